@@ -1,0 +1,177 @@
+package driver
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultLibrary is the driver library opened when CUDAGEN_LIBCUDA is unset.
+const DefaultLibrary = "libcuda.so.1"
+
+// library is the opened driver.
+type library struct {
+	gpa           uintptr // cuGetProcAddress entry point (gpaSymbol)
+	driverVersion int
+}
+
+var (
+	loadOnce sync.Once
+	lib      *library
+	loadErr  error
+)
+
+// load opens the driver library once, lazily and thread-safely.
+func load() (*library, error) {
+	loadOnce.Do(func() {
+		path := os.Getenv("CUDAGEN_LIBCUDA")
+		if path == "" {
+			path = DefaultLibrary
+		}
+		if reason := cOpen(path); reason != "" {
+			loadErr = &LoadError{Library: path, Reason: reason}
+			return
+		}
+		gpa := cSym(gpaSymbol)
+		dv := cSym("cuDriverGetVersion")
+		if gpa == 0 || dv == 0 {
+			loadErr = &LoadError{Library: path, Reason: "it does not export " + gpaSymbol + " and cuDriverGetVersion, so it is no CUDA driver of 11.3 or later"}
+			return
+		}
+		v, r := cDriverGetVersion(dv)
+		if r != 0 {
+			loadErr = &LoadError{Library: path, Reason: "cuDriverGetVersion failed: " + r.Error()}
+			return
+		}
+		lib = &library{gpa: gpa, driverVersion: v}
+	})
+	return lib, loadErr
+}
+
+// Load opens the driver library if it is not open yet. It returns an error
+// matching ErrNoDriver when there is none.
+func Load() error {
+	_, err := load()
+	return err
+}
+
+// DriverVersion is the CUDA version the installed driver supports, as
+// cuDriverGetVersion reports it (13000 for 13.0).
+func DriverVersion() (int, error) {
+	l, err := load()
+	if err != nil {
+		return 0, err
+	}
+	return l.driverVersion, nil
+}
+
+// proc is one lazily resolved driver entry point.
+type proc struct {
+	name    string // resolved by this name
+	symbol  string // the versioned entry point the header declares
+	version int    // at this ABI version
+	flags   int    // with these cuGetProcAddress flags
+
+	addrV atomic.Uintptr
+	mu    sync.Mutex
+	err   error
+}
+
+// addr returns the entry point, resolving it on first use.
+func (p *proc) addr() (uintptr, error) {
+	if a := p.addrV.Load(); a != 0 {
+		return a, nil
+	}
+	return p.resolve()
+}
+
+func (p *proc) resolve() (uintptr, error) {
+	l, err := load()
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a := p.addrV.Load(); a != 0 {
+		return a, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	a, err := l.lookup(p.name, p.symbol, p.version, uint64(p.flags))
+	if err != nil {
+		p.err = err
+		return 0, err
+	}
+	p.addrV.Store(a)
+	return a, nil
+}
+
+func (l *library) lookup(name, symbol string, version int, flags uint64) (uintptr, error) {
+	nse := &NotSupportedError{Func: symbol, Name: name, Need: version, DriverVersion: l.driverVersion, HeaderVersion: HeaderVersion}
+	// A driver older than the entry point's ABI version would hand back an
+	// older entry point under the same name: refuse instead.
+	if l.driverVersion < version {
+		return 0, nse
+	}
+	a, status, r := cGetProcAddress(l.gpa, gpaV2, name, version, flags)
+	if r != 0 || a == 0 || status != 0 {
+		nse.Result, nse.Status = r, status
+		return 0, nse
+	}
+	return a, nil
+}
+
+// Lookup resolves a driver entry point by name at an ABI version through
+// cuGetProcAddress, with the same checks the bindings use. It returns an
+// error matching ErrNoDriver or ErrNotSupported.
+func Lookup(name string, version int) (uintptr, error) {
+	l, err := load()
+	if err != nil {
+		return 0, err
+	}
+	flags := uint64(0)
+	if len(Functions) > 0 {
+		flags = uint64(Functions[0].Flags)
+	}
+	return l.lookup(name, name, version, flags)
+}
+
+// FunctionInfo describes one bound function.
+type FunctionInfo struct {
+	Go         string // Go name: "EventElapsedTime"
+	Name       string // resolved by: "cuEventElapsedTime"
+	Symbol     string // the header's entry point: "cuEventElapsedTime_v2"
+	ABIVersion int    // passed to cuGetProcAddress: 12080
+	Flags      int    // cuGetProcAddress flags
+	proc       *proc
+}
+
+// Resolve resolves the function now, returning its entry point.
+func (f FunctionInfo) Resolve() (uintptr, error) { return f.proc.addr() }
+
+var ctxOnce atomic.Bool
+var ctxMu sync.Mutex
+
+// ensureCtxFns hands cuCtxGetCurrent and cuCtxSetCurrent to the C side once.
+func ensureCtxFns() error {
+	if ctxOnce.Load() {
+		return nil
+	}
+	ctxMu.Lock()
+	defer ctxMu.Unlock()
+	if ctxOnce.Load() {
+		return nil
+	}
+	get, err := ctxProcs[0].addr()
+	if err != nil {
+		return err
+	}
+	set, err := ctxProcs[1].addr()
+	if err != nil {
+		return err
+	}
+	cSetCtxFns(get, set)
+	ctxOnce.Store(true)
+	return nil
+}

@@ -1,0 +1,229 @@
+// Package headers holds the pinned CUDA toolkit versions that cudagen generates
+// bindings for, and fetches their headers into a cache outside the repository.
+//
+// The manifest (manifest.json beside this file) names, for each pinned
+// version, where cuda.h and cudaTypedefs.h come from and their sha256 sums.
+// NVIDIA's files themselves are never committed: they live in the cache
+// (see CacheDir), which Fetch fills and verifies.
+package headers
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Files are the header files pinned for every version, in a fixed order.
+var Files = []string{"cuda.h", "cudaTypedefs.h"}
+
+// Manifest is the list of pinned toolkit versions.
+type Manifest struct {
+	Versions []Entry `json:"versions"`
+}
+
+// Entry is one pinned toolkit version.
+type Entry struct {
+	// Version is the toolkit's major.minor, e.g. "12.4".
+	Version string `json:"version"`
+	// CUDAVersion is the header's CUDA_VERSION, e.g. 12040.
+	CUDAVersion int `json:"cudaVersion"`
+	// Tag is the Go build tag that selects this version's bindings.
+	Tag    string `json:"tag"`
+	Source Source `json:"source"`
+	// Files maps each header file name to its sha256 (hex).
+	Files map[string]string `json:"files"`
+}
+
+// Source says where a version's headers come from.
+type Source struct {
+	// Kind is "debian" (a Debian package fetched with apt) or "toolkit"
+	// (a local toolkit directory holding include/cuda.h).
+	Kind           string `json:"kind"`
+	Suite          string `json:"suite,omitempty"`
+	Component      string `json:"component,omitempty"`
+	Package        string `json:"package,omitempty"`
+	PackageVersion string `json:"packageVersion,omitempty"`
+	PackageSha256  string `json:"packageSha256,omitempty"`
+	Include        string `json:"include,omitempty"`
+	Path           string `json:"path,omitempty"`
+	Note           string `json:"note,omitempty"`
+}
+
+// Load reads a manifest file.
+func Load(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("headers: read manifest: %w", err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("headers: %s: %w", path, err)
+	}
+	for i, e := range m.Versions {
+		if err := e.validate(); err != nil {
+			return nil, fmt.Errorf("headers: %s: entry %d: %w", path, i, err)
+		}
+	}
+	return &m, nil
+}
+
+func (e *Entry) validate() error {
+	if _, _, err := ParseVersion(e.Version); err != nil {
+		return err
+	}
+	if e.Tag != TagFor(e.Version) {
+		return fmt.Errorf("version %s: tag is %q, want %q", e.Version, e.Tag, TagFor(e.Version))
+	}
+	for _, f := range Files {
+		if len(e.Files[f]) != 64 {
+			return fmt.Errorf("version %s: no sha256 for %s", e.Version, f)
+		}
+	}
+	switch e.Source.Kind {
+	case "debian":
+		if e.Source.Suite == "" || e.Source.Package == "" || e.Source.PackageVersion == "" {
+			return fmt.Errorf("version %s: a debian source needs suite, package and packageVersion", e.Version)
+		}
+	case "toolkit":
+	default:
+		return fmt.Errorf("version %s: unknown source kind %q", e.Version, e.Source.Kind)
+	}
+	return nil
+}
+
+// Save writes the manifest, versions sorted oldest first.
+func (m *Manifest) Save(path string) error {
+	m.Sort()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Sort orders the versions oldest first.
+func (m *Manifest) Sort() {
+	sort.SliceStable(m.Versions, func(i, j int) bool {
+		return Less(m.Versions[i].Version, m.Versions[j].Version)
+	})
+}
+
+// Find returns the entry for a version, or nil.
+func (m *Manifest) Find(version string) *Entry {
+	for i := range m.Versions {
+		if m.Versions[i].Version == version {
+			return &m.Versions[i]
+		}
+	}
+	return nil
+}
+
+// Newest returns the newest pinned version, the one built when no tag is given.
+func (m *Manifest) Newest() *Entry {
+	var n *Entry
+	for i := range m.Versions {
+		if n == nil || Less(n.Version, m.Versions[i].Version) {
+			n = &m.Versions[i]
+		}
+	}
+	return n
+}
+
+// Put adds or replaces an entry.
+func (m *Manifest) Put(e Entry) {
+	if old := m.Find(e.Version); old != nil {
+		*old = e
+		return
+	}
+	m.Versions = append(m.Versions, e)
+	m.Sort()
+}
+
+// ParseVersion splits "12.4" into 12 and 4.
+func ParseVersion(v string) (major, minor int, err error) {
+	a, b, ok := strings.Cut(v, ".")
+	if ok {
+		major, err = strconv.Atoi(a)
+		if err == nil {
+			minor, err = strconv.Atoi(b)
+		}
+	}
+	if !ok || err != nil || major <= 0 || minor < 0 {
+		return 0, 0, fmt.Errorf("version %q is not of the form MAJOR.MINOR", v)
+	}
+	return major, minor, nil
+}
+
+// VersionFromCUDA turns a CUDA_VERSION such as 12040 into "12.4".
+func VersionFromCUDA(n int) string {
+	return fmt.Sprintf("%d.%d", n/1000, n%1000/10)
+}
+
+// Less orders versions numerically.
+func Less(a, b string) bool {
+	am, an, _ := ParseVersion(a)
+	bm, bn, _ := ParseVersion(b)
+	return am < bm || am == bm && an < bn
+}
+
+// TagFor is the build tag of a version: "cuda12.4".
+func TagFor(version string) string { return "cuda" + version }
+
+// CacheDir is where fetched headers live: $CUDAGEN_CACHE if set, else the
+// user cache directory's cudagen/headers.
+func CacheDir() (string, error) {
+	if d := os.Getenv("CUDAGEN_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("headers: no cache directory (set CUDAGEN_CACHE): %w", err)
+	}
+	return filepath.Join(d, "cudagen", "headers"), nil
+}
+
+// Dir is the cache directory of one version's headers.
+func (e *Entry) Dir(cache string) string { return filepath.Join(cache, e.Version) }
+
+// ErrMismatch is wrapped by every checksum mismatch.
+var ErrMismatch = errors.New("sha256 mismatch")
+
+// Verify checks that dir holds this entry's header files with the pinned sums.
+func (e *Entry) Verify(dir string) error {
+	for _, f := range Files {
+		got, err := SumFile(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		if want := e.Files[f]; got != want {
+			return fmt.Errorf("headers: CUDA %s %s: %w: pinned %s, found %s in %s",
+				e.Version, f, ErrMismatch, want, got, dir)
+		}
+	}
+	return nil
+}
+
+// SumFile returns the hex sha256 of a file.
+func SumFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
