@@ -602,11 +602,19 @@ func (e *Emitter) WriteAll(dir string, models []*Model) error {
 		if err := writeIfChanged(filepath.Join(dir, fileName(m.Version)), b); err != nil {
 			return err
 		}
+		tb, err := e.DriverTest(m)
+		if err != nil {
+			return err
+		}
+		want[testFileName(m.Version)] = true
+		if err := writeIfChanged(filepath.Join(dir, testFileName(m.Version)), tb); err != nil {
+			return err
+		}
 	}
 	// Remove generated files of versions no longer pinned.
 	old, _ := filepath.Glob(filepath.Join(dir, "zdriver_cuda*.go"))
 	for _, o := range old {
-		if !want[filepath.Base(o)] && !strings.HasSuffix(o, "_test.go") {
+		if !want[filepath.Base(o)] {
 			os.Remove(o)
 		}
 	}
@@ -618,4 +626,63 @@ func writeIfChanged(path string, b []byte) error {
 		return nil
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// testFileName is the per-version generated test: zdriver_cuda13_0_test.go.
+func testFileName(version string) string {
+	return strings.TrimSuffix(fileName(version), ".go") + "_test.go"
+}
+
+// DriverTest renders a version's test that calls every bound function
+// without a driver and checks the typed error.
+func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
+	f := jen.NewFile(e.Cfg.Package)
+	e.header(f, e.buildConstraint(m.Version))
+	var calls []jen.Code
+	for _, fn := range m.Funcs {
+		for _, ctx := range []bool{false, true} {
+			if ctx && !fn.Conf.Ctx {
+				continue
+			}
+			name := fn.GoName
+			var args []jen.Code
+			if ctx {
+				name += "Ctx"
+				args = append(args, jen.Lit(0))
+			}
+			nres := 1
+			for _, p := range fn.Params {
+				switch p.Kind {
+				case pIn:
+					if p.GoType == "unsafe.Pointer" {
+						args = append(args, jen.Nil())
+					} else {
+						args = append(args, jen.Lit(0))
+					}
+				case pString:
+					args = append(args, jen.Lit(""))
+				case pStruct:
+					args = append(args, jen.Op("&").Id(p.GoType).Values())
+				case pBufLen:
+				default:
+					nres++
+				}
+			}
+			var lhs []jen.Code
+			for i := 1; i < nres; i++ {
+				lhs = append(lhs, jen.Id("_"))
+			}
+			lhs = append(lhs, jen.Id("err"))
+			calls = append(calls, jen.Values(jen.Lit(name), jen.Func().Params().Error().Block(
+				jen.List(lhs...).Op(":=").Id(name).Call(args...),
+				jen.Return(jen.Id("err")),
+			)))
+		}
+	}
+	f.Comment("noDriverCalls calls every bound function with zero arguments.")
+	f.Var().Id("noDriverCalls").Op("=").Index().Struct(
+		jen.Id("name").String(),
+		jen.Id("call").Func().Params().Error(),
+	).Values(calls...)
+	return e.gofmt(f)
 }

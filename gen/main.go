@@ -191,6 +191,11 @@ func Generate(o Options) ([]string, error) {
 			return nil, err
 		}
 		check(fileName(m.Version), b)
+		tb, err := em.DriverTest(m)
+		if err != nil {
+			return nil, err
+		}
+		check(testFileName(m.Version), tb)
 	}
 	return drift, nil
 }

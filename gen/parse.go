@@ -708,7 +708,7 @@ func (p *parser) lines(file string) []string {
 }
 
 var (
-	trailingDoc = regexp.MustCompile(`/\*\*<\s*(.*?)\s*\*/`)
+	trailingDoc = regexp.MustCompile(`(?s)/\*\*<\s*(.*?)\s*\*/`)
 	spaces      = regexp.MustCompile(`\s+`)
 )
 
@@ -720,8 +720,15 @@ func (p *parser) enumDoc(e *cc.Enumerator) string {
 	if pos.Line < 1 || pos.Line > len(lines) {
 		return ""
 	}
-	if mm := trailingDoc.FindStringSubmatch(lines[pos.Line-1]); mm != nil {
-		return clean(mm[1])
+	if i := strings.Index(lines[pos.Line-1], "/**<"); i >= 0 {
+		// A trailing comment, possibly continued on the following lines.
+		text := lines[pos.Line-1][i:]
+		for j := pos.Line; !strings.Contains(text, "*/") && j < len(lines) && j < pos.Line+20; j++ {
+			text += "\n" + lines[j]
+		}
+		if mm := trailingDoc.FindStringSubmatch(text); mm != nil {
+			return clean(strings.ReplaceAll(mm[1], "*", ""))
+		}
 	}
 	return p.blockAbove(lines, pos.Line-1)
 }

@@ -2109,9 +2109,7 @@ type EventRecordFlags uint32
 const (
 	// EventRecordDefault (CU_EVENT_RECORD_DEFAULT): Default event record flag
 	EventRecordDefault EventRecordFlags = 0
-	/*
-	   EventRecordExternal (CU_EVENT_RECORD_EXTERNAL): CU_EVENT_RECORD_DEFAULT  = 0x0, /**< Default event record flag
-	*/
+	// EventRecordExternal (CU_EVENT_RECORD_EXTERNAL): When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture.
 	EventRecordExternal EventRecordFlags = 1
 )
 
@@ -2139,9 +2137,7 @@ type EventWaitFlags uint32
 const (
 	// EventWaitDefault (CU_EVENT_WAIT_DEFAULT): Default event wait flag
 	EventWaitDefault EventWaitFlags = 0
-	/*
-	   EventWaitExternal (CU_EVENT_WAIT_EXTERNAL): CU_EVENT_WAIT_DEFAULT  = 0x0, /**< Default event wait flag
-	*/
+	// EventWaitExternal (CU_EVENT_WAIT_EXTERNAL): When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture.
 	EventWaitExternal EventWaitFlags = 1
 )
 
@@ -2239,9 +2235,7 @@ const (
 	CtxSchedYield CtxFlags = 2
 	// CtxSchedBlockingSync (CU_CTX_SCHED_BLOCKING_SYNC): Set blocking synchronization as default scheduling
 	CtxSchedBlockingSync CtxFlags = 4
-	/*
-	   CtxBlockingSync (CU_CTX_BLOCKING_SYNC): CU_CTX_SCHED_BLOCKING_SYNC = 0x04, /**< Set blocking synchronization as default scheduling
-	*/
+	// CtxBlockingSync (CU_CTX_BLOCKING_SYNC): Set blocking synchronization as default scheduling \deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC.
 	CtxBlockingSync CtxFlags = 4
 	/*
 	   CtxSchedMask (CU_CTX_SCHED_MASK): CU_CTX_BLOCKING_SYNC       = 0x04, /**< Set blocking synchronization as default scheduling
@@ -2250,7 +2244,7 @@ const (
 	   	and was replaced with ::CU_CTX_SCHED_BLOCKING_SYNC.
 	*/
 	CtxSchedMask CtxFlags = 7
-	// CtxMapHost is CU_CTX_MAP_HOST.
+	// CtxMapHost (CU_CTX_MAP_HOST): \deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled.
 	CtxMapHost CtxFlags = 8
 	// CtxCoredumpEnable (CU_CTX_COREDUMP_ENABLE): Trigger coredumps from exceptions in this context
 	CtxCoredumpEnable CtxFlags = 32

@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The tests of this package run without a driver, for real: the loader is
+// pointed at a library that does not exist (CI has no libcuda at all). The
+// GPU suite (cuda_test) covers the driver.
+func TestMain(m *testing.M) {
+	os.Setenv("CUDAGEN_LIBCUDA", "/nonexistent/cudagen-test/libcuda.so.1")
+	os.Exit(m.Run())
+}
+
+func TestNoDriverEveryCall(t *testing.T) {
+	if len(noDriverCalls) < len(Functions) {
+		t.Fatalf("%d calls for %d functions", len(noDriverCalls), len(Functions))
+	}
+	for _, c := range noDriverCalls {
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s panicked: %v", c.name, r)
+				}
+			}()
+			err = c.call()
+		}()
+		if !errors.Is(err, ErrNoDriver) {
+			t.Errorf("%s: got %v, want an error matching ErrNoDriver", c.name, err)
+			continue
+		}
+		var le *LoadError
+		if !errors.As(err, &le) || !strings.Contains(le.Library, "libcuda.so.1") {
+			t.Errorf("%s: %v does not say which library was searched", c.name, err)
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, "install the NVIDIA driver") {
+			t.Errorf("%s: message %q lacks the cuda: prefix or the fix", c.name, msg)
+		}
+	}
+	if err := Load(); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("Load: %v", err)
+	}
+	if _, err := DriverVersion(); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("DriverVersion: %v", err)
+	}
+	if _, err := Lookup("cuEventCreate", 2000); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("Lookup: %v", err)
+	}
+	for _, f := range Functions {
+		if _, err := f.Resolve(); !errors.Is(err, ErrNoDriver) {
+			t.Errorf("%s Resolve: %v", f.Go, err)
+		}
+	}
+}
+
+func TestResultErrors(t *testing.T) {
+	if Success.Err() != nil {
+		t.Fatal("Success is not nil")
+	}
+	var err error = ErrorNotReady.Err()
+	if !errors.Is(err, ErrorNotReady) || errors.Is(err, ErrorInvalidHandle) {
+		t.Fatalf("errors.Is on %v", err)
+	}
+	if got := err.Error(); got != "cuda: CUDA_ERROR_NOT_READY (600): "+ErrorNotReady.Description() || !strings.Contains(got, "not completed") {
+		t.Fatalf("message %q", got)
+	}
+	for _, r := range Results {
+		if r == Success {
+			continue
+		}
+		msg := r.Error()
+		if !strings.HasPrefix(msg, "cuda: CUDA_ERROR_") || r.Name() == "" {
+			t.Errorf("%d: %q", int(r), msg)
+		}
+		if r.Err() != r.Err() {
+			t.Errorf("%v not pre-boxed", r)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = r.Err() }); n != 0 {
+			t.Errorf("%v: boxing allocates %v", r, n)
+		}
+	}
+	if s := Result(99999).Error(); !strings.Contains(s, "unknown CUresult") {
+		t.Errorf("unknown result: %q", s)
+	}
+}
+
+func TestFlagString(t *testing.T) {
+	if s := (EventBlockingSync | EventDisableTiming).String(); s != "CU_EVENT_BLOCKING_SYNC|CU_EVENT_DISABLE_TIMING" {
+		t.Errorf("got %q", s)
+	}
+	if s := EventDefault.String(); s != "CU_EVENT_DEFAULT" {
+		t.Errorf("got %q", s)
+	}
+	if s := EventFlags(0x80).String(); s != "0x80" {
+		t.Errorf("got %q", s)
+	}
+}
+
+func TestNotSupportedMessage(t *testing.T) {
+	e := &NotSupportedError{Func: "cuEventElapsedTime_v2", Name: "cuEventElapsedTime", Need: 12080, DriverVersion: 12040, HeaderVersion: 13000}
+	want := "cuda: cuEventElapsedTime_v2 is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 12.8, and the driver supports CUDA 12.4; upgrade the NVIDIA driver, or build with the tag of an older pinned toolkit"
+	if e.Error() != want {
+		t.Errorf("got  %s\nwant %s", e.Error(), want)
+	}
+	if !errors.Is(e, ErrNotSupported) {
+		t.Error("not ErrNotSupported")
+	}
+}

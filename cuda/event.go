@@ -1,0 +1,325 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// EventOptions choose what an event can do. The zero value is the cheapest
+// event: no timing, spinning synchronisation, no IPC.
+type EventOptions struct {
+	// Timing makes the event record a timestamp, for Sub. Off by default:
+	// events without timing are cheaper to record and wait for.
+	Timing bool
+	// BlockingSync makes Sync and Wait put the waiting thread to sleep until
+	// the event completes instead of spinning on a CPU core
+	// (CU_EVENT_BLOCKING_SYNC). Waking takes longer than spinning.
+	BlockingSync bool
+	// IPC makes the event shareable with other processes (IPCHandle). The
+	// driver forbids timing on IPC events.
+	IPC bool
+}
+
+func (o EventOptions) flags() (driver.EventFlags, error) {
+	var f driver.EventFlags
+	if !o.Timing {
+		f |= driver.EventDisableTiming
+	}
+	if o.BlockingSync {
+		f |= driver.EventBlockingSync
+	}
+	if o.IPC {
+		if o.Timing {
+			return 0, &Error{Op: "create event", Detail: "an IPC event cannot record timing (the driver requires CU_EVENT_DISABLE_TIMING with CU_EVENT_INTERPROCESS)",
+				Fix: "drop Timing, or drop IPC and time in each process", Err: ErrInvalidOptions}
+		}
+		f |= driver.EventInterprocess
+	}
+	return f, nil
+}
+
+// Validate reports whether the options can go together.
+func (o EventOptions) Validate() error {
+	_, err := o.flags()
+	return err
+}
+
+var leaked atomic.Int64
+
+// Leaked is the number of events and streams released by the garbage
+// collector because they were never closed. A growing count is a leak to fix
+// with Close.
+func Leaked() int64 { return leaked.Load() }
+
+// closing marks an event being closed in its state word.
+const closing = int64(1) << 62
+
+// Event marks a point in a stream's work, for ordering, waiting and timing.
+// It is safe for concurrent use; Close waits for calls in flight on it.
+type Event struct {
+	dev      *Device
+	h        driver.Event
+	opts     EventOptions
+	imported bool
+	recorded atomic.Bool
+	state    atomic.Int64 // calls in flight, plus closing once closed
+	cleanup  runtime.Cleanup
+}
+
+// NewEvent creates an event on the device. It is created eagerly, so an
+// event never recorded is complete (the driver's "empty set of work").
+func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
+	const op = "create event"
+	f, err := opts.flags()
+	if err != nil {
+		return nil, err
+	}
+	if d.closed.Load() {
+		return nil, closedErr(op, "device")
+	}
+	h, err := driver.EventCreateCtx(d.p.ctx, f)
+	if err != nil {
+		return nil, driverErr(op, err)
+	}
+	return newEvent(d, h, opts, false), nil
+}
+
+func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Event {
+	e := &Event{dev: d, h: h, opts: opts, imported: imported}
+	if imported {
+		e.recorded.Store(true) // recorded by the exporting process
+	}
+	e.cleanup = runtime.AddCleanup(e, func(r handleRef[driver.Event]) {
+		// A backstop for events never closed: tolerate a context already
+		// gone (its events went with it) and never panic.
+		leaked.Add(1)
+		if r.p.alive() {
+			_ = driver.EventDestroyCtx(r.p.ctx, r.h)
+		}
+	}, handleRef[driver.Event]{d.p, h})
+	return e
+}
+
+// acquire counts a call in flight; it fails once the event is closed.
+func (e *Event) acquire() bool {
+	if e.state.Add(1)&closing != 0 {
+		e.state.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (e *Event) release() { e.state.Add(-1) }
+
+// Record captures in e the work queued on s so far. See Stream.Record.
+func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
+	const op = "record event"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if s.dev.p != e.dev.p {
+		return &Error{Op: op, Detail: fmt.Sprintf("the event belongs to device %d and the stream to device %d", e.dev.p.ordinal, s.dev.p.ordinal),
+			Fix: "create the event on the stream's device, or use Stream.Wait to order work across devices", Err: ErrWrongDevice}
+	}
+	if !e.acquire() {
+		return closedErr(op, "event")
+	}
+	var err error
+	if len(flags) == 0 {
+		err = driver.EventRecordCtx(e.dev.p.ctx, e.h, s.h)
+	} else {
+		var f driver.EventRecordFlags
+		for _, x := range flags {
+			f |= driver.EventRecordFlags(x)
+		}
+		err = driver.EventRecordWithFlagsCtx(e.dev.p.ctx, e.h, s.h, f)
+	}
+	e.release()
+	if err != nil {
+		return driverErr(op, err)
+	}
+	if !e.recorded.Load() {
+		e.recorded.Store(true)
+	}
+	return nil
+}
+
+// Query reports whether the work captured by the latest Record has
+// completed: (false, nil) while it is pending. An event never recorded is
+// complete.
+func (e *Event) Query() (bool, error) {
+	if !e.acquire() {
+		return false, closedErr("query event", "event")
+	}
+	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
+	e.release()
+	if err == nil {
+		return true, nil
+	}
+	if err == driver.ErrorNotReady {
+		return false, nil
+	}
+	return false, driverErr("query event", err)
+}
+
+// Sync blocks until the work captured by the latest Record has completed,
+// spinning or sleeping as the event was created (EventOptions.BlockingSync).
+// It cannot be cancelled; see Wait.
+func (e *Event) Sync() error {
+	if !e.acquire() {
+		return closedErr("synchronize event", "event")
+	}
+	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
+	e.release()
+	if err != nil {
+		return driverErr("synchronize event", err)
+	}
+	return nil
+}
+
+// Sub returns the GPU time elapsed from start's record to e's, like
+// time.Time.Sub. Both must have been created with Timing, recorded, and have
+// completed; errors match ErrTimingDisabled, ErrNotRecorded and ErrNotReady.
+// The driver measures with a resolution of about half a microsecond.
+func (e *Event) Sub(start *Event) (time.Duration, error) {
+	const op = "elapsed time between events"
+	if err := e.timingCheck(op, start); err != nil {
+		return 0, err
+	}
+	if !e.acquire() {
+		return 0, closedErr(op, "end event")
+	}
+	defer e.release()
+	if !start.acquire() {
+		return 0, closedErr(op, "start event")
+	}
+	defer start.release()
+	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
+	if err != nil {
+		if err == driver.ErrorNotReady {
+			return 0, &Error{Op: op, Detail: "one or both events have not completed",
+				Fix: "call Sync or Wait on the end event first", Err: ErrNotReady}
+		}
+		return 0, driverErr(op, err)
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+func (e *Event) timingCheck(op string, start *Event) error {
+	for _, x := range []struct {
+		ev   *Event
+		name string
+	}{{start, "start"}, {e, "end"}} {
+		if !x.ev.opts.Timing {
+			return &Error{Op: op, Detail: "the " + x.name + " event was created without timing",
+				Fix: "create both events with cuda.EventOptions{Timing: true}", Err: ErrTimingDisabled}
+		}
+	}
+	if start.dev.p != e.dev.p {
+		return &Error{Op: op, Detail: fmt.Sprintf("the start event belongs to device %d and the end event to device %d", start.dev.p.ordinal, e.dev.p.ordinal),
+			Fix: "time with two events of one device", Err: ErrWrongDevice}
+	}
+	for _, x := range []struct {
+		ev   *Event
+		name string
+	}{{start, "start"}, {e, "end"}} {
+		if !x.ev.recorded.Load() {
+			return &Error{Op: op, Detail: "the " + x.name + " event was never recorded",
+				Fix: "record both events on a stream before calling Sub", Err: ErrNotRecorded}
+		}
+	}
+	return nil
+}
+
+// IPCHandle returns a handle another process passes to Device.OpenIPCEvent
+// to use this event. The event must have been created with IPC.
+func (e *Event) IPCHandle() (IPCEventHandle, error) {
+	const op = "get IPC event handle"
+	if !e.opts.IPC {
+		return IPCEventHandle{}, &Error{Op: op, Detail: "the event was created without IPC",
+			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
+	}
+	if !e.acquire() {
+		return IPCEventHandle{}, closedErr(op, "event")
+	}
+	defer e.release()
+	h, err := driver.IPCGetEventHandleCtx(e.dev.p.ctx, e.h)
+	if err != nil {
+		return IPCEventHandle{}, driverErr(op, err)
+	}
+	return IPCEventHandle(h), nil
+}
+
+// IPCEventHandle is an opaque handle that names an IPC event across
+// processes. Send its bytes to the other process.
+type IPCEventHandle driver.IPCEventHandle
+
+// OpenIPCEvent opens an event exported by another process. The driver does
+// not allow opening a handle in the process that exported it. The event has
+// IPC set and no timing; Close releases this process's reference.
+func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
+	const op = "open IPC event"
+	if d.closed.Load() {
+		return nil, closedErr(op, "device")
+	}
+	dh := driver.IPCEventHandle(h)
+	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
+	if err != nil {
+		return nil, driverErr(op, err)
+	}
+	return newEvent(d, ev, EventOptions{IPC: true}, true), nil
+}
+
+// Close destroys the event. It is idempotent and does not wait for pending
+// work: the driver releases the event once that work completes. It waits
+// for calls on the event in flight in other goroutines (such as Sync) to
+// return. Use after Close returns errors matching ErrClosed.
+func (e *Event) Close() error {
+	for {
+		s := e.state.Load()
+		if s&closing != 0 {
+			return nil
+		}
+		if e.state.CompareAndSwap(s, s|closing) {
+			break
+		}
+	}
+	for e.state.Load() != closing {
+		runtime.Gosched()
+	}
+	e.cleanup.Stop()
+	if !e.dev.p.alive() {
+		return nil // the context, and its events, are gone
+	}
+	return driverErr("destroy event", driver.EventDestroyCtx(e.dev.p.ctx, e.h))
+}
+
+// TimingEnabled reports whether the event records timestamps.
+func (e *Event) TimingEnabled() bool { return e.opts.Timing }
+
+// BlockingSync reports whether waits on the event sleep rather than spin.
+func (e *Event) BlockingSync() bool { return e.opts.BlockingSync }
+
+// IPCEnabled reports whether the event can be shared with other processes.
+func (e *Event) IPCEnabled() bool { return e.opts.IPC }
+
+// Options returns the options the event was created with.
+func (e *Event) Options() EventOptions { return e.opts }
+
+// Device is the event's device.
+func (e *Event) Device() *Device { return e.dev }
+
+// Handle is the driver handle.
+func (e *Event) Handle() driver.Event { return e.h }
+
+// Recorded reports whether the event has been recorded (or was imported).
+func (e *Event) Recorded() bool { return e.recorded.Load() }
+
+// String describes the event.
+func (e *Event) String() string {
+	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, e.opts.Timing, e.opts.BlockingSync, e.opts.IPC)
+}

@@ -1,0 +1,72 @@
+package cuda
+
+import (
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// spinPTX is a one-thread kernel that busy-waits on the GPU's global timer
+// until the given number of nanoseconds has passed.
+const spinPTX = `.version 6.0
+.target sm_50
+.address_size 64
+
+.visible .entry cudagen_spin(.param .u64 cudagen_spin_ns)
+{
+	.reg .pred %p;
+	.reg .b64 %rd<5>;
+	ld.param.u64 %rd1, [cudagen_spin_ns];
+	mov.u64 %rd2, %globaltimer;
+$L_loop:
+	mov.u64 %rd3, %globaltimer;
+	sub.u64 %rd4, %rd3, %rd2;
+	setp.lt.u64 %p, %rd4, %rd1;
+	@%p bra $L_loop;
+	ret;
+}
+` + "\x00"
+
+type spinKernel struct {
+	once sync.Once
+	mod  driver.Module
+	fn   driver.Function
+	err  error
+}
+
+var spinKernels sync.Map // *primary → *spinKernel
+
+// Spin queues GPU work on s that takes d: a single-thread kernel that
+// busy-waits on the GPU's clock. It gives events measurable work of known
+// duration, like torch.cuda._sleep, for tests, examples and benchmarks.
+func (s *Stream) Spin(d time.Duration) error {
+	const op = "queue spin kernel"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	v, _ := spinKernels.LoadOrStore(s.dev.p, &spinKernel{})
+	k := v.(*spinKernel)
+	k.once.Do(func() {
+		img := []byte(spinPTX)
+		k.mod, k.err = driver.ModuleLoadDataCtx(s.dev.p.ctx, unsafe.Pointer(&img[0]))
+		if k.err != nil {
+			k.err = driverErr("load the spin kernel (PTX JIT)", k.err)
+			return
+		}
+		k.fn, k.err = driver.ModuleGetFunctionCtx(s.dev.p.ctx, k.mod, "cudagen_spin")
+		k.err = driverErr("find the spin kernel", k.err)
+	})
+	if k.err != nil {
+		return k.err
+	}
+	ns := uint64(d)
+	var pin runtime.Pinner
+	pin.Pin(&ns)
+	defer pin.Unpin()
+	params := [1]unsafe.Pointer{unsafe.Pointer(&ns)}
+	err := driver.LaunchKernelCtx(s.dev.p.ctx, k.fn, 1, 1, 1, 1, 1, 1, 0, s.h, unsafe.Pointer(&params[0]), nil)
+	return driverErr(op, err)
+}

@@ -1,0 +1,136 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// RecordFlag changes how Record records an event.
+type RecordFlag uint32
+
+// RecordExternal makes Record, during stream capture, create an event record
+// node in the graph instead of the default behaviour (CU_EVENT_RECORD_EXTERNAL).
+// The driver rejects it outside capture.
+const RecordExternal = RecordFlag(driver.EventRecordExternal)
+
+// WaitFlag changes how Stream.Wait waits.
+type WaitFlag uint32
+
+// WaitExternal makes Stream.Wait, during stream capture, create an event wait
+// node in the graph (CU_EVENT_WAIT_EXTERNAL). The driver rejects it outside
+// capture.
+const WaitExternal = WaitFlag(driver.EventWaitExternal)
+
+// Stream is a queue of GPU work on one device. It is safe for concurrent use.
+type Stream struct {
+	dev     *Device
+	h       driver.Stream
+	owned   bool
+	closed  atomic.Bool
+	cleanup runtime.Cleanup
+}
+
+// Device is the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// Handle is the driver handle (0 for the default stream).
+func (s *Stream) Handle() driver.Stream { return s.h }
+
+// String describes the stream.
+func (s *Stream) String() string {
+	if s.h == 0 {
+		return fmt.Sprintf("default stream of device %d", s.dev.p.ordinal)
+	}
+	return fmt.Sprintf("stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
+}
+
+func (s *Stream) check(op string) error {
+	if s.closed.Load() {
+		return closedErr(op, "stream")
+	}
+	if s.dev.closed.Load() {
+		return closedErr(op, "stream's device")
+	}
+	return nil
+}
+
+// Record captures in e the work queued on s so far; e completes when that
+// work has. Recording again overwrites: Query, Sync, Wait and Sub then refer
+// to the latest record. e must belong to s's device.
+func (s *Stream) Record(e *Event, flags ...RecordFlag) error {
+	return e.Record(s, flags...)
+}
+
+// Wait makes all work queued on s from now on wait for e to complete, without
+// blocking the host. e may belong to another device.
+func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
+	const op = "stream wait for event"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if !e.acquire() {
+		return closedErr(op, "event")
+	}
+	defer e.release()
+	var f driver.EventWaitFlags
+	for _, x := range flags {
+		f |= driver.EventWaitFlags(x)
+	}
+	return driverErr(op, driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f))
+}
+
+// Sync blocks until all work queued on s has completed.
+func (s *Stream) Sync() error {
+	const op = "synchronize stream"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	return driverErr(op, driver.StreamSynchronizeCtx(s.dev.p.ctx, s.h))
+}
+
+// Query reports whether all work queued on s has completed: (false, nil)
+// while work is pending.
+func (s *Stream) Query() (bool, error) {
+	const op = "query stream"
+	if err := s.check(op); err != nil {
+		return false, err
+	}
+	err := driver.StreamQueryCtx(s.dev.p.ctx, s.h)
+	if err == nil {
+		return true, nil
+	}
+	if err == driver.ErrorNotReady {
+		return false, nil
+	}
+	return false, driverErr(op, err)
+}
+
+// Close destroys the stream. It is idempotent; work already queued still
+// completes. Closing the default stream does nothing.
+func (s *Stream) Close() error {
+	if !s.owned || !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.cleanup.Stop()
+	if !s.dev.p.alive() {
+		return nil // the context, and its streams, are gone
+	}
+	return driverErr("destroy stream", driver.StreamDestroyCtx(s.dev.p.ctx, s.h))
+}
+
+type handleRef[H ~uintptr] struct {
+	p *primary
+	h H
+}
+
+func setStreamCleanup(s *Stream, p *primary, h driver.Stream) runtime.Cleanup {
+	return runtime.AddCleanup(s, func(r handleRef[driver.Stream]) {
+		leaked.Add(1)
+		if r.p.alive() {
+			_ = driver.StreamDestroyCtx(r.p.ctx, r.h)
+		}
+	}, handleRef[driver.Stream]{p, h})
+}
