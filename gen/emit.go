@@ -581,7 +581,7 @@ func (e *Emitter) function(f *jen.File, m *Model, fn Func, ctx bool) {
 }
 
 // WriteAll generates every version and the shared loader into dir.
-func (e *Emitter) WriteAll(dir string, models []*Model) error {
+func (e *Emitter) WriteAll(dir string, models []*Model, prune bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -610,6 +610,9 @@ func (e *Emitter) WriteAll(dir string, models []*Model) error {
 		if err := writeIfChanged(filepath.Join(dir, testFileName(m.Version)), tb); err != nil {
 			return err
 		}
+	}
+	if !prune {
+		return nil
 	}
 	// Remove generated files of versions no longer pinned.
 	old, _ := filepath.Glob(filepath.Join(dir, "zdriver_cuda*.go"))

@@ -49,7 +49,8 @@ type Options struct {
 	Out       string // output directory; the config's when empty
 	Cuda      string // a toolkit to pin first
 	Check     bool
-	Skip      bool // skip versions whose headers cannot be had here
+	Skip      bool   // skip versions whose headers cannot be had here
+	Only      string // generate only this version (the others' files are left alone)
 	Log       io.Writer
 }
 
@@ -63,7 +64,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Out, "out", "", "output directory (default: the config's, under ROOT)")
 	fs.StringVar(&o.Cuda, "cuda", "", "pin the CUDA toolkit in `DIR` (DIR/include/cuda.h) and regenerate")
 	fs.BoolVar(&o.Check, "check", false, "compare with the committed files instead of writing")
-	fs.BoolVar(&o.Skip, "skip-unavailable", false, "skip versions whose headers cannot be fetched here, saying so")
+	fs.BoolVar(&o.Skip, "skip-unavailable", false, "with -check: skip versions whose headers cannot be fetched here, saying so")
+	fs.StringVar(&o.Only, "only", "", "generate only `VERSION` (e.g. 13.0), leaving the other versions' files alone")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -152,6 +154,9 @@ func Generate(o Options) ([]string, error) {
 	var skipped []string
 	for i := range man.Versions {
 		e := &man.Versions[i]
+		if o.Only != "" && e.Version != o.Only {
+			continue
+		}
 		dir, err := headers.Ensure(e, cache, o.Log)
 		if err != nil {
 			if o.Skip && errors.Is(err, headers.ErrUnavailable) {
@@ -167,11 +172,14 @@ func Generate(o Options) ([]string, error) {
 		}
 		models = append(models, m)
 	}
+	if o.Only != "" && len(models) == 0 {
+		return nil, fmt.Errorf("gen: -only %s: no such pinned version", o.Only)
+	}
 	if !o.Check {
 		if len(skipped) > 0 {
 			return nil, fmt.Errorf("gen: cannot write bindings without CUDA %s", strings.Join(skipped, ", "))
 		}
-		return nil, em.WriteAll(out, models)
+		return nil, em.WriteAll(out, models, o.Only == "")
 	}
 	var drift []string
 	check := func(name string, b []byte) {

@@ -1,0 +1,262 @@
+package gputest
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// Per-operation benchmarks, each the Go counterpart of one loop of
+// tools/cbench/cbench.c (C calling the driver directly). tools/gpu-suite.sh
+// runs both in one command on the GPU machine.
+
+type benchEnv struct {
+	dev  *cuda.Device
+	s    *cuda.Stream
+	a, b *cuda.Event
+}
+
+func setup(b *testing.B, opts cuda.EventOptions) benchEnv {
+	dev := gpu(b)
+	s := must[*cuda.Stream](b)(dev.NewStream())
+	e1 := must[*cuda.Event](b)(dev.NewEvent(opts))
+	e2 := must[*cuda.Event](b)(dev.NewEvent(opts))
+	b.Cleanup(func() { e1.Close(); e2.Close(); s.Close() })
+	ok(b, s.Record(e1))
+	ok(b, s.Record(e2))
+	ok(b, e2.Sync())
+	b.ReportAllocs()
+	b.ResetTimer()
+	return benchEnv{dev, s, e1, e2}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.s.Record(env.a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	env.s.Sync()
+}
+
+func BenchmarkQuery(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if done, err := env.a.Query(); !done || err != nil {
+			b.Fatal(done, err)
+		}
+	}
+}
+
+func BenchmarkRecordQuery(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.s.Record(env.a); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := env.a.Query(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	env.s.Sync()
+}
+
+func BenchmarkElapsed(b *testing.B) {
+	env := setup(b, cuda.EventOptions{Timing: true})
+	for i := 0; i < b.N; i++ {
+		if _, err := env.b.Sub(env.a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSyncDone(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.a.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreateDestroy(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		e, err := env.dev.NewEvent(cuda.EventOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}
+
+func BenchmarkRecordSync(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.s.Record(env.a); err != nil {
+			b.Fatal(err)
+		}
+		if err := env.a.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRecordWait(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		if err := env.s.Record(env.a); err != nil {
+			b.Fatal(err)
+		}
+		if err := env.a.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The generated layer alone, for comparison with the idiomatic calls.
+func BenchmarkDriverRecordQuery(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	ctx, s, e := env.dev.Context(), env.s.Handle(), env.a.Handle()
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventRecordCtx(ctx, e, s); err != nil {
+			b.Fatal(err)
+		}
+		if err := driver.EventQueryCtx(ctx, e); err != nil && err != driver.ErrorNotReady {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	env.s.Sync()
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Long waits: GPU work of 10ms, waited for with Wait(ctx) (and with Sync, for
+// comparison). Reports the CPU used by the waiting process as a share of one
+// core, and how late the wait returned after the event's completion.
+func benchLongWait(b *testing.B, opts cuda.EventOptions, wait func(*cuda.Event) error) {
+	env := setup(b, cuda.EventOptions{Timing: true})
+	ev := must[*cuda.Event](b)(env.dev.NewEvent(opts))
+	defer ev.Close()
+	const work = 10 * time.Millisecond
+	var cpu, wall time.Duration
+	for i := 0; i < b.N; i++ {
+		ok(b, env.s.Spin(work))
+		ok(b, env.s.Record(ev))
+		c0, w0 := cpuTime(), time.Now()
+		ok(b, wait(ev))
+		cpu += cpuTime() - c0
+		wall += time.Since(w0)
+	}
+	b.ReportMetric(100*float64(cpu)/float64(wall), "%cpu")
+	b.ReportMetric(float64(wall.Microseconds())/float64(b.N), "µs-wall/op")
+}
+
+func BenchmarkWaitLong10ms(b *testing.B) {
+	benchLongWait(b, cuda.EventOptions{}, func(e *cuda.Event) error { return e.Wait(context.Background()) })
+}
+
+func BenchmarkWaitLong10msCancellable(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	benchLongWait(b, cuda.EventOptions{}, func(e *cuda.Event) error { return e.Wait(ctx) })
+}
+
+func BenchmarkWaitLong10msBlockingSync(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	benchLongWait(b, cuda.EventOptions{BlockingSync: true}, func(e *cuda.Event) error { return e.Wait(ctx) })
+}
+
+func BenchmarkSyncLong10ms(b *testing.B) {
+	benchLongWait(b, cuda.EventOptions{}, func(e *cuda.Event) error { return e.Sync() })
+}
+
+// Steady-state calls allocate nothing (a behaviour, not a timing).
+func TestNoAllocations(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	a := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
+	defer a.Close()
+	defer e.Close()
+	ok(t, s.Record(a))
+	ok(t, s.Record(e))
+	ok(t, e.Sync())
+	ctx := context.Background()
+	for name, f := range map[string]func(){
+		"Record":      func() { s.Record(a) },
+		"Query":       func() { e.Query() },
+		"Sub":         func() { e.Sub(a) },
+		"Sync":        func() { e.Sync() },
+		"Wait":        func() { e.Wait(ctx) },
+		"Stream.Wait": func() { s.Wait(e) },
+	} {
+		if n := testing.AllocsPerRun(1000, f); n != 0 {
+			t.Errorf("%s allocates %v times per call", name, n)
+		}
+	}
+	ok(t, s.Sync())
+}
+
+func BenchmarkCgoFloor(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		cgoNoop()
+	}
+}
+
+func BenchmarkDriverQueryNoCtx(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	e := env.a.Handle()
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventQuery(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverQueryCtx(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	ctx, e := env.dev.Context(), env.a.Handle()
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventQueryCtx(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverElapsedNoCtx(b *testing.B) {
+	env := setup(b, cuda.EventOptions{Timing: true})
+	x, y := env.a.Handle(), env.b.Handle()
+	for i := 0; i < b.N; i++ {
+		if _, err := driver.EventElapsedTime(x, y); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverRecordNoCtx(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	s, e := env.s.Handle(), env.a.Handle()
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventRecord(e, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	env.s.Sync()
+}

@@ -1,0 +1,73 @@
+// cbench: the C baseline for cudagen's per-operation benchmarks. It calls the
+// CUDA driver directly (linked with -lcuda, built on the GPU machine against
+// the toolkit's cuda.h) and prints, for each operation, the median ns per
+// call over RUNS loops of N calls, in the same order as cuda_test's
+// benchmarks.
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS && r_ != CUDA_ERROR_NOT_READY) { \
+	fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, r_); exit(1); } } while (0)
+
+static double now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+#define RUNS 5
+static long N = 200000;
+static CUstream s;
+static CUevent a, b, ta, tb;
+
+#define BENCH(name, body) do { \
+	double v[RUNS]; \
+	for (int run = 0; run < RUNS; run++) { \
+		double t0 = now(); \
+		for (long i = 0; i < N; i++) { body; } \
+		v[run] = (now() - t0) / N; \
+		CHECK(cuStreamSynchronize(s)); \
+	} \
+	qsort(v, RUNS, sizeof v[0], cmp); \
+	printf("%-14s %8.1f ns/op (median of %d loops of %ld)\n", name, v[RUNS / 2], RUNS, N); \
+} while (0)
+
+int main(int argc, char **argv) {
+	if (argc > 1) N = atol(argv[1]);
+	CUdevice dev;
+	CUcontext ctx;
+	float ms;
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CHECK(cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
+	CHECK(cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));
+	CHECK(cuEventCreate(&ta, CU_EVENT_DEFAULT));
+	CHECK(cuEventCreate(&tb, CU_EVENT_DEFAULT));
+	CHECK(cuEventRecord(a, s));
+	CHECK(cuEventRecord(ta, s));
+	CHECK(cuEventRecord(tb, s));
+	CHECK(cuEventSynchronize(tb));
+
+	BENCH("Record", CHECK(cuEventRecord(a, s)));
+	BENCH("Query", CHECK(cuEventQuery(a)));
+	BENCH("RecordQuery", CHECK(cuEventRecord(a, s)); CHECK(cuEventQuery(a)));
+	BENCH("Elapsed", CHECK(cuEventElapsedTime(&ms, ta, tb)));
+	BENCH("SyncDone", CHECK(cuEventSynchronize(a)));
+	BENCH("CreateDestroy", CUevent e; CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)); CHECK(cuEventDestroy(e)));
+	BENCH("RecordSync", CHECK(cuEventRecord(a, s)); CHECK(cuEventSynchronize(a)));
+	// What making the context current costs: the check the Go layer makes.
+	CUcontext cur;
+	BENCH("CtxGetCurrent", CHECK(cuCtxGetCurrent(&cur)));
+	BENCH("GetCur+Query", CHECK(cuCtxGetCurrent(&cur)); CHECK(cuEventQuery(a)));
+	return 0;
+}
