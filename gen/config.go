@@ -18,12 +18,12 @@ type Config struct {
 	// PerThreadDefaultStream binds the _ptsz/_ptds entry points: the header
 	// is read with CUDA_API_PER_THREAD_DEFAULT_STREAM defined and functions
 	// are resolved with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
-	PerThreadDefaultStream bool        `json:"perThreadDefaultStream"`
-	Initialisms            []string    `json:"initialisms"`
-	Handles                []NameMap   `json:"handles"`
-	Structs                []NameMap   `json:"structs"`
-	Enums                  []EnumConf  `json:"enums"`
-	Functions              []FuncConf  `json:"functions"`
+	PerThreadDefaultStream bool       `json:"perThreadDefaultStream"`
+	Initialisms            []string   `json:"initialisms"`
+	Handles                []NameMap  `json:"handles"`
+	Structs                []NameMap  `json:"structs"`
+	Enums                  []EnumConf `json:"enums"`
+	Functions              []FuncConf `json:"functions"`
 	initialisms            map[string]bool
 }
 

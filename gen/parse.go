@@ -347,6 +347,15 @@ func (p *parser) function(m *Model, fc FuncConf, sym string, d *cc.Declarator, p
 	f.Base = base
 	ptsz := strings.HasSuffix(sym, "_ptsz") || strings.HasSuffix(sym, "_ptds")
 	var plain, per []int
+	hasPer := false
+	for _, v := range pfn[base] {
+		hasPer = hasPer || v.suffix != ""
+	}
+	if ptsz && !hasPer {
+		// A per-thread name with no per-thread ABI (cuGetProcAddress): the
+		// entry point is the plain one.
+		ptsz = false
+	}
 	for _, v := range pfn[base] {
 		if v.suffix == "" {
 			plain = append(plain, v.n)

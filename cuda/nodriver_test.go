@@ -1,0 +1,76 @@
+package cuda_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda"
+)
+
+// TestNoDriverPublicAPI runs the public API in a child process whose loader
+// is pointed at a library that does not exist (CI has no libcuda anyway), so
+// it checks the real no-driver path on any machine.
+func TestNoDriverPublicAPI(t *testing.T) {
+	if os.Getenv("CUDAGEN_NODRIVER_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNoDriverPublicAPI$", "-test.v")
+		cmd.Env = append(os.Environ(), "CUDAGEN_NODRIVER_CHILD=1", "CUDAGEN_LIBCUDA=/nonexistent/cudagen/libcuda.so.1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestNoDriverPublicAPI") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, cuda.ErrNoDriver) {
+			t.Errorf("%s: %v does not match ErrNoDriver", what, err)
+			return
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, "libcuda.so.1") || !strings.Contains(msg, "install the NVIDIA driver") {
+			t.Errorf("%s: message %q lacks the operation, cause or fix", what, msg)
+		}
+		if strings.ToLower(msg) != msg && !strings.Contains(msg, "NVIDIA") && !strings.Contains(msg, "CUDA") {
+			t.Errorf("%s: message not lower case: %q", what, msg)
+		}
+	}
+	_, err := cuda.GetDevice(0)
+	check("GetDevice", err)
+	_, err = cuda.DeviceCount()
+	check("DeviceCount", err)
+	_, err = cuda.DriverVersion()
+	check("DriverVersion", err)
+	if _, err := cuda.GetDevice(0); !strings.HasPrefix(err.Error(), "cuda: initialise the CUDA driver: ") {
+		t.Errorf("operation not named: %v", err)
+	}
+}
+
+func TestEventOptionsValidate(t *testing.T) {
+	for _, o := range []cuda.EventOptions{{}, {Timing: true}, {BlockingSync: true}, {IPC: true}, {IPC: true, BlockingSync: true}, {Timing: true, BlockingSync: true}} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	err := cuda.EventOptions{IPC: true, Timing: true}.Validate()
+	if !errors.Is(err, cuda.ErrInvalidOptions) || !strings.Contains(err.Error(), "cuda: create event: an IPC event cannot record timing") {
+		t.Errorf("IPC+Timing: %v", err)
+	}
+}
+
+func TestErrorWrapping(t *testing.T) {
+	e := &cuda.Error{Op: "elapsed time between events", Detail: "the start event was never recorded", Fix: "record both events", Err: cuda.ErrNotRecorded}
+	if !errors.Is(e, cuda.ErrNotRecorded) || e.Error() != "cuda: elapsed time between events: the start event was never recorded; record both events" {
+		t.Errorf("%v", e)
+	}
+	e = &cuda.Error{Op: "query event", Detail: "x", Err: cuda.ErrNotReady}
+	if !errors.Is(e, cuda.ErrNotReady) || !strings.Contains(e.Error(), "(CUDA_ERROR_NOT_READY)") {
+		t.Errorf("%v", e)
+	}
+	if errors.Is(context.Canceled, cuda.ErrNotReady) {
+		t.Error("unrelated error matched")
+	}
+}

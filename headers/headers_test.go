@@ -1,0 +1,108 @@
+package headers
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestManifest(t *testing.T) {
+	m, err := Load("manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"11.8": 11080, "12.4": 12040, "13.0": 13000}
+	for v, cv := range want {
+		e := m.Find(v)
+		if e == nil || e.CUDAVersion != cv || e.Tag != "cuda"+v {
+			t.Errorf("%s: %+v", v, e)
+		}
+	}
+	if m.Newest().Version != "13.0" {
+		t.Errorf("newest: %s", m.Newest().Version)
+	}
+	for _, v := range []string{"11.8", "12.4"} {
+		if s := m.Find(v).Source; s.Kind != "debian" || s.PackageVersion == "" || len(s.PackageSha256) != 64 {
+			t.Errorf("%s source: %+v", v, s)
+		}
+	}
+	if !Less("9.2", "11.8") || Less("12.10", "12.4") || VersionFromCUDA(12080) != "12.8" {
+		t.Error("version order")
+	}
+}
+
+func TestManifestInvalid(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"bad tag":     `{"versions":[{"version":"12.4","tag":"x","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
+		"no sum":      `{"versions":[{"version":"12.4","tag":"cuda12.4","source":{"kind":"toolkit"},"files":{}}]}`,
+		"bad version": `{"versions":[{"version":"twelve","tag":"cudatwelve","source":{"kind":"toolkit"}}]}`,
+		"unknown key": `{"versions":[], "extra": 1}`,
+	} {
+		p := filepath.Join(dir, "m.json")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := Load(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A header that does not match its pin is an error that prints both sums.
+func TestVerifyMismatch(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte("not the header"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte("x"), 0o644)
+	want := strings.Repeat("0", 64)
+	e := &Entry{Version: "12.4", Files: map[string]string{"cuda.h": want, "cudaTypedefs.h": want}}
+	err := e.Verify(dir)
+	got, _ := SumFile(filepath.Join(dir, "cuda.h"))
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), got) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestToolkitUnavailable(t *testing.T) {
+	t.Setenv("CUDAGEN_CACHE", t.TempDir())
+	e := &Entry{Version: "13.0", Tag: "cuda13.0", Source: Source{Kind: "toolkit", Path: "/nonexistent/cuda"},
+		Files: map[string]string{"cuda.h": strings.Repeat("0", 64), "cudaTypedefs.h": strings.Repeat("0", 64)}}
+	cache, _ := CacheDir()
+	_, err := Ensure(e, cache, nil)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "/nonexistent/cuda") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestMirrorIn(t *testing.T) {
+	dir := t.TempDir()
+	deb822 := filepath.Join(dir, "debian.sources")
+	os.WriteFile(deb822, []byte(`Types: deb
+URIs: http://mirror.example/debian-security
+Suites: bookworm-security
+Components: main
+
+Types: deb
+URIs: http://mirror.example/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+`), 0o644)
+	if u, k := mirrorIn(deb822); u != "http://mirror.example/debian" || k != "/usr/share/keyrings/debian-archive-keyring.gpg" {
+		t.Errorf("deb822: %q %q", u, k)
+	}
+	list := filepath.Join(dir, "sources.list")
+	os.WriteFile(list, []byte("# comment\ndeb [arch=amd64] http://mirror.example/debian bookworm main\n"), 0o644)
+	if u, _ := mirrorIn(list); u != "http://mirror.example/debian" {
+		t.Errorf("list: %q", u)
+	}
+	other := filepath.Join(dir, "other.list")
+	os.WriteFile(other, []byte("deb https://packages.example/apt cloud-sdk main\n"), 0o644)
+	if u, _ := mirrorIn(other); u != "" {
+		t.Errorf("non-Debian source taken: %q", u)
+	}
+	t.Setenv("CUDAGEN_DEBIAN_MIRROR", "http://override.example/debian")
+	if u, _, err := DebianMirror(); err != nil || u != "http://override.example/debian" {
+		t.Errorf("override: %q %v", u, err)
+	}
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every test that needs no GPU, for every pinned toolkit's build tag:
+# build and vet under each tag, the generator's tests (facts per version,
+# drift against the committed files, bad input), the no-driver paths, and the
+# GPU tests, which skip without a GPU saying so. tools/gpu-suite.sh runs the
+# GPU tests on the GPU machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/ensure-deps.sh
+export CGO_ENABLED=1
+tags=$(go run ./tools/manifest tags)
+go vet ./...
+for tag in $tags; do
+	echo "== build and vet with -tags $tag"
+	go build -tags "$tag" ./...
+	go vet -tags "$tag" ./...
+done
+echo "== tests (newest toolkit, no tag)"
+go test -count=1 ./...
+for tag in $tags; do
+	echo "== tests with -tags $tag"
+	go test -count=1 -tags "$tag" ./cuda/... ./cuda_test/...
+done
