@@ -82,6 +82,33 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 	return driverErr(op, driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f))
 }
 
+// RecordEvent creates an event on s's device with opts and records it on s,
+// in one step (MAX's DeviceStream.record_event(), cuda.core's
+// Stream.record() without an event).
+func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
+	e, err := s.dev.NewEvent(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Record(e); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// WaitStream makes all work queued on s from now on wait for the work queued
+// on other so far (cuda.core's Stream.wait(stream)): it records a temporary
+// event on other and waits for it.
+func (s *Stream) WaitStream(other *Stream) error {
+	e, err := other.RecordEvent(EventOptions{})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return s.Wait(e)
+}
+
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"

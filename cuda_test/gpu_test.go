@@ -637,3 +637,25 @@ func TestCallsFromThreadWithoutContext(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordEventAndWaitStream(t *testing.T) {
+	dev := gpu(t)
+	a := must[*cuda.Stream](t)(dev.NewStream())
+	b := must[*cuda.Stream](t)(dev.NewStream())
+	defer a.Close()
+	defer b.Close()
+	ok(t, a.Spin(time.Second))
+	ok(t, b.WaitStream(a))
+	e := must[*cuda.Event](t)(b.RecordEvent(cuda.EventOptions{Timing: true}))
+	defer e.Close()
+	if !e.Recorded() || !e.TimingEnabled() {
+		t.Fatal("RecordEvent: not recorded with timing")
+	}
+	if done, _ := e.Query(); done {
+		t.Fatal("b did not wait for a")
+	}
+	ok(t, e.Sync())
+	if done, _ := a.Query(); !done {
+		t.Fatal("b's event completed before a's work")
+	}
+}

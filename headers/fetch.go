@@ -173,7 +173,7 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 	for i, f := range Files {
 		members[i] = "./" + inc + "/" + f
 	}
-	sh := exec.Command("sh", "-c", `dpkg-deb --fsys-tarfile "$0" | tar -x -C "$1" "$@"`, deb, tmp)
+	sh := exec.Command("sh", "-c", `deb=$0 dir=$1; shift; dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" "$@"`, deb, tmp)
 	sh.Args = append(sh.Args, members...)
 	sh.Stdout, sh.Stderr = log, log
 	if err := sh.Run(); err != nil {

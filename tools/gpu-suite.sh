@@ -53,21 +53,40 @@ else
 	log "generator: FAIL"; cat "$OUT/gen.log" >> "$OUT/summary.txt"; status=1
 fi
 
-log "benchmarks: C baseline and Go, side by side"
-if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64/stubs -lcuda > "$OUT/cbench-build.log" 2>&1; then
-	/tmp/cbench 200000 > "$OUT/cbench.txt" 2>&1 || status=1
-	cat "$OUT/cbench.txt" >> "$OUT/summary.txt"
+log "benchmarks: C baseline and Go, side by side, pinned to one CPU ($CPU)"
+CPU=${CPU:-3}
+median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
+if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda > "$OUT/cbench-build.log" 2>&1; then
+	taskset -c "$CPU" /tmp/cbench 200000 > "$OUT/cbench.txt" 2>&1 || status=1
 else
 	log "cbench build failed"; cat "$OUT/cbench-build.log" >> "$OUT/summary.txt"; status=1
 fi
 newest=$(cat .gpu/newest)
-./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|RecordSync|RecordWait|DriverRecordQuery)$' \
+taskset -c "$CPU" ./.gpu/cuda_test.$newest.test -test.run '^$' \
+	-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|RecordSync|RecordWait|Driver.*|CgoFloor)$' \
 	-test.benchtime 200000x -test.count 5 -test.benchmem > "$OUT/bench.txt" 2>&1 || status=1
-./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 >> "$OUT/bench.txt" 2>&1 || status=1
-# Medians of the 5 runs.
-awk '/^Benchmark/ { n=$1; sub(/-[0-9]+$/, "", n); v[n]=v[n] " " $3; for (i=4;i<=NF;i++) if ($(i) ~ /allocs|%cpu|wall/) x[n]=x[n] " " $(i-1) $(i) }
-	END { for (n in v) { k=split(v[n], a, " "); asort(a); printf "%-40s median %8.1f ns/op (runs:%s)%s\n", n, a[int((k+1)/2)], v[n], "" } }' "$OUT/bench.txt" | sort >> "$OUT/summary.txt"
-grep -E 'Long|allocs/op' "$OUT/bench.txt" | awk '{print}' | head -60 >> "$OUT/bench-extra.txt"
-grep -E 'Long' "$OUT/bench.txt" >> "$OUT/summary.txt"
+# The C baseline again after the Go runs, to see the machine's drift.
+taskset -c "$CPU" /tmp/cbench 200000 > "$OUT/cbench-after.txt" 2>&1 || status=1
+./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 > "$OUT/bench-long.txt" 2>&1 || status=1
+{
+	printf "%-22s %10s %10s %10s %8s %s\n" op "C ns/op" "C after" "Go ns/op" "Go/C" "Go allocs/op"
+	for op in Record Query RecordQuery Elapsed SyncDone CreateDestroy RecordSync RecordWait; do
+		cop=$op; [ "$op" = RecordWait ] && cop=RecordSync
+		c=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench.txt")
+		c2=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench-after.txt")
+		g=$(grep -E "^Benchmark$op-[0-9]+ " "$OUT/bench.txt" | awk '{print $3}' | median)
+		a=$(grep -E "^Benchmark$op-[0-9]+ " "$OUT/bench.txt" | awk '{print $(NF-1)}' | median)
+		printf "%-22s %10s %10s %10s %8s %s\n" "$op" "$c" "$c2" "$g" "$(awk -v g="$g" -v c="$c" 'BEGIN {if (c>0) printf "%.2f", g/c}')" "$a"
+	done
+	for op in CgoFloor DriverQueryNoCtx DriverQueryCtx DriverElapsedNoCtx DriverRecordNoCtx DriverRecordQuery; do
+		g=$(grep -E "^Benchmark$op-[0-9]+ " "$OUT/bench.txt" | awk '{print $3}' | median)
+		printf "%-22s %10s %10s %10s\n" "$op" "" "" "$g"
+	done
+	for op in CtxGetCurrent GetCur+Query; do
+		printf "%-22s %10s %10s\n" "C $op" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench.txt")" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench-after.txt")"
+	done
+	echo "(RecordWait is compared with C's record+sync round trip.)"
+	grep -E '^Benchmark' "$OUT/bench-long.txt"
+} | tee "$OUT/bench-table.txt" >> "$OUT/summary.txt"
 log "status: $status"
 exit $status

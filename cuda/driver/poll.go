@@ -26,28 +26,32 @@ static cg_poll_ret cg_poll_event(uintptr_t ctx, uintptr_t query, uintptr_t ev, l
 		ret.r = r;
 		return ret;
 	}
+	r = ((int (*)(void *))query)((void *)ev);
+	if (r != 600) {
+		ret.r = r;
+		return ret;
+	}
 	long long t0 = cg_now_ns();
 	for (;;) {
-		r = ((int (*)(void *))query)((void *)ev);
-		if (r != 600) {
-			ret.r = r;
-			return ret;
-		}
 		long long el = cg_now_ns() - t0;
 		if (el >= budget_ns) {
 			ret.r = 600;
 			return ret;
 		}
-		if (el < spin_ns) {
-			continue;
-		}
-		struct timespec ts = {0, ret.sleep_ns};
-		nanosleep(&ts, NULL);
-		if (ret.sleep_ns < max_sleep_ns) {
-			ret.sleep_ns *= 2;
-			if (ret.sleep_ns > max_sleep_ns) {
-				ret.sleep_ns = max_sleep_ns;
+		if (el >= spin_ns) {
+			struct timespec ts = {0, ret.sleep_ns};
+			nanosleep(&ts, NULL);
+			if (ret.sleep_ns < max_sleep_ns) {
+				ret.sleep_ns *= 2;
+				if (ret.sleep_ns > max_sleep_ns) {
+					ret.sleep_ns = max_sleep_ns;
+				}
 			}
+		}
+		r = ((int (*)(void *))query)((void *)ev);
+		if (r != 600) {
+			ret.r = r;
+			return ret;
 		}
 	}
 }
