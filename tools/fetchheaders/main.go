@@ -1,0 +1,71 @@
+// Command fetchheaders fetches and verifies the pinned CUDA headers into the
+// cache (see headers.CacheDir), without touching the system's apt state:
+//
+//	go run ./tools/fetchheaders            every pinned version that can be had here
+//	go run ./tools/fetchheaders 12.4 11.8  those versions (an error if one cannot be had)
+//
+// It prints each version's cache directory. A checksum mismatch is an error
+// that prints both sums.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(versions []string) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(root) == root {
+			return errors.New("fetchheaders: run inside the cudagen module")
+		}
+		root = filepath.Dir(root)
+	}
+	m, err := headers.Load(filepath.Join(root, "headers", "manifest.json"))
+	if err != nil {
+		return err
+	}
+	cache, err := headers.CacheDir()
+	if err != nil {
+		return err
+	}
+	explicit := len(versions) > 0
+	if !explicit {
+		for _, e := range m.Versions {
+			versions = append(versions, e.Version)
+		}
+	}
+	for _, v := range versions {
+		e := m.Find(v)
+		if e == nil {
+			return fmt.Errorf("fetchheaders: CUDA %s is not pinned in headers/manifest.json", v)
+		}
+		dir, err := headers.Ensure(e, cache, os.Stderr)
+		if err != nil {
+			if !explicit && errors.Is(err, headers.ErrUnavailable) {
+				fmt.Printf("CUDA %s: skipped: %v\n", v, err)
+				continue
+			}
+			return err
+		}
+		fmt.Printf("CUDA %s: %s (verified)\n", v, dir)
+	}
+	return nil
+}
