@@ -268,6 +268,10 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	}
 	dh := driver.IPCEventHandle(h)
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
+	if err == driver.ErrorInvalidContext {
+		return nil, &Error{Op: op, Detail: "the driver refused the handle, as it does for a handle exported by this same process",
+			Fix: "open it in another process, or use the exported event itself here", Err: err}
+	}
 	if err != nil {
 		return nil, driverErr(op, err)
 	}

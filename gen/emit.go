@@ -538,9 +538,15 @@ func (e *Emitter) function(f *jen.File, m *Model, fn Func, ctx bool) {
 		doc += " The header: " + fn.Doc
 	}
 	f.Comment(doc)
+	// The resolved entry point's fast path is inline: one atomic load.
+	pv := "proc" + fn.GoName
 	body := []jen.Code{
-		jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Id("proc" + fn.GoName).Dot("addr").Call(),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(append(append([]jen.Code{}, zero...), jen.Id("err"))...)),
+		jen.Id("fn").Op(":=").Id(pv).Dot("addrV").Dot("Load").Call(),
+		jen.If(jen.Id("fn").Op("==").Lit(0)).Block(
+			jen.Var().Id("err").Error(),
+			jen.If(jen.List(jen.Id("fn"), jen.Id("err")).Op("=").Id(pv).Dot("resolve").Call(), jen.Id("err").Op("!=").Nil()).Block(
+				jen.Return(append(append([]jen.Code{}, zero...), jen.Id("err"))...)),
+		),
 	}
 	if ctx {
 		body = append(body, jen.If(jen.Id("err").Op(":=").Id("ensureCtxFns").Call(), jen.Id("err").Op("!=").Nil()).Block(
@@ -549,7 +555,10 @@ func (e *Emitter) function(f *jen.File, m *Model, fn Func, ctx bool) {
 	body = append(body, pre...)
 	hasRet := hasOuts(fn)
 	if !hasRet && len(outs) == 0 {
-		body = append(body, jen.Return(jen.Id("Result").Call(jen.Qual("C", cfn).Call(args...)).Dot("boxed").Call()))
+		body = append(body,
+			jen.If(jen.Id("r").Op(":=").Id("Result").Call(jen.Qual("C", cfn).Call(args...)), jen.Id("r").Op("!=").Lit(0)).Block(
+				jen.Return(jen.Id("r").Dot("boxed").Call())),
+			jen.Return(jen.Nil()))
 	} else if !hasRet {
 		// Only a buffer result.
 		body = append(body,

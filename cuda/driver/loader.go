@@ -154,10 +154,15 @@ var ctxOnce atomic.Bool
 var ctxMu sync.Mutex
 
 // ensureCtxFns hands cuCtxGetCurrent and cuCtxSetCurrent to the C side once.
+// The fast path is small enough to inline.
 func ensureCtxFns() error {
 	if ctxOnce.Load() {
 		return nil
 	}
+	return ensureCtxFnsSlow()
+}
+
+func ensureCtxFnsSlow() error {
 	ctxMu.Lock()
 	defer ctxMu.Unlock()
 	if ctxOnce.Load() {

@@ -2131,9 +2131,12 @@ var procGetErrorName = &proc{
 
 // GetErrorName calls cuGetErrorName (resolved as cuGetErrorName, ABI version 6000). The header: Gets the string representation of an error code enum name
 func GetErrorName(errorArg Result) (string, error) {
-	fn, err := procGetErrorName.addr()
-	if err != nil {
-		return "", err
+	fn := procGetErrorName.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procGetErrorName.resolve(); err != nil {
+			return "", err
+		}
 	}
 	ret := C.cg_GetErrorName(C.uintptr_t(fn), C.int(errorArg))
 	if ret.r != 0 {
@@ -2151,9 +2154,12 @@ var procGetErrorString = &proc{
 
 // GetErrorString calls cuGetErrorString (resolved as cuGetErrorString, ABI version 6000). The header: Gets the string description of an error code
 func GetErrorString(errorArg Result) (string, error) {
-	fn, err := procGetErrorString.addr()
-	if err != nil {
-		return "", err
+	fn := procGetErrorString.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procGetErrorString.resolve(); err != nil {
+			return "", err
+		}
 	}
 	ret := C.cg_GetErrorString(C.uintptr_t(fn), C.int(errorArg))
 	if ret.r != 0 {
@@ -2171,11 +2177,17 @@ var procInit = &proc{
 
 // Init calls cuInit (resolved as cuInit, ABI version 2000). The header: Initialize the CUDA driver API
 func Init(flags uint32) error {
-	fn, err := procInit.addr()
-	if err != nil {
-		return err
+	fn := procInit.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procInit.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_Init(C.uintptr_t(fn), C.uint(flags))).boxed()
+	if r := Result(C.cg_Init(C.uintptr_t(fn), C.uint(flags))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procDriverGetVersion = &proc{
@@ -2187,9 +2199,12 @@ var procDriverGetVersion = &proc{
 
 // DriverGetVersion calls cuDriverGetVersion (resolved as cuDriverGetVersion, ABI version 2020). The header: Returns the latest CUDA version supported by driver
 func DriverGetVersion() (int32, error) {
-	fn, err := procDriverGetVersion.addr()
-	if err != nil {
-		return 0, err
+	fn := procDriverGetVersion.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDriverGetVersion.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_DriverGetVersion(C.uintptr_t(fn))
 	if ret.r != 0 {
@@ -2207,9 +2222,12 @@ var procGetProcAddress = &proc{
 
 // GetProcAddress calls cuGetProcAddress (resolved as cuGetProcAddress, ABI version 11030). The header: Returns the requested driver API function pointer
 func GetProcAddress(symbol string, cudaVersion int32, flags ProcAddressFlags) (uintptr, error) {
-	fn, err := procGetProcAddress.addr()
-	if err != nil {
-		return 0, err
+	fn := procGetProcAddress.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procGetProcAddress.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
@@ -2229,9 +2247,12 @@ var procDeviceGet = &proc{
 
 // DeviceGet calls cuDeviceGet (resolved as cuDeviceGet, ABI version 2000). The header: Returns a handle to a compute device
 func DeviceGet(ordinal int32) (Device, error) {
-	fn, err := procDeviceGet.addr()
-	if err != nil {
-		return 0, err
+	fn := procDeviceGet.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDeviceGet.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_DeviceGet(C.uintptr_t(fn), C.int(ordinal))
 	if ret.r != 0 {
@@ -2249,9 +2270,12 @@ var procDeviceGetCount = &proc{
 
 // DeviceGetCount calls cuDeviceGetCount (resolved as cuDeviceGetCount, ABI version 2000). The header: Returns the number of compute-capable devices
 func DeviceGetCount() (int32, error) {
-	fn, err := procDeviceGetCount.addr()
-	if err != nil {
-		return 0, err
+	fn := procDeviceGetCount.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDeviceGetCount.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_DeviceGetCount(C.uintptr_t(fn))
 	if ret.r != 0 {
@@ -2269,9 +2293,12 @@ var procDeviceGetName = &proc{
 
 // DeviceGetName calls cuDeviceGetName (resolved as cuDeviceGetName, ABI version 2000). The header: Returns an identifier string for the device
 func DeviceGetName(dev Device) (string, error) {
-	fn, err := procDeviceGetName.addr()
-	if err != nil {
-		return "", err
+	fn := procDeviceGetName.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDeviceGetName.resolve(); err != nil {
+			return "", err
+		}
 	}
 	buf := (*C.char)(C.malloc(256))
 	defer C.free(unsafe.Pointer(buf))
@@ -2290,9 +2317,12 @@ var procDevicePrimaryCtxRetain = &proc{
 
 // DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (resolved as cuDevicePrimaryCtxRetain, ABI version 7000). The header: Retain the primary context on the GPU
 func DevicePrimaryCtxRetain(dev Device) (Context, error) {
-	fn, err := procDevicePrimaryCtxRetain.addr()
-	if err != nil {
-		return 0, err
+	fn := procDevicePrimaryCtxRetain.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDevicePrimaryCtxRetain.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_DevicePrimaryCtxRetain(C.uintptr_t(fn), C.int(dev))
 	if ret.r != 0 {
@@ -2310,11 +2340,17 @@ var procDevicePrimaryCtxRelease = &proc{
 
 // DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (resolved as cuDevicePrimaryCtxRelease, ABI version 11000). The header: Release the primary context on the GPU
 func DevicePrimaryCtxRelease(dev Device) error {
-	fn, err := procDevicePrimaryCtxRelease.addr()
-	if err != nil {
-		return err
+	fn := procDevicePrimaryCtxRelease.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procDevicePrimaryCtxRelease.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_DevicePrimaryCtxRelease(C.uintptr_t(fn), C.int(dev))).boxed()
+	if r := Result(C.cg_DevicePrimaryCtxRelease(C.uintptr_t(fn), C.int(dev))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procCtxSetCurrent = &proc{
@@ -2326,11 +2362,17 @@ var procCtxSetCurrent = &proc{
 
 // CtxSetCurrent calls cuCtxSetCurrent (resolved as cuCtxSetCurrent, ABI version 4000). The header: Binds the specified CUDA context to the calling CPU thread
 func CtxSetCurrent(ctxArg Context) error {
-	fn, err := procCtxSetCurrent.addr()
-	if err != nil {
-		return err
+	fn := procCtxSetCurrent.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxSetCurrent.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_CtxSetCurrent(C.uintptr_t(fn), C.uintptr_t(ctxArg))).boxed()
+	if r := Result(C.cg_CtxSetCurrent(C.uintptr_t(fn), C.uintptr_t(ctxArg))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procCtxGetCurrent = &proc{
@@ -2342,9 +2384,12 @@ var procCtxGetCurrent = &proc{
 
 // CtxGetCurrent calls cuCtxGetCurrent (resolved as cuCtxGetCurrent, ABI version 4000). The header: Returns the CUDA context bound to the calling CPU thread.
 func CtxGetCurrent() (Context, error) {
-	fn, err := procCtxGetCurrent.addr()
-	if err != nil {
-		return 0, err
+	fn := procCtxGetCurrent.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxGetCurrent.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_CtxGetCurrent(C.uintptr_t(fn))
 	if ret.r != 0 {
@@ -2362,9 +2407,12 @@ var procCtxGetDevice = &proc{
 
 // CtxGetDevice calls cuCtxGetDevice (resolved as cuCtxGetDevice, ABI version 2000). The header: Returns the device ID for the current context
 func CtxGetDevice() (Device, error) {
-	fn, err := procCtxGetDevice.addr()
-	if err != nil {
-		return 0, err
+	fn := procCtxGetDevice.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxGetDevice.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_CtxGetDevice(C.uintptr_t(fn))
 	if ret.r != 0 {
@@ -2375,9 +2423,12 @@ func CtxGetDevice() (Device, error) {
 
 // CtxGetDeviceCtx calls cuCtxGetDevice, first making ctx current on the calling thread in the same cgo call (resolved as cuCtxGetDevice, ABI version 2000). The header: Returns the device ID for the current context
 func CtxGetDeviceCtx(ctx Context) (Device, error) {
-	fn, err := procCtxGetDevice.addr()
-	if err != nil {
-		return 0, err
+	fn := procCtxGetDevice.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxGetDevice.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2398,23 +2449,35 @@ var procCtxSynchronize = &proc{
 
 // CtxSynchronize calls cuCtxSynchronize (resolved as cuCtxSynchronize, ABI version 2000). The header: Block for a context's tasks to complete
 func CtxSynchronize() error {
-	fn, err := procCtxSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procCtxSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_CtxSynchronize(C.uintptr_t(fn))).boxed()
+	if r := Result(C.cg_CtxSynchronize(C.uintptr_t(fn))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // CtxSynchronizeCtx calls cuCtxSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuCtxSynchronize, ABI version 2000). The header: Block for a context's tasks to complete
 func CtxSynchronizeCtx(ctx Context) error {
-	fn, err := procCtxSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procCtxSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procCtxSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_CtxSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn))).boxed()
+	if r := Result(C.cg_ctx_CtxSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procStreamCreate = &proc{
@@ -2426,9 +2489,12 @@ var procStreamCreate = &proc{
 
 // StreamCreate calls cuStreamCreate (resolved as cuStreamCreate, ABI version 2000). The header: Create a stream
 func StreamCreate(flags StreamFlags) (Stream, error) {
-	fn, err := procStreamCreate.addr()
-	if err != nil {
-		return 0, err
+	fn := procStreamCreate.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamCreate.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_StreamCreate(C.uintptr_t(fn), C.uint(flags))
 	if ret.r != 0 {
@@ -2439,9 +2505,12 @@ func StreamCreate(flags StreamFlags) (Stream, error) {
 
 // StreamCreateCtx calls cuStreamCreate, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamCreate, ABI version 2000). The header: Create a stream
 func StreamCreateCtx(ctx Context, flags StreamFlags) (Stream, error) {
-	fn, err := procStreamCreate.addr()
-	if err != nil {
-		return 0, err
+	fn := procStreamCreate.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamCreate.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2462,23 +2531,35 @@ var procStreamDestroy = &proc{
 
 // StreamDestroy calls cuStreamDestroy_v2 (resolved as cuStreamDestroy, ABI version 4000). The header: Destroys a stream
 func StreamDestroy(hStream Stream) error {
-	fn, err := procStreamDestroy.addr()
-	if err != nil {
-		return err
+	fn := procStreamDestroy.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamDestroy.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_StreamDestroy(C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_StreamDestroy(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // StreamDestroyCtx calls cuStreamDestroy_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamDestroy, ABI version 4000). The header: Destroys a stream
 func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	fn, err := procStreamDestroy.addr()
-	if err != nil {
-		return err
+	fn := procStreamDestroy.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamDestroy.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_StreamDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_ctx_StreamDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procStreamSynchronize = &proc{
@@ -2490,23 +2571,35 @@ var procStreamSynchronize = &proc{
 
 // StreamSynchronize calls cuStreamSynchronize (resolved as cuStreamSynchronize, ABI version 2000). The header: Wait until a stream's tasks are completed
 func StreamSynchronize(hStream Stream) error {
-	fn, err := procStreamSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procStreamSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_StreamSynchronize(C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_StreamSynchronize(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // StreamSynchronizeCtx calls cuStreamSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamSynchronize, ABI version 2000). The header: Wait until a stream's tasks are completed
 func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	fn, err := procStreamSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procStreamSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_StreamSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_ctx_StreamSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procStreamQuery = &proc{
@@ -2518,23 +2611,35 @@ var procStreamQuery = &proc{
 
 // StreamQuery calls cuStreamQuery (resolved as cuStreamQuery, ABI version 2000). The header: Determine status of a compute stream
 func StreamQuery(hStream Stream) error {
-	fn, err := procStreamQuery.addr()
-	if err != nil {
-		return err
+	fn := procStreamQuery.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamQuery.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_StreamQuery(C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_StreamQuery(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // StreamQueryCtx calls cuStreamQuery, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamQuery, ABI version 2000). The header: Determine status of a compute stream
 func StreamQueryCtx(ctx Context, hStream Stream) error {
-	fn, err := procStreamQuery.addr()
-	if err != nil {
-		return err
+	fn := procStreamQuery.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamQuery.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_StreamQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_ctx_StreamQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procStreamWaitEvent = &proc{
@@ -2546,23 +2651,35 @@ var procStreamWaitEvent = &proc{
 
 // StreamWaitEvent calls cuStreamWaitEvent (resolved as cuStreamWaitEvent, ABI version 3020). The header: Make a compute stream wait on an event
 func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn, err := procStreamWaitEvent.addr()
-	if err != nil {
-		return err
+	fn := procStreamWaitEvent.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamWaitEvent.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_StreamWaitEvent(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))).boxed()
+	if r := Result(C.cg_StreamWaitEvent(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // StreamWaitEventCtx calls cuStreamWaitEvent, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamWaitEvent, ABI version 3020). The header: Make a compute stream wait on an event
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn, err := procStreamWaitEvent.addr()
-	if err != nil {
-		return err
+	fn := procStreamWaitEvent.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procStreamWaitEvent.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_StreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))).boxed()
+	if r := Result(C.cg_ctx_StreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventCreate = &proc{
@@ -2574,9 +2691,12 @@ var procEventCreate = &proc{
 
 // EventCreate calls cuEventCreate (resolved as cuEventCreate, ABI version 2000). The header: Creates an event
 func EventCreate(flags EventFlags) (Event, error) {
-	fn, err := procEventCreate.addr()
-	if err != nil {
-		return 0, err
+	fn := procEventCreate.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventCreate.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_EventCreate(C.uintptr_t(fn), C.uint(flags))
 	if ret.r != 0 {
@@ -2587,9 +2707,12 @@ func EventCreate(flags EventFlags) (Event, error) {
 
 // EventCreateCtx calls cuEventCreate, first making ctx current on the calling thread in the same cgo call (resolved as cuEventCreate, ABI version 2000). The header: Creates an event
 func EventCreateCtx(ctx Context, flags EventFlags) (Event, error) {
-	fn, err := procEventCreate.addr()
-	if err != nil {
-		return 0, err
+	fn := procEventCreate.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventCreate.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2610,23 +2733,35 @@ var procEventRecord = &proc{
 
 // EventRecord calls cuEventRecord (resolved as cuEventRecord, ABI version 2000). The header: Records an event
 func EventRecord(hEvent Event, hStream Stream) error {
-	fn, err := procEventRecord.addr()
-	if err != nil {
-		return err
+	fn := procEventRecord.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventRecord.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_EventRecord(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_EventRecord(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // EventRecordCtx calls cuEventRecord, first making ctx current on the calling thread in the same cgo call (resolved as cuEventRecord, ABI version 2000). The header: Records an event
 func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	fn, err := procEventRecord.addr()
-	if err != nil {
-		return err
+	fn := procEventRecord.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventRecord.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_EventRecord(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))).boxed()
+	if r := Result(C.cg_ctx_EventRecord(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventRecordWithFlags = &proc{
@@ -2638,23 +2773,35 @@ var procEventRecordWithFlags = &proc{
 
 // EventRecordWithFlags calls cuEventRecordWithFlags (resolved as cuEventRecordWithFlags, ABI version 11010). The header: Records an event
 func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn, err := procEventRecordWithFlags.addr()
-	if err != nil {
-		return err
+	fn := procEventRecordWithFlags.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventRecordWithFlags.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_EventRecordWithFlags(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))).boxed()
+	if r := Result(C.cg_EventRecordWithFlags(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // EventRecordWithFlagsCtx calls cuEventRecordWithFlags, first making ctx current on the calling thread in the same cgo call (resolved as cuEventRecordWithFlags, ABI version 11010). The header: Records an event
 func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn, err := procEventRecordWithFlags.addr()
-	if err != nil {
-		return err
+	fn := procEventRecordWithFlags.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventRecordWithFlags.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_EventRecordWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))).boxed()
+	if r := Result(C.cg_ctx_EventRecordWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventQuery = &proc{
@@ -2666,23 +2813,35 @@ var procEventQuery = &proc{
 
 // EventQuery calls cuEventQuery (resolved as cuEventQuery, ABI version 2000). The header: Queries an event's status
 func EventQuery(hEvent Event) error {
-	fn, err := procEventQuery.addr()
-	if err != nil {
-		return err
+	fn := procEventQuery.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventQuery.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_EventQuery(C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_EventQuery(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // EventQueryCtx calls cuEventQuery, first making ctx current on the calling thread in the same cgo call (resolved as cuEventQuery, ABI version 2000). The header: Queries an event's status
 func EventQueryCtx(ctx Context, hEvent Event) error {
-	fn, err := procEventQuery.addr()
-	if err != nil {
-		return err
+	fn := procEventQuery.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventQuery.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_EventQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_ctx_EventQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventSynchronize = &proc{
@@ -2694,23 +2853,35 @@ var procEventSynchronize = &proc{
 
 // EventSynchronize calls cuEventSynchronize (resolved as cuEventSynchronize, ABI version 2000). The header: Waits for an event to complete
 func EventSynchronize(hEvent Event) error {
-	fn, err := procEventSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procEventSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_EventSynchronize(C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_EventSynchronize(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // EventSynchronizeCtx calls cuEventSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuEventSynchronize, ABI version 2000). The header: Waits for an event to complete
 func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	fn, err := procEventSynchronize.addr()
-	if err != nil {
-		return err
+	fn := procEventSynchronize.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventSynchronize.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_EventSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_ctx_EventSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventDestroy = &proc{
@@ -2722,23 +2893,35 @@ var procEventDestroy = &proc{
 
 // EventDestroy calls cuEventDestroy_v2 (resolved as cuEventDestroy, ABI version 4000). The header: Destroys an event
 func EventDestroy(hEvent Event) error {
-	fn, err := procEventDestroy.addr()
-	if err != nil {
-		return err
+	fn := procEventDestroy.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventDestroy.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_EventDestroy(C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_EventDestroy(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // EventDestroyCtx calls cuEventDestroy_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuEventDestroy, ABI version 4000). The header: Destroys an event
 func EventDestroyCtx(ctx Context, hEvent Event) error {
-	fn, err := procEventDestroy.addr()
-	if err != nil {
-		return err
+	fn := procEventDestroy.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventDestroy.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_EventDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))).boxed()
+	if r := Result(C.cg_ctx_EventDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procEventElapsedTime = &proc{
@@ -2750,9 +2933,12 @@ var procEventElapsedTime = &proc{
 
 // EventElapsedTime calls cuEventElapsedTime (resolved as cuEventElapsedTime, ABI version 2000). The header: Computes the elapsed time between two events
 func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
-	fn, err := procEventElapsedTime.addr()
-	if err != nil {
-		return 0, err
+	fn := procEventElapsedTime.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventElapsedTime.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_EventElapsedTime(C.uintptr_t(fn), C.uintptr_t(hStart), C.uintptr_t(hEnd))
 	if ret.r != 0 {
@@ -2763,9 +2949,12 @@ func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
 
 // EventElapsedTimeCtx calls cuEventElapsedTime, first making ctx current on the calling thread in the same cgo call (resolved as cuEventElapsedTime, ABI version 2000). The header: Computes the elapsed time between two events
 func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (float32, error) {
-	fn, err := procEventElapsedTime.addr()
-	if err != nil {
-		return 0, err
+	fn := procEventElapsedTime.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procEventElapsedTime.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2786,9 +2975,12 @@ var procIPCGetEventHandle = &proc{
 
 // IPCGetEventHandle calls cuIpcGetEventHandle (resolved as cuIpcGetEventHandle, ABI version 4010). The header: Gets an interprocess handle for a previously allocated event
 func IPCGetEventHandle(event Event) (IPCEventHandle, error) {
-	fn, err := procIPCGetEventHandle.addr()
-	if err != nil {
-		return IPCEventHandle{}, err
+	fn := procIPCGetEventHandle.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procIPCGetEventHandle.resolve(); err != nil {
+			return IPCEventHandle{}, err
+		}
 	}
 	ret := C.cg_IPCGetEventHandle(C.uintptr_t(fn), C.uintptr_t(event))
 	if ret.r != 0 {
@@ -2799,9 +2991,12 @@ func IPCGetEventHandle(event Event) (IPCEventHandle, error) {
 
 // IPCGetEventHandleCtx calls cuIpcGetEventHandle, first making ctx current on the calling thread in the same cgo call (resolved as cuIpcGetEventHandle, ABI version 4010). The header: Gets an interprocess handle for a previously allocated event
 func IPCGetEventHandleCtx(ctx Context, event Event) (IPCEventHandle, error) {
-	fn, err := procIPCGetEventHandle.addr()
-	if err != nil {
-		return IPCEventHandle{}, err
+	fn := procIPCGetEventHandle.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procIPCGetEventHandle.resolve(); err != nil {
+			return IPCEventHandle{}, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return IPCEventHandle{}, err
@@ -2822,9 +3017,12 @@ var procIPCOpenEventHandle = &proc{
 
 // IPCOpenEventHandle calls cuIpcOpenEventHandle (resolved as cuIpcOpenEventHandle, ABI version 4010). The header: Opens an interprocess event handle for use in the current process
 func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
-	fn, err := procIPCOpenEventHandle.addr()
-	if err != nil {
-		return 0, err
+	fn := procIPCOpenEventHandle.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procIPCOpenEventHandle.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_IPCOpenEventHandle(C.uintptr_t(fn), unsafe.Pointer(handle))
 	if ret.r != 0 {
@@ -2835,9 +3033,12 @@ func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 
 // IPCOpenEventHandleCtx calls cuIpcOpenEventHandle, first making ctx current on the calling thread in the same cgo call (resolved as cuIpcOpenEventHandle, ABI version 4010). The header: Opens an interprocess event handle for use in the current process
 func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (Event, error) {
-	fn, err := procIPCOpenEventHandle.addr()
-	if err != nil {
-		return 0, err
+	fn := procIPCOpenEventHandle.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procIPCOpenEventHandle.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2858,23 +3059,35 @@ var procLaunchHostFunc = &proc{
 
 // LaunchHostFunc calls cuLaunchHostFunc (resolved as cuLaunchHostFunc, ABI version 10000). The header: Enqueues a host function call in a stream
 func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn, err := procLaunchHostFunc.addr()
-	if err != nil {
-		return err
+	fn := procLaunchHostFunc.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procLaunchHostFunc.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_LaunchHostFunc(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)).boxed()
+	if r := Result(C.cg_LaunchHostFunc(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // LaunchHostFuncCtx calls cuLaunchHostFunc, first making ctx current on the calling thread in the same cgo call (resolved as cuLaunchHostFunc, ABI version 10000). The header: Enqueues a host function call in a stream
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn, err := procLaunchHostFunc.addr()
-	if err != nil {
-		return err
+	fn := procLaunchHostFunc.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procLaunchHostFunc.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_LaunchHostFunc(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)).boxed()
+	if r := Result(C.cg_ctx_LaunchHostFunc(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procModuleLoadData = &proc{
@@ -2886,9 +3099,12 @@ var procModuleLoadData = &proc{
 
 // ModuleLoadData calls cuModuleLoadData (resolved as cuModuleLoadData, ABI version 2000). The header: Load a module's data
 func ModuleLoadData(image unsafe.Pointer) (Module, error) {
-	fn, err := procModuleLoadData.addr()
-	if err != nil {
-		return 0, err
+	fn := procModuleLoadData.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleLoadData.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	ret := C.cg_ModuleLoadData(C.uintptr_t(fn), image)
 	if ret.r != 0 {
@@ -2899,9 +3115,12 @@ func ModuleLoadData(image unsafe.Pointer) (Module, error) {
 
 // ModuleLoadDataCtx calls cuModuleLoadData, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleLoadData, ABI version 2000). The header: Load a module's data
 func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (Module, error) {
-	fn, err := procModuleLoadData.addr()
-	if err != nil {
-		return 0, err
+	fn := procModuleLoadData.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleLoadData.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2922,23 +3141,35 @@ var procModuleUnload = &proc{
 
 // ModuleUnload calls cuModuleUnload (resolved as cuModuleUnload, ABI version 2000). The header: Unloads a module
 func ModuleUnload(hmod Module) error {
-	fn, err := procModuleUnload.addr()
-	if err != nil {
-		return err
+	fn := procModuleUnload.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleUnload.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_ModuleUnload(C.uintptr_t(fn), C.uintptr_t(hmod))).boxed()
+	if r := Result(C.cg_ModuleUnload(C.uintptr_t(fn), C.uintptr_t(hmod))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // ModuleUnloadCtx calls cuModuleUnload, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleUnload, ABI version 2000). The header: Unloads a module
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	fn, err := procModuleUnload.addr()
-	if err != nil {
-		return err
+	fn := procModuleUnload.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleUnload.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_ModuleUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod))).boxed()
+	if r := Result(C.cg_ctx_ModuleUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod))); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 var procModuleGetFunction = &proc{
@@ -2950,9 +3181,12 @@ var procModuleGetFunction = &proc{
 
 // ModuleGetFunction calls cuModuleGetFunction (resolved as cuModuleGetFunction, ABI version 2000). The header: Returns a function handle
 func ModuleGetFunction(hmod Module, name string) (Function, error) {
-	fn, err := procModuleGetFunction.addr()
-	if err != nil {
-		return 0, err
+	fn := procModuleGetFunction.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleGetFunction.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -2965,9 +3199,12 @@ func ModuleGetFunction(hmod Module, name string) (Function, error) {
 
 // ModuleGetFunctionCtx calls cuModuleGetFunction, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleGetFunction, ABI version 2000). The header: Returns a function handle
 func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (Function, error) {
-	fn, err := procModuleGetFunction.addr()
-	if err != nil {
-		return 0, err
+	fn := procModuleGetFunction.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procModuleGetFunction.resolve(); err != nil {
+			return 0, err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return 0, err
@@ -2990,23 +3227,35 @@ var procLaunchKernel = &proc{
 
 // LaunchKernel calls cuLaunchKernel (resolved as cuLaunchKernel, ABI version 4000). The header: Launches a CUDA function
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procLaunchKernel.addr()
-	if err != nil {
-		return err
+	fn := procLaunchKernel.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procLaunchKernel.resolve(); err != nil {
+			return err
+		}
 	}
-	return Result(C.cg_LaunchKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)).boxed()
+	if r := Result(C.cg_LaunchKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // LaunchKernelCtx calls cuLaunchKernel, first making ctx current on the calling thread in the same cgo call (resolved as cuLaunchKernel, ABI version 4000). The header: Launches a CUDA function
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procLaunchKernel.addr()
-	if err != nil {
-		return err
+	fn := procLaunchKernel.addrV.Load()
+	if fn == 0 {
+		var err error
+		if fn, err = procLaunchKernel.resolve(); err != nil {
+			return err
+		}
 	}
 	if err := ensureCtxFns(); err != nil {
 		return err
 	}
-	return Result(C.cg_ctx_LaunchKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)).boxed()
+	if r := Result(C.cg_ctx_LaunchKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)); r != 0 {
+		return r.boxed()
+	}
+	return nil
 }
 
 // Functions lists every bound driver function: its Go name, the name it is

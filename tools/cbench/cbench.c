@@ -22,13 +22,14 @@ static int cmp(const void *a, const void *b) {
 	return x < y ? -1 : x > y;
 }
 
-#define RUNS 5
+#define MAXRUNS 64
+static int RUNS = 5;
 static long N = 200000;
 static CUstream s;
 static CUevent a, b, ta, tb;
 
 #define BENCH(name, body) do { \
-	double v[RUNS]; \
+	double v[MAXRUNS]; \
 	for (int run = 0; run < RUNS; run++) { \
 		double t0 = now(); \
 		for (long i = 0; i < N; i++) { body; } \
@@ -41,6 +42,8 @@ static CUevent a, b, ta, tb;
 
 int main(int argc, char **argv) {
 	if (argc > 1) N = atol(argv[1]);
+	if (argc > 2) RUNS = atoi(argv[2]);
+	if (RUNS < 1 || RUNS > MAXRUNS) RUNS = 5;
 	CUdevice dev;
 	CUcontext ctx;
 	float ms;
