@@ -162,9 +162,10 @@ func Example_ipc() {
 	ev, _ := dev.NewEvent(cuda.EventOptions{IPC: true})
 	defer ev.Close()
 	h, err := ev.IPCHandle()
-	fmt.Println(err, len(h))
-	// In the other process:
+	// Send h's bytes to the other process, which opens and waits for it:
 	//   peer, err := dev.OpenIPCEvent(h)
 	//   err = peer.Wait(ctx)
+	fmt.Println(err, len(h))
+
 	// Output: <nil> 64
 }

@@ -2,6 +2,7 @@ package gputest
 
 import (
 	"context"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -259,4 +260,91 @@ func BenchmarkDriverRecordNoCtx(b *testing.B) {
 	}
 	b.StopTimer()
 	env.s.Sync()
+}
+
+func resolve(b *testing.B, goName string) uintptr {
+	for _, f := range driver.Functions {
+		if f.Go == goName {
+			fn, err := f.Resolve()
+			if err != nil {
+				b.Fatal(err)
+			}
+			return fn
+		}
+	}
+	b.Fatalf("%s not bound", goName)
+	return 0
+}
+
+// The driver's own cost on a Go-created thread: b.N calls in one crossing.
+func BenchmarkDiagSyncDoneLoopInC(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	fn := resolve(b, "EventSynchronize")
+	ok(b, driver.CtxSetCurrent(env.dev.Context()))
+	if r := loopInC(fn, uintptr(env.a.Handle()), b.N); r != 0 {
+		b.Fatal(driver.Result(r))
+	}
+}
+
+func BenchmarkDiagQueryLoopInC(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	fn := resolve(b, "EventQuery")
+	ok(b, driver.CtxSetCurrent(env.dev.Context()))
+	if r := loopInC(fn, uintptr(env.a.Handle()), b.N); r != 0 {
+		b.Fatal(driver.Result(r))
+	}
+}
+
+// The same calls with the goroutine locked to its thread (a diagnostic: the
+// package never needs LockOSThread).
+func BenchmarkDiagSyncDoneLocked(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.a.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDiagQueryLocked(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if _, err := env.a.Query(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDiagRecordLocked(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.s.Record(env.a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	env.s.Sync()
+}
+
+// Create and destroy through a pool: the counterpart of C's create+destroy
+// for code that makes an event per step.
+func BenchmarkPoolGetPut(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	pool, err := env.dev.NewEventPool(cuda.EventOptions{}, 0)
+	ok(b, err)
+	defer pool.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, err := pool.Get()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool.Put(e)
+	}
 }

@@ -1,13 +1,31 @@
 package gputest
 
-// The cost of one cgo crossing to an empty C function: the floor under every
-// driver call made from Go, measured beside the driver benchmarks.
+// Diagnostics for the benchmarks: the cost of one cgo crossing to an empty C
+// function (the floor under every driver call made from Go), and a loop of
+// driver calls made inside C on a Go-created thread (the driver's own cost
+// there, without any crossing).
 
 /*
+#include <stdint.h>
 static void cudagen_noop(void) {}
+static int cudagen_loop1(uintptr_t fn, uintptr_t a, long n) {
+	int r = 0;
+	for (long i = 0; i < n; i++) {
+		r |= ((int (*)(void *))fn)((void *)a);
+	}
+	return r;
+}
 #cgo noescape cudagen_noop
 #cgo nocallback cudagen_noop
+#cgo noescape cudagen_loop1
+#cgo nocallback cudagen_loop1
 */
 import "C"
 
 func cgoNoop() { C.cudagen_noop() }
+
+// loopInC calls fn(a) n times inside one cgo call and returns the OR of the
+// results.
+func loopInC(fn, a uintptr, n int) int {
+	return int(C.cudagen_loop1(C.uintptr_t(fn), C.uintptr_t(a), C.long(n)))
+}

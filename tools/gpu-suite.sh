@@ -71,29 +71,29 @@ else
 fi
 newest=$(cat .gpu/newest)
 $pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
-	-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|RecordSync|RecordWait|Driver.*|CgoFloor)$' \
+	-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|PoolGetPut|RecordSync|RecordWait|Driver.*|CgoFloor|Diag.*)$' \
 	-test.benchtime 200000x -test.count $COUNT -test.benchmem > "$OUT/bench.txt" 2>&1 || status=1
 # The C baseline again after the Go runs, to see the machine's drift.
 $pin /tmp/cbench 200000 $COUNT > "$OUT/cbench-after.txt" 2>&1 || status=1
 ./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 > "$OUT/bench-long.txt" 2>&1 || status=1
 {
 	printf "%-22s %10s %10s %10s %8s %s\n" op "C ns/op" "C after" "Go ns/op" "Go/C" "Go allocs/op"
-	for op in Record Query RecordQuery Elapsed SyncDone CreateDestroy RecordSync RecordWait; do
-		cop=$op; [ "$op" = RecordWait ] && cop=RecordSync
+	for op in Record Query RecordQuery Elapsed SyncDone CreateDestroy PoolGetPut RecordSync RecordWait; do
+		cop=$op; [ "$op" = RecordWait ] && cop=RecordSync; [ "$op" = PoolGetPut ] && cop=CreateDestroy
 		c=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench.txt")
 		c2=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench-after.txt")
 		g=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $3}' | median)
 		a=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $(NF-1)}' | median)
 		printf "%-22s %10s %10s %10s %8s %s\n" "$op" "$c" "$c2" "$g" "$(awk -v g="$g" -v c="$c" 'BEGIN {if (c>0) printf "%.2f", g/c}')" "$a"
 	done
-	for op in CgoFloor DriverQueryNoCtx DriverQueryCtx DriverElapsedNoCtx DriverRecordNoCtx DriverRecordQuery; do
+	for op in CgoFloor DriverQueryNoCtx DriverQueryCtx DriverElapsedNoCtx DriverRecordNoCtx DriverRecordQuery DiagQueryLoopInC DiagSyncDoneLoopInC DiagQueryLocked DiagSyncDoneLocked DiagRecordLocked; do
 		g=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $3}' | median)
 		printf "%-22s %10s %10s %10s\n" "$op" "" "" "$g"
 	done
 	for op in CtxGetCurrent GetCur+Query; do
 		printf "%-22s %10s %10s\n" "C $op" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench.txt")" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench-after.txt")"
 	done
-	echo "(RecordWait is compared with C's record+sync round trip.)"
+	echo "(RecordWait is compared with C's record+sync round trip, PoolGetPut with C's create+destroy.)"
 	grep -E '^Benchmark' "$OUT/bench-long.txt"
 } | tee "$OUT/bench-table.txt" >> "$OUT/summary.txt"
 log "status: $status"
