@@ -17,6 +17,9 @@ for tag in $tags; do
 done
 echo "== tests (newest toolkit, no tag)"
 go test -count=1 ./...
+echo "== GPU tests, verbose: without a GPU each says why it skips"
+out=$(go test -count=1 -v ./cuda_test 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | grep -E -- '^(--- |ok|FAIL|PASS)|skipping' | awk '/skipping/ && n++ >= 1 {next} {print}' || true
 for tag in $tags; do
 	echo "== tests with -tags $tag"
 	go test -count=1 -tags "$tag" ./cuda/... ./cuda_test/...
