@@ -698,3 +698,60 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 	).Values(calls...)
 	return e.gofmt(f)
 }
+
+// DocsFile is the generated reference, relative to the module root.
+const DocsFile = "docs/zbindings.md"
+
+type docRow struct {
+	Go, Name string
+	Cells    []string
+}
+
+// Docs renders the per-version table of bound functions.
+func (e *Emitter) Docs(models []*Model) ([]byte, error) {
+	var rows []docRow
+	index := map[string]int{}
+	for mi, m := range models {
+		for _, f := range m.Funcs {
+			i, ok := index[f.GoName]
+			if !ok {
+				i = len(rows)
+				index[f.GoName] = i
+				rows = append(rows, docRow{Go: f.GoName, Name: f.Base, Cells: make([]string, len(models))})
+			}
+			rows[i].Cells[mi] = fmt.Sprintf("`%s` @ %d", f.Symbol, f.ABI)
+		}
+	}
+	for i := range rows {
+		for j, c := range rows[i].Cells {
+			if c == "" {
+				rows[i].Cells[j] = "–"
+			}
+		}
+	}
+	t, err := template.New("bindings.md.tmpl").Funcs(template.FuncMap{
+		"resultCount": func(m *Model) int {
+			for _, en := range m.Enums {
+				if en.Conf.Error {
+					return len(en.Values)
+				}
+			}
+			return 0
+		},
+	}).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
+	if err != nil {
+		return nil, fmt.Errorf("gen: template: %w", err)
+	}
+	var b bytes.Buffer
+	err = t.Execute(&b, map[string]any{
+		"Command":   strings.TrimPrefix(e.Command, "// "),
+		"DoNotEdit": doNotEdit,
+		"Models":    models,
+		"Rows":      rows,
+		"Files":     headers.Files,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gen: template bindings.md.tmpl: %w", err)
+	}
+	return b.Bytes(), nil
+}

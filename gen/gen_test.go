@@ -353,6 +353,32 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// A real pinned header cut in half fails with its file and line.
+func TestTruncatedRealHeader(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	var src string
+	for i := range man.Versions {
+		if d, err := headers.Ensure(&man.Versions[i], cache, nil); err == nil {
+			src = d
+			break
+		}
+	}
+	if src == "" {
+		t.Skip("skipping: no pinned headers can be had on this machine")
+	}
+	b, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
+	lines := strings.Split(string(b), "\n")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"), 0o644)
+	tb, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
+	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), tb, 0o644)
+	_, err := ParseHeaders(cfg, dir)
+	if err == nil || !regexp.MustCompile(`cuda\.h:[0-9]+:[0-9]+`).MatchString(err.Error()) {
+		t.Fatalf("got %v", err)
+	}
+	t.Log(err)
+}
+
 // A pinned header whose CUDA_VERSION differs from the manifest's is refused.
 func TestVersionMismatch(t *testing.T) {
 	e := &headers.Entry{Version: "12.6", CUDAVersion: 12060, Tag: "cuda12.6"}
@@ -409,8 +435,10 @@ func TestPinToolkit(t *testing.T) {
 	rr := root(t)
 	copyFile(filepath.Join(rr, "go.mod"), filepath.Join(r, "go.mod"))
 	copyFile(filepath.Join(rr, "gen", "bindings.json"), filepath.Join(r, "gen", "bindings.json"))
-	copyFile(filepath.Join(rr, "templates", "loader.c.tmpl"), filepath.Join(r, "templates", "loader.c.tmpl"))
-	copyFile(filepath.Join(rr, "templates", "driver.c.tmpl"), filepath.Join(r, "templates", "driver.c.tmpl"))
+	tmpls, _ := filepath.Glob(filepath.Join(rr, "templates", "*.tmpl"))
+	for _, f := range tmpls {
+		copyFile(f, filepath.Join(r, "templates", filepath.Base(f)))
+	}
 	// A one-version manifest, and a "12.6" toolkit: the pinned header with
 	// its version changed.
 	one := &headers.Manifest{Versions: []headers.Entry{*man.Newest()}}
@@ -451,6 +479,9 @@ func TestPinToolkit(t *testing.T) {
 	newest, _ := os.ReadFile(filepath.Join(r, "cuda/driver", fileName(man.Newest().Version)))
 	if !bytes.Contains(newest, []byte("//go:build !cuda12.6\n")) {
 		t.Errorf("the newest file's constraint:\n%s", newest[:300])
+	}
+	if doc, err := os.ReadFile(filepath.Join(r, DocsFile)); err != nil || !bytes.Contains(doc, []byte("CUDA 12.6 (`cuda12.6`)")) {
+		t.Errorf("reference not regenerated with 12.6: %v", err)
 	}
 }
 

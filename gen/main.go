@@ -179,7 +179,20 @@ func Generate(o Options) ([]string, error) {
 		if len(skipped) > 0 {
 			return nil, fmt.Errorf("gen: cannot write bindings without CUDA %s", strings.Join(skipped, ", "))
 		}
-		return nil, em.WriteAll(out, models, o.Only == "")
+		if err := em.WriteAll(out, models, o.Only == ""); err != nil {
+			return nil, err
+		}
+		if o.Only != "" || o.Out != "" {
+			return nil, nil // the reference covers every version, in the module
+		}
+		b, err := em.Docs(models)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(filepath.Join(o.Root, filepath.Dir(DocsFile)), 0o755); err != nil {
+			return nil, err
+		}
+		return nil, writeIfChanged(filepath.Join(o.Root, DocsFile), b)
 	}
 	var drift []string
 	check := func(name string, b []byte) {
@@ -204,6 +217,16 @@ func Generate(o Options) ([]string, error) {
 			return nil, err
 		}
 		check(testFileName(m.Version), tb)
+	}
+	if len(skipped) == 0 && o.Only == "" {
+		b, err := em.Docs(models)
+		if err != nil {
+			return nil, err
+		}
+		old, err := os.ReadFile(filepath.Join(o.Root, DocsFile))
+		if err != nil || !bytes.Equal(old, b) {
+			drift = append(drift, DocsFile)
+		}
 	}
 	return drift, nil
 }
