@@ -214,10 +214,6 @@ func (e *Emitter) Driver(m *Model) ([]byte, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var sums []jen.Code
-	for _, n := range names {
-		sums = append(sums, jen.Lit(n).Op(":").Lit(m.Sums[n]))
-	}
 	f.Comment(fmt.Sprintf("Bindings for CUDA %s: CUDA_VERSION %d, %s.", m.Version, m.CUDAVersion, strings.Join(sumLines(m), ", ")))
 	f.Const().Defs(
 		jen.Comment("HeaderVersion is the CUDA_VERSION of the header these bindings were generated from."),
@@ -230,6 +226,7 @@ func (e *Emitter) Driver(m *Model) ([]byte, error) {
 		jen.Id("PerThreadDefaultStream").Op("=").Lit(m.PerThread),
 		jen.Id("gpaSymbol").Op("=").Lit(m.GPASymbol),
 		jen.Id("gpaV2").Op("=").Lit(m.GPAV2),
+		jen.Id("gpaFlags").Op("=").Lit(int(m.GPAFlags)),
 	)
 	f.Comment("HeaderSHA256 holds the sha256 of each header file the bindings were generated from.")
 	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
@@ -237,7 +234,6 @@ func (e *Emitter) Driver(m *Model) ([]byte, error) {
 			d[jen.Lit(n)] = jen.Lit(m.Sums[n])
 		}
 	}))
-	_ = sums
 
 	// Handle and struct types.
 	for _, h := range m.Handles {
@@ -319,12 +315,8 @@ func (e *Emitter) enum(f *jen.File, m *Model, en Enum) {
 		seen[v.Value] = true
 		cases = append(cases, jen.Case(jen.Lit(int(v.Value))).Block(jen.Return(jen.Lit(v.C))))
 	}
-	nameFn := "name"
-	if ec.Error {
-		nameFn = "name"
-	}
-	f.Commentf("%s returns the C name of a value, or \"\" when the header has none.", nameFn)
-	f.Func().Params(jen.Id("v").Id(ec.Go)).Id(nameFn).Params().String().Block(
+	f.Comment("name returns the C name of a value, or \"\" when the header has none.")
+	f.Func().Params(jen.Id("v").Id(ec.Go)).Id("name").Params().String().Block(
 		jen.Switch(jen.Id("v")).Block(cases...),
 		jen.Return(jen.Lit("")),
 	)

@@ -130,11 +130,7 @@ func Lookup(name string, version int) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	flags := uint64(0)
-	if len(Functions) > 0 {
-		flags = uint64(Functions[0].Flags)
-	}
-	return l.lookup(name, name, version, flags)
+	return l.lookup(name, name, version, gpaFlags)
 }
 
 // FunctionInfo describes one bound function.

@@ -502,6 +502,7 @@ const (
 	PerThreadDefaultStream = false
 	gpaSymbol              = "cuGetProcAddress"
 	gpaV2                  = false
+	gpaFlags               = 1
 )
 
 // HeaderSHA256 holds the sha256 of each header file the bindings were generated from.

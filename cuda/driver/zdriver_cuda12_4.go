@@ -505,6 +505,7 @@ const (
 	PerThreadDefaultStream = false
 	gpaSymbol              = "cuGetProcAddress_v2"
 	gpaV2                  = true
+	gpaFlags               = 1
 )
 
 // HeaderSHA256 holds the sha256 of each header file the bindings were generated from.
