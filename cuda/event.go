@@ -104,13 +104,22 @@ func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Even
 	return e
 }
 
-// acquire counts a call in flight; it fails once the event is closed.
+// acquire counts a call in flight; it fails once the event is closed or its
+// device's context is gone.
 func (e *Event) acquire() bool {
-	if e.state.Add(1)&closing != 0 {
+	if e.state.Add(1)&closing != 0 || !e.dev.p.alive() {
 		e.state.Add(-1)
 		return false
 	}
 	return true
+}
+
+// unusable is the error of a failed acquire: closed, or its device closed.
+func (e *Event) unusable(op, which string) error {
+	if e.state.Load()&closing == 0 && !e.dev.p.alive() {
+		return closedErr(op, which+"'s device")
+	}
+	return closedErr(op, which)
 }
 
 func (e *Event) release() { e.state.Add(-1) }
@@ -118,15 +127,16 @@ func (e *Event) release() { e.state.Add(-1) }
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	const op = "record event"
-	if err := s.check(op); err != nil {
+	if err := s.acquire(op); err != nil {
 		return err
 	}
+	defer s.release()
 	if s.dev.p != e.dev.p {
 		return &Error{Op: op, Detail: fmt.Sprintf("the event belongs to device %d and the stream to device %d", e.dev.p.ordinal, s.dev.p.ordinal),
 			Fix: "create the event on the stream's device, or use Stream.Wait to order work across devices", Err: ErrWrongDevice}
 	}
 	if !e.acquire() {
-		return closedErr(op, "event")
+		return e.unusable(op, "event")
 	}
 	var err error
 	if len(flags) == 0 {
@@ -153,7 +163,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 // complete.
 func (e *Event) Query() (bool, error) {
 	if !e.acquire() {
-		return false, closedErr("query event", "event")
+		return false, e.unusable("query event", "event")
 	}
 	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
 	e.release()
@@ -171,7 +181,7 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	if !e.acquire() {
-		return closedErr("synchronize event", "event")
+		return e.unusable("synchronize event", "event")
 	}
 	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
 	e.release()
@@ -191,11 +201,11 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 		return 0, err
 	}
 	if !e.acquire() {
-		return 0, closedErr(op, "end event")
+		return 0, e.unusable(op, "end event")
 	}
 	defer e.release()
 	if !start.acquire() {
-		return 0, closedErr(op, "start event")
+		return 0, start.unusable(op, "start event")
 	}
 	defer start.release()
 	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
@@ -244,7 +254,7 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
 	}
 	if !e.acquire() {
-		return IPCEventHandle{}, closedErr(op, "event")
+		return IPCEventHandle{}, e.unusable(op, "event")
 	}
 	defer e.release()
 	h, err := driver.IPCGetEventHandleCtx(e.dev.p.ctx, e.h)

@@ -44,9 +44,10 @@ var spinKernels sync.Map // *primary → *spinKernel
 // duration, like torch.cuda._sleep, for tests, examples and benchmarks.
 func (s *Stream) Spin(d time.Duration) error {
 	const op = "queue spin kernel"
-	if err := s.check(op); err != nil {
+	if err := s.acquire(op); err != nil {
 		return err
 	}
+	defer s.release()
 	v, _ := spinKernels.LoadOrStore(s.dev.p, &spinKernel{})
 	k := v.(*spinKernel)
 	k.once.Do(func() {

@@ -29,7 +29,7 @@ type Stream struct {
 	dev     *Device
 	h       driver.Stream
 	owned   bool
-	closed  atomic.Bool
+	state   atomic.Int64 // calls in flight, plus closing once closed
 	cleanup runtime.Cleanup
 }
 
@@ -47,15 +47,21 @@ func (s *Stream) String() string {
 	return fmt.Sprintf("stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
 }
 
-func (s *Stream) check(op string) error {
-	if s.closed.Load() {
+// acquire counts a call in flight on the stream; release ends it. It fails
+// once the stream is closed or its device's context is gone.
+func (s *Stream) acquire(op string) error {
+	if s.state.Add(1)&closing != 0 {
+		s.state.Add(-1)
 		return closedErr(op, "stream")
 	}
-	if s.dev.closed.Load() {
+	if !s.dev.p.alive() || s.h == 0 && s.dev.closed.Load() {
+		s.state.Add(-1)
 		return closedErr(op, "stream's device")
 	}
 	return nil
 }
+
+func (s *Stream) release() { s.state.Add(-1) }
 
 // Record captures in e the work queued on s so far; e completes when that
 // work has. Recording again overwrites: Query, Sync, Wait and Sub then refer
@@ -68,11 +74,12 @@ func (s *Stream) Record(e *Event, flags ...RecordFlag) error {
 // blocking the host. e may belong to another device.
 func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 	const op = "stream wait for event"
-	if err := s.check(op); err != nil {
+	if err := s.acquire(op); err != nil {
 		return err
 	}
+	defer s.release()
 	if !e.acquire() {
-		return closedErr(op, "event")
+		return e.unusable(op, "event")
 	}
 	defer e.release()
 	var f driver.EventWaitFlags
@@ -112,9 +119,10 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if err := s.check(op); err != nil {
+	if err := s.acquire(op); err != nil {
 		return err
 	}
+	defer s.release()
 	return driverErr(op, driver.StreamSynchronizeCtx(s.dev.p.ctx, s.h))
 }
 
@@ -122,10 +130,11 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if err := s.check(op); err != nil {
+	if err := s.acquire(op); err != nil {
 		return false, err
 	}
 	err := driver.StreamQueryCtx(s.dev.p.ctx, s.h)
+	s.release()
 	if err == nil {
 		return true, nil
 	}
@@ -136,10 +145,22 @@ func (s *Stream) Query() (bool, error) {
 }
 
 // Close destroys the stream. It is idempotent; work already queued still
-// completes. Closing the default stream does nothing.
+// completes. Closing the default stream does nothing. It waits for calls on the stream in flight in other goroutines to return.
 func (s *Stream) Close() error {
-	if !s.owned || !s.closed.CompareAndSwap(false, true) {
+	if !s.owned {
 		return nil
+	}
+	for {
+		st := s.state.Load()
+		if st&closing != 0 {
+			return nil
+		}
+		if s.state.CompareAndSwap(st, st|closing) {
+			break
+		}
+	}
+	for s.state.Load() != closing {
+		runtime.Gosched()
 	}
 	s.cleanup.Stop()
 	if !s.dev.p.alive() {

@@ -36,7 +36,7 @@ func (e *Event) Wait(ctx context.Context) error {
 		return err
 	}
 	if !e.acquire() {
-		return closedErr(op, "event")
+		return e.unusable(op, "event")
 	}
 	defer e.release()
 	spin := waitSpin

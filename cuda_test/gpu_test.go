@@ -713,3 +713,63 @@ func TestEventPool(t *testing.T) {
 		t.Fatalf("get after close: %v", err)
 	}
 }
+
+// Once the last Device of an ordinal is closed, its context is gone: its
+// events and streams say so instead of reaching the driver.
+func TestLastDeviceClosed(t *testing.T) {
+	if _, err := cuda.DeviceCount(); err != nil {
+		t.Skipf("skipping: needs a GPU, and this machine has none (CI has no GPU): %v", err)
+	}
+	dev := must[*cuda.Device](t)(cuda.GetDevice(0)) // the only open Device here
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
+	ok(t, s.Record(e))
+	ok(t, dev.Close())
+	for name, err := range map[string]error{
+		"Query":       func() error { _, err := e.Query(); return err }(),
+		"Sync":        e.Sync(),
+		"Wait":        e.Wait(context.Background()),
+		"Sub":         func() error { _, err := e.Sub(e); return err }(),
+		"Record":      s.Record(e),
+		"Stream.Sync": s.Sync(),
+	} {
+		if !errors.Is(err, cuda.ErrClosed) || !strings.Contains(err.Error(), "device") {
+			t.Errorf("%s after the device closed: %v", name, err)
+		}
+	}
+	ok(t, e.Close()) // nothing to destroy: the context took it
+	ok(t, s.Close())
+}
+
+// Close racing with calls from other goroutines: every call either works or
+// returns ErrClosed, and nothing reaches the driver with a destroyed handle.
+func TestCloseRacesWithUse(t *testing.T) {
+	dev := gpu(t)
+	for round := 0; round < 20; round++ {
+		s := must[*cuda.Stream](t)(dev.NewStream())
+		e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
+		var wg sync.WaitGroup
+		errs := make(chan error, 400)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 50; i++ {
+					for _, err := range []error{s.Record(e), e.Sync(), s.Wait(e), func() error { _, err := e.Query(); return err }()} {
+						if err != nil && !errors.Is(err, cuda.ErrClosed) {
+							errs <- err
+						}
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * 100 * time.Microsecond)
+		ok(t, e.Close())
+		ok(t, s.Close())
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: %v", round, err)
+		}
+	}
+}
