@@ -2,6 +2,7 @@
 # Runs the whole GPU check on the GPU machine, in one command:
 #   bash tools/gpu-suite.sh            (after tools/gpu-build.sh here, carrying .gpu)
 #   bash tools/gpu-suite.sh bench      (the benchmarks only)
+#   bash tools/gpu-suite.sh tests      (everything but the benchmarks)
 # Logs go to $OUT (the device tool brings them back). It runs: the GPU tests of
 # every pinned toolkit's build, the -race build, the examples, the generator
 # against the machine's own toolkit, and the benchmarks side by side with the
@@ -56,6 +57,8 @@ else
 fi
 
 fi # tests
+
+if [ "${1:-}" = tests ]; then log "status: $status"; exit $status; fi
 
 # Unpinned: pinning both to one CPU was tried and distorts the C figures
 # (the driver's own threads compete for that CPU). CPU=N pins anyway.
