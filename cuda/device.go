@@ -163,6 +163,6 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 		return nil, driverErr("create stream", err)
 	}
 	s := &Stream{dev: d, h: h, owned: true}
-	s.cleanup = setStreamCleanup(s, d.p, h)
+	s.cleanup = backstop(s, d.p, h, driver.StreamDestroyCtx)
 	return s, nil
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
@@ -88,11 +89,7 @@ type opError struct {
 }
 
 func (e *opError) Error() string {
-	msg := e.err.Error()
-	if len(msg) > 6 && msg[:6] == "cuda: " {
-		msg = msg[6:]
-	}
-	return "cuda: " + e.op + ": " + msg
+	return "cuda: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "cuda: ")
 }
 
 func (e *opError) Unwrap() error { return e.err }

@@ -48,16 +48,6 @@ func (o EventOptions) Validate() error {
 	return err
 }
 
-var leaked atomic.Int64
-
-// Leaked is the number of events and streams released by the garbage
-// collector because they were never closed. A growing count is a leak to fix
-// with Close.
-func Leaked() int64 { return leaked.Load() }
-
-// closing marks an event being closed in its state word.
-const closing = int64(1) << 62
-
 // Event marks a point in a stream's work, for ordering, waiting and timing.
 // It is safe for concurrent use; Close waits for calls in flight on it.
 type Event struct {
@@ -66,7 +56,7 @@ type Event struct {
 	opts     EventOptions
 	imported bool
 	recorded atomic.Bool
-	state    atomic.Int64 // calls in flight, plus closing once closed
+	g        guard
 	cleanup  runtime.Cleanup
 }
 
@@ -93,22 +83,18 @@ func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Even
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}
-	e.cleanup = runtime.AddCleanup(e, func(r handleRef[driver.Event]) {
-		// A backstop for events never closed: tolerate a context already
-		// gone (its events went with it) and never panic.
-		leaked.Add(1)
-		if r.p.alive() {
-			_ = driver.EventDestroyCtx(r.p.ctx, r.h)
-		}
-	}, handleRef[driver.Event]{d.p, h})
+	e.cleanup = backstop(e, d.p, h, driver.EventDestroyCtx)
 	return e
 }
 
 // acquire counts a call in flight; it fails once the event is closed or its
 // device's context is gone.
 func (e *Event) acquire() bool {
-	if e.state.Add(1)&closing != 0 || !e.dev.p.alive() {
-		e.state.Add(-1)
+	if !e.g.enter() {
+		return false
+	}
+	if !e.dev.p.alive() {
+		e.g.exit()
 		return false
 	}
 	return true
@@ -116,13 +102,13 @@ func (e *Event) acquire() bool {
 
 // unusable is the error of a failed acquire: closed, or its device closed.
 func (e *Event) unusable(op, which string) error {
-	if e.state.Load()&closing == 0 && !e.dev.p.alive() {
+	if !e.g.closed() && !e.dev.p.alive() {
 		return closedErr(op, which+"'s device")
 	}
 	return closedErr(op, which)
 }
 
-func (e *Event) release() { e.state.Add(-1) }
+func (e *Event) release() { e.g.exit() }
 
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
@@ -293,17 +279,8 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 // for calls on the event in flight in other goroutines (such as Sync) to
 // return. Use after Close returns errors matching ErrClosed.
 func (e *Event) Close() error {
-	for {
-		s := e.state.Load()
-		if s&closing != 0 {
-			return nil
-		}
-		if e.state.CompareAndSwap(s, s|closing) {
-			break
-		}
-	}
-	for e.state.Load() != closing {
-		runtime.Gosched()
+	if !e.g.close() {
+		return nil
 	}
 	e.cleanup.Stop()
 	if !e.dev.p.alive() {

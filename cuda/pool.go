@@ -67,7 +67,7 @@ func (p *EventPool) Put(e *Event) {
 		return
 	}
 	p.mu.Lock()
-	if p.closed || len(p.free) >= p.max || e.state.Load()&closing != 0 {
+	if p.closed || len(p.free) >= p.max || e.g.closed() {
 		p.mu.Unlock()
 		e.Close()
 		return

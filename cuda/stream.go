@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
@@ -29,7 +28,7 @@ type Stream struct {
 	dev     *Device
 	h       driver.Stream
 	owned   bool
-	state   atomic.Int64 // calls in flight, plus closing once closed
+	g       guard
 	cleanup runtime.Cleanup
 }
 
@@ -50,18 +49,17 @@ func (s *Stream) String() string {
 // acquire counts a call in flight on the stream; release ends it. It fails
 // once the stream is closed or its device's context is gone.
 func (s *Stream) acquire(op string) error {
-	if s.state.Add(1)&closing != 0 {
-		s.state.Add(-1)
+	if !s.g.enter() {
 		return closedErr(op, "stream")
 	}
 	if !s.dev.p.alive() || s.h == 0 && s.dev.closed.Load() {
-		s.state.Add(-1)
+		s.g.exit()
 		return closedErr(op, "stream's device")
 	}
 	return nil
 }
 
-func (s *Stream) release() { s.state.Add(-1) }
+func (s *Stream) release() { s.g.exit() }
 
 // Record captures in e the work queued on s so far; e completes when that
 // work has. Recording again overwrites: Query, Sync, Wait and Sub then refer
@@ -150,35 +148,12 @@ func (s *Stream) Close() error {
 	if !s.owned {
 		return nil
 	}
-	for {
-		st := s.state.Load()
-		if st&closing != 0 {
-			return nil
-		}
-		if s.state.CompareAndSwap(st, st|closing) {
-			break
-		}
-	}
-	for s.state.Load() != closing {
-		runtime.Gosched()
+	if !s.g.close() {
+		return nil
 	}
 	s.cleanup.Stop()
 	if !s.dev.p.alive() {
 		return nil // the context, and its streams, are gone
 	}
 	return driverErr("destroy stream", driver.StreamDestroyCtx(s.dev.p.ctx, s.h))
-}
-
-type handleRef[H ~uintptr] struct {
-	p *primary
-	h H
-}
-
-func setStreamCleanup(s *Stream, p *primary, h driver.Stream) runtime.Cleanup {
-	return runtime.AddCleanup(s, func(r handleRef[driver.Stream]) {
-		leaked.Add(1)
-		if r.p.alive() {
-			_ = driver.StreamDestroyCtx(r.p.ctx, r.h)
-		}
-	}, handleRef[driver.Stream]{p, h})
 }

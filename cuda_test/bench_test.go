@@ -21,21 +21,39 @@ type benchEnv struct {
 	a, b *cuda.Event
 }
 
-func setup(b *testing.B, opts cuda.EventOptions) benchEnv {
-	dev := gpu(b)
-	s := must[*cuda.Stream](b)(dev.NewStream())
-	e1 := must[*cuda.Event](b)(dev.NewEvent(opts))
-	e2 := must[*cuda.Event](b)(dev.NewEvent(opts))
-	b.Cleanup(func() { e1.Close(); e2.Close(); s.Close() })
-	ok(b, s.Record(e1))
-	ok(b, s.Record(e2))
-	ok(b, e2.Sync())
-	b.ReportAllocs()
-	b.ResetTimer()
+// newEnv makes a stream and two events with opts, records both and waits,
+// and closes them when the test ends.
+func newEnv(tb testing.TB, opts cuda.EventOptions) benchEnv {
+	tb.Helper()
+	dev := gpu(tb)
+	s := must[*cuda.Stream](tb)(dev.NewStream())
+	e1 := must[*cuda.Event](tb)(dev.NewEvent(opts))
+	e2 := must[*cuda.Event](tb)(dev.NewEvent(opts))
+	tb.Cleanup(func() { e1.Close(); e2.Close(); s.Close() })
+	ok(tb, s.Record(e1))
+	ok(tb, s.Record(e2))
+	ok(tb, e2.Sync())
 	return benchEnv{dev, s, e1, e2}
 }
 
-func BenchmarkRecord(b *testing.B) {
+func setup(b *testing.B, opts cuda.EventOptions) benchEnv {
+	env := newEnv(b, opts)
+	b.ReportAllocs()
+	b.ResetTimer()
+	return env
+}
+
+// lock pins the benchmark's goroutine to its thread when asked: the Diag
+// variants (a diagnostic; the package never needs LockOSThread).
+func lock(b *testing.B, locked bool) {
+	if locked {
+		runtime.LockOSThread()
+		b.Cleanup(runtime.UnlockOSThread)
+	}
+}
+
+func benchRecord(b *testing.B, locked bool) {
+	lock(b, locked)
 	env := setup(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
 		if err := env.s.Record(env.a); err != nil {
@@ -46,7 +64,8 @@ func BenchmarkRecord(b *testing.B) {
 	env.s.Sync()
 }
 
-func BenchmarkQuery(b *testing.B) {
+func benchQuery(b *testing.B, locked bool) {
+	lock(b, locked)
 	env := setup(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
 		if done, err := env.a.Query(); !done || err != nil {
@@ -54,6 +73,24 @@ func BenchmarkQuery(b *testing.B) {
 		}
 	}
 }
+
+func benchSyncDone(b *testing.B, locked bool) {
+	lock(b, locked)
+	env := setup(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := env.a.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRecord(b *testing.B)   { benchRecord(b, false) }
+func BenchmarkQuery(b *testing.B)    { benchQuery(b, false) }
+func BenchmarkSyncDone(b *testing.B) { benchSyncDone(b, false) }
+
+func BenchmarkDiagRecordLocked(b *testing.B)   { benchRecord(b, true) }
+func BenchmarkDiagQueryLocked(b *testing.B)    { benchQuery(b, true) }
+func BenchmarkDiagSyncDoneLocked(b *testing.B) { benchSyncDone(b, true) }
 
 func BenchmarkRecordQuery(b *testing.B) {
 	env := setup(b, cuda.EventOptions{})
@@ -73,15 +110,6 @@ func BenchmarkElapsed(b *testing.B) {
 	env := setup(b, cuda.EventOptions{Timing: true})
 	for i := 0; i < b.N; i++ {
 		if _, err := env.b.Sub(env.a); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkSyncDone(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	for i := 0; i < b.N; i++ {
-		if err := env.a.Sync(); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -189,18 +217,10 @@ func BenchmarkSyncLong10ms(b *testing.B) {
 // Steady-state calls allocate nothing (a behaviour, not a timing). Each
 // call must succeed: an error return is allowed to allocate.
 func TestNoAllocations(t *testing.T) {
-	dev := gpu(t)
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	defer s.Close()
-	a := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	r := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
-	defer a.Close()
-	defer e.Close()
+	env := newEnv(t, cuda.EventOptions{Timing: true})
+	s, a, e := env.s, env.a, env.b
+	r := must[*cuda.Event](t)(env.dev.NewEvent(cuda.EventOptions{}))
 	defer r.Close()
-	ok(t, s.Record(a))
-	ok(t, s.Record(e))
-	ok(t, e.Sync())
 	ctx := context.Background()
 	var failed error
 	check := func(err error) {
@@ -313,43 +333,6 @@ func BenchmarkDiagQueryLoopInC(b *testing.B) {
 	if r := loopInC(fn, uintptr(env.a.Handle()), b.N); r != 0 {
 		b.Fatal(driver.Result(r))
 	}
-}
-
-// The same calls with the goroutine locked to its thread (a diagnostic: the
-// package never needs LockOSThread).
-func BenchmarkDiagSyncDoneLocked(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	env := setup(b, cuda.EventOptions{})
-	for i := 0; i < b.N; i++ {
-		if err := env.a.Sync(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDiagQueryLocked(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	env := setup(b, cuda.EventOptions{})
-	for i := 0; i < b.N; i++ {
-		if _, err := env.a.Query(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDiagRecordLocked(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	env := setup(b, cuda.EventOptions{})
-	for i := 0; i < b.N; i++ {
-		if err := env.s.Record(env.a); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	env.s.Sync()
 }
 
 // Create and destroy through a pool: the counterpart of C's create+destroy

@@ -275,13 +275,8 @@ func TestIPCTimingRejected(t *testing.T) {
 
 // Elapsed time of GPU work of known duration agrees within tolerance.
 func TestElapsedAccuracy(t *testing.T) {
-	dev := gpu(t)
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	defer s.Close()
-	a := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	b := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	defer a.Close()
-	defer b.Close()
+	env := newEnv(t, cuda.EventOptions{Timing: true})
+	s, a, b := env.s, env.a, env.b
 	// Warm up: the first launch JIT-compiles the kernel.
 	ok(t, s.Spin(time.Microsecond))
 	ok(t, s.Sync())
@@ -595,13 +590,8 @@ func TestRecordExternalOutsideCapture(t *testing.T) {
 // current for every call; this test asserts that its Ctx variants work from
 // such a thread and logs what the raw calls do.
 func TestCallsFromThreadWithoutContext(t *testing.T) {
-	dev := gpu(t)
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	defer s.Close()
-	a := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	b := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
-	defer a.Close()
-	defer b.Close()
+	env := newEnv(t, cuda.EventOptions{Timing: true})
+	dev, s, a, b := env.dev, env.s, env.a, env.b
 	runtime.LockOSThread() // the experiment needs one thread; the package never locks
 	defer runtime.UnlockOSThread()
 	ctx := dev.Context()

@@ -581,44 +581,43 @@ func (e *Emitter) function(f *jen.File, m *Model, fn Func, ctx bool) {
 	f.Func().Id(name).Params(params...).Params(results...).Block(body...)
 }
 
-// WriteAll generates every version and the shared loader into dir.
-func (e *Emitter) WriteAll(dir string, models []*Model, prune bool) error {
+// Render generates the shared loader and each version's file and test,
+// keyed by file name in the output directory.
+func (e *Emitter) Render(models []*Model) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	b, err := e.Loader()
+	if err != nil {
+		return nil, err
+	}
+	files["zloader.go"] = b
+	for _, m := range models {
+		if files[fileName(m.Version)], err = e.Driver(m); err != nil {
+			return nil, err
+		}
+		if files[testFileName(m.Version)], err = e.DriverTest(m); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// WriteAll writes rendered files into dir; with prune it also removes the
+// generated files of versions no longer pinned.
+func WriteAll(dir string, files map[string][]byte, prune bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	want := map[string]bool{"zloader.go": true}
-	b, err := e.Loader()
-	if err != nil {
-		return err
-	}
-	if err := writeIfChanged(filepath.Join(dir, "zloader.go"), b); err != nil {
-		return err
-	}
-	for _, m := range models {
-		b, err := e.Driver(m)
-		if err != nil {
-			return err
-		}
-		want[fileName(m.Version)] = true
-		if err := writeIfChanged(filepath.Join(dir, fileName(m.Version)), b); err != nil {
-			return err
-		}
-		tb, err := e.DriverTest(m)
-		if err != nil {
-			return err
-		}
-		want[testFileName(m.Version)] = true
-		if err := writeIfChanged(filepath.Join(dir, testFileName(m.Version)), tb); err != nil {
+	for name, b := range files {
+		if err := writeIfChanged(filepath.Join(dir, name), b); err != nil {
 			return err
 		}
 	}
 	if !prune {
 		return nil
 	}
-	// Remove generated files of versions no longer pinned.
 	old, _ := filepath.Glob(filepath.Join(dir, "zdriver_cuda*.go"))
 	for _, o := range old {
-		if !want[filepath.Base(o)] {
+		if _, ok := files[filepath.Base(o)]; !ok {
 			os.Remove(o)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -175,60 +176,47 @@ func Generate(o Options) ([]string, error) {
 	if o.Only != "" && len(models) == 0 {
 		return nil, fmt.Errorf("gen: -only %s: no such pinned version", o.Only)
 	}
-	if !o.Check {
-		if len(skipped) > 0 {
-			return nil, fmt.Errorf("gen: cannot write bindings without CUDA %s", strings.Join(skipped, ", "))
-		}
-		if err := em.WriteAll(out, models, o.Only == ""); err != nil {
-			return nil, err
-		}
-		if o.Only != "" || o.Out != "" {
-			return nil, nil // the reference covers every version, in the module
-		}
+	if !o.Check && len(skipped) > 0 {
+		return nil, fmt.Errorf("gen: cannot write bindings without CUDA %s", strings.Join(skipped, ", "))
+	}
+	files, err := em.Render(models)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string][]byte{}
+	for name, b := range files {
+		paths[filepath.Join(out, name)] = b
+	}
+	// The reference covers every version and lives in the module: only a
+	// whole run into the module's own output makes it.
+	if len(skipped) == 0 && o.Only == "" && o.Out == "" {
 		b, err := em.Docs(models)
 		if err != nil {
 			return nil, err
 		}
+		paths[filepath.Join(o.Root, DocsFile)] = b
+	}
+	if o.Check {
+		var drift []string
+		for path, b := range paths {
+			if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b) {
+				rel, _ := filepath.Rel(o.Root, path)
+				drift = append(drift, rel)
+			}
+		}
+		sort.Strings(drift)
+		return drift, nil
+	}
+	if err := WriteAll(out, files, o.Only == ""); err != nil {
+		return nil, err
+	}
+	if b, ok := paths[filepath.Join(o.Root, DocsFile)]; ok {
 		if err := os.MkdirAll(filepath.Join(o.Root, filepath.Dir(DocsFile)), 0o755); err != nil {
 			return nil, err
 		}
 		return nil, writeIfChanged(filepath.Join(o.Root, DocsFile), b)
 	}
-	var drift []string
-	check := func(name string, b []byte) {
-		old, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil || !bytes.Equal(old, b) {
-			drift = append(drift, name)
-		}
-	}
-	b, err := em.Loader()
-	if err != nil {
-		return nil, err
-	}
-	check("zloader.go", b)
-	for _, m := range models {
-		b, err := em.Driver(m)
-		if err != nil {
-			return nil, err
-		}
-		check(fileName(m.Version), b)
-		tb, err := em.DriverTest(m)
-		if err != nil {
-			return nil, err
-		}
-		check(testFileName(m.Version), tb)
-	}
-	if len(skipped) == 0 && o.Only == "" {
-		b, err := em.Docs(models)
-		if err != nil {
-			return nil, err
-		}
-		old, err := os.ReadFile(filepath.Join(o.Root, DocsFile))
-		if err != nil || !bytes.Equal(old, b) {
-			drift = append(drift, DocsFile)
-		}
-	}
-	return drift, nil
+	return nil, nil
 }
 
 // Build parses one version's headers in dir and checks them against the pin.

@@ -347,15 +347,6 @@ func (p *parser) function(m *Model, fc FuncConf, sym string, d *cc.Declarator, p
 	f.Base = base
 	ptsz := strings.HasSuffix(sym, "_ptsz") || strings.HasSuffix(sym, "_ptds")
 	var plain, per []int
-	hasPer := false
-	for _, v := range pfn[base] {
-		hasPer = hasPer || v.suffix != ""
-	}
-	if ptsz && !hasPer {
-		// A per-thread name with no per-thread ABI (cuGetProcAddress): the
-		// entry point is the plain one.
-		ptsz = false
-	}
 	for _, v := range pfn[base] {
 		if v.suffix == "" {
 			plain = append(plain, v.n)
@@ -368,12 +359,11 @@ func (p *parser) function(m *Model, fc FuncConf, sym string, d *cc.Declarator, p
 	switch {
 	case ptsz && len(per) > 0:
 		f.ABI = per[len(per)-1]
-	case ptsz:
-		return f, fmt.Errorf("gen: %s: %s is a per-thread entry point, and cudaTypedefs.h declares no PFN_%s_v*_ptsz", f.Pos, sym, base)
 	default:
-		// Where cudaTypedefs.h maps the unversioned PFN name (11.x, 12.x),
-		// that mapping is the header's word; otherwise the N-th declared ABI
-		// version is the entry point _vN.
+		// A per-thread name with no per-thread ABI (cuGetProcAddress) is the
+		// plain entry point. Where cudaTypedefs.h maps the unversioned PFN
+		// name (11.x, 12.x), that mapping is the header's word; otherwise the
+		// N-th declared ABI version is the entry point _vN.
 		if v, ok := p.pfnMacro(base); ok && sym == p.defaultSymbol(base, sym) {
 			f.ABI = v
 		} else if ordinal <= len(plain) {
@@ -381,11 +371,6 @@ func (p *parser) function(m *Model, fc FuncConf, sym string, d *cc.Declarator, p
 		} else {
 			return f, fmt.Errorf("gen: %s: cannot tell the ABI version of %s: cudaTypedefs.h declares %d versions of PFN_%s", f.Pos, sym, len(plain), base)
 		}
-	}
-	if !ptsz {
-		// Without the per-thread switch a function keeps the default stream
-		// semantics: resolve it as the legacy entry point.
-		f.Flags = m.GPAFlags
 	}
 	ft := d.Type().(*cc.FunctionType)
 	if ft.IsVariadic() {
