@@ -163,6 +163,6 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 		return nil, driverErr("create stream", err)
 	}
 	s := &Stream{dev: d, h: h, owned: true}
-	s.cleanup = backstop(s, d.p, h, driver.StreamDestroyCtx)
+	s.cleanup = backstop(s, d.p, uintptr(h), true)
 	return s, nil
 }

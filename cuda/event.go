@@ -83,7 +83,7 @@ func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Even
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}
-	e.cleanup = backstop(e, d.p, h, driver.EventDestroyCtx)
+	e.cleanup = backstop(e, d.p, uintptr(h), false)
 	return e
 }
 

@@ -57,19 +57,28 @@ func Leaked() int64 { return leaked.Load() }
 
 // handleRef is what a backstop needs: the handle and its context's state,
 // never the Go object itself.
-type handleRef[H ~uintptr] struct {
-	p *primary
-	h H
+type handleRef struct {
+	p      *primary
+	h      uintptr
+	stream bool // a stream, else an event
 }
 
 // backstop registers the garbage-collection release of a driver object that
 // is never closed. It tolerates a context already gone (its objects went with
-// it) and never panics. Close stops it.
-func backstop[T any, H ~uintptr](obj *T, p *primary, h H, destroy func(driver.Context, H) error) runtime.Cleanup {
-	return runtime.AddCleanup(obj, func(r handleRef[H]) {
-		leaked.Add(1)
-		if r.p.alive() {
-			_ = destroy(r.p.ctx, r.h)
-		}
-	}, handleRef[H]{p, h})
+// it) and never panics. Close stops it. The cleanup is one static function,
+// so registering it allocates no closure.
+func backstop[T any](obj *T, p *primary, h uintptr, stream bool) runtime.Cleanup {
+	return runtime.AddCleanup(obj, releaseLeaked, handleRef{p, h, stream})
+}
+
+func releaseLeaked(r handleRef) {
+	leaked.Add(1)
+	if !r.p.alive() {
+		return
+	}
+	if r.stream {
+		_ = driver.StreamDestroyCtx(r.p.ctx, driver.Stream(r.h))
+	} else {
+		_ = driver.EventDestroyCtx(r.p.ctx, driver.Event(r.h))
+	}
 }
