@@ -183,18 +183,21 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if err := e.timingCheck(op, start); err != nil {
-		return 0, err
+	if !start.opts.Timing || !e.opts.Timing || start.dev.p != e.dev.p || !start.recorded.Load() || !e.recorded.Load() {
+		if err := e.timingErr(op, start); err != nil {
+			return 0, err
+		}
 	}
 	if !e.acquire() {
 		return 0, e.unusable(op, "end event")
 	}
-	defer e.release()
-	if !start.acquire() {
+	if !start.g.enter() { // same device as e, whose context acquire found alive
+		e.release()
 		return 0, start.unusable(op, "start event")
 	}
-	defer start.release()
 	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
+	start.release()
+	e.release()
 	if err != nil {
 		if err == driver.ErrorNotReady {
 			return 0, &Error{Op: op, Detail: "one or both events have not completed",
@@ -205,13 +208,15 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 }
 
-func (e *Event) timingCheck(op string, start *Event) error {
-	for _, x := range []struct {
-		ev   *Event
-		name string
-	}{{start, "start"}, {e, "end"}} {
-		if !x.ev.opts.Timing {
-			return &Error{Op: op, Detail: "the " + x.name + " event was created without timing",
+// timingErr says why Sub cannot ask the driver: the first of timing
+// disabled, another device, or never recorded, start event first. It is nil
+// if nothing is wrong by the time it looks.
+func (e *Event) timingErr(op string, start *Event) error {
+	events := [2]*Event{start, e}
+	names := [2]string{"start", "end"}
+	for i, x := range events {
+		if !x.opts.Timing {
+			return &Error{Op: op, Detail: "the " + names[i] + " event was created without timing",
 				Fix: "create both events with cuda.EventOptions{Timing: true}", Err: ErrTimingDisabled}
 		}
 	}
@@ -219,12 +224,9 @@ func (e *Event) timingCheck(op string, start *Event) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("the start event belongs to device %d and the end event to device %d", start.dev.p.ordinal, e.dev.p.ordinal),
 			Fix: "time with two events of one device", Err: ErrWrongDevice}
 	}
-	for _, x := range []struct {
-		ev   *Event
-		name string
-	}{{start, "start"}, {e, "end"}} {
-		if !x.ev.recorded.Load() {
-			return &Error{Op: op, Detail: "the " + x.name + " event was never recorded",
+	for i, x := range events {
+		if !x.recorded.Load() {
+			return &Error{Op: op, Detail: "the " + names[i] + " event was never recorded",
 				Fix: "record both events on a stream before calling Sub", Err: ErrNotRecorded}
 		}
 	}

@@ -2,7 +2,6 @@ package gputest
 
 import (
 	"context"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -43,17 +42,7 @@ func setup(b *testing.B, opts cuda.EventOptions) benchEnv {
 	return env
 }
 
-// lock pins the benchmark's goroutine to its thread when asked: the Diag
-// variants (a diagnostic; the package never needs LockOSThread).
-func lock(b *testing.B, locked bool) {
-	if locked {
-		runtime.LockOSThread()
-		b.Cleanup(runtime.UnlockOSThread)
-	}
-}
-
-func benchRecord(b *testing.B, locked bool) {
-	lock(b, locked)
+func BenchmarkRecord(b *testing.B) {
 	env := setup(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
 		if err := env.s.Record(env.a); err != nil {
@@ -64,8 +53,7 @@ func benchRecord(b *testing.B, locked bool) {
 	env.s.Sync()
 }
 
-func benchQuery(b *testing.B, locked bool) {
-	lock(b, locked)
+func BenchmarkQuery(b *testing.B) {
 	env := setup(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
 		if done, err := env.a.Query(); !done || err != nil {
@@ -74,8 +62,7 @@ func benchQuery(b *testing.B, locked bool) {
 	}
 }
 
-func benchSyncDone(b *testing.B, locked bool) {
-	lock(b, locked)
+func BenchmarkSyncDone(b *testing.B) {
 	env := setup(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
 		if err := env.a.Sync(); err != nil {
@@ -83,14 +70,6 @@ func benchSyncDone(b *testing.B, locked bool) {
 		}
 	}
 }
-
-func BenchmarkRecord(b *testing.B)   { benchRecord(b, false) }
-func BenchmarkQuery(b *testing.B)    { benchQuery(b, false) }
-func BenchmarkSyncDone(b *testing.B) { benchSyncDone(b, false) }
-
-func BenchmarkDiagRecordLocked(b *testing.B)   { benchRecord(b, true) }
-func BenchmarkDiagQueryLocked(b *testing.B)    { benchQuery(b, true) }
-func BenchmarkDiagSyncDoneLocked(b *testing.B) { benchSyncDone(b, true) }
 
 func BenchmarkRecordQuery(b *testing.B) {
 	env := setup(b, cuda.EventOptions{})
@@ -151,20 +130,94 @@ func BenchmarkRecordWait(b *testing.B) {
 	}
 }
 
-// The generated layer alone, for comparison with the idiomatic calls.
-func BenchmarkDriverRecordQuery(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	ctx, s, e := env.dev.Context(), env.s.Handle(), env.a.Handle()
+// The same operations through the generated layer alone (cuda/driver's *Ctx
+// calls: one cgo crossing that makes the context current and calls the
+// driver), to split what Go adds to C into the crossing and the cuda
+// package's own work (the close guards and the checks).
+
+type rawEnv struct {
+	ctx  driver.Context
+	s    driver.Stream
+	a, b driver.Event
+}
+
+func setupRaw(b *testing.B, opts cuda.EventOptions) rawEnv {
+	env := setup(b, opts)
+	b.Cleanup(func() { env.s.Sync() })
+	return rawEnv{env.dev.Context(), env.s.Handle(), env.a.Handle(), env.b.Handle()}
+}
+
+func BenchmarkDriverRecord(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
 	for i := 0; i < b.N; i++ {
-		if err := driver.EventRecordCtx(ctx, e, s); err != nil {
-			b.Fatal(err)
-		}
-		if err := driver.EventQueryCtx(ctx, e); err != nil && err != driver.ErrorNotReady {
+		if err := driver.EventRecordCtx(r.ctx, r.a, r.s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	env.s.Sync()
+}
+
+func BenchmarkDriverQuery(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventQueryCtx(r.ctx, r.a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverRecordQuery(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventRecordCtx(r.ctx, r.a, r.s); err != nil {
+			b.Fatal(err)
+		}
+		if err := driver.EventQueryCtx(r.ctx, r.a); err != nil && err != driver.ErrorNotReady {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverElapsed(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{Timing: true})
+	for i := 0; i < b.N; i++ {
+		if _, err := driver.EventElapsedTimeCtx(r.ctx, r.a, r.b); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverSyncDone(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventSynchronizeCtx(r.ctx, r.a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverCreateDestroy(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		e, err := driver.EventCreateCtx(r.ctx, driver.EventDisableTiming)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := driver.EventDestroyCtx(r.ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDriverRecordSync(b *testing.B) {
+	r := setupRaw(b, cuda.EventOptions{})
+	for i := 0; i < b.N; i++ {
+		if err := driver.EventRecordCtx(r.ctx, r.a, r.s); err != nil {
+			b.Fatal(err)
+		}
+		if err := driver.EventSynchronizeCtx(r.ctx, r.a); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func cpuTime() time.Duration {
@@ -258,48 +311,6 @@ func BenchmarkCgoFloor(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		cgoNoop()
 	}
-}
-
-func BenchmarkDriverQueryNoCtx(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	e := env.a.Handle()
-	for i := 0; i < b.N; i++ {
-		if err := driver.EventQuery(e); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDriverQueryCtx(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	ctx, e := env.dev.Context(), env.a.Handle()
-	for i := 0; i < b.N; i++ {
-		if err := driver.EventQueryCtx(ctx, e); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDriverElapsedNoCtx(b *testing.B) {
-	env := setup(b, cuda.EventOptions{Timing: true})
-	x, y := env.a.Handle(), env.b.Handle()
-	for i := 0; i < b.N; i++ {
-		if _, err := driver.EventElapsedTime(x, y); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkDriverRecordNoCtx(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	s, e := env.s.Handle(), env.a.Handle()
-	for i := 0; i < b.N; i++ {
-		if err := driver.EventRecord(e, s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	env.s.Sync()
 }
 
 func resolve(b *testing.B, goName string) uintptr {

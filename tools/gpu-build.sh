@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything the GPU machine runs into .gpu/ (git-ignored; name it in
 # the device tool's carry): the GPU test binaries of every pinned toolkit,
-# a -race build, the cuda package's examples, and the C baseline's source.
+# a -race build, the cuda package's examples, the generator, and the
+# benchmark table maker (the C baseline is built there, from tools/cbench).
 # The GPU machine has no Go: run tools/gpu-suite.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ newest=$(go run ./tools/manifest newest)
 go test -c -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c -o .gpu/examples.test ./cuda
 go build -o .gpu/gen ./gen
+go build -o .gpu/benchtable ./tools/benchtable
 echo "$tags" > .gpu/tags
 echo "$newest" > .gpu/newest
 ls -la .gpu

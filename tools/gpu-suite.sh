@@ -62,42 +62,31 @@ if [ "${1:-}" = tests ]; then log "status: $status"; exit $status; fi
 
 # Unpinned: pinning both to one CPU was tried and distorts the C figures
 # (the driver's own threads compete for that CPU). CPU=N pins anyway.
+# The driver's own cost drifts by up to 2x over minutes on these machines, so
+# C and Go run in alternating rounds and Go/C is the median of each round's
+# own ratio (tools/benchtable).
 pin=""
 [ -n "${CPU:-}" ] && pin="taskset -c $CPU"
-COUNT=${COUNT:-10}
-log "benchmarks: C baseline and Go, side by side (${pin:-unpinned}; medians of $COUNT runs of 200000 calls)"
-median() { sort -n | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'; }
+ROUNDS=${ROUNDS:-9}
+log "benchmarks: C baseline and Go in $ROUNDS alternating rounds (${pin:-unpinned}; 200000 calls per figure)"
 if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda > "$OUT/cbench-build.log" 2>&1; then
-	$pin /tmp/cbench 200000 $COUNT > "$OUT/cbench.txt" 2>&1 || status=1
+	newest=$(cat .gpu/newest)
+	: > "$OUT/cbench.txt"; : > "$OUT/bench.txt"
+	for i in $(seq "$ROUNDS"); do
+		$pin /tmp/cbench 200000 3 >> "$OUT/cbench.txt" 2>&1 || status=1
+		$pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
+			-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|PoolGetPut|RecordSync|RecordWait|Driver.*|CgoFloor|Diag.*)$' \
+			-test.benchtime 200000x -test.count 1 -test.benchmem >> "$OUT/bench.txt" 2>&1 || status=1
+	done
+	./.gpu/benchtable "$OUT/cbench.txt" "$OUT/bench.txt" > "$OUT/bench-table.md" 2>&1 || status=1
 else
 	log "cbench build failed"; cat "$OUT/cbench-build.log" >> "$OUT/summary.txt"; status=1
 fi
-newest=$(cat .gpu/newest)
-$pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
-	-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|PoolGetPut|RecordSync|RecordWait|Driver.*|CgoFloor|Diag.*)$' \
-	-test.benchtime 200000x -test.count $COUNT -test.benchmem > "$OUT/bench.txt" 2>&1 || status=1
-# The C baseline again after the Go runs, to see the machine's drift.
-$pin /tmp/cbench 200000 $COUNT > "$OUT/cbench-after.txt" 2>&1 || status=1
-./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 > "$OUT/bench-long.txt" 2>&1 || status=1
+./.gpu/cuda_test.$(cat .gpu/newest).test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 > "$OUT/bench-long.txt" 2>&1 || status=1
 {
-	printf "%-22s %10s %10s %10s %8s %s\n" op "C ns/op" "C after" "Go ns/op" "Go/C" "Go allocs/op"
-	for op in Record Query RecordQuery Elapsed SyncDone CreateDestroy PoolGetPut RecordSync RecordWait; do
-		cop=$op; [ "$op" = RecordWait ] && cop=RecordSync; [ "$op" = PoolGetPut ] && cop=CreateDestroy
-		c=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench.txt")
-		c2=$(awk -v o="$cop" '$1==o {print $2}' "$OUT/cbench-after.txt")
-		g=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $3}' | median)
-		a=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $(NF-1)}' | median)
-		printf "%-22s %10s %10s %10s %8s %s\n" "$op" "$c" "$c2" "$g" "$(awk -v g="$g" -v c="$c" 'BEGIN {if (c>0) printf "%.2f", g/c}')" "$a"
-	done
-	for op in CgoFloor DriverQueryNoCtx DriverQueryCtx DriverElapsedNoCtx DriverRecordNoCtx DriverRecordQuery DiagQueryLoopInC DiagSyncDoneLoopInC DiagQueryLocked DiagSyncDoneLocked DiagRecordLocked; do
-		g=$(grep -E "^Benchmark$op(-[0-9]+)?[[:space:]]" "$OUT/bench.txt" | awk '{print $3}' | median)
-		printf "%-22s %10s %10s %10s\n" "$op" "" "" "$g"
-	done
-	for op in CtxGetCurrent GetCur+Query; do
-		printf "%-22s %10s %10s\n" "C $op" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench.txt")" "$(awk -v o="$op" '$1==o {print $2}' "$OUT/cbench-after.txt")"
-	done
-	echo "(RecordWait is compared with C's record+sync round trip, PoolGetPut with C's create+destroy.)"
+	cat "$OUT/bench-table.md"
+	echo "(Go/C: median of the rounds' own ratios, with their range. RecordWait is compared with C's record+sync round trip, PoolGetPut with C's create+destroy.)"
 	grep -E '^Benchmark' "$OUT/bench-long.txt"
-} | tee "$OUT/bench-table.txt" >> "$OUT/summary.txt"
+} >> "$OUT/summary.txt"
 log "status: $status"
 exit $status

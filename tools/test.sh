@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test that needs no GPU, for every pinned toolkit's build tag:
 # build and vet under each tag, the generator's tests (facts per version,
-# drift against the committed files, bad input), the no-driver paths, and the
-# GPU tests, which skip without a GPU saying so. tools/gpu-suite.sh runs the
+# drift against the committed files, bad input), the no-driver paths, the Go
+# layer's own tests against a fake driver (also with -race), and the GPU
+# tests, which skip without a GPU saying so. tools/gpu-suite.sh runs the
 # GPU tests on the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,8 @@ go test -count=1 ./...
 echo "== GPU tests, verbose: without a GPU each says why it skips"
 out=$(go test -count=1 -v ./cuda_test 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep -E -- '^(--- |ok|FAIL|PASS)|skipping' | awk '/skipping/ && n++ >= 1 {next} {print}' || true
+echo "== the Go layer's own tests on the fake driver (cuda_test/testdata/fakecuda.c), built with -race"
+go test -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test
 for tag in $tags; do
 	echo "== tests with -tags $tag"
 	go test -count=1 -tags "$tag" ./cuda/... ./cuda_test/...

@@ -1,0 +1,155 @@
+// Command benchtable turns interleaved benchmark rounds into the table of
+// docs/gpu-runs.md: for each operation, the C baseline (tools/cbench), the
+// generated layer (cuda/driver, BenchmarkDriver<Op>) and the cuda package
+// (Benchmark<Op>), as medians over the rounds, and Go/C as the median of
+// each round's own ratio, so that drift of the machine between rounds cancels.
+//
+//	benchtable cbench.txt bench.txt
+//
+// The k-th figure of an operation in one file is paired with the k-th in the
+// other: tools/gpu-suite.sh runs one C loop and one Go benchmark per round.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Each row: the operation, the C loop it is compared with, and the Go
+// benchmarks of the generated layer and the cuda package ("" when none).
+var rows = []struct{ label, c, driver, cuda string }{
+	{"record", "Record", "DriverRecord", "Record"},
+	{"query (done)", "Query", "DriverQuery", "Query"},
+	{"record + query", "RecordQuery", "DriverRecordQuery", "RecordQuery"},
+	{"elapsed time", "Elapsed", "DriverElapsed", "Elapsed"},
+	{"sync on a done event", "SyncDone", "DriverSyncDone", "SyncDone"},
+	{"create + destroy", "CreateDestroy", "DriverCreateDestroy", "CreateDestroy"},
+	{"`EventPool` Get + Put (vs C create + destroy)", "CreateDestroy", "", "PoolGetPut"},
+	{"record + sync round trip", "RecordSync", "DriverRecordSync", "RecordSync"},
+	{"record + `Wait(ctx)` (vs C record + sync)", "RecordSync", "", "RecordWait"},
+}
+
+var goLine = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+\d+ B/op\s+(\d+) allocs/op)?`)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: benchtable cbench.txt bench.txt")
+		os.Exit(2)
+	}
+	c, _, err := read(os.Args[1], func(line string) (string, float64, int, bool) {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[2] != "ns/op" {
+			return "", 0, 0, false
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		return f[0], v, 0, err == nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	g, allocs, err := read(os.Args[2], func(line string) (string, float64, int, bool) {
+		m := goLine.FindStringSubmatch(line)
+		if m == nil {
+			return "", 0, 0, false
+		}
+		v, err := strconv.ParseFloat(m[3], 64)
+		a, _ := strconv.Atoi(m[4])
+		return m[1], v, a, err == nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	fmt.Println("| op | C ns/op | driver layer ns/op | cuda ns/op | driver/C | cuda/C (range) | cuda allocs/op | rounds |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		cv, cu := c[r.c], g[r.cuda]
+		var dv []float64
+		if r.driver != "" {
+			dv = g[r.driver]
+		}
+		ratio := ratios(cu, cv)
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %d |\n", r.label, num(median(cv)), num(median(dv)), num(median(cu)),
+			two(median(ratios(dv, cv))), span(ratio), strconv.Itoa(allocs[r.cuda]), min(len(cv), len(cu)))
+	}
+	for _, name := range []string{"CgoFloor", "DiagQueryLoopInC", "DiagSyncDoneLoopInC"} {
+		if v := g[name]; len(v) > 0 {
+			fmt.Printf("| Go %s | | | %s | | | | %d |\n", name, num(median(v)), len(v))
+		}
+	}
+	for _, name := range []string{"CtxGetCurrent"} {
+		if v := c[name]; len(v) > 0 {
+			fmt.Printf("| C %s | %s | | | | | | %d |\n", name, num(median(v)), len(v))
+		}
+	}
+}
+
+// read collects each operation's figures in file order, and the last
+// allocation count seen for it.
+func read(path string, parse func(string) (string, float64, int, bool)) (map[string][]float64, map[string]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	vals, allocs := map[string][]float64{}, map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if name, v, a, ok := parse(sc.Text()); ok {
+			vals[name] = append(vals[name], v)
+			allocs[name] = a
+		}
+	}
+	return vals, allocs, sc.Err()
+}
+
+// ratios pairs the k-th figures of a and b.
+func ratios(a, b []float64) []float64 {
+	var r []float64
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if b[i] > 0 {
+			r = append(r, a[i]/b[i])
+		}
+	}
+	return r
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func num(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func two(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// span is the median ratio and the range over the rounds.
+func span(r []float64) string {
+	if len(r) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("**%.2f** (%.2f–%.2f)", median(r), slices.Min(r), slices.Max(r))
+}
