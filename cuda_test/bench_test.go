@@ -346,6 +346,17 @@ func BenchmarkDiagQueryLoopInC(b *testing.B) {
 	}
 }
 
+func BenchmarkDiagRecordLoopInC(b *testing.B) {
+	env := setup(b, cuda.EventOptions{})
+	fn := resolve(b, "EventRecord")
+	ok(b, driver.CtxSetCurrent(env.dev.Context()))
+	if r := loopInC2(fn, uintptr(env.a.Handle()), uintptr(env.s.Handle()), b.N); r != 0 {
+		b.Fatal(driver.Result(r))
+	}
+	b.StopTimer()
+	env.s.Sync()
+}
+
 // Create and destroy through a pool: the counterpart of C's create+destroy
 // for code that makes an event per step.
 func BenchmarkPoolGetPut(b *testing.B) {

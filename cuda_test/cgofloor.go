@@ -15,10 +15,19 @@ static int cudagen_loop1(uintptr_t fn, uintptr_t a, long n) {
 	}
 	return r;
 }
+static int cudagen_loop2(uintptr_t fn, uintptr_t a, uintptr_t b, long n) {
+	int r = 0;
+	for (long i = 0; i < n; i++) {
+		r |= ((int (*)(void *, void *))fn)((void *)a, (void *)b);
+	}
+	return r;
+}
 #cgo noescape cudagen_noop
 #cgo nocallback cudagen_noop
 #cgo noescape cudagen_loop1
 #cgo nocallback cudagen_loop1
+#cgo noescape cudagen_loop2
+#cgo nocallback cudagen_loop2
 */
 import "C"
 
@@ -28,4 +37,9 @@ func cgoNoop() { C.cudagen_noop() }
 // results.
 func loopInC(fn, a uintptr, n int) int {
 	return int(C.cudagen_loop1(C.uintptr_t(fn), C.uintptr_t(a), C.long(n)))
+}
+
+// loopInC2 calls fn(a, b) n times inside one cgo call.
+func loopInC2(fn, a, b uintptr, n int) int {
+	return int(C.cudagen_loop2(C.uintptr_t(fn), C.uintptr_t(a), C.uintptr_t(b), C.long(n)))
 }
