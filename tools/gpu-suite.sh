@@ -62,9 +62,10 @@ if [ "${1:-}" = tests ]; then log "status: $status"; exit $status; fi
 
 # Unpinned: pinning both to one CPU was tried and distorts the C figures
 # (the driver's own threads compete for that CPU). CPU=N pins anyway.
-# The driver's own cost drifts by up to 2x over minutes on these machines, so
-# C and Go run in alternating rounds and Go/C is the median of each round's
-# own ratio (tools/benchtable).
+# The driver's own cost jumps by up to 2x from one process to the next on
+# these machines, so C and Go run in alternating rounds; tools/benchtable
+# gives the best figure of the rounds, Go/C of the best figures, and the
+# median and range of the rounds' own ratios.
 pin=""
 [ -n "${CPU:-}" ] && pin="taskset -c $CPU"
 ROUNDS=${ROUNDS:-9}
