@@ -59,9 +59,11 @@ var (
 // Device is one CUDA device with its primary context retained. It is safe
 // for concurrent use. Close releases it.
 type Device struct {
-	p      *primary
-	closed atomic.Bool
-	def    Stream
+	p       *primary
+	closed  atomic.Bool
+	def     Stream
+	pts     Stream // the per-thread default stream (perthread.go)
+	foreign bool   // an adopted context (AdoptContext): never released by Close
 }
 
 // GetDevice returns device ordinal, retaining its primary context; Close
@@ -94,7 +96,7 @@ func GetDevice(ordinal int) (*Device, error) {
 	}
 	p.refs.Add(1)
 	d := &Device{p: p}
-	d.def = Stream{dev: d, h: 0, owned: false}
+	d.initStreams()
 	return d, nil
 }
 
@@ -108,6 +110,9 @@ func (d *Device) Close() error {
 	primariesMu.Lock()
 	defer primariesMu.Unlock()
 	d.p.refs.Add(-1)
+	if d.foreign {
+		return nil // an adopted context is its creator's to destroy
+	}
 	return driverErr(fmt.Sprintf("release the primary context of device %d", d.p.ordinal), driver.DevicePrimaryCtxRelease(d.p.dev))
 }
 
@@ -138,8 +143,11 @@ func (d *Device) Sync() error {
 func (d *Device) String() string { return fmt.Sprintf("cuda device %d", d.p.ordinal) }
 
 // DefaultStream is the device's legacy default (NULL) stream, which
-// synchronises with every other blocking stream of the context. It needs no
-// Close.
+// synchronises with every other blocking stream of the context: work queued
+// on it starts after all work queued before on the context's blocking streams
+// (NewBlockingStream, PerThreadStream) and work queued on those afterwards
+// waits for it; non-blocking streams (NewStream) do not take part. It needs
+// no Close. See PerThreadStream for the stream that does not wait.
 func (d *Device) DefaultStream() *Stream { return &d.def }
 
 // NewStream creates a non-blocking stream: it does not synchronise with the

@@ -55,6 +55,7 @@ type Event struct {
 	h        driver.Event
 	opts     EventOptions
 	imported bool
+	foreign  bool // adopted (AdoptEvent): Close never destroys the handle
 	recorded atomic.Bool
 	g        guard
 	cleanup  runtime.Cleanup
@@ -276,7 +277,8 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	return newEvent(d, ev, EventOptions{IPC: true}, true), nil
 }
 
-// Close destroys the event. It is idempotent and does not wait for pending
+// Close destroys the event (for an adopted event, AdoptEvent, it releases
+// only the wrapper, never the handle). It is idempotent and does not wait for pending
 // work: the driver releases the event once that work completes. It waits
 // for calls on the event in flight in other goroutines (such as Sync) to
 // return. Use after Close returns errors matching ErrClosed.
@@ -285,8 +287,8 @@ func (e *Event) Close() error {
 		return nil
 	}
 	e.cleanup.Stop()
-	if !e.dev.p.alive() {
-		return nil // the context, and its events, are gone
+	if e.foreign || !e.dev.p.alive() {
+		return nil // adopted, or the context, and its events, are gone
 	}
 	return driverErr("destroy event", driver.EventDestroyCtx(e.dev.p.ctx, e.h))
 }

@@ -28,6 +28,7 @@ type Stream struct {
 	dev     *Device
 	h       driver.Stream
 	owned   bool
+	foreign bool // adopted (AdoptStream): Close never destroys the handle
 	g       guard
 	cleanup runtime.Cleanup
 }
@@ -40,8 +41,11 @@ func (s *Stream) Handle() driver.Stream { return s.h }
 
 // String describes the stream.
 func (s *Stream) String() string {
-	if s.h == 0 {
+	switch {
+	case s.h == 0:
 		return fmt.Sprintf("default stream of device %d", s.dev.p.ordinal)
+	case s.h == streamPerThread && !s.owned:
+		return fmt.Sprintf("per-thread default stream of device %d", s.dev.p.ordinal)
 	}
 	return fmt.Sprintf("stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
 }
@@ -52,7 +56,7 @@ func (s *Stream) acquire(op string) error {
 	if !s.g.enter() {
 		return closedErr(op, "stream")
 	}
-	if !s.dev.p.alive() || s.h == 0 && s.dev.closed.Load() {
+	if !s.dev.p.alive() || !s.owned && s.dev.closed.Load() {
 		s.g.exit()
 		return closedErr(op, "stream's device")
 	}
@@ -143,16 +147,17 @@ func (s *Stream) Query() (bool, error) {
 }
 
 // Close destroys the stream. It is idempotent; work already queued still
-// completes. Closing the default stream does nothing. It waits for calls on the stream in flight in other goroutines to return.
+// completes. Closing the default streams does nothing; closing an adopted
+// stream (AdoptStream) releases only the wrapper, never the handle. It waits for calls on the stream in flight in other goroutines to return.
 func (s *Stream) Close() error {
-	if !s.owned {
-		return nil
+	if !s.owned && !s.foreign {
+		return nil // the default streams
 	}
 	if !s.g.close() {
 		return nil
 	}
 	s.cleanup.Stop()
-	if !s.dev.p.alive() {
+	if s.foreign || !s.dev.p.alive() {
 		return nil // the context, and its streams, are gone
 	}
 	return driverErr("destroy stream", driver.StreamDestroyCtx(s.dev.p.ctx, s.h))
