@@ -1,0 +1,163 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// Adopting handles made elsewhere: by C or C++ code called through cgo,
+// another binding, or a framework. Who owns what:
+//
+//   - AdoptContext's Device, AdoptStream's Stream and AdoptEvent's Event are
+//     wrappers. Close releases the wrapper (later calls on it return
+//     ErrClosed) and never destroys, releases or pops the handle: its
+//     creator does that, after closing the wrappers.
+//   - Streams and events made through an adopted Device (NewStream, NewEvent,
+//     RecordEvent, an EventPool) are this package's, as on any Device: their
+//     Close destroys them.
+//   - The handle must stay valid while its wrapper is in use; using a
+//     wrapper of a destroyed handle is what using the handle would be in C.
+
+// adopted holds the state of each context adopted with AdoptContext that is
+// not a primary context held by GetDevice, so that Devices adopting one
+// context share it (their objects work together). Guarded by primariesMu.
+var adopted = map[driver.Context]*primary{}
+
+// AdoptContext returns a Device for a context made elsewhere, such as one
+// from cuCtxCreate, so that its streams and events can be adopted
+// (AdoptStream, AdoptEvent) and new ones made in it. Every call makes the
+// context current inside its own cgo call, as for a primary context.
+//
+// The Device does not own the context: Close releases the Device, and makes
+// the objects made or adopted through it return ErrClosed, but never destroys
+// the context. The context must outlive the Device. Devices adopting the
+// same context share it, and so does an open Device from GetDevice whose
+// primary context ctx is. For a device's primary context GetDevice is
+// simpler: adopt streams and events on it with Device.AdoptStream and
+// Device.AdoptEvent.
+//
+// The context is checked by asking the driver for its device. A nil ctx is
+// an error matching driver.ErrorInvalidContext.
+func AdoptContext(ctx driver.Context) (*Device, error) {
+	const op = "adopt context"
+	if ctx == 0 {
+		return nil, &Error{Op: op, Detail: "the context handle is nil",
+			Fix: "pass a context from cuCtxCreate (for a device's primary context, use cuda.GetDevice)", Err: driver.ErrorInvalidContext}
+	}
+	if err := initDriver(); err != nil {
+		return nil, err
+	}
+	dev, err := driver.CtxGetDeviceCtx(ctx)
+	if err != nil {
+		return nil, driverErr(op+": ask the context for its device", err)
+	}
+	ordinal, err := ordinalOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	primariesMu.Lock()
+	defer primariesMu.Unlock()
+	for c, q := range adopted {
+		if !q.alive() {
+			delete(adopted, c) // its Devices are closed; the handle may be reused
+		}
+	}
+	p := adopted[ctx]
+	if q := primaries[ordinal]; p == nil && q != nil && q.alive() && q.ctx == ctx {
+		p = q
+	}
+	if p == nil {
+		p = &primary{ordinal: ordinal, dev: dev, ctx: ctx}
+		adopted[ctx] = p
+	}
+	p.refs.Add(1)
+	d := &Device{p: p, foreign: true}
+	d.initStreams()
+	return d, nil
+}
+
+// ordinalOf finds the ordinal of a driver device handle.
+func ordinalOf(dev driver.Device) (int, error) {
+	n, err := driver.DeviceGetCount()
+	if err != nil {
+		return 0, driverErr("adopt context: count devices", err)
+	}
+	for i := int32(0); i < n; i++ {
+		if h, err := driver.DeviceGet(i); err == nil && h == dev {
+			return int(i), nil
+		}
+	}
+	return 0, &Error{Op: "adopt context", Detail: fmt.Sprintf("the context's device (handle %d) is none of the driver's %d devices", dev, n),
+		Fix: "pass a context of this process's driver", Err: driver.ErrorInvalidDevice}
+}
+
+// AdoptStream wraps a stream made elsewhere in d's context, so that it
+// records, waits, synchronises, queries and spins like a stream of NewStream
+// (with the synchronisation its creator chose). The wrapper does not own the
+// stream: Close releases the wrapper and never destroys the stream, and no
+// garbage-collection backstop is registered for it. Closing d makes the
+// wrapper return ErrClosed.
+//
+// h must belong to d's context (the driver refuses to record an event of one
+// context on a stream of another). A C library's CUstream, a pointer,
+// converts as driver.Stream(uintptr(unsafe.Pointer(cStream))), and a uintptr
+// as driver.Stream(p). The special handles 0 (NULL), 0x1 (CU_STREAM_LEGACY)
+// and 0x2 (CU_STREAM_PER_THREAD) mean what they mean to the driver; see
+// DefaultStream and PerThreadStream.
+func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
+	if d == nil {
+		return nil, adoptNilErr("adopt stream", "device")
+	}
+	if d.closed.Load() || !d.p.alive() {
+		return nil, closedErr("adopt stream", "device")
+	}
+	return &Stream{dev: d, h: h, foreign: true}, nil
+}
+
+// AdoptEvent wraps an event made elsewhere in d's context, so that it
+// records, waits, synchronises, queries and times like an event of NewEvent.
+// The wrapper does not own the event: Close releases the wrapper and never
+// destroys the event, and no garbage-collection backstop is registered for
+// it. Closing d makes the wrapper return ErrClosed. Event pools do not take
+// adopted events (Put releases the wrapper).
+//
+// opts says how the event was created: Timing for an event created without
+// CU_EVENT_DISABLE_TIMING, BlockingSync for CU_EVENT_BLOCKING_SYNC, IPC for
+// CU_EVENT_INTERPROCESS. The driver cannot report an event's flags, so opts
+// is the caller's word: it decides whether Sub asks the driver (Timing),
+// how Wait waits (BlockingSync) and whether IPCHandle asks the driver (IPC).
+// Where it is wrong the driver's error says so (CUDA_ERROR_INVALID_HANDLE
+// from Sub on an event without timing). The event may have been recorded by
+// its creator, so it counts as recorded: Sub on one never recorded returns
+// the driver's error rather than ErrNotRecorded.
+//
+// h converts from a C library's CUevent as
+// driver.Event(uintptr(unsafe.Pointer(cEvent))). A nil handle is an error
+// matching ErrInvalidHandle.
+func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
+	const op = "adopt event"
+	if d == nil {
+		return nil, adoptNilErr(op, "device")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, &Error{Op: op, Detail: "no driver event has both IPC and Timing (the driver requires CU_EVENT_DISABLE_TIMING with CU_EVENT_INTERPROCESS)",
+			Fix: "pass the options the event was created with", Err: ErrInvalidOptions}
+	}
+	if h == 0 {
+		return nil, &Error{Op: op, Detail: "the event handle is nil", Fix: "pass an event from cuEventCreate", Err: ErrInvalidHandle}
+	}
+	if d.closed.Load() || !d.p.alive() {
+		return nil, closedErr(op, "device")
+	}
+	// imported keeps it out of event pools; foreign keeps Close from
+	// destroying it.
+	e := &Event{dev: d, h: h, opts: opts, imported: true, foreign: true}
+	e.recorded.Store(true)
+	return e, nil
+}
+
+// adoptNilErr is the error of a method called on a nil pointer.
+func adoptNilErr(op, what string) error {
+	return &Error{Op: op, Detail: "the " + what + " is nil", Fix: "use the " + what + " a constructor returned, after checking its error", Err: ErrClosed}
+}
