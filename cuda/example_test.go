@@ -2,12 +2,20 @@ package cuda_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
 )
+
+// The examples check every error as real code would: without a driver or a
+// GPU each prints its first error (one matching cuda.ErrNoDriver or
+// cuda.ErrNoDevice) and returns.
 
 // Timing GPU work with two events (cuda.core's timing example; torch's
 // Event(enable_timing=True) and elapsed_time).
@@ -18,43 +26,89 @@ func Example_timing() {
 		return
 	}
 	defer dev.Close()
-	s, _ := dev.NewStream()
+	s, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer s.Close()
-	start, _ := dev.NewEvent(cuda.EventOptions{Timing: true})
-	end, _ := dev.NewEvent(cuda.EventOptions{Timing: true})
+	start, err := dev.NewEvent(cuda.EventOptions{Timing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer start.Close()
+	end, err := dev.NewEvent(cuda.EventOptions{Timing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer end.Close()
 
-	s.Record(start)
-	s.Spin(5 * time.Millisecond) // GPU work of known duration
-	s.Record(end)
-	if err := end.Sync(); err != nil {
+	if err := s.Record(start); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Spin(5 * time.Millisecond); err != nil { // GPU work of known duration
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(end); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := end.Wait(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}
 	d, err := end.Sub(start)
-	fmt.Println(err, d >= 4*time.Millisecond && d < 50*time.Millisecond)
-	// Output: <nil> true
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d >= 4*time.Millisecond && d < 50*time.Millisecond)
+	// Output: true
 }
 
 // Record, query, synchronize (torch.cuda.Event.record / query / synchronize).
 func Example_query() {
-	dev, _ := cuda.GetDevice(0)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
-	s, _ := dev.NewStream()
+	s, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer s.Close()
-	ev, _ := dev.NewEvent(cuda.EventOptions{})
+	ev, err := dev.NewEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer ev.Close()
 
 	done, err := ev.Query() // never recorded: complete
 	fmt.Println(done, err)
 
-	s.Spin(50 * time.Millisecond)
-	s.Record(ev)
+	if err := s.Spin(50 * time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(ev); err != nil {
+		fmt.Println(err)
+		return
+	}
 	done, err = ev.Query() // the work is pending
 	fmt.Println(done, err)
 
-	ev.Sync()
+	if err := ev.Sync(); err != nil {
+		fmt.Println(err)
+		return
+	}
 	done, err = ev.Query()
 	fmt.Println(done, err)
 	// Output:
@@ -66,21 +120,49 @@ func Example_query() {
 // One stream waits for another without blocking the host
 // (torch.cuda.Event.wait / Stream.wait_event; cuStreamWaitEvent).
 func Example_streamWait() {
-	dev, _ := cuda.GetDevice(0)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
-	producer, _ := dev.NewStream()
-	consumer, _ := dev.NewStream()
+	producer, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer producer.Close()
+	consumer, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer consumer.Close()
-	ready, _ := dev.NewEvent(cuda.EventOptions{})
+	ready, err := dev.NewEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer ready.Close()
 
-	producer.Spin(20 * time.Millisecond)
-	producer.Record(ready)
-	consumer.Wait(ready) // work queued on consumer from now on waits
-	done, _ := dev.NewEvent(cuda.EventOptions{})
+	if err := producer.Spin(20 * time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := producer.Record(ready); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := consumer.Wait(ready); err != nil { // work queued on consumer from now on waits
+		fmt.Println(err)
+		return
+	}
+	done, err := consumer.RecordEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer done.Close()
-	consumer.Record(done)
 
 	fmt.Println(done.Query())
 	fmt.Println(done.Sync(), ready.Recorded())
@@ -91,18 +173,36 @@ func Example_streamWait() {
 
 // Waiting with a deadline, and in a select.
 func Example_wait() {
-	dev, _ := cuda.GetDevice(0)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
-	s, _ := dev.NewStream()
+	s, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer s.Close()
-	ev, _ := dev.NewEvent(cuda.EventOptions{})
+	ev, err := dev.NewEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer ev.Close()
 
-	s.Spin(200 * time.Millisecond)
-	s.Record(ev)
+	if err := s.Spin(200 * time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(ev); err != nil {
+		fmt.Println(err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	err := ev.Wait(ctx)
+	err = ev.Wait(ctx)
 	fmt.Println(errors.Is(err, context.DeadlineExceeded))
 
 	select {
@@ -116,30 +216,109 @@ func Example_wait() {
 	// done: <nil>
 }
 
-// The default stream (MAX's DeviceEvent on the device's default stream).
+// The legacy default stream (MAX's DeviceEvent on the device's default
+// stream), with an event that sleeps rather than spins while waited for.
 func Example_defaultStream() {
-	dev, _ := cuda.GetDevice(0)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
 	s := dev.DefaultStream()
-	ev, _ := dev.NewEvent(cuda.EventOptions{BlockingSync: true})
+	ev, err := dev.NewEvent(cuda.EventOptions{BlockingSync: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer ev.Close()
 
-	s.Spin(time.Millisecond)
-	s.Record(ev)
+	if err := s.Spin(time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(ev); err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(ev.Sync(), ev.BlockingSync())
 	// Output: <nil> true
 }
 
+// The per-thread default stream does not wait for blocking streams; the
+// legacy default stream does.
+func Example_perThreadStream() {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	blocking, err := dev.NewBlockingStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer blocking.Close()
+	if err := blocking.Spin(300 * time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// A mark on the per-thread stream completes while blocking still runs.
+	mark, err := dev.PerThreadStream().RecordEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mark.Close()
+	if err := mark.Sync(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	idle, err := blocking.Query()
+	fmt.Println("per-thread mark done; blocking stream idle:", idle, err)
+
+	// A mark on the legacy stream completes only after blocking's work.
+	legacy, err := dev.DefaultStream().RecordEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer legacy.Close()
+	if err := legacy.Sync(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	idle, err = blocking.Query()
+	fmt.Println("legacy mark done; blocking stream idle:", idle, err)
+	// Output:
+	// per-thread mark done; blocking stream idle: false <nil>
+	// legacy mark done; blocking stream idle: true <nil>
+}
+
 // Elapsed-time errors say what was wrong.
 func Example_errors() {
-	dev, _ := cuda.GetDevice(0)
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
-	a, _ := dev.NewEvent(cuda.EventOptions{Timing: true})
-	b, _ := dev.NewEvent(cuda.EventOptions{})
+	a, err := dev.NewEvent(cuda.EventOptions{Timing: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer a.Close()
+	b, err := dev.NewEvent(cuda.EventOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer b.Close()
 
-	_, err := b.Sub(a)
+	_, err = b.Sub(a)
 	fmt.Println(errors.Is(err, cuda.ErrTimingDisabled))
 	_, err = a.Sub(a)
 	fmt.Println(errors.Is(err, cuda.ErrNotRecorded))
@@ -153,19 +332,181 @@ func Example_errors() {
 	// true
 }
 
-// Sharing an event with another process (torch's ipc_handle / from_ipc_handle,
-// cuda.core's get_ipc_descriptor / from_ipc_descriptor). The receiving side is
-// another process: the driver refuses to open a handle where it was made.
-func Example_ipc() {
-	dev, _ := cuda.GetDevice(0)
+// A stream and an event made elsewhere, here by the generated layer standing
+// in for a C library that hands over its CUstream and CUevent as uintptrs
+// (torch.cuda.ExternalStream, cuda.core's Stream.from_handle). The wrappers
+// work like the package's own; closing them leaves the handles to their
+// creator.
+func Example_adopt() {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer dev.Close()
-	ev, _ := dev.NewEvent(cuda.EventOptions{IPC: true})
+
+	// The other library's side: it creates, and later destroys, the handles.
+	rawStream, err := driver.StreamCreateCtx(dev.Context(), driver.StreamNonBlocking)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer driver.StreamDestroyCtx(dev.Context(), rawStream)
+	rawEvent, err := driver.EventCreateCtx(dev.Context(), driver.EventDisableTiming)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer driver.EventDestroyCtx(dev.Context(), rawEvent)
+	cStream, cEvent := uintptr(rawStream), uintptr(rawEvent)
+
+	// Ours: adopt, use, close.
+	s, err := dev.AdoptStream(driver.Stream(cStream))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ev, err := dev.AdoptEvent(driver.Event(cEvent), cuda.EventOptions{}) // created without timing
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Spin(10 * time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(ev); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := ev.Wait(context.Background()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Close(), ev.Close())
+	_, err = ev.Query()
+	fmt.Println(errors.Is(err, cuda.ErrClosed))
+
+	// The handles are still the other library's, and valid.
+	fmt.Println(driver.EventQueryCtx(dev.Context(), rawEvent), driver.StreamQueryCtx(dev.Context(), rawStream))
+	// Output:
+	// <nil> <nil>
+	// true
+	// <nil> <nil>
+}
+
+// ipcChildArg, as os.Args[1], makes this test binary the other process of
+// Example_ipc (see TestMain).
+const ipcChildArg = "cudagen-example-ipc-child"
+
+// Sharing an event with another process (torch's ipc_handle /
+// from_ipc_handle, cuda.core's get_ipc_descriptor / from_ipc_descriptor).
+// The handle travels as text (MarshalText), here as an argument of the
+// other process, which is this program run again (ipcChild); the driver
+// refuses to open a handle in the process that made it.
+func Example_ipc() {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	s, err := dev.NewStream()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	ev, err := dev.NewEvent(cuda.EventOptions{IPC: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer ev.Close()
 	h, err := ev.IPCHandle()
-	// Send h's bytes to the other process, which opens and waits for it:
-	//   peer, err := dev.OpenIPCEvent(h)
-	//   err = peer.Wait(ctx)
-	fmt.Println(err, len(h))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, err := h.MarshalText()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
-	// Output: <nil> 64
+	// Work the other process waits for.
+	if err := s.Spin(time.Second); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := s.Record(ev); err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := exec.Command(os.Args[0], ipcChildArg, string(text)).CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	done, err := ev.Query() // the other process waited for it
+	fmt.Println("parent: complete:", done, err)
+	// Output:
+	// child: opened the event and waited for it
+	// parent: complete: true <nil>
+}
+
+// ipcChild is Example_ipc's other process: it decodes the handle, opens the
+// event in its own context and waits for the parent's work.
+func ipcChild(text string) error {
+	var h cuda.IPCEventHandle
+	if err := h.UnmarshalText([]byte(text)); err != nil {
+		return err
+	}
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	ev, err := dev.OpenIPCEvent(h)
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	if err := ev.Wait(context.Background()); err != nil {
+		return err
+	}
+	fmt.Println("child: opened the event and waited for it")
+	return nil
+}
+
+// An IPC handle in a JSON message: it travels as its text form. Needs no GPU.
+func ExampleIPCEventHandle_MarshalText() {
+	type hello struct {
+		PID   int                 `json:"pid"`
+		Event cuda.IPCEventHandle `json:"event"`
+	}
+	var h cuda.IPCEventHandle // from Event.IPCHandle
+	h[0], h[63] = 0xca, 0xfe
+	msg, err := json.Marshal(hello{PID: 42, Event: h})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(msg))
+
+	var got hello
+	if err := json.Unmarshal(msg, &got); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(got.Event == h)
+
+	// A damaged handle is an error, never a short handle.
+	err = json.Unmarshal([]byte(`{"pid":42,"event":"cuipcev1:ygAAAA"}`), &got)
+	fmt.Println(errors.Is(err, cuda.ErrMalformedHandle))
+	// Output:
+	// {"pid":42,"event":"cuipcev1:ygAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA_g"}
+	// true
+	// true
 }
