@@ -5,11 +5,13 @@
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
 //	s, err := dev.NewStream()       // non-blocking stream; dev.DefaultStream() is the NULL stream
 //	start, err := dev.NewEvent(cuda.EventOptions{Timing: true})
+//	end, err := dev.NewEvent(cuda.EventOptions{Timing: true})
 //	err = s.Record(start)
 //	// ... GPU work on s ...
 //	err = s.Record(end)
 //	err = end.Wait(ctx)             // cancellable, low-CPU; end.Sync() is the driver's wait
 //	d, err := end.Sub(start)        // time.Duration, like time.Time.Sub
+//	fmt.Println("GPU time:", d)
 //
 // Building needs no CUDA toolkit or driver: the driver library is loaded on
 // first use. Without one, every call returns an error matching ErrNoDriver;
