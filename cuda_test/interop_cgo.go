@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gputest
 
 // Context creation for the interop tests, as another library would do it:
