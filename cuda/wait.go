@@ -32,13 +32,16 @@ const (
 // and the event untouched.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
+	if ctx == nil {
+		return &Error{Op: op, Detail: "nil Context", Fix: "pass context.Background() or a context with a deadline", Err: ErrInvalid}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !e.acquire() {
-		return e.unusable(op, "event")
+	if err := e.enter(op, "event"); err != nil {
+		return err
 	}
-	defer e.release()
+	defer e.r.exit()
 	spin := waitSpin
 	if e.opts.BlockingSync {
 		// Spin briefly, then sleep in the driver.
@@ -62,21 +65,27 @@ func (e *Event) Wait(ctx context.Context) error {
 	}
 }
 
+// blockingWait runs the driver's sleeping wait on a goroutine raced against
+// ctx. The goroutine holds its own call on the event until the driver
+// returns, so a Close after a cancelled wait returns at once and the event
+// is destroyed (and its context released, if its device closed) when the
+// driver's wait ends.
 func (e *Event) blockingWait(ctx context.Context) error {
+	const op = "wait for event"
 	if ctx.Done() == nil {
-		return driverErr("wait for event", driver.EventSynchronizeCtx(e.dev.p.ctx, e.h))
+		return driverErr(op, driver.EventSynchronizeCtx(e.dev.p.ctx, e.h))
 	}
 	done := make(chan error, 1)
-	if !e.acquire() { // held by the goroutine until the driver returns
-		return closedErr("wait for event", "event")
+	if !e.r.enter() { // the caller holds a call: this cannot fail, but never leak one
+		return e.unusable(op, "event")
 	}
 	go func() {
-		defer e.release()
+		defer e.r.exit()
 		done <- driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
 	}()
 	select {
 	case err := <-done:
-		return driverErr("wait for event", err)
+		return driverErr(op, err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -89,8 +98,15 @@ func (e *Event) blockingWait(ctx context.Context) error {
 //	case err := <-ev.WaitChan(ctx):
 //	case msg := <-other:
 //	}
+//
+// A nil Event or nil ctx delivers an error matching ErrInvalid; the
+// goroutine it starts never panics.
 func (e *Event) WaitChan(ctx context.Context) <-chan error {
 	ch := make(chan error, 1)
+	if ctx == nil || e == nil || e.r == nil {
+		ch <- e.Wait(ctx)
+		return ch
+	}
 	go func() { ch <- e.Wait(ctx) }()
 	return ch
 }
