@@ -19,8 +19,9 @@ const (
 )
 
 // Wait blocks until the work captured by the latest Record has completed, or
-// ctx is done. It returns nil on completion, ctx.Err() on cancellation and the
-// driver's error otherwise.
+// ctx is done. It returns nil on completion, ctx.Err() on cancellation, an
+// error matching ErrClosed if the event (or its device) is closed meanwhile,
+// and the driver's error otherwise. A nil ctx is refused with ErrInvalid.
 //
 // Design: each step is one cgo call that polls cuEventQuery with the context
 // current, first back to back for 50µs (so short waits wake as promptly as
@@ -28,8 +29,10 @@ const (
 // and returns to Go every millisecond to check ctx. An event created with
 // BlockingSync is instead waited for by a goroutine blocked in the driver's
 // own sleeping wait, raced against ctx; on cancellation that goroutine stays
-// blocked until the event completes. A cancelled Wait leaves the GPU work
-// and the event untouched.
+// blocked until the event completes, holding its call on the event, so a
+// Close meanwhile returns at once and the event is destroyed when the
+// driver's wait returns. A cancelled Wait leaves the GPU work and the event
+// untouched.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
 	if ctx == nil {
@@ -61,6 +64,9 @@ func (e *Event) Wait(ctx context.Context) error {
 		spin = 0
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if e.r.closed() { // closed meanwhile (by Close or its device's Close)
+			return e.unusable(op, "event")
 		}
 	}
 }
