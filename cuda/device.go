@@ -72,7 +72,7 @@ func (p *primary) add(h *handle) bool {
 }
 
 // drop is a finished handle's last step: it leaves the list, and the last
-// one of a closing primary releases the context.
+// one of a closing primary releases the context, in the background.
 func (p *primary) drop(h *handle) error {
 	p.mu.Lock()
 	if h.kind != kindDevice {
@@ -89,11 +89,17 @@ func (p *primary) drop(h *handle) error {
 	p.live--
 	last := p.live == 0 && p.closing
 	p.mu.Unlock()
-	if !last {
-		return nil
+	if last {
+		spinKernels.Delete(p) // its module goes with the context
+		// The driver's release of the last retain destroys the context,
+		// which first waits for the context's pending work, spinning (seen
+		// with driver 580: 2s under a 2s kernel, and forever for a stream
+		// waiting on an IPC event whose exporter died). So it runs on its
+		// own goroutine: Close never blocks. Its error has no caller to go
+		// to; the context is gone either way.
+		go func() { _ = driver.DevicePrimaryCtxRelease(p.dev) }()
 	}
-	spinKernels.Delete(p) // its module goes with the context
-	return driverErr(fmt.Sprintf("release the primary context of device %d", p.ordinal), driver.DevicePrimaryCtxRelease(p.dev))
+	return nil
 }
 
 var (
@@ -160,8 +166,10 @@ func newDevice(p *primary) *Device {
 // last open Device of its ordinal, every event and stream of the device
 // (as if each were closed). It never blocks and is idempotent. The primary
 // context is released once the calls in flight on the device and its
-// objects have returned; until then it stays retained. A nil Device returns
-// an error matching ErrInvalid.
+// objects have returned; until then it stays retained. The release runs on
+// a goroutine of its own, because the driver's release waits for the
+// context's pending GPU work (forever, for work waiting on an IPC event
+// whose exporter died). A nil Device returns an error matching ErrInvalid.
 func (d *Device) Close() error {
 	if d == nil || d.p == nil {
 		return invalidErr("close device", "device")

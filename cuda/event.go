@@ -279,8 +279,11 @@ type IPCEventHandle driver.IPCEventHandle
 // OpenIPCEvent opens an event exported by another process. The driver does
 // not allow opening a handle in the process that exported it. The event has
 // IPC set and no timing; Close releases this process's reference. If the
-// exporting process exits, the driver decides what waits on the event see:
-// completion or an error, never a hang of this package's making.
+// exporting process exits before the event completes, the event never
+// completes here (seen with driver 580): Wait with a deadline returns the
+// context's error, Sync and a stream waiting on the event wait forever, and
+// Close and Device.Close still return at once (the context's release then
+// stays blocked in the driver, on a goroutine of its own).
 func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	const op = "open IPC event"
 	if err := d.enter(op); err != nil {

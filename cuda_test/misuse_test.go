@@ -104,6 +104,20 @@ func settle(t *testing.T, before counters) {
 	}
 }
 
+// released waits, on the fake driver, for the contexts of the Devices closed
+// so far to be released (Device.Close releases in the background), so that
+// they are not counted in a case's before.
+func released(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if c := readCounters(); !c.ok || c.retains == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("primary contexts still retained with every Device closed: %d", readCounters().retains)
+}
+
 // is checks that err matches target and, if want is not empty, says it.
 func is(t *testing.T, what string, err, target error, want string) {
 	t.Helper()
@@ -508,6 +522,7 @@ func TestMisuse(t *testing.T) {
 	gpu(t).Close() // skips without a GPU; holds no Device while the cases run
 	for _, c := range misuseCases {
 		t.Run(c.name, func(t *testing.T) {
+			released(t)
 			before := readCounters()
 			t.Cleanup(func() { settle(t, before) }) // after the case's own cleanups
 			// No hang: a case that has not returned in a minute ends the

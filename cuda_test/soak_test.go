@@ -25,23 +25,18 @@ import (
 // memory and the device's free memory (cuMemGetInfo) must come back to
 // within these of their level after the warm-up.
 // Under -race the race detector's own memory (shadow memory, per-goroutine
-// state, outside the Go heap) grows the RSS too: measured on the fake
-// driver, ~70-90 MiB in the first seconds of a soak, then levelling off.
-// So under -race the RSS bound is wider, and the Go heap (live objects
-// after a collection) is bounded in every build.
+// state, outside the Go heap) grows the RSS too, with the number of
+// goroutines and operations: +205 MiB over a 60s soak on the H100 with the
+// Go heap flat (1.0 → 1.1 MiB). So under -race the soak reports the RSS and
+// asserts the Go heap; the build without -race asserts the RSS (run both:
+// the race build finds races, the other leaks). The create+close loop,
+// which starts no goroutine, stays flat under -race too and is asserted in
+// both builds.
 const (
-	rssTolerance     = 64 << 20
-	rssToleranceRace = 256 << 20
-	heapTolerance    = 16 << 20
-	devMemTolerance  = 64 << 20
+	rssTolerance    = 64 << 20
+	heapTolerance   = 16 << 20
+	devMemTolerance = 64 << 20
 )
-
-func rssLimit() int64 {
-	if raceEnabled {
-		return rssToleranceRace
-	}
-	return rssTolerance
-}
 
 // heapLive is the Go heap in use after a collection.
 func heapLive() int64 {
@@ -109,8 +104,8 @@ func TestCreateCloseMillion(t *testing.T) {
 			peak = max(peak, r)
 		}
 	}
-	t.Logf("%d create+close: RSS %.1f MiB after 10%%, peak %.1f MiB at the checkpoints (tolerance %d MiB)", n, float64(base)/(1<<20), float64(peak)/(1<<20), rssLimit()>>20)
-	if peak-base > rssLimit() {
+	t.Logf("%d create+close: RSS %.1f MiB after 10%%, peak %.1f MiB at the checkpoints (tolerance %d MiB)", n, float64(base)/(1<<20), float64(peak)/(1<<20), rssTolerance>>20)
+	if peak-base > rssTolerance {
 		t.Errorf("RSS grew by %.1f MiB over %d create+close", float64(peak-base)/(1<<20), n)
 	}
 	if d := cuda.Leaked() - leaked; d != 0 {
@@ -122,6 +117,7 @@ func TestCreateCloseMillion(t *testing.T) {
 // event, the stream and the device return promptly, without spinning.
 func TestSpinCancelThenClose(t *testing.T) {
 	gpu(t).Close()
+	released(t)
 	before := readCounters()
 	for _, opts := range []cuda.EventOptions{{}, {BlockingSync: true}} {
 		dev := onlyDevice(t)
@@ -166,7 +162,7 @@ func soakErr(err error) bool {
 // Stream.Wait, Close of objects other goroutines use, pool Get/Put, and
 // Devices opened and closed. Only documented errors; at the end Leaked is
 // unchanged, the process's RSS, the Go heap and the device's free memory are
-// back within rssTolerance (rssToleranceRace under -race), heapTolerance and
+// back within rssTolerance (without -race: see above), heapTolerance and
 // devMemTolerance of their level after a warm-up, and on
 // the fake driver no call ran on a released context or with a destroyed
 // handle. Skipped unless CUDAGEN_SOAK is set.
@@ -185,6 +181,7 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("CUDAGEN_SOAK_G=%q: want a positive count", g)
 		}
 	}
+	released(t)
 	dev := gpu(t)
 	before := readCounters()
 	leaked := cuda.Leaked()
@@ -369,8 +366,8 @@ func TestSoak(t *testing.T) {
 	rss1, heap1, free1 := settledRSS(t), heapLive(), devFree(t, dev)
 	n := ops.Load() - warm
 	t.Logf("soak: %d goroutines, %v: %d operations (%.0f/s), %d undocumented errors", workers, elapsed.Round(time.Second), n, float64(n)/elapsed.Seconds(), bad.Load())
-	t.Logf("RSS %.1f → %.1f MiB (tolerance %d MiB, race detector %v); Go heap %.1f → %.1f MiB (tolerance %d MiB); device free %.1f → %.1f MiB (tolerance %d MiB)",
-		float64(rss0)/(1<<20), float64(rss1)/(1<<20), rssLimit()>>20, raceEnabled, float64(heap0)/(1<<20), float64(heap1)/(1<<20), heapTolerance>>20,
+	t.Logf("RSS %.1f → %.1f MiB (tolerance %d MiB, asserted without -race; race detector on: %v); Go heap %.1f → %.1f MiB (tolerance %d MiB); device free %.1f → %.1f MiB (tolerance %d MiB)",
+		float64(rss0)/(1<<20), float64(rss1)/(1<<20), rssTolerance>>20, raceEnabled, float64(heap0)/(1<<20), float64(heap1)/(1<<20), heapTolerance>>20,
 		float64(free0)/(1<<20), float64(free1)/(1<<20), devMemTolerance>>20)
 	for _, e := range errs {
 		t.Error(e)
@@ -378,7 +375,7 @@ func TestSoak(t *testing.T) {
 	if d := cuda.Leaked() - leaked; d != 0 {
 		t.Errorf("Leaked grew by %d", d)
 	}
-	if rss1-rss0 > rssLimit() {
+	if rss1-rss0 > rssTolerance && !raceEnabled {
 		t.Errorf("RSS grew by %.1f MiB", float64(rss1-rss0)/(1<<20))
 	}
 	if heap1-heap0 > heapTolerance {
@@ -477,6 +474,7 @@ func TestIPCExporterDeath(t *testing.T) {
 	ok(t, prompt(t, "Close of the imported event", e.Close))
 	ok(t, prompt(t, "Close of the event after the wait", after.Close))
 	ok(t, prompt(t, "Close of the waiting stream", s.Close))
+	ok(t, prompt(t, "Device.Close (its context's release waits for the stream's wait, in the background)", dev.Close))
 }
 
 func ipcExporter(t *testing.T) {

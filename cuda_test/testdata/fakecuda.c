@@ -11,7 +11,8 @@
 //
 //   - FAKECUDA_DEVICES devices (default 1), each with a primary context that
 //     is retained and released with a count. Releasing the last retain
-//     destroys the context's events and streams, as the driver does.
+//     waits for the context's pending work, then destroys its events and
+//     streams, as the driver does.
 //   - Events and streams live in a table of slots. Destroying one frees its
 //     slot for reuse, and bumps the slot's generation, which is part of the
 //     handle: a call with a destroyed handle is caught (INVALID_HANDLE)
@@ -58,6 +59,7 @@ long long fakecuda_retains; // primary-context retains not yet released, all dev
 static int ndev = 1;
 static int ctx_tag[MAXDEV];  // a context is the address of its device's tag
 static int retained[MAXDEV]; // the primary context's retain count
+static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
 static __thread void *current;
 static long long hold_ns, pending_ns;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,7 +82,17 @@ static long long now_ns(void) {
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+static long long max(long long a, long long b) { return a > b ? a : b; }
+
 static void count(long long *c) { __atomic_add_fetch(c, 1, __ATOMIC_RELAXED); }
+
+// queued notes work on dev's context that completes at t, destroyed objects'
+// work included: the context's destruction waits for it.
+static void queued(int dev, long long t) {
+	long long b = __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED);
+	while (b < t && !__atomic_compare_exchange_n(&dev_busy[dev], &b, t, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+}
 
 static int ctx_dev(void *ctx) {
 	int d = (int)((int *)ctx - ctx_tag);
@@ -155,8 +167,6 @@ static void sleep_until(long long t) {
 	}
 }
 
-static long long max(long long a, long long b) { return a > b ? a : b; }
-
 static CUresult cuInit(unsigned flags) {
 	(void)flags;
 	const char *s = getenv("FAKECUDA_HOLD_NS");
@@ -204,8 +214,13 @@ static CUresult cuDevicePrimaryCtxRelease(int dev) {
 	}
 	__atomic_sub_fetch(&fakecuda_retains, 1, __ATOMIC_RELAXED);
 	if (__atomic_sub_fetch(&retained[dev], 1, __ATOMIC_ACQ_REL) == 0) {
-		for (int i = 1; i < nused; i++)
-			if (slots[i].kind != FREE && slots[i].dev == dev) release_slot(i);
+		// Like the driver, destroying the context first waits for its work.
+		pthread_mutex_unlock(&mu);
+		sleep_until(__atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED));
+		pthread_mutex_lock(&mu);
+		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) // not retained again meanwhile
+			for (int i = 1; i < nused; i++)
+				if (slots[i].kind != FREE && slots[i].dev == dev) release_slot(i);
 	}
 	pthread_mutex_unlock(&mu);
 	return OK;
@@ -272,7 +287,10 @@ static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
 	slot *ev = lookup(e, EVENT);
 	if (bad || ev == NULL) return INVALID_HANDLE;
 	if (flags) return ILLEGAL_STATE; // outside capture
-	if (st) st->done_at = max(st->done_at, ev->done_at);
+	if (st) {
+		st->done_at = max(st->done_at, ev->done_at);
+		queued(st->dev, st->done_at);
+	}
 	return OK;
 }
 static CUresult cuEventCreate(void **e, unsigned flags) {
@@ -294,6 +312,7 @@ static CUresult cuEventRecord(void *e, void *s) {
 	}
 	ev->done_at = t;
 	ev->recorded = 1;
+	queued(ev->dev, t);
 	return OK;
 }
 static CUresult cuEventRecordWithFlags(void *e, void *s, unsigned flags) {
@@ -379,7 +398,10 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	slot *st = stream_of(s, &bad);
 	if (bad) return INVALID_HANDLE;
 	long long ns = (long long)*(uint64_t *)params[0];
-	if (st) st->done_at = max(st->done_at, now_ns()) + ns;
+	if (st) {
+		st->done_at = max(st->done_at, now_ns()) + ns;
+		queued(st->dev, st->done_at);
+	}
 	return OK;
 }
 
