@@ -51,11 +51,19 @@ type handle struct {
 
 // enter counts a call in; it fails once the object is closing.
 func (h *handle) enter() bool {
-	if h.state.Add(1)&closing == 0 {
-		return true
+	if h.state.Add(1)&closing != 0 {
+		h.refused()
+		return false
 	}
-	h.exit() // the count taken above may be the last: finish then
-	return false
+	return true
+}
+
+// refused takes back the count of a refused enter, which may be the last of
+// a closing object: then it finishes it.
+func (h *handle) refused() {
+	if h.state.Add(-1)&closing != 0 {
+		h.finish()
+	}
 }
 
 // exit counts a call out; the last one out of a closing object finishes it.
