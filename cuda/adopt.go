@@ -29,21 +29,25 @@ var adopted = map[driver.Context]*primary{}
 // (AdoptStream, AdoptEvent) and new ones made in it. Every call makes the
 // context current inside its own cgo call, as for a primary context.
 //
-// The Device does not own the context: Close releases the Device, and makes
-// the objects made or adopted through it return ErrClosed, but never destroys
-// the context. The context must outlive the Device. Devices adopting the
-// same context share it, and so does an open Device from GetDevice whose
-// primary context ctx is. For a device's primary context GetDevice is
-// simpler: adopt streams and events on it with Device.AdoptStream and
-// Device.AdoptEvent.
+// The Device does not own the context: Close closes the Device, its default
+// streams and its adopted wrappers at once, and, once the last Device of the
+// context is closed, the streams and events made through it (as Close does
+// for a primary context), but never releases or destroys the context. The
+// context must outlive the Devices and whatever work they queued: destroy
+// it after closing them. Devices adopting the same context share it, and so
+// does an open Device from GetDevice whose primary context ctx is (that
+// primary context is then released, as GetDevice's retain is owed, once its
+// last Device of either kind is closed). For a device's primary context
+// GetDevice is simpler: adopt streams and events on it with
+// Device.AdoptStream and Device.AdoptEvent.
 //
 // The context is checked by asking the driver for its device. A nil ctx is
-// an error matching driver.ErrorInvalidContext.
+// an error matching ErrInvalid and driver.ErrorInvalidContext.
 func AdoptContext(ctx driver.Context) (*Device, error) {
 	const op = "adopt context"
 	if ctx == 0 {
 		return nil, &Error{Op: op, Detail: "the context handle is nil",
-			Fix: "pass a context from cuCtxCreate (for a device's primary context, use cuda.GetDevice)", Err: driver.ErrorInvalidContext}
+			Fix: "pass a context from cuCtxCreate (for a device's primary context, use cuda.GetDevice)", Err: invalidContext{}}
 	}
 	if err := initDriver(); err != nil {
 		return nil, err
@@ -59,22 +63,38 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 	primariesMu.Lock()
 	defer primariesMu.Unlock()
 	for c, q := range adopted {
-		if !q.alive() {
+		q.mu.Lock()
+		if q.closing {
 			delete(adopted, c) // its Devices are closed; the handle may be reused
 		}
+		q.mu.Unlock()
 	}
-	p := adopted[ctx]
-	if q := primaries[ordinal]; p == nil && q != nil && q.alive() && q.ctx == ctx {
-		p = q
+	// Share an open primary of this context, GetDevice's or adopted.
+	for _, q := range []*primary{adopted[ctx], primaries[ordinal]} {
+		if q == nil || q.ctx != ctx {
+			continue
+		}
+		q.mu.Lock()
+		if !q.closing {
+			q.devices++
+			q.live++
+			q.mu.Unlock()
+			return newDevice(q), nil
+		}
+		q.mu.Unlock()
 	}
-	if p == nil {
-		p = &primary{ordinal: ordinal, dev: dev, ctx: ctx}
-		adopted[ctx] = p
-	}
-	p.refs.Add(1)
-	d := &Device{p: p, foreign: true}
-	d.initStreams()
-	return d, nil
+	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: true, devices: 1, live: 1}
+	adopted[ctx] = p
+	return newDevice(p), nil
+}
+
+// invalidContext matches both ErrInvalid and driver.ErrorInvalidContext:
+// a nil context is the caller's mistake, and is what the driver would say.
+type invalidContext struct{}
+
+func (invalidContext) Error() string { return ErrInvalid.Error() }
+func (invalidContext) Is(target error) bool {
+	return target == ErrInvalid || target == error(driver.ErrorInvalidContext)
 }
 
 // ordinalOf finds the ordinal of a driver device handle.
@@ -95,32 +115,42 @@ func ordinalOf(dev driver.Device) (int, error) {
 // AdoptStream wraps a stream made elsewhere in d's context, so that it
 // records, waits, synchronises, queries and spins like a stream of NewStream
 // (with the synchronisation its creator chose). The wrapper does not own the
-// stream: Close releases the wrapper and never destroys the stream, and no
-// garbage-collection backstop is registered for it. Closing d makes the
-// wrapper return ErrClosed.
+// stream: Close releases the wrapper and never destroys the stream; it never
+// blocks, and calls in flight on the wrapper finish normally. Closing d
+// closes the wrapper (later calls return ErrClosed), as for the default
+// streams. A wrapper never closed is released by the garbage collector,
+// without counting in Leaked.
 //
 // h must belong to d's context (the driver refuses to record an event of one
 // context on a stream of another). A C library's CUstream, a pointer,
 // converts as driver.Stream(uintptr(unsafe.Pointer(cStream))), and a uintptr
 // as driver.Stream(p). The special handles 0 (NULL), 0x1 (CU_STREAM_LEGACY)
 // and 0x2 (CU_STREAM_PER_THREAD) mean what they mean to the driver; see
-// DefaultStream and PerThreadStream.
+// DefaultStream and PerThreadStream. A nil or zero d is an error matching
+// ErrInvalid; a closed one, ErrClosed.
 func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
-	if d == nil {
-		return nil, adoptNilErr("adopt stream", "device")
+	const op = "adopt stream"
+	if err := d.enter(op); err != nil {
+		return nil, err
 	}
-	if d.closed.Load() || !d.p.alive() {
-		return nil, closedErr("adopt stream", "device")
+	defer d.h.exit()
+	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, dev: d}
+	if !d.p.add(r) {
+		return nil, closedErr(op, "device")
 	}
-	return &Stream{dev: d, h: h, foreign: true}, nil
+	s := &Stream{dev: d, h: h, r: r, foreign: true}
+	s.cleanup = backstop(s, r)
+	return s, nil
 }
 
 // AdoptEvent wraps an event made elsewhere in d's context, so that it
 // records, waits, synchronises, queries and times like an event of NewEvent.
 // The wrapper does not own the event: Close releases the wrapper and never
-// destroys the event, and no garbage-collection backstop is registered for
-// it. Closing d makes the wrapper return ErrClosed. Event pools do not take
-// adopted events (Put releases the wrapper).
+// destroys the event; it never blocks, and calls in flight on the wrapper
+// finish normally. Closing d closes the wrapper (later calls return
+// ErrClosed). A wrapper never closed is released by the garbage collector,
+// without counting in Leaked. Event pools do not take adopted events (Put
+// releases the wrapper).
 //
 // opts says how the event was created: Timing for an event created without
 // CU_EVENT_DISABLE_TIMING, BlockingSync for CU_EVENT_BLOCKING_SYNC, IPC for
@@ -134,11 +164,12 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 //
 // h converts from a C library's CUevent as
 // driver.Event(uintptr(unsafe.Pointer(cEvent))). A nil handle is an error
-// matching ErrInvalidHandle.
+// matching ErrInvalidHandle; a nil or zero d, ErrInvalid; a closed one,
+// ErrClosed.
 func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	const op = "adopt event"
-	if d == nil {
-		return nil, adoptNilErr(op, "device")
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, &Error{Op: op, Detail: "no driver event has both IPC and Timing (the driver requires CU_EVENT_DISABLE_TIMING with CU_EVENT_INTERPROCESS)",
@@ -147,17 +178,18 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	if h == 0 {
 		return nil, &Error{Op: op, Detail: "the event handle is nil", Fix: "pass an event from cuEventCreate", Err: ErrInvalidHandle}
 	}
-	if d.closed.Load() || !d.p.alive() {
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.h.exit()
+	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, dev: d}
+	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}
-	// imported keeps it out of event pools; foreign keeps Close from
-	// destroying it.
-	e := &Event{dev: d, h: h, opts: opts, imported: true, foreign: true}
+	// imported keeps it out of event pools; the handle's kind keeps its
+	// finish from destroying it.
+	e := &Event{dev: d, h: h, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)
+	e.cleanup = backstop(e, r)
 	return e, nil
-}
-
-// adoptNilErr is the error of a method called on a nil pointer.
-func adoptNilErr(op, what string) error {
-	return &Error{Op: op, Detail: "the " + what + " is nil", Fix: "use the " + what + " a constructor returned, after checking its error", Err: ErrClosed}
 }

@@ -12,11 +12,7 @@ import (
 // it, without asking a driver: what is tested here makes no driver call
 // (CI has no driver, so any call would fail with ErrNoDriver).
 func fakeAdoptedDevice() *Device {
-	p := &primary{ordinal: 3, ctx: driver.Context(0xc0)}
-	p.refs.Add(1)
-	d := &Device{p: p, foreign: true}
-	d.initStreams()
-	return d
+	return newDevice(&primary{ordinal: 3, ctx: driver.Context(0xc0), foreign: true, devices: 1, live: 1})
 }
 
 func wantErr(t *testing.T, what string, err, target error) {
@@ -109,13 +105,19 @@ func TestAdoptedDeviceClosed(t *testing.T) {
 
 func TestAdoptBadInput(t *testing.T) {
 	var nilDev *Device
-	_, err := nilDev.AdoptStream(driver.Stream(1))
-	wantErr(t, "adopt a stream on a nil device", err, ErrClosed)
-	_, err = nilDev.AdoptEvent(driver.Event(1), EventOptions{})
-	wantErr(t, "adopt an event on a nil device", err, ErrClosed)
-	if nilDev.PerThreadStream() != nil {
-		t.Error("nil device has a per-thread stream")
+	for _, d := range []*Device{nilDev, {}} {
+		_, err := d.AdoptStream(driver.Stream(1))
+		wantErr(t, "adopt a stream on a nil or zero device", err, ErrInvalid)
+		_, err = d.AdoptEvent(driver.Event(1), EventOptions{})
+		wantErr(t, "adopt an event on a nil or zero device", err, ErrInvalid)
+		if d.PerThreadStream() != nil {
+			t.Error("nil or zero device has a per-thread stream")
+		}
 	}
+	var nilHandle *IPCEventHandle
+	wantErr(t, "decode text into a nil handle", nilHandle.UnmarshalText([]byte(ipcTextPrefix)), ErrInvalid)
+	wantErr(t, "decode bytes into a nil handle", nilHandle.UnmarshalBinary(make([]byte, 64)), ErrInvalid)
+	var err error
 	d := fakeAdoptedDevice()
 	_, err = d.AdoptEvent(0, EventOptions{})
 	wantErr(t, "adopt a nil event", err, ErrInvalidHandle)
@@ -123,6 +125,7 @@ func TestAdoptBadInput(t *testing.T) {
 	wantErr(t, "adopt with IPC and timing", err, ErrInvalidOptions)
 	_, err = AdoptContext(0)
 	wantErr(t, "adopt a nil context", err, driver.ErrorInvalidContext)
+	wantErr(t, "adopt a nil context", err, ErrInvalid)
 }
 
 // An event pool does not take an adopted event: Put releases the wrapper,
@@ -159,9 +162,70 @@ func TestDefaultStreams(t *testing.T) {
 	if err := def.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := pts.acquire("test"); err != nil {
-		t.Errorf("per-thread stream unusable after Close: %v", err)
+	for _, s := range []*Stream{pts, def} {
+		if err := s.enter("test"); err != nil {
+			t.Errorf("%v unusable after Close: %v", s, err)
+		} else {
+			s.r.exit()
+		}
+	}
+}
+
+// An adopted wrapper closes with the Device that adopted it, even while
+// another Device of the context stays open; a call in flight on it delays
+// only its own finish; nothing is left in the lists, and the context's last
+// reference goes without a release (here any driver call would fail, and
+// the release would show as live never reaching zero first).
+func TestAdoptedWrappersFollowTheirDevice(t *testing.T) {
+	d1 := fakeAdoptedDevice()
+	p := d1.p
+	p.mu.Lock()
+	p.devices++
+	p.live++
+	p.mu.Unlock()
+	d2 := newDevice(p)
+	s, err := d1.AdoptStream(driver.Stream(0x5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := d1.AdoptEvent(driver.Event(0x6000), EventOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.enter("test"); err != nil { // a call in flight
+		t.Fatal(err)
+	}
+	if err := d1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "adopted event of a closed device", e.Sync(), ErrClosed)
+	if err := e.Sync(); err == nil || !strings.Contains(err.Error(), "event's device is closed") {
+		t.Errorf("error does not name the device: %v", err)
+	}
+	if !s.r.closed() || s.r.state.Load()&finished != 0 {
+		t.Errorf("stream with a call in flight: state %#x, want closing and unfinished", s.r.state.Load())
+	}
+	if err := d2.PerThreadStream().enter("test"); err != nil {
+		t.Errorf("the other Device's per-thread stream: %v", err)
 	} else {
-		pts.release()
+		d2.h.exit()
+	}
+	s.r.exit() // the call returns: the wrapper finishes, destroying nothing
+	p.mu.Lock()
+	live, adoptedLeft, open := p.live, d1.adopted, p.open
+	p.mu.Unlock()
+	if live != 1 || adoptedLeft != nil || open != nil {
+		t.Errorf("after d1's Close: live %d (want 1: d2), adopted list %v, open list %v", live, adoptedLeft, open)
+	}
+	if err := d2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	if p.live != 0 || !p.closing {
+		t.Errorf("after the last Close: live %d, closing %v", p.live, p.closing)
+	}
+	p.mu.Unlock()
+	if Leaked() != 0 {
+		t.Errorf("adopted wrappers counted as leaked: %d", Leaked())
 	}
 }

@@ -2,8 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"sync"
-	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
@@ -39,17 +39,90 @@ func DeviceCount() (int, error) {
 	return int(n), driverErr("count devices", err)
 }
 
-// primary is the shared state of one device's primary context, alive while
-// any Device for it is open.
+// primary is one retain of a device's primary context, shared by the Device
+// values of that ordinal opened while it is alive, or (foreign) a context
+// adopted with AdoptContext, which this package never releases. See
+// guard.go for its lifetime: a retained context is released when live drops
+// to zero after the last Device closed.
 type primary struct {
 	ordinal int
 	dev     driver.Device
 	ctx     driver.Context
-	refs    atomic.Int64 // open Device values
+	foreign bool // adopted (AdoptContext): its creator destroys it
+
+	mu      sync.Mutex
+	devices int     // open Device values
+	live    int     // unfinished handles: Devices, events and streams
+	closing bool    // the last Device closed: nothing new; release at live == 0
+	open    *handle // open events and streams made by this package
 }
 
-// alive reports whether the primary context is still retained by us.
-func (p *primary) alive() bool { return p.refs.Load() > 0 }
+// add registers a new event or stream; false once the last Device closed.
+// An adopted wrapper (h.dev set) goes in its Device's list, so that the
+// Device's Close closes it, and is refused once that Device is closing.
+func (p *primary) add(h *handle) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return false
+	}
+	list := &p.open
+	if h.dev != nil {
+		if h.dev.h.closed() { // marked before Device.Close takes p.mu
+			return false
+		}
+		list = &h.dev.adopted
+	}
+	h.next = *list
+	if *list != nil {
+		(*list).prev = h
+	}
+	*list = h
+	p.live++
+	return true
+}
+
+// drop is a finished handle's last step: it leaves its list, and the last
+// one of a closing primary releases the context, in the background (an
+// adopted context is left to its creator).
+func (p *primary) drop(h *handle) error {
+	p.mu.Lock()
+	if h.kind != kindDevice {
+		list := &p.open
+		if h.dev != nil {
+			list = &h.dev.adopted
+		}
+		if h.prev != nil {
+			h.prev.next = h.next
+		} else if *list == h {
+			*list = h.next
+		}
+		if h.next != nil {
+			h.next.prev = h.prev
+		}
+		h.prev, h.next = nil, nil
+	}
+	p.live--
+	last := p.live == 0 && p.closing
+	p.mu.Unlock()
+	if last {
+		// Its module goes with a released context. In an adopted context
+		// it stays loaded until the creator destroys the context: unloading
+		// could wait for the context's work, and Close never blocks.
+		spinKernels.Delete(p)
+		if p.foreign {
+			return nil
+		}
+		// The driver's release of the last retain destroys the context,
+		// which first waits for the context's pending work, spinning (seen
+		// with driver 580: 2s under a 2s kernel, and forever for a stream
+		// waiting on an IPC event whose exporter died). So it runs on its
+		// own goroutine: Close never blocks. Its error has no caller to go
+		// to; the context is gone either way.
+		go func() { _ = driver.DevicePrimaryCtxRelease(p.dev) }()
+	}
+	return nil
+}
 
 var (
 	primariesMu sync.Mutex
@@ -57,98 +130,173 @@ var (
 )
 
 // Device is one CUDA device with its primary context retained. It is safe
-// for concurrent use. Close releases it.
+// for concurrent use. Close releases it. The zero value and a nil *Device are
+// not usable: their methods return errors matching ErrInvalid.
 type Device struct {
 	p       *primary
-	closed  atomic.Bool
-	def     Stream
-	pts     Stream // the per-thread default stream (perthread.go)
-	foreign bool   // an adopted context (AdoptContext): never released by Close
+	h       handle  // calls in flight on the device and its default streams
+	def     Stream  // the legacy default stream
+	pts     Stream  // the per-thread default stream (perthread.go)
+	adopted *handle // open streams and events adopted through it, under p.mu
 }
 
 // GetDevice returns device ordinal, retaining its primary context; Close
-// releases it. Errors match ErrNoDriver, ErrNoDevice or ErrInvalidDevice.
+// releases it. Errors match ErrNoDriver, ErrNoDevice or ErrInvalidDevice
+// (also for an ordinal out of the driver's int32 range).
 func GetDevice(ordinal int) (*Device, error) {
+	const op = "get device"
+	if ordinal < 0 || ordinal > math.MaxInt32 {
+		return nil, &Error{Op: op, Detail: fmt.Sprintf("no device %d: an ordinal is a non-negative int32", ordinal),
+			Fix: "use an ordinal from 0 to cuda.DeviceCount()-1", Err: ErrInvalidDevice}
+	}
 	if err := initDriver(); err != nil {
 		return nil, err
 	}
 	primariesMu.Lock()
 	defer primariesMu.Unlock()
-	p := primaries[ordinal]
-	if p == nil || !p.alive() {
-		dev, err := driver.DeviceGet(int32(ordinal))
-		if err != nil {
-			n, _ := driver.DeviceGetCount()
-			return nil, &Error{Op: "get device", Detail: fmt.Sprintf("no device %d (the driver sees %d)", ordinal, n),
-				Fix: "use an ordinal below cuda.DeviceCount()", Err: err}
+	if p := primaries[ordinal]; p != nil {
+		p.mu.Lock()
+		if !p.closing {
+			p.devices++
+			p.live++
+			p.mu.Unlock()
+			return newDevice(p), nil
 		}
-		ctx, err := driver.DevicePrimaryCtxRetain(dev)
-		if err != nil {
-			return nil, driverErr(fmt.Sprintf("retain the primary context of device %d", ordinal), err)
-		}
-		p = &primary{ordinal: ordinal, dev: dev, ctx: ctx}
-		primaries[ordinal] = p
-	} else {
-		// Each Device holds its own retain.
-		if _, err := driver.DevicePrimaryCtxRetain(p.dev); err != nil {
-			return nil, driverErr(fmt.Sprintf("retain the primary context of device %d", ordinal), err)
-		}
+		p.mu.Unlock()
 	}
-	p.refs.Add(1)
-	d := &Device{p: p}
-	d.initStreams()
-	return d, nil
+	dev, err := driver.DeviceGet(int32(ordinal))
+	if err != nil {
+		n, _ := driver.DeviceGetCount()
+		return nil, &Error{Op: op, Detail: fmt.Sprintf("no device %d (the driver sees %d)", ordinal, n),
+			Fix: "use an ordinal below cuda.DeviceCount()", Err: err}
+	}
+	ctx, err := driver.DevicePrimaryCtxRetain(dev)
+	if err != nil {
+		return nil, driverErr(fmt.Sprintf("retain the primary context of device %d", ordinal), err)
+	}
+	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, devices: 1, live: 1}
+	primaries[ordinal] = p
+	return newDevice(p), nil
 }
 
-// Close releases the device's primary context. It is idempotent; objects
-// created from the device must not be used after the last Device of that
-// ordinal is closed.
+func newDevice(p *primary) *Device {
+	d := &Device{p: p}
+	d.h.p, d.h.kind = p, kindDevice
+	d.initStreams()
+	return d
+}
+
+// Close closes the device: its default streams and the streams and events
+// adopted through it (AdoptStream, AdoptEvent) at once, and when it is the
+// last open Device of its context, every event and stream of the device
+// (as if each were closed). It never blocks and is idempotent. The primary
+// context is released once the calls in flight on the device and its
+// objects have returned; until then it stays retained. The release runs on
+// a goroutine of its own, because the driver's release waits for the
+// context's pending GPU work (forever, for work waiting on an IPC event
+// whose exporter died). A Device of an adopted context (AdoptContext) never
+// releases or destroys the context. A nil Device returns an error matching
+// ErrInvalid.
 func (d *Device) Close() error {
-	if d == nil || !d.closed.CompareAndSwap(false, true) {
+	if d == nil || d.p == nil {
+		return invalidErr("close device", "device")
+	}
+	if !d.h.mark(false) {
 		return nil
 	}
-	primariesMu.Lock()
-	defer primariesMu.Unlock()
-	d.p.refs.Add(-1)
-	if d.foreign {
-		return nil // an adopted context is its creator's to destroy
+	p := d.p
+	var open []*handle
+	p.mu.Lock()
+	p.devices--
+	for h := d.adopted; h != nil; h = h.next {
+		open = append(open, h)
 	}
-	return driverErr(fmt.Sprintf("release the primary context of device %d", d.p.ordinal), driver.DevicePrimaryCtxRelease(d.p.dev))
+	if p.devices == 0 {
+		p.closing = true
+		for h := p.open; h != nil; h = h.next {
+			open = append(open, h)
+		}
+	}
+	p.mu.Unlock()
+	err := d.h.finish()
+	for _, h := range open {
+		if _, cerr := h.close(true); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
-// Ordinal is the device's index.
-func (d *Device) Ordinal() int { return d.p.ordinal }
+// enter counts a call on the device in.
+func (d *Device) enter(op string) error {
+	if d == nil || d.p == nil {
+		return invalidErr(op, "device")
+	}
+	if !d.h.enter() {
+		return closedErr(op, "device")
+	}
+	return nil
+}
 
-// Context is the driver handle of the device's primary context.
-func (d *Device) Context() driver.Context { return d.p.ctx }
+// Ordinal is the device's index (-1 for a nil or zero Device).
+func (d *Device) Ordinal() int {
+	if d == nil || d.p == nil {
+		return -1
+	}
+	return d.p.ordinal
+}
+
+// Context is the driver handle of the device's primary context (0 for a nil
+// or zero Device). It stays valid until the device is closed.
+func (d *Device) Context() driver.Context {
+	if d == nil || d.p == nil {
+		return 0
+	}
+	return d.p.ctx
+}
 
 // Name is the device's name, such as "NVIDIA H200".
 func (d *Device) Name() (string, error) {
-	if d.closed.Load() {
-		return "", closedErr("device name", "device")
+	const op = "device name"
+	if err := d.enter(op); err != nil {
+		return "", err
 	}
+	defer d.h.exit()
 	s, err := driver.DeviceGetName(d.p.dev)
-	return s, driverErr("device name", err)
+	return s, driverErr(op, err)
 }
 
 // Sync waits for all work on the device to complete.
 func (d *Device) Sync() error {
-	if d.closed.Load() {
-		return closedErr("synchronize device", "device")
+	const op = "synchronize device"
+	if err := d.enter(op); err != nil {
+		return err
 	}
-	return driverErr("synchronize device", driver.CtxSynchronizeCtx(d.p.ctx))
+	defer d.h.exit()
+	return driverErr(op, driver.CtxSynchronizeCtx(d.p.ctx))
 }
 
 // String describes the device.
-func (d *Device) String() string { return fmt.Sprintf("cuda device %d", d.p.ordinal) }
+func (d *Device) String() string {
+	if d == nil || d.p == nil {
+		return "cuda device <invalid>"
+	}
+	return fmt.Sprintf("cuda device %d", d.p.ordinal)
+}
 
 // DefaultStream is the device's legacy default (NULL) stream, which
 // synchronises with every other blocking stream of the context: work queued
 // on it starts after all work queued before on the context's blocking streams
 // (NewBlockingStream, PerThreadStream) and work queued on those afterwards
 // waits for it; non-blocking streams (NewStream) do not take part. It needs
-// no Close. See PerThreadStream for the stream that does not wait.
-func (d *Device) DefaultStream() *Stream { return &d.def }
+// no Close, and is closed with the device. See PerThreadStream for the
+// stream that does not wait. For a nil or zero Device it returns nil.
+func (d *Device) DefaultStream() *Stream {
+	if d == nil || d.p == nil {
+		return nil
+	}
+	return &d.def
+}
 
 // NewStream creates a non-blocking stream: it does not synchronise with the
 // default stream. Close destroys it.
@@ -163,14 +311,21 @@ func (d *Device) NewBlockingStream() (*Stream, error) {
 }
 
 func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
-	if d.closed.Load() {
-		return nil, closedErr("create stream", "device")
+	const op = "create stream"
+	if err := d.enter(op); err != nil {
+		return nil, err
 	}
+	defer d.h.exit()
 	h, err := driver.StreamCreateCtx(d.p.ctx, flags)
 	if err != nil {
-		return nil, driverErr("create stream", err)
+		return nil, driverErr(op, err)
 	}
-	s := &Stream{dev: d, h: h, owned: true}
-	s.cleanup = backstop(s, d.p, uintptr(h), true)
+	r := &handle{p: d.p, h: uintptr(h), kind: kindStream}
+	if !d.p.add(r) {
+		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
+		return nil, closedErr(op, "device")
+	}
+	s := &Stream{dev: d, h: h, r: r, owned: true}
+	s.cleanup = backstop(s, r)
 	return s, nil
 }

@@ -38,8 +38,39 @@
 //
 // Elapsed times have the driver's resolution of about half a microsecond.
 //
-// Closing is idempotent, and use after Close returns ErrClosed. Events and
-// streams that are never closed are released by a garbage-collection
-// backstop (counted by Leaked), which does nothing once their device's
-// context is gone.
+// # Guarantees
+//
+// Close, on an Event, Stream, Device or EventPool, never blocks and never
+// spins, and is idempotent: it marks the object closed and returns; calls
+// already in flight on it in other goroutines (a Sync on pending work, a
+// cancelled Wait's driver wait) finish normally, and the driver object is
+// destroyed when the last of them returns, never under one. Closing the last
+// open Device of an ordinal closes every event and stream of it the same
+// way, and its primary context is released only once no call on it is in
+// flight, so no call ever runs on a released context.
+//
+//   - Safe concurrently: every method of Device, Stream, Event and
+//     EventPool, Close included, from any goroutine.
+//   - After Close: every call returns an error matching ErrClosed, naming the
+//     object, or its device when the device's Close closed it (also for an
+//     old event used with a device opened again).
+//   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event or
+//     *EventPool, and a nil argument or Context, get an error matching
+//     ErrInvalid that names what was nil; never a panic. Accessors without
+//     an error (Ordinal, Handle, Options, ...) return zero values (Ordinal
+//     -1, DefaultStream and PerThreadStream nil).
+//   - Bad input is refused before the driver is called: options that cannot
+//     go together, unknown record or wait flags, a Spin duration outside
+//     [0, MaxSpin] (ErrInvalidOptions); a device ordinal outside int32
+//     (ErrInvalidDevice); an event put in a pool twice (ErrInvalid).
+//   - No goroutine of this package panics (WaitChan's included), and none
+//     outlives its call except a cancelled BlockingSync Wait's, which ends
+//     when the driver's wait does.
+//   - Events and streams that are never closed are released by a
+//     garbage-collection backstop (counted by Leaked); nothing is leaked by
+//     closing the device first.
+//   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent) are
+//     never destroyed or released by this package: Close of a wrapper, or of
+//     its Device, releases only the wrapper.
+//   - Every error says the operation, the cause and the next step.
 package cuda

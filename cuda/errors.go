@@ -10,7 +10,7 @@ import (
 // Sentinels for errors.Is. Errors from the driver match the driver's result
 // sentinels (ErrNotReady, ErrInvalidHandle, ... and every driver.Result);
 // misuse the package detects itself matches ErrNotRecorded, ErrTimingDisabled,
-// ErrClosed, ErrWrongDevice or ErrInvalidOptions.
+// ErrClosed, ErrWrongDevice, ErrInvalidOptions or ErrInvalid.
 var (
 	// ErrNoDriver: the CUDA driver library could not be loaded.
 	ErrNoDriver = driver.ErrNoDriver
@@ -33,8 +33,13 @@ var (
 	ErrClosed = errors.New("cuda: use after close")
 	// ErrWrongDevice: an event and a stream belong to different devices.
 	ErrWrongDevice = errors.New("cuda: event and stream on different devices")
-	// ErrInvalidOptions: options that cannot go together.
+	// ErrInvalidOptions: options that cannot go together, unknown flags, a
+	// duration out of range.
 	ErrInvalidOptions = errors.New("cuda: invalid options")
+	// ErrInvalid: a nil or zero-value Device, Stream, Event or EventPool, a
+	// nil argument or Context, or an event put in a pool twice. The message
+	// names what was nil.
+	ErrInvalid = errors.New("cuda: invalid argument")
 )
 
 // Error is an error of an operation: what was being done, why it failed
@@ -69,6 +74,11 @@ func closedErr(op, what string) error {
 	return &Error{Op: op, Detail: "the " + what + " is closed", Fix: "do not use it after Close", Err: ErrClosed}
 }
 
+func invalidErr(op, what string) error {
+	return &Error{Op: op, Detail: "the " + what + " is nil or a zero value",
+		Fix: "use one made by this package (cuda.GetDevice, Device.NewStream, Device.NewEvent, Device.NewEventPool)", Err: ErrInvalid}
+}
+
 // driverErr wraps an error from the driver layer with the operation.
 func driverErr(op string, err error) error {
 	if err == nil {
@@ -94,22 +104,62 @@ func (e *opError) Error() string {
 
 func (e *opError) Unwrap() error { return e.err }
 
+// fixes says the next step for each driver result this package can meet;
+// fixFor has the fallback. Every message is a step to take.
+var fixes = map[driver.Result]string{
+	driver.ErrorNotInitialized:             "get a device with cuda.GetDevice first, which initialises the driver",
+	driver.ErrorDeinitialized:              "the driver is shutting down (the process is exiting): make no more calls",
+	driver.ErrorNoDevice:                   "check that a GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES",
+	driver.ErrorInvalidDevice:              "use an ordinal below cuda.DeviceCount()",
+	driver.ErrorInvalidHandle:              "the handle was destroyed or belongs to a closed device; do not use objects after Close or after their device's Close",
+	driver.ErrorContextIsDestroyed:         "the device's context was released; get the device again with cuda.GetDevice and create new objects",
+	driver.ErrorInvalidContext:             "the device's context was released or never created; get the device again with cuda.GetDevice",
+	driver.ErrorNotReady:                   "wait for the work first (Sync or Wait)",
+	driver.ErrorOutOfMemory:                "free device memory (close streams and events you no longer use) or use a smaller working set",
+	driver.ErrorInvalidValue:               "check the arguments against the function's documentation; this package passes its own arguments, so report it as a bug with the call that failed",
+	driver.ErrorIllegalState:               "the call is not allowed in the stream's state: RecordExternal and WaitExternal are only valid during stream capture",
+	driver.ErrorNotSupported:               "the device or driver does not support this operation; upgrade the NVIDIA driver or use another device",
+	driver.ErrorNotPermitted:               "the operation is not permitted here (for example during stream capture); end the capture first",
+	driver.ErrorInvalidPTX:                 "the driver cannot compile the kernel's PTX for this GPU; upgrade the NVIDIA driver",
+	driver.ErrorUnsupportedPTXVersion:      "the driver is older than the PTX version needs; upgrade the NVIDIA driver",
+	driver.ErrorJITCompilerNotFound:        "the driver's PTX JIT compiler (libnvidia-ptxjitcompiler) is missing; reinstall the NVIDIA driver",
+	driver.ErrorJITCompilationDisabled:     "PTX JIT compilation is disabled (CUDA_DISABLE_PTX_JIT); unset it",
+	driver.ErrorNoBinaryForGPU:             "the kernel has no code for this GPU; upgrade the NVIDIA driver",
+	driver.ErrorInvalidImage:               "the kernel image is invalid for this driver; upgrade the NVIDIA driver",
+	driver.ErrorIllegalAddress:             "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorLaunchFailed:               "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorHardwareStackError:         "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorIllegalInstruction:         "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorMisalignedAddress:          "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorInvalidAddressSpace:        "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorInvalidPc:                  "a kernel faulted and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorAssert:                     "a kernel's assertion failed and the context is unusable: close every object and the device, and restart the process",
+	driver.ErrorLaunchTimeout:              "a kernel ran past the display watchdog; use a GPU without a display, or shorter kernels",
+	driver.ErrorLaunchOutOfResources:       "the launch needs more registers or threads than the GPU has; use a smaller launch",
+	driver.ErrorEccUncorrectable:           "the GPU reported an uncorrectable ECC error: check it with nvidia-smi -q -d ECC, and restart the process",
+	driver.ErrorNvlinkUncorrectable:        "the GPU reported an uncorrectable NVLink error: check it with nvidia-smi nvlink -s, and restart the process",
+	driver.ErrorDeviceUnavailable:          "the GPU is busy or unavailable (exclusive compute mode, or in use by another process); check nvidia-smi -q -d COMPUTE",
+	driver.ErrorSystemDriverMismatch:       "libcuda.so.1 and the kernel module are of different driver versions; reinstall the NVIDIA driver and reboot",
+	driver.ErrorCompatNotSupportedOnDevice: "the forward-compatibility driver does not support this GPU; use the driver installed with the kernel module",
+	driver.ErrorSystemNotReady:             "the system is not ready (fabric manager not running?); check nvidia-smi and the fabric manager service",
+	driver.ErrorStubLibrary:                "the loaded libcuda.so is the toolkit's stub; install the NVIDIA driver, or point CUDAGEN_LIBCUDA at the real libcuda.so.1",
+	driver.ErrorOperatingSystem:            "an operating system call failed (shared memory for IPC?); check /dev/shm and the process limits",
+	driver.ErrorMapFailed:                  "mapping shared memory failed; for IPC events, check that both processes see the same /dev/shm",
+	driver.ErrorPeerAccessUnsupported:      "the two GPUs cannot access each other; order work across them with events (Stream.Wait)",
+	driver.ErrorStreamCaptureUnsupported:   "the call is not allowed while a stream is being captured; end the capture first",
+	driver.ErrorStreamCaptureInvalidated:   "the stream capture was invalidated by an earlier error; end the capture and start again",
+	driver.ErrorStreamCaptureIsolation:     "the event was recorded in another capture; record and wait within one capture",
+	driver.ErrorStreamCaptureImplicit:      "the legacy default stream cannot be used during capture; use streams from Device.NewStream",
+	driver.ErrorCapturedEvent:              "the event was recorded during capture; query or synchronise it only after the capture ends",
+	driver.ErrorStreamCaptureWrongThread:   "the capture was begun with a thread-local mode on another thread; use the global capture mode",
+	driver.ErrorTimeout:                    "the driver timed out; retry, and check the GPU with nvidia-smi",
+	driver.ErrorNotFound:                   "the driver lacks the named symbol; upgrade the NVIDIA driver",
+	driver.ErrorUnknown:                    "the driver gave no cause; check the GPU with nvidia-smi and the kernel log (dmesg), and restart the process",
+}
+
 func fixFor(r driver.Result) string {
-	switch r {
-	case driver.ErrorNotInitialized, driver.ErrorDeinitialized:
-		return "the driver is not initialised or shutting down; get a device with cuda.GetDevice first"
-	case driver.ErrorNoDevice:
-		return "check that a GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-	case driver.ErrorInvalidDevice:
-		return "use an ordinal below cuda.DeviceCount()"
-	case driver.ErrorInvalidHandle, driver.ErrorContextIsDestroyed, driver.ErrorInvalidContext:
-		return "the handle or its device was released; do not use objects of a closed device"
-	case driver.ErrorNotReady:
-		return "wait for the work first (Sync or Wait)"
-	case driver.ErrorOutOfMemory:
-		return "free device memory or use a smaller working set"
-	case driver.ErrorInvalidValue:
-		return "check the arguments"
+	if f, ok := fixes[r]; ok {
+		return f
 	}
-	return "see the driver's description"
+	return "look up " + r.String() + " in the CUDA driver API's CUresult reference and check the GPU with nvidia-smi; if it persists, restart the process"
 }

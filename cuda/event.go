@@ -49,15 +49,17 @@ func (o EventOptions) Validate() error {
 }
 
 // Event marks a point in a stream's work, for ordering, waiting and timing.
-// It is safe for concurrent use; Close waits for calls in flight on it.
+// It is safe for concurrent use, Close included. The zero value and a nil
+// *Event are not usable: methods that return an error return one matching
+// ErrInvalid, the accessors return zero values.
 type Event struct {
 	dev      *Device
 	h        driver.Event
 	opts     EventOptions
 	imported bool
-	foreign  bool // adopted (AdoptEvent): Close never destroys the handle
 	recorded atomic.Bool
-	g        guard
+	pooled   atomic.Bool // idle in an EventPool
+	r        *handle
 	cleanup  runtime.Cleanup
 }
 
@@ -69,73 +71,94 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.closed.Load() {
-		return nil, closedErr(op, "device")
+	if err := d.enter(op); err != nil {
+		return nil, err
 	}
+	defer d.h.exit()
 	h, err := driver.EventCreateCtx(d.p.ctx, f)
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return newEvent(d, h, opts, false), nil
+	return newEvent(d, h, opts, false, op)
 }
 
-func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Event {
-	e := &Event{dev: d, h: h, opts: opts, imported: imported}
+// newEvent wraps a driver event created (or opened) by the caller, which
+// holds a call in flight on d. If d's context is closing, it destroys h and
+// returns ErrClosed.
+func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op string) (*Event, error) {
+	r := &handle{p: d.p, h: uintptr(h), kind: kindEvent}
+	if !d.p.add(r) {
+		_ = driver.EventDestroyCtx(d.p.ctx, h)
+		return nil, closedErr(op, "device")
+	}
+	e := &Event{dev: d, h: h, opts: opts, imported: imported, r: r}
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}
-	e.cleanup = backstop(e, d.p, uintptr(h), false)
-	return e
+	e.cleanup = backstop(e, r)
+	return e, nil
 }
 
-// acquire counts a call in flight; it fails once the event is closed or its
-// device's context is gone.
-func (e *Event) acquire() bool {
-	if !e.g.enter() {
-		return false
+// enter counts a call on the event in; which names it in errors ("event",
+// "start event").
+func (e *Event) enter(op, which string) error {
+	// handle.enter, by hand: one call level less on the hot path.
+	if e != nil && e.r != nil && e.r.state.Add(1)&closing == 0 {
+		return nil
 	}
-	if !e.dev.p.alive() {
-		e.g.exit()
-		return false
-	}
-	return true
+	return e.enterErr(op, which)
 }
 
-// unusable is the error of a failed acquire: closed, or its device closed.
+// enterErr is the error of a failed enter: nil or zero, or closed (then it
+// takes back the count enter took).
+func (e *Event) enterErr(op, which string) error {
+	if e == nil || e.r == nil {
+		return invalidErr(op, which)
+	}
+	e.r.refused()
+	return e.unusable(op, which)
+}
+
+// unusable is the error of a failed enter: closed, or its device closed.
 func (e *Event) unusable(op, which string) error {
-	if !e.g.closed() && !e.dev.p.alive() {
+	if e.r.byDevice() {
 		return closedErr(op, which+"'s device")
 	}
 	return closedErr(op, which)
 }
 
-func (e *Event) release() { e.g.exit() }
-
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	const op = "record event"
-	if err := s.acquire(op); err != nil {
+	var f driver.EventRecordFlags
+	for _, x := range flags {
+		f |= driver.EventRecordFlags(x)
+	}
+	if f&^driver.EventRecordFlags(RecordExternal) != 0 {
+		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
+			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
+	}
+	if err := e.enter(op, "event"); err != nil {
 		return err
 	}
-	defer s.release()
+	if err := s.enter(op); err != nil {
+		e.r.exit()
+		return err
+	}
 	if s.dev.p != e.dev.p {
+		s.r.exit()
+		e.r.exit()
 		return &Error{Op: op, Detail: fmt.Sprintf("the event belongs to device %d and the stream to device %d", e.dev.p.ordinal, s.dev.p.ordinal),
 			Fix: "create the event on the stream's device, or use Stream.Wait to order work across devices", Err: ErrWrongDevice}
-	}
-	if !e.acquire() {
-		return e.unusable(op, "event")
 	}
 	var err error
 	if len(flags) == 0 {
 		err = driver.EventRecordCtx(e.dev.p.ctx, e.h, s.h)
 	} else {
-		var f driver.EventRecordFlags
-		for _, x := range flags {
-			f |= driver.EventRecordFlags(x)
-		}
 		err = driver.EventRecordWithFlagsCtx(e.dev.p.ctx, e.h, s.h, f)
 	}
-	e.release()
+	s.r.exit()
+	e.r.exit()
 	if err != nil {
 		return driverErr(op, err)
 	}
@@ -149,31 +172,33 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
-	if !e.acquire() {
-		return false, e.unusable("query event", "event")
+	const op = "query event"
+	if err := e.enter(op, "event"); err != nil {
+		return false, err
 	}
 	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
-	e.release()
+	e.r.exit()
 	if err == nil {
 		return true, nil
 	}
 	if err == driver.ErrorNotReady {
 		return false, nil
 	}
-	return false, driverErr("query event", err)
+	return false, driverErr(op, err)
 }
 
 // Sync blocks until the work captured by the latest Record has completed,
 // spinning or sleeping as the event was created (EventOptions.BlockingSync).
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
-	if !e.acquire() {
-		return e.unusable("synchronize event", "event")
+	const op = "synchronize event"
+	if err := e.enter(op, "event"); err != nil {
+		return err
 	}
 	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
-	e.release()
+	e.r.exit()
 	if err != nil {
-		return driverErr("synchronize event", err)
+		return driverErr(op, err)
 	}
 	return nil
 }
@@ -184,21 +209,23 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
+	if err := e.enter(op, "end event"); err != nil {
+		return 0, err
+	}
+	if err := start.enter(op, "start event"); err != nil {
+		e.r.exit()
+		return 0, err
+	}
 	if !start.opts.Timing || !e.opts.Timing || start.dev.p != e.dev.p || !start.recorded.Load() || !e.recorded.Load() {
 		if err := e.timingErr(op, start); err != nil {
+			start.r.exit()
+			e.r.exit()
 			return 0, err
 		}
 	}
-	if !e.acquire() {
-		return 0, e.unusable(op, "end event")
-	}
-	if !start.g.enter() { // same device as e, whose context acquire found alive
-		e.release()
-		return 0, start.unusable(op, "start event")
-	}
 	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
-	start.release()
-	e.release()
+	start.r.exit()
+	e.r.exit()
 	if err != nil {
 		if err == driver.ErrorNotReady {
 			return 0, &Error{Op: op, Detail: "one or both events have not completed",
@@ -238,14 +265,14 @@ func (e *Event) timingErr(op string, start *Event) error {
 // to use this event. The event must have been created with IPC.
 func (e *Event) IPCHandle() (IPCEventHandle, error) {
 	const op = "get IPC event handle"
+	if err := e.enter(op, "event"); err != nil {
+		return IPCEventHandle{}, err
+	}
+	defer e.r.exit()
 	if !e.opts.IPC {
 		return IPCEventHandle{}, &Error{Op: op, Detail: "the event was created without IPC",
 			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
 	}
-	if !e.acquire() {
-		return IPCEventHandle{}, e.unusable(op, "event")
-	}
-	defer e.release()
 	h, err := driver.IPCGetEventHandleCtx(e.dev.p.ctx, e.h)
 	if err != nil {
 		return IPCEventHandle{}, driverErr(op, err)
@@ -259,12 +286,18 @@ type IPCEventHandle driver.IPCEventHandle
 
 // OpenIPCEvent opens an event exported by another process. The driver does
 // not allow opening a handle in the process that exported it. The event has
-// IPC set and no timing; Close releases this process's reference.
+// IPC set and no timing; Close releases this process's reference. If the
+// exporting process exits before the event completes, the event never
+// completes here (seen with driver 580): Wait with a deadline returns the
+// context's error, Sync and a stream waiting on the event wait forever, and
+// Close and Device.Close still return at once (the context's release then
+// stays blocked in the driver, on a goroutine of its own).
 func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	const op = "open IPC event"
-	if d.closed.Load() {
-		return nil, closedErr(op, "device")
+	if err := d.enter(op); err != nil {
+		return nil, err
 	}
+	defer d.h.exit()
 	dh := driver.IPCEventHandle(h)
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
 	if err == driver.ErrorInvalidContext {
@@ -274,47 +307,70 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return newEvent(d, ev, EventOptions{IPC: true}, true), nil
+	return newEvent(d, ev, EventOptions{IPC: true}, true, op)
 }
 
 // Close destroys the event (for an adopted event, AdoptEvent, it releases
-// only the wrapper, never the handle). It is idempotent and does not wait for pending
-// work: the driver releases the event once that work completes. It waits
-// for calls on the event in flight in other goroutines (such as Sync) to
-// return. Use after Close returns errors matching ErrClosed.
+// only the wrapper, never the driver's event). It never blocks and is
+// idempotent (a second Close returns nil). It does not wait for pending work: the driver releases
+// the event once that work completes. Calls on the event in flight in other
+// goroutines (a Sync, a Wait) finish normally, and the event is destroyed
+// when the last of them returns; Close then returns nil, and any destroy
+// error is dropped. Use after Close returns errors matching ErrClosed. A nil
+// Event returns an error matching ErrInvalid.
 func (e *Event) Close() error {
-	if !e.g.close() {
-		return nil
+	if e == nil || e.r == nil {
+		return invalidErr("destroy event", "event")
 	}
-	e.cleanup.Stop()
-	if e.foreign || !e.dev.p.alive() {
-		return nil // adopted, or the context, and its events, are gone
+	closed, err := e.r.close(false)
+	if closed {
+		e.cleanup.Stop()
 	}
-	return driverErr("destroy event", driver.EventDestroyCtx(e.dev.p.ctx, e.h))
+	return err
 }
 
 // TimingEnabled reports whether the event records timestamps.
-func (e *Event) TimingEnabled() bool { return e.opts.Timing }
+func (e *Event) TimingEnabled() bool { return e != nil && e.opts.Timing }
 
 // BlockingSync reports whether waits on the event sleep rather than spin.
-func (e *Event) BlockingSync() bool { return e.opts.BlockingSync }
+func (e *Event) BlockingSync() bool { return e != nil && e.opts.BlockingSync }
 
 // IPCEnabled reports whether the event can be shared with other processes.
-func (e *Event) IPCEnabled() bool { return e.opts.IPC }
+func (e *Event) IPCEnabled() bool { return e != nil && e.opts.IPC }
 
 // Options returns the options the event was created with.
-func (e *Event) Options() EventOptions { return e.opts }
+func (e *Event) Options() EventOptions {
+	if e == nil {
+		return EventOptions{}
+	}
+	return e.opts
+}
 
-// Device is the event's device.
-func (e *Event) Device() *Device { return e.dev }
+// Device is the event's device (the Device it was created from; nil for a
+// nil Event).
+func (e *Event) Device() *Device {
+	if e == nil {
+		return nil
+	}
+	return e.dev
+}
 
-// Handle is the driver handle.
-func (e *Event) Handle() driver.Event { return e.h }
+// Handle is the driver handle (0 for a nil Event). It is valid until the
+// event is closed.
+func (e *Event) Handle() driver.Event {
+	if e == nil {
+		return 0
+	}
+	return e.h
+}
 
 // Recorded reports whether the event has been recorded (or was imported).
-func (e *Event) Recorded() bool { return e.recorded.Load() }
+func (e *Event) Recorded() bool { return e != nil && e.recorded.Load() }
 
 // String describes the event.
 func (e *Event) String() string {
+	if e == nil || e.r == nil {
+		return "cuda event <invalid>"
+	}
 	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, e.opts.Timing, e.opts.BlockingSync, e.opts.IPC)
 }

@@ -7,78 +7,158 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// guard counts calls in flight on a driver object, so that Close can wait
-// for them and no call reaches the driver with a destroyed handle.
-type guard struct {
-	state atomic.Int64 // calls in flight, plus closing once closed
+// Lifetime of driver objects
+//
+// Every object that calls the driver (a Device, an Event, a Stream) holds a
+// handle: a count of its calls in flight and a closing bit, in one atomic
+// word. A call counts itself in and out (two atomic adds, no lock); Close
+// sets the closing bit and returns at once. Whichever of Close and the last
+// call in flight sees the object closing with no call left destroys the
+// driver object, exactly once (the finished bit). Nothing waits or spins.
+//
+// A primary context is released the same way: every Device and every open
+// event and stream of it holds a reference (live); closing the last Device
+// closes every event and stream of the context, and the finish that drops
+// live to zero releases the context. So no call ever runs on a released
+// context, and a call in flight (a Sync on pending work, a cancelled Wait's
+// driver wait) delays the release, never Close.
+//
+// Wrappers of foreign streams and events (AdoptStream, AdoptEvent) have a
+// handle of their own too, in their Device's list rather than the
+// primary's: the Device's Close closes them, and finishing one destroys
+// nothing. The default streams share their Device's handle. A context
+// adopted with AdoptContext is never released.
+
+const (
+	countMask      = int64(1)<<60 - 1
+	closedByDevice = int64(1) << 60 // closed because its device closed
+	closing        = int64(1) << 61 // Close has begun: no new calls
+	finished       = int64(1) << 62 // destroyed (or being destroyed)
+)
+
+type kind uint8
+
+const (
+	kindDevice kind = iota // a Device value; its default stream shares it
+	kindEvent
+	kindStream
+	kindAdopted // a wrapper of a foreign event or stream: never destroyed
+)
+
+// handle is the lifetime state of one object: see above. Events and streams
+// allocate theirs apart from the Go object, so that the primary's list of
+// open objects does not keep the object from the garbage collector.
+type handle struct {
+	state      atomic.Int64
+	p          *primary
+	h          uintptr // the driver handle: a driver.Event or driver.Stream
+	kind       kind
+	dev        *Device // kindAdopted: the Device whose Close closes it
+	prev, next *handle // in p's (or dev's) list of open objects, under p.mu
 }
 
-const closing = int64(1) << 62
-
-// enter counts a call in; it fails once the object is closed.
-func (g *guard) enter() bool {
-	if g.state.Add(1)&closing != 0 {
-		g.state.Add(-1)
+// enter counts a call in; it fails once the object is closing.
+func (h *handle) enter() bool {
+	if h.state.Add(1)&closing != 0 {
+		h.refused()
 		return false
 	}
 	return true
 }
 
-// exit counts a call out.
-func (g *guard) exit() { g.state.Add(-1) }
+// refused takes back the count of a refused enter, which may be the last of
+// a closing object: then it finishes it.
+func (h *handle) refused() {
+	if h.state.Add(-1)&closing != 0 {
+		h.finish()
+	}
+}
 
-// closed reports whether close has begun.
-func (g *guard) closed() bool { return g.state.Load()&closing != 0 }
+// exit counts a call out; the last one out of a closing object finishes it.
+func (h *handle) exit() {
+	if h.state.Add(-1)&closing != 0 {
+		h.finish()
+	}
+}
 
-// close marks the object closed and waits for the calls in flight. It
-// reports false if the object was already closed.
-func (g *guard) close() bool {
+// closed reports whether Close has begun.
+func (h *handle) closed() bool { return h.state.Load()&closing != 0 }
+
+// byDevice reports whether it was closed by its device's Close.
+func (h *handle) byDevice() bool { return h.state.Load()&closedByDevice != 0 }
+
+// mark sets the closing bit; false if it was already set.
+func (h *handle) mark(byDevice bool) bool {
+	bits := closing
+	if byDevice {
+		bits |= closedByDevice
+	}
 	for {
-		s := g.state.Load()
+		s := h.state.Load()
 		if s&closing != 0 {
 			return false
 		}
-		if g.state.CompareAndSwap(s, s|closing) {
+		if h.state.CompareAndSwap(s, s|bits) {
+			return true
+		}
+	}
+}
+
+// close marks the object closing and finishes it if no call is in flight
+// (else the last call out does). It reports whether this call closed it,
+// and the error of a destroy it did itself.
+func (h *handle) close(byDevice bool) (bool, error) {
+	if !h.mark(byDevice) {
+		return false, nil
+	}
+	return true, h.finish()
+}
+
+// finish destroys the object once it is closing with no call in flight. Of
+// all the callers that see that state, one wins.
+func (h *handle) finish() error {
+	for {
+		s := h.state.Load()
+		if s&countMask != 0 || s&(closing|finished) != closing {
+			return nil
+		}
+		if h.state.CompareAndSwap(s, s|finished) {
 			break
 		}
 	}
-	for g.state.Load() != closing {
-		runtime.Gosched()
+	var err error
+	switch h.kind {
+	case kindEvent:
+		err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
+	case kindStream:
+		err = driverErr("destroy stream", driver.StreamDestroyCtx(h.p.ctx, driver.Stream(h.h)))
 	}
-	return true
+	if rerr := h.p.drop(h); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 var leaked atomic.Int64
 
-// Leaked is the number of events and streams released by the garbage
-// collector because they were never closed. A growing count is a leak to fix
-// with Close.
+// Leaked is the number of events and streams destroyed by the garbage
+// collector because they were never closed (nor their device). A growing
+// count is a leak to fix with Close.
 func Leaked() int64 { return leaked.Load() }
 
-// handleRef is what a backstop needs: the handle and its context's state,
-// never the Go object itself.
-type handleRef struct {
-	p      *primary
-	h      uintptr
-	stream bool // a stream, else an event
+// backstop registers the garbage-collection release of an event or stream
+// that is never closed. Its argument is the handle, never the Go object, and
+// the cleanup is one static function, so registering it allocates no
+// closure of ours. Close stops it.
+func backstop[T any](obj *T, h *handle) runtime.Cleanup {
+	return runtime.AddCleanup(obj, releaseLeaked, h)
 }
 
-// backstop registers the garbage-collection release of a driver object that
-// is never closed. It tolerates a context already gone (its objects went with
-// it) and never panics. Close stops it. The cleanup is one static function,
-// so registering it allocates no closure.
-func backstop[T any](obj *T, p *primary, h uintptr, stream bool) runtime.Cleanup {
-	return runtime.AddCleanup(obj, releaseLeaked, handleRef{p, h, stream})
-}
-
-func releaseLeaked(r handleRef) {
-	leaked.Add(1)
-	if !r.p.alive() {
-		return
-	}
-	if r.stream {
-		_ = driver.StreamDestroyCtx(r.p.ctx, driver.Stream(r.h))
-	} else {
-		_ = driver.EventDestroyCtx(r.p.ctx, driver.Event(r.h))
+// releaseLeaked runs on the runtime's cleanup goroutine. The object is
+// unreachable, so no call is in flight on it; a handle already closed (by
+// its device) is left alone. It never panics.
+func releaseLeaked(h *handle) {
+	if closed, _ := h.close(false); closed && h.kind != kindAdopted {
+		leaked.Add(1) // an adopted wrapper's handle is its creator's
 	}
 }

@@ -55,7 +55,7 @@ func (h IPCEventHandle) String() string {
 func (h *IPCEventHandle) UnmarshalText(text []byte) error {
 	const op = "decode IPC event handle"
 	if h == nil {
-		return adoptNilErr(op, "handle pointer")
+		return nilHandlePtrErr(op)
 	}
 	if !strings.HasPrefix(string(text), ipcTextPrefix) {
 		return &Error{Op: op, Detail: fmt.Sprintf("the text %s does not start with %q", quoteShort(text), ipcTextPrefix),
@@ -92,7 +92,7 @@ func (h IPCEventHandle) MarshalBinary() ([]byte, error) {
 func (h *IPCEventHandle) UnmarshalBinary(data []byte) error {
 	const op = "decode IPC event handle"
 	if h == nil {
-		return adoptNilErr(op, "handle pointer")
+		return nilHandlePtrErr(op)
 	}
 	if len(data) != len(h) {
 		return &Error{Op: op, Detail: fmt.Sprintf("got %d bytes, a handle is %d", len(data), len(h)),
@@ -100,6 +100,11 @@ func (h *IPCEventHandle) UnmarshalBinary(data []byte) error {
 	}
 	copy(h[:], data)
 	return nil
+}
+
+// nilHandlePtrErr is the error of decoding into a nil *IPCEventHandle.
+func nilHandlePtrErr(op string) error {
+	return &Error{Op: op, Detail: "the handle pointer is nil", Fix: "decode into an IPCEventHandle variable (&h)", Err: ErrInvalid}
 }
 
 // quoteShort quotes text for an error message, cut to a readable length.

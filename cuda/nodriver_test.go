@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/headers"
 )
 
 // TestNoDriverPublicAPI runs the public API in a child process whose loader
@@ -73,4 +75,28 @@ func TestErrorWrapping(t *testing.T) {
 	if errors.Is(context.Canceled, cuda.ErrNotReady) {
 		t.Error("unrelated error matched")
 	}
+}
+
+// NotSupportedError names the build tag to use: the newest pinned toolkit
+// the driver supports, for every pin of headers/manifest.json.
+func TestNotSupportedNamesTag(t *testing.T) {
+	m, err := headers.Load("../headers/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := m.Newest()
+	for _, v := range m.Versions {
+		if v.Version == newest.Version {
+			continue
+		}
+		e := &driver.NotSupportedError{Func: "cuEventElapsedTime_v2", Need: newest.CUDAVersion, DriverVersion: v.CUDAVersion, HeaderVersion: newest.CUDAVersion}
+		if !strings.Contains(e.Error(), "build with -tags "+v.Tag+" ") || !errors.Is(e, cuda.ErrNotSupported) {
+			t.Errorf("driver %d: %v", v.CUDAVersion, e)
+		}
+	}
+	e := &driver.NotSupportedError{Func: "cuEventElapsedTime", Need: 3020, DriverVersion: 2000, HeaderVersion: 11080}
+	if strings.Contains(e.Error(), "-tags") || !strings.Contains(e.Error(), "upgrade the NVIDIA driver to one for CUDA 3.2 or newer") {
+		t.Errorf("no older pin: %v", e)
+	}
+	t.Log(e)
 }

@@ -20,8 +20,8 @@ func (d *Device) initStreams() {
 	if driver.PerThreadDefaultStream {
 		legacy = streamLegacy
 	}
-	d.def = Stream{dev: d, h: legacy}
-	d.pts = Stream{dev: d, h: streamPerThread}
+	d.def = Stream{dev: d, h: legacy, r: &d.h}
+	d.pts = Stream{dev: d, h: streamPerThread, r: &d.h}
 }
 
 // PerThreadStream is the per-thread default stream of the device's context
@@ -29,8 +29,9 @@ func (d *Device) initStreams() {
 // synchronise with the context's other streams: work queued on it runs
 // alongside work on blocking streams (NewBlockingStream) and non-blocking
 // streams alike, as on a stream from NewStream. It does synchronise with the
-// legacy default stream, as every blocking stream does. It needs no Close;
-// calls on it return ErrClosed once the device is closed.
+// legacy default stream, as every blocking stream does. It needs no Close
+// (closing it does nothing); calls on it return ErrClosed once the device is
+// closed, as on DefaultStream. For a nil Device it returns nil.
 //
 // The driver keeps one such stream per OS thread and context, and Go moves
 // goroutines between OS threads: two calls from one goroutine may reach two
@@ -42,7 +43,7 @@ func (d *Device) initStreams() {
 // passing CU_STREAM_PER_THREAD) from the same thread, and single calls
 // (a Record, a Spin) that must not wait for the blocking streams.
 func (d *Device) PerThreadStream() *Stream {
-	if d == nil {
+	if d == nil || d.p == nil {
 		return nil
 	}
 	return &d.pts

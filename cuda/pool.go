@@ -11,7 +11,9 @@ import (
 //
 // An event from Get is not recorded (Sub returns ErrNotRecorded until it is)
 // and complete (Query reports true): Get never hands out an event whose last
-// recorded work is still pending.
+// recorded work is still pending, nor one event to two callers. The zero
+// value and a nil *EventPool are not usable: their methods return errors
+// matching ErrInvalid (Len returns 0).
 type EventPool struct {
 	dev    *Device
 	opts   EventOptions
@@ -24,8 +26,15 @@ type EventPool struct {
 // NewEventPool creates a pool of events with opts, keeping at most max idle
 // events (max <= 0 means 1024).
 func (d *Device) NewEventPool(opts EventOptions, max int) (*EventPool, error) {
+	const op = "create event pool"
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if d.h.closed() {
+		return nil, closedErr(op, "device")
 	}
 	if max <= 0 {
 		max = 1024
@@ -35,63 +44,102 @@ func (d *Device) NewEventPool(opts EventOptions, max int) (*EventPool, error) {
 
 // Get returns an idle event of the pool, or a new one.
 func (p *EventPool) Get() (*Event, error) {
+	const op = "get event from pool"
+	if p == nil || p.dev == nil {
+		return nil, invalidErr(op, "pool")
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, closedErr("get event from pool", "pool")
+		return nil, closedErr(op, "pool")
 	}
 	for i := len(p.free) - 1; i >= 0; i-- {
 		e := p.free[i]
+		if e.r.closed() { // closed while idle (by its owner, or its device)
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			e.pooled.Store(false)
+			continue
+		}
 		if e.recorded.Load() {
-			if done, err := e.Query(); err != nil || !done {
+			done, err := e.Query()
+			if err != nil { // unusable: drop it
+				p.free = append(p.free[:i], p.free[i+1:]...)
+				e.pooled.Store(false)
+				e.Close()
+				continue
+			}
+			if !done {
 				continue // its work is pending: leave it for later
 			}
 		}
 		p.free = append(p.free[:i], p.free[i+1:]...)
 		p.mu.Unlock()
 		e.recorded.Store(false)
+		e.pooled.Store(false)
 		return e, nil
 	}
 	p.mu.Unlock()
 	return p.dev.NewEvent(p.opts)
 }
 
-// Put returns an event to the pool. Events of another device or other
-// options, closed events, and events beyond the pool's size are closed or
-// dropped instead. The caller must not use e after Put.
-func (p *EventPool) Put(e *Event) {
-	if e == nil || e.dev.p != p.dev.p || e.opts != p.opts || e.imported {
-		if e != nil {
-			e.Close()
-		}
-		return
+// Put returns an event to the pool; the caller must not use e after Put.
+// Events of another device or other options, imported events, closed events
+// and events beyond the pool's size are closed or dropped instead, and Put
+// returns nil. An event already in a pool is left where it is and Put
+// returns an error matching ErrInvalid, so that one event is never handed to
+// two users; so does a nil event or pool.
+func (p *EventPool) Put(e *Event) error {
+	const op = "put event in pool"
+	if p == nil || p.dev == nil {
+		return invalidErr(op, "pool")
+	}
+	if e == nil || e.r == nil {
+		return invalidErr(op, "event")
+	}
+	if !e.pooled.CompareAndSwap(false, true) {
+		return &Error{Op: op, Detail: "the event is already in a pool (put twice)",
+			Fix: "put each event back once, and do not use it after Put", Err: ErrInvalid}
+	}
+	if e.dev.p != p.dev.p || e.opts != p.opts || e.imported {
+		e.pooled.Store(false)
+		e.Close()
+		return nil
 	}
 	p.mu.Lock()
-	if p.closed || len(p.free) >= p.max || e.g.closed() {
+	if p.closed || len(p.free) >= p.max || e.r.closed() {
 		p.mu.Unlock()
+		e.pooled.Store(false)
 		e.Close()
-		return
+		return nil
 	}
 	p.free = append(p.free, e)
 	p.mu.Unlock()
+	return nil
 }
 
 // Len is the number of idle events in the pool.
 func (p *EventPool) Len() int {
+	if p == nil {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.free)
 }
 
 // Close destroys the idle events; events handed out stay valid and are
-// closed when Put back. It is idempotent.
+// closed when Put back. It is idempotent and never blocks.
 func (p *EventPool) Close() error {
+	if p == nil || p.dev == nil {
+		return invalidErr("close event pool", "pool")
+	}
 	p.mu.Lock()
 	free := p.free
 	p.free, p.closed = nil, true
 	p.mu.Unlock()
 	var first error
 	for _, e := range free {
+		e.pooled.Store(false)
 		if err := e.Close(); err != nil && first == nil {
 			first = err
 		}

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -39,15 +40,24 @@ type spinKernel struct {
 
 var spinKernels sync.Map // *primary → *spinKernel
 
+// MaxSpin is the longest work Spin queues: longer asks are refused.
+const MaxSpin = time.Hour
+
 // Spin queues GPU work on s that takes d: a single-thread kernel that
 // busy-waits on the GPU's clock. It gives events measurable work of known
-// duration, like torch.cuda._sleep, for tests, examples and benchmarks.
+// duration, like torch.cuda._sleep, for tests, examples and benchmarks. d
+// must be from 0 to MaxSpin; a negative d or one over MaxSpin is refused with
+// ErrInvalidOptions before anything is queued.
 func (s *Stream) Spin(d time.Duration) error {
 	const op = "queue spin kernel"
-	if err := s.acquire(op); err != nil {
+	if d < 0 || d > MaxSpin {
+		return &Error{Op: op, Detail: fmt.Sprintf("duration %v is outside [0, %v]", d, MaxSpin),
+			Fix: "pass a duration from 0 to cuda.MaxSpin", Err: ErrInvalidOptions}
+	}
+	if err := s.enter(op); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.r.exit()
 	v, _ := spinKernels.LoadOrStore(s.dev.p, &spinKernel{})
 	k := v.(*spinKernel)
 	k.once.Do(func() {

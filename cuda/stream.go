@@ -23,78 +23,122 @@ type WaitFlag uint32
 // capture.
 const WaitExternal = WaitFlag(driver.EventWaitExternal)
 
-// Stream is a queue of GPU work on one device. It is safe for concurrent use.
+// Stream is a queue of GPU work on one device. It is safe for concurrent
+// use, Close included. The zero value and a nil *Stream are not usable:
+// methods that return an error return one matching ErrInvalid, the
+// accessors return zero values.
 type Stream struct {
 	dev     *Device
 	h       driver.Stream
-	owned   bool
-	foreign bool // adopted (AdoptStream): Close never destroys the handle
-	g       guard
+	owned   bool    // created by NewStream: Close destroys it
+	foreign bool    // adopted (AdoptStream): Close releases only the wrapper
+	r       *handle // the stream's; the default streams' is their Device's
 	cleanup runtime.Cleanup
 }
 
-// Device is the stream's device.
-func (s *Stream) Device() *Device { return s.dev }
+// Device is the stream's device (nil for a nil Stream).
+func (s *Stream) Device() *Device {
+	if s == nil {
+		return nil
+	}
+	return s.dev
+}
 
-// Handle is the driver handle (0 for the default stream).
-func (s *Stream) Handle() driver.Stream { return s.h }
+// Handle is the driver handle (0 for the default stream and a nil Stream).
+func (s *Stream) Handle() driver.Stream {
+	if s == nil {
+		return 0
+	}
+	return s.h
+}
 
 // String describes the stream.
 func (s *Stream) String() string {
+	if s == nil || s.r == nil {
+		return "cuda stream <invalid>"
+	}
 	switch {
-	case s.h == 0:
-		return fmt.Sprintf("default stream of device %d", s.dev.p.ordinal)
-	case s.h == streamPerThread && !s.owned:
+	case s.isDefault() && s.h == streamPerThread:
 		return fmt.Sprintf("per-thread default stream of device %d", s.dev.p.ordinal)
+	case s.isDefault():
+		return fmt.Sprintf("default stream of device %d", s.dev.p.ordinal)
+	case s.foreign:
+		return fmt.Sprintf("adopted stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
 	}
 	return fmt.Sprintf("stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
 }
 
-// acquire counts a call in flight on the stream; release ends it. It fails
-// once the stream is closed or its device's context is gone.
-func (s *Stream) acquire(op string) error {
-	if !s.g.enter() {
-		return closedErr(op, "stream")
+// isDefault reports whether s is one of its Device's default streams
+// (DefaultStream, PerThreadStream), which share the Device's handle.
+func (s *Stream) isDefault() bool { return !s.owned && !s.foreign }
+
+// enter counts a call in flight on the stream; s.r.exit ends it. It fails
+// once the stream or its device is closed.
+func (s *Stream) enter(op string) error {
+	// handle.enter, by hand: one call level less on the hot path.
+	if s != nil && s.r != nil && s.r.state.Add(1)&closing == 0 {
+		return nil
 	}
-	if !s.dev.p.alive() || !s.owned && s.dev.closed.Load() {
-		s.g.exit()
-		return closedErr(op, "stream's device")
-	}
-	return nil
+	return s.enterErr(op)
 }
 
-func (s *Stream) release() { s.g.exit() }
+// enterErr is the error of a failed enter: nil or zero, or closed (then it
+// takes back the count enter took).
+func (s *Stream) enterErr(op string) error {
+	if s == nil || s.r == nil {
+		return invalidErr(op, "stream")
+	}
+	s.r.refused()
+	if s.isDefault() || s.r.byDevice() {
+		return closedErr(op, "stream's device")
+	}
+	return closedErr(op, "stream")
+}
 
 // Record captures in e the work queued on s so far; e completes when that
 // work has. Recording again overwrites: Query, Sync, Wait and Sub then refer
-// to the latest record. e must belong to s's device.
+// to the latest record. e must belong to s's device. Flags other than
+// RecordExternal are refused with ErrInvalidOptions.
 func (s *Stream) Record(e *Event, flags ...RecordFlag) error {
+	if e == nil || e.r == nil {
+		return invalidErr("record event", "event")
+	}
 	return e.Record(s, flags...)
 }
 
 // Wait makes all work queued on s from now on wait for e to complete, without
-// blocking the host. e may belong to another device.
+// blocking the host. e may belong to another device. Flags other than
+// WaitExternal are refused with ErrInvalidOptions.
 func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 	const op = "stream wait for event"
-	if err := s.acquire(op); err != nil {
-		return err
-	}
-	defer s.release()
-	if !e.acquire() {
-		return e.unusable(op, "event")
-	}
-	defer e.release()
 	var f driver.EventWaitFlags
 	for _, x := range flags {
 		f |= driver.EventWaitFlags(x)
 	}
-	return driverErr(op, driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f))
+	if f&^driver.EventWaitFlags(WaitExternal) != 0 {
+		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
+			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
+	}
+	if err := s.enter(op); err != nil {
+		return err
+	}
+	if err := e.enter(op, "event"); err != nil {
+		s.r.exit()
+		return err
+	}
+	err := driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f)
+	e.r.exit()
+	s.r.exit()
+	return driverErr(op, err)
 }
 
 // RecordEvent creates an event on s's device with opts and records it on s,
 // in one step (MAX's DeviceStream.record_event(), cuda.core's
 // Stream.record() without an event).
 func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
+	if s == nil || s.r == nil {
+		return nil, invalidErr("record a new event", "stream")
+	}
 	e, err := s.dev.NewEvent(opts)
 	if err != nil {
 		return nil, err
@@ -110,6 +154,13 @@ func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
 // on other so far (cuda.core's Stream.wait(stream)): it records a temporary
 // event on other and waits for it.
 func (s *Stream) WaitStream(other *Stream) error {
+	const op = "stream wait for stream"
+	if s == nil || s.r == nil {
+		return invalidErr(op, "stream")
+	}
+	if other == nil || other.r == nil {
+		return invalidErr(op, "other stream")
+	}
 	e, err := other.RecordEvent(EventOptions{})
 	if err != nil {
 		return err
@@ -121,22 +172,23 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if err := s.acquire(op); err != nil {
+	if err := s.enter(op); err != nil {
 		return err
 	}
-	defer s.release()
-	return driverErr(op, driver.StreamSynchronizeCtx(s.dev.p.ctx, s.h))
+	err := driver.StreamSynchronizeCtx(s.dev.p.ctx, s.h)
+	s.r.exit()
+	return driverErr(op, err)
 }
 
 // Query reports whether all work queued on s has completed: (false, nil)
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if err := s.acquire(op); err != nil {
+	if err := s.enter(op); err != nil {
 		return false, err
 	}
 	err := driver.StreamQueryCtx(s.dev.p.ctx, s.h)
-	s.release()
+	s.r.exit()
 	if err == nil {
 		return true, nil
 	}
@@ -146,19 +198,23 @@ func (s *Stream) Query() (bool, error) {
 	return false, driverErr(op, err)
 }
 
-// Close destroys the stream. It is idempotent; work already queued still
-// completes. Closing the default streams does nothing; closing an adopted
-// stream (AdoptStream) releases only the wrapper, never the handle. It waits for calls on the stream in flight in other goroutines to return.
+// Close destroys the stream. It never blocks and is idempotent; work
+// already queued still completes. Calls in flight on the stream in other
+// goroutines finish normally, and the stream is destroyed when the last of
+// them returns. Closing an adopted stream (AdoptStream) releases only the
+// wrapper, never the driver's stream. Closing the default streams does
+// nothing (they close with their device). A nil Stream returns an error
+// matching ErrInvalid.
 func (s *Stream) Close() error {
-	if !s.owned && !s.foreign {
-		return nil // the default streams
+	if s == nil || s.r == nil {
+		return invalidErr("destroy stream", "stream")
 	}
-	if !s.g.close() {
+	if s.isDefault() {
 		return nil
 	}
-	s.cleanup.Stop()
-	if s.foreign || !s.dev.p.alive() {
-		return nil // the context, and its streams, are gone
+	closed, err := s.r.close(false)
+	if closed {
+		s.cleanup.Stop()
 	}
-	return driverErr("destroy stream", driver.StreamDestroyCtx(s.dev.p.ctx, s.h))
+	return err
 }

@@ -19,8 +19,9 @@ const (
 )
 
 // Wait blocks until the work captured by the latest Record has completed, or
-// ctx is done. It returns nil on completion, ctx.Err() on cancellation and the
-// driver's error otherwise.
+// ctx is done. It returns nil on completion, ctx.Err() on cancellation, an
+// error matching ErrClosed if the event (or its device) is closed meanwhile,
+// and the driver's error otherwise. A nil ctx is refused with ErrInvalid.
 //
 // Design: each step is one cgo call that polls cuEventQuery with the context
 // current, first back to back for 50µs (so short waits wake as promptly as
@@ -28,17 +29,22 @@ const (
 // and returns to Go every millisecond to check ctx. An event created with
 // BlockingSync is instead waited for by a goroutine blocked in the driver's
 // own sleeping wait, raced against ctx; on cancellation that goroutine stays
-// blocked until the event completes. A cancelled Wait leaves the GPU work
-// and the event untouched.
+// blocked until the event completes, holding its call on the event, so a
+// Close meanwhile returns at once and the event is destroyed when the
+// driver's wait returns. A cancelled Wait leaves the GPU work and the event
+// untouched.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
+	if ctx == nil {
+		return &Error{Op: op, Detail: "nil Context", Fix: "pass context.Background() or a context with a deadline", Err: ErrInvalid}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !e.acquire() {
-		return e.unusable(op, "event")
+	if err := e.enter(op, "event"); err != nil {
+		return err
 	}
-	defer e.release()
+	defer e.r.exit()
 	spin := waitSpin
 	if e.opts.BlockingSync {
 		// Spin briefly, then sleep in the driver.
@@ -59,24 +65,33 @@ func (e *Event) Wait(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if e.r.closed() { // closed meanwhile (by Close or its device's Close)
+			return e.unusable(op, "event")
+		}
 	}
 }
 
+// blockingWait runs the driver's sleeping wait on a goroutine raced against
+// ctx. The goroutine holds its own call on the event until the driver
+// returns, so a Close after a cancelled wait returns at once and the event
+// is destroyed (and its context released, if its device closed) when the
+// driver's wait ends.
 func (e *Event) blockingWait(ctx context.Context) error {
+	const op = "wait for event"
 	if ctx.Done() == nil {
-		return driverErr("wait for event", driver.EventSynchronizeCtx(e.dev.p.ctx, e.h))
+		return driverErr(op, driver.EventSynchronizeCtx(e.dev.p.ctx, e.h))
 	}
 	done := make(chan error, 1)
-	if !e.acquire() { // held by the goroutine until the driver returns
-		return closedErr("wait for event", "event")
+	if !e.r.enter() { // the caller holds a call: this cannot fail, but never leak one
+		return e.unusable(op, "event")
 	}
 	go func() {
-		defer e.release()
+		defer e.r.exit()
 		done <- driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
 	}()
 	select {
 	case err := <-done:
-		return driverErr("wait for event", err)
+		return driverErr(op, err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -89,8 +104,15 @@ func (e *Event) blockingWait(ctx context.Context) error {
 //	case err := <-ev.WaitChan(ctx):
 //	case msg := <-other:
 //	}
+//
+// A nil Event or nil ctx delivers an error matching ErrInvalid; the
+// goroutine it starts never panics.
 func (e *Event) WaitChan(ctx context.Context) <-chan error {
 	ch := make(chan error, 1)
+	if ctx == nil || e == nil || e.r == nil {
+		ch <- e.Wait(ctx)
+		return ch
+	}
 	go func() { ch <- e.Wait(ctx) }()
 	return ch
 }

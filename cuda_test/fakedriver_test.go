@@ -17,7 +17,9 @@ var fakeCUDA []byte
 // with use (the fake driver refuses destroyed handles, so a call that got
 // past a Close is caught), closing devices, the context made current on
 // every thread (the fake needs it where the driver does), the version checks
-// of the loader, and options refused before the driver is called.
+// of the loader, options refused before the driver is called, and misuse:
+// Close never blocking or spinning, no call on a released context or with a
+// destroyed handle (the fake counts them), nil and zero values.
 var goLayerTests = []string{
 	"TestNoAllocations",
 	"TestCloseRacesWithUse",
@@ -26,6 +28,10 @@ var goLayerTests = []string{
 	"TestGoroutinesAndThreads",
 	"TestDriverTooOld",
 	"TestIPCTimingRejected",
+	"TestMisuse",
+	"TestCreateCloseMillion",
+	"TestSpinCancelThenClose",
+	"TestSoak",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader
@@ -52,7 +58,8 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(goLayerTests, "|")+")$", "-test.v", "-test.count=1")
 	// Each call holds its handles 5µs, so a Close that does not wait for
 	// calls in flight destroys one under a call, which the fake reports.
-	cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+lib, "FAKECUDA_HOLD_NS=5000")
+	// Two devices, for the cross-device cases.
+	cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child on the fake driver: %v\n%s", err, out)

@@ -103,7 +103,7 @@ func TestFlagString(t *testing.T) {
 
 func TestNotSupportedMessage(t *testing.T) {
 	e := &NotSupportedError{Func: "cuEventElapsedTime_v2", Name: "cuEventElapsedTime", Need: 12080, DriverVersion: 12040, HeaderVersion: 13000}
-	want := "cuda: cuEventElapsedTime_v2 is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 12.8, and the driver supports CUDA 12.4; upgrade the NVIDIA driver, or build with the tag of an older pinned toolkit"
+	want := "cuda: cuEventElapsedTime_v2 is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 12.8, and the driver supports CUDA 12.4; upgrade the NVIDIA driver to one for CUDA 12.8 or newer, or build with -tags cuda12.4 (bindings this driver supports)"
 	if e.Error() != want {
 		t.Errorf("got  %s\nwant %s", e.Error(), want)
 	}

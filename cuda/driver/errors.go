@@ -87,8 +87,30 @@ func (e *NotSupportedError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "and the driver (CUDA %s) does not provide it (cuGetProcAddress: %v, status %d)", VersionString(e.DriverVersion), e.Result.String(), e.Status)
 	}
-	b.WriteString("; upgrade the NVIDIA driver, or build with the tag of an older pinned toolkit")
+	fmt.Fprintf(&b, "; upgrade the NVIDIA driver to one for CUDA %s or newer", VersionString(e.Need))
+	if tag := olderTag(e.DriverVersion, e.HeaderVersion); tag != "" {
+		fmt.Fprintf(&b, ", or build with -tags %s (bindings this driver supports)", tag)
+	}
 	return b.String()
+}
+
+// pinnedTags are the build tags of the pinned toolkits (headers/manifest.json),
+// oldest first; a test checks them against the manifest.
+var pinnedTags = []struct {
+	version int
+	tag     string
+}{{11080, "cuda11.8"}, {12040, "cuda12.4"}, {13000, "cuda13.0"}}
+
+// olderTag is the tag of the newest pinned toolkit older than the bindings'
+// that the driver supports, or "".
+func olderTag(driverVersion, headerVersion int) string {
+	tag := ""
+	for _, p := range pinnedTags {
+		if p.version <= driverVersion && p.version < headerVersion {
+			tag = p.tag
+		}
+	}
+	return tag
 }
 
 // Is reports whether target is ErrNotSupported.

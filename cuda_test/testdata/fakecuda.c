@@ -1,17 +1,40 @@
 // fakecuda: a stand-in for libcuda.so.1 with no GPU behind it. CI runs the
 // tests of the Go layer's own behaviour against it (fakedriver_test.go:
 // allocations, Close and its races, contexts on many threads, the version
-// checks), and it measures what the Go layer adds to a driver call that costs
-// nothing (the benchmarks, run with CUDAGEN_LIBCUDA pointing at it).
+// checks, misuse), and it measures what the Go layer adds to a driver call
+// that costs nothing (the benchmarks, run with CUDAGEN_LIBCUDA pointing at it).
 //
 // Every entry point the bindings resolve is here, doing the least that keeps
-// the bookkeeping consistent: one device, a per-thread current context,
-// events complete the moment they are recorded, streams are always idle,
-// kernels cannot be loaded. It is no model of the driver's semantics: the GPU
-// tests are the proof of those, and most of them fail against it.
+// the bookkeeping consistent. It is no model of the driver's semantics: the
+// GPU tests are the proof of those, and most of them fail against it. What
+// it models:
+//
+//   - FAKECUDA_DEVICES devices (default 1), each with a primary context that
+//     is retained and released with a count. Releasing the last retain
+//     waits for the context's pending work, then destroys its events and
+//     streams, as the driver does.
+//   - Events and streams live in a table of slots. Destroying one frees its
+//     slot for reuse, and bumps the slot's generation, which is part of the
+//     handle: a call with a destroyed handle is caught (INVALID_HANDLE)
+//     rather than undefined.
+//   - Work takes time: a record completes FAKECUDA_PENDING_NS after it is
+//     made (default 0: at once), and after the work queued before it on its
+//     stream. The spin kernel (Stream.Spin) loads and queues that many
+//     nanoseconds. Query reports NOT_READY until then; the synchronising
+//     calls sleep until then (they never spin, so a test can measure the
+//     CPU the Go layer itself uses).
+//   - Counters, exported for the tests (dlsym): calls made on a released
+//     context (fakecuda_released_calls), calls with a destroyed handle
+//     (fakecuda_stale_calls, including a handle destroyed while a call holds
+//     it), events and streams alive (fakecuda_live_handles), and primary
+//     context retains not yet released (fakecuda_retains).
+//   - FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
+//     that long, checking it before and after: a handle destroyed while a
+//     call is inside the driver is then caught too.
 //
 //   gcc -O2 -shared -fPIC -o libfakecuda.so cuda_test/testdata/fakecuda.c
 //   CUDAGEN_LIBCUDA=$PWD/libfakecuda.so go test -bench . ./cuda_test
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +42,39 @@
 
 typedef int CUresult;
 enum {
-	OK = 0, INVALID_VALUE = 1, NOT_INITIALIZED = 3, INVALID_CONTEXT = 201,
-	INVALID_HANDLE = 400, NOT_FOUND = 500, NOT_SUPPORTED = 801,
+	OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101, INVALID_CONTEXT = 201,
+	INVALID_HANDLE = 400, ILLEGAL_STATE = 401, NOT_FOUND = 500, NOT_READY = 600,
+	CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801,
 };
 #define DISABLE_TIMING 0x2u
 #define INTERPROCESS 0x4u
 
-// Handles are never freed, so that a call with a destroyed handle is caught
-// (CUDA_ERROR_INVALID_HANDLE) rather than undefined.
-enum { LIVE = 0x6576656e, DEAD = 0x64656164 };
-typedef struct { int magic; unsigned flags; int recorded; } event;
-typedef struct { int magic; } stream;
-static int ctx_tag[4];  // a context is the address of its device's tag
-static __thread void *current;
+// The counters the tests read.
+long long fakecuda_released_calls;
+long long fakecuda_stale_calls;
+long long fakecuda_live_handles;
+long long fakecuda_retains; // primary-context retains not yet released, all devices
 
-// FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
-// that long, checking it before and after: a handle destroyed while a call is
-// inside the driver is then caught too.
-static long long hold_ns;
+#define MAXDEV 8
+static int ndev = 1;
+static int ctx_tag[MAXDEV];  // a context is the address of its device's tag
+static int retained[MAXDEV]; // the primary context's retain count
+static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
+static __thread void *current;
+static long long hold_ns, pending_ns;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+enum { FREE = 0, EVENT = 1, STREAM = 2 };
+typedef struct {
+	unsigned gen;
+	int kind, dev;
+	unsigned flags;
+	int recorded;
+	long long done_at; // an event: when its record completes; a stream: when its work does
+} slot;
+#define MAXSLOT (1 << 18)
+static slot slots[MAXSLOT];
+static int freelist[MAXSLOT], nfree, nused = 1; // slot 0 is never used: no handle is NULL
 
 static long long now_ns(void) {
 	struct timespec t;
@@ -44,24 +82,101 @@ static long long now_ns(void) {
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static int dead(const int *magic) {
-	if (*magic != LIVE) return 1;
-	if (hold_ns > 0) {
+static long long max(long long a, long long b) { return a > b ? a : b; }
+
+static void count(long long *c) { __atomic_add_fetch(c, 1, __ATOMIC_RELAXED); }
+
+// queued notes work on dev's context that completes at t, destroyed objects'
+// work included: the context's destruction waits for it.
+static void queued(int dev, long long t) {
+	long long b = __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED);
+	while (b < t && !__atomic_compare_exchange_n(&dev_busy[dev], &b, t, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+}
+
+static int ctx_dev(void *ctx) {
+	int d = (int)((int *)ctx - ctx_tag);
+	return d >= 0 && d < ndev ? d : -1;
+}
+
+// released reports (and counts) a call whose current context, or whose
+// object's context, is released.
+static int released(int dev) {
+	if (dev < 0 || __atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) > 0) return 0;
+	count(&fakecuda_released_calls);
+	return 1;
+}
+static int current_released(void) { return current != NULL && released(ctx_dev(current)); }
+
+static void *alloc(int kind, int dev, unsigned flags) {
+	pthread_mutex_lock(&mu);
+	int i = nfree > 0 ? freelist[--nfree] : (nused < MAXSLOT ? nused++ : -1);
+	if (i < 0) {
+		pthread_mutex_unlock(&mu);
+		return NULL;
+	}
+	slot *s = &slots[i];
+	s->kind = kind;
+	s->dev = dev;
+	s->flags = flags;
+	s->recorded = 0;
+	s->done_at = 0;
+	void *h = (void *)(((uintptr_t)s->gen << 32) | (uintptr_t)i);
+	fakecuda_live_handles++;
+	pthread_mutex_unlock(&mu);
+	return h;
+}
+
+static void release_slot(int i) { // under mu
+	slots[i].kind = FREE;
+	slots[i].gen++;
+	freelist[nfree++] = i;
+	fakecuda_live_handles--;
+}
+
+static slot *peek(void *h, int kind) {
+	uintptr_t v = (uintptr_t)h;
+	unsigned i = (unsigned)(v & 0xffffffffu), gen = (unsigned)(v >> 32);
+	if (i == 0 || i >= MAXSLOT) return NULL;
+	slot *s = &slots[i];
+	if (__atomic_load_n(&s->kind, __ATOMIC_ACQUIRE) != kind || __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen) return NULL;
+	return s;
+}
+
+// lookup finds a live handle, holding it hold_ns; NULL (counted) if it was
+// destroyed before or during the call.
+static slot *lookup(void *h, int kind) {
+	if (h == NULL) return NULL;
+	slot *s = peek(h, kind);
+	if (s != NULL && hold_ns > 0) {
 		long long t0 = now_ns();
 		while (now_ns() - t0 < hold_ns) {
 		}
-		return *(volatile const int *)magic != LIVE;
+		s = peek(h, kind);
 	}
-	return 0;
+	if (s == NULL) count(&fakecuda_stale_calls);
+	return s;
 }
 
-static int bad_event(void *e) { return e == NULL || dead(&((event *)e)->magic); }
-static int bad_stream(void *s) { return s != NULL && dead(&((stream *)s)->magic); }
+static void sleep_until(long long t) {
+	for (long long n = now_ns(); n < t; n = now_ns()) {
+		long long d = t - n;
+		if (d > 1000000) d = 1000000;
+		struct timespec ts = {0, d};
+		nanosleep(&ts, NULL);
+	}
+}
 
 static CUresult cuInit(unsigned flags) {
 	(void)flags;
 	const char *s = getenv("FAKECUDA_HOLD_NS");
 	hold_ns = s ? atoll(s) : 0;
+	s = getenv("FAKECUDA_PENDING_NS");
+	pending_ns = s ? atoll(s) : 0;
+	s = getenv("FAKECUDA_DEVICES");
+	ndev = s ? atoi(s) : 1;
+	if (ndev < 1) ndev = 1;
+	if (ndev > MAXDEV) ndev = MAXDEV;
 	return OK;
 }
 CUresult cuDriverGetVersion(int *v) {
@@ -71,9 +186,9 @@ CUresult cuDriverGetVersion(int *v) {
 }
 static CUresult cuGetErrorName(CUresult r, const char **s) { (void)r; *s = "CUDA_ERROR_FAKE"; return OK; }
 static CUresult cuGetErrorString(CUresult r, const char **s) { (void)r; *s = "fake driver error"; return OK; }
-static CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+static CUresult cuDeviceGetCount(int *n) { *n = ndev; return OK; }
 static CUresult cuDeviceGet(int *d, int ordinal) {
-	if (ordinal != 0) return 101; // CUDA_ERROR_INVALID_DEVICE
+	if (ordinal < 0 || ordinal >= ndev) return INVALID_DEVICE;
 	*d = ordinal;
 	return OK;
 }
@@ -82,71 +197,168 @@ static CUresult cuDeviceGetName(char *buf, int len, int dev) {
 	strncpy(buf, "fakecuda", len);
 	return OK;
 }
-static CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &ctx_tag[dev]; return OK; }
-static CUresult cuDevicePrimaryCtxRelease(int dev) { (void)dev; return OK; }
-static CUresult cuCtxSetCurrent(void *ctx) { current = ctx; return OK; }
+static CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+	if (dev < 0 || dev >= ndev) return INVALID_DEVICE;
+	__atomic_add_fetch(&retained[dev], 1, __ATOMIC_ACQ_REL);
+	count(&fakecuda_retains);
+	*ctx = &ctx_tag[dev];
+	return OK;
+}
+// Releasing the last retain destroys the context's events and streams.
+static CUresult cuDevicePrimaryCtxRelease(int dev) {
+	if (dev < 0 || dev >= ndev) return INVALID_DEVICE;
+	pthread_mutex_lock(&mu);
+	if (retained[dev] == 0) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_CONTEXT;
+	}
+	__atomic_sub_fetch(&fakecuda_retains, 1, __ATOMIC_RELAXED);
+	if (__atomic_sub_fetch(&retained[dev], 1, __ATOMIC_ACQ_REL) == 0) {
+		// Like the driver, destroying the context first waits for its work.
+		pthread_mutex_unlock(&mu);
+		sleep_until(__atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED));
+		pthread_mutex_lock(&mu);
+		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) // not retained again meanwhile
+			for (int i = 1; i < nused; i++)
+				if (slots[i].kind != FREE && slots[i].dev == dev) release_slot(i);
+	}
+	pthread_mutex_unlock(&mu);
+	return OK;
+}
+static CUresult cuCtxSetCurrent(void *ctx) {
+	if (ctx != NULL && released(ctx_dev(ctx))) return CONTEXT_IS_DESTROYED;
+	current = ctx;
+	return OK;
+}
 static CUresult cuCtxGetCurrent(void **ctx) { *ctx = current; return OK; }
 static CUresult cuCtxGetDevice(int *d) {
 	if (!current) return INVALID_CONTEXT;
-	*d = (int)((int *)current - ctx_tag);
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	*d = ctx_dev(current);
 	return OK;
 }
-static CUresult cuCtxSynchronize(void) { return current ? OK : INVALID_CONTEXT; }
-static CUresult cuStreamCreate(void **s, unsigned flags) {
-	(void)flags;
+static CUresult cuCtxSynchronize(void) {
 	if (!current) return INVALID_CONTEXT;
-	stream *st = malloc(sizeof *st);
-	st->magic = LIVE;
-	*s = st;
-	return OK;
+	return current_released() ? CONTEXT_IS_DESTROYED : OK;
+}
+static CUresult cuStreamCreate(void **s, unsigned flags) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	*s = alloc(STREAM, ctx_dev(current), flags);
+	return *s ? OK : OUT_OF_MEMORY;
+}
+// stream_of finds a stream; NULL is the default stream of the current
+// context, which is always idle here. *bad is set for a destroyed handle.
+static slot *stream_of(void *s, int *bad) {
+	*bad = 0;
+	if (s == NULL) return NULL;
+	slot *st = lookup(s, STREAM);
+	if (st == NULL) *bad = 1;
+	return st;
 }
 static CUresult cuStreamDestroy(void *s) {
-	if (s == NULL || bad_stream(s)) return INVALID_HANDLE;
-	((stream *)s)->magic = DEAD;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *st = lookup(s, STREAM);
+	if (st == NULL) return INVALID_HANDLE;
+	pthread_mutex_lock(&mu);
+	if (peek(s, STREAM) == st) release_slot((int)(st - slots));
+	pthread_mutex_unlock(&mu);
 	return OK;
 }
-static CUresult cuStreamSynchronize(void *s) { return bad_stream(s) ? INVALID_HANDLE : OK; }
-static CUresult cuStreamQuery(void *s) { return bad_stream(s) ? INVALID_HANDLE : OK; }
+static CUresult cuStreamSynchronize(void *s) {
+	int bad;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *st = stream_of(s, &bad);
+	if (bad) return INVALID_HANDLE;
+	if (st) sleep_until(st->done_at);
+	return OK;
+}
+static CUresult cuStreamQuery(void *s) {
+	int bad;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *st = stream_of(s, &bad);
+	if (bad) return INVALID_HANDLE;
+	return st && st->done_at > now_ns() ? NOT_READY : OK;
+}
 static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
-	if (bad_stream(s) || bad_event(e)) return INVALID_HANDLE;
-	return flags ? 401 : OK; // CUDA_ERROR_ILLEGAL_STATE: outside capture
+	int bad;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *st = stream_of(s, &bad);
+	slot *ev = lookup(e, EVENT);
+	if (bad || ev == NULL) return INVALID_HANDLE;
+	if (flags) return ILLEGAL_STATE; // outside capture
+	if (st) {
+		st->done_at = max(st->done_at, ev->done_at);
+		queued(st->dev, st->done_at);
+	}
+	return OK;
 }
 static CUresult cuEventCreate(void **e, unsigned flags) {
 	if (!current) return INVALID_CONTEXT;
-	event *ev = calloc(1, sizeof *ev);
-	ev->magic = LIVE;
-	ev->flags = flags;
-	*e = ev;
-	return OK;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	*e = alloc(EVENT, ctx_dev(current), flags);
+	return *e ? OK : OUT_OF_MEMORY;
 }
 static CUresult cuEventRecord(void *e, void *s) {
-	if (bad_event(e) || bad_stream(s)) return INVALID_HANDLE;
-	((event *)e)->recorded = 1;
+	int bad;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *ev = lookup(e, EVENT);
+	slot *st = stream_of(s, &bad);
+	if (ev == NULL || bad) return INVALID_HANDLE;
+	long long t = now_ns() + pending_ns;
+	if (st) {
+		t = max(t, st->done_at);
+		st->done_at = t;
+	}
+	ev->done_at = t;
+	ev->recorded = 1;
+	queued(ev->dev, t);
 	return OK;
 }
 static CUresult cuEventRecordWithFlags(void *e, void *s, unsigned flags) {
-	if (flags) return 401; // CUDA_ERROR_ILLEGAL_STATE: outside capture
+	if (flags) return ILLEGAL_STATE; // outside capture
 	return cuEventRecord(e, s);
 }
-static CUresult cuEventQuery(void *e) { return bad_event(e) ? INVALID_HANDLE : OK; }
-static CUresult cuEventSynchronize(void *e) { return bad_event(e) ? INVALID_HANDLE : OK; }
+static CUresult cuEventQuery(void *e) {
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *ev = lookup(e, EVENT);
+	if (ev == NULL) return INVALID_HANDLE;
+	return ev->done_at > now_ns() ? NOT_READY : OK;
+}
+static CUresult cuEventSynchronize(void *e) {
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *ev = lookup(e, EVENT);
+	if (ev == NULL) return INVALID_HANDLE;
+	sleep_until(ev->done_at);
+	return OK;
+}
 static CUresult cuEventDestroy(void *e) {
-	if (bad_event(e)) return INVALID_HANDLE;
-	((event *)e)->magic = DEAD;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *ev = lookup(e, EVENT);
+	if (ev == NULL) return INVALID_HANDLE;
+	pthread_mutex_lock(&mu);
+	if (peek(e, EVENT) == ev) release_slot((int)(ev - slots));
+	pthread_mutex_unlock(&mu);
 	return OK;
 }
 // Like the driver: it needs a current context, and both events recorded with
-// timing.
+// timing and complete.
 static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
-	event *x = a, *y = b;
-	if (!current || bad_event(a) || bad_event(b)) return INVALID_HANDLE;
+	if (!current) return INVALID_HANDLE;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *x = lookup(a, EVENT), *y = lookup(b, EVENT);
+	if (x == NULL || y == NULL) return INVALID_HANDLE;
 	if ((x->flags | y->flags) & DISABLE_TIMING || !x->recorded || !y->recorded) return INVALID_HANDLE;
-	*ms = 0;
+	long long n = now_ns();
+	if (x->done_at > n || y->done_at > n) return NOT_READY;
+	*ms = (float)(y->done_at - x->done_at) / 1e6f;
 	return OK;
 }
 static CUresult cuIpcGetEventHandle(void *h, void *e) {
-	if (bad_event(e)) return INVALID_HANDLE;
-	if (!(((event *)e)->flags & INTERPROCESS)) return INVALID_VALUE;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	slot *ev = lookup(e, EVENT);
+	if (ev == NULL) return INVALID_HANDLE;
+	if (!(ev->flags & INTERPROCESS)) return INVALID_VALUE;
 	memset(h, 0, 64);
 	memcpy(h, &e, sizeof e);
 	return OK;
@@ -155,14 +367,53 @@ typedef struct { char b[64]; } ipc_handle;
 // The driver refuses a handle exported by the same process; so does this.
 static CUresult cuIpcOpenEventHandle(void **e, ipc_handle h) { (void)e; (void)h; return INVALID_CONTEXT; }
 static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
-	if (bad_stream(s)) return INVALID_HANDLE;
+	int bad;
+	stream_of(s, &bad);
+	if (bad) return INVALID_HANDLE;
 	fn(data);
 	return OK;
 }
-static CUresult cuModuleLoadData(void **m, const void *img) { (void)m; (void)img; return NOT_SUPPORTED; }
+// The spin kernel: a module with one function, whose one parameter is the
+// nanoseconds the launch keeps its stream busy.
+static int module_tag, function_tag;
+static CUresult cuModuleLoadData(void **m, const void *img) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (img == NULL || strstr(img, "cudagen_spin") == NULL) return NOT_SUPPORTED;
+	*m = &module_tag;
+	return OK;
+}
 static CUresult cuModuleUnload(void *m) { (void)m; return OK; }
-static CUresult cuModuleGetFunction(void **f, void *m, const char *name) { (void)f; (void)m; (void)name; return NOT_FOUND; }
-static CUresult cuLaunchKernel(void) { return NOT_SUPPORTED; }
+static CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+	if (m != &module_tag || strcmp(name, "cudagen_spin") != 0) return NOT_FOUND;
+	*f = &function_tag;
+	return OK;
+}
+static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		unsigned shmem, void *s, void **params, void **extra) {
+	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)extra;
+	int bad;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (f != &function_tag || params == NULL) return INVALID_VALUE;
+	slot *st = stream_of(s, &bad);
+	if (bad) return INVALID_HANDLE;
+	long long ns = (long long)*(uint64_t *)params[0];
+	if (st) {
+		st->done_at = max(st->done_at, now_ns()) + ns;
+		queued(st->dev, st->done_at);
+	}
+	return OK;
+}
+
+// Device memory: 1 GiB, of which each live event or stream takes 4 KiB, so
+// that a test of free memory sees handles that are not freed.
+static CUresult cuMemGetInfo(size_t *free, size_t *total) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	*total = (size_t)1 << 30;
+	*free = *total - (size_t)__atomic_load_n(&fakecuda_live_handles, __ATOMIC_RELAXED) * 4096;
+	return OK;
+}
 
 static const struct { const char *name; void *fn; } procs[] = {
 #define P(f) {#f, (void *)f}
@@ -175,6 +426,7 @@ static const struct { const char *name; void *fn; } procs[] = {
 	P(cuEventSynchronize), P(cuEventDestroy), P(cuEventElapsedTime),
 	P(cuIpcGetEventHandle), P(cuIpcOpenEventHandle), P(cuLaunchHostFunc),
 	P(cuModuleLoadData), P(cuModuleUnload), P(cuModuleGetFunction), P(cuLaunchKernel),
+	P(cuMemGetInfo),
 #undef P
 };
 

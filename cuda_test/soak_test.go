@@ -1,0 +1,492 @@
+package gputest
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda"
+)
+
+// Tolerances of the soak and the create+close loop: the process's resident
+// memory and the device's free memory (cuMemGetInfo) must come back to
+// within these of their level after the warm-up.
+// Under -race the race detector's own memory (shadow memory, per-goroutine
+// state, outside the Go heap) grows the RSS too, with the number of
+// goroutines and operations: +205 MiB over a 60s soak on the H100 with the
+// Go heap flat (1.0 → 1.1 MiB). So under -race the soak reports the RSS and
+// asserts the Go heap; the build without -race asserts the RSS (run both:
+// the race build finds races, the other leaks). The create+close loop,
+// which starts no goroutine, stays flat under -race too and is asserted in
+// both builds.
+const (
+	rssTolerance    = 64 << 20
+	heapTolerance   = 16 << 20
+	devMemTolerance = 64 << 20
+)
+
+// heapLive is the Go heap in use after a collection.
+func heapLive() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// rss is the process's resident set size, from /proc/self/statm.
+func rss(tb testing.TB) int64 {
+	tb.Helper()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		tb.Skipf("skipping: needs /proc/self/statm: %v", err)
+	}
+	f := strings.Fields(string(b))
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// settledRSS collects garbage and returns memory to the system first.
+func settledRSS(tb testing.TB) int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return rss(tb)
+}
+
+func devFree(tb testing.TB, dev *cuda.Device) uint64 {
+	tb.Helper()
+	free, _, err := memInfo(dev.Context())
+	if err != nil {
+		tb.Fatalf("device free memory: %v", err)
+	}
+	return free
+}
+
+// One million events created and closed: the process's memory stays flat
+// (RSS within rssTolerance of its level after the first 10%), and nothing
+// leaks. On the fake driver (CI, under -race) it runs 100,000.
+func TestCreateCloseMillion(t *testing.T) {
+	dev := gpu(t)
+	n := 1_000_000
+	if readCounters().ok {
+		n = 100_000
+	}
+	leaked := cuda.Leaked()
+	var base, peak int64
+	for i := 0; i < n; i++ {
+		e, err := dev.NewEvent(cuda.EventOptions{})
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+		if (i+1)%(n/10) == 0 {
+			r := settledRSS(t)
+			if base == 0 {
+				base = r
+			}
+			peak = max(peak, r)
+		}
+	}
+	t.Logf("%d create+close: RSS %.1f MiB after 10%%, peak %.1f MiB at the checkpoints (tolerance %d MiB)", n, float64(base)/(1<<20), float64(peak)/(1<<20), rssTolerance>>20)
+	if peak-base > rssTolerance {
+		t.Errorf("RSS grew by %.1f MiB over %d create+close", float64(peak-base)/(1<<20), n)
+	}
+	if d := cuda.Leaked() - leaked; d != 0 {
+		t.Errorf("Leaked grew by %d with every event closed", d)
+	}
+}
+
+// GPU work that runs long, cancelled out of Wait(ctx): then Close of the
+// event, the stream and the device return promptly, without spinning.
+func TestSpinCancelThenClose(t *testing.T) {
+	gpu(t).Close()
+	released(t)
+	before := readCounters()
+	for _, opts := range []cuda.EventOptions{{}, {BlockingSync: true}} {
+		dev := onlyDevice(t)
+		s := must[*cuda.Stream](t)(dev.NewStream())
+		e := must[*cuda.Event](t)(dev.NewEvent(opts))
+		ok(t, s.Spin(2*time.Second))
+		ok(t, s.Record(e))
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		t0 := time.Now()
+		err := e.Wait(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > time.Second {
+			t.Fatalf("%+v: Wait returned %v after %v", opts, err, time.Since(t0))
+		}
+		if done, _ := e.Query(); done {
+			t.Fatal("the spin finished before the deadline; the test proves nothing")
+		}
+		ok(t, prompt(t, fmt.Sprintf("%+v: Event.Close", opts), e.Close))
+		ok(t, prompt(t, fmt.Sprintf("%+v: Stream.Close", opts), s.Close))
+		ok(t, prompt(t, fmt.Sprintf("%+v: Device.Close", opts), dev.Close))
+	}
+	// The BlockingSync event's driver wait ends with the spin: then the
+	// event is destroyed and the context released, with no call on it.
+	settle(t, before)
+}
+
+// soakErr reports whether err is one the soak's mix of calls may meet:
+// objects closed by another goroutine, cancelled waits, Sub on events not
+// recorded or not complete.
+func soakErr(err error) bool {
+	for _, target := range []error{cuda.ErrClosed, context.DeadlineExceeded, context.Canceled, cuda.ErrNotReady, cuda.ErrNotRecorded} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return err == nil
+}
+
+// TestSoak runs CUDAGEN_SOAK (a duration, e.g. 10m) of 64 goroutines
+// (CUDAGEN_SOAK_G) mixing every call on shared and own objects: Record,
+// Query, Sync, Wait with and without cancellation, WaitChan, Sub,
+// Stream.Wait, Close of objects other goroutines use, pool Get/Put, and
+// Devices opened and closed. Only documented errors; at the end Leaked is
+// unchanged, the process's RSS, the Go heap and the device's free memory are
+// back within rssTolerance (without -race: see above), heapTolerance and
+// devMemTolerance of their level after a warm-up, and on
+// the fake driver no call ran on a released context or with a destroyed
+// handle. Skipped unless CUDAGEN_SOAK is set.
+func TestSoak(t *testing.T) {
+	env := os.Getenv("CUDAGEN_SOAK")
+	if env == "" {
+		t.Skip("skipping: set CUDAGEN_SOAK to a duration (e.g. CUDAGEN_SOAK=10m) to run the soak")
+	}
+	dur, err := time.ParseDuration(env)
+	if err != nil {
+		t.Fatalf("CUDAGEN_SOAK=%q: %v", env, err)
+	}
+	workers := 64
+	if g := os.Getenv("CUDAGEN_SOAK_G"); g != "" {
+		if workers, err = strconv.Atoi(g); err != nil || workers < 1 {
+			t.Fatalf("CUDAGEN_SOAK_G=%q: want a positive count", g)
+		}
+	}
+	released(t)
+	dev := gpu(t)
+	before := readCounters()
+	leaked := cuda.Leaked()
+
+	// The shared objects: slots that a goroutine replaces from time to
+	// time, closing the old one while others use it.
+	const nShared = 8
+	var events [nShared]atomic.Pointer[cuda.Event]
+	var streams [nShared]atomic.Pointer[cuda.Stream]
+	newShared := func(i int) error {
+		e, err := dev.NewEvent(cuda.EventOptions{Timing: true, BlockingSync: i%2 == 1})
+		if err != nil {
+			return err
+		}
+		s, err := dev.NewStream()
+		if err != nil {
+			e.Close()
+			return err
+		}
+		if old := events[i].Swap(e); old != nil {
+			old.Close()
+		}
+		if old := streams[i].Swap(s); old != nil {
+			old.Close()
+		}
+		return nil
+	}
+	for i := range nShared {
+		ok(t, newShared(i))
+	}
+	pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 64))
+
+	var ops, bad atomic.Int64
+	var errMu sync.Mutex
+	var errs []string
+	report := func(what string, err error) {
+		if soakErr(err) {
+			return
+		}
+		bad.Add(1)
+		errMu.Lock()
+		if len(errs) < 20 {
+			errs = append(errs, fmt.Sprintf("%s: %v", what, err))
+		}
+		errMu.Unlock()
+	}
+
+	run := func(stop <-chan struct{}, g int) {
+		r := rand.New(rand.NewPCG(uint64(g), 1))
+		own, err := dev.NewStream()
+		if err != nil {
+			report("own stream", err)
+			return
+		}
+		defer own.Close()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			i := r.IntN(nShared)
+			e, s := events[i].Load(), streams[i].Load()
+			e2 := events[(i+1)%nShared].Load()
+			switch op := r.IntN(16); op {
+			case 0:
+				report("record", s.Record(e))
+			case 1:
+				_, err := e.Query()
+				report("query", err)
+			case 2:
+				report("record on own stream", own.Record(e))
+				report("sync", e.Sync())
+			case 3:
+				report("wait", e.Wait(context.Background()))
+			case 4:
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(200))*time.Microsecond)
+				report("cancelled wait", e.Wait(ctx))
+				cancel()
+			case 5:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				select {
+				case err := <-e.WaitChan(ctx):
+					report("waitchan", err)
+				case <-time.After(10 * time.Second):
+					report("waitchan", errors.New("no result in 10s"))
+				}
+				cancel()
+			case 6:
+				_, err := e.Sub(e2)
+				report("sub", err)
+			case 7:
+				report("stream wait", own.Wait(e))
+			case 8:
+				report("spin", s.Spin(time.Duration(r.IntN(100))*time.Microsecond))
+			case 9:
+				p, err := pool.Get()
+				if err != nil {
+					report("pool get", err)
+					break
+				}
+				report("pool record", own.Record(p))
+				if r.IntN(2) == 0 {
+					report("pool wait", p.Wait(context.Background()))
+				}
+				report("pool put", pool.Put(p))
+			case 10:
+				if r.IntN(64) == 0 {
+					report("replace shared", newShared(i))
+				}
+			case 11:
+				if r.IntN(16) == 0 { // a Device of our own, opened and closed
+					d, err := cuda.GetDevice(0)
+					if err != nil {
+						report("get device", err)
+						break
+					}
+					x, err := d.NewEvent(cuda.EventOptions{})
+					report("own device event", err)
+					if err == nil {
+						report("own device record", d.DefaultStream().Record(x))
+						report("own device wait", x.Wait(context.Background()))
+						if r.IntN(2) == 0 {
+							report("own device event close", x.Close())
+							report("close own device", d.Close())
+						} else { // closing the device first leaves the event usable: dev is open
+							report("close own device", d.Close())
+							report("own device event after its Device closed", x.Sync())
+							report("own device event close", x.Close())
+						}
+					} else {
+						report("close own device", d.Close())
+					}
+				}
+			case 12:
+				report("stream sync", own.Sync())
+			case 13:
+				_, err := s.Query()
+				report("stream query", err)
+			case 14:
+				x, err := own.RecordEvent(cuda.EventOptions{})
+				report("record event", err)
+				if err == nil {
+					report("close new event", x.Close())
+				}
+			case 15:
+				report("wait stream", own.WaitStream(s))
+			}
+			ops.Add(1)
+		}
+	}
+	phase := func(d time.Duration) {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); run(stop, g) }()
+		}
+		time.Sleep(d)
+		close(stop)
+		wg.Wait()
+	}
+
+	// Warm-up: loads the spin kernel, grows the pools and the heap.
+	phase(min(dur/10, 10*time.Second))
+	ok(t, dev.Sync())
+	rss0, heap0, free0 := settledRSS(t), heapLive(), devFree(t, dev)
+	warm := ops.Load()
+	t0 := time.Now()
+	phase(dur)
+	elapsed := time.Since(t0)
+	ok(t, dev.Sync())
+	for i := range nShared {
+		ok(t, events[i].Load().Close())
+		ok(t, streams[i].Load().Close())
+	}
+	ok(t, pool.Close())
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	rss1, heap1, free1 := settledRSS(t), heapLive(), devFree(t, dev)
+	n := ops.Load() - warm
+	t.Logf("soak: %d goroutines, %v: %d operations (%.0f/s), %d undocumented errors", workers, elapsed.Round(time.Second), n, float64(n)/elapsed.Seconds(), bad.Load())
+	t.Logf("RSS %.1f → %.1f MiB (tolerance %d MiB, asserted without -race; race detector on: %v); Go heap %.1f → %.1f MiB (tolerance %d MiB); device free %.1f → %.1f MiB (tolerance %d MiB)",
+		float64(rss0)/(1<<20), float64(rss1)/(1<<20), rssTolerance>>20, raceEnabled, float64(heap0)/(1<<20), float64(heap1)/(1<<20), heapTolerance>>20,
+		float64(free0)/(1<<20), float64(free1)/(1<<20), devMemTolerance>>20)
+	for _, e := range errs {
+		t.Error(e)
+	}
+	if d := cuda.Leaked() - leaked; d != 0 {
+		t.Errorf("Leaked grew by %d", d)
+	}
+	if rss1-rss0 > rssTolerance && !raceEnabled {
+		t.Errorf("RSS grew by %.1f MiB", float64(rss1-rss0)/(1<<20))
+	}
+	if heap1-heap0 > heapTolerance {
+		t.Errorf("Go heap grew by %.1f MiB", float64(heap1-heap0)/(1<<20))
+	}
+	if int64(free0)-int64(free1) > devMemTolerance {
+		t.Errorf("device free memory fell by %.1f MiB", float64(int64(free0)-int64(free1))/(1<<20))
+	}
+	if now := readCounters(); now.ok {
+		if now.released != before.released || now.stale != before.stale {
+			t.Errorf("%d calls on a released context, %d with a destroyed handle", now.released-before.released, now.stale-before.stale)
+		}
+		if now.live != before.live {
+			t.Errorf("events and streams alive in the driver: %d, %d before", now.live, before.live)
+		}
+	}
+}
+
+// IPC exporter death: this binary re-executes itself as the exporter, which
+// records an IPC event behind long GPU work, hands over the handle and exits
+// with the work pending. The importer is waiting on the event, and its
+// stream is waiting on it, when the exporter dies: each gets completion or a
+// documented error (ctx's deadline included) within its deadline, never a
+// hang or a crash, and Close returns promptly after.
+func TestIPCExporterDeath(t *testing.T) {
+	if os.Getenv("CUDAGEN_IPC_EXPORTER") != "" {
+		ipcExporter(t)
+		return
+	}
+	dev := gpu(t)
+	if readCounters().ok {
+		t.Skip("skipping: the fake driver cannot open IPC handles; this runs on the GPU machine")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIPCExporterDeath$", "-test.v")
+	cmd.Env = append(os.Environ(), "CUDAGEN_IPC_EXPORTER=1")
+	out, err := cmd.StdoutPipe()
+	ok(t, err)
+	cmd.Stderr = os.Stderr
+	ok(t, cmd.Start())
+	var h cuda.IPCEventHandle
+	sc := bufio.NewScanner(out)
+	var got bool
+	for sc.Scan() {
+		if x, found := strings.CutPrefix(sc.Text(), "exporter handle: "); found {
+			b, err := hex.DecodeString(x)
+			ok(t, err)
+			copy(h[:], b)
+			got = true
+			break
+		}
+	}
+	if !got {
+		cmd.Wait()
+		t.Fatal("the exporter sent no handle")
+	}
+	go func() { // drain the rest
+		for sc.Scan() {
+			t.Logf("exporter: %s", sc.Text())
+		}
+	}()
+	e, err := dev.OpenIPCEvent(h)
+	ok(t, err)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	after := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
+	ok(t, s.Wait(e))       // the importer's stream waits on the exporter's event
+	ok(t, s.Record(after)) // completes when the stream's wait does
+	type result struct {
+		what string
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, 2)
+	t0 := time.Now()
+	for what, ev := range map[string]*cuda.Event{"Wait on the imported event": e, "Wait on the event after the stream's wait": after} {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := ev.Wait(ctx)
+			results <- result{what, err, time.Since(t0)}
+		}()
+	}
+	werr := cmd.Wait()
+	t.Logf("exporter exited after %v: %v", time.Since(t0).Round(time.Millisecond), werr)
+	for range 2 {
+		select {
+		case r := <-results:
+			t.Logf("%s: %v after %v", r.what, r.err, r.took.Round(time.Millisecond))
+			var ce *cuda.Error
+			if r.err != nil && !errors.Is(r.err, context.DeadlineExceeded) && !errors.As(r.err, &ce) {
+				t.Errorf("%s: undocumented error %v", r.what, r.err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("a Wait hangs after the exporter's death")
+		}
+	}
+	ok(t, prompt(t, "Close of the imported event", e.Close))
+	ok(t, prompt(t, "Close of the event after the wait", after.Close))
+	ok(t, prompt(t, "Close of the waiting stream", s.Close))
+	ok(t, prompt(t, "Device.Close (its context's release waits for the stream's wait, in the background)", dev.Close))
+}
+
+func ipcExporter(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{IPC: true}))
+	ok(t, s.Spin(5*time.Second))
+	ok(t, s.Record(e))
+	h, err := e.IPCHandle()
+	ok(t, err)
+	fmt.Printf("exporter handle: %s\n", hex.EncodeToString(h[:]))
+	time.Sleep(500 * time.Millisecond) // the importer is waiting by now
+	fmt.Println("exiting with the work pending and nothing closed")
+	os.Exit(0)
+}
