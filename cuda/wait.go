@@ -102,7 +102,12 @@ func (e *Event) blockingWait(ctx context.Context) error {
 //
 //	select {
 //	case err := <-ev.WaitChan(ctx):
-//	case msg := <-other:
+//		if err != nil {
+//			return err // ctx's error, or the driver's
+//		}
+//		// the event's work has completed
+//	case msg := <-messages:
+//		log.Println(msg) // the event is still pending
 //	}
 //
 // A nil Event or nil ctx delivers an error matching ErrInvalid; the
