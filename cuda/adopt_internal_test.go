@@ -11,8 +11,10 @@ import (
 // fakeAdoptedDevice is a Device of an adopted context as AdoptContext makes
 // it, without asking a driver: what is tested here makes no driver call
 // (CI has no driver, so any call would fail with ErrNoDriver).
-func fakeAdoptedDevice() *Device {
-	return newDevice(&primary{ordinal: 3, ctx: driver.Context(0xc0), foreign: true, devices: 1, live: 1})
+func fakeAdoptedDevice() *Device { return fakeAdoptedDeviceCtx(0xc0) }
+
+func fakeAdoptedDeviceCtx(ctx driver.Context) *Device {
+	return newDevice(&primary{ordinal: 3, ctx: ctx, foreign: true, devices: 1, live: 1})
 }
 
 func wantErr(t *testing.T, what string, err, target error) {
@@ -66,15 +68,29 @@ func TestAdoptedCloseReleasesOnlyTheWrapper(t *testing.T) {
 
 // The wrong-device check applies between an adopted context and another.
 func TestAdoptedWrongDevice(t *testing.T) {
-	a, b := fakeAdoptedDevice(), fakeAdoptedDevice()
+	a, b := fakeAdoptedDeviceCtx(0xc0), fakeAdoptedDeviceCtx(0xd0)
 	s, _ := a.AdoptStream(driver.Stream(0x5000))
 	e, _ := b.AdoptEvent(driver.Event(0x6000), EventOptions{})
 	err := s.Record(e)
 	wantErr(t, "record an event of another context", err, ErrWrongDevice)
+	// Both contexts are of device 3: the message names them.
+	if want := "the event belongs to device 3 (context 0xd0) and the stream to device 3 (context 0xc0)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("message %v lacks %q", err, want)
+	}
 	start, _ := a.AdoptEvent(driver.Event(0x7000), EventOptions{Timing: true})
 	end, _ := b.AdoptEvent(driver.Event(0x8000), EventOptions{Timing: true})
 	_, err = end.Sub(start)
 	wantErr(t, "time events of two contexts", err, ErrWrongDevice)
+	if want := "(context 0xc0) and the end event to device 3 (context 0xd0)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("message %v lacks %q", err, want)
+	}
+	// Two Devices of one context (two primary states of it) mix: the
+	// driver sees one context.
+	c := fakeAdoptedDeviceCtx(0xc0)
+	ce, _ := c.AdoptEvent(driver.Event(0x9000), EventOptions{Timing: true})
+	if _, err := ce.Sub(start); errors.Is(err, ErrWrongDevice) {
+		t.Errorf("two Devices of one context: %v", err)
+	}
 	_, err = e.Sub(start)
 	wantErr(t, "time with an event adopted without timing", err, ErrTimingDisabled)
 }

@@ -33,8 +33,9 @@
 //   - Sub distinguishes its failures: ErrTimingDisabled, ErrNotRecorded
 //     (both checked before the driver is called) and ErrNotReady.
 //   - IPC events cannot have timing: NewEvent rejects the combination.
-//   - An event recorded on a stream of another device is ErrWrongDevice,
-//     naming both.
+//   - An event recorded on a stream of another device, or of another
+//     context of the device, is ErrWrongDevice, naming both (and their
+//     contexts where the device is the same).
 //
 // Elapsed times have the driver's resolution of about half a microsecond.
 //

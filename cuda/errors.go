@@ -31,7 +31,8 @@ var (
 	ErrTimingDisabled = errors.New("cuda: event timing disabled")
 	// ErrClosed: the event, stream or device was closed.
 	ErrClosed = errors.New("cuda: use after close")
-	// ErrWrongDevice: an event and a stream belong to different devices.
+	// ErrWrongDevice: an event and a stream (or two events timed together)
+	// belong to different devices, or to different contexts of one device.
 	ErrWrongDevice = errors.New("cuda: event and stream on different devices")
 	// ErrInvalidOptions: options that cannot go together, unknown flags, a
 	// duration out of range.

@@ -145,11 +145,11 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		e.r.exit()
 		return err
 	}
-	if s.dev.p != e.dev.p {
+	if s.dev.p.ctx != e.dev.p.ctx {
 		s.r.exit()
 		e.r.exit()
-		return &Error{Op: op, Detail: fmt.Sprintf("the event belongs to device %d and the stream to device %d", e.dev.p.ordinal, s.dev.p.ordinal),
-			Fix: "create the event on the stream's device, or use Stream.Wait to order work across devices", Err: ErrWrongDevice}
+		return &Error{Op: op, Detail: whose("the event", e.dev.p, "the stream", s.dev.p),
+			Fix: "create the event in the stream's context (on its Device), or use Stream.Wait to order work across devices and contexts", Err: ErrWrongDevice}
 	}
 	var err error
 	if len(flags) == 0 {
@@ -216,7 +216,7 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 		e.r.exit()
 		return 0, err
 	}
-	if !start.opts.Timing || !e.opts.Timing || start.dev.p != e.dev.p || !start.recorded.Load() || !e.recorded.Load() {
+	if !start.opts.Timing || !e.opts.Timing || start.dev.p.ctx != e.dev.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
 		if err := e.timingErr(op, start); err != nil {
 			start.r.exit()
 			e.r.exit()
@@ -248,9 +248,9 @@ func (e *Event) timingErr(op string, start *Event) error {
 				Fix: "create both events with cuda.EventOptions{Timing: true}", Err: ErrTimingDisabled}
 		}
 	}
-	if start.dev.p != e.dev.p {
-		return &Error{Op: op, Detail: fmt.Sprintf("the start event belongs to device %d and the end event to device %d", start.dev.p.ordinal, e.dev.p.ordinal),
-			Fix: "time with two events of one device", Err: ErrWrongDevice}
+	if start.dev.p.ctx != e.dev.p.ctx {
+		return &Error{Op: op, Detail: whose("the start event", start.dev.p, "the end event", e.dev.p),
+			Fix: "time with two events of one context (of one Device)", Err: ErrWrongDevice}
 	}
 	for i, x := range events {
 		if !x.recorded.Load() {
@@ -259,6 +259,17 @@ func (e *Event) timingErr(op string, start *Event) error {
 		}
 	}
 	return nil
+}
+
+// whose says where two objects of different contexts belong: by device, and
+// where both are of one device (a primary context and an adopted one, or
+// two adopted ones), by context too.
+func whose(a string, pa *primary, b string, pb *primary) string {
+	if pa.ordinal != pb.ordinal {
+		return fmt.Sprintf("%s belongs to device %d and %s to device %d", a, pa.ordinal, b, pb.ordinal)
+	}
+	return fmt.Sprintf("%s belongs to device %d (context %#x) and %s to device %d (context %#x)",
+		a, pa.ordinal, uintptr(pa.ctx), b, pb.ordinal, uintptr(pb.ctx))
 }
 
 // IPCHandle returns a handle another process passes to Device.OpenIPCEvent
