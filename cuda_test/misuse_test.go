@@ -287,6 +287,9 @@ var misuseCases = []struct {
 		is(t, "new stream waits for an old event", s2.Wait(e), cuda.ErrClosed, "event's device is closed")
 		is(t, "old device's NewEvent", func() error { _, err := dev.NewEvent(cuda.EventOptions{}); return err }(), cuda.ErrClosed, "device is closed")
 		is(t, "old device's default stream", dev.DefaultStream().Sync(), cuda.ErrClosed, "stream's device is closed")
+		is(t, "old device's per-thread stream", dev.PerThreadStream().Sync(), cuda.ErrClosed, "stream's device is closed")
+		is(t, "old device's AdoptStream", func() error { _, err := dev.AdoptStream(s2.Handle()); return err }(), cuda.ErrClosed, "device is closed")
+		is(t, "old device's AdoptEvent", func() error { _, err := dev.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err }(), cuda.ErrClosed, "device is closed")
 		ok(t, e.Close())
 	}},
 	{"PoolDoublePut", func(t *testing.T) {
@@ -418,6 +421,10 @@ var misuseCases = []struct {
 			"nil Device.NewEventPool":  func() error { _, err := nd.NewEventPool(cuda.EventOptions{}, 0); return err },
 			"zero Device.NewEvent":     func() error { _, err := zd.NewEvent(cuda.EventOptions{}); return err },
 			"zero Device.Close":        func() error { return zd.Close() },
+			"nil Device.AdoptStream":   func() error { _, err := nd.AdoptStream(s.Handle()); return err },
+			"nil Device.AdoptEvent":    func() error { _, err := nd.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err },
+			"zero Device.AdoptStream":  func() error { _, err := zd.AdoptStream(s.Handle()); return err },
+			"zero Device.AdoptEvent":   func() error { _, err := zd.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err },
 			"nil EventPool.Get":        func() error { _, err := np.Get(); return err },
 			"nil EventPool.Put":        func() error { return np.Put(e) },
 			"nil EventPool.Close":      func() error { return np.Close() },
@@ -428,16 +435,83 @@ var misuseCases = []struct {
 		}
 		pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
 		is(t, "EventPool.Put(nil)", pool.Put(nil), cuda.ErrInvalid, "the event is nil")
+		noPanic(t, "AdoptContext(0)", func() {
+			_, err := cuda.AdoptContext(0)
+			is(t, "AdoptContext(0)", err, cuda.ErrInvalid, "the context handle is nil")
+		})
+		var nh *cuda.IPCEventHandle
+		noPanic(t, "decode into a nil IPCEventHandle", func() {
+			is(t, "nil IPCEventHandle.UnmarshalText", nh.UnmarshalText([]byte("cuipcev1:")), cuda.ErrInvalid, "the handle pointer is nil")
+			is(t, "nil IPCEventHandle.UnmarshalBinary", nh.UnmarshalBinary(make([]byte, 64)), cuda.ErrInvalid, "the handle pointer is nil")
+		})
 		ok(t, pool.Close())
 		// The accessors return zero values.
 		noPanic(t, "accessors of nil and zero values", func() {
 			_ = []any{ne.TimingEnabled(), ne.BlockingSync(), ne.IPCEnabled(), ne.Options(), ne.Device(), ne.Handle(), ne.Recorded(), ne.String(),
 				ze.String(), ns.Device(), ns.Handle(), ns.String(), zs.String(), nd.Ordinal(), nd.Context(), nd.String(), nd.DefaultStream(),
-				zd.Ordinal(), zd.String(), zd.DefaultStream(), np.Len(), zp.Len()}
-			if nd.Ordinal() != -1 || nd.DefaultStream() != nil || ne.Device() != nil {
+				zd.Ordinal(), zd.String(), zd.DefaultStream(), nd.PerThreadStream(), zd.PerThreadStream(), np.Len(), zp.Len()}
+			if nd.Ordinal() != -1 || nd.DefaultStream() != nil || nd.PerThreadStream() != nil || zd.PerThreadStream() != nil || ne.Device() != nil {
 				t.Error("nil accessors: not the documented zero values")
 			}
 		})
+	}},
+	{"AdoptedHandlesOutliveTheirWrappers", func(t *testing.T) {
+		// Another library's stream and event in the primary context, used
+		// through a second Device of that context; the fake driver counts a
+		// destroy by a wrapper as a call with a destroyed handle when the
+		// library uses or destroys them afterwards.
+		dev := onlyDevice(t)
+		ctx := dev.Context()
+		rawS := must[driver.Stream](t)(driver.StreamCreateCtx(ctx, driver.StreamNonBlocking))
+		rawE := must[driver.Event](t)(driver.EventCreateCtx(ctx, driver.EventDisableTiming))
+		same := must[*cuda.Device](t)(cuda.AdoptContext(ctx))
+		s := must[*cuda.Stream](t)(same.AdoptStream(rawS))
+		e := must[*cuda.Event](t)(same.AdoptEvent(rawE, cuda.EventOptions{}))
+		ok(t, s.Spin(pending))
+		ok(t, s.Record(e))
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		wg.Add(3)
+		go func() { defer wg.Done(); errs[0] = e.Sync() }()
+		go func() { defer wg.Done(); errs[1] = s.Sync() }()
+		go func() { defer wg.Done(); errs[2] = e.Wait(context.Background()) }()
+		time.Sleep(20 * time.Millisecond)
+		ok(t, prompt(t, "Close of an adopted event with a Sync and a Wait in flight", e.Close))
+		ok(t, prompt(t, "Close of the adopting Device with a Stream.Sync in flight", same.Close))
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, cuda.ErrClosed) {
+				t.Errorf("call %d in flight during Close: %v", i, err)
+			}
+		}
+		is(t, "closed adopted event", e.Sync(), cuda.ErrClosed, "the event is closed")
+		is(t, "adopted stream of a closed Device", s.Sync(), cuda.ErrClosed, "stream's device is closed")
+		is(t, "per-thread stream of a closed Device", same.PerThreadStream().Sync(), cuda.ErrClosed, "stream's device is closed")
+		is(t, "AdoptStream on a closed Device", func() error { _, err := same.AdoptStream(rawS); return err }(), cuda.ErrClosed, "device is closed")
+		ok(t, s.Close())
+		// The handles are still the library's, and the context still
+		// retained by dev.
+		ok(t, driver.StreamSynchronizeCtx(ctx, rawS))
+		ok(t, driver.EventSynchronizeCtx(ctx, rawE))
+		ok(t, dev.PerThreadStream().Sync())
+		ok(t, driver.EventDestroyCtx(ctx, rawE))
+		ok(t, driver.StreamDestroyCtx(ctx, rawS))
+		ok(t, prompt(t, "Device.Close", dev.Close))
+	}},
+	{"AdoptedPrimaryClosedLast", func(t *testing.T) {
+		// A Device adopting a primary context shares GetDevice's retain:
+		// closed last, it lets the context go (settle checks the retain
+		// count), and until then the context works.
+		dev := onlyDevice(t)
+		same := must[*cuda.Device](t)(cuda.AdoptContext(dev.Context()))
+		ok(t, dev.Close())
+		s := must[*cuda.Stream](t)(same.NewStream())
+		ok(t, s.Spin(time.Millisecond))
+		ok(t, s.Sync())
+		ok(t, same.PerThreadStream().Sync())
+		ok(t, prompt(t, "Close of the last Device, an adopting one", same.Close))
+		is(t, "stream after its context's last Device closed", s.Sync(), cuda.ErrClosed, "stream's device is closed")
+		ok(t, s.Close())
 	}},
 	{"DeviceCloseUnderLoad", func(t *testing.T) {
 		dev := onlyDevice(t)

@@ -74,7 +74,9 @@ typedef struct {
 } slot;
 #define MAXSLOT (1 << 18)
 static slot slots[MAXSLOT];
-static int freelist[MAXSLOT], nfree, nused = 1; // slot 0 is never used: no handle is NULL
+// Slots 0 to 2 are never used: no handle is NULL, CU_STREAM_LEGACY (0x1) or
+// CU_STREAM_PER_THREAD (0x2).
+static int freelist[MAXSLOT], nfree, nused = 3;
 
 static long long now_ns(void) {
 	struct timespec t;
@@ -137,7 +139,7 @@ static void release_slot(int i) { // under mu
 static slot *peek(void *h, int kind) {
 	uintptr_t v = (uintptr_t)h;
 	unsigned i = (unsigned)(v & 0xffffffffu), gen = (unsigned)(v >> 32);
-	if (i == 0 || i >= MAXSLOT) return NULL;
+	if (i < 3 || i >= MAXSLOT) return NULL;
 	slot *s = &slots[i];
 	if (__atomic_load_n(&s->kind, __ATOMIC_ACQUIRE) != kind || __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != gen) return NULL;
 	return s;
@@ -247,11 +249,12 @@ static CUresult cuStreamCreate(void **s, unsigned flags) {
 	*s = alloc(STREAM, ctx_dev(current), flags);
 	return *s ? OK : OUT_OF_MEMORY;
 }
-// stream_of finds a stream; NULL is the default stream of the current
-// context, which is always idle here. *bad is set for a destroyed handle.
+// stream_of finds a stream; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+// are default streams of the current context, always idle here. *bad is set
+// for a destroyed handle.
 static slot *stream_of(void *s, int *bad) {
 	*bad = 0;
-	if (s == NULL) return NULL;
+	if ((uintptr_t)s <= 2) return NULL;
 	slot *st = lookup(s, STREAM);
 	if (st == NULL) *bad = 1;
 	return st;
