@@ -429,8 +429,8 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		if m > op.goal {
 			verdict = "MISSES"
 		}
-		fmt.Fprintf(w, "cuda minus C loop minus %d cgo floor(s): median %+.1f ns (p25..p75 %+.1f..%+.1f); goal <= %.0f: %s\n",
-			max(op.calls, 1), m, pct(over, 25), pct(over, 75), op.goal, verdict)
+		fmt.Fprintf(w, "%s: cuda minus C loop minus %d cgo floor(s): median %+.1f ns (p25..p75 %+.1f..%+.1f); goal <= %.0f: %s\n",
+			op.name, max(op.calls, 1), m, pct(over, 25), pct(over, 75), op.goal, verdict)
 	}
 }
 

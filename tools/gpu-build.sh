@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds everything the GPU machine runs into .gpu/ (git-ignored; name it in
 # the device tool's carry): the GPU test binaries of every pinned toolkit,
-# a -race build, the cuda package's examples, the generator, and the
-# benchmark table maker (the C baseline is built there, from tools/cbench).
+# a -race build, the cuda package's examples, the generator, the benchmark
+# table maker, and the side-by-side peers (tools/peers/build.sh: gorgonia/cu,
+# gocu, cudagen), which need the cached 12.4 header (fetched if missing).
+# The C baseline is built there, from tools/cbench; the Python bindings there
+# are run by tools/pybench.
 # The GPU machine has no Go: run tools/gpu-suite.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +20,7 @@ go test -c -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c -o .gpu/examples.test ./cuda
 go build -o .gpu/gen ./gen
 go build -o .gpu/benchtable ./tools/benchtable
+bash tools/peers/build.sh .gpu/peers || echo "gpu-build: the peers did not build; tools/gpu-suite.sh runs without them" >&2
 echo "$tags" > .gpu/tags
 echo "$newest" > .gpu/newest
 ls -la .gpu
