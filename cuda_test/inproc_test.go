@@ -418,8 +418,12 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		fmt.Fprintf(w, "| %s | %.1f | %+.1f | %+.1f..%+.1f | %+.1f..%+.1f |\n", p.name, pct(ns[i], 50),
 			pct(d, 50), pct(d, 25), pct(d, 75), pct(d, 0), pct(d, 100))
 	}
+	cu := slices.IndexFunc(op.paths, func(p path) bool { return p.name == "cuda" })
+	if dr := slices.IndexFunc(op.paths, func(p path) bool { return strings.HasPrefix(p.name, "driver") }); cu >= 0 && dr >= 0 {
+		d := diff(ns[cu], ns[dr])
+		fmt.Fprintf(w, "%s: cuda minus driver: median %+.1f ns (p25..p75 %+.1f..%+.1f)\n", op.name, pct(d, 50), pct(d, 25), pct(d, 75))
+	}
 	if op.goal > 0 {
-		cu := slices.IndexFunc(op.paths, func(p path) bool { return p.name == "cuda" })
 		over := make([]float64, rounds)
 		for r := range over {
 			over[r] = ns[cu][r] - c[r] - float64(max(op.calls, 1))*ns[2][r]

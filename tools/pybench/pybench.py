@@ -95,6 +95,24 @@ def run_cuda_bindings(n, runs):
             ("SyncDone", l_sync), ("CreateDestroy", l_create_destroy), ("RecordSync", l_record_sync)], drain
 
 
+def core_options(EventOptions, timing):
+    """cuda.core's EventOptions with timing on or off, whatever this version calls the field."""
+    try:
+        return EventOptions(enable_timing=timing)
+    except TypeError:
+        pass
+    import dataclasses
+    import inspect
+    if dataclasses.is_dataclass(EventOptions):
+        names = [f.name for f in dataclasses.fields(EventOptions)]
+    else:
+        names = list(inspect.signature(EventOptions).parameters)
+    for name in names:
+        if "timing" in name:
+            return EventOptions(**{name: (not timing) if "disable" in name else timing})
+    raise TypeError(f"cuda.core EventOptions has no timing field among {names}")
+
+
 def run_cuda_core(n, runs):
     try:
         from cuda.core import Device, EventOptions
@@ -103,10 +121,10 @@ def run_cuda_core(n, runs):
     dev = Device(0)
     dev.set_current()
     s = dev.create_stream()
-    nt = EventOptions(enable_timing=False)
+    nt = core_options(EventOptions, False)
     a = s.record(options=nt)
-    ta = s.record(options=EventOptions(enable_timing=True))
-    tb = s.record(options=EventOptions(enable_timing=True))
+    ta = s.record(options=core_options(EventOptions, True))
+    tb = s.record(options=core_options(EventOptions, True))
     tb.sync()
 
     def l_record(n):
