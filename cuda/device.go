@@ -46,6 +46,7 @@ type primary struct {
 	dev     driver.Device
 	ctx     driver.Context
 	refs    atomic.Int64 // open Device values
+	events  eventAlloc
 }
 
 // alive reports whether the primary context is still retained by us.

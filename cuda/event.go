@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -57,11 +56,15 @@ type Event struct {
 	imported bool
 	recorded atomic.Bool
 	g        guard
-	cleanup  runtime.Cleanup
+	flags    driver.EventFlags
+	st       *slabState // its slab's backstop state; slot is its index there
+	slot     int
 }
 
 // NewEvent creates an event on the device. It is created eagerly, so an
-// event never recorded is complete (the driver's "empty set of work").
+// event never recorded is complete (the driver's "empty set of work"). The
+// driver handle may be one of an event of the same options closed without
+// ever being recorded (see recycle.go).
 func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	const op = "create event"
 	f, err := opts.flags()
@@ -71,20 +74,30 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	if d.closed.Load() {
 		return nil, closedErr(op, "device")
 	}
-	h, err := driver.EventCreateCtx(d.p.ctx, f)
-	if err != nil {
-		return nil, driverErr(op, err)
+	e, st, i, h := d.p.events.take(d.p, f, !opts.IPC)
+	if h == 0 {
+		if h, err = driver.EventCreateCtx(d.p.ctx, f); err != nil {
+			return nil, driverErr(op, err) // the slot stays unused
+		}
 	}
-	return newEvent(d, h, opts, false), nil
+	e.init(d, h, opts, f, false, st, i)
+	return e, nil
 }
 
+// newEvent wraps a driver handle already made (an imported IPC event).
 func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool) *Event {
-	e := &Event{dev: d, h: h, opts: opts, imported: imported}
+	f, _ := opts.flags()
+	e, st, i, _ := d.p.events.take(d.p, f, false)
+	e.init(d, h, opts, f, imported, st, i)
+	return e
+}
+
+func (e *Event) init(d *Device, h driver.Event, opts EventOptions, f driver.EventFlags, imported bool, st *slabState, i int) {
+	e.dev, e.h, e.opts, e.flags, e.imported, e.st, e.slot = d, h, opts, f, imported, st, i
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}
-	e.cleanup = backstop(e, d.p, uintptr(h), false)
-	return e
+	st.h[i].Store(uintptr(h))
 }
 
 // acquire counts a call in flight; it fails once the event is closed or its
@@ -284,11 +297,18 @@ func (e *Event) Close() error {
 	if !e.g.close() {
 		return nil
 	}
-	e.cleanup.Stop()
-	if !e.dev.p.alive() {
+	if e.st.h[e.slot].Swap(0) == 0 {
+		return nil // released by its slab's backstop: cannot happen while e is reachable
+	}
+	p := e.dev.p
+	if !p.alive() {
 		return nil // the context, and its events, are gone
 	}
-	return driverErr("destroy event", driver.EventDestroyCtx(e.dev.p.ctx, e.h))
+	// Never recorded: no work, so the handle is as good as a new one.
+	if !e.recorded.Load() && !e.imported && !e.opts.IPC && p.events.keep(e.flags, e.h) {
+		return nil
+	}
+	return driverErr("destroy event", driver.EventDestroyCtx(p.ctx, e.h))
 }
 
 // TimingEnabled reports whether the event records timestamps.
