@@ -139,7 +139,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	}
 	var err error
 	if len(flags) == 0 {
-		err = driver.EventRecordCtx(e.dev.p.ctx, e.h, s.h)
+		err = eventRecord(e.dev.p, e.h, s.h)
 	} else {
 		var f driver.EventRecordFlags
 		for _, x := range flags {
@@ -164,7 +164,7 @@ func (e *Event) Query() (bool, error) {
 	if !e.acquire() {
 		return false, e.unusable("query event", "event")
 	}
-	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
+	err := eventQuery(e.dev.p, e.h)
 	e.release()
 	if err == nil {
 		return true, nil
@@ -182,7 +182,7 @@ func (e *Event) Sync() error {
 	if !e.acquire() {
 		return e.unusable("synchronize event", "event")
 	}
-	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
+	err := eventSync(e.dev.p, e.h)
 	e.release()
 	if err != nil {
 		return driverErr("synchronize event", err)
