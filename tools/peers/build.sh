@@ -20,8 +20,8 @@ trap 'rm -rf "$stub"' EXIT
 mkdir -p "$out"
 bash tools/peers/mkstub.sh "$stub" tools/peers/gocu/include "$hdr"
 export CGO_ENABLED=1 CGO_LDFLAGS="-L$stub"
-(cd tools/peers/gorgonia && CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" go build -trimpath -o "$out/gorgonia" .)
-(cd tools/peers/gocu && CGO_CFLAGS="-I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -o "$out/gocu" .)
+(cd tools/peers/gorgonia && CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
+(cd tools/peers/gocu && CGO_CFLAGS="-I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
 unset CGO_LDFLAGS
-go build -o "$out/cudagen" ./tools/peers/cudagen
+go build -ldflags="-s -w" -o "$out/cudagen" ./tools/peers/cudagen
 ls -la "$out"
