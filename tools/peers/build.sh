@@ -7,7 +7,9 @@
 # cached Debian 12.4 header (tools/fetchheaders fetches it where missing) and a
 # link-only stub libcuda.so.1 made here by mkstub.sh; the GPU machine's driver
 # is loaded at run time. gocu also gets include/cuda.h, which declares three
-# entry points newer than 12.4.
+# entry points newer than 12.4, and is built without build tags: v0.7.5's
+# cuda11/cuda12/cuda13 files each compile alongside its untagged ones (whose
+# constraint, !cuda11 || !cuda12 || !cuda13, always holds) and collide.
 #   bash tools/peers/build.sh DIR
 set -euo pipefail
 out=$(realpath -m "$1")
