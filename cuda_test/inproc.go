@@ -85,6 +85,18 @@ static int ip_loop(int op, uintptr_t ev, long n) {
 // thread is locked and has the context current).
 static int ip_once(int op, uintptr_t ev) { return ip_body(op, ev); }
 
+// Another context, for the fast-path test: cuCtxCreate at ABI 3020
+// (CUcontext *, unsigned flags, CUdevice) and cuCtxDestroy at 4000.
+typedef struct { int r; uintptr_t ctx; } ip_ctx_ret;
+static ip_ctx_ret ip_ctx_create(uintptr_t fn, int dev) {
+	ip_ctx_ret ret = {0, 0};
+	void *c = 0;
+	ret.r = ((int (*)(void **, unsigned, int))fn)(&c, 0, dev);
+	ret.ctx = (uintptr_t)c;
+	return ret;
+}
+static int ip_ctx_destroy(uintptr_t fn, uintptr_t ctx) { return ((ip_fn1)fn)((void *)ctx); }
+
 #cgo noescape ip_loop
 #cgo nocallback ip_loop
 #cgo noescape ip_once
@@ -123,3 +135,13 @@ func ipLoop(op int, ev uintptr, n int) int {
 
 // ipOnce runs op once, in its own cgo call.
 func ipOnce(op int, ev uintptr) int { return int(C.ip_once(C.int(op), C.uintptr_t(ev))) }
+
+// ipCtxCreate calls cuCtxCreate (resolved at ABI 3020) through fn: a new
+// context on dev, made current on the calling thread.
+func ipCtxCreate(fn uintptr, dev int32) (uintptr, int) {
+	r := C.ip_ctx_create(C.uintptr_t(fn), C.int(dev))
+	return uintptr(r.ctx), int(r.r)
+}
+
+// ipCtxDestroy calls cuCtxDestroy (resolved at ABI 4000) through fn.
+func ipCtxDestroy(fn, ctx uintptr) int { return int(C.ip_ctx_destroy(C.uintptr_t(fn), C.uintptr_t(ctx))) }
