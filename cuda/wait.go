@@ -16,6 +16,10 @@ const (
 	waitMinSleep = 2 * time.Microsecond
 	waitMaxSleep = 100 * time.Microsecond
 	waitChunk    = time.Millisecond
+	// Past the first chunk, the longest sleep is the time waited over
+	// waitLateShare, between waitMaxSleep and waitLongMaxSleep.
+	waitLateShare    = 16
+	waitLongMaxSleep = time.Millisecond
 )
 
 // Wait blocks until the work captured by the latest Record has completed, or
@@ -26,7 +30,9 @@ const (
 // Design: each step is one cgo call that polls cuEventQuery with the context
 // current, first back to back for 50µs (so short waits wake as promptly as
 // Sync), then sleeping between polls, the sleep doubling from 2µs to 100µs,
-// and returns to Go every millisecond to check ctx. An event created with
+// and returns to Go every millisecond to check ctx. After the first
+// millisecond the longest sleep grows to a sixteenth of the time waited, up
+// to 1ms: a long wait polls less and wakes at most ~6% of its length late. An event created with
 // BlockingSync is instead waited for by a goroutine blocked in the driver's
 // own sleeping wait, raced against ctx; on cancellation that goroutine stays
 // blocked until the event completes, holding its call on the event, so a
@@ -54,14 +60,21 @@ func (e *Event) Wait(ctx context.Context) error {
 		}
 		return e.blockingWait(ctx)
 	}
-	sleep := waitMinSleep
+	sleep, maxSleep := waitMinSleep, waitMaxSleep
+	var start time.Time
 	for {
 		var err error
-		sleep, err = driver.PollEventCtx(e.dev.p.ctx, e.h, spin, waitChunk, sleep, waitMaxSleep)
+		sleep, err = driver.PollEventCtx(e.dev.p.ctx, e.h, spin, waitChunk, sleep, maxSleep)
 		if err != driver.ErrorNotReady {
 			return driverErr(op, err)
 		}
-		spin = 0
+		if spin != 0 {
+			spin, start = 0, time.Now()
+		} else {
+			// The longest sleep grows with the time waited, so a long wait
+			// polls less often and wakes at most ~1/16 of its length late.
+			maxSleep = min(max(time.Since(start)/waitLateShare, waitMaxSleep), waitLongMaxSleep)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Runs the whole GPU check on the GPU machine, in one command:
 #   bash tools/gpu-suite.sh            (after tools/gpu-build.sh here, carrying .gpu)
-#   bash tools/gpu-suite.sh bench      (the benchmarks only)
+#   bash tools/gpu-suite.sh perf       (the performance runs only; "bench" says the same)
 #   bash tools/gpu-suite.sh tests      (everything but the benchmarks)
 # Logs go to $OUT (the device tool brings them back). It runs: the GPU tests of
 # every pinned toolkit's build, the -race build, the examples, the generator
-# against the machine's own toolkit, and the benchmarks side by side with the
-# C baseline (tools/cbench), built and run here in the same command.
+# against the machine's own toolkit, then the performance runs: the
+# in-process harness, the Go benchmarks, and the side-by-side run of C
+# (tools/cbench, built here), cudagen, the Go peers (tools/peers, built by
+# tools/gpu-build.sh) and the Python bindings (tools/pybench, this machine's
+# python3). ROUNDS (7), N (50000) and INPROC_ROUNDS (201) size it.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudagen-out}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 status=0
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+# Logs go under $OUT/logs and come back as one tarball (the device tool
+# brings back at most 8 files): summary.txt, inproc.md, peers.md, logs.tgz.
+logs="$OUT/logs"
+mkdir -p "$logs"
+finish() {
+	log "status: $status"
+	tar -C "$OUT" -czf "$OUT/logs.tgz" logs && rm -rf "$logs"
+	exit $status
+}
 {
 	date -u +"date: %Y-%m-%dT%H:%M:%SZ"
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /'
@@ -21,73 +33,105 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 	uname -r | sed 's/^/kernel: /'
 } | tee "$OUT/summary.txt"
 
-if [ "${1:-}" != bench ]; then
+if [ "${1:-}" != bench ] && [ "${1:-}" != perf ]; then
 for tag in $(cat .gpu/tags); do
 	log "GPU tests, build tag $tag"
-	if ./.gpu/cuda_test.$tag.test -test.v -test.count=1 > "$OUT/test-$tag.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
-	grep -E '^(--- |=== RUN|ok|FAIL|PASS)|elapsed|bindings:|→|threads|child:|not supported|outside capture' "$OUT/test-$tag.log" | grep -v '=== RUN' >> "$OUT/summary.txt"
+	if ./.gpu/cuda_test.$tag.test -test.v -test.count=1 > "$logs/test-$tag.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+	grep -E '^(--- |=== RUN|ok|FAIL|PASS)|elapsed|bindings:|→|threads|child:|not supported|outside capture' "$logs/test-$tag.log" | grep -v '=== RUN' >> "$OUT/summary.txt"
 	log "$tag: $r"
 	# The generated layer's own tests (no-driver path) under the same tag.
-	if ./.gpu/driver.$tag.test -test.count=1 >> "$OUT/test-$tag.log" 2>&1; then log "driver tests $tag: PASS"; else log "driver tests $tag: FAIL"; status=1; fi
+	if ./.gpu/driver.$tag.test -test.count=1 >> "$logs/test-$tag.log" 2>&1; then log "driver tests $tag: PASS"; else log "driver tests $tag: FAIL"; status=1; fi
 done
 
 log "GPU tests built with -race (newest)"
-if ./.gpu/cuda_test.race.test -test.count=1 -test.v > "$OUT/test-race.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
-grep -E '^(--- FAIL|ok|FAIL|PASS)|WARNING: DATA RACE' "$OUT/test-race.log" >> "$OUT/summary.txt"
+if ./.gpu/cuda_test.race.test -test.count=1 -test.v > "$logs/test-race.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+grep -E '^(--- FAIL|ok|FAIL|PASS)|WARNING: DATA RACE' "$logs/test-race.log" >> "$OUT/summary.txt"
 log "race: $r"
 
 log "examples"
-if ./.gpu/examples.test -test.v -test.run '^Example' > "$OUT/examples.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
-grep -E '^(--- |ok|FAIL|PASS)' "$OUT/examples.log" >> "$OUT/summary.txt"
+if ./.gpu/examples.test -test.v -test.run '^Example' > "$logs/examples.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+grep -E '^(--- |ok|FAIL|PASS)' "$logs/examples.log" >> "$OUT/summary.txt"
 log "examples: $r"
 
 log "generator against this machine's toolkit (/usr/local/cuda)"
 export CUDAGEN_CACHE=/tmp/cudagen-cache
 mkdir -p /tmp/gen-out && cp -r gen templates headers go.mod /tmp/gen-out/ 2>/dev/null
 mkdir -p /tmp/gen-out/cuda/driver
-if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda -only 13.0 > "$OUT/gen.log" 2>&1); then
-	ls /tmp/gen-out/cuda/driver >> "$OUT/gen.log"
+if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda -only 13.0 > "$logs/gen.log" 2>&1); then
+	ls /tmp/gen-out/cuda/driver >> "$logs/gen.log"
 	if cmp -s /tmp/gen-out/cuda/driver/zdriver_cuda13_0.go cuda/driver/zdriver_cuda13_0.go; then
 		log "generator: the 13.0 bindings made here from /usr/local/cuda equal the committed ones"
 	else
 		log "generator: 13.0 bindings made here DIFFER from the committed ones"; status=1
 	fi
 else
-	log "generator: FAIL"; cat "$OUT/gen.log" >> "$OUT/summary.txt"; status=1
+	log "generator: FAIL"; cat "$logs/gen.log" >> "$OUT/summary.txt"; status=1
 fi
 
 fi # tests
 
-if [ "${1:-}" = tests ]; then log "status: $status"; exit $status; fi
+if [ "${1:-}" = tests ]; then finish; fi
 
-# Unpinned: pinning both to one CPU was tried and distorts the C figures
-# (the driver's own threads compete for that CPU). CPU=N pins anyway.
-# The driver's own cost jumps by up to 2x from one process to the next on
-# these machines, so C and Go run in alternating rounds; tools/benchtable
-# gives the best figure of the rounds, Go/C of the best figures, and the
-# median and range of the rounds' own ratios.
+# Performance, in three parts (docs/perf.md explains them):
+# 1. The in-process harness (cuda_test's BenchmarkInProcess): short blocks of
+#    each operation through a C loop, raw cgo, the generated layer and the
+#    cuda package, interleaved in one process; paired differences to C.
+# 2. The old per-operation benchmarks of the package and the generated layer
+#    in one process (the order they run in is part of what they measure).
+# 3. The side-by-side run: tools/cbench (C), cudagen (cuda package and
+#    generated layer), gorgonia.org/cu, gocnn/gocu and the Python bindings,
+#    each its own process, in ROUNDS rounds, the order rotated every round.
+# Unpinned: pinning to one CPU distorts the driver's figures (its own threads
+# then compete for that CPU). CPU=N pins anyway.
 pin=""
 [ -n "${CPU:-}" ] && pin="taskset -c $CPU"
-ROUNDS=${ROUNDS:-9}
-log "benchmarks: C baseline and Go in $ROUNDS alternating rounds (${pin:-unpinned}; 200000 calls per figure)"
-if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda > "$OUT/cbench-build.log" 2>&1; then
-	newest=$(cat .gpu/newest)
-	: > "$OUT/cbench.txt"; : > "$OUT/bench.txt"
-	for i in $(seq "$ROUNDS"); do
-		$pin /tmp/cbench 200000 3 >> "$OUT/cbench.txt" 2>&1 || status=1
-		$pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
-			-test.bench '^Benchmark(Record|Query|RecordQuery|Elapsed|SyncDone|CreateDestroy|PoolGetPut|RecordSync|RecordWait|Driver.*|CgoFloor|Diag.*)$' \
-			-test.benchtime 200000x -test.count 1 -test.benchmem >> "$OUT/bench.txt" 2>&1 || status=1
-	done
-	./.gpu/benchtable "$OUT/cbench.txt" "$OUT/bench.txt" > "$OUT/bench-table.md" 2>&1 || status=1
-else
-	log "cbench build failed"; cat "$OUT/cbench-build.log" >> "$OUT/summary.txt"; status=1
+newest=$(cat .gpu/newest)
+log "in-process harness (BenchmarkInProcess, ${INPROC_ROUNDS:-201} rounds)"
+CUDAGEN_INPROC_ROUNDS=${INPROC_ROUNDS:-201} CUDAGEN_INPROC_OUT="$OUT/inproc.md" $pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
+	-test.bench '^BenchmarkInProcess$' -test.benchtime 1x > "$logs/inproc.log" 2>&1 || { status=1; tail -20 "$logs/inproc.log" >> "$OUT/summary.txt"; }
+grep -E 'goal|^in-process' "$OUT/inproc.md" >> "$OUT/summary.txt" 2>/dev/null
+
+log "per-operation Go benchmarks in one process (order as in bench_test.go), allocations, long waits"
+$pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
+	-test.bench '^Benchmark(Record|Query|SyncDone|RecordQuery|Elapsed|CreateDestroy|RecordSync|RecordWait|PoolGetPut|Driver.*|CgoFloor)$' \
+	-test.benchtime 200000x -test.count 1 -test.benchmem > "$logs/bench-go.txt" 2>&1 || status=1
+$pin ./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 1 >> "$logs/bench-go.txt" 2>&1 || status=1
+grep -E '^Benchmark' "$logs/bench-go.txt" | sed 's/^/  /' >> "$OUT/summary.txt"
+
+ROUNDS=${ROUNDS:-7}
+N=${N:-50000}
+py=python3
+[ -x /opt/torch/.venv/bin/python3 ] && py=/opt/torch/.venv/bin/python3
+peerdir="$logs/peers"
+mkdir -p "$peerdir"
+log "side by side: $ROUNDS rounds, each binding its own process, median of 3 loops of $N calls per figure (${pin:-unpinned}; python: $py)"
+if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda > "$peerdir/cbench-build.log" 2>&1; then :; else
+	log "cbench build failed"; cat "$peerdir/cbench-build.log" >> "$OUT/summary.txt"; status=1
 fi
-./.gpu/cuda_test.$(cat .gpu/newest).test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 3 > "$OUT/bench-long.txt" 2>&1 || status=1
-{
-	cat "$OUT/bench-table.md"
-	echo "(Go/C: median of the rounds' own ratios, with their range. RecordWait is compared with C's record+sync round trip, PoolGetPut with C's create+destroy.)"
-	grep -E '^Benchmark' "$OUT/bench-long.txt"
-} >> "$OUT/summary.txt"
-log "status: $status"
-exit $status
+labels=(C cudagen cudagen/driver gorgonia gocu cuda.core cupy cuda.bindings torch)
+run_peer() {
+	case $1 in
+	C) $pin timeout 120 /tmp/cbench "$N" 3 ;;
+	cudagen) $pin timeout 120 ./.gpu/peers/cudagen "$N" 3 ;;
+	cudagen/driver) $pin timeout 120 ./.gpu/peers/cudagen -layer driver "$N" 3 ;;
+	gorgonia) $pin timeout 120 ./.gpu/peers/gorgonia "$N" 3 ;;
+	gocu) $pin timeout 120 ./.gpu/peers/gocu "$N" 3 ;;
+	*) $pin timeout 120 "$py" tools/pybench/pybench.py "$1" "$N" 3 ;;
+	esac
+}
+for r in $(seq "$ROUNDS"); do
+	t0=$(date +%s)
+	n=${#labels[@]}
+	for k in $(seq 0 $((n - 1))); do
+		l=${labels[$(((k + r) % n))]}
+		f="$peerdir/$(echo "$l" | tr / _).txt"
+		run_peer "$l" >> "$f" 2>> "$peerdir/errors.log" || echo "round $r: $l failed ($?)" >> "$peerdir/errors.log"
+	done
+	echo "  round $r: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
+done
+args=()
+for l in "${labels[@]}"; do args+=("$l=$peerdir/$(echo "$l" | tr / _).txt"); done
+./.gpu/benchtable -peers "${args[@]}" > "$OUT/peers.md" 2>> "$peerdir/errors.log" || status=1
+cat "$OUT/peers.md" >> "$OUT/summary.txt"
+sort -u "$peerdir/errors.log" | head -20 | sed 's/^/  peers: /' >> "$OUT/summary.txt"
+finish

@@ -21,6 +21,7 @@ go test -count=1 ./...
 echo "== GPU tests, verbose: without a GPU each says why it skips"
 out=$(go test -count=1 -v ./cuda_test 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep -E -- '^(--- |ok|FAIL|PASS)|skipping' | awk '/skipping/ && n++ >= 1 {next} {print}' || true
+bash tools/perf-guard.sh # the cuda package's overhead over the generated layer, on the fake driver
 echo "== the Go layer's own tests on the fake driver (cuda_test/testdata/fakecuda.c), built with -race"
 go test -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test
 for tag in $tags; do

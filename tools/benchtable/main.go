@@ -11,6 +11,15 @@
 //
 // The k-th figure of an operation in one file is paired with the k-th in the
 // other: tools/gpu-suite.sh runs one C loop and one Go benchmark per round.
+//
+//	benchtable -peers C=cbench.txt cudagen=cudagen.txt gorgonia=gorgonia.txt ...
+//
+// makes the side-by-side table instead: every file in cbench's format (one
+// line per operation per round, as tools/cbench, tools/peers and
+// tools/pybench print), one column per binding with the median over the
+// rounds and their range, and for each operation the fastest binding other
+// than C and cudagen's own two, and whether cudagen's cuda package (the
+// label "cudagen") is at most its median.
 package main
 
 import (
@@ -40,18 +49,18 @@ var rows = []struct{ label, c, driver, cuda string }{
 var goLine = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+\d+ B/op\s+(\d+) allocs/op)?`)
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-peers" {
+		if err := peers(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: benchtable cbench.txt bench.txt")
 		os.Exit(2)
 	}
-	c, _, err := read(os.Args[1], func(line string) (string, float64, int, bool) {
-		f := strings.Fields(line)
-		if len(f) < 3 || f[2] != "ns/op" {
-			return "", 0, 0, false
-		}
-		v, err := strconv.ParseFloat(f[1], 64)
-		return f[0], v, 0, err == nil
-	})
+	c, _, err := read(os.Args[1], cLineParse)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
@@ -169,4 +178,96 @@ func span(r []float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(r), slices.Min(r), slices.Max(r))
+}
+
+// peerRows: the operation, the figure's name in cbench's format, and the name
+// cudagen's cuda package reports for it where different.
+var peerRows = []struct{ label, name, cudagen string }{
+	{"record", "Record", ""},
+	{"query (done)", "Query", ""},
+	{"record + query", "RecordQuery", ""},
+	{"elapsed time", "Elapsed", ""},
+	{"sync on a done event", "SyncDone", ""},
+	{"create + destroy (cudagen: NewEvent + Close)", "CreateDestroy", ""},
+	{"record + sync", "RecordSync", ""},
+	{"record + wait (cudagen: Wait(ctx); others: sync)", "RecordSync", "RecordWait"},
+	{"cudagen EventPool Get + Put (others: create + destroy)", "CreateDestroy", "PoolGetPut"},
+}
+
+func cLineParse(line string) (string, float64, int, bool) {
+	f := strings.Fields(line)
+	if len(f) < 3 || f[2] != "ns/op" {
+		return "", 0, 0, false
+	}
+	v, err := strconv.ParseFloat(f[1], 64)
+	return f[0], v, 0, err == nil
+}
+
+// peers prints the side-by-side table of label=file arguments.
+func peers(args []string) error {
+	var labels []string
+	data := map[string]map[string][]float64{}
+	for _, a := range args {
+		label, file, ok := strings.Cut(a, "=")
+		if !ok {
+			return fmt.Errorf("-peers: want label=file, got %q", a)
+		}
+		v, _, err := read(file, cLineParse)
+		if err != nil {
+			return err
+		}
+		labels = append(labels, label)
+		data[label] = v
+	}
+	fmt.Print("| op |")
+	for _, l := range labels {
+		fmt.Printf(" %s |", l)
+	}
+	fmt.Println(" fastest other | cudagen ≤ fastest other? |")
+	fmt.Print("|---|")
+	for range labels {
+		fmt.Print("---|")
+	}
+	fmt.Println("---|---|")
+	for _, r := range peerRows {
+		fmt.Printf("| %s |", r.label)
+		best, bestLabel := 0.0, ""
+		var mine float64
+		for _, l := range labels {
+			name := r.name
+			if l == "cudagen" && r.cudagen != "" {
+				name = r.cudagen
+			}
+			v := data[l][name]
+			if len(v) == 0 {
+				fmt.Print(" – |")
+				continue
+			}
+			m := median(v)
+			fmt.Printf(" %s (%s–%s) ×%d |", num(m), num(slices.Min(v)), num(slices.Max(v)), len(v))
+			switch {
+			case l == "cudagen":
+				mine = m
+			case l == "C" || strings.HasPrefix(l, "cudagen"):
+			default:
+				if best == 0 || m < best {
+					best, bestLabel = m, l
+				}
+			}
+		}
+		verdict := "–"
+		if mine > 0 && best > 0 {
+			verdict = fmt.Sprintf("no (%+.1f ns)", mine-best)
+			if mine <= best {
+				verdict = fmt.Sprintf("yes (%+.1f ns)", mine-best)
+			}
+		}
+		if bestLabel == "" {
+			fmt.Printf(" – | %s |\n", verdict)
+		} else {
+			fmt.Printf(" %s %s | %s |\n", bestLabel, num(best), verdict)
+		}
+	}
+	fmt.Println("(each cell: median ns/op over the rounds (min–max) ×rounds; each round's figure is the median of its loops)")
+	return nil
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the side-by-side peers into DIR (tools/gpu-build.sh calls it):
+#   DIR/gorgonia   gorgonia.org/cu v0.9.6   (its own module, tools/peers/gorgonia)
+#   DIR/gocu       github.com/gocnn/gocu v0.7.5 (its own module, tools/peers/gocu)
+#   DIR/cudagen    this module's cuda package and generated layer (tools/peers/cudagen)
+# The two peers include <cuda.h> and link -lcuda: they are built against the
+# cached Debian 12.4 header (tools/fetchheaders fetches it where missing) and a
+# link-only stub libcuda.so.1 made here by mkstub.sh; the GPU machine's driver
+# is loaded at run time. gocu also gets include/cuda.h, which declares three
+# entry points newer than 12.4, and is built without build tags: v0.7.5's
+# cuda11/cuda12/cuda13 files each compile alongside its untagged ones (whose
+# constraint, !cuda11 || !cuda12 || !cuda13, always holds) and collide.
+#   bash tools/peers/build.sh DIR
+set -euo pipefail
+out=$(realpath -m "$1")
+cd "$(dirname "$0")/../.."
+root=$PWD
+hdr=$(go run ./tools/fetchheaders 12.4 | sed -n 's/^CUDA 12.4: \(.*\) (verified)$/\1/p')
+[ -f "$hdr/cuda.h" ] || { echo "peers: no cached 12.4 header at $hdr (run bash tools/generate.sh once)" >&2; exit 1; }
+stub=$(mktemp -d)
+trap 'rm -rf "$stub"' EXIT
+mkdir -p "$out"
+bash tools/peers/mkstub.sh "$stub" tools/peers/gocu/include "$hdr"
+export CGO_ENABLED=1 CGO_LDFLAGS="-L$stub"
+(cd tools/peers/gorgonia && CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
+(cd tools/peers/gocu && CGO_CFLAGS="-I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
+unset CGO_LDFLAGS
+go build -ldflags="-s -w" -o "$out/cudagen" ./tools/peers/cudagen
+ls -la "$out"

@@ -1,0 +1,7 @@
+module github.com/cudagen/cudagen/tools/peers/gocu
+
+go 1.25.0
+
+require github.com/gocnn/gocu v0.7.5
+
+require github.com/google/uuid v1.6.0 // indirect
