@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ var (
 // load opens the driver library once, lazily and thread-safely.
 func load() (*library, error) {
 	loadOnce.Do(func() {
+		if !cgoEnabled {
+			loadErr = errNoCgo
+			return
+		}
 		path := os.Getenv("CUDAGEN_LIBCUDA")
 		if path == "" {
 			path = DefaultLibrary
@@ -75,6 +80,28 @@ type proc struct {
 	addrV atomic.Uintptr
 	mu    sync.Mutex
 	err   error
+}
+
+// enter returns the entry point, resolving it on first use, and makes sure
+// the C side can make ctx current (unless ctx is 0). On error it returns 0,
+// which the trampolines refuse to call. The fast path inlines.
+func (p *proc) enter(ctx Context) (uintptr, error) {
+	a := p.addrV.Load()
+	if a == 0 || (ctx != 0 && !ctxOnce.Load()) {
+		return p.enterSlow(ctx)
+	}
+	return a, nil
+}
+
+func (p *proc) enterSlow(ctx Context) (uintptr, error) {
+	a, err := p.addr()
+	if err == nil && ctx != 0 {
+		err = ensureCtxFns()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return a, nil
 }
 
 // addr returns the entry point, resolving it on first use.
@@ -144,7 +171,32 @@ type FunctionInfo struct {
 }
 
 // Resolve resolves the function now, returning its entry point.
-func (f FunctionInfo) Resolve() (uintptr, error) { return f.proc.addr() }
+func (f FunctionInfo) Resolve() (uintptr, error) {
+	if f.proc == nil {
+		return 0, fmt.Errorf("cuda: resolve %s: this FunctionInfo is not one of Functions; look the function up in driver.Functions", f.Name)
+	}
+	return f.proc.addr()
+}
+
+// The generated Functions table and procs array are parallel.
+func init() {
+	for i := range Functions {
+		f := &Functions[i]
+		p := &procs[i]
+		p.name, p.symbol, p.version, p.flags = f.Name, f.Symbol, f.ABIVersion, f.Flags
+		f.proc = p
+	}
+}
+
+// procNamed is the proc resolved by name (the header's default entry point).
+func procNamed(name string) *proc {
+	for i := range Functions {
+		if Functions[i].Name == name {
+			return &procs[i]
+		}
+	}
+	return nil
+}
 
 var ctxOnce atomic.Bool
 var ctxMu sync.Mutex
