@@ -189,6 +189,11 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 		}
 	case tStruct:
 		g.p("// %s is %s (%d bytes)%s", t.Go, what, t.Size, orDot(doc))
+		if t.Align > 8 {
+			g.p("//")
+			g.p("// C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align)
+			g.p("// reads or writes in memory aligned to %d bytes (C.aligned_alloc, say).", t.Align)
+		}
 		g.p("type %s struct {", t.Go)
 		for _, f := range t.Fields {
 			if f.Pad > 0 {
@@ -446,39 +451,61 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 	return gofmtSource(testFileName(m.Version), g.b.Bytes())
 }
 
+func cpath(path, c string) string {
+	if path == "" {
+		return c
+	}
+	return path + "." + c
+}
+
 // layoutChecks lists, for every struct and union, C expressions and the Go
-// expressions that must equal them.
+// expressions that must equal them. Anonymous members, which C cannot
+// name, are checked through their first named member.
 func layoutChecks(m *Model) (cs, gos []string) {
+	add := func(c, g string) { cs, gos = append(cs, c), append(gos, g) }
 	for _, t := range m.Types {
 		if t.Kind != tStruct && t.Kind != tUnion && t.Kind != tOpaque {
 			continue
 		}
 		goT := "driver." + t.Go
+		outer, path, base := t.C, "", ""
 		if t.Nested {
-			// sizeof of the member, and offsets relative to it.
-			outer := t.Outer.C
-			cs = append(cs, fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, t.Path))
-			gos = append(gos, fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
-			if t.Kind == tStruct {
-				for _, f := range t.Fields {
-					cs = append(cs, fmt.Sprintf("offsetof(%s, %s.%s) - offsetof(%s, %s)", outer, t.Path, f.C, outer, t.Path))
-					gos = append(gos, fmt.Sprintf("unsafe.Offsetof(new(%s).%s)", goT, f.Go))
-				}
+			outer, path = t.Outer.C, t.Path
+			if t.Anon {
+				base = fmt.Sprintf("offsetof(%s, %s)", outer, cpath(path, t.First))
+			} else {
+				base = fmt.Sprintf("offsetof(%s, %s)", outer, path)
+				add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, path), fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
 			}
-			continue
+		} else {
+			add("sizeof("+t.C+")", fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
+			if t.Align > 8 {
+				// Go cannot align beyond 8: the C alignment is documented
+				// on the type, and compared with the model's number.
+				add("_Alignof("+t.C+")", fmt.Sprintf("%d", t.Align))
+			} else {
+				add("_Alignof("+t.C+")", fmt.Sprintf("unsafe.Alignof(*new(%s))", goT))
+			}
 		}
-		cs = append(cs, "sizeof("+t.C+")", "_Alignof("+t.C+")")
-		gos = append(gos, fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT), fmt.Sprintf("unsafe.Alignof(*new(%s))", goT))
-		switch t.Kind {
-		case tStruct:
-			for _, f := range t.Fields {
-				cs = append(cs, fmt.Sprintf("offsetof(%s, %s)", t.C, f.C))
-				gos = append(gos, fmt.Sprintf("unsafe.Offsetof(new(%s).%s)", goT, f.Go))
+		for _, f := range t.Fields {
+			c := f.C
+			if c == "" {
+				c = f.First
 			}
-		case tUnion:
-			for _, f := range t.Fields {
-				cs = append(cs, fmt.Sprintf("sizeof(((%s *)0)->%s)", t.C, f.C))
-				gos = append(gos, fmt.Sprintf("unsafe.Sizeof(*new(%s))", qualify(f.GoType)))
+			if c == "" {
+				continue
+			}
+			switch t.Kind {
+			case tStruct:
+				off := fmt.Sprintf("offsetof(%s, %s)", outer, cpath(path, c))
+				if base != "" {
+					off += " - " + base
+				}
+				add(off, fmt.Sprintf("unsafe.Offsetof(new(%s).%s)", goT, f.Go))
+			case tUnion:
+				if f.C != "" {
+					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), fmt.Sprintf("unsafe.Sizeof(*new(%s))", qualify(f.GoType)))
+				}
 			}
 		}
 	}
@@ -505,7 +532,7 @@ func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
 	g.p("/*")
 	g.p("#include <stddef.h>")
 	g.p("#include <cuda.h>")
-	g.p("static const long long cg_layout[%d] = {", len(cs))
+	g.p("const long long cg_layout[%d] = {", len(cs))
 	for _, c := range cs {
 		g.p("\t%s,", c)
 	}

@@ -79,12 +79,15 @@ type Type struct {
 	Nested  bool         // an anonymous struct or union inside another
 	Path    string       // nested: the C path from the outermost named type
 	Outer   *Type        // nested: that type
+	Anon    bool         // nested: an anonymous member (C cannot name it)
+	First   string       // anonymous: its first named member
 	ct      cc.Type
 }
 
 // Field is a struct field or a union member.
 type Field struct {
-	C, Go  string
+	C, Go  string // C is "" for an anonymous member
+	First  string // an anonymous member's first named member
 	GoType string
 	Offset int64
 	Size   int64
@@ -499,23 +502,32 @@ func (m *Model) layout(ty, outer *Type, path string) error {
 			return nil
 		}
 		cname := f.Name()
-		if cname == "" {
-			cname = fmt.Sprintf("anon%d", i)
-		}
+		anon := cname == ""
 		gname := exported(cname)
+		if anon {
+			gname = fmt.Sprintf("Anon%d", i)
+		}
 		for used[gname] {
 			gname += "_"
 		}
 		used[gname] = true
 		p := cname
-		if path != "" {
+		if path != "" && !anon {
 			p = path + "." + cname
+		} else if anon {
+			p = path // an anonymous member's members are reached through its parent
 		}
 		gt, err := m.goType(f.Type(), outer, p, ty.Go+gname)
 		if err != nil {
 			return fmt.Errorf("gen: %s: %s field %s: %w", outer.Pos, ty.C, cname, err)
 		}
 		fd := &Field{C: cname, Go: gname, GoType: gt, Offset: f.Offset(), Size: f.Type().Size()}
+		if anon {
+			fd.First = firstNamed(f.Type())
+			if nt := m.lastNested(); nt != nil && nt.Go == gt {
+				nt.Anon, nt.First = true, fd.First
+			}
+		}
 		if ty.Kind == tStruct {
 			al := int64(f.Type().Align())
 			if al > 0 {
@@ -530,6 +542,36 @@ func (m *Model) layout(ty, outer *Type, path string) error {
 		ty.Fields = append(ty.Fields, fd)
 	}
 	return nil
+}
+
+func (m *Model) lastNested() *Type {
+	if len(m.Types) == 0 || !m.Types[len(m.Types)-1].Nested {
+		return nil
+	}
+	return m.Types[len(m.Types)-1]
+}
+
+// firstNamed is the first named member of an anonymous struct or union,
+// looking through anonymous members.
+func firstNamed(t cc.Type) string {
+	var n int
+	var field func(i int) *cc.Field
+	switch x := t.(type) {
+	case *cc.StructType:
+		n, field = x.NumFields(), x.FieldByIndex
+	case *cc.UnionType:
+		n, field = x.NumFields(), x.FieldByIndex
+	}
+	for i := 0; i < n; i++ {
+		f := field(i)
+		if f.Name() != "" {
+			return f.Name()
+		}
+		if s := firstNamed(f.Type()); s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // exported makes a C field name a Go one: srcXInBytes → SrcXInBytes.
@@ -592,10 +634,10 @@ func (m *Model) enum(ty *Type) error {
 	if !neg && (ty.Flags || hi > math.MaxInt32) {
 		ty.Base = "uint32"
 	}
-	if size == 8 {
-		ty.Base = strings.Replace(ty.Base, "32", "64", 1)
-	}
 	for _, v := range vals {
+		if size != 4 && !fits(v.Value, "int32") && !fits(v.Value, "uint32") {
+			return fmt.Errorf("gen: %s: %s = %#x does not fit %s's Go type %s (the C enum grew to %d bytes; cudagen binds 4-byte enums)", v.Pos, v.C, v.Value, ty.C, ty.Base, size)
+		}
 		if !fits(v.Value, ty.Base) {
 			return fmt.Errorf("gen: %s: %s = %d does not fit %s's Go type %s", v.Pos, v.C, v.Value, ty.C, ty.Base)
 		}

@@ -267,8 +267,8 @@ func blockAbove(lines []string, i int) string {
 	for j >= 0 && !strings.Contains(lines[j], "/**") {
 		j--
 	}
-	if j < 0 || end-j > 400 {
-		return ""
+	if j < 0 || end-j > 400 || strings.Contains(lines[j], "/**<") {
+		return "" // none, or the trailing doc of the declaration above
 	}
 	var b strings.Builder
 	for _, l := range lines[j : end+1] {

@@ -116,7 +116,7 @@ type IPCMemHandle struct {
 	Reserved [64]byte
 }
 
-// IPCMemFlags is CUipcMem_flags: CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1 *< Automatically enable peer access between remote devices as needed.
+// IPCMemFlags is CUipcMem_flags.
 type IPCMemFlags uint32
 
 const (
@@ -130,7 +130,7 @@ var namesIPCMemFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-// MemAttachFlags is CUmemAttach_flags: CU_MEM_ATTACH_SINGLE = 0x4 *< Memory can only be accessed by a single stream on the associated device.
+// MemAttachFlags is CUmemAttach_flags.
 type MemAttachFlags uint32
 
 const (
@@ -169,16 +169,16 @@ var namesCtxFlags = []enumName{
 	{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
 	{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
 	{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
-	{7, "CU_CTX_SCHED_MASK", "CU_CTX_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+	{7, "CU_CTX_SCHED_MASK", ""},
 	{8, "CU_CTX_MAP_HOST", "\\deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
 	{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
-	{31, "CU_CTX_FLAGS_MASK", "CU_CTX_LMEM_RESIZE_TO_MAX = 0x10, *< Keep local memory allocation after launch"},
+	{31, "CU_CTX_FLAGS_MASK", ""},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
 
-// EventSchedFlags is CUevent_sched_flags: CU_EVENT_SCHED_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling.
+// EventSchedFlags is CUevent_sched_flags.
 type EventSchedFlags uint32
 
 const (
@@ -198,7 +198,7 @@ var namesEventSchedFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
 
-// StreamFlags is CUstream_flags: CU_STREAM_NON_BLOCKING = 0x1 *< Stream does not synchronize with stream 0 (the NULL stream).
+// StreamFlags is CUstream_flags.
 type StreamFlags uint32
 
 const (
@@ -214,7 +214,7 @@ var namesStreamFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
 
-// EventFlags is CUevent_flags: CU_EVENT_INTERPROCESS = 0x4 *< Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set.
+// EventFlags is CUevent_flags.
 type EventFlags uint32
 
 const (
@@ -234,7 +234,7 @@ var namesEventFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
 
-// EventRecordFlags is CUevent_record_flags: CU_EVENT_RECORD_EXTERNAL = 0x1 *< When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventRecordFlags is CUevent_record_flags.
 type EventRecordFlags uint32
 
 const (
@@ -250,7 +250,7 @@ var namesEventRecordFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
 
-// EventWaitFlags is CUevent_wait_flags: CU_EVENT_WAIT_EXTERNAL = 0x1 *< When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventWaitFlags is CUevent_wait_flags.
 type EventWaitFlags uint32
 
 const (
@@ -266,7 +266,7 @@ var namesEventWaitFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
 
-// StreamWaitValueFlags is CUstreamWaitValue_flags: CU_STREAM_WAIT_VALUE_FLUSH = 1<<30 *< Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES.
+// StreamWaitValueFlags is CUstreamWaitValue_flags.
 type StreamWaitValueFlags uint32
 
 const (
@@ -290,7 +290,7 @@ func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
 
-// StreamWriteValueFlags is CUstreamWriteValue_flags: CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 *< Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
+// StreamWriteValueFlags is CUstreamWriteValue_flags.
 type StreamWriteValueFlags uint32
 
 const (
@@ -308,7 +308,7 @@ func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
 
-// StreamBatchMemOpType is CUstreamBatchMemOpType: CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3 *< This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation.
+// StreamBatchMemOpType is CUstreamBatchMemOpType.
 type StreamBatchMemOpType int32
 
 const (
@@ -334,7 +334,7 @@ func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
 
-// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags: CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 0x1 *< Limit memory barrier scope to the GPU.
+// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
 type StreamMemoryBarrierFlags uint32
 
 const (
@@ -394,7 +394,7 @@ type BatchMemOpNodeParams struct {
 	Flags      uint32
 }
 
-// OccupancyFlags is CUoccupancy_flags: CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 0x1 *< Assume global caching is enabled and cannot be automatically turned off.
+// OccupancyFlags is CUoccupancy_flags.
 type OccupancyFlags uint32
 
 const (
@@ -410,7 +410,7 @@ var namesOccupancyFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 
-// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags: CU_STREAM_SET_CAPTURE_DEPENDENCIES = 0x1 *< Replace the dependency set with the new nodes.
+// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
 type StreamUpdateCaptureDependenciesFlags uint32
 
 const (
@@ -428,7 +428,7 @@ func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
 
-// ArrayFormat is CUarray_format: CU_AD_FORMAT_BC7_UNORM_SRGB = 0x9e *< 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding.
+// ArrayFormat is CUarray_format.
 type ArrayFormat int32
 
 const (
@@ -510,7 +510,7 @@ var namesArrayFormat = []enumName{
 // String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
 
-// AddressMode is CUaddress_mode: CU_TR_ADDRESS_MODE_BORDER = 3 *< Border address mode.
+// AddressMode is CUaddress_mode.
 type AddressMode int32
 
 const (
@@ -530,7 +530,7 @@ var namesAddressMode = []enumName{
 // String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
 
-// FilterMode is CUfilter_mode: CU_TR_FILTER_MODE_LINEAR = 1 *< Linear filter mode.
+// FilterMode is CUfilter_mode.
 type FilterMode int32
 
 const (
@@ -680,7 +680,7 @@ const (
 	DeviceAttributeCanUse64BitStreamMemOpsV2              DeviceAttribute = 122 // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2
 	DeviceAttributeCanUseStreamWaitValueNorV2             DeviceAttribute = 123 // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2
 	DeviceAttributeDmaBufSupported                        DeviceAttribute = 124 // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
-	DeviceAttributeMax                                    DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_MAX
+	DeviceAttributeMax                                    DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
 
 var namesDeviceAttribute = []enumName{
@@ -814,7 +814,6 @@ var namesDeviceAttribute = []enumName{
 	{122, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2", "64-bit operations are supported in cuStreamBatchMemOp_v2 and related v2 MemOp APIs."},
 	{123, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2", "CU_STREAM_WAIT_VALUE_NOR is supported by v2 MemOp APIs."},
 	{124, "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "Device supports buffer sharing with dma_buf mechanism."},
-	{125, "CU_DEVICE_ATTRIBUTE_MAX", "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124, *< Device supports buffer sharing with dma_buf mechanism."},
 }
 
 // String returns the C name of the value, or its number.
@@ -822,7 +821,7 @@ func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
 
-// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes): int textureAlign; *< Alignment requirement for textures.
+// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 type Devprop struct {
 	MaxThreadsPerBlock  int32
 	MaxThreadsDim       [3]int32
@@ -836,7 +835,7 @@ type Devprop struct {
 	TextureAlign        int32
 }
 
-// PointerAttribute is CUpointer_attribute: CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20 *< A process-wide unique id corresponding to the physical allocation the pointer belongs to *.
+// PointerAttribute is CUpointer_attribute.
 type PointerAttribute int32
 
 const (
@@ -937,7 +936,7 @@ func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
 
-// FuncCache is CUfunc_cache: CU_FUNC_CACHE_PREFER_EQUAL = 0x03 *< prefer equal sized L1 cache and shared memory.
+// FuncCache is CUfunc_cache.
 type FuncCache int32
 
 const (
@@ -957,7 +956,7 @@ var namesFuncCache = []enumName{
 // String returns the C name of the value, or its number.
 func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
 
-// Sharedconfig is CUsharedconfig: CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 0x02 *< set shared memory bank width to eight bytes.
+// Sharedconfig is CUsharedconfig.
 type Sharedconfig int32
 
 const (
@@ -975,7 +974,7 @@ var namesSharedconfig = []enumName{
 // String returns the C name of the value, or its number.
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
 
-// SharedCarveout is CUshared_carveout: CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0 *< Prefer maximum available L1 cache, minimum shared memory.
+// SharedCarveout is CUshared_carveout.
 type SharedCarveout int32
 
 const (
@@ -995,7 +994,7 @@ func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
 
-// Memorytype is CUmemorytype: CU_MEMORYTYPE_UNIFIED = 0x04 *< Unified device or host memory.
+// Memorytype is CUmemorytype.
 type Memorytype int32
 
 const (
@@ -1015,7 +1014,7 @@ var namesMemorytype = []enumName{
 // String returns the C name of the value, or its number.
 func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
 
-// Computemode is CUcomputemode: CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3 *< Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time).
+// Computemode is CUcomputemode.
 type Computemode int32
 
 const (
@@ -1033,7 +1032,7 @@ var namesComputemode = []enumName{
 // String returns the C name of the value, or its number.
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
 
-// MemAdvice is CUmem_advise: CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6 *< Let the Unified Memory subsystem decide on the page faulting policy for the specified device.
+// MemAdvice is CUmem_advise.
 type MemAdvice int32
 
 const (
@@ -1057,7 +1056,7 @@ var namesMemAdvice = []enumName{
 // String returns the C name of the value, or its number.
 func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 
-// MemRangeAttribute is CUmem_range_attribute: CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4 *< The last location to which the range was prefetched.
+// MemRangeAttribute is CUmem_range_attribute.
 type MemRangeAttribute int32
 
 const (
@@ -1152,7 +1151,7 @@ var namesJITOption = []enumName{
 // String returns the C name of the value, or its number.
 func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
 
-// JITTarget is CUjit_target: CU_TARGET_COMPUTE_90 = 90 *< Compute device class 9.0.
+// JITTarget is CUjit_target.
 type JITTarget int32
 
 const (
@@ -1204,7 +1203,7 @@ var namesJITTarget = []enumName{
 // String returns the C name of the value, or its number.
 func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
 
-// JITFallback is CUjit_fallback: CU_PREFER_BINARY *< Prefer to fall back to compatible binary code if exact match not found.
+// JITFallback is CUjit_fallback.
 type JITFallback int32
 
 const (
@@ -1220,7 +1219,7 @@ var namesJITFallback = []enumName{
 // String returns the C name of the value, or its number.
 func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
 
-// JITCacheMode is CUjit_cacheMode: CU_JIT_CACHE_OPTION_CA *< Compile with L1 cache enabled.
+// JITCacheMode is CUjit_cacheMode.
 type JITCacheMode int32
 
 const (
@@ -1310,7 +1309,7 @@ func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
 
-// ArrayCubemapFace is CUarray_cubemap_face: CU_CUBEMAP_FACE_NEGATIVE_Z = 0x05 *< Negative Z face of cubemap.
+// ArrayCubemapFace is CUarray_cubemap_face.
 type ArrayCubemapFace int32
 
 const (
@@ -1347,7 +1346,7 @@ const (
 	LimitDevRuntimePendingLaunchCount Limit = 4 // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
 	LimitMaxL2FetchGranularity        Limit = 5 // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
 	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-	LimitMax                          Limit = 7 // CU_LIMIT_MAX
+	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
 )
 
 var namesLimit = []enumName{
@@ -1358,13 +1357,12 @@ var namesLimit = []enumName{
 	{4, "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT", "GPU device runtime pending launch count"},
 	{5, "CU_LIMIT_MAX_L2_FETCH_GRANULARITY", "A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint"},
 	{6, "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "A size in bytes for L2 persisting lines cache size"},
-	{7, "CU_LIMIT_MAX", "CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06, *< A size in bytes for L2 persisting lines cache size"},
 }
 
 // String returns the C name of the value, or its number.
 func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
 
-// Resourcetype is CUresourcetype: CU_RESOURCE_TYPE_PITCH2D = 0x03 *< Pitch 2D resource.
+// Resourcetype is CUresourcetype.
 type Resourcetype int32
 
 const (
@@ -1387,7 +1385,7 @@ func (v Resourcetype) String() string { return enumString(int64(v), namesResourc
 // HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 type HostFn unsafe.Pointer
 
-// AccessProperty is CUaccessProperty: CU_ACCESS_PROPERTY_PERSISTING = 2 *< Persisting access is more likely to persist in cache.
+// AccessProperty is CUaccessProperty.
 type AccessProperty int32
 
 const (
@@ -1407,7 +1405,7 @@ func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
 
-// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes): CUaccessProperty missProp; *< CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
 type AccessPolicyWindow struct {
 	Base_ptr  unsafe.Pointer
 	Num_bytes uint64
@@ -1416,7 +1414,7 @@ type AccessPolicyWindow struct {
 	MissProp  AccessProperty
 }
 
-// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v1) (56 bytes): void **extra; *< Extra options.
+// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v1) (56 bytes).
 type KernelNodeParams struct {
 	Func           Function
 	GridDimX       uint32
@@ -1430,7 +1428,7 @@ type KernelNodeParams struct {
 	Extra          *unsafe.Pointer
 }
 
-// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes): size_t height; *< Number of rows.
+// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
 type MemsetNodeParams struct {
 	Dst         DevicePtr
 	Pitch       uint64
@@ -1440,13 +1438,13 @@ type MemsetNodeParams struct {
 	Height      uint64
 }
 
-// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes): void* userData; *< Argument to pass to the function.
+// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
 type HostNodeParams struct {
 	Fn       HostFn
 	UserData unsafe.Pointer
 }
 
-// GraphNodeType is CUgraphNodeType: CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 *< Batch MemOp Node.
+// GraphNodeType is CUgraphNodeType.
 type GraphNodeType int32
 
 const (
@@ -1508,7 +1506,7 @@ func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
 
-// ClusterSchedulingPolicy is CUclusterSchedulingPolicy: CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2 *< allow the hardware to load-balance the blocks in a cluster to the SMs.
+// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
 type ClusterSchedulingPolicy int32
 
 const (
@@ -1528,7 +1526,7 @@ func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
 
-// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID): , CU_LAUNCH_ATTRIBUTE_PRIORITY = 8 *< Valid for graph nodes.
+// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID).
 type LaunchAttributeID int32
 
 const (
@@ -1612,7 +1610,7 @@ type LaunchAttribute struct {
 	Value LaunchAttributeValue
 }
 
-// LaunchConfig is CUlaunchConfig (56 bytes): unsigned int numAttrs; *< number of attributes populated in attrs.
+// LaunchConfig is CUlaunchConfig (56 bytes).
 type LaunchConfig struct {
 	GridDimX       uint32
 	GridDimY       uint32
@@ -1626,7 +1624,7 @@ type LaunchConfig struct {
 	NumAttrs       uint32
 }
 
-// StreamCaptureStatus is CUstreamCaptureStatus: CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 *< Stream is part of a capture sequence that has been invalidated, but not terminated.
+// StreamCaptureStatus is CUstreamCaptureStatus.
 type StreamCaptureStatus int32
 
 const (
@@ -1666,7 +1664,7 @@ func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
 
-// ProcAddressFlags is CUdriverProcAddress_flags: CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1 *< Search for per-thread versions of driver symbols.
+// ProcAddressFlags is CUdriverProcAddress_flags.
 type ProcAddressFlags uint32
 
 const (
@@ -1689,12 +1687,11 @@ type ExecAffinityType int32
 
 const (
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
 
 var namesExecAffinityType = []enumName{
 	{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
-	{1, "CU_EXEC_AFFINITY_TYPE_MAX", "CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0, *< Create a context with limited SMs."},
 }
 
 // String returns the C name of the value, or its number.
@@ -1702,7 +1699,7 @@ func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
 
-// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes): unsigned int val; *< The number of SMs the context is limited to use.
+// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
 type ExecAffinitySMCount struct {
 	Val uint32
 }
@@ -1902,7 +1899,7 @@ var namesResult = []enumName{
 	{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
 }
 
-// DeviceP2PAttribute is CUdevice_P2PAttribute: CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04 *< Accessing CUDA arrays over the link supported.
+// DeviceP2PAttribute is CUdevice_P2PAttribute.
 type DeviceP2PAttribute int32
 
 const (
@@ -1932,7 +1929,7 @@ type StreamCallback unsafe.Pointer
 // OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
 type OccupancyB2DSize unsafe.Pointer
 
-// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes): size_t Height; *< Height of 2D memory copy.
+// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 type Memcpy2DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -1952,7 +1949,7 @@ type Memcpy2DParams struct {
 	Height        uint64
 }
 
-// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
 type Memcpy3DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -1981,7 +1978,7 @@ type Memcpy3DParams struct {
 	Depth         uint64
 }
 
-// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
 type Memcpy3DPeerParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2010,7 +2007,7 @@ type Memcpy3DPeerParams struct {
 	Depth         uint64
 }
 
-// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes): unsigned int NumChannels; *< Channels per array element.
+// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
 type ArrayDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2018,7 +2015,7 @@ type ArrayDescriptor struct {
 	NumChannels uint32
 }
 
-// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes): unsigned int Flags; *< Flags.
+// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
 type Array3DDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2044,7 +2041,7 @@ type ArrayMemoryRequirements struct {
 	Reserved  [4]uint32
 }
 
-// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes): unsigned int flags; *< Flags (must be zero).
+// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
 type ResourceDesc struct {
 	ResType Resourcetype
 	Res     ResourceDescRes
@@ -2065,7 +2062,7 @@ type TextureDesc struct {
 	Reserved            [12]int32
 }
 
-// ResourceViewFormat is CUresourceViewFormat: CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 0x22 *< Block compressed 7.
+// ResourceViewFormat is CUresourceViewFormat.
 type ResourceViewFormat int32
 
 const (
@@ -2168,7 +2165,7 @@ type PointerP2PTokens struct {
 	VaSpaceToken uint32
 }
 
-// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS: CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 0x3 *< Read-write access, the device has full read-write access to the memory.
+// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
 type PointerAccessFlags uint32
 
 const (
@@ -2186,7 +2183,7 @@ var namesPointerAccessFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
 
-// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes): void **kernelParams; *< Array of pointers to kernel parameters.
+// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 type LaunchParams struct {
 	Function       Function
 	GridDimX       uint32
@@ -2311,14 +2308,14 @@ type ExternalSemaphoreWaitParams struct {
 	Reserved [16]uint32
 }
 
-// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
 type ExtSemSignalNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreSignalParams
 	NumExtSems  uint32
 }
 
-// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
 type ExtSemWaitNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreWaitParams
@@ -2411,7 +2408,7 @@ func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
 
-// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags: CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1 *< Recommended granularity for allocation for best performance.
+// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
 type MemAllocationGranularityFlags uint32
 
 const (
@@ -2498,7 +2495,7 @@ func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
 
-// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes): unsigned int reserved[2]; *< Reserved for future use, must be zero now.
+// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 type ArrayMapInfo struct {
 	ResourceType     Resourcetype
 	Resource         ArrayMapInfoResource
@@ -2513,13 +2510,13 @@ type ArrayMapInfo struct {
 	Reserved         [2]uint32
 }
 
-// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes): int id; *< identifier for a given this location's CUmemLocationType.
+// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
 type MemLocation struct {
 	Type MemLocationType
 	Id   int32
 }
 
-// MemAllocationCompType is CUmemAllocationCompType: CU_MEM_ALLOCATION_COMP_GENERIC = 0x1 *< Allocating compressible memory.
+// MemAllocationCompType is CUmemAllocationCompType.
 type MemAllocationCompType int32
 
 const (
@@ -2546,13 +2543,13 @@ type MemAllocationProp struct {
 	AllocFlags           MemAllocationPropAllocFlags
 }
 
-// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes): CUmemAccess_flags flags; *< CUmemProt accessibility flags to set on the request.
+// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
 type MemAccessDesc struct {
 	Location MemLocation
 	Flags    MemAccessFlags
 }
 
-// GraphExecUpdateResult is CUgraphExecUpdateResult: CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 0x8 *< The update failed because the node attributes changed in a way that is not supported.
+// GraphExecUpdateResult is CUgraphExecUpdateResult.
 type GraphExecUpdateResult int32
 
 const (
@@ -2614,7 +2611,7 @@ func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
 
-// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes): unsigned char reserved[64]; *< reserved for future use, must be 0.
+// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 type MemPoolProps struct {
 	AllocType               MemAllocationType
 	HandleTypes             MemAllocationHandleType
@@ -2628,7 +2625,7 @@ type MemPoolPtrExportData struct {
 	Reserved [64]uint8
 }
 
-// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (120 bytes): CUdeviceptr dptr; *< out: address of the allocation returned by CUDA.
+// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (120 bytes).
 type MemAllocNodeParams struct {
 	PoolProps       MemPoolProps
 	AccessDescs     *MemAccessDesc
@@ -2659,7 +2656,7 @@ func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
 
-// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 1<<1 *< The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device.
+// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
 type FlushGPUDirectRDMAWritesOptions int32
 
 const (
@@ -2677,7 +2674,7 @@ func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
 
-// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering: CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200 *< Any CUDA device in the system can consistently consume remote writes to this device.
+// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
 type GPUDirectRDMAWritesOrdering int32
 
 const (
@@ -2697,7 +2694,7 @@ func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
 
-// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200 *< Blocks until remote writes are visible to all CUDA device contexts.
+// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
 type FlushGPUDirectRDMAWritesScope int32
 
 const (
@@ -2715,7 +2712,7 @@ func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
 
-// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0 *< Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
 type FlushGPUDirectRDMAWritesTarget int32
 
 const (
@@ -2771,7 +2768,7 @@ var namesGraphDebugDotFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
 
-// UserObjectFlags is CUuserObject_flags: CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1 *< Indicates the destructor execution is not synchronized by any CUDA handle.
+// UserObjectFlags is CUuserObject_flags.
 type UserObjectFlags uint32
 
 const (
@@ -2785,7 +2782,7 @@ var namesUserObjectFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
 
-// UserObjectRetainFlags is CUuserObjectRetain_flags: CU_GRAPH_USER_OBJECT_MOVE = 1 *< Transfer references from the caller rather than creating new references.
+// UserObjectRetainFlags is CUuserObjectRetain_flags.
 type UserObjectRetainFlags uint32
 
 const (
@@ -2801,7 +2798,7 @@ func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
 
-// GraphInstantiateFlags is CUgraphInstantiate_flags: , CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8 *< Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+// GraphInstantiateFlags is CUgraphInstantiate_flags.
 type GraphInstantiateFlags uint32
 
 const (
@@ -2819,7 +2816,7 @@ func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
 
-// ModuleLoadingMode is CUmoduleLoadingMode: CU_MODULE_LAZY_LOADING = 0x2, *< Lazy Kernel Loading is enabled.
+// ModuleLoadingMode is CUmoduleLoadingMode.
 type ModuleLoadingMode int32
 
 const (
@@ -2846,7 +2843,7 @@ type StreamBatchMemOpParamsWaitValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWaitValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte
@@ -2867,7 +2864,7 @@ type StreamBatchMemOpParamsWriteValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWriteValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte

@@ -136,7 +136,7 @@ type IPCMemHandle struct {
 	Reserved [64]byte
 }
 
-// IPCMemFlags is CUipcMem_flags: CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1 *< Automatically enable peer access between remote devices as needed.
+// IPCMemFlags is CUipcMem_flags.
 type IPCMemFlags uint32
 
 const (
@@ -150,7 +150,7 @@ var namesIPCMemFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-// MemAttachFlags is CUmemAttach_flags: CU_MEM_ATTACH_SINGLE = 0x4 *< Memory can only be accessed by a single stream on the associated device.
+// MemAttachFlags is CUmemAttach_flags.
 type MemAttachFlags uint32
 
 const (
@@ -192,19 +192,19 @@ var namesCtxFlags = []enumName{
 	{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
 	{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
 	{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
-	{7, "CU_CTX_SCHED_MASK", "CU_CTX_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+	{7, "CU_CTX_SCHED_MASK", ""},
 	{8, "CU_CTX_MAP_HOST", "\\deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
 	{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
 	{32, "CU_CTX_COREDUMP_ENABLE", "Trigger coredumps from exceptions in this context"},
 	{64, "CU_CTX_USER_COREDUMP_ENABLE", "Enable user pipe to trigger coredumps in this context"},
 	{128, "CU_CTX_SYNC_MEMOPS", "Ensure synchronous memory operations on this context will synchronize"},
-	{255, "CU_CTX_FLAGS_MASK", "CU_CTX_SYNC_MEMOPS = 0x80, *< Ensure synchronous memory operations on this context will synchronize"},
+	{255, "CU_CTX_FLAGS_MASK", ""},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
 
-// EventSchedFlags is CUevent_sched_flags: CU_EVENT_SCHED_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling.
+// EventSchedFlags is CUevent_sched_flags.
 type EventSchedFlags uint32
 
 const (
@@ -224,7 +224,7 @@ var namesEventSchedFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
 
-// StreamFlags is CUstream_flags: CU_STREAM_NON_BLOCKING = 0x1 *< Stream does not synchronize with stream 0 (the NULL stream).
+// StreamFlags is CUstream_flags.
 type StreamFlags uint32
 
 const (
@@ -240,7 +240,7 @@ var namesStreamFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
 
-// EventFlags is CUevent_flags: CU_EVENT_INTERPROCESS = 0x4 *< Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set.
+// EventFlags is CUevent_flags.
 type EventFlags uint32
 
 const (
@@ -260,7 +260,7 @@ var namesEventFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
 
-// EventRecordFlags is CUevent_record_flags: CU_EVENT_RECORD_EXTERNAL = 0x1 *< When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventRecordFlags is CUevent_record_flags.
 type EventRecordFlags uint32
 
 const (
@@ -276,7 +276,7 @@ var namesEventRecordFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
 
-// EventWaitFlags is CUevent_wait_flags: CU_EVENT_WAIT_EXTERNAL = 0x1 *< When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventWaitFlags is CUevent_wait_flags.
 type EventWaitFlags uint32
 
 const (
@@ -292,7 +292,7 @@ var namesEventWaitFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
 
-// StreamWaitValueFlags is CUstreamWaitValue_flags: CU_STREAM_WAIT_VALUE_FLUSH = 1<<30 *< Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES.
+// StreamWaitValueFlags is CUstreamWaitValue_flags.
 type StreamWaitValueFlags uint32
 
 const (
@@ -316,7 +316,7 @@ func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
 
-// StreamWriteValueFlags is CUstreamWriteValue_flags: CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 *< Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
+// StreamWriteValueFlags is CUstreamWriteValue_flags.
 type StreamWriteValueFlags uint32
 
 const (
@@ -334,7 +334,7 @@ func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
 
-// StreamBatchMemOpType is CUstreamBatchMemOpType: CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3 *< This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation.
+// StreamBatchMemOpType is CUstreamBatchMemOpType.
 type StreamBatchMemOpType int32
 
 const (
@@ -360,7 +360,7 @@ func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
 
-// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags: CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 0x1 *< Limit memory barrier scope to the GPU.
+// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
 type StreamMemoryBarrierFlags uint32
 
 const (
@@ -420,7 +420,7 @@ type BatchMemOpNodeParams struct {
 	Flags      uint32
 }
 
-// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes): unsigned int flags; *< Flags to control the node.
+// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
 type BatchMemOpNodeParamsV2 struct {
 	Ctx        Context
 	Count      uint32
@@ -428,7 +428,7 @@ type BatchMemOpNodeParamsV2 struct {
 	Flags      uint32
 }
 
-// OccupancyFlags is CUoccupancy_flags: CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 0x1 *< Assume global caching is enabled and cannot be automatically turned off.
+// OccupancyFlags is CUoccupancy_flags.
 type OccupancyFlags uint32
 
 const (
@@ -444,7 +444,7 @@ var namesOccupancyFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 
-// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags: CU_STREAM_SET_CAPTURE_DEPENDENCIES = 0x1 *< Replace the dependency set with the new nodes.
+// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
 type StreamUpdateCaptureDependenciesFlags uint32
 
 const (
@@ -487,7 +487,7 @@ type AsyncNotificationInfo struct {
 // AsyncCallback is CUasyncCallback, a C function pointer: void (*)(CUasyncNotificationInfo *info, void *userData, CUasyncCallbackHandle callback).
 type AsyncCallback unsafe.Pointer
 
-// ArrayFormat is CUarray_format: CU_AD_FORMAT_BC7_UNORM_SRGB = 0x9e *< 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding.
+// ArrayFormat is CUarray_format.
 type ArrayFormat int32
 
 const (
@@ -569,7 +569,7 @@ var namesArrayFormat = []enumName{
 // String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
 
-// AddressMode is CUaddress_mode: CU_TR_ADDRESS_MODE_BORDER = 3 *< Border address mode.
+// AddressMode is CUaddress_mode.
 type AddressMode int32
 
 const (
@@ -589,7 +589,7 @@ var namesAddressMode = []enumName{
 // String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
 
-// FilterMode is CUfilter_mode: CU_TR_FILTER_MODE_LINEAR = 1 *< Linear filter mode.
+// FilterMode is CUfilter_mode.
 type FilterMode int32
 
 const (
@@ -749,7 +749,7 @@ const (
 	DeviceAttributeMulticastSupported                     DeviceAttribute = 132 // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
 	DeviceAttributeMPSEnabled                             DeviceAttribute = 133 // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
 	DeviceAttributeHostNUMAID                             DeviceAttribute = 134 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
-	DeviceAttributeMax                                    DeviceAttribute = 135 // CU_DEVICE_ATTRIBUTE_MAX
+	DeviceAttributeMax                                    DeviceAttribute = 135 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
 
 var namesDeviceAttribute = []enumName{
@@ -888,12 +888,11 @@ var namesDeviceAttribute = []enumName{
 	{127, "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED", "Device supports accessing memory using Tensor Map."},
 	{128, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED", "Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()"},
 	{129, "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS", "Device supports unified function pointers."},
-	{130, "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG", "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS = 129, *< Device supports unified function pointers."},
+	{130, "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG", ""},
 	{131, "CU_DEVICE_ATTRIBUTE_NUMA_ID", ""},
 	{132, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "Device supports switch multicast and reduction operations."},
 	{133, "CU_DEVICE_ATTRIBUTE_MPS_ENABLED", "Indicates if contexts created on this device will be shared via MPS"},
 	{134, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA."},
-	{135, "CU_DEVICE_ATTRIBUTE_MAX", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134, *< NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA."},
 }
 
 // String returns the C name of the value, or its number.
@@ -901,7 +900,7 @@ func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
 
-// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes): int textureAlign; *< Alignment requirement for textures.
+// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 type Devprop struct {
 	MaxThreadsPerBlock  int32
 	MaxThreadsDim       [3]int32
@@ -915,7 +914,7 @@ type Devprop struct {
 	TextureAlign        int32
 }
 
-// PointerAttribute is CUpointer_attribute: CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20 *< A process-wide unique id corresponding to the physical allocation the pointer belongs to *.
+// PointerAttribute is CUpointer_attribute.
 type PointerAttribute int32
 
 const (
@@ -1016,7 +1015,7 @@ func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
 
-// FuncCache is CUfunc_cache: CU_FUNC_CACHE_PREFER_EQUAL = 0x03 *< prefer equal sized L1 cache and shared memory.
+// FuncCache is CUfunc_cache.
 type FuncCache int32
 
 const (
@@ -1036,7 +1035,7 @@ var namesFuncCache = []enumName{
 // String returns the C name of the value, or its number.
 func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
 
-// Sharedconfig is CUsharedconfig: CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 0x02 *< set shared memory bank width to eight bytes.
+// Sharedconfig is CUsharedconfig.
 type Sharedconfig int32
 
 const (
@@ -1054,7 +1053,7 @@ var namesSharedconfig = []enumName{
 // String returns the C name of the value, or its number.
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
 
-// SharedCarveout is CUshared_carveout: CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0 *< Prefer maximum available L1 cache, minimum shared memory.
+// SharedCarveout is CUshared_carveout.
 type SharedCarveout int32
 
 const (
@@ -1074,7 +1073,7 @@ func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
 
-// Memorytype is CUmemorytype: CU_MEMORYTYPE_UNIFIED = 0x04 *< Unified device or host memory.
+// Memorytype is CUmemorytype.
 type Memorytype int32
 
 const (
@@ -1094,7 +1093,7 @@ var namesMemorytype = []enumName{
 // String returns the C name of the value, or its number.
 func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
 
-// Computemode is CUcomputemode: CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3 *< Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time).
+// Computemode is CUcomputemode.
 type Computemode int32
 
 const (
@@ -1112,7 +1111,7 @@ var namesComputemode = []enumName{
 // String returns the C name of the value, or its number.
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
 
-// MemAdvice is CUmem_advise: CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6 *< Let the Unified Memory subsystem decide on the page faulting policy for the specified device.
+// MemAdvice is CUmem_advise.
 type MemAdvice int32
 
 const (
@@ -1136,7 +1135,7 @@ var namesMemAdvice = []enumName{
 // String returns the C name of the value, or its number.
 func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 
-// MemRangeAttribute is CUmem_range_attribute: , CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8 *< The last location id to which the range was prefetched.
+// MemRangeAttribute is CUmem_range_attribute.
 type MemRangeAttribute int32
 
 const (
@@ -1291,13 +1290,13 @@ var namesJITTarget = []enumName{
 	{87, "CU_TARGET_COMPUTE_87", "Compute device class 8.7."},
 	{89, "CU_TARGET_COMPUTE_89", "Compute device class 8.9."},
 	{90, "CU_TARGET_COMPUTE_90", "Compute device class 9.0."},
-	{65626, "CU_TARGET_COMPUTE_90A", "< Compute device class 9.0. with accelerated features."},
+	{65626, "CU_TARGET_COMPUTE_90A", ""},
 }
 
 // String returns the C name of the value, or its number.
 func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
 
-// JITFallback is CUjit_fallback: CU_PREFER_BINARY *< Prefer to fall back to compatible binary code if exact match not found.
+// JITFallback is CUjit_fallback.
 type JITFallback int32
 
 const (
@@ -1313,7 +1312,7 @@ var namesJITFallback = []enumName{
 // String returns the C name of the value, or its number.
 func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
 
-// JITCacheMode is CUjit_cacheMode: CU_JIT_CACHE_OPTION_CA *< Compile with L1 cache enabled.
+// JITCacheMode is CUjit_cacheMode.
 type JITCacheMode int32
 
 const (
@@ -1404,7 +1403,7 @@ func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
 
-// ArrayCubemapFace is CUarray_cubemap_face: CU_CUBEMAP_FACE_NEGATIVE_Z = 0x05 *< Negative Z face of cubemap.
+// ArrayCubemapFace is CUarray_cubemap_face.
 type ArrayCubemapFace int32
 
 const (
@@ -1441,7 +1440,7 @@ const (
 	LimitDevRuntimePendingLaunchCount Limit = 4 // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
 	LimitMaxL2FetchGranularity        Limit = 5 // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
 	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-	LimitMax                          Limit = 7 // CU_LIMIT_MAX
+	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
 )
 
 var namesLimit = []enumName{
@@ -1452,13 +1451,12 @@ var namesLimit = []enumName{
 	{4, "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT", "GPU device runtime pending launch count"},
 	{5, "CU_LIMIT_MAX_L2_FETCH_GRANULARITY", "A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint"},
 	{6, "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "A size in bytes for L2 persisting lines cache size"},
-	{7, "CU_LIMIT_MAX", "CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06, *< A size in bytes for L2 persisting lines cache size"},
 }
 
 // String returns the C name of the value, or its number.
 func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
 
-// Resourcetype is CUresourcetype: CU_RESOURCE_TYPE_PITCH2D = 0x03 *< Pitch 2D resource.
+// Resourcetype is CUresourcetype.
 type Resourcetype int32
 
 const (
@@ -1481,7 +1479,7 @@ func (v Resourcetype) String() string { return enumString(int64(v), namesResourc
 // HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 type HostFn unsafe.Pointer
 
-// AccessProperty is CUaccessProperty: CU_ACCESS_PROPERTY_PERSISTING = 2 *< Persisting access is more likely to persist in cache.
+// AccessProperty is CUaccessProperty.
 type AccessProperty int32
 
 const (
@@ -1501,7 +1499,7 @@ func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
 
-// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes): CUaccessProperty missProp; *< CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
 type AccessPolicyWindow struct {
 	Base_ptr  unsafe.Pointer
 	Num_bytes uint64
@@ -1510,7 +1508,7 @@ type AccessPolicyWindow struct {
 	MissProp  AccessProperty
 }
 
-// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes): void **extra; *< Extra options.
+// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes).
 type KernelNodeParamsV1 struct {
 	Func           Function
 	GridDimX       uint32
@@ -1524,7 +1522,7 @@ type KernelNodeParamsV1 struct {
 	Extra          *unsafe.Pointer
 }
 
-// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes): CUcontext ctx; *< Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
+// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes).
 type KernelNodeParams struct {
 	Func           Function
 	GridDimX       uint32
@@ -1540,7 +1538,7 @@ type KernelNodeParams struct {
 	Ctx            Context
 }
 
-// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes): CUcontext ctx; *< Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
+// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes).
 type KernelNodeParamsV3 struct {
 	Func           Function
 	GridDimX       uint32
@@ -1556,7 +1554,7 @@ type KernelNodeParamsV3 struct {
 	Ctx            Context
 }
 
-// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes): size_t height; *< Number of rows.
+// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
 type MemsetNodeParams struct {
 	Dst         DevicePtr
 	Pitch       uint64
@@ -1566,7 +1564,7 @@ type MemsetNodeParams struct {
 	Height      uint64
 }
 
-// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes): CUcontext ctx; *< Context on which to run the node.
+// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes).
 type MemsetNodeParamsV2 struct {
 	Dst         DevicePtr
 	Pitch       uint64
@@ -1577,19 +1575,19 @@ type MemsetNodeParamsV2 struct {
 	Ctx         Context
 }
 
-// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes): void* userData; *< Argument to pass to the function.
+// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
 type HostNodeParams struct {
 	Fn       HostFn
 	UserData unsafe.Pointer
 }
 
-// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes): void* userData; *< Argument to pass to the function.
+// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
 type HostNodeParamsV2 struct {
 	Fn       HostFn
 	UserData unsafe.Pointer
 }
 
-// GraphConditionalNodeType is CUgraphConditionalNodeType: CU_GRAPH_COND_TYPE_WHILE = 1, *< Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
+// GraphConditionalNodeType is CUgraphConditionalNodeType.
 type GraphConditionalNodeType int32
 
 const (
@@ -1607,7 +1605,7 @@ func (v GraphConditionalNodeType) String() string {
 	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
 }
 
-// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes): CUcontext ctx; *< Context on which to run the node. Must match context used to create the handle and all body nodes.
+// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 type ConditionalNodeParams struct {
 	Handle      GraphConditionalHandle
 	Type        GraphConditionalNodeType
@@ -1616,7 +1614,7 @@ type ConditionalNodeParams struct {
 	Ctx         Context
 }
 
-// GraphNodeType is CUgraphNodeType: CU_GRAPH_NODE_TYPE_CONDITIONAL = 13 *< Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code.
+// GraphNodeType is CUgraphNodeType.
 type GraphNodeType int32
 
 const (
@@ -1658,7 +1656,7 @@ func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
 }
 
-// GraphDependencyType is CUgraphDependencyType: CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1 *< This dependency type allows the downstream node to use \c cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port.
+// GraphDependencyType is CUgraphDependencyType.
 type GraphDependencyType int32
 
 const (
@@ -1676,7 +1674,7 @@ func (v GraphDependencyType) String() string {
 	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
 }
 
-// GraphEdgeData is CUgraphEdgeData (8 bytes): unsigned char reserved[5]; *< These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
+// GraphEdgeData is CUgraphEdgeData (8 bytes).
 type GraphEdgeData struct {
 	From_port uint8
 	To_port   uint8
@@ -1684,7 +1682,7 @@ type GraphEdgeData struct {
 	Reserved  [5]uint8
 }
 
-// GraphInstantiateResult is CUgraphInstantiateResult: CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4 *< Instantiation for device launch failed due to the nodes belonging to different contexts.
+// GraphInstantiateResult is CUgraphInstantiateResult.
 type GraphInstantiateResult int32
 
 const (
@@ -1708,7 +1706,7 @@ func (v GraphInstantiateResult) String() string {
 	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
 }
 
-// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes): CUgraphInstantiateResult result_out; *< Whether instantiation was successful. If it failed, the reason why.
+// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
 type GraphInstantiateParams struct {
 	Flags         uint64
 	HUploadStream Stream
@@ -1738,7 +1736,7 @@ func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
 
-// ClusterSchedulingPolicy is CUclusterSchedulingPolicy: CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2 *< allow the hardware to load-balance the blocks in a cluster to the SMs.
+// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
 type ClusterSchedulingPolicy int32
 
 const (
@@ -1758,7 +1756,7 @@ func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
 
-// LaunchMemSyncDomain is CUlaunchMemSyncDomain: CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1 *< Launch kernels in the remote domain.
+// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
 type LaunchMemSyncDomain int32
 
 const (
@@ -1776,7 +1774,7 @@ func (v LaunchMemSyncDomain) String() string {
 	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
 }
 
-// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes): unsigned char remote; *< The remote domain ID to use for designated kernels.
+// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
 type LaunchMemSyncDomainMap struct {
 	Default_ uint8
 	Remote   uint8
@@ -1809,12 +1807,12 @@ var namesLaunchAttributeID = []enumName{
 	{4, "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterDim."},
 	{5, "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterSchedulingPolicyPreference."},
 	{6, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
-	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ", CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 *< Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
+	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ""},
 	{8, "CU_LAUNCH_ATTRIBUTE_PRIORITY", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuepriority."},
 	{9, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomainMap."},
 	{10, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
-	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ", CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10 *< Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
-	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ", CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12 *< Valid for launches. Set CUlaunchAttributeValuelaunchCompletionEvent to record the event. <br> Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. <br> A launch completion event is nominally similar to a programmatic event with \\c triggerAtBlockStart set except that it is not visible to \\c cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the CU_EVENT_DISABLE_TIMING flag set)."},
+	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ""},
+	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -1822,7 +1820,7 @@ func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
 
-// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods: } deviceUpdatableKernelNode; *< Value of launch attribute CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE.
+// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
 type LaunchAttributeValue struct {
 	_   [0]uint64
 	Raw [64]byte
@@ -1887,14 +1885,14 @@ func (u *LaunchAttributeValue) DeviceUpdatableKernelNode() *LaunchAttributeValue
 	return (*LaunchAttributeValueDeviceUpdatableKernelNode)(unsafe.Pointer(u))
 }
 
-// LaunchAttribute is CUlaunchAttribute (72 bytes): CUlaunchAttributeValue value; *< Value of the attribute.
+// LaunchAttribute is CUlaunchAttribute (72 bytes).
 type LaunchAttribute struct {
 	Id    LaunchAttributeID
 	Pad   [4]byte
 	Value LaunchAttributeValue
 }
 
-// LaunchConfig is CUlaunchConfig (56 bytes): unsigned int numAttrs; *< Number of attributes populated in CUlaunchConfigattrs.
+// LaunchConfig is CUlaunchConfig (56 bytes).
 type LaunchConfig struct {
 	GridDimX       uint32
 	GridDimY       uint32
@@ -1908,7 +1906,7 @@ type LaunchConfig struct {
 	NumAttrs       uint32
 }
 
-// StreamCaptureStatus is CUstreamCaptureStatus: CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 *< Stream is part of a capture sequence that has been invalidated, but not terminated.
+// StreamCaptureStatus is CUstreamCaptureStatus.
 type StreamCaptureStatus int32
 
 const (
@@ -1948,7 +1946,7 @@ func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
 
-// ProcAddressFlags is CUdriverProcAddress_flags: CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1 *< Search for per-thread versions of driver symbols.
+// ProcAddressFlags is CUdriverProcAddress_flags.
 type ProcAddressFlags uint32
 
 const (
@@ -1966,7 +1964,7 @@ var namesProcAddressFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
 
-// ProcAddressQueryResult is CUdriverProcAddressQueryResult: CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 *< Symbol was found but version supplied was not sufficient.
+// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
 type ProcAddressQueryResult int32
 
 const (
@@ -1991,12 +1989,11 @@ type ExecAffinityType int32
 
 const (
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
 
 var namesExecAffinityType = []enumName{
 	{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
-	{1, "CU_EXEC_AFFINITY_TYPE_MAX", "CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0, *< Create a context with limited SMs."},
 }
 
 // String returns the C name of the value, or its number.
@@ -2004,7 +2001,7 @@ func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
 
-// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes): unsigned int val; *< The number of SMs the context is limited to use.
+// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
 type ExecAffinitySMCount struct {
 	Val uint32
 }
@@ -2245,7 +2242,7 @@ var namesResult = []enumName{
 	{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
 }
 
-// DeviceP2PAttribute is CUdevice_P2PAttribute: CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04 *< Accessing CUDA arrays over the link supported.
+// DeviceP2PAttribute is CUdevice_P2PAttribute.
 type DeviceP2PAttribute int32
 
 const (
@@ -2275,7 +2272,7 @@ type StreamCallback unsafe.Pointer
 // OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
 type OccupancyB2DSize unsafe.Pointer
 
-// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes): size_t Height; *< Height of 2D memory copy.
+// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 type Memcpy2DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2295,7 +2292,7 @@ type Memcpy2DParams struct {
 	Height        uint64
 }
 
-// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
 type Memcpy3DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2324,7 +2321,7 @@ type Memcpy3DParams struct {
 	Depth         uint64
 }
 
-// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
 type Memcpy3DPeerParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2353,7 +2350,7 @@ type Memcpy3DPeerParams struct {
 	Depth         uint64
 }
 
-// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes): CUDA_MEMCPY3D copyParams; *< Parameters for the memory copy.
+// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
 type MemcpyNodeParams struct {
 	Flags      int32
 	Reserved   int32
@@ -2361,7 +2358,7 @@ type MemcpyNodeParams struct {
 	CopyParams Memcpy3DParams
 }
 
-// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes): unsigned int NumChannels; *< Channels per array element.
+// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
 type ArrayDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2369,7 +2366,7 @@ type ArrayDescriptor struct {
 	NumChannels uint32
 }
 
-// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes): unsigned int Flags; *< Flags.
+// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
 type Array3DDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2395,7 +2392,7 @@ type ArrayMemoryRequirements struct {
 	Reserved  [4]uint32
 }
 
-// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes): unsigned int flags; *< Flags (must be zero).
+// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
 type ResourceDesc struct {
 	ResType Resourcetype
 	Res     ResourceDescRes
@@ -2416,7 +2413,7 @@ type TextureDesc struct {
 	Reserved            [12]int32
 }
 
-// ResourceViewFormat is CUresourceViewFormat: CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 0x22 *< Block compressed 7.
+// ResourceViewFormat is CUresourceViewFormat.
 type ResourceViewFormat int32
 
 const (
@@ -2514,6 +2511,9 @@ type ResourceViewDesc struct {
 }
 
 // TensorMap is CUtensorMap (128 bytes).
+//
+// C aligns it to 64 bytes, which a Go type cannot: place values the driver
+// reads or writes in memory aligned to 64 bytes (C.aligned_alloc, say).
 type TensorMap struct {
 	Opaque [16]uint64
 }
@@ -2641,7 +2641,7 @@ type PointerP2PTokens struct {
 	VaSpaceToken uint32
 }
 
-// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS: CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 0x3 *< Read-write access, the device has full read-write access to the memory.
+// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
 type PointerAccessFlags uint32
 
 const (
@@ -2659,7 +2659,7 @@ var namesPointerAccessFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
 
-// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes): void **kernelParams; *< Array of pointers to kernel parameters.
+// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 type LaunchParams struct {
 	Function       Function
 	GridDimX       uint32
@@ -2784,28 +2784,28 @@ type ExternalSemaphoreWaitParams struct {
 	Reserved [16]uint32
 }
 
-// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
 type ExtSemSignalNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreSignalParams
 	NumExtSems  uint32
 }
 
-// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
 type ExtSemSignalNodeParamsV2 struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreSignalParams
 	NumExtSems  uint32
 }
 
-// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
 type ExtSemWaitNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreWaitParams
 	NumExtSems  uint32
 }
 
-// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
 type ExtSemWaitNodeParamsV2 struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreWaitParams
@@ -2906,7 +2906,7 @@ func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
 
-// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags: CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1 *< Recommended granularity for allocation for best performance.
+// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
 type MemAllocationGranularityFlags uint32
 
 const (
@@ -2993,7 +2993,7 @@ func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
 
-// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes): unsigned int reserved[2]; *< Reserved for future use, must be zero now.
+// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 type ArrayMapInfo struct {
 	ResourceType     Resourcetype
 	Resource         ArrayMapInfoResource
@@ -3008,13 +3008,13 @@ type ArrayMapInfo struct {
 	Reserved         [2]uint32
 }
 
-// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes): int id; *< identifier for a given this location's CUmemLocationType.
+// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
 type MemLocation struct {
 	Type MemLocationType
 	Id   int32
 }
 
-// MemAllocationCompType is CUmemAllocationCompType: CU_MEM_ALLOCATION_COMP_GENERIC = 0x1 *< Allocating compressible memory.
+// MemAllocationCompType is CUmemAllocationCompType.
 type MemAllocationCompType int32
 
 const (
@@ -3041,7 +3041,7 @@ type MemAllocationProp struct {
 	AllocFlags           MemAllocationPropAllocFlags
 }
 
-// MulticastGranularityFlags is CUmulticastGranularity_flags: CU_MULTICAST_GRANULARITY_RECOMMENDED = 0x1 *< Recommended granularity for best performance.
+// MulticastGranularityFlags is CUmulticastGranularity_flags.
 type MulticastGranularityFlags uint32
 
 const (
@@ -3067,13 +3067,13 @@ type MulticastObjectProp struct {
 	Flags       uint64
 }
 
-// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes): CUmemAccess_flags flags; *< CUmemProt accessibility flags to set on the request.
+// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
 type MemAccessDesc struct {
 	Location MemLocation
 	Flags    MemAccessFlags
 }
 
-// GraphExecUpdateResult is CUgraphExecUpdateResult: CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 0x8 *< The update failed because the node attributes changed in a way that is not supported.
+// GraphExecUpdateResult is CUgraphExecUpdateResult.
 type GraphExecUpdateResult int32
 
 const (
@@ -3142,7 +3142,7 @@ func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
 
-// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes): unsigned char reserved[56]; *< reserved for future use, must be 0.
+// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 type MemPoolProps struct {
 	AllocType               MemAllocationType
 	HandleTypes             MemAllocationHandleType
@@ -3157,7 +3157,7 @@ type MemPoolPtrExportData struct {
 	Reserved [64]uint8
 }
 
-// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes): CUdeviceptr dptr; *< out: address of the allocation returned by CUDA.
+// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes).
 type MemAllocNodeParams struct {
 	PoolProps       MemPoolProps
 	AccessDescs     *MemAccessDesc
@@ -3166,7 +3166,7 @@ type MemAllocNodeParams struct {
 	Dptr            DevicePtr
 }
 
-// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes): CUdeviceptr dptr; *< out: address of the allocation returned by CUDA.
+// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
 type MemAllocNodeParamsV2 struct {
 	PoolProps       MemPoolProps
 	AccessDescs     *MemAccessDesc
@@ -3175,7 +3175,7 @@ type MemAllocNodeParamsV2 struct {
 	Dptr            DevicePtr
 }
 
-// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes): CUdeviceptr dptr; *< in: the pointer to free.
+// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes).
 type MemFreeNodeParams struct {
 	Dptr DevicePtr
 }
@@ -3202,22 +3202,22 @@ func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
 
-// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (8 bytes): CUgraph graph; *< The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query.
+// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (8 bytes).
 type ChildGraphNodeParams struct {
 	Graph Graph
 }
 
-// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes): CUevent event; *< The event to record when the node executes.
+// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes).
 type EventRecordNodeParams struct {
 	Event Event
 }
 
-// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes): CUevent event; *< The event to wait on from the node.
+// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes).
 type EventWaitNodeParams struct {
 	Event Event
 }
 
-// GraphNodeParams is CUgraphNodeParams (256 bytes): long long reserved2; *< Reserved bytes. Must be zero.
+// GraphNodeParams is CUgraphNodeParams (256 bytes).
 type GraphNodeParams struct {
 	Type      GraphNodeType
 	Reserved0 [3]int32
@@ -3225,7 +3225,7 @@ type GraphNodeParams struct {
 	Reserved2 int64
 }
 
-// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 1<<1 *< The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device.
+// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
 type FlushGPUDirectRDMAWritesOptions int32
 
 const (
@@ -3243,7 +3243,7 @@ func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
 
-// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering: CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200 *< Any CUDA device in the system can consistently consume remote writes to this device.
+// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
 type GPUDirectRDMAWritesOrdering int32
 
 const (
@@ -3263,7 +3263,7 @@ func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
 
-// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200 *< Blocks until remote writes are visible to all CUDA device contexts.
+// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
 type FlushGPUDirectRDMAWritesScope int32
 
 const (
@@ -3281,7 +3281,7 @@ func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
 
-// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0 *< Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
 type FlushGPUDirectRDMAWritesTarget int32
 
 const (
@@ -3297,7 +3297,7 @@ func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
 
-// GraphDebugDotFlags is CUgraphDebugDot_flags: , CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 1<<15 *< Adds conditional node parameters to output.
+// GraphDebugDotFlags is CUgraphDebugDot_flags.
 type GraphDebugDotFlags uint32
 
 const (
@@ -3341,7 +3341,7 @@ var namesGraphDebugDotFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
 
-// UserObjectFlags is CUuserObject_flags: CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1 *< Indicates the destructor execution is not synchronized by any CUDA handle.
+// UserObjectFlags is CUuserObject_flags.
 type UserObjectFlags uint32
 
 const (
@@ -3355,7 +3355,7 @@ var namesUserObjectFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
 
-// UserObjectRetainFlags is CUuserObjectRetain_flags: CU_GRAPH_USER_OBJECT_MOVE = 1 *< Transfer references from the caller rather than creating new references.
+// UserObjectRetainFlags is CUuserObjectRetain_flags.
 type UserObjectRetainFlags uint32
 
 const (
@@ -3371,7 +3371,7 @@ func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
 
-// GraphInstantiateFlags is CUgraphInstantiate_flags: , CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8 *< Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+// GraphInstantiateFlags is CUgraphInstantiate_flags.
 type GraphInstantiateFlags uint32
 
 const (
@@ -3393,7 +3393,7 @@ func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
 
-// DeviceNUMAConfig is CUdeviceNumaConfig: CU_DEVICE_NUMA_CONFIG_NUMA_NODE, *< The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID.
+// DeviceNUMAConfig is CUdeviceNumaConfig.
 type DeviceNUMAConfig int32
 
 const (
@@ -3411,7 +3411,7 @@ func (v DeviceNUMAConfig) String() string {
 	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
 }
 
-// ModuleLoadingMode is CUmoduleLoadingMode: CU_MODULE_LAZY_LOADING = 0x2, *< Lazy Kernel Loading is enabled.
+// ModuleLoadingMode is CUmoduleLoadingMode.
 type ModuleLoadingMode int32
 
 const (
@@ -3481,7 +3481,7 @@ type GreenCtx uintptr
 // DevResourceDesc is CUdevResourceDesc: \defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. The following is a guideline for each architecture and may be subject to change: - On Compute Architecture 6.X: The minimum count is 1 SM. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! \typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate typedef struct CUgreenCtx_st *CUgreenCtx; ! \typedef struct CUdevResourceDesc_st* CUdevResourceDesc; An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc.
 type DevResourceDesc uintptr
 
-// GreenCtxCreateFlags is CUgreenCtxCreate_flags: CU_GREEN_CTX_DEFAULT_STREAM = 0x1, *< Required. Creates a default stream to use inside the green context.
+// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
 type GreenCtxCreateFlags uint32
 
 const (
@@ -3513,7 +3513,7 @@ func (v DevResourceType) String() string {
 	return enumString(int64(v), namesDevResourceType, "DevResourceType")
 }
 
-// DevSMResource is CUdevSmResource (4 bytes): unsigned int smCount; *< The amount of streaming multiprocessors available in this resource. This is an output parameter only, do not write to this field.
+// DevSMResource is CUdevSmResource (4 bytes).
 type DevSMResource struct {
 	SmCount uint32
 }
@@ -3534,7 +3534,7 @@ type StreamBatchMemOpParamsWaitValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWaitValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte
@@ -3555,7 +3555,7 @@ type StreamBatchMemOpParamsWriteValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWriteValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte
@@ -3890,7 +3890,7 @@ type MemAllocationPropAllocFlags struct {
 	Reserved             [4]uint8
 }
 
-// GraphNodeParamsAnon2 is CUgraphNodeParams.anon2 (232 bytes), a union: its members are read and written through the methods.
+// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
 type GraphNodeParamsAnon2 struct {
 	_   [0]uint64
 	Raw [232]byte
@@ -3964,7 +3964,7 @@ func (u *GraphNodeParamsAnon2) Conditional() *ConditionalNodeParams {
 	return (*ConditionalNodeParams)(unsafe.Pointer(u))
 }
 
-// DevResourceAnon2 is CUdevResource.anon2 (48 bytes), a union: its members are read and written through the methods.
+// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
 type DevResourceAnon2 struct {
 	_   [0]uint32
 	Raw [48]byte

@@ -118,7 +118,7 @@ type GraphDeviceNode uintptr
 // AsyncCallbackHandle is CUasyncCallbackHandle: CUDA async notification callback handle.
 type AsyncCallbackHandle uintptr
 
-// GreenCtx is CUgreenCtx: typedef struct CUasyncCallbackEntry_st *CUasyncCallbackHandle; *< CUDA async notification callback handle ! \typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
+// GreenCtx is CUgreenCtx.
 type GreenCtx uintptr
 
 // UUID is CUuuid (16 bytes).
@@ -139,7 +139,7 @@ type IPCMemHandle struct {
 	Reserved [64]byte
 }
 
-// IPCMemFlags is CUipcMem_flags: CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1 *< Automatically enable peer access between remote devices as needed.
+// IPCMemFlags is CUipcMem_flags.
 type IPCMemFlags uint32
 
 const (
@@ -153,7 +153,7 @@ var namesIPCMemFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-// MemAttachFlags is CUmemAttach_flags: CU_MEM_ATTACH_SINGLE = 0x4 *< Memory can only be accessed by a single stream on the associated device.
+// MemAttachFlags is CUmemAttach_flags.
 type MemAttachFlags uint32
 
 const (
@@ -195,19 +195,19 @@ var namesCtxFlags = []enumName{
 	{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
 	{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
 	{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
-	{7, "CU_CTX_SCHED_MASK", "CU_CTX_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling \\deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+	{7, "CU_CTX_SCHED_MASK", ""},
 	{8, "CU_CTX_MAP_HOST", "\\deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
 	{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
 	{32, "CU_CTX_COREDUMP_ENABLE", "Trigger coredumps from exceptions in this context"},
 	{64, "CU_CTX_USER_COREDUMP_ENABLE", "Enable user pipe to trigger coredumps in this context"},
 	{128, "CU_CTX_SYNC_MEMOPS", "Ensure synchronous memory operations on this context will synchronize"},
-	{255, "CU_CTX_FLAGS_MASK", "CU_CTX_SYNC_MEMOPS = 0x80, *< Ensure synchronous memory operations on this context will synchronize"},
+	{255, "CU_CTX_FLAGS_MASK", ""},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
 
-// EventSchedFlags is CUevent_sched_flags: CU_EVENT_SCHED_BLOCKING_SYNC = 0x04, *< Set blocking synchronization as default scheduling.
+// EventSchedFlags is CUevent_sched_flags.
 type EventSchedFlags uint32
 
 const (
@@ -227,7 +227,7 @@ var namesEventSchedFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
 
-// StreamFlags is CUstream_flags: CU_STREAM_NON_BLOCKING = 0x1 *< Stream does not synchronize with stream 0 (the NULL stream).
+// StreamFlags is CUstream_flags.
 type StreamFlags uint32
 
 const (
@@ -243,7 +243,7 @@ var namesStreamFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
 
-// EventFlags is CUevent_flags: CU_EVENT_INTERPROCESS = 0x4 *< Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set.
+// EventFlags is CUevent_flags.
 type EventFlags uint32
 
 const (
@@ -263,7 +263,7 @@ var namesEventFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
 
-// EventRecordFlags is CUevent_record_flags: CU_EVENT_RECORD_EXTERNAL = 0x1 *< When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventRecordFlags is CUevent_record_flags.
 type EventRecordFlags uint32
 
 const (
@@ -279,7 +279,7 @@ var namesEventRecordFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
 
-// EventWaitFlags is CUevent_wait_flags: CU_EVENT_WAIT_EXTERNAL = 0x1 *< When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture.
+// EventWaitFlags is CUevent_wait_flags.
 type EventWaitFlags uint32
 
 const (
@@ -295,7 +295,7 @@ var namesEventWaitFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
 
-// StreamWaitValueFlags is CUstreamWaitValue_flags: CU_STREAM_WAIT_VALUE_FLUSH = 1<<30 *< Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES.
+// StreamWaitValueFlags is CUstreamWaitValue_flags.
 type StreamWaitValueFlags uint32
 
 const (
@@ -319,7 +319,7 @@ func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
 
-// StreamWriteValueFlags is CUstreamWriteValue_flags: CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 0x1 *< Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
+// StreamWriteValueFlags is CUstreamWriteValue_flags.
 type StreamWriteValueFlags uint32
 
 const (
@@ -337,7 +337,7 @@ func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
 
-// StreamBatchMemOpType is CUstreamBatchMemOpType: CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3 *< This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation.
+// StreamBatchMemOpType is CUstreamBatchMemOpType.
 type StreamBatchMemOpType int32
 
 const (
@@ -363,7 +363,7 @@ func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
 
-// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags: CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 0x1 *< Limit memory barrier scope to the GPU.
+// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
 type StreamMemoryBarrierFlags uint32
 
 const (
@@ -423,7 +423,7 @@ type BatchMemOpNodeParams struct {
 	Flags      uint32
 }
 
-// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes): unsigned int flags; *< Flags to control the node.
+// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
 type BatchMemOpNodeParamsV2 struct {
 	Ctx        Context
 	Count      uint32
@@ -431,7 +431,7 @@ type BatchMemOpNodeParamsV2 struct {
 	Flags      uint32
 }
 
-// OccupancyFlags is CUoccupancy_flags: CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 0x1 *< Assume global caching is enabled and cannot be automatically turned off.
+// OccupancyFlags is CUoccupancy_flags.
 type OccupancyFlags uint32
 
 const (
@@ -447,7 +447,7 @@ var namesOccupancyFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 
-// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags: CU_STREAM_SET_CAPTURE_DEPENDENCIES = 0x1 *< Replace the dependency set with the new nodes.
+// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
 type StreamUpdateCaptureDependenciesFlags uint32
 
 const (
@@ -465,7 +465,7 @@ func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
 
-// AsyncNotificationType is CUasyncNotificationType: CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 0x1 *< Sent when the process has exceeded its device memory budget.
+// AsyncNotificationType is CUasyncNotificationType.
 type AsyncNotificationType int32
 
 const (
@@ -481,7 +481,7 @@ func (v AsyncNotificationType) String() string {
 	return enumString(int64(v), namesAsyncNotificationType, "AsyncNotificationType")
 }
 
-// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes): } info; *< Information about the notification. type must be checked in order to interpret this field.
+// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
 type AsyncNotificationInfo struct {
 	Type AsyncNotificationType
 	Info AsyncNotificationInfoInfo
@@ -605,7 +605,7 @@ var namesArrayFormat = []enumName{
 // String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
 
-// AddressMode is CUaddress_mode: CU_TR_ADDRESS_MODE_BORDER = 3 *< Border address mode.
+// AddressMode is CUaddress_mode.
 type AddressMode int32
 
 const (
@@ -625,7 +625,7 @@ var namesAddressMode = []enumName{
 // String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
 
-// FilterMode is CUfilter_mode: CU_TR_FILTER_MODE_LINEAR = 1 *< Linear filter mode.
+// FilterMode is CUfilter_mode.
 type FilterMode int32
 
 const (
@@ -798,7 +798,7 @@ const (
 	DeviceAttributeHostVirtualMemoryManagementSupported     DeviceAttribute = 145 // CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
 	DeviceAttributeHostAllocDmaBufSupported                 DeviceAttribute = 146 // CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
 	DeviceAttributeOnlyPartialHostNativeAtomicSupported     DeviceAttribute = 147 // CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
-	DeviceAttributeMax                                      DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX
+	DeviceAttributeMax                                      DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
 
 var namesDeviceAttribute = []enumName{
@@ -955,7 +955,6 @@ var namesDeviceAttribute = []enumName{
 	{145, "CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports HOST location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs"},
 	{146, "CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED", "Device supports page-locked host memory buffer sharing with dma_buf mechanism."},
 	{147, "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED", "Link between the device and the host supports only some native atomic operations"},
-	{148, "CU_DEVICE_ATTRIBUTE_MAX", "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147, *< Link between the device and the host supports only some native atomic operations"},
 }
 
 // String returns the C name of the value, or its number.
@@ -963,7 +962,7 @@ func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
 
-// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes): int textureAlign; *< Alignment requirement for textures.
+// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 type Devprop struct {
 	MaxThreadsPerBlock  int32
 	MaxThreadsDim       [3]int32
@@ -977,7 +976,7 @@ type Devprop struct {
 	TextureAlign        int32
 }
 
-// PointerAttribute is CUpointer_attribute: , CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21 *< Returns in *data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression.
+// PointerAttribute is CUpointer_attribute.
 type PointerAttribute int32
 
 const (
@@ -1080,7 +1079,7 @@ func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
 
-// FuncCache is CUfunc_cache: CU_FUNC_CACHE_PREFER_EQUAL = 0x03 *< prefer equal sized L1 cache and shared memory.
+// FuncCache is CUfunc_cache.
 type FuncCache int32
 
 const (
@@ -1100,7 +1099,7 @@ var namesFuncCache = []enumName{
 // String returns the C name of the value, or its number.
 func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
 
-// Sharedconfig is CUsharedconfig: CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 0x02 *< set shared memory bank width to eight bytes.
+// Sharedconfig is CUsharedconfig.
 type Sharedconfig int32
 
 const (
@@ -1118,7 +1117,7 @@ var namesSharedconfig = []enumName{
 // String returns the C name of the value, or its number.
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
 
-// SharedCarveout is CUshared_carveout: CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0 *< Prefer maximum available L1 cache, minimum shared memory.
+// SharedCarveout is CUshared_carveout.
 type SharedCarveout int32
 
 const (
@@ -1138,7 +1137,7 @@ func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
 
-// Memorytype is CUmemorytype: CU_MEMORYTYPE_UNIFIED = 0x04 *< Unified device or host memory.
+// Memorytype is CUmemorytype.
 type Memorytype int32
 
 const (
@@ -1158,7 +1157,7 @@ var namesMemorytype = []enumName{
 // String returns the C name of the value, or its number.
 func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
 
-// Computemode is CUcomputemode: CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3 *< Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time).
+// Computemode is CUcomputemode.
 type Computemode int32
 
 const (
@@ -1176,7 +1175,7 @@ var namesComputemode = []enumName{
 // String returns the C name of the value, or its number.
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
 
-// MemAdvice is CUmem_advise: CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6 *< Let the Unified Memory subsystem decide on the page faulting policy for the specified device.
+// MemAdvice is CUmem_advise.
 type MemAdvice int32
 
 const (
@@ -1200,7 +1199,7 @@ var namesMemAdvice = []enumName{
 // String returns the C name of the value, or its number.
 func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 
-// MemRangeAttribute is CUmem_range_attribute: CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8 *< The last location id to which the range was prefetched.
+// MemRangeAttribute is CUmem_range_attribute.
 type MemRangeAttribute int32
 
 const (
@@ -1377,23 +1376,23 @@ var namesJITTarget = []enumName{
 	{110, "CU_TARGET_COMPUTE_110", "Compute device class 11.0."},
 	{120, "CU_TARGET_COMPUTE_120", "Compute device class 12.0."},
 	{121, "CU_TARGET_COMPUTE_121", "Compute device class 12.1."},
-	{65626, "CU_TARGET_COMPUTE_90A", "< Compute device class 9.0. with accelerated features."},
-	{65636, "CU_TARGET_COMPUTE_100A", "< Compute device class 10.0. with accelerated features."},
-	{65639, "CU_TARGET_COMPUTE_103A", "< Compute device class 10.3. with accelerated features."},
-	{65646, "CU_TARGET_COMPUTE_110A", "< Compute device class 11.0 with accelerated features."},
-	{65656, "CU_TARGET_COMPUTE_120A", "< Compute device class 12.0. with accelerated features."},
-	{65657, "CU_TARGET_COMPUTE_121A", "< Compute device class 12.1. with accelerated features."},
-	{131172, "CU_TARGET_COMPUTE_100F", "< Compute device class 10.x with family features."},
-	{131175, "CU_TARGET_COMPUTE_103F", "< Compute device class 10.3. with family features."},
-	{131182, "CU_TARGET_COMPUTE_110F", "< Compute device class 11.0 with family features."},
-	{131192, "CU_TARGET_COMPUTE_120F", "< Compute device class 12.0. with family features."},
-	{131193, "CU_TARGET_COMPUTE_121F", "< Compute device class 12.1. with family features."},
+	{65626, "CU_TARGET_COMPUTE_90A", ""},
+	{65636, "CU_TARGET_COMPUTE_100A", ""},
+	{65639, "CU_TARGET_COMPUTE_103A", ""},
+	{65646, "CU_TARGET_COMPUTE_110A", ""},
+	{65656, "CU_TARGET_COMPUTE_120A", ""},
+	{65657, "CU_TARGET_COMPUTE_121A", ""},
+	{131172, "CU_TARGET_COMPUTE_100F", ""},
+	{131175, "CU_TARGET_COMPUTE_103F", ""},
+	{131182, "CU_TARGET_COMPUTE_110F", ""},
+	{131192, "CU_TARGET_COMPUTE_120F", ""},
+	{131193, "CU_TARGET_COMPUTE_121F", ""},
 }
 
 // String returns the C name of the value, or its number.
 func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
 
-// JITFallback is CUjit_fallback: CU_PREFER_BINARY *< Prefer to fall back to compatible binary code if exact match not found.
+// JITFallback is CUjit_fallback.
 type JITFallback int32
 
 const (
@@ -1409,7 +1408,7 @@ var namesJITFallback = []enumName{
 // String returns the C name of the value, or its number.
 func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
 
-// JITCacheMode is CUjit_cacheMode: CU_JIT_CACHE_OPTION_CA *< Compile with L1 cache enabled.
+// JITCacheMode is CUjit_cacheMode.
 type JITCacheMode int32
 
 const (
@@ -1500,7 +1499,7 @@ func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
 
-// ArrayCubemapFace is CUarray_cubemap_face: CU_CUBEMAP_FACE_NEGATIVE_Z = 0x05 *< Negative Z face of cubemap.
+// ArrayCubemapFace is CUarray_cubemap_face.
 type ArrayCubemapFace int32
 
 const (
@@ -1540,7 +1539,7 @@ const (
 	LimitShmemSize                    Limit = 7  // CU_LIMIT_SHMEM_SIZE
 	LimitCIGEnabled                   Limit = 8  // CU_LIMIT_CIG_ENABLED
 	LimitCIGShmemFallbackEnabled      Limit = 9  // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
-	LimitMax                          Limit = 10 // CU_LIMIT_MAX
+	LimitMax                          Limit = 10 // CU_LIMIT_MAX (a sentinel, not a value)
 )
 
 var namesLimit = []enumName{
@@ -1554,13 +1553,12 @@ var namesLimit = []enumName{
 	{7, "CU_LIMIT_SHMEM_SIZE", "A maximum size in bytes of shared memory available to CUDA kernels on a CIG context. Can only be queried, cannot be set"},
 	{8, "CU_LIMIT_CIG_ENABLED", "A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set"},
 	{9, "CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED", "When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available"},
-	{10, "CU_LIMIT_MAX", "CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 0x09, *< When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available"},
 }
 
 // String returns the C name of the value, or its number.
 func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
 
-// Resourcetype is CUresourcetype: CU_RESOURCE_TYPE_PITCH2D = 0x03 *< Pitch 2D resource.
+// Resourcetype is CUresourcetype.
 type Resourcetype int32
 
 const (
@@ -1583,7 +1581,7 @@ func (v Resourcetype) String() string { return enumString(int64(v), namesResourc
 // HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 type HostFn unsafe.Pointer
 
-// AccessProperty is CUaccessProperty: CU_ACCESS_PROPERTY_PERSISTING = 2 *< Persisting access is more likely to persist in cache.
+// AccessProperty is CUaccessProperty.
 type AccessProperty int32
 
 const (
@@ -1603,7 +1601,7 @@ func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
 
-// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes): CUaccessProperty missProp; *< CUaccessProperty set for miss. Must be either NORMAL or STREAMING.
+// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
 type AccessPolicyWindow struct {
 	Base_ptr  unsafe.Pointer
 	Num_bytes uint64
@@ -1612,7 +1610,7 @@ type AccessPolicyWindow struct {
 	MissProp  AccessProperty
 }
 
-// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes): void **extra; *< Extra options.
+// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes).
 type KernelNodeParamsV1 struct {
 	Func           Function
 	GridDimX       uint32
@@ -1626,7 +1624,7 @@ type KernelNodeParamsV1 struct {
 	Extra          *unsafe.Pointer
 }
 
-// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes): CUcontext ctx; *< Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
+// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes).
 type KernelNodeParams struct {
 	Func           Function
 	GridDimX       uint32
@@ -1642,7 +1640,7 @@ type KernelNodeParams struct {
 	Ctx            Context
 }
 
-// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes): CUcontext ctx; *< Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
+// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes).
 type KernelNodeParamsV3 struct {
 	Func           Function
 	GridDimX       uint32
@@ -1658,7 +1656,7 @@ type KernelNodeParamsV3 struct {
 	Ctx            Context
 }
 
-// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes): size_t height; *< Number of rows.
+// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
 type MemsetNodeParams struct {
 	Dst         DevicePtr
 	Pitch       uint64
@@ -1668,7 +1666,7 @@ type MemsetNodeParams struct {
 	Height      uint64
 }
 
-// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes): CUcontext ctx; *< Context on which to run the node.
+// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes).
 type MemsetNodeParamsV2 struct {
 	Dst         DevicePtr
 	Pitch       uint64
@@ -1679,19 +1677,19 @@ type MemsetNodeParamsV2 struct {
 	Ctx         Context
 }
 
-// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes): void* userData; *< Argument to pass to the function.
+// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
 type HostNodeParams struct {
 	Fn       HostFn
 	UserData unsafe.Pointer
 }
 
-// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes): void* userData; *< Argument to pass to the function.
+// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
 type HostNodeParamsV2 struct {
 	Fn       HostFn
 	UserData unsafe.Pointer
 }
 
-// GraphConditionalNodeType is CUgraphConditionalNodeType: CU_GRAPH_COND_TYPE_SWITCH = 2, *< Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
+// GraphConditionalNodeType is CUgraphConditionalNodeType.
 type GraphConditionalNodeType int32
 
 const (
@@ -1711,7 +1709,7 @@ func (v GraphConditionalNodeType) String() string {
 	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
 }
 
-// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes): CUcontext ctx; *< Context on which to run the node. Must match context used to create the handle and all body nodes.
+// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 type ConditionalNodeParams struct {
 	Handle      GraphConditionalHandle
 	Type        GraphConditionalNodeType
@@ -1720,7 +1718,7 @@ type ConditionalNodeParams struct {
 	Ctx         Context
 }
 
-// GraphNodeType is CUgraphNodeType: CU_GRAPH_NODE_TYPE_CONDITIONAL = 13,*< Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code.
+// GraphNodeType is CUgraphNodeType.
 type GraphNodeType int32
 
 const (
@@ -1762,7 +1760,7 @@ func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
 }
 
-// GraphDependencyType is CUgraphDependencyType: CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1 *< This dependency type allows the downstream node to use \c cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port.
+// GraphDependencyType is CUgraphDependencyType.
 type GraphDependencyType int32
 
 const (
@@ -1780,7 +1778,7 @@ func (v GraphDependencyType) String() string {
 	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
 }
 
-// GraphEdgeData is CUgraphEdgeData (8 bytes): unsigned char reserved[5]; *< These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
+// GraphEdgeData is CUgraphEdgeData (8 bytes).
 type GraphEdgeData struct {
 	From_port uint8
 	To_port   uint8
@@ -1788,7 +1786,7 @@ type GraphEdgeData struct {
 	Reserved  [5]uint8
 }
 
-// GraphInstantiateResult is CUgraphInstantiateResult: CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5, *< One or more conditional handles are not associated with conditional nodes.
+// GraphInstantiateResult is CUgraphInstantiateResult.
 type GraphInstantiateResult int32
 
 const (
@@ -1814,7 +1812,7 @@ func (v GraphInstantiateResult) String() string {
 	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
 }
 
-// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes): CUgraphInstantiateResult result_out; *< Whether instantiation was successful. If it failed, the reason why.
+// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
 type GraphInstantiateParams struct {
 	Flags         uint64
 	HUploadStream Stream
@@ -1844,7 +1842,7 @@ func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
 
-// ClusterSchedulingPolicy is CUclusterSchedulingPolicy: CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2 *< allow the hardware to load-balance the blocks in a cluster to the SMs.
+// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
 type ClusterSchedulingPolicy int32
 
 const (
@@ -1864,7 +1862,7 @@ func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
 
-// LaunchMemSyncDomain is CUlaunchMemSyncDomain: CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1 *< Launch kernels in the remote domain.
+// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
 type LaunchMemSyncDomain int32
 
 const (
@@ -1882,7 +1880,7 @@ func (v LaunchMemSyncDomain) String() string {
 	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
 }
 
-// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes): unsigned char remote; *< The remote domain ID to use for designated kernels.
+// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
 type LaunchMemSyncDomainMap struct {
 	Default_ uint8
 	Remote   uint8
@@ -1918,13 +1916,13 @@ var namesLaunchAttributeID = []enumName{
 	{4, "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterDim."},
 	{5, "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterSchedulingPolicyPreference."},
 	{6, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
-	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ", CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6 *< Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
+	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ""},
 	{8, "CU_LAUNCH_ATTRIBUTE_PRIORITY", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuepriority."},
 	{9, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomainMap."},
 	{10, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
-	{11, "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION", ", CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10 *< Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
-	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ", CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11 *< Valid for graph nodes, launches. Set CUlaunchAttributeValuepreferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a \"preferred substitute cluster\"), or the one specified with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (grouped into a \"regular cluster\"). The cluster dimensions of a \"preferred substitute cluster\" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. <br> Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. <br> This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted."},
-	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ", CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12 *< Valid for launches. Set CUlaunchAttributeValuelaunchCompletionEvent to record the event. <br> Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. <br> A launch completion event is nominally similar to a programmatic event with \\c triggerAtBlockStart set except that it is not visible to \\c cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. <br> The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the CU_EVENT_DISABLE_TIMING flag set)."},
+	{11, "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION", ""},
+	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ""},
+	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ""},
 	{14, "CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", "Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting CUlaunchAttributeValuesharedMemCarveout to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. This is only a hint, and the CUDA driver can choose a different configuration if required for the launch."},
 	{16, "CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING", "Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. <br> When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. <br> This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. <br> Valid values for CUlaunchAttributeValuenvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled)."},
 }
@@ -2012,14 +2010,14 @@ func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
 	return (*uint32)(unsafe.Pointer(u))
 }
 
-// LaunchAttribute is CUlaunchAttribute (72 bytes): CUlaunchAttributeValue value; *< Value of the attribute.
+// LaunchAttribute is CUlaunchAttribute (72 bytes).
 type LaunchAttribute struct {
 	Id    LaunchAttributeID
 	Pad   [4]byte
 	Value LaunchAttributeValue
 }
 
-// LaunchConfig is CUlaunchConfig (56 bytes): unsigned int numAttrs; *< Number of attributes populated in CUlaunchConfigattrs.
+// LaunchConfig is CUlaunchConfig (56 bytes).
 type LaunchConfig struct {
 	GridDimX       uint32
 	GridDimY       uint32
@@ -2033,7 +2031,7 @@ type LaunchConfig struct {
 	NumAttrs       uint32
 }
 
-// StreamCaptureStatus is CUstreamCaptureStatus: CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 *< Stream is part of a capture sequence that has been invalidated, but not terminated.
+// StreamCaptureStatus is CUstreamCaptureStatus.
 type StreamCaptureStatus int32
 
 const (
@@ -2073,7 +2071,7 @@ func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
 
-// ProcAddressFlags is CUdriverProcAddress_flags: CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1 *< Search for per-thread versions of driver symbols.
+// ProcAddressFlags is CUdriverProcAddress_flags.
 type ProcAddressFlags uint32
 
 const (
@@ -2091,7 +2089,7 @@ var namesProcAddressFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
 
-// ProcAddressQueryResult is CUdriverProcAddressQueryResult: CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 *< Symbol was found but version supplied was not sufficient.
+// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
 type ProcAddressQueryResult int32
 
 const (
@@ -2116,12 +2114,11 @@ type ExecAffinityType int32
 
 const (
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
 
 var namesExecAffinityType = []enumName{
 	{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
-	{1, "CU_EXEC_AFFINITY_TYPE_MAX", "CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0, *< Create a context with limited SMs."},
 }
 
 // String returns the C name of the value, or its number.
@@ -2129,7 +2126,7 @@ func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
 
-// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes): unsigned int val; *< The number of SMs the context is limited to use.
+// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
 type ExecAffinitySMCount struct {
 	Val uint32
 }
@@ -2407,7 +2404,7 @@ var namesResult = []enumName{
 	{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
 }
 
-// DeviceP2PAttribute is CUdevice_P2PAttribute: CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 0x05 *< Only some CUDA-valid atomic operations over the link are supported.
+// DeviceP2PAttribute is CUdevice_P2PAttribute.
 type DeviceP2PAttribute int32
 
 const (
@@ -2508,7 +2505,7 @@ type StreamCallback unsafe.Pointer
 // OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
 type OccupancyB2DSize unsafe.Pointer
 
-// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes): size_t Height; *< Height of 2D memory copy.
+// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 type Memcpy2DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2528,7 +2525,7 @@ type Memcpy2DParams struct {
 	Height        uint64
 }
 
-// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
 type Memcpy3DParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2557,7 +2554,7 @@ type Memcpy3DParams struct {
 	Depth         uint64
 }
 
-// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes): size_t Depth; *< Depth of 3D memory copy.
+// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
 type Memcpy3DPeerParams struct {
 	SrcXInBytes   uint64
 	SrcY          uint64
@@ -2586,7 +2583,7 @@ type Memcpy3DPeerParams struct {
 	Depth         uint64
 }
 
-// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes): CUDA_MEMCPY3D copyParams; *< Parameters for the memory copy.
+// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
 type MemcpyNodeParams struct {
 	Flags      int32
 	Reserved   int32
@@ -2594,7 +2591,7 @@ type MemcpyNodeParams struct {
 	CopyParams Memcpy3DParams
 }
 
-// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes): unsigned int NumChannels; *< Channels per array element.
+// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
 type ArrayDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2602,7 +2599,7 @@ type ArrayDescriptor struct {
 	NumChannels uint32
 }
 
-// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes): unsigned int Flags; *< Flags.
+// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
 type Array3DDescriptor struct {
 	Width       uint64
 	Height      uint64
@@ -2628,7 +2625,7 @@ type ArrayMemoryRequirements struct {
 	Reserved  [4]uint32
 }
 
-// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes): unsigned int flags; *< Flags (must be zero).
+// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
 type ResourceDesc struct {
 	ResType Resourcetype
 	Res     ResourceDescRes
@@ -2649,7 +2646,7 @@ type TextureDesc struct {
 	Reserved            [12]int32
 }
 
-// ResourceViewFormat is CUresourceViewFormat: CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 0x22 *< Block compressed 7.
+// ResourceViewFormat is CUresourceViewFormat.
 type ResourceViewFormat int32
 
 const (
@@ -2747,6 +2744,9 @@ type ResourceViewDesc struct {
 }
 
 // TensorMap is CUtensorMap (128 bytes).
+//
+// C aligns it to 128 bytes, which a Go type cannot: place values the driver
+// reads or writes in memory aligned to 128 bytes (C.aligned_alloc, say).
 type TensorMap struct {
 	Opaque [16]uint64
 }
@@ -2903,7 +2903,7 @@ type PointerP2PTokens struct {
 	VaSpaceToken uint32
 }
 
-// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS: CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 0x3 *< Read-write access, the device has full read-write access to the memory.
+// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
 type PointerAccessFlags uint32
 
 const (
@@ -2921,7 +2921,7 @@ var namesPointerAccessFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
 
-// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes): void **kernelParams; *< Array of pointers to kernel parameters.
+// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 type LaunchParams struct {
 	Function       Function
 	GridDimX       uint32
@@ -3048,28 +3048,28 @@ type ExternalSemaphoreWaitParams struct {
 	Reserved [16]uint32
 }
 
-// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
 type ExtSemSignalNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreSignalParams
 	NumExtSems  uint32
 }
 
-// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
 type ExtSemSignalNodeParamsV2 struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreSignalParams
 	NumExtSems  uint32
 }
 
-// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
 type ExtSemWaitNodeParams struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreWaitParams
 	NumExtSems  uint32
 }
 
-// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes): unsigned int numExtSems; *< Number of handles and parameters supplied in extSemArray and paramsArray.
+// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
 type ExtSemWaitNodeParamsV2 struct {
 	ExtSemArray *ExternalSemaphore
 	ParamsArray *ExternalSemaphoreWaitParams
@@ -3174,7 +3174,7 @@ func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
 
-// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags: CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1 *< Recommended granularity for allocation for best performance.
+// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
 type MemAllocationGranularityFlags uint32
 
 const (
@@ -3209,7 +3209,7 @@ func (v MemRangeHandleType) String() string {
 	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
 }
 
-// MemRangeFlags is CUmemRangeFlags: CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 0x1 *< Indicates that DMA_BUF handle should be mapped via PCIe BAR1.
+// MemRangeFlags is CUmemRangeFlags.
 type MemRangeFlags uint32
 
 const (
@@ -3275,7 +3275,7 @@ func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
 
-// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes): unsigned int reserved[2]; *< Reserved for future use, must be zero now.
+// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 type ArrayMapInfo struct {
 	ResourceType     Resourcetype
 	Resource         ArrayMapInfoResource
@@ -3290,13 +3290,13 @@ type ArrayMapInfo struct {
 	Reserved         [2]uint32
 }
 
-// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes): int id; *< identifier for a given this location's CUmemLocationType.
+// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
 type MemLocation struct {
 	Type MemLocationType
 	Id   int32
 }
 
-// MemAllocationCompType is CUmemAllocationCompType: CU_MEM_ALLOCATION_COMP_GENERIC = 0x1 *< Allocating compressible memory.
+// MemAllocationCompType is CUmemAllocationCompType.
 type MemAllocationCompType int32
 
 const (
@@ -3323,7 +3323,7 @@ type MemAllocationProp struct {
 	AllocFlags           MemAllocationPropAllocFlags
 }
 
-// MulticastGranularityFlags is CUmulticastGranularity_flags: CU_MULTICAST_GRANULARITY_RECOMMENDED = 0x1 *< Recommended granularity for best performance.
+// MulticastGranularityFlags is CUmulticastGranularity_flags.
 type MulticastGranularityFlags uint32
 
 const (
@@ -3349,13 +3349,13 @@ type MulticastObjectProp struct {
 	Flags       uint64
 }
 
-// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes): CUmemAccess_flags flags; *< CUmemProt accessibility flags to set on the request.
+// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
 type MemAccessDesc struct {
 	Location MemLocation
 	Flags    MemAccessFlags
 }
 
-// GraphExecUpdateResult is CUgraphExecUpdateResult: CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 0x8 *< The update failed because the node attributes changed in a way that is not supported.
+// GraphExecUpdateResult is CUgraphExecUpdateResult.
 type GraphExecUpdateResult int32
 
 const (
@@ -3424,7 +3424,7 @@ func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
 
-// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes): unsigned char reserved[54]; *< reserved for future use, must be 0.
+// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 type MemPoolProps struct {
 	AllocType               MemAllocationType
 	HandleTypes             MemAllocationHandleType
@@ -3479,7 +3479,7 @@ func (v MemcpySrcAccessOrder) String() string {
 	return enumString(int64(v), namesMemcpySrcAccessOrder, "MemcpySrcAccessOrder")
 }
 
-// MemcpyAttributes is CUmemcpyAttributes (also CUmemcpyAttributes_v1) (24 bytes): unsigned int flags; *< Additional flags for copies with this attribute. See CUmemcpyFlags.
+// MemcpyAttributes is CUmemcpyAttributes (also CUmemcpyAttributes_v1) (24 bytes).
 type MemcpyAttributes struct {
 	SrcAccessOrder MemcpySrcAccessOrder
 	SrcLocHint     MemLocation
@@ -3526,7 +3526,7 @@ type Memcpy3DOperand struct {
 	Op   Memcpy3DOperandOp
 }
 
-// Memcpy3DBatchOp is CUDA_MEMCPY3D_BATCH_OP (also CUDA_MEMCPY3D_BATCH_OP_v1) (112 bytes): unsigned int flags; *< Additional flags for copies with this attribute. See CUmemcpyFlags.
+// Memcpy3DBatchOp is CUDA_MEMCPY3D_BATCH_OP (also CUDA_MEMCPY3D_BATCH_OP_v1) (112 bytes).
 type Memcpy3DBatchOp struct {
 	Src            Memcpy3DOperand
 	Dst            Memcpy3DOperand
@@ -3535,7 +3535,7 @@ type Memcpy3DBatchOp struct {
 	Flags          uint32
 }
 
-// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes): CUdeviceptr dptr; *< out: address of the allocation returned by CUDA.
+// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes).
 type MemAllocNodeParams struct {
 	PoolProps       MemPoolProps
 	AccessDescs     *MemAccessDesc
@@ -3544,7 +3544,7 @@ type MemAllocNodeParams struct {
 	Dptr            DevicePtr
 }
 
-// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes): CUdeviceptr dptr; *< out: address of the allocation returned by CUDA.
+// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
 type MemAllocNodeParamsV2 struct {
 	PoolProps       MemPoolProps
 	AccessDescs     *MemAccessDesc
@@ -3553,7 +3553,7 @@ type MemAllocNodeParamsV2 struct {
 	Dptr            DevicePtr
 }
 
-// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes): CUdeviceptr dptr; *< in: the pointer to free.
+// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes).
 type MemFreeNodeParams struct {
 	Dptr DevicePtr
 }
@@ -3580,7 +3580,7 @@ func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
 
-// GraphChildGraphNodeOwnership is CUgraphChildGraphNodeOwnership: CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1, *< The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added.
+// GraphChildGraphNodeOwnership is CUgraphChildGraphNodeOwnership.
 type GraphChildGraphNodeOwnership int32
 
 const (
@@ -3598,23 +3598,23 @@ func (v GraphChildGraphNodeOwnership) String() string {
 	return enumString(int64(v), namesGraphChildGraphNodeOwnership, "GraphChildGraphNodeOwnership")
 }
 
-// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (16 bytes): CUgraphChildGraphNodeOwnership ownership; *< The ownership relationship of the child graph node.
+// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (16 bytes).
 type ChildGraphNodeParams struct {
 	Graph     Graph
 	Ownership GraphChildGraphNodeOwnership
 }
 
-// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes): CUevent event; *< The event to record when the node executes.
+// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes).
 type EventRecordNodeParams struct {
 	Event Event
 }
 
-// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes): CUevent event; *< The event to wait on from the node.
+// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes).
 type EventWaitNodeParams struct {
 	Event Event
 }
 
-// GraphNodeParams is CUgraphNodeParams (256 bytes): long long reserved2; *< Reserved bytes. Must be zero.
+// GraphNodeParams is CUgraphNodeParams (256 bytes).
 type GraphNodeParams struct {
 	Type      GraphNodeType
 	Reserved0 [3]int32
@@ -3622,7 +3622,7 @@ type GraphNodeParams struct {
 	Reserved2 int64
 }
 
-// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 1<<1 *< The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device.
+// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
 type FlushGPUDirectRDMAWritesOptions int32
 
 const (
@@ -3640,7 +3640,7 @@ func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
 
-// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering: CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200 *< Any CUDA device in the system can consistently consume remote writes to this device.
+// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
 type GPUDirectRDMAWritesOrdering int32
 
 const (
@@ -3660,7 +3660,7 @@ func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
 
-// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200 *< Blocks until remote writes are visible to all CUDA device contexts.
+// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
 type FlushGPUDirectRDMAWritesScope int32
 
 const (
@@ -3678,7 +3678,7 @@ func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
 
-// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget: CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0 *< Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context.
+// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
 type FlushGPUDirectRDMAWritesTarget int32
 
 const (
@@ -3694,7 +3694,7 @@ func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
 
-// GraphDebugDotFlags is CUgraphDebugDot_flags: CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 1<<15 *< Adds conditional node parameters to output.
+// GraphDebugDotFlags is CUgraphDebugDot_flags.
 type GraphDebugDotFlags uint32
 
 const (
@@ -3738,7 +3738,7 @@ var namesGraphDebugDotFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
 
-// UserObjectFlags is CUuserObject_flags: CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1 *< Indicates the destructor execution is not synchronized by any CUDA handle.
+// UserObjectFlags is CUuserObject_flags.
 type UserObjectFlags uint32
 
 const (
@@ -3752,7 +3752,7 @@ var namesUserObjectFlags = []enumName{
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
 
-// UserObjectRetainFlags is CUuserObjectRetain_flags: CU_GRAPH_USER_OBJECT_MOVE = 1 *< Transfer references from the caller rather than creating new references.
+// UserObjectRetainFlags is CUuserObjectRetain_flags.
 type UserObjectRetainFlags uint32
 
 const (
@@ -3768,7 +3768,7 @@ func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
 
-// GraphInstantiateFlags is CUgraphInstantiate_flags: , CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8 *< Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+// GraphInstantiateFlags is CUgraphInstantiate_flags.
 type GraphInstantiateFlags uint32
 
 const (
@@ -3790,7 +3790,7 @@ func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
 
-// DeviceNUMAConfig is CUdeviceNumaConfig: CU_DEVICE_NUMA_CONFIG_NUMA_NODE, *< The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID.
+// DeviceNUMAConfig is CUdeviceNumaConfig.
 type DeviceNUMAConfig int32
 
 const (
@@ -3808,7 +3808,7 @@ func (v DeviceNUMAConfig) String() string {
 	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
 }
 
-// ProcessState is CUprocessState: CU_PROCESS_STATE_FAILED, *< Application entered an uncorrectable error during the checkpoint/restore process.
+// ProcessState is CUprocessState.
 type ProcessState int32
 
 const (
@@ -3828,25 +3828,25 @@ var namesProcessState = []enumName{
 // String returns the C name of the value, or its number.
 func (v ProcessState) String() string { return enumString(int64(v), namesProcessState, "ProcessState") }
 
-// CheckpointLockArgs is CUcheckpointLockArgs (64 bytes): cuuint64_t reserved1[7]; *< Reserved for future use, must be zeroed.
+// CheckpointLockArgs is CUcheckpointLockArgs (64 bytes).
 type CheckpointLockArgs struct {
 	TimeoutMs uint32
 	Reserved0 uint32
 	Reserved1 [7]uint64
 }
 
-// CheckpointCheckpointArgs is CUcheckpointCheckpointArgs (64 bytes): cuuint64_t reserved[8]; *< Reserved for future use, must be zeroed.
+// CheckpointCheckpointArgs is CUcheckpointCheckpointArgs (64 bytes).
 type CheckpointCheckpointArgs struct {
 	Reserved [8]uint64
 }
 
-// CheckpointGPUPair is CUcheckpointGpuPair (32 bytes): CUuuid newUuid; *< UUID of the GPU to restore onto.
+// CheckpointGPUPair is CUcheckpointGpuPair (32 bytes).
 type CheckpointGPUPair struct {
 	OldUuid UUID
 	NewUuid UUID
 }
 
-// CheckpointRestoreArgs is CUcheckpointRestoreArgs (64 bytes): cuuint64_t reserved1; *< Reserved for future use, must be zeroed.
+// CheckpointRestoreArgs is CUcheckpointRestoreArgs (64 bytes).
 type CheckpointRestoreArgs struct {
 	GpuPairs      *CheckpointGPUPair
 	GpuPairsCount uint32
@@ -3854,12 +3854,12 @@ type CheckpointRestoreArgs struct {
 	Reserved1     uint64
 }
 
-// CheckpointUnlockArgs is CUcheckpointUnlockArgs (64 bytes): cuuint64_t reserved[8]; *< Reserved for future use, must be zeroed.
+// CheckpointUnlockArgs is CUcheckpointUnlockArgs (64 bytes).
 type CheckpointUnlockArgs struct {
 	Reserved [8]uint64
 }
 
-// ModuleLoadingMode is CUmoduleLoadingMode: CU_MODULE_LAZY_LOADING = 0x2, *< Lazy Kernel Loading is enabled.
+// ModuleLoadingMode is CUmoduleLoadingMode.
 type ModuleLoadingMode int32
 
 const (
@@ -3877,7 +3877,7 @@ func (v ModuleLoadingMode) String() string {
 	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
 }
 
-// MemDecompressAlgorithm is CUmemDecompressAlgorithm: CU_MEM_DECOMPRESS_ALGORITHM_LZ4 = 1<<2 *< LZ4 is supported.
+// MemDecompressAlgorithm is CUmemDecompressAlgorithm.
 type MemDecompressAlgorithm int32
 
 const (
@@ -3991,7 +3991,7 @@ func (v CoredumpGenerationFlags) String() string {
 // DevResourceDesc is CUdevResourceDesc: \defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. These requirements can be queried with cuDeviceGetDevResource from step (1) above to determine the minimum partition size (sm.minSmPartitionSize) and alignment granularity (sm.smCoscheduledAlignment). While it's recommended to use cuDeviceGetDevResource for accurate information, here is a guideline for each compute architecture: - On Compute Architecture 6.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! \typedef struct CUdevResourceDesc_st* CUdevResourceDesc; An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc.
 type DevResourceDesc uintptr
 
-// GreenCtxCreateFlags is CUgreenCtxCreate_flags: CU_GREEN_CTX_DEFAULT_STREAM = 0x1, *< Required. Creates a default stream to use inside the green context.
+// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
 type GreenCtxCreateFlags uint32
 
 const (
@@ -4041,7 +4041,7 @@ func (v DevResourceType) String() string {
 	return enumString(int64(v), namesDevResourceType, "DevResourceType")
 }
 
-// DevSMResource is CUdevSmResource (12 bytes): unsigned int smCoscheduledAlignment; *< The number of streaming multiprocessors in this resource that are guaranteed to be co-scheduled on the same GPU processing cluster. smCount is a multiple of this value. This is an output parameter only, do not write to this field.
+// DevSMResource is CUdevSmResource (12 bytes).
 type DevSMResource struct {
 	SmCount                uint32
 	MinSmPartitionSize     uint32
@@ -4089,7 +4089,7 @@ type StreamBatchMemOpParamsWaitValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWaitValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte
@@ -4110,7 +4110,7 @@ type StreamBatchMemOpParamsWriteValue struct {
 	Alias     DevicePtr
 }
 
-// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue.anon2 (8 bytes), a union: its members are read and written through the methods.
+// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
 type StreamBatchMemOpParamsWriteValueAnon2 struct {
 	_   [0]uint64
 	Raw [8]byte
@@ -4482,7 +4482,7 @@ type Memcpy3DOperandOpArray struct {
 	Offset Offset3D
 }
 
-// GraphNodeParamsAnon2 is CUgraphNodeParams.anon2 (232 bytes), a union: its members are read and written through the methods.
+// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
 type GraphNodeParamsAnon2 struct {
 	_   [0]uint64
 	Raw [232]byte
@@ -4556,7 +4556,7 @@ func (u *GraphNodeParamsAnon2) Conditional() *ConditionalNodeParams {
 	return (*ConditionalNodeParams)(unsafe.Pointer(u))
 }
 
-// DevResourceAnon2 is CUdevResource.anon2 (48 bytes), a union: its members are read and written through the methods.
+// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
 type DevResourceAnon2 struct {
 	_   [0]uint32
 	Raw [48]byte

@@ -1,0 +1,654 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+func root(t testing.TB) string {
+	t.Helper()
+	r, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func loadAll(t testing.TB) (*Config, *headers.Manifest, string) {
+	t.Helper()
+	r := root(t)
+	cfg, err := LoadConfig(filepath.Join(r, "gen", "bindings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := headers.Load(filepath.Join(r, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := headers.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, man, cache
+}
+
+// headerDir returns a version's verified headers, fetching them if the
+// manifest says how; it skips the test, saying why, where they cannot be had.
+func headerDir(t testing.TB, e *headers.Entry, cache string) string {
+	t.Helper()
+	var log bytes.Buffer
+	dir, err := headers.Ensure(e, cache, &log)
+	if err != nil {
+		if errors.Is(err, headers.ErrUnavailable) {
+			t.Skipf("skipping CUDA %s: its headers cannot be had on this machine: %v", e.Version, err)
+		}
+		t.Fatalf("CUDA %s: %v\n%s", e.Version, err, log.String())
+	}
+	return dir
+}
+
+var (
+	reEnumerator = regexp.MustCompile(`(?m)^\s*(CU[A-Z_]*_[A-Z0-9_]+)\s*=\s*(0x[0-9a-fA-F]+|-?[0-9]+)\s*(?:,|/\*|$)`)
+	reDefine     = regexp.MustCompile(`(?m)^\s*#define\s+(cu\w+)\s+(cu\w+)\s*$`)
+	rePFN        = regexp.MustCompile(`PFN_(cu\w+?)_v([0-9]+)\b`)
+)
+
+// TestFacts checks, for every pinned version, what the generator read
+// against the header's own text, read here independently with regular
+// expressions.
+func TestFacts(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			dir := headerDir(t, e, cache)
+			m, err := Build(cfg, e, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
+			typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
+			if want := fmt.Sprintf("#define CUDA_VERSION %d", e.CUDAVersion); !bytes.Contains(cudaH, []byte(want)) || m.CUDAVersion != e.CUDAVersion {
+				t.Errorf("CUDA_VERSION: model %d, manifest %d", m.CUDAVersion, e.CUDAVersion)
+			}
+			// Enum values.
+			text := map[string]int64{}
+			for _, mm := range reEnumerator.FindAllStringSubmatch(string(cudaH), -1) {
+				v, err := strconv.ParseInt(mm[2], 0, 64)
+				if err == nil {
+					text[mm[1]] = v
+				}
+			}
+			n := 0
+			var results int
+			for _, ty := range m.Types {
+				if ty.C == "CUresult" {
+					results = len(ty.Values)
+				}
+				for _, v := range ty.Values {
+					if tv, ok := text[v.C]; ok {
+						n++
+						if tv != v.Value {
+							t.Errorf("%s: generator read %d, header says %d", v.C, v.Value, tv)
+						}
+					}
+				}
+			}
+			var textResults int
+			for name := range text {
+				if strings.HasPrefix(name, "CUDA_ERROR_") || name == "CUDA_SUCCESS" {
+					textResults++
+				}
+			}
+			if results != textResults {
+				t.Errorf("CUresult: %d values bound, the header declares %d", results, textResults)
+			}
+			if n < 500 {
+				t.Errorf("only %d enumerators checked", n)
+			}
+			// Every prototype in the text that the preprocessor keeps is
+			// bound or listed as not bound; at least 98 %% are bound.
+			if len(m.Funcs)+len(m.Skipped) != m.Declared || float64(len(m.Funcs)) < 0.98*float64(m.Declared) {
+				t.Errorf("%d declared, %d bound, %d not bound", m.Declared, len(m.Funcs), len(m.Skipped))
+			}
+			// Every name a prototype in the text spells is bound under some
+			// entry point, or listed as not bound.
+			for _, mm := range protoRe.FindAllStringSubmatch(string(cudaH), -1) {
+				base := baseName(mm[1])
+				found := m.Func(base) != nil
+				for _, f := range m.Funcs {
+					found = found || f.Symbol == m.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
+				}
+				for _, s := range m.Skipped {
+					found = found || baseName(s.Symbol) == base
+				}
+				if !found {
+					t.Errorf("%s (prototype %s) is neither bound nor listed as not bound", base, mm[1])
+				}
+			}
+			// Versioned names: a function bound under its base name has the
+			// symbol the header's #define maps that name to.
+			defines := map[string]string{}
+			for _, mm := range reDefine.FindAllStringSubmatch(string(cudaH), -1) {
+				if strings.HasSuffix(mm[2], "_ptsz") || strings.HasSuffix(mm[2], "_ptds") {
+					continue // the per-thread switch's mappings
+				}
+				if _, seen := defines[mm[1]]; !seen {
+					defines[mm[1]] = mm[2]
+				}
+			}
+			funcs := map[string]*Func{}
+			for _, f := range m.Funcs {
+				funcs[f.GoName] = f
+				if d, ok := defines[f.Base]; ok && f.GoName == cfg.funcGoName(f.Base) {
+					want := d
+					if f.Symbol != want {
+						t.Errorf("%s: symbol %s, header maps it to %s", f.Base, f.Symbol, want)
+					}
+				}
+				// Its ABI version is one cudaTypedefs.h declares for it.
+				if !regexp.MustCompile(`PFN_` + f.Base + `_v` + strconv.Itoa(f.ABI) + `\b`).Match(typedefs) {
+					t.Errorf("%s: ABI version %d is not declared as PFN_%s_v%d", f.Symbol, f.ABI, f.Base, f.ABI)
+				}
+			}
+			_ = rePFN
+			must := func(goName, symbol string, abi int) {
+				t.Helper()
+				f, ok := funcs[goName]
+				if !ok {
+					t.Errorf("%s not bound", goName)
+					return
+				}
+				if f.Symbol != symbol || f.ABI != abi {
+					t.Errorf("%s: %s@%d, want %s@%d", goName, f.Symbol, f.ABI, symbol, abi)
+				}
+			}
+			must("EventCreate", "cuEventCreate", 2000)
+			must("EventDestroy", "cuEventDestroy_v2", 4000)
+			must("EventRecord", "cuEventRecord", 2000)
+			must("EventRecordWithFlags", "cuEventRecordWithFlags", 11010)
+			must("StreamDestroy", "cuStreamDestroy_v2", 4000)
+			must("StreamWaitEvent", "cuStreamWaitEvent", 3020)
+			switch {
+			case e.CUDAVersion >= 13000:
+				must("EventElapsedTime", "cuEventElapsedTime_v2", 12080)
+				must("GetProcAddress", "cuGetProcAddress_v2", 12000)
+			case e.CUDAVersion >= 12000:
+				must("EventElapsedTime", "cuEventElapsedTime", 2000)
+				must("GetProcAddress", "cuGetProcAddress_v2", 12000)
+			default:
+				must("EventElapsedTime", "cuEventElapsedTime", 2000)
+				must("GetProcAddress", "cuGetProcAddress", 11030)
+			}
+			if m.GPAV2 != (e.CUDAVersion >= 12000) {
+				t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
+			}
+			// What the generated files say.
+			em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
+			b, err := em.Pure(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := em.Cgo(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitN(string(b), "\n", 3)
+			if lines[0] != Command || lines[1] != "// "+doNotEdit {
+				t.Errorf("file starts %q %q", lines[0], lines[1])
+			}
+			for _, f := range headers.Files {
+				if !bytes.Contains(b, []byte(e.Files[f])) {
+					t.Errorf("the file does not record %s's sha256", f)
+				}
+			}
+			if !bytes.Contains(b, []byte(fmt.Sprintf("HeaderVersion = %d", e.CUDAVersion))) {
+				t.Error("the file does not record the header version")
+			}
+			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
+				t.Error("the file needs the toolkit")
+			}
+			if bytes.Contains(b, []byte(`import "C"`)) || !bytes.Contains(c, []byte(`import "C"`)) {
+				t.Error("the pure-Go file imports C, or the cgo file does not")
+			}
+		})
+	}
+}
+
+// TestSignatures asserts the Go shapes of the functions that were once
+// bound wrongly, in every version.
+func TestSignatures(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	want := map[string]string{
+		"cuMemcpy2D":           "Memcpy2D(pCopy *Memcpy2DParams) error",
+		"cuDeviceGetLuid":      "DeviceGetLUID(dev Device) ([8]byte, uint32, error)",
+		"cuDeviceGetPCIBusId":  "DeviceGetPCIBusID(dev Device) (string, error)",
+		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error)",
+		"cuGraphAddKernelNode": "GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error)",
+		"cuDeviceGetUuid":      "DeviceGetUUID(dev Device) (UUID, error)",
+		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error",
+		"cuLaunchKernelEx":     "LaunchKernelEx(config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error",
+		"cuEventElapsedTime":   "EventElapsedTime(hStart Event, hEnd Event) (float32, error)",
+		"cuIpcOpenEventHandle": "IPCOpenEventHandle(handle *IPCEventHandle) (Event, error)",
+		"cuDeviceGetName":      "DeviceGetName(dev Device) (string, error)",
+	}
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			m, err := Build(cfg, e, headerDir(t, e, cache))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for base, w := range want {
+				f := m.Func(base)
+				if f == nil {
+					if base == "cuLaunchKernelEx" && e.CUDAVersion < 11080 {
+						continue
+					}
+					t.Errorf("%s is not bound", base)
+					continue
+				}
+				got := f.GoSignature()
+				if base == "cuGraphAddKernelNode" && e.CUDAVersion >= 12000 {
+					// From 12.0 the node parameters are CUDA_KERNEL_NODE_PARAMS_v2.
+					w = strings.Replace(w, "*KernelNodeParams", "*KernelNodeParams", 1)
+				}
+				if got != w {
+					t.Errorf("%s: got  %s\nwant %s", base, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLayout compiles, for every version whose header is here, a cgo
+// program against the real cuda.h that compares sizeof, _Alignof and
+// offsetof of every struct and union with the generated Go types.
+func TestLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the layout check in -short mode: it compiles the bindings once per version")
+	}
+	_, man, cache := loadAll(t)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			dir := headerDir(t, e, cache)
+			tags := "cudagen_layout"
+			if e.Version != man.Newest().Version {
+				tags += "," + e.Tag
+			}
+			cmd := exec.Command("go", "test", "-count=1", "-tags", tags, "./cuda/driver/internal/layout")
+			cmd.Dir = root(t)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+dir)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("layout check for CUDA %s: %v\n%s", e.Version, err, out)
+			}
+			if !strings.Contains(string(out), "ok") {
+				t.Fatalf("layout check for CUDA %s did not run:\n%s", e.Version, out)
+			}
+		})
+	}
+}
+
+// TestPerThreadSwitch: with the switch, the _ptsz entry points are bound
+// and resolved with the per-thread flag.
+func TestPerThreadSwitch(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	e := man.Newest()
+	dir := headerDir(t, e, cache)
+	c := *cfg
+	c.PerThreadDefaultStream = true
+	m, err := Build(&c, e, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range m.Funcs {
+		switch f.Base {
+		case "cuEventRecord", "cuStreamWaitEvent", "cuStreamQuery":
+			n++
+			if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
+				t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+			}
+		case "cuEventRecordWithFlags":
+			n++
+			if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
+				t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+			}
+		case "cuEventQuery":
+			n++
+			if f.Symbol != "cuEventQuery" {
+				t.Errorf("%s: %s", f.Base, f.Symbol)
+			}
+		}
+	}
+	if n != 5 {
+		t.Errorf("%d of the 5 checked functions bound", n)
+	}
+}
+
+// TestDrift regenerates every version whose headers can be had here and
+// compares with what is committed.
+func TestDrift(t *testing.T) {
+	var log bytes.Buffer
+	drift, err := Generate(Options{Root: root(t), Check: true, Skip: true, Log: &log})
+	t.Log(log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) > 0 {
+		t.Fatalf("the committed bindings differ from what the generator writes: %v; run go run ./gen and commit", drift)
+	}
+	if strings.Contains(log.String(), "skipping") {
+		t.Logf("some versions were not checked here (see above)")
+	}
+}
+
+// A minimal header pair, written by the test, for the bad-input cases.
+const miniCuda = `#ifndef CUDA_H
+#define CUDA_H
+#define CUDA_VERSION 12040
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_NOT_READY = 600
+} CUresult;
+typedef enum CUdriverProcAddress_flags_enum {
+    CU_GET_PROC_ADDRESS_DEFAULT = 0,
+    CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
+    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+} CUdriverProcAddress_flags;
+typedef struct CUevent_st *CUevent;
+typedef struct CUctx_st *CUcontext;
+typedef unsigned long long cuuint64_t;
+typedef enum CUdriverProcAddressQueryResult_enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 } CUdriverProcAddressQueryResult;
+#define cuEventDestroy cuEventDestroy_v2
+#define cuGetProcAddress cuGetProcAddress_v2
+CUresult cuEventQuery(CUevent hEvent);
+CUresult cuEventDestroy(CUevent hEvent);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
+CUresult cuCtxGetCurrent(CUcontext *pctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+#endif
+`
+
+const miniTypedefs = `#include <cuda.h>
+#if defined(__CUDA_API_VERSION_INTERNAL)
+typedef CUresult (*PFN_cuEventDestroy_v2000)(CUevent hEvent);
+#endif
+typedef CUresult (*PFN_cuEventQuery_v2000)(CUevent hEvent);
+typedef CUresult (*PFN_cuEventDestroy_v4000)(CUevent hEvent);
+typedef CUresult (*PFN_cuCtxGetCurrent_v4000)(CUcontext *pctx);
+typedef CUresult (*PFN_cuCtxSetCurrent_v4000)(CUcontext ctx);
+typedef CUresult (*PFN_cuGetProcAddress_v12000)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
+`
+
+func miniConfig() *Config {
+	return &Config{Package: "driver", Output: "x", Names: map[string]Rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{}}
+}
+
+func writeMini(t *testing.T, cuda string) string {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(cuda), 0o644)
+	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs), 0o644)
+	return dir
+}
+
+func TestMiniHeader(t *testing.T) {
+	m, err := ParseHeaders(miniConfig(), writeMini(t, miniCuda))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Func("cuEventDestroy")
+	if len(m.Funcs)+len(m.Skipped) != 5 || f == nil || f.Symbol != "cuEventDestroy_v2" || f.ABI != 4000 || !m.GPAV2 || m.CUDAVersion != 12040 {
+		t.Fatalf("%+v", m.Funcs)
+	}
+	// cuCtxGetCurrent's pctx is not documented as returned: it stays a pointer.
+	if s := m.Func("cuCtxGetCurrent").GoSignature(); s != "CtxGetCurrent(pctx *Context) error" {
+		t.Errorf("undocumented output: %s", s)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	lines := strings.Split(miniCuda, "\n")
+	cases := []struct {
+		name, header string
+		want         []string // all must appear in the error
+	}{
+		{"truncated", strings.Join(lines[:18], "\n"), []string{"cuda.h:"}},
+		{"malformed", strings.Replace(miniCuda, "CUresult cuEventQuery(CUevent hEvent);", "CUresult cuEventQuery(CUevent hEvent;", 1), []string{"cuda.h:19:37", "expected ')'"}},
+		{"no CUDA_VERSION", strings.Replace(miniCuda, "#define CUDA_VERSION 12040", "", 1), []string{"CUDA_VERSION"}},
+		{"no cuGetProcAddress", strings.Replace(strings.Replace(miniCuda, "CUresult cuGetProcAddress(", "CUresult cuGetProcAddressX(", 1), "#define cuGetProcAddress cuGetProcAddress_v2", "", 1), []string{"cuGetProcAddress", "11.3"}},
+		{"no cuCtxSetCurrent", strings.Replace(miniCuda, "CUresult cuCtxSetCurrent(CUcontext ctx);", "", 1), []string{"cuCtxSetCurrent", "Ctx variant"}},
+		{"Go name clash", strings.Replace(miniCuda, "typedef struct CUevent_st *CUevent;", "typedef struct CUevent_st *CUevent;\ntypedef enum { CU_EVENT_QUERY = 1 } CUx;", 1), []string{"Go name clash", "CU_EVENT_QUERY", "cuEventQuery", "EventQuery", "cuda.h:"}},
+		{"enum out of range", strings.Replace(miniCuda, "CUDA_ERROR_NOT_READY = 600", "CUDA_ERROR_NOT_READY = 600,\n    CUDA_ERROR_HUGE = 0x1ffffffff", 1), []string{"cuda.h:7", "CUDA_ERROR_HUGE", "does not fit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("panic: %v", r)
+					}
+				}()
+				_, err = ParseHeaders(miniConfig(), writeMini(t, c.header))
+			}()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			t.Log(err)
+		})
+	}
+	// A header missing altogether.
+	if _, err := ParseHeaders(miniConfig(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "cuda.h") {
+		t.Errorf("missing header: %v", err)
+	}
+	// A config override without its reason.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"package": "driver", "output": "x", "functions": {"cuEventQuery": {"out": ["x"]}}}`), 0o644)
+	if _, err := LoadConfig(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "functions.cuEventQuery") {
+		t.Errorf("override without why: %v", err)
+	}
+}
+
+// A real pinned header cut in half fails with its file and line.
+func TestTruncatedRealHeader(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	var src string
+	for i := range man.Versions {
+		if d, err := headers.Ensure(&man.Versions[i], cache, nil); err == nil {
+			src = d
+			break
+		}
+	}
+	if src == "" {
+		t.Skip("skipping: no pinned headers can be had on this machine")
+	}
+	b, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
+	lines := strings.Split(string(b), "\n")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"), 0o644)
+	tb, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
+	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), tb, 0o644)
+	_, err := ParseHeaders(cfg, dir)
+	if err == nil || !regexp.MustCompile(`cuda\.h:[0-9]+:[0-9]+`).MatchString(err.Error()) {
+		t.Fatalf("got %v", err)
+	}
+	t.Log(err)
+}
+
+// A pinned header whose CUDA_VERSION differs from the manifest's is refused.
+func TestVersionMismatch(t *testing.T) {
+	e := &headers.Entry{Version: "12.6", CUDAVersion: 12060, Tag: "cuda12.6"}
+	_, err := Build(miniConfig(), e, writeMini(t, miniCuda))
+	if err == nil || !strings.Contains(err.Error(), "12040") || !strings.Contains(err.Error(), "12060") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	c := &Config{initialisms: map[string]bool{"IPC": true}}
+	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent", "cuCtxCreate_v3": "CtxCreateV3"} {
+		if got := c.funcGoName(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"CU_EVENT_BLOCKING_SYNC": "EventBlockingSync", "CUDA_ARRAY3D_DESCRIPTOR": "Array3DDescriptor"} {
+		if got := c.constGoName(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"hEvent": "hEvent", "Flags": "flags", "error": "errorArg", "len": "lenArg"} {
+		if got := goParamName(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestSentinels: sentinels are known by value or by the header's form (a
+// last enumerator without initializer or doc), not by a _MAX suffix.
+func TestSentinels(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	e := man.Newest()
+	m, err := Build(cfg, e, headerDir(t, e, cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"CU_CTX_LMEM_RESIZE_TO_MAX": false, "CU_ATOMIC_OPERATION_INTEGER_MAX": false, "CU_ATOMIC_OPERATION_MAX": true,
+		"CU_DEVICE_ATTRIBUTE_MAX": true, "CU_MEM_HANDLE_TYPE_MAX": true, "CU_JIT_NUM_OPTIONS": true}
+	for _, ty := range m.Types {
+		for _, v := range ty.Values {
+			if w, ok := want[v.C]; ok {
+				delete(want, v.C)
+				if v.Sentinel != w {
+					t.Errorf("%s: sentinel %v, want %v", v.C, v.Sentinel, w)
+				}
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not found: %v", want)
+	}
+}
+
+// TestPinToolkit is the path of a user with their own toolkit: -cuda DIR
+// pins it in a manifest and writes its bindings with its build tag.
+func TestPinToolkit(t *testing.T) {
+	_, all, cache := loadAll(t)
+	// The newest pin whose headers can be had here stands in for the toolkit.
+	var base *headers.Entry
+	var src string
+	for i := len(all.Versions) - 1; i >= 0 && base == nil; i-- {
+		if d, err := headers.Ensure(&all.Versions[i], cache, nil); err == nil {
+			base, src = &all.Versions[i], d
+		}
+	}
+	if base == nil {
+		t.Skip("skipping: no pinned headers can be had on this machine")
+	}
+	r := t.TempDir()
+	for _, d := range []string{"gen", "headers", "templates", "cuda/driver", "toolkit/include"} {
+		os.MkdirAll(filepath.Join(r, d), 0o755)
+	}
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(to, b, 0o644)
+	}
+	rr := root(t)
+	copyFile(filepath.Join(rr, "go.mod"), filepath.Join(r, "go.mod"))
+	copyFile(filepath.Join(rr, "gen", "bindings.json"), filepath.Join(r, "gen", "bindings.json"))
+	tmpls, _ := filepath.Glob(filepath.Join(rr, "templates", "*.tmpl"))
+	for _, f := range tmpls {
+		copyFile(f, filepath.Join(r, "templates", filepath.Base(f)))
+	}
+	// A one-version manifest, and a "12.6" toolkit: the pinned header with
+	// its version changed.
+	one := &headers.Manifest{Versions: []headers.Entry{*base}}
+	if err := one.Save(filepath.Join(r, "headers", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
+	b = bytes.Replace(b, []byte(fmt.Sprintf("#define CUDA_VERSION %d", base.CUDAVersion)), []byte("#define CUDA_VERSION 12060"), 1)
+	os.WriteFile(filepath.Join(r, "toolkit/include/cuda.h"), b, 0o644)
+	copyFile(filepath.Join(src, "cudaTypedefs.h"), filepath.Join(r, "toolkit/include/cudaTypedefs.h"))
+	// A cache of its own, seeded with the pin's headers, so that nothing is
+	// fetched again.
+	t.Setenv("CUDAGEN_CACHE", filepath.Join(t.TempDir(), "cache"))
+	if err := headers.CopyHeaders(src, filepath.Join(os.Getenv("CUDAGEN_CACHE"), base.Version)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-root", r, "-cuda", filepath.Join(r, "toolkit")}, os.Stdout, os.Stderr); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := headers.Load(filepath.Join(r, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m2.Find("12.6")
+	if e == nil || e.Tag != "cuda12.6" || e.CUDAVersion != 12060 {
+		t.Fatalf("manifest: %+v", m2.Versions)
+	}
+	out, err := os.ReadFile(filepath.Join(r, "cuda/driver", "zdriver_cuda12_6.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("HeaderVersion = 12060")) {
+		t.Errorf("12.6 file:\n%s", out[:400])
+	}
+	// Of the pin and the toolkit, the newer is the default build and the
+	// older needs its tag: which is which depends on the pin that stood in
+	// (13.0 where its headers are, else 12.4).
+	pinned, _ := os.ReadFile(filepath.Join(r, "cuda/driver", fileName(base.Version)))
+	newer, older, olderTag := pinned, out, "cuda12.6"
+	if base.CUDAVersion < 12060 {
+		newer, older, olderTag = out, pinned, base.Tag
+	}
+	if !bytes.Contains(older, []byte("//go:build "+olderTag+"\n")) {
+		t.Errorf("the older file's constraint, want %s:\n%s", olderTag, older[:300])
+	}
+	if !bytes.Contains(newer, []byte("//go:build !"+olderTag+"\n")) {
+		t.Errorf("the newer file's constraint, want !%s:\n%s", olderTag, newer[:300])
+	}
+	if doc, err := os.ReadFile(filepath.Join(r, DocsFile)); err != nil || !bytes.Contains(doc, []byte("CUDA 12.6 (`cuda12.6`)")) {
+		t.Errorf("reference not regenerated with 12.6: %v", err)
+	}
+}
+
+// BenchmarkGenerate generates one version of the whole API from its cached
+// header: parse, model and emit every file. Goal: at most 1 s per version.
+func BenchmarkGenerate(b *testing.B) {
+	cfg, man, cache := loadAll(b)
+	e := man.Newest()
+	dir := headerDir(b, e, cache)
+	em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(b), "templates"), Versions: man.Versions}
+	ccConfig() // the C compiler probe is made once per process
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := Build(cfg, e, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := em.Render([]*Model{m}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
