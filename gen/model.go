@@ -890,7 +890,10 @@ func goParamName(c string) string {
 	return s
 }
 
-var returnedRe = regexp.MustCompile(`(?i)^(returned|returns)\b`)
+var (
+	returnedRe = regexp.MustCompile(`(?i)^(returned|returns)\b`)
+	pluralRe   = regexp.MustCompile(`(?i)\b(each|array|arrays|list|all|every)\b`)
+)
 
 // cgoName is the cgo spelling of a C scalar type.
 var cgoName = map[string]string{
@@ -970,7 +973,8 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	constElem := strings.HasPrefix(elem.String(), "const ")
 	isChar := elem.Kind() == cc.Char || elem.Kind() == cc.SChar
 	q.CArg, q.CCall = "void *", "void *"
-	returned := returnedRe.MatchString(doc) && !strings.Contains(strings.ToLower(doc), "array")
+	// "Returned capability details of each requested operation" is an array.
+	returned := returnedRe.MatchString(doc) && !pluralRe.MatchString(doc)
 	for _, o := range fc.Out {
 		if o == q.C {
 			returned = true

@@ -713,8 +713,6 @@ static int cg_TexRefGetMaxAnisotropy(uintptr_t ctx, uintptr_t fn, void * a0, uin
 #cgo noescape cg_TexRefGetMaxAnisotropy
 #cgo nocallback cg_TexRefGetMaxAnisotropy
 static int cg_TexRefGetBorderColor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetBorderColor
-#cgo nocallback cg_TexRefGetBorderColor
 static int cg_TexRefGetFlags(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_TexRefGetFlags
 #cgo nocallback cg_TexRefGetFlags
@@ -2508,9 +2506,9 @@ func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, er
 	err = status(err, C.cg_TexRefGetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor float32, err error) {
+func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) (err error) {
 	fn, err := procs[341].enter(ctx)
-	err = status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pBorderColor), C.uintptr_t(hTexRef)))
+	err = status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {

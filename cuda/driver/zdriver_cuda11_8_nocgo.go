@@ -864,8 +864,8 @@ func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelC
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
 	return pmaxAniso, errNoCgo
 }
-func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor float32, err error) {
-	return pBorderColor, errNoCgo
+func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) (err error) {
+	return errNoCgo
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
 	return pFlags, errNoCgo

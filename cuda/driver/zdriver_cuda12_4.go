@@ -5707,8 +5707,8 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 }
 
 // TexRefGetBorderColor calls cuTexRefGetBorderColor (ABI version 8000; TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
-func TexRefGetBorderColor(hTexRef Texref) (float32, error) {
-	return TexRefGetBorderColorCtx(0, hTexRef)
+func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
+	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags (ABI version 2000; TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference

@@ -398,7 +398,7 @@ var noDriverCalls = []struct {
 	{"TexRefGetMipmapLevelBias", func() error { return e2(TexRefGetMipmapLevelBias(0)) }},
 	{"TexRefGetMipmapLevelClamp", func() error { return e3(TexRefGetMipmapLevelClamp(0)) }},
 	{"TexRefGetMaxAnisotropy", func() error { return e2(TexRefGetMaxAnisotropy(0)) }},
-	{"TexRefGetBorderColor", func() error { return e2(TexRefGetBorderColor(0)) }},
+	{"TexRefGetBorderColor", func() error { return TexRefGetBorderColor(nil, 0) }},
 	{"TexRefGetFlags", func() error { return e2(TexRefGetFlags(0)) }},
 	{"TexRefCreate", func() error { return e2(TexRefCreate()) }},
 	{"TexRefDestroy", func() error { return TexRefDestroy(0) }},

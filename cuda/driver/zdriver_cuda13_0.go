@@ -4609,8 +4609,8 @@ func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 }
 
 // DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities (ABI version 13000; DeviceGetHostAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between the device and host.
-func DeviceGetHostAtomicCapabilities(operations *AtomicOperation, count uint32, dev Device) (uint32, error) {
-	return DeviceGetHostAtomicCapabilitiesCtx(0, operations, count, dev)
+func DeviceGetHostAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
+	return DeviceGetHostAtomicCapabilitiesCtx(0, capabilities, operations, count, dev)
 }
 
 // DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (ABI version 10020; DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
@@ -6314,8 +6314,8 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 }
 
 // TexRefGetBorderColor calls cuTexRefGetBorderColor (ABI version 8000; TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
-func TexRefGetBorderColor(hTexRef Texref) (float32, error) {
-	return TexRefGetBorderColorCtx(0, hTexRef)
+func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
+	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags (ABI version 2000; TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference
@@ -6412,8 +6412,8 @@ func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevic
 }
 
 // DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities (ABI version 13000; DeviceGetP2PAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between two devices
-func DeviceGetP2PAtomicCapabilities(operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) (uint32, error) {
-	return DeviceGetP2PAtomicCapabilitiesCtx(0, operations, count, srcDevice, dstDevice)
+func DeviceGetP2PAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
+	return DeviceGetP2PAtomicCapabilitiesCtx(0, capabilities, operations, count, srcDevice, dstDevice)
 }
 
 // GraphicsUnregisterResource calls cuGraphicsUnregisterResource (ABI version 3000; GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA

@@ -800,8 +800,6 @@ static int cg_TexRefGetMaxAnisotropy(uintptr_t ctx, uintptr_t fn, void * a0, uin
 #cgo noescape cg_TexRefGetMaxAnisotropy
 #cgo nocallback cg_TexRefGetMaxAnisotropy
 static int cg_TexRefGetBorderColor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetBorderColor
-#cgo nocallback cg_TexRefGetBorderColor
 static int cg_TexRefGetFlags(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_TexRefGetFlags
 #cgo nocallback cg_TexRefGetFlags
@@ -978,9 +976,9 @@ func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi 
 	err = status(err, C.cg_DeviceGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.int(dev)))
 	return
 }
-func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, operations *AtomicOperation, count uint32, dev Device) (capabilities uint32, err error) {
+func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) (err error) {
 	fn, err := procs[12].enter(ctx)
-	err = status(err, C.cg_DeviceGetHostAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
+	err = status(err, C.cg_DeviceGetHostAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
 	return
 }
 func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) (err error) {
@@ -2896,9 +2894,9 @@ func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, er
 	err = status(err, C.cg_TexRefGetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor float32, err error) {
+func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) (err error) {
 	fn, err := procs[389].enter(ctx)
-	err = status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pBorderColor), C.uintptr_t(hTexRef)))
+	err = status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
@@ -3006,9 +3004,9 @@ func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice 
 	err = status(err, C.cg_DeviceGetP2PAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
-func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) (capabilities uint32, err error) {
+func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) (err error) {
 	fn, err := procs[411].enter(ctx)
-	err = status(err, C.cg_DeviceGetP2PAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
+	err = status(err, C.cg_DeviceGetP2PAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) (err error) {

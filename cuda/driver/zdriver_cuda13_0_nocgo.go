@@ -31,8 +31,8 @@ func DeviceGetTexture1DLinearMaxWidthCtx(ctx Context, format ArrayFormat, numCha
 func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi int32, err error) {
 	return pi, errNoCgo
 }
-func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, operations *AtomicOperation, count uint32, dev Device) (capabilities uint32, err error) {
-	return capabilities, errNoCgo
+func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) (err error) {
+	return errNoCgo
 }
 func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) (err error) {
 	return errNoCgo
@@ -984,8 +984,8 @@ func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelC
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
 	return pmaxAniso, errNoCgo
 }
-func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor float32, err error) {
-	return pBorderColor, errNoCgo
+func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) (err error) {
+	return errNoCgo
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
 	return pFlags, errNoCgo
@@ -1038,8 +1038,8 @@ func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) (err error) { ret
 func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
 	return value, errNoCgo
 }
-func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) (capabilities uint32, err error) {
-	return capabilities, errNoCgo
+func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) (err error) {
+	return errNoCgo
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) (err error) {
 	return errNoCgo
