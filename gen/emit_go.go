@@ -140,7 +140,6 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 		if len(t.Values) == 0 {
 			break
 		}
-		g.p("")
 		g.p("const (")
 		for _, v := range t.Values {
 			lit := strconv.FormatInt(v.Value, 10)
@@ -154,7 +153,6 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 			g.p("%s %s = %s // %s", v.Go, t.Go, lit, c)
 		}
 		g.p(")")
-		g.p("")
 		tab := "names" + t.Go
 		vals := append([]*EnumValue(nil), t.Values...)
 		// Sorted by value; among aliases the non-deprecated name comes first.
@@ -179,11 +177,9 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 		switch {
 		case t.Go == "Result":
 		case t.Flags:
-			g.p("")
 			g.p("// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.")
 			g.p("func (v %s) String() string { return flagString(uint64(v), %s) }", t.Go, tab)
 		default:
-			g.p("")
 			g.p("// String returns the C name of the value, or its number.")
 			g.p("func (v %s) String() string { return enumString(int64(v), %s, %q) }", t.Go, tab, t.Go)
 		}
@@ -219,12 +215,10 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 		g.p("Raw [%d]byte", t.Size)
 		g.p("}")
 		for _, f := range t.Fields {
-			g.p("")
 			g.p("// %s is the member %s.", f.Go, f.C)
 			g.p("func (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(u)) }", t.Go, f.Go, f.GoType, f.GoType)
 		}
 	}
-	g.p("")
 }
 
 func orDot(doc string) string {
@@ -318,7 +312,11 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 	g.p("var _ unsafe.Pointer")
 	g.p("")
 	for _, f := range m.Funcs {
-		g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
+		if len(outs(f)) == 0 {
+			g.p("func %sCtx(%s) error {", f.GoName, strings.Join(sigParams(f, true), ", "))
+		} else {
+			g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
+		}
 		g.p("fn, err := procs[%d].enter(ctx)", f.Index)
 		if chk := lengthChecks(f); chk != "" {
 			g.b.WriteString(chk)
@@ -359,11 +357,16 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				args = append(args, q.CConv+"(len("+q.Slices[0]+"))")
 			}
 		}
-		g.p("err = status(err, C.cg_%s(%s))", f.GoName, strings.Join(args, ", "))
-		for _, s := range post {
-			g.p("%s", s)
+		call := fmt.Sprintf("status(err, C.cg_%s(%s))", f.GoName, strings.Join(args, ", "))
+		if len(outs(f)) == 0 {
+			g.p("return %s", call)
+		} else {
+			g.p("err = %s", call)
+			for _, s := range post {
+				g.p("%s", s)
+			}
+			g.p("return")
 		}
-		g.p("return")
 		g.p("}")
 	}
 	return gofmtSource(cgoFileName(m.Version), g.b.Bytes())
@@ -395,14 +398,45 @@ func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
 	g.p("// Without cgo every function returns errNoCgo (it matches ErrNoDriver).")
 	g.p("")
 	for _, f := range m.Funcs {
-		var rv []string
+		var ps, rv []string
+		for _, p := range sigParams(f, true) {
+			ps = append(ps, p[strings.Index(p, " ")+1:])
+		}
 		for _, q := range outs(f) {
-			rv = append(rv, q.Go)
+			rv = append(rv, zero(m, q.GoType))
 		}
 		rv = append(rv, "errNoCgo")
-		g.p("func %sCtx(%s) %s { return %s }", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true), strings.Join(rv, ", "))
+		g.p("func %sCtx(%s) %s { return %s }", f.GoName, strings.Join(ps, ", "), results(f, false), strings.Join(rv, ", "))
 	}
 	return gofmtSource(noCgoFileName(m.Version), g.b.Bytes())
+}
+
+// zero is the zero value of a result type.
+func zero(m *Model, t string) string {
+	switch {
+	case t == "string":
+		return `""`
+	case t == "unsafe.Pointer":
+		return "nil"
+	case strings.HasPrefix(t, "["):
+		return t + "{}"
+	}
+	for _, ty := range m.Types {
+		if ty.Go == t {
+			switch ty.Kind {
+			case tStruct, tUnion:
+				return t + "{}"
+			case tOpaque:
+				if ty.Align == 1 {
+					return t + "{}"
+				}
+				return t + "{}"
+			case tCallback:
+				return "nil"
+			}
+		}
+	}
+	return "0"
 }
 
 // DriverTest renders a version's test that calls every bound function

@@ -251,27 +251,28 @@ func (m *Model) types() error {
 	}
 	var order []*group
 	groups := map[*cc.Declarator]*group{}
+	byName := map[string]*group{}
 	for _, d := range s.typedefs {
-		ch := chain(d.Type())
-		root := d
-		if len(ch) > 0 {
-			root = ch[len(ch)-1]
+		var g *group
+		// "typedef CUdevice_v1 CUdevice;" joins CUdevice_v1's group.
+		if a, ok := s.aliasOf[d.Name()]; ok {
+			g = byName[a]
 		}
 		// A typedef of a tagged type already named joins that group.
-		if tag := tagOf(d.Type()); tag != "" {
-			for _, g := range order {
-				if tagOf(g.root.Type()) == tag {
-					root = g.root
+		if tag := tagOf(d.Type()); g == nil && tag != "" {
+			for _, og := range order {
+				if tagOf(og.root.Type()) == tag {
+					g = og
 				}
 			}
 		}
-		g := groups[root]
 		if g == nil {
-			g = &group{root: root}
-			groups[root] = g
+			g = &group{root: d}
+			groups[d] = g
 			order = append(order, g)
 		}
 		g.names = append(g.names, d.Name())
+		byName[d.Name()] = g
 	}
 	for _, g := range order {
 		name := g.names[0]

@@ -26,7 +26,11 @@ type source struct {
 	// decls are cuda.h's declarations, in order.
 	funcs    []*cc.Declarator
 	typedefs []*cc.Declarator
+	// aliasOf maps "typedef A B;" B → A, as the text spells it.
+	aliasOf map[string]string
 }
+
+var aliasRe = regexp.MustCompile(`(?m)^\s*typedef\s+(\w+)\s+(\w+)\s*;`)
 
 var protoRe = regexp.MustCompile(`\bCUresult\s+CUDAAPI\s+(cu\w+)\s*\(`)
 
@@ -80,7 +84,10 @@ func read(cfg *Config, dir string) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, firstErrors(err, 8))
 	}
-	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}}
+	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}}
+	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {
+		s.aliasOf[string(m[2])] = string(m[1])
+	}
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
 		if ed == nil || ed.Declaration == nil {

@@ -28,16 +28,10 @@ var HeaderSHA256 = map[string]string{
 	"cudaTypedefs.h": "46e23972d8ab764eea27430a9180f7a550803d1e00c7ba41a8ac3c4f80b58edd",
 }
 
-// DeviceptrV2 is CUdeviceptr_v2.
-type DeviceptrV2 uint64
-
-// DevicePtr is CUdeviceptr: CUDA device pointer.
+// DevicePtr is CUdeviceptr (also CUdeviceptr_v2).
 type DevicePtr uint64
 
-// DeviceV1 is CUdevice_v1: CUDA device.
-type DeviceV1 int32
-
-// Device is CUdevice: CUDA device.
+// Device is CUdevice (also CUdevice_v1): CUDA device.
 type Device int32
 
 // Context is CUcontext: CUDA context.
@@ -70,16 +64,10 @@ type Stream uintptr
 // GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
 type GraphicsResource uintptr
 
-// TexObjectV1 is CUtexObject_v1: An opaque value that represents a CUDA texture object.
-type TexObjectV1 uint64
-
-// TexObject is CUtexObject: An opaque value that represents a CUDA texture object.
+// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
 type TexObject uint64
 
-// SurfObjectV1 is CUsurfObject_v1: An opaque value that represents a CUDA surface object.
-type SurfObjectV1 uint64
-
-// SurfObject is CUsurfObject: An opaque value that represents a CUDA surface object.
+// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
 type SurfObject uint64
 
 // ExternalMemory is CUexternalMemory: CUDA external memory.
@@ -2322,10 +2310,7 @@ type ExtSemWaitNodeParams struct {
 	NumExtSems  uint32
 }
 
-// MemGenericAllocationHandleV1 is CUmemGenericAllocationHandle_v1.
-type MemGenericAllocationHandleV1 uint64
-
-// MemGenericAllocationHandle is CUmemGenericAllocationHandle.
+// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
 type MemGenericAllocationHandle uint64
 
 // MemAllocationHandleType is CUmemAllocationHandleType.

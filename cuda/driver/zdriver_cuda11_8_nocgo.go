@@ -11,925 +11,575 @@ var _ unsafe.Pointer
 
 // Without cgo every function returns errNoCgo (it matches ErrNoDriver).
 
-func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) { return pStr, errNoCgo }
-func GetErrorNameCtx(ctx Context, errorArg Result) (pStr string, err error)   { return pStr, errNoCgo }
-func InitCtx(ctx Context, flags uint32) (err error)                           { return errNoCgo }
-func DriverGetVersionCtx(ctx Context) (driverVersion int32, err error) {
-	return driverVersion, errNoCgo
-}
-func DeviceGetCtx(ctx Context, ordinal int32) (device Device, err error) { return device, errNoCgo }
-func DeviceGetCountCtx(ctx Context) (count int32, err error)             { return count, errNoCgo }
-func DeviceGetNameCtx(ctx Context, dev Device) (name string, err error)  { return name, errNoCgo }
-func DeviceGetUUIDCtx(ctx Context, dev Device) (uuid UUID, err error)    { return uuid, errNoCgo }
-func DeviceGetUUIDV2Ctx(ctx Context, dev Device) (uuid UUID, err error)  { return uuid, errNoCgo }
-func DeviceGetLUIDCtx(ctx Context, dev Device) (luid [8]byte, deviceNodeMask uint32, err error) {
-	return luid, deviceNodeMask, errNoCgo
-}
-func DeviceTotalMemCtx(ctx Context, dev Device) (bytes uint64, err error) { return bytes, errNoCgo }
-func DeviceGetTexture1DLinearMaxWidthCtx(ctx Context, format ArrayFormat, numChannels uint32, dev Device) (maxWidthInElements uint64, err error) {
-	return maxWidthInElements, errNoCgo
-}
-func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi int32, err error) {
-	return pi, errNoCgo
-}
-func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) (err error) {
-	return errNoCgo
-}
-func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) (err error)  { return errNoCgo }
-func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) (err error) { return errNoCgo }
-func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) (err error) {
-	return errNoCgo
-}
-func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) (err error) {
-	return errNoCgo
-}
-func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) { return prop, errNoCgo }
-func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) (err error) {
-	return errNoCgo
-}
-func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
-	return pctx, errNoCgo
-}
-func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) (err error)                { return errNoCgo }
-func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) (err error) { return errNoCgo }
-func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) (err error) {
-	return errNoCgo
-}
-func DevicePrimaryCtxResetCtx(ctx Context, dev Device) (err error) { return errNoCgo }
-func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) (err error) {
-	return errNoCgo
-}
-func CtxCreateCtx(ctx Context, flags uint32, dev Device) (pctx Context, err error) {
-	return pctx, errNoCgo
-}
-func CtxCreateV3Ctx(ctx Context, paramsArray *ExecAffinityParam, numParams int32, flags uint32, dev Device) (pctx Context, err error) {
-	return pctx, errNoCgo
-}
-func CtxDestroyCtx(ctx Context, ctxArg Context) (err error)              { return errNoCgo }
-func CtxPushCurrentCtx(ctx Context, ctxArg Context) (err error)          { return errNoCgo }
-func CtxPopCurrentCtx(ctx Context) (pctx Context, err error)             { return pctx, errNoCgo }
-func CtxSetCurrentCtx(ctx Context, ctxArg Context) (err error)           { return errNoCgo }
-func CtxGetCurrentCtx(ctx Context) (pctx Context, err error)             { return pctx, errNoCgo }
-func CtxGetDeviceCtx(ctx Context) (device Device, err error)             { return device, errNoCgo }
-func CtxGetFlagsCtx(ctx Context, flags *uint32) (err error)              { return errNoCgo }
-func CtxSynchronizeCtx(ctx Context) (err error)                          { return errNoCgo }
-func CtxSetLimitCtx(ctx Context, limit Limit, value uint64) (err error)  { return errNoCgo }
-func CtxGetLimitCtx(ctx Context, limit Limit) (pvalue uint64, err error) { return pvalue, errNoCgo }
-func CtxGetCacheConfigCtx(ctx Context) (pconfig FuncCache, err error)    { return pconfig, errNoCgo }
-func CtxSetCacheConfigCtx(ctx Context, config FuncCache) (err error)     { return errNoCgo }
-func CtxGetSharedMemConfigCtx(ctx Context) (pConfig Sharedconfig, err error) {
-	return pConfig, errNoCgo
-}
-func CtxSetSharedMemConfigCtx(ctx Context, config Sharedconfig) (err error)        { return errNoCgo }
-func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) (err error) { return errNoCgo }
-func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) (err error) {
-	return errNoCgo
-}
-func CtxResetPersistingL2CacheCtx(ctx Context) (err error) { return errNoCgo }
-func CtxGetExecAffinityCtx(ctx Context, typeArg ExecAffinityType) (pExecAffinity ExecAffinityParam, err error) {
-	return pExecAffinity, errNoCgo
-}
-func CtxAttachCtx(ctx Context, flags uint32) (pctx Context, err error)   { return pctx, errNoCgo }
-func CtxDetachCtx(ctx Context, ctxArg Context) (err error)               { return errNoCgo }
-func ModuleLoadCtx(ctx Context, fname string) (module Module, err error) { return module, errNoCgo }
-func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err error) {
-	return module, errNoCgo
-}
-func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
-	return module, errNoCgo
-}
-func ModuleLoadFatBinaryCtx(ctx Context, fatCubin unsafe.Pointer) (module Module, err error) {
-	return module, errNoCgo
-}
-func ModuleUnloadCtx(ctx Context, hmod Module) (err error)                    { return errNoCgo }
-func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) { return mode, errNoCgo }
-func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (hfunc Function, err error) {
-	return hfunc, errNoCgo
-}
-func ModuleGetGlobalCtx(ctx Context, hmod Module, name string) (dptr DevicePtr, bytes uint64, err error) {
-	return dptr, bytes, errNoCgo
-}
-func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {
-	return pTexRef, errNoCgo
-}
-func ModuleGetSurfRefCtx(ctx Context, hmod Module, name string) (pSurfRef Surfref, err error) {
-	return pSurfRef, errNoCgo
-}
-func LinkCreateCtx(ctx Context, numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) (err error) {
-	return errNoCgo
-}
-func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func LinkCompleteCtx(ctx Context, state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) (err error) {
-	return errNoCgo
-}
-func LinkDestroyCtx(ctx Context, state LinkState) (err error)              { return errNoCgo }
-func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error)     { return free, total, errNoCgo }
-func MemAllocCtx(ctx Context, bytesize uint64) (dptr DevicePtr, err error) { return dptr, errNoCgo }
-func MemAllocPitchCtx(ctx Context, widthInBytes uint64, height uint64, elementSizeBytes uint32) (dptr DevicePtr, pPitch uint64, err error) {
-	return dptr, pPitch, errNoCgo
-}
-func MemFreeCtx(ctx Context, dptr DevicePtr) (err error) { return errNoCgo }
-func MemGetAddressRangeCtx(ctx Context, dptr DevicePtr) (pbase DevicePtr, psize uint64, err error) {
-	return pbase, psize, errNoCgo
-}
-func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error) {
-	return pp, errNoCgo
-}
-func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) (err error) { return errNoCgo }
-func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
-	return pp, errNoCgo
-}
-func MemHostGetDevicePointerCtx(ctx Context, pArg unsafe.Pointer, flags uint32) (pdptr DevicePtr, err error) {
-	return pdptr, errNoCgo
-}
-func MemHostGetFlagsCtx(ctx Context, pArg unsafe.Pointer) (pFlags uint32, err error) {
-	return pFlags, errNoCgo
-}
-func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
-	return dptr, errNoCgo
-}
-func DeviceGetByPCIBusIDCtx(ctx Context, pciBusId string) (dev Device, err error) {
-	return dev, errNoCgo
-}
-func DeviceGetPCIBusIDCtx(ctx Context, dev Device) (pciBusId string, err error) {
-	return pciBusId, errNoCgo
-}
-func IPCGetEventHandleCtx(ctx Context, event Event) (pHandle IPCEventHandle, err error) {
-	return pHandle, errNoCgo
-}
-func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, err error) {
-	return phEvent, errNoCgo
-}
-func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) (err error) {
-	return errNoCgo
-}
-func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
-	return pdptr, errNoCgo
-}
-func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) (err error) { return errNoCgo }
-func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) (err error) { return errNoCgo }
-func MemcpyCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyPeerCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyHtoDCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyDtoHCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyDtoDCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyDtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyAtoDCtx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyHtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyAtoHCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) (err error) {
-	return errNoCgo
-}
-func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) (err error)          { return errNoCgo }
-func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) (err error) { return errNoCgo }
-func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) (err error)          { return errNoCgo }
-func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) (err error)  { return errNoCgo }
-func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyPeerAsyncCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyHtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyDtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyDtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyHtoAAsyncCtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) (err error) {
-	return errNoCgo
-}
-func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) (err error) {
-	return errNoCgo
-}
-func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) (err error)   { return errNoCgo }
-func MemsetD16Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) (err error) { return errNoCgo }
-func MemsetD32Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) (err error) { return errNoCgo }
-func MemsetD2D8Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) (err error) {
-	return errNoCgo
-}
-func MemsetD2D16Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) (err error) {
-	return errNoCgo
-}
-func MemsetD2D32Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) (err error) {
-	return errNoCgo
-}
-func MemsetD8AsyncCtx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD16AsyncCtx(ctx Context, dstDevice DevicePtr, us uint16, n uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD32AsyncCtx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD2D8AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) (err error) {
-	return errNoCgo
-}
-func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) (err error) {
-	return errNoCgo
-}
-func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) (err error) {
-	return errNoCgo
-}
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) (err error) {
-	return errNoCgo
-}
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) (err error) {
-	return errNoCgo
-}
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) (err error) {
-	return errNoCgo
-}
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) (err error) {
-	return errNoCgo
-}
-func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) (err error) {
-	return errNoCgo
-}
-func ArrayDestroyCtx(ctx Context, hArray Array) (err error) { return errNoCgo }
-func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) (err error) {
-	return errNoCgo
-}
-func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) (err error) {
-	return errNoCgo
-}
-func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (err error) {
-	return errNoCgo
-}
-func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) (err error) {
-	return errNoCgo
-}
-func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) (err error) {
-	return errNoCgo
-}
-func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) (err error) {
-	return errNoCgo
-}
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) (err error) {
-	return errNoCgo
-}
-func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) (err error) { return errNoCgo }
-func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) (err error) {
-	return errNoCgo
-}
-func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) (err error) { return errNoCgo }
-func MemMapCtx(ctx Context, ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) (err error) {
-	return errNoCgo
-}
-func MemMapArrayAsyncCtx(ctx Context, mapInfoList *ArrayMapInfo, count uint32, hStream Stream) (err error) {
-	return errNoCgo
-}
-func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) (err error) { return errNoCgo }
-func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) (err error) {
-	return errNoCgo
-}
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) (err error) {
-	return errNoCgo
-}
-func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) (err error) {
-	return errNoCgo
-}
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (err error) {
-	return errNoCgo
-}
-func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) (err error) {
-	return errNoCgo
-}
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) (err error) {
-	return errNoCgo
-}
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) (err error) { return errNoCgo }
-func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) (err error) {
+func GetErrorStringCtx(Context, Result) (string, error)         { return "", errNoCgo }
+func GetErrorNameCtx(Context, Result) (string, error)           { return "", errNoCgo }
+func InitCtx(Context, uint32) error                             { return errNoCgo }
+func DriverGetVersionCtx(Context) (int32, error)                { return 0, errNoCgo }
+func DeviceGetCtx(Context, int32) (Device, error)               { return 0, errNoCgo }
+func DeviceGetCountCtx(Context) (int32, error)                  { return 0, errNoCgo }
+func DeviceGetNameCtx(Context, Device) (string, error)          { return "", errNoCgo }
+func DeviceGetUUIDCtx(Context, Device) (UUID, error)            { return UUID{}, errNoCgo }
+func DeviceGetUUIDV2Ctx(Context, Device) (UUID, error)          { return UUID{}, errNoCgo }
+func DeviceGetLUIDCtx(Context, Device) ([8]byte, uint32, error) { return [8]byte{}, 0, errNoCgo }
+func DeviceTotalMemCtx(Context, Device) (uint64, error)         { return 0, errNoCgo }
+func DeviceGetTexture1DLinearMaxWidthCtx(Context, ArrayFormat, uint32, Device) (uint64, error) {
+	return 0, errNoCgo
+}
+func DeviceGetAttributeCtx(Context, DeviceAttribute, Device) (int32, error)        { return 0, errNoCgo }
+func DeviceGetNvSciSyncAttributesCtx(Context, unsafe.Pointer, Device, int32) error { return errNoCgo }
+func DeviceSetMemPoolCtx(Context, Device, MemoryPool) error                        { return errNoCgo }
+func DeviceGetMemPoolCtx(Context, *MemoryPool, Device) error                       { return errNoCgo }
+func DeviceGetDefaultMemPoolCtx(Context, *MemoryPool, Device) error                { return errNoCgo }
+func FlushGPUDirectRDMAWritesCtx(Context, FlushGPUDirectRDMAWritesTarget, FlushGPUDirectRDMAWritesScope) error {
+	return errNoCgo
+}
+func DeviceGetPropertiesCtx(Context, Device) (Devprop, error)            { return Devprop{}, errNoCgo }
+func DeviceComputeCapabilityCtx(Context, *int32, *int32, Device) error   { return errNoCgo }
+func DevicePrimaryCtxRetainCtx(Context, Device) (Context, error)         { return 0, errNoCgo }
+func DevicePrimaryCtxReleaseCtx(Context, Device) error                   { return errNoCgo }
+func DevicePrimaryCtxSetFlagsCtx(Context, Device, uint32) error          { return errNoCgo }
+func DevicePrimaryCtxGetStateCtx(Context, Device, *uint32, *int32) error { return errNoCgo }
+func DevicePrimaryCtxResetCtx(Context, Device) error                     { return errNoCgo }
+func DeviceGetExecAffinitySupportCtx(Context, *int32, ExecAffinityType, Device) error {
+	return errNoCgo
+}
+func CtxCreateCtx(Context, uint32, Device) (Context, error) { return 0, errNoCgo }
+func CtxCreateV3Ctx(Context, *ExecAffinityParam, int32, uint32, Device) (Context, error) {
+	return 0, errNoCgo
+}
+func CtxDestroyCtx(Context, Context) error                       { return errNoCgo }
+func CtxPushCurrentCtx(Context, Context) error                   { return errNoCgo }
+func CtxPopCurrentCtx(Context) (Context, error)                  { return 0, errNoCgo }
+func CtxSetCurrentCtx(Context, Context) error                    { return errNoCgo }
+func CtxGetCurrentCtx(Context) (Context, error)                  { return 0, errNoCgo }
+func CtxGetDeviceCtx(Context) (Device, error)                    { return 0, errNoCgo }
+func CtxGetFlagsCtx(Context, *uint32) error                      { return errNoCgo }
+func CtxSynchronizeCtx(Context) error                            { return errNoCgo }
+func CtxSetLimitCtx(Context, Limit, uint64) error                { return errNoCgo }
+func CtxGetLimitCtx(Context, Limit) (uint64, error)              { return 0, errNoCgo }
+func CtxGetCacheConfigCtx(Context) (FuncCache, error)            { return 0, errNoCgo }
+func CtxSetCacheConfigCtx(Context, FuncCache) error              { return errNoCgo }
+func CtxGetSharedMemConfigCtx(Context) (Sharedconfig, error)     { return 0, errNoCgo }
+func CtxSetSharedMemConfigCtx(Context, Sharedconfig) error       { return errNoCgo }
+func CtxGetAPIVersionCtx(Context, Context, *uint32) error        { return errNoCgo }
+func CtxGetStreamPriorityRangeCtx(Context, *int32, *int32) error { return errNoCgo }
+func CtxResetPersistingL2CacheCtx(Context) error                 { return errNoCgo }
+func CtxGetExecAffinityCtx(Context, ExecAffinityType) (ExecAffinityParam, error) {
+	return ExecAffinityParam{}, errNoCgo
+}
+func CtxAttachCtx(Context, uint32) (Context, error)             { return 0, errNoCgo }
+func CtxDetachCtx(Context, Context) error                       { return errNoCgo }
+func ModuleLoadCtx(Context, string) (Module, error)             { return 0, errNoCgo }
+func ModuleLoadDataCtx(Context, unsafe.Pointer) (Module, error) { return 0, errNoCgo }
+func ModuleLoadDataExCtx(Context, unsafe.Pointer, []JITOption, []unsafe.Pointer) (Module, error) {
+	return 0, errNoCgo
+}
+func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)              { return 0, errNoCgo }
+func ModuleUnloadCtx(Context, Module) error                                       { return errNoCgo }
+func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)                  { return 0, errNoCgo }
+func ModuleGetFunctionCtx(Context, Module, string) (Function, error)              { return 0, errNoCgo }
+func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error)       { return 0, 0, errNoCgo }
+func ModuleGetTexRefCtx(Context, Module, string) (Texref, error)                  { return 0, errNoCgo }
+func ModuleGetSurfRefCtx(Context, Module, string) (Surfref, error)                { return 0, errNoCgo }
+func LinkCreateCtx(Context, uint32, *JITOption, unsafe.Pointer, *LinkState) error { return errNoCgo }
+func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, uint32, *JITOption, unsafe.Pointer) error {
+	return errNoCgo
+}
+func LinkAddFileCtx(Context, LinkState, JITInputType, string, uint32, *JITOption, unsafe.Pointer) error {
+	return errNoCgo
+}
+func LinkCompleteCtx(Context, LinkState, unsafe.Pointer, *uint64) error { return errNoCgo }
+func LinkDestroyCtx(Context, LinkState) error                           { return errNoCgo }
+func MemGetInfoCtx(Context) (uint64, uint64, error)                     { return 0, 0, errNoCgo }
+func MemAllocCtx(Context, uint64) (DevicePtr, error)                    { return 0, errNoCgo }
+func MemAllocPitchCtx(Context, uint64, uint64, uint32) (DevicePtr, uint64, error) {
+	return 0, 0, errNoCgo
+}
+func MemFreeCtx(Context, DevicePtr) error                                 { return errNoCgo }
+func MemGetAddressRangeCtx(Context, DevicePtr) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
+func MemAllocHostCtx(Context, uint64) (unsafe.Pointer, error)             { return nil, errNoCgo }
+func MemFreeHostCtx(Context, unsafe.Pointer) error                        { return errNoCgo }
+func MemHostAllocCtx(Context, uint64, uint32) (unsafe.Pointer, error)     { return nil, errNoCgo }
+func MemHostGetDevicePointerCtx(Context, unsafe.Pointer, uint32) (DevicePtr, error) {
+	return 0, errNoCgo
+}
+func MemHostGetFlagsCtx(Context, unsafe.Pointer) (uint32, error)                  { return 0, errNoCgo }
+func MemAllocManagedCtx(Context, uint64, uint32) (DevicePtr, error)               { return 0, errNoCgo }
+func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                      { return 0, errNoCgo }
+func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                        { return "", errNoCgo }
+func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
+func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
+func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                  { return errNoCgo }
+func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
+func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
+func MemHostRegisterCtx(Context, unsafe.Pointer, uint64, uint32) error            { return errNoCgo }
+func MemHostUnregisterCtx(Context, unsafe.Pointer) error                          { return errNoCgo }
+func MemcpyCtx(Context, DevicePtr, DevicePtr, uint64) error                       { return errNoCgo }
+func MemcpyPeerCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64) error { return errNoCgo }
+func MemcpyHtoDCtx(Context, DevicePtr, unsafe.Pointer, uint64) error              { return errNoCgo }
+func MemcpyDtoHCtx(Context, unsafe.Pointer, DevicePtr, uint64) error              { return errNoCgo }
+func MemcpyDtoDCtx(Context, DevicePtr, DevicePtr, uint64) error                   { return errNoCgo }
+func MemcpyDtoACtx(Context, Array, uint64, DevicePtr, uint64) error               { return errNoCgo }
+func MemcpyAtoDCtx(Context, DevicePtr, Array, uint64, uint64) error               { return errNoCgo }
+func MemcpyHtoACtx(Context, Array, uint64, unsafe.Pointer, uint64) error          { return errNoCgo }
+func MemcpyAtoHCtx(Context, unsafe.Pointer, Array, uint64, uint64) error          { return errNoCgo }
+func MemcpyAtoACtx(Context, Array, uint64, Array, uint64, uint64) error           { return errNoCgo }
+func Memcpy2DCtx(Context, *Memcpy2DParams) error                                  { return errNoCgo }
+func Memcpy2DUnalignedCtx(Context, *Memcpy2DParams) error                         { return errNoCgo }
+func Memcpy3DCtx(Context, *Memcpy3DParams) error                                  { return errNoCgo }
+func Memcpy3DPeerCtx(Context, *Memcpy3DPeerParams) error                          { return errNoCgo }
+func MemcpyAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error          { return errNoCgo }
+func MemcpyPeerAsyncCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) (err error) {
+func MemcpyHtoDAsyncCtx(Context, DevicePtr, unsafe.Pointer, uint64, Stream) error { return errNoCgo }
+func MemcpyDtoHAsyncCtx(Context, unsafe.Pointer, DevicePtr, uint64, Stream) error { return errNoCgo }
+func MemcpyDtoDAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error      { return errNoCgo }
+func MemcpyHtoAAsyncCtx(Context, Array, uint64, unsafe.Pointer, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) (err error) {
+func MemcpyAtoHAsyncCtx(Context, unsafe.Pointer, Array, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) (err error) {
+func Memcpy2DAsyncCtx(Context, *Memcpy2DParams, Stream) error                 { return errNoCgo }
+func Memcpy3DAsyncCtx(Context, *Memcpy3DParams, Stream) error                 { return errNoCgo }
+func Memcpy3DPeerAsyncCtx(Context, *Memcpy3DPeerParams, Stream) error         { return errNoCgo }
+func MemsetD8Ctx(Context, DevicePtr, uint8, uint64) error                     { return errNoCgo }
+func MemsetD16Ctx(Context, DevicePtr, uint16, uint64) error                   { return errNoCgo }
+func MemsetD32Ctx(Context, DevicePtr, uint32, uint64) error                   { return errNoCgo }
+func MemsetD2D8Ctx(Context, DevicePtr, uint64, uint8, uint64, uint64) error   { return errNoCgo }
+func MemsetD2D16Ctx(Context, DevicePtr, uint64, uint16, uint64, uint64) error { return errNoCgo }
+func MemsetD2D32Ctx(Context, DevicePtr, uint64, uint32, uint64, uint64) error { return errNoCgo }
+func MemsetD8AsyncCtx(Context, DevicePtr, uint8, uint64, Stream) error        { return errNoCgo }
+func MemsetD16AsyncCtx(Context, DevicePtr, uint16, uint64, Stream) error      { return errNoCgo }
+func MemsetD32AsyncCtx(Context, DevicePtr, uint32, uint64, Stream) error      { return errNoCgo }
+func MemsetD2D8AsyncCtx(Context, DevicePtr, uint64, uint8, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) (err error) {
+func MemsetD2D16AsyncCtx(Context, DevicePtr, uint64, uint16, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) (err error) {
+func MemsetD2D32AsyncCtx(Context, DevicePtr, uint64, uint32, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) (err error) {
+func ArrayCreateCtx(Context, *Array, *ArrayDescriptor) error                   { return errNoCgo }
+func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error             { return errNoCgo }
+func ArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, Array) error { return errNoCgo }
+func MipmappedArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, MipmappedArray) error {
 	return errNoCgo
 }
-func MemPoolDestroyCtx(ctx Context, pool MemoryPool) (err error) { return errNoCgo }
-func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) (err error) {
+func ArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, Array, Device) error {
 	return errNoCgo
 }
-func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) (err error) {
+func MipmappedArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, MipmappedArray, Device) error {
 	return errNoCgo
 }
-func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) (err error) {
+func ArrayGetPlaneCtx(Context, *Array, Array, uint32) error            { return errNoCgo }
+func ArrayDestroyCtx(Context, Array) error                             { return errNoCgo }
+func Array3DCreateCtx(Context, *Array, *Array3DDescriptor) error       { return errNoCgo }
+func Array3DGetDescriptorCtx(Context, *Array3DDescriptor, Array) error { return errNoCgo }
+func MipmappedArrayCreateCtx(Context, *MipmappedArray, *Array3DDescriptor, uint32) error {
 	return errNoCgo
 }
-func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) (err error) {
+func MipmappedArrayGetLevelCtx(Context, *Array, MipmappedArray, uint32) error { return errNoCgo }
+func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                  { return errNoCgo }
+func MemGetHandleForAddressRangeCtx(Context, unsafe.Pointer, DevicePtr, uint64, MemRangeHandleType, uint64) error {
 	return errNoCgo
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) (err error) {
+func MemAddressReserveCtx(Context, *DevicePtr, uint64, uint64, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) (err error) {
+func MemAddressFreeCtx(Context, DevicePtr, uint64) error { return errNoCgo }
+func MemCreateCtx(Context, *MemGenericAllocationHandle, uint64, *MemAllocationProp, uint64) error {
 	return errNoCgo
 }
-func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, dstDevice Device, hStream Stream) (err error) {
+func MemReleaseCtx(Context, MemGenericAllocationHandle) error { return errNoCgo }
+func MemMapCtx(Context, DevicePtr, uint64, uint64, MemGenericAllocationHandle, uint64) error {
 	return errNoCgo
 }
-func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, device Device) (err error) {
+func MemMapArrayAsyncCtx(Context, *ArrayMapInfo, uint32, Stream) error         { return errNoCgo }
+func MemUnmapCtx(Context, DevicePtr, uint64) error                             { return errNoCgo }
+func MemSetAccessCtx(Context, DevicePtr, uint64, *MemAccessDesc, uint64) error { return errNoCgo }
+func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error          { return errNoCgo }
+func MemExportToShareableHandleCtx(Context, unsafe.Pointer, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) (err error) {
+func MemImportFromShareableHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer, MemAllocationHandleType) error {
 	return errNoCgo
 }
-func MemRangeGetAttributesCtx(ctx Context, data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) (err error) {
+func MemGetAllocationGranularityCtx(Context, *uint64, *MemAllocationProp, MemAllocationGranularityFlags) error {
 	return errNoCgo
 }
-func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) (err error) {
+func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGenericAllocationHandle) error {
 	return errNoCgo
 }
-func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) (err error) {
+func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
 	return errNoCgo
 }
-func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
-	return phStream, errNoCgo
-}
-func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phStream Stream, err error) {
-	return phStream, errNoCgo
-}
-func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) (err error) { return errNoCgo }
-func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) (err error)      { return errNoCgo }
-func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error)         { return pctx, errNoCgo }
-func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) (err error) {
-	return errNoCgo
-}
-func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) (err error) {
-	return errNoCgo
-}
-func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) (err error) {
-	return errNoCgo
-}
-func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) (err error) { return errNoCgo }
-func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
-	return captureStatus, errNoCgo
-}
-func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) (err error) {
-	return errNoCgo
-}
-func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) (err error) {
-	return errNoCgo
-}
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, numDependencies uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamQueryCtx(ctx Context, hStream Stream) (err error)                  { return errNoCgo }
-func StreamSynchronizeCtx(ctx Context, hStream Stream) (err error)            { return errNoCgo }
-func StreamDestroyCtx(ctx Context, hStream Stream) (err error)                { return errNoCgo }
-func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) (err error) { return errNoCgo }
-func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) (err error) {
-	return errNoCgo
-}
-func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) (err error) {
-	return errNoCgo
-}
-func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
-	return phEvent, errNoCgo
-}
-func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) (err error) { return errNoCgo }
-func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) (err error) {
-	return errNoCgo
-}
-func EventQueryCtx(ctx Context, hEvent Event) (err error)       { return errNoCgo }
-func EventSynchronizeCtx(ctx Context, hEvent Event) (err error) { return errNoCgo }
-func EventDestroyCtx(ctx Context, hEvent Event) (err error)     { return errNoCgo }
-func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds float32, err error) {
-	return pMilliseconds, errNoCgo
-}
-func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
-	return extMem_out, errNoCgo
-}
-func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (devPtr DevicePtr, err error) {
-	return devPtr, errNoCgo
-}
-func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) (err error) {
-	return errNoCgo
-}
-func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) (err error) { return errNoCgo }
-func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
-	return extSem_out, errNoCgo
-}
-func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) (err error) {
-	return errNoCgo
-}
-func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) (err error) {
-	return errNoCgo
-}
-func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) (err error) { return errNoCgo }
-func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamBatchMemOpCtx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) (err error) {
-	return errNoCgo
-}
-func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) (err error) {
-	return errNoCgo
-}
-func FuncGetAttributeCtx(ctx Context, attrib FunctionAttribute, hfunc Function) (pi int32, err error) {
-	return pi, errNoCgo
-}
-func FuncSetAttributeCtx(ctx Context, hfunc Function, attrib FunctionAttribute, value int32) (err error) {
-	return errNoCgo
-}
-func FuncSetCacheConfigCtx(ctx Context, hfunc Function, config FuncCache) (err error) {
-	return errNoCgo
-}
-func FuncSetSharedMemConfigCtx(ctx Context, hfunc Function, config Sharedconfig) (err error) {
-	return errNoCgo
-}
-func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) { return hmod, errNoCgo }
-func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) (err error) {
-	return errNoCgo
-}
-func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) (err error) {
-	return errNoCgo
-}
-func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) (err error) {
-	return errNoCgo
-}
-func FuncSetSharedSizeCtx(ctx Context, hfunc Function, bytes uint32) (err error) { return errNoCgo }
-func ParamSetSizeCtx(ctx Context, hfunc Function, numbytes uint32) (err error)   { return errNoCgo }
-func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) (err error) {
-	return errNoCgo
-}
-func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) (err error) {
-	return errNoCgo
-}
-func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) (err error) {
-	return errNoCgo
-}
-func LaunchCtx(ctx Context, f Function) (err error) { return errNoCgo }
-func LaunchGridCtx(ctx Context, f Function, grid_width int32, grid_height int32) (err error) {
-	return errNoCgo
-}
-func LaunchGridAsyncCtx(ctx Context, f Function, grid_width int32, grid_height int32, hStream Stream) (err error) {
-	return errNoCgo
-}
-func ParamSetTexRefCtx(ctx Context, hfunc Function, texunit int32, hTexRef Texref) (err error) {
-	return errNoCgo
-}
-func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) { return phGraph, errNoCgo }
-func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) (err error) {
-	return errNoCgo
-}
-func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) (err error) {
-	return errNoCgo
-}
-func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) (err error) {
-	return errNoCgo
-}
-func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) (err error) {
-	return errNoCgo
-}
-func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) (err error) {
-	return errNoCgo
-}
-func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) (err error) {
+func MemFreeAsyncCtx(Context, DevicePtr, Stream) error           { return errNoCgo }
+func MemAllocAsyncCtx(Context, *DevicePtr, uint64, Stream) error { return errNoCgo }
+func MemPoolTrimToCtx(Context, MemoryPool, uint64) error         { return errNoCgo }
+func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointer) error {
 	return errNoCgo
 }
-func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) (err error) {
-	return errNoCgo
-}
-func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) (err error) {
-	return errNoCgo
-}
-func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) (err error) {
-	return errNoCgo
-}
-func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) (err error) {
+func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointer) error {
 	return errNoCgo
 }
-func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) (err error) {
+func MemPoolSetAccessCtx(Context, MemoryPool, *MemAccessDesc, uint64) error          { return errNoCgo }
+func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error   { return errNoCgo }
+func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                     { return errNoCgo }
+func MemPoolDestroyCtx(Context, MemoryPool) error                                    { return errNoCgo }
+func MemAllocFromPoolAsyncCtx(Context, *DevicePtr, uint64, MemoryPool, Stream) error { return errNoCgo }
+func MemPoolExportToShareableHandleCtx(Context, unsafe.Pointer, MemoryPool, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) (err error) {
-	return errNoCgo
-}
-func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) (err error) {
+func MemPoolImportFromShareableHandleCtx(Context, *MemoryPool, unsafe.Pointer, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) (err error) {
+func MemPoolExportPointerCtx(Context, *MemPoolPtrExportData, DevicePtr) error { return errNoCgo }
+func MemPoolImportPointerCtx(Context, *DevicePtr, MemoryPool, *MemPoolPtrExportData) error {
 	return errNoCgo
 }
-func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) (err error) {
+func PointerGetAttributeCtx(Context, unsafe.Pointer, PointerAttribute, DevicePtr) error {
 	return errNoCgo
-}
-func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
 }
-func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) (err error) {
+func MemPrefetchAsyncCtx(Context, DevicePtr, uint64, Device, Stream) error { return errNoCgo }
+func MemAdviseCtx(Context, DevicePtr, uint64, MemAdvice, Device) error     { return errNoCgo }
+func MemRangeGetAttributeCtx(Context, unsafe.Pointer, uint64, MemRangeAttribute, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) (err error) {
+func MemRangeGetAttributesCtx(Context, unsafe.Pointer, *uint64, *MemRangeAttribute, uint64, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) (err error) {
+func PointerSetAttributeCtx(Context, unsafe.Pointer, PointerAttribute, DevicePtr) error {
 	return errNoCgo
 }
-func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) (err error) {
+func PointerGetAttributesCtx(Context, uint32, *PointerAttribute, unsafe.Pointer, DevicePtr) error {
 	return errNoCgo
 }
-func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) (err error) {
+func StreamCreateCtx(Context, StreamFlags) (Stream, error)               { return 0, errNoCgo }
+func StreamCreateWithPriorityCtx(Context, uint32, int32) (Stream, error) { return 0, errNoCgo }
+func StreamGetPriorityCtx(Context, Stream, *int32) error                 { return errNoCgo }
+func StreamGetFlagsCtx(Context, Stream, *uint32) error                   { return errNoCgo }
+func StreamGetCtxCtx(Context, Stream) (Context, error)                   { return 0, errNoCgo }
+func StreamWaitEventCtx(Context, Stream, Event, EventWaitFlags) error    { return errNoCgo }
+func StreamAddCallbackCtx(Context, Stream, StreamCallback, unsafe.Pointer, uint32) error {
 	return errNoCgo
-}
-func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
 }
-func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) (err error) {
+func StreamBeginCaptureCtx(Context, Stream, StreamCaptureMode) error               { return errNoCgo }
+func ThreadExchangeStreamCaptureModeCtx(Context, *StreamCaptureMode) error         { return errNoCgo }
+func StreamEndCaptureCtx(Context, Stream, *Graph) error                            { return errNoCgo }
+func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)            { return 0, errNoCgo }
+func StreamGetCaptureInfoCtx(Context, Stream, *StreamCaptureStatus, *uint64) error { return errNoCgo }
+func StreamGetCaptureInfoV2Ctx(Context, Stream, *StreamCaptureStatus, *uint64, *Graph, **GraphNode, *uint64) error {
 	return errNoCgo
 }
-func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
-	return phGraphNode, errNoCgo
-}
-func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) (err error) {
+func StreamUpdateCaptureDependenciesCtx(Context, Stream, *GraphNode, uint64, uint32) error {
 	return errNoCgo
 }
-func DeviceGraphMemTrimCtx(ctx Context, device Device) (err error) { return errNoCgo }
-func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) (err error) {
+func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
+func StreamQueryCtx(Context, Stream) error                                     { return errNoCgo }
+func StreamSynchronizeCtx(Context, Stream) error                               { return errNoCgo }
+func StreamDestroyCtx(Context, Stream) error                                   { return errNoCgo }
+func StreamCopyAttributesCtx(Context, Stream, Stream) error                    { return errNoCgo }
+func StreamGetAttributeCtx(Context, Stream, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
 }
-func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) (err error) {
+func StreamSetAttributeCtx(Context, Stream, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
-}
-func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
-	return phGraphClone, errNoCgo
-}
-func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph Graph) (phNode GraphNode, err error) {
-	return phNode, errNoCgo
 }
-func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) (err error) {
-	return errNoCgo
+func EventCreateCtx(Context, EventFlags) (Event, error)                      { return 0, errNoCgo }
+func EventRecordCtx(Context, Event, Stream) error                            { return errNoCgo }
+func EventRecordWithFlagsCtx(Context, Event, Stream, EventRecordFlags) error { return errNoCgo }
+func EventQueryCtx(Context, Event) error                                     { return errNoCgo }
+func EventSynchronizeCtx(Context, Event) error                               { return errNoCgo }
+func EventDestroyCtx(Context, Event) error                                   { return errNoCgo }
+func EventElapsedTimeCtx(Context, Event, Event) (float32, error)             { return 0, errNoCgo }
+func ImportExternalMemoryCtx(Context, *ExternalMemoryHandleDesc) (ExternalMemory, error) {
+	return 0, errNoCgo
 }
-func GraphGetNodesCtx(ctx Context, hGraph Graph, nodes *GraphNode, numNodes *uint64) (err error) {
-	return errNoCgo
+func ExternalMemoryGetMappedBufferCtx(Context, ExternalMemory, *ExternalMemoryBufferDesc) (DevicePtr, error) {
+	return 0, errNoCgo
 }
-func GraphGetRootNodesCtx(ctx Context, hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) (err error) {
+func ExternalMemoryGetMappedMipmappedArrayCtx(Context, *MipmappedArray, ExternalMemory, *ExternalMemoryMipmappedArrayDesc) error {
 	return errNoCgo
 }
-func GraphGetEdgesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numEdges *uint64) (err error) {
-	return errNoCgo
+func DestroyExternalMemoryCtx(Context, ExternalMemory) error { return errNoCgo }
+func ImportExternalSemaphoreCtx(Context, *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
+	return 0, errNoCgo
 }
-func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode, dependencies *GraphNode, numDependencies *uint64) (err error) {
+func SignalExternalSemaphoresAsyncCtx(Context, *ExternalSemaphore, *ExternalSemaphoreSignalParams, uint32, Stream) error {
 	return errNoCgo
 }
-func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode, dependentNodes *GraphNode, numDependentNodes *uint64) (err error) {
+func WaitExternalSemaphoresAsyncCtx(Context, *ExternalSemaphore, *ExternalSemaphoreWaitParams, uint32, Stream) error {
 	return errNoCgo
 }
-func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) (err error) {
+func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error           { return errNoCgo }
+func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error  { return errNoCgo }
+func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error  { return errNoCgo }
+func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error { return errNoCgo }
+func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
+func StreamBatchMemOpCtx(Context, Stream, uint32, *StreamBatchMemOpParams, uint32) error {
 	return errNoCgo
 }
-func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) (err error) {
+func StreamWaitValue32V2Ctx(Context, Stream, DevicePtr, uint32, uint32) error  { return errNoCgo }
+func StreamWaitValue64V2Ctx(Context, Stream, DevicePtr, uint64, uint32) error  { return errNoCgo }
+func StreamWriteValue32V2Ctx(Context, Stream, DevicePtr, uint32, uint32) error { return errNoCgo }
+func StreamWriteValue64V2Ctx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
+func StreamBatchMemOpV2Ctx(Context, Stream, uint32, *StreamBatchMemOpParams, uint32) error {
 	return errNoCgo
-}
-func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) (err error) { return errNoCgo }
-func GraphInstantiateCtx(ctx Context, hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (phGraphExec GraphExec, err error) {
-	return phGraphExec, errNoCgo
-}
-func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
-	return phGraphExec, errNoCgo
 }
-func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) (err error) {
+func FuncGetAttributeCtx(Context, FunctionAttribute, Function) (int32, error) { return 0, errNoCgo }
+func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error   { return errNoCgo }
+func FuncSetCacheConfigCtx(Context, Function, FuncCache) error                { return errNoCgo }
+func FuncSetSharedMemConfigCtx(Context, Function, Sharedconfig) error         { return errNoCgo }
+func FuncGetModuleCtx(Context, Function) (Module, error)                      { return 0, errNoCgo }
+func LaunchKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, unsafe.Pointer, unsafe.Pointer) error {
 	return errNoCgo
 }
-func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (err error) {
+func LaunchKernelExCtx(Context, *LaunchConfig, Function, unsafe.Pointer, unsafe.Pointer) error {
 	return errNoCgo
 }
-func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (err error) {
+func LaunchCooperativeKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, unsafe.Pointer) error {
 	return errNoCgo
 }
-func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) (err error) {
+func LaunchCooperativeKernelMultiDeviceCtx(Context, *LaunchParams, uint32, uint32) error {
 	return errNoCgo
 }
-func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) (err error) {
-	return errNoCgo
+func LaunchHostFuncCtx(Context, Stream, HostFn, unsafe.Pointer) error     { return errNoCgo }
+func FuncSetBlockShapeCtx(Context, Function, int32, int32, int32) error   { return errNoCgo }
+func FuncSetSharedSizeCtx(Context, Function, uint32) error                { return errNoCgo }
+func ParamSetSizeCtx(Context, Function, uint32) error                     { return errNoCgo }
+func ParamSetiCtx(Context, Function, int32, uint32) error                 { return errNoCgo }
+func ParamSetfCtx(Context, Function, int32, float32) error                { return errNoCgo }
+func ParamSetvCtx(Context, Function, int32, unsafe.Pointer, uint32) error { return errNoCgo }
+func LaunchCtx(Context, Function) error                                   { return errNoCgo }
+func LaunchGridCtx(Context, Function, int32, int32) error                 { return errNoCgo }
+func LaunchGridAsyncCtx(Context, Function, int32, int32, Stream) error    { return errNoCgo }
+func ParamSetTexRefCtx(Context, Function, int32, Texref) error            { return errNoCgo }
+func GraphCreateCtx(Context, uint32) (Graph, error)                       { return 0, errNoCgo }
+func GraphAddKernelNodeCtx(Context, Graph, []GraphNode, *KernelNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphExecEventRecordNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) (err error) {
-	return errNoCgo
+func GraphKernelNodeGetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
+func GraphKernelNodeSetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
+func GraphAddMemcpyNodeCtx(Context, Graph, *GraphNode, uint64, *Memcpy3DParams, Context) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) (err error) {
-	return errNoCgo
+func GraphMemcpyNodeGetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
+func GraphMemcpyNodeSetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
+func GraphAddMemsetNodeCtx(Context, Graph, *GraphNode, uint64, *MemsetNodeParams, Context) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) (err error) {
-	return errNoCgo
+func GraphMemsetNodeGetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
+func GraphMemsetNodeSetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
+func GraphAddHostNodeCtx(Context, Graph, *GraphNode, uint64, *HostNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) (err error) {
-	return errNoCgo
+func GraphHostNodeGetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
+func GraphHostNodeSetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
+func GraphAddChildGraphNodeCtx(Context, Graph, *GraphNode, uint64, Graph) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) (err error) {
-	return errNoCgo
+func GraphChildGraphNodeGetGraphCtx(Context, GraphNode, *Graph) error            { return errNoCgo }
+func GraphAddEmptyNodeCtx(Context, Graph, *GraphNode, uint64) (GraphNode, error) { return 0, errNoCgo }
+func GraphAddEventRecordNodeCtx(Context, Graph, *GraphNode, uint64, Event) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) (err error) {
-	return errNoCgo
+func GraphEventRecordNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
+func GraphEventRecordNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
+func GraphAddEventWaitNodeCtx(Context, Graph, *GraphNode, uint64, Event) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) (err error) { return errNoCgo }
-func GraphLaunchCtx(ctx Context, hGraphExec GraphExec, hStream Stream) (err error) { return errNoCgo }
-func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) (err error)            { return errNoCgo }
-func GraphDestroyCtx(ctx Context, hGraph Graph) (err error)                        { return errNoCgo }
-func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) (err error) {
-	return errNoCgo
+func GraphEventWaitNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
+func GraphEventWaitNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
+func GraphAddExternalSemaphoresSignalNodeCtx(Context, Graph, *GraphNode, uint64, *ExtSemSignalNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) (err error) {
+func GraphExternalSemaphoresSignalNodeGetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
 	return errNoCgo
 }
-func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) (err error) {
+func GraphExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
 	return errNoCgo
 }
-func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) (err error) {
-	return errNoCgo
+func GraphAddExternalSemaphoresWaitNodeCtx(Context, Graph, *GraphNode, uint64, *ExtSemWaitNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) (err error) {
+func GraphExternalSemaphoresWaitNodeGetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
 }
-func UserObjectCreateCtx(ctx Context, object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (err error) {
+func GraphExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
 }
-func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) (err error)  { return errNoCgo }
-func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) (err error) { return errNoCgo }
-func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) (err error) {
-	return errNoCgo
+func GraphAddBatchMemOpNodeCtx(Context, Graph, *GraphNode, uint64, *BatchMemOpNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) (err error) {
+func GraphBatchMemOpNodeGetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) error {
 	return errNoCgo
-}
-func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
-	return numBlocks, errNoCgo
-}
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
-	return numBlocks, errNoCgo
-}
-func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	return minGridSize, blockSize, errNoCgo
-}
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	return minGridSize, blockSize, errNoCgo
-}
-func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
-	return dynamicSmemSize, errNoCgo
 }
-func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
-	return clusterSize, errNoCgo
-}
-func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
-	return numClusters, errNoCgo
-}
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) (err error) {
+func GraphBatchMemOpNodeSetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) error {
 	return errNoCgo
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) (err error) {
+func GraphExecBatchMemOpNodeSetParamsCtx(Context, GraphExec, GraphNode, *BatchMemOpNodeParams) error {
 	return errNoCgo
 }
-func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
-	return byteOffset, errNoCgo
+func GraphAddMemAllocNodeCtx(Context, Graph, *GraphNode, uint64, *MemAllocNodeParams) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func TexRefSetAddress2DCtx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) (err error) {
-	return errNoCgo
+func GraphMemAllocNodeGetParamsCtx(Context, GraphNode, *MemAllocNodeParams) error { return errNoCgo }
+func GraphAddMemFreeNodeCtx(Context, Graph, *GraphNode, uint64, DevicePtr) (GraphNode, error) {
+	return 0, errNoCgo
 }
-func TexRefSetFormatCtx(ctx Context, hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) (err error) {
+func GraphMemFreeNodeGetParamsCtx(Context, GraphNode, *DevicePtr) error { return errNoCgo }
+func DeviceGraphMemTrimCtx(Context, Device) error                       { return errNoCgo }
+func DeviceGetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, unsafe.Pointer) error {
 	return errNoCgo
 }
-func TexRefSetAddressModeCtx(ctx Context, hTexRef Texref, dim int32, am AddressMode) (err error) {
+func DeviceSetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, unsafe.Pointer) error {
 	return errNoCgo
 }
-func TexRefSetFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) (err error) { return errNoCgo }
-func TexRefSetMipmapFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) (err error) {
+func GraphCloneCtx(Context, Graph) (Graph, error)                                  { return 0, errNoCgo }
+func GraphNodeFindInCloneCtx(Context, GraphNode, Graph) (GraphNode, error)         { return 0, errNoCgo }
+func GraphNodeGetTypeCtx(Context, GraphNode, *GraphNodeType) error                 { return errNoCgo }
+func GraphGetNodesCtx(Context, Graph, *GraphNode, *uint64) error                   { return errNoCgo }
+func GraphGetRootNodesCtx(Context, Graph, *GraphNode, *uint64) error               { return errNoCgo }
+func GraphGetEdgesCtx(Context, Graph, *GraphNode, *GraphNode, *uint64) error       { return errNoCgo }
+func GraphNodeGetDependenciesCtx(Context, GraphNode, *GraphNode, *uint64) error    { return errNoCgo }
+func GraphNodeGetDependentNodesCtx(Context, GraphNode, *GraphNode, *uint64) error  { return errNoCgo }
+func GraphAddDependenciesCtx(Context, Graph, *GraphNode, *GraphNode, uint64) error { return errNoCgo }
+func GraphRemoveDependenciesCtx(Context, Graph, *GraphNode, *GraphNode, uint64) error {
 	return errNoCgo
 }
-func TexRefSetMipmapLevelBiasCtx(ctx Context, hTexRef Texref, bias float32) (err error) {
-	return errNoCgo
+func GraphDestroyNodeCtx(Context, GraphNode) error { return errNoCgo }
+func GraphInstantiateCtx(Context, Graph, *GraphNode, *byte, uint64) (GraphExec, error) {
+	return 0, errNoCgo
 }
-func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) (err error) {
+func GraphInstantiateWithFlagsCtx(Context, Graph, uint64) (GraphExec, error) { return 0, errNoCgo }
+func GraphExecKernelNodeSetParamsCtx(Context, GraphExec, GraphNode, *KernelNodeParams) error {
 	return errNoCgo
 }
-func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) (err error) {
+func GraphExecMemcpyNodeSetParamsCtx(Context, GraphExec, GraphNode, *Memcpy3DParams, Context) error {
 	return errNoCgo
 }
-func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) (err error) {
+func GraphExecMemsetNodeSetParamsCtx(Context, GraphExec, GraphNode, *MemsetNodeParams, Context) error {
 	return errNoCgo
-}
-func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) (err error) { return errNoCgo }
-func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
-	return pdptr, errNoCgo
 }
-func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) (err error) { return errNoCgo }
-func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) (err error) {
+func GraphExecHostNodeSetParamsCtx(Context, GraphExec, GraphNode, *HostNodeParams) error {
 	return errNoCgo
-}
-func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
-	return pam, errNoCgo
-}
-func TexRefGetFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	return pfm, errNoCgo
-}
-func TexRefGetFormatCtx(ctx Context, hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, err error) {
-	return pFormat, pNumChannels, errNoCgo
-}
-func TexRefGetMipmapFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	return pfm, errNoCgo
-}
-func TexRefGetMipmapLevelBiasCtx(ctx Context, hTexRef Texref) (pbias float32, err error) {
-	return pbias, errNoCgo
 }
-func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelClamp float32, pmaxMipmapLevelClamp float32, err error) {
-	return pminMipmapLevelClamp, pmaxMipmapLevelClamp, errNoCgo
-}
-func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
-	return pmaxAniso, errNoCgo
-}
-func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) (err error) {
+func GraphExecChildGraphNodeSetParamsCtx(Context, GraphExec, GraphNode, Graph) error { return errNoCgo }
+func GraphExecEventRecordNodeSetEventCtx(Context, GraphExec, GraphNode, Event) error { return errNoCgo }
+func GraphExecEventWaitNodeSetEventCtx(Context, GraphExec, GraphNode, Event) error   { return errNoCgo }
+func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphExec, GraphNode, *ExtSemSignalNodeParams) error {
 	return errNoCgo
 }
-func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
-	return pFlags, errNoCgo
-}
-func TexRefCreateCtx(ctx Context) (pTexRef Texref, err error)  { return pTexRef, errNoCgo }
-func TexRefDestroyCtx(ctx Context, hTexRef Texref) (err error) { return errNoCgo }
-func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) (err error) {
+func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphExec, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
 }
-func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) (err error) { return errNoCgo }
-func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (err error) {
+func GraphNodeSetEnabledCtx(Context, GraphExec, GraphNode, uint32) error  { return errNoCgo }
+func GraphNodeGetEnabledCtx(Context, GraphExec, GraphNode, *uint32) error { return errNoCgo }
+func GraphUploadCtx(Context, GraphExec, Stream) error                     { return errNoCgo }
+func GraphLaunchCtx(Context, GraphExec, Stream) error                     { return errNoCgo }
+func GraphExecDestroyCtx(Context, GraphExec) error                        { return errNoCgo }
+func GraphDestroyCtx(Context, Graph) error                                { return errNoCgo }
+func GraphExecUpdateCtx(Context, GraphExec, Graph, *GraphNode, *GraphExecUpdateResult) error {
 	return errNoCgo
 }
-func TexObjectDestroyCtx(ctx Context, texObject TexObject) (err error) { return errNoCgo }
-func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) (err error) {
+func GraphKernelNodeCopyAttributesCtx(Context, GraphNode, GraphNode) error { return errNoCgo }
+func GraphKernelNodeGetAttributeCtx(Context, GraphNode, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
 }
-func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) (err error) {
+func GraphKernelNodeSetAttributeCtx(Context, GraphNode, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
 }
-func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) (err error) {
+func GraphDebugDotPrintCtx(Context, Graph, string, uint32) error { return errNoCgo }
+func UserObjectCreateCtx(Context, *UserObject, unsafe.Pointer, HostFn, uint32, uint32) error {
 	return errNoCgo
 }
-func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) (err error) {
-	return errNoCgo
+func UserObjectRetainCtx(Context, UserObject, uint32) error                     { return errNoCgo }
+func UserObjectReleaseCtx(Context, UserObject, uint32) error                    { return errNoCgo }
+func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, uint32) error { return errNoCgo }
+func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error        { return errNoCgo }
+func OccupancyMaxActiveBlocksPerMultiprocessorCtx(Context, Function, int32, uint64) (int32, error) {
+	return 0, errNoCgo
 }
-func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) (err error) { return errNoCgo }
-func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) (err error) {
-	return errNoCgo
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(Context, Function, int32, uint64, uint32) (int32, error) {
+	return 0, errNoCgo
 }
-func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
-	return canAccessPeer, errNoCgo
+func OccupancyMaxPotentialBlockSizeCtx(Context, Function, OccupancyB2DSize, uint64, int32) (int32, int32, error) {
+	return 0, 0, errNoCgo
 }
-func CtxEnablePeerAccessCtx(ctx Context, peerContext Context, flags uint32) (err error) {
-	return errNoCgo
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(Context, Function, OccupancyB2DSize, uint64, int32, uint32) (int32, int32, error) {
+	return 0, 0, errNoCgo
 }
-func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) (err error) { return errNoCgo }
-func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
-	return value, errNoCgo
+func OccupancyAvailableDynamicSMemPerBlockCtx(Context, Function, int32, int32) (uint64, error) {
+	return 0, errNoCgo
 }
-func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) (err error) {
-	return errNoCgo
+func OccupancyMaxPotentialClusterSizeCtx(Context, Function, *LaunchConfig) (int32, error) {
+	return 0, errNoCgo
 }
-func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) (err error) {
-	return errNoCgo
+func OccupancyMaxActiveClustersCtx(Context, Function, *LaunchConfig) (int32, error) {
+	return 0, errNoCgo
 }
-func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) (err error) {
+func TexRefSetArrayCtx(Context, Texref, Array, uint32) error                   { return errNoCgo }
+func TexRefSetMipmappedArrayCtx(Context, Texref, MipmappedArray, uint32) error { return errNoCgo }
+func TexRefSetAddressCtx(Context, Texref, DevicePtr, uint64) (uint64, error)   { return 0, errNoCgo }
+func TexRefSetAddress2DCtx(Context, Texref, *ArrayDescriptor, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
-	return pDevPtr, pSize, errNoCgo
-}
-func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) (err error) {
+func TexRefSetFormatCtx(Context, Texref, ArrayFormat, int32) error           { return errNoCgo }
+func TexRefSetAddressModeCtx(Context, Texref, int32, AddressMode) error      { return errNoCgo }
+func TexRefSetFilterModeCtx(Context, Texref, FilterMode) error               { return errNoCgo }
+func TexRefSetMipmapFilterModeCtx(Context, Texref, FilterMode) error         { return errNoCgo }
+func TexRefSetMipmapLevelBiasCtx(Context, Texref, float32) error             { return errNoCgo }
+func TexRefSetMipmapLevelClampCtx(Context, Texref, float32, float32) error   { return errNoCgo }
+func TexRefSetMaxAnisotropyCtx(Context, Texref, uint32) error                { return errNoCgo }
+func TexRefSetBorderColorCtx(Context, Texref, *float32) error                { return errNoCgo }
+func TexRefSetFlagsCtx(Context, Texref, uint32) error                        { return errNoCgo }
+func TexRefGetAddressCtx(Context, Texref) (DevicePtr, error)                 { return 0, errNoCgo }
+func TexRefGetArrayCtx(Context, *Array, Texref) error                        { return errNoCgo }
+func TexRefGetMipmappedArrayCtx(Context, *MipmappedArray, Texref) error      { return errNoCgo }
+func TexRefGetAddressModeCtx(Context, Texref, int32) (AddressMode, error)    { return 0, errNoCgo }
+func TexRefGetFilterModeCtx(Context, Texref) (FilterMode, error)             { return 0, errNoCgo }
+func TexRefGetFormatCtx(Context, Texref) (ArrayFormat, int32, error)         { return 0, 0, errNoCgo }
+func TexRefGetMipmapFilterModeCtx(Context, Texref) (FilterMode, error)       { return 0, errNoCgo }
+func TexRefGetMipmapLevelBiasCtx(Context, Texref) (float32, error)           { return 0, errNoCgo }
+func TexRefGetMipmapLevelClampCtx(Context, Texref) (float32, float32, error) { return 0, 0, errNoCgo }
+func TexRefGetMaxAnisotropyCtx(Context, Texref) (int32, error)               { return 0, errNoCgo }
+func TexRefGetBorderColorCtx(Context, *float32, Texref) error                { return errNoCgo }
+func TexRefGetFlagsCtx(Context, Texref) (uint32, error)                      { return 0, errNoCgo }
+func TexRefCreateCtx(Context) (Texref, error)                                { return 0, errNoCgo }
+func TexRefDestroyCtx(Context, Texref) error                                 { return errNoCgo }
+func SurfRefSetArrayCtx(Context, Surfref, Array, uint32) error               { return errNoCgo }
+func SurfRefGetArrayCtx(Context, *Array, Surfref) error                      { return errNoCgo }
+func TexObjectCreateCtx(Context, *TexObject, *ResourceDesc, *TextureDesc, *ResourceViewDesc) error {
 	return errNoCgo
 }
-func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) (err error) {
-	return errNoCgo
+func TexObjectDestroyCtx(Context, TexObject) error                                { return errNoCgo }
+func TexObjectGetResourceDescCtx(Context, *ResourceDesc, TexObject) error         { return errNoCgo }
+func TexObjectGetTextureDescCtx(Context, *TextureDesc, TexObject) error           { return errNoCgo }
+func TexObjectGetResourceViewDescCtx(Context, *ResourceViewDesc, TexObject) error { return errNoCgo }
+func SurfObjectCreateCtx(Context, *SurfObject, *ResourceDesc) error               { return errNoCgo }
+func SurfObjectDestroyCtx(Context, SurfObject) error                              { return errNoCgo }
+func SurfObjectGetResourceDescCtx(Context, *ResourceDesc, SurfObject) error       { return errNoCgo }
+func DeviceCanAccessPeerCtx(Context, Device, Device) (int32, error)               { return 0, errNoCgo }
+func CtxEnablePeerAccessCtx(Context, Context, uint32) error                       { return errNoCgo }
+func CtxDisablePeerAccessCtx(Context, Context) error                              { return errNoCgo }
+func DeviceGetP2PAttributeCtx(Context, DeviceP2PAttribute, Device, Device) (int32, error) {
+	return 0, errNoCgo
 }
-func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) (err error) {
+func GraphicsUnregisterResourceCtx(Context, GraphicsResource) error { return errNoCgo }
+func GraphicsSubResourceGetMappedArrayCtx(Context, *Array, GraphicsResource, uint32, uint32) error {
 	return errNoCgo
 }
-func GetProcAddressCtx(ctx Context, symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64) (err error) {
+func GraphicsResourceGetMappedMipmappedArrayCtx(Context, *MipmappedArray, GraphicsResource) error {
 	return errNoCgo
 }
-func GetExportTableCtx(ctx Context, ppExportTable unsafe.Pointer, pExportTableId *UUID) (err error) {
-	return errNoCgo
+func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, uint64, error) {
+	return 0, 0, errNoCgo
 }
+func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error     { return errNoCgo }
+func GraphicsMapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error   { return errNoCgo }
+func GraphicsUnmapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error { return errNoCgo }
+func GetProcAddressCtx(Context, string, unsafe.Pointer, int32, uint64) error     { return errNoCgo }
+func GetExportTableCtx(Context, unsafe.Pointer, *UUID) error                     { return errNoCgo }

@@ -28,16 +28,10 @@ var HeaderSHA256 = map[string]string{
 	"cudaTypedefs.h": "da2352ecb06115c252394c9ba72472d1dc525569d30f9c83e2da300fce788f2f",
 }
 
-// DeviceptrV2 is CUdeviceptr_v2.
-type DeviceptrV2 uint64
-
-// DevicePtr is CUdeviceptr: CUDA device pointer.
+// DevicePtr is CUdeviceptr (also CUdeviceptr_v2).
 type DevicePtr uint64
 
-// DeviceV1 is CUdevice_v1: CUDA device.
-type DeviceV1 int32
-
-// Device is CUdevice: CUDA device.
+// Device is CUdevice (also CUdevice_v1): CUDA device.
 type Device int32
 
 // Context is CUcontext: A regular context handle.
@@ -76,16 +70,10 @@ type Stream uintptr
 // GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
 type GraphicsResource uintptr
 
-// TexObjectV1 is CUtexObject_v1: An opaque value that represents a CUDA texture object.
-type TexObjectV1 uint64
-
-// TexObject is CUtexObject: An opaque value that represents a CUDA texture object.
+// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
 type TexObject uint64
 
-// SurfObjectV1 is CUsurfObject_v1: An opaque value that represents a CUDA surface object.
-type SurfObjectV1 uint64
-
-// SurfObject is CUsurfObject: An opaque value that represents a CUDA surface object.
+// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
 type SurfObject uint64
 
 // ExternalMemory is CUexternalMemory: CUDA external memory.
@@ -108,9 +96,6 @@ type MemoryPool uintptr
 
 // UserObject is CUuserObject: CUDA user object for graphs.
 type UserObject uintptr
-
-// GraphConditionalHandle is CUgraphConditionalHandle: CUDA graph conditional handle.
-type GraphConditionalHandle uint64
 
 // GraphDeviceNode is CUgraphDeviceNode: CUDA graph device node handle.
 type GraphDeviceNode uintptr
@@ -1711,7 +1696,7 @@ func (v GraphConditionalNodeType) String() string {
 
 // ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 type ConditionalNodeParams struct {
-	Handle      GraphConditionalHandle
+	Handle      uint64
 	Type        GraphConditionalNodeType
 	Size        uint32
 	PhGraph_out *Graph
@@ -3076,10 +3061,7 @@ type ExtSemWaitNodeParamsV2 struct {
 	NumExtSems  uint32
 }
 
-// MemGenericAllocationHandleV1 is CUmemGenericAllocationHandle_v1.
-type MemGenericAllocationHandleV1 uint64
-
-// MemGenericAllocationHandle is CUmemGenericAllocationHandle.
+// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
 type MemGenericAllocationHandle uint64
 
 // MemAllocationHandleType is CUmemAllocationHandleType.
@@ -6163,7 +6145,7 @@ func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *G
 }
 
 // GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate (ABI version 12030; GraphConditionalHandleCreateCtx makes a context current first): Create a conditional handle
-func GraphConditionalHandleCreate(pHandle_out *GraphConditionalHandle, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
+func GraphConditionalHandleCreate(pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
 	return GraphConditionalHandleCreateCtx(0, pHandle_out, hGraph, ctxArg, defaultLaunchValue, flags)
 }
 
