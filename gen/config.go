@@ -164,9 +164,6 @@ func (c *Config) goName(ws []string) string {
 	return b.String()
 }
 
-// camel turns SNAKE_CASE into MixedCaps, keeping initialisms.
-func (c *Config) camel(s string) string { return c.goName(words(s)) }
-
 // funcGoName: cuEventCreate → EventCreate, cuIpcGetEventHandle →
 // IPCGetEventHandle, cuCtxCreate_v3 → CtxCreateV3.
 func (c *Config) funcGoName(name string) string {

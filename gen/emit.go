@@ -244,8 +244,12 @@ func testFileName(version string) string {
 // LayoutDir holds the layout check, relative to the output directory.
 const LayoutDir = "internal/layout"
 
-func cgoFileName(version string) string   { return strings.TrimSuffix(fileName(version), ".go") + "_cgo.go" }
-func noCgoFileName(version string) string { return strings.TrimSuffix(fileName(version), ".go") + "_nocgo.go" }
+func cgoFileName(version string) string {
+	return strings.TrimSuffix(fileName(version), ".go") + "_cgo.go"
+}
+func noCgoFileName(version string) string {
+	return strings.TrimSuffix(fileName(version), ".go") + "_nocgo.go"
+}
 func layoutFileName(version, suffix string) string {
 	return LayoutDir + "/zlayout_cuda" + strings.ReplaceAll(version, ".", "_") + suffix + ".go"
 }

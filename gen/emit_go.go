@@ -54,13 +54,6 @@ func oneLine(s string) string {
 	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
 }
 
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
-}
-
 // Pure renders the version's file that needs no cgo.
 func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g := &goFile{}
@@ -317,7 +310,7 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		} else {
 			g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
 		}
-		g.p("fn, err := procs[%d].enter(ctx)", f.Index)
+		g.p("fn, err := procs[%d].enter()", f.Index)
 		if chk := lengthChecks(f); chk != "" {
 			g.b.WriteString(chk)
 		}

@@ -219,21 +219,6 @@ func flagString(v uint64, t []enumName) string {
 	return strings.Join(parts, "|")
 }
 
-// cString is the text of a NUL-terminated byte buffer.
-func cString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
-
-// lengthError says that slices sharing a C count differ in length.
-func lengthError(fn, a, b string, la, lb int) error {
-	return fmt.Errorf("cuda: %s: %s and %s must have the same length (they share one count), got %d and %d; pass equally long slices", fn, a, b, la, lb)
-}
-
 // NoCgoError is returned by every call in a program built without cgo.
 type NoCgoError struct{}
 

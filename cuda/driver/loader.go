@@ -77,31 +77,10 @@ type proc struct {
 	version int    // at this ABI version
 	flags   int    // with these cuGetProcAddress flags
 
-	addrV atomic.Uintptr
+	addrV atomic.Uintptr // resolved
+	ready atomic.Uintptr // resolved, and the context functions handed to C
 	mu    sync.Mutex
 	err   error
-}
-
-// enter returns the entry point, resolving it on first use, and makes sure
-// the C side can make ctx current (unless ctx is 0). On error it returns 0,
-// which the trampolines refuse to call. The fast path inlines.
-func (p *proc) enter(ctx Context) (uintptr, error) {
-	a := p.addrV.Load()
-	if a == 0 || (ctx != 0 && !ctxOnce.Load()) {
-		return p.enterSlow(ctx)
-	}
-	return a, nil
-}
-
-func (p *proc) enterSlow(ctx Context) (uintptr, error) {
-	a, err := p.addr()
-	if err == nil && ctx != 0 {
-		err = ensureCtxFns()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return a, nil
 }
 
 // addr returns the entry point, resolving it on first use.
@@ -186,45 +165,4 @@ func init() {
 		p.name, p.symbol, p.version, p.flags = f.Name, f.Symbol, f.ABIVersion, f.Flags
 		f.proc = p
 	}
-}
-
-// procNamed is the proc resolved by name (the header's default entry point).
-func procNamed(name string) *proc {
-	for i := range Functions {
-		if Functions[i].Name == name {
-			return &procs[i]
-		}
-	}
-	return nil
-}
-
-var ctxOnce atomic.Bool
-var ctxMu sync.Mutex
-
-// ensureCtxFns hands cuCtxGetCurrent and cuCtxSetCurrent to the C side once.
-// The fast path is small enough to inline.
-func ensureCtxFns() error {
-	if ctxOnce.Load() {
-		return nil
-	}
-	return ensureCtxFnsSlow()
-}
-
-func ensureCtxFnsSlow() error {
-	ctxMu.Lock()
-	defer ctxMu.Unlock()
-	if ctxOnce.Load() {
-		return nil
-	}
-	get, err := ctxProcs[0].addr()
-	if err != nil {
-		return err
-	}
-	set, err := ctxProcs[1].addr()
-	if err != nil {
-		return err
-	}
-	cSetCtxFns(get, set)
-	ctxOnce.Store(true)
-	return nil
 }

@@ -13,7 +13,6 @@ var errNoCgo error = &NoCgoError{}
 func cOpen(string) string                                                       { return errNoCgo.Error() }
 func cSym(string) uintptr                                                       { return 0 }
 func cDriverGetVersion(uintptr) (int, Result)                                   { return 0, 0 }
-func cSetCtxFns(uintptr, uintptr)                                               {}
 func cGetProcAddress(uintptr, bool, string, int, uint64) (uintptr, int, Result) { return 0, 0, 0 }
 
 // PollEventCtx returns the cgo-disabled error without cgo.

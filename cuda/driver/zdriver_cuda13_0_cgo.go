@@ -911,260 +911,260 @@ import "unsafe"
 var _ unsafe.Pointer
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
-	fn, err := procs[0].enter(ctx)
+	fn, err := procs[0].enter()
 	var cpStr *C.char
 	err = status(err, C.cg_GetErrorString(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(errorArg), unsafe.Pointer(&cpStr)))
 	pStr = C.GoString(cpStr)
 	return
 }
 func GetErrorNameCtx(ctx Context, errorArg Result) (pStr string, err error) {
-	fn, err := procs[1].enter(ctx)
+	fn, err := procs[1].enter()
 	var cpStr *C.char
 	err = status(err, C.cg_GetErrorName(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(errorArg), unsafe.Pointer(&cpStr)))
 	pStr = C.GoString(cpStr)
 	return
 }
 func InitCtx(ctx Context, flags uint32) error {
-	fn, err := procs[2].enter(ctx)
+	fn, err := procs[2].enter()
 	return status(err, C.cg_Init(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags)))
 }
 func DriverGetVersionCtx(ctx Context) (driverVersion int32, err error) {
-	fn, err := procs[3].enter(ctx)
+	fn, err := procs[3].enter()
 	err = status(err, C.cg_DriverGetVersion(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&driverVersion)))
 	return
 }
 func DeviceGetCtx(ctx Context, ordinal int32) (device Device, err error) {
-	fn, err := procs[4].enter(ctx)
+	fn, err := procs[4].enter()
 	err = status(err, C.cg_DeviceGet(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device), C.int(ordinal)))
 	return
 }
 func DeviceGetCountCtx(ctx Context) (count int32, err error) {
-	fn, err := procs[5].enter(ctx)
+	fn, err := procs[5].enter()
 	err = status(err, C.cg_DeviceGetCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&count)))
 	return
 }
 func DeviceGetNameCtx(ctx Context, dev Device) (name string, err error) {
-	fn, err := procs[6].enter(ctx)
+	fn, err := procs[6].enter()
 	var cname [256]byte
 	err = status(err, C.cg_DeviceGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&cname[0]), C.int(256), C.int(dev)))
 	name = cString(cname[:])
 	return
 }
 func DeviceGetUUIDCtx(ctx Context, dev Device) (uuid UUID, err error) {
-	fn, err := procs[7].enter(ctx)
+	fn, err := procs[7].enter()
 	err = status(err, C.cg_DeviceGetUUID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&uuid), C.int(dev)))
 	return
 }
 func DeviceGetLUIDCtx(ctx Context, dev Device) (luid [8]byte, deviceNodeMask uint32, err error) {
-	fn, err := procs[8].enter(ctx)
+	fn, err := procs[8].enter()
 	err = status(err, C.cg_DeviceGetLUID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&luid), unsafe.Pointer(&deviceNodeMask), C.int(dev)))
 	return
 }
 func DeviceTotalMemCtx(ctx Context, dev Device) (bytes uint64, err error) {
-	fn, err := procs[9].enter(ctx)
+	fn, err := procs[9].enter()
 	err = status(err, C.cg_DeviceTotalMem(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&bytes), C.int(dev)))
 	return
 }
 func DeviceGetTexture1DLinearMaxWidthCtx(ctx Context, format ArrayFormat, numChannels uint32, dev Device) (maxWidthInElements uint64, err error) {
-	fn, err := procs[10].enter(ctx)
+	fn, err := procs[10].enter()
 	err = status(err, C.cg_DeviceGetTexture1DLinearMaxWidth(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&maxWidthInElements), C.int(format), C.uint(numChannels), C.int(dev)))
 	return
 }
 func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi int32, err error) {
-	fn, err := procs[11].enter(ctx)
+	fn, err := procs[11].enter()
 	err = status(err, C.cg_DeviceGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.int(dev)))
 	return
 }
 func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
-	fn, err := procs[12].enter(ctx)
+	fn, err := procs[12].enter()
 	return status(err, C.cg_DeviceGetHostAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
 }
 func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
-	fn, err := procs[13].enter(ctx)
+	fn, err := procs[13].enter()
 	return status(err, C.cg_DeviceGetNvSciSyncAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), nvSciSyncAttrList, C.int(dev), C.int(flags)))
 }
 func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) error {
-	fn, err := procs[14].enter(ctx)
+	fn, err := procs[14].enter()
 	return status(err, C.cg_DeviceSetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), C.uintptr_t(pool)))
 }
 func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) error {
-	fn, err := procs[15].enter(ctx)
+	fn, err := procs[15].enter()
 	return status(err, C.cg_DeviceGetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), C.int(dev)))
 }
 func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) error {
-	fn, err := procs[16].enter(ctx)
+	fn, err := procs[16].enter()
 	return status(err, C.cg_DeviceGetDefaultMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), C.int(dev)))
 }
 func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) error {
-	fn, err := procs[17].enter(ctx)
+	fn, err := procs[17].enter()
 	return status(err, C.cg_DeviceGetExecAffinitySupport(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
 }
 func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
-	fn, err := procs[18].enter(ctx)
+	fn, err := procs[18].enter()
 	return status(err, C.cg_FlushGPUDirectRDMAWrites(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(target), C.int(scope)))
 }
 func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) {
-	fn, err := procs[19].enter(ctx)
+	fn, err := procs[19].enter()
 	err = status(err, C.cg_DeviceGetProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&prop), C.int(dev)))
 	return
 }
 func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) error {
-	fn, err := procs[20].enter(ctx)
+	fn, err := procs[20].enter()
 	return status(err, C.cg_DeviceComputeCapability(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
 }
 func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
-	fn, err := procs[21].enter(ctx)
+	fn, err := procs[21].enter()
 	err = status(err, C.cg_DevicePrimaryCtxRetain(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), C.int(dev)))
 	return
 }
 func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
-	fn, err := procs[22].enter(ctx)
+	fn, err := procs[22].enter()
 	return status(err, C.cg_DevicePrimaryCtxRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev)))
 }
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
-	fn, err := procs[23].enter(ctx)
+	fn, err := procs[23].enter()
 	return status(err, C.cg_DevicePrimaryCtxSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), C.uint(flags)))
 }
 func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) error {
-	fn, err := procs[24].enter(ctx)
+	fn, err := procs[24].enter()
 	return status(err, C.cg_DevicePrimaryCtxGetState(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
-	fn, err := procs[25].enter(ctx)
+	fn, err := procs[25].enter()
 	return status(err, C.cg_DevicePrimaryCtxReset(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev)))
 }
 func CtxCreateCtx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (pctx Context, err error) {
-	fn, err := procs[26].enter(ctx)
+	fn, err := procs[26].enter()
 	err = status(err, C.cg_CtxCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), unsafe.Pointer(ctxCreateParams), C.uint(flags), C.int(dev)))
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[27].enter(ctx)
+	fn, err := procs[27].enter()
 	return status(err, C.cg_CtxDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
 }
 func CtxPushCurrentCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[28].enter(ctx)
+	fn, err := procs[28].enter()
 	return status(err, C.cg_CtxPushCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
 }
 func CtxPopCurrentCtx(ctx Context) (pctx Context, err error) {
-	fn, err := procs[29].enter(ctx)
+	fn, err := procs[29].enter()
 	err = status(err, C.cg_CtxPopCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx)))
 	return
 }
 func CtxSetCurrentCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[30].enter(ctx)
+	fn, err := procs[30].enter()
 	return status(err, C.cg_CtxSetCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
 }
 func CtxGetCurrentCtx(ctx Context) (pctx Context, err error) {
-	fn, err := procs[31].enter(ctx)
+	fn, err := procs[31].enter()
 	err = status(err, C.cg_CtxGetCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx)))
 	return
 }
 func CtxGetDeviceCtx(ctx Context) (device Device, err error) {
-	fn, err := procs[32].enter(ctx)
+	fn, err := procs[32].enter()
 	err = status(err, C.cg_CtxGetDevice(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device)))
 	return
 }
 func CtxGetDeviceV2Ctx(ctx Context, ctxArg Context) (device Device, err error) {
-	fn, err := procs[33].enter(ctx)
+	fn, err := procs[33].enter()
 	err = status(err, C.cg_CtxGetDeviceV2(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device), C.uintptr_t(ctxArg)))
 	return
 }
 func CtxGetFlagsCtx(ctx Context, flags *uint32) error {
-	fn, err := procs[34].enter(ctx)
+	fn, err := procs[34].enter()
 	return status(err, C.cg_CtxGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags)))
 }
 func CtxSetFlagsCtx(ctx Context, flags uint32) error {
-	fn, err := procs[35].enter(ctx)
+	fn, err := procs[35].enter()
 	return status(err, C.cg_CtxSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags)))
 }
 func CtxGetIDCtx(ctx Context, ctxArg Context, ctxId *uint64) error {
-	fn, err := procs[36].enter(ctx)
+	fn, err := procs[36].enter()
 	return status(err, C.cg_CtxGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg), unsafe.Pointer(ctxId)))
 }
 func CtxSynchronizeCtx(ctx Context) error {
-	fn, err := procs[37].enter(ctx)
+	fn, err := procs[37].enter()
 	return status(err, C.cg_CtxSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn)))
 }
 func CtxSynchronizeV2Ctx(ctx Context, ctxArg Context) error {
-	fn, err := procs[38].enter(ctx)
+	fn, err := procs[38].enter()
 	return status(err, C.cg_CtxSynchronizeV2(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
 }
 func CtxSetLimitCtx(ctx Context, limit Limit, value uint64) error {
-	fn, err := procs[39].enter(ctx)
+	fn, err := procs[39].enter()
 	return status(err, C.cg_CtxSetLimit(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(limit), C.ulong(value)))
 }
 func CtxGetLimitCtx(ctx Context, limit Limit) (pvalue uint64, err error) {
-	fn, err := procs[40].enter(ctx)
+	fn, err := procs[40].enter()
 	err = status(err, C.cg_CtxGetLimit(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pvalue), C.int(limit)))
 	return
 }
 func CtxGetCacheConfigCtx(ctx Context) (pconfig FuncCache, err error) {
-	fn, err := procs[41].enter(ctx)
+	fn, err := procs[41].enter()
 	err = status(err, C.cg_CtxGetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pconfig)))
 	return
 }
 func CtxSetCacheConfigCtx(ctx Context, config FuncCache) error {
-	fn, err := procs[42].enter(ctx)
+	fn, err := procs[42].enter()
 	return status(err, C.cg_CtxSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(config)))
 }
 func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) error {
-	fn, err := procs[43].enter(ctx)
+	fn, err := procs[43].enter()
 	return status(err, C.cg_CtxGetAPIVersion(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
 }
 func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) error {
-	fn, err := procs[44].enter(ctx)
+	fn, err := procs[44].enter()
 	return status(err, C.cg_CtxGetStreamPriorityRange(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
 }
 func CtxResetPersistingL2CacheCtx(ctx Context) error {
-	fn, err := procs[45].enter(ctx)
+	fn, err := procs[45].enter()
 	return status(err, C.cg_CtxResetPersistingL2Cache(C.uintptr_t(ctx), C.uintptr_t(fn)))
 }
 func CtxGetExecAffinityCtx(ctx Context, typeArg ExecAffinityType) (pExecAffinity ExecAffinityParam, err error) {
-	fn, err := procs[46].enter(ctx)
+	fn, err := procs[46].enter()
 	err = status(err, C.cg_CtxGetExecAffinity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pExecAffinity), C.int(typeArg)))
 	return
 }
 func CtxRecordEventCtx(ctx Context, hCtx Context, hEvent Event) error {
-	fn, err := procs[47].enter(ctx)
+	fn, err := procs[47].enter()
 	return status(err, C.cg_CtxRecordEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func CtxWaitEventCtx(ctx Context, hCtx Context, hEvent Event) error {
-	fn, err := procs[48].enter(ctx)
+	fn, err := procs[48].enter()
 	return status(err, C.cg_CtxWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func CtxAttachCtx(ctx Context, flags uint32) (pctx Context, err error) {
-	fn, err := procs[49].enter(ctx)
+	fn, err := procs[49].enter()
 	err = status(err, C.cg_CtxAttach(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), C.uint(flags)))
 	return
 }
 func CtxDetachCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[50].enter(ctx)
+	fn, err := procs[50].enter()
 	return status(err, C.cg_CtxDetach(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
 }
 func CtxGetSharedMemConfigCtx(ctx Context) (pConfig Sharedconfig, err error) {
-	fn, err := procs[51].enter(ctx)
+	fn, err := procs[51].enter()
 	err = status(err, C.cg_CtxGetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pConfig)))
 	return
 }
 func CtxSetSharedMemConfigCtx(ctx Context, config Sharedconfig) error {
-	fn, err := procs[52].enter(ctx)
+	fn, err := procs[52].enter()
 	return status(err, C.cg_CtxSetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(config)))
 }
 func ModuleLoadCtx(ctx Context, fname string) (module Module, err error) {
-	fn, err := procs[53].enter(ctx)
+	fn, err := procs[53].enter()
 	cfname := C.CString(fname)
 	defer C.free(unsafe.Pointer(cfname))
 	err = status(err, C.cg_ModuleLoad(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), cfname))
 	return
 }
 func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err error) {
-	fn, err := procs[54].enter(ctx)
+	fn, err := procs[54].enter()
 	err = status(err, C.cg_ModuleLoadData(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image))
 	return
 }
 func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
-	fn, err := procs[55].enter(ctx)
+	fn, err := procs[55].enter()
 	if err == nil && len(optionValues) != len(options) {
 		err = lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
 	}
@@ -1172,1698 +1172,1698 @@ func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption,
 	return
 }
 func ModuleLoadFatBinaryCtx(ctx Context, fatCubin unsafe.Pointer) (module Module, err error) {
-	fn, err := procs[56].enter(ctx)
+	fn, err := procs[56].enter()
 	err = status(err, C.cg_ModuleLoadFatBinary(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), fatCubin))
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	fn, err := procs[57].enter(ctx)
+	fn, err := procs[57].enter()
 	return status(err, C.cg_ModuleUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod)))
 }
 func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) {
-	fn, err := procs[58].enter(ctx)
+	fn, err := procs[58].enter()
 	err = status(err, C.cg_ModuleGetLoadingMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&mode)))
 	return
 }
 func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (hfunc Function, err error) {
-	fn, err := procs[59].enter(ctx)
+	fn, err := procs[59].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_ModuleGetFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&hfunc), C.uintptr_t(hmod), cname))
 	return
 }
 func ModuleGetFunctionCountCtx(ctx Context, count *uint32, mod Module) error {
-	fn, err := procs[60].enter(ctx)
+	fn, err := procs[60].enter()
 	return status(err, C.cg_ModuleGetFunctionCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(mod)))
 }
 func ModuleEnumerateFunctionsCtx(ctx Context, functions *Function, numFunctions uint32, mod Module) error {
-	fn, err := procs[61].enter(ctx)
+	fn, err := procs[61].enter()
 	return status(err, C.cg_ModuleEnumerateFunctions(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(functions), C.uint(numFunctions), C.uintptr_t(mod)))
 }
 func ModuleGetGlobalCtx(ctx Context, hmod Module, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[62].enter(ctx)
+	fn, err := procs[62].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_ModuleGetGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(hmod), cname))
 	return
 }
 func LinkCreateCtx(ctx Context, numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
-	fn, err := procs[63].enter(ctx)
+	fn, err := procs[63].enter()
 	return status(err, C.cg_LinkCreate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(numOptions), unsafe.Pointer(options), optionValues, unsafe.Pointer(stateOut)))
 }
 func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	fn, err := procs[64].enter(ctx)
+	fn, err := procs[64].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	return status(err, C.cg_LinkAddData(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(numOptions), unsafe.Pointer(options), optionValues))
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	fn, err := procs[65].enter(ctx)
+	fn, err := procs[65].enter()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	return status(err, C.cg_LinkAddFile(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(numOptions), unsafe.Pointer(options), optionValues))
 }
 func LinkCompleteCtx(ctx Context, state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
-	fn, err := procs[66].enter(ctx)
+	fn, err := procs[66].enter()
 	return status(err, C.cg_LinkComplete(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), cubinOut, unsafe.Pointer(sizeOut)))
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	fn, err := procs[67].enter(ctx)
+	fn, err := procs[67].enter()
 	return status(err, C.cg_LinkDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state)))
 }
 func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {
-	fn, err := procs[68].enter(ctx)
+	fn, err := procs[68].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_ModuleGetTexRef(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pTexRef), C.uintptr_t(hmod), cname))
 	return
 }
 func ModuleGetSurfRefCtx(ctx Context, hmod Module, name string) (pSurfRef Surfref, err error) {
-	fn, err := procs[69].enter(ctx)
+	fn, err := procs[69].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_ModuleGetSurfRef(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pSurfRef), C.uintptr_t(hmod), cname))
 	return
 }
 func LibraryLoadDataCtx(ctx Context, code unsafe.Pointer, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
-	fn, err := procs[70].enter(ctx)
+	fn, err := procs[70].enter()
 	err = status(err, C.cg_LibraryLoadData(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), code, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
 	return
 }
 func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
-	fn, err := procs[71].enter(ctx)
+	fn, err := procs[71].enter()
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
 	err = status(err, C.cg_LibraryLoadFromFile(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), cfileName, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
-	fn, err := procs[72].enter(ctx)
+	fn, err := procs[72].enter()
 	return status(err, C.cg_LibraryUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(library)))
 }
 func LibraryGetKernelCtx(ctx Context, library Library, name string) (pKernel Kernel, err error) {
-	fn, err := procs[73].enter(ctx)
+	fn, err := procs[73].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_LibraryGetKernel(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pKernel), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetKernelCountCtx(ctx Context, count *uint32, lib Library) error {
-	fn, err := procs[74].enter(ctx)
+	fn, err := procs[74].enter()
 	return status(err, C.cg_LibraryGetKernelCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(lib)))
 }
 func LibraryEnumerateKernelsCtx(ctx Context, kernels *Kernel, numKernels uint32, lib Library) error {
-	fn, err := procs[75].enter(ctx)
+	fn, err := procs[75].enter()
 	return status(err, C.cg_LibraryEnumerateKernels(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(kernels), C.uint(numKernels), C.uintptr_t(lib)))
 }
 func LibraryGetModuleCtx(ctx Context, library Library) (pMod Module, err error) {
-	fn, err := procs[76].enter(ctx)
+	fn, err := procs[76].enter()
 	err = status(err, C.cg_LibraryGetModule(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pMod), C.uintptr_t(library)))
 	return
 }
 func KernelGetFunctionCtx(ctx Context, kernel Kernel) (pFunc Function, err error) {
-	fn, err := procs[77].enter(ctx)
+	fn, err := procs[77].enter()
 	err = status(err, C.cg_KernelGetFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFunc), C.uintptr_t(kernel)))
 	return
 }
 func KernelGetLibraryCtx(ctx Context, kernel Kernel) (pLib Library, err error) {
-	fn, err := procs[78].enter(ctx)
+	fn, err := procs[78].enter()
 	err = status(err, C.cg_KernelGetLibrary(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pLib), C.uintptr_t(kernel)))
 	return
 }
 func LibraryGetGlobalCtx(ctx Context, library Library, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[79].enter(ctx)
+	fn, err := procs[79].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_LibraryGetGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetManagedCtx(ctx Context, library Library, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[80].enter(ctx)
+	fn, err := procs[80].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	err = status(err, C.cg_LibraryGetManaged(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetUnifiedFunctionCtx(ctx Context, library Library, symbol string) (fptr unsafe.Pointer, err error) {
-	fn, err := procs[81].enter(ctx)
+	fn, err := procs[81].enter()
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
 	err = status(err, C.cg_LibraryGetUnifiedFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&fptr), C.uintptr_t(library), csymbol))
 	return
 }
 func KernelGetAttributeCtx(ctx Context, attrib FunctionAttribute, kernel Kernel, dev Device) (pi int32, err error) {
-	fn, err := procs[82].enter(ctx)
+	fn, err := procs[82].enter()
 	err = status(err, C.cg_KernelGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(kernel), C.int(dev)))
 	return
 }
 func KernelSetAttributeCtx(ctx Context, attrib FunctionAttribute, val int32, kernel Kernel, dev Device) error {
-	fn, err := procs[83].enter(ctx)
+	fn, err := procs[83].enter()
 	return status(err, C.cg_KernelSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), C.int(val), C.uintptr_t(kernel), C.int(dev)))
 }
 func KernelSetCacheConfigCtx(ctx Context, kernel Kernel, config FuncCache, dev Device) error {
-	fn, err := procs[84].enter(ctx)
+	fn, err := procs[84].enter()
 	return status(err, C.cg_KernelSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(kernel), C.int(config), C.int(dev)))
 }
 func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
-	fn, err := procs[85].enter(ctx)
+	fn, err := procs[85].enter()
 	return status(err, C.cg_KernelGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	fn, err := procs[86].enter(ctx)
+	fn, err := procs[86].enter()
 	err = status(err, C.cg_KernelGetParamInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
 	return
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {
-	fn, err := procs[87].enter(ctx)
+	fn, err := procs[87].enter()
 	err = status(err, C.cg_MemGetInfo(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&free), unsafe.Pointer(&total)))
 	return
 }
 func MemAllocCtx(ctx Context, bytesize uint64) (dptr DevicePtr, err error) {
-	fn, err := procs[88].enter(ctx)
+	fn, err := procs[88].enter()
 	err = status(err, C.cg_MemAlloc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), C.ulong(bytesize)))
 	return
 }
 func MemAllocPitchCtx(ctx Context, widthInBytes uint64, height uint64, elementSizeBytes uint32) (dptr DevicePtr, pPitch uint64, err error) {
-	fn, err := procs[89].enter(ctx)
+	fn, err := procs[89].enter()
 	err = status(err, C.cg_MemAllocPitch(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&pPitch), C.ulong(widthInBytes), C.ulong(height), C.uint(elementSizeBytes)))
 	return
 }
 func MemFreeCtx(ctx Context, dptr DevicePtr) error {
-	fn, err := procs[90].enter(ctx)
+	fn, err := procs[90].enter()
 	return status(err, C.cg_MemFree(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr)))
 }
 func MemGetAddressRangeCtx(ctx Context, dptr DevicePtr) (pbase DevicePtr, psize uint64, err error) {
-	fn, err := procs[91].enter(ctx)
+	fn, err := procs[91].enter()
 	err = status(err, C.cg_MemGetAddressRange(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pbase), unsafe.Pointer(&psize), C.ulonglong(dptr)))
 	return
 }
 func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error) {
-	fn, err := procs[92].enter(ctx)
+	fn, err := procs[92].enter()
 	err = status(err, C.cg_MemAllocHost(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pp), C.ulong(bytesize)))
 	return
 }
 func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
-	fn, err := procs[93].enter(ctx)
+	fn, err := procs[93].enter()
 	return status(err, C.cg_MemFreeHost(C.uintptr_t(ctx), C.uintptr_t(fn), pArg))
 }
 func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
-	fn, err := procs[94].enter(ctx)
+	fn, err := procs[94].enter()
 	err = status(err, C.cg_MemHostAlloc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
 func MemHostGetDevicePointerCtx(ctx Context, pArg unsafe.Pointer, flags uint32) (pdptr DevicePtr, err error) {
-	fn, err := procs[95].enter(ctx)
+	fn, err := procs[95].enter()
 	err = status(err, C.cg_MemHostGetDevicePointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), pArg, C.uint(flags)))
 	return
 }
 func MemHostGetFlagsCtx(ctx Context, pArg unsafe.Pointer) (pFlags uint32, err error) {
-	fn, err := procs[96].enter(ctx)
+	fn, err := procs[96].enter()
 	err = status(err, C.cg_MemHostGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFlags), pArg))
 	return
 }
 func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
-	fn, err := procs[97].enter(ctx)
+	fn, err := procs[97].enter()
 	err = status(err, C.cg_MemAllocManaged(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
 func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
-	fn, err := procs[98].enter(ctx)
+	fn, err := procs[98].enter()
 	return status(err, C.cg_DeviceRegisterAsyncNotification(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback)))
 }
 func DeviceUnregisterAsyncNotificationCtx(ctx Context, device Device, callback AsyncCallbackHandle) error {
-	fn, err := procs[99].enter(ctx)
+	fn, err := procs[99].enter()
 	return status(err, C.cg_DeviceUnregisterAsyncNotification(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.uintptr_t(callback)))
 }
 func DeviceGetByPCIBusIDCtx(ctx Context, pciBusId string) (dev Device, err error) {
-	fn, err := procs[100].enter(ctx)
+	fn, err := procs[100].enter()
 	cpciBusId := C.CString(pciBusId)
 	defer C.free(unsafe.Pointer(cpciBusId))
 	err = status(err, C.cg_DeviceGetByPCIBusID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dev), cpciBusId))
 	return
 }
 func DeviceGetPCIBusIDCtx(ctx Context, dev Device) (pciBusId string, err error) {
-	fn, err := procs[101].enter(ctx)
+	fn, err := procs[101].enter()
 	var cpciBusId [64]byte
 	err = status(err, C.cg_DeviceGetPCIBusID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&cpciBusId[0]), C.int(64), C.int(dev)))
 	pciBusId = cString(cpciBusId[:])
 	return
 }
 func IPCGetEventHandleCtx(ctx Context, event Event) (pHandle IPCEventHandle, err error) {
-	fn, err := procs[102].enter(ctx)
+	fn, err := procs[102].enter()
 	err = status(err, C.cg_IPCGetEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pHandle), C.uintptr_t(event)))
 	return
 }
 func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, err error) {
-	fn, err := procs[103].enter(ctx)
+	fn, err := procs[103].enter()
 	err = status(err, C.cg_IPCOpenEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
 	return
 }
 func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) error {
-	fn, err := procs[104].enter(ctx)
+	fn, err := procs[104].enter()
 	return status(err, C.cg_IPCGetMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
 }
 func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
-	fn, err := procs[105].enter(ctx)
+	fn, err := procs[105].enter()
 	err = status(err, C.cg_IPCOpenMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
 	return
 }
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
-	fn, err := procs[106].enter(ctx)
+	fn, err := procs[106].enter()
 	return status(err, C.cg_IPCCloseMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr)))
 }
 func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
-	fn, err := procs[107].enter(ctx)
+	fn, err := procs[107].enter()
 	return status(err, C.cg_MemHostRegister(C.uintptr_t(ctx), C.uintptr_t(fn), pArg, C.ulong(bytesize), C.uint(flags)))
 }
 func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
-	fn, err := procs[108].enter(ctx)
+	fn, err := procs[108].enter()
 	return status(err, C.cg_MemHostUnregister(C.uintptr_t(ctx), C.uintptr_t(fn), pArg))
 }
 func MemcpyCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64) error {
-	fn, err := procs[109].enter(ctx)
+	fn, err := procs[109].enter()
 	return status(err, C.cg_Memcpy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount)))
 }
 func MemcpyPeerCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
-	fn, err := procs[110].enter(ctx)
+	fn, err := procs[110].enter()
 	return status(err, C.cg_MemcpyPeer(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount)))
 }
 func MemcpyHtoDCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
-	fn, err := procs[111].enter(ctx)
+	fn, err := procs[111].enter()
 	return status(err, C.cg_MemcpyHtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount)))
 }
 func MemcpyDtoHCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[112].enter(ctx)
+	fn, err := procs[112].enter()
 	return status(err, C.cg_MemcpyDtoH(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyDtoDCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[113].enter(ctx)
+	fn, err := procs[113].enter()
 	return status(err, C.cg_MemcpyDtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyDtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[114].enter(ctx)
+	fn, err := procs[114].enter()
 	return status(err, C.cg_MemcpyDtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyAtoDCtx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[115].enter(ctx)
+	fn, err := procs[115].enter()
 	return status(err, C.cg_MemcpyAtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func MemcpyHtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
-	fn, err := procs[116].enter(ctx)
+	fn, err := procs[116].enter()
 	return status(err, C.cg_MemcpyHtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount)))
 }
 func MemcpyAtoHCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[117].enter(ctx)
+	fn, err := procs[117].enter()
 	return status(err, C.cg_MemcpyAtoH(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[118].enter(ctx)
+	fn, err := procs[118].enter()
 	return status(err, C.cg_MemcpyAtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	fn, err := procs[119].enter(ctx)
+	fn, err := procs[119].enter()
 	return status(err, C.cg_Memcpy2D(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	fn, err := procs[120].enter(ctx)
+	fn, err := procs[120].enter()
 	return status(err, C.cg_Memcpy2DUnaligned(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
-	fn, err := procs[121].enter(ctx)
+	fn, err := procs[121].enter()
 	return status(err, C.cg_Memcpy3D(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
-	fn, err := procs[122].enter(ctx)
+	fn, err := procs[122].enter()
 	return status(err, C.cg_Memcpy3DPeer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[123].enter(ctx)
+	fn, err := procs[123].enter()
 	return status(err, C.cg_MemcpyAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyPeerAsyncCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
-	fn, err := procs[124].enter(ctx)
+	fn, err := procs[124].enter()
 	return status(err, C.cg_MemcpyPeerAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyHtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	fn, err := procs[125].enter(ctx)
+	fn, err := procs[125].enter()
 	return status(err, C.cg_MemcpyHtoDAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyDtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[126].enter(ctx)
+	fn, err := procs[126].enter()
 	return status(err, C.cg_MemcpyDtoHAsync(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyDtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[127].enter(ctx)
+	fn, err := procs[127].enter()
 	return status(err, C.cg_MemcpyDtoDAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyHtoAAsyncCtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	fn, err := procs[128].enter(ctx)
+	fn, err := procs[128].enter()
 	return status(err, C.cg_MemcpyHtoAAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
-	fn, err := procs[129].enter(ctx)
+	fn, err := procs[129].enter()
 	return status(err, C.cg_MemcpyAtoHAsync(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
-	fn, err := procs[130].enter(ctx)
+	fn, err := procs[130].enter()
 	return status(err, C.cg_Memcpy2DAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
-	fn, err := procs[131].enter(ctx)
+	fn, err := procs[131].enter()
 	return status(err, C.cg_Memcpy3DAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
-	fn, err := procs[132].enter(ctx)
+	fn, err := procs[132].enter()
 	return status(err, C.cg_Memcpy3DPeerAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemcpyBatchAsyncCtx(ctx Context, dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
-	fn, err := procs[133].enter(ctx)
+	fn, err := procs[133].enter()
 	return status(err, C.cg_MemcpyBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dsts), unsafe.Pointer(srcs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(attrs), unsafe.Pointer(attrsIdxs), C.ulong(numAttrs), C.uintptr_t(hStream)))
 }
 func Memcpy3DBatchAsyncCtx(ctx Context, numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hStream Stream) error {
-	fn, err := procs[134].enter(ctx)
+	fn, err := procs[134].enter()
 	return status(err, C.cg_Memcpy3DBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulong(numOps), unsafe.Pointer(opList), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
-	fn, err := procs[135].enter(ctx)
+	fn, err := procs[135].enter()
 	return status(err, C.cg_MemsetD8(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n)))
 }
 func MemsetD16Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) error {
-	fn, err := procs[136].enter(ctx)
+	fn, err := procs[136].enter()
 	return status(err, C.cg_MemsetD16(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n)))
 }
 func MemsetD32Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) error {
-	fn, err := procs[137].enter(ctx)
+	fn, err := procs[137].enter()
 	return status(err, C.cg_MemsetD32(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n)))
 }
 func MemsetD2D8Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
-	fn, err := procs[138].enter(ctx)
+	fn, err := procs[138].enter()
 	return status(err, C.cg_MemsetD2D8(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height)))
 }
 func MemsetD2D16Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
-	fn, err := procs[139].enter(ctx)
+	fn, err := procs[139].enter()
 	return status(err, C.cg_MemsetD2D16(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height)))
 }
 func MemsetD2D32Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
-	fn, err := procs[140].enter(ctx)
+	fn, err := procs[140].enter()
 	return status(err, C.cg_MemsetD2D32(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height)))
 }
 func MemsetD8AsyncCtx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) error {
-	fn, err := procs[141].enter(ctx)
+	fn, err := procs[141].enter()
 	return status(err, C.cg_MemsetD8Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD16AsyncCtx(ctx Context, dstDevice DevicePtr, us uint16, n uint64, hStream Stream) error {
-	fn, err := procs[142].enter(ctx)
+	fn, err := procs[142].enter()
 	return status(err, C.cg_MemsetD16Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD32AsyncCtx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) error {
-	fn, err := procs[143].enter(ctx)
+	fn, err := procs[143].enter()
 	return status(err, C.cg_MemsetD32Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD2D8AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[144].enter(ctx)
+	fn, err := procs[144].enter()
 	return status(err, C.cg_MemsetD2D8Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[145].enter(ctx)
+	fn, err := procs[145].enter()
 	return status(err, C.cg_MemsetD2D16Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[146].enter(ctx)
+	fn, err := procs[146].enter()
 	return status(err, C.cg_MemsetD2D32Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	fn, err := procs[147].enter(ctx)
+	fn, err := procs[147].enter()
 	return status(err, C.cg_ArrayCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
 }
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	fn, err := procs[148].enter(ctx)
+	fn, err := procs[148].enter()
 	return status(err, C.cg_ArrayGetDescriptor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
 func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	fn, err := procs[149].enter(ctx)
+	fn, err := procs[149].enter()
 	return status(err, C.cg_ArrayGetSparseProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
 }
 func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	fn, err := procs[150].enter(ctx)
+	fn, err := procs[150].enter()
 	return status(err, C.cg_MipmappedArrayGetSparseProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
 }
 func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	fn, err := procs[151].enter(ctx)
+	fn, err := procs[151].enter()
 	return status(err, C.cg_ArrayGetMemoryRequirements(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
 }
 func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	fn, err := procs[152].enter(ctx)
+	fn, err := procs[152].enter()
 	return status(err, C.cg_MipmappedArrayGetMemoryRequirements(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
 }
 func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	fn, err := procs[153].enter(ctx)
+	fn, err := procs[153].enter()
 	return status(err, C.cg_ArrayGetPlane(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
 }
 func ArrayDestroyCtx(ctx Context, hArray Array) error {
-	fn, err := procs[154].enter(ctx)
+	fn, err := procs[154].enter()
 	return status(err, C.cg_ArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hArray)))
 }
 func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	fn, err := procs[155].enter(ctx)
+	fn, err := procs[155].enter()
 	return status(err, C.cg_Array3DCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
 }
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	fn, err := procs[156].enter(ctx)
+	fn, err := procs[156].enter()
 	return status(err, C.cg_Array3DGetDescriptor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
 func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	fn, err := procs[157].enter(ctx)
+	fn, err := procs[157].enter()
 	return status(err, C.cg_MipmappedArrayCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
 }
 func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	fn, err := procs[158].enter(ctx)
+	fn, err := procs[158].enter()
 	return status(err, C.cg_MipmappedArrayGetLevel(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
 }
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
-	fn, err := procs[159].enter(ctx)
+	fn, err := procs[159].enter()
 	return status(err, C.cg_MipmappedArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hMipmappedArray)))
 }
 func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
-	fn, err := procs[160].enter(ctx)
+	fn, err := procs[160].enter()
 	return status(err, C.cg_MemGetHandleForAddressRange(C.uintptr_t(ctx), C.uintptr_t(fn), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
 func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
-	fn, err := procs[161].enter(ctx)
+	fn, err := procs[161].enter()
 	return status(err, C.cg_MemBatchDecompressAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
 }
 func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	fn, err := procs[162].enter(ctx)
+	fn, err := procs[162].enter()
 	return status(err, C.cg_MemAddressReserve(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
-	fn, err := procs[163].enter(ctx)
+	fn, err := procs[163].enter()
 	return status(err, C.cg_MemAddressFree(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
-	fn, err := procs[164].enter(ctx)
+	fn, err := procs[164].enter()
 	return status(err, C.cg_MemCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
-	fn, err := procs[165].enter(ctx)
+	fn, err := procs[165].enter()
 	return status(err, C.cg_MemRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(handle)))
 }
 func MemMapCtx(ctx Context, ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
-	fn, err := procs[166].enter(ctx)
+	fn, err := procs[166].enter()
 	return status(err, C.cg_MemMap(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
 }
 func MemMapArrayAsyncCtx(ctx Context, mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	fn, err := procs[167].enter(ctx)
+	fn, err := procs[167].enter()
 	return status(err, C.cg_MemMapArrayAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream)))
 }
 func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
-	fn, err := procs[168].enter(ctx)
+	fn, err := procs[168].enter()
 	return status(err, C.cg_MemUnmap(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	fn, err := procs[169].enter(ctx)
+	fn, err := procs[169].enter()
 	return status(err, C.cg_MemSetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	fn, err := procs[170].enter(ctx)
+	fn, err := procs[170].enter()
 	return status(err, C.cg_MemGetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[171].enter(ctx)
+	fn, err := procs[171].enter()
 	return status(err, C.cg_MemExportToShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
 }
 func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	fn, err := procs[172].enter(ctx)
+	fn, err := procs[172].enter()
 	return status(err, C.cg_MemImportFromShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
-	fn, err := procs[173].enter(ctx)
+	fn, err := procs[173].enter()
 	return status(err, C.cg_MemGetAllocationGranularity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	fn, err := procs[174].enter(ctx)
+	fn, err := procs[174].enter()
 	return status(err, C.cg_MemGetAllocationPropertiesFromHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
 func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	fn, err := procs[175].enter(ctx)
+	fn, err := procs[175].enter()
 	return status(err, C.cg_MemRetainAllocationHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), addr))
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
-	fn, err := procs[176].enter(ctx)
+	fn, err := procs[176].enter()
 	return status(err, C.cg_MemFreeAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr), C.uintptr_t(hStream)))
 }
 func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	fn, err := procs[177].enter(ctx)
+	fn, err := procs[177].enter()
 	return status(err, C.cg_MemAllocAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
 }
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
-	fn, err := procs[178].enter(ctx)
+	fn, err := procs[178].enter()
 	return status(err, C.cg_MemPoolTrimTo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
 }
 func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	fn, err := procs[179].enter(ctx)
+	fn, err := procs[179].enter()
 	return status(err, C.cg_MemPoolSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), value))
 }
 func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	fn, err := procs[180].enter(ctx)
+	fn, err := procs[180].enter()
 	return status(err, C.cg_MemPoolGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), value))
 }
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	fn, err := procs[181].enter(ctx)
+	fn, err := procs[181].enter()
 	return status(err, C.cg_MemPoolSetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
 }
 func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	fn, err := procs[182].enter(ctx)
+	fn, err := procs[182].enter()
 	return status(err, C.cg_MemPoolGetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
-	fn, err := procs[183].enter(ctx)
+	fn, err := procs[183].enter()
 	return status(err, C.cg_MemPoolCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
-	fn, err := procs[184].enter(ctx)
+	fn, err := procs[184].enter()
 	return status(err, C.cg_MemPoolDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool)))
 }
 func MemGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	fn, err := procs[185].enter(ctx)
+	fn, err := procs[185].enter()
 	return status(err, C.cg_MemGetDefaultMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), unsafe.Pointer(location), C.int(typeArg)))
 }
 func MemGetMemPoolCtx(ctx Context, pool *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	fn, err := procs[186].enter(ctx)
+	fn, err := procs[186].enter()
 	return status(err, C.cg_MemGetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(location), C.int(typeArg)))
 }
 func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
-	fn, err := procs[187].enter(ctx)
+	fn, err := procs[187].enter()
 	return status(err, C.cg_MemSetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
 }
 func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	fn, err := procs[188].enter(ctx)
+	fn, err := procs[188].enter()
 	return status(err, C.cg_MemAllocFromPoolAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[189].enter(ctx)
+	fn, err := procs[189].enter()
 	return status(err, C.cg_MemPoolExportToShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
 }
 func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[190].enter(ctx)
+	fn, err := procs[190].enter()
 	return status(err, C.cg_MemPoolImportFromShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
 }
 func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	fn, err := procs[191].enter(ctx)
+	fn, err := procs[191].enter()
 	return status(err, C.cg_MemPoolExportPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
 }
 func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	fn, err := procs[192].enter(ctx)
+	fn, err := procs[192].enter()
 	return status(err, C.cg_MemPoolImportPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
 }
 func MulticastCreateCtx(ctx Context, mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
-	fn, err := procs[193].enter(ctx)
+	fn, err := procs[193].enter()
 	return status(err, C.cg_MulticastCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
 }
 func MulticastAddDeviceCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device) error {
-	fn, err := procs[194].enter(ctx)
+	fn, err := procs[194].enter()
 	return status(err, C.cg_MulticastAddDevice(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev)))
 }
 func MulticastBindMemCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOffset uint64, memHandle MemGenericAllocationHandle, memOffset uint64, size uint64, flags uint64) error {
-	fn, err := procs[195].enter(ctx)
+	fn, err := procs[195].enter()
 	return status(err, C.cg_MulticastBindMem(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memHandle), C.ulong(memOffset), C.ulong(size), C.ulonglong(flags)))
 }
 func MulticastBindAddrCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOffset uint64, memptr DevicePtr, size uint64, flags uint64) error {
-	fn, err := procs[196].enter(ctx)
+	fn, err := procs[196].enter()
 	return status(err, C.cg_MulticastBindAddr(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memptr), C.ulong(size), C.ulonglong(flags)))
 }
 func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) error {
-	fn, err := procs[197].enter(ctx)
+	fn, err := procs[197].enter()
 	return status(err, C.cg_MulticastUnbind(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size)))
 }
 func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
-	fn, err := procs[198].enter(ctx)
+	fn, err := procs[198].enter()
 	return status(err, C.cg_MulticastGetGranularity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[199].enter(ctx)
+	fn, err := procs[199].enter()
 	return status(err, C.cg_PointerGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), data, C.int(attribute), C.ulonglong(ptr)))
 }
 func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
-	fn, err := procs[200].enter(ctx)
+	fn, err := procs[200].enter()
 	return status(err, C.cg_MemPrefetchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), unsafe.Pointer(location), C.uint(flags), C.uintptr_t(hStream)))
 }
 func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
-	fn, err := procs[201].enter(ctx)
+	fn, err := procs[201].enter()
 	return status(err, C.cg_MemAdvise(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(location)))
 }
 func MemPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[202].enter(ctx)
+	fn, err := procs[202].enter()
 	return status(err, C.cg_MemPrefetchBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemDiscardBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[203].enter(ctx)
+	fn, err := procs[203].enter()
 	return status(err, C.cg_MemDiscardBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[204].enter(ctx)
+	fn, err := procs[204].enter()
 	return status(err, C.cg_MemDiscardAndPrefetchBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	fn, err := procs[205].enter(ctx)
+	fn, err := procs[205].enter()
 	return status(err, C.cg_MemRangeGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
 }
 func MemRangeGetAttributesCtx(ctx Context, data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	fn, err := procs[206].enter(ctx)
+	fn, err := procs[206].enter()
 	return status(err, C.cg_MemRangeGetAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), data, unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
 func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[207].enter(ctx)
+	fn, err := procs[207].enter()
 	return status(err, C.cg_PointerSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), value, C.int(attribute), C.ulonglong(ptr)))
 }
 func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
-	fn, err := procs[208].enter(ctx)
+	fn, err := procs[208].enter()
 	return status(err, C.cg_PointerGetAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(numAttributes), unsafe.Pointer(attributes), data, C.ulonglong(ptr)))
 }
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
-	fn, err := procs[209].enter(ctx)
+	fn, err := procs[209].enter()
 	err = status(err, C.cg_StreamCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uint(flags)))
 	return
 }
 func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phStream Stream, err error) {
-	fn, err := procs[210].enter(ctx)
+	fn, err := procs[210].enter()
 	err = status(err, C.cg_StreamCreateWithPriority(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
 func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	fn, err := procs[211].enter(ctx)
+	fn, err := procs[211].enter()
 	return status(err, C.cg_StreamGetPriority(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(priority)))
 }
 func StreamGetDeviceCtx(ctx Context, hStream Stream) (device Device, err error) {
-	fn, err := procs[212].enter(ctx)
+	fn, err := procs[212].enter()
 	err = status(err, C.cg_StreamGetDevice(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&device)))
 	return
 }
 func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	fn, err := procs[213].enter(ctx)
+	fn, err := procs[213].enter()
 	return status(err, C.cg_StreamGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(flags)))
 }
 func StreamGetIDCtx(ctx Context, hStream Stream, streamId *uint64) error {
-	fn, err := procs[214].enter(ctx)
+	fn, err := procs[214].enter()
 	return status(err, C.cg_StreamGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
-	fn, err := procs[215].enter(ctx)
+	fn, err := procs[215].enter()
 	err = status(err, C.cg_StreamGetCtx(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
 	return
 }
 func StreamGetCtxV2Ctx(ctx Context, hStream Stream) (pCtx Context, pGreenCtx GreenCtx, err error) {
-	fn, err := procs[216].enter(ctx)
+	fn, err := procs[216].enter()
 	err = status(err, C.cg_StreamGetCtxV2(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&pCtx), unsafe.Pointer(&pGreenCtx)))
 	return
 }
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn, err := procs[217].enter(ctx)
+	fn, err := procs[217].enter()
 	return status(err, C.cg_StreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
 func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	fn, err := procs[218].enter(ctx)
+	fn, err := procs[218].enter()
 	return status(err, C.cg_StreamAddCallback(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
-	fn, err := procs[219].enter(ctx)
+	fn, err := procs[219].enter()
 	return status(err, C.cg_StreamBeginCapture(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(mode)))
 }
 func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
-	fn, err := procs[220].enter(ctx)
+	fn, err := procs[220].enter()
 	return status(err, C.cg_StreamBeginCaptureToGraph(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.int(mode)))
 }
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
-	fn, err := procs[221].enter(ctx)
+	fn, err := procs[221].enter()
 	return status(err, C.cg_ThreadExchangeStreamCaptureMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mode)))
 }
 func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	fn, err := procs[222].enter(ctx)
+	fn, err := procs[222].enter()
 	return status(err, C.cg_StreamEndCapture(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
-	fn, err := procs[223].enter(ctx)
+	fn, err := procs[223].enter()
 	err = status(err, C.cg_StreamIsCapturing(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
 func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
-	fn, err := procs[224].enter(ctx)
+	fn, err := procs[224].enter()
 	return status(err, C.cg_StreamGetCaptureInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
-	fn, err := procs[225].enter(ctx)
+	fn, err := procs[225].enter()
 	return status(err, C.cg_StreamUpdateCaptureDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.uint(flags)))
 }
 func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
-	fn, err := procs[226].enter(ctx)
+	fn, err := procs[226].enter()
 	return status(err, C.cg_StreamAttachMemAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[227].enter(ctx)
+	fn, err := procs[227].enter()
 	return status(err, C.cg_StreamQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
 }
 func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[228].enter(ctx)
+	fn, err := procs[228].enter()
 	return status(err, C.cg_StreamSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
 }
 func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[229].enter(ctx)
+	fn, err := procs[229].enter()
 	return status(err, C.cg_StreamDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
 }
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
-	fn, err := procs[230].enter(ctx)
+	fn, err := procs[230].enter()
 	return status(err, C.cg_StreamCopyAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	fn, err := procs[231].enter(ctx)
+	fn, err := procs[231].enter()
 	return status(err, C.cg_StreamGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	fn, err := procs[232].enter(ctx)
+	fn, err := procs[232].enter()
 	return status(err, C.cg_StreamSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
-	fn, err := procs[233].enter(ctx)
+	fn, err := procs[233].enter()
 	err = status(err, C.cg_EventCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phEvent), C.uint(flags)))
 	return
 }
 func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	fn, err := procs[234].enter(ctx)
+	fn, err := procs[234].enter()
 	return status(err, C.cg_EventRecord(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
 }
 func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn, err := procs[235].enter(ctx)
+	fn, err := procs[235].enter()
 	return status(err, C.cg_EventRecordWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
 }
 func EventQueryCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[236].enter(ctx)
+	fn, err := procs[236].enter()
 	return status(err, C.cg_EventQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
 }
 func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[237].enter(ctx)
+	fn, err := procs[237].enter()
 	return status(err, C.cg_EventSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
 }
 func EventDestroyCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[238].enter(ctx)
+	fn, err := procs[238].enter()
 	return status(err, C.cg_EventDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
 }
 func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds float32, err error) {
-	fn, err := procs[239].enter(ctx)
+	fn, err := procs[239].enter()
 	err = status(err, C.cg_EventElapsedTime(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
-	fn, err := procs[240].enter(ctx)
+	fn, err := procs[240].enter()
 	err = status(err, C.cg_ImportExternalMemory(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
 func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (devPtr DevicePtr, err error) {
-	fn, err := procs[241].enter(ctx)
+	fn, err := procs[241].enter()
 	err = status(err, C.cg_ExternalMemoryGetMappedBuffer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
 func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	fn, err := procs[242].enter(ctx)
+	fn, err := procs[242].enter()
 	return status(err, C.cg_ExternalMemoryGetMappedMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
-	fn, err := procs[243].enter(ctx)
+	fn, err := procs[243].enter()
 	return status(err, C.cg_DestroyExternalMemory(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
-	fn, err := procs[244].enter(ctx)
+	fn, err := procs[244].enter()
 	err = status(err, C.cg_ImportExternalSemaphore(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
 func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
-	fn, err := procs[245].enter(ctx)
+	fn, err := procs[245].enter()
 	return status(err, C.cg_SignalExternalSemaphoresAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
-	fn, err := procs[246].enter(ctx)
+	fn, err := procs[246].enter()
 	return status(err, C.cg_WaitExternalSemaphoresAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
-	fn, err := procs[247].enter(ctx)
+	fn, err := procs[247].enter()
 	return status(err, C.cg_DestroyExternalSemaphore(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(extSem)))
 }
 func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	fn, err := procs[248].enter(ctx)
+	fn, err := procs[248].enter()
 	return status(err, C.cg_StreamWaitValue32(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	fn, err := procs[249].enter(ctx)
+	fn, err := procs[249].enter()
 	return status(err, C.cg_StreamWaitValue64(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	fn, err := procs[250].enter(ctx)
+	fn, err := procs[250].enter()
 	return status(err, C.cg_StreamWriteValue32(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	fn, err := procs[251].enter(ctx)
+	fn, err := procs[251].enter()
 	return status(err, C.cg_StreamWriteValue64(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpCtx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	fn, err := procs[252].enter(ctx)
+	fn, err := procs[252].enter()
 	return status(err, C.cg_StreamBatchMemOp(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
 }
 func FuncGetAttributeCtx(ctx Context, attrib FunctionAttribute, hfunc Function) (pi int32, err error) {
-	fn, err := procs[253].enter(ctx)
+	fn, err := procs[253].enter()
 	err = status(err, C.cg_FuncGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
 	return
 }
 func FuncSetAttributeCtx(ctx Context, hfunc Function, attrib FunctionAttribute, value int32) error {
-	fn, err := procs[254].enter(ctx)
+	fn, err := procs[254].enter()
 	return status(err, C.cg_FuncSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
 }
 func FuncSetCacheConfigCtx(ctx Context, hfunc Function, config FuncCache) error {
-	fn, err := procs[255].enter(ctx)
+	fn, err := procs[255].enter()
 	return status(err, C.cg_FuncSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config)))
 }
 func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
-	fn, err := procs[256].enter(ctx)
+	fn, err := procs[256].enter()
 	err = status(err, C.cg_FuncGetModule(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
 func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
-	fn, err := procs[257].enter(ctx)
+	fn, err := procs[257].enter()
 	return status(err, C.cg_FuncGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	fn, err := procs[258].enter(ctx)
+	fn, err := procs[258].enter()
 	err = status(err, C.cg_FuncGetParamInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
 	return
 }
 func FuncIsLoadedCtx(ctx Context, function Function) (state FunctionLoadingState, err error) {
-	fn, err := procs[259].enter(ctx)
+	fn, err := procs[259].enter()
 	err = status(err, C.cg_FuncIsLoaded(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&state), C.uintptr_t(function)))
 	return
 }
 func FuncLoadCtx(ctx Context, function Function) error {
-	fn, err := procs[260].enter(ctx)
+	fn, err := procs[260].enter()
 	return status(err, C.cg_FuncLoad(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(function)))
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procs[261].enter(ctx)
+	fn, err := procs[261].enter()
 	return status(err, C.cg_LaunchKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra))
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procs[262].enter(ctx)
+	fn, err := procs[262].enter()
 	return status(err, C.cg_LaunchKernelEx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), kernelParams, extra))
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
-	fn, err := procs[263].enter(ctx)
+	fn, err := procs[263].enter()
 	return status(err, C.cg_LaunchCooperativeKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams))
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
-	fn, err := procs[264].enter(ctx)
+	fn, err := procs[264].enter()
 	return status(err, C.cg_LaunchCooperativeKernelMultiDevice(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn, err := procs[265].enter(ctx)
+	fn, err := procs[265].enter()
 	return status(err, C.cg_LaunchHostFunc(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
-	fn, err := procs[266].enter(ctx)
+	fn, err := procs[266].enter()
 	return status(err, C.cg_FuncSetBlockShape(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
 }
 func FuncSetSharedSizeCtx(ctx Context, hfunc Function, bytes uint32) error {
-	fn, err := procs[267].enter(ctx)
+	fn, err := procs[267].enter()
 	return status(err, C.cg_FuncSetSharedSize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(bytes)))
 }
 func ParamSetSizeCtx(ctx Context, hfunc Function, numbytes uint32) error {
-	fn, err := procs[268].enter(ctx)
+	fn, err := procs[268].enter()
 	return status(err, C.cg_ParamSetSize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(numbytes)))
 }
 func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error {
-	fn, err := procs[269].enter(ctx)
+	fn, err := procs[269].enter()
 	return status(err, C.cg_ParamSeti(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
 }
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
-	fn, err := procs[270].enter(ctx)
+	fn, err := procs[270].enter()
 	return status(err, C.cg_ParamSetf(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
 func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	fn, err := procs[271].enter(ctx)
+	fn, err := procs[271].enter()
 	return status(err, C.cg_ParamSetv(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
 }
 func LaunchCtx(ctx Context, f Function) error {
-	fn, err := procs[272].enter(ctx)
+	fn, err := procs[272].enter()
 	return status(err, C.cg_Launch(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f)))
 }
 func LaunchGridCtx(ctx Context, f Function, grid_width int32, grid_height int32) error {
-	fn, err := procs[273].enter(ctx)
+	fn, err := procs[273].enter()
 	return status(err, C.cg_LaunchGrid(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
 }
 func LaunchGridAsyncCtx(ctx Context, f Function, grid_width int32, grid_height int32, hStream Stream) error {
-	fn, err := procs[274].enter(ctx)
+	fn, err := procs[274].enter()
 	return status(err, C.cg_LaunchGridAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
 }
 func ParamSetTexRefCtx(ctx Context, hfunc Function, texunit int32, hTexRef Texref) error {
-	fn, err := procs[275].enter(ctx)
+	fn, err := procs[275].enter()
 	return status(err, C.cg_ParamSetTexRef(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
 }
 func FuncSetSharedMemConfigCtx(ctx Context, hfunc Function, config Sharedconfig) error {
-	fn, err := procs[276].enter(ctx)
+	fn, err := procs[276].enter()
 	return status(err, C.cg_FuncSetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config)))
 }
 func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
-	fn, err := procs[277].enter(ctx)
+	fn, err := procs[277].enter()
 	err = status(err, C.cg_GraphCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraph), C.uint(flags)))
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[278].enter(ctx)
+	fn, err := procs[278].enter()
 	err = status(err, C.cg_GraphAddKernelNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[279].enter(ctx)
+	fn, err := procs[279].enter()
 	return status(err, C.cg_GraphKernelNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[280].enter(ctx)
+	fn, err := procs[280].enter()
 	return status(err, C.cg_GraphKernelNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	fn, err := procs[281].enter(ctx)
+	fn, err := procs[281].enter()
 	err = status(err, C.cg_GraphAddMemcpyNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	fn, err := procs[282].enter(ctx)
+	fn, err := procs[282].enter()
 	return status(err, C.cg_GraphMemcpyNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	fn, err := procs[283].enter(ctx)
+	fn, err := procs[283].enter()
 	return status(err, C.cg_GraphMemcpyNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	fn, err := procs[284].enter(ctx)
+	fn, err := procs[284].enter()
 	err = status(err, C.cg_GraphAddMemsetNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	fn, err := procs[285].enter(ctx)
+	fn, err := procs[285].enter()
 	return status(err, C.cg_GraphMemsetNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	fn, err := procs[286].enter(ctx)
+	fn, err := procs[286].enter()
 	return status(err, C.cg_GraphMemsetNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[287].enter(ctx)
+	fn, err := procs[287].enter()
 	err = status(err, C.cg_GraphAddHostNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[288].enter(ctx)
+	fn, err := procs[288].enter()
 	return status(err, C.cg_GraphHostNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[289].enter(ctx)
+	fn, err := procs[289].enter()
 	return status(err, C.cg_GraphHostNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
-	fn, err := procs[290].enter(ctx)
+	fn, err := procs[290].enter()
 	err = status(err, C.cg_GraphAddChildGraphNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph)))
 	return
 }
 func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	fn, err := procs[291].enter(ctx)
+	fn, err := procs[291].enter()
 	return status(err, C.cg_GraphChildGraphNodeGetGraph(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
 }
 func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64) (phGraphNode GraphNode, err error) {
-	fn, err := procs[292].enter(ctx)
+	fn, err := procs[292].enter()
 	err = status(err, C.cg_GraphAddEmptyNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies)))
 	return
 }
 func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	fn, err := procs[293].enter(ctx)
+	fn, err := procs[293].enter()
 	err = status(err, C.cg_GraphAddEventRecordNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
 	return
 }
 func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	fn, err := procs[294].enter(ctx)
+	fn, err := procs[294].enter()
 	return status(err, C.cg_GraphEventRecordNodeGetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	fn, err := procs[295].enter(ctx)
+	fn, err := procs[295].enter()
 	return status(err, C.cg_GraphEventRecordNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	fn, err := procs[296].enter(ctx)
+	fn, err := procs[296].enter()
 	err = status(err, C.cg_GraphAddEventWaitNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
 	return
 }
 func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	fn, err := procs[297].enter(ctx)
+	fn, err := procs[297].enter()
 	return status(err, C.cg_GraphEventWaitNodeGetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	fn, err := procs[298].enter(ctx)
+	fn, err := procs[298].enter()
 	return status(err, C.cg_GraphEventWaitNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[299].enter(ctx)
+	fn, err := procs[299].enter()
 	err = status(err, C.cg_GraphAddExternalSemaphoresSignalNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	fn, err := procs[300].enter(ctx)
+	fn, err := procs[300].enter()
 	return status(err, C.cg_GraphExternalSemaphoresSignalNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
-	fn, err := procs[301].enter(ctx)
+	fn, err := procs[301].enter()
 	return status(err, C.cg_GraphExternalSemaphoresSignalNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[302].enter(ctx)
+	fn, err := procs[302].enter()
 	err = status(err, C.cg_GraphAddExternalSemaphoresWaitNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	fn, err := procs[303].enter(ctx)
+	fn, err := procs[303].enter()
 	return status(err, C.cg_GraphExternalSemaphoresWaitNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
-	fn, err := procs[304].enter(ctx)
+	fn, err := procs[304].enter()
 	return status(err, C.cg_GraphExternalSemaphoresWaitNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[305].enter(ctx)
+	fn, err := procs[305].enter()
 	err = status(err, C.cg_GraphAddBatchMemOpNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	fn, err := procs[306].enter(ctx)
+	fn, err := procs[306].enter()
 	return status(err, C.cg_GraphBatchMemOpNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
-	fn, err := procs[307].enter(ctx)
+	fn, err := procs[307].enter()
 	return status(err, C.cg_GraphBatchMemOpNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
-	fn, err := procs[308].enter(ctx)
+	fn, err := procs[308].enter()
 	return status(err, C.cg_GraphExecBatchMemOpNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[309].enter(ctx)
+	fn, err := procs[309].enter()
 	err = status(err, C.cg_GraphAddMemAllocNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
-	fn, err := procs[310].enter(ctx)
+	fn, err := procs[310].enter()
 	return status(err, C.cg_GraphMemAllocNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
-	fn, err := procs[311].enter(ctx)
+	fn, err := procs[311].enter()
 	err = status(err, C.cg_GraphAddMemFreeNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr)))
 	return
 }
 func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	fn, err := procs[312].enter(ctx)
+	fn, err := procs[312].enter()
 	return status(err, C.cg_GraphMemFreeNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
-	fn, err := procs[313].enter(ctx)
+	fn, err := procs[313].enter()
 	return status(err, C.cg_DeviceGraphMemTrim(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device)))
 }
 func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	fn, err := procs[314].enter(ctx)
+	fn, err := procs[314].enter()
 	return status(err, C.cg_DeviceGetGraphMemAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), value))
 }
 func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	fn, err := procs[315].enter(ctx)
+	fn, err := procs[315].enter()
 	return status(err, C.cg_DeviceSetGraphMemAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), value))
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
-	fn, err := procs[316].enter(ctx)
+	fn, err := procs[316].enter()
 	err = status(err, C.cg_GraphClone(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
 	return
 }
 func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph Graph) (phNode GraphNode, err error) {
-	fn, err := procs[317].enter(ctx)
+	fn, err := procs[317].enter()
 	err = status(err, C.cg_GraphNodeFindInClone(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
 func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	fn, err := procs[318].enter(ctx)
+	fn, err := procs[318].enter()
 	return status(err, C.cg_GraphNodeGetType(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
 }
 func GraphGetNodesCtx(ctx Context, hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	fn, err := procs[319].enter(ctx)
+	fn, err := procs[319].enter()
 	return status(err, C.cg_GraphGetNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes)))
 }
 func GraphGetRootNodesCtx(ctx Context, hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	fn, err := procs[320].enter(ctx)
+	fn, err := procs[320].enter()
 	return status(err, C.cg_GraphGetRootNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes)))
 }
 func GraphGetEdgesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
-	fn, err := procs[321].enter(ctx)
+	fn, err := procs[321].enter()
 	return status(err, C.cg_GraphGetEdges(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), unsafe.Pointer(numEdges)))
 }
 func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
-	fn, err := procs[322].enter(ctx)
+	fn, err := procs[322].enter()
 	return status(err, C.cg_GraphNodeGetDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(edgeData), unsafe.Pointer(numDependencies)))
 }
 func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
-	fn, err := procs[323].enter(ctx)
+	fn, err := procs[323].enter()
 	return status(err, C.cg_GraphNodeGetDependentNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(edgeData), unsafe.Pointer(numDependentNodes)))
 }
 func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	fn, err := procs[324].enter(ctx)
+	fn, err := procs[324].enter()
 	return status(err, C.cg_GraphAddDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
 }
 func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	fn, err := procs[325].enter(ctx)
+	fn, err := procs[325].enter()
 	return status(err, C.cg_GraphRemoveDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
 }
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
-	fn, err := procs[326].enter(ctx)
+	fn, err := procs[326].enter()
 	return status(err, C.cg_GraphDestroyNode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode)))
 }
 func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
-	fn, err := procs[327].enter(ctx)
+	fn, err := procs[327].enter()
 	err = status(err, C.cg_GraphInstantiateWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
 func GraphInstantiateWithParamsCtx(ctx Context, hGraph Graph, instantiateParams *GraphInstantiateParams) (phGraphExec GraphExec, err error) {
-	fn, err := procs[328].enter(ctx)
+	fn, err := procs[328].enter()
 	err = status(err, C.cg_GraphInstantiateWithParams(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams)))
 	return
 }
 func GraphExecGetFlagsCtx(ctx Context, hGraphExec GraphExec) (flags uint64, err error) {
-	fn, err := procs[329].enter(ctx)
+	fn, err := procs[329].enter()
 	err = status(err, C.cg_GraphExecGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), unsafe.Pointer(&flags)))
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[330].enter(ctx)
+	fn, err := procs[330].enter()
 	return status(err, C.cg_GraphExecKernelNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
-	fn, err := procs[331].enter(ctx)
+	fn, err := procs[331].enter()
 	return status(err, C.cg_GraphExecMemcpyNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
-	fn, err := procs[332].enter(ctx)
+	fn, err := procs[332].enter()
 	return status(err, C.cg_GraphExecMemsetNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[333].enter(ctx)
+	fn, err := procs[333].enter()
 	return status(err, C.cg_GraphExecHostNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
-	fn, err := procs[334].enter(ctx)
+	fn, err := procs[334].enter()
 	return status(err, C.cg_GraphExecChildGraphNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
 }
 func GraphExecEventRecordNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	fn, err := procs[335].enter(ctx)
+	fn, err := procs[335].enter()
 	return status(err, C.cg_GraphExecEventRecordNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	fn, err := procs[336].enter(ctx)
+	fn, err := procs[336].enter()
 	return status(err, C.cg_GraphExecEventWaitNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
-	fn, err := procs[337].enter(ctx)
+	fn, err := procs[337].enter()
 	return status(err, C.cg_GraphExecExternalSemaphoresSignalNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
-	fn, err := procs[338].enter(ctx)
+	fn, err := procs[338].enter()
 	return status(err, C.cg_GraphExecExternalSemaphoresWaitNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
-	fn, err := procs[339].enter(ctx)
+	fn, err := procs[339].enter()
 	return status(err, C.cg_GraphNodeSetEnabled(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
 func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	fn, err := procs[340].enter(ctx)
+	fn, err := procs[340].enter()
 	return status(err, C.cg_GraphNodeGetEnabled(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	fn, err := procs[341].enter(ctx)
+	fn, err := procs[341].enter()
 	return status(err, C.cg_GraphUpload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphLaunchCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	fn, err := procs[342].enter(ctx)
+	fn, err := procs[342].enter()
 	return status(err, C.cg_GraphLaunch(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
-	fn, err := procs[343].enter(ctx)
+	fn, err := procs[343].enter()
 	return status(err, C.cg_GraphExecDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec)))
 }
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
-	fn, err := procs[344].enter(ctx)
+	fn, err := procs[344].enter()
 	return status(err, C.cg_GraphDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph)))
 }
 func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	fn, err := procs[345].enter(ctx)
+	fn, err := procs[345].enter()
 	return status(err, C.cg_GraphExecUpdate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
-	fn, err := procs[346].enter(ctx)
+	fn, err := procs[346].enter()
 	return status(err, C.cg_GraphKernelNodeCopyAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	fn, err := procs[347].enter(ctx)
+	fn, err := procs[347].enter()
 	return status(err, C.cg_GraphKernelNodeGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	fn, err := procs[348].enter(ctx)
+	fn, err := procs[348].enter()
 	return status(err, C.cg_GraphKernelNodeSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
-	fn, err := procs[349].enter(ctx)
+	fn, err := procs[349].enter()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	return status(err, C.cg_GraphDebugDotPrint(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
 func UserObjectCreateCtx(ctx Context, object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	fn, err := procs[350].enter(ctx)
+	fn, err := procs[350].enter()
 	return status(err, C.cg_UserObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
-	fn, err := procs[351].enter(ctx)
+	fn, err := procs[351].enter()
 	return status(err, C.cg_UserObjectRetain(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(object), C.uint(count)))
 }
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
-	fn, err := procs[352].enter(ctx)
+	fn, err := procs[352].enter()
 	return status(err, C.cg_UserObjectRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(object), C.uint(count)))
 }
 func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
-	fn, err := procs[353].enter(ctx)
+	fn, err := procs[353].enter()
 	return status(err, C.cg_GraphRetainUserObject(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
-	fn, err := procs[354].enter(ctx)
+	fn, err := procs[354].enter()
 	return status(err, C.cg_GraphReleaseUserObject(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
 func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[355].enter(ctx)
+	fn, err := procs[355].enter()
 	err = status(err, C.cg_GraphAddNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	fn, err := procs[356].enter(ctx)
+	fn, err := procs[356].enter()
 	return status(err, C.cg_GraphNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	fn, err := procs[357].enter(ctx)
+	fn, err := procs[357].enter()
 	return status(err, C.cg_GraphExecNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	fn, err := procs[358].enter(ctx)
+	fn, err := procs[358].enter()
 	return status(err, C.cg_GraphConditionalHandleCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
-	fn, err := procs[359].enter(ctx)
+	fn, err := procs[359].enter()
 	err = status(err, C.cg_OccupancyMaxActiveBlocksPerMultiprocessor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
-	fn, err := procs[360].enter(ctx)
+	fn, err := procs[360].enter()
 	err = status(err, C.cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	fn, err := procs[361].enter(ctx)
+	fn, err := procs[361].enter()
 	err = status(err, C.cg_OccupancyMaxPotentialBlockSize(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	fn, err := procs[362].enter(ctx)
+	fn, err := procs[362].enter()
 	err = status(err, C.cg_OccupancyMaxPotentialBlockSizeWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
-	fn, err := procs[363].enter(ctx)
+	fn, err := procs[363].enter()
 	err = status(err, C.cg_OccupancyAvailableDynamicSMemPerBlock(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
-	fn, err := procs[364].enter(ctx)
+	fn, err := procs[364].enter()
 	err = status(err, C.cg_OccupancyMaxPotentialClusterSize(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
-	fn, err := procs[365].enter(ctx)
+	fn, err := procs[365].enter()
 	err = status(err, C.cg_OccupancyMaxActiveClusters(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
-	fn, err := procs[366].enter(ctx)
+	fn, err := procs[366].enter()
 	return status(err, C.cg_TexRefSetArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
-	fn, err := procs[367].enter(ctx)
+	fn, err := procs[367].enter()
 	return status(err, C.cg_TexRefSetMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
-	fn, err := procs[368].enter(ctx)
+	fn, err := procs[368].enter()
 	err = status(err, C.cg_TexRefSetAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
 	return
 }
 func TexRefSetAddress2DCtx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
-	fn, err := procs[369].enter(ctx)
+	fn, err := procs[369].enter()
 	return status(err, C.cg_TexRefSetAddress2D(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
 }
 func TexRefSetFormatCtx(ctx Context, hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
-	fn, err := procs[370].enter(ctx)
+	fn, err := procs[370].enter()
 	return status(err, C.cg_TexRefSetFormat(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
 }
 func TexRefSetAddressModeCtx(ctx Context, hTexRef Texref, dim int32, am AddressMode) error {
-	fn, err := procs[371].enter(ctx)
+	fn, err := procs[371].enter()
 	return status(err, C.cg_TexRefSetAddressMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
 }
 func TexRefSetFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	fn, err := procs[372].enter(ctx)
+	fn, err := procs[372].enter()
 	return status(err, C.cg_TexRefSetFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	fn, err := procs[373].enter(ctx)
+	fn, err := procs[373].enter()
 	return status(err, C.cg_TexRefSetMipmapFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapLevelBiasCtx(ctx Context, hTexRef Texref, bias float32) error {
-	fn, err := procs[374].enter(ctx)
+	fn, err := procs[374].enter()
 	return status(err, C.cg_TexRefSetMipmapLevelBias(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(bias)))
 }
 func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
-	fn, err := procs[375].enter(ctx)
+	fn, err := procs[375].enter()
 	return status(err, C.cg_TexRefSetMipmapLevelClamp(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
 }
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
-	fn, err := procs[376].enter(ctx)
+	fn, err := procs[376].enter()
 	return status(err, C.cg_TexRefSetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
-	fn, err := procs[377].enter(ctx)
+	fn, err := procs[377].enter()
 	return status(err, C.cg_TexRefSetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
-	fn, err := procs[378].enter(ctx)
+	fn, err := procs[378].enter()
 	return status(err, C.cg_TexRefSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
-	fn, err := procs[379].enter(ctx)
+	fn, err := procs[379].enter()
 	err = status(err, C.cg_TexRefGetAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	fn, err := procs[380].enter(ctx)
+	fn, err := procs[380].enter()
 	return status(err, C.cg_TexRefGetArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	fn, err := procs[381].enter(ctx)
+	fn, err := procs[381].enter()
 	return status(err, C.cg_TexRefGetMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
-	fn, err := procs[382].enter(ctx)
+	fn, err := procs[382].enter()
 	err = status(err, C.cg_TexRefGetAddressMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
 	return
 }
 func TexRefGetFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	fn, err := procs[383].enter(ctx)
+	fn, err := procs[383].enter()
 	err = status(err, C.cg_TexRefGetFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFormatCtx(ctx Context, hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, err error) {
-	fn, err := procs[384].enter(ctx)
+	fn, err := procs[384].enter()
 	err = status(err, C.cg_TexRefGetFormat(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	fn, err := procs[385].enter(ctx)
+	fn, err := procs[385].enter()
 	err = status(err, C.cg_TexRefGetMipmapFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelBiasCtx(ctx Context, hTexRef Texref) (pbias float32, err error) {
-	fn, err := procs[386].enter(ctx)
+	fn, err := procs[386].enter()
 	err = status(err, C.cg_TexRefGetMipmapLevelBias(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelClamp float32, pmaxMipmapLevelClamp float32, err error) {
-	fn, err := procs[387].enter(ctx)
+	fn, err := procs[387].enter()
 	err = status(err, C.cg_TexRefGetMipmapLevelClamp(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
-	fn, err := procs[388].enter(ctx)
+	fn, err := procs[388].enter()
 	err = status(err, C.cg_TexRefGetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	fn, err := procs[389].enter(ctx)
+	fn, err := procs[389].enter()
 	return status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
-	fn, err := procs[390].enter(ctx)
+	fn, err := procs[390].enter()
 	err = status(err, C.cg_TexRefGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefCreateCtx(ctx Context) (pTexRef Texref, err error) {
-	fn, err := procs[391].enter(ctx)
+	fn, err := procs[391].enter()
 	err = status(err, C.cg_TexRefCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pTexRef)))
 	return
 }
 func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
-	fn, err := procs[392].enter(ctx)
+	fn, err := procs[392].enter()
 	return status(err, C.cg_TexRefDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef)))
 }
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
-	fn, err := procs[393].enter(ctx)
+	fn, err := procs[393].enter()
 	return status(err, C.cg_SurfRefSetArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	fn, err := procs[394].enter(ctx)
+	fn, err := procs[394].enter()
 	return status(err, C.cg_SurfRefGetArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
 }
 func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	fn, err := procs[395].enter(ctx)
+	fn, err := procs[395].enter()
 	return status(err, C.cg_TexObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
-	fn, err := procs[396].enter(ctx)
+	fn, err := procs[396].enter()
 	return status(err, C.cg_TexObjectDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	fn, err := procs[397].enter(ctx)
+	fn, err := procs[397].enter()
 	return status(err, C.cg_TexObjectGetResourceDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	fn, err := procs[398].enter(ctx)
+	fn, err := procs[398].enter()
 	return status(err, C.cg_TexObjectGetTextureDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	fn, err := procs[399].enter(ctx)
+	fn, err := procs[399].enter()
 	return status(err, C.cg_TexObjectGetResourceViewDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
 }
 func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	fn, err := procs[400].enter(ctx)
+	fn, err := procs[400].enter()
 	return status(err, C.cg_SurfObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
-	fn, err := procs[401].enter(ctx)
+	fn, err := procs[401].enter()
 	return status(err, C.cg_SurfObjectDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(surfObject)))
 }
 func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	fn, err := procs[402].enter(ctx)
+	fn, err := procs[402].enter()
 	return status(err, C.cg_SurfObjectGetResourceDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
 }
 func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[403].enter(ctx)
+	fn, err := procs[403].enter()
 	return status(err, C.cg_TensorMapEncodeTiled(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[404].enter(ctx)
+	fn, err := procs[404].enter()
 	return status(err, C.cg_TensorMapEncodeIm2col(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colWideCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[405].enter(ctx)
+	fn, err := procs[405].enter()
 	return status(err, C.cg_TensorMapEncodeIm2colWide(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress unsafe.Pointer) error {
-	fn, err := procs[406].enter(ctx)
+	fn, err := procs[406].enter()
 	return status(err, C.cg_TensorMapReplaceAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), globalAddress))
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
-	fn, err := procs[407].enter(ctx)
+	fn, err := procs[407].enter()
 	err = status(err, C.cg_DeviceCanAccessPeer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
 	return
 }
 func CtxEnablePeerAccessCtx(ctx Context, peerContext Context, flags uint32) error {
-	fn, err := procs[408].enter(ctx)
+	fn, err := procs[408].enter()
 	return status(err, C.cg_CtxEnablePeerAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(peerContext), C.uint(flags)))
 }
 func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) error {
-	fn, err := procs[409].enter(ctx)
+	fn, err := procs[409].enter()
 	return status(err, C.cg_CtxDisablePeerAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(peerContext)))
 }
 func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
-	fn, err := procs[410].enter(ctx)
+	fn, err := procs[410].enter()
 	err = status(err, C.cg_DeviceGetP2PAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
 func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
-	fn, err := procs[411].enter(ctx)
+	fn, err := procs[411].enter()
 	return status(err, C.cg_DeviceGetP2PAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
-	fn, err := procs[412].enter(ctx)
+	fn, err := procs[412].enter()
 	return status(err, C.cg_GraphicsUnregisterResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(resource)))
 }
 func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	fn, err := procs[413].enter(ctx)
+	fn, err := procs[413].enter()
 	return status(err, C.cg_GraphicsSubResourceGetMappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
 }
 func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	fn, err := procs[414].enter(ctx)
+	fn, err := procs[414].enter()
 	return status(err, C.cg_GraphicsResourceGetMappedMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
-	fn, err := procs[415].enter(ctx)
+	fn, err := procs[415].enter()
 	err = status(err, C.cg_GraphicsResourceGetMappedPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
 func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
-	fn, err := procs[416].enter(ctx)
+	fn, err := procs[416].enter()
 	return status(err, C.cg_GraphicsResourceSetMapFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(resource), C.uint(flags)))
 }
 func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	fn, err := procs[417].enter(ctx)
+	fn, err := procs[417].enter()
 	return status(err, C.cg_GraphicsMapResources(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
 func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	fn, err := procs[418].enter(ctx)
+	fn, err := procs[418].enter()
 	return status(err, C.cg_GraphicsUnmapResources(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
 func GetProcAddressCtx(ctx Context, symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64, symbolStatus *ProcAddressQueryResult) error {
-	fn, err := procs[419].enter(ctx)
+	fn, err := procs[419].enter()
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
 	return status(err, C.cg_GetProcAddress(C.uintptr_t(ctx), C.uintptr_t(fn), csymbol, pfn, C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(symbolStatus)))
 }
 func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[420].enter(ctx)
+	fn, err := procs[420].enter()
 	return status(err, C.cg_CoredumpGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[421].enter(ctx)
+	fn, err := procs[421].enter()
 	return status(err, C.cg_CoredumpGetAttributeGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[422].enter(ctx)
+	fn, err := procs[422].enter()
 	return status(err, C.cg_CoredumpSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[423].enter(ctx)
+	fn, err := procs[423].enter()
 	return status(err, C.cg_CoredumpSetAttributeGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func GetExportTableCtx(ctx Context, ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
-	fn, err := procs[424].enter(ctx)
+	fn, err := procs[424].enter()
 	return status(err, C.cg_GetExportTable(C.uintptr_t(ctx), C.uintptr_t(fn), ppExportTable, unsafe.Pointer(pExportTableId)))
 }
 func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	fn, err := procs[425].enter(ctx)
+	fn, err := procs[425].enter()
 	return status(err, C.cg_GreenCtxCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
 }
 func GreenCtxDestroyCtx(ctx Context, hCtx GreenCtx) error {
-	fn, err := procs[426].enter(ctx)
+	fn, err := procs[426].enter()
 	return status(err, C.cg_GreenCtxDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx)))
 }
 func CtxFromGreenCtxCtx(ctx Context, hCtx GreenCtx) (pContext Context, err error) {
-	fn, err := procs[427].enter(ctx)
+	fn, err := procs[427].enter()
 	err = status(err, C.cg_CtxFromGreenCtx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
 	return
 }
 func DeviceGetDevResourceCtx(ctx Context, device Device, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[428].enter(ctx)
+	fn, err := procs[428].enter()
 	return status(err, C.cg_DeviceGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func CtxGetDevResourceCtx(ctx Context, hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[429].enter(ctx)
+	fn, err := procs[429].enter()
 	return status(err, C.cg_CtxGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[430].enter(ctx)
+	fn, err := procs[430].enter()
 	return status(err, C.cg_GreenCtxGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func DevSMResourceSplitByCountCtx(ctx Context, result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	fn, err := procs[431].enter(ctx)
+	fn, err := procs[431].enter()
 	return status(err, C.cg_DevSMResourceSplitByCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
 }
 func DevResourceGenerateDescCtx(ctx Context, phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
-	fn, err := procs[432].enter(ctx)
+	fn, err := procs[432].enter()
 	return status(err, C.cg_DevResourceGenerateDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phDesc), unsafe.Pointer(resources), C.uint(nbResources)))
 }
 func GreenCtxRecordEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	fn, err := procs[433].enter(ctx)
+	fn, err := procs[433].enter()
 	return status(err, C.cg_GreenCtxRecordEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func GreenCtxWaitEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	fn, err := procs[434].enter(ctx)
+	fn, err := procs[434].enter()
 	return status(err, C.cg_GreenCtxWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func StreamGetGreenCtxCtx(ctx Context, hStream Stream) (phCtx GreenCtx, err error) {
-	fn, err := procs[435].enter(ctx)
+	fn, err := procs[435].enter()
 	err = status(err, C.cg_StreamGetGreenCtx(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&phCtx)))
 	return
 }
 func GreenCtxStreamCreateCtx(ctx Context, greenCtx GreenCtx, flags uint32, priority int32) (phStream Stream, err error) {
-	fn, err := procs[436].enter(ctx)
+	fn, err := procs[436].enter()
 	err = status(err, C.cg_GreenCtxStreamCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
 	return
 }
 func GreenCtxGetIDCtx(ctx Context, greenCtx GreenCtx, greenCtxId *uint64) error {
-	fn, err := procs[437].enter(ctx)
+	fn, err := procs[437].enter()
 	return status(err, C.cg_GreenCtxGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
 }
 func LogsRegisterCallbackCtx(ctx Context, callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
-	fn, err := procs[438].enter(ctx)
+	fn, err := procs[438].enter()
 	return status(err, C.cg_LogsRegisterCallback(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
 }
 func LogsUnregisterCallbackCtx(ctx Context, callback LogsCallbackHandle) error {
-	fn, err := procs[439].enter(ctx)
+	fn, err := procs[439].enter()
 	return status(err, C.cg_LogsUnregisterCallback(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(callback)))
 }
 func LogsCurrentCtx(ctx Context, iterator_out *LogIterator, flags uint32) error {
-	fn, err := procs[440].enter(ctx)
+	fn, err := procs[440].enter()
 	return status(err, C.cg_LogsCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator_out), C.uint(flags)))
 }
 func LogsDumpToFileCtx(ctx Context, iterator *LogIterator, pathToFile string, flags uint32) error {
-	fn, err := procs[441].enter(ctx)
+	fn, err := procs[441].enter()
 	cpathToFile := C.CString(pathToFile)
 	defer C.free(unsafe.Pointer(cpathToFile))
 	return status(err, C.cg_LogsDumpToFile(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
 }
 func LogsDumpToMemoryCtx(ctx Context, iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
-	fn, err := procs[442].enter(ctx)
+	fn, err := procs[442].enter()
 	return status(err, C.cg_LogsDumpToMemory(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
 }
 func CheckpointProcessGetRestoreThreadIDCtx(ctx Context, pid int32) (tid int32, err error) {
-	fn, err := procs[443].enter(ctx)
+	fn, err := procs[443].enter()
 	err = status(err, C.cg_CheckpointProcessGetRestoreThreadID(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(&tid)))
 	return
 }
 func CheckpointProcessGetStateCtx(ctx Context, pid int32) (state ProcessState, err error) {
-	fn, err := procs[444].enter(ctx)
+	fn, err := procs[444].enter()
 	err = status(err, C.cg_CheckpointProcessGetState(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(&state)))
 	return
 }
 func CheckpointProcessLockCtx(ctx Context, pid int32, args *CheckpointLockArgs) error {
-	fn, err := procs[445].enter(ctx)
+	fn, err := procs[445].enter()
 	return status(err, C.cg_CheckpointProcessLock(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessCheckpointCtx(ctx Context, pid int32, args *CheckpointCheckpointArgs) error {
-	fn, err := procs[446].enter(ctx)
+	fn, err := procs[446].enter()
 	return status(err, C.cg_CheckpointProcessCheckpoint(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessRestoreCtx(ctx Context, pid int32, args *CheckpointRestoreArgs) error {
-	fn, err := procs[447].enter(ctx)
+	fn, err := procs[447].enter()
 	return status(err, C.cg_CheckpointProcessRestore(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessUnlockCtx(ctx Context, pid int32, args *CheckpointUnlockArgs) error {
-	fn, err := procs[448].enter(ctx)
+	fn, err := procs[448].enter()
 	return status(err, C.cg_CheckpointProcessUnlock(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
 }
