@@ -196,10 +196,6 @@ var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", 
 // claim registers a Go identifier; two C names for one Go name are an error.
 func (m *Model) claim(goName, cName, pos string) error {
 	if old, ok := m.goIDs[goName]; ok && old != cName {
-		if os.Getenv("CUDAGEN_DEBUG_CLASH") != "" {
-			fmt.Println("CLASH", old, cName, goName)
-			return nil
-		}
 		return fmt.Errorf("gen: %s: Go name clash: %s and %s both become %s; give one another name under \"names\" in gen/bindings.json", pos, old, cName, goName)
 	}
 	m.goIDs[goName] = cName

@@ -289,6 +289,8 @@ func blockAbove(lines []string, i int) string {
 	return b.String()
 }
 
+var doxyRe = regexp.MustCompile(`\\([a-zA-Z]+)\b`) // \deprecated → deprecated
+
 var (
 	briefRe = regexp.MustCompile(`(?s)\\brief\s+(.*?)(\n\s*\n|\\)`)
 	paramRe = regexp.MustCompile(`(?m)^\s*\\param\s+(\w+)\s*-?\s*(.*)$`)
@@ -314,5 +316,6 @@ func clean(s string) string {
 	s = strings.ReplaceAll(s, "\\e ", "")
 	s = strings.ReplaceAll(s, "\\b ", "")
 	s = strings.ReplaceAll(s, "\\ref ", "")
+	s = doxyRe.ReplaceAllString(s, "$1")
 	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
 }

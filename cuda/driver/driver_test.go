@@ -108,6 +108,27 @@ func TestFlagString(t *testing.T) {
 	}
 }
 
+// Flags: a deprecated alias is not printed, a real flag named _MAX is a
+// flag, a multi-bit value is one name, masks are not printed.
+func TestFlagStringFields(t *testing.T) {
+	for v, want := range map[CtxFlags]string{
+		CtxSchedBlockingSync:                      "CU_CTX_SCHED_BLOCKING_SYNC", // not CU_CTX_BLOCKING_SYNC, deprecated
+		CtxSchedBlockingSync | CtxLMEMResizeToMax: "CU_CTX_SCHED_BLOCKING_SYNC|CU_CTX_LMEM_RESIZE_TO_MAX",
+		CtxMapHost | CtxLMEMResizeToMax:           "CU_CTX_MAP_HOST|CU_CTX_LMEM_RESIZE_TO_MAX",
+		CtxSchedMask:                              "CU_CTX_SCHED_MASK",
+	} {
+		if got := v.String(); got != want {
+			t.Errorf("CtxFlags(%#x): %s, want %s", uint32(v), got, want)
+		}
+	}
+	if got := (MemAccessFlagsProtReadwrite).String(); got != "CU_MEM_ACCESS_FLAGS_PROT_READWRITE" {
+		t.Errorf("READWRITE: %s", got)
+	}
+	if got := DeviceAttribute(-5).String(); got != "DeviceAttribute(-5)" {
+		t.Errorf("undeclared value: %s", got)
+	}
+}
+
 func TestNotSupportedMessage(t *testing.T) {
 	e := &NotSupportedError{Func: "cuEventElapsedTime_v2", Name: "cuEventElapsedTime", Need: 12080, DriverVersion: 12040, HeaderVersion: 13000}
 	want := "cuda: cuEventElapsedTime_v2 is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 12.8, and the driver supports CUDA 12.4; upgrade the NVIDIA driver, or build with the tag of an older pinned toolkit"

@@ -174,9 +174,9 @@ func (e *NotSupportedError) Error() string {
 func (e *NotSupportedError) Is(target error) bool { return target == ErrNotSupported }
 
 // flagString names the bits of v: the exact name of v if it has one;
-// otherwise each field of a named mask (CU_..._MASK) by its value's name,
-// then each named single bit, then what is left in hex. Multi-bit values
-// are never split into bits.
+// otherwise each named multi-bit value wholly set (never split into bits),
+// widest first, then each named single bit, then what is left in hex.
+// Masks (CU_..._MASK) are not values and are not printed.
 func flagString(v uint64, t []enumName) string {
 	if n := enumLookup(t, int64(v)).name; n != "" {
 		return n
@@ -186,24 +186,14 @@ func flagString(v uint64, t []enumName) string {
 	}
 	var parts []string
 	rest := v
-	for _, m := range t {
-		mask := uint64(m.v)
-		if !strings.HasSuffix(m.name, "_MASK") || bits.OnesCount64(mask) < 2 || rest&mask == 0 {
-			continue
-		}
-		field := rest & mask
-		n := ""
+	for width := 64; width >= 2; width-- {
 		for _, x := range t {
-			if uint64(x.v) == field && !strings.HasSuffix(x.name, "_MASK") {
-				n = x.name
-				break
+			u := uint64(x.v)
+			if bits.OnesCount64(u) == width && rest&u == u && !strings.HasSuffix(x.name, "_MASK") {
+				parts = append(parts, x.name)
+				rest &^= u
 			}
 		}
-		if n == "" {
-			n = "0x" + strconv.FormatUint(field, 16)
-		}
-		parts = append(parts, n)
-		rest &^= mask
 	}
 	for bit := uint64(1); bit != 0 && rest != 0; bit <<= 1 {
 		if rest&bit == 0 {
