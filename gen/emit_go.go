@@ -372,7 +372,7 @@ func lengthChecks(f *Func) string {
 			continue
 		}
 		for _, s := range q.Slices[1:] {
-			fmt.Fprintf(&b, "if err == nil && len(%s) != len(%s) {\nerr = lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
+			fmt.Fprintf(&b, "if err == nil && len(%s) != len(%s) {\nfn, err = 0, lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
 				q.Slices[0], s, f.Symbol, q.Slices[0], s, q.Slices[0], s)
 		}
 	}

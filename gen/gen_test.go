@@ -218,6 +218,10 @@ func TestFacts(t *testing.T) {
 			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
 				t.Error("the file needs the toolkit")
 			}
+			// Slices sharing a count: unequal lengths never reach the driver.
+			if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
+				t.Error("cuModuleLoadDataEx's length check does not stop the call")
+			}
 			if bytes.Contains(b, []byte(`import "C"`)) || !bytes.Contains(c, []byte(`import "C"`)) {
 				t.Error("the pure-Go file imports C, or the cgo file does not")
 			}

@@ -1166,7 +1166,7 @@ func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err er
 func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
 	fn, err := procs[55].enter()
 	if err == nil && len(optionValues) != len(options) {
-		err = lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
+		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
 	}
 	err = status(err, C.cg_ModuleLoadDataEx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 	return
