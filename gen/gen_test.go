@@ -218,6 +218,16 @@ func TestFacts(t *testing.T) {
 			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
 				t.Error("the file needs the toolkit")
 			}
+			// The hot event calls are noescape and nocallback; a function
+			// whose callback the driver calls during the call is not.
+			for _, d := range []string{"#cgo noescape cg_EventRecord\n", "#cgo nocallback cg_EventQuery\n", "#cgo noescape cg_EventElapsedTime\n"} {
+				if !bytes.Contains(c, []byte(d)) {
+					t.Errorf("missing %q", d)
+				}
+			}
+			if bytes.Contains(c, []byte("#cgo nocallback cg_OccupancyMaxPotentialBlockSize\n")) {
+				t.Error("cuOccupancyMaxPotentialBlockSize, which calls its callback, is nocallback")
+			}
 			// Slices sharing a count: unequal lengths never reach the driver.
 			if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
 				t.Error("cuModuleLoadDataEx's length check does not stop the call")

@@ -122,17 +122,18 @@ const (
 
 // Param is one C parameter.
 type Param struct {
-	C      string // C name
-	Go     string
-	Role   Role
-	GoType string // Go type of the argument or result
-	CArg   string // the trampoline's C parameter type
-	CCall  string // the C type in the entry point's signature
-	Size   int    // buffer or array length
-	Count  string // slice: the count parameter (C name)
-	Slices []string
-	CConv  string // cgo conversion of a by-value argument: "C.uint"
-	typed  string // the typed pointer an unsafe.Pointer stands for, for slices
+	C        string // C name
+	Go       string
+	Role     Role
+	GoType   string // Go type of the argument or result
+	CArg     string // the trampoline's C parameter type
+	CCall    string // the C type in the entry point's signature
+	Size     int    // buffer or array length
+	Count    string // slice: the count parameter (C name)
+	Slices   []string
+	CConv    string // cgo conversion of a by-value argument: "C.uint"
+	typed    string // the typed pointer an unsafe.Pointer stands for, for slices
+	callback bool   // a C function pointer
 }
 
 // Func is one bound driver function.
@@ -852,9 +853,12 @@ func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pf
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
 	}
+	// noescape and nocallback are certain only where the caller passes no
+	// pointer the driver may keep and no function it may call back during
+	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
 	f.NoEscape = true
 	for _, q := range f.Params {
-		if q.Role == rPtr || q.Role == rSlice || q.GoType == "unsafe.Pointer" {
+		if q.Role == rPtr || q.Role == rSlice || q.GoType == "unsafe.Pointer" || q.callback {
 			f.NoEscape = false
 		}
 	}
@@ -941,7 +945,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 		case tHandle:
 			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, "uintptr_t", "void *", "C.uintptr_t"
 		case tCallback:
-			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, "void *", "void *", "unsafe.Pointer"
+			q.Role, q.GoType, q.CArg, q.CCall, q.CConv, q.callback = rIn, ty.Go, "void *", "void *", "unsafe.Pointer", true
 		case tScalar, tEnum:
 			ct := map[string]string{"int32": "int", "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
 				"int16": "short", "uint16": "unsigned short", "byte": "char", "int8": "signed char", "uint8": "unsigned char", "float32": "float", "float64": "double"}[ty.Base]

@@ -641,11 +641,7 @@ static int cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(uintptr_t ctx, 
 #cgo noescape cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 #cgo nocallback cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 static int cg_OccupancyMaxPotentialBlockSize(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
-#cgo noescape cg_OccupancyMaxPotentialBlockSize
-#cgo nocallback cg_OccupancyMaxPotentialBlockSize
 static int cg_OccupancyMaxPotentialBlockSizeWithFlags(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
-#cgo noescape cg_OccupancyMaxPotentialBlockSizeWithFlags
-#cgo nocallback cg_OccupancyMaxPotentialBlockSizeWithFlags
 static int cg_OccupancyAvailableDynamicSMemPerBlock(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_OccupancyAvailableDynamicSMemPerBlock
 #cgo nocallback cg_OccupancyAvailableDynamicSMemPerBlock
