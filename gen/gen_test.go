@@ -190,6 +190,23 @@ func TestFacts(t *testing.T) {
 				must("EventElapsedTime", "cuEventElapsedTime", 2000)
 				must("GetProcAddress", "cuGetProcAddress", 11030)
 			}
+			// Versioned entry points get their own ABI version, not the
+			// base name's: the header's PFN_cuX_v2 macro where it has one.
+			switch e.Version {
+			case "11.8":
+				must("StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo_v2", 11030)
+				must("StreamWaitValue32V2", "cuStreamWaitValue32_v2", 11070)
+				must("CtxCreateV3", "cuCtxCreate_v3", 11040)
+			case "12.4":
+				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
+				must("StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo_v3", 12030)
+				must("StreamWaitValue32", "cuStreamWaitValue32_v2", 11070)
+				must("MemAdviseV2", "cuMemAdvise_v2", 12020)
+			case "13.0":
+				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030)
+				must("MemAdvise", "cuMemAdvise_v2", 12020)
+				must("StreamGetCtxV2", "cuStreamGetCtx_v2", 12050)
+			}
 			if m.GPAV2 != (e.CUDAVersion >= 12000) {
 				t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
 			}
@@ -316,39 +333,47 @@ func TestLayout(t *testing.T) {
 }
 
 // TestPerThreadSwitch: with the switch, the _ptsz entry points are bound
-// and resolved with the per-thread flag.
+// and resolved with the per-thread flag, at their per-thread ABI versions.
 func TestPerThreadSwitch(t *testing.T) {
 	cfg, man, cache := loadAll(t)
-	e := man.Newest()
-	dir := headerDir(t, e, cache)
-	c := *cfg
-	c.PerThreadDefaultStream = true
-	m, err := Build(&c, e, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, f := range m.Funcs {
-		switch f.Base {
-		case "cuEventRecord", "cuStreamWaitEvent", "cuStreamQuery":
-			n++
-			if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
-				t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			c := *cfg
+			c.PerThreadDefaultStream = true
+			m, err := Build(&c, e, headerDir(t, e, cache))
+			if err != nil {
+				t.Fatal(err)
 			}
-		case "cuEventRecordWithFlags":
-			n++
-			if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
-				t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+			n := 0
+			for _, f := range m.Funcs {
+				switch f.Base {
+				case "cuEventRecord", "cuStreamQuery":
+					n++
+					if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
+						t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+					}
+				case "cuMemcpyHtoDAsync":
+					n++
+					if f.Symbol != "cuMemcpyHtoDAsync_v2_ptsz" || f.ABI != 7000 {
+						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+					}
+				case "cuEventRecordWithFlags":
+					n++
+					if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
+						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+					}
+				case "cuEventQuery":
+					n++
+					if f.Symbol != "cuEventQuery" {
+						t.Errorf("%s: %s", f.Base, f.Symbol)
+					}
+				}
 			}
-		case "cuEventQuery":
-			n++
-			if f.Symbol != "cuEventQuery" {
-				t.Errorf("%s: %s", f.Base, f.Symbol)
+			if n != 5 {
+				t.Errorf("%d of the 5 checked functions bound", n)
 			}
-		}
-	}
-	if n != 5 {
-		t.Errorf("%d of the 5 checked functions bound", n)
+		})
 	}
 }
 

@@ -779,6 +779,9 @@ func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pf
 	ptsz := strings.HasSuffix(sym, "_ptsz") || strings.HasSuffix(sym, "_ptds")
 	var plain, per []int
 	for _, v := range pfn[base] {
+		if v.n < 1000 {
+			continue // "#define PFN_cuX_v2 ...": a name, not an ABI version
+		}
 		if v.suffix == "" {
 			plain = append(plain, v.n)
 		} else {
@@ -787,20 +790,25 @@ func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pf
 	}
 	sort.Ints(plain)
 	sort.Ints(per)
-	switch {
-	case ptsz && len(per) > 0:
+	// The header's own word first: cudaTypedefs.h (11.x, 12.x) maps
+	// PFN_cuX_v2 (the entry point cuX_v2) and PFN_cuX (the default one) to
+	// an ABI version. Otherwise (13.0) the N-th declared ABI version of the
+	// base name is its entry point _vN, and a per-thread one the newest
+	// per-thread version.
+	plainSym := strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")
+	if v, ok := m.src.pfnMacro(plainSym, ptsz); ok && plainSym != base {
+		f.ABI = v
+	} else if v, ok := m.src.pfnMacro(base, ptsz); ok && isDefault {
+		f.ABI = v
+	} else if ptsz && len(per) > 0 {
 		f.ABI = per[len(per)-1]
-	default:
-		// Where cudaTypedefs.h maps the unversioned PFN name (11.x, 12.x),
-		// that mapping is the header's word; otherwise the N-th declared ABI
-		// version is the entry point _vN.
-		if v, ok := m.src.pfnMacro(base); ok && isDefault {
-			f.ABI = v
-		} else if ordinal <= len(plain) && ordinal > 0 {
-			f.ABI = plain[ordinal-1]
-		} else {
-			return nil, fmt.Sprintf("cudaTypedefs.h declares no ABI version for it (%d versions of PFN_%s)", len(plain), base), nil
+		if ordinal <= len(per) && plainSym != base {
+			f.ABI = per[ordinal-1]
 		}
+	} else if ordinal <= len(plain) && ordinal > 0 {
+		f.ABI = plain[ordinal-1]
+	} else {
+		return nil, fmt.Sprintf("cudaTypedefs.h declares no ABI version for it (%d versions of PFN_%s)", len(plain), base), nil
 	}
 	ft := d.Type().(*cc.FunctionType)
 	if ft.IsVariadic() {

@@ -201,8 +201,10 @@ func enumValue(e *cc.Enumerator) (int64, error) {
 
 var pfnDirect = regexp.MustCompile(`^PFN_\w+?_v([0-9]+)$`)
 
-// pfnMacro reads "#define PFN_cuX PFN_cuX_vN" or the __API_TYPEDEF_PTSZ form.
-func (s *source) pfnMacro(base string) (int, bool) {
+// pfnMacro reads "#define PFN_cuX PFN_cuX_vN" or the
+// "__API_TYPEDEF_PTSZ(PFN_cuX, default, per-thread)" form; ptsz picks the
+// per-thread version.
+func (s *source) pfnMacro(base string, ptsz bool) (int, bool) {
 	mac := s.ast.Macros["PFN_"+base]
 	if mac == nil {
 		return 0, false
@@ -211,7 +213,7 @@ func (s *source) pfnMacro(base string) (int, bool) {
 	for _, t := range mac.ReplacementList() {
 		toks = append(toks, t.SrcStr())
 	}
-	if len(toks) == 1 {
+	if len(toks) == 1 && !ptsz {
 		if mm := pfnDirect.FindStringSubmatch(toks[0]); mm != nil {
 			n, _ := strconv.Atoi(mm[1])
 			return n, true
@@ -219,7 +221,11 @@ func (s *source) pfnMacro(base string) (int, bool) {
 	}
 	// __API_TYPEDEF_PTSZ ( PFN_cuX , default , ptsz )
 	if len(toks) == 8 && strings.HasPrefix(toks[0], "__API_TYPEDEF_PT") {
-		n, err := strconv.Atoi(toks[4])
+		i := 4
+		if ptsz {
+			i = 6
+		}
+		n, err := strconv.Atoi(toks[i])
 		return n, err == nil
 	}
 	return 0, false

@@ -3926,7 +3926,7 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out)
 }
 
-// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2 (ABI version 10010; StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's capture state (11.3+)
+// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2 (ABI version 11030; StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's capture state (11.3+)
 func StreamGetCaptureInfoV2(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
 	return StreamGetCaptureInfoV2Ctx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
 }
@@ -4051,27 +4051,27 @@ func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpP
 	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
 }
 
-// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (ABI version 8000; StreamWaitValue32V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (ABI version 11070; StreamWaitValue32V2Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (ABI version 9000; StreamWaitValue64V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (ABI version 11070; StreamWaitValue64V2Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (ABI version 8000; StreamWriteValue32V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (ABI version 11070; StreamWriteValue32V2Ctx makes a context current first): Write a value to memory
 func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (ABI version 9000; StreamWriteValue64V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (ABI version 11070; StreamWriteValue64V2Ctx makes a context current first): Write a value to memory
 func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (ABI version 8000; StreamBatchMemOpV2Ctx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (ABI version 11070; StreamBatchMemOpV2Ctx makes a context current first): Batch operations to synchronize the stream via memory operations
 func StreamBatchMemOpV2(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpV2Ctx(0, stream, count, paramArray, flags)
 }
@@ -4996,7 +4996,7 @@ var Functions = []FunctionInfo{
 	{"StreamEndCapture", "cuStreamEndCapture", "cuStreamEndCapture", 10000, 1, nil},
 	{"StreamIsCapturing", "cuStreamIsCapturing", "cuStreamIsCapturing", 10000, 1, nil},
 	{"StreamGetCaptureInfo", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo", 10010, 1, nil},
-	{"StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 10010, 1, nil},
+	{"StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, 1, nil},
 	{"StreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", 11030, 1, nil},
 	{"StreamAttachMemAsync", "cuStreamAttachMemAsync", "cuStreamAttachMemAsync", 6000, 1, nil},
 	{"StreamQuery", "cuStreamQuery", "cuStreamQuery", 2000, 1, nil},
@@ -5025,11 +5025,11 @@ var Functions = []FunctionInfo{
 	{"StreamWriteValue32", "cuStreamWriteValue32", "cuStreamWriteValue32", 8000, 1, nil},
 	{"StreamWriteValue64", "cuStreamWriteValue64", "cuStreamWriteValue64", 9000, 1, nil},
 	{"StreamBatchMemOp", "cuStreamBatchMemOp", "cuStreamBatchMemOp", 8000, 1, nil},
-	{"StreamWaitValue32V2", "cuStreamWaitValue32", "cuStreamWaitValue32_v2", 8000, 1, nil},
-	{"StreamWaitValue64V2", "cuStreamWaitValue64", "cuStreamWaitValue64_v2", 9000, 1, nil},
-	{"StreamWriteValue32V2", "cuStreamWriteValue32", "cuStreamWriteValue32_v2", 8000, 1, nil},
-	{"StreamWriteValue64V2", "cuStreamWriteValue64", "cuStreamWriteValue64_v2", 9000, 1, nil},
-	{"StreamBatchMemOpV2", "cuStreamBatchMemOp", "cuStreamBatchMemOp_v2", 8000, 1, nil},
+	{"StreamWaitValue32V2", "cuStreamWaitValue32", "cuStreamWaitValue32_v2", 11070, 1, nil},
+	{"StreamWaitValue64V2", "cuStreamWaitValue64", "cuStreamWaitValue64_v2", 11070, 1, nil},
+	{"StreamWriteValue32V2", "cuStreamWriteValue32", "cuStreamWriteValue32_v2", 11070, 1, nil},
+	{"StreamWriteValue64V2", "cuStreamWriteValue64", "cuStreamWriteValue64_v2", 11070, 1, nil},
+	{"StreamBatchMemOpV2", "cuStreamBatchMemOp", "cuStreamBatchMemOp_v2", 11070, 1, nil},
 	{"FuncGetAttribute", "cuFuncGetAttribute", "cuFuncGetAttribute", 2020, 1, nil},
 	{"FuncSetAttribute", "cuFuncSetAttribute", "cuFuncSetAttribute", 9000, 1, nil},
 	{"FuncSetCacheConfig", "cuFuncSetCacheConfig", "cuFuncSetCacheConfig", 3000, 1, nil},

@@ -4777,7 +4777,7 @@ func MemPrefetchAsync(devPtr DevicePtr, count uint64, dstDevice Device, hStream 
 	return MemPrefetchAsyncCtx(0, devPtr, count, dstDevice, hStream)
 }
 
-// MemPrefetchAsyncV2 calls cuMemPrefetchAsync_v2 (ABI version 8000; MemPrefetchAsyncV2Ctx makes a context current first): Prefetches memory to the specified destination location
+// MemPrefetchAsyncV2 calls cuMemPrefetchAsync_v2 (ABI version 12020; MemPrefetchAsyncV2Ctx makes a context current first): Prefetches memory to the specified destination location
 func MemPrefetchAsyncV2(devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
 	return MemPrefetchAsyncV2Ctx(0, devPtr, count, location, flags, hStream)
 }
@@ -4787,7 +4787,7 @@ func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, device Device) 
 	return MemAdviseCtx(0, devPtr, count, advice, device)
 }
 
-// MemAdviseV2 calls cuMemAdvise_v2 (ABI version 8000; MemAdviseV2Ctx makes a context current first): Advise about the usage of a given memory range
+// MemAdviseV2 calls cuMemAdvise_v2 (ABI version 12020; MemAdviseV2Ctx makes a context current first): Advise about the usage of a given memory range
 func MemAdviseV2(devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
 	return MemAdviseV2Ctx(0, devPtr, count, advice, location)
 }
@@ -4869,12 +4869,12 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 	return StreamIsCapturingCtx(0, hStream)
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v2 (ABI version 10010; StreamGetCaptureInfoCtx makes a context current first): Query a stream's capture state
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v2 (ABI version 11030; StreamGetCaptureInfoCtx makes a context current first): Query a stream's capture state
 func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
 	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
 }
 
-// StreamGetCaptureInfoV3 calls cuStreamGetCaptureInfo_v3 (ABI version 10010; StreamGetCaptureInfoV3Ctx makes a context current first): Query a stream's capture state (12.3+)
+// StreamGetCaptureInfoV3 calls cuStreamGetCaptureInfo_v3 (ABI version 12030; StreamGetCaptureInfoV3Ctx makes a context current first): Query a stream's capture state (12.3+)
 func StreamGetCaptureInfoV3(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
 	return StreamGetCaptureInfoV3Ctx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
 }
@@ -4884,7 +4884,7 @@ func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, nu
 	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, numDependencies, flags)
 }
 
-// StreamUpdateCaptureDependenciesV2 calls cuStreamUpdateCaptureDependencies_v2 (ABI version 11030; StreamUpdateCaptureDependenciesV2Ctx makes a context current first): Update the set of dependencies in a capturing stream (12.3+)
+// StreamUpdateCaptureDependenciesV2 calls cuStreamUpdateCaptureDependencies_v2 (ABI version 12030; StreamUpdateCaptureDependenciesV2Ctx makes a context current first): Update the set of dependencies in a capturing stream (12.3+)
 func StreamUpdateCaptureDependenciesV2(hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
 	return StreamUpdateCaptureDependenciesV2Ctx(0, hStream, dependencies, dependencyData, numDependencies, flags)
 }
@@ -4979,27 +4979,27 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 	return DestroyExternalSemaphoreCtx(0, extSem)
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32_v2 (ABI version 8000; StreamWaitValue32Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32 calls cuStreamWaitValue32_v2 (ABI version 11070; StreamWaitValue32Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64_v2 (ABI version 9000; StreamWaitValue64Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64 calls cuStreamWaitValue64_v2 (ABI version 11070; StreamWaitValue64Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32_v2 (ABI version 8000; StreamWriteValue32Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32 calls cuStreamWriteValue32_v2 (ABI version 11070; StreamWriteValue32Ctx makes a context current first): Write a value to memory
 func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64_v2 (ABI version 9000; StreamWriteValue64Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64 calls cuStreamWriteValue64_v2 (ABI version 11070; StreamWriteValue64Ctx makes a context current first): Write a value to memory
 func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp_v2 (ABI version 8000; StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOp calls cuStreamBatchMemOp_v2 (ABI version 11070; StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
 func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
 }
@@ -6090,9 +6090,9 @@ var Functions = []FunctionInfo{
 	{"MulticastGetGranularity", "cuMulticastGetGranularity", "cuMulticastGetGranularity", 12010, 1, nil},
 	{"PointerGetAttribute", "cuPointerGetAttribute", "cuPointerGetAttribute", 4000, 1, nil},
 	{"MemPrefetchAsync", "cuMemPrefetchAsync", "cuMemPrefetchAsync", 8000, 1, nil},
-	{"MemPrefetchAsyncV2", "cuMemPrefetchAsync", "cuMemPrefetchAsync_v2", 8000, 1, nil},
+	{"MemPrefetchAsyncV2", "cuMemPrefetchAsync", "cuMemPrefetchAsync_v2", 12020, 1, nil},
 	{"MemAdvise", "cuMemAdvise", "cuMemAdvise", 8000, 1, nil},
-	{"MemAdviseV2", "cuMemAdvise", "cuMemAdvise_v2", 8000, 1, nil},
+	{"MemAdviseV2", "cuMemAdvise", "cuMemAdvise_v2", 12020, 1, nil},
 	{"MemRangeGetAttribute", "cuMemRangeGetAttribute", "cuMemRangeGetAttribute", 8000, 1, nil},
 	{"MemRangeGetAttributes", "cuMemRangeGetAttributes", "cuMemRangeGetAttributes", 8000, 1, nil},
 	{"PointerSetAttribute", "cuPointerSetAttribute", "cuPointerSetAttribute", 6000, 1, nil},
@@ -6110,10 +6110,10 @@ var Functions = []FunctionInfo{
 	{"ThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", 10010, 1, nil},
 	{"StreamEndCapture", "cuStreamEndCapture", "cuStreamEndCapture", 10000, 1, nil},
 	{"StreamIsCapturing", "cuStreamIsCapturing", "cuStreamIsCapturing", 10000, 1, nil},
-	{"StreamGetCaptureInfo", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 10010, 1, nil},
-	{"StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 10010, 1, nil},
+	{"StreamGetCaptureInfo", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030, 1, nil},
+	{"StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030, 1, nil},
 	{"StreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", 11030, 1, nil},
-	{"StreamUpdateCaptureDependenciesV2", "cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies_v2", 11030, 1, nil},
+	{"StreamUpdateCaptureDependenciesV2", "cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies_v2", 12030, 1, nil},
 	{"StreamAttachMemAsync", "cuStreamAttachMemAsync", "cuStreamAttachMemAsync", 6000, 1, nil},
 	{"StreamQuery", "cuStreamQuery", "cuStreamQuery", 2000, 1, nil},
 	{"StreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize", 2000, 1, nil},
@@ -6136,11 +6136,11 @@ var Functions = []FunctionInfo{
 	{"SignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", 10000, 1, nil},
 	{"WaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", 10000, 1, nil},
 	{"DestroyExternalSemaphore", "cuDestroyExternalSemaphore", "cuDestroyExternalSemaphore", 10000, 1, nil},
-	{"StreamWaitValue32", "cuStreamWaitValue32", "cuStreamWaitValue32_v2", 8000, 1, nil},
-	{"StreamWaitValue64", "cuStreamWaitValue64", "cuStreamWaitValue64_v2", 9000, 1, nil},
-	{"StreamWriteValue32", "cuStreamWriteValue32", "cuStreamWriteValue32_v2", 8000, 1, nil},
-	{"StreamWriteValue64", "cuStreamWriteValue64", "cuStreamWriteValue64_v2", 9000, 1, nil},
-	{"StreamBatchMemOp", "cuStreamBatchMemOp", "cuStreamBatchMemOp_v2", 8000, 1, nil},
+	{"StreamWaitValue32", "cuStreamWaitValue32", "cuStreamWaitValue32_v2", 11070, 1, nil},
+	{"StreamWaitValue64", "cuStreamWaitValue64", "cuStreamWaitValue64_v2", 11070, 1, nil},
+	{"StreamWriteValue32", "cuStreamWriteValue32", "cuStreamWriteValue32_v2", 11070, 1, nil},
+	{"StreamWriteValue64", "cuStreamWriteValue64", "cuStreamWriteValue64_v2", 11070, 1, nil},
+	{"StreamBatchMemOp", "cuStreamBatchMemOp", "cuStreamBatchMemOp_v2", 11070, 1, nil},
 	{"FuncGetAttribute", "cuFuncGetAttribute", "cuFuncGetAttribute", 2020, 1, nil},
 	{"FuncSetAttribute", "cuFuncSetAttribute", "cuFuncSetAttribute", 9000, 1, nil},
 	{"FuncSetCacheConfig", "cuFuncSetCacheConfig", "cuFuncSetCacheConfig", 3000, 1, nil},
