@@ -78,6 +78,7 @@ type proc struct {
 	flags   int    // with these cuGetProcAddress flags
 
 	addrV atomic.Uintptr // resolved
+	//lint:ignore U1000 the cgo build's wrappers use it (enter, in cgo.go)
 	ready atomic.Uintptr // resolved, and the context functions handed to C
 	mu    sync.Mutex
 	err   error
