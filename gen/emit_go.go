@@ -86,7 +86,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 		e.goTypeDecl(g, t)
 	}
 	for _, f := range m.Funcs {
-		doc := fmt.Sprintf("%s calls %s (ABI version %d; %sCtx makes a context current first)", f.GoName, f.Symbol, f.ABI, f.GoName)
+		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", f.GoName, f.Symbol, f.GoName)
 		if f.Doc != "" {
 			doc += ": " + oneLine(f.Doc)
 		} else {

@@ -3156,1658 +3156,1658 @@ type MemAllocationPropAllocFlags struct {
 	Reserved             [4]uint8
 }
 
-// GetErrorString calls cuGetErrorString (ABI version 6000; GetErrorStringCtx makes a context current first): Gets the string description of an error code
+// GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context current first): Gets the string description of an error code
 func GetErrorString(errorArg Result) (string, error) { return GetErrorStringCtx(0, errorArg) }
 
-// GetErrorName calls cuGetErrorName (ABI version 6000; GetErrorNameCtx makes a context current first): Gets the string representation of an error code enum name
+// GetErrorName calls cuGetErrorName (GetErrorNameCtx makes a context current first): Gets the string representation of an error code enum name
 func GetErrorName(errorArg Result) (string, error) { return GetErrorNameCtx(0, errorArg) }
 
-// Init calls cuInit (ABI version 2000; InitCtx makes a context current first): Initialize the CUDA driver API
+// Init calls cuInit (InitCtx makes a context current first): Initialize the CUDA driver API
 func Init(flags uint32) error { return InitCtx(0, flags) }
 
-// DriverGetVersion calls cuDriverGetVersion (ABI version 2020; DriverGetVersionCtx makes a context current first): Returns the latest CUDA version supported by driver
+// DriverGetVersion calls cuDriverGetVersion (DriverGetVersionCtx makes a context current first): Returns the latest CUDA version supported by driver
 func DriverGetVersion() (int32, error) { return DriverGetVersionCtx(0) }
 
-// DeviceGet calls cuDeviceGet (ABI version 2000; DeviceGetCtx makes a context current first): Returns a handle to a compute device
+// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first): Returns a handle to a compute device
 func DeviceGet(ordinal int32) (Device, error) { return DeviceGetCtx(0, ordinal) }
 
-// DeviceGetCount calls cuDeviceGetCount (ABI version 2000; DeviceGetCountCtx makes a context current first): Returns the number of compute-capable devices
+// DeviceGetCount calls cuDeviceGetCount (DeviceGetCountCtx makes a context current first): Returns the number of compute-capable devices
 func DeviceGetCount() (int32, error) { return DeviceGetCountCtx(0) }
 
-// DeviceGetName calls cuDeviceGetName (ABI version 2000; DeviceGetNameCtx makes a context current first): Returns an identifier string for the device
+// DeviceGetName calls cuDeviceGetName (DeviceGetNameCtx makes a context current first): Returns an identifier string for the device
 func DeviceGetName(dev Device) (string, error) { return DeviceGetNameCtx(0, dev) }
 
-// DeviceGetUUID calls cuDeviceGetUuid (ABI version 11040; DeviceGetUUIDCtx makes a context current first): Return an UUID for the device
+// DeviceGetUUID calls cuDeviceGetUuid (DeviceGetUUIDCtx makes a context current first): Return an UUID for the device
 func DeviceGetUUID(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev) }
 
-// DeviceGetUUIDV2 calls cuDeviceGetUuid_v2 (ABI version 11040; DeviceGetUUIDV2Ctx makes a context current first): Return an UUID for the device (11.4+)
+// DeviceGetUUIDV2 calls cuDeviceGetUuid_v2 (DeviceGetUUIDV2Ctx makes a context current first): Return an UUID for the device (11.4+)
 func DeviceGetUUIDV2(dev Device) (UUID, error) { return DeviceGetUUIDV2Ctx(0, dev) }
 
-// DeviceGetLUID calls cuDeviceGetLuid (ABI version 10000; DeviceGetLUIDCtx makes a context current first): Return an LUID and device node mask for the device
+// DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current first): Return an LUID and device node mask for the device
 func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCtx(0, dev) }
 
-// DeviceTotalMem calls cuDeviceTotalMem_v2 (ABI version 3020; DeviceTotalMemCtx makes a context current first): Returns the total amount of memory on the device
+// DeviceTotalMem calls cuDeviceTotalMem_v2 (DeviceTotalMemCtx makes a context current first): Returns the total amount of memory on the device
 func DeviceTotalMem(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
 
-// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth (ABI version 11010; DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 func DeviceGetTexture1DLinearMaxWidth(format ArrayFormat, numChannels uint32, dev Device) (uint64, error) {
 	return DeviceGetTexture1DLinearMaxWidthCtx(0, format, numChannels, dev)
 }
 
-// DeviceGetAttribute calls cuDeviceGetAttribute (ABI version 2000; DeviceGetAttributeCtx makes a context current first): Returns information about the device
+// DeviceGetAttribute calls cuDeviceGetAttribute (DeviceGetAttributeCtx makes a context current first): Returns information about the device
 func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 	return DeviceGetAttributeCtx(0, attrib, dev)
 }
 
-// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (ABI version 10020; DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
 func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
 	return DeviceGetNvSciSyncAttributesCtx(0, nvSciSyncAttrList, dev, flags)
 }
 
-// DeviceSetMemPool calls cuDeviceSetMemPool (ABI version 11020; DeviceSetMemPoolCtx makes a context current first): Sets the current memory pool of a device
+// DeviceSetMemPool calls cuDeviceSetMemPool (DeviceSetMemPoolCtx makes a context current first): Sets the current memory pool of a device
 func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPoolCtx(0, dev, pool) }
 
-// DeviceGetMemPool calls cuDeviceGetMemPool (ABI version 11020; DeviceGetMemPoolCtx makes a context current first): Gets the current mempool for a device
+// DeviceGetMemPool calls cuDeviceGetMemPool (DeviceGetMemPoolCtx makes a context current first): Gets the current mempool for a device
 func DeviceGetMemPool(pool *MemoryPool, dev Device) error { return DeviceGetMemPoolCtx(0, pool, dev) }
 
-// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool (ABI version 11020; DeviceGetDefaultMemPoolCtx makes a context current first): Returns the default mempool of a device
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the default mempool of a device
 func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
 	return DeviceGetDefaultMemPoolCtx(0, pool_out, dev)
 }
 
-// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites (ABI version 11030; FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until remote writes are visible to the specified scope
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites (FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until remote writes are visible to the specified scope
 func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
 	return FlushGPUDirectRDMAWritesCtx(0, target, scope)
 }
 
-// DeviceGetProperties calls cuDeviceGetProperties (ABI version 2000; DeviceGetPropertiesCtx makes a context current first): Returns properties for a selected device
+// DeviceGetProperties calls cuDeviceGetProperties (DeviceGetPropertiesCtx makes a context current first): Returns properties for a selected device
 func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetPropertiesCtx(0, dev) }
 
-// DeviceComputeCapability calls cuDeviceComputeCapability (ABI version 2000; DeviceComputeCapabilityCtx makes a context current first): Returns the compute capability of the device
+// DeviceComputeCapability calls cuDeviceComputeCapability (DeviceComputeCapabilityCtx makes a context current first): Returns the compute capability of the device
 func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
 	return DeviceComputeCapabilityCtx(0, major, minor, dev)
 }
 
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (ABI version 7000; DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary context on the GPU
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary context on the GPU
 func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryCtxRetainCtx(0, dev) }
 
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (ABI version 11000; DevicePrimaryCtxReleaseCtx makes a context current first): Release the primary context on the GPU
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (DevicePrimaryCtxReleaseCtx makes a context current first): Release the primary context on the GPU
 func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
 
-// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2 (ABI version 11000; DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for the primary context
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2 (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for the primary context
 func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
 	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
 }
 
-// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState (ABI version 7000; DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of the primary context
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState (DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of the primary context
 func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
 	return DevicePrimaryCtxGetStateCtx(0, dev, flags, active)
 }
 
-// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2 (ABI version 11000; DevicePrimaryCtxResetCtx makes a context current first): Destroy all allocations and reset all state on the primary context
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2 (DevicePrimaryCtxResetCtx makes a context current first): Destroy all allocations and reset all state on the primary context
 func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
 
-// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport (ABI version 11040; DeviceGetExecAffinitySupportCtx makes a context current first): Returns information about the execution affinity support of the device.
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport (DeviceGetExecAffinitySupportCtx makes a context current first): Returns information about the execution affinity support of the device.
 func DeviceGetExecAffinitySupport(pi *int32, typeArg ExecAffinityType, dev Device) error {
 	return DeviceGetExecAffinitySupportCtx(0, pi, typeArg, dev)
 }
 
-// CtxCreate calls cuCtxCreate_v2 (ABI version 11040; CtxCreateCtx makes a context current first): Create a CUDA context
+// CtxCreate calls cuCtxCreate_v2 (CtxCreateCtx makes a context current first): Create a CUDA context
 func CtxCreate(flags uint32, dev Device) (Context, error) { return CtxCreateCtx(0, flags, dev) }
 
-// CtxCreateV3 calls cuCtxCreate_v3 (ABI version 11040; CtxCreateV3Ctx makes a context current first): Create a CUDA context with execution affinity
+// CtxCreateV3 calls cuCtxCreate_v3 (CtxCreateV3Ctx makes a context current first): Create a CUDA context with execution affinity
 func CtxCreateV3(paramsArray *ExecAffinityParam, numParams int32, flags uint32, dev Device) (Context, error) {
 	return CtxCreateV3Ctx(0, paramsArray, numParams, flags, dev)
 }
 
-// CtxDestroy calls cuCtxDestroy_v2 (ABI version 4000; CtxDestroyCtx makes a context current first): Destroy a CUDA context
+// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current first): Destroy a CUDA context
 func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 
-// CtxPushCurrent calls cuCtxPushCurrent_v2 (ABI version 4000; CtxPushCurrentCtx makes a context current first): Pushes a context on the current CPU thread
+// CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context current first): Pushes a context on the current CPU thread
 func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
 
-// CtxPopCurrent calls cuCtxPopCurrent_v2 (ABI version 4000; CtxPopCurrentCtx makes a context current first): Pops the current CUDA context from the current CPU thread.
+// CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context current first): Pops the current CUDA context from the current CPU thread.
 func CtxPopCurrent() (Context, error) { return CtxPopCurrentCtx(0) }
 
-// CtxSetCurrent calls cuCtxSetCurrent (ABI version 4000; CtxSetCurrentCtx makes a context current first): Binds the specified CUDA context to the calling CPU thread
+// CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current first): Binds the specified CUDA context to the calling CPU thread
 func CtxSetCurrent(ctxArg Context) error { return CtxSetCurrentCtx(0, ctxArg) }
 
-// CtxGetCurrent calls cuCtxGetCurrent (ABI version 4000; CtxGetCurrentCtx makes a context current first): Returns the CUDA context bound to the calling CPU thread.
+// CtxGetCurrent calls cuCtxGetCurrent (CtxGetCurrentCtx makes a context current first): Returns the CUDA context bound to the calling CPU thread.
 func CtxGetCurrent() (Context, error) { return CtxGetCurrentCtx(0) }
 
-// CtxGetDevice calls cuCtxGetDevice (ABI version 2000; CtxGetDeviceCtx makes a context current first): Returns the device ID for the current context
+// CtxGetDevice calls cuCtxGetDevice (CtxGetDeviceCtx makes a context current first): Returns the device ID for the current context
 func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
 
-// CtxGetFlags calls cuCtxGetFlags (ABI version 7000; CtxGetFlagsCtx makes a context current first): Returns the flags for the current context
+// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current first): Returns the flags for the current context
 func CtxGetFlags(flags *uint32) error { return CtxGetFlagsCtx(0, flags) }
 
-// CtxSynchronize calls cuCtxSynchronize (ABI version 2000; CtxSynchronizeCtx makes a context current first): Block for a context's tasks to complete
+// CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context current first): Block for a context's tasks to complete
 func CtxSynchronize() error { return CtxSynchronizeCtx(0) }
 
-// CtxSetLimit calls cuCtxSetLimit (ABI version 3010; CtxSetLimitCtx makes a context current first): Set resource limits
+// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current first): Set resource limits
 func CtxSetLimit(limit Limit, value uint64) error { return CtxSetLimitCtx(0, limit, value) }
 
-// CtxGetLimit calls cuCtxGetLimit (ABI version 3010; CtxGetLimitCtx makes a context current first): Returns resource limits
+// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current first): Returns resource limits
 func CtxGetLimit(limit Limit) (uint64, error) { return CtxGetLimitCtx(0, limit) }
 
-// CtxGetCacheConfig calls cuCtxGetCacheConfig (ABI version 3020; CtxGetCacheConfigCtx makes a context current first): Returns the preferred cache configuration for the current context.
+// CtxGetCacheConfig calls cuCtxGetCacheConfig (CtxGetCacheConfigCtx makes a context current first): Returns the preferred cache configuration for the current context.
 func CtxGetCacheConfig() (FuncCache, error) { return CtxGetCacheConfigCtx(0) }
 
-// CtxSetCacheConfig calls cuCtxSetCacheConfig (ABI version 3020; CtxSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for the current context.
+// CtxSetCacheConfig calls cuCtxSetCacheConfig (CtxSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for the current context.
 func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, config) }
 
-// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (ABI version 4020; CtxGetSharedMemConfigCtx makes a context current first): Returns the current shared memory configuration for the current context.
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (CtxGetSharedMemConfigCtx makes a context current first): Returns the current shared memory configuration for the current context.
 func CtxGetSharedMemConfig() (Sharedconfig, error) { return CtxGetSharedMemConfigCtx(0) }
 
-// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (ABI version 4020; CtxSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for the current context.
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (CtxSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for the current context.
 func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemConfigCtx(0, config) }
 
-// CtxGetAPIVersion calls cuCtxGetApiVersion (ABI version 3020; CtxGetAPIVersionCtx makes a context current first): Gets the context's API version.
+// CtxGetAPIVersion calls cuCtxGetApiVersion (CtxGetAPIVersionCtx makes a context current first): Gets the context's API version.
 func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
 	return CtxGetAPIVersionCtx(0, ctxArg, version)
 }
 
-// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange (ABI version 5050; CtxGetStreamPriorityRangeCtx makes a context current first): Returns numerical values that correspond to the least and greatest stream priorities.
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange (CtxGetStreamPriorityRangeCtx makes a context current first): Returns numerical values that correspond to the least and greatest stream priorities.
 func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
 	return CtxGetStreamPriorityRangeCtx(0, leastPriority, greatestPriority)
 }
 
-// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache (ABI version 11000; CtxResetPersistingL2CacheCtx makes a context current first): Resets all persisting lines in cache to normal status.
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache (CtxResetPersistingL2CacheCtx makes a context current first): Resets all persisting lines in cache to normal status.
 func CtxResetPersistingL2Cache() error { return CtxResetPersistingL2CacheCtx(0) }
 
-// CtxGetExecAffinity calls cuCtxGetExecAffinity (ABI version 11040; CtxGetExecAffinityCtx makes a context current first): Returns the execution affinity setting for the current context.
+// CtxGetExecAffinity calls cuCtxGetExecAffinity (CtxGetExecAffinityCtx makes a context current first): Returns the execution affinity setting for the current context.
 func CtxGetExecAffinity(typeArg ExecAffinityType) (ExecAffinityParam, error) {
 	return CtxGetExecAffinityCtx(0, typeArg)
 }
 
-// CtxAttach calls cuCtxAttach (ABI version 2000; CtxAttachCtx makes a context current first): Increment a context's usage-count
+// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first): Increment a context's usage-count
 func CtxAttach(flags uint32) (Context, error) { return CtxAttachCtx(0, flags) }
 
-// CtxDetach calls cuCtxDetach (ABI version 2000; CtxDetachCtx makes a context current first): Decrement a context's usage-count
+// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first): Decrement a context's usage-count
 func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
 
-// ModuleLoad calls cuModuleLoad (ABI version 2000; ModuleLoadCtx makes a context current first): Loads a compute module
+// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first): Loads a compute module
 func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 
-// ModuleLoadData calls cuModuleLoadData (ABI version 2000; ModuleLoadDataCtx makes a context current first): Load a module's data
+// ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context current first): Load a module's data
 func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
-// ModuleLoadDataEx calls cuModuleLoadDataEx (ABI version 2010; ModuleLoadDataExCtx makes a context current first): Load a module's data with options
+// ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a context current first): Load a module's data with options
 func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error) {
 	return ModuleLoadDataExCtx(0, image, options, optionValues)
 }
 
-// ModuleLoadFatBinary calls cuModuleLoadFatBinary (ABI version 2000; ModuleLoadFatBinaryCtx makes a context current first): Load a module's data
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes a context current first): Load a module's data
 func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (Module, error) {
 	return ModuleLoadFatBinaryCtx(0, fatCubin)
 }
 
-// ModuleUnload calls cuModuleUnload (ABI version 2000; ModuleUnloadCtx makes a context current first): Unloads a module
+// ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current first): Unloads a module
 func ModuleUnload(hmod Module) error { return ModuleUnloadCtx(0, hmod) }
 
-// ModuleGetLoadingMode calls cuModuleGetLoadingMode (ABI version 11070; ModuleGetLoadingModeCtx makes a context current first): Query lazy loading mode
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode (ModuleGetLoadingModeCtx makes a context current first): Query lazy loading mode
 func ModuleGetLoadingMode() (ModuleLoadingMode, error) { return ModuleGetLoadingModeCtx(0) }
 
-// ModuleGetFunction calls cuModuleGetFunction (ABI version 2000; ModuleGetFunctionCtx makes a context current first): Returns a function handle
+// ModuleGetFunction calls cuModuleGetFunction (ModuleGetFunctionCtx makes a context current first): Returns a function handle
 func ModuleGetFunction(hmod Module, name string) (Function, error) {
 	return ModuleGetFunctionCtx(0, hmod, name)
 }
 
-// ModuleGetGlobal calls cuModuleGetGlobal_v2 (ABI version 3020; ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
+// ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
 func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 	return ModuleGetGlobalCtx(0, hmod, name)
 }
 
-// ModuleGetTexRef calls cuModuleGetTexRef (ABI version 2000; ModuleGetTexRefCtx makes a context current first): Returns a handle to a texture reference
+// ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context current first): Returns a handle to a texture reference
 func ModuleGetTexRef(hmod Module, name string) (Texref, error) {
 	return ModuleGetTexRefCtx(0, hmod, name)
 }
 
-// ModuleGetSurfRef calls cuModuleGetSurfRef (ABI version 3000; ModuleGetSurfRefCtx makes a context current first): Returns a handle to a surface reference
+// ModuleGetSurfRef calls cuModuleGetSurfRef (ModuleGetSurfRefCtx makes a context current first): Returns a handle to a surface reference
 func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 	return ModuleGetSurfRefCtx(0, hmod, name)
 }
 
-// LinkCreate calls cuLinkCreate_v2 (ABI version 6050; LinkCreateCtx makes a context current first).
+// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first).
 func LinkCreate(numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
 	return LinkCreateCtx(0, numOptions, options, optionValues, stateOut)
 }
 
-// LinkAddData calls cuLinkAddData_v2 (ABI version 6050; LinkAddDataCtx makes a context current first).
+// LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current first).
 func LinkAddData(state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
 	return LinkAddDataCtx(0, state, typeArg, data, size, name, numOptions, options, optionValues)
 }
 
-// LinkAddFile calls cuLinkAddFile_v2 (ABI version 6050; LinkAddFileCtx makes a context current first).
+// LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current first).
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
 	return LinkAddFileCtx(0, state, typeArg, path, numOptions, options, optionValues)
 }
 
-// LinkComplete calls cuLinkComplete (ABI version 5050; LinkCompleteCtx makes a context current first).
+// LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current first).
 func LinkComplete(state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
 	return LinkCompleteCtx(0, state, cubinOut, sizeOut)
 }
 
-// LinkDestroy calls cuLinkDestroy (ABI version 5050; LinkDestroyCtx makes a context current first).
+// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first).
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
-// MemGetInfo calls cuMemGetInfo_v2 (ABI version 3020; MemGetInfoCtx makes a context current first): Gets free and total memory
+// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first): Gets free and total memory
 func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 
-// MemAlloc calls cuMemAlloc_v2 (ABI version 3020; MemAllocCtx makes a context current first): Allocates device memory
+// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first): Allocates device memory
 func MemAlloc(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
 
-// MemAllocPitch calls cuMemAllocPitch_v2 (ABI version 3020; MemAllocPitchCtx makes a context current first): Allocates pitched device memory
+// MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context current first): Allocates pitched device memory
 func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
 	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
 }
 
-// MemFree calls cuMemFree_v2 (ABI version 3020; MemFreeCtx makes a context current first): Frees device memory
+// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees device memory
 func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 
-// MemGetAddressRange calls cuMemGetAddressRange_v2 (ABI version 3020; MemGetAddressRangeCtx makes a context current first): Get information on memory allocations
+// MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes a context current first): Get information on memory allocations
 func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 	return MemGetAddressRangeCtx(0, dptr)
 }
 
-// MemAllocHost calls cuMemAllocHost_v2 (ABI version 3020; MemAllocHostCtx makes a context current first): Allocates page-locked host memory
+// MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current first): Allocates page-locked host memory
 func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHostCtx(0, bytesize) }
 
-// MemFreeHost calls cuMemFreeHost (ABI version 2000; MemFreeHostCtx makes a context current first): Frees page-locked host memory
+// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current first): Frees page-locked host memory
 func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
 
-// MemHostAlloc calls cuMemHostAlloc (ABI version 2020; MemHostAllocCtx makes a context current first): Allocates page-locked host memory
+// MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current first): Allocates page-locked host memory
 func MemHostAlloc(bytesize uint64, flags uint32) (unsafe.Pointer, error) {
 	return MemHostAllocCtx(0, bytesize, flags)
 }
 
-// MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2 (ABI version 3020; MemHostGetDevicePointerCtx makes a context current first): Passes back device pointer of mapped pinned memory
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2 (MemHostGetDevicePointerCtx makes a context current first): Passes back device pointer of mapped pinned memory
 func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
 }
 
-// MemHostGetFlags calls cuMemHostGetFlags (ABI version 2030; MemHostGetFlagsCtx makes a context current first): Passes back flags that were used for a pinned allocation
+// MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context current first): Passes back flags that were used for a pinned allocation
 func MemHostGetFlags(pArg unsafe.Pointer) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
 
-// MemAllocManaged calls cuMemAllocManaged (ABI version 6000; MemAllocManagedCtx makes a context current first): Allocates memory that will be automatically managed by the Unified Memory system
+// MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context current first): Allocates memory that will be automatically managed by the Unified Memory system
 func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 	return MemAllocManagedCtx(0, bytesize, flags)
 }
 
-// DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (ABI version 4010; DeviceGetByPCIBusIDCtx makes a context current first): Returns a handle to a compute device
+// DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (DeviceGetByPCIBusIDCtx makes a context current first): Returns a handle to a compute device
 func DeviceGetByPCIBusID(pciBusId string) (Device, error) { return DeviceGetByPCIBusIDCtx(0, pciBusId) }
 
-// DeviceGetPCIBusID calls cuDeviceGetPCIBusId (ABI version 4010; DeviceGetPCIBusIDCtx makes a context current first): Returns a PCI Bus Id string for the device
+// DeviceGetPCIBusID calls cuDeviceGetPCIBusId (DeviceGetPCIBusIDCtx makes a context current first): Returns a PCI Bus Id string for the device
 func DeviceGetPCIBusID(dev Device) (string, error) { return DeviceGetPCIBusIDCtx(0, dev) }
 
-// IPCGetEventHandle calls cuIpcGetEventHandle (ABI version 4010; IPCGetEventHandleCtx makes a context current first): Gets an interprocess handle for a previously allocated event
+// IPCGetEventHandle calls cuIpcGetEventHandle (IPCGetEventHandleCtx makes a context current first): Gets an interprocess handle for a previously allocated event
 func IPCGetEventHandle(event Event) (IPCEventHandle, error) { return IPCGetEventHandleCtx(0, event) }
 
-// IPCOpenEventHandle calls cuIpcOpenEventHandle (ABI version 4010; IPCOpenEventHandleCtx makes a context current first): Opens an interprocess event handle for use in the current process
+// IPCOpenEventHandle calls cuIpcOpenEventHandle (IPCOpenEventHandleCtx makes a context current first): Opens an interprocess event handle for use in the current process
 func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 	return IPCOpenEventHandleCtx(0, handle)
 }
 
-// IPCGetMemHandle calls cuIpcGetMemHandle (ABI version 4010; IPCGetMemHandleCtx makes a context current first): Gets an interprocess memory handle for an existing device memory allocation
+// IPCGetMemHandle calls cuIpcGetMemHandle (IPCGetMemHandleCtx makes a context current first): Gets an interprocess memory handle for an existing device memory allocation
 func IPCGetMemHandle(pHandle *IPCMemHandle, dptr DevicePtr) error {
 	return IPCGetMemHandleCtx(0, pHandle, dptr)
 }
 
-// IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (ABI version 11000; IPCOpenMemHandleCtx makes a context current first): Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+// IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a context current first): Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
 	return IPCOpenMemHandleCtx(0, handle, flags)
 }
 
-// IPCCloseMemHandle calls cuIpcCloseMemHandle (ABI version 4010; IPCCloseMemHandleCtx makes a context current first): Attempts to close memory mapped with cuIpcOpenMemHandle
+// IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a context current first): Attempts to close memory mapped with cuIpcOpenMemHandle
 func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dptr) }
 
-// MemHostRegister calls cuMemHostRegister_v2 (ABI version 6050; MemHostRegisterCtx makes a context current first): Registers an existing host memory range for use by CUDA
+// MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a context current first): Registers an existing host memory range for use by CUDA
 func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
-// MemHostUnregister calls cuMemHostUnregister (ABI version 4000; MemHostUnregisterCtx makes a context current first): Unregisters a memory range that was registered with cuMemHostRegister.
+// MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a context current first): Unregisters a memory range that was registered with cuMemHostRegister.
 func MemHostUnregister(pArg unsafe.Pointer) error { return MemHostUnregisterCtx(0, pArg) }
 
-// Memcpy calls cuMemcpy (ABI version 4000; MemcpyCtx makes a context current first): Copies memory
+// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies memory
 func Memcpy(dst DevicePtr, src DevicePtr, byteCount uint64) error {
 	return MemcpyCtx(0, dst, src, byteCount)
 }
 
-// MemcpyPeer calls cuMemcpyPeer (ABI version 4000; MemcpyPeerCtx makes a context current first): Copies device memory between two contexts
+// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first): Copies device memory between two contexts
 func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
 	return MemcpyPeerCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount)
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD_v2 (ABI version 3020; MemcpyHtoDCtx makes a context current first): Copies memory from Host to Device
+// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current first): Copies memory from Host to Device
 func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoDCtx(0, dstDevice, srcHost, byteCount)
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH_v2 (ABI version 3020; MemcpyDtoHCtx makes a context current first): Copies memory from Device to Host
+// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current first): Copies memory from Device to Host
 func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoHCtx(0, dstHost, srcDevice, byteCount)
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD_v2 (ABI version 3020; MemcpyDtoDCtx makes a context current first): Copies memory from Device to Device
+// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current first): Copies memory from Device to Device
 func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA_v2 (ABI version 3020; MemcpyDtoACtx makes a context current first): Copies memory from Device to Array
+// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current first): Copies memory from Device to Array
 func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD_v2 (ABI version 3020; MemcpyAtoDCtx makes a context current first): Copies memory from Array to Device
+// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current first): Copies memory from Array to Device
 func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA_v2 (ABI version 3020; MemcpyHtoACtx makes a context current first): Copies memory from Host to Array
+// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current first): Copies memory from Host to Array
 func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost, byteCount)
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH_v2 (ABI version 3020; MemcpyAtoHCtx makes a context current first): Copies memory from Array to Host
+// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current first): Copies memory from Array to Host
 func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset, byteCount)
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA_v2 (ABI version 3020; MemcpyAtoACtx makes a context current first): Copies memory from Array to Array
+// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current first): Copies memory from Array to Array
 func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
 }
 
-// Memcpy2D calls cuMemcpy2D_v2 (ABI version 3020; Memcpy2DCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first): Copies memory for 2D arrays
 func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 
-// Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (ABI version 3020; Memcpy2DUnalignedCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a context current first): Copies memory for 2D arrays
 func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
 
-// Memcpy3D calls cuMemcpy3D_v2 (ABI version 3020; Memcpy3DCtx makes a context current first): Copies memory for 3D arrays
+// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first): Copies memory for 3D arrays
 func Memcpy3D(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
 
-// Memcpy3DPeer calls cuMemcpy3DPeer (ABI version 4000; Memcpy3DPeerCtx makes a context current first): Copies memory between contexts
+// Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current first): Copies memory between contexts
 func Memcpy3DPeer(pCopy *Memcpy3DPeerParams) error { return Memcpy3DPeerCtx(0, pCopy) }
 
-// MemcpyAsync calls cuMemcpyAsync (ABI version 4000; MemcpyAsyncCtx makes a context current first): Copies memory asynchronously
+// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current first): Copies memory asynchronously
 func MemcpyAsync(dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyAsyncCtx(0, dst, src, byteCount, hStream)
 }
 
-// MemcpyPeerAsync calls cuMemcpyPeerAsync (ABI version 4000; MemcpyPeerAsyncCtx makes a context current first): Copies device memory between two contexts asynchronously.
+// MemcpyPeerAsync calls cuMemcpyPeerAsync (MemcpyPeerAsyncCtx makes a context current first): Copies device memory between two contexts asynchronously.
 func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
 	return MemcpyPeerAsyncCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount, hStream)
 }
 
-// MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (ABI version 3020; MemcpyHtoDAsyncCtx makes a context current first): Copies memory from Host to Device
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a context current first): Copies memory from Host to Device
 func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
-// MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (ABI version 3020; MemcpyDtoHAsyncCtx makes a context current first): Copies memory from Device to Host
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a context current first): Copies memory from Device to Host
 func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
 
-// MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (ABI version 3020; MemcpyDtoDAsyncCtx makes a context current first): Copies memory from Device to Device
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a context current first): Copies memory from Device to Device
 func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
 }
 
-// MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (ABI version 3020; MemcpyHtoAAsyncCtx makes a context current first): Copies memory from Host to Array
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a context current first): Copies memory from Host to Array
 func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
-// MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (ABI version 3020; MemcpyAtoHAsyncCtx makes a context current first): Copies memory from Array to Host
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a context current first): Copies memory from Array to Host
 func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
 
-// Memcpy2DAsync calls cuMemcpy2DAsync_v2 (ABI version 3020; Memcpy2DAsyncCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context current first): Copies memory for 2D arrays
 func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 	return Memcpy2DAsyncCtx(0, pCopy, hStream)
 }
 
-// Memcpy3DAsync calls cuMemcpy3DAsync_v2 (ABI version 3020; Memcpy3DAsyncCtx makes a context current first): Copies memory for 3D arrays
+// Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context current first): Copies memory for 3D arrays
 func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 	return Memcpy3DAsyncCtx(0, pCopy, hStream)
 }
 
-// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (ABI version 4000; Memcpy3DPeerAsyncCtx makes a context current first): Copies memory between contexts asynchronously.
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a context current first): Copies memory between contexts asynchronously.
 func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 	return Memcpy3DPeerAsyncCtx(0, pCopy, hStream)
 }
 
-// MemsetD8 calls cuMemsetD8_v2 (ABI version 3020; MemsetD8Ctx makes a context current first): Initializes device memory
+// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first): Initializes device memory
 func MemsetD8(dstDevice DevicePtr, uc uint8, n uint64) error { return MemsetD8Ctx(0, dstDevice, uc, n) }
 
-// MemsetD16 calls cuMemsetD16_v2 (ABI version 3020; MemsetD16Ctx makes a context current first): Initializes device memory
+// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first): Initializes device memory
 func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 	return MemsetD16Ctx(0, dstDevice, us, n)
 }
 
-// MemsetD32 calls cuMemsetD32_v2 (ABI version 3020; MemsetD32Ctx makes a context current first): Initializes device memory
+// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first): Initializes device memory
 func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 	return MemsetD32Ctx(0, dstDevice, ui, n)
 }
 
-// MemsetD2D8 calls cuMemsetD2D8_v2 (ABI version 3020; MemsetD2D8Ctx makes a context current first): Initializes device memory
+// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current first): Initializes device memory
 func MemsetD2D8(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
 	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
 }
 
-// MemsetD2D16 calls cuMemsetD2D16_v2 (ABI version 3020; MemsetD2D16Ctx makes a context current first): Initializes device memory
+// MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current first): Initializes device memory
 func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
 	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
 }
 
-// MemsetD2D32 calls cuMemsetD2D32_v2 (ABI version 3020; MemsetD2D32Ctx makes a context current first): Initializes device memory
+// MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current first): Initializes device memory
 func MemsetD2D32(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
 	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
 }
 
-// MemsetD8Async calls cuMemsetD8Async (ABI version 3020; MemsetD8AsyncCtx makes a context current first): Sets device memory
+// MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current first): Sets device memory
 func MemsetD8Async(dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) error {
 	return MemsetD8AsyncCtx(0, dstDevice, uc, n, hStream)
 }
 
-// MemsetD16Async calls cuMemsetD16Async (ABI version 3020; MemsetD16AsyncCtx makes a context current first): Sets device memory
+// MemsetD16Async calls cuMemsetD16Async (MemsetD16AsyncCtx makes a context current first): Sets device memory
 func MemsetD16Async(dstDevice DevicePtr, us uint16, n uint64, hStream Stream) error {
 	return MemsetD16AsyncCtx(0, dstDevice, us, n, hStream)
 }
 
-// MemsetD32Async calls cuMemsetD32Async (ABI version 3020; MemsetD32AsyncCtx makes a context current first): Sets device memory
+// MemsetD32Async calls cuMemsetD32Async (MemsetD32AsyncCtx makes a context current first): Sets device memory
 func MemsetD32Async(dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) error {
 	return MemsetD32AsyncCtx(0, dstDevice, ui, n, hStream)
 }
 
-// MemsetD2D8Async calls cuMemsetD2D8Async (ABI version 3020; MemsetD2D8AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D8Async calls cuMemsetD2D8Async (MemsetD2D8AsyncCtx makes a context current first): Sets device memory
 func MemsetD2D8Async(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D8AsyncCtx(0, dstDevice, dstPitch, uc, width, height, hStream)
 }
 
-// MemsetD2D16Async calls cuMemsetD2D16Async (ABI version 3020; MemsetD2D16AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D16Async calls cuMemsetD2D16Async (MemsetD2D16AsyncCtx makes a context current first): Sets device memory
 func MemsetD2D16Async(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D16AsyncCtx(0, dstDevice, dstPitch, us, width, height, hStream)
 }
 
-// MemsetD2D32Async calls cuMemsetD2D32Async (ABI version 3020; MemsetD2D32AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D32Async calls cuMemsetD2D32Async (MemsetD2D32AsyncCtx makes a context current first): Sets device memory
 func MemsetD2D32Async(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D32AsyncCtx(0, dstDevice, dstPitch, ui, width, height, hStream)
 }
 
-// ArrayCreate calls cuArrayCreate_v2 (ABI version 3020; ArrayCreateCtx makes a context current first): Creates a 1D or 2D CUDA array
+// ArrayCreate calls cuArrayCreate_v2 (ArrayCreateCtx makes a context current first): Creates a 1D or 2D CUDA array
 func ArrayCreate(pHandle *Array, pAllocateArray *ArrayDescriptor) error {
 	return ArrayCreateCtx(0, pHandle, pAllocateArray)
 }
 
-// ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ABI version 3020; ArrayGetDescriptorCtx makes a context current first): Get a 1D or 2D CUDA array descriptor
+// ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes a context current first): Get a 1D or 2D CUDA array descriptor
 func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return ArrayGetDescriptorCtx(0, pArrayDescriptor, hArray)
 }
 
-// ArrayGetSparseProperties calls cuArrayGetSparseProperties (ABI version 11010; ArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA array
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties (ArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA array
 func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Array) error {
 	return ArrayGetSparsePropertiesCtx(0, sparseProperties, array)
 }
 
-// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties (ABI version 11010; MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA mipmapped array
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties (MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA mipmapped array
 func MipmappedArrayGetSparseProperties(sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
 	return MipmappedArrayGetSparsePropertiesCtx(0, sparseProperties, mipmap)
 }
 
-// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements (ABI version 11060; ArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA array
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements (ArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA array
 func ArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
 	return ArrayGetMemoryRequirementsCtx(0, memoryRequirements, array, device)
 }
 
-// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements (ABI version 11060; MipmappedArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA mipmapped array
+// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements (MipmappedArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA mipmapped array
 func MipmappedArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
 	return MipmappedArrayGetMemoryRequirementsCtx(0, memoryRequirements, mipmap, device)
 }
 
-// ArrayGetPlane calls cuArrayGetPlane (ABI version 11020; ArrayGetPlaneCtx makes a context current first): Gets a CUDA array plane from a CUDA array
+// ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current first): Gets a CUDA array plane from a CUDA array
 func ArrayGetPlane(pPlaneArray *Array, hArray Array, planeIdx uint32) error {
 	return ArrayGetPlaneCtx(0, pPlaneArray, hArray, planeIdx)
 }
 
-// ArrayDestroy calls cuArrayDestroy (ABI version 2000; ArrayDestroyCtx makes a context current first): Destroys a CUDA array
+// ArrayDestroy calls cuArrayDestroy (ArrayDestroyCtx makes a context current first): Destroys a CUDA array
 func ArrayDestroy(hArray Array) error { return ArrayDestroyCtx(0, hArray) }
 
-// Array3DCreate calls cuArray3DCreate_v2 (ABI version 3020; Array3DCreateCtx makes a context current first): Creates a 3D CUDA array
+// Array3DCreate calls cuArray3DCreate_v2 (Array3DCreateCtx makes a context current first): Creates a 3D CUDA array
 func Array3DCreate(pHandle *Array, pAllocateArray *Array3DDescriptor) error {
 	return Array3DCreateCtx(0, pHandle, pAllocateArray)
 }
 
-// Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (ABI version 3020; Array3DGetDescriptorCtx makes a context current first): Get a 3D CUDA array descriptor
+// Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx makes a context current first): Get a 3D CUDA array descriptor
 func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return Array3DGetDescriptorCtx(0, pArrayDescriptor, hArray)
 }
 
-// MipmappedArrayCreate calls cuMipmappedArrayCreate (ABI version 5000; MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
+// MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
 func MipmappedArrayCreate(pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
 	return MipmappedArrayCreateCtx(0, pHandle, pMipmappedArrayDesc, numMipmapLevels)
 }
 
-// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (ABI version 5000; MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
 func MipmappedArrayGetLevel(pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
 	return MipmappedArrayGetLevelCtx(0, pLevelArray, hMipmappedArray, level)
 }
 
-// MipmappedArrayDestroy calls cuMipmappedArrayDestroy (ABI version 5000; MipmappedArrayDestroyCtx makes a context current first): Destroys a CUDA mipmapped array
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy (MipmappedArrayDestroyCtx makes a context current first): Destroys a CUDA mipmapped array
 func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 	return MipmappedArrayDestroyCtx(0, hMipmappedArray)
 }
 
-// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (ABI version 11070; MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
 func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
 }
 
-// MemAddressReserve calls cuMemAddressReserve (ABI version 10020; MemAddressReserveCtx makes a context current first): Allocate an address range reservation.
+// MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a context current first): Allocate an address range reservation.
 func MemAddressReserve(ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
 	return MemAddressReserveCtx(0, ptr, size, alignment, addr, flags)
 }
 
-// MemAddressFree calls cuMemAddressFree (ABI version 10020; MemAddressFreeCtx makes a context current first): Free an address range reservation.
+// MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context current first): Free an address range reservation.
 func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx(0, ptr, size) }
 
-// MemCreate calls cuMemCreate (ABI version 10020; MemCreateCtx makes a context current first): Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first): Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
 	return MemCreateCtx(0, handle, size, prop, flags)
 }
 
-// MemRelease calls cuMemRelease (ABI version 10020; MemReleaseCtx makes a context current first): Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first): Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 func MemRelease(handle MemGenericAllocationHandle) error { return MemReleaseCtx(0, handle) }
 
-// MemMap calls cuMemMap (ABI version 10020; MemMapCtx makes a context current first): Maps an allocation handle to a reserved virtual address range.
+// MemMap calls cuMemMap (MemMapCtx makes a context current first): Maps an allocation handle to a reserved virtual address range.
 func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
 	return MemMapCtx(0, ptr, size, offset, handle, flags)
 }
 
-// MemMapArrayAsync calls cuMemMapArrayAsync (ABI version 11010; MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+// MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
 	return MemMapArrayAsyncCtx(0, mapInfoList, count, hStream)
 }
 
-// MemUnmap calls cuMemUnmap (ABI version 10020; MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
+// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
 func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
 
-// MemSetAccess calls cuMemSetAccess (ABI version 10020; MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
+// MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
 func MemSetAccess(ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
 	return MemSetAccessCtx(0, ptr, size, desc, count)
 }
 
-// MemGetAccess calls cuMemGetAccess (ABI version 10020; MemGetAccessCtx makes a context current first): Get the access
+// MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current first): Get the access
 func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
 	return MemGetAccessCtx(0, flags, location, ptr)
 }
 
-// MemExportToShareableHandle calls cuMemExportToShareableHandle (ABI version 10020; MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
+// MemExportToShareableHandle calls cuMemExportToShareableHandle (MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
 func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
 }
 
-// MemImportFromShareableHandle calls cuMemImportFromShareableHandle (ABI version 10020; MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle (MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
 func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
 	return MemImportFromShareableHandleCtx(0, handle, osHandle, shHandleType)
 }
 
-// MemGetAllocationGranularity calls cuMemGetAllocationGranularity (ABI version 10020; MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity (MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
 func MemGetAllocationGranularity(granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
 	return MemGetAllocationGranularityCtx(0, granularity, prop, option)
 }
 
-// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle (ABI version 10020; MemGetAllocationPropertiesFromHandleCtx makes a context current first): Retrieve the contents of the property structure defining properties for this handle
+// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle (MemGetAllocationPropertiesFromHandleCtx makes a context current first): Retrieve the contents of the property structure defining properties for this handle
 func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
 	return MemGetAllocationPropertiesFromHandleCtx(0, prop, handle)
 }
 
-// MemRetainAllocationHandle calls cuMemRetainAllocationHandle (ABI version 11000; MemRetainAllocationHandleCtx makes a context current first): Given an address
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle (MemRetainAllocationHandleCtx makes a context current first): Given an address
 func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
 	return MemRetainAllocationHandleCtx(0, handle, addr)
 }
 
-// MemFreeAsync calls cuMemFreeAsync (ABI version 11020; MemFreeAsyncCtx makes a context current first): Frees memory with stream ordered semantics
+// MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current first): Frees memory with stream ordered semantics
 func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
 
-// MemAllocAsync calls cuMemAllocAsync (ABI version 11020; MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
+// MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
 func MemAllocAsync(dptr *DevicePtr, bytesize uint64, hStream Stream) error {
 	return MemAllocAsyncCtx(0, dptr, bytesize, hStream)
 }
 
-// MemPoolTrimTo calls cuMemPoolTrimTo (ABI version 11020; MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
+// MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
 func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 	return MemPoolTrimToCtx(0, pool, minBytesToKeep)
 }
 
-// MemPoolSetAttribute calls cuMemPoolSetAttribute (ABI version 11020; MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
+// MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
 func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
 	return MemPoolSetAttributeCtx(0, pool, attr, value)
 }
 
-// MemPoolGetAttribute calls cuMemPoolGetAttribute (ABI version 11020; MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
+// MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
 func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
 	return MemPoolGetAttributeCtx(0, pool, attr, value)
 }
 
-// MemPoolSetAccess calls cuMemPoolSetAccess (ABI version 11020; MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
+// MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
 func MemPoolSetAccess(pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return MemPoolSetAccessCtx(0, pool, mapArg, count)
 }
 
-// MemPoolGetAccess calls cuMemPoolGetAccess (ABI version 11020; MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
+// MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
 func MemPoolGetAccess(flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
 	return MemPoolGetAccessCtx(0, flags, memPool, location)
 }
 
-// MemPoolCreate calls cuMemPoolCreate (ABI version 11020; MemPoolCreateCtx makes a context current first): Creates a memory pool
+// MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current first): Creates a memory pool
 func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
 	return MemPoolCreateCtx(0, pool, poolProps)
 }
 
-// MemPoolDestroy calls cuMemPoolDestroy (ABI version 11020; MemPoolDestroyCtx makes a context current first): Destroys the specified memory pool
+// MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context current first): Destroys the specified memory pool
 func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
 
-// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (ABI version 11020; MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
 func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
 	return MemAllocFromPoolAsyncCtx(0, dptr, bytesize, pool, hStream)
 }
 
-// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (ABI version 11020; MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
 func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
 }
 
-// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (ABI version 11020; MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
 func MemPoolImportFromShareableHandle(pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolImportFromShareableHandleCtx(0, pool_out, handle, handleType, flags)
 }
 
-// MemPoolExportPointer calls cuMemPoolExportPointer (ABI version 11020; MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
+// MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
 func MemPoolExportPointer(shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
 	return MemPoolExportPointerCtx(0, shareData_out, ptr)
 }
 
-// MemPoolImportPointer calls cuMemPoolImportPointer (ABI version 11020; MemPoolImportPointerCtx makes a context current first): Import a memory pool allocation from another process.
+// MemPoolImportPointer calls cuMemPoolImportPointer (MemPoolImportPointerCtx makes a context current first): Import a memory pool allocation from another process.
 func MemPoolImportPointer(ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
 	return MemPoolImportPointerCtx(0, ptr_out, pool, shareData)
 }
 
-// PointerGetAttribute calls cuPointerGetAttribute (ABI version 4000; PointerGetAttributeCtx makes a context current first): Returns information about a pointer
+// PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes a context current first): Returns information about a pointer
 func PointerGetAttribute(data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerGetAttributeCtx(0, data, attribute, ptr)
 }
 
-// MemPrefetchAsync calls cuMemPrefetchAsync (ABI version 8000; MemPrefetchAsyncCtx makes a context current first): Prefetches memory to the specified destination device
+// MemPrefetchAsync calls cuMemPrefetchAsync (MemPrefetchAsyncCtx makes a context current first): Prefetches memory to the specified destination device
 func MemPrefetchAsync(devPtr DevicePtr, count uint64, dstDevice Device, hStream Stream) error {
 	return MemPrefetchAsyncCtx(0, devPtr, count, dstDevice, hStream)
 }
 
-// MemAdvise calls cuMemAdvise (ABI version 8000; MemAdviseCtx makes a context current first): Advise about the usage of a given memory range
+// MemAdvise calls cuMemAdvise (MemAdviseCtx makes a context current first): Advise about the usage of a given memory range
 func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, device Device) error {
 	return MemAdviseCtx(0, devPtr, count, advice, device)
 }
 
-// MemRangeGetAttribute calls cuMemRangeGetAttribute (ABI version 8000; MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
+// MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
 func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	return MemRangeGetAttributeCtx(0, data, dataSize, attribute, devPtr, count)
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes (ABI version 8000; MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
+// MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
 func MemRangeGetAttributes(data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
 	return MemRangeGetAttributesCtx(0, data, dataSizes, attributes, numAttributes, devPtr, count)
 }
 
-// PointerSetAttribute calls cuPointerSetAttribute (ABI version 6000; PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
+// PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
 func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
 }
 
-// PointerGetAttributes calls cuPointerGetAttributes (ABI version 7000; PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
+// PointerGetAttributes calls cuPointerGetAttributes (PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
 func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
 	return PointerGetAttributesCtx(0, numAttributes, attributes, data, ptr)
 }
 
-// StreamCreate calls cuStreamCreate (ABI version 2000; StreamCreateCtx makes a context current first): Create a stream
+// StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current first): Create a stream
 func StreamCreate(flags StreamFlags) (Stream, error) { return StreamCreateCtx(0, flags) }
 
-// StreamCreateWithPriority calls cuStreamCreateWithPriority (ABI version 5050; StreamCreateWithPriorityCtx makes a context current first): Create a stream with the given priority
+// StreamCreateWithPriority calls cuStreamCreateWithPriority (StreamCreateWithPriorityCtx makes a context current first): Create a stream with the given priority
 func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 	return StreamCreateWithPriorityCtx(0, flags, priority)
 }
 
-// StreamGetPriority calls cuStreamGetPriority (ABI version 5050; StreamGetPriorityCtx makes a context current first): Query the priority of a given stream
+// StreamGetPriority calls cuStreamGetPriority (StreamGetPriorityCtx makes a context current first): Query the priority of a given stream
 func StreamGetPriority(hStream Stream, priority *int32) error {
 	return StreamGetPriorityCtx(0, hStream, priority)
 }
 
-// StreamGetFlags calls cuStreamGetFlags (ABI version 5050; StreamGetFlagsCtx makes a context current first): Query the flags of a given stream
+// StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context current first): Query the flags of a given stream
 func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlagsCtx(0, hStream, flags) }
 
-// StreamGetCtx calls cuStreamGetCtx (ABI version 9020; StreamGetCtxCtx makes a context current first): Query the context associated with a stream
+// StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current first): Query the context associated with a stream
 func StreamGetCtx(hStream Stream) (Context, error) { return StreamGetCtxCtx(0, hStream) }
 
-// StreamWaitEvent calls cuStreamWaitEvent (ABI version 3020; StreamWaitEventCtx makes a context current first): Make a compute stream wait on an event
+// StreamWaitEvent calls cuStreamWaitEvent (StreamWaitEventCtx makes a context current first): Make a compute stream wait on an event
 func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 	return StreamWaitEventCtx(0, hStream, hEvent, flags)
 }
 
-// StreamAddCallback calls cuStreamAddCallback (ABI version 5000; StreamAddCallbackCtx makes a context current first): Add a callback to a compute stream
+// StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a context current first): Add a callback to a compute stream
 func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
 
-// StreamBeginCapture calls cuStreamBeginCapture_v2 (ABI version 10010; StreamBeginCaptureCtx makes a context current first): Begins graph capture on a stream
+// StreamBeginCapture calls cuStreamBeginCapture_v2 (StreamBeginCaptureCtx makes a context current first): Begins graph capture on a stream
 func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 	return StreamBeginCaptureCtx(0, hStream, mode)
 }
 
-// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ABI version 10010; ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
 func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 	return ThreadExchangeStreamCaptureModeCtx(0, mode)
 }
 
-// StreamEndCapture calls cuStreamEndCapture (ABI version 10000; StreamEndCaptureCtx makes a context current first): Ends capture on a stream, returning the captured graph
+// StreamEndCapture calls cuStreamEndCapture (StreamEndCaptureCtx makes a context current first): Ends capture on a stream, returning the captured graph
 func StreamEndCapture(hStream Stream, phGraph *Graph) error {
 	return StreamEndCaptureCtx(0, hStream, phGraph)
 }
 
-// StreamIsCapturing calls cuStreamIsCapturing (ABI version 10000; StreamIsCapturingCtx makes a context current first): Returns a stream's capture status
+// StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a context current first): Returns a stream's capture status
 func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 	return StreamIsCapturingCtx(0, hStream)
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (ABI version 10010; StreamGetCaptureInfoCtx makes a context current first): Query capture status of a stream
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (StreamGetCaptureInfoCtx makes a context current first): Query capture status of a stream
 func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) error {
 	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out)
 }
 
-// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2 (ABI version 11030; StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's capture state (11.3+)
+// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2 (StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's capture state (11.3+)
 func StreamGetCaptureInfoV2(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
 	return StreamGetCaptureInfoV2Ctx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
 }
 
-// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (ABI version 11030; StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream (11.3+)
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream (11.3+)
 func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, numDependencies uint64, flags uint32) error {
 	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, numDependencies, flags)
 }
 
-// StreamAttachMemAsync calls cuStreamAttachMemAsync (ABI version 6000; StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
+// StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
 func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
 	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
 }
 
-// StreamQuery calls cuStreamQuery (ABI version 2000; StreamQueryCtx makes a context current first): Determine status of a compute stream
+// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current first): Determine status of a compute stream
 func StreamQuery(hStream Stream) error { return StreamQueryCtx(0, hStream) }
 
-// StreamSynchronize calls cuStreamSynchronize (ABI version 2000; StreamSynchronizeCtx makes a context current first): Wait until a stream's tasks are completed
+// StreamSynchronize calls cuStreamSynchronize (StreamSynchronizeCtx makes a context current first): Wait until a stream's tasks are completed
 func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hStream) }
 
-// StreamDestroy calls cuStreamDestroy_v2 (ABI version 4000; StreamDestroyCtx makes a context current first): Destroys a stream
+// StreamDestroy calls cuStreamDestroy_v2 (StreamDestroyCtx makes a context current first): Destroys a stream
 func StreamDestroy(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
 
-// StreamCopyAttributes calls cuStreamCopyAttributes (ABI version 11000; StreamCopyAttributesCtx makes a context current first): Copies attributes from source stream to destination stream.
+// StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx makes a context current first): Copies attributes from source stream to destination stream.
 func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttributesCtx(0, dst, src) }
 
-// StreamGetAttribute calls cuStreamGetAttribute (ABI version 11000; StreamGetAttributeCtx makes a context current first): Queries stream attribute.
+// StreamGetAttribute calls cuStreamGetAttribute (StreamGetAttributeCtx makes a context current first): Queries stream attribute.
 func StreamGetAttribute(hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	return StreamGetAttributeCtx(0, hStream, attr, value_out)
 }
 
-// StreamSetAttribute calls cuStreamSetAttribute (ABI version 11000; StreamSetAttributeCtx makes a context current first): Sets stream attribute.
+// StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a context current first): Sets stream attribute.
 func StreamSetAttribute(hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	return StreamSetAttributeCtx(0, hStream, attr, value)
 }
 
-// EventCreate calls cuEventCreate (ABI version 2000; EventCreateCtx makes a context current first): Creates an event
+// EventCreate calls cuEventCreate (EventCreateCtx makes a context current first): Creates an event
 func EventCreate(flags EventFlags) (Event, error) { return EventCreateCtx(0, flags) }
 
-// EventRecord calls cuEventRecord (ABI version 2000; EventRecordCtx makes a context current first): Records an event
+// EventRecord calls cuEventRecord (EventRecordCtx makes a context current first): Records an event
 func EventRecord(hEvent Event, hStream Stream) error { return EventRecordCtx(0, hEvent, hStream) }
 
-// EventRecordWithFlags calls cuEventRecordWithFlags (ABI version 11010; EventRecordWithFlagsCtx makes a context current first): Records an event
+// EventRecordWithFlags calls cuEventRecordWithFlags (EventRecordWithFlagsCtx makes a context current first): Records an event
 func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) error {
 	return EventRecordWithFlagsCtx(0, hEvent, hStream, flags)
 }
 
-// EventQuery calls cuEventQuery (ABI version 2000; EventQueryCtx makes a context current first): Queries an event's status
+// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first): Queries an event's status
 func EventQuery(hEvent Event) error { return EventQueryCtx(0, hEvent) }
 
-// EventSynchronize calls cuEventSynchronize (ABI version 2000; EventSynchronizeCtx makes a context current first): Waits for an event to complete
+// EventSynchronize calls cuEventSynchronize (EventSynchronizeCtx makes a context current first): Waits for an event to complete
 func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent) }
 
-// EventDestroy calls cuEventDestroy_v2 (ABI version 4000; EventDestroyCtx makes a context current first): Destroys an event
+// EventDestroy calls cuEventDestroy_v2 (EventDestroyCtx makes a context current first): Destroys an event
 func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
 
-// EventElapsedTime calls cuEventElapsedTime (ABI version 2000; EventElapsedTimeCtx makes a context current first): Computes the elapsed time between two events
+// EventElapsedTime calls cuEventElapsedTime (EventElapsedTimeCtx makes a context current first): Computes the elapsed time between two events
 func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
 	return EventElapsedTimeCtx(0, hStart, hEnd)
 }
 
-// ImportExternalMemory calls cuImportExternalMemory (ABI version 10000; ImportExternalMemoryCtx makes a context current first): Imports an external memory object
+// ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx makes a context current first): Imports an external memory object
 func ImportExternalMemory(memHandleDesc *ExternalMemoryHandleDesc) (ExternalMemory, error) {
 	return ImportExternalMemoryCtx(0, memHandleDesc)
 }
 
-// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer (ABI version 10000; ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a buffer onto an imported memory object
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer (ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a buffer onto an imported memory object
 func ExternalMemoryGetMappedBuffer(extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (DevicePtr, error) {
 	return ExternalMemoryGetMappedBufferCtx(0, extMem, bufferDesc)
 }
 
-// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray (ABI version 10000; ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first): Maps a CUDA mipmapped array onto an external memory object
+// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first): Maps a CUDA mipmapped array onto an external memory object
 func ExternalMemoryGetMappedMipmappedArray(mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
 	return ExternalMemoryGetMappedMipmappedArrayCtx(0, mipmap, extMem, mipmapDesc)
 }
 
-// DestroyExternalMemory calls cuDestroyExternalMemory (ABI version 10000; DestroyExternalMemoryCtx makes a context current first): Destroys an external memory object.
+// DestroyExternalMemory calls cuDestroyExternalMemory (DestroyExternalMemoryCtx makes a context current first): Destroys an external memory object.
 func DestroyExternalMemory(extMem ExternalMemory) error { return DestroyExternalMemoryCtx(0, extMem) }
 
-// ImportExternalSemaphore calls cuImportExternalSemaphore (ABI version 10000; ImportExternalSemaphoreCtx makes a context current first): Imports an external semaphore
+// ImportExternalSemaphore calls cuImportExternalSemaphore (ImportExternalSemaphoreCtx makes a context current first): Imports an external semaphore
 func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
 	return ImportExternalSemaphoreCtx(0, semHandleDesc)
 }
 
-// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (ABI version 10000; SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
 func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
 	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
 }
 
-// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (ABI version 10000; WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
 func WaitExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
 	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
 }
 
-// DestroyExternalSemaphore calls cuDestroyExternalSemaphore (ABI version 10000; DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore (DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
 func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 	return DestroyExternalSemaphoreCtx(0, extSem)
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32 (ABI version 8000; StreamWaitValue32Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32 calls cuStreamWaitValue32 (StreamWaitValue32Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64 (ABI version 9000; StreamWaitValue64Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64 calls cuStreamWaitValue64 (StreamWaitValue64Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32 (ABI version 8000; StreamWriteValue32Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32 calls cuStreamWriteValue32 (StreamWriteValue32Ctx makes a context current first): Write a value to memory
 func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64 (ABI version 9000; StreamWriteValue64Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64 calls cuStreamWriteValue64 (StreamWriteValue64Ctx makes a context current first): Write a value to memory
 func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp (ABI version 8000; StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOp calls cuStreamBatchMemOp (StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
 func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
 }
 
-// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (ABI version 11070; StreamWaitValue32V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (StreamWaitValue32V2Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (ABI version 11070; StreamWaitValue64V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (StreamWaitValue64V2Ctx makes a context current first): Wait on a memory location
 func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (ABI version 11070; StreamWriteValue32V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (StreamWriteValue32V2Ctx makes a context current first): Write a value to memory
 func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (ABI version 11070; StreamWriteValue64V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (StreamWriteValue64V2Ctx makes a context current first): Write a value to memory
 func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (ABI version 11070; StreamBatchMemOpV2Ctx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (StreamBatchMemOpV2Ctx makes a context current first): Batch operations to synchronize the stream via memory operations
 func StreamBatchMemOpV2(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpV2Ctx(0, stream, count, paramArray, flags)
 }
 
-// FuncGetAttribute calls cuFuncGetAttribute (ABI version 2020; FuncGetAttributeCtx makes a context current first): Returns information about a function
+// FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a context current first): Returns information about a function
 func FuncGetAttribute(attrib FunctionAttribute, hfunc Function) (int32, error) {
 	return FuncGetAttributeCtx(0, attrib, hfunc)
 }
 
-// FuncSetAttribute calls cuFuncSetAttribute (ABI version 9000; FuncSetAttributeCtx makes a context current first): Sets information about a function
+// FuncSetAttribute calls cuFuncSetAttribute (FuncSetAttributeCtx makes a context current first): Sets information about a function
 func FuncSetAttribute(hfunc Function, attrib FunctionAttribute, value int32) error {
 	return FuncSetAttributeCtx(0, hfunc, attrib, value)
 }
 
-// FuncSetCacheConfig calls cuFuncSetCacheConfig (ABI version 3000; FuncSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for a device function
+// FuncSetCacheConfig calls cuFuncSetCacheConfig (FuncSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for a device function
 func FuncSetCacheConfig(hfunc Function, config FuncCache) error {
 	return FuncSetCacheConfigCtx(0, hfunc, config)
 }
 
-// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig (ABI version 4020; FuncSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for a device function.
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig (FuncSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for a device function.
 func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 	return FuncSetSharedMemConfigCtx(0, hfunc, config)
 }
 
-// FuncGetModule calls cuFuncGetModule (ABI version 11000; FuncGetModuleCtx makes a context current first): Returns a module handle
+// FuncGetModule calls cuFuncGetModule (FuncGetModuleCtx makes a context current first): Returns a module handle
 func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, hfunc) }
 
-// LaunchKernel calls cuLaunchKernel (ABI version 4000; LaunchKernelCtx makes a context current first): Launches a CUDA function
+// LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current first): Launches a CUDA function
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
 	return LaunchKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 }
 
-// LaunchKernelEx calls cuLaunchKernelEx (ABI version 11060; LaunchKernelExCtx makes a context current first): Launches a CUDA function with launch-time configuration
+// LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context current first): Launches a CUDA function with launch-time configuration
 func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
 	return LaunchKernelExCtx(0, config, f, kernelParams, extra)
 }
 
-// LaunchCooperativeKernel calls cuLaunchCooperativeKernel (ABI version 9000; LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function where thread blocks can cooperate and synchronize as they execute
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function where thread blocks can cooperate and synchronize as they execute
 func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
 	return LaunchCooperativeKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 }
 
-// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (ABI version 9000; LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 func LaunchCooperativeKernelMultiDevice(launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
 	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, numDevices, flags)
 }
 
-// LaunchHostFunc calls cuLaunchHostFunc (ABI version 10000; LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
+// LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
 func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
 
-// FuncSetBlockShape calls cuFuncSetBlockShape (ABI version 2000; FuncSetBlockShapeCtx makes a context current first): Sets the block-dimensions for the function
+// FuncSetBlockShape calls cuFuncSetBlockShape (FuncSetBlockShapeCtx makes a context current first): Sets the block-dimensions for the function
 func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) error {
 	return FuncSetBlockShapeCtx(0, hfunc, x, y, z)
 }
 
-// FuncSetSharedSize calls cuFuncSetSharedSize (ABI version 2000; FuncSetSharedSizeCtx makes a context current first): Sets the dynamic shared-memory size for the function
+// FuncSetSharedSize calls cuFuncSetSharedSize (FuncSetSharedSizeCtx makes a context current first): Sets the dynamic shared-memory size for the function
 func FuncSetSharedSize(hfunc Function, bytes uint32) error {
 	return FuncSetSharedSizeCtx(0, hfunc, bytes)
 }
 
-// ParamSetSize calls cuParamSetSize (ABI version 2000; ParamSetSizeCtx makes a context current first): Sets the parameter size for the function
+// ParamSetSize calls cuParamSetSize (ParamSetSizeCtx makes a context current first): Sets the parameter size for the function
 func ParamSetSize(hfunc Function, numbytes uint32) error { return ParamSetSizeCtx(0, hfunc, numbytes) }
 
-// ParamSeti calls cuParamSeti (ABI version 2000; ParamSetiCtx makes a context current first): Adds an integer parameter to the function's argument list
+// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first): Adds an integer parameter to the function's argument list
 func ParamSeti(hfunc Function, offset int32, value uint32) error {
 	return ParamSetiCtx(0, hfunc, offset, value)
 }
 
-// ParamSetf calls cuParamSetf (ABI version 2000; ParamSetfCtx makes a context current first): Adds a floating-point parameter to the function's argument list
+// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first): Adds a floating-point parameter to the function's argument list
 func ParamSetf(hfunc Function, offset int32, value float32) error {
 	return ParamSetfCtx(0, hfunc, offset, value)
 }
 
-// ParamSetv calls cuParamSetv (ABI version 2000; ParamSetvCtx makes a context current first): Adds arbitrary data to the function's argument list
+// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first): Adds arbitrary data to the function's argument list
 func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
 	return ParamSetvCtx(0, hfunc, offset, ptr, numbytes)
 }
 
-// Launch calls cuLaunch (ABI version 2000; LaunchCtx makes a context current first): Launches a CUDA function
+// Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a CUDA function
 func Launch(f Function) error { return LaunchCtx(0, f) }
 
-// LaunchGrid calls cuLaunchGrid (ABI version 2000; LaunchGridCtx makes a context current first): Launches a CUDA function
+// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first): Launches a CUDA function
 func LaunchGrid(f Function, grid_width int32, grid_height int32) error {
 	return LaunchGridCtx(0, f, grid_width, grid_height)
 }
 
-// LaunchGridAsync calls cuLaunchGridAsync (ABI version 2000; LaunchGridAsyncCtx makes a context current first): Launches a CUDA function
+// LaunchGridAsync calls cuLaunchGridAsync (LaunchGridAsyncCtx makes a context current first): Launches a CUDA function
 func LaunchGridAsync(f Function, grid_width int32, grid_height int32, hStream Stream) error {
 	return LaunchGridAsyncCtx(0, f, grid_width, grid_height, hStream)
 }
 
-// ParamSetTexRef calls cuParamSetTexRef (ABI version 2000; ParamSetTexRefCtx makes a context current first): Adds a texture-reference to the function's argument list
+// ParamSetTexRef calls cuParamSetTexRef (ParamSetTexRefCtx makes a context current first): Adds a texture-reference to the function's argument list
 func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) error {
 	return ParamSetTexRefCtx(0, hfunc, texunit, hTexRef)
 }
 
-// GraphCreate calls cuGraphCreate (ABI version 10000; GraphCreateCtx makes a context current first): Creates a graph
+// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current first): Creates a graph
 func GraphCreate(flags uint32) (Graph, error) { return GraphCreateCtx(0, flags) }
 
-// GraphAddKernelNode calls cuGraphAddKernelNode (ABI version 10000; GraphAddKernelNodeCtx makes a context current first): Creates a kernel execution node and adds it to a graph
+// GraphAddKernelNode calls cuGraphAddKernelNode (GraphAddKernelNodeCtx makes a context current first): Creates a kernel execution node and adds it to a graph
 func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error) {
 	return GraphAddKernelNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams (ABI version 10000; GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel node's parameters
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel node's parameters
 func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphKernelNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams (ABI version 10000; GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel node's parameters
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel node's parameters
 func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphKernelNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddMemcpyNode calls cuGraphAddMemcpyNode (ABI version 10000; GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
 func GraphAddMemcpyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
 	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, numDependencies, copyParams, ctxArg)
 }
 
-// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (ABI version 10000; GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
 func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	return GraphMemcpyNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams (ABI version 10000; GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy node's parameters
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams (GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy node's parameters
 func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	return GraphMemcpyNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddMemsetNode calls cuGraphAddMemsetNode (ABI version 10000; GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
+// GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
 func GraphAddMemsetNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
 	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, numDependencies, memsetParams, ctxArg)
 }
 
-// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (ABI version 10000; GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
 func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return GraphMemsetNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams (ABI version 10000; GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset node's parameters
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams (GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset node's parameters
 func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return GraphMemsetNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddHostNode calls cuGraphAddHostNode (ABI version 10000; GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
+// GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
 func GraphAddHostNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (GraphNode, error) {
 	return GraphAddHostNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
 }
 
-// GraphHostNodeGetParams calls cuGraphHostNodeGetParams (ABI version 10000; GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams (GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
 func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphHostNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphHostNodeSetParams calls cuGraphHostNodeSetParams (ABI version 10000; GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's parameters
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams (GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's parameters
 func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphHostNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddChildGraphNode calls cuGraphAddChildGraphNode (ABI version 10000; GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode (GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
 func GraphAddChildGraphNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (GraphNode, error) {
 	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, numDependencies, childGraph)
 }
 
-// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (ABI version 10000; GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
 func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
 	return GraphChildGraphNodeGetGraphCtx(0, hNode, phGraph)
 }
 
-// GraphAddEmptyNode calls cuGraphAddEmptyNode (ABI version 10000; GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
+// GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
 func GraphAddEmptyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64) (GraphNode, error) {
 	return GraphAddEmptyNodeCtx(0, hGraph, dependencies, numDependencies)
 }
 
-// GraphAddEventRecordNode calls cuGraphAddEventRecordNode (ABI version 11010; GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode (GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
 func GraphAddEventRecordNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
 	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, numDependencies, event)
 }
 
-// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (ABI version 11010; GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
 func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
 	return GraphEventRecordNodeGetEventCtx(0, hNode, event_out)
 }
 
-// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent (ABI version 11010; GraphEventRecordNodeSetEventCtx makes a context current first): Sets an event record node's event
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent (GraphEventRecordNodeSetEventCtx makes a context current first): Sets an event record node's event
 func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 	return GraphEventRecordNodeSetEventCtx(0, hNode, event)
 }
 
-// GraphAddEventWaitNode calls cuGraphAddEventWaitNode (ABI version 11010; GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
 func GraphAddEventWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
 	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, numDependencies, event)
 }
 
-// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (ABI version 11010; GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
 func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
 	return GraphEventWaitNodeGetEventCtx(0, hNode, event_out)
 }
 
-// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent (ABI version 11010; GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event wait node's event
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent (GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event wait node's event
 func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 	return GraphEventWaitNodeSetEventCtx(0, hNode, event)
 }
 
-// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (ABI version 11020; GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
+// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
 func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
 	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
 }
 
-// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (ABI version 11020; GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
+// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
 func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
 	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams (ABI version 11020; GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets an external semaphore signal node's parameters
+// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets an external semaphore signal node's parameters
 func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	return GraphExternalSemaphoresSignalNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (ABI version 11020; GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
 func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
 	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
 }
 
-// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (ABI version 11020; GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
+// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
 func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
 	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams (ABI version 11020; GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets an external semaphore wait node's parameters
+// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets an external semaphore wait node's parameters
 func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	return GraphExternalSemaphoresWaitNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (ABI version 11070; GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
 func GraphAddBatchMemOpNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
 	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
 }
 
-// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (ABI version 11070; GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
 func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
 	return GraphBatchMemOpNodeGetParamsCtx(0, hNode, nodeParams_out)
 }
 
-// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams (ABI version 11070; GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch mem op node's parameters
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams (GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch mem op node's parameters
 func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	return GraphBatchMemOpNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams (ABI version 11070; GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the parameters for a batch mem op node in the given graphExec
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the parameters for a batch mem op node in the given graphExec
 func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	return GraphExecBatchMemOpNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphAddMemAllocNode calls cuGraphAddMemAllocNode (ABI version 11040; GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
 func GraphAddMemAllocNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (GraphNode, error) {
 	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
 }
 
-// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (ABI version 11040; GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
 func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams) error {
 	return GraphMemAllocNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphAddMemFreeNode calls cuGraphAddMemFreeNode (ABI version 11040; GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
 func GraphAddMemFreeNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (GraphNode, error) {
 	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, numDependencies, dptr)
 }
 
-// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (ABI version 11040; GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
 func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
 	return GraphMemFreeNodeGetParamsCtx(0, hNode, dptr_out)
 }
 
-// DeviceGraphMemTrim calls cuDeviceGraphMemTrim (ABI version 11040; DeviceGraphMemTrimCtx makes a context current first): Free unused memory that was cached on the specified device for use with graphs back to the OS.
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a context current first): Free unused memory that was cached on the specified device for use with graphs back to the OS.
 func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
 
-// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (ABI version 11040; DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
 func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
 	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
 }
 
-// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (ABI version 11040; DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
 func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
 	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
 }
 
-// GraphClone calls cuGraphClone (ABI version 10000; GraphCloneCtx makes a context current first): Clones a graph
+// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first): Clones a graph
 func GraphClone(originalGraph Graph) (Graph, error) { return GraphCloneCtx(0, originalGraph) }
 
-// GraphNodeFindInClone calls cuGraphNodeFindInClone (ABI version 10000; GraphNodeFindInCloneCtx makes a context current first): Finds a cloned version of a node
+// GraphNodeFindInClone calls cuGraphNodeFindInClone (GraphNodeFindInCloneCtx makes a context current first): Finds a cloned version of a node
 func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNode, error) {
 	return GraphNodeFindInCloneCtx(0, hOriginalNode, hClonedGraph)
 }
 
-// GraphNodeGetType calls cuGraphNodeGetType (ABI version 10000; GraphNodeGetTypeCtx makes a context current first): Returns a node's type
+// GraphNodeGetType calls cuGraphNodeGetType (GraphNodeGetTypeCtx makes a context current first): Returns a node's type
 func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
 	return GraphNodeGetTypeCtx(0, hNode, typeArg)
 }
 
-// GraphGetNodes calls cuGraphGetNodes (ABI version 10000; GraphGetNodesCtx makes a context current first): Returns a graph's nodes
+// GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current first): Returns a graph's nodes
 func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
 	return GraphGetNodesCtx(0, hGraph, nodes, numNodes)
 }
 
-// GraphGetRootNodes calls cuGraphGetRootNodes (ABI version 10000; GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
+// GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
 func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
 	return GraphGetRootNodesCtx(0, hGraph, rootNodes, numRootNodes)
 }
 
-// GraphGetEdges calls cuGraphGetEdges (ABI version 10000; GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
+// GraphGetEdges calls cuGraphGetEdges (GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
 func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, numEdges *uint64) error {
 	return GraphGetEdgesCtx(0, hGraph, from, to, numEdges)
 }
 
-// GraphNodeGetDependencies calls cuGraphNodeGetDependencies (ABI version 10000; GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
 func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, numDependencies *uint64) error {
 	return GraphNodeGetDependenciesCtx(0, hNode, dependencies, numDependencies)
 }
 
-// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (ABI version 10000; GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
 func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, numDependentNodes *uint64) error {
 	return GraphNodeGetDependentNodesCtx(0, hNode, dependentNodes, numDependentNodes)
 }
 
-// GraphAddDependencies calls cuGraphAddDependencies (ABI version 10000; GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
+// GraphAddDependencies calls cuGraphAddDependencies (GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
 func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
 	return GraphAddDependenciesCtx(0, hGraph, from, to, numDependencies)
 }
 
-// GraphRemoveDependencies calls cuGraphRemoveDependencies (ABI version 10000; GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
+// GraphRemoveDependencies calls cuGraphRemoveDependencies (GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
 func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
 	return GraphRemoveDependenciesCtx(0, hGraph, from, to, numDependencies)
 }
 
-// GraphDestroyNode calls cuGraphDestroyNode (ABI version 10000; GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
+// GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
 func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNode) }
 
-// GraphInstantiate calls cuGraphInstantiate_v2 (ABI version 11000; GraphInstantiateCtx makes a context current first): Creates an executable graph from a graph
+// GraphInstantiate calls cuGraphInstantiate_v2 (GraphInstantiateCtx makes a context current first): Creates an executable graph from a graph
 func GraphInstantiate(hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (GraphExec, error) {
 	return GraphInstantiateCtx(0, hGraph, phErrorNode, logBuffer, bufferSize)
 }
 
-// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags (ABI version 11040; GraphInstantiateWithFlagsCtx makes a context current first): Creates an executable graph from a graph
+// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags (GraphInstantiateWithFlagsCtx makes a context current first): Creates an executable graph from a graph
 func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (GraphExec, error) {
 	return GraphInstantiateWithFlagsCtx(0, hGraph, flags)
 }
 
-// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams (ABI version 10010; GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the parameters for a kernel node in the given graphExec
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams (GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the parameters for a kernel node in the given graphExec
 func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphExecKernelNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams (ABI version 10020; GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the parameters for a memcpy node in the given graphExec.
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams (GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the parameters for a memcpy node in the given graphExec.
 func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
 	return GraphExecMemcpyNodeSetParamsCtx(0, hGraphExec, hNode, copyParams, ctxArg)
 }
 
-// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams (ABI version 10020; GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the parameters for a memset node in the given graphExec.
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams (GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the parameters for a memset node in the given graphExec.
 func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return GraphExecMemsetNodeSetParamsCtx(0, hGraphExec, hNode, memsetParams, ctxArg)
 }
 
-// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams (ABI version 10020; GraphExecHostNodeSetParamsCtx makes a context current first): Sets the parameters for a host node in the given graphExec.
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams (GraphExecHostNodeSetParamsCtx makes a context current first): Sets the parameters for a host node in the given graphExec.
 func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphExecHostNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams (ABI version 11010; GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates node parameters in the child graph node in the given graphExec.
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams (GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates node parameters in the child graph node in the given graphExec.
 func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
 	return GraphExecChildGraphNodeSetParamsCtx(0, hGraphExec, hNode, childGraph)
 }
 
-// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent (ABI version 11010; GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the event for an event record node in the given graphExec
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent (GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the event for an event record node in the given graphExec
 func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
 	return GraphExecEventRecordNodeSetEventCtx(0, hGraphExec, hNode, event)
 }
 
-// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent (ABI version 11010; GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the event for an event wait node in the given graphExec
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent (GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the event for an event wait node in the given graphExec
 func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
 	return GraphExecEventWaitNodeSetEventCtx(0, hGraphExec, hNode, event)
 }
 
-// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams (ABI version 11020; GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore signal node in the given graphExec
+// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams (GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore signal node in the given graphExec
 func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	return GraphExecExternalSemaphoresSignalNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams (ABI version 11020; GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore wait node in the given graphExec
+// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams (GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore wait node in the given graphExec
 func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	return GraphExecExternalSemaphoresWaitNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphNodeSetEnabled calls cuGraphNodeSetEnabled (ABI version 11060; GraphNodeSetEnabledCtx makes a context current first): Enables or disables the specified node in the given graphExec
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled (GraphNodeSetEnabledCtx makes a context current first): Enables or disables the specified node in the given graphExec
 func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
 	return GraphNodeSetEnabledCtx(0, hGraphExec, hNode, isEnabled)
 }
 
-// GraphNodeGetEnabled calls cuGraphNodeGetEnabled (ABI version 11060; GraphNodeGetEnabledCtx makes a context current first): Query whether a node in the given graphExec is enabled
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled (GraphNodeGetEnabledCtx makes a context current first): Query whether a node in the given graphExec is enabled
 func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
 	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode, isEnabled)
 }
 
-// GraphUpload calls cuGraphUpload (ABI version 11010; GraphUploadCtx makes a context current first): Uploads an executable graph in a stream
+// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current first): Uploads an executable graph in a stream
 func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 	return GraphUploadCtx(0, hGraphExec, hStream)
 }
 
-// GraphLaunch calls cuGraphLaunch (ABI version 10000; GraphLaunchCtx makes a context current first): Launches an executable graph in a stream
+// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current first): Launches an executable graph in a stream
 func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	return GraphLaunchCtx(0, hGraphExec, hStream)
 }
 
-// GraphExecDestroy calls cuGraphExecDestroy (ABI version 10000; GraphExecDestroyCtx makes a context current first): Destroys an executable graph
+// GraphExecDestroy calls cuGraphExecDestroy (GraphExecDestroyCtx makes a context current first): Destroys an executable graph
 func GraphExecDestroy(hGraphExec GraphExec) error { return GraphExecDestroyCtx(0, hGraphExec) }
 
-// GraphDestroy calls cuGraphDestroy (ABI version 10000; GraphDestroyCtx makes a context current first): Destroys a graph
+// GraphDestroy calls cuGraphDestroy (GraphDestroyCtx makes a context current first): Destroys a graph
 func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
 
-// GraphExecUpdate calls cuGraphExecUpdate (ABI version 10020; GraphExecUpdateCtx makes a context current first): Check whether an executable graph can be updated with a graph and perform the update if possible
+// GraphExecUpdate calls cuGraphExecUpdate (GraphExecUpdateCtx makes a context current first): Check whether an executable graph can be updated with a graph and perform the update if possible
 func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) error {
 	return GraphExecUpdateCtx(0, hGraphExec, hGraph, hErrorNode_out, updateResult_out)
 }
 
-// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes (ABI version 11000; GraphKernelNodeCopyAttributesCtx makes a context current first): Copies attributes from source node to destination node.
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies attributes from source node to destination node.
 func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 	return GraphKernelNodeCopyAttributesCtx(0, dst, src)
 }
 
-// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute (ABI version 11000; GraphKernelNodeGetAttributeCtx makes a context current first): Queries node attribute.
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute (GraphKernelNodeGetAttributeCtx makes a context current first): Queries node attribute.
 func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	return GraphKernelNodeGetAttributeCtx(0, hNode, attr, value_out)
 }
 
-// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute (ABI version 11000; GraphKernelNodeSetAttributeCtx makes a context current first): Sets node attribute.
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute (GraphKernelNodeSetAttributeCtx makes a context current first): Sets node attribute.
 func GraphKernelNodeSetAttribute(hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	return GraphKernelNodeSetAttributeCtx(0, hNode, attr, value)
 }
 
-// GraphDebugDotPrint calls cuGraphDebugDotPrint (ABI version 11030; GraphDebugDotPrintCtx makes a context current first): Write a DOT file describing graph structure
+// GraphDebugDotPrint calls cuGraphDebugDotPrint (GraphDebugDotPrintCtx makes a context current first): Write a DOT file describing graph structure
 func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 	return GraphDebugDotPrintCtx(0, hGraph, path, flags)
 }
 
-// UserObjectCreate calls cuUserObjectCreate (ABI version 11030; UserObjectCreateCtx makes a context current first): Create a user object
+// UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
 func UserObjectCreate(object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
 	return UserObjectCreateCtx(0, object_out, ptr, destroy, initialRefcount, flags)
 }
 
-// UserObjectRetain calls cuUserObjectRetain (ABI version 11030; UserObjectRetainCtx makes a context current first): Retain a reference to a user object
+// UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a context current first): Retain a reference to a user object
 func UserObjectRetain(object UserObject, count uint32) error {
 	return UserObjectRetainCtx(0, object, count)
 }
 
-// UserObjectRelease calls cuUserObjectRelease (ABI version 11030; UserObjectReleaseCtx makes a context current first): Release a reference to a user object
+// UserObjectRelease calls cuUserObjectRelease (UserObjectReleaseCtx makes a context current first): Release a reference to a user object
 func UserObjectRelease(object UserObject, count uint32) error {
 	return UserObjectReleaseCtx(0, object, count)
 }
 
-// GraphRetainUserObject calls cuGraphRetainUserObject (ABI version 11030; GraphRetainUserObjectCtx makes a context current first): Retain a reference to a user object from a graph
+// GraphRetainUserObject calls cuGraphRetainUserObject (GraphRetainUserObjectCtx makes a context current first): Retain a reference to a user object from a graph
 func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags uint32) error {
 	return GraphRetainUserObjectCtx(0, graph, object, count, flags)
 }
 
-// GraphReleaseUserObject calls cuGraphReleaseUserObject (ABI version 11030; GraphReleaseUserObjectCtx makes a context current first): Release a user object reference from a graph
+// GraphReleaseUserObject calls cuGraphReleaseUserObject (GraphReleaseUserObjectCtx makes a context current first): Release a user object reference from a graph
 func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error {
 	return GraphReleaseUserObjectCtx(0, graph, object, count)
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor (ABI version 6050; OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first): Returns occupancy of a function
+// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first): Returns occupancy of a function
 func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32, dynamicSMemSize uint64) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorCtx(0, funcArg, blockSize, dynamicSMemSize)
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (ABI version 7000; OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context current first): Returns occupancy of a function
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context current first): Returns occupancy of a function
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(0, funcArg, blockSize, dynamicSMemSize, flags)
 }
 
-// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize (ABI version 6050; OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize (OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
 func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
 }
 
-// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags (ABI version 7000; OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
 func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 }
 
-// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock (ABI version 10020; OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first): Returns dynamic shared memory available per block when launching
+// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first): Returns dynamic shared memory available per block when launching
 func OccupancyAvailableDynamicSMemPerBlock(funcArg Function, numBlocks int32, blockSize int32) (uint64, error) {
 	return OccupancyAvailableDynamicSMemPerBlockCtx(0, funcArg, numBlocks, blockSize)
 }
 
-// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize (ABI version 11070; OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given the kernel function (
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize (OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given the kernel function (
 func OccupancyMaxPotentialClusterSize(funcArg Function, config *LaunchConfig) (int32, error) {
 	return OccupancyMaxPotentialClusterSizeCtx(0, funcArg, config)
 }
 
-// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters (ABI version 11070; OccupancyMaxActiveClustersCtx makes a context current first): Given the kernel function (
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters (OccupancyMaxActiveClustersCtx makes a context current first): Given the kernel function (
 func OccupancyMaxActiveClusters(funcArg Function, config *LaunchConfig) (int32, error) {
 	return OccupancyMaxActiveClustersCtx(0, funcArg, config)
 }
 
-// TexRefSetArray calls cuTexRefSetArray (ABI version 2000; TexRefSetArrayCtx makes a context current first): Binds an array as a texture reference
+// TexRefSetArray calls cuTexRefSetArray (TexRefSetArrayCtx makes a context current first): Binds an array as a texture reference
 func TexRefSetArray(hTexRef Texref, hArray Array, flags uint32) error {
 	return TexRefSetArrayCtx(0, hTexRef, hArray, flags)
 }
 
-// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray (ABI version 5000; TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped array to a texture reference
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray (TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped array to a texture reference
 func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
 	return TexRefSetMipmappedArrayCtx(0, hTexRef, hMipmappedArray, flags)
 }
 
-// TexRefSetAddress calls cuTexRefSetAddress_v2 (ABI version 3020; TexRefSetAddressCtx makes a context current first): Binds an address as a texture reference
+// TexRefSetAddress calls cuTexRefSetAddress_v2 (TexRefSetAddressCtx makes a context current first): Binds an address as a texture reference
 func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
 	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
 }
 
-// TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (ABI version 4010; TexRefSetAddress2DCtx makes a context current first): Binds an address as a 2D texture reference
+// TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes a context current first): Binds an address as a 2D texture reference
 func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
 	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
 }
 
-// TexRefSetFormat calls cuTexRefSetFormat (ABI version 2000; TexRefSetFormatCtx makes a context current first): Sets the format for a texture reference
+// TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context current first): Sets the format for a texture reference
 func TexRefSetFormat(hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
 	return TexRefSetFormatCtx(0, hTexRef, fmt, numPackedComponents)
 }
 
-// TexRefSetAddressMode calls cuTexRefSetAddressMode (ABI version 2000; TexRefSetAddressModeCtx makes a context current first): Sets the addressing mode for a texture reference
+// TexRefSetAddressMode calls cuTexRefSetAddressMode (TexRefSetAddressModeCtx makes a context current first): Sets the addressing mode for a texture reference
 func TexRefSetAddressMode(hTexRef Texref, dim int32, am AddressMode) error {
 	return TexRefSetAddressModeCtx(0, hTexRef, dim, am)
 }
 
-// TexRefSetFilterMode calls cuTexRefSetFilterMode (ABI version 2000; TexRefSetFilterModeCtx makes a context current first): Sets the filtering mode for a texture reference
+// TexRefSetFilterMode calls cuTexRefSetFilterMode (TexRefSetFilterModeCtx makes a context current first): Sets the filtering mode for a texture reference
 func TexRefSetFilterMode(hTexRef Texref, fm FilterMode) error {
 	return TexRefSetFilterModeCtx(0, hTexRef, fm)
 }
 
-// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode (ABI version 5000; TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap filtering mode for a texture reference
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode (TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap filtering mode for a texture reference
 func TexRefSetMipmapFilterMode(hTexRef Texref, fm FilterMode) error {
 	return TexRefSetMipmapFilterModeCtx(0, hTexRef, fm)
 }
 
-// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias (ABI version 5000; TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap level bias for a texture reference
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias (TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap level bias for a texture reference
 func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) error {
 	return TexRefSetMipmapLevelBiasCtx(0, hTexRef, bias)
 }
 
-// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp (ABI version 5000; TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap min/max mipmap level clamps for a texture reference
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp (TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap min/max mipmap level clamps for a texture reference
 func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
 	return TexRefSetMipmapLevelClampCtx(0, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
 }
 
-// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy (ABI version 5000; TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum anisotropy for a texture reference
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy (TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum anisotropy for a texture reference
 func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 	return TexRefSetMaxAnisotropyCtx(0, hTexRef, maxAniso)
 }
 
-// TexRefSetBorderColor calls cuTexRefSetBorderColor (ABI version 8000; TexRefSetBorderColorCtx makes a context current first): Sets the border color for a texture reference
+// TexRefSetBorderColor calls cuTexRefSetBorderColor (TexRefSetBorderColorCtx makes a context current first): Sets the border color for a texture reference
 func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
 	return TexRefSetBorderColorCtx(0, hTexRef, pBorderColor)
 }
 
-// TexRefSetFlags calls cuTexRefSetFlags (ABI version 2000; TexRefSetFlagsCtx makes a context current first): Sets the flags for a texture reference
+// TexRefSetFlags calls cuTexRefSetFlags (TexRefSetFlagsCtx makes a context current first): Sets the flags for a texture reference
 func TexRefSetFlags(hTexRef Texref, flags uint32) error { return TexRefSetFlagsCtx(0, hTexRef, flags) }
 
-// TexRefGetAddress calls cuTexRefGetAddress_v2 (ABI version 3020; TexRefGetAddressCtx makes a context current first): Gets the address associated with a texture reference
+// TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a context current first): Gets the address associated with a texture reference
 func TexRefGetAddress(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
 
-// TexRefGetArray calls cuTexRefGetArray (ABI version 2000; TexRefGetArrayCtx makes a context current first): Gets the array bound to a texture reference
+// TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context current first): Gets the array bound to a texture reference
 func TexRefGetArray(phArray *Array, hTexRef Texref) error {
 	return TexRefGetArrayCtx(0, phArray, hTexRef)
 }
 
-// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray (ABI version 5000; TexRefGetMipmappedArrayCtx makes a context current first): Gets the mipmapped array bound to a texture reference
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray (TexRefGetMipmappedArrayCtx makes a context current first): Gets the mipmapped array bound to a texture reference
 func TexRefGetMipmappedArray(phMipmappedArray *MipmappedArray, hTexRef Texref) error {
 	return TexRefGetMipmappedArrayCtx(0, phMipmappedArray, hTexRef)
 }
 
-// TexRefGetAddressMode calls cuTexRefGetAddressMode (ABI version 2000; TexRefGetAddressModeCtx makes a context current first): Gets the addressing mode used by a texture reference
+// TexRefGetAddressMode calls cuTexRefGetAddressMode (TexRefGetAddressModeCtx makes a context current first): Gets the addressing mode used by a texture reference
 func TexRefGetAddressMode(hTexRef Texref, dim int32) (AddressMode, error) {
 	return TexRefGetAddressModeCtx(0, hTexRef, dim)
 }
 
-// TexRefGetFilterMode calls cuTexRefGetFilterMode (ABI version 2000; TexRefGetFilterModeCtx makes a context current first): Gets the filter-mode used by a texture reference
+// TexRefGetFilterMode calls cuTexRefGetFilterMode (TexRefGetFilterModeCtx makes a context current first): Gets the filter-mode used by a texture reference
 func TexRefGetFilterMode(hTexRef Texref) (FilterMode, error) {
 	return TexRefGetFilterModeCtx(0, hTexRef)
 }
 
-// TexRefGetFormat calls cuTexRefGetFormat (ABI version 2000; TexRefGetFormatCtx makes a context current first): Gets the format used by a texture reference
+// TexRefGetFormat calls cuTexRefGetFormat (TexRefGetFormatCtx makes a context current first): Gets the format used by a texture reference
 func TexRefGetFormat(hTexRef Texref) (ArrayFormat, int32, error) {
 	return TexRefGetFormatCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode (ABI version 5000; TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap filtering mode for a texture reference
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode (TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap filtering mode for a texture reference
 func TexRefGetMipmapFilterMode(hTexRef Texref) (FilterMode, error) {
 	return TexRefGetMipmapFilterModeCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias (ABI version 5000; TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap level bias for a texture reference
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias (TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap level bias for a texture reference
 func TexRefGetMipmapLevelBias(hTexRef Texref) (float32, error) {
 	return TexRefGetMipmapLevelBiasCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp (ABI version 5000; TexRefGetMipmapLevelClampCtx makes a context current first): Gets the min/max mipmap level clamps for a texture reference
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp (TexRefGetMipmapLevelClampCtx makes a context current first): Gets the min/max mipmap level clamps for a texture reference
 func TexRefGetMipmapLevelClamp(hTexRef Texref) (float32, float32, error) {
 	return TexRefGetMipmapLevelClampCtx(0, hTexRef)
 }
 
-// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy (ABI version 5000; TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum anisotropy for a texture reference
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy (TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum anisotropy for a texture reference
 func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 	return TexRefGetMaxAnisotropyCtx(0, hTexRef)
 }
 
-// TexRefGetBorderColor calls cuTexRefGetBorderColor (ABI version 8000; TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
+// TexRefGetBorderColor calls cuTexRefGetBorderColor (TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
 func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
 	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
 }
 
-// TexRefGetFlags calls cuTexRefGetFlags (ABI version 2000; TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference
+// TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference
 func TexRefGetFlags(hTexRef Texref) (uint32, error) { return TexRefGetFlagsCtx(0, hTexRef) }
 
-// TexRefCreate calls cuTexRefCreate (ABI version 2000; TexRefCreateCtx makes a context current first): Creates a texture reference
+// TexRefCreate calls cuTexRefCreate (TexRefCreateCtx makes a context current first): Creates a texture reference
 func TexRefCreate() (Texref, error) { return TexRefCreateCtx(0) }
 
-// TexRefDestroy calls cuTexRefDestroy (ABI version 2000; TexRefDestroyCtx makes a context current first): Destroys a texture reference
+// TexRefDestroy calls cuTexRefDestroy (TexRefDestroyCtx makes a context current first): Destroys a texture reference
 func TexRefDestroy(hTexRef Texref) error { return TexRefDestroyCtx(0, hTexRef) }
 
-// SurfRefSetArray calls cuSurfRefSetArray (ABI version 3000; SurfRefSetArrayCtx makes a context current first): Sets the CUDA array for a surface reference.
+// SurfRefSetArray calls cuSurfRefSetArray (SurfRefSetArrayCtx makes a context current first): Sets the CUDA array for a surface reference.
 func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 	return SurfRefSetArrayCtx(0, hSurfRef, hArray, flags)
 }
 
-// SurfRefGetArray calls cuSurfRefGetArray (ABI version 3000; SurfRefGetArrayCtx makes a context current first): Passes back the CUDA array bound to a surface reference.
+// SurfRefGetArray calls cuSurfRefGetArray (SurfRefGetArrayCtx makes a context current first): Passes back the CUDA array bound to a surface reference.
 func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
 	return SurfRefGetArrayCtx(0, phArray, hSurfRef)
 }
 
-// TexObjectCreate calls cuTexObjectCreate (ABI version 5000; TexObjectCreateCtx makes a context current first): Creates a texture object
+// TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context current first): Creates a texture object
 func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
 	return TexObjectCreateCtx(0, pTexObject, pResDesc, pTexDesc, pResViewDesc)
 }
 
-// TexObjectDestroy calls cuTexObjectDestroy (ABI version 5000; TexObjectDestroyCtx makes a context current first): Destroys a texture object
+// TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a context current first): Destroys a texture object
 func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0, texObject) }
 
-// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc (ABI version 5000; TexObjectGetResourceDescCtx makes a context current first): Returns a texture object's resource descriptor
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc (TexObjectGetResourceDescCtx makes a context current first): Returns a texture object's resource descriptor
 func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error {
 	return TexObjectGetResourceDescCtx(0, pResDesc, texObject)
 }
 
-// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc (ABI version 5000; TexObjectGetTextureDescCtx makes a context current first): Returns a texture object's texture descriptor
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc (TexObjectGetTextureDescCtx makes a context current first): Returns a texture object's texture descriptor
 func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
 	return TexObjectGetTextureDescCtx(0, pTexDesc, texObject)
 }
 
-// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc (ABI version 5000; TexObjectGetResourceViewDescCtx makes a context current first): Returns a texture object's resource view descriptor
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc (TexObjectGetResourceViewDescCtx makes a context current first): Returns a texture object's resource view descriptor
 func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexObject) error {
 	return TexObjectGetResourceViewDescCtx(0, pResViewDesc, texObject)
 }
 
-// SurfObjectCreate calls cuSurfObjectCreate (ABI version 5000; SurfObjectCreateCtx makes a context current first): Creates a surface object
+// SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a context current first): Creates a surface object
 func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
 	return SurfObjectCreateCtx(0, pSurfObject, pResDesc)
 }
 
-// SurfObjectDestroy calls cuSurfObjectDestroy (ABI version 5000; SurfObjectDestroyCtx makes a context current first): Destroys a surface object
+// SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a context current first): Destroys a surface object
 func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCtx(0, surfObject) }
 
-// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc (ABI version 5000; SurfObjectGetResourceDescCtx makes a context current first): Returns a surface object's resource descriptor
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc (SurfObjectGetResourceDescCtx makes a context current first): Returns a surface object's resource descriptor
 func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) error {
 	return SurfObjectGetResourceDescCtx(0, pResDesc, surfObject)
 }
 
-// DeviceCanAccessPeer calls cuDeviceCanAccessPeer (ABI version 4000; DeviceCanAccessPeerCtx makes a context current first): Queries if a device may directly access a peer device's memory.
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes a context current first): Queries if a device may directly access a peer device's memory.
 func DeviceCanAccessPeer(dev Device, peerDev Device) (int32, error) {
 	return DeviceCanAccessPeerCtx(0, dev, peerDev)
 }
 
-// CtxEnablePeerAccess calls cuCtxEnablePeerAccess (ABI version 4000; CtxEnablePeerAccessCtx makes a context current first): Enables direct access to memory allocations in a peer context.
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess (CtxEnablePeerAccessCtx makes a context current first): Enables direct access to memory allocations in a peer context.
 func CtxEnablePeerAccess(peerContext Context, flags uint32) error {
 	return CtxEnablePeerAccessCtx(0, peerContext, flags)
 }
 
-// CtxDisablePeerAccess calls cuCtxDisablePeerAccess (ABI version 4000; CtxDisablePeerAccessCtx makes a context current first): Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess (CtxDisablePeerAccessCtx makes a context current first): Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 func CtxDisablePeerAccess(peerContext Context) error { return CtxDisablePeerAccessCtx(0, peerContext) }
 
-// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (ABI version 8000; DeviceGetP2PAttributeCtx makes a context current first): Queries attributes of the link between two devices.
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (DeviceGetP2PAttributeCtx makes a context current first): Queries attributes of the link between two devices.
 func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (int32, error) {
 	return DeviceGetP2PAttributeCtx(0, attrib, srcDevice, dstDevice)
 }
 
-// GraphicsUnregisterResource calls cuGraphicsUnregisterResource (ABI version 3000; GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA
 func GraphicsUnregisterResource(resource GraphicsResource) error {
 	return GraphicsUnregisterResourceCtx(0, resource)
 }
 
-// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray (ABI version 3000; GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an array through which to access a subresource of a mapped graphics resource.
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray (GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an array through which to access a subresource of a mapped graphics resource.
 func GraphicsSubResourceGetMappedArray(pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
 	return GraphicsSubResourceGetMappedArrayCtx(0, pArray, resource, arrayIndex, mipLevel)
 }
 
-// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray (ABI version 5000; GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first): Get a mipmapped array through which to access a mapped graphics resource.
+// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first): Get a mipmapped array through which to access a mapped graphics resource.
 func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
 	return GraphicsResourceGetMappedMipmappedArrayCtx(0, pMipmappedArray, resource)
 }
 
-// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2 (ABI version 3020; GraphicsResourceGetMappedPointerCtx makes a context current first): Get a device pointer through which to access a mapped graphics resource.
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2 (GraphicsResourceGetMappedPointerCtx makes a context current first): Get a device pointer through which to access a mapped graphics resource.
 func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uint64, error) {
 	return GraphicsResourceGetMappedPointerCtx(0, resource)
 }
 
-// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2 (ABI version 6050; GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage flags for mapping a graphics resource
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2 (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage flags for mapping a graphics resource
 func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error {
 	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
 }
 
-// GraphicsMapResources calls cuGraphicsMapResources (ABI version 3000; GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
+// GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
 func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
 	return GraphicsMapResourcesCtx(0, count, resources, hStream)
 }
 
-// GraphicsUnmapResources calls cuGraphicsUnmapResources (ABI version 3000; GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
+// GraphicsUnmapResources calls cuGraphicsUnmapResources (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
 func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
 	return GraphicsUnmapResourcesCtx(0, count, resources, hStream)
 }
 
-// GetProcAddress calls cuGetProcAddress (ABI version 11030; GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
+// GetProcAddress calls cuGetProcAddress (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
 func GetProcAddress(symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64) error {
 	return GetProcAddressCtx(0, symbol, pfn, cudaVersion, flags)
 }
 
-// GetExportTable calls cuGetExportTable (ABI version 3000; GetExportTableCtx makes a context current first).
+// GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context current first).
 func GetExportTable(ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
 	return GetExportTableCtx(0, ppExportTable, pExportTableId)
 }
