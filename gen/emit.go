@@ -138,7 +138,7 @@ func (e *Emitter) Loader() ([]byte, error) {
 func (e *Emitter) gofmt(f *jen.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
-		return nil, fmt.Errorf("gen: render: %w", err)
+		return nil, renderError(err) // issue 7: never quote generated source (headercheck.go)
 	}
 	return b.Bytes(), nil
 }
@@ -280,7 +280,11 @@ func (e *Emitter) Driver(m *Model) ([]byte, error) {
 	} else {
 		f.Var().Id("ctxProcs").Index(jen.Lit(2)).Op("*").Id("proc")
 	}
-	return e.gofmt(f)
+	b, err := e.gofmt(f)
+	if err != nil {
+		return nil, explainRender(err, m) // issue 7: name the header declaration
+	}
+	return b, nil
 }
 
 func sumLines(m *Model) []string {

@@ -101,6 +101,9 @@ var versionSuffix = regexp.MustCompile(`_v([0-9]+)$`)
 // ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
 // builds the model of what cfg binds.
 func ParseHeaders(cfg *Config, dir string) (*Model, error) {
+	if err := CheckHeaders(cfg, dir); err != nil { // issue 7: bad headers fail fast (headercheck.go)
+		return nil, err
+	}
 	ccfg, err := ccConfig()
 	if err != nil {
 		return nil, err
@@ -136,7 +139,7 @@ func ParseHeaders(cfg *Config, dir string) (*Model, error) {
 		{Name: "<cudagen-probe>", Value: probe.String()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, firstErrors(err, 8))
+		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // issue 7: short, no cc-internal locations
 	}
 	p := &parser{cfg: cfg, ast: ast, dir: dir, files: map[string][]string{}}
 	return p.model(names)
