@@ -59,15 +59,23 @@ var (
 	reCCOrigin    = regexp.MustCompile(`[ \t]*\([A-Za-z0-9_]+\.go:[0-9]+:[A-Za-z0-9_.]*:?\)`)
 )
 
-// textCUDAVersion reads "#define CUDA_VERSION N" from cuda.h's text: 0 when
-// there is none.
-func textCUDAVersion(b []byte) int {
+// textCUDAVersion reads "#define CUDA_VERSION N" from cuda.h's text.
+func textCUDAVersion(b []byte) (int, bool) {
 	if m := reCUDAVersion.FindSubmatch(b); m != nil {
 		if n, err := strconv.Atoi(string(m[1])); err == nil {
-			return n
+			return n, true
 		}
 	}
-	return 0
+	return 0, false
+}
+
+// checkModel refuses a parsed header whose CUDA_VERSION, as the
+// preprocessor sees it, is older than OldestCUDA.
+func checkModel(dir string, m *Model, err error) (*Model, error) {
+	if err == nil && m.CUDAVersion < OldestCUDA {
+		return nil, tooOld(filepath.Join(dir, "cuda.h"), m.CUDAVersion)
+	}
+	return m, err
 }
 
 // position is file:line:column of byte offset off in b.
@@ -122,12 +130,12 @@ func CheckHeaders(cfg *Config, dir string) error {
 	if err != nil {
 		return err
 	}
-	v := textCUDAVersion(cudaH)
-	if v != 0 && v < OldestCUDA {
+	v, ok := textCUDAVersion(cudaH)
+	if ok && v < OldestCUDA {
 		return tooOld(cudaPath, v)
 	}
 	if _, err := os.Stat(typedefsPath); errors.Is(err, os.ErrNotExist) {
-		if v == 0 {
+		if !ok {
 			return fmt.Errorf("gen: %s: no such file; cudagen needs the cudaTypedefs.h that CUDA 11.3 and newer ship beside cuda.h", typedefsPath)
 		}
 		return fmt.Errorf("gen: %s: no such file, though cuda.h says CUDA %s; copy the toolkit's cudaTypedefs.h beside cuda.h",

@@ -142,7 +142,8 @@ func ParseHeaders(cfg *Config, dir string) (*Model, error) {
 		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // issue 7: short, no cc-internal locations
 	}
 	p := &parser{cfg: cfg, ast: ast, dir: dir, files: map[string][]string{}}
-	return p.model(names)
+	m, err := p.model(names)
+	return checkModel(dir, m, err) // issue 7: refuse what the header's text hid (headercheck.go)
 }
 
 var ccCached *cc.Config
