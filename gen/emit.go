@@ -29,32 +29,9 @@ func fileName(version string) string {
 }
 
 // buildConstraint selects a version: its tag, unless an older pinned version's
-// tag is also given; the newest when no pinned tag is given.
+// tag is also given; the newest when no pinned tag is given (constraint.go).
 func (e *Emitter) buildConstraint(version string) string {
-	var all []string
-	for _, v := range e.Versions {
-		all = append(all, v.Tag)
-	}
-	newest := e.Versions[len(e.Versions)-1].Version
-	var terms []string
-	if version == newest {
-		for _, v := range e.Versions {
-			if v.Version != newest {
-				terms = append(terms, "!"+v.Tag)
-			}
-		}
-		if len(terms) == 0 {
-			return ""
-		}
-		return "//go:build " + strings.Join(terms, " && ")
-	}
-	terms = append(terms, headers.TagFor(version))
-	for _, v := range e.Versions {
-		if headers.Less(v.Version, version) {
-			terms = append(terms, "!"+v.Tag)
-		}
-	}
-	return "//go:build " + strings.Join(terms, " && ")
+	return BuildLine(versionExpr(e.Versions, version)) // issue 7: one rule, shared with the constraint rewriter
 }
 
 func (e *Emitter) header(f *jen.File, constraint string) {

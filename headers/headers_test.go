@@ -106,3 +106,24 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 		t.Errorf("override: %q %v", u, err)
 	}
 }
+
+func TestModuleRoot(t *testing.T) {
+	r, err := ModuleRoot(".")
+	if err != nil || filepath.Base(filepath.Join(r, "headers")) != "headers" {
+		t.Fatalf("%q %v", r, err)
+	}
+	if _, err := os.Stat(filepath.Join(r, "headers", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	// Outside any module: an error, at once.
+	if _, err := ModuleRoot(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no go.mod") {
+		t.Errorf("outside a module: %v", err)
+	}
+	// Inside another module: an error naming it.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n"), 0o644)
+	os.MkdirAll(filepath.Join(other, "sub"), 0o755)
+	if _, err := ModuleRoot(filepath.Join(other, "sub")); err == nil || !strings.Contains(err.Error(), "example.com/app") {
+		t.Errorf("inside another module: %v", err)
+	}
+}
