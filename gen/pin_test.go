@@ -410,3 +410,51 @@ func TestVersionExpr(t *testing.T) {
 		t.Errorf("to one version, no other term: %q %v", got, err)
 	}
 }
+
+// TestImporterToolkit is the path README.md gives a program that imports
+// cudagen and wants a toolkit cudagen does not pin: a copy of the module
+// beside the program, a replace directive to it, the one command in the
+// copy, then a build with the new tag.
+func TestImporterToolkit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds a program under two tags")
+	}
+	f := newPinFixture(t)
+	app := t.TempDir()
+	copyTree(t, filepath.Join(app, "third_party", "cudagen"))
+	f.tree = filepath.Join(app, "third_party", "cudagen")
+	os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n\nrequire github.com/cudagen/cudagen v0.0.0\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "main.go"), []byte(`package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+func main() {
+	fmt.Println(driver.Toolkit, driver.BuildTag, driver.HeaderVersion, errors.Is(cuda.ErrNoDriver, cuda.ErrNoDriver))
+}
+`), 0o644)
+	goCmd(t, app, "mod", "edit", "-replace", "github.com/cudagen/cudagen=./third_party/cudagen")
+	// The generator is for the cudagen module: run in the program's own
+	// module, it says so and where to run it.
+	if _, err := FindRoot(app); err == nil || !strings.Contains(err.Error(), "example.com/app") {
+		t.Errorf("in the importer's module: %v", err)
+	}
+	// The one command, in the copy (as cd third_party/cudagen && go run ./gen -cuda DIR).
+	log, err := f.gen("-cuda", f.toolkit("12.4", 12060))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	goCmd(t, app, "build", "-tags", "cuda12.6", "-o", "app126", ".")
+	goCmd(t, app, "build", "-o", "app", ".")
+	for bin, want := range map[string]string{"app126": "12.6 cuda12.6 12060 true", "app": "13.0 cuda13.0 13000 true"} {
+		out, err := exec.Command(filepath.Join(app, bin)).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: %q %v, want %q", bin, out, err, want)
+		}
+	}
+}
