@@ -7,12 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .gpu && mkdir -p .gpu
-tags=$(go run ./tools/manifest tags)
+tags=$(go run ./gen -list tags)
 for tag in $tags; do
 	go test -c -o ".gpu/cuda_test.$tag.test" -tags "$tag" ./cuda_test
 	go test -c -o ".gpu/driver.$tag.test" -tags "$tag" ./cuda/driver
 done
-newest=$(go run ./tools/manifest newest)
+newest=$(go run ./gen -list newest)
 go test -c -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c -o .gpu/examples.test ./cuda
 go build -o .gpu/gen ./gen
