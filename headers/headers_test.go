@@ -127,3 +127,22 @@ func TestModuleRoot(t *testing.T) {
 		t.Errorf("inside another module: %v", err)
 	}
 }
+
+// A toolkit pin whose directory now holds other headers is unavailable, and
+// the cache is left alone.
+func TestToolkitChanged(t *testing.T) {
+	tk := t.TempDir()
+	os.MkdirAll(filepath.Join(tk, "include"), 0o755)
+	os.WriteFile(filepath.Join(tk, "include", "cuda.h"), []byte("#define CUDA_VERSION 12060\n"), 0o644)
+	os.WriteFile(filepath.Join(tk, "include", "cudaTypedefs.h"), []byte("#include <cuda.h>\n"), 0o644)
+	e := &Entry{Version: "13.0", CUDAVersion: 13000, Tag: "cuda13.0", Source: Source{Kind: "toolkit", Path: tk},
+		Files: map[string]string{"cuda.h": strings.Repeat("a", 64), "cudaTypedefs.h": strings.Repeat("b", 64)}}
+	cache := t.TempDir()
+	_, err := Ensure(e, cache, nil)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "another cuda.h") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(e.Dir(cache)); !os.IsNotExist(err) {
+		t.Errorf("the cache was written: %v", err)
+	}
+}
