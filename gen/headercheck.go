@@ -194,6 +194,13 @@ func preprocessBounded(cfg *Config, dir string, texts map[string][]byte) error {
 	typedefs := filepath.Join(dir, "cudaTypedefs.h")
 	done := make(chan error, 1)
 	go func() {
+		defer func() {
+			// cc can panic on malformed input; a panic on this goroutine
+			// would end the process.
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("the C preprocessor failed on this header (%s): the header is malformed", clip([]byte(fmt.Sprint(r))))
+			}
+		}()
 		done <- cc.Preprocess(&c, []cc.Source{
 			{Name: "<predefined>", Value: predefined},
 			{Name: "<builtin>", Value: cc.Builtin},

@@ -370,8 +370,15 @@ func relTo(root, p string) string {
 }
 
 // Build parses one version's headers in dir and checks them against the pin.
-func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
-	m, err := ParseHeaders(cfg, dir)
+func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
+	defer func() {
+		// The parser library can panic on malformed input: an error, never
+		// a crash (FuzzParseHeaders reports such inputs).
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r))))
+		}
+	}()
+	m, err = ParseHeaders(cfg, dir)
 	if err != nil {
 		return nil, err
 	}

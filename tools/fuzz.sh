@@ -12,8 +12,9 @@ cd "$(dirname "$0")/.."
 dur=${1:?usage: tools/fuzz.sh DURATION (e.g. 10m)}
 par=()
 [ -n "${PARALLEL:-}" ] && par=(-parallel "$PARALLEL")
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# FUZZLOG keeps the whole output (the workers' too) in that file.
+log=${FUZZLOG:-$(mktemp)}
+[ -z "${FUZZLOG:-}" ] && trap 'rm -f "$log"' EXIT
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 go test ./gen -run '^$' -fuzz '^FuzzParseHeaders$' -fuzztime "$dur" -fuzzminimizetime "${MINIMIZE:-5s}" "${par[@]}" 2>&1 | tee "$log" | grep -E '^fuzz: elapsed: [0-9]+m?[0-9]*s?, execs' | awk 'NR % 10 == 1'
 rc=${PIPESTATUS[0]}
@@ -29,7 +30,7 @@ echo "execs: ${execs:-?}"
 echo "new interesting inputs: ${newi:-?} (corpus total: ${total:-?})"
 echo "crashes: $crashes"
 if [ "$rc" -ne 0 ]; then
-	grep -E -A8 -- '--- FAIL|Failing input written to|panic:' "$log" | head -40
+	grep -E -A12 -- '--- FAIL|Failing input written to|panic:|fatal error:' "$log" | head -60
 	echo "status: FAIL"
 	exit "$rc"
 fi
