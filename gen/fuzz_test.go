@@ -134,6 +134,8 @@ func fuzzSeeds() map[string]string {
 	s["self-include-computed"] = "#define ME __FILE__\n#include ME\n" + miniCuda
 	s["include-system"] = "#include <stdlib.h>\n#include <stdint.h>\n" + miniCuda
 	s["include-missing"] = "#include <no_such_header.h>\n" + miniCuda
+	s["ends-in-backslash"] = strings.TrimSuffix(miniCuda, "\n") + "\\"
+	s["ends-in-backslash-in-enum"] = miniCuda[:strings.Index(miniCuda, "CU_GET_PROC_ADDRESS_SUCCESS")] + "CU_GET_PROC_ADDRESS_SUCCESS lt_enum\\" // cc panicked
 	s["unterminated-comment"] = strings.Replace(miniCuda, "CUresult;", "CUresult; /* never closed", 1)
 	s["unterminated-if"] = strings.Replace(miniCuda, "#endif", "#if 1", 1)
 	s["error-directive"] = strings.Replace(miniCuda, "#endif", "#error stop\n#endif", 1)

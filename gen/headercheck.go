@@ -107,6 +107,10 @@ func readHeader(path string) ([]byte, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("gen: %s is empty", path)
 	}
+	if b[len(b)-1] == '\\' {
+		// A continuation with no line after it (cc's preprocessor panics).
+		return nil, fmt.Errorf("gen: %s: the file ends in a backslash, a line continuation with no line after it: the header is cut short", position(path, b, len(b)-1))
+	}
 	for off := 0; off < len(b); {
 		r, n := utf8.DecodeRune(b[off:])
 		switch {

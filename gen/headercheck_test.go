@@ -70,6 +70,7 @@ func TestBadHeaders(t *testing.T) {
 		{"NUL in a comment", strings.Replace(miniCuda, "CUresult;", "CUresult; /* a\x00b */", 1), miniTypedefs, []string{"cuda.h:7:17", "NUL byte"}, nil},
 		{"invalid UTF-8 in a comment", strings.Replace(miniCuda, "CUresult;", "CUresult; /* a\xe9b */", 1), miniTypedefs, []string{"cuda.h:7:17", "0xe9 is not UTF-8"}, nil},
 		{"invalid UTF-8 in cudaTypedefs.h", miniCuda, miniTypedefs + "// \xff\n", []string{"cudaTypedefs.h:8:4", "0xff"}, nil},
+		{"ends in a backslash", miniCuda + "int x; \\", miniTypedefs, []string{"cuda.h:22:8", "ends in a backslash"}, nil},
 		{"constant the parser cannot evaluate", strings.Replace(miniCuda, "= 600", "= 1 / 0", 1), miniTypedefs, []string{"cuda.h:6:28", "1 / 0"}, []string{"check.go"}},
 	}
 	for _, c := range cases {
@@ -142,6 +143,22 @@ func TestRenderErrorBrief(t *testing.T) {
 	checkMessage(t, err)
 	if !strings.Contains(err.Error(), "cuda.h:18:10") || !strings.Contains(err.Error(), "cuEventQuery") {
 		t.Errorf("does not name the declaration: %v", err)
+	}
+	t.Log(err)
+}
+
+// A panic of the parser library in the bounded preprocessing (cc panics on
+// a file ending in a backslash, which readHeader now refuses first) is an
+// error, not a crash.
+func TestPreprocessPanicIsAnError(t *testing.T) {
+	// The input FuzzParseHeaders found (cc: "invalid Pos value 534 (should
+	// be in [1, 533])").
+	h := miniCuda[:strings.Index(miniCuda, "CU_GET_PROC_ADDRESS_SUCCESS")] + "CU_GET_PROC_ADDRESS_SUCCESS lt_enum\\"
+	dir := writePair(t, h, miniTypedefs)
+	err := preprocessBounded(miniConfig(), dir, map[string][]byte{"cuda.h": []byte(h), "cudaTypedefs.h": []byte(miniTypedefs)})
+	checkMessage(t, err)
+	if !strings.Contains(err.Error(), "preprocessor failed") {
+		t.Errorf("got %v", err)
 	}
 	t.Log(err)
 }
