@@ -32,39 +32,16 @@ func fileName(version string) string {
 // the newest when no pinned tag is given), and'ed with extra ("cgo",
 // "!cgo", ...). It returns the whole //go:build line, or "".
 func (e *Emitter) constraint(version, extra string) string {
-	sel := e.selection(version)
-	switch {
-	case sel == "" && extra == "":
-		return ""
-	case sel == "":
-		return "//go:build " + extra
-	case extra == "":
-		return "//go:build " + sel
+	var rest []string
+	for _, t := range strings.Split(extra, "&&") {
+		if t = strings.TrimSpace(t); t != "" {
+			rest = append(rest, t)
+		}
 	}
-	return "//go:build (" + sel + ") && " + extra
-}
-
-func (e *Emitter) selection(version string) string {
 	if version == "" {
-		return ""
+		return BuildLine("", rest...)
 	}
-	newest := e.Versions[len(e.Versions)-1].Version
-	var terms []string
-	if version == newest {
-		for _, v := range e.Versions {
-			if v.Version != newest {
-				terms = append(terms, "!"+v.Tag)
-			}
-		}
-		return strings.Join(terms, " && ")
-	}
-	terms = append(terms, headers.TagFor(version))
-	for _, v := range e.Versions {
-		if headers.Less(v.Version, version) {
-			terms = append(terms, "!"+v.Tag)
-		}
-	}
-	return strings.Join(terms, " && ")
+	return BuildLine(versionExpr(e.Versions, version), rest...) // one rule, shared with the constraint rewriter (constraint.go)
 }
 
 func (e *Emitter) header(f *jen.File, constraint string) {
@@ -140,7 +117,7 @@ func (e *Emitter) Loader() ([]byte, error) {
 func (e *Emitter) gofmt(f *jen.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
-		return nil, fmt.Errorf("gen: render: %w", err)
+		return nil, renderError(err) // never quote generated source (headercheck.go)
 	}
 	return b.Bytes(), nil
 }

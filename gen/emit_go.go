@@ -39,10 +39,25 @@ func (e *Emitter) start(g *goFile, pkg, constraint string) {
 	g.p("")
 }
 
+// gofmtSource formats generated source. Its error never quotes the
+// source; formatFor names the header declaration behind it.
 func gofmtSource(name string, b []byte) ([]byte, error) {
 	out, err := format.Source(b)
 	if err != nil {
-		return nil, fmt.Errorf("gen: internal error: %s does not format: %w", name, err)
+		re := renderError(err).(*RenderError)
+		re.Src = string(b)
+		re.Msg = name + ": " + re.Msg
+		return nil, re
+	}
+	return out, nil
+}
+
+// formatFor is gofmtSource for one version's file, naming the header
+// declaration behind a failure.
+func formatFor(m *Model, name string, b []byte) ([]byte, error) {
+	out, err := gofmtSource(name, b)
+	if err != nil {
+		return nil, explainRender(err, m)
 	}
 	return out, nil
 }
@@ -108,7 +123,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g.p("var procs [%d]proc", len(m.Funcs))
 	g.p("")
 	g.p("var ctxProcs = [2]*proc{&procs[%d], &procs[%d]}", m.Func("cuCtxGetCurrent").Index, m.Func("cuCtxSetCurrent").Index)
-	return gofmtSource(fileName(m.Version), g.b.Bytes())
+	return formatFor(m, fileName(m.Version), g.b.Bytes())
 }
 
 func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
@@ -362,7 +377,7 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		}
 		g.p("}")
 	}
-	return gofmtSource(cgoFileName(m.Version), g.b.Bytes())
+	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
 }
 
 func lengthChecks(f *Func) string {
@@ -401,7 +416,7 @@ func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
 		rv = append(rv, "errNoCgo")
 		g.p("func %sCtx(%s) %s { return %s }", f.GoName, strings.Join(ps, ", "), results(f, false), strings.Join(rv, ", "))
 	}
-	return gofmtSource(noCgoFileName(m.Version), g.b.Bytes())
+	return formatFor(m, noCgoFileName(m.Version), g.b.Bytes())
 }
 
 // zero is the zero value of a result type.
@@ -475,7 +490,7 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 		g.p("{%q, func() error { return %s }},", f.GoName, call)
 	}
 	g.p("}")
-	return gofmtSource(testFileName(m.Version), g.b.Bytes())
+	return formatFor(m, testFileName(m.Version), g.b.Bytes())
 }
 
 func cpath(path, c string) string {

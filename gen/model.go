@@ -36,6 +36,8 @@ type Model struct {
 	Funcs     []*Func
 	Skipped   []Skipped // declared functions left unbound, and why
 	Declared  int       // functions cuda.h declares
+	// HeaderFile is cuda.h's path, to name a declaration in errors.
+	HeaderFile string
 
 	cfg    *Config
 	src    *source
@@ -153,11 +155,19 @@ type Func struct {
 // ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
 // builds the model of everything it declares.
 func ParseHeaders(cfg *Config, dir string) (*Model, error) {
+	if err := CheckHeaders(cfg, dir); err != nil { // bad headers fail fast (headercheck.go)
+		return nil, err
+	}
+	m, err := parseModel(cfg, dir)
+	return checkModel(dir, m, err) // refuse what the header's text hid (headercheck.go)
+}
+
+func parseModel(cfg *Config, dir string) (*Model, error) {
 	s, err := read(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, src: s, PerThread: cfg.PerThreadDefaultStream, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}}
+	m := &Model{HeaderFile: filepath.Join(dir, "cuda.h"), cfg: cfg, src: s, PerThread: cfg.PerThreadDefaultStream, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}}
 	for _, n := range handWritten {
 		m.goIDs[n] = "(hand-written in cuda/driver)"
 	}

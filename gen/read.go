@@ -82,7 +82,7 @@ func read(cfg *Config, dir string) (*source, error) {
 		{Name: "<cudagen-probe>", Value: probe.String()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, firstErrors(err, 8))
+		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // short, no cc-internal locations (headercheck.go)
 	}
 	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}}
 	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {
