@@ -15,9 +15,13 @@
 //	go run ./gen -list tags    print the pinned build tags (-list newest: the
 //	                           one built when no tag is given)
 //
-// One file is written per pinned version (cuda/driver/zdriver_cudaX_Y.go, with
-// build tag cudaX.Y; the newest is built when no tag is given), and one shared
-// loader (cuda/driver/zloader.go). Every run rewrites the build constraint of
+// Each pinned version gets its files under build tag cudaX.Y (the newest is
+// built when no tag is given): cuda/driver/zdriver_cudaX_Y.go (pure Go: types,
+// enums, tables, wrappers), _cgo.go (the C trampolines), _nocgo.go (every
+// call returns ErrNoDriver when cgo is off), _test.go (no-driver test of
+// every function), and cuda/driver/internal/layout/zlayout_cudaX_Y*.go (the
+// layout check against the real cuda.h); one loader (cuda/driver/zloader.go)
+// is shared. Every run rewrites the build constraint of
 // every generated per-version file, which needs no header. A run changes the
 // manifest, the cache and the tree only when it succeeds as a whole.
 package main
