@@ -55,14 +55,19 @@ log "examples: $r"
 
 log "generator against this machine's toolkit (/usr/local/cuda)"
 export CUDAGEN_CACHE=/tmp/cudagen-cache
-mkdir -p /tmp/gen-out && cp -r gen templates headers go.mod /tmp/gen-out/ 2>/dev/null
-mkdir -p /tmp/gen-out/cuda/driver
+rm -rf /tmp/gen-out && mkdir -p /tmp/gen-out/cuda/driver
+cp -r gen templates headers go.mod go.sum /tmp/gen-out/ 2>/dev/null
 if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda -only 13.0 > "$logs/gen.log" 2>&1); then
-	ls /tmp/gen-out/cuda/driver >> "$logs/gen.log"
-	if cmp -s /tmp/gen-out/cuda/driver/zdriver_cuda13_0.go cuda/driver/zdriver_cuda13_0.go; then
-		log "generator: the 13.0 bindings made here from /usr/local/cuda equal the committed ones"
+	# Every file the generator writes for 13.0 must equal the committed one.
+	diffs=0
+	for f in $(cd /tmp/gen-out && find cuda -type f -name 'z*_cuda13_0*.go'); do
+		if cmp -s "/tmp/gen-out/$f" "$f"; then echo "same: $f" >> "$logs/gen.log"; else echo "DIFFERS: $f" | tee -a "$logs/gen.log" >> "$OUT/summary.txt"; diffs=1; fi
+	done
+	n=$(cd /tmp/gen-out && find cuda -type f -name 'z*_cuda13_0*.go' | wc -l)
+	if [ "$diffs" = 0 ] && [ "$n" -gt 0 ]; then
+		log "generator: the $n 13.0 files made here from /usr/local/cuda equal the committed ones"
 	else
-		log "generator: 13.0 bindings made here DIFFER from the committed ones"; status=1
+		log "generator: 13.0 bindings made here DIFFER from the committed ones ($n files)"; status=1
 	fi
 else
 	log "generator: FAIL"; cat "$logs/gen.log" >> "$OUT/summary.txt"; status=1
