@@ -55,6 +55,7 @@ type primary struct {
 	live    int     // unfinished handles: Devices, events and streams
 	closing bool    // the last Device closed: nothing new; release at live == 0
 	open    *handle // open events and streams made by this package
+	events  eventAlloc
 }
 
 // add registers a new event or stream; false once the last Device closed.
@@ -66,11 +67,18 @@ func (p *primary) add(h *handle) bool {
 	if p.closing {
 		return false
 	}
+	if h.dev != nil && h.dev.h.closed() { // marked before Device.Close takes p.mu
+		return false
+	}
+	p.link(h)
+	return true
+}
+
+// link lists h as open: in p's list, or for an adopted wrapper in its
+// Device's. Under p.mu.
+func (p *primary) link(h *handle) {
 	list := &p.open
 	if h.dev != nil {
-		if h.dev.h.closed() { // marked before Device.Close takes p.mu
-			return false
-		}
 		list = &h.dev.adopted
 	}
 	h.next = *list
@@ -79,14 +87,22 @@ func (p *primary) add(h *handle) bool {
 	}
 	*list = h
 	p.live++
-	return true
 }
 
 // drop is a finished handle's last step: it leaves its list, and the last
 // one of a closing primary releases the context, in the background (an
-// adopted context is left to its creator).
-func (p *primary) drop(h *handle) error {
+// adopted context is left to its creator). keep: an event's driver handle,
+// not destroyed, to keep for reuse (recycle.go), or else destroy.
+func (p *primary) drop(h *handle, keep bool) error {
+	var err error
 	p.mu.Lock()
+	if keep && (p.closing || !p.keep(h.flags, driver.Event(h.h))) {
+		// Not kept: destroy it while the context is surely alive (live
+		// still counts this handle).
+		p.mu.Unlock()
+		err = driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.h)))
+		p.mu.Lock()
+	}
 	if h.kind != kindDevice {
 		list := &p.open
 		if h.dev != nil {
@@ -104,6 +120,10 @@ func (p *primary) drop(h *handle) error {
 	}
 	p.live--
 	last := p.live == 0 && p.closing
+	var kept []driver.Event
+	if last {
+		kept = p.kept()
+	}
 	p.mu.Unlock()
 	if last {
 		// Its module goes with a released context. In an adopted context
@@ -111,7 +131,13 @@ func (p *primary) drop(h *handle) error {
 		// could wait for the context's work, and Close never blocks.
 		spinKernels.Delete(p)
 		if p.foreign {
-			return nil
+			// The kept event handles are complete: their destroy does not
+			// wait. The creator may destroy the context once its Devices
+			// are closed, so they go now.
+			for _, ev := range kept {
+				_ = driver.EventDestroyCtx(p.ctx, ev)
+			}
+			return err
 		}
 		// The driver's release of the last retain destroys the context,
 		// which first waits for the context's pending work, spinning (seen
@@ -119,9 +145,14 @@ func (p *primary) drop(h *handle) error {
 		// waiting on an IPC event whose exporter died). So it runs on its
 		// own goroutine: Close never blocks. Its error has no caller to go
 		// to; the context is gone either way.
-		go func() { _ = driver.DevicePrimaryCtxRelease(p.dev) }()
+		go func() {
+			for _, ev := range kept {
+				_ = driver.EventDestroyCtx(p.ctx, ev)
+			}
+			_ = driver.DevicePrimaryCtxRelease(p.dev)
+		}()
 	}
-	return nil
+	return err
 }
 
 var (

@@ -64,7 +64,10 @@ type Event struct {
 }
 
 // NewEvent creates an event on the device. It is created eagerly, so an
-// event never recorded is complete (the driver's "empty set of work").
+// event never recorded is complete (the driver's "empty set of work"). Its
+// driver handle may be one kept from a closed event of the same options
+// that was known to be complete (never recorded, or seen complete after its
+// latest record): see recycle.go.
 func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	const op = "create event"
 	f, err := opts.flags()
@@ -74,28 +77,51 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
-	defer d.h.exit()
-	h, err := driver.EventCreateCtx(d.p.ctx, f)
-	if err != nil {
-		return nil, driverErr(op, err)
-	}
-	return newEvent(d, h, opts, false, op)
-}
-
-// newEvent wraps a driver event created (or opened) by the caller, which
-// holds a call in flight on d. If d's context is closing, it destroys h and
-// returns ErrClosed.
-func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op string) (*Event, error) {
-	r := &handle{p: d.p, h: uintptr(h), kind: kindEvent}
-	if !d.p.add(r) {
-		_ = driver.EventDestroyCtx(d.p.ctx, h)
+	p := d.p
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		d.h.exit()
 		return nil, closedErr(op, "device")
 	}
-	e := &Event{dev: d, h: h, opts: opts, imported: imported, r: r}
-	if imported {
-		e.recorded.Store(true) // recorded by the exporting process
+	var h driver.Event
+	if !opts.IPC {
+		h = p.reuse(f)
 	}
-	e.cleanup = backstop(e, r)
+	if h == 0 {
+		p.mu.Unlock()
+		if h, err = driver.EventCreateCtx(p.ctx, f); err != nil {
+			d.h.exit()
+			return nil, driverErr(op, err)
+		}
+		p.mu.Lock()
+		if p.closing {
+			p.mu.Unlock()
+			_ = driver.EventDestroyCtx(p.ctx, h) // the call in flight on d keeps the context
+			d.h.exit()
+			return nil, closedErr(op, "device")
+		}
+	}
+	e := p.linkEvent(d, h, opts, f, false)
+	p.mu.Unlock()
+	d.h.exit()
+	return e, nil
+}
+
+// newEvent wraps a driver event opened by the caller (an imported IPC
+// event), which holds a call in flight on d. If d's context is closing, it
+// destroys h and returns ErrClosed.
+func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op string) (*Event, error) {
+	f, _ := opts.flags()
+	p := d.p
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		_ = driver.EventDestroyCtx(p.ctx, h)
+		return nil, closedErr(op, "device")
+	}
+	e := p.linkEvent(d, h, opts, f, imported)
+	p.mu.Unlock()
 	return e, nil
 }
 
@@ -119,6 +145,21 @@ func (e *Event) enterErr(op, which string) error {
 	return e.unusable(op, which)
 }
 
+// enterRecord is enter for Record: past 2^27 records it marks the event's
+// driver handle not reusable, so that its 28-bit record count never wraps
+// back to a value seen before (recycle.go).
+func (e *Event) enterRecord(op string) error {
+	if e != nil && e.r != nil {
+		if s := e.r.state.Add(1); s&closing == 0 {
+			if s < 0 { // the count's top bit
+				e.r.state.Or(noReuse)
+			}
+			return nil
+		}
+	}
+	return e.enterErr(op, "event")
+}
+
 // unusable is the error of a failed enter: closed, or its device closed.
 func (e *Event) unusable(op, which string) error {
 	if e.r.byDevice() {
@@ -138,7 +179,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if err := e.enter(op, "event"); err != nil {
+	if err := e.enterRecord(op); err != nil {
 		return err
 	}
 	if err := s.enter(op); err != nil {
@@ -158,10 +199,11 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		err = driver.EventRecordWithFlagsCtx(e.dev.p.ctx, e.h, s.h, f)
 	}
 	s.r.exit()
-	e.r.exit()
 	if err != nil {
+		e.r.exit()
 		return driverErr(op, err)
 	}
+	e.r.recordExit()
 	if !e.recorded.Load() {
 		e.recorded.Store(true)
 	}
@@ -173,14 +215,19 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
-	if err := e.enter(op, "event"); err != nil {
-		return false, err
+	var s0 int64
+	if e != nil && e.r != nil {
+		s0 = e.r.state.Add(1)
+	}
+	if e == nil || e.r == nil || s0&closing != 0 {
+		return false, e.enterErr(op, "event")
 	}
 	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
-	e.r.exit()
 	if err == nil {
+		e.r.doneExit(s0)
 		return true, nil
 	}
+	e.r.exit()
 	if err == driver.ErrorNotReady {
 		return false, nil
 	}
@@ -192,14 +239,18 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	const op = "synchronize event"
-	if err := e.enter(op, "event"); err != nil {
-		return err
+	var s0 int64
+	if e != nil && e.r != nil {
+		s0 = e.r.state.Add(1)
 	}
-	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
-	e.r.exit()
-	if err != nil {
+	if e == nil || e.r == nil || s0&closing != 0 {
+		return e.enterErr(op, "event")
+	}
+	if err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h); err != nil {
+		e.r.exit()
 		return driverErr(op, err)
 	}
+	e.r.doneExit(s0)
 	return nil
 }
 
@@ -335,7 +386,7 @@ func (e *Event) Close() error {
 	}
 	closed, err := e.r.close(false)
 	if closed {
-		e.cleanup.Stop()
+		e.cleanup.Stop() // an adopted event's; a slab's events have none
 	}
 	return err
 }
@@ -367,10 +418,15 @@ func (e *Event) Device() *Device {
 }
 
 // Handle is the driver handle (0 for a nil Event). It is valid until the
-// event is closed.
+// event is closed. Work recorded through it is unknown to this package, so
+// an event whose Handle was taken is destroyed by Close, never kept for
+// reuse (recycle.go).
 func (e *Event) Handle() driver.Event {
 	if e == nil {
 		return 0
+	}
+	if e.r != nil && e.r.state.Load()&noReuse == 0 {
+		e.r.state.Or(noReuse)
 	}
 	return e.h
 }

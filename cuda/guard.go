@@ -29,12 +29,21 @@ import (
 // nothing. The default streams share their Device's handle. A context
 // adopted with AdoptContext is never released.
 
+// The state word: the count of calls in flight in the low 32 bits, then
+// the flags, then (events) a count of records, 28 bits that wrap off the top
+// of the word (see recycle.go).
 const (
-	countMask      = int64(1)<<60 - 1
-	closedByDevice = int64(1) << 60 // closed because its device closed
-	closing        = int64(1) << 61 // Close has begun: no new calls
-	finished       = int64(1) << 62 // destroyed (or being destroyed)
+	countMask      = int64(1)<<32 - 1
+	closedByDevice = int64(1) << 32 // closed because its device closed
+	closing        = int64(1) << 33 // Close has begun: no new calls
+	finished       = int64(1) << 34 // destroyed (or being destroyed)
+	noReuse        = int64(1) << 35 // an event whose driver handle must not be reused
+	tickShift      = 36
+	tick           = int64(1) << tickShift // one record
 )
+
+// ticks is the count of records in a state word.
+func ticks(s int64) uint32 { return uint32(uint64(s) >> tickShift) }
 
 type kind uint8
 
@@ -53,7 +62,9 @@ type handle struct {
 	p          *primary
 	h          uintptr // the driver handle: a driver.Event or driver.Stream
 	kind       kind
-	dev        *Device // kindAdopted: the Device whose Close closes it
+	flags      driver.EventFlags // an event's creation flags: its reuse class
+	cleanAt    atomic.Uint32     // an event's record count when it was last seen complete
+	dev        *Device           // kindAdopted: the Device whose Close closes it
 	prev, next *handle // in p's (or dev's) list of open objects, under p.mu
 }
 
@@ -127,16 +138,46 @@ func (h *handle) finish() error {
 		}
 	}
 	var err error
+	keep := false
 	switch h.kind {
 	case kindEvent:
-		err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
+		// Its driver handle is kept for reuse if the event is known complete:
+		// never recorded, or seen complete after its latest record (the record
+		// count then is cleanAt's). See recycle.go.
+		s := h.state.Load()
+		if keep = s&(noReuse|closedByDevice) == 0 && ticks(s) == h.cleanAt.Load(); !keep {
+			err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
+		}
 	case kindStream:
 		err = driverErr("destroy stream", driver.StreamDestroyCtx(h.p.ctx, driver.Stream(h.h)))
 	}
-	if rerr := h.p.drop(h); err == nil {
+	if rerr := h.p.drop(h, keep); err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// recordExit counts a Record out of its event: it adds one record to the
+// count, in the same atomic add.
+func (h *handle) recordExit() {
+	if h.state.Add(tick-1)&closing != 0 {
+		h.finish()
+	}
+}
+
+// doneExit counts out a call that saw the event complete (Query, Sync,
+// Wait); s0 is the state its enter returned. If no record finished in
+// between, every record counted in s0 is complete, so the event is known
+// complete at that count (a record finishing after the call's driver call
+// counts after s0 or changes the count it sees here).
+// The count is stored before the exit, so that a finish it causes sees it.
+func (h *handle) doneExit(s0 int64) {
+	if n := ticks(h.state.Load()); n == ticks(s0) && h.cleanAt.Load() != n {
+		h.cleanAt.Store(n)
+	}
+	if h.state.Add(-1)&closing != 0 {
+		h.finish()
+	}
 }
 
 var leaked atomic.Int64
