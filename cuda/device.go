@@ -51,10 +51,11 @@ type primary struct {
 	foreign bool // adopted (AdoptContext): its creator destroys it
 
 	mu      sync.Mutex
-	devices int     // open Device values
-	live    int     // unfinished handles: Devices, events and streams
-	closing bool    // the last Device closed: nothing new; release at live == 0
-	open    *handle // open events and streams made by this package
+	devices int          // open Device values
+	live    int          // unfinished handles: Devices, events and streams
+	closing bool         // the last Device closed: nothing new; release at live == 0
+	open    *handle      // open streams made by this package
+	slabs   *slabHandles // the slabs of its events (recycle.go)
 	events  eventAlloc
 }
 
@@ -103,7 +104,7 @@ func (p *primary) drop(h *handle, keep bool) error {
 		err = driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.h)))
 		p.mu.Lock()
 	}
-	if h.kind != kindDevice {
+	if h.kind != kindDevice && h.kind != kindEvent { // an event is listed by its slab
 		list := &p.open
 		if h.dev != nil {
 			list = &h.dev.adopted
@@ -247,6 +248,7 @@ func (d *Device) Close() error {
 		for h := p.open; h != nil; h = h.next {
 			open = append(open, h)
 		}
+		open = p.openEvents(open)
 	}
 	p.mu.Unlock()
 	err := d.h.finish()

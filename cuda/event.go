@@ -74,38 +74,35 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.enter(op); err != nil {
-		return nil, err
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
 	}
+	// A kept handle needs no driver call, so no call in flight on d: the
+	// checks under p.mu order it with d's Close, which marks d before it
+	// takes p.mu to close the context's objects.
 	p := d.p
 	p.mu.Lock()
-	if p.closing {
+	if d.h.closed() || p.closing {
 		p.mu.Unlock()
-		d.h.exit()
 		return nil, closedErr(op, "device")
 	}
-	var h driver.Event
 	if !opts.IPC {
-		h = p.reuse(f)
-	}
-	if h == 0 {
-		p.mu.Unlock()
-		if h, err = driver.EventCreateCtx(p.ctx, f); err != nil {
-			d.h.exit()
-			return nil, driverErr(op, err)
-		}
-		p.mu.Lock()
-		if p.closing {
+		if h := p.reuse(f); h != 0 {
+			e := p.linkEvent(d, h, opts, f, false)
 			p.mu.Unlock()
-			_ = driver.EventDestroyCtx(p.ctx, h) // the call in flight on d keeps the context
-			d.h.exit()
-			return nil, closedErr(op, "device")
+			return e, nil
 		}
 	}
-	e := p.linkEvent(d, h, opts, f, false)
 	p.mu.Unlock()
-	d.h.exit()
-	return e, nil
+	if err := d.enter(op); err != nil { // the driver call keeps the context
+		return nil, err
+	}
+	defer d.h.exit()
+	h, err := driver.EventCreateCtx(p.ctx, f)
+	if err != nil {
+		return nil, driverErr(op, err)
+	}
+	return newEvent(d, h, opts, false, op)
 }
 
 // newEvent wraps a driver event opened by the caller (an imported IPC

@@ -65,7 +65,7 @@ type handle struct {
 	flags      driver.EventFlags // an event's creation flags: its reuse class
 	cleanAt    atomic.Uint32     // an event's record count when it was last seen complete
 	dev        *Device           // kindAdopted: the Device whose Close closes it
-	prev, next *handle // in p's (or dev's) list of open objects, under p.mu
+	prev, next *handle           // in p's (or dev's) list of open objects, under p.mu
 }
 
 // enter counts a call in; it fails once the object is closing.
@@ -119,10 +119,26 @@ func (h *handle) mark(byDevice bool) bool {
 // (else the last call out does). It reports whether this call closed it,
 // and the error of a destroy it did itself.
 func (h *handle) close(byDevice bool) (bool, error) {
-	if !h.mark(byDevice) {
-		return false, nil
+	bits := closing
+	if byDevice {
+		bits |= closedByDevice
 	}
-	return true, h.finish()
+	for {
+		s := h.state.Load()
+		if s&closing != 0 {
+			return false, nil
+		}
+		if s&countMask != 0 { // the last call out finishes it
+			if h.state.CompareAndSwap(s, s|bits) {
+				return true, nil
+			}
+			continue
+		}
+		// No call in flight: closing and finishing in one step.
+		if h.state.CompareAndSwap(s, s|bits|finished) {
+			return true, h.destroy()
+		}
+	}
 }
 
 // finish destroys the object once it is closing with no call in flight. Of
@@ -134,9 +150,13 @@ func (h *handle) finish() error {
 			return nil
 		}
 		if h.state.CompareAndSwap(s, s|finished) {
-			break
+			return h.destroy()
 		}
 	}
+}
+
+// destroy is finish's work, done by whoever set the finished bit.
+func (h *handle) destroy() error {
 	var err error
 	keep := false
 	switch h.kind {

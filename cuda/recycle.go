@@ -35,8 +35,9 @@ import (
 //     closes those never closed, and counts them in Leaked. A reachable
 //     event thus delays the release of its leaked neighbours (at most
 //     slabSize-1).
-//   - Intrusive lists. The context's list of open objects, which the last
-//     Device's Close walks, links the handles themselves.
+//   - Lists of slabs. The last Device's Close finds the open events through
+//     the context's list of slabs (linked once per slab), so that creating
+//     and closing an event writes no list pointer.
 const (
 	slabSize = 64
 	reuseMax = 64 // driver handles kept per flag set
@@ -49,9 +50,10 @@ type eventSlab struct {
 
 // slabHandles are the handles of one slab's events: what its backstop needs.
 type slabHandles struct {
-	p *primary
-	n int // slots taken, under p.mu
-	h [slabSize]handle
+	p          *primary
+	n          int          // slots taken, under p.mu
+	prev, next *slabHandles // in p's list of slabs, under p.mu
+	h          [slabSize]handle
 }
 
 // eventAlloc is a context's event allocator and its kept driver handles,
@@ -105,7 +107,11 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 	s := a.cur.Value()
 	if s == nil || a.hs.n == slabSize {
 		s = new(eventSlab)
-		a.hs = &slabHandles{p: p}
+		a.hs = &slabHandles{p: p, next: p.slabs}
+		if p.slabs != nil {
+			p.slabs.prev = a.hs
+		}
+		p.slabs = a.hs
 		runtime.AddCleanup(s, releaseSlab, a.hs)
 		a.cur = weak.Make(s)
 	}
@@ -115,7 +121,7 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 	if imported || opts.IPC {
 		r.state.Store(noReuse)
 	}
-	p.link(r)
+	p.live++ // listed by its slab, in p.slabs
 	e.dev, e.h, e.opts, e.imported, e.r = d, ev, opts, imported, r
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
@@ -128,10 +134,36 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 // in flight, and closes those neither closed nor closed by their device. It
 // never panics.
 func releaseSlab(hs *slabHandles) {
-	hs.p.mu.Lock()
+	p := hs.p
+	p.mu.Lock()
 	n := hs.n
-	hs.p.mu.Unlock()
+	p.mu.Unlock()
 	for i := range n {
 		releaseLeaked(&hs.h[i])
 	}
+	// Its handles are finished (none had a call in flight): the slab leaves
+	// p's list.
+	p.mu.Lock()
+	if hs.prev != nil {
+		hs.prev.next = hs.next
+	} else if p.slabs == hs {
+		p.slabs = hs.next
+	}
+	if hs.next != nil {
+		hs.next.prev = hs.prev
+	}
+	hs.prev, hs.next = nil, nil
+	p.mu.Unlock()
+}
+
+// openEvents appends the handles of p's events not yet closed. Under p.mu.
+func (p *primary) openEvents(open []*handle) []*handle {
+	for hs := p.slabs; hs != nil; hs = hs.next {
+		for i := range hs.n {
+			if h := &hs.h[i]; !h.closed() {
+				open = append(open, h)
+			}
+		}
+	}
+	return open
 }
