@@ -142,21 +142,6 @@ func (e *Event) enterErr(op, which string) error {
 	return e.unusable(op, which)
 }
 
-// enterRecord is enter for Record: past 2^27 records it marks the event's
-// driver handle not reusable, so that its 28-bit record count never wraps
-// back to a value seen before (recycle.go).
-func (e *Event) enterRecord(op string) error {
-	if e != nil && e.r != nil {
-		if s := e.r.state.Add(1); s&closing == 0 {
-			if s < 0 { // the count's top bit
-				e.r.state.Or(noReuse)
-			}
-			return nil
-		}
-	}
-	return e.enterErr(op, "event")
-}
-
 // unusable is the error of a failed enter: closed, or its device closed.
 func (e *Event) unusable(op, which string) error {
 	if e.r.byDevice() {
@@ -176,34 +161,57 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if err := e.enterRecord(op); err != nil {
+	// The enters by hand (one call level less on the hot path): the
+	// event's, then the stream's.
+	if e == nil || e.r == nil {
+		return invalidErr(op, "event")
+	}
+	er := e.r
+	if es := er.state.Add(1); es&closing != 0 || es < 0 {
+		if err := e.enterRecordSlow(op, es); err != nil {
+			return err
+		}
+	}
+	if s == nil || s.r == nil || s.r.state.Add(1)&closing != 0 {
+		err := s.enterErr(op)
+		er.exit()
 		return err
 	}
-	if err := s.enter(op); err != nil {
-		e.r.exit()
-		return err
-	}
-	if s.dev.p.ctx != e.dev.p.ctx {
-		s.r.exit()
-		e.r.exit()
-		return &Error{Op: op, Detail: whose("the event", e.dev.p, "the stream", s.dev.p),
+	sr := s.r
+	if sr.p != er.p && sr.p.ctx != er.p.ctx {
+		sr.exit()
+		er.exit()
+		return &Error{Op: op, Detail: whose("the event", er.p, "the stream", sr.p),
 			Fix: "create the event in the stream's context (on its Device), or use Stream.Wait to order work across devices and contexts", Err: ErrWrongDevice}
 	}
 	var err error
 	if len(flags) == 0 {
-		err = driver.EventRecordCtx(e.dev.p.ctx, e.h, s.h)
+		err = driver.EventRecordCtx(er.p.ctx, e.h, s.h)
 	} else {
-		err = driver.EventRecordWithFlagsCtx(e.dev.p.ctx, e.h, s.h, f)
+		err = driver.EventRecordWithFlagsCtx(er.p.ctx, e.h, s.h, f)
 	}
-	s.r.exit()
+	sr.exit()
+	er.recordExit() // counted as a record even if it failed: never reused on a guess
 	if err != nil {
-		e.r.exit()
 		return driverErr(op, err)
 	}
-	e.r.recordExit()
 	if !e.recorded.Load() {
 		e.recorded.Store(true)
 	}
+	return nil
+}
+
+// enterRecordSlow is the rare case of Record's enter, given the state its
+// add returned: closed (it takes the count back and says so), or past 2^27
+// records (the count's top bit): then it marks the event's driver handle
+// not reusable, so that its 28-bit record count never wraps back to a
+// value seen before (recycle.go).
+func (e *Event) enterRecordSlow(op string, s int64) error {
+	if s&closing != 0 {
+		e.r.refused()
+		return e.unusable(op, "event")
+	}
+	e.r.state.Or(noReuse)
 	return nil
 }
 
@@ -219,12 +227,19 @@ func (e *Event) Query() (bool, error) {
 	if e == nil || e.r == nil || s0&closing != 0 {
 		return false, e.enterErr(op, "event")
 	}
-	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
+	r := e.r
+	err := driver.EventQueryCtx(r.p.ctx, e.h)
 	if err == nil {
-		e.r.doneExit(s0)
+		// handle.doneExit, by hand.
+		if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
+			r.cleanAt.Store(n)
+		}
+		if r.state.Add(-1)&closing != 0 {
+			r.finish()
+		}
 		return true, nil
 	}
-	e.r.exit()
+	r.exit()
 	if err == driver.ErrorNotReady {
 		return false, nil
 	}
@@ -243,11 +258,18 @@ func (e *Event) Sync() error {
 	if e == nil || e.r == nil || s0&closing != 0 {
 		return e.enterErr(op, "event")
 	}
-	if err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h); err != nil {
-		e.r.exit()
+	r := e.r
+	if err := driver.EventSynchronizeCtx(r.p.ctx, e.h); err != nil {
+		r.exit()
 		return driverErr(op, err)
 	}
-	e.r.doneExit(s0)
+	// handle.doneExit, by hand.
+	if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
+		r.cleanAt.Store(n)
+	}
+	if r.state.Add(-1)&closing != 0 {
+		r.finish()
+	}
 	return nil
 }
 
@@ -257,23 +279,27 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if err := e.enter(op, "end event"); err != nil {
+	// The enters by hand (one call level less on the hot path).
+	if e == nil || e.r == nil || e.r.state.Add(1)&closing != 0 {
+		return 0, e.enterErr(op, "end event")
+	}
+	er := e.r
+	if start == nil || start.r == nil || start.r.state.Add(1)&closing != 0 {
+		err := start.enterErr(op, "start event")
+		er.exit()
 		return 0, err
 	}
-	if err := start.enter(op, "start event"); err != nil {
-		e.r.exit()
-		return 0, err
-	}
-	if !start.opts.Timing || !e.opts.Timing || start.dev.p.ctx != e.dev.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
+	sr := start.r
+	if !start.opts.Timing || !e.opts.Timing || sr.p != er.p && sr.p.ctx != er.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
 		if err := e.timingErr(op, start); err != nil {
-			start.r.exit()
-			e.r.exit()
+			sr.exit()
+			er.exit()
 			return 0, err
 		}
 	}
-	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
-	start.r.exit()
-	e.r.exit()
+	ms, err := driver.EventElapsedTimeCtx(er.p.ctx, start.h, e.h)
+	sr.exit()
+	er.exit()
 	if err != nil {
 		if err == driver.ErrorNotReady {
 			return 0, &Error{Op: op, Detail: "one or both events have not completed",
