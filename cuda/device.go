@@ -68,7 +68,7 @@ func (p *primary) add(h *handle) bool {
 	if p.closing {
 		return false
 	}
-	if h.dev != nil && h.dev.h.closed() { // marked before Device.Close takes p.mu
+	if h.l.dev != nil && h.l.dev.h.closed() { // marked before Device.Close takes p.mu
 		return false
 	}
 	p.link(h)
@@ -79,12 +79,12 @@ func (p *primary) add(h *handle) bool {
 // Device's. Under p.mu.
 func (p *primary) link(h *handle) {
 	list := &p.open
-	if h.dev != nil {
-		list = &h.dev.adopted
+	if h.l.dev != nil {
+		list = &h.l.dev.adopted
 	}
-	h.next = *list
+	h.l.next = *list
 	if *list != nil {
-		(*list).prev = h
+		(*list).l.prev = h
 	}
 	*list = h
 	p.live++
@@ -106,18 +106,18 @@ func (p *primary) drop(h *handle, keep bool) error {
 	}
 	if h.kind != kindDevice && h.kind != kindEvent { // an event is listed by its slab
 		list := &p.open
-		if h.dev != nil {
-			list = &h.dev.adopted
+		if h.l.dev != nil {
+			list = &h.l.dev.adopted
 		}
-		if h.prev != nil {
-			h.prev.next = h.next
+		if h.l.prev != nil {
+			h.l.prev.l.next = h.l.next
 		} else if *list == h {
-			*list = h.next
+			*list = h.l.next
 		}
-		if h.next != nil {
-			h.next.prev = h.prev
+		if h.l.next != nil {
+			h.l.next.l.prev = h.l.prev
 		}
-		h.prev, h.next = nil, nil
+		h.l.prev, h.l.next = nil, nil
 	}
 	p.live--
 	last := p.live == 0 && p.closing
@@ -240,12 +240,12 @@ func (d *Device) Close() error {
 	var open []*handle
 	p.mu.Lock()
 	p.devices--
-	for h := d.adopted; h != nil; h = h.next {
+	for h := d.adopted; h != nil; h = h.l.next {
 		open = append(open, h)
 	}
 	if p.devices == 0 {
 		p.closing = true
-		for h := p.open; h != nil; h = h.next {
+		for h := p.open; h != nil; h = h.l.next {
 			open = append(open, h)
 		}
 		open = p.openEvents(open)
@@ -353,7 +353,7 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := &handle{p: d.p, h: uintptr(h), kind: kindStream}
+	r := &handle{p: d.p, h: uintptr(h), kind: kindStream, l: &listed{}}
 	if !d.p.add(r) {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
 		return nil, closedErr(op, "device")

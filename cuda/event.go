@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -60,7 +59,6 @@ type Event struct {
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
-	cleanup  runtime.Cleanup
 }
 
 // NewEvent creates an event on the device. It is created eagerly, so an
@@ -407,10 +405,7 @@ func (e *Event) Close() error {
 	if e == nil || e.r == nil {
 		return invalidErr("destroy event", "event")
 	}
-	closed, err := e.r.close(false)
-	if closed {
-		e.cleanup.Stop() // an adopted event's; a slab's events have none
-	}
+	_, err := e.r.close(false)
 	return err
 }
 

@@ -58,14 +58,20 @@ const (
 // allocate theirs apart from the Go object, so that the primary's list of
 // open objects does not keep the object from the garbage collector.
 type handle struct {
-	state      atomic.Int64
-	p          *primary
-	h          uintptr // the driver handle: a driver.Event or driver.Stream
-	kind       kind
-	flags      driver.EventFlags // an event's creation flags: its reuse class
-	cleanAt    atomic.Uint32     // an event's record count when it was last seen complete
-	dev        *Device           // kindAdopted: the Device whose Close closes it
-	prev, next *handle           // in p's (or dev's) list of open objects, under p.mu
+	state   atomic.Int64
+	p       *primary
+	h       uintptr // the driver handle: a driver.Event or driver.Stream
+	kind    kind
+	flags   driver.EventFlags // an event's creation flags: its reuse class
+	cleanAt atomic.Uint32     // an event's record count when it was last seen complete
+	l       *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
+}
+
+// listed places a stream or an adopted wrapper in its list of open objects:
+// p's, or for an adopted wrapper its Device's. Under p.mu.
+type listed struct {
+	dev        *Device // kindAdopted: the Device whose Close closes it
+	prev, next *handle
 }
 
 // enter counts a call in; it fails once the object is closing.
