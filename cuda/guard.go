@@ -54,9 +54,11 @@ const (
 	kindAdopted // a wrapper of a foreign event or stream: never destroyed
 )
 
-// handle is the lifetime state of one object: see above. Events and streams
-// allocate theirs apart from the Go object, so that the primary's list of
-// open objects does not keep the object from the garbage collector.
+// handle is the lifetime state of one object: see above. Streams and
+// adopted wrappers allocate theirs apart from the Go object, so that the
+// list of open objects does not keep the object from the garbage collector;
+// events have theirs in their slab's handles, apart from the events
+// (recycle.go).
 type handle struct {
 	state   atomic.Int64
 	p       *primary
@@ -213,10 +215,11 @@ var leaked atomic.Int64
 // count is a leak to fix with Close.
 func Leaked() int64 { return leaked.Load() }
 
-// backstop registers the garbage-collection release of an event or stream
-// that is never closed. Its argument is the handle, never the Go object, and
-// the cleanup is one static function, so registering it allocates no
-// closure of ours. Close stops it.
+// backstop registers the garbage-collection release of a stream or adopted
+// wrapper that is never closed (events have one per slab: recycle.go). Its
+// argument is the handle, never the Go object, and the cleanup is one static
+// function, so registering it allocates no closure of ours. Close may stop
+// it; run after Close, it finds the handle closed and does nothing.
 func backstop[T any](obj *T, h *handle) runtime.Cleanup {
 	return runtime.AddCleanup(obj, releaseLeaked, h)
 }
