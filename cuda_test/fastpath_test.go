@@ -112,7 +112,9 @@ func TestHandleCallsUnderAnotherContext(t *testing.T) {
 	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
 	defer e.Close()
 	create, err := driver.Lookup("cuCtxCreate", 3020)
-	ok(t, err)
+	if err != nil {
+		t.Skipf("skipping: this driver has no cuCtxCreate at ABI 3020 to make another context with: %v", err)
+	}
 	destroy, err := driver.Lookup("cuCtxDestroy", 4000)
 	ok(t, err)
 	runtime.LockOSThread() // the experiment needs one thread; the package never locks
