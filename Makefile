@@ -1,10 +1,12 @@
 # Conveniences over the scripts the README names.
-.PHONY: generate test check gpu-build
-generate: ## regenerate every pinned version's bindings
+.PHONY: generate test check fuzz gpu-build
+generate: ## regenerate every pinned version's bindings (those whose headers can be had here)
 	bash tools/generate.sh
 test: ## every test that needs no GPU, under every build tag
 	bash tools/test.sh
 check: ## fail if the committed bindings differ from the generator's output
-	go run ./gen -check -skip-unavailable
+	go run ./gen -check
+fuzz: ## fuzz the generator's header parsing for FUZZTIME (default 30m)
+	bash tools/fuzz.sh $(or $(FUZZTIME),30m)
 gpu-build: ## build the GPU machine's binaries into .gpu/ (then: bash tools/gpu-suite.sh there)
 	bash tools/gpu-build.sh

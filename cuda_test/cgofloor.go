@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gputest
 
 // Diagnostics for the benchmarks: the cost of one cgo crossing to an empty C

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"unicode"
 )
 
-// Config says what is bound and how (gen/bindings.json).
+// Config is gen/bindings.json. Everything cuda.h declares is bound; the
+// config lists only exclusions and overrides, each with the reason it
+// exists ("why").
 type Config struct {
 	// Package is the Go package name of the generated layer.
 	Package string `json:"package"`
@@ -18,53 +21,44 @@ type Config struct {
 	// PerThreadDefaultStream binds the _ptsz/_ptds entry points: the header
 	// is read with CUDA_API_PER_THREAD_DEFAULT_STREAM defined and functions
 	// are resolved with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
-	PerThreadDefaultStream bool       `json:"perThreadDefaultStream"`
-	Initialisms            []string   `json:"initialisms"`
-	Handles                []NameMap  `json:"handles"`
-	Structs                []NameMap  `json:"structs"`
-	Enums                  []EnumConf `json:"enums"`
-	Functions              []FuncConf `json:"functions"`
-	initialisms            map[string]bool
+	PerThreadDefaultStream bool     `json:"perThreadDefaultStream"`
+	Initialisms            []string `json:"initialisms"`
+	// Names gives C types, enumerators or functions another Go name.
+	Names map[string]Rename `json:"names"`
+	// Opaque binds these structs as byte arrays of their size.
+	Opaque map[string]string `json:"opaque"`
+	// Exclude leaves these functions (by base name) unbound.
+	Exclude map[string]string `json:"exclude"`
+	// Functions overrides the shape of a function's parameters, by base name.
+	Functions map[string]FuncConf `json:"functions"`
+
+	initialisms map[string]bool
 }
 
-// NameMap maps a C type name to a Go one.
-type NameMap struct {
-	C  string `json:"c"`
-	Go string `json:"go"`
+// Rename is a Go name and why it is not the derived one.
+type Rename struct {
+	Go  string `json:"go"`
+	Why string `json:"why"`
 }
 
-// EnumConf binds a C enum typedef.
-type EnumConf struct {
-	C      string `json:"c"`
-	Go     string `json:"go"`
-	Prefix string `json:"prefix"`
-	// Flags marks a bit set: String prints the set bits joined by '|'.
-	Flags bool `json:"flags"`
-	// Error marks the result enum: its values are errors.
-	Error bool `json:"error"`
-	// Optional enums may be missing from a header.
-	Optional bool `json:"optional"`
-}
-
-// FuncConf binds one driver function by its base name (the name cuda.h
-// documents; the header's macros say which versioned entry point it is).
+// FuncConf overrides how one function's parameters are bound.
 type FuncConf struct {
-	C  string `json:"c"`
-	Go string `json:"go"`
-	// Types overrides the Go type of parameters, by C parameter name.
-	Types map[string]string `json:"types"`
-	// Out names pointer parameters that are results, beyond those inferred.
-	Out []string `json:"out"`
-	// In names pointer parameters that are inputs, not results.
-	In []string `json:"in"`
+	Why string `json:"why"`
+	// Types gives by-value parameters a Go type (an enum of flags for an
+	// unsigned int, say), by C parameter name.
+	Types map[string]string `json:"types,omitempty"`
+	// Out names pointer parameters that are single results.
+	Out []string `json:"out,omitempty"`
+	// In names pointer parameters that stay pointers though the doc says
+	// "Returned".
+	In []string `json:"in,omitempty"`
 	// Buffer makes a (char *buf, int len) pair into a string result.
-	Buffer *BufferConf `json:"buffer"`
-	// Ctx also generates a variant that makes a context current in the same
-	// cgo call.
-	Ctx bool `json:"ctx"`
-	// Optional functions may be missing from a header (then they are absent
-	// from that version's bindings); required ones missing are an error.
-	Optional bool `json:"optional"`
+	Buffer *BufferConf `json:"buffer,omitempty"`
+	// Slices makes (pointer, count) pairs into slices: pointer → count.
+	// Pointers sharing a count must have equal lengths.
+	Slices map[string]string `json:"slices,omitempty"`
+	// Arrays makes an output pointer a fixed-size array result: pointer → length.
+	Arrays map[string]int `json:"arrays,omitempty"`
 }
 
 // BufferConf describes a caller-provided string buffer.
@@ -89,15 +83,33 @@ func LoadConfig(path string) (*Config, error) {
 	if c.Package == "" || c.Output == "" {
 		return nil, fmt.Errorf("%s: package and output are required", path)
 	}
-	seen := map[string]bool{}
-	for _, f := range c.Functions {
-		if !strings.HasPrefix(f.C, "cu") {
-			return nil, fmt.Errorf("%s: function %q is not a driver API name (cu...)", path, f.C)
+	var missing []string
+	for n, r := range c.Names {
+		if r.Why == "" || r.Go == "" {
+			missing = append(missing, "names."+n)
 		}
-		if seen[f.C] {
-			return nil, fmt.Errorf("%s: function %s listed twice", path, f.C)
+	}
+	for n, w := range c.Opaque {
+		if w == "" {
+			missing = append(missing, "opaque."+n)
 		}
-		seen[f.C] = true
+	}
+	for n, w := range c.Exclude {
+		if w == "" {
+			missing = append(missing, "exclude."+n)
+		}
+	}
+	for n, f := range c.Functions {
+		if !strings.HasPrefix(n, "cu") {
+			return nil, fmt.Errorf("%s: function %q is not a driver API name (cu...)", path, n)
+		}
+		if f.Why == "" {
+			missing = append(missing, "functions."+n)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("%s: every override says why it exists; no \"why\" for %s", path, strings.Join(missing, ", "))
 	}
 	c.initialisms = map[string]bool{}
 	for _, s := range c.Initialisms {
@@ -106,47 +118,83 @@ func LoadConfig(path string) (*Config, error) {
 	return &c, nil
 }
 
-// camel turns SNAKE_CASE words into Go's MixedCaps, keeping initialisms.
-func (c *Config) camel(s string) string {
-	var b strings.Builder
-	for _, w := range strings.Split(s, "_") {
-		if w == "" {
-			continue
+// words splits a C name into words: at underscores and at lower→upper
+// case changes (cuIpcGetEventHandle → Ipc Get Event Handle).
+func words(s string) []string {
+	var r []string
+	for _, part := range strings.Split(s, "_") {
+		rs := []rune(part)
+		start := 0
+		for i := 1; i < len(rs); i++ {
+			if unicode.IsUpper(rs[i]) && !unicode.IsUpper(rs[i-1]) {
+				r = append(r, string(rs[start:i]))
+				start = i
+			}
 		}
+		if start < len(rs) {
+			r = append(r, string(rs[start:]))
+		}
+	}
+	return r
+}
+
+// goName joins words in MixedCaps, keeping initialisms upper case.
+func (c *Config) goName(ws []string) string {
+	var b strings.Builder
+	for _, w := range ws {
 		up := strings.ToUpper(w)
 		if c.initialisms[up] {
 			b.WriteString(up)
 			continue
 		}
-		r := []rune(strings.ToLower(w))
+		// An all-caps word (SNAKE_CASE) is lowered; MixedCaps are kept.
+		if w == up {
+			lw := []rune(strings.ToLower(w))
+			for i := 1; i < len(lw); i++ {
+				if unicode.IsDigit(lw[i-1]) {
+					lw[i] = unicode.ToUpper(lw[i])
+				}
+			}
+			w = string(lw)
+		}
+		r := []rune(w)
 		r[0] = unicode.ToUpper(r[0])
 		b.WriteString(string(r))
 	}
 	return b.String()
 }
 
-// goFuncName is the Go name of a driver function: cuEventCreate → EventCreate,
-// cuIpcGetEventHandle → IPCGetEventHandle.
-func (c *Config) goFuncName(f FuncConf) string {
-	if f.Go != "" {
-		return f.Go
+// funcGoName: cuEventCreate → EventCreate, cuIpcGetEventHandle →
+// IPCGetEventHandle, cuCtxCreate_v3 → CtxCreateV3.
+func (c *Config) funcGoName(name string) string {
+	if r, ok := c.Names[name]; ok {
+		return r.Go
 	}
-	name := strings.TrimPrefix(f.C, "cu")
-	// Split MixedCaps into words to apply initialisms.
-	var words []string
-	start := 0
-	rs := []rune(name)
-	for i := 1; i < len(rs); i++ {
-		if unicode.IsUpper(rs[i]) && !unicode.IsUpper(rs[i-1]) {
-			words = append(words, string(rs[start:i]))
-			start = i
-		}
+	return c.goName(words(strings.TrimPrefix(name, "cu")))
+}
+
+// typeGoName: CUevent → Event, CUDA_MEMCPY2D → Memcpy2D,
+// CUdevice_attribute → DeviceAttribute.
+func (c *Config) typeGoName(name string) string {
+	if r, ok := c.Names[name]; ok {
+		return r.Go
 	}
-	words = append(words, string(rs[start:]))
-	for i, w := range words {
-		if c.initialisms[strings.ToUpper(w)] {
-			words[i] = strings.ToUpper(w)
-		}
+	n := strings.TrimPrefix(name, "CUDA_")
+	if n == name {
+		n = strings.TrimPrefix(name, "CU")
 	}
-	return strings.Join(words, "")
+	return c.goName(words(n))
+}
+
+// constGoName: CU_EVENT_DEFAULT → EventDefault, CUDA_ERROR_NOT_READY →
+// ErrorNotReady.
+func (c *Config) constGoName(name string) string {
+	if r, ok := c.Names[name]; ok {
+		return r.Go
+	}
+	n := strings.TrimPrefix(name, "CUDA_")
+	if n == name {
+		n = strings.TrimPrefix(name, "CU_")
+	}
+	return c.goName(words(n))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/template"
 
@@ -28,33 +27,21 @@ func fileName(version string) string {
 	return "zdriver_cuda" + strings.ReplaceAll(version, ".", "_") + ".go"
 }
 
-// buildConstraint selects a version: its tag, unless an older pinned version's
-// tag is also given; the newest when no pinned tag is given.
-func (e *Emitter) buildConstraint(version string) string {
-	var all []string
-	for _, v := range e.Versions {
-		all = append(all, v.Tag)
-	}
-	newest := e.Versions[len(e.Versions)-1].Version
-	var terms []string
-	if version == newest {
-		for _, v := range e.Versions {
-			if v.Version != newest {
-				terms = append(terms, "!"+v.Tag)
-			}
-		}
-		if len(terms) == 0 {
-			return ""
-		}
-		return "//go:build " + strings.Join(terms, " && ")
-	}
-	terms = append(terms, headers.TagFor(version))
-	for _, v := range e.Versions {
-		if headers.Less(v.Version, version) {
-			terms = append(terms, "!"+v.Tag)
+// constraint is the one place build constraints are made: the version
+// selection (its tag, unless an older pinned version's tag is also given;
+// the newest when no pinned tag is given), and'ed with extra ("cgo",
+// "!cgo", ...). It returns the whole //go:build line, or "".
+func (e *Emitter) constraint(version, extra string) string {
+	var rest []string
+	for _, t := range strings.Split(extra, "&&") {
+		if t = strings.TrimSpace(t); t != "" {
+			rest = append(rest, t)
 		}
 	}
-	return "//go:build " + strings.Join(terms, " && ")
+	if version == "" {
+		return BuildLine("", rest...)
+	}
+	return BuildLine(versionExpr(e.Versions, version), rest...) // one rule, shared with the constraint rewriter (constraint.go)
 }
 
 func (e *Emitter) header(f *jen.File, constraint string) {
@@ -67,15 +54,7 @@ func (e *Emitter) header(f *jen.File, constraint string) {
 }
 
 func (e *Emitter) render(name string, data any) (string, error) {
-	funcs := template.FuncMap{
-		"hasOuts":  hasOuts,
-		"isOut":    isOut,
-		"cparam":   cparam,
-		"cname":    cname,
-		"fnTypes":  fnTypes,
-		"callArgs": callArgs,
-	}
-	t, err := template.New(name).Funcs(funcs).ParseFiles(filepath.Join(e.Templates, name))
+	t, err := template.New(name).ParseFiles(filepath.Join(e.Templates, name))
 	if err != nil {
 		return "", fmt.Errorf("gen: template: %w", err)
 	}
@@ -93,7 +72,7 @@ func (e *Emitter) Loader() ([]byte, error) {
 		return nil, err
 	}
 	f := jen.NewFile(e.Cfg.Package)
-	e.header(f, "")
+	e.header(f, e.constraint("", "cgo"))
 	f.CgoPreamble("/*\n" + strings.TrimSpace(pre) + "\n*/")
 	f.Comment("cOpen opens the driver library at path; it returns dlerror's text on failure.")
 	f.Func().Id("cOpen").Params(jen.Id("path").String()).String().Block(
@@ -138,149 +117,9 @@ func (e *Emitter) Loader() ([]byte, error) {
 func (e *Emitter) gofmt(f *jen.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
-		return nil, fmt.Errorf("gen: render: %w", err)
+		return nil, renderError(err) // never quote generated source (headercheck.go)
 	}
 	return b.Bytes(), nil
-}
-
-// cgoType is the cgo name of a C type used in trampolines.
-func cgoType(ct string) *jen.Statement {
-	switch ct {
-	case "uintptr_t":
-		return jen.Qual("C", "uintptr_t")
-	case "int":
-		return jen.Qual("C", "int")
-	case "unsigned int":
-		return jen.Qual("C", "uint")
-	case "long":
-		return jen.Qual("C", "long")
-	case "unsigned long":
-		return jen.Qual("C", "ulong")
-	case "long long":
-		return jen.Qual("C", "longlong")
-	case "unsigned long long":
-		return jen.Qual("C", "ulonglong")
-	case "float":
-		return jen.Qual("C", "float")
-	case "double":
-		return jen.Qual("C", "double")
-	case "short":
-		return jen.Qual("C", "short")
-	case "unsigned short":
-		return jen.Qual("C", "ushort")
-	case "signed char":
-		return jen.Qual("C", "schar")
-	case "unsigned char":
-		return jen.Qual("C", "uchar")
-	}
-	panic("gen: no cgo type for " + ct)
-}
-
-func goTypeCode(t string) *jen.Statement {
-	switch t {
-	case "unsafe.Pointer":
-		return jen.Qual("unsafe", "Pointer")
-	}
-	return jen.Id(t)
-}
-
-func zeroOf(m *Model, t string) *jen.Statement {
-	switch t {
-	case "string":
-		return jen.Lit("")
-	case "unsafe.Pointer":
-		return jen.Nil()
-	}
-	for _, s := range m.Structs {
-		if s.Go == t {
-			return jen.Id(t).Values()
-		}
-	}
-	return jen.Lit(0)
-}
-
-// Driver renders one version's file.
-func (e *Emitter) Driver(m *Model) ([]byte, error) {
-	pre, err := e.render("driver.c.tmpl", m)
-	if err != nil {
-		return nil, err
-	}
-	f := jen.NewFile(e.Cfg.Package)
-	e.header(f, e.buildConstraint(m.Version))
-	f.CgoPreamble("/*\n" + strings.TrimSpace(pre) + "\n*/")
-
-	names := make([]string, 0, len(m.Sums))
-	for n := range m.Sums {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	f.Comment(fmt.Sprintf("Bindings for CUDA %s: CUDA_VERSION %d, %s.", m.Version, m.CUDAVersion, strings.Join(sumLines(m), ", ")))
-	f.Const().Defs(
-		jen.Comment("HeaderVersion is the CUDA_VERSION of the header these bindings were generated from."),
-		jen.Id("HeaderVersion").Op("=").Lit(m.CUDAVersion),
-		jen.Comment("Toolkit is the toolkit version of that header."),
-		jen.Id("Toolkit").Op("=").Lit(m.Version),
-		jen.Comment("BuildTag is the build tag that selects these bindings."),
-		jen.Id("BuildTag").Op("=").Lit(m.Tag),
-		jen.Comment("PerThreadDefaultStream says whether the _ptsz entry points are bound."),
-		jen.Id("PerThreadDefaultStream").Op("=").Lit(m.PerThread),
-		jen.Id("gpaSymbol").Op("=").Lit(m.GPASymbol),
-		jen.Id("gpaV2").Op("=").Lit(m.GPAV2),
-		jen.Id("gpaFlags").Op("=").Lit(int(m.GPAFlags)),
-	)
-	f.Comment("HeaderSHA256 holds the sha256 of each header file the bindings were generated from.")
-	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(jen.DictFunc(func(d jen.Dict) {
-		for _, n := range names {
-			d[jen.Lit(n)] = jen.Lit(m.Sums[n])
-		}
-	}))
-
-	// Handle and struct types.
-	for _, h := range m.Handles {
-		f.Commentf("%s is the driver's %s.", h.Go, h.C)
-		f.Type().Id(h.Go).Id(h.GoBase)
-	}
-	for _, s := range m.Structs {
-		f.Commentf("%s is the driver's %s (%d bytes), passed by value.", s.Go, s.C, s.Size)
-		f.Type().Id(s.Go).Index(jen.Lit(int(s.Size))).Byte()
-	}
-	// Enums.
-	for _, en := range m.Enums {
-		e.enum(f, m, en)
-	}
-	// Procs and functions.
-	var table []jen.Code
-	for _, fn := range m.Funcs {
-		pv := "proc" + fn.GoName
-		f.Var().Id(pv).Op("=").Op("&").Id("proc").Values(jen.Dict{
-			jen.Id("name"):    jen.Lit(fn.Base),
-			jen.Id("symbol"):  jen.Lit(fn.Symbol),
-			jen.Id("version"): jen.Lit(fn.ABI),
-			jen.Id("flags"):   jen.Lit(int(fn.Flags)),
-		})
-		e.function(f, m, fn, false)
-		if fn.Conf.Ctx {
-			e.function(f, m, fn, true)
-		}
-		table = append(table, jen.Values(jen.Dict{
-			jen.Id("Go"):         jen.Lit(fn.GoName),
-			jen.Id("Name"):       jen.Lit(fn.Base),
-			jen.Id("Symbol"):     jen.Lit(fn.Symbol),
-			jen.Id("ABIVersion"): jen.Lit(fn.ABI),
-			jen.Id("Flags"):      jen.Lit(int(fn.Flags)),
-			jen.Id("proc"):       jen.Id(pv),
-		}))
-	}
-	f.Comment("Functions lists every bound driver function: its Go name, the name it is")
-	f.Comment("resolved by, the versioned entry point the header declares, and the ABI")
-	f.Comment("version passed to cuGetProcAddress.")
-	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Values(table...)
-	if m.CtxGet != nil && m.CtxSet != nil {
-		f.Var().Id("ctxProcs").Op("=").Index(jen.Lit(2)).Op("*").Id("proc").Values(jen.Id("proc"+m.CtxGet.GoName), jen.Id("proc"+m.CtxSet.GoName))
-	} else {
-		f.Var().Id("ctxProcs").Index(jen.Lit(2)).Op("*").Id("proc")
-	}
-	return e.gofmt(f)
 }
 
 func sumLines(m *Model) []string {
@@ -289,85 +128,6 @@ func sumLines(m *Model) []string {
 		r = append(r, fmt.Sprintf("%s sha256 %s", n, m.Sums[n]))
 	}
 	return r
-}
-
-func (e *Emitter) enum(f *jen.File, m *Model, en Enum) {
-	ec := en.Conf
-	f.Commentf("%s is the driver's %s.", ec.Go, ec.C)
-	f.Type().Id(ec.Go).Id(en.GoBase)
-	var defs []jen.Code
-	for _, v := range en.Values {
-		if v.Doc != "" {
-			defs = append(defs, jen.Comment(fmt.Sprintf("%s (%s): %s", v.Go, v.C, v.Doc)))
-		} else {
-			defs = append(defs, jen.Comment(fmt.Sprintf("%s is %s.", v.Go, v.C)))
-		}
-		defs = append(defs, jen.Id(v.Go).Id(ec.Go).Op("=").Lit(int(v.Value)))
-	}
-	f.Const().Defs(defs...)
-	// Names, for String.
-	seen := map[int64]bool{}
-	var cases []jen.Code
-	for _, v := range en.Values {
-		if seen[v.Value] {
-			continue
-		}
-		seen[v.Value] = true
-		cases = append(cases, jen.Case(jen.Lit(int(v.Value))).Block(jen.Return(jen.Lit(v.C))))
-	}
-	f.Comment("name returns the C name of a value, or \"\" when the header has none.")
-	f.Func().Params(jen.Id("v").Id(ec.Go)).Id("name").Params().String().Block(
-		jen.Switch(jen.Id("v")).Block(cases...),
-		jen.Return(jen.Lit("")),
-	)
-	if ec.Flags {
-		f.Commentf("String returns the C names of the set flags joined by '|'.")
-		f.Func().Params(jen.Id("v").Id(ec.Go)).Id("String").Params().String().Block(
-			jen.Return(jen.Id("flagString").Call(jen.Uint64().Call(jen.Id("v")), jen.Func().Params(jen.Id("x").Uint64()).String().Block(
-				jen.Return(jen.Id(ec.Go).Call(jen.Id("x")).Dot("name").Call()),
-			))),
-		)
-	} else if !ec.Error {
-		f.Commentf("String returns the C name of the value, or its number.")
-		f.Func().Params(jen.Id("v").Id(ec.Go)).Id("String").Params().String().Block(
-			jen.If(jen.Id("n").Op(":=").Id("v").Dot("name").Call(), jen.Id("n").Op("!=").Lit("")).Block(jen.Return(jen.Id("n"))),
-			jen.Return(jen.Qual("strconv", "Itoa").Call(jen.Int().Call(jen.Id("v")))),
-		)
-	}
-	if ec.Error {
-		// Descriptions and pre-boxed errors, so that returning a common
-		// error allocates nothing.
-		var dcases, bcases []jen.Code
-		var boxes []jen.Code
-		seen = map[int64]bool{}
-		for _, v := range en.Values {
-			if seen[v.Value] || v.Value == 0 {
-				continue
-			}
-			seen[v.Value] = true
-			dcases = append(dcases, jen.Case(jen.Lit(int(v.Value))).Block(jen.Return(jen.Lit(describe(v.Doc)))))
-			bv := "box" + v.Go
-			boxes = append(boxes, jen.Id(bv).Error().Op("=").Id(v.Go))
-			bcases = append(bcases, jen.Case(jen.Lit(int(v.Value))).Block(jen.Return(jen.Id(bv))))
-		}
-		f.Comment("description is the header's description of a result, lower case.")
-		f.Func().Params(jen.Id("v").Id(ec.Go)).Id("description").Params().String().Block(
-			jen.Switch(jen.Id("v")).Block(dcases...),
-			jen.Return(jen.Lit("")),
-		)
-		f.Var().Defs(boxes...)
-		f.Comment("boxed returns the result as an error without allocating.")
-		f.Func().Params(jen.Id("v").Id(ec.Go)).Id("boxed").Params().Error().Block(
-			jen.Switch(jen.Id("v")).Block(append(bcases, jen.Case(jen.Lit(0)).Block(jen.Return(jen.Nil())))...),
-			jen.Return(jen.Id("v")),
-		)
-		var all []jen.Code
-		for _, v := range en.Values {
-			all = append(all, jen.Id(v.Go))
-		}
-		f.Commentf("Results lists every %s value the header declares.", ec.C)
-		f.Var().Id("Results").Op("=").Index().Id(ec.Go).Values(all...)
-	}
 }
 
 // describe turns a header's doc into a one-line lower-case description.
@@ -386,201 +146,6 @@ func describe(doc string) string {
 	return d
 }
 
-func hasOuts(f Func) bool {
-	for _, p := range f.Params {
-		if isOut(p) {
-			return true
-		}
-	}
-	return false
-}
-
-func isOut(p Param) bool { return p.Kind == pOut || p.Kind == pOutString || p.Kind == pOutStruct }
-
-func cparam(p Param) string {
-	switch p.Kind {
-	case pIn:
-		return ", " + p.CType + " p_" + p.C
-	case pString:
-		return ", const char *p_" + p.C
-	case pStruct:
-		return ", const void *p_" + p.C
-	case pBufBuf:
-		return ", char *p_" + p.C
-	case pBufLen:
-		return ", int p_" + p.C
-	}
-	return ""
-}
-
-func cname(p Param) string {
-	if isOut(p) {
-		return ""
-	}
-	return ", p_" + p.C
-}
-
-func fnTypes(f Func) string {
-	var r []string
-	for _, p := range f.Params {
-		switch {
-		case isOut(p):
-			r = append(r, "void *")
-		case p.Kind == pStruct:
-			r = append(r, p.CType)
-		case p.Kind == pString:
-			r = append(r, "const char *")
-		case p.Kind == pBufBuf:
-			r = append(r, "char *")
-		case p.CType == "uintptr_t":
-			r = append(r, "void *")
-		default:
-			r = append(r, p.CType)
-		}
-	}
-	if len(r) == 0 {
-		return "void"
-	}
-	return strings.Join(r, ", ")
-}
-
-func callArgs(f Func) string {
-	var r []string
-	for _, p := range f.Params {
-		switch {
-		case isOut(p):
-			r = append(r, "&ret."+p.C)
-		case p.Kind == pStruct:
-			r = append(r, "*(const "+p.CType+" *)p_"+p.C)
-		case p.CType == "uintptr_t" && p.Kind == pIn:
-			r = append(r, "(void *)p_"+p.C)
-		default:
-			r = append(r, "p_"+p.C)
-		}
-	}
-	return strings.Join(r, ", ")
-}
-
-// function writes the Go wrapper of one function, or its context variant.
-func (e *Emitter) function(f *jen.File, m *Model, fn Func, ctx bool) {
-	name := fn.GoName
-	cfn := "cg_" + fn.GoName
-	if ctx {
-		name += "Ctx"
-		cfn = "cg_ctx_" + fn.GoName
-	}
-	var params, results []jen.Code
-	var zero []jen.Code
-	if ctx {
-		params = append(params, jen.Id("ctx").Id("Context"))
-	}
-	var pre []jen.Code
-	var args []jen.Code
-	if ctx {
-		args = append(args, jen.Qual("C", "uintptr_t").Call(jen.Id("ctx")))
-	}
-	args = append(args, jen.Qual("C", "uintptr_t").Call(jen.Id("fn")))
-	var outs []Param
-	var bufSize int
-	if fn.Conf.Buffer != nil {
-		bufSize = fn.Conf.Buffer.Size
-	}
-	for _, p := range fn.Params {
-		switch p.Kind {
-		case pIn:
-			params = append(params, jen.Id(p.GoName).Add(goTypeCode(p.GoType)))
-			if p.GoType == "unsafe.Pointer" {
-				args = append(args, jen.Id(p.GoName))
-			} else {
-				args = append(args, cgoType(p.CType).Call(jen.Id(p.GoName)))
-			}
-		case pString:
-			params = append(params, jen.Id(p.GoName).String())
-			cs := "c" + p.GoName
-			pre = append(pre,
-				jen.Id(cs).Op(":=").Qual("C", "CString").Call(jen.Id(p.GoName)),
-				jen.Defer().Qual("C", "free").Call(jen.Qual("unsafe", "Pointer").Call(jen.Id(cs))))
-			args = append(args, jen.Id(cs))
-		case pStruct:
-			params = append(params, jen.Id(p.GoName).Op("*").Id(p.GoType))
-			args = append(args, jen.Qual("unsafe", "Pointer").Call(jen.Id(p.GoName)))
-		case pBufBuf:
-			pre = append(pre,
-				jen.Id("buf").Op(":=").Parens(jen.Op("*").Qual("C", "char")).Call(jen.Qual("C", "malloc").Call(jen.Lit(bufSize))),
-				jen.Defer().Qual("C", "free").Call(jen.Qual("unsafe", "Pointer").Call(jen.Id("buf"))))
-			args = append(args, jen.Id("buf"))
-			outs = append(outs, p)
-		case pBufLen:
-			args = append(args, jen.Qual("C", "int").Call(jen.Lit(bufSize)))
-		default:
-			outs = append(outs, p)
-		}
-	}
-	for _, o := range outs {
-		results = append(results, goTypeCode(o.GoType))
-		zero = append(zero, zeroOf(m, o.GoType))
-	}
-	results = append(results, jen.Error())
-	doc := fmt.Sprintf("%s calls %s", name, fn.Symbol)
-	if ctx {
-		doc += ", first making ctx current on the calling thread in the same cgo call"
-	}
-	doc += fmt.Sprintf(" (resolved as %s, ABI version %d).", fn.Base, fn.ABI)
-	if fn.Doc != "" {
-		doc += " The header: " + fn.Doc
-	}
-	f.Comment(doc)
-	// The resolved entry point's fast path is inline: one atomic load.
-	pv := "proc" + fn.GoName
-	body := []jen.Code{
-		jen.Id("fn").Op(":=").Id(pv).Dot("addrV").Dot("Load").Call(),
-		jen.If(jen.Id("fn").Op("==").Lit(0)).Block(
-			jen.Var().Id("err").Error(),
-			jen.If(jen.List(jen.Id("fn"), jen.Id("err")).Op("=").Id(pv).Dot("resolve").Call(), jen.Id("err").Op("!=").Nil()).Block(
-				jen.Return(append(append([]jen.Code{}, zero...), jen.Id("err"))...)),
-		),
-	}
-	if ctx {
-		body = append(body, jen.If(jen.Id("err").Op(":=").Id("ensureCtxFns").Call(), jen.Id("err").Op("!=").Nil()).Block(
-			jen.Return(append(append([]jen.Code{}, zero...), jen.Id("err"))...)))
-	}
-	body = append(body, pre...)
-	hasRet := hasOuts(fn)
-	if !hasRet && len(outs) == 0 {
-		body = append(body,
-			jen.If(jen.Id("r").Op(":=").Id("Result").Call(jen.Qual("C", cfn).Call(args...)), jen.Id("r").Op("!=").Lit(0)).Block(
-				jen.Return(jen.Id("r").Dot("boxed").Call())),
-			jen.Return(jen.Nil()))
-	} else if !hasRet {
-		// Only a buffer result.
-		body = append(body,
-			jen.If(jen.Id("r").Op(":=").Id("Result").Call(jen.Qual("C", cfn).Call(args...)), jen.Id("r").Op("!=").Lit(0)).Block(
-				jen.Return(append(append([]jen.Code{}, zero...), jen.Id("r").Dot("boxed").Call())...)),
-			jen.Return(jen.Qual("C", "GoString").Call(jen.Id("buf")), jen.Nil()))
-	} else {
-		body = append(body,
-			jen.Id("ret").Op(":=").Qual("C", cfn).Call(args...),
-			jen.If(jen.Id("ret").Dot("r").Op("!=").Lit(0)).Block(
-				jen.Return(append(append([]jen.Code{}, zero...), jen.Id("Result").Call(jen.Id("ret").Dot("r")).Dot("boxed").Call())...)),
-		)
-		var rv []jen.Code
-		for _, o := range outs {
-			switch o.Kind {
-			case pBufBuf:
-				rv = append(rv, jen.Qual("C", "GoString").Call(jen.Id("buf")))
-			case pOutString:
-				rv = append(rv, jen.Qual("C", "GoString").Call(jen.Id("ret").Dot(o.C)))
-			case pOutStruct:
-				rv = append(rv, jen.Op("*").Parens(jen.Op("*").Id(o.GoType)).Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id("ret").Dot(o.C))))
-			default:
-				rv = append(rv, jen.Id(o.GoType).Call(jen.Id("ret").Dot(o.C)))
-			}
-		}
-		body = append(body, jen.Return(append(rv, jen.Nil())...))
-	}
-	f.Func().Id(name).Params(params...).Params(results...).Block(body...)
-}
-
 // Render generates the shared loader and each version's file and test,
 // keyed by file name in the output directory.
 func (e *Emitter) Render(models []*Model) (map[string][]byte, error) {
@@ -591,12 +156,24 @@ func (e *Emitter) Render(models []*Model) (map[string][]byte, error) {
 	}
 	files["zloader.go"] = b
 	for _, m := range models {
-		if files[fileName(m.Version)], err = e.Driver(m); err != nil {
+		if files[fileName(m.Version)], err = e.Pure(m); err != nil {
+			return nil, err
+		}
+		if files[cgoFileName(m.Version)], err = e.Cgo(m); err != nil {
+			return nil, err
+		}
+		if files[noCgoFileName(m.Version)], err = e.NoCgo(m); err != nil {
 			return nil, err
 		}
 		if files[testFileName(m.Version)], err = e.DriverTest(m); err != nil {
 			return nil, err
 		}
+		c, t, err := e.Layout(m)
+		if err != nil {
+			return nil, err
+		}
+		files[layoutFileName(m.Version, "")] = c
+		files[layoutFileName(m.Version, "_test")] = t
 	}
 	return files, nil
 }
@@ -608,6 +185,9 @@ func WriteAll(dir string, files map[string][]byte, prune bool) error {
 		return err
 	}
 	for name, b := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			return err
+		}
 		if err := writeIfChanged(filepath.Join(dir, name), b); err != nil {
 			return err
 		}
@@ -616,8 +196,10 @@ func WriteAll(dir string, files map[string][]byte, prune bool) error {
 		return nil
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "zdriver_cuda*.go"))
-	for _, o := range old {
-		if _, ok := files[filepath.Base(o)]; !ok {
+	lo, _ := filepath.Glob(filepath.Join(dir, LayoutDir, "zlayout_cuda*.go"))
+	for _, o := range append(old, lo...) {
+		rel, _ := filepath.Rel(dir, o)
+		if _, ok := files[rel]; !ok {
 			os.Remove(o)
 		}
 	}
@@ -636,58 +218,17 @@ func testFileName(version string) string {
 	return strings.TrimSuffix(fileName(version), ".go") + "_test.go"
 }
 
-// DriverTest renders a version's test that calls every bound function
-// without a driver and checks the typed error.
-func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
-	f := jen.NewFile(e.Cfg.Package)
-	e.header(f, e.buildConstraint(m.Version))
-	var calls []jen.Code
-	for _, fn := range m.Funcs {
-		for _, ctx := range []bool{false, true} {
-			if ctx && !fn.Conf.Ctx {
-				continue
-			}
-			name := fn.GoName
-			var args []jen.Code
-			if ctx {
-				name += "Ctx"
-				args = append(args, jen.Lit(0))
-			}
-			nres := 1
-			for _, p := range fn.Params {
-				switch p.Kind {
-				case pIn:
-					if p.GoType == "unsafe.Pointer" {
-						args = append(args, jen.Nil())
-					} else {
-						args = append(args, jen.Lit(0))
-					}
-				case pString:
-					args = append(args, jen.Lit(""))
-				case pStruct:
-					args = append(args, jen.Op("&").Id(p.GoType).Values())
-				case pBufLen:
-				default:
-					nres++
-				}
-			}
-			var lhs []jen.Code
-			for i := 1; i < nres; i++ {
-				lhs = append(lhs, jen.Id("_"))
-			}
-			lhs = append(lhs, jen.Id("err"))
-			calls = append(calls, jen.Values(jen.Lit(name), jen.Func().Params().Error().Block(
-				jen.List(lhs...).Op(":=").Id(name).Call(args...),
-				jen.Return(jen.Id("err")),
-			)))
-		}
-	}
-	f.Comment("noDriverCalls calls every bound function with zero arguments.")
-	f.Var().Id("noDriverCalls").Op("=").Index().Struct(
-		jen.Id("name").String(),
-		jen.Id("call").Func().Params().Error(),
-	).Values(calls...)
-	return e.gofmt(f)
+// LayoutDir holds the layout check, relative to the output directory.
+const LayoutDir = "internal/layout"
+
+func cgoFileName(version string) string {
+	return strings.TrimSuffix(fileName(version), ".go") + "_cgo.go"
+}
+func noCgoFileName(version string) string {
+	return strings.TrimSuffix(fileName(version), ".go") + "_nocgo.go"
+}
+func layoutFileName(version, suffix string) string {
+	return LayoutDir + "/zlayout_cuda" + strings.ReplaceAll(version, ".", "_") + suffix + ".go"
 }
 
 // DocsFile is the generated reference, relative to the module root.
@@ -722,12 +263,27 @@ func (e *Emitter) Docs(models []*Model) ([]byte, error) {
 	}
 	t, err := template.New("bindings.md.tmpl").Funcs(template.FuncMap{
 		"resultCount": func(m *Model) int {
-			for _, en := range m.Enums {
-				if en.Conf.Error {
-					return len(en.Values)
+			for _, t := range m.Types {
+				if t.C == "CUresult" {
+					return len(t.Values)
 				}
 			}
 			return 0
+		},
+		"percent": func(m *Model) string {
+			return fmt.Sprintf("%.1f %%", 100*float64(len(m.Funcs))/float64(m.Declared))
+		},
+		"count": func(m *Model, k string) int {
+			n := 0
+			for _, t := range m.Types {
+				switch {
+				case k == "struct" && t.Kind == tStruct && !t.Nested, k == "union" && t.Kind == tUnion && !t.Nested,
+					k == "enum" && t.Kind == tEnum, k == "opaque" && t.Kind == tOpaque, k == "callback" && t.Kind == tCallback,
+					k == "handle" && (t.Kind == tHandle || t.Kind == tScalar):
+					n++
+				}
+			}
+			return n
 		},
 	}).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
 	if err != nil {

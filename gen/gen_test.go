@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -89,20 +90,18 @@ func TestFacts(t *testing.T) {
 				}
 			}
 			n := 0
-			for _, en := range m.Enums {
-				for _, v := range en.Values {
+			var results int
+			for _, ty := range m.Types {
+				if ty.C == "CUresult" {
+					results = len(ty.Values)
+				}
+				for _, v := range ty.Values {
 					if tv, ok := text[v.C]; ok {
 						n++
 						if tv != v.Value {
 							t.Errorf("%s: generator read %d, header says %d", v.C, v.Value, tv)
 						}
 					}
-				}
-			}
-			var results int
-			for _, en := range m.Enums {
-				if en.Conf.Go == "Result" {
-					results = len(en.Values)
 				}
 			}
 			var textResults int
@@ -114,11 +113,31 @@ func TestFacts(t *testing.T) {
 			if results != textResults {
 				t.Errorf("CUresult: %d values bound, the header declares %d", results, textResults)
 			}
-			if n < 100 {
+			if n < 500 {
 				t.Errorf("only %d enumerators checked", n)
 			}
-			// Versioned names: each function's symbol is what the header's
-			// #define maps its name to.
+			// Every prototype in the text that the preprocessor keeps is
+			// bound or listed as not bound; at least 98 %% are bound.
+			if len(m.Funcs)+len(m.Skipped) != m.Declared || float64(len(m.Funcs)) < 0.98*float64(m.Declared) {
+				t.Errorf("%d declared, %d bound, %d not bound", m.Declared, len(m.Funcs), len(m.Skipped))
+			}
+			// Every name a prototype in the text spells is bound under some
+			// entry point, or listed as not bound.
+			for _, mm := range protoRe.FindAllStringSubmatch(string(cudaH), -1) {
+				base := baseName(mm[1])
+				found := m.Func(base) != nil
+				for _, f := range m.Funcs {
+					found = found || f.Symbol == m.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
+				}
+				for _, s := range m.Skipped {
+					found = found || baseName(s.Symbol) == base
+				}
+				if !found {
+					t.Errorf("%s (prototype %s) is neither bound nor listed as not bound", base, mm[1])
+				}
+			}
+			// Versioned names: a function bound under its base name has the
+			// symbol the header's #define maps that name to.
 			defines := map[string]string{}
 			for _, mm := range reDefine.FindAllStringSubmatch(string(cudaH), -1) {
 				if strings.HasSuffix(mm[2], "_ptsz") || strings.HasSuffix(mm[2], "_ptds") {
@@ -128,15 +147,14 @@ func TestFacts(t *testing.T) {
 					defines[mm[1]] = mm[2]
 				}
 			}
-			funcs := map[string]Func{}
+			funcs := map[string]*Func{}
 			for _, f := range m.Funcs {
 				funcs[f.GoName] = f
-				want := f.Conf.C
-				if d, ok := defines[f.Conf.C]; ok {
-					want = d
-				}
-				if f.Symbol != want {
-					t.Errorf("%s: symbol %s, header maps it to %s", f.Conf.C, f.Symbol, want)
+				if d, ok := defines[f.Base]; ok && f.GoName == cfg.funcGoName(f.Base) {
+					want := d
+					if f.Symbol != want {
+						t.Errorf("%s: symbol %s, header maps it to %s", f.Base, f.Symbol, want)
+					}
 				}
 				// Its ABI version is one cudaTypedefs.h declares for it.
 				if !regexp.MustCompile(`PFN_` + f.Base + `_v` + strconv.Itoa(f.ABI) + `\b`).Match(typedefs) {
@@ -164,7 +182,6 @@ func TestFacts(t *testing.T) {
 			switch {
 			case e.CUDAVersion >= 13000:
 				must("EventElapsedTime", "cuEventElapsedTime_v2", 12080)
-				must("EventElapsedTimeV2", "cuEventElapsedTime_v2", 12080)
 				must("GetProcAddress", "cuGetProcAddress_v2", 12000)
 			case e.CUDAVersion >= 12000:
 				must("EventElapsedTime", "cuEventElapsedTime", 2000)
@@ -173,17 +190,33 @@ func TestFacts(t *testing.T) {
 				must("EventElapsedTime", "cuEventElapsedTime", 2000)
 				must("GetProcAddress", "cuGetProcAddress", 11030)
 			}
-			if e.CUDAVersion < 12080 {
-				if _, ok := funcs["EventElapsedTimeV2"]; ok {
-					t.Errorf("CUDA %s has no cuEventElapsedTime_v2, yet it is bound", e.Version)
-				}
+			// Versioned entry points get their own ABI version, not the
+			// base name's: the header's PFN_cuX_v2 macro where it has one.
+			switch e.Version {
+			case "11.8":
+				must("StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo_v2", 11030)
+				must("StreamWaitValue32V2", "cuStreamWaitValue32_v2", 11070)
+				must("CtxCreateV3", "cuCtxCreate_v3", 11040)
+			case "12.4":
+				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
+				must("StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo_v3", 12030)
+				must("StreamWaitValue32", "cuStreamWaitValue32_v2", 11070)
+				must("MemAdviseV2", "cuMemAdvise_v2", 12020)
+			case "13.0":
+				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030)
+				must("MemAdvise", "cuMemAdvise_v2", 12020)
+				must("StreamGetCtxV2", "cuStreamGetCtx_v2", 12050)
 			}
 			if m.GPAV2 != (e.CUDAVersion >= 12000) {
 				t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
 			}
-			// What the generated file says.
+			// What the generated files say.
 			em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
-			b, err := em.Driver(m)
+			b, err := em.Pure(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := em.Cgo(m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,40 +232,148 @@ func TestFacts(t *testing.T) {
 			if !bytes.Contains(b, []byte(fmt.Sprintf("HeaderVersion = %d", e.CUDAVersion))) {
 				t.Error("the file does not record the header version")
 			}
-			if bytes.Contains(b, []byte("#include <cuda.h>")) || bytes.Contains(b, []byte("-lcuda")) {
+			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
 				t.Error("the file needs the toolkit")
+			}
+			// The hot event calls are noescape and nocallback; a function
+			// whose callback the driver calls during the call is not.
+			for _, d := range []string{"#cgo noescape cg_EventRecord\n", "#cgo nocallback cg_EventQuery\n", "#cgo noescape cg_EventElapsedTime\n"} {
+				if !bytes.Contains(c, []byte(d)) {
+					t.Errorf("missing %q", d)
+				}
+			}
+			if bytes.Contains(c, []byte("#cgo nocallback cg_OccupancyMaxPotentialBlockSize\n")) {
+				t.Error("cuOccupancyMaxPotentialBlockSize, which calls its callback, is nocallback")
+			}
+			// Slices sharing a count: unequal lengths never reach the driver.
+			if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
+				t.Error("cuModuleLoadDataEx's length check does not stop the call")
+			}
+			if bytes.Contains(b, []byte(`import "C"`)) || !bytes.Contains(c, []byte(`import "C"`)) {
+				t.Error("the pure-Go file imports C, or the cgo file does not")
+			}
+		})
+	}
+}
+
+// TestSignatures asserts the Go shapes of the functions that were once
+// bound wrongly, in every version.
+func TestSignatures(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	want := map[string]string{
+		"cuMemcpy2D":           "Memcpy2D(pCopy *Memcpy2DParams) error",
+		"cuDeviceGetLuid":      "DeviceGetLUID(dev Device) ([8]byte, uint32, error)",
+		"cuDeviceGetPCIBusId":  "DeviceGetPCIBusID(dev Device) (string, error)",
+		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error)",
+		"cuGraphAddKernelNode": "GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error)",
+		"cuDeviceGetUuid":      "DeviceGetUUID(dev Device) (UUID, error)",
+		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error",
+		"cuLaunchKernelEx":     "LaunchKernelEx(config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error",
+		"cuEventElapsedTime":   "EventElapsedTime(hStart Event, hEnd Event) (float32, error)",
+		"cuIpcOpenEventHandle": "IPCOpenEventHandle(handle *IPCEventHandle) (Event, error)",
+		"cuDeviceGetName":      "DeviceGetName(dev Device) (string, error)",
+	}
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			m, err := Build(cfg, e, headerDir(t, e, cache))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for base, w := range want {
+				f := m.Func(base)
+				if f == nil {
+					if base == "cuLaunchKernelEx" && e.CUDAVersion < 11080 {
+						continue
+					}
+					t.Errorf("%s is not bound", base)
+					continue
+				}
+				got := f.GoSignature()
+				if base == "cuGraphAddKernelNode" && e.CUDAVersion >= 12000 {
+					// From 12.0 the node parameters are CUDA_KERNEL_NODE_PARAMS_v2.
+					w = strings.Replace(w, "*KernelNodeParams", "*KernelNodeParams", 1)
+				}
+				if got != w {
+					t.Errorf("%s: got  %s\nwant %s", base, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLayout compiles, for every version whose header is here, a cgo
+// program against the real cuda.h that compares sizeof, _Alignof and
+// offsetof of every struct and union with the generated Go types.
+func TestLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the layout check in -short mode: it compiles the bindings once per version")
+	}
+	_, man, cache := loadAll(t)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			dir := headerDir(t, e, cache)
+			tags := "cudagen_layout"
+			if e.Version != man.Newest().Version {
+				tags += "," + e.Tag
+			}
+			cmd := exec.Command("go", "test", "-count=1", "-tags", tags, "./cuda/driver/internal/layout")
+			cmd.Dir = root(t)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+dir)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("layout check for CUDA %s: %v\n%s", e.Version, err, out)
+			}
+			if !strings.Contains(string(out), "ok") {
+				t.Fatalf("layout check for CUDA %s did not run:\n%s", e.Version, out)
 			}
 		})
 	}
 }
 
 // TestPerThreadSwitch: with the switch, the _ptsz entry points are bound
-// and resolved with the per-thread flag.
+// and resolved with the per-thread flag, at their per-thread ABI versions.
 func TestPerThreadSwitch(t *testing.T) {
 	cfg, man, cache := loadAll(t)
-	e := man.Newest()
-	dir := headerDir(t, e, cache)
-	c := *cfg
-	c.PerThreadDefaultStream = true
-	m, err := Build(&c, e, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range m.Funcs {
-		switch f.Base {
-		case "cuEventRecord", "cuStreamWaitEvent", "cuStreamQuery":
-			if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
-				t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			c := *cfg
+			c.PerThreadDefaultStream = true
+			m, err := Build(&c, e, headerDir(t, e, cache))
+			if err != nil {
+				t.Fatal(err)
 			}
-		case "cuEventRecordWithFlags":
-			if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
-				t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+			n := 0
+			for _, f := range m.Funcs {
+				switch f.Base {
+				case "cuEventRecord", "cuStreamQuery":
+					n++
+					if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
+						t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+					}
+				case "cuMemcpyHtoDAsync":
+					n++
+					if f.Symbol != "cuMemcpyHtoDAsync_v2_ptsz" || f.ABI != 7000 {
+						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+					}
+				case "cuEventRecordWithFlags":
+					n++
+					if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
+						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+					}
+				case "cuEventQuery":
+					n++
+					if f.Symbol != "cuEventQuery" {
+						t.Errorf("%s: %s", f.Base, f.Symbol)
+					}
+				}
 			}
-		case "cuEventQuery":
-			if f.Symbol != "cuEventQuery" {
-				t.Errorf("%s: %s", f.Base, f.Symbol)
+			if n != 5 {
+				t.Errorf("%d of the 5 checked functions bound", n)
 			}
-		}
+		})
 	}
 }
 
@@ -267,6 +408,7 @@ typedef enum CUdriverProcAddress_flags_enum {
     CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
 } CUdriverProcAddress_flags;
 typedef struct CUevent_st *CUevent;
+typedef struct CUctx_st *CUcontext;
 typedef unsigned long long cuuint64_t;
 typedef enum CUdriverProcAddressQueryResult_enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 } CUdriverProcAddressQueryResult;
 #define cuEventDestroy cuEventDestroy_v2
@@ -274,6 +416,8 @@ typedef enum CUdriverProcAddressQueryResult_enum { CU_GET_PROC_ADDRESS_SUCCESS =
 CUresult cuEventQuery(CUevent hEvent);
 CUresult cuEventDestroy(CUevent hEvent);
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
+CUresult cuCtxGetCurrent(CUcontext *pctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
 #endif
 `
 
@@ -283,16 +427,13 @@ typedef CUresult (*PFN_cuEventDestroy_v2000)(CUevent hEvent);
 #endif
 typedef CUresult (*PFN_cuEventQuery_v2000)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventDestroy_v4000)(CUevent hEvent);
+typedef CUresult (*PFN_cuCtxGetCurrent_v4000)(CUcontext *pctx);
+typedef CUresult (*PFN_cuCtxSetCurrent_v4000)(CUcontext ctx);
 typedef CUresult (*PFN_cuGetProcAddress_v12000)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
 `
 
-func miniConfig(funcs ...string) *Config {
-	c := &Config{Package: "driver", Output: "x", Handles: []NameMap{{C: "CUevent", Go: "Event"}},
-		Enums: []EnumConf{{C: "CUresult", Go: "Result", Prefix: "CUDA_", Error: true}}, initialisms: map[string]bool{}}
-	for _, f := range funcs {
-		c.Functions = append(c.Functions, FuncConf{C: f})
-	}
-	return c
+func miniConfig() *Config {
+	return &Config{Package: "driver", Output: "x", Names: map[string]Rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{}}
 }
 
 func writeMini(t *testing.T, cuda string) string {
@@ -303,12 +444,17 @@ func writeMini(t *testing.T, cuda string) string {
 }
 
 func TestMiniHeader(t *testing.T) {
-	m, err := ParseHeaders(miniConfig("cuEventQuery", "cuEventDestroy"), writeMini(t, miniCuda))
+	m, err := ParseHeaders(miniConfig(), writeMini(t, miniCuda))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Funcs) != 2 || m.Funcs[1].Symbol != "cuEventDestroy_v2" || m.Funcs[1].ABI != 4000 || !m.GPAV2 || m.CUDAVersion != 12040 {
+	f := m.Func("cuEventDestroy")
+	if len(m.Funcs)+len(m.Skipped) != 5 || f == nil || f.Symbol != "cuEventDestroy_v2" || f.ABI != 4000 || !m.GPAV2 || m.CUDAVersion != 12040 {
 		t.Fatalf("%+v", m.Funcs)
+	}
+	// cuCtxGetCurrent's pctx is not documented as returned: it stays a pointer.
+	if s := m.Func("cuCtxGetCurrent").GoSignature(); s != "CtxGetCurrent(pctx *Context) error" {
+		t.Errorf("undocumented output: %s", s)
 	}
 }
 
@@ -316,14 +462,15 @@ func TestBadInput(t *testing.T) {
 	lines := strings.Split(miniCuda, "\n")
 	cases := []struct {
 		name, header string
-		funcs        []string
 		want         []string // all must appear in the error
 	}{
-		{"truncated", strings.Join(lines[:17], "\n"), []string{"cuEventQuery"}, []string{"cuda.h:"}},
-		{"malformed", strings.Replace(miniCuda, "CUresult cuEventQuery(CUevent hEvent);", "CUresult cuEventQuery(CUevent hEvent;", 1), []string{"cuEventQuery"}, []string{"cuda.h:18:37", "expected ')'"}},
-		{"missing function", miniCuda, []string{"cuEventQuery", "cuEventRecordWithFlags"}, []string{"cuEventRecordWithFlags", "not declared", "cuda.h"}},
-		{"no CUDA_VERSION", strings.Replace(miniCuda, "#define CUDA_VERSION 12040", "", 1), []string{"cuEventQuery"}, []string{"CUDA_VERSION"}},
-		{"no cuGetProcAddress", strings.Replace(strings.Replace(miniCuda, "CUresult cuGetProcAddress(", "CUresult cuGetProcAddressX(", 1), "#define cuGetProcAddress cuGetProcAddress_v2", "", 1), []string{"cuEventQuery"}, []string{"cuGetProcAddress", "11.3"}},
+		{"truncated", strings.Join(lines[:18], "\n"), []string{"cuda.h:"}},
+		{"malformed", strings.Replace(miniCuda, "CUresult cuEventQuery(CUevent hEvent);", "CUresult cuEventQuery(CUevent hEvent;", 1), []string{"cuda.h:19:37", "expected ')'"}},
+		{"no CUDA_VERSION", strings.Replace(miniCuda, "#define CUDA_VERSION 12040", "", 1), []string{"CUDA_VERSION"}},
+		{"no cuGetProcAddress", strings.Replace(strings.Replace(miniCuda, "CUresult cuGetProcAddress(", "CUresult cuGetProcAddressX(", 1), "#define cuGetProcAddress cuGetProcAddress_v2", "", 1), []string{"cuGetProcAddress", "11.3"}},
+		{"no cuCtxSetCurrent", strings.Replace(miniCuda, "CUresult cuCtxSetCurrent(CUcontext ctx);", "", 1), []string{"cuCtxSetCurrent", "Ctx variant"}},
+		{"Go name clash", strings.Replace(miniCuda, "typedef struct CUevent_st *CUevent;", "typedef struct CUevent_st *CUevent;\ntypedef enum { CU_EVENT_QUERY = 1 } CUx;", 1), []string{"Go name clash", "CU_EVENT_QUERY", "cuEventQuery", "EventQuery", "cuda.h:"}},
+		{"enum out of range", strings.Replace(miniCuda, "CUDA_ERROR_NOT_READY = 600", "CUDA_ERROR_NOT_READY = 600,\n    CUDA_ERROR_HUGE = 0x1ffffffff", 1), []string{"cuda.h:7", "CUDA_ERROR_HUGE", "does not fit"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -334,7 +481,7 @@ func TestBadInput(t *testing.T) {
 						t.Fatalf("panic: %v", r)
 					}
 				}()
-				_, err = ParseHeaders(miniConfig(c.funcs...), writeMini(t, c.header))
+				_, err = ParseHeaders(miniConfig(), writeMini(t, c.header))
 			}()
 			if err == nil {
 				t.Fatal("no error")
@@ -348,8 +495,14 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// A header missing altogether.
-	if _, err := ParseHeaders(miniConfig("cuEventQuery"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "cuda.h") {
+	if _, err := ParseHeaders(miniConfig(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "cuda.h") {
 		t.Errorf("missing header: %v", err)
+	}
+	// A config override without its reason.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"package": "driver", "output": "x", "functions": {"cuEventQuery": {"out": ["x"]}}}`), 0o644)
+	if _, err := LoadConfig(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "functions.cuEventQuery") {
+		t.Errorf("override without why: %v", err)
 	}
 }
 
@@ -382,7 +535,7 @@ func TestTruncatedRealHeader(t *testing.T) {
 // A pinned header whose CUDA_VERSION differs from the manifest's is refused.
 func TestVersionMismatch(t *testing.T) {
 	e := &headers.Entry{Version: "12.6", CUDAVersion: 12060, Tag: "cuda12.6"}
-	_, err := Build(miniConfig("cuEventQuery"), e, writeMini(t, miniCuda))
+	_, err := Build(miniConfig(), e, writeMini(t, miniCuda))
 	if err == nil || !strings.Contains(err.Error(), "12040") || !strings.Contains(err.Error(), "12060") {
 		t.Fatalf("got %v", err)
 	}
@@ -390,13 +543,15 @@ func TestVersionMismatch(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	c := &Config{initialisms: map[string]bool{"IPC": true}}
-	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent"} {
-		if got := c.goFuncName(FuncConf{C: in}); got != want {
+	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent", "cuCtxCreate_v3": "CtxCreateV3"} {
+		if got := c.funcGoName(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
-	if got := c.camel("EVENT_BLOCKING_SYNC"); got != "EventBlockingSync" {
-		t.Errorf("camel: %s", got)
+	for in, want := range map[string]string{"CU_EVENT_BLOCKING_SYNC": "EventBlockingSync", "CUDA_ARRAY3D_DESCRIPTOR": "Array3DDescriptor"} {
+		if got := c.constGoName(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
 	}
 	for in, want := range map[string]string{"hEvent": "hEvent", "Flags": "flags", "error": "errorArg", "len": "lenArg"} {
 		if got := goParamName(in); got != want {
@@ -405,94 +560,34 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestPinToolkit is the path of a user with their own toolkit: -cuda DIR
-// pins it in a manifest and writes its bindings with its build tag.
-func TestPinToolkit(t *testing.T) {
-	_, all, cache := loadAll(t)
-	// The newest pin whose headers can be had here stands in for the toolkit.
-	var base *headers.Entry
-	var src string
-	for i := len(all.Versions) - 1; i >= 0 && base == nil; i-- {
-		if d, err := headers.Ensure(&all.Versions[i], cache, nil); err == nil {
-			base, src = &all.Versions[i], d
-		}
-	}
-	if base == nil {
-		t.Skip("skipping: no pinned headers can be had on this machine")
-	}
-	r := t.TempDir()
-	for _, d := range []string{"gen", "headers", "templates", "cuda/driver", "toolkit/include"} {
-		os.MkdirAll(filepath.Join(r, d), 0o755)
-	}
-	copyFile := func(from, to string) {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(to, b, 0o644)
-	}
-	rr := root(t)
-	copyFile(filepath.Join(rr, "go.mod"), filepath.Join(r, "go.mod"))
-	copyFile(filepath.Join(rr, "gen", "bindings.json"), filepath.Join(r, "gen", "bindings.json"))
-	tmpls, _ := filepath.Glob(filepath.Join(rr, "templates", "*.tmpl"))
-	for _, f := range tmpls {
-		copyFile(f, filepath.Join(r, "templates", filepath.Base(f)))
-	}
-	// A one-version manifest, and a "12.6" toolkit: the pinned header with
-	// its version changed.
-	one := &headers.Manifest{Versions: []headers.Entry{*base}}
-	if err := one.Save(filepath.Join(r, "headers", "manifest.json")); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
-	b = bytes.Replace(b, []byte(fmt.Sprintf("#define CUDA_VERSION %d", base.CUDAVersion)), []byte("#define CUDA_VERSION 12060"), 1)
-	os.WriteFile(filepath.Join(r, "toolkit/include/cuda.h"), b, 0o644)
-	copyFile(filepath.Join(src, "cudaTypedefs.h"), filepath.Join(r, "toolkit/include/cudaTypedefs.h"))
-	// A cache of its own, seeded with the pin's headers, so that nothing is
-	// fetched again.
-	t.Setenv("CUDAGEN_CACHE", filepath.Join(t.TempDir(), "cache"))
-	if err := headers.CopyHeaders(src, filepath.Join(os.Getenv("CUDAGEN_CACHE"), base.Version)); err != nil {
-		t.Fatal(err)
-	}
-	if err := run([]string{"-root", r, "-cuda", filepath.Join(r, "toolkit")}, os.Stdout, os.Stderr); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := headers.Load(filepath.Join(r, "headers", "manifest.json"))
+// TestSentinels: sentinels are known by value or by the header's form (a
+// last enumerator without initializer or doc), not by a _MAX suffix.
+func TestSentinels(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	e := man.Newest()
+	m, err := Build(cfg, e, headerDir(t, e, cache))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := m2.Find("12.6")
-	if e == nil || e.Tag != "cuda12.6" || e.CUDAVersion != 12060 {
-		t.Fatalf("manifest: %+v", m2.Versions)
+	want := map[string]bool{"CU_CTX_LMEM_RESIZE_TO_MAX": false, "CU_ATOMIC_OPERATION_INTEGER_MAX": false, "CU_ATOMIC_OPERATION_MAX": true,
+		"CU_DEVICE_ATTRIBUTE_MAX": true, "CU_MEM_HANDLE_TYPE_MAX": true, "CU_JIT_NUM_OPTIONS": true}
+	for _, ty := range m.Types {
+		for _, v := range ty.Values {
+			if w, ok := want[v.C]; ok {
+				delete(want, v.C)
+				if v.Sentinel != w {
+					t.Errorf("%s: sentinel %v, want %v", v.C, v.Sentinel, w)
+				}
+			}
+		}
 	}
-	out, err := os.ReadFile(filepath.Join(r, "cuda/driver", "zdriver_cuda12_6.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(out, []byte("HeaderVersion = 12060")) {
-		t.Errorf("12.6 file:\n%s", out[:400])
-	}
-	// Of the pin and the toolkit, the newer is the default build and the
-	// older needs its tag: which is which depends on the pin that stood in
-	// (13.0 where its headers are, else 12.4).
-	pinned, _ := os.ReadFile(filepath.Join(r, "cuda/driver", fileName(base.Version)))
-	newer, older, olderTag := pinned, out, "cuda12.6"
-	if base.CUDAVersion < 12060 {
-		newer, older, olderTag = out, pinned, base.Tag
-	}
-	if !bytes.Contains(older, []byte("//go:build "+olderTag+"\n")) {
-		t.Errorf("the older file's constraint, want %s:\n%s", olderTag, older[:300])
-	}
-	if !bytes.Contains(newer, []byte("//go:build !"+olderTag+"\n")) {
-		t.Errorf("the newer file's constraint, want !%s:\n%s", olderTag, newer[:300])
-	}
-	if doc, err := os.ReadFile(filepath.Join(r, DocsFile)); err != nil || !bytes.Contains(doc, []byte("CUDA 12.6 (`cuda12.6`)")) {
-		t.Errorf("reference not regenerated with 12.6: %v", err)
+	if len(want) > 0 {
+		t.Errorf("not found: %v", want)
 	}
 }
 
-// BenchmarkGenerate generates one version from its cached header: parse and
-// emit. Goal: at most 1 s per version.
+// BenchmarkGenerate generates one version of the whole API from its cached
+// header: parse, model and emit every file. Goal: at most 1 s per version.
 func BenchmarkGenerate(b *testing.B) {
 	cfg, man, cache := loadAll(b)
 	e := man.Newest()
@@ -505,10 +600,7 @@ func BenchmarkGenerate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := em.Driver(m); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := em.DriverTest(m); err != nil {
+		if _, err := em.Render([]*Model{m}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,16 +3,23 @@
 //
 // Run from anywhere inside the module:
 //
-//	go run ./gen               regenerate every version in headers/manifest.json,
-//	                           fetching headers into the cache as needed
+//	go run ./gen               regenerate every version in headers/manifest.json
+//	                           whose headers can be had here (fetching them into
+//	                           the cache as needed); the others keep their
+//	                           committed files, and it says which and why
 //	go run ./gen -cuda DIR     pin the toolkit in DIR (DIR/include/cuda.h and
-//	                           cudaTypedefs.h), then regenerate
+//	                           cudaTypedefs.h) and generate its bindings; needs
+//	                           no other version's headers
 //	go run ./gen -check        regenerate in memory and report drift from the
 //	                           committed files (exit status 1 on drift)
+//	go run ./gen -list tags    print the pinned build tags (-list newest: the
+//	                           one built when no tag is given)
 //
 // One file is written per pinned version (cuda/driver/zdriver_cudaX_Y.go, with
 // build tag cudaX.Y; the newest is built when no tag is given), and one shared
-// loader (cuda/driver/zloader.go).
+// loader (cuda/driver/zloader.go). Every run rewrites the build constraint of
+// every generated per-version file, which needs no header. A run changes the
+// manifest, the cache and the tree only when it succeeds as a whole.
 package main
 
 import (
@@ -24,7 +31,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/cudagen/cudagen/headers"
@@ -48,27 +54,41 @@ type Options struct {
 	Config    string
 	Templates string
 	Out       string // output directory; the config's when empty
-	Cuda      string // a toolkit to pin first
+	Cuda      string // a toolkit to pin and generate
 	Check     bool
-	Skip      bool   // skip versions whose headers cannot be had here
-	Only      string // generate only this version (the others' files are left alone)
-	Log       io.Writer
+	// Strict makes a version whose headers cannot be had here an error.
+	// Otherwise its committed files are kept (their constraint rewritten)
+	// and the run says so.
+	Strict bool
+	// Skip is the default now; kept so that older callers compile.
+	Skip bool
+	Only string // generate only this version (the others' files are kept)
+	Log  io.Writer
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
+	var list string
 	fs.StringVar(&o.Root, "root", "", "module root (default: found from the working directory)")
 	fs.StringVar(&o.Manifest, "manifest", "", "manifest (default: ROOT/headers/manifest.json)")
 	fs.StringVar(&o.Config, "config", "", "bindings config (default: ROOT/gen/bindings.json)")
 	fs.StringVar(&o.Out, "out", "", "output directory (default: the config's, under ROOT)")
-	fs.StringVar(&o.Cuda, "cuda", "", "pin the CUDA toolkit in `DIR` (DIR/include/cuda.h) and regenerate")
+	fs.StringVar(&o.Cuda, "cuda", "", "pin the CUDA toolkit in `DIR` (DIR/include/cuda.h) and generate its bindings")
 	fs.BoolVar(&o.Check, "check", false, "compare with the committed files instead of writing")
-	fs.BoolVar(&o.Skip, "skip-unavailable", false, "skip versions whose headers cannot be had here, saying so (their committed files are kept)")
-	fs.StringVar(&o.Only, "only", "", "generate only `VERSION` (e.g. 13.0), leaving the other versions' files alone")
+	fs.BoolVar(&o.Strict, "strict", false, "fail where a pinned version's headers cannot be had here (default: keep its committed files, saying so)")
+	fs.BoolVar(&o.Skip, "skip-unavailable", true, "the default (see -strict); accepted for older scripts")
+	fs.StringVar(&o.Only, "only", "", "generate only `VERSION` (e.g. 13.0), keeping the other versions' files")
+	fs.StringVar(&list, "list", "", "print `WHAT` of the manifest and exit: tags (every pinned build tag) or newest (the tag built when none is given)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("gen: unexpected arguments %q (see -help)", fs.Args())
+	}
+	if list != "" {
+		return List(o, list, stdout)
 	}
 	o.Log = stderr
 	drift, err := Generate(o)
@@ -84,34 +104,50 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// FindRoot walks up from dir to the directory holding go.mod.
-func FindRoot(dir string) (string, error) {
-	d, err := filepath.Abs(dir)
+// List prints facts of the manifest for scripts: "tags" (every pinned build
+// tag, oldest first) or "newest" (the tag built when none is given).
+func List(o Options, what string, w io.Writer) error {
+	if err := o.defaults(); err != nil {
+		return err
+	}
+	man, err := headers.Load(o.Manifest)
 	if err != nil {
-		return "", err
+		return err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			return "", errors.New("gen: no go.mod above the working directory; use -root")
-		}
-		d = p
+	if len(man.Versions) == 0 {
+		return fmt.Errorf("gen: %s pins no version", o.Manifest)
 	}
+	switch what {
+	case "tags":
+		man.Sort()
+		for _, v := range man.Versions {
+			fmt.Fprintln(w, v.Tag)
+		}
+	case "newest":
+		fmt.Fprintln(w, man.Newest().Tag)
+	default:
+		return fmt.Errorf("gen: -list %s: want tags or newest", what)
+	}
+	return nil
 }
 
-// Generate regenerates every pinned version. With Check set it writes
-// nothing and returns the files that differ.
-func Generate(o Options) ([]string, error) {
+// FindRoot returns the cudagen module root holding dir.
+func FindRoot(dir string) (string, error) {
+	r, err := headers.ModuleRoot(dir)
+	if err != nil {
+		return "", fmt.Errorf("gen: %w (-root)", err)
+	}
+	return r, nil
+}
+
+func (o *Options) defaults() error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	if o.Root == "" {
 		r, err := FindRoot(".")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.Root = r
 	}
@@ -123,6 +159,20 @@ func Generate(o Options) ([]string, error) {
 	}
 	if o.Templates == "" {
 		o.Templates = filepath.Join(o.Root, "templates")
+	}
+	return nil
+}
+
+// Generate regenerates the pinned versions whose headers can be had (with
+// Cuda: pins that toolkit and generates it alone), rewrites every generated
+// file's build constraint, and writes it all at once. With Check set it
+// writes nothing and returns the files that differ.
+func Generate(o Options) (drift []string, err error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if o.Check && o.Cuda != "" {
+		return nil, errors.New("gen: -check compares the committed files; it does not combine with -cuda")
 	}
 	cfg, err := LoadConfig(o.Config)
 	if err != nil {
@@ -136,15 +186,25 @@ func Generate(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	manBefore, err := man.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	only := o.Only
+	var pin *stagedPin
 	if o.Cuda != "" {
-		e, err := PinToolkit(man, o.Cuda, cache)
-		if err != nil {
+		if pin, err = stagePin(cfg, man, o.Cuda, cache); err != nil {
 			return nil, err
 		}
-		if err := man.Save(o.Manifest); err != nil {
-			return nil, err
+		defer pin.remove()
+		if only != "" && only != pin.Entry.Version {
+			return nil, fmt.Errorf("gen: -only %s, but %s holds CUDA %s", only, o.Cuda, pin.Entry.Version)
 		}
-		fmt.Fprintf(o.Log, "gen: pinned CUDA %s from %s (build tag %s)\n", e.Version, o.Cuda, e.Tag)
+		only = pin.Entry.Version
+		man.Put(pin.Entry)
+	}
+	if only != "" && man.Find(only) == nil {
+		return nil, fmt.Errorf("gen: -only %s: no such pinned version", only)
 	}
 	out := o.Out
 	if out == "" {
@@ -152,77 +212,173 @@ func Generate(o Options) ([]string, error) {
 	}
 	em := &Emitter{Cfg: cfg, Command: Command, Templates: o.Templates, Versions: man.Versions}
 	var models []*Model
-	var skipped []string
+	kept := map[string]string{} // version → why its committed files are kept
 	for i := range man.Versions {
 		e := &man.Versions[i]
-		if o.Only != "" && e.Version != o.Only {
+		if only != "" && e.Version != only {
+			if o.Cuda != "" {
+				kept[e.Version] = "-cuda generates the pinned toolkit only"
+			} else {
+				kept[e.Version] = "-only " + only
+			}
 			continue
 		}
-		dir, err := headers.Ensure(e, cache, o.Log)
-		if err != nil {
-			if o.Skip && errors.Is(err, headers.ErrUnavailable) {
-				fmt.Fprintf(o.Log, "gen: skipping CUDA %s: %v\n", e.Version, err)
-				skipped = append(skipped, e.Version)
+		var dir string
+		if pin != nil && e.Version == pin.Entry.Version {
+			dir = pin.Stage
+		} else if dir, err = headers.Ensure(e, cache, o.Log); err != nil {
+			if !o.Strict && errors.Is(err, headers.ErrUnavailable) {
+				kept[e.Version] = err.Error()
 				continue
 			}
 			return nil, err
 		}
 		m, err := Build(cfg, e, dir)
+		if pin != nil {
+			err = pin.mapErr(err)
+		}
 		if err != nil {
 			return nil, err
 		}
 		models = append(models, m)
 	}
-	if o.Only != "" && len(models) == 0 {
-		return nil, fmt.Errorf("gen: -only %s: no such pinned version", o.Only)
-	}
-	if !o.Check && len(skipped) > 0 {
-		fmt.Fprintf(o.Log, "gen: CUDA %s: headers not available here; their committed files are left as they are "+
-			"(the drift check, where the headers are, compares them)\n", strings.Join(skipped, ", "))
-	}
 	files, err := em.Render(models)
+	if err != nil {
+		if pin != nil {
+			err = pin.mapErr(err)
+		}
+		return nil, err
+	}
+	changes := map[string][]byte{}
+	for name, b := range files {
+		changes[filepath.Join(out, name)] = b
+	}
+	// The kept versions' files (wherever in the module the generator put
+	// them) get the constraint the manifest gives them now; files of
+	// versions no longer pinned go.
+	existing, err := generatedFiles(o.Root)
 	if err != nil {
 		return nil, err
 	}
-	paths := map[string][]byte{}
-	for name, b := range files {
-		paths[filepath.Join(out, name)] = b
+	if o.Out != "" && !strings.HasPrefix(filepath.Clean(o.Out)+string(filepath.Separator), filepath.Clean(o.Root)+string(filepath.Separator)) {
+		more, err := generatedFiles(o.Out)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		existing = append(existing, more...)
+	}
+	var stale []string
+	for _, path := range existing {
+		if _, regenerated := changes[path]; regenerated {
+			continue
+		}
+		v, _ := generatedVersion(filepath.Base(path))
+		if man.Find(v) == nil {
+			changes[path] = nil
+			stale = append(stale, path)
+			continue
+		}
+		if _, isKept := kept[v]; !isKept && filepath.Dir(path) == filepath.Clean(out) {
+			// A file of a regenerated version that the generator no longer
+			// writes.
+			changes[path] = nil
+			stale = append(stale, path)
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		nb, err := rewriteConstraint(b, man.Versions, v)
+		if err != nil {
+			return nil, fmt.Errorf("gen: %s: %w", path, err)
+		}
+		changes[path] = nb
 	}
 	// The reference covers every version and lives in the module: only a
-	// whole run into the module's own output makes it.
-	if len(skipped) == 0 && o.Only == "" && o.Out == "" {
+	// run that generated every version into the module's own output makes it.
+	if len(kept) == 0 && o.Out == "" {
 		b, err := em.Docs(models)
 		if err != nil {
 			return nil, err
 		}
-		paths[filepath.Join(o.Root, DocsFile)] = b
+		changes[filepath.Join(o.Root, DocsFile)] = b
 	}
+	if manAfter, err := man.Bytes(); err != nil {
+		return nil, err
+	} else if !bytes.Equal(manAfter, manBefore) {
+		changes[o.Manifest] = manAfter
+	}
+	paths := make([]string, 0, len(changes))
+	for p := range changes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
 	if o.Check {
-		var drift []string
-		for path, b := range paths {
-			if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b) {
+		for _, path := range paths {
+			b := changes[path]
+			old, err := os.ReadFile(path)
+			if b == nil && err == nil || b != nil && (err != nil || !bytes.Equal(old, b)) {
 				rel, _ := filepath.Rel(o.Root, path)
 				drift = append(drift, rel)
 			}
 		}
-		sort.Strings(drift)
+		reportKept(o.Log, kept, "bindings not checked (build constraint checked)")
 		return drift, nil
 	}
-	if err := WriteAll(out, files, o.Only == "" && len(skipped) == 0); err != nil {
+	var cs []change
+	for _, p := range paths {
+		cs = append(cs, change{p, changes[p]})
+	}
+	if err := commit(pin, cache, cs); err != nil {
 		return nil, err
 	}
-	if b, ok := paths[filepath.Join(o.Root, DocsFile)]; ok {
-		if err := os.MkdirAll(filepath.Join(o.Root, filepath.Dir(DocsFile)), 0o755); err != nil {
-			return nil, err
-		}
-		return nil, writeIfChanged(filepath.Join(o.Root, DocsFile), b)
+	if pin != nil {
+		fmt.Fprintf(o.Log, "gen: pinned CUDA %s from %s (build tag %s) in %s; its headers are in %s\n",
+			pin.Entry.Version, o.Cuda, pin.Entry.Tag, relTo(o.Root, o.Manifest), pin.Entry.Dir(cache))
+	}
+	for _, m := range models {
+		fmt.Fprintf(o.Log, "gen: generated CUDA %s (build tag %s)\n", m.Version, m.Tag)
+	}
+	for _, p := range stale {
+		fmt.Fprintf(o.Log, "gen: removed %s: CUDA %s is no longer pinned\n", relTo(o.Root, p), func() string { v, _ := generatedVersion(filepath.Base(p)); return v }())
+	}
+	reportKept(o.Log, kept, "committed bindings kept, build constraint rewritten")
+	if len(kept) > 0 && o.Out == "" {
+		fmt.Fprintf(o.Log, "gen: %s not regenerated: it needs every pinned version's headers\n", DocsFile)
 	}
 	return nil, nil
 }
 
+// reportKept says which versions were not generated, and why.
+func reportKept(w io.Writer, kept map[string]string, what string) {
+	vs := make([]string, 0, len(kept))
+	for v := range kept {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return headers.Less(vs[i], vs[j]) })
+	for _, v := range vs {
+		fmt.Fprintf(w, "gen: CUDA %s: %s: %s\n", v, what, kept[v])
+	}
+}
+
+func relTo(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
 // Build parses one version's headers in dir and checks them against the pin.
-func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
-	m, err := ParseHeaders(cfg, dir)
+func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
+	defer func() {
+		// The parser library can panic on malformed input: an error, never
+		// a crash (FuzzParseHeaders reports such inputs).
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r))))
+		}
+	}()
+	m, err = ParseHeaders(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -232,54 +388,4 @@ func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
 	}
 	m.Version, m.Tag, m.Sums = e.Version, e.Tag, e.Files
 	return m, nil
-}
-
-// PinToolkit adds the toolkit in dir to the manifest and its headers to the
-// cache.
-func PinToolkit(man *headers.Manifest, dir, cache string) (*headers.Entry, error) {
-	inc := filepath.Join(dir, "include")
-	if _, err := os.Stat(filepath.Join(inc, "cuda.h")); err != nil {
-		if _, err2 := os.Stat(filepath.Join(dir, "cuda.h")); err2 == nil {
-			inc = dir
-		} else {
-			return nil, fmt.Errorf("gen: -cuda %s: no include/cuda.h there: %w", dir, err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(inc, "cuda.h"))
-	if err != nil {
-		return nil, err
-	}
-	n, err := cudaVersionOf(b)
-	if err != nil {
-		return nil, fmt.Errorf("gen: %s: %w", filepath.Join(inc, "cuda.h"), err)
-	}
-	v := headers.VersionFromCUDA(n)
-	e := headers.Entry{Version: v, CUDAVersion: n, Tag: headers.TagFor(v), Files: map[string]string{},
-		Source: headers.Source{Kind: "toolkit", Path: dir, Note: "pinned with go run ./gen -cuda"}}
-	if old := man.Find(v); old != nil && old.Source.Kind == "debian" {
-		return nil, fmt.Errorf("gen: CUDA %s is already pinned from Debian's %s; remove it from the manifest first", v, old.Source.Package)
-	}
-	for _, f := range headers.Files {
-		s, err := headers.SumFile(filepath.Join(inc, f))
-		if err != nil {
-			return nil, fmt.Errorf("gen: -cuda %s: %w", dir, err)
-		}
-		e.Files[f] = s
-	}
-	if err := headers.CopyHeaders(inc, e.Dir(cache)); err != nil {
-		return nil, err
-	}
-	man.Put(e)
-	return man.Find(v), nil
-}
-
-// cudaVersionOf reads "#define CUDA_VERSION N" from cuda.h's text.
-func cudaVersionOf(b []byte) (int, error) {
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 3 && f[0] == "#define" && f[1] == "CUDA_VERSION" {
-			return strconv.Atoi(f[2])
-		}
-	}
-	return 0, errors.New("no #define CUDA_VERSION")
 }

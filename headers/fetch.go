@@ -48,12 +48,25 @@ func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	return dir, nil
 }
 
-// copyToolkit copies DIR/include/{cuda.h,cudaTypedefs.h} into the cache.
+// copyToolkit copies DIR/include/{cuda.h,cudaTypedefs.h} into the cache, if
+// they are the pinned ones: a toolkit directory that is missing here, or holds
+// other headers (another version installed at the same path), cannot supply
+// this version, and the cache is left alone.
 func copyToolkit(e *Entry, toolkit, cache string) error {
 	inc := filepath.Join(toolkit, "include")
 	if _, err := os.Stat(filepath.Join(inc, "cuda.h")); err != nil {
 		return fmt.Errorf("headers: CUDA %s comes from a toolkit at %s, which this machine does not have (%w); "+
 			"copy its include/cuda.h and include/cudaTypedefs.h into %s", e.Version, toolkit, ErrUnavailable, e.Dir(cache))
+	}
+	for _, f := range Files {
+		got, err := SumFile(filepath.Join(inc, f))
+		if err != nil {
+			return fmt.Errorf("headers: CUDA %s comes from the toolkit at %s: %v (%w)", e.Version, toolkit, err, ErrUnavailable)
+		}
+		if got != e.Files[f] {
+			return fmt.Errorf("headers: CUDA %s comes from a toolkit at %s, but the one there now has another %s (sha256 %s, pinned %s) (%w); "+
+				"copy the pinned toolkit's headers into %s", e.Version, toolkit, f, got, e.Files[f], ErrUnavailable, e.Dir(cache))
+		}
 	}
 	return CopyHeaders(inc, e.Dir(cache))
 }

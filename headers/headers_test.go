@@ -106,3 +106,43 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 		t.Errorf("override: %q %v", u, err)
 	}
 }
+
+func TestModuleRoot(t *testing.T) {
+	r, err := ModuleRoot(".")
+	if err != nil || filepath.Base(filepath.Join(r, "headers")) != "headers" {
+		t.Fatalf("%q %v", r, err)
+	}
+	if _, err := os.Stat(filepath.Join(r, "headers", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	// Outside any module: an error, at once.
+	if _, err := ModuleRoot(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no go.mod") {
+		t.Errorf("outside a module: %v", err)
+	}
+	// Inside another module: an error naming it.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n"), 0o644)
+	os.MkdirAll(filepath.Join(other, "sub"), 0o755)
+	if _, err := ModuleRoot(filepath.Join(other, "sub")); err == nil || !strings.Contains(err.Error(), "example.com/app") {
+		t.Errorf("inside another module: %v", err)
+	}
+}
+
+// A toolkit pin whose directory now holds other headers is unavailable, and
+// the cache is left alone.
+func TestToolkitChanged(t *testing.T) {
+	tk := t.TempDir()
+	os.MkdirAll(filepath.Join(tk, "include"), 0o755)
+	os.WriteFile(filepath.Join(tk, "include", "cuda.h"), []byte("#define CUDA_VERSION 12060\n"), 0o644)
+	os.WriteFile(filepath.Join(tk, "include", "cudaTypedefs.h"), []byte("#include <cuda.h>\n"), 0o644)
+	e := &Entry{Version: "13.0", CUDAVersion: 13000, Tag: "cuda13.0", Source: Source{Kind: "toolkit", Path: tk},
+		Files: map[string]string{"cuda.h": strings.Repeat("a", 64), "cudaTypedefs.h": strings.Repeat("b", 64)}}
+	cache := t.TempDir()
+	_, err := Ensure(e, cache, nil)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "another cuda.h") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(e.Dir(cache)); !os.IsNotExist(err) {
+		t.Errorf("the cache was written: %v", err)
+	}
+}

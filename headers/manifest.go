@@ -104,12 +104,21 @@ func (e *Entry) validate() error {
 
 // Save writes the manifest, versions sorted oldest first.
 func (m *Manifest) Save(path string) error {
-	m.Sort()
-	b, err := json.MarshalIndent(m, "", "  ")
+	b, err := m.Bytes()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Bytes is the manifest's file content, versions sorted oldest first.
+func (m *Manifest) Bytes() ([]byte, error) {
+	m.Sort()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // Sort orders the versions oldest first.

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates the driver bindings of every toolkit pinned in
-# headers/manifest.json, fetching the headers into the cache as needed. A
-# version whose headers cannot be had here (13.0 comes from the toolkit on the
-# GPU machine) keeps its committed files, and the generator says so.
-# Extra arguments go to the generator (e.g. -cuda /usr/local/cuda-12.6).
+# Regenerates the driver bindings: exactly `go run ./gen "$@"`, after making
+# sure a C compiler is installed (tools/ensure-deps.sh).
+#   bash tools/generate.sh               every pinned toolkit whose headers can be had here
+#                                        (fetched into the cache as needed); the others keep
+#                                        their committed files, and it says which and why
+#   bash tools/generate.sh -cuda DIR     pin the toolkit in DIR and generate its bindings
+#                                        (needs only DIR's headers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/ensure-deps.sh
-go run ./gen -skip-unavailable "$@"
+exec go run ./gen "$@"

@@ -13,12 +13,12 @@ rm -rf .gpu && mkdir -p .gpu
 # Without symbol tables and DWARF (stack traces keep their names): what the
 # device tool carries is limited to 64 MiB.
 ld=(-ldflags='-s -w')
-tags=$(go run ./tools/manifest tags)
+tags=$(go run ./gen -list tags)
 for tag in $tags; do
 	go test -c "${ld[@]}" -o ".gpu/cuda_test.$tag.test" -tags "$tag" ./cuda_test
 	go test -c "${ld[@]}" -o ".gpu/driver.$tag.test" -tags "$tag" ./cuda/driver
 done
-newest=$(go run ./tools/manifest newest)
+newest=$(go run ./gen -list newest)
 go test -c "${ld[@]}" -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c "${ld[@]}" -o .gpu/examples.test ./cuda
 go build "${ld[@]}" -o .gpu/gen ./gen

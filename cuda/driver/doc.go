@@ -1,19 +1,29 @@
 // Package driver is cudagen's low-level binding of the CUDA driver API,
-// generated from the pinned toolkits' cuda.h (see headers/manifest.json).
+// generated from the pinned toolkits' cuda.h (see headers/manifest.json):
+// every function the header declares, with its enums, structs, unions,
+// handles and callback types (docs/zbindings.md lists them per version).
 //
-// Each pinned toolkit has one generated file, selected by build tag
+// Each pinned toolkit has its generated files, selected by build tag
 // (cuda11.8, cuda12.4, cuda13.0, ...); with no tag the newest is built. The
 // package needs no CUDA toolkit or driver to build: libcuda.so.1 is opened at
 // run time, on first use, and each function is resolved through
 // cuGetProcAddress with the ABI version the pinned header declares.
 //
+// Every function X has one wrapper, XCtx(ctx, ...), which makes ctx current
+// on the calling OS thread inside the same cgo call (safe from any
+// goroutine; 0 leaves the thread's context as it is), and X(...) is
+// XCtx(0, ...). Parameters mirror C unless their meaning is certain: a
+// pointer is a result only where the header documents it as returned, and
+// slices, string buffers and fixed arrays only where gen/bindings.json says
+// so; every other pointer stays *T or unsafe.Pointer. Structs have the C
+// layout, checked against the real header (go test ./gen -run TestLayout).
+//
 // Functions return a Result as their error (nil on CUDA_SUCCESS); without a
 // driver they return an error matching ErrNoDriver, and for an entry point the
 // installed driver lacks, one matching ErrNotSupported (a *NotSupportedError
-// naming the function and both versions). Neither panics.
-//
-// Functions with a Ctx suffix make the given context current on the calling
-// OS thread inside the same cgo call, so they are safe from any goroutine.
+// naming the function and both versions). Built without cgo, every call
+// returns a *NoCgoError, which matches ErrNoDriver and says how to enable
+// cgo. Nothing panics.
 //
 // Most programs use the idiomatic package github.com/cudagen/cudagen/cuda
 // instead.

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestNoDriverEveryCall(t *testing.T) {
-	if len(noDriverCalls) < len(Functions) {
+	if len(noDriverCalls) != len(Functions) {
 		t.Fatalf("%d calls for %d functions", len(noDriverCalls), len(Functions))
 	}
 	for _, c := range noDriverCalls {
@@ -33,11 +33,18 @@ func TestNoDriverEveryCall(t *testing.T) {
 			t.Errorf("%s: got %v, want an error matching ErrNoDriver", c.name, err)
 			continue
 		}
+		msg := err.Error()
+		if !cgoEnabled {
+			// Built without cgo: the message says so and how to enable it.
+			if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, "cgo disabled") || !strings.Contains(msg, "CGO_ENABLED=1") || !strings.Contains(msg, "C compiler") {
+				t.Errorf("%s: message %q does not say that cgo is disabled and how to enable it", c.name, msg)
+			}
+			continue
+		}
 		var le *LoadError
 		if !errors.As(err, &le) || !strings.Contains(le.Library, "libcuda.so.1") {
 			t.Errorf("%s: %v does not say which library was searched", c.name, err)
 		}
-		msg := err.Error()
 		if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, "install the NVIDIA driver") {
 			t.Errorf("%s: message %q lacks the cuda: prefix or the fix", c.name, msg)
 		}
@@ -101,6 +108,27 @@ func TestFlagString(t *testing.T) {
 	}
 }
 
+// Flags: a deprecated alias is not printed, a real flag named _MAX is a
+// flag, a multi-bit value is one name, masks are not printed.
+func TestFlagStringFields(t *testing.T) {
+	for v, want := range map[CtxFlags]string{
+		CtxSchedBlockingSync:                      "CU_CTX_SCHED_BLOCKING_SYNC", // not CU_CTX_BLOCKING_SYNC, deprecated
+		CtxSchedBlockingSync | CtxLMEMResizeToMax: "CU_CTX_SCHED_BLOCKING_SYNC|CU_CTX_LMEM_RESIZE_TO_MAX",
+		CtxMapHost | CtxLMEMResizeToMax:           "CU_CTX_MAP_HOST|CU_CTX_LMEM_RESIZE_TO_MAX",
+		CtxSchedMask:                              "CU_CTX_SCHED_MASK",
+	} {
+		if got := v.String(); got != want {
+			t.Errorf("CtxFlags(%#x): %s, want %s", uint32(v), got, want)
+		}
+	}
+	if got := (MemAccessFlagsProtReadwrite).String(); got != "CU_MEM_ACCESS_FLAGS_PROT_READWRITE" {
+		t.Errorf("READWRITE: %s", got)
+	}
+	if got := DeviceAttribute(-5).String(); got != "DeviceAttribute(-5)" {
+		t.Errorf("undeclared value: %s", got)
+	}
+}
+
 func TestNotSupportedMessage(t *testing.T) {
 	e := &NotSupportedError{Func: "cuEventElapsedTime_v2", Name: "cuEventElapsedTime", Need: 12080, DriverVersion: 12040, HeaderVersion: 13000}
 	want := "cuda: cuEventElapsedTime_v2 is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 12.8, and the driver supports CUDA 12.4; upgrade the NVIDIA driver to one for CUDA 12.8 or newer, or build with -tags cuda12.4 (bindings this driver supports)"
@@ -111,3 +139,7 @@ func TestNotSupportedMessage(t *testing.T) {
 		t.Error("not ErrNotSupported")
 	}
 }
+
+// e2 and e3 keep the error of a call with 1 or 2 other results.
+func e2[A any](_ A, err error) error         { return err }
+func e3[A, B any](_ A, _ B, err error) error { return err }

@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -26,6 +27,84 @@ func (r Result) String() string {
 		return n
 	}
 	return "CUresult(" + strconv.Itoa(int(r)) + ")"
+}
+
+// name is the C name of the result, or "".
+func (r Result) name() string { return enumLookup(namesResult, int64(r)).name }
+
+// description is the header's description of the result, lower case.
+func (r Result) description() string { return enumLookup(namesResult, int64(r)).desc }
+
+// resultBoxes holds every declared result as an error, parallel to
+// namesResult, so that returning one allocates nothing.
+var resultBoxes = func() []error {
+	b := make([]error, len(namesResult))
+	for i, n := range namesResult {
+		b[i] = Result(n.v)
+	}
+	return b
+}()
+
+// Results lists every CUresult value the header declares.
+var Results = func() []Result {
+	r := make([]Result, 0, len(namesResult))
+	for _, n := range namesResult {
+		if len(r) == 0 || r[len(r)-1] != Result(n.v) {
+			r = append(r, Result(n.v))
+		}
+	}
+	return r
+}()
+
+// boxed returns the result as an error: nil for success, a pre-boxed value
+// for every declared result.
+func (r Result) boxed() error {
+	if r == 0 {
+		return nil
+	}
+	if i := enumIndex(namesResult, int64(r)); i >= 0 {
+		return resultBoxes[i]
+	}
+	return r
+}
+
+// enumName is one row of an enum's table: value, C name, the header's description.
+type enumName struct {
+	v          int64
+	name, desc string
+}
+
+// enumIndex finds v in a table sorted by value; among aliases the first
+// (non-deprecated) row. It returns -1 if v is not declared.
+func enumIndex(t []enumName, v int64) int {
+	lo, hi := 0, len(t)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t[m].v < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(t) && t[lo].v == v {
+		return lo
+	}
+	return -1
+}
+
+func enumLookup(t []enumName, v int64) enumName {
+	if i := enumIndex(t, v); i >= 0 {
+		return t[i]
+	}
+	return enumName{}
+}
+
+// enumString is the C name of v, or "Type(v)".
+func enumString(v int64, t []enumName, typ string) string {
+	if n := enumLookup(t, v).name; n != "" {
+		return n
+	}
+	return typ + "(" + strconv.FormatInt(v, 10) + ")"
 }
 
 // Name is the C name of the result ("CUDA_ERROR_NOT_READY"), or "" if the
@@ -116,25 +195,49 @@ func olderTag(driverVersion, headerVersion int) string {
 // Is reports whether target is ErrNotSupported.
 func (e *NotSupportedError) Is(target error) bool { return target == ErrNotSupported }
 
-// flagString joins the C names of the set bits of v.
-func flagString(v uint64, name func(uint64) string) string {
+// flagString names the bits of v: the exact name of v if it has one;
+// otherwise each named multi-bit value wholly set (never split into bits),
+// widest first, then each named single bit, then what is left in hex.
+// Masks (CU_..._MASK) are not values and are not printed.
+func flagString(v uint64, t []enumName) string {
+	if n := enumLookup(t, int64(v)).name; n != "" {
+		return n
+	}
 	if v == 0 {
-		if n := name(0); n != "" {
-			return n
-		}
 		return "0"
 	}
 	var parts []string
-	for bit := uint64(1); bit != 0 && v != 0; bit <<= 1 {
-		if v&bit == 0 {
+	rest := v
+	for width := 64; width >= 2; width-- {
+		for _, x := range t {
+			u := uint64(x.v)
+			if bits.OnesCount64(u) == width && rest&u == u && !strings.HasSuffix(x.name, "_MASK") {
+				parts = append(parts, x.name)
+				rest &^= u
+			}
+		}
+	}
+	for bit := uint64(1); bit != 0 && rest != 0; bit <<= 1 {
+		if rest&bit == 0 {
 			continue
 		}
-		if n := name(bit); n != "" {
+		if n := enumLookup(t, int64(bit)).name; n != "" {
 			parts = append(parts, n)
 		} else {
 			parts = append(parts, "0x"+strconv.FormatUint(bit, 16))
 		}
-		v &^= bit
+		rest &^= bit
 	}
 	return strings.Join(parts, "|")
 }
+
+// NoCgoError is returned by every call in a program built without cgo.
+type NoCgoError struct{}
+
+func (*NoCgoError) Error() string {
+	return "cuda: load the CUDA driver: this program was built with cgo disabled (CGO_ENABLED=0), and the driver can only be called through cgo; " +
+		"rebuild with CGO_ENABLED=1 and a C compiler (gcc or clang) installed"
+}
+
+// Is reports whether target is ErrNoDriver.
+func (*NoCgoError) Is(target error) bool { return target == ErrNoDriver }

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ var (
 // load opens the driver library once, lazily and thread-safely.
 func load() (*library, error) {
 	loadOnce.Do(func() {
+		if !cgoEnabled {
+			loadErr = errNoCgo
+			return
+		}
 		path := os.Getenv("CUDAGEN_LIBCUDA")
 		if path == "" {
 			path = DefaultLibrary
@@ -72,7 +77,9 @@ type proc struct {
 	version int    // at this ABI version
 	flags   int    // with these cuGetProcAddress flags
 
-	addrV atomic.Uintptr
+	addrV atomic.Uintptr // resolved
+	//lint:ignore U1000 the cgo build's wrappers use it (enter, in cgo.go)
+	ready atomic.Uintptr // resolved, and the context functions handed to C
 	mu    sync.Mutex
 	err   error
 }
@@ -144,35 +151,19 @@ type FunctionInfo struct {
 }
 
 // Resolve resolves the function now, returning its entry point.
-func (f FunctionInfo) Resolve() (uintptr, error) { return f.proc.addr() }
-
-var ctxOnce atomic.Bool
-var ctxMu sync.Mutex
-
-// ensureCtxFns hands cuCtxGetCurrent and cuCtxSetCurrent to the C side once.
-// The fast path is small enough to inline.
-func ensureCtxFns() error {
-	if ctxOnce.Load() {
-		return nil
+func (f FunctionInfo) Resolve() (uintptr, error) {
+	if f.proc == nil {
+		return 0, fmt.Errorf("cuda: resolve %s: this FunctionInfo is not one of Functions; look the function up in driver.Functions", f.Name)
 	}
-	return ensureCtxFnsSlow()
+	return f.proc.addr()
 }
 
-func ensureCtxFnsSlow() error {
-	ctxMu.Lock()
-	defer ctxMu.Unlock()
-	if ctxOnce.Load() {
-		return nil
+// The generated Functions table and procs array are parallel.
+func init() {
+	for i := range Functions {
+		f := &Functions[i]
+		p := &procs[i]
+		p.name, p.symbol, p.version, p.flags = f.Name, f.Symbol, f.ABIVersion, f.Flags
+		f.proc = p
 	}
-	get, err := ctxProcs[0].addr()
-	if err != nil {
-		return err
-	}
-	set, err := ctxProcs[1].addr()
-	if err != nil {
-		return err
-	}
-	cSetCtxFns(get, set)
-	ctxOnce.Store(true)
-	return nil
 }

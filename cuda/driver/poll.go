@@ -1,3 +1,5 @@
+//go:build cgo
+
 package driver
 
 /*
@@ -67,13 +69,16 @@ import "C"
 
 import "time"
 
+// pollQuery is cuEventQuery's entry point.
+var pollQuery = procNamed("cuEventQuery")
+
 // PollEventCtx waits for an event with ctx current, in one cgo call: it polls
 // cuEventQuery back to back for spin, then sleeps between polls (sleep,
 // doubling up to maxSleep) until the event completes or budget has passed.
 // It returns nil when the event is complete, ErrorNotReady when budget ran
 // out, and the sleep to resume with.
 func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
-	fn, err := procEventQuery.addr()
+	fn, err := pollQuery.addr()
 	if err != nil {
 		return sleep, err
 	}

@@ -5,516 +5,7 @@
 
 package driver
 
-import (
-	"strconv"
-	"unsafe"
-)
-
-/*
-// Trampolines for CUDA 13.0 (CUDA_VERSION 13000): each calls one
-// resolved entry point through its pointer, with the pinned header's signature.
-// Results come back in small structs so that no Go pointer crosses into C.
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-extern int cg_make_current(uintptr_t ctx);
-
-typedef struct { unsigned char bytes[64]; } cg_CUipcEventHandle;
-
-// cuGetErrorName, resolved as cuGetErrorName at ABI version 6000.
-typedef struct { int r; const char* pStr; } cg_ret_GetErrorName;
-static inline cg_ret_GetErrorName cg_GetErrorName(uintptr_t fn, int p_error) {
-	cg_ret_GetErrorName ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(int, void *))fn)(p_error, &ret.pStr);
-	return ret;
-}
-#cgo noescape cg_GetErrorName
-#cgo nocallback cg_GetErrorName
-
-// cuGetErrorString, resolved as cuGetErrorString at ABI version 6000.
-typedef struct { int r; const char* pStr; } cg_ret_GetErrorString;
-static inline cg_ret_GetErrorString cg_GetErrorString(uintptr_t fn, int p_error) {
-	cg_ret_GetErrorString ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(int, void *))fn)(p_error, &ret.pStr);
-	return ret;
-}
-#cgo noescape cg_GetErrorString
-#cgo nocallback cg_GetErrorString
-
-// cuInit, resolved as cuInit at ABI version 2000.
-static inline int cg_Init(uintptr_t fn, unsigned int p_Flags) {
-	return ((int (*)(unsigned int))fn)(p_Flags);
-}
-#cgo noescape cg_Init
-#cgo nocallback cg_Init
-
-// cuDriverGetVersion, resolved as cuDriverGetVersion at ABI version 2020.
-typedef struct { int r; int driverVersion; } cg_ret_DriverGetVersion;
-static inline cg_ret_DriverGetVersion cg_DriverGetVersion(uintptr_t fn) {
-	cg_ret_DriverGetVersion ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *))fn)(&ret.driverVersion);
-	return ret;
-}
-#cgo noescape cg_DriverGetVersion
-#cgo nocallback cg_DriverGetVersion
-
-// cuGetProcAddress_v2, resolved as cuGetProcAddress at ABI version 12000.
-typedef struct { int r; uintptr_t pfn; int symbolStatus; } cg_ret_GetProcAddress;
-static inline cg_ret_GetProcAddress cg_GetProcAddress(uintptr_t fn, const char *p_symbol, int p_cudaVersion, unsigned long p_flags) {
-	cg_ret_GetProcAddress ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(const char *, void *, int, unsigned long, void *))fn)(p_symbol, &ret.pfn, p_cudaVersion, p_flags, &ret.symbolStatus);
-	return ret;
-}
-#cgo noescape cg_GetProcAddress
-#cgo nocallback cg_GetProcAddress
-
-// cuDeviceGet, resolved as cuDeviceGet at ABI version 2000.
-typedef struct { int r; int device; } cg_ret_DeviceGet;
-static inline cg_ret_DeviceGet cg_DeviceGet(uintptr_t fn, int p_ordinal) {
-	cg_ret_DeviceGet ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, int))fn)(&ret.device, p_ordinal);
-	return ret;
-}
-#cgo noescape cg_DeviceGet
-#cgo nocallback cg_DeviceGet
-
-// cuDeviceGetCount, resolved as cuDeviceGetCount at ABI version 2000.
-typedef struct { int r; int count; } cg_ret_DeviceGetCount;
-static inline cg_ret_DeviceGetCount cg_DeviceGetCount(uintptr_t fn) {
-	cg_ret_DeviceGetCount ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *))fn)(&ret.count);
-	return ret;
-}
-#cgo noescape cg_DeviceGetCount
-#cgo nocallback cg_DeviceGetCount
-
-// cuDeviceGetName, resolved as cuDeviceGetName at ABI version 2000.
-static inline int cg_DeviceGetName(uintptr_t fn, char *p_name, int p_len, int p_dev) {
-	return ((int (*)(char *, int, int))fn)(p_name, p_len, p_dev);
-}
-#cgo noescape cg_DeviceGetName
-#cgo nocallback cg_DeviceGetName
-
-// cuDevicePrimaryCtxRetain, resolved as cuDevicePrimaryCtxRetain at ABI version 7000.
-typedef struct { int r; uintptr_t pctx; } cg_ret_DevicePrimaryCtxRetain;
-static inline cg_ret_DevicePrimaryCtxRetain cg_DevicePrimaryCtxRetain(uintptr_t fn, int p_dev) {
-	cg_ret_DevicePrimaryCtxRetain ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, int))fn)(&ret.pctx, p_dev);
-	return ret;
-}
-#cgo noescape cg_DevicePrimaryCtxRetain
-#cgo nocallback cg_DevicePrimaryCtxRetain
-
-// cuDevicePrimaryCtxRelease_v2, resolved as cuDevicePrimaryCtxRelease at ABI version 11000.
-static inline int cg_DevicePrimaryCtxRelease(uintptr_t fn, int p_dev) {
-	return ((int (*)(int))fn)(p_dev);
-}
-#cgo noescape cg_DevicePrimaryCtxRelease
-#cgo nocallback cg_DevicePrimaryCtxRelease
-
-// cuCtxSetCurrent, resolved as cuCtxSetCurrent at ABI version 4000.
-static inline int cg_CtxSetCurrent(uintptr_t fn, uintptr_t p_ctx) {
-	return ((int (*)(void *))fn)((void *)p_ctx);
-}
-#cgo noescape cg_CtxSetCurrent
-#cgo nocallback cg_CtxSetCurrent
-
-// cuCtxGetCurrent, resolved as cuCtxGetCurrent at ABI version 4000.
-typedef struct { int r; uintptr_t pctx; } cg_ret_CtxGetCurrent;
-static inline cg_ret_CtxGetCurrent cg_CtxGetCurrent(uintptr_t fn) {
-	cg_ret_CtxGetCurrent ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *))fn)(&ret.pctx);
-	return ret;
-}
-#cgo noescape cg_CtxGetCurrent
-#cgo nocallback cg_CtxGetCurrent
-
-// cuCtxGetDevice, resolved as cuCtxGetDevice at ABI version 2000.
-typedef struct { int r; int device; } cg_ret_CtxGetDevice;
-static inline cg_ret_CtxGetDevice cg_CtxGetDevice(uintptr_t fn) {
-	cg_ret_CtxGetDevice ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *))fn)(&ret.device);
-	return ret;
-}
-static inline cg_ret_CtxGetDevice cg_ctx_CtxGetDevice(uintptr_t ctx, uintptr_t fn) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_CtxGetDevice ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_CtxGetDevice(fn);
-}
-#cgo noescape cg_CtxGetDevice
-#cgo nocallback cg_CtxGetDevice
-#cgo noescape cg_ctx_CtxGetDevice
-#cgo nocallback cg_ctx_CtxGetDevice
-
-// cuCtxSynchronize, resolved as cuCtxSynchronize at ABI version 2000.
-static inline int cg_CtxSynchronize(uintptr_t fn) {
-	return ((int (*)(void))fn)();
-}
-static inline int cg_ctx_CtxSynchronize(uintptr_t ctx, uintptr_t fn) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_CtxSynchronize(fn);
-}
-#cgo noescape cg_CtxSynchronize
-#cgo nocallback cg_CtxSynchronize
-#cgo noescape cg_ctx_CtxSynchronize
-#cgo nocallback cg_ctx_CtxSynchronize
-
-// cuStreamCreate, resolved as cuStreamCreate at ABI version 2000.
-typedef struct { int r; uintptr_t phStream; } cg_ret_StreamCreate;
-static inline cg_ret_StreamCreate cg_StreamCreate(uintptr_t fn, unsigned int p_Flags) {
-	cg_ret_StreamCreate ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, unsigned int))fn)(&ret.phStream, p_Flags);
-	return ret;
-}
-static inline cg_ret_StreamCreate cg_ctx_StreamCreate(uintptr_t ctx, uintptr_t fn, unsigned int p_Flags) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_StreamCreate ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_StreamCreate(fn, p_Flags);
-}
-#cgo noescape cg_StreamCreate
-#cgo nocallback cg_StreamCreate
-#cgo noescape cg_ctx_StreamCreate
-#cgo nocallback cg_ctx_StreamCreate
-
-// cuStreamDestroy_v2, resolved as cuStreamDestroy at ABI version 4000.
-static inline int cg_StreamDestroy(uintptr_t fn, uintptr_t p_hStream) {
-	return ((int (*)(void *))fn)((void *)p_hStream);
-}
-static inline int cg_ctx_StreamDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStream) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_StreamDestroy(fn, p_hStream);
-}
-#cgo noescape cg_StreamDestroy
-#cgo nocallback cg_StreamDestroy
-#cgo noescape cg_ctx_StreamDestroy
-#cgo nocallback cg_ctx_StreamDestroy
-
-// cuStreamSynchronize, resolved as cuStreamSynchronize at ABI version 2000.
-static inline int cg_StreamSynchronize(uintptr_t fn, uintptr_t p_hStream) {
-	return ((int (*)(void *))fn)((void *)p_hStream);
-}
-static inline int cg_ctx_StreamSynchronize(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStream) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_StreamSynchronize(fn, p_hStream);
-}
-#cgo noescape cg_StreamSynchronize
-#cgo nocallback cg_StreamSynchronize
-#cgo noescape cg_ctx_StreamSynchronize
-#cgo nocallback cg_ctx_StreamSynchronize
-
-// cuStreamQuery, resolved as cuStreamQuery at ABI version 2000.
-static inline int cg_StreamQuery(uintptr_t fn, uintptr_t p_hStream) {
-	return ((int (*)(void *))fn)((void *)p_hStream);
-}
-static inline int cg_ctx_StreamQuery(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStream) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_StreamQuery(fn, p_hStream);
-}
-#cgo noescape cg_StreamQuery
-#cgo nocallback cg_StreamQuery
-#cgo noescape cg_ctx_StreamQuery
-#cgo nocallback cg_ctx_StreamQuery
-
-// cuStreamWaitEvent, resolved as cuStreamWaitEvent at ABI version 3020.
-static inline int cg_StreamWaitEvent(uintptr_t fn, uintptr_t p_hStream, uintptr_t p_hEvent, unsigned int p_Flags) {
-	return ((int (*)(void *, void *, unsigned int))fn)((void *)p_hStream, (void *)p_hEvent, p_Flags);
-}
-static inline int cg_ctx_StreamWaitEvent(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStream, uintptr_t p_hEvent, unsigned int p_Flags) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_StreamWaitEvent(fn, p_hStream, p_hEvent, p_Flags);
-}
-#cgo noescape cg_StreamWaitEvent
-#cgo nocallback cg_StreamWaitEvent
-#cgo noescape cg_ctx_StreamWaitEvent
-#cgo nocallback cg_ctx_StreamWaitEvent
-
-// cuEventCreate, resolved as cuEventCreate at ABI version 2000.
-typedef struct { int r; uintptr_t phEvent; } cg_ret_EventCreate;
-static inline cg_ret_EventCreate cg_EventCreate(uintptr_t fn, unsigned int p_Flags) {
-	cg_ret_EventCreate ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, unsigned int))fn)(&ret.phEvent, p_Flags);
-	return ret;
-}
-static inline cg_ret_EventCreate cg_ctx_EventCreate(uintptr_t ctx, uintptr_t fn, unsigned int p_Flags) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_EventCreate ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_EventCreate(fn, p_Flags);
-}
-#cgo noescape cg_EventCreate
-#cgo nocallback cg_EventCreate
-#cgo noescape cg_ctx_EventCreate
-#cgo nocallback cg_ctx_EventCreate
-
-// cuEventRecord, resolved as cuEventRecord at ABI version 2000.
-static inline int cg_EventRecord(uintptr_t fn, uintptr_t p_hEvent, uintptr_t p_hStream) {
-	return ((int (*)(void *, void *))fn)((void *)p_hEvent, (void *)p_hStream);
-}
-static inline int cg_ctx_EventRecord(uintptr_t ctx, uintptr_t fn, uintptr_t p_hEvent, uintptr_t p_hStream) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_EventRecord(fn, p_hEvent, p_hStream);
-}
-#cgo noescape cg_EventRecord
-#cgo nocallback cg_EventRecord
-#cgo noescape cg_ctx_EventRecord
-#cgo nocallback cg_ctx_EventRecord
-
-// cuEventRecordWithFlags, resolved as cuEventRecordWithFlags at ABI version 11010.
-static inline int cg_EventRecordWithFlags(uintptr_t fn, uintptr_t p_hEvent, uintptr_t p_hStream, unsigned int p_flags) {
-	return ((int (*)(void *, void *, unsigned int))fn)((void *)p_hEvent, (void *)p_hStream, p_flags);
-}
-static inline int cg_ctx_EventRecordWithFlags(uintptr_t ctx, uintptr_t fn, uintptr_t p_hEvent, uintptr_t p_hStream, unsigned int p_flags) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_EventRecordWithFlags(fn, p_hEvent, p_hStream, p_flags);
-}
-#cgo noescape cg_EventRecordWithFlags
-#cgo nocallback cg_EventRecordWithFlags
-#cgo noescape cg_ctx_EventRecordWithFlags
-#cgo nocallback cg_ctx_EventRecordWithFlags
-
-// cuEventQuery, resolved as cuEventQuery at ABI version 2000.
-static inline int cg_EventQuery(uintptr_t fn, uintptr_t p_hEvent) {
-	return ((int (*)(void *))fn)((void *)p_hEvent);
-}
-static inline int cg_ctx_EventQuery(uintptr_t ctx, uintptr_t fn, uintptr_t p_hEvent) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_EventQuery(fn, p_hEvent);
-}
-#cgo noescape cg_EventQuery
-#cgo nocallback cg_EventQuery
-#cgo noescape cg_ctx_EventQuery
-#cgo nocallback cg_ctx_EventQuery
-
-// cuEventSynchronize, resolved as cuEventSynchronize at ABI version 2000.
-static inline int cg_EventSynchronize(uintptr_t fn, uintptr_t p_hEvent) {
-	return ((int (*)(void *))fn)((void *)p_hEvent);
-}
-static inline int cg_ctx_EventSynchronize(uintptr_t ctx, uintptr_t fn, uintptr_t p_hEvent) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_EventSynchronize(fn, p_hEvent);
-}
-#cgo noescape cg_EventSynchronize
-#cgo nocallback cg_EventSynchronize
-#cgo noescape cg_ctx_EventSynchronize
-#cgo nocallback cg_ctx_EventSynchronize
-
-// cuEventDestroy_v2, resolved as cuEventDestroy at ABI version 4000.
-static inline int cg_EventDestroy(uintptr_t fn, uintptr_t p_hEvent) {
-	return ((int (*)(void *))fn)((void *)p_hEvent);
-}
-static inline int cg_ctx_EventDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t p_hEvent) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_EventDestroy(fn, p_hEvent);
-}
-#cgo noescape cg_EventDestroy
-#cgo nocallback cg_EventDestroy
-#cgo noescape cg_ctx_EventDestroy
-#cgo nocallback cg_ctx_EventDestroy
-
-// cuEventElapsedTime_v2, resolved as cuEventElapsedTime at ABI version 12080.
-typedef struct { int r; float pMilliseconds; } cg_ret_EventElapsedTime;
-static inline cg_ret_EventElapsedTime cg_EventElapsedTime(uintptr_t fn, uintptr_t p_hStart, uintptr_t p_hEnd) {
-	cg_ret_EventElapsedTime ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, void *, void *))fn)(&ret.pMilliseconds, (void *)p_hStart, (void *)p_hEnd);
-	return ret;
-}
-static inline cg_ret_EventElapsedTime cg_ctx_EventElapsedTime(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStart, uintptr_t p_hEnd) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_EventElapsedTime ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_EventElapsedTime(fn, p_hStart, p_hEnd);
-}
-#cgo noescape cg_EventElapsedTime
-#cgo nocallback cg_EventElapsedTime
-#cgo noescape cg_ctx_EventElapsedTime
-#cgo nocallback cg_ctx_EventElapsedTime
-
-// cuEventElapsedTime_v2, resolved as cuEventElapsedTime at ABI version 12080.
-typedef struct { int r; float pMilliseconds; } cg_ret_EventElapsedTimeV2;
-static inline cg_ret_EventElapsedTimeV2 cg_EventElapsedTimeV2(uintptr_t fn, uintptr_t p_hStart, uintptr_t p_hEnd) {
-	cg_ret_EventElapsedTimeV2 ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, void *, void *))fn)(&ret.pMilliseconds, (void *)p_hStart, (void *)p_hEnd);
-	return ret;
-}
-static inline cg_ret_EventElapsedTimeV2 cg_ctx_EventElapsedTimeV2(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStart, uintptr_t p_hEnd) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_EventElapsedTimeV2 ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_EventElapsedTimeV2(fn, p_hStart, p_hEnd);
-}
-#cgo noescape cg_EventElapsedTimeV2
-#cgo nocallback cg_EventElapsedTimeV2
-#cgo noescape cg_ctx_EventElapsedTimeV2
-#cgo nocallback cg_ctx_EventElapsedTimeV2
-
-// cuIpcGetEventHandle, resolved as cuIpcGetEventHandle at ABI version 4010.
-typedef struct { int r; cg_CUipcEventHandle pHandle; } cg_ret_IPCGetEventHandle;
-static inline cg_ret_IPCGetEventHandle cg_IPCGetEventHandle(uintptr_t fn, uintptr_t p_event) {
-	cg_ret_IPCGetEventHandle ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, void *))fn)(&ret.pHandle, (void *)p_event);
-	return ret;
-}
-static inline cg_ret_IPCGetEventHandle cg_ctx_IPCGetEventHandle(uintptr_t ctx, uintptr_t fn, uintptr_t p_event) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_IPCGetEventHandle ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_IPCGetEventHandle(fn, p_event);
-}
-#cgo noescape cg_IPCGetEventHandle
-#cgo nocallback cg_IPCGetEventHandle
-#cgo noescape cg_ctx_IPCGetEventHandle
-#cgo nocallback cg_ctx_IPCGetEventHandle
-
-// cuIpcOpenEventHandle, resolved as cuIpcOpenEventHandle at ABI version 4010.
-typedef struct { int r; uintptr_t phEvent; } cg_ret_IPCOpenEventHandle;
-static inline cg_ret_IPCOpenEventHandle cg_IPCOpenEventHandle(uintptr_t fn, const void *p_handle) {
-	cg_ret_IPCOpenEventHandle ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, cg_CUipcEventHandle))fn)(&ret.phEvent, *(const cg_CUipcEventHandle *)p_handle);
-	return ret;
-}
-static inline cg_ret_IPCOpenEventHandle cg_ctx_IPCOpenEventHandle(uintptr_t ctx, uintptr_t fn, const void *p_handle) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_IPCOpenEventHandle ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_IPCOpenEventHandle(fn, p_handle);
-}
-#cgo noescape cg_IPCOpenEventHandle
-#cgo nocallback cg_IPCOpenEventHandle
-#cgo noescape cg_ctx_IPCOpenEventHandle
-#cgo nocallback cg_ctx_IPCOpenEventHandle
-
-// cuLaunchHostFunc, resolved as cuLaunchHostFunc at ABI version 10000.
-static inline int cg_LaunchHostFunc(uintptr_t fn, uintptr_t p_hStream, uintptr_t p_fn, void* p_userData) {
-	return ((int (*)(void *, void *, void*))fn)((void *)p_hStream, (void *)p_fn, p_userData);
-}
-static inline int cg_ctx_LaunchHostFunc(uintptr_t ctx, uintptr_t fn, uintptr_t p_hStream, uintptr_t p_fn, void* p_userData) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_LaunchHostFunc(fn, p_hStream, p_fn, p_userData);
-}
-#cgo noescape cg_LaunchHostFunc
-#cgo nocallback cg_LaunchHostFunc
-#cgo noescape cg_ctx_LaunchHostFunc
-#cgo nocallback cg_ctx_LaunchHostFunc
-
-// cuModuleLoadData, resolved as cuModuleLoadData at ABI version 2000.
-typedef struct { int r; uintptr_t module; } cg_ret_ModuleLoadData;
-static inline cg_ret_ModuleLoadData cg_ModuleLoadData(uintptr_t fn, void* p_image) {
-	cg_ret_ModuleLoadData ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, void*))fn)(&ret.module, p_image);
-	return ret;
-}
-static inline cg_ret_ModuleLoadData cg_ctx_ModuleLoadData(uintptr_t ctx, uintptr_t fn, void* p_image) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_ModuleLoadData ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_ModuleLoadData(fn, p_image);
-}
-#cgo noescape cg_ModuleLoadData
-#cgo nocallback cg_ModuleLoadData
-#cgo noescape cg_ctx_ModuleLoadData
-#cgo nocallback cg_ctx_ModuleLoadData
-
-// cuModuleUnload, resolved as cuModuleUnload at ABI version 2000.
-static inline int cg_ModuleUnload(uintptr_t fn, uintptr_t p_hmod) {
-	return ((int (*)(void *))fn)((void *)p_hmod);
-}
-static inline int cg_ctx_ModuleUnload(uintptr_t ctx, uintptr_t fn, uintptr_t p_hmod) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_ModuleUnload(fn, p_hmod);
-}
-#cgo noescape cg_ModuleUnload
-#cgo nocallback cg_ModuleUnload
-#cgo noescape cg_ctx_ModuleUnload
-#cgo nocallback cg_ctx_ModuleUnload
-
-// cuModuleGetFunction, resolved as cuModuleGetFunction at ABI version 2000.
-typedef struct { int r; uintptr_t hfunc; } cg_ret_ModuleGetFunction;
-static inline cg_ret_ModuleGetFunction cg_ModuleGetFunction(uintptr_t fn, uintptr_t p_hmod, const char *p_name) {
-	cg_ret_ModuleGetFunction ret;
-	memset(&ret, 0, sizeof ret);
-	ret.r = ((int (*)(void *, void *, const char *))fn)(&ret.hfunc, (void *)p_hmod, p_name);
-	return ret;
-}
-static inline cg_ret_ModuleGetFunction cg_ctx_ModuleGetFunction(uintptr_t ctx, uintptr_t fn, uintptr_t p_hmod, const char *p_name) {
-	int r = cg_make_current(ctx);
-	if (r != 0) {
-		cg_ret_ModuleGetFunction ret;
-		memset(&ret, 0, sizeof ret);
-		ret.r = r;
-		return ret;
-	}
-	return cg_ModuleGetFunction(fn, p_hmod, p_name);
-}
-#cgo noescape cg_ModuleGetFunction
-#cgo nocallback cg_ModuleGetFunction
-#cgo noescape cg_ctx_ModuleGetFunction
-#cgo nocallback cg_ctx_ModuleGetFunction
-
-// cuLaunchKernel, resolved as cuLaunchKernel at ABI version 4000.
-static inline int cg_LaunchKernel(uintptr_t fn, uintptr_t p_f, unsigned int p_gridDimX, unsigned int p_gridDimY, unsigned int p_gridDimZ, unsigned int p_blockDimX, unsigned int p_blockDimY, unsigned int p_blockDimZ, unsigned int p_sharedMemBytes, uintptr_t p_hStream, void* p_kernelParams, void* p_extra) {
-	return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void*, void*))fn)((void *)p_f, p_gridDimX, p_gridDimY, p_gridDimZ, p_blockDimX, p_blockDimY, p_blockDimZ, p_sharedMemBytes, (void *)p_hStream, p_kernelParams, p_extra);
-}
-static inline int cg_ctx_LaunchKernel(uintptr_t ctx, uintptr_t fn, uintptr_t p_f, unsigned int p_gridDimX, unsigned int p_gridDimY, unsigned int p_gridDimZ, unsigned int p_blockDimX, unsigned int p_blockDimY, unsigned int p_blockDimZ, unsigned int p_sharedMemBytes, uintptr_t p_hStream, void* p_kernelParams, void* p_extra) {
-	int r = cg_make_current(ctx);
-	return r != 0 ? r : cg_LaunchKernel(fn, p_f, p_gridDimX, p_gridDimY, p_gridDimZ, p_blockDimX, p_blockDimY, p_blockDimZ, p_sharedMemBytes, p_hStream, p_kernelParams, p_extra);
-}
-#cgo noescape cg_LaunchKernel
-#cgo nocallback cg_LaunchKernel
-#cgo noescape cg_ctx_LaunchKernel
-#cgo nocallback cg_ctx_LaunchKernel
-*/
-import "C"
+import "unsafe"
 
 // Bindings for CUDA 13.0: CUDA_VERSION 13000, cuda.h sha256 64025f81a9d6d2b10e9e11654f3523e5b046d01b883f0b9ca474e463274b80d4, cudaTypedefs.h sha256 da2352ecb06115c252394c9ba72472d1dc525569d30f9c83e2da300fce788f2f.
 const (
@@ -537,3245 +28,7010 @@ var HeaderSHA256 = map[string]string{
 	"cudaTypedefs.h": "da2352ecb06115c252394c9ba72472d1dc525569d30f9c83e2da300fce788f2f",
 }
 
-// Event is the driver's CUevent.
-type Event uintptr
-
-// Stream is the driver's CUstream.
-type Stream uintptr
-
-// Context is the driver's CUcontext.
-type Context uintptr
-
-// Device is the driver's CUdevice.
-type Device int32
-
-// Module is the driver's CUmodule.
-type Module uintptr
-
-// Function is the driver's CUfunction.
-type Function uintptr
-
-// DevicePtr is the driver's CUdeviceptr.
+// DevicePtr is CUdeviceptr (also CUdeviceptr_v2).
 type DevicePtr uint64
 
-// HostFn is the driver's CUhostFn.
-type HostFn uintptr
+// Device is CUdevice (also CUdevice_v1): CUDA device.
+type Device int32
 
-// IPCEventHandle is the driver's CUipcEventHandle (64 bytes), passed by value.
+// Context is CUcontext: A regular context handle.
+type Context uintptr
+
+// Module is CUmodule: CUDA module.
+type Module uintptr
+
+// Function is CUfunction: CUDA function.
+type Function uintptr
+
+// Library is CUlibrary: CUDA library.
+type Library uintptr
+
+// Kernel is CUkernel: CUDA kernel.
+type Kernel uintptr
+
+// Array is CUarray: CUDA array.
+type Array uintptr
+
+// MipmappedArray is CUmipmappedArray: CUDA mipmapped array.
+type MipmappedArray uintptr
+
+// Texref is CUtexref: CUDA texture reference.
+type Texref uintptr
+
+// Surfref is CUsurfref: CUDA surface reference.
+type Surfref uintptr
+
+// Event is CUevent: CUDA event.
+type Event uintptr
+
+// Stream is CUstream: CUDA stream.
+type Stream uintptr
+
+// GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
+type GraphicsResource uintptr
+
+// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
+type TexObject uint64
+
+// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
+type SurfObject uint64
+
+// ExternalMemory is CUexternalMemory: CUDA external memory.
+type ExternalMemory uintptr
+
+// ExternalSemaphore is CUexternalSemaphore: CUDA external semaphore.
+type ExternalSemaphore uintptr
+
+// Graph is CUgraph: CUDA graph.
+type Graph uintptr
+
+// GraphNode is CUgraphNode: CUDA graph node.
+type GraphNode uintptr
+
+// GraphExec is CUgraphExec: CUDA executable graph.
+type GraphExec uintptr
+
+// MemoryPool is CUmemoryPool: CUDA memory pool.
+type MemoryPool uintptr
+
+// UserObject is CUuserObject: CUDA user object for graphs.
+type UserObject uintptr
+
+// GraphDeviceNode is CUgraphDeviceNode: CUDA graph device node handle.
+type GraphDeviceNode uintptr
+
+// AsyncCallbackHandle is CUasyncCallbackHandle: CUDA async notification callback handle.
+type AsyncCallbackHandle uintptr
+
+// GreenCtx is CUgreenCtx.
+type GreenCtx uintptr
+
+// UUID is CUuuid (16 bytes).
+type UUID struct {
+	Bytes [16]byte
+}
+
+// MemFabricHandle is CUmemFabricHandle (also CUmemFabricHandle_v1) (64 bytes).
+type MemFabricHandle struct {
+	Data [64]uint8
+}
+
+// IPCEventHandle is CUipcEventHandle (also CUipcEventHandle_v1) (64 bytes), bound as bytes: an opaque token the driver fills; the cuda package converts its [64]byte IPC handle to it.
 type IPCEventHandle [64]byte
 
-// Result is the driver's CUresult.
-type Result int32
+// IPCMemHandle is CUipcMemHandle (also CUipcMemHandle_v1) (64 bytes).
+type IPCMemHandle struct {
+	Reserved [64]byte
+}
+
+// IPCMemFlags is CUipcMem_flags.
+type IPCMemFlags uint32
 
 const (
-	/*
-	   Success (CUDA_SUCCESS):
-
-	   	The API call returned with no errors. In the case of query calls, this
-	   	also means that the operation being queried is complete (see
-	   	::cuEventQuery() and ::cuStreamQuery()).
-	*/
-	Success Result = 0
-	/*
-	   ErrorInvalidValue (CUDA_ERROR_INVALID_VALUE):
-
-	   	This indicates that one or more of the parameters passed to the API call
-	   	is not within an acceptable range of values.
-	*/
-	ErrorInvalidValue Result = 1
-	/*
-	   ErrorOutOfMemory (CUDA_ERROR_OUT_OF_MEMORY):
-
-	   	The API call failed because it was unable to allocate enough memory or
-	   	other resources to perform the requested operation.
-	*/
-	ErrorOutOfMemory Result = 2
-	/*
-	   ErrorNotInitialized (CUDA_ERROR_NOT_INITIALIZED):
-
-	   	This indicates that the CUDA driver has not been initialized with
-	   	::cuInit() or that initialization has failed.
-	*/
-	ErrorNotInitialized Result = 3
-	/*
-	   ErrorDeinitialized (CUDA_ERROR_DEINITIALIZED):
-
-	   	This indicates that the CUDA driver is in the process of shutting down.
-	*/
-	ErrorDeinitialized Result = 4
-	/*
-	   ErrorProfilerDisabled (CUDA_ERROR_PROFILER_DISABLED):
-
-	   	This indicates profiler is not initialized for this run. This can
-	   	happen when the application is running with external profiling tools
-	   	like visual profiler.
-	*/
-	ErrorProfilerDisabled Result = 5
-	/*
-	   ErrorProfilerNotInitialized (CUDA_ERROR_PROFILER_NOT_INITIALIZED):
-
-	   	\deprecated
-	   	This error return is deprecated as of CUDA 5.0. It is no longer an error
-	   	to attempt to enable/disable the profiling via ::cuProfilerStart or
-	   	::cuProfilerStop without initialization.
-	*/
-	ErrorProfilerNotInitialized Result = 6
-	/*
-	   ErrorProfilerAlreadyStarted (CUDA_ERROR_PROFILER_ALREADY_STARTED):
-
-	   	\deprecated
-	   	This error return is deprecated as of CUDA 5.0. It is no longer an error
-	   	to call cuProfilerStart() when profiling is already enabled.
-	*/
-	ErrorProfilerAlreadyStarted Result = 7
-	/*
-	   ErrorProfilerAlreadyStopped (CUDA_ERROR_PROFILER_ALREADY_STOPPED):
-
-	   	\deprecated
-	   	This error return is deprecated as of CUDA 5.0. It is no longer an error
-	   	to call cuProfilerStop() when profiling is already disabled.
-	*/
-	ErrorProfilerAlreadyStopped Result = 8
-	/*
-	   ErrorStubLibrary (CUDA_ERROR_STUB_LIBRARY):
-
-	   	This indicates that the CUDA driver that the application has loaded is a
-	   	stub library. Applications that run with the stub rather than a real
-	   	driver loaded will result in CUDA API returning this error.
-	*/
-	ErrorStubLibrary Result = 34
-	/*
-	   ErrorCallRequiresNewerDriver (CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER):
-
-	   	This indicates that the API call requires a newer CUDA driver than the one
-	   	currently installed. Users should install an updated NVIDIA CUDA driver
-	   	to allow the API call to succeed.
-	*/
-	ErrorCallRequiresNewerDriver Result = 36
-	/*
-	   ErrorDeviceUnavailable (CUDA_ERROR_DEVICE_UNAVAILABLE):
-
-	   	This indicates that requested CUDA device is unavailable at the current
-	   	time. Devices are often unavailable due to use of
-	   	::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or ::CU_COMPUTEMODE_PROHIBITED.
-	*/
-	ErrorDeviceUnavailable Result = 46
-	/*
-	   ErrorNoDevice (CUDA_ERROR_NO_DEVICE):
-
-	   	This indicates that no CUDA-capable devices were detected by the installed
-	   	CUDA driver.
-	*/
-	ErrorNoDevice Result = 100
-	/*
-	   ErrorInvalidDevice (CUDA_ERROR_INVALID_DEVICE):
-
-	   	This indicates that the device ordinal supplied by the user does not
-	   	correspond to a valid CUDA device or that the action requested is
-	   	invalid for the specified device.
-	*/
-	ErrorInvalidDevice Result = 101
-	/*
-	   ErrorDeviceNotLicensed (CUDA_ERROR_DEVICE_NOT_LICENSED):
-
-	   	This error indicates that the Grid license is not applied.
-	*/
-	ErrorDeviceNotLicensed Result = 102
-	/*
-	   ErrorInvalidImage (CUDA_ERROR_INVALID_IMAGE):
-
-	   	This indicates that the device kernel image is invalid. This can also
-	   	indicate an invalid CUDA module.
-	*/
-	ErrorInvalidImage Result = 200
-	/*
-	   ErrorInvalidContext (CUDA_ERROR_INVALID_CONTEXT):
-
-	   	This most frequently indicates that there is no context bound to the
-	   	current thread. This can also be returned if the context passed to an
-	   	API call is not a valid handle (such as a context that has had
-	   	::cuCtxDestroy() invoked on it). This can also be returned if a user
-	   	mixes different API versions (i.e. 3010 context with 3020 API calls).
-	   	See ::cuCtxGetApiVersion() for more details.
-	   	This can also be returned if the green context passed to an API call
-	   	was not converted to a ::CUcontext using ::cuCtxFromGreenCtx API.
-	*/
-	ErrorInvalidContext Result = 201
-	/*
-	   ErrorContextAlreadyCurrent (CUDA_ERROR_CONTEXT_ALREADY_CURRENT):
-
-	   	This indicated that the context being supplied as a parameter to the
-	   	API call was already the active context.
-	   	\deprecated
-	   	This error return is deprecated as of CUDA 3.2. It is no longer an
-	   	error to attempt to push the active context via ::cuCtxPushCurrent().
-	*/
-	ErrorContextAlreadyCurrent Result = 202
-	/*
-	   ErrorMapFailed (CUDA_ERROR_MAP_FAILED):
-
-	   	This indicates that a map or register operation has failed.
-	*/
-	ErrorMapFailed Result = 205
-	/*
-	   ErrorUnmapFailed (CUDA_ERROR_UNMAP_FAILED):
-
-	   	This indicates that an unmap or unregister operation has failed.
-	*/
-	ErrorUnmapFailed Result = 206
-	/*
-	   ErrorArrayIsMapped (CUDA_ERROR_ARRAY_IS_MAPPED):
-
-	   	This indicates that the specified array is currently mapped and thus
-	   	cannot be destroyed.
-	*/
-	ErrorArrayIsMapped Result = 207
-	/*
-	   ErrorAlreadyMapped (CUDA_ERROR_ALREADY_MAPPED):
-
-	   	This indicates that the resource is already mapped.
-	*/
-	ErrorAlreadyMapped Result = 208
-	/*
-	   ErrorNoBinaryForGPU (CUDA_ERROR_NO_BINARY_FOR_GPU):
-
-	   	This indicates that there is no kernel image available that is suitable
-	   	for the device. This can occur when a user specifies code generation
-	   	options for a particular CUDA source file that do not include the
-	   	corresponding device configuration.
-	*/
-	ErrorNoBinaryForGPU Result = 209
-	/*
-	   ErrorAlreadyAcquired (CUDA_ERROR_ALREADY_ACQUIRED):
-
-	   	This indicates that a resource has already been acquired.
-	*/
-	ErrorAlreadyAcquired Result = 210
-	/*
-	   ErrorNotMapped (CUDA_ERROR_NOT_MAPPED):
-
-	   	This indicates that a resource is not mapped.
-	*/
-	ErrorNotMapped Result = 211
-	/*
-	   ErrorNotMappedAsArray (CUDA_ERROR_NOT_MAPPED_AS_ARRAY):
-
-	   	This indicates that a mapped resource is not available for access as an
-	   	array.
-	*/
-	ErrorNotMappedAsArray Result = 212
-	/*
-	   ErrorNotMappedAsPointer (CUDA_ERROR_NOT_MAPPED_AS_POINTER):
-
-	   	This indicates that a mapped resource is not available for access as a
-	   	pointer.
-	*/
-	ErrorNotMappedAsPointer Result = 213
-	/*
-	   ErrorEccUncorrectable (CUDA_ERROR_ECC_UNCORRECTABLE):
-
-	   	This indicates that an uncorrectable ECC error was detected during
-	   	execution.
-	*/
-	ErrorEccUncorrectable Result = 214
-	/*
-	   ErrorUnsupportedLimit (CUDA_ERROR_UNSUPPORTED_LIMIT):
-
-	   	This indicates that the ::CUlimit passed to the API call is not
-	   	supported by the active device.
-	*/
-	ErrorUnsupportedLimit Result = 215
-	/*
-	   ErrorContextAlreadyInUse (CUDA_ERROR_CONTEXT_ALREADY_IN_USE):
-
-	   	This indicates that the ::CUcontext passed to the API call can
-	   	only be bound to a single CPU thread at a time but is already
-	   	bound to a CPU thread.
-	*/
-	ErrorContextAlreadyInUse Result = 216
-	/*
-	   ErrorPeerAccessUnsupported (CUDA_ERROR_PEER_ACCESS_UNSUPPORTED):
-
-	   	This indicates that peer access is not supported across the given
-	   	devices.
-	*/
-	ErrorPeerAccessUnsupported Result = 217
-	/*
-	   ErrorInvalidPTX (CUDA_ERROR_INVALID_PTX):
-
-	   	This indicates that a PTX JIT compilation failed.
-	*/
-	ErrorInvalidPTX Result = 218
-	/*
-	   ErrorInvalidGraphicsContext (CUDA_ERROR_INVALID_GRAPHICS_CONTEXT):
-
-	   	This indicates an error with OpenGL or DirectX context.
-	*/
-	ErrorInvalidGraphicsContext Result = 219
-	/*
-	   ErrorNvlinkUncorrectable (CUDA_ERROR_NVLINK_UNCORRECTABLE):
-
-	   	This indicates that an uncorrectable NVLink error was detected during the
-	   	execution.
-	*/
-	ErrorNvlinkUncorrectable Result = 220
-	/*
-	   ErrorJITCompilerNotFound (CUDA_ERROR_JIT_COMPILER_NOT_FOUND):
-
-	   	This indicates that the PTX JIT compiler library was not found.
-	*/
-	ErrorJITCompilerNotFound Result = 221
-	/*
-	   ErrorUnsupportedPTXVersion (CUDA_ERROR_UNSUPPORTED_PTX_VERSION):
-
-	   	This indicates that the provided PTX was compiled with an unsupported toolchain.
-	*/
-	ErrorUnsupportedPTXVersion Result = 222
-	/*
-	   ErrorJITCompilationDisabled (CUDA_ERROR_JIT_COMPILATION_DISABLED):
-
-	   	This indicates that the PTX JIT compilation was disabled.
-	*/
-	ErrorJITCompilationDisabled Result = 223
-	/*
-	   ErrorUnsupportedExecAffinity (CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY):
-
-	   	This indicates that the ::CUexecAffinityType passed to the API call is not
-	   	supported by the active device.
-	*/
-	ErrorUnsupportedExecAffinity Result = 224
-	/*
-	   ErrorUnsupportedDevsideSync (CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC):
-
-	   	This indicates that the code to be compiled by the PTX JIT contains
-	   	unsupported call to cudaDeviceSynchronize.
-	*/
-	ErrorUnsupportedDevsideSync Result = 225
-	/*
-	   ErrorContained (CUDA_ERROR_CONTAINED):
-
-	   	This indicates that an exception occurred on the device that is now
-	   	contained by the GPU's error containment capability. Common causes are -
-	   	a. Certain types of invalid accesses of peer GPU memory over nvlink
-	   	b. Certain classes of hardware errors
-	   	This leaves the process in an inconsistent state and any further CUDA
-	   	work will return the same error. To continue using CUDA, the process must
-	   	be terminated and relaunched.
-	*/
-	ErrorContained Result = 226
-	/*
-	   ErrorInvalidSource (CUDA_ERROR_INVALID_SOURCE):
-
-	   	This indicates that the device kernel source is invalid. This includes
-	   	compilation/linker errors encountered in device code or user error.
-	*/
-	ErrorInvalidSource Result = 300
-	/*
-	   ErrorFileNotFound (CUDA_ERROR_FILE_NOT_FOUND):
-
-	   	This indicates that the file specified was not found.
-	*/
-	ErrorFileNotFound Result = 301
-	/*
-	   ErrorSharedObjectSymbolNotFound (CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND):
-
-	   	This indicates that a link to a shared object failed to resolve.
-	*/
-	ErrorSharedObjectSymbolNotFound Result = 302
-	/*
-	   ErrorSharedObjectInitFailed (CUDA_ERROR_SHARED_OBJECT_INIT_FAILED):
-
-	   	This indicates that initialization of a shared object failed.
-	*/
-	ErrorSharedObjectInitFailed Result = 303
-	/*
-	   ErrorOperatingSystem (CUDA_ERROR_OPERATING_SYSTEM):
-
-	   	This indicates that an OS call failed.
-	*/
-	ErrorOperatingSystem Result = 304
-	/*
-	   ErrorInvalidHandle (CUDA_ERROR_INVALID_HANDLE):
-
-	   	This indicates that a resource handle passed to the API call was not
-	   	valid. Resource handles are opaque types like ::CUstream and ::CUevent.
-	*/
-	ErrorInvalidHandle Result = 400
-	/*
-	   ErrorIllegalState (CUDA_ERROR_ILLEGAL_STATE):
-
-	   	This indicates that a resource required by the API call is not in a
-	   	valid state to perform the requested operation.
-	*/
-	ErrorIllegalState Result = 401
-	/*
-	   ErrorLossyQuery (CUDA_ERROR_LOSSY_QUERY):
-
-	   	This indicates an attempt was made to introspect an object in a way that
-	   	would discard semantically important information. This is either due to
-	   	the object using funtionality newer than the API version used to
-	   	introspect it or omission of optional return arguments.
-	*/
-	ErrorLossyQuery Result = 402
-	/*
-	   ErrorNotFound (CUDA_ERROR_NOT_FOUND):
-
-	   	This indicates that a named symbol was not found. Examples of symbols
-	   	are global/constant variable names, driver function names, texture names,
-	   	and surface names.
-	*/
-	ErrorNotFound Result = 500
-	/*
-	   ErrorNotReady (CUDA_ERROR_NOT_READY):
-
-	   	This indicates that asynchronous operations issued previously have not
-	   	completed yet. This result is not actually an error, but must be indicated
-	   	differently than ::CUDA_SUCCESS (which indicates completion). Calls that
-	   	may return this value include ::cuEventQuery() and ::cuStreamQuery().
-	*/
-	ErrorNotReady Result = 600
-	/*
-	   ErrorIllegalAddress (CUDA_ERROR_ILLEGAL_ADDRESS):
-
-	   	While executing a kernel, the device encountered a
-	   	load or store instruction on an invalid memory address.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorIllegalAddress Result = 700
-	/*
-	   ErrorLaunchOutOfResources (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES):
-
-	   	This indicates that a launch did not occur because it did not have
-	   	appropriate resources. This error usually indicates that the user has
-	   	attempted to pass too many arguments to the device kernel, or the
-	   	kernel launch specifies too many threads for the kernel's register
-	   	count. Passing arguments of the wrong size (i.e. a 64-bit pointer
-	   	when a 32-bit int is expected) is equivalent to passing too many
-	   	arguments and can also result in this error.
-	*/
-	ErrorLaunchOutOfResources Result = 701
-	/*
-	   ErrorLaunchTimeout (CUDA_ERROR_LAUNCH_TIMEOUT):
-
-	   	This indicates that the device kernel took too long to execute. This can
-	   	only occur if timeouts are enabled - see the device attribute
-	   	::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorLaunchTimeout Result = 702
-	/*
-	   ErrorLaunchIncompatibleTexturing (CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING):
-
-	   	This error indicates a kernel launch that uses an incompatible texturing
-	   	mode.
-	*/
-	ErrorLaunchIncompatibleTexturing Result = 703
-	/*
-	   ErrorPeerAccessAlreadyEnabled (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED):
-
-	   	This error indicates that a call to ::cuCtxEnablePeerAccess() is
-	   	trying to re-enable peer access to a context which has already
-	   	had peer access to it enabled.
-	*/
-	ErrorPeerAccessAlreadyEnabled Result = 704
-	/*
-	   ErrorPeerAccessNotEnabled (CUDA_ERROR_PEER_ACCESS_NOT_ENABLED):
-
-	   	This error indicates that ::cuCtxDisablePeerAccess() is
-	   	trying to disable peer access which has not been enabled yet
-	   	via ::cuCtxEnablePeerAccess().
-	*/
-	ErrorPeerAccessNotEnabled Result = 705
-	/*
-	   ErrorPrimaryContextActive (CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE):
-
-	   	This error indicates that the primary context for the specified device
-	   	has already been initialized.
-	*/
-	ErrorPrimaryContextActive Result = 708
-	/*
-	   ErrorContextIsDestroyed (CUDA_ERROR_CONTEXT_IS_DESTROYED):
-
-	   	This error indicates that the context current to the calling thread
-	   	has been destroyed using ::cuCtxDestroy, or is a primary context which
-	   	has not yet been initialized.
-	*/
-	ErrorContextIsDestroyed Result = 709
-	/*
-	   ErrorAssert (CUDA_ERROR_ASSERT):
-
-	   	A device-side assert triggered during kernel execution. The context
-	   	cannot be used anymore, and must be destroyed. All existing device
-	   	memory allocations from this context are invalid and must be
-	   	reconstructed if the program is to continue using CUDA.
-	*/
-	ErrorAssert Result = 710
-	/*
-	   ErrorTooManyPeers (CUDA_ERROR_TOO_MANY_PEERS):
-
-	   	This error indicates that the hardware resources required to enable
-	   	peer access have been exhausted for one or more of the devices
-	   	passed to ::cuCtxEnablePeerAccess().
-	*/
-	ErrorTooManyPeers Result = 711
-	/*
-	   ErrorHostMemoryAlreadyRegistered (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED):
-
-	   	This error indicates that the memory range passed to ::cuMemHostRegister()
-	   	has already been registered.
-	*/
-	ErrorHostMemoryAlreadyRegistered Result = 712
-	/*
-	   ErrorHostMemoryNotRegistered (CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED):
-
-	   	This error indicates that the pointer passed to ::cuMemHostUnregister()
-	   	does not correspond to any currently registered memory region.
-	*/
-	ErrorHostMemoryNotRegistered Result = 713
-	/*
-	   ErrorHardwareStackError (CUDA_ERROR_HARDWARE_STACK_ERROR):
-
-	   	While executing a kernel, the device encountered a stack error.
-	   	This can be due to stack corruption or exceeding the stack size limit.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorHardwareStackError Result = 714
-	/*
-	   ErrorIllegalInstruction (CUDA_ERROR_ILLEGAL_INSTRUCTION):
-
-	   	While executing a kernel, the device encountered an illegal instruction.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorIllegalInstruction Result = 715
-	/*
-	   ErrorMisalignedAddress (CUDA_ERROR_MISALIGNED_ADDRESS):
-
-	   	While executing a kernel, the device encountered a load or store instruction
-	   	on a memory address which is not aligned.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorMisalignedAddress Result = 716
-	/*
-	   ErrorInvalidAddressSpace (CUDA_ERROR_INVALID_ADDRESS_SPACE):
-
-	   	While executing a kernel, the device encountered an instruction
-	   	which can only operate on memory locations in certain address spaces
-	   	(global, shared, or local), but was supplied a memory address not
-	   	belonging to an allowed address space.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorInvalidAddressSpace Result = 717
-	/*
-	   ErrorInvalidPc (CUDA_ERROR_INVALID_PC):
-
-	   	While executing a kernel, the device program counter wrapped its address space.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorInvalidPc Result = 718
-	/*
-	   ErrorLaunchFailed (CUDA_ERROR_LAUNCH_FAILED):
-
-	   	An exception occurred on the device while executing a kernel. Common
-	   	causes include dereferencing an invalid device pointer and accessing
-	   	out of bounds shared memory. Less common cases can be system specific - more
-	   	information about these cases can be found in the system specific user guide.
-	   	This leaves the process in an inconsistent state and any further CUDA work
-	   	will return the same error. To continue using CUDA, the process must be terminated
-	   	and relaunched.
-	*/
-	ErrorLaunchFailed Result = 719
-	/*
-	   ErrorCooperativeLaunchTooLarge (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE):
-
-	   	This error indicates that the number of blocks launched per grid for a kernel that was
-	   	launched via either ::cuLaunchCooperativeKernel or ::cuLaunchCooperativeKernelMultiDevice
-	   	exceeds the maximum number of blocks as allowed by ::cuOccupancyMaxActiveBlocksPerMultiprocessor
-	   	or ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors
-	   	as specified by the device attribute ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.
-	*/
-	ErrorCooperativeLaunchTooLarge Result = 720
-	/*
-	   ErrorTensorMemoryLeak (CUDA_ERROR_TENSOR_MEMORY_LEAK):
-
-	   	An exception occurred on the device while exiting a kernel using tensor memory: the
-	   	tensor memory was not completely deallocated. This leaves the process in an inconsistent
-	   	state and any further CUDA work will return the same error. To continue using CUDA, the
-	   	process must be terminated and relaunched.
-	*/
-	ErrorTensorMemoryLeak Result = 721
-	/*
-	   ErrorNotPermitted (CUDA_ERROR_NOT_PERMITTED):
-
-	   	This error indicates that the attempted operation is not permitted.
-	*/
-	ErrorNotPermitted Result = 800
-	/*
-	   ErrorNotSupported (CUDA_ERROR_NOT_SUPPORTED):
-
-	   	This error indicates that the attempted operation is not supported
-	   	on the current system or device.
-	*/
-	ErrorNotSupported Result = 801
-	/*
-	   ErrorSystemNotReady (CUDA_ERROR_SYSTEM_NOT_READY):
-
-	   	This error indicates that the system is not yet ready to start any CUDA
-	   	work.  To continue using CUDA, verify the system configuration is in a
-	   	valid state and all required driver daemons are actively running.
-	   	More information about this error can be found in the system specific
-	   	user guide.
-	*/
-	ErrorSystemNotReady Result = 802
-	/*
-	   ErrorSystemDriverMismatch (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH):
-
-	   	This error indicates that there is a mismatch between the versions of
-	   	the display driver and the CUDA driver. Refer to the compatibility documentation
-	   	for supported versions.
-	*/
-	ErrorSystemDriverMismatch Result = 803
-	/*
-	   ErrorCompatNotSupportedOnDevice (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE):
-
-	   	This error indicates that the system was upgraded to run with forward compatibility
-	   	but the visible hardware detected by CUDA does not support this configuration.
-	   	Refer to the compatibility documentation for the supported hardware matrix or ensure
-	   	that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES
-	   	environment variable.
-	*/
-	ErrorCompatNotSupportedOnDevice Result = 804
-	/*
-	   ErrorMPSConnectionFailed (CUDA_ERROR_MPS_CONNECTION_FAILED):
-
-	   	This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
-	*/
-	ErrorMPSConnectionFailed Result = 805
-	/*
-	   ErrorMPSRpcFailure (CUDA_ERROR_MPS_RPC_FAILURE):
-
-	   	This error indicates that the remote procedural call between the MPS server and the MPS client failed.
-	*/
-	ErrorMPSRpcFailure Result = 806
-	/*
-	   ErrorMPSServerNotReady (CUDA_ERROR_MPS_SERVER_NOT_READY):
-
-	   	This error indicates that the MPS server is not ready to accept new MPS client requests.
-	   	This error can be returned when the MPS server is in the process of recovering from a fatal failure.
-	*/
-	ErrorMPSServerNotReady Result = 807
-	/*
-	   ErrorMPSMaxClientsReached (CUDA_ERROR_MPS_MAX_CLIENTS_REACHED):
-
-	   	This error indicates that the hardware resources required to create MPS client have been exhausted.
-	*/
-	ErrorMPSMaxClientsReached Result = 808
-	/*
-	   ErrorMPSMaxConnectionsReached (CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED):
-
-	   	This error indicates the the hardware resources required to support device connections have been exhausted.
-	*/
-	ErrorMPSMaxConnectionsReached Result = 809
-	/*
-	   ErrorMPSClientTerminated (CUDA_ERROR_MPS_CLIENT_TERMINATED):
-
-	   	This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
-	*/
-	ErrorMPSClientTerminated Result = 810
-	/*
-	   ErrorCdpNotSupported (CUDA_ERROR_CDP_NOT_SUPPORTED):
-
-	   	This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
-	*/
-	ErrorCdpNotSupported Result = 811
-	/*
-	   ErrorCdpVersionMismatch (CUDA_ERROR_CDP_VERSION_MISMATCH):
-
-	   	This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
-	*/
-	ErrorCdpVersionMismatch Result = 812
-	/*
-	   ErrorStreamCaptureUnsupported (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):
-
-	   	This error indicates that the operation is not permitted when
-	   	the stream is capturing.
-	*/
-	ErrorStreamCaptureUnsupported Result = 900
-	/*
-	   ErrorStreamCaptureInvalidated (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
-
-	   	This error indicates that the current capture sequence on the stream
-	   	has been invalidated due to a previous error.
-	*/
-	ErrorStreamCaptureInvalidated Result = 901
-	/*
-	   ErrorStreamCaptureMerge (CUDA_ERROR_STREAM_CAPTURE_MERGE):
-
-	   	This error indicates that the operation would have resulted in a merge
-	   	of two independent capture sequences.
-	*/
-	ErrorStreamCaptureMerge Result = 902
-	/*
-	   ErrorStreamCaptureUnmatched (CUDA_ERROR_STREAM_CAPTURE_UNMATCHED):
-
-	   	This error indicates that the capture was not initiated in this stream.
-	*/
-	ErrorStreamCaptureUnmatched Result = 903
-	/*
-	   ErrorStreamCaptureUnjoined (CUDA_ERROR_STREAM_CAPTURE_UNJOINED):
-
-	   	This error indicates that the capture sequence contains a fork that was
-	   	not joined to the primary stream.
-	*/
-	ErrorStreamCaptureUnjoined Result = 904
-	/*
-	   ErrorStreamCaptureIsolation (CUDA_ERROR_STREAM_CAPTURE_ISOLATION):
-
-	   	This error indicates that a dependency would have been created which
-	   	crosses the capture sequence boundary. Only implicit in-stream ordering
-	   	dependencies are allowed to cross the boundary.
-	*/
-	ErrorStreamCaptureIsolation Result = 905
-	/*
-	   ErrorStreamCaptureImplicit (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT):
-
-	   	This error indicates a disallowed implicit dependency on a current capture
-	   	sequence from cudaStreamLegacy.
-	*/
-	ErrorStreamCaptureImplicit Result = 906
-	/*
-	   ErrorCapturedEvent (CUDA_ERROR_CAPTURED_EVENT):
-
-	   	This error indicates that the operation is not permitted on an event which
-	   	was last recorded in a capturing stream.
-	*/
-	ErrorCapturedEvent Result = 907
-	/*
-	   ErrorStreamCaptureWrongThread (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD):
-
-	   	A stream capture sequence not initiated with the ::CU_STREAM_CAPTURE_MODE_RELAXED
-	   	argument to ::cuStreamBeginCapture was passed to ::cuStreamEndCapture in a
-	   	different thread.
-	*/
-	ErrorStreamCaptureWrongThread Result = 908
-	/*
-	   ErrorTimeout (CUDA_ERROR_TIMEOUT):
-
-	   	This error indicates that the timeout specified for the wait operation has lapsed.
-	*/
-	ErrorTimeout Result = 909
-	/*
-	   ErrorGraphExecUpdateFailure (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
-
-	   	This error indicates that the graph update was not performed because it included
-	   	changes which violated constraints specific to instantiated graph update.
-	*/
-	ErrorGraphExecUpdateFailure Result = 910
-	/*
-	   ErrorExternalDevice (CUDA_ERROR_EXTERNAL_DEVICE):
-
-	   	This indicates that an async error has occurred in a device outside of CUDA.
-	   	If CUDA was waiting for an external device's signal before consuming shared data,
-	   	the external device signaled an error indicating that the data is not valid for
-	   	consumption. This leaves the process in an inconsistent state and any further CUDA
-	   	work will return the same error. To continue using CUDA, the process must be
-	   	terminated and relaunched.
-	*/
-	ErrorExternalDevice Result = 911
-	/*
-	   ErrorInvalidClusterSize (CUDA_ERROR_INVALID_CLUSTER_SIZE):
-
-	   	Indicates a kernel launch error due to cluster misconfiguration.
-	*/
-	ErrorInvalidClusterSize Result = 912
-	/*
-	   ErrorFunctionNotLoaded (CUDA_ERROR_FUNCTION_NOT_LOADED):
-
-	   	Indiciates a function handle is not loaded when calling an API that requires
-	   	a loaded function.
-	*/
-	ErrorFunctionNotLoaded Result = 913
-	/*
-	   ErrorInvalidResourceType (CUDA_ERROR_INVALID_RESOURCE_TYPE):
-
-	   	This error indicates one or more resources passed in are not valid resource
-	   	types for the operation.
-	*/
-	ErrorInvalidResourceType Result = 914
-	/*
-	   ErrorInvalidResourceConfiguration (CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION):
-
-	   	This error indicates one or more resources are insufficient or non-applicable for
-	   	the operation.
-	*/
-	ErrorInvalidResourceConfiguration Result = 915
-	/*
-	   ErrorKeyRotation (CUDA_ERROR_KEY_ROTATION):
-
-	   	This error indicates that an error happened during the key rotation
-	   	sequence.
-	*/
-	ErrorKeyRotation Result = 916
-	/*
-	   ErrorUnknown (CUDA_ERROR_UNKNOWN):
-
-	   	This indicates that an unknown internal error has occurred.
-	*/
-	ErrorUnknown Result = 999
+	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 )
 
-// name returns the C name of a value, or "" when the header has none.
-func (v Result) name() string {
-	switch v {
-	case 0:
-		return "CUDA_SUCCESS"
-	case 1:
-		return "CUDA_ERROR_INVALID_VALUE"
-	case 2:
-		return "CUDA_ERROR_OUT_OF_MEMORY"
-	case 3:
-		return "CUDA_ERROR_NOT_INITIALIZED"
-	case 4:
-		return "CUDA_ERROR_DEINITIALIZED"
-	case 5:
-		return "CUDA_ERROR_PROFILER_DISABLED"
-	case 6:
-		return "CUDA_ERROR_PROFILER_NOT_INITIALIZED"
-	case 7:
-		return "CUDA_ERROR_PROFILER_ALREADY_STARTED"
-	case 8:
-		return "CUDA_ERROR_PROFILER_ALREADY_STOPPED"
-	case 34:
-		return "CUDA_ERROR_STUB_LIBRARY"
-	case 36:
-		return "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"
-	case 46:
-		return "CUDA_ERROR_DEVICE_UNAVAILABLE"
-	case 100:
-		return "CUDA_ERROR_NO_DEVICE"
-	case 101:
-		return "CUDA_ERROR_INVALID_DEVICE"
-	case 102:
-		return "CUDA_ERROR_DEVICE_NOT_LICENSED"
-	case 200:
-		return "CUDA_ERROR_INVALID_IMAGE"
-	case 201:
-		return "CUDA_ERROR_INVALID_CONTEXT"
-	case 202:
-		return "CUDA_ERROR_CONTEXT_ALREADY_CURRENT"
-	case 205:
-		return "CUDA_ERROR_MAP_FAILED"
-	case 206:
-		return "CUDA_ERROR_UNMAP_FAILED"
-	case 207:
-		return "CUDA_ERROR_ARRAY_IS_MAPPED"
-	case 208:
-		return "CUDA_ERROR_ALREADY_MAPPED"
-	case 209:
-		return "CUDA_ERROR_NO_BINARY_FOR_GPU"
-	case 210:
-		return "CUDA_ERROR_ALREADY_ACQUIRED"
-	case 211:
-		return "CUDA_ERROR_NOT_MAPPED"
-	case 212:
-		return "CUDA_ERROR_NOT_MAPPED_AS_ARRAY"
-	case 213:
-		return "CUDA_ERROR_NOT_MAPPED_AS_POINTER"
-	case 214:
-		return "CUDA_ERROR_ECC_UNCORRECTABLE"
-	case 215:
-		return "CUDA_ERROR_UNSUPPORTED_LIMIT"
-	case 216:
-		return "CUDA_ERROR_CONTEXT_ALREADY_IN_USE"
-	case 217:
-		return "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"
-	case 218:
-		return "CUDA_ERROR_INVALID_PTX"
-	case 219:
-		return "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT"
-	case 220:
-		return "CUDA_ERROR_NVLINK_UNCORRECTABLE"
-	case 221:
-		return "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"
-	case 222:
-		return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
-	case 223:
-		return "CUDA_ERROR_JIT_COMPILATION_DISABLED"
-	case 224:
-		return "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY"
-	case 225:
-		return "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC"
-	case 226:
-		return "CUDA_ERROR_CONTAINED"
-	case 300:
-		return "CUDA_ERROR_INVALID_SOURCE"
-	case 301:
-		return "CUDA_ERROR_FILE_NOT_FOUND"
-	case 302:
-		return "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND"
-	case 303:
-		return "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED"
-	case 304:
-		return "CUDA_ERROR_OPERATING_SYSTEM"
-	case 400:
-		return "CUDA_ERROR_INVALID_HANDLE"
-	case 401:
-		return "CUDA_ERROR_ILLEGAL_STATE"
-	case 402:
-		return "CUDA_ERROR_LOSSY_QUERY"
-	case 500:
-		return "CUDA_ERROR_NOT_FOUND"
-	case 600:
-		return "CUDA_ERROR_NOT_READY"
-	case 700:
-		return "CUDA_ERROR_ILLEGAL_ADDRESS"
-	case 701:
-		return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
-	case 702:
-		return "CUDA_ERROR_LAUNCH_TIMEOUT"
-	case 703:
-		return "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING"
-	case 704:
-		return "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"
-	case 705:
-		return "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED"
-	case 708:
-		return "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE"
-	case 709:
-		return "CUDA_ERROR_CONTEXT_IS_DESTROYED"
-	case 710:
-		return "CUDA_ERROR_ASSERT"
-	case 711:
-		return "CUDA_ERROR_TOO_MANY_PEERS"
-	case 712:
-		return "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"
-	case 713:
-		return "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"
-	case 714:
-		return "CUDA_ERROR_HARDWARE_STACK_ERROR"
-	case 715:
-		return "CUDA_ERROR_ILLEGAL_INSTRUCTION"
-	case 716:
-		return "CUDA_ERROR_MISALIGNED_ADDRESS"
-	case 717:
-		return "CUDA_ERROR_INVALID_ADDRESS_SPACE"
-	case 718:
-		return "CUDA_ERROR_INVALID_PC"
-	case 719:
-		return "CUDA_ERROR_LAUNCH_FAILED"
-	case 720:
-		return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
-	case 721:
-		return "CUDA_ERROR_TENSOR_MEMORY_LEAK"
-	case 800:
-		return "CUDA_ERROR_NOT_PERMITTED"
-	case 801:
-		return "CUDA_ERROR_NOT_SUPPORTED"
-	case 802:
-		return "CUDA_ERROR_SYSTEM_NOT_READY"
-	case 803:
-		return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
-	case 804:
-		return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"
-	case 805:
-		return "CUDA_ERROR_MPS_CONNECTION_FAILED"
-	case 806:
-		return "CUDA_ERROR_MPS_RPC_FAILURE"
-	case 807:
-		return "CUDA_ERROR_MPS_SERVER_NOT_READY"
-	case 808:
-		return "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED"
-	case 809:
-		return "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED"
-	case 810:
-		return "CUDA_ERROR_MPS_CLIENT_TERMINATED"
-	case 811:
-		return "CUDA_ERROR_CDP_NOT_SUPPORTED"
-	case 812:
-		return "CUDA_ERROR_CDP_VERSION_MISMATCH"
-	case 900:
-		return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
-	case 901:
-		return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
-	case 902:
-		return "CUDA_ERROR_STREAM_CAPTURE_MERGE"
-	case 903:
-		return "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED"
-	case 904:
-		return "CUDA_ERROR_STREAM_CAPTURE_UNJOINED"
-	case 905:
-		return "CUDA_ERROR_STREAM_CAPTURE_ISOLATION"
-	case 906:
-		return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT"
-	case 907:
-		return "CUDA_ERROR_CAPTURED_EVENT"
-	case 908:
-		return "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD"
-	case 909:
-		return "CUDA_ERROR_TIMEOUT"
-	case 910:
-		return "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"
-	case 911:
-		return "CUDA_ERROR_EXTERNAL_DEVICE"
-	case 912:
-		return "CUDA_ERROR_INVALID_CLUSTER_SIZE"
-	case 913:
-		return "CUDA_ERROR_FUNCTION_NOT_LOADED"
-	case 914:
-		return "CUDA_ERROR_INVALID_RESOURCE_TYPE"
-	case 915:
-		return "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"
-	case 916:
-		return "CUDA_ERROR_KEY_ROTATION"
-	case 999:
-		return "CUDA_ERROR_UNKNOWN"
-	}
-	return ""
+var namesIPCMemFlags = []enumName{
+	{1, "CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS", "Automatically enable peer access between remote devices as needed"},
 }
 
-// description is the header's description of a result, lower case.
-func (v Result) description() string {
-	switch v {
-	case 1:
-		return "one or more of the parameters passed to the API call is not within an acceptable range of values"
-	case 2:
-		return "the API call failed because it was unable to allocate enough memory or other resources to perform the requested operation"
-	case 3:
-		return "the CUDA driver has not been initialized with cuInit() or that initialization has failed"
-	case 4:
-		return "the CUDA driver is in the process of shutting down"
-	case 5:
-		return "profiler is not initialized for this run"
-	case 6:
-		return "\\deprecated This error return is deprecated as of CUDA 5.0"
-	case 7:
-		return "\\deprecated This error return is deprecated as of CUDA 5.0"
-	case 8:
-		return "\\deprecated This error return is deprecated as of CUDA 5.0"
-	case 34:
-		return "the CUDA driver that the application has loaded is a stub library"
-	case 36:
-		return "the API call requires a newer CUDA driver than the one currently installed"
-	case 46:
-		return "requested CUDA device is unavailable at the current time"
-	case 100:
-		return "no CUDA-capable devices were detected by the installed CUDA driver"
-	case 101:
-		return "the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device"
-	case 102:
-		return "the Grid license is not applied"
-	case 200:
-		return "the device kernel image is invalid"
-	case 201:
-		return "this most frequently indicates that there is no context bound to the current thread"
-	case 202:
-		return "this indicated that the context being supplied as a parameter to the API call was already the active context"
-	case 205:
-		return "a map or register operation has failed"
-	case 206:
-		return "an unmap or unregister operation has failed"
-	case 207:
-		return "the specified array is currently mapped and thus cannot be destroyed"
-	case 208:
-		return "the resource is already mapped"
-	case 209:
-		return "there is no kernel image available that is suitable for the device"
-	case 210:
-		return "a resource has already been acquired"
-	case 211:
-		return "a resource is not mapped"
-	case 212:
-		return "a mapped resource is not available for access as an array"
-	case 213:
-		return "a mapped resource is not available for access as a pointer"
-	case 214:
-		return "an uncorrectable ECC error was detected during execution"
-	case 215:
-		return "the CUlimit passed to the API call is not supported by the active device"
-	case 216:
-		return "the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread"
-	case 217:
-		return "peer access is not supported across the given devices"
-	case 218:
-		return "a PTX JIT compilation failed"
-	case 219:
-		return "an error with OpenGL or DirectX context"
-	case 220:
-		return "an uncorrectable NVLink error was detected during the execution"
-	case 221:
-		return "the PTX JIT compiler library was not found"
-	case 222:
-		return "the provided PTX was compiled with an unsupported toolchain"
-	case 223:
-		return "the PTX JIT compilation was disabled"
-	case 224:
-		return "the CUexecAffinityType passed to the API call is not supported by the active device"
-	case 225:
-		return "the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize"
-	case 226:
-		return "an exception occurred on the device that is now contained by the GPU's error containment capability"
-	case 300:
-		return "the device kernel source is invalid"
-	case 301:
-		return "the file specified was not found"
-	case 302:
-		return "a link to a shared object failed to resolve"
-	case 303:
-		return "initialization of a shared object failed"
-	case 304:
-		return "an OS call failed"
-	case 400:
-		return "a resource handle passed to the API call was not valid"
-	case 401:
-		return "a resource required by the API call is not in a valid state to perform the requested operation"
-	case 402:
-		return "an attempt was made to introspect an object in a way that would discard semantically important information"
-	case 500:
-		return "a named symbol was not found"
-	case 600:
-		return "asynchronous operations issued previously have not completed yet"
-	case 700:
-		return "while executing a kernel, the device encountered a load or store instruction on an invalid memory address"
-	case 701:
-		return "a launch did not occur because it did not have appropriate resources"
-	case 702:
-		return "the device kernel took too long to execute"
-	case 703:
-		return "this error indicates a kernel launch that uses an incompatible texturing mode"
-	case 704:
-		return "a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled"
-	case 705:
-		return "cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess()"
-	case 708:
-		return "the primary context for the specified device has already been initialized"
-	case 709:
-		return "the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized"
-	case 710:
-		return "a device-side assert triggered during kernel execution"
-	case 711:
-		return "the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess()"
-	case 712:
-		return "the memory range passed to cuMemHostRegister() has already been registered"
-	case 713:
-		return "the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region"
-	case 714:
-		return "while executing a kernel, the device encountered a stack error"
-	case 715:
-		return "while executing a kernel, the device encountered an illegal instruction"
-	case 716:
-		return "while executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned"
-	case 717:
-		return "while executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space"
-	case 718:
-		return "while executing a kernel, the device program counter wrapped its address space"
-	case 719:
-		return "an exception occurred on the device while executing a kernel"
-	case 720:
-		return "the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"
-	case 721:
-		return "an exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated"
-	case 800:
-		return "the attempted operation is not permitted"
-	case 801:
-		return "the attempted operation is not supported on the current system or device"
-	case 802:
-		return "the system is not yet ready to start any CUDA work"
-	case 803:
-		return "there is a mismatch between the versions of the display driver and the CUDA driver"
-	case 804:
-		return "the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration"
-	case 805:
-		return "the MPS client failed to connect to the MPS control daemon or the MPS server"
-	case 806:
-		return "the remote procedural call between the MPS server and the MPS client failed"
-	case 807:
-		return "the MPS server is not ready to accept new MPS client requests"
-	case 808:
-		return "the hardware resources required to create MPS client have been exhausted"
-	case 809:
-		return "this error indicates the the hardware resources required to support device connections have been exhausted"
-	case 810:
-		return "the MPS client has been terminated by the server"
-	case 811:
-		return "the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it"
-	case 812:
-		return "a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism"
-	case 900:
-		return "the operation is not permitted when the stream is capturing"
-	case 901:
-		return "the current capture sequence on the stream has been invalidated due to a previous error"
-	case 902:
-		return "the operation would have resulted in a merge of two independent capture sequences"
-	case 903:
-		return "the capture was not initiated in this stream"
-	case 904:
-		return "the capture sequence contains a fork that was not joined to the primary stream"
-	case 905:
-		return "a dependency would have been created which crosses the capture sequence boundary"
-	case 906:
-		return "this error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy"
-	case 907:
-		return "the operation is not permitted on an event which was last recorded in a capturing stream"
-	case 908:
-		return "a stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread"
-	case 909:
-		return "the timeout specified for the wait operation has lapsed"
-	case 910:
-		return "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"
-	case 911:
-		return "an async error has occurred in a device outside of CUDA"
-	case 912:
-		return "indicates a kernel launch error due to cluster misconfiguration"
-	case 913:
-		return "indiciates a function handle is not loaded when calling an API that requires a loaded function"
-	case 914:
-		return "this error indicates one or more resources passed in are not valid resource types for the operation"
-	case 915:
-		return "this error indicates one or more resources are insufficient or non-applicable for the operation"
-	case 916:
-		return "an error happened during the key rotation sequence"
-	case 999:
-		return "an unknown internal error has occurred"
-	}
-	return ""
-}
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-var (
-	boxErrorInvalidValue                 error = ErrorInvalidValue
-	boxErrorOutOfMemory                  error = ErrorOutOfMemory
-	boxErrorNotInitialized               error = ErrorNotInitialized
-	boxErrorDeinitialized                error = ErrorDeinitialized
-	boxErrorProfilerDisabled             error = ErrorProfilerDisabled
-	boxErrorProfilerNotInitialized       error = ErrorProfilerNotInitialized
-	boxErrorProfilerAlreadyStarted       error = ErrorProfilerAlreadyStarted
-	boxErrorProfilerAlreadyStopped       error = ErrorProfilerAlreadyStopped
-	boxErrorStubLibrary                  error = ErrorStubLibrary
-	boxErrorCallRequiresNewerDriver      error = ErrorCallRequiresNewerDriver
-	boxErrorDeviceUnavailable            error = ErrorDeviceUnavailable
-	boxErrorNoDevice                     error = ErrorNoDevice
-	boxErrorInvalidDevice                error = ErrorInvalidDevice
-	boxErrorDeviceNotLicensed            error = ErrorDeviceNotLicensed
-	boxErrorInvalidImage                 error = ErrorInvalidImage
-	boxErrorInvalidContext               error = ErrorInvalidContext
-	boxErrorContextAlreadyCurrent        error = ErrorContextAlreadyCurrent
-	boxErrorMapFailed                    error = ErrorMapFailed
-	boxErrorUnmapFailed                  error = ErrorUnmapFailed
-	boxErrorArrayIsMapped                error = ErrorArrayIsMapped
-	boxErrorAlreadyMapped                error = ErrorAlreadyMapped
-	boxErrorNoBinaryForGPU               error = ErrorNoBinaryForGPU
-	boxErrorAlreadyAcquired              error = ErrorAlreadyAcquired
-	boxErrorNotMapped                    error = ErrorNotMapped
-	boxErrorNotMappedAsArray             error = ErrorNotMappedAsArray
-	boxErrorNotMappedAsPointer           error = ErrorNotMappedAsPointer
-	boxErrorEccUncorrectable             error = ErrorEccUncorrectable
-	boxErrorUnsupportedLimit             error = ErrorUnsupportedLimit
-	boxErrorContextAlreadyInUse          error = ErrorContextAlreadyInUse
-	boxErrorPeerAccessUnsupported        error = ErrorPeerAccessUnsupported
-	boxErrorInvalidPTX                   error = ErrorInvalidPTX
-	boxErrorInvalidGraphicsContext       error = ErrorInvalidGraphicsContext
-	boxErrorNvlinkUncorrectable          error = ErrorNvlinkUncorrectable
-	boxErrorJITCompilerNotFound          error = ErrorJITCompilerNotFound
-	boxErrorUnsupportedPTXVersion        error = ErrorUnsupportedPTXVersion
-	boxErrorJITCompilationDisabled       error = ErrorJITCompilationDisabled
-	boxErrorUnsupportedExecAffinity      error = ErrorUnsupportedExecAffinity
-	boxErrorUnsupportedDevsideSync       error = ErrorUnsupportedDevsideSync
-	boxErrorContained                    error = ErrorContained
-	boxErrorInvalidSource                error = ErrorInvalidSource
-	boxErrorFileNotFound                 error = ErrorFileNotFound
-	boxErrorSharedObjectSymbolNotFound   error = ErrorSharedObjectSymbolNotFound
-	boxErrorSharedObjectInitFailed       error = ErrorSharedObjectInitFailed
-	boxErrorOperatingSystem              error = ErrorOperatingSystem
-	boxErrorInvalidHandle                error = ErrorInvalidHandle
-	boxErrorIllegalState                 error = ErrorIllegalState
-	boxErrorLossyQuery                   error = ErrorLossyQuery
-	boxErrorNotFound                     error = ErrorNotFound
-	boxErrorNotReady                     error = ErrorNotReady
-	boxErrorIllegalAddress               error = ErrorIllegalAddress
-	boxErrorLaunchOutOfResources         error = ErrorLaunchOutOfResources
-	boxErrorLaunchTimeout                error = ErrorLaunchTimeout
-	boxErrorLaunchIncompatibleTexturing  error = ErrorLaunchIncompatibleTexturing
-	boxErrorPeerAccessAlreadyEnabled     error = ErrorPeerAccessAlreadyEnabled
-	boxErrorPeerAccessNotEnabled         error = ErrorPeerAccessNotEnabled
-	boxErrorPrimaryContextActive         error = ErrorPrimaryContextActive
-	boxErrorContextIsDestroyed           error = ErrorContextIsDestroyed
-	boxErrorAssert                       error = ErrorAssert
-	boxErrorTooManyPeers                 error = ErrorTooManyPeers
-	boxErrorHostMemoryAlreadyRegistered  error = ErrorHostMemoryAlreadyRegistered
-	boxErrorHostMemoryNotRegistered      error = ErrorHostMemoryNotRegistered
-	boxErrorHardwareStackError           error = ErrorHardwareStackError
-	boxErrorIllegalInstruction           error = ErrorIllegalInstruction
-	boxErrorMisalignedAddress            error = ErrorMisalignedAddress
-	boxErrorInvalidAddressSpace          error = ErrorInvalidAddressSpace
-	boxErrorInvalidPc                    error = ErrorInvalidPc
-	boxErrorLaunchFailed                 error = ErrorLaunchFailed
-	boxErrorCooperativeLaunchTooLarge    error = ErrorCooperativeLaunchTooLarge
-	boxErrorTensorMemoryLeak             error = ErrorTensorMemoryLeak
-	boxErrorNotPermitted                 error = ErrorNotPermitted
-	boxErrorNotSupported                 error = ErrorNotSupported
-	boxErrorSystemNotReady               error = ErrorSystemNotReady
-	boxErrorSystemDriverMismatch         error = ErrorSystemDriverMismatch
-	boxErrorCompatNotSupportedOnDevice   error = ErrorCompatNotSupportedOnDevice
-	boxErrorMPSConnectionFailed          error = ErrorMPSConnectionFailed
-	boxErrorMPSRpcFailure                error = ErrorMPSRpcFailure
-	boxErrorMPSServerNotReady            error = ErrorMPSServerNotReady
-	boxErrorMPSMaxClientsReached         error = ErrorMPSMaxClientsReached
-	boxErrorMPSMaxConnectionsReached     error = ErrorMPSMaxConnectionsReached
-	boxErrorMPSClientTerminated          error = ErrorMPSClientTerminated
-	boxErrorCdpNotSupported              error = ErrorCdpNotSupported
-	boxErrorCdpVersionMismatch           error = ErrorCdpVersionMismatch
-	boxErrorStreamCaptureUnsupported     error = ErrorStreamCaptureUnsupported
-	boxErrorStreamCaptureInvalidated     error = ErrorStreamCaptureInvalidated
-	boxErrorStreamCaptureMerge           error = ErrorStreamCaptureMerge
-	boxErrorStreamCaptureUnmatched       error = ErrorStreamCaptureUnmatched
-	boxErrorStreamCaptureUnjoined        error = ErrorStreamCaptureUnjoined
-	boxErrorStreamCaptureIsolation       error = ErrorStreamCaptureIsolation
-	boxErrorStreamCaptureImplicit        error = ErrorStreamCaptureImplicit
-	boxErrorCapturedEvent                error = ErrorCapturedEvent
-	boxErrorStreamCaptureWrongThread     error = ErrorStreamCaptureWrongThread
-	boxErrorTimeout                      error = ErrorTimeout
-	boxErrorGraphExecUpdateFailure       error = ErrorGraphExecUpdateFailure
-	boxErrorExternalDevice               error = ErrorExternalDevice
-	boxErrorInvalidClusterSize           error = ErrorInvalidClusterSize
-	boxErrorFunctionNotLoaded            error = ErrorFunctionNotLoaded
-	boxErrorInvalidResourceType          error = ErrorInvalidResourceType
-	boxErrorInvalidResourceConfiguration error = ErrorInvalidResourceConfiguration
-	boxErrorKeyRotation                  error = ErrorKeyRotation
-	boxErrorUnknown                      error = ErrorUnknown
-)
-
-// boxed returns the result as an error without allocating.
-func (v Result) boxed() error {
-	switch v {
-	case 1:
-		return boxErrorInvalidValue
-	case 2:
-		return boxErrorOutOfMemory
-	case 3:
-		return boxErrorNotInitialized
-	case 4:
-		return boxErrorDeinitialized
-	case 5:
-		return boxErrorProfilerDisabled
-	case 6:
-		return boxErrorProfilerNotInitialized
-	case 7:
-		return boxErrorProfilerAlreadyStarted
-	case 8:
-		return boxErrorProfilerAlreadyStopped
-	case 34:
-		return boxErrorStubLibrary
-	case 36:
-		return boxErrorCallRequiresNewerDriver
-	case 46:
-		return boxErrorDeviceUnavailable
-	case 100:
-		return boxErrorNoDevice
-	case 101:
-		return boxErrorInvalidDevice
-	case 102:
-		return boxErrorDeviceNotLicensed
-	case 200:
-		return boxErrorInvalidImage
-	case 201:
-		return boxErrorInvalidContext
-	case 202:
-		return boxErrorContextAlreadyCurrent
-	case 205:
-		return boxErrorMapFailed
-	case 206:
-		return boxErrorUnmapFailed
-	case 207:
-		return boxErrorArrayIsMapped
-	case 208:
-		return boxErrorAlreadyMapped
-	case 209:
-		return boxErrorNoBinaryForGPU
-	case 210:
-		return boxErrorAlreadyAcquired
-	case 211:
-		return boxErrorNotMapped
-	case 212:
-		return boxErrorNotMappedAsArray
-	case 213:
-		return boxErrorNotMappedAsPointer
-	case 214:
-		return boxErrorEccUncorrectable
-	case 215:
-		return boxErrorUnsupportedLimit
-	case 216:
-		return boxErrorContextAlreadyInUse
-	case 217:
-		return boxErrorPeerAccessUnsupported
-	case 218:
-		return boxErrorInvalidPTX
-	case 219:
-		return boxErrorInvalidGraphicsContext
-	case 220:
-		return boxErrorNvlinkUncorrectable
-	case 221:
-		return boxErrorJITCompilerNotFound
-	case 222:
-		return boxErrorUnsupportedPTXVersion
-	case 223:
-		return boxErrorJITCompilationDisabled
-	case 224:
-		return boxErrorUnsupportedExecAffinity
-	case 225:
-		return boxErrorUnsupportedDevsideSync
-	case 226:
-		return boxErrorContained
-	case 300:
-		return boxErrorInvalidSource
-	case 301:
-		return boxErrorFileNotFound
-	case 302:
-		return boxErrorSharedObjectSymbolNotFound
-	case 303:
-		return boxErrorSharedObjectInitFailed
-	case 304:
-		return boxErrorOperatingSystem
-	case 400:
-		return boxErrorInvalidHandle
-	case 401:
-		return boxErrorIllegalState
-	case 402:
-		return boxErrorLossyQuery
-	case 500:
-		return boxErrorNotFound
-	case 600:
-		return boxErrorNotReady
-	case 700:
-		return boxErrorIllegalAddress
-	case 701:
-		return boxErrorLaunchOutOfResources
-	case 702:
-		return boxErrorLaunchTimeout
-	case 703:
-		return boxErrorLaunchIncompatibleTexturing
-	case 704:
-		return boxErrorPeerAccessAlreadyEnabled
-	case 705:
-		return boxErrorPeerAccessNotEnabled
-	case 708:
-		return boxErrorPrimaryContextActive
-	case 709:
-		return boxErrorContextIsDestroyed
-	case 710:
-		return boxErrorAssert
-	case 711:
-		return boxErrorTooManyPeers
-	case 712:
-		return boxErrorHostMemoryAlreadyRegistered
-	case 713:
-		return boxErrorHostMemoryNotRegistered
-	case 714:
-		return boxErrorHardwareStackError
-	case 715:
-		return boxErrorIllegalInstruction
-	case 716:
-		return boxErrorMisalignedAddress
-	case 717:
-		return boxErrorInvalidAddressSpace
-	case 718:
-		return boxErrorInvalidPc
-	case 719:
-		return boxErrorLaunchFailed
-	case 720:
-		return boxErrorCooperativeLaunchTooLarge
-	case 721:
-		return boxErrorTensorMemoryLeak
-	case 800:
-		return boxErrorNotPermitted
-	case 801:
-		return boxErrorNotSupported
-	case 802:
-		return boxErrorSystemNotReady
-	case 803:
-		return boxErrorSystemDriverMismatch
-	case 804:
-		return boxErrorCompatNotSupportedOnDevice
-	case 805:
-		return boxErrorMPSConnectionFailed
-	case 806:
-		return boxErrorMPSRpcFailure
-	case 807:
-		return boxErrorMPSServerNotReady
-	case 808:
-		return boxErrorMPSMaxClientsReached
-	case 809:
-		return boxErrorMPSMaxConnectionsReached
-	case 810:
-		return boxErrorMPSClientTerminated
-	case 811:
-		return boxErrorCdpNotSupported
-	case 812:
-		return boxErrorCdpVersionMismatch
-	case 900:
-		return boxErrorStreamCaptureUnsupported
-	case 901:
-		return boxErrorStreamCaptureInvalidated
-	case 902:
-		return boxErrorStreamCaptureMerge
-	case 903:
-		return boxErrorStreamCaptureUnmatched
-	case 904:
-		return boxErrorStreamCaptureUnjoined
-	case 905:
-		return boxErrorStreamCaptureIsolation
-	case 906:
-		return boxErrorStreamCaptureImplicit
-	case 907:
-		return boxErrorCapturedEvent
-	case 908:
-		return boxErrorStreamCaptureWrongThread
-	case 909:
-		return boxErrorTimeout
-	case 910:
-		return boxErrorGraphExecUpdateFailure
-	case 911:
-		return boxErrorExternalDevice
-	case 912:
-		return boxErrorInvalidClusterSize
-	case 913:
-		return boxErrorFunctionNotLoaded
-	case 914:
-		return boxErrorInvalidResourceType
-	case 915:
-		return boxErrorInvalidResourceConfiguration
-	case 916:
-		return boxErrorKeyRotation
-	case 999:
-		return boxErrorUnknown
-	case 0:
-		return nil
-	}
-	return v
-}
-
-// Results lists every CUresult value the header declares.
-var Results = []Result{Success, ErrorInvalidValue, ErrorOutOfMemory, ErrorNotInitialized, ErrorDeinitialized, ErrorProfilerDisabled, ErrorProfilerNotInitialized, ErrorProfilerAlreadyStarted, ErrorProfilerAlreadyStopped, ErrorStubLibrary, ErrorCallRequiresNewerDriver, ErrorDeviceUnavailable, ErrorNoDevice, ErrorInvalidDevice, ErrorDeviceNotLicensed, ErrorInvalidImage, ErrorInvalidContext, ErrorContextAlreadyCurrent, ErrorMapFailed, ErrorUnmapFailed, ErrorArrayIsMapped, ErrorAlreadyMapped, ErrorNoBinaryForGPU, ErrorAlreadyAcquired, ErrorNotMapped, ErrorNotMappedAsArray, ErrorNotMappedAsPointer, ErrorEccUncorrectable, ErrorUnsupportedLimit, ErrorContextAlreadyInUse, ErrorPeerAccessUnsupported, ErrorInvalidPTX, ErrorInvalidGraphicsContext, ErrorNvlinkUncorrectable, ErrorJITCompilerNotFound, ErrorUnsupportedPTXVersion, ErrorJITCompilationDisabled, ErrorUnsupportedExecAffinity, ErrorUnsupportedDevsideSync, ErrorContained, ErrorInvalidSource, ErrorFileNotFound, ErrorSharedObjectSymbolNotFound, ErrorSharedObjectInitFailed, ErrorOperatingSystem, ErrorInvalidHandle, ErrorIllegalState, ErrorLossyQuery, ErrorNotFound, ErrorNotReady, ErrorIllegalAddress, ErrorLaunchOutOfResources, ErrorLaunchTimeout, ErrorLaunchIncompatibleTexturing, ErrorPeerAccessAlreadyEnabled, ErrorPeerAccessNotEnabled, ErrorPrimaryContextActive, ErrorContextIsDestroyed, ErrorAssert, ErrorTooManyPeers, ErrorHostMemoryAlreadyRegistered, ErrorHostMemoryNotRegistered, ErrorHardwareStackError, ErrorIllegalInstruction, ErrorMisalignedAddress, ErrorInvalidAddressSpace, ErrorInvalidPc, ErrorLaunchFailed, ErrorCooperativeLaunchTooLarge, ErrorTensorMemoryLeak, ErrorNotPermitted, ErrorNotSupported, ErrorSystemNotReady, ErrorSystemDriverMismatch, ErrorCompatNotSupportedOnDevice, ErrorMPSConnectionFailed, ErrorMPSRpcFailure, ErrorMPSServerNotReady, ErrorMPSMaxClientsReached, ErrorMPSMaxConnectionsReached, ErrorMPSClientTerminated, ErrorCdpNotSupported, ErrorCdpVersionMismatch, ErrorStreamCaptureUnsupported, ErrorStreamCaptureInvalidated, ErrorStreamCaptureMerge, ErrorStreamCaptureUnmatched, ErrorStreamCaptureUnjoined, ErrorStreamCaptureIsolation, ErrorStreamCaptureImplicit, ErrorCapturedEvent, ErrorStreamCaptureWrongThread, ErrorTimeout, ErrorGraphExecUpdateFailure, ErrorExternalDevice, ErrorInvalidClusterSize, ErrorFunctionNotLoaded, ErrorInvalidResourceType, ErrorInvalidResourceConfiguration, ErrorKeyRotation, ErrorUnknown}
-
-// EventFlags is the driver's CUevent_flags.
-type EventFlags uint32
+// MemAttachFlags is CUmemAttach_flags.
+type MemAttachFlags uint32
 
 const (
-	// EventDefault (CU_EVENT_DEFAULT): Default event flag
-	EventDefault EventFlags = 0
-	// EventBlockingSync (CU_EVENT_BLOCKING_SYNC): Event uses blocking synchronization
-	EventBlockingSync EventFlags = 1
-	// EventDisableTiming (CU_EVENT_DISABLE_TIMING): Event will not record timing data
-	EventDisableTiming EventFlags = 2
-	// EventInterprocess (CU_EVENT_INTERPROCESS): Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set
-	EventInterprocess EventFlags = 4
+	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
+	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
+	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
 )
 
-// name returns the C name of a value, or "" when the header has none.
-func (v EventFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_EVENT_DEFAULT"
-	case 1:
-		return "CU_EVENT_BLOCKING_SYNC"
-	case 2:
-		return "CU_EVENT_DISABLE_TIMING"
-	case 4:
-		return "CU_EVENT_INTERPROCESS"
-	}
-	return ""
+var namesMemAttachFlags = []enumName{
+	{1, "CU_MEM_ATTACH_GLOBAL", "Memory can be accessed by any stream on any device"},
+	{2, "CU_MEM_ATTACH_HOST", "Memory cannot be accessed by any stream on any device"},
+	{4, "CU_MEM_ATTACH_SINGLE", "Memory can only be accessed by a single stream on the associated device"},
 }
 
-// String returns the C names of the set flags joined by '|'.
-func (v EventFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return EventFlags(x).name()
-	})
-}
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
 
-// EventRecordFlags is the driver's CUevent_record_flags.
-type EventRecordFlags uint32
-
-const (
-	// EventRecordDefault (CU_EVENT_RECORD_DEFAULT): Default event record flag
-	EventRecordDefault EventRecordFlags = 0
-	// EventRecordExternal (CU_EVENT_RECORD_EXTERNAL): When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture.
-	EventRecordExternal EventRecordFlags = 1
-)
-
-// name returns the C name of a value, or "" when the header has none.
-func (v EventRecordFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_EVENT_RECORD_DEFAULT"
-	case 1:
-		return "CU_EVENT_RECORD_EXTERNAL"
-	}
-	return ""
-}
-
-// String returns the C names of the set flags joined by '|'.
-func (v EventRecordFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return EventRecordFlags(x).name()
-	})
-}
-
-// EventWaitFlags is the driver's CUevent_wait_flags.
-type EventWaitFlags uint32
-
-const (
-	// EventWaitDefault (CU_EVENT_WAIT_DEFAULT): Default event wait flag
-	EventWaitDefault EventWaitFlags = 0
-	// EventWaitExternal (CU_EVENT_WAIT_EXTERNAL): When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture.
-	EventWaitExternal EventWaitFlags = 1
-)
-
-// name returns the C name of a value, or "" when the header has none.
-func (v EventWaitFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_EVENT_WAIT_DEFAULT"
-	case 1:
-		return "CU_EVENT_WAIT_EXTERNAL"
-	}
-	return ""
-}
-
-// String returns the C names of the set flags joined by '|'.
-func (v EventWaitFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return EventWaitFlags(x).name()
-	})
-}
-
-// EventSchedFlags is the driver's CUevent_sched_flags.
-type EventSchedFlags uint32
-
-const (
-	// EventSchedAuto (CU_EVENT_SCHED_AUTO): Automatic scheduling
-	EventSchedAuto EventSchedFlags = 0
-	// EventSchedSpin (CU_EVENT_SCHED_SPIN): Set spin as default scheduling
-	EventSchedSpin EventSchedFlags = 1
-	// EventSchedYield (CU_EVENT_SCHED_YIELD): Set yield as default scheduling
-	EventSchedYield EventSchedFlags = 2
-	// EventSchedBlockingSync (CU_EVENT_SCHED_BLOCKING_SYNC): Set blocking synchronization as default scheduling
-	EventSchedBlockingSync EventSchedFlags = 4
-)
-
-// name returns the C name of a value, or "" when the header has none.
-func (v EventSchedFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_EVENT_SCHED_AUTO"
-	case 1:
-		return "CU_EVENT_SCHED_SPIN"
-	case 2:
-		return "CU_EVENT_SCHED_YIELD"
-	case 4:
-		return "CU_EVENT_SCHED_BLOCKING_SYNC"
-	}
-	return ""
-}
-
-// String returns the C names of the set flags joined by '|'.
-func (v EventSchedFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return EventSchedFlags(x).name()
-	})
-}
-
-// StreamFlags is the driver's CUstream_flags.
-type StreamFlags uint32
-
-const (
-	// StreamDefault (CU_STREAM_DEFAULT): Default stream flag
-	StreamDefault StreamFlags = 0
-	// StreamNonBlocking (CU_STREAM_NON_BLOCKING): Stream does not synchronize with stream 0 (the NULL stream)
-	StreamNonBlocking StreamFlags = 1
-)
-
-// name returns the C name of a value, or "" when the header has none.
-func (v StreamFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_STREAM_DEFAULT"
-	case 1:
-		return "CU_STREAM_NON_BLOCKING"
-	}
-	return ""
-}
-
-// String returns the C names of the set flags joined by '|'.
-func (v StreamFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return StreamFlags(x).name()
-	})
-}
-
-// CtxFlags is the driver's CUctx_flags.
+// CtxFlags is CUctx_flags.
 type CtxFlags uint32
 
 const (
-	// CtxSchedAuto (CU_CTX_SCHED_AUTO): Automatic scheduling
-	CtxSchedAuto CtxFlags = 0
-	// CtxSchedSpin (CU_CTX_SCHED_SPIN): Set spin as default scheduling
-	CtxSchedSpin CtxFlags = 1
-	// CtxSchedYield (CU_CTX_SCHED_YIELD): Set yield as default scheduling
-	CtxSchedYield CtxFlags = 2
-	// CtxSchedBlockingSync (CU_CTX_SCHED_BLOCKING_SYNC): Set blocking synchronization as default scheduling
-	CtxSchedBlockingSync CtxFlags = 4
-	// CtxBlockingSync (CU_CTX_BLOCKING_SYNC): Set blocking synchronization as default scheduling \deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC.
-	CtxBlockingSync CtxFlags = 4
-	/*
-	   CtxSchedMask (CU_CTX_SCHED_MASK): CU_CTX_BLOCKING_SYNC       = 0x04, /**< Set blocking synchronization as default scheduling
-
-	   	\deprecated This flag was deprecated as of CUDA 4.0
-	   	and was replaced with ::CU_CTX_SCHED_BLOCKING_SYNC.
-	*/
-	CtxSchedMask CtxFlags = 7
-	// CtxMapHost (CU_CTX_MAP_HOST): \deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled.
-	CtxMapHost CtxFlags = 8
-	// CtxCoredumpEnable (CU_CTX_COREDUMP_ENABLE): Trigger coredumps from exceptions in this context
-	CtxCoredumpEnable CtxFlags = 32
-	// CtxUserCoredumpEnable (CU_CTX_USER_COREDUMP_ENABLE): Enable user pipe to trigger coredumps in this context
-	CtxUserCoredumpEnable CtxFlags = 64
-	// CtxSyncMemops (CU_CTX_SYNC_MEMOPS): Ensure synchronous memory operations on this context will synchronize
-	CtxSyncMemops CtxFlags = 128
-	/*
-	   CtxFlagsMask (CU_CTX_FLAGS_MASK): CU_CTX_SYNC_MEMOPS         = 0x80, /**< Ensure synchronous memory operations on this context will synchronize
-	*/
-	CtxFlagsMask CtxFlags = 255
+	CtxSchedAuto          CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
+	CtxSchedSpin          CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
+	CtxSchedYield         CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
+	CtxSchedBlockingSync  CtxFlags = 0x4  // CU_CTX_SCHED_BLOCKING_SYNC
+	CtxBlockingSync       CtxFlags = 0x4  // CU_CTX_BLOCKING_SYNC
+	CtxSchedMask          CtxFlags = 0x7  // CU_CTX_SCHED_MASK
+	CtxMapHost            CtxFlags = 0x8  // CU_CTX_MAP_HOST
+	CtxLMEMResizeToMax    CtxFlags = 0x10 // CU_CTX_LMEM_RESIZE_TO_MAX
+	CtxCoredumpEnable     CtxFlags = 0x20 // CU_CTX_COREDUMP_ENABLE
+	CtxUserCoredumpEnable CtxFlags = 0x40 // CU_CTX_USER_COREDUMP_ENABLE
+	CtxSyncMemops         CtxFlags = 0x80 // CU_CTX_SYNC_MEMOPS
+	CtxFlagsMask          CtxFlags = 0xff // CU_CTX_FLAGS_MASK
 )
 
-// name returns the C name of a value, or "" when the header has none.
-func (v CtxFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_CTX_SCHED_AUTO"
-	case 1:
-		return "CU_CTX_SCHED_SPIN"
-	case 2:
-		return "CU_CTX_SCHED_YIELD"
-	case 4:
-		return "CU_CTX_SCHED_BLOCKING_SYNC"
-	case 7:
-		return "CU_CTX_SCHED_MASK"
-	case 8:
-		return "CU_CTX_MAP_HOST"
-	case 32:
-		return "CU_CTX_COREDUMP_ENABLE"
-	case 64:
-		return "CU_CTX_USER_COREDUMP_ENABLE"
-	case 128:
-		return "CU_CTX_SYNC_MEMOPS"
-	case 255:
-		return "CU_CTX_FLAGS_MASK"
-	}
-	return ""
+var namesCtxFlags = []enumName{
+	{0, "CU_CTX_SCHED_AUTO", "Automatic scheduling"},
+	{1, "CU_CTX_SCHED_SPIN", "Set spin as default scheduling"},
+	{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
+	{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
+	{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+	{7, "CU_CTX_SCHED_MASK", ""},
+	{8, "CU_CTX_MAP_HOST", "deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
+	{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
+	{32, "CU_CTX_COREDUMP_ENABLE", "Trigger coredumps from exceptions in this context"},
+	{64, "CU_CTX_USER_COREDUMP_ENABLE", "Enable user pipe to trigger coredumps in this context"},
+	{128, "CU_CTX_SYNC_MEMOPS", "Ensure synchronous memory operations on this context will synchronize"},
+	{255, "CU_CTX_FLAGS_MASK", ""},
 }
 
-// String returns the C names of the set flags joined by '|'.
-func (v CtxFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return CtxFlags(x).name()
-	})
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
+
+// EventSchedFlags is CUevent_sched_flags.
+type EventSchedFlags uint32
+
+const (
+	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
+	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
+	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
+	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
+)
+
+var namesEventSchedFlags = []enumName{
+	{0, "CU_EVENT_SCHED_AUTO", "Automatic scheduling"},
+	{1, "CU_EVENT_SCHED_SPIN", "Set spin as default scheduling"},
+	{2, "CU_EVENT_SCHED_YIELD", "Set yield as default scheduling"},
+	{4, "CU_EVENT_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
 }
 
-// ProcAddressFlags is the driver's CUdriverProcAddress_flags.
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
+
+// StreamFlags is CUstream_flags.
+type StreamFlags uint32
+
+const (
+	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
+	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
+)
+
+var namesStreamFlags = []enumName{
+	{0, "CU_STREAM_DEFAULT", "Default stream flag"},
+	{1, "CU_STREAM_NON_BLOCKING", "Stream does not synchronize with stream 0 (the NULL stream)"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
+
+// EventFlags is CUevent_flags.
+type EventFlags uint32
+
+const (
+	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
+	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
+	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
+	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
+)
+
+var namesEventFlags = []enumName{
+	{0, "CU_EVENT_DEFAULT", "Default event flag"},
+	{1, "CU_EVENT_BLOCKING_SYNC", "Event uses blocking synchronization"},
+	{2, "CU_EVENT_DISABLE_TIMING", "Event will not record timing data"},
+	{4, "CU_EVENT_INTERPROCESS", "Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
+
+// EventRecordFlags is CUevent_record_flags.
+type EventRecordFlags uint32
+
+const (
+	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
+	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
+)
+
+var namesEventRecordFlags = []enumName{
+	{0, "CU_EVENT_RECORD_DEFAULT", "Default event record flag"},
+	{1, "CU_EVENT_RECORD_EXTERNAL", "When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
+
+// EventWaitFlags is CUevent_wait_flags.
+type EventWaitFlags uint32
+
+const (
+	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
+	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
+)
+
+var namesEventWaitFlags = []enumName{
+	{0, "CU_EVENT_WAIT_DEFAULT", "Default event wait flag"},
+	{1, "CU_EVENT_WAIT_EXTERNAL", "When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
+
+// StreamWaitValueFlags is CUstreamWaitValue_flags.
+type StreamWaitValueFlags uint32
+
+const (
+	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
+	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
+	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
+	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
+	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
+)
+
+var namesStreamWaitValueFlags = []enumName{
+	{0, "CU_STREAM_WAIT_VALUE_GEQ", "Wait until (int32_t)(addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)"},
+	{1, "CU_STREAM_WAIT_VALUE_EQ", "Wait until addr == value."},
+	{2, "CU_STREAM_WAIT_VALUE_AND", "Wait until (addr & value) != 0."},
+	{3, "CU_STREAM_WAIT_VALUE_NOR", "Wait until ~(addr | value) != 0. Support for this operation can be queried with cuDeviceGetAttribute() and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR."},
+	{1073741824, "CU_STREAM_WAIT_VALUE_FLUSH", "Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v StreamWaitValueFlags) String() string {
+	return flagString(uint64(v), namesStreamWaitValueFlags)
+}
+
+// StreamWriteValueFlags is CUstreamWriteValue_flags.
+type StreamWriteValueFlags uint32
+
+const (
+	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
+	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+)
+
+var namesStreamWriteValueFlags = []enumName{
+	{0, "CU_STREAM_WRITE_VALUE_DEFAULT", "Default behavior"},
+	{1, "CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER", "Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v StreamWriteValueFlags) String() string {
+	return flagString(uint64(v), namesStreamWriteValueFlags)
+}
+
+// StreamBatchMemOpType is CUstreamBatchMemOpType.
+type StreamBatchMemOpType int32
+
+const (
+	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
+	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
+	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
+	StreamMemOpWriteValue64      StreamBatchMemOpType = 5 // CU_STREAM_MEM_OP_WRITE_VALUE_64
+	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
+	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
+)
+
+var namesStreamBatchMemOpType = []enumName{
+	{1, "CU_STREAM_MEM_OP_WAIT_VALUE_32", "Represents a cuStreamWaitValue32 operation"},
+	{2, "CU_STREAM_MEM_OP_WRITE_VALUE_32", "Represents a cuStreamWriteValue32 operation"},
+	{3, "CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES", "This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation."},
+	{4, "CU_STREAM_MEM_OP_WAIT_VALUE_64", "Represents a cuStreamWaitValue64 operation"},
+	{5, "CU_STREAM_MEM_OP_WRITE_VALUE_64", "Represents a cuStreamWriteValue64 operation"},
+	{6, "CU_STREAM_MEM_OP_BARRIER", "Insert a memory barrier of the specified type"},
+}
+
+// String returns the C name of the value, or its number.
+func (v StreamBatchMemOpType) String() string {
+	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
+}
+
+// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
+type StreamMemoryBarrierFlags uint32
+
+const (
+	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
+)
+
+var namesStreamMemoryBarrierFlags = []enumName{
+	{0, "CU_STREAM_MEMORY_BARRIER_TYPE_SYS", "System-wide memory barrier."},
+	{1, "CU_STREAM_MEMORY_BARRIER_TYPE_GPU", "Limit memory barrier scope to the GPU."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v StreamMemoryBarrierFlags) String() string {
+	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
+}
+
+// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and written through the methods.
+type StreamBatchMemOpParams struct {
+	_   [0]uint64
+	Raw [48]byte
+}
+
+// Operation is the member operation.
+func (u *StreamBatchMemOpParams) Operation() *StreamBatchMemOpType {
+	return (*StreamBatchMemOpType)(unsafe.Pointer(u))
+}
+
+// WaitValue is the member waitValue.
+func (u *StreamBatchMemOpParams) WaitValue() *StreamBatchMemOpParamsWaitValue {
+	return (*StreamBatchMemOpParamsWaitValue)(unsafe.Pointer(u))
+}
+
+// WriteValue is the member writeValue.
+func (u *StreamBatchMemOpParams) WriteValue() *StreamBatchMemOpParamsWriteValue {
+	return (*StreamBatchMemOpParamsWriteValue)(unsafe.Pointer(u))
+}
+
+// FlushRemoteWrites is the member flushRemoteWrites.
+func (u *StreamBatchMemOpParams) FlushRemoteWrites() *StreamBatchMemOpParamsFlushRemoteWrites {
+	return (*StreamBatchMemOpParamsFlushRemoteWrites)(unsafe.Pointer(u))
+}
+
+// MemoryBarrier is the member memoryBarrier.
+func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBarrier {
+	return (*StreamBatchMemOpParamsMemoryBarrier)(unsafe.Pointer(u))
+}
+
+// Pad is the member pad.
+func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
+
+// BatchMemOpNodeParams is CUDA_BATCH_MEM_OP_NODE_PARAMS (also CUDA_BATCH_MEM_OP_NODE_PARAMS_v1) (32 bytes).
+type BatchMemOpNodeParams struct {
+	Ctx        Context
+	Count      uint32
+	ParamArray *StreamBatchMemOpParams
+	Flags      uint32
+}
+
+// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
+type BatchMemOpNodeParamsV2 struct {
+	Ctx        Context
+	Count      uint32
+	ParamArray *StreamBatchMemOpParams
+	Flags      uint32
+}
+
+// OccupancyFlags is CUoccupancy_flags.
+type OccupancyFlags uint32
+
+const (
+	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
+	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+)
+
+var namesOccupancyFlags = []enumName{
+	{0, "CU_OCCUPANCY_DEFAULT", "Default behavior"},
+	{1, "CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE", "Assume global caching is enabled and cannot be automatically turned off"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
+
+// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
+type StreamUpdateCaptureDependenciesFlags uint32
+
+const (
+	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
+)
+
+var namesStreamUpdateCaptureDependenciesFlags = []enumName{
+	{0, "CU_STREAM_ADD_CAPTURE_DEPENDENCIES", "Add new nodes to the dependency set"},
+	{1, "CU_STREAM_SET_CAPTURE_DEPENDENCIES", "Replace the dependency set with the new nodes"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v StreamUpdateCaptureDependenciesFlags) String() string {
+	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
+}
+
+// AsyncNotificationType is CUasyncNotificationType.
+type AsyncNotificationType int32
+
+const (
+	AsyncNotificationTypeOverBudget AsyncNotificationType = 1 // CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
+)
+
+var namesAsyncNotificationType = []enumName{
+	{1, "CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET", "Sent when the process has exceeded its device memory budget"},
+}
+
+// String returns the C name of the value, or its number.
+func (v AsyncNotificationType) String() string {
+	return enumString(int64(v), namesAsyncNotificationType, "AsyncNotificationType")
+}
+
+// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
+type AsyncNotificationInfo struct {
+	Type AsyncNotificationType
+	Info AsyncNotificationInfoInfo
+}
+
+// AsyncCallback is CUasyncCallback, a C function pointer: void (*)(CUasyncNotificationInfo *info, void *userData, CUasyncCallbackHandle callback).
+type AsyncCallback unsafe.Pointer
+
+// ArrayFormat is CUarray_format.
+type ArrayFormat int32
+
+const (
+	AdFormatUnsignedInt8          ArrayFormat = 1          // CU_AD_FORMAT_UNSIGNED_INT8
+	AdFormatUnsignedInt16         ArrayFormat = 2          // CU_AD_FORMAT_UNSIGNED_INT16
+	AdFormatUnsignedInt32         ArrayFormat = 3          // CU_AD_FORMAT_UNSIGNED_INT32
+	AdFormatSignedInt8            ArrayFormat = 8          // CU_AD_FORMAT_SIGNED_INT8
+	AdFormatSignedInt16           ArrayFormat = 9          // CU_AD_FORMAT_SIGNED_INT16
+	AdFormatSignedInt32           ArrayFormat = 10         // CU_AD_FORMAT_SIGNED_INT32
+	AdFormatHalf                  ArrayFormat = 16         // CU_AD_FORMAT_HALF
+	AdFormatFloat                 ArrayFormat = 32         // CU_AD_FORMAT_FLOAT
+	AdFormatNv12                  ArrayFormat = 176        // CU_AD_FORMAT_NV12
+	AdFormatUnormInt8X1           ArrayFormat = 192        // CU_AD_FORMAT_UNORM_INT8X1
+	AdFormatUnormInt8X2           ArrayFormat = 193        // CU_AD_FORMAT_UNORM_INT8X2
+	AdFormatUnormInt8X4           ArrayFormat = 194        // CU_AD_FORMAT_UNORM_INT8X4
+	AdFormatUnormInt16X1          ArrayFormat = 195        // CU_AD_FORMAT_UNORM_INT16X1
+	AdFormatUnormInt16X2          ArrayFormat = 196        // CU_AD_FORMAT_UNORM_INT16X2
+	AdFormatUnormInt16X4          ArrayFormat = 197        // CU_AD_FORMAT_UNORM_INT16X4
+	AdFormatSnormInt8X1           ArrayFormat = 198        // CU_AD_FORMAT_SNORM_INT8X1
+	AdFormatSnormInt8X2           ArrayFormat = 199        // CU_AD_FORMAT_SNORM_INT8X2
+	AdFormatSnormInt8X4           ArrayFormat = 200        // CU_AD_FORMAT_SNORM_INT8X4
+	AdFormatSnormInt16X1          ArrayFormat = 201        // CU_AD_FORMAT_SNORM_INT16X1
+	AdFormatSnormInt16X2          ArrayFormat = 202        // CU_AD_FORMAT_SNORM_INT16X2
+	AdFormatSnormInt16X4          ArrayFormat = 203        // CU_AD_FORMAT_SNORM_INT16X4
+	AdFormatBc1Unorm              ArrayFormat = 145        // CU_AD_FORMAT_BC1_UNORM
+	AdFormatBc1UnormSrgb          ArrayFormat = 146        // CU_AD_FORMAT_BC1_UNORM_SRGB
+	AdFormatBc2Unorm              ArrayFormat = 147        // CU_AD_FORMAT_BC2_UNORM
+	AdFormatBc2UnormSrgb          ArrayFormat = 148        // CU_AD_FORMAT_BC2_UNORM_SRGB
+	AdFormatBc3Unorm              ArrayFormat = 149        // CU_AD_FORMAT_BC3_UNORM
+	AdFormatBc3UnormSrgb          ArrayFormat = 150        // CU_AD_FORMAT_BC3_UNORM_SRGB
+	AdFormatBc4Unorm              ArrayFormat = 151        // CU_AD_FORMAT_BC4_UNORM
+	AdFormatBc4Snorm              ArrayFormat = 152        // CU_AD_FORMAT_BC4_SNORM
+	AdFormatBc5Unorm              ArrayFormat = 153        // CU_AD_FORMAT_BC5_UNORM
+	AdFormatBc5Snorm              ArrayFormat = 154        // CU_AD_FORMAT_BC5_SNORM
+	AdFormatBc6HUf16              ArrayFormat = 155        // CU_AD_FORMAT_BC6H_UF16
+	AdFormatBc6HSf16              ArrayFormat = 156        // CU_AD_FORMAT_BC6H_SF16
+	AdFormatBc7Unorm              ArrayFormat = 157        // CU_AD_FORMAT_BC7_UNORM
+	AdFormatBc7UnormSrgb          ArrayFormat = 158        // CU_AD_FORMAT_BC7_UNORM_SRGB
+	AdFormatP010                  ArrayFormat = 159        // CU_AD_FORMAT_P010
+	AdFormatP016                  ArrayFormat = 161        // CU_AD_FORMAT_P016
+	AdFormatNv16                  ArrayFormat = 162        // CU_AD_FORMAT_NV16
+	AdFormatP210                  ArrayFormat = 163        // CU_AD_FORMAT_P210
+	AdFormatP216                  ArrayFormat = 164        // CU_AD_FORMAT_P216
+	AdFormatYuy2                  ArrayFormat = 165        // CU_AD_FORMAT_YUY2
+	AdFormatY210                  ArrayFormat = 166        // CU_AD_FORMAT_Y210
+	AdFormatY216                  ArrayFormat = 167        // CU_AD_FORMAT_Y216
+	AdFormatAyuv                  ArrayFormat = 168        // CU_AD_FORMAT_AYUV
+	AdFormatY410                  ArrayFormat = 169        // CU_AD_FORMAT_Y410
+	AdFormatY416                  ArrayFormat = 177        // CU_AD_FORMAT_Y416
+	AdFormatY444Planar8           ArrayFormat = 178        // CU_AD_FORMAT_Y444_PLANAR8
+	AdFormatY444Planar10          ArrayFormat = 179        // CU_AD_FORMAT_Y444_PLANAR10
+	AdFormatYuv4448bitSemiPlanar  ArrayFormat = 180        // CU_AD_FORMAT_YUV444_8bit_SemiPlanar
+	AdFormatYuv44416bitSemiPlanar ArrayFormat = 181        // CU_AD_FORMAT_YUV444_16bit_SemiPlanar
+	AdFormatUnormInt1010102       ArrayFormat = 80         // CU_AD_FORMAT_UNORM_INT_101010_2
+	AdFormatMax                   ArrayFormat = 2147483647 // CU_AD_FORMAT_MAX (a sentinel, not a value)
+)
+
+var namesArrayFormat = []enumName{
+	{1, "CU_AD_FORMAT_UNSIGNED_INT8", "Unsigned 8-bit integers"},
+	{2, "CU_AD_FORMAT_UNSIGNED_INT16", "Unsigned 16-bit integers"},
+	{3, "CU_AD_FORMAT_UNSIGNED_INT32", "Unsigned 32-bit integers"},
+	{8, "CU_AD_FORMAT_SIGNED_INT8", "Signed 8-bit integers"},
+	{9, "CU_AD_FORMAT_SIGNED_INT16", "Signed 16-bit integers"},
+	{10, "CU_AD_FORMAT_SIGNED_INT32", "Signed 32-bit integers"},
+	{16, "CU_AD_FORMAT_HALF", "16-bit floating point"},
+	{32, "CU_AD_FORMAT_FLOAT", "32-bit floating point"},
+	{80, "CU_AD_FORMAT_UNORM_INT_101010_2", "4 channel unorm R10G10B10A2 RGB format"},
+	{145, "CU_AD_FORMAT_BC1_UNORM", "4 channel unsigned normalized block-compressed (BC1 compression) format"},
+	{146, "CU_AD_FORMAT_BC1_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding"},
+	{147, "CU_AD_FORMAT_BC2_UNORM", "4 channel unsigned normalized block-compressed (BC2 compression) format"},
+	{148, "CU_AD_FORMAT_BC2_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding"},
+	{149, "CU_AD_FORMAT_BC3_UNORM", "4 channel unsigned normalized block-compressed (BC3 compression) format"},
+	{150, "CU_AD_FORMAT_BC3_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding"},
+	{151, "CU_AD_FORMAT_BC4_UNORM", "1 channel unsigned normalized block-compressed (BC4 compression) format"},
+	{152, "CU_AD_FORMAT_BC4_SNORM", "1 channel signed normalized block-compressed (BC4 compression) format"},
+	{153, "CU_AD_FORMAT_BC5_UNORM", "2 channel unsigned normalized block-compressed (BC5 compression) format"},
+	{154, "CU_AD_FORMAT_BC5_SNORM", "2 channel signed normalized block-compressed (BC5 compression) format"},
+	{155, "CU_AD_FORMAT_BC6H_UF16", "3 channel unsigned half-float block-compressed (BC6H compression) format"},
+	{156, "CU_AD_FORMAT_BC6H_SF16", "3 channel signed half-float block-compressed (BC6H compression) format"},
+	{157, "CU_AD_FORMAT_BC7_UNORM", "4 channel unsigned normalized block-compressed (BC7 compression) format"},
+	{158, "CU_AD_FORMAT_BC7_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding"},
+	{159, "CU_AD_FORMAT_P010", "10-bit YUV planar format, with 4:2:0 sampling"},
+	{161, "CU_AD_FORMAT_P016", "16-bit YUV planar format, with 4:2:0 sampling"},
+	{162, "CU_AD_FORMAT_NV16", "8-bit YUV planar format, with 4:2:2 sampling"},
+	{163, "CU_AD_FORMAT_P210", "10-bit YUV planar format, with 4:2:2 sampling"},
+	{164, "CU_AD_FORMAT_P216", "16-bit YUV planar format, with 4:2:2 sampling"},
+	{165, "CU_AD_FORMAT_YUY2", "2 channel, 8-bit YUV packed planar format, with 4:2:2 sampling"},
+	{166, "CU_AD_FORMAT_Y210", "2 channel, 10-bit YUV packed planar format, with 4:2:2 sampling"},
+	{167, "CU_AD_FORMAT_Y216", "2 channel, 16-bit YUV packed planar format, with 4:2:2 sampling"},
+	{168, "CU_AD_FORMAT_AYUV", "4 channel, 8-bit YUV packed planar format, with 4:4:4 sampling"},
+	{169, "CU_AD_FORMAT_Y410", "10-bit YUV packed planar format, with 4:4:4 sampling"},
+	{176, "CU_AD_FORMAT_NV12", "8-bit YUV planar format, with 4:2:0 sampling"},
+	{177, "CU_AD_FORMAT_Y416", "4 channel, 12-bit YUV packed planar format, with 4:4:4 sampling"},
+	{178, "CU_AD_FORMAT_Y444_PLANAR8", "3 channel 8-bit YUV planar format, with 4:4:4 sampling"},
+	{179, "CU_AD_FORMAT_Y444_PLANAR10", "3 channel 10-bit YUV planar format, with 4:4:4 sampling"},
+	{180, "CU_AD_FORMAT_YUV444_8bit_SemiPlanar", "3 channel 8-bit YUV semi-planar format, with 4:4:4 sampling"},
+	{181, "CU_AD_FORMAT_YUV444_16bit_SemiPlanar", "3 channel 16-bit YUV semi-planar format, with 4:4:4 sampling"},
+	{192, "CU_AD_FORMAT_UNORM_INT8X1", "1 channel unsigned 8-bit normalized integer"},
+	{193, "CU_AD_FORMAT_UNORM_INT8X2", "2 channel unsigned 8-bit normalized integer"},
+	{194, "CU_AD_FORMAT_UNORM_INT8X4", "4 channel unsigned 8-bit normalized integer"},
+	{195, "CU_AD_FORMAT_UNORM_INT16X1", "1 channel unsigned 16-bit normalized integer"},
+	{196, "CU_AD_FORMAT_UNORM_INT16X2", "2 channel unsigned 16-bit normalized integer"},
+	{197, "CU_AD_FORMAT_UNORM_INT16X4", "4 channel unsigned 16-bit normalized integer"},
+	{198, "CU_AD_FORMAT_SNORM_INT8X1", "1 channel signed 8-bit normalized integer"},
+	{199, "CU_AD_FORMAT_SNORM_INT8X2", "2 channel signed 8-bit normalized integer"},
+	{200, "CU_AD_FORMAT_SNORM_INT8X4", "4 channel signed 8-bit normalized integer"},
+	{201, "CU_AD_FORMAT_SNORM_INT16X1", "1 channel signed 16-bit normalized integer"},
+	{202, "CU_AD_FORMAT_SNORM_INT16X2", "2 channel signed 16-bit normalized integer"},
+	{203, "CU_AD_FORMAT_SNORM_INT16X4", "4 channel signed 16-bit normalized integer"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
+
+// AddressMode is CUaddress_mode.
+type AddressMode int32
+
+const (
+	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
+	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
+	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
+	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
+)
+
+var namesAddressMode = []enumName{
+	{0, "CU_TR_ADDRESS_MODE_WRAP", "Wrapping address mode"},
+	{1, "CU_TR_ADDRESS_MODE_CLAMP", "Clamp to edge address mode"},
+	{2, "CU_TR_ADDRESS_MODE_MIRROR", "Mirror address mode"},
+	{3, "CU_TR_ADDRESS_MODE_BORDER", "Border address mode"},
+}
+
+// String returns the C name of the value, or its number.
+func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
+
+// FilterMode is CUfilter_mode.
+type FilterMode int32
+
+const (
+	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
+	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
+)
+
+var namesFilterMode = []enumName{
+	{0, "CU_TR_FILTER_MODE_POINT", "Point filter mode"},
+	{1, "CU_TR_FILTER_MODE_LINEAR", "Linear filter mode"},
+}
+
+// String returns the C name of the value, or its number.
+func (v FilterMode) String() string { return enumString(int64(v), namesFilterMode, "FilterMode") }
+
+// DeviceAttribute is CUdevice_attribute.
+type DeviceAttribute int32
+
+const (
+	DeviceAttributeMaxThreadsPerBlock                       DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	DeviceAttributeMaxBlockDimX                             DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+	DeviceAttributeMaxBlockDimY                             DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
+	DeviceAttributeMaxBlockDimZ                             DeviceAttribute = 4   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
+	DeviceAttributeMaxGridDimX                              DeviceAttribute = 5   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+	DeviceAttributeMaxGridDimY                              DeviceAttribute = 6   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
+	DeviceAttributeMaxGridDimZ                              DeviceAttribute = 7   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
+	DeviceAttributeMaxSharedMemoryPerBlock                  DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSharedMemoryPerBlock                     DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeTotalConstantMemory                      DeviceAttribute = 9   // CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
+	DeviceAttributeWarpSize                                 DeviceAttribute = 10  // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	DeviceAttributeMaxPitch                                 DeviceAttribute = 11  // CU_DEVICE_ATTRIBUTE_MAX_PITCH
+	DeviceAttributeMaxRegistersPerBlock                     DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+	DeviceAttributeRegistersPerBlock                        DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
+	DeviceAttributeClockRate                                DeviceAttribute = 13  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+	DeviceAttributeTextureAlignment                         DeviceAttribute = 14  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
+	DeviceAttributeGPUOverlap                               DeviceAttribute = 15  // CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
+	DeviceAttributeMultiprocessorCount                      DeviceAttribute = 16  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	DeviceAttributeKernelExecTimeout                        DeviceAttribute = 17  // CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
+	DeviceAttributeIntegrated                               DeviceAttribute = 18  // CU_DEVICE_ATTRIBUTE_INTEGRATED
+	DeviceAttributeCanMapHostMemory                         DeviceAttribute = 19  // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+	DeviceAttributeComputeMode                              DeviceAttribute = 20  // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+	DeviceAttributeMaximumTexture1DWidth                    DeviceAttribute = 21  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
+	DeviceAttributeMaximumTexture2DWidth                    DeviceAttribute = 22  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
+	DeviceAttributeMaximumTexture2DHeight                   DeviceAttribute = 23  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
+	DeviceAttributeMaximumTexture3DWidth                    DeviceAttribute = 24  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
+	DeviceAttributeMaximumTexture3DHeight                   DeviceAttribute = 25  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
+	DeviceAttributeMaximumTexture3DDepth                    DeviceAttribute = 26  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+	DeviceAttributeMaximumTexture2DLayeredWidth             DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture2DLayeredHeight            DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumTexture2DLayeredLayers            DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture2DArrayWidth               DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
+	DeviceAttributeMaximumTexture2DArrayHeight              DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
+	DeviceAttributeMaximumTexture2DArrayNumslices           DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
+	DeviceAttributeSurfaceAlignment                         DeviceAttribute = 30  // CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
+	DeviceAttributeConcurrentKernels                        DeviceAttribute = 31  // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
+	DeviceAttributeEccEnabled                               DeviceAttribute = 32  // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+	DeviceAttributePCIBusID                                 DeviceAttribute = 33  // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+	DeviceAttributePCIDeviceID                              DeviceAttribute = 34  // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+	DeviceAttributeTccDriver                                DeviceAttribute = 35  // CU_DEVICE_ATTRIBUTE_TCC_DRIVER
+	DeviceAttributeMemoryClockRate                          DeviceAttribute = 36  // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+	DeviceAttributeGlobalMemoryBusWidth                     DeviceAttribute = 37  // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+	DeviceAttributeL2CacheSize                              DeviceAttribute = 38  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+	DeviceAttributeMaxThreadsPerMultiprocessor              DeviceAttribute = 39  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	DeviceAttributeAsyncEngineCount                         DeviceAttribute = 40  // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+	DeviceAttributeUnifiedAddressing                        DeviceAttribute = 41  // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+	DeviceAttributeMaximumTexture1DLayeredWidth             DeviceAttribute = 42  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture1DLayeredLayers            DeviceAttribute = 43  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+	DeviceAttributeCanTex2DGather                           DeviceAttribute = 44  // CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
+	DeviceAttributeMaximumTexture2DGatherWidth              DeviceAttribute = 45  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
+	DeviceAttributeMaximumTexture2DGatherHeight             DeviceAttribute = 46  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
+	DeviceAttributeMaximumTexture3DWidthAlternate           DeviceAttribute = 47  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
+	DeviceAttributeMaximumTexture3DHeightAlternate          DeviceAttribute = 48  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
+	DeviceAttributeMaximumTexture3DDepthAlternate           DeviceAttribute = 49  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+	DeviceAttributePCIDomainID                              DeviceAttribute = 50  // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+	DeviceAttributeTexturePitchAlignment                    DeviceAttribute = 51  // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+	DeviceAttributeMaximumTexturecubemapWidth               DeviceAttribute = 52  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredWidth        DeviceAttribute = 53  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredLayers       DeviceAttribute = 54  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface1DWidth                    DeviceAttribute = 55  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
+	DeviceAttributeMaximumSurface2DWidth                    DeviceAttribute = 56  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
+	DeviceAttributeMaximumSurface2DHeight                   DeviceAttribute = 57  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
+	DeviceAttributeMaximumSurface3DWidth                    DeviceAttribute = 58  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
+	DeviceAttributeMaximumSurface3DHeight                   DeviceAttribute = 59  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
+	DeviceAttributeMaximumSurface3DDepth                    DeviceAttribute = 60  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
+	DeviceAttributeMaximumSurface1DLayeredWidth             DeviceAttribute = 61  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface1DLayeredLayers            DeviceAttribute = 62  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface2DLayeredWidth             DeviceAttribute = 63  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface2DLayeredHeight            DeviceAttribute = 64  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumSurface2DLayeredLayers            DeviceAttribute = 65  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurfacecubemapWidth               DeviceAttribute = 66  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredWidth        DeviceAttribute = 67  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredLayers       DeviceAttribute = 68  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture1DLinearWidth              DeviceAttribute = 69  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearWidth              DeviceAttribute = 70  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearHeight             DeviceAttribute = 71  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+	DeviceAttributeMaximumTexture2DLinearPitch              DeviceAttribute = 72  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
+	DeviceAttributeMaximumTexture2DMipmappedWidth           DeviceAttribute = 73  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
+	DeviceAttributeMaximumTexture2DMipmappedHeight          DeviceAttribute = 74  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
+	DeviceAttributeComputeCapabilityMajor                   DeviceAttribute = 75  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	DeviceAttributeComputeCapabilityMinor                   DeviceAttribute = 76  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	DeviceAttributeMaximumTexture1DMipmappedWidth           DeviceAttribute = 77  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
+	DeviceAttributeStreamPrioritiesSupported                DeviceAttribute = 78  // CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
+	DeviceAttributeGlobalL1CacheSupported                   DeviceAttribute = 79  // CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
+	DeviceAttributeLocalL1CacheSupported                    DeviceAttribute = 80  // CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
+	DeviceAttributeMaxSharedMemoryPerMultiprocessor         DeviceAttribute = 81  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	DeviceAttributeMaxRegistersPerMultiprocessor            DeviceAttribute = 82  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
+	DeviceAttributeManagedMemory                            DeviceAttribute = 83  // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+	DeviceAttributeMultiGPUBoard                            DeviceAttribute = 84  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
+	DeviceAttributeMultiGPUBoardGroupID                     DeviceAttribute = 85  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
+	DeviceAttributeHostNativeAtomicSupported                DeviceAttribute = 86  // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
+	DeviceAttributeSingleToDoublePrecisionPerfRatio         DeviceAttribute = 87  // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+	DeviceAttributePageableMemoryAccess                     DeviceAttribute = 88  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+	DeviceAttributeConcurrentManagedAccess                  DeviceAttribute = 89  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+	DeviceAttributeComputePreemptionSupported               DeviceAttribute = 90  // CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
+	DeviceAttributeCanUseHostPointerForRegisteredMem        DeviceAttribute = 91  // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+	DeviceAttributeCanUseStreamMemOpsV1                     DeviceAttribute = 92  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1
+	DeviceAttributeCanUse64BitStreamMemOpsV1                DeviceAttribute = 93  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1
+	DeviceAttributeCanUseStreamWaitValueNorV1               DeviceAttribute = 94  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1
+	DeviceAttributeCooperativeLaunch                        DeviceAttribute = 95  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+	DeviceAttributeCooperativeMultiDeviceLaunch             DeviceAttribute = 96  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
+	DeviceAttributeMaxSharedMemoryPerBlockOptin             DeviceAttribute = 97  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	DeviceAttributeCanFlushRemoteWrites                     DeviceAttribute = 98  // CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
+	DeviceAttributeHostRegisterSupported                    DeviceAttribute = 99  // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+	DeviceAttributePageableMemoryAccessUsesHostPageTables   DeviceAttribute = 100 // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+	DeviceAttributeDirectManagedMemAccessFromHost           DeviceAttribute = 101 // CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+	DeviceAttributeVirtualAddressManagementSupported        DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED
+	DeviceAttributeVirtualMemoryManagementSupported         DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	DeviceAttributeHandleTypePosixFileDescriptorSupported   DeviceAttribute = 103 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+	DeviceAttributeHandleTypeWin32HandleSupported           DeviceAttribute = 104 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
+	DeviceAttributeHandleTypeWin32KmtHandleSupported        DeviceAttribute = 105 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
+	DeviceAttributeMaxBlocksPerMultiprocessor               DeviceAttribute = 106 // CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
+	DeviceAttributeGenericCompressionSupported              DeviceAttribute = 107 // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
+	DeviceAttributeMaxPersistingL2CacheSize                 DeviceAttribute = 108 // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+	DeviceAttributeMaxAccessPolicyWindowSize                DeviceAttribute = 109 // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
+	DeviceAttributeGPUDirectRdmaWithCudaVmmSupported        DeviceAttribute = 110 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+	DeviceAttributeReservedSharedMemoryPerBlock             DeviceAttribute = 111 // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSparseCudaArraySupported                 DeviceAttribute = 112 // CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeReadOnlyHostRegisterSupported            DeviceAttribute = 113 // CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
+	DeviceAttributeTimelineSemaphoreInteropSupported        DeviceAttribute = 114 // CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
+	DeviceAttributeMemoryPoolsSupported                     DeviceAttribute = 115 // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+	DeviceAttributeGPUDirectRdmaSupported                   DeviceAttribute = 116 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+	DeviceAttributeGPUDirectRdmaFlushWritesOptions          DeviceAttribute = 117 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+	DeviceAttributeGPUDirectRdmaWritesOrdering              DeviceAttribute = 118 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
+	DeviceAttributeMempoolSupportedHandleTypes              DeviceAttribute = 119 // CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
+	DeviceAttributeClusterLaunch                            DeviceAttribute = 120 // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
+	DeviceAttributeDeferredMappingCudaArraySupported        DeviceAttribute = 121 // CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeCanUse64BitStreamMemOps                  DeviceAttribute = 122 // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+	DeviceAttributeCanUseStreamWaitValueNor                 DeviceAttribute = 123 // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
+	DeviceAttributeDmaBufSupported                          DeviceAttribute = 124 // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+	DeviceAttributeIPCEventSupported                        DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
+	DeviceAttributeMemSyncDomainCount                       DeviceAttribute = 126 // CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT
+	DeviceAttributeTensorMapAccessSupported                 DeviceAttribute = 127 // CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED
+	DeviceAttributeHandleTypeFabricSupported                DeviceAttribute = 128 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
+	DeviceAttributeUnifiedFunctionPointers                  DeviceAttribute = 129 // CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS
+	DeviceAttributeNUMAConfig                               DeviceAttribute = 130 // CU_DEVICE_ATTRIBUTE_NUMA_CONFIG
+	DeviceAttributeNUMAID                                   DeviceAttribute = 131 // CU_DEVICE_ATTRIBUTE_NUMA_ID
+	DeviceAttributeMulticastSupported                       DeviceAttribute = 132 // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
+	DeviceAttributeMPSEnabled                               DeviceAttribute = 133 // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
+	DeviceAttributeHostNUMAID                               DeviceAttribute = 134 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+	DeviceAttributeD3D12CIGSupported                        DeviceAttribute = 135 // CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED
+	DeviceAttributeMemDecompressAlgorithmMask               DeviceAttribute = 136 // CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK
+	DeviceAttributeMemDecompressMaximumLength               DeviceAttribute = 137 // CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH
+	DeviceAttributeVulkanCIGSupported                       DeviceAttribute = 138 // CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED
+	DeviceAttributeGPUPCIDeviceID                           DeviceAttribute = 139 // CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID
+	DeviceAttributeGPUPCISubsystemID                        DeviceAttribute = 140 // CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID
+	DeviceAttributeHostNUMAVirtualMemoryManagementSupported DeviceAttribute = 141 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	DeviceAttributeHostNUMAMemoryPoolsSupported             DeviceAttribute = 142 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED
+	DeviceAttributeHostNUMAMultinodeIPCSupported            DeviceAttribute = 143 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED
+	DeviceAttributeHostMemoryPoolsSupported                 DeviceAttribute = 144 // CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED
+	DeviceAttributeHostVirtualMemoryManagementSupported     DeviceAttribute = 145 // CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	DeviceAttributeHostAllocDmaBufSupported                 DeviceAttribute = 146 // CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
+	DeviceAttributeOnlyPartialHostNativeAtomicSupported     DeviceAttribute = 147 // CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
+	DeviceAttributeMax                                      DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
+)
+
+var namesDeviceAttribute = []enumName{
+	{1, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "Maximum number of threads per block"},
+	{2, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X", "Maximum block dimension X"},
+	{3, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y", "Maximum block dimension Y"},
+	{4, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z", "Maximum block dimension Z"},
+	{5, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X", "Maximum grid dimension X"},
+	{6, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y", "Maximum grid dimension Y"},
+	{7, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z", "Maximum grid dimension Z"},
+	{8, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK", "Maximum shared memory available per block in bytes"},
+	{8, "CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"},
+	{9, "CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY", "Memory available on device for __constant__ variables in a CUDA C kernel in bytes"},
+	{10, "CU_DEVICE_ATTRIBUTE_WARP_SIZE", "Warp size in threads"},
+	{11, "CU_DEVICE_ATTRIBUTE_MAX_PITCH", "Maximum pitch in bytes allowed by memory copies"},
+	{12, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK", "Maximum number of 32-bit registers available per block"},
+	{12, "CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"},
+	{13, "CU_DEVICE_ATTRIBUTE_CLOCK_RATE", "Typical clock frequency in kilohertz"},
+	{14, "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT", "Alignment requirement for textures"},
+	{15, "CU_DEVICE_ATTRIBUTE_GPU_OVERLAP", "Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT."},
+	{16, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", "Number of multiprocessors on device"},
+	{17, "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT", "Specifies whether there is a run time limit on kernels"},
+	{18, "CU_DEVICE_ATTRIBUTE_INTEGRATED", "Device is integrated with host memory"},
+	{19, "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY", "Device can map host memory into CUDA address space"},
+	{20, "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE", "Compute mode (See CUcomputemode for details)"},
+	{21, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH", "Maximum 1D texture width"},
+	{22, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH", "Maximum 2D texture width"},
+	{23, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT", "Maximum 2D texture height"},
+	{24, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH", "Maximum 3D texture width"},
+	{25, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT", "Maximum 3D texture height"},
+	{26, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH", "Maximum 3D texture depth"},
+	{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH", "Maximum 2D layered texture width"},
+	{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH"},
+	{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT", "Maximum 2D layered texture height"},
+	{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT"},
+	{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered texture"},
+	{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS"},
+	{30, "CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT", "Alignment requirement for surfaces"},
+	{31, "CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS", "Device can possibly execute multiple kernels concurrently"},
+	{32, "CU_DEVICE_ATTRIBUTE_ECC_ENABLED", "Device has ECC support enabled"},
+	{33, "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID", "PCI bus ID of the device"},
+	{34, "CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID", "PCI device ID of the device"},
+	{35, "CU_DEVICE_ATTRIBUTE_TCC_DRIVER", "Device is using TCC driver model"},
+	{36, "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "Peak memory clock frequency in kilohertz"},
+	{37, "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH", "Global memory bus width in bits"},
+	{38, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE", "Size of L2 cache in bytes"},
+	{39, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR", "Maximum resident threads per multiprocessor"},
+	{40, "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT", "Number of asynchronous engines"},
+	{41, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", "Device shares a unified address space with the host"},
+	{42, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH", "Maximum 1D layered texture width"},
+	{43, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered texture"},
+	{44, "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER", "Deprecated, do not use."},
+	{45, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH", "Maximum 2D texture width if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
+	{46, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT", "Maximum 2D texture height if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
+	{47, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE", "Alternate maximum 3D texture width"},
+	{48, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE", "Alternate maximum 3D texture height"},
+	{49, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE", "Alternate maximum 3D texture depth"},
+	{50, "CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID", "PCI domain ID of the device"},
+	{51, "CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT", "Pitch alignment requirement for textures"},
+	{52, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH", "Maximum cubemap texture width/height"},
+	{53, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered texture width/height"},
+	{54, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered texture"},
+	{55, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH", "Maximum 1D surface width"},
+	{56, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH", "Maximum 2D surface width"},
+	{57, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT", "Maximum 2D surface height"},
+	{58, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH", "Maximum 3D surface width"},
+	{59, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT", "Maximum 3D surface height"},
+	{60, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH", "Maximum 3D surface depth"},
+	{61, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH", "Maximum 1D layered surface width"},
+	{62, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered surface"},
+	{63, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH", "Maximum 2D layered surface width"},
+	{64, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT", "Maximum 2D layered surface height"},
+	{65, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered surface"},
+	{66, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH", "Maximum cubemap surface width"},
+	{67, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered surface width"},
+	{68, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered surface"},
+	{69, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH", "Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead."},
+	{70, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH", "Maximum 2D linear texture width"},
+	{71, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT", "Maximum 2D linear texture height"},
+	{72, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH", "Maximum 2D linear texture pitch in bytes"},
+	{73, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "Maximum mipmapped 2D texture width"},
+	{74, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT", "Maximum mipmapped 2D texture height"},
+	{75, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR", "Major compute capability version number"},
+	{76, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR", "Minor compute capability version number"},
+	{77, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "Maximum mipmapped 1D texture width"},
+	{78, "CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED", "Device supports stream priorities"},
+	{79, "CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED", "Device supports caching globals in L1"},
+	{80, "CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED", "Device supports caching locals in L1"},
+	{81, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "Maximum shared memory available per multiprocessor in bytes"},
+	{82, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR", "Maximum number of 32-bit registers available per multiprocessor"},
+	{83, "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY", "Device can allocate managed memory on this system"},
+	{84, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD", "Device is on a multi-GPU board"},
+	{85, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID", "Unique id for a group of devices on the same multi-GPU board"},
+	{86, "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED", "Link between the device and the host supports all native atomic operations"},
+	{87, "CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO", "Ratio of single precision performance (in floating-point operations per second) to double precision performance"},
+	{88, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", "Device supports coherently accessing pageable memory without calling cudaHostRegister on it"},
+	{89, "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS", "Device can coherently access managed memory concurrently with the CPU"},
+	{90, "CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED", "Device supports compute preemption."},
+	{91, "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "Device can access host registered memory at the same virtual address as the CPU"},
+	{92, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, cuStreamBatchMemOp and related APIs are supported."},
+	{93, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, 64-bit operations are supported in cuStreamBatchMemOp and related APIs."},
+	{94, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1", "Deprecated, along with v1 MemOps API, CU_STREAM_WAIT_VALUE_NOR is supported."},
+	{95, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH", "Device supports launching cooperative kernels via cuLaunchCooperativeKernel"},
+	{96, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH", "Deprecated, cuLaunchCooperativeKernelMultiDevice is deprecated."},
+	{97, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "Maximum optin shared memory per block"},
+	{98, "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details."},
+	{99, "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED", "Device supports host memory registration via cudaHostRegister."},
+	{100, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES", "Device accesses pageable memory via the host's page tables."},
+	{101, "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST", "The host can directly access managed memory on the device without migration."},
+	{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports virtual memory management APIs like cuMemAddressReserve, cuMemCreate, cuMemMap and related APIs"},
+	{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED", "Deprecated, Use CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"},
+	{103, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED", "Device supports exporting memory to a posix file descriptor with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+	{104, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 NT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+	{105, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 KMT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+	{106, "CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR", "Maximum number of blocks per multiprocessor"},
+	{107, "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", "Device supports compression of memory"},
+	{108, "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE", "Maximum L2 persisting lines capacity setting in bytes."},
+	{109, "CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE", "Maximum value of CUaccessPolicyWindownum_bytes."},
+	{110, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "Device supports specifying the GPUDirect RDMA flag with cuMemCreate"},
+	{111, "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK", "Shared memory reserved by CUDA driver per block in bytes"},
+	{112, "CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED", "Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays"},
+	{113, "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED", "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must be mapped as read-only to the GPU"},
+	{114, "CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED", "External timeline semaphore interop is supported on the device"},
+	{115, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", "Device supports using the cuMemAllocAsync and cuMemPool family of APIs"},
+	{116, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED", "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)"},
+	{117, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the CUflushGPUDirectRDMAWritesOptions enum"},
+	{118, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING", "GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See CUGPUDirectRDMAWritesOrdering for the numerical values returned here."},
+	{119, "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES", "Handle types supported with mempool based IPC"},
+	{120, "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH", "Indicates device supports cluster launch"},
+	{121, "CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED", "Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays"},
+	{122, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS", "64-bit operations are supported in cuStreamBatchMemOp and related MemOp APIs."},
+	{123, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR", "CU_STREAM_WAIT_VALUE_NOR is supported by MemOp APIs."},
+	{124, "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "Device supports buffer sharing with dma_buf mechanism."},
+	{125, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED", "Device supports IPC Events."},
+	{126, "CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT", "Number of memory domains the device supports."},
+	{127, "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED", "Device supports accessing memory using Tensor Map."},
+	{128, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED", "Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()"},
+	{129, "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS", "Device supports unified function pointers."},
+	{130, "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG", "NUMA configuration of a device: value is of type CUdeviceNumaConfig enum"},
+	{131, "CU_DEVICE_ATTRIBUTE_NUMA_ID", "NUMA node ID of the GPU memory"},
+	{132, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "Device supports switch multicast and reduction operations."},
+	{133, "CU_DEVICE_ATTRIBUTE_MPS_ENABLED", "Indicates if contexts created on this device will be shared via MPS"},
+	{134, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA."},
+	{135, "CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED", "Device supports CIG with D3D12."},
+	{136, "CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK", "The returned valued shall be interpreted as a bitmask, where the individual bits are described by the CUmemDecompressAlgorithm enum."},
+	{137, "CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH", "The returned valued is the maximum length in bytes of a single decompress operation that is allowed."},
+	{138, "CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED", "Device supports CIG with Vulkan."},
+	{139, "CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID", "The combined 16-bit PCI device ID and 16-bit PCI vendor ID."},
+	{140, "CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID", "The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID."},
+	{141, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports HOST_NUMA location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs"},
+	{142, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED", "Device supports HOST_NUMA location with the cuMemAllocAsync and cuMemPool family of APIs"},
+	{143, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED", "Device supports HOST_NUMA location IPC between nodes in a multi-node system."},
+	{144, "CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED", "Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs"},
+	{145, "CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports HOST location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs"},
+	{146, "CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED", "Device supports page-locked host memory buffer sharing with dma_buf mechanism."},
+	{147, "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED", "Link between the device and the host supports only some native atomic operations"},
+}
+
+// String returns the C name of the value, or its number.
+func (v DeviceAttribute) String() string {
+	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
+}
+
+// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
+type Devprop struct {
+	MaxThreadsPerBlock  int32
+	MaxThreadsDim       [3]int32
+	MaxGridSize         [3]int32
+	SharedMemPerBlock   int32
+	TotalConstantMemory int32
+	SIMDWidth           int32
+	MemPitch            int32
+	RegsPerBlock        int32
+	ClockRate           int32
+	TextureAlign        int32
+}
+
+// PointerAttribute is CUpointer_attribute.
+type PointerAttribute int32
+
+const (
+	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
+	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+	PointerAttributeHostPointer            PointerAttribute = 4  // CU_POINTER_ATTRIBUTE_HOST_POINTER
+	PointerAttributeP2PTokens              PointerAttribute = 5  // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+	PointerAttributeSyncMemops             PointerAttribute = 6  // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+	PointerAttributeBufferID               PointerAttribute = 7  // CU_POINTER_ATTRIBUTE_BUFFER_ID
+	PointerAttributeIsManaged              PointerAttribute = 8  // CU_POINTER_ATTRIBUTE_IS_MANAGED
+	PointerAttributeDeviceOrdinal          PointerAttribute = 9  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+	PointerAttributeIsLegacyCudaIPCCapable PointerAttribute = 10 // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+	PointerAttributeRangeStartAddr         PointerAttribute = 11 // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+	PointerAttributeRangeSize              PointerAttribute = 12 // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+	PointerAttributeMapped                 PointerAttribute = 13 // CU_POINTER_ATTRIBUTE_MAPPED
+	PointerAttributeAllowedHandleTypes     PointerAttribute = 14 // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+	PointerAttributeIsGPUDirectRdmaCapable PointerAttribute = 15 // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+	PointerAttributeAccessFlags            PointerAttribute = 16 // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+	PointerAttributeMempoolHandle          PointerAttribute = 17 // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+	PointerAttributeMappingSize            PointerAttribute = 18 // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+	PointerAttributeMappingBaseAddr        PointerAttribute = 19 // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	PointerAttributeIsHwDecompressCapable  PointerAttribute = 21 // CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+)
+
+var namesPointerAttribute = []enumName{
+	{1, "CU_POINTER_ATTRIBUTE_CONTEXT", "The CUcontext on which a pointer was allocated or registered"},
+	{2, "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", "The CUmemorytype describing the physical location of a pointer"},
+	{3, "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", "The address at which a pointer's memory may be accessed on the device"},
+	{4, "CU_POINTER_ATTRIBUTE_HOST_POINTER", "The address at which a pointer's memory may be accessed on the host"},
+	{5, "CU_POINTER_ATTRIBUTE_P2P_TOKENS", "A pair of tokens for use with the nv-p2p.h Linux kernel interface"},
+	{6, "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", "Synchronize every synchronous memory operation initiated on this region"},
+	{7, "CU_POINTER_ATTRIBUTE_BUFFER_ID", "A process-wide unique ID for an allocated memory region"},
+	{8, "CU_POINTER_ATTRIBUTE_IS_MANAGED", "Indicates if the pointer points to managed memory"},
+	{9, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", "A device ordinal of a device on which a pointer was allocated or registered"},
+	{10, "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", "1 if this pointer maps to an allocation that is suitable for cudaIpcGetMemHandle, 0 otherwise"},
+	{11, "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", "Starting address for this requested pointer"},
+	{12, "CU_POINTER_ATTRIBUTE_RANGE_SIZE", "Size of the address range for this requested pointer"},
+	{13, "CU_POINTER_ATTRIBUTE_MAPPED", "1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise"},
+	{14, "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", "Bitmask of allowed CUmemAllocationHandleType for this allocation"},
+	{15, "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", "1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API"},
+	{16, "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", "Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given"},
+	{17, "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", "Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL."},
+	{18, "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", "Size of the actual underlying mapping that the pointer belongs to"},
+	{19, "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", "The start address of the mapping that the pointer belongs to"},
+	{20, "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", "A process-wide unique id corresponding to the physical allocation the pointer belongs to"},
+	{21, "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE", "Returns in data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression."},
+}
+
+// String returns the C name of the value, or its number.
+func (v PointerAttribute) String() string {
+	return enumString(int64(v), namesPointerAttribute, "PointerAttribute")
+}
+
+// FunctionAttribute is CUfunction_attribute.
+type FunctionAttribute int32
+
+const (
+	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+	FuncAttributeLocalSizeBytes                    FunctionAttribute = 3  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+	FuncAttributeNumRegs                           FunctionAttribute = 4  // CU_FUNC_ATTRIBUTE_NUM_REGS
+	FuncAttributePTXVersion                        FunctionAttribute = 5  // CU_FUNC_ATTRIBUTE_PTX_VERSION
+	FuncAttributeBinaryVersion                     FunctionAttribute = 6  // CU_FUNC_ATTRIBUTE_BINARY_VERSION
+	FuncAttributeCacheModeCa                       FunctionAttribute = 7  // CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
+	FuncAttributeMaxDynamicSharedSizeBytes         FunctionAttribute = 8  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	FuncAttributePreferredSharedMemoryCarveout     FunctionAttribute = 9  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+	FuncAttributeClusterSizeMustBeSet              FunctionAttribute = 10 // CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
+	FuncAttributeRequiredClusterWidth              FunctionAttribute = 11 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
+	FuncAttributeRequiredClusterHeight             FunctionAttribute = 12 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
+	FuncAttributeRequiredClusterDepth              FunctionAttribute = 13 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
+	FuncAttributeNonPortableClusterSizeAllowed     FunctionAttribute = 14 // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
+)
+
+var namesFunctionAttribute = []enumName{
+	{0, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded."},
+	{1, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime."},
+	{2, "CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES", "The size in bytes of user-allocated constant memory required by this function."},
+	{3, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", "The size in bytes of local memory used by each thread of this function."},
+	{4, "CU_FUNC_ATTRIBUTE_NUM_REGS", "The number of registers used by each thread of this function."},
+	{5, "CU_FUNC_ATTRIBUTE_PTX_VERSION", "The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0."},
+	{6, "CU_FUNC_ATTRIBUTE_BINARY_VERSION", "The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version."},
+	{7, "CU_FUNC_ATTRIBUTE_CACHE_MODE_CA", "The attribute to indicate whether the function has been compiled with user specified option \"-Xptxas --dlcm=ca\" set ."},
+	{8, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. The default value of this attribute is CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK - CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, except when CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater than CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute is 0. The value can be increased to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{9, "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", "On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{10, "CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET", "If this attribute is set, the kernel must launch with a valid cluster size specified. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{11, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH", "The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{12, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT", "The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{13, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH", "The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{14, "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED", "Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	{15, "CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See cuFuncSetAttribute, cuKernelSetAttribute"},
+}
+
+// String returns the C name of the value, or its number.
+func (v FunctionAttribute) String() string {
+	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
+}
+
+// FuncCache is CUfunc_cache.
+type FuncCache int32
+
+const (
+	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
+	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
+	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
+	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
+)
+
+var namesFuncCache = []enumName{
+	{0, "CU_FUNC_CACHE_PREFER_NONE", "no preference for shared memory or L1 (default)"},
+	{1, "CU_FUNC_CACHE_PREFER_SHARED", "prefer larger shared memory and smaller L1 cache"},
+	{2, "CU_FUNC_CACHE_PREFER_L1", "prefer larger L1 cache and smaller shared memory"},
+	{3, "CU_FUNC_CACHE_PREFER_EQUAL", "prefer equal sized L1 cache and shared memory"},
+}
+
+// String returns the C name of the value, or its number.
+func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
+
+// Sharedconfig is CUsharedconfig.
+type Sharedconfig int32
+
+const (
+	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
+	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
+	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+)
+
+var namesSharedconfig = []enumName{
+	{0, "CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE", "set default shared memory bank size"},
+	{1, "CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE", "set shared memory bank width to four bytes"},
+	{2, "CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE", "set shared memory bank width to eight bytes"},
+}
+
+// String returns the C name of the value, or its number.
+func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
+
+// SharedCarveout is CUshared_carveout.
+type SharedCarveout int32
+
+const (
+	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
+	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
+	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
+)
+
+var namesSharedCarveout = []enumName{
+	{-1, "CU_SHAREDMEM_CARVEOUT_DEFAULT", "No preference for shared memory or L1 (default)"},
+	{0, "CU_SHAREDMEM_CARVEOUT_MAX_L1", "Prefer maximum available L1 cache, minimum shared memory"},
+	{100, "CU_SHAREDMEM_CARVEOUT_MAX_SHARED", "Prefer maximum available shared memory, minimum L1 cache"},
+}
+
+// String returns the C name of the value, or its number.
+func (v SharedCarveout) String() string {
+	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
+}
+
+// Memorytype is CUmemorytype.
+type Memorytype int32
+
+const (
+	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
+	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
+	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
+	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
+)
+
+var namesMemorytype = []enumName{
+	{1, "CU_MEMORYTYPE_HOST", "Host memory"},
+	{2, "CU_MEMORYTYPE_DEVICE", "Device memory"},
+	{3, "CU_MEMORYTYPE_ARRAY", "Array memory"},
+	{4, "CU_MEMORYTYPE_UNIFIED", "Unified device or host memory"},
+}
+
+// String returns the C name of the value, or its number.
+func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
+
+// Computemode is CUcomputemode.
+type Computemode int32
+
+const (
+	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
+	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
+	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+)
+
+var namesComputemode = []enumName{
+	{0, "CU_COMPUTEMODE_DEFAULT", "Default compute mode (Multiple contexts allowed per device)"},
+	{2, "CU_COMPUTEMODE_PROHIBITED", "Compute-prohibited mode (No contexts can be created on this device at this time)"},
+	{3, "CU_COMPUTEMODE_EXCLUSIVE_PROCESS", "Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)"},
+}
+
+// String returns the C name of the value, or its number.
+func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
+
+// MemAdvice is CUmem_advise.
+type MemAdvice int32
+
+const (
+	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
+	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
+	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+	MemAdviseUnsetPreferredLocation MemAdvice = 4 // CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
+	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
+)
+
+var namesMemAdvice = []enumName{
+	{1, "CU_MEM_ADVISE_SET_READ_MOSTLY", "Data will mostly be read and only occasionally be written to"},
+	{2, "CU_MEM_ADVISE_UNSET_READ_MOSTLY", "Undo the effect of CU_MEM_ADVISE_SET_READ_MOSTLY"},
+	{3, "CU_MEM_ADVISE_SET_PREFERRED_LOCATION", "Set the preferred location for the data as the specified device"},
+	{4, "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION", "Clear the preferred location for the data"},
+	{5, "CU_MEM_ADVISE_SET_ACCESSED_BY", "Data will be accessed by the specified device, so prevent page faults as much as possible"},
+	{6, "CU_MEM_ADVISE_UNSET_ACCESSED_BY", "Let the Unified Memory subsystem decide on the page faulting policy for the specified device"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
+
+// MemRangeAttribute is CUmem_range_attribute.
+type MemRangeAttribute int32
+
+const (
+	MemRangeAttributeReadMostly               MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+	MemRangeAttributePreferredLocation        MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+	MemRangeAttributeAccessedBy               MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+	MemRangeAttributeLastPrefetchLocation     MemRangeAttribute = 4 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+	MemRangeAttributePreferredLocationType    MemRangeAttribute = 5 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+	MemRangeAttributePreferredLocationID      MemRangeAttribute = 6 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+	MemRangeAttributeLastPrefetchLocationType MemRangeAttribute = 7 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+	MemRangeAttributeLastPrefetchLocationID   MemRangeAttribute = 8 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+)
+
+var namesMemRangeAttribute = []enumName{
+	{1, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "Whether the range will mostly be read and only occasionally be written to"},
+	{2, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION", "The preferred location of the range"},
+	{3, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", "Memory range has CU_MEM_ADVISE_SET_ACCESSED_BY set for specified device"},
+	{4, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION", "The last location to which the range was prefetched"},
+	{5, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE", "The preferred location type of the range"},
+	{6, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID", "The preferred location id of the range"},
+	{7, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE", "The last location type to which the range was prefetched"},
+	{8, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID", "The last location id to which the range was prefetched"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemRangeAttribute) String() string {
+	return enumString(int64(v), namesMemRangeAttribute, "MemRangeAttribute")
+}
+
+// JITOption is CUjit_option.
+type JITOption int32
+
+const (
+	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
+	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
+	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
+	JITInfoLogBuffer                 JITOption = 3  // CU_JIT_INFO_LOG_BUFFER
+	JITInfoLogBufferSizeBytes        JITOption = 4  // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+	JITErrorLogBuffer                JITOption = 5  // CU_JIT_ERROR_LOG_BUFFER
+	JITErrorLogBufferSizeBytes       JITOption = 6  // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+	JITOptimizationLevel             JITOption = 7  // CU_JIT_OPTIMIZATION_LEVEL
+	JITTargetFromCucontext           JITOption = 8  // CU_JIT_TARGET_FROM_CUCONTEXT
+	JITOptionTarget                  JITOption = 9  // CU_JIT_TARGET
+	JITFallbackStrategy              JITOption = 10 // CU_JIT_FALLBACK_STRATEGY
+	JITGenerateDebugInfo             JITOption = 11 // CU_JIT_GENERATE_DEBUG_INFO
+	JITLogVerbose                    JITOption = 12 // CU_JIT_LOG_VERBOSE
+	JITGenerateLineInfo              JITOption = 13 // CU_JIT_GENERATE_LINE_INFO
+	JITOptionCacheMode               JITOption = 14 // CU_JIT_CACHE_MODE
+	JITNewSm3XOpt                    JITOption = 15 // CU_JIT_NEW_SM3X_OPT
+	JITFastCompile                   JITOption = 16 // CU_JIT_FAST_COMPILE
+	JITGlobalSymbolNames             JITOption = 17 // CU_JIT_GLOBAL_SYMBOL_NAMES
+	JITGlobalSymbolAddresses         JITOption = 18 // CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+	JITGlobalSymbolCount             JITOption = 19 // CU_JIT_GLOBAL_SYMBOL_COUNT
+	JITLto                           JITOption = 20 // CU_JIT_LTO
+	JITFtz                           JITOption = 21 // CU_JIT_FTZ
+	JITPrecDiv                       JITOption = 22 // CU_JIT_PREC_DIV
+	JITPrecSqrt                      JITOption = 23 // CU_JIT_PREC_SQRT
+	JITFma                           JITOption = 24 // CU_JIT_FMA
+	JITReferencedKernelNames         JITOption = 25 // CU_JIT_REFERENCED_KERNEL_NAMES
+	JITReferencedKernelCount         JITOption = 26 // CU_JIT_REFERENCED_KERNEL_COUNT
+	JITReferencedVariableNames       JITOption = 27 // CU_JIT_REFERENCED_VARIABLE_NAMES
+	JITReferencedVariableCount       JITOption = 28 // CU_JIT_REFERENCED_VARIABLE_COUNT
+	JITOptimizeUnusedDeviceVariables JITOption = 29 // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+	JITPositionIndependentCode       JITOption = 30 // CU_JIT_POSITION_INDEPENDENT_CODE
+	JITMinCtaPerSM                   JITOption = 31 // CU_JIT_MIN_CTA_PER_SM
+	JITMaxThreadsPerBlock            JITOption = 32 // CU_JIT_MAX_THREADS_PER_BLOCK
+	JITOverrideDirectiveValues       JITOption = 33 // CU_JIT_OVERRIDE_DIRECTIVE_VALUES
+	JITSplitCompile                  JITOption = 34 // CU_JIT_SPLIT_COMPILE
+	JITNumOptions                    JITOption = 35 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
+)
+
+var namesJITOption = []enumName{
+	{0, "CU_JIT_MAX_REGISTERS", "Max number of registers that a thread may use.n Option type: unsigned intn Applies to: compiler only"},
+	{1, "CU_JIT_THREADS_PER_BLOCK", "IN: Specifies minimum number of threads per block to target compilation forn OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.n Cannot be combined with CU_JIT_TARGET.n Option type: unsigned intn Applies to: compiler only"},
+	{2, "CU_JIT_WALL_TIME", "Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linkern Option type: floatn Applies to: compiler and linker"},
+	{3, "CU_JIT_INFO_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
+	{4, "CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
+	{5, "CU_JIT_ERROR_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
+	{6, "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
+	{7, "CU_JIT_OPTIMIZATION_LEVEL", "Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.n Option type: unsigned intn Applies to: compiler only"},
+	{8, "CU_JIT_TARGET_FROM_CUCONTEXT", "No option value required. Determines the target based on the current attached context (default)n Option type: No option value neededn Applies to: compiler and linker"},
+	{9, "CU_JIT_TARGET", "Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK.n Option type: unsigned int for enumerated type CUjit_targetn Applies to: compiler and linker"},
+	{10, "CU_JIT_FALLBACK_STRATEGY", "Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches.n Option type: unsigned int for enumerated type CUjit_fallbackn Applies to: compiler only"},
+	{11, "CU_JIT_GENERATE_DEBUG_INFO", "Specifies whether to create debug information in output (-g) (0: false, default)n Option type: intn Applies to: compiler and linker"},
+	{12, "CU_JIT_LOG_VERBOSE", "Generate verbose log messages (0: false, default)n Option type: intn Applies to: compiler and linker"},
+	{13, "CU_JIT_GENERATE_LINE_INFO", "Generate line number information (-lineinfo) (0: false, default)n Option type: intn Applies to: compiler only"},
+	{14, "CU_JIT_CACHE_MODE", "Specifies whether to enable caching explicitly (-dlcm) n Choice is based on supplied CUjit_cacheMode_enum.n Option type: unsigned int for enumerated type CUjit_cacheMode_enumn Applies to: compiler only"},
+	{15, "CU_JIT_NEW_SM3X_OPT", "deprecated This jit option is deprecated and should not be used."},
+	{16, "CU_JIT_FAST_COMPILE", "This jit option is used for internal purpose only."},
+	{17, "CU_JIT_GLOBAL_SYMBOL_NAMES", "Array of device symbol names that will be relocated to the corresponding host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.n It is only allowed to register symbols that correspond to unresolved global variables.n It is illegal to register the same device symbol at multiple addresses.n Option type: const char **n Applies to: dynamic linker only"},
+	{18, "CU_JIT_GLOBAL_SYMBOL_ADDRESSES", "Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n Option type: void **n Applies to: dynamic linker only"},
+	{19, "CU_JIT_GLOBAL_SYMBOL_COUNT", "Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays.n Option type: unsigned intn Applies to: dynamic linker only"},
+	{20, "CU_JIT_LTO", "deprecated Enable link-time optimization (-dlto) for device code (Disabled by default).n This option is not supported on 32-bit platforms.n Option type: intn Applies to: compiler and linker Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{21, "CU_JIT_FTZ", "deprecated Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{22, "CU_JIT_PREC_DIV", "deprecated Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{23, "CU_JIT_PREC_SQRT", "deprecated Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{24, "CU_JIT_FMA", "deprecated Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{25, "CU_JIT_REFERENCED_KERNEL_NAMES", "deprecated Array of kernel names that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries.n Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{26, "CU_JIT_REFERENCED_KERNEL_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array.n Option type: unsigned intn Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{27, "CU_JIT_REFERENCED_VARIABLE_NAMES", "deprecated Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries.n Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all variables with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{28, "CU_JIT_REFERENCED_VARIABLE_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array.n Option type: unsigned intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{29, "CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES", "deprecated This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default).n Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES.n Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{30, "CU_JIT_POSITION_INDEPENDENT_CODE", "Generate position independent code (0: false)n Option type: intn Applies to: compiler only"},
+	{31, "CU_JIT_MIN_CTA_PER_SM", "This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with CU_JIT_MAX_REGISTERS or CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned intn Applies to: compiler only"},
+	{32, "CU_JIT_MAX_THREADS_PER_BLOCK", "Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: intn Applies to: compiler only"},
+	{33, "CU_JIT_OVERRIDE_DIRECTIVE_VALUES", "This option lets the values specified using CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK, CU_JIT_MAX_THREADS_PER_BLOCK and CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: intn Applies to: compiler only"},
+	{34, "CU_JIT_SPLIT_COMPILE", "This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned intn Applies to: compiler only"},
+}
+
+// String returns the C name of the value, or its number.
+func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
+
+// JITTarget is CUjit_target.
+type JITTarget int32
+
+const (
+	TargetCompute30   JITTarget = 30     // CU_TARGET_COMPUTE_30
+	TargetCompute32   JITTarget = 32     // CU_TARGET_COMPUTE_32
+	TargetCompute35   JITTarget = 35     // CU_TARGET_COMPUTE_35
+	TargetCompute37   JITTarget = 37     // CU_TARGET_COMPUTE_37
+	TargetCompute50   JITTarget = 50     // CU_TARGET_COMPUTE_50
+	TargetCompute52   JITTarget = 52     // CU_TARGET_COMPUTE_52
+	TargetCompute53   JITTarget = 53     // CU_TARGET_COMPUTE_53
+	TargetCompute60   JITTarget = 60     // CU_TARGET_COMPUTE_60
+	TargetCompute61   JITTarget = 61     // CU_TARGET_COMPUTE_61
+	TargetCompute62   JITTarget = 62     // CU_TARGET_COMPUTE_62
+	TargetCompute70   JITTarget = 70     // CU_TARGET_COMPUTE_70
+	TargetCompute72   JITTarget = 72     // CU_TARGET_COMPUTE_72
+	TargetCompute75   JITTarget = 75     // CU_TARGET_COMPUTE_75
+	TargetCompute80   JITTarget = 80     // CU_TARGET_COMPUTE_80
+	TargetCompute86   JITTarget = 86     // CU_TARGET_COMPUTE_86
+	TargetCompute87   JITTarget = 87     // CU_TARGET_COMPUTE_87
+	TargetCompute89   JITTarget = 89     // CU_TARGET_COMPUTE_89
+	TargetCompute90   JITTarget = 90     // CU_TARGET_COMPUTE_90
+	TargetCompute100  JITTarget = 100    // CU_TARGET_COMPUTE_100
+	TargetCompute110  JITTarget = 110    // CU_TARGET_COMPUTE_110
+	TargetCompute103  JITTarget = 103    // CU_TARGET_COMPUTE_103
+	TargetCompute120  JITTarget = 120    // CU_TARGET_COMPUTE_120
+	TargetCompute121  JITTarget = 121    // CU_TARGET_COMPUTE_121
+	TargetCompute90A  JITTarget = 65626  // CU_TARGET_COMPUTE_90A
+	TargetCompute100A JITTarget = 65636  // CU_TARGET_COMPUTE_100A
+	TargetCompute110A JITTarget = 65646  // CU_TARGET_COMPUTE_110A
+	TargetCompute103A JITTarget = 65639  // CU_TARGET_COMPUTE_103A
+	TargetCompute120A JITTarget = 65656  // CU_TARGET_COMPUTE_120A
+	TargetCompute121A JITTarget = 65657  // CU_TARGET_COMPUTE_121A
+	TargetCompute100F JITTarget = 131172 // CU_TARGET_COMPUTE_100F
+	TargetCompute110F JITTarget = 131182 // CU_TARGET_COMPUTE_110F
+	TargetCompute103F JITTarget = 131175 // CU_TARGET_COMPUTE_103F
+	TargetCompute120F JITTarget = 131192 // CU_TARGET_COMPUTE_120F
+	TargetCompute121F JITTarget = 131193 // CU_TARGET_COMPUTE_121F
+)
+
+var namesJITTarget = []enumName{
+	{30, "CU_TARGET_COMPUTE_30", "Compute device class 3.0"},
+	{32, "CU_TARGET_COMPUTE_32", "Compute device class 3.2"},
+	{35, "CU_TARGET_COMPUTE_35", "Compute device class 3.5"},
+	{37, "CU_TARGET_COMPUTE_37", "Compute device class 3.7"},
+	{50, "CU_TARGET_COMPUTE_50", "Compute device class 5.0"},
+	{52, "CU_TARGET_COMPUTE_52", "Compute device class 5.2"},
+	{53, "CU_TARGET_COMPUTE_53", "Compute device class 5.3"},
+	{60, "CU_TARGET_COMPUTE_60", "Compute device class 6.0."},
+	{61, "CU_TARGET_COMPUTE_61", "Compute device class 6.1."},
+	{62, "CU_TARGET_COMPUTE_62", "Compute device class 6.2."},
+	{70, "CU_TARGET_COMPUTE_70", "Compute device class 7.0."},
+	{72, "CU_TARGET_COMPUTE_72", "Compute device class 7.2."},
+	{75, "CU_TARGET_COMPUTE_75", "Compute device class 7.5."},
+	{80, "CU_TARGET_COMPUTE_80", "Compute device class 8.0."},
+	{86, "CU_TARGET_COMPUTE_86", "Compute device class 8.6."},
+	{87, "CU_TARGET_COMPUTE_87", "Compute device class 8.7."},
+	{89, "CU_TARGET_COMPUTE_89", "Compute device class 8.9."},
+	{90, "CU_TARGET_COMPUTE_90", "Compute device class 9.0."},
+	{100, "CU_TARGET_COMPUTE_100", "Compute device class 10.0."},
+	{103, "CU_TARGET_COMPUTE_103", "Compute device class 10.3."},
+	{110, "CU_TARGET_COMPUTE_110", "Compute device class 11.0."},
+	{120, "CU_TARGET_COMPUTE_120", "Compute device class 12.0."},
+	{121, "CU_TARGET_COMPUTE_121", "Compute device class 12.1."},
+	{65626, "CU_TARGET_COMPUTE_90A", ""},
+	{65636, "CU_TARGET_COMPUTE_100A", ""},
+	{65639, "CU_TARGET_COMPUTE_103A", ""},
+	{65646, "CU_TARGET_COMPUTE_110A", ""},
+	{65656, "CU_TARGET_COMPUTE_120A", ""},
+	{65657, "CU_TARGET_COMPUTE_121A", ""},
+	{131172, "CU_TARGET_COMPUTE_100F", ""},
+	{131175, "CU_TARGET_COMPUTE_103F", ""},
+	{131182, "CU_TARGET_COMPUTE_110F", ""},
+	{131192, "CU_TARGET_COMPUTE_120F", ""},
+	{131193, "CU_TARGET_COMPUTE_121F", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
+
+// JITFallback is CUjit_fallback.
+type JITFallback int32
+
+const (
+	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
+	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
+)
+
+var namesJITFallback = []enumName{
+	{0, "CU_PREFER_PTX", "Prefer to compile ptx if exact binary match not found"},
+	{1, "CU_PREFER_BINARY", "Prefer to fall back to compatible binary code if exact match not found"},
+}
+
+// String returns the C name of the value, or its number.
+func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
+
+// JITCacheMode is CUjit_cacheMode.
+type JITCacheMode int32
+
+const (
+	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
+	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
+	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
+)
+
+var namesJITCacheMode = []enumName{
+	{0, "CU_JIT_CACHE_OPTION_NONE", "Compile with no -dlcm flag specified"},
+	{1, "CU_JIT_CACHE_OPTION_CG", "Compile with L1 cache disabled"},
+	{2, "CU_JIT_CACHE_OPTION_CA", "Compile with L1 cache enabled"},
+}
+
+// String returns the C name of the value, or its number.
+func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCacheMode, "JITCacheMode") }
+
+// JITInputType is CUjitInputType.
+type JITInputType int32
+
+const (
+	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
+	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
+	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
+	JITInputObject    JITInputType = 3 // CU_JIT_INPUT_OBJECT
+	JITInputLibrary   JITInputType = 4 // CU_JIT_INPUT_LIBRARY
+	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
+	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES
+)
+
+var namesJITInputType = []enumName{
+	{0, "CU_JIT_INPUT_CUBIN", "Compiled device-class-specific device coden Applicable options: none"},
+	{1, "CU_JIT_INPUT_PTX", "PTX source coden Applicable options: PTX compiler options"},
+	{2, "CU_JIT_INPUT_FATBINARY", "Bundle of multiple cubins and/or PTX of some device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+	{3, "CU_JIT_INPUT_OBJECT", "Host object with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+	{4, "CU_JIT_INPUT_LIBRARY", "Archive of host objects with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+	{5, "CU_JIT_INPUT_NVVM", "deprecated High-level intermediate code for link-time optimizationn Applicable options: NVVM compiler options, PTX compiler options Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+	{6, "CU_JIT_NUM_INPUT_TYPES", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
+
+// LinkState is CUlinkState.
+type LinkState uintptr
+
+// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
+type GraphicsRegisterFlags uint32
+
+const (
+	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
+	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
+)
+
+var namesGraphicsRegisterFlags = []enumName{
+	{0, "CU_GRAPHICS_REGISTER_FLAGS_NONE", ""},
+	{1, "CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY", ""},
+	{2, "CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD", ""},
+	{4, "CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST", ""},
+	{8, "CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER", ""},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v GraphicsRegisterFlags) String() string {
+	return flagString(uint64(v), namesGraphicsRegisterFlags)
+}
+
+// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
+type GraphicsMapResourceFlags uint32
+
+const (
+	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
+	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
+	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
+)
+
+var namesGraphicsMapResourceFlags = []enumName{
+	{0, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE", ""},
+	{1, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY", ""},
+	{2, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD", ""},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v GraphicsMapResourceFlags) String() string {
+	return flagString(uint64(v), namesGraphicsMapResourceFlags)
+}
+
+// ArrayCubemapFace is CUarray_cubemap_face.
+type ArrayCubemapFace int32
+
+const (
+	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
+	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
+	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
+	CubemapFaceNegativeY ArrayCubemapFace = 3 // CU_CUBEMAP_FACE_NEGATIVE_Y
+	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
+	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
+)
+
+var namesArrayCubemapFace = []enumName{
+	{0, "CU_CUBEMAP_FACE_POSITIVE_X", "Positive X face of cubemap"},
+	{1, "CU_CUBEMAP_FACE_NEGATIVE_X", "Negative X face of cubemap"},
+	{2, "CU_CUBEMAP_FACE_POSITIVE_Y", "Positive Y face of cubemap"},
+	{3, "CU_CUBEMAP_FACE_NEGATIVE_Y", "Negative Y face of cubemap"},
+	{4, "CU_CUBEMAP_FACE_POSITIVE_Z", "Positive Z face of cubemap"},
+	{5, "CU_CUBEMAP_FACE_NEGATIVE_Z", "Negative Z face of cubemap"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ArrayCubemapFace) String() string {
+	return enumString(int64(v), namesArrayCubemapFace, "ArrayCubemapFace")
+}
+
+// Limit is CUlimit.
+type Limit int32
+
+const (
+	LimitStackSize                    Limit = 0  // CU_LIMIT_STACK_SIZE
+	LimitPrintfFifoSize               Limit = 1  // CU_LIMIT_PRINTF_FIFO_SIZE
+	LimitMallocHeapSize               Limit = 2  // CU_LIMIT_MALLOC_HEAP_SIZE
+	LimitDevRuntimeSyncDepth          Limit = 3  // CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
+	LimitDevRuntimePendingLaunchCount Limit = 4  // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
+	LimitMaxL2FetchGranularity        Limit = 5  // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
+	LimitPersistingL2CacheSize        Limit = 6  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+	LimitShmemSize                    Limit = 7  // CU_LIMIT_SHMEM_SIZE
+	LimitCIGEnabled                   Limit = 8  // CU_LIMIT_CIG_ENABLED
+	LimitCIGShmemFallbackEnabled      Limit = 9  // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
+	LimitMax                          Limit = 10 // CU_LIMIT_MAX (a sentinel, not a value)
+)
+
+var namesLimit = []enumName{
+	{0, "CU_LIMIT_STACK_SIZE", "GPU thread stack size"},
+	{1, "CU_LIMIT_PRINTF_FIFO_SIZE", "GPU printf FIFO size"},
+	{2, "CU_LIMIT_MALLOC_HEAP_SIZE", "GPU malloc heap size"},
+	{3, "CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH", "GPU device runtime launch synchronize depth"},
+	{4, "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT", "GPU device runtime pending launch count"},
+	{5, "CU_LIMIT_MAX_L2_FETCH_GRANULARITY", "A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint"},
+	{6, "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "A size in bytes for L2 persisting lines cache size"},
+	{7, "CU_LIMIT_SHMEM_SIZE", "A maximum size in bytes of shared memory available to CUDA kernels on a CIG context. Can only be queried, cannot be set"},
+	{8, "CU_LIMIT_CIG_ENABLED", "A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set"},
+	{9, "CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED", "When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available"},
+}
+
+// String returns the C name of the value, or its number.
+func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
+
+// Resourcetype is CUresourcetype.
+type Resourcetype int32
+
+const (
+	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
+	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
+	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
+)
+
+var namesResourcetype = []enumName{
+	{0, "CU_RESOURCE_TYPE_ARRAY", "Array resource"},
+	{1, "CU_RESOURCE_TYPE_MIPMAPPED_ARRAY", "Mipmapped array resource"},
+	{2, "CU_RESOURCE_TYPE_LINEAR", "Linear resource"},
+	{3, "CU_RESOURCE_TYPE_PITCH2D", "Pitch 2D resource"},
+}
+
+// String returns the C name of the value, or its number.
+func (v Resourcetype) String() string { return enumString(int64(v), namesResourcetype, "Resourcetype") }
+
+// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
+type HostFn unsafe.Pointer
+
+// AccessProperty is CUaccessProperty.
+type AccessProperty int32
+
+const (
+	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
+	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
+	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
+)
+
+var namesAccessProperty = []enumName{
+	{0, "CU_ACCESS_PROPERTY_NORMAL", "Normal cache persistence."},
+	{1, "CU_ACCESS_PROPERTY_STREAMING", "Streaming access is less likely to persit from cache."},
+	{2, "CU_ACCESS_PROPERTY_PERSISTING", "Persisting access is more likely to persist in cache."},
+}
+
+// String returns the C name of the value, or its number.
+func (v AccessProperty) String() string {
+	return enumString(int64(v), namesAccessProperty, "AccessProperty")
+}
+
+// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
+type AccessPolicyWindow struct {
+	Base_ptr  unsafe.Pointer
+	Num_bytes uint64
+	HitRatio  float32
+	HitProp   AccessProperty
+	MissProp  AccessProperty
+}
+
+// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes).
+type KernelNodeParamsV1 struct {
+	Func           Function
+	GridDimX       uint32
+	GridDimY       uint32
+	GridDimZ       uint32
+	BlockDimX      uint32
+	BlockDimY      uint32
+	BlockDimZ      uint32
+	SharedMemBytes uint32
+	KernelParams   *unsafe.Pointer
+	Extra          *unsafe.Pointer
+}
+
+// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes).
+type KernelNodeParams struct {
+	Func           Function
+	GridDimX       uint32
+	GridDimY       uint32
+	GridDimZ       uint32
+	BlockDimX      uint32
+	BlockDimY      uint32
+	BlockDimZ      uint32
+	SharedMemBytes uint32
+	KernelParams   *unsafe.Pointer
+	Extra          *unsafe.Pointer
+	Kern           Kernel
+	Ctx            Context
+}
+
+// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes).
+type KernelNodeParamsV3 struct {
+	Func           Function
+	GridDimX       uint32
+	GridDimY       uint32
+	GridDimZ       uint32
+	BlockDimX      uint32
+	BlockDimY      uint32
+	BlockDimZ      uint32
+	SharedMemBytes uint32
+	KernelParams   *unsafe.Pointer
+	Extra          *unsafe.Pointer
+	Kern           Kernel
+	Ctx            Context
+}
+
+// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
+type MemsetNodeParams struct {
+	Dst         DevicePtr
+	Pitch       uint64
+	Value       uint32
+	ElementSize uint32
+	Width       uint64
+	Height      uint64
+}
+
+// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes).
+type MemsetNodeParamsV2 struct {
+	Dst         DevicePtr
+	Pitch       uint64
+	Value       uint32
+	ElementSize uint32
+	Width       uint64
+	Height      uint64
+	Ctx         Context
+}
+
+// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
+type HostNodeParams struct {
+	Fn       HostFn
+	UserData unsafe.Pointer
+}
+
+// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
+type HostNodeParamsV2 struct {
+	Fn       HostFn
+	UserData unsafe.Pointer
+}
+
+// GraphConditionalNodeType is CUgraphConditionalNodeType.
+type GraphConditionalNodeType int32
+
+const (
+	GraphCondTypeIf     GraphConditionalNodeType = 0 // CU_GRAPH_COND_TYPE_IF
+	GraphCondTypeWhile  GraphConditionalNodeType = 1 // CU_GRAPH_COND_TYPE_WHILE
+	GraphCondTypeSwitch GraphConditionalNodeType = 2 // CU_GRAPH_COND_TYPE_SWITCH
+)
+
+var namesGraphConditionalNodeType = []enumName{
+	{0, "CU_GRAPH_COND_TYPE_IF", "Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If size == 2, an optional ELSE graph is created and this is executed if the condition is zero."},
+	{1, "CU_GRAPH_COND_TYPE_WHILE", "Conditional 'while' Node. Body executed repeatedly while condition value is non-zero."},
+	{2, "CU_GRAPH_COND_TYPE_SWITCH", "Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphConditionalNodeType) String() string {
+	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
+}
+
+// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
+type ConditionalNodeParams struct {
+	Handle      uint64
+	Type        GraphConditionalNodeType
+	Size        uint32
+	PhGraph_out *Graph
+	Ctx         Context
+}
+
+// GraphNodeType is CUgraphNodeType.
+type GraphNodeType int32
+
+const (
+	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
+	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
+	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
+	GraphNodeTypeHost           GraphNodeType = 3  // CU_GRAPH_NODE_TYPE_HOST
+	GraphNodeTypeGraph          GraphNodeType = 4  // CU_GRAPH_NODE_TYPE_GRAPH
+	GraphNodeTypeEmpty          GraphNodeType = 5  // CU_GRAPH_NODE_TYPE_EMPTY
+	GraphNodeTypeWaitEvent      GraphNodeType = 6  // CU_GRAPH_NODE_TYPE_WAIT_EVENT
+	GraphNodeTypeEventRecord    GraphNodeType = 7  // CU_GRAPH_NODE_TYPE_EVENT_RECORD
+	GraphNodeTypeExtSemasSignal GraphNodeType = 8  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
+	GraphNodeTypeExtSemasWait   GraphNodeType = 9  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
+	GraphNodeTypeMemAlloc       GraphNodeType = 10 // CU_GRAPH_NODE_TYPE_MEM_ALLOC
+	GraphNodeTypeMemFree        GraphNodeType = 11 // CU_GRAPH_NODE_TYPE_MEM_FREE
+	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+	GraphNodeTypeConditional    GraphNodeType = 13 // CU_GRAPH_NODE_TYPE_CONDITIONAL
+)
+
+var namesGraphNodeType = []enumName{
+	{0, "CU_GRAPH_NODE_TYPE_KERNEL", "GPU kernel node"},
+	{1, "CU_GRAPH_NODE_TYPE_MEMCPY", "Memcpy node"},
+	{2, "CU_GRAPH_NODE_TYPE_MEMSET", "Memset node"},
+	{3, "CU_GRAPH_NODE_TYPE_HOST", "Host (executable) node"},
+	{4, "CU_GRAPH_NODE_TYPE_GRAPH", "Node which executes an embedded graph"},
+	{5, "CU_GRAPH_NODE_TYPE_EMPTY", "Empty (no-op) node"},
+	{6, "CU_GRAPH_NODE_TYPE_WAIT_EVENT", "External event wait node"},
+	{7, "CU_GRAPH_NODE_TYPE_EVENT_RECORD", "External event record node"},
+	{8, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL", "External semaphore signal node"},
+	{9, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT", "External semaphore wait node"},
+	{10, "CU_GRAPH_NODE_TYPE_MEM_ALLOC", "Memory Allocation Node"},
+	{11, "CU_GRAPH_NODE_TYPE_MEM_FREE", "Memory Free Node"},
+	{12, "CU_GRAPH_NODE_TYPE_BATCH_MEM_OP", "Batch MemOp Node See cuStreamBatchMemOp and CUstreamBatchMemOpType for what these nodes can do."},
+	{13, "CU_GRAPH_NODE_TYPE_CONDITIONAL", "Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphNodeType) String() string {
+	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
+}
+
+// GraphDependencyType is CUgraphDependencyType.
+type GraphDependencyType int32
+
+const (
+	GraphDependencyTypeDefault      GraphDependencyType = 0 // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
+	GraphDependencyTypeProgrammatic GraphDependencyType = 1 // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+)
+
+var namesGraphDependencyType = []enumName{
+	{0, "CU_GRAPH_DEPENDENCY_TYPE_DEFAULT", "This is an ordinary dependency."},
+	{1, "CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC", "This dependency type allows the downstream node to use c cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphDependencyType) String() string {
+	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
+}
+
+// GraphEdgeData is CUgraphEdgeData (8 bytes).
+type GraphEdgeData struct {
+	From_port uint8
+	To_port   uint8
+	Type      uint8
+	Reserved  [5]uint8
+}
+
+// GraphInstantiateResult is CUgraphInstantiateResult.
+type GraphInstantiateResult int32
+
+const (
+	GraphInstantiateSuccess                   GraphInstantiateResult = 0 // CUDA_GRAPH_INSTANTIATE_SUCCESS
+	GraphInstantiateError                     GraphInstantiateResult = 1 // CUDA_GRAPH_INSTANTIATE_ERROR
+	GraphInstantiateInvalidStructure          GraphInstantiateResult = 2 // CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
+	GraphInstantiateNodeOperationNotSupported GraphInstantiateResult = 3 // CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
+	GraphInstantiateMultipleCtxsNotSupported  GraphInstantiateResult = 4 // CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED
+	GraphInstantiateConditionalHandleUnused   GraphInstantiateResult = 5 // CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED
+)
+
+var namesGraphInstantiateResult = []enumName{
+	{0, "CUDA_GRAPH_INSTANTIATE_SUCCESS", "Instantiation succeeded"},
+	{1, "CUDA_GRAPH_INSTANTIATE_ERROR", "Instantiation failed for an unexpected reason which is described in the return value of the function"},
+	{2, "CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE", "Instantiation failed due to invalid structure, such as cycles"},
+	{3, "CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED", "Instantiation for device launch failed because the graph contained an unsupported operation"},
+	{4, "CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED", "Instantiation for device launch failed due to the nodes belonging to different contexts"},
+	{5, "CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED", "One or more conditional handles are not associated with conditional nodes"},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphInstantiateResult) String() string {
+	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
+}
+
+// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
+type GraphInstantiateParams struct {
+	Flags         uint64
+	HUploadStream Stream
+	HErrNode_out  GraphNode
+	Result_out    GraphInstantiateResult
+}
+
+// SynchronizationPolicy is CUsynchronizationPolicy.
+type SynchronizationPolicy int32
+
+const (
+	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
+	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
+	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
+	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
+)
+
+var namesSynchronizationPolicy = []enumName{
+	{1, "CU_SYNC_POLICY_AUTO", ""},
+	{2, "CU_SYNC_POLICY_SPIN", ""},
+	{3, "CU_SYNC_POLICY_YIELD", ""},
+	{4, "CU_SYNC_POLICY_BLOCKING_SYNC", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v SynchronizationPolicy) String() string {
+	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
+}
+
+// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
+type ClusterSchedulingPolicy int32
+
+const (
+	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+)
+
+var namesClusterSchedulingPolicy = []enumName{
+	{0, "CU_CLUSTER_SCHEDULING_POLICY_DEFAULT", "the default policy"},
+	{1, "CU_CLUSTER_SCHEDULING_POLICY_SPREAD", "spread the blocks within a cluster to the SMs"},
+	{2, "CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING", "allow the hardware to load-balance the blocks in a cluster to the SMs"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ClusterSchedulingPolicy) String() string {
+	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
+}
+
+// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
+type LaunchMemSyncDomain int32
+
+const (
+	LaunchMemSyncDomainDefault LaunchMemSyncDomain = 0 // CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
+	LaunchMemSyncDomainRemote  LaunchMemSyncDomain = 1 // CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
+)
+
+var namesLaunchMemSyncDomain = []enumName{
+	{0, "CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT", "Launch kernels in the default domain"},
+	{1, "CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE", "Launch kernels in the remote domain"},
+}
+
+// String returns the C name of the value, or its number.
+func (v LaunchMemSyncDomain) String() string {
+	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
+}
+
+// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
+type LaunchMemSyncDomainMap struct {
+	Default_ uint8
+	Remote   uint8
+}
+
+// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID).
+type LaunchAttributeID int32
+
+const (
+	LaunchAttributeIgnore                            LaunchAttributeID = 0  // CU_LAUNCH_ATTRIBUTE_IGNORE
+	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1  // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+	LaunchAttributeCooperative                       LaunchAttributeID = 2  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+	LaunchAttributeSynchronizationPolicy             LaunchAttributeID = 3  // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+	LaunchAttributeClusterDimension                  LaunchAttributeID = 4  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+	LaunchAttributeClusterSchedulingPolicyPreference LaunchAttributeID = 5  // CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	LaunchAttributeProgrammaticStreamSerialization   LaunchAttributeID = 6  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+	LaunchAttributeProgrammaticEvent                 LaunchAttributeID = 7  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+	LaunchAttributePriority                          LaunchAttributeID = 8  // CU_LAUNCH_ATTRIBUTE_PRIORITY
+	LaunchAttributeMemSyncDomainMap                  LaunchAttributeID = 9  // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
+	LaunchAttributeMemSyncDomain                     LaunchAttributeID = 10 // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
+	LaunchAttributePreferredClusterDimension         LaunchAttributeID = 11 // CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
+	LaunchAttributeLaunchCompletionEvent             LaunchAttributeID = 12 // CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+	LaunchAttributeDeviceUpdatableKernelNode         LaunchAttributeID = 13 // CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
+	LaunchAttributePreferredSharedMemoryCarveout     LaunchAttributeID = 14 // CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+	LaunchAttributeNvlinkUtilCentricScheduling       LaunchAttributeID = 16 // CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING
+)
+
+var namesLaunchAttributeID = []enumName{
+	{0, "CU_LAUNCH_ATTRIBUTE_IGNORE", "Ignored entry, for convenient composition"},
+	{1, "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValueaccessPolicyWindow."},
+	{2, "CU_LAUNCH_ATTRIBUTE_COOPERATIVE", "Valid for graph nodes, launches. See CUlaunchAttributeValuecooperative."},
+	{3, "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY", "Valid for streams. See CUlaunchAttributeValuesyncPolicy."},
+	{4, "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterDim."},
+	{5, "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterSchedulingPolicyPreference."},
+	{6, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
+	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ""},
+	{8, "CU_LAUNCH_ATTRIBUTE_PRIORITY", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuepriority."},
+	{9, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomainMap."},
+	{10, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
+	{11, "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION", ""},
+	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ""},
+	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ""},
+	{14, "CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", "Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting CUlaunchAttributeValuesharedMemCarveout to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. This is only a hint, and the CUDA driver can choose a different configuration if required for the launch."},
+	{16, "CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING", "Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. <br> When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. <br> This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. <br> Valid values for CUlaunchAttributeValuenvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled)."},
+}
+
+// String returns the C name of the value, or its number.
+func (v LaunchAttributeID) String() string {
+	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
+}
+
+// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
+type LaunchAttributeValue struct {
+	_   [0]uint64
+	Raw [64]byte
+}
+
+// Pad is the member pad.
+func (u *LaunchAttributeValue) Pad() *[64]byte { return (*[64]byte)(unsafe.Pointer(u)) }
+
+// AccessPolicyWindow is the member accessPolicyWindow.
+func (u *LaunchAttributeValue) AccessPolicyWindow() *AccessPolicyWindow {
+	return (*AccessPolicyWindow)(unsafe.Pointer(u))
+}
+
+// Cooperative is the member cooperative.
+func (u *LaunchAttributeValue) Cooperative() *int32 { return (*int32)(unsafe.Pointer(u)) }
+
+// SyncPolicy is the member syncPolicy.
+func (u *LaunchAttributeValue) SyncPolicy() *SynchronizationPolicy {
+	return (*SynchronizationPolicy)(unsafe.Pointer(u))
+}
+
+// ClusterDim is the member clusterDim.
+func (u *LaunchAttributeValue) ClusterDim() *LaunchAttributeValueClusterDim {
+	return (*LaunchAttributeValueClusterDim)(unsafe.Pointer(u))
+}
+
+// ClusterSchedulingPolicyPreference is the member clusterSchedulingPolicyPreference.
+func (u *LaunchAttributeValue) ClusterSchedulingPolicyPreference() *ClusterSchedulingPolicy {
+	return (*ClusterSchedulingPolicy)(unsafe.Pointer(u))
+}
+
+// ProgrammaticStreamSerializationAllowed is the member programmaticStreamSerializationAllowed.
+func (u *LaunchAttributeValue) ProgrammaticStreamSerializationAllowed() *int32 {
+	return (*int32)(unsafe.Pointer(u))
+}
+
+// ProgrammaticEvent is the member programmaticEvent.
+func (u *LaunchAttributeValue) ProgrammaticEvent() *LaunchAttributeValueProgrammaticEvent {
+	return (*LaunchAttributeValueProgrammaticEvent)(unsafe.Pointer(u))
+}
+
+// LaunchCompletionEvent is the member launchCompletionEvent.
+func (u *LaunchAttributeValue) LaunchCompletionEvent() *LaunchAttributeValueLaunchCompletionEvent {
+	return (*LaunchAttributeValueLaunchCompletionEvent)(unsafe.Pointer(u))
+}
+
+// Priority is the member priority.
+func (u *LaunchAttributeValue) Priority() *int32 { return (*int32)(unsafe.Pointer(u)) }
+
+// MemSyncDomainMap is the member memSyncDomainMap.
+func (u *LaunchAttributeValue) MemSyncDomainMap() *LaunchMemSyncDomainMap {
+	return (*LaunchMemSyncDomainMap)(unsafe.Pointer(u))
+}
+
+// MemSyncDomain is the member memSyncDomain.
+func (u *LaunchAttributeValue) MemSyncDomain() *LaunchMemSyncDomain {
+	return (*LaunchMemSyncDomain)(unsafe.Pointer(u))
+}
+
+// PreferredClusterDim is the member preferredClusterDim.
+func (u *LaunchAttributeValue) PreferredClusterDim() *LaunchAttributeValuePreferredClusterDim {
+	return (*LaunchAttributeValuePreferredClusterDim)(unsafe.Pointer(u))
+}
+
+// DeviceUpdatableKernelNode is the member deviceUpdatableKernelNode.
+func (u *LaunchAttributeValue) DeviceUpdatableKernelNode() *LaunchAttributeValueDeviceUpdatableKernelNode {
+	return (*LaunchAttributeValueDeviceUpdatableKernelNode)(unsafe.Pointer(u))
+}
+
+// SharedMemCarveout is the member sharedMemCarveout.
+func (u *LaunchAttributeValue) SharedMemCarveout() *uint32 { return (*uint32)(unsafe.Pointer(u)) }
+
+// NvlinkUtilCentricScheduling is the member nvlinkUtilCentricScheduling.
+func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
+	return (*uint32)(unsafe.Pointer(u))
+}
+
+// LaunchAttribute is CUlaunchAttribute (72 bytes).
+type LaunchAttribute struct {
+	Id    LaunchAttributeID
+	Pad   [4]byte
+	Value LaunchAttributeValue
+}
+
+// LaunchConfig is CUlaunchConfig (56 bytes).
+type LaunchConfig struct {
+	GridDimX       uint32
+	GridDimY       uint32
+	GridDimZ       uint32
+	BlockDimX      uint32
+	BlockDimY      uint32
+	BlockDimZ      uint32
+	SharedMemBytes uint32
+	HStream        Stream
+	Attrs          *LaunchAttribute
+	NumAttrs       uint32
+}
+
+// StreamCaptureStatus is CUstreamCaptureStatus.
+type StreamCaptureStatus int32
+
+const (
+	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
+	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
+	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
+)
+
+var namesStreamCaptureStatus = []enumName{
+	{0, "CU_STREAM_CAPTURE_STATUS_NONE", "Stream is not capturing"},
+	{1, "CU_STREAM_CAPTURE_STATUS_ACTIVE", "Stream is actively capturing"},
+	{2, "CU_STREAM_CAPTURE_STATUS_INVALIDATED", "Stream is part of a capture sequence that has been invalidated, but not terminated"},
+}
+
+// String returns the C name of the value, or its number.
+func (v StreamCaptureStatus) String() string {
+	return enumString(int64(v), namesStreamCaptureStatus, "StreamCaptureStatus")
+}
+
+// StreamCaptureMode is CUstreamCaptureMode.
+type StreamCaptureMode int32
+
+const (
+	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
+	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
+)
+
+var namesStreamCaptureMode = []enumName{
+	{0, "CU_STREAM_CAPTURE_MODE_GLOBAL", ""},
+	{1, "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL", ""},
+	{2, "CU_STREAM_CAPTURE_MODE_RELAXED", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v StreamCaptureMode) String() string {
+	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
+}
+
+// ProcAddressFlags is CUdriverProcAddress_flags.
 type ProcAddressFlags uint32
 
 const (
-	// GetProcAddressDefault (CU_GET_PROC_ADDRESS_DEFAULT): Default search mode for driver symbols.
-	GetProcAddressDefault ProcAddressFlags = 0
-	// GetProcAddressLegacyStream (CU_GET_PROC_ADDRESS_LEGACY_STREAM): Search for legacy versions of driver symbols.
-	GetProcAddressLegacyStream ProcAddressFlags = 1
-	// GetProcAddressPerThreadDefaultStream (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM): Search for per-thread versions of driver symbols.
-	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 2
+	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
+	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
+	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 )
 
-// name returns the C name of a value, or "" when the header has none.
-func (v ProcAddressFlags) name() string {
-	switch v {
-	case 0:
-		return "CU_GET_PROC_ADDRESS_DEFAULT"
-	case 1:
-		return "CU_GET_PROC_ADDRESS_LEGACY_STREAM"
-	case 2:
-		return "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"
-	}
-	return ""
+var namesProcAddressFlags = []enumName{
+	{0, "CU_GET_PROC_ADDRESS_DEFAULT", "Default search mode for driver symbols."},
+	{1, "CU_GET_PROC_ADDRESS_LEGACY_STREAM", "Search for legacy versions of driver symbols."},
+	{2, "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM", "Search for per-thread versions of driver symbols."},
 }
 
-// String returns the C names of the set flags joined by '|'.
-func (v ProcAddressFlags) String() string {
-	return flagString(uint64(v), func(x uint64) string {
-		return ProcAddressFlags(x).name()
-	})
-}
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
 
-// ProcAddressQueryResult is the driver's CUdriverProcAddressQueryResult.
+// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
 type ProcAddressQueryResult int32
 
 const (
-	// GetProcAddressSuccess (CU_GET_PROC_ADDRESS_SUCCESS): Symbol was succesfully found
-	GetProcAddressSuccess ProcAddressQueryResult = 0
-	// GetProcAddressSymbolNotFound (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND): Symbol was not found in search
-	GetProcAddressSymbolNotFound ProcAddressQueryResult = 1
-	// GetProcAddressVersionNotSufficient (CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT): Symbol was found but version supplied was not sufficient
-	GetProcAddressVersionNotSufficient ProcAddressQueryResult = 2
+	GetProcAddressSuccess              ProcAddressQueryResult = 0 // CU_GET_PROC_ADDRESS_SUCCESS
+	GetProcAddressSymbolNotFound       ProcAddressQueryResult = 1 // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+	GetProcAddressVersionNotSufficient ProcAddressQueryResult = 2 // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
 )
 
-// name returns the C name of a value, or "" when the header has none.
-func (v ProcAddressQueryResult) name() string {
-	switch v {
-	case 0:
-		return "CU_GET_PROC_ADDRESS_SUCCESS"
-	case 1:
-		return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND"
-	case 2:
-		return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT"
-	}
-	return ""
+var namesProcAddressQueryResult = []enumName{
+	{0, "CU_GET_PROC_ADDRESS_SUCCESS", "Symbol was succesfully found"},
+	{1, "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND", "Symbol was not found in search"},
+	{2, "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT", "Symbol was found but version supplied was not sufficient"},
 }
 
 // String returns the C name of the value, or its number.
 func (v ProcAddressQueryResult) String() string {
-	if n := v.name(); n != "" {
-		return n
-	}
-	return strconv.Itoa(int(v))
-}
-
-var procGetErrorName = &proc{
-	flags:   1,
-	name:    "cuGetErrorName",
-	symbol:  "cuGetErrorName",
-	version: 6000,
-}
-
-// GetErrorName calls cuGetErrorName (resolved as cuGetErrorName, ABI version 6000). The header: Gets the string representation of an error code enum name
-func GetErrorName(errorArg Result) (string, error) {
-	fn := procGetErrorName.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procGetErrorName.resolve(); err != nil {
-			return "", err
-		}
-	}
-	ret := C.cg_GetErrorName(C.uintptr_t(fn), C.int(errorArg))
-	if ret.r != 0 {
-		return "", Result(ret.r).boxed()
-	}
-	return C.GoString(ret.pStr), nil
-}
-
-var procGetErrorString = &proc{
-	flags:   1,
-	name:    "cuGetErrorString",
-	symbol:  "cuGetErrorString",
-	version: 6000,
-}
-
-// GetErrorString calls cuGetErrorString (resolved as cuGetErrorString, ABI version 6000). The header: Gets the string description of an error code
-func GetErrorString(errorArg Result) (string, error) {
-	fn := procGetErrorString.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procGetErrorString.resolve(); err != nil {
-			return "", err
-		}
-	}
-	ret := C.cg_GetErrorString(C.uintptr_t(fn), C.int(errorArg))
-	if ret.r != 0 {
-		return "", Result(ret.r).boxed()
-	}
-	return C.GoString(ret.pStr), nil
-}
-
-var procInit = &proc{
-	flags:   1,
-	name:    "cuInit",
-	symbol:  "cuInit",
-	version: 2000,
-}
-
-// Init calls cuInit (resolved as cuInit, ABI version 2000). The header: Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the
-func Init(flags uint32) error {
-	fn := procInit.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procInit.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_Init(C.uintptr_t(fn), C.uint(flags))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procDriverGetVersion = &proc{
-	flags:   1,
-	name:    "cuDriverGetVersion",
-	symbol:  "cuDriverGetVersion",
-	version: 2020,
-}
-
-// DriverGetVersion calls cuDriverGetVersion (resolved as cuDriverGetVersion, ABI version 2020). The header: Returns the latest CUDA version supported by driver
-func DriverGetVersion() (int32, error) {
-	fn := procDriverGetVersion.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDriverGetVersion.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_DriverGetVersion(C.uintptr_t(fn))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return int32(ret.driverVersion), nil
-}
-
-var procGetProcAddress = &proc{
-	flags:   1,
-	name:    "cuGetProcAddress",
-	symbol:  "cuGetProcAddress_v2",
-	version: 12000,
-}
-
-// GetProcAddress calls cuGetProcAddress_v2 (resolved as cuGetProcAddress, ABI version 12000). The header: Returns the requested driver API function pointer
-func GetProcAddress(symbol string, cudaVersion int32, flags ProcAddressFlags) (uintptr, ProcAddressQueryResult, error) {
-	fn := procGetProcAddress.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procGetProcAddress.resolve(); err != nil {
-			return 0, 0, err
-		}
-	}
-	csymbol := C.CString(symbol)
-	defer C.free(unsafe.Pointer(csymbol))
-	ret := C.cg_GetProcAddress(C.uintptr_t(fn), csymbol, C.int(cudaVersion), C.ulong(flags))
-	if ret.r != 0 {
-		return 0, 0, Result(ret.r).boxed()
-	}
-	return uintptr(ret.pfn), ProcAddressQueryResult(ret.symbolStatus), nil
-}
-
-var procDeviceGet = &proc{
-	flags:   1,
-	name:    "cuDeviceGet",
-	symbol:  "cuDeviceGet",
-	version: 2000,
-}
-
-// DeviceGet calls cuDeviceGet (resolved as cuDeviceGet, ABI version 2000). The header: Returns a handle to a compute device
-func DeviceGet(ordinal int32) (Device, error) {
-	fn := procDeviceGet.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDeviceGet.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_DeviceGet(C.uintptr_t(fn), C.int(ordinal))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Device(ret.device), nil
-}
-
-var procDeviceGetCount = &proc{
-	flags:   1,
-	name:    "cuDeviceGetCount",
-	symbol:  "cuDeviceGetCount",
-	version: 2000,
-}
-
-// DeviceGetCount calls cuDeviceGetCount (resolved as cuDeviceGetCount, ABI version 2000). The header: Returns the number of compute-capable devices
-func DeviceGetCount() (int32, error) {
-	fn := procDeviceGetCount.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDeviceGetCount.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_DeviceGetCount(C.uintptr_t(fn))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return int32(ret.count), nil
-}
-
-var procDeviceGetName = &proc{
-	flags:   1,
-	name:    "cuDeviceGetName",
-	symbol:  "cuDeviceGetName",
-	version: 2000,
-}
-
-// DeviceGetName calls cuDeviceGetName (resolved as cuDeviceGetName, ABI version 2000). The header: Returns an identifier string for the device
-func DeviceGetName(dev Device) (string, error) {
-	fn := procDeviceGetName.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDeviceGetName.resolve(); err != nil {
-			return "", err
-		}
-	}
-	buf := (*C.char)(C.malloc(256))
-	defer C.free(unsafe.Pointer(buf))
-	if r := Result(C.cg_DeviceGetName(C.uintptr_t(fn), buf, C.int(256), C.int(dev))); r != 0 {
-		return "", r.boxed()
-	}
-	return C.GoString(buf), nil
-}
-
-var procDevicePrimaryCtxRetain = &proc{
-	flags:   1,
-	name:    "cuDevicePrimaryCtxRetain",
-	symbol:  "cuDevicePrimaryCtxRetain",
-	version: 7000,
-}
-
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (resolved as cuDevicePrimaryCtxRetain, ABI version 7000). The header: Retain the primary context on the GPU
-func DevicePrimaryCtxRetain(dev Device) (Context, error) {
-	fn := procDevicePrimaryCtxRetain.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDevicePrimaryCtxRetain.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_DevicePrimaryCtxRetain(C.uintptr_t(fn), C.int(dev))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Context(ret.pctx), nil
-}
-
-var procDevicePrimaryCtxRelease = &proc{
-	flags:   1,
-	name:    "cuDevicePrimaryCtxRelease",
-	symbol:  "cuDevicePrimaryCtxRelease_v2",
-	version: 11000,
-}
-
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (resolved as cuDevicePrimaryCtxRelease, ABI version 11000). The header: Release the primary context on the GPU
-func DevicePrimaryCtxRelease(dev Device) error {
-	fn := procDevicePrimaryCtxRelease.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procDevicePrimaryCtxRelease.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_DevicePrimaryCtxRelease(C.uintptr_t(fn), C.int(dev))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procCtxSetCurrent = &proc{
-	flags:   1,
-	name:    "cuCtxSetCurrent",
-	symbol:  "cuCtxSetCurrent",
-	version: 4000,
-}
-
-// CtxSetCurrent calls cuCtxSetCurrent (resolved as cuCtxSetCurrent, ABI version 4000). The header: Binds the specified CUDA context to the calling CPU thread
-func CtxSetCurrent(ctxArg Context) error {
-	fn := procCtxSetCurrent.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxSetCurrent.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_CtxSetCurrent(C.uintptr_t(fn), C.uintptr_t(ctxArg))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procCtxGetCurrent = &proc{
-	flags:   1,
-	name:    "cuCtxGetCurrent",
-	symbol:  "cuCtxGetCurrent",
-	version: 4000,
-}
-
-// CtxGetCurrent calls cuCtxGetCurrent (resolved as cuCtxGetCurrent, ABI version 4000). The header: Returns the CUDA context bound to the calling CPU thread.
-func CtxGetCurrent() (Context, error) {
-	fn := procCtxGetCurrent.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxGetCurrent.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_CtxGetCurrent(C.uintptr_t(fn))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Context(ret.pctx), nil
-}
-
-var procCtxGetDevice = &proc{
-	flags:   1,
-	name:    "cuCtxGetDevice",
-	symbol:  "cuCtxGetDevice",
-	version: 2000,
-}
-
-// CtxGetDevice calls cuCtxGetDevice (resolved as cuCtxGetDevice, ABI version 2000). The header: Returns the device handle for the current context
-func CtxGetDevice() (Device, error) {
-	fn := procCtxGetDevice.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxGetDevice.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_CtxGetDevice(C.uintptr_t(fn))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Device(ret.device), nil
-}
-
-// CtxGetDeviceCtx calls cuCtxGetDevice, first making ctx current on the calling thread in the same cgo call (resolved as cuCtxGetDevice, ABI version 2000). The header: Returns the device handle for the current context
-func CtxGetDeviceCtx(ctx Context) (Device, error) {
-	fn := procCtxGetDevice.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxGetDevice.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_CtxGetDevice(C.uintptr_t(ctx), C.uintptr_t(fn))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Device(ret.device), nil
-}
-
-var procCtxSynchronize = &proc{
-	flags:   1,
-	name:    "cuCtxSynchronize",
-	symbol:  "cuCtxSynchronize",
-	version: 2000,
-}
-
-// CtxSynchronize calls cuCtxSynchronize (resolved as cuCtxSynchronize, ABI version 2000). The header: Block for the current context's tasks to complete
-func CtxSynchronize() error {
-	fn := procCtxSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_CtxSynchronize(C.uintptr_t(fn))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// CtxSynchronizeCtx calls cuCtxSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuCtxSynchronize, ABI version 2000). The header: Block for the current context's tasks to complete
-func CtxSynchronizeCtx(ctx Context) error {
-	fn := procCtxSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procCtxSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_CtxSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procStreamCreate = &proc{
-	flags:   1,
-	name:    "cuStreamCreate",
-	symbol:  "cuStreamCreate",
-	version: 2000,
-}
-
-// StreamCreate calls cuStreamCreate (resolved as cuStreamCreate, ABI version 2000). The header: Create a stream
-func StreamCreate(flags StreamFlags) (Stream, error) {
-	fn := procStreamCreate.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamCreate.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_StreamCreate(C.uintptr_t(fn), C.uint(flags))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Stream(ret.phStream), nil
-}
-
-// StreamCreateCtx calls cuStreamCreate, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamCreate, ABI version 2000). The header: Create a stream
-func StreamCreateCtx(ctx Context, flags StreamFlags) (Stream, error) {
-	fn := procStreamCreate.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamCreate.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_StreamCreate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Stream(ret.phStream), nil
-}
-
-var procStreamDestroy = &proc{
-	flags:   1,
-	name:    "cuStreamDestroy",
-	symbol:  "cuStreamDestroy_v2",
-	version: 4000,
-}
-
-// StreamDestroy calls cuStreamDestroy_v2 (resolved as cuStreamDestroy, ABI version 4000). The header: Destroys a stream
-func StreamDestroy(hStream Stream) error {
-	fn := procStreamDestroy.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamDestroy.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_StreamDestroy(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// StreamDestroyCtx calls cuStreamDestroy_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamDestroy, ABI version 4000). The header: Destroys a stream
-func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	fn := procStreamDestroy.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamDestroy.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_StreamDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procStreamSynchronize = &proc{
-	flags:   1,
-	name:    "cuStreamSynchronize",
-	symbol:  "cuStreamSynchronize",
-	version: 2000,
-}
-
-// StreamSynchronize calls cuStreamSynchronize (resolved as cuStreamSynchronize, ABI version 2000). The header: Wait until a stream's tasks are completed
-func StreamSynchronize(hStream Stream) error {
-	fn := procStreamSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_StreamSynchronize(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// StreamSynchronizeCtx calls cuStreamSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamSynchronize, ABI version 2000). The header: Wait until a stream's tasks are completed
-func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	fn := procStreamSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_StreamSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procStreamQuery = &proc{
-	flags:   1,
-	name:    "cuStreamQuery",
-	symbol:  "cuStreamQuery",
-	version: 2000,
-}
-
-// StreamQuery calls cuStreamQuery (resolved as cuStreamQuery, ABI version 2000). The header: Determine status of a compute stream
-func StreamQuery(hStream Stream) error {
-	fn := procStreamQuery.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamQuery.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_StreamQuery(C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// StreamQueryCtx calls cuStreamQuery, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamQuery, ABI version 2000). The header: Determine status of a compute stream
-func StreamQueryCtx(ctx Context, hStream Stream) error {
-	fn := procStreamQuery.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamQuery.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_StreamQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procStreamWaitEvent = &proc{
-	flags:   1,
-	name:    "cuStreamWaitEvent",
-	symbol:  "cuStreamWaitEvent",
-	version: 3020,
-}
-
-// StreamWaitEvent calls cuStreamWaitEvent (resolved as cuStreamWaitEvent, ABI version 3020). The header: Make a compute stream wait on an event
-func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn := procStreamWaitEvent.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamWaitEvent.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_StreamWaitEvent(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// StreamWaitEventCtx calls cuStreamWaitEvent, first making ctx current on the calling thread in the same cgo call (resolved as cuStreamWaitEvent, ABI version 3020). The header: Make a compute stream wait on an event
-func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn := procStreamWaitEvent.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procStreamWaitEvent.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_StreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventCreate = &proc{
-	flags:   1,
-	name:    "cuEventCreate",
-	symbol:  "cuEventCreate",
-	version: 2000,
-}
-
-// EventCreate calls cuEventCreate (resolved as cuEventCreate, ABI version 2000). The header: Creates an event
-func EventCreate(flags EventFlags) (Event, error) {
-	fn := procEventCreate.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventCreate.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_EventCreate(C.uintptr_t(fn), C.uint(flags))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Event(ret.phEvent), nil
-}
-
-// EventCreateCtx calls cuEventCreate, first making ctx current on the calling thread in the same cgo call (resolved as cuEventCreate, ABI version 2000). The header: Creates an event
-func EventCreateCtx(ctx Context, flags EventFlags) (Event, error) {
-	fn := procEventCreate.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventCreate.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_EventCreate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Event(ret.phEvent), nil
-}
-
-var procEventRecord = &proc{
-	flags:   1,
-	name:    "cuEventRecord",
-	symbol:  "cuEventRecord",
-	version: 2000,
-}
-
-// EventRecord calls cuEventRecord (resolved as cuEventRecord, ABI version 2000). The header: Records an event
-func EventRecord(hEvent Event, hStream Stream) error {
-	fn := procEventRecord.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventRecord.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_EventRecord(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// EventRecordCtx calls cuEventRecord, first making ctx current on the calling thread in the same cgo call (resolved as cuEventRecord, ABI version 2000). The header: Records an event
-func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	fn := procEventRecord.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventRecord.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_EventRecord(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventRecordWithFlags = &proc{
-	flags:   1,
-	name:    "cuEventRecordWithFlags",
-	symbol:  "cuEventRecordWithFlags",
-	version: 11010,
-}
-
-// EventRecordWithFlags calls cuEventRecordWithFlags (resolved as cuEventRecordWithFlags, ABI version 11010). The header: Records an event
-func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn := procEventRecordWithFlags.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventRecordWithFlags.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_EventRecordWithFlags(C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// EventRecordWithFlagsCtx calls cuEventRecordWithFlags, first making ctx current on the calling thread in the same cgo call (resolved as cuEventRecordWithFlags, ABI version 11010). The header: Records an event
-func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn := procEventRecordWithFlags.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventRecordWithFlags.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_EventRecordWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventQuery = &proc{
-	flags:   1,
-	name:    "cuEventQuery",
-	symbol:  "cuEventQuery",
-	version: 2000,
-}
-
-// EventQuery calls cuEventQuery (resolved as cuEventQuery, ABI version 2000). The header: Queries an event's status
-func EventQuery(hEvent Event) error {
-	fn := procEventQuery.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventQuery.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_EventQuery(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// EventQueryCtx calls cuEventQuery, first making ctx current on the calling thread in the same cgo call (resolved as cuEventQuery, ABI version 2000). The header: Queries an event's status
-func EventQueryCtx(ctx Context, hEvent Event) error {
-	fn := procEventQuery.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventQuery.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_EventQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventSynchronize = &proc{
-	flags:   1,
-	name:    "cuEventSynchronize",
-	symbol:  "cuEventSynchronize",
-	version: 2000,
-}
-
-// EventSynchronize calls cuEventSynchronize (resolved as cuEventSynchronize, ABI version 2000). The header: Waits for an event to complete
-func EventSynchronize(hEvent Event) error {
-	fn := procEventSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_EventSynchronize(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// EventSynchronizeCtx calls cuEventSynchronize, first making ctx current on the calling thread in the same cgo call (resolved as cuEventSynchronize, ABI version 2000). The header: Waits for an event to complete
-func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	fn := procEventSynchronize.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventSynchronize.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_EventSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventDestroy = &proc{
-	flags:   1,
-	name:    "cuEventDestroy",
-	symbol:  "cuEventDestroy_v2",
-	version: 4000,
-}
-
-// EventDestroy calls cuEventDestroy_v2 (resolved as cuEventDestroy, ABI version 4000). The header: Destroys an event
-func EventDestroy(hEvent Event) error {
-	fn := procEventDestroy.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventDestroy.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_EventDestroy(C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// EventDestroyCtx calls cuEventDestroy_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuEventDestroy, ABI version 4000). The header: Destroys an event
-func EventDestroyCtx(ctx Context, hEvent Event) error {
-	fn := procEventDestroy.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventDestroy.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_EventDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procEventElapsedTime = &proc{
-	flags:   1,
-	name:    "cuEventElapsedTime",
-	symbol:  "cuEventElapsedTime_v2",
-	version: 12080,
-}
-
-// EventElapsedTime calls cuEventElapsedTime_v2 (resolved as cuEventElapsedTime, ABI version 12080). The header: Computes the elapsed time between two events
-func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
-	fn := procEventElapsedTime.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventElapsedTime.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_EventElapsedTime(C.uintptr_t(fn), C.uintptr_t(hStart), C.uintptr_t(hEnd))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return float32(ret.pMilliseconds), nil
-}
-
-// EventElapsedTimeCtx calls cuEventElapsedTime_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuEventElapsedTime, ABI version 12080). The header: Computes the elapsed time between two events
-func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (float32, error) {
-	fn := procEventElapsedTime.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventElapsedTime.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_EventElapsedTime(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStart), C.uintptr_t(hEnd))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return float32(ret.pMilliseconds), nil
-}
-
-var procEventElapsedTimeV2 = &proc{
-	flags:   1,
-	name:    "cuEventElapsedTime",
-	symbol:  "cuEventElapsedTime_v2",
-	version: 12080,
-}
-
-// EventElapsedTimeV2 calls cuEventElapsedTime_v2 (resolved as cuEventElapsedTime, ABI version 12080). The header: Computes the elapsed time between two events
-func EventElapsedTimeV2(hStart Event, hEnd Event) (float32, error) {
-	fn := procEventElapsedTimeV2.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventElapsedTimeV2.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_EventElapsedTimeV2(C.uintptr_t(fn), C.uintptr_t(hStart), C.uintptr_t(hEnd))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return float32(ret.pMilliseconds), nil
-}
-
-// EventElapsedTimeV2Ctx calls cuEventElapsedTime_v2, first making ctx current on the calling thread in the same cgo call (resolved as cuEventElapsedTime, ABI version 12080). The header: Computes the elapsed time between two events
-func EventElapsedTimeV2Ctx(ctx Context, hStart Event, hEnd Event) (float32, error) {
-	fn := procEventElapsedTimeV2.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procEventElapsedTimeV2.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_EventElapsedTimeV2(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStart), C.uintptr_t(hEnd))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return float32(ret.pMilliseconds), nil
-}
-
-var procIPCGetEventHandle = &proc{
-	flags:   1,
-	name:    "cuIpcGetEventHandle",
-	symbol:  "cuIpcGetEventHandle",
-	version: 4010,
-}
-
-// IPCGetEventHandle calls cuIpcGetEventHandle (resolved as cuIpcGetEventHandle, ABI version 4010). The header: Gets an interprocess handle for a previously allocated event
-func IPCGetEventHandle(event Event) (IPCEventHandle, error) {
-	fn := procIPCGetEventHandle.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procIPCGetEventHandle.resolve(); err != nil {
-			return IPCEventHandle{}, err
-		}
-	}
-	ret := C.cg_IPCGetEventHandle(C.uintptr_t(fn), C.uintptr_t(event))
-	if ret.r != 0 {
-		return IPCEventHandle{}, Result(ret.r).boxed()
-	}
-	return *(*IPCEventHandle)(unsafe.Pointer(&ret.pHandle)), nil
-}
-
-// IPCGetEventHandleCtx calls cuIpcGetEventHandle, first making ctx current on the calling thread in the same cgo call (resolved as cuIpcGetEventHandle, ABI version 4010). The header: Gets an interprocess handle for a previously allocated event
-func IPCGetEventHandleCtx(ctx Context, event Event) (IPCEventHandle, error) {
-	fn := procIPCGetEventHandle.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procIPCGetEventHandle.resolve(); err != nil {
-			return IPCEventHandle{}, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return IPCEventHandle{}, err
-	}
-	ret := C.cg_ctx_IPCGetEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(event))
-	if ret.r != 0 {
-		return IPCEventHandle{}, Result(ret.r).boxed()
-	}
-	return *(*IPCEventHandle)(unsafe.Pointer(&ret.pHandle)), nil
-}
-
-var procIPCOpenEventHandle = &proc{
-	flags:   1,
-	name:    "cuIpcOpenEventHandle",
-	symbol:  "cuIpcOpenEventHandle",
-	version: 4010,
-}
-
-// IPCOpenEventHandle calls cuIpcOpenEventHandle (resolved as cuIpcOpenEventHandle, ABI version 4010). The header: Opens an interprocess event handle for use in the current process
-func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
-	fn := procIPCOpenEventHandle.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procIPCOpenEventHandle.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_IPCOpenEventHandle(C.uintptr_t(fn), unsafe.Pointer(handle))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Event(ret.phEvent), nil
-}
-
-// IPCOpenEventHandleCtx calls cuIpcOpenEventHandle, first making ctx current on the calling thread in the same cgo call (resolved as cuIpcOpenEventHandle, ABI version 4010). The header: Opens an interprocess event handle for use in the current process
-func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (Event, error) {
-	fn := procIPCOpenEventHandle.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procIPCOpenEventHandle.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_IPCOpenEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle))
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Event(ret.phEvent), nil
-}
-
-var procLaunchHostFunc = &proc{
-	flags:   1,
-	name:    "cuLaunchHostFunc",
-	symbol:  "cuLaunchHostFunc",
-	version: 10000,
-}
-
-// LaunchHostFunc calls cuLaunchHostFunc (resolved as cuLaunchHostFunc, ABI version 10000). The header: Enqueues a host function call in a stream
-func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn := procLaunchHostFunc.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procLaunchHostFunc.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_LaunchHostFunc(C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// LaunchHostFuncCtx calls cuLaunchHostFunc, first making ctx current on the calling thread in the same cgo call (resolved as cuLaunchHostFunc, ABI version 10000). The header: Enqueues a host function call in a stream
-func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn := procLaunchHostFunc.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procLaunchHostFunc.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_LaunchHostFunc(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(fnArg), userData)); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procModuleLoadData = &proc{
-	flags:   1,
-	name:    "cuModuleLoadData",
-	symbol:  "cuModuleLoadData",
-	version: 2000,
-}
-
-// ModuleLoadData calls cuModuleLoadData (resolved as cuModuleLoadData, ABI version 2000). The header: Load a module's data
-func ModuleLoadData(image unsafe.Pointer) (Module, error) {
-	fn := procModuleLoadData.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleLoadData.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	ret := C.cg_ModuleLoadData(C.uintptr_t(fn), image)
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Module(ret.module), nil
-}
-
-// ModuleLoadDataCtx calls cuModuleLoadData, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleLoadData, ABI version 2000). The header: Load a module's data
-func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (Module, error) {
-	fn := procModuleLoadData.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleLoadData.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	ret := C.cg_ctx_ModuleLoadData(C.uintptr_t(ctx), C.uintptr_t(fn), image)
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Module(ret.module), nil
-}
-
-var procModuleUnload = &proc{
-	flags:   1,
-	name:    "cuModuleUnload",
-	symbol:  "cuModuleUnload",
-	version: 2000,
-}
-
-// ModuleUnload calls cuModuleUnload (resolved as cuModuleUnload, ABI version 2000). The header: Unloads a module
-func ModuleUnload(hmod Module) error {
-	fn := procModuleUnload.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleUnload.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_ModuleUnload(C.uintptr_t(fn), C.uintptr_t(hmod))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-// ModuleUnloadCtx calls cuModuleUnload, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleUnload, ABI version 2000). The header: Unloads a module
-func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	fn := procModuleUnload.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleUnload.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_ModuleUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod))); r != 0 {
-		return r.boxed()
-	}
-	return nil
-}
-
-var procModuleGetFunction = &proc{
-	flags:   1,
-	name:    "cuModuleGetFunction",
-	symbol:  "cuModuleGetFunction",
-	version: 2000,
-}
-
-// ModuleGetFunction calls cuModuleGetFunction (resolved as cuModuleGetFunction, ABI version 2000). The header: Returns a function handle
+	return enumString(int64(v), namesProcAddressQueryResult, "ProcAddressQueryResult")
+}
+
+// ExecAffinityType is CUexecAffinityType.
+type ExecAffinityType int32
+
+const (
+	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesExecAffinityType = []enumName{
+	{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
+}
+
+// String returns the C name of the value, or its number.
+func (v ExecAffinityType) String() string {
+	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
+}
+
+// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
+type ExecAffinitySMCount struct {
+	Val uint32
+}
+
+// ExecAffinityParam is CUexecAffinityParam (also CUexecAffinityParam_v1) (8 bytes).
+type ExecAffinityParam struct {
+	Type  ExecAffinityType
+	Param ExecAffinityParamParam
+}
+
+// CIGDataType is CUcigDataType: CIG_DATA_TYPE_NV_BLOB = 0x2, * Nvidia specific data blob used for Vulkan and other NV clients.
+type CIGDataType int32
+
+const (
+	CIGDataTypeD3D12CommandQueue CIGDataType = 1 // CIG_DATA_TYPE_D3D12_COMMAND_QUEUE
+	CIGDataTypeNvBlob            CIGDataType = 2 // CIG_DATA_TYPE_NV_BLOB
+)
+
+var namesCIGDataType = []enumName{
+	{1, "CIG_DATA_TYPE_D3D12_COMMAND_QUEUE", ""},
+	{2, "CIG_DATA_TYPE_NV_BLOB", "CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 0x1, * D3D12 Command Queue Handle"},
+}
+
+// String returns the C name of the value, or its number.
+func (v CIGDataType) String() string { return enumString(int64(v), namesCIGDataType, "CIGDataType") }
+
+// CtxCIGParam is CUctxCigParam (16 bytes).
+type CtxCIGParam struct {
+	SharedDataType CIGDataType
+	SharedData     unsafe.Pointer
+}
+
+// CtxCreateParams is CUctxCreateParams (24 bytes).
+type CtxCreateParams struct {
+	ExecAffinityParams    *ExecAffinityParam
+	NumExecAffinityParams int32
+	CigParams             *CtxCIGParam
+}
+
+// LibraryOption is CUlibraryOption.
+type LibraryOption int32
+
+const (
+	LibraryOptionHostUniversalFunctionAndDataTable LibraryOption = 0 // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
+	LibraryBinaryIsPreserved                       LibraryOption = 1 // CU_LIBRARY_BINARY_IS_PRESERVED
+	LibraryNumOptions                              LibraryOption = 2 // CU_LIBRARY_NUM_OPTIONS (a sentinel, not a value)
+)
+
+var namesLibraryOption = []enumName{
+	{0, "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE", ""},
+	{1, "CU_LIBRARY_BINARY_IS_PRESERVED", "Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE."},
+}
+
+// String returns the C name of the value, or its number.
+func (v LibraryOption) String() string {
+	return enumString(int64(v), namesLibraryOption, "LibraryOption")
+}
+
+// LibraryHostUniversalFunctionAndDataTable is CUlibraryHostUniversalFunctionAndDataTable (32 bytes).
+type LibraryHostUniversalFunctionAndDataTable struct {
+	FunctionTable      unsafe.Pointer
+	FunctionWindowSize uint64
+	DataTable          unsafe.Pointer
+	DataWindowSize     uint64
+}
+
+// Result is CUresult.
+type Result int32
+
+const (
+	Success                           Result = 0   // CUDA_SUCCESS
+	ErrorInvalidValue                 Result = 1   // CUDA_ERROR_INVALID_VALUE
+	ErrorOutOfMemory                  Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
+	ErrorNotInitialized               Result = 3   // CUDA_ERROR_NOT_INITIALIZED
+	ErrorDeinitialized                Result = 4   // CUDA_ERROR_DEINITIALIZED
+	ErrorProfilerDisabled             Result = 5   // CUDA_ERROR_PROFILER_DISABLED
+	ErrorProfilerNotInitialized       Result = 6   // CUDA_ERROR_PROFILER_NOT_INITIALIZED
+	ErrorProfilerAlreadyStarted       Result = 7   // CUDA_ERROR_PROFILER_ALREADY_STARTED
+	ErrorProfilerAlreadyStopped       Result = 8   // CUDA_ERROR_PROFILER_ALREADY_STOPPED
+	ErrorStubLibrary                  Result = 34  // CUDA_ERROR_STUB_LIBRARY
+	ErrorCallRequiresNewerDriver      Result = 36  // CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER
+	ErrorDeviceUnavailable            Result = 46  // CUDA_ERROR_DEVICE_UNAVAILABLE
+	ErrorNoDevice                     Result = 100 // CUDA_ERROR_NO_DEVICE
+	ErrorInvalidDevice                Result = 101 // CUDA_ERROR_INVALID_DEVICE
+	ErrorDeviceNotLicensed            Result = 102 // CUDA_ERROR_DEVICE_NOT_LICENSED
+	ErrorInvalidImage                 Result = 200 // CUDA_ERROR_INVALID_IMAGE
+	ErrorInvalidContext               Result = 201 // CUDA_ERROR_INVALID_CONTEXT
+	ErrorContextAlreadyCurrent        Result = 202 // CUDA_ERROR_CONTEXT_ALREADY_CURRENT
+	ErrorMapFailed                    Result = 205 // CUDA_ERROR_MAP_FAILED
+	ErrorUnmapFailed                  Result = 206 // CUDA_ERROR_UNMAP_FAILED
+	ErrorArrayIsMapped                Result = 207 // CUDA_ERROR_ARRAY_IS_MAPPED
+	ErrorAlreadyMapped                Result = 208 // CUDA_ERROR_ALREADY_MAPPED
+	ErrorNoBinaryForGPU               Result = 209 // CUDA_ERROR_NO_BINARY_FOR_GPU
+	ErrorAlreadyAcquired              Result = 210 // CUDA_ERROR_ALREADY_ACQUIRED
+	ErrorNotMapped                    Result = 211 // CUDA_ERROR_NOT_MAPPED
+	ErrorNotMappedAsArray             Result = 212 // CUDA_ERROR_NOT_MAPPED_AS_ARRAY
+	ErrorNotMappedAsPointer           Result = 213 // CUDA_ERROR_NOT_MAPPED_AS_POINTER
+	ErrorEccUncorrectable             Result = 214 // CUDA_ERROR_ECC_UNCORRECTABLE
+	ErrorUnsupportedLimit             Result = 215 // CUDA_ERROR_UNSUPPORTED_LIMIT
+	ErrorContextAlreadyInUse          Result = 216 // CUDA_ERROR_CONTEXT_ALREADY_IN_USE
+	ErrorPeerAccessUnsupported        Result = 217 // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	ErrorInvalidPTX                   Result = 218 // CUDA_ERROR_INVALID_PTX
+	ErrorInvalidGraphicsContext       Result = 219 // CUDA_ERROR_INVALID_GRAPHICS_CONTEXT
+	ErrorNvlinkUncorrectable          Result = 220 // CUDA_ERROR_NVLINK_UNCORRECTABLE
+	ErrorJITCompilerNotFound          Result = 221 // CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+	ErrorUnsupportedPTXVersion        Result = 222 // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+	ErrorJITCompilationDisabled       Result = 223 // CUDA_ERROR_JIT_COMPILATION_DISABLED
+	ErrorUnsupportedExecAffinity      Result = 224 // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
+	ErrorUnsupportedDevsideSync       Result = 225 // CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC
+	ErrorContained                    Result = 226 // CUDA_ERROR_CONTAINED
+	ErrorInvalidSource                Result = 300 // CUDA_ERROR_INVALID_SOURCE
+	ErrorFileNotFound                 Result = 301 // CUDA_ERROR_FILE_NOT_FOUND
+	ErrorSharedObjectSymbolNotFound   Result = 302 // CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+	ErrorSharedObjectInitFailed       Result = 303 // CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
+	ErrorOperatingSystem              Result = 304 // CUDA_ERROR_OPERATING_SYSTEM
+	ErrorInvalidHandle                Result = 400 // CUDA_ERROR_INVALID_HANDLE
+	ErrorIllegalState                 Result = 401 // CUDA_ERROR_ILLEGAL_STATE
+	ErrorLossyQuery                   Result = 402 // CUDA_ERROR_LOSSY_QUERY
+	ErrorNotFound                     Result = 500 // CUDA_ERROR_NOT_FOUND
+	ErrorNotReady                     Result = 600 // CUDA_ERROR_NOT_READY
+	ErrorIllegalAddress               Result = 700 // CUDA_ERROR_ILLEGAL_ADDRESS
+	ErrorLaunchOutOfResources         Result = 701 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+	ErrorLaunchTimeout                Result = 702 // CUDA_ERROR_LAUNCH_TIMEOUT
+	ErrorLaunchIncompatibleTexturing  Result = 703 // CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING
+	ErrorPeerAccessAlreadyEnabled     Result = 704 // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+	ErrorPeerAccessNotEnabled         Result = 705 // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+	ErrorPrimaryContextActive         Result = 708 // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+	ErrorContextIsDestroyed           Result = 709 // CUDA_ERROR_CONTEXT_IS_DESTROYED
+	ErrorAssert                       Result = 710 // CUDA_ERROR_ASSERT
+	ErrorTooManyPeers                 Result = 711 // CUDA_ERROR_TOO_MANY_PEERS
+	ErrorHostMemoryAlreadyRegistered  Result = 712 // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+	ErrorHostMemoryNotRegistered      Result = 713 // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+	ErrorHardwareStackError           Result = 714 // CUDA_ERROR_HARDWARE_STACK_ERROR
+	ErrorIllegalInstruction           Result = 715 // CUDA_ERROR_ILLEGAL_INSTRUCTION
+	ErrorMisalignedAddress            Result = 716 // CUDA_ERROR_MISALIGNED_ADDRESS
+	ErrorInvalidAddressSpace          Result = 717 // CUDA_ERROR_INVALID_ADDRESS_SPACE
+	ErrorInvalidPc                    Result = 718 // CUDA_ERROR_INVALID_PC
+	ErrorLaunchFailed                 Result = 719 // CUDA_ERROR_LAUNCH_FAILED
+	ErrorCooperativeLaunchTooLarge    Result = 720 // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+	ErrorTensorMemoryLeak             Result = 721 // CUDA_ERROR_TENSOR_MEMORY_LEAK
+	ErrorNotPermitted                 Result = 800 // CUDA_ERROR_NOT_PERMITTED
+	ErrorNotSupported                 Result = 801 // CUDA_ERROR_NOT_SUPPORTED
+	ErrorSystemNotReady               Result = 802 // CUDA_ERROR_SYSTEM_NOT_READY
+	ErrorSystemDriverMismatch         Result = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+	ErrorCompatNotSupportedOnDevice   Result = 804 // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
+	ErrorMPSConnectionFailed          Result = 805 // CUDA_ERROR_MPS_CONNECTION_FAILED
+	ErrorMPSRpcFailure                Result = 806 // CUDA_ERROR_MPS_RPC_FAILURE
+	ErrorMPSServerNotReady            Result = 807 // CUDA_ERROR_MPS_SERVER_NOT_READY
+	ErrorMPSMaxClientsReached         Result = 808 // CUDA_ERROR_MPS_MAX_CLIENTS_REACHED
+	ErrorMPSMaxConnectionsReached     Result = 809 // CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED
+	ErrorMPSClientTerminated          Result = 810 // CUDA_ERROR_MPS_CLIENT_TERMINATED
+	ErrorCdpNotSupported              Result = 811 // CUDA_ERROR_CDP_NOT_SUPPORTED
+	ErrorCdpVersionMismatch           Result = 812 // CUDA_ERROR_CDP_VERSION_MISMATCH
+	ErrorStreamCaptureUnsupported     Result = 900 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+	ErrorStreamCaptureInvalidated     Result = 901 // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+	ErrorStreamCaptureMerge           Result = 902 // CUDA_ERROR_STREAM_CAPTURE_MERGE
+	ErrorStreamCaptureUnmatched       Result = 903 // CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+	ErrorStreamCaptureUnjoined        Result = 904 // CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+	ErrorStreamCaptureIsolation       Result = 905 // CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+	ErrorStreamCaptureImplicit        Result = 906 // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+	ErrorCapturedEvent                Result = 907 // CUDA_ERROR_CAPTURED_EVENT
+	ErrorStreamCaptureWrongThread     Result = 908 // CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+	ErrorTimeout                      Result = 909 // CUDA_ERROR_TIMEOUT
+	ErrorGraphExecUpdateFailure       Result = 910 // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+	ErrorExternalDevice               Result = 911 // CUDA_ERROR_EXTERNAL_DEVICE
+	ErrorInvalidClusterSize           Result = 912 // CUDA_ERROR_INVALID_CLUSTER_SIZE
+	ErrorFunctionNotLoaded            Result = 913 // CUDA_ERROR_FUNCTION_NOT_LOADED
+	ErrorInvalidResourceType          Result = 914 // CUDA_ERROR_INVALID_RESOURCE_TYPE
+	ErrorInvalidResourceConfiguration Result = 915 // CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+	ErrorKeyRotation                  Result = 916 // CUDA_ERROR_KEY_ROTATION
+	ErrorUnknown                      Result = 999 // CUDA_ERROR_UNKNOWN
+)
+
+var namesResult = []enumName{
+	{0, "CUDA_SUCCESS", "the API call returned with no errors"},
+	{1, "CUDA_ERROR_INVALID_VALUE", "one or more of the parameters passed to the API call is not within an acceptable range of values"},
+	{2, "CUDA_ERROR_OUT_OF_MEMORY", "the API call failed because it was unable to allocate enough memory or other resources to perform the requested operation"},
+	{3, "CUDA_ERROR_NOT_INITIALIZED", "the CUDA driver has not been initialized with cuInit() or that initialization has failed"},
+	{4, "CUDA_ERROR_DEINITIALIZED", "the CUDA driver is in the process of shutting down"},
+	{5, "CUDA_ERROR_PROFILER_DISABLED", "profiler is not initialized for this run"},
+	{6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED", "deprecated This error return is deprecated as of CUDA 5.0"},
+	{7, "CUDA_ERROR_PROFILER_ALREADY_STARTED", "deprecated This error return is deprecated as of CUDA 5.0"},
+	{8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED", "deprecated This error return is deprecated as of CUDA 5.0"},
+	{34, "CUDA_ERROR_STUB_LIBRARY", "the CUDA driver that the application has loaded is a stub library"},
+	{36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "the API call requires a newer CUDA driver than the one currently installed"},
+	{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "requested CUDA device is unavailable at the current time"},
+	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable devices were detected by the installed CUDA driver"},
+	{101, "CUDA_ERROR_INVALID_DEVICE", "the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device"},
+	{102, "CUDA_ERROR_DEVICE_NOT_LICENSED", "the Grid license is not applied"},
+	{200, "CUDA_ERROR_INVALID_IMAGE", "the device kernel image is invalid"},
+	{201, "CUDA_ERROR_INVALID_CONTEXT", "this most frequently indicates that there is no context bound to the current thread"},
+	{202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT", "this indicated that the context being supplied as a parameter to the API call was already the active context"},
+	{205, "CUDA_ERROR_MAP_FAILED", "a map or register operation has failed"},
+	{206, "CUDA_ERROR_UNMAP_FAILED", "an unmap or unregister operation has failed"},
+	{207, "CUDA_ERROR_ARRAY_IS_MAPPED", "the specified array is currently mapped and thus cannot be destroyed"},
+	{208, "CUDA_ERROR_ALREADY_MAPPED", "the resource is already mapped"},
+	{209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "there is no kernel image available that is suitable for the device"},
+	{210, "CUDA_ERROR_ALREADY_ACQUIRED", "a resource has already been acquired"},
+	{211, "CUDA_ERROR_NOT_MAPPED", "a resource is not mapped"},
+	{212, "CUDA_ERROR_NOT_MAPPED_AS_ARRAY", "a mapped resource is not available for access as an array"},
+	{213, "CUDA_ERROR_NOT_MAPPED_AS_POINTER", "a mapped resource is not available for access as a pointer"},
+	{214, "CUDA_ERROR_ECC_UNCORRECTABLE", "an uncorrectable ECC error was detected during execution"},
+	{215, "CUDA_ERROR_UNSUPPORTED_LIMIT", "the CUlimit passed to the API call is not supported by the active device"},
+	{216, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread"},
+	{217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported across the given devices"},
+	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+	{219, "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", "an error with OpenGL or DirectX context"},
+	{220, "CUDA_ERROR_NVLINK_UNCORRECTABLE", "an uncorrectable NVLink error was detected during the execution"},
+	{221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "the PTX JIT compiler library was not found"},
+	{222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain"},
+	{223, "CUDA_ERROR_JIT_COMPILATION_DISABLED", "the PTX JIT compilation was disabled"},
+	{224, "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY", "the CUexecAffinityType passed to the API call is not supported by the active device"},
+	{225, "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC", "the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize"},
+	{226, "CUDA_ERROR_CONTAINED", "an exception occurred on the device that is now contained by the GPU's error containment capability"},
+	{300, "CUDA_ERROR_INVALID_SOURCE", "the device kernel source is invalid"},
+	{301, "CUDA_ERROR_FILE_NOT_FOUND", "the file specified was not found"},
+	{302, "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND", "a link to a shared object failed to resolve"},
+	{303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", "initialization of a shared object failed"},
+	{304, "CUDA_ERROR_OPERATING_SYSTEM", "an OS call failed"},
+	{400, "CUDA_ERROR_INVALID_HANDLE", "a resource handle passed to the API call was not valid"},
+	{401, "CUDA_ERROR_ILLEGAL_STATE", "a resource required by the API call is not in a valid state to perform the requested operation"},
+	{402, "CUDA_ERROR_LOSSY_QUERY", "an attempt was made to introspect an object in a way that would discard semantically important information"},
+	{500, "CUDA_ERROR_NOT_FOUND", "a named symbol was not found"},
+	{600, "CUDA_ERROR_NOT_READY", "asynchronous operations issued previously have not completed yet"},
+	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on an invalid memory address"},
+	{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "a launch did not occur because it did not have appropriate resources"},
+	{702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the device kernel took too long to execute"},
+	{703, "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", "this error indicates a kernel launch that uses an incompatible texturing mode"},
+	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled"},
+	{705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess()"},
+	{708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", "the primary context for the specified device has already been initialized"},
+	{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized"},
+	{710, "CUDA_ERROR_ASSERT", "a device-side assert triggered during kernel execution"},
+	{711, "CUDA_ERROR_TOO_MANY_PEERS", "the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess()"},
+	{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "the memory range passed to cuMemHostRegister() has already been registered"},
+	{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region"},
+	{714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "while executing a kernel, the device encountered a stack error"},
+	{715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "while executing a kernel, the device encountered an illegal instruction"},
+	{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned"},
+	{717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "while executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space"},
+	{718, "CUDA_ERROR_INVALID_PC", "while executing a kernel, the device program counter wrapped its address space"},
+	{719, "CUDA_ERROR_LAUNCH_FAILED", "an exception occurred on the device while executing a kernel"},
+	{720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"},
+	{721, "CUDA_ERROR_TENSOR_MEMORY_LEAK", "an exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated"},
+	{800, "CUDA_ERROR_NOT_PERMITTED", "the attempted operation is not permitted"},
+	{801, "CUDA_ERROR_NOT_SUPPORTED", "the attempted operation is not supported on the current system or device"},
+	{802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not yet ready to start any CUDA work"},
+	{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "there is a mismatch between the versions of the display driver and the CUDA driver"},
+	{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration"},
+	{805, "CUDA_ERROR_MPS_CONNECTION_FAILED", "the MPS client failed to connect to the MPS control daemon or the MPS server"},
+	{806, "CUDA_ERROR_MPS_RPC_FAILURE", "the remote procedural call between the MPS server and the MPS client failed"},
+	{807, "CUDA_ERROR_MPS_SERVER_NOT_READY", "the MPS server is not ready to accept new MPS client requests"},
+	{808, "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", "the hardware resources required to create MPS client have been exhausted"},
+	{809, "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", "this error indicates the the hardware resources required to support device connections have been exhausted"},
+	{810, "CUDA_ERROR_MPS_CLIENT_TERMINATED", "the MPS client has been terminated by the server"},
+	{811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it"},
+	{812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism"},
+	{900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "the operation is not permitted when the stream is capturing"},
+	{901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "the current capture sequence on the stream has been invalidated due to a previous error"},
+	{902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "the operation would have resulted in a merge of two independent capture sequences"},
+	{903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "the capture was not initiated in this stream"},
+	{904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "the capture sequence contains a fork that was not joined to the primary stream"},
+	{905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", "a dependency would have been created which crosses the capture sequence boundary"},
+	{906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "this error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy"},
+	{907, "CUDA_ERROR_CAPTURED_EVENT", "the operation is not permitted on an event which was last recorded in a capturing stream"},
+	{908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "a stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread"},
+	{909, "CUDA_ERROR_TIMEOUT", "the timeout specified for the wait operation has lapsed"},
+	{910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
+	{911, "CUDA_ERROR_EXTERNAL_DEVICE", "an async error has occurred in a device outside of CUDA"},
+	{912, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "indicates a kernel launch error due to cluster misconfiguration"},
+	{913, "CUDA_ERROR_FUNCTION_NOT_LOADED", "indiciates a function handle is not loaded when calling an API that requires a loaded function"},
+	{914, "CUDA_ERROR_INVALID_RESOURCE_TYPE", "this error indicates one or more resources passed in are not valid resource types for the operation"},
+	{915, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", "this error indicates one or more resources are insufficient or non-applicable for the operation"},
+	{916, "CUDA_ERROR_KEY_ROTATION", "an error happened during the key rotation sequence"},
+	{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
+}
+
+// DeviceP2PAttribute is CUdevice_P2PAttribute.
+type DeviceP2PAttribute int32
+
+const (
+	DeviceP2PAttributePerformanceRank                  DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+	DeviceP2PAttributeAccessSupported                  DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+	DeviceP2PAttributeNativeAtomicSupported            DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+	DeviceP2PAttributeAccessAccessSupported            DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
+	DeviceP2PAttributeCudaArrayAccessSupported         DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
+	DeviceP2PAttributeOnlyPartialNativeAtomicSupported DeviceP2PAttribute = 5 // CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED
+)
+
+var namesDeviceP2PAttribute = []enumName{
+	{1, "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK", "A relative value indicating the performance of the link between two devices"},
+	{2, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED", "P2P Access is enable"},
+	{3, "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED", "All CUDA-valid atomic operation over the link are supported"},
+	{4, "CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED", "Accessing CUDA arrays over the link supported"},
+	{4, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED", "deprecated use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead"},
+	{5, "CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED", "Only some CUDA-valid atomic operations over the link are supported."},
+}
+
+// String returns the C name of the value, or its number.
+func (v DeviceP2PAttribute) String() string {
+	return enumString(int64(v), namesDeviceP2PAttribute, "DeviceP2PAttribute")
+}
+
+// AtomicOperation is CUatomicOperation.
+type AtomicOperation int32
+
+const (
+	AtomicOperationIntegerAdd       AtomicOperation = 0  // CU_ATOMIC_OPERATION_INTEGER_ADD
+	AtomicOperationIntegerMin       AtomicOperation = 1  // CU_ATOMIC_OPERATION_INTEGER_MIN
+	AtomicOperationIntegerMax       AtomicOperation = 2  // CU_ATOMIC_OPERATION_INTEGER_MAX
+	AtomicOperationIntegerIncrement AtomicOperation = 3  // CU_ATOMIC_OPERATION_INTEGER_INCREMENT
+	AtomicOperationIntegerDecrement AtomicOperation = 4  // CU_ATOMIC_OPERATION_INTEGER_DECREMENT
+	AtomicOperationAnd              AtomicOperation = 5  // CU_ATOMIC_OPERATION_AND
+	AtomicOperationOr               AtomicOperation = 6  // CU_ATOMIC_OPERATION_OR
+	AtomicOperationXor              AtomicOperation = 7  // CU_ATOMIC_OPERATION_XOR
+	AtomicOperationExchange         AtomicOperation = 8  // CU_ATOMIC_OPERATION_EXCHANGE
+	AtomicOperationCas              AtomicOperation = 9  // CU_ATOMIC_OPERATION_CAS
+	AtomicOperationFloatAdd         AtomicOperation = 10 // CU_ATOMIC_OPERATION_FLOAT_ADD
+	AtomicOperationFloatMin         AtomicOperation = 11 // CU_ATOMIC_OPERATION_FLOAT_MIN
+	AtomicOperationFloatMax         AtomicOperation = 12 // CU_ATOMIC_OPERATION_FLOAT_MAX
+	AtomicOperationMax              AtomicOperation = 13 // CU_ATOMIC_OPERATION_MAX (a sentinel, not a value)
+)
+
+var namesAtomicOperation = []enumName{
+	{0, "CU_ATOMIC_OPERATION_INTEGER_ADD", ""},
+	{1, "CU_ATOMIC_OPERATION_INTEGER_MIN", ""},
+	{2, "CU_ATOMIC_OPERATION_INTEGER_MAX", ""},
+	{3, "CU_ATOMIC_OPERATION_INTEGER_INCREMENT", ""},
+	{4, "CU_ATOMIC_OPERATION_INTEGER_DECREMENT", ""},
+	{5, "CU_ATOMIC_OPERATION_AND", ""},
+	{6, "CU_ATOMIC_OPERATION_OR", ""},
+	{7, "CU_ATOMIC_OPERATION_XOR", ""},
+	{8, "CU_ATOMIC_OPERATION_EXCHANGE", ""},
+	{9, "CU_ATOMIC_OPERATION_CAS", ""},
+	{10, "CU_ATOMIC_OPERATION_FLOAT_ADD", ""},
+	{11, "CU_ATOMIC_OPERATION_FLOAT_MIN", ""},
+	{12, "CU_ATOMIC_OPERATION_FLOAT_MAX", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v AtomicOperation) String() string {
+	return enumString(int64(v), namesAtomicOperation, "AtomicOperation")
+}
+
+// AtomicOperationCapability is CUatomicOperationCapability.
+type AtomicOperationCapability int32
+
+const (
+	AtomicCapabilitySigned     AtomicOperationCapability = 1  // CU_ATOMIC_CAPABILITY_SIGNED
+	AtomicCapabilityUnsigned   AtomicOperationCapability = 2  // CU_ATOMIC_CAPABILITY_UNSIGNED
+	AtomicCapabilityReduction  AtomicOperationCapability = 4  // CU_ATOMIC_CAPABILITY_REDUCTION
+	AtomicCapabilityScalar32   AtomicOperationCapability = 8  // CU_ATOMIC_CAPABILITY_SCALAR_32
+	AtomicCapabilityScalar64   AtomicOperationCapability = 16 // CU_ATOMIC_CAPABILITY_SCALAR_64
+	AtomicCapabilityScalar128  AtomicOperationCapability = 32 // CU_ATOMIC_CAPABILITY_SCALAR_128
+	AtomicCapabilityVector32x4 AtomicOperationCapability = 64 // CU_ATOMIC_CAPABILITY_VECTOR_32x4
+)
+
+var namesAtomicOperationCapability = []enumName{
+	{1, "CU_ATOMIC_CAPABILITY_SIGNED", ""},
+	{2, "CU_ATOMIC_CAPABILITY_UNSIGNED", ""},
+	{4, "CU_ATOMIC_CAPABILITY_REDUCTION", ""},
+	{8, "CU_ATOMIC_CAPABILITY_SCALAR_32", ""},
+	{16, "CU_ATOMIC_CAPABILITY_SCALAR_64", ""},
+	{32, "CU_ATOMIC_CAPABILITY_SCALAR_128", ""},
+	{64, "CU_ATOMIC_CAPABILITY_VECTOR_32x4", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v AtomicOperationCapability) String() string {
+	return enumString(int64(v), namesAtomicOperationCapability, "AtomicOperationCapability")
+}
+
+// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream hStream, CUresult status, void *userData).
+type StreamCallback unsafe.Pointer
+
+// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
+type OccupancyB2DSize unsafe.Pointer
+
+// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
+type Memcpy2DParams struct {
+	SrcXInBytes   uint64
+	SrcY          uint64
+	SrcMemoryType Memorytype
+	SrcHost       unsafe.Pointer
+	SrcDevice     DevicePtr
+	SrcArray      Array
+	SrcPitch      uint64
+	DstXInBytes   uint64
+	DstY          uint64
+	DstMemoryType Memorytype
+	DstHost       unsafe.Pointer
+	DstDevice     DevicePtr
+	DstArray      Array
+	DstPitch      uint64
+	WidthInBytes  uint64
+	Height        uint64
+}
+
+// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
+type Memcpy3DParams struct {
+	SrcXInBytes   uint64
+	SrcY          uint64
+	SrcZ          uint64
+	SrcLOD        uint64
+	SrcMemoryType Memorytype
+	SrcHost       unsafe.Pointer
+	SrcDevice     DevicePtr
+	SrcArray      Array
+	Reserved0     unsafe.Pointer
+	SrcPitch      uint64
+	SrcHeight     uint64
+	DstXInBytes   uint64
+	DstY          uint64
+	DstZ          uint64
+	DstLOD        uint64
+	DstMemoryType Memorytype
+	DstHost       unsafe.Pointer
+	DstDevice     DevicePtr
+	DstArray      Array
+	Reserved1     unsafe.Pointer
+	DstPitch      uint64
+	DstHeight     uint64
+	WidthInBytes  uint64
+	Height        uint64
+	Depth         uint64
+}
+
+// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
+type Memcpy3DPeerParams struct {
+	SrcXInBytes   uint64
+	SrcY          uint64
+	SrcZ          uint64
+	SrcLOD        uint64
+	SrcMemoryType Memorytype
+	SrcHost       unsafe.Pointer
+	SrcDevice     DevicePtr
+	SrcArray      Array
+	SrcContext    Context
+	SrcPitch      uint64
+	SrcHeight     uint64
+	DstXInBytes   uint64
+	DstY          uint64
+	DstZ          uint64
+	DstLOD        uint64
+	DstMemoryType Memorytype
+	DstHost       unsafe.Pointer
+	DstDevice     DevicePtr
+	DstArray      Array
+	DstContext    Context
+	DstPitch      uint64
+	DstHeight     uint64
+	WidthInBytes  uint64
+	Height        uint64
+	Depth         uint64
+}
+
+// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
+type MemcpyNodeParams struct {
+	Flags      int32
+	Reserved   int32
+	CopyCtx    Context
+	CopyParams Memcpy3DParams
+}
+
+// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
+type ArrayDescriptor struct {
+	Width       uint64
+	Height      uint64
+	Format      ArrayFormat
+	NumChannels uint32
+}
+
+// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
+type Array3DDescriptor struct {
+	Width       uint64
+	Height      uint64
+	Depth       uint64
+	Format      ArrayFormat
+	NumChannels uint32
+	Flags       uint32
+}
+
+// ArraySparseProperties is CUDA_ARRAY_SPARSE_PROPERTIES (also CUDA_ARRAY_SPARSE_PROPERTIES_v1) (48 bytes).
+type ArraySparseProperties struct {
+	TileExtent        ArraySparsePropertiesTileExtent
+	MiptailFirstLevel uint32
+	MiptailSize       uint64
+	Flags             uint32
+	Reserved          [4]uint32
+}
+
+// ArrayMemoryRequirements is CUDA_ARRAY_MEMORY_REQUIREMENTS (also CUDA_ARRAY_MEMORY_REQUIREMENTS_v1) (32 bytes).
+type ArrayMemoryRequirements struct {
+	Size      uint64
+	Alignment uint64
+	Reserved  [4]uint32
+}
+
+// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
+type ResourceDesc struct {
+	ResType Resourcetype
+	Res     ResourceDescRes
+	Flags   uint32
+}
+
+// TextureDesc is CUDA_TEXTURE_DESC (also CUDA_TEXTURE_DESC_v1) (104 bytes).
+type TextureDesc struct {
+	AddressMode         [3]AddressMode
+	FilterMode          FilterMode
+	Flags               uint32
+	MaxAnisotropy       uint32
+	MipmapFilterMode    FilterMode
+	MipmapLevelBias     float32
+	MinMipmapLevelClamp float32
+	MaxMipmapLevelClamp float32
+	BorderColor         [4]float32
+	Reserved            [12]int32
+}
+
+// ResourceViewFormat is CUresourceViewFormat.
+type ResourceViewFormat int32
+
+const (
+	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
+	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
+	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
+	ResViewFormatUint4X8      ResourceViewFormat = 3  // CU_RES_VIEW_FORMAT_UINT_4X8
+	ResViewFormatSint1X8      ResourceViewFormat = 4  // CU_RES_VIEW_FORMAT_SINT_1X8
+	ResViewFormatSint2X8      ResourceViewFormat = 5  // CU_RES_VIEW_FORMAT_SINT_2X8
+	ResViewFormatSint4X8      ResourceViewFormat = 6  // CU_RES_VIEW_FORMAT_SINT_4X8
+	ResViewFormatUint1X16     ResourceViewFormat = 7  // CU_RES_VIEW_FORMAT_UINT_1X16
+	ResViewFormatUint2X16     ResourceViewFormat = 8  // CU_RES_VIEW_FORMAT_UINT_2X16
+	ResViewFormatUint4X16     ResourceViewFormat = 9  // CU_RES_VIEW_FORMAT_UINT_4X16
+	ResViewFormatSint1X16     ResourceViewFormat = 10 // CU_RES_VIEW_FORMAT_SINT_1X16
+	ResViewFormatSint2X16     ResourceViewFormat = 11 // CU_RES_VIEW_FORMAT_SINT_2X16
+	ResViewFormatSint4X16     ResourceViewFormat = 12 // CU_RES_VIEW_FORMAT_SINT_4X16
+	ResViewFormatUint1X32     ResourceViewFormat = 13 // CU_RES_VIEW_FORMAT_UINT_1X32
+	ResViewFormatUint2X32     ResourceViewFormat = 14 // CU_RES_VIEW_FORMAT_UINT_2X32
+	ResViewFormatUint4X32     ResourceViewFormat = 15 // CU_RES_VIEW_FORMAT_UINT_4X32
+	ResViewFormatSint1X32     ResourceViewFormat = 16 // CU_RES_VIEW_FORMAT_SINT_1X32
+	ResViewFormatSint2X32     ResourceViewFormat = 17 // CU_RES_VIEW_FORMAT_SINT_2X32
+	ResViewFormatSint4X32     ResourceViewFormat = 18 // CU_RES_VIEW_FORMAT_SINT_4X32
+	ResViewFormatFloat1X16    ResourceViewFormat = 19 // CU_RES_VIEW_FORMAT_FLOAT_1X16
+	ResViewFormatFloat2X16    ResourceViewFormat = 20 // CU_RES_VIEW_FORMAT_FLOAT_2X16
+	ResViewFormatFloat4X16    ResourceViewFormat = 21 // CU_RES_VIEW_FORMAT_FLOAT_4X16
+	ResViewFormatFloat1X32    ResourceViewFormat = 22 // CU_RES_VIEW_FORMAT_FLOAT_1X32
+	ResViewFormatFloat2X32    ResourceViewFormat = 23 // CU_RES_VIEW_FORMAT_FLOAT_2X32
+	ResViewFormatFloat4X32    ResourceViewFormat = 24 // CU_RES_VIEW_FORMAT_FLOAT_4X32
+	ResViewFormatUnsignedBc1  ResourceViewFormat = 25 // CU_RES_VIEW_FORMAT_UNSIGNED_BC1
+	ResViewFormatUnsignedBc2  ResourceViewFormat = 26 // CU_RES_VIEW_FORMAT_UNSIGNED_BC2
+	ResViewFormatUnsignedBc3  ResourceViewFormat = 27 // CU_RES_VIEW_FORMAT_UNSIGNED_BC3
+	ResViewFormatUnsignedBc4  ResourceViewFormat = 28 // CU_RES_VIEW_FORMAT_UNSIGNED_BC4
+	ResViewFormatSignedBc4    ResourceViewFormat = 29 // CU_RES_VIEW_FORMAT_SIGNED_BC4
+	ResViewFormatUnsignedBc5  ResourceViewFormat = 30 // CU_RES_VIEW_FORMAT_UNSIGNED_BC5
+	ResViewFormatSignedBc5    ResourceViewFormat = 31 // CU_RES_VIEW_FORMAT_SIGNED_BC5
+	ResViewFormatUnsignedBc6H ResourceViewFormat = 32 // CU_RES_VIEW_FORMAT_UNSIGNED_BC6H
+	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
+	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
+)
+
+var namesResourceViewFormat = []enumName{
+	{0, "CU_RES_VIEW_FORMAT_NONE", "No resource view format (use underlying resource format)"},
+	{1, "CU_RES_VIEW_FORMAT_UINT_1X8", "1 channel unsigned 8-bit integers"},
+	{2, "CU_RES_VIEW_FORMAT_UINT_2X8", "2 channel unsigned 8-bit integers"},
+	{3, "CU_RES_VIEW_FORMAT_UINT_4X8", "4 channel unsigned 8-bit integers"},
+	{4, "CU_RES_VIEW_FORMAT_SINT_1X8", "1 channel signed 8-bit integers"},
+	{5, "CU_RES_VIEW_FORMAT_SINT_2X8", "2 channel signed 8-bit integers"},
+	{6, "CU_RES_VIEW_FORMAT_SINT_4X8", "4 channel signed 8-bit integers"},
+	{7, "CU_RES_VIEW_FORMAT_UINT_1X16", "1 channel unsigned 16-bit integers"},
+	{8, "CU_RES_VIEW_FORMAT_UINT_2X16", "2 channel unsigned 16-bit integers"},
+	{9, "CU_RES_VIEW_FORMAT_UINT_4X16", "4 channel unsigned 16-bit integers"},
+	{10, "CU_RES_VIEW_FORMAT_SINT_1X16", "1 channel signed 16-bit integers"},
+	{11, "CU_RES_VIEW_FORMAT_SINT_2X16", "2 channel signed 16-bit integers"},
+	{12, "CU_RES_VIEW_FORMAT_SINT_4X16", "4 channel signed 16-bit integers"},
+	{13, "CU_RES_VIEW_FORMAT_UINT_1X32", "1 channel unsigned 32-bit integers"},
+	{14, "CU_RES_VIEW_FORMAT_UINT_2X32", "2 channel unsigned 32-bit integers"},
+	{15, "CU_RES_VIEW_FORMAT_UINT_4X32", "4 channel unsigned 32-bit integers"},
+	{16, "CU_RES_VIEW_FORMAT_SINT_1X32", "1 channel signed 32-bit integers"},
+	{17, "CU_RES_VIEW_FORMAT_SINT_2X32", "2 channel signed 32-bit integers"},
+	{18, "CU_RES_VIEW_FORMAT_SINT_4X32", "4 channel signed 32-bit integers"},
+	{19, "CU_RES_VIEW_FORMAT_FLOAT_1X16", "1 channel 16-bit floating point"},
+	{20, "CU_RES_VIEW_FORMAT_FLOAT_2X16", "2 channel 16-bit floating point"},
+	{21, "CU_RES_VIEW_FORMAT_FLOAT_4X16", "4 channel 16-bit floating point"},
+	{22, "CU_RES_VIEW_FORMAT_FLOAT_1X32", "1 channel 32-bit floating point"},
+	{23, "CU_RES_VIEW_FORMAT_FLOAT_2X32", "2 channel 32-bit floating point"},
+	{24, "CU_RES_VIEW_FORMAT_FLOAT_4X32", "4 channel 32-bit floating point"},
+	{25, "CU_RES_VIEW_FORMAT_UNSIGNED_BC1", "Block compressed 1"},
+	{26, "CU_RES_VIEW_FORMAT_UNSIGNED_BC2", "Block compressed 2"},
+	{27, "CU_RES_VIEW_FORMAT_UNSIGNED_BC3", "Block compressed 3"},
+	{28, "CU_RES_VIEW_FORMAT_UNSIGNED_BC4", "Block compressed 4 unsigned"},
+	{29, "CU_RES_VIEW_FORMAT_SIGNED_BC4", "Block compressed 4 signed"},
+	{30, "CU_RES_VIEW_FORMAT_UNSIGNED_BC5", "Block compressed 5 unsigned"},
+	{31, "CU_RES_VIEW_FORMAT_SIGNED_BC5", "Block compressed 5 signed"},
+	{32, "CU_RES_VIEW_FORMAT_UNSIGNED_BC6H", "Block compressed 6 unsigned half-float"},
+	{33, "CU_RES_VIEW_FORMAT_SIGNED_BC6H", "Block compressed 6 signed half-float"},
+	{34, "CU_RES_VIEW_FORMAT_UNSIGNED_BC7", "Block compressed 7"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ResourceViewFormat) String() string {
+	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
+}
+
+// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1) (112 bytes).
+type ResourceViewDesc struct {
+	Format           ResourceViewFormat
+	Width            uint64
+	Height           uint64
+	Depth            uint64
+	FirstMipmapLevel uint32
+	LastMipmapLevel  uint32
+	FirstLayer       uint32
+	LastLayer        uint32
+	Reserved         [16]uint32
+}
+
+// TensorMap is CUtensorMap (128 bytes).
+//
+// C aligns it to 128 bytes, which a Go type cannot: place values the driver
+// reads or writes in memory aligned to 128 bytes (C.aligned_alloc, say).
+type TensorMap struct {
+	Opaque [16]uint64
+}
+
+// TensorMapDataType is CUtensorMapDataType.
+type TensorMapDataType int32
+
+const (
+	TensorMapDataTypeUint8        TensorMapDataType = 0  // CU_TENSOR_MAP_DATA_TYPE_UINT8
+	TensorMapDataTypeUint16       TensorMapDataType = 1  // CU_TENSOR_MAP_DATA_TYPE_UINT16
+	TensorMapDataTypeUint32       TensorMapDataType = 2  // CU_TENSOR_MAP_DATA_TYPE_UINT32
+	TensorMapDataTypeInt32        TensorMapDataType = 3  // CU_TENSOR_MAP_DATA_TYPE_INT32
+	TensorMapDataTypeUint64       TensorMapDataType = 4  // CU_TENSOR_MAP_DATA_TYPE_UINT64
+	TensorMapDataTypeInt64        TensorMapDataType = 5  // CU_TENSOR_MAP_DATA_TYPE_INT64
+	TensorMapDataTypeFloat16      TensorMapDataType = 6  // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+	TensorMapDataTypeFloat32      TensorMapDataType = 7  // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+	TensorMapDataTypeFloat64      TensorMapDataType = 8  // CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+	TensorMapDataTypeBfloat16     TensorMapDataType = 9  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+	TensorMapDataTypeFloat32Ftz   TensorMapDataType = 10 // CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ
+	TensorMapDataTypeTfloat32     TensorMapDataType = 11 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+	TensorMapDataTypeTfloat32Ftz  TensorMapDataType = 12 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ
+	TensorMapDataType16U4Align8B  TensorMapDataType = 13 // CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B
+	TensorMapDataType16U4Align16B TensorMapDataType = 14 // CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B
+	TensorMapDataType16U6Align16B TensorMapDataType = 15 // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B (a sentinel, not a value)
+)
+
+var namesTensorMapDataType = []enumName{
+	{0, "CU_TENSOR_MAP_DATA_TYPE_UINT8", ""},
+	{1, "CU_TENSOR_MAP_DATA_TYPE_UINT16", ""},
+	{2, "CU_TENSOR_MAP_DATA_TYPE_UINT32", ""},
+	{3, "CU_TENSOR_MAP_DATA_TYPE_INT32", ""},
+	{4, "CU_TENSOR_MAP_DATA_TYPE_UINT64", ""},
+	{5, "CU_TENSOR_MAP_DATA_TYPE_INT64", ""},
+	{6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", ""},
+	{7, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", ""},
+	{8, "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", ""},
+	{9, "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", ""},
+	{10, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", ""},
+	{11, "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", ""},
+	{12, "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ", ""},
+	{13, "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B", ""},
+	{14, "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapDataType) String() string {
+	return enumString(int64(v), namesTensorMapDataType, "TensorMapDataType")
+}
+
+// TensorMapInterleave is CUtensorMapInterleave.
+type TensorMapInterleave int32
+
+const (
+	TensorMapInterleaveNone TensorMapInterleave = 0 // CU_TENSOR_MAP_INTERLEAVE_NONE
+	TensorMapInterleave16B  TensorMapInterleave = 1 // CU_TENSOR_MAP_INTERLEAVE_16B
+	TensorMapInterleave32B  TensorMapInterleave = 2 // CU_TENSOR_MAP_INTERLEAVE_32B (a sentinel, not a value)
+)
+
+var namesTensorMapInterleave = []enumName{
+	{0, "CU_TENSOR_MAP_INTERLEAVE_NONE", ""},
+	{1, "CU_TENSOR_MAP_INTERLEAVE_16B", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapInterleave) String() string {
+	return enumString(int64(v), namesTensorMapInterleave, "TensorMapInterleave")
+}
+
+// TensorMapSwizzle is CUtensorMapSwizzle.
+type TensorMapSwizzle int32
+
+const (
+	TensorMapSwizzleNone              TensorMapSwizzle = 0 // CU_TENSOR_MAP_SWIZZLE_NONE
+	TensorMapSwizzle32B               TensorMapSwizzle = 1 // CU_TENSOR_MAP_SWIZZLE_32B
+	TensorMapSwizzle64B               TensorMapSwizzle = 2 // CU_TENSOR_MAP_SWIZZLE_64B
+	TensorMapSwizzle128B              TensorMapSwizzle = 3 // CU_TENSOR_MAP_SWIZZLE_128B
+	TensorMapSwizzle128BAtom32B       TensorMapSwizzle = 4 // CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B
+	TensorMapSwizzle128BAtom32BFlip8B TensorMapSwizzle = 5 // CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B
+	TensorMapSwizzle128BAtom64B       TensorMapSwizzle = 6 // CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B (a sentinel, not a value)
+)
+
+var namesTensorMapSwizzle = []enumName{
+	{0, "CU_TENSOR_MAP_SWIZZLE_NONE", ""},
+	{1, "CU_TENSOR_MAP_SWIZZLE_32B", ""},
+	{2, "CU_TENSOR_MAP_SWIZZLE_64B", ""},
+	{3, "CU_TENSOR_MAP_SWIZZLE_128B", ""},
+	{4, "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B", ""},
+	{5, "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapSwizzle) String() string {
+	return enumString(int64(v), namesTensorMapSwizzle, "TensorMapSwizzle")
+}
+
+// TensorMapL2promotion is CUtensorMapL2promotion.
+type TensorMapL2promotion int32
+
+const (
+	TensorMapL2PromotionNone   TensorMapL2promotion = 0 // CU_TENSOR_MAP_L2_PROMOTION_NONE
+	TensorMapL2PromotionL264B  TensorMapL2promotion = 1 // CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+	TensorMapL2PromotionL2128B TensorMapL2promotion = 2 // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+	TensorMapL2PromotionL2256B TensorMapL2promotion = 3 // CU_TENSOR_MAP_L2_PROMOTION_L2_256B (a sentinel, not a value)
+)
+
+var namesTensorMapL2promotion = []enumName{
+	{0, "CU_TENSOR_MAP_L2_PROMOTION_NONE", ""},
+	{1, "CU_TENSOR_MAP_L2_PROMOTION_L2_64B", ""},
+	{2, "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapL2promotion) String() string {
+	return enumString(int64(v), namesTensorMapL2promotion, "TensorMapL2promotion")
+}
+
+// TensorMapFloatOOBfill is CUtensorMapFloatOOBfill.
+type TensorMapFloatOOBfill int32
+
+const (
+	TensorMapFloatOobFillNone              TensorMapFloatOOBfill = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+	TensorMapFloatOobFillNanRequestZeroFma TensorMapFloatOOBfill = 1 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA (a sentinel, not a value)
+)
+
+var namesTensorMapFloatOOBfill = []enumName{
+	{0, "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapFloatOOBfill) String() string {
+	return enumString(int64(v), namesTensorMapFloatOOBfill, "TensorMapFloatOOBfill")
+}
+
+// TensorMapIm2ColWideMode is CUtensorMapIm2ColWideMode.
+type TensorMapIm2ColWideMode int32
+
+const (
+	TensorMapIm2ColWideModeW    TensorMapIm2ColWideMode = 0 // CU_TENSOR_MAP_IM2COL_WIDE_MODE_W
+	TensorMapIm2ColWideModeW128 TensorMapIm2ColWideMode = 1 // CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 (a sentinel, not a value)
+)
+
+var namesTensorMapIm2ColWideMode = []enumName{
+	{0, "CU_TENSOR_MAP_IM2COL_WIDE_MODE_W", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v TensorMapIm2ColWideMode) String() string {
+	return enumString(int64(v), namesTensorMapIm2ColWideMode, "TensorMapIm2ColWideMode")
+}
+
+// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
+type PointerP2PTokens struct {
+	P2pToken     uint64
+	VaSpaceToken uint32
+}
+
+// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
+type PointerAccessFlags uint32
+
+const (
+	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+)
+
+var namesPointerAccessFlags = []enumName{
+	{0, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE", "No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations"},
+	{1, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ", "Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case."},
+	{3, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE", "Read-write access, the device has full read-write access to the memory"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
+
+// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
+type LaunchParams struct {
+	Function       Function
+	GridDimX       uint32
+	GridDimY       uint32
+	GridDimZ       uint32
+	BlockDimX      uint32
+	BlockDimY      uint32
+	BlockDimZ      uint32
+	SharedMemBytes uint32
+	HStream        Stream
+	KernelParams   *unsafe.Pointer
+}
+
+// ExternalMemoryHandleType is CUexternalMemoryHandleType.
+type ExternalMemoryHandleType int32
+
+const (
+	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalMemoryHandleTypeD3D12Heap        ExternalMemoryHandleType = 4 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
+	ExternalMemoryHandleTypeD3D12Resource    ExternalMemoryHandleType = 5 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
+	ExternalMemoryHandleTypeD3D11Resource    ExternalMemoryHandleType = 6 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
+	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
+	ExternalMemoryHandleTypeDmabufFd         ExternalMemoryHandleType = 9 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD
+)
+
+var namesExternalMemoryHandleType = []enumName{
+	{1, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
+	{2, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
+	{3, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
+	{4, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP", "Handle is a D3D12 heap object"},
+	{5, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE", "Handle is a D3D12 committed resource"},
+	{6, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE", "Handle is a shared NT handle to a D3D11 resource"},
+	{7, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT", "Handle is a globally shared handle to a D3D11 resource"},
+	{8, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF", "Handle is an NvSciBuf object"},
+	{9, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD", "Handle is a dma_buf file descriptor"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ExternalMemoryHandleType) String() string {
+	return enumString(int64(v), namesExternalMemoryHandleType, "ExternalMemoryHandleType")
+}
+
+// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
+type ExternalMemoryHandleDesc struct {
+	Type     ExternalMemoryHandleType
+	Handle   ExternalMemoryHandleDescHandle
+	Size     uint64
+	Flags    uint32
+	Reserved [16]uint32
+}
+
+// ExternalMemoryBufferDesc is CUDA_EXTERNAL_MEMORY_BUFFER_DESC (also CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) (88 bytes).
+type ExternalMemoryBufferDesc struct {
+	Offset   uint64
+	Size     uint64
+	Flags    uint32
+	Reserved [16]uint32
+}
+
+// ExternalMemoryMipmappedArrayDesc is CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC (also CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) (120 bytes).
+type ExternalMemoryMipmappedArrayDesc struct {
+	Offset    uint64
+	ArrayDesc Array3DDescriptor
+	NumLevels uint32
+	Reserved  [16]uint32
+}
+
+// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
+type ExternalSemaphoreHandleType int32
+
+const (
+	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
+	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalSemaphoreHandleTypeD3D12Fence             ExternalSemaphoreHandleType = 4  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
+	ExternalSemaphoreHandleTypeD3D11Fence             ExternalSemaphoreHandleType = 5  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
+	ExternalSemaphoreHandleTypeNvscisync              ExternalSemaphoreHandleType = 6  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
+	ExternalSemaphoreHandleTypeD3D11KeyedMutex        ExternalSemaphoreHandleType = 7  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
+	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt     ExternalSemaphoreHandleType = 8  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
+	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
+	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
+)
+
+var namesExternalSemaphoreHandleType = []enumName{
+	{1, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
+	{2, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
+	{3, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
+	{4, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE", "Handle is a shared NT handle referencing a D3D12 fence object"},
+	{5, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE", "Handle is a shared NT handle referencing a D3D11 fence object"},
+	{6, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC", "Opaque handle to NvSciSync Object"},
+	{7, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX", "Handle is a shared NT handle referencing a D3D11 keyed mutex object"},
+	{8, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT", "Handle is a globally shared handle referencing a D3D11 keyed mutex object"},
+	{9, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD", "Handle is an opaque file descriptor referencing a timeline semaphore"},
+	{10, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32", "Handle is an opaque shared NT handle referencing a timeline semaphore"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ExternalSemaphoreHandleType) String() string {
+	return enumString(int64(v), namesExternalSemaphoreHandleType, "ExternalSemaphoreHandleType")
+}
+
+// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
+type ExternalSemaphoreHandleDesc struct {
+	Type     ExternalSemaphoreHandleType
+	Handle   ExternalSemaphoreHandleDescHandle
+	Flags    uint32
+	Reserved [16]uint32
+}
+
+// ExternalSemaphoreSignalParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1) (144 bytes).
+type ExternalSemaphoreSignalParams struct {
+	Params   ExternalSemaphoreSignalParamsParams
+	Flags    uint32
+	Reserved [16]uint32
+}
+
+// ExternalSemaphoreWaitParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1) (144 bytes).
+type ExternalSemaphoreWaitParams struct {
+	Params   ExternalSemaphoreWaitParamsParams
+	Flags    uint32
+	Reserved [16]uint32
+}
+
+// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
+type ExtSemSignalNodeParams struct {
+	ExtSemArray *ExternalSemaphore
+	ParamsArray *ExternalSemaphoreSignalParams
+	NumExtSems  uint32
+}
+
+// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
+type ExtSemSignalNodeParamsV2 struct {
+	ExtSemArray *ExternalSemaphore
+	ParamsArray *ExternalSemaphoreSignalParams
+	NumExtSems  uint32
+}
+
+// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
+type ExtSemWaitNodeParams struct {
+	ExtSemArray *ExternalSemaphore
+	ParamsArray *ExternalSemaphoreWaitParams
+	NumExtSems  uint32
+}
+
+// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
+type ExtSemWaitNodeParamsV2 struct {
+	ExtSemArray *ExternalSemaphore
+	ParamsArray *ExternalSemaphoreWaitParams
+	NumExtSems  uint32
+}
+
+// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
+type MemGenericAllocationHandle uint64
+
+// MemAllocationHandleType is CUmemAllocationHandleType.
+type MemAllocationHandleType int32
+
+const (
+	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
+	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
+	MemHandleTypeWin32Kmt            MemAllocationHandleType = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	MemHandleTypeFabric              MemAllocationHandleType = 8          // CU_MEM_HANDLE_TYPE_FABRIC
+	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesMemAllocationHandleType = []enumName{
+	{0, "CU_MEM_HANDLE_TYPE_NONE", "Does not allow any export mechanism. >"},
+	{1, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)"},
+	{2, "CU_MEM_HANDLE_TYPE_WIN32", "Allows a Win32 NT handle to be used for exporting. (HANDLE)"},
+	{4, "CU_MEM_HANDLE_TYPE_WIN32_KMT", "Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)"},
+	{8, "CU_MEM_HANDLE_TYPE_FABRIC", "Allows a fabric handle to be used for exporting. (CUmemFabricHandle)"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemAllocationHandleType) String() string {
+	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
+}
+
+// MemAccessFlags is CUmemAccess_flags.
+type MemAccessFlags uint32
+
+const (
+	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
+	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
+	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
+)
+
+var namesMemAccessFlags = []enumName{
+	{0, "CU_MEM_ACCESS_FLAGS_PROT_NONE", "Default, make the address range not accessible"},
+	{1, "CU_MEM_ACCESS_FLAGS_PROT_READ", "Make the address range read accessible"},
+	{3, "CU_MEM_ACCESS_FLAGS_PROT_READWRITE", "Make the address range read-write accessible"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
+
+// MemLocationType is CUmemLocationType.
+type MemLocationType int32
+
+const (
+	MemLocationTypeInvalid         MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
+	MemLocationTypeNone            MemLocationType = 0          // CU_MEM_LOCATION_TYPE_NONE
+	MemLocationTypeDevice          MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
+	MemLocationTypeHost            MemLocationType = 2          // CU_MEM_LOCATION_TYPE_HOST
+	MemLocationTypeHostNUMA        MemLocationType = 3          // CU_MEM_LOCATION_TYPE_HOST_NUMA
+	MemLocationTypeHostNUMACurrent MemLocationType = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+	MemLocationTypeMax             MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesMemLocationType = []enumName{
+	{0, "CU_MEM_LOCATION_TYPE_INVALID", ""},
+	{0, "CU_MEM_LOCATION_TYPE_NONE", "Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool"},
+	{1, "CU_MEM_LOCATION_TYPE_DEVICE", "Location is a device location, thus id is a device ordinal"},
+	{2, "CU_MEM_LOCATION_TYPE_HOST", "Location is host, id is ignored"},
+	{3, "CU_MEM_LOCATION_TYPE_HOST_NUMA", "Location is a host NUMA node, thus id is a host NUMA node id"},
+	{4, "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT", "Location is a host NUMA node of the current thread, id is ignored"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemLocationType) String() string {
+	return enumString(int64(v), namesMemLocationType, "MemLocationType")
+}
+
+// MemAllocationType is CUmemAllocationType.
+type MemAllocationType int32
+
+const (
+	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
+	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
+	MemAllocationTypeManaged MemAllocationType = 2          // CU_MEM_ALLOCATION_TYPE_MANAGED
+	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesMemAllocationType = []enumName{
+	{0, "CU_MEM_ALLOCATION_TYPE_INVALID", ""},
+	{1, "CU_MEM_ALLOCATION_TYPE_PINNED", "This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it"},
+	{2, "CU_MEM_ALLOCATION_TYPE_MANAGED", "This allocation type is managed memory"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemAllocationType) String() string {
+	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
+}
+
+// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
+type MemAllocationGranularityFlags uint32
+
+const (
+	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
+	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+)
+
+var namesMemAllocationGranularityFlags = []enumName{
+	{0, "CU_MEM_ALLOC_GRANULARITY_MINIMUM", "Minimum required granularity for allocation"},
+	{1, "CU_MEM_ALLOC_GRANULARITY_RECOMMENDED", "Recommended granularity for allocation for best performance"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MemAllocationGranularityFlags) String() string {
+	return flagString(uint64(v), namesMemAllocationGranularityFlags)
+}
+
+// MemRangeHandleType is CUmemRangeHandleType.
+type MemRangeHandleType int32
+
+const (
+	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesMemRangeHandleType = []enumName{
+	{1, "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemRangeHandleType) String() string {
+	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
+}
+
+// MemRangeFlags is CUmemRangeFlags.
+type MemRangeFlags uint32
+
+const (
+	MemRangeFlagDmaBufMappingTypePcie MemRangeFlags = 0x1 // CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
+)
+
+var namesMemRangeFlags = []enumName{
+	{1, "CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE", "Indicates that DMA_BUF handle should be mapped via PCIe BAR1"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MemRangeFlags) String() string { return flagString(uint64(v), namesMemRangeFlags) }
+
+// ArraySparseSubresourceType is CUarraySparseSubresourceType.
+type ArraySparseSubresourceType int32
+
+const (
+	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
+)
+
+var namesArraySparseSubresourceType = []enumName{
+	{0, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL", ""},
+	{1, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v ArraySparseSubresourceType) String() string {
+	return enumString(int64(v), namesArraySparseSubresourceType, "ArraySparseSubresourceType")
+}
+
+// MemOperationType is CUmemOperationType.
+type MemOperationType int32
+
+const (
+	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
+	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
+)
+
+var namesMemOperationType = []enumName{
+	{1, "CU_MEM_OPERATION_TYPE_MAP", ""},
+	{2, "CU_MEM_OPERATION_TYPE_UNMAP", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemOperationType) String() string {
+	return enumString(int64(v), namesMemOperationType, "MemOperationType")
+}
+
+// MemHandleType is CUmemHandleType.
+type MemHandleType int32
+
+const (
+	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
+)
+
+var namesMemHandleType = []enumName{
+	{0, "CU_MEM_HANDLE_TYPE_GENERIC", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemHandleType) String() string {
+	return enumString(int64(v), namesMemHandleType, "MemHandleType")
+}
+
+// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
+type ArrayMapInfo struct {
+	ResourceType     Resourcetype
+	Resource         ArrayMapInfoResource
+	SubresourceType  ArraySparseSubresourceType
+	Subresource      ArrayMapInfoSubresource
+	MemOperationType MemOperationType
+	MemHandleType    MemHandleType
+	MemHandle        ArrayMapInfoMemHandle
+	Offset           uint64
+	DeviceBitMask    uint32
+	Flags            uint32
+	Reserved         [2]uint32
+}
+
+// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
+type MemLocation struct {
+	Type MemLocationType
+	Id   int32
+}
+
+// MemAllocationCompType is CUmemAllocationCompType.
+type MemAllocationCompType int32
+
+const (
+	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
+	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
+)
+
+var namesMemAllocationCompType = []enumName{
+	{0, "CU_MEM_ALLOCATION_COMP_NONE", "Allocating non-compressible memory"},
+	{1, "CU_MEM_ALLOCATION_COMP_GENERIC", "Allocating compressible memory"},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemAllocationCompType) String() string {
+	return enumString(int64(v), namesMemAllocationCompType, "MemAllocationCompType")
+}
+
+// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32 bytes).
+type MemAllocationProp struct {
+	Type                 MemAllocationType
+	RequestedHandleTypes MemAllocationHandleType
+	Location             MemLocation
+	Win32HandleMetaData  unsafe.Pointer
+	AllocFlags           MemAllocationPropAllocFlags
+}
+
+// MulticastGranularityFlags is CUmulticastGranularity_flags.
+type MulticastGranularityFlags uint32
+
+const (
+	MulticastGranularityMinimum     MulticastGranularityFlags = 0x0 // CU_MULTICAST_GRANULARITY_MINIMUM
+	MulticastGranularityRecommended MulticastGranularityFlags = 0x1 // CU_MULTICAST_GRANULARITY_RECOMMENDED
+)
+
+var namesMulticastGranularityFlags = []enumName{
+	{0, "CU_MULTICAST_GRANULARITY_MINIMUM", "Minimum required granularity"},
+	{1, "CU_MULTICAST_GRANULARITY_RECOMMENDED", "Recommended granularity for best performance"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MulticastGranularityFlags) String() string {
+	return flagString(uint64(v), namesMulticastGranularityFlags)
+}
+
+// MulticastObjectProp is CUmulticastObjectProp (also CUmulticastObjectProp_v1) (32 bytes).
+type MulticastObjectProp struct {
+	NumDevices  uint32
+	Size        uint64
+	HandleTypes uint64
+	Flags       uint64
+}
+
+// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
+type MemAccessDesc struct {
+	Location MemLocation
+	Flags    MemAccessFlags
+}
+
+// GraphExecUpdateResult is CUgraphExecUpdateResult.
+type GraphExecUpdateResult int32
+
+const (
+	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
+	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
+	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+	GraphExecUpdateErrorNodeTypeChanged           GraphExecUpdateResult = 3 // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+	GraphExecUpdateErrorFunctionChanged           GraphExecUpdateResult = 4 // CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
+	GraphExecUpdateErrorParametersChanged         GraphExecUpdateResult = 5 // CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
+	GraphExecUpdateErrorNotSupported              GraphExecUpdateResult = 6 // CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
+	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
+	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
+)
+
+var namesGraphExecUpdateResult = []enumName{
+	{0, "CU_GRAPH_EXEC_UPDATE_SUCCESS", "The update succeeded"},
+	{1, "CU_GRAPH_EXEC_UPDATE_ERROR", "The update failed for an unexpected reason which is described in the return value of the function"},
+	{2, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", "The update failed because the topology changed"},
+	{3, "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED", "The update failed because a node type changed"},
+	{4, "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED", "The update failed because the function of a kernel node changed (CUDA driver < 11.2)"},
+	{5, "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED", "The update failed because the parameters changed in a way that is not supported"},
+	{6, "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED", "The update failed because something about the node is not supported"},
+	{7, "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE", "The update failed because the function of a kernel node changed in an unsupported way"},
+	{8, "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED", "The update failed because the node attributes changed in a way that is not supported"},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphExecUpdateResult) String() string {
+	return enumString(int64(v), namesGraphExecUpdateResult, "GraphExecUpdateResult")
+}
+
+// GraphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (also CUgraphExecUpdateResultInfo_v1) (24 bytes).
+type GraphExecUpdateResultInfo struct {
+	Result        GraphExecUpdateResult
+	ErrorNode     GraphNode
+	ErrorFromNode GraphNode
+}
+
+// MemPoolAttribute is CUmemPool_attribute.
+type MemPoolAttribute int32
+
+const (
+	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+	MempoolAttrReleaseThreshold               MemPoolAttribute = 4 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+	MempoolAttrReservedMemCurrent             MemPoolAttribute = 5 // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+	MempoolAttrReservedMemHigh                MemPoolAttribute = 6 // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+)
+
+var namesMemPoolAttribute = []enumName{
+	{1, "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)"},
+	{2, "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC", "(value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)"},
+	{3, "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuMemFreeAsync (default enabled)."},
+	{4, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "(value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)"},
+	{5, "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of backing memory currently allocated for the mempool."},
+	{6, "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero."},
+	{7, "CU_MEMPOOL_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application."},
+	{8, "CU_MEMPOOL_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero."},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemPoolAttribute) String() string {
+	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
+}
+
+// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
+type MemPoolProps struct {
+	AllocType               MemAllocationType
+	HandleTypes             MemAllocationHandleType
+	Location                MemLocation
+	Win32SecurityAttributes unsafe.Pointer
+	MaxSize                 uint64
+	Usage                   uint16
+	Reserved                [54]uint8
+}
+
+// MemPoolPtrExportData is CUmemPoolPtrExportData (also CUmemPoolPtrExportData_v1) (64 bytes).
+type MemPoolPtrExportData struct {
+	Reserved [64]uint8
+}
+
+// MemcpyFlags is CUmemcpyFlags.
+type MemcpyFlags uint32
+
+const (
+	MemcpyFlagDefault                  MemcpyFlags = 0x0 // CU_MEMCPY_FLAG_DEFAULT
+	MemcpyFlagPreferOverlapWithCompute MemcpyFlags = 0x1 // CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+)
+
+var namesMemcpyFlags = []enumName{
+	{0, "CU_MEMCPY_FLAG_DEFAULT", ""},
+	{1, "CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE", "Hint to the driver to try and overlap the copy with compute work on the SMs."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v MemcpyFlags) String() string { return flagString(uint64(v), namesMemcpyFlags) }
+
+// MemcpySrcAccessOrder is CUmemcpySrcAccessOrder.
+type MemcpySrcAccessOrder int32
+
+const (
+	MemcpySrcAccessOrderInvalid       MemcpySrcAccessOrder = 0          // CU_MEMCPY_SRC_ACCESS_ORDER_INVALID
+	MemcpySrcAccessOrderStream        MemcpySrcAccessOrder = 1          // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+	MemcpySrcAccessOrderDuringAPICall MemcpySrcAccessOrder = 2          // CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
+	MemcpySrcAccessOrderAny           MemcpySrcAccessOrder = 3          // CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+	MemcpySrcAccessOrderMax           MemcpySrcAccessOrder = 2147483647 // CU_MEMCPY_SRC_ACCESS_ORDER_MAX (a sentinel, not a value)
+)
+
+var namesMemcpySrcAccessOrder = []enumName{
+	{0, "CU_MEMCPY_SRC_ACCESS_ORDER_INVALID", "Default invalid."},
+	{1, "CU_MEMCPY_SRC_ACCESS_ORDER_STREAM", "Indicates that access to the source pointer must be in stream order."},
+	{2, "CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL", "Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call."},
+	{3, "CU_MEMCPY_SRC_ACCESS_ORDER_ANY", "Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms."},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemcpySrcAccessOrder) String() string {
+	return enumString(int64(v), namesMemcpySrcAccessOrder, "MemcpySrcAccessOrder")
+}
+
+// MemcpyAttributes is CUmemcpyAttributes (also CUmemcpyAttributes_v1) (24 bytes).
+type MemcpyAttributes struct {
+	SrcAccessOrder MemcpySrcAccessOrder
+	SrcLocHint     MemLocation
+	DstLocHint     MemLocation
+	Flags          uint32
+}
+
+// Memcpy3DOperandType is CUmemcpy3DOperandType.
+type Memcpy3DOperandType int32
+
+const (
+	MemcpyOperandTypePointer Memcpy3DOperandType = 1          // CU_MEMCPY_OPERAND_TYPE_POINTER
+	MemcpyOperandTypeArray   Memcpy3DOperandType = 2          // CU_MEMCPY_OPERAND_TYPE_ARRAY
+	MemcpyOperandTypeMax     Memcpy3DOperandType = 2147483647 // CU_MEMCPY_OPERAND_TYPE_MAX (a sentinel, not a value)
+)
+
+var namesMemcpy3DOperandType = []enumName{
+	{1, "CU_MEMCPY_OPERAND_TYPE_POINTER", "Memcpy operand is a valid pointer."},
+	{2, "CU_MEMCPY_OPERAND_TYPE_ARRAY", "Memcpy operand is a CUarray."},
+}
+
+// String returns the C name of the value, or its number.
+func (v Memcpy3DOperandType) String() string {
+	return enumString(int64(v), namesMemcpy3DOperandType, "Memcpy3DOperandType")
+}
+
+// Offset3D is CUoffset3D (also CUoffset3D_v1) (24 bytes).
+type Offset3D struct {
+	X uint64
+	Y uint64
+	Z uint64
+}
+
+// Extent3D is CUextent3D (also CUextent3D_v1) (24 bytes).
+type Extent3D struct {
+	Width  uint64
+	Height uint64
+	Depth  uint64
+}
+
+// Memcpy3DOperand is CUmemcpy3DOperand (also CUmemcpy3DOperand_v1) (40 bytes).
+type Memcpy3DOperand struct {
+	Type Memcpy3DOperandType
+	Op   Memcpy3DOperandOp
+}
+
+// Memcpy3DBatchOp is CUDA_MEMCPY3D_BATCH_OP (also CUDA_MEMCPY3D_BATCH_OP_v1) (112 bytes).
+type Memcpy3DBatchOp struct {
+	Src            Memcpy3DOperand
+	Dst            Memcpy3DOperand
+	Extent         Extent3D
+	SrcAccessOrder MemcpySrcAccessOrder
+	Flags          uint32
+}
+
+// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes).
+type MemAllocNodeParams struct {
+	PoolProps       MemPoolProps
+	AccessDescs     *MemAccessDesc
+	AccessDescCount uint64
+	Bytesize        uint64
+	Dptr            DevicePtr
+}
+
+// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
+type MemAllocNodeParamsV2 struct {
+	PoolProps       MemPoolProps
+	AccessDescs     *MemAccessDesc
+	AccessDescCount uint64
+	Bytesize        uint64
+	Dptr            DevicePtr
+}
+
+// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes).
+type MemFreeNodeParams struct {
+	Dptr DevicePtr
+}
+
+// GraphMemAttribute is CUgraphMem_attribute.
+type GraphMemAttribute int32
+
+const (
+	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+)
+
+var namesGraphMemAttribute = []enumName{
+	{0, "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs"},
+	{1, "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero."},
+	{2, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
+	{3, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphMemAttribute) String() string {
+	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
+}
+
+// GraphChildGraphNodeOwnership is CUgraphChildGraphNodeOwnership.
+type GraphChildGraphNodeOwnership int32
+
+const (
+	GraphChildGraphOwnershipClone GraphChildGraphNodeOwnership = 0 // CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE
+	GraphChildGraphOwnershipMove  GraphChildGraphNodeOwnership = 1 // CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
+)
+
+var namesGraphChildGraphNodeOwnership = []enumName{
+	{0, "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE", "Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph."},
+	{1, "CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE", "The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GraphChildGraphNodeOwnership) String() string {
+	return enumString(int64(v), namesGraphChildGraphNodeOwnership, "GraphChildGraphNodeOwnership")
+}
+
+// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (16 bytes).
+type ChildGraphNodeParams struct {
+	Graph     Graph
+	Ownership GraphChildGraphNodeOwnership
+}
+
+// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes).
+type EventRecordNodeParams struct {
+	Event Event
+}
+
+// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes).
+type EventWaitNodeParams struct {
+	Event Event
+}
+
+// GraphNodeParams is CUgraphNodeParams (256 bytes).
+type GraphNodeParams struct {
+	Type      GraphNodeType
+	Reserved0 [3]int32
+	Anon2     GraphNodeParamsAnon2
+	Reserved2 int64
+}
+
+// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
+type FlushGPUDirectRDMAWritesOptions int32
+
+const (
+	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
+)
+
+var namesFlushGPUDirectRDMAWritesOptions = []enumName{
+	{1, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST", "cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device."},
+	{2, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device."},
+}
+
+// String returns the C name of the value, or its number.
+func (v FlushGPUDirectRDMAWritesOptions) String() string {
+	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
+}
+
+// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
+type GPUDirectRDMAWritesOrdering int32
+
+const (
+	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
+	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
+)
+
+var namesGPUDirectRDMAWritesOrdering = []enumName{
+	{0, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE", "The device does not natively support ordering of remote writes. cuFlushGPUDirectRDMAWrites() can be leveraged if supported."},
+	{100, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER", "Natively, the device can consistently consume remote writes, although other CUDA devices may not."},
+	{200, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES", "Any CUDA device in the system can consistently consume remote writes to this device."},
+}
+
+// String returns the C name of the value, or its number.
+func (v GPUDirectRDMAWritesOrdering) String() string {
+	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
+}
+
+// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
+type FlushGPUDirectRDMAWritesScope int32
+
+const (
+	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
+	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
+)
+
+var namesFlushGPUDirectRDMAWritesScope = []enumName{
+	{100, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER", "Blocks until remote writes are visible to the CUDA device context owning the data."},
+	{200, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES", "Blocks until remote writes are visible to all CUDA device contexts."},
+}
+
+// String returns the C name of the value, or its number.
+func (v FlushGPUDirectRDMAWritesScope) String() string {
+	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
+}
+
+// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
+type FlushGPUDirectRDMAWritesTarget int32
+
+const (
+	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
+)
+
+var namesFlushGPUDirectRDMAWritesTarget = []enumName{
+	{0, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX", "Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context."},
+}
+
+// String returns the C name of the value, or its number.
+func (v FlushGPUDirectRDMAWritesTarget) String() string {
+	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
+}
+
+// GraphDebugDotFlags is CUgraphDebugDot_flags.
+type GraphDebugDotFlags uint32
+
+const (
+	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
+	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
+	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
+	GraphDebugDotFlagsMemcpyNodeParams         GraphDebugDotFlags = 0x8    // CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
+	GraphDebugDotFlagsMemsetNodeParams         GraphDebugDotFlags = 0x10   // CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
+	GraphDebugDotFlagsHostNodeParams           GraphDebugDotFlags = 0x20   // CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
+	GraphDebugDotFlagsEventNodeParams          GraphDebugDotFlags = 0x40   // CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasSignalNodeParams GraphDebugDotFlags = 0x80   // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasWaitNodeParams   GraphDebugDotFlags = 0x100  // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
+	GraphDebugDotFlagsKernelNodeAttributes     GraphDebugDotFlags = 0x200  // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
+	GraphDebugDotFlagsHandles                  GraphDebugDotFlags = 0x400  // CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
+	GraphDebugDotFlagsMemAllocNodeParams       GraphDebugDotFlags = 0x800  // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
+	GraphDebugDotFlagsMemFreeNodeParams        GraphDebugDotFlags = 0x1000 // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
+	GraphDebugDotFlagsBatchMemOpNodeParams     GraphDebugDotFlags = 0x2000 // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
+	GraphDebugDotFlagsExtraTopoInfo            GraphDebugDotFlags = 0x4000 // CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
+	GraphDebugDotFlagsConditionalNodeParams    GraphDebugDotFlags = 0x8000 // CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
+)
+
+var namesGraphDebugDotFlags = []enumName{
+	{1, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE", "Output all debug data as if every debug flag is enabled"},
+	{2, "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES", "Use CUDA Runtime structures for output"},
+	{4, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS", "Adds CUDA_KERNEL_NODE_PARAMS values to output"},
+	{8, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS", "Adds CUDA_MEMCPY3D values to output"},
+	{16, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS", "Adds CUDA_MEMSET_NODE_PARAMS values to output"},
+	{32, "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS", "Adds CUDA_HOST_NODE_PARAMS values to output"},
+	{64, "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS", "Adds CUevent handle from record and wait nodes to output"},
+	{128, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS", "Adds CUDA_EXT_SEM_SIGNAL_NODE_PARAMS values to output"},
+	{256, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS", "Adds CUDA_EXT_SEM_WAIT_NODE_PARAMS values to output"},
+	{512, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES", "Adds CUkernelNodeAttrValue values to output"},
+	{1024, "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES", "Adds node handles and every kernel function handle to output"},
+	{2048, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS", "Adds memory alloc node parameters to output"},
+	{4096, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS", "Adds memory free node parameters to output"},
+	{8192, "CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS", "Adds batch mem op node parameters to output"},
+	{16384, "CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO", "Adds edge numbering information"},
+	{32768, "CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS", "Adds conditional node parameters to output"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
+
+// UserObjectFlags is CUuserObject_flags.
+type UserObjectFlags uint32
+
+const (
+	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
+)
+
+var namesUserObjectFlags = []enumName{
+	{1, "CU_USER_OBJECT_NO_DESTRUCTOR_SYNC", "Indicates the destructor execution is not synchronized by any CUDA handle."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
+
+// UserObjectRetainFlags is CUuserObjectRetain_flags.
+type UserObjectRetainFlags uint32
+
+const (
+	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
+)
+
+var namesUserObjectRetainFlags = []enumName{
+	{1, "CU_GRAPH_USER_OBJECT_MOVE", "Transfer references from the caller rather than creating new references."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v UserObjectRetainFlags) String() string {
+	return flagString(uint64(v), namesUserObjectRetainFlags)
+}
+
+// GraphInstantiateFlags is CUgraphInstantiate_flags.
+type GraphInstantiateFlags uint32
+
+const (
+	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+	GraphInstantiateFlagUpload           GraphInstantiateFlags = 0x2 // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+	GraphInstantiateFlagDeviceLaunch     GraphInstantiateFlags = 0x4 // CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+)
+
+var namesGraphInstantiateFlags = []enumName{
+	{1, "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH", "Automatically free memory allocated in a graph before relaunching."},
+	{2, "CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD", "Automatically upload the graph after instantiation. Only supported by cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams."},
+	{4, "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH", "Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH."},
+	{8, "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY", "Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into."},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v GraphInstantiateFlags) String() string {
+	return flagString(uint64(v), namesGraphInstantiateFlags)
+}
+
+// DeviceNUMAConfig is CUdeviceNumaConfig.
+type DeviceNUMAConfig int32
+
+const (
+	DeviceNUMAConfigNone     DeviceNUMAConfig = 0 // CU_DEVICE_NUMA_CONFIG_NONE
+	DeviceNUMAConfigNUMANode DeviceNUMAConfig = 1 // CU_DEVICE_NUMA_CONFIG_NUMA_NODE
+)
+
+var namesDeviceNUMAConfig = []enumName{
+	{0, "CU_DEVICE_NUMA_CONFIG_NONE", "The GPU is not a NUMA node"},
+	{1, "CU_DEVICE_NUMA_CONFIG_NUMA_NODE", "The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID"},
+}
+
+// String returns the C name of the value, or its number.
+func (v DeviceNUMAConfig) String() string {
+	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
+}
+
+// ProcessState is CUprocessState.
+type ProcessState int32
+
+const (
+	ProcessStateRunning      ProcessState = 0 // CU_PROCESS_STATE_RUNNING
+	ProcessStateLocked       ProcessState = 1 // CU_PROCESS_STATE_LOCKED
+	ProcessStateCheckpointed ProcessState = 2 // CU_PROCESS_STATE_CHECKPOINTED
+	ProcessStateFailed       ProcessState = 3 // CU_PROCESS_STATE_FAILED
+)
+
+var namesProcessState = []enumName{
+	{0, "CU_PROCESS_STATE_RUNNING", "Default process state"},
+	{1, "CU_PROCESS_STATE_LOCKED", "CUDA API locks are taken so further CUDA API calls will block"},
+	{2, "CU_PROCESS_STATE_CHECKPOINTED", "Application memory contents have been checkpointed and underlying allocations and device handles have been released"},
+	{3, "CU_PROCESS_STATE_FAILED", "Application entered an uncorrectable error during the checkpoint/restore process"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ProcessState) String() string { return enumString(int64(v), namesProcessState, "ProcessState") }
+
+// CheckpointLockArgs is CUcheckpointLockArgs (64 bytes).
+type CheckpointLockArgs struct {
+	TimeoutMs uint32
+	Reserved0 uint32
+	Reserved1 [7]uint64
+}
+
+// CheckpointCheckpointArgs is CUcheckpointCheckpointArgs (64 bytes).
+type CheckpointCheckpointArgs struct {
+	Reserved [8]uint64
+}
+
+// CheckpointGPUPair is CUcheckpointGpuPair (32 bytes).
+type CheckpointGPUPair struct {
+	OldUuid UUID
+	NewUuid UUID
+}
+
+// CheckpointRestoreArgs is CUcheckpointRestoreArgs (64 bytes).
+type CheckpointRestoreArgs struct {
+	GpuPairs      *CheckpointGPUPair
+	GpuPairsCount uint32
+	Reserved      [44]byte
+	Reserved1     uint64
+}
+
+// CheckpointUnlockArgs is CUcheckpointUnlockArgs (64 bytes).
+type CheckpointUnlockArgs struct {
+	Reserved [8]uint64
+}
+
+// ModuleLoadingMode is CUmoduleLoadingMode.
+type ModuleLoadingMode int32
+
+const (
+	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
+	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
+)
+
+var namesModuleLoadingMode = []enumName{
+	{1, "CU_MODULE_EAGER_LOADING", "Lazy Kernel Loading is not enabled"},
+	{2, "CU_MODULE_LAZY_LOADING", "Lazy Kernel Loading is enabled"},
+}
+
+// String returns the C name of the value, or its number.
+func (v ModuleLoadingMode) String() string {
+	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
+}
+
+// MemDecompressAlgorithm is CUmemDecompressAlgorithm.
+type MemDecompressAlgorithm int32
+
+const (
+	MemDecompressUnsupported      MemDecompressAlgorithm = 0 // CU_MEM_DECOMPRESS_UNSUPPORTED
+	MemDecompressAlgorithmDeflate MemDecompressAlgorithm = 1 // CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE
+	MemDecompressAlgorithmSnappy  MemDecompressAlgorithm = 2 // CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY
+	MemDecompressAlgorithmLz4     MemDecompressAlgorithm = 4 // CU_MEM_DECOMPRESS_ALGORITHM_LZ4
+)
+
+var namesMemDecompressAlgorithm = []enumName{
+	{0, "CU_MEM_DECOMPRESS_UNSUPPORTED", "Decompression is unsupported."},
+	{1, "CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE", "Deflate is supported."},
+	{2, "CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY", "Snappy is supported."},
+	{4, "CU_MEM_DECOMPRESS_ALGORITHM_LZ4", "LZ4 is supported."},
+}
+
+// String returns the C name of the value, or its number.
+func (v MemDecompressAlgorithm) String() string {
+	return enumString(int64(v), namesMemDecompressAlgorithm, "MemDecompressAlgorithm")
+}
+
+// MemDecompressParams is CUmemDecompressParams (64 bytes).
+type MemDecompressParams struct {
+	SrcNumBytes uint64
+	DstNumBytes uint64
+	DstActBytes *uint32
+	Src         unsafe.Pointer
+	Dst         unsafe.Pointer
+	Algo        MemDecompressAlgorithm
+	Padding     [20]uint8
+}
+
+// FunctionLoadingState is CUfunctionLoadingState.
+type FunctionLoadingState int32
+
+const (
+	FunctionLoadingStateUnloaded FunctionLoadingState = 0 // CU_FUNCTION_LOADING_STATE_UNLOADED
+	FunctionLoadingStateLoaded   FunctionLoadingState = 1 // CU_FUNCTION_LOADING_STATE_LOADED
+	FunctionLoadingStateMax      FunctionLoadingState = 2 // CU_FUNCTION_LOADING_STATE_MAX (a sentinel, not a value)
+)
+
+var namesFunctionLoadingState = []enumName{
+	{0, "CU_FUNCTION_LOADING_STATE_UNLOADED", ""},
+	{1, "CU_FUNCTION_LOADING_STATE_LOADED", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v FunctionLoadingState) String() string {
+	return enumString(int64(v), namesFunctionLoadingState, "FunctionLoadingState")
+}
+
+// CoredumpSettings is CUcoredumpSettings.
+type CoredumpSettings int32
+
+const (
+	CoredumpEnableOnException      CoredumpSettings = 1 // CU_COREDUMP_ENABLE_ON_EXCEPTION
+	CoredumpTriggerHost            CoredumpSettings = 2 // CU_COREDUMP_TRIGGER_HOST
+	CoredumpLightweight            CoredumpSettings = 3 // CU_COREDUMP_LIGHTWEIGHT
+	CoredumpEnableUserTrigger      CoredumpSettings = 4 // CU_COREDUMP_ENABLE_USER_TRIGGER
+	CoredumpFile                   CoredumpSettings = 5 // CU_COREDUMP_FILE
+	CoredumpPipe                   CoredumpSettings = 6 // CU_COREDUMP_PIPE
+	CoredumpSettingGenerationFlags CoredumpSettings = 7 // CU_COREDUMP_GENERATION_FLAGS
+	CoredumpMax                    CoredumpSettings = 8 // CU_COREDUMP_MAX (a sentinel, not a value)
+)
+
+var namesCoredumpSettings = []enumName{
+	{1, "CU_COREDUMP_ENABLE_ON_EXCEPTION", ""},
+	{2, "CU_COREDUMP_TRIGGER_HOST", ""},
+	{3, "CU_COREDUMP_LIGHTWEIGHT", ""},
+	{4, "CU_COREDUMP_ENABLE_USER_TRIGGER", ""},
+	{5, "CU_COREDUMP_FILE", ""},
+	{6, "CU_COREDUMP_PIPE", ""},
+	{7, "CU_COREDUMP_GENERATION_FLAGS", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v CoredumpSettings) String() string {
+	return enumString(int64(v), namesCoredumpSettings, "CoredumpSettings")
+}
+
+// CoredumpGenerationFlags is CUCoredumpGenerationFlags.
+type CoredumpGenerationFlags uint32
+
+const (
+	CoredumpDefaultFlags              CoredumpGenerationFlags = 0x0  // CU_COREDUMP_DEFAULT_FLAGS
+	CoredumpSkipNonrelocatedElfImages CoredumpGenerationFlags = 0x1  // CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES
+	CoredumpSkipGlobalMemory          CoredumpGenerationFlags = 0x2  // CU_COREDUMP_SKIP_GLOBAL_MEMORY
+	CoredumpSkipSharedMemory          CoredumpGenerationFlags = 0x4  // CU_COREDUMP_SKIP_SHARED_MEMORY
+	CoredumpSkipLocalMemory           CoredumpGenerationFlags = 0x8  // CU_COREDUMP_SKIP_LOCAL_MEMORY
+	CoredumpSkipAbort                 CoredumpGenerationFlags = 0x10 // CU_COREDUMP_SKIP_ABORT
+	CoredumpSkipConstbankMemory       CoredumpGenerationFlags = 0x20 // CU_COREDUMP_SKIP_CONSTBANK_MEMORY
+	CoredumpLightweightFlags          CoredumpGenerationFlags = 0x2f // CU_COREDUMP_LIGHTWEIGHT_FLAGS
+)
+
+var namesCoredumpGenerationFlags = []enumName{
+	{0, "CU_COREDUMP_DEFAULT_FLAGS", ""},
+	{1, "CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES", ""},
+	{2, "CU_COREDUMP_SKIP_GLOBAL_MEMORY", ""},
+	{4, "CU_COREDUMP_SKIP_SHARED_MEMORY", ""},
+	{8, "CU_COREDUMP_SKIP_LOCAL_MEMORY", ""},
+	{16, "CU_COREDUMP_SKIP_ABORT", ""},
+	{32, "CU_COREDUMP_SKIP_CONSTBANK_MEMORY", ""},
+	{47, "CU_COREDUMP_LIGHTWEIGHT_FLAGS", ""},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v CoredumpGenerationFlags) String() string {
+	return flagString(uint64(v), namesCoredumpGenerationFlags)
+}
+
+// DevResourceDesc is CUdevResourceDesc: defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. These requirements can be queried with cuDeviceGetDevResource from step (1) above to determine the minimum partition size (sm.minSmPartitionSize) and alignment granularity (sm.smCoscheduledAlignment). While it's recommended to use cuDeviceGetDevResource for accurate information, here is a guideline for each compute architecture: - On Compute Architecture 6.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! typedef struct CUdevResourceDesc_st* CUdevResourceDesc; An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc.
+type DevResourceDesc uintptr
+
+// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
+type GreenCtxCreateFlags uint32
+
+const (
+	GreenCtxDefaultStream GreenCtxCreateFlags = 0x1 // CU_GREEN_CTX_DEFAULT_STREAM
+)
+
+var namesGreenCtxCreateFlags = []enumName{
+	{1, "CU_GREEN_CTX_DEFAULT_STREAM", "Required. Creates a default stream to use inside the green context"},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v GreenCtxCreateFlags) String() string { return flagString(uint64(v), namesGreenCtxCreateFlags) }
+
+// DevSMResourceSplitFlags is CUdevSmResourceSplit_flags.
+type DevSMResourceSplitFlags uint32
+
+const (
+	DevSMResourceSplitIgnoreSMCoscheduling    DevSMResourceSplitFlags = 0x1 // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
+	DevSMResourceSplitMaxPotentialClusterSize DevSMResourceSplitFlags = 0x2 // CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
+)
+
+var namesDevSMResourceSplitFlags = []enumName{
+	{1, "CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING", ""},
+	{2, "CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE", ""},
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+func (v DevSMResourceSplitFlags) String() string {
+	return flagString(uint64(v), namesDevSMResourceSplitFlags)
+}
+
+// DevResourceType is CUdevResourceType.
+type DevResourceType int32
+
+const (
+	DevResourceTypeInvalid DevResourceType = 0 // CU_DEV_RESOURCE_TYPE_INVALID
+	DevResourceTypeSM      DevResourceType = 1 // CU_DEV_RESOURCE_TYPE_SM
+)
+
+var namesDevResourceType = []enumName{
+	{0, "CU_DEV_RESOURCE_TYPE_INVALID", ""},
+	{1, "CU_DEV_RESOURCE_TYPE_SM", "Streaming multiprocessors related information"},
+}
+
+// String returns the C name of the value, or its number.
+func (v DevResourceType) String() string {
+	return enumString(int64(v), namesDevResourceType, "DevResourceType")
+}
+
+// DevSMResource is CUdevSmResource (12 bytes).
+type DevSMResource struct {
+	SmCount                uint32
+	MinSmPartitionSize     uint32
+	SmCoscheduledAlignment uint32
+}
+
+// DevResource is CUdevResource (also CUdevResource_v1) (144 bytes).
+type DevResource struct {
+	Type             DevResourceType
+	Internal_padding [92]uint8
+	Anon2            DevResourceAnon2
+}
+
+// LogLevel is CUlogLevel.
+type LogLevel int32
+
+const (
+	LogLevelError   LogLevel = 0 // CU_LOG_LEVEL_ERROR
+	LogLevelWarning LogLevel = 1 // CU_LOG_LEVEL_WARNING
+)
+
+var namesLogLevel = []enumName{
+	{0, "CU_LOG_LEVEL_ERROR", ""},
+	{1, "CU_LOG_LEVEL_WARNING", ""},
+}
+
+// String returns the C name of the value, or its number.
+func (v LogLevel) String() string { return enumString(int64(v), namesLogLevel, "LogLevel") }
+
+// LogsCallbackHandle is CUlogsCallbackHandle.
+type LogsCallbackHandle uintptr
+
+// LogsCallback is CUlogsCallback, a C function pointer: void (*)(void *data, CUlogLevel logLevel, char *message, size_t length).
+type LogsCallback unsafe.Pointer
+
+// LogIterator is CUlogIterator.
+type LogIterator uint32
+
+// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40 bytes).
+type StreamBatchMemOpParamsWaitValue struct {
+	Operation StreamBatchMemOpType
+	Address   DevicePtr
+	Anon2     StreamBatchMemOpParamsWaitValueAnon2
+	Flags     uint32
+	Alias     DevicePtr
+}
+
+// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
+type StreamBatchMemOpParamsWaitValueAnon2 struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// Value is the member value.
+func (u *StreamBatchMemOpParamsWaitValueAnon2) Value() *uint32 { return (*uint32)(unsafe.Pointer(u)) }
+
+// Value64 is the member value64.
+func (u *StreamBatchMemOpParamsWaitValueAnon2) Value64() *uint64 { return (*uint64)(unsafe.Pointer(u)) }
+
+// StreamBatchMemOpParamsWriteValue is CUstreamBatchMemOpParams.writeValue (40 bytes).
+type StreamBatchMemOpParamsWriteValue struct {
+	Operation StreamBatchMemOpType
+	Address   DevicePtr
+	Anon2     StreamBatchMemOpParamsWriteValueAnon2
+	Flags     uint32
+	Alias     DevicePtr
+}
+
+// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
+type StreamBatchMemOpParamsWriteValueAnon2 struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// Value is the member value.
+func (u *StreamBatchMemOpParamsWriteValueAnon2) Value() *uint32 { return (*uint32)(unsafe.Pointer(u)) }
+
+// Value64 is the member value64.
+func (u *StreamBatchMemOpParamsWriteValueAnon2) Value64() *uint64 {
+	return (*uint64)(unsafe.Pointer(u))
+}
+
+// StreamBatchMemOpParamsFlushRemoteWrites is CUstreamBatchMemOpParams.flushRemoteWrites (8 bytes).
+type StreamBatchMemOpParamsFlushRemoteWrites struct {
+	Operation StreamBatchMemOpType
+	Flags     uint32
+}
+
+// StreamBatchMemOpParamsMemoryBarrier is CUstreamBatchMemOpParams.memoryBarrier (8 bytes).
+type StreamBatchMemOpParamsMemoryBarrier struct {
+	Operation StreamBatchMemOpType
+	Flags     uint32
+}
+
+// AsyncNotificationInfoInfo is CUasyncNotificationInfo.info (8 bytes), a union: its members are read and written through the methods.
+type AsyncNotificationInfoInfo struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// OverBudget is the member overBudget.
+func (u *AsyncNotificationInfoInfo) OverBudget() *AsyncNotificationInfoInfoOverBudget {
+	return (*AsyncNotificationInfoInfoOverBudget)(unsafe.Pointer(u))
+}
+
+// AsyncNotificationInfoInfoOverBudget is CUasyncNotificationInfo.info.overBudget (8 bytes).
+type AsyncNotificationInfoInfoOverBudget struct {
+	BytesOverBudget uint64
+}
+
+// LaunchAttributeValueClusterDim is CUlaunchAttributeValue.clusterDim (12 bytes).
+type LaunchAttributeValueClusterDim struct {
+	X uint32
+	Y uint32
+	Z uint32
+}
+
+// LaunchAttributeValueProgrammaticEvent is CUlaunchAttributeValue.programmaticEvent (16 bytes).
+type LaunchAttributeValueProgrammaticEvent struct {
+	Event               Event
+	Flags               int32
+	TriggerAtBlockStart int32
+}
+
+// LaunchAttributeValueLaunchCompletionEvent is CUlaunchAttributeValue.launchCompletionEvent (16 bytes).
+type LaunchAttributeValueLaunchCompletionEvent struct {
+	Event Event
+	Flags int32
+}
+
+// LaunchAttributeValuePreferredClusterDim is CUlaunchAttributeValue.preferredClusterDim (12 bytes).
+type LaunchAttributeValuePreferredClusterDim struct {
+	X uint32
+	Y uint32
+	Z uint32
+}
+
+// LaunchAttributeValueDeviceUpdatableKernelNode is CUlaunchAttributeValue.deviceUpdatableKernelNode (16 bytes).
+type LaunchAttributeValueDeviceUpdatableKernelNode struct {
+	DeviceUpdatable int32
+	DevNode         GraphDeviceNode
+}
+
+// ExecAffinityParamParam is CUexecAffinityParam.param (4 bytes), a union: its members are read and written through the methods.
+type ExecAffinityParamParam struct {
+	_   [0]uint32
+	Raw [4]byte
+}
+
+// SmCount is the member smCount.
+func (u *ExecAffinityParamParam) SmCount() *ExecAffinitySMCount {
+	return (*ExecAffinitySMCount)(unsafe.Pointer(u))
+}
+
+// ArraySparsePropertiesTileExtent is CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent (12 bytes).
+type ArraySparsePropertiesTileExtent struct {
+	Width  uint32
+	Height uint32
+	Depth  uint32
+}
+
+// ResourceDescRes is CUDA_RESOURCE_DESC.res (128 bytes), a union: its members are read and written through the methods.
+type ResourceDescRes struct {
+	_   [0]uint64
+	Raw [128]byte
+}
+
+// Array is the member array.
+func (u *ResourceDescRes) Array() *ResourceDescResArray {
+	return (*ResourceDescResArray)(unsafe.Pointer(u))
+}
+
+// Mipmap is the member mipmap.
+func (u *ResourceDescRes) Mipmap() *ResourceDescResMipmap {
+	return (*ResourceDescResMipmap)(unsafe.Pointer(u))
+}
+
+// Linear is the member linear.
+func (u *ResourceDescRes) Linear() *ResourceDescResLinear {
+	return (*ResourceDescResLinear)(unsafe.Pointer(u))
+}
+
+// Pitch2D is the member pitch2D.
+func (u *ResourceDescRes) Pitch2D() *ResourceDescResPitch2D {
+	return (*ResourceDescResPitch2D)(unsafe.Pointer(u))
+}
+
+// Reserved is the member reserved.
+func (u *ResourceDescRes) Reserved() *ResourceDescResReserved {
+	return (*ResourceDescResReserved)(unsafe.Pointer(u))
+}
+
+// ResourceDescResArray is CUDA_RESOURCE_DESC.res.array (8 bytes).
+type ResourceDescResArray struct {
+	HArray Array
+}
+
+// ResourceDescResMipmap is CUDA_RESOURCE_DESC.res.mipmap (8 bytes).
+type ResourceDescResMipmap struct {
+	HMipmappedArray MipmappedArray
+}
+
+// ResourceDescResLinear is CUDA_RESOURCE_DESC.res.linear (24 bytes).
+type ResourceDescResLinear struct {
+	DevPtr      DevicePtr
+	Format      ArrayFormat
+	NumChannels uint32
+	SizeInBytes uint64
+}
+
+// ResourceDescResPitch2D is CUDA_RESOURCE_DESC.res.pitch2D (40 bytes).
+type ResourceDescResPitch2D struct {
+	DevPtr       DevicePtr
+	Format       ArrayFormat
+	NumChannels  uint32
+	Width        uint64
+	Height       uint64
+	PitchInBytes uint64
+}
+
+// ResourceDescResReserved is CUDA_RESOURCE_DESC.res.reserved (128 bytes).
+type ResourceDescResReserved struct {
+	Reserved [32]int32
+}
+
+// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+type ExternalMemoryHandleDescHandle struct {
+	_   [0]uint64
+	Raw [16]byte
+}
+
+// Fd is the member fd.
+func (u *ExternalMemoryHandleDescHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
+
+// Win32 is the member win32.
+func (u *ExternalMemoryHandleDescHandle) Win32() *ExternalMemoryHandleDescHandleWin32 {
+	return (*ExternalMemoryHandleDescHandleWin32)(unsafe.Pointer(u))
+}
+
+// NvSciBufObject is the member nvSciBufObject.
+func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(u))
+}
+
+// ExternalMemoryHandleDescHandleWin32 is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
+type ExternalMemoryHandleDescHandleWin32 struct {
+	Handle unsafe.Pointer
+	Name   unsafe.Pointer
+}
+
+// ExternalSemaphoreHandleDescHandle is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+type ExternalSemaphoreHandleDescHandle struct {
+	_   [0]uint64
+	Raw [16]byte
+}
+
+// Fd is the member fd.
+func (u *ExternalSemaphoreHandleDescHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
+
+// Win32 is the member win32.
+func (u *ExternalSemaphoreHandleDescHandle) Win32() *ExternalSemaphoreHandleDescHandleWin32 {
+	return (*ExternalSemaphoreHandleDescHandleWin32)(unsafe.Pointer(u))
+}
+
+// NvSciSyncObj is the member nvSciSyncObj.
+func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(u))
+}
+
+// ExternalSemaphoreHandleDescHandleWin32 is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
+type ExternalSemaphoreHandleDescHandleWin32 struct {
+	Handle unsafe.Pointer
+	Name   unsafe.Pointer
+}
+
+// ExternalSemaphoreSignalParamsParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params (72 bytes).
+type ExternalSemaphoreSignalParamsParams struct {
+	Fence      ExternalSemaphoreSignalParamsParamsFence
+	NvSciSync  ExternalSemaphoreSignalParamsParamsNvSciSync
+	KeyedMutex ExternalSemaphoreSignalParamsParamsKeyedMutex
+	Reserved   [12]uint32
+}
+
+// ExternalSemaphoreSignalParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.fence (8 bytes).
+type ExternalSemaphoreSignalParamsParamsFence struct {
+	Value uint64
+}
+
+// ExternalSemaphoreSignalParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+type ExternalSemaphoreSignalParamsParamsNvSciSync struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// Fence is the member fence.
+func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Fence() *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(u))
+}
+
+// Reserved is the member reserved.
+func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Reserved() *uint64 {
+	return (*uint64)(unsafe.Pointer(u))
+}
+
+// ExternalSemaphoreSignalParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
+type ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
+	Key uint64
+}
+
+// ExternalSemaphoreWaitParamsParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params (72 bytes).
+type ExternalSemaphoreWaitParamsParams struct {
+	Fence      ExternalSemaphoreWaitParamsParamsFence
+	NvSciSync  ExternalSemaphoreWaitParamsParamsNvSciSync
+	KeyedMutex ExternalSemaphoreWaitParamsParamsKeyedMutex
+	Reserved   [10]uint32
+}
+
+// ExternalSemaphoreWaitParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.fence (8 bytes).
+type ExternalSemaphoreWaitParamsParamsFence struct {
+	Value uint64
+}
+
+// ExternalSemaphoreWaitParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+type ExternalSemaphoreWaitParamsParamsNvSciSync struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// Fence is the member fence.
+func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Fence() *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Pointer(u))
+}
+
+// Reserved is the member reserved.
+func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Reserved() *uint64 {
+	return (*uint64)(unsafe.Pointer(u))
+}
+
+// ExternalSemaphoreWaitParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
+type ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
+	Key       uint64
+	TimeoutMs uint32
+}
+
+// ArrayMapInfoResource is CUarrayMapInfo.resource (8 bytes), a union: its members are read and written through the methods.
+type ArrayMapInfoResource struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// Mipmap is the member mipmap.
+func (u *ArrayMapInfoResource) Mipmap() *MipmappedArray { return (*MipmappedArray)(unsafe.Pointer(u)) }
+
+// Array is the member array.
+func (u *ArrayMapInfoResource) Array() *Array { return (*Array)(unsafe.Pointer(u)) }
+
+// ArrayMapInfoSubresource is CUarrayMapInfo.subresource (32 bytes), a union: its members are read and written through the methods.
+type ArrayMapInfoSubresource struct {
+	_   [0]uint64
+	Raw [32]byte
+}
+
+// SparseLevel is the member sparseLevel.
+func (u *ArrayMapInfoSubresource) SparseLevel() *ArrayMapInfoSubresourceSparseLevel {
+	return (*ArrayMapInfoSubresourceSparseLevel)(unsafe.Pointer(u))
+}
+
+// Miptail is the member miptail.
+func (u *ArrayMapInfoSubresource) Miptail() *ArrayMapInfoSubresourceMiptail {
+	return (*ArrayMapInfoSubresourceMiptail)(unsafe.Pointer(u))
+}
+
+// ArrayMapInfoSubresourceSparseLevel is CUarrayMapInfo.subresource.sparseLevel (32 bytes).
+type ArrayMapInfoSubresourceSparseLevel struct {
+	Level        uint32
+	Layer        uint32
+	OffsetX      uint32
+	OffsetY      uint32
+	OffsetZ      uint32
+	ExtentWidth  uint32
+	ExtentHeight uint32
+	ExtentDepth  uint32
+}
+
+// ArrayMapInfoSubresourceMiptail is CUarrayMapInfo.subresource.miptail (24 bytes).
+type ArrayMapInfoSubresourceMiptail struct {
+	Layer  uint32
+	Offset uint64
+	Size   uint64
+}
+
+// ArrayMapInfoMemHandle is CUarrayMapInfo.memHandle (8 bytes), a union: its members are read and written through the methods.
+type ArrayMapInfoMemHandle struct {
+	_   [0]uint64
+	Raw [8]byte
+}
+
+// MemHandle is the member memHandle.
+func (u *ArrayMapInfoMemHandle) MemHandle() *MemGenericAllocationHandle {
+	return (*MemGenericAllocationHandle)(unsafe.Pointer(u))
+}
+
+// MemAllocationPropAllocFlags is CUmemAllocationProp.allocFlags (8 bytes).
+type MemAllocationPropAllocFlags struct {
+	CompressionType      uint8
+	GpuDirectRDMACapable uint8
+	Usage                uint16
+	Reserved             [4]uint8
+}
+
+// Memcpy3DOperandOp is CUmemcpy3DOperand.op (32 bytes), a union: its members are read and written through the methods.
+type Memcpy3DOperandOp struct {
+	_   [0]uint64
+	Raw [32]byte
+}
+
+// Ptr is the member ptr.
+func (u *Memcpy3DOperandOp) Ptr() *Memcpy3DOperandOpPtr {
+	return (*Memcpy3DOperandOpPtr)(unsafe.Pointer(u))
+}
+
+// Array is the member array.
+func (u *Memcpy3DOperandOp) Array() *Memcpy3DOperandOpArray {
+	return (*Memcpy3DOperandOpArray)(unsafe.Pointer(u))
+}
+
+// Memcpy3DOperandOpPtr is CUmemcpy3DOperand.op.ptr (32 bytes).
+type Memcpy3DOperandOpPtr struct {
+	Ptr         DevicePtr
+	RowLength   uint64
+	LayerHeight uint64
+	LocHint     MemLocation
+}
+
+// Memcpy3DOperandOpArray is CUmemcpy3DOperand.op.array (32 bytes).
+type Memcpy3DOperandOpArray struct {
+	Array  Array
+	Offset Offset3D
+}
+
+// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
+type GraphNodeParamsAnon2 struct {
+	_   [0]uint64
+	Raw [232]byte
+}
+
+// Reserved1 is the member reserved1.
+func (u *GraphNodeParamsAnon2) Reserved1() *[29]int64 { return (*[29]int64)(unsafe.Pointer(u)) }
+
+// Kernel is the member kernel.
+func (u *GraphNodeParamsAnon2) Kernel() *KernelNodeParamsV3 {
+	return (*KernelNodeParamsV3)(unsafe.Pointer(u))
+}
+
+// Memcpy is the member memcpy.
+func (u *GraphNodeParamsAnon2) Memcpy() *MemcpyNodeParams {
+	return (*MemcpyNodeParams)(unsafe.Pointer(u))
+}
+
+// Memset is the member memset.
+func (u *GraphNodeParamsAnon2) Memset() *MemsetNodeParamsV2 {
+	return (*MemsetNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// Host is the member host.
+func (u *GraphNodeParamsAnon2) Host() *HostNodeParamsV2 {
+	return (*HostNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// Graph is the member graph.
+func (u *GraphNodeParamsAnon2) Graph() *ChildGraphNodeParams {
+	return (*ChildGraphNodeParams)(unsafe.Pointer(u))
+}
+
+// EventWait is the member eventWait.
+func (u *GraphNodeParamsAnon2) EventWait() *EventWaitNodeParams {
+	return (*EventWaitNodeParams)(unsafe.Pointer(u))
+}
+
+// EventRecord is the member eventRecord.
+func (u *GraphNodeParamsAnon2) EventRecord() *EventRecordNodeParams {
+	return (*EventRecordNodeParams)(unsafe.Pointer(u))
+}
+
+// ExtSemSignal is the member extSemSignal.
+func (u *GraphNodeParamsAnon2) ExtSemSignal() *ExtSemSignalNodeParamsV2 {
+	return (*ExtSemSignalNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// ExtSemWait is the member extSemWait.
+func (u *GraphNodeParamsAnon2) ExtSemWait() *ExtSemWaitNodeParamsV2 {
+	return (*ExtSemWaitNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// Alloc is the member alloc.
+func (u *GraphNodeParamsAnon2) Alloc() *MemAllocNodeParamsV2 {
+	return (*MemAllocNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// Free is the member free.
+func (u *GraphNodeParamsAnon2) Free() *MemFreeNodeParams {
+	return (*MemFreeNodeParams)(unsafe.Pointer(u))
+}
+
+// MemOp is the member memOp.
+func (u *GraphNodeParamsAnon2) MemOp() *BatchMemOpNodeParamsV2 {
+	return (*BatchMemOpNodeParamsV2)(unsafe.Pointer(u))
+}
+
+// Conditional is the member conditional.
+func (u *GraphNodeParamsAnon2) Conditional() *ConditionalNodeParams {
+	return (*ConditionalNodeParams)(unsafe.Pointer(u))
+}
+
+// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
+type DevResourceAnon2 struct {
+	_   [0]uint32
+	Raw [48]byte
+}
+
+// Sm is the member sm.
+func (u *DevResourceAnon2) Sm() *DevSMResource { return (*DevSMResource)(unsafe.Pointer(u)) }
+
+// Oversize is the member _oversize.
+func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Pointer(u)) }
+
+// GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context current first): Gets the string description of an error code
+func GetErrorString(errorArg Result) (string, error) { return GetErrorStringCtx(0, errorArg) }
+
+// GetErrorName calls cuGetErrorName (GetErrorNameCtx makes a context current first): Gets the string representation of an error code enum name
+func GetErrorName(errorArg Result) (string, error) { return GetErrorNameCtx(0, errorArg) }
+
+// Init calls cuInit (InitCtx makes a context current first): Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the
+func Init(flags uint32) error { return InitCtx(0, flags) }
+
+// DriverGetVersion calls cuDriverGetVersion (DriverGetVersionCtx makes a context current first): Returns the latest CUDA version supported by driver
+func DriverGetVersion() (int32, error) { return DriverGetVersionCtx(0) }
+
+// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first): Returns a handle to a compute device
+func DeviceGet(ordinal int32) (Device, error) { return DeviceGetCtx(0, ordinal) }
+
+// DeviceGetCount calls cuDeviceGetCount (DeviceGetCountCtx makes a context current first): Returns the number of compute-capable devices
+func DeviceGetCount() (int32, error) { return DeviceGetCountCtx(0) }
+
+// DeviceGetName calls cuDeviceGetName (DeviceGetNameCtx makes a context current first): Returns an identifier string for the device
+func DeviceGetName(dev Device) (string, error) { return DeviceGetNameCtx(0, dev) }
+
+// DeviceGetUUID calls cuDeviceGetUuid_v2 (DeviceGetUUIDCtx makes a context current first): Return an UUID for the device
+func DeviceGetUUID(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev) }
+
+// DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current first): Return an LUID and device node mask for the device
+func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCtx(0, dev) }
+
+// DeviceTotalMem calls cuDeviceTotalMem_v2 (DeviceTotalMemCtx makes a context current first): Returns the total amount of memory on the device
+func DeviceTotalMem(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
+
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+func DeviceGetTexture1DLinearMaxWidth(format ArrayFormat, numChannels uint32, dev Device) (uint64, error) {
+	return DeviceGetTexture1DLinearMaxWidthCtx(0, format, numChannels, dev)
+}
+
+// DeviceGetAttribute calls cuDeviceGetAttribute (DeviceGetAttributeCtx makes a context current first): Returns information about the device
+func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
+	return DeviceGetAttributeCtx(0, attrib, dev)
+}
+
+// DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities (DeviceGetHostAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between the device and host.
+func DeviceGetHostAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
+	return DeviceGetHostAtomicCapabilitiesCtx(0, capabilities, operations, count, dev)
+}
+
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
+func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
+	return DeviceGetNvSciSyncAttributesCtx(0, nvSciSyncAttrList, dev, flags)
+}
+
+// DeviceSetMemPool calls cuDeviceSetMemPool (DeviceSetMemPoolCtx makes a context current first): Sets the current memory pool of a device
+func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPoolCtx(0, dev, pool) }
+
+// DeviceGetMemPool calls cuDeviceGetMemPool (DeviceGetMemPoolCtx makes a context current first): Gets the current mempool for a device
+func DeviceGetMemPool(pool *MemoryPool, dev Device) error { return DeviceGetMemPoolCtx(0, pool, dev) }
+
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the default mempool of a device
+func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
+	return DeviceGetDefaultMemPoolCtx(0, pool_out, dev)
+}
+
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport (DeviceGetExecAffinitySupportCtx makes a context current first): Returns information about the execution affinity support of the device.
+func DeviceGetExecAffinitySupport(pi *int32, typeArg ExecAffinityType, dev Device) error {
+	return DeviceGetExecAffinitySupportCtx(0, pi, typeArg, dev)
+}
+
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites (FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until remote writes are visible to the specified scope
+func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
+	return FlushGPUDirectRDMAWritesCtx(0, target, scope)
+}
+
+// DeviceGetProperties calls cuDeviceGetProperties (DeviceGetPropertiesCtx makes a context current first): Returns properties for a selected device
+func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetPropertiesCtx(0, dev) }
+
+// DeviceComputeCapability calls cuDeviceComputeCapability (DeviceComputeCapabilityCtx makes a context current first): Returns the compute capability of the device
+func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
+	return DeviceComputeCapabilityCtx(0, major, minor, dev)
+}
+
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary context on the GPU
+func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryCtxRetainCtx(0, dev) }
+
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (DevicePrimaryCtxReleaseCtx makes a context current first): Release the primary context on the GPU
+func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
+
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2 (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for the primary context
+func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
+	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
+}
+
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState (DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of the primary context
+func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
+	return DevicePrimaryCtxGetStateCtx(0, dev, flags, active)
+}
+
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2 (DevicePrimaryCtxResetCtx makes a context current first): Destroy all allocations and reset all state on the primary context
+func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
+
+// CtxCreate calls cuCtxCreate_v4 (CtxCreateCtx makes a context current first): Create a CUDA context
+func CtxCreate(ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (Context, error) {
+	return CtxCreateCtx(0, ctxCreateParams, flags, dev)
+}
+
+// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current first): Destroy a CUDA context
+func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
+
+// CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context current first): Pushes a context on the current CPU thread
+func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
+
+// CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context current first): Pops the current CUDA context from the current CPU thread.
+func CtxPopCurrent() (Context, error) { return CtxPopCurrentCtx(0) }
+
+// CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current first): Binds the specified CUDA context to the calling CPU thread
+func CtxSetCurrent(ctxArg Context) error { return CtxSetCurrentCtx(0, ctxArg) }
+
+// CtxGetCurrent calls cuCtxGetCurrent (CtxGetCurrentCtx makes a context current first): Returns the CUDA context bound to the calling CPU thread.
+func CtxGetCurrent() (Context, error) { return CtxGetCurrentCtx(0) }
+
+// CtxGetDevice calls cuCtxGetDevice (CtxGetDeviceCtx makes a context current first): Returns the device handle for the current context
+func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
+
+// CtxGetDeviceV2 calls cuCtxGetDevice_v2 (CtxGetDeviceV2Ctx makes a context current first): Returns the device handle for the specified context
+func CtxGetDeviceV2(ctxArg Context) (Device, error) { return CtxGetDeviceV2Ctx(0, ctxArg) }
+
+// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current first): Returns the flags for the current context
+func CtxGetFlags(flags *uint32) error { return CtxGetFlagsCtx(0, flags) }
+
+// CtxSetFlags calls cuCtxSetFlags (CtxSetFlagsCtx makes a context current first): Sets the flags for the current context
+func CtxSetFlags(flags uint32) error { return CtxSetFlagsCtx(0, flags) }
+
+// CtxGetID calls cuCtxGetId (CtxGetIDCtx makes a context current first): Returns the unique Id associated with the context supplied
+func CtxGetID(ctxArg Context, ctxId *uint64) error { return CtxGetIDCtx(0, ctxArg, ctxId) }
+
+// CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context current first): Block for the current context's tasks to complete
+func CtxSynchronize() error { return CtxSynchronizeCtx(0) }
+
+// CtxSynchronizeV2 calls cuCtxSynchronize_v2 (CtxSynchronizeV2Ctx makes a context current first): Block for the specified context's tasks to complete
+func CtxSynchronizeV2(ctxArg Context) error { return CtxSynchronizeV2Ctx(0, ctxArg) }
+
+// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current first): Set resource limits
+func CtxSetLimit(limit Limit, value uint64) error { return CtxSetLimitCtx(0, limit, value) }
+
+// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current first): Returns resource limits
+func CtxGetLimit(limit Limit) (uint64, error) { return CtxGetLimitCtx(0, limit) }
+
+// CtxGetCacheConfig calls cuCtxGetCacheConfig (CtxGetCacheConfigCtx makes a context current first): Returns the preferred cache configuration for the current context.
+func CtxGetCacheConfig() (FuncCache, error) { return CtxGetCacheConfigCtx(0) }
+
+// CtxSetCacheConfig calls cuCtxSetCacheConfig (CtxSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for the current context.
+func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, config) }
+
+// CtxGetAPIVersion calls cuCtxGetApiVersion (CtxGetAPIVersionCtx makes a context current first): Gets the context's API version.
+func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
+	return CtxGetAPIVersionCtx(0, ctxArg, version)
+}
+
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange (CtxGetStreamPriorityRangeCtx makes a context current first): Returns numerical values that correspond to the least and greatest stream priorities.
+func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
+	return CtxGetStreamPriorityRangeCtx(0, leastPriority, greatestPriority)
+}
+
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache (CtxResetPersistingL2CacheCtx makes a context current first): Resets all persisting lines in cache to normal status.
+func CtxResetPersistingL2Cache() error { return CtxResetPersistingL2CacheCtx(0) }
+
+// CtxGetExecAffinity calls cuCtxGetExecAffinity (CtxGetExecAffinityCtx makes a context current first): Returns the execution affinity setting for the current context.
+func CtxGetExecAffinity(typeArg ExecAffinityType) (ExecAffinityParam, error) {
+	return CtxGetExecAffinityCtx(0, typeArg)
+}
+
+// CtxRecordEvent calls cuCtxRecordEvent (CtxRecordEventCtx makes a context current first): Records an event.
+func CtxRecordEvent(hCtx Context, hEvent Event) error { return CtxRecordEventCtx(0, hCtx, hEvent) }
+
+// CtxWaitEvent calls cuCtxWaitEvent (CtxWaitEventCtx makes a context current first): Make a context wait on an event
+func CtxWaitEvent(hCtx Context, hEvent Event) error { return CtxWaitEventCtx(0, hCtx, hEvent) }
+
+// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first): Increment a context's usage-count
+func CtxAttach(flags uint32) (Context, error) { return CtxAttachCtx(0, flags) }
+
+// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first): Decrement a context's usage-count
+func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
+
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (CtxGetSharedMemConfigCtx makes a context current first): Returns the current shared memory configuration for the current context.
+func CtxGetSharedMemConfig() (Sharedconfig, error) { return CtxGetSharedMemConfigCtx(0) }
+
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (CtxSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for the current context.
+func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemConfigCtx(0, config) }
+
+// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first): Loads a compute module
+func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
+
+// ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context current first): Load a module's data
+func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
+
+// ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a context current first): Load a module's data with options
+func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error) {
+	return ModuleLoadDataExCtx(0, image, options, optionValues)
+}
+
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes a context current first): Load a module's data
+func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (Module, error) {
+	return ModuleLoadFatBinaryCtx(0, fatCubin)
+}
+
+// ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current first): Unloads a module
+func ModuleUnload(hmod Module) error { return ModuleUnloadCtx(0, hmod) }
+
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode (ModuleGetLoadingModeCtx makes a context current first): Query lazy loading mode
+func ModuleGetLoadingMode() (ModuleLoadingMode, error) { return ModuleGetLoadingModeCtx(0) }
+
+// ModuleGetFunction calls cuModuleGetFunction (ModuleGetFunctionCtx makes a context current first): Returns a function handle
 func ModuleGetFunction(hmod Module, name string) (Function, error) {
-	fn := procModuleGetFunction.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleGetFunction.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	ret := C.cg_ModuleGetFunction(C.uintptr_t(fn), C.uintptr_t(hmod), cname)
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Function(ret.hfunc), nil
+	return ModuleGetFunctionCtx(0, hmod, name)
 }
 
-// ModuleGetFunctionCtx calls cuModuleGetFunction, first making ctx current on the calling thread in the same cgo call (resolved as cuModuleGetFunction, ABI version 2000). The header: Returns a function handle
-func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (Function, error) {
-	fn := procModuleGetFunction.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procModuleGetFunction.resolve(); err != nil {
-			return 0, err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return 0, err
-	}
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	ret := C.cg_ctx_ModuleGetFunction(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod), cname)
-	if ret.r != 0 {
-		return 0, Result(ret.r).boxed()
-	}
-	return Function(ret.hfunc), nil
+// ModuleGetFunctionCount calls cuModuleGetFunctionCount (ModuleGetFunctionCountCtx makes a context current first): Returns the number of functions within a module
+func ModuleGetFunctionCount(count *uint32, mod Module) error {
+	return ModuleGetFunctionCountCtx(0, count, mod)
 }
 
-var procLaunchKernel = &proc{
-	flags:   1,
-	name:    "cuLaunchKernel",
-	symbol:  "cuLaunchKernel",
-	version: 4000,
+// ModuleEnumerateFunctions calls cuModuleEnumerateFunctions (ModuleEnumerateFunctionsCtx makes a context current first): Returns the function handles within a module.
+func ModuleEnumerateFunctions(functions *Function, numFunctions uint32, mod Module) error {
+	return ModuleEnumerateFunctionsCtx(0, functions, numFunctions, mod)
 }
 
-// LaunchKernel calls cuLaunchKernel (resolved as cuLaunchKernel, ABI version 4000). The header: Launches a CUDA function CUfunction or a CUDA kernel CUkernel
+// ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
+func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
+	return ModuleGetGlobalCtx(0, hmod, name)
+}
+
+// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first).
+func LinkCreate(numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
+	return LinkCreateCtx(0, numOptions, options, optionValues, stateOut)
+}
+
+// LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current first).
+func LinkAddData(state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+	return LinkAddDataCtx(0, state, typeArg, data, size, name, numOptions, options, optionValues)
+}
+
+// LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current first).
+func LinkAddFile(state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+	return LinkAddFileCtx(0, state, typeArg, path, numOptions, options, optionValues)
+}
+
+// LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current first).
+func LinkComplete(state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
+	return LinkCompleteCtx(0, state, cubinOut, sizeOut)
+}
+
+// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first).
+func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
+
+// ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context current first): Returns a handle to a texture reference
+func ModuleGetTexRef(hmod Module, name string) (Texref, error) {
+	return ModuleGetTexRefCtx(0, hmod, name)
+}
+
+// ModuleGetSurfRef calls cuModuleGetSurfRef (ModuleGetSurfRefCtx makes a context current first): Returns a handle to a surface reference
+func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
+	return ModuleGetSurfRefCtx(0, hmod, name)
+}
+
+// LibraryLoadData calls cuLibraryLoadData (LibraryLoadDataCtx makes a context current first): Load a library with specified code and options
+func LibraryLoadData(code unsafe.Pointer, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (Library, error) {
+	return LibraryLoadDataCtx(0, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
+}
+
+// LibraryLoadFromFile calls cuLibraryLoadFromFile (LibraryLoadFromFileCtx makes a context current first): Load a library with specified file and options
+func LibraryLoadFromFile(fileName string, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (Library, error) {
+	return LibraryLoadFromFileCtx(0, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
+}
+
+// LibraryUnload calls cuLibraryUnload (LibraryUnloadCtx makes a context current first): Unloads a library
+func LibraryUnload(library Library) error { return LibraryUnloadCtx(0, library) }
+
+// LibraryGetKernel calls cuLibraryGetKernel (LibraryGetKernelCtx makes a context current first): Returns a kernel handle
+func LibraryGetKernel(library Library, name string) (Kernel, error) {
+	return LibraryGetKernelCtx(0, library, name)
+}
+
+// LibraryGetKernelCount calls cuLibraryGetKernelCount (LibraryGetKernelCountCtx makes a context current first): Returns the number of kernels within a library
+func LibraryGetKernelCount(count *uint32, lib Library) error {
+	return LibraryGetKernelCountCtx(0, count, lib)
+}
+
+// LibraryEnumerateKernels calls cuLibraryEnumerateKernels (LibraryEnumerateKernelsCtx makes a context current first): Retrieve the kernel handles within a library.
+func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) error {
+	return LibraryEnumerateKernelsCtx(0, kernels, numKernels, lib)
+}
+
+// LibraryGetModule calls cuLibraryGetModule (LibraryGetModuleCtx makes a context current first): Returns a module handle
+func LibraryGetModule(library Library) (Module, error) { return LibraryGetModuleCtx(0, library) }
+
+// KernelGetFunction calls cuKernelGetFunction (KernelGetFunctionCtx makes a context current first): Returns a function handle
+func KernelGetFunction(kernel Kernel) (Function, error) { return KernelGetFunctionCtx(0, kernel) }
+
+// KernelGetLibrary calls cuKernelGetLibrary (KernelGetLibraryCtx makes a context current first): Returns a library handle
+func KernelGetLibrary(kernel Kernel) (Library, error) { return KernelGetLibraryCtx(0, kernel) }
+
+// LibraryGetGlobal calls cuLibraryGetGlobal (LibraryGetGlobalCtx makes a context current first): Returns a global device pointer
+func LibraryGetGlobal(library Library, name string) (DevicePtr, uint64, error) {
+	return LibraryGetGlobalCtx(0, library, name)
+}
+
+// LibraryGetManaged calls cuLibraryGetManaged (LibraryGetManagedCtx makes a context current first): Returns a pointer to managed memory
+func LibraryGetManaged(library Library, name string) (DevicePtr, uint64, error) {
+	return LibraryGetManagedCtx(0, library, name)
+}
+
+// LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction (LibraryGetUnifiedFunctionCtx makes a context current first): Returns a pointer to a unified function
+func LibraryGetUnifiedFunction(library Library, symbol string) (unsafe.Pointer, error) {
+	return LibraryGetUnifiedFunctionCtx(0, library, symbol)
+}
+
+// KernelGetAttribute calls cuKernelGetAttribute (KernelGetAttributeCtx makes a context current first): Returns information about a kernel
+func KernelGetAttribute(attrib FunctionAttribute, kernel Kernel, dev Device) (int32, error) {
+	return KernelGetAttributeCtx(0, attrib, kernel, dev)
+}
+
+// KernelSetAttribute calls cuKernelSetAttribute (KernelSetAttributeCtx makes a context current first): Sets information about a kernel
+func KernelSetAttribute(attrib FunctionAttribute, val int32, kernel Kernel, dev Device) error {
+	return KernelSetAttributeCtx(0, attrib, val, kernel, dev)
+}
+
+// KernelSetCacheConfig calls cuKernelSetCacheConfig (KernelSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for a device kernel.
+func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
+	return KernelSetCacheConfigCtx(0, kernel, config, dev)
+}
+
+// KernelGetName calls cuKernelGetName (KernelGetNameCtx makes a context current first): Returns the function name for a CUkernel handle
+func KernelGetName(name **byte, hfunc Kernel) error { return KernelGetNameCtx(0, name, hfunc) }
+
+// KernelGetParamInfo calls cuKernelGetParamInfo (KernelGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
+func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramSize *uint64) (uint64, error) {
+	return KernelGetParamInfoCtx(0, kernel, paramIndex, paramSize)
+}
+
+// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first): Gets free and total memory
+func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
+
+// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first): Allocates device memory
+func MemAlloc(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
+
+// MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context current first): Allocates pitched device memory
+func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
+	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
+}
+
+// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees device memory
+func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
+
+// MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes a context current first): Get information on memory allocations
+func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
+	return MemGetAddressRangeCtx(0, dptr)
+}
+
+// MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current first): Allocates page-locked host memory
+func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHostCtx(0, bytesize) }
+
+// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current first): Frees page-locked host memory
+func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
+
+// MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current first): Allocates page-locked host memory
+func MemHostAlloc(bytesize uint64, flags uint32) (unsafe.Pointer, error) {
+	return MemHostAllocCtx(0, bytesize, flags)
+}
+
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2 (MemHostGetDevicePointerCtx makes a context current first): Passes back device pointer of mapped pinned memory
+func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, error) {
+	return MemHostGetDevicePointerCtx(0, pArg, flags)
+}
+
+// MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context current first): Passes back flags that were used for a pinned allocation
+func MemHostGetFlags(pArg unsafe.Pointer) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
+
+// MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context current first): Allocates memory that will be automatically managed by the Unified Memory system
+func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
+	return MemAllocManagedCtx(0, bytesize, flags)
+}
+
+// DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification (DeviceRegisterAsyncNotificationCtx makes a context current first): Registers a callback function to receive async notifications
+func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
+	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData, callback)
+}
+
+// DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification (DeviceUnregisterAsyncNotificationCtx makes a context current first): Unregisters an async notification callback
+func DeviceUnregisterAsyncNotification(device Device, callback AsyncCallbackHandle) error {
+	return DeviceUnregisterAsyncNotificationCtx(0, device, callback)
+}
+
+// DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (DeviceGetByPCIBusIDCtx makes a context current first): Returns a handle to a compute device
+func DeviceGetByPCIBusID(pciBusId string) (Device, error) { return DeviceGetByPCIBusIDCtx(0, pciBusId) }
+
+// DeviceGetPCIBusID calls cuDeviceGetPCIBusId (DeviceGetPCIBusIDCtx makes a context current first): Returns a PCI Bus Id string for the device
+func DeviceGetPCIBusID(dev Device) (string, error) { return DeviceGetPCIBusIDCtx(0, dev) }
+
+// IPCGetEventHandle calls cuIpcGetEventHandle (IPCGetEventHandleCtx makes a context current first): Gets an interprocess handle for a previously allocated event
+func IPCGetEventHandle(event Event) (IPCEventHandle, error) { return IPCGetEventHandleCtx(0, event) }
+
+// IPCOpenEventHandle calls cuIpcOpenEventHandle (IPCOpenEventHandleCtx makes a context current first): Opens an interprocess event handle for use in the current process
+func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
+	return IPCOpenEventHandleCtx(0, handle)
+}
+
+// IPCGetMemHandle calls cuIpcGetMemHandle (IPCGetMemHandleCtx makes a context current first): Gets an interprocess memory handle for an existing device memory allocation
+func IPCGetMemHandle(pHandle *IPCMemHandle, dptr DevicePtr) error {
+	return IPCGetMemHandleCtx(0, pHandle, dptr)
+}
+
+// IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a context current first): Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
+	return IPCOpenMemHandleCtx(0, handle, flags)
+}
+
+// IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a context current first): Attempts to close memory mapped with cuIpcOpenMemHandle
+func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dptr) }
+
+// MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a context current first): Registers an existing host memory range for use by CUDA
+func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
+	return MemHostRegisterCtx(0, pArg, bytesize, flags)
+}
+
+// MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a context current first): Unregisters a memory range that was registered with cuMemHostRegister.
+func MemHostUnregister(pArg unsafe.Pointer) error { return MemHostUnregisterCtx(0, pArg) }
+
+// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies memory
+func Memcpy(dst DevicePtr, src DevicePtr, byteCount uint64) error {
+	return MemcpyCtx(0, dst, src, byteCount)
+}
+
+// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first): Copies device memory between two contexts
+func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
+	return MemcpyPeerCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount)
+}
+
+// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current first): Copies memory from Host to Device
+func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
+	return MemcpyHtoDCtx(0, dstDevice, srcHost, byteCount)
+}
+
+// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current first): Copies memory from Device to Host
+func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoHCtx(0, dstHost, srcDevice, byteCount)
+}
+
+// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current first): Copies memory from Device to Device
+func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
+}
+
+// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current first): Copies memory from Device to Array
+func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
+}
+
+// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current first): Copies memory from Array to Device
+func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current first): Copies memory from Host to Array
+func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
+	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost, byteCount)
+}
+
+// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current first): Copies memory from Array to Host
+func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current first): Copies memory from Array to Array
+func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
+}
+
+// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first): Copies memory for 2D arrays
+func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
+
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a context current first): Copies memory for 2D arrays
+func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
+
+// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first): Copies memory for 3D arrays
+func Memcpy3D(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
+
+// Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current first): Copies memory between contexts
+func Memcpy3DPeer(pCopy *Memcpy3DPeerParams) error { return Memcpy3DPeerCtx(0, pCopy) }
+
+// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current first): Copies memory asynchronously
+func MemcpyAsync(dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyAsyncCtx(0, dst, src, byteCount, hStream)
+}
+
+// MemcpyPeerAsync calls cuMemcpyPeerAsync (MemcpyPeerAsyncCtx makes a context current first): Copies device memory between two contexts asynchronously.
+func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
+	return MemcpyPeerAsyncCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount, hStream)
+}
+
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a context current first): Copies memory from Host to Device
+func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
+}
+
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a context current first): Copies memory from Device to Host
+func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a context current first): Copies memory from Device to Device
+func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
+}
+
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a context current first): Copies memory from Host to Array
+func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
+}
+
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a context current first): Copies memory from Array to Host
+func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
+}
+
+// Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context current first): Copies memory for 2D arrays
+func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
+	return Memcpy2DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context current first): Copies memory for 3D arrays
+func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
+	return Memcpy3DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a context current first): Copies memory between contexts asynchronously.
+func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
+	return Memcpy3DPeerAsyncCtx(0, pCopy, hStream)
+}
+
+// MemcpyBatchAsync calls cuMemcpyBatchAsync_v2 (MemcpyBatchAsyncCtx makes a context current first): Performs a batch of memory copies asynchronously.
+func MemcpyBatchAsync(dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
+	return MemcpyBatchAsyncCtx(0, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
+}
+
+// Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync_v2 (Memcpy3DBatchAsyncCtx makes a context current first): Performs a batch of 3D memory copies asynchronously.
+func Memcpy3DBatchAsync(numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hStream Stream) error {
+	return Memcpy3DBatchAsyncCtx(0, numOps, opList, flags, hStream)
+}
+
+// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first): Initializes device memory
+func MemsetD8(dstDevice DevicePtr, uc uint8, n uint64) error { return MemsetD8Ctx(0, dstDevice, uc, n) }
+
+// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first): Initializes device memory
+func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
+	return MemsetD16Ctx(0, dstDevice, us, n)
+}
+
+// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first): Initializes device memory
+func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
+	return MemsetD32Ctx(0, dstDevice, ui, n)
+}
+
+// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current first): Initializes device memory
+func MemsetD2D8(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
+	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
+}
+
+// MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current first): Initializes device memory
+func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
+	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
+}
+
+// MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current first): Initializes device memory
+func MemsetD2D32(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
+	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
+}
+
+// MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current first): Sets device memory
+func MemsetD8Async(dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) error {
+	return MemsetD8AsyncCtx(0, dstDevice, uc, n, hStream)
+}
+
+// MemsetD16Async calls cuMemsetD16Async (MemsetD16AsyncCtx makes a context current first): Sets device memory
+func MemsetD16Async(dstDevice DevicePtr, us uint16, n uint64, hStream Stream) error {
+	return MemsetD16AsyncCtx(0, dstDevice, us, n, hStream)
+}
+
+// MemsetD32Async calls cuMemsetD32Async (MemsetD32AsyncCtx makes a context current first): Sets device memory
+func MemsetD32Async(dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) error {
+	return MemsetD32AsyncCtx(0, dstDevice, ui, n, hStream)
+}
+
+// MemsetD2D8Async calls cuMemsetD2D8Async (MemsetD2D8AsyncCtx makes a context current first): Sets device memory
+func MemsetD2D8Async(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) error {
+	return MemsetD2D8AsyncCtx(0, dstDevice, dstPitch, uc, width, height, hStream)
+}
+
+// MemsetD2D16Async calls cuMemsetD2D16Async (MemsetD2D16AsyncCtx makes a context current first): Sets device memory
+func MemsetD2D16Async(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) error {
+	return MemsetD2D16AsyncCtx(0, dstDevice, dstPitch, us, width, height, hStream)
+}
+
+// MemsetD2D32Async calls cuMemsetD2D32Async (MemsetD2D32AsyncCtx makes a context current first): Sets device memory
+func MemsetD2D32Async(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
+	return MemsetD2D32AsyncCtx(0, dstDevice, dstPitch, ui, width, height, hStream)
+}
+
+// ArrayCreate calls cuArrayCreate_v2 (ArrayCreateCtx makes a context current first): Creates a 1D or 2D CUDA array
+func ArrayCreate(pHandle *Array, pAllocateArray *ArrayDescriptor) error {
+	return ArrayCreateCtx(0, pHandle, pAllocateArray)
+}
+
+// ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes a context current first): Get a 1D or 2D CUDA array descriptor
+func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
+	return ArrayGetDescriptorCtx(0, pArrayDescriptor, hArray)
+}
+
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties (ArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA array
+func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Array) error {
+	return ArrayGetSparsePropertiesCtx(0, sparseProperties, array)
+}
+
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties (MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA mipmapped array
+func MipmappedArrayGetSparseProperties(sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
+	return MipmappedArrayGetSparsePropertiesCtx(0, sparseProperties, mipmap)
+}
+
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements (ArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA array
+func ArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
+	return ArrayGetMemoryRequirementsCtx(0, memoryRequirements, array, device)
+}
+
+// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements (MipmappedArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA mipmapped array
+func MipmappedArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
+	return MipmappedArrayGetMemoryRequirementsCtx(0, memoryRequirements, mipmap, device)
+}
+
+// ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current first): Gets a CUDA array plane from a CUDA array
+func ArrayGetPlane(pPlaneArray *Array, hArray Array, planeIdx uint32) error {
+	return ArrayGetPlaneCtx(0, pPlaneArray, hArray, planeIdx)
+}
+
+// ArrayDestroy calls cuArrayDestroy (ArrayDestroyCtx makes a context current first): Destroys a CUDA array
+func ArrayDestroy(hArray Array) error { return ArrayDestroyCtx(0, hArray) }
+
+// Array3DCreate calls cuArray3DCreate_v2 (Array3DCreateCtx makes a context current first): Creates a 3D CUDA array
+func Array3DCreate(pHandle *Array, pAllocateArray *Array3DDescriptor) error {
+	return Array3DCreateCtx(0, pHandle, pAllocateArray)
+}
+
+// Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx makes a context current first): Get a 3D CUDA array descriptor
+func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) error {
+	return Array3DGetDescriptorCtx(0, pArrayDescriptor, hArray)
+}
+
+// MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
+func MipmappedArrayCreate(pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
+	return MipmappedArrayCreateCtx(0, pHandle, pMipmappedArrayDesc, numMipmapLevels)
+}
+
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
+func MipmappedArrayGetLevel(pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
+	return MipmappedArrayGetLevelCtx(0, pLevelArray, hMipmappedArray, level)
+}
+
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy (MipmappedArrayDestroyCtx makes a context current first): Destroys a CUDA mipmapped array
+func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
+	return MipmappedArrayDestroyCtx(0, hMipmappedArray)
+}
+
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
+func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
+}
+
+// MemBatchDecompressAsync calls cuMemBatchDecompressAsync (MemBatchDecompressAsyncCtx makes a context current first): Submit a batch of
+func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
+	return MemBatchDecompressAsyncCtx(0, paramsArray, count, flags, errorIndex, stream)
+}
+
+// MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a context current first): Allocate an address range reservation.
+func MemAddressReserve(ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
+	return MemAddressReserveCtx(0, ptr, size, alignment, addr, flags)
+}
+
+// MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context current first): Free an address range reservation.
+func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx(0, ptr, size) }
+
+// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first): Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+	return MemCreateCtx(0, handle, size, prop, flags)
+}
+
+// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first): Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+func MemRelease(handle MemGenericAllocationHandle) error { return MemReleaseCtx(0, handle) }
+
+// MemMap calls cuMemMap (MemMapCtx makes a context current first): Maps an allocation handle to a reserved virtual address range.
+func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
+	return MemMapCtx(0, ptr, size, offset, handle, flags)
+}
+
+// MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
+	return MemMapArrayAsyncCtx(0, mapInfoList, count, hStream)
+}
+
+// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
+func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
+
+// MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
+func MemSetAccess(ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
+	return MemSetAccessCtx(0, ptr, size, desc, count)
+}
+
+// MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current first): Get the access
+func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
+	return MemGetAccessCtx(0, flags, location, ptr)
+}
+
+// MemExportToShareableHandle calls cuMemExportToShareableHandle (MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
+func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
+	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
+}
+
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle (MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
+func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
+	return MemImportFromShareableHandleCtx(0, handle, osHandle, shHandleType)
+}
+
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity (MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
+func MemGetAllocationGranularity(granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
+	return MemGetAllocationGranularityCtx(0, granularity, prop, option)
+}
+
+// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle (MemGetAllocationPropertiesFromHandleCtx makes a context current first): Retrieve the contents of the property structure defining properties for this handle
+func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
+	return MemGetAllocationPropertiesFromHandleCtx(0, prop, handle)
+}
+
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle (MemRetainAllocationHandleCtx makes a context current first): Given an address
+func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
+	return MemRetainAllocationHandleCtx(0, handle, addr)
+}
+
+// MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current first): Frees memory with stream ordered semantics
+func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
+
+// MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
+func MemAllocAsync(dptr *DevicePtr, bytesize uint64, hStream Stream) error {
+	return MemAllocAsyncCtx(0, dptr, bytesize, hStream)
+}
+
+// MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
+func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
+	return MemPoolTrimToCtx(0, pool, minBytesToKeep)
+}
+
+// MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
+func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+	return MemPoolSetAttributeCtx(0, pool, attr, value)
+}
+
+// MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
+func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+	return MemPoolGetAttributeCtx(0, pool, attr, value)
+}
+
+// MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
+func MemPoolSetAccess(pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
+	return MemPoolSetAccessCtx(0, pool, mapArg, count)
+}
+
+// MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
+func MemPoolGetAccess(flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
+	return MemPoolGetAccessCtx(0, flags, memPool, location)
+}
+
+// MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current first): Creates a memory pool
+func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
+	return MemPoolCreateCtx(0, pool, poolProps)
+}
+
+// MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context current first): Destroys the specified memory pool
+func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
+
+// MemGetDefaultMemPool calls cuMemGetDefaultMemPool (MemGetDefaultMemPoolCtx makes a context current first): Returns the default memory pool for a given location and allocation type
+func MemGetDefaultMemPool(pool_out *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
+	return MemGetDefaultMemPoolCtx(0, pool_out, location, typeArg)
+}
+
+// MemGetMemPool calls cuMemGetMemPool (MemGetMemPoolCtx makes a context current first): Gets the current memory pool for a memory location and of a particular allocation type
+func MemGetMemPool(pool *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
+	return MemGetMemPoolCtx(0, pool, location, typeArg)
+}
+
+// MemSetMemPool calls cuMemSetMemPool (MemSetMemPoolCtx makes a context current first): Sets the current memory pool for a memory location and allocation type
+func MemSetMemPool(location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
+	return MemSetMemPoolCtx(0, location, typeArg, pool)
+}
+
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
+func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
+	return MemAllocFromPoolAsyncCtx(0, dptr, bytesize, pool, hStream)
+}
+
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
+func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
+	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
+}
+
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
+func MemPoolImportFromShareableHandle(pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
+	return MemPoolImportFromShareableHandleCtx(0, pool_out, handle, handleType, flags)
+}
+
+// MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
+func MemPoolExportPointer(shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
+	return MemPoolExportPointerCtx(0, shareData_out, ptr)
+}
+
+// MemPoolImportPointer calls cuMemPoolImportPointer (MemPoolImportPointerCtx makes a context current first): Import a memory pool allocation from another process.
+func MemPoolImportPointer(ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
+	return MemPoolImportPointerCtx(0, ptr_out, pool, shareData)
+}
+
+// MulticastCreate calls cuMulticastCreate (MulticastCreateCtx makes a context current first): Create a generic allocation handle representing a multicast object described by the given properties.
+func MulticastCreate(mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
+	return MulticastCreateCtx(0, mcHandle, prop)
+}
+
+// MulticastAddDevice calls cuMulticastAddDevice (MulticastAddDeviceCtx makes a context current first): Associate a device to a multicast object.
+func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) error {
+	return MulticastAddDeviceCtx(0, mcHandle, dev)
+}
+
+// MulticastBindMem calls cuMulticastBindMem (MulticastBindMemCtx makes a context current first): Bind a memory allocation represented by a handle to a multicast object.
+func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memHandle MemGenericAllocationHandle, memOffset uint64, size uint64, flags uint64) error {
+	return MulticastBindMemCtx(0, mcHandle, mcOffset, memHandle, memOffset, size, flags)
+}
+
+// MulticastBindAddr calls cuMulticastBindAddr (MulticastBindAddrCtx makes a context current first): Bind a memory allocation represented by a virtual address to a multicast object.
+func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, memptr DevicePtr, size uint64, flags uint64) error {
+	return MulticastBindAddrCtx(0, mcHandle, mcOffset, memptr, size, flags)
+}
+
+// MulticastUnbind calls cuMulticastUnbind (MulticastUnbindCtx makes a context current first): Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+func MulticastUnbind(mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) error {
+	return MulticastUnbindCtx(0, mcHandle, dev, mcOffset, size)
+}
+
+// MulticastGetGranularity calls cuMulticastGetGranularity (MulticastGetGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity for multicast object
+func MulticastGetGranularity(granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
+	return MulticastGetGranularityCtx(0, granularity, prop, option)
+}
+
+// PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes a context current first): Returns information about a pointer
+func PointerGetAttribute(data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+	return PointerGetAttributeCtx(0, data, attribute, ptr)
+}
+
+// MemPrefetchAsync calls cuMemPrefetchAsync_v2 (MemPrefetchAsyncCtx makes a context current first): Prefetches memory to the specified destination location
+func MemPrefetchAsync(devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
+	return MemPrefetchAsyncCtx(0, devPtr, count, location, flags, hStream)
+}
+
+// MemAdvise calls cuMemAdvise_v2 (MemAdviseCtx makes a context current first): Advise about the usage of a given memory range
+func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
+	return MemAdviseCtx(0, devPtr, count, advice, location)
+}
+
+// MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync (MemPrefetchBatchAsyncCtx makes a context current first): Performs a batch of memory prefetches asynchronously
+func MemPrefetchBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
+	return MemPrefetchBatchAsyncCtx(0, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
+}
+
+// MemDiscardBatchAsync calls cuMemDiscardBatchAsync (MemDiscardBatchAsyncCtx makes a context current first): Performs a batch of memory discards asynchronously
+func MemDiscardBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, flags uint64, hStream Stream) error {
+	return MemDiscardBatchAsyncCtx(0, dptrs, sizes, count, flags, hStream)
+}
+
+// MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync (MemDiscardAndPrefetchBatchAsyncCtx makes a context current first): Performs a batch of memory discards and prefetches asynchronously
+func MemDiscardAndPrefetchBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
+	return MemDiscardAndPrefetchBatchAsyncCtx(0, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
+}
+
+// MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
+func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
+	return MemRangeGetAttributeCtx(0, data, dataSize, attribute, devPtr, count)
+}
+
+// MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
+func MemRangeGetAttributes(data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
+	return MemRangeGetAttributesCtx(0, data, dataSizes, attributes, numAttributes, devPtr, count)
+}
+
+// PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
+func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+	return PointerSetAttributeCtx(0, value, attribute, ptr)
+}
+
+// PointerGetAttributes calls cuPointerGetAttributes (PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
+func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
+	return PointerGetAttributesCtx(0, numAttributes, attributes, data, ptr)
+}
+
+// StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current first): Create a stream
+func StreamCreate(flags StreamFlags) (Stream, error) { return StreamCreateCtx(0, flags) }
+
+// StreamCreateWithPriority calls cuStreamCreateWithPriority (StreamCreateWithPriorityCtx makes a context current first): Create a stream with the given priority
+func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
+	return StreamCreateWithPriorityCtx(0, flags, priority)
+}
+
+// StreamGetPriority calls cuStreamGetPriority (StreamGetPriorityCtx makes a context current first): Query the priority of a given stream
+func StreamGetPriority(hStream Stream, priority *int32) error {
+	return StreamGetPriorityCtx(0, hStream, priority)
+}
+
+// StreamGetDevice calls cuStreamGetDevice (StreamGetDeviceCtx makes a context current first): Returns the device handle of the stream
+func StreamGetDevice(hStream Stream) (Device, error) { return StreamGetDeviceCtx(0, hStream) }
+
+// StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context current first): Query the flags of a given stream
+func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlagsCtx(0, hStream, flags) }
+
+// StreamGetID calls cuStreamGetId (StreamGetIDCtx makes a context current first): Returns the unique Id associated with the stream handle supplied
+func StreamGetID(hStream Stream, streamId *uint64) error { return StreamGetIDCtx(0, hStream, streamId) }
+
+// StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current first): Query the context associated with a stream
+func StreamGetCtx(hStream Stream) (Context, error) { return StreamGetCtxCtx(0, hStream) }
+
+// StreamGetCtxV2 calls cuStreamGetCtx_v2 (StreamGetCtxV2Ctx makes a context current first): Query the contexts associated with a stream
+func StreamGetCtxV2(hStream Stream) (Context, GreenCtx, error) { return StreamGetCtxV2Ctx(0, hStream) }
+
+// StreamWaitEvent calls cuStreamWaitEvent (StreamWaitEventCtx makes a context current first): Make a compute stream wait on an event
+func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
+	return StreamWaitEventCtx(0, hStream, hEvent, flags)
+}
+
+// StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a context current first): Add a callback to a compute stream
+func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
+	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
+}
+
+// StreamBeginCapture calls cuStreamBeginCapture_v2 (StreamBeginCaptureCtx makes a context current first): Begins graph capture on a stream
+func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
+	return StreamBeginCaptureCtx(0, hStream, mode)
+}
+
+// StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph (StreamBeginCaptureToGraphCtx makes a context current first): Begins graph capture on a stream to an existing graph
+func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
+	return StreamBeginCaptureToGraphCtx(0, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+}
+
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
+func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
+	return ThreadExchangeStreamCaptureModeCtx(0, mode)
+}
+
+// StreamEndCapture calls cuStreamEndCapture (StreamEndCaptureCtx makes a context current first): Ends capture on a stream, returning the captured graph
+func StreamEndCapture(hStream Stream, phGraph *Graph) error {
+	return StreamEndCaptureCtx(0, hStream, phGraph)
+}
+
+// StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a context current first): Returns a stream's capture status
+func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
+	return StreamIsCapturingCtx(0, hStream)
+}
+
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v3 (StreamGetCaptureInfoCtx makes a context current first): Query a stream's capture state
+func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
+	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
+}
+
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2 (StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream
+func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
+	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, dependencyData, numDependencies, flags)
+}
+
+// StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
+func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
+}
+
+// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current first): Determine status of a compute stream
+func StreamQuery(hStream Stream) error { return StreamQueryCtx(0, hStream) }
+
+// StreamSynchronize calls cuStreamSynchronize (StreamSynchronizeCtx makes a context current first): Wait until a stream's tasks are completed
+func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hStream) }
+
+// StreamDestroy calls cuStreamDestroy_v2 (StreamDestroyCtx makes a context current first): Destroys a stream
+func StreamDestroy(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
+
+// StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx makes a context current first): Copies attributes from source stream to destination stream.
+func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttributesCtx(0, dst, src) }
+
+// StreamGetAttribute calls cuStreamGetAttribute (StreamGetAttributeCtx makes a context current first): Queries stream attribute.
+func StreamGetAttribute(hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	return StreamGetAttributeCtx(0, hStream, attr, value_out)
+}
+
+// StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a context current first): Sets stream attribute.
+func StreamSetAttribute(hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	return StreamSetAttributeCtx(0, hStream, attr, value)
+}
+
+// EventCreate calls cuEventCreate (EventCreateCtx makes a context current first): Creates an event
+func EventCreate(flags EventFlags) (Event, error) { return EventCreateCtx(0, flags) }
+
+// EventRecord calls cuEventRecord (EventRecordCtx makes a context current first): Records an event
+func EventRecord(hEvent Event, hStream Stream) error { return EventRecordCtx(0, hEvent, hStream) }
+
+// EventRecordWithFlags calls cuEventRecordWithFlags (EventRecordWithFlagsCtx makes a context current first): Records an event
+func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) error {
+	return EventRecordWithFlagsCtx(0, hEvent, hStream, flags)
+}
+
+// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first): Queries an event's status
+func EventQuery(hEvent Event) error { return EventQueryCtx(0, hEvent) }
+
+// EventSynchronize calls cuEventSynchronize (EventSynchronizeCtx makes a context current first): Waits for an event to complete
+func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent) }
+
+// EventDestroy calls cuEventDestroy_v2 (EventDestroyCtx makes a context current first): Destroys an event
+func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
+
+// EventElapsedTime calls cuEventElapsedTime_v2 (EventElapsedTimeCtx makes a context current first): Computes the elapsed time between two events
+func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
+	return EventElapsedTimeCtx(0, hStart, hEnd)
+}
+
+// ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx makes a context current first): Imports an external memory object
+func ImportExternalMemory(memHandleDesc *ExternalMemoryHandleDesc) (ExternalMemory, error) {
+	return ImportExternalMemoryCtx(0, memHandleDesc)
+}
+
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer (ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a buffer onto an imported memory object
+func ExternalMemoryGetMappedBuffer(extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (DevicePtr, error) {
+	return ExternalMemoryGetMappedBufferCtx(0, extMem, bufferDesc)
+}
+
+// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first): Maps a CUDA mipmapped array onto an external memory object
+func ExternalMemoryGetMappedMipmappedArray(mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
+	return ExternalMemoryGetMappedMipmappedArrayCtx(0, mipmap, extMem, mipmapDesc)
+}
+
+// DestroyExternalMemory calls cuDestroyExternalMemory (DestroyExternalMemoryCtx makes a context current first): Destroys an external memory object.
+func DestroyExternalMemory(extMem ExternalMemory) error { return DestroyExternalMemoryCtx(0, extMem) }
+
+// ImportExternalSemaphore calls cuImportExternalSemaphore (ImportExternalSemaphoreCtx makes a context current first): Imports an external semaphore
+func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
+	return ImportExternalSemaphoreCtx(0, semHandleDesc)
+}
+
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
+func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
+	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+}
+
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
+func WaitExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
+	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+}
+
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore (DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
+func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
+	return DestroyExternalSemaphoreCtx(0, extSem)
+}
+
+// StreamWaitValue32 calls cuStreamWaitValue32_v2 (StreamWaitValue32Ctx makes a context current first): Wait on a memory location
+func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWaitValue64 calls cuStreamWaitValue64_v2 (StreamWaitValue64Ctx makes a context current first): Wait on a memory location
+func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue32 calls cuStreamWriteValue32_v2 (StreamWriteValue32Ctx makes a context current first): Write a value to memory
+func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue64 calls cuStreamWriteValue64_v2 (StreamWriteValue64Ctx makes a context current first): Write a value to memory
+func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamBatchMemOp calls cuStreamBatchMemOp_v2 (StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
+func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
+	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
+}
+
+// FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a context current first): Returns information about a function
+func FuncGetAttribute(attrib FunctionAttribute, hfunc Function) (int32, error) {
+	return FuncGetAttributeCtx(0, attrib, hfunc)
+}
+
+// FuncSetAttribute calls cuFuncSetAttribute (FuncSetAttributeCtx makes a context current first): Sets information about a function
+func FuncSetAttribute(hfunc Function, attrib FunctionAttribute, value int32) error {
+	return FuncSetAttributeCtx(0, hfunc, attrib, value)
+}
+
+// FuncSetCacheConfig calls cuFuncSetCacheConfig (FuncSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for a device function
+func FuncSetCacheConfig(hfunc Function, config FuncCache) error {
+	return FuncSetCacheConfigCtx(0, hfunc, config)
+}
+
+// FuncGetModule calls cuFuncGetModule (FuncGetModuleCtx makes a context current first): Returns a module handle
+func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, hfunc) }
+
+// FuncGetName calls cuFuncGetName (FuncGetNameCtx makes a context current first): Returns the function name for a CUfunction handle
+func FuncGetName(name **byte, hfunc Function) error { return FuncGetNameCtx(0, name, hfunc) }
+
+// FuncGetParamInfo calls cuFuncGetParamInfo (FuncGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
+func FuncGetParamInfo(funcArg Function, paramIndex uint64, paramSize *uint64) (uint64, error) {
+	return FuncGetParamInfoCtx(0, funcArg, paramIndex, paramSize)
+}
+
+// FuncIsLoaded calls cuFuncIsLoaded (FuncIsLoadedCtx makes a context current first): Returns if the function is loaded
+func FuncIsLoaded(function Function) (FunctionLoadingState, error) {
+	return FuncIsLoadedCtx(0, function)
+}
+
+// FuncLoad calls cuFuncLoad (FuncLoadCtx makes a context current first): Loads a function
+func FuncLoad(function Function) error { return FuncLoadCtx(0, function) }
+
+// LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn := procLaunchKernel.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procLaunchKernel.resolve(); err != nil {
-			return err
-		}
-	}
-	if r := Result(C.cg_LaunchKernel(C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)); r != 0 {
-		return r.boxed()
-	}
-	return nil
+	return LaunchKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 }
 
-// LaunchKernelCtx calls cuLaunchKernel, first making ctx current on the calling thread in the same cgo call (resolved as cuLaunchKernel, ABI version 4000). The header: Launches a CUDA function CUfunction or a CUDA kernel CUkernel
-func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn := procLaunchKernel.addrV.Load()
-	if fn == 0 {
-		var err error
-		if fn, err = procLaunchKernel.resolve(); err != nil {
-			return err
-		}
-	}
-	if err := ensureCtxFns(); err != nil {
-		return err
-	}
-	if r := Result(C.cg_ctx_LaunchKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra)); r != 0 {
-		return r.boxed()
-	}
-	return nil
+// LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
+func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
+	return LaunchKernelExCtx(0, config, f, kernelParams, extra)
 }
 
-// Functions lists every bound driver function: its Go name, the name it is
-// resolved by, the versioned entry point the header declares, and the ABI
-// version passed to cuGetProcAddress.
-var Functions = []FunctionInfo{{
-	ABIVersion: 6000,
-	Flags:      1,
-	Go:         "GetErrorName",
-	Name:       "cuGetErrorName",
-	Symbol:     "cuGetErrorName",
-	proc:       procGetErrorName,
-}, {
-	ABIVersion: 6000,
-	Flags:      1,
-	Go:         "GetErrorString",
-	Name:       "cuGetErrorString",
-	Symbol:     "cuGetErrorString",
-	proc:       procGetErrorString,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "Init",
-	Name:       "cuInit",
-	Symbol:     "cuInit",
-	proc:       procInit,
-}, {
-	ABIVersion: 2020,
-	Flags:      1,
-	Go:         "DriverGetVersion",
-	Name:       "cuDriverGetVersion",
-	Symbol:     "cuDriverGetVersion",
-	proc:       procDriverGetVersion,
-}, {
-	ABIVersion: 12000,
-	Flags:      1,
-	Go:         "GetProcAddress",
-	Name:       "cuGetProcAddress",
-	Symbol:     "cuGetProcAddress_v2",
-	proc:       procGetProcAddress,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "DeviceGet",
-	Name:       "cuDeviceGet",
-	Symbol:     "cuDeviceGet",
-	proc:       procDeviceGet,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "DeviceGetCount",
-	Name:       "cuDeviceGetCount",
-	Symbol:     "cuDeviceGetCount",
-	proc:       procDeviceGetCount,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "DeviceGetName",
-	Name:       "cuDeviceGetName",
-	Symbol:     "cuDeviceGetName",
-	proc:       procDeviceGetName,
-}, {
-	ABIVersion: 7000,
-	Flags:      1,
-	Go:         "DevicePrimaryCtxRetain",
-	Name:       "cuDevicePrimaryCtxRetain",
-	Symbol:     "cuDevicePrimaryCtxRetain",
-	proc:       procDevicePrimaryCtxRetain,
-}, {
-	ABIVersion: 11000,
-	Flags:      1,
-	Go:         "DevicePrimaryCtxRelease",
-	Name:       "cuDevicePrimaryCtxRelease",
-	Symbol:     "cuDevicePrimaryCtxRelease_v2",
-	proc:       procDevicePrimaryCtxRelease,
-}, {
-	ABIVersion: 4000,
-	Flags:      1,
-	Go:         "CtxSetCurrent",
-	Name:       "cuCtxSetCurrent",
-	Symbol:     "cuCtxSetCurrent",
-	proc:       procCtxSetCurrent,
-}, {
-	ABIVersion: 4000,
-	Flags:      1,
-	Go:         "CtxGetCurrent",
-	Name:       "cuCtxGetCurrent",
-	Symbol:     "cuCtxGetCurrent",
-	proc:       procCtxGetCurrent,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "CtxGetDevice",
-	Name:       "cuCtxGetDevice",
-	Symbol:     "cuCtxGetDevice",
-	proc:       procCtxGetDevice,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "CtxSynchronize",
-	Name:       "cuCtxSynchronize",
-	Symbol:     "cuCtxSynchronize",
-	proc:       procCtxSynchronize,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "StreamCreate",
-	Name:       "cuStreamCreate",
-	Symbol:     "cuStreamCreate",
-	proc:       procStreamCreate,
-}, {
-	ABIVersion: 4000,
-	Flags:      1,
-	Go:         "StreamDestroy",
-	Name:       "cuStreamDestroy",
-	Symbol:     "cuStreamDestroy_v2",
-	proc:       procStreamDestroy,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "StreamSynchronize",
-	Name:       "cuStreamSynchronize",
-	Symbol:     "cuStreamSynchronize",
-	proc:       procStreamSynchronize,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "StreamQuery",
-	Name:       "cuStreamQuery",
-	Symbol:     "cuStreamQuery",
-	proc:       procStreamQuery,
-}, {
-	ABIVersion: 3020,
-	Flags:      1,
-	Go:         "StreamWaitEvent",
-	Name:       "cuStreamWaitEvent",
-	Symbol:     "cuStreamWaitEvent",
-	proc:       procStreamWaitEvent,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "EventCreate",
-	Name:       "cuEventCreate",
-	Symbol:     "cuEventCreate",
-	proc:       procEventCreate,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "EventRecord",
-	Name:       "cuEventRecord",
-	Symbol:     "cuEventRecord",
-	proc:       procEventRecord,
-}, {
-	ABIVersion: 11010,
-	Flags:      1,
-	Go:         "EventRecordWithFlags",
-	Name:       "cuEventRecordWithFlags",
-	Symbol:     "cuEventRecordWithFlags",
-	proc:       procEventRecordWithFlags,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "EventQuery",
-	Name:       "cuEventQuery",
-	Symbol:     "cuEventQuery",
-	proc:       procEventQuery,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "EventSynchronize",
-	Name:       "cuEventSynchronize",
-	Symbol:     "cuEventSynchronize",
-	proc:       procEventSynchronize,
-}, {
-	ABIVersion: 4000,
-	Flags:      1,
-	Go:         "EventDestroy",
-	Name:       "cuEventDestroy",
-	Symbol:     "cuEventDestroy_v2",
-	proc:       procEventDestroy,
-}, {
-	ABIVersion: 12080,
-	Flags:      1,
-	Go:         "EventElapsedTime",
-	Name:       "cuEventElapsedTime",
-	Symbol:     "cuEventElapsedTime_v2",
-	proc:       procEventElapsedTime,
-}, {
-	ABIVersion: 12080,
-	Flags:      1,
-	Go:         "EventElapsedTimeV2",
-	Name:       "cuEventElapsedTime",
-	Symbol:     "cuEventElapsedTime_v2",
-	proc:       procEventElapsedTimeV2,
-}, {
-	ABIVersion: 4010,
-	Flags:      1,
-	Go:         "IPCGetEventHandle",
-	Name:       "cuIpcGetEventHandle",
-	Symbol:     "cuIpcGetEventHandle",
-	proc:       procIPCGetEventHandle,
-}, {
-	ABIVersion: 4010,
-	Flags:      1,
-	Go:         "IPCOpenEventHandle",
-	Name:       "cuIpcOpenEventHandle",
-	Symbol:     "cuIpcOpenEventHandle",
-	proc:       procIPCOpenEventHandle,
-}, {
-	ABIVersion: 10000,
-	Flags:      1,
-	Go:         "LaunchHostFunc",
-	Name:       "cuLaunchHostFunc",
-	Symbol:     "cuLaunchHostFunc",
-	proc:       procLaunchHostFunc,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "ModuleLoadData",
-	Name:       "cuModuleLoadData",
-	Symbol:     "cuModuleLoadData",
-	proc:       procModuleLoadData,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "ModuleUnload",
-	Name:       "cuModuleUnload",
-	Symbol:     "cuModuleUnload",
-	proc:       procModuleUnload,
-}, {
-	ABIVersion: 2000,
-	Flags:      1,
-	Go:         "ModuleGetFunction",
-	Name:       "cuModuleGetFunction",
-	Symbol:     "cuModuleGetFunction",
-	proc:       procModuleGetFunction,
-}, {
-	ABIVersion: 4000,
-	Flags:      1,
-	Go:         "LaunchKernel",
-	Name:       "cuLaunchKernel",
-	Symbol:     "cuLaunchKernel",
-	proc:       procLaunchKernel,
-}}
-var ctxProcs = [2]*proc{procCtxGetCurrent, procCtxSetCurrent}
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
+func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
+	return LaunchCooperativeKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
+}
+
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+func LaunchCooperativeKernelMultiDevice(launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
+	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, numDevices, flags)
+}
+
+// LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
+func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
+	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
+}
+
+// FuncSetBlockShape calls cuFuncSetBlockShape (FuncSetBlockShapeCtx makes a context current first): Sets the block-dimensions for the function
+func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) error {
+	return FuncSetBlockShapeCtx(0, hfunc, x, y, z)
+}
+
+// FuncSetSharedSize calls cuFuncSetSharedSize (FuncSetSharedSizeCtx makes a context current first): Sets the dynamic shared-memory size for the function
+func FuncSetSharedSize(hfunc Function, bytes uint32) error {
+	return FuncSetSharedSizeCtx(0, hfunc, bytes)
+}
+
+// ParamSetSize calls cuParamSetSize (ParamSetSizeCtx makes a context current first): Sets the parameter size for the function
+func ParamSetSize(hfunc Function, numbytes uint32) error { return ParamSetSizeCtx(0, hfunc, numbytes) }
+
+// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first): Adds an integer parameter to the function's argument list
+func ParamSeti(hfunc Function, offset int32, value uint32) error {
+	return ParamSetiCtx(0, hfunc, offset, value)
+}
+
+// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first): Adds a floating-point parameter to the function's argument list
+func ParamSetf(hfunc Function, offset int32, value float32) error {
+	return ParamSetfCtx(0, hfunc, offset, value)
+}
+
+// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first): Adds arbitrary data to the function's argument list
+func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
+	return ParamSetvCtx(0, hfunc, offset, ptr, numbytes)
+}
+
+// Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a CUDA function
+func Launch(f Function) error { return LaunchCtx(0, f) }
+
+// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first): Launches a CUDA function
+func LaunchGrid(f Function, grid_width int32, grid_height int32) error {
+	return LaunchGridCtx(0, f, grid_width, grid_height)
+}
+
+// LaunchGridAsync calls cuLaunchGridAsync (LaunchGridAsyncCtx makes a context current first): Launches a CUDA function
+func LaunchGridAsync(f Function, grid_width int32, grid_height int32, hStream Stream) error {
+	return LaunchGridAsyncCtx(0, f, grid_width, grid_height, hStream)
+}
+
+// ParamSetTexRef calls cuParamSetTexRef (ParamSetTexRefCtx makes a context current first): Adds a texture-reference to the function's argument list
+func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) error {
+	return ParamSetTexRefCtx(0, hfunc, texunit, hTexRef)
+}
+
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig (FuncSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for a device function.
+func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
+	return FuncSetSharedMemConfigCtx(0, hfunc, config)
+}
+
+// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current first): Creates a graph
+func GraphCreate(flags uint32) (Graph, error) { return GraphCreateCtx(0, flags) }
+
+// GraphAddKernelNode calls cuGraphAddKernelNode_v2 (GraphAddKernelNodeCtx makes a context current first): Creates a kernel execution node and adds it to a graph
+func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error) {
+	return GraphAddKernelNodeCtx(0, hGraph, dependencies, nodeParams)
+}
+
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams_v2 (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel node's parameters
+func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphKernelNodeGetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams_v2 (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel node's parameters
+func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphKernelNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
+func GraphAddMemcpyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, numDependencies, copyParams, ctxArg)
+}
+
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
+func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	return GraphMemcpyNodeGetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams (GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy node's parameters
+func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	return GraphMemcpyNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
+func GraphAddMemsetNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, numDependencies, memsetParams, ctxArg)
+}
+
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
+func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
+	return GraphMemsetNodeGetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams (GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset node's parameters
+func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
+	return GraphMemsetNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
+func GraphAddHostNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (GraphNode, error) {
+	return GraphAddHostNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+}
+
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams (GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
+func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
+	return GraphHostNodeGetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams (GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's parameters
+func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
+	return GraphHostNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode (GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
+func GraphAddChildGraphNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (GraphNode, error) {
+	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, numDependencies, childGraph)
+}
+
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
+func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
+	return GraphChildGraphNodeGetGraphCtx(0, hNode, phGraph)
+}
+
+// GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
+func GraphAddEmptyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64) (GraphNode, error) {
+	return GraphAddEmptyNodeCtx(0, hGraph, dependencies, numDependencies)
+}
+
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode (GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
+func GraphAddEventRecordNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
+	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, numDependencies, event)
+}
+
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
+func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
+	return GraphEventRecordNodeGetEventCtx(0, hNode, event_out)
+}
+
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent (GraphEventRecordNodeSetEventCtx makes a context current first): Sets an event record node's event
+func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
+	return GraphEventRecordNodeSetEventCtx(0, hNode, event)
+}
+
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
+func GraphAddEventWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
+	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, numDependencies, event)
+}
+
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
+func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
+	return GraphEventWaitNodeGetEventCtx(0, hNode, event_out)
+}
+
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent (GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event wait node's event
+func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
+	return GraphEventWaitNodeSetEventCtx(0, hNode, event)
+}
+
+// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
+func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+}
+
+// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
+func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
+	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode, params_out)
+}
+
+// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets an external semaphore signal node's parameters
+func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	return GraphExternalSemaphoresSignalNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
+func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+}
+
+// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
+func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
+	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode, params_out)
+}
+
+// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets an external semaphore wait node's parameters
+func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	return GraphExternalSemaphoresWaitNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
+func GraphAddBatchMemOpNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
+	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+}
+
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
+func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
+	return GraphBatchMemOpNodeGetParamsCtx(0, hNode, nodeParams_out)
+}
+
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams (GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch mem op node's parameters
+func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	return GraphBatchMemOpNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the parameters for a batch mem op node in the given graphExec
+func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	return GraphExecBatchMemOpNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
+func GraphAddMemAllocNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (GraphNode, error) {
+	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+}
+
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
+func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams) error {
+	return GraphMemAllocNodeGetParamsCtx(0, hNode, params_out)
+}
+
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
+func GraphAddMemFreeNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (GraphNode, error) {
+	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, numDependencies, dptr)
+}
+
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
+func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
+	return GraphMemFreeNodeGetParamsCtx(0, hNode, dptr_out)
+}
+
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a context current first): Free unused memory that was cached on the specified device for use with graphs back to the OS.
+func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
+
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
+func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
+}
+
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
+func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
+}
+
+// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first): Clones a graph
+func GraphClone(originalGraph Graph) (Graph, error) { return GraphCloneCtx(0, originalGraph) }
+
+// GraphNodeFindInClone calls cuGraphNodeFindInClone (GraphNodeFindInCloneCtx makes a context current first): Finds a cloned version of a node
+func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNode, error) {
+	return GraphNodeFindInCloneCtx(0, hOriginalNode, hClonedGraph)
+}
+
+// GraphNodeGetType calls cuGraphNodeGetType (GraphNodeGetTypeCtx makes a context current first): Returns a node's type
+func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
+	return GraphNodeGetTypeCtx(0, hNode, typeArg)
+}
+
+// GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current first): Returns a graph's nodes
+func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
+	return GraphGetNodesCtx(0, hGraph, nodes, numNodes)
+}
+
+// GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
+func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
+	return GraphGetRootNodesCtx(0, hGraph, rootNodes, numRootNodes)
+}
+
+// GraphGetEdges calls cuGraphGetEdges_v2 (GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
+func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
+	return GraphGetEdgesCtx(0, hGraph, from, to, edgeData, numEdges)
+}
+
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies_v2 (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
+func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
+	return GraphNodeGetDependenciesCtx(0, hNode, dependencies, edgeData, numDependencies)
+}
+
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes_v2 (GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
+func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
+	return GraphNodeGetDependentNodesCtx(0, hNode, dependentNodes, edgeData, numDependentNodes)
+}
+
+// GraphAddDependencies calls cuGraphAddDependencies_v2 (GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
+func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
+	return GraphAddDependenciesCtx(0, hGraph, from, to, edgeData, numDependencies)
+}
+
+// GraphRemoveDependencies calls cuGraphRemoveDependencies_v2 (GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
+func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
+	return GraphRemoveDependenciesCtx(0, hGraph, from, to, edgeData, numDependencies)
+}
+
+// GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
+func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNode) }
+
+// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags (GraphInstantiateWithFlagsCtx makes a context current first): Creates an executable graph from a graph
+func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (GraphExec, error) {
+	return GraphInstantiateWithFlagsCtx(0, hGraph, flags)
+}
+
+// GraphInstantiateWithParams calls cuGraphInstantiateWithParams (GraphInstantiateWithParamsCtx makes a context current first): Creates an executable graph from a graph
+func GraphInstantiateWithParams(hGraph Graph, instantiateParams *GraphInstantiateParams) (GraphExec, error) {
+	return GraphInstantiateWithParamsCtx(0, hGraph, instantiateParams)
+}
+
+// GraphExecGetFlags calls cuGraphExecGetFlags (GraphExecGetFlagsCtx makes a context current first): Query the instantiation flags of an executable graph
+func GraphExecGetFlags(hGraphExec GraphExec) (uint64, error) {
+	return GraphExecGetFlagsCtx(0, hGraphExec)
+}
+
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams_v2 (GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the parameters for a kernel node in the given graphExec
+func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphExecKernelNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams (GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the parameters for a memcpy node in the given graphExec.
+func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
+	return GraphExecMemcpyNodeSetParamsCtx(0, hGraphExec, hNode, copyParams, ctxArg)
+}
+
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams (GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the parameters for a memset node in the given graphExec.
+func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
+	return GraphExecMemsetNodeSetParamsCtx(0, hGraphExec, hNode, memsetParams, ctxArg)
+}
+
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams (GraphExecHostNodeSetParamsCtx makes a context current first): Sets the parameters for a host node in the given graphExec.
+func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
+	return GraphExecHostNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams (GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates node parameters in the child graph node in the given graphExec.
+func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
+	return GraphExecChildGraphNodeSetParamsCtx(0, hGraphExec, hNode, childGraph)
+}
+
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent (GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the event for an event record node in the given graphExec
+func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
+	return GraphExecEventRecordNodeSetEventCtx(0, hGraphExec, hNode, event)
+}
+
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent (GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the event for an event wait node in the given graphExec
+func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
+	return GraphExecEventWaitNodeSetEventCtx(0, hGraphExec, hNode, event)
+}
+
+// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams (GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore signal node in the given graphExec
+func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	return GraphExecExternalSemaphoresSignalNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams (GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore wait node in the given graphExec
+func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	return GraphExecExternalSemaphoresWaitNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled (GraphNodeSetEnabledCtx makes a context current first): Enables or disables the specified node in the given graphExec
+func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
+	return GraphNodeSetEnabledCtx(0, hGraphExec, hNode, isEnabled)
+}
+
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled (GraphNodeGetEnabledCtx makes a context current first): Query whether a node in the given graphExec is enabled
+func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
+	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode, isEnabled)
+}
+
+// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current first): Uploads an executable graph in a stream
+func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
+	return GraphUploadCtx(0, hGraphExec, hStream)
+}
+
+// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current first): Launches an executable graph in a stream
+func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
+	return GraphLaunchCtx(0, hGraphExec, hStream)
+}
+
+// GraphExecDestroy calls cuGraphExecDestroy (GraphExecDestroyCtx makes a context current first): Destroys an executable graph
+func GraphExecDestroy(hGraphExec GraphExec) error { return GraphExecDestroyCtx(0, hGraphExec) }
+
+// GraphDestroy calls cuGraphDestroy (GraphDestroyCtx makes a context current first): Destroys a graph
+func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
+
+// GraphExecUpdate calls cuGraphExecUpdate_v2 (GraphExecUpdateCtx makes a context current first): Check whether an executable graph can be updated with a graph and perform the update if possible
+func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
+	return GraphExecUpdateCtx(0, hGraphExec, hGraph, resultInfo)
+}
+
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies attributes from source node to destination node.
+func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
+	return GraphKernelNodeCopyAttributesCtx(0, dst, src)
+}
+
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute (GraphKernelNodeGetAttributeCtx makes a context current first): Queries node attribute.
+func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	return GraphKernelNodeGetAttributeCtx(0, hNode, attr, value_out)
+}
+
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute (GraphKernelNodeSetAttributeCtx makes a context current first): Sets node attribute.
+func GraphKernelNodeSetAttribute(hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	return GraphKernelNodeSetAttributeCtx(0, hNode, attr, value)
+}
+
+// GraphDebugDotPrint calls cuGraphDebugDotPrint (GraphDebugDotPrintCtx makes a context current first): Write a DOT file describing graph structure
+func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
+	return GraphDebugDotPrintCtx(0, hGraph, path, flags)
+}
+
+// UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
+func UserObjectCreate(object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
+	return UserObjectCreateCtx(0, object_out, ptr, destroy, initialRefcount, flags)
+}
+
+// UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a context current first): Retain a reference to a user object
+func UserObjectRetain(object UserObject, count uint32) error {
+	return UserObjectRetainCtx(0, object, count)
+}
+
+// UserObjectRelease calls cuUserObjectRelease (UserObjectReleaseCtx makes a context current first): Release a reference to a user object
+func UserObjectRelease(object UserObject, count uint32) error {
+	return UserObjectReleaseCtx(0, object, count)
+}
+
+// GraphRetainUserObject calls cuGraphRetainUserObject (GraphRetainUserObjectCtx makes a context current first): Retain a reference to a user object from a graph
+func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags uint32) error {
+	return GraphRetainUserObjectCtx(0, graph, object, count, flags)
+}
+
+// GraphReleaseUserObject calls cuGraphReleaseUserObject (GraphReleaseUserObjectCtx makes a context current first): Release a user object reference from a graph
+func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error {
+	return GraphReleaseUserObjectCtx(0, graph, object, count)
+}
+
+// GraphAddNode calls cuGraphAddNode_v2 (GraphAddNodeCtx makes a context current first): Adds a node of arbitrary type to a graph
+func GraphAddNode(hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeCtx(0, hGraph, dependencies, dependencyData, numDependencies, nodeParams)
+}
+
+// GraphNodeSetParams calls cuGraphNodeSetParams (GraphNodeSetParamsCtx makes a context current first): Update's a graph node's parameters
+func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) error {
+	return GraphNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphExecNodeSetParams calls cuGraphExecNodeSetParams (GraphExecNodeSetParamsCtx makes a context current first): Update's a graph node's parameters in an instantiated graph
+func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
+	return GraphExecNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate (GraphConditionalHandleCreateCtx makes a context current first): Create a conditional handle
+func GraphConditionalHandleCreate(pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
+	return GraphConditionalHandleCreateCtx(0, pHandle_out, hGraph, ctxArg, defaultLaunchValue, flags)
+}
+
+// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first): Returns occupancy of a function
+func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32, dynamicSMemSize uint64) (int32, error) {
+	return OccupancyMaxActiveBlocksPerMultiprocessorCtx(0, funcArg, blockSize, dynamicSMemSize)
+}
+
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context current first): Returns occupancy of a function
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (int32, error) {
+	return OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(0, funcArg, blockSize, dynamicSMemSize, flags)
+}
+
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize (OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (int32, int32, error) {
+	return OccupancyMaxPotentialBlockSizeCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
+}
+
+// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (int32, int32, error) {
+	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
+}
+
+// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first): Returns dynamic shared memory available per block when launching
+func OccupancyAvailableDynamicSMemPerBlock(funcArg Function, numBlocks int32, blockSize int32) (uint64, error) {
+	return OccupancyAvailableDynamicSMemPerBlockCtx(0, funcArg, numBlocks, blockSize)
+}
+
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize (OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given the kernel function (
+func OccupancyMaxPotentialClusterSize(funcArg Function, config *LaunchConfig) (int32, error) {
+	return OccupancyMaxPotentialClusterSizeCtx(0, funcArg, config)
+}
+
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters (OccupancyMaxActiveClustersCtx makes a context current first): Given the kernel function (
+func OccupancyMaxActiveClusters(funcArg Function, config *LaunchConfig) (int32, error) {
+	return OccupancyMaxActiveClustersCtx(0, funcArg, config)
+}
+
+// TexRefSetArray calls cuTexRefSetArray (TexRefSetArrayCtx makes a context current first): Binds an array as a texture reference
+func TexRefSetArray(hTexRef Texref, hArray Array, flags uint32) error {
+	return TexRefSetArrayCtx(0, hTexRef, hArray, flags)
+}
+
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray (TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped array to a texture reference
+func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
+	return TexRefSetMipmappedArrayCtx(0, hTexRef, hMipmappedArray, flags)
+}
+
+// TexRefSetAddress calls cuTexRefSetAddress_v2 (TexRefSetAddressCtx makes a context current first): Binds an address as a texture reference
+func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
+	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
+}
+
+// TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes a context current first): Binds an address as a 2D texture reference
+func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
+	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
+}
+
+// TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context current first): Sets the format for a texture reference
+func TexRefSetFormat(hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
+	return TexRefSetFormatCtx(0, hTexRef, fmt, numPackedComponents)
+}
+
+// TexRefSetAddressMode calls cuTexRefSetAddressMode (TexRefSetAddressModeCtx makes a context current first): Sets the addressing mode for a texture reference
+func TexRefSetAddressMode(hTexRef Texref, dim int32, am AddressMode) error {
+	return TexRefSetAddressModeCtx(0, hTexRef, dim, am)
+}
+
+// TexRefSetFilterMode calls cuTexRefSetFilterMode (TexRefSetFilterModeCtx makes a context current first): Sets the filtering mode for a texture reference
+func TexRefSetFilterMode(hTexRef Texref, fm FilterMode) error {
+	return TexRefSetFilterModeCtx(0, hTexRef, fm)
+}
+
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode (TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap filtering mode for a texture reference
+func TexRefSetMipmapFilterMode(hTexRef Texref, fm FilterMode) error {
+	return TexRefSetMipmapFilterModeCtx(0, hTexRef, fm)
+}
+
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias (TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap level bias for a texture reference
+func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) error {
+	return TexRefSetMipmapLevelBiasCtx(0, hTexRef, bias)
+}
+
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp (TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap min/max mipmap level clamps for a texture reference
+func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
+	return TexRefSetMipmapLevelClampCtx(0, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
+}
+
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy (TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum anisotropy for a texture reference
+func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
+	return TexRefSetMaxAnisotropyCtx(0, hTexRef, maxAniso)
+}
+
+// TexRefSetBorderColor calls cuTexRefSetBorderColor (TexRefSetBorderColorCtx makes a context current first): Sets the border color for a texture reference
+func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
+	return TexRefSetBorderColorCtx(0, hTexRef, pBorderColor)
+}
+
+// TexRefSetFlags calls cuTexRefSetFlags (TexRefSetFlagsCtx makes a context current first): Sets the flags for a texture reference
+func TexRefSetFlags(hTexRef Texref, flags uint32) error { return TexRefSetFlagsCtx(0, hTexRef, flags) }
+
+// TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a context current first): Gets the address associated with a texture reference
+func TexRefGetAddress(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
+
+// TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context current first): Gets the array bound to a texture reference
+func TexRefGetArray(phArray *Array, hTexRef Texref) error {
+	return TexRefGetArrayCtx(0, phArray, hTexRef)
+}
+
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray (TexRefGetMipmappedArrayCtx makes a context current first): Gets the mipmapped array bound to a texture reference
+func TexRefGetMipmappedArray(phMipmappedArray *MipmappedArray, hTexRef Texref) error {
+	return TexRefGetMipmappedArrayCtx(0, phMipmappedArray, hTexRef)
+}
+
+// TexRefGetAddressMode calls cuTexRefGetAddressMode (TexRefGetAddressModeCtx makes a context current first): Gets the addressing mode used by a texture reference
+func TexRefGetAddressMode(hTexRef Texref, dim int32) (AddressMode, error) {
+	return TexRefGetAddressModeCtx(0, hTexRef, dim)
+}
+
+// TexRefGetFilterMode calls cuTexRefGetFilterMode (TexRefGetFilterModeCtx makes a context current first): Gets the filter-mode used by a texture reference
+func TexRefGetFilterMode(hTexRef Texref) (FilterMode, error) {
+	return TexRefGetFilterModeCtx(0, hTexRef)
+}
+
+// TexRefGetFormat calls cuTexRefGetFormat (TexRefGetFormatCtx makes a context current first): Gets the format used by a texture reference
+func TexRefGetFormat(hTexRef Texref) (ArrayFormat, int32, error) {
+	return TexRefGetFormatCtx(0, hTexRef)
+}
+
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode (TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap filtering mode for a texture reference
+func TexRefGetMipmapFilterMode(hTexRef Texref) (FilterMode, error) {
+	return TexRefGetMipmapFilterModeCtx(0, hTexRef)
+}
+
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias (TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap level bias for a texture reference
+func TexRefGetMipmapLevelBias(hTexRef Texref) (float32, error) {
+	return TexRefGetMipmapLevelBiasCtx(0, hTexRef)
+}
+
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp (TexRefGetMipmapLevelClampCtx makes a context current first): Gets the min/max mipmap level clamps for a texture reference
+func TexRefGetMipmapLevelClamp(hTexRef Texref) (float32, float32, error) {
+	return TexRefGetMipmapLevelClampCtx(0, hTexRef)
+}
+
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy (TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum anisotropy for a texture reference
+func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
+	return TexRefGetMaxAnisotropyCtx(0, hTexRef)
+}
+
+// TexRefGetBorderColor calls cuTexRefGetBorderColor (TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
+func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
+	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
+}
+
+// TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference
+func TexRefGetFlags(hTexRef Texref) (uint32, error) { return TexRefGetFlagsCtx(0, hTexRef) }
+
+// TexRefCreate calls cuTexRefCreate (TexRefCreateCtx makes a context current first): Creates a texture reference
+func TexRefCreate() (Texref, error) { return TexRefCreateCtx(0) }
+
+// TexRefDestroy calls cuTexRefDestroy (TexRefDestroyCtx makes a context current first): Destroys a texture reference
+func TexRefDestroy(hTexRef Texref) error { return TexRefDestroyCtx(0, hTexRef) }
+
+// SurfRefSetArray calls cuSurfRefSetArray (SurfRefSetArrayCtx makes a context current first): Sets the CUDA array for a surface reference.
+func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
+	return SurfRefSetArrayCtx(0, hSurfRef, hArray, flags)
+}
+
+// SurfRefGetArray calls cuSurfRefGetArray (SurfRefGetArrayCtx makes a context current first): Passes back the CUDA array bound to a surface reference.
+func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
+	return SurfRefGetArrayCtx(0, phArray, hSurfRef)
+}
+
+// TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context current first): Creates a texture object
+func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
+	return TexObjectCreateCtx(0, pTexObject, pResDesc, pTexDesc, pResViewDesc)
+}
+
+// TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a context current first): Destroys a texture object
+func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0, texObject) }
+
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc (TexObjectGetResourceDescCtx makes a context current first): Returns a texture object's resource descriptor
+func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error {
+	return TexObjectGetResourceDescCtx(0, pResDesc, texObject)
+}
+
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc (TexObjectGetTextureDescCtx makes a context current first): Returns a texture object's texture descriptor
+func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
+	return TexObjectGetTextureDescCtx(0, pTexDesc, texObject)
+}
+
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc (TexObjectGetResourceViewDescCtx makes a context current first): Returns a texture object's resource view descriptor
+func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexObject) error {
+	return TexObjectGetResourceViewDescCtx(0, pResViewDesc, texObject)
+}
+
+// SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a context current first): Creates a surface object
+func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
+	return SurfObjectCreateCtx(0, pSurfObject, pResDesc)
+}
+
+// SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a context current first): Destroys a surface object
+func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCtx(0, surfObject) }
+
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc (SurfObjectGetResourceDescCtx makes a context current first): Returns a surface object's resource descriptor
+func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) error {
+	return SurfObjectGetResourceDescCtx(0, pResDesc, surfObject)
+}
+
+// TensorMapEncodeTiled calls cuTensorMapEncodeTiled (TensorMapEncodeTiledCtx makes a context current first): Create a tensor map descriptor object representing tiled memory region
+func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
+	return TensorMapEncodeTiledCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+}
+
+// TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col (TensorMapEncodeIm2colCtx makes a context current first): Create a tensor map descriptor object representing im2col memory region
+func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
+	return TensorMapEncodeIm2colCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+}
+
+// TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide (TensorMapEncodeIm2colWideCtx makes a context current first): Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+func TensorMapEncodeIm2colWide(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
+	return TensorMapEncodeIm2colWideCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
+}
+
+// TensorMapReplaceAddress calls cuTensorMapReplaceAddress (TensorMapReplaceAddressCtx makes a context current first): Modify an existing tensor map descriptor with an updated global address
+func TensorMapReplaceAddress(tensorMap *TensorMap, globalAddress unsafe.Pointer) error {
+	return TensorMapReplaceAddressCtx(0, tensorMap, globalAddress)
+}
+
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes a context current first): Queries if a device may directly access a peer device's memory.
+func DeviceCanAccessPeer(dev Device, peerDev Device) (int32, error) {
+	return DeviceCanAccessPeerCtx(0, dev, peerDev)
+}
+
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess (CtxEnablePeerAccessCtx makes a context current first): Enables direct access to memory allocations in a peer context.
+func CtxEnablePeerAccess(peerContext Context, flags uint32) error {
+	return CtxEnablePeerAccessCtx(0, peerContext, flags)
+}
+
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess (CtxDisablePeerAccessCtx makes a context current first): Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+func CtxDisablePeerAccess(peerContext Context) error { return CtxDisablePeerAccessCtx(0, peerContext) }
+
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (DeviceGetP2PAttributeCtx makes a context current first): Queries attributes of the link between two devices.
+func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (int32, error) {
+	return DeviceGetP2PAttributeCtx(0, attrib, srcDevice, dstDevice)
+}
+
+// DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities (DeviceGetP2PAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between two devices
+func DeviceGetP2PAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
+	return DeviceGetP2PAtomicCapabilitiesCtx(0, capabilities, operations, count, srcDevice, dstDevice)
+}
+
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA
+func GraphicsUnregisterResource(resource GraphicsResource) error {
+	return GraphicsUnregisterResourceCtx(0, resource)
+}
+
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray (GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an array through which to access a subresource of a mapped graphics resource.
+func GraphicsSubResourceGetMappedArray(pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
+	return GraphicsSubResourceGetMappedArrayCtx(0, pArray, resource, arrayIndex, mipLevel)
+}
+
+// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first): Get a mipmapped array through which to access a mapped graphics resource.
+func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
+	return GraphicsResourceGetMappedMipmappedArrayCtx(0, pMipmappedArray, resource)
+}
+
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2 (GraphicsResourceGetMappedPointerCtx makes a context current first): Get a device pointer through which to access a mapped graphics resource.
+func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uint64, error) {
+	return GraphicsResourceGetMappedPointerCtx(0, resource)
+}
+
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2 (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage flags for mapping a graphics resource
+func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error {
+	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
+}
+
+// GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
+func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
+	return GraphicsMapResourcesCtx(0, count, resources, hStream)
+}
+
+// GraphicsUnmapResources calls cuGraphicsUnmapResources (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
+func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
+	return GraphicsUnmapResourcesCtx(0, count, resources, hStream)
+}
+
+// GetProcAddress calls cuGetProcAddress_v2 (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
+func GetProcAddress(symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64, symbolStatus *ProcAddressQueryResult) error {
+	return GetProcAddressCtx(0, symbol, pfn, cudaVersion, flags, symbolStatus)
+}
+
+// CoredumpGetAttribute calls cuCoredumpGetAttribute (CoredumpGetAttributeCtx makes a context current first): Allows caller to fetch a coredump attribute value for the current context
+func CoredumpGetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
+	return CoredumpGetAttributeCtx(0, attrib, value, size)
+}
+
+// CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal (CoredumpGetAttributeGlobalCtx makes a context current first): Allows caller to fetch a coredump attribute value for the entire application
+func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
+	return CoredumpGetAttributeGlobalCtx(0, attrib, value, size)
+}
+
+// CoredumpSetAttribute calls cuCoredumpSetAttribute (CoredumpSetAttributeCtx makes a context current first): Allows caller to set a coredump attribute value for the current context
+func CoredumpSetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
+	return CoredumpSetAttributeCtx(0, attrib, value, size)
+}
+
+// CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal (CoredumpSetAttributeGlobalCtx makes a context current first): Allows caller to set a coredump attribute value globally
+func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
+	return CoredumpSetAttributeGlobalCtx(0, attrib, value, size)
+}
+
+// GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context current first).
+func GetExportTable(ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
+	return GetExportTableCtx(0, ppExportTable, pExportTableId)
+}
+
+// GreenCtxCreate calls cuGreenCtxCreate (GreenCtxCreateCtx makes a context current first): Creates a green context with a specified set of resources.
+func GreenCtxCreate(phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
+	return GreenCtxCreateCtx(0, phCtx, desc, dev, flags)
+}
+
+// GreenCtxDestroy calls cuGreenCtxDestroy (GreenCtxDestroyCtx makes a context current first): Destroys a green context
+func GreenCtxDestroy(hCtx GreenCtx) error { return GreenCtxDestroyCtx(0, hCtx) }
+
+// CtxFromGreenCtx calls cuCtxFromGreenCtx (CtxFromGreenCtxCtx makes a context current first): Converts a green context into the primary context
+func CtxFromGreenCtx(hCtx GreenCtx) (Context, error) { return CtxFromGreenCtxCtx(0, hCtx) }
+
+// DeviceGetDevResource calls cuDeviceGetDevResource (DeviceGetDevResourceCtx makes a context current first): Get device resources
+func DeviceGetDevResource(device Device, resource *DevResource, typeArg DevResourceType) error {
+	return DeviceGetDevResourceCtx(0, device, resource, typeArg)
+}
+
+// CtxGetDevResource calls cuCtxGetDevResource (CtxGetDevResourceCtx makes a context current first): Get context resources
+func CtxGetDevResource(hCtx Context, resource *DevResource, typeArg DevResourceType) error {
+	return CtxGetDevResourceCtx(0, hCtx, resource, typeArg)
+}
+
+// GreenCtxGetDevResource calls cuGreenCtxGetDevResource (GreenCtxGetDevResourceCtx makes a context current first): Get green context resources
+func GreenCtxGetDevResource(hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
+	return GreenCtxGetDevResourceCtx(0, hCtx, resource, typeArg)
+}
+
+// DevSMResourceSplitByCount calls cuDevSmResourceSplitByCount (DevSMResourceSplitByCountCtx makes a context current first): Splits
+func DevSMResourceSplitByCount(result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
+	return DevSMResourceSplitByCountCtx(0, result, nbGroups, input, remaining, useFlags, minCount)
+}
+
+// DevResourceGenerateDesc calls cuDevResourceGenerateDesc (DevResourceGenerateDescCtx makes a context current first): Generate a resource descriptor
+func DevResourceGenerateDesc(phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
+	return DevResourceGenerateDescCtx(0, phDesc, resources, nbResources)
+}
+
+// GreenCtxRecordEvent calls cuGreenCtxRecordEvent (GreenCtxRecordEventCtx makes a context current first): Records an event.
+func GreenCtxRecordEvent(hCtx GreenCtx, hEvent Event) error {
+	return GreenCtxRecordEventCtx(0, hCtx, hEvent)
+}
+
+// GreenCtxWaitEvent calls cuGreenCtxWaitEvent (GreenCtxWaitEventCtx makes a context current first): Make a green context wait on an event
+func GreenCtxWaitEvent(hCtx GreenCtx, hEvent Event) error {
+	return GreenCtxWaitEventCtx(0, hCtx, hEvent)
+}
+
+// StreamGetGreenCtx calls cuStreamGetGreenCtx (StreamGetGreenCtxCtx makes a context current first): Query the green context associated with a stream
+func StreamGetGreenCtx(hStream Stream) (GreenCtx, error) { return StreamGetGreenCtxCtx(0, hStream) }
+
+// GreenCtxStreamCreate calls cuGreenCtxStreamCreate (GreenCtxStreamCreateCtx makes a context current first): Create a stream for use in the green context
+func GreenCtxStreamCreate(greenCtx GreenCtx, flags uint32, priority int32) (Stream, error) {
+	return GreenCtxStreamCreateCtx(0, greenCtx, flags, priority)
+}
+
+// GreenCtxGetID calls cuGreenCtxGetId (GreenCtxGetIDCtx makes a context current first): Returns the unique Id associated with the green context supplied
+func GreenCtxGetID(greenCtx GreenCtx, greenCtxId *uint64) error {
+	return GreenCtxGetIDCtx(0, greenCtx, greenCtxId)
+}
+
+// LogsRegisterCallback calls cuLogsRegisterCallback (LogsRegisterCallbackCtx makes a context current first): Register a callback function to receive error log messages
+func LogsRegisterCallback(callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
+	return LogsRegisterCallbackCtx(0, callbackFunc, userData, callback_out)
+}
+
+// LogsUnregisterCallback calls cuLogsUnregisterCallback (LogsUnregisterCallbackCtx makes a context current first): Unregister a log message callback
+func LogsUnregisterCallback(callback LogsCallbackHandle) error {
+	return LogsUnregisterCallbackCtx(0, callback)
+}
+
+// LogsCurrent calls cuLogsCurrent (LogsCurrentCtx makes a context current first): Sets log iterator to point to the end of log buffer, where the next message would be written.
+func LogsCurrent(iterator_out *LogIterator, flags uint32) error {
+	return LogsCurrentCtx(0, iterator_out, flags)
+}
+
+// LogsDumpToFile calls cuLogsDumpToFile (LogsDumpToFileCtx makes a context current first): Dump accumulated driver logs into a file
+func LogsDumpToFile(iterator *LogIterator, pathToFile string, flags uint32) error {
+	return LogsDumpToFileCtx(0, iterator, pathToFile, flags)
+}
+
+// LogsDumpToMemory calls cuLogsDumpToMemory (LogsDumpToMemoryCtx makes a context current first): Dump accumulated driver logs into a buffer
+func LogsDumpToMemory(iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
+	return LogsDumpToMemoryCtx(0, iterator, buffer, size, flags)
+}
+
+// CheckpointProcessGetRestoreThreadID calls cuCheckpointProcessGetRestoreThreadId (CheckpointProcessGetRestoreThreadIDCtx makes a context current first): Returns the restore thread ID for a CUDA process
+func CheckpointProcessGetRestoreThreadID(pid int32) (int32, error) {
+	return CheckpointProcessGetRestoreThreadIDCtx(0, pid)
+}
+
+// CheckpointProcessGetState calls cuCheckpointProcessGetState (CheckpointProcessGetStateCtx makes a context current first): Returns the process state of a CUDA process
+func CheckpointProcessGetState(pid int32) (ProcessState, error) {
+	return CheckpointProcessGetStateCtx(0, pid)
+}
+
+// CheckpointProcessLock calls cuCheckpointProcessLock (CheckpointProcessLockCtx makes a context current first): Lock a running CUDA process
+func CheckpointProcessLock(pid int32, args *CheckpointLockArgs) error {
+	return CheckpointProcessLockCtx(0, pid, args)
+}
+
+// CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint (CheckpointProcessCheckpointCtx makes a context current first): Checkpoint a CUDA process's GPU memory contents
+func CheckpointProcessCheckpoint(pid int32, args *CheckpointCheckpointArgs) error {
+	return CheckpointProcessCheckpointCtx(0, pid, args)
+}
+
+// CheckpointProcessRestore calls cuCheckpointProcessRestore (CheckpointProcessRestoreCtx makes a context current first): Restore a CUDA process's GPU memory contents from its last checkpoint
+func CheckpointProcessRestore(pid int32, args *CheckpointRestoreArgs) error {
+	return CheckpointProcessRestoreCtx(0, pid, args)
+}
+
+// CheckpointProcessUnlock calls cuCheckpointProcessUnlock (CheckpointProcessUnlockCtx makes a context current first): Unlock a CUDA process to allow CUDA API calls
+func CheckpointProcessUnlock(pid int32, args *CheckpointUnlockArgs) error {
+	return CheckpointProcessUnlockCtx(0, pid, args)
+}
+
+// Functions lists every bound function: its Go name, the name it is resolved
+// by, the versioned entry point the header declares, and the ABI version
+// passed to cuGetProcAddress. The wrappers index procs in the same order.
+var Functions = []FunctionInfo{
+	{"GetErrorString", "cuGetErrorString", "cuGetErrorString", 6000, 1, nil},
+	{"GetErrorName", "cuGetErrorName", "cuGetErrorName", 6000, 1, nil},
+	{"Init", "cuInit", "cuInit", 2000, 1, nil},
+	{"DriverGetVersion", "cuDriverGetVersion", "cuDriverGetVersion", 2020, 1, nil},
+	{"DeviceGet", "cuDeviceGet", "cuDeviceGet", 2000, 1, nil},
+	{"DeviceGetCount", "cuDeviceGetCount", "cuDeviceGetCount", 2000, 1, nil},
+	{"DeviceGetName", "cuDeviceGetName", "cuDeviceGetName", 2000, 1, nil},
+	{"DeviceGetUUID", "cuDeviceGetUuid", "cuDeviceGetUuid_v2", 11040, 1, nil},
+	{"DeviceGetLUID", "cuDeviceGetLuid", "cuDeviceGetLuid", 10000, 1, nil},
+	{"DeviceTotalMem", "cuDeviceTotalMem", "cuDeviceTotalMem_v2", 3020, 1, nil},
+	{"DeviceGetTexture1DLinearMaxWidth", "cuDeviceGetTexture1DLinearMaxWidth", "cuDeviceGetTexture1DLinearMaxWidth", 11010, 1, nil},
+	{"DeviceGetAttribute", "cuDeviceGetAttribute", "cuDeviceGetAttribute", 2000, 1, nil},
+	{"DeviceGetHostAtomicCapabilities", "cuDeviceGetHostAtomicCapabilities", "cuDeviceGetHostAtomicCapabilities", 13000, 1, nil},
+	{"DeviceGetNvSciSyncAttributes", "cuDeviceGetNvSciSyncAttributes", "cuDeviceGetNvSciSyncAttributes", 10020, 1, nil},
+	{"DeviceSetMemPool", "cuDeviceSetMemPool", "cuDeviceSetMemPool", 11020, 1, nil},
+	{"DeviceGetMemPool", "cuDeviceGetMemPool", "cuDeviceGetMemPool", 11020, 1, nil},
+	{"DeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", 11020, 1, nil},
+	{"DeviceGetExecAffinitySupport", "cuDeviceGetExecAffinitySupport", "cuDeviceGetExecAffinitySupport", 11040, 1, nil},
+	{"FlushGPUDirectRDMAWrites", "cuFlushGPUDirectRDMAWrites", "cuFlushGPUDirectRDMAWrites", 11030, 1, nil},
+	{"DeviceGetProperties", "cuDeviceGetProperties", "cuDeviceGetProperties", 2000, 1, nil},
+	{"DeviceComputeCapability", "cuDeviceComputeCapability", "cuDeviceComputeCapability", 2000, 1, nil},
+	{"DevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", 7000, 1, nil},
+	{"DevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000, 1, nil},
+	{"DevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags_v2", 11000, 1, nil},
+	{"DevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState", 7000, 1, nil},
+	{"DevicePrimaryCtxReset", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", 11000, 1, nil},
+	{"CtxCreate", "cuCtxCreate", "cuCtxCreate_v4", 12050, 1, nil},
+	{"CtxDestroy", "cuCtxDestroy", "cuCtxDestroy_v2", 4000, 1, nil},
+	{"CtxPushCurrent", "cuCtxPushCurrent", "cuCtxPushCurrent_v2", 4000, 1, nil},
+	{"CtxPopCurrent", "cuCtxPopCurrent", "cuCtxPopCurrent_v2", 4000, 1, nil},
+	{"CtxSetCurrent", "cuCtxSetCurrent", "cuCtxSetCurrent", 4000, 1, nil},
+	{"CtxGetCurrent", "cuCtxGetCurrent", "cuCtxGetCurrent", 4000, 1, nil},
+	{"CtxGetDevice", "cuCtxGetDevice", "cuCtxGetDevice", 2000, 1, nil},
+	{"CtxGetDeviceV2", "cuCtxGetDevice", "cuCtxGetDevice_v2", 13000, 1, nil},
+	{"CtxGetFlags", "cuCtxGetFlags", "cuCtxGetFlags", 7000, 1, nil},
+	{"CtxSetFlags", "cuCtxSetFlags", "cuCtxSetFlags", 12010, 1, nil},
+	{"CtxGetID", "cuCtxGetId", "cuCtxGetId", 12000, 1, nil},
+	{"CtxSynchronize", "cuCtxSynchronize", "cuCtxSynchronize", 2000, 1, nil},
+	{"CtxSynchronizeV2", "cuCtxSynchronize", "cuCtxSynchronize_v2", 13000, 1, nil},
+	{"CtxSetLimit", "cuCtxSetLimit", "cuCtxSetLimit", 3010, 1, nil},
+	{"CtxGetLimit", "cuCtxGetLimit", "cuCtxGetLimit", 3010, 1, nil},
+	{"CtxGetCacheConfig", "cuCtxGetCacheConfig", "cuCtxGetCacheConfig", 3020, 1, nil},
+	{"CtxSetCacheConfig", "cuCtxSetCacheConfig", "cuCtxSetCacheConfig", 3020, 1, nil},
+	{"CtxGetAPIVersion", "cuCtxGetApiVersion", "cuCtxGetApiVersion", 3020, 1, nil},
+	{"CtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", 5050, 1, nil},
+	{"CtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", 11000, 1, nil},
+	{"CtxGetExecAffinity", "cuCtxGetExecAffinity", "cuCtxGetExecAffinity", 11040, 1, nil},
+	{"CtxRecordEvent", "cuCtxRecordEvent", "cuCtxRecordEvent", 12050, 1, nil},
+	{"CtxWaitEvent", "cuCtxWaitEvent", "cuCtxWaitEvent", 12050, 1, nil},
+	{"CtxAttach", "cuCtxAttach", "cuCtxAttach", 2000, 1, nil},
+	{"CtxDetach", "cuCtxDetach", "cuCtxDetach", 2000, 1, nil},
+	{"CtxGetSharedMemConfig", "cuCtxGetSharedMemConfig", "cuCtxGetSharedMemConfig", 4020, 1, nil},
+	{"CtxSetSharedMemConfig", "cuCtxSetSharedMemConfig", "cuCtxSetSharedMemConfig", 4020, 1, nil},
+	{"ModuleLoad", "cuModuleLoad", "cuModuleLoad", 2000, 1, nil},
+	{"ModuleLoadData", "cuModuleLoadData", "cuModuleLoadData", 2000, 1, nil},
+	{"ModuleLoadDataEx", "cuModuleLoadDataEx", "cuModuleLoadDataEx", 2010, 1, nil},
+	{"ModuleLoadFatBinary", "cuModuleLoadFatBinary", "cuModuleLoadFatBinary", 2000, 1, nil},
+	{"ModuleUnload", "cuModuleUnload", "cuModuleUnload", 2000, 1, nil},
+	{"ModuleGetLoadingMode", "cuModuleGetLoadingMode", "cuModuleGetLoadingMode", 11070, 1, nil},
+	{"ModuleGetFunction", "cuModuleGetFunction", "cuModuleGetFunction", 2000, 1, nil},
+	{"ModuleGetFunctionCount", "cuModuleGetFunctionCount", "cuModuleGetFunctionCount", 12040, 1, nil},
+	{"ModuleEnumerateFunctions", "cuModuleEnumerateFunctions", "cuModuleEnumerateFunctions", 12040, 1, nil},
+	{"ModuleGetGlobal", "cuModuleGetGlobal", "cuModuleGetGlobal_v2", 3020, 1, nil},
+	{"LinkCreate", "cuLinkCreate", "cuLinkCreate_v2", 6050, 1, nil},
+	{"LinkAddData", "cuLinkAddData", "cuLinkAddData_v2", 6050, 1, nil},
+	{"LinkAddFile", "cuLinkAddFile", "cuLinkAddFile_v2", 6050, 1, nil},
+	{"LinkComplete", "cuLinkComplete", "cuLinkComplete", 5050, 1, nil},
+	{"LinkDestroy", "cuLinkDestroy", "cuLinkDestroy", 5050, 1, nil},
+	{"ModuleGetTexRef", "cuModuleGetTexRef", "cuModuleGetTexRef", 2000, 1, nil},
+	{"ModuleGetSurfRef", "cuModuleGetSurfRef", "cuModuleGetSurfRef", 3000, 1, nil},
+	{"LibraryLoadData", "cuLibraryLoadData", "cuLibraryLoadData", 12000, 1, nil},
+	{"LibraryLoadFromFile", "cuLibraryLoadFromFile", "cuLibraryLoadFromFile", 12000, 1, nil},
+	{"LibraryUnload", "cuLibraryUnload", "cuLibraryUnload", 12000, 1, nil},
+	{"LibraryGetKernel", "cuLibraryGetKernel", "cuLibraryGetKernel", 12000, 1, nil},
+	{"LibraryGetKernelCount", "cuLibraryGetKernelCount", "cuLibraryGetKernelCount", 12040, 1, nil},
+	{"LibraryEnumerateKernels", "cuLibraryEnumerateKernels", "cuLibraryEnumerateKernels", 12040, 1, nil},
+	{"LibraryGetModule", "cuLibraryGetModule", "cuLibraryGetModule", 12000, 1, nil},
+	{"KernelGetFunction", "cuKernelGetFunction", "cuKernelGetFunction", 12000, 1, nil},
+	{"KernelGetLibrary", "cuKernelGetLibrary", "cuKernelGetLibrary", 12050, 1, nil},
+	{"LibraryGetGlobal", "cuLibraryGetGlobal", "cuLibraryGetGlobal", 12000, 1, nil},
+	{"LibraryGetManaged", "cuLibraryGetManaged", "cuLibraryGetManaged", 12000, 1, nil},
+	{"LibraryGetUnifiedFunction", "cuLibraryGetUnifiedFunction", "cuLibraryGetUnifiedFunction", 12000, 1, nil},
+	{"KernelGetAttribute", "cuKernelGetAttribute", "cuKernelGetAttribute", 12000, 1, nil},
+	{"KernelSetAttribute", "cuKernelSetAttribute", "cuKernelSetAttribute", 12000, 1, nil},
+	{"KernelSetCacheConfig", "cuKernelSetCacheConfig", "cuKernelSetCacheConfig", 12000, 1, nil},
+	{"KernelGetName", "cuKernelGetName", "cuKernelGetName", 12030, 1, nil},
+	{"KernelGetParamInfo", "cuKernelGetParamInfo", "cuKernelGetParamInfo", 12040, 1, nil},
+	{"MemGetInfo", "cuMemGetInfo", "cuMemGetInfo_v2", 3020, 1, nil},
+	{"MemAlloc", "cuMemAlloc", "cuMemAlloc_v2", 3020, 1, nil},
+	{"MemAllocPitch", "cuMemAllocPitch", "cuMemAllocPitch_v2", 3020, 1, nil},
+	{"MemFree", "cuMemFree", "cuMemFree_v2", 3020, 1, nil},
+	{"MemGetAddressRange", "cuMemGetAddressRange", "cuMemGetAddressRange_v2", 3020, 1, nil},
+	{"MemAllocHost", "cuMemAllocHost", "cuMemAllocHost_v2", 3020, 1, nil},
+	{"MemFreeHost", "cuMemFreeHost", "cuMemFreeHost", 2000, 1, nil},
+	{"MemHostAlloc", "cuMemHostAlloc", "cuMemHostAlloc", 2020, 1, nil},
+	{"MemHostGetDevicePointer", "cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2", 3020, 1, nil},
+	{"MemHostGetFlags", "cuMemHostGetFlags", "cuMemHostGetFlags", 2030, 1, nil},
+	{"MemAllocManaged", "cuMemAllocManaged", "cuMemAllocManaged", 6000, 1, nil},
+	{"DeviceRegisterAsyncNotification", "cuDeviceRegisterAsyncNotification", "cuDeviceRegisterAsyncNotification", 12040, 1, nil},
+	{"DeviceUnregisterAsyncNotification", "cuDeviceUnregisterAsyncNotification", "cuDeviceUnregisterAsyncNotification", 12040, 1, nil},
+	{"DeviceGetByPCIBusID", "cuDeviceGetByPCIBusId", "cuDeviceGetByPCIBusId", 4010, 1, nil},
+	{"DeviceGetPCIBusID", "cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", 4010, 1, nil},
+	{"IPCGetEventHandle", "cuIpcGetEventHandle", "cuIpcGetEventHandle", 4010, 1, nil},
+	{"IPCOpenEventHandle", "cuIpcOpenEventHandle", "cuIpcOpenEventHandle", 4010, 1, nil},
+	{"IPCGetMemHandle", "cuIpcGetMemHandle", "cuIpcGetMemHandle", 4010, 1, nil},
+	{"IPCOpenMemHandle", "cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", 11000, 1, nil},
+	{"IPCCloseMemHandle", "cuIpcCloseMemHandle", "cuIpcCloseMemHandle", 4010, 1, nil},
+	{"MemHostRegister", "cuMemHostRegister", "cuMemHostRegister_v2", 6050, 1, nil},
+	{"MemHostUnregister", "cuMemHostUnregister", "cuMemHostUnregister", 4000, 1, nil},
+	{"Memcpy", "cuMemcpy", "cuMemcpy", 4000, 1, nil},
+	{"MemcpyPeer", "cuMemcpyPeer", "cuMemcpyPeer", 4000, 1, nil},
+	{"MemcpyHtoD", "cuMemcpyHtoD", "cuMemcpyHtoD_v2", 3020, 1, nil},
+	{"MemcpyDtoH", "cuMemcpyDtoH", "cuMemcpyDtoH_v2", 3020, 1, nil},
+	{"MemcpyDtoD", "cuMemcpyDtoD", "cuMemcpyDtoD_v2", 3020, 1, nil},
+	{"MemcpyDtoA", "cuMemcpyDtoA", "cuMemcpyDtoA_v2", 3020, 1, nil},
+	{"MemcpyAtoD", "cuMemcpyAtoD", "cuMemcpyAtoD_v2", 3020, 1, nil},
+	{"MemcpyHtoA", "cuMemcpyHtoA", "cuMemcpyHtoA_v2", 3020, 1, nil},
+	{"MemcpyAtoH", "cuMemcpyAtoH", "cuMemcpyAtoH_v2", 3020, 1, nil},
+	{"MemcpyAtoA", "cuMemcpyAtoA", "cuMemcpyAtoA_v2", 3020, 1, nil},
+	{"Memcpy2D", "cuMemcpy2D", "cuMemcpy2D_v2", 3020, 1, nil},
+	{"Memcpy2DUnaligned", "cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned_v2", 3020, 1, nil},
+	{"Memcpy3D", "cuMemcpy3D", "cuMemcpy3D_v2", 3020, 1, nil},
+	{"Memcpy3DPeer", "cuMemcpy3DPeer", "cuMemcpy3DPeer", 4000, 1, nil},
+	{"MemcpyAsync", "cuMemcpyAsync", "cuMemcpyAsync", 4000, 1, nil},
+	{"MemcpyPeerAsync", "cuMemcpyPeerAsync", "cuMemcpyPeerAsync", 4000, 1, nil},
+	{"MemcpyHtoDAsync", "cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020, 1, nil},
+	{"MemcpyDtoHAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, 1, nil},
+	{"MemcpyDtoDAsync", "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", 3020, 1, nil},
+	{"MemcpyHtoAAsync", "cuMemcpyHtoAAsync", "cuMemcpyHtoAAsync_v2", 3020, 1, nil},
+	{"MemcpyAtoHAsync", "cuMemcpyAtoHAsync", "cuMemcpyAtoHAsync_v2", 3020, 1, nil},
+	{"Memcpy2DAsync", "cuMemcpy2DAsync", "cuMemcpy2DAsync_v2", 3020, 1, nil},
+	{"Memcpy3DAsync", "cuMemcpy3DAsync", "cuMemcpy3DAsync_v2", 3020, 1, nil},
+	{"Memcpy3DPeerAsync", "cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync", 4000, 1, nil},
+	{"MemcpyBatchAsync", "cuMemcpyBatchAsync", "cuMemcpyBatchAsync_v2", 13000, 1, nil},
+	{"Memcpy3DBatchAsync", "cuMemcpy3DBatchAsync", "cuMemcpy3DBatchAsync_v2", 13000, 1, nil},
+	{"MemsetD8", "cuMemsetD8", "cuMemsetD8_v2", 3020, 1, nil},
+	{"MemsetD16", "cuMemsetD16", "cuMemsetD16_v2", 3020, 1, nil},
+	{"MemsetD32", "cuMemsetD32", "cuMemsetD32_v2", 3020, 1, nil},
+	{"MemsetD2D8", "cuMemsetD2D8", "cuMemsetD2D8_v2", 3020, 1, nil},
+	{"MemsetD2D16", "cuMemsetD2D16", "cuMemsetD2D16_v2", 3020, 1, nil},
+	{"MemsetD2D32", "cuMemsetD2D32", "cuMemsetD2D32_v2", 3020, 1, nil},
+	{"MemsetD8Async", "cuMemsetD8Async", "cuMemsetD8Async", 3020, 1, nil},
+	{"MemsetD16Async", "cuMemsetD16Async", "cuMemsetD16Async", 3020, 1, nil},
+	{"MemsetD32Async", "cuMemsetD32Async", "cuMemsetD32Async", 3020, 1, nil},
+	{"MemsetD2D8Async", "cuMemsetD2D8Async", "cuMemsetD2D8Async", 3020, 1, nil},
+	{"MemsetD2D16Async", "cuMemsetD2D16Async", "cuMemsetD2D16Async", 3020, 1, nil},
+	{"MemsetD2D32Async", "cuMemsetD2D32Async", "cuMemsetD2D32Async", 3020, 1, nil},
+	{"ArrayCreate", "cuArrayCreate", "cuArrayCreate_v2", 3020, 1, nil},
+	{"ArrayGetDescriptor", "cuArrayGetDescriptor", "cuArrayGetDescriptor_v2", 3020, 1, nil},
+	{"ArrayGetSparseProperties", "cuArrayGetSparseProperties", "cuArrayGetSparseProperties", 11010, 1, nil},
+	{"MipmappedArrayGetSparseProperties", "cuMipmappedArrayGetSparseProperties", "cuMipmappedArrayGetSparseProperties", 11010, 1, nil},
+	{"ArrayGetMemoryRequirements", "cuArrayGetMemoryRequirements", "cuArrayGetMemoryRequirements", 11060, 1, nil},
+	{"MipmappedArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements", "cuMipmappedArrayGetMemoryRequirements", 11060, 1, nil},
+	{"ArrayGetPlane", "cuArrayGetPlane", "cuArrayGetPlane", 11020, 1, nil},
+	{"ArrayDestroy", "cuArrayDestroy", "cuArrayDestroy", 2000, 1, nil},
+	{"Array3DCreate", "cuArray3DCreate", "cuArray3DCreate_v2", 3020, 1, nil},
+	{"Array3DGetDescriptor", "cuArray3DGetDescriptor", "cuArray3DGetDescriptor_v2", 3020, 1, nil},
+	{"MipmappedArrayCreate", "cuMipmappedArrayCreate", "cuMipmappedArrayCreate", 5000, 1, nil},
+	{"MipmappedArrayGetLevel", "cuMipmappedArrayGetLevel", "cuMipmappedArrayGetLevel", 5000, 1, nil},
+	{"MipmappedArrayDestroy", "cuMipmappedArrayDestroy", "cuMipmappedArrayDestroy", 5000, 1, nil},
+	{"MemGetHandleForAddressRange", "cuMemGetHandleForAddressRange", "cuMemGetHandleForAddressRange", 11070, 1, nil},
+	{"MemBatchDecompressAsync", "cuMemBatchDecompressAsync", "cuMemBatchDecompressAsync", 12060, 1, nil},
+	{"MemAddressReserve", "cuMemAddressReserve", "cuMemAddressReserve", 10020, 1, nil},
+	{"MemAddressFree", "cuMemAddressFree", "cuMemAddressFree", 10020, 1, nil},
+	{"MemCreate", "cuMemCreate", "cuMemCreate", 10020, 1, nil},
+	{"MemRelease", "cuMemRelease", "cuMemRelease", 10020, 1, nil},
+	{"MemMap", "cuMemMap", "cuMemMap", 10020, 1, nil},
+	{"MemMapArrayAsync", "cuMemMapArrayAsync", "cuMemMapArrayAsync", 11010, 1, nil},
+	{"MemUnmap", "cuMemUnmap", "cuMemUnmap", 10020, 1, nil},
+	{"MemSetAccess", "cuMemSetAccess", "cuMemSetAccess", 10020, 1, nil},
+	{"MemGetAccess", "cuMemGetAccess", "cuMemGetAccess", 10020, 1, nil},
+	{"MemExportToShareableHandle", "cuMemExportToShareableHandle", "cuMemExportToShareableHandle", 10020, 1, nil},
+	{"MemImportFromShareableHandle", "cuMemImportFromShareableHandle", "cuMemImportFromShareableHandle", 10020, 1, nil},
+	{"MemGetAllocationGranularity", "cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity", 10020, 1, nil},
+	{"MemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle", 10020, 1, nil},
+	{"MemRetainAllocationHandle", "cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle", 11000, 1, nil},
+	{"MemFreeAsync", "cuMemFreeAsync", "cuMemFreeAsync", 11020, 1, nil},
+	{"MemAllocAsync", "cuMemAllocAsync", "cuMemAllocAsync", 11020, 1, nil},
+	{"MemPoolTrimTo", "cuMemPoolTrimTo", "cuMemPoolTrimTo", 11020, 1, nil},
+	{"MemPoolSetAttribute", "cuMemPoolSetAttribute", "cuMemPoolSetAttribute", 11020, 1, nil},
+	{"MemPoolGetAttribute", "cuMemPoolGetAttribute", "cuMemPoolGetAttribute", 11020, 1, nil},
+	{"MemPoolSetAccess", "cuMemPoolSetAccess", "cuMemPoolSetAccess", 11020, 1, nil},
+	{"MemPoolGetAccess", "cuMemPoolGetAccess", "cuMemPoolGetAccess", 11020, 1, nil},
+	{"MemPoolCreate", "cuMemPoolCreate", "cuMemPoolCreate", 11020, 1, nil},
+	{"MemPoolDestroy", "cuMemPoolDestroy", "cuMemPoolDestroy", 11020, 1, nil},
+	{"MemGetDefaultMemPool", "cuMemGetDefaultMemPool", "cuMemGetDefaultMemPool", 13000, 1, nil},
+	{"MemGetMemPool", "cuMemGetMemPool", "cuMemGetMemPool", 13000, 1, nil},
+	{"MemSetMemPool", "cuMemSetMemPool", "cuMemSetMemPool", 13000, 1, nil},
+	{"MemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", 11020, 1, nil},
+	{"MemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle", "cuMemPoolExportToShareableHandle", 11020, 1, nil},
+	{"MemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle", "cuMemPoolImportFromShareableHandle", 11020, 1, nil},
+	{"MemPoolExportPointer", "cuMemPoolExportPointer", "cuMemPoolExportPointer", 11020, 1, nil},
+	{"MemPoolImportPointer", "cuMemPoolImportPointer", "cuMemPoolImportPointer", 11020, 1, nil},
+	{"MulticastCreate", "cuMulticastCreate", "cuMulticastCreate", 12010, 1, nil},
+	{"MulticastAddDevice", "cuMulticastAddDevice", "cuMulticastAddDevice", 12010, 1, nil},
+	{"MulticastBindMem", "cuMulticastBindMem", "cuMulticastBindMem", 12010, 1, nil},
+	{"MulticastBindAddr", "cuMulticastBindAddr", "cuMulticastBindAddr", 12010, 1, nil},
+	{"MulticastUnbind", "cuMulticastUnbind", "cuMulticastUnbind", 12010, 1, nil},
+	{"MulticastGetGranularity", "cuMulticastGetGranularity", "cuMulticastGetGranularity", 12010, 1, nil},
+	{"PointerGetAttribute", "cuPointerGetAttribute", "cuPointerGetAttribute", 4000, 1, nil},
+	{"MemPrefetchAsync", "cuMemPrefetchAsync", "cuMemPrefetchAsync_v2", 12020, 1, nil},
+	{"MemAdvise", "cuMemAdvise", "cuMemAdvise_v2", 12020, 1, nil},
+	{"MemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", 13000, 1, nil},
+	{"MemDiscardBatchAsync", "cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync", 13000, 1, nil},
+	{"MemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", 13000, 1, nil},
+	{"MemRangeGetAttribute", "cuMemRangeGetAttribute", "cuMemRangeGetAttribute", 8000, 1, nil},
+	{"MemRangeGetAttributes", "cuMemRangeGetAttributes", "cuMemRangeGetAttributes", 8000, 1, nil},
+	{"PointerSetAttribute", "cuPointerSetAttribute", "cuPointerSetAttribute", 6000, 1, nil},
+	{"PointerGetAttributes", "cuPointerGetAttributes", "cuPointerGetAttributes", 7000, 1, nil},
+	{"StreamCreate", "cuStreamCreate", "cuStreamCreate", 2000, 1, nil},
+	{"StreamCreateWithPriority", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority", 5050, 1, nil},
+	{"StreamGetPriority", "cuStreamGetPriority", "cuStreamGetPriority", 5050, 1, nil},
+	{"StreamGetDevice", "cuStreamGetDevice", "cuStreamGetDevice", 12080, 1, nil},
+	{"StreamGetFlags", "cuStreamGetFlags", "cuStreamGetFlags", 5050, 1, nil},
+	{"StreamGetID", "cuStreamGetId", "cuStreamGetId", 12000, 1, nil},
+	{"StreamGetCtx", "cuStreamGetCtx", "cuStreamGetCtx", 9020, 1, nil},
+	{"StreamGetCtxV2", "cuStreamGetCtx", "cuStreamGetCtx_v2", 12050, 1, nil},
+	{"StreamWaitEvent", "cuStreamWaitEvent", "cuStreamWaitEvent", 3020, 1, nil},
+	{"StreamAddCallback", "cuStreamAddCallback", "cuStreamAddCallback", 5000, 1, nil},
+	{"StreamBeginCapture", "cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, 1, nil},
+	{"StreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph", "cuStreamBeginCaptureToGraph", 12030, 1, nil},
+	{"ThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", 10010, 1, nil},
+	{"StreamEndCapture", "cuStreamEndCapture", "cuStreamEndCapture", 10000, 1, nil},
+	{"StreamIsCapturing", "cuStreamIsCapturing", "cuStreamIsCapturing", 10000, 1, nil},
+	{"StreamGetCaptureInfo", "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030, 1, nil},
+	{"StreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies", "cuStreamUpdateCaptureDependencies_v2", 12030, 1, nil},
+	{"StreamAttachMemAsync", "cuStreamAttachMemAsync", "cuStreamAttachMemAsync", 6000, 1, nil},
+	{"StreamQuery", "cuStreamQuery", "cuStreamQuery", 2000, 1, nil},
+	{"StreamSynchronize", "cuStreamSynchronize", "cuStreamSynchronize", 2000, 1, nil},
+	{"StreamDestroy", "cuStreamDestroy", "cuStreamDestroy_v2", 4000, 1, nil},
+	{"StreamCopyAttributes", "cuStreamCopyAttributes", "cuStreamCopyAttributes", 11000, 1, nil},
+	{"StreamGetAttribute", "cuStreamGetAttribute", "cuStreamGetAttribute", 11000, 1, nil},
+	{"StreamSetAttribute", "cuStreamSetAttribute", "cuStreamSetAttribute", 11000, 1, nil},
+	{"EventCreate", "cuEventCreate", "cuEventCreate", 2000, 1, nil},
+	{"EventRecord", "cuEventRecord", "cuEventRecord", 2000, 1, nil},
+	{"EventRecordWithFlags", "cuEventRecordWithFlags", "cuEventRecordWithFlags", 11010, 1, nil},
+	{"EventQuery", "cuEventQuery", "cuEventQuery", 2000, 1, nil},
+	{"EventSynchronize", "cuEventSynchronize", "cuEventSynchronize", 2000, 1, nil},
+	{"EventDestroy", "cuEventDestroy", "cuEventDestroy_v2", 4000, 1, nil},
+	{"EventElapsedTime", "cuEventElapsedTime", "cuEventElapsedTime_v2", 12080, 1, nil},
+	{"ImportExternalMemory", "cuImportExternalMemory", "cuImportExternalMemory", 10000, 1, nil},
+	{"ExternalMemoryGetMappedBuffer", "cuExternalMemoryGetMappedBuffer", "cuExternalMemoryGetMappedBuffer", 10000, 1, nil},
+	{"ExternalMemoryGetMappedMipmappedArray", "cuExternalMemoryGetMappedMipmappedArray", "cuExternalMemoryGetMappedMipmappedArray", 10000, 1, nil},
+	{"DestroyExternalMemory", "cuDestroyExternalMemory", "cuDestroyExternalMemory", 10000, 1, nil},
+	{"ImportExternalSemaphore", "cuImportExternalSemaphore", "cuImportExternalSemaphore", 10000, 1, nil},
+	{"SignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", "cuSignalExternalSemaphoresAsync", 10000, 1, nil},
+	{"WaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync", 10000, 1, nil},
+	{"DestroyExternalSemaphore", "cuDestroyExternalSemaphore", "cuDestroyExternalSemaphore", 10000, 1, nil},
+	{"StreamWaitValue32", "cuStreamWaitValue32", "cuStreamWaitValue32_v2", 11070, 1, nil},
+	{"StreamWaitValue64", "cuStreamWaitValue64", "cuStreamWaitValue64_v2", 11070, 1, nil},
+	{"StreamWriteValue32", "cuStreamWriteValue32", "cuStreamWriteValue32_v2", 11070, 1, nil},
+	{"StreamWriteValue64", "cuStreamWriteValue64", "cuStreamWriteValue64_v2", 11070, 1, nil},
+	{"StreamBatchMemOp", "cuStreamBatchMemOp", "cuStreamBatchMemOp_v2", 11070, 1, nil},
+	{"FuncGetAttribute", "cuFuncGetAttribute", "cuFuncGetAttribute", 2020, 1, nil},
+	{"FuncSetAttribute", "cuFuncSetAttribute", "cuFuncSetAttribute", 9000, 1, nil},
+	{"FuncSetCacheConfig", "cuFuncSetCacheConfig", "cuFuncSetCacheConfig", 3000, 1, nil},
+	{"FuncGetModule", "cuFuncGetModule", "cuFuncGetModule", 11000, 1, nil},
+	{"FuncGetName", "cuFuncGetName", "cuFuncGetName", 12030, 1, nil},
+	{"FuncGetParamInfo", "cuFuncGetParamInfo", "cuFuncGetParamInfo", 12040, 1, nil},
+	{"FuncIsLoaded", "cuFuncIsLoaded", "cuFuncIsLoaded", 12040, 1, nil},
+	{"FuncLoad", "cuFuncLoad", "cuFuncLoad", 12040, 1, nil},
+	{"LaunchKernel", "cuLaunchKernel", "cuLaunchKernel", 4000, 1, nil},
+	{"LaunchKernelEx", "cuLaunchKernelEx", "cuLaunchKernelEx", 11060, 1, nil},
+	{"LaunchCooperativeKernel", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 9000, 1, nil},
+	{"LaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice", "cuLaunchCooperativeKernelMultiDevice", 9000, 1, nil},
+	{"LaunchHostFunc", "cuLaunchHostFunc", "cuLaunchHostFunc", 10000, 1, nil},
+	{"FuncSetBlockShape", "cuFuncSetBlockShape", "cuFuncSetBlockShape", 2000, 1, nil},
+	{"FuncSetSharedSize", "cuFuncSetSharedSize", "cuFuncSetSharedSize", 2000, 1, nil},
+	{"ParamSetSize", "cuParamSetSize", "cuParamSetSize", 2000, 1, nil},
+	{"ParamSeti", "cuParamSeti", "cuParamSeti", 2000, 1, nil},
+	{"ParamSetf", "cuParamSetf", "cuParamSetf", 2000, 1, nil},
+	{"ParamSetv", "cuParamSetv", "cuParamSetv", 2000, 1, nil},
+	{"Launch", "cuLaunch", "cuLaunch", 2000, 1, nil},
+	{"LaunchGrid", "cuLaunchGrid", "cuLaunchGrid", 2000, 1, nil},
+	{"LaunchGridAsync", "cuLaunchGridAsync", "cuLaunchGridAsync", 2000, 1, nil},
+	{"ParamSetTexRef", "cuParamSetTexRef", "cuParamSetTexRef", 2000, 1, nil},
+	{"FuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", 4020, 1, nil},
+	{"GraphCreate", "cuGraphCreate", "cuGraphCreate", 10000, 1, nil},
+	{"GraphAddKernelNode", "cuGraphAddKernelNode", "cuGraphAddKernelNode_v2", 12000, 1, nil},
+	{"GraphKernelNodeGetParams", "cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams_v2", 12000, 1, nil},
+	{"GraphKernelNodeSetParams", "cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams_v2", 12000, 1, nil},
+	{"GraphAddMemcpyNode", "cuGraphAddMemcpyNode", "cuGraphAddMemcpyNode", 10000, 1, nil},
+	{"GraphMemcpyNodeGetParams", "cuGraphMemcpyNodeGetParams", "cuGraphMemcpyNodeGetParams", 10000, 1, nil},
+	{"GraphMemcpyNodeSetParams", "cuGraphMemcpyNodeSetParams", "cuGraphMemcpyNodeSetParams", 10000, 1, nil},
+	{"GraphAddMemsetNode", "cuGraphAddMemsetNode", "cuGraphAddMemsetNode", 10000, 1, nil},
+	{"GraphMemsetNodeGetParams", "cuGraphMemsetNodeGetParams", "cuGraphMemsetNodeGetParams", 10000, 1, nil},
+	{"GraphMemsetNodeSetParams", "cuGraphMemsetNodeSetParams", "cuGraphMemsetNodeSetParams", 10000, 1, nil},
+	{"GraphAddHostNode", "cuGraphAddHostNode", "cuGraphAddHostNode", 10000, 1, nil},
+	{"GraphHostNodeGetParams", "cuGraphHostNodeGetParams", "cuGraphHostNodeGetParams", 10000, 1, nil},
+	{"GraphHostNodeSetParams", "cuGraphHostNodeSetParams", "cuGraphHostNodeSetParams", 10000, 1, nil},
+	{"GraphAddChildGraphNode", "cuGraphAddChildGraphNode", "cuGraphAddChildGraphNode", 10000, 1, nil},
+	{"GraphChildGraphNodeGetGraph", "cuGraphChildGraphNodeGetGraph", "cuGraphChildGraphNodeGetGraph", 10000, 1, nil},
+	{"GraphAddEmptyNode", "cuGraphAddEmptyNode", "cuGraphAddEmptyNode", 10000, 1, nil},
+	{"GraphAddEventRecordNode", "cuGraphAddEventRecordNode", "cuGraphAddEventRecordNode", 11010, 1, nil},
+	{"GraphEventRecordNodeGetEvent", "cuGraphEventRecordNodeGetEvent", "cuGraphEventRecordNodeGetEvent", 11010, 1, nil},
+	{"GraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent", "cuGraphEventRecordNodeSetEvent", 11010, 1, nil},
+	{"GraphAddEventWaitNode", "cuGraphAddEventWaitNode", "cuGraphAddEventWaitNode", 11010, 1, nil},
+	{"GraphEventWaitNodeGetEvent", "cuGraphEventWaitNodeGetEvent", "cuGraphEventWaitNodeGetEvent", 11010, 1, nil},
+	{"GraphEventWaitNodeSetEvent", "cuGraphEventWaitNodeSetEvent", "cuGraphEventWaitNodeSetEvent", 11010, 1, nil},
+	{"GraphAddExternalSemaphoresSignalNode", "cuGraphAddExternalSemaphoresSignalNode", "cuGraphAddExternalSemaphoresSignalNode", 11020, 1, nil},
+	{"GraphExternalSemaphoresSignalNodeGetParams", "cuGraphExternalSemaphoresSignalNodeGetParams", "cuGraphExternalSemaphoresSignalNodeGetParams", 11020, 1, nil},
+	{"GraphExternalSemaphoresSignalNodeSetParams", "cuGraphExternalSemaphoresSignalNodeSetParams", "cuGraphExternalSemaphoresSignalNodeSetParams", 11020, 1, nil},
+	{"GraphAddExternalSemaphoresWaitNode", "cuGraphAddExternalSemaphoresWaitNode", "cuGraphAddExternalSemaphoresWaitNode", 11020, 1, nil},
+	{"GraphExternalSemaphoresWaitNodeGetParams", "cuGraphExternalSemaphoresWaitNodeGetParams", "cuGraphExternalSemaphoresWaitNodeGetParams", 11020, 1, nil},
+	{"GraphExternalSemaphoresWaitNodeSetParams", "cuGraphExternalSemaphoresWaitNodeSetParams", "cuGraphExternalSemaphoresWaitNodeSetParams", 11020, 1, nil},
+	{"GraphAddBatchMemOpNode", "cuGraphAddBatchMemOpNode", "cuGraphAddBatchMemOpNode", 11070, 1, nil},
+	{"GraphBatchMemOpNodeGetParams", "cuGraphBatchMemOpNodeGetParams", "cuGraphBatchMemOpNodeGetParams", 11070, 1, nil},
+	{"GraphBatchMemOpNodeSetParams", "cuGraphBatchMemOpNodeSetParams", "cuGraphBatchMemOpNodeSetParams", 11070, 1, nil},
+	{"GraphExecBatchMemOpNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams", "cuGraphExecBatchMemOpNodeSetParams", 11070, 1, nil},
+	{"GraphAddMemAllocNode", "cuGraphAddMemAllocNode", "cuGraphAddMemAllocNode", 11040, 1, nil},
+	{"GraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams", "cuGraphMemAllocNodeGetParams", 11040, 1, nil},
+	{"GraphAddMemFreeNode", "cuGraphAddMemFreeNode", "cuGraphAddMemFreeNode", 11040, 1, nil},
+	{"GraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams", "cuGraphMemFreeNodeGetParams", 11040, 1, nil},
+	{"DeviceGraphMemTrim", "cuDeviceGraphMemTrim", "cuDeviceGraphMemTrim", 11040, 1, nil},
+	{"DeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute", "cuDeviceGetGraphMemAttribute", 11040, 1, nil},
+	{"DeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", 11040, 1, nil},
+	{"GraphClone", "cuGraphClone", "cuGraphClone", 10000, 1, nil},
+	{"GraphNodeFindInClone", "cuGraphNodeFindInClone", "cuGraphNodeFindInClone", 10000, 1, nil},
+	{"GraphNodeGetType", "cuGraphNodeGetType", "cuGraphNodeGetType", 10000, 1, nil},
+	{"GraphGetNodes", "cuGraphGetNodes", "cuGraphGetNodes", 10000, 1, nil},
+	{"GraphGetRootNodes", "cuGraphGetRootNodes", "cuGraphGetRootNodes", 10000, 1, nil},
+	{"GraphGetEdges", "cuGraphGetEdges", "cuGraphGetEdges_v2", 12030, 1, nil},
+	{"GraphNodeGetDependencies", "cuGraphNodeGetDependencies", "cuGraphNodeGetDependencies_v2", 12030, 1, nil},
+	{"GraphNodeGetDependentNodes", "cuGraphNodeGetDependentNodes", "cuGraphNodeGetDependentNodes_v2", 12030, 1, nil},
+	{"GraphAddDependencies", "cuGraphAddDependencies", "cuGraphAddDependencies_v2", 12030, 1, nil},
+	{"GraphRemoveDependencies", "cuGraphRemoveDependencies", "cuGraphRemoveDependencies_v2", 12030, 1, nil},
+	{"GraphDestroyNode", "cuGraphDestroyNode", "cuGraphDestroyNode", 10000, 1, nil},
+	{"GraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040, 1, nil},
+	{"GraphInstantiateWithParams", "cuGraphInstantiateWithParams", "cuGraphInstantiateWithParams", 12000, 1, nil},
+	{"GraphExecGetFlags", "cuGraphExecGetFlags", "cuGraphExecGetFlags", 12000, 1, nil},
+	{"GraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams_v2", 12000, 1, nil},
+	{"GraphExecMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams", "cuGraphExecMemcpyNodeSetParams", 10020, 1, nil},
+	{"GraphExecMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams", "cuGraphExecMemsetNodeSetParams", 10020, 1, nil},
+	{"GraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams", 10020, 1, nil},
+	{"GraphExecChildGraphNodeSetParams", "cuGraphExecChildGraphNodeSetParams", "cuGraphExecChildGraphNodeSetParams", 11010, 1, nil},
+	{"GraphExecEventRecordNodeSetEvent", "cuGraphExecEventRecordNodeSetEvent", "cuGraphExecEventRecordNodeSetEvent", 11010, 1, nil},
+	{"GraphExecEventWaitNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent", "cuGraphExecEventWaitNodeSetEvent", 11010, 1, nil},
+	{"GraphExecExternalSemaphoresSignalNodeSetParams", "cuGraphExecExternalSemaphoresSignalNodeSetParams", "cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020, 1, nil},
+	{"GraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecExternalSemaphoresWaitNodeSetParams", "cuGraphExecExternalSemaphoresWaitNodeSetParams", 11020, 1, nil},
+	{"GraphNodeSetEnabled", "cuGraphNodeSetEnabled", "cuGraphNodeSetEnabled", 11060, 1, nil},
+	{"GraphNodeGetEnabled", "cuGraphNodeGetEnabled", "cuGraphNodeGetEnabled", 11060, 1, nil},
+	{"GraphUpload", "cuGraphUpload", "cuGraphUpload", 11010, 1, nil},
+	{"GraphLaunch", "cuGraphLaunch", "cuGraphLaunch", 10000, 1, nil},
+	{"GraphExecDestroy", "cuGraphExecDestroy", "cuGraphExecDestroy", 10000, 1, nil},
+	{"GraphDestroy", "cuGraphDestroy", "cuGraphDestroy", 10000, 1, nil},
+	{"GraphExecUpdate", "cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000, 1, nil},
+	{"GraphKernelNodeCopyAttributes", "cuGraphKernelNodeCopyAttributes", "cuGraphKernelNodeCopyAttributes", 11000, 1, nil},
+	{"GraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute", 11000, 1, nil},
+	{"GraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute", 11000, 1, nil},
+	{"GraphDebugDotPrint", "cuGraphDebugDotPrint", "cuGraphDebugDotPrint", 11030, 1, nil},
+	{"UserObjectCreate", "cuUserObjectCreate", "cuUserObjectCreate", 11030, 1, nil},
+	{"UserObjectRetain", "cuUserObjectRetain", "cuUserObjectRetain", 11030, 1, nil},
+	{"UserObjectRelease", "cuUserObjectRelease", "cuUserObjectRelease", 11030, 1, nil},
+	{"GraphRetainUserObject", "cuGraphRetainUserObject", "cuGraphRetainUserObject", 11030, 1, nil},
+	{"GraphReleaseUserObject", "cuGraphReleaseUserObject", "cuGraphReleaseUserObject", 11030, 1, nil},
+	{"GraphAddNode", "cuGraphAddNode", "cuGraphAddNode_v2", 12030, 1, nil},
+	{"GraphNodeSetParams", "cuGraphNodeSetParams", "cuGraphNodeSetParams", 12020, 1, nil},
+	{"GraphExecNodeSetParams", "cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", 12020, 1, nil},
+	{"GraphConditionalHandleCreate", "cuGraphConditionalHandleCreate", "cuGraphConditionalHandleCreate", 12030, 1, nil},
+	{"OccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, 1, nil},
+	{"OccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, 1, nil},
+	{"OccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", 6050, 1, nil},
+	{"OccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 1, nil},
+	{"OccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", 10020, 1, nil},
+	{"OccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", 11070, 1, nil},
+	{"OccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", 11070, 1, nil},
+	{"TexRefSetArray", "cuTexRefSetArray", "cuTexRefSetArray", 2000, 1, nil},
+	{"TexRefSetMipmappedArray", "cuTexRefSetMipmappedArray", "cuTexRefSetMipmappedArray", 5000, 1, nil},
+	{"TexRefSetAddress", "cuTexRefSetAddress", "cuTexRefSetAddress_v2", 3020, 1, nil},
+	{"TexRefSetAddress2D", "cuTexRefSetAddress2D", "cuTexRefSetAddress2D_v3", 4010, 1, nil},
+	{"TexRefSetFormat", "cuTexRefSetFormat", "cuTexRefSetFormat", 2000, 1, nil},
+	{"TexRefSetAddressMode", "cuTexRefSetAddressMode", "cuTexRefSetAddressMode", 2000, 1, nil},
+	{"TexRefSetFilterMode", "cuTexRefSetFilterMode", "cuTexRefSetFilterMode", 2000, 1, nil},
+	{"TexRefSetMipmapFilterMode", "cuTexRefSetMipmapFilterMode", "cuTexRefSetMipmapFilterMode", 5000, 1, nil},
+	{"TexRefSetMipmapLevelBias", "cuTexRefSetMipmapLevelBias", "cuTexRefSetMipmapLevelBias", 5000, 1, nil},
+	{"TexRefSetMipmapLevelClamp", "cuTexRefSetMipmapLevelClamp", "cuTexRefSetMipmapLevelClamp", 5000, 1, nil},
+	{"TexRefSetMaxAnisotropy", "cuTexRefSetMaxAnisotropy", "cuTexRefSetMaxAnisotropy", 5000, 1, nil},
+	{"TexRefSetBorderColor", "cuTexRefSetBorderColor", "cuTexRefSetBorderColor", 8000, 1, nil},
+	{"TexRefSetFlags", "cuTexRefSetFlags", "cuTexRefSetFlags", 2000, 1, nil},
+	{"TexRefGetAddress", "cuTexRefGetAddress", "cuTexRefGetAddress_v2", 3020, 1, nil},
+	{"TexRefGetArray", "cuTexRefGetArray", "cuTexRefGetArray", 2000, 1, nil},
+	{"TexRefGetMipmappedArray", "cuTexRefGetMipmappedArray", "cuTexRefGetMipmappedArray", 5000, 1, nil},
+	{"TexRefGetAddressMode", "cuTexRefGetAddressMode", "cuTexRefGetAddressMode", 2000, 1, nil},
+	{"TexRefGetFilterMode", "cuTexRefGetFilterMode", "cuTexRefGetFilterMode", 2000, 1, nil},
+	{"TexRefGetFormat", "cuTexRefGetFormat", "cuTexRefGetFormat", 2000, 1, nil},
+	{"TexRefGetMipmapFilterMode", "cuTexRefGetMipmapFilterMode", "cuTexRefGetMipmapFilterMode", 5000, 1, nil},
+	{"TexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelBias", "cuTexRefGetMipmapLevelBias", 5000, 1, nil},
+	{"TexRefGetMipmapLevelClamp", "cuTexRefGetMipmapLevelClamp", "cuTexRefGetMipmapLevelClamp", 5000, 1, nil},
+	{"TexRefGetMaxAnisotropy", "cuTexRefGetMaxAnisotropy", "cuTexRefGetMaxAnisotropy", 5000, 1, nil},
+	{"TexRefGetBorderColor", "cuTexRefGetBorderColor", "cuTexRefGetBorderColor", 8000, 1, nil},
+	{"TexRefGetFlags", "cuTexRefGetFlags", "cuTexRefGetFlags", 2000, 1, nil},
+	{"TexRefCreate", "cuTexRefCreate", "cuTexRefCreate", 2000, 1, nil},
+	{"TexRefDestroy", "cuTexRefDestroy", "cuTexRefDestroy", 2000, 1, nil},
+	{"SurfRefSetArray", "cuSurfRefSetArray", "cuSurfRefSetArray", 3000, 1, nil},
+	{"SurfRefGetArray", "cuSurfRefGetArray", "cuSurfRefGetArray", 3000, 1, nil},
+	{"TexObjectCreate", "cuTexObjectCreate", "cuTexObjectCreate", 5000, 1, nil},
+	{"TexObjectDestroy", "cuTexObjectDestroy", "cuTexObjectDestroy", 5000, 1, nil},
+	{"TexObjectGetResourceDesc", "cuTexObjectGetResourceDesc", "cuTexObjectGetResourceDesc", 5000, 1, nil},
+	{"TexObjectGetTextureDesc", "cuTexObjectGetTextureDesc", "cuTexObjectGetTextureDesc", 5000, 1, nil},
+	{"TexObjectGetResourceViewDesc", "cuTexObjectGetResourceViewDesc", "cuTexObjectGetResourceViewDesc", 5000, 1, nil},
+	{"SurfObjectCreate", "cuSurfObjectCreate", "cuSurfObjectCreate", 5000, 1, nil},
+	{"SurfObjectDestroy", "cuSurfObjectDestroy", "cuSurfObjectDestroy", 5000, 1, nil},
+	{"SurfObjectGetResourceDesc", "cuSurfObjectGetResourceDesc", "cuSurfObjectGetResourceDesc", 5000, 1, nil},
+	{"TensorMapEncodeTiled", "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled", 12000, 1, nil},
+	{"TensorMapEncodeIm2col", "cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2col", 12000, 1, nil},
+	{"TensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide", 12080, 1, nil},
+	{"TensorMapReplaceAddress", "cuTensorMapReplaceAddress", "cuTensorMapReplaceAddress", 12000, 1, nil},
+	{"DeviceCanAccessPeer", "cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer", 4000, 1, nil},
+	{"CtxEnablePeerAccess", "cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess", 4000, 1, nil},
+	{"CtxDisablePeerAccess", "cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess", 4000, 1, nil},
+	{"DeviceGetP2PAttribute", "cuDeviceGetP2PAttribute", "cuDeviceGetP2PAttribute", 8000, 1, nil},
+	{"DeviceGetP2PAtomicCapabilities", "cuDeviceGetP2PAtomicCapabilities", "cuDeviceGetP2PAtomicCapabilities", 13000, 1, nil},
+	{"GraphicsUnregisterResource", "cuGraphicsUnregisterResource", "cuGraphicsUnregisterResource", 3000, 1, nil},
+	{"GraphicsSubResourceGetMappedArray", "cuGraphicsSubResourceGetMappedArray", "cuGraphicsSubResourceGetMappedArray", 3000, 1, nil},
+	{"GraphicsResourceGetMappedMipmappedArray", "cuGraphicsResourceGetMappedMipmappedArray", "cuGraphicsResourceGetMappedMipmappedArray", 5000, 1, nil},
+	{"GraphicsResourceGetMappedPointer", "cuGraphicsResourceGetMappedPointer", "cuGraphicsResourceGetMappedPointer_v2", 3020, 1, nil},
+	{"GraphicsResourceSetMapFlags", "cuGraphicsResourceSetMapFlags", "cuGraphicsResourceSetMapFlags_v2", 6050, 1, nil},
+	{"GraphicsMapResources", "cuGraphicsMapResources", "cuGraphicsMapResources", 3000, 1, nil},
+	{"GraphicsUnmapResources", "cuGraphicsUnmapResources", "cuGraphicsUnmapResources", 3000, 1, nil},
+	{"GetProcAddress", "cuGetProcAddress", "cuGetProcAddress_v2", 12000, 1, nil},
+	{"CoredumpGetAttribute", "cuCoredumpGetAttribute", "cuCoredumpGetAttribute", 12010, 1, nil},
+	{"CoredumpGetAttributeGlobal", "cuCoredumpGetAttributeGlobal", "cuCoredumpGetAttributeGlobal", 12010, 1, nil},
+	{"CoredumpSetAttribute", "cuCoredumpSetAttribute", "cuCoredumpSetAttribute", 12010, 1, nil},
+	{"CoredumpSetAttributeGlobal", "cuCoredumpSetAttributeGlobal", "cuCoredumpSetAttributeGlobal", 12010, 1, nil},
+	{"GetExportTable", "cuGetExportTable", "cuGetExportTable", 3000, 1, nil},
+	{"GreenCtxCreate", "cuGreenCtxCreate", "cuGreenCtxCreate", 12040, 1, nil},
+	{"GreenCtxDestroy", "cuGreenCtxDestroy", "cuGreenCtxDestroy", 12040, 1, nil},
+	{"CtxFromGreenCtx", "cuCtxFromGreenCtx", "cuCtxFromGreenCtx", 12040, 1, nil},
+	{"DeviceGetDevResource", "cuDeviceGetDevResource", "cuDeviceGetDevResource", 12040, 1, nil},
+	{"CtxGetDevResource", "cuCtxGetDevResource", "cuCtxGetDevResource", 12040, 1, nil},
+	{"GreenCtxGetDevResource", "cuGreenCtxGetDevResource", "cuGreenCtxGetDevResource", 12040, 1, nil},
+	{"DevSMResourceSplitByCount", "cuDevSmResourceSplitByCount", "cuDevSmResourceSplitByCount", 12040, 1, nil},
+	{"DevResourceGenerateDesc", "cuDevResourceGenerateDesc", "cuDevResourceGenerateDesc", 12040, 1, nil},
+	{"GreenCtxRecordEvent", "cuGreenCtxRecordEvent", "cuGreenCtxRecordEvent", 12040, 1, nil},
+	{"GreenCtxWaitEvent", "cuGreenCtxWaitEvent", "cuGreenCtxWaitEvent", 12040, 1, nil},
+	{"StreamGetGreenCtx", "cuStreamGetGreenCtx", "cuStreamGetGreenCtx", 12040, 1, nil},
+	{"GreenCtxStreamCreate", "cuGreenCtxStreamCreate", "cuGreenCtxStreamCreate", 12050, 1, nil},
+	{"GreenCtxGetID", "cuGreenCtxGetId", "cuGreenCtxGetId", 12090, 1, nil},
+	{"LogsRegisterCallback", "cuLogsRegisterCallback", "cuLogsRegisterCallback", 12090, 1, nil},
+	{"LogsUnregisterCallback", "cuLogsUnregisterCallback", "cuLogsUnregisterCallback", 12090, 1, nil},
+	{"LogsCurrent", "cuLogsCurrent", "cuLogsCurrent", 12090, 1, nil},
+	{"LogsDumpToFile", "cuLogsDumpToFile", "cuLogsDumpToFile", 12090, 1, nil},
+	{"LogsDumpToMemory", "cuLogsDumpToMemory", "cuLogsDumpToMemory", 12090, 1, nil},
+	{"CheckpointProcessGetRestoreThreadID", "cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessGetRestoreThreadId", 12080, 1, nil},
+	{"CheckpointProcessGetState", "cuCheckpointProcessGetState", "cuCheckpointProcessGetState", 12080, 1, nil},
+	{"CheckpointProcessLock", "cuCheckpointProcessLock", "cuCheckpointProcessLock", 12080, 1, nil},
+	{"CheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint", "cuCheckpointProcessCheckpoint", 12080, 1, nil},
+	{"CheckpointProcessRestore", "cuCheckpointProcessRestore", "cuCheckpointProcessRestore", 12080, 1, nil},
+	{"CheckpointProcessUnlock", "cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock", 12080, 1, nil},
+}
+
+var procs [449]proc
+
+var ctxProcs = [2]*proc{&procs[31], &procs[30]}

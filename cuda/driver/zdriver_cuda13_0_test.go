@@ -5,176 +5,464 @@
 
 package driver
 
+import "unsafe"
+
+var _ unsafe.Pointer
+
 // noDriverCalls calls every bound function with zero arguments.
 var noDriverCalls = []struct {
 	name string
 	call func() error
-}{{"GetErrorName", func() error {
-	_, err := GetErrorName(0)
-	return err
-}}, {"GetErrorString", func() error {
-	_, err := GetErrorString(0)
-	return err
-}}, {"Init", func() error {
-	err := Init(0)
-	return err
-}}, {"DriverGetVersion", func() error {
-	_, err := DriverGetVersion()
-	return err
-}}, {"GetProcAddress", func() error {
-	_, _, err := GetProcAddress("", 0, 0)
-	return err
-}}, {"DeviceGet", func() error {
-	_, err := DeviceGet(0)
-	return err
-}}, {"DeviceGetCount", func() error {
-	_, err := DeviceGetCount()
-	return err
-}}, {"DeviceGetName", func() error {
-	_, err := DeviceGetName(0)
-	return err
-}}, {"DevicePrimaryCtxRetain", func() error {
-	_, err := DevicePrimaryCtxRetain(0)
-	return err
-}}, {"DevicePrimaryCtxRelease", func() error {
-	err := DevicePrimaryCtxRelease(0)
-	return err
-}}, {"CtxSetCurrent", func() error {
-	err := CtxSetCurrent(0)
-	return err
-}}, {"CtxGetCurrent", func() error {
-	_, err := CtxGetCurrent()
-	return err
-}}, {"CtxGetDevice", func() error {
-	_, err := CtxGetDevice()
-	return err
-}}, {"CtxGetDeviceCtx", func() error {
-	_, err := CtxGetDeviceCtx(0)
-	return err
-}}, {"CtxSynchronize", func() error {
-	err := CtxSynchronize()
-	return err
-}}, {"CtxSynchronizeCtx", func() error {
-	err := CtxSynchronizeCtx(0)
-	return err
-}}, {"StreamCreate", func() error {
-	_, err := StreamCreate(0)
-	return err
-}}, {"StreamCreateCtx", func() error {
-	_, err := StreamCreateCtx(0, 0)
-	return err
-}}, {"StreamDestroy", func() error {
-	err := StreamDestroy(0)
-	return err
-}}, {"StreamDestroyCtx", func() error {
-	err := StreamDestroyCtx(0, 0)
-	return err
-}}, {"StreamSynchronize", func() error {
-	err := StreamSynchronize(0)
-	return err
-}}, {"StreamSynchronizeCtx", func() error {
-	err := StreamSynchronizeCtx(0, 0)
-	return err
-}}, {"StreamQuery", func() error {
-	err := StreamQuery(0)
-	return err
-}}, {"StreamQueryCtx", func() error {
-	err := StreamQueryCtx(0, 0)
-	return err
-}}, {"StreamWaitEvent", func() error {
-	err := StreamWaitEvent(0, 0, 0)
-	return err
-}}, {"StreamWaitEventCtx", func() error {
-	err := StreamWaitEventCtx(0, 0, 0, 0)
-	return err
-}}, {"EventCreate", func() error {
-	_, err := EventCreate(0)
-	return err
-}}, {"EventCreateCtx", func() error {
-	_, err := EventCreateCtx(0, 0)
-	return err
-}}, {"EventRecord", func() error {
-	err := EventRecord(0, 0)
-	return err
-}}, {"EventRecordCtx", func() error {
-	err := EventRecordCtx(0, 0, 0)
-	return err
-}}, {"EventRecordWithFlags", func() error {
-	err := EventRecordWithFlags(0, 0, 0)
-	return err
-}}, {"EventRecordWithFlagsCtx", func() error {
-	err := EventRecordWithFlagsCtx(0, 0, 0, 0)
-	return err
-}}, {"EventQuery", func() error {
-	err := EventQuery(0)
-	return err
-}}, {"EventQueryCtx", func() error {
-	err := EventQueryCtx(0, 0)
-	return err
-}}, {"EventSynchronize", func() error {
-	err := EventSynchronize(0)
-	return err
-}}, {"EventSynchronizeCtx", func() error {
-	err := EventSynchronizeCtx(0, 0)
-	return err
-}}, {"EventDestroy", func() error {
-	err := EventDestroy(0)
-	return err
-}}, {"EventDestroyCtx", func() error {
-	err := EventDestroyCtx(0, 0)
-	return err
-}}, {"EventElapsedTime", func() error {
-	_, err := EventElapsedTime(0, 0)
-	return err
-}}, {"EventElapsedTimeCtx", func() error {
-	_, err := EventElapsedTimeCtx(0, 0, 0)
-	return err
-}}, {"EventElapsedTimeV2", func() error {
-	_, err := EventElapsedTimeV2(0, 0)
-	return err
-}}, {"EventElapsedTimeV2Ctx", func() error {
-	_, err := EventElapsedTimeV2Ctx(0, 0, 0)
-	return err
-}}, {"IPCGetEventHandle", func() error {
-	_, err := IPCGetEventHandle(0)
-	return err
-}}, {"IPCGetEventHandleCtx", func() error {
-	_, err := IPCGetEventHandleCtx(0, 0)
-	return err
-}}, {"IPCOpenEventHandle", func() error {
-	_, err := IPCOpenEventHandle(&IPCEventHandle{})
-	return err
-}}, {"IPCOpenEventHandleCtx", func() error {
-	_, err := IPCOpenEventHandleCtx(0, &IPCEventHandle{})
-	return err
-}}, {"LaunchHostFunc", func() error {
-	err := LaunchHostFunc(0, 0, nil)
-	return err
-}}, {"LaunchHostFuncCtx", func() error {
-	err := LaunchHostFuncCtx(0, 0, 0, nil)
-	return err
-}}, {"ModuleLoadData", func() error {
-	_, err := ModuleLoadData(nil)
-	return err
-}}, {"ModuleLoadDataCtx", func() error {
-	_, err := ModuleLoadDataCtx(0, nil)
-	return err
-}}, {"ModuleUnload", func() error {
-	err := ModuleUnload(0)
-	return err
-}}, {"ModuleUnloadCtx", func() error {
-	err := ModuleUnloadCtx(0, 0)
-	return err
-}}, {"ModuleGetFunction", func() error {
-	_, err := ModuleGetFunction(0, "")
-	return err
-}}, {"ModuleGetFunctionCtx", func() error {
-	_, err := ModuleGetFunctionCtx(0, 0, "")
-	return err
-}}, {"LaunchKernel", func() error {
-	err := LaunchKernel(0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil)
-	return err
-}}, {"LaunchKernelCtx", func() error {
-	err := LaunchKernelCtx(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil)
-	return err
-}}}
+}{
+	{"GetErrorString", func() error { return e2(GetErrorString(0)) }},
+	{"GetErrorName", func() error { return e2(GetErrorName(0)) }},
+	{"Init", func() error { return Init(0) }},
+	{"DriverGetVersion", func() error { return e2(DriverGetVersion()) }},
+	{"DeviceGet", func() error { return e2(DeviceGet(0)) }},
+	{"DeviceGetCount", func() error { return e2(DeviceGetCount()) }},
+	{"DeviceGetName", func() error { return e2(DeviceGetName(0)) }},
+	{"DeviceGetUUID", func() error { return e2(DeviceGetUUID(0)) }},
+	{"DeviceGetLUID", func() error { return e3(DeviceGetLUID(0)) }},
+	{"DeviceTotalMem", func() error { return e2(DeviceTotalMem(0)) }},
+	{"DeviceGetTexture1DLinearMaxWidth", func() error { return e2(DeviceGetTexture1DLinearMaxWidth(0, 0, 0)) }},
+	{"DeviceGetAttribute", func() error { return e2(DeviceGetAttribute(0, 0)) }},
+	{"DeviceGetHostAtomicCapabilities", func() error { return DeviceGetHostAtomicCapabilities(nil, nil, 0, 0) }},
+	{"DeviceGetNvSciSyncAttributes", func() error { return DeviceGetNvSciSyncAttributes(nil, 0, 0) }},
+	{"DeviceSetMemPool", func() error { return DeviceSetMemPool(0, 0) }},
+	{"DeviceGetMemPool", func() error { return DeviceGetMemPool(nil, 0) }},
+	{"DeviceGetDefaultMemPool", func() error { return DeviceGetDefaultMemPool(nil, 0) }},
+	{"DeviceGetExecAffinitySupport", func() error { return DeviceGetExecAffinitySupport(nil, 0, 0) }},
+	{"FlushGPUDirectRDMAWrites", func() error { return FlushGPUDirectRDMAWrites(0, 0) }},
+	{"DeviceGetProperties", func() error { return e2(DeviceGetProperties(0)) }},
+	{"DeviceComputeCapability", func() error { return DeviceComputeCapability(nil, nil, 0) }},
+	{"DevicePrimaryCtxRetain", func() error { return e2(DevicePrimaryCtxRetain(0)) }},
+	{"DevicePrimaryCtxRelease", func() error { return DevicePrimaryCtxRelease(0) }},
+	{"DevicePrimaryCtxSetFlags", func() error { return DevicePrimaryCtxSetFlags(0, 0) }},
+	{"DevicePrimaryCtxGetState", func() error { return DevicePrimaryCtxGetState(0, nil, nil) }},
+	{"DevicePrimaryCtxReset", func() error { return DevicePrimaryCtxReset(0) }},
+	{"CtxCreate", func() error { return e2(CtxCreate(nil, 0, 0)) }},
+	{"CtxDestroy", func() error { return CtxDestroy(0) }},
+	{"CtxPushCurrent", func() error { return CtxPushCurrent(0) }},
+	{"CtxPopCurrent", func() error { return e2(CtxPopCurrent()) }},
+	{"CtxSetCurrent", func() error { return CtxSetCurrent(0) }},
+	{"CtxGetCurrent", func() error { return e2(CtxGetCurrent()) }},
+	{"CtxGetDevice", func() error { return e2(CtxGetDevice()) }},
+	{"CtxGetDeviceV2", func() error { return e2(CtxGetDeviceV2(0)) }},
+	{"CtxGetFlags", func() error { return CtxGetFlags(nil) }},
+	{"CtxSetFlags", func() error { return CtxSetFlags(0) }},
+	{"CtxGetID", func() error { return CtxGetID(0, nil) }},
+	{"CtxSynchronize", func() error { return CtxSynchronize() }},
+	{"CtxSynchronizeV2", func() error { return CtxSynchronizeV2(0) }},
+	{"CtxSetLimit", func() error { return CtxSetLimit(0, 0) }},
+	{"CtxGetLimit", func() error { return e2(CtxGetLimit(0)) }},
+	{"CtxGetCacheConfig", func() error { return e2(CtxGetCacheConfig()) }},
+	{"CtxSetCacheConfig", func() error { return CtxSetCacheConfig(0) }},
+	{"CtxGetAPIVersion", func() error { return CtxGetAPIVersion(0, nil) }},
+	{"CtxGetStreamPriorityRange", func() error { return CtxGetStreamPriorityRange(nil, nil) }},
+	{"CtxResetPersistingL2Cache", func() error { return CtxResetPersistingL2Cache() }},
+	{"CtxGetExecAffinity", func() error { return e2(CtxGetExecAffinity(0)) }},
+	{"CtxRecordEvent", func() error { return CtxRecordEvent(0, 0) }},
+	{"CtxWaitEvent", func() error { return CtxWaitEvent(0, 0) }},
+	{"CtxAttach", func() error { return e2(CtxAttach(0)) }},
+	{"CtxDetach", func() error { return CtxDetach(0) }},
+	{"CtxGetSharedMemConfig", func() error { return e2(CtxGetSharedMemConfig()) }},
+	{"CtxSetSharedMemConfig", func() error { return CtxSetSharedMemConfig(0) }},
+	{"ModuleLoad", func() error { return e2(ModuleLoad("")) }},
+	{"ModuleLoadData", func() error { return e2(ModuleLoadData(nil)) }},
+	{"ModuleLoadDataEx", func() error { return e2(ModuleLoadDataEx(nil, nil, nil)) }},
+	{"ModuleLoadFatBinary", func() error { return e2(ModuleLoadFatBinary(nil)) }},
+	{"ModuleUnload", func() error { return ModuleUnload(0) }},
+	{"ModuleGetLoadingMode", func() error { return e2(ModuleGetLoadingMode()) }},
+	{"ModuleGetFunction", func() error { return e2(ModuleGetFunction(0, "")) }},
+	{"ModuleGetFunctionCount", func() error { return ModuleGetFunctionCount(nil, 0) }},
+	{"ModuleEnumerateFunctions", func() error { return ModuleEnumerateFunctions(nil, 0, 0) }},
+	{"ModuleGetGlobal", func() error { return e3(ModuleGetGlobal(0, "")) }},
+	{"LinkCreate", func() error { return LinkCreate(0, nil, nil, nil) }},
+	{"LinkAddData", func() error { return LinkAddData(0, 0, nil, 0, "", 0, nil, nil) }},
+	{"LinkAddFile", func() error { return LinkAddFile(0, 0, "", 0, nil, nil) }},
+	{"LinkComplete", func() error { return LinkComplete(0, nil, nil) }},
+	{"LinkDestroy", func() error { return LinkDestroy(0) }},
+	{"ModuleGetTexRef", func() error { return e2(ModuleGetTexRef(0, "")) }},
+	{"ModuleGetSurfRef", func() error { return e2(ModuleGetSurfRef(0, "")) }},
+	{"LibraryLoadData", func() error { return e2(LibraryLoadData(nil, nil, nil, 0, nil, nil, 0)) }},
+	{"LibraryLoadFromFile", func() error { return e2(LibraryLoadFromFile("", nil, nil, 0, nil, nil, 0)) }},
+	{"LibraryUnload", func() error { return LibraryUnload(0) }},
+	{"LibraryGetKernel", func() error { return e2(LibraryGetKernel(0, "")) }},
+	{"LibraryGetKernelCount", func() error { return LibraryGetKernelCount(nil, 0) }},
+	{"LibraryEnumerateKernels", func() error { return LibraryEnumerateKernels(nil, 0, 0) }},
+	{"LibraryGetModule", func() error { return e2(LibraryGetModule(0)) }},
+	{"KernelGetFunction", func() error { return e2(KernelGetFunction(0)) }},
+	{"KernelGetLibrary", func() error { return e2(KernelGetLibrary(0)) }},
+	{"LibraryGetGlobal", func() error { return e3(LibraryGetGlobal(0, "")) }},
+	{"LibraryGetManaged", func() error { return e3(LibraryGetManaged(0, "")) }},
+	{"LibraryGetUnifiedFunction", func() error { return e2(LibraryGetUnifiedFunction(0, "")) }},
+	{"KernelGetAttribute", func() error { return e2(KernelGetAttribute(0, 0, 0)) }},
+	{"KernelSetAttribute", func() error { return KernelSetAttribute(0, 0, 0, 0) }},
+	{"KernelSetCacheConfig", func() error { return KernelSetCacheConfig(0, 0, 0) }},
+	{"KernelGetName", func() error { return KernelGetName(nil, 0) }},
+	{"KernelGetParamInfo", func() error { return e2(KernelGetParamInfo(0, 0, nil)) }},
+	{"MemGetInfo", func() error { return e3(MemGetInfo()) }},
+	{"MemAlloc", func() error { return e2(MemAlloc(0)) }},
+	{"MemAllocPitch", func() error { return e3(MemAllocPitch(0, 0, 0)) }},
+	{"MemFree", func() error { return MemFree(0) }},
+	{"MemGetAddressRange", func() error { return e3(MemGetAddressRange(0)) }},
+	{"MemAllocHost", func() error { return e2(MemAllocHost(0)) }},
+	{"MemFreeHost", func() error { return MemFreeHost(nil) }},
+	{"MemHostAlloc", func() error { return e2(MemHostAlloc(0, 0)) }},
+	{"MemHostGetDevicePointer", func() error { return e2(MemHostGetDevicePointer(nil, 0)) }},
+	{"MemHostGetFlags", func() error { return e2(MemHostGetFlags(nil)) }},
+	{"MemAllocManaged", func() error { return e2(MemAllocManaged(0, 0)) }},
+	{"DeviceRegisterAsyncNotification", func() error { return DeviceRegisterAsyncNotification(0, nil, nil, nil) }},
+	{"DeviceUnregisterAsyncNotification", func() error { return DeviceUnregisterAsyncNotification(0, 0) }},
+	{"DeviceGetByPCIBusID", func() error { return e2(DeviceGetByPCIBusID("")) }},
+	{"DeviceGetPCIBusID", func() error { return e2(DeviceGetPCIBusID(0)) }},
+	{"IPCGetEventHandle", func() error { return e2(IPCGetEventHandle(0)) }},
+	{"IPCOpenEventHandle", func() error { return e2(IPCOpenEventHandle(new(IPCEventHandle))) }},
+	{"IPCGetMemHandle", func() error { return IPCGetMemHandle(nil, 0) }},
+	{"IPCOpenMemHandle", func() error { return e2(IPCOpenMemHandle(new(IPCMemHandle), 0)) }},
+	{"IPCCloseMemHandle", func() error { return IPCCloseMemHandle(0) }},
+	{"MemHostRegister", func() error { return MemHostRegister(nil, 0, 0) }},
+	{"MemHostUnregister", func() error { return MemHostUnregister(nil) }},
+	{"Memcpy", func() error { return Memcpy(0, 0, 0) }},
+	{"MemcpyPeer", func() error { return MemcpyPeer(0, 0, 0, 0, 0) }},
+	{"MemcpyHtoD", func() error { return MemcpyHtoD(0, nil, 0) }},
+	{"MemcpyDtoH", func() error { return MemcpyDtoH(nil, 0, 0) }},
+	{"MemcpyDtoD", func() error { return MemcpyDtoD(0, 0, 0) }},
+	{"MemcpyDtoA", func() error { return MemcpyDtoA(0, 0, 0, 0) }},
+	{"MemcpyAtoD", func() error { return MemcpyAtoD(0, 0, 0, 0) }},
+	{"MemcpyHtoA", func() error { return MemcpyHtoA(0, 0, nil, 0) }},
+	{"MemcpyAtoH", func() error { return MemcpyAtoH(nil, 0, 0, 0) }},
+	{"MemcpyAtoA", func() error { return MemcpyAtoA(0, 0, 0, 0, 0) }},
+	{"Memcpy2D", func() error { return Memcpy2D(nil) }},
+	{"Memcpy2DUnaligned", func() error { return Memcpy2DUnaligned(nil) }},
+	{"Memcpy3D", func() error { return Memcpy3D(nil) }},
+	{"Memcpy3DPeer", func() error { return Memcpy3DPeer(nil) }},
+	{"MemcpyAsync", func() error { return MemcpyAsync(0, 0, 0, 0) }},
+	{"MemcpyPeerAsync", func() error { return MemcpyPeerAsync(0, 0, 0, 0, 0, 0) }},
+	{"MemcpyHtoDAsync", func() error { return MemcpyHtoDAsync(0, nil, 0, 0) }},
+	{"MemcpyDtoHAsync", func() error { return MemcpyDtoHAsync(nil, 0, 0, 0) }},
+	{"MemcpyDtoDAsync", func() error { return MemcpyDtoDAsync(0, 0, 0, 0) }},
+	{"MemcpyHtoAAsync", func() error { return MemcpyHtoAAsync(0, 0, nil, 0, 0) }},
+	{"MemcpyAtoHAsync", func() error { return MemcpyAtoHAsync(nil, 0, 0, 0, 0) }},
+	{"Memcpy2DAsync", func() error { return Memcpy2DAsync(nil, 0) }},
+	{"Memcpy3DAsync", func() error { return Memcpy3DAsync(nil, 0) }},
+	{"Memcpy3DPeerAsync", func() error { return Memcpy3DPeerAsync(nil, 0) }},
+	{"MemcpyBatchAsync", func() error { return MemcpyBatchAsync(nil, nil, nil, 0, nil, nil, 0, 0) }},
+	{"Memcpy3DBatchAsync", func() error { return Memcpy3DBatchAsync(0, nil, 0, 0) }},
+	{"MemsetD8", func() error { return MemsetD8(0, 0, 0) }},
+	{"MemsetD16", func() error { return MemsetD16(0, 0, 0) }},
+	{"MemsetD32", func() error { return MemsetD32(0, 0, 0) }},
+	{"MemsetD2D8", func() error { return MemsetD2D8(0, 0, 0, 0, 0) }},
+	{"MemsetD2D16", func() error { return MemsetD2D16(0, 0, 0, 0, 0) }},
+	{"MemsetD2D32", func() error { return MemsetD2D32(0, 0, 0, 0, 0) }},
+	{"MemsetD8Async", func() error { return MemsetD8Async(0, 0, 0, 0) }},
+	{"MemsetD16Async", func() error { return MemsetD16Async(0, 0, 0, 0) }},
+	{"MemsetD32Async", func() error { return MemsetD32Async(0, 0, 0, 0) }},
+	{"MemsetD2D8Async", func() error { return MemsetD2D8Async(0, 0, 0, 0, 0, 0) }},
+	{"MemsetD2D16Async", func() error { return MemsetD2D16Async(0, 0, 0, 0, 0, 0) }},
+	{"MemsetD2D32Async", func() error { return MemsetD2D32Async(0, 0, 0, 0, 0, 0) }},
+	{"ArrayCreate", func() error { return ArrayCreate(nil, nil) }},
+	{"ArrayGetDescriptor", func() error { return ArrayGetDescriptor(nil, 0) }},
+	{"ArrayGetSparseProperties", func() error { return ArrayGetSparseProperties(nil, 0) }},
+	{"MipmappedArrayGetSparseProperties", func() error { return MipmappedArrayGetSparseProperties(nil, 0) }},
+	{"ArrayGetMemoryRequirements", func() error { return ArrayGetMemoryRequirements(nil, 0, 0) }},
+	{"MipmappedArrayGetMemoryRequirements", func() error { return MipmappedArrayGetMemoryRequirements(nil, 0, 0) }},
+	{"ArrayGetPlane", func() error { return ArrayGetPlane(nil, 0, 0) }},
+	{"ArrayDestroy", func() error { return ArrayDestroy(0) }},
+	{"Array3DCreate", func() error { return Array3DCreate(nil, nil) }},
+	{"Array3DGetDescriptor", func() error { return Array3DGetDescriptor(nil, 0) }},
+	{"MipmappedArrayCreate", func() error { return MipmappedArrayCreate(nil, nil, 0) }},
+	{"MipmappedArrayGetLevel", func() error { return MipmappedArrayGetLevel(nil, 0, 0) }},
+	{"MipmappedArrayDestroy", func() error { return MipmappedArrayDestroy(0) }},
+	{"MemGetHandleForAddressRange", func() error { return MemGetHandleForAddressRange(nil, 0, 0, 0, 0) }},
+	{"MemBatchDecompressAsync", func() error { return MemBatchDecompressAsync(nil, 0, 0, nil, 0) }},
+	{"MemAddressReserve", func() error { return MemAddressReserve(nil, 0, 0, 0, 0) }},
+	{"MemAddressFree", func() error { return MemAddressFree(0, 0) }},
+	{"MemCreate", func() error { return MemCreate(nil, 0, nil, 0) }},
+	{"MemRelease", func() error { return MemRelease(0) }},
+	{"MemMap", func() error { return MemMap(0, 0, 0, 0, 0) }},
+	{"MemMapArrayAsync", func() error { return MemMapArrayAsync(nil, 0, 0) }},
+	{"MemUnmap", func() error { return MemUnmap(0, 0) }},
+	{"MemSetAccess", func() error { return MemSetAccess(0, 0, nil, 0) }},
+	{"MemGetAccess", func() error { return MemGetAccess(nil, nil, 0) }},
+	{"MemExportToShareableHandle", func() error { return MemExportToShareableHandle(nil, 0, 0, 0) }},
+	{"MemImportFromShareableHandle", func() error { return MemImportFromShareableHandle(nil, nil, 0) }},
+	{"MemGetAllocationGranularity", func() error { return MemGetAllocationGranularity(nil, nil, 0) }},
+	{"MemGetAllocationPropertiesFromHandle", func() error { return MemGetAllocationPropertiesFromHandle(nil, 0) }},
+	{"MemRetainAllocationHandle", func() error { return MemRetainAllocationHandle(nil, nil) }},
+	{"MemFreeAsync", func() error { return MemFreeAsync(0, 0) }},
+	{"MemAllocAsync", func() error { return MemAllocAsync(nil, 0, 0) }},
+	{"MemPoolTrimTo", func() error { return MemPoolTrimTo(0, 0) }},
+	{"MemPoolSetAttribute", func() error { return MemPoolSetAttribute(0, 0, nil) }},
+	{"MemPoolGetAttribute", func() error { return MemPoolGetAttribute(0, 0, nil) }},
+	{"MemPoolSetAccess", func() error { return MemPoolSetAccess(0, nil, 0) }},
+	{"MemPoolGetAccess", func() error { return MemPoolGetAccess(nil, 0, nil) }},
+	{"MemPoolCreate", func() error { return MemPoolCreate(nil, nil) }},
+	{"MemPoolDestroy", func() error { return MemPoolDestroy(0) }},
+	{"MemGetDefaultMemPool", func() error { return MemGetDefaultMemPool(nil, nil, 0) }},
+	{"MemGetMemPool", func() error { return MemGetMemPool(nil, nil, 0) }},
+	{"MemSetMemPool", func() error { return MemSetMemPool(nil, 0, 0) }},
+	{"MemAllocFromPoolAsync", func() error { return MemAllocFromPoolAsync(nil, 0, 0, 0) }},
+	{"MemPoolExportToShareableHandle", func() error { return MemPoolExportToShareableHandle(nil, 0, 0, 0) }},
+	{"MemPoolImportFromShareableHandle", func() error { return MemPoolImportFromShareableHandle(nil, nil, 0, 0) }},
+	{"MemPoolExportPointer", func() error { return MemPoolExportPointer(nil, 0) }},
+	{"MemPoolImportPointer", func() error { return MemPoolImportPointer(nil, 0, nil) }},
+	{"MulticastCreate", func() error { return MulticastCreate(nil, nil) }},
+	{"MulticastAddDevice", func() error { return MulticastAddDevice(0, 0) }},
+	{"MulticastBindMem", func() error { return MulticastBindMem(0, 0, 0, 0, 0, 0) }},
+	{"MulticastBindAddr", func() error { return MulticastBindAddr(0, 0, 0, 0, 0) }},
+	{"MulticastUnbind", func() error { return MulticastUnbind(0, 0, 0, 0) }},
+	{"MulticastGetGranularity", func() error { return MulticastGetGranularity(nil, nil, 0) }},
+	{"PointerGetAttribute", func() error { return PointerGetAttribute(nil, 0, 0) }},
+	{"MemPrefetchAsync", func() error { return MemPrefetchAsync(0, 0, new(MemLocation), 0, 0) }},
+	{"MemAdvise", func() error { return MemAdvise(0, 0, 0, new(MemLocation)) }},
+	{"MemPrefetchBatchAsync", func() error { return MemPrefetchBatchAsync(nil, nil, 0, nil, nil, 0, 0, 0) }},
+	{"MemDiscardBatchAsync", func() error { return MemDiscardBatchAsync(nil, nil, 0, 0, 0) }},
+	{"MemDiscardAndPrefetchBatchAsync", func() error { return MemDiscardAndPrefetchBatchAsync(nil, nil, 0, nil, nil, 0, 0, 0) }},
+	{"MemRangeGetAttribute", func() error { return MemRangeGetAttribute(nil, 0, 0, 0, 0) }},
+	{"MemRangeGetAttributes", func() error { return MemRangeGetAttributes(nil, nil, nil, 0, 0, 0) }},
+	{"PointerSetAttribute", func() error { return PointerSetAttribute(nil, 0, 0) }},
+	{"PointerGetAttributes", func() error { return PointerGetAttributes(0, nil, nil, 0) }},
+	{"StreamCreate", func() error { return e2(StreamCreate(0)) }},
+	{"StreamCreateWithPriority", func() error { return e2(StreamCreateWithPriority(0, 0)) }},
+	{"StreamGetPriority", func() error { return StreamGetPriority(0, nil) }},
+	{"StreamGetDevice", func() error { return e2(StreamGetDevice(0)) }},
+	{"StreamGetFlags", func() error { return StreamGetFlags(0, nil) }},
+	{"StreamGetID", func() error { return StreamGetID(0, nil) }},
+	{"StreamGetCtx", func() error { return e2(StreamGetCtx(0)) }},
+	{"StreamGetCtxV2", func() error { return e3(StreamGetCtxV2(0)) }},
+	{"StreamWaitEvent", func() error { return StreamWaitEvent(0, 0, 0) }},
+	{"StreamAddCallback", func() error { return StreamAddCallback(0, nil, nil, 0) }},
+	{"StreamBeginCapture", func() error { return StreamBeginCapture(0, 0) }},
+	{"StreamBeginCaptureToGraph", func() error { return StreamBeginCaptureToGraph(0, 0, nil, nil, 0, 0) }},
+	{"ThreadExchangeStreamCaptureMode", func() error { return ThreadExchangeStreamCaptureMode(nil) }},
+	{"StreamEndCapture", func() error { return StreamEndCapture(0, nil) }},
+	{"StreamIsCapturing", func() error { return e2(StreamIsCapturing(0)) }},
+	{"StreamGetCaptureInfo", func() error { return StreamGetCaptureInfo(0, nil, nil, nil, nil, nil, nil) }},
+	{"StreamUpdateCaptureDependencies", func() error { return StreamUpdateCaptureDependencies(0, nil, nil, 0, 0) }},
+	{"StreamAttachMemAsync", func() error { return StreamAttachMemAsync(0, 0, 0, 0) }},
+	{"StreamQuery", func() error { return StreamQuery(0) }},
+	{"StreamSynchronize", func() error { return StreamSynchronize(0) }},
+	{"StreamDestroy", func() error { return StreamDestroy(0) }},
+	{"StreamCopyAttributes", func() error { return StreamCopyAttributes(0, 0) }},
+	{"StreamGetAttribute", func() error { return StreamGetAttribute(0, 0, nil) }},
+	{"StreamSetAttribute", func() error { return StreamSetAttribute(0, 0, nil) }},
+	{"EventCreate", func() error { return e2(EventCreate(0)) }},
+	{"EventRecord", func() error { return EventRecord(0, 0) }},
+	{"EventRecordWithFlags", func() error { return EventRecordWithFlags(0, 0, 0) }},
+	{"EventQuery", func() error { return EventQuery(0) }},
+	{"EventSynchronize", func() error { return EventSynchronize(0) }},
+	{"EventDestroy", func() error { return EventDestroy(0) }},
+	{"EventElapsedTime", func() error { return e2(EventElapsedTime(0, 0)) }},
+	{"ImportExternalMemory", func() error { return e2(ImportExternalMemory(nil)) }},
+	{"ExternalMemoryGetMappedBuffer", func() error { return e2(ExternalMemoryGetMappedBuffer(0, nil)) }},
+	{"ExternalMemoryGetMappedMipmappedArray", func() error { return ExternalMemoryGetMappedMipmappedArray(nil, 0, nil) }},
+	{"DestroyExternalMemory", func() error { return DestroyExternalMemory(0) }},
+	{"ImportExternalSemaphore", func() error { return e2(ImportExternalSemaphore(nil)) }},
+	{"SignalExternalSemaphoresAsync", func() error { return SignalExternalSemaphoresAsync(nil, nil, 0, 0) }},
+	{"WaitExternalSemaphoresAsync", func() error { return WaitExternalSemaphoresAsync(nil, nil, 0, 0) }},
+	{"DestroyExternalSemaphore", func() error { return DestroyExternalSemaphore(0) }},
+	{"StreamWaitValue32", func() error { return StreamWaitValue32(0, 0, 0, 0) }},
+	{"StreamWaitValue64", func() error { return StreamWaitValue64(0, 0, 0, 0) }},
+	{"StreamWriteValue32", func() error { return StreamWriteValue32(0, 0, 0, 0) }},
+	{"StreamWriteValue64", func() error { return StreamWriteValue64(0, 0, 0, 0) }},
+	{"StreamBatchMemOp", func() error { return StreamBatchMemOp(0, 0, nil, 0) }},
+	{"FuncGetAttribute", func() error { return e2(FuncGetAttribute(0, 0)) }},
+	{"FuncSetAttribute", func() error { return FuncSetAttribute(0, 0, 0) }},
+	{"FuncSetCacheConfig", func() error { return FuncSetCacheConfig(0, 0) }},
+	{"FuncGetModule", func() error { return e2(FuncGetModule(0)) }},
+	{"FuncGetName", func() error { return FuncGetName(nil, 0) }},
+	{"FuncGetParamInfo", func() error { return e2(FuncGetParamInfo(0, 0, nil)) }},
+	{"FuncIsLoaded", func() error { return e2(FuncIsLoaded(0)) }},
+	{"FuncLoad", func() error { return FuncLoad(0) }},
+	{"LaunchKernel", func() error { return LaunchKernel(0, 0, 0, 0, 0, 0, 0, 0, 0, nil, nil) }},
+	{"LaunchKernelEx", func() error { return LaunchKernelEx(nil, 0, nil, nil) }},
+	{"LaunchCooperativeKernel", func() error { return LaunchCooperativeKernel(0, 0, 0, 0, 0, 0, 0, 0, 0, nil) }},
+	{"LaunchCooperativeKernelMultiDevice", func() error { return LaunchCooperativeKernelMultiDevice(nil, 0, 0) }},
+	{"LaunchHostFunc", func() error { return LaunchHostFunc(0, nil, nil) }},
+	{"FuncSetBlockShape", func() error { return FuncSetBlockShape(0, 0, 0, 0) }},
+	{"FuncSetSharedSize", func() error { return FuncSetSharedSize(0, 0) }},
+	{"ParamSetSize", func() error { return ParamSetSize(0, 0) }},
+	{"ParamSeti", func() error { return ParamSeti(0, 0, 0) }},
+	{"ParamSetf", func() error { return ParamSetf(0, 0, 0) }},
+	{"ParamSetv", func() error { return ParamSetv(0, 0, nil, 0) }},
+	{"Launch", func() error { return Launch(0) }},
+	{"LaunchGrid", func() error { return LaunchGrid(0, 0, 0) }},
+	{"LaunchGridAsync", func() error { return LaunchGridAsync(0, 0, 0, 0) }},
+	{"ParamSetTexRef", func() error { return ParamSetTexRef(0, 0, 0) }},
+	{"FuncSetSharedMemConfig", func() error { return FuncSetSharedMemConfig(0, 0) }},
+	{"GraphCreate", func() error { return e2(GraphCreate(0)) }},
+	{"GraphAddKernelNode", func() error { return e2(GraphAddKernelNode(0, nil, nil)) }},
+	{"GraphKernelNodeGetParams", func() error { return GraphKernelNodeGetParams(0, nil) }},
+	{"GraphKernelNodeSetParams", func() error { return GraphKernelNodeSetParams(0, nil) }},
+	{"GraphAddMemcpyNode", func() error { return e2(GraphAddMemcpyNode(0, nil, 0, nil, 0)) }},
+	{"GraphMemcpyNodeGetParams", func() error { return GraphMemcpyNodeGetParams(0, nil) }},
+	{"GraphMemcpyNodeSetParams", func() error { return GraphMemcpyNodeSetParams(0, nil) }},
+	{"GraphAddMemsetNode", func() error { return e2(GraphAddMemsetNode(0, nil, 0, nil, 0)) }},
+	{"GraphMemsetNodeGetParams", func() error { return GraphMemsetNodeGetParams(0, nil) }},
+	{"GraphMemsetNodeSetParams", func() error { return GraphMemsetNodeSetParams(0, nil) }},
+	{"GraphAddHostNode", func() error { return e2(GraphAddHostNode(0, nil, 0, nil)) }},
+	{"GraphHostNodeGetParams", func() error { return GraphHostNodeGetParams(0, nil) }},
+	{"GraphHostNodeSetParams", func() error { return GraphHostNodeSetParams(0, nil) }},
+	{"GraphAddChildGraphNode", func() error { return e2(GraphAddChildGraphNode(0, nil, 0, 0)) }},
+	{"GraphChildGraphNodeGetGraph", func() error { return GraphChildGraphNodeGetGraph(0, nil) }},
+	{"GraphAddEmptyNode", func() error { return e2(GraphAddEmptyNode(0, nil, 0)) }},
+	{"GraphAddEventRecordNode", func() error { return e2(GraphAddEventRecordNode(0, nil, 0, 0)) }},
+	{"GraphEventRecordNodeGetEvent", func() error { return GraphEventRecordNodeGetEvent(0, nil) }},
+	{"GraphEventRecordNodeSetEvent", func() error { return GraphEventRecordNodeSetEvent(0, 0) }},
+	{"GraphAddEventWaitNode", func() error { return e2(GraphAddEventWaitNode(0, nil, 0, 0)) }},
+	{"GraphEventWaitNodeGetEvent", func() error { return GraphEventWaitNodeGetEvent(0, nil) }},
+	{"GraphEventWaitNodeSetEvent", func() error { return GraphEventWaitNodeSetEvent(0, 0) }},
+	{"GraphAddExternalSemaphoresSignalNode", func() error { return e2(GraphAddExternalSemaphoresSignalNode(0, nil, 0, nil)) }},
+	{"GraphExternalSemaphoresSignalNodeGetParams", func() error { return GraphExternalSemaphoresSignalNodeGetParams(0, nil) }},
+	{"GraphExternalSemaphoresSignalNodeSetParams", func() error { return GraphExternalSemaphoresSignalNodeSetParams(0, nil) }},
+	{"GraphAddExternalSemaphoresWaitNode", func() error { return e2(GraphAddExternalSemaphoresWaitNode(0, nil, 0, nil)) }},
+	{"GraphExternalSemaphoresWaitNodeGetParams", func() error { return GraphExternalSemaphoresWaitNodeGetParams(0, nil) }},
+	{"GraphExternalSemaphoresWaitNodeSetParams", func() error { return GraphExternalSemaphoresWaitNodeSetParams(0, nil) }},
+	{"GraphAddBatchMemOpNode", func() error { return e2(GraphAddBatchMemOpNode(0, nil, 0, nil)) }},
+	{"GraphBatchMemOpNodeGetParams", func() error { return GraphBatchMemOpNodeGetParams(0, nil) }},
+	{"GraphBatchMemOpNodeSetParams", func() error { return GraphBatchMemOpNodeSetParams(0, nil) }},
+	{"GraphExecBatchMemOpNodeSetParams", func() error { return GraphExecBatchMemOpNodeSetParams(0, 0, nil) }},
+	{"GraphAddMemAllocNode", func() error { return e2(GraphAddMemAllocNode(0, nil, 0, nil)) }},
+	{"GraphMemAllocNodeGetParams", func() error { return GraphMemAllocNodeGetParams(0, nil) }},
+	{"GraphAddMemFreeNode", func() error { return e2(GraphAddMemFreeNode(0, nil, 0, 0)) }},
+	{"GraphMemFreeNodeGetParams", func() error { return GraphMemFreeNodeGetParams(0, nil) }},
+	{"DeviceGraphMemTrim", func() error { return DeviceGraphMemTrim(0) }},
+	{"DeviceGetGraphMemAttribute", func() error { return DeviceGetGraphMemAttribute(0, 0, nil) }},
+	{"DeviceSetGraphMemAttribute", func() error { return DeviceSetGraphMemAttribute(0, 0, nil) }},
+	{"GraphClone", func() error { return e2(GraphClone(0)) }},
+	{"GraphNodeFindInClone", func() error { return e2(GraphNodeFindInClone(0, 0)) }},
+	{"GraphNodeGetType", func() error { return GraphNodeGetType(0, nil) }},
+	{"GraphGetNodes", func() error { return GraphGetNodes(0, nil, nil) }},
+	{"GraphGetRootNodes", func() error { return GraphGetRootNodes(0, nil, nil) }},
+	{"GraphGetEdges", func() error { return GraphGetEdges(0, nil, nil, nil, nil) }},
+	{"GraphNodeGetDependencies", func() error { return GraphNodeGetDependencies(0, nil, nil, nil) }},
+	{"GraphNodeGetDependentNodes", func() error { return GraphNodeGetDependentNodes(0, nil, nil, nil) }},
+	{"GraphAddDependencies", func() error { return GraphAddDependencies(0, nil, nil, nil, 0) }},
+	{"GraphRemoveDependencies", func() error { return GraphRemoveDependencies(0, nil, nil, nil, 0) }},
+	{"GraphDestroyNode", func() error { return GraphDestroyNode(0) }},
+	{"GraphInstantiateWithFlags", func() error { return e2(GraphInstantiateWithFlags(0, 0)) }},
+	{"GraphInstantiateWithParams", func() error { return e2(GraphInstantiateWithParams(0, nil)) }},
+	{"GraphExecGetFlags", func() error { return e2(GraphExecGetFlags(0)) }},
+	{"GraphExecKernelNodeSetParams", func() error { return GraphExecKernelNodeSetParams(0, 0, nil) }},
+	{"GraphExecMemcpyNodeSetParams", func() error { return GraphExecMemcpyNodeSetParams(0, 0, nil, 0) }},
+	{"GraphExecMemsetNodeSetParams", func() error { return GraphExecMemsetNodeSetParams(0, 0, nil, 0) }},
+	{"GraphExecHostNodeSetParams", func() error { return GraphExecHostNodeSetParams(0, 0, nil) }},
+	{"GraphExecChildGraphNodeSetParams", func() error { return GraphExecChildGraphNodeSetParams(0, 0, 0) }},
+	{"GraphExecEventRecordNodeSetEvent", func() error { return GraphExecEventRecordNodeSetEvent(0, 0, 0) }},
+	{"GraphExecEventWaitNodeSetEvent", func() error { return GraphExecEventWaitNodeSetEvent(0, 0, 0) }},
+	{"GraphExecExternalSemaphoresSignalNodeSetParams", func() error { return GraphExecExternalSemaphoresSignalNodeSetParams(0, 0, nil) }},
+	{"GraphExecExternalSemaphoresWaitNodeSetParams", func() error { return GraphExecExternalSemaphoresWaitNodeSetParams(0, 0, nil) }},
+	{"GraphNodeSetEnabled", func() error { return GraphNodeSetEnabled(0, 0, 0) }},
+	{"GraphNodeGetEnabled", func() error { return GraphNodeGetEnabled(0, 0, nil) }},
+	{"GraphUpload", func() error { return GraphUpload(0, 0) }},
+	{"GraphLaunch", func() error { return GraphLaunch(0, 0) }},
+	{"GraphExecDestroy", func() error { return GraphExecDestroy(0) }},
+	{"GraphDestroy", func() error { return GraphDestroy(0) }},
+	{"GraphExecUpdate", func() error { return GraphExecUpdate(0, 0, nil) }},
+	{"GraphKernelNodeCopyAttributes", func() error { return GraphKernelNodeCopyAttributes(0, 0) }},
+	{"GraphKernelNodeGetAttribute", func() error { return GraphKernelNodeGetAttribute(0, 0, nil) }},
+	{"GraphKernelNodeSetAttribute", func() error { return GraphKernelNodeSetAttribute(0, 0, nil) }},
+	{"GraphDebugDotPrint", func() error { return GraphDebugDotPrint(0, "", 0) }},
+	{"UserObjectCreate", func() error { return UserObjectCreate(nil, nil, nil, 0, 0) }},
+	{"UserObjectRetain", func() error { return UserObjectRetain(0, 0) }},
+	{"UserObjectRelease", func() error { return UserObjectRelease(0, 0) }},
+	{"GraphRetainUserObject", func() error { return GraphRetainUserObject(0, 0, 0, 0) }},
+	{"GraphReleaseUserObject", func() error { return GraphReleaseUserObject(0, 0, 0) }},
+	{"GraphAddNode", func() error { return e2(GraphAddNode(0, nil, nil, 0, nil)) }},
+	{"GraphNodeSetParams", func() error { return GraphNodeSetParams(0, nil) }},
+	{"GraphExecNodeSetParams", func() error { return GraphExecNodeSetParams(0, 0, nil) }},
+	{"GraphConditionalHandleCreate", func() error { return GraphConditionalHandleCreate(nil, 0, 0, 0, 0) }},
+	{"OccupancyMaxActiveBlocksPerMultiprocessor", func() error { return e2(OccupancyMaxActiveBlocksPerMultiprocessor(0, 0, 0)) }},
+	{"OccupancyMaxActiveBlocksPerMultiprocessorWithFlags", func() error { return e2(OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(0, 0, 0, 0)) }},
+	{"OccupancyMaxPotentialBlockSize", func() error { return e3(OccupancyMaxPotentialBlockSize(0, nil, 0, 0)) }},
+	{"OccupancyMaxPotentialBlockSizeWithFlags", func() error { return e3(OccupancyMaxPotentialBlockSizeWithFlags(0, nil, 0, 0, 0)) }},
+	{"OccupancyAvailableDynamicSMemPerBlock", func() error { return e2(OccupancyAvailableDynamicSMemPerBlock(0, 0, 0)) }},
+	{"OccupancyMaxPotentialClusterSize", func() error { return e2(OccupancyMaxPotentialClusterSize(0, nil)) }},
+	{"OccupancyMaxActiveClusters", func() error { return e2(OccupancyMaxActiveClusters(0, nil)) }},
+	{"TexRefSetArray", func() error { return TexRefSetArray(0, 0, 0) }},
+	{"TexRefSetMipmappedArray", func() error { return TexRefSetMipmappedArray(0, 0, 0) }},
+	{"TexRefSetAddress", func() error { return e2(TexRefSetAddress(0, 0, 0)) }},
+	{"TexRefSetAddress2D", func() error { return TexRefSetAddress2D(0, nil, 0, 0) }},
+	{"TexRefSetFormat", func() error { return TexRefSetFormat(0, 0, 0) }},
+	{"TexRefSetAddressMode", func() error { return TexRefSetAddressMode(0, 0, 0) }},
+	{"TexRefSetFilterMode", func() error { return TexRefSetFilterMode(0, 0) }},
+	{"TexRefSetMipmapFilterMode", func() error { return TexRefSetMipmapFilterMode(0, 0) }},
+	{"TexRefSetMipmapLevelBias", func() error { return TexRefSetMipmapLevelBias(0, 0) }},
+	{"TexRefSetMipmapLevelClamp", func() error { return TexRefSetMipmapLevelClamp(0, 0, 0) }},
+	{"TexRefSetMaxAnisotropy", func() error { return TexRefSetMaxAnisotropy(0, 0) }},
+	{"TexRefSetBorderColor", func() error { return TexRefSetBorderColor(0, nil) }},
+	{"TexRefSetFlags", func() error { return TexRefSetFlags(0, 0) }},
+	{"TexRefGetAddress", func() error { return e2(TexRefGetAddress(0)) }},
+	{"TexRefGetArray", func() error { return TexRefGetArray(nil, 0) }},
+	{"TexRefGetMipmappedArray", func() error { return TexRefGetMipmappedArray(nil, 0) }},
+	{"TexRefGetAddressMode", func() error { return e2(TexRefGetAddressMode(0, 0)) }},
+	{"TexRefGetFilterMode", func() error { return e2(TexRefGetFilterMode(0)) }},
+	{"TexRefGetFormat", func() error { return e3(TexRefGetFormat(0)) }},
+	{"TexRefGetMipmapFilterMode", func() error { return e2(TexRefGetMipmapFilterMode(0)) }},
+	{"TexRefGetMipmapLevelBias", func() error { return e2(TexRefGetMipmapLevelBias(0)) }},
+	{"TexRefGetMipmapLevelClamp", func() error { return e3(TexRefGetMipmapLevelClamp(0)) }},
+	{"TexRefGetMaxAnisotropy", func() error { return e2(TexRefGetMaxAnisotropy(0)) }},
+	{"TexRefGetBorderColor", func() error { return TexRefGetBorderColor(nil, 0) }},
+	{"TexRefGetFlags", func() error { return e2(TexRefGetFlags(0)) }},
+	{"TexRefCreate", func() error { return e2(TexRefCreate()) }},
+	{"TexRefDestroy", func() error { return TexRefDestroy(0) }},
+	{"SurfRefSetArray", func() error { return SurfRefSetArray(0, 0, 0) }},
+	{"SurfRefGetArray", func() error { return SurfRefGetArray(nil, 0) }},
+	{"TexObjectCreate", func() error { return TexObjectCreate(nil, nil, nil, nil) }},
+	{"TexObjectDestroy", func() error { return TexObjectDestroy(0) }},
+	{"TexObjectGetResourceDesc", func() error { return TexObjectGetResourceDesc(nil, 0) }},
+	{"TexObjectGetTextureDesc", func() error { return TexObjectGetTextureDesc(nil, 0) }},
+	{"TexObjectGetResourceViewDesc", func() error { return TexObjectGetResourceViewDesc(nil, 0) }},
+	{"SurfObjectCreate", func() error { return SurfObjectCreate(nil, nil) }},
+	{"SurfObjectDestroy", func() error { return SurfObjectDestroy(0) }},
+	{"SurfObjectGetResourceDesc", func() error { return SurfObjectGetResourceDesc(nil, 0) }},
+	{"TensorMapEncodeTiled", func() error { return TensorMapEncodeTiled(nil, 0, 0, nil, nil, nil, nil, nil, 0, 0, 0, 0) }},
+	{"TensorMapEncodeIm2col", func() error { return TensorMapEncodeIm2col(nil, 0, 0, nil, nil, nil, nil, nil, 0, 0, nil, 0, 0, 0, 0) }},
+	{"TensorMapEncodeIm2colWide", func() error {
+		return TensorMapEncodeIm2colWide(nil, 0, 0, nil, nil, nil, 0, 0, 0, 0, nil, 0, 0, 0, 0, 0)
+	}},
+	{"TensorMapReplaceAddress", func() error { return TensorMapReplaceAddress(nil, nil) }},
+	{"DeviceCanAccessPeer", func() error { return e2(DeviceCanAccessPeer(0, 0)) }},
+	{"CtxEnablePeerAccess", func() error { return CtxEnablePeerAccess(0, 0) }},
+	{"CtxDisablePeerAccess", func() error { return CtxDisablePeerAccess(0) }},
+	{"DeviceGetP2PAttribute", func() error { return e2(DeviceGetP2PAttribute(0, 0, 0)) }},
+	{"DeviceGetP2PAtomicCapabilities", func() error { return DeviceGetP2PAtomicCapabilities(nil, nil, 0, 0, 0) }},
+	{"GraphicsUnregisterResource", func() error { return GraphicsUnregisterResource(0) }},
+	{"GraphicsSubResourceGetMappedArray", func() error { return GraphicsSubResourceGetMappedArray(nil, 0, 0, 0) }},
+	{"GraphicsResourceGetMappedMipmappedArray", func() error { return GraphicsResourceGetMappedMipmappedArray(nil, 0) }},
+	{"GraphicsResourceGetMappedPointer", func() error { return e3(GraphicsResourceGetMappedPointer(0)) }},
+	{"GraphicsResourceSetMapFlags", func() error { return GraphicsResourceSetMapFlags(0, 0) }},
+	{"GraphicsMapResources", func() error { return GraphicsMapResources(0, nil, 0) }},
+	{"GraphicsUnmapResources", func() error { return GraphicsUnmapResources(0, nil, 0) }},
+	{"GetProcAddress", func() error { return GetProcAddress("", nil, 0, 0, nil) }},
+	{"CoredumpGetAttribute", func() error { return CoredumpGetAttribute(0, nil, nil) }},
+	{"CoredumpGetAttributeGlobal", func() error { return CoredumpGetAttributeGlobal(0, nil, nil) }},
+	{"CoredumpSetAttribute", func() error { return CoredumpSetAttribute(0, nil, nil) }},
+	{"CoredumpSetAttributeGlobal", func() error { return CoredumpSetAttributeGlobal(0, nil, nil) }},
+	{"GetExportTable", func() error { return GetExportTable(nil, nil) }},
+	{"GreenCtxCreate", func() error { return GreenCtxCreate(nil, 0, 0, 0) }},
+	{"GreenCtxDestroy", func() error { return GreenCtxDestroy(0) }},
+	{"CtxFromGreenCtx", func() error { return e2(CtxFromGreenCtx(0)) }},
+	{"DeviceGetDevResource", func() error { return DeviceGetDevResource(0, nil, 0) }},
+	{"CtxGetDevResource", func() error { return CtxGetDevResource(0, nil, 0) }},
+	{"GreenCtxGetDevResource", func() error { return GreenCtxGetDevResource(0, nil, 0) }},
+	{"DevSMResourceSplitByCount", func() error { return DevSMResourceSplitByCount(nil, nil, nil, nil, 0, 0) }},
+	{"DevResourceGenerateDesc", func() error { return DevResourceGenerateDesc(nil, nil, 0) }},
+	{"GreenCtxRecordEvent", func() error { return GreenCtxRecordEvent(0, 0) }},
+	{"GreenCtxWaitEvent", func() error { return GreenCtxWaitEvent(0, 0) }},
+	{"StreamGetGreenCtx", func() error { return e2(StreamGetGreenCtx(0)) }},
+	{"GreenCtxStreamCreate", func() error { return e2(GreenCtxStreamCreate(0, 0, 0)) }},
+	{"GreenCtxGetID", func() error { return GreenCtxGetID(0, nil) }},
+	{"LogsRegisterCallback", func() error { return LogsRegisterCallback(nil, nil, nil) }},
+	{"LogsUnregisterCallback", func() error { return LogsUnregisterCallback(0) }},
+	{"LogsCurrent", func() error { return LogsCurrent(nil, 0) }},
+	{"LogsDumpToFile", func() error { return LogsDumpToFile(nil, "", 0) }},
+	{"LogsDumpToMemory", func() error { return LogsDumpToMemory(nil, nil, nil, 0) }},
+	{"CheckpointProcessGetRestoreThreadID", func() error { return e2(CheckpointProcessGetRestoreThreadID(0)) }},
+	{"CheckpointProcessGetState", func() error { return e2(CheckpointProcessGetState(0)) }},
+	{"CheckpointProcessLock", func() error { return CheckpointProcessLock(0, nil) }},
+	{"CheckpointProcessCheckpoint", func() error { return CheckpointProcessCheckpoint(0, nil) }},
+	{"CheckpointProcessRestore", func() error { return CheckpointProcessRestore(0, nil) }},
+	{"CheckpointProcessUnlock", func() error { return CheckpointProcessUnlock(0, nil) }},
+}

@@ -25,18 +25,9 @@ func main() {
 }
 
 func run(versions []string) error {
-	root, err := os.Getwd()
+	root, err := headers.ModuleRoot(".")
 	if err != nil {
-		return err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(root) == root {
-			return errors.New("fetchheaders: run inside the cudagen module")
-		}
-		root = filepath.Dir(root)
+		return fmt.Errorf("fetchheaders: %w", err)
 	}
 	m, err := headers.Load(filepath.Join(root, "headers", "manifest.json"))
 	if err != nil {

@@ -1,0 +1,104 @@
+//go:build cgo
+
+package driver
+
+// #include <stdint.h>
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+const cgoEnabled = true
+
+// errNoCgo is never returned with cgo.
+var errNoCgo error = &NoCgoError{}
+
+// status is a call's error: the resolution's, else the driver's result.
+func status(err error, r C.int) error {
+	if err != nil {
+		return err
+	}
+	return Result(r).Err()
+}
+
+// enter returns the entry point, resolving it on first use, once the C
+// side can make a context current (every wrapper may be given one). On
+// error it returns 0, which the trampolines refuse to call. The fast path,
+// one atomic load, inlines.
+func (p *proc) enter() (a uintptr, err error) {
+	if a = p.ready.Load(); a == 0 {
+		a, err = p.enterSlow()
+	}
+	return
+}
+
+func (p *proc) enterSlow() (uintptr, error) {
+	a, err := p.addr()
+	if err == nil {
+		err = ensureCtxFns()
+	}
+	if err != nil {
+		return 0, err
+	}
+	p.ready.Store(a)
+	return a, nil
+}
+
+// procNamed is the proc resolved by name (the header's default entry point).
+func procNamed(name string) *proc {
+	for i := range Functions {
+		if Functions[i].Name == name {
+			return &procs[i]
+		}
+	}
+	return nil
+}
+
+var ctxOnce atomic.Bool
+var ctxMu sync.Mutex
+
+// ensureCtxFns hands cuCtxGetCurrent and cuCtxSetCurrent to the C side once.
+// The fast path is small enough to inline.
+func ensureCtxFns() error {
+	if ctxOnce.Load() {
+		return nil
+	}
+	return ensureCtxFnsSlow()
+}
+
+func ensureCtxFnsSlow() error {
+	ctxMu.Lock()
+	defer ctxMu.Unlock()
+	if ctxOnce.Load() {
+		return nil
+	}
+	get, err := ctxProcs[0].addr()
+	if err != nil {
+		return err
+	}
+	set, err := ctxProcs[1].addr()
+	if err != nil {
+		return err
+	}
+	cSetCtxFns(get, set)
+	ctxOnce.Store(true)
+	return nil
+}
+
+// cString is the text of a NUL-terminated byte buffer.
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// lengthError says that slices sharing a C count differ in length.
+func lengthError(fn, a, b string, la, lb int) error {
+	return fmt.Errorf("cuda: %s: %s and %s must have the same length (they share one count), got %d and %d; pass equally long slices", fn, a, b, la, lb)
+}

@@ -1,0 +1,6 @@
+// Package layout checks that the generated Go types of cuda/driver have
+// the C layout: size, alignment and every field's offset, compared with
+// what the C compiler says for the real cuda.h. Its files build only with
+// -tags cudagen_layout and CGO_CFLAGS=-I<the header's directory>; gen's
+// TestLayout runs it for every pinned version whose header is in the cache.
+package layout

@@ -1,0 +1,21 @@
+//go:build !cgo
+
+package driver
+
+import "time"
+
+const cgoEnabled = false
+
+// errNoCgo is what every call returns without cgo; it matches ErrNoDriver.
+var errNoCgo error = &NoCgoError{}
+
+// The loader's C side, never reached without cgo (load fails first).
+func cOpen(string) string                                                       { return errNoCgo.Error() }
+func cSym(string) uintptr                                                       { return 0 }
+func cDriverGetVersion(uintptr) (int, Result)                                   { return 0, 0 }
+func cGetProcAddress(uintptr, bool, string, int, uint64) (uintptr, int, Result) { return 0, 0, 0 }
+
+// PollEventCtx returns the cgo-disabled error without cgo.
+func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
+	return sleep, errNoCgo
+}

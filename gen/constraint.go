@@ -1,0 +1,182 @@
+package main
+
+// Build constraints of the per-version generated files. Each pinned version's
+// files build under its own tag; with no pinned tag, the newest version's
+// build; should several pinned tags be given, the oldest wins. The constraint
+// depends only on the manifest, so every generated file's constraint is
+// rewritten on every run, in the text, also for versions whose headers cannot
+// be had here.
+
+import (
+	"bytes"
+	"fmt"
+	"go/build/constraint"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+// versionExpr is the build expression that selects version among versions
+// (without the "//go:build " prefix): its tag and no older pinned version's
+// tag; for the newest, no other pinned version's tag. It is "" when version
+// is the only one pinned.
+func versionExpr(versions []headers.Entry, version string) string {
+	vs := append([]headers.Entry(nil), versions...)
+	sort.SliceStable(vs, func(i, j int) bool { return headers.Less(vs[i].Version, vs[j].Version) })
+	newest := vs[len(vs)-1].Version
+	var terms []string
+	if version != newest {
+		terms = append(terms, headers.TagFor(version))
+	}
+	for _, v := range vs {
+		if v.Version != version && (version == newest || headers.Less(v.Version, version)) {
+			terms = append(terms, "!"+v.Tag)
+		}
+	}
+	return strings.Join(terms, " && ")
+}
+
+// BuildLine is the //go:build line of a file selected by the version
+// expression expr (see versionExpr) and the further terms rest (e.g. "cgo"):
+// "//go:build (EXPR) && cgo". It is "" when there is nothing to constrain.
+// Generated files write their constraint with it, and the rewriter too, so
+// that both agree to the byte.
+func BuildLine(expr string, rest ...string) string {
+	var terms []string
+	if expr != "" {
+		if len(rest) > 0 && strings.ContainsAny(expr, "&|") {
+			expr = "(" + expr + ")"
+		}
+		terms = append(terms, expr)
+	}
+	terms = append(terms, rest...)
+	if len(terms) == 0 {
+		return ""
+	}
+	return "//go:build " + strings.Join(terms, " && ")
+}
+
+var reVersionTag = regexp.MustCompile(`^cuda[0-9]+\.[0-9]+$`)
+
+// reGenerated matches a per-version generated file: z<name>_cudaX_Y[_more].go.
+var reGenerated = regexp.MustCompile(`^z[A-Za-z0-9]*_cuda([0-9]+)_([0-9]+)(_[A-Za-z0-9_]+)?\.go$`)
+
+// generatedVersion returns the version of a per-version generated file's
+// name ("zdriver_cuda13_0_test.go" → "13.0").
+func generatedVersion(name string) (string, bool) {
+	m := reGenerated.FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return m[1] + "." + m[2], true
+}
+
+// rewriteConstraint returns src, a generated file of version, with its
+// //go:build line made the one the versions pinned now give it. Terms that
+// name no CUDA version (cgo, !cgo) are kept, after the version expression.
+func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]byte, error) {
+	pkg := regexp.MustCompile(`(?m)^package `).FindIndex(src)
+	if pkg == nil {
+		return nil, fmt.Errorf("no package clause")
+	}
+	head := src[:pkg[0]]
+	lineRe := regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
+	var rest []string
+	if loc := lineRe.FindIndex(head); loc != nil {
+		x, err := constraint.Parse(strings.TrimSpace(string(head[loc[0]:loc[1]])))
+		if err != nil {
+			return nil, err
+		}
+		for _, term := range conjuncts(x) {
+			if !onlyVersionTags(term) {
+				rest = append(rest, term.String())
+			}
+		}
+	}
+	line := BuildLine(versionExpr(versions, version), rest...)
+	// The header is the command, the do-not-edit line, then "//" and the
+	// constraint where there is one (see Emitter.header).
+	lines := strings.SplitAfter(string(head), "\n")
+	for i := 0; i < len(lines); i++ {
+		if strings.HasPrefix(lines[i], "//go:build ") {
+			lines = append(lines[:i], lines[i+1:]...)
+			if i > 0 && lines[i-1] == "//\n" {
+				lines = append(lines[:i-1], lines[i:]...)
+			}
+			break
+		}
+	}
+	var b bytes.Buffer
+	put := line == ""
+	for _, l := range lines {
+		b.WriteString(l)
+		if !put && strings.HasPrefix(l, "// "+doNotEdit) {
+			b.WriteString("//\n" + line + "\n")
+			put = true
+		}
+	}
+	if !put {
+		return nil, fmt.Errorf("no %q line to put the constraint after", "// "+doNotEdit)
+	}
+	b.Write(src[pkg[0]:])
+	return b.Bytes(), nil
+}
+
+func conjuncts(x constraint.Expr) []constraint.Expr {
+	if a, ok := x.(*constraint.AndExpr); ok {
+		return append(conjuncts(a.X), conjuncts(a.Y)...)
+	}
+	return []constraint.Expr{x}
+}
+
+func onlyVersionTags(x constraint.Expr) bool {
+	only := true
+	x.Eval(func(tag string) bool {
+		if !reVersionTag.MatchString(tag) {
+			only = false
+		}
+		return false
+	})
+	return only
+}
+
+// generatedFiles lists every per-version generated file under root (by
+// name, and first line the generator's command), skipping hidden
+// directories and testdata.
+func generatedFiles(root string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // another module
+				}
+			}
+			return nil
+		}
+		if _, ok := generatedVersion(d.Name()); !ok {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.HasPrefix(b, []byte(Command+"\n")) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}

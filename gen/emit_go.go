@@ -1,0 +1,613 @@
+package main
+
+// Stage 3: emitting Go. Per version: a pure-Go file (types, enums and
+// their tables, function metadata, the plain one-line variants), a cgo
+// file (one wrapper per function, taking the context to make current), a
+// !cgo file (the same wrappers, returning the cgo-disabled error), the
+// no-driver test, and the layout check.
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+// goFile is one generated Go file being written.
+type goFile struct {
+	b bytes.Buffer
+}
+
+func (g *goFile) p(format string, args ...any) {
+	fmt.Fprintf(&g.b, format, args...)
+	g.b.WriteByte('\n')
+}
+
+func (e *Emitter) start(g *goFile, pkg, constraint string) {
+	g.p("%s", e.Command)
+	g.p("// %s", doNotEdit)
+	if constraint != "" {
+		g.p("//")
+		g.p("%s", constraint)
+	}
+	g.p("")
+	g.p("package %s", pkg)
+	g.p("")
+}
+
+// gofmtSource formats generated source. Its error never quotes the
+// source; formatFor names the header declaration behind it.
+func gofmtSource(name string, b []byte) ([]byte, error) {
+	out, err := format.Source(b)
+	if err != nil {
+		re := renderError(err).(*RenderError)
+		re.Src = string(b)
+		re.Msg = name + ": " + re.Msg
+		return nil, re
+	}
+	return out, nil
+}
+
+// formatFor is gofmtSource for one version's file, naming the header
+// declaration behind a failure.
+func formatFor(m *Model, name string, b []byte) ([]byte, error) {
+	out, err := gofmtSource(name, b)
+	if err != nil {
+		return nil, explainRender(err, m)
+	}
+	return out, nil
+}
+
+// oneLine squeezes a doc text onto one comment line.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "*/", "")
+	s = strings.ReplaceAll(s, "/*", "")
+	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+}
+
+// Pure renders the version's file that needs no cgo.
+func (e *Emitter) Pure(m *Model) ([]byte, error) {
+	g := &goFile{}
+	e.start(g, e.Cfg.Package, e.constraint(m.Version, ""))
+	g.p(`import "unsafe"`)
+	g.p("")
+	g.p("// Bindings for CUDA %s: CUDA_VERSION %d, %s.", m.Version, m.CUDAVersion, strings.Join(sumLines(m), ", "))
+	g.p("const (")
+	g.p("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from.")
+	g.p("HeaderVersion = %d", m.CUDAVersion)
+	g.p("// Toolkit is the toolkit version of that header.")
+	g.p("Toolkit = %q", m.Version)
+	g.p("// BuildTag is the build tag that selects these bindings.")
+	g.p("BuildTag = %q", m.Tag)
+	g.p("// PerThreadDefaultStream says whether the _ptsz entry points are bound.")
+	g.p("PerThreadDefaultStream = %v", m.PerThread)
+	g.p("gpaSymbol = %q", m.GPASymbol)
+	g.p("gpaV2 = %v", m.GPAV2)
+	g.p("gpaFlags = %d", m.GPAFlags)
+	g.p(")")
+	g.p("")
+	g.p("// HeaderSHA256 holds the sha256 of each header file the bindings were generated from.")
+	g.p("var HeaderSHA256 = map[string]string{")
+	for _, n := range headers.Files {
+		g.p("%q: %q,", n, m.Sums[n])
+	}
+	g.p("}")
+	g.p("")
+	for _, t := range m.Types {
+		e.goTypeDecl(g, t)
+	}
+	for _, f := range m.Funcs {
+		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", f.GoName, f.Symbol, f.GoName)
+		if f.Doc != "" {
+			doc += ": " + oneLine(f.Doc)
+		} else {
+			doc += "."
+		}
+		g.p("// %s", doc)
+		g.p("func %s(%s) %s { return %sCtx(%s) }", f.GoName, strings.Join(sigParams(f, false), ", "), results(f, false), f.GoName, strings.Join(append([]string{"0"}, callNames(f)...), ", "))
+	}
+	g.p("")
+	g.p("// Functions lists every bound function: its Go name, the name it is resolved")
+	g.p("// by, the versioned entry point the header declares, and the ABI version")
+	g.p("// passed to cuGetProcAddress. The wrappers index procs in the same order.")
+	g.p("var Functions = []FunctionInfo{")
+	for _, f := range m.Funcs {
+		g.p("{%q, %q, %q, %d, %d, nil},", f.GoName, f.Base, f.Symbol, f.ABI, f.Flags)
+	}
+	g.p("}")
+	g.p("")
+	g.p("var procs [%d]proc", len(m.Funcs))
+	g.p("")
+	g.p("var ctxProcs = [2]*proc{&procs[%d], &procs[%d]}", m.Func("cuCtxGetCurrent").Index, m.Func("cuCtxSetCurrent").Index)
+	return formatFor(m, fileName(m.Version), g.b.Bytes())
+}
+
+func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
+	what := t.C
+	if len(t.Aliases) > 0 {
+		what += " (also " + strings.Join(t.Aliases, ", ") + ")"
+	}
+	doc := ""
+	if t.Doc != "" {
+		doc = ": " + oneLine(t.Doc)
+	}
+	switch t.Kind {
+	case tScalar, tHandle:
+		g.p("// %s is %s%s", t.Go, what, orDot(doc))
+		g.p("type %s %s", t.Go, t.Base)
+	case tCallback:
+		g.p("// %s is %s, a C function pointer: %s.", t.Go, what, t.Sig)
+		g.p("type %s unsafe.Pointer", t.Go)
+	case tEnum:
+		g.p("// %s is %s%s", t.Go, what, orDot(doc))
+		g.p("type %s %s", t.Go, t.Base)
+		if len(t.Values) == 0 {
+			break
+		}
+		g.p("const (")
+		for _, v := range t.Values {
+			lit := strconv.FormatInt(v.Value, 10)
+			if t.Flags {
+				lit = "0x" + strconv.FormatInt(v.Value, 16)
+			}
+			c := v.C
+			if v.Sentinel {
+				c += " (a sentinel, not a value)"
+			}
+			g.p("%s %s = %s // %s", v.Go, t.Go, lit, c)
+		}
+		g.p(")")
+		tab := "names" + t.Go
+		vals := append([]*EnumValue(nil), t.Values...)
+		// Sorted by value; among aliases the non-deprecated name comes first.
+		sort.SliceStable(vals, func(i, j int) bool {
+			if vals[i].Value != vals[j].Value {
+				return vals[i].Value < vals[j].Value
+			}
+			return !deprecated(vals[i].Doc) && deprecated(vals[j].Doc)
+		})
+		g.p("var %s = []enumName{", tab)
+		for _, v := range vals {
+			if v.Sentinel {
+				continue
+			}
+			d := oneLine(v.Doc)
+			if t.Go == "Result" {
+				d = describe(v.Doc)
+			}
+			g.p("{%d, %q, %q},", v.Value, v.C, d)
+		}
+		g.p("}")
+		switch {
+		case t.Go == "Result":
+		case t.Flags:
+			g.p("// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.")
+			g.p("func (v %s) String() string { return flagString(uint64(v), %s) }", t.Go, tab)
+		default:
+			g.p("// String returns the C name of the value, or its number.")
+			g.p("func (v %s) String() string { return enumString(int64(v), %s, %q) }", t.Go, tab, t.Go)
+		}
+	case tStruct:
+		g.p("// %s is %s (%d bytes)%s", t.Go, what, t.Size, orDot(doc))
+		if t.Align > 8 {
+			g.p("//")
+			g.p("// C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align)
+			g.p("// reads or writes in memory aligned to %d bytes (C.aligned_alloc, say).", t.Align)
+		}
+		g.p("type %s struct {", t.Go)
+		for _, f := range t.Fields {
+			if f.Pad > 0 {
+				g.p("_ [%d]byte", f.Pad)
+			}
+			g.p("%s %s", f.Go, f.GoType)
+		}
+		g.p("}")
+	case tUnion, tOpaque:
+		why := "a union: its members are read and written through the methods"
+		if t.Kind == tOpaque {
+			why = "bound as bytes: " + t.Why
+		}
+		g.p("// %s is %s (%d bytes), %s%s", t.Go, what, t.Size, why, orDot(doc))
+		if t.Kind == tOpaque && t.Align == 1 {
+			g.p("type %s [%d]byte", t.Go, t.Size)
+			break
+		}
+		g.p("type %s struct {", t.Go)
+		if a := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[t.Align]; a != "" {
+			g.p("_ [0]%s", a)
+		}
+		g.p("Raw [%d]byte", t.Size)
+		g.p("}")
+		for _, f := range t.Fields {
+			g.p("// %s is the member %s.", f.Go, f.C)
+			g.p("func (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(u)) }", t.Go, f.Go, f.GoType, f.GoType)
+		}
+	}
+}
+
+func orDot(doc string) string {
+	if doc == "" {
+		return "."
+	}
+	if strings.HasSuffix(doc, ".") {
+		return doc
+	}
+	return doc + "."
+}
+
+func deprecated(doc string) bool { return strings.Contains(strings.ToLower(doc), "deprecated") }
+
+// sigParams lists the Go parameters: "hEvent Event".
+func sigParams(f *Func, ctx bool) []string {
+	var r []string
+	if ctx {
+		r = append(r, "ctx Context")
+	}
+	for _, q := range f.Params {
+		switch q.Role {
+		case rIn, rPtr, rString, rStruct, rSlice:
+			r = append(r, q.Go+" "+q.GoType)
+		}
+	}
+	return r
+}
+
+// callNames lists the Go argument names, in sigParams order.
+func callNames(f *Func) []string {
+	var r []string
+	for _, q := range f.Params {
+		switch q.Role {
+		case rIn, rPtr, rString, rStruct, rSlice:
+			r = append(r, q.Go)
+		}
+	}
+	return r
+}
+
+func outs(f *Func) []*Param {
+	var r []*Param
+	for _, q := range f.Params {
+		switch q.Role {
+		case rOut, rOutString, rOutArray, rBuf:
+			r = append(r, q)
+		}
+	}
+	return r
+}
+
+// results is the Go result list; named gives the names too.
+func results(f *Func, named bool) string {
+	var r []string
+	for _, q := range outs(f) {
+		if named {
+			r = append(r, q.Go+" "+q.GoType)
+		} else {
+			r = append(r, q.GoType)
+		}
+	}
+	if named {
+		r = append(r, "err error")
+	} else {
+		r = append(r, "error")
+	}
+	if len(r) == 1 && !named {
+		return r[0]
+	}
+	return "(" + strings.Join(r, ", ") + ")"
+}
+
+// GoSignature is the Go signature of a function's plain variant, as a
+// user sees it: "Memcpy2D(pCopy *Memcpy2D) error".
+func (f *Func) GoSignature() string {
+	return f.GoName + "(" + strings.Join(sigParams(f, false), ", ") + ") " + results(f, false)
+}
+
+// Cgo renders the version's cgo file: trampolines and wrappers.
+func (e *Emitter) Cgo(m *Model) ([]byte, error) {
+	g := &goFile{}
+	e.start(g, e.Cfg.Package, e.constraint(m.Version, "cgo"))
+	g.p("/*")
+	g.b.WriteString(e.trampolines(m))
+	g.p("*/")
+	g.p(`import "C"`)
+	g.p("")
+	g.p(`import "unsafe"`)
+	g.p("")
+	g.p("var _ unsafe.Pointer")
+	g.p("")
+	for _, f := range m.Funcs {
+		if len(outs(f)) == 0 {
+			g.p("func %sCtx(%s) error {", f.GoName, strings.Join(sigParams(f, true), ", "))
+		} else {
+			g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
+		}
+		g.p("fn, err := procs[%d].enter()", f.Index)
+		if chk := lengthChecks(f); chk != "" {
+			g.b.WriteString(chk)
+		}
+		args := []string{"C.uintptr_t(ctx)", "C.uintptr_t(fn)"}
+		var post []string
+		for _, q := range f.Params {
+			switch q.Role {
+			case rIn, rBufLen:
+				v := q.Go
+				if q.Role == rBufLen {
+					v = strconv.Itoa(q.Size)
+				}
+				args = append(args, q.CConv+"("+v+")")
+			case rPtr, rStruct:
+				if q.GoType == "unsafe.Pointer" {
+					args = append(args, q.Go)
+				} else {
+					args = append(args, "unsafe.Pointer("+q.Go+")")
+				}
+			case rString:
+				g.p("c%s := C.CString(%s)", q.Go, q.Go)
+				g.p("defer C.free(unsafe.Pointer(c%s))", q.Go)
+				args = append(args, "c"+q.Go)
+			case rOut, rOutArray:
+				args = append(args, "unsafe.Pointer(&"+q.Go+")")
+			case rOutString:
+				g.p("var c%s *C.char", q.Go)
+				args = append(args, "unsafe.Pointer(&c"+q.Go+")")
+				post = append(post, fmt.Sprintf("%s = C.GoString(c%s)", q.Go, q.Go))
+			case rBuf:
+				g.p("var c%s [%d]byte", q.Go, q.Size)
+				args = append(args, "unsafe.Pointer(&c"+q.Go+"[0])")
+				post = append(post, fmt.Sprintf("%s = cString(c%s[:])", q.Go, q.Go))
+			case rSlice:
+				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
+			case rCount:
+				args = append(args, q.CConv+"(len("+q.Slices[0]+"))")
+			}
+		}
+		call := fmt.Sprintf("status(err, C.cg_%s(%s))", f.GoName, strings.Join(args, ", "))
+		if len(outs(f)) == 0 {
+			g.p("return %s", call)
+		} else {
+			g.p("err = %s", call)
+			for _, s := range post {
+				g.p("%s", s)
+			}
+			g.p("return")
+		}
+		g.p("}")
+	}
+	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
+}
+
+func lengthChecks(f *Func) string {
+	var b strings.Builder
+	for _, q := range f.Params {
+		if q.Role != rCount || len(q.Slices) < 2 {
+			continue
+		}
+		for _, s := range q.Slices[1:] {
+			fmt.Fprintf(&b, "if err == nil && len(%s) != len(%s) {\nfn, err = 0, lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
+				q.Slices[0], s, f.Symbol, q.Slices[0], s, q.Slices[0], s)
+		}
+	}
+	return b.String()
+}
+
+// NoCgo renders the version's !cgo file: every wrapper returns the
+// cgo-disabled error.
+func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
+	g := &goFile{}
+	e.start(g, e.Cfg.Package, e.constraint(m.Version, "!cgo"))
+	g.p(`import "unsafe"`)
+	g.p("")
+	g.p("var _ unsafe.Pointer")
+	g.p("")
+	g.p("// Without cgo every function returns errNoCgo (it matches ErrNoDriver).")
+	g.p("")
+	for _, f := range m.Funcs {
+		var ps, rv []string
+		for _, p := range sigParams(f, true) {
+			ps = append(ps, p[strings.Index(p, " ")+1:])
+		}
+		for _, q := range outs(f) {
+			rv = append(rv, zero(m, q.GoType))
+		}
+		rv = append(rv, "errNoCgo")
+		g.p("func %sCtx(%s) %s { return %s }", f.GoName, strings.Join(ps, ", "), results(f, false), strings.Join(rv, ", "))
+	}
+	return formatFor(m, noCgoFileName(m.Version), g.b.Bytes())
+}
+
+// zero is the zero value of a result type.
+func zero(m *Model, t string) string {
+	switch {
+	case t == "string":
+		return `""`
+	case t == "unsafe.Pointer":
+		return "nil"
+	case strings.HasPrefix(t, "["):
+		return t + "{}"
+	}
+	for _, ty := range m.Types {
+		if ty.Go == t {
+			switch ty.Kind {
+			case tStruct, tUnion:
+				return t + "{}"
+			case tOpaque:
+				if ty.Align == 1 {
+					return t + "{}"
+				}
+				return t + "{}"
+			case tCallback:
+				return "nil"
+			}
+		}
+	}
+	return "0"
+}
+
+// DriverTest renders a version's test that calls every bound function
+// without a driver.
+func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
+	g := &goFile{}
+	e.start(g, e.Cfg.Package, e.constraint(m.Version, ""))
+	g.p(`import "unsafe"`)
+	g.p("")
+	g.p("var _ unsafe.Pointer")
+	g.p("")
+	g.p("// noDriverCalls calls every bound function with zero arguments.")
+	g.p("var noDriverCalls = []struct {")
+	g.p("name string")
+	g.p("call func() error")
+	g.p("}{")
+	for _, f := range m.Funcs {
+		var args []string
+		for _, q := range f.Params {
+			switch q.Role {
+			case rIn:
+				switch {
+				case q.CConv == "unsafe.Pointer":
+					args = append(args, "nil")
+				case q.GoType == "bool":
+					args = append(args, "false")
+				default:
+					args = append(args, "0")
+				}
+			case rPtr, rSlice:
+				args = append(args, "nil")
+			case rStruct:
+				args = append(args, "new("+strings.TrimPrefix(q.GoType, "*")+")")
+			case rString:
+				args = append(args, `""`)
+			}
+		}
+		call := fmt.Sprintf("%s(%s)", f.GoName, strings.Join(args, ", "))
+		n := len(outs(f))
+		if n > 0 {
+			call = fmt.Sprintf("e%d(%s)", n+1, call)
+		}
+		g.p("{%q, func() error { return %s }},", f.GoName, call)
+	}
+	g.p("}")
+	return formatFor(m, testFileName(m.Version), g.b.Bytes())
+}
+
+func cpath(path, c string) string {
+	if path == "" {
+		return c
+	}
+	return path + "." + c
+}
+
+// layoutChecks lists, for every struct and union, C expressions and the Go
+// expressions that must equal them. Anonymous members, which C cannot
+// name, are checked through their first named member.
+func layoutChecks(m *Model) (cs, gos []string) {
+	add := func(c, g string) { cs, gos = append(cs, c), append(gos, g) }
+	for _, t := range m.Types {
+		if t.Kind != tStruct && t.Kind != tUnion && t.Kind != tOpaque {
+			continue
+		}
+		goT := "driver." + t.Go
+		outer, path, base := t.C, "", ""
+		if t.Nested {
+			outer, path = t.Outer.C, t.Path
+			if t.Anon {
+				base = fmt.Sprintf("offsetof(%s, %s)", outer, cpath(path, t.First))
+			} else {
+				base = fmt.Sprintf("offsetof(%s, %s)", outer, path)
+				add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, path), fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
+			}
+		} else {
+			add("sizeof("+t.C+")", fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
+			if t.Align > 8 {
+				// Go cannot align beyond 8: the C alignment is documented
+				// on the type, and compared with the model's number.
+				add("_Alignof("+t.C+")", fmt.Sprintf("%d", t.Align))
+			} else {
+				add("_Alignof("+t.C+")", fmt.Sprintf("unsafe.Alignof(*new(%s))", goT))
+			}
+		}
+		for _, f := range t.Fields {
+			c := f.C
+			if c == "" {
+				c = f.First
+			}
+			if c == "" {
+				continue
+			}
+			switch t.Kind {
+			case tStruct:
+				off := fmt.Sprintf("offsetof(%s, %s)", outer, cpath(path, c))
+				if base != "" {
+					off += " - " + base
+				}
+				add(off, fmt.Sprintf("unsafe.Offsetof(new(%s).%s)", goT, f.Go))
+			case tUnion:
+				if f.C != "" {
+					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), fmt.Sprintf("unsafe.Sizeof(*new(%s))", qualify(f.GoType)))
+				}
+			}
+		}
+	}
+	return cs, gos
+}
+
+// qualify prefixes the package to a Go type defined there.
+func qualify(t string) string {
+	pre := strings.TrimLeft(t, "[]*0123456789")
+	i := len(t) - len(pre)
+	switch pre {
+	case "byte", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64", "bool", "uintptr", "unsafe.Pointer":
+		return t
+	}
+	return t[:i] + "driver." + pre
+}
+
+// Layout renders the layout check: a cgo file that includes the real
+// cuda.h (only with -tags cudagen_layout) and its test.
+func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
+	cs, gos := layoutChecks(m)
+	g := &goFile{}
+	e.start(g, "layout", e.constraint(m.Version, "cudagen_layout && cgo"))
+	g.p("/*")
+	g.p("#include <stddef.h>")
+	g.p("#include <cuda.h>")
+	g.p("const long long cg_layout[%d] = {", len(cs))
+	for _, c := range cs {
+		g.p("\t%s,", c)
+	}
+	g.p("};")
+	g.p("*/")
+	g.p(`import "C"`)
+	g.p("")
+	g.p(`import "unsafe"`)
+	g.p("")
+	g.p("// cLayout is what the C compiler says, in the order of goLayout.")
+	g.p("func cLayout() []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&C.cg_layout[0])), %d) }", len(cs))
+	if cgo, err = gofmtSource("zlayout", g.b.Bytes()); err != nil {
+		return nil, nil, err
+	}
+	g = &goFile{}
+	e.start(g, "layout", e.constraint(m.Version, "cudagen_layout && cgo"))
+	g.p("import (")
+	g.p(`"unsafe"`)
+	g.p("")
+	g.p(`"github.com/cudagen/cudagen/cuda/driver"`)
+	g.p(")")
+	g.p("")
+	g.p("// goLayout is each C expression's value on the Go side.")
+	g.p("var goLayout = []struct {")
+	g.p("c string")
+	g.p("v uintptr")
+	g.p("}{")
+	for i := range cs {
+		g.p("{%q, %s},", cs[i], gos[i])
+	}
+	g.p("}")
+	if test, err = gofmtSource("zlayout_test", g.b.Bytes()); err != nil {
+		return nil, nil, err
+	}
+	return cgo, test, nil
+}

@@ -1,0 +1,1085 @@
+package main
+
+// Stage 2: the model. From what the header declares it builds every named
+// type (handles, enums, structs, unions, callbacks), every function with
+// its ABI version and the shape of each parameter, and what is left unbound
+// and why. Shapes are typed from what is certain: the C type, the header's
+// doxygen (\param x - Returned ...) and the config; otherwise a pointer
+// stays a pointer.
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"modernc.org/cc/v4"
+)
+
+// Model is what one header version binds, ready to emit.
+type Model struct {
+	Version     string // "13.0"
+	Tag         string // "cuda13.0"
+	CUDAVersion int    // the header's CUDA_VERSION
+	Sums        map[string]string
+	PerThread   bool
+	// GPASymbol is the exported cuGetProcAddress entry point the loader
+	// opens with dlsym; GPAV2 says whether it has the 12.0 signature.
+	GPASymbol string
+	GPAV2     bool
+	GPAFlags  uint64 // flags every function is resolved with
+	Types     []*Type
+	Funcs     []*Func
+	Skipped   []Skipped // declared functions left unbound, and why
+	Declared  int       // functions cuda.h declares
+	// HeaderFile is cuda.h's path, to name a declaration in errors.
+	HeaderFile string
+
+	cfg    *Config
+	src    *source
+	byName map[string]*Type // typedef name (and aliases) → type
+	byTag  map[string]*Type // struct/union/enum tag → type
+	goIDs  map[string]string
+}
+
+// Skipped is a declared function that is not bound.
+type Skipped struct{ Symbol, Why string }
+
+// TypeKind says what a named type is.
+type TypeKind int
+
+const (
+	tScalar   TypeKind = iota // a named arithmetic type: CUdevice, CUdeviceptr
+	tHandle                   // a pointer to an opaque struct: CUcontext
+	tEnum                     // an enum
+	tStruct                   // a struct with the C layout
+	tUnion                    // a union: bytes with typed accessors
+	tOpaque                   // a struct bound as bytes (bit fields, or the config says so)
+	tCallback                 // a C function pointer
+)
+
+// Type is one named Go type.
+type Type struct {
+	Kind    TypeKind
+	C       string   // the C name: the unversioned typedef, or Parent.field for nested types
+	Aliases []string // other typedef names of the same type
+	Go      string
+	Doc     string
+	Pos     string
+	Base    string // Go underlying type of a scalar, handle or enum
+	Size    int64
+	Align   int64
+	Fields  []*Field     // struct fields, union members
+	Values  []*EnumValue // enumerators
+	Flags   bool         // a bit set: String joins the names of set bits
+	Sig     string       // callback: the C signature
+	Why     string       // opaque: why
+	Nested  bool         // an anonymous struct or union inside another
+	Path    string       // nested: the C path from the outermost named type
+	Outer   *Type        // nested: that type
+	Anon    bool         // nested: an anonymous member (C cannot name it)
+	First   string       // anonymous: its first named member
+	ct      cc.Type
+}
+
+// Field is a struct field or a union member.
+type Field struct {
+	C, Go  string // C is "" for an anonymous member
+	First  string // an anonymous member's first named member
+	GoType string
+	Offset int64
+	Size   int64
+	Pad    int64 // explicit padding before the field
+}
+
+// EnumValue is one enumerator.
+type EnumValue struct {
+	C, Go    string
+	Value    int64
+	Doc      string
+	Sentinel bool // a count or force-int marker, not a value: left out of String
+	Pos      string
+}
+
+// Role is what a parameter becomes in Go.
+type Role int
+
+const (
+	rIn        Role = iota // by value
+	rPtr                   // a pointer the caller passes: *T or unsafe.Pointer
+	rString                // const char * input
+	rStruct                // a struct by value, passed as *T from Go
+	rOut                   // a single result
+	rOutString             // const char ** result
+	rOutArray              // a fixed-size array result
+	rBuf                   // a char buffer whose text is the result
+	rBufLen                // its length
+	rSlice                 // a slice: pointer and count
+	rCount                 // the count of slices
+)
+
+// Param is one C parameter.
+type Param struct {
+	C        string // C name
+	Go       string
+	Role     Role
+	GoType   string // Go type of the argument or result
+	CArg     string // the trampoline's C parameter type
+	CCall    string // the C type in the entry point's signature
+	Size     int    // buffer or array length
+	Count    string // slice: the count parameter (C name)
+	Slices   []string
+	CConv    string // cgo conversion of a by-value argument: "C.uint"
+	typed    string // the typed pointer an unsafe.Pointer stands for, for slices
+	callback bool   // a C function pointer
+}
+
+// Func is one bound driver function.
+type Func struct {
+	Base     string // the name passed to cuGetProcAddress: "cuEventElapsedTime"
+	Symbol   string // the entry point the header declares: "cuEventElapsedTime_v2"
+	GoName   string
+	ABI      int // the ABI version it is resolved with: 12080
+	Flags    uint64
+	Params   []*Param
+	Pos      string
+	Doc      string
+	NoEscape bool // no pointer the caller owns outlives the call
+	Index    int
+}
+
+// ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
+// builds the model of everything it declares.
+func ParseHeaders(cfg *Config, dir string) (*Model, error) {
+	if err := CheckHeaders(cfg, dir); err != nil { // bad headers fail fast (headercheck.go)
+		return nil, err
+	}
+	m, err := parseModel(cfg, dir)
+	return checkModel(dir, m, err) // refuse what the header's text hid (headercheck.go)
+}
+
+func parseModel(cfg *Config, dir string) (*Model, error) {
+	s, err := read(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{HeaderFile: filepath.Join(dir, "cuda.h"), cfg: cfg, src: s, PerThread: cfg.PerThreadDefaultStream, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}}
+	for _, n := range handWritten {
+		m.goIDs[n] = "(hand-written in cuda/driver)"
+	}
+	if m.CUDAVersion, err = s.macroInt("CUDA_VERSION"); err != nil {
+		return nil, err
+	}
+	gpaName := s.probes["cuGetProcAddress"]
+	gpa := s.declarator(gpaName)
+	if gpa == nil || gpa.Type().Kind() != cc.Function {
+		return nil, fmt.Errorf("gen: %s: cuGetProcAddress (%s) is not declared: headers older than CUDA 11.3 cannot be bound", filepath.Join(dir, "cuda.h"), gpaName)
+	}
+	m.GPASymbol = gpaName
+	m.GPAV2 = len(gpa.Type().(*cc.FunctionType).Parameters()) == 5
+	flagName := "CU_GET_PROC_ADDRESS_LEGACY_STREAM"
+	if m.PerThread {
+		flagName = "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM"
+	}
+	fv, err := s.enumerator(flagName)
+	if err != nil {
+		return nil, err
+	}
+	m.GPAFlags = uint64(fv)
+	if err := m.types(); err != nil {
+		return nil, err
+	}
+	if err := m.functions(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// handWritten are the Go names the package defines by hand.
+var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", "FunctionInfo", "ErrNoDriver", "ErrNotSupported",
+	"LoadError", "NotSupportedError", "NoCgoError", "VersionString", "PollEventCtx", "Functions", "HeaderVersion", "Toolkit", "BuildTag",
+	"PerThreadDefaultStream", "HeaderSHA256", "Results"}
+
+// claim registers a Go identifier; two C names for one Go name are an error.
+func (m *Model) claim(goName, cName, pos string) error {
+	if old, ok := m.goIDs[goName]; ok && old != cName {
+		return fmt.Errorf("gen: %s: Go name clash: %s and %s both become %s; give one another name under \"names\" in gen/bindings.json", pos, old, cName, goName)
+	}
+	m.goIDs[goName] = cName
+	return nil
+}
+
+// chain lists the typedef declarators a type goes through, outermost first.
+func chain(t cc.Type) []*cc.Declarator {
+	var r []*cc.Declarator
+	for d := t.Typedef(); d != nil && len(r) < 8; {
+		r = append(r, d)
+		next := d.Type().Typedef()
+		if next == d || next == nil {
+			break
+		}
+		d = next
+	}
+	return r
+}
+
+func tagOf(t cc.Type) string {
+	var tok cc.Token
+	var kind string
+	switch x := t.(type) {
+	case *cc.StructType:
+		tok, kind = x.Tag(), "struct "
+	case *cc.UnionType:
+		tok, kind = x.Tag(), "union "
+	case *cc.EnumType:
+		tok, kind = x.Tag(), "enum "
+	default:
+		return ""
+	}
+	if n := tok.SrcStr(); n != "" {
+		return kind + n
+	}
+	return ""
+}
+
+var versioned = regexp.MustCompile(`_v[0-9]+$`)
+
+// types registers every typedef cuda.h declares.
+func (m *Model) types() error {
+	s := m.src
+	// Group typedef names by the declaration they resolve to.
+	type group struct {
+		root  *cc.Declarator
+		names []string
+	}
+	var order []*group
+	groups := map[*cc.Declarator]*group{}
+	byName := map[string]*group{}
+	for _, d := range s.typedefs {
+		var g *group
+		// "typedef CUdevice_v1 CUdevice;" joins CUdevice_v1's group.
+		if a, ok := s.aliasOf[d.Name()]; ok {
+			g = byName[a]
+		}
+		// A typedef of a tagged type already named joins that group.
+		if tag := tagOf(d.Type()); g == nil && tag != "" {
+			for _, og := range order {
+				if tagOf(og.root.Type()) == tag {
+					g = og
+				}
+			}
+		}
+		if g == nil {
+			g = &group{root: d}
+			groups[d] = g
+			order = append(order, g)
+		}
+		g.names = append(g.names, d.Name())
+		byName[d.Name()] = g
+	}
+	for _, g := range order {
+		name := g.names[0]
+		for _, n := range g.names {
+			if !versioned.MatchString(n) {
+				name = n
+				break
+			}
+		}
+		if !strings.HasPrefix(name, "CU") {
+			continue // cuuint64_t and such: plain scalars
+		}
+		d := g.root
+		t := d.Type()
+		ty := &Type{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), ct: t, Size: t.Size(), Align: int64(t.Align())}
+		ty.Doc = s.trailing(d.Position().Filename, d.Position().Line)
+		for _, n := range g.names {
+			if n != name {
+				ty.Aliases = append(ty.Aliases, n)
+			}
+		}
+		switch t.Kind() {
+		case cc.Ptr:
+			elem := t.(*cc.PointerType).Elem()
+			switch elem.Kind() {
+			case cc.Function:
+				ty.Kind, ty.Sig = tCallback, cSpell(elem, "")
+			case cc.Struct, cc.Union:
+				ty.Kind, ty.Base = tHandle, "uintptr"
+			default:
+				continue
+			}
+		case cc.Enum:
+			ty.Kind = tEnum
+		case cc.Struct, cc.Union:
+			if t.IsIncomplete() {
+				continue
+			}
+			ty.Kind = tStruct
+			if t.Kind() == cc.Union {
+				ty.Kind = tUnion
+			}
+			if why, ok := m.cfg.Opaque[name]; ok {
+				ty.Kind, ty.Why = tOpaque, why
+			}
+		default:
+			_, gt := scalar(t)
+			if gt == "" {
+				continue
+			}
+			ty.Kind, ty.Base = tScalar, gt
+		}
+		for _, n := range g.names {
+			m.byName[n] = ty
+		}
+		if tag := tagOf(t); tag != "" {
+			m.byTag[tag] = ty
+		}
+		m.Types = append(m.Types, ty)
+	}
+	// Now that every name is known, fill in enums and layouts.
+	all := m.Types
+	for _, ty := range all {
+		if err := m.claim(ty.Go, ty.C, ty.Pos); err != nil {
+			return err
+		}
+		switch ty.Kind {
+		case tEnum:
+			if err := m.enum(ty); err != nil {
+				return err
+			}
+		case tStruct, tUnion:
+			if err := m.layout(ty, ty, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scalar maps an arithmetic C type to its C spelling and Go type.
+func scalar(t cc.Type) (cType, goType string) {
+	switch t.Kind() {
+	case cc.Int:
+		return "int", "int32"
+	case cc.UInt:
+		return "unsigned int", "uint32"
+	case cc.Long:
+		return "long", "int64"
+	case cc.ULong:
+		return "unsigned long", "uint64"
+	case cc.LongLong:
+		return "long long", "int64"
+	case cc.ULongLong:
+		return "unsigned long long", "uint64"
+	case cc.Float:
+		return "float", "float32"
+	case cc.Double:
+		return "double", "float64"
+	case cc.Short:
+		return "short", "int16"
+	case cc.UShort:
+		return "unsigned short", "uint16"
+	case cc.Char:
+		return "char", "byte"
+	case cc.SChar:
+		return "signed char", "int8"
+	case cc.UChar:
+		return "unsigned char", "uint8"
+	case cc.Bool:
+		return "_Bool", "bool"
+	}
+	return "", ""
+}
+
+// cSpell spells a C type for documentation.
+func cSpell(t cc.Type, name string) string {
+	if ch := chain(t); len(ch) > 0 {
+		return strings.TrimSpace(ch[0].Name() + " " + name)
+	}
+	switch x := t.(type) {
+	case *cc.PointerType:
+		return cSpell(x.Elem(), "*"+name)
+	case *cc.FunctionType:
+		var ps []string
+		for _, p := range x.Parameters() {
+			ps = append(ps, cSpell(p.Type(), p.Name()))
+		}
+		return cSpell(x.Result(), "(*)") + "(" + strings.Join(ps, ", ") + ")"
+	}
+	if ct, _ := scalar(t); ct != "" {
+		return strings.TrimSpace(ct + " " + name)
+	}
+	return strings.TrimSpace(t.String() + " " + name)
+}
+
+// named returns the registered type t is, if any.
+func (m *Model) named(t cc.Type) *Type {
+	for _, d := range chain(t) {
+		if ty := m.byName[d.Name()]; ty != nil {
+			return ty
+		}
+	}
+	if tag := tagOf(t); tag != "" {
+		return m.byTag[tag]
+	}
+	return nil
+}
+
+// goType is the Go type of a C type inside a struct or as a pointer's
+// element; nested names anonymous structs and unions after where they are.
+func (m *Model) goType(t cc.Type, outer *Type, path, goName string) (string, error) {
+	if ty := m.named(t); ty != nil {
+		return ty.Go, nil
+	}
+	switch x := t.(type) {
+	case *cc.PointerType:
+		e := x.Elem()
+		switch e.Kind() {
+		case cc.Void, cc.Function:
+			return "unsafe.Pointer", nil
+		case cc.Struct, cc.Union:
+			if m.named(e) == nil {
+				return "unsafe.Pointer", nil
+			}
+		}
+		g, err := m.goType(e, outer, path, goName)
+		if err != nil {
+			return "", err
+		}
+		return "*" + g, nil
+	case *cc.ArrayType:
+		if x.IsVLA() || x.Len() <= 0 {
+			return "", fmt.Errorf("an array of unknown length")
+		}
+		g, err := m.goType(x.Elem(), outer, path, goName)
+		if err != nil {
+			return "", err
+		}
+		return "[" + strconv.FormatInt(x.Len(), 10) + "]" + g, nil
+	case *cc.StructType, *cc.UnionType:
+		if outer == nil {
+			return "", fmt.Errorf("an anonymous struct or union")
+		}
+		ty := &Type{Kind: tStruct, C: outer.C + "." + path, Go: goName, Nested: true, Path: path, Outer: outer, ct: t, Size: t.Size(), Align: int64(t.Align())}
+		if t.Kind() == cc.Union {
+			ty.Kind = tUnion
+		}
+		if err := m.claim(ty.Go, ty.C, outer.Pos); err != nil {
+			return "", err
+		}
+		m.Types = append(m.Types, ty)
+		if err := m.layout(ty, outer, path); err != nil {
+			return "", err
+		}
+		return ty.Go, nil
+	case *cc.EnumType:
+		if t.Size() == 4 {
+			return "int32", nil
+		}
+	}
+	if _, g := scalar(t); g != "" {
+		return g, nil
+	}
+	return "", fmt.Errorf("unsupported type %s", t)
+}
+
+// layout fills a struct's or union's fields from cc/v4's layout.
+func (m *Model) layout(ty, outer *Type, path string) error {
+	var n int
+	var field func(i int) *cc.Field
+	switch x := ty.ct.(type) {
+	case *cc.StructType:
+		n, field = x.NumFields(), x.FieldByIndex
+	case *cc.UnionType:
+		n, field = x.NumFields(), x.FieldByIndex
+	}
+	var goOff int64
+	used := map[string]bool{}
+	for i := 0; i < n; i++ {
+		f := field(i)
+		if f.IsBitfield() || f.IsFlexibleArrayMember() {
+			ty.Why = "it has bit fields or a flexible array member, which Go cannot mirror"
+			if ty.Kind == tStruct {
+				ty.Kind = tOpaque
+			}
+			ty.Fields = nil
+			return nil
+		}
+		cname := f.Name()
+		anon := cname == ""
+		gname := exported(cname)
+		if anon {
+			gname = fmt.Sprintf("Anon%d", i)
+		}
+		for used[gname] {
+			gname += "_"
+		}
+		used[gname] = true
+		p := cname
+		if path != "" && !anon {
+			p = path + "." + cname
+		} else if anon {
+			p = path // an anonymous member's members are reached through its parent
+		}
+		gt, err := m.goType(f.Type(), outer, p, ty.Go+gname)
+		if err != nil {
+			return fmt.Errorf("gen: %s: %s field %s: %w", outer.Pos, ty.C, cname, err)
+		}
+		fd := &Field{C: cname, Go: gname, GoType: gt, Offset: f.Offset(), Size: f.Type().Size()}
+		if anon {
+			fd.First = firstNamed(f.Type())
+			if nt := m.lastNested(); nt != nil && nt.Go == gt {
+				nt.Anon, nt.First = true, fd.First
+			}
+		}
+		if ty.Kind == tStruct {
+			al := int64(f.Type().Align())
+			if al > 0 {
+				goOff = (goOff + al - 1) / al * al
+			}
+			if fd.Offset < goOff {
+				return fmt.Errorf("gen: %s: %s field %s at offset %d overlaps the one before (ends at %d)", outer.Pos, ty.C, cname, fd.Offset, goOff)
+			}
+			fd.Pad = fd.Offset - goOff
+			goOff = fd.Offset + fd.Size
+		}
+		ty.Fields = append(ty.Fields, fd)
+	}
+	return nil
+}
+
+func (m *Model) lastNested() *Type {
+	if len(m.Types) == 0 || !m.Types[len(m.Types)-1].Nested {
+		return nil
+	}
+	return m.Types[len(m.Types)-1]
+}
+
+// firstNamed is the first named member of an anonymous struct or union,
+// looking through anonymous members.
+func firstNamed(t cc.Type) string {
+	var n int
+	var field func(i int) *cc.Field
+	switch x := t.(type) {
+	case *cc.StructType:
+		n, field = x.NumFields(), x.FieldByIndex
+	case *cc.UnionType:
+		n, field = x.NumFields(), x.FieldByIndex
+	}
+	for i := 0; i < n; i++ {
+		f := field(i)
+		if f.Name() != "" {
+			return f.Name()
+		}
+		if s := firstNamed(f.Type()); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// exported makes a C field name a Go one: srcXInBytes → SrcXInBytes.
+func exported(s string) string {
+	s = strings.TrimLeft(s, "_")
+	if s == "" {
+		return "X"
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// enum reads an enum's values, checks them against its Go type, and marks
+// sentinels and aliases.
+func (m *Model) enum(ty *Type) error {
+	et, ok := ty.ct.(*cc.EnumType)
+	if !ok {
+		return fmt.Errorf("gen: %s: %s is not an enum", ty.Pos, ty.C)
+	}
+	lc := strings.ToLower(ty.C)
+	ty.Flags = strings.HasSuffix(lc, "flags") || strings.HasSuffix(lc, "_flags_enum")
+	var vals []*EnumValue
+	for _, en := range et.Enumerators() {
+		v, err := enumValue(en)
+		if err != nil {
+			return err
+		}
+		cname := en.Token.SrcStr()
+		pos := en.Position()
+		vals = append(vals, &EnumValue{C: cname, Go: m.cfg.constGoName(cname), Value: v, Doc: m.src.trailing(pos.Filename, pos.Line), Pos: pos.String()})
+	}
+	// Sentinels: the force-int marker 0x7fffffff, or a last enumerator with
+	// no initializer and no doc that only counts the others.
+	var max int64 = math.MinInt64
+	for i, v := range vals {
+		last := i == len(vals)-1
+		if v.Value == 0x7fffffff {
+			v.Sentinel = true
+			continue
+		}
+		if last && v.Doc == "" && v.Value == max+1 && !m.hasInitializer(v) {
+			v.Sentinel = true
+		}
+		if v.Value > max {
+			max = v.Value
+		}
+	}
+	// The Go type: 32 bits as in C; unsigned for flags and values above MaxInt32.
+	size := ty.ct.Size()
+	ty.Base = "int32"
+	neg := false
+	var hi int64
+	for _, v := range vals {
+		if v.Value < 0 {
+			neg = true
+		}
+		if v.Value > hi {
+			hi = v.Value
+		}
+	}
+	if !neg && (ty.Flags || hi > math.MaxInt32) {
+		ty.Base = "uint32"
+	}
+	for _, v := range vals {
+		if size != 4 && !fits(v.Value, "int32") && !fits(v.Value, "uint32") {
+			return fmt.Errorf("gen: %s: %s = %#x does not fit %s's Go type %s (the C enum grew to %d bytes; cudagen binds 4-byte enums)", v.Pos, v.C, v.Value, ty.C, ty.Base, size)
+		}
+		if !fits(v.Value, ty.Base) {
+			return fmt.Errorf("gen: %s: %s = %d does not fit %s's Go type %s", v.Pos, v.C, v.Value, ty.C, ty.Base)
+		}
+	}
+	ty.Values = vals
+	for _, v := range vals {
+		if err := m.claim(v.Go, v.C, v.Pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fits(v int64, base string) bool {
+	switch base {
+	case "int32":
+		return v >= math.MinInt32 && v <= math.MaxInt32
+	case "uint32":
+		return v >= 0 && v <= math.MaxUint32
+	case "uint64":
+		return v >= 0
+	}
+	return true
+}
+
+var initRe = regexp.MustCompile(`^\s*\w+\s*=`)
+
+func (m *Model) hasInitializer(v *EnumValue) bool {
+	parts := strings.Split(v.Pos, ":")
+	if len(parts) < 2 {
+		return true
+	}
+	line, _ := strconv.Atoi(parts[len(parts)-2])
+	lines := m.src.lines(strings.Join(parts[:len(parts)-2], ":"))
+	if line < 1 || line > len(lines) {
+		return true
+	}
+	l := lines[line-1]
+	if i := strings.Index(l, v.C); i >= 0 {
+		l = l[i:]
+	}
+	return initRe.MatchString(l)
+}
+
+// functions models every function cuda.h declares.
+func (m *Model) functions() error {
+	s := m.src
+	typedefText, err := os.ReadFile(filepath.Join(s.dir, "cudaTypedefs.h"))
+	if err != nil {
+		return err
+	}
+	// ABI versions declared by cudaTypedefs.h, read from its text so that
+	// typedefs in blocks the preprocessor skipped count too.
+	pfn := map[string][]pfnVersion{}
+	for _, mm := range regexp.MustCompile(`\bPFN_(cu\w+?)_v([0-9]+)(_pt[sd][sz])?\b`).FindAllSubmatch(typedefText, -1) {
+		n, _ := strconv.Atoi(string(mm[2]))
+		pv := pfnVersion{n, string(mm[3])}
+		base := string(mm[1])
+		if !containsPFN(pfn[base], pv) {
+			pfn[base] = append(pfn[base], pv)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range s.funcs {
+		sym := d.Name()
+		if seen[sym] {
+			continue
+		}
+		seen[sym] = true
+		m.Declared++
+		base := baseName(sym)
+		if why, ok := m.cfg.Exclude[base]; ok {
+			m.Skipped = append(m.Skipped, Skipped{sym, "excluded by gen/bindings.json: " + why})
+			continue
+		}
+		f, why, err := m.function(d, sym, base, pfn)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			m.Skipped = append(m.Skipped, Skipped{sym, why})
+			continue
+		}
+		f.Index = len(m.Funcs)
+		m.Funcs = append(m.Funcs, f)
+	}
+	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {
+		if m.Func(n) == nil {
+			return fmt.Errorf("gen: %s: %s is not bound; every Ctx variant needs it", filepath.Join(s.dir, "cuda.h"), n)
+		}
+	}
+	return nil
+}
+
+// Func returns the bound function resolved by base name, if any.
+func (m *Model) Func(base string) *Func {
+	for _, f := range m.Funcs {
+		if f.Base == base && f.Symbol == m.src.probes[base] {
+			return f
+		}
+	}
+	for _, f := range m.Funcs {
+		if f.Base == base {
+			return f
+		}
+	}
+	return nil
+}
+
+type pfnVersion struct {
+	n      int
+	suffix string
+}
+
+func containsPFN(s []pfnVersion, v pfnVersion) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// function builds one function, or says why it is not bound.
+func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pfnVersion) (*Func, string, error) {
+	f := &Func{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
+	// The Go name: the base's, where the base name denotes this entry
+	// point; otherwise the symbol's (cuCtxCreate_v3 → CtxCreateV3).
+	isDefault := m.src.probes[base] == sym
+	if isDefault {
+		f.GoName = m.cfg.funcGoName(base)
+	} else {
+		f.GoName = m.cfg.funcGoName(strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds"))
+	}
+	brief, pdoc := m.src.funcDoc(d)
+	f.Doc = brief
+	ordinal := 1
+	if mm := versionSuffix.FindStringSubmatch(strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")); mm != nil {
+		ordinal, _ = strconv.Atoi(mm[1])
+	}
+	ptsz := strings.HasSuffix(sym, "_ptsz") || strings.HasSuffix(sym, "_ptds")
+	var plain, per []int
+	for _, v := range pfn[base] {
+		if v.n < 1000 {
+			continue // "#define PFN_cuX_v2 ...": a name, not an ABI version
+		}
+		if v.suffix == "" {
+			plain = append(plain, v.n)
+		} else {
+			per = append(per, v.n)
+		}
+	}
+	sort.Ints(plain)
+	sort.Ints(per)
+	// The header's own word first: cudaTypedefs.h (11.x, 12.x) maps
+	// PFN_cuX_v2 (the entry point cuX_v2) and PFN_cuX (the default one) to
+	// an ABI version. Otherwise (13.0) the N-th declared ABI version of the
+	// base name is its entry point _vN, and a per-thread one the newest
+	// per-thread version.
+	plainSym := strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")
+	if v, ok := m.src.pfnMacro(plainSym, ptsz); ok && plainSym != base {
+		f.ABI = v
+	} else if v, ok := m.src.pfnMacro(base, ptsz); ok && isDefault {
+		f.ABI = v
+	} else if ptsz && len(per) > 0 {
+		f.ABI = per[len(per)-1]
+		if ordinal <= len(per) && plainSym != base {
+			f.ABI = per[ordinal-1]
+		}
+	} else if ordinal <= len(plain) && ordinal > 0 {
+		f.ABI = plain[ordinal-1]
+	} else {
+		return nil, fmt.Sprintf("cudaTypedefs.h declares no ABI version for it (%d versions of PFN_%s)", len(plain), base), nil
+	}
+	ft := d.Type().(*cc.FunctionType)
+	if ft.IsVariadic() {
+		return nil, "it is variadic", nil
+	}
+	if rt := ft.Result(); rt.Typedef() == nil || rt.Typedef().Name() != "CUresult" {
+		return nil, "it does not return CUresult", nil
+	}
+	fc := m.cfg.Functions[base]
+	if err := m.claim(f.GoName, sym, f.Pos); err != nil {
+		return nil, "", err
+	}
+	if err := m.claim(f.GoName+"Ctx", sym+" (context variant)", f.Pos); err != nil {
+		return nil, "", err
+	}
+	used := map[string]bool{}
+	for _, prm := range ft.Parameters() {
+		if prm.Type().Kind() == cc.Void {
+			continue // f(void)
+		}
+		q, why := m.param(fc, prm, pdoc[prm.Name()], pdoc)
+		if why != "" {
+			return nil, fmt.Sprintf("parameter %s: %s", prm.Name(), why), nil
+		}
+		for used[q.Go] {
+			q.Go += "_"
+		}
+		used[q.Go] = true
+		f.Params = append(f.Params, q)
+	}
+	// Slices and their counts.
+	for pname, count := range fc.Slices {
+		var sp, cp *Param
+		for _, q := range f.Params {
+			if q.C == pname {
+				sp = q
+			}
+			if q.C == count {
+				cp = q
+			}
+		}
+		if sp != nil && sp.typed != "" {
+			sp.GoType = sp.typed
+		}
+		if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount) || !strings.HasPrefix(sp.GoType, "*") {
+			return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
+		}
+		sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
+		cp.Role = rCount
+		cp.Slices = append(cp.Slices, sp.Go)
+		sort.Strings(cp.Slices)
+	}
+	// noescape and nocallback are certain only where the caller passes no
+	// pointer the driver may keep and no function it may call back during
+	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
+	f.NoEscape = true
+	for _, q := range f.Params {
+		if q.Role == rPtr || q.Role == rSlice || q.GoType == "unsafe.Pointer" || q.callback {
+			f.NoEscape = false
+		}
+	}
+	return f, "", nil
+}
+
+var goReserved = map[string]bool{
+	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true, "defer": true,
+	"else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true, "if": true,
+	"import": true, "interface": true, "map": true, "package": true, "range": true, "return": true,
+	"select": true, "struct": true, "switch": true, "type": true, "var": true, "error": true, "len": true,
+	"string": true, "int": true, "uint": true, "byte": true, "rune": true, "cap": true, "new": true,
+	"make": true, "copy": true, "close": true, "ret": true, "fn": true, "err": true, "ctx": true, "buf": true,
+	"unsafe": true, "C": true, "p": true,
+}
+
+func goParamName(c string) string {
+	if c == "" {
+		return "arg"
+	}
+	r := []rune(c)
+	i := 0
+	for i < len(r) && i < 1 || (i < len(r)-1 && r[i] >= 'A' && r[i] <= 'Z' && r[i+1] >= 'A' && r[i+1] <= 'Z') {
+		i++
+	}
+	s := strings.ToLower(string(r[:i])) + string(r[i:])
+	if goReserved[s] {
+		s += "Arg"
+	}
+	return s
+}
+
+var (
+	returnedRe = regexp.MustCompile(`(?i)^(returned|returns)\b`)
+	pluralRe   = regexp.MustCompile(`(?i)\b(each|array|arrays|list|all|every)\b`)
+)
+
+// cgoName is the cgo spelling of a C scalar type.
+var cgoName = map[string]string{
+	"int": "C.int", "unsigned int": "C.uint", "long": "C.long", "unsigned long": "C.ulong", "long long": "C.longlong",
+	"unsigned long long": "C.ulonglong", "float": "C.float", "double": "C.double", "short": "C.short",
+	"unsigned short": "C.ushort", "char": "C.char", "signed char": "C.schar", "unsigned char": "C.uchar", "_Bool": "C._Bool",
+	"uintptr_t": "C.uintptr_t",
+}
+
+// param types one parameter, or says why it cannot be bound.
+func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string]string) (*Param, string) {
+	t := prm.Type()
+	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
+	if q.C == "" {
+		return nil, "it has no name"
+	}
+	if b := fc.Buffer; b != nil {
+		switch q.C {
+		case b.Buf:
+			q.Role, q.GoType, q.CArg, q.CCall, q.Size = rBuf, "string", "void *", "void *", b.Size
+			return q, ""
+		case b.Len:
+			q.Role, q.CArg, q.CCall, q.CConv, q.Size = rBufLen, "int", "int", "C.int", b.Size
+			return q, ""
+		}
+	}
+	if n, ok := fc.Arrays[q.C]; ok {
+		if t.Kind() != cc.Ptr {
+			return nil, "the config's array is not a pointer"
+		}
+		g, err := m.goType(t.(*cc.PointerType).Elem(), nil, "", "")
+		if err != nil {
+			return nil, err.Error()
+		}
+		q.Role, q.GoType, q.CArg, q.CCall, q.Size = rOutArray, fmt.Sprintf("[%d]%s", n, g), "void *", "void *", n
+		return q, ""
+	}
+	if over, ok := fc.Types[q.C]; ok {
+		ct, _ := scalar(t)
+		if ct == "" {
+			return nil, fmt.Sprintf("the config's type %s needs an arithmetic C type, found %v", over, t)
+		}
+		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, over, ct, ct, cgoName[ct]
+		return q, ""
+	}
+	if ty := m.named(t); ty != nil {
+		switch ty.Kind {
+		case tHandle:
+			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, "uintptr_t", "void *", "C.uintptr_t"
+		case tCallback:
+			q.Role, q.GoType, q.CArg, q.CCall, q.CConv, q.callback = rIn, ty.Go, "void *", "void *", "unsafe.Pointer", true
+		case tScalar, tEnum:
+			ct := map[string]string{"int32": "int", "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
+				"int16": "short", "uint16": "unsigned short", "byte": "char", "int8": "signed char", "uint8": "unsigned char", "float32": "float", "float64": "double"}[ty.Base]
+			if ty.Kind == tEnum && ty.Size != 4 && ty.Size != 8 {
+				return nil, "an enum of unusual size"
+			}
+			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, ct, ct, cgoName[ct]
+		default: // a struct or union by value
+			if ty.Size <= 16 && hasFloat(ty.ct) {
+				return nil, "a small struct with floating-point members passed by value, whose ABI class the trampoline does not mirror"
+			}
+			q.Role, q.GoType, q.CArg = rStruct, "*"+ty.Go, "const void *"
+			q.CCall = fmt.Sprintf("cg_s%d_%d", ty.Size, ty.Align)
+		}
+		return q, ""
+	}
+	if t.Kind() != cc.Ptr {
+		ct, gt := scalar(t)
+		if ct == "" {
+			return nil, fmt.Sprintf("unsupported type %v", t)
+		}
+		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, gt, ct, ct, cgoName[ct]
+		return q, ""
+	}
+	elem := t.(*cc.PointerType).Elem()
+	constElem := strings.HasPrefix(elem.String(), "const ")
+	isChar := elem.Kind() == cc.Char || elem.Kind() == cc.SChar
+	q.CArg, q.CCall = "void *", "void *"
+	// "Returned capability details of each requested operation" is an array.
+	returned := returnedRe.MatchString(doc) && !pluralRe.MatchString(doc)
+	for _, o := range fc.Out {
+		if o == q.C {
+			returned = true
+		}
+	}
+	for _, o := range fc.In {
+		if o == q.C {
+			returned = false
+		}
+	}
+	// A parameter another one's doc counts ("Size of \p dptrs") may be an array.
+	for other, d := range all {
+		if other != q.C && regexp.MustCompile(`\\p\s+`+regexp.QuoteMeta(q.C)+`\b`).MatchString(d) && regexp.MustCompile(`(?i)(size|number|count|length) of`).MatchString(d) {
+			if !contains(fc.Out, q.C) {
+				returned = false
+			}
+		}
+	}
+	switch {
+	case isChar && constElem:
+		q.Role, q.GoType, q.CArg, q.CCall = rString, "string", "const char *", "const char *"
+		return q, ""
+	case elem.Kind() == cc.Ptr && !constElem:
+		inner := elem.(*cc.PointerType).Elem()
+		if (inner.Kind() == cc.Char || inner.Kind() == cc.SChar) && strings.HasPrefix(inner.String(), "const ") && m.named(elem) == nil {
+			if returned || strings.Contains(strings.ToLower(doc), "string") {
+				q.Role, q.GoType = rOutString, "string"
+				return q, ""
+			}
+		}
+		if inner.Kind() == cc.Void && m.named(elem) == nil {
+			if returned {
+				q.Role, q.GoType = rOut, "unsafe.Pointer"
+				return q, ""
+			}
+			// An input array of pointers (kernelParams): unsafe.Pointer,
+			// or []unsafe.Pointer where the config says it is a slice.
+			q.Role, q.GoType, q.typed = rPtr, "unsafe.Pointer", "*unsafe.Pointer"
+			return q, ""
+		}
+	case elem.Kind() == cc.Void:
+		q.Role, q.GoType = rPtr, "unsafe.Pointer"
+		return q, ""
+	}
+	g, err := m.goType(elem, nil, "", "")
+	if err != nil || strings.HasPrefix(g, "unsafe.Pointer") && elem.Kind() != cc.Ptr {
+		q.Role, q.GoType = rPtr, "unsafe.Pointer"
+		return q, ""
+	}
+	// A single result: a non-const pointer to a scalar, handle, enum or
+	// struct whose doc says it is returned (or the config).
+	if returned && !constElem && !isChar && elem.Kind() != cc.Array {
+		q.Role, q.GoType = rOut, g
+		return q, ""
+	}
+	q.Role, q.GoType = rPtr, "*"+g
+	return q, ""
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFloat reports whether a struct or union has floating-point members.
+func hasFloat(t cc.Type) bool {
+	switch x := t.(type) {
+	case *cc.StructType:
+		for i := 0; i < x.NumFields(); i++ {
+			if hasFloat(x.FieldByIndex(i).Type()) {
+				return true
+			}
+		}
+	case *cc.UnionType:
+		for i := 0; i < x.NumFields(); i++ {
+			if hasFloat(x.FieldByIndex(i).Type()) {
+				return true
+			}
+		}
+	case *cc.ArrayType:
+		return hasFloat(x.Elem())
+	}
+	k := t.Kind()
+	return k == cc.Float || k == cc.Double || k == cc.LongDouble
+}

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+// copyTree copies what the generator and a build of the cuda packages need
+// into a temporary module: go.mod, go.sum, the config, the templates, the
+// manifest and cuda/ (with its tests, for go vet).
+func copyTree(t *testing.T, dst string) {
+	t.Helper()
+	src := root(t)
+	copyOne := func(rel string) {
+		b, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, rel), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"go.mod", "go.sum", "gen/bindings.json", "headers/manifest.json"} {
+		copyOne(f)
+	}
+	for _, dir := range []string{"templates", "cuda"} {
+		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(src, path)
+			copyOne(rel)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// pinFixture is a temporary copy of the module with a header cache of its
+// own, seeded from the real one with 11.8 and 12.4 only: the newest real
+// pin's headers (13.0) cannot be had, as on every machine but the GPU one.
+type pinFixture struct {
+	t     *testing.T
+	tree  string
+	cache string
+	src   map[string]string // real pinned version → its verified headers
+}
+
+func newPinFixture(t *testing.T) *pinFixture {
+	t.Helper()
+	_, man, realCache := loadAll(t)
+	f := &pinFixture{t: t, tree: filepath.Join(t.TempDir(), "cudagen"), cache: filepath.Join(t.TempDir(), "cache"), src: map[string]string{}}
+	for _, v := range []string{"11.8", "12.4"} {
+		e := man.Find(v)
+		if e == nil {
+			t.Fatalf("CUDA %s is not pinned", v)
+		}
+		f.src[v] = headerDir(t, e, realCache)
+		if err := headers.CopyHeaders(f.src[v], filepath.Join(f.cache, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("CUDAGEN_CACHE", f.cache)
+	copyTree(t, f.tree)
+	// 13.0 comes from a toolkit directory that is not on this machine.
+	m, err := headers.Load(filepath.Join(f.tree, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m.Find("13.0")
+	if e == nil || e.Source.Kind != "toolkit" {
+		t.Fatalf("the manifest's 13.0: %+v", e)
+	}
+	e.Source.Path = filepath.Join(t.TempDir(), "no-such-toolkit")
+	if err := m.Save(filepath.Join(f.tree, "headers", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// toolkit writes a synthetic toolkit: a real pin's headers with their
+// CUDA_VERSION changed.
+func (f *pinFixture) toolkit(from string, cudaVersion int) string {
+	f.t.Helper()
+	dir := filepath.Join(f.t.TempDir(), fmt.Sprintf("cuda-%d", cudaVersion))
+	b, err := os.ReadFile(filepath.Join(f.src[from], "cuda.h"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^#define CUDA_VERSION [0-9]+`)
+	if !re.Match(b) {
+		f.t.Fatal("no CUDA_VERSION in the cached header")
+	}
+	b = re.ReplaceAll(b, []byte(fmt.Sprintf("#define CUDA_VERSION %d", cudaVersion)))
+	os.MkdirAll(filepath.Join(dir, "include"), 0o755)
+	os.WriteFile(filepath.Join(dir, "include", "cuda.h"), b, 0o644)
+	td, _ := os.ReadFile(filepath.Join(f.src[from], "cudaTypedefs.h"))
+	os.WriteFile(filepath.Join(dir, "include", "cudaTypedefs.h"), td, 0o644)
+	return dir
+}
+
+// gen runs the generator in the fixture's tree and returns its log.
+func (f *pinFixture) gen(args ...string) (string, error) {
+	var log bytes.Buffer
+	err := run(append([]string{"-root", f.tree}, args...), &log, &log)
+	return log.String(), err
+}
+
+// snapshot hashes every file of the tree and the cache, by path.
+func snapshot(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	s := map[string]string{}
+	for _, d := range dirs {
+		filepath.WalkDir(d, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if de.IsDir() {
+				s[path+"/"] = "dir"
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			s[path] = fmt.Sprintf("%x", sha256.Sum256(b))
+			return nil
+		})
+	}
+	return s
+}
+
+func sameSnapshot(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	var diffs []string
+	for p, h := range before {
+		if after[p] != h {
+			diffs = append(diffs, "changed or removed: "+p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			diffs = append(diffs, "added: "+p)
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("the run changed the tree or the cache:\n%s", strings.Join(diffs, "\n"))
+	}
+}
+
+var reBuildLine = regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
+
+func withoutConstraint(b []byte) []byte { return reBuildLine.ReplaceAll(b, nil) }
+
+func goCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+// TestPinMultiVersion pins a synthetic newest, in-between and oldest
+// toolkit into a copy of the real manifest, on a machine without the newest
+// real pin's headers. Every other version's bindings stay as they were but
+// for their build constraint; each tag (and none, and two at once) selects
+// exactly one version; the module builds and vets under every tag.
+func TestPinMultiVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds the cuda packages under every tag")
+	}
+	f := newPinFixture(t)
+	driverDir := filepath.Join(f.tree, "cuda", "driver")
+	before := map[string][]byte{}
+	for _, v := range []string{"11.8", "12.4", "13.0"} {
+		for _, name := range []string{fileName(v), testFileName(v)} {
+			b, err := os.ReadFile(filepath.Join(driverDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = b
+		}
+	}
+	for _, p := range []struct {
+		from string
+		cuda int
+	}{{"12.4", 13010}, {"12.4", 12060}, {"11.8", 11040}} { // newer than all, in between, older than all
+		log, err := f.gen("-cuda", f.toolkit(p.from, p.cuda))
+		t.Logf("-cuda (CUDA_VERSION %d):\n%s", p.cuda, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log, "CUDA 13.0: committed bindings kept") {
+			t.Errorf("the log does not say 13.0 was kept")
+		}
+	}
+	man, err := headers.Load(filepath.Join(f.tree, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for _, e := range man.Versions {
+		tags = append(tags, e.Tag)
+	}
+	if got := strings.Join(tags, " "); got != "cuda11.4 cuda11.8 cuda12.4 cuda12.6 cuda13.0 cuda13.1" {
+		t.Fatalf("pinned: %s", got)
+	}
+	for _, v := range []string{"11.4", "12.6", "13.1"} {
+		if _, err := os.Stat(filepath.Join(f.cache, v, "cuda.h")); err != nil {
+			t.Errorf("CUDA %s not in the cache: %v", v, err)
+		}
+	}
+	// The other versions' bindings are as committed but for the constraint.
+	for name, b := range before {
+		after, err := os.ReadFile(filepath.Join(driverDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(withoutConstraint(b), withoutConstraint(after)) {
+			t.Errorf("%s changed beyond its build constraint", name)
+		}
+	}
+	// Each tag selects its own version; no tag the newest; of two, the older.
+	for tag, want := range map[string]string{
+		"": "13.1", "cuda11.4": "11.4", "cuda11.8": "11.8", "cuda12.4": "12.4", "cuda12.6": "12.6", "cuda13.0": "13.0", "cuda13.1": "13.1",
+		"cuda12.4,cuda13.0": "12.4", "cuda13.1,cuda11.4": "11.4", "cuda12.6,cuda13.1": "12.6", "cuda99.9": "13.1",
+	} {
+		out := goCmd(t, f.tree, "list", "-tags", tag, "-f", "{{join .CgoFiles \" \"}} {{join .GoFiles \" \"}} {{join .TestGoFiles \" \"}}", "./cuda/driver")
+		got := regexp.MustCompile(`zdriver_cuda[0-9_]+(_test)?\.go`).FindAllString(out, -1)
+		sort.Strings(got)
+		if w := []string{fileName(want), testFileName(want)}; strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("-tags %q selects %v, want %v", tag, got, w)
+		}
+	}
+	for _, tag := range append([]string{""}, tags...) {
+		goCmd(t, f.tree, "build", "-tags", tag, "./...")
+		goCmd(t, f.tree, "vet", "-tags", tag, "./...")
+	}
+	// A plain run regenerates what it can (11.8, 12.4 from the cache, the
+	// synthetic toolkits from their directories), keeps 13.0 saying why,
+	// exits 0, and changes nothing: the constraint the rewriter gave each
+	// file is the one the generator writes.
+	snap := snapshot(t, f.tree)
+	log, err := f.gen()
+	t.Logf("plain run:\n%s", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`CUDA 13\.0: committed bindings kept.*no-such-toolkit`).MatchString(log) {
+		t.Errorf("the plain run does not say why 13.0 was kept")
+	}
+	for _, v := range []string{"11.4", "11.8", "12.4", "12.6", "13.1"} {
+		if !strings.Contains(log, "generated CUDA "+v) {
+			t.Errorf("the plain run did not generate %s", v)
+		}
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree))
+	if log, err := f.gen("-check"); err != nil {
+		t.Errorf("-check: %v\n%s", err, log)
+	}
+	// -strict refuses what cannot be had.
+	if _, err := f.gen("-strict"); err == nil || !errors.Is(err, headers.ErrUnavailable) && !strings.Contains(err.Error(), "13.0") {
+		t.Errorf("-strict: %v", err)
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree))
+}
+
+// TestPinAtomic: a -cuda run that fails, before or while writing, leaves the
+// manifest, the cache and the tree as they were.
+func TestPinAtomic(t *testing.T) {
+	f := newPinFixture(t)
+	snap := snapshot(t, f.tree, f.cache)
+	selfInclude := f.toolkit("12.4", 12060)
+	h, _ := os.ReadFile(filepath.Join(selfInclude, "include", "cuda.h"))
+	os.WriteFile(filepath.Join(selfInclude, "include", "cuda.h"), append([]byte("#include \"cuda.h\"\n"), h...), 0o644)
+	old := f.toolkit("11.8", 11020)
+	os.Remove(filepath.Join(old, "include", "cudaTypedefs.h"))
+	emptyTypedefs := f.toolkit("12.4", 12060)
+	os.WriteFile(filepath.Join(emptyTypedefs, "include", "cudaTypedefs.h"), nil, 0o644)
+	broken := f.toolkit("12.4", 12060)
+	h, _ = os.ReadFile(filepath.Join(broken, "include", "cuda.h"))
+	os.WriteFile(filepath.Join(broken, "include", "cuda.h"), append(h[:len(h)/2], "\nCUresult CUDAAPI cuBroken(CUevent"...), 0o644)
+	for _, c := range []struct {
+		name, dir string
+		want      []string
+	}{
+		{"self-including cuda.h", selfInclude, []string{filepath.Join(selfInclude, "include", "cuda.h") + ":1:1", "includes cuda.h"}},
+		{"older than 11.3", old, []string{"CUDA 11.2 is older than 11.3, the oldest version cudagen can bind (it needs cuGetProcAddress and cudaTypedefs.h)"}},
+		{"empty cudaTypedefs.h", emptyTypedefs, []string{"cudaTypedefs.h is empty"}},
+		{"malformed cuda.h", broken, []string{filepath.Join(broken, "include", "cuda.h") + ":"}},
+		{"a Debian pin's version", f.toolkit("12.4", 12040), []string{"already pinned from Debian"}},
+		{"no toolkit", t.TempDir(), []string{"no include/cuda.h"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log, err := f.gen("-cuda", c.dir)
+			if err == nil {
+				t.Fatalf("no error; log:\n%s", log)
+			}
+			checkMessage(t, err)
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), ".pin-") {
+				t.Errorf("the error names the staging directory: %v", err)
+			}
+			t.Log(err)
+			sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+		})
+	}
+	// A failure while committing, after the cache and some files were
+	// changed, undoes them.
+	t.Run("failure while committing", func(t *testing.T) {
+		commitFault = func(op, path string) error {
+			if filepath.Base(path) == "manifest.json" {
+				return errors.New("injected failure")
+			}
+			return nil
+		}
+		defer func() { commitFault = nil }()
+		_, err := f.gen("-cuda", f.toolkit("12.4", 12060))
+		if err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Fatalf("got %v", err)
+		}
+		sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+	})
+	// And the same pin then succeeds.
+	if log, err := f.gen("-cuda", f.toolkit("12.4", 12060)); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(f.tree, "cuda", "driver", "zdriver_cuda12_6.go")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestList(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-list", "tags"}, &out, &out); err != nil || out.String() != "cuda11.8\ncuda12.4\ncuda13.0\n" {
+		t.Errorf("-list tags: %q %v", out.String(), err)
+	}
+	out.Reset()
+	if err := run([]string{"-list", "newest"}, &out, &out); err != nil || out.String() != "cuda13.0\n" {
+		t.Errorf("-list newest: %q %v", out.String(), err)
+	}
+	if err := run([]string{"-list", "nonsense"}, &out, &out); err == nil {
+		t.Error("-list nonsense: no error")
+	}
+}
+
+func TestVersionExpr(t *testing.T) {
+	vs := []headers.Entry{{Version: "12.4", Tag: "cuda12.4"}, {Version: "11.8", Tag: "cuda11.8"}, {Version: "13.0", Tag: "cuda13.0"}}
+	for v, want := range map[string]string{
+		"11.8": "cuda11.8",
+		"12.4": "cuda12.4 && !cuda11.8",
+		"13.0": "!cuda11.8 && !cuda12.4",
+	} {
+		if got := versionExpr(vs, v); got != want {
+			t.Errorf("%s: %q, want %q", v, got, want)
+		}
+	}
+	if got := versionExpr(vs[:1], "12.4"); got != "" {
+		t.Errorf("one version: %q", got)
+	}
+	if got := BuildLine(versionExpr(vs, "12.4"), "cgo"); got != "//go:build (cuda12.4 && !cuda11.8) && cgo" {
+		t.Errorf("with cgo: %q", got)
+	}
+	if got := BuildLine("", "cgo"); got != "//go:build cgo" {
+		t.Errorf("one version, with cgo: %q", got)
+	}
+	// The rewriter keeps the terms that name no version, in both forms.
+	const head = Command + "\n// " + doNotEdit + "\n"
+	for in, want := range map[string]string{
+		head + "//\n//go:build cuda12.4 && !cuda11.8\n\npackage driver\n":            head + "//\n//go:build !cuda11.8 && !cuda12.4\n\npackage driver\n",
+		head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n":  head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n",
+		head + "//\n//go:build !cuda11.8 && !cgo\n\npackage driver\n":                head + "//\n//go:build (!cuda11.8 && !cuda12.4) && !cgo\n\npackage driver\n",
+		head + "\npackage driver\n":                                                  head + "//\n//go:build !cuda11.8 && !cuda12.4\n\npackage driver\n",
+		head + "//\n//go:build cuda12.4 && cgo\n\n// Package doc.\npackage driver\n": head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\n// Package doc.\npackage driver\n",
+	} {
+		got, err := rewriteConstraint([]byte(in), vs, "13.0")
+		if err != nil || string(got) != want {
+			t.Errorf("rewrite of\n%s\ngot\n%s\nwant\n%s\n(%v)", in, got, want, err)
+		}
+	}
+	got, err := rewriteConstraint([]byte(head+"//\n//go:build cuda12.4 && cgo\n\npackage driver\n"), vs[1:2], "11.8")
+	if err != nil || string(got) != head+"//\n//go:build cgo\n\npackage driver\n" {
+		t.Errorf("to one version: %q %v", got, err)
+	}
+	got, err = rewriteConstraint([]byte(head+"//\n//go:build cuda12.4 && !cuda11.8\n\npackage driver\n"), vs[1:2], "11.8")
+	if err != nil || string(got) != head+"\npackage driver\n" {
+		t.Errorf("to one version, no other term: %q %v", got, err)
+	}
+}
+
+// TestImporterToolkit is the path README.md gives a program that imports
+// cudagen and wants a toolkit cudagen does not pin: a copy of the module
+// beside the program, a replace directive to it, the one command in the
+// copy, then a build with the new tag.
+func TestImporterToolkit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds a program under two tags")
+	}
+	f := newPinFixture(t)
+	app := t.TempDir()
+	copyTree(t, filepath.Join(app, "third_party", "cudagen"))
+	f.tree = filepath.Join(app, "third_party", "cudagen")
+	os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n\nrequire github.com/cudagen/cudagen v0.0.0\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "main.go"), []byte(`package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+func main() {
+	fmt.Println(driver.Toolkit, driver.BuildTag, driver.HeaderVersion, errors.Is(cuda.ErrNoDriver, cuda.ErrNoDriver))
+}
+`), 0o644)
+	goCmd(t, app, "mod", "edit", "-replace", "github.com/cudagen/cudagen=./third_party/cudagen")
+	// The generator is for the cudagen module: run in the program's own
+	// module, it says so and where to run it.
+	if _, err := FindRoot(app); err == nil || !strings.Contains(err.Error(), "example.com/app") {
+		t.Errorf("in the importer's module: %v", err)
+	}
+	// The one command, in the copy (as cd third_party/cudagen && go run ./gen -cuda DIR).
+	log, err := f.gen("-cuda", f.toolkit("12.4", 12060))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	goCmd(t, app, "build", "-tags", "cuda12.6", "-o", "app126", ".")
+	goCmd(t, app, "build", "-o", "app", ".")
+	for bin, want := range map[string]string{"app126": "12.6 cuda12.6 12060 true", "app": "13.0 cuda13.0 13000 true"} {
+		out, err := exec.Command(filepath.Join(app, bin)).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("%s: %q %v, want %q", bin, out, err, want)
+		}
+	}
+}

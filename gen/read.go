@@ -1,0 +1,327 @@
+package main
+
+// Stage 1: reading the header. cc/v4 preprocesses and type-checks
+// cudaTypedefs.h (which includes cuda.h); a probe appended to it
+// stringifies every candidate name after macro expansion, so the header's
+// own macros say which versioned entry point a name denotes. The doc
+// comments (\brief, \param) are read from the header's text.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"modernc.org/cc/v4"
+)
+
+// source is one parsed header version.
+type source struct {
+	dir    string
+	ast    *cc.AST
+	probes map[string]string // name → what it expands to
+	files  map[string][]string
+	// decls are cuda.h's declarations, in order.
+	funcs    []*cc.Declarator
+	typedefs []*cc.Declarator
+	// aliasOf maps "typedef A B;" B → A, as the text spells it.
+	aliasOf map[string]string
+}
+
+var aliasRe = regexp.MustCompile(`(?m)^\s*typedef\s+(\w+)\s+(\w+)\s*;`)
+
+var protoRe = regexp.MustCompile(`\bCUresult\s+CUDAAPI\s+(cu\w+)\s*\(`)
+
+// read parses DIR/cudaTypedefs.h and DIR/cuda.h.
+func read(cfg *Config, dir string) (*source, error) {
+	ccfg, err := ccConfig()
+	if err != nil {
+		return nil, err
+	}
+	var cudaH []byte
+	for _, f := range []string{"cuda.h", "cudaTypedefs.h"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
+		if f == "cuda.h" {
+			cudaH = b
+		}
+	}
+	c := *ccfg
+	c.IncludePaths = append([]string{dir}, ccfg.IncludePaths...)
+	c.SysIncludePaths = append([]string{dir}, ccfg.SysIncludePaths...)
+	predefined := ccfg.Predefined
+	if cfg.PerThreadDefaultStream {
+		predefined += "\n#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1\n"
+	}
+	// Every name a prototype in the text spells, and its unversioned base.
+	seen := map[string]bool{"cuGetProcAddress": true}
+	names := []string{"cuGetProcAddress"}
+	for _, m := range protoRe.FindAllSubmatch(cudaH, -1) {
+		n := string(m[1])
+		for _, x := range []string{n, baseName(n)} {
+			if !seen[x] {
+				seen[x] = true
+				names = append(names, x)
+			}
+		}
+	}
+	var probe strings.Builder
+	probe.WriteString("#define cudagen_str2(x) #x\n#define cudagen_str(x) cudagen_str2(x)\n")
+	for i, n := range names {
+		fmt.Fprintf(&probe, "static const char cudagen_probe_%d[] = cudagen_str(%s);\n", i, n)
+	}
+	typedefs := filepath.Join(dir, "cudaTypedefs.h")
+	ast, err := cc.Translate(&c, []cc.Source{
+		{Name: "<predefined>", Value: predefined},
+		{Name: "<builtin>", Value: cc.Builtin},
+		{Name: typedefs},
+		{Name: "<cudagen-probe>", Value: probe.String()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // short, no cc-internal locations (headercheck.go)
+	}
+	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}}
+	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {
+		s.aliasOf[string(m[2])] = string(m[1])
+	}
+	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+		ed := l.ExternalDeclaration
+		if ed == nil || ed.Declaration == nil {
+			continue
+		}
+		for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+			id := il.InitDeclarator
+			if id == nil || id.Declarator == nil {
+				continue
+			}
+			d := id.Declarator
+			name := d.Name()
+			if strings.HasPrefix(name, "cudagen_probe_") && id.Initializer != nil {
+				i, _ := strconv.Atoi(strings.TrimPrefix(name, "cudagen_probe_"))
+				if v, ok := id.Initializer.AssignmentExpression.Value().(cc.StringValue); ok && i < len(names) {
+					s.probes[names[i]] = strings.TrimRight(string(v), "\x00")
+				}
+				continue
+			}
+			if filepath.Base(d.Position().Filename) != "cuda.h" {
+				continue
+			}
+			switch {
+			case d.IsTypename():
+				s.typedefs = append(s.typedefs, d)
+			case d.Type().Kind() == cc.Function && strings.HasPrefix(name, "cu"):
+				s.funcs = append(s.funcs, d)
+			}
+		}
+	}
+	return s, nil
+}
+
+// baseName strips the entry point's version and per-thread suffixes:
+// cuMemcpyHtoDAsync_v2_ptsz → cuMemcpyHtoDAsync.
+func baseName(sym string) string {
+	b := strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")
+	if m := versionSuffix.FindStringSubmatch(b); m != nil {
+		b = b[:len(b)-len(m[0])]
+	}
+	return b
+}
+
+var versionSuffix = regexp.MustCompile(`_v([0-9]+)$`)
+
+var ccCached *cc.Config
+
+func ccConfig() (*cc.Config, error) {
+	if ccCached != nil {
+		return ccCached, nil
+	}
+	c, err := cc.NewConfig("linux", "amd64")
+	if err != nil {
+		return nil, fmt.Errorf("gen: C preprocessor configuration (needs a C compiler, cc or gcc): %w", err)
+	}
+	ccCached = c
+	return c, nil
+}
+
+func firstErrors(err error, n int) error {
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("(and %d more)", len(lines)-n))
+	}
+	return fmt.Errorf("%s", strings.Join(lines, "\n"))
+}
+
+func (s *source) declarator(name string) *cc.Declarator {
+	for _, n := range s.ast.Scope.Nodes[name] {
+		if d, ok := n.(*cc.Declarator); ok {
+			return d
+		}
+	}
+	return nil
+}
+
+func (s *source) macroInt(name string) (int, error) {
+	m := s.ast.Macros[name]
+	if m == nil {
+		return 0, fmt.Errorf("gen: %s: %s is not defined", filepath.Join(s.dir, "cuda.h"), name)
+	}
+	rl := m.ReplacementList()
+	if len(rl) != 1 {
+		return 0, fmt.Errorf("gen: %s: %s is not a number", m.Position(), name)
+	}
+	n, err := strconv.Atoi(rl[0].SrcStr())
+	if err != nil {
+		return 0, fmt.Errorf("gen: %s: %s: %w", m.Position(), name, err)
+	}
+	return n, nil
+}
+
+func (s *source) enumerator(name string) (int64, error) {
+	for _, n := range s.ast.Scope.Nodes[name] {
+		if e, ok := n.(*cc.Enumerator); ok {
+			return enumValue(e)
+		}
+	}
+	return 0, fmt.Errorf("gen: %s: enumerator %s is not declared", filepath.Join(s.dir, "cuda.h"), name)
+}
+
+func enumValue(e *cc.Enumerator) (int64, error) {
+	switch v := e.Value().(type) {
+	case cc.Int64Value:
+		return int64(v), nil
+	case cc.UInt64Value:
+		return int64(v), nil
+	}
+	return 0, fmt.Errorf("gen: %s: enumerator %s has no constant value", e.Position(), e.Token.SrcStr())
+}
+
+var pfnDirect = regexp.MustCompile(`^PFN_\w+?_v([0-9]+)$`)
+
+// pfnMacro reads "#define PFN_cuX PFN_cuX_vN" or the
+// "__API_TYPEDEF_PTSZ(PFN_cuX, default, per-thread)" form; ptsz picks the
+// per-thread version.
+func (s *source) pfnMacro(base string, ptsz bool) (int, bool) {
+	mac := s.ast.Macros["PFN_"+base]
+	if mac == nil {
+		return 0, false
+	}
+	var toks []string
+	for _, t := range mac.ReplacementList() {
+		toks = append(toks, t.SrcStr())
+	}
+	if len(toks) == 1 && !ptsz {
+		if mm := pfnDirect.FindStringSubmatch(toks[0]); mm != nil {
+			n, _ := strconv.Atoi(mm[1])
+			return n, true
+		}
+	}
+	// __API_TYPEDEF_PTSZ ( PFN_cuX , default , ptsz )
+	if len(toks) == 8 && strings.HasPrefix(toks[0], "__API_TYPEDEF_PT") {
+		i := 4
+		if ptsz {
+			i = 6
+		}
+		n, err := strconv.Atoi(toks[i])
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// lines returns a file's lines, cached.
+func (s *source) lines(file string) []string {
+	if l, ok := s.files[file]; ok {
+		return l
+	}
+	b, _ := os.ReadFile(file)
+	l := strings.Split(string(b), "\n")
+	s.files[file] = l
+	return l
+}
+
+var (
+	trailingDoc = regexp.MustCompile(`(?s)/\*\*<\s*(.*?)\s*\*/`)
+	spaces      = regexp.MustCompile(`\s+`)
+)
+
+// trailing is the /**< */ comment starting on a declaration's line, or
+// the /** */ block above it.
+func (s *source) trailing(file string, line int) string {
+	lines := s.lines(file)
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	if i := strings.Index(lines[line-1], "/**<"); i >= 0 {
+		text := lines[line-1][i:]
+		for j := line; !strings.Contains(text, "*/") && j < len(lines) && j < line+20; j++ {
+			text += "\n" + lines[j]
+		}
+		if mm := trailingDoc.FindStringSubmatch(text); mm != nil {
+			return clean(strings.ReplaceAll(mm[1], "*", ""))
+		}
+	}
+	return clean(blockAbove(lines, line-1))
+}
+
+// blockAbove returns the text of the /** ... */ comment that ends just
+// above line index i.
+func blockAbove(lines []string, i int) string {
+	j := i - 1
+	for j >= 0 && strings.TrimSpace(lines[j]) == "" {
+		j--
+	}
+	if j < 0 || !strings.HasSuffix(strings.TrimSpace(lines[j]), "*/") {
+		return ""
+	}
+	end := j
+	for j >= 0 && !strings.Contains(lines[j], "/**") {
+		j--
+	}
+	if j < 0 || end-j > 400 || strings.Contains(lines[j], "/**<") {
+		return "" // none, or the trailing doc of the declaration above
+	}
+	var b strings.Builder
+	for _, l := range lines[j : end+1] {
+		l = strings.TrimSpace(l)
+		l = strings.TrimPrefix(l, "/**")
+		l = strings.TrimSuffix(l, "*/")
+		l = strings.TrimPrefix(l, "*")
+		b.WriteString(l)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+var doxyRe = regexp.MustCompile(`\\([a-zA-Z]+)\b`) // \deprecated → deprecated
+
+var (
+	briefRe = regexp.MustCompile(`(?s)\\brief\s+(.*?)(\n\s*\n|\\)`)
+	paramRe = regexp.MustCompile(`(?m)^\s*\\param\s+(\w+)\s*-?\s*(.*)$`)
+)
+
+// funcDoc is a function's \brief and its \param texts.
+func (s *source) funcDoc(d *cc.Declarator) (brief string, params map[string]string) {
+	pos := d.Position()
+	block := blockAbove(s.lines(pos.Filename), pos.Line-1)
+	if mm := briefRe.FindStringSubmatch(block); mm != nil {
+		brief = clean(mm[1])
+	}
+	params = map[string]string{}
+	for _, mm := range paramRe.FindAllStringSubmatch(block, -1) {
+		params[mm[1]] = strings.TrimSpace(mm[2])
+	}
+	return brief, params
+}
+
+func clean(s string) string {
+	s = strings.ReplaceAll(s, "::", "")
+	s = strings.ReplaceAll(s, "\\p ", "")
+	s = strings.ReplaceAll(s, "\\e ", "")
+	s = strings.ReplaceAll(s, "\\b ", "")
+	s = strings.ReplaceAll(s, "\\ref ", "")
+	s = doxyRe.ReplaceAllString(s, "$1")
+	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+}
