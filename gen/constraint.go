@@ -58,7 +58,13 @@ func BuildLine(expr string, rest ...string) string {
 	if len(terms) == 0 {
 		return ""
 	}
-	return "//go:build " + strings.Join(terms, " && ")
+	line := "//go:build " + strings.Join(terms, " && ")
+	// gofmt prints the generated files' lines in canonical form (no
+	// redundant parentheses); the rewriter's must be the same bytes.
+	if x, err := constraint.Parse(line); err == nil {
+		line = "//go:build " + x.String()
+	}
+	return line
 }
 
 var reVersionTag = regexp.MustCompile(`^cuda[0-9]+\.[0-9]+$`)

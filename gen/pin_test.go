@@ -19,7 +19,7 @@ import (
 
 // copyTree copies what the generator and a build of the cuda packages need
 // into a temporary module: go.mod, go.sum, the config, the templates, the
-// manifest and cuda/ (with its tests, for go vet).
+// manifest, the headers package and cuda/ (with its tests, for go vet).
 func copyTree(t *testing.T, dst string) {
 	t.Helper()
 	src := root(t)
@@ -37,6 +37,12 @@ func copyTree(t *testing.T, dst string) {
 	}
 	for _, f := range []string{"go.mod", "go.sum", "gen/bindings.json", "headers/manifest.json"} {
 		copyOne(f)
+	}
+	// headers/: the cuda package's tests import it (the tag list).
+	hs, _ := filepath.Glob(filepath.Join(src, "headers", "*.go"))
+	for _, f := range hs {
+		rel, _ := filepath.Rel(src, f)
+		copyOne(rel)
 	}
 	for _, dir := range []string{"templates", "cuda"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
