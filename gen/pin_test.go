@@ -387,20 +387,21 @@ func TestVersionExpr(t *testing.T) {
 	if got := versionExpr(vs[:1], "12.4"); got != "" {
 		t.Errorf("one version: %q", got)
 	}
-	if got := BuildLine(versionExpr(vs, "12.4"), "cgo"); got != "//go:build (cuda12.4 && !cuda11.8) && cgo" {
+	if got := BuildLine(versionExpr(vs, "12.4"), "cgo"); got != "//go:build cuda12.4 && !cuda11.8 && cgo" {
 		t.Errorf("with cgo: %q", got)
 	}
 	if got := BuildLine("", "cgo"); got != "//go:build cgo" {
 		t.Errorf("one version, with cgo: %q", got)
 	}
-	// The rewriter keeps the terms that name no version, in both forms.
+	// The rewriter keeps the terms that name no version, in both forms, and
+	// writes the canonical form gofmt gives the generated files.
 	const head = Command + "\n// " + doNotEdit + "\n"
 	for in, want := range map[string]string{
 		head + "//\n//go:build cuda12.4 && !cuda11.8\n\npackage driver\n":            head + "//\n//go:build !cuda11.8 && !cuda12.4\n\npackage driver\n",
-		head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n":  head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n",
-		head + "//\n//go:build !cuda11.8 && !cgo\n\npackage driver\n":                head + "//\n//go:build (!cuda11.8 && !cuda12.4) && !cgo\n\npackage driver\n",
+		head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n":  head + "//\n//go:build !cuda11.8 && !cuda12.4 && cgo\n\npackage driver\n",
+		head + "//\n//go:build !cuda11.8 && !cgo\n\npackage driver\n":                head + "//\n//go:build !cuda11.8 && !cuda12.4 && !cgo\n\npackage driver\n",
 		head + "\npackage driver\n":                                                  head + "//\n//go:build !cuda11.8 && !cuda12.4\n\npackage driver\n",
-		head + "//\n//go:build cuda12.4 && cgo\n\n// Package doc.\npackage driver\n": head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\n// Package doc.\npackage driver\n",
+		head + "//\n//go:build cuda12.4 && cgo\n\n// Package doc.\npackage driver\n": head + "//\n//go:build !cuda11.8 && !cuda12.4 && cgo\n\n// Package doc.\npackage driver\n",
 	} {
 		got, err := rewriteConstraint([]byte(in), vs, "13.0")
 		if err != nil || string(got) != want {
