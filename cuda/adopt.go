@@ -134,7 +134,7 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, dev: d}
+	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, l: &listed{dev: d}}
 	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}
@@ -182,7 +182,7 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, dev: d}
+	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, l: &listed{dev: d}}
 	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}
@@ -190,6 +190,6 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	// finish from destroying it.
 	e := &Event{dev: d, h: h, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)
-	e.cleanup = backstop(e, r)
+	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
 	return e, nil
 }

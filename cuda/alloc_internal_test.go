@@ -8,26 +8,107 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// Creating an event's Go side (the Event, its handle, and its
-// garbage-collection backstop) costs four allocations; a capturing or
-// generic cleanup function would add one. No GPU needed: newEvent makes no
-// driver call while the primary is open.
+// Creating and closing an event allocates nothing per event: events and
+// their handles come slabSize at a time, with one garbage-collection
+// backstop per slab, and the closed event's driver handle (never recorded)
+// is kept for the next event. No GPU needed: newEvent makes no driver call
+// while the primary is open, nor does the destroy of a handle it keeps.
 func TestNewEventAllocations(t *testing.T) {
 	d := &Device{p: &primary{live: 1, devices: 1}}
-	n := testing.AllocsPerRun(1000, func() {
+	var keep *Event // the current slab stays reachable, as a program's latest event keeps it
+	n := testing.AllocsPerRun(slabSize*10, func() {
 		e, err := newEvent(d, driver.Event(1), EventOptions{}, false, "create event")
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.cleanup.Stop()
-		d.p.drop(e.r)
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		d.p.mu.Lock()
+		if h := d.p.reuse(driver.EventDisableTiming); h != 1 {
+			t.Fatalf("closed never-recorded event: kept handle %d, want 1", h)
+		}
+		d.p.mu.Unlock()
+		keep = e
 	})
-	t.Logf("%v allocations", n)
-	if n > 4 {
-		t.Errorf("newEvent allocates %v times, want at most 4", n)
+	t.Logf("%v allocations per create+close", n)
+	if n != 0 {
+		t.Errorf("create+close allocates %v times per event, want 0 (amortised over a slab of %d)", n, slabSize)
 	}
-	if d.p.open != nil || d.p.live != 1 {
+	if d.p.open != nil || d.p.live != 1 || keep == nil {
 		t.Errorf("the primary's list was not emptied: live %d", d.p.live)
+	}
+}
+
+// Which closed events keep their driver handle for reuse: only those known
+// complete. No GPU needed: a kept handle is no driver call; the others'
+// destroy fails without a driver (the error is not the point here), and
+// the handle is not kept.
+func TestReuseOnlyComplete(t *testing.T) {
+	p := &primary{live: 1, devices: 1}
+	d := &Device{p: p}
+	open := func(opts EventOptions) *Event {
+		e, err := newEvent(d, driver.Event(7), opts, false, "create event")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	kept := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for i := range p.events.free {
+			if len(p.events.free[i]) > 0 {
+				p.events.free[i] = p.events.free[i][:0]
+				return true
+			}
+		}
+		return false
+	}
+	record := func(e *Event) { // what Record does around its driver call
+		if s := e.r.state.Add(1); s < 0 {
+			if err := e.enterRecordSlow("record", s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.r.recordExit()
+	}
+	seenDone := func(e *Event) { // what Query does when the driver says done
+		s0 := e.r.state.Add(1)
+		e.r.doneExit(s0)
+	}
+	for _, c := range []struct {
+		name string
+		use  func(e *Event)
+		opts EventOptions
+		want bool
+	}{
+		{"never recorded", func(*Event) {}, EventOptions{}, true},
+		{"recorded", record, EventOptions{}, false},
+		{"recorded, then seen complete", func(e *Event) { record(e); seenDone(e) }, EventOptions{}, true},
+		{"seen complete, then recorded", func(e *Event) { record(e); seenDone(e); record(e) }, EventOptions{}, false},
+		{"recorded during the query", func(e *Event) {
+			s0 := e.r.state.Add(1) // the query's enter
+			record(e)              // a record finishing before the query's exit
+			e.r.doneExit(s0)
+		}, EventOptions{}, false},
+		{"handle taken", func(e *Event) { e.Handle() }, EventOptions{}, false},
+		{"IPC", func(*Event) {}, EventOptions{IPC: true}, false},
+		{"recorded 2^27 times", func(e *Event) {
+			e.r.state.Add(-1 << 63) // 2^27 records
+			record(e)
+			seenDone(e)
+		}, EventOptions{}, false},
+	} {
+		e := open(c.opts)
+		c.use(e)
+		e.Close()
+		if got := kept(); got != c.want {
+			t.Errorf("%s: handle kept %v, want %v", c.name, got, c.want)
+		}
+	}
+	if p.open != nil || p.live != 1 {
+		t.Errorf("the primary's list was not emptied: live %d", p.live)
 	}
 }
 

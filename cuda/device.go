@@ -51,10 +51,12 @@ type primary struct {
 	foreign bool // adopted (AdoptContext): its creator destroys it
 
 	mu      sync.Mutex
-	devices int     // open Device values
-	live    int     // unfinished handles: Devices, events and streams
-	closing bool    // the last Device closed: nothing new; release at live == 0
-	open    *handle // open events and streams made by this package
+	devices int          // open Device values
+	live    int          // unfinished handles: Devices, events and streams
+	closing bool         // the last Device closed: nothing new; release at live == 0
+	open    *handle      // open streams made by this package
+	slabs   *slabHandles // the slabs of its events (recycle.go)
+	events  eventAlloc
 }
 
 // add registers a new event or stream; false once the last Device closed.
@@ -66,44 +68,63 @@ func (p *primary) add(h *handle) bool {
 	if p.closing {
 		return false
 	}
-	list := &p.open
-	if h.dev != nil {
-		if h.dev.h.closed() { // marked before Device.Close takes p.mu
-			return false
-		}
-		list = &h.dev.adopted
+	if h.l.dev != nil && h.l.dev.h.closed() { // marked before Device.Close takes p.mu
+		return false
 	}
-	h.next = *list
+	p.link(h)
+	return true
+}
+
+// link lists h as open: in p's list, or for an adopted wrapper in its
+// Device's. Under p.mu.
+func (p *primary) link(h *handle) {
+	list := &p.open
+	if h.l.dev != nil {
+		list = &h.l.dev.adopted
+	}
+	h.l.next = *list
 	if *list != nil {
-		(*list).prev = h
+		(*list).l.prev = h
 	}
 	*list = h
 	p.live++
-	return true
 }
 
 // drop is a finished handle's last step: it leaves its list, and the last
 // one of a closing primary releases the context, in the background (an
-// adopted context is left to its creator).
-func (p *primary) drop(h *handle) error {
+// adopted context is left to its creator). keep: an event's driver handle,
+// not destroyed, to keep for reuse (recycle.go), or else destroy.
+func (p *primary) drop(h *handle, keep bool) error {
+	var err error
 	p.mu.Lock()
-	if h.kind != kindDevice {
+	if keep && (p.closing || !p.keep(h.flags, driver.Event(h.h))) {
+		// Not kept: destroy it while the context is surely alive (live
+		// still counts this handle).
+		p.mu.Unlock()
+		err = driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.h)))
+		p.mu.Lock()
+	}
+	if h.kind != kindDevice && h.kind != kindEvent { // an event is listed by its slab
 		list := &p.open
-		if h.dev != nil {
-			list = &h.dev.adopted
+		if h.l.dev != nil {
+			list = &h.l.dev.adopted
 		}
-		if h.prev != nil {
-			h.prev.next = h.next
+		if h.l.prev != nil {
+			h.l.prev.l.next = h.l.next
 		} else if *list == h {
-			*list = h.next
+			*list = h.l.next
 		}
-		if h.next != nil {
-			h.next.prev = h.prev
+		if h.l.next != nil {
+			h.l.next.l.prev = h.l.prev
 		}
-		h.prev, h.next = nil, nil
+		h.l.prev, h.l.next = nil, nil
 	}
 	p.live--
 	last := p.live == 0 && p.closing
+	var kept []driver.Event
+	if last {
+		kept = p.kept()
+	}
 	p.mu.Unlock()
 	if last {
 		// Its module goes with a released context. In an adopted context
@@ -111,7 +132,13 @@ func (p *primary) drop(h *handle) error {
 		// could wait for the context's work, and Close never blocks.
 		spinKernels.Delete(p)
 		if p.foreign {
-			return nil
+			// The kept event handles are complete: their destroy does not
+			// wait. The creator may destroy the context once its Devices
+			// are closed, so they go now.
+			for _, ev := range kept {
+				_ = driver.EventDestroyCtx(p.ctx, ev)
+			}
+			return err
 		}
 		// The driver's release of the last retain destroys the context,
 		// which first waits for the context's pending work, spinning (seen
@@ -119,9 +146,14 @@ func (p *primary) drop(h *handle) error {
 		// waiting on an IPC event whose exporter died). So it runs on its
 		// own goroutine: Close never blocks. Its error has no caller to go
 		// to; the context is gone either way.
-		go func() { _ = driver.DevicePrimaryCtxRelease(p.dev) }()
+		go func() {
+			for _, ev := range kept {
+				_ = driver.EventDestroyCtx(p.ctx, ev)
+			}
+			_ = driver.DevicePrimaryCtxRelease(p.dev)
+		}()
 	}
-	return nil
+	return err
 }
 
 var (
@@ -208,14 +240,15 @@ func (d *Device) Close() error {
 	var open []*handle
 	p.mu.Lock()
 	p.devices--
-	for h := d.adopted; h != nil; h = h.next {
+	for h := d.adopted; h != nil; h = h.l.next {
 		open = append(open, h)
 	}
 	if p.devices == 0 {
 		p.closing = true
-		for h := p.open; h != nil; h = h.next {
+		for h := p.open; h != nil; h = h.l.next {
 			open = append(open, h)
 		}
+		open = p.openEvents(open)
 	}
 	p.mu.Unlock()
 	err := d.h.finish()
@@ -320,7 +353,7 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := &handle{p: d.p, h: uintptr(h), kind: kindStream}
+	r := &handle{p: d.p, h: uintptr(h), kind: kindStream, l: &listed{}}
 	if !d.p.add(r) {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
 		return nil, closedErr(op, "device")

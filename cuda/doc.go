@@ -30,6 +30,13 @@
 //     latest Record.
 //   - Close does not wait for pending work; the driver frees the event when
 //     the work completes.
+//   - NewEvent may get the driver handle of a closed event of the same
+//     options that was known to be complete (never recorded, or seen
+//     complete by Query, Sync or Wait after its latest Record), so that
+//     create and close cost no driver call; the event is then what a new
+//     one is: complete, with the options asked for. A handle whose latest
+//     record may be pending, an IPC or imported event's, and one taken with
+//     Event.Handle (work may be recorded through it) are never reused.
 //   - Sub distinguishes its failures: ErrTimingDisabled, ErrNotRecorded
 //     (both checked before the driver is called) and ErrNotReady.
 //   - IPC events cannot have timing: NewEvent rejects the combination.
@@ -45,7 +52,8 @@
 // spins, and is idempotent: it marks the object closed and returns; calls
 // already in flight on it in other goroutines (a Sync on pending work, a
 // cancelled Wait's driver wait) finish normally, and the driver object is
-// destroyed when the last of them returns, never under one. Closing the last
+// destroyed when the last of them returns, never under one (an event's, if
+// known complete, is kept for reuse instead: see NewEvent). Closing the last
 // open Device of an ordinal closes every event and stream of it the same
 // way, and its primary context is released only once no call on it is in
 // flight, so no call ever runs on a released context.
@@ -69,7 +77,9 @@
 //     when the driver's wait does.
 //   - Events and streams that are never closed are released by a
 //     garbage-collection backstop (counted by Leaked); nothing is leaked by
-//     closing the device first.
+//     closing the device first. Events come 64 to an allocation, with one
+//     backstop for the 64: a reachable event delays the release of its
+//     leaked neighbours.
 //   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent) are
 //     never destroyed or released by this package: Close of a wrapper, or of
 //     its Device, releases only the wrapper.

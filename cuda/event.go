@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -60,42 +59,64 @@ type Event struct {
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
-	cleanup  runtime.Cleanup
 }
 
 // NewEvent creates an event on the device. It is created eagerly, so an
-// event never recorded is complete (the driver's "empty set of work").
+// event never recorded is complete (the driver's "empty set of work"). Its
+// driver handle may be one kept from a closed event of the same options
+// that was known to be complete (never recorded, or seen complete after its
+// latest record): see recycle.go.
 func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	const op = "create event"
 	f, err := opts.flags()
 	if err != nil {
 		return nil, err
 	}
-	if err := d.enter(op); err != nil {
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
+	}
+	// A kept handle needs no driver call, so no call in flight on d: the
+	// checks under p.mu order it with d's Close, which marks d before it
+	// takes p.mu to close the context's objects.
+	p := d.p
+	p.mu.Lock()
+	if d.h.closed() || p.closing {
+		p.mu.Unlock()
+		return nil, closedErr(op, "device")
+	}
+	if !opts.IPC {
+		if h := p.reuse(f); h != 0 {
+			e := p.linkEvent(d, h, opts, f, false)
+			p.mu.Unlock()
+			return e, nil
+		}
+	}
+	p.mu.Unlock()
+	if err := d.enter(op); err != nil { // the driver call keeps the context
 		return nil, err
 	}
 	defer d.h.exit()
-	h, err := driver.EventCreateCtx(d.p.ctx, f)
+	h, err := driver.EventCreateCtx(p.ctx, f)
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
 	return newEvent(d, h, opts, false, op)
 }
 
-// newEvent wraps a driver event created (or opened) by the caller, which
-// holds a call in flight on d. If d's context is closing, it destroys h and
-// returns ErrClosed.
+// newEvent wraps a driver event opened by the caller (an imported IPC
+// event), which holds a call in flight on d. If d's context is closing, it
+// destroys h and returns ErrClosed.
 func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op string) (*Event, error) {
-	r := &handle{p: d.p, h: uintptr(h), kind: kindEvent}
-	if !d.p.add(r) {
-		_ = driver.EventDestroyCtx(d.p.ctx, h)
+	f, _ := opts.flags()
+	p := d.p
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		_ = driver.EventDestroyCtx(p.ctx, h)
 		return nil, closedErr(op, "device")
 	}
-	e := &Event{dev: d, h: h, opts: opts, imported: imported, r: r}
-	if imported {
-		e.recorded.Store(true) // recorded by the exporting process
-	}
-	e.cleanup = backstop(e, r)
+	e := p.linkEvent(d, h, opts, f, imported)
+	p.mu.Unlock()
 	return e, nil
 }
 
@@ -138,27 +159,37 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if err := e.enter(op, "event"); err != nil {
+	// The enters by hand (one call level less on the hot path): the
+	// event's, then the stream's.
+	if e == nil || e.r == nil {
+		return invalidErr(op, "event")
+	}
+	er := e.r
+	if es := er.state.Add(1); es&closing != 0 || es < 0 {
+		if err := e.enterRecordSlow(op, es); err != nil {
+			return err
+		}
+	}
+	if s == nil || s.r == nil || s.r.state.Add(1)&closing != 0 {
+		err := s.enterErr(op)
+		er.exit()
 		return err
 	}
-	if err := s.enter(op); err != nil {
-		e.r.exit()
-		return err
-	}
-	if s.dev.p.ctx != e.dev.p.ctx {
-		s.r.exit()
-		e.r.exit()
-		return &Error{Op: op, Detail: whose("the event", e.dev.p, "the stream", s.dev.p),
+	sr := s.r
+	if sr.p != er.p && sr.p.ctx != er.p.ctx {
+		sr.exit()
+		er.exit()
+		return &Error{Op: op, Detail: whose("the event", er.p, "the stream", sr.p),
 			Fix: "create the event in the stream's context (on its Device), or use Stream.Wait to order work across devices and contexts", Err: ErrWrongDevice}
 	}
 	var err error
 	if len(flags) == 0 {
-		err = driver.EventRecordCtx(e.dev.p.ctx, e.h, s.h)
+		err = driver.EventRecordCtx(er.p.ctx, e.h, s.h)
 	} else {
-		err = driver.EventRecordWithFlagsCtx(e.dev.p.ctx, e.h, s.h, f)
+		err = driver.EventRecordWithFlagsCtx(er.p.ctx, e.h, s.h, f)
 	}
-	s.r.exit()
-	e.r.exit()
+	sr.exit()
+	er.recordExit() // counted as a record even if it failed: never reused on a guess
 	if err != nil {
 		return driverErr(op, err)
 	}
@@ -168,19 +199,45 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	return nil
 }
 
+// enterRecordSlow is the rare case of Record's enter, given the state its
+// add returned: closed (it takes the count back and says so), or past 2^27
+// records (the count's top bit): then it marks the event's driver handle
+// not reusable, so that its 28-bit record count never wraps back to a
+// value seen before (recycle.go).
+func (e *Event) enterRecordSlow(op string, s int64) error {
+	if s&closing != 0 {
+		e.r.refused()
+		return e.unusable(op, "event")
+	}
+	e.r.state.Or(noReuse)
+	return nil
+}
+
 // Query reports whether the work captured by the latest Record has
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
-	if err := e.enter(op, "event"); err != nil {
-		return false, err
+	var s0 int64
+	if e != nil && e.r != nil {
+		s0 = e.r.state.Add(1)
 	}
-	err := driver.EventQueryCtx(e.dev.p.ctx, e.h)
-	e.r.exit()
+	if e == nil || e.r == nil || s0&closing != 0 {
+		return false, e.enterErr(op, "event")
+	}
+	r := e.r
+	err := driver.EventQueryCtx(r.p.ctx, e.h)
 	if err == nil {
+		// handle.doneExit, by hand.
+		if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
+			r.cleanAt.Store(n)
+		}
+		if r.state.Add(-1)&closing != 0 {
+			r.finish()
+		}
 		return true, nil
 	}
+	r.exit()
 	if err == driver.ErrorNotReady {
 		return false, nil
 	}
@@ -192,13 +249,24 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	const op = "synchronize event"
-	if err := e.enter(op, "event"); err != nil {
-		return err
+	var s0 int64
+	if e != nil && e.r != nil {
+		s0 = e.r.state.Add(1)
 	}
-	err := driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
-	e.r.exit()
-	if err != nil {
+	if e == nil || e.r == nil || s0&closing != 0 {
+		return e.enterErr(op, "event")
+	}
+	r := e.r
+	if err := driver.EventSynchronizeCtx(r.p.ctx, e.h); err != nil {
+		r.exit()
 		return driverErr(op, err)
+	}
+	// handle.doneExit, by hand.
+	if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
+		r.cleanAt.Store(n)
+	}
+	if r.state.Add(-1)&closing != 0 {
+		r.finish()
 	}
 	return nil
 }
@@ -209,23 +277,27 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if err := e.enter(op, "end event"); err != nil {
+	// The enters by hand (one call level less on the hot path).
+	if e == nil || e.r == nil || e.r.state.Add(1)&closing != 0 {
+		return 0, e.enterErr(op, "end event")
+	}
+	er := e.r
+	if start == nil || start.r == nil || start.r.state.Add(1)&closing != 0 {
+		err := start.enterErr(op, "start event")
+		er.exit()
 		return 0, err
 	}
-	if err := start.enter(op, "start event"); err != nil {
-		e.r.exit()
-		return 0, err
-	}
-	if !start.opts.Timing || !e.opts.Timing || start.dev.p.ctx != e.dev.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
+	sr := start.r
+	if !start.opts.Timing || !e.opts.Timing || sr.p != er.p && sr.p.ctx != er.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
 		if err := e.timingErr(op, start); err != nil {
-			start.r.exit()
-			e.r.exit()
+			sr.exit()
+			er.exit()
 			return 0, err
 		}
 	}
-	ms, err := driver.EventElapsedTimeCtx(e.dev.p.ctx, start.h, e.h)
-	start.r.exit()
-	e.r.exit()
+	ms, err := driver.EventElapsedTimeCtx(er.p.ctx, start.h, e.h)
+	sr.exit()
+	er.exit()
 	if err != nil {
 		if err == driver.ErrorNotReady {
 			return 0, &Error{Op: op, Detail: "one or both events have not completed",
@@ -333,10 +405,7 @@ func (e *Event) Close() error {
 	if e == nil || e.r == nil {
 		return invalidErr("destroy event", "event")
 	}
-	closed, err := e.r.close(false)
-	if closed {
-		e.cleanup.Stop()
-	}
+	_, err := e.r.close(false)
 	return err
 }
 
@@ -367,10 +436,15 @@ func (e *Event) Device() *Device {
 }
 
 // Handle is the driver handle (0 for a nil Event). It is valid until the
-// event is closed.
+// event is closed. Work recorded through it is unknown to this package, so
+// an event whose Handle was taken is destroyed by Close, never kept for
+// reuse (recycle.go).
 func (e *Event) Handle() driver.Event {
 	if e == nil {
 		return 0
+	}
+	if e.r != nil && e.r.state.Load()&noReuse == 0 {
+		e.r.state.Or(noReuse)
 	}
 	return e.h
 }

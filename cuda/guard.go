@@ -29,12 +29,21 @@ import (
 // nothing. The default streams share their Device's handle. A context
 // adopted with AdoptContext is never released.
 
+// The state word: the count of calls in flight in the low 32 bits, then
+// the flags, then (events) a count of records, 28 bits that wrap off the top
+// of the word (see recycle.go).
 const (
-	countMask      = int64(1)<<60 - 1
-	closedByDevice = int64(1) << 60 // closed because its device closed
-	closing        = int64(1) << 61 // Close has begun: no new calls
-	finished       = int64(1) << 62 // destroyed (or being destroyed)
+	countMask      = int64(1)<<32 - 1
+	closedByDevice = int64(1) << 32 // closed because its device closed
+	closing        = int64(1) << 33 // Close has begun: no new calls
+	finished       = int64(1) << 34 // destroyed (or being destroyed)
+	noReuse        = int64(1) << 35 // an event whose driver handle must not be reused
+	tickShift      = 36
+	tick           = int64(1) << tickShift // one record
 )
+
+// ticks is the count of records in a state word.
+func ticks(s int64) uint32 { return uint32(uint64(s) >> tickShift) }
 
 type kind uint8
 
@@ -45,16 +54,26 @@ const (
 	kindAdopted // a wrapper of a foreign event or stream: never destroyed
 )
 
-// handle is the lifetime state of one object: see above. Events and streams
-// allocate theirs apart from the Go object, so that the primary's list of
-// open objects does not keep the object from the garbage collector.
+// handle is the lifetime state of one object: see above. Streams and
+// adopted wrappers allocate theirs apart from the Go object, so that the
+// list of open objects does not keep the object from the garbage collector;
+// events have theirs in their slab's handles, apart from the events
+// (recycle.go).
 type handle struct {
-	state      atomic.Int64
-	p          *primary
-	h          uintptr // the driver handle: a driver.Event or driver.Stream
-	kind       kind
+	state   atomic.Int64
+	p       *primary
+	h       uintptr // the driver handle: a driver.Event or driver.Stream
+	kind    kind
+	flags   driver.EventFlags // an event's creation flags: its reuse class
+	cleanAt atomic.Uint32     // an event's record count when it was last seen complete
+	l       *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
+}
+
+// listed places a stream or an adopted wrapper in its list of open objects:
+// p's, or for an adopted wrapper its Device's. Under p.mu.
+type listed struct {
 	dev        *Device // kindAdopted: the Device whose Close closes it
-	prev, next *handle // in p's (or dev's) list of open objects, under p.mu
+	prev, next *handle
 }
 
 // enter counts a call in; it fails once the object is closing.
@@ -108,10 +127,26 @@ func (h *handle) mark(byDevice bool) bool {
 // (else the last call out does). It reports whether this call closed it,
 // and the error of a destroy it did itself.
 func (h *handle) close(byDevice bool) (bool, error) {
-	if !h.mark(byDevice) {
-		return false, nil
+	bits := closing
+	if byDevice {
+		bits |= closedByDevice
 	}
-	return true, h.finish()
+	for {
+		s := h.state.Load()
+		if s&closing != 0 {
+			return false, nil
+		}
+		if s&countMask != 0 { // the last call out finishes it
+			if h.state.CompareAndSwap(s, s|bits) {
+				return true, nil
+			}
+			continue
+		}
+		// No call in flight: closing and finishing in one step.
+		if h.state.CompareAndSwap(s, s|bits|finished) {
+			return true, h.destroy()
+		}
+	}
 }
 
 // finish destroys the object once it is closing with no call in flight. Of
@@ -123,20 +158,54 @@ func (h *handle) finish() error {
 			return nil
 		}
 		if h.state.CompareAndSwap(s, s|finished) {
-			break
+			return h.destroy()
 		}
 	}
+}
+
+// destroy is finish's work, done by whoever set the finished bit.
+func (h *handle) destroy() error {
 	var err error
+	keep := false
 	switch h.kind {
 	case kindEvent:
-		err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
+		// Its driver handle is kept for reuse if the event is known complete:
+		// never recorded, or seen complete after its latest record (the record
+		// count then is cleanAt's). See recycle.go.
+		s := h.state.Load()
+		if keep = s&(noReuse|closedByDevice) == 0 && ticks(s) == h.cleanAt.Load(); !keep {
+			err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
+		}
 	case kindStream:
 		err = driverErr("destroy stream", driver.StreamDestroyCtx(h.p.ctx, driver.Stream(h.h)))
 	}
-	if rerr := h.p.drop(h); err == nil {
+	if rerr := h.p.drop(h, keep); err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// recordExit counts a Record out of its event: it adds one record to the
+// count, in the same atomic add.
+func (h *handle) recordExit() {
+	if h.state.Add(tick-1)&closing != 0 {
+		h.finish()
+	}
+}
+
+// doneExit counts out a call that saw the event complete (Query, Sync,
+// Wait); s0 is the state its enter returned. If no record finished in
+// between, every record counted in s0 is complete, so the event is known
+// complete at that count (a record finishing after the call's driver call
+// counts after s0 or changes the count it sees here).
+// The count is stored before the exit, so that a finish it causes sees it.
+func (h *handle) doneExit(s0 int64) {
+	if n := ticks(h.state.Load()); n == ticks(s0) && h.cleanAt.Load() != n {
+		h.cleanAt.Store(n)
+	}
+	if h.state.Add(-1)&closing != 0 {
+		h.finish()
+	}
 }
 
 var leaked atomic.Int64
@@ -146,10 +215,11 @@ var leaked atomic.Int64
 // count is a leak to fix with Close.
 func Leaked() int64 { return leaked.Load() }
 
-// backstop registers the garbage-collection release of an event or stream
-// that is never closed. Its argument is the handle, never the Go object, and
-// the cleanup is one static function, so registering it allocates no
-// closure of ours. Close stops it.
+// backstop registers the garbage-collection release of a stream or adopted
+// wrapper that is never closed (events have one per slab: recycle.go). Its
+// argument is the handle, never the Go object, and the cleanup is one static
+// function, so registering it allocates no closure of ours. Close may stop
+// it; run after Close, it finds the handle closed and does nothing.
 func backstop[T any](obj *T, h *handle) runtime.Cleanup {
 	return runtime.AddCleanup(obj, releaseLeaked, h)
 }

@@ -100,10 +100,7 @@ func (s *Stream) enterErr(op string) error {
 // to the latest record. e must belong to s's device. Flags other than
 // RecordExternal are refused with ErrInvalidOptions.
 func (s *Stream) Record(e *Event, flags ...RecordFlag) error {
-	if e == nil || e.r == nil {
-		return invalidErr("record event", "event")
-	}
-	return e.Record(s, flags...)
+	return e.Record(s, flags...) // a nil or zero e: ErrInvalid naming the event
 }
 
 // Wait makes all work queued on s from now on wait for e to complete, without

@@ -47,10 +47,25 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := e.enter(op, "event"); err != nil {
-		return err
+	var s0 int64
+	if e != nil && e.r != nil {
+		s0 = e.r.state.Add(1)
 	}
-	defer e.r.exit()
+	if e == nil || e.r == nil || s0&closing != 0 {
+		return e.enterErr(op, "event")
+	}
+	err := e.wait(ctx)
+	if err == nil {
+		e.r.doneExit(s0) // complete: its handle may be reused (recycle.go)
+	} else {
+		e.r.exit()
+	}
+	return err
+}
+
+// wait is Wait's body, with a call counted in on e.
+func (e *Event) wait(ctx context.Context) error {
+	const op = "wait for event"
 	spin := waitSpin
 	if e.opts.BlockingSync {
 		// Spin briefly, then sleep in the driver.

@@ -34,6 +34,7 @@ var goLayerTests = []string{
 	"TestCreateCloseMillion",
 	"TestSpinCancelThenClose",
 	"TestSoak",
+	"TestEventReuse",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader
