@@ -35,6 +35,25 @@ func (p *proc) enter() (a uintptr, err error) {
 	return
 }
 
+// fn is the entry point a wrapper hands its trampoline: enter's, 0 on
+// error. The fast path, one atomic load, inlines.
+func (p *proc) fn() C.uintptr_t {
+	a, _ := p.enter()
+	return C.uintptr_t(a)
+}
+
+// done is the error of a call through fn: where the trampoline refused to
+// call (-1), the resolution's (its errors are sticky: enter returns the
+// same one again), else the driver's result.
+func (p *proc) done(r C.int) error {
+	if r == -1 {
+		if _, err := p.enter(); err != nil {
+			return err
+		}
+	}
+	return Result(r).Err()
+}
+
 func (p *proc) enterSlow() (uintptr, error) {
 	a, err := p.addr()
 	if err == nil {
