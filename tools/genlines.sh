@@ -15,5 +15,5 @@ for f in "$dir"/zdriver_cuda*_cgo.go; do
 	v=${v/_/.}
 	n=$(awk '/^var Functions = \[\]FunctionInfo\{/{on=1; next} on && /^}/{on=0} on && /^\t\{/{c++} END{print c+0}' "$base.go")
 	lines=$(cat "$base.go" "${base}_cgo.go" "${base}_nocgo.go" | wc -l)
-	awk -v v="$v" -v n="$n" -v l="$lines" 'BEGIN{printf "%-8s %10d %8d %18.1f\n", v, n, l, (n ? l/n : 0)}'
+	awk -v v="$v" -v n="$n" -v l="$lines" 'BEGIN{printf "%-8s %10d %8d %18.2f\n", v, n, l, (n ? l/n : 0)}'
 done
