@@ -97,9 +97,22 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	}
 	g.p("}")
 	g.p("")
+	var d decls
 	for _, t := range m.Types {
-		e.goTypeDecl(g, t)
+		e.goTypeDecl(&d, t)
 	}
+	for _, part := range []struct {
+		kw string
+		g  *goFile
+	}{{"type", &d.types}, {"const", &d.consts}, {"var", &d.vars}} {
+		if part.g.b.Len() > 0 {
+			g.p("%s (", part.kw)
+			g.b.Write(part.g.b.Bytes())
+			g.p(")")
+			g.p("")
+		}
+	}
+	g.b.Write(d.funcs.b.Bytes())
 	for _, f := range m.Funcs {
 		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", f.GoName, f.Symbol, f.GoName)
 		if f.Doc != "" {
@@ -126,7 +139,15 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	return formatFor(m, fileName(m.Version), g.b.Bytes())
 }
 
-func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
+// decls holds the pure file's declarations, grouped: one type block, one
+// const block, one var block (gofmt separates top-level declarations with
+// doc comments by blank lines; grouped ones it does not), then the funcs.
+type decls struct {
+	types, consts, vars, funcs goFile
+}
+
+func (e *Emitter) goTypeDecl(d *decls, t *Type) {
+	g := &d.types
 	what := t.C
 	if len(t.Aliases) > 0 {
 		what += " (also " + strings.Join(t.Aliases, ", ") + ")"
@@ -138,17 +159,17 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 	switch t.Kind {
 	case tScalar, tHandle:
 		g.p("// %s is %s%s", t.Go, what, orDot(doc))
-		g.p("type %s %s", t.Go, t.Base)
+		g.p("%s %s", t.Go, t.Base)
 	case tCallback:
 		g.p("// %s is %s, a C function pointer: %s.", t.Go, what, t.Sig)
-		g.p("type %s unsafe.Pointer", t.Go)
+		g.p("%s unsafe.Pointer", t.Go)
 	case tEnum:
 		g.p("// %s is %s%s", t.Go, what, orDot(doc))
-		g.p("type %s %s", t.Go, t.Base)
+		g.p("%s %s", t.Go, t.Base)
 		if len(t.Values) == 0 {
 			break
 		}
-		g.p("const (")
+		g = &d.consts
 		for _, v := range t.Values {
 			lit := strconv.FormatInt(v.Value, 10)
 			if t.Flags {
@@ -160,7 +181,7 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 			}
 			g.p("%s %s = %s // %s", v.Go, t.Go, lit, c)
 		}
-		g.p(")")
+		g = &d.vars
 		tab := "names" + t.Go
 		vals := append([]*EnumValue(nil), t.Values...)
 		// Sorted by value; among aliases the non-deprecated name comes first.
@@ -170,7 +191,15 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 			}
 			return !deprecated(vals[i].Doc) && deprecated(vals[j].Doc)
 		})
-		g.p("var %s = []enumName{", tab)
+		g.p("%s = []enumName{", tab)
+		// One entry a line; entries without a description share lines.
+		var run []string
+		flush := func() {
+			if len(run) > 0 {
+				g.p("%s", strings.Join(run, " "))
+				run = nil
+			}
+		}
 		for _, v := range vals {
 			if v.Sentinel {
 				continue
@@ -179,9 +208,20 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 			if t.Go == "Result" {
 				d = describe(v.Doc)
 			}
-			g.p("{%d, %q, %q},", v.Value, v.C, d)
+			ent := fmt.Sprintf("{%d, %q, %q},", v.Value, v.C, d)
+			if d != "" {
+				flush()
+				g.p("%s", ent)
+				continue
+			}
+			if n := len(strings.Join(run, " ")); n > 0 && n+1+len(ent) > 96 {
+				flush()
+			}
+			run = append(run, ent)
 		}
+		flush()
 		g.p("}")
+		g = &d.funcs
 		switch {
 		case t.Go == "Result":
 		case t.Flags:
@@ -198,7 +238,7 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 			g.p("// C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align)
 			g.p("// reads or writes in memory aligned to %d bytes (C.aligned_alloc, say).", t.Align)
 		}
-		g.p("type %s struct {", t.Go)
+		g.p("%s struct {", t.Go)
 		for _, f := range t.Fields {
 			if f.Pad > 0 {
 				g.p("_ [%d]byte", f.Pad)
@@ -213,15 +253,16 @@ func (e *Emitter) goTypeDecl(g *goFile, t *Type) {
 		}
 		g.p("// %s is %s (%d bytes), %s%s", t.Go, what, t.Size, why, orDot(doc))
 		if t.Kind == tOpaque && t.Align == 1 {
-			g.p("type %s [%d]byte", t.Go, t.Size)
+			g.p("%s [%d]byte", t.Go, t.Size)
 			break
 		}
-		g.p("type %s struct {", t.Go)
+		g.p("%s struct {", t.Go)
 		if a := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[t.Align]; a != "" {
 			g.p("_ [0]%s", a)
 		}
 		g.p("Raw [%d]byte", t.Size)
 		g.p("}")
+		g = &d.funcs
 		for _, f := range t.Fields {
 			g.p("// %s is the member %s.", f.Go, f.C)
 			g.p("func (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(u)) }", t.Go, f.Go, f.GoType, f.GoType)
@@ -306,12 +347,17 @@ func (f *Func) GoSignature() string {
 	return f.GoName + "(" + strings.Join(sigParams(f, false), ", ") + ") " + results(f, false)
 }
 
-// Cgo renders the version's cgo file: trampolines and wrappers.
+// Cgo renders the version's cgo file: the shared trampolines and one
+// wrapper per function.
 func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 	g := &goFile{}
 	e.start(g, e.Cfg.Package, e.constraint(m.Version, "cgo"))
+	tramps, err := e.trampolines(m)
+	if err != nil {
+		return nil, err
+	}
 	g.p("/*")
-	g.b.WriteString(e.trampolines(m))
+	g.b.WriteString(tramps)
 	g.p("*/")
 	g.p(`import "C"`)
 	g.p("")
@@ -325,11 +371,16 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		} else {
 			g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
 		}
-		g.p("fn, err := procs[%d].enter()", f.Index)
+		// One crossing: procs[i].fn() is the entry point (0 on error, which
+		// the trampoline refuses), procs[i].done the error. A function whose
+		// slices share a count checks their lengths first, refusing the call.
+		fnArg, done := fmt.Sprintf("procs[%d].fn()", f.Index), fmt.Sprintf("procs[%d].done(", f.Index)
 		if chk := lengthChecks(f); chk != "" {
+			g.p("fn, err := procs[%d].enter()", f.Index)
 			g.b.WriteString(chk)
+			fnArg, done = "C.uintptr_t(fn)", "status(err, "
 		}
-		args := []string{"C.uintptr_t(ctx)", "C.uintptr_t(fn)"}
+		args := []string{"C.uintptr_t(ctx)", fnArg}
 		var post []string
 		for _, q := range f.Params {
 			switch q.Role {
@@ -365,7 +416,11 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				args = append(args, q.CConv+"(len("+q.Slices[0]+"))")
 			}
 		}
-		call := fmt.Sprintf("status(err, C.cg_%s(%s))", f.GoName, strings.Join(args, ", "))
+		t, err := trampolineOf(f)
+		if err != nil {
+			return nil, err
+		}
+		call := fmt.Sprintf("%sC.%s(%s))", done, t.Name, strings.Join(args, ", "))
 		if len(outs(f)) == 0 {
 			g.p("return %s", call)
 		} else {

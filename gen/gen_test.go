@@ -235,15 +235,34 @@ func TestFacts(t *testing.T) {
 			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
 				t.Error("the file needs the toolkit")
 			}
-			// The hot event calls are noescape and nocallback; a function
-			// whose callback the driver calls during the call is not.
-			for _, d := range []string{"#cgo noescape cg_EventRecord\n", "#cgo nocallback cg_EventQuery\n", "#cgo noescape cg_EventElapsedTime\n"} {
-				if !bytes.Contains(c, []byte(d)) {
-					t.Errorf("missing %q", d)
+			// The hot event calls go through one shared trampoline each,
+			// noescape and nocallback; a function whose callback the driver
+			// calls during the call shares none with them.
+			for _, base := range []string{"cuEventRecord", "cuEventQuery", "cuEventElapsedTime"} {
+				f := m.Func(base)
+				tr, err := trampolineOf(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range []string{
+					"static int " + tr.Name + "(", "#cgo noescape " + tr.Name + "\n", "#cgo nocallback " + tr.Name + "\n",
+					fmt.Sprintf("procs[%d].done(C.%s(C.uintptr_t(ctx), procs[%d].fn(), ", f.Index, tr.Name, f.Index),
+				} {
+					if !bytes.Contains(c, []byte(d)) {
+						t.Errorf("%s: missing %q", base, d)
+					}
 				}
 			}
-			if bytes.Contains(c, []byte("#cgo nocallback cg_OccupancyMaxPotentialBlockSize\n")) {
-				t.Error("cuOccupancyMaxPotentialBlockSize, which calls its callback, is nocallback")
+			occ, err := trampolineOf(m.Func("cuOccupancyMaxPotentialBlockSize"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(occ.Name, "_cb") || bytes.Contains(c, []byte("#cgo nocallback "+occ.Name+"\n")) {
+				t.Errorf("cuOccupancyMaxPotentialBlockSize, which calls its callback, goes through %s, which is nocallback", occ.Name)
+			}
+			// Shared trampolines: each defined once, fewer than the functions.
+			if n := bytes.Count(c, []byte("\nstatic int cg_")); n == 0 || n >= len(m.Funcs) || n != len(trampolineNames(t, m)) {
+				t.Errorf("%d trampolines for %d functions (%d distinct signatures)", n, len(m.Funcs), len(trampolineNames(t, m)))
 			}
 			// Slices sharing a count: unequal lengths never reach the driver.
 			if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
@@ -604,4 +623,17 @@ func BenchmarkGenerate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// trampolineNames is the set of trampolines the functions of m call.
+func trampolineNames(t *testing.T, m *Model) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range m.Funcs {
+		tr, err := trampolineOf(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[tr.Name] = true
+	}
+	return names
 }

@@ -35,6 +35,42 @@ func (p *proc) enter() (a uintptr, err error) {
 	return
 }
 
+// fn is the entry point a wrapper hands its trampoline: enter's, 0 on
+// error. The fast path, one atomic load, inlines.
+func (p *proc) fn() C.uintptr_t {
+	a := p.ready.Load()
+	if a == 0 {
+		a = p.fnSlow()
+	}
+	return C.uintptr_t(a)
+}
+
+//go:noinline
+func (p *proc) fnSlow() uintptr {
+	a, _ := p.enterSlow()
+	return a
+}
+
+// done is the error of a call through fn; success inlines.
+func (p *proc) done(r C.int) error {
+	if r == 0 {
+		return nil
+	}
+	return p.failed(r)
+}
+
+// failed is the error of a failed call: where the trampoline refused to
+// call (-1), the resolution's (its errors are sticky: enter returns the
+// same one again), else the driver's result.
+func (p *proc) failed(r C.int) error {
+	if r == -1 {
+		if _, err := p.enter(); err != nil {
+			return err
+		}
+	}
+	return Result(r).Err()
+}
+
 func (p *proc) enterSlow() (uintptr, error) {
 	a, err := p.addr()
 	if err == nil {

@@ -28,290 +28,2680 @@ var HeaderSHA256 = map[string]string{
 	"cudaTypedefs.h": "d21598c95f8a33b4794236a0cfd50fd657610190c7188709998b58bc1fe7c0d7",
 }
 
-// DevicePtr is CUdeviceptr (also CUdeviceptr_v2).
-type DevicePtr uint64
-
-// Device is CUdevice (also CUdevice_v1): CUDA device.
-type Device int32
-
-// Context is CUcontext: CUDA context.
-type Context uintptr
-
-// Module is CUmodule: CUDA module.
-type Module uintptr
-
-// Function is CUfunction: CUDA function.
-type Function uintptr
-
-// Library is CUlibrary: CUDA library.
-type Library uintptr
-
-// Kernel is CUkernel: CUDA kernel.
-type Kernel uintptr
-
-// Array is CUarray: CUDA array.
-type Array uintptr
-
-// MipmappedArray is CUmipmappedArray: CUDA mipmapped array.
-type MipmappedArray uintptr
-
-// Texref is CUtexref: CUDA texture reference.
-type Texref uintptr
-
-// Surfref is CUsurfref: CUDA surface reference.
-type Surfref uintptr
-
-// Event is CUevent: CUDA event.
-type Event uintptr
-
-// Stream is CUstream: CUDA stream.
-type Stream uintptr
-
-// GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
-type GraphicsResource uintptr
-
-// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
-type TexObject uint64
-
-// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
-type SurfObject uint64
-
-// ExternalMemory is CUexternalMemory: CUDA external memory.
-type ExternalMemory uintptr
-
-// ExternalSemaphore is CUexternalSemaphore: CUDA external semaphore.
-type ExternalSemaphore uintptr
-
-// Graph is CUgraph: CUDA graph.
-type Graph uintptr
-
-// GraphNode is CUgraphNode: CUDA graph node.
-type GraphNode uintptr
-
-// GraphExec is CUgraphExec: CUDA executable graph.
-type GraphExec uintptr
-
-// MemoryPool is CUmemoryPool: CUDA memory pool.
-type MemoryPool uintptr
-
-// UserObject is CUuserObject: CUDA user object for graphs.
-type UserObject uintptr
-
-// GraphDeviceNode is CUgraphDeviceNode: CUDA graph device node handle.
-type GraphDeviceNode uintptr
-
-// AsyncCallbackHandle is CUasyncCallbackHandle: CUDA async notification callback handle.
-type AsyncCallbackHandle uintptr
-
-// UUID is CUuuid (16 bytes).
-type UUID struct {
-	Bytes [16]byte
-}
-
-// MemFabricHandle is CUmemFabricHandle (also CUmemFabricHandle_v1) (64 bytes).
-type MemFabricHandle struct {
-	Data [64]uint8
-}
-
-// IPCEventHandle is CUipcEventHandle (also CUipcEventHandle_v1) (64 bytes), bound as bytes: an opaque token the driver fills; the cuda package converts its [64]byte IPC handle to it.
-type IPCEventHandle [64]byte
-
-// IPCMemHandle is CUipcMemHandle (also CUipcMemHandle_v1) (64 bytes).
-type IPCMemHandle struct {
-	Reserved [64]byte
-}
-
-// IPCMemFlags is CUipcMem_flags.
-type IPCMemFlags uint32
-
-const (
-	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+type (
+	// DevicePtr is CUdeviceptr (also CUdeviceptr_v2).
+	DevicePtr uint64
+	// Device is CUdevice (also CUdevice_v1): CUDA device.
+	Device int32
+	// Context is CUcontext: CUDA context.
+	Context uintptr
+	// Module is CUmodule: CUDA module.
+	Module uintptr
+	// Function is CUfunction: CUDA function.
+	Function uintptr
+	// Library is CUlibrary: CUDA library.
+	Library uintptr
+	// Kernel is CUkernel: CUDA kernel.
+	Kernel uintptr
+	// Array is CUarray: CUDA array.
+	Array uintptr
+	// MipmappedArray is CUmipmappedArray: CUDA mipmapped array.
+	MipmappedArray uintptr
+	// Texref is CUtexref: CUDA texture reference.
+	Texref uintptr
+	// Surfref is CUsurfref: CUDA surface reference.
+	Surfref uintptr
+	// Event is CUevent: CUDA event.
+	Event uintptr
+	// Stream is CUstream: CUDA stream.
+	Stream uintptr
+	// GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
+	GraphicsResource uintptr
+	// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
+	TexObject uint64
+	// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
+	SurfObject uint64
+	// ExternalMemory is CUexternalMemory: CUDA external memory.
+	ExternalMemory uintptr
+	// ExternalSemaphore is CUexternalSemaphore: CUDA external semaphore.
+	ExternalSemaphore uintptr
+	// Graph is CUgraph: CUDA graph.
+	Graph uintptr
+	// GraphNode is CUgraphNode: CUDA graph node.
+	GraphNode uintptr
+	// GraphExec is CUgraphExec: CUDA executable graph.
+	GraphExec uintptr
+	// MemoryPool is CUmemoryPool: CUDA memory pool.
+	MemoryPool uintptr
+	// UserObject is CUuserObject: CUDA user object for graphs.
+	UserObject uintptr
+	// GraphDeviceNode is CUgraphDeviceNode: CUDA graph device node handle.
+	GraphDeviceNode uintptr
+	// AsyncCallbackHandle is CUasyncCallbackHandle: CUDA async notification callback handle.
+	AsyncCallbackHandle uintptr
+	// UUID is CUuuid (16 bytes).
+	UUID struct {
+		Bytes [16]byte
+	}
+	// MemFabricHandle is CUmemFabricHandle (also CUmemFabricHandle_v1) (64 bytes).
+	MemFabricHandle struct {
+		Data [64]uint8
+	}
+	// IPCEventHandle is CUipcEventHandle (also CUipcEventHandle_v1) (64 bytes), bound as bytes: an opaque token the driver fills; the cuda package converts its [64]byte IPC handle to it.
+	IPCEventHandle [64]byte
+	// IPCMemHandle is CUipcMemHandle (also CUipcMemHandle_v1) (64 bytes).
+	IPCMemHandle struct {
+		Reserved [64]byte
+	}
+	// IPCMemFlags is CUipcMem_flags.
+	IPCMemFlags uint32
+	// MemAttachFlags is CUmemAttach_flags.
+	MemAttachFlags uint32
+	// CtxFlags is CUctx_flags.
+	CtxFlags uint32
+	// EventSchedFlags is CUevent_sched_flags.
+	EventSchedFlags uint32
+	// StreamFlags is CUstream_flags.
+	StreamFlags uint32
+	// EventFlags is CUevent_flags.
+	EventFlags uint32
+	// EventRecordFlags is CUevent_record_flags.
+	EventRecordFlags uint32
+	// EventWaitFlags is CUevent_wait_flags.
+	EventWaitFlags uint32
+	// StreamWaitValueFlags is CUstreamWaitValue_flags.
+	StreamWaitValueFlags uint32
+	// StreamWriteValueFlags is CUstreamWriteValue_flags.
+	StreamWriteValueFlags uint32
+	// StreamBatchMemOpType is CUstreamBatchMemOpType.
+	StreamBatchMemOpType int32
+	// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
+	StreamMemoryBarrierFlags uint32
+	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and written through the methods.
+	StreamBatchMemOpParams struct {
+		_   [0]uint64
+		Raw [48]byte
+	}
+	// BatchMemOpNodeParams is CUDA_BATCH_MEM_OP_NODE_PARAMS (also CUDA_BATCH_MEM_OP_NODE_PARAMS_v1) (32 bytes).
+	BatchMemOpNodeParams struct {
+		Ctx        Context
+		Count      uint32
+		ParamArray *StreamBatchMemOpParams
+		Flags      uint32
+	}
+	// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
+	BatchMemOpNodeParamsV2 struct {
+		Ctx        Context
+		Count      uint32
+		ParamArray *StreamBatchMemOpParams
+		Flags      uint32
+	}
+	// OccupancyFlags is CUoccupancy_flags.
+	OccupancyFlags uint32
+	// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
+	StreamUpdateCaptureDependenciesFlags uint32
+	// AsyncNotificationType is CUasyncNotificationType.
+	AsyncNotificationType int32
+	// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
+	AsyncNotificationInfo struct {
+		Type AsyncNotificationType
+		Info AsyncNotificationInfoInfo
+	}
+	// AsyncCallback is CUasyncCallback, a C function pointer: void (*)(CUasyncNotificationInfo *info, void *userData, CUasyncCallbackHandle callback).
+	AsyncCallback unsafe.Pointer
+	// ArrayFormat is CUarray_format.
+	ArrayFormat int32
+	// AddressMode is CUaddress_mode.
+	AddressMode int32
+	// FilterMode is CUfilter_mode.
+	FilterMode int32
+	// DeviceAttribute is CUdevice_attribute.
+	DeviceAttribute int32
+	// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
+	Devprop struct {
+		MaxThreadsPerBlock  int32
+		MaxThreadsDim       [3]int32
+		MaxGridSize         [3]int32
+		SharedMemPerBlock   int32
+		TotalConstantMemory int32
+		SIMDWidth           int32
+		MemPitch            int32
+		RegsPerBlock        int32
+		ClockRate           int32
+		TextureAlign        int32
+	}
+	// PointerAttribute is CUpointer_attribute.
+	PointerAttribute int32
+	// FunctionAttribute is CUfunction_attribute.
+	FunctionAttribute int32
+	// FuncCache is CUfunc_cache.
+	FuncCache int32
+	// Sharedconfig is CUsharedconfig.
+	Sharedconfig int32
+	// SharedCarveout is CUshared_carveout.
+	SharedCarveout int32
+	// Memorytype is CUmemorytype.
+	Memorytype int32
+	// Computemode is CUcomputemode.
+	Computemode int32
+	// MemAdvice is CUmem_advise.
+	MemAdvice int32
+	// MemRangeAttribute is CUmem_range_attribute.
+	MemRangeAttribute int32
+	// JITOption is CUjit_option.
+	JITOption int32
+	// JITTarget is CUjit_target.
+	JITTarget int32
+	// JITFallback is CUjit_fallback.
+	JITFallback int32
+	// JITCacheMode is CUjit_cacheMode.
+	JITCacheMode int32
+	// JITInputType is CUjitInputType.
+	JITInputType int32
+	// LinkState is CUlinkState.
+	LinkState uintptr
+	// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
+	GraphicsRegisterFlags uint32
+	// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
+	GraphicsMapResourceFlags uint32
+	// ArrayCubemapFace is CUarray_cubemap_face.
+	ArrayCubemapFace int32
+	// Limit is CUlimit.
+	Limit int32
+	// Resourcetype is CUresourcetype.
+	Resourcetype int32
+	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
+	HostFn unsafe.Pointer
+	// AccessProperty is CUaccessProperty.
+	AccessProperty int32
+	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
+	AccessPolicyWindow struct {
+		Base_ptr  unsafe.Pointer
+		Num_bytes uint64
+		HitRatio  float32
+		HitProp   AccessProperty
+		MissProp  AccessProperty
+	}
+	// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes).
+	KernelNodeParamsV1 struct {
+		Func           Function
+		GridDimX       uint32
+		GridDimY       uint32
+		GridDimZ       uint32
+		BlockDimX      uint32
+		BlockDimY      uint32
+		BlockDimZ      uint32
+		SharedMemBytes uint32
+		KernelParams   *unsafe.Pointer
+		Extra          *unsafe.Pointer
+	}
+	// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes).
+	KernelNodeParams struct {
+		Func           Function
+		GridDimX       uint32
+		GridDimY       uint32
+		GridDimZ       uint32
+		BlockDimX      uint32
+		BlockDimY      uint32
+		BlockDimZ      uint32
+		SharedMemBytes uint32
+		KernelParams   *unsafe.Pointer
+		Extra          *unsafe.Pointer
+		Kern           Kernel
+		Ctx            Context
+	}
+	// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes).
+	KernelNodeParamsV3 struct {
+		Func           Function
+		GridDimX       uint32
+		GridDimY       uint32
+		GridDimZ       uint32
+		BlockDimX      uint32
+		BlockDimY      uint32
+		BlockDimZ      uint32
+		SharedMemBytes uint32
+		KernelParams   *unsafe.Pointer
+		Extra          *unsafe.Pointer
+		Kern           Kernel
+		Ctx            Context
+	}
+	// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
+	MemsetNodeParams struct {
+		Dst         DevicePtr
+		Pitch       uint64
+		Value       uint32
+		ElementSize uint32
+		Width       uint64
+		Height      uint64
+	}
+	// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes).
+	MemsetNodeParamsV2 struct {
+		Dst         DevicePtr
+		Pitch       uint64
+		Value       uint32
+		ElementSize uint32
+		Width       uint64
+		Height      uint64
+		Ctx         Context
+	}
+	// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
+	HostNodeParams struct {
+		Fn       HostFn
+		UserData unsafe.Pointer
+	}
+	// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
+	HostNodeParamsV2 struct {
+		Fn       HostFn
+		UserData unsafe.Pointer
+	}
+	// GraphConditionalNodeType is CUgraphConditionalNodeType.
+	GraphConditionalNodeType int32
+	// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
+	ConditionalNodeParams struct {
+		Handle      uint64
+		Type        GraphConditionalNodeType
+		Size        uint32
+		PhGraph_out *Graph
+		Ctx         Context
+	}
+	// GraphNodeType is CUgraphNodeType.
+	GraphNodeType int32
+	// GraphDependencyType is CUgraphDependencyType.
+	GraphDependencyType int32
+	// GraphEdgeData is CUgraphEdgeData (8 bytes).
+	GraphEdgeData struct {
+		From_port uint8
+		To_port   uint8
+		Type      uint8
+		Reserved  [5]uint8
+	}
+	// GraphInstantiateResult is CUgraphInstantiateResult.
+	GraphInstantiateResult int32
+	// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
+	GraphInstantiateParams struct {
+		Flags         uint64
+		HUploadStream Stream
+		HErrNode_out  GraphNode
+		Result_out    GraphInstantiateResult
+	}
+	// SynchronizationPolicy is CUsynchronizationPolicy.
+	SynchronizationPolicy int32
+	// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
+	ClusterSchedulingPolicy int32
+	// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
+	LaunchMemSyncDomain int32
+	// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
+	LaunchMemSyncDomainMap struct {
+		Default_ uint8
+		Remote   uint8
+	}
+	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID).
+	LaunchAttributeID int32
+	// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
+	LaunchAttributeValue struct {
+		_   [0]uint64
+		Raw [64]byte
+	}
+	// LaunchAttribute is CUlaunchAttribute (72 bytes).
+	LaunchAttribute struct {
+		Id    LaunchAttributeID
+		Pad   [4]byte
+		Value LaunchAttributeValue
+	}
+	// LaunchConfig is CUlaunchConfig (56 bytes).
+	LaunchConfig struct {
+		GridDimX       uint32
+		GridDimY       uint32
+		GridDimZ       uint32
+		BlockDimX      uint32
+		BlockDimY      uint32
+		BlockDimZ      uint32
+		SharedMemBytes uint32
+		HStream        Stream
+		Attrs          *LaunchAttribute
+		NumAttrs       uint32
+	}
+	// StreamCaptureStatus is CUstreamCaptureStatus.
+	StreamCaptureStatus int32
+	// StreamCaptureMode is CUstreamCaptureMode.
+	StreamCaptureMode int32
+	// ProcAddressFlags is CUdriverProcAddress_flags.
+	ProcAddressFlags uint32
+	// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
+	ProcAddressQueryResult int32
+	// ExecAffinityType is CUexecAffinityType.
+	ExecAffinityType int32
+	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
+	ExecAffinitySMCount struct {
+		Val uint32
+	}
+	// ExecAffinityParam is CUexecAffinityParam (also CUexecAffinityParam_v1) (8 bytes).
+	ExecAffinityParam struct {
+		Type  ExecAffinityType
+		Param ExecAffinityParamParam
+	}
+	// LibraryOption is CUlibraryOption.
+	LibraryOption int32
+	// LibraryHostUniversalFunctionAndDataTable is CUlibraryHostUniversalFunctionAndDataTable (32 bytes).
+	LibraryHostUniversalFunctionAndDataTable struct {
+		FunctionTable      unsafe.Pointer
+		FunctionWindowSize uint64
+		DataTable          unsafe.Pointer
+		DataWindowSize     uint64
+	}
+	// Result is CUresult.
+	Result int32
+	// DeviceP2PAttribute is CUdevice_P2PAttribute.
+	DeviceP2PAttribute int32
+	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream hStream, CUresult status, void *userData).
+	StreamCallback unsafe.Pointer
+	// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
+	OccupancyB2DSize unsafe.Pointer
+	// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
+	Memcpy2DParams struct {
+		SrcXInBytes   uint64
+		SrcY          uint64
+		SrcMemoryType Memorytype
+		SrcHost       unsafe.Pointer
+		SrcDevice     DevicePtr
+		SrcArray      Array
+		SrcPitch      uint64
+		DstXInBytes   uint64
+		DstY          uint64
+		DstMemoryType Memorytype
+		DstHost       unsafe.Pointer
+		DstDevice     DevicePtr
+		DstArray      Array
+		DstPitch      uint64
+		WidthInBytes  uint64
+		Height        uint64
+	}
+	// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
+	Memcpy3DParams struct {
+		SrcXInBytes   uint64
+		SrcY          uint64
+		SrcZ          uint64
+		SrcLOD        uint64
+		SrcMemoryType Memorytype
+		SrcHost       unsafe.Pointer
+		SrcDevice     DevicePtr
+		SrcArray      Array
+		Reserved0     unsafe.Pointer
+		SrcPitch      uint64
+		SrcHeight     uint64
+		DstXInBytes   uint64
+		DstY          uint64
+		DstZ          uint64
+		DstLOD        uint64
+		DstMemoryType Memorytype
+		DstHost       unsafe.Pointer
+		DstDevice     DevicePtr
+		DstArray      Array
+		Reserved1     unsafe.Pointer
+		DstPitch      uint64
+		DstHeight     uint64
+		WidthInBytes  uint64
+		Height        uint64
+		Depth         uint64
+	}
+	// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
+	Memcpy3DPeerParams struct {
+		SrcXInBytes   uint64
+		SrcY          uint64
+		SrcZ          uint64
+		SrcLOD        uint64
+		SrcMemoryType Memorytype
+		SrcHost       unsafe.Pointer
+		SrcDevice     DevicePtr
+		SrcArray      Array
+		SrcContext    Context
+		SrcPitch      uint64
+		SrcHeight     uint64
+		DstXInBytes   uint64
+		DstY          uint64
+		DstZ          uint64
+		DstLOD        uint64
+		DstMemoryType Memorytype
+		DstHost       unsafe.Pointer
+		DstDevice     DevicePtr
+		DstArray      Array
+		DstContext    Context
+		DstPitch      uint64
+		DstHeight     uint64
+		WidthInBytes  uint64
+		Height        uint64
+		Depth         uint64
+	}
+	// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
+	MemcpyNodeParams struct {
+		Flags      int32
+		Reserved   int32
+		CopyCtx    Context
+		CopyParams Memcpy3DParams
+	}
+	// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
+	ArrayDescriptor struct {
+		Width       uint64
+		Height      uint64
+		Format      ArrayFormat
+		NumChannels uint32
+	}
+	// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
+	Array3DDescriptor struct {
+		Width       uint64
+		Height      uint64
+		Depth       uint64
+		Format      ArrayFormat
+		NumChannels uint32
+		Flags       uint32
+	}
+	// ArraySparseProperties is CUDA_ARRAY_SPARSE_PROPERTIES (also CUDA_ARRAY_SPARSE_PROPERTIES_v1) (48 bytes).
+	ArraySparseProperties struct {
+		TileExtent        ArraySparsePropertiesTileExtent
+		MiptailFirstLevel uint32
+		MiptailSize       uint64
+		Flags             uint32
+		Reserved          [4]uint32
+	}
+	// ArrayMemoryRequirements is CUDA_ARRAY_MEMORY_REQUIREMENTS (also CUDA_ARRAY_MEMORY_REQUIREMENTS_v1) (32 bytes).
+	ArrayMemoryRequirements struct {
+		Size      uint64
+		Alignment uint64
+		Reserved  [4]uint32
+	}
+	// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
+	ResourceDesc struct {
+		ResType Resourcetype
+		Res     ResourceDescRes
+		Flags   uint32
+	}
+	// TextureDesc is CUDA_TEXTURE_DESC (also CUDA_TEXTURE_DESC_v1) (104 bytes).
+	TextureDesc struct {
+		AddressMode         [3]AddressMode
+		FilterMode          FilterMode
+		Flags               uint32
+		MaxAnisotropy       uint32
+		MipmapFilterMode    FilterMode
+		MipmapLevelBias     float32
+		MinMipmapLevelClamp float32
+		MaxMipmapLevelClamp float32
+		BorderColor         [4]float32
+		Reserved            [12]int32
+	}
+	// ResourceViewFormat is CUresourceViewFormat.
+	ResourceViewFormat int32
+	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1) (112 bytes).
+	ResourceViewDesc struct {
+		Format           ResourceViewFormat
+		Width            uint64
+		Height           uint64
+		Depth            uint64
+		FirstMipmapLevel uint32
+		LastMipmapLevel  uint32
+		FirstLayer       uint32
+		LastLayer        uint32
+		Reserved         [16]uint32
+	}
+	// TensorMap is CUtensorMap (128 bytes).
+	//
+	// C aligns it to 64 bytes, which a Go type cannot: place values the driver
+	// reads or writes in memory aligned to 64 bytes (C.aligned_alloc, say).
+	TensorMap struct {
+		Opaque [16]uint64
+	}
+	// TensorMapDataType is CUtensorMapDataType.
+	TensorMapDataType int32
+	// TensorMapInterleave is CUtensorMapInterleave.
+	TensorMapInterleave int32
+	// TensorMapSwizzle is CUtensorMapSwizzle.
+	TensorMapSwizzle int32
+	// TensorMapL2promotion is CUtensorMapL2promotion.
+	TensorMapL2promotion int32
+	// TensorMapFloatOOBfill is CUtensorMapFloatOOBfill.
+	TensorMapFloatOOBfill int32
+	// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
+	PointerP2PTokens struct {
+		P2pToken     uint64
+		VaSpaceToken uint32
+	}
+	// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
+	PointerAccessFlags uint32
+	// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
+	LaunchParams struct {
+		Function       Function
+		GridDimX       uint32
+		GridDimY       uint32
+		GridDimZ       uint32
+		BlockDimX      uint32
+		BlockDimY      uint32
+		BlockDimZ      uint32
+		SharedMemBytes uint32
+		HStream        Stream
+		KernelParams   *unsafe.Pointer
+	}
+	// ExternalMemoryHandleType is CUexternalMemoryHandleType.
+	ExternalMemoryHandleType int32
+	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
+	ExternalMemoryHandleDesc struct {
+		Type     ExternalMemoryHandleType
+		Handle   ExternalMemoryHandleDescHandle
+		Size     uint64
+		Flags    uint32
+		Reserved [16]uint32
+	}
+	// ExternalMemoryBufferDesc is CUDA_EXTERNAL_MEMORY_BUFFER_DESC (also CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) (88 bytes).
+	ExternalMemoryBufferDesc struct {
+		Offset   uint64
+		Size     uint64
+		Flags    uint32
+		Reserved [16]uint32
+	}
+	// ExternalMemoryMipmappedArrayDesc is CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC (also CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) (120 bytes).
+	ExternalMemoryMipmappedArrayDesc struct {
+		Offset    uint64
+		ArrayDesc Array3DDescriptor
+		NumLevels uint32
+		Reserved  [16]uint32
+	}
+	// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
+	ExternalSemaphoreHandleType int32
+	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
+	ExternalSemaphoreHandleDesc struct {
+		Type     ExternalSemaphoreHandleType
+		Handle   ExternalSemaphoreHandleDescHandle
+		Flags    uint32
+		Reserved [16]uint32
+	}
+	// ExternalSemaphoreSignalParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1) (144 bytes).
+	ExternalSemaphoreSignalParams struct {
+		Params   ExternalSemaphoreSignalParamsParams
+		Flags    uint32
+		Reserved [16]uint32
+	}
+	// ExternalSemaphoreWaitParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1) (144 bytes).
+	ExternalSemaphoreWaitParams struct {
+		Params   ExternalSemaphoreWaitParamsParams
+		Flags    uint32
+		Reserved [16]uint32
+	}
+	// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
+	ExtSemSignalNodeParams struct {
+		ExtSemArray *ExternalSemaphore
+		ParamsArray *ExternalSemaphoreSignalParams
+		NumExtSems  uint32
+	}
+	// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
+	ExtSemSignalNodeParamsV2 struct {
+		ExtSemArray *ExternalSemaphore
+		ParamsArray *ExternalSemaphoreSignalParams
+		NumExtSems  uint32
+	}
+	// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
+	ExtSemWaitNodeParams struct {
+		ExtSemArray *ExternalSemaphore
+		ParamsArray *ExternalSemaphoreWaitParams
+		NumExtSems  uint32
+	}
+	// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
+	ExtSemWaitNodeParamsV2 struct {
+		ExtSemArray *ExternalSemaphore
+		ParamsArray *ExternalSemaphoreWaitParams
+		NumExtSems  uint32
+	}
+	// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
+	MemGenericAllocationHandle uint64
+	// MemAllocationHandleType is CUmemAllocationHandleType.
+	MemAllocationHandleType int32
+	// MemAccessFlags is CUmemAccess_flags.
+	MemAccessFlags uint32
+	// MemLocationType is CUmemLocationType.
+	MemLocationType int32
+	// MemAllocationType is CUmemAllocationType.
+	MemAllocationType int32
+	// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
+	MemAllocationGranularityFlags uint32
+	// MemRangeHandleType is CUmemRangeHandleType.
+	MemRangeHandleType int32
+	// ArraySparseSubresourceType is CUarraySparseSubresourceType.
+	ArraySparseSubresourceType int32
+	// MemOperationType is CUmemOperationType.
+	MemOperationType int32
+	// MemHandleType is CUmemHandleType.
+	MemHandleType int32
+	// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
+	ArrayMapInfo struct {
+		ResourceType     Resourcetype
+		Resource         ArrayMapInfoResource
+		SubresourceType  ArraySparseSubresourceType
+		Subresource      ArrayMapInfoSubresource
+		MemOperationType MemOperationType
+		MemHandleType    MemHandleType
+		MemHandle        ArrayMapInfoMemHandle
+		Offset           uint64
+		DeviceBitMask    uint32
+		Flags            uint32
+		Reserved         [2]uint32
+	}
+	// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
+	MemLocation struct {
+		Type MemLocationType
+		Id   int32
+	}
+	// MemAllocationCompType is CUmemAllocationCompType.
+	MemAllocationCompType int32
+	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32 bytes).
+	MemAllocationProp struct {
+		Type                 MemAllocationType
+		RequestedHandleTypes MemAllocationHandleType
+		Location             MemLocation
+		Win32HandleMetaData  unsafe.Pointer
+		AllocFlags           MemAllocationPropAllocFlags
+	}
+	// MulticastGranularityFlags is CUmulticastGranularity_flags.
+	MulticastGranularityFlags uint32
+	// MulticastObjectProp is CUmulticastObjectProp (also CUmulticastObjectProp_v1) (32 bytes).
+	MulticastObjectProp struct {
+		NumDevices  uint32
+		Size        uint64
+		HandleTypes uint64
+		Flags       uint64
+	}
+	// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
+	MemAccessDesc struct {
+		Location MemLocation
+		Flags    MemAccessFlags
+	}
+	// GraphExecUpdateResult is CUgraphExecUpdateResult.
+	GraphExecUpdateResult int32
+	// GraphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (also CUgraphExecUpdateResultInfo_v1) (24 bytes).
+	GraphExecUpdateResultInfo struct {
+		Result        GraphExecUpdateResult
+		ErrorNode     GraphNode
+		ErrorFromNode GraphNode
+	}
+	// MemPoolAttribute is CUmemPool_attribute.
+	MemPoolAttribute int32
+	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
+	MemPoolProps struct {
+		AllocType               MemAllocationType
+		HandleTypes             MemAllocationHandleType
+		Location                MemLocation
+		Win32SecurityAttributes unsafe.Pointer
+		MaxSize                 uint64
+		Reserved                [56]uint8
+	}
+	// MemPoolPtrExportData is CUmemPoolPtrExportData (also CUmemPoolPtrExportData_v1) (64 bytes).
+	MemPoolPtrExportData struct {
+		Reserved [64]uint8
+	}
+	// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes).
+	MemAllocNodeParams struct {
+		PoolProps       MemPoolProps
+		AccessDescs     *MemAccessDesc
+		AccessDescCount uint64
+		Bytesize        uint64
+		Dptr            DevicePtr
+	}
+	// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
+	MemAllocNodeParamsV2 struct {
+		PoolProps       MemPoolProps
+		AccessDescs     *MemAccessDesc
+		AccessDescCount uint64
+		Bytesize        uint64
+		Dptr            DevicePtr
+	}
+	// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes).
+	MemFreeNodeParams struct {
+		Dptr DevicePtr
+	}
+	// GraphMemAttribute is CUgraphMem_attribute.
+	GraphMemAttribute int32
+	// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (8 bytes).
+	ChildGraphNodeParams struct {
+		Graph Graph
+	}
+	// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes).
+	EventRecordNodeParams struct {
+		Event Event
+	}
+	// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes).
+	EventWaitNodeParams struct {
+		Event Event
+	}
+	// GraphNodeParams is CUgraphNodeParams (256 bytes).
+	GraphNodeParams struct {
+		Type      GraphNodeType
+		Reserved0 [3]int32
+		Anon2     GraphNodeParamsAnon2
+		Reserved2 int64
+	}
+	// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
+	FlushGPUDirectRDMAWritesOptions int32
+	// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
+	GPUDirectRDMAWritesOrdering int32
+	// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
+	FlushGPUDirectRDMAWritesScope int32
+	// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
+	FlushGPUDirectRDMAWritesTarget int32
+	// GraphDebugDotFlags is CUgraphDebugDot_flags.
+	GraphDebugDotFlags uint32
+	// UserObjectFlags is CUuserObject_flags.
+	UserObjectFlags uint32
+	// UserObjectRetainFlags is CUuserObjectRetain_flags.
+	UserObjectRetainFlags uint32
+	// GraphInstantiateFlags is CUgraphInstantiate_flags.
+	GraphInstantiateFlags uint32
+	// DeviceNUMAConfig is CUdeviceNumaConfig.
+	DeviceNUMAConfig int32
+	// ModuleLoadingMode is CUmoduleLoadingMode.
+	ModuleLoadingMode int32
+	// FunctionLoadingState is CUfunctionLoadingState.
+	FunctionLoadingState int32
+	// CoredumpSettings is CUcoredumpSettings.
+	CoredumpSettings int32
+	// GreenCtx is CUgreenCtx: defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. The following is a guideline for each architecture and may be subject to change: - On Compute Architecture 6.X: The minimum count is 1 SM. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
+	GreenCtx uintptr
+	// DevResourceDesc is CUdevResourceDesc: defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. The following is a guideline for each architecture and may be subject to change: - On Compute Architecture 6.X: The minimum count is 1 SM. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate typedef struct CUgreenCtx_st *CUgreenCtx; ! typedef struct CUdevResourceDesc_st* CUdevResourceDesc; An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc.
+	DevResourceDesc uintptr
+	// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
+	GreenCtxCreateFlags uint32
+	// DevResourceType is CUdevResourceType.
+	DevResourceType int32
+	// DevSMResource is CUdevSmResource (4 bytes).
+	DevSMResource struct {
+		SmCount uint32
+	}
+	// DevResource is CUdevResource (also CUdevResource_v1) (144 bytes).
+	DevResource struct {
+		Type             DevResourceType
+		Internal_padding [92]uint8
+		Anon2            DevResourceAnon2
+	}
+	// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40 bytes).
+	StreamBatchMemOpParamsWaitValue struct {
+		Operation StreamBatchMemOpType
+		Address   DevicePtr
+		Anon2     StreamBatchMemOpParamsWaitValueAnon2
+		Flags     uint32
+		Alias     DevicePtr
+	}
+	// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
+	StreamBatchMemOpParamsWaitValueAnon2 struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// StreamBatchMemOpParamsWriteValue is CUstreamBatchMemOpParams.writeValue (40 bytes).
+	StreamBatchMemOpParamsWriteValue struct {
+		Operation StreamBatchMemOpType
+		Address   DevicePtr
+		Anon2     StreamBatchMemOpParamsWriteValueAnon2
+		Flags     uint32
+		Alias     DevicePtr
+	}
+	// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
+	StreamBatchMemOpParamsWriteValueAnon2 struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// StreamBatchMemOpParamsFlushRemoteWrites is CUstreamBatchMemOpParams.flushRemoteWrites (8 bytes).
+	StreamBatchMemOpParamsFlushRemoteWrites struct {
+		Operation StreamBatchMemOpType
+		Flags     uint32
+	}
+	// StreamBatchMemOpParamsMemoryBarrier is CUstreamBatchMemOpParams.memoryBarrier (8 bytes).
+	StreamBatchMemOpParamsMemoryBarrier struct {
+		Operation StreamBatchMemOpType
+		Flags     uint32
+	}
+	// AsyncNotificationInfoInfo is CUasyncNotificationInfo.info (8 bytes), a union: its members are read and written through the methods.
+	AsyncNotificationInfoInfo struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// AsyncNotificationInfoInfoOverBudget is CUasyncNotificationInfo.info.overBudget (8 bytes).
+	AsyncNotificationInfoInfoOverBudget struct {
+		BytesOverBudget uint64
+	}
+	// LaunchAttributeValueClusterDim is CUlaunchAttributeValue.clusterDim (12 bytes).
+	LaunchAttributeValueClusterDim struct {
+		X uint32
+		Y uint32
+		Z uint32
+	}
+	// LaunchAttributeValueProgrammaticEvent is CUlaunchAttributeValue.programmaticEvent (16 bytes).
+	LaunchAttributeValueProgrammaticEvent struct {
+		Event               Event
+		Flags               int32
+		TriggerAtBlockStart int32
+	}
+	// LaunchAttributeValueLaunchCompletionEvent is CUlaunchAttributeValue.launchCompletionEvent (16 bytes).
+	LaunchAttributeValueLaunchCompletionEvent struct {
+		Event Event
+		Flags int32
+	}
+	// LaunchAttributeValueDeviceUpdatableKernelNode is CUlaunchAttributeValue.deviceUpdatableKernelNode (16 bytes).
+	LaunchAttributeValueDeviceUpdatableKernelNode struct {
+		DeviceUpdatable int32
+		DevNode         GraphDeviceNode
+	}
+	// ExecAffinityParamParam is CUexecAffinityParam.param (4 bytes), a union: its members are read and written through the methods.
+	ExecAffinityParamParam struct {
+		_   [0]uint32
+		Raw [4]byte
+	}
+	// ArraySparsePropertiesTileExtent is CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent (12 bytes).
+	ArraySparsePropertiesTileExtent struct {
+		Width  uint32
+		Height uint32
+		Depth  uint32
+	}
+	// ResourceDescRes is CUDA_RESOURCE_DESC.res (128 bytes), a union: its members are read and written through the methods.
+	ResourceDescRes struct {
+		_   [0]uint64
+		Raw [128]byte
+	}
+	// ResourceDescResArray is CUDA_RESOURCE_DESC.res.array (8 bytes).
+	ResourceDescResArray struct {
+		HArray Array
+	}
+	// ResourceDescResMipmap is CUDA_RESOURCE_DESC.res.mipmap (8 bytes).
+	ResourceDescResMipmap struct {
+		HMipmappedArray MipmappedArray
+	}
+	// ResourceDescResLinear is CUDA_RESOURCE_DESC.res.linear (24 bytes).
+	ResourceDescResLinear struct {
+		DevPtr      DevicePtr
+		Format      ArrayFormat
+		NumChannels uint32
+		SizeInBytes uint64
+	}
+	// ResourceDescResPitch2D is CUDA_RESOURCE_DESC.res.pitch2D (40 bytes).
+	ResourceDescResPitch2D struct {
+		DevPtr       DevicePtr
+		Format       ArrayFormat
+		NumChannels  uint32
+		Width        uint64
+		Height       uint64
+		PitchInBytes uint64
+	}
+	// ResourceDescResReserved is CUDA_RESOURCE_DESC.res.reserved (128 bytes).
+	ResourceDescResReserved struct {
+		Reserved [32]int32
+	}
+	// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+	ExternalMemoryHandleDescHandle struct {
+		_   [0]uint64
+		Raw [16]byte
+	}
+	// ExternalMemoryHandleDescHandleWin32 is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
+	ExternalMemoryHandleDescHandleWin32 struct {
+		Handle unsafe.Pointer
+		Name   unsafe.Pointer
+	}
+	// ExternalSemaphoreHandleDescHandle is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+	ExternalSemaphoreHandleDescHandle struct {
+		_   [0]uint64
+		Raw [16]byte
+	}
+	// ExternalSemaphoreHandleDescHandleWin32 is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
+	ExternalSemaphoreHandleDescHandleWin32 struct {
+		Handle unsafe.Pointer
+		Name   unsafe.Pointer
+	}
+	// ExternalSemaphoreSignalParamsParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params (72 bytes).
+	ExternalSemaphoreSignalParamsParams struct {
+		Fence      ExternalSemaphoreSignalParamsParamsFence
+		NvSciSync  ExternalSemaphoreSignalParamsParamsNvSciSync
+		KeyedMutex ExternalSemaphoreSignalParamsParamsKeyedMutex
+		Reserved   [12]uint32
+	}
+	// ExternalSemaphoreSignalParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.fence (8 bytes).
+	ExternalSemaphoreSignalParamsParamsFence struct {
+		Value uint64
+	}
+	// ExternalSemaphoreSignalParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+	ExternalSemaphoreSignalParamsParamsNvSciSync struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// ExternalSemaphoreSignalParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
+	ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
+		Key uint64
+	}
+	// ExternalSemaphoreWaitParamsParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params (72 bytes).
+	ExternalSemaphoreWaitParamsParams struct {
+		Fence      ExternalSemaphoreWaitParamsParamsFence
+		NvSciSync  ExternalSemaphoreWaitParamsParamsNvSciSync
+		KeyedMutex ExternalSemaphoreWaitParamsParamsKeyedMutex
+		Reserved   [10]uint32
+	}
+	// ExternalSemaphoreWaitParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.fence (8 bytes).
+	ExternalSemaphoreWaitParamsParamsFence struct {
+		Value uint64
+	}
+	// ExternalSemaphoreWaitParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+	ExternalSemaphoreWaitParamsParamsNvSciSync struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// ExternalSemaphoreWaitParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
+	ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
+		Key       uint64
+		TimeoutMs uint32
+	}
+	// ArrayMapInfoResource is CUarrayMapInfo.resource (8 bytes), a union: its members are read and written through the methods.
+	ArrayMapInfoResource struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// ArrayMapInfoSubresource is CUarrayMapInfo.subresource (32 bytes), a union: its members are read and written through the methods.
+	ArrayMapInfoSubresource struct {
+		_   [0]uint64
+		Raw [32]byte
+	}
+	// ArrayMapInfoSubresourceSparseLevel is CUarrayMapInfo.subresource.sparseLevel (32 bytes).
+	ArrayMapInfoSubresourceSparseLevel struct {
+		Level        uint32
+		Layer        uint32
+		OffsetX      uint32
+		OffsetY      uint32
+		OffsetZ      uint32
+		ExtentWidth  uint32
+		ExtentHeight uint32
+		ExtentDepth  uint32
+	}
+	// ArrayMapInfoSubresourceMiptail is CUarrayMapInfo.subresource.miptail (24 bytes).
+	ArrayMapInfoSubresourceMiptail struct {
+		Layer  uint32
+		Offset uint64
+		Size   uint64
+	}
+	// ArrayMapInfoMemHandle is CUarrayMapInfo.memHandle (8 bytes), a union: its members are read and written through the methods.
+	ArrayMapInfoMemHandle struct {
+		_   [0]uint64
+		Raw [8]byte
+	}
+	// MemAllocationPropAllocFlags is CUmemAllocationProp.allocFlags (8 bytes).
+	MemAllocationPropAllocFlags struct {
+		CompressionType      uint8
+		GpuDirectRDMACapable uint8
+		Usage                uint16
+		Reserved             [4]uint8
+	}
+	// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
+	GraphNodeParamsAnon2 struct {
+		_   [0]uint64
+		Raw [232]byte
+	}
+	// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
+	DevResourceAnon2 struct {
+		_   [0]uint32
+		Raw [48]byte
+	}
 )
 
-var namesIPCMemFlags = []enumName{
-	{1, "CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS", "Automatically enable peer access between remote devices as needed"},
-}
+const (
+	IPCMemLazyEnablePeerAccess                            IPCMemFlags                          = 0x1        // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+	MemAttachGlobal                                       MemAttachFlags                       = 0x1        // CU_MEM_ATTACH_GLOBAL
+	MemAttachHost                                         MemAttachFlags                       = 0x2        // CU_MEM_ATTACH_HOST
+	MemAttachSingle                                       MemAttachFlags                       = 0x4        // CU_MEM_ATTACH_SINGLE
+	CtxSchedAuto                                          CtxFlags                             = 0x0        // CU_CTX_SCHED_AUTO
+	CtxSchedSpin                                          CtxFlags                             = 0x1        // CU_CTX_SCHED_SPIN
+	CtxSchedYield                                         CtxFlags                             = 0x2        // CU_CTX_SCHED_YIELD
+	CtxSchedBlockingSync                                  CtxFlags                             = 0x4        // CU_CTX_SCHED_BLOCKING_SYNC
+	CtxBlockingSync                                       CtxFlags                             = 0x4        // CU_CTX_BLOCKING_SYNC
+	CtxSchedMask                                          CtxFlags                             = 0x7        // CU_CTX_SCHED_MASK
+	CtxMapHost                                            CtxFlags                             = 0x8        // CU_CTX_MAP_HOST
+	CtxLMEMResizeToMax                                    CtxFlags                             = 0x10       // CU_CTX_LMEM_RESIZE_TO_MAX
+	CtxCoredumpEnable                                     CtxFlags                             = 0x20       // CU_CTX_COREDUMP_ENABLE
+	CtxUserCoredumpEnable                                 CtxFlags                             = 0x40       // CU_CTX_USER_COREDUMP_ENABLE
+	CtxSyncMemops                                         CtxFlags                             = 0x80       // CU_CTX_SYNC_MEMOPS
+	CtxFlagsMask                                          CtxFlags                             = 0xff       // CU_CTX_FLAGS_MASK
+	EventSchedAuto                                        EventSchedFlags                      = 0x0        // CU_EVENT_SCHED_AUTO
+	EventSchedSpin                                        EventSchedFlags                      = 0x1        // CU_EVENT_SCHED_SPIN
+	EventSchedYield                                       EventSchedFlags                      = 0x2        // CU_EVENT_SCHED_YIELD
+	EventSchedBlockingSync                                EventSchedFlags                      = 0x4        // CU_EVENT_SCHED_BLOCKING_SYNC
+	StreamDefault                                         StreamFlags                          = 0x0        // CU_STREAM_DEFAULT
+	StreamNonBlocking                                     StreamFlags                          = 0x1        // CU_STREAM_NON_BLOCKING
+	EventDefault                                          EventFlags                           = 0x0        // CU_EVENT_DEFAULT
+	EventBlockingSync                                     EventFlags                           = 0x1        // CU_EVENT_BLOCKING_SYNC
+	EventDisableTiming                                    EventFlags                           = 0x2        // CU_EVENT_DISABLE_TIMING
+	EventInterprocess                                     EventFlags                           = 0x4        // CU_EVENT_INTERPROCESS
+	EventRecordDefault                                    EventRecordFlags                     = 0x0        // CU_EVENT_RECORD_DEFAULT
+	EventRecordExternal                                   EventRecordFlags                     = 0x1        // CU_EVENT_RECORD_EXTERNAL
+	EventWaitDefault                                      EventWaitFlags                       = 0x0        // CU_EVENT_WAIT_DEFAULT
+	EventWaitExternal                                     EventWaitFlags                       = 0x1        // CU_EVENT_WAIT_EXTERNAL
+	StreamWaitValueGeq                                    StreamWaitValueFlags                 = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
+	StreamWaitValueEq                                     StreamWaitValueFlags                 = 0x1        // CU_STREAM_WAIT_VALUE_EQ
+	StreamWaitValueAnd                                    StreamWaitValueFlags                 = 0x2        // CU_STREAM_WAIT_VALUE_AND
+	StreamWaitValueNor                                    StreamWaitValueFlags                 = 0x3        // CU_STREAM_WAIT_VALUE_NOR
+	StreamWaitValueFlush                                  StreamWaitValueFlags                 = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
+	StreamWriteValueDefault                               StreamWriteValueFlags                = 0x0        // CU_STREAM_WRITE_VALUE_DEFAULT
+	StreamWriteValueNoMemoryBarrier                       StreamWriteValueFlags                = 0x1        // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+	StreamMemOpWaitValue32                                StreamBatchMemOpType                 = 1          // CU_STREAM_MEM_OP_WAIT_VALUE_32
+	StreamMemOpWriteValue32                               StreamBatchMemOpType                 = 2          // CU_STREAM_MEM_OP_WRITE_VALUE_32
+	StreamMemOpWaitValue64                                StreamBatchMemOpType                 = 4          // CU_STREAM_MEM_OP_WAIT_VALUE_64
+	StreamMemOpWriteValue64                               StreamBatchMemOpType                 = 5          // CU_STREAM_MEM_OP_WRITE_VALUE_64
+	StreamMemOpBarrier                                    StreamBatchMemOpType                 = 6          // CU_STREAM_MEM_OP_BARRIER
+	StreamMemOpFlushRemoteWrites                          StreamBatchMemOpType                 = 3          // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
+	StreamMemoryBarrierTypeSys                            StreamMemoryBarrierFlags             = 0x0        // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+	StreamMemoryBarrierTypeGPU                            StreamMemoryBarrierFlags             = 0x1        // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
+	OccupancyDefault                                      OccupancyFlags                       = 0x0        // CU_OCCUPANCY_DEFAULT
+	OccupancyDisableCachingOverride                       OccupancyFlags                       = 0x1        // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+	StreamAddCaptureDependencies                          StreamUpdateCaptureDependenciesFlags = 0x0        // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+	StreamSetCaptureDependencies                          StreamUpdateCaptureDependenciesFlags = 0x1        // CU_STREAM_SET_CAPTURE_DEPENDENCIES
+	AsyncNotificationTypeOverBudget                       AsyncNotificationType                = 1          // CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
+	AdFormatUnsignedInt8                                  ArrayFormat                          = 1          // CU_AD_FORMAT_UNSIGNED_INT8
+	AdFormatUnsignedInt16                                 ArrayFormat                          = 2          // CU_AD_FORMAT_UNSIGNED_INT16
+	AdFormatUnsignedInt32                                 ArrayFormat                          = 3          // CU_AD_FORMAT_UNSIGNED_INT32
+	AdFormatSignedInt8                                    ArrayFormat                          = 8          // CU_AD_FORMAT_SIGNED_INT8
+	AdFormatSignedInt16                                   ArrayFormat                          = 9          // CU_AD_FORMAT_SIGNED_INT16
+	AdFormatSignedInt32                                   ArrayFormat                          = 10         // CU_AD_FORMAT_SIGNED_INT32
+	AdFormatHalf                                          ArrayFormat                          = 16         // CU_AD_FORMAT_HALF
+	AdFormatFloat                                         ArrayFormat                          = 32         // CU_AD_FORMAT_FLOAT
+	AdFormatNv12                                          ArrayFormat                          = 176        // CU_AD_FORMAT_NV12
+	AdFormatUnormInt8X1                                   ArrayFormat                          = 192        // CU_AD_FORMAT_UNORM_INT8X1
+	AdFormatUnormInt8X2                                   ArrayFormat                          = 193        // CU_AD_FORMAT_UNORM_INT8X2
+	AdFormatUnormInt8X4                                   ArrayFormat                          = 194        // CU_AD_FORMAT_UNORM_INT8X4
+	AdFormatUnormInt16X1                                  ArrayFormat                          = 195        // CU_AD_FORMAT_UNORM_INT16X1
+	AdFormatUnormInt16X2                                  ArrayFormat                          = 196        // CU_AD_FORMAT_UNORM_INT16X2
+	AdFormatUnormInt16X4                                  ArrayFormat                          = 197        // CU_AD_FORMAT_UNORM_INT16X4
+	AdFormatSnormInt8X1                                   ArrayFormat                          = 198        // CU_AD_FORMAT_SNORM_INT8X1
+	AdFormatSnormInt8X2                                   ArrayFormat                          = 199        // CU_AD_FORMAT_SNORM_INT8X2
+	AdFormatSnormInt8X4                                   ArrayFormat                          = 200        // CU_AD_FORMAT_SNORM_INT8X4
+	AdFormatSnormInt16X1                                  ArrayFormat                          = 201        // CU_AD_FORMAT_SNORM_INT16X1
+	AdFormatSnormInt16X2                                  ArrayFormat                          = 202        // CU_AD_FORMAT_SNORM_INT16X2
+	AdFormatSnormInt16X4                                  ArrayFormat                          = 203        // CU_AD_FORMAT_SNORM_INT16X4
+	AdFormatBc1Unorm                                      ArrayFormat                          = 145        // CU_AD_FORMAT_BC1_UNORM
+	AdFormatBc1UnormSrgb                                  ArrayFormat                          = 146        // CU_AD_FORMAT_BC1_UNORM_SRGB
+	AdFormatBc2Unorm                                      ArrayFormat                          = 147        // CU_AD_FORMAT_BC2_UNORM
+	AdFormatBc2UnormSrgb                                  ArrayFormat                          = 148        // CU_AD_FORMAT_BC2_UNORM_SRGB
+	AdFormatBc3Unorm                                      ArrayFormat                          = 149        // CU_AD_FORMAT_BC3_UNORM
+	AdFormatBc3UnormSrgb                                  ArrayFormat                          = 150        // CU_AD_FORMAT_BC3_UNORM_SRGB
+	AdFormatBc4Unorm                                      ArrayFormat                          = 151        // CU_AD_FORMAT_BC4_UNORM
+	AdFormatBc4Snorm                                      ArrayFormat                          = 152        // CU_AD_FORMAT_BC4_SNORM
+	AdFormatBc5Unorm                                      ArrayFormat                          = 153        // CU_AD_FORMAT_BC5_UNORM
+	AdFormatBc5Snorm                                      ArrayFormat                          = 154        // CU_AD_FORMAT_BC5_SNORM
+	AdFormatBc6HUf16                                      ArrayFormat                          = 155        // CU_AD_FORMAT_BC6H_UF16
+	AdFormatBc6HSf16                                      ArrayFormat                          = 156        // CU_AD_FORMAT_BC6H_SF16
+	AdFormatBc7Unorm                                      ArrayFormat                          = 157        // CU_AD_FORMAT_BC7_UNORM
+	AdFormatBc7UnormSrgb                                  ArrayFormat                          = 158        // CU_AD_FORMAT_BC7_UNORM_SRGB
+	TrAddressModeWrap                                     AddressMode                          = 0          // CU_TR_ADDRESS_MODE_WRAP
+	TrAddressModeClamp                                    AddressMode                          = 1          // CU_TR_ADDRESS_MODE_CLAMP
+	TrAddressModeMirror                                   AddressMode                          = 2          // CU_TR_ADDRESS_MODE_MIRROR
+	TrAddressModeBorder                                   AddressMode                          = 3          // CU_TR_ADDRESS_MODE_BORDER
+	TrFilterModePoint                                     FilterMode                           = 0          // CU_TR_FILTER_MODE_POINT
+	TrFilterModeLinear                                    FilterMode                           = 1          // CU_TR_FILTER_MODE_LINEAR
+	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute                      = 1          // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	DeviceAttributeMaxBlockDimX                           DeviceAttribute                      = 2          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+	DeviceAttributeMaxBlockDimY                           DeviceAttribute                      = 3          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
+	DeviceAttributeMaxBlockDimZ                           DeviceAttribute                      = 4          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
+	DeviceAttributeMaxGridDimX                            DeviceAttribute                      = 5          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+	DeviceAttributeMaxGridDimY                            DeviceAttribute                      = 6          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
+	DeviceAttributeMaxGridDimZ                            DeviceAttribute                      = 7          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
+	DeviceAttributeMaxSharedMemoryPerBlock                DeviceAttribute                      = 8          // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSharedMemoryPerBlock                   DeviceAttribute                      = 8          // CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeTotalConstantMemory                    DeviceAttribute                      = 9          // CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
+	DeviceAttributeWarpSize                               DeviceAttribute                      = 10         // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	DeviceAttributeMaxPitch                               DeviceAttribute                      = 11         // CU_DEVICE_ATTRIBUTE_MAX_PITCH
+	DeviceAttributeMaxRegistersPerBlock                   DeviceAttribute                      = 12         // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+	DeviceAttributeRegistersPerBlock                      DeviceAttribute                      = 12         // CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
+	DeviceAttributeClockRate                              DeviceAttribute                      = 13         // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+	DeviceAttributeTextureAlignment                       DeviceAttribute                      = 14         // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
+	DeviceAttributeGPUOverlap                             DeviceAttribute                      = 15         // CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
+	DeviceAttributeMultiprocessorCount                    DeviceAttribute                      = 16         // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	DeviceAttributeKernelExecTimeout                      DeviceAttribute                      = 17         // CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
+	DeviceAttributeIntegrated                             DeviceAttribute                      = 18         // CU_DEVICE_ATTRIBUTE_INTEGRATED
+	DeviceAttributeCanMapHostMemory                       DeviceAttribute                      = 19         // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+	DeviceAttributeComputeMode                            DeviceAttribute                      = 20         // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+	DeviceAttributeMaximumTexture1DWidth                  DeviceAttribute                      = 21         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
+	DeviceAttributeMaximumTexture2DWidth                  DeviceAttribute                      = 22         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
+	DeviceAttributeMaximumTexture2DHeight                 DeviceAttribute                      = 23         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
+	DeviceAttributeMaximumTexture3DWidth                  DeviceAttribute                      = 24         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
+	DeviceAttributeMaximumTexture3DHeight                 DeviceAttribute                      = 25         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
+	DeviceAttributeMaximumTexture3DDepth                  DeviceAttribute                      = 26         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+	DeviceAttributeMaximumTexture2DLayeredWidth           DeviceAttribute                      = 27         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture2DLayeredHeight          DeviceAttribute                      = 28         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumTexture2DLayeredLayers          DeviceAttribute                      = 29         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture2DArrayWidth             DeviceAttribute                      = 27         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
+	DeviceAttributeMaximumTexture2DArrayHeight            DeviceAttribute                      = 28         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
+	DeviceAttributeMaximumTexture2DArrayNumslices         DeviceAttribute                      = 29         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
+	DeviceAttributeSurfaceAlignment                       DeviceAttribute                      = 30         // CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
+	DeviceAttributeConcurrentKernels                      DeviceAttribute                      = 31         // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
+	DeviceAttributeEccEnabled                             DeviceAttribute                      = 32         // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+	DeviceAttributePCIBusID                               DeviceAttribute                      = 33         // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+	DeviceAttributePCIDeviceID                            DeviceAttribute                      = 34         // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+	DeviceAttributeTccDriver                              DeviceAttribute                      = 35         // CU_DEVICE_ATTRIBUTE_TCC_DRIVER
+	DeviceAttributeMemoryClockRate                        DeviceAttribute                      = 36         // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+	DeviceAttributeGlobalMemoryBusWidth                   DeviceAttribute                      = 37         // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+	DeviceAttributeL2CacheSize                            DeviceAttribute                      = 38         // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+	DeviceAttributeMaxThreadsPerMultiprocessor            DeviceAttribute                      = 39         // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	DeviceAttributeAsyncEngineCount                       DeviceAttribute                      = 40         // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+	DeviceAttributeUnifiedAddressing                      DeviceAttribute                      = 41         // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+	DeviceAttributeMaximumTexture1DLayeredWidth           DeviceAttribute                      = 42         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture1DLayeredLayers          DeviceAttribute                      = 43         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+	DeviceAttributeCanTex2DGather                         DeviceAttribute                      = 44         // CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
+	DeviceAttributeMaximumTexture2DGatherWidth            DeviceAttribute                      = 45         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
+	DeviceAttributeMaximumTexture2DGatherHeight           DeviceAttribute                      = 46         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
+	DeviceAttributeMaximumTexture3DWidthAlternate         DeviceAttribute                      = 47         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
+	DeviceAttributeMaximumTexture3DHeightAlternate        DeviceAttribute                      = 48         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
+	DeviceAttributeMaximumTexture3DDepthAlternate         DeviceAttribute                      = 49         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+	DeviceAttributePCIDomainID                            DeviceAttribute                      = 50         // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+	DeviceAttributeTexturePitchAlignment                  DeviceAttribute                      = 51         // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+	DeviceAttributeMaximumTexturecubemapWidth             DeviceAttribute                      = 52         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredWidth      DeviceAttribute                      = 53         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredLayers     DeviceAttribute                      = 54         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface1DWidth                  DeviceAttribute                      = 55         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
+	DeviceAttributeMaximumSurface2DWidth                  DeviceAttribute                      = 56         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
+	DeviceAttributeMaximumSurface2DHeight                 DeviceAttribute                      = 57         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
+	DeviceAttributeMaximumSurface3DWidth                  DeviceAttribute                      = 58         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
+	DeviceAttributeMaximumSurface3DHeight                 DeviceAttribute                      = 59         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
+	DeviceAttributeMaximumSurface3DDepth                  DeviceAttribute                      = 60         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
+	DeviceAttributeMaximumSurface1DLayeredWidth           DeviceAttribute                      = 61         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface1DLayeredLayers          DeviceAttribute                      = 62         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface2DLayeredWidth           DeviceAttribute                      = 63         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface2DLayeredHeight          DeviceAttribute                      = 64         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumSurface2DLayeredLayers          DeviceAttribute                      = 65         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurfacecubemapWidth             DeviceAttribute                      = 66         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredWidth      DeviceAttribute                      = 67         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredLayers     DeviceAttribute                      = 68         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture1DLinearWidth            DeviceAttribute                      = 69         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearWidth            DeviceAttribute                      = 70         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearHeight           DeviceAttribute                      = 71         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+	DeviceAttributeMaximumTexture2DLinearPitch            DeviceAttribute                      = 72         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
+	DeviceAttributeMaximumTexture2DMipmappedWidth         DeviceAttribute                      = 73         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
+	DeviceAttributeMaximumTexture2DMipmappedHeight        DeviceAttribute                      = 74         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
+	DeviceAttributeComputeCapabilityMajor                 DeviceAttribute                      = 75         // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	DeviceAttributeComputeCapabilityMinor                 DeviceAttribute                      = 76         // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	DeviceAttributeMaximumTexture1DMipmappedWidth         DeviceAttribute                      = 77         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
+	DeviceAttributeStreamPrioritiesSupported              DeviceAttribute                      = 78         // CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
+	DeviceAttributeGlobalL1CacheSupported                 DeviceAttribute                      = 79         // CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
+	DeviceAttributeLocalL1CacheSupported                  DeviceAttribute                      = 80         // CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
+	DeviceAttributeMaxSharedMemoryPerMultiprocessor       DeviceAttribute                      = 81         // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	DeviceAttributeMaxRegistersPerMultiprocessor          DeviceAttribute                      = 82         // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
+	DeviceAttributeManagedMemory                          DeviceAttribute                      = 83         // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+	DeviceAttributeMultiGPUBoard                          DeviceAttribute                      = 84         // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
+	DeviceAttributeMultiGPUBoardGroupID                   DeviceAttribute                      = 85         // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
+	DeviceAttributeHostNativeAtomicSupported              DeviceAttribute                      = 86         // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
+	DeviceAttributeSingleToDoublePrecisionPerfRatio       DeviceAttribute                      = 87         // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+	DeviceAttributePageableMemoryAccess                   DeviceAttribute                      = 88         // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+	DeviceAttributeConcurrentManagedAccess                DeviceAttribute                      = 89         // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+	DeviceAttributeComputePreemptionSupported             DeviceAttribute                      = 90         // CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
+	DeviceAttributeCanUseHostPointerForRegisteredMem      DeviceAttribute                      = 91         // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+	DeviceAttributeCanUseStreamMemOpsV1                   DeviceAttribute                      = 92         // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1
+	DeviceAttributeCanUse64BitStreamMemOpsV1              DeviceAttribute                      = 93         // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1
+	DeviceAttributeCanUseStreamWaitValueNorV1             DeviceAttribute                      = 94         // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1
+	DeviceAttributeCooperativeLaunch                      DeviceAttribute                      = 95         // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+	DeviceAttributeCooperativeMultiDeviceLaunch           DeviceAttribute                      = 96         // CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
+	DeviceAttributeMaxSharedMemoryPerBlockOptin           DeviceAttribute                      = 97         // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	DeviceAttributeCanFlushRemoteWrites                   DeviceAttribute                      = 98         // CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
+	DeviceAttributeHostRegisterSupported                  DeviceAttribute                      = 99         // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+	DeviceAttributePageableMemoryAccessUsesHostPageTables DeviceAttribute                      = 100        // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+	DeviceAttributeDirectManagedMemAccessFromHost         DeviceAttribute                      = 101        // CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+	DeviceAttributeVirtualAddressManagementSupported      DeviceAttribute                      = 102        // CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED
+	DeviceAttributeVirtualMemoryManagementSupported       DeviceAttribute                      = 102        // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	DeviceAttributeHandleTypePosixFileDescriptorSupported DeviceAttribute                      = 103        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+	DeviceAttributeHandleTypeWin32HandleSupported         DeviceAttribute                      = 104        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
+	DeviceAttributeHandleTypeWin32KmtHandleSupported      DeviceAttribute                      = 105        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
+	DeviceAttributeMaxBlocksPerMultiprocessor             DeviceAttribute                      = 106        // CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
+	DeviceAttributeGenericCompressionSupported            DeviceAttribute                      = 107        // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
+	DeviceAttributeMaxPersistingL2CacheSize               DeviceAttribute                      = 108        // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+	DeviceAttributeMaxAccessPolicyWindowSize              DeviceAttribute                      = 109        // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
+	DeviceAttributeGPUDirectRdmaWithCudaVmmSupported      DeviceAttribute                      = 110        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+	DeviceAttributeReservedSharedMemoryPerBlock           DeviceAttribute                      = 111        // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSparseCudaArraySupported               DeviceAttribute                      = 112        // CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeReadOnlyHostRegisterSupported          DeviceAttribute                      = 113        // CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
+	DeviceAttributeTimelineSemaphoreInteropSupported      DeviceAttribute                      = 114        // CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
+	DeviceAttributeMemoryPoolsSupported                   DeviceAttribute                      = 115        // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+	DeviceAttributeGPUDirectRdmaSupported                 DeviceAttribute                      = 116        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+	DeviceAttributeGPUDirectRdmaFlushWritesOptions        DeviceAttribute                      = 117        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+	DeviceAttributeGPUDirectRdmaWritesOrdering            DeviceAttribute                      = 118        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
+	DeviceAttributeMempoolSupportedHandleTypes            DeviceAttribute                      = 119        // CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
+	DeviceAttributeClusterLaunch                          DeviceAttribute                      = 120        // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
+	DeviceAttributeDeferredMappingCudaArraySupported      DeviceAttribute                      = 121        // CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeCanUse64BitStreamMemOps                DeviceAttribute                      = 122        // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+	DeviceAttributeCanUseStreamWaitValueNor               DeviceAttribute                      = 123        // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
+	DeviceAttributeDmaBufSupported                        DeviceAttribute                      = 124        // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+	DeviceAttributeIPCEventSupported                      DeviceAttribute                      = 125        // CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
+	DeviceAttributeMemSyncDomainCount                     DeviceAttribute                      = 126        // CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT
+	DeviceAttributeTensorMapAccessSupported               DeviceAttribute                      = 127        // CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED
+	DeviceAttributeHandleTypeFabricSupported              DeviceAttribute                      = 128        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
+	DeviceAttributeUnifiedFunctionPointers                DeviceAttribute                      = 129        // CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS
+	DeviceAttributeNUMAConfig                             DeviceAttribute                      = 130        // CU_DEVICE_ATTRIBUTE_NUMA_CONFIG
+	DeviceAttributeNUMAID                                 DeviceAttribute                      = 131        // CU_DEVICE_ATTRIBUTE_NUMA_ID
+	DeviceAttributeMulticastSupported                     DeviceAttribute                      = 132        // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
+	DeviceAttributeMPSEnabled                             DeviceAttribute                      = 133        // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
+	DeviceAttributeHostNUMAID                             DeviceAttribute                      = 134        // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+	DeviceAttributeMax                                    DeviceAttribute                      = 135        // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
+	PointerAttributeContext                               PointerAttribute                     = 1          // CU_POINTER_ATTRIBUTE_CONTEXT
+	PointerAttributeMemoryType                            PointerAttribute                     = 2          // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+	PointerAttributeDevicePointer                         PointerAttribute                     = 3          // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+	PointerAttributeHostPointer                           PointerAttribute                     = 4          // CU_POINTER_ATTRIBUTE_HOST_POINTER
+	PointerAttributeP2PTokens                             PointerAttribute                     = 5          // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+	PointerAttributeSyncMemops                            PointerAttribute                     = 6          // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+	PointerAttributeBufferID                              PointerAttribute                     = 7          // CU_POINTER_ATTRIBUTE_BUFFER_ID
+	PointerAttributeIsManaged                             PointerAttribute                     = 8          // CU_POINTER_ATTRIBUTE_IS_MANAGED
+	PointerAttributeDeviceOrdinal                         PointerAttribute                     = 9          // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+	PointerAttributeIsLegacyCudaIPCCapable                PointerAttribute                     = 10         // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+	PointerAttributeRangeStartAddr                        PointerAttribute                     = 11         // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+	PointerAttributeRangeSize                             PointerAttribute                     = 12         // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+	PointerAttributeMapped                                PointerAttribute                     = 13         // CU_POINTER_ATTRIBUTE_MAPPED
+	PointerAttributeAllowedHandleTypes                    PointerAttribute                     = 14         // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+	PointerAttributeIsGPUDirectRdmaCapable                PointerAttribute                     = 15         // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+	PointerAttributeAccessFlags                           PointerAttribute                     = 16         // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+	PointerAttributeMempoolHandle                         PointerAttribute                     = 17         // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+	PointerAttributeMappingSize                           PointerAttribute                     = 18         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+	PointerAttributeMappingBaseAddr                       PointerAttribute                     = 19         // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+	PointerAttributeMemoryBlockID                         PointerAttribute                     = 20         // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	FuncAttributeMaxThreadsPerBlock                       FunctionAttribute                    = 0          // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	FuncAttributeSharedSizeBytes                          FunctionAttribute                    = 1          // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+	FuncAttributeConstSizeBytes                           FunctionAttribute                    = 2          // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+	FuncAttributeLocalSizeBytes                           FunctionAttribute                    = 3          // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+	FuncAttributeNumRegs                                  FunctionAttribute                    = 4          // CU_FUNC_ATTRIBUTE_NUM_REGS
+	FuncAttributePTXVersion                               FunctionAttribute                    = 5          // CU_FUNC_ATTRIBUTE_PTX_VERSION
+	FuncAttributeBinaryVersion                            FunctionAttribute                    = 6          // CU_FUNC_ATTRIBUTE_BINARY_VERSION
+	FuncAttributeCacheModeCa                              FunctionAttribute                    = 7          // CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
+	FuncAttributeMaxDynamicSharedSizeBytes                FunctionAttribute                    = 8          // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	FuncAttributePreferredSharedMemoryCarveout            FunctionAttribute                    = 9          // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+	FuncAttributeClusterSizeMustBeSet                     FunctionAttribute                    = 10         // CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
+	FuncAttributeRequiredClusterWidth                     FunctionAttribute                    = 11         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
+	FuncAttributeRequiredClusterHeight                    FunctionAttribute                    = 12         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
+	FuncAttributeRequiredClusterDepth                     FunctionAttribute                    = 13         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
+	FuncAttributeNonPortableClusterSizeAllowed            FunctionAttribute                    = 14         // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+	FuncAttributeClusterSchedulingPolicyPreference        FunctionAttribute                    = 15         // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	FuncAttributeMax                                      FunctionAttribute                    = 16         // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
+	FuncCachePreferNone                                   FuncCache                            = 0          // CU_FUNC_CACHE_PREFER_NONE
+	FuncCachePreferShared                                 FuncCache                            = 1          // CU_FUNC_CACHE_PREFER_SHARED
+	FuncCachePreferL1                                     FuncCache                            = 2          // CU_FUNC_CACHE_PREFER_L1
+	FuncCachePreferEqual                                  FuncCache                            = 3          // CU_FUNC_CACHE_PREFER_EQUAL
+	SharedMemConfigDefaultBankSize                        Sharedconfig                         = 0          // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
+	SharedMemConfigFourByteBankSize                       Sharedconfig                         = 1          // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
+	SharedMemConfigEightByteBankSize                      Sharedconfig                         = 2          // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+	SharedmemCarveoutDefault                              SharedCarveout                       = -1         // CU_SHAREDMEM_CARVEOUT_DEFAULT
+	SharedmemCarveoutMaxShared                            SharedCarveout                       = 100        // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
+	SharedmemCarveoutMaxL1                                SharedCarveout                       = 0          // CU_SHAREDMEM_CARVEOUT_MAX_L1
+	MemorytypeHost                                        Memorytype                           = 1          // CU_MEMORYTYPE_HOST
+	MemorytypeDevice                                      Memorytype                           = 2          // CU_MEMORYTYPE_DEVICE
+	MemorytypeArray                                       Memorytype                           = 3          // CU_MEMORYTYPE_ARRAY
+	MemorytypeUnified                                     Memorytype                           = 4          // CU_MEMORYTYPE_UNIFIED
+	ComputemodeDefault                                    Computemode                          = 0          // CU_COMPUTEMODE_DEFAULT
+	ComputemodeProhibited                                 Computemode                          = 2          // CU_COMPUTEMODE_PROHIBITED
+	ComputemodeExclusiveProcess                           Computemode                          = 3          // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+	MemAdviseSetReadMostly                                MemAdvice                            = 1          // CU_MEM_ADVISE_SET_READ_MOSTLY
+	MemAdviseUnsetReadMostly                              MemAdvice                            = 2          // CU_MEM_ADVISE_UNSET_READ_MOSTLY
+	MemAdviseSetPreferredLocation                         MemAdvice                            = 3          // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+	MemAdviseUnsetPreferredLocation                       MemAdvice                            = 4          // CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+	MemAdviseSetAccessedBy                                MemAdvice                            = 5          // CU_MEM_ADVISE_SET_ACCESSED_BY
+	MemAdviseUnsetAccessedBy                              MemAdvice                            = 6          // CU_MEM_ADVISE_UNSET_ACCESSED_BY
+	MemRangeAttributeReadMostly                           MemRangeAttribute                    = 1          // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+	MemRangeAttributePreferredLocation                    MemRangeAttribute                    = 2          // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+	MemRangeAttributeAccessedBy                           MemRangeAttribute                    = 3          // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+	MemRangeAttributeLastPrefetchLocation                 MemRangeAttribute                    = 4          // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+	MemRangeAttributePreferredLocationType                MemRangeAttribute                    = 5          // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+	MemRangeAttributePreferredLocationID                  MemRangeAttribute                    = 6          // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+	MemRangeAttributeLastPrefetchLocationType             MemRangeAttribute                    = 7          // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+	MemRangeAttributeLastPrefetchLocationID               MemRangeAttribute                    = 8          // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+	JITMaxRegisters                                       JITOption                            = 0          // CU_JIT_MAX_REGISTERS
+	JITThreadsPerBlock                                    JITOption                            = 1          // CU_JIT_THREADS_PER_BLOCK
+	JITWallTime                                           JITOption                            = 2          // CU_JIT_WALL_TIME
+	JITInfoLogBuffer                                      JITOption                            = 3          // CU_JIT_INFO_LOG_BUFFER
+	JITInfoLogBufferSizeBytes                             JITOption                            = 4          // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+	JITErrorLogBuffer                                     JITOption                            = 5          // CU_JIT_ERROR_LOG_BUFFER
+	JITErrorLogBufferSizeBytes                            JITOption                            = 6          // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+	JITOptimizationLevel                                  JITOption                            = 7          // CU_JIT_OPTIMIZATION_LEVEL
+	JITTargetFromCucontext                                JITOption                            = 8          // CU_JIT_TARGET_FROM_CUCONTEXT
+	JITOptionTarget                                       JITOption                            = 9          // CU_JIT_TARGET
+	JITFallbackStrategy                                   JITOption                            = 10         // CU_JIT_FALLBACK_STRATEGY
+	JITGenerateDebugInfo                                  JITOption                            = 11         // CU_JIT_GENERATE_DEBUG_INFO
+	JITLogVerbose                                         JITOption                            = 12         // CU_JIT_LOG_VERBOSE
+	JITGenerateLineInfo                                   JITOption                            = 13         // CU_JIT_GENERATE_LINE_INFO
+	JITOptionCacheMode                                    JITOption                            = 14         // CU_JIT_CACHE_MODE
+	JITNewSm3XOpt                                         JITOption                            = 15         // CU_JIT_NEW_SM3X_OPT
+	JITFastCompile                                        JITOption                            = 16         // CU_JIT_FAST_COMPILE
+	JITGlobalSymbolNames                                  JITOption                            = 17         // CU_JIT_GLOBAL_SYMBOL_NAMES
+	JITGlobalSymbolAddresses                              JITOption                            = 18         // CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+	JITGlobalSymbolCount                                  JITOption                            = 19         // CU_JIT_GLOBAL_SYMBOL_COUNT
+	JITLto                                                JITOption                            = 20         // CU_JIT_LTO
+	JITFtz                                                JITOption                            = 21         // CU_JIT_FTZ
+	JITPrecDiv                                            JITOption                            = 22         // CU_JIT_PREC_DIV
+	JITPrecSqrt                                           JITOption                            = 23         // CU_JIT_PREC_SQRT
+	JITFma                                                JITOption                            = 24         // CU_JIT_FMA
+	JITReferencedKernelNames                              JITOption                            = 25         // CU_JIT_REFERENCED_KERNEL_NAMES
+	JITReferencedKernelCount                              JITOption                            = 26         // CU_JIT_REFERENCED_KERNEL_COUNT
+	JITReferencedVariableNames                            JITOption                            = 27         // CU_JIT_REFERENCED_VARIABLE_NAMES
+	JITReferencedVariableCount                            JITOption                            = 28         // CU_JIT_REFERENCED_VARIABLE_COUNT
+	JITOptimizeUnusedDeviceVariables                      JITOption                            = 29         // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+	JITPositionIndependentCode                            JITOption                            = 30         // CU_JIT_POSITION_INDEPENDENT_CODE
+	JITMinCtaPerSM                                        JITOption                            = 31         // CU_JIT_MIN_CTA_PER_SM
+	JITMaxThreadsPerBlock                                 JITOption                            = 32         // CU_JIT_MAX_THREADS_PER_BLOCK
+	JITOverrideDirectiveValues                            JITOption                            = 33         // CU_JIT_OVERRIDE_DIRECTIVE_VALUES
+	JITNumOptions                                         JITOption                            = 34         // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
+	TargetCompute30                                       JITTarget                            = 30         // CU_TARGET_COMPUTE_30
+	TargetCompute32                                       JITTarget                            = 32         // CU_TARGET_COMPUTE_32
+	TargetCompute35                                       JITTarget                            = 35         // CU_TARGET_COMPUTE_35
+	TargetCompute37                                       JITTarget                            = 37         // CU_TARGET_COMPUTE_37
+	TargetCompute50                                       JITTarget                            = 50         // CU_TARGET_COMPUTE_50
+	TargetCompute52                                       JITTarget                            = 52         // CU_TARGET_COMPUTE_52
+	TargetCompute53                                       JITTarget                            = 53         // CU_TARGET_COMPUTE_53
+	TargetCompute60                                       JITTarget                            = 60         // CU_TARGET_COMPUTE_60
+	TargetCompute61                                       JITTarget                            = 61         // CU_TARGET_COMPUTE_61
+	TargetCompute62                                       JITTarget                            = 62         // CU_TARGET_COMPUTE_62
+	TargetCompute70                                       JITTarget                            = 70         // CU_TARGET_COMPUTE_70
+	TargetCompute72                                       JITTarget                            = 72         // CU_TARGET_COMPUTE_72
+	TargetCompute75                                       JITTarget                            = 75         // CU_TARGET_COMPUTE_75
+	TargetCompute80                                       JITTarget                            = 80         // CU_TARGET_COMPUTE_80
+	TargetCompute86                                       JITTarget                            = 86         // CU_TARGET_COMPUTE_86
+	TargetCompute87                                       JITTarget                            = 87         // CU_TARGET_COMPUTE_87
+	TargetCompute89                                       JITTarget                            = 89         // CU_TARGET_COMPUTE_89
+	TargetCompute90                                       JITTarget                            = 90         // CU_TARGET_COMPUTE_90
+	TargetCompute90A                                      JITTarget                            = 65626      // CU_TARGET_COMPUTE_90A
+	PreferPTX                                             JITFallback                          = 0          // CU_PREFER_PTX
+	PreferBinary                                          JITFallback                          = 1          // CU_PREFER_BINARY
+	JITCacheOptionNone                                    JITCacheMode                         = 0          // CU_JIT_CACHE_OPTION_NONE
+	JITCacheOptionCg                                      JITCacheMode                         = 1          // CU_JIT_CACHE_OPTION_CG
+	JITCacheOptionCa                                      JITCacheMode                         = 2          // CU_JIT_CACHE_OPTION_CA
+	JITInputCubin                                         JITInputType                         = 0          // CU_JIT_INPUT_CUBIN
+	JITInputPTX                                           JITInputType                         = 1          // CU_JIT_INPUT_PTX
+	JITInputFatbinary                                     JITInputType                         = 2          // CU_JIT_INPUT_FATBINARY
+	JITInputObject                                        JITInputType                         = 3          // CU_JIT_INPUT_OBJECT
+	JITInputLibrary                                       JITInputType                         = 4          // CU_JIT_INPUT_LIBRARY
+	JITInputNvvm                                          JITInputType                         = 5          // CU_JIT_INPUT_NVVM
+	JITNumInputTypes                                      JITInputType                         = 6          // CU_JIT_NUM_INPUT_TYPES
+	GraphicsRegisterFlagsNone                             GraphicsRegisterFlags                = 0x0        // CU_GRAPHICS_REGISTER_FLAGS_NONE
+	GraphicsRegisterFlagsReadOnly                         GraphicsRegisterFlags                = 0x1        // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+	GraphicsRegisterFlagsWriteDiscard                     GraphicsRegisterFlags                = 0x2        // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+	GraphicsRegisterFlagsSurfaceLdst                      GraphicsRegisterFlags                = 0x4        // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+	GraphicsRegisterFlagsTextureGather                    GraphicsRegisterFlags                = 0x8        // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
+	GraphicsMapResourceFlagsNone                          GraphicsMapResourceFlags             = 0x0        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
+	GraphicsMapResourceFlagsReadOnly                      GraphicsMapResourceFlags             = 0x1        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
+	GraphicsMapResourceFlagsWriteDiscard                  GraphicsMapResourceFlags             = 0x2        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
+	CubemapFacePositiveX                                  ArrayCubemapFace                     = 0          // CU_CUBEMAP_FACE_POSITIVE_X
+	CubemapFaceNegativeX                                  ArrayCubemapFace                     = 1          // CU_CUBEMAP_FACE_NEGATIVE_X
+	CubemapFacePositiveY                                  ArrayCubemapFace                     = 2          // CU_CUBEMAP_FACE_POSITIVE_Y
+	CubemapFaceNegativeY                                  ArrayCubemapFace                     = 3          // CU_CUBEMAP_FACE_NEGATIVE_Y
+	CubemapFacePositiveZ                                  ArrayCubemapFace                     = 4          // CU_CUBEMAP_FACE_POSITIVE_Z
+	CubemapFaceNegativeZ                                  ArrayCubemapFace                     = 5          // CU_CUBEMAP_FACE_NEGATIVE_Z
+	LimitStackSize                                        Limit                                = 0          // CU_LIMIT_STACK_SIZE
+	LimitPrintfFifoSize                                   Limit                                = 1          // CU_LIMIT_PRINTF_FIFO_SIZE
+	LimitMallocHeapSize                                   Limit                                = 2          // CU_LIMIT_MALLOC_HEAP_SIZE
+	LimitDevRuntimeSyncDepth                              Limit                                = 3          // CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
+	LimitDevRuntimePendingLaunchCount                     Limit                                = 4          // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
+	LimitMaxL2FetchGranularity                            Limit                                = 5          // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
+	LimitPersistingL2CacheSize                            Limit                                = 6          // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+	LimitMax                                              Limit                                = 7          // CU_LIMIT_MAX (a sentinel, not a value)
+	ResourceTypeArray                                     Resourcetype                         = 0          // CU_RESOURCE_TYPE_ARRAY
+	ResourceTypeMipmappedArray                            Resourcetype                         = 1          // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+	ResourceTypeLinear                                    Resourcetype                         = 2          // CU_RESOURCE_TYPE_LINEAR
+	ResourceTypePitch2D                                   Resourcetype                         = 3          // CU_RESOURCE_TYPE_PITCH2D
+	AccessPropertyNormal                                  AccessProperty                       = 0          // CU_ACCESS_PROPERTY_NORMAL
+	AccessPropertyStreaming                               AccessProperty                       = 1          // CU_ACCESS_PROPERTY_STREAMING
+	AccessPropertyPersisting                              AccessProperty                       = 2          // CU_ACCESS_PROPERTY_PERSISTING
+	GraphCondTypeIf                                       GraphConditionalNodeType             = 0          // CU_GRAPH_COND_TYPE_IF
+	GraphCondTypeWhile                                    GraphConditionalNodeType             = 1          // CU_GRAPH_COND_TYPE_WHILE
+	GraphNodeTypeKernel                                   GraphNodeType                        = 0          // CU_GRAPH_NODE_TYPE_KERNEL
+	GraphNodeTypeMemcpy                                   GraphNodeType                        = 1          // CU_GRAPH_NODE_TYPE_MEMCPY
+	GraphNodeTypeMemset                                   GraphNodeType                        = 2          // CU_GRAPH_NODE_TYPE_MEMSET
+	GraphNodeTypeHost                                     GraphNodeType                        = 3          // CU_GRAPH_NODE_TYPE_HOST
+	GraphNodeTypeGraph                                    GraphNodeType                        = 4          // CU_GRAPH_NODE_TYPE_GRAPH
+	GraphNodeTypeEmpty                                    GraphNodeType                        = 5          // CU_GRAPH_NODE_TYPE_EMPTY
+	GraphNodeTypeWaitEvent                                GraphNodeType                        = 6          // CU_GRAPH_NODE_TYPE_WAIT_EVENT
+	GraphNodeTypeEventRecord                              GraphNodeType                        = 7          // CU_GRAPH_NODE_TYPE_EVENT_RECORD
+	GraphNodeTypeExtSemasSignal                           GraphNodeType                        = 8          // CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
+	GraphNodeTypeExtSemasWait                             GraphNodeType                        = 9          // CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
+	GraphNodeTypeMemAlloc                                 GraphNodeType                        = 10         // CU_GRAPH_NODE_TYPE_MEM_ALLOC
+	GraphNodeTypeMemFree                                  GraphNodeType                        = 11         // CU_GRAPH_NODE_TYPE_MEM_FREE
+	GraphNodeTypeBatchMemOp                               GraphNodeType                        = 12         // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+	GraphNodeTypeConditional                              GraphNodeType                        = 13         // CU_GRAPH_NODE_TYPE_CONDITIONAL
+	GraphDependencyTypeDefault                            GraphDependencyType                  = 0          // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
+	GraphDependencyTypeProgrammatic                       GraphDependencyType                  = 1          // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+	GraphInstantiateSuccess                               GraphInstantiateResult               = 0          // CUDA_GRAPH_INSTANTIATE_SUCCESS
+	GraphInstantiateError                                 GraphInstantiateResult               = 1          // CUDA_GRAPH_INSTANTIATE_ERROR
+	GraphInstantiateInvalidStructure                      GraphInstantiateResult               = 2          // CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
+	GraphInstantiateNodeOperationNotSupported             GraphInstantiateResult               = 3          // CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
+	GraphInstantiateMultipleCtxsNotSupported              GraphInstantiateResult               = 4          // CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED
+	SyncPolicyAuto                                        SynchronizationPolicy                = 1          // CU_SYNC_POLICY_AUTO
+	SyncPolicySpin                                        SynchronizationPolicy                = 2          // CU_SYNC_POLICY_SPIN
+	SyncPolicyYield                                       SynchronizationPolicy                = 3          // CU_SYNC_POLICY_YIELD
+	SyncPolicyBlockingSync                                SynchronizationPolicy                = 4          // CU_SYNC_POLICY_BLOCKING_SYNC
+	ClusterSchedulingPolicyDefault                        ClusterSchedulingPolicy              = 0          // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+	ClusterSchedulingPolicySpread                         ClusterSchedulingPolicy              = 1          // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+	ClusterSchedulingPolicyLoadBalancing                  ClusterSchedulingPolicy              = 2          // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+	LaunchMemSyncDomainDefault                            LaunchMemSyncDomain                  = 0          // CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
+	LaunchMemSyncDomainRemote                             LaunchMemSyncDomain                  = 1          // CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
+	LaunchAttributeIgnore                                 LaunchAttributeID                    = 0          // CU_LAUNCH_ATTRIBUTE_IGNORE
+	LaunchAttributeAccessPolicyWindow                     LaunchAttributeID                    = 1          // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+	LaunchAttributeCooperative                            LaunchAttributeID                    = 2          // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+	LaunchAttributeSynchronizationPolicy                  LaunchAttributeID                    = 3          // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+	LaunchAttributeClusterDimension                       LaunchAttributeID                    = 4          // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+	LaunchAttributeClusterSchedulingPolicyPreference      LaunchAttributeID                    = 5          // CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	LaunchAttributeProgrammaticStreamSerialization        LaunchAttributeID                    = 6          // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+	LaunchAttributeProgrammaticEvent                      LaunchAttributeID                    = 7          // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+	LaunchAttributePriority                               LaunchAttributeID                    = 8          // CU_LAUNCH_ATTRIBUTE_PRIORITY
+	LaunchAttributeMemSyncDomainMap                       LaunchAttributeID                    = 9          // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
+	LaunchAttributeMemSyncDomain                          LaunchAttributeID                    = 10         // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
+	LaunchAttributeLaunchCompletionEvent                  LaunchAttributeID                    = 12         // CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+	LaunchAttributeDeviceUpdatableKernelNode              LaunchAttributeID                    = 13         // CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
+	StreamCaptureStatusNone                               StreamCaptureStatus                  = 0          // CU_STREAM_CAPTURE_STATUS_NONE
+	StreamCaptureStatusActive                             StreamCaptureStatus                  = 1          // CU_STREAM_CAPTURE_STATUS_ACTIVE
+	StreamCaptureStatusInvalidated                        StreamCaptureStatus                  = 2          // CU_STREAM_CAPTURE_STATUS_INVALIDATED
+	StreamCaptureModeGlobal                               StreamCaptureMode                    = 0          // CU_STREAM_CAPTURE_MODE_GLOBAL
+	StreamCaptureModeThreadLocal                          StreamCaptureMode                    = 1          // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	StreamCaptureModeRelaxed                              StreamCaptureMode                    = 2          // CU_STREAM_CAPTURE_MODE_RELAXED
+	GetProcAddressDefault                                 ProcAddressFlags                     = 0x0        // CU_GET_PROC_ADDRESS_DEFAULT
+	GetProcAddressLegacyStream                            ProcAddressFlags                     = 0x1        // CU_GET_PROC_ADDRESS_LEGACY_STREAM
+	GetProcAddressPerThreadDefaultStream                  ProcAddressFlags                     = 0x2        // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+	GetProcAddressSuccess                                 ProcAddressQueryResult               = 0          // CU_GET_PROC_ADDRESS_SUCCESS
+	GetProcAddressSymbolNotFound                          ProcAddressQueryResult               = 1          // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
+	GetProcAddressVersionNotSufficient                    ProcAddressQueryResult               = 2          // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+	ExecAffinityTypeSMCount                               ExecAffinityType                     = 0          // CU_EXEC_AFFINITY_TYPE_SM_COUNT
+	ExecAffinityTypeMax                                   ExecAffinityType                     = 1          // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
+	LibraryOptionHostUniversalFunctionAndDataTable        LibraryOption                        = 0          // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
+	LibraryBinaryIsPreserved                              LibraryOption                        = 1          // CU_LIBRARY_BINARY_IS_PRESERVED
+	LibraryNumOptions                                     LibraryOption                        = 2          // CU_LIBRARY_NUM_OPTIONS (a sentinel, not a value)
+	Success                                               Result                               = 0          // CUDA_SUCCESS
+	ErrorInvalidValue                                     Result                               = 1          // CUDA_ERROR_INVALID_VALUE
+	ErrorOutOfMemory                                      Result                               = 2          // CUDA_ERROR_OUT_OF_MEMORY
+	ErrorNotInitialized                                   Result                               = 3          // CUDA_ERROR_NOT_INITIALIZED
+	ErrorDeinitialized                                    Result                               = 4          // CUDA_ERROR_DEINITIALIZED
+	ErrorProfilerDisabled                                 Result                               = 5          // CUDA_ERROR_PROFILER_DISABLED
+	ErrorProfilerNotInitialized                           Result                               = 6          // CUDA_ERROR_PROFILER_NOT_INITIALIZED
+	ErrorProfilerAlreadyStarted                           Result                               = 7          // CUDA_ERROR_PROFILER_ALREADY_STARTED
+	ErrorProfilerAlreadyStopped                           Result                               = 8          // CUDA_ERROR_PROFILER_ALREADY_STOPPED
+	ErrorStubLibrary                                      Result                               = 34         // CUDA_ERROR_STUB_LIBRARY
+	ErrorDeviceUnavailable                                Result                               = 46         // CUDA_ERROR_DEVICE_UNAVAILABLE
+	ErrorNoDevice                                         Result                               = 100        // CUDA_ERROR_NO_DEVICE
+	ErrorInvalidDevice                                    Result                               = 101        // CUDA_ERROR_INVALID_DEVICE
+	ErrorDeviceNotLicensed                                Result                               = 102        // CUDA_ERROR_DEVICE_NOT_LICENSED
+	ErrorInvalidImage                                     Result                               = 200        // CUDA_ERROR_INVALID_IMAGE
+	ErrorInvalidContext                                   Result                               = 201        // CUDA_ERROR_INVALID_CONTEXT
+	ErrorContextAlreadyCurrent                            Result                               = 202        // CUDA_ERROR_CONTEXT_ALREADY_CURRENT
+	ErrorMapFailed                                        Result                               = 205        // CUDA_ERROR_MAP_FAILED
+	ErrorUnmapFailed                                      Result                               = 206        // CUDA_ERROR_UNMAP_FAILED
+	ErrorArrayIsMapped                                    Result                               = 207        // CUDA_ERROR_ARRAY_IS_MAPPED
+	ErrorAlreadyMapped                                    Result                               = 208        // CUDA_ERROR_ALREADY_MAPPED
+	ErrorNoBinaryForGPU                                   Result                               = 209        // CUDA_ERROR_NO_BINARY_FOR_GPU
+	ErrorAlreadyAcquired                                  Result                               = 210        // CUDA_ERROR_ALREADY_ACQUIRED
+	ErrorNotMapped                                        Result                               = 211        // CUDA_ERROR_NOT_MAPPED
+	ErrorNotMappedAsArray                                 Result                               = 212        // CUDA_ERROR_NOT_MAPPED_AS_ARRAY
+	ErrorNotMappedAsPointer                               Result                               = 213        // CUDA_ERROR_NOT_MAPPED_AS_POINTER
+	ErrorEccUncorrectable                                 Result                               = 214        // CUDA_ERROR_ECC_UNCORRECTABLE
+	ErrorUnsupportedLimit                                 Result                               = 215        // CUDA_ERROR_UNSUPPORTED_LIMIT
+	ErrorContextAlreadyInUse                              Result                               = 216        // CUDA_ERROR_CONTEXT_ALREADY_IN_USE
+	ErrorPeerAccessUnsupported                            Result                               = 217        // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	ErrorInvalidPTX                                       Result                               = 218        // CUDA_ERROR_INVALID_PTX
+	ErrorInvalidGraphicsContext                           Result                               = 219        // CUDA_ERROR_INVALID_GRAPHICS_CONTEXT
+	ErrorNvlinkUncorrectable                              Result                               = 220        // CUDA_ERROR_NVLINK_UNCORRECTABLE
+	ErrorJITCompilerNotFound                              Result                               = 221        // CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+	ErrorUnsupportedPTXVersion                            Result                               = 222        // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+	ErrorJITCompilationDisabled                           Result                               = 223        // CUDA_ERROR_JIT_COMPILATION_DISABLED
+	ErrorUnsupportedExecAffinity                          Result                               = 224        // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
+	ErrorUnsupportedDevsideSync                           Result                               = 225        // CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC
+	ErrorInvalidSource                                    Result                               = 300        // CUDA_ERROR_INVALID_SOURCE
+	ErrorFileNotFound                                     Result                               = 301        // CUDA_ERROR_FILE_NOT_FOUND
+	ErrorSharedObjectSymbolNotFound                       Result                               = 302        // CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+	ErrorSharedObjectInitFailed                           Result                               = 303        // CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
+	ErrorOperatingSystem                                  Result                               = 304        // CUDA_ERROR_OPERATING_SYSTEM
+	ErrorInvalidHandle                                    Result                               = 400        // CUDA_ERROR_INVALID_HANDLE
+	ErrorIllegalState                                     Result                               = 401        // CUDA_ERROR_ILLEGAL_STATE
+	ErrorLossyQuery                                       Result                               = 402        // CUDA_ERROR_LOSSY_QUERY
+	ErrorNotFound                                         Result                               = 500        // CUDA_ERROR_NOT_FOUND
+	ErrorNotReady                                         Result                               = 600        // CUDA_ERROR_NOT_READY
+	ErrorIllegalAddress                                   Result                               = 700        // CUDA_ERROR_ILLEGAL_ADDRESS
+	ErrorLaunchOutOfResources                             Result                               = 701        // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+	ErrorLaunchTimeout                                    Result                               = 702        // CUDA_ERROR_LAUNCH_TIMEOUT
+	ErrorLaunchIncompatibleTexturing                      Result                               = 703        // CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING
+	ErrorPeerAccessAlreadyEnabled                         Result                               = 704        // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+	ErrorPeerAccessNotEnabled                             Result                               = 705        // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+	ErrorPrimaryContextActive                             Result                               = 708        // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+	ErrorContextIsDestroyed                               Result                               = 709        // CUDA_ERROR_CONTEXT_IS_DESTROYED
+	ErrorAssert                                           Result                               = 710        // CUDA_ERROR_ASSERT
+	ErrorTooManyPeers                                     Result                               = 711        // CUDA_ERROR_TOO_MANY_PEERS
+	ErrorHostMemoryAlreadyRegistered                      Result                               = 712        // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+	ErrorHostMemoryNotRegistered                          Result                               = 713        // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+	ErrorHardwareStackError                               Result                               = 714        // CUDA_ERROR_HARDWARE_STACK_ERROR
+	ErrorIllegalInstruction                               Result                               = 715        // CUDA_ERROR_ILLEGAL_INSTRUCTION
+	ErrorMisalignedAddress                                Result                               = 716        // CUDA_ERROR_MISALIGNED_ADDRESS
+	ErrorInvalidAddressSpace                              Result                               = 717        // CUDA_ERROR_INVALID_ADDRESS_SPACE
+	ErrorInvalidPc                                        Result                               = 718        // CUDA_ERROR_INVALID_PC
+	ErrorLaunchFailed                                     Result                               = 719        // CUDA_ERROR_LAUNCH_FAILED
+	ErrorCooperativeLaunchTooLarge                        Result                               = 720        // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+	ErrorNotPermitted                                     Result                               = 800        // CUDA_ERROR_NOT_PERMITTED
+	ErrorNotSupported                                     Result                               = 801        // CUDA_ERROR_NOT_SUPPORTED
+	ErrorSystemNotReady                                   Result                               = 802        // CUDA_ERROR_SYSTEM_NOT_READY
+	ErrorSystemDriverMismatch                             Result                               = 803        // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+	ErrorCompatNotSupportedOnDevice                       Result                               = 804        // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
+	ErrorMPSConnectionFailed                              Result                               = 805        // CUDA_ERROR_MPS_CONNECTION_FAILED
+	ErrorMPSRpcFailure                                    Result                               = 806        // CUDA_ERROR_MPS_RPC_FAILURE
+	ErrorMPSServerNotReady                                Result                               = 807        // CUDA_ERROR_MPS_SERVER_NOT_READY
+	ErrorMPSMaxClientsReached                             Result                               = 808        // CUDA_ERROR_MPS_MAX_CLIENTS_REACHED
+	ErrorMPSMaxConnectionsReached                         Result                               = 809        // CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED
+	ErrorMPSClientTerminated                              Result                               = 810        // CUDA_ERROR_MPS_CLIENT_TERMINATED
+	ErrorCdpNotSupported                                  Result                               = 811        // CUDA_ERROR_CDP_NOT_SUPPORTED
+	ErrorCdpVersionMismatch                               Result                               = 812        // CUDA_ERROR_CDP_VERSION_MISMATCH
+	ErrorStreamCaptureUnsupported                         Result                               = 900        // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+	ErrorStreamCaptureInvalidated                         Result                               = 901        // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+	ErrorStreamCaptureMerge                               Result                               = 902        // CUDA_ERROR_STREAM_CAPTURE_MERGE
+	ErrorStreamCaptureUnmatched                           Result                               = 903        // CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+	ErrorStreamCaptureUnjoined                            Result                               = 904        // CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+	ErrorStreamCaptureIsolation                           Result                               = 905        // CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+	ErrorStreamCaptureImplicit                            Result                               = 906        // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+	ErrorCapturedEvent                                    Result                               = 907        // CUDA_ERROR_CAPTURED_EVENT
+	ErrorStreamCaptureWrongThread                         Result                               = 908        // CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+	ErrorTimeout                                          Result                               = 909        // CUDA_ERROR_TIMEOUT
+	ErrorGraphExecUpdateFailure                           Result                               = 910        // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+	ErrorExternalDevice                                   Result                               = 911        // CUDA_ERROR_EXTERNAL_DEVICE
+	ErrorInvalidClusterSize                               Result                               = 912        // CUDA_ERROR_INVALID_CLUSTER_SIZE
+	ErrorFunctionNotLoaded                                Result                               = 913        // CUDA_ERROR_FUNCTION_NOT_LOADED
+	ErrorInvalidResourceType                              Result                               = 914        // CUDA_ERROR_INVALID_RESOURCE_TYPE
+	ErrorInvalidResourceConfiguration                     Result                               = 915        // CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+	ErrorUnknown                                          Result                               = 999        // CUDA_ERROR_UNKNOWN
+	DeviceP2PAttributePerformanceRank                     DeviceP2PAttribute                   = 1          // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+	DeviceP2PAttributeAccessSupported                     DeviceP2PAttribute                   = 2          // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+	DeviceP2PAttributeNativeAtomicSupported               DeviceP2PAttribute                   = 3          // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+	DeviceP2PAttributeAccessAccessSupported               DeviceP2PAttribute                   = 4          // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
+	DeviceP2PAttributeCudaArrayAccessSupported            DeviceP2PAttribute                   = 4          // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
+	ResViewFormatNone                                     ResourceViewFormat                   = 0          // CU_RES_VIEW_FORMAT_NONE
+	ResViewFormatUint1X8                                  ResourceViewFormat                   = 1          // CU_RES_VIEW_FORMAT_UINT_1X8
+	ResViewFormatUint2X8                                  ResourceViewFormat                   = 2          // CU_RES_VIEW_FORMAT_UINT_2X8
+	ResViewFormatUint4X8                                  ResourceViewFormat                   = 3          // CU_RES_VIEW_FORMAT_UINT_4X8
+	ResViewFormatSint1X8                                  ResourceViewFormat                   = 4          // CU_RES_VIEW_FORMAT_SINT_1X8
+	ResViewFormatSint2X8                                  ResourceViewFormat                   = 5          // CU_RES_VIEW_FORMAT_SINT_2X8
+	ResViewFormatSint4X8                                  ResourceViewFormat                   = 6          // CU_RES_VIEW_FORMAT_SINT_4X8
+	ResViewFormatUint1X16                                 ResourceViewFormat                   = 7          // CU_RES_VIEW_FORMAT_UINT_1X16
+	ResViewFormatUint2X16                                 ResourceViewFormat                   = 8          // CU_RES_VIEW_FORMAT_UINT_2X16
+	ResViewFormatUint4X16                                 ResourceViewFormat                   = 9          // CU_RES_VIEW_FORMAT_UINT_4X16
+	ResViewFormatSint1X16                                 ResourceViewFormat                   = 10         // CU_RES_VIEW_FORMAT_SINT_1X16
+	ResViewFormatSint2X16                                 ResourceViewFormat                   = 11         // CU_RES_VIEW_FORMAT_SINT_2X16
+	ResViewFormatSint4X16                                 ResourceViewFormat                   = 12         // CU_RES_VIEW_FORMAT_SINT_4X16
+	ResViewFormatUint1X32                                 ResourceViewFormat                   = 13         // CU_RES_VIEW_FORMAT_UINT_1X32
+	ResViewFormatUint2X32                                 ResourceViewFormat                   = 14         // CU_RES_VIEW_FORMAT_UINT_2X32
+	ResViewFormatUint4X32                                 ResourceViewFormat                   = 15         // CU_RES_VIEW_FORMAT_UINT_4X32
+	ResViewFormatSint1X32                                 ResourceViewFormat                   = 16         // CU_RES_VIEW_FORMAT_SINT_1X32
+	ResViewFormatSint2X32                                 ResourceViewFormat                   = 17         // CU_RES_VIEW_FORMAT_SINT_2X32
+	ResViewFormatSint4X32                                 ResourceViewFormat                   = 18         // CU_RES_VIEW_FORMAT_SINT_4X32
+	ResViewFormatFloat1X16                                ResourceViewFormat                   = 19         // CU_RES_VIEW_FORMAT_FLOAT_1X16
+	ResViewFormatFloat2X16                                ResourceViewFormat                   = 20         // CU_RES_VIEW_FORMAT_FLOAT_2X16
+	ResViewFormatFloat4X16                                ResourceViewFormat                   = 21         // CU_RES_VIEW_FORMAT_FLOAT_4X16
+	ResViewFormatFloat1X32                                ResourceViewFormat                   = 22         // CU_RES_VIEW_FORMAT_FLOAT_1X32
+	ResViewFormatFloat2X32                                ResourceViewFormat                   = 23         // CU_RES_VIEW_FORMAT_FLOAT_2X32
+	ResViewFormatFloat4X32                                ResourceViewFormat                   = 24         // CU_RES_VIEW_FORMAT_FLOAT_4X32
+	ResViewFormatUnsignedBc1                              ResourceViewFormat                   = 25         // CU_RES_VIEW_FORMAT_UNSIGNED_BC1
+	ResViewFormatUnsignedBc2                              ResourceViewFormat                   = 26         // CU_RES_VIEW_FORMAT_UNSIGNED_BC2
+	ResViewFormatUnsignedBc3                              ResourceViewFormat                   = 27         // CU_RES_VIEW_FORMAT_UNSIGNED_BC3
+	ResViewFormatUnsignedBc4                              ResourceViewFormat                   = 28         // CU_RES_VIEW_FORMAT_UNSIGNED_BC4
+	ResViewFormatSignedBc4                                ResourceViewFormat                   = 29         // CU_RES_VIEW_FORMAT_SIGNED_BC4
+	ResViewFormatUnsignedBc5                              ResourceViewFormat                   = 30         // CU_RES_VIEW_FORMAT_UNSIGNED_BC5
+	ResViewFormatSignedBc5                                ResourceViewFormat                   = 31         // CU_RES_VIEW_FORMAT_SIGNED_BC5
+	ResViewFormatUnsignedBc6H                             ResourceViewFormat                   = 32         // CU_RES_VIEW_FORMAT_UNSIGNED_BC6H
+	ResViewFormatSignedBc6H                               ResourceViewFormat                   = 33         // CU_RES_VIEW_FORMAT_SIGNED_BC6H
+	ResViewFormatUnsignedBc7                              ResourceViewFormat                   = 34         // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
+	TensorMapDataTypeUint8                                TensorMapDataType                    = 0          // CU_TENSOR_MAP_DATA_TYPE_UINT8
+	TensorMapDataTypeUint16                               TensorMapDataType                    = 1          // CU_TENSOR_MAP_DATA_TYPE_UINT16
+	TensorMapDataTypeUint32                               TensorMapDataType                    = 2          // CU_TENSOR_MAP_DATA_TYPE_UINT32
+	TensorMapDataTypeInt32                                TensorMapDataType                    = 3          // CU_TENSOR_MAP_DATA_TYPE_INT32
+	TensorMapDataTypeUint64                               TensorMapDataType                    = 4          // CU_TENSOR_MAP_DATA_TYPE_UINT64
+	TensorMapDataTypeInt64                                TensorMapDataType                    = 5          // CU_TENSOR_MAP_DATA_TYPE_INT64
+	TensorMapDataTypeFloat16                              TensorMapDataType                    = 6          // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+	TensorMapDataTypeFloat32                              TensorMapDataType                    = 7          // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+	TensorMapDataTypeFloat64                              TensorMapDataType                    = 8          // CU_TENSOR_MAP_DATA_TYPE_FLOAT64
+	TensorMapDataTypeBfloat16                             TensorMapDataType                    = 9          // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+	TensorMapDataTypeFloat32Ftz                           TensorMapDataType                    = 10         // CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ
+	TensorMapDataTypeTfloat32                             TensorMapDataType                    = 11         // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+	TensorMapDataTypeTfloat32Ftz                          TensorMapDataType                    = 12         // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ (a sentinel, not a value)
+	TensorMapInterleaveNone                               TensorMapInterleave                  = 0          // CU_TENSOR_MAP_INTERLEAVE_NONE
+	TensorMapInterleave16B                                TensorMapInterleave                  = 1          // CU_TENSOR_MAP_INTERLEAVE_16B
+	TensorMapInterleave32B                                TensorMapInterleave                  = 2          // CU_TENSOR_MAP_INTERLEAVE_32B (a sentinel, not a value)
+	TensorMapSwizzleNone                                  TensorMapSwizzle                     = 0          // CU_TENSOR_MAP_SWIZZLE_NONE
+	TensorMapSwizzle32B                                   TensorMapSwizzle                     = 1          // CU_TENSOR_MAP_SWIZZLE_32B
+	TensorMapSwizzle64B                                   TensorMapSwizzle                     = 2          // CU_TENSOR_MAP_SWIZZLE_64B
+	TensorMapSwizzle128B                                  TensorMapSwizzle                     = 3          // CU_TENSOR_MAP_SWIZZLE_128B (a sentinel, not a value)
+	TensorMapL2PromotionNone                              TensorMapL2promotion                 = 0          // CU_TENSOR_MAP_L2_PROMOTION_NONE
+	TensorMapL2PromotionL264B                             TensorMapL2promotion                 = 1          // CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+	TensorMapL2PromotionL2128B                            TensorMapL2promotion                 = 2          // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+	TensorMapL2PromotionL2256B                            TensorMapL2promotion                 = 3          // CU_TENSOR_MAP_L2_PROMOTION_L2_256B (a sentinel, not a value)
+	TensorMapFloatOobFillNone                             TensorMapFloatOOBfill                = 0          // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+	TensorMapFloatOobFillNanRequestZeroFma                TensorMapFloatOOBfill                = 1          // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA (a sentinel, not a value)
+	PointerAttributeAccessFlagNone                        PointerAccessFlags                   = 0x0        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+	PointerAttributeAccessFlagRead                        PointerAccessFlags                   = 0x1        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+	PointerAttributeAccessFlagReadwrite                   PointerAccessFlags                   = 0x3        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+	ExternalMemoryHandleTypeOpaqueFd                      ExternalMemoryHandleType             = 1          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+	ExternalMemoryHandleTypeOpaqueWin32                   ExternalMemoryHandleType             = 2          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalMemoryHandleTypeOpaqueWin32Kmt                ExternalMemoryHandleType             = 3          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalMemoryHandleTypeD3D12Heap                     ExternalMemoryHandleType             = 4          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
+	ExternalMemoryHandleTypeD3D12Resource                 ExternalMemoryHandleType             = 5          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
+	ExternalMemoryHandleTypeD3D11Resource                 ExternalMemoryHandleType             = 6          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
+	ExternalMemoryHandleTypeD3D11ResourceKmt              ExternalMemoryHandleType             = 7          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+	ExternalMemoryHandleTypeNvscibuf                      ExternalMemoryHandleType             = 8          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
+	ExternalSemaphoreHandleTypeOpaqueFd                   ExternalSemaphoreHandleType          = 1          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
+	ExternalSemaphoreHandleTypeOpaqueWin32                ExternalSemaphoreHandleType          = 2          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalSemaphoreHandleTypeOpaqueWin32Kmt             ExternalSemaphoreHandleType          = 3          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalSemaphoreHandleTypeD3D12Fence                 ExternalSemaphoreHandleType          = 4          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
+	ExternalSemaphoreHandleTypeD3D11Fence                 ExternalSemaphoreHandleType          = 5          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
+	ExternalSemaphoreHandleTypeNvscisync                  ExternalSemaphoreHandleType          = 6          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
+	ExternalSemaphoreHandleTypeD3D11KeyedMutex            ExternalSemaphoreHandleType          = 7          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
+	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt         ExternalSemaphoreHandleType          = 8          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
+	ExternalSemaphoreHandleTypeTimelineSemaphoreFd        ExternalSemaphoreHandleType          = 9          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
+	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32     ExternalSemaphoreHandleType          = 10         // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
+	MemHandleTypeNone                                     MemAllocationHandleType              = 0          // CU_MEM_HANDLE_TYPE_NONE
+	MemHandleTypePosixFileDescriptor                      MemAllocationHandleType              = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+	MemHandleTypeWin32                                    MemAllocationHandleType              = 2          // CU_MEM_HANDLE_TYPE_WIN32
+	MemHandleTypeWin32Kmt                                 MemAllocationHandleType              = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	MemHandleTypeFabric                                   MemAllocationHandleType              = 8          // CU_MEM_HANDLE_TYPE_FABRIC
+	MemHandleTypeMax                                      MemAllocationHandleType              = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
+	MemAccessFlagsProtNone                                MemAccessFlags                       = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
+	MemAccessFlagsProtRead                                MemAccessFlags                       = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
+	MemAccessFlagsProtReadwrite                           MemAccessFlags                       = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	MemAccessFlagsProtMax                                 MemAccessFlags                       = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
+	MemLocationTypeInvalid                                MemLocationType                      = 0          // CU_MEM_LOCATION_TYPE_INVALID
+	MemLocationTypeDevice                                 MemLocationType                      = 1          // CU_MEM_LOCATION_TYPE_DEVICE
+	MemLocationTypeHost                                   MemLocationType                      = 2          // CU_MEM_LOCATION_TYPE_HOST
+	MemLocationTypeHostNUMA                               MemLocationType                      = 3          // CU_MEM_LOCATION_TYPE_HOST_NUMA
+	MemLocationTypeHostNUMACurrent                        MemLocationType                      = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+	MemLocationTypeMax                                    MemLocationType                      = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
+	MemAllocationTypeInvalid                              MemAllocationType                    = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
+	MemAllocationTypePinned                               MemAllocationType                    = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
+	MemAllocationTypeMax                                  MemAllocationType                    = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
+	MemAllocGranularityMinimum                            MemAllocationGranularityFlags        = 0x0        // CU_MEM_ALLOC_GRANULARITY_MINIMUM
+	MemAllocGranularityRecommended                        MemAllocationGranularityFlags        = 0x1        // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+	MemRangeHandleTypeDmaBufFd                            MemRangeHandleType                   = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+	MemRangeHandleTypeMax                                 MemRangeHandleType                   = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
+	ArraySparseSubresourceTypeSparseLevel                 ArraySparseSubresourceType           = 0          // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+	ArraySparseSubresourceTypeMiptail                     ArraySparseSubresourceType           = 1          // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
+	MemOperationTypeMap                                   MemOperationType                     = 1          // CU_MEM_OPERATION_TYPE_MAP
+	MemOperationTypeUnmap                                 MemOperationType                     = 2          // CU_MEM_OPERATION_TYPE_UNMAP
+	MemHandleTypeGeneric                                  MemHandleType                        = 0          // CU_MEM_HANDLE_TYPE_GENERIC
+	MemAllocationCompNone                                 MemAllocationCompType                = 0          // CU_MEM_ALLOCATION_COMP_NONE
+	MemAllocationCompGeneric                              MemAllocationCompType                = 1          // CU_MEM_ALLOCATION_COMP_GENERIC
+	MulticastGranularityMinimum                           MulticastGranularityFlags            = 0x0        // CU_MULTICAST_GRANULARITY_MINIMUM
+	MulticastGranularityRecommended                       MulticastGranularityFlags            = 0x1        // CU_MULTICAST_GRANULARITY_RECOMMENDED
+	GraphExecUpdateSuccess                                GraphExecUpdateResult                = 0          // CU_GRAPH_EXEC_UPDATE_SUCCESS
+	GraphExecUpdateError                                  GraphExecUpdateResult                = 1          // CU_GRAPH_EXEC_UPDATE_ERROR
+	GraphExecUpdateErrorTopologyChanged                   GraphExecUpdateResult                = 2          // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+	GraphExecUpdateErrorNodeTypeChanged                   GraphExecUpdateResult                = 3          // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+	GraphExecUpdateErrorFunctionChanged                   GraphExecUpdateResult                = 4          // CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
+	GraphExecUpdateErrorParametersChanged                 GraphExecUpdateResult                = 5          // CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
+	GraphExecUpdateErrorNotSupported                      GraphExecUpdateResult                = 6          // CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
+	GraphExecUpdateErrorUnsupportedFunctionChange         GraphExecUpdateResult                = 7          // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
+	GraphExecUpdateErrorAttributesChanged                 GraphExecUpdateResult                = 8          // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
+	MempoolAttrReuseFollowEventDependencies               MemPoolAttribute                     = 1          // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+	MempoolAttrReuseAllowOpportunistic                    MemPoolAttribute                     = 2          // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+	MempoolAttrReuseAllowInternalDependencies             MemPoolAttribute                     = 3          // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+	MempoolAttrReleaseThreshold                           MemPoolAttribute                     = 4          // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+	MempoolAttrReservedMemCurrent                         MemPoolAttribute                     = 5          // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+	MempoolAttrReservedMemHigh                            MemPoolAttribute                     = 6          // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+	MempoolAttrUsedMemCurrent                             MemPoolAttribute                     = 7          // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+	MempoolAttrUsedMemHigh                                MemPoolAttribute                     = 8          // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+	GraphMemAttrUsedMemCurrent                            GraphMemAttribute                    = 0          // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+	GraphMemAttrUsedMemHigh                               GraphMemAttribute                    = 1          // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+	GraphMemAttrReservedMemCurrent                        GraphMemAttribute                    = 2          // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+	GraphMemAttrReservedMemHigh                           GraphMemAttribute                    = 3          // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+	FlushGPUDirectRdmaWritesOptionHost                    FlushGPUDirectRDMAWritesOptions      = 1          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+	FlushGPUDirectRdmaWritesOptionMemops                  FlushGPUDirectRDMAWritesOptions      = 2          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
+	GPUDirectRdmaWritesOrderingNone                       GPUDirectRDMAWritesOrdering          = 0          // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+	GPUDirectRdmaWritesOrderingOwner                      GPUDirectRDMAWritesOrdering          = 100        // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
+	GPUDirectRdmaWritesOrderingAllDevices                 GPUDirectRDMAWritesOrdering          = 200        // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
+	FlushGPUDirectRdmaWritesToOwner                       FlushGPUDirectRDMAWritesScope        = 100        // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
+	FlushGPUDirectRdmaWritesToAllDevices                  FlushGPUDirectRDMAWritesScope        = 200        // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
+	FlushGPUDirectRdmaWritesTargetCurrentCtx              FlushGPUDirectRDMAWritesTarget       = 0          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
+	GraphDebugDotFlagsVerbose                             GraphDebugDotFlags                   = 0x1        // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
+	GraphDebugDotFlagsRuntimeTypes                        GraphDebugDotFlags                   = 0x2        // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
+	GraphDebugDotFlagsKernelNodeParams                    GraphDebugDotFlags                   = 0x4        // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
+	GraphDebugDotFlagsMemcpyNodeParams                    GraphDebugDotFlags                   = 0x8        // CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
+	GraphDebugDotFlagsMemsetNodeParams                    GraphDebugDotFlags                   = 0x10       // CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
+	GraphDebugDotFlagsHostNodeParams                      GraphDebugDotFlags                   = 0x20       // CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
+	GraphDebugDotFlagsEventNodeParams                     GraphDebugDotFlags                   = 0x40       // CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasSignalNodeParams            GraphDebugDotFlags                   = 0x80       // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasWaitNodeParams              GraphDebugDotFlags                   = 0x100      // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
+	GraphDebugDotFlagsKernelNodeAttributes                GraphDebugDotFlags                   = 0x200      // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
+	GraphDebugDotFlagsHandles                             GraphDebugDotFlags                   = 0x400      // CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
+	GraphDebugDotFlagsMemAllocNodeParams                  GraphDebugDotFlags                   = 0x800      // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
+	GraphDebugDotFlagsMemFreeNodeParams                   GraphDebugDotFlags                   = 0x1000     // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
+	GraphDebugDotFlagsBatchMemOpNodeParams                GraphDebugDotFlags                   = 0x2000     // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
+	GraphDebugDotFlagsExtraTopoInfo                       GraphDebugDotFlags                   = 0x4000     // CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
+	GraphDebugDotFlagsConditionalNodeParams               GraphDebugDotFlags                   = 0x8000     // CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
+	UserObjectNoDestructorSync                            UserObjectFlags                      = 0x1        // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
+	GraphUserObjectMove                                   UserObjectRetainFlags                = 0x1        // CU_GRAPH_USER_OBJECT_MOVE
+	GraphInstantiateFlagAutoFreeOnLaunch                  GraphInstantiateFlags                = 0x1        // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+	GraphInstantiateFlagUpload                            GraphInstantiateFlags                = 0x2        // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+	GraphInstantiateFlagDeviceLaunch                      GraphInstantiateFlags                = 0x4        // CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+	GraphInstantiateFlagUseNodePriority                   GraphInstantiateFlags                = 0x8        // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+	DeviceNUMAConfigNone                                  DeviceNUMAConfig                     = 0          // CU_DEVICE_NUMA_CONFIG_NONE
+	DeviceNUMAConfigNUMANode                              DeviceNUMAConfig                     = 1          // CU_DEVICE_NUMA_CONFIG_NUMA_NODE
+	ModuleEagerLoading                                    ModuleLoadingMode                    = 1          // CU_MODULE_EAGER_LOADING
+	ModuleLazyLoading                                     ModuleLoadingMode                    = 2          // CU_MODULE_LAZY_LOADING
+	FunctionLoadingStateUnloaded                          FunctionLoadingState                 = 0          // CU_FUNCTION_LOADING_STATE_UNLOADED
+	FunctionLoadingStateLoaded                            FunctionLoadingState                 = 1          // CU_FUNCTION_LOADING_STATE_LOADED
+	FunctionLoadingStateMax                               FunctionLoadingState                 = 2          // CU_FUNCTION_LOADING_STATE_MAX (a sentinel, not a value)
+	CoredumpEnableOnException                             CoredumpSettings                     = 1          // CU_COREDUMP_ENABLE_ON_EXCEPTION
+	CoredumpTriggerHost                                   CoredumpSettings                     = 2          // CU_COREDUMP_TRIGGER_HOST
+	CoredumpLightweight                                   CoredumpSettings                     = 3          // CU_COREDUMP_LIGHTWEIGHT
+	CoredumpEnableUserTrigger                             CoredumpSettings                     = 4          // CU_COREDUMP_ENABLE_USER_TRIGGER
+	CoredumpFile                                          CoredumpSettings                     = 5          // CU_COREDUMP_FILE
+	CoredumpPipe                                          CoredumpSettings                     = 6          // CU_COREDUMP_PIPE
+	CoredumpMax                                           CoredumpSettings                     = 7          // CU_COREDUMP_MAX (a sentinel, not a value)
+	GreenCtxDefaultStream                                 GreenCtxCreateFlags                  = 0x1        // CU_GREEN_CTX_DEFAULT_STREAM
+	DevResourceTypeInvalid                                DevResourceType                      = 0          // CU_DEV_RESOURCE_TYPE_INVALID
+	DevResourceTypeSM                                     DevResourceType                      = 1          // CU_DEV_RESOURCE_TYPE_SM
+)
+
+var (
+	namesIPCMemFlags = []enumName{
+		{1, "CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS", "Automatically enable peer access between remote devices as needed"},
+	}
+	namesMemAttachFlags = []enumName{
+		{1, "CU_MEM_ATTACH_GLOBAL", "Memory can be accessed by any stream on any device"},
+		{2, "CU_MEM_ATTACH_HOST", "Memory cannot be accessed by any stream on any device"},
+		{4, "CU_MEM_ATTACH_SINGLE", "Memory can only be accessed by a single stream on the associated device"},
+	}
+	namesCtxFlags = []enumName{
+		{0, "CU_CTX_SCHED_AUTO", "Automatic scheduling"},
+		{1, "CU_CTX_SCHED_SPIN", "Set spin as default scheduling"},
+		{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
+		{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
+		{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+		{7, "CU_CTX_SCHED_MASK", ""},
+		{8, "CU_CTX_MAP_HOST", "deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
+		{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
+		{32, "CU_CTX_COREDUMP_ENABLE", "Trigger coredumps from exceptions in this context"},
+		{64, "CU_CTX_USER_COREDUMP_ENABLE", "Enable user pipe to trigger coredumps in this context"},
+		{128, "CU_CTX_SYNC_MEMOPS", "Ensure synchronous memory operations on this context will synchronize"},
+		{255, "CU_CTX_FLAGS_MASK", ""},
+	}
+	namesEventSchedFlags = []enumName{
+		{0, "CU_EVENT_SCHED_AUTO", "Automatic scheduling"},
+		{1, "CU_EVENT_SCHED_SPIN", "Set spin as default scheduling"},
+		{2, "CU_EVENT_SCHED_YIELD", "Set yield as default scheduling"},
+		{4, "CU_EVENT_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
+	}
+	namesStreamFlags = []enumName{
+		{0, "CU_STREAM_DEFAULT", "Default stream flag"},
+		{1, "CU_STREAM_NON_BLOCKING", "Stream does not synchronize with stream 0 (the NULL stream)"},
+	}
+	namesEventFlags = []enumName{
+		{0, "CU_EVENT_DEFAULT", "Default event flag"},
+		{1, "CU_EVENT_BLOCKING_SYNC", "Event uses blocking synchronization"},
+		{2, "CU_EVENT_DISABLE_TIMING", "Event will not record timing data"},
+		{4, "CU_EVENT_INTERPROCESS", "Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set"},
+	}
+	namesEventRecordFlags = []enumName{
+		{0, "CU_EVENT_RECORD_DEFAULT", "Default event record flag"},
+		{1, "CU_EVENT_RECORD_EXTERNAL", "When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture."},
+	}
+	namesEventWaitFlags = []enumName{
+		{0, "CU_EVENT_WAIT_DEFAULT", "Default event wait flag"},
+		{1, "CU_EVENT_WAIT_EXTERNAL", "When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture."},
+	}
+	namesStreamWaitValueFlags = []enumName{
+		{0, "CU_STREAM_WAIT_VALUE_GEQ", "Wait until (int32_t)(addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)"},
+		{1, "CU_STREAM_WAIT_VALUE_EQ", "Wait until addr == value."},
+		{2, "CU_STREAM_WAIT_VALUE_AND", "Wait until (addr & value) != 0."},
+		{3, "CU_STREAM_WAIT_VALUE_NOR", "Wait until ~(addr | value) != 0. Support for this operation can be queried with cuDeviceGetAttribute() and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR."},
+		{1073741824, "CU_STREAM_WAIT_VALUE_FLUSH", "Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES."},
+	}
+	namesStreamWriteValueFlags = []enumName{
+		{0, "CU_STREAM_WRITE_VALUE_DEFAULT", "Default behavior"},
+		{1, "CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER", "Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API."},
+	}
+	namesStreamBatchMemOpType = []enumName{
+		{1, "CU_STREAM_MEM_OP_WAIT_VALUE_32", "Represents a cuStreamWaitValue32 operation"},
+		{2, "CU_STREAM_MEM_OP_WRITE_VALUE_32", "Represents a cuStreamWriteValue32 operation"},
+		{3, "CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES", "This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation."},
+		{4, "CU_STREAM_MEM_OP_WAIT_VALUE_64", "Represents a cuStreamWaitValue64 operation"},
+		{5, "CU_STREAM_MEM_OP_WRITE_VALUE_64", "Represents a cuStreamWriteValue64 operation"},
+		{6, "CU_STREAM_MEM_OP_BARRIER", "Insert a memory barrier of the specified type"},
+	}
+	namesStreamMemoryBarrierFlags = []enumName{
+		{0, "CU_STREAM_MEMORY_BARRIER_TYPE_SYS", "System-wide memory barrier."},
+		{1, "CU_STREAM_MEMORY_BARRIER_TYPE_GPU", "Limit memory barrier scope to the GPU."},
+	}
+	namesOccupancyFlags = []enumName{
+		{0, "CU_OCCUPANCY_DEFAULT", "Default behavior"},
+		{1, "CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE", "Assume global caching is enabled and cannot be automatically turned off"},
+	}
+	namesStreamUpdateCaptureDependenciesFlags = []enumName{
+		{0, "CU_STREAM_ADD_CAPTURE_DEPENDENCIES", "Add new nodes to the dependency set"},
+		{1, "CU_STREAM_SET_CAPTURE_DEPENDENCIES", "Replace the dependency set with the new nodes"},
+	}
+	namesAsyncNotificationType = []enumName{
+		{1, "CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET", ""},
+	}
+	namesArrayFormat = []enumName{
+		{1, "CU_AD_FORMAT_UNSIGNED_INT8", "Unsigned 8-bit integers"},
+		{2, "CU_AD_FORMAT_UNSIGNED_INT16", "Unsigned 16-bit integers"},
+		{3, "CU_AD_FORMAT_UNSIGNED_INT32", "Unsigned 32-bit integers"},
+		{8, "CU_AD_FORMAT_SIGNED_INT8", "Signed 8-bit integers"},
+		{9, "CU_AD_FORMAT_SIGNED_INT16", "Signed 16-bit integers"},
+		{10, "CU_AD_FORMAT_SIGNED_INT32", "Signed 32-bit integers"},
+		{16, "CU_AD_FORMAT_HALF", "16-bit floating point"},
+		{32, "CU_AD_FORMAT_FLOAT", "32-bit floating point"},
+		{145, "CU_AD_FORMAT_BC1_UNORM", "4 channel unsigned normalized block-compressed (BC1 compression) format"},
+		{146, "CU_AD_FORMAT_BC1_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding"},
+		{147, "CU_AD_FORMAT_BC2_UNORM", "4 channel unsigned normalized block-compressed (BC2 compression) format"},
+		{148, "CU_AD_FORMAT_BC2_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding"},
+		{149, "CU_AD_FORMAT_BC3_UNORM", "4 channel unsigned normalized block-compressed (BC3 compression) format"},
+		{150, "CU_AD_FORMAT_BC3_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding"},
+		{151, "CU_AD_FORMAT_BC4_UNORM", "1 channel unsigned normalized block-compressed (BC4 compression) format"},
+		{152, "CU_AD_FORMAT_BC4_SNORM", "1 channel signed normalized block-compressed (BC4 compression) format"},
+		{153, "CU_AD_FORMAT_BC5_UNORM", "2 channel unsigned normalized block-compressed (BC5 compression) format"},
+		{154, "CU_AD_FORMAT_BC5_SNORM", "2 channel signed normalized block-compressed (BC5 compression) format"},
+		{155, "CU_AD_FORMAT_BC6H_UF16", "3 channel unsigned half-float block-compressed (BC6H compression) format"},
+		{156, "CU_AD_FORMAT_BC6H_SF16", "3 channel signed half-float block-compressed (BC6H compression) format"},
+		{157, "CU_AD_FORMAT_BC7_UNORM", "4 channel unsigned normalized block-compressed (BC7 compression) format"},
+		{158, "CU_AD_FORMAT_BC7_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding"},
+		{176, "CU_AD_FORMAT_NV12", "8-bit YUV planar format, with 4:2:0 sampling"},
+		{192, "CU_AD_FORMAT_UNORM_INT8X1", "1 channel unsigned 8-bit normalized integer"},
+		{193, "CU_AD_FORMAT_UNORM_INT8X2", "2 channel unsigned 8-bit normalized integer"},
+		{194, "CU_AD_FORMAT_UNORM_INT8X4", "4 channel unsigned 8-bit normalized integer"},
+		{195, "CU_AD_FORMAT_UNORM_INT16X1", "1 channel unsigned 16-bit normalized integer"},
+		{196, "CU_AD_FORMAT_UNORM_INT16X2", "2 channel unsigned 16-bit normalized integer"},
+		{197, "CU_AD_FORMAT_UNORM_INT16X4", "4 channel unsigned 16-bit normalized integer"},
+		{198, "CU_AD_FORMAT_SNORM_INT8X1", "1 channel signed 8-bit normalized integer"},
+		{199, "CU_AD_FORMAT_SNORM_INT8X2", "2 channel signed 8-bit normalized integer"},
+		{200, "CU_AD_FORMAT_SNORM_INT8X4", "4 channel signed 8-bit normalized integer"},
+		{201, "CU_AD_FORMAT_SNORM_INT16X1", "1 channel signed 16-bit normalized integer"},
+		{202, "CU_AD_FORMAT_SNORM_INT16X2", "2 channel signed 16-bit normalized integer"},
+		{203, "CU_AD_FORMAT_SNORM_INT16X4", "4 channel signed 16-bit normalized integer"},
+	}
+	namesAddressMode = []enumName{
+		{0, "CU_TR_ADDRESS_MODE_WRAP", "Wrapping address mode"},
+		{1, "CU_TR_ADDRESS_MODE_CLAMP", "Clamp to edge address mode"},
+		{2, "CU_TR_ADDRESS_MODE_MIRROR", "Mirror address mode"},
+		{3, "CU_TR_ADDRESS_MODE_BORDER", "Border address mode"},
+	}
+	namesFilterMode = []enumName{
+		{0, "CU_TR_FILTER_MODE_POINT", "Point filter mode"},
+		{1, "CU_TR_FILTER_MODE_LINEAR", "Linear filter mode"},
+	}
+	namesDeviceAttribute = []enumName{
+		{1, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "Maximum number of threads per block"},
+		{2, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X", "Maximum block dimension X"},
+		{3, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y", "Maximum block dimension Y"},
+		{4, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z", "Maximum block dimension Z"},
+		{5, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X", "Maximum grid dimension X"},
+		{6, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y", "Maximum grid dimension Y"},
+		{7, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z", "Maximum grid dimension Z"},
+		{8, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK", "Maximum shared memory available per block in bytes"},
+		{8, "CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"},
+		{9, "CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY", "Memory available on device for __constant__ variables in a CUDA C kernel in bytes"},
+		{10, "CU_DEVICE_ATTRIBUTE_WARP_SIZE", "Warp size in threads"},
+		{11, "CU_DEVICE_ATTRIBUTE_MAX_PITCH", "Maximum pitch in bytes allowed by memory copies"},
+		{12, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK", "Maximum number of 32-bit registers available per block"},
+		{12, "CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"},
+		{13, "CU_DEVICE_ATTRIBUTE_CLOCK_RATE", "Typical clock frequency in kilohertz"},
+		{14, "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT", "Alignment requirement for textures"},
+		{15, "CU_DEVICE_ATTRIBUTE_GPU_OVERLAP", "Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT."},
+		{16, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", "Number of multiprocessors on device"},
+		{17, "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT", "Specifies whether there is a run time limit on kernels"},
+		{18, "CU_DEVICE_ATTRIBUTE_INTEGRATED", "Device is integrated with host memory"},
+		{19, "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY", "Device can map host memory into CUDA address space"},
+		{20, "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE", "Compute mode (See CUcomputemode for details)"},
+		{21, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH", "Maximum 1D texture width"},
+		{22, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH", "Maximum 2D texture width"},
+		{23, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT", "Maximum 2D texture height"},
+		{24, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH", "Maximum 3D texture width"},
+		{25, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT", "Maximum 3D texture height"},
+		{26, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH", "Maximum 3D texture depth"},
+		{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH", "Maximum 2D layered texture width"},
+		{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH"},
+		{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT", "Maximum 2D layered texture height"},
+		{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT"},
+		{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered texture"},
+		{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS"},
+		{30, "CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT", "Alignment requirement for surfaces"},
+		{31, "CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS", "Device can possibly execute multiple kernels concurrently"},
+		{32, "CU_DEVICE_ATTRIBUTE_ECC_ENABLED", "Device has ECC support enabled"},
+		{33, "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID", "PCI bus ID of the device"},
+		{34, "CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID", "PCI device ID of the device"},
+		{35, "CU_DEVICE_ATTRIBUTE_TCC_DRIVER", "Device is using TCC driver model"},
+		{36, "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "Peak memory clock frequency in kilohertz"},
+		{37, "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH", "Global memory bus width in bits"},
+		{38, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE", "Size of L2 cache in bytes"},
+		{39, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR", "Maximum resident threads per multiprocessor"},
+		{40, "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT", "Number of asynchronous engines"},
+		{41, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", "Device shares a unified address space with the host"},
+		{42, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH", "Maximum 1D layered texture width"},
+		{43, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered texture"},
+		{44, "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER", "Deprecated, do not use."},
+		{45, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH", "Maximum 2D texture width if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
+		{46, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT", "Maximum 2D texture height if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
+		{47, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE", "Alternate maximum 3D texture width"},
+		{48, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE", "Alternate maximum 3D texture height"},
+		{49, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE", "Alternate maximum 3D texture depth"},
+		{50, "CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID", "PCI domain ID of the device"},
+		{51, "CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT", "Pitch alignment requirement for textures"},
+		{52, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH", "Maximum cubemap texture width/height"},
+		{53, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered texture width/height"},
+		{54, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered texture"},
+		{55, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH", "Maximum 1D surface width"},
+		{56, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH", "Maximum 2D surface width"},
+		{57, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT", "Maximum 2D surface height"},
+		{58, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH", "Maximum 3D surface width"},
+		{59, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT", "Maximum 3D surface height"},
+		{60, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH", "Maximum 3D surface depth"},
+		{61, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH", "Maximum 1D layered surface width"},
+		{62, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered surface"},
+		{63, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH", "Maximum 2D layered surface width"},
+		{64, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT", "Maximum 2D layered surface height"},
+		{65, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered surface"},
+		{66, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH", "Maximum cubemap surface width"},
+		{67, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered surface width"},
+		{68, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered surface"},
+		{69, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH", "Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead."},
+		{70, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH", "Maximum 2D linear texture width"},
+		{71, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT", "Maximum 2D linear texture height"},
+		{72, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH", "Maximum 2D linear texture pitch in bytes"},
+		{73, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "Maximum mipmapped 2D texture width"},
+		{74, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT", "Maximum mipmapped 2D texture height"},
+		{75, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR", "Major compute capability version number"},
+		{76, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR", "Minor compute capability version number"},
+		{77, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "Maximum mipmapped 1D texture width"},
+		{78, "CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED", "Device supports stream priorities"},
+		{79, "CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED", "Device supports caching globals in L1"},
+		{80, "CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED", "Device supports caching locals in L1"},
+		{81, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "Maximum shared memory available per multiprocessor in bytes"},
+		{82, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR", "Maximum number of 32-bit registers available per multiprocessor"},
+		{83, "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY", "Device can allocate managed memory on this system"},
+		{84, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD", "Device is on a multi-GPU board"},
+		{85, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID", "Unique id for a group of devices on the same multi-GPU board"},
+		{86, "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED", "Link between the device and the host supports native atomic operations (this is a placeholder attribute, and is not supported on any current hardware)"},
+		{87, "CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO", "Ratio of single precision performance (in floating-point operations per second) to double precision performance"},
+		{88, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", "Device supports coherently accessing pageable memory without calling cudaHostRegister on it"},
+		{89, "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS", "Device can coherently access managed memory concurrently with the CPU"},
+		{90, "CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED", "Device supports compute preemption."},
+		{91, "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "Device can access host registered memory at the same virtual address as the CPU"},
+		{92, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, cuStreamBatchMemOp and related APIs are supported."},
+		{93, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, 64-bit operations are supported in cuStreamBatchMemOp and related APIs."},
+		{94, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1", "Deprecated, along with v1 MemOps API, CU_STREAM_WAIT_VALUE_NOR is supported."},
+		{95, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH", "Device supports launching cooperative kernels via cuLaunchCooperativeKernel"},
+		{96, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH", "Deprecated, cuLaunchCooperativeKernelMultiDevice is deprecated."},
+		{97, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "Maximum optin shared memory per block"},
+		{98, "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details."},
+		{99, "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED", "Device supports host memory registration via cudaHostRegister."},
+		{100, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES", "Device accesses pageable memory via the host's page tables."},
+		{101, "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST", "The host can directly access managed memory on the device without migration."},
+		{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports virtual memory management APIs like cuMemAddressReserve, cuMemCreate, cuMemMap and related APIs"},
+		{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED", "Deprecated, Use CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"},
+		{103, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED", "Device supports exporting memory to a posix file descriptor with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+		{104, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 NT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+		{105, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 KMT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
+		{106, "CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR", "Maximum number of blocks per multiprocessor"},
+		{107, "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", "Device supports compression of memory"},
+		{108, "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE", "Maximum L2 persisting lines capacity setting in bytes."},
+		{109, "CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE", "Maximum value of CUaccessPolicyWindownum_bytes."},
+		{110, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "Device supports specifying the GPUDirect RDMA flag with cuMemCreate"},
+		{111, "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK", "Shared memory reserved by CUDA driver per block in bytes"},
+		{112, "CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED", "Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays"},
+		{113, "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED", "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must be mapped as read-only to the GPU"},
+		{114, "CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED", "External timeline semaphore interop is supported on the device"},
+		{115, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", "Device supports using the cuMemAllocAsync and cuMemPool family of APIs"},
+		{116, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED", "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)"},
+		{117, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the CUflushGPUDirectRDMAWritesOptions enum"},
+		{118, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING", "GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See CUGPUDirectRDMAWritesOrdering for the numerical values returned here."},
+		{119, "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES", "Handle types supported with mempool based IPC"},
+		{120, "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH", "Indicates device supports cluster launch"},
+		{121, "CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED", "Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays"},
+		{122, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS", "64-bit operations are supported in cuStreamBatchMemOp and related MemOp APIs."},
+		{123, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR", "CU_STREAM_WAIT_VALUE_NOR is supported by MemOp APIs."},
+		{124, "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "Device supports buffer sharing with dma_buf mechanism."},
+		{125, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED", "Device supports IPC Events."},
+		{126, "CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT", "Number of memory domains the device supports."},
+		{127, "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED", "Device supports accessing memory using Tensor Map."},
+		{128, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED", "Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()"},
+		{129, "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS", "Device supports unified function pointers."},
+		{130, "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG", ""}, {131, "CU_DEVICE_ATTRIBUTE_NUMA_ID", ""},
+		{132, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "Device supports switch multicast and reduction operations."},
+		{133, "CU_DEVICE_ATTRIBUTE_MPS_ENABLED", "Indicates if contexts created on this device will be shared via MPS"},
+		{134, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA."},
+	}
+	namesPointerAttribute = []enumName{
+		{1, "CU_POINTER_ATTRIBUTE_CONTEXT", "The CUcontext on which a pointer was allocated or registered"},
+		{2, "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", "The CUmemorytype describing the physical location of a pointer"},
+		{3, "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", "The address at which a pointer's memory may be accessed on the device"},
+		{4, "CU_POINTER_ATTRIBUTE_HOST_POINTER", "The address at which a pointer's memory may be accessed on the host"},
+		{5, "CU_POINTER_ATTRIBUTE_P2P_TOKENS", "A pair of tokens for use with the nv-p2p.h Linux kernel interface"},
+		{6, "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", "Synchronize every synchronous memory operation initiated on this region"},
+		{7, "CU_POINTER_ATTRIBUTE_BUFFER_ID", "A process-wide unique ID for an allocated memory region"},
+		{8, "CU_POINTER_ATTRIBUTE_IS_MANAGED", "Indicates if the pointer points to managed memory"},
+		{9, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", "A device ordinal of a device on which a pointer was allocated or registered"},
+		{10, "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", "1 if this pointer maps to an allocation that is suitable for cudaIpcGetMemHandle, 0 otherwise"},
+		{11, "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", "Starting address for this requested pointer"},
+		{12, "CU_POINTER_ATTRIBUTE_RANGE_SIZE", "Size of the address range for this requested pointer"},
+		{13, "CU_POINTER_ATTRIBUTE_MAPPED", "1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise"},
+		{14, "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", "Bitmask of allowed CUmemAllocationHandleType for this allocation"},
+		{15, "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", "1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API"},
+		{16, "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", "Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given"},
+		{17, "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", "Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL."},
+		{18, "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", "Size of the actual underlying mapping that the pointer belongs to"},
+		{19, "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", "The start address of the mapping that the pointer belongs to"},
+		{20, "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", "A process-wide unique id corresponding to the physical allocation the pointer belongs to"},
+	}
+	namesFunctionAttribute = []enumName{
+		{0, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded."},
+		{1, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime."},
+		{2, "CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES", "The size in bytes of user-allocated constant memory required by this function."},
+		{3, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", "The size in bytes of local memory used by each thread of this function."},
+		{4, "CU_FUNC_ATTRIBUTE_NUM_REGS", "The number of registers used by each thread of this function."},
+		{5, "CU_FUNC_ATTRIBUTE_PTX_VERSION", "The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0."},
+		{6, "CU_FUNC_ATTRIBUTE_BINARY_VERSION", "The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version."},
+		{7, "CU_FUNC_ATTRIBUTE_CACHE_MODE_CA", "The attribute to indicate whether the function has been compiled with user specified option \"-Xptxas --dlcm=ca\" set ."},
+		{8, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{9, "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", "On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{10, "CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET", "If this attribute is set, the kernel must launch with a valid cluster size specified. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{11, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH", "The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{12, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT", "The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{13, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH", "The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{14, "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED", "Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cuFuncSetAttribute, cuKernelSetAttribute"},
+		{15, "CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See cuFuncSetAttribute, cuKernelSetAttribute"},
+	}
+	namesFuncCache = []enumName{
+		{0, "CU_FUNC_CACHE_PREFER_NONE", "no preference for shared memory or L1 (default)"},
+		{1, "CU_FUNC_CACHE_PREFER_SHARED", "prefer larger shared memory and smaller L1 cache"},
+		{2, "CU_FUNC_CACHE_PREFER_L1", "prefer larger L1 cache and smaller shared memory"},
+		{3, "CU_FUNC_CACHE_PREFER_EQUAL", "prefer equal sized L1 cache and shared memory"},
+	}
+	namesSharedconfig = []enumName{
+		{0, "CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE", "set default shared memory bank size"},
+		{1, "CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE", "set shared memory bank width to four bytes"},
+		{2, "CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE", "set shared memory bank width to eight bytes"},
+	}
+	namesSharedCarveout = []enumName{
+		{-1, "CU_SHAREDMEM_CARVEOUT_DEFAULT", "No preference for shared memory or L1 (default)"},
+		{0, "CU_SHAREDMEM_CARVEOUT_MAX_L1", "Prefer maximum available L1 cache, minimum shared memory"},
+		{100, "CU_SHAREDMEM_CARVEOUT_MAX_SHARED", "Prefer maximum available shared memory, minimum L1 cache"},
+	}
+	namesMemorytype = []enumName{
+		{1, "CU_MEMORYTYPE_HOST", "Host memory"},
+		{2, "CU_MEMORYTYPE_DEVICE", "Device memory"},
+		{3, "CU_MEMORYTYPE_ARRAY", "Array memory"},
+		{4, "CU_MEMORYTYPE_UNIFIED", "Unified device or host memory"},
+	}
+	namesComputemode = []enumName{
+		{0, "CU_COMPUTEMODE_DEFAULT", "Default compute mode (Multiple contexts allowed per device)"},
+		{2, "CU_COMPUTEMODE_PROHIBITED", "Compute-prohibited mode (No contexts can be created on this device at this time)"},
+		{3, "CU_COMPUTEMODE_EXCLUSIVE_PROCESS", "Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)"},
+	}
+	namesMemAdvice = []enumName{
+		{1, "CU_MEM_ADVISE_SET_READ_MOSTLY", "Data will mostly be read and only occasionally be written to"},
+		{2, "CU_MEM_ADVISE_UNSET_READ_MOSTLY", "Undo the effect of CU_MEM_ADVISE_SET_READ_MOSTLY"},
+		{3, "CU_MEM_ADVISE_SET_PREFERRED_LOCATION", "Set the preferred location for the data as the specified device"},
+		{4, "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION", "Clear the preferred location for the data"},
+		{5, "CU_MEM_ADVISE_SET_ACCESSED_BY", "Data will be accessed by the specified device, so prevent page faults as much as possible"},
+		{6, "CU_MEM_ADVISE_UNSET_ACCESSED_BY", "Let the Unified Memory subsystem decide on the page faulting policy for the specified device"},
+	}
+	namesMemRangeAttribute = []enumName{
+		{1, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "Whether the range will mostly be read and only occasionally be written to"},
+		{2, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION", "The preferred location of the range"},
+		{3, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", "Memory range has CU_MEM_ADVISE_SET_ACCESSED_BY set for specified device"},
+		{4, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION", "The last location to which the range was prefetched"},
+		{5, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE", "The preferred location type of the range"},
+		{6, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID", "The preferred location id of the range"},
+		{7, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE", "The last location type to which the range was prefetched"},
+		{8, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID", "The last location id to which the range was prefetched"},
+	}
+	namesJITOption = []enumName{
+		{0, "CU_JIT_MAX_REGISTERS", "Max number of registers that a thread may use.n Option type: unsigned intn Applies to: compiler only"},
+		{1, "CU_JIT_THREADS_PER_BLOCK", "IN: Specifies minimum number of threads per block to target compilation forn OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.n Cannot be combined with CU_JIT_TARGET.n Option type: unsigned intn Applies to: compiler only"},
+		{2, "CU_JIT_WALL_TIME", "Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linkern Option type: floatn Applies to: compiler and linker"},
+		{3, "CU_JIT_INFO_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
+		{4, "CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
+		{5, "CU_JIT_ERROR_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
+		{6, "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
+		{7, "CU_JIT_OPTIMIZATION_LEVEL", "Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.n Option type: unsigned intn Applies to: compiler only"},
+		{8, "CU_JIT_TARGET_FROM_CUCONTEXT", "No option value required. Determines the target based on the current attached context (default)n Option type: No option value neededn Applies to: compiler and linker"},
+		{9, "CU_JIT_TARGET", "Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK.n Option type: unsigned int for enumerated type CUjit_targetn Applies to: compiler and linker"},
+		{10, "CU_JIT_FALLBACK_STRATEGY", "Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches.n Option type: unsigned int for enumerated type CUjit_fallbackn Applies to: compiler only"},
+		{11, "CU_JIT_GENERATE_DEBUG_INFO", "Specifies whether to create debug information in output (-g) (0: false, default)n Option type: intn Applies to: compiler and linker"},
+		{12, "CU_JIT_LOG_VERBOSE", "Generate verbose log messages (0: false, default)n Option type: intn Applies to: compiler and linker"},
+		{13, "CU_JIT_GENERATE_LINE_INFO", "Generate line number information (-lineinfo) (0: false, default)n Option type: intn Applies to: compiler only"},
+		{14, "CU_JIT_CACHE_MODE", "Specifies whether to enable caching explicitly (-dlcm) n Choice is based on supplied CUjit_cacheMode_enum.n Option type: unsigned int for enumerated type CUjit_cacheMode_enumn Applies to: compiler only"},
+		{15, "CU_JIT_NEW_SM3X_OPT", "deprecated This jit option is deprecated and should not be used."},
+		{16, "CU_JIT_FAST_COMPILE", "This jit option is used for internal purpose only."},
+		{17, "CU_JIT_GLOBAL_SYMBOL_NAMES", "Array of device symbol names that will be relocated to the corresponding host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.n It is only allowed to register symbols that correspond to unresolved global variables.n It is illegal to register the same device symbol at multiple addresses.n Option type: const char **n Applies to: dynamic linker only"},
+		{18, "CU_JIT_GLOBAL_SYMBOL_ADDRESSES", "Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n Option type: void **n Applies to: dynamic linker only"},
+		{19, "CU_JIT_GLOBAL_SYMBOL_COUNT", "Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays.n Option type: unsigned intn Applies to: dynamic linker only"},
+		{20, "CU_JIT_LTO", "deprecated Enable link-time optimization (-dlto) for device code (Disabled by default).n This option is not supported on 32-bit platforms.n Option type: intn Applies to: compiler and linker Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{21, "CU_JIT_FTZ", "deprecated Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{22, "CU_JIT_PREC_DIV", "deprecated Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{23, "CU_JIT_PREC_SQRT", "deprecated Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{24, "CU_JIT_FMA", "deprecated Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{25, "CU_JIT_REFERENCED_KERNEL_NAMES", "deprecated Array of kernel names that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries.n Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{26, "CU_JIT_REFERENCED_KERNEL_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array.n Option type: unsigned intn Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{27, "CU_JIT_REFERENCED_VARIABLE_NAMES", "deprecated Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries.n Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all variables with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{28, "CU_JIT_REFERENCED_VARIABLE_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array.n Option type: unsigned intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{29, "CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES", "deprecated This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default).n Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES.n Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{30, "CU_JIT_POSITION_INDEPENDENT_CODE", "Generate position independent code (0: false)n Option type: intn Applies to: compiler only"},
+		{31, "CU_JIT_MIN_CTA_PER_SM", "This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with CU_JIT_MAX_REGISTERS or CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned intn Applies to: compiler only"},
+		{32, "CU_JIT_MAX_THREADS_PER_BLOCK", "Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: intn Applies to: compiler only"},
+		{33, "CU_JIT_OVERRIDE_DIRECTIVE_VALUES", "This option lets the values specified using CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK, CU_JIT_MAX_THREADS_PER_BLOCK and CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: intn Applies to: compiler only"},
+	}
+	namesJITTarget = []enumName{
+		{30, "CU_TARGET_COMPUTE_30", "Compute device class 3.0"},
+		{32, "CU_TARGET_COMPUTE_32", "Compute device class 3.2"},
+		{35, "CU_TARGET_COMPUTE_35", "Compute device class 3.5"},
+		{37, "CU_TARGET_COMPUTE_37", "Compute device class 3.7"},
+		{50, "CU_TARGET_COMPUTE_50", "Compute device class 5.0"},
+		{52, "CU_TARGET_COMPUTE_52", "Compute device class 5.2"},
+		{53, "CU_TARGET_COMPUTE_53", "Compute device class 5.3"},
+		{60, "CU_TARGET_COMPUTE_60", "Compute device class 6.0."},
+		{61, "CU_TARGET_COMPUTE_61", "Compute device class 6.1."},
+		{62, "CU_TARGET_COMPUTE_62", "Compute device class 6.2."},
+		{70, "CU_TARGET_COMPUTE_70", "Compute device class 7.0."},
+		{72, "CU_TARGET_COMPUTE_72", "Compute device class 7.2."},
+		{75, "CU_TARGET_COMPUTE_75", "Compute device class 7.5."},
+		{80, "CU_TARGET_COMPUTE_80", "Compute device class 8.0."},
+		{86, "CU_TARGET_COMPUTE_86", "Compute device class 8.6."},
+		{87, "CU_TARGET_COMPUTE_87", "Compute device class 8.7."},
+		{89, "CU_TARGET_COMPUTE_89", "Compute device class 8.9."},
+		{90, "CU_TARGET_COMPUTE_90", "Compute device class 9.0."},
+		{65626, "CU_TARGET_COMPUTE_90A", ""},
+	}
+	namesJITFallback = []enumName{
+		{0, "CU_PREFER_PTX", "Prefer to compile ptx if exact binary match not found"},
+		{1, "CU_PREFER_BINARY", "Prefer to fall back to compatible binary code if exact match not found"},
+	}
+	namesJITCacheMode = []enumName{
+		{0, "CU_JIT_CACHE_OPTION_NONE", "Compile with no -dlcm flag specified"},
+		{1, "CU_JIT_CACHE_OPTION_CG", "Compile with L1 cache disabled"},
+		{2, "CU_JIT_CACHE_OPTION_CA", "Compile with L1 cache enabled"},
+	}
+	namesJITInputType = []enumName{
+		{0, "CU_JIT_INPUT_CUBIN", "Compiled device-class-specific device coden Applicable options: none"},
+		{1, "CU_JIT_INPUT_PTX", "PTX source coden Applicable options: PTX compiler options"},
+		{2, "CU_JIT_INPUT_FATBINARY", "Bundle of multiple cubins and/or PTX of some device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{3, "CU_JIT_INPUT_OBJECT", "Host object with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{4, "CU_JIT_INPUT_LIBRARY", "Archive of host objects with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{5, "CU_JIT_INPUT_NVVM", "deprecated High-level intermediate code for link-time optimizationn Applicable options: NVVM compiler options, PTX compiler options Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
+		{6, "CU_JIT_NUM_INPUT_TYPES", ""},
+	}
+	namesGraphicsRegisterFlags = []enumName{
+		{0, "CU_GRAPHICS_REGISTER_FLAGS_NONE", ""}, {1, "CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY", ""},
+		{2, "CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD", ""},
+		{4, "CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST", ""},
+		{8, "CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER", ""},
+	}
+	namesGraphicsMapResourceFlags = []enumName{
+		{0, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE", ""},
+		{1, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY", ""},
+		{2, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD", ""},
+	}
+	namesArrayCubemapFace = []enumName{
+		{0, "CU_CUBEMAP_FACE_POSITIVE_X", "Positive X face of cubemap"},
+		{1, "CU_CUBEMAP_FACE_NEGATIVE_X", "Negative X face of cubemap"},
+		{2, "CU_CUBEMAP_FACE_POSITIVE_Y", "Positive Y face of cubemap"},
+		{3, "CU_CUBEMAP_FACE_NEGATIVE_Y", "Negative Y face of cubemap"},
+		{4, "CU_CUBEMAP_FACE_POSITIVE_Z", "Positive Z face of cubemap"},
+		{5, "CU_CUBEMAP_FACE_NEGATIVE_Z", "Negative Z face of cubemap"},
+	}
+	namesLimit = []enumName{
+		{0, "CU_LIMIT_STACK_SIZE", "GPU thread stack size"},
+		{1, "CU_LIMIT_PRINTF_FIFO_SIZE", "GPU printf FIFO size"},
+		{2, "CU_LIMIT_MALLOC_HEAP_SIZE", "GPU malloc heap size"},
+		{3, "CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH", "GPU device runtime launch synchronize depth"},
+		{4, "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT", "GPU device runtime pending launch count"},
+		{5, "CU_LIMIT_MAX_L2_FETCH_GRANULARITY", "A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint"},
+		{6, "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "A size in bytes for L2 persisting lines cache size"},
+	}
+	namesResourcetype = []enumName{
+		{0, "CU_RESOURCE_TYPE_ARRAY", "Array resource"},
+		{1, "CU_RESOURCE_TYPE_MIPMAPPED_ARRAY", "Mipmapped array resource"},
+		{2, "CU_RESOURCE_TYPE_LINEAR", "Linear resource"},
+		{3, "CU_RESOURCE_TYPE_PITCH2D", "Pitch 2D resource"},
+	}
+	namesAccessProperty = []enumName{
+		{0, "CU_ACCESS_PROPERTY_NORMAL", "Normal cache persistence."},
+		{1, "CU_ACCESS_PROPERTY_STREAMING", "Streaming access is less likely to persit from cache."},
+		{2, "CU_ACCESS_PROPERTY_PERSISTING", "Persisting access is more likely to persist in cache."},
+	}
+	namesGraphConditionalNodeType = []enumName{
+		{0, "CU_GRAPH_COND_TYPE_IF", "Conditional 'if' Node. Body executed once if condition value is non-zero."},
+		{1, "CU_GRAPH_COND_TYPE_WHILE", "Conditional 'while' Node. Body executed repeatedly while condition value is non-zero."},
+	}
+	namesGraphNodeType = []enumName{
+		{0, "CU_GRAPH_NODE_TYPE_KERNEL", "GPU kernel node"},
+		{1, "CU_GRAPH_NODE_TYPE_MEMCPY", "Memcpy node"},
+		{2, "CU_GRAPH_NODE_TYPE_MEMSET", "Memset node"},
+		{3, "CU_GRAPH_NODE_TYPE_HOST", "Host (executable) node"},
+		{4, "CU_GRAPH_NODE_TYPE_GRAPH", "Node which executes an embedded graph"},
+		{5, "CU_GRAPH_NODE_TYPE_EMPTY", "Empty (no-op) node"},
+		{6, "CU_GRAPH_NODE_TYPE_WAIT_EVENT", "External event wait node"},
+		{7, "CU_GRAPH_NODE_TYPE_EVENT_RECORD", "External event record node"},
+		{8, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL", "External semaphore signal node"},
+		{9, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT", "External semaphore wait node"},
+		{10, "CU_GRAPH_NODE_TYPE_MEM_ALLOC", "Memory Allocation Node"},
+		{11, "CU_GRAPH_NODE_TYPE_MEM_FREE", "Memory Free Node"},
+		{12, "CU_GRAPH_NODE_TYPE_BATCH_MEM_OP", "Batch MemOp Node"},
+		{13, "CU_GRAPH_NODE_TYPE_CONDITIONAL", "Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code."},
+	}
+	namesGraphDependencyType = []enumName{
+		{0, "CU_GRAPH_DEPENDENCY_TYPE_DEFAULT", "This is an ordinary dependency."},
+		{1, "CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC", "This dependency type allows the downstream node to use c cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port."},
+	}
+	namesGraphInstantiateResult = []enumName{
+		{0, "CUDA_GRAPH_INSTANTIATE_SUCCESS", "Instantiation succeeded"},
+		{1, "CUDA_GRAPH_INSTANTIATE_ERROR", "Instantiation failed for an unexpected reason which is described in the return value of the function"},
+		{2, "CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE", "Instantiation failed due to invalid structure, such as cycles"},
+		{3, "CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED", "Instantiation for device launch failed because the graph contained an unsupported operation"},
+		{4, "CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED", "Instantiation for device launch failed due to the nodes belonging to different contexts"},
+	}
+	namesSynchronizationPolicy = []enumName{
+		{1, "CU_SYNC_POLICY_AUTO", ""}, {2, "CU_SYNC_POLICY_SPIN", ""}, {3, "CU_SYNC_POLICY_YIELD", ""},
+		{4, "CU_SYNC_POLICY_BLOCKING_SYNC", ""},
+	}
+	namesClusterSchedulingPolicy = []enumName{
+		{0, "CU_CLUSTER_SCHEDULING_POLICY_DEFAULT", "the default policy"},
+		{1, "CU_CLUSTER_SCHEDULING_POLICY_SPREAD", "spread the blocks within a cluster to the SMs"},
+		{2, "CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING", "allow the hardware to load-balance the blocks in a cluster to the SMs"},
+	}
+	namesLaunchMemSyncDomain = []enumName{
+		{0, "CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT", "Launch kernels in the default domain"},
+		{1, "CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE", "Launch kernels in the remote domain"},
+	}
+	namesLaunchAttributeID = []enumName{
+		{0, "CU_LAUNCH_ATTRIBUTE_IGNORE", "Ignored entry, for convenient composition"},
+		{1, "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValueaccessPolicyWindow."},
+		{2, "CU_LAUNCH_ATTRIBUTE_COOPERATIVE", "Valid for graph nodes, launches. See CUlaunchAttributeValuecooperative."},
+		{3, "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY", "Valid for streams. See CUlaunchAttributeValuesyncPolicy."},
+		{4, "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterDim."},
+		{5, "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterSchedulingPolicyPreference."},
+		{6, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
+		{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ""},
+		{8, "CU_LAUNCH_ATTRIBUTE_PRIORITY", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuepriority."},
+		{9, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomainMap."},
+		{10, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
+		{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ""},
+		{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ""},
+	}
+	namesStreamCaptureStatus = []enumName{
+		{0, "CU_STREAM_CAPTURE_STATUS_NONE", "Stream is not capturing"},
+		{1, "CU_STREAM_CAPTURE_STATUS_ACTIVE", "Stream is actively capturing"},
+		{2, "CU_STREAM_CAPTURE_STATUS_INVALIDATED", "Stream is part of a capture sequence that has been invalidated, but not terminated"},
+	}
+	namesStreamCaptureMode = []enumName{
+		{0, "CU_STREAM_CAPTURE_MODE_GLOBAL", ""}, {1, "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL", ""},
+		{2, "CU_STREAM_CAPTURE_MODE_RELAXED", ""},
+	}
+	namesProcAddressFlags = []enumName{
+		{0, "CU_GET_PROC_ADDRESS_DEFAULT", "Default search mode for driver symbols."},
+		{1, "CU_GET_PROC_ADDRESS_LEGACY_STREAM", "Search for legacy versions of driver symbols."},
+		{2, "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM", "Search for per-thread versions of driver symbols."},
+	}
+	namesProcAddressQueryResult = []enumName{
+		{0, "CU_GET_PROC_ADDRESS_SUCCESS", "Symbol was succesfully found"},
+		{1, "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND", "Symbol was not found in search"},
+		{2, "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT", "Symbol was found but version supplied was not sufficient"},
+	}
+	namesExecAffinityType = []enumName{
+		{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
+	}
+	namesLibraryOption = []enumName{
+		{0, "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE", ""},
+		{1, "CU_LIBRARY_BINARY_IS_PRESERVED", "Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE."},
+	}
+	namesResult = []enumName{
+		{0, "CUDA_SUCCESS", "the API call returned with no errors"},
+		{1, "CUDA_ERROR_INVALID_VALUE", "one or more of the parameters passed to the API call is not within an acceptable range of values"},
+		{2, "CUDA_ERROR_OUT_OF_MEMORY", "the API call failed because it was unable to allocate enough memory or other resources to perform the requested operation"},
+		{3, "CUDA_ERROR_NOT_INITIALIZED", "the CUDA driver has not been initialized with cuInit() or that initialization has failed"},
+		{4, "CUDA_ERROR_DEINITIALIZED", "the CUDA driver is in the process of shutting down"},
+		{5, "CUDA_ERROR_PROFILER_DISABLED", "profiler is not initialized for this run"},
+		{6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED", "deprecated This error return is deprecated as of CUDA 5.0"},
+		{7, "CUDA_ERROR_PROFILER_ALREADY_STARTED", "deprecated This error return is deprecated as of CUDA 5.0"},
+		{8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED", "deprecated This error return is deprecated as of CUDA 5.0"},
+		{34, "CUDA_ERROR_STUB_LIBRARY", "the CUDA driver that the application has loaded is a stub library"},
+		{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "requested CUDA device is unavailable at the current time"},
+		{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable devices were detected by the installed CUDA driver"},
+		{101, "CUDA_ERROR_INVALID_DEVICE", "the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device"},
+		{102, "CUDA_ERROR_DEVICE_NOT_LICENSED", "the Grid license is not applied"},
+		{200, "CUDA_ERROR_INVALID_IMAGE", "the device kernel image is invalid"},
+		{201, "CUDA_ERROR_INVALID_CONTEXT", "this most frequently indicates that there is no context bound to the current thread"},
+		{202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT", "this indicated that the context being supplied as a parameter to the API call was already the active context"},
+		{205, "CUDA_ERROR_MAP_FAILED", "a map or register operation has failed"},
+		{206, "CUDA_ERROR_UNMAP_FAILED", "an unmap or unregister operation has failed"},
+		{207, "CUDA_ERROR_ARRAY_IS_MAPPED", "the specified array is currently mapped and thus cannot be destroyed"},
+		{208, "CUDA_ERROR_ALREADY_MAPPED", "the resource is already mapped"},
+		{209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "there is no kernel image available that is suitable for the device"},
+		{210, "CUDA_ERROR_ALREADY_ACQUIRED", "a resource has already been acquired"},
+		{211, "CUDA_ERROR_NOT_MAPPED", "a resource is not mapped"},
+		{212, "CUDA_ERROR_NOT_MAPPED_AS_ARRAY", "a mapped resource is not available for access as an array"},
+		{213, "CUDA_ERROR_NOT_MAPPED_AS_POINTER", "a mapped resource is not available for access as a pointer"},
+		{214, "CUDA_ERROR_ECC_UNCORRECTABLE", "an uncorrectable ECC error was detected during execution"},
+		{215, "CUDA_ERROR_UNSUPPORTED_LIMIT", "the CUlimit passed to the API call is not supported by the active device"},
+		{216, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread"},
+		{217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported across the given devices"},
+		{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+		{219, "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", "an error with OpenGL or DirectX context"},
+		{220, "CUDA_ERROR_NVLINK_UNCORRECTABLE", "an uncorrectable NVLink error was detected during the execution"},
+		{221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "the PTX JIT compiler library was not found"},
+		{222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain"},
+		{223, "CUDA_ERROR_JIT_COMPILATION_DISABLED", "the PTX JIT compilation was disabled"},
+		{224, "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY", "the CUexecAffinityType passed to the API call is not supported by the active device"},
+		{225, "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC", "the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize"},
+		{300, "CUDA_ERROR_INVALID_SOURCE", "the device kernel source is invalid"},
+		{301, "CUDA_ERROR_FILE_NOT_FOUND", "the file specified was not found"},
+		{302, "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND", "a link to a shared object failed to resolve"},
+		{303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", "initialization of a shared object failed"},
+		{304, "CUDA_ERROR_OPERATING_SYSTEM", "an OS call failed"},
+		{400, "CUDA_ERROR_INVALID_HANDLE", "a resource handle passed to the API call was not valid"},
+		{401, "CUDA_ERROR_ILLEGAL_STATE", "a resource required by the API call is not in a valid state to perform the requested operation"},
+		{402, "CUDA_ERROR_LOSSY_QUERY", "an attempt was made to introspect an object in a way that would discard semantically important information"},
+		{500, "CUDA_ERROR_NOT_FOUND", "a named symbol was not found"},
+		{600, "CUDA_ERROR_NOT_READY", "asynchronous operations issued previously have not completed yet"},
+		{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on an invalid memory address"},
+		{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "a launch did not occur because it did not have appropriate resources"},
+		{702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the device kernel took too long to execute"},
+		{703, "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", "this error indicates a kernel launch that uses an incompatible texturing mode"},
+		{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled"},
+		{705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess()"},
+		{708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", "the primary context for the specified device has already been initialized"},
+		{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized"},
+		{710, "CUDA_ERROR_ASSERT", "a device-side assert triggered during kernel execution"},
+		{711, "CUDA_ERROR_TOO_MANY_PEERS", "the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess()"},
+		{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "the memory range passed to cuMemHostRegister() has already been registered"},
+		{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region"},
+		{714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "while executing a kernel, the device encountered a stack error"},
+		{715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "while executing a kernel, the device encountered an illegal instruction"},
+		{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned"},
+		{717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "while executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space"},
+		{718, "CUDA_ERROR_INVALID_PC", "while executing a kernel, the device program counter wrapped its address space"},
+		{719, "CUDA_ERROR_LAUNCH_FAILED", "an exception occurred on the device while executing a kernel"},
+		{720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"},
+		{800, "CUDA_ERROR_NOT_PERMITTED", "the attempted operation is not permitted"},
+		{801, "CUDA_ERROR_NOT_SUPPORTED", "the attempted operation is not supported on the current system or device"},
+		{802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not yet ready to start any CUDA work"},
+		{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "there is a mismatch between the versions of the display driver and the CUDA driver"},
+		{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration"},
+		{805, "CUDA_ERROR_MPS_CONNECTION_FAILED", "the MPS client failed to connect to the MPS control daemon or the MPS server"},
+		{806, "CUDA_ERROR_MPS_RPC_FAILURE", "the remote procedural call between the MPS server and the MPS client failed"},
+		{807, "CUDA_ERROR_MPS_SERVER_NOT_READY", "the MPS server is not ready to accept new MPS client requests"},
+		{808, "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", "the hardware resources required to create MPS client have been exhausted"},
+		{809, "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", "this error indicates the the hardware resources required to support device connections have been exhausted"},
+		{810, "CUDA_ERROR_MPS_CLIENT_TERMINATED", "the MPS client has been terminated by the server"},
+		{811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it"},
+		{812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism"},
+		{900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "the operation is not permitted when the stream is capturing"},
+		{901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "the current capture sequence on the stream has been invalidated due to a previous error"},
+		{902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "the operation would have resulted in a merge of two independent capture sequences"},
+		{903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "the capture was not initiated in this stream"},
+		{904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "the capture sequence contains a fork that was not joined to the primary stream"},
+		{905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", "a dependency would have been created which crosses the capture sequence boundary"},
+		{906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "this error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy"},
+		{907, "CUDA_ERROR_CAPTURED_EVENT", "the operation is not permitted on an event which was last recorded in a capturing stream"},
+		{908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "a stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread"},
+		{909, "CUDA_ERROR_TIMEOUT", "the timeout specified for the wait operation has lapsed"},
+		{910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
+		{911, "CUDA_ERROR_EXTERNAL_DEVICE", "an async error has occurred in a device outside of CUDA"},
+		{912, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "indicates a kernel launch error due to cluster misconfiguration"},
+		{913, "CUDA_ERROR_FUNCTION_NOT_LOADED", "indiciates a function handle is not loaded when calling an API that requires a loaded function"},
+		{914, "CUDA_ERROR_INVALID_RESOURCE_TYPE", "this error indicates one or more resources passed in are not valid resource types for the operation"},
+		{915, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", "this error indicates one or more resources are insufficient or non-applicable for the operation"},
+		{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
+	}
+	namesDeviceP2PAttribute = []enumName{
+		{1, "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK", "A relative value indicating the performance of the link between two devices"},
+		{2, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED", "P2P Access is enable"},
+		{3, "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED", "Atomic operation over the link supported"},
+		{4, "CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED", "Accessing CUDA arrays over the link supported"},
+		{4, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED", "deprecated use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead"},
+	}
+	namesResourceViewFormat = []enumName{
+		{0, "CU_RES_VIEW_FORMAT_NONE", "No resource view format (use underlying resource format)"},
+		{1, "CU_RES_VIEW_FORMAT_UINT_1X8", "1 channel unsigned 8-bit integers"},
+		{2, "CU_RES_VIEW_FORMAT_UINT_2X8", "2 channel unsigned 8-bit integers"},
+		{3, "CU_RES_VIEW_FORMAT_UINT_4X8", "4 channel unsigned 8-bit integers"},
+		{4, "CU_RES_VIEW_FORMAT_SINT_1X8", "1 channel signed 8-bit integers"},
+		{5, "CU_RES_VIEW_FORMAT_SINT_2X8", "2 channel signed 8-bit integers"},
+		{6, "CU_RES_VIEW_FORMAT_SINT_4X8", "4 channel signed 8-bit integers"},
+		{7, "CU_RES_VIEW_FORMAT_UINT_1X16", "1 channel unsigned 16-bit integers"},
+		{8, "CU_RES_VIEW_FORMAT_UINT_2X16", "2 channel unsigned 16-bit integers"},
+		{9, "CU_RES_VIEW_FORMAT_UINT_4X16", "4 channel unsigned 16-bit integers"},
+		{10, "CU_RES_VIEW_FORMAT_SINT_1X16", "1 channel signed 16-bit integers"},
+		{11, "CU_RES_VIEW_FORMAT_SINT_2X16", "2 channel signed 16-bit integers"},
+		{12, "CU_RES_VIEW_FORMAT_SINT_4X16", "4 channel signed 16-bit integers"},
+		{13, "CU_RES_VIEW_FORMAT_UINT_1X32", "1 channel unsigned 32-bit integers"},
+		{14, "CU_RES_VIEW_FORMAT_UINT_2X32", "2 channel unsigned 32-bit integers"},
+		{15, "CU_RES_VIEW_FORMAT_UINT_4X32", "4 channel unsigned 32-bit integers"},
+		{16, "CU_RES_VIEW_FORMAT_SINT_1X32", "1 channel signed 32-bit integers"},
+		{17, "CU_RES_VIEW_FORMAT_SINT_2X32", "2 channel signed 32-bit integers"},
+		{18, "CU_RES_VIEW_FORMAT_SINT_4X32", "4 channel signed 32-bit integers"},
+		{19, "CU_RES_VIEW_FORMAT_FLOAT_1X16", "1 channel 16-bit floating point"},
+		{20, "CU_RES_VIEW_FORMAT_FLOAT_2X16", "2 channel 16-bit floating point"},
+		{21, "CU_RES_VIEW_FORMAT_FLOAT_4X16", "4 channel 16-bit floating point"},
+		{22, "CU_RES_VIEW_FORMAT_FLOAT_1X32", "1 channel 32-bit floating point"},
+		{23, "CU_RES_VIEW_FORMAT_FLOAT_2X32", "2 channel 32-bit floating point"},
+		{24, "CU_RES_VIEW_FORMAT_FLOAT_4X32", "4 channel 32-bit floating point"},
+		{25, "CU_RES_VIEW_FORMAT_UNSIGNED_BC1", "Block compressed 1"},
+		{26, "CU_RES_VIEW_FORMAT_UNSIGNED_BC2", "Block compressed 2"},
+		{27, "CU_RES_VIEW_FORMAT_UNSIGNED_BC3", "Block compressed 3"},
+		{28, "CU_RES_VIEW_FORMAT_UNSIGNED_BC4", "Block compressed 4 unsigned"},
+		{29, "CU_RES_VIEW_FORMAT_SIGNED_BC4", "Block compressed 4 signed"},
+		{30, "CU_RES_VIEW_FORMAT_UNSIGNED_BC5", "Block compressed 5 unsigned"},
+		{31, "CU_RES_VIEW_FORMAT_SIGNED_BC5", "Block compressed 5 signed"},
+		{32, "CU_RES_VIEW_FORMAT_UNSIGNED_BC6H", "Block compressed 6 unsigned half-float"},
+		{33, "CU_RES_VIEW_FORMAT_SIGNED_BC6H", "Block compressed 6 signed half-float"},
+		{34, "CU_RES_VIEW_FORMAT_UNSIGNED_BC7", "Block compressed 7"},
+	}
+	namesTensorMapDataType = []enumName{
+		{0, "CU_TENSOR_MAP_DATA_TYPE_UINT8", ""}, {1, "CU_TENSOR_MAP_DATA_TYPE_UINT16", ""},
+		{2, "CU_TENSOR_MAP_DATA_TYPE_UINT32", ""}, {3, "CU_TENSOR_MAP_DATA_TYPE_INT32", ""},
+		{4, "CU_TENSOR_MAP_DATA_TYPE_UINT64", ""}, {5, "CU_TENSOR_MAP_DATA_TYPE_INT64", ""},
+		{6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", ""}, {7, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", ""},
+		{8, "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", ""}, {9, "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", ""},
+		{10, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", ""}, {11, "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", ""},
+	}
+	namesTensorMapInterleave = []enumName{
+		{0, "CU_TENSOR_MAP_INTERLEAVE_NONE", ""}, {1, "CU_TENSOR_MAP_INTERLEAVE_16B", ""},
+	}
+	namesTensorMapSwizzle = []enumName{
+		{0, "CU_TENSOR_MAP_SWIZZLE_NONE", ""}, {1, "CU_TENSOR_MAP_SWIZZLE_32B", ""},
+		{2, "CU_TENSOR_MAP_SWIZZLE_64B", ""},
+	}
+	namesTensorMapL2promotion = []enumName{
+		{0, "CU_TENSOR_MAP_L2_PROMOTION_NONE", ""}, {1, "CU_TENSOR_MAP_L2_PROMOTION_L2_64B", ""},
+		{2, "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", ""},
+	}
+	namesTensorMapFloatOOBfill = []enumName{
+		{0, "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", ""},
+	}
+	namesPointerAccessFlags = []enumName{
+		{0, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE", "No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations"},
+		{1, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ", "Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case."},
+		{3, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE", "Read-write access, the device has full read-write access to the memory"},
+	}
+	namesExternalMemoryHandleType = []enumName{
+		{1, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
+		{2, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
+		{3, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
+		{4, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP", "Handle is a D3D12 heap object"},
+		{5, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE", "Handle is a D3D12 committed resource"},
+		{6, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE", "Handle is a shared NT handle to a D3D11 resource"},
+		{7, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT", "Handle is a globally shared handle to a D3D11 resource"},
+		{8, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF", "Handle is an NvSciBuf object"},
+	}
+	namesExternalSemaphoreHandleType = []enumName{
+		{1, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
+		{2, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
+		{3, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
+		{4, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE", "Handle is a shared NT handle referencing a D3D12 fence object"},
+		{5, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE", "Handle is a shared NT handle referencing a D3D11 fence object"},
+		{6, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC", "Opaque handle to NvSciSync Object"},
+		{7, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX", "Handle is a shared NT handle referencing a D3D11 keyed mutex object"},
+		{8, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT", "Handle is a globally shared handle referencing a D3D11 keyed mutex object"},
+		{9, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD", "Handle is an opaque file descriptor referencing a timeline semaphore"},
+		{10, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32", "Handle is an opaque shared NT handle referencing a timeline semaphore"},
+	}
+	namesMemAllocationHandleType = []enumName{
+		{0, "CU_MEM_HANDLE_TYPE_NONE", "Does not allow any export mechanism. >"},
+		{1, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)"},
+		{2, "CU_MEM_HANDLE_TYPE_WIN32", "Allows a Win32 NT handle to be used for exporting. (HANDLE)"},
+		{4, "CU_MEM_HANDLE_TYPE_WIN32_KMT", "Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)"},
+		{8, "CU_MEM_HANDLE_TYPE_FABRIC", "Allows a fabric handle to be used for exporting. (CUmemFabricHandle)"},
+	}
+	namesMemAccessFlags = []enumName{
+		{0, "CU_MEM_ACCESS_FLAGS_PROT_NONE", "Default, make the address range not accessible"},
+		{1, "CU_MEM_ACCESS_FLAGS_PROT_READ", "Make the address range read accessible"},
+		{3, "CU_MEM_ACCESS_FLAGS_PROT_READWRITE", "Make the address range read-write accessible"},
+	}
+	namesMemLocationType = []enumName{
+		{0, "CU_MEM_LOCATION_TYPE_INVALID", ""},
+		{1, "CU_MEM_LOCATION_TYPE_DEVICE", "Location is a device location, thus id is a device ordinal"},
+		{2, "CU_MEM_LOCATION_TYPE_HOST", "Location is host, id is ignored"},
+		{3, "CU_MEM_LOCATION_TYPE_HOST_NUMA", "Location is a host NUMA node, thus id is a host NUMA node id"},
+		{4, "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT", "Location is a host NUMA node of the current thread, id is ignored"},
+	}
+	namesMemAllocationType = []enumName{
+		{0, "CU_MEM_ALLOCATION_TYPE_INVALID", ""},
+		{1, "CU_MEM_ALLOCATION_TYPE_PINNED", "This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it"},
+	}
+	namesMemAllocationGranularityFlags = []enumName{
+		{0, "CU_MEM_ALLOC_GRANULARITY_MINIMUM", "Minimum required granularity for allocation"},
+		{1, "CU_MEM_ALLOC_GRANULARITY_RECOMMENDED", "Recommended granularity for allocation for best performance"},
+	}
+	namesMemRangeHandleType = []enumName{
+		{1, "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD", ""},
+	}
+	namesArraySparseSubresourceType = []enumName{
+		{0, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL", ""},
+		{1, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL", ""},
+	}
+	namesMemOperationType = []enumName{
+		{1, "CU_MEM_OPERATION_TYPE_MAP", ""}, {2, "CU_MEM_OPERATION_TYPE_UNMAP", ""},
+	}
+	namesMemHandleType = []enumName{
+		{0, "CU_MEM_HANDLE_TYPE_GENERIC", ""},
+	}
+	namesMemAllocationCompType = []enumName{
+		{0, "CU_MEM_ALLOCATION_COMP_NONE", "Allocating non-compressible memory"},
+		{1, "CU_MEM_ALLOCATION_COMP_GENERIC", "Allocating compressible memory"},
+	}
+	namesMulticastGranularityFlags = []enumName{
+		{0, "CU_MULTICAST_GRANULARITY_MINIMUM", "Minimum required granularity"},
+		{1, "CU_MULTICAST_GRANULARITY_RECOMMENDED", "Recommended granularity for best performance"},
+	}
+	namesGraphExecUpdateResult = []enumName{
+		{0, "CU_GRAPH_EXEC_UPDATE_SUCCESS", "The update succeeded"},
+		{1, "CU_GRAPH_EXEC_UPDATE_ERROR", "The update failed for an unexpected reason which is described in the return value of the function"},
+		{2, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", "The update failed because the topology changed"},
+		{3, "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED", "The update failed because a node type changed"},
+		{4, "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED", "The update failed because the function of a kernel node changed (CUDA driver < 11.2)"},
+		{5, "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED", "The update failed because the parameters changed in a way that is not supported"},
+		{6, "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED", "The update failed because something about the node is not supported"},
+		{7, "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE", "The update failed because the function of a kernel node changed in an unsupported way"},
+		{8, "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED", "The update failed because the node attributes changed in a way that is not supported"},
+	}
+	namesMemPoolAttribute = []enumName{
+		{1, "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)"},
+		{2, "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC", "(value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)"},
+		{3, "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuFreeAsync (default enabled)."},
+		{4, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "(value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)"},
+		{5, "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of backing memory currently allocated for the mempool."},
+		{6, "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero."},
+		{7, "CU_MEMPOOL_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application."},
+		{8, "CU_MEMPOOL_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero."},
+	}
+	namesGraphMemAttribute = []enumName{
+		{0, "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs"},
+		{1, "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero."},
+		{2, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
+		{3, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
+	}
+	namesFlushGPUDirectRDMAWritesOptions = []enumName{
+		{1, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST", "cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device."},
+		{2, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device."},
+	}
+	namesGPUDirectRDMAWritesOrdering = []enumName{
+		{0, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE", "The device does not natively support ordering of remote writes. cuFlushGPUDirectRDMAWrites() can be leveraged if supported."},
+		{100, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER", "Natively, the device can consistently consume remote writes, although other CUDA devices may not."},
+		{200, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES", "Any CUDA device in the system can consistently consume remote writes to this device."},
+	}
+	namesFlushGPUDirectRDMAWritesScope = []enumName{
+		{100, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER", "Blocks until remote writes are visible to the CUDA device context owning the data."},
+		{200, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES", "Blocks until remote writes are visible to all CUDA device contexts."},
+	}
+	namesFlushGPUDirectRDMAWritesTarget = []enumName{
+		{0, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX", "Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context."},
+	}
+	namesGraphDebugDotFlags = []enumName{
+		{1, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE", "Output all debug data as if every debug flag is enabled"},
+		{2, "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES", "Use CUDA Runtime structures for output"},
+		{4, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS", "Adds CUDA_KERNEL_NODE_PARAMS values to output"},
+		{8, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS", "Adds CUDA_MEMCPY3D values to output"},
+		{16, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS", "Adds CUDA_MEMSET_NODE_PARAMS values to output"},
+		{32, "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS", "Adds CUDA_HOST_NODE_PARAMS values to output"},
+		{64, "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS", "Adds CUevent handle from record and wait nodes to output"},
+		{128, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS", "Adds CUDA_EXT_SEM_SIGNAL_NODE_PARAMS values to output"},
+		{256, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS", "Adds CUDA_EXT_SEM_WAIT_NODE_PARAMS values to output"},
+		{512, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES", "Adds CUkernelNodeAttrValue values to output"},
+		{1024, "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES", "Adds node handles and every kernel function handle to output"},
+		{2048, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS", "Adds memory alloc node parameters to output"},
+		{4096, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS", "Adds memory free node parameters to output"},
+		{8192, "CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS", "Adds batch mem op node parameters to output"},
+		{16384, "CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO", "Adds edge numbering information"},
+		{32768, "CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS", "Adds conditional node parameters to output"},
+	}
+	namesUserObjectFlags = []enumName{
+		{1, "CU_USER_OBJECT_NO_DESTRUCTOR_SYNC", "Indicates the destructor execution is not synchronized by any CUDA handle."},
+	}
+	namesUserObjectRetainFlags = []enumName{
+		{1, "CU_GRAPH_USER_OBJECT_MOVE", "Transfer references from the caller rather than creating new references."},
+	}
+	namesGraphInstantiateFlags = []enumName{
+		{1, "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH", "Automatically free memory allocated in a graph before relaunching."},
+		{2, "CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD", "Automatically upload the graph after instantiation. Only supported by cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams."},
+		{4, "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH", "Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH."},
+		{8, "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY", "Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into."},
+	}
+	namesDeviceNUMAConfig = []enumName{
+		{0, "CU_DEVICE_NUMA_CONFIG_NONE", "The GPU is not a NUMA node"},
+		{1, "CU_DEVICE_NUMA_CONFIG_NUMA_NODE", "The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID"},
+	}
+	namesModuleLoadingMode = []enumName{
+		{1, "CU_MODULE_EAGER_LOADING", "Lazy Kernel Loading is not enabled"},
+		{2, "CU_MODULE_LAZY_LOADING", "Lazy Kernel Loading is enabled"},
+	}
+	namesFunctionLoadingState = []enumName{
+		{0, "CU_FUNCTION_LOADING_STATE_UNLOADED", ""}, {1, "CU_FUNCTION_LOADING_STATE_LOADED", ""},
+	}
+	namesCoredumpSettings = []enumName{
+		{1, "CU_COREDUMP_ENABLE_ON_EXCEPTION", ""}, {2, "CU_COREDUMP_TRIGGER_HOST", ""},
+		{3, "CU_COREDUMP_LIGHTWEIGHT", ""}, {4, "CU_COREDUMP_ENABLE_USER_TRIGGER", ""},
+		{5, "CU_COREDUMP_FILE", ""}, {6, "CU_COREDUMP_PIPE", ""},
+	}
+	namesGreenCtxCreateFlags = []enumName{
+		{1, "CU_GREEN_CTX_DEFAULT_STREAM", "Required. Creates a default stream to use inside the green context"},
+	}
+	namesDevResourceType = []enumName{
+		{0, "CU_DEV_RESOURCE_TYPE_INVALID", ""},
+		{1, "CU_DEV_RESOURCE_TYPE_SM", "Streaming multiprocessors related information"},
+	}
+)
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-// MemAttachFlags is CUmemAttach_flags.
-type MemAttachFlags uint32
-
-const (
-	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
-	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
-	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
-)
-
-var namesMemAttachFlags = []enumName{
-	{1, "CU_MEM_ATTACH_GLOBAL", "Memory can be accessed by any stream on any device"},
-	{2, "CU_MEM_ATTACH_HOST", "Memory cannot be accessed by any stream on any device"},
-	{4, "CU_MEM_ATTACH_SINGLE", "Memory can only be accessed by a single stream on the associated device"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
-
-// CtxFlags is CUctx_flags.
-type CtxFlags uint32
-
-const (
-	CtxSchedAuto          CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
-	CtxSchedSpin          CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
-	CtxSchedYield         CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
-	CtxSchedBlockingSync  CtxFlags = 0x4  // CU_CTX_SCHED_BLOCKING_SYNC
-	CtxBlockingSync       CtxFlags = 0x4  // CU_CTX_BLOCKING_SYNC
-	CtxSchedMask          CtxFlags = 0x7  // CU_CTX_SCHED_MASK
-	CtxMapHost            CtxFlags = 0x8  // CU_CTX_MAP_HOST
-	CtxLMEMResizeToMax    CtxFlags = 0x10 // CU_CTX_LMEM_RESIZE_TO_MAX
-	CtxCoredumpEnable     CtxFlags = 0x20 // CU_CTX_COREDUMP_ENABLE
-	CtxUserCoredumpEnable CtxFlags = 0x40 // CU_CTX_USER_COREDUMP_ENABLE
-	CtxSyncMemops         CtxFlags = 0x80 // CU_CTX_SYNC_MEMOPS
-	CtxFlagsMask          CtxFlags = 0xff // CU_CTX_FLAGS_MASK
-)
-
-var namesCtxFlags = []enumName{
-	{0, "CU_CTX_SCHED_AUTO", "Automatic scheduling"},
-	{1, "CU_CTX_SCHED_SPIN", "Set spin as default scheduling"},
-	{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
-	{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
-	{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
-	{7, "CU_CTX_SCHED_MASK", ""},
-	{8, "CU_CTX_MAP_HOST", "deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
-	{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
-	{32, "CU_CTX_COREDUMP_ENABLE", "Trigger coredumps from exceptions in this context"},
-	{64, "CU_CTX_USER_COREDUMP_ENABLE", "Enable user pipe to trigger coredumps in this context"},
-	{128, "CU_CTX_SYNC_MEMOPS", "Ensure synchronous memory operations on this context will synchronize"},
-	{255, "CU_CTX_FLAGS_MASK", ""},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
 
-// EventSchedFlags is CUevent_sched_flags.
-type EventSchedFlags uint32
-
-const (
-	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
-	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
-	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
-	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
-)
-
-var namesEventSchedFlags = []enumName{
-	{0, "CU_EVENT_SCHED_AUTO", "Automatic scheduling"},
-	{1, "CU_EVENT_SCHED_SPIN", "Set spin as default scheduling"},
-	{2, "CU_EVENT_SCHED_YIELD", "Set yield as default scheduling"},
-	{4, "CU_EVENT_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
-
-// StreamFlags is CUstream_flags.
-type StreamFlags uint32
-
-const (
-	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
-	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
-)
-
-var namesStreamFlags = []enumName{
-	{0, "CU_STREAM_DEFAULT", "Default stream flag"},
-	{1, "CU_STREAM_NON_BLOCKING", "Stream does not synchronize with stream 0 (the NULL stream)"},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
 
-// EventFlags is CUevent_flags.
-type EventFlags uint32
-
-const (
-	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
-	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
-	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
-	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
-)
-
-var namesEventFlags = []enumName{
-	{0, "CU_EVENT_DEFAULT", "Default event flag"},
-	{1, "CU_EVENT_BLOCKING_SYNC", "Event uses blocking synchronization"},
-	{2, "CU_EVENT_DISABLE_TIMING", "Event will not record timing data"},
-	{4, "CU_EVENT_INTERPROCESS", "Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
-
-// EventRecordFlags is CUevent_record_flags.
-type EventRecordFlags uint32
-
-const (
-	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
-	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
-)
-
-var namesEventRecordFlags = []enumName{
-	{0, "CU_EVENT_RECORD_DEFAULT", "Default event record flag"},
-	{1, "CU_EVENT_RECORD_EXTERNAL", "When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture."},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
 
-// EventWaitFlags is CUevent_wait_flags.
-type EventWaitFlags uint32
-
-const (
-	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
-	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
-)
-
-var namesEventWaitFlags = []enumName{
-	{0, "CU_EVENT_WAIT_DEFAULT", "Default event wait flag"},
-	{1, "CU_EVENT_WAIT_EXTERNAL", "When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture."},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
-
-// StreamWaitValueFlags is CUstreamWaitValue_flags.
-type StreamWaitValueFlags uint32
-
-const (
-	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
-	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
-	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
-	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
-	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
-)
-
-var namesStreamWaitValueFlags = []enumName{
-	{0, "CU_STREAM_WAIT_VALUE_GEQ", "Wait until (int32_t)(addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)"},
-	{1, "CU_STREAM_WAIT_VALUE_EQ", "Wait until addr == value."},
-	{2, "CU_STREAM_WAIT_VALUE_AND", "Wait until (addr & value) != 0."},
-	{3, "CU_STREAM_WAIT_VALUE_NOR", "Wait until ~(addr | value) != 0. Support for this operation can be queried with cuDeviceGetAttribute() and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR."},
-	{1073741824, "CU_STREAM_WAIT_VALUE_FLUSH", "Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES."},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
-}
-
-// StreamWriteValueFlags is CUstreamWriteValue_flags.
-type StreamWriteValueFlags uint32
-
-const (
-	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
-	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
-)
-
-var namesStreamWriteValueFlags = []enumName{
-	{0, "CU_STREAM_WRITE_VALUE_DEFAULT", "Default behavior"},
-	{1, "CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER", "Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API."},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
@@ -319,54 +2709,14 @@ func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
 
-// StreamBatchMemOpType is CUstreamBatchMemOpType.
-type StreamBatchMemOpType int32
-
-const (
-	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
-	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
-	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
-	StreamMemOpWriteValue64      StreamBatchMemOpType = 5 // CU_STREAM_MEM_OP_WRITE_VALUE_64
-	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
-	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
-)
-
-var namesStreamBatchMemOpType = []enumName{
-	{1, "CU_STREAM_MEM_OP_WAIT_VALUE_32", "Represents a cuStreamWaitValue32 operation"},
-	{2, "CU_STREAM_MEM_OP_WRITE_VALUE_32", "Represents a cuStreamWriteValue32 operation"},
-	{3, "CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES", "This has the same effect as CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation."},
-	{4, "CU_STREAM_MEM_OP_WAIT_VALUE_64", "Represents a cuStreamWaitValue64 operation"},
-	{5, "CU_STREAM_MEM_OP_WRITE_VALUE_64", "Represents a cuStreamWriteValue64 operation"},
-	{6, "CU_STREAM_MEM_OP_BARRIER", "Insert a memory barrier of the specified type"},
-}
-
 // String returns the C name of the value, or its number.
 func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
 
-// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
-type StreamMemoryBarrierFlags uint32
-
-const (
-	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
-	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
-)
-
-var namesStreamMemoryBarrierFlags = []enumName{
-	{0, "CU_STREAM_MEMORY_BARRIER_TYPE_SYS", "System-wide memory barrier."},
-	{1, "CU_STREAM_MEMORY_BARRIER_TYPE_GPU", "Limit memory barrier scope to the GPU."},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamMemoryBarrierFlags) String() string {
 	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
-}
-
-// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and written through the methods.
-type StreamBatchMemOpParams struct {
-	_   [0]uint64
-	Raw [48]byte
 }
 
 // Operation is the member operation.
@@ -397,65 +2747,12 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 // Pad is the member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
 
-// BatchMemOpNodeParams is CUDA_BATCH_MEM_OP_NODE_PARAMS (also CUDA_BATCH_MEM_OP_NODE_PARAMS_v1) (32 bytes).
-type BatchMemOpNodeParams struct {
-	Ctx        Context
-	Count      uint32
-	ParamArray *StreamBatchMemOpParams
-	Flags      uint32
-}
-
-// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
-type BatchMemOpNodeParamsV2 struct {
-	Ctx        Context
-	Count      uint32
-	ParamArray *StreamBatchMemOpParams
-	Flags      uint32
-}
-
-// OccupancyFlags is CUoccupancy_flags.
-type OccupancyFlags uint32
-
-const (
-	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
-	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
-)
-
-var namesOccupancyFlags = []enumName{
-	{0, "CU_OCCUPANCY_DEFAULT", "Default behavior"},
-	{1, "CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE", "Assume global caching is enabled and cannot be automatically turned off"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
-
-// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
-type StreamUpdateCaptureDependenciesFlags uint32
-
-const (
-	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
-	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
-)
-
-var namesStreamUpdateCaptureDependenciesFlags = []enumName{
-	{0, "CU_STREAM_ADD_CAPTURE_DEPENDENCIES", "Add new nodes to the dependency set"},
-	{1, "CU_STREAM_SET_CAPTURE_DEPENDENCIES", "Replace the dependency set with the new nodes"},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
-}
-
-// AsyncNotificationType is CUasyncNotificationType.
-type AsyncNotificationType int32
-
-const (
-	AsyncNotificationTypeOverBudget AsyncNotificationType = 1 // CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
-)
-
-var namesAsyncNotificationType = []enumName{
-	{1, "CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -463,489 +2760,18 @@ func (v AsyncNotificationType) String() string {
 	return enumString(int64(v), namesAsyncNotificationType, "AsyncNotificationType")
 }
 
-// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
-type AsyncNotificationInfo struct {
-	Type AsyncNotificationType
-	Info AsyncNotificationInfoInfo
-}
-
-// AsyncCallback is CUasyncCallback, a C function pointer: void (*)(CUasyncNotificationInfo *info, void *userData, CUasyncCallbackHandle callback).
-type AsyncCallback unsafe.Pointer
-
-// ArrayFormat is CUarray_format.
-type ArrayFormat int32
-
-const (
-	AdFormatUnsignedInt8  ArrayFormat = 1   // CU_AD_FORMAT_UNSIGNED_INT8
-	AdFormatUnsignedInt16 ArrayFormat = 2   // CU_AD_FORMAT_UNSIGNED_INT16
-	AdFormatUnsignedInt32 ArrayFormat = 3   // CU_AD_FORMAT_UNSIGNED_INT32
-	AdFormatSignedInt8    ArrayFormat = 8   // CU_AD_FORMAT_SIGNED_INT8
-	AdFormatSignedInt16   ArrayFormat = 9   // CU_AD_FORMAT_SIGNED_INT16
-	AdFormatSignedInt32   ArrayFormat = 10  // CU_AD_FORMAT_SIGNED_INT32
-	AdFormatHalf          ArrayFormat = 16  // CU_AD_FORMAT_HALF
-	AdFormatFloat         ArrayFormat = 32  // CU_AD_FORMAT_FLOAT
-	AdFormatNv12          ArrayFormat = 176 // CU_AD_FORMAT_NV12
-	AdFormatUnormInt8X1   ArrayFormat = 192 // CU_AD_FORMAT_UNORM_INT8X1
-	AdFormatUnormInt8X2   ArrayFormat = 193 // CU_AD_FORMAT_UNORM_INT8X2
-	AdFormatUnormInt8X4   ArrayFormat = 194 // CU_AD_FORMAT_UNORM_INT8X4
-	AdFormatUnormInt16X1  ArrayFormat = 195 // CU_AD_FORMAT_UNORM_INT16X1
-	AdFormatUnormInt16X2  ArrayFormat = 196 // CU_AD_FORMAT_UNORM_INT16X2
-	AdFormatUnormInt16X4  ArrayFormat = 197 // CU_AD_FORMAT_UNORM_INT16X4
-	AdFormatSnormInt8X1   ArrayFormat = 198 // CU_AD_FORMAT_SNORM_INT8X1
-	AdFormatSnormInt8X2   ArrayFormat = 199 // CU_AD_FORMAT_SNORM_INT8X2
-	AdFormatSnormInt8X4   ArrayFormat = 200 // CU_AD_FORMAT_SNORM_INT8X4
-	AdFormatSnormInt16X1  ArrayFormat = 201 // CU_AD_FORMAT_SNORM_INT16X1
-	AdFormatSnormInt16X2  ArrayFormat = 202 // CU_AD_FORMAT_SNORM_INT16X2
-	AdFormatSnormInt16X4  ArrayFormat = 203 // CU_AD_FORMAT_SNORM_INT16X4
-	AdFormatBc1Unorm      ArrayFormat = 145 // CU_AD_FORMAT_BC1_UNORM
-	AdFormatBc1UnormSrgb  ArrayFormat = 146 // CU_AD_FORMAT_BC1_UNORM_SRGB
-	AdFormatBc2Unorm      ArrayFormat = 147 // CU_AD_FORMAT_BC2_UNORM
-	AdFormatBc2UnormSrgb  ArrayFormat = 148 // CU_AD_FORMAT_BC2_UNORM_SRGB
-	AdFormatBc3Unorm      ArrayFormat = 149 // CU_AD_FORMAT_BC3_UNORM
-	AdFormatBc3UnormSrgb  ArrayFormat = 150 // CU_AD_FORMAT_BC3_UNORM_SRGB
-	AdFormatBc4Unorm      ArrayFormat = 151 // CU_AD_FORMAT_BC4_UNORM
-	AdFormatBc4Snorm      ArrayFormat = 152 // CU_AD_FORMAT_BC4_SNORM
-	AdFormatBc5Unorm      ArrayFormat = 153 // CU_AD_FORMAT_BC5_UNORM
-	AdFormatBc5Snorm      ArrayFormat = 154 // CU_AD_FORMAT_BC5_SNORM
-	AdFormatBc6HUf16      ArrayFormat = 155 // CU_AD_FORMAT_BC6H_UF16
-	AdFormatBc6HSf16      ArrayFormat = 156 // CU_AD_FORMAT_BC6H_SF16
-	AdFormatBc7Unorm      ArrayFormat = 157 // CU_AD_FORMAT_BC7_UNORM
-	AdFormatBc7UnormSrgb  ArrayFormat = 158 // CU_AD_FORMAT_BC7_UNORM_SRGB
-)
-
-var namesArrayFormat = []enumName{
-	{1, "CU_AD_FORMAT_UNSIGNED_INT8", "Unsigned 8-bit integers"},
-	{2, "CU_AD_FORMAT_UNSIGNED_INT16", "Unsigned 16-bit integers"},
-	{3, "CU_AD_FORMAT_UNSIGNED_INT32", "Unsigned 32-bit integers"},
-	{8, "CU_AD_FORMAT_SIGNED_INT8", "Signed 8-bit integers"},
-	{9, "CU_AD_FORMAT_SIGNED_INT16", "Signed 16-bit integers"},
-	{10, "CU_AD_FORMAT_SIGNED_INT32", "Signed 32-bit integers"},
-	{16, "CU_AD_FORMAT_HALF", "16-bit floating point"},
-	{32, "CU_AD_FORMAT_FLOAT", "32-bit floating point"},
-	{145, "CU_AD_FORMAT_BC1_UNORM", "4 channel unsigned normalized block-compressed (BC1 compression) format"},
-	{146, "CU_AD_FORMAT_BC1_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding"},
-	{147, "CU_AD_FORMAT_BC2_UNORM", "4 channel unsigned normalized block-compressed (BC2 compression) format"},
-	{148, "CU_AD_FORMAT_BC2_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding"},
-	{149, "CU_AD_FORMAT_BC3_UNORM", "4 channel unsigned normalized block-compressed (BC3 compression) format"},
-	{150, "CU_AD_FORMAT_BC3_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding"},
-	{151, "CU_AD_FORMAT_BC4_UNORM", "1 channel unsigned normalized block-compressed (BC4 compression) format"},
-	{152, "CU_AD_FORMAT_BC4_SNORM", "1 channel signed normalized block-compressed (BC4 compression) format"},
-	{153, "CU_AD_FORMAT_BC5_UNORM", "2 channel unsigned normalized block-compressed (BC5 compression) format"},
-	{154, "CU_AD_FORMAT_BC5_SNORM", "2 channel signed normalized block-compressed (BC5 compression) format"},
-	{155, "CU_AD_FORMAT_BC6H_UF16", "3 channel unsigned half-float block-compressed (BC6H compression) format"},
-	{156, "CU_AD_FORMAT_BC6H_SF16", "3 channel signed half-float block-compressed (BC6H compression) format"},
-	{157, "CU_AD_FORMAT_BC7_UNORM", "4 channel unsigned normalized block-compressed (BC7 compression) format"},
-	{158, "CU_AD_FORMAT_BC7_UNORM_SRGB", "4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding"},
-	{176, "CU_AD_FORMAT_NV12", "8-bit YUV planar format, with 4:2:0 sampling"},
-	{192, "CU_AD_FORMAT_UNORM_INT8X1", "1 channel unsigned 8-bit normalized integer"},
-	{193, "CU_AD_FORMAT_UNORM_INT8X2", "2 channel unsigned 8-bit normalized integer"},
-	{194, "CU_AD_FORMAT_UNORM_INT8X4", "4 channel unsigned 8-bit normalized integer"},
-	{195, "CU_AD_FORMAT_UNORM_INT16X1", "1 channel unsigned 16-bit normalized integer"},
-	{196, "CU_AD_FORMAT_UNORM_INT16X2", "2 channel unsigned 16-bit normalized integer"},
-	{197, "CU_AD_FORMAT_UNORM_INT16X4", "4 channel unsigned 16-bit normalized integer"},
-	{198, "CU_AD_FORMAT_SNORM_INT8X1", "1 channel signed 8-bit normalized integer"},
-	{199, "CU_AD_FORMAT_SNORM_INT8X2", "2 channel signed 8-bit normalized integer"},
-	{200, "CU_AD_FORMAT_SNORM_INT8X4", "4 channel signed 8-bit normalized integer"},
-	{201, "CU_AD_FORMAT_SNORM_INT16X1", "1 channel signed 16-bit normalized integer"},
-	{202, "CU_AD_FORMAT_SNORM_INT16X2", "2 channel signed 16-bit normalized integer"},
-	{203, "CU_AD_FORMAT_SNORM_INT16X4", "4 channel signed 16-bit normalized integer"},
-}
-
 // String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
-
-// AddressMode is CUaddress_mode.
-type AddressMode int32
-
-const (
-	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
-	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
-	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
-	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
-)
-
-var namesAddressMode = []enumName{
-	{0, "CU_TR_ADDRESS_MODE_WRAP", "Wrapping address mode"},
-	{1, "CU_TR_ADDRESS_MODE_CLAMP", "Clamp to edge address mode"},
-	{2, "CU_TR_ADDRESS_MODE_MIRROR", "Mirror address mode"},
-	{3, "CU_TR_ADDRESS_MODE_BORDER", "Border address mode"},
-}
 
 // String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
 
-// FilterMode is CUfilter_mode.
-type FilterMode int32
-
-const (
-	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
-	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
-)
-
-var namesFilterMode = []enumName{
-	{0, "CU_TR_FILTER_MODE_POINT", "Point filter mode"},
-	{1, "CU_TR_FILTER_MODE_LINEAR", "Linear filter mode"},
-}
-
 // String returns the C name of the value, or its number.
 func (v FilterMode) String() string { return enumString(int64(v), namesFilterMode, "FilterMode") }
-
-// DeviceAttribute is CUdevice_attribute.
-type DeviceAttribute int32
-
-const (
-	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	DeviceAttributeMaxBlockDimX                           DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
-	DeviceAttributeMaxBlockDimY                           DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
-	DeviceAttributeMaxBlockDimZ                           DeviceAttribute = 4   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
-	DeviceAttributeMaxGridDimX                            DeviceAttribute = 5   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
-	DeviceAttributeMaxGridDimY                            DeviceAttribute = 6   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
-	DeviceAttributeMaxGridDimZ                            DeviceAttribute = 7   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
-	DeviceAttributeMaxSharedMemoryPerBlock                DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeSharedMemoryPerBlock                   DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeTotalConstantMemory                    DeviceAttribute = 9   // CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
-	DeviceAttributeWarpSize                               DeviceAttribute = 10  // CU_DEVICE_ATTRIBUTE_WARP_SIZE
-	DeviceAttributeMaxPitch                               DeviceAttribute = 11  // CU_DEVICE_ATTRIBUTE_MAX_PITCH
-	DeviceAttributeMaxRegistersPerBlock                   DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
-	DeviceAttributeRegistersPerBlock                      DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
-	DeviceAttributeClockRate                              DeviceAttribute = 13  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
-	DeviceAttributeTextureAlignment                       DeviceAttribute = 14  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
-	DeviceAttributeGPUOverlap                             DeviceAttribute = 15  // CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
-	DeviceAttributeMultiprocessorCount                    DeviceAttribute = 16  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-	DeviceAttributeKernelExecTimeout                      DeviceAttribute = 17  // CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
-	DeviceAttributeIntegrated                             DeviceAttribute = 18  // CU_DEVICE_ATTRIBUTE_INTEGRATED
-	DeviceAttributeCanMapHostMemory                       DeviceAttribute = 19  // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
-	DeviceAttributeComputeMode                            DeviceAttribute = 20  // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
-	DeviceAttributeMaximumTexture1DWidth                  DeviceAttribute = 21  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
-	DeviceAttributeMaximumTexture2DWidth                  DeviceAttribute = 22  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
-	DeviceAttributeMaximumTexture2DHeight                 DeviceAttribute = 23  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
-	DeviceAttributeMaximumTexture3DWidth                  DeviceAttribute = 24  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
-	DeviceAttributeMaximumTexture3DHeight                 DeviceAttribute = 25  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
-	DeviceAttributeMaximumTexture3DDepth                  DeviceAttribute = 26  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
-	DeviceAttributeMaximumTexture2DLayeredWidth           DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
-	DeviceAttributeMaximumTexture2DLayeredHeight          DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
-	DeviceAttributeMaximumTexture2DLayeredLayers          DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
-	DeviceAttributeMaximumTexture2DArrayWidth             DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
-	DeviceAttributeMaximumTexture2DArrayHeight            DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
-	DeviceAttributeMaximumTexture2DArrayNumslices         DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
-	DeviceAttributeSurfaceAlignment                       DeviceAttribute = 30  // CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
-	DeviceAttributeConcurrentKernels                      DeviceAttribute = 31  // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
-	DeviceAttributeEccEnabled                             DeviceAttribute = 32  // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
-	DeviceAttributePCIBusID                               DeviceAttribute = 33  // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
-	DeviceAttributePCIDeviceID                            DeviceAttribute = 34  // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
-	DeviceAttributeTccDriver                              DeviceAttribute = 35  // CU_DEVICE_ATTRIBUTE_TCC_DRIVER
-	DeviceAttributeMemoryClockRate                        DeviceAttribute = 36  // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
-	DeviceAttributeGlobalMemoryBusWidth                   DeviceAttribute = 37  // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
-	DeviceAttributeL2CacheSize                            DeviceAttribute = 38  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
-	DeviceAttributeMaxThreadsPerMultiprocessor            DeviceAttribute = 39  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
-	DeviceAttributeAsyncEngineCount                       DeviceAttribute = 40  // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
-	DeviceAttributeUnifiedAddressing                      DeviceAttribute = 41  // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
-	DeviceAttributeMaximumTexture1DLayeredWidth           DeviceAttribute = 42  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
-	DeviceAttributeMaximumTexture1DLayeredLayers          DeviceAttribute = 43  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
-	DeviceAttributeCanTex2DGather                         DeviceAttribute = 44  // CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
-	DeviceAttributeMaximumTexture2DGatherWidth            DeviceAttribute = 45  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
-	DeviceAttributeMaximumTexture2DGatherHeight           DeviceAttribute = 46  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
-	DeviceAttributeMaximumTexture3DWidthAlternate         DeviceAttribute = 47  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
-	DeviceAttributeMaximumTexture3DHeightAlternate        DeviceAttribute = 48  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
-	DeviceAttributeMaximumTexture3DDepthAlternate         DeviceAttribute = 49  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
-	DeviceAttributePCIDomainID                            DeviceAttribute = 50  // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
-	DeviceAttributeTexturePitchAlignment                  DeviceAttribute = 51  // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
-	DeviceAttributeMaximumTexturecubemapWidth             DeviceAttribute = 52  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
-	DeviceAttributeMaximumTexturecubemapLayeredWidth      DeviceAttribute = 53  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
-	DeviceAttributeMaximumTexturecubemapLayeredLayers     DeviceAttribute = 54  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
-	DeviceAttributeMaximumSurface1DWidth                  DeviceAttribute = 55  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
-	DeviceAttributeMaximumSurface2DWidth                  DeviceAttribute = 56  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
-	DeviceAttributeMaximumSurface2DHeight                 DeviceAttribute = 57  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
-	DeviceAttributeMaximumSurface3DWidth                  DeviceAttribute = 58  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
-	DeviceAttributeMaximumSurface3DHeight                 DeviceAttribute = 59  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
-	DeviceAttributeMaximumSurface3DDepth                  DeviceAttribute = 60  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
-	DeviceAttributeMaximumSurface1DLayeredWidth           DeviceAttribute = 61  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
-	DeviceAttributeMaximumSurface1DLayeredLayers          DeviceAttribute = 62  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
-	DeviceAttributeMaximumSurface2DLayeredWidth           DeviceAttribute = 63  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
-	DeviceAttributeMaximumSurface2DLayeredHeight          DeviceAttribute = 64  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
-	DeviceAttributeMaximumSurface2DLayeredLayers          DeviceAttribute = 65  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
-	DeviceAttributeMaximumSurfacecubemapWidth             DeviceAttribute = 66  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
-	DeviceAttributeMaximumSurfacecubemapLayeredWidth      DeviceAttribute = 67  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
-	DeviceAttributeMaximumSurfacecubemapLayeredLayers     DeviceAttribute = 68  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
-	DeviceAttributeMaximumTexture1DLinearWidth            DeviceAttribute = 69  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
-	DeviceAttributeMaximumTexture2DLinearWidth            DeviceAttribute = 70  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
-	DeviceAttributeMaximumTexture2DLinearHeight           DeviceAttribute = 71  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
-	DeviceAttributeMaximumTexture2DLinearPitch            DeviceAttribute = 72  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
-	DeviceAttributeMaximumTexture2DMipmappedWidth         DeviceAttribute = 73  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
-	DeviceAttributeMaximumTexture2DMipmappedHeight        DeviceAttribute = 74  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
-	DeviceAttributeComputeCapabilityMajor                 DeviceAttribute = 75  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-	DeviceAttributeComputeCapabilityMinor                 DeviceAttribute = 76  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-	DeviceAttributeMaximumTexture1DMipmappedWidth         DeviceAttribute = 77  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
-	DeviceAttributeStreamPrioritiesSupported              DeviceAttribute = 78  // CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
-	DeviceAttributeGlobalL1CacheSupported                 DeviceAttribute = 79  // CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
-	DeviceAttributeLocalL1CacheSupported                  DeviceAttribute = 80  // CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
-	DeviceAttributeMaxSharedMemoryPerMultiprocessor       DeviceAttribute = 81  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-	DeviceAttributeMaxRegistersPerMultiprocessor          DeviceAttribute = 82  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
-	DeviceAttributeManagedMemory                          DeviceAttribute = 83  // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-	DeviceAttributeMultiGPUBoard                          DeviceAttribute = 84  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
-	DeviceAttributeMultiGPUBoardGroupID                   DeviceAttribute = 85  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
-	DeviceAttributeHostNativeAtomicSupported              DeviceAttribute = 86  // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
-	DeviceAttributeSingleToDoublePrecisionPerfRatio       DeviceAttribute = 87  // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-	DeviceAttributePageableMemoryAccess                   DeviceAttribute = 88  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
-	DeviceAttributeConcurrentManagedAccess                DeviceAttribute = 89  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
-	DeviceAttributeComputePreemptionSupported             DeviceAttribute = 90  // CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
-	DeviceAttributeCanUseHostPointerForRegisteredMem      DeviceAttribute = 91  // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-	DeviceAttributeCanUseStreamMemOpsV1                   DeviceAttribute = 92  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1
-	DeviceAttributeCanUse64BitStreamMemOpsV1              DeviceAttribute = 93  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1
-	DeviceAttributeCanUseStreamWaitValueNorV1             DeviceAttribute = 94  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1
-	DeviceAttributeCooperativeLaunch                      DeviceAttribute = 95  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
-	DeviceAttributeCooperativeMultiDeviceLaunch           DeviceAttribute = 96  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
-	DeviceAttributeMaxSharedMemoryPerBlockOptin           DeviceAttribute = 97  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	DeviceAttributeCanFlushRemoteWrites                   DeviceAttribute = 98  // CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
-	DeviceAttributeHostRegisterSupported                  DeviceAttribute = 99  // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
-	DeviceAttributePageableMemoryAccessUsesHostPageTables DeviceAttribute = 100 // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-	DeviceAttributeDirectManagedMemAccessFromHost         DeviceAttribute = 101 // CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-	DeviceAttributeVirtualAddressManagementSupported      DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED
-	DeviceAttributeVirtualMemoryManagementSupported       DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
-	DeviceAttributeHandleTypePosixFileDescriptorSupported DeviceAttribute = 103 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
-	DeviceAttributeHandleTypeWin32HandleSupported         DeviceAttribute = 104 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
-	DeviceAttributeHandleTypeWin32KmtHandleSupported      DeviceAttribute = 105 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
-	DeviceAttributeMaxBlocksPerMultiprocessor             DeviceAttribute = 106 // CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
-	DeviceAttributeGenericCompressionSupported            DeviceAttribute = 107 // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
-	DeviceAttributeMaxPersistingL2CacheSize               DeviceAttribute = 108 // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
-	DeviceAttributeMaxAccessPolicyWindowSize              DeviceAttribute = 109 // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
-	DeviceAttributeGPUDirectRdmaWithCudaVmmSupported      DeviceAttribute = 110 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
-	DeviceAttributeReservedSharedMemoryPerBlock           DeviceAttribute = 111 // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeSparseCudaArraySupported               DeviceAttribute = 112 // CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
-	DeviceAttributeReadOnlyHostRegisterSupported          DeviceAttribute = 113 // CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
-	DeviceAttributeTimelineSemaphoreInteropSupported      DeviceAttribute = 114 // CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
-	DeviceAttributeMemoryPoolsSupported                   DeviceAttribute = 115 // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
-	DeviceAttributeGPUDirectRdmaSupported                 DeviceAttribute = 116 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
-	DeviceAttributeGPUDirectRdmaFlushWritesOptions        DeviceAttribute = 117 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
-	DeviceAttributeGPUDirectRdmaWritesOrdering            DeviceAttribute = 118 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
-	DeviceAttributeMempoolSupportedHandleTypes            DeviceAttribute = 119 // CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
-	DeviceAttributeClusterLaunch                          DeviceAttribute = 120 // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
-	DeviceAttributeDeferredMappingCudaArraySupported      DeviceAttribute = 121 // CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
-	DeviceAttributeCanUse64BitStreamMemOps                DeviceAttribute = 122 // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-	DeviceAttributeCanUseStreamWaitValueNor               DeviceAttribute = 123 // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
-	DeviceAttributeDmaBufSupported                        DeviceAttribute = 124 // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
-	DeviceAttributeIPCEventSupported                      DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
-	DeviceAttributeMemSyncDomainCount                     DeviceAttribute = 126 // CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT
-	DeviceAttributeTensorMapAccessSupported               DeviceAttribute = 127 // CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED
-	DeviceAttributeHandleTypeFabricSupported              DeviceAttribute = 128 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
-	DeviceAttributeUnifiedFunctionPointers                DeviceAttribute = 129 // CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS
-	DeviceAttributeNUMAConfig                             DeviceAttribute = 130 // CU_DEVICE_ATTRIBUTE_NUMA_CONFIG
-	DeviceAttributeNUMAID                                 DeviceAttribute = 131 // CU_DEVICE_ATTRIBUTE_NUMA_ID
-	DeviceAttributeMulticastSupported                     DeviceAttribute = 132 // CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
-	DeviceAttributeMPSEnabled                             DeviceAttribute = 133 // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
-	DeviceAttributeHostNUMAID                             DeviceAttribute = 134 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
-	DeviceAttributeMax                                    DeviceAttribute = 135 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
-)
-
-var namesDeviceAttribute = []enumName{
-	{1, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "Maximum number of threads per block"},
-	{2, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X", "Maximum block dimension X"},
-	{3, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y", "Maximum block dimension Y"},
-	{4, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z", "Maximum block dimension Z"},
-	{5, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X", "Maximum grid dimension X"},
-	{6, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y", "Maximum grid dimension Y"},
-	{7, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z", "Maximum grid dimension Z"},
-	{8, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK", "Maximum shared memory available per block in bytes"},
-	{8, "CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK"},
-	{9, "CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY", "Memory available on device for __constant__ variables in a CUDA C kernel in bytes"},
-	{10, "CU_DEVICE_ATTRIBUTE_WARP_SIZE", "Warp size in threads"},
-	{11, "CU_DEVICE_ATTRIBUTE_MAX_PITCH", "Maximum pitch in bytes allowed by memory copies"},
-	{12, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK", "Maximum number of 32-bit registers available per block"},
-	{12, "CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"},
-	{13, "CU_DEVICE_ATTRIBUTE_CLOCK_RATE", "Typical clock frequency in kilohertz"},
-	{14, "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT", "Alignment requirement for textures"},
-	{15, "CU_DEVICE_ATTRIBUTE_GPU_OVERLAP", "Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT."},
-	{16, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", "Number of multiprocessors on device"},
-	{17, "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT", "Specifies whether there is a run time limit on kernels"},
-	{18, "CU_DEVICE_ATTRIBUTE_INTEGRATED", "Device is integrated with host memory"},
-	{19, "CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY", "Device can map host memory into CUDA address space"},
-	{20, "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE", "Compute mode (See CUcomputemode for details)"},
-	{21, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH", "Maximum 1D texture width"},
-	{22, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH", "Maximum 2D texture width"},
-	{23, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT", "Maximum 2D texture height"},
-	{24, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH", "Maximum 3D texture width"},
-	{25, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT", "Maximum 3D texture height"},
-	{26, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH", "Maximum 3D texture depth"},
-	{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH", "Maximum 2D layered texture width"},
-	{27, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH"},
-	{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT", "Maximum 2D layered texture height"},
-	{28, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT"},
-	{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered texture"},
-	{29, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES", "Deprecated, use CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS"},
-	{30, "CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT", "Alignment requirement for surfaces"},
-	{31, "CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS", "Device can possibly execute multiple kernels concurrently"},
-	{32, "CU_DEVICE_ATTRIBUTE_ECC_ENABLED", "Device has ECC support enabled"},
-	{33, "CU_DEVICE_ATTRIBUTE_PCI_BUS_ID", "PCI bus ID of the device"},
-	{34, "CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID", "PCI device ID of the device"},
-	{35, "CU_DEVICE_ATTRIBUTE_TCC_DRIVER", "Device is using TCC driver model"},
-	{36, "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE", "Peak memory clock frequency in kilohertz"},
-	{37, "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH", "Global memory bus width in bits"},
-	{38, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE", "Size of L2 cache in bytes"},
-	{39, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR", "Maximum resident threads per multiprocessor"},
-	{40, "CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT", "Number of asynchronous engines"},
-	{41, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING", "Device shares a unified address space with the host"},
-	{42, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH", "Maximum 1D layered texture width"},
-	{43, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered texture"},
-	{44, "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER", "Deprecated, do not use."},
-	{45, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH", "Maximum 2D texture width if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
-	{46, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT", "Maximum 2D texture height if CUDA_ARRAY3D_TEXTURE_GATHER is set"},
-	{47, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE", "Alternate maximum 3D texture width"},
-	{48, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE", "Alternate maximum 3D texture height"},
-	{49, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE", "Alternate maximum 3D texture depth"},
-	{50, "CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID", "PCI domain ID of the device"},
-	{51, "CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT", "Pitch alignment requirement for textures"},
-	{52, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH", "Maximum cubemap texture width/height"},
-	{53, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered texture width/height"},
-	{54, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered texture"},
-	{55, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH", "Maximum 1D surface width"},
-	{56, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH", "Maximum 2D surface width"},
-	{57, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT", "Maximum 2D surface height"},
-	{58, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH", "Maximum 3D surface width"},
-	{59, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT", "Maximum 3D surface height"},
-	{60, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH", "Maximum 3D surface depth"},
-	{61, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH", "Maximum 1D layered surface width"},
-	{62, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS", "Maximum layers in a 1D layered surface"},
-	{63, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH", "Maximum 2D layered surface width"},
-	{64, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT", "Maximum 2D layered surface height"},
-	{65, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS", "Maximum layers in a 2D layered surface"},
-	{66, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH", "Maximum cubemap surface width"},
-	{67, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH", "Maximum cubemap layered surface width"},
-	{68, "CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS", "Maximum layers in a cubemap layered surface"},
-	{69, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH", "Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead."},
-	{70, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH", "Maximum 2D linear texture width"},
-	{71, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT", "Maximum 2D linear texture height"},
-	{72, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH", "Maximum 2D linear texture pitch in bytes"},
-	{73, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "Maximum mipmapped 2D texture width"},
-	{74, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT", "Maximum mipmapped 2D texture height"},
-	{75, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR", "Major compute capability version number"},
-	{76, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR", "Minor compute capability version number"},
-	{77, "CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "Maximum mipmapped 1D texture width"},
-	{78, "CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED", "Device supports stream priorities"},
-	{79, "CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED", "Device supports caching globals in L1"},
-	{80, "CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED", "Device supports caching locals in L1"},
-	{81, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "Maximum shared memory available per multiprocessor in bytes"},
-	{82, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR", "Maximum number of 32-bit registers available per multiprocessor"},
-	{83, "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY", "Device can allocate managed memory on this system"},
-	{84, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD", "Device is on a multi-GPU board"},
-	{85, "CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID", "Unique id for a group of devices on the same multi-GPU board"},
-	{86, "CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED", "Link between the device and the host supports native atomic operations (this is a placeholder attribute, and is not supported on any current hardware)"},
-	{87, "CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO", "Ratio of single precision performance (in floating-point operations per second) to double precision performance"},
-	{88, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", "Device supports coherently accessing pageable memory without calling cudaHostRegister on it"},
-	{89, "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS", "Device can coherently access managed memory concurrently with the CPU"},
-	{90, "CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED", "Device supports compute preemption."},
-	{91, "CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM", "Device can access host registered memory at the same virtual address as the CPU"},
-	{92, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, cuStreamBatchMemOp and related APIs are supported."},
-	{93, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1", "Deprecated, along with v1 MemOps API, 64-bit operations are supported in cuStreamBatchMemOp and related APIs."},
-	{94, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1", "Deprecated, along with v1 MemOps API, CU_STREAM_WAIT_VALUE_NOR is supported."},
-	{95, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH", "Device supports launching cooperative kernels via cuLaunchCooperativeKernel"},
-	{96, "CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH", "Deprecated, cuLaunchCooperativeKernelMultiDevice is deprecated."},
-	{97, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "Maximum optin shared memory per block"},
-	{98, "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See CUDA_MEMOP for additional details."},
-	{99, "CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED", "Device supports host memory registration via cudaHostRegister."},
-	{100, "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES", "Device accesses pageable memory via the host's page tables."},
-	{101, "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST", "The host can directly access managed memory on the device without migration."},
-	{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED", "Device supports virtual memory management APIs like cuMemAddressReserve, cuMemCreate, cuMemMap and related APIs"},
-	{102, "CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED", "Deprecated, Use CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"},
-	{103, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED", "Device supports exporting memory to a posix file descriptor with cuMemExportToShareableHandle, if requested via cuMemCreate"},
-	{104, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 NT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
-	{105, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED", "Device supports exporting memory to a Win32 KMT handle with cuMemExportToShareableHandle, if requested via cuMemCreate"},
-	{106, "CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR", "Maximum number of blocks per multiprocessor"},
-	{107, "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", "Device supports compression of memory"},
-	{108, "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE", "Maximum L2 persisting lines capacity setting in bytes."},
-	{109, "CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE", "Maximum value of CUaccessPolicyWindownum_bytes."},
-	{110, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED", "Device supports specifying the GPUDirect RDMA flag with cuMemCreate"},
-	{111, "CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK", "Shared memory reserved by CUDA driver per block in bytes"},
-	{112, "CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED", "Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays"},
-	{113, "CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED", "Device supports using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register memory that must be mapped as read-only to the GPU"},
-	{114, "CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED", "External timeline semaphore interop is supported on the device"},
-	{115, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", "Device supports using the cuMemAllocAsync and cuMemPool family of APIs"},
-	{116, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED", "Device supports GPUDirect RDMA APIs, like nvidia_p2p_get_pages (see https://docs.nvidia.com/cuda/gpudirect-rdma for more information)"},
-	{117, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS", "The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the CUflushGPUDirectRDMAWritesOptions enum"},
-	{118, "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING", "GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See CUGPUDirectRDMAWritesOrdering for the numerical values returned here."},
-	{119, "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES", "Handle types supported with mempool based IPC"},
-	{120, "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH", "Indicates device supports cluster launch"},
-	{121, "CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED", "Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays"},
-	{122, "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS", "64-bit operations are supported in cuStreamBatchMemOp and related MemOp APIs."},
-	{123, "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR", "CU_STREAM_WAIT_VALUE_NOR is supported by MemOp APIs."},
-	{124, "CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED", "Device supports buffer sharing with dma_buf mechanism."},
-	{125, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED", "Device supports IPC Events."},
-	{126, "CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT", "Number of memory domains the device supports."},
-	{127, "CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED", "Device supports accessing memory using Tensor Map."},
-	{128, "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED", "Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()"},
-	{129, "CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS", "Device supports unified function pointers."},
-	{130, "CU_DEVICE_ATTRIBUTE_NUMA_CONFIG", ""},
-	{131, "CU_DEVICE_ATTRIBUTE_NUMA_ID", ""},
-	{132, "CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED", "Device supports switch multicast and reduction operations."},
-	{133, "CU_DEVICE_ATTRIBUTE_MPS_ENABLED", "Indicates if contexts created on this device will be shared via MPS"},
-	{134, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID", "NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA."},
-}
 
 // String returns the C name of the value, or its number.
 func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
-}
-
-// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
-type Devprop struct {
-	MaxThreadsPerBlock  int32
-	MaxThreadsDim       [3]int32
-	MaxGridSize         [3]int32
-	SharedMemPerBlock   int32
-	TotalConstantMemory int32
-	SIMDWidth           int32
-	MemPitch            int32
-	RegsPerBlock        int32
-	ClockRate           int32
-	TextureAlign        int32
-}
-
-// PointerAttribute is CUpointer_attribute.
-type PointerAttribute int32
-
-const (
-	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
-	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-	PointerAttributeHostPointer            PointerAttribute = 4  // CU_POINTER_ATTRIBUTE_HOST_POINTER
-	PointerAttributeP2PTokens              PointerAttribute = 5  // CU_POINTER_ATTRIBUTE_P2P_TOKENS
-	PointerAttributeSyncMemops             PointerAttribute = 6  // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-	PointerAttributeBufferID               PointerAttribute = 7  // CU_POINTER_ATTRIBUTE_BUFFER_ID
-	PointerAttributeIsManaged              PointerAttribute = 8  // CU_POINTER_ATTRIBUTE_IS_MANAGED
-	PointerAttributeDeviceOrdinal          PointerAttribute = 9  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-	PointerAttributeIsLegacyCudaIPCCapable PointerAttribute = 10 // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-	PointerAttributeRangeStartAddr         PointerAttribute = 11 // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-	PointerAttributeRangeSize              PointerAttribute = 12 // CU_POINTER_ATTRIBUTE_RANGE_SIZE
-	PointerAttributeMapped                 PointerAttribute = 13 // CU_POINTER_ATTRIBUTE_MAPPED
-	PointerAttributeAllowedHandleTypes     PointerAttribute = 14 // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-	PointerAttributeIsGPUDirectRdmaCapable PointerAttribute = 15 // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-	PointerAttributeAccessFlags            PointerAttribute = 16 // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-	PointerAttributeMempoolHandle          PointerAttribute = 17 // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-	PointerAttributeMappingSize            PointerAttribute = 18 // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-	PointerAttributeMappingBaseAddr        PointerAttribute = 19 // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-)
-
-var namesPointerAttribute = []enumName{
-	{1, "CU_POINTER_ATTRIBUTE_CONTEXT", "The CUcontext on which a pointer was allocated or registered"},
-	{2, "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", "The CUmemorytype describing the physical location of a pointer"},
-	{3, "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", "The address at which a pointer's memory may be accessed on the device"},
-	{4, "CU_POINTER_ATTRIBUTE_HOST_POINTER", "The address at which a pointer's memory may be accessed on the host"},
-	{5, "CU_POINTER_ATTRIBUTE_P2P_TOKENS", "A pair of tokens for use with the nv-p2p.h Linux kernel interface"},
-	{6, "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", "Synchronize every synchronous memory operation initiated on this region"},
-	{7, "CU_POINTER_ATTRIBUTE_BUFFER_ID", "A process-wide unique ID for an allocated memory region"},
-	{8, "CU_POINTER_ATTRIBUTE_IS_MANAGED", "Indicates if the pointer points to managed memory"},
-	{9, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", "A device ordinal of a device on which a pointer was allocated or registered"},
-	{10, "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", "1 if this pointer maps to an allocation that is suitable for cudaIpcGetMemHandle, 0 otherwise"},
-	{11, "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", "Starting address for this requested pointer"},
-	{12, "CU_POINTER_ATTRIBUTE_RANGE_SIZE", "Size of the address range for this requested pointer"},
-	{13, "CU_POINTER_ATTRIBUTE_MAPPED", "1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise"},
-	{14, "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", "Bitmask of allowed CUmemAllocationHandleType for this allocation"},
-	{15, "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", "1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API"},
-	{16, "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", "Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given"},
-	{17, "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", "Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL."},
-	{18, "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", "Size of the actual underlying mapping that the pointer belongs to"},
-	{19, "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", "The start address of the mapping that the pointer belongs to"},
-	{20, "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", "A process-wide unique id corresponding to the physical allocation the pointer belongs to"},
 }
 
 // String returns the C name of the value, or its number.
@@ -953,434 +2779,54 @@ func (v PointerAttribute) String() string {
 	return enumString(int64(v), namesPointerAttribute, "PointerAttribute")
 }
 
-// FunctionAttribute is CUfunction_attribute.
-type FunctionAttribute int32
-
-const (
-	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
-	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
-	FuncAttributeLocalSizeBytes                    FunctionAttribute = 3  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
-	FuncAttributeNumRegs                           FunctionAttribute = 4  // CU_FUNC_ATTRIBUTE_NUM_REGS
-	FuncAttributePTXVersion                        FunctionAttribute = 5  // CU_FUNC_ATTRIBUTE_PTX_VERSION
-	FuncAttributeBinaryVersion                     FunctionAttribute = 6  // CU_FUNC_ATTRIBUTE_BINARY_VERSION
-	FuncAttributeCacheModeCa                       FunctionAttribute = 7  // CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
-	FuncAttributeMaxDynamicSharedSizeBytes         FunctionAttribute = 8  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-	FuncAttributePreferredSharedMemoryCarveout     FunctionAttribute = 9  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-	FuncAttributeClusterSizeMustBeSet              FunctionAttribute = 10 // CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
-	FuncAttributeRequiredClusterWidth              FunctionAttribute = 11 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
-	FuncAttributeRequiredClusterHeight             FunctionAttribute = 12 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
-	FuncAttributeRequiredClusterDepth              FunctionAttribute = 13 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
-	FuncAttributeNonPortableClusterSizeAllowed     FunctionAttribute = 14 // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
-)
-
-var namesFunctionAttribute = []enumName{
-	{0, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK", "The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded."},
-	{1, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", "The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime."},
-	{2, "CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES", "The size in bytes of user-allocated constant memory required by this function."},
-	{3, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", "The size in bytes of local memory used by each thread of this function."},
-	{4, "CU_FUNC_ATTRIBUTE_NUM_REGS", "The number of registers used by each thread of this function."},
-	{5, "CU_FUNC_ATTRIBUTE_PTX_VERSION", "The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0."},
-	{6, "CU_FUNC_ATTRIBUTE_BINARY_VERSION", "The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version."},
-	{7, "CU_FUNC_ATTRIBUTE_CACHE_MODE_CA", "The attribute to indicate whether the function has been compiled with user specified option \"-Xptxas --dlcm=ca\" set ."},
-	{8, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", "The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{9, "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", "On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{10, "CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET", "If this attribute is set, the kernel must launch with a valid cluster size specified. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{11, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH", "The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{12, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT", "The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{13, "CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH", "The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA_ERROR_NOT_PERMITTED. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{14, "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED", "Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device. Portable Cluster Size A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm_90 is 8 blocks per cluster. This value may increase for future compute capabilities. The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable. See cuFuncSetAttribute, cuKernelSetAttribute"},
-	{15, "CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See cuFuncSetAttribute, cuKernelSetAttribute"},
-}
-
 // String returns the C name of the value, or its number.
 func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
 
-// FuncCache is CUfunc_cache.
-type FuncCache int32
-
-const (
-	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
-	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
-	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
-	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
-)
-
-var namesFuncCache = []enumName{
-	{0, "CU_FUNC_CACHE_PREFER_NONE", "no preference for shared memory or L1 (default)"},
-	{1, "CU_FUNC_CACHE_PREFER_SHARED", "prefer larger shared memory and smaller L1 cache"},
-	{2, "CU_FUNC_CACHE_PREFER_L1", "prefer larger L1 cache and smaller shared memory"},
-	{3, "CU_FUNC_CACHE_PREFER_EQUAL", "prefer equal sized L1 cache and shared memory"},
-}
-
 // String returns the C name of the value, or its number.
 func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
 
-// Sharedconfig is CUsharedconfig.
-type Sharedconfig int32
-
-const (
-	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
-	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
-	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
-)
-
-var namesSharedconfig = []enumName{
-	{0, "CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE", "set default shared memory bank size"},
-	{1, "CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE", "set shared memory bank width to four bytes"},
-	{2, "CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE", "set shared memory bank width to eight bytes"},
-}
-
 // String returns the C name of the value, or its number.
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
-
-// SharedCarveout is CUshared_carveout.
-type SharedCarveout int32
-
-const (
-	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
-	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
-	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
-)
-
-var namesSharedCarveout = []enumName{
-	{-1, "CU_SHAREDMEM_CARVEOUT_DEFAULT", "No preference for shared memory or L1 (default)"},
-	{0, "CU_SHAREDMEM_CARVEOUT_MAX_L1", "Prefer maximum available L1 cache, minimum shared memory"},
-	{100, "CU_SHAREDMEM_CARVEOUT_MAX_SHARED", "Prefer maximum available shared memory, minimum L1 cache"},
-}
 
 // String returns the C name of the value, or its number.
 func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
 
-// Memorytype is CUmemorytype.
-type Memorytype int32
-
-const (
-	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
-	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
-	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
-	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
-)
-
-var namesMemorytype = []enumName{
-	{1, "CU_MEMORYTYPE_HOST", "Host memory"},
-	{2, "CU_MEMORYTYPE_DEVICE", "Device memory"},
-	{3, "CU_MEMORYTYPE_ARRAY", "Array memory"},
-	{4, "CU_MEMORYTYPE_UNIFIED", "Unified device or host memory"},
-}
-
 // String returns the C name of the value, or its number.
 func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
-
-// Computemode is CUcomputemode.
-type Computemode int32
-
-const (
-	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
-	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
-	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
-)
-
-var namesComputemode = []enumName{
-	{0, "CU_COMPUTEMODE_DEFAULT", "Default compute mode (Multiple contexts allowed per device)"},
-	{2, "CU_COMPUTEMODE_PROHIBITED", "Compute-prohibited mode (No contexts can be created on this device at this time)"},
-	{3, "CU_COMPUTEMODE_EXCLUSIVE_PROCESS", "Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)"},
-}
 
 // String returns the C name of the value, or its number.
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
 
-// MemAdvice is CUmem_advise.
-type MemAdvice int32
-
-const (
-	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
-	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
-	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
-	MemAdviseUnsetPreferredLocation MemAdvice = 4 // CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
-	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
-	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
-)
-
-var namesMemAdvice = []enumName{
-	{1, "CU_MEM_ADVISE_SET_READ_MOSTLY", "Data will mostly be read and only occasionally be written to"},
-	{2, "CU_MEM_ADVISE_UNSET_READ_MOSTLY", "Undo the effect of CU_MEM_ADVISE_SET_READ_MOSTLY"},
-	{3, "CU_MEM_ADVISE_SET_PREFERRED_LOCATION", "Set the preferred location for the data as the specified device"},
-	{4, "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION", "Clear the preferred location for the data"},
-	{5, "CU_MEM_ADVISE_SET_ACCESSED_BY", "Data will be accessed by the specified device, so prevent page faults as much as possible"},
-	{6, "CU_MEM_ADVISE_UNSET_ACCESSED_BY", "Let the Unified Memory subsystem decide on the page faulting policy for the specified device"},
-}
-
 // String returns the C name of the value, or its number.
 func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
-
-// MemRangeAttribute is CUmem_range_attribute.
-type MemRangeAttribute int32
-
-const (
-	MemRangeAttributeReadMostly               MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
-	MemRangeAttributePreferredLocation        MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
-	MemRangeAttributeAccessedBy               MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
-	MemRangeAttributeLastPrefetchLocation     MemRangeAttribute = 4 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
-	MemRangeAttributePreferredLocationType    MemRangeAttribute = 5 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
-	MemRangeAttributePreferredLocationID      MemRangeAttribute = 6 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
-	MemRangeAttributeLastPrefetchLocationType MemRangeAttribute = 7 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
-	MemRangeAttributeLastPrefetchLocationID   MemRangeAttribute = 8 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
-)
-
-var namesMemRangeAttribute = []enumName{
-	{1, "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY", "Whether the range will mostly be read and only occasionally be written to"},
-	{2, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION", "The preferred location of the range"},
-	{3, "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY", "Memory range has CU_MEM_ADVISE_SET_ACCESSED_BY set for specified device"},
-	{4, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION", "The last location to which the range was prefetched"},
-	{5, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE", "The preferred location type of the range"},
-	{6, "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID", "The preferred location id of the range"},
-	{7, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE", "The last location type to which the range was prefetched"},
-	{8, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID", "The last location id to which the range was prefetched"},
-}
 
 // String returns the C name of the value, or its number.
 func (v MemRangeAttribute) String() string {
 	return enumString(int64(v), namesMemRangeAttribute, "MemRangeAttribute")
 }
 
-// JITOption is CUjit_option.
-type JITOption int32
-
-const (
-	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
-	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
-	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
-	JITInfoLogBuffer                 JITOption = 3  // CU_JIT_INFO_LOG_BUFFER
-	JITInfoLogBufferSizeBytes        JITOption = 4  // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
-	JITErrorLogBuffer                JITOption = 5  // CU_JIT_ERROR_LOG_BUFFER
-	JITErrorLogBufferSizeBytes       JITOption = 6  // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
-	JITOptimizationLevel             JITOption = 7  // CU_JIT_OPTIMIZATION_LEVEL
-	JITTargetFromCucontext           JITOption = 8  // CU_JIT_TARGET_FROM_CUCONTEXT
-	JITOptionTarget                  JITOption = 9  // CU_JIT_TARGET
-	JITFallbackStrategy              JITOption = 10 // CU_JIT_FALLBACK_STRATEGY
-	JITGenerateDebugInfo             JITOption = 11 // CU_JIT_GENERATE_DEBUG_INFO
-	JITLogVerbose                    JITOption = 12 // CU_JIT_LOG_VERBOSE
-	JITGenerateLineInfo              JITOption = 13 // CU_JIT_GENERATE_LINE_INFO
-	JITOptionCacheMode               JITOption = 14 // CU_JIT_CACHE_MODE
-	JITNewSm3XOpt                    JITOption = 15 // CU_JIT_NEW_SM3X_OPT
-	JITFastCompile                   JITOption = 16 // CU_JIT_FAST_COMPILE
-	JITGlobalSymbolNames             JITOption = 17 // CU_JIT_GLOBAL_SYMBOL_NAMES
-	JITGlobalSymbolAddresses         JITOption = 18 // CU_JIT_GLOBAL_SYMBOL_ADDRESSES
-	JITGlobalSymbolCount             JITOption = 19 // CU_JIT_GLOBAL_SYMBOL_COUNT
-	JITLto                           JITOption = 20 // CU_JIT_LTO
-	JITFtz                           JITOption = 21 // CU_JIT_FTZ
-	JITPrecDiv                       JITOption = 22 // CU_JIT_PREC_DIV
-	JITPrecSqrt                      JITOption = 23 // CU_JIT_PREC_SQRT
-	JITFma                           JITOption = 24 // CU_JIT_FMA
-	JITReferencedKernelNames         JITOption = 25 // CU_JIT_REFERENCED_KERNEL_NAMES
-	JITReferencedKernelCount         JITOption = 26 // CU_JIT_REFERENCED_KERNEL_COUNT
-	JITReferencedVariableNames       JITOption = 27 // CU_JIT_REFERENCED_VARIABLE_NAMES
-	JITReferencedVariableCount       JITOption = 28 // CU_JIT_REFERENCED_VARIABLE_COUNT
-	JITOptimizeUnusedDeviceVariables JITOption = 29 // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
-	JITPositionIndependentCode       JITOption = 30 // CU_JIT_POSITION_INDEPENDENT_CODE
-	JITMinCtaPerSM                   JITOption = 31 // CU_JIT_MIN_CTA_PER_SM
-	JITMaxThreadsPerBlock            JITOption = 32 // CU_JIT_MAX_THREADS_PER_BLOCK
-	JITOverrideDirectiveValues       JITOption = 33 // CU_JIT_OVERRIDE_DIRECTIVE_VALUES
-	JITNumOptions                    JITOption = 34 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
-)
-
-var namesJITOption = []enumName{
-	{0, "CU_JIT_MAX_REGISTERS", "Max number of registers that a thread may use.n Option type: unsigned intn Applies to: compiler only"},
-	{1, "CU_JIT_THREADS_PER_BLOCK", "IN: Specifies minimum number of threads per block to target compilation forn OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.n Cannot be combined with CU_JIT_TARGET.n Option type: unsigned intn Applies to: compiler only"},
-	{2, "CU_JIT_WALL_TIME", "Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linkern Option type: floatn Applies to: compiler and linker"},
-	{3, "CU_JIT_INFO_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
-	{4, "CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
-	{5, "CU_JIT_ERROR_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
-	{6, "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
-	{7, "CU_JIT_OPTIMIZATION_LEVEL", "Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.n Option type: unsigned intn Applies to: compiler only"},
-	{8, "CU_JIT_TARGET_FROM_CUCONTEXT", "No option value required. Determines the target based on the current attached context (default)n Option type: No option value neededn Applies to: compiler and linker"},
-	{9, "CU_JIT_TARGET", "Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK.n Option type: unsigned int for enumerated type CUjit_targetn Applies to: compiler and linker"},
-	{10, "CU_JIT_FALLBACK_STRATEGY", "Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches.n Option type: unsigned int for enumerated type CUjit_fallbackn Applies to: compiler only"},
-	{11, "CU_JIT_GENERATE_DEBUG_INFO", "Specifies whether to create debug information in output (-g) (0: false, default)n Option type: intn Applies to: compiler and linker"},
-	{12, "CU_JIT_LOG_VERBOSE", "Generate verbose log messages (0: false, default)n Option type: intn Applies to: compiler and linker"},
-	{13, "CU_JIT_GENERATE_LINE_INFO", "Generate line number information (-lineinfo) (0: false, default)n Option type: intn Applies to: compiler only"},
-	{14, "CU_JIT_CACHE_MODE", "Specifies whether to enable caching explicitly (-dlcm) n Choice is based on supplied CUjit_cacheMode_enum.n Option type: unsigned int for enumerated type CUjit_cacheMode_enumn Applies to: compiler only"},
-	{15, "CU_JIT_NEW_SM3X_OPT", "deprecated This jit option is deprecated and should not be used."},
-	{16, "CU_JIT_FAST_COMPILE", "This jit option is used for internal purpose only."},
-	{17, "CU_JIT_GLOBAL_SYMBOL_NAMES", "Array of device symbol names that will be relocated to the corresponding host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.n It is only allowed to register symbols that correspond to unresolved global variables.n It is illegal to register the same device symbol at multiple addresses.n Option type: const char **n Applies to: dynamic linker only"},
-	{18, "CU_JIT_GLOBAL_SYMBOL_ADDRESSES", "Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n Option type: void **n Applies to: dynamic linker only"},
-	{19, "CU_JIT_GLOBAL_SYMBOL_COUNT", "Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays.n Option type: unsigned intn Applies to: dynamic linker only"},
-	{20, "CU_JIT_LTO", "deprecated Enable link-time optimization (-dlto) for device code (Disabled by default).n This option is not supported on 32-bit platforms.n Option type: intn Applies to: compiler and linker Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{21, "CU_JIT_FTZ", "deprecated Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{22, "CU_JIT_PREC_DIV", "deprecated Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{23, "CU_JIT_PREC_SQRT", "deprecated Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{24, "CU_JIT_FMA", "deprecated Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{25, "CU_JIT_REFERENCED_KERNEL_NAMES", "deprecated Array of kernel names that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries.n Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{26, "CU_JIT_REFERENCED_KERNEL_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array.n Option type: unsigned intn Applies to: dynamic linker only Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{27, "CU_JIT_REFERENCED_VARIABLE_NAMES", "deprecated Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries.n Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all variables with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{28, "CU_JIT_REFERENCED_VARIABLE_COUNT", "deprecated Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array.n Option type: unsigned intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{29, "CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES", "deprecated This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default).n Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES.n Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{30, "CU_JIT_POSITION_INDEPENDENT_CODE", "Generate position independent code (0: false)n Option type: intn Applies to: compiler only"},
-	{31, "CU_JIT_MIN_CTA_PER_SM", "This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with CU_JIT_MAX_REGISTERS or CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned intn Applies to: compiler only"},
-	{32, "CU_JIT_MAX_THREADS_PER_BLOCK", "Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: intn Applies to: compiler only"},
-	{33, "CU_JIT_OVERRIDE_DIRECTIVE_VALUES", "This option lets the values specified using CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK, CU_JIT_MAX_THREADS_PER_BLOCK and CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: intn Applies to: compiler only"},
-}
-
 // String returns the C name of the value, or its number.
 func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
-
-// JITTarget is CUjit_target.
-type JITTarget int32
-
-const (
-	TargetCompute30  JITTarget = 30    // CU_TARGET_COMPUTE_30
-	TargetCompute32  JITTarget = 32    // CU_TARGET_COMPUTE_32
-	TargetCompute35  JITTarget = 35    // CU_TARGET_COMPUTE_35
-	TargetCompute37  JITTarget = 37    // CU_TARGET_COMPUTE_37
-	TargetCompute50  JITTarget = 50    // CU_TARGET_COMPUTE_50
-	TargetCompute52  JITTarget = 52    // CU_TARGET_COMPUTE_52
-	TargetCompute53  JITTarget = 53    // CU_TARGET_COMPUTE_53
-	TargetCompute60  JITTarget = 60    // CU_TARGET_COMPUTE_60
-	TargetCompute61  JITTarget = 61    // CU_TARGET_COMPUTE_61
-	TargetCompute62  JITTarget = 62    // CU_TARGET_COMPUTE_62
-	TargetCompute70  JITTarget = 70    // CU_TARGET_COMPUTE_70
-	TargetCompute72  JITTarget = 72    // CU_TARGET_COMPUTE_72
-	TargetCompute75  JITTarget = 75    // CU_TARGET_COMPUTE_75
-	TargetCompute80  JITTarget = 80    // CU_TARGET_COMPUTE_80
-	TargetCompute86  JITTarget = 86    // CU_TARGET_COMPUTE_86
-	TargetCompute87  JITTarget = 87    // CU_TARGET_COMPUTE_87
-	TargetCompute89  JITTarget = 89    // CU_TARGET_COMPUTE_89
-	TargetCompute90  JITTarget = 90    // CU_TARGET_COMPUTE_90
-	TargetCompute90A JITTarget = 65626 // CU_TARGET_COMPUTE_90A
-)
-
-var namesJITTarget = []enumName{
-	{30, "CU_TARGET_COMPUTE_30", "Compute device class 3.0"},
-	{32, "CU_TARGET_COMPUTE_32", "Compute device class 3.2"},
-	{35, "CU_TARGET_COMPUTE_35", "Compute device class 3.5"},
-	{37, "CU_TARGET_COMPUTE_37", "Compute device class 3.7"},
-	{50, "CU_TARGET_COMPUTE_50", "Compute device class 5.0"},
-	{52, "CU_TARGET_COMPUTE_52", "Compute device class 5.2"},
-	{53, "CU_TARGET_COMPUTE_53", "Compute device class 5.3"},
-	{60, "CU_TARGET_COMPUTE_60", "Compute device class 6.0."},
-	{61, "CU_TARGET_COMPUTE_61", "Compute device class 6.1."},
-	{62, "CU_TARGET_COMPUTE_62", "Compute device class 6.2."},
-	{70, "CU_TARGET_COMPUTE_70", "Compute device class 7.0."},
-	{72, "CU_TARGET_COMPUTE_72", "Compute device class 7.2."},
-	{75, "CU_TARGET_COMPUTE_75", "Compute device class 7.5."},
-	{80, "CU_TARGET_COMPUTE_80", "Compute device class 8.0."},
-	{86, "CU_TARGET_COMPUTE_86", "Compute device class 8.6."},
-	{87, "CU_TARGET_COMPUTE_87", "Compute device class 8.7."},
-	{89, "CU_TARGET_COMPUTE_89", "Compute device class 8.9."},
-	{90, "CU_TARGET_COMPUTE_90", "Compute device class 9.0."},
-	{65626, "CU_TARGET_COMPUTE_90A", ""},
-}
 
 // String returns the C name of the value, or its number.
 func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
 
-// JITFallback is CUjit_fallback.
-type JITFallback int32
-
-const (
-	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
-	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
-)
-
-var namesJITFallback = []enumName{
-	{0, "CU_PREFER_PTX", "Prefer to compile ptx if exact binary match not found"},
-	{1, "CU_PREFER_BINARY", "Prefer to fall back to compatible binary code if exact match not found"},
-}
-
 // String returns the C name of the value, or its number.
 func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
-
-// JITCacheMode is CUjit_cacheMode.
-type JITCacheMode int32
-
-const (
-	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
-	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
-	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
-)
-
-var namesJITCacheMode = []enumName{
-	{0, "CU_JIT_CACHE_OPTION_NONE", "Compile with no -dlcm flag specified"},
-	{1, "CU_JIT_CACHE_OPTION_CG", "Compile with L1 cache disabled"},
-	{2, "CU_JIT_CACHE_OPTION_CA", "Compile with L1 cache enabled"},
-}
 
 // String returns the C name of the value, or its number.
 func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCacheMode, "JITCacheMode") }
 
-// JITInputType is CUjitInputType.
-type JITInputType int32
-
-const (
-	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
-	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
-	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
-	JITInputObject    JITInputType = 3 // CU_JIT_INPUT_OBJECT
-	JITInputLibrary   JITInputType = 4 // CU_JIT_INPUT_LIBRARY
-	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
-	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES
-)
-
-var namesJITInputType = []enumName{
-	{0, "CU_JIT_INPUT_CUBIN", "Compiled device-class-specific device coden Applicable options: none"},
-	{1, "CU_JIT_INPUT_PTX", "PTX source coden Applicable options: PTX compiler options"},
-	{2, "CU_JIT_INPUT_FATBINARY", "Bundle of multiple cubins and/or PTX of some device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-	{3, "CU_JIT_INPUT_OBJECT", "Host object with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-	{4, "CU_JIT_INPUT_LIBRARY", "Archive of host objects with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-	{5, "CU_JIT_INPUT_NVVM", "deprecated High-level intermediate code for link-time optimizationn Applicable options: NVVM compiler options, PTX compiler options Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0"},
-	{6, "CU_JIT_NUM_INPUT_TYPES", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
-
-// LinkState is CUlinkState.
-type LinkState uintptr
-
-// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
-type GraphicsRegisterFlags uint32
-
-const (
-	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
-	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
-	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
-	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
-	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
-)
-
-var namesGraphicsRegisterFlags = []enumName{
-	{0, "CU_GRAPHICS_REGISTER_FLAGS_NONE", ""},
-	{1, "CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY", ""},
-	{2, "CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD", ""},
-	{4, "CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST", ""},
-	{8, "CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER", ""},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GraphicsRegisterFlags) String() string {
 	return flagString(uint64(v), namesGraphicsRegisterFlags)
-}
-
-// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
-type GraphicsMapResourceFlags uint32
-
-const (
-	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
-	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
-	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
-)
-
-var namesGraphicsMapResourceFlags = []enumName{
-	{0, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE", ""},
-	{1, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY", ""},
-	{2, "CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD", ""},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
@@ -1388,201 +2834,20 @@ func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
 
-// ArrayCubemapFace is CUarray_cubemap_face.
-type ArrayCubemapFace int32
-
-const (
-	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
-	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
-	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
-	CubemapFaceNegativeY ArrayCubemapFace = 3 // CU_CUBEMAP_FACE_NEGATIVE_Y
-	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
-	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
-)
-
-var namesArrayCubemapFace = []enumName{
-	{0, "CU_CUBEMAP_FACE_POSITIVE_X", "Positive X face of cubemap"},
-	{1, "CU_CUBEMAP_FACE_NEGATIVE_X", "Negative X face of cubemap"},
-	{2, "CU_CUBEMAP_FACE_POSITIVE_Y", "Positive Y face of cubemap"},
-	{3, "CU_CUBEMAP_FACE_NEGATIVE_Y", "Negative Y face of cubemap"},
-	{4, "CU_CUBEMAP_FACE_POSITIVE_Z", "Positive Z face of cubemap"},
-	{5, "CU_CUBEMAP_FACE_NEGATIVE_Z", "Negative Z face of cubemap"},
-}
-
 // String returns the C name of the value, or its number.
 func (v ArrayCubemapFace) String() string {
 	return enumString(int64(v), namesArrayCubemapFace, "ArrayCubemapFace")
 }
 
-// Limit is CUlimit.
-type Limit int32
-
-const (
-	LimitStackSize                    Limit = 0 // CU_LIMIT_STACK_SIZE
-	LimitPrintfFifoSize               Limit = 1 // CU_LIMIT_PRINTF_FIFO_SIZE
-	LimitMallocHeapSize               Limit = 2 // CU_LIMIT_MALLOC_HEAP_SIZE
-	LimitDevRuntimeSyncDepth          Limit = 3 // CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
-	LimitDevRuntimePendingLaunchCount Limit = 4 // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
-	LimitMaxL2FetchGranularity        Limit = 5 // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
-	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
-)
-
-var namesLimit = []enumName{
-	{0, "CU_LIMIT_STACK_SIZE", "GPU thread stack size"},
-	{1, "CU_LIMIT_PRINTF_FIFO_SIZE", "GPU printf FIFO size"},
-	{2, "CU_LIMIT_MALLOC_HEAP_SIZE", "GPU malloc heap size"},
-	{3, "CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH", "GPU device runtime launch synchronize depth"},
-	{4, "CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT", "GPU device runtime pending launch count"},
-	{5, "CU_LIMIT_MAX_L2_FETCH_GRANULARITY", "A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint"},
-	{6, "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "A size in bytes for L2 persisting lines cache size"},
-}
-
 // String returns the C name of the value, or its number.
 func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
-
-// Resourcetype is CUresourcetype.
-type Resourcetype int32
-
-const (
-	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
-	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
-	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
-)
-
-var namesResourcetype = []enumName{
-	{0, "CU_RESOURCE_TYPE_ARRAY", "Array resource"},
-	{1, "CU_RESOURCE_TYPE_MIPMAPPED_ARRAY", "Mipmapped array resource"},
-	{2, "CU_RESOURCE_TYPE_LINEAR", "Linear resource"},
-	{3, "CU_RESOURCE_TYPE_PITCH2D", "Pitch 2D resource"},
-}
 
 // String returns the C name of the value, or its number.
 func (v Resourcetype) String() string { return enumString(int64(v), namesResourcetype, "Resourcetype") }
 
-// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
-type HostFn unsafe.Pointer
-
-// AccessProperty is CUaccessProperty.
-type AccessProperty int32
-
-const (
-	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
-	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
-	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
-)
-
-var namesAccessProperty = []enumName{
-	{0, "CU_ACCESS_PROPERTY_NORMAL", "Normal cache persistence."},
-	{1, "CU_ACCESS_PROPERTY_STREAMING", "Streaming access is less likely to persit from cache."},
-	{2, "CU_ACCESS_PROPERTY_PERSISTING", "Persisting access is more likely to persist in cache."},
-}
-
 // String returns the C name of the value, or its number.
 func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
-}
-
-// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
-type AccessPolicyWindow struct {
-	Base_ptr  unsafe.Pointer
-	Num_bytes uint64
-	HitRatio  float32
-	HitProp   AccessProperty
-	MissProp  AccessProperty
-}
-
-// KernelNodeParamsV1 is CUDA_KERNEL_NODE_PARAMS_v1 (56 bytes).
-type KernelNodeParamsV1 struct {
-	Func           Function
-	GridDimX       uint32
-	GridDimY       uint32
-	GridDimZ       uint32
-	BlockDimX      uint32
-	BlockDimY      uint32
-	BlockDimZ      uint32
-	SharedMemBytes uint32
-	KernelParams   *unsafe.Pointer
-	Extra          *unsafe.Pointer
-}
-
-// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v2) (72 bytes).
-type KernelNodeParams struct {
-	Func           Function
-	GridDimX       uint32
-	GridDimY       uint32
-	GridDimZ       uint32
-	BlockDimX      uint32
-	BlockDimY      uint32
-	BlockDimZ      uint32
-	SharedMemBytes uint32
-	KernelParams   *unsafe.Pointer
-	Extra          *unsafe.Pointer
-	Kern           Kernel
-	Ctx            Context
-}
-
-// KernelNodeParamsV3 is CUDA_KERNEL_NODE_PARAMS_v3 (72 bytes).
-type KernelNodeParamsV3 struct {
-	Func           Function
-	GridDimX       uint32
-	GridDimY       uint32
-	GridDimZ       uint32
-	BlockDimX      uint32
-	BlockDimY      uint32
-	BlockDimZ      uint32
-	SharedMemBytes uint32
-	KernelParams   *unsafe.Pointer
-	Extra          *unsafe.Pointer
-	Kern           Kernel
-	Ctx            Context
-}
-
-// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
-type MemsetNodeParams struct {
-	Dst         DevicePtr
-	Pitch       uint64
-	Value       uint32
-	ElementSize uint32
-	Width       uint64
-	Height      uint64
-}
-
-// MemsetNodeParamsV2 is CUDA_MEMSET_NODE_PARAMS_v2 (48 bytes).
-type MemsetNodeParamsV2 struct {
-	Dst         DevicePtr
-	Pitch       uint64
-	Value       uint32
-	ElementSize uint32
-	Width       uint64
-	Height      uint64
-	Ctx         Context
-}
-
-// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
-type HostNodeParams struct {
-	Fn       HostFn
-	UserData unsafe.Pointer
-}
-
-// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
-type HostNodeParamsV2 struct {
-	Fn       HostFn
-	UserData unsafe.Pointer
-}
-
-// GraphConditionalNodeType is CUgraphConditionalNodeType.
-type GraphConditionalNodeType int32
-
-const (
-	GraphCondTypeIf    GraphConditionalNodeType = 0 // CU_GRAPH_COND_TYPE_IF
-	GraphCondTypeWhile GraphConditionalNodeType = 1 // CU_GRAPH_COND_TYPE_WHILE
-)
-
-var namesGraphConditionalNodeType = []enumName{
-	{0, "CU_GRAPH_COND_TYPE_IF", "Conditional 'if' Node. Body executed once if condition value is non-zero."},
-	{1, "CU_GRAPH_COND_TYPE_WHILE", "Conditional 'while' Node. Body executed repeatedly while condition value is non-zero."},
 }
 
 // String returns the C name of the value, or its number.
@@ -1590,68 +2855,9 @@ func (v GraphConditionalNodeType) String() string {
 	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
 }
 
-// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
-type ConditionalNodeParams struct {
-	Handle      uint64
-	Type        GraphConditionalNodeType
-	Size        uint32
-	PhGraph_out *Graph
-	Ctx         Context
-}
-
-// GraphNodeType is CUgraphNodeType.
-type GraphNodeType int32
-
-const (
-	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
-	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
-	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
-	GraphNodeTypeHost           GraphNodeType = 3  // CU_GRAPH_NODE_TYPE_HOST
-	GraphNodeTypeGraph          GraphNodeType = 4  // CU_GRAPH_NODE_TYPE_GRAPH
-	GraphNodeTypeEmpty          GraphNodeType = 5  // CU_GRAPH_NODE_TYPE_EMPTY
-	GraphNodeTypeWaitEvent      GraphNodeType = 6  // CU_GRAPH_NODE_TYPE_WAIT_EVENT
-	GraphNodeTypeEventRecord    GraphNodeType = 7  // CU_GRAPH_NODE_TYPE_EVENT_RECORD
-	GraphNodeTypeExtSemasSignal GraphNodeType = 8  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
-	GraphNodeTypeExtSemasWait   GraphNodeType = 9  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
-	GraphNodeTypeMemAlloc       GraphNodeType = 10 // CU_GRAPH_NODE_TYPE_MEM_ALLOC
-	GraphNodeTypeMemFree        GraphNodeType = 11 // CU_GRAPH_NODE_TYPE_MEM_FREE
-	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
-	GraphNodeTypeConditional    GraphNodeType = 13 // CU_GRAPH_NODE_TYPE_CONDITIONAL
-)
-
-var namesGraphNodeType = []enumName{
-	{0, "CU_GRAPH_NODE_TYPE_KERNEL", "GPU kernel node"},
-	{1, "CU_GRAPH_NODE_TYPE_MEMCPY", "Memcpy node"},
-	{2, "CU_GRAPH_NODE_TYPE_MEMSET", "Memset node"},
-	{3, "CU_GRAPH_NODE_TYPE_HOST", "Host (executable) node"},
-	{4, "CU_GRAPH_NODE_TYPE_GRAPH", "Node which executes an embedded graph"},
-	{5, "CU_GRAPH_NODE_TYPE_EMPTY", "Empty (no-op) node"},
-	{6, "CU_GRAPH_NODE_TYPE_WAIT_EVENT", "External event wait node"},
-	{7, "CU_GRAPH_NODE_TYPE_EVENT_RECORD", "External event record node"},
-	{8, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL", "External semaphore signal node"},
-	{9, "CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT", "External semaphore wait node"},
-	{10, "CU_GRAPH_NODE_TYPE_MEM_ALLOC", "Memory Allocation Node"},
-	{11, "CU_GRAPH_NODE_TYPE_MEM_FREE", "Memory Free Node"},
-	{12, "CU_GRAPH_NODE_TYPE_BATCH_MEM_OP", "Batch MemOp Node"},
-	{13, "CU_GRAPH_NODE_TYPE_CONDITIONAL", "Conditional Node May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable. Handles must be created in advance of creating the node using cuGraphConditionalHandleCreate. The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned. To set the control value, supply a default value when creating the handle and/or call cudaGraphSetConditional from device code."},
-}
-
 // String returns the C name of the value, or its number.
 func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
-}
-
-// GraphDependencyType is CUgraphDependencyType.
-type GraphDependencyType int32
-
-const (
-	GraphDependencyTypeDefault      GraphDependencyType = 0 // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
-	GraphDependencyTypeProgrammatic GraphDependencyType = 1 // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
-)
-
-var namesGraphDependencyType = []enumName{
-	{0, "CU_GRAPH_DEPENDENCY_TYPE_DEFAULT", "This is an ordinary dependency."},
-	{1, "CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC", "This dependency type allows the downstream node to use c cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port."},
 }
 
 // String returns the C name of the value, or its number.
@@ -1659,61 +2865,9 @@ func (v GraphDependencyType) String() string {
 	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
 }
 
-// GraphEdgeData is CUgraphEdgeData (8 bytes).
-type GraphEdgeData struct {
-	From_port uint8
-	To_port   uint8
-	Type      uint8
-	Reserved  [5]uint8
-}
-
-// GraphInstantiateResult is CUgraphInstantiateResult.
-type GraphInstantiateResult int32
-
-const (
-	GraphInstantiateSuccess                   GraphInstantiateResult = 0 // CUDA_GRAPH_INSTANTIATE_SUCCESS
-	GraphInstantiateError                     GraphInstantiateResult = 1 // CUDA_GRAPH_INSTANTIATE_ERROR
-	GraphInstantiateInvalidStructure          GraphInstantiateResult = 2 // CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
-	GraphInstantiateNodeOperationNotSupported GraphInstantiateResult = 3 // CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
-	GraphInstantiateMultipleCtxsNotSupported  GraphInstantiateResult = 4 // CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED
-)
-
-var namesGraphInstantiateResult = []enumName{
-	{0, "CUDA_GRAPH_INSTANTIATE_SUCCESS", "Instantiation succeeded"},
-	{1, "CUDA_GRAPH_INSTANTIATE_ERROR", "Instantiation failed for an unexpected reason which is described in the return value of the function"},
-	{2, "CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE", "Instantiation failed due to invalid structure, such as cycles"},
-	{3, "CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED", "Instantiation for device launch failed because the graph contained an unsupported operation"},
-	{4, "CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED", "Instantiation for device launch failed due to the nodes belonging to different contexts"},
-}
-
 // String returns the C name of the value, or its number.
 func (v GraphInstantiateResult) String() string {
 	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
-}
-
-// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
-type GraphInstantiateParams struct {
-	Flags         uint64
-	HUploadStream Stream
-	HErrNode_out  GraphNode
-	Result_out    GraphInstantiateResult
-}
-
-// SynchronizationPolicy is CUsynchronizationPolicy.
-type SynchronizationPolicy int32
-
-const (
-	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
-	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
-	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
-	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
-)
-
-var namesSynchronizationPolicy = []enumName{
-	{1, "CU_SYNC_POLICY_AUTO", ""},
-	{2, "CU_SYNC_POLICY_SPIN", ""},
-	{3, "CU_SYNC_POLICY_YIELD", ""},
-	{4, "CU_SYNC_POLICY_BLOCKING_SYNC", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -1721,37 +2875,9 @@ func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
 
-// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
-type ClusterSchedulingPolicy int32
-
-const (
-	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
-	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
-	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
-)
-
-var namesClusterSchedulingPolicy = []enumName{
-	{0, "CU_CLUSTER_SCHEDULING_POLICY_DEFAULT", "the default policy"},
-	{1, "CU_CLUSTER_SCHEDULING_POLICY_SPREAD", "spread the blocks within a cluster to the SMs"},
-	{2, "CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING", "allow the hardware to load-balance the blocks in a cluster to the SMs"},
-}
-
 // String returns the C name of the value, or its number.
 func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
-}
-
-// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
-type LaunchMemSyncDomain int32
-
-const (
-	LaunchMemSyncDomainDefault LaunchMemSyncDomain = 0 // CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
-	LaunchMemSyncDomainRemote  LaunchMemSyncDomain = 1 // CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
-)
-
-var namesLaunchMemSyncDomain = []enumName{
-	{0, "CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT", "Launch kernels in the default domain"},
-	{1, "CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE", "Launch kernels in the remote domain"},
 }
 
 // String returns the C name of the value, or its number.
@@ -1759,56 +2885,9 @@ func (v LaunchMemSyncDomain) String() string {
 	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
 }
 
-// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
-type LaunchMemSyncDomainMap struct {
-	Default_ uint8
-	Remote   uint8
-}
-
-// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID).
-type LaunchAttributeID int32
-
-const (
-	LaunchAttributeIgnore                            LaunchAttributeID = 0  // CU_LAUNCH_ATTRIBUTE_IGNORE
-	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1  // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
-	LaunchAttributeCooperative                       LaunchAttributeID = 2  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-	LaunchAttributeSynchronizationPolicy             LaunchAttributeID = 3  // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
-	LaunchAttributeClusterDimension                  LaunchAttributeID = 4  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-	LaunchAttributeClusterSchedulingPolicyPreference LaunchAttributeID = 5  // CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-	LaunchAttributeProgrammaticStreamSerialization   LaunchAttributeID = 6  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-	LaunchAttributeProgrammaticEvent                 LaunchAttributeID = 7  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
-	LaunchAttributePriority                          LaunchAttributeID = 8  // CU_LAUNCH_ATTRIBUTE_PRIORITY
-	LaunchAttributeMemSyncDomainMap                  LaunchAttributeID = 9  // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
-	LaunchAttributeMemSyncDomain                     LaunchAttributeID = 10 // CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
-	LaunchAttributeLaunchCompletionEvent             LaunchAttributeID = 12 // CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
-	LaunchAttributeDeviceUpdatableKernelNode         LaunchAttributeID = 13 // CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
-)
-
-var namesLaunchAttributeID = []enumName{
-	{0, "CU_LAUNCH_ATTRIBUTE_IGNORE", "Ignored entry, for convenient composition"},
-	{1, "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValueaccessPolicyWindow."},
-	{2, "CU_LAUNCH_ATTRIBUTE_COOPERATIVE", "Valid for graph nodes, launches. See CUlaunchAttributeValuecooperative."},
-	{3, "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY", "Valid for streams. See CUlaunchAttributeValuesyncPolicy."},
-	{4, "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterDim."},
-	{5, "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", "Valid for graph nodes, launches. See CUlaunchAttributeValueclusterSchedulingPolicyPreference."},
-	{6, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "Valid for launches. Setting CUlaunchAttributeValueprogrammaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions)."},
-	{7, "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", ""},
-	{8, "CU_LAUNCH_ATTRIBUTE_PRIORITY", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuepriority."},
-	{9, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomainMap."},
-	{10, "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", "Valid for streams, graph nodes, launches. See CUlaunchAttributeValuememSyncDomain."},
-	{12, "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", ""},
-	{13, "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
-}
-
-// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
-type LaunchAttributeValue struct {
-	_   [0]uint64
-	Raw [64]byte
 }
 
 // Pad is the member pad.
@@ -1870,60 +2949,9 @@ func (u *LaunchAttributeValue) DeviceUpdatableKernelNode() *LaunchAttributeValue
 	return (*LaunchAttributeValueDeviceUpdatableKernelNode)(unsafe.Pointer(u))
 }
 
-// LaunchAttribute is CUlaunchAttribute (72 bytes).
-type LaunchAttribute struct {
-	Id    LaunchAttributeID
-	Pad   [4]byte
-	Value LaunchAttributeValue
-}
-
-// LaunchConfig is CUlaunchConfig (56 bytes).
-type LaunchConfig struct {
-	GridDimX       uint32
-	GridDimY       uint32
-	GridDimZ       uint32
-	BlockDimX      uint32
-	BlockDimY      uint32
-	BlockDimZ      uint32
-	SharedMemBytes uint32
-	HStream        Stream
-	Attrs          *LaunchAttribute
-	NumAttrs       uint32
-}
-
-// StreamCaptureStatus is CUstreamCaptureStatus.
-type StreamCaptureStatus int32
-
-const (
-	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
-	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
-	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
-)
-
-var namesStreamCaptureStatus = []enumName{
-	{0, "CU_STREAM_CAPTURE_STATUS_NONE", "Stream is not capturing"},
-	{1, "CU_STREAM_CAPTURE_STATUS_ACTIVE", "Stream is actively capturing"},
-	{2, "CU_STREAM_CAPTURE_STATUS_INVALIDATED", "Stream is part of a capture sequence that has been invalidated, but not terminated"},
-}
-
 // String returns the C name of the value, or its number.
 func (v StreamCaptureStatus) String() string {
 	return enumString(int64(v), namesStreamCaptureStatus, "StreamCaptureStatus")
-}
-
-// StreamCaptureMode is CUstreamCaptureMode.
-type StreamCaptureMode int32
-
-const (
-	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
-	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
-)
-
-var namesStreamCaptureMode = []enumName{
-	{0, "CU_STREAM_CAPTURE_MODE_GLOBAL", ""},
-	{1, "CU_STREAM_CAPTURE_MODE_THREAD_LOCAL", ""},
-	{2, "CU_STREAM_CAPTURE_MODE_RELAXED", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -1931,54 +2959,12 @@ func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
 
-// ProcAddressFlags is CUdriverProcAddress_flags.
-type ProcAddressFlags uint32
-
-const (
-	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
-	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
-	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-)
-
-var namesProcAddressFlags = []enumName{
-	{0, "CU_GET_PROC_ADDRESS_DEFAULT", "Default search mode for driver symbols."},
-	{1, "CU_GET_PROC_ADDRESS_LEGACY_STREAM", "Search for legacy versions of driver symbols."},
-	{2, "CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM", "Search for per-thread versions of driver symbols."},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
-
-// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
-type ProcAddressQueryResult int32
-
-const (
-	GetProcAddressSuccess              ProcAddressQueryResult = 0 // CU_GET_PROC_ADDRESS_SUCCESS
-	GetProcAddressSymbolNotFound       ProcAddressQueryResult = 1 // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
-	GetProcAddressVersionNotSufficient ProcAddressQueryResult = 2 // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-)
-
-var namesProcAddressQueryResult = []enumName{
-	{0, "CU_GET_PROC_ADDRESS_SUCCESS", "Symbol was succesfully found"},
-	{1, "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND", "Symbol was not found in search"},
-	{2, "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT", "Symbol was found but version supplied was not sufficient"},
-}
 
 // String returns the C name of the value, or its number.
 func (v ProcAddressQueryResult) String() string {
 	return enumString(int64(v), namesProcAddressQueryResult, "ProcAddressQueryResult")
-}
-
-// ExecAffinityType is CUexecAffinityType.
-type ExecAffinityType int32
-
-const (
-	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
-)
-
-var namesExecAffinityType = []enumName{
-	{0, "CU_EXEC_AFFINITY_TYPE_SM_COUNT", "Create a context with limited SMs."},
 }
 
 // String returns the C name of the value, or its number.
@@ -1986,264 +2972,9 @@ func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
 
-// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
-type ExecAffinitySMCount struct {
-	Val uint32
-}
-
-// ExecAffinityParam is CUexecAffinityParam (also CUexecAffinityParam_v1) (8 bytes).
-type ExecAffinityParam struct {
-	Type  ExecAffinityType
-	Param ExecAffinityParamParam
-}
-
-// LibraryOption is CUlibraryOption.
-type LibraryOption int32
-
-const (
-	LibraryOptionHostUniversalFunctionAndDataTable LibraryOption = 0 // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
-	LibraryBinaryIsPreserved                       LibraryOption = 1 // CU_LIBRARY_BINARY_IS_PRESERVED
-	LibraryNumOptions                              LibraryOption = 2 // CU_LIBRARY_NUM_OPTIONS (a sentinel, not a value)
-)
-
-var namesLibraryOption = []enumName{
-	{0, "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE", ""},
-	{1, "CU_LIBRARY_BINARY_IS_PRESERVED", "Specifes that the argument code passed to cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that code can be accessed at any point until cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of code. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with cuLibraryLoadFromFile() is invalid and will return CUDA_ERROR_INVALID_VALUE."},
-}
-
 // String returns the C name of the value, or its number.
 func (v LibraryOption) String() string {
 	return enumString(int64(v), namesLibraryOption, "LibraryOption")
-}
-
-// LibraryHostUniversalFunctionAndDataTable is CUlibraryHostUniversalFunctionAndDataTable (32 bytes).
-type LibraryHostUniversalFunctionAndDataTable struct {
-	FunctionTable      unsafe.Pointer
-	FunctionWindowSize uint64
-	DataTable          unsafe.Pointer
-	DataWindowSize     uint64
-}
-
-// Result is CUresult.
-type Result int32
-
-const (
-	Success                           Result = 0   // CUDA_SUCCESS
-	ErrorInvalidValue                 Result = 1   // CUDA_ERROR_INVALID_VALUE
-	ErrorOutOfMemory                  Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
-	ErrorNotInitialized               Result = 3   // CUDA_ERROR_NOT_INITIALIZED
-	ErrorDeinitialized                Result = 4   // CUDA_ERROR_DEINITIALIZED
-	ErrorProfilerDisabled             Result = 5   // CUDA_ERROR_PROFILER_DISABLED
-	ErrorProfilerNotInitialized       Result = 6   // CUDA_ERROR_PROFILER_NOT_INITIALIZED
-	ErrorProfilerAlreadyStarted       Result = 7   // CUDA_ERROR_PROFILER_ALREADY_STARTED
-	ErrorProfilerAlreadyStopped       Result = 8   // CUDA_ERROR_PROFILER_ALREADY_STOPPED
-	ErrorStubLibrary                  Result = 34  // CUDA_ERROR_STUB_LIBRARY
-	ErrorDeviceUnavailable            Result = 46  // CUDA_ERROR_DEVICE_UNAVAILABLE
-	ErrorNoDevice                     Result = 100 // CUDA_ERROR_NO_DEVICE
-	ErrorInvalidDevice                Result = 101 // CUDA_ERROR_INVALID_DEVICE
-	ErrorDeviceNotLicensed            Result = 102 // CUDA_ERROR_DEVICE_NOT_LICENSED
-	ErrorInvalidImage                 Result = 200 // CUDA_ERROR_INVALID_IMAGE
-	ErrorInvalidContext               Result = 201 // CUDA_ERROR_INVALID_CONTEXT
-	ErrorContextAlreadyCurrent        Result = 202 // CUDA_ERROR_CONTEXT_ALREADY_CURRENT
-	ErrorMapFailed                    Result = 205 // CUDA_ERROR_MAP_FAILED
-	ErrorUnmapFailed                  Result = 206 // CUDA_ERROR_UNMAP_FAILED
-	ErrorArrayIsMapped                Result = 207 // CUDA_ERROR_ARRAY_IS_MAPPED
-	ErrorAlreadyMapped                Result = 208 // CUDA_ERROR_ALREADY_MAPPED
-	ErrorNoBinaryForGPU               Result = 209 // CUDA_ERROR_NO_BINARY_FOR_GPU
-	ErrorAlreadyAcquired              Result = 210 // CUDA_ERROR_ALREADY_ACQUIRED
-	ErrorNotMapped                    Result = 211 // CUDA_ERROR_NOT_MAPPED
-	ErrorNotMappedAsArray             Result = 212 // CUDA_ERROR_NOT_MAPPED_AS_ARRAY
-	ErrorNotMappedAsPointer           Result = 213 // CUDA_ERROR_NOT_MAPPED_AS_POINTER
-	ErrorEccUncorrectable             Result = 214 // CUDA_ERROR_ECC_UNCORRECTABLE
-	ErrorUnsupportedLimit             Result = 215 // CUDA_ERROR_UNSUPPORTED_LIMIT
-	ErrorContextAlreadyInUse          Result = 216 // CUDA_ERROR_CONTEXT_ALREADY_IN_USE
-	ErrorPeerAccessUnsupported        Result = 217 // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
-	ErrorInvalidPTX                   Result = 218 // CUDA_ERROR_INVALID_PTX
-	ErrorInvalidGraphicsContext       Result = 219 // CUDA_ERROR_INVALID_GRAPHICS_CONTEXT
-	ErrorNvlinkUncorrectable          Result = 220 // CUDA_ERROR_NVLINK_UNCORRECTABLE
-	ErrorJITCompilerNotFound          Result = 221 // CUDA_ERROR_JIT_COMPILER_NOT_FOUND
-	ErrorUnsupportedPTXVersion        Result = 222 // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
-	ErrorJITCompilationDisabled       Result = 223 // CUDA_ERROR_JIT_COMPILATION_DISABLED
-	ErrorUnsupportedExecAffinity      Result = 224 // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
-	ErrorUnsupportedDevsideSync       Result = 225 // CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC
-	ErrorInvalidSource                Result = 300 // CUDA_ERROR_INVALID_SOURCE
-	ErrorFileNotFound                 Result = 301 // CUDA_ERROR_FILE_NOT_FOUND
-	ErrorSharedObjectSymbolNotFound   Result = 302 // CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
-	ErrorSharedObjectInitFailed       Result = 303 // CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
-	ErrorOperatingSystem              Result = 304 // CUDA_ERROR_OPERATING_SYSTEM
-	ErrorInvalidHandle                Result = 400 // CUDA_ERROR_INVALID_HANDLE
-	ErrorIllegalState                 Result = 401 // CUDA_ERROR_ILLEGAL_STATE
-	ErrorLossyQuery                   Result = 402 // CUDA_ERROR_LOSSY_QUERY
-	ErrorNotFound                     Result = 500 // CUDA_ERROR_NOT_FOUND
-	ErrorNotReady                     Result = 600 // CUDA_ERROR_NOT_READY
-	ErrorIllegalAddress               Result = 700 // CUDA_ERROR_ILLEGAL_ADDRESS
-	ErrorLaunchOutOfResources         Result = 701 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-	ErrorLaunchTimeout                Result = 702 // CUDA_ERROR_LAUNCH_TIMEOUT
-	ErrorLaunchIncompatibleTexturing  Result = 703 // CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING
-	ErrorPeerAccessAlreadyEnabled     Result = 704 // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-	ErrorPeerAccessNotEnabled         Result = 705 // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
-	ErrorPrimaryContextActive         Result = 708 // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
-	ErrorContextIsDestroyed           Result = 709 // CUDA_ERROR_CONTEXT_IS_DESTROYED
-	ErrorAssert                       Result = 710 // CUDA_ERROR_ASSERT
-	ErrorTooManyPeers                 Result = 711 // CUDA_ERROR_TOO_MANY_PEERS
-	ErrorHostMemoryAlreadyRegistered  Result = 712 // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
-	ErrorHostMemoryNotRegistered      Result = 713 // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
-	ErrorHardwareStackError           Result = 714 // CUDA_ERROR_HARDWARE_STACK_ERROR
-	ErrorIllegalInstruction           Result = 715 // CUDA_ERROR_ILLEGAL_INSTRUCTION
-	ErrorMisalignedAddress            Result = 716 // CUDA_ERROR_MISALIGNED_ADDRESS
-	ErrorInvalidAddressSpace          Result = 717 // CUDA_ERROR_INVALID_ADDRESS_SPACE
-	ErrorInvalidPc                    Result = 718 // CUDA_ERROR_INVALID_PC
-	ErrorLaunchFailed                 Result = 719 // CUDA_ERROR_LAUNCH_FAILED
-	ErrorCooperativeLaunchTooLarge    Result = 720 // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-	ErrorNotPermitted                 Result = 800 // CUDA_ERROR_NOT_PERMITTED
-	ErrorNotSupported                 Result = 801 // CUDA_ERROR_NOT_SUPPORTED
-	ErrorSystemNotReady               Result = 802 // CUDA_ERROR_SYSTEM_NOT_READY
-	ErrorSystemDriverMismatch         Result = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
-	ErrorCompatNotSupportedOnDevice   Result = 804 // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
-	ErrorMPSConnectionFailed          Result = 805 // CUDA_ERROR_MPS_CONNECTION_FAILED
-	ErrorMPSRpcFailure                Result = 806 // CUDA_ERROR_MPS_RPC_FAILURE
-	ErrorMPSServerNotReady            Result = 807 // CUDA_ERROR_MPS_SERVER_NOT_READY
-	ErrorMPSMaxClientsReached         Result = 808 // CUDA_ERROR_MPS_MAX_CLIENTS_REACHED
-	ErrorMPSMaxConnectionsReached     Result = 809 // CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED
-	ErrorMPSClientTerminated          Result = 810 // CUDA_ERROR_MPS_CLIENT_TERMINATED
-	ErrorCdpNotSupported              Result = 811 // CUDA_ERROR_CDP_NOT_SUPPORTED
-	ErrorCdpVersionMismatch           Result = 812 // CUDA_ERROR_CDP_VERSION_MISMATCH
-	ErrorStreamCaptureUnsupported     Result = 900 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-	ErrorStreamCaptureInvalidated     Result = 901 // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-	ErrorStreamCaptureMerge           Result = 902 // CUDA_ERROR_STREAM_CAPTURE_MERGE
-	ErrorStreamCaptureUnmatched       Result = 903 // CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
-	ErrorStreamCaptureUnjoined        Result = 904 // CUDA_ERROR_STREAM_CAPTURE_UNJOINED
-	ErrorStreamCaptureIsolation       Result = 905 // CUDA_ERROR_STREAM_CAPTURE_ISOLATION
-	ErrorStreamCaptureImplicit        Result = 906 // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
-	ErrorCapturedEvent                Result = 907 // CUDA_ERROR_CAPTURED_EVENT
-	ErrorStreamCaptureWrongThread     Result = 908 // CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
-	ErrorTimeout                      Result = 909 // CUDA_ERROR_TIMEOUT
-	ErrorGraphExecUpdateFailure       Result = 910 // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
-	ErrorExternalDevice               Result = 911 // CUDA_ERROR_EXTERNAL_DEVICE
-	ErrorInvalidClusterSize           Result = 912 // CUDA_ERROR_INVALID_CLUSTER_SIZE
-	ErrorFunctionNotLoaded            Result = 913 // CUDA_ERROR_FUNCTION_NOT_LOADED
-	ErrorInvalidResourceType          Result = 914 // CUDA_ERROR_INVALID_RESOURCE_TYPE
-	ErrorInvalidResourceConfiguration Result = 915 // CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
-	ErrorUnknown                      Result = 999 // CUDA_ERROR_UNKNOWN
-)
-
-var namesResult = []enumName{
-	{0, "CUDA_SUCCESS", "the API call returned with no errors"},
-	{1, "CUDA_ERROR_INVALID_VALUE", "one or more of the parameters passed to the API call is not within an acceptable range of values"},
-	{2, "CUDA_ERROR_OUT_OF_MEMORY", "the API call failed because it was unable to allocate enough memory or other resources to perform the requested operation"},
-	{3, "CUDA_ERROR_NOT_INITIALIZED", "the CUDA driver has not been initialized with cuInit() or that initialization has failed"},
-	{4, "CUDA_ERROR_DEINITIALIZED", "the CUDA driver is in the process of shutting down"},
-	{5, "CUDA_ERROR_PROFILER_DISABLED", "profiler is not initialized for this run"},
-	{6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED", "deprecated This error return is deprecated as of CUDA 5.0"},
-	{7, "CUDA_ERROR_PROFILER_ALREADY_STARTED", "deprecated This error return is deprecated as of CUDA 5.0"},
-	{8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED", "deprecated This error return is deprecated as of CUDA 5.0"},
-	{34, "CUDA_ERROR_STUB_LIBRARY", "the CUDA driver that the application has loaded is a stub library"},
-	{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "requested CUDA device is unavailable at the current time"},
-	{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable devices were detected by the installed CUDA driver"},
-	{101, "CUDA_ERROR_INVALID_DEVICE", "the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device"},
-	{102, "CUDA_ERROR_DEVICE_NOT_LICENSED", "the Grid license is not applied"},
-	{200, "CUDA_ERROR_INVALID_IMAGE", "the device kernel image is invalid"},
-	{201, "CUDA_ERROR_INVALID_CONTEXT", "this most frequently indicates that there is no context bound to the current thread"},
-	{202, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT", "this indicated that the context being supplied as a parameter to the API call was already the active context"},
-	{205, "CUDA_ERROR_MAP_FAILED", "a map or register operation has failed"},
-	{206, "CUDA_ERROR_UNMAP_FAILED", "an unmap or unregister operation has failed"},
-	{207, "CUDA_ERROR_ARRAY_IS_MAPPED", "the specified array is currently mapped and thus cannot be destroyed"},
-	{208, "CUDA_ERROR_ALREADY_MAPPED", "the resource is already mapped"},
-	{209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "there is no kernel image available that is suitable for the device"},
-	{210, "CUDA_ERROR_ALREADY_ACQUIRED", "a resource has already been acquired"},
-	{211, "CUDA_ERROR_NOT_MAPPED", "a resource is not mapped"},
-	{212, "CUDA_ERROR_NOT_MAPPED_AS_ARRAY", "a mapped resource is not available for access as an array"},
-	{213, "CUDA_ERROR_NOT_MAPPED_AS_POINTER", "a mapped resource is not available for access as a pointer"},
-	{214, "CUDA_ERROR_ECC_UNCORRECTABLE", "an uncorrectable ECC error was detected during execution"},
-	{215, "CUDA_ERROR_UNSUPPORTED_LIMIT", "the CUlimit passed to the API call is not supported by the active device"},
-	{216, "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", "the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread"},
-	{217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported across the given devices"},
-	{218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
-	{219, "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", "an error with OpenGL or DirectX context"},
-	{220, "CUDA_ERROR_NVLINK_UNCORRECTABLE", "an uncorrectable NVLink error was detected during the execution"},
-	{221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "the PTX JIT compiler library was not found"},
-	{222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain"},
-	{223, "CUDA_ERROR_JIT_COMPILATION_DISABLED", "the PTX JIT compilation was disabled"},
-	{224, "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY", "the CUexecAffinityType passed to the API call is not supported by the active device"},
-	{225, "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC", "the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize"},
-	{300, "CUDA_ERROR_INVALID_SOURCE", "the device kernel source is invalid"},
-	{301, "CUDA_ERROR_FILE_NOT_FOUND", "the file specified was not found"},
-	{302, "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND", "a link to a shared object failed to resolve"},
-	{303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", "initialization of a shared object failed"},
-	{304, "CUDA_ERROR_OPERATING_SYSTEM", "an OS call failed"},
-	{400, "CUDA_ERROR_INVALID_HANDLE", "a resource handle passed to the API call was not valid"},
-	{401, "CUDA_ERROR_ILLEGAL_STATE", "a resource required by the API call is not in a valid state to perform the requested operation"},
-	{402, "CUDA_ERROR_LOSSY_QUERY", "an attempt was made to introspect an object in a way that would discard semantically important information"},
-	{500, "CUDA_ERROR_NOT_FOUND", "a named symbol was not found"},
-	{600, "CUDA_ERROR_NOT_READY", "asynchronous operations issued previously have not completed yet"},
-	{700, "CUDA_ERROR_ILLEGAL_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on an invalid memory address"},
-	{701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "a launch did not occur because it did not have appropriate resources"},
-	{702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the device kernel took too long to execute"},
-	{703, "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", "this error indicates a kernel launch that uses an incompatible texturing mode"},
-	{704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled"},
-	{705, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess()"},
-	{708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", "the primary context for the specified device has already been initialized"},
-	{709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized"},
-	{710, "CUDA_ERROR_ASSERT", "a device-side assert triggered during kernel execution"},
-	{711, "CUDA_ERROR_TOO_MANY_PEERS", "the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess()"},
-	{712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "the memory range passed to cuMemHostRegister() has already been registered"},
-	{713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region"},
-	{714, "CUDA_ERROR_HARDWARE_STACK_ERROR", "while executing a kernel, the device encountered a stack error"},
-	{715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "while executing a kernel, the device encountered an illegal instruction"},
-	{716, "CUDA_ERROR_MISALIGNED_ADDRESS", "while executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned"},
-	{717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "while executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space"},
-	{718, "CUDA_ERROR_INVALID_PC", "while executing a kernel, the device program counter wrapped its address space"},
-	{719, "CUDA_ERROR_LAUNCH_FAILED", "an exception occurred on the device while executing a kernel"},
-	{720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"},
-	{800, "CUDA_ERROR_NOT_PERMITTED", "the attempted operation is not permitted"},
-	{801, "CUDA_ERROR_NOT_SUPPORTED", "the attempted operation is not supported on the current system or device"},
-	{802, "CUDA_ERROR_SYSTEM_NOT_READY", "the system is not yet ready to start any CUDA work"},
-	{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "there is a mismatch between the versions of the display driver and the CUDA driver"},
-	{804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration"},
-	{805, "CUDA_ERROR_MPS_CONNECTION_FAILED", "the MPS client failed to connect to the MPS control daemon or the MPS server"},
-	{806, "CUDA_ERROR_MPS_RPC_FAILURE", "the remote procedural call between the MPS server and the MPS client failed"},
-	{807, "CUDA_ERROR_MPS_SERVER_NOT_READY", "the MPS server is not ready to accept new MPS client requests"},
-	{808, "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", "the hardware resources required to create MPS client have been exhausted"},
-	{809, "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", "this error indicates the the hardware resources required to support device connections have been exhausted"},
-	{810, "CUDA_ERROR_MPS_CLIENT_TERMINATED", "the MPS client has been terminated by the server"},
-	{811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it"},
-	{812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism"},
-	{900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "the operation is not permitted when the stream is capturing"},
-	{901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "the current capture sequence on the stream has been invalidated due to a previous error"},
-	{902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "the operation would have resulted in a merge of two independent capture sequences"},
-	{903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "the capture was not initiated in this stream"},
-	{904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "the capture sequence contains a fork that was not joined to the primary stream"},
-	{905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", "a dependency would have been created which crosses the capture sequence boundary"},
-	{906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "this error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy"},
-	{907, "CUDA_ERROR_CAPTURED_EVENT", "the operation is not permitted on an event which was last recorded in a capturing stream"},
-	{908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "a stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread"},
-	{909, "CUDA_ERROR_TIMEOUT", "the timeout specified for the wait operation has lapsed"},
-	{910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
-	{911, "CUDA_ERROR_EXTERNAL_DEVICE", "an async error has occurred in a device outside of CUDA"},
-	{912, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "indicates a kernel launch error due to cluster misconfiguration"},
-	{913, "CUDA_ERROR_FUNCTION_NOT_LOADED", "indiciates a function handle is not loaded when calling an API that requires a loaded function"},
-	{914, "CUDA_ERROR_INVALID_RESOURCE_TYPE", "this error indicates one or more resources passed in are not valid resource types for the operation"},
-	{915, "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", "this error indicates one or more resources are insufficient or non-applicable for the operation"},
-	{999, "CUDA_ERROR_UNKNOWN", "an unknown internal error has occurred"},
-}
-
-// DeviceP2PAttribute is CUdevice_P2PAttribute.
-type DeviceP2PAttribute int32
-
-const (
-	DeviceP2PAttributePerformanceRank          DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
-	DeviceP2PAttributeAccessSupported          DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
-	DeviceP2PAttributeNativeAtomicSupported    DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
-	DeviceP2PAttributeAccessAccessSupported    DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
-	DeviceP2PAttributeCudaArrayAccessSupported DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
-)
-
-var namesDeviceP2PAttribute = []enumName{
-	{1, "CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK", "A relative value indicating the performance of the link between two devices"},
-	{2, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED", "P2P Access is enable"},
-	{3, "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED", "Atomic operation over the link supported"},
-	{4, "CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED", "Accessing CUDA arrays over the link supported"},
-	{4, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED", "deprecated use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead"},
 }
 
 // String returns the C name of the value, or its number.
@@ -2251,290 +2982,9 @@ func (v DeviceP2PAttribute) String() string {
 	return enumString(int64(v), namesDeviceP2PAttribute, "DeviceP2PAttribute")
 }
 
-// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream hStream, CUresult status, void *userData).
-type StreamCallback unsafe.Pointer
-
-// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
-type OccupancyB2DSize unsafe.Pointer
-
-// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
-type Memcpy2DParams struct {
-	SrcXInBytes   uint64
-	SrcY          uint64
-	SrcMemoryType Memorytype
-	SrcHost       unsafe.Pointer
-	SrcDevice     DevicePtr
-	SrcArray      Array
-	SrcPitch      uint64
-	DstXInBytes   uint64
-	DstY          uint64
-	DstMemoryType Memorytype
-	DstHost       unsafe.Pointer
-	DstDevice     DevicePtr
-	DstArray      Array
-	DstPitch      uint64
-	WidthInBytes  uint64
-	Height        uint64
-}
-
-// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
-type Memcpy3DParams struct {
-	SrcXInBytes   uint64
-	SrcY          uint64
-	SrcZ          uint64
-	SrcLOD        uint64
-	SrcMemoryType Memorytype
-	SrcHost       unsafe.Pointer
-	SrcDevice     DevicePtr
-	SrcArray      Array
-	Reserved0     unsafe.Pointer
-	SrcPitch      uint64
-	SrcHeight     uint64
-	DstXInBytes   uint64
-	DstY          uint64
-	DstZ          uint64
-	DstLOD        uint64
-	DstMemoryType Memorytype
-	DstHost       unsafe.Pointer
-	DstDevice     DevicePtr
-	DstArray      Array
-	Reserved1     unsafe.Pointer
-	DstPitch      uint64
-	DstHeight     uint64
-	WidthInBytes  uint64
-	Height        uint64
-	Depth         uint64
-}
-
-// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
-type Memcpy3DPeerParams struct {
-	SrcXInBytes   uint64
-	SrcY          uint64
-	SrcZ          uint64
-	SrcLOD        uint64
-	SrcMemoryType Memorytype
-	SrcHost       unsafe.Pointer
-	SrcDevice     DevicePtr
-	SrcArray      Array
-	SrcContext    Context
-	SrcPitch      uint64
-	SrcHeight     uint64
-	DstXInBytes   uint64
-	DstY          uint64
-	DstZ          uint64
-	DstLOD        uint64
-	DstMemoryType Memorytype
-	DstHost       unsafe.Pointer
-	DstDevice     DevicePtr
-	DstArray      Array
-	DstContext    Context
-	DstPitch      uint64
-	DstHeight     uint64
-	WidthInBytes  uint64
-	Height        uint64
-	Depth         uint64
-}
-
-// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
-type MemcpyNodeParams struct {
-	Flags      int32
-	Reserved   int32
-	CopyCtx    Context
-	CopyParams Memcpy3DParams
-}
-
-// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
-type ArrayDescriptor struct {
-	Width       uint64
-	Height      uint64
-	Format      ArrayFormat
-	NumChannels uint32
-}
-
-// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
-type Array3DDescriptor struct {
-	Width       uint64
-	Height      uint64
-	Depth       uint64
-	Format      ArrayFormat
-	NumChannels uint32
-	Flags       uint32
-}
-
-// ArraySparseProperties is CUDA_ARRAY_SPARSE_PROPERTIES (also CUDA_ARRAY_SPARSE_PROPERTIES_v1) (48 bytes).
-type ArraySparseProperties struct {
-	TileExtent        ArraySparsePropertiesTileExtent
-	MiptailFirstLevel uint32
-	MiptailSize       uint64
-	Flags             uint32
-	Reserved          [4]uint32
-}
-
-// ArrayMemoryRequirements is CUDA_ARRAY_MEMORY_REQUIREMENTS (also CUDA_ARRAY_MEMORY_REQUIREMENTS_v1) (32 bytes).
-type ArrayMemoryRequirements struct {
-	Size      uint64
-	Alignment uint64
-	Reserved  [4]uint32
-}
-
-// ResourceDesc is CUDA_RESOURCE_DESC (also CUDA_RESOURCE_DESC_v1) (144 bytes).
-type ResourceDesc struct {
-	ResType Resourcetype
-	Res     ResourceDescRes
-	Flags   uint32
-}
-
-// TextureDesc is CUDA_TEXTURE_DESC (also CUDA_TEXTURE_DESC_v1) (104 bytes).
-type TextureDesc struct {
-	AddressMode         [3]AddressMode
-	FilterMode          FilterMode
-	Flags               uint32
-	MaxAnisotropy       uint32
-	MipmapFilterMode    FilterMode
-	MipmapLevelBias     float32
-	MinMipmapLevelClamp float32
-	MaxMipmapLevelClamp float32
-	BorderColor         [4]float32
-	Reserved            [12]int32
-}
-
-// ResourceViewFormat is CUresourceViewFormat.
-type ResourceViewFormat int32
-
-const (
-	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
-	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
-	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
-	ResViewFormatUint4X8      ResourceViewFormat = 3  // CU_RES_VIEW_FORMAT_UINT_4X8
-	ResViewFormatSint1X8      ResourceViewFormat = 4  // CU_RES_VIEW_FORMAT_SINT_1X8
-	ResViewFormatSint2X8      ResourceViewFormat = 5  // CU_RES_VIEW_FORMAT_SINT_2X8
-	ResViewFormatSint4X8      ResourceViewFormat = 6  // CU_RES_VIEW_FORMAT_SINT_4X8
-	ResViewFormatUint1X16     ResourceViewFormat = 7  // CU_RES_VIEW_FORMAT_UINT_1X16
-	ResViewFormatUint2X16     ResourceViewFormat = 8  // CU_RES_VIEW_FORMAT_UINT_2X16
-	ResViewFormatUint4X16     ResourceViewFormat = 9  // CU_RES_VIEW_FORMAT_UINT_4X16
-	ResViewFormatSint1X16     ResourceViewFormat = 10 // CU_RES_VIEW_FORMAT_SINT_1X16
-	ResViewFormatSint2X16     ResourceViewFormat = 11 // CU_RES_VIEW_FORMAT_SINT_2X16
-	ResViewFormatSint4X16     ResourceViewFormat = 12 // CU_RES_VIEW_FORMAT_SINT_4X16
-	ResViewFormatUint1X32     ResourceViewFormat = 13 // CU_RES_VIEW_FORMAT_UINT_1X32
-	ResViewFormatUint2X32     ResourceViewFormat = 14 // CU_RES_VIEW_FORMAT_UINT_2X32
-	ResViewFormatUint4X32     ResourceViewFormat = 15 // CU_RES_VIEW_FORMAT_UINT_4X32
-	ResViewFormatSint1X32     ResourceViewFormat = 16 // CU_RES_VIEW_FORMAT_SINT_1X32
-	ResViewFormatSint2X32     ResourceViewFormat = 17 // CU_RES_VIEW_FORMAT_SINT_2X32
-	ResViewFormatSint4X32     ResourceViewFormat = 18 // CU_RES_VIEW_FORMAT_SINT_4X32
-	ResViewFormatFloat1X16    ResourceViewFormat = 19 // CU_RES_VIEW_FORMAT_FLOAT_1X16
-	ResViewFormatFloat2X16    ResourceViewFormat = 20 // CU_RES_VIEW_FORMAT_FLOAT_2X16
-	ResViewFormatFloat4X16    ResourceViewFormat = 21 // CU_RES_VIEW_FORMAT_FLOAT_4X16
-	ResViewFormatFloat1X32    ResourceViewFormat = 22 // CU_RES_VIEW_FORMAT_FLOAT_1X32
-	ResViewFormatFloat2X32    ResourceViewFormat = 23 // CU_RES_VIEW_FORMAT_FLOAT_2X32
-	ResViewFormatFloat4X32    ResourceViewFormat = 24 // CU_RES_VIEW_FORMAT_FLOAT_4X32
-	ResViewFormatUnsignedBc1  ResourceViewFormat = 25 // CU_RES_VIEW_FORMAT_UNSIGNED_BC1
-	ResViewFormatUnsignedBc2  ResourceViewFormat = 26 // CU_RES_VIEW_FORMAT_UNSIGNED_BC2
-	ResViewFormatUnsignedBc3  ResourceViewFormat = 27 // CU_RES_VIEW_FORMAT_UNSIGNED_BC3
-	ResViewFormatUnsignedBc4  ResourceViewFormat = 28 // CU_RES_VIEW_FORMAT_UNSIGNED_BC4
-	ResViewFormatSignedBc4    ResourceViewFormat = 29 // CU_RES_VIEW_FORMAT_SIGNED_BC4
-	ResViewFormatUnsignedBc5  ResourceViewFormat = 30 // CU_RES_VIEW_FORMAT_UNSIGNED_BC5
-	ResViewFormatSignedBc5    ResourceViewFormat = 31 // CU_RES_VIEW_FORMAT_SIGNED_BC5
-	ResViewFormatUnsignedBc6H ResourceViewFormat = 32 // CU_RES_VIEW_FORMAT_UNSIGNED_BC6H
-	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
-	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
-)
-
-var namesResourceViewFormat = []enumName{
-	{0, "CU_RES_VIEW_FORMAT_NONE", "No resource view format (use underlying resource format)"},
-	{1, "CU_RES_VIEW_FORMAT_UINT_1X8", "1 channel unsigned 8-bit integers"},
-	{2, "CU_RES_VIEW_FORMAT_UINT_2X8", "2 channel unsigned 8-bit integers"},
-	{3, "CU_RES_VIEW_FORMAT_UINT_4X8", "4 channel unsigned 8-bit integers"},
-	{4, "CU_RES_VIEW_FORMAT_SINT_1X8", "1 channel signed 8-bit integers"},
-	{5, "CU_RES_VIEW_FORMAT_SINT_2X8", "2 channel signed 8-bit integers"},
-	{6, "CU_RES_VIEW_FORMAT_SINT_4X8", "4 channel signed 8-bit integers"},
-	{7, "CU_RES_VIEW_FORMAT_UINT_1X16", "1 channel unsigned 16-bit integers"},
-	{8, "CU_RES_VIEW_FORMAT_UINT_2X16", "2 channel unsigned 16-bit integers"},
-	{9, "CU_RES_VIEW_FORMAT_UINT_4X16", "4 channel unsigned 16-bit integers"},
-	{10, "CU_RES_VIEW_FORMAT_SINT_1X16", "1 channel signed 16-bit integers"},
-	{11, "CU_RES_VIEW_FORMAT_SINT_2X16", "2 channel signed 16-bit integers"},
-	{12, "CU_RES_VIEW_FORMAT_SINT_4X16", "4 channel signed 16-bit integers"},
-	{13, "CU_RES_VIEW_FORMAT_UINT_1X32", "1 channel unsigned 32-bit integers"},
-	{14, "CU_RES_VIEW_FORMAT_UINT_2X32", "2 channel unsigned 32-bit integers"},
-	{15, "CU_RES_VIEW_FORMAT_UINT_4X32", "4 channel unsigned 32-bit integers"},
-	{16, "CU_RES_VIEW_FORMAT_SINT_1X32", "1 channel signed 32-bit integers"},
-	{17, "CU_RES_VIEW_FORMAT_SINT_2X32", "2 channel signed 32-bit integers"},
-	{18, "CU_RES_VIEW_FORMAT_SINT_4X32", "4 channel signed 32-bit integers"},
-	{19, "CU_RES_VIEW_FORMAT_FLOAT_1X16", "1 channel 16-bit floating point"},
-	{20, "CU_RES_VIEW_FORMAT_FLOAT_2X16", "2 channel 16-bit floating point"},
-	{21, "CU_RES_VIEW_FORMAT_FLOAT_4X16", "4 channel 16-bit floating point"},
-	{22, "CU_RES_VIEW_FORMAT_FLOAT_1X32", "1 channel 32-bit floating point"},
-	{23, "CU_RES_VIEW_FORMAT_FLOAT_2X32", "2 channel 32-bit floating point"},
-	{24, "CU_RES_VIEW_FORMAT_FLOAT_4X32", "4 channel 32-bit floating point"},
-	{25, "CU_RES_VIEW_FORMAT_UNSIGNED_BC1", "Block compressed 1"},
-	{26, "CU_RES_VIEW_FORMAT_UNSIGNED_BC2", "Block compressed 2"},
-	{27, "CU_RES_VIEW_FORMAT_UNSIGNED_BC3", "Block compressed 3"},
-	{28, "CU_RES_VIEW_FORMAT_UNSIGNED_BC4", "Block compressed 4 unsigned"},
-	{29, "CU_RES_VIEW_FORMAT_SIGNED_BC4", "Block compressed 4 signed"},
-	{30, "CU_RES_VIEW_FORMAT_UNSIGNED_BC5", "Block compressed 5 unsigned"},
-	{31, "CU_RES_VIEW_FORMAT_SIGNED_BC5", "Block compressed 5 signed"},
-	{32, "CU_RES_VIEW_FORMAT_UNSIGNED_BC6H", "Block compressed 6 unsigned half-float"},
-	{33, "CU_RES_VIEW_FORMAT_SIGNED_BC6H", "Block compressed 6 signed half-float"},
-	{34, "CU_RES_VIEW_FORMAT_UNSIGNED_BC7", "Block compressed 7"},
-}
-
 // String returns the C name of the value, or its number.
 func (v ResourceViewFormat) String() string {
 	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
-}
-
-// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1) (112 bytes).
-type ResourceViewDesc struct {
-	Format           ResourceViewFormat
-	Width            uint64
-	Height           uint64
-	Depth            uint64
-	FirstMipmapLevel uint32
-	LastMipmapLevel  uint32
-	FirstLayer       uint32
-	LastLayer        uint32
-	Reserved         [16]uint32
-}
-
-// TensorMap is CUtensorMap (128 bytes).
-//
-// C aligns it to 64 bytes, which a Go type cannot: place values the driver
-// reads or writes in memory aligned to 64 bytes (C.aligned_alloc, say).
-type TensorMap struct {
-	Opaque [16]uint64
-}
-
-// TensorMapDataType is CUtensorMapDataType.
-type TensorMapDataType int32
-
-const (
-	TensorMapDataTypeUint8       TensorMapDataType = 0  // CU_TENSOR_MAP_DATA_TYPE_UINT8
-	TensorMapDataTypeUint16      TensorMapDataType = 1  // CU_TENSOR_MAP_DATA_TYPE_UINT16
-	TensorMapDataTypeUint32      TensorMapDataType = 2  // CU_TENSOR_MAP_DATA_TYPE_UINT32
-	TensorMapDataTypeInt32       TensorMapDataType = 3  // CU_TENSOR_MAP_DATA_TYPE_INT32
-	TensorMapDataTypeUint64      TensorMapDataType = 4  // CU_TENSOR_MAP_DATA_TYPE_UINT64
-	TensorMapDataTypeInt64       TensorMapDataType = 5  // CU_TENSOR_MAP_DATA_TYPE_INT64
-	TensorMapDataTypeFloat16     TensorMapDataType = 6  // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-	TensorMapDataTypeFloat32     TensorMapDataType = 7  // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-	TensorMapDataTypeFloat64     TensorMapDataType = 8  // CU_TENSOR_MAP_DATA_TYPE_FLOAT64
-	TensorMapDataTypeBfloat16    TensorMapDataType = 9  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-	TensorMapDataTypeFloat32Ftz  TensorMapDataType = 10 // CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ
-	TensorMapDataTypeTfloat32    TensorMapDataType = 11 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
-	TensorMapDataTypeTfloat32Ftz TensorMapDataType = 12 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ (a sentinel, not a value)
-)
-
-var namesTensorMapDataType = []enumName{
-	{0, "CU_TENSOR_MAP_DATA_TYPE_UINT8", ""},
-	{1, "CU_TENSOR_MAP_DATA_TYPE_UINT16", ""},
-	{2, "CU_TENSOR_MAP_DATA_TYPE_UINT32", ""},
-	{3, "CU_TENSOR_MAP_DATA_TYPE_INT32", ""},
-	{4, "CU_TENSOR_MAP_DATA_TYPE_UINT64", ""},
-	{5, "CU_TENSOR_MAP_DATA_TYPE_INT64", ""},
-	{6, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", ""},
-	{7, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", ""},
-	{8, "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", ""},
-	{9, "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", ""},
-	{10, "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", ""},
-	{11, "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -2542,39 +2992,9 @@ func (v TensorMapDataType) String() string {
 	return enumString(int64(v), namesTensorMapDataType, "TensorMapDataType")
 }
 
-// TensorMapInterleave is CUtensorMapInterleave.
-type TensorMapInterleave int32
-
-const (
-	TensorMapInterleaveNone TensorMapInterleave = 0 // CU_TENSOR_MAP_INTERLEAVE_NONE
-	TensorMapInterleave16B  TensorMapInterleave = 1 // CU_TENSOR_MAP_INTERLEAVE_16B
-	TensorMapInterleave32B  TensorMapInterleave = 2 // CU_TENSOR_MAP_INTERLEAVE_32B (a sentinel, not a value)
-)
-
-var namesTensorMapInterleave = []enumName{
-	{0, "CU_TENSOR_MAP_INTERLEAVE_NONE", ""},
-	{1, "CU_TENSOR_MAP_INTERLEAVE_16B", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v TensorMapInterleave) String() string {
 	return enumString(int64(v), namesTensorMapInterleave, "TensorMapInterleave")
-}
-
-// TensorMapSwizzle is CUtensorMapSwizzle.
-type TensorMapSwizzle int32
-
-const (
-	TensorMapSwizzleNone TensorMapSwizzle = 0 // CU_TENSOR_MAP_SWIZZLE_NONE
-	TensorMapSwizzle32B  TensorMapSwizzle = 1 // CU_TENSOR_MAP_SWIZZLE_32B
-	TensorMapSwizzle64B  TensorMapSwizzle = 2 // CU_TENSOR_MAP_SWIZZLE_64B
-	TensorMapSwizzle128B TensorMapSwizzle = 3 // CU_TENSOR_MAP_SWIZZLE_128B (a sentinel, not a value)
-)
-
-var namesTensorMapSwizzle = []enumName{
-	{0, "CU_TENSOR_MAP_SWIZZLE_NONE", ""},
-	{1, "CU_TENSOR_MAP_SWIZZLE_32B", ""},
-	{2, "CU_TENSOR_MAP_SWIZZLE_64B", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -2582,37 +3002,9 @@ func (v TensorMapSwizzle) String() string {
 	return enumString(int64(v), namesTensorMapSwizzle, "TensorMapSwizzle")
 }
 
-// TensorMapL2promotion is CUtensorMapL2promotion.
-type TensorMapL2promotion int32
-
-const (
-	TensorMapL2PromotionNone   TensorMapL2promotion = 0 // CU_TENSOR_MAP_L2_PROMOTION_NONE
-	TensorMapL2PromotionL264B  TensorMapL2promotion = 1 // CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-	TensorMapL2PromotionL2128B TensorMapL2promotion = 2 // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-	TensorMapL2PromotionL2256B TensorMapL2promotion = 3 // CU_TENSOR_MAP_L2_PROMOTION_L2_256B (a sentinel, not a value)
-)
-
-var namesTensorMapL2promotion = []enumName{
-	{0, "CU_TENSOR_MAP_L2_PROMOTION_NONE", ""},
-	{1, "CU_TENSOR_MAP_L2_PROMOTION_L2_64B", ""},
-	{2, "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v TensorMapL2promotion) String() string {
 	return enumString(int64(v), namesTensorMapL2promotion, "TensorMapL2promotion")
-}
-
-// TensorMapFloatOOBfill is CUtensorMapFloatOOBfill.
-type TensorMapFloatOOBfill int32
-
-const (
-	TensorMapFloatOobFillNone              TensorMapFloatOOBfill = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
-	TensorMapFloatOobFillNanRequestZeroFma TensorMapFloatOOBfill = 1 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA (a sentinel, not a value)
-)
-
-var namesTensorMapFloatOOBfill = []enumName{
-	{0, "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -2620,126 +3012,12 @@ func (v TensorMapFloatOOBfill) String() string {
 	return enumString(int64(v), namesTensorMapFloatOOBfill, "TensorMapFloatOOBfill")
 }
 
-// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
-type PointerP2PTokens struct {
-	P2pToken     uint64
-	VaSpaceToken uint32
-}
-
-// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
-type PointerAccessFlags uint32
-
-const (
-	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
-	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
-	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
-)
-
-var namesPointerAccessFlags = []enumName{
-	{0, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE", "No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations"},
-	{1, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ", "Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case."},
-	{3, "CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE", "Read-write access, the device has full read-write access to the memory"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
-
-// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
-type LaunchParams struct {
-	Function       Function
-	GridDimX       uint32
-	GridDimY       uint32
-	GridDimZ       uint32
-	BlockDimX      uint32
-	BlockDimY      uint32
-	BlockDimZ      uint32
-	SharedMemBytes uint32
-	HStream        Stream
-	KernelParams   *unsafe.Pointer
-}
-
-// ExternalMemoryHandleType is CUexternalMemoryHandleType.
-type ExternalMemoryHandleType int32
-
-const (
-	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
-	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
-	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	ExternalMemoryHandleTypeD3D12Heap        ExternalMemoryHandleType = 4 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
-	ExternalMemoryHandleTypeD3D12Resource    ExternalMemoryHandleType = 5 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
-	ExternalMemoryHandleTypeD3D11Resource    ExternalMemoryHandleType = 6 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
-	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
-	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
-)
-
-var namesExternalMemoryHandleType = []enumName{
-	{1, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
-	{2, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
-	{3, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
-	{4, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP", "Handle is a D3D12 heap object"},
-	{5, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE", "Handle is a D3D12 committed resource"},
-	{6, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE", "Handle is a shared NT handle to a D3D11 resource"},
-	{7, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT", "Handle is a globally shared handle to a D3D11 resource"},
-	{8, "CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF", "Handle is an NvSciBuf object"},
-}
 
 // String returns the C name of the value, or its number.
 func (v ExternalMemoryHandleType) String() string {
 	return enumString(int64(v), namesExternalMemoryHandleType, "ExternalMemoryHandleType")
-}
-
-// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
-type ExternalMemoryHandleDesc struct {
-	Type     ExternalMemoryHandleType
-	Handle   ExternalMemoryHandleDescHandle
-	Size     uint64
-	Flags    uint32
-	Reserved [16]uint32
-}
-
-// ExternalMemoryBufferDesc is CUDA_EXTERNAL_MEMORY_BUFFER_DESC (also CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) (88 bytes).
-type ExternalMemoryBufferDesc struct {
-	Offset   uint64
-	Size     uint64
-	Flags    uint32
-	Reserved [16]uint32
-}
-
-// ExternalMemoryMipmappedArrayDesc is CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC (also CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) (120 bytes).
-type ExternalMemoryMipmappedArrayDesc struct {
-	Offset    uint64
-	ArrayDesc Array3DDescriptor
-	NumLevels uint32
-	Reserved  [16]uint32
-}
-
-// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
-type ExternalSemaphoreHandleType int32
-
-const (
-	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
-	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
-	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	ExternalSemaphoreHandleTypeD3D12Fence             ExternalSemaphoreHandleType = 4  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
-	ExternalSemaphoreHandleTypeD3D11Fence             ExternalSemaphoreHandleType = 5  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
-	ExternalSemaphoreHandleTypeNvscisync              ExternalSemaphoreHandleType = 6  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
-	ExternalSemaphoreHandleTypeD3D11KeyedMutex        ExternalSemaphoreHandleType = 7  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
-	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt     ExternalSemaphoreHandleType = 8  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
-	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
-	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
-)
-
-var namesExternalSemaphoreHandleType = []enumName{
-	{1, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD", "Handle is an opaque file descriptor"},
-	{2, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32", "Handle is an opaque shared NT handle"},
-	{3, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT", "Handle is an opaque, globally shared handle"},
-	{4, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE", "Handle is a shared NT handle referencing a D3D12 fence object"},
-	{5, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE", "Handle is a shared NT handle referencing a D3D11 fence object"},
-	{6, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC", "Opaque handle to NvSciSync Object"},
-	{7, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX", "Handle is a shared NT handle referencing a D3D11 keyed mutex object"},
-	{8, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT", "Handle is a globally shared handle referencing a D3D11 keyed mutex object"},
-	{9, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD", "Handle is an opaque file descriptor referencing a timeline semaphore"},
-	{10, "CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32", "Handle is an opaque shared NT handle referencing a timeline semaphore"},
 }
 
 // String returns the C name of the value, or its number.
@@ -2747,140 +3025,17 @@ func (v ExternalSemaphoreHandleType) String() string {
 	return enumString(int64(v), namesExternalSemaphoreHandleType, "ExternalSemaphoreHandleType")
 }
 
-// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
-type ExternalSemaphoreHandleDesc struct {
-	Type     ExternalSemaphoreHandleType
-	Handle   ExternalSemaphoreHandleDescHandle
-	Flags    uint32
-	Reserved [16]uint32
-}
-
-// ExternalSemaphoreSignalParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1) (144 bytes).
-type ExternalSemaphoreSignalParams struct {
-	Params   ExternalSemaphoreSignalParamsParams
-	Flags    uint32
-	Reserved [16]uint32
-}
-
-// ExternalSemaphoreWaitParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1) (144 bytes).
-type ExternalSemaphoreWaitParams struct {
-	Params   ExternalSemaphoreWaitParamsParams
-	Flags    uint32
-	Reserved [16]uint32
-}
-
-// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
-type ExtSemSignalNodeParams struct {
-	ExtSemArray *ExternalSemaphore
-	ParamsArray *ExternalSemaphoreSignalParams
-	NumExtSems  uint32
-}
-
-// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
-type ExtSemSignalNodeParamsV2 struct {
-	ExtSemArray *ExternalSemaphore
-	ParamsArray *ExternalSemaphoreSignalParams
-	NumExtSems  uint32
-}
-
-// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
-type ExtSemWaitNodeParams struct {
-	ExtSemArray *ExternalSemaphore
-	ParamsArray *ExternalSemaphoreWaitParams
-	NumExtSems  uint32
-}
-
-// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
-type ExtSemWaitNodeParamsV2 struct {
-	ExtSemArray *ExternalSemaphore
-	ParamsArray *ExternalSemaphoreWaitParams
-	NumExtSems  uint32
-}
-
-// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
-type MemGenericAllocationHandle uint64
-
-// MemAllocationHandleType is CUmemAllocationHandleType.
-type MemAllocationHandleType int32
-
-const (
-	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
-	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
-	MemHandleTypeWin32Kmt            MemAllocationHandleType = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
-	MemHandleTypeFabric              MemAllocationHandleType = 8          // CU_MEM_HANDLE_TYPE_FABRIC
-	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
-)
-
-var namesMemAllocationHandleType = []enumName{
-	{0, "CU_MEM_HANDLE_TYPE_NONE", "Does not allow any export mechanism. >"},
-	{1, "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", "Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)"},
-	{2, "CU_MEM_HANDLE_TYPE_WIN32", "Allows a Win32 NT handle to be used for exporting. (HANDLE)"},
-	{4, "CU_MEM_HANDLE_TYPE_WIN32_KMT", "Allows a Win32 KMT handle to be used for exporting. (D3DKMT_HANDLE)"},
-	{8, "CU_MEM_HANDLE_TYPE_FABRIC", "Allows a fabric handle to be used for exporting. (CUmemFabricHandle)"},
-}
-
 // String returns the C name of the value, or its number.
 func (v MemAllocationHandleType) String() string {
 	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
 }
 
-// MemAccessFlags is CUmemAccess_flags.
-type MemAccessFlags uint32
-
-const (
-	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
-	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
-	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
-)
-
-var namesMemAccessFlags = []enumName{
-	{0, "CU_MEM_ACCESS_FLAGS_PROT_NONE", "Default, make the address range not accessible"},
-	{1, "CU_MEM_ACCESS_FLAGS_PROT_READ", "Make the address range read accessible"},
-	{3, "CU_MEM_ACCESS_FLAGS_PROT_READWRITE", "Make the address range read-write accessible"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
-
-// MemLocationType is CUmemLocationType.
-type MemLocationType int32
-
-const (
-	MemLocationTypeInvalid         MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
-	MemLocationTypeDevice          MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
-	MemLocationTypeHost            MemLocationType = 2          // CU_MEM_LOCATION_TYPE_HOST
-	MemLocationTypeHostNUMA        MemLocationType = 3          // CU_MEM_LOCATION_TYPE_HOST_NUMA
-	MemLocationTypeHostNUMACurrent MemLocationType = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
-	MemLocationTypeMax             MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
-)
-
-var namesMemLocationType = []enumName{
-	{0, "CU_MEM_LOCATION_TYPE_INVALID", ""},
-	{1, "CU_MEM_LOCATION_TYPE_DEVICE", "Location is a device location, thus id is a device ordinal"},
-	{2, "CU_MEM_LOCATION_TYPE_HOST", "Location is host, id is ignored"},
-	{3, "CU_MEM_LOCATION_TYPE_HOST_NUMA", "Location is a host NUMA node, thus id is a host NUMA node id"},
-	{4, "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT", "Location is a host NUMA node of the current thread, id is ignored"},
-}
 
 // String returns the C name of the value, or its number.
 func (v MemLocationType) String() string {
 	return enumString(int64(v), namesMemLocationType, "MemLocationType")
-}
-
-// MemAllocationType is CUmemAllocationType.
-type MemAllocationType int32
-
-const (
-	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
-	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
-	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
-)
-
-var namesMemAllocationType = []enumName{
-	{0, "CU_MEM_ALLOCATION_TYPE_INVALID", ""},
-	{1, "CU_MEM_ALLOCATION_TYPE_PINNED", "This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it"},
 }
 
 // String returns the C name of the value, or its number.
@@ -2888,34 +3043,9 @@ func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
 
-// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
-type MemAllocationGranularityFlags uint32
-
-const (
-	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
-	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
-)
-
-var namesMemAllocationGranularityFlags = []enumName{
-	{0, "CU_MEM_ALLOC_GRANULARITY_MINIMUM", "Minimum required granularity for allocation"},
-	{1, "CU_MEM_ALLOC_GRANULARITY_RECOMMENDED", "Recommended granularity for allocation for best performance"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v MemAllocationGranularityFlags) String() string {
 	return flagString(uint64(v), namesMemAllocationGranularityFlags)
-}
-
-// MemRangeHandleType is CUmemRangeHandleType.
-type MemRangeHandleType int32
-
-const (
-	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
-	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
-)
-
-var namesMemRangeHandleType = []enumName{
-	{1, "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -2923,35 +3053,9 @@ func (v MemRangeHandleType) String() string {
 	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
 }
 
-// ArraySparseSubresourceType is CUarraySparseSubresourceType.
-type ArraySparseSubresourceType int32
-
-const (
-	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
-	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
-)
-
-var namesArraySparseSubresourceType = []enumName{
-	{0, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL", ""},
-	{1, "CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v ArraySparseSubresourceType) String() string {
 	return enumString(int64(v), namesArraySparseSubresourceType, "ArraySparseSubresourceType")
-}
-
-// MemOperationType is CUmemOperationType.
-type MemOperationType int32
-
-const (
-	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
-	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
-)
-
-var namesMemOperationType = []enumName{
-	{1, "CU_MEM_OPERATION_TYPE_MAP", ""},
-	{2, "CU_MEM_OPERATION_TYPE_UNMAP", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -2959,54 +3063,9 @@ func (v MemOperationType) String() string {
 	return enumString(int64(v), namesMemOperationType, "MemOperationType")
 }
 
-// MemHandleType is CUmemHandleType.
-type MemHandleType int32
-
-const (
-	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
-)
-
-var namesMemHandleType = []enumName{
-	{0, "CU_MEM_HANDLE_TYPE_GENERIC", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
-}
-
-// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
-type ArrayMapInfo struct {
-	ResourceType     Resourcetype
-	Resource         ArrayMapInfoResource
-	SubresourceType  ArraySparseSubresourceType
-	Subresource      ArrayMapInfoSubresource
-	MemOperationType MemOperationType
-	MemHandleType    MemHandleType
-	MemHandle        ArrayMapInfoMemHandle
-	Offset           uint64
-	DeviceBitMask    uint32
-	Flags            uint32
-	Reserved         [2]uint32
-}
-
-// MemLocation is CUmemLocation (also CUmemLocation_v1) (8 bytes).
-type MemLocation struct {
-	Type MemLocationType
-	Id   int32
-}
-
-// MemAllocationCompType is CUmemAllocationCompType.
-type MemAllocationCompType int32
-
-const (
-	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
-	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
-)
-
-var namesMemAllocationCompType = []enumName{
-	{0, "CU_MEM_ALLOCATION_COMP_NONE", "Allocating non-compressible memory"},
-	{1, "CU_MEM_ALLOCATION_COMP_GENERIC", "Allocating compressible memory"},
 }
 
 // String returns the C name of the value, or its number.
@@ -3014,72 +3073,9 @@ func (v MemAllocationCompType) String() string {
 	return enumString(int64(v), namesMemAllocationCompType, "MemAllocationCompType")
 }
 
-// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32 bytes).
-type MemAllocationProp struct {
-	Type                 MemAllocationType
-	RequestedHandleTypes MemAllocationHandleType
-	Location             MemLocation
-	Win32HandleMetaData  unsafe.Pointer
-	AllocFlags           MemAllocationPropAllocFlags
-}
-
-// MulticastGranularityFlags is CUmulticastGranularity_flags.
-type MulticastGranularityFlags uint32
-
-const (
-	MulticastGranularityMinimum     MulticastGranularityFlags = 0x0 // CU_MULTICAST_GRANULARITY_MINIMUM
-	MulticastGranularityRecommended MulticastGranularityFlags = 0x1 // CU_MULTICAST_GRANULARITY_RECOMMENDED
-)
-
-var namesMulticastGranularityFlags = []enumName{
-	{0, "CU_MULTICAST_GRANULARITY_MINIMUM", "Minimum required granularity"},
-	{1, "CU_MULTICAST_GRANULARITY_RECOMMENDED", "Recommended granularity for best performance"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v MulticastGranularityFlags) String() string {
 	return flagString(uint64(v), namesMulticastGranularityFlags)
-}
-
-// MulticastObjectProp is CUmulticastObjectProp (also CUmulticastObjectProp_v1) (32 bytes).
-type MulticastObjectProp struct {
-	NumDevices  uint32
-	Size        uint64
-	HandleTypes uint64
-	Flags       uint64
-}
-
-// MemAccessDesc is CUmemAccessDesc (also CUmemAccessDesc_v1) (12 bytes).
-type MemAccessDesc struct {
-	Location MemLocation
-	Flags    MemAccessFlags
-}
-
-// GraphExecUpdateResult is CUgraphExecUpdateResult.
-type GraphExecUpdateResult int32
-
-const (
-	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
-	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
-	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
-	GraphExecUpdateErrorNodeTypeChanged           GraphExecUpdateResult = 3 // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
-	GraphExecUpdateErrorFunctionChanged           GraphExecUpdateResult = 4 // CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
-	GraphExecUpdateErrorParametersChanged         GraphExecUpdateResult = 5 // CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
-	GraphExecUpdateErrorNotSupported              GraphExecUpdateResult = 6 // CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
-	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
-	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
-)
-
-var namesGraphExecUpdateResult = []enumName{
-	{0, "CU_GRAPH_EXEC_UPDATE_SUCCESS", "The update succeeded"},
-	{1, "CU_GRAPH_EXEC_UPDATE_ERROR", "The update failed for an unexpected reason which is described in the return value of the function"},
-	{2, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", "The update failed because the topology changed"},
-	{3, "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED", "The update failed because a node type changed"},
-	{4, "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED", "The update failed because the function of a kernel node changed (CUDA driver < 11.2)"},
-	{5, "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED", "The update failed because the parameters changed in a way that is not supported"},
-	{6, "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED", "The update failed because something about the node is not supported"},
-	{7, "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE", "The update failed because the function of a kernel node changed in an unsupported way"},
-	{8, "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED", "The update failed because the node attributes changed in a way that is not supported"},
 }
 
 // String returns the C name of the value, or its number.
@@ -3087,96 +3083,9 @@ func (v GraphExecUpdateResult) String() string {
 	return enumString(int64(v), namesGraphExecUpdateResult, "GraphExecUpdateResult")
 }
 
-// GraphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (also CUgraphExecUpdateResultInfo_v1) (24 bytes).
-type GraphExecUpdateResultInfo struct {
-	Result        GraphExecUpdateResult
-	ErrorNode     GraphNode
-	ErrorFromNode GraphNode
-}
-
-// MemPoolAttribute is CUmemPool_attribute.
-type MemPoolAttribute int32
-
-const (
-	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-	MempoolAttrReleaseThreshold               MemPoolAttribute = 4 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-	MempoolAttrReservedMemCurrent             MemPoolAttribute = 5 // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-	MempoolAttrReservedMemHigh                MemPoolAttribute = 6 // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-)
-
-var namesMemPoolAttribute = []enumName{
-	{1, "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)"},
-	{2, "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC", "(value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)"},
-	{3, "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES", "(value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuFreeAsync (default enabled)."},
-	{4, "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "(value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)"},
-	{5, "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of backing memory currently allocated for the mempool."},
-	{6, "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero."},
-	{7, "CU_MEMPOOL_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application."},
-	{8, "CU_MEMPOOL_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero."},
-}
-
 // String returns the C name of the value, or its number.
 func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
-}
-
-// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
-type MemPoolProps struct {
-	AllocType               MemAllocationType
-	HandleTypes             MemAllocationHandleType
-	Location                MemLocation
-	Win32SecurityAttributes unsafe.Pointer
-	MaxSize                 uint64
-	Reserved                [56]uint8
-}
-
-// MemPoolPtrExportData is CUmemPoolPtrExportData (also CUmemPoolPtrExportData_v1) (64 bytes).
-type MemPoolPtrExportData struct {
-	Reserved [64]uint8
-}
-
-// MemAllocNodeParams is CUDA_MEM_ALLOC_NODE_PARAMS (also CUDA_MEM_ALLOC_NODE_PARAMS_v1) (120 bytes).
-type MemAllocNodeParams struct {
-	PoolProps       MemPoolProps
-	AccessDescs     *MemAccessDesc
-	AccessDescCount uint64
-	Bytesize        uint64
-	Dptr            DevicePtr
-}
-
-// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
-type MemAllocNodeParamsV2 struct {
-	PoolProps       MemPoolProps
-	AccessDescs     *MemAccessDesc
-	AccessDescCount uint64
-	Bytesize        uint64
-	Dptr            DevicePtr
-}
-
-// MemFreeNodeParams is CUDA_MEM_FREE_NODE_PARAMS (8 bytes).
-type MemFreeNodeParams struct {
-	Dptr DevicePtr
-}
-
-// GraphMemAttribute is CUgraphMem_attribute.
-type GraphMemAttribute int32
-
-const (
-	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-)
-
-var namesGraphMemAttribute = []enumName{
-	{0, "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs"},
-	{1, "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero."},
-	{2, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT", "(value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
-	{3, "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH", "(value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator."},
 }
 
 // String returns the C name of the value, or its number.
@@ -3184,60 +3093,9 @@ func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
 
-// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (8 bytes).
-type ChildGraphNodeParams struct {
-	Graph Graph
-}
-
-// EventRecordNodeParams is CUDA_EVENT_RECORD_NODE_PARAMS (8 bytes).
-type EventRecordNodeParams struct {
-	Event Event
-}
-
-// EventWaitNodeParams is CUDA_EVENT_WAIT_NODE_PARAMS (8 bytes).
-type EventWaitNodeParams struct {
-	Event Event
-}
-
-// GraphNodeParams is CUgraphNodeParams (256 bytes).
-type GraphNodeParams struct {
-	Type      GraphNodeType
-	Reserved0 [3]int32
-	Anon2     GraphNodeParamsAnon2
-	Reserved2 int64
-}
-
-// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
-type FlushGPUDirectRDMAWritesOptions int32
-
-const (
-	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
-	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
-)
-
-var namesFlushGPUDirectRDMAWritesOptions = []enumName{
-	{1, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST", "cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device."},
-	{2, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS", "The CU_STREAM_WAIT_VALUE_FLUSH flag and the CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device."},
-}
-
 // String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
-}
-
-// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
-type GPUDirectRDMAWritesOrdering int32
-
-const (
-	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
-	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
-	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
-)
-
-var namesGPUDirectRDMAWritesOrdering = []enumName{
-	{0, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE", "The device does not natively support ordering of remote writes. cuFlushGPUDirectRDMAWrites() can be leveraged if supported."},
-	{100, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER", "Natively, the device can consistently consume remote writes, although other CUDA devices may not."},
-	{200, "CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES", "Any CUDA device in the system can consistently consume remote writes to this device."},
 }
 
 // String returns the C name of the value, or its number.
@@ -3245,33 +3103,9 @@ func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
 
-// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
-type FlushGPUDirectRDMAWritesScope int32
-
-const (
-	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
-	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
-)
-
-var namesFlushGPUDirectRDMAWritesScope = []enumName{
-	{100, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER", "Blocks until remote writes are visible to the CUDA device context owning the data."},
-	{200, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES", "Blocks until remote writes are visible to all CUDA device contexts."},
-}
-
 // String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
-}
-
-// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
-type FlushGPUDirectRDMAWritesTarget int32
-
-const (
-	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
-)
-
-var namesFlushGPUDirectRDMAWritesTarget = []enumName{
-	{0, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX", "Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context."},
 }
 
 // String returns the C name of the value, or its number.
@@ -3279,95 +3113,15 @@ func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
 
-// GraphDebugDotFlags is CUgraphDebugDot_flags.
-type GraphDebugDotFlags uint32
-
-const (
-	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
-	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
-	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
-	GraphDebugDotFlagsMemcpyNodeParams         GraphDebugDotFlags = 0x8    // CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
-	GraphDebugDotFlagsMemsetNodeParams         GraphDebugDotFlags = 0x10   // CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
-	GraphDebugDotFlagsHostNodeParams           GraphDebugDotFlags = 0x20   // CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
-	GraphDebugDotFlagsEventNodeParams          GraphDebugDotFlags = 0x40   // CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
-	GraphDebugDotFlagsExtSemasSignalNodeParams GraphDebugDotFlags = 0x80   // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
-	GraphDebugDotFlagsExtSemasWaitNodeParams   GraphDebugDotFlags = 0x100  // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
-	GraphDebugDotFlagsKernelNodeAttributes     GraphDebugDotFlags = 0x200  // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
-	GraphDebugDotFlagsHandles                  GraphDebugDotFlags = 0x400  // CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
-	GraphDebugDotFlagsMemAllocNodeParams       GraphDebugDotFlags = 0x800  // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
-	GraphDebugDotFlagsMemFreeNodeParams        GraphDebugDotFlags = 0x1000 // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
-	GraphDebugDotFlagsBatchMemOpNodeParams     GraphDebugDotFlags = 0x2000 // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
-	GraphDebugDotFlagsExtraTopoInfo            GraphDebugDotFlags = 0x4000 // CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
-	GraphDebugDotFlagsConditionalNodeParams    GraphDebugDotFlags = 0x8000 // CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
-)
-
-var namesGraphDebugDotFlags = []enumName{
-	{1, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE", "Output all debug data as if every debug flag is enabled"},
-	{2, "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES", "Use CUDA Runtime structures for output"},
-	{4, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS", "Adds CUDA_KERNEL_NODE_PARAMS values to output"},
-	{8, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS", "Adds CUDA_MEMCPY3D values to output"},
-	{16, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS", "Adds CUDA_MEMSET_NODE_PARAMS values to output"},
-	{32, "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS", "Adds CUDA_HOST_NODE_PARAMS values to output"},
-	{64, "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS", "Adds CUevent handle from record and wait nodes to output"},
-	{128, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS", "Adds CUDA_EXT_SEM_SIGNAL_NODE_PARAMS values to output"},
-	{256, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS", "Adds CUDA_EXT_SEM_WAIT_NODE_PARAMS values to output"},
-	{512, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES", "Adds CUkernelNodeAttrValue values to output"},
-	{1024, "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES", "Adds node handles and every kernel function handle to output"},
-	{2048, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS", "Adds memory alloc node parameters to output"},
-	{4096, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS", "Adds memory free node parameters to output"},
-	{8192, "CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS", "Adds batch mem op node parameters to output"},
-	{16384, "CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO", "Adds edge numbering information"},
-	{32768, "CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS", "Adds conditional node parameters to output"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
-
-// UserObjectFlags is CUuserObject_flags.
-type UserObjectFlags uint32
-
-const (
-	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
-)
-
-var namesUserObjectFlags = []enumName{
-	{1, "CU_USER_OBJECT_NO_DESTRUCTOR_SYNC", "Indicates the destructor execution is not synchronized by any CUDA handle."},
-}
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
 
-// UserObjectRetainFlags is CUuserObjectRetain_flags.
-type UserObjectRetainFlags uint32
-
-const (
-	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
-)
-
-var namesUserObjectRetainFlags = []enumName{
-	{1, "CU_GRAPH_USER_OBJECT_MOVE", "Transfer references from the caller rather than creating new references."},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
-}
-
-// GraphInstantiateFlags is CUgraphInstantiate_flags.
-type GraphInstantiateFlags uint32
-
-const (
-	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
-	GraphInstantiateFlagUpload           GraphInstantiateFlags = 0x2 // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
-	GraphInstantiateFlagDeviceLaunch     GraphInstantiateFlags = 0x4 // CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
-	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
-)
-
-var namesGraphInstantiateFlags = []enumName{
-	{1, "CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH", "Automatically free memory allocated in a graph before relaunching."},
-	{2, "CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD", "Automatically upload the graph after instantiation. Only supported by cuGraphInstantiateWithParams. The upload will be performed using the stream provided in instantiateParams."},
-	{4, "CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH", "Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH."},
-	{8, "CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY", "Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into."},
 }
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
@@ -3375,35 +3129,9 @@ func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
 
-// DeviceNUMAConfig is CUdeviceNumaConfig.
-type DeviceNUMAConfig int32
-
-const (
-	DeviceNUMAConfigNone     DeviceNUMAConfig = 0 // CU_DEVICE_NUMA_CONFIG_NONE
-	DeviceNUMAConfigNUMANode DeviceNUMAConfig = 1 // CU_DEVICE_NUMA_CONFIG_NUMA_NODE
-)
-
-var namesDeviceNUMAConfig = []enumName{
-	{0, "CU_DEVICE_NUMA_CONFIG_NONE", "The GPU is not a NUMA node"},
-	{1, "CU_DEVICE_NUMA_CONFIG_NUMA_NODE", "The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID"},
-}
-
 // String returns the C name of the value, or its number.
 func (v DeviceNUMAConfig) String() string {
 	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
-}
-
-// ModuleLoadingMode is CUmoduleLoadingMode.
-type ModuleLoadingMode int32
-
-const (
-	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
-	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
-)
-
-var namesModuleLoadingMode = []enumName{
-	{1, "CU_MODULE_EAGER_LOADING", "Lazy Kernel Loading is not enabled"},
-	{2, "CU_MODULE_LAZY_LOADING", "Lazy Kernel Loading is enabled"},
 }
 
 // String returns the C name of the value, or its number.
@@ -3411,45 +3139,9 @@ func (v ModuleLoadingMode) String() string {
 	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
 }
 
-// FunctionLoadingState is CUfunctionLoadingState.
-type FunctionLoadingState int32
-
-const (
-	FunctionLoadingStateUnloaded FunctionLoadingState = 0 // CU_FUNCTION_LOADING_STATE_UNLOADED
-	FunctionLoadingStateLoaded   FunctionLoadingState = 1 // CU_FUNCTION_LOADING_STATE_LOADED
-	FunctionLoadingStateMax      FunctionLoadingState = 2 // CU_FUNCTION_LOADING_STATE_MAX (a sentinel, not a value)
-)
-
-var namesFunctionLoadingState = []enumName{
-	{0, "CU_FUNCTION_LOADING_STATE_UNLOADED", ""},
-	{1, "CU_FUNCTION_LOADING_STATE_LOADED", ""},
-}
-
 // String returns the C name of the value, or its number.
 func (v FunctionLoadingState) String() string {
 	return enumString(int64(v), namesFunctionLoadingState, "FunctionLoadingState")
-}
-
-// CoredumpSettings is CUcoredumpSettings.
-type CoredumpSettings int32
-
-const (
-	CoredumpEnableOnException CoredumpSettings = 1 // CU_COREDUMP_ENABLE_ON_EXCEPTION
-	CoredumpTriggerHost       CoredumpSettings = 2 // CU_COREDUMP_TRIGGER_HOST
-	CoredumpLightweight       CoredumpSettings = 3 // CU_COREDUMP_LIGHTWEIGHT
-	CoredumpEnableUserTrigger CoredumpSettings = 4 // CU_COREDUMP_ENABLE_USER_TRIGGER
-	CoredumpFile              CoredumpSettings = 5 // CU_COREDUMP_FILE
-	CoredumpPipe              CoredumpSettings = 6 // CU_COREDUMP_PIPE
-	CoredumpMax               CoredumpSettings = 7 // CU_COREDUMP_MAX (a sentinel, not a value)
-)
-
-var namesCoredumpSettings = []enumName{
-	{1, "CU_COREDUMP_ENABLE_ON_EXCEPTION", ""},
-	{2, "CU_COREDUMP_TRIGGER_HOST", ""},
-	{3, "CU_COREDUMP_LIGHTWEIGHT", ""},
-	{4, "CU_COREDUMP_ENABLE_USER_TRIGGER", ""},
-	{5, "CU_COREDUMP_FILE", ""},
-	{6, "CU_COREDUMP_PIPE", ""},
 }
 
 // String returns the C name of the value, or its number.
@@ -3457,69 +3149,12 @@ func (v CoredumpSettings) String() string {
 	return enumString(int64(v), namesCoredumpSettings, "CoredumpSettings")
 }
 
-// GreenCtx is CUgreenCtx: defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. The following is a guideline for each architecture and may be subject to change: - On Compute Architecture 6.X: The minimum count is 1 SM. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
-type GreenCtx uintptr
-
-// DevResourceDesc is CUdevResourceDesc: defgroup CUDA_GREEN_CONTEXTS Green Contexts ___MANBRIEF___ Driver level API for creation and manipulation of green contexts (___CURRENT_FILE___) ___ENDMANBRIEF___ This section describes the APIs for creation and manipulation of green contexts in the CUDA driver. Green contexts are a lightweight alternative to traditional contexts, with the ability to pass in a set of resources that they should be initialized with. This allows the developer to represent distinct spatial partitions of the GPU, provision resources for them, and target them via the same programming model that CUDA exposes (streams, kernel launches, etc.). There are 4 main steps to using these new set of APIs. - (1) Start with an initial set of resources, for example via cuDeviceGetDevResource. Only SM type is supported today. - (2) Partition this set of resources by providing them as input to a partition API, for example: cuDevSmResourceSplitByCount. - (3) Finalize the specification of resources by creating a descriptor via cuDevResourceGenerateDesc. - (4) Provision the resources and create a green context via cuGreenCtxCreate. For CU_DEV_RESOURCE_TYPE_SM, the partitions created have minimum SM count requirements, often rounding up and aligning the minCount provided to cuDevSmResourceSplitByCount. The following is a guideline for each architecture and may be subject to change: - On Compute Architecture 6.X: The minimum count is 1 SM. - On Compute Architecture 7.X: The minimum count is 2 SMs and must be a multiple of 2. - On Compute Architecture 8.X: The minimum count is 4 SMs and must be a multiple of 2. - On Compute Architecture 9.0+: The minimum count is 8 SMs and must be a multiple of 8. In the future, flags can be provided to tradeoff functional and performance characteristics versus finer grained SM partitions. Even if the green contexts have disjoint SM partitions, it is not guaranteed that the kernels launched in them will run concurrently or have forward progress guarantees. This is due to other resources (like HW connections, see CUDA_DEVICE_MAX_CONNECTIONS) that could cause a dependency. Additionally, in certain scenarios, it is possible for the workload to run on more SMs than was provisioned (but never less). The following are two scenarios which can exhibit this behavior: - On Volta+ MPS: When CUDA_MPS_ACTIVE_THREAD_PERCENTAGE is used, the set of SMs that are used for running kernels can be scaled up to the value of SMs used for the MPS client. - On Compute Architecture 9.x: When a module with dynamic parallelism (CDP) is loaded, all future kernels running under green contexts may use and share an additional set of 2 SMs. @{ ! typedef typedef struct CUgreenCtx_st* CUgreenCtx A green context handle. This handle can be used safely from only one CPU thread at a time. Created via cuGreenCtxCreate typedef struct CUgreenCtx_st *CUgreenCtx; ! typedef struct CUdevResourceDesc_st* CUdevResourceDesc; An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via cuDevResourceGenerateDesc.
-type DevResourceDesc uintptr
-
-// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
-type GreenCtxCreateFlags uint32
-
-const (
-	GreenCtxDefaultStream GreenCtxCreateFlags = 0x1 // CU_GREEN_CTX_DEFAULT_STREAM
-)
-
-var namesGreenCtxCreateFlags = []enumName{
-	{1, "CU_GREEN_CTX_DEFAULT_STREAM", "Required. Creates a default stream to use inside the green context"},
-}
-
 // String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
 func (v GreenCtxCreateFlags) String() string { return flagString(uint64(v), namesGreenCtxCreateFlags) }
-
-// DevResourceType is CUdevResourceType.
-type DevResourceType int32
-
-const (
-	DevResourceTypeInvalid DevResourceType = 0 // CU_DEV_RESOURCE_TYPE_INVALID
-	DevResourceTypeSM      DevResourceType = 1 // CU_DEV_RESOURCE_TYPE_SM
-)
-
-var namesDevResourceType = []enumName{
-	{0, "CU_DEV_RESOURCE_TYPE_INVALID", ""},
-	{1, "CU_DEV_RESOURCE_TYPE_SM", "Streaming multiprocessors related information"},
-}
 
 // String returns the C name of the value, or its number.
 func (v DevResourceType) String() string {
 	return enumString(int64(v), namesDevResourceType, "DevResourceType")
-}
-
-// DevSMResource is CUdevSmResource (4 bytes).
-type DevSMResource struct {
-	SmCount uint32
-}
-
-// DevResource is CUdevResource (also CUdevResource_v1) (144 bytes).
-type DevResource struct {
-	Type             DevResourceType
-	Internal_padding [92]uint8
-	Anon2            DevResourceAnon2
-}
-
-// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40 bytes).
-type StreamBatchMemOpParamsWaitValue struct {
-	Operation StreamBatchMemOpType
-	Address   DevicePtr
-	Anon2     StreamBatchMemOpParamsWaitValueAnon2
-	Flags     uint32
-	Alias     DevicePtr
-}
-
-// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
-type StreamBatchMemOpParamsWaitValueAnon2 struct {
-	_   [0]uint64
-	Raw [8]byte
 }
 
 // Value is the member value.
@@ -3527,21 +3162,6 @@ func (u *StreamBatchMemOpParamsWaitValueAnon2) Value() *uint32 { return (*uint32
 
 // Value64 is the member value64.
 func (u *StreamBatchMemOpParamsWaitValueAnon2) Value64() *uint64 { return (*uint64)(unsafe.Pointer(u)) }
-
-// StreamBatchMemOpParamsWriteValue is CUstreamBatchMemOpParams.writeValue (40 bytes).
-type StreamBatchMemOpParamsWriteValue struct {
-	Operation StreamBatchMemOpType
-	Address   DevicePtr
-	Anon2     StreamBatchMemOpParamsWriteValueAnon2
-	Flags     uint32
-	Alias     DevicePtr
-}
-
-// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
-type StreamBatchMemOpParamsWriteValueAnon2 struct {
-	_   [0]uint64
-	Raw [8]byte
-}
 
 // Value is the member value.
 func (u *StreamBatchMemOpParamsWriteValueAnon2) Value() *uint32 { return (*uint32)(unsafe.Pointer(u)) }
@@ -3551,82 +3171,14 @@ func (u *StreamBatchMemOpParamsWriteValueAnon2) Value64() *uint64 {
 	return (*uint64)(unsafe.Pointer(u))
 }
 
-// StreamBatchMemOpParamsFlushRemoteWrites is CUstreamBatchMemOpParams.flushRemoteWrites (8 bytes).
-type StreamBatchMemOpParamsFlushRemoteWrites struct {
-	Operation StreamBatchMemOpType
-	Flags     uint32
-}
-
-// StreamBatchMemOpParamsMemoryBarrier is CUstreamBatchMemOpParams.memoryBarrier (8 bytes).
-type StreamBatchMemOpParamsMemoryBarrier struct {
-	Operation StreamBatchMemOpType
-	Flags     uint32
-}
-
-// AsyncNotificationInfoInfo is CUasyncNotificationInfo.info (8 bytes), a union: its members are read and written through the methods.
-type AsyncNotificationInfoInfo struct {
-	_   [0]uint64
-	Raw [8]byte
-}
-
 // OverBudget is the member overBudget.
 func (u *AsyncNotificationInfoInfo) OverBudget() *AsyncNotificationInfoInfoOverBudget {
 	return (*AsyncNotificationInfoInfoOverBudget)(unsafe.Pointer(u))
 }
 
-// AsyncNotificationInfoInfoOverBudget is CUasyncNotificationInfo.info.overBudget (8 bytes).
-type AsyncNotificationInfoInfoOverBudget struct {
-	BytesOverBudget uint64
-}
-
-// LaunchAttributeValueClusterDim is CUlaunchAttributeValue.clusterDim (12 bytes).
-type LaunchAttributeValueClusterDim struct {
-	X uint32
-	Y uint32
-	Z uint32
-}
-
-// LaunchAttributeValueProgrammaticEvent is CUlaunchAttributeValue.programmaticEvent (16 bytes).
-type LaunchAttributeValueProgrammaticEvent struct {
-	Event               Event
-	Flags               int32
-	TriggerAtBlockStart int32
-}
-
-// LaunchAttributeValueLaunchCompletionEvent is CUlaunchAttributeValue.launchCompletionEvent (16 bytes).
-type LaunchAttributeValueLaunchCompletionEvent struct {
-	Event Event
-	Flags int32
-}
-
-// LaunchAttributeValueDeviceUpdatableKernelNode is CUlaunchAttributeValue.deviceUpdatableKernelNode (16 bytes).
-type LaunchAttributeValueDeviceUpdatableKernelNode struct {
-	DeviceUpdatable int32
-	DevNode         GraphDeviceNode
-}
-
-// ExecAffinityParamParam is CUexecAffinityParam.param (4 bytes), a union: its members are read and written through the methods.
-type ExecAffinityParamParam struct {
-	_   [0]uint32
-	Raw [4]byte
-}
-
 // SmCount is the member smCount.
 func (u *ExecAffinityParamParam) SmCount() *ExecAffinitySMCount {
 	return (*ExecAffinitySMCount)(unsafe.Pointer(u))
-}
-
-// ArraySparsePropertiesTileExtent is CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent (12 bytes).
-type ArraySparsePropertiesTileExtent struct {
-	Width  uint32
-	Height uint32
-	Depth  uint32
-}
-
-// ResourceDescRes is CUDA_RESOURCE_DESC.res (128 bytes), a union: its members are read and written through the methods.
-type ResourceDescRes struct {
-	_   [0]uint64
-	Raw [128]byte
 }
 
 // Array is the member array.
@@ -3654,45 +3206,6 @@ func (u *ResourceDescRes) Reserved() *ResourceDescResReserved {
 	return (*ResourceDescResReserved)(unsafe.Pointer(u))
 }
 
-// ResourceDescResArray is CUDA_RESOURCE_DESC.res.array (8 bytes).
-type ResourceDescResArray struct {
-	HArray Array
-}
-
-// ResourceDescResMipmap is CUDA_RESOURCE_DESC.res.mipmap (8 bytes).
-type ResourceDescResMipmap struct {
-	HMipmappedArray MipmappedArray
-}
-
-// ResourceDescResLinear is CUDA_RESOURCE_DESC.res.linear (24 bytes).
-type ResourceDescResLinear struct {
-	DevPtr      DevicePtr
-	Format      ArrayFormat
-	NumChannels uint32
-	SizeInBytes uint64
-}
-
-// ResourceDescResPitch2D is CUDA_RESOURCE_DESC.res.pitch2D (40 bytes).
-type ResourceDescResPitch2D struct {
-	DevPtr       DevicePtr
-	Format       ArrayFormat
-	NumChannels  uint32
-	Width        uint64
-	Height       uint64
-	PitchInBytes uint64
-}
-
-// ResourceDescResReserved is CUDA_RESOURCE_DESC.res.reserved (128 bytes).
-type ResourceDescResReserved struct {
-	Reserved [32]int32
-}
-
-// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
-type ExternalMemoryHandleDescHandle struct {
-	_   [0]uint64
-	Raw [16]byte
-}
-
 // Fd is the member fd.
 func (u *ExternalMemoryHandleDescHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
 
@@ -3704,18 +3217,6 @@ func (u *ExternalMemoryHandleDescHandle) Win32() *ExternalMemoryHandleDescHandle
 // NvSciBufObject is the member nvSciBufObject.
 func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
-}
-
-// ExternalMemoryHandleDescHandleWin32 is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
-type ExternalMemoryHandleDescHandleWin32 struct {
-	Handle unsafe.Pointer
-	Name   unsafe.Pointer
-}
-
-// ExternalSemaphoreHandleDescHandle is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
-type ExternalSemaphoreHandleDescHandle struct {
-	_   [0]uint64
-	Raw [16]byte
 }
 
 // Fd is the member fd.
@@ -3731,31 +3232,6 @@ func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
 }
 
-// ExternalSemaphoreHandleDescHandleWin32 is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
-type ExternalSemaphoreHandleDescHandleWin32 struct {
-	Handle unsafe.Pointer
-	Name   unsafe.Pointer
-}
-
-// ExternalSemaphoreSignalParamsParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params (72 bytes).
-type ExternalSemaphoreSignalParamsParams struct {
-	Fence      ExternalSemaphoreSignalParamsParamsFence
-	NvSciSync  ExternalSemaphoreSignalParamsParamsNvSciSync
-	KeyedMutex ExternalSemaphoreSignalParamsParamsKeyedMutex
-	Reserved   [12]uint32
-}
-
-// ExternalSemaphoreSignalParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.fence (8 bytes).
-type ExternalSemaphoreSignalParamsParamsFence struct {
-	Value uint64
-}
-
-// ExternalSemaphoreSignalParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
-type ExternalSemaphoreSignalParamsParamsNvSciSync struct {
-	_   [0]uint64
-	Raw [8]byte
-}
-
 // Fence is the member fence.
 func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
@@ -3764,30 +3240,6 @@ func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 // Reserved is the member reserved.
 func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Reserved() *uint64 {
 	return (*uint64)(unsafe.Pointer(u))
-}
-
-// ExternalSemaphoreSignalParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
-type ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
-	Key uint64
-}
-
-// ExternalSemaphoreWaitParamsParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params (72 bytes).
-type ExternalSemaphoreWaitParamsParams struct {
-	Fence      ExternalSemaphoreWaitParamsParamsFence
-	NvSciSync  ExternalSemaphoreWaitParamsParamsNvSciSync
-	KeyedMutex ExternalSemaphoreWaitParamsParamsKeyedMutex
-	Reserved   [10]uint32
-}
-
-// ExternalSemaphoreWaitParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.fence (8 bytes).
-type ExternalSemaphoreWaitParamsParamsFence struct {
-	Value uint64
-}
-
-// ExternalSemaphoreWaitParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
-type ExternalSemaphoreWaitParamsParamsNvSciSync struct {
-	_   [0]uint64
-	Raw [8]byte
 }
 
 // Fence is the member fence.
@@ -3800,29 +3252,11 @@ func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Reserved() *uint64 {
 	return (*uint64)(unsafe.Pointer(u))
 }
 
-// ExternalSemaphoreWaitParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
-type ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
-	Key       uint64
-	TimeoutMs uint32
-}
-
-// ArrayMapInfoResource is CUarrayMapInfo.resource (8 bytes), a union: its members are read and written through the methods.
-type ArrayMapInfoResource struct {
-	_   [0]uint64
-	Raw [8]byte
-}
-
 // Mipmap is the member mipmap.
 func (u *ArrayMapInfoResource) Mipmap() *MipmappedArray { return (*MipmappedArray)(unsafe.Pointer(u)) }
 
 // Array is the member array.
 func (u *ArrayMapInfoResource) Array() *Array { return (*Array)(unsafe.Pointer(u)) }
-
-// ArrayMapInfoSubresource is CUarrayMapInfo.subresource (32 bytes), a union: its members are read and written through the methods.
-type ArrayMapInfoSubresource struct {
-	_   [0]uint64
-	Raw [32]byte
-}
 
 // SparseLevel is the member sparseLevel.
 func (u *ArrayMapInfoSubresource) SparseLevel() *ArrayMapInfoSubresourceSparseLevel {
@@ -3834,48 +3268,9 @@ func (u *ArrayMapInfoSubresource) Miptail() *ArrayMapInfoSubresourceMiptail {
 	return (*ArrayMapInfoSubresourceMiptail)(unsafe.Pointer(u))
 }
 
-// ArrayMapInfoSubresourceSparseLevel is CUarrayMapInfo.subresource.sparseLevel (32 bytes).
-type ArrayMapInfoSubresourceSparseLevel struct {
-	Level        uint32
-	Layer        uint32
-	OffsetX      uint32
-	OffsetY      uint32
-	OffsetZ      uint32
-	ExtentWidth  uint32
-	ExtentHeight uint32
-	ExtentDepth  uint32
-}
-
-// ArrayMapInfoSubresourceMiptail is CUarrayMapInfo.subresource.miptail (24 bytes).
-type ArrayMapInfoSubresourceMiptail struct {
-	Layer  uint32
-	Offset uint64
-	Size   uint64
-}
-
-// ArrayMapInfoMemHandle is CUarrayMapInfo.memHandle (8 bytes), a union: its members are read and written through the methods.
-type ArrayMapInfoMemHandle struct {
-	_   [0]uint64
-	Raw [8]byte
-}
-
 // MemHandle is the member memHandle.
 func (u *ArrayMapInfoMemHandle) MemHandle() *MemGenericAllocationHandle {
 	return (*MemGenericAllocationHandle)(unsafe.Pointer(u))
-}
-
-// MemAllocationPropAllocFlags is CUmemAllocationProp.allocFlags (8 bytes).
-type MemAllocationPropAllocFlags struct {
-	CompressionType      uint8
-	GpuDirectRDMACapable uint8
-	Usage                uint16
-	Reserved             [4]uint8
-}
-
-// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
-type GraphNodeParamsAnon2 struct {
-	_   [0]uint64
-	Raw [232]byte
 }
 
 // Reserved1 is the member reserved1.
@@ -3944,12 +3339,6 @@ func (u *GraphNodeParamsAnon2) MemOp() *BatchMemOpNodeParamsV2 {
 // Conditional is the member conditional.
 func (u *GraphNodeParamsAnon2) Conditional() *ConditionalNodeParams {
 	return (*ConditionalNodeParams)(unsafe.Pointer(u))
-}
-
-// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
-type DevResourceAnon2 struct {
-	_   [0]uint32
-	Raw [48]byte
 }
 
 // Sm is the member sm.

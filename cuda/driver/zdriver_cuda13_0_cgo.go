@@ -6,7 +6,11 @@
 package driver
 
 /*
-// Trampolines for CUDA 13.0 (CUDA_VERSION 13000).
+// Trampolines for CUDA 13.0 (CUDA_VERSION 13000), shared by the functions
+// with their C parameter list: i int, u unsigned int, l unsigned long,
+// q unsigned long long, t unsigned short, c unsigned char, f float,
+// p void *, h a handle (void *), s const char *, bNaM a by-value struct
+// of N bytes aligned to M; v none. _cb: neither noescape nor nocallback.
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,889 +20,375 @@ extern int cg_make_current(uintptr_t ctx);
 #define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; if (ctx) { int r_ = cg_make_current(ctx); if (r_) return r_; } } while (0)
 typedef struct { _Alignas(1) unsigned char b[64]; } cg_s64_1;
 typedef struct { _Alignas(4) unsigned char b[8]; } cg_s8_4;
-static int cg_GetErrorString(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-#cgo noescape cg_GetErrorString
-#cgo nocallback cg_GetErrorString
-static int cg_GetErrorName(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-#cgo noescape cg_GetErrorName
-#cgo nocallback cg_GetErrorName
-static int cg_Init(uintptr_t ctx, uintptr_t fn, unsigned int a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int))fn)(a0); }
-#cgo noescape cg_Init
-#cgo nocallback cg_Init
-static int cg_DriverGetVersion(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_DriverGetVersion
-#cgo nocallback cg_DriverGetVersion
-static int cg_DeviceGet(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_DeviceGet
-#cgo nocallback cg_DeviceGet
-static int cg_DeviceGetCount(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_DeviceGetCount
-#cgo nocallback cg_DeviceGetCount
-static int cg_DeviceGetName(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-#cgo noescape cg_DeviceGetName
-#cgo nocallback cg_DeviceGetName
-static int cg_DeviceGetUUID(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_DeviceGetUUID
-#cgo nocallback cg_DeviceGetUUID
-static int cg_DeviceGetLUID(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
-#cgo noescape cg_DeviceGetLUID
-#cgo nocallback cg_DeviceGetLUID
-static int cg_DeviceTotalMem(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_DeviceTotalMem
-#cgo nocallback cg_DeviceTotalMem
-static int cg_DeviceGetTexture1DLinearMaxWidth(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, int))fn)(a0, a1, a2, a3); }
-#cgo noescape cg_DeviceGetTexture1DLinearMaxWidth
-#cgo nocallback cg_DeviceGetTexture1DLinearMaxWidth
-static int cg_DeviceGetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-#cgo noescape cg_DeviceGetAttribute
-#cgo nocallback cg_DeviceGetAttribute
-static int cg_DeviceGetHostAtomicCapabilities(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, a1, a2, a3); }
-static int cg_DeviceGetNvSciSyncAttributes(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-static int cg_DeviceSetMemPool(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_DeviceSetMemPool
-#cgo nocallback cg_DeviceSetMemPool
-static int cg_DeviceGetMemPool(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-static int cg_DeviceGetDefaultMemPool(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-static int cg_DeviceGetExecAffinitySupport(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-static int cg_FlushGPUDirectRDMAWrites(uintptr_t ctx, uintptr_t fn, int a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, int))fn)(a0, a1); }
-#cgo noescape cg_FlushGPUDirectRDMAWrites
-#cgo nocallback cg_FlushGPUDirectRDMAWrites
-static int cg_DeviceGetProperties(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_DeviceGetProperties
-#cgo nocallback cg_DeviceGetProperties
-static int cg_DeviceComputeCapability(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
-static int cg_DevicePrimaryCtxRetain(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_DevicePrimaryCtxRetain
-#cgo nocallback cg_DevicePrimaryCtxRetain
-static int cg_DevicePrimaryCtxRelease(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
-#cgo noescape cg_DevicePrimaryCtxRelease
-#cgo nocallback cg_DevicePrimaryCtxRelease
-static int cg_DevicePrimaryCtxSetFlags(uintptr_t ctx, uintptr_t fn, int a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned int))fn)(a0, a1); }
-#cgo noescape cg_DevicePrimaryCtxSetFlags
-#cgo nocallback cg_DevicePrimaryCtxSetFlags
-static int cg_DevicePrimaryCtxGetState(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-static int cg_DevicePrimaryCtxReset(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
-#cgo noescape cg_DevicePrimaryCtxReset
-#cgo nocallback cg_DevicePrimaryCtxReset
-static int cg_CtxCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, a1, a2, a3); }
-static int cg_CtxDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxDestroy
-#cgo nocallback cg_CtxDestroy
-static int cg_CtxPushCurrent(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxPushCurrent
-#cgo nocallback cg_CtxPushCurrent
-static int cg_CtxPopCurrent(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_CtxPopCurrent
-#cgo nocallback cg_CtxPopCurrent
-static int cg_CtxSetCurrent(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxSetCurrent
-#cgo nocallback cg_CtxSetCurrent
-static int cg_CtxGetCurrent(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_CtxGetCurrent
-#cgo nocallback cg_CtxGetCurrent
-static int cg_CtxGetDevice(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_CtxGetDevice
-#cgo nocallback cg_CtxGetDevice
-static int cg_CtxGetDeviceV2(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_CtxGetDeviceV2
-#cgo nocallback cg_CtxGetDeviceV2
-static int cg_CtxGetFlags(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_CtxSetFlags(uintptr_t ctx, uintptr_t fn, unsigned int a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int))fn)(a0); }
-#cgo noescape cg_CtxSetFlags
-#cgo nocallback cg_CtxSetFlags
-static int cg_CtxGetID(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_CtxSynchronize(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
-#cgo noescape cg_CtxSynchronize
-#cgo nocallback cg_CtxSynchronize
-static int cg_CtxSynchronizeV2(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxSynchronizeV2
-#cgo nocallback cg_CtxSynchronizeV2
-static int cg_CtxSetLimit(uintptr_t ctx, uintptr_t fn, int a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned long))fn)(a0, a1); }
-#cgo noescape cg_CtxSetLimit
-#cgo nocallback cg_CtxSetLimit
-static int cg_CtxGetLimit(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_CtxGetLimit
-#cgo nocallback cg_CtxGetLimit
-static int cg_CtxGetCacheConfig(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_CtxGetCacheConfig
-#cgo nocallback cg_CtxGetCacheConfig
-static int cg_CtxSetCacheConfig(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
-#cgo noescape cg_CtxSetCacheConfig
-#cgo nocallback cg_CtxSetCacheConfig
-static int cg_CtxGetAPIVersion(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_CtxGetStreamPriorityRange(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_CtxResetPersistingL2Cache(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
-#cgo noescape cg_CtxResetPersistingL2Cache
-#cgo nocallback cg_CtxResetPersistingL2Cache
-static int cg_CtxGetExecAffinity(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
-#cgo noescape cg_CtxGetExecAffinity
-#cgo nocallback cg_CtxGetExecAffinity
-static int cg_CtxRecordEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_CtxRecordEvent
-#cgo nocallback cg_CtxRecordEvent
-static int cg_CtxWaitEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_CtxWaitEvent
-#cgo nocallback cg_CtxWaitEvent
-static int cg_CtxAttach(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
-#cgo noescape cg_CtxAttach
-#cgo nocallback cg_CtxAttach
-static int cg_CtxDetach(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxDetach
-#cgo nocallback cg_CtxDetach
-static int cg_CtxGetSharedMemConfig(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_CtxGetSharedMemConfig
-#cgo nocallback cg_CtxGetSharedMemConfig
-static int cg_CtxSetSharedMemConfig(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
-#cgo noescape cg_CtxSetSharedMemConfig
-#cgo nocallback cg_CtxSetSharedMemConfig
-static int cg_ModuleLoad(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
-#cgo noescape cg_ModuleLoad
-#cgo nocallback cg_ModuleLoad
-static int cg_ModuleLoadData(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_ModuleLoadDataEx(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
-static int cg_ModuleLoadFatBinary(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_ModuleUnload(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_ModuleUnload
-#cgo nocallback cg_ModuleUnload
-static int cg_ModuleGetLoadingMode(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_ModuleGetLoadingMode
-#cgo nocallback cg_ModuleGetLoadingMode
-static int cg_ModuleGetFunction(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_ModuleGetFunction
-#cgo nocallback cg_ModuleGetFunction
-static int cg_ModuleGetFunctionCount(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_ModuleEnumerateFunctions(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_ModuleGetGlobal(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, const char * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, const char *))fn)(a0, a1, (void *)a2, a3); }
-#cgo noescape cg_ModuleGetGlobal
-#cgo nocallback cg_ModuleGetGlobal
-static int cg_LinkCreate(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, void *))fn)(a0, a1, a2, a3); }
-static int cg_LinkAddData(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4, unsigned int a5, void * a6, void * a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7); }
-static int cg_LinkAddFile(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2, unsigned int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
-static int cg_LinkComplete(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_LinkDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_LinkDestroy
-#cgo nocallback cg_LinkDestroy
-static int cg_ModuleGetTexRef(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_ModuleGetTexRef
-#cgo nocallback cg_ModuleGetTexRef
-static int cg_ModuleGetSurfRef(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_ModuleGetSurfRef
-#cgo nocallback cg_ModuleGetSurfRef
-static int cg_LibraryLoadData(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
-static int cg_LibraryLoadFromFile(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
-static int cg_LibraryUnload(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_LibraryUnload
-#cgo nocallback cg_LibraryUnload
-static int cg_LibraryGetKernel(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_LibraryGetKernel
-#cgo nocallback cg_LibraryGetKernel
-static int cg_LibraryGetKernelCount(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_LibraryEnumerateKernels(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_LibraryGetModule(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_LibraryGetModule
-#cgo nocallback cg_LibraryGetModule
-static int cg_KernelGetFunction(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_KernelGetFunction
-#cgo nocallback cg_KernelGetFunction
-static int cg_KernelGetLibrary(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_KernelGetLibrary
-#cgo nocallback cg_KernelGetLibrary
-static int cg_LibraryGetGlobal(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, const char * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, const char *))fn)(a0, a1, (void *)a2, a3); }
-#cgo noescape cg_LibraryGetGlobal
-#cgo nocallback cg_LibraryGetGlobal
-static int cg_LibraryGetManaged(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, const char * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, const char *))fn)(a0, a1, (void *)a2, a3); }
-#cgo noescape cg_LibraryGetManaged
-#cgo nocallback cg_LibraryGetManaged
-static int cg_LibraryGetUnifiedFunction(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
-static int cg_KernelGetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, int))fn)(a0, a1, (void *)a2, a3); }
-#cgo noescape cg_KernelGetAttribute
-#cgo nocallback cg_KernelGetAttribute
-static int cg_KernelSetAttribute(uintptr_t ctx, uintptr_t fn, int a0, int a1, uintptr_t a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *, int))fn)(a0, a1, (void *)a2, a3); }
-#cgo noescape cg_KernelSetAttribute
-#cgo nocallback cg_KernelSetAttribute
-static int cg_KernelSetCacheConfig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_KernelSetCacheConfig
-#cgo nocallback cg_KernelSetCacheConfig
-static int cg_KernelGetName(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_KernelGetParamInfo(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
-static int cg_MemGetInfo(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-#cgo noescape cg_MemGetInfo
-#cgo nocallback cg_MemGetInfo
-static int cg_MemAlloc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
-#cgo noescape cg_MemAlloc
-#cgo nocallback cg_MemAlloc
-static int cg_MemAllocPitch(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, unsigned int))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MemAllocPitch
-#cgo nocallback cg_MemAllocPitch
-static int cg_MemFree(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
-#cgo noescape cg_MemFree
-#cgo nocallback cg_MemFree
-static int cg_MemGetAddressRange(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
-#cgo noescape cg_MemGetAddressRange
-#cgo nocallback cg_MemGetAddressRange
-static int cg_MemAllocHost(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
-static int cg_MemFreeHost(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_MemHostAlloc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
-static int cg_MemHostGetDevicePointer(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
-static int cg_MemHostGetFlags(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_MemAllocManaged(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
-#cgo noescape cg_MemAllocManaged
-#cgo nocallback cg_MemAllocManaged
-static int cg_DeviceRegisterAsyncNotification(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, a1, a2, a3); }
-static int cg_DeviceUnregisterAsyncNotification(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_DeviceUnregisterAsyncNotification
-#cgo nocallback cg_DeviceUnregisterAsyncNotification
-static int cg_DeviceGetByPCIBusID(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
-#cgo noescape cg_DeviceGetByPCIBusID
-#cgo nocallback cg_DeviceGetByPCIBusID
-static int cg_DeviceGetPCIBusID(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-#cgo noescape cg_DeviceGetPCIBusID
-#cgo nocallback cg_DeviceGetPCIBusID
-static int cg_IPCGetEventHandle(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_IPCGetEventHandle
-#cgo nocallback cg_IPCGetEventHandle
-static int cg_IPCOpenEventHandle(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
-#cgo noescape cg_IPCOpenEventHandle
-#cgo nocallback cg_IPCOpenEventHandle
-static int cg_IPCGetMemHandle(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_IPCOpenMemHandle(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
-#cgo noescape cg_IPCOpenMemHandle
-#cgo nocallback cg_IPCOpenMemHandle
-static int cg_IPCCloseMemHandle(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
-#cgo noescape cg_IPCCloseMemHandle
-#cgo nocallback cg_IPCCloseMemHandle
-static int cg_MemHostRegister(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
-static int cg_MemHostUnregister(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_Memcpy(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long))fn)(a0, a1, a2); }
-#cgo noescape cg_Memcpy
-#cgo nocallback cg_Memcpy
-static int cg_MemcpyPeer(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long long a2, uintptr_t a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long long, void *, unsigned long))fn)(a0, (void *)a1, a2, (void *)a3, a4); }
-#cgo noescape cg_MemcpyPeer
-#cgo nocallback cg_MemcpyPeer
-static int cg_MemcpyHtoD(uintptr_t ctx, uintptr_t fn, unsigned long long a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long))fn)(a0, a1, a2); }
-static int cg_MemcpyDtoH(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long))fn)(a0, a1, a2); }
-static int cg_MemcpyDtoD(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long))fn)(a0, a1, a2); }
-#cgo noescape cg_MemcpyDtoD
-#cgo nocallback cg_MemcpyDtoD
-static int cg_MemcpyDtoA(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long long, unsigned long))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_MemcpyDtoA
-#cgo nocallback cg_MemcpyDtoA
-static int cg_MemcpyAtoD(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
-#cgo noescape cg_MemcpyAtoD
-#cgo nocallback cg_MemcpyAtoD
-static int cg_MemcpyHtoA(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long))fn)((void *)a0, a1, a2, a3); }
-static int cg_MemcpyAtoH(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
-static int cg_MemcpyAtoA(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, unsigned long))fn)((void *)a0, a1, (void *)a2, a3, a4); }
-#cgo noescape cg_MemcpyAtoA
-#cgo nocallback cg_MemcpyAtoA
-static int cg_Memcpy2D(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_Memcpy2DUnaligned(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_Memcpy3D(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_Memcpy3DPeer(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_MemcpyAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-#cgo noescape cg_MemcpyAsync
-#cgo nocallback cg_MemcpyAsync
-static int cg_MemcpyPeerAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long long a2, uintptr_t a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long long, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, (void *)a3, a4, (void *)a5); }
-#cgo noescape cg_MemcpyPeerAsync
-#cgo nocallback cg_MemcpyPeerAsync
-static int cg_MemcpyHtoDAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, void * a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_MemcpyDtoHAsync(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_MemcpyDtoDAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-#cgo noescape cg_MemcpyDtoDAsync
-#cgo nocallback cg_MemcpyDtoDAsync
-static int cg_MemcpyHtoAAsync(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, void *))fn)((void *)a0, a1, a2, a3, (void *)a4); }
-static int cg_MemcpyAtoHAsync(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
-static int cg_Memcpy2DAsync(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_Memcpy3DAsync(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_Memcpy3DPeerAsync(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_MemcpyBatchAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, void * a4, void * a5, unsigned long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *, unsigned long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
-static int cg_Memcpy3DBatchAsync(uintptr_t ctx, uintptr_t fn, unsigned long a0, void * a1, unsigned long long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long, void *, unsigned long long, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_MemsetD8(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long))fn)(a0, a1, a2); }
-#cgo noescape cg_MemsetD8
-#cgo nocallback cg_MemsetD8
-static int cg_MemsetD16(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned short a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned short, unsigned long))fn)(a0, a1, a2); }
-#cgo noescape cg_MemsetD16
-#cgo nocallback cg_MemsetD16
-static int cg_MemsetD32(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned int a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned int, unsigned long))fn)(a0, a1, a2); }
-#cgo noescape cg_MemsetD32
-#cgo nocallback cg_MemsetD32
-static int cg_MemsetD2D8(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned char a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned char, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MemsetD2D8
-#cgo nocallback cg_MemsetD2D8
-static int cg_MemsetD2D16(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned short a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned short, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MemsetD2D16
-#cgo nocallback cg_MemsetD2D16
-static int cg_MemsetD2D32(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MemsetD2D32
-#cgo nocallback cg_MemsetD2D32
-static int cg_MemsetD8Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-#cgo noescape cg_MemsetD8Async
-#cgo nocallback cg_MemsetD8Async
-static int cg_MemsetD16Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned short a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned short, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-#cgo noescape cg_MemsetD16Async
-#cgo nocallback cg_MemsetD16Async
-static int cg_MemsetD32Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned int a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned int, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-#cgo noescape cg_MemsetD32Async
-#cgo nocallback cg_MemsetD32Async
-static int cg_MemsetD2D8Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned char a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned char, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
-#cgo noescape cg_MemsetD2D8Async
-#cgo nocallback cg_MemsetD2D8Async
-static int cg_MemsetD2D16Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned short a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned short, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
-#cgo noescape cg_MemsetD2D16Async
-#cgo nocallback cg_MemsetD2D16Async
-static int cg_MemsetD2D32Async(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
-#cgo noescape cg_MemsetD2D32Async
-#cgo nocallback cg_MemsetD2D32Async
-static int cg_ArrayCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_ArrayGetDescriptor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_ArrayGetSparseProperties(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_MipmappedArrayGetSparseProperties(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_ArrayGetMemoryRequirements(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-static int cg_MipmappedArrayGetMemoryRequirements(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-static int cg_ArrayGetPlane(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
-static int cg_ArrayDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_ArrayDestroy
-#cgo nocallback cg_ArrayDestroy
-static int cg_Array3DCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_Array3DGetDescriptor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_MipmappedArrayCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
-static int cg_MipmappedArrayGetLevel(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
-static int cg_MipmappedArrayDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_MipmappedArrayDestroy
-#cgo nocallback cg_MipmappedArrayDestroy
-static int cg_MemGetHandleForAddressRange(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-static int cg_MemBatchDecompressAsync(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
-static int cg_MemAddressReserve(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-static int cg_MemAddressFree(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
-#cgo noescape cg_MemAddressFree
-#cgo nocallback cg_MemAddressFree
-static int cg_MemCreate(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_MemRelease(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
-#cgo noescape cg_MemRelease
-#cgo nocallback cg_MemRelease
-static int cg_MemMap(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MemMap
-#cgo nocallback cg_MemMap
-static int cg_MemMapArrayAsync(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_MemUnmap(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
-#cgo noescape cg_MemUnmap
-#cgo nocallback cg_MemUnmap
-static int cg_MemSetAccess(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
-static int cg_MemGetAccess(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
-static int cg_MemExportToShareableHandle(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_MemImportFromShareableHandle(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
-static int cg_MemGetAllocationGranularity(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
-static int cg_MemGetAllocationPropertiesFromHandle(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_MemRetainAllocationHandle(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_MemFreeAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_MemFreeAsync
-#cgo nocallback cg_MemFreeAsync
-static int cg_MemAllocAsync(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
-static int cg_MemPoolTrimTo(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
-#cgo noescape cg_MemPoolTrimTo
-#cgo nocallback cg_MemPoolTrimTo
-static int cg_MemPoolSetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_MemPoolGetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_MemPoolSetAccess(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
-static int cg_MemPoolGetAccess(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_MemPoolCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_MemPoolDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_MemPoolDestroy
-#cgo nocallback cg_MemPoolDestroy
-static int cg_MemGetDefaultMemPool(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
-static int cg_MemGetMemPool(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
-static int cg_MemSetMemPool(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_MemAllocFromPoolAsync(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
-static int cg_MemPoolExportToShareableHandle(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
-static int cg_MemPoolImportFromShareableHandle(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_MemPoolExportPointer(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_MemPoolImportPointer(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_MulticastCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_MulticastAddDevice(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
-#cgo noescape cg_MulticastAddDevice
-#cgo nocallback cg_MulticastAddDevice
-static int cg_MulticastBindMem(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long long a2, unsigned long a3, unsigned long a4, unsigned long long a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long long, unsigned long, unsigned long, unsigned long long))fn)(a0, a1, a2, a3, a4, a5); }
-#cgo noescape cg_MulticastBindMem
-#cgo nocallback cg_MulticastBindMem
-static int cg_MulticastBindAddr(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long long a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long long, unsigned long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-#cgo noescape cg_MulticastBindAddr
-#cgo nocallback cg_MulticastBindAddr
-static int cg_MulticastUnbind(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int, unsigned long, unsigned long))fn)(a0, a1, a2, a3); }
-#cgo noescape cg_MulticastUnbind
-#cgo nocallback cg_MulticastUnbind
-static int cg_MulticastGetGranularity(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
-static int cg_PointerGetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
-static int cg_MemPrefetchAsync(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, const void * a2, unsigned int a3, uintptr_t a4) { CG_ENTER(fn, ctx); if (!a2) return 1; return ((int (*)(unsigned long long, unsigned long, cg_s8_4, unsigned int, void *))fn)(a0, a1, *(const cg_s8_4 *)a2, a3, (void *)a4); }
-#cgo noescape cg_MemPrefetchAsync
-#cgo nocallback cg_MemPrefetchAsync
-static int cg_MemAdvise(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, int a2, const void * a3) { CG_ENTER(fn, ctx); if (!a3) return 1; return ((int (*)(unsigned long long, unsigned long, int, cg_s8_4))fn)(a0, a1, a2, *(const cg_s8_4 *)a3); }
-#cgo noescape cg_MemAdvise
-#cgo nocallback cg_MemAdvise
-static int cg_MemPrefetchBatchAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, void * a3, void * a4, unsigned long a5, unsigned long long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
-static int cg_MemDiscardBatchAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, unsigned long long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, (void *)a4); }
-static int cg_MemDiscardAndPrefetchBatchAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, void * a3, void * a4, unsigned long a5, unsigned long long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
-static int cg_MemRangeGetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
-static int cg_MemRangeGetAttributes(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
-static int cg_PointerSetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
-static int cg_PointerGetAttributes(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_StreamCreate(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
-#cgo noescape cg_StreamCreate
-#cgo nocallback cg_StreamCreate
-static int cg_StreamCreateWithPriority(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
-#cgo noescape cg_StreamCreateWithPriority
-#cgo nocallback cg_StreamCreateWithPriority
-static int cg_StreamGetPriority(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_StreamGetDevice(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_StreamGetDevice
-#cgo nocallback cg_StreamGetDevice
-static int cg_StreamGetFlags(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_StreamGetID(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_StreamGetCtx(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_StreamGetCtx
-#cgo nocallback cg_StreamGetCtx
-static int cg_StreamGetCtxV2(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_StreamGetCtxV2
-#cgo nocallback cg_StreamGetCtxV2
-static int cg_StreamWaitEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_StreamWaitEvent
-#cgo nocallback cg_StreamWaitEvent
-static int cg_StreamAddCallback(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
-static int cg_StreamBeginCapture(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
-#cgo noescape cg_StreamBeginCapture
-#cgo nocallback cg_StreamBeginCapture
-static int cg_StreamBeginCaptureToGraph(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)((void *)a0, (void *)a1, a2, a3, a4, a5); }
-static int cg_ThreadExchangeStreamCaptureMode(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_StreamEndCapture(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_StreamIsCapturing(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_StreamIsCapturing
-#cgo nocallback cg_StreamIsCapturing
-static int cg_StreamGetCaptureInfo(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5, void * a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6); }
-static int cg_StreamUpdateCaptureDependencies(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_StreamAttachMemAsync(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_StreamAttachMemAsync
-#cgo nocallback cg_StreamAttachMemAsync
-static int cg_StreamQuery(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_StreamQuery
-#cgo nocallback cg_StreamQuery
-static int cg_StreamSynchronize(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_StreamSynchronize
-#cgo nocallback cg_StreamSynchronize
-static int cg_StreamDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_StreamDestroy
-#cgo nocallback cg_StreamDestroy
-static int cg_StreamCopyAttributes(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_StreamCopyAttributes
-#cgo nocallback cg_StreamCopyAttributes
-static int cg_StreamGetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_StreamSetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_EventCreate(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
-#cgo noescape cg_EventCreate
-#cgo nocallback cg_EventCreate
-static int cg_EventRecord(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_EventRecord
-#cgo nocallback cg_EventRecord
-static int cg_EventRecordWithFlags(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_EventRecordWithFlags
-#cgo nocallback cg_EventRecordWithFlags
-static int cg_EventQuery(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_EventQuery
-#cgo nocallback cg_EventQuery
-static int cg_EventSynchronize(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_EventSynchronize
-#cgo nocallback cg_EventSynchronize
-static int cg_EventDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_EventDestroy
-#cgo nocallback cg_EventDestroy
-static int cg_EventElapsedTime(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, (void *)a2); }
-#cgo noescape cg_EventElapsedTime
-#cgo nocallback cg_EventElapsedTime
-static int cg_ImportExternalMemory(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_ExternalMemoryGetMappedBuffer(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_ExternalMemoryGetMappedMipmappedArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_DestroyExternalMemory(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_DestroyExternalMemory
-#cgo nocallback cg_DestroyExternalMemory
-static int cg_ImportExternalSemaphore(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_SignalExternalSemaphoresAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_WaitExternalSemaphoresAsync(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_DestroyExternalSemaphore(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_DestroyExternalSemaphore
-#cgo nocallback cg_DestroyExternalSemaphore
-static int cg_StreamWaitValue32(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned int, unsigned int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_StreamWaitValue32
-#cgo nocallback cg_StreamWaitValue32
-static int cg_StreamWaitValue64(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_StreamWaitValue64
-#cgo nocallback cg_StreamWaitValue64
-static int cg_StreamWriteValue32(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned int, unsigned int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_StreamWriteValue32
-#cgo nocallback cg_StreamWriteValue32
-static int cg_StreamWriteValue64(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_StreamWriteValue64
-#cgo nocallback cg_StreamWriteValue64
-static int cg_StreamBatchMemOp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
-static int cg_FuncGetAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
-#cgo noescape cg_FuncGetAttribute
-#cgo nocallback cg_FuncGetAttribute
-static int cg_FuncSetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_FuncSetAttribute
-#cgo nocallback cg_FuncSetAttribute
-static int cg_FuncSetCacheConfig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
-#cgo noescape cg_FuncSetCacheConfig
-#cgo nocallback cg_FuncSetCacheConfig
-static int cg_FuncGetModule(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_FuncGetModule
-#cgo nocallback cg_FuncGetModule
-static int cg_FuncGetName(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_FuncGetParamInfo(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
-static int cg_FuncIsLoaded(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_FuncIsLoaded
-#cgo nocallback cg_FuncIsLoaded
-static int cg_FuncLoad(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_FuncLoad
-#cgo nocallback cg_FuncLoad
-static int cg_LaunchKernel(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9, void * a10) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9, a10); }
-static int cg_LaunchKernelEx(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, a2, a3); }
-static int cg_LaunchCooperativeKernel(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9); }
-static int cg_LaunchCooperativeKernelMultiDevice(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
-static int cg_LaunchHostFunc(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_FuncSetBlockShape(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
-#cgo noescape cg_FuncSetBlockShape
-#cgo nocallback cg_FuncSetBlockShape
-static int cg_FuncSetSharedSize(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_FuncSetSharedSize
-#cgo nocallback cg_FuncSetSharedSize
-static int cg_ParamSetSize(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_ParamSetSize
-#cgo nocallback cg_ParamSetSize
-static int cg_ParamSeti(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_ParamSeti
-#cgo nocallback cg_ParamSeti
-static int cg_ParamSetf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, float))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_ParamSetf
-#cgo nocallback cg_ParamSetf
-static int cg_ParamSetv(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
-static int cg_Launch(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_Launch
-#cgo nocallback cg_Launch
-static int cg_LaunchGrid(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_LaunchGrid
-#cgo nocallback cg_LaunchGrid
-static int cg_LaunchGridAsync(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, void *))fn)((void *)a0, a1, a2, (void *)a3); }
-#cgo noescape cg_LaunchGridAsync
-#cgo nocallback cg_LaunchGridAsync
-static int cg_ParamSetTexRef(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, (void *)a2); }
-#cgo noescape cg_ParamSetTexRef
-#cgo nocallback cg_ParamSetTexRef
-static int cg_FuncSetSharedMemConfig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
-#cgo noescape cg_FuncSetSharedMemConfig
-#cgo nocallback cg_FuncSetSharedMemConfig
-static int cg_GraphCreate(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
-#cgo noescape cg_GraphCreate
-#cgo nocallback cg_GraphCreate
-static int cg_GraphAddKernelNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphKernelNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphKernelNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddMemcpyNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
-static int cg_GraphMemcpyNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphMemcpyNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddMemsetNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
-static int cg_GraphMemsetNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphMemsetNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddHostNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphHostNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphHostNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddChildGraphNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
-static int cg_GraphChildGraphNodeGetGraph(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddEmptyNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
-static int cg_GraphAddEventRecordNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
-static int cg_GraphEventRecordNodeGetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphEventRecordNodeSetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GraphEventRecordNodeSetEvent
-#cgo nocallback cg_GraphEventRecordNodeSetEvent
-static int cg_GraphAddEventWaitNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
-static int cg_GraphEventWaitNodeGetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphEventWaitNodeSetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GraphEventWaitNodeSetEvent
-#cgo nocallback cg_GraphEventWaitNodeSetEvent
-static int cg_GraphAddExternalSemaphoresSignalNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphExternalSemaphoresSignalNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphExternalSemaphoresSignalNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddExternalSemaphoresWaitNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphExternalSemaphoresWaitNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphExternalSemaphoresWaitNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddBatchMemOpNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphBatchMemOpNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphBatchMemOpNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphExecBatchMemOpNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphAddMemAllocNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphMemAllocNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphAddMemFreeNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_GraphMemFreeNodeGetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_DeviceGraphMemTrim(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
-#cgo noescape cg_DeviceGraphMemTrim
-#cgo nocallback cg_DeviceGraphMemTrim
-static int cg_DeviceGetGraphMemAttribute(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
-static int cg_DeviceSetGraphMemAttribute(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
-static int cg_GraphClone(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_GraphClone
-#cgo nocallback cg_GraphClone
-static int cg_GraphNodeFindInClone(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, (void *)a2); }
-#cgo noescape cg_GraphNodeFindInClone
-#cgo nocallback cg_GraphNodeFindInClone
-static int cg_GraphNodeGetType(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphGetNodes(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_GraphGetRootNodes(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_GraphGetEdges(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_GraphNodeGetDependencies(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
-static int cg_GraphNodeGetDependentNodes(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
-static int cg_GraphAddDependencies(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_GraphRemoveDependencies(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_GraphDestroyNode(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_GraphDestroyNode
-#cgo nocallback cg_GraphDestroyNode
-static int cg_GraphInstantiateWithFlags(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_GraphInstantiateWithFlags
-#cgo nocallback cg_GraphInstantiateWithFlags
-static int cg_GraphInstantiateWithParams(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_GraphExecGetFlags(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_GraphExecGetFlags
-#cgo nocallback cg_GraphExecGetFlags
-static int cg_GraphExecKernelNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphExecMemcpyNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, (void *)a1, a2, (void *)a3); }
-static int cg_GraphExecMemsetNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, (void *)a1, a2, (void *)a3); }
-static int cg_GraphExecHostNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphExecChildGraphNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
-#cgo noescape cg_GraphExecChildGraphNodeSetParams
-#cgo nocallback cg_GraphExecChildGraphNodeSetParams
-static int cg_GraphExecEventRecordNodeSetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
-#cgo noescape cg_GraphExecEventRecordNodeSetEvent
-#cgo nocallback cg_GraphExecEventRecordNodeSetEvent
-static int cg_GraphExecEventWaitNodeSetEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
-#cgo noescape cg_GraphExecEventWaitNodeSetEvent
-#cgo nocallback cg_GraphExecEventWaitNodeSetEvent
-static int cg_GraphExecExternalSemaphoresSignalNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphExecExternalSemaphoresWaitNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphNodeSetEnabled(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_GraphNodeSetEnabled
-#cgo nocallback cg_GraphNodeSetEnabled
-static int cg_GraphNodeGetEnabled(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphUpload(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GraphUpload
-#cgo nocallback cg_GraphUpload
-static int cg_GraphLaunch(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GraphLaunch
-#cgo nocallback cg_GraphLaunch
-static int cg_GraphExecDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_GraphExecDestroy
-#cgo nocallback cg_GraphExecDestroy
-static int cg_GraphDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_GraphDestroy
-#cgo nocallback cg_GraphDestroy
-static int cg_GraphExecUpdate(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphKernelNodeCopyAttributes(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GraphKernelNodeCopyAttributes
-#cgo nocallback cg_GraphKernelNodeCopyAttributes
-static int cg_GraphKernelNodeGetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_GraphKernelNodeSetAttribute(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
-static int cg_GraphDebugDotPrint(uintptr_t ctx, uintptr_t fn, uintptr_t a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_GraphDebugDotPrint
-#cgo nocallback cg_GraphDebugDotPrint
-static int cg_UserObjectCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4); }
-static int cg_UserObjectRetain(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_UserObjectRetain
-#cgo nocallback cg_UserObjectRetain
-static int cg_UserObjectRelease(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_UserObjectRelease
-#cgo nocallback cg_UserObjectRelease
-static int cg_GraphRetainUserObject(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)((void *)a0, (void *)a1, a2, a3); }
-#cgo noescape cg_GraphRetainUserObject
-#cgo nocallback cg_GraphRetainUserObject
-static int cg_GraphReleaseUserObject(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_GraphReleaseUserObject
-#cgo nocallback cg_GraphReleaseUserObject
-static int cg_GraphAddNode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4, a5); }
-static int cg_GraphNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_GraphExecNodeSetParams(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
-static int cg_GraphConditionalHandleCreate(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
-static int cg_OccupancyMaxActiveBlocksPerMultiprocessor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long))fn)(a0, (void *)a1, a2, a3); }
-#cgo noescape cg_OccupancyMaxActiveBlocksPerMultiprocessor
-#cgo nocallback cg_OccupancyMaxActiveBlocksPerMultiprocessor
-static int cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long, unsigned int))fn)(a0, (void *)a1, a2, a3, a4); }
-#cgo noescape cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags
-#cgo nocallback cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags
-static int cg_OccupancyMaxPotentialBlockSize(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
-static int cg_OccupancyMaxPotentialBlockSizeWithFlags(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
-static int cg_OccupancyAvailableDynamicSMemPerBlock(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
-#cgo noescape cg_OccupancyAvailableDynamicSMemPerBlock
-#cgo nocallback cg_OccupancyAvailableDynamicSMemPerBlock
-static int cg_OccupancyMaxPotentialClusterSize(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_OccupancyMaxActiveClusters(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_TexRefSetArray(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_TexRefSetArray
-#cgo nocallback cg_TexRefSetArray
-static int cg_TexRefSetMipmappedArray(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_TexRefSetMipmappedArray
-#cgo nocallback cg_TexRefSetMipmappedArray
-static int cg_TexRefSetAddress(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
-#cgo noescape cg_TexRefSetAddress
-#cgo nocallback cg_TexRefSetAddress
-static int cg_TexRefSetAddress2D(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long, unsigned long))fn)((void *)a0, a1, a2, a3); }
-static int cg_TexRefSetFormat(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_TexRefSetFormat
-#cgo nocallback cg_TexRefSetFormat
-static int cg_TexRefSetAddressMode(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_TexRefSetAddressMode
-#cgo nocallback cg_TexRefSetAddressMode
-static int cg_TexRefSetFilterMode(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
-#cgo noescape cg_TexRefSetFilterMode
-#cgo nocallback cg_TexRefSetFilterMode
-static int cg_TexRefSetMipmapFilterMode(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
-#cgo noescape cg_TexRefSetMipmapFilterMode
-#cgo nocallback cg_TexRefSetMipmapFilterMode
-static int cg_TexRefSetMipmapLevelBias(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, float))fn)((void *)a0, a1); }
-#cgo noescape cg_TexRefSetMipmapLevelBias
-#cgo nocallback cg_TexRefSetMipmapLevelBias
-static int cg_TexRefSetMipmapLevelClamp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_TexRefSetMipmapLevelClamp
-#cgo nocallback cg_TexRefSetMipmapLevelClamp
-static int cg_TexRefSetMaxAnisotropy(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_TexRefSetMaxAnisotropy
-#cgo nocallback cg_TexRefSetMaxAnisotropy
-static int cg_TexRefSetBorderColor(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_TexRefSetFlags(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_TexRefSetFlags
-#cgo nocallback cg_TexRefSetFlags
-static int cg_TexRefGetAddress(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetAddress
-#cgo nocallback cg_TexRefGetAddress
-static int cg_TexRefGetArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_TexRefGetMipmappedArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_TexRefGetAddressMode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_TexRefGetAddressMode
-#cgo nocallback cg_TexRefGetAddressMode
-static int cg_TexRefGetFilterMode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetFilterMode
-#cgo nocallback cg_TexRefGetFilterMode
-static int cg_TexRefGetFormat(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
-#cgo noescape cg_TexRefGetFormat
-#cgo nocallback cg_TexRefGetFormat
-static int cg_TexRefGetMipmapFilterMode(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetMipmapFilterMode
-#cgo nocallback cg_TexRefGetMipmapFilterMode
-static int cg_TexRefGetMipmapLevelBias(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetMipmapLevelBias
-#cgo nocallback cg_TexRefGetMipmapLevelBias
-static int cg_TexRefGetMipmapLevelClamp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
-#cgo noescape cg_TexRefGetMipmapLevelClamp
-#cgo nocallback cg_TexRefGetMipmapLevelClamp
-static int cg_TexRefGetMaxAnisotropy(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetMaxAnisotropy
-#cgo nocallback cg_TexRefGetMaxAnisotropy
-static int cg_TexRefGetBorderColor(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_TexRefGetFlags(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_TexRefGetFlags
-#cgo nocallback cg_TexRefGetFlags
-static int cg_TexRefCreate(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-#cgo noescape cg_TexRefCreate
-#cgo nocallback cg_TexRefCreate
-static int cg_TexRefDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_TexRefDestroy
-#cgo nocallback cg_TexRefDestroy
-static int cg_SurfRefSetArray(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
-#cgo noescape cg_SurfRefSetArray
-#cgo nocallback cg_SurfRefSetArray
-static int cg_SurfRefGetArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_TexObjectCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, a1, a2, a3); }
-static int cg_TexObjectDestroy(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
-#cgo noescape cg_TexObjectDestroy
-#cgo nocallback cg_TexObjectDestroy
-static int cg_TexObjectGetResourceDesc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_TexObjectGetTextureDesc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_TexObjectGetResourceViewDesc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_SurfObjectCreate(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_SurfObjectDestroy(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
-#cgo noescape cg_SurfObjectDestroy
-#cgo nocallback cg_SurfObjectDestroy
-static int cg_SurfObjectGetResourceDesc(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-static int cg_TensorMapEncodeTiled(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, int a8, int a9, int a10, int a11) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11); }
-static int cg_TensorMapEncodeIm2col(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, unsigned int, unsigned int, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14); }
-static int cg_TensorMapEncodeIm2colWide(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, int a6, int a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14, int a15) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, int, int, unsigned int, unsigned int, void *, int, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15); }
-static int cg_TensorMapReplaceAddress(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_DeviceCanAccessPeer(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
-#cgo noescape cg_DeviceCanAccessPeer
-#cgo nocallback cg_DeviceCanAccessPeer
-static int cg_CtxEnablePeerAccess(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_CtxEnablePeerAccess
-#cgo nocallback cg_CtxEnablePeerAccess
-static int cg_CtxDisablePeerAccess(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_CtxDisablePeerAccess
-#cgo nocallback cg_CtxDisablePeerAccess
-static int cg_DeviceGetP2PAttribute(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)(a0, a1, a2, a3); }
-#cgo noescape cg_DeviceGetP2PAttribute
-#cgo nocallback cg_DeviceGetP2PAttribute
-static int cg_DeviceGetP2PAtomicCapabilities(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3, int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int, int))fn)(a0, a1, a2, a3, a4); }
-static int cg_GraphicsUnregisterResource(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_GraphicsUnregisterResource
-#cgo nocallback cg_GraphicsUnregisterResource
-static int cg_GraphicsSubResourceGetMappedArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
-static int cg_GraphicsResourceGetMappedMipmappedArray(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-static int cg_GraphicsResourceGetMappedPointer(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
-#cgo noescape cg_GraphicsResourceGetMappedPointer
-#cgo nocallback cg_GraphicsResourceGetMappedPointer
-static int cg_GraphicsResourceSetMapFlags(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
-#cgo noescape cg_GraphicsResourceSetMapFlags
-#cgo nocallback cg_GraphicsResourceSetMapFlags
-static int cg_GraphicsMapResources(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
-static int cg_GraphicsUnmapResources(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
-static int cg_GetProcAddress(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
-static int cg_CoredumpGetAttribute(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-static int cg_CoredumpGetAttributeGlobal(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-static int cg_CoredumpSetAttribute(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-static int cg_CoredumpSetAttributeGlobal(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-static int cg_GetExportTable(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_GreenCtxCreate(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
-static int cg_GreenCtxDestroy(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_GreenCtxDestroy
-#cgo nocallback cg_GreenCtxDestroy
-static int cg_CtxFromGreenCtx(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
-#cgo noescape cg_CtxFromGreenCtx
-#cgo nocallback cg_CtxFromGreenCtx
-static int cg_DeviceGetDevResource(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
-static int cg_CtxGetDevResource(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
-static int cg_GreenCtxGetDevResource(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
-static int cg_DevSMResourceSplitByCount(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, unsigned int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4, a5); }
-static int cg_DevResourceGenerateDesc(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
-static int cg_GreenCtxRecordEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GreenCtxRecordEvent
-#cgo nocallback cg_GreenCtxRecordEvent
-static int cg_GreenCtxWaitEvent(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
-#cgo noescape cg_GreenCtxWaitEvent
-#cgo nocallback cg_GreenCtxWaitEvent
-static int cg_StreamGetGreenCtx(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_StreamGetGreenCtx
-#cgo nocallback cg_StreamGetGreenCtx
-static int cg_GreenCtxStreamCreate(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, (void *)a1, a2, a3); }
-#cgo noescape cg_GreenCtxStreamCreate
-#cgo nocallback cg_GreenCtxStreamCreate
-static int cg_GreenCtxGetID(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_LogsRegisterCallback(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, a2); }
-static int cg_LogsUnregisterCallback(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_LogsUnregisterCallback
-#cgo nocallback cg_LogsUnregisterCallback
-static int cg_LogsCurrent(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
-static int cg_LogsDumpToFile(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)(a0, a1, a2); }
-static int cg_LogsDumpToMemory(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)(a0, a1, a2, a3); }
-static int cg_CheckpointProcessGetRestoreThreadID(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-#cgo noescape cg_CheckpointProcessGetRestoreThreadID
-#cgo nocallback cg_CheckpointProcessGetRestoreThreadID
-static int cg_CheckpointProcessGetState(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-#cgo noescape cg_CheckpointProcessGetState
-#cgo nocallback cg_CheckpointProcessGetState
-static int cg_CheckpointProcessLock(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-static int cg_CheckpointProcessCheckpoint(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-static int cg_CheckpointProcessRestore(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
-static int cg_CheckpointProcessUnlock(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
+static int cg_ip(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
+#cgo noescape cg_ip
+#cgo nocallback cg_ip
+static int cg_u(uintptr_t ctx, uintptr_t fn, unsigned int a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int))fn)(a0); }
+#cgo noescape cg_u
+#cgo nocallback cg_u
+static int cg_p(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
+#cgo noescape cg_p
+#cgo nocallback cg_p
+static int cg_pi(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
+#cgo noescape cg_pi
+#cgo nocallback cg_pi
+static int cg_pii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
+#cgo noescape cg_pii
+#cgo nocallback cg_pii
+static int cg_ppi(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
+#cgo noescape cg_ppi
+#cgo nocallback cg_ppi
+static int cg_piui(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, int))fn)(a0, a1, a2, a3); }
+#cgo noescape cg_piui
+#cgo nocallback cg_piui
+static int cg_ppui_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, a1, a2, a3); }
+static int cg_pii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)(a0, a1, a2); }
+static int cg_ih(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
+#cgo noescape cg_ih
+#cgo nocallback cg_ih
+static int cg_pi_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
+static int cg_ii(uintptr_t ctx, uintptr_t fn, int a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, int))fn)(a0, a1); }
+#cgo noescape cg_ii
+#cgo nocallback cg_ii
+static int cg_ppi_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
+static int cg_i(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
+#cgo noescape cg_i
+#cgo nocallback cg_i
+static int cg_iu(uintptr_t ctx, uintptr_t fn, int a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned int))fn)(a0, a1); }
+#cgo noescape cg_iu
+#cgo nocallback cg_iu
+static int cg_ipp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
+#cgo noescape cg_h
+#cgo nocallback cg_h
+static int cg_ph(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
+#cgo noescape cg_ph
+#cgo nocallback cg_ph
+static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
+static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+static int cg_v(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
+#cgo noescape cg_v
+#cgo nocallback cg_v
+static int cg_il(uintptr_t ctx, uintptr_t fn, int a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned long))fn)(a0, a1); }
+#cgo noescape cg_il
+#cgo nocallback cg_il
+static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+static int cg_hh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
+#cgo noescape cg_hh
+#cgo nocallback cg_hh
+static int cg_pu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
+#cgo noescape cg_pu
+#cgo nocallback cg_pu
+static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
+#cgo noescape cg_ps
+#cgo nocallback cg_ps
+static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
+static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phs
+#cgo nocallback cg_phs
+static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
+static int cg_puh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, (void *)a2); }
+static int cg_pphs(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, const char * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, const char *))fn)(a0, a1, (void *)a2, a3); }
+#cgo noescape cg_pphs
+#cgo nocallback cg_pphs
+static int cg_uppp_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, void *))fn)(a0, a1, a2, a3); }
+static int cg_hiplsupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4, unsigned int a5, void * a6, void * a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7); }
+static int cg_hisupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2, unsigned int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
+static int cg_hpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
+static int cg_ppppuppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
+static int cg_psppuppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
+static int cg_phs_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
+static int cg_pihi(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, int))fn)(a0, a1, (void *)a2, a3); }
+#cgo noescape cg_pihi
+#cgo nocallback cg_pihi
+static int cg_iihi(uintptr_t ctx, uintptr_t fn, int a0, int a1, uintptr_t a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *, int))fn)(a0, a1, (void *)a2, a3); }
+#cgo noescape cg_iihi
+#cgo nocallback cg_iihi
+static int cg_hii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hii
+#cgo nocallback cg_hii
+static int cg_hlpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
+static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+#cgo noescape cg_pp
+#cgo nocallback cg_pp
+static int cg_pl(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
+#cgo noescape cg_pl
+#cgo nocallback cg_pl
+static int cg_ppllu(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, unsigned int))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_ppllu
+#cgo nocallback cg_ppllu
+static int cg_q(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long))fn)(a0); }
+#cgo noescape cg_q
+#cgo nocallback cg_q
+static int cg_ppq(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
+#cgo noescape cg_ppq
+#cgo nocallback cg_ppq
+static int cg_pl_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
+static int cg_plu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
+static int cg_ppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
+static int cg_plu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
+#cgo noescape cg_plu
+#cgo nocallback cg_plu
+static int cg_ippp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, a1, a2, a3); }
+static int cg_pb64a1(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
+#cgo noescape cg_pb64a1
+#cgo nocallback cg_pb64a1
+static int cg_pq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+static int cg_pb64a1u(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
+#cgo noescape cg_pb64a1u
+#cgo nocallback cg_pb64a1u
+static int cg_qql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long))fn)(a0, a1, a2); }
+#cgo noescape cg_qql
+#cgo nocallback cg_qql
+static int cg_qhqhl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long long a2, uintptr_t a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long long, void *, unsigned long))fn)(a0, (void *)a1, a2, (void *)a3, a4); }
+#cgo noescape cg_qhqhl
+#cgo nocallback cg_qhqhl
+static int cg_qpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long))fn)(a0, a1, a2); }
+static int cg_pql_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long))fn)(a0, a1, a2); }
+static int cg_hlql(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long long, unsigned long))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hlql
+#cgo nocallback cg_hlql
+static int cg_qhll(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_qhll
+#cgo nocallback cg_qhll
+static int cg_hlpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long))fn)((void *)a0, a1, a2, a3); }
+static int cg_phll_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
+static int cg_hlhll(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, unsigned long))fn)((void *)a0, a1, (void *)a2, a3, a4); }
+#cgo noescape cg_hlhll
+#cgo nocallback cg_hlhll
+static int cg_qqlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+#cgo noescape cg_qqlh
+#cgo nocallback cg_qqlh
+static int cg_qhqhlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long long a2, uintptr_t a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long long, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, (void *)a3, a4, (void *)a5); }
+#cgo noescape cg_qhqhlh
+#cgo nocallback cg_qhqhlh
+static int cg_qplh_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, void * a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+static int cg_pqlh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+static int cg_hlplh_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, void *))fn)((void *)a0, a1, a2, a3, (void *)a4); }
+static int cg_phllh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
+static int cg_ppplpplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, void * a4, void * a5, unsigned long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *, unsigned long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
+static int cg_lpqh_cb(uintptr_t ctx, uintptr_t fn, unsigned long a0, void * a1, unsigned long long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long, void *, unsigned long long, void *))fn)(a0, a1, a2, (void *)a3); }
+static int cg_qcl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long))fn)(a0, a1, a2); }
+#cgo noescape cg_qcl
+#cgo nocallback cg_qcl
+static int cg_qtl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned short a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned short, unsigned long))fn)(a0, a1, a2); }
+#cgo noescape cg_qtl
+#cgo nocallback cg_qtl
+static int cg_qul(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned int a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned int, unsigned long))fn)(a0, a1, a2); }
+#cgo noescape cg_qul
+#cgo nocallback cg_qul
+static int cg_qlcll(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned char a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned char, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_qlcll
+#cgo nocallback cg_qlcll
+static int cg_qltll(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned short a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned short, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_qltll
+#cgo nocallback cg_qltll
+static int cg_qlull(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_qlull
+#cgo nocallback cg_qlull
+static int cg_qclh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+#cgo noescape cg_qclh
+#cgo nocallback cg_qclh
+static int cg_qtlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned short a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned short, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+#cgo noescape cg_qtlh
+#cgo nocallback cg_qtlh
+static int cg_qulh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned int a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned int, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
+#cgo noescape cg_qulh
+#cgo nocallback cg_qulh
+static int cg_qlcllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned char a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned char, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
+#cgo noescape cg_qlcllh
+#cgo nocallback cg_qlcllh
+static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned short a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned short, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
+#cgo noescape cg_qltllh
+#cgo nocallback cg_qltllh
+static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
+#cgo noescape cg_qlullh
+#cgo nocallback cg_qlullh
+static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pluph_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
+static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
+#cgo noescape cg_ql
+#cgo nocallback cg_ql
+static int cg_plpq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_qllqq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_qllqq
+#cgo nocallback cg_qllqq
+static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
+static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
+static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
+#cgo noescape cg_qh
+#cgo nocallback cg_qh
+static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
+#cgo noescape cg_hl
+#cgo nocallback cg_hl
+static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
+static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
+static int cg_pih_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
+static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
+static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
+#cgo noescape cg_qi
+#cgo nocallback cg_qi
+static int cg_qlqllq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long long a2, unsigned long a3, unsigned long a4, unsigned long long a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long long, unsigned long, unsigned long, unsigned long long))fn)(a0, a1, a2, a3, a4, a5); }
+#cgo noescape cg_qlqllq
+#cgo nocallback cg_qlqllq
+static int cg_qlqlq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned long long a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned long long, unsigned long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_qlqlq
+#cgo nocallback cg_qlqlq
+static int cg_qill(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int, unsigned long, unsigned long))fn)(a0, a1, a2, a3); }
+#cgo noescape cg_qill
+#cgo nocallback cg_qill
+static int cg_piq_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
+static int cg_qlb8a4uh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, const void * a2, unsigned int a3, uintptr_t a4) { CG_ENTER(fn, ctx); if (!a2) return 1; return ((int (*)(unsigned long long, unsigned long, cg_s8_4, unsigned int, void *))fn)(a0, a1, *(const cg_s8_4 *)a2, a3, (void *)a4); }
+#cgo noescape cg_qlb8a4uh
+#cgo nocallback cg_qlb8a4uh
+static int cg_qlib8a4(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, int a2, const void * a3) { CG_ENTER(fn, ctx); if (!a3) return 1; return ((int (*)(unsigned long long, unsigned long, int, cg_s8_4))fn)(a0, a1, a2, *(const cg_s8_4 *)a3); }
+#cgo noescape cg_qlib8a4
+#cgo nocallback cg_qlib8a4
+static int cg_pplpplqh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, void * a3, void * a4, unsigned long a5, unsigned long long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
+static int cg_pplqh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, unsigned long long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, (void *)a4); }
+static int cg_pliql_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+static int cg_ppplql_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
+static int cg_uppq_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
+#cgo noescape cg_pui
+#cgo nocallback cg_pui
+static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+#cgo noescape cg_hp
+#cgo nocallback cg_hp
+static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hpp
+#cgo nocallback cg_hpp
+static int cg_hhu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
+#cgo noescape cg_hhu
+#cgo nocallback cg_hhu
+static int cg_hppu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
+#cgo noescape cg_hi
+#cgo nocallback cg_hi
+static int cg_hhppli_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)((void *)a0, (void *)a1, a2, a3, a4, a5); }
+static int cg_hpppppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5, void * a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6); }
+static int cg_hpplu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3, a4); }
+static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hqlu
+#cgo nocallback cg_hqlu
+static int cg_phh(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, (void *)a2); }
+#cgo noescape cg_phh
+#cgo nocallback cg_phh
+static int cg_ppuh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *))fn)(a0, a1, a2, (void *)a3); }
+static int cg_hquu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned int, unsigned int))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hquu
+#cgo nocallback cg_hquu
+static int cg_hupu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_pih(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
+#cgo noescape cg_pih
+#cgo nocallback cg_pih
+static int cg_huuuuuuuhpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9, void * a10) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9, a10); }
+static int cg_phpp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, a2, a3); }
+static int cg_huuuuuuuhp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9); }
+static int cg_puu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
+static int cg_hiii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hiii
+#cgo nocallback cg_hiii
+static int cg_hu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)((void *)a0, a1); }
+#cgo noescape cg_hu
+#cgo nocallback cg_hu
+static int cg_hiu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hiu
+#cgo nocallback cg_hiu
+static int cg_hif(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, float))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hif
+#cgo nocallback cg_hif
+static int cg_hipu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_hiih(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, void *))fn)((void *)a0, a1, a2, (void *)a3); }
+#cgo noescape cg_hiih
+#cgo nocallback cg_hiih
+static int cg_hih(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, (void *)a2); }
+#cgo noescape cg_hih
+#cgo nocallback cg_hih
+static int cg_phplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
+static int cg_phplph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
+static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
+static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
+static int cg_hhp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
+static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long))fn)(a0, (void *)a1, a2, a3, a4); }
+static int cg_iip_cb(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
+static int cg_hpppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
+static int cg_hppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
+static int cg_hpppl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3, a4); }
+static int cg_phq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phq
+#cgo nocallback cg_phq
+static int cg_hhph_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, (void *)a1, a2, (void *)a3); }
+static int cg_hhh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
+#cgo noescape cg_hhh
+#cgo nocallback cg_hhh
+static int cg_hsu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hsu
+#cgo nocallback cg_hsu
+static int cg_pppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4); }
+static int cg_hhuu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)((void *)a0, (void *)a1, a2, a3); }
+#cgo noescape cg_hhuu
+#cgo nocallback cg_hhuu
+static int cg_phpplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4, a5); }
+static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
+static int cg_phil(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phil
+#cgo nocallback cg_phil
+static int cg_philu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long, unsigned int))fn)(a0, (void *)a1, a2, a3, a4); }
+#cgo noescape cg_philu
+#cgo nocallback cg_philu
+static int cg_pphpli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
+static int cg_pphpliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
+static int cg_phii(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phii
+#cgo nocallback cg_phii
+static int cg_phql(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long, unsigned long))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phql
+#cgo nocallback cg_phql
+static int cg_hpql_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long, unsigned long))fn)((void *)a0, a1, a2, a3); }
+static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, float))fn)((void *)a0, a1); }
+#cgo noescape cg_hf
+#cgo nocallback cg_hf
+static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hff
+#cgo nocallback cg_hff
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
+static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
+#cgo noescape cg_pph
+#cgo nocallback cg_pph
+static int cg_pppp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, a1, a2, a3); }
+static int cg_piupppppiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, int a8, int a9, int a10, int a11) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11); }
+static int cg_piupppppuupiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, unsigned int, unsigned int, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14); }
+static int cg_piupppiiuupiiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, int a6, int a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14, int a15) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, int, int, unsigned int, unsigned int, void *, int, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15); }
+static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)(a0, a1, a2, a3); }
+#cgo noescape cg_piii
+#cgo nocallback cg_piii
+static int cg_ppuii_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3, int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int, int))fn)(a0, a1, a2, a3, a4); }
+static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
+static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
+static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+static int cg_ipi_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
+static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
+static int cg_ppppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, unsigned int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4, a5); }
+static int cg_phui(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phui
+#cgo nocallback cg_phui
+static int cg_ppp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, a2); }
+static int cg_pu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
+static int cg_psu_cb(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)(a0, a1, a2); }
+static int cg_pppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)(a0, a1, a2, a3); }
+static int cg_ip_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
 */
 import "C"
 
@@ -907,256 +397,201 @@ import "unsafe"
 var _ unsafe.Pointer
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
-	fn, err := procs[0].enter()
 	var cpStr *C.char
-	err = status(err, C.cg_GetErrorString(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(errorArg), unsafe.Pointer(&cpStr)))
+	err = procs[0].done(C.cg_ip(C.uintptr_t(ctx), procs[0].fn(), C.int(errorArg), unsafe.Pointer(&cpStr)))
 	pStr = C.GoString(cpStr)
 	return
 }
 func GetErrorNameCtx(ctx Context, errorArg Result) (pStr string, err error) {
-	fn, err := procs[1].enter()
 	var cpStr *C.char
-	err = status(err, C.cg_GetErrorName(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(errorArg), unsafe.Pointer(&cpStr)))
+	err = procs[1].done(C.cg_ip(C.uintptr_t(ctx), procs[1].fn(), C.int(errorArg), unsafe.Pointer(&cpStr)))
 	pStr = C.GoString(cpStr)
 	return
 }
 func InitCtx(ctx Context, flags uint32) error {
-	fn, err := procs[2].enter()
-	return status(err, C.cg_Init(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags)))
+	return procs[2].done(C.cg_u(C.uintptr_t(ctx), procs[2].fn(), C.uint(flags)))
 }
 func DriverGetVersionCtx(ctx Context) (driverVersion int32, err error) {
-	fn, err := procs[3].enter()
-	err = status(err, C.cg_DriverGetVersion(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&driverVersion)))
+	err = procs[3].done(C.cg_p(C.uintptr_t(ctx), procs[3].fn(), unsafe.Pointer(&driverVersion)))
 	return
 }
 func DeviceGetCtx(ctx Context, ordinal int32) (device Device, err error) {
-	fn, err := procs[4].enter()
-	err = status(err, C.cg_DeviceGet(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device), C.int(ordinal)))
+	err = procs[4].done(C.cg_pi(C.uintptr_t(ctx), procs[4].fn(), unsafe.Pointer(&device), C.int(ordinal)))
 	return
 }
 func DeviceGetCountCtx(ctx Context) (count int32, err error) {
-	fn, err := procs[5].enter()
-	err = status(err, C.cg_DeviceGetCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&count)))
+	err = procs[5].done(C.cg_p(C.uintptr_t(ctx), procs[5].fn(), unsafe.Pointer(&count)))
 	return
 }
 func DeviceGetNameCtx(ctx Context, dev Device) (name string, err error) {
-	fn, err := procs[6].enter()
 	var cname [256]byte
-	err = status(err, C.cg_DeviceGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&cname[0]), C.int(256), C.int(dev)))
+	err = procs[6].done(C.cg_pii(C.uintptr_t(ctx), procs[6].fn(), unsafe.Pointer(&cname[0]), C.int(256), C.int(dev)))
 	name = cString(cname[:])
 	return
 }
 func DeviceGetUUIDCtx(ctx Context, dev Device) (uuid UUID, err error) {
-	fn, err := procs[7].enter()
-	err = status(err, C.cg_DeviceGetUUID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&uuid), C.int(dev)))
+	err = procs[7].done(C.cg_pi(C.uintptr_t(ctx), procs[7].fn(), unsafe.Pointer(&uuid), C.int(dev)))
 	return
 }
 func DeviceGetLUIDCtx(ctx Context, dev Device) (luid [8]byte, deviceNodeMask uint32, err error) {
-	fn, err := procs[8].enter()
-	err = status(err, C.cg_DeviceGetLUID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&luid), unsafe.Pointer(&deviceNodeMask), C.int(dev)))
+	err = procs[8].done(C.cg_ppi(C.uintptr_t(ctx), procs[8].fn(), unsafe.Pointer(&luid), unsafe.Pointer(&deviceNodeMask), C.int(dev)))
 	return
 }
 func DeviceTotalMemCtx(ctx Context, dev Device) (bytes uint64, err error) {
-	fn, err := procs[9].enter()
-	err = status(err, C.cg_DeviceTotalMem(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&bytes), C.int(dev)))
+	err = procs[9].done(C.cg_pi(C.uintptr_t(ctx), procs[9].fn(), unsafe.Pointer(&bytes), C.int(dev)))
 	return
 }
 func DeviceGetTexture1DLinearMaxWidthCtx(ctx Context, format ArrayFormat, numChannels uint32, dev Device) (maxWidthInElements uint64, err error) {
-	fn, err := procs[10].enter()
-	err = status(err, C.cg_DeviceGetTexture1DLinearMaxWidth(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&maxWidthInElements), C.int(format), C.uint(numChannels), C.int(dev)))
+	err = procs[10].done(C.cg_piui(C.uintptr_t(ctx), procs[10].fn(), unsafe.Pointer(&maxWidthInElements), C.int(format), C.uint(numChannels), C.int(dev)))
 	return
 }
 func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi int32, err error) {
-	fn, err := procs[11].enter()
-	err = status(err, C.cg_DeviceGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.int(dev)))
+	err = procs[11].done(C.cg_pii(C.uintptr_t(ctx), procs[11].fn(), unsafe.Pointer(&pi), C.int(attrib), C.int(dev)))
 	return
 }
 func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
-	fn, err := procs[12].enter()
-	return status(err, C.cg_DeviceGetHostAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
+	return procs[12].done(C.cg_ppui_cb(C.uintptr_t(ctx), procs[12].fn(), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
 }
 func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
-	fn, err := procs[13].enter()
-	return status(err, C.cg_DeviceGetNvSciSyncAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), nvSciSyncAttrList, C.int(dev), C.int(flags)))
+	return procs[13].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[13].fn(), nvSciSyncAttrList, C.int(dev), C.int(flags)))
 }
 func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) error {
-	fn, err := procs[14].enter()
-	return status(err, C.cg_DeviceSetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), C.uintptr_t(pool)))
+	return procs[14].done(C.cg_ih(C.uintptr_t(ctx), procs[14].fn(), C.int(dev), C.uintptr_t(pool)))
 }
 func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) error {
-	fn, err := procs[15].enter()
-	return status(err, C.cg_DeviceGetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), C.int(dev)))
+	return procs[15].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(pool), C.int(dev)))
 }
 func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) error {
-	fn, err := procs[16].enter()
-	return status(err, C.cg_DeviceGetDefaultMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), C.int(dev)))
+	return procs[16].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(pool_out), C.int(dev)))
 }
 func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) error {
-	fn, err := procs[17].enter()
-	return status(err, C.cg_DeviceGetExecAffinitySupport(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
+	return procs[17].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[17].fn(), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
 }
 func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
-	fn, err := procs[18].enter()
-	return status(err, C.cg_FlushGPUDirectRDMAWrites(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(target), C.int(scope)))
+	return procs[18].done(C.cg_ii(C.uintptr_t(ctx), procs[18].fn(), C.int(target), C.int(scope)))
 }
 func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) {
-	fn, err := procs[19].enter()
-	err = status(err, C.cg_DeviceGetProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&prop), C.int(dev)))
+	err = procs[19].done(C.cg_pi(C.uintptr_t(ctx), procs[19].fn(), unsafe.Pointer(&prop), C.int(dev)))
 	return
 }
 func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) error {
-	fn, err := procs[20].enter()
-	return status(err, C.cg_DeviceComputeCapability(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
+	return procs[20].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
 }
 func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
-	fn, err := procs[21].enter()
-	err = status(err, C.cg_DevicePrimaryCtxRetain(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), C.int(dev)))
+	err = procs[21].done(C.cg_pi(C.uintptr_t(ctx), procs[21].fn(), unsafe.Pointer(&pctx), C.int(dev)))
 	return
 }
 func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
-	fn, err := procs[22].enter()
-	return status(err, C.cg_DevicePrimaryCtxRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev)))
+	return procs[22].done(C.cg_i(C.uintptr_t(ctx), procs[22].fn(), C.int(dev)))
 }
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
-	fn, err := procs[23].enter()
-	return status(err, C.cg_DevicePrimaryCtxSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), C.uint(flags)))
+	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
 }
 func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) error {
-	fn, err := procs[24].enter()
-	return status(err, C.cg_DevicePrimaryCtxGetState(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
+	return procs[24].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[24].fn(), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
-	fn, err := procs[25].enter()
-	return status(err, C.cg_DevicePrimaryCtxReset(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(dev)))
+	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
 }
 func CtxCreateCtx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (pctx Context, err error) {
-	fn, err := procs[26].enter()
-	err = status(err, C.cg_CtxCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), unsafe.Pointer(ctxCreateParams), C.uint(flags), C.int(dev)))
+	err = procs[26].done(C.cg_ppui_cb(C.uintptr_t(ctx), procs[26].fn(), unsafe.Pointer(&pctx), unsafe.Pointer(ctxCreateParams), C.uint(flags), C.int(dev)))
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[27].enter()
-	return status(err, C.cg_CtxDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
+	return procs[27].done(C.cg_h(C.uintptr_t(ctx), procs[27].fn(), C.uintptr_t(ctxArg)))
 }
 func CtxPushCurrentCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[28].enter()
-	return status(err, C.cg_CtxPushCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
+	return procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
 }
 func CtxPopCurrentCtx(ctx Context) (pctx Context, err error) {
-	fn, err := procs[29].enter()
-	err = status(err, C.cg_CtxPopCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx)))
+	err = procs[29].done(C.cg_p(C.uintptr_t(ctx), procs[29].fn(), unsafe.Pointer(&pctx)))
 	return
 }
 func CtxSetCurrentCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[30].enter()
-	return status(err, C.cg_CtxSetCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
+	return procs[30].done(C.cg_h(C.uintptr_t(ctx), procs[30].fn(), C.uintptr_t(ctxArg)))
 }
 func CtxGetCurrentCtx(ctx Context) (pctx Context, err error) {
-	fn, err := procs[31].enter()
-	err = status(err, C.cg_CtxGetCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx)))
+	err = procs[31].done(C.cg_p(C.uintptr_t(ctx), procs[31].fn(), unsafe.Pointer(&pctx)))
 	return
 }
 func CtxGetDeviceCtx(ctx Context) (device Device, err error) {
-	fn, err := procs[32].enter()
-	err = status(err, C.cg_CtxGetDevice(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device)))
+	err = procs[32].done(C.cg_p(C.uintptr_t(ctx), procs[32].fn(), unsafe.Pointer(&device)))
 	return
 }
 func CtxGetDeviceV2Ctx(ctx Context, ctxArg Context) (device Device, err error) {
-	fn, err := procs[33].enter()
-	err = status(err, C.cg_CtxGetDeviceV2(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&device), C.uintptr_t(ctxArg)))
+	err = procs[33].done(C.cg_ph(C.uintptr_t(ctx), procs[33].fn(), unsafe.Pointer(&device), C.uintptr_t(ctxArg)))
 	return
 }
 func CtxGetFlagsCtx(ctx Context, flags *uint32) error {
-	fn, err := procs[34].enter()
-	return status(err, C.cg_CtxGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags)))
+	return procs[34].done(C.cg_p_cb(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(flags)))
 }
 func CtxSetFlagsCtx(ctx Context, flags uint32) error {
-	fn, err := procs[35].enter()
-	return status(err, C.cg_CtxSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(flags)))
+	return procs[35].done(C.cg_u(C.uintptr_t(ctx), procs[35].fn(), C.uint(flags)))
 }
 func CtxGetIDCtx(ctx Context, ctxArg Context, ctxId *uint64) error {
-	fn, err := procs[36].enter()
-	return status(err, C.cg_CtxGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg), unsafe.Pointer(ctxId)))
+	return procs[36].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[36].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(ctxId)))
 }
 func CtxSynchronizeCtx(ctx Context) error {
-	fn, err := procs[37].enter()
-	return status(err, C.cg_CtxSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn)))
+	return procs[37].done(C.cg_v(C.uintptr_t(ctx), procs[37].fn()))
 }
 func CtxSynchronizeV2Ctx(ctx Context, ctxArg Context) error {
-	fn, err := procs[38].enter()
-	return status(err, C.cg_CtxSynchronizeV2(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
+	return procs[38].done(C.cg_h(C.uintptr_t(ctx), procs[38].fn(), C.uintptr_t(ctxArg)))
 }
 func CtxSetLimitCtx(ctx Context, limit Limit, value uint64) error {
-	fn, err := procs[39].enter()
-	return status(err, C.cg_CtxSetLimit(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(limit), C.ulong(value)))
+	return procs[39].done(C.cg_il(C.uintptr_t(ctx), procs[39].fn(), C.int(limit), C.ulong(value)))
 }
 func CtxGetLimitCtx(ctx Context, limit Limit) (pvalue uint64, err error) {
-	fn, err := procs[40].enter()
-	err = status(err, C.cg_CtxGetLimit(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pvalue), C.int(limit)))
+	err = procs[40].done(C.cg_pi(C.uintptr_t(ctx), procs[40].fn(), unsafe.Pointer(&pvalue), C.int(limit)))
 	return
 }
 func CtxGetCacheConfigCtx(ctx Context) (pconfig FuncCache, err error) {
-	fn, err := procs[41].enter()
-	err = status(err, C.cg_CtxGetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pconfig)))
+	err = procs[41].done(C.cg_p(C.uintptr_t(ctx), procs[41].fn(), unsafe.Pointer(&pconfig)))
 	return
 }
 func CtxSetCacheConfigCtx(ctx Context, config FuncCache) error {
-	fn, err := procs[42].enter()
-	return status(err, C.cg_CtxSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(config)))
+	return procs[42].done(C.cg_i(C.uintptr_t(ctx), procs[42].fn(), C.int(config)))
 }
 func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) error {
-	fn, err := procs[43].enter()
-	return status(err, C.cg_CtxGetAPIVersion(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
+	return procs[43].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[43].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
 }
 func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) error {
-	fn, err := procs[44].enter()
-	return status(err, C.cg_CtxGetStreamPriorityRange(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
+	return procs[44].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[44].fn(), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
 }
 func CtxResetPersistingL2CacheCtx(ctx Context) error {
-	fn, err := procs[45].enter()
-	return status(err, C.cg_CtxResetPersistingL2Cache(C.uintptr_t(ctx), C.uintptr_t(fn)))
+	return procs[45].done(C.cg_v(C.uintptr_t(ctx), procs[45].fn()))
 }
 func CtxGetExecAffinityCtx(ctx Context, typeArg ExecAffinityType) (pExecAffinity ExecAffinityParam, err error) {
-	fn, err := procs[46].enter()
-	err = status(err, C.cg_CtxGetExecAffinity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pExecAffinity), C.int(typeArg)))
+	err = procs[46].done(C.cg_pi(C.uintptr_t(ctx), procs[46].fn(), unsafe.Pointer(&pExecAffinity), C.int(typeArg)))
 	return
 }
 func CtxRecordEventCtx(ctx Context, hCtx Context, hEvent Event) error {
-	fn, err := procs[47].enter()
-	return status(err, C.cg_CtxRecordEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[47].done(C.cg_hh(C.uintptr_t(ctx), procs[47].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func CtxWaitEventCtx(ctx Context, hCtx Context, hEvent Event) error {
-	fn, err := procs[48].enter()
-	return status(err, C.cg_CtxWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[48].done(C.cg_hh(C.uintptr_t(ctx), procs[48].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func CtxAttachCtx(ctx Context, flags uint32) (pctx Context, err error) {
-	fn, err := procs[49].enter()
-	err = status(err, C.cg_CtxAttach(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pctx), C.uint(flags)))
+	err = procs[49].done(C.cg_pu(C.uintptr_t(ctx), procs[49].fn(), unsafe.Pointer(&pctx), C.uint(flags)))
 	return
 }
 func CtxDetachCtx(ctx Context, ctxArg Context) error {
-	fn, err := procs[50].enter()
-	return status(err, C.cg_CtxDetach(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(ctxArg)))
+	return procs[50].done(C.cg_h(C.uintptr_t(ctx), procs[50].fn(), C.uintptr_t(ctxArg)))
 }
 func CtxGetSharedMemConfigCtx(ctx Context) (pConfig Sharedconfig, err error) {
-	fn, err := procs[51].enter()
-	err = status(err, C.cg_CtxGetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pConfig)))
+	err = procs[51].done(C.cg_p(C.uintptr_t(ctx), procs[51].fn(), unsafe.Pointer(&pConfig)))
 	return
 }
 func CtxSetSharedMemConfigCtx(ctx Context, config Sharedconfig) error {
-	fn, err := procs[52].enter()
-	return status(err, C.cg_CtxSetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(config)))
+	return procs[52].done(C.cg_i(C.uintptr_t(ctx), procs[52].fn(), C.int(config)))
 }
 func ModuleLoadCtx(ctx Context, fname string) (module Module, err error) {
-	fn, err := procs[53].enter()
 	cfname := C.CString(fname)
 	defer C.free(unsafe.Pointer(cfname))
-	err = status(err, C.cg_ModuleLoad(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), cfname))
+	err = procs[53].done(C.cg_ps(C.uintptr_t(ctx), procs[53].fn(), unsafe.Pointer(&module), cfname))
 	return
 }
 func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err error) {
-	fn, err := procs[54].enter()
-	err = status(err, C.cg_ModuleLoadData(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image))
+	err = procs[54].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[54].fn(), unsafe.Pointer(&module), image))
 	return
 }
 func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
@@ -1164,1702 +599,1309 @@ func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption,
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_ModuleLoadDataEx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	err = status(err, C.cg_ppupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 	return
 }
 func ModuleLoadFatBinaryCtx(ctx Context, fatCubin unsafe.Pointer) (module Module, err error) {
-	fn, err := procs[56].enter()
-	err = status(err, C.cg_ModuleLoadFatBinary(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), fatCubin))
+	err = procs[56].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[56].fn(), unsafe.Pointer(&module), fatCubin))
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	fn, err := procs[57].enter()
-	return status(err, C.cg_ModuleUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hmod)))
+	return procs[57].done(C.cg_h(C.uintptr_t(ctx), procs[57].fn(), C.uintptr_t(hmod)))
 }
 func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) {
-	fn, err := procs[58].enter()
-	err = status(err, C.cg_ModuleGetLoadingMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&mode)))
+	err = procs[58].done(C.cg_p(C.uintptr_t(ctx), procs[58].fn(), unsafe.Pointer(&mode)))
 	return
 }
 func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (hfunc Function, err error) {
-	fn, err := procs[59].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_ModuleGetFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&hfunc), C.uintptr_t(hmod), cname))
+	err = procs[59].done(C.cg_phs(C.uintptr_t(ctx), procs[59].fn(), unsafe.Pointer(&hfunc), C.uintptr_t(hmod), cname))
 	return
 }
 func ModuleGetFunctionCountCtx(ctx Context, count *uint32, mod Module) error {
-	fn, err := procs[60].enter()
-	return status(err, C.cg_ModuleGetFunctionCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(mod)))
+	return procs[60].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[60].fn(), unsafe.Pointer(count), C.uintptr_t(mod)))
 }
 func ModuleEnumerateFunctionsCtx(ctx Context, functions *Function, numFunctions uint32, mod Module) error {
-	fn, err := procs[61].enter()
-	return status(err, C.cg_ModuleEnumerateFunctions(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(functions), C.uint(numFunctions), C.uintptr_t(mod)))
+	return procs[61].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[61].fn(), unsafe.Pointer(functions), C.uint(numFunctions), C.uintptr_t(mod)))
 }
 func ModuleGetGlobalCtx(ctx Context, hmod Module, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[62].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_ModuleGetGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(hmod), cname))
+	err = procs[62].done(C.cg_pphs(C.uintptr_t(ctx), procs[62].fn(), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(hmod), cname))
 	return
 }
 func LinkCreateCtx(ctx Context, numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
-	fn, err := procs[63].enter()
-	return status(err, C.cg_LinkCreate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(numOptions), unsafe.Pointer(options), optionValues, unsafe.Pointer(stateOut)))
+	return procs[63].done(C.cg_uppp_cb(C.uintptr_t(ctx), procs[63].fn(), C.uint(numOptions), unsafe.Pointer(options), optionValues, unsafe.Pointer(stateOut)))
 }
 func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	fn, err := procs[64].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return status(err, C.cg_LinkAddData(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return procs[64].done(C.cg_hiplsupp_cb(C.uintptr_t(ctx), procs[64].fn(), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(numOptions), unsafe.Pointer(options), optionValues))
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	fn, err := procs[65].enter()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return status(err, C.cg_LinkAddFile(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return procs[65].done(C.cg_hisupp_cb(C.uintptr_t(ctx), procs[65].fn(), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(numOptions), unsafe.Pointer(options), optionValues))
 }
 func LinkCompleteCtx(ctx Context, state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
-	fn, err := procs[66].enter()
-	return status(err, C.cg_LinkComplete(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), cubinOut, unsafe.Pointer(sizeOut)))
+	return procs[66].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[66].fn(), C.uintptr_t(state), cubinOut, unsafe.Pointer(sizeOut)))
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	fn, err := procs[67].enter()
-	return status(err, C.cg_LinkDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state)))
+	return procs[67].done(C.cg_h(C.uintptr_t(ctx), procs[67].fn(), C.uintptr_t(state)))
 }
 func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {
-	fn, err := procs[68].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_ModuleGetTexRef(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pTexRef), C.uintptr_t(hmod), cname))
+	err = procs[68].done(C.cg_phs(C.uintptr_t(ctx), procs[68].fn(), unsafe.Pointer(&pTexRef), C.uintptr_t(hmod), cname))
 	return
 }
 func ModuleGetSurfRefCtx(ctx Context, hmod Module, name string) (pSurfRef Surfref, err error) {
-	fn, err := procs[69].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_ModuleGetSurfRef(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pSurfRef), C.uintptr_t(hmod), cname))
+	err = procs[69].done(C.cg_phs(C.uintptr_t(ctx), procs[69].fn(), unsafe.Pointer(&pSurfRef), C.uintptr_t(hmod), cname))
 	return
 }
 func LibraryLoadDataCtx(ctx Context, code unsafe.Pointer, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
-	fn, err := procs[70].enter()
-	err = status(err, C.cg_LibraryLoadData(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), code, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
+	err = procs[70].done(C.cg_ppppuppu_cb(C.uintptr_t(ctx), procs[70].fn(), unsafe.Pointer(&library), code, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
 	return
 }
 func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
-	fn, err := procs[71].enter()
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
-	err = status(err, C.cg_LibraryLoadFromFile(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), cfileName, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
+	err = procs[71].done(C.cg_psppuppu_cb(C.uintptr_t(ctx), procs[71].fn(), unsafe.Pointer(&library), cfileName, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
-	fn, err := procs[72].enter()
-	return status(err, C.cg_LibraryUnload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(library)))
+	return procs[72].done(C.cg_h(C.uintptr_t(ctx), procs[72].fn(), C.uintptr_t(library)))
 }
 func LibraryGetKernelCtx(ctx Context, library Library, name string) (pKernel Kernel, err error) {
-	fn, err := procs[73].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_LibraryGetKernel(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pKernel), C.uintptr_t(library), cname))
+	err = procs[73].done(C.cg_phs(C.uintptr_t(ctx), procs[73].fn(), unsafe.Pointer(&pKernel), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetKernelCountCtx(ctx Context, count *uint32, lib Library) error {
-	fn, err := procs[74].enter()
-	return status(err, C.cg_LibraryGetKernelCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(count), C.uintptr_t(lib)))
+	return procs[74].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[74].fn(), unsafe.Pointer(count), C.uintptr_t(lib)))
 }
 func LibraryEnumerateKernelsCtx(ctx Context, kernels *Kernel, numKernels uint32, lib Library) error {
-	fn, err := procs[75].enter()
-	return status(err, C.cg_LibraryEnumerateKernels(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(kernels), C.uint(numKernels), C.uintptr_t(lib)))
+	return procs[75].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[75].fn(), unsafe.Pointer(kernels), C.uint(numKernels), C.uintptr_t(lib)))
 }
 func LibraryGetModuleCtx(ctx Context, library Library) (pMod Module, err error) {
-	fn, err := procs[76].enter()
-	err = status(err, C.cg_LibraryGetModule(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pMod), C.uintptr_t(library)))
+	err = procs[76].done(C.cg_ph(C.uintptr_t(ctx), procs[76].fn(), unsafe.Pointer(&pMod), C.uintptr_t(library)))
 	return
 }
 func KernelGetFunctionCtx(ctx Context, kernel Kernel) (pFunc Function, err error) {
-	fn, err := procs[77].enter()
-	err = status(err, C.cg_KernelGetFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFunc), C.uintptr_t(kernel)))
+	err = procs[77].done(C.cg_ph(C.uintptr_t(ctx), procs[77].fn(), unsafe.Pointer(&pFunc), C.uintptr_t(kernel)))
 	return
 }
 func KernelGetLibraryCtx(ctx Context, kernel Kernel) (pLib Library, err error) {
-	fn, err := procs[78].enter()
-	err = status(err, C.cg_KernelGetLibrary(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pLib), C.uintptr_t(kernel)))
+	err = procs[78].done(C.cg_ph(C.uintptr_t(ctx), procs[78].fn(), unsafe.Pointer(&pLib), C.uintptr_t(kernel)))
 	return
 }
 func LibraryGetGlobalCtx(ctx Context, library Library, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[79].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_LibraryGetGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
+	err = procs[79].done(C.cg_pphs(C.uintptr_t(ctx), procs[79].fn(), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetManagedCtx(ctx Context, library Library, name string) (dptr DevicePtr, bytes uint64, err error) {
-	fn, err := procs[80].enter()
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	err = status(err, C.cg_LibraryGetManaged(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
+	err = procs[80].done(C.cg_pphs(C.uintptr_t(ctx), procs[80].fn(), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(library), cname))
 	return
 }
 func LibraryGetUnifiedFunctionCtx(ctx Context, library Library, symbol string) (fptr unsafe.Pointer, err error) {
-	fn, err := procs[81].enter()
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	err = status(err, C.cg_LibraryGetUnifiedFunction(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&fptr), C.uintptr_t(library), csymbol))
+	err = procs[81].done(C.cg_phs_cb(C.uintptr_t(ctx), procs[81].fn(), unsafe.Pointer(&fptr), C.uintptr_t(library), csymbol))
 	return
 }
 func KernelGetAttributeCtx(ctx Context, attrib FunctionAttribute, kernel Kernel, dev Device) (pi int32, err error) {
-	fn, err := procs[82].enter()
-	err = status(err, C.cg_KernelGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(kernel), C.int(dev)))
+	err = procs[82].done(C.cg_pihi(C.uintptr_t(ctx), procs[82].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(kernel), C.int(dev)))
 	return
 }
 func KernelSetAttributeCtx(ctx Context, attrib FunctionAttribute, val int32, kernel Kernel, dev Device) error {
-	fn, err := procs[83].enter()
-	return status(err, C.cg_KernelSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), C.int(val), C.uintptr_t(kernel), C.int(dev)))
+	return procs[83].done(C.cg_iihi(C.uintptr_t(ctx), procs[83].fn(), C.int(attrib), C.int(val), C.uintptr_t(kernel), C.int(dev)))
 }
 func KernelSetCacheConfigCtx(ctx Context, kernel Kernel, config FuncCache, dev Device) error {
-	fn, err := procs[84].enter()
-	return status(err, C.cg_KernelSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(kernel), C.int(config), C.int(dev)))
+	return procs[84].done(C.cg_hii(C.uintptr_t(ctx), procs[84].fn(), C.uintptr_t(kernel), C.int(config), C.int(dev)))
 }
 func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
-	fn, err := procs[85].enter()
-	return status(err, C.cg_KernelGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+	return procs[85].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[85].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	fn, err := procs[86].enter()
-	err = status(err, C.cg_KernelGetParamInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
+	err = procs[86].done(C.cg_hlpp_cb(C.uintptr_t(ctx), procs[86].fn(), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
 	return
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {
-	fn, err := procs[87].enter()
-	err = status(err, C.cg_MemGetInfo(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&free), unsafe.Pointer(&total)))
+	err = procs[87].done(C.cg_pp(C.uintptr_t(ctx), procs[87].fn(), unsafe.Pointer(&free), unsafe.Pointer(&total)))
 	return
 }
 func MemAllocCtx(ctx Context, bytesize uint64) (dptr DevicePtr, err error) {
-	fn, err := procs[88].enter()
-	err = status(err, C.cg_MemAlloc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), C.ulong(bytesize)))
+	err = procs[88].done(C.cg_pl(C.uintptr_t(ctx), procs[88].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize)))
 	return
 }
 func MemAllocPitchCtx(ctx Context, widthInBytes uint64, height uint64, elementSizeBytes uint32) (dptr DevicePtr, pPitch uint64, err error) {
-	fn, err := procs[89].enter()
-	err = status(err, C.cg_MemAllocPitch(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), unsafe.Pointer(&pPitch), C.ulong(widthInBytes), C.ulong(height), C.uint(elementSizeBytes)))
+	err = procs[89].done(C.cg_ppllu(C.uintptr_t(ctx), procs[89].fn(), unsafe.Pointer(&dptr), unsafe.Pointer(&pPitch), C.ulong(widthInBytes), C.ulong(height), C.uint(elementSizeBytes)))
 	return
 }
 func MemFreeCtx(ctx Context, dptr DevicePtr) error {
-	fn, err := procs[90].enter()
-	return status(err, C.cg_MemFree(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr)))
+	return procs[90].done(C.cg_q(C.uintptr_t(ctx), procs[90].fn(), C.ulonglong(dptr)))
 }
 func MemGetAddressRangeCtx(ctx Context, dptr DevicePtr) (pbase DevicePtr, psize uint64, err error) {
-	fn, err := procs[91].enter()
-	err = status(err, C.cg_MemGetAddressRange(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pbase), unsafe.Pointer(&psize), C.ulonglong(dptr)))
+	err = procs[91].done(C.cg_ppq(C.uintptr_t(ctx), procs[91].fn(), unsafe.Pointer(&pbase), unsafe.Pointer(&psize), C.ulonglong(dptr)))
 	return
 }
 func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error) {
-	fn, err := procs[92].enter()
-	err = status(err, C.cg_MemAllocHost(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pp), C.ulong(bytesize)))
+	err = procs[92].done(C.cg_pl_cb(C.uintptr_t(ctx), procs[92].fn(), unsafe.Pointer(&pp), C.ulong(bytesize)))
 	return
 }
 func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
-	fn, err := procs[93].enter()
-	return status(err, C.cg_MemFreeHost(C.uintptr_t(ctx), C.uintptr_t(fn), pArg))
+	return procs[93].done(C.cg_p_cb(C.uintptr_t(ctx), procs[93].fn(), pArg))
 }
 func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
-	fn, err := procs[94].enter()
-	err = status(err, C.cg_MemHostAlloc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
+	err = procs[94].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[94].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
 func MemHostGetDevicePointerCtx(ctx Context, pArg unsafe.Pointer, flags uint32) (pdptr DevicePtr, err error) {
-	fn, err := procs[95].enter()
-	err = status(err, C.cg_MemHostGetDevicePointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), pArg, C.uint(flags)))
+	err = procs[95].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[95].fn(), unsafe.Pointer(&pdptr), pArg, C.uint(flags)))
 	return
 }
 func MemHostGetFlagsCtx(ctx Context, pArg unsafe.Pointer) (pFlags uint32, err error) {
-	fn, err := procs[96].enter()
-	err = status(err, C.cg_MemHostGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFlags), pArg))
+	err = procs[96].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[96].fn(), unsafe.Pointer(&pFlags), pArg))
 	return
 }
 func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
-	fn, err := procs[97].enter()
-	err = status(err, C.cg_MemAllocManaged(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
+	err = procs[97].done(C.cg_plu(C.uintptr_t(ctx), procs[97].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
 func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
-	fn, err := procs[98].enter()
-	return status(err, C.cg_DeviceRegisterAsyncNotification(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback)))
+	return procs[98].done(C.cg_ippp_cb(C.uintptr_t(ctx), procs[98].fn(), C.int(device), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback)))
 }
 func DeviceUnregisterAsyncNotificationCtx(ctx Context, device Device, callback AsyncCallbackHandle) error {
-	fn, err := procs[99].enter()
-	return status(err, C.cg_DeviceUnregisterAsyncNotification(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.uintptr_t(callback)))
+	return procs[99].done(C.cg_ih(C.uintptr_t(ctx), procs[99].fn(), C.int(device), C.uintptr_t(callback)))
 }
 func DeviceGetByPCIBusIDCtx(ctx Context, pciBusId string) (dev Device, err error) {
-	fn, err := procs[100].enter()
 	cpciBusId := C.CString(pciBusId)
 	defer C.free(unsafe.Pointer(cpciBusId))
-	err = status(err, C.cg_DeviceGetByPCIBusID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dev), cpciBusId))
+	err = procs[100].done(C.cg_ps(C.uintptr_t(ctx), procs[100].fn(), unsafe.Pointer(&dev), cpciBusId))
 	return
 }
 func DeviceGetPCIBusIDCtx(ctx Context, dev Device) (pciBusId string, err error) {
-	fn, err := procs[101].enter()
 	var cpciBusId [64]byte
-	err = status(err, C.cg_DeviceGetPCIBusID(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&cpciBusId[0]), C.int(64), C.int(dev)))
+	err = procs[101].done(C.cg_pii(C.uintptr_t(ctx), procs[101].fn(), unsafe.Pointer(&cpciBusId[0]), C.int(64), C.int(dev)))
 	pciBusId = cString(cpciBusId[:])
 	return
 }
 func IPCGetEventHandleCtx(ctx Context, event Event) (pHandle IPCEventHandle, err error) {
-	fn, err := procs[102].enter()
-	err = status(err, C.cg_IPCGetEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pHandle), C.uintptr_t(event)))
+	err = procs[102].done(C.cg_ph(C.uintptr_t(ctx), procs[102].fn(), unsafe.Pointer(&pHandle), C.uintptr_t(event)))
 	return
 }
 func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, err error) {
-	fn, err := procs[103].enter()
-	err = status(err, C.cg_IPCOpenEventHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
+	err = procs[103].done(C.cg_pb64a1(C.uintptr_t(ctx), procs[103].fn(), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
 	return
 }
 func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) error {
-	fn, err := procs[104].enter()
-	return status(err, C.cg_IPCGetMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
+	return procs[104].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
 }
 func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
-	fn, err := procs[105].enter()
-	err = status(err, C.cg_IPCOpenMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
+	err = procs[105].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[105].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
 	return
 }
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
-	fn, err := procs[106].enter()
-	return status(err, C.cg_IPCCloseMemHandle(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr)))
+	return procs[106].done(C.cg_q(C.uintptr_t(ctx), procs[106].fn(), C.ulonglong(dptr)))
 }
 func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
-	fn, err := procs[107].enter()
-	return status(err, C.cg_MemHostRegister(C.uintptr_t(ctx), C.uintptr_t(fn), pArg, C.ulong(bytesize), C.uint(flags)))
+	return procs[107].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[107].fn(), pArg, C.ulong(bytesize), C.uint(flags)))
 }
 func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
-	fn, err := procs[108].enter()
-	return status(err, C.cg_MemHostUnregister(C.uintptr_t(ctx), C.uintptr_t(fn), pArg))
+	return procs[108].done(C.cg_p_cb(C.uintptr_t(ctx), procs[108].fn(), pArg))
 }
 func MemcpyCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64) error {
-	fn, err := procs[109].enter()
-	return status(err, C.cg_Memcpy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount)))
+	return procs[109].done(C.cg_qql(C.uintptr_t(ctx), procs[109].fn(), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount)))
 }
 func MemcpyPeerCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
-	fn, err := procs[110].enter()
-	return status(err, C.cg_MemcpyPeer(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount)))
+	return procs[110].done(C.cg_qhqhl(C.uintptr_t(ctx), procs[110].fn(), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount)))
 }
 func MemcpyHtoDCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
-	fn, err := procs[111].enter()
-	return status(err, C.cg_MemcpyHtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount)))
+	return procs[111].done(C.cg_qpl_cb(C.uintptr_t(ctx), procs[111].fn(), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount)))
 }
 func MemcpyDtoHCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[112].enter()
-	return status(err, C.cg_MemcpyDtoH(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount)))
+	return procs[112].done(C.cg_pql_cb(C.uintptr_t(ctx), procs[112].fn(), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyDtoDCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[113].enter()
-	return status(err, C.cg_MemcpyDtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount)))
+	return procs[113].done(C.cg_qql(C.uintptr_t(ctx), procs[113].fn(), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyDtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
-	fn, err := procs[114].enter()
-	return status(err, C.cg_MemcpyDtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.ulonglong(srcDevice), C.ulong(byteCount)))
+	return procs[114].done(C.cg_hlql(C.uintptr_t(ctx), procs[114].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.ulonglong(srcDevice), C.ulong(byteCount)))
 }
 func MemcpyAtoDCtx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[115].enter()
-	return status(err, C.cg_MemcpyAtoD(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
+	return procs[115].done(C.cg_qhll(C.uintptr_t(ctx), procs[115].fn(), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func MemcpyHtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
-	fn, err := procs[116].enter()
-	return status(err, C.cg_MemcpyHtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount)))
+	return procs[116].done(C.cg_hlpl_cb(C.uintptr_t(ctx), procs[116].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount)))
 }
 func MemcpyAtoHCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[117].enter()
-	return status(err, C.cg_MemcpyAtoH(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
+	return procs[117].done(C.cg_phll_cb(C.uintptr_t(ctx), procs[117].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	fn, err := procs[118].enter()
-	return status(err, C.cg_MemcpyAtoA(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
+	return procs[118].done(C.cg_hlhll(C.uintptr_t(ctx), procs[118].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	fn, err := procs[119].enter()
-	return status(err, C.cg_Memcpy2D(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
+	return procs[119].done(C.cg_p_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	fn, err := procs[120].enter()
-	return status(err, C.cg_Memcpy2DUnaligned(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
+	return procs[120].done(C.cg_p_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
-	fn, err := procs[121].enter()
-	return status(err, C.cg_Memcpy3D(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
+	return procs[121].done(C.cg_p_cb(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
-	fn, err := procs[122].enter()
-	return status(err, C.cg_Memcpy3DPeer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy)))
+	return procs[122].done(C.cg_p_cb(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[123].enter()
-	return status(err, C.cg_MemcpyAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[123].done(C.cg_qqlh(C.uintptr_t(ctx), procs[123].fn(), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyPeerAsyncCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
-	fn, err := procs[124].enter()
-	return status(err, C.cg_MemcpyPeerAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[124].done(C.cg_qhqhlh(C.uintptr_t(ctx), procs[124].fn(), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyHtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	fn, err := procs[125].enter()
-	return status(err, C.cg_MemcpyHtoDAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[125].done(C.cg_qplh_cb(C.uintptr_t(ctx), procs[125].fn(), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyDtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[126].enter()
-	return status(err, C.cg_MemcpyDtoHAsync(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[126].done(C.cg_pqlh_cb(C.uintptr_t(ctx), procs[126].fn(), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyDtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
-	fn, err := procs[127].enter()
-	return status(err, C.cg_MemcpyDtoDAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[127].done(C.cg_qqlh(C.uintptr_t(ctx), procs[127].fn(), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyHtoAAsyncCtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	fn, err := procs[128].enter()
-	return status(err, C.cg_MemcpyHtoAAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[128].done(C.cg_hlplh_cb(C.uintptr_t(ctx), procs[128].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
-	fn, err := procs[129].enter()
-	return status(err, C.cg_MemcpyAtoHAsync(C.uintptr_t(ctx), C.uintptr_t(fn), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
+	return procs[129].done(C.cg_phllh_cb(C.uintptr_t(ctx), procs[129].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
-	fn, err := procs[130].enter()
-	return status(err, C.cg_Memcpy2DAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
+	return procs[130].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
-	fn, err := procs[131].enter()
-	return status(err, C.cg_Memcpy3DAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
+	return procs[131].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[131].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
-	fn, err := procs[132].enter()
-	return status(err, C.cg_Memcpy3DPeerAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
+	return procs[132].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[132].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemcpyBatchAsyncCtx(ctx Context, dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
-	fn, err := procs[133].enter()
-	return status(err, C.cg_MemcpyBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dsts), unsafe.Pointer(srcs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(attrs), unsafe.Pointer(attrsIdxs), C.ulong(numAttrs), C.uintptr_t(hStream)))
+	return procs[133].done(C.cg_ppplpplh_cb(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(dsts), unsafe.Pointer(srcs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(attrs), unsafe.Pointer(attrsIdxs), C.ulong(numAttrs), C.uintptr_t(hStream)))
 }
 func Memcpy3DBatchAsyncCtx(ctx Context, numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hStream Stream) error {
-	fn, err := procs[134].enter()
-	return status(err, C.cg_Memcpy3DBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulong(numOps), unsafe.Pointer(opList), C.ulonglong(flags), C.uintptr_t(hStream)))
+	return procs[134].done(C.cg_lpqh_cb(C.uintptr_t(ctx), procs[134].fn(), C.ulong(numOps), unsafe.Pointer(opList), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
-	fn, err := procs[135].enter()
-	return status(err, C.cg_MemsetD8(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n)))
+	return procs[135].done(C.cg_qcl(C.uintptr_t(ctx), procs[135].fn(), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n)))
 }
 func MemsetD16Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) error {
-	fn, err := procs[136].enter()
-	return status(err, C.cg_MemsetD16(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n)))
+	return procs[136].done(C.cg_qtl(C.uintptr_t(ctx), procs[136].fn(), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n)))
 }
 func MemsetD32Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) error {
-	fn, err := procs[137].enter()
-	return status(err, C.cg_MemsetD32(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n)))
+	return procs[137].done(C.cg_qul(C.uintptr_t(ctx), procs[137].fn(), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n)))
 }
 func MemsetD2D8Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
-	fn, err := procs[138].enter()
-	return status(err, C.cg_MemsetD2D8(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height)))
+	return procs[138].done(C.cg_qlcll(C.uintptr_t(ctx), procs[138].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height)))
 }
 func MemsetD2D16Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
-	fn, err := procs[139].enter()
-	return status(err, C.cg_MemsetD2D16(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height)))
+	return procs[139].done(C.cg_qltll(C.uintptr_t(ctx), procs[139].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height)))
 }
 func MemsetD2D32Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
-	fn, err := procs[140].enter()
-	return status(err, C.cg_MemsetD2D32(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height)))
+	return procs[140].done(C.cg_qlull(C.uintptr_t(ctx), procs[140].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height)))
 }
 func MemsetD8AsyncCtx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) error {
-	fn, err := procs[141].enter()
-	return status(err, C.cg_MemsetD8Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n), C.uintptr_t(hStream)))
+	return procs[141].done(C.cg_qclh(C.uintptr_t(ctx), procs[141].fn(), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD16AsyncCtx(ctx Context, dstDevice DevicePtr, us uint16, n uint64, hStream Stream) error {
-	fn, err := procs[142].enter()
-	return status(err, C.cg_MemsetD16Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n), C.uintptr_t(hStream)))
+	return procs[142].done(C.cg_qtlh(C.uintptr_t(ctx), procs[142].fn(), C.ulonglong(dstDevice), C.ushort(us), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD32AsyncCtx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) error {
-	fn, err := procs[143].enter()
-	return status(err, C.cg_MemsetD32Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n), C.uintptr_t(hStream)))
+	return procs[143].done(C.cg_qulh(C.uintptr_t(ctx), procs[143].fn(), C.ulonglong(dstDevice), C.uint(ui), C.ulong(n), C.uintptr_t(hStream)))
 }
 func MemsetD2D8AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[144].enter()
-	return status(err, C.cg_MemsetD2D8Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
+	return procs[144].done(C.cg_qlcllh(C.uintptr_t(ctx), procs[144].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uchar(uc), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[145].enter()
-	return status(err, C.cg_MemsetD2D16Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
+	return procs[145].done(C.cg_qltllh(C.uintptr_t(ctx), procs[145].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.ushort(us), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
-	fn, err := procs[146].enter()
-	return status(err, C.cg_MemsetD2D32Async(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
+	return procs[146].done(C.cg_qlullh(C.uintptr_t(ctx), procs[146].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
 func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	fn, err := procs[147].enter()
-	return status(err, C.cg_ArrayCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+	return procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
 }
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	fn, err := procs[148].enter()
-	return status(err, C.cg_ArrayGetDescriptor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+	return procs[148].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
 func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	fn, err := procs[149].enter()
-	return status(err, C.cg_ArrayGetSparseProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+	return procs[149].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
 }
 func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	fn, err := procs[150].enter()
-	return status(err, C.cg_MipmappedArrayGetSparseProperties(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+	return procs[150].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
 }
 func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	fn, err := procs[151].enter()
-	return status(err, C.cg_ArrayGetMemoryRequirements(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return procs[151].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
 }
 func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	fn, err := procs[152].enter()
-	return status(err, C.cg_MipmappedArrayGetMemoryRequirements(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return procs[152].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
 }
 func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	fn, err := procs[153].enter()
-	return status(err, C.cg_ArrayGetPlane(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+	return procs[153].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
 }
 func ArrayDestroyCtx(ctx Context, hArray Array) error {
-	fn, err := procs[154].enter()
-	return status(err, C.cg_ArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hArray)))
+	return procs[154].done(C.cg_h(C.uintptr_t(ctx), procs[154].fn(), C.uintptr_t(hArray)))
 }
 func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	fn, err := procs[155].enter()
-	return status(err, C.cg_Array3DCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+	return procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
 }
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	fn, err := procs[156].enter()
-	return status(err, C.cg_Array3DGetDescriptor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+	return procs[156].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
 func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	fn, err := procs[157].enter()
-	return status(err, C.cg_MipmappedArrayCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+	return procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
 }
 func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	fn, err := procs[158].enter()
-	return status(err, C.cg_MipmappedArrayGetLevel(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+	return procs[158].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
 }
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
-	fn, err := procs[159].enter()
-	return status(err, C.cg_MipmappedArrayDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hMipmappedArray)))
+	return procs[159].done(C.cg_h(C.uintptr_t(ctx), procs[159].fn(), C.uintptr_t(hMipmappedArray)))
 }
 func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
-	fn, err := procs[160].enter()
-	return status(err, C.cg_MemGetHandleForAddressRange(C.uintptr_t(ctx), C.uintptr_t(fn), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
+	return procs[160].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[160].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
 func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
-	fn, err := procs[161].enter()
-	return status(err, C.cg_MemBatchDecompressAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
+	return procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
 }
 func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	fn, err := procs[162].enter()
-	return status(err, C.cg_MemAddressReserve(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return procs[162].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
-	fn, err := procs[163].enter()
-	return status(err, C.cg_MemAddressFree(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size)))
+	return procs[163].done(C.cg_ql(C.uintptr_t(ctx), procs[163].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
-	fn, err := procs[164].enter()
-	return status(err, C.cg_MemCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	return procs[164].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[164].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
-	fn, err := procs[165].enter()
-	return status(err, C.cg_MemRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(handle)))
+	return procs[165].done(C.cg_q(C.uintptr_t(ctx), procs[165].fn(), C.ulonglong(handle)))
 }
 func MemMapCtx(ctx Context, ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
-	fn, err := procs[166].enter()
-	return status(err, C.cg_MemMap(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
+	return procs[166].done(C.cg_qllqq(C.uintptr_t(ctx), procs[166].fn(), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
 }
 func MemMapArrayAsyncCtx(ctx Context, mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	fn, err := procs[167].enter()
-	return status(err, C.cg_MemMapArrayAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream)))
+	return procs[167].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream)))
 }
 func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
-	fn, err := procs[168].enter()
-	return status(err, C.cg_MemUnmap(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size)))
+	return procs[168].done(C.cg_ql(C.uintptr_t(ctx), procs[168].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	fn, err := procs[169].enter()
-	return status(err, C.cg_MemSetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
+	return procs[169].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	fn, err := procs[170].enter()
-	return status(err, C.cg_MemGetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[171].enter()
-	return status(err, C.cg_MemExportToShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
+	return procs[171].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[171].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
 }
 func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	fn, err := procs[172].enter()
-	return status(err, C.cg_MemImportFromShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+	return procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
-	fn, err := procs[173].enter()
-	return status(err, C.cg_MemGetAllocationGranularity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+	return procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	fn, err := procs[174].enter()
-	return status(err, C.cg_MemGetAllocationPropertiesFromHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(prop), C.ulonglong(handle)))
+	return procs[174].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
 func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	fn, err := procs[175].enter()
-	return status(err, C.cg_MemRetainAllocationHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(handle), addr))
+	return procs[175].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(handle), addr))
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
-	fn, err := procs[176].enter()
-	return status(err, C.cg_MemFreeAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(dptr), C.uintptr_t(hStream)))
+	return procs[176].done(C.cg_qh(C.uintptr_t(ctx), procs[176].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
 }
 func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	fn, err := procs[177].enter()
-	return status(err, C.cg_MemAllocAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+	return procs[177].done(C.cg_plh_cb(C.uintptr_t(ctx), procs[177].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
 }
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
-	fn, err := procs[178].enter()
-	return status(err, C.cg_MemPoolTrimTo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
+	return procs[178].done(C.cg_hl(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
 }
 func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	fn, err := procs[179].enter()
-	return status(err, C.cg_MemPoolSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), value))
+	return procs[179].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(pool), C.int(attr), value))
 }
 func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	fn, err := procs[180].enter()
-	return status(err, C.cg_MemPoolGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), value))
+	return procs[180].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(pool), C.int(attr), value))
 }
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	fn, err := procs[181].enter()
-	return status(err, C.cg_MemPoolSetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
+	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
 }
 func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	fn, err := procs[182].enter()
-	return status(err, C.cg_MemPoolGetAccess(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
-	fn, err := procs[183].enter()
-	return status(err, C.cg_MemPoolCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
+	return procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
-	fn, err := procs[184].enter()
-	return status(err, C.cg_MemPoolDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool)))
+	return procs[184].done(C.cg_h(C.uintptr_t(ctx), procs[184].fn(), C.uintptr_t(pool)))
 }
 func MemGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	fn, err := procs[185].enter()
-	return status(err, C.cg_MemGetDefaultMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), unsafe.Pointer(location), C.int(typeArg)))
+	return procs[185].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[185].fn(), unsafe.Pointer(pool_out), unsafe.Pointer(location), C.int(typeArg)))
 }
 func MemGetMemPoolCtx(ctx Context, pool *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	fn, err := procs[186].enter()
-	return status(err, C.cg_MemGetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool), unsafe.Pointer(location), C.int(typeArg)))
+	return procs[186].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[186].fn(), unsafe.Pointer(pool), unsafe.Pointer(location), C.int(typeArg)))
 }
 func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
-	fn, err := procs[187].enter()
-	return status(err, C.cg_MemSetMemPool(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
+	return procs[187].done(C.cg_pih_cb(C.uintptr_t(ctx), procs[187].fn(), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
 }
 func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	fn, err := procs[188].enter()
-	return status(err, C.cg_MemAllocFromPoolAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+	return procs[188].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[189].enter()
-	return status(err, C.cg_MemPoolExportToShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
+	return procs[189].done(C.cg_phiq_cb(C.uintptr_t(ctx), procs[189].fn(), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
 }
 func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	fn, err := procs[190].enter()
-	return status(err, C.cg_MemPoolImportFromShareableHandle(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
+	return procs[190].done(C.cg_ppiq_cb(C.uintptr_t(ctx), procs[190].fn(), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
 }
 func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	fn, err := procs[191].enter()
-	return status(err, C.cg_MemPoolExportPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
+	return procs[191].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
 }
 func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	fn, err := procs[192].enter()
-	return status(err, C.cg_MemPoolImportPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
 }
 func MulticastCreateCtx(ctx Context, mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
-	fn, err := procs[193].enter()
-	return status(err, C.cg_MulticastCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
+	return procs[193].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
 }
 func MulticastAddDeviceCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device) error {
-	fn, err := procs[194].enter()
-	return status(err, C.cg_MulticastAddDevice(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev)))
+	return procs[194].done(C.cg_qi(C.uintptr_t(ctx), procs[194].fn(), C.ulonglong(mcHandle), C.int(dev)))
 }
 func MulticastBindMemCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOffset uint64, memHandle MemGenericAllocationHandle, memOffset uint64, size uint64, flags uint64) error {
-	fn, err := procs[195].enter()
-	return status(err, C.cg_MulticastBindMem(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memHandle), C.ulong(memOffset), C.ulong(size), C.ulonglong(flags)))
+	return procs[195].done(C.cg_qlqllq(C.uintptr_t(ctx), procs[195].fn(), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memHandle), C.ulong(memOffset), C.ulong(size), C.ulonglong(flags)))
 }
 func MulticastBindAddrCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOffset uint64, memptr DevicePtr, size uint64, flags uint64) error {
-	fn, err := procs[196].enter()
-	return status(err, C.cg_MulticastBindAddr(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memptr), C.ulong(size), C.ulonglong(flags)))
+	return procs[196].done(C.cg_qlqlq(C.uintptr_t(ctx), procs[196].fn(), C.ulonglong(mcHandle), C.ulong(mcOffset), C.ulonglong(memptr), C.ulong(size), C.ulonglong(flags)))
 }
 func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) error {
-	fn, err := procs[197].enter()
-	return status(err, C.cg_MulticastUnbind(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size)))
+	return procs[197].done(C.cg_qill(C.uintptr_t(ctx), procs[197].fn(), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size)))
 }
 func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
-	fn, err := procs[198].enter()
-	return status(err, C.cg_MulticastGetGranularity(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+	return procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[199].enter()
-	return status(err, C.cg_PointerGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), data, C.int(attribute), C.ulonglong(ptr)))
+	return procs[199].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[199].fn(), data, C.int(attribute), C.ulonglong(ptr)))
 }
 func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
-	fn, err := procs[200].enter()
-	return status(err, C.cg_MemPrefetchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), unsafe.Pointer(location), C.uint(flags), C.uintptr_t(hStream)))
+	return procs[200].done(C.cg_qlb8a4uh(C.uintptr_t(ctx), procs[200].fn(), C.ulonglong(devPtr), C.ulong(count), unsafe.Pointer(location), C.uint(flags), C.uintptr_t(hStream)))
 }
 func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
-	fn, err := procs[201].enter()
-	return status(err, C.cg_MemAdvise(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(location)))
+	return procs[201].done(C.cg_qlib8a4(C.uintptr_t(ctx), procs[201].fn(), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(location)))
 }
 func MemPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[202].enter()
-	return status(err, C.cg_MemPrefetchBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+	return procs[202].done(C.cg_pplpplqh_cb(C.uintptr_t(ctx), procs[202].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemDiscardBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[203].enter()
-	return status(err, C.cg_MemDiscardBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), C.ulonglong(flags), C.uintptr_t(hStream)))
+	return procs[203].done(C.cg_pplqh_cb(C.uintptr_t(ctx), procs[203].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	fn, err := procs[204].enter()
-	return status(err, C.cg_MemDiscardAndPrefetchBatchAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+	return procs[204].done(C.cg_pplpplqh_cb(C.uintptr_t(ctx), procs[204].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	fn, err := procs[205].enter()
-	return status(err, C.cg_MemRangeGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
+	return procs[205].done(C.cg_pliql_cb(C.uintptr_t(ctx), procs[205].fn(), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
 }
 func MemRangeGetAttributesCtx(ctx Context, data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	fn, err := procs[206].enter()
-	return status(err, C.cg_MemRangeGetAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), data, unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
+	return procs[206].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[206].fn(), data, unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
 func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[207].enter()
-	return status(err, C.cg_PointerSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), value, C.int(attribute), C.ulonglong(ptr)))
+	return procs[207].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[207].fn(), value, C.int(attribute), C.ulonglong(ptr)))
 }
 func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
-	fn, err := procs[208].enter()
-	return status(err, C.cg_PointerGetAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(numAttributes), unsafe.Pointer(attributes), data, C.ulonglong(ptr)))
+	return procs[208].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[208].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), data, C.ulonglong(ptr)))
 }
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
-	fn, err := procs[209].enter()
-	err = status(err, C.cg_StreamCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uint(flags)))
+	err = procs[209].done(C.cg_pu(C.uintptr_t(ctx), procs[209].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
 	return
 }
 func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phStream Stream, err error) {
-	fn, err := procs[210].enter()
-	err = status(err, C.cg_StreamCreateWithPriority(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
+	err = procs[210].done(C.cg_pui(C.uintptr_t(ctx), procs[210].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
 func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	fn, err := procs[211].enter()
-	return status(err, C.cg_StreamGetPriority(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+	return procs[211].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
 }
 func StreamGetDeviceCtx(ctx Context, hStream Stream) (device Device, err error) {
-	fn, err := procs[212].enter()
-	err = status(err, C.cg_StreamGetDevice(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&device)))
+	err = procs[212].done(C.cg_hp(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(hStream), unsafe.Pointer(&device)))
 	return
 }
 func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	fn, err := procs[213].enter()
-	return status(err, C.cg_StreamGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+	return procs[213].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
 }
 func StreamGetIDCtx(ctx Context, hStream Stream, streamId *uint64) error {
-	fn, err := procs[214].enter()
-	return status(err, C.cg_StreamGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
+	return procs[214].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[214].fn(), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
-	fn, err := procs[215].enter()
-	err = status(err, C.cg_StreamGetCtx(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
+	err = procs[215].done(C.cg_hp(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
 	return
 }
 func StreamGetCtxV2Ctx(ctx Context, hStream Stream) (pCtx Context, pGreenCtx GreenCtx, err error) {
-	fn, err := procs[216].enter()
-	err = status(err, C.cg_StreamGetCtxV2(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&pCtx), unsafe.Pointer(&pGreenCtx)))
+	err = procs[216].done(C.cg_hpp(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pCtx), unsafe.Pointer(&pGreenCtx)))
 	return
 }
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	fn, err := procs[217].enter()
-	return status(err, C.cg_StreamWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
+	return procs[217].done(C.cg_hhu(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
 func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	fn, err := procs[218].enter()
-	return status(err, C.cg_StreamAddCallback(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+	return procs[218].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[218].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
-	fn, err := procs[219].enter()
-	return status(err, C.cg_StreamBeginCapture(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(mode)))
+	return procs[219].done(C.cg_hi(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(hStream), C.int(mode)))
 }
 func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
-	fn, err := procs[220].enter()
-	return status(err, C.cg_StreamBeginCaptureToGraph(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.int(mode)))
+	return procs[220].done(C.cg_hhppli_cb(C.uintptr_t(ctx), procs[220].fn(), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.int(mode)))
 }
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
-	fn, err := procs[221].enter()
-	return status(err, C.cg_ThreadExchangeStreamCaptureMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mode)))
+	return procs[221].done(C.cg_p_cb(C.uintptr_t(ctx), procs[221].fn(), unsafe.Pointer(mode)))
 }
 func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	fn, err := procs[222].enter()
-	return status(err, C.cg_StreamEndCapture(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+	return procs[222].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
-	fn, err := procs[223].enter()
-	err = status(err, C.cg_StreamIsCapturing(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
+	err = procs[223].done(C.cg_hp(C.uintptr_t(ctx), procs[223].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
 func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
-	fn, err := procs[224].enter()
-	return status(err, C.cg_StreamGetCaptureInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
+	return procs[224].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
-	fn, err := procs[225].enter()
-	return status(err, C.cg_StreamUpdateCaptureDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.uint(flags)))
+	return procs[225].done(C.cg_hpplu_cb(C.uintptr_t(ctx), procs[225].fn(), C.uintptr_t(hStream), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.uint(flags)))
 }
 func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
-	fn, err := procs[226].enter()
-	return status(err, C.cg_StreamAttachMemAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
+	return procs[226].done(C.cg_hqlu(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[227].enter()
-	return status(err, C.cg_StreamQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
+	return procs[227].done(C.cg_h(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hStream)))
 }
 func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[228].enter()
-	return status(err, C.cg_StreamSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
+	return procs[228].done(C.cg_h(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(hStream)))
 }
 func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	fn, err := procs[229].enter()
-	return status(err, C.cg_StreamDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream)))
+	return procs[229].done(C.cg_h(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hStream)))
 }
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
-	fn, err := procs[230].enter()
-	return status(err, C.cg_StreamCopyAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[230].done(C.cg_hh(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	fn, err := procs[231].enter()
-	return status(err, C.cg_StreamGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[231].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[231].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	fn, err := procs[232].enter()
-	return status(err, C.cg_StreamSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
+	return procs[232].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[232].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
-	fn, err := procs[233].enter()
-	err = status(err, C.cg_EventCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phEvent), C.uint(flags)))
+	err = procs[233].done(C.cg_pu(C.uintptr_t(ctx), procs[233].fn(), unsafe.Pointer(&phEvent), C.uint(flags)))
 	return
 }
 func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	fn, err := procs[234].enter()
-	return status(err, C.cg_EventRecord(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
+	return procs[234].done(C.cg_hh(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
 }
 func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	fn, err := procs[235].enter()
-	return status(err, C.cg_EventRecordWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
+	return procs[235].done(C.cg_hhu(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
 }
 func EventQueryCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[236].enter()
-	return status(err, C.cg_EventQuery(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
+	return procs[236].done(C.cg_h(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(hEvent)))
 }
 func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[237].enter()
-	return status(err, C.cg_EventSynchronize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
+	return procs[237].done(C.cg_h(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hEvent)))
 }
 func EventDestroyCtx(ctx Context, hEvent Event) error {
-	fn, err := procs[238].enter()
-	return status(err, C.cg_EventDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hEvent)))
+	return procs[238].done(C.cg_h(C.uintptr_t(ctx), procs[238].fn(), C.uintptr_t(hEvent)))
 }
 func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds float32, err error) {
-	fn, err := procs[239].enter()
-	err = status(err, C.cg_EventElapsedTime(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
+	err = procs[239].done(C.cg_phh(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
-	fn, err := procs[240].enter()
-	err = status(err, C.cg_ImportExternalMemory(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
+	err = procs[240].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
 func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (devPtr DevicePtr, err error) {
-	fn, err := procs[241].enter()
-	err = status(err, C.cg_ExternalMemoryGetMappedBuffer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
+	err = procs[241].done(C.cg_php_cb(C.uintptr_t(ctx), procs[241].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
 func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	fn, err := procs[242].enter()
-	return status(err, C.cg_ExternalMemoryGetMappedMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return procs[242].done(C.cg_php_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
-	fn, err := procs[243].enter()
-	return status(err, C.cg_DestroyExternalMemory(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(extMem)))
+	return procs[243].done(C.cg_h(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
-	fn, err := procs[244].enter()
-	err = status(err, C.cg_ImportExternalSemaphore(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
+	err = procs[244].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
 func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
-	fn, err := procs[245].enter()
-	return status(err, C.cg_SignalExternalSemaphoresAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	return procs[245].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[245].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
-	fn, err := procs[246].enter()
-	return status(err, C.cg_WaitExternalSemaphoresAsync(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	return procs[246].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[246].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
-	fn, err := procs[247].enter()
-	return status(err, C.cg_DestroyExternalSemaphore(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(extSem)))
+	return procs[247].done(C.cg_h(C.uintptr_t(ctx), procs[247].fn(), C.uintptr_t(extSem)))
 }
 func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	fn, err := procs[248].enter()
-	return status(err, C.cg_StreamWaitValue32(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[248].done(C.cg_hquu(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	fn, err := procs[249].enter()
-	return status(err, C.cg_StreamWaitValue64(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[249].done(C.cg_hqlu(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	fn, err := procs[250].enter()
-	return status(err, C.cg_StreamWriteValue32(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[250].done(C.cg_hquu(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	fn, err := procs[251].enter()
-	return status(err, C.cg_StreamWriteValue64(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[251].done(C.cg_hqlu(C.uintptr_t(ctx), procs[251].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpCtx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	fn, err := procs[252].enter()
-	return status(err, C.cg_StreamBatchMemOp(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
+	return procs[252].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
 }
 func FuncGetAttributeCtx(ctx Context, attrib FunctionAttribute, hfunc Function) (pi int32, err error) {
-	fn, err := procs[253].enter()
-	err = status(err, C.cg_FuncGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
+	err = procs[253].done(C.cg_pih(C.uintptr_t(ctx), procs[253].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
 	return
 }
 func FuncSetAttributeCtx(ctx Context, hfunc Function, attrib FunctionAttribute, value int32) error {
-	fn, err := procs[254].enter()
-	return status(err, C.cg_FuncSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
+	return procs[254].done(C.cg_hii(C.uintptr_t(ctx), procs[254].fn(), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
 }
 func FuncSetCacheConfigCtx(ctx Context, hfunc Function, config FuncCache) error {
-	fn, err := procs[255].enter()
-	return status(err, C.cg_FuncSetCacheConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config)))
+	return procs[255].done(C.cg_hi(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
-	fn, err := procs[256].enter()
-	err = status(err, C.cg_FuncGetModule(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
+	err = procs[256].done(C.cg_ph(C.uintptr_t(ctx), procs[256].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
 func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
-	fn, err := procs[257].enter()
-	return status(err, C.cg_FuncGetName(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+	return procs[257].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	fn, err := procs[258].enter()
-	err = status(err, C.cg_FuncGetParamInfo(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
+	err = procs[258].done(C.cg_hlpp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
 	return
 }
 func FuncIsLoadedCtx(ctx Context, function Function) (state FunctionLoadingState, err error) {
-	fn, err := procs[259].enter()
-	err = status(err, C.cg_FuncIsLoaded(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&state), C.uintptr_t(function)))
+	err = procs[259].done(C.cg_ph(C.uintptr_t(ctx), procs[259].fn(), unsafe.Pointer(&state), C.uintptr_t(function)))
 	return
 }
 func FuncLoadCtx(ctx Context, function Function) error {
-	fn, err := procs[260].enter()
-	return status(err, C.cg_FuncLoad(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(function)))
+	return procs[260].done(C.cg_h(C.uintptr_t(ctx), procs[260].fn(), C.uintptr_t(function)))
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procs[261].enter()
-	return status(err, C.cg_LaunchKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra))
+	return procs[261].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra))
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	fn, err := procs[262].enter()
-	return status(err, C.cg_LaunchKernelEx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), kernelParams, extra))
+	return procs[262].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(config), C.uintptr_t(f), kernelParams, extra))
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
-	fn, err := procs[263].enter()
-	return status(err, C.cg_LaunchCooperativeKernel(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams))
+	return procs[263].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams))
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
-	fn, err := procs[264].enter()
-	return status(err, C.cg_LaunchCooperativeKernelMultiDevice(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
+	return procs[264].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[264].fn(), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	fn, err := procs[265].enter()
-	return status(err, C.cg_LaunchHostFunc(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+	return procs[265].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
-	fn, err := procs[266].enter()
-	return status(err, C.cg_FuncSetBlockShape(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
+	return procs[266].done(C.cg_hiii(C.uintptr_t(ctx), procs[266].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
 }
 func FuncSetSharedSizeCtx(ctx Context, hfunc Function, bytes uint32) error {
-	fn, err := procs[267].enter()
-	return status(err, C.cg_FuncSetSharedSize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(bytes)))
+	return procs[267].done(C.cg_hu(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hfunc), C.uint(bytes)))
 }
 func ParamSetSizeCtx(ctx Context, hfunc Function, numbytes uint32) error {
-	fn, err := procs[268].enter()
-	return status(err, C.cg_ParamSetSize(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.uint(numbytes)))
+	return procs[268].done(C.cg_hu(C.uintptr_t(ctx), procs[268].fn(), C.uintptr_t(hfunc), C.uint(numbytes)))
 }
 func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error {
-	fn, err := procs[269].enter()
-	return status(err, C.cg_ParamSeti(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
+	return procs[269].done(C.cg_hiu(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
 }
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
-	fn, err := procs[270].enter()
-	return status(err, C.cg_ParamSetf(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
+	return procs[270].done(C.cg_hif(C.uintptr_t(ctx), procs[270].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
 func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	fn, err := procs[271].enter()
-	return status(err, C.cg_ParamSetv(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
+	return procs[271].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[271].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
 }
 func LaunchCtx(ctx Context, f Function) error {
-	fn, err := procs[272].enter()
-	return status(err, C.cg_Launch(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f)))
+	return procs[272].done(C.cg_h(C.uintptr_t(ctx), procs[272].fn(), C.uintptr_t(f)))
 }
 func LaunchGridCtx(ctx Context, f Function, grid_width int32, grid_height int32) error {
-	fn, err := procs[273].enter()
-	return status(err, C.cg_LaunchGrid(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
+	return procs[273].done(C.cg_hii(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
 }
 func LaunchGridAsyncCtx(ctx Context, f Function, grid_width int32, grid_height int32, hStream Stream) error {
-	fn, err := procs[274].enter()
-	return status(err, C.cg_LaunchGridAsync(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
+	return procs[274].done(C.cg_hiih(C.uintptr_t(ctx), procs[274].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
 }
 func ParamSetTexRefCtx(ctx Context, hfunc Function, texunit int32, hTexRef Texref) error {
-	fn, err := procs[275].enter()
-	return status(err, C.cg_ParamSetTexRef(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
+	return procs[275].done(C.cg_hih(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
 }
 func FuncSetSharedMemConfigCtx(ctx Context, hfunc Function, config Sharedconfig) error {
-	fn, err := procs[276].enter()
-	return status(err, C.cg_FuncSetSharedMemConfig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hfunc), C.int(config)))
+	return procs[276].done(C.cg_hi(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
-	fn, err := procs[277].enter()
-	err = status(err, C.cg_GraphCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraph), C.uint(flags)))
+	err = procs[277].done(C.cg_pu(C.uintptr_t(ctx), procs[277].fn(), unsafe.Pointer(&phGraph), C.uint(flags)))
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[278].enter()
-	err = status(err, C.cg_GraphAddKernelNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
+	err = procs[278].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[278].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[279].enter()
-	return status(err, C.cg_GraphKernelNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[279].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[279].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[280].enter()
-	return status(err, C.cg_GraphKernelNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[280].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	fn, err := procs[281].enter()
-	err = status(err, C.cg_GraphAddMemcpyNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	err = procs[281].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[281].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	fn, err := procs[282].enter()
-	return status(err, C.cg_GraphMemcpyNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[282].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[282].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	fn, err := procs[283].enter()
-	return status(err, C.cg_GraphMemcpyNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[283].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	fn, err := procs[284].enter()
-	err = status(err, C.cg_GraphAddMemsetNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+	err = procs[284].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[284].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	fn, err := procs[285].enter()
-	return status(err, C.cg_GraphMemsetNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[285].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[285].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	fn, err := procs[286].enter()
-	return status(err, C.cg_GraphMemsetNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[286].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[287].enter()
-	err = status(err, C.cg_GraphAddHostNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[287].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[287].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[288].enter()
-	return status(err, C.cg_GraphHostNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[288].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[289].enter()
-	return status(err, C.cg_GraphHostNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[289].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
-	fn, err := procs[290].enter()
-	err = status(err, C.cg_GraphAddChildGraphNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph)))
+	err = procs[290].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[290].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph)))
 	return
 }
 func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	fn, err := procs[291].enter()
-	return status(err, C.cg_GraphChildGraphNodeGetGraph(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+	return procs[291].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[291].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
 }
 func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64) (phGraphNode GraphNode, err error) {
-	fn, err := procs[292].enter()
-	err = status(err, C.cg_GraphAddEmptyNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies)))
+	err = procs[292].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[292].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies)))
 	return
 }
 func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	fn, err := procs[293].enter()
-	err = status(err, C.cg_GraphAddEventRecordNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+	err = procs[293].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[293].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
 	return
 }
 func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	fn, err := procs[294].enter()
-	return status(err, C.cg_GraphEventRecordNodeGetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[294].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	fn, err := procs[295].enter()
-	return status(err, C.cg_GraphEventRecordNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[295].done(C.cg_hh(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	fn, err := procs[296].enter()
-	err = status(err, C.cg_GraphAddEventWaitNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+	err = procs[296].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[296].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
 	return
 }
 func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	fn, err := procs[297].enter()
-	return status(err, C.cg_GraphEventWaitNodeGetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[297].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	fn, err := procs[298].enter()
-	return status(err, C.cg_GraphEventWaitNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[298].done(C.cg_hh(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[299].enter()
-	err = status(err, C.cg_GraphAddExternalSemaphoresSignalNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[299].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[299].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	fn, err := procs[300].enter()
-	return status(err, C.cg_GraphExternalSemaphoresSignalNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[300].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
-	fn, err := procs[301].enter()
-	return status(err, C.cg_GraphExternalSemaphoresSignalNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[301].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[302].enter()
-	err = status(err, C.cg_GraphAddExternalSemaphoresWaitNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[302].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[302].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	fn, err := procs[303].enter()
-	return status(err, C.cg_GraphExternalSemaphoresWaitNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[303].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
-	fn, err := procs[304].enter()
-	return status(err, C.cg_GraphExternalSemaphoresWaitNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[304].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[305].enter()
-	err = status(err, C.cg_GraphAddBatchMemOpNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[305].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[305].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	fn, err := procs[306].enter()
-	return status(err, C.cg_GraphBatchMemOpNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+	return procs[306].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
-	fn, err := procs[307].enter()
-	return status(err, C.cg_GraphBatchMemOpNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[307].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
-	fn, err := procs[308].enter()
-	return status(err, C.cg_GraphExecBatchMemOpNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[308].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[309].enter()
-	err = status(err, C.cg_GraphAddMemAllocNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[309].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
-	fn, err := procs[310].enter()
-	return status(err, C.cg_GraphMemAllocNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[310].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
-	fn, err := procs[311].enter()
-	err = status(err, C.cg_GraphAddMemFreeNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr)))
+	err = procs[311].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr)))
 	return
 }
 func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	fn, err := procs[312].enter()
-	return status(err, C.cg_GraphMemFreeNodeGetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+	return procs[312].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[312].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
-	fn, err := procs[313].enter()
-	return status(err, C.cg_DeviceGraphMemTrim(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device)))
+	return procs[313].done(C.cg_i(C.uintptr_t(ctx), procs[313].fn(), C.int(device)))
 }
 func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	fn, err := procs[314].enter()
-	return status(err, C.cg_DeviceGetGraphMemAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), value))
+	return procs[314].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[314].fn(), C.int(device), C.int(attr), value))
 }
 func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	fn, err := procs[315].enter()
-	return status(err, C.cg_DeviceSetGraphMemAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), value))
+	return procs[315].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[315].fn(), C.int(device), C.int(attr), value))
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
-	fn, err := procs[316].enter()
-	err = status(err, C.cg_GraphClone(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
+	err = procs[316].done(C.cg_ph(C.uintptr_t(ctx), procs[316].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
 	return
 }
 func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph Graph) (phNode GraphNode, err error) {
-	fn, err := procs[317].enter()
-	err = status(err, C.cg_GraphNodeFindInClone(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
+	err = procs[317].done(C.cg_phh(C.uintptr_t(ctx), procs[317].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
 func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	fn, err := procs[318].enter()
-	return status(err, C.cg_GraphNodeGetType(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+	return procs[318].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
 }
 func GraphGetNodesCtx(ctx Context, hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	fn, err := procs[319].enter()
-	return status(err, C.cg_GraphGetNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes)))
+	return procs[319].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes)))
 }
 func GraphGetRootNodesCtx(ctx Context, hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	fn, err := procs[320].enter()
-	return status(err, C.cg_GraphGetRootNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes)))
+	return procs[320].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[320].fn(), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes)))
 }
 func GraphGetEdgesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
-	fn, err := procs[321].enter()
-	return status(err, C.cg_GraphGetEdges(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), unsafe.Pointer(numEdges)))
+	return procs[321].done(C.cg_hpppp_cb(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), unsafe.Pointer(numEdges)))
 }
 func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
-	fn, err := procs[322].enter()
-	return status(err, C.cg_GraphNodeGetDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(edgeData), unsafe.Pointer(numDependencies)))
+	return procs[322].done(C.cg_hppp_cb(C.uintptr_t(ctx), procs[322].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(edgeData), unsafe.Pointer(numDependencies)))
 }
 func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
-	fn, err := procs[323].enter()
-	return status(err, C.cg_GraphNodeGetDependentNodes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(edgeData), unsafe.Pointer(numDependentNodes)))
+	return procs[323].done(C.cg_hppp_cb(C.uintptr_t(ctx), procs[323].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(edgeData), unsafe.Pointer(numDependentNodes)))
 }
 func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	fn, err := procs[324].enter()
-	return status(err, C.cg_GraphAddDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
+	return procs[324].done(C.cg_hpppl_cb(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
 }
 func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	fn, err := procs[325].enter()
-	return status(err, C.cg_GraphRemoveDependencies(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
+	return procs[325].done(C.cg_hpppl_cb(C.uintptr_t(ctx), procs[325].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
 }
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
-	fn, err := procs[326].enter()
-	return status(err, C.cg_GraphDestroyNode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode)))
+	return procs[326].done(C.cg_h(C.uintptr_t(ctx), procs[326].fn(), C.uintptr_t(hNode)))
 }
 func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
-	fn, err := procs[327].enter()
-	err = status(err, C.cg_GraphInstantiateWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
+	err = procs[327].done(C.cg_phq(C.uintptr_t(ctx), procs[327].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
 func GraphInstantiateWithParamsCtx(ctx Context, hGraph Graph, instantiateParams *GraphInstantiateParams) (phGraphExec GraphExec, err error) {
-	fn, err := procs[328].enter()
-	err = status(err, C.cg_GraphInstantiateWithParams(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams)))
+	err = procs[328].done(C.cg_php_cb(C.uintptr_t(ctx), procs[328].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams)))
 	return
 }
 func GraphExecGetFlagsCtx(ctx Context, hGraphExec GraphExec) (flags uint64, err error) {
-	fn, err := procs[329].enter()
-	err = status(err, C.cg_GraphExecGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), unsafe.Pointer(&flags)))
+	err = procs[329].done(C.cg_hp(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hGraphExec), unsafe.Pointer(&flags)))
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	fn, err := procs[330].enter()
-	return status(err, C.cg_GraphExecKernelNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[330].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
-	fn, err := procs[331].enter()
-	return status(err, C.cg_GraphExecMemcpyNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	return procs[331].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
-	fn, err := procs[332].enter()
-	return status(err, C.cg_GraphExecMemsetNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+	return procs[332].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
-	fn, err := procs[333].enter()
-	return status(err, C.cg_GraphExecHostNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[333].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[333].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
-	fn, err := procs[334].enter()
-	return status(err, C.cg_GraphExecChildGraphNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
+	return procs[334].done(C.cg_hhh(C.uintptr_t(ctx), procs[334].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
 }
 func GraphExecEventRecordNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	fn, err := procs[335].enter()
-	return status(err, C.cg_GraphExecEventRecordNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[335].done(C.cg_hhh(C.uintptr_t(ctx), procs[335].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	fn, err := procs[336].enter()
-	return status(err, C.cg_GraphExecEventWaitNodeSetEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[336].done(C.cg_hhh(C.uintptr_t(ctx), procs[336].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
-	fn, err := procs[337].enter()
-	return status(err, C.cg_GraphExecExternalSemaphoresSignalNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[337].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
-	fn, err := procs[338].enter()
-	return status(err, C.cg_GraphExecExternalSemaphoresWaitNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[338].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
-	fn, err := procs[339].enter()
-	return status(err, C.cg_GraphNodeSetEnabled(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
+	return procs[339].done(C.cg_hhu(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
 func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	fn, err := procs[340].enter()
-	return status(err, C.cg_GraphNodeGetEnabled(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+	return procs[340].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[340].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	fn, err := procs[341].enter()
-	return status(err, C.cg_GraphUpload(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[341].done(C.cg_hh(C.uintptr_t(ctx), procs[341].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphLaunchCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	fn, err := procs[342].enter()
-	return status(err, C.cg_GraphLaunch(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[342].done(C.cg_hh(C.uintptr_t(ctx), procs[342].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
-	fn, err := procs[343].enter()
-	return status(err, C.cg_GraphExecDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec)))
+	return procs[343].done(C.cg_h(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hGraphExec)))
 }
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
-	fn, err := procs[344].enter()
-	return status(err, C.cg_GraphDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph)))
+	return procs[344].done(C.cg_h(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(hGraph)))
 }
 func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	fn, err := procs[345].enter()
-	return status(err, C.cg_GraphExecUpdate(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
+	return procs[345].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
-	fn, err := procs[346].enter()
-	return status(err, C.cg_GraphKernelNodeCopyAttributes(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[346].done(C.cg_hh(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	fn, err := procs[347].enter()
-	return status(err, C.cg_GraphKernelNodeGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[347].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	fn, err := procs[348].enter()
-	return status(err, C.cg_GraphKernelNodeSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
+	return procs[348].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[348].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
-	fn, err := procs[349].enter()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return status(err, C.cg_GraphDebugDotPrint(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), cpath, C.uint(flags)))
+	return procs[349].done(C.cg_hsu(C.uintptr_t(ctx), procs[349].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
 func UserObjectCreateCtx(ctx Context, object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	fn, err := procs[350].enter()
-	return status(err, C.cg_UserObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+	return procs[350].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
-	fn, err := procs[351].enter()
-	return status(err, C.cg_UserObjectRetain(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(object), C.uint(count)))
+	return procs[351].done(C.cg_hu(C.uintptr_t(ctx), procs[351].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
-	fn, err := procs[352].enter()
-	return status(err, C.cg_UserObjectRelease(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(object), C.uint(count)))
+	return procs[352].done(C.cg_hu(C.uintptr_t(ctx), procs[352].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
-	fn, err := procs[353].enter()
-	return status(err, C.cg_GraphRetainUserObject(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
+	return procs[353].done(C.cg_hhuu(C.uintptr_t(ctx), procs[353].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
-	fn, err := procs[354].enter()
-	return status(err, C.cg_GraphReleaseUserObject(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
+	return procs[354].done(C.cg_hhu(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
 func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
-	fn, err := procs[355].enter()
-	err = status(err, C.cg_GraphAddNode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[355].done(C.cg_phpplp_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	fn, err := procs[356].enter()
-	return status(err, C.cg_GraphNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[356].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[356].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	fn, err := procs[357].enter()
-	return status(err, C.cg_GraphExecNodeSetParams(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[357].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	fn, err := procs[358].enter()
-	return status(err, C.cg_GraphConditionalHandleCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+	return procs[358].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
-	fn, err := procs[359].enter()
-	err = status(err, C.cg_OccupancyMaxActiveBlocksPerMultiprocessor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
+	err = procs[359].done(C.cg_phil(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
-	fn, err := procs[360].enter()
-	err = status(err, C.cg_OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
+	err = procs[360].done(C.cg_philu(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	fn, err := procs[361].enter()
-	err = status(err, C.cg_OccupancyMaxPotentialBlockSize(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[361].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[361].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	fn, err := procs[362].enter()
-	err = status(err, C.cg_OccupancyMaxPotentialBlockSizeWithFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[362].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[362].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
-	fn, err := procs[363].enter()
-	err = status(err, C.cg_OccupancyAvailableDynamicSMemPerBlock(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
+	err = procs[363].done(C.cg_phii(C.uintptr_t(ctx), procs[363].fn(), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
-	fn, err := procs[364].enter()
-	err = status(err, C.cg_OccupancyMaxPotentialClusterSize(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[364].done(C.cg_php_cb(C.uintptr_t(ctx), procs[364].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
-	fn, err := procs[365].enter()
-	err = status(err, C.cg_OccupancyMaxActiveClusters(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[365].done(C.cg_php_cb(C.uintptr_t(ctx), procs[365].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
-	fn, err := procs[366].enter()
-	return status(err, C.cg_TexRefSetArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[366].done(C.cg_hhu(C.uintptr_t(ctx), procs[366].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
-	fn, err := procs[367].enter()
-	return status(err, C.cg_TexRefSetMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
+	return procs[367].done(C.cg_hhu(C.uintptr_t(ctx), procs[367].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
-	fn, err := procs[368].enter()
-	err = status(err, C.cg_TexRefSetAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
+	err = procs[368].done(C.cg_phql(C.uintptr_t(ctx), procs[368].fn(), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
 	return
 }
 func TexRefSetAddress2DCtx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
-	fn, err := procs[369].enter()
-	return status(err, C.cg_TexRefSetAddress2D(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
+	return procs[369].done(C.cg_hpql_cb(C.uintptr_t(ctx), procs[369].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
 }
 func TexRefSetFormatCtx(ctx Context, hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
-	fn, err := procs[370].enter()
-	return status(err, C.cg_TexRefSetFormat(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
+	return procs[370].done(C.cg_hii(C.uintptr_t(ctx), procs[370].fn(), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
 }
 func TexRefSetAddressModeCtx(ctx Context, hTexRef Texref, dim int32, am AddressMode) error {
-	fn, err := procs[371].enter()
-	return status(err, C.cg_TexRefSetAddressMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
+	return procs[371].done(C.cg_hii(C.uintptr_t(ctx), procs[371].fn(), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
 }
 func TexRefSetFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	fn, err := procs[372].enter()
-	return status(err, C.cg_TexRefSetFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[372].done(C.cg_hi(C.uintptr_t(ctx), procs[372].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	fn, err := procs[373].enter()
-	return status(err, C.cg_TexRefSetMipmapFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[373].done(C.cg_hi(C.uintptr_t(ctx), procs[373].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapLevelBiasCtx(ctx Context, hTexRef Texref, bias float32) error {
-	fn, err := procs[374].enter()
-	return status(err, C.cg_TexRefSetMipmapLevelBias(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(bias)))
+	return procs[374].done(C.cg_hf(C.uintptr_t(ctx), procs[374].fn(), C.uintptr_t(hTexRef), C.float(bias)))
 }
 func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
-	fn, err := procs[375].enter()
-	return status(err, C.cg_TexRefSetMipmapLevelClamp(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
+	return procs[375].done(C.cg_hff(C.uintptr_t(ctx), procs[375].fn(), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
 }
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
-	fn, err := procs[376].enter()
-	return status(err, C.cg_TexRefSetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(maxAniso)))
+	return procs[376].done(C.cg_hu(C.uintptr_t(ctx), procs[376].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
-	fn, err := procs[377].enter()
-	return status(err, C.cg_TexRefSetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
+	return procs[377].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[377].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
-	fn, err := procs[378].enter()
-	return status(err, C.cg_TexRefSetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef), C.uint(flags)))
+	return procs[378].done(C.cg_hu(C.uintptr_t(ctx), procs[378].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
-	fn, err := procs[379].enter()
-	err = status(err, C.cg_TexRefGetAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
+	err = procs[379].done(C.cg_ph(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	fn, err := procs[380].enter()
-	return status(err, C.cg_TexRefGetArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+	return procs[380].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	fn, err := procs[381].enter()
-	return status(err, C.cg_TexRefGetMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+	return procs[381].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
-	fn, err := procs[382].enter()
-	err = status(err, C.cg_TexRefGetAddressMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
+	err = procs[382].done(C.cg_phi(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
 	return
 }
 func TexRefGetFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	fn, err := procs[383].enter()
-	err = status(err, C.cg_TexRefGetFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[383].done(C.cg_ph(C.uintptr_t(ctx), procs[383].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFormatCtx(ctx Context, hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, err error) {
-	fn, err := procs[384].enter()
-	err = status(err, C.cg_TexRefGetFormat(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
+	err = procs[384].done(C.cg_pph(C.uintptr_t(ctx), procs[384].fn(), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	fn, err := procs[385].enter()
-	err = status(err, C.cg_TexRefGetMipmapFilterMode(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[385].done(C.cg_ph(C.uintptr_t(ctx), procs[385].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelBiasCtx(ctx Context, hTexRef Texref) (pbias float32, err error) {
-	fn, err := procs[386].enter()
-	err = status(err, C.cg_TexRefGetMipmapLevelBias(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
+	err = procs[386].done(C.cg_ph(C.uintptr_t(ctx), procs[386].fn(), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelClamp float32, pmaxMipmapLevelClamp float32, err error) {
-	fn, err := procs[387].enter()
-	err = status(err, C.cg_TexRefGetMipmapLevelClamp(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
+	err = procs[387].done(C.cg_pph(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
-	fn, err := procs[388].enter()
-	err = status(err, C.cg_TexRefGetMaxAnisotropy(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
+	err = procs[388].done(C.cg_ph(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	fn, err := procs[389].enter()
-	return status(err, C.cg_TexRefGetBorderColor(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+	return procs[389].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[389].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
-	fn, err := procs[390].enter()
-	err = status(err, C.cg_TexRefGetFlags(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
+	err = procs[390].done(C.cg_ph(C.uintptr_t(ctx), procs[390].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefCreateCtx(ctx Context) (pTexRef Texref, err error) {
-	fn, err := procs[391].enter()
-	err = status(err, C.cg_TexRefCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pTexRef)))
+	err = procs[391].done(C.cg_p(C.uintptr_t(ctx), procs[391].fn(), unsafe.Pointer(&pTexRef)))
 	return
 }
 func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
-	fn, err := procs[392].enter()
-	return status(err, C.cg_TexRefDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hTexRef)))
+	return procs[392].done(C.cg_h(C.uintptr_t(ctx), procs[392].fn(), C.uintptr_t(hTexRef)))
 }
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
-	fn, err := procs[393].enter()
-	return status(err, C.cg_SurfRefSetArray(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[393].done(C.cg_hhu(C.uintptr_t(ctx), procs[393].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	fn, err := procs[394].enter()
-	return status(err, C.cg_SurfRefGetArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+	return procs[394].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[394].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
 }
 func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	fn, err := procs[395].enter()
-	return status(err, C.cg_TexObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return procs[395].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
-	fn, err := procs[396].enter()
-	return status(err, C.cg_TexObjectDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(texObject)))
+	return procs[396].done(C.cg_q(C.uintptr_t(ctx), procs[396].fn(), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	fn, err := procs[397].enter()
-	return status(err, C.cg_TexObjectGetResourceDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+	return procs[397].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	fn, err := procs[398].enter()
-	return status(err, C.cg_TexObjectGetTextureDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+	return procs[398].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	fn, err := procs[399].enter()
-	return status(err, C.cg_TexObjectGetResourceViewDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+	return procs[399].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[399].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
 }
 func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	fn, err := procs[400].enter()
-	return status(err, C.cg_SurfObjectCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+	return procs[400].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[400].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
-	fn, err := procs[401].enter()
-	return status(err, C.cg_SurfObjectDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.ulonglong(surfObject)))
+	return procs[401].done(C.cg_q(C.uintptr_t(ctx), procs[401].fn(), C.ulonglong(surfObject)))
 }
 func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	fn, err := procs[402].enter()
-	return status(err, C.cg_SurfObjectGetResourceDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+	return procs[402].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[402].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
 }
 func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[403].enter()
-	return status(err, C.cg_TensorMapEncodeTiled(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[403].done(C.cg_piupppppiiii_cb(C.uintptr_t(ctx), procs[403].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[404].enter()
-	return status(err, C.cg_TensorMapEncodeIm2col(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[404].done(C.cg_piupppppuupiiii_cb(C.uintptr_t(ctx), procs[404].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colWideCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	fn, err := procs[405].enter()
-	return status(err, C.cg_TensorMapEncodeIm2colWide(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[405].done(C.cg_piupppiiuupiiiii_cb(C.uintptr_t(ctx), procs[405].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress unsafe.Pointer) error {
-	fn, err := procs[406].enter()
-	return status(err, C.cg_TensorMapReplaceAddress(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(tensorMap), globalAddress))
+	return procs[406].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[406].fn(), unsafe.Pointer(tensorMap), globalAddress))
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
-	fn, err := procs[407].enter()
-	err = status(err, C.cg_DeviceCanAccessPeer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
+	err = procs[407].done(C.cg_pii(C.uintptr_t(ctx), procs[407].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
 	return
 }
 func CtxEnablePeerAccessCtx(ctx Context, peerContext Context, flags uint32) error {
-	fn, err := procs[408].enter()
-	return status(err, C.cg_CtxEnablePeerAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(peerContext), C.uint(flags)))
+	return procs[408].done(C.cg_hu(C.uintptr_t(ctx), procs[408].fn(), C.uintptr_t(peerContext), C.uint(flags)))
 }
 func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) error {
-	fn, err := procs[409].enter()
-	return status(err, C.cg_CtxDisablePeerAccess(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(peerContext)))
+	return procs[409].done(C.cg_h(C.uintptr_t(ctx), procs[409].fn(), C.uintptr_t(peerContext)))
 }
 func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
-	fn, err := procs[410].enter()
-	err = status(err, C.cg_DeviceGetP2PAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
+	err = procs[410].done(C.cg_piii(C.uintptr_t(ctx), procs[410].fn(), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
 func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
-	fn, err := procs[411].enter()
-	return status(err, C.cg_DeviceGetP2PAtomicCapabilities(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
+	return procs[411].done(C.cg_ppuii_cb(C.uintptr_t(ctx), procs[411].fn(), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
-	fn, err := procs[412].enter()
-	return status(err, C.cg_GraphicsUnregisterResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(resource)))
+	return procs[412].done(C.cg_h(C.uintptr_t(ctx), procs[412].fn(), C.uintptr_t(resource)))
 }
 func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	fn, err := procs[413].enter()
-	return status(err, C.cg_GraphicsSubResourceGetMappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return procs[413].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
 }
 func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	fn, err := procs[414].enter()
-	return status(err, C.cg_GraphicsResourceGetMappedMipmappedArray(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+	return procs[414].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[414].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
-	fn, err := procs[415].enter()
-	err = status(err, C.cg_GraphicsResourceGetMappedPointer(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
+	err = procs[415].done(C.cg_pph(C.uintptr_t(ctx), procs[415].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
 func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
-	fn, err := procs[416].enter()
-	return status(err, C.cg_GraphicsResourceSetMapFlags(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(resource), C.uint(flags)))
+	return procs[416].done(C.cg_hu(C.uintptr_t(ctx), procs[416].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
 func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	fn, err := procs[417].enter()
-	return status(err, C.cg_GraphicsMapResources(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+	return procs[417].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[417].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
 func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	fn, err := procs[418].enter()
-	return status(err, C.cg_GraphicsUnmapResources(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+	return procs[418].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[418].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
 func GetProcAddressCtx(ctx Context, symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64, symbolStatus *ProcAddressQueryResult) error {
-	fn, err := procs[419].enter()
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	return status(err, C.cg_GetProcAddress(C.uintptr_t(ctx), C.uintptr_t(fn), csymbol, pfn, C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(symbolStatus)))
+	return procs[419].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[419].fn(), csymbol, pfn, C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(symbolStatus)))
 }
 func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[420].enter()
-	return status(err, C.cg_CoredumpGetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
+	return procs[420].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[420].fn(), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[421].enter()
-	return status(err, C.cg_CoredumpGetAttributeGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
+	return procs[421].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[421].fn(), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[422].enter()
-	return status(err, C.cg_CoredumpSetAttribute(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
+	return procs[422].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[422].fn(), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	fn, err := procs[423].enter()
-	return status(err, C.cg_CoredumpSetAttributeGlobal(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), value, unsafe.Pointer(size)))
+	return procs[423].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[423].fn(), C.int(attrib), value, unsafe.Pointer(size)))
 }
 func GetExportTableCtx(ctx Context, ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
-	fn, err := procs[424].enter()
-	return status(err, C.cg_GetExportTable(C.uintptr_t(ctx), C.uintptr_t(fn), ppExportTable, unsafe.Pointer(pExportTableId)))
+	return procs[424].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[424].fn(), ppExportTable, unsafe.Pointer(pExportTableId)))
 }
 func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	fn, err := procs[425].enter()
-	return status(err, C.cg_GreenCtxCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+	return procs[425].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[425].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
 }
 func GreenCtxDestroyCtx(ctx Context, hCtx GreenCtx) error {
-	fn, err := procs[426].enter()
-	return status(err, C.cg_GreenCtxDestroy(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx)))
+	return procs[426].done(C.cg_h(C.uintptr_t(ctx), procs[426].fn(), C.uintptr_t(hCtx)))
 }
 func CtxFromGreenCtxCtx(ctx Context, hCtx GreenCtx) (pContext Context, err error) {
-	fn, err := procs[427].enter()
-	err = status(err, C.cg_CtxFromGreenCtx(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
+	err = procs[427].done(C.cg_ph(C.uintptr_t(ctx), procs[427].fn(), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
 	return
 }
 func DeviceGetDevResourceCtx(ctx Context, device Device, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[428].enter()
-	return status(err, C.cg_DeviceGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[428].done(C.cg_ipi_cb(C.uintptr_t(ctx), procs[428].fn(), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func CtxGetDevResourceCtx(ctx Context, hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[429].enter()
-	return status(err, C.cg_CtxGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[429].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[429].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	fn, err := procs[430].enter()
-	return status(err, C.cg_GreenCtxGetDevResource(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[430].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[430].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func DevSMResourceSplitByCountCtx(ctx Context, result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	fn, err := procs[431].enter()
-	return status(err, C.cg_DevSMResourceSplitByCount(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
+	return procs[431].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[431].fn(), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
 }
 func DevResourceGenerateDescCtx(ctx Context, phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
-	fn, err := procs[432].enter()
-	return status(err, C.cg_DevResourceGenerateDesc(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(phDesc), unsafe.Pointer(resources), C.uint(nbResources)))
+	return procs[432].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[432].fn(), unsafe.Pointer(phDesc), unsafe.Pointer(resources), C.uint(nbResources)))
 }
 func GreenCtxRecordEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	fn, err := procs[433].enter()
-	return status(err, C.cg_GreenCtxRecordEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[433].done(C.cg_hh(C.uintptr_t(ctx), procs[433].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func GreenCtxWaitEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	fn, err := procs[434].enter()
-	return status(err, C.cg_GreenCtxWaitEvent(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[434].done(C.cg_hh(C.uintptr_t(ctx), procs[434].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func StreamGetGreenCtxCtx(ctx Context, hStream Stream) (phCtx GreenCtx, err error) {
-	fn, err := procs[435].enter()
-	err = status(err, C.cg_StreamGetGreenCtx(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(&phCtx)))
+	err = procs[435].done(C.cg_hp(C.uintptr_t(ctx), procs[435].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phCtx)))
 	return
 }
 func GreenCtxStreamCreateCtx(ctx Context, greenCtx GreenCtx, flags uint32, priority int32) (phStream Stream, err error) {
-	fn, err := procs[436].enter()
-	err = status(err, C.cg_GreenCtxStreamCreate(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
+	err = procs[436].done(C.cg_phui(C.uintptr_t(ctx), procs[436].fn(), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
 	return
 }
 func GreenCtxGetIDCtx(ctx Context, greenCtx GreenCtx, greenCtxId *uint64) error {
-	fn, err := procs[437].enter()
-	return status(err, C.cg_GreenCtxGetID(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
+	return procs[437].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[437].fn(), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
 }
 func LogsRegisterCallbackCtx(ctx Context, callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
-	fn, err := procs[438].enter()
-	return status(err, C.cg_LogsRegisterCallback(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
+	return procs[438].done(C.cg_ppp_cb(C.uintptr_t(ctx), procs[438].fn(), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
 }
 func LogsUnregisterCallbackCtx(ctx Context, callback LogsCallbackHandle) error {
-	fn, err := procs[439].enter()
-	return status(err, C.cg_LogsUnregisterCallback(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(callback)))
+	return procs[439].done(C.cg_h(C.uintptr_t(ctx), procs[439].fn(), C.uintptr_t(callback)))
 }
 func LogsCurrentCtx(ctx Context, iterator_out *LogIterator, flags uint32) error {
-	fn, err := procs[440].enter()
-	return status(err, C.cg_LogsCurrent(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator_out), C.uint(flags)))
+	return procs[440].done(C.cg_pu_cb(C.uintptr_t(ctx), procs[440].fn(), unsafe.Pointer(iterator_out), C.uint(flags)))
 }
 func LogsDumpToFileCtx(ctx Context, iterator *LogIterator, pathToFile string, flags uint32) error {
-	fn, err := procs[441].enter()
 	cpathToFile := C.CString(pathToFile)
 	defer C.free(unsafe.Pointer(cpathToFile))
-	return status(err, C.cg_LogsDumpToFile(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
+	return procs[441].done(C.cg_psu_cb(C.uintptr_t(ctx), procs[441].fn(), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
 }
 func LogsDumpToMemoryCtx(ctx Context, iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
-	fn, err := procs[442].enter()
-	return status(err, C.cg_LogsDumpToMemory(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
+	return procs[442].done(C.cg_pppu_cb(C.uintptr_t(ctx), procs[442].fn(), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
 }
 func CheckpointProcessGetRestoreThreadIDCtx(ctx Context, pid int32) (tid int32, err error) {
-	fn, err := procs[443].enter()
-	err = status(err, C.cg_CheckpointProcessGetRestoreThreadID(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(&tid)))
+	err = procs[443].done(C.cg_ip(C.uintptr_t(ctx), procs[443].fn(), C.int(pid), unsafe.Pointer(&tid)))
 	return
 }
 func CheckpointProcessGetStateCtx(ctx Context, pid int32) (state ProcessState, err error) {
-	fn, err := procs[444].enter()
-	err = status(err, C.cg_CheckpointProcessGetState(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(&state)))
+	err = procs[444].done(C.cg_ip(C.uintptr_t(ctx), procs[444].fn(), C.int(pid), unsafe.Pointer(&state)))
 	return
 }
 func CheckpointProcessLockCtx(ctx Context, pid int32, args *CheckpointLockArgs) error {
-	fn, err := procs[445].enter()
-	return status(err, C.cg_CheckpointProcessLock(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
+	return procs[445].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[445].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessCheckpointCtx(ctx Context, pid int32, args *CheckpointCheckpointArgs) error {
-	fn, err := procs[446].enter()
-	return status(err, C.cg_CheckpointProcessCheckpoint(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
+	return procs[446].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[446].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessRestoreCtx(ctx Context, pid int32, args *CheckpointRestoreArgs) error {
-	fn, err := procs[447].enter()
-	return status(err, C.cg_CheckpointProcessRestore(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
+	return procs[447].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[447].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessUnlockCtx(ctx Context, pid int32, args *CheckpointUnlockArgs) error {
-	fn, err := procs[448].enter()
-	return status(err, C.cg_CheckpointProcessUnlock(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(pid), unsafe.Pointer(args)))
+	return procs[448].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[448].fn(), C.int(pid), unsafe.Pointer(args)))
 }
