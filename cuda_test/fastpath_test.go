@@ -17,7 +17,9 @@ import (
 // (cuda/recycle.go), and then the event must be what a new one is: complete
 // (never recorded), with the options asked for; a handle whose latest
 // record may be pending is never reused. Checked with work pending behind
-// the spin kernel, for each reusable option set. The handle is read from
+// the spin kernel, for each reusable option set: the new event must be
+// complete while that work still runs (a handle kept with its record pending
+// would not be). The handle is read from
 // String, because Handle marks it not reusable. CI runs it on the fake
 // driver, whose events stay pending behind the spin kernel too.
 func TestEventReuse(t *testing.T) {
@@ -43,8 +45,13 @@ func TestEventReuse(t *testing.T) {
 		ok(t, e.Close())
 		for i := range 3 {
 			n := must[*cuda.Event](t)(dev.NewEvent(opts))
+			// The package never hands out a handle whose record may be
+			// pending: a new event is complete while that work still runs.
+			// The driver itself may give a new event the address of one
+			// destroyed with work pending (seen on the H100 with
+			// BlockingSync events); it is then a new, complete event.
 			if handleOf(n) == pendingHandle {
-				t.Errorf("%+v: event %d got the handle of a closed event whose record was pending", opts, i)
+				t.Logf("%+v: cuEventCreate gave event %d the address of the destroyed pending event", opts, i)
 			}
 			complete("a new event while a closed one's work is pending", n)
 			defer n.Close() // keep the pending handle out of the next NewEvents
@@ -85,7 +92,7 @@ func TestEventReuse(t *testing.T) {
 		ok(t, start.Close())
 		n = must[*cuda.Event](t)(dev.NewEvent(opts))
 		if handleOf(n) == h {
-			t.Errorf("%+v: an event recorded again after Sync was reused while pending", opts)
+			t.Logf("%+v: cuEventCreate gave the new event the address of the destroyed pending event", opts)
 		}
 		complete("a new event after a pending one was closed", n)
 		ok(t, n.Close())

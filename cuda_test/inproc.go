@@ -144,4 +144,6 @@ func ipCtxCreate(fn uintptr, dev int32) (uintptr, int) {
 }
 
 // ipCtxDestroy calls cuCtxDestroy (resolved at ABI 4000) through fn.
-func ipCtxDestroy(fn, ctx uintptr) int { return int(C.ip_ctx_destroy(C.uintptr_t(fn), C.uintptr_t(ctx))) }
+func ipCtxDestroy(fn, ctx uintptr) int {
+	return int(C.ip_ctx_destroy(C.uintptr_t(fn), C.uintptr_t(ctx)))
+}
