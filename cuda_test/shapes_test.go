@@ -118,7 +118,8 @@ func loadStore(t *testing.T, ctx driver.Context) (driver.Module, driver.Function
 	defer pin.Unpin()
 	pin.Pin(&info[0])
 	opts := []driver.JITOption{driver.JITInfoLogBuffer, driver.JITInfoLogBufferSizeBytes, driver.JITOptimizationLevel}
-	vals := []unsafe.Pointer{unsafe.Pointer(&info[0]), unsafe.Add(nil, len(info)), unsafe.Add(nil, 3)}
+	// Each value is an integer or an address (pinned above), as a uintptr.
+	vals := []uintptr{uintptr(unsafe.Pointer(&info[0])), uintptr(len(info)), 3}
 	mod, err := driver.ModuleLoadDataExCtx(ctx, unsafe.Pointer(&img[0]), opts, vals)
 	ok(t, err)
 	t.Logf("JIT info log: %q", strings.TrimRight(string(info), "\x00"))

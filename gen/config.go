@@ -57,6 +57,9 @@ type FuncConf struct {
 	// Slices makes (pointer, count) pairs into slices: pointer → count.
 	// Pointers sharing a count must have equal lengths.
 	Slices map[string]string `json:"slices,omitempty"`
+	// SliceElem gives a slice's Go element type where the C one is void*
+	// holding integers or pointers (e.g. JIT option values): slice → type.
+	SliceElem map[string]string `json:"sliceElem,omitempty"`
 	// Arrays makes an output pointer a fixed-size array result: pointer → length.
 	Arrays map[string]int `json:"arrays,omitempty"`
 }

@@ -283,7 +283,7 @@ func TestSignatures(t *testing.T) {
 		"cuMemcpy2D":           "Memcpy2D(pCopy *Memcpy2DParams) error",
 		"cuDeviceGetLuid":      "DeviceGetLUID(dev Device) ([8]byte, uint32, error)",
 		"cuDeviceGetPCIBusId":  "DeviceGetPCIBusID(dev Device) (string, error)",
-		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error)",
+		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error)",
 		"cuGraphAddKernelNode": "GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error)",
 		"cuDeviceGetUuid":      "DeviceGetUUID(dev Device) (UUID, error)",
 		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error",

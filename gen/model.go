@@ -867,6 +867,14 @@ func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pf
 			return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
 		}
 		sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
+		if elem, ok := fc.SliceElem[pname]; ok {
+			// Only void* elements may be retyped, and only to uintptr: the
+			// same size, an integer or an address the caller keeps alive.
+			if sp.GoType != "[]unsafe.Pointer" || elem != "uintptr" {
+				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* slice may become []uintptr", f.Pos, base, pname, sp.GoType)
+			}
+			sp.GoType = "[]uintptr"
+		}
 		cp.Role = rCount
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)

@@ -529,7 +529,7 @@ func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err er
 	err = procs[49].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[49].fn(), unsafe.Pointer(&module), image))
 	return
 }
-func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
+func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []uintptr) (module Module, err error) {
 	fn, err := procs[50].enter()
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))

@@ -3530,7 +3530,7 @@ func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a context current first): Load a module's data with options
-func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (Module, error) {
+func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error) {
 	return ModuleLoadDataExCtx(0, image, options, optionValues)
 }
 

@@ -576,7 +576,7 @@ func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err er
 	err = procs[51].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[51].fn(), unsafe.Pointer(&module), image))
 	return
 }
-func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []unsafe.Pointer) (module Module, err error) {
+func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []uintptr) (module Module, err error) {
 	fn, err := procs[52].enter()
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))

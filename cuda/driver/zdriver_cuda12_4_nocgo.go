@@ -73,7 +73,7 @@ func CtxGetSharedMemConfigCtx(Context) (Sharedconfig, error)    { return 0, errN
 func CtxSetSharedMemConfigCtx(Context, Sharedconfig) error      { return errNoCgo }
 func ModuleLoadCtx(Context, string) (Module, error)             { return 0, errNoCgo }
 func ModuleLoadDataCtx(Context, unsafe.Pointer) (Module, error) { return 0, errNoCgo }
-func ModuleLoadDataExCtx(Context, unsafe.Pointer, []JITOption, []unsafe.Pointer) (Module, error) {
+func ModuleLoadDataExCtx(Context, unsafe.Pointer, []JITOption, []uintptr) (Module, error) {
 	return 0, errNoCgo
 }
 func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)              { return 0, errNoCgo }
