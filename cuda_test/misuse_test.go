@@ -1,3 +1,5 @@
+//go:build cgo
+
 package gputest
 
 import (
@@ -235,12 +237,13 @@ var misuseCases = []struct {
 		e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
 		defer e.Close()
 		var nilEvent *cuda.Event
-		is(t, "Wait(nil)", e.Wait(nil), cuda.ErrInvalid, "nil Context")
+		// A nil Context on purpose: the misuse under test.
+		is(t, "Wait(nil)", e.Wait(nil), cuda.ErrInvalid, "nil Context") //lint:ignore SA1012 the misuse under test
 		for name, ch := range map[string]<-chan error{
-			"WaitChan(nil)":           e.WaitChan(nil),
+			"WaitChan(nil)":           e.WaitChan(nil), //lint:ignore SA1012 the misuse under test
 			"nil event's WaitChan":    nilEvent.WaitChan(context.Background()),
 			"zero Event's WaitChan":   new(cuda.Event).WaitChan(context.Background()),
-			"nil event WaitChan(nil)": nilEvent.WaitChan(nil),
+			"nil event WaitChan(nil)": nilEvent.WaitChan(nil), //lint:ignore SA1012 the misuse under test
 		} {
 			select {
 			case err := <-ch:

@@ -147,14 +147,6 @@ func ccConfig() (*cc.Config, error) {
 	return c, nil
 }
 
-func firstErrors(err error, n int) error {
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], fmt.Sprintf("(and %d more)", len(lines)-n))
-	}
-	return fmt.Errorf("%s", strings.Join(lines, "\n"))
-}
-
 func (s *source) declarator(name string) *cc.Declarator {
 	for _, n := range s.ast.Scope.Nodes[name] {
 		if d, ok := n.(*cc.Declarator); ok {
