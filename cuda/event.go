@@ -186,6 +186,11 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	if len(flags) == 0 {
 		err = driver.EventRecordCtx(er.p.ctx, e.h, s.h)
 	} else {
+		if f&driver.EventRecordExternal != 0 {
+			// During capture this makes a graph node that records the
+			// handle on every launch, uncounted: never reuse it.
+			er.state.Or(noReuse)
+		}
 		err = driver.EventRecordWithFlagsCtx(er.p.ctx, e.h, s.h, f)
 	}
 	sr.exit()

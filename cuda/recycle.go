@@ -24,7 +24,8 @@ import (
 //     asked for; one whose latest record may be pending is destroyed, never
 //     reused. Never reused: IPC and imported events (another process may
 //     hold them), events whose Handle was taken (work may have been recorded
-//     through it), events closed by their Device's Close, and events
+//     through it), events recorded or waited on with the EXTERNAL flags
+//     (captured in a graph, every launch records or waits on the handle), events closed by their Device's Close, and events
 //     recorded 2^27 times or more (the count is 28 bits; past half of it
 //     the event is marked, so the count can never wrap back to a stale
 //     value). The kept handles are destroyed when the context is released.

@@ -123,6 +123,11 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		s.r.exit()
 		return err
 	}
+	if f != 0 {
+		// An external wait captured in a graph waits on the handle at every
+		// launch: it must never become another event's handle.
+		e.r.state.Or(noReuse)
+	}
 	err := driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f)
 	e.r.exit()
 	s.r.exit()

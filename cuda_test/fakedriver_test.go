@@ -35,6 +35,7 @@ var goLayerTests = []string{
 	"TestSpinCancelThenClose",
 	"TestSoak",
 	"TestEventReuse",
+	"TestEventReuseExternal",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader

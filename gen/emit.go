@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/template"
@@ -176,41 +175,6 @@ func (e *Emitter) Render(models []*Model) (map[string][]byte, error) {
 		files[layoutFileName(m.Version, "_test")] = t
 	}
 	return files, nil
-}
-
-// WriteAll writes rendered files into dir; with prune it also removes the
-// generated files of versions no longer pinned.
-func WriteAll(dir string, files map[string][]byte, prune bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for name, b := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			return err
-		}
-		if err := writeIfChanged(filepath.Join(dir, name), b); err != nil {
-			return err
-		}
-	}
-	if !prune {
-		return nil
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "zdriver_cuda*.go"))
-	lo, _ := filepath.Glob(filepath.Join(dir, LayoutDir, "zlayout_cuda*.go"))
-	for _, o := range append(old, lo...) {
-		rel, _ := filepath.Rel(dir, o)
-		if _, ok := files[rel]; !ok {
-			os.Remove(o)
-		}
-	}
-	return nil
-}
-
-func writeIfChanged(path string, b []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-		return nil
-	}
-	return os.WriteFile(path, b, 0o644)
 }
 
 // testFileName is the per-version generated test: zdriver_cuda13_0_test.go.

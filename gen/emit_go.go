@@ -641,7 +641,7 @@ func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
 	g.p("")
 	g.p("// cLayout is what the C compiler says, in the order of goLayout.")
 	g.p("func cLayout() []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&C.cg_layout[0])), %d) }", len(cs))
-	if cgo, err = gofmtSource("zlayout", g.b.Bytes()); err != nil {
+	if cgo, err = formatFor(m, layoutFileName(m.Version, ""), g.b.Bytes()); err != nil {
 		return nil, nil, err
 	}
 	g = &goFile{}
@@ -661,7 +661,7 @@ func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
 		g.p("{%q, %s},", cs[i], gos[i])
 	}
 	g.p("}")
-	if test, err = gofmtSource("zlayout_test", g.b.Bytes()); err != nil {
+	if test, err = formatFor(m, layoutFileName(m.Version, "_test"), g.b.Bytes()); err != nil {
 		return nil, nil, err
 	}
 	return cgo, test, nil

@@ -1,9 +1,11 @@
 package driver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -77,17 +79,9 @@ type enumName struct {
 // enumIndex finds v in a table sorted by value; among aliases the first
 // (non-deprecated) row. It returns -1 if v is not declared.
 func enumIndex(t []enumName, v int64) int {
-	lo, hi := 0, len(t)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t[m].v < v {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(t) && t[lo].v == v {
-		return lo
+	// The first of equal values: aliases follow the name printed.
+	if i, found := slices.BinarySearchFunc(t, v, func(e enumName, v int64) int { return cmp.Compare(e.v, v) }); found {
+		return i
 	}
 	return -1
 }

@@ -78,11 +78,8 @@ var pollQuery = procNamed("cuEventQuery")
 // It returns nil when the event is complete, ErrorNotReady when budget ran
 // out, and the sleep to resume with.
 func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
-	fn, err := pollQuery.addr()
+	fn, err := pollQuery.enter()
 	if err != nil {
-		return sleep, err
-	}
-	if err := ensureCtxFns(); err != nil {
 		return sleep, err
 	}
 	if sleep <= 0 {
