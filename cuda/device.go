@@ -57,6 +57,7 @@ type primary struct {
 	open    *handle      // open streams made by this package
 	slabs   *slabHandles // the slabs of its events (recycle.go)
 	events  eventAlloc
+	waiters []*waiter // idle waiters for long Waits (waiter.go)
 }
 
 // add registers a new event or stream; false once the last Device closed.
@@ -122,11 +123,18 @@ func (p *primary) drop(h *handle, keep bool) error {
 	p.live--
 	last := p.live == 0 && p.closing
 	var kept []driver.Event
+	var waiters []*waiter
 	if last {
 		kept = p.kept()
+		waiters = p.takeWaiters()
 	}
 	p.mu.Unlock()
 	if last {
+		// The idle waiters' events are complete and their streams idle:
+		// their destroys do not wait.
+		for _, w := range waiters {
+			w.destroy()
+		}
 		// Its module goes with a released context. In an adopted context
 		// it stays loaded until the creator destroys the context: unloading
 		// could wait for the context's work, and Close never blocks.

@@ -184,14 +184,14 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	}
 	var err error
 	if len(flags) == 0 {
-		err = driver.EventRecordCtx(er.p.ctx, e.h, s.h)
+		err = eventRecord(er.p.ctx, e.h, s.h)
 	} else {
 		if f&driver.EventRecordExternal != 0 {
 			// During capture this makes a graph node that records the
 			// handle on every launch, uncounted: never reuse it.
 			er.state.Or(noReuse)
 		}
-		err = driver.EventRecordWithFlagsCtx(er.p.ctx, e.h, s.h, f)
+		err = eventRecordWithFlags(er.p.ctx, e.h, s.h, f)
 	}
 	sr.exit()
 	er.recordExit() // counted as a record even if it failed: never reused on a guess
@@ -231,7 +231,7 @@ func (e *Event) Query() (bool, error) {
 		return false, e.enterErr(op, "event")
 	}
 	r := e.r
-	err := driver.EventQueryCtx(r.p.ctx, e.h)
+	err := eventQuery(r.p.ctx, e.h)
 	if err == nil {
 		// handle.doneExit, by hand.
 		if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
@@ -262,7 +262,7 @@ func (e *Event) Sync() error {
 		return e.enterErr(op, "event")
 	}
 	r := e.r
-	if err := driver.EventSynchronizeCtx(r.p.ctx, e.h); err != nil {
+	if err := eventSynchronize(r.p.ctx, e.h); err != nil {
 		r.exit()
 		return driverErr(op, err)
 	}
@@ -300,7 +300,7 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	ms, err := driver.EventElapsedTimeCtx(er.p.ctx, start.h, e.h)
+	ms, err := eventElapsedTime(er.p.ctx, start.h, e.h)
 	sr.exit()
 	er.exit()
 	if err != nil {

@@ -128,7 +128,7 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		// launch: it must never become another event's handle.
 		e.r.state.Or(noReuse)
 	}
-	err := driver.StreamWaitEventCtx(s.dev.p.ctx, s.h, e.h, f)
+	err := streamWaitEvent(s.dev.p.ctx, s.h, e.h, f)
 	e.r.exit()
 	s.r.exit()
 	return driverErr(op, err)
@@ -177,7 +177,7 @@ func (s *Stream) Sync() error {
 	if err := s.enter(op); err != nil {
 		return err
 	}
-	err := driver.StreamSynchronizeCtx(s.dev.p.ctx, s.h)
+	err := streamSynchronize(s.dev.p.ctx, s.h)
 	s.r.exit()
 	return driverErr(op, err)
 }
@@ -189,7 +189,7 @@ func (s *Stream) Query() (bool, error) {
 	if err := s.enter(op); err != nil {
 		return false, err
 	}
-	err := driver.StreamQueryCtx(s.dev.p.ctx, s.h)
+	err := streamQuery(s.dev.p.ctx, s.h)
 	s.r.exit()
 	if err == nil {
 		return true, nil

@@ -7,10 +7,11 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// Tuning of Wait. Short waits are served by spinning, so a wait on work that
-// is about to finish costs what Sync costs; longer waits poll with sleeps
-// that grow to waitMaxSleep, so a long wait uses a few percent of a core and
-// wakes at most waitMaxSleep late; ctx is checked every waitChunk.
+// Tuning of Wait. Short waits are served by back-to-back queries for
+// waitSpin, so a wait on work that is about to finish costs what Sync costs;
+// longer waits sleep in the driver (waiter.go). Should that be refused, they
+// poll with sleeps that grow to waitMaxSleep, then to a sixteenth of the
+// time waited up to waitLongMaxSleep, checking ctx every waitChunk.
 const (
 	waitSpin     = 50 * time.Microsecond
 	waitMinSleep = 2 * time.Microsecond
@@ -24,21 +25,24 @@ const (
 
 // Wait blocks until the work captured by the latest Record has completed, or
 // ctx is done. It returns nil on completion, ctx.Err() on cancellation, an
-// error matching ErrClosed if the event (or its device) is closed meanwhile,
-// and the driver's error otherwise. A nil ctx is refused with ErrInvalid.
+// error matching ErrClosed if the event (or its device) was closed before it
+// began, and the driver's error otherwise. A nil ctx is refused with
+// ErrInvalid.
 //
-// Design: each step is one cgo call that polls cuEventQuery with the context
-// current, first back to back for 50µs (so short waits wake as promptly as
-// Sync), then sleeping between polls, the sleep doubling from 2µs to 100µs,
-// and returns to Go every millisecond to check ctx. After the first
-// millisecond the longest sleep grows to a sixteenth of the time waited, up
-// to 1ms: a long wait polls less and wakes at most ~6% of its length late. An event created with
-// BlockingSync is instead waited for by a goroutine blocked in the driver's
-// own sleeping wait, raced against ctx; on cancellation that goroutine stays
-// blocked until the event completes, holding its call on the event, so a
-// Close meanwhile returns at once and the event is destroyed when the
-// driver's wait returns. A cancelled Wait leaves the GPU work and the event
-// untouched.
+// Design: first it queries the event back to back for 50µs, in one cgo
+// call, so a short wait wakes as promptly as Sync. Then it sleeps in the
+// driver until the GPU completes the work: on the event itself if it was
+// created with BlockingSync, else on a private blocking event of the
+// context recorded behind it on a private stream (waiter.go), so a long wait
+// uses a small share of a core whatever the event's options. Where ctx can
+// be cancelled, that sleep runs on a goroutine kept for it, raced against
+// ctx; on cancellation the goroutine stays asleep until the work completes,
+// holding its call on the event, so a Close meanwhile returns at once and
+// the event is destroyed (and its context released, if its device closed)
+// when the driver's wait returns. A Close during the sleep does not end it.
+// A cancelled Wait leaves the GPU work and the event untouched. Should the
+// driver refuse the private stream or event, Wait polls instead (see the
+// constants above).
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
 	if ctx == nil {
@@ -66,62 +70,79 @@ func (e *Event) Wait(ctx context.Context) error {
 // wait is Wait's body, with a call counted in on e.
 func (e *Event) wait(ctx context.Context) error {
 	const op = "wait for event"
-	spin := waitSpin
-	if e.opts.BlockingSync {
-		// Spin briefly, then sleep in the driver.
-		_, err := driver.PollEventCtx(e.dev.p.ctx, e.h, spin, spin, waitMinSleep, waitMinSleep)
-		if err != driver.ErrorNotReady {
-			return driverErr(op, err)
-		}
-		return e.blockingWait(ctx)
+	p := e.dev.p
+	_, err := pollEvent(p.ctx, e.h, waitSpin, waitSpin, waitMinSleep, waitMinSleep)
+	if err != driver.ErrorNotReady {
+		return driverErr(op, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Sleep in the driver: on e itself, or on a waiter's private event
+	// behind it; with a cancellable ctx, on a waiter's goroutine.
+	target := e.h
+	var w *waiter
+	if !e.opts.BlockingSync || ctx.Done() != nil {
+		if w, err = p.getWaiter(); err != nil {
+			return e.pollWait(ctx)
+		}
+	}
+	if !e.opts.BlockingSync {
+		if err := w.behind(e.h); err != nil {
+			p.putWaiter(w) // its private event is still complete
+			return e.pollWait(ctx)
+		}
+		target = w.e
+	}
+	if ctx.Done() == nil {
+		err := eventSynchronize(p.ctx, target)
+		if w != nil {
+			p.putWaiter(w)
+		}
+		return driverErr(op, err)
+	}
+	// The goroutine holds a call of its own: it may outlive this Wait.
+	if !e.r.enter() { // the caller holds a call: this cannot fail, but never leak one
+		p.putWaiter(w)
+		return e.unusable(op, "event")
+	}
+	w.state.Store(jobRunning)
+	w.jobs <- waitJob{ev: target, r: e.r}
+	select {
+	case err := <-w.done:
+		p.putWaiter(w)
+		return driverErr(op, err)
+	case <-ctx.Done():
+		if w.state.CompareAndSwap(jobRunning, jobAbandoned) {
+			return ctx.Err() // the goroutine puts w back when the driver returns
+		}
+		err := <-w.done // answered meanwhile
+		p.putWaiter(w)
+		return driverErr(op, err)
+	}
+}
+
+// pollWait waits by polling: cgo calls that query the event with sleeps in
+// between, returning to Go every waitChunk to check ctx and Close.
+func (e *Event) pollWait(ctx context.Context) error {
+	const op = "wait for event"
 	sleep, maxSleep := waitMinSleep, waitMaxSleep
-	var start time.Time
+	start := time.Now()
 	for {
 		var err error
-		sleep, err = driver.PollEventCtx(e.dev.p.ctx, e.h, spin, waitChunk, sleep, maxSleep)
+		sleep, err = pollEvent(e.dev.p.ctx, e.h, 0, waitChunk, sleep, maxSleep)
 		if err != driver.ErrorNotReady {
 			return driverErr(op, err)
 		}
-		if spin != 0 {
-			spin, start = 0, time.Now()
-		} else {
-			// The longest sleep grows with the time waited, so a long wait
-			// polls less often and wakes at most ~1/16 of its length late.
-			maxSleep = min(max(time.Since(start)/waitLateShare, waitMaxSleep), waitLongMaxSleep)
-		}
+		// The longest sleep grows with the time waited, so a long wait
+		// polls less often and wakes at most ~1/16 of its length late.
+		maxSleep = min(max(time.Since(start)/waitLateShare, waitMaxSleep), waitLongMaxSleep)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if e.r.closed() { // closed meanwhile (by Close or its device's Close)
 			return e.unusable(op, "event")
 		}
-	}
-}
-
-// blockingWait runs the driver's sleeping wait on a goroutine raced against
-// ctx. The goroutine holds its own call on the event until the driver
-// returns, so a Close after a cancelled wait returns at once and the event
-// is destroyed (and its context released, if its device closed) when the
-// driver's wait ends.
-func (e *Event) blockingWait(ctx context.Context) error {
-	const op = "wait for event"
-	if ctx.Done() == nil {
-		return driverErr(op, driver.EventSynchronizeCtx(e.dev.p.ctx, e.h))
-	}
-	done := make(chan error, 1)
-	if !e.r.enter() { // the caller holds a call: this cannot fail, but never leak one
-		return e.unusable(op, "event")
-	}
-	go func() {
-		defer e.r.exit()
-		done <- driver.EventSynchronizeCtx(e.dev.p.ctx, e.h)
-	}()
-	select {
-	case err := <-done:
-		return driverErr(op, err)
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

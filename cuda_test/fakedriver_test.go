@@ -24,6 +24,7 @@ var fakeCUDA []byte
 // destroyed handle (the fake counts them), nil and zero values.
 var goLayerTests = []string{
 	"TestNoAllocations",
+	"TestLongWaitNoAllocations",
 	"TestCloseRacesWithUse",
 	"TestDeviceClosed",
 	"TestLastDeviceClosed",

@@ -73,6 +73,12 @@ else
 	log "generator: FAIL"; cat "$logs/gen.log" >> "$OUT/summary.txt"; status=1
 fi
 
+log "ctxprobe: handle calls under another, no, released or destroyed current context"
+if gcc -O2 -I/usr/local/cuda/include -o /tmp/ctxprobe tools/ctxprobe/ctxprobe.c -lcuda -lpthread &&
+	/tmp/ctxprobe > "$logs/ctxprobe.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+grep -E '^(state|PASS|FAIL)|UNEXPECTED' "$logs/ctxprobe.log" >> "$OUT/summary.txt"
+log "ctxprobe: $r"
+
 fi # tests
 
 if [ "${1:-}" = tests ]; then finish; fi

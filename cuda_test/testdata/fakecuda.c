@@ -23,8 +23,12 @@
 //     nanoseconds. Query reports NOT_READY until then; the synchronising
 //     calls sleep until then (they never spin, so a test can measure the
 //     CPU the Go layer itself uses).
+//   - Calls on events and non-default streams take their context from the
+//     handles, not from the current context, as the driver's do
+//     (tools/ctxprobe); cuEventElapsedTime alone wants some context current.
 //   - Counters, exported for the tests (dlsym): calls made on a released
-//     context (fakecuda_released_calls), calls with a destroyed handle
+//     context (fakecuda_released_calls: a handle's, or for calls that use
+//     the current context, that one), calls with a destroyed handle
 //     (fakecuda_stale_calls, including a handle destroyed while a call holds
 //     it), events and streams alive (fakecuda_live_handles), and primary
 //     context retains not yet released (fakecuda_retains).
@@ -249,46 +253,64 @@ static CUresult cuStreamCreate(void **s, unsigned flags) {
 	*s = alloc(STREAM, ctx_dev(current), flags);
 	return *s ? OK : OUT_OF_MEMORY;
 }
-// stream_of finds a stream; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
-// are default streams of the current context, always idle here. *bad is set
-// for a destroyed handle.
-static slot *stream_of(void *s, int *bad) {
-	*bad = 0;
-	if ((uintptr_t)s <= 2) return NULL;
+// Calls on handles: like the driver (tools/ctxprobe), they take their
+// context from the handles, whatever is current on the thread; only the
+// default streams (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the
+// current context's. A call is on a released context if a handle's context
+// is released, or, for a default stream, the current one.
+//
+// stream_of finds a stream: NULL for a default stream (always idle here),
+// *bad set (INVALID_CONTEXT, CONTEXT_IS_DESTROYED or INVALID_HANDLE) for a
+// default stream without a usable current context or a destroyed handle.
+static slot *stream_of(void *s, CUresult *bad) {
+	*bad = OK;
+	if ((uintptr_t)s <= 2) {
+		if (!current) *bad = INVALID_CONTEXT;
+		else if (current_released()) *bad = CONTEXT_IS_DESTROYED;
+		return NULL;
+	}
 	slot *st = lookup(s, STREAM);
-	if (st == NULL) *bad = 1;
+	if (st == NULL) *bad = INVALID_HANDLE;
+	else if (released(st->dev)) *bad = CONTEXT_IS_DESTROYED;
 	return st;
 }
+// event_of finds an event; *bad as stream_of's.
+static slot *event_of(void *e, CUresult *bad) {
+	*bad = OK;
+	slot *ev = lookup(e, EVENT);
+	if (ev == NULL) *bad = INVALID_HANDLE;
+	else if (released(ev->dev)) *bad = CONTEXT_IS_DESTROYED;
+	return ev;
+}
 static CUresult cuStreamDestroy(void *s) {
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *st = lookup(s, STREAM);
-	if (st == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (st == NULL) return bad ? bad : INVALID_HANDLE;
+	if (bad) return bad;
 	pthread_mutex_lock(&mu);
 	if (peek(s, STREAM) == st) release_slot((int)(st - slots));
 	pthread_mutex_unlock(&mu);
 	return OK;
 }
 static CUresult cuStreamSynchronize(void *s) {
-	int bad;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult bad;
 	slot *st = stream_of(s, &bad);
-	if (bad) return INVALID_HANDLE;
+	if (bad) return bad;
 	if (st) sleep_until(st->done_at);
 	return OK;
 }
 static CUresult cuStreamQuery(void *s) {
-	int bad;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult bad;
 	slot *st = stream_of(s, &bad);
-	if (bad) return INVALID_HANDLE;
+	if (bad) return bad;
 	return st && st->done_at > now_ns() ? NOT_READY : OK;
 }
 static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
-	int bad;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult bad, bad2;
 	slot *st = stream_of(s, &bad);
-	slot *ev = lookup(e, EVENT);
-	if (bad || ev == NULL) return INVALID_HANDLE;
+	if (bad) return bad;
+	slot *ev = event_of(e, &bad2);
+	if (bad2) return bad2;
 	if (flags) return ILLEGAL_STATE; // outside capture
 	if (st) {
 		st->done_at = max(st->done_at, ev->done_at);
@@ -303,11 +325,14 @@ static CUresult cuEventCreate(void **e, unsigned flags) {
 	return *e ? OK : OUT_OF_MEMORY;
 }
 static CUresult cuEventRecord(void *e, void *s) {
-	int bad;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *ev = lookup(e, EVENT);
+	CUresult bad;
+	slot *ev = event_of(e, &bad);
+	if (bad) return bad;
 	slot *st = stream_of(s, &bad);
-	if (ev == NULL || bad) return INVALID_HANDLE;
+	if (bad) return bad;
+	// The event and the stream must be of one context; a default stream is
+	// the current context's.
+	if ((st ? st->dev : ctx_dev(current)) != ev->dev) return INVALID_HANDLE;
 	long long t = now_ns() + pending_ns;
 	if (st) {
 		t = max(t, st->done_at);
@@ -323,34 +348,38 @@ static CUresult cuEventRecordWithFlags(void *e, void *s, unsigned flags) {
 	return cuEventRecord(e, s);
 }
 static CUresult cuEventQuery(void *e) {
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *ev = lookup(e, EVENT);
-	if (ev == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *ev = event_of(e, &bad);
+	if (bad) return bad;
 	return ev->done_at > now_ns() ? NOT_READY : OK;
 }
 static CUresult cuEventSynchronize(void *e) {
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *ev = lookup(e, EVENT);
-	if (ev == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *ev = event_of(e, &bad);
+	if (bad) return bad;
 	sleep_until(ev->done_at);
 	return OK;
 }
 static CUresult cuEventDestroy(void *e) {
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *ev = lookup(e, EVENT);
-	if (ev == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *ev = event_of(e, &bad);
+	if (bad) return bad;
 	pthread_mutex_lock(&mu);
 	if (peek(e, EVENT) == ev) release_slot((int)(ev - slots));
 	pthread_mutex_unlock(&mu);
 	return OK;
 }
-// Like the driver: it needs a current context, and both events recorded with
-// timing and complete.
+// Both events recorded with timing and complete. Unlike the rest, it wants
+// some context current (what a driver that does looks like; the driver 580's
+// cuEventElapsedTime_v2 does not), so that the Go layer's retry with its
+// context made current is exercised here.
 static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
 	if (!current) return INVALID_HANDLE;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *x = lookup(a, EVENT), *y = lookup(b, EVENT);
-	if (x == NULL || y == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *x = event_of(a, &bad);
+	if (bad) return bad;
+	slot *y = event_of(b, &bad);
+	if (bad) return bad;
 	if ((x->flags | y->flags) & DISABLE_TIMING || !x->recorded || !y->recorded) return INVALID_HANDLE;
 	long long n = now_ns();
 	if (x->done_at > n || y->done_at > n) return NOT_READY;
@@ -358,9 +387,9 @@ static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
 	return OK;
 }
 static CUresult cuIpcGetEventHandle(void *h, void *e) {
-	if (current_released()) return CONTEXT_IS_DESTROYED;
-	slot *ev = lookup(e, EVENT);
-	if (ev == NULL) return INVALID_HANDLE;
+	CUresult bad;
+	slot *ev = event_of(e, &bad);
+	if (bad) return bad;
 	if (!(ev->flags & INTERPROCESS)) return INVALID_VALUE;
 	memset(h, 0, 64);
 	memcpy(h, &e, sizeof e);
@@ -370,9 +399,9 @@ typedef struct { char b[64]; } ipc_handle;
 // The driver refuses a handle exported by the same process; so does this.
 static CUresult cuIpcOpenEventHandle(void **e, ipc_handle h) { (void)e; (void)h; return INVALID_CONTEXT; }
 static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
-	int bad;
+	CUresult bad;
 	stream_of(s, &bad);
-	if (bad) return INVALID_HANDLE;
+	if (bad) return bad;
 	fn(data);
 	return OK;
 }
@@ -395,11 +424,10 @@ static CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *s, void **params, void **extra) {
 	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)extra;
-	int bad;
-	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult bad;
 	if (f != &function_tag || params == NULL) return INVALID_VALUE;
 	slot *st = stream_of(s, &bad);
-	if (bad) return INVALID_HANDLE;
+	if (bad) return bad;
 	long long ns = (long long)*(uint64_t *)params[0];
 	if (st) {
 		st->done_at = max(st->done_at, now_ns()) + ns;

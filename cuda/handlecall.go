@@ -1,0 +1,130 @@
+package cuda
+
+import (
+	"time"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// Calls on handles, without making the context current.
+//
+// The driver takes the context of a call on an event, or on a stream that is
+// not a default stream, from the handles, not from the calling thread's
+// current context. tools/ctxprobe shows it (docs/evidence, driver 580): with
+// no context current, another live context current, a released primary
+// context current and a destroyed context current, the record lands on the
+// handle's stream (queried not ready behind pending work), and query, sync,
+// elapsed time, stream wait, stream query and stream sync all answer as with
+// the handles' own context current. So the hot calls skip the context check,
+// itself a driver call (cuCtxGetCurrent, 23–37 ns on an H100 host: see
+// docs/perf.md).
+//
+// What does depend on the current context always makes it current: the
+// default streams (NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the
+// current context's), creation and everything else. And should a driver
+// refuse a call made this way (any error but CUDA_ERROR_NOT_READY, whatever
+// its name: CUDA_ERROR_INVALID_CONTEXT with none current, or an older
+// elapsed-time entry point's CUDA_ERROR_INVALID_HANDLE), the call is made
+// again with the context made current, and that answer stands. A failed
+// call changed nothing, so making it again is safe; the retry costs only on
+// the error path, and it leaves the context current on that thread.
+//
+// The handles' context is never a released one: the calls hold their
+// objects (in flight on their handles), which keep the context.
+
+// defaultStream reports whether h names a default stream, which the driver
+// resolves through the current context.
+func defaultStream(h driver.Stream) bool { return uintptr(h) <= 2 }
+
+// retry reports whether a call made without making the context current must
+// be made again with it current: any error but not-ready.
+func retry(err error) bool { return err != nil && err != driver.ErrorNotReady }
+
+func eventRecord(ctx driver.Context, e driver.Event, s driver.Stream) error {
+	if defaultStream(s) {
+		return driver.EventRecordCtx(ctx, e, s)
+	}
+	err := driver.EventRecord(e, s)
+	if retry(err) {
+		err = driver.EventRecordCtx(ctx, e, s)
+	}
+	return err
+}
+
+func eventRecordWithFlags(ctx driver.Context, e driver.Event, s driver.Stream, f driver.EventRecordFlags) error {
+	if defaultStream(s) {
+		return driver.EventRecordWithFlagsCtx(ctx, e, s, f)
+	}
+	err := driver.EventRecordWithFlags(e, s, f)
+	if retry(err) {
+		err = driver.EventRecordWithFlagsCtx(ctx, e, s, f)
+	}
+	return err
+}
+
+func eventQuery(ctx driver.Context, e driver.Event) error {
+	err := driver.EventQuery(e)
+	if retry(err) {
+		err = driver.EventQueryCtx(ctx, e)
+	}
+	return err
+}
+
+func eventSynchronize(ctx driver.Context, e driver.Event) error {
+	err := driver.EventSynchronize(e)
+	if retry(err) {
+		err = driver.EventSynchronizeCtx(ctx, e)
+	}
+	return err
+}
+
+func eventElapsedTime(ctx driver.Context, start, end driver.Event) (float32, error) {
+	ms, err := driver.EventElapsedTime(start, end)
+	if retry(err) {
+		ms, err = driver.EventElapsedTimeCtx(ctx, start, end)
+	}
+	return ms, err
+}
+
+func streamWaitEvent(ctx driver.Context, s driver.Stream, e driver.Event, f driver.EventWaitFlags) error {
+	if defaultStream(s) {
+		return driver.StreamWaitEventCtx(ctx, s, e, f)
+	}
+	err := driver.StreamWaitEvent(s, e, f)
+	if retry(err) {
+		err = driver.StreamWaitEventCtx(ctx, s, e, f)
+	}
+	return err
+}
+
+func streamQuery(ctx driver.Context, s driver.Stream) error {
+	if defaultStream(s) {
+		return driver.StreamQueryCtx(ctx, s)
+	}
+	err := driver.StreamQuery(s)
+	if retry(err) {
+		err = driver.StreamQueryCtx(ctx, s)
+	}
+	return err
+}
+
+func streamSynchronize(ctx driver.Context, s driver.Stream) error {
+	if defaultStream(s) {
+		return driver.StreamSynchronizeCtx(ctx, s)
+	}
+	err := driver.StreamSynchronize(s)
+	if retry(err) {
+		err = driver.StreamSynchronizeCtx(ctx, s)
+	}
+	return err
+}
+
+// pollEvent is driver.PollEventCtx without making the context current, and
+// with it current if the driver refuses.
+func pollEvent(ctx driver.Context, e driver.Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
+	next, err := driver.PollEventCtx(0, e, spin, budget, sleep, maxSleep)
+	if retry(err) {
+		next, err = driver.PollEventCtx(ctx, e, spin, budget, sleep, maxSleep)
+	}
+	return next, err
+}
