@@ -58,7 +58,10 @@ func (s *Stream) Spin(d time.Duration) error {
 		return err
 	}
 	defer s.r.exit()
-	v, _ := spinKernels.LoadOrStore(s.dev.p, &spinKernel{})
+	v, ok := spinKernels.Load(s.dev.p)
+	if !ok { // the first Spin of the context
+		v, _ = spinKernels.LoadOrStore(s.dev.p, &spinKernel{})
+	}
 	k := v.(*spinKernel)
 	k.once.Do(func() {
 		img := []byte(spinPTX)

@@ -22,10 +22,14 @@ import (
 //     event created without BlockingSync;
 //   - blocking-goroutine: the same on a goroutine raced against a context,
 //     as a cancellable Wait would run it;
-//   - sleep1ms: cuEventQuery every millisecond, in C (one cgo call).
+//   - sleep1ms: cuEventQuery every millisecond, in C (one cgo call);
+//   - hostfunc: cuLaunchHostFunc on a private stream made to wait for the
+//     event, whose C function wakes the waiter blocked on an eventfd;
+//   - idle: time.Sleep past the work, then one query: what one wake of a
+//     sleeping goroutine costs, the floor of any wait that sleeps.
 func BenchmarkWaitStrategy(b *testing.B) {
-	for _, work := range []time.Duration{10 * time.Millisecond, 200 * time.Microsecond, 20 * time.Microsecond} {
-		for _, name := range []string{"sync", "wait", "blocking", "blocking-goroutine", "sleep1ms"} {
+	for _, work := range []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 200 * time.Microsecond, 20 * time.Microsecond} {
+		for _, name := range []string{"sync", "wait", "blocking", "blocking-goroutine", "sleep1ms", "hostfunc", "idle"} {
 			b.Run(name+"/"+work.String(), func(b *testing.B) { benchWaitStrategy(b, name, work) })
 		}
 	}
@@ -53,8 +57,28 @@ func benchWaitStrategy(b *testing.B, name string, work time.Duration) {
 		}
 		return driver.EventSynchronizeCtx(ctx, bh)
 	}
+	ef := newEfd()
+	defer ef.close()
 	var wait func() error
 	switch name {
+	case "hostfunc":
+		wait = func() error {
+			if err := driver.StreamWaitEventCtx(ctx, ph, h, 0); err != nil {
+				return err
+			}
+			if err := driver.LaunchHostFuncCtx(ctx, ph, ef.fn(), ef.data()); err != nil {
+				return err
+			}
+			if !ef.wait() {
+				b.Fatal("eventfd read failed")
+			}
+			return nil
+		}
+	case "idle":
+		wait = func() error {
+			time.Sleep(work + work/10)
+			return driver.EventQueryCtx(ctx, h)
+		}
 	case "sync":
 		wait = func() error { return driver.EventSynchronizeCtx(ctx, h) }
 	case "wait":

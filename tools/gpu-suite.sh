@@ -106,7 +106,7 @@ log "per-operation Go benchmarks in one process (order as in bench_test.go), all
 $pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
 	-test.bench '^Benchmark(Record|Query|SyncDone|RecordQuery|Elapsed|CreateDestroy|RecordSync|RecordWait|PoolGetPut|Driver.*|CgoFloor)$' \
 	-test.benchtime 200000x -test.count 1 -test.benchmem > "$logs/bench-go.txt" 2>&1 || status=1
-$pin ./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long' -test.benchtime 100x -test.count 1 >> "$logs/bench-go.txt" 2>&1 || status=1
+$pin ./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long|WaitStrategy' -test.benchtime 60x -test.count 1 >> "$logs/bench-go.txt" 2>&1 || status=1
 grep -E '^Benchmark' "$logs/bench-go.txt" | sed 's/^/  /' >> "$OUT/summary.txt"
 
 ROUNDS=${ROUNDS:-7}
