@@ -94,8 +94,8 @@ func TestReuseOnlyComplete(t *testing.T) {
 		}, EventOptions{}, false},
 		{"handle taken", func(e *Event) { e.Handle() }, EventOptions{}, false},
 		{"IPC", func(*Event) {}, EventOptions{IPC: true}, false},
-		{"recorded 2^27 times", func(e *Event) {
-			e.r.state.Add(-1 << 63) // 2^27 records
+		{"recorded 2^26 times", func(e *Event) {
+			e.r.state.Add(-1 << 63) // 2^26 records: the count's top bit
 			record(e)
 			seenDone(e)
 		}, EventOptions{}, false},

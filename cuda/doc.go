@@ -17,9 +17,11 @@
 // first use. Without one, every call returns an error matching ErrNoDriver;
 // a driver too old for a function returns one matching ErrNotSupported.
 //
-// Every call works from any goroutine: the device's context is made current
-// inside the same cgo call as the driver call, so LockOSThread is never
-// needed.
+// Every call works from any goroutine: where the driver call depends on the
+// current context, the device's context is made current inside the same cgo
+// call; calls on event and stream handles, which the driver resolves through
+// the handles, skip that check and make the context current only if the
+// driver refuses the call (handlecall.go). LockOSThread is never needed.
 //
 // # Semantics kept from the driver
 //

@@ -205,9 +205,9 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 }
 
 // enterRecordSlow is the rare case of Record's enter, given the state its
-// add returned: closed (it takes the count back and says so), or past 2^27
+// add returned: closed (it takes the count back and says so), or past 2^26
 // records (the count's top bit): then it marks the event's driver handle
-// not reusable, so that its 28-bit record count never wraps back to a
+// not reusable, so that its 27-bit record count never wraps back to a
 // value seen before (recycle.go).
 func (e *Event) enterRecordSlow(op string, s int64) error {
 	if s&closing != 0 {
@@ -233,13 +233,7 @@ func (e *Event) Query() (bool, error) {
 	r := e.r
 	err := eventQuery(r.p.ctx, e.h)
 	if err == nil {
-		// handle.doneExit, by hand.
-		if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
-			r.cleanAt.Store(n)
-		}
-		if r.state.Add(-1)&closing != 0 {
-			r.finish()
-		}
+		r.doneExit(s0) // complete: its handle may be reused (recycle.go)
 		return true, nil
 	}
 	r.exit()
@@ -266,13 +260,7 @@ func (e *Event) Sync() error {
 		r.exit()
 		return driverErr(op, err)
 	}
-	// handle.doneExit, by hand.
-	if n := ticks(r.state.Load()); n == ticks(s0) && r.cleanAt.Load() != n {
-		r.cleanAt.Store(n)
-	}
-	if r.state.Add(-1)&closing != 0 {
-		r.finish()
-	}
+	r.doneExit(s0) // complete: its handle may be reused (recycle.go)
 	return nil
 }
 

@@ -30,7 +30,7 @@ import (
 // adopted with AdoptContext is never released.
 
 // The state word: the count of calls in flight in the low 32 bits, then
-// the flags, then (events) a count of records, 28 bits that wrap off the top
+// the flags, then (events) a count of records, 27 bits that wrap off the top
 // of the word (see recycle.go).
 const (
 	countMask      = int64(1)<<32 - 1
@@ -38,7 +38,8 @@ const (
 	closing        = int64(1) << 33 // Close has begun: no new calls
 	finished       = int64(1) << 34 // destroyed (or being destroyed)
 	noReuse        = int64(1) << 35 // an event whose driver handle must not be reused
-	tickShift      = 36
+	clean          = int64(1) << 36 // an event seen complete at its current count of records
+	tickShift      = 37
 	tick           = int64(1) << tickShift // one record
 )
 
@@ -65,7 +66,6 @@ type handle struct {
 	h       uintptr // the driver handle: a driver.Event or driver.Stream
 	kind    kind
 	flags   driver.EventFlags // an event's creation flags: its reuse class
-	cleanAt atomic.Uint32     // an event's record count when it was last seen complete
 	l       *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
 }
 
@@ -170,10 +170,10 @@ func (h *handle) destroy() error {
 	switch h.kind {
 	case kindEvent:
 		// Its driver handle is kept for reuse if the event is known complete:
-		// never recorded, or seen complete after its latest record (the record
-		// count then is cleanAt's). See recycle.go.
+		// never recorded, or seen complete after its latest record (the
+		// clean bit). See recycle.go.
 		s := h.state.Load()
-		if keep = s&(noReuse|closedByDevice) == 0 && ticks(s) == h.cleanAt.Load(); !keep {
+		if keep = s&(noReuse|closedByDevice|clean) == clean; !keep {
 			err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
 		}
 	case kindStream:
@@ -185,26 +185,41 @@ func (h *handle) destroy() error {
 	return err
 }
 
-// recordExit counts a Record out of its event: it adds one record to the
-// count, in the same atomic add.
+// recordExit counts a Record out of its event: in the same atomic step it
+// adds one record to the count and clears the clean bit (the record may be
+// pending).
 func (h *handle) recordExit() {
-	if h.state.Add(tick-1)&closing != 0 {
-		h.finish()
+	for {
+		s := h.state.Load()
+		n := (s + tick - 1) &^ clean
+		if h.state.CompareAndSwap(s, n) {
+			if n&closing != 0 {
+				h.finish()
+			}
+			return
+		}
 	}
 }
 
 // doneExit counts out a call that saw the event complete (Query, Sync,
 // Wait); s0 is the state its enter returned. If no record finished in
-// between, every record counted in s0 is complete, so the event is known
-// complete at that count (a record finishing after the call's driver call
-// counts after s0 or changes the count it sees here).
-// The count is stored before the exit, so that a finish it causes sees it.
+// between (the count is still s0's), every record counted in s0 is
+// complete, so the event is known complete at that count: the same atomic
+// step sets the clean bit. A record finishing after the call's driver call
+// counts after s0, or clears the bit after it is set.
 func (h *handle) doneExit(s0 int64) {
-	if n := ticks(h.state.Load()); n == ticks(s0) && h.cleanAt.Load() != n {
-		h.cleanAt.Store(n)
-	}
-	if h.state.Add(-1)&closing != 0 {
-		h.finish()
+	for {
+		s := h.state.Load()
+		n := s - 1
+		if ticks(s) == ticks(s0) {
+			n |= clean
+		}
+		if h.state.CompareAndSwap(s, n) {
+			if n&closing != 0 {
+				h.finish()
+			}
+			return
+		}
 	}
 }
 

@@ -16,17 +16,19 @@ import (
 //     NewEvent with the same options. Known complete means never recorded,
 //     or seen complete (a Query reporting done, a Sync or Wait returning
 //     nil) after its latest Record: the handle's state word counts records
-//     (added by the same atomic add that counts the Record out, so after
-//     the driver call), and a call that saw the event complete stores the
-//     count it saw if no record finished meanwhile (handle.doneExit). The
-//     destroy keeps the handle only if the count is still that one. So a
+//     and has a clean bit. The atomic step that counts a Record out (after
+//     the driver call) adds one to the count and clears the bit; the one
+//     that counts out a call that saw the event complete sets it if no
+//     record finished meanwhile (the count is still the one its enter saw:
+//     handle.doneExit). The destroy keeps the handle only if the bit is set.
+//     So a
 //     reused handle is complete, as a new event is, and has the options
 //     asked for; one whose latest record may be pending is destroyed, never
 //     reused. Never reused: IPC and imported events (another process may
 //     hold them), events whose Handle was taken (work may have been recorded
 //     through it), events recorded or waited on with the EXTERNAL flags
 //     (captured in a graph, every launch records or waits on the handle), events closed by their Device's Close, and events
-//     recorded 2^27 times or more (the count is 28 bits; past half of it
+//     recorded 2^26 times or more (the count is 27 bits; past half of it
 //     the event is marked, so the count can never wrap back to a stale
 //     value). The kept handles are destroyed when the context is released.
 //   - Slabs. Events come slabSize to an allocation, their handles slabSize
@@ -121,6 +123,8 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 	r.p, r.h, r.kind, r.flags = p, uintptr(ev), kindEvent, f
 	if imported || opts.IPC {
 		r.state.Store(noReuse)
+	} else {
+		r.state.Store(clean) // never recorded: complete
 	}
 	p.live++ // listed by its slab, in p.slabs
 	e.dev, e.h, e.opts, e.imported, e.r = d, ev, opts, imported, r
