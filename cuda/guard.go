@@ -61,12 +61,12 @@ const (
 // events have theirs in their slab's handles, apart from the events
 // (recycle.go).
 type handle struct {
-	state   atomic.Int64
-	p       *primary
-	h       uintptr // the driver handle: a driver.Event or driver.Stream
-	kind    kind
-	flags   driver.EventFlags // an event's creation flags: its reuse class
-	l       *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
+	state atomic.Int64
+	p     *primary
+	h     uintptr // the driver handle: a driver.Event or driver.Stream
+	kind  kind
+	flags driver.EventFlags // an event's creation flags: its reuse class
+	l     *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
 }
 
 // listed places a stream or an adopted wrapper in its list of open objects:
