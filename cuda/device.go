@@ -50,14 +50,15 @@ type primary struct {
 	ctx     driver.Context
 	foreign bool // adopted (AdoptContext): its creator destroys it
 
-	mu      sync.Mutex
-	devices int          // open Device values
-	live    int          // unfinished handles: Devices, events and streams
-	closing bool         // the last Device closed: nothing new; release at live == 0
-	open    *handle      // open streams made by this package
-	slabs   *slabHandles // the slabs of its events (recycle.go)
-	events  eventAlloc
-	waiters []*waiter // idle waiters for long Waits (waiter.go)
+	mu          sync.Mutex
+	devices     int          // open Device values
+	live        int          // unfinished handles: Devices, events and streams
+	closing     bool         // the last Device closed: nothing new; release at live == 0
+	open        *handle      // open streams made by this package
+	slabs       *slabHandles // the slabs of its events (recycle.go)
+	events      eventAlloc
+	waiters     []*waiter // idle waiters for long Waits (waiter.go)
+	waitersBusy int       // waiters in use
 }
 
 // add registers a new event or stream; false once the last Device closed.

@@ -26,8 +26,13 @@ import (
 // its name: CUDA_ERROR_INVALID_CONTEXT with none current, or an older
 // elapsed-time entry point's CUDA_ERROR_INVALID_HANDLE), the call is made
 // again with the context made current, and that answer stands. A failed
-// call changed nothing, so making it again is safe; the retry costs only on
-// the error path, and it leaves the context current on that thread.
+// call changed nothing, so making it again is safe (a record or stream wait
+// made twice at one point of a stream is one); the retry costs only on the
+// error path, and it leaves the context current on that thread. The one way
+// it could hide an error: a driver that reports an asynchronous error once
+// and clears it (the driver's are sticky: a faulted context fails every
+// call), so the retry answers success. tools/ctxprobe runs in the GPU suite;
+// the fake driver runs the Go layer's tests both ways (FAKECUDA_WANT_CURRENT).
 //
 // The handles' context is never a released one: the calls hold their
 // objects (in flight on their handles), which keep the context.

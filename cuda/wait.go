@@ -32,17 +32,21 @@ const (
 // Design: first it queries the event back to back for 50µs, in one cgo
 // call, so a short wait wakes as promptly as Sync. Then it sleeps in the
 // driver until the GPU completes the work: on the event itself if it was
-// created with BlockingSync, else on a private blocking event of the
-// context recorded behind it on a private stream (waiter.go), so a long wait
-// uses a small share of a core whatever the event's options. Where ctx can
-// be cancelled, that sleep runs on a goroutine kept for it, raced against
-// ctx; on cancellation the goroutine stays asleep until the work completes,
-// holding its call on the event, so a Close meanwhile returns at once and
-// the event is destroyed (and its context released, if its device closed)
-// when the driver's wait returns. A Close during the sleep does not end it.
-// A cancelled Wait leaves the GPU work and the event untouched. Should the
-// driver refuse the private stream or event, Wait polls instead (see the
-// constants above).
+// created with BlockingSync (and not adopted), else on a private blocking
+// event of the context recorded behind it on a private stream (waiter.go),
+// so a long wait uses a small share of a core whatever the event's options.
+// Where ctx can be cancelled, that sleep runs on a goroutine kept for it,
+// raced against ctx; on cancellation the goroutine stays asleep until the
+// work completes, holding its call on the event, so a Close meanwhile
+// returns at once and the event is destroyed (and its context released, if
+// its device closed) when the driver's wait returns. A Close during the
+// sleep does not end it. A cancelled Wait leaves the GPU work and the event
+// untouched. Up to 16 long Waits at once per context allocate nothing. Wait
+// polls instead (see the constants above), checking ctx and Close every
+// millisecond, in an adopted context with a cancellable ctx (no call of
+// ours may outlive the Wait there: the context's creator may destroy it),
+// where 256 waiters of the context are asleep already, or should the
+// driver refuse the private stream or event.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
 	if ctx == nil {
@@ -78,33 +82,52 @@ func (e *Event) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Sleep in the driver: on e itself, or on a waiter's private event
-	// behind it; with a cancellable ctx, on a waiter's goroutine.
-	target := e.h
+	// Sleep in the driver: on e itself if it is a BlockingSync event of
+	// this package, else on a waiter's private event behind it (so a
+	// sleeping call never holds an adopted wrapper's foreign handle, which
+	// its owner may destroy once the wrapper is closed); with a cancellable
+	// ctx, on a waiter's goroutine, which may outlive this Wait. Not in an
+	// adopted context: its creator may destroy it once its Devices are
+	// closed, so no call of ours may outlive a Wait there; and not where the
+	// context has waitersBusyMax waiters asleep already (work that never
+	// completes, such as a dead IPC exporter's, keeps cancelled sleepers
+	// asleep): then it polls.
+	cancellable := ctx.Done() != nil
+	if cancellable && p.foreign {
+		return e.pollWait(ctx)
+	}
+	if cancellable && !e.r.enter() { // the goroutine's own call, taken first
+		return e.unusable(op, "event")
+	}
+	// exit gives back the goroutine's call when no goroutine takes it.
+	exit := func() {
+		if cancellable {
+			e.r.exit()
+		}
+	}
+	private := !e.opts.BlockingSync || e.r.kind == kindAdopted
 	var w *waiter
-	if !e.opts.BlockingSync || ctx.Done() != nil {
+	if private || cancellable {
 		if w, err = p.getWaiter(); err != nil {
+			exit()
 			return e.pollWait(ctx)
 		}
 	}
-	if !e.opts.BlockingSync {
+	target := e.h
+	if private {
 		if err := w.behind(e.h); err != nil {
-			p.putWaiter(w) // its private event is still complete
+			p.putWaiter(w) // its private event was not recorded: still complete
+			exit()
 			return e.pollWait(ctx)
 		}
 		target = w.e
 	}
-	if ctx.Done() == nil {
+	if !cancellable {
 		err := eventSynchronize(p.ctx, target)
 		if w != nil {
 			p.putWaiter(w)
 		}
 		return driverErr(op, err)
-	}
-	// The goroutine holds a call of its own: it may outlive this Wait.
-	if !e.r.enter() { // the caller holds a call: this cannot fail, but never leak one
-		p.putWaiter(w)
-		return e.unusable(op, "event")
 	}
 	w.state.Store(jobRunning)
 	w.jobs <- waitJob{ev: target, r: e.r}

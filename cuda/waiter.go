@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -20,8 +21,17 @@ import (
 // its context for the next long Wait, with a goroutine of its own that runs
 // the sleeping call when Wait must also watch a cancellable context.
 
-// waitersMax bounds the idle waiters a context keeps.
-const waitersMax = 16
+// waitersMax bounds the idle waiters a context keeps (so up to that many
+// long Waits at once allocate nothing); waitersBusyMax bounds those in use,
+// each a driver stream and event and, once it has served a cancellable
+// Wait, a goroutine in the driver: past it, Wait polls.
+const (
+	waitersMax     = 16
+	waitersBusyMax = 256
+)
+
+// errWaitersBusy: the context has waitersBusyMax waiters in use.
+var errWaitersBusy = errors.New("cuda: every waiter of the context is in use")
 
 type waiter struct {
 	p     *primary
@@ -45,10 +55,16 @@ const (
 	jobAbandoned
 )
 
-// getWaiter takes an idle waiter of p, or makes one. The caller holds a call
-// in flight on an object of p, which keeps the context.
+// getWaiter takes an idle waiter of p, or makes one; errWaitersBusy if p
+// has waitersBusyMax in use. The caller holds a call in flight on an object
+// of p, which keeps the context, and gives the waiter back with putWaiter.
 func (p *primary) getWaiter() (*waiter, error) {
 	p.mu.Lock()
+	if p.waitersBusy >= waitersBusyMax {
+		p.mu.Unlock()
+		return nil, errWaitersBusy
+	}
+	p.waitersBusy++
 	if n := len(p.waiters); n > 0 {
 		w := p.waiters[n-1]
 		p.waiters = p.waiters[:n-1]
@@ -58,11 +74,13 @@ func (p *primary) getWaiter() (*waiter, error) {
 	p.mu.Unlock()
 	s, err := driver.StreamCreateCtx(p.ctx, driver.StreamNonBlocking)
 	if err != nil {
+		p.notBusy()
 		return nil, err
 	}
 	e, err := driver.EventCreateCtx(p.ctx, driver.EventBlockingSync|driver.EventDisableTiming)
 	if err != nil {
 		_ = driver.StreamDestroyCtx(p.ctx, s)
+		p.notBusy()
 		return nil, err
 	}
 	w := &waiter{p: p, s: s, e: e, jobs: make(chan waitJob, 1), done: make(chan error, 1)}
@@ -71,12 +89,13 @@ func (p *primary) getWaiter() (*waiter, error) {
 }
 
 // putWaiter keeps w for the next long Wait, or destroys it if p keeps
-// enough. Its private event is complete (its Wait saw it complete, or the
-// goroutine's cuEventSynchronize returned). The caller still holds a call
+// enough. Its private event is complete (its Wait saw it complete, the
+// goroutine's cuEventSynchronize returned, or it was not recorded). The caller still holds a call
 // on an object of p: the last drop (device.go) destroys the kept waiters
 // before the context's release.
 func (p *primary) putWaiter(w *waiter) {
 	p.mu.Lock()
+	p.waitersBusy--
 	if len(p.waiters) < waitersMax {
 		p.waiters = append(p.waiters, w)
 		p.mu.Unlock()
@@ -84,6 +103,13 @@ func (p *primary) putWaiter(w *waiter) {
 	}
 	p.mu.Unlock()
 	w.destroy()
+}
+
+// notBusy takes back the count of a getWaiter that made no waiter.
+func (p *primary) notBusy() {
+	p.mu.Lock()
+	p.waitersBusy--
+	p.mu.Unlock()
 }
 
 // takeWaiters empties p's idle waiters, for their destroy with the context.

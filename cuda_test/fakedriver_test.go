@@ -37,6 +37,7 @@ var goLayerTests = []string{
 	"TestSoak",
 	"TestEventReuse",
 	"TestEventReuseExternal",
+	"TestWaitLeavesContextCurrent",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader
@@ -60,20 +61,28 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("building the fake driver: %v\n%s", err, out)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(goLayerTests, "|")+")$", "-test.v", "-test.count=1")
-	// Each call holds its handles 5µs, so a Close that does not wait for
-	// calls in flight destroys one under a call, which the fake reports.
-	// Two devices, for the cross-device cases.
-	cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child on the fake driver: %v\n%s", err, out)
+	// Twice: with the fake taking handle calls' context from the handles,
+	// as the driver does, and with it refusing them (CUDA_ERROR_INVALID_CONTEXT)
+	// unless their context is current, so that the package's retry with the
+	// context made current (handlecall.go) runs on every path.
+	for _, mode := range []struct{ name, env string }{{"handles", ""}, {"wants-current", "FAKECUDA_WANT_CURRENT=1"}} {
+		t.Run(mode.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(goLayerTests, "|")+")$", "-test.v", "-test.count=1")
+			// Each call holds its handles 5µs, so a Close that does not wait
+			// for calls in flight destroys one under a call, which the fake
+			// reports. Two devices, for the cross-device cases.
+			cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s", mode.env)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("child on the fake driver: %v\n%s", err, out)
+			}
+			// Each must have run and passed: a skip would mean the fake was not used.
+			for _, name := range goLayerTests {
+				if !strings.Contains(string(out), "\n--- PASS: "+name+" (") {
+					t.Errorf("%s did not pass on the fake driver:\n%s", name, out)
+				}
+			}
+			t.Logf("on the fake driver (%s): %s", mode.name, strings.Join(goLayerTests, ", "))
+		})
 	}
-	// Each must have run and passed: a skip would mean the fake was not used.
-	for _, name := range goLayerTests {
-		if !strings.Contains(string(out), "\n--- PASS: "+name+" (") {
-			t.Errorf("%s did not pass on the fake driver:\n%s", name, out)
-		}
-	}
-	t.Logf("on the fake driver: %s", strings.Join(goLayerTests, ", "))
 }

@@ -3,6 +3,7 @@
 package gputest
 
 import (
+	"context"
 	"errors"
 	"os"
 	"runtime"
@@ -217,6 +218,41 @@ func TestEventReuseExternal(t *testing.T) {
 		ok(t, n.Close())
 		if want := strings.HasSuffix(name, "(reused)"); reused != want {
 			t.Errorf("%s: handle reused %v, want %v", name, reused, want)
+		}
+	}
+}
+
+// TestWaitLeavesContextCurrent: the package's calls on handles take no
+// context of their own (handlecall.go), so they must leave the thread's
+// current context as it was: a Wait, short (never recorded) or long
+// (behind 20ms of work), on a thread whose current context is the event's
+// own changes nothing. (A Wait that made "no context" current instead broke
+// code that locks its thread and uses the current context.)
+func TestWaitLeavesContextCurrent(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
+	defer e.Close()
+	runtime.LockOSThread() // the experiment needs one thread; the package never locks
+	defer runtime.UnlockOSThread()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"cancellable", ctx}} {
+		for _, long := range []bool{false, true} {
+			if long {
+				ok(t, s.Spin(20*time.Millisecond))
+				ok(t, s.Record(e))
+			}
+			ok(t, driver.CtxSetCurrent(dev.Context()))
+			ok(t, e.Wait(c.ctx))
+			if cur, err := driver.CtxGetCurrent(); err != nil || cur != dev.Context() {
+				t.Errorf("%s Wait (long %v): current context %#x (%v) afterwards, want the device's %#x",
+					c.name, long, uintptr(cur), err, uintptr(dev.Context()))
+			}
 		}
 	}
 }

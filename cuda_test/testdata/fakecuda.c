@@ -26,6 +26,8 @@
 //   - Calls on events and non-default streams take their context from the
 //     handles, not from the current context, as the driver's do
 //     (tools/ctxprobe); cuEventElapsedTime alone wants some context current.
+//     FAKECUDA_WANT_CURRENT=1 makes them all want their own context current
+//     (CUDA_ERROR_INVALID_CONTEXT otherwise), as an older driver might.
 //   - Counters, exported for the tests (dlsym): calls made on a released
 //     context (fakecuda_released_calls: a handle's, or for calls that use
 //     the current context, that one), calls with a destroyed handle
@@ -66,6 +68,7 @@ static int retained[MAXDEV]; // the primary context's retain count
 static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
 static __thread void *current;
 static long long hold_ns, pending_ns;
+static int want_current; // FAKECUDA_WANT_CURRENT: handle calls want their context current
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 enum { FREE = 0, EVENT = 1, STREAM = 2 };
@@ -179,6 +182,8 @@ static CUresult cuInit(unsigned flags) {
 	hold_ns = s ? atoll(s) : 0;
 	s = getenv("FAKECUDA_PENDING_NS");
 	pending_ns = s ? atoll(s) : 0;
+	s = getenv("FAKECUDA_WANT_CURRENT");
+	want_current = s && *s && *s != '0';
 	s = getenv("FAKECUDA_DEVICES");
 	ndev = s ? atoi(s) : 1;
 	if (ndev < 1) ndev = 1;
@@ -272,6 +277,7 @@ static slot *stream_of(void *s, CUresult *bad) {
 	slot *st = lookup(s, STREAM);
 	if (st == NULL) *bad = INVALID_HANDLE;
 	else if (released(st->dev)) *bad = CONTEXT_IS_DESTROYED;
+	else if (want_current && (current == NULL || ctx_dev(current) != st->dev)) *bad = INVALID_CONTEXT;
 	return st;
 }
 // event_of finds an event; *bad as stream_of's.
@@ -280,6 +286,7 @@ static slot *event_of(void *e, CUresult *bad) {
 	slot *ev = lookup(e, EVENT);
 	if (ev == NULL) *bad = INVALID_HANDLE;
 	else if (released(ev->dev)) *bad = CONTEXT_IS_DESTROYED;
+	else if (want_current && (current == NULL || ctx_dev(current) != ev->dev)) *bad = INVALID_CONTEXT;
 	return ev;
 }
 static CUresult cuStreamDestroy(void *s) {
