@@ -4,7 +4,7 @@
 // format, with the same loop as the other Go peers. The cuda layer also runs
 // RecordWait (record + Wait(ctx), against C's record + sync) and PoolGetPut.
 //
-//	cudagen [-layer cuda|driver] [N [RUNS]]
+//	cudagen [-layer cuda|driver] [-lock] [N [RUNS]]
 package main
 
 import (
@@ -12,8 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda"
@@ -21,8 +23,12 @@ import (
 )
 
 func main() {
-	layer := flag.String("layer", "cuda", "cuda (the package) or driver (the generated layer)")
+	layer := flag.String("layer", "cuda", "cuda (the package) or driver (the generated layer; experiments: driver-noctx, driver-atomics)")
+	lock := flag.Bool("lock", false, "lock the main goroutine to its OS thread first (an experiment: the package never needs it)")
 	flag.Parse()
+	if *lock {
+		runtime.LockOSThread()
+	}
 	n, runs := args()
 	dev, err := cuda.GetDevice(0)
 	check(err)
@@ -82,6 +88,24 @@ func main() {
 			pool.Put(e)
 			return nil
 		})
+	case "driver-noctx", "driver-atomics":
+		// Experiments (tools/gpu-exp-state.sh): the generated layer's plain
+		// calls (no context check), bare or with four atomic adds per call
+		// on a word of their own (what the package's close guards do).
+		sh, ah := s.Handle(), a.Handle()
+		var word atomic.Int64
+		guard := *layer == "driver-atomics"
+		g := func() {
+			if guard {
+				word.Add(1)
+				word.Add(1)
+				word.Add(-1)
+				word.Add(-1)
+			}
+		}
+		bench("Record", n, runs, drain, func() error { err := driver.EventRecord(ah, sh); g(); return err })
+		bench("Query", n, runs, drain, func() error { err := driver.EventQuery(ah); g(); return err })
+		bench("SyncDone", n, runs, drain, func() error { err := driver.EventSynchronize(ah); g(); return err })
 	case "driver":
 		ctx, sh, ah, tah, tbh := dev.Context(), s.Handle(), a.Handle(), ta.Handle(), tb.Handle()
 		bench("Record", n, runs, drain, func() error { return driver.EventRecordCtx(ctx, ah, sh) })

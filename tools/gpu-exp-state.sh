@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# An experiment on the GPU machine (with .gpu carried): which processes land
+# in the driver's slow state. Prints Record/Query/SyncDone per process for
+# the C loop, the cuda package (plain, thread-locked, GOMAXPROCS=1) and the
+# generated layer (*Ctx calls, plain calls, plain calls + four atomic adds).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda || exit 1
+for i in $(seq 1 "${N:-8}"); do
+	for v in ${VARIANTS:-pkg drv noctx atomics c}; do
+		case $v in
+		pkg) o=$(./.gpu/peers/cudagen 30000 3) ;;
+		drv) o=$(./.gpu/peers/cudagen -layer driver 30000 3) ;;
+		noctx) o=$(./.gpu/peers/cudagen -layer driver-noctx 30000 3) ;;
+		atomics) o=$(./.gpu/peers/cudagen -layer driver-atomics 30000 3) ;;
+		lock) o=$(./.gpu/peers/cudagen -lock 30000 3) ;;
+		gmp1) o=$(GOMAXPROCS=1 ./.gpu/peers/cudagen 30000 3) ;;
+		c) o=$(/tmp/cbench 30000 3) ;;
+		esac
+		echo "$v $(echo "$o" | awk '/^(Record|Query|SyncDone) /{printf "%s %s  ", $1, $2}')"
+	done
+done
