@@ -38,6 +38,7 @@ var goLayerTests = []string{
 	"TestEventReuse",
 	"TestEventReuseExternal",
 	"TestWaitLeavesContextCurrent",
+	"TestWaitersEndWithContext",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader

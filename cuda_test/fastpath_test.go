@@ -256,3 +256,41 @@ func TestWaitLeavesContextCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitersEndWithContext: the waiters that long Waits use (a private
+// stream and event, and a goroutine each) go with their context: after
+// four concurrent cancellable long Waits and the last Device's Close, the
+// process has no more goroutines than before (and, on the fake driver, no
+// more live driver handles or retains: settle).
+func TestWaitersEndWithContext(t *testing.T) {
+	gpu(t).Close()
+	released(t)
+	before := readCounters()
+	g0 := runtime.NumGoroutine()
+	dev := onlyDevice(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
+	ctx, cancel := context.WithCancel(context.Background())
+	ok(t, s.Spin(20*time.Millisecond))
+	ok(t, s.Record(e))
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- e.Wait(ctx) }()
+	}
+	for range 4 {
+		ok(t, <-errs)
+	}
+	cancel()
+	ok(t, e.Close())
+	ok(t, s.Close())
+	ok(t, dev.Close())
+	n := runtime.NumGoroutine()
+	for i := 0; i < 500 && n > g0; i++ { // the context's release runs on a goroutine of its own
+		time.Sleep(10 * time.Millisecond)
+		n = runtime.NumGoroutine()
+	}
+	if n > g0 {
+		t.Errorf("%d goroutines after the Device closed, %d before its long Waits", n, g0)
+	}
+	settle(t, before)
+}
