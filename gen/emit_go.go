@@ -487,12 +487,7 @@ func zero(m *Model, t string) string {
 	for _, ty := range m.Types {
 		if ty.Go == t {
 			switch ty.Kind {
-			case tStruct, tUnion:
-				return t + "{}"
-			case tOpaque:
-				if ty.Align == 1 {
-					return t + "{}"
-				}
+			case tStruct, tUnion, tOpaque:
 				return t + "{}"
 			case tCallback:
 				return "nil"

@@ -103,6 +103,7 @@ type EnumValue struct {
 	Doc      string
 	Sentinel bool // a count or force-int marker, not a value: left out of String
 	Pos      string
+	init     bool // written with an initializer (NAME = value)
 }
 
 // Role is what a parameter becomes in Go.
@@ -257,7 +258,6 @@ func (m *Model) types() error {
 		names []string
 	}
 	var order []*group
-	groups := map[*cc.Declarator]*group{}
 	byName := map[string]*group{}
 	for _, d := range s.typedefs {
 		var g *group
@@ -275,7 +275,6 @@ func (m *Model) types() error {
 		}
 		if g == nil {
 			g = &group{root: d}
-			groups[d] = g
 			order = append(order, g)
 		}
 		g.names = append(g.names, d.Name())
@@ -608,7 +607,8 @@ func (m *Model) enum(ty *Type) error {
 		}
 		cname := en.Token.SrcStr()
 		pos := en.Position()
-		vals = append(vals, &EnumValue{C: cname, Go: m.cfg.constGoName(cname), Value: v, Doc: m.src.trailing(pos.Filename, pos.Line), Pos: pos.String()})
+		vals = append(vals, &EnumValue{C: cname, Go: m.cfg.constGoName(cname), Value: v, Doc: m.src.trailing(pos.Filename, pos.Line), Pos: pos.String(),
+			init: en.Case == cc.EnumeratorExpr})
 	}
 	// Sentinels: the force-int marker 0x7fffffff, or a last enumerator with
 	// no initializer and no doc that only counts the others.
@@ -619,7 +619,7 @@ func (m *Model) enum(ty *Type) error {
 			v.Sentinel = true
 			continue
 		}
-		if last && v.Doc == "" && v.Value == max+1 && !m.hasInitializer(v) {
+		if last && v.Doc == "" && v.Value == max+1 && !v.init {
 			v.Sentinel = true
 		}
 		if v.Value > max {
@@ -669,25 +669,6 @@ func fits(v int64, base string) bool {
 		return v >= 0
 	}
 	return true
-}
-
-var initRe = regexp.MustCompile(`^\s*\w+\s*=`)
-
-func (m *Model) hasInitializer(v *EnumValue) bool {
-	parts := strings.Split(v.Pos, ":")
-	if len(parts) < 2 {
-		return true
-	}
-	line, _ := strconv.Atoi(parts[len(parts)-2])
-	lines := m.src.lines(strings.Join(parts[:len(parts)-2], ":"))
-	if line < 1 || line > len(lines) {
-		return true
-	}
-	l := lines[line-1]
-	if i := strings.Index(l, v.C); i >= 0 {
-		l = l[i:]
-	}
-	return initRe.MatchString(l)
 }
 
 // functions models every function cuda.h declares.
@@ -920,6 +901,8 @@ func goParamName(c string) string {
 var (
 	returnedRe = regexp.MustCompile(`(?i)^(returned|returns)\b`)
 	pluralRe   = regexp.MustCompile(`(?i)\b(each|array|arrays|list|all|every)\b`)
+	// countsRe: a doc that counts another parameter ("Size of \p dptrs").
+	countsRe = regexp.MustCompile(`(?i)(size|number|count|length) of`)
 )
 
 // cgoName is the cgo spelling of a C scalar type.
@@ -997,7 +980,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 		return q, ""
 	}
 	elem := t.(*cc.PointerType).Elem()
-	constElem := strings.HasPrefix(elem.String(), "const ")
+	constElem := elem.Attributes().IsConst()
 	isChar := elem.Kind() == cc.Char || elem.Kind() == cc.SChar
 	q.CArg, q.CCall = "void *", "void *"
 	// "Returned capability details of each requested operation" is an array.
@@ -1013,8 +996,9 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 		}
 	}
 	// A parameter another one's doc counts ("Size of \p dptrs") may be an array.
+	named := regexp.MustCompile(`\\p\s+` + regexp.QuoteMeta(q.C) + `\b`)
 	for other, d := range all {
-		if other != q.C && regexp.MustCompile(`\\p\s+`+regexp.QuoteMeta(q.C)+`\b`).MatchString(d) && regexp.MustCompile(`(?i)(size|number|count|length) of`).MatchString(d) {
+		if other != q.C && countsRe.MatchString(d) && named.MatchString(d) {
 			if !contains(fc.Out, q.C) {
 				returned = false
 			}
@@ -1026,7 +1010,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 		return q, ""
 	case elem.Kind() == cc.Ptr && !constElem:
 		inner := elem.(*cc.PointerType).Elem()
-		if (inner.Kind() == cc.Char || inner.Kind() == cc.SChar) && strings.HasPrefix(inner.String(), "const ") && m.named(elem) == nil {
+		if (inner.Kind() == cc.Char || inner.Kind() == cc.SChar) && inner.Attributes().IsConst() && m.named(elem) == nil {
 			if returned || strings.Contains(strings.ToLower(doc), "string") {
 				q.Role, q.GoType = rOutString, "string"
 				return q, ""

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,7 +230,7 @@ func replaceFile(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, bytes.NewReader(b))
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

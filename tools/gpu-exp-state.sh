@@ -3,6 +3,8 @@
 # in the driver's slow state. Prints Record/Query/SyncDone per process for
 # the C loop, the cuda package (plain, thread-locked, GOMAXPROCS=1) and the
 # generated layer (*Ctx calls, plain calls, plain calls + four atomic adds).
+# VARIANTS picks them; cpin is the C loop pinned with taskset to CPU 2i mod
+# nproc in round i (the process-to-process spread appears on one CPU too).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda || exit 1
@@ -16,6 +18,7 @@ for i in $(seq 1 "${N:-8}"); do
 		lock) o=$(./.gpu/peers/cudagen -lock 30000 3) ;;
 		gmp1) o=$(GOMAXPROCS=1 ./.gpu/peers/cudagen 30000 3) ;;
 		c) o=$(/tmp/cbench 30000 3) ;;
+		cpin) o=$(taskset -c $((2 * i % $(nproc))) /tmp/cbench 30000 3) ;;
 		esac
 		echo "$v $(echo "$o" | awk '/^(Record|Query|SyncDone) /{printf "%s %s  ", $1, $2}')"
 	done
