@@ -134,7 +134,10 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, l: &listed{dev: d}}
+	r := newHandle(d.p, uintptr(h), kindAdopted, &listed{dev: d})
+	if r == nil {
+		return nil, hostMemErr(op)
+	}
 	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}
@@ -182,7 +185,10 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	r := &handle{p: d.p, h: uintptr(h), kind: kindAdopted, l: &listed{dev: d}}
+	r := newHandle(d.p, uintptr(h), kindAdopted, &listed{dev: d})
+	if r == nil {
+		return nil, hostMemErr(op)
+	}
 	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}

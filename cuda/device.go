@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
@@ -18,7 +19,9 @@ func initDriver() error {
 	initOnce.Do(func() {
 		if err := driver.Init(0); err != nil {
 			initErr = driverErr("initialise the CUDA driver", err)
+			return
 		}
+		setupHot()
 	})
 	return initErr
 }
@@ -59,6 +62,11 @@ type primary struct {
 	events      eventAlloc
 	waiters     []*waiter // idle waiters for long Waits (waiter.go)
 	waitersBusy int       // waiters in use
+	limbo       []*handle // retired, destroyed by a flush once no hazard slot holds them (guard.go)
+
+	flushMu sync.Mutex // one flush at a time; its scratch:
+	held    []uintptr  // the words hazard slots hold
+	ready   []*handle  // the handles to destroy
 }
 
 // add registers a new event or stream; false once the last Device closed.
@@ -222,7 +230,8 @@ func GetDevice(ordinal int) (*Device, error) {
 
 func newDevice(p *primary) *Device {
 	d := &Device{p: p}
-	d.h.p, d.h.kind = p, kindDevice
+	d.h.p, d.h.kind, d.h.state = p, kindDevice, new(atomic.Int64) // never held by a hazard call
+
 	d.initStreams()
 	return d
 }
@@ -259,12 +268,18 @@ func (d *Device) Close() error {
 		}
 		open = p.openEvents(open)
 	}
+	last := p.devices == 0
 	p.mu.Unlock()
 	err := d.h.finish()
 	for _, h := range open {
 		if _, cerr := h.close(true); cerr != nil && err == nil {
 			err = cerr
 		}
+	}
+	if len(open) > 0 || last {
+		// What it closed, and the events retired before, at once: one
+		// barrier for all.
+		p.flush(nil)
 	}
 	return err
 }
@@ -362,7 +377,11 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := &handle{p: d.p, h: uintptr(h), kind: kindStream, l: &listed{}}
+	r := newHandle(d.p, uintptr(h), kindStream, &listed{})
+	if r == nil {
+		_ = driver.StreamDestroyCtx(d.p.ctx, h)
+		return nil, hostMemErr(op)
+	}
 	if !d.p.add(r) {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
 		return nil, closedErr(op, "device")

@@ -75,6 +75,12 @@ func closedErr(op, what string) error {
 	return &Error{Op: op, Detail: "the " + what + " is closed", Fix: "do not use it after Close", Err: ErrClosed}
 }
 
+// hostMemErr: no host memory for an object's state word.
+func hostMemErr(op string) error {
+	return &Error{Op: op, Detail: "no host memory for the object's state word (calloc failed)",
+		Fix: "free host memory", Err: driver.ErrorOutOfMemory}
+}
+
 func invalidErr(op, what string) error {
 	return &Error{Op: op, Detail: "the " + what + " is nil or a zero value",
 		Fix: "use one made by this package (cuda.GetDevice, Device.NewStream, Device.NewEvent, Device.NewEventPool)", Err: ErrInvalid}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // EventOptions choose what an event can do. The zero value is the cheapest
@@ -87,6 +88,11 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	if !opts.IPC {
 		if h := p.reuse(f); h != 0 {
 			e := p.linkEvent(d, h, opts, f, false)
+			if e == nil {
+				p.keep(f, h) // popped just now: there is room
+				p.mu.Unlock()
+				return nil, hostMemErr(op)
+			}
 			p.mu.Unlock()
 			return e, nil
 		}
@@ -117,6 +123,10 @@ func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op st
 	}
 	e := p.linkEvent(d, h, opts, f, imported)
 	p.mu.Unlock()
+	if e == nil {
+		_ = driver.EventDestroyCtx(p.ctx, h)
+		return nil, hostMemErr(op)
+	}
 	return e, nil
 }
 
@@ -159,12 +169,43 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	// The enters by hand (one call level less on the hot path): the
-	// event's, then the stream's.
 	if e == nil || e.r == nil {
 		return invalidErr(op, "event")
 	}
 	er := e.r
+	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
+		// The hazard call (guard.go): the record is counted on the event
+		// inside it.
+		var res int32
+		if len(flags) == 0 {
+			res = hazard.Record(hot.record, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h))
+		} else {
+			if f&driver.EventRecordExternal != 0 {
+				er.state.Or(noReuse) // see below
+			}
+			res = hazard.RecordU(hot.recordFlags, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h), uint32(f))
+		}
+		res, late := hazard.Split(res)
+		if late {
+			flushBoth(er, s.r)
+		}
+		switch res {
+		case 0:
+			if !e.recorded.Load() {
+				e.recorded.Store(true)
+			}
+			return nil
+		case hazard.Refused:
+			if er.closed() {
+				return e.unusable(op, "event")
+			}
+			return s.unusable(op)
+		}
+		// No slot, or the driver refused: the counted call below, which
+		// makes the context current.
+	}
+	// The enters by hand (one call level less on the hot path): the
+	// event's, then the stream's.
 	if es := er.state.Add(1); es&closing != 0 || es < 0 {
 		if err := e.enterRecordSlow(op, es); err != nil {
 			return err
@@ -223,6 +264,25 @@ func (e *Event) enterRecordSlow(op string, s int64) error {
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
+	if e != nil && e.r != nil && hot.ok {
+		r := e.r
+		s0 := r.state.Load()
+		res, late := hazard.Split(hazard.Call1(hot.query, r.word(), uintptr(e.h)))
+		if late {
+			r.p.flush(nil)
+		}
+		switch res {
+		case 0:
+			if s0&clean == 0 {
+				r.markClean(s0) // complete: its handle may be reused (recycle.go)
+			}
+			return true, nil
+		case notReady:
+			return false, nil
+		case hazard.Refused:
+			return false, e.unusable(op, "event")
+		}
+	}
 	var s0 int64
 	if e != nil && e.r != nil {
 		s0 = e.r.state.Add(1)
@@ -248,6 +308,23 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	const op = "synchronize event"
+	if e != nil && e.r != nil && hot.ok {
+		r := e.r
+		s0 := r.state.Load()
+		res, late := hazard.Split(hazard.Call1(hot.sync, r.word(), uintptr(e.h)))
+		if late {
+			r.p.flush(nil)
+		}
+		switch res {
+		case 0:
+			if s0&clean == 0 {
+				r.markClean(s0) // complete: its handle may be reused (recycle.go)
+			}
+			return nil
+		case hazard.Refused:
+			return e.unusable(op, "event")
+		}
+	}
 	var s0 int64
 	if e != nil && e.r != nil {
 		s0 = e.r.state.Add(1)
@@ -270,6 +347,26 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
+	if hot.ok && e != nil && e.r != nil && start != nil && start.r != nil && start.opts.Timing && e.opts.Timing &&
+		(start.r.p == e.r.p || start.r.p.ctx == e.r.p.ctx) && start.recorded.Load() && e.recorded.Load() {
+		ms, res := hazard.Elapsed(hot.elapsed, e.r.word(), start.r.word(), uintptr(start.h), uintptr(e.h))
+		res, late := hazard.Split(res)
+		if late {
+			flushBoth(e.r, start.r)
+		}
+		switch res {
+		case 0:
+			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+		case notReady:
+			return 0, &Error{Op: op, Detail: "one or both events have not completed",
+				Fix: "call Sync or Wait on the end event first", Err: ErrNotReady}
+		case hazard.Refused:
+			if e.r.closed() {
+				return 0, e.unusable(op, "end event")
+			}
+			return 0, start.unusable(op, "start event")
+		}
+	}
 	// The enters by hand (one call level less on the hot path).
 	if e == nil || e.r == nil || e.r.state.Add(1)&closing != 0 {
 		return 0, e.enterErr(op, "end event")

@@ -2,19 +2,34 @@ package cuda
 
 import (
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // Lifetime of driver objects
 //
 // Every object that calls the driver (a Device, an Event, a Stream) holds a
 // handle: a count of its calls in flight and a closing bit, in one atomic
-// word. A call counts itself in and out (two atomic adds, no lock); Close
-// sets the closing bit and returns at once. Whichever of Close and the last
-// call in flight sees the object closing with no call left destroys the
-// driver object, exactly once (the finished bit). Nothing waits or spins.
+// word. The hot calls (Record, Query, Sync, Sub, a Wait on complete work,
+// and a stream's Wait, Query and Sync, on streams other than the default
+// ones) do not count: inside their cgo crossing they hold the word in a
+// hazard slot of their thread, without a locked instruction
+// (internal/hazard). The others count themselves in and out (two atomic
+// adds, no lock). Close sets the closing bit and returns at once. Whichever
+// of Close and the last counted call sees the object closing with no
+// counted call left retires it, exactly once (the finished bit): it goes to
+// its context's limbo, and a flush destroys it once no hazard slot holds
+// its word. Nothing waits or spins.
+//
+// A flush costs a membarrier system call, so events are flushed in batches
+// of limboBatch (their driver handles then go to reuse, recycle.go);
+// streams and adopted wrappers at once, and everything once the context is
+// closing. A hot call that sees its object closing after its driver call
+// flushes, so a retired object held by a call is destroyed when the call
+// returns.
 //
 // A primary context is released the same way: every Device and every open
 // event and stream of it holds a reference (live); closing the last Device
@@ -34,14 +49,17 @@ import (
 // of the word (see recycle.go).
 const (
 	countMask      = int64(1)<<32 - 1
-	closedByDevice = int64(1) << 32 // closed because its device closed
-	closing        = int64(1) << 33 // Close has begun: no new calls
-	finished       = int64(1) << 34 // destroyed (or being destroyed)
-	noReuse        = int64(1) << 35 // an event whose driver handle must not be reused
-	clean          = int64(1) << 36 // an event seen complete at its current count of records
-	tickShift      = 37
+	closedByDevice = int64(1) << 32        // closed because its device closed
+	closing        = hazard.Closing        // Close has begun: no new calls
+	finished       = int64(1) << 34        // retired (in the limbo, or destroyed)
+	noReuse        = hazard.NoReuse        // an event whose driver handle must not be reused
+	clean          = hazard.Clean          // an event seen complete at its current count of records
+	tickShift      = hazard.TickShift      // the hazard calls count records too
 	tick           = int64(1) << tickShift // one record
 )
+
+// limboBatch is how many retired events wait for one flush.
+const limboBatch = 64
 
 // ticks is the count of records in a state word.
 func ticks(s int64) uint32 { return uint32(uint64(s) >> tickShift) }
@@ -61,7 +79,7 @@ const (
 // events have theirs in their slab's handles, apart from the events
 // (recycle.go).
 type handle struct {
-	state atomic.Int64
+	state *atomic.Int64 // in C memory (hazard.Words) where hazard calls use it
 	p     *primary
 	h     uintptr // the driver handle: a driver.Event or driver.Stream
 	kind  kind
@@ -75,6 +93,21 @@ type listed struct {
 	dev        *Device // kindAdopted: the Device whose Close closes it
 	prev, next *handle
 }
+
+// newHandle makes a stream's or adopted wrapper's handle, its state word in
+// C memory, freed with the handle; nil if out of memory.
+func newHandle(p *primary, h uintptr, k kind, l *listed) *handle {
+	ws := hazard.Words(1)
+	if ws == nil {
+		return nil
+	}
+	r := &handle{state: &ws[0], p: p, h: h, kind: k, l: l}
+	runtime.AddCleanup(r, hazard.FreeWords, ws)
+	return r
+}
+
+// word is the state word's address, as hazard calls hold it.
+func (h *handle) word() uintptr { return hazard.Addr(h.state) }
 
 // enter counts a call in; it fails once the object is closing.
 func (h *handle) enter() bool {
@@ -142,15 +175,15 @@ func (h *handle) close(byDevice bool) (bool, error) {
 			}
 			continue
 		}
-		// No call in flight: closing and finishing in one step.
+		// No counted call in flight: closing and retiring in one step.
 		if h.state.CompareAndSwap(s, s|bits|finished) {
-			return true, h.destroy()
+			return true, h.retire(!byDevice)
 		}
 	}
 }
 
-// finish destroys the object once it is closing with no call in flight. Of
-// all the callers that see that state, one wins.
+// finish retires the object once it is closing with no counted call in
+// flight. Of all the callers that see that state, one wins.
 func (h *handle) finish() error {
 	for {
 		s := h.state.Load()
@@ -158,9 +191,66 @@ func (h *handle) finish() error {
 			return nil
 		}
 		if h.state.CompareAndSwap(s, s|finished) {
-			return h.destroy()
+			return h.retire(true)
 		}
 	}
+}
+
+// retire hands a finished handle to its context's limbo, and flushes it
+// (if flush) when the batch is full, the context closing or h no event.
+// A Device's handle, never held by a hazard call, is destroyed at once. It
+// returns h's destroy error if this flush destroyed h.
+func (h *handle) retire(flush bool) error {
+	if h.kind == kindDevice {
+		return h.destroy()
+	}
+	p := h.p
+	p.mu.Lock()
+	p.limbo = append(p.limbo, h)
+	flush = flush && (p.closing || h.kind != kindEvent || len(p.limbo) >= limboBatch)
+	p.mu.Unlock()
+	if !flush {
+		return nil
+	}
+	return p.flush(h)
+}
+
+// flush destroys the retired handles that no hazard slot holds; the others
+// stay in the limbo until a later flush (the call holding one flushes when
+// it returns). It returns self's destroy error if it destroyed self.
+// Flushes run one at a time, and allocate nothing in steady state.
+func (p *primary) flush(self *handle) error {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	if len(p.limbo) == 0 || !hazard.Barrier() {
+		// Without the barrier nothing held can be told apart: all wait.
+		p.mu.Unlock()
+		return nil
+	}
+	p.held = hazard.Held(p.held[:0])
+	ready, wait := p.ready[:0], p.limbo[:0]
+	for _, h := range p.limbo {
+		switch {
+		case slices.Contains(p.held, h.word()):
+			wait = append(wait, h)
+		case p.keepRetired(h):
+		default:
+			ready = append(ready, h)
+		}
+	}
+	clear(p.limbo[len(wait):])
+	p.limbo = wait
+	p.mu.Unlock()
+	var err error
+	for i, h := range ready {
+		if derr := h.destroy(); h == self {
+			err = derr
+		}
+		ready[i] = nil
+	}
+	p.ready = ready[:0]
+	return err
 }
 
 // destroy is finish's work, done by whoever set the finished bit.
@@ -183,6 +273,49 @@ func (h *handle) destroy() error {
 		err = rerr
 	}
 	return err
+}
+
+// keepRetired is destroy for the common case, under p.mu: an event known
+// complete whose driver handle p keeps for reuse (recycle.go). It reports
+// whether it did so; the others go to destroy. Live stays above zero: the
+// context is not closing, so a Device holds it.
+func (p *primary) keepRetired(h *handle) bool {
+	if h.kind != kindEvent || p.closing || h.state.Load()&(noReuse|closedByDevice|clean) != clean {
+		return false
+	}
+	if !p.keep(h.flags, driver.Event(h.h)) {
+		return false
+	}
+	p.live--
+	return true
+}
+
+// flushBoth flushes the limbo of a's context, and b's if another: after a
+// hazard call on both saw one closing.
+func flushBoth(a, b *handle) {
+	a.p.flush(nil)
+	if b.p != a.p {
+		b.p.flush(nil)
+	}
+}
+
+// markClean sets the clean bit after a hot call (which holds no count) saw
+// the event complete, if no record was counted since s0, the state read
+// before that call's driver call: every record counted in s0 is complete. A
+// record counts itself after its driver call, inside its hazard slot (C's
+// hz_record), so one issued meanwhile either changed the count already or
+// clears the bit after it is set. Set after the handle was retired, it
+// changes nothing: the flush decided already, and handles are never reused.
+func (h *handle) markClean(s0 int64) {
+	for {
+		s := h.state.Load()
+		if ticks(s) != ticks(s0) || s&clean != 0 {
+			return
+		}
+		if h.state.CompareAndSwap(s, s|clean) {
+			return
+		}
+	}
 }
 
 // recordExit counts a Record out of its event: in the same atomic step it

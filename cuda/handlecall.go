@@ -4,7 +4,47 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
+
+// hot holds the entry points of the hazard calls (guard.go), resolved once
+// when the driver is initialised, before any object exists; ok is false
+// when hazard calls are off (no cgo, an entry point missing, no memory):
+// then every call counts itself in and out.
+var hot struct {
+	ok                               bool
+	record, recordFlags, query, sync uintptr
+	elapsed, streamWait, streamQuery uintptr
+	streamSync                       uintptr
+}
+
+// setupHot resolves hot's entry points through the bindings' table (the
+// pinned header's ABI versions).
+func setupHot() {
+	if !hazard.Setup() {
+		return
+	}
+	want := map[string]*uintptr{
+		"EventRecord": &hot.record, "EventRecordWithFlags": &hot.recordFlags,
+		"EventQuery": &hot.query, "EventSynchronize": &hot.sync,
+		"EventElapsedTime": &hot.elapsed, "StreamWaitEvent": &hot.streamWait,
+		"StreamQuery": &hot.streamQuery, "StreamSynchronize": &hot.streamSync,
+	}
+	for _, f := range driver.Functions {
+		if p := want[f.Go]; p != nil {
+			a, err := f.Resolve()
+			if err != nil || a == 0 {
+				return
+			}
+			*p = a
+			delete(want, f.Go)
+		}
+	}
+	hot.ok = len(want) == 0
+}
+
+// notReady is CUDA_ERROR_NOT_READY as a hazard call returns it.
+const notReady = int32(driver.ErrorNotReady)
 
 // Calls on handles, without making the context current.
 //

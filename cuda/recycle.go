@@ -5,6 +5,7 @@ import (
 	"weak"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // Creating and closing an event costs, in steady state, no driver call and
@@ -104,13 +105,24 @@ func (p *primary) kept() []driver.Event {
 }
 
 // linkEvent makes the Event for driver handle ev in a slab, and lists its
-// handle as open. Under p.mu, with p not closing.
+// handle as open; nil if there is no host memory for a new slab's state
+// words. Under p.mu, with p not closing.
 func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f driver.EventFlags, imported bool) *Event {
 	a := &p.events
 	s := a.cur.Value()
 	if s == nil || a.hs.n == slabSize {
+		ws := hazard.Words(slabSize)
+		if ws == nil {
+			return nil
+		}
 		s = new(eventSlab)
 		a.hs = &slabHandles{p: p, next: p.slabs}
+		for i := range a.hs.h {
+			a.hs.h[i].state = &ws[i]
+		}
+		// The words go with the handles: nothing reaches them after that
+		// (a hazard call holds a word only while its event is reachable).
+		runtime.AddCleanup(a.hs, hazard.FreeWords, ws)
 		if p.slabs != nil {
 			p.slabs.prev = a.hs
 		}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // RecordFlag changes how Record records an event.
@@ -89,6 +90,12 @@ func (s *Stream) enterErr(op string) error {
 		return invalidErr(op, "stream")
 	}
 	s.r.refused()
+	return s.unusable(op)
+}
+
+// unusable is the error of a call on a closed stream, or one whose device
+// closed.
+func (s *Stream) unusable(op string) error {
 	if s.isDefault() || s.r.byDevice() {
 		return closedErr(op, "stream's device")
 	}
@@ -115,6 +122,21 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 	if f&^driver.EventWaitFlags(WaitExternal) != 0 {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
+	}
+	if hot.ok && f == 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && e != nil && e.r != nil {
+		res, late := hazard.Split(hazard.Call2U(hot.streamWait, s.r.word(), e.r.word(), uintptr(s.h), uintptr(e.h), 0))
+		if late {
+			flushBoth(s.r, e.r)
+		}
+		switch res {
+		case 0:
+			return nil
+		case hazard.Refused:
+			if s.r.closed() {
+				return s.unusable(op)
+			}
+			return e.unusable(op, "event")
+		}
 	}
 	if err := s.enter(op); err != nil {
 		return err
@@ -174,6 +196,18 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
+	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
+		res, late := hazard.Split(hazard.Call1(hot.streamSync, s.r.word(), uintptr(s.h)))
+		if late {
+			s.r.p.flush(nil)
+		}
+		switch res {
+		case 0:
+			return nil
+		case hazard.Refused:
+			return s.unusable(op)
+		}
+	}
 	if err := s.enter(op); err != nil {
 		return err
 	}
@@ -186,6 +220,20 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
+	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
+		res, late := hazard.Split(hazard.Call1(hot.streamQuery, s.r.word(), uintptr(s.h)))
+		if late {
+			s.r.p.flush(nil)
+		}
+		switch res {
+		case 0:
+			return true, nil
+		case notReady:
+			return false, nil
+		case hazard.Refused:
+			return false, s.unusable(op)
+		}
+	}
 	if err := s.enter(op); err != nil {
 		return false, err
 	}

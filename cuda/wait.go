@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // Tuning of Wait. Short waits are served by back-to-back queries for
@@ -54,6 +55,25 @@ func (e *Event) Wait(ctx context.Context) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if e != nil && e.r != nil && hot.ok {
+		// Work complete already costs one hazard query (guard.go).
+		r := e.r
+		s0 := r.state.Load()
+		res, late := hazard.Split(hazard.Call1(hot.query, r.word(), uintptr(e.h)))
+		if late {
+			r.p.flush(nil)
+		}
+		switch res {
+		case 0:
+			if s0&clean == 0 {
+				r.markClean(s0) // complete: its handle may be reused (recycle.go)
+			}
+			return nil
+		case hazard.Refused:
+			return e.unusable(op, "event")
+		}
+		// Not ready, or an error: the counted wait below.
 	}
 	var s0 int64
 	if e != nil && e.r != nil {

@@ -62,11 +62,13 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("building the fake driver: %v\n%s", err, out)
 	}
-	// Twice: with the fake taking handle calls' context from the handles,
-	// as the driver does, and with it refusing them (CUDA_ERROR_INVALID_CONTEXT)
-	// unless their context is current, so that the package's retry with the
-	// context made current (handlecall.go) runs on every path.
-	for _, mode := range []struct{ name, env string }{{"handles", ""}, {"wants-current", "FAKECUDA_WANT_CURRENT=1"}} {
+	// Three times: with the fake taking handle calls' context from the
+	// handles, as the driver does; with it refusing them
+	// (CUDA_ERROR_INVALID_CONTEXT) unless their context is current, so that
+	// the package's retry with the context made current (handlecall.go)
+	// runs on every path; and with the hazard calls fencing themselves
+	// instead of relying on membarrier (cuda/internal/hazard).
+	for _, mode := range []struct{ name, env string }{{"handles", ""}, {"wants-current", "FAKECUDA_WANT_CURRENT=1"}, {"fences", "CUDAGEN_HAZARD=fence"}} {
 		t.Run(mode.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(goLayerTests, "|")+")$", "-test.v", "-test.count=1")
 			// Each call holds its handles 5µs, so a Close that does not wait

@@ -1,0 +1,70 @@
+// Package hazard makes the cuda package's hot driver calls safe against a
+// concurrent Close without a locked instruction per call.
+//
+// Every object of the cuda package has a state word (its closing bit, its
+// calls in flight, an event's record count). A hot call does not count
+// itself in and out of the word: inside its one cgo crossing, the C side
+// writes the word's address into a hazard slot of the calling OS thread,
+// checks the closing bit, calls the driver and clears the slot. Close sets
+// the closing bit and hands the object to a limbo; the object is destroyed
+// only after a barrier (Barrier) and a scan of every thread's slots
+// (Held) finds no slot holding its word.
+//
+// The ordering of "slot, then closing bit" against "closing bit, then
+// slots" needs a full barrier on each side. On Linux with
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) the calls pay none: Barrier
+// makes the kernel run one on every thread of the process (asymmetric
+// fences, as in liburcu and folly's hazard pointers), so the calls need
+// only compiler barriers. Elsewhere, or where the kernel refuses to
+// register, or with CUDAGEN_HAZARD=fence, the calls use sequentially
+// consistent stores and loads (one locked instruction each on amd64) and
+// Barrier does nothing.
+//
+// A thread's slots live in a record kept in a list that only grows; a
+// thread that exits frees its record for the next thread. The state words
+// themselves live in C memory (Words), so C reads them under the cgo
+// rules.
+package hazard
+
+import "sync/atomic"
+
+// Bits of a state word that the C side reads or writes. The cuda package's
+// guard uses these.
+const (
+	Closing   = int64(1) << 33 // Close has begun: no new calls
+	NoReuse   = int64(1) << 35 // an event whose driver handle must not be reused
+	Clean     = int64(1) << 36 // an event seen complete at its current count of records
+	TickShift = 37             // an event's count of records starts here
+)
+
+// Results of a call besides the driver's CUresult.
+const (
+	// Refused: an object's word had the closing bit; the driver was not
+	// called.
+	Refused = -2
+	// NoSlot: no hazard slot could be had (out of memory) or hazard calls
+	// are off; the driver was not called. Use the counted path.
+	NoSlot = -3
+	// Late is or-ed into a result when an object's word had the closing
+	// bit after the call: its Close may be waiting for this call's slot,
+	// so the caller should flush the limbo.
+	Late = 1 << 20
+)
+
+// Split separates a call's result into the driver's result and the Late
+// flag.
+func Split(r int32) (int32, bool) {
+	if r >= 0 && r&Late != 0 {
+		return r &^ Late, true
+	}
+	return r, false
+}
+
+var (
+	mode  atomic.Int32 // 0 not set up, 1 fences, 2 asymmetric (membarrier)
+	setup atomic.Bool
+)
+
+// Asymmetric reports whether hazard calls rely on membarrier (no locked
+// instruction per call) rather than on their own fences.
+func Asymmetric() bool { return mode.Load() == 2 }

@@ -1,0 +1,130 @@
+//go:build cgo
+
+package hazard
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestModes runs the tests in both modes: asymmetric (if the kernel has
+// membarrier) in this process, fences in a child.
+func TestModes(t *testing.T) {
+	if os.Getenv("CUDAGEN_HAZARD") == "fence" {
+		t.Skip("skipping: the child runs the other tests")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHazard", "-test.v")
+	cmd.Env = append(os.Environ(), "CUDAGEN_HAZARD=fence")
+	out, err := cmd.CombinedOutput()
+	t.Logf("with fences:\n%s", out)
+	if err != nil {
+		t.Fatalf("the tests with fences failed: %v", err)
+	}
+}
+
+func TestHazardCalls(t *testing.T) {
+	if !Setup() {
+		t.Fatal("hazard calls are off")
+	}
+	t.Logf("asymmetric (membarrier): %v", Asymmetric())
+	w := Words(2)
+	a := Words(3) // the test function's counter, hold flag, spinning flag
+	defer FreeWords(w)
+	defer FreeWords(a)
+	fn, wa, arg := testFn(), Addr(&w[0]), Addr(&a[0])
+
+	// An open object: called, not held afterwards.
+	if r := Call1(fn, wa, arg); r != 0 || a[0].Load() != 1 {
+		t.Fatalf("call on an open object: %d, called %d times", r, a[0].Load())
+	}
+	if held := Held(nil); slices.Contains(held, wa) {
+		t.Fatalf("word held after the call: %#x in %#x", wa, held)
+	}
+	// A closing object: refused, not called.
+	w[0].Store(Closing)
+	if r := Call1(fn, wa, arg); r != Refused || a[0].Load() != 1 {
+		t.Fatalf("call on a closing object: %d (want %d), called %d times", r, Refused, a[0].Load())
+	}
+	if r := Call2(fn, Addr(&w[1]), wa, arg, 0); r != Refused || a[0].Load() != 1 {
+		t.Fatalf("call on two objects, the second closing: %d, called %d times", r, a[0].Load())
+	}
+	w[0].Store(0)
+
+	// Held during the call; Close meanwhile makes the call report Late.
+	a[1].Store(1)
+	done := make(chan int32)
+	go func() { done <- Call1(fn, wa, arg) }()
+	for a[2].Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	w[0].Store(Closing)
+	if !Barrier() {
+		t.Fatal("barrier refused")
+	}
+	if held := Held(nil); !slices.Contains(held, wa) {
+		t.Fatalf("word not held during the call: %#x not in %#x", wa, held)
+	}
+	a[1].Store(0)
+	r, late := Split(<-done)
+	if r != 0 || !late {
+		t.Fatalf("call closed during it: %d, late %v; want 0, late", r, late)
+	}
+	Barrier()
+	if held := Held(nil); slices.Contains(held, wa) {
+		t.Fatalf("word held after the call: %#x in %#x", wa, held)
+	}
+	w[0].Store(0)
+
+	// Record counts one record and clears the clean bit, whatever the
+	// driver says; past 2^26 records it marks the event not reusable.
+	w[0].Store(Clean)
+	if r := Record(fn, wa, Addr(&w[1]), arg, 0); r != 0 {
+		t.Fatalf("record: %d", r)
+	}
+	if s := w[0].Load(); s != 1<<TickShift {
+		t.Fatalf("after a record: state %#x, want one tick, not clean", s)
+	}
+	w[0].Store(-1 << 63)
+	Record(fn, wa, Addr(&w[1]), arg, 0)
+	if s := w[0].Load(); s&NoReuse == 0 || s>>TickShift != -1<<(63-TickShift)+1 {
+		t.Fatalf("after 2^26+1 records: state %#x, want not reusable", s)
+	}
+}
+
+// Many threads: every record gets one slot, and the list of records stays
+// bounded by the threads alive.
+func TestHazardManyThreads(t *testing.T) {
+	Setup()
+	w := Words(1)
+	a := Words(3)
+	defer FreeWords(w)
+	defer FreeWords(a)
+	fn, wa, arg := testFn(), Addr(&w[0]), Addr(&a[0])
+	const g, n = 16, 2000
+	errs := make(chan int32, g)
+	for range g {
+		go func() {
+			for range n {
+				if r := Call1(fn, wa, arg); r != 0 {
+					errs <- r
+					return
+				}
+			}
+			errs <- 0
+		}()
+	}
+	for range g {
+		if r := <-errs; r != 0 {
+			t.Fatalf("call: %d", r)
+		}
+	}
+	if a[0].Load() != g*n {
+		t.Fatalf("%d calls counted, want %d", a[0].Load(), g*n)
+	}
+	if held := Held(nil); len(held) != 0 {
+		t.Fatalf("held after all calls returned: %#x", held)
+	}
+}
