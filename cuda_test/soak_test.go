@@ -106,8 +106,12 @@ func TestCreateCloseMillion(t *testing.T) {
 			peak = max(peak, r)
 		}
 	}
-	t.Logf("%d create+close: RSS %.1f MiB after 10%%, peak %.1f MiB at the checkpoints (tolerance %d MiB)", n, float64(base)/(1<<20), float64(peak)/(1<<20), rssTolerance>>20)
-	if peak-base > rssTolerance {
+	t.Logf("%d create+close: RSS %.1f MiB after 10%%, peak %.1f MiB at the checkpoints (tolerance %d MiB, asserted without -race; race detector on: %v)", n, float64(base)/(1<<20), float64(peak)/(1<<20), rssTolerance>>20, raceEnabled)
+	// Not under -race: its runtime keeps state for every address of C
+	// memory touched atomically (the package's state words, cuda/internal/
+	// hazard), which it never learns is freed or reused; the plain build
+	// asserts it.
+	if peak-base > rssTolerance && !raceEnabled {
 		t.Errorf("RSS grew by %.1f MiB over %d create+close", float64(peak-base)/(1<<20), n)
 	}
 	if d := cuda.Leaked() - leaked; d != 0 {

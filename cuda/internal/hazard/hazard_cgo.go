@@ -356,8 +356,23 @@ func Held(buf []uintptr) []uintptr {
 
 // Words allocates n zeroed state words in C memory, so that the C side may
 // read them; nil if out of memory. Free them with FreeWords once nothing
-// can reach them.
+// can reach them. Freed words are kept for reuse (up to keepMax sets per
+// size): the race detector never learns that C memory is freed, so it
+// would keep state for every new address; reuse keeps addresses few.
 func Words(n int) []atomic.Int64 {
+	spare.Lock()
+	l := spare.sets[n]
+	if k := len(l); k > 0 {
+		ws := l[k-1]
+		l[k-1] = nil
+		spare.sets[n] = l[:k-1]
+		spare.Unlock()
+		for i := range ws {
+			ws[i].Store(0)
+		}
+		return ws
+	}
+	spare.Unlock()
 	p := C.hz_words(C.size_t(n))
 	if p == nil {
 		return nil
@@ -365,11 +380,29 @@ func Words(n int) []atomic.Int64 {
 	return unsafe.Slice((*atomic.Int64)(unsafe.Pointer(p)), n)
 }
 
-// FreeWords frees words from Words.
+const keepMax = 4096
+
+var spare struct {
+	sync.Mutex
+	sets map[int][][]atomic.Int64
+}
+
+// FreeWords takes back words from Words.
 func FreeWords(ws []atomic.Int64) {
-	if len(ws) > 0 {
-		C.free(unsafe.Pointer(&ws[0]))
+	if len(ws) == 0 {
+		return
 	}
+	spare.Lock()
+	if spare.sets == nil {
+		spare.sets = map[int][][]atomic.Int64{}
+	}
+	if l := spare.sets[len(ws)]; len(l) < keepMax {
+		spare.sets[len(ws)] = append(l, ws)
+		spare.Unlock()
+		return
+	}
+	spare.Unlock()
+	C.free(unsafe.Pointer(&ws[0]))
 }
 
 // testFn is hz_test_fn's address, for the tests.
