@@ -101,7 +101,7 @@ func newHandle(p *primary, h uintptr, k kind, l *listed) *handle {
 	if ws == nil {
 		return nil
 	}
-	r := &handle{state: &ws[0], p: p, h: h, kind: k, l: l}
+	r := &handle{state: &ws[0].Int64, p: p, h: h, kind: k, l: l}
 	runtime.AddCleanup(r, hazard.FreeWords, ws)
 	return r
 }

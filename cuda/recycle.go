@@ -118,7 +118,7 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 		s = new(eventSlab)
 		a.hs = &slabHandles{p: p, next: p.slabs}
 		for i := range a.hs.h {
-			a.hs.h[i].state = &ws[i]
+			a.hs.h[i].state = &ws[i].Int64
 		}
 		// The words go with the handles: nothing reaches them after that
 		// (a hazard call holds a word only while its event is reachable).

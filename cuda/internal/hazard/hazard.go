@@ -65,6 +65,11 @@ var (
 	setup atomic.Bool
 )
 
+// Word is a state word (Words).
+type Word struct {
+	atomic.Int64
+}
+
 // Asymmetric reports whether hazard calls rely on membarrier (no locked
 // instruction per call) rather than on their own fences.
 func Asymmetric() bool { return mode.Load() == 2 }

@@ -19,6 +19,6 @@ func RecordU(fn, we, ws, e, s uintptr, u uint32) int32  { return NoSlot }
 func Elapsed(fn, w1, w2, a, b uintptr) (float32, int32) { return 0, NoSlot }
 func Barrier() bool                                     { return true }
 func Held(buf []uintptr) []uintptr                      { return buf }
-func Words(n int) []atomic.Int64                        { return make([]atomic.Int64, n) }
-func FreeWords(ws []atomic.Int64)                       {}
+func Words(n int) []Word                                { return make([]Word, n) }
+func FreeWords(ws []Word)                               {}
 func Addr(w *atomic.Int64) uintptr                      { return uintptr(unsafe.Pointer(w)) }

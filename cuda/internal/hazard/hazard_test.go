@@ -34,7 +34,7 @@ func TestHazardCalls(t *testing.T) {
 	a := Words(3) // the test function's counter, hold flag, spinning flag
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := testFn(), Addr(&w[0]), Addr(&a[0])
+	fn, wa, arg := testFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
 
 	// An open object: called, not held afterwards.
 	if r := Call1(fn, wa, arg); r != 0 || a[0].Load() != 1 {
@@ -48,7 +48,7 @@ func TestHazardCalls(t *testing.T) {
 	if r := Call1(fn, wa, arg); r != Refused || a[0].Load() != 1 {
 		t.Fatalf("call on a closing object: %d (want %d), called %d times", r, Refused, a[0].Load())
 	}
-	if r := Call2(fn, Addr(&w[1]), wa, arg, 0); r != Refused || a[0].Load() != 1 {
+	if r := Call2(fn, Addr(&w[1].Int64), wa, arg, 0); r != Refused || a[0].Load() != 1 {
 		t.Fatalf("call on two objects, the second closing: %d, called %d times", r, a[0].Load())
 	}
 	w[0].Store(0)
@@ -81,14 +81,14 @@ func TestHazardCalls(t *testing.T) {
 	// Record counts one record and clears the clean bit, whatever the
 	// driver says; past 2^26 records it marks the event not reusable.
 	w[0].Store(Clean)
-	if r := Record(fn, wa, Addr(&w[1]), arg, 0); r != 0 {
+	if r := Record(fn, wa, Addr(&w[1].Int64), arg, 0); r != 0 {
 		t.Fatalf("record: %d", r)
 	}
 	if s := w[0].Load(); s != 1<<TickShift {
 		t.Fatalf("after a record: state %#x, want one tick, not clean", s)
 	}
 	w[0].Store(-1 << 63)
-	Record(fn, wa, Addr(&w[1]), arg, 0)
+	Record(fn, wa, Addr(&w[1].Int64), arg, 0)
 	if s := w[0].Load(); s&NoReuse == 0 || s>>TickShift != -1<<(63-TickShift)+1 {
 		t.Fatalf("after 2^26+1 records: state %#x, want not reusable", s)
 	}
@@ -102,7 +102,7 @@ func TestHazardManyThreads(t *testing.T) {
 	a := Words(3)
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := testFn(), Addr(&w[0]), Addr(&a[0])
+	fn, wa, arg := testFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
 	const g, n = 16, 2000
 	errs := make(chan int32, g)
 	for range g {
