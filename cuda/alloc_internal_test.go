@@ -1,11 +1,13 @@
 package cuda
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // Creating and closing an event allocates nothing per event: events and
@@ -191,5 +193,56 @@ func TestHandleFinishesOnce(t *testing.T) {
 		if closes.Load() != 1 || p.live != 0 || h.state.Load()&(finished|countMask) != finished {
 			t.Fatalf("round %d: %d closes, live %d, state %#x", round, closes.Load(), p.live, h.state.Load())
 		}
+	}
+}
+
+// A flush leaves in the limbo a closed event that a hazard call holds, and
+// the call, seeing it closed when it returns, says to flush: that flush
+// finishes it (here: keeps its driver handle). A call on the closed event
+// is refused, and says to flush too (a scan may have seen its slot). No
+// driver needed: the held call is hazard.SpinFn.
+func TestFlushKeepsHeldEvents(t *testing.T) {
+	if !hazard.Setup() {
+		t.Skip("skipping: hazard calls need cgo")
+	}
+	p := &primary{live: 1, devices: 1}
+	d := &Device{p: p}
+	e, err := newEvent(d, driver.Event(5), EventOptions{}, false, "create event")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arg := hazard.Words(3) // SpinFn's counter, hold flag, spinning flag
+	defer hazard.FreeWords(arg)
+	arg[1].Store(1)
+	done := make(chan int32)
+	go func() { done <- hazard.Call1(hazard.SpinFn(), e.r.word(), hazard.Addr(&arg[0].Int64)) }()
+	for arg[2].Load() == 0 {
+		runtime.Gosched()
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	limbo := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.limbo)
+	}
+	p.flush(nil)
+	if n := limbo(); n != 1 || p.live != 2 {
+		t.Fatalf("held by a call, the closed event must stay in the limbo: %d in it, live %d", n, p.live)
+	}
+	if r, flush := hazard.Split(hazard.Call1(hazard.SpinFn(), e.r.word(), hazard.Addr(&arg[0].Int64))); r != hazard.Refused || !flush {
+		t.Fatalf("a call on the closed event: %d, flush %v; want refused, flush", r, flush)
+	}
+	arg[1].Store(0)
+	if r, flush := hazard.Split(<-done); r != 0 || !flush {
+		t.Fatalf("the call the event was closed under: %d, flush %v; want 0, flush", r, flush)
+	}
+	p.flush(nil)
+	p.mu.Lock()
+	kept := p.reuse(driver.EventDisableTiming)
+	p.mu.Unlock()
+	if n := limbo(); n != 0 || p.live != 1 || kept != 5 {
+		t.Fatalf("after the call returned and flushed: %d in the limbo, live %d, kept handle %d (want 0, 1, 5)", n, p.live, kept)
 	}
 }

@@ -67,6 +67,7 @@ type primary struct {
 	flushMu sync.Mutex // one flush at a time; its scratch:
 	held    []uintptr  // the words hazard slots hold
 	ready   []*handle  // the handles to destroy
+	spare   []*handle  // the limbo's other backing array
 }
 
 // add registers a new event or stream; false once the last Device closed.
@@ -279,7 +280,9 @@ func (d *Device) Close() error {
 	if len(open) > 0 || last {
 		// What it closed, and the events retired before, at once: one
 		// barrier for all.
-		p.flush(nil)
+		if ferr := p.flush(nil); err == nil {
+			err = ferr
+		}
 	}
 	return err
 }

@@ -173,17 +173,21 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return invalidErr(op, "event")
 	}
 	er := e.r
-	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
+	fn := hot.record
+	if len(flags) != 0 {
+		fn = hot.recordFlags
+	}
+	if fn != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
 		// The hazard call (guard.go): the record is counted on the event
 		// inside it.
 		var res int32
 		if len(flags) == 0 {
-			res = hazard.Record(hot.record, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h))
+			res = hazard.Record(fn, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
 				er.state.Or(noReuse) // see below
 			}
-			res = hazard.RecordU(hot.recordFlags, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h), uint32(f))
+			res = hazard.RecordU(fn, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h), uint32(f))
 		}
 		res, late := hazard.Split(res)
 		if late {
@@ -264,7 +268,7 @@ func (e *Event) enterRecordSlow(op string, s int64) error {
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
-	if e != nil && e.r != nil && hot.ok {
+	if e != nil && e.r != nil && hot.query != 0 {
 		r := e.r
 		s0 := r.state.Load()
 		res, late := hazard.Split(hazard.Call1(hot.query, r.word(), uintptr(e.h)))
@@ -308,7 +312,7 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	const op = "synchronize event"
-	if e != nil && e.r != nil && hot.ok {
+	if e != nil && e.r != nil && hot.sync != 0 {
 		r := e.r
 		s0 := r.state.Load()
 		res, late := hazard.Split(hazard.Call1(hot.sync, r.word(), uintptr(e.h)))
@@ -347,7 +351,7 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if hot.ok && e != nil && e.r != nil && start != nil && start.r != nil && start.opts.Timing && e.opts.Timing &&
+	if hot.elapsed != 0 && e != nil && e.r != nil && start != nil && start.r != nil && start.opts.Timing && e.opts.Timing &&
 		(start.r.p == e.r.p || start.r.p.ctx == e.r.p.ctx) && start.recorded.Load() && e.recorded.Load() {
 		ms, res := hazard.Elapsed(hot.elapsed, e.r.word(), start.r.word(), uintptr(start.h), uintptr(e.h))
 		res, late := hazard.Split(res)
@@ -483,14 +487,18 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	return newEvent(d, ev, EventOptions{IPC: true}, true, op)
 }
 
-// Close destroys the event (for an adopted event, AdoptEvent, it releases
+// Close closes the event (for an adopted event, AdoptEvent, it releases
 // only the wrapper, never the driver's event). It never blocks and is
-// idempotent (a second Close returns nil). It does not wait for pending work: the driver releases
-// the event once that work completes. Calls on the event in flight in other
-// goroutines (a Sync, a Wait) finish normally, and the event is destroyed
-// when the last of them returns; Close then returns nil, and any destroy
-// error is dropped. Use after Close returns errors matching ErrClosed. A nil
-// Event returns an error matching ErrInvalid.
+// idempotent (a second Close returns nil). It does not wait for pending
+// work: the driver releases the event once that work completes. Calls on
+// the event in flight in other goroutines (a Sync, a Wait) finish normally.
+// The driver event is destroyed, or kept for a later NewEvent if it is
+// known complete (recycle.go), once no call holds it, in a batch with the
+// context's other closed events (every 64 closes, or when a call that held
+// one returns, or when the context's last Device closes): see guard.go.
+// Close returns the destroy's error when it destroyed the event itself, nil
+// otherwise. Use after Close returns errors matching ErrClosed. A nil Event
+// returns an error matching ErrInvalid.
 func (e *Event) Close() error {
 	if e == nil || e.r == nil {
 		return invalidErr("destroy event", "event")

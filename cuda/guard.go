@@ -217,34 +217,46 @@ func (h *handle) retire(flush bool) error {
 
 // flush destroys the retired handles that no hazard slot holds; the others
 // stay in the limbo until a later flush (the call holding one flushes when
-// it returns). It returns self's destroy error if it destroyed self.
-// Flushes run one at a time, and allocate nothing in steady state.
+// it returns). It returns self's destroy error if it destroyed self (with
+// self nil, the first error). Flushes run one at a time, the barrier and
+// the scan outside p.mu, and allocate nothing in steady state. Should the
+// barrier fail (it does not, once registered), nothing held can be told
+// apart: the batch goes back to the limbo for the next flush.
 func (p *primary) flush(self *handle) error {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
 	p.mu.Lock()
-	if len(p.limbo) == 0 || !hazard.Barrier() {
-		// Without the barrier nothing held can be told apart: all wait.
+	batch := p.limbo
+	if len(batch) == 0 {
 		p.mu.Unlock()
 		return nil
 	}
-	p.held = hazard.Held(p.held[:0])
-	ready, wait := p.ready[:0], p.limbo[:0]
-	for _, h := range p.limbo {
+	p.limbo = p.spare[:0]
+	p.mu.Unlock()
+	// Every handle of the batch has its closing bit set: the barrier
+	// orders that before the calls' later checks, and their slots before
+	// the scan.
+	ok := hazard.Barrier()
+	if ok {
+		p.held = hazard.Held(p.held[:0])
+	}
+	p.mu.Lock()
+	ready := p.ready[:0]
+	for _, h := range batch {
 		switch {
-		case slices.Contains(p.held, h.word()):
-			wait = append(wait, h)
+		case !ok || slices.Contains(p.held, h.word()):
+			p.limbo = append(p.limbo, h)
 		case p.keepRetired(h):
 		default:
 			ready = append(ready, h)
 		}
 	}
-	clear(p.limbo[len(wait):])
-	p.limbo = wait
+	clear(batch)
+	p.spare = batch[:0]
 	p.mu.Unlock()
 	var err error
 	for i, h := range ready {
-		if derr := h.destroy(); h == self {
+		if derr := h.destroy(); h == self || self == nil && err == nil {
 			err = derr
 		}
 		ready[i] = nil
@@ -253,7 +265,8 @@ func (p *primary) flush(self *handle) error {
 	return err
 }
 
-// destroy is finish's work, done by whoever set the finished bit.
+// destroy is finish's work, done by the flush that found the handle
+// retired and held by no hazard slot.
 func (h *handle) destroy() error {
 	var err error
 	keep := false

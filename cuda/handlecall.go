@@ -8,18 +8,17 @@ import (
 )
 
 // hot holds the entry points of the hazard calls (guard.go), resolved once
-// when the driver is initialised, before any object exists; ok is false
-// when hazard calls are off (no cgo, an entry point missing, no memory):
-// then every call counts itself in and out.
+// when the driver is initialised, before any object exists. A zero entry
+// point (no cgo, a driver without it at the pinned ABI version) turns that
+// call's hazard path off: it counts itself in and out instead.
 var hot struct {
-	ok                               bool
 	record, recordFlags, query, sync uintptr
 	elapsed, streamWait, streamQuery uintptr
 	streamSync                       uintptr
 }
 
 // setupHot resolves hot's entry points through the bindings' table (the
-// pinned header's ABI versions).
+// pinned header's ABI versions), each on its own.
 func setupHot() {
 	if !hazard.Setup() {
 		return
@@ -32,15 +31,11 @@ func setupHot() {
 	}
 	for _, f := range driver.Functions {
 		if p := want[f.Go]; p != nil {
-			a, err := f.Resolve()
-			if err != nil || a == 0 {
-				return
+			if a, err := f.Resolve(); err == nil {
+				*p = a
 			}
-			*p = a
-			delete(want, f.Go)
 		}
 	}
-	hot.ok = len(want) == 0
 }
 
 // notReady is CUDA_ERROR_NOT_READY as a hazard call returns it.

@@ -123,7 +123,7 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if hot.ok && f == 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && e != nil && e.r != nil {
+	if hot.streamWait != 0 && f == 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && e != nil && e.r != nil {
 		res, late := hazard.Split(hazard.Call2U(hot.streamWait, s.r.word(), e.r.word(), uintptr(s.h), uintptr(e.h), 0))
 		if late {
 			flushBoth(s.r, e.r)
@@ -196,7 +196,7 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
+	if hot.streamSync != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
 		res, late := hazard.Split(hazard.Call1(hot.streamSync, s.r.word(), uintptr(s.h)))
 		if late {
 			s.r.p.flush(nil)
@@ -220,7 +220,7 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if hot.ok && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
+	if hot.streamQuery != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
 		res, late := hazard.Split(hazard.Call1(hot.streamQuery, s.r.word(), uintptr(s.h)))
 		if late {
 			s.r.p.flush(nil)

@@ -56,7 +56,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e != nil && e.r != nil && hot.ok {
+	if e != nil && e.r != nil && hot.query != 0 {
 		// Work complete already costs one hazard query (guard.go).
 		r := e.r
 		s0 := r.state.Load()

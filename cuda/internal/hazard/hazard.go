@@ -51,13 +51,14 @@ const (
 	Late = 1 << 20
 )
 
-// Split separates a call's result into the driver's result and the Late
-// flag.
+// Split separates a call's result into the driver's result and whether
+// the caller should flush: Late, or Refused (a flush may have scanned the
+// slot between its store and the refusal, and kept the object for it).
 func Split(r int32) (int32, bool) {
 	if r >= 0 && r&Late != 0 {
 		return r &^ Late, true
 	}
-	return r, false
+	return r, r == Refused
 }
 
 var (

@@ -416,8 +416,10 @@ func FreeWords(ws []Word) {
 	C.free(unsafe.Pointer(&ws[0]))
 }
 
-// testFn is hz_test_fn's address, for the tests.
-func testFn() uintptr { return uintptr(C.hz_test_fn_addr()) }
+// SpinFn is a driver call for tests, taking three Words: it counts itself
+// in the first and spins while the second is set, the third saying it
+// spins.
+func SpinFn() uintptr { return uintptr(C.hz_test_fn_addr()) }
 
 // Addr is the address of a word, as the calls take it.
 func Addr(w *atomic.Int64) uintptr { return uintptr(unsafe.Pointer(w)) }

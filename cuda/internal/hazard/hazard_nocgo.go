@@ -22,3 +22,6 @@ func Held(buf []uintptr) []uintptr                      { return buf }
 func Words(n int) []Word                                { return make([]Word, n) }
 func FreeWords(ws []Word)                               {}
 func Addr(w *atomic.Int64) uintptr                      { return uintptr(unsafe.Pointer(w)) }
+
+// SpinFn is 0 without cgo.
+func SpinFn() uintptr { return 0 }

@@ -34,7 +34,7 @@ func TestHazardCalls(t *testing.T) {
 	a := Words(3) // the test function's counter, hold flag, spinning flag
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := testFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
+	fn, wa, arg := SpinFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
 
 	// An open object: called, not held afterwards.
 	if r := Call1(fn, wa, arg); r != 0 || a[0].Load() != 1 {
@@ -47,6 +47,9 @@ func TestHazardCalls(t *testing.T) {
 	w[0].Store(Closing)
 	if r := Call1(fn, wa, arg); r != Refused || a[0].Load() != 1 {
 		t.Fatalf("call on a closing object: %d (want %d), called %d times", r, Refused, a[0].Load())
+	}
+	if _, flush := Split(Refused); !flush {
+		t.Fatal("a refused call must flush: a scan may have seen its slot")
 	}
 	if r := Call2(fn, Addr(&w[1].Int64), wa, arg, 0); r != Refused || a[0].Load() != 1 {
 		t.Fatalf("call on two objects, the second closing: %d, called %d times", r, a[0].Load())
@@ -102,7 +105,7 @@ func TestHazardManyThreads(t *testing.T) {
 	a := Words(3)
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := testFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
+	fn, wa, arg := SpinFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
 	const g, n = 16, 2000
 	errs := make(chan int32, g)
 	for range g {
