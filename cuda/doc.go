@@ -54,8 +54,9 @@
 // spins, and is idempotent: it marks the object closed and returns; calls
 // already in flight on it in other goroutines (a Sync on pending work, a
 // cancelled Wait's driver wait) finish normally, and the driver object is
-// destroyed when the last of them returns, never under one (an event's, if
-// known complete, is kept for reuse instead: see NewEvent). Closing the last
+// destroyed once none of them holds it, never under one (an event's, if
+// known complete, is kept for reuse instead: see NewEvent; closed events go
+// in batches, see Event.Close). Closing the last
 // open Device of an ordinal closes every event and stream of it the same
 // way, and its primary context is released only once no call on it is in
 // flight, so no call ever runs on a released context.
