@@ -177,7 +177,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	if len(flags) != 0 {
 		fn = hot.recordFlags
 	}
-	if fn != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
+	if fn != 0 && s.hot() && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
 		// The hazard call (guard.go): the record is counted on the event
 		// inside it.
 		var res int32
@@ -263,23 +263,31 @@ func (e *Event) enterRecordSlow(op string, s int64) error {
 	return nil
 }
 
+// hotCall is the hazard call fn(e) of Query, Sync and Wait (guard.go): it
+// flushes where the call says so and, where the driver said complete, marks
+// the event clean (its handle may be reused: recycle.go). It returns the
+// driver's result, or hazard.Refused or hazard.NoSlot.
+func (e *Event) hotCall(fn uintptr) int32 {
+	r := e.r
+	s0 := r.state.Load()
+	res, flush := hazard.Split(hazard.Call1(fn, r.word(), uintptr(e.h)))
+	if flush {
+		r.p.flush(nil)
+	}
+	if res == 0 && s0&clean == 0 {
+		r.markClean(s0)
+	}
+	return res
+}
+
 // Query reports whether the work captured by the latest Record has
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
 	if e != nil && e.r != nil && hot.query != 0 {
-		r := e.r
-		s0 := r.state.Load()
-		res, late := hazard.Split(hazard.Call1(hot.query, r.word(), uintptr(e.h)))
-		if late {
-			r.p.flush(nil)
-		}
-		switch res {
+		switch e.hotCall(hot.query) {
 		case 0:
-			if s0&clean == 0 {
-				r.markClean(s0) // complete: its handle may be reused (recycle.go)
-			}
 			return true, nil
 		case notReady:
 			return false, nil
@@ -313,17 +321,8 @@ func (e *Event) Query() (bool, error) {
 func (e *Event) Sync() error {
 	const op = "synchronize event"
 	if e != nil && e.r != nil && hot.sync != 0 {
-		r := e.r
-		s0 := r.state.Load()
-		res, late := hazard.Split(hazard.Call1(hot.sync, r.word(), uintptr(e.h)))
-		if late {
-			r.p.flush(nil)
-		}
-		switch res {
+		switch e.hotCall(hot.sync) {
 		case 0:
-			if s0&clean == 0 {
-				r.markClean(s0) // complete: its handle may be reused (recycle.go)
-			}
 			return nil
 		case hazard.Refused:
 			return e.unusable(op, "event")

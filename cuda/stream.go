@@ -93,6 +93,23 @@ func (s *Stream) enterErr(op string) error {
 	return s.unusable(op)
 }
 
+// hot reports whether calls on s may be hazard calls (guard.go): s is
+// usable and no default stream, which the driver resolves through the
+// current context.
+func (s *Stream) hot() bool {
+	return s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h)
+}
+
+// hotCall is the hazard call fn(s) of Sync and Query; it flushes where the
+// call says so.
+func (s *Stream) hotCall(fn uintptr) int32 {
+	res, flush := hazard.Split(hazard.Call1(fn, s.r.word(), uintptr(s.h)))
+	if flush {
+		s.r.p.flush(nil)
+	}
+	return res
+}
+
 // unusable is the error of a call on a closed stream, or one whose device
 // closed.
 func (s *Stream) unusable(op string) error {
@@ -123,7 +140,7 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if hot.streamWait != 0 && f == 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) && e != nil && e.r != nil {
+	if hot.streamWait != 0 && f == 0 && s.hot() && e != nil && e.r != nil {
 		res, late := hazard.Split(hazard.Call2U(hot.streamWait, s.r.word(), e.r.word(), uintptr(s.h), uintptr(e.h), 0))
 		if late {
 			flushBoth(s.r, e.r)
@@ -196,12 +213,8 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if hot.streamSync != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
-		res, late := hazard.Split(hazard.Call1(hot.streamSync, s.r.word(), uintptr(s.h)))
-		if late {
-			s.r.p.flush(nil)
-		}
-		switch res {
+	if hot.streamSync != 0 && s.hot() {
+		switch s.hotCall(hot.streamSync) {
 		case 0:
 			return nil
 		case hazard.Refused:
@@ -220,12 +233,8 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if hot.streamQuery != 0 && s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h) {
-		res, late := hazard.Split(hazard.Call1(hot.streamQuery, s.r.word(), uintptr(s.h)))
-		if late {
-			s.r.p.flush(nil)
-		}
-		switch res {
+	if hot.streamQuery != 0 && s.hot() {
+		switch s.hotCall(hot.streamQuery) {
 		case 0:
 			return true, nil
 		case notReady:

@@ -58,17 +58,8 @@ func (e *Event) Wait(ctx context.Context) error {
 	}
 	if e != nil && e.r != nil && hot.query != 0 {
 		// Work complete already costs one hazard query (guard.go).
-		r := e.r
-		s0 := r.state.Load()
-		res, late := hazard.Split(hazard.Call1(hot.query, r.word(), uintptr(e.h)))
-		if late {
-			r.p.flush(nil)
-		}
-		switch res {
+		switch e.hotCall(hot.query) {
 		case 0:
-			if s0&clean == 0 {
-				r.markClean(s0) // complete: its handle may be reused (recycle.go)
-			}
 			return nil
 		case hazard.Refused:
 			return e.unusable(op, "event")
