@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 status=0
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 # Logs go under $OUT/logs and come back as one tarball (the device tool
-# brings back at most 8 files): summary.txt, inproc.md, peers.md, logs.tgz.
+# brings back at most 8 files): summary.txt, inproc.md, peers.md,
+# peers-inproc.md, logs.tgz.
 logs="$OUT/logs"
 mkdir -p "$logs"
 finish() {
@@ -145,4 +146,12 @@ for l in "${labels[@]}"; do args+=("$l=$peerdir/$(echo "$l" | tr / _).txt"); don
 ./.gpu/benchtable -peers "${args[@]}" > "$OUT/peers.md" 2>> "$peerdir/errors.log" || status=1
 cat "$OUT/peers.md" >> "$OUT/summary.txt"
 sort -u "$peerdir/errors.log" | head -20 | sed 's/^/  peers: /' >> "$OUT/summary.txt"
+
+# The Go peer in the same process (tools/peers/inproc): paired blocks, so the
+# process's driver state cancels out. Three processes.
+if [ -x .gpu/peers/inproc ]; then
+	log "in one process: cudagen's cuda package, its generated layer and gorgonia.org/cu (tools/peers/inproc, 3 processes of 201 rounds)"
+	for i in 1 2 3; do $pin timeout 120 ./.gpu/peers/inproc 201 400 2>&1 || status=1; done > "$OUT/peers-inproc.md"
+	cat "$OUT/peers-inproc.md" >> "$OUT/summary.txt"
+fi
 finish

@@ -1,0 +1,15 @@
+module github.com/cudagen/cudagen/tools/peers/inproc
+
+go 1.25
+
+require (
+	github.com/cudagen/cudagen v0.0.0
+	gorgonia.org/cu v0.9.6
+)
+
+require (
+	github.com/google/uuid v1.1.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+)
+
+replace github.com/cudagen/cudagen => ../../..
