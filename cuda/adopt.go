@@ -141,7 +141,7 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 	if !d.p.add(r) {
 		return nil, closedErr(op, "device")
 	}
-	s := &Stream{dev: d, h: h, r: r, foreign: true}
+	s := newStream(d, h, r, false)
 	s.cleanup = backstop(s, r)
 	return s, nil
 }
@@ -194,7 +194,7 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	}
 	// imported keeps it out of event pools; the handle's kind keeps its
 	// finish from destroying it.
-	e := &Event{dev: d, h: h, opts: opts, imported: true, r: r}
+	e := &Event{w: r.word(), h: h, p: r.p, dev: d, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)
 	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
 	return e, nil

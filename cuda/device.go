@@ -103,18 +103,10 @@ func (p *primary) link(h *handle) {
 
 // drop is a finished handle's last step: it leaves its list, and the last
 // one of a closing primary releases the context, in the background (an
-// adopted context is left to its creator). keep: an event's driver handle,
-// not destroyed, to keep for reuse (recycle.go), or else destroy.
-func (p *primary) drop(h *handle, keep bool) error {
+// adopted context is left to its creator).
+func (p *primary) drop(h *handle) error {
 	var err error
 	p.mu.Lock()
-	if keep && (p.closing || !p.keep(h.flags, driver.Event(h.h))) {
-		// Not kept: destroy it while the context is surely alive (live
-		// still counts this handle).
-		p.mu.Unlock()
-		err = driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.h)))
-		p.mu.Lock()
-	}
 	if h.kind != kindDevice && h.kind != kindEvent { // an event is listed by its slab
 		list := &p.open
 		if h.l.dev != nil {
@@ -389,7 +381,7 @@ func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
 		return nil, closedErr(op, "device")
 	}
-	s := &Stream{dev: d, h: h, r: r, owned: true}
+	s := newStream(d, h, r, true)
 	s.cleanup = backstop(s, r)
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
@@ -53,14 +54,25 @@ func (o EventOptions) Validate() error {
 // *Event are not usable: methods that return an error return one matching
 // ErrInvalid, the accessors return zero values.
 type Event struct {
-	dev      *Device
-	h        driver.Event
-	opts     EventOptions
-	imported bool
+	// What the hot calls read first, on one cache line (an Event is 64
+	// bytes, and a slab of them is page-aligned: recycle.go).
+	w        uintptr      // the state word's address (r.word()), as hazard calls hold it
+	h        driver.Event // the driver handle
+	p        *primary     // r.p
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
+	dev      *Device
+	opts     EventOptions
+	imported bool
+	_        [12]byte
 }
+
+// An Event is one cache line.
+var (
+	_ [64 - unsafe.Sizeof(Event{})]byte
+	_ [unsafe.Sizeof(Event{}) - 64]byte
+)
 
 // NewEvent creates an event on the device. It is created eagerly, so an
 // event never recorded is complete (the driver's "empty set of work"). Its
@@ -173,21 +185,17 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return invalidErr(op, "event")
 	}
 	er := e.r
-	fn := hot.record
-	if len(flags) != 0 {
-		fn = hot.recordFlags
-	}
-	if fn != 0 && s.hot() && (s.r.p == er.p || s.r.p.ctx == er.p.ctx) {
-		// The hazard call (guard.go): the record is counted on the event
-		// inside it.
+	if s != nil && s.w != 0 && (s.p == e.p || s.p.ctx == e.p.ctx) {
+		// The hazard call (guard.go): it marks the event recorded inside
+		// it.
 		var res int32
 		if len(flags) == 0 {
-			res = hazard.Record(fn, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h))
+			res = hazard.Record(hazard.OpRecord, e.w, s.w, uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
 				er.state.Or(noReuse) // see below
 			}
-			res = hazard.RecordU(fn, er.word(), s.r.word(), uintptr(e.h), uintptr(s.h), uint32(f))
+			res = hazard.RecordU(hazard.OpRecordFlags, e.w, s.w, uintptr(e.h), uintptr(s.h), uint32(f))
 		}
 		res, late := hazard.Split(res)
 		if late {
@@ -210,10 +218,9 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	}
 	// The enters by hand (one call level less on the hot path): the
 	// event's, then the stream's.
-	if es := er.state.Add(1); es&closing != 0 || es < 0 {
-		if err := e.enterRecordSlow(op, es); err != nil {
-			return err
-		}
+	if er.state.Add(1)&closing != 0 {
+		er.refused()
+		return e.unusable(op, "event")
 	}
 	if s == nil || s.r == nil || s.r.state.Add(1)&closing != 0 {
 		err := s.enterErr(op)
@@ -239,7 +246,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		err = eventRecordWithFlags(er.p.ctx, e.h, s.h, f)
 	}
 	sr.exit()
-	er.recordExit() // counted as a record even if it failed: never reused on a guess
+	er.recordExit() // marked recorded even if it failed: its reuse asks the driver
 	if err != nil {
 		return driverErr(op, err)
 	}
@@ -249,33 +256,13 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	return nil
 }
 
-// enterRecordSlow is the rare case of Record's enter, given the state its
-// add returned: closed (it takes the count back and says so), or past 2^26
-// records (the count's top bit): then it marks the event's driver handle
-// not reusable, so that its 27-bit record count never wraps back to a
-// value seen before (recycle.go).
-func (e *Event) enterRecordSlow(op string, s int64) error {
-	if s&closing != 0 {
-		e.r.refused()
-		return e.unusable(op, "event")
-	}
-	e.r.state.Or(noReuse)
-	return nil
-}
-
-// hotCall is the hazard call fn(e) of Query, Sync and Wait (guard.go): it
-// flushes where the call says so and, where the driver said complete, marks
-// the event clean (its handle may be reused: recycle.go). It returns the
-// driver's result, or hazard.Refused or hazard.NoSlot.
-func (e *Event) hotCall(fn uintptr) int32 {
-	r := e.r
-	s0 := r.state.Load()
-	res, flush := hazard.Split(hazard.Call1(fn, r.word(), uintptr(e.h)))
+// hotCall is the hazard call op(e) of Query, Sync and Wait (guard.go): it
+// flushes where the call says so. It returns the driver's result, or
+// hazard.Refused or hazard.NoSlot.
+func (e *Event) hotCall(op int) int32 {
+	res, flush := hazard.Split(hazard.Call1(op, e.w, uintptr(e.h)))
 	if flush {
-		r.p.flush(nil)
-	}
-	if res == 0 && s0&clean == 0 {
-		r.markClean(s0)
+		e.p.flush(nil)
 	}
 	return res
 }
@@ -285,8 +272,8 @@ func (e *Event) hotCall(fn uintptr) int32 {
 // complete.
 func (e *Event) Query() (bool, error) {
 	const op = "query event"
-	if e != nil && e.r != nil && hot.query != 0 {
-		switch e.hotCall(hot.query) {
+	if e != nil && e.w != 0 {
+		switch e.hotCall(hazard.OpQuery) {
 		case 0:
 			return true, nil
 		case notReady:
@@ -295,20 +282,15 @@ func (e *Event) Query() (bool, error) {
 			return false, e.unusable(op, "event")
 		}
 	}
-	var s0 int64
-	if e != nil && e.r != nil {
-		s0 = e.r.state.Add(1)
-	}
-	if e == nil || e.r == nil || s0&closing != 0 {
-		return false, e.enterErr(op, "event")
+	if err := e.enter(op, "event"); err != nil {
+		return false, err
 	}
 	r := e.r
 	err := eventQuery(r.p.ctx, e.h)
+	r.exit()
 	if err == nil {
-		r.doneExit(s0) // complete: its handle may be reused (recycle.go)
 		return true, nil
 	}
-	r.exit()
 	if err == driver.ErrorNotReady {
 		return false, nil
 	}
@@ -320,28 +302,20 @@ func (e *Event) Query() (bool, error) {
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
 	const op = "synchronize event"
-	if e != nil && e.r != nil && hot.sync != 0 {
-		switch e.hotCall(hot.sync) {
+	if e != nil && e.w != 0 {
+		switch e.hotCall(hazard.OpSync) {
 		case 0:
 			return nil
 		case hazard.Refused:
 			return e.unusable(op, "event")
 		}
 	}
-	var s0 int64
-	if e != nil && e.r != nil {
-		s0 = e.r.state.Add(1)
+	if err := e.enter(op, "event"); err != nil {
+		return err
 	}
-	if e == nil || e.r == nil || s0&closing != 0 {
-		return e.enterErr(op, "event")
-	}
-	r := e.r
-	if err := eventSynchronize(r.p.ctx, e.h); err != nil {
-		r.exit()
-		return driverErr(op, err)
-	}
-	r.doneExit(s0) // complete: its handle may be reused (recycle.go)
-	return nil
+	err := eventSynchronize(e.p.ctx, e.h)
+	e.r.exit()
+	return driverErr(op, err)
 }
 
 // Sub returns the GPU time elapsed from start's record to e's, like
@@ -350,9 +324,9 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if hot.elapsed != 0 && e != nil && e.r != nil && start != nil && start.r != nil && start.opts.Timing && e.opts.Timing &&
-		(start.r.p == e.r.p || start.r.p.ctx == e.r.p.ctx) && start.recorded.Load() && e.recorded.Load() {
-		ms, res := hazard.Elapsed(hot.elapsed, e.r.word(), start.r.word(), uintptr(start.h), uintptr(e.h))
+	if e != nil && e.w != 0 && start != nil && start.w != 0 && start.opts.Timing && e.opts.Timing &&
+		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
+		ms, res := hazard.Elapsed(hazard.OpElapsed, e.w, start.w, uintptr(start.h), uintptr(e.h))
 		res, late := hazard.Split(res)
 		if late {
 			flushBoth(e.r, start.r)

@@ -45,24 +45,18 @@ import (
 // adopted with AdoptContext is never released.
 
 // The state word: the count of calls in flight in the low 32 bits, then
-// the flags, then (events) a count of records, 27 bits that wrap off the top
-// of the word (see recycle.go).
+// the flags.
 const (
 	countMask      = int64(1)<<32 - 1
-	closedByDevice = int64(1) << 32        // closed because its device closed
-	closing        = hazard.Closing        // Close has begun: no new calls
-	finished       = int64(1) << 34        // retired (in the limbo, or destroyed)
-	noReuse        = hazard.NoReuse        // an event whose driver handle must not be reused
-	clean          = hazard.Clean          // an event seen complete at its current count of records
-	tickShift      = hazard.TickShift      // the hazard calls count records too
-	tick           = int64(1) << tickShift // one record
+	closedByDevice = int64(1) << 32  // closed because its device closed
+	closing        = hazard.Closing  // Close has begun: no new calls
+	finished       = int64(1) << 34  // retired (in the limbo, or destroyed)
+	noReuse        = hazard.NoReuse  // an event whose driver handle must not be reused
+	recorded       = hazard.Recorded // an event recorded at least once (recycle.go)
 )
 
 // limboBatch is how many retired events wait for one flush.
 const limboBatch = 64
-
-// ticks is the count of records in a state word.
-func ticks(s int64) uint32 { return uint32(uint64(s) >> tickShift) }
 
 type kind uint8
 
@@ -85,6 +79,7 @@ type handle struct {
 	kind  kind
 	flags driver.EventFlags // an event's creation flags: its reuse class
 	l     *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
+	reuse bool              // an event's driver handle may be kept: set by a flush, under p.flushMu
 }
 
 // listed places a stream or an adopted wrapper in its list of open objects:
@@ -243,17 +238,37 @@ func (p *primary) flush(self *handle) error {
 	p.mu.Lock()
 	ready := p.ready[:0]
 	for _, h := range batch {
-		switch {
-		case !ok || slices.Contains(p.held, h.word()):
+		if !ok || slices.Contains(p.held, h.word()) {
 			p.limbo = append(p.limbo, h)
-		case p.keepRetired(h):
-		default:
+		} else {
 			ready = append(ready, h)
 		}
 	}
 	clear(batch)
 	p.spare = batch[:0]
+	closing := p.closing
 	p.mu.Unlock()
+	// Which events' driver handles may be kept for reuse (recycle.go):
+	// those complete, asked of the driver outside p.mu. No call holds them
+	// and none can start, so the answer stays true.
+	keep := false
+	for _, h := range ready {
+		h.reuse = !closing && h.reusable()
+		keep = keep || h.reuse
+	}
+	if keep {
+		p.mu.Lock()
+		n := 0
+		for _, h := range ready {
+			if !h.reuse || !p.keepRetired(h) {
+				ready[n] = h
+				n++
+			}
+		}
+		clear(ready[n:])
+		ready = ready[:n]
+		p.mu.Unlock()
+	}
 	var err error
 	for i, h := range ready {
 		if derr := h.destroy(); h == self || self == nil && err == nil {
@@ -265,35 +280,43 @@ func (p *primary) flush(self *handle) error {
 	return err
 }
 
+// reusable reports whether a retired event's driver handle may be kept for
+// reuse: an event of this package, never marked noReuse nor closed by its
+// device, and complete: never recorded, or the driver says so. A failed
+// query answers no.
+func (h *handle) reusable() bool {
+	if h.kind != kindEvent {
+		return false
+	}
+	s := h.state.Load()
+	if s&(noReuse|closedByDevice) != 0 {
+		return false
+	}
+	return s&recorded == 0 || eventQuery(h.p.ctx, driver.Event(h.h)) == nil
+}
+
 // destroy is finish's work, done by the flush that found the handle
 // retired and held by no hazard slot.
 func (h *handle) destroy() error {
 	var err error
-	keep := false
 	switch h.kind {
 	case kindEvent:
-		// Its driver handle is kept for reuse if the event is known complete:
-		// never recorded, or seen complete after its latest record (the
-		// clean bit). See recycle.go.
-		s := h.state.Load()
-		if keep = s&(noReuse|closedByDevice|clean) == clean; !keep {
-			err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
-		}
+		err = driverErr("destroy event", driver.EventDestroyCtx(h.p.ctx, driver.Event(h.h)))
 	case kindStream:
 		err = driverErr("destroy stream", driver.StreamDestroyCtx(h.p.ctx, driver.Stream(h.h)))
 	}
-	if rerr := h.p.drop(h, keep); err == nil {
+	if rerr := h.p.drop(h); err == nil {
 		err = rerr
 	}
 	return err
 }
 
-// keepRetired is destroy for the common case, under p.mu: an event known
-// complete whose driver handle p keeps for reuse (recycle.go). It reports
-// whether it did so; the others go to destroy. Live stays above zero: the
-// context is not closing, so a Device holds it.
+// keepRetired is destroy for a reusable event (handle.reusable), under
+// p.mu: p keeps its driver handle for reuse (recycle.go). It reports whether
+// it did so; the others go to destroy. Live stays above zero: the context
+// is not closing, so a Device holds it.
 func (p *primary) keepRetired(h *handle) bool {
-	if h.kind != kindEvent || p.closing || h.state.Load()&(noReuse|closedByDevice|clean) != clean {
+	if p.closing {
 		return false
 	}
 	if !p.keep(h.flags, driver.Event(h.h)) {
@@ -312,61 +335,13 @@ func flushBoth(a, b *handle) {
 	}
 }
 
-// markClean sets the clean bit after a hot call (which holds no count) saw
-// the event complete, if no record was counted since s0, the state read
-// before that call's driver call: every record counted in s0 is complete. A
-// record counts itself after its driver call, inside its hazard slot (C's
-// hz_record), so one issued meanwhile either changed the count already or
-// clears the bit after it is set. Set after the handle was retired, it
-// changes nothing: the flush decided already, and handles are never reused.
-func (h *handle) markClean(s0 int64) {
-	for {
-		s := h.state.Load()
-		if ticks(s) != ticks(s0) || s&clean != 0 {
-			return
-		}
-		if h.state.CompareAndSwap(s, s|clean) {
-			return
-		}
-	}
-}
-
-// recordExit counts a Record out of its event: in the same atomic step it
-// adds one record to the count and clears the clean bit (the record may be
-// pending).
+// recordExit counts a Record out of its event, marked recorded first (its
+// driver handle is then reused only if the driver says it is complete).
 func (h *handle) recordExit() {
-	for {
-		s := h.state.Load()
-		n := (s + tick - 1) &^ clean
-		if h.state.CompareAndSwap(s, n) {
-			if n&closing != 0 {
-				h.finish()
-			}
-			return
-		}
+	if h.state.Load()&recorded == 0 {
+		h.state.Or(recorded)
 	}
-}
-
-// doneExit counts out a call that saw the event complete (Query, Sync,
-// Wait); s0 is the state its enter returned. If no record finished in
-// between (the count is still s0's), every record counted in s0 is
-// complete, so the event is known complete at that count: the same atomic
-// step sets the clean bit. A record finishing after the call's driver call
-// counts after s0, or clears the bit after it is set.
-func (h *handle) doneExit(s0 int64) {
-	for {
-		s := h.state.Load()
-		n := s - 1
-		if ticks(s) == ticks(s0) {
-			n |= clean
-		}
-		if h.state.CompareAndSwap(s, n) {
-			if n&closing != 0 {
-				h.finish()
-			}
-			return
-		}
-	}
+	h.exit()
 }
 
 var leaked atomic.Int64

@@ -7,32 +7,25 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
-// hot holds the entry points of the hazard calls (guard.go), resolved once
-// when the driver is initialised, before any object exists. A zero entry
-// point (no cgo, a driver without it at the pinned ABI version) turns that
-// call's hazard path off: it counts itself in and out instead.
-var hot struct {
-	record, recordFlags, query, sync uintptr
-	elapsed, streamWait, streamQuery uintptr
-	streamSync                       uintptr
-}
-
-// setupHot resolves hot's entry points through the bindings' table (the
-// pinned header's ABI versions), each on its own.
+// setupHot gives the hazard calls (guard.go) their entry points, resolved
+// once through the bindings' table (the pinned header's ABI versions), each
+// on its own, when the driver is initialised, before any object exists. A
+// call without one (no cgo, a driver without it at the pinned ABI version)
+// answers hazard.NoSlot: the counted path then makes it.
 func setupHot() {
 	if !hazard.Setup() {
 		return
 	}
-	want := map[string]*uintptr{
-		"EventRecord": &hot.record, "EventRecordWithFlags": &hot.recordFlags,
-		"EventQuery": &hot.query, "EventSynchronize": &hot.sync,
-		"EventElapsedTime": &hot.elapsed, "StreamWaitEvent": &hot.streamWait,
-		"StreamQuery": &hot.streamQuery, "StreamSynchronize": &hot.streamSync,
+	want := map[string]int{
+		"EventRecord": hazard.OpRecord, "EventRecordWithFlags": hazard.OpRecordFlags,
+		"EventQuery": hazard.OpQuery, "EventSynchronize": hazard.OpSync,
+		"EventElapsedTime": hazard.OpElapsed, "StreamWaitEvent": hazard.OpStreamWait,
+		"StreamQuery": hazard.OpStreamQuery, "StreamSynchronize": hazard.OpStreamSync,
 	}
 	for _, f := range driver.Functions {
-		if p := want[f.Go]; p != nil {
+		if op, ok := want[f.Go]; ok {
 			if a, err := f.Resolve(); err == nil {
-				*p = a
+				hazard.SetFn(op, a)
 			}
 		}
 	}

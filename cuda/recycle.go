@@ -136,10 +136,10 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 	if imported || opts.IPC {
 		r.state.Store(noReuse)
 	} else {
-		r.state.Store(clean) // never recorded: complete
+		r.state.Store(0) // never recorded: complete
 	}
 	p.live++ // listed by its slab, in p.slabs
-	e.dev, e.h, e.opts, e.imported, e.r = d, ev, opts, imported, r
+	e.w, e.h, e.p, e.dev, e.opts, e.imported, e.r = r.word(), ev, p, d, opts, imported, r
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}

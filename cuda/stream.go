@@ -29,12 +29,26 @@ const WaitExternal = WaitFlag(driver.EventWaitExternal)
 // methods that return an error return one matching ErrInvalid, the
 // accessors return zero values.
 type Stream struct {
+	// What the hot calls read first, on one cache line.
+	w       uintptr       // r.word() if calls on s may be hazard calls (hot), else 0
+	h       driver.Stream // the driver handle
+	p       *primary      // r.p
+	owned   bool          // created by NewStream: Close destroys it
+	foreign bool          // adopted (AdoptStream): Close releases only the wrapper
+	r       *handle       // the stream's; the default streams' is their Device's
 	dev     *Device
-	h       driver.Stream
-	owned   bool    // created by NewStream: Close destroys it
-	foreign bool    // adopted (AdoptStream): Close releases only the wrapper
-	r       *handle // the stream's; the default streams' is their Device's
 	cleanup runtime.Cleanup
+}
+
+// newStream makes a Stream of NewStream (owned) or AdoptStream.
+func newStream(d *Device, h driver.Stream, r *handle, owned bool) *Stream {
+	s := &Stream{dev: d, h: h, p: r.p, r: r, owned: owned, foreign: !owned}
+	if !defaultStream(h) {
+		// Not a default stream, which the driver resolves through the
+		// current context: hazard calls.
+		s.w = r.word()
+	}
+	return s
 }
 
 // Device is the stream's device (nil for a nil Stream).
@@ -93,19 +107,12 @@ func (s *Stream) enterErr(op string) error {
 	return s.unusable(op)
 }
 
-// hot reports whether calls on s may be hazard calls (guard.go): s is
-// usable and no default stream, which the driver resolves through the
-// current context.
-func (s *Stream) hot() bool {
-	return s != nil && s.r != nil && !s.isDefault() && !defaultStream(s.h)
-}
-
-// hotCall is the hazard call fn(s) of Sync and Query; it flushes where the
+// hotCall is the hazard call op(s) of Sync and Query; it flushes where the
 // call says so.
-func (s *Stream) hotCall(fn uintptr) int32 {
-	res, flush := hazard.Split(hazard.Call1(fn, s.r.word(), uintptr(s.h)))
+func (s *Stream) hotCall(op int) int32 {
+	res, flush := hazard.Split(hazard.Call1(op, s.w, uintptr(s.h)))
 	if flush {
-		s.r.p.flush(nil)
+		s.p.flush(nil)
 	}
 	return res
 }
@@ -140,8 +147,8 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if hot.streamWait != 0 && f == 0 && s.hot() && e != nil && e.r != nil {
-		res, late := hazard.Split(hazard.Call2U(hot.streamWait, s.r.word(), e.r.word(), uintptr(s.h), uintptr(e.h), 0))
+	if f == 0 && s != nil && s.w != 0 && e != nil && e.w != 0 {
+		res, late := hazard.Split(hazard.Call2U(hazard.OpStreamWait, s.w, e.w, uintptr(s.h), uintptr(e.h), 0))
 		if late {
 			flushBoth(s.r, e.r)
 		}
@@ -213,8 +220,8 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if hot.streamSync != 0 && s.hot() {
-		switch s.hotCall(hot.streamSync) {
+	if s != nil && s.w != 0 {
+		switch s.hotCall(hazard.OpStreamSync) {
 		case 0:
 			return nil
 		case hazard.Refused:
@@ -233,8 +240,8 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if hot.streamQuery != 0 && s.hot() {
-		switch s.hotCall(hot.streamQuery) {
+	if s != nil && s.w != 0 {
+		switch s.hotCall(hazard.OpStreamQuery) {
 		case 0:
 			return true, nil
 		case notReady:

@@ -56,9 +56,9 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e != nil && e.r != nil && hot.query != 0 {
+	if e != nil && e.w != 0 {
 		// Work complete already costs one hazard query (guard.go).
-		switch e.hotCall(hot.query) {
+		switch e.hotCall(hazard.OpQuery) {
 		case 0:
 			return nil
 		case hazard.Refused:
@@ -66,19 +66,11 @@ func (e *Event) Wait(ctx context.Context) error {
 		}
 		// Not ready, or an error: the counted wait below.
 	}
-	var s0 int64
-	if e != nil && e.r != nil {
-		s0 = e.r.state.Add(1)
-	}
-	if e == nil || e.r == nil || s0&closing != 0 {
-		return e.enterErr(op, "event")
+	if err := e.enter(op, "event"); err != nil {
+		return err
 	}
 	err := e.wait(ctx)
-	if err == nil {
-		e.r.doneExit(s0) // complete: its handle may be reused (recycle.go)
-	} else {
-		e.r.exit()
-	}
+	e.r.exit()
 	return err
 }
 

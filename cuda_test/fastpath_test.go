@@ -135,6 +135,23 @@ func TestEventReuse(t *testing.T) {
 			ok(t, n.Close())
 		}
 		ok(t, s.Sync())
+		// Recorded and complete, but never asked (the stream was synced):
+		// the flush asks the driver, so reused.
+		e = must[*cuda.Event](t)(dev.NewEvent(opts))
+		ok(t, s.Record(e))
+		ok(t, s.Sync())
+		h = handleOf(e)
+		ok(t, e.Close())
+		retireBatch(opts)
+		n, others = reusedOf(opts, h)
+		for _, o := range others {
+			ok(t, o.Close())
+		}
+		if n == nil {
+			t.Fatalf("%+v: a closed event complete (its stream synced): its handle %s was not reused", opts, h)
+		}
+		complete("a reused event", n)
+		ok(t, n.Close())
 	}
 }
 

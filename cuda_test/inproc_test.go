@@ -425,6 +425,16 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		d := diff(ns[cu], ns[dr])
 		fmt.Fprintf(w, "%s: cuda minus driver: median %+.1f ns (p25..p75 %+.1f..%+.1f)\n", op.name, pct(d, 50), pct(d, 25), pct(d, 75))
 	}
+	if cg := slices.IndexFunc(op.paths, func(p path) bool { return p.name == "cgo per call" }); cu >= 0 && cg >= 0 {
+		// What a direct cgo binding pays (gorgonia/cu's, gocu's): one
+		// crossing per driver call; the C side makes a two-call operation
+		// in one, so each further call adds a floor.
+		d := make([]float64, rounds)
+		for r := range d {
+			d[r] = ns[cu][r] - ns[cg][r] - float64(max(op.calls, 1)-1)*ns[2][r]
+		}
+		fmt.Fprintf(w, "%s: cuda minus direct cgo: median %+.1f ns (p25..p75 %+.1f..%+.1f)\n", op.name, pct(d, 50), pct(d, 25), pct(d, 75))
+	}
 	if op.goal > 0 {
 		over := make([]float64, rounds)
 		for r := range over {

@@ -31,7 +31,7 @@ import (
 //     sleeping goroutine costs, the floor of any wait that sleeps.
 func BenchmarkWaitStrategy(b *testing.B) {
 	for _, work := range []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 200 * time.Microsecond, 20 * time.Microsecond} {
-		for _, name := range []string{"sync", "wait", "blocking", "blocking-goroutine", "sleep1ms", "hostfunc", "idle"} {
+		for _, name := range []string{"sync", "wait", "blocking", "blocking-goroutine", "sleep1ms", "hostfunc", "hostfunc-netpoll", "cthread", "idle"} {
 			b.Run(name+"/"+work.String(), func(b *testing.B) { benchWaitStrategy(b, name, work) })
 		}
 	}
@@ -73,6 +73,47 @@ func benchWaitStrategy(b *testing.B, name string, work time.Duration) {
 			}
 			if !ef.wait() {
 				b.Fatal("eventfd read failed")
+			}
+			return nil
+		}
+	case "hostfunc-netpoll":
+		en := newEfdNB()
+		defer en.close()
+		buf := make([]byte, 8)
+		wait = func() error {
+			if err := driver.StreamWaitEventCtx(ctx, ph, h, 0); err != nil {
+				return err
+			}
+			if err := driver.LaunchHostFuncCtx(ctx, ph, en.fn(), en.data()); err != nil {
+				return err
+			}
+			if !en.wait(buf) {
+				b.Fatal("eventfd read failed")
+			}
+			return nil
+		}
+	case "cthread":
+		var syncFn uintptr
+		for _, f := range driver.Functions {
+			if f.Go == "EventSynchronize" {
+				syncFn, _ = f.Resolve()
+			}
+		}
+		if syncFn == 0 {
+			b.Fatal("no cuEventSynchronize")
+		}
+		ct := newCthread(syncFn)
+		buf := make([]byte, 8)
+		wait = func() error {
+			if err := driver.StreamWaitEventCtx(ctx, ph, h, 0); err != nil {
+				return err
+			}
+			if err := driver.EventRecordCtx(ctx, bh, ph); err != nil {
+				return err
+			}
+			ct.start(bh)
+			if r := ct.wait(buf); r != 0 {
+				return driver.Result(r)
 			}
 			return nil
 		}

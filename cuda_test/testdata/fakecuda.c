@@ -68,6 +68,10 @@ static int retained[MAXDEV]; // the primary context's retain count
 static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
 static __thread void *current;
 static long long hold_ns, pending_ns;
+// FAKECUDA_TOUCH_KB: each handle lookup writes a line of every 64 bytes of
+// a buffer that size, evicting the caller's lines as a real driver does.
+static volatile unsigned char *touch_buf;
+static size_t touch_len;
 static int want_current; // FAKECUDA_WANT_CURRENT: handle calls want their context current
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -156,6 +160,9 @@ static slot *peek(void *h, int kind) {
 // destroyed before or during the call.
 static slot *lookup(void *h, int kind) {
 	if (h == NULL) return NULL;
+	if (touch_buf != NULL) { // a real driver's cache footprint
+		for (size_t i = 0; i < touch_len; i += 64) touch_buf[i]++;
+	}
 	slot *s = peek(h, kind);
 	if (s != NULL && hold_ns > 0) {
 		long long t0 = now_ns();
@@ -184,6 +191,11 @@ static CUresult cuInit(unsigned flags) {
 	pending_ns = s ? atoll(s) : 0;
 	s = getenv("FAKECUDA_WANT_CURRENT");
 	want_current = s && *s && *s != '0';
+	s = getenv("FAKECUDA_TOUCH_KB");
+	if (s && atoi(s) > 0 && touch_buf == NULL) {
+		touch_len = (size_t)atoi(s) * 1024;
+		touch_buf = calloc(touch_len, 1);
+	}
 	s = getenv("FAKECUDA_DEVICES");
 	ndev = s ? atoi(s) : 1;
 	if (ndev < 1) ndev = 1;

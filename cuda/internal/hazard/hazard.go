@@ -2,7 +2,7 @@
 // concurrent Close without a locked instruction per call.
 //
 // Every object of the cuda package has a state word (its closing bit, its
-// calls in flight, an event's record count). A hot call does not count
+// calls in flight, whether an event was recorded). A hot call does not count
 // itself in and out of the word: inside its one cgo crossing, the C side
 // writes the word's address into a hazard slot of the calling OS thread,
 // checks the closing bit, calls the driver and clears the slot. Close sets
@@ -20,8 +20,8 @@
 // consistent stores and loads (one locked instruction each on amd64) and
 // Barrier does nothing.
 //
-// A thread's slots live in a record kept in a list that only grows; a
-// thread that exits frees its record for the next thread. The state words
+// A thread's slots live in its static TLS, listed from its first call to
+// its exit. The state words
 // themselves live in C memory (Words), so C reads them under the cgo
 // rules.
 package hazard
@@ -31,10 +31,22 @@ import "sync/atomic"
 // Bits of a state word that the C side reads or writes. The cuda package's
 // guard uses these.
 const (
-	Closing   = int64(1) << 33 // Close has begun: no new calls
-	NoReuse   = int64(1) << 35 // an event whose driver handle must not be reused
-	Clean     = int64(1) << 36 // an event seen complete at its current count of records
-	TickShift = 37             // an event's count of records starts here
+	Closing  = int64(1) << 33 // Close has begun: no new calls
+	NoReuse  = int64(1) << 35 // an event whose driver handle must not be reused
+	Recorded = int64(1) << 36 // an event recorded at least once (Record sets it)
+)
+
+// The hot calls, each with its entry point (SetFn).
+const (
+	OpRecord = iota
+	OpRecordFlags
+	OpQuery
+	OpSync
+	OpElapsed
+	OpStreamWait
+	OpStreamQuery
+	OpStreamSync
+	OpTest = 15 // for tests (SpinFn), apart from the package's
 )
 
 // Results of a call besides the driver's CUresult.
@@ -61,10 +73,7 @@ func Split(r int32) (int32, bool) {
 	return r, r == Refused
 }
 
-var (
-	mode  atomic.Int32 // 0 not set up, 1 fences, 2 asymmetric (membarrier)
-	setup atomic.Bool
-)
+var mode atomic.Int32 // 0 not set up, 1 fences, 2 asymmetric (membarrier)
 
 // Word is a state word (Words).
 type Word struct {

@@ -14,76 +14,99 @@ package hazard
 #endif
 
 #define HZ_CLOSING ((uint64_t)1 << 33)
-#define HZ_NOREUSE ((uint64_t)1 << 35)
-#define HZ_CLEAN ((uint64_t)1 << 36)
-#define HZ_TICK ((uint64_t)1 << 37)
+#define HZ_RECORDED ((uint64_t)1 << 36)
 #define HZ_REFUSED (-2)
 #define HZ_NOSLOT (-3)
 #define HZ_LATE (1 << 20)
+#define HZ_NFN 16
 
 // membarrier(2) commands, declared here: no kernel header needed.
 #define HZ_MB_QUERY 0
 #define HZ_MB_PRIVATE_EXPEDITED (1 << 3)
 #define HZ_MB_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
-// One thread's hazard slots, a cache line of its own.
+// The hot path touches as few cache lines as it can: a real driver call
+// evicts the caller's lines, and each one touched again costs a miss
+// (docs/perf.md, sixth session). So a call reads the thread's slots and
+// mode from one line of static TLS, the entry point from one line of
+// hz_fns, and the object's state word.
+
+// One thread's hazard slots and the mode, a cache line of static TLS,
+// listed in hz_list (under hz_mu) from its first call to its exit.
 typedef struct hz_rec {
 	_Atomic(uintptr_t) slot[2];
-	_Atomic(int) used;
-	struct hz_rec *next; // set before the record is published, never after
+	int sym;    // 1: sequentially consistent fences; 0: asymmetric (membarrier)
+	int listed; // 1 listed
+	struct hz_rec *prev, *next;
 } __attribute__((aligned(64))) hz_rec;
 
-static hz_rec *_Atomic hz_head;
-static _Thread_local hz_rec *hz_self;
+static _Thread_local hz_rec hz_tls;
+static pthread_mutex_t hz_mu = PTHREAD_MUTEX_INITIALIZER;
+static hz_rec *hz_list;
 static pthread_key_t hz_key;
+static int hz_keyok;   // hz_key made: set once, before the first call
 static int hz_sym = 1; // set once, before the first call
 
-// hz_release frees an exiting thread's record for another thread.
-static void hz_release(void *p) {
-	hz_rec *z = p;
-	atomic_store(&z->slot[0], 0);
-	atomic_store(&z->slot[1], 0);
-	hz_self = NULL;
-	atomic_store(&z->used, 0);
+// The entry points of the hot calls (the Op constants), set once before
+// the first call; 0 turns a call off. The package's calls use the first
+// line, the tests the second.
+static struct { uintptr_t fn[HZ_NFN]; } __attribute__((aligned(64))) hz_fns;
+
+static void hz_setfn(int op, uintptr_t fn) {
+	if (hz_keyok && op >= 0 && op < HZ_NFN) { // only once set up
+		hz_fns.fn[op] = fn;
+	}
 }
 
-static hz_rec *hz_claim(void) {
-	hz_rec *z;
-	for (z = atomic_load(&hz_head); z != NULL; z = z->next) {
-		int f = 0;
-		if (atomic_load_explicit(&z->used, memory_order_relaxed) == 0 &&
-				atomic_compare_exchange_strong(&z->used, &f, 1)) {
-			goto found;
-		}
+// hz_release unlists an exiting thread's record, before its TLS goes.
+static void hz_release(void *p) {
+	hz_rec *z = p;
+	pthread_mutex_lock(&hz_mu);
+	if (z->prev != NULL) {
+		z->prev->next = z->next;
+	} else if (hz_list == z) {
+		hz_list = z->next;
 	}
-	if (posix_memalign((void **)&z, 64, sizeof *z) != 0) {
+	if (z->next != NULL) {
+		z->next->prev = z->prev;
+	}
+	z->prev = z->next = NULL;
+	atomic_store(&z->slot[0], 0);
+	atomic_store(&z->slot[1], 0);
+	z->listed = 0;
+	pthread_mutex_unlock(&hz_mu);
+}
+
+// hz_join lists the calling thread's record; NULL if it cannot.
+static hz_rec *hz_join(void) {
+	hz_rec *z = &hz_tls;
+	if (!hz_keyok || pthread_setspecific(hz_key, z) != 0) {
 		return NULL;
 	}
-	memset(z, 0, sizeof *z);
-	atomic_store(&z->used, 1);
-	z->next = atomic_load(&hz_head);
-	while (!atomic_compare_exchange_weak(&hz_head, &z->next, z)) {
+	z->sym = hz_sym;
+	pthread_mutex_lock(&hz_mu);
+	z->prev = NULL;
+	z->next = hz_list;
+	if (hz_list != NULL) {
+		hz_list->prev = z;
 	}
-found:
-	if (pthread_setspecific(hz_key, z) != 0) {
-		atomic_store(&z->used, 0);
-		return NULL;
-	}
-	hz_self = z;
+	hz_list = z;
+	z->listed = 1;
+	pthread_mutex_unlock(&hz_mu);
 	return z;
 }
 
 static inline hz_rec *hz_get(void) {
-	hz_rec *z = hz_self;
-	return z != NULL ? z : hz_claim();
+	hz_rec *z = &hz_tls;
+	return z->listed > 0 ? z : hz_join();
 }
 
 // hz_set writes a slot, hz_load reads a state word. With asymmetric fences
-// (hz_sym 0) the order between them is the compiler's only: membarrier in
+// (sym 0) the order between them is the compiler's only: membarrier in
 // hz_barrier supplies the hardware's. Otherwise both are sequentially
 // consistent, which orders a slot's store before the word's load.
-static inline void hz_set(_Atomic(uintptr_t) *s, uintptr_t v) {
-	if (hz_sym) {
+static inline void hz_set(int sym, _Atomic(uintptr_t) *s, uintptr_t v) {
+	if (sym) {
 		atomic_store_explicit(s, v, memory_order_seq_cst);
 	} else {
 		atomic_store_explicit(s, v, memory_order_release);
@@ -91,9 +114,9 @@ static inline void hz_set(_Atomic(uintptr_t) *s, uintptr_t v) {
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static inline uint64_t hz_load(uintptr_t w) {
+static inline uint64_t hz_load(int sym, uintptr_t w) {
 	atomic_signal_fence(memory_order_seq_cst);
-	if (hz_sym) {
+	if (sym) {
 		return atomic_load_explicit((_Atomic(uint64_t) *)w, memory_order_seq_cst);
 	}
 	return atomic_load_explicit((_Atomic(uint64_t) *)w, memory_order_relaxed);
@@ -101,14 +124,15 @@ static inline uint64_t hz_load(uintptr_t w) {
 
 // hz_hold holds w1 and w2 (0: none) in the thread's slots, or refuses.
 static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2) {
-	hz_set(&z->slot[0], w1);
+	int sym = z->sym;
+	hz_set(sym, &z->slot[0], w1);
 	if (w2) {
-		hz_set(&z->slot[1], w2);
+		hz_set(sym, &z->slot[1], w2);
 	}
-	if ((hz_load(w1) | (w2 ? hz_load(w2) : 0)) & HZ_CLOSING) {
-		hz_set(&z->slot[0], 0);
+	if ((hz_load(sym, w1) | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
+		hz_set(sym, &z->slot[0], 0);
 		if (w2) {
-			hz_set(&z->slot[1], 0);
+			hz_set(sym, &z->slot[1], 0);
 		}
 		return HZ_REFUSED;
 	}
@@ -116,18 +140,23 @@ static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2) {
 }
 
 static inline int hz_drop(hz_rec *z, uintptr_t w1, uintptr_t w2, int r) {
-	hz_set(&z->slot[0], 0);
+	int sym = z->sym;
+	hz_set(sym, &z->slot[0], 0);
 	if (w2) {
-		hz_set(&z->slot[1], 0);
+		hz_set(sym, &z->slot[1], 0);
 	}
-	if ((hz_load(w1) | (w2 ? hz_load(w2) : 0)) & HZ_CLOSING) {
+	if ((hz_load(sym, w1) | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
 		r |= HZ_LATE;
 	}
 	return r;
 }
 
 // hz_call1: fn(a), holding w.
-static int hz_call1(uintptr_t fn, uintptr_t w, uintptr_t a) {
+static int hz_call1(int op, uintptr_t w, uintptr_t a) {
+	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
+	if (fn == 0) {
+		return HZ_NOSLOT;
+	}
 	hz_rec *z = hz_get();
 	if (z == NULL) {
 		return HZ_NOSLOT;
@@ -139,8 +168,15 @@ static int hz_call1(uintptr_t fn, uintptr_t w, uintptr_t a) {
 	return hz_drop(z, w, 0, r);
 }
 
-// hz_call2: fn(a, b), or fn(a, b, u) if withu, holding w1 and w2.
-static int hz_call2(uintptr_t fn, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu) {
+// hz_call2: fn(a, b), fn(a, b, u) if withu, holding w1 and w2. A record
+// (rec) then marks w1 recorded, still holding it, whatever the driver
+// answered: the flush that retires the event asks the driver whether it is
+// complete before its handle is reused (guard.go).
+static int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
+	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
+	if (fn == 0) {
+		return HZ_NOSLOT;
+	}
 	hz_rec *z = hz_get();
 	if (z == NULL) {
 		return HZ_NOSLOT;
@@ -150,40 +186,22 @@ static int hz_call2(uintptr_t fn, uintptr_t w1, uintptr_t w2, uintptr_t a, uintp
 	}
 	int r = withu ? ((int (*)(void *, void *, unsigned int))fn)((void *)a, (void *)b, u)
 		: ((int (*)(void *, void *))fn)((void *)a, (void *)b);
-	return hz_drop(z, w1, w2, r);
-}
-
-// hz_record: fn(e, s) or fn(e, s, u), holding the event's word we and the
-// stream's ws; then, still holding them, one record counted on we and its
-// clean bit cleared (whatever the driver answered: never reused on a
-// guess). Past 2^26 records the event is marked never to be reused.
-static int hz_record(uintptr_t fn, uintptr_t we, uintptr_t ws, uintptr_t e, uintptr_t s, unsigned int u, int withu) {
-	hz_rec *z = hz_get();
-	if (z == NULL) {
-		return HZ_NOSLOT;
-	}
-	if (hz_hold(z, we, ws) != 0) {
-		return HZ_REFUSED;
-	}
-	int r = withu ? ((int (*)(void *, void *, unsigned int))fn)((void *)e, (void *)s, u)
-		: ((int (*)(void *, void *))fn)((void *)e, (void *)s);
-	_Atomic(uint64_t) *st = (_Atomic(uint64_t) *)we;
-	uint64_t o = atomic_load_explicit(st, memory_order_relaxed), n;
-	do {
-		n = (o + HZ_TICK) & ~HZ_CLEAN;
-		if (n >> 63) {
-			n |= HZ_NOREUSE;
+	if (rec) {
+		_Atomic(uint64_t) *st = (_Atomic(uint64_t) *)w1;
+		if (!(atomic_load_explicit(st, memory_order_relaxed) & HZ_RECORDED)) {
+			atomic_fetch_or(st, HZ_RECORDED);
 		}
-	} while (!atomic_compare_exchange_weak(st, &o, n));
-	return hz_drop(z, we, ws, r);
+	}
+	return hz_drop(z, w1, w2, r);
 }
 
 typedef struct { int r; float ms; } hz_ms;
 
 // hz_elapsed: fn(&ms, a, b), holding w1 and w2.
-static hz_ms hz_elapsed(uintptr_t fn, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b) {
+static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b) {
 	hz_ms out = {0, 0};
-	hz_rec *z = hz_get();
+	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
+	hz_rec *z = fn != 0 ? hz_get() : NULL;
 	if (z == NULL) {
 		out.r = HZ_NOSLOT;
 		return out;
@@ -202,7 +220,8 @@ static hz_ms hz_elapsed(uintptr_t fn, uintptr_t w1, uintptr_t w2, uintptr_t a, u
 // hz_held writes up to n held words to out and returns how many are held.
 static int hz_held(uintptr_t *out, int n) {
 	int k = 0;
-	for (hz_rec *z = atomic_load(&hz_head); z != NULL; z = z->next) {
+	pthread_mutex_lock(&hz_mu);
+	for (hz_rec *z = hz_list; z != NULL; z = z->next) {
 		for (int i = 0; i < 2; i++) {
 			uintptr_t v = atomic_load(&z->slot[i]);
 			if (v != 0) {
@@ -213,6 +232,7 @@ static int hz_held(uintptr_t *out, int n) {
 			}
 		}
 	}
+	pthread_mutex_unlock(&hz_mu);
 	return k;
 }
 
@@ -232,6 +252,7 @@ static int hz_init(int fences) {
 	if (pthread_key_create(&hz_key, hz_release) != 0) {
 		return -1;
 	}
+	hz_keyok = 1;
 #if defined(__linux__) && defined(SYS_membarrier)
 	if (!fences) {
 		long q = syscall(SYS_membarrier, HZ_MB_QUERY, 0, 0);
@@ -272,14 +293,33 @@ static int hz_test_fn(void *p) {
 }
 static uintptr_t hz_test_fn_addr(void) { return (uintptr_t)hz_test_fn; }
 
+// hz_direct1: op's fn(a), no slot (the benchmarks' baseline).
+static int hz_direct1(int op, uintptr_t a) {
+	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
+	return fn ? ((int (*)(void *))fn)((void *)a) : HZ_NOSLOT;
+}
+static int hz_noop_fn(void *p) { (void)p; return 0; }
+static uintptr_t hz_noop_fn_addr(void) { return (uintptr_t)hz_noop_fn; }
+
+// hz_listed counts the threads listed, for the tests.
+static int hz_listed(void) {
+	int n = 0;
+	pthread_mutex_lock(&hz_mu);
+	for (hz_rec *z = hz_list; z != NULL; z = z->next) {
+		n++;
+	}
+	pthread_mutex_unlock(&hz_mu);
+	return n;
+}
+
 #cgo noescape hz_call1
 #cgo nocallback hz_call1
 #cgo noescape hz_call2
 #cgo nocallback hz_call2
-#cgo noescape hz_record
-#cgo nocallback hz_record
 #cgo noescape hz_elapsed
 #cgo nocallback hz_elapsed
+#cgo noescape hz_direct1
+#cgo nocallback hz_direct1
 #cgo noescape hz_held
 #cgo nocallback hz_held
 */
@@ -308,40 +348,38 @@ func Setup() bool {
 		case 1:
 			mode.Store(1)
 		}
-		setup.Store(true)
 	})
 	return mode.Load() != 0
 }
 
-// Call1 calls fn(a) holding w.
-func Call1(fn, w, a uintptr) int32 {
-	return int32(C.hz_call1(C.uintptr_t(fn), C.uintptr_t(w), C.uintptr_t(a)))
+// SetFn sets the entry point of hot call op (an Op constant); 0 turns it
+// off. Call it before the first call of op.
+func SetFn(op int, fn uintptr) { C.hz_setfn(C.int(op), C.uintptr_t(fn)) }
+
+// Call1 calls op's fn(a) holding w.
+func Call1(op int, w, a uintptr) int32 {
+	return int32(C.hz_call1(C.int(op), C.uintptr_t(w), C.uintptr_t(a)))
 }
 
-// Call2 calls fn(a, b) holding w1 and w2.
-func Call2(fn, w1, w2, a, b uintptr) int32 {
-	return int32(C.hz_call2(C.uintptr_t(fn), C.uintptr_t(w1), C.uintptr_t(w2), C.uintptr_t(a), C.uintptr_t(b), 0, 0))
+// Call2U calls op's fn(a, b, u) holding w1 and w2.
+func Call2U(op int, w1, w2, a, b uintptr, u uint32) int32 {
+	return int32(C.hz_call2(C.int(op), C.uintptr_t(w1), C.uintptr_t(w2), C.uintptr_t(a), C.uintptr_t(b), C.uint(u), 1, 0))
 }
 
-// Call2U calls fn(a, b, u) holding w1 and w2.
-func Call2U(fn, w1, w2, a, b uintptr, u uint32) int32 {
-	return int32(C.hz_call2(C.uintptr_t(fn), C.uintptr_t(w1), C.uintptr_t(w2), C.uintptr_t(a), C.uintptr_t(b), C.uint(u), 1))
-}
-
-// Record calls fn(e, s) holding the event's word we and the stream's ws,
-// then counts one record on we and clears its clean bit, still holding it.
-func Record(fn, we, ws, e, s uintptr) int32 {
-	return int32(C.hz_record(C.uintptr_t(fn), C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s), 0, 0))
+// Record calls op's fn(e, s) holding the event's word we and the stream's
+// ws, then marks we Recorded, still holding it.
+func Record(op int, we, ws, e, s uintptr) int32 {
+	return int32(C.hz_call2(C.int(op), C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s), 0, 0, 1))
 }
 
 // RecordU is Record for fn(e, s, u) (cuEventRecordWithFlags).
-func RecordU(fn, we, ws, e, s uintptr, u uint32) int32 {
-	return int32(C.hz_record(C.uintptr_t(fn), C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s), C.uint(u), 1))
+func RecordU(op int, we, ws, e, s uintptr, u uint32) int32 {
+	return int32(C.hz_call2(C.int(op), C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s), C.uint(u), 1, 1))
 }
 
-// Elapsed calls fn(&ms, a, b) (cuEventElapsedTime) holding w1 and w2.
-func Elapsed(fn, w1, w2, a, b uintptr) (float32, int32) {
-	r := C.hz_elapsed(C.uintptr_t(fn), C.uintptr_t(w1), C.uintptr_t(w2), C.uintptr_t(a), C.uintptr_t(b))
+// Elapsed calls op's fn(&ms, a, b) (cuEventElapsedTime) holding w1 and w2.
+func Elapsed(op int, w1, w2, a, b uintptr) (float32, int32) {
+	r := C.hz_elapsed(C.int(op), C.uintptr_t(w1), C.uintptr_t(w2), C.uintptr_t(a), C.uintptr_t(b))
 	return float32(r.ms), int32(r.r)
 }
 
@@ -420,6 +458,14 @@ func FreeWords(ws []Word) {
 // in the first and spins while the second is set, the third saying it
 // spins.
 func SpinFn() uintptr { return uintptr(C.hz_test_fn_addr()) }
+
+// Direct1 calls op's fn(a) without a slot, and NoopFn is a driver call
+// that does nothing: the benchmarks' baselines.
+func Direct1(op int, a uintptr) int32 { return int32(C.hz_direct1(C.int(op), C.uintptr_t(a))) }
+func NoopFn() uintptr                 { return uintptr(C.hz_noop_fn_addr()) }
+
+// listed is how many threads have their slots listed (for the tests).
+func listed() int { return int(C.hz_listed()) }
 
 // Addr is the address of a word, as the calls take it.
 func Addr(w *atomic.Int64) uintptr { return uintptr(unsafe.Pointer(w)) }

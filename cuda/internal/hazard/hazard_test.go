@@ -5,7 +5,9 @@ package hazard
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,7 +36,10 @@ func TestHazardCalls(t *testing.T) {
 	a := Words(3) // the test function's counter, hold flag, spinning flag
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := SpinFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
+	SetFn(OpTest, SpinFn())
+	SetFn(OpRecord, SpinFn())
+	SetFn(OpStreamWait, SpinFn())
+	fn, wa, arg := OpTest, Addr(&w[0].Int64), Addr(&a[0].Int64)
 
 	// An open object: called, not held afterwards.
 	if r := Call1(fn, wa, arg); r != 0 || a[0].Load() != 1 {
@@ -51,7 +56,7 @@ func TestHazardCalls(t *testing.T) {
 	if _, flush := Split(Refused); !flush {
 		t.Fatal("a refused call must flush: a scan may have seen its slot")
 	}
-	if r := Call2(fn, Addr(&w[1].Int64), wa, arg, 0); r != Refused || a[0].Load() != 1 {
+	if r := Call2U(OpStreamWait, Addr(&w[1].Int64), wa, arg, 0, 0); r != Refused || a[0].Load() != 1 {
 		t.Fatalf("call on two objects, the second closing: %d, called %d times", r, a[0].Load())
 	}
 	w[0].Store(0)
@@ -81,19 +86,71 @@ func TestHazardCalls(t *testing.T) {
 	}
 	w[0].Store(0)
 
-	// Record counts one record and clears the clean bit, whatever the
-	// driver says; past 2^26 records it marks the event not reusable.
-	w[0].Store(Clean)
-	if r := Record(fn, wa, Addr(&w[1].Int64), arg, 0); r != 0 {
+	// Record marks the event recorded, whatever the driver says, and
+	// leaves the other bits alone.
+	w[0].Store(NoReuse)
+	if r := Record(OpRecord, wa, Addr(&w[1].Int64), arg, 0); r != 0 {
 		t.Fatalf("record: %d", r)
 	}
-	if s := w[0].Load(); s != 1<<TickShift {
-		t.Fatalf("after a record: state %#x, want one tick, not clean", s)
+	if s := w[0].Load(); s != NoReuse|Recorded {
+		t.Fatalf("after a record: state %#x, want %#x", s, NoReuse|Recorded)
 	}
-	w[0].Store(-1 << 63)
-	Record(fn, wa, Addr(&w[1].Int64), arg, 0)
-	if s := w[0].Load(); s&NoReuse == 0 || s>>TickShift != -1<<(63-TickShift)+1 {
-		t.Fatalf("after 2^26+1 records: state %#x, want not reusable", s)
+	if r := Record(OpRecord, wa, Addr(&w[1].Int64), arg, 0); r != 0 || w[0].Load() != NoReuse|Recorded {
+		t.Fatalf("after two records: %d, state %#x", r, w[0].Load())
+	}
+	// A call without an entry point is refused as NoSlot, uncalled.
+	n := a[0].Load()
+	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n {
+		t.Fatalf("call without an entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n)
+	}
+}
+
+// A thread that exits unlists its slots.
+func TestHazardThreadExit(t *testing.T) {
+	Setup()
+	SetFn(OpTest, SpinFn())
+	w := Words(1)
+	a := Words(3)
+	defer FreeWords(w)
+	defer FreeWords(a)
+	type res struct {
+		r, listed int
+		main      bool
+	}
+	done := make(chan res)
+	var got res
+	// Holding this thread (the main one, often) sends the goroutine
+	// elsewhere.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range 100 {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			if syscall.Gettid() == syscall.Getpid() {
+				// The main thread never exits: try again elsewhere.
+				runtime.UnlockOSThread()
+				done <- res{main: true}
+				return
+			}
+			r := Call1(OpTest, Addr(&w[0].Int64), Addr(&a[0].Int64))
+			done <- res{r: int(r), listed: listed()} // this thread listed
+		}()
+		if got = <-done; !got.main {
+			break
+		}
+	}
+	if got.main {
+		t.Fatal("every try ran on the main thread, which never exits")
+	}
+	if got.r != 0 {
+		t.Fatalf("call: %d", got.r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for listed() >= got.listed {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads listed after the thread exited, %d while it ran", listed(), got.listed)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -105,7 +162,8 @@ func TestHazardManyThreads(t *testing.T) {
 	a := Words(3)
 	defer FreeWords(w)
 	defer FreeWords(a)
-	fn, wa, arg := SpinFn(), Addr(&w[0].Int64), Addr(&a[0].Int64)
+	SetFn(OpTest, SpinFn())
+	fn, wa, arg := OpTest, Addr(&w[0].Int64), Addr(&a[0].Int64)
 	const g, n = 16, 2000
 	errs := make(chan int32, g)
 	for range g {
@@ -130,4 +188,26 @@ func TestHazardManyThreads(t *testing.T) {
 	if held := Held(nil); len(held) != 0 {
 		t.Fatalf("held after all calls returned: %#x", held)
 	}
+}
+
+// What a hazard call adds to a plain cgo call of the same shape, on a
+// driver call that does nothing (the mode is this process's: run with
+// CUDAGEN_HAZARD=fence for the other).
+func BenchmarkCall1(b *testing.B) {
+	Setup()
+	SetFn(OpTest, NoopFn())
+	w := Words(1)
+	defer FreeWords(w)
+	wa := Addr(&w[0].Int64)
+	b.Logf("asymmetric (membarrier): %v", Asymmetric())
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			Direct1(OpTest, 0)
+		}
+	})
+	b.Run("hazard", func(b *testing.B) {
+		for b.Loop() {
+			Call1(OpTest, wa, 0)
+		}
+	})
 }
