@@ -7,15 +7,15 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
-// setupHot gives the hazard calls (guard.go) their entry points, resolved
-// once through the bindings' table (the pinned header's ABI versions), each
-// on its own, when the driver is initialised, before any object exists. A
-// call without one (no cgo, a driver without it at the pinned ABI version)
-// answers hazard.NoSlot: the counted path then makes it.
+// setupHot gives the hazard calls (guard.go) and the waiters' threads
+// (waiter.go) their entry points, resolved once through the bindings' table
+// (the pinned header's ABI versions), each on its own, when the driver is
+// initialised, before any object exists. A hazard call without one (no
+// cgo, a driver without it at the pinned ABI version) answers
+// hazard.NoSlot: the counted path then makes it; a waiter without them
+// sleeps on a Go thread.
 func setupHot() {
-	if !hazard.Setup() {
-		return
-	}
+	hz := hazard.Setup()
 	want := map[string]int{
 		"EventRecord": hazard.OpRecord, "EventRecordWithFlags": hazard.OpRecordFlags,
 		"EventQuery": hazard.OpQuery, "EventSynchronize": hazard.OpSync,
@@ -23,7 +23,13 @@ func setupHot() {
 		"StreamQuery": hazard.OpStreamQuery, "StreamSynchronize": hazard.OpStreamSync,
 	}
 	for _, f := range driver.Functions {
-		if op, ok := want[f.Go]; ok {
+		switch f.Go {
+		case "EventSynchronize": // for the waiters' threads too (waiter.go)
+			sleepFns.sync, _ = f.Resolve()
+		case "CtxSetCurrent":
+			sleepFns.setCurrent, _ = f.Resolve()
+		}
+		if op, ok := want[f.Go]; ok && hz {
 			if a, err := f.Resolve(); err == nil {
 				hazard.SetFn(op, a)
 			}

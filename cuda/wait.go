@@ -109,12 +109,10 @@ func (e *Event) wait(ctx context.Context) error {
 		}
 	}
 	private := !e.opts.BlockingSync || e.r.kind == kindAdopted
-	var w *waiter
-	if private || cancellable {
-		if w, err = p.getWaiter(); err != nil {
-			exit()
-			return e.pollWait(ctx)
-		}
+	w, err := p.getWaiter() // its thread sleeps (waiter.go)
+	if err != nil {
+		exit()
+		return e.pollWait(ctx)
 	}
 	target := e.h
 	if private {
@@ -126,10 +124,8 @@ func (e *Event) wait(ctx context.Context) error {
 		target = w.e
 	}
 	if !cancellable {
-		err := eventSynchronize(p.ctx, target)
-		if w != nil {
-			p.putWaiter(w)
-		}
+		err := w.sync(target)
+		p.putWaiter(w)
 		return driverErr(op, err)
 	}
 	w.state.Store(jobRunning)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
 // Sleeping in the driver for Wait.
@@ -20,6 +21,14 @@ import (
 // one wake, when the event's work completes. A waiter is that pair, kept by
 // its context for the next long Wait, with a goroutine of its own that runs
 // the sleeping call when Wait must also watch a cancellable context.
+//
+// The sleeping call itself runs on a C thread of the waiter's
+// (internal/sleeper), which wakes the Go side through an eventfd in the
+// runtime's netpoller: a Go thread blocked in a cgo call would keep the
+// runtime's monitor waking every 20 µs to 10 ms, about 1 % of a core on 10
+// ms of work on the GPU machine (BenchmarkWaitStrategy: "blocking" against
+// "cthread"). Where no such thread can be had, the call runs on the Go
+// thread.
 
 // waitersMax bounds the idle waiters a context keeps (so up to that many
 // long Waits at once allocate nothing); waitersBusyMax bounds those in use,
@@ -35,11 +44,12 @@ var errWaitersBusy = errors.New("cuda: every waiter of the context is in use")
 
 type waiter struct {
 	p     *primary
-	s     driver.Stream // private, non-blocking
-	e     driver.Event  // private, CU_EVENT_BLOCKING_SYNC, no timing
-	jobs  chan waitJob  // to its goroutine; closed when the waiter is destroyed
-	done  chan error    // the goroutine's answer, if the job's Wait still waits
-	state atomic.Uint32 // of the current job: jobRunning, jobAnswered, jobAbandoned
+	s     driver.Stream    // private, non-blocking
+	e     driver.Event     // private, CU_EVENT_BLOCKING_SYNC, no timing
+	sl    *sleeper.Sleeper // its sleeping thread; nil: none
+	jobs  chan waitJob     // to its goroutine; closed when the waiter is destroyed
+	done  chan error       // the goroutine's answer, if the job's Wait still waits
+	state atomic.Uint32    // of the current job: jobRunning, jobAnswered, jobAbandoned
 }
 
 // waitJob: sleep in cuEventSynchronize on ev, holding a call on r (counted
@@ -84,6 +94,7 @@ func (p *primary) getWaiter() (*waiter, error) {
 		return nil, err
 	}
 	w := &waiter{p: p, s: s, e: e, jobs: make(chan waitJob, 1), done: make(chan error, 1)}
+	w.sl, _ = sleeper.New(sleepFns.sync, sleepFns.setCurrent) // none: w.sync sleeps on a Go thread
 	go w.loop()
 	return w, nil
 }
@@ -124,6 +135,9 @@ func (p *primary) takeWaiters() []*waiter {
 // so the destroys do not wait).
 func (w *waiter) destroy() {
 	close(w.jobs)
+	if w.sl != nil {
+		w.sl.Close()
+	}
 	_ = driver.EventDestroyCtx(w.p.ctx, w.e)
 	_ = driver.StreamDestroyCtx(w.p.ctx, w.s)
 }
@@ -133,7 +147,7 @@ func (w *waiter) destroy() {
 // puts w back itself; then it counts the job's call out. It never panics.
 func (w *waiter) loop() {
 	for job := range w.jobs {
-		err := eventSynchronize(w.p.ctx, job.ev)
+		err := w.sync(job.ev)
 		if w.state.CompareAndSwap(jobRunning, jobAnswered) {
 			w.done <- err // the Wait puts w back
 		} else {
@@ -142,6 +156,22 @@ func (w *waiter) loop() {
 		job.r.exit()
 	}
 }
+
+// sync sleeps in cuEventSynchronize(ev) on w's thread (or, without one,
+// on this one), and returns its answer.
+func (w *waiter) sync(ev driver.Event) error {
+	if w.sl != nil {
+		if r := w.sl.Sync(uintptr(w.p.ctx), uintptr(ev)); r >= 0 {
+			return driver.Result(r).Err()
+		}
+		// The thread could not be reached: sleep here.
+	}
+	return eventSynchronize(w.p.ctx, ev)
+}
+
+// sleepFns are the entry points a waiter's thread calls, resolved with the
+// hot calls' (handlecall.go).
+var sleepFns struct{ sync, setCurrent uintptr }
 
 // behind makes w's private event complete only after ev's latest record:
 // w's stream waits for ev, then records w's event.

@@ -1,0 +1,15 @@
+//go:build !cgo || !linux
+
+package sleeper
+
+// Sleeper is unavailable here: Wait sleeps in the driver on a Go thread.
+type Sleeper struct{}
+
+// New returns ErrUnavailable.
+func New(sync, setCurrent uintptr) (*Sleeper, error) { return nil, ErrUnavailable }
+
+// Sync returns -1.
+func (s *Sleeper) Sync(ctx, ev uintptr) int32 { return -1 }
+
+// Close does nothing.
+func (s *Sleeper) Close() {}
