@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
@@ -221,5 +222,21 @@ func TestFlushKeepsHeldEvents(t *testing.T) {
 	p.mu.Unlock()
 	if n := limbo(); n != 0 || p.live != 1 || kept != 5 {
 		t.Fatalf("after the call returned and flushed: %d in the limbo, live %d, kept handle %d (want 0, 1, 5)", n, p.live, kept)
+	}
+}
+
+// Wait's spin adapts to how long the context's latest Wait slept.
+func TestWaitSpinAdapts(t *testing.T) {
+	p := &primary{}
+	if p.longWaits.Load() {
+		t.Fatal("a new context starts with long waits")
+	}
+	p.sleptFor(waitLongSlept)
+	if !p.longWaits.Load() {
+		t.Fatalf("after a wait that slept %v: the spin stays long", waitLongSlept)
+	}
+	p.sleptFor(waitLongSlept - time.Microsecond)
+	if p.longWaits.Load() {
+		t.Fatal("after a short sleep: the spin stays short")
 	}
 }

@@ -60,9 +60,10 @@ type primary struct {
 	open        *handle      // open streams made by this package
 	slabs       *slabHandles // the slabs of its events (recycle.go)
 	events      eventAlloc
-	waiters     []*waiter // idle waiters for long Waits (waiter.go)
-	waitersBusy int       // waiters in use
-	limbo       []*handle // retired, destroyed by a flush once no hazard slot holds them (guard.go)
+	waiters     []*waiter   // idle waiters for long Waits (waiter.go)
+	waitersBusy int         // waiters in use
+	limbo       []*handle   // retired, destroyed by a flush once no hazard slot holds them (guard.go)
+	longWaits   atomic.Bool // the latest Wait slept long: the next spin short (wait.go)
 
 	flushMu sync.Mutex // one flush at a time; its scratch:
 	held    []uintptr  // the words hazard slots hold
