@@ -194,7 +194,7 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	}
 	// imported keeps it out of event pools; the handle's kind keeps its
 	// finish from destroying it.
-	e := &Event{w: r.word(), h: h, p: r.p, dev: d, opts: opts, imported: true, r: r}
+	e := &Event{w: r.state, h: h, p: r.p, dev: d, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)
 	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
 	return e, nil

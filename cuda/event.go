@@ -56,9 +56,9 @@ func (o EventOptions) Validate() error {
 type Event struct {
 	// What the hot calls read first, on one cache line (an Event is 64
 	// bytes, and a slab of them is page-aligned: recycle.go).
-	w        uintptr      // the state word's address (r.word()), as hazard calls hold it
-	h        driver.Event // the driver handle
-	p        *primary     // r.p
+	w        *atomic.Int64 // the state word (r.state), in C memory
+	h        driver.Event  // the driver handle
+	p        *primary      // r.p
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
@@ -172,6 +172,27 @@ func (e *Event) unusable(op, which string) error {
 
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
+	// The hot path first: a hazard call (guard.go), which marks the event
+	// recorded inside it; everything else in record.
+	if len(flags) == 0 && e != nil && s != nil && e.w != nil && s.w != nil && s.p == e.p && (e.w.Load()|s.w.Load())&closing == 0 {
+		r := hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
+		if r == 0 {
+			if !e.recorded.Load() {
+				e.recorded.Store(true)
+			}
+			return nil
+		}
+		return e.record(s, r, nil)
+	}
+	return e.record(s, noHot, flags)
+}
+
+// noHot stands for the result of a hazard call not made.
+const noHot = int32(-100)
+
+// record is Record but for a hot call that succeeded: r is that call's
+// result, or noHot where none was made.
+func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 	const op = "record event"
 	var f driver.EventRecordFlags
 	for _, x := range flags {
@@ -185,19 +206,20 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		return invalidErr(op, "event")
 	}
 	er := e.r
-	if s != nil && s.w != 0 && (s.p == e.p || s.p.ctx == e.p.ctx) {
-		// The hazard call (guard.go): it marks the event recorded inside
-		// it.
-		var res int32
+	if r == noHot && s != nil && s.w != nil && (s.p == e.p || s.p.ctx == e.p.ctx) && (e.w.Load()|s.w.Load())&closing == 0 {
+		// The hazard call (guard.go), made here with flags or across two
+		// primaries of one context: it marks the event recorded inside it.
 		if len(flags) == 0 {
-			res = hazard.Record(hazard.OpRecord, e.w, s.w, uintptr(e.h), uintptr(s.h))
+			r = hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
 				er.state.Or(noReuse) // see below
 			}
-			res = hazard.RecordU(hazard.OpRecordFlags, e.w, s.w, uintptr(e.h), uintptr(s.h), uint32(f))
+			r = hazard.RecordU(hazard.OpRecordFlags, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h), uint32(f))
 		}
-		res, late := hazard.Split(res)
+	}
+	if r != noHot {
+		res, late := hazard.Split(r)
 		if late {
 			flushBoth(er, s.r)
 		}
@@ -260,7 +282,13 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 // flushes where the call says so. It returns the driver's result, or
 // hazard.Refused or hazard.NoSlot.
 func (e *Event) hotCall(op int) int32 {
-	res, flush := hazard.Split(hazard.Call1(op, e.w, uintptr(e.h)))
+	return e.hotDone(hazard.Call1(op, hazard.Addr(e.w), uintptr(e.h)))
+}
+
+// hotDone flushes where a hazard call's result r says so, and returns the
+// driver's result (or hazard.Refused or hazard.NoSlot).
+func (e *Event) hotDone(r int32) int32 {
+	res, flush := hazard.Split(r)
 	if flush {
 		e.p.flush(nil)
 	}
@@ -271,23 +299,33 @@ func (e *Event) hotCall(op int) int32 {
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
-	const op = "query event"
-	if e != nil && e.w != 0 {
-		switch e.hotCall(hazard.OpQuery) {
-		case 0:
+	// The hot path, small enough to inline into the caller.
+	r := int32(hazard.NoSlot)
+	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
+		if r = hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return true, nil
-		case notReady:
-			return false, nil
-		case hazard.Refused:
-			return false, e.unusable(op, "event")
 		}
+	}
+	return e.query(r)
+}
+
+// query is Query past a hazard call that did not answer complete (r: its
+// result, or hazard.NoSlot if none was made).
+func (e *Event) query(r int32) (bool, error) {
+	const op = "query event"
+	switch e.hotDone(r) {
+	case 0:
+		return true, nil
+	case notReady:
+		return false, nil
+	case hazard.Refused:
+		return false, e.unusable(op, "event")
 	}
 	if err := e.enter(op, "event"); err != nil {
 		return false, err
 	}
-	r := e.r
-	err := eventQuery(r.p.ctx, e.h)
-	r.exit()
+	err := eventQuery(e.p.ctx, e.h)
+	e.r.exit()
 	if err == nil {
 		return true, nil
 	}
@@ -301,14 +339,25 @@ func (e *Event) Query() (bool, error) {
 // spinning or sleeping as the event was created (EventOptions.BlockingSync).
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
-	const op = "synchronize event"
-	if e != nil && e.w != 0 {
-		switch e.hotCall(hazard.OpSync) {
-		case 0:
+	// The hot path, small enough to inline into the caller.
+	r := int32(hazard.NoSlot)
+	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
+		if r = hazard.Call1(hazard.OpSync, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
-		case hazard.Refused:
-			return e.unusable(op, "event")
 		}
+	}
+	return e.sync(r)
+}
+
+// sync is Sync past a hazard call that did not answer complete (r: its
+// result, or hazard.NoSlot if none was made).
+func (e *Event) sync(r int32) error {
+	const op = "synchronize event"
+	switch e.hotDone(r) {
+	case 0:
+		return nil
+	case hazard.Refused:
+		return e.unusable(op, "event")
 	}
 	if err := e.enter(op, "event"); err != nil {
 		return err
@@ -324,9 +373,9 @@ func (e *Event) Sync() error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if e != nil && e.w != 0 && start != nil && start.w != 0 && start.opts.Timing && e.opts.Timing &&
+	if e != nil && e.w != nil && start != nil && start.w != nil && (e.w.Load()|start.w.Load())&closing == 0 && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
-		ms, res := hazard.Elapsed(hazard.OpElapsed, e.w, start.w, uintptr(start.h), uintptr(e.h))
+		ms, res := hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h))
 		res, late := hazard.Split(res)
 		if late {
 			flushBoth(e.r, start.r)

@@ -65,7 +65,7 @@ func BenchmarkHotParts(b *testing.B) {
 			}},
 			{"cgo noop", func() int32 { return hazard.Direct1(hazard.OpTest, 0) }},
 			{"no slot (hazard.Direct1)", func() int32 { return hazard.Direct1(hazard.OpQuery, uintptr(h)) }},
-			{"hazard.Call1", func() int32 { return hazard.Call1(hazard.OpQuery, e.w, uintptr(h)) }},
+			{"hazard.Call1", func() int32 { return hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(h)) }},
 			{"Event.Query", func() int32 {
 				if ok, err := e.Query(); !ok || err != nil {
 					return 1
@@ -87,7 +87,7 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"hazard.Record", func() int32 { return hazard.Record(hazard.OpRecord, e.w, s.w, uintptr(h), uintptr(sh)) }},
+			{"hazard.Record", func() int32 { return hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh)) }},
 			{"Event.Record", func() int32 {
 				if e.Record(s) != nil {
 					return 1

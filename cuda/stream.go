@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
@@ -30,7 +31,7 @@ const WaitExternal = WaitFlag(driver.EventWaitExternal)
 // accessors return zero values.
 type Stream struct {
 	// What the hot calls read first, on one cache line.
-	w       uintptr       // r.word() if calls on s may be hazard calls (hot), else 0
+	w       *atomic.Int64 // r.state if calls on s may be hazard calls, else nil
 	h       driver.Stream // the driver handle
 	p       *primary      // r.p
 	owned   bool          // created by NewStream: Close destroys it
@@ -46,7 +47,7 @@ func newStream(d *Device, h driver.Stream, r *handle, owned bool) *Stream {
 	if !defaultStream(h) {
 		// Not a default stream, which the driver resolves through the
 		// current context: hazard calls.
-		s.w = r.word()
+		s.w = r.state
 	}
 	return s
 }
@@ -110,7 +111,7 @@ func (s *Stream) enterErr(op string) error {
 // hotCall is the hazard call op(s) of Sync and Query; it flushes where the
 // call says so.
 func (s *Stream) hotCall(op int) int32 {
-	res, flush := hazard.Split(hazard.Call1(op, s.w, uintptr(s.h)))
+	res, flush := hazard.Split(hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)))
 	if flush {
 		s.p.flush(nil)
 	}
@@ -147,8 +148,8 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if f == 0 && s != nil && s.w != 0 && e != nil && e.w != 0 {
-		res, late := hazard.Split(hazard.Call2U(hazard.OpStreamWait, s.w, e.w, uintptr(s.h), uintptr(e.h), 0))
+	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil && (s.w.Load()|e.w.Load())&closing == 0 {
+		res, late := hazard.Split(hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0))
 		if late {
 			flushBoth(s.r, e.r)
 		}
@@ -220,7 +221,7 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if s != nil && s.w != 0 {
+	if s != nil && s.w != nil && s.w.Load()&closing == 0 {
 		switch s.hotCall(hazard.OpStreamSync) {
 		case 0:
 			return nil
@@ -240,7 +241,7 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if s != nil && s.w != 0 {
+	if s != nil && s.w != nil && s.w.Load()&closing == 0 {
 		switch s.hotCall(hazard.OpStreamQuery) {
 		case 0:
 			return true, nil

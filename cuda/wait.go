@@ -24,9 +24,9 @@ const (
 	waitSpin      = 50 * time.Microsecond
 	waitSpinShort = 10 * time.Microsecond
 	waitLongSlept = time.Millisecond
-	waitMinSleep = 2 * time.Microsecond
-	waitMaxSleep = 100 * time.Microsecond
-	waitChunk    = time.Millisecond
+	waitMinSleep  = 2 * time.Microsecond
+	waitMaxSleep  = 100 * time.Microsecond
+	waitChunk     = time.Millisecond
 	// Past the first chunk, the longest sleep is the time waited over
 	// waitLateShare, between waitMaxSleep and waitLongMaxSleep.
 	waitLateShare    = 16
@@ -65,7 +65,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e != nil && e.w != 0 {
+	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
 		// Work complete already costs one hazard query (guard.go).
 		switch e.hotCall(hazard.OpQuery) {
 		case 0:

@@ -3,7 +3,8 @@
 #   bash tools/gpu-ab.sh DIR [K]
 # DIR holds old.test and new.test (cuda_test binaries, go test -c) and,
 # optionally, inproc-old and inproc-new (tools/peers/inproc built against
-# each tree). Each of K rounds (default 6) runs, in one alternating order,
+# each tree) and hot-old.test and hot-new.test (the cuda package's test
+# binaries: BenchmarkHotParts). Each of K rounds (default 6) runs, in one alternating order,
 # the in-process harness of each build (its paired "minus direct cgo" and
 # "minus driver" lines) and each inproc peer (the cuda package against
 # gorgonia/cu in one process). Figures move 2x between processes: compare
@@ -22,9 +23,14 @@ for i in $(seq 1 "$k"); do
 	order="old new"
 	[ $((i % 2)) = 0 ] && order="new old"
 	for b in $order; do
+		[ -x "$dir/$b.test" ] || continue
 		echo "== round $i $b harness" >> "$OUT/ab.txt"
 		CUDAGEN_INPROC_ROUNDS=${INPROC_ROUNDS:-101} $pin timeout 120 "$dir/$b.test" -test.run '^$' -test.bench '^BenchmarkInProcess$' -test.benchtime 1x 2>&1 |
 			grep -E 'minus (direct cgo|driver)|cuda minus C loop' >> "$OUT/ab.txt"
+		if [ -x "$dir/hot-$b.test" ]; then
+			echo "== round $i $b hotparts" >> "$OUT/ab.txt"
+			timeout 120 "$dir/hot-$b.test" -test.run '^$' -test.bench '^BenchmarkHotParts$' -test.benchtime 1x 2>&1 | grep '^|' >> "$OUT/ab.txt"
+		fi
 		if [ -x "$dir/inproc-$b" ]; then
 			echo "== round $i $b inproc" >> "$OUT/ab.txt"
 			$pin timeout 120 "$dir/inproc-$b" 101 400 >> "$OUT/ab.txt" 2>&1
