@@ -87,7 +87,9 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"hazard.Record", func() int32 { return hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh)) }},
+			{"hazard.Record", func() int32 {
+				return hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
+			}},
 			{"Event.Record", func() int32 {
 				if e.Record(s) != nil {
 					return 1
