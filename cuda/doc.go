@@ -33,8 +33,8 @@
 //   - Close does not wait for pending work; the driver frees the event when
 //     the work completes.
 //   - NewEvent may get the driver handle of a closed event of the same
-//     options that was known to be complete (never recorded, or seen
-//     complete by Query, Sync or Wait after its latest Record), so that
+//     options that was complete when it was retired (never recorded, or
+//     the driver's query said so), so that
 //     create and close cost no driver call; the event is then what a new
 //     one is: complete, with the options asked for. A handle whose latest
 //     record may be pending, an IPC or imported event's, and one taken with

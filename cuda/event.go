@@ -54,8 +54,9 @@ func (o EventOptions) Validate() error {
 // *Event are not usable: methods that return an error return one matching
 // ErrInvalid, the accessors return zero values.
 type Event struct {
-	// What the hot calls read first, on one cache line (an Event is 64
-	// bytes, and a slab of them is page-aligned: recycle.go).
+	// What the hot calls read first, on one cache line: an Event is 64
+	// bytes, and a slab of 64 of them (4096 bytes, recycle.go) is allocated
+	// page-aligned by the runtime's size classes.
 	w        *atomic.Int64 // the state word (r.state), in C memory
 	h        driver.Event  // the driver handle
 	p        *primary      // r.p
@@ -77,8 +78,8 @@ var (
 // NewEvent creates an event on the device. It is created eagerly, so an
 // event never recorded is complete (the driver's "empty set of work"). Its
 // driver handle may be one kept from a closed event of the same options
-// that was known to be complete (never recorded, or seen complete after its
-// latest record): see recycle.go.
+// that was complete when it was retired (never recorded, or the driver's
+// query said so): see recycle.go.
 func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	const op = "create event"
 	f, err := opts.flags()

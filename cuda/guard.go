@@ -77,9 +77,9 @@ type handle struct {
 	p     *primary
 	h     uintptr // the driver handle: a driver.Event or driver.Stream
 	kind  kind
+	reuse bool              // an event's driver handle may be kept: set by a flush, under p.flushMu
 	flags driver.EventFlags // an event's creation flags: its reuse class
 	l     *listed           // a stream's or adopted wrapper's place in a list (events are listed by slab)
-	reuse bool              // an event's driver handle may be kept: set by a flush, under p.flushMu
 }
 
 // listed places a stream or an adopted wrapper in its list of open objects:
@@ -237,26 +237,37 @@ func (p *primary) flush(self *handle) error {
 	}
 	p.mu.Lock()
 	ready := p.ready[:0]
+	ask := false
 	for _, h := range batch {
-		if !ok || slices.Contains(p.held, h.word()) {
+		switch {
+		case !ok || slices.Contains(p.held, h.word()):
 			p.limbo = append(p.limbo, h)
-		} else {
-			ready = append(ready, h)
+			continue
+		case h.kind != kindEvent || p.closing:
+			h.reuse = false
+		default:
+			s := h.state.Load()
+			h.reuse = s&(noReuse|closedByDevice) == 0
+			// Never recorded: complete, kept at once, unless an event
+			// before it waits for the driver's answer (kept in batch
+			// order, while there is room).
+			if h.reuse && s&recorded == 0 && !ask && p.keepRetired(h) {
+				continue
+			}
+			ask = ask || h.reuse && s&recorded != 0
 		}
+		ready = append(ready, h)
 	}
 	clear(batch)
 	p.spare = batch[:0]
-	closing := p.closing
 	p.mu.Unlock()
-	// Which events' driver handles may be kept for reuse (recycle.go):
-	// those complete, asked of the driver outside p.mu. No call holds them
-	// and none can start, so the answer stays true.
-	keep := false
-	for _, h := range ready {
-		h.reuse = !closing && h.reusable()
-		keep = keep || h.reuse
-	}
-	if keep {
+	if ask {
+		// A recorded event's handle is kept only if the driver says it is
+		// complete (recycle.go), asked outside p.mu. No call holds it and
+		// none can start, so the answer stays true.
+		for _, h := range ready {
+			h.reuse = h.reuse && h.reusable()
+		}
 		p.mu.Lock()
 		n := 0
 		for _, h := range ready {
@@ -280,19 +291,12 @@ func (p *primary) flush(self *handle) error {
 	return err
 }
 
-// reusable reports whether a retired event's driver handle may be kept for
-// reuse: an event of this package, never marked noReuse nor closed by its
-// device, and complete: never recorded, or the driver says so. A failed
+// reusable reports whether a retired event of this package, never marked
+// noReuse nor closed by its device, is complete, so that its driver handle
+// may be kept for reuse: never recorded, or the driver says so. A failed
 // query answers no.
 func (h *handle) reusable() bool {
-	if h.kind != kindEvent {
-		return false
-	}
-	s := h.state.Load()
-	if s&(noReuse|closedByDevice) != 0 {
-		return false
-	}
-	return s&recorded == 0 || eventQuery(h.p.ctx, driver.Event(h.h)) == nil
+	return h.state.Load()&recorded == 0 || eventQuery(h.p.ctx, driver.Event(h.h)) == nil
 }
 
 // destroy is finish's work, done by the flush that found the handle

@@ -12,26 +12,24 @@ import (
 // no allocation, for three reasons, all kept per context (primary) under its
 // mutex, which NewEvent and the destroy take once each anyway:
 //
-//   - Reuse. The destroy of an event known to be complete keeps its driver
-//     handle, by creation flags (up to reuseMax per flag set), for the next
-//     NewEvent with the same options. Known complete means never recorded,
-//     or seen complete (a Query reporting done, a Sync or Wait returning
-//     nil) after its latest Record: the handle's state word counts records
-//     and has a clean bit. The atomic step that counts a Record out (after
-//     the driver call) adds one to the count and clears the bit; the one
-//     that counts out a call that saw the event complete sets it if no
-//     record finished meanwhile (the count is still the one its enter saw:
-//     handle.doneExit). The destroy keeps the handle only if the bit is set.
-//     So a
-//     reused handle is complete, as a new event is, and has the options
-//     asked for; one whose latest record may be pending is destroyed, never
+//   - Reuse. The flush that retires a closed event (guard.go) keeps its
+//     driver handle, by creation flags (up to reuseMax per flag set), for
+//     the next NewEvent with the same options, if the event is complete:
+//     never recorded (Record sets the state word's recorded bit, inside its
+//     hazard slot or before its counted exit, whatever the driver
+//     answered), or, if recorded, cuEventQuery says so (handle.reusable).
+//     That answer is final: the event is closing and no slot holds it, so
+//     no record can still come through this package. So a reused handle is
+//     complete, as a new event is, and has the options asked for; one whose
+//     latest record is pending (or whose query fails) is destroyed, never
 //     reused. Never reused: IPC and imported events (another process may
-//     hold them), events whose Handle was taken (work may have been recorded
-//     through it), events recorded or waited on with the EXTERNAL flags
-//     (captured in a graph, every launch records or waits on the handle), events closed by their Device's Close, and events
-//     recorded 2^26 times or more (the count is 27 bits; past half of it
-//     the event is marked, so the count can never wrap back to a stale
-//     value). The kept handles are destroyed when the context is released.
+//     hold them), events whose Handle was taken (work may have been
+//     recorded through it), events recorded or waited on with the EXTERNAL
+//     flags (captured in a graph, every launch records or waits on the
+//     handle), and events closed by their Device's Close. The kept handles
+//     are destroyed when the context is released. Query, Sync and Wait
+//     write nothing for it; a recorded event's Close costs one driver
+//     query, in the flush of its batch.
 //   - Slabs. Events come slabSize to an allocation, their handles slabSize
 //     to another (apart, so that the context's list of open handles does
 //     not keep the events reachable), and the garbage-collection backstop is

@@ -84,7 +84,7 @@ func (e *Event) Wait(ctx context.Context) error {
 }
 
 // wait is Wait's body, with a call counted in on e.
-func (e *Event) wait(ctx context.Context) error {
+func (e *Event) wait(ctx context.Context) (werr error) {
 	const op = "wait for event"
 	p := e.dev.p
 	spin := waitSpin
@@ -99,7 +99,11 @@ func (e *Event) wait(ctx context.Context) error {
 		return driverErr(op, err)
 	}
 	t0 := time.Now()
-	defer func() { p.sleptFor(time.Since(t0)) }()
+	defer func() {
+		if werr == nil { // a cancelled or failed Wait teaches nothing
+			p.sleptFor(time.Since(t0))
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -130,6 +134,10 @@ func (e *Event) wait(ctx context.Context) error {
 	w, err := p.getWaiter() // its thread sleeps (waiter.go)
 	if err != nil {
 		exit()
+		if !private && !cancellable {
+			// Sleep on e itself, on this thread.
+			return driverErr(op, eventSynchronize(p.ctx, e.h))
+		}
 		return e.pollWait(ctx)
 	}
 	target := e.h

@@ -164,7 +164,10 @@ func (w *waiter) sync(ev driver.Event) error {
 		if r := w.sl.Sync(uintptr(w.p.ctx), uintptr(ev)); r >= 0 {
 			return driver.Result(r).Err()
 		}
-		// The thread could not be reached: sleep here.
+		// The thread could not be reached (an eventfd failed): it may still
+		// be in the driver, so w leaves it (leaked, never closed) and
+		// sleeps here from now on.
+		w.sl = nil
 	}
 	return eventSynchronize(w.p.ctx, ev)
 }

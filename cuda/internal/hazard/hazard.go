@@ -28,8 +28,8 @@ package hazard
 
 import "sync/atomic"
 
-// Bits of a state word that the C side reads or writes. The cuda package's
-// guard uses these.
+// Bits of a state word: the C side reads Closing and sets Recorded; the
+// cuda package's guard uses all of them.
 const (
 	Closing  = int64(1) << 33 // Close has begun: no new calls
 	NoReuse  = int64(1) << 35 // an event whose driver handle must not be reused

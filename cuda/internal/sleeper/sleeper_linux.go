@@ -5,6 +5,7 @@ package sleeper
 /*
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -12,8 +13,12 @@ package sleeper
 
 // One sleeper: its thread reads a job from jobfd (blocking), calls
 // sync(ev), and writes donefd (non-blocking, read by Go's netpoller). A job
-// with ev 0 ends the thread. Go writes ev and ctx before the job's write and
+// with ev 0 ends the thread, which then frees the sleeper: Go touches it no
+// more after that job. Go writes ev and ctx before the job's write and
 // reads res after the done's read: the eventfd's read and write order them.
+// Should a read or write fail (they do not, short of a bad descriptor), the
+// thread stops without freeing anything, and Go, whose Sync then fails or
+// never answers, stops using the sleeper (Sync returns -1) and leaks it.
 typedef struct {
 	int jobfd, donefd;
 	uintptr_t sync, setcur; // cuEventSynchronize, cuCtxSetCurrent
@@ -43,7 +48,13 @@ static int sl_rd(int fd) {
 
 static void *sl_main(void *p) {
 	sl_t *s = p;
-	while (sl_rd(s->jobfd) == 0 && s->ev != 0) {
+	for (;;) {
+		if (sl_rd(s->jobfd) != 0) {
+			return NULL; // Go's Sync fails: the sleeper is abandoned
+		}
+		if (s->ev == 0) {
+			break;
+		}
 		int r = ((int (*)(void *))s->sync)((void *)s->ev);
 		// As the package's calls without a current context: on an error
 		// (not CUDA_ERROR_NOT_READY, 600), once more with the context
@@ -54,7 +65,7 @@ static void *sl_main(void *p) {
 		}
 		s->res = r;
 		if (sl_wr(s->donefd) != 0) {
-			break;
+			return NULL; // as above
 		}
 	}
 	close(s->jobfd);
@@ -76,7 +87,13 @@ static sl_t *sl_new(uintptr_t sync, uintptr_t setcur) {
 	if (ok) {
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setstacksize(&a, 1 << 20); // the driver's call, no more
+		// With every signal blocked, as runtime/cgo starts its threads: the
+		// process's signals go to Go's threads, never to this one.
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		ok = pthread_create(&th, &a, sl_main, s) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&a);
 	}
 	if (!ok) {
@@ -144,7 +161,9 @@ func New(sync, setCurrent uintptr) (*Sleeper, error) {
 
 // Sync has the thread call cuEventSynchronize(ev) (with ctx made current
 // on it if the driver refuses without) and waits, in the netpoller, for
-// its answer: the CUresult, or -1 if the thread could not be reached.
+// its answer: the CUresult, or -1 if the thread could not be reached. After
+// -1 the sleeper must not be used again, nor closed: its thread may still
+// be in the driver.
 func (s *Sleeper) Sync(ctx, ev uintptr) int32 {
 	if ev == 0 || C.sl_start(s.s, C.uintptr_t(ev), C.uintptr_t(ctx)) != 0 {
 		return -1
@@ -160,7 +179,8 @@ func testFns() (uintptr, uintptr) {
 	return uintptr(C.sl_test_sync_fn()), uintptr(C.sl_test_setcur_fn())
 }
 
-// Close ends the thread. Call it only with no Sync in progress.
+// Close ends the thread. Call it only with no Sync in progress, and never
+// after a Sync returned -1.
 func (s *Sleeper) Close() {
 	C.sl_start(s.s, 0, 0) // the thread frees its side
 	s.done.Close()

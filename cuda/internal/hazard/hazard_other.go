@@ -1,4 +1,4 @@
-//go:build !cgo
+//go:build !cgo || !linux
 
 package hazard
 
@@ -7,7 +7,10 @@ import (
 	"unsafe"
 )
 
-// Without cgo there is no driver to call: hazard calls are off.
+// Without cgo there is no driver to call, and off Linux (where the slots
+// would rely on thread-local storage that outlives the thread-exit hooks,
+// as glibc's static TLS does) the package does not run them: hazard calls
+// are off, and every object counts its calls instead.
 
 func Setup() bool { return false }
 
