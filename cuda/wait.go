@@ -39,13 +39,16 @@ const (
 // began, and the driver's error otherwise. A nil ctx is refused with
 // ErrInvalid.
 //
-// Design: first it queries the event back to back for 50µs, in one cgo
-// call, so a short wait wakes as promptly as Sync. Then it sleeps in the
-// driver until the GPU completes the work: on the event itself if it was
-// created with BlockingSync (and not adopted), else on a private blocking
-// event of the context recorded behind it on a private stream (waiter.go),
-// so a long wait uses a small share of a core whatever the event's options.
-// Where ctx can be cancelled, that sleep runs on a goroutine kept for it,
+// Design: first it queries the event back to back in one cgo call, for
+// 50µs (10µs after a Wait of the context that slept 1ms or more), so a
+// short wait wakes as promptly as Sync. Then it sleeps in the driver until
+// the GPU completes the work: on the event itself if it was created with
+// BlockingSync (and not adopted), else on a private blocking event of the
+// context recorded behind it on a private stream (waiter.go), so a long
+// wait uses a small share of a core whatever the event's options. The
+// sleeping call runs on a C thread of the waiter's, which wakes Wait
+// through the runtime's netpoller (internal/sleeper): no Go thread is
+// held. Where ctx can be cancelled, that sleep runs on a goroutine kept for it,
 // raced against ctx; on cancellation the goroutine stays asleep until the
 // work completes, holding its call on the event, so a Close meanwhile
 // returns at once and the event is destroyed (and its context released, if
