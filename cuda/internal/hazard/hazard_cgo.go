@@ -27,73 +27,103 @@ package hazard
 
 // The hot path touches as few cache lines as it can: a real driver call
 // evicts the caller's lines, and each one touched again costs a miss
-// (docs/perf.md, sixth session). So a call reads the thread's slots and
-// mode from one line of static TLS, the entry point from one line of
-// hz_fns, and the object's state word.
+// (docs/perf.md, sixth and seventh sessions). So a call reads the thread's
+// slots, the mode and the package's busiest entry points from one line of
+// static TLS, and the object's state word.
+#define HZ_NHOT 5 // the Ops below this have their entry point in hz_rec
 
-// One thread's hazard slots and the mode, a cache line of static TLS,
-// listed in hz_list (under hz_mu) from its first call to its exit.
+// One thread's hazard slots, the mode and a copy of the first HZ_NHOT entry
+// points: one cache line of static TLS, read by its calls alone (hz_held
+// and hz_setfn reach it under hz_mu).
 typedef struct hz_rec {
 	_Atomic(uintptr_t) slot[2];
 	int sym;    // 1: sequentially consistent fences; 0: asymmetric (membarrier)
 	int listed; // 1 listed
-	struct hz_rec *prev, *next;
+	_Atomic(uintptr_t) fn[HZ_NHOT];
 } __attribute__((aligned(64))) hz_rec;
+_Static_assert(sizeof(hz_rec) == 64, "a thread's hazard record is one cache line");
+
+// A thread's place in hz_list (under hz_mu), from its first call to its
+// exit, apart from the line its calls read.
+typedef struct hz_node {
+	hz_rec *rec;
+	struct hz_node *prev, *next;
+} hz_node;
 
 static _Thread_local hz_rec hz_tls;
+static _Thread_local hz_node hz_tnode;
 static pthread_mutex_t hz_mu = PTHREAD_MUTEX_INITIALIZER;
-static hz_rec *hz_list;
+static hz_node *hz_list;
 static pthread_key_t hz_key;
 static int hz_keyok;   // hz_key made: set once, before the first call
 static int hz_sym = 1; // set once, before the first call
 
-// The entry points of the hot calls (the Op constants), set once before
-// the first call; 0 turns a call off. The package's calls use the first
-// line, the tests the second.
+// The entry points of the hot calls (the Op constants); 0 turns a call off.
+// Set under hz_mu, which also copies the first HZ_NHOT into every listed
+// thread's record (a thread copies them when it joins).
 static struct { uintptr_t fn[HZ_NFN]; } __attribute__((aligned(64))) hz_fns;
 
 static void hz_setfn(int op, uintptr_t fn) {
-	if (hz_keyok && op >= 0 && op < HZ_NFN) { // only once set up
-		hz_fns.fn[op] = fn;
+	if (!hz_keyok || op < 0 || op >= HZ_NFN) { // only once set up
+		return;
 	}
+	pthread_mutex_lock(&hz_mu);
+	hz_fns.fn[op] = fn;
+	if (op < HZ_NHOT) {
+		for (hz_node *n = hz_list; n != NULL; n = n->next) {
+			atomic_store_explicit(&n->rec->fn[op], fn, memory_order_relaxed);
+		}
+	}
+	pthread_mutex_unlock(&hz_mu);
 }
 
 // hz_release unlists an exiting thread's record, before its TLS goes.
 static void hz_release(void *p) {
-	hz_rec *z = p;
+	hz_node *n = p;
 	pthread_mutex_lock(&hz_mu);
-	if (z->prev != NULL) {
-		z->prev->next = z->next;
-	} else if (hz_list == z) {
-		hz_list = z->next;
+	if (n->prev != NULL) {
+		n->prev->next = n->next;
+	} else if (hz_list == n) {
+		hz_list = n->next;
 	}
-	if (z->next != NULL) {
-		z->next->prev = z->prev;
+	if (n->next != NULL) {
+		n->next->prev = n->prev;
 	}
-	z->prev = z->next = NULL;
-	atomic_store(&z->slot[0], 0);
-	atomic_store(&z->slot[1], 0);
-	z->listed = 0;
+	n->prev = n->next = NULL;
+	atomic_store(&n->rec->slot[0], 0);
+	atomic_store(&n->rec->slot[1], 0);
+	n->rec->listed = 0;
 	pthread_mutex_unlock(&hz_mu);
 }
 
 // hz_join lists the calling thread's record; NULL if it cannot.
 static hz_rec *hz_join(void) {
 	hz_rec *z = &hz_tls;
-	if (!hz_keyok || pthread_setspecific(hz_key, z) != 0) {
+	hz_node *n = &hz_tnode;
+	if (!hz_keyok || pthread_setspecific(hz_key, n) != 0) {
 		return NULL;
 	}
 	z->sym = hz_sym;
+	n->rec = z;
 	pthread_mutex_lock(&hz_mu);
-	z->prev = NULL;
-	z->next = hz_list;
-	if (hz_list != NULL) {
-		hz_list->prev = z;
+	for (int i = 0; i < HZ_NHOT; i++) {
+		atomic_store_explicit(&z->fn[i], hz_fns.fn[i], memory_order_relaxed);
 	}
-	hz_list = z;
+	n->prev = NULL;
+	n->next = hz_list;
+	if (hz_list != NULL) {
+		hz_list->prev = n;
+	}
+	hz_list = n;
 	z->listed = 1;
 	pthread_mutex_unlock(&hz_mu);
 	return z;
+}
+
+// hz_fn is op's entry point, as thread z sees it (0: off).
+static inline uintptr_t hz_fn(hz_rec *z, int op) {
+	op &= HZ_NFN - 1;
+	return op < HZ_NHOT ? atomic_load_explicit(&z->fn[op], memory_order_relaxed) : hz_fns.fn[op];
 }
 
 static inline hz_rec *hz_get(void) {
@@ -153,12 +183,9 @@ static inline int hz_drop(hz_rec *z, uintptr_t w1, uintptr_t w2, int r) {
 
 // hz_call1: fn(a), holding w.
 static int hz_call1(int op, uintptr_t w, uintptr_t a) {
-	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
-	if (fn == 0) {
-		return HZ_NOSLOT;
-	}
 	hz_rec *z = hz_get();
-	if (z == NULL) {
+	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
+	if (fn == 0) {
 		return HZ_NOSLOT;
 	}
 	if (hz_hold(z, w, 0) != 0) {
@@ -173,12 +200,9 @@ static int hz_call1(int op, uintptr_t w, uintptr_t a) {
 // answered: the flush that retires the event asks the driver whether it is
 // complete before its handle is reused (guard.go).
 static int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
-	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
-	if (fn == 0) {
-		return HZ_NOSLOT;
-	}
 	hz_rec *z = hz_get();
-	if (z == NULL) {
+	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
+	if (fn == 0) {
 		return HZ_NOSLOT;
 	}
 	if (hz_hold(z, w1, w2) != 0) {
@@ -200,9 +224,9 @@ typedef struct { int r; float ms; } hz_ms;
 // hz_elapsed: fn(&ms, a, b), holding w1 and w2.
 static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b) {
 	hz_ms out = {0, 0};
-	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
-	hz_rec *z = fn != 0 ? hz_get() : NULL;
-	if (z == NULL) {
+	hz_rec *z = hz_get();
+	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
+	if (fn == 0) {
 		out.r = HZ_NOSLOT;
 		return out;
 	}
@@ -221,9 +245,9 @@ static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr
 static int hz_held(uintptr_t *out, int n) {
 	int k = 0;
 	pthread_mutex_lock(&hz_mu);
-	for (hz_rec *z = hz_list; z != NULL; z = z->next) {
+	for (hz_node *t = hz_list; t != NULL; t = t->next) {
 		for (int i = 0; i < 2; i++) {
-			uintptr_t v = atomic_load(&z->slot[i]);
+			uintptr_t v = atomic_load(&t->rec->slot[i]);
 			if (v != 0) {
 				if (k < n) {
 					out[k] = v;
@@ -236,11 +260,31 @@ static int hz_held(uintptr_t *out, int n) {
 	return k;
 }
 
+static _Atomic(long) hz_nbarrier; // membarriers issued, for the tests
+static long hz_barriers(void) { return atomic_load(&hz_nbarrier); }
+
 // hz_barrier runs a full barrier on every thread of the process (asymmetric
 // mode); 0 on success.
+//
+// Only a listed thread can hold a slot, and a thread listed after this
+// check takes hz_mu first, so its calls see every closing bit stored before
+// the check: with no other thread listed, there is nothing to order.
 static int hz_barrier(void) {
 #if defined(__linux__) && defined(SYS_membarrier)
 	if (!hz_sym) {
+		int others = 0;
+		pthread_mutex_lock(&hz_mu);
+		for (hz_node *n = hz_list; n != NULL; n = n->next) {
+			if (n != &hz_tnode) {
+				others = 1;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&hz_mu);
+		if (!others) {
+			return 0;
+		}
+		atomic_fetch_add_explicit(&hz_nbarrier, 1, memory_order_relaxed);
 		return (int)syscall(SYS_membarrier, HZ_MB_PRIVATE_EXPEDITED, 0, 0);
 	}
 #endif
@@ -305,7 +349,7 @@ static uintptr_t hz_noop_fn_addr(void) { return (uintptr_t)hz_noop_fn; }
 static int hz_listed(void) {
 	int n = 0;
 	pthread_mutex_lock(&hz_mu);
-	for (hz_rec *z = hz_list; z != NULL; z = z->next) {
+	for (hz_node *z = hz_list; z != NULL; z = z->next) {
 		n++;
 	}
 	pthread_mutex_unlock(&hz_mu);
@@ -353,7 +397,7 @@ func Setup() bool {
 }
 
 // SetFn sets the entry point of hot call op (an Op constant); 0 turns it
-// off. Call it before the first call of op.
+// off. Calls that start after it returns use it.
 func SetFn(op int, fn uintptr) { C.hz_setfn(C.int(op), C.uintptr_t(fn)) }
 
 // Call1 calls op's fn(a) holding w.
@@ -463,6 +507,9 @@ func SpinFn() uintptr { return uintptr(C.hz_test_fn_addr()) }
 // that does nothing: the benchmarks' baselines.
 func Direct1(op int, a uintptr) int32 { return int32(C.hz_direct1(C.int(op), C.uintptr_t(a))) }
 func NoopFn() uintptr                 { return uintptr(C.hz_noop_fn_addr()) }
+
+// barriers is how many membarriers Barrier has issued (for the tests).
+func barriers() int64 { return int64(C.hz_barriers()) }
 
 // listed is how many threads have their slots listed (for the tests).
 func listed() int { return int(C.hz_listed()) }

@@ -103,6 +103,66 @@ func TestHazardCalls(t *testing.T) {
 	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n {
 		t.Fatalf("call without an entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n)
 	}
+	// An entry point set or cleared reaches threads listed before: the
+	// hot ops' entry points are copied into each thread's record.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	Call1(OpTest, wa, arg) // this thread is listed now
+	SetFn(OpSync, SpinFn())
+	if r := Call1(OpSync, wa, arg); r != 0 || a[0].Load() != n+2 {
+		t.Fatalf("call after its entry point was set: %d, called %d times; want 0, twice", r, a[0].Load()-n)
+	}
+	SetFn(OpSync, 0)
+	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n+2 {
+		t.Fatalf("call after its entry point was cleared: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n-2)
+	}
+}
+
+// Barrier issues a membarrier only while a thread other than its own is
+// listed: a thread listed later orders its calls after the check through
+// the list's mutex. The child process has one calling thread to begin
+// with.
+func TestHazardBarrierSkip(t *testing.T) {
+	if !Setup() || !Asymmetric() {
+		t.Skip("skipping: membarrier is not in use (fences or no kernel support)")
+	}
+	if os.Getenv("HAZARD_BARRIER_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestHazardBarrierSkip$", "-test.v")
+		cmd.Env = append(os.Environ(), "HAZARD_BARRIER_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("child:\n%s", out)
+		if err != nil {
+			t.Fatalf("child: %v", err)
+		}
+		return
+	}
+	w, a := Words(1), Words(3)
+	SetFn(OpTest, SpinFn())
+	wa, arg := Addr(&w[0].Int64), Addr(&a[0].Int64)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if n := listed(); n != 0 {
+		t.Fatalf("%d threads listed before the first call, want 0", n)
+	}
+	Call1(OpTest, wa, arg)
+	b := barriers()
+	if !Barrier() || barriers() != b {
+		t.Fatalf("one thread listed, the caller's: %d membarriers issued, want none", barriers()-b)
+	}
+	// Another thread makes a call, is listed and stays: now it takes one.
+	ready, exit := make(chan struct{}), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		Call1(OpTest, wa, arg)
+		close(ready)
+		<-exit
+		runtime.UnlockOSThread()
+	}()
+	<-ready
+	if !Barrier() || barriers() != b+1 {
+		t.Fatalf("two threads listed: %d membarriers issued, want 1", barriers()-b)
+	}
+	close(exit)
 }
 
 // A thread that exits unlists its slots.

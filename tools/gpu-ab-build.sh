@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the two builds tools/gpu-ab.sh compares into .gpu-ab/ (git-ignored;
+# name it in the device tool's carry, without .gpu: both exceed its limit):
+#   bash tools/gpu-ab-build.sh OLDREV
+# "old" is commit OLDREV (checked out into a temporary worktree), "new" the
+# working tree as it is. Each gets the in-process harness (cuda_test),
+# BenchmarkHotParts (the cuda package's tests) and tools/peers/inproc (the
+# cuda package against gorgonia/cu, built as tools/peers/build.sh builds it).
+set -euo pipefail
+old=${1:?usage: tools/gpu-ab-build.sh OLDREV}
+cd "$(dirname "$0")/.."
+root=$PWD
+out=$root/.gpu-ab
+hdr=$(go run ./tools/fetchheaders 12.4 | sed -n 's/^CUDA 12.4: \(.*\) (verified)$/\1/p')
+[ -f "$hdr/cuda.h" ] || { echo "gpu-ab-build: no cached 12.4 header (run bash tools/generate.sh once)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git worktree add --detach "$tmp/old" "$old" >/dev/null
+bash tools/peers/mkstub.sh "$tmp/stub" tools/peers/gocu/include "$hdr"
+rm -rf "$out" && mkdir -p "$out"
+build() { # tree name
+	(
+		cd "$1"
+		go test -c -ldflags='-s -w' -o "$out/$2.test" ./cuda_test
+		go test -c -ldflags='-s -w' -o "$out/hot-$2.test" ./cuda
+		cd tools/peers/inproc
+		CGO_LDFLAGS="-L$tmp/stub" CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" \
+			go build -trimpath -ldflags='-s -w' -o "$out/inproc-$2" .
+	)
+}
+build "$tmp/old" old
+build "$root" new
+ls -la "$out"
+du -sh "$out"
