@@ -175,7 +175,7 @@ func (e *Event) unusable(op, which string) error {
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	// The hot path first: a hazard call (guard.go), which marks the event
 	// recorded inside it; everything else in record.
-	if len(flags) == 0 && e != nil && s != nil && e.w != nil && s.w != nil && s.p == e.p && (e.w.Load()|s.w.Load())&closing == 0 {
+	if len(flags) == 0 && e != nil && s != nil && e.w != nil && s.w != nil && s.p == e.p {
 		r := hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		if r == 0 {
 			if !e.recorded.Load() {
@@ -302,7 +302,7 @@ func (e *Event) hotDone(r int32) int32 {
 func (e *Event) Query() (bool, error) {
 	// The hot path, small enough to inline into the caller.
 	r := int32(hazard.NoSlot)
-	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
+	if e != nil && e.w != nil {
 		if r = hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return true, nil
 		}
@@ -342,7 +342,7 @@ func (e *Event) query(r int32) (bool, error) {
 func (e *Event) Sync() error {
 	// The hot path, small enough to inline into the caller.
 	r := int32(hazard.NoSlot)
-	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
+	if e != nil && e.w != nil {
 		if r = hazard.Call1(hazard.OpSync, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
@@ -374,7 +374,7 @@ func (e *Event) sync(r int32) error {
 // The driver measures with a resolution of about half a microsecond.
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
-	if e != nil && e.w != nil && start != nil && start.w != nil && (e.w.Load()|start.w.Load())&closing == 0 && start.opts.Timing && e.opts.Timing &&
+	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
 		ms, res := hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h))
 		res, late := hazard.Split(res)

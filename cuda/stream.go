@@ -148,7 +148,7 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil && (s.w.Load()|e.w.Load())&closing == 0 {
+	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil {
 		res, late := hazard.Split(hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0))
 		if late {
 			flushBoth(s.r, e.r)
@@ -221,7 +221,7 @@ func (s *Stream) WaitStream(other *Stream) error {
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
 	const op = "synchronize stream"
-	if s != nil && s.w != nil && s.w.Load()&closing == 0 {
+	if s != nil && s.w != nil {
 		switch s.hotCall(hazard.OpStreamSync) {
 		case 0:
 			return nil
@@ -241,7 +241,7 @@ func (s *Stream) Sync() error {
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
 	const op = "query stream"
-	if s != nil && s.w != nil && s.w.Load()&closing == 0 {
+	if s != nil && s.w != nil {
 		switch s.hotCall(hazard.OpStreamQuery) {
 		case 0:
 			return true, nil

@@ -68,7 +68,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e != nil && e.w != nil && e.w.Load()&closing == 0 {
+	if e != nil && e.w != nil {
 		// Work complete already costs one hazard query (guard.go).
 		switch e.hotCall(hazard.OpQuery) {
 		case 0:
