@@ -5,7 +5,8 @@
 # "old" is commit OLDREV (checked out into a temporary worktree), "new" the
 # working tree as it is. Each gets the in-process harness (cuda_test),
 # BenchmarkHotParts (the cuda package's tests) and tools/peers/inproc (the
-# cuda package against gorgonia/cu, built as tools/peers/build.sh builds it).
+# cuda package against gorgonia/cu, built as tools/peers/build.sh builds it,
+# with Go's default C flags restated: setting CGO_CFLAGS replaces them).
 set -euo pipefail
 old=${1:?usage: tools/gpu-ab-build.sh OLDREV}
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ build() { # tree name
 		go test -c -ldflags='-s -w' -o "$out/$2.test" ./cuda_test
 		go test -c -ldflags='-s -w' -o "$out/hot-$2.test" ./cuda
 		cd tools/peers/inproc
-		CGO_LDFLAGS="-L$tmp/stub" CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" \
+		CGO_LDFLAGS="-L$tmp/stub" CGO_CFLAGS="-g -O2 -I$hdr -Wno-deprecated-declarations" \
 			go build -trimpath -ldflags='-s -w' -o "$out/inproc-$2" .
 	)
 }

@@ -24,9 +24,13 @@ trap 'rm -rf "$stub"' EXIT
 mkdir -p "$out"
 bash tools/peers/mkstub.sh "$stub" tools/peers/gocu/include "$hdr"
 export CGO_ENABLED=1 CGO_LDFLAGS="-L$stub"
-(cd tools/peers/gorgonia && CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
-(cd tools/peers/inproc && CGO_CFLAGS="-I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/inproc" .)
-(cd tools/peers/gocu && CGO_CFLAGS="-I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
+# Setting CGO_CFLAGS replaces Go's default ("-g -O2"): restate it, or every
+# C function of the binary (the peers' wrappers and, in inproc, this
+# module's hazard calls) is compiled without optimisation.
+opt="-g -O2"
+(cd tools/peers/gorgonia && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
+(cd tools/peers/inproc && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/inproc" .)
+(cd tools/peers/gocu && CGO_CFLAGS="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
 unset CGO_LDFLAGS
 go build -ldflags="-s -w" -o "$out/cudagen" ./tools/peers/cudagen
 ls -la "$out"
