@@ -27,9 +27,12 @@ import (
 // A flush costs a membarrier system call, so events are flushed in batches
 // of limboBatch (their driver handles then go to reuse, recycle.go);
 // streams and adopted wrappers at once, and everything once the context is
-// closing. A hot call that sees its object closing after its driver call
-// flushes, so a retired object held by a call is destroyed when the call
-// returns.
+// closing (and a membarrier only while a thread other than the flushing
+// one has made hazard calls). A flush that finds a retired object held
+// marks the holding thread late, and the call flushes when it returns, so
+// a retired object held by a call is destroyed when the call returns (the
+// call reads its own thread's mark, not the object's word, which its
+// driver call has likely evicted from the cache).
 //
 // A primary context is released the same way: every Device and every open
 // event and stream of it holds a reference (live); closing the last Device
@@ -234,6 +237,26 @@ func (p *primary) flush(self *handle) error {
 	ok := hazard.Barrier()
 	if ok {
 		p.held = hazard.Held(p.held[:0])
+		// Calls that hold a word of the batch are marked late, so that
+		// each flushes when it returns (it no longer reads the word
+		// then); after a second barrier, a word still held is theirs to
+		// flush, one no longer held is free now.
+		n := 0
+		for _, w := range p.held {
+			for _, h := range batch {
+				if h.word() == w {
+					p.held[n] = w
+					n++
+					break
+				}
+			}
+		}
+		if p.held = p.held[:n]; n > 0 {
+			hazard.MarkLate(p.held)
+			if ok = hazard.Barrier(); ok {
+				p.held = hazard.Held(p.held[:0])
+			}
+		}
 	}
 	p.mu.Lock()
 	ready := p.ready[:0]

@@ -34,6 +34,7 @@ var goLayerTests = []string{
 	"TestMisuse",
 	"TestCreateCloseMillion",
 	"TestSpinCancelThenClose",
+	"TestClosedDuringCall",
 	"TestSoak",
 	"TestEventReuse",
 	"TestEventReuseExternal",

@@ -150,6 +150,41 @@ func TestSpinCancelThenClose(t *testing.T) {
 	settle(t, before)
 }
 
+// A stream closed while a call holds it (a Sync on busy work) is destroyed
+// when that call returns, by the call itself: no later Close or flush is
+// needed. (The flush that found it held marked the call late: guard.go.)
+func TestClosedDuringCall(t *testing.T) {
+	gpu(t).Close()
+	released(t)
+	dev := onlyDevice(t)
+	defer dev.Close()
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	ok(t, s.Spin(300*time.Millisecond))
+	before := readCounters()
+	done := make(chan error, 1)
+	go func() { done <- s.Sync() }()
+	time.Sleep(50 * time.Millisecond) // the Sync is in the driver, holding the stream
+	ok(t, prompt(t, "Stream.Close during a Sync", s.Close))
+	select {
+	case err := <-done:
+		t.Fatalf("the Sync returned (%v) before the Close; the test proves nothing", err)
+	default:
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("a Sync in flight during Close returned %v, want nil", err)
+	}
+	if !before.ok {
+		t.Log("not on the fake driver: the destroy is counted there (CI)")
+		return
+	}
+	for deadline := time.Now().Add(2 * time.Second); readCounters().live != before.live-1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("events and streams alive 2s after the Sync returned: %d, want %d (the closed stream destroyed)", readCounters().live, before.live-1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // soakErr reports whether err is one the soak's mix of calls may meet:
 // objects closed by another goroutine, cancelled waits, Sub on events not
 // recorded or not complete.

@@ -59,9 +59,9 @@ const (
 	// NoSlot: no hazard slot could be had (out of memory) or hazard calls
 	// are off; the driver was not called. Use the counted path.
 	NoSlot = -3
-	// Late is or-ed into a result when an object's word had the closing
-	// bit after the call: its Close may be waiting for this call's slot,
-	// so the caller should flush the limbo.
+	// Late is or-ed into a result when a flush found the call's slots
+	// holding a retired object's word (MarkLate): the object waits in the
+	// limbo for this call, so the caller should flush it.
 	Late = 1 << 20
 )
 

@@ -37,8 +37,9 @@ package hazard
 // and hz_setfn reach it under hz_mu).
 typedef struct hz_rec {
 	_Atomic(uintptr_t) slot[2];
-	int sym;    // 1: sequentially consistent fences; 0: asymmetric (membarrier)
-	int listed; // 1 listed
+	unsigned char sym;    // 1: sequentially consistent fences; 0: asymmetric (membarrier)
+	unsigned char listed; // 1 listed
+	_Atomic(int) late;    // set by a flush that found a slot holding a retired word (hz_late)
 	_Atomic(uintptr_t) fn[HZ_NHOT];
 } __attribute__((aligned(64))) hz_rec;
 _Static_assert(sizeof(hz_rec) == 64, "a thread's hazard record is one cache line");
@@ -90,6 +91,7 @@ static void hz_release(void *p) {
 		n->next->prev = n->prev;
 	}
 	n->prev = n->next = NULL;
+	atomic_store(&n->rec->late, 0);
 	atomic_store(&n->rec->slot[0], 0);
 	atomic_store(&n->rec->slot[1], 0);
 	n->rec->listed = 0;
@@ -152,30 +154,46 @@ static inline uint64_t hz_load(int sym, uintptr_t w) {
 	return atomic_load_explicit((_Atomic(uint64_t) *)w, memory_order_relaxed);
 }
 
-// hz_hold holds w1 and w2 (0: none) in the thread's slots, or refuses.
-static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2) {
+// hz_hold holds w1 and w2 (0: none) in the thread's slots, or refuses. A
+// record (rec) marks w1 recorded while holding it, before the driver call
+// and whatever the driver answers: the flush that retires the event asks
+// the driver whether it is complete before its handle is reused (guard.go).
+static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
 	int sym = z->sym;
 	hz_set(sym, &z->slot[0], w1);
 	if (w2) {
 		hz_set(sym, &z->slot[1], w2);
 	}
-	if ((hz_load(sym, w1) | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
+	uint64_t s1 = hz_load(sym, w1);
+	if ((s1 | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
 		hz_set(sym, &z->slot[0], 0);
 		if (w2) {
 			hz_set(sym, &z->slot[1], 0);
 		}
+		// The caller flushes (Split): a flush's mark of this slot, if any,
+		// is answered.
+		atomic_store_explicit(&z->late, 0, memory_order_relaxed);
 		return HZ_REFUSED;
+	}
+	if (rec && !(s1 & HZ_RECORDED)) {
+		atomic_fetch_or((_Atomic(uint64_t) *)w1, HZ_RECORDED);
 	}
 	return 0;
 }
 
-static inline int hz_drop(hz_rec *z, uintptr_t w1, uintptr_t w2, int r) {
+// hz_drop clears the slots after the driver call, and adds HZ_LATE to its
+// result if a flush found them holding a retired word (hz_late): the
+// caller then flushes. It reads the thread's own line only, not the
+// objects' words, which the driver call is likely to have evicted.
+static inline int hz_drop(hz_rec *z, uintptr_t w2, int r) {
 	int sym = z->sym;
 	hz_set(sym, &z->slot[0], 0);
 	if (w2) {
 		hz_set(sym, &z->slot[1], 0);
 	}
-	if ((hz_load(sym, w1) | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
+	atomic_signal_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&z->late, sym ? memory_order_seq_cst : memory_order_relaxed)) {
+		atomic_store_explicit(&z->late, 0, memory_order_relaxed);
 		r |= HZ_LATE;
 	}
 	return r;
@@ -188,35 +206,27 @@ static int hz_call1(int op, uintptr_t w, uintptr_t a) {
 	if (fn == 0) {
 		return HZ_NOSLOT;
 	}
-	if (hz_hold(z, w, 0) != 0) {
+	if (hz_hold(z, w, 0, 0) != 0) {
 		return HZ_REFUSED;
 	}
 	int r = ((int (*)(void *))fn)((void *)a);
-	return hz_drop(z, w, 0, r);
+	return hz_drop(z, 0, r);
 }
 
-// hz_call2: fn(a, b), fn(a, b, u) if withu, holding w1 and w2. A record
-// (rec) then marks w1 recorded, still holding it, whatever the driver
-// answered: the flush that retires the event asks the driver whether it is
-// complete before its handle is reused (guard.go).
+// hz_call2: fn(a, b), fn(a, b, u) if withu, holding w1 and w2; a record
+// (rec) marks w1 recorded (hz_hold).
 static int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
 	hz_rec *z = hz_get();
 	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
 	if (fn == 0) {
 		return HZ_NOSLOT;
 	}
-	if (hz_hold(z, w1, w2) != 0) {
+	if (hz_hold(z, w1, w2, rec) != 0) {
 		return HZ_REFUSED;
 	}
 	int r = withu ? ((int (*)(void *, void *, unsigned int))fn)((void *)a, (void *)b, u)
 		: ((int (*)(void *, void *))fn)((void *)a, (void *)b);
-	if (rec) {
-		_Atomic(uint64_t) *st = (_Atomic(uint64_t) *)w1;
-		if (!(atomic_load_explicit(st, memory_order_relaxed) & HZ_RECORDED)) {
-			atomic_fetch_or(st, HZ_RECORDED);
-		}
-	}
-	return hz_drop(z, w1, w2, r);
+	return hz_drop(z, w2, r);
 }
 
 typedef struct { int r; float ms; } hz_ms;
@@ -230,15 +240,42 @@ static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr
 		out.r = HZ_NOSLOT;
 		return out;
 	}
-	if (hz_hold(z, w1, w2) != 0) {
+	if (hz_hold(z, w1, w2, 0) != 0) {
 		out.r = HZ_REFUSED;
 		return out;
 	}
 	float ms = 0;
 	int r = ((int (*)(float *, void *, void *))fn)(&ms, (void *)a, (void *)b);
-	out.r = hz_drop(z, w1, w2, r);
+	out.r = hz_drop(z, w2, r);
 	out.ms = ms;
 	return out;
+}
+
+// hz_late marks late every listed thread whose slots hold one of the n
+// words (a flush's retired words that its scan found held), and returns
+// how many it marked. The flush then runs a barrier and scans again: a
+// slot still holding a word then belongs to a call that has yet to clear
+// it, and that call reads the mark after clearing (hz_drop), so it
+// flushes; a word no longer held is free.
+static int hz_late(const uintptr_t *w, int n) {
+	int k = 0;
+	pthread_mutex_lock(&hz_mu);
+	for (hz_node *t = hz_list; t != NULL; t = t->next) {
+		for (int i = 0; i < 2; i++) {
+			uintptr_t v = atomic_load(&t->rec->slot[i]);
+			int hit = 0;
+			for (int j = 0; v != 0 && j < n && !hit; j++) {
+				hit = w[j] == v;
+			}
+			if (hit) {
+				atomic_store(&t->rec->late, 1);
+				k++;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&hz_mu);
+	return k;
 }
 
 // hz_held writes up to n held words to out and returns how many are held.
@@ -366,6 +403,8 @@ static int hz_listed(void) {
 #cgo nocallback hz_direct1
 #cgo noescape hz_held
 #cgo nocallback hz_held
+#cgo noescape hz_late
+#cgo nocallback hz_late
 */
 import "C"
 
@@ -432,6 +471,16 @@ func Elapsed(op int, w1, w2, a, b uintptr) (float32, int32) {
 // thread's later scan. False if the kernel refused: then nothing held may
 // be assumed free.
 func Barrier() bool { return C.hz_barrier() == 0 }
+
+// MarkLate marks every thread whose slots hold one of ws: its call will
+// report Late when it returns, and its caller flush (see hz_late). Run a
+// Barrier and Held after it: a word of ws still held then is flushed by its
+// call; one no longer held is free.
+func MarkLate(ws []uintptr) {
+	if len(ws) > 0 {
+		C.hz_late((*C.uintptr_t)(unsafe.Pointer(&ws[0])), C.int(len(ws)))
+	}
+}
 
 // Held returns the words held in any thread's slots now, in buf's memory
 // where it has room.

@@ -22,6 +22,7 @@ func RecordU(op int, we, ws, e, s uintptr, u uint32) int32  { return NoSlot }
 func Elapsed(op int, w1, w2, a, b uintptr) (float32, int32) { return 0, NoSlot }
 func Barrier() bool                                         { return true }
 func Held(buf []uintptr) []uintptr                          { return buf }
+func MarkLate(ws []uintptr)                                 {}
 func Words(n int) []Word                                    { return make([]Word, n) }
 func FreeWords(ws []Word)                                   {}
 func Addr(w *atomic.Int64) uintptr                          { return uintptr(unsafe.Pointer(w)) }

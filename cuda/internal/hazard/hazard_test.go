@@ -61,30 +61,46 @@ func TestHazardCalls(t *testing.T) {
 	}
 	w[0].Store(0)
 
-	// Held during the call; Close meanwhile makes the call report Late.
-	a[1].Store(1)
-	done := make(chan int32)
-	go func() { done <- Call1(fn, wa, arg) }()
-	for a[2].Load() == 0 {
-		time.Sleep(time.Millisecond)
+	// Held during the call. Closing alone does not make it late; a flush
+	// that finds it held and marks it (MarkLate) does.
+	for _, mark := range []bool{false, true} {
+		a[1].Store(1)
+		done := make(chan int32)
+		go func() { done <- Call1(fn, wa, arg) }()
+		for a[2].Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		w[0].Store(Closing)
+		if !Barrier() {
+			t.Fatal("barrier refused")
+		}
+		if held := Held(nil); !slices.Contains(held, wa) {
+			t.Fatalf("word not held during the call: %#x not in %#x", wa, held)
+		}
+		if mark {
+			MarkLate([]uintptr{wa})
+			Barrier()
+			if held := Held(nil); !slices.Contains(held, wa) {
+				t.Fatalf("word not held during the call after the mark: %#x not in %#x", wa, held)
+			}
+		}
+		a[1].Store(0)
+		r, late := Split(<-done)
+		if r != 0 || late != mark {
+			t.Fatalf("call closed during it, marked %v: %d, late %v; want 0, late %v", mark, r, late, mark)
+		}
+		Barrier()
+		if held := Held(nil); slices.Contains(held, wa) {
+			t.Fatalf("word held after the call: %#x in %#x", wa, held)
+		}
+		w[0].Store(0)
 	}
-	w[0].Store(Closing)
-	if !Barrier() {
-		t.Fatal("barrier refused")
+	// A mark of a word no slot holds marks no thread: the next call is
+	// not late.
+	MarkLate([]uintptr{wa})
+	if r, late := Split(Call1(fn, wa, arg)); r != 0 || late {
+		t.Fatalf("call after a mark of an unheld word: %d, late %v; want 0, not late", r, late)
 	}
-	if held := Held(nil); !slices.Contains(held, wa) {
-		t.Fatalf("word not held during the call: %#x not in %#x", wa, held)
-	}
-	a[1].Store(0)
-	r, late := Split(<-done)
-	if r != 0 || !late {
-		t.Fatalf("call closed during it: %d, late %v; want 0, late", r, late)
-	}
-	Barrier()
-	if held := Held(nil); slices.Contains(held, wa) {
-		t.Fatalf("word held after the call: %#x in %#x", wa, held)
-	}
-	w[0].Store(0)
 
 	// Record marks the event recorded, whatever the driver says, and
 	// leaves the other bits alone.
