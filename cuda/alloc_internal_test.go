@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -173,11 +174,11 @@ func TestHandleFinishesOnce(t *testing.T) {
 	}
 }
 
-// A flush leaves in the limbo a closed event that a hazard call holds, and
-// the call, seeing it closed when it returns, says to flush: that flush
-// finishes it (here: keeps its driver handle). A call on the closed event
-// is refused, and says to flush too (a scan may have seen its slot). No
-// driver needed: the held call is hazard.SpinFn.
+// A flush leaves in the limbo a closed event that a hazard call holds and
+// marks the call late, so the call says to flush when it returns: that
+// flush finishes it (here: keeps its driver handle). A call on the closed
+// event is refused, and says to flush too (a scan may have seen its slot).
+// No driver needed: the held call is hazard.SpinFn.
 func TestFlushKeepsHeldEvents(t *testing.T) {
 	if !hazard.Setup() {
 		t.Skip("skipping: hazard calls need cgo")
@@ -238,5 +239,49 @@ func TestWaitSpinAdapts(t *testing.T) {
 	p.sleptFor(waitLongSlept - time.Microsecond)
 	if p.longWaits.Load() {
 		t.Fatal("after a short sleep: the spin stays short")
+	}
+}
+
+// A refused call flushes its context only where the limbo holds its
+// object: calls on an event closed long ago leave a batch that is not full
+// alone. No driver needed.
+func TestRefusedFlushesOnlyItsOwn(t *testing.T) {
+	if !hazard.Setup() {
+		t.Skip("skipping: hazard calls need cgo")
+	}
+	p := &primary{live: 1, devices: 1}
+	d := &Device{p: p}
+	var evs [2]*Event
+	for i := range evs {
+		e, err := newEvent(d, driver.Event(7+i), EventOptions{}, false, "create event")
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs[i] = e
+	}
+	old, waiting := evs[0], evs[1]
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.flush(nil) // old is kept for reuse: out of the limbo
+	if err := waiting.Close(); err != nil {
+		t.Fatal(err)
+	}
+	limbo := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.limbo)
+	}
+	if n := limbo(); n != 1 {
+		t.Fatalf("a closed event waits for its batch: %d in the limbo, want 1", n)
+	}
+	if r := hotResult(hazard.Refused, old.r, nil); r != hazard.Refused || limbo() != 1 {
+		t.Fatalf("a refused call on an event no longer in the limbo: %d, %d in the limbo; want refused, 1 (no flush)", r, limbo())
+	}
+	if _, err := old.Query(); !errors.Is(err, ErrClosed) || limbo() != 1 {
+		t.Fatalf("Query on the event closed long ago: %v, %d in the limbo; want ErrClosed, 1", err, limbo())
+	}
+	if r := hotResult(hazard.Refused, waiting.r, nil); r != hazard.Refused || limbo() != 0 {
+		t.Fatalf("a refused call on an event in the limbo: %d, %d in the limbo; want refused, 0 (flushed)", r, limbo())
 	}
 }

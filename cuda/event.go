@@ -207,7 +207,7 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 		return invalidErr(op, "event")
 	}
 	er := e.r
-	if r == noHot && s != nil && s.w != nil && (s.p == e.p || s.p.ctx == e.p.ctx) && (e.w.Load()|s.w.Load())&closing == 0 {
+	if r == noHot && s != nil && s.w != nil && (s.p == e.p || s.p.ctx == e.p.ctx) {
 		// The hazard call (guard.go), made here with flags or across two
 		// primaries of one context: it marks the event recorded inside it.
 		if len(flags) == 0 {
@@ -220,11 +220,7 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 		}
 	}
 	if r != noHot {
-		res, late := hazard.Split(r)
-		if late {
-			flushBoth(er, s.r)
-		}
-		switch res {
+		switch hotResult(r, er, s.r) {
 		case 0:
 			if !e.recorded.Load() {
 				e.recorded.Store(true)
@@ -286,14 +282,13 @@ func (e *Event) hotCall(op int) int32 {
 	return e.hotDone(hazard.Call1(op, hazard.Addr(e.w), uintptr(e.h)))
 }
 
-// hotDone flushes where a hazard call's result r says so, and returns the
-// driver's result (or hazard.Refused or hazard.NoSlot).
+// hotDone flushes where a hazard call's result r says so (hotResult), and
+// returns the driver's result (or hazard.Refused or hazard.NoSlot).
 func (e *Event) hotDone(r int32) int32 {
-	res, flush := hazard.Split(r)
-	if flush {
-		e.p.flush(nil)
+	if res, flush := hazard.Split(r); !flush {
+		return res
 	}
-	return res
+	return hotResult(r, e.r, nil)
 }
 
 // Query reports whether the work captured by the latest Record has
@@ -377,11 +372,7 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
 		ms, res := hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h))
-		res, late := hazard.Split(res)
-		if late {
-			flushBoth(e.r, start.r)
-		}
-		switch res {
+		switch hotResult(res, e.r, start.r) {
 		case 0:
 			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
 		case notReady:

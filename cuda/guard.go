@@ -223,6 +223,11 @@ func (h *handle) retire(flush bool) error {
 func (p *primary) flush(self *handle) error {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
+	return p.flushLocked(self)
+}
+
+// flushLocked is flush, under p.flushMu.
+func (p *primary) flushLocked(self *handle) error {
 	p.mu.Lock()
 	batch := p.limbo
 	if len(batch) == 0 {
@@ -353,12 +358,46 @@ func (p *primary) keepRetired(h *handle) bool {
 	return true
 }
 
-// flushBoth flushes the limbo of a's context, and b's if another: after a
-// hazard call on both saw one closing.
-func flushBoth(a, b *handle) {
-	a.p.flush(nil)
-	if b.p != a.p {
-		b.p.flush(nil)
+// hotResult is a hazard call's driver result (or hazard.Refused or
+// hazard.NoSlot), r, after the flush it asks for, on objects a and b (b nil
+// for one): a call marked late flushes its objects' contexts; a refused
+// call flushes them only if they hold a or b in their limbo (a flush may
+// have seen its slot and kept the object for it), so that calls on an
+// object long closed do not flush a batch that is not full.
+func hotResult(r int32, a, b *handle) int32 {
+	res, flush := hazard.Split(r)
+	if !flush {
+		return res
+	}
+	refused := res == hazard.Refused
+	a.p.flushIf(refused, a, b)
+	if b != nil && b.p != a.p {
+		b.p.flushIf(refused, a, b)
+	}
+	return res
+}
+
+// flushIf flushes p's limbo; if only, only where it holds a or b.
+func (p *primary) flushIf(only bool, a, b *handle) {
+	if !only {
+		p.flush(nil)
+		return
+	}
+	// Under flushMu: a flush in progress has put the handles its scan
+	// found held back in the limbo by the time it releases it.
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	p.mu.Lock()
+	in := false
+	for _, h := range p.limbo {
+		if h == a || h == b && b != nil {
+			in = true
+			break
+		}
+	}
+	p.mu.Unlock()
+	if in {
+		p.flushLocked(nil)
 	}
 }
 

@@ -111,11 +111,7 @@ func (s *Stream) enterErr(op string) error {
 // hotCall is the hazard call op(s) of Sync and Query; it flushes where the
 // call says so.
 func (s *Stream) hotCall(op int) int32 {
-	res, flush := hazard.Split(hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)))
-	if flush {
-		s.p.flush(nil)
-	}
-	return res
+	return hotResult(hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)), s.r, nil)
 }
 
 // unusable is the error of a call on a closed stream, or one whose device
@@ -149,11 +145,7 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
 	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil {
-		res, late := hazard.Split(hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0))
-		if late {
-			flushBoth(s.r, e.r)
-		}
-		switch res {
+		switch hotResult(hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0), s.r, e.r) {
 		case 0:
 			return nil
 		case hazard.Refused:

@@ -163,13 +163,20 @@ func TestClosedDuringCall(t *testing.T) {
 	before := readCounters()
 	done := make(chan error, 1)
 	go func() { done <- s.Sync() }()
-	time.Sleep(50 * time.Millisecond) // the Sync is in the driver, holding the stream
-	ok(t, prompt(t, "Stream.Close during a Sync", s.Close))
-	select {
-	case err := <-done:
-		t.Fatalf("the Sync returned (%v) before the Close; the test proves nothing", err)
-	default:
+	// Until the Sync waits in the driver, holding the stream: the fake
+	// counts its waiting syncs; on a GPU, a pause.
+	if _, fake := fakeCounter("fakecuda_stream_syncs_waiting"); fake {
+		for n, _ := fakeCounter("fakecuda_stream_syncs_waiting"); n == 0; n, _ = fakeCounter("fakecuda_stream_syncs_waiting") {
+			select {
+			case err := <-done:
+				t.Fatalf("the Sync returned (%v) before it waited in the driver", err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	} else {
+		time.Sleep(50 * time.Millisecond)
 	}
+	ok(t, prompt(t, "Stream.Close during a Sync", s.Close))
 	if err := <-done; err != nil {
 		t.Fatalf("a Sync in flight during Close returned %v, want nil", err)
 	}
@@ -177,11 +184,10 @@ func TestClosedDuringCall(t *testing.T) {
 		t.Log("not on the fake driver: the destroy is counted there (CI)")
 		return
 	}
-	for deadline := time.Now().Add(2 * time.Second); readCounters().live != before.live-1; {
-		if time.Now().After(deadline) {
-			t.Fatalf("events and streams alive 2s after the Sync returned: %d, want %d (the closed stream destroyed)", readCounters().live, before.live-1)
-		}
-		time.Sleep(time.Millisecond)
+	// The Sync flushed before it returned: the stream is destroyed now.
+	if now := readCounters(); now.live != before.live-1 || now.stale != before.stale {
+		t.Fatalf("when the Sync returned: %d events and streams alive (want %d: the closed stream destroyed), %d calls with a destroyed handle (want %d)",
+			now.live, before.live-1, now.stale, before.stale)
 	}
 }
 

@@ -33,7 +33,8 @@
 //     the current context, that one), calls with a destroyed handle
 //     (fakecuda_stale_calls, including a handle destroyed while a call holds
 //     it), events and streams alive (fakecuda_live_handles), and primary
-//     context retains not yet released (fakecuda_retains).
+//     context retains not yet released (fakecuda_retains), and stream
+//     synchronizations waiting for work now (fakecuda_stream_syncs_waiting).
 //   - FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
 //     that long, checking it before and after: a handle destroyed while a
 //     call is inside the driver is then caught too.
@@ -60,6 +61,7 @@ long long fakecuda_released_calls;
 long long fakecuda_stale_calls;
 long long fakecuda_live_handles;
 long long fakecuda_retains; // primary-context retains not yet released, all devices
+long long fakecuda_stream_syncs_waiting; // cuStreamSynchronize calls waiting for work now
 
 #define MAXDEV 8
 static int ndev = 1;
@@ -315,7 +317,11 @@ static CUresult cuStreamSynchronize(void *s) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
-	if (st) sleep_until(st->done_at);
+	if (st && st->done_at > now_ns()) {
+		__atomic_add_fetch(&fakecuda_stream_syncs_waiting, 1, __ATOMIC_SEQ_CST);
+		sleep_until(st->done_at);
+		__atomic_sub_fetch(&fakecuda_stream_syncs_waiting, 1, __ATOMIC_SEQ_CST);
+	}
 	return OK;
 }
 static CUresult cuStreamQuery(void *s) {

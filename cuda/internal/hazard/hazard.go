@@ -8,14 +8,19 @@
 // checks the closing bit, calls the driver and clears the slot. Close sets
 // the closing bit and hands the object to a limbo; the object is destroyed
 // only after a barrier (Barrier) and a scan of every thread's slots
-// (Held) finds no slot holding its word.
+// (Held) finds no slot holding its word. A flush that finds one held marks
+// the holding thread late (MarkLate), runs a second barrier and scans
+// again: the words still held then are their calls' to flush, for each
+// such call reads its thread's mark after clearing its slot and reports
+// Late; the call never reads the objects' words after the driver call,
+// whose lines the driver is likely to have evicted.
 //
 // The ordering of "slot, then closing bit" against "closing bit, then
 // slots" needs a full barrier on each side. On Linux with
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) the calls pay none: Barrier
 // makes the kernel run one on every thread of the process (asymmetric
-// fences, as in liburcu and folly's hazard pointers), so the calls need
-// only compiler barriers. Elsewhere, or where the kernel refuses to
+// fences, as in liburcu and folly's hazard pointers; none while no other
+// thread has made a call), so the calls need only compiler barriers. Elsewhere, or where the kernel refuses to
 // register, or with CUDAGEN_HAZARD=fence, the calls use sequentially
 // consistent stores and loads (one locked instruction each on amd64) and
 // Barrier does nothing.

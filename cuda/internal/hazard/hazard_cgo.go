@@ -32,9 +32,9 @@ package hazard
 // static TLS, and the object's state word.
 #define HZ_NHOT 5 // the Ops below this have their entry point in hz_rec
 
-// One thread's hazard slots, the mode and a copy of the first HZ_NHOT entry
-// points: one cache line of static TLS, read by its calls alone (hz_held
-// and hz_setfn reach it under hz_mu).
+// One thread's hazard slots, the mode, its late mark and a copy of the
+// first HZ_NHOT entry points: one cache line of static TLS, read by its
+// calls; hz_held, hz_late, hz_setfn and hz_release reach it under hz_mu.
 typedef struct hz_rec {
 	_Atomic(uintptr_t) slot[2];
 	unsigned char sym;    // 1: sequentially consistent fences; 0: asymmetric (membarrier)
@@ -62,14 +62,14 @@ static int hz_sym = 1; // set once, before the first call
 // The entry points of the hot calls (the Op constants); 0 turns a call off.
 // Set under hz_mu, which also copies the first HZ_NHOT into every listed
 // thread's record (a thread copies them when it joins).
-static struct { uintptr_t fn[HZ_NFN]; } __attribute__((aligned(64))) hz_fns;
+static struct { _Atomic(uintptr_t) fn[HZ_NFN]; } __attribute__((aligned(64))) hz_fns;
 
 static void hz_setfn(int op, uintptr_t fn) {
 	if (!hz_keyok || op < 0 || op >= HZ_NFN) { // only once set up
 		return;
 	}
 	pthread_mutex_lock(&hz_mu);
-	hz_fns.fn[op] = fn;
+	atomic_store_explicit(&hz_fns.fn[op], fn, memory_order_relaxed);
 	if (op < HZ_NHOT) {
 		for (hz_node *n = hz_list; n != NULL; n = n->next) {
 			atomic_store_explicit(&n->rec->fn[op], fn, memory_order_relaxed);
@@ -109,7 +109,7 @@ static hz_rec *hz_join(void) {
 	n->rec = z;
 	pthread_mutex_lock(&hz_mu);
 	for (int i = 0; i < HZ_NHOT; i++) {
-		atomic_store_explicit(&z->fn[i], hz_fns.fn[i], memory_order_relaxed);
+		atomic_store_explicit(&z->fn[i], atomic_load_explicit(&hz_fns.fn[i], memory_order_relaxed), memory_order_relaxed);
 	}
 	n->prev = NULL;
 	n->next = hz_list;
@@ -125,7 +125,7 @@ static hz_rec *hz_join(void) {
 // hz_fn is op's entry point, as thread z sees it (0: off).
 static inline uintptr_t hz_fn(hz_rec *z, int op) {
 	op &= HZ_NFN - 1;
-	return op < HZ_NHOT ? atomic_load_explicit(&z->fn[op], memory_order_relaxed) : hz_fns.fn[op];
+	return atomic_load_explicit(op < HZ_NHOT ? &z->fn[op] : &hz_fns.fn[op], memory_order_relaxed);
 }
 
 static inline hz_rec *hz_get(void) {
@@ -256,7 +256,9 @@ static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr
 // how many it marked. The flush then runs a barrier and scans again: a
 // slot still holding a word then belongs to a call that has yet to clear
 // it, and that call reads the mark after clearing (hz_drop), so it
-// flushes; a word no longer held is free.
+// flushes; a word no longer held is free. A mark may also reach a call
+// that has just cleared its slot and read no mark: the thread's next call
+// then reports Late for nothing, and its caller flushes once too many.
 static int hz_late(const uintptr_t *w, int n) {
 	int k = 0;
 	pthread_mutex_lock(&hz_mu);
@@ -376,7 +378,7 @@ static uintptr_t hz_test_fn_addr(void) { return (uintptr_t)hz_test_fn; }
 
 // hz_direct1: op's fn(a), no slot (the benchmarks' baseline).
 static int hz_direct1(int op, uintptr_t a) {
-	uintptr_t fn = hz_fns.fn[op & (HZ_NFN - 1)];
+	uintptr_t fn = atomic_load_explicit(&hz_fns.fn[op & (HZ_NFN - 1)], memory_order_relaxed);
 	return fn ? ((int (*)(void *))fn)((void *)a) : HZ_NOSLOT;
 }
 static int hz_noop_fn(void *p) { (void)p; return 0; }
@@ -450,7 +452,7 @@ func Call2U(op int, w1, w2, a, b uintptr, u uint32) int32 {
 }
 
 // Record calls op's fn(e, s) holding the event's word we and the stream's
-// ws, then marks we Recorded, still holding it.
+// ws, marking we Recorded while it holds it, before the driver call.
 func Record(op int, we, ws, e, s uintptr) int32 {
 	return int32(C.hz_call2(C.int(op), C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s), 0, 0, 1))
 }
@@ -466,10 +468,12 @@ func Elapsed(op int, w1, w2, a, b uintptr) (float32, int32) {
 	return float32(r.ms), int32(r.r)
 }
 
-// Barrier orders this thread's earlier stores (closing bits) before every
-// other thread's later loads, and their earlier slot stores before this
-// thread's later scan. False if the kernel refused: then nothing held may
-// be assumed free.
+// Barrier orders this thread's earlier stores (closing bits, late marks)
+// before every other thread's later loads, and their earlier slot stores
+// before this thread's later scan. It issues no membarrier while no other
+// thread is listed (none can hold a slot, and one listed later sees those
+// stores through the list's mutex). False if the kernel refused: then
+// nothing held may be assumed free.
 func Barrier() bool { return C.hz_barrier() == 0 }
 
 // MarkLate marks every thread whose slots hold one of ws: its call will

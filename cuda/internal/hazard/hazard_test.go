@@ -199,13 +199,17 @@ func TestHazardThreadExit(t *testing.T) {
 	// elsewhere.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	release := make(chan struct{})
+	defer close(release)
 	for range 100 {
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 			if syscall.Gettid() == syscall.Getpid() {
-				// The main thread never exits: try again elsewhere.
-				runtime.UnlockOSThread()
+				// The main thread never exits: keep it (locked, parked
+				// until the test ends) and try again elsewhere.
 				done <- res{main: true}
+				<-release
+				runtime.UnlockOSThread()
 				return
 			}
 			r := Call1(OpTest, Addr(&w[0].Int64), Addr(&a[0].Int64))
