@@ -8,7 +8,9 @@
 # the in-process harness of each build (its paired "minus direct cgo" and
 # "minus driver" lines) and each inproc peer (the cuda package against
 # gorgonia/cu in one process). Figures move 2x between processes: compare
-# the builds over the rounds, never one process. Output: $OUT/ab.txt.
+# the builds over the rounds, never one process. Output: $OUT/ab.txt, and
+# $OUT/ab-summary.txt (tools/gpu-ab-summary.sh: medians per build and each
+# process's figure).
 set -uo pipefail
 dir=$1 k=${2:-6}
 OUT=${OUT:-/tmp/cudagen-out}
@@ -38,3 +40,4 @@ for i in $(seq 1 "$k"); do
 	done
 done
 echo "done" >> "$OUT/ab.txt"
+bash "$(dirname "$0")/gpu-ab-summary.sh" "$OUT/ab.txt" > "$OUT/ab-summary.txt"
