@@ -295,7 +295,7 @@ func (e *Event) hotDone(r int32) int32 {
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
-	// The hot path, small enough to inline into the caller.
+	// The hot path first: one hazard call (guard.go); the rest in query.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {
 		if r = hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
@@ -335,7 +335,7 @@ func (e *Event) query(r int32) (bool, error) {
 // spinning or sleeping as the event was created (EventOptions.BlockingSync).
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
-	// The hot path, small enough to inline into the caller.
+	// The hot path first: one hazard call (guard.go); the rest in sync.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {
 		if r = hazard.Call1(hazard.OpSync, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
