@@ -390,7 +390,7 @@ func (p *primary) flushIf(only bool, a, b *handle) {
 	p.mu.Lock()
 	in := false
 	for _, h := range p.limbo {
-		if h == a || h == b && b != nil {
+		if h == a || h == b { // limbo handles are never nil
 			in = true
 			break
 		}

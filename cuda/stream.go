@@ -260,10 +260,10 @@ func (s *Stream) Query() (bool, error) {
 // Close destroys the stream. It never blocks and is idempotent; work
 // already queued still completes. Calls in flight on the stream in other
 // goroutines finish normally, and the stream is destroyed once none of them
-// holds it (at once, or when the last of them returns). Closing an adopted stream (AdoptStream) releases only the
-// wrapper, never the driver's stream. Closing the default streams does
-// nothing (they close with their device). A nil Stream returns an error
-// matching ErrInvalid.
+// holds it (at once, or when the last of them returns). Closing an adopted
+// stream (AdoptStream) releases only the wrapper, never the driver's
+// stream. Closing the default streams does nothing (they close with their
+// device). A nil Stream returns an error matching ErrInvalid.
 func (s *Stream) Close() error {
 	if s == nil || s.r == nil {
 		return invalidErr("destroy stream", "stream")

@@ -8,10 +8,8 @@ package hazard
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#if defined(__linux__)
 #include <unistd.h>
 #include <sys/syscall.h>
-#endif
 
 #define HZ_CLOSING ((uint64_t)1 << 33)
 #define HZ_RECORDED ((uint64_t)1 << 36)
@@ -252,15 +250,13 @@ static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr
 }
 
 // hz_late marks late every listed thread whose slots hold one of the n
-// words (a flush's retired words that its scan found held), and returns
-// how many it marked. The flush then runs a barrier and scans again: a
+// words (a flush's retired words that its scan found held). The flush then runs a barrier and scans again: a
 // slot still holding a word then belongs to a call that has yet to clear
 // it, and that call reads the mark after clearing (hz_drop), so it
 // flushes; a word no longer held is free. A mark may also reach a call
 // that has just cleared its slot and read no mark: the thread's next call
 // then reports Late for nothing, and its caller flushes once too many.
-static int hz_late(const uintptr_t *w, int n) {
-	int k = 0;
+static void hz_late(const uintptr_t *w, int n) {
 	pthread_mutex_lock(&hz_mu);
 	for (hz_node *t = hz_list; t != NULL; t = t->next) {
 		for (int i = 0; i < 2; i++) {
@@ -271,13 +267,11 @@ static int hz_late(const uintptr_t *w, int n) {
 			}
 			if (hit) {
 				atomic_store(&t->rec->late, 1);
-				k++;
 				break;
 			}
 		}
 	}
 	pthread_mutex_unlock(&hz_mu);
-	return k;
 }
 
 // hz_held writes up to n held words to out and returns how many are held.
@@ -309,7 +303,7 @@ static long hz_barriers(void) { return atomic_load(&hz_nbarrier); }
 // check takes hz_mu first, so its calls see every closing bit stored before
 // the check: with no other thread listed, there is nothing to order.
 static int hz_barrier(void) {
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(SYS_membarrier)
 	if (!hz_sym) {
 		int others = 0;
 		pthread_mutex_lock(&hz_mu);
@@ -336,7 +330,7 @@ static int hz_init(int fences) {
 		return -1;
 	}
 	hz_keyok = 1;
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(SYS_membarrier)
 	if (!fences) {
 		long q = syscall(SYS_membarrier, HZ_MB_QUERY, 0, 0);
 		if (q > 0 && (q & HZ_MB_PRIVATE_EXPEDITED) &&
