@@ -138,6 +138,14 @@ func TestNotSupportedMessage(t *testing.T) {
 	if !errors.Is(e, ErrNotSupported) {
 		t.Error("not ErrNotSupported")
 	}
+	// A driver new enough that lacks the function: upgrading to what it
+	// already is cannot be the fix.
+	e = &NotSupportedError{Func: "cuFoo", Name: "cuFoo", Need: 2000, DriverVersion: 13000, HeaderVersion: 13000, Result: ErrorNotFound}
+	got := e.Error()
+	want = "cuda: cuFoo is not supported by the installed driver: the bindings (CUDA 13.0 headers) need it at ABI version 2.0, and the driver (CUDA 13.0) does not provide it (cuGetProcAddress: CUDA_ERROR_NOT_FOUND, status 0); check that libcuda.so.1 comes from the installed NVIDIA driver (CUDAGEN_LIBCUDA, the loader's path), or reinstall the driver, or build with -tags cuda12.4 (bindings this driver supports)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 // e2 and e3 keep the error of a call with 1 or 2 other results.

@@ -157,10 +157,13 @@ func (e *NotSupportedError) Error() string {
 		e.Func, VersionString(e.HeaderVersion), VersionString(e.Need))
 	if e.DriverVersion < e.Need {
 		fmt.Fprintf(&b, "and the driver supports CUDA %s", VersionString(e.DriverVersion))
+		fmt.Fprintf(&b, "; upgrade the NVIDIA driver to one for CUDA %s or newer", VersionString(e.Need))
 	} else {
+		// The driver is new enough, yet lacks it: upgrading to the version
+		// it already has would not help.
 		fmt.Fprintf(&b, "and the driver (CUDA %s) does not provide it (cuGetProcAddress: %v, status %d)", VersionString(e.DriverVersion), e.Result.String(), e.Status)
+		b.WriteString("; check that libcuda.so.1 comes from the installed NVIDIA driver (CUDAGEN_LIBCUDA, the loader's path), or reinstall the driver")
 	}
-	fmt.Fprintf(&b, "; upgrade the NVIDIA driver to one for CUDA %s or newer", VersionString(e.Need))
 	if tag := olderTag(e.DriverVersion, e.HeaderVersion); tag != "" {
 		fmt.Fprintf(&b, ", or build with -tags %s (bindings this driver supports)", tag)
 	}
