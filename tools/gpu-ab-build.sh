@@ -25,7 +25,7 @@ build() { # tree name
 		go test -c -ldflags='-s -w' -o "$out/$2.test" ./cuda_test
 		go test -c -ldflags='-s -w' -o "$out/hot-$2.test" ./cuda
 		cd tools/peers/inproc
-		CGO_LDFLAGS="-L$tmp/stub" CGO_CFLAGS="-g -O2 -I$hdr -Wno-deprecated-declarations" \
+		CGO_LDFLAGS="-L$tmp/stub" CGO_CFLAGS="-g -O2 -I$PWD/../gocu/include -I$hdr -Wno-deprecated-declarations" \
 			go build -trimpath -ldflags='-s -w' -o "$out/inproc-$2" .
 	)
 }

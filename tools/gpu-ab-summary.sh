@@ -5,7 +5,7 @@
 #   bash tools/gpu-ab-summary.sh ab.txt
 # Figures: the in-process harness's paired "cuda minus direct cgo" (ns),
 # BenchmarkHotParts's "minus the plain call" (ns) and tools/peers/inproc's
-# "cudagen − gorgonia" (ns).
+# "cudagen − gorgonia" and "cudagen − gocu" (ns).
 set -euo pipefail
 awk '
 function median(s,   n, a, i, j, t) {
@@ -29,11 +29,18 @@ kind == "hotparts" && /^\| (Event|hazard)\./ {
 	split(c[4], q, " ")
 	add("hotparts " name, build, q[1] + 0)
 }
-kind == "inproc" && /^\| [a-z]/ && !/^\| op / {
+# inproc'"'"'s columns: "cudagen − gorgonia" is the 4th figure, or the 5th
+# where the header has gocu (then "cudagen − gocu" follows it).
+kind == "inproc" && /^\| op / { gcol = /gocu ns\/op/ ? 6 : 5; ocol = gcol == 6 ? 7 : 0; next }
+kind == "inproc" && /^\| [a-z]/ {
 	n = split($0, c, "|")
 	name = c[2]; gsub(/^ +| +$/, "", name)
-	split(c[5], q, " ")
+	split(c[gcol], q, " ")
 	if (q[1] != "") add("vs gorgonia " name, build, q[1] + 0)
+	if (ocol) {
+		split(c[ocol], q, " ")
+		if (q[1] != "") add("vs gocu " name, build, q[1] + 0)
+	}
 }
 END {
 	printf "%-44s %-8s %-8s %s\n", "figure (ns)", "old", "new", "per process: old | new"

@@ -28,6 +28,6 @@ for i in $(seq 1 "${N:-8}"); do
 		cenv) o=$(PAD=$(head -c $((256 * i)) /dev/zero | tr '\0' x) setarch "$(uname -m)" -R /tmp/cbench 30000 3 2>&1) ;;
 		streams) echo "streams, round $i:"; /tmp/cstreams 8 61 2000; continue ;;
 		esac
-		echo "$v $(echo "$o" | awk '/^(Record|Query|SyncDone) /{printf "%s %s  ", $1, $2}')"
+		echo "$v $(echo "$o" | awk '/^(Record|Query|SyncDone) /{printf "%s %s", $1, $2; if ($NF == "GHz") printf "@%s", $(NF-1); printf "  "}')"
 	done
 done

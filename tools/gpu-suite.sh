@@ -120,6 +120,10 @@ log "side by side: $ROUNDS rounds, each binding its own process, median of 3 loo
 if gcc -O2 -o /tmp/cbench tools/cbench/cbench.c -I/usr/local/cuda/include -lcuda > "$peerdir/cbench-build.log" 2>&1; then :; else
 	log "cbench build failed"; cat "$peerdir/cbench-build.log" >> "$OUT/summary.txt"; status=1
 fi
+# The CPU's clock for the Python peers' cycles per call (tools/cbench/clock.h).
+if gcc -O2 -shared -fPIC -o /tmp/libclock.so tools/cbench/libclock.c >> "$peerdir/cbench-build.log" 2>&1; then
+	export CUDAGEN_CLOCK_LIB=/tmp/libclock.so
+fi
 labels=(C cudagen cudagen/driver gorgonia gocu cuda.core cupy cuda.bindings torch)
 run_peer() {
 	case $1 in
@@ -147,10 +151,10 @@ for l in "${labels[@]}"; do args+=("$l=$peerdir/$(echo "$l" | tr / _).txt"); don
 cat "$OUT/peers.md" >> "$OUT/summary.txt"
 sort -u "$peerdir/errors.log" | head -20 | sed 's/^/  peers: /' >> "$OUT/summary.txt"
 
-# The Go peer in the same process (tools/peers/inproc): paired blocks, so the
-# process's driver state cancels out. Three processes.
+# The Go peers in the same process (tools/peers/inproc): paired blocks, so the
+# moment's CPU clock cancels out. Three processes.
 if [ -x .gpu/peers/inproc ]; then
-	log "in one process: cudagen's cuda package, its generated layer and gorgonia.org/cu (tools/peers/inproc, 3 processes of 201 rounds)"
+	log "in one process: cudagen's cuda package, its generated layer, gorgonia.org/cu and gocnn/gocu (tools/peers/inproc, 3 processes of 201 rounds)"
 	for i in 1 2 3; do $pin timeout 120 ./.gpu/peers/inproc 201 400 2>&1 || status=1; done > "$OUT/peers-inproc.md"
 	cat "$OUT/peers-inproc.md" >> "$OUT/summary.txt"
 fi

@@ -19,7 +19,8 @@
 // tools/pybench print), one column per binding with the median over the
 // rounds and their range, and for each operation the fastest binding other
 // than C and cudagen's own two, and whether cudagen's cuda package (the
-// label "cudagen") is at most its median.
+// label "cudagen") is at most its median; then the same table in cycles per
+// call, where the files have them (tools/cbench/clock.h says why).
 package main
 
 import (
@@ -203,10 +204,28 @@ func cLineParse(line string) (string, float64, int, bool) {
 	return f[0], v, 0, err == nil
 }
 
-// peers prints the side-by-side table of label=file arguments.
+// cycParse reads the cycles per call of a line in cbench's format, where it
+// has them ("... 362.7 cyc/op at 2.10 GHz").
+func cycParse(line string) (string, float64, int, bool) {
+	f := strings.Fields(line)
+	if len(f) < 3 || f[2] != "ns/op" {
+		return "", 0, 0, false
+	}
+	for i := 4; i < len(f); i++ {
+		if f[i] == "cyc/op" {
+			v, err := strconv.ParseFloat(f[i-1], 64)
+			return f[0], v, 0, err == nil
+		}
+	}
+	return "", 0, 0, false
+}
+
+// peers prints the side-by-side tables of label=file arguments: ns per
+// call, then, where the files have them, cycles per call.
 func peers(args []string) error {
 	var labels []string
-	data := map[string]map[string][]float64{}
+	ns, cyc := map[string]map[string][]float64{}, map[string]map[string][]float64{}
+	haveCyc := false
 	for _, a := range args {
 		label, file, ok := strings.Cut(a, "=")
 		if !ok {
@@ -216,9 +235,28 @@ func peers(args []string) error {
 		if err != nil {
 			return err
 		}
+		c, _, err := read(file, cycParse)
+		if err != nil {
+			return err
+		}
 		labels = append(labels, label)
-		data[label] = v
+		ns[label], cyc[label] = v, c
+		haveCyc = haveCyc || len(c) > 0
 	}
+	table(labels, ns, "ns")
+	fmt.Println("(each cell: median ns/op over the rounds (min–max) ×rounds; each round's figure is the median of its loops)")
+	if haveCyc {
+		fmt.Println()
+		fmt.Println("Cycles per call: each loop's ns per call times the CPU's effective clock, measured just before and after it (tools/cbench/clock.h). The clock moves about 2× between moments on the GPU machine, and every figure with it, so these compare across processes where the ns do not.")
+		fmt.Println()
+		table(labels, cyc, "cycles")
+		fmt.Println("(each cell: median cycles/op over the rounds (min–max) ×rounds)")
+	}
+	return nil
+}
+
+// table prints one side-by-side table; unit names the figures in the verdict.
+func table(labels []string, data map[string]map[string][]float64, unit string) {
 	fmt.Print("| op |")
 	for _, l := range labels {
 		fmt.Printf(" %s |", l)
@@ -257,9 +295,9 @@ func peers(args []string) error {
 		}
 		verdict := "–"
 		if mine > 0 && best > 0 {
-			verdict = fmt.Sprintf("no (%+.1f ns)", mine-best)
+			verdict = fmt.Sprintf("no (%+.1f %s)", mine-best, unit)
 			if mine <= best {
-				verdict = fmt.Sprintf("yes (%+.1f ns)", mine-best)
+				verdict = fmt.Sprintf("yes (%+.1f %s)", mine-best, unit)
 			}
 		}
 		if bestLabel == "" {
@@ -268,6 +306,4 @@ func peers(args []string) error {
 			fmt.Printf(" %s %s | %s |\n", bestLabel, num(best), verdict)
 		}
 	}
-	fmt.Println("(each cell: median ns/op over the rounds (min–max) ×rounds; each round's figure is the median of its loops)")
-	return nil
 }

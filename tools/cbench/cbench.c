@@ -2,20 +2,15 @@
 // CUDA driver directly (linked with -lcuda, built on the GPU machine against
 // the toolkit's cuda.h) and prints, for each operation, the median ns per
 // call over RUNS loops of N calls, in the same order as cuda_test's
-// benchmarks.
+// benchmarks, and the median cycles per call (clock.h).
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "clock.h"
 
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS && r_ != CUDA_ERROR_NOT_READY) { \
 	fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, r_); exit(1); } } while (0)
-
-static double now(void) {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 static int cmp(const void *a, const void *b) {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -29,15 +24,22 @@ static CUstream s;
 static CUevent a, b, ta, tb;
 
 #define BENCH(name, body) do { \
-	double v[MAXRUNS]; \
+	double v[MAXRUNS], c[MAXRUNS], g[MAXRUNS]; \
 	for (int run = 0; run < RUNS; run++) { \
+		double g0 = clock_ghz(); \
 		double t0 = now(); \
 		for (long i = 0; i < N; i++) { body; } \
 		v[run] = (now() - t0) / N; \
+		g[run] = (g0 + clock_ghz()) / 2; \
+		c[run] = v[run] * g[run]; \
 		CHECK(cuStreamSynchronize(s)); \
 	} \
 	qsort(v, RUNS, sizeof v[0], cmp); \
-	printf("%-14s %8.1f ns/op (median of %d loops of %ld)\n", name, v[RUNS / 2], RUNS, N); \
+	qsort(c, RUNS, sizeof c[0], cmp); \
+	qsort(g, RUNS, sizeof g[0], cmp); \
+	printf("%-14s %8.1f ns/op (median of %d loops of %ld)", name, v[RUNS / 2], RUNS, N); \
+	if (g[0] > 0) printf(" %8.1f cyc/op at %.2f GHz", c[RUNS / 2], g[RUNS / 2]); \
+	printf("\n"); \
 } while (0)
 
 int main(int argc, char **argv) {

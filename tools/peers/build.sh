@@ -3,8 +3,9 @@
 #   DIR/gorgonia   gorgonia.org/cu v0.9.6   (its own module, tools/peers/gorgonia)
 #   DIR/gocu       github.com/gocnn/gocu v0.7.5 (its own module, tools/peers/gocu)
 #   DIR/cudagen    this module's cuda package and generated layer (tools/peers/cudagen)
-#   DIR/inproc     the cuda package and gorgonia.org/cu in one process, interleaved
-#                  blocks and paired differences (tools/peers/inproc, its own module)
+#   DIR/inproc     the cuda package, gorgonia.org/cu and gocnn/gocu in one process,
+#                  interleaved blocks and paired differences (tools/peers/inproc,
+#                  its own module)
 # The two peers include <cuda.h> and link -lcuda: they are built against the
 # cached Debian 12.4 header (tools/fetchheaders fetches it where missing) and a
 # link-only stub libcuda.so.1 made here by mkstub.sh; the GPU machine's driver
@@ -29,7 +30,7 @@ export CGO_ENABLED=1 CGO_LDFLAGS="-L$stub"
 # module's hazard calls) is compiled without optimisation.
 opt="-g -O2"
 (cd tools/peers/gorgonia && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
-(cd tools/peers/inproc && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/inproc" .)
+(cd tools/peers/inproc && CGO_CFLAGS="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/inproc" .)
 (cd tools/peers/gocu && CGO_CFLAGS="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
 unset CGO_LDFLAGS
 go build -ldflags="-s -w" -o "$out/cudagen" ./tools/peers/cudagen

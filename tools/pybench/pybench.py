@@ -3,27 +3,57 @@
 The operations and flags of tools/cbench (events without timing on a
 non-blocking stream; timing events for elapsed time), through one binding,
 printed in cbench's format: the median ns per call over RUNS loops of N calls,
-the stream drained after each loop. Run with the GPU machine's own python3:
+the stream drained after each loop, and with CUDAGEN_CLOCK_LIB the median
+cycles per call. Run with the GPU machine's own python3:
 
     python3 tools/pybench/pybench.py LIB [N [RUNS]]
 
 LIB is cuda.core, cupy, cuda.bindings or torch. torch creates its events
 lazily, at the first record, so it has no create + destroy figure.
 """
-import statistics
+import ctypes
+import os
 import sys
 import time
 
 
+def _clock():
+    """The CPU's effective clock in GHz, from tools/cbench/libclock.c (the
+    library CUDAGEN_CLOCK_LIB names; tools/gpu-suite.sh builds it), or None.
+    Each loop is timed between two measures: its ns per call times their mean
+    is its cycles per call, as tools/cbench and tools/peers print them."""
+    path = os.environ.get("CUDAGEN_CLOCK_LIB")
+    if not path:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        print(f"pybench: no clock: {e}", file=sys.stderr)
+        return None
+    lib.cudagen_clock_ghz.restype = ctypes.c_double
+    return lib.cudagen_clock_ghz
+
+
+GHZ = _clock()
+
+
 def bench(name, n, runs, loop, drain):
-    v = []
+    v, c, g = [], [], []
     for _ in range(runs):
+        g0 = GHZ() if GHZ else 0
         t0 = time.perf_counter_ns()
         loop(n)
         v.append((time.perf_counter_ns() - t0) / n)
+        g.append((g0 + GHZ()) / 2 if GHZ else 0)
+        c.append(v[-1] * g[-1])
         drain()
     v.sort()
-    print(f"{name:<14} {v[runs // 2]:8.1f} ns/op (median of {runs} loops of {n})", flush=True)
+    c.sort()
+    g.sort()
+    line = f"{name:<14} {v[runs // 2]:8.1f} ns/op (median of {runs} loops of {n})"
+    if g[0] > 0:
+        line += f" {c[runs // 2]:8.1f} cyc/op at {g[runs // 2]:.2f} GHz"
+    print(line, flush=True)
 
 
 def run_cuda_bindings(n, runs):

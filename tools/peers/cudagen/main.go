@@ -13,13 +13,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/tools/peers/peerbench"
 )
 
 func main() {
@@ -29,7 +27,7 @@ func main() {
 	if *lock {
 		runtime.LockOSThread()
 	}
-	n, runs := args()
+	n, runs := peerbench.Args("cudagen [-layer cuda|driver] [-lock] [N [RUNS]]", flag.Args())
 	dev, err := cuda.GetDevice(0)
 	check(err)
 	s, err := dev.NewStream()
@@ -48,31 +46,31 @@ func main() {
 	switch *layer {
 	case "cuda":
 		bg := context.Background()
-		bench("Record", n, runs, drain, func() error { return s.Record(a) })
-		bench("Query", n, runs, drain, func() error { _, err := a.Query(); return err })
-		bench("RecordQuery", n, runs, drain, func() error {
+		peerbench.Bench("Record", n, runs, drain, func() error { return s.Record(a) })
+		peerbench.Bench("Query", n, runs, drain, func() error { _, err := a.Query(); return err })
+		peerbench.Bench("RecordQuery", n, runs, drain, func() error {
 			if err := s.Record(a); err != nil {
 				return err
 			}
 			_, err := a.Query()
 			return err
 		})
-		bench("Elapsed", n, runs, drain, func() error { _, err := tb.Sub(ta); return err })
-		bench("SyncDone", n, runs, drain, func() error { return a.Sync() })
-		bench("CreateDestroy", n, runs, drain, func() error {
+		peerbench.Bench("Elapsed", n, runs, drain, func() error { _, err := tb.Sub(ta); return err })
+		peerbench.Bench("SyncDone", n, runs, drain, func() error { return a.Sync() })
+		peerbench.Bench("CreateDestroy", n, runs, drain, func() error {
 			e, err := dev.NewEvent(cuda.EventOptions{})
 			if err != nil {
 				return err
 			}
 			return e.Close()
 		})
-		bench("RecordSync", n, runs, drain, func() error {
+		peerbench.Bench("RecordSync", n, runs, drain, func() error {
 			if err := s.Record(a); err != nil {
 				return err
 			}
 			return a.Sync()
 		})
-		bench("RecordWait", n, runs, drain, func() error {
+		peerbench.Bench("RecordWait", n, runs, drain, func() error {
 			if err := s.Record(a); err != nil {
 				return err
 			}
@@ -80,7 +78,7 @@ func main() {
 		})
 		pool, err := dev.NewEventPool(cuda.EventOptions{}, 0)
 		check(err)
-		bench("PoolGetPut", n, runs, drain, func() error {
+		peerbench.Bench("PoolGetPut", n, runs, drain, func() error {
 			e, err := pool.Get()
 			if err != nil {
 				return err
@@ -103,14 +101,14 @@ func main() {
 				word.Add(-1)
 			}
 		}
-		bench("Record", n, runs, drain, func() error { err := driver.EventRecord(ah, sh); g(); return err })
-		bench("Query", n, runs, drain, func() error { err := driver.EventQuery(ah); g(); return err })
-		bench("SyncDone", n, runs, drain, func() error { err := driver.EventSynchronize(ah); g(); return err })
+		peerbench.Bench("Record", n, runs, drain, func() error { err := driver.EventRecord(ah, sh); g(); return err })
+		peerbench.Bench("Query", n, runs, drain, func() error { err := driver.EventQuery(ah); g(); return err })
+		peerbench.Bench("SyncDone", n, runs, drain, func() error { err := driver.EventSynchronize(ah); g(); return err })
 	case "driver":
 		ctx, sh, ah, tah, tbh := dev.Context(), s.Handle(), a.Handle(), ta.Handle(), tb.Handle()
-		bench("Record", n, runs, drain, func() error { return driver.EventRecordCtx(ctx, ah, sh) })
-		bench("Query", n, runs, drain, func() error { return driver.EventQueryCtx(ctx, ah) })
-		bench("RecordQuery", n, runs, drain, func() error {
+		peerbench.Bench("Record", n, runs, drain, func() error { return driver.EventRecordCtx(ctx, ah, sh) })
+		peerbench.Bench("Query", n, runs, drain, func() error { return driver.EventQueryCtx(ctx, ah) })
+		peerbench.Bench("RecordQuery", n, runs, drain, func() error {
 			if err := driver.EventRecordCtx(ctx, ah, sh); err != nil {
 				return err
 			}
@@ -119,16 +117,16 @@ func main() {
 			}
 			return nil
 		})
-		bench("Elapsed", n, runs, drain, func() error { _, err := driver.EventElapsedTimeCtx(ctx, tah, tbh); return err })
-		bench("SyncDone", n, runs, drain, func() error { return driver.EventSynchronizeCtx(ctx, ah) })
-		bench("CreateDestroy", n, runs, drain, func() error {
+		peerbench.Bench("Elapsed", n, runs, drain, func() error { _, err := driver.EventElapsedTimeCtx(ctx, tah, tbh); return err })
+		peerbench.Bench("SyncDone", n, runs, drain, func() error { return driver.EventSynchronizeCtx(ctx, ah) })
+		peerbench.Bench("CreateDestroy", n, runs, drain, func() error {
 			e, err := driver.EventCreateCtx(ctx, driver.EventDisableTiming)
 			if err != nil {
 				return err
 			}
 			return driver.EventDestroyCtx(ctx, e)
 		})
-		bench("RecordSync", n, runs, drain, func() error {
+		peerbench.Bench("RecordSync", n, runs, drain, func() error {
 			if err := driver.EventRecordCtx(ctx, ah, sh); err != nil {
 				return err
 			}
@@ -138,40 +136,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "cudagen: -layer is cuda or driver")
 		os.Exit(2)
 	}
-}
-
-// bench prints the median ns per call over runs loops of n calls, the stream
-// drained after each loop, as tools/cbench does.
-func bench(name string, n, runs int, drain func(), body func() error) {
-	v := make([]float64, runs)
-	for r := range v {
-		t0 := time.Now()
-		for i := 0; i < n; i++ {
-			if err := body(); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-				os.Exit(1)
-			}
-		}
-		v[r] = float64(time.Since(t0).Nanoseconds()) / float64(n)
-		drain()
-	}
-	slices.Sort(v)
-	fmt.Printf("%-14s %8.1f ns/op (median of %d loops of %d)\n", name, v[runs/2], runs, n)
-}
-
-func args() (n, runs int) {
-	n, runs = 200000, 5
-	if flag.NArg() > 0 {
-		n, _ = strconv.Atoi(flag.Arg(0))
-	}
-	if flag.NArg() > 1 {
-		runs, _ = strconv.Atoi(flag.Arg(1))
-	}
-	if n < 1 || runs < 1 || runs > 64 {
-		fmt.Fprintln(os.Stderr, "usage: cudagen [-layer cuda|driver] [N [RUNS]]")
-		os.Exit(2)
-	}
-	return n, runs
 }
 
 func check(err error) {

@@ -12,15 +12,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
-	"time"
 
+	"github.com/cudagen/cudagen/tools/peers/peerbench"
 	"github.com/gocnn/gocu"
 )
 
 func main() {
-	n, runs := args()
+	n, runs := peerbench.Args("gocu [N [RUNS]]", os.Args[1:])
 	runtime.LockOSThread()
 	dev, err := gocu.DeviceGet(0)
 	check(err)
@@ -46,63 +44,29 @@ func main() {
 		}
 		return err
 	}
-	bench("Record", n, runs, drain, func() error { return a.Record(s) })
-	bench("Query", n, runs, drain, func() error { return a.Query() })
-	bench("RecordQuery", n, runs, drain, func() error {
+	peerbench.Bench("Record", n, runs, drain, func() error { return a.Record(s) })
+	peerbench.Bench("Query", n, runs, drain, func() error { return a.Query() })
+	peerbench.Bench("RecordQuery", n, runs, drain, func() error {
 		if err := a.Record(s); err != nil {
 			return err
 		}
 		return notReady(a.Query())
 	})
-	bench("Elapsed", n, runs, drain, func() error { _, err := ta.ElapsedTime(&tb); return err })
-	bench("SyncDone", n, runs, drain, func() error { return a.Synchronize() })
-	bench("CreateDestroy", n, runs, drain, func() error {
+	peerbench.Bench("Elapsed", n, runs, drain, func() error { _, err := ta.ElapsedTime(&tb); return err })
+	peerbench.Bench("SyncDone", n, runs, drain, func() error { return a.Synchronize() })
+	peerbench.Bench("CreateDestroy", n, runs, drain, func() error {
 		e, err := gocu.EventCreate(gocu.CuEventDisableTiming)
 		if err != nil {
 			return err
 		}
 		return e.Destroy()
 	})
-	bench("RecordSync", n, runs, drain, func() error {
+	peerbench.Bench("RecordSync", n, runs, drain, func() error {
 		if err := a.Record(s); err != nil {
 			return err
 		}
 		return a.Synchronize()
 	})
-}
-
-// bench prints the median ns per call over runs loops of n calls, the stream
-// drained after each loop, as tools/cbench does.
-func bench(name string, n, runs int, drain func(), body func() error) {
-	v := make([]float64, runs)
-	for r := range v {
-		t0 := time.Now()
-		for i := 0; i < n; i++ {
-			if err := body(); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-				os.Exit(1)
-			}
-		}
-		v[r] = float64(time.Since(t0).Nanoseconds()) / float64(n)
-		drain()
-	}
-	slices.Sort(v)
-	fmt.Printf("%-14s %8.1f ns/op (median of %d loops of %d)\n", name, v[runs/2], runs, n)
-}
-
-func args() (n, runs int) {
-	n, runs = 200000, 5
-	if len(os.Args) > 1 {
-		n, _ = strconv.Atoi(os.Args[1])
-	}
-	if len(os.Args) > 2 {
-		runs, _ = strconv.Atoi(os.Args[2])
-	}
-	if n < 1 || runs < 1 || runs > 64 {
-		fmt.Fprintln(os.Stderr, "usage: gocu [N [RUNS]]")
-		os.Exit(2)
-	}
-	return n, runs
 }
 
 func check(err error) {

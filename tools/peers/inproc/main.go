@@ -1,12 +1,14 @@
-// Command inproc runs cudagen's cuda package and gorgonia.org/cu v0.9.6 in
-// one process, in interleaved blocks, so that both meet the same driver
-// state (which moves 2× from process to process; docs/perf.md) and their
-// difference is paired, as BenchmarkInProcess pairs the package with C.
-// Each round runs a block of B calls through each binding, the order
-// alternating, the streams drained after each block; it prints per
-// operation both medians (ns/op) and the median of the per-round
-// differences, cudagen minus gorgonia, with p25..p75. gorgonia's path is
-// its direct one: the thread locked, the primary context made current once.
+// Command inproc runs cudagen's cuda package, gorgonia.org/cu v0.9.6 and
+// github.com/gocnn/gocu v0.7.5 in one process, in interleaved blocks, so
+// that all meet the same CPU clock (which moves 2× from moment to moment on
+// the GPU machine; docs/perf.md) and their differences are paired, as
+// BenchmarkInProcess pairs the package with C. Each round runs a block of
+// B calls through each binding, the order reversed every other round, the
+// streams drained after each block; it prints per operation the medians
+// (ns/op) and the medians of the per-round differences, cudagen minus each
+// peer, with p25..p75. The peers' paths are their direct ones: the thread
+// locked, the primary context current (gorgonia makes it current; gocu
+// creates its objects in it).
 // Its own module (the main module never builds it); tools/peers/build.sh
 // builds it against the cached Debian header and a link stub, and the GPU
 // machine's driver runs it.
@@ -24,6 +26,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/gocnn/gocu"
 	cu "gorgonia.org/cu"
 )
 
@@ -73,8 +76,21 @@ func main() {
 	check(gta.Record(gs))
 	check(gtb.Record(gs))
 	check(gtb.Synchronize())
+	// gocu in the context gorgonia made current: the primary one.
+	ostr, err := gocu.StreamCreate(gocu.CuStreamNonBlocking)
+	check(err)
+	oa, err := gocu.EventCreate(gocu.CuEventDisableTiming)
+	check(err)
+	ota, err := gocu.EventCreate(gocu.CuEventDefault)
+	check(err)
+	otb, err := gocu.EventCreate(gocu.CuEventDefault)
+	check(err)
+	check(oa.Record(ostr))
+	check(ota.Record(ostr))
+	check(otb.Record(ostr))
+	check(otb.Synchronize())
 	notReady := func(err error) error {
-		if err == cu.NotReady {
+		if err == cu.NotReady || err == gocu.CudaErrorNotReady {
 			return nil
 		}
 		return err
@@ -82,11 +98,12 @@ func main() {
 	drain := func() {
 		check(s.Sync())
 		check(gs.Synchronize())
+		check(ostr.Synchronize())
 	}
 
-	fmt.Printf("in one process: cudagen's cuda package and gorgonia.org/cu (direct path), %d rounds of %d calls per block, order alternating\n", rounds, b)
-	fmt.Println("| op | cudagen ns/op | gorgonia ns/op | cudagen − gorgonia: median (p25..p75) | cuda/driver plain ns/op | plain − gorgonia |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Printf("in one process: cudagen's cuda package, gorgonia.org/cu and gocnn/gocu (direct paths), %d rounds of %d calls per block, order reversed every other round\n", rounds, b)
+	fmt.Println("| op | cudagen ns/op | gorgonia ns/op | gocu ns/op | cudagen − gorgonia: median (p25..p75) | cudagen − gocu: median (p25..p75) | cuda/driver plain ns/op | plain − gorgonia |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	// The generated layer's plain calls on the same handles (entry points
 	// from cuGetProcAddress, no context check): where the package's cost
 	// ends and the crossing's begins.
@@ -98,11 +115,11 @@ func main() {
 		return err
 	}
 	ops := []struct {
-		name        string
-		cg, gorg, d func() error
+		name              string
+		cg, gorg, gocu, d func() error
 	}{
-		{"record", func() error { return s.Record(e) }, func() error { return ga.Record(gs) }, func() error { return driver.EventRecord(he, hs) }},
-		{"query (done)", func() error { _, err := e.Query(); return err }, func() error { return ga.Query() }, func() error { return driver.EventQuery(he) }},
+		{"record", func() error { return s.Record(e) }, func() error { return ga.Record(gs) }, func() error { return oa.Record(ostr) }, func() error { return driver.EventRecord(he, hs) }},
+		{"query (done)", func() error { _, err := e.Query(); return err }, func() error { return ga.Query() }, func() error { return oa.Query() }, func() error { return driver.EventQuery(he) }},
 		{"record + query", func() error {
 			if err := s.Record(e); err != nil {
 				return err
@@ -115,13 +132,18 @@ func main() {
 			}
 			return notReady(ga.Query())
 		}, func() error {
+			if err := oa.Record(ostr); err != nil {
+				return err
+			}
+			return notReady(oa.Query())
+		}, func() error {
 			if err := driver.EventRecord(he, hs); err != nil {
 				return err
 			}
 			return dNotReady(driver.EventQuery(he))
 		}},
-		{"elapsed", func() error { _, err := tb.Sub(ta); return err }, func() error { _, err := gta.Elapsed(gtb); return err }, nil},
-		{"sync on a done event", func() error { return e.Sync() }, func() error { return ga.Synchronize() }, func() error { return driver.EventSynchronize(he) }},
+		{"elapsed", func() error { _, err := tb.Sub(ta); return err }, func() error { _, err := gta.Elapsed(gtb); return err }, func() error { _, err := ota.ElapsedTime(&otb); return err }, nil},
+		{"sync on a done event", func() error { return e.Sync() }, func() error { return ga.Synchronize() }, func() error { return oa.Synchronize() }, func() error { return driver.EventSynchronize(he) }},
 		{"create + close", func() error {
 			x, err := dev.NewEvent(cuda.EventOptions{})
 			if err != nil {
@@ -134,6 +156,12 @@ func main() {
 				return err
 			}
 			return cu.DestroyEvent(&x)
+		}, func() error {
+			x, err := gocu.EventCreate(gocu.CuEventDisableTiming)
+			if err != nil {
+				return err
+			}
+			return x.Destroy()
 		}, nil},
 		{"record + sync", func() error {
 			if err := s.Record(e); err != nil {
@@ -145,6 +173,11 @@ func main() {
 				return err
 			}
 			return ga.Synchronize()
+		}, func() error {
+			if err := oa.Record(ostr); err != nil {
+				return err
+			}
+			return oa.Synchronize()
 		}, func() error {
 			if err := driver.EventRecord(he, hs); err != nil {
 				return err
@@ -167,24 +200,26 @@ func main() {
 	for _, op := range ops {
 		cg := make([]float64, rounds)
 		gg := make([]float64, rounds)
+		og := make([]float64, rounds)
 		dd := make([]float64, rounds)
 		d := make([]float64, rounds)
+		do := make([]float64, rounds)
 		dg := make([]float64, rounds)
+		fs := []struct {
+			f   func() error
+			out []float64
+		}{{op.cg, cg}, {op.gorg, gg}, {op.gocu, og}, {op.d, dd}}
 		for r := range rounds {
-			if r%2 == 0 {
-				cg[r] = block(op.name, op.cg)
-				gg[r] = block(op.name, op.gorg)
-				if op.d != nil {
-					dd[r] = block(op.name, op.d)
+			for k := range fs {
+				if r%2 == 1 {
+					k = len(fs) - 1 - k
 				}
-			} else {
-				if op.d != nil {
-					dd[r] = block(op.name, op.d)
+				if fs[k].f != nil {
+					fs[k].out[r] = block(op.name, fs[k].f)
 				}
-				gg[r] = block(op.name, op.gorg)
-				cg[r] = block(op.name, op.cg)
 			}
 			d[r] = cg[r] - gg[r]
+			do[r] = cg[r] - og[r]
 			dg[r] = dd[r] - gg[r]
 		}
 		plain, pd := "–", "–"
@@ -192,7 +227,8 @@ func main() {
 			plain = fmt.Sprintf("%.1f", q(dd, 0.5))
 			pd = fmt.Sprintf("%+.1f (%+.1f..%+.1f)", q(dg, 0.5), q(dg, 0.25), q(dg, 0.75))
 		}
-		fmt.Printf("| %s | %.1f | %.1f | %+.1f (%+.1f..%+.1f) | %s | %s |\n", op.name, q(cg, 0.5), q(gg, 0.5), q(d, 0.5), q(d, 0.25), q(d, 0.75), plain, pd)
+		fmt.Printf("| %s | %.1f | %.1f | %.1f | %+.1f (%+.1f..%+.1f) | %+.1f (%+.1f..%+.1f) | %s | %s |\n", op.name, q(cg, 0.5), q(gg, 0.5), q(og, 0.5),
+			q(d, 0.5), q(d, 0.25), q(d, 0.75), q(do, 0.5), q(do, 0.25), q(do, 0.75), plain, pd)
 	}
 }
 
