@@ -176,9 +176,12 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 	// The hot path first: a hazard call (guard.go), which marks the event
 	// recorded inside it; everything else in record.
 	if len(flags) == 0 && e != nil && s != nil && e.w != nil && s.w != nil && s.p == e.p {
+		// recorded is read before the driver call, which is likely to
+		// evict e's line: once recorded, a record touches it no more.
+		was := e.recorded.Load()
 		r := hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		if r == 0 {
-			if !e.recorded.Load() {
+			if !was {
 				e.recorded.Store(true)
 			}
 			return nil
@@ -372,6 +375,9 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
 		ms, res := hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h))
+		if res == 0 {
+			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+		}
 		switch hotResult(res, e.r, start.r) {
 		case 0:
 			return time.Duration(float64(ms) * float64(time.Millisecond)), nil

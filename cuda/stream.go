@@ -111,7 +111,10 @@ func (s *Stream) enterErr(op string) error {
 // hotCall is the hazard call op(s) of Sync and Query; it flushes where the
 // call says so.
 func (s *Stream) hotCall(op int) int32 {
-	return hotResult(hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)), s.r, nil)
+	if r := hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)); r != 0 {
+		return hotResult(r, s.r, nil)
+	}
+	return 0 // s's line untouched after the driver call
 }
 
 // unusable is the error of a call on a closed stream, or one whose device
@@ -145,7 +148,11 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
 	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil {
-		switch hotResult(hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0), s.r, e.r) {
+		r := hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0)
+		if r == 0 {
+			return nil // neither line touched after the driver call
+		}
+		switch hotResult(r, s.r, e.r) {
 		case 0:
 			return nil
 		case hazard.Refused:
