@@ -179,7 +179,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		// recorded is read before the driver call, which is likely to
 		// evict e's line: once recorded, a record touches it no more.
 		was := e.recorded.Load()
-		r := hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
+		r := hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		if r == 0 {
 			if !was {
 				e.recorded.Store(true)
@@ -214,7 +214,7 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 		// The hazard call (guard.go), made here with flags or across two
 		// primaries of one context: it marks the event recorded inside it.
 		if len(flags) == 0 {
-			r = hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
+			r = hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
 				er.state.Or(noReuse) // see below
@@ -278,11 +278,11 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 	return nil
 }
 
-// hotCall is the hazard call op(e) of Query, Sync and Wait (guard.go): it
-// flushes where the call says so. It returns the driver's result, or
-// hazard.Refused or hazard.NoSlot.
-func (e *Event) hotCall(op int) int32 {
-	return e.hotDone(hazard.Call1(op, hazard.Addr(e.w), uintptr(e.h)))
+// hotQuery is Wait's hazard query of e (guard.go): it flushes where the
+// call says so. It returns the driver's result, or hazard.Refused or
+// hazard.NoSlot.
+func (e *Event) hotQuery() int32 {
+	return e.hotDone(hazard.Query(hazard.Addr(e.w), uintptr(e.h)))
 }
 
 // hotDone flushes where a hazard call's result r says so (hotResult), and
@@ -301,7 +301,7 @@ func (e *Event) Query() (bool, error) {
 	// The hot path first: one hazard call (guard.go); the rest in query.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {
-		if r = hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return true, nil
 		}
 	}
@@ -341,7 +341,7 @@ func (e *Event) Sync() error {
 	// The hot path first: one hazard call (guard.go); the rest in sync.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {
-		if r = hazard.Call1(hazard.OpSync, hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+		if r = hazard.Sync(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
 	}

@@ -65,14 +65,15 @@ func BenchmarkHotParts(b *testing.B) {
 			}},
 			{"cgo noop", func() int32 { return hazard.Direct1(hazard.OpTest, 0) }},
 			{"no slot (hazard.Direct1)", func() int32 { return hazard.Direct1(hazard.OpQuery, uintptr(h)) }},
-			{"hazard.Call1", func() int32 { return hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(h)) }},
+			{"hazard.Call1 (op an argument)", func() int32 { return hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(h)) }},
 			{"Event.Query", func() int32 {
 				if ok, err := e.Query(); !ok || err != nil {
 					return 1
 				}
 				return 0
 			}},
-			{"Event.hotCall", func() int32 { return e.hotCall(hazard.OpQuery) }},
+			{"Event.hotQuery", func() int32 { return e.hotQuery() }},
+			{"hazard.Query (op fixed in C)", func() int32 { return hazard.Query(hazard.Addr(e.w), uintptr(h)) }},
 			{"Event.Query again", func() int32 {
 				if ok, _ := e.Query(); !ok {
 					return 1
@@ -87,8 +88,11 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"hazard.Record", func() int32 {
+			{"hazard.Record (op an argument)", func() int32 {
 				return hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
+			}},
+			{"hazard.RecordEvent (op fixed in C)", func() int32 {
+				return hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
 			}},
 			{"Event.Record", func() int32 {
 				if e.Record(s) != nil {
@@ -96,6 +100,7 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
+
 		},
 	}
 	rounds, n := 201, 400
@@ -148,9 +153,9 @@ func BenchmarkHotSplit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	b.Run("hotCall", func(b *testing.B) {
+	b.Run("hotQuery", func(b *testing.B) {
 		for b.Loop() {
-			e.hotCall(hazard.OpQuery)
+			e.hotQuery()
 		}
 	})
 	b.Run("Query", func(b *testing.B) {
@@ -159,3 +164,4 @@ func BenchmarkHotSplit(b *testing.B) {
 		}
 	})
 }
+

@@ -70,7 +70,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	}
 	if e != nil && e.w != nil {
 		// Work complete already costs one hazard query (guard.go).
-		switch e.hotCall(hazard.OpQuery) {
+		switch e.hotQuery() {
 		case 0:
 			return nil
 		case hazard.Refused:

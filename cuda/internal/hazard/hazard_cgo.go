@@ -198,7 +198,7 @@ static inline int hz_drop(hz_rec *z, uintptr_t w2, int r) {
 }
 
 // hz_call1: fn(a), holding w.
-static int hz_call1(int op, uintptr_t w, uintptr_t a) {
+static inline __attribute__((always_inline)) int hz_call1(int op, uintptr_t w, uintptr_t a) {
 	hz_rec *z = hz_get();
 	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
 	if (fn == 0) {
@@ -213,7 +213,7 @@ static int hz_call1(int op, uintptr_t w, uintptr_t a) {
 
 // hz_call2: fn(a, b), fn(a, b, u) if withu, holding w1 and w2; a record
 // (rec) marks w1 recorded (hz_hold).
-static int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
+static inline __attribute__((always_inline)) int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
 	hz_rec *z = hz_get();
 	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
 	if (fn == 0) {
@@ -226,6 +226,18 @@ static int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b
 		: ((int (*)(void *, void *))fn)((void *)a, (void *)b);
 	return hz_drop(z, w2, r);
 }
+
+// The hottest calls, each with its op and mode fixed, so that the compiler
+// folds them: fewer arguments through cgo, no branch on them. HZ_OP_* are
+// the Op constants (checked at compile time below).
+#define HZ_OP_RECORD 0
+#define HZ_OP_QUERY 2
+#define HZ_OP_SYNC 3
+static int hz_record(uintptr_t we, uintptr_t ws, uintptr_t e, uintptr_t s) {
+	return hz_call2(HZ_OP_RECORD, we, ws, e, s, 0, 0, 1);
+}
+static int hz_query(uintptr_t w, uintptr_t e) { return hz_call1(HZ_OP_QUERY, w, e); }
+static int hz_sync(uintptr_t w, uintptr_t e) { return hz_call1(HZ_OP_SYNC, w, e); }
 
 typedef struct { int r; float ms; } hz_ms;
 
@@ -439,6 +451,25 @@ func SetFn(op int, fn uintptr) { C.hz_setfn(C.int(op), C.uintptr_t(fn)) }
 func Call1(op int, w, a uintptr) int32 {
 	return int32(C.hz_call1(C.int(op), C.uintptr_t(w), C.uintptr_t(a)))
 }
+
+// The C side's op numbers of hz_record, hz_query and hz_sync are these.
+var (
+	_ = [1]int{}[OpRecord-C.HZ_OP_RECORD]
+	_ = [1]int{}[OpQuery-C.HZ_OP_QUERY]
+	_ = [1]int{}[OpSync-C.HZ_OP_SYNC]
+)
+
+// RecordEvent is Record(OpRecord, ...) through a C function with the op
+// fixed: the hot path of Event.Record.
+func RecordEvent(we, ws, e, s uintptr) int32 {
+	return int32(C.hz_record(C.uintptr_t(we), C.uintptr_t(ws), C.uintptr_t(e), C.uintptr_t(s)))
+}
+
+// Query is Call1(OpQuery, w, e) through a C function with the op fixed.
+func Query(w, e uintptr) int32 { return int32(C.hz_query(C.uintptr_t(w), C.uintptr_t(e))) }
+
+// Sync is Call1(OpSync, w, e) through a C function with the op fixed.
+func Sync(w, e uintptr) int32 { return int32(C.hz_sync(C.uintptr_t(w), C.uintptr_t(e))) }
 
 // Call2U calls op's fn(a, b, u) holding w1 and w2.
 func Call2U(op int, w1, w2, a, b uintptr, u uint32) int32 {

@@ -114,8 +114,21 @@ func TestHazardCalls(t *testing.T) {
 	if r := Record(OpRecord, wa, Addr(&w[1].Int64), arg, 0); r != 0 || w[0].Load() != NoReuse|Recorded {
 		t.Fatalf("after two records: %d, state %#x", r, w[0].Load())
 	}
-	// A call without an entry point is refused as NoSlot, uncalled.
+	// RecordEvent is Record(OpRecord, ...) with the op fixed in C: the same
+	// mark, the same refusal of a closing word, uncalled.
+	w[0].Store(NoReuse)
 	n := a[0].Load()
+	if r := RecordEvent(wa, Addr(&w[1].Int64), arg, 0); r != 0 || w[0].Load() != NoReuse|Recorded || a[0].Load() != n+1 {
+		t.Fatalf("RecordEvent: %d, state %#x, called %d times; want 0, %#x, once", r, w[0].Load(), a[0].Load()-n, NoReuse|Recorded)
+	}
+	w[1].Store(Closing)
+	if r, flush := Split(RecordEvent(wa, Addr(&w[1].Int64), arg, 0)); r != Refused || !flush || a[0].Load() != n+1 {
+		t.Fatalf("RecordEvent on a closing stream: %d, flush %v, called %d times; want %d, flush, once", r, flush, a[0].Load()-n, Refused)
+	}
+	w[1].Store(0)
+	w[0].Store(0)
+	// A call without an entry point is refused as NoSlot, uncalled.
+	n = a[0].Load()
 	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n {
 		t.Fatalf("call without an entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n)
 	}
@@ -128,9 +141,25 @@ func TestHazardCalls(t *testing.T) {
 	if r := Call1(OpSync, wa, arg); r != 0 || a[0].Load() != n+2 {
 		t.Fatalf("call after its entry point was set: %d, called %d times; want 0, twice", r, a[0].Load()-n)
 	}
+	// Sync and Query are Call1 with the op fixed in C: each reaches its own
+	// entry point only.
+	if r := Sync(wa, arg); r != 0 || a[0].Load() != n+3 {
+		t.Fatalf("Sync: %d, called %d times; want 0, 3 times", r, a[0].Load()-n)
+	}
+	if r := Query(wa, arg); r != NoSlot || a[0].Load() != n+3 {
+		t.Fatalf("Query without its entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n)
+	}
+	SetFn(OpQuery, SpinFn())
+	if r := Query(wa, arg); r != 0 || a[0].Load() != n+4 {
+		t.Fatalf("Query: %d, called %d times; want 0, 4 times", r, a[0].Load()-n)
+	}
+	SetFn(OpQuery, 0)
 	SetFn(OpSync, 0)
-	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n+2 {
-		t.Fatalf("call after its entry point was cleared: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n-2)
+	if r := Call1(OpSync, wa, arg); r != NoSlot || a[0].Load() != n+4 {
+		t.Fatalf("call after its entry point was cleared: %d (want %d), called %d times", r, NoSlot, a[0].Load()-n-4)
+	}
+	if r := Sync(wa, arg); r != NoSlot || a[0].Load() != n+4 {
+		t.Fatalf("Sync after its entry point was cleared: %d (want %d)", r, NoSlot)
 	}
 }
 
