@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -17,7 +18,8 @@ import (
 // BenchmarkHotParts takes a hot call apart on the real driver, in one
 // process, in interleaved blocks: the generated layer's plain call, the
 // hazard call the package makes, the package's method, and a cgo call to a
-// function that does nothing (the crossing). It prints each one's median
+// function that does nothing (the crossing); and sync on a done event and
+// record + sync against the plain calls. It prints each one's median
 // ns per call and the paired differences to the plain call. Timings are
 // reported, never asserted; it skips without a GPU.
 //
@@ -51,6 +53,7 @@ func BenchmarkHotParts(b *testing.B) {
 		b.Fatal(err)
 	}
 	h, sh := e.h, s.h
+	bg := context.Background()
 	type part struct {
 		name string
 		f    func() int32
@@ -103,9 +106,43 @@ func BenchmarkHotParts(b *testing.B) {
 
 		},
 	}
+	parts["sync (done)"] = []part{
+		{"plain (driver.EventSynchronize)", func() int32 {
+			if driver.EventSynchronize(h) != nil {
+				return 1
+			}
+			return 0
+		}},
+		{"Event.Sync", func() int32 {
+			if e.Sync() != nil {
+				return 1
+			}
+			return 0
+		}},
+	}
+	parts["record + sync"] = []part{
+		{"plain (driver record + sync)", func() int32 {
+			if driver.EventRecord(h, sh) != nil || driver.EventSynchronize(h) != nil {
+				return 1
+			}
+			return 0
+		}},
+		{"Event.Record + Sync", func() int32 {
+			if e.Record(s) != nil || e.Sync() != nil {
+				return 1
+			}
+			return 0
+		}},
+		{"Event.Record + Wait", func() int32 {
+			if e.Record(s) != nil || e.Wait(bg) != nil {
+				return 1
+			}
+			return 0
+		}},
+	}
 	rounds, n := 201, 400
 	out := os.Stdout
-	for _, op := range []string{"query", "record"} {
+	for _, op := range []string{"query", "record", "sync (done)", "record + sync"} {
 		ps := parts[op]
 		ns := make([][]float64, len(ps))
 		for r := range rounds {
@@ -118,7 +155,7 @@ func BenchmarkHotParts(b *testing.B) {
 					}
 				}
 				ns[i] = append(ns[i], float64(time.Since(t0).Nanoseconds())/float64(n))
-				if op == "record" {
+				if op == "record" || op == "record + sync" {
 					if err := s.Sync(); err != nil {
 						b.Fatal(err)
 					}
@@ -164,4 +201,5 @@ func BenchmarkHotSplit(b *testing.B) {
 		}
 	})
 }
+
 

@@ -35,6 +35,7 @@ var goLayerTests = []string{
 	"TestCreateCloseMillion",
 	"TestSpinCancelThenClose",
 	"TestClosedDuringCall",
+	"TestSyncQueriesFirst",
 	"TestSoak",
 	"TestEventReuse",
 	"TestEventReuseExternal",

@@ -358,3 +358,39 @@ func TestWaitersEndWithContext(t *testing.T) {
 	}
 	settle(t, before)
 }
+
+// Event.Sync asks the driver's query first, which answers complete work
+// sooner than its sync: complete work costs no cuEventSynchronize, pending
+// work waits in the driver's sync (which spins or sleeps as the event asks)
+// and is complete when Sync returns. The fake counts the syncs.
+func TestSyncQueriesFirst(t *testing.T) {
+	dev := gpu(t)
+	defer dev.Close()
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	for _, opts := range []cuda.EventOptions{{}, {BlockingSync: true}} {
+		e := must[*cuda.Event](t)(dev.NewEvent(opts))
+		ok(t, s.Record(e))
+		ok(t, e.Sync()) // complete, or waited for once
+		syncs, fake := fakeCounter("fakecuda_event_syncs")
+		for range 3 {
+			ok(t, e.Sync())
+		}
+		if n, _ := fakeCounter("fakecuda_event_syncs"); fake && n != syncs {
+			t.Errorf("%+v: 3 Syncs of complete work made %d cuEventSynchronize calls, want 0", opts, n-syncs)
+		}
+		ok(t, s.Spin(50*time.Millisecond))
+		ok(t, s.Record(e))
+		if done, err := e.Query(); err != nil || done {
+			t.Fatalf("%+v: Query behind a 50ms spin: %v, %v; want pending", opts, done, err)
+		}
+		ok(t, e.Sync())
+		if n, _ := fakeCounter("fakecuda_event_syncs"); fake && n != syncs+1 {
+			t.Errorf("%+v: a Sync of pending work made %d cuEventSynchronize calls, want 1", opts, n-syncs)
+		}
+		if done, err := e.Query(); err != nil || !done {
+			t.Fatalf("%+v: Query after Sync returned: %v, %v; want complete", opts, done, err)
+		}
+		ok(t, e.Close())
+	}
+}

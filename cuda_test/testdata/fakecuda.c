@@ -62,6 +62,7 @@ long long fakecuda_stale_calls;
 long long fakecuda_live_handles;
 long long fakecuda_retains; // primary-context retains not yet released, all devices
 long long fakecuda_stream_syncs_waiting; // cuStreamSynchronize calls waiting for work now
+long long fakecuda_event_syncs; // cuEventSynchronize calls
 
 #define MAXDEV 8
 static int ndev = 1;
@@ -380,6 +381,7 @@ static CUresult cuEventQuery(void *e) {
 }
 static CUresult cuEventSynchronize(void *e) {
 	CUresult bad;
+	__atomic_add_fetch(&fakecuda_event_syncs, 1, __ATOMIC_SEQ_CST);
 	slot *ev = event_of(e, &bad);
 	if (bad) return bad;
 	sleep_until(ev->done_at);
