@@ -31,6 +31,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cudagen/cudagen/tools/peers/peerbench"
 )
 
 // Each row: the operation, the C loop it is compared with, and the Go
@@ -133,17 +135,8 @@ func ratios(a, b []float64) []float64 {
 	return r
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+// median is peerbench's: the Go peers print their figures with it.
+var median = peerbench.Median
 
 func best(v []float64) float64 {
 	if len(v) == 0 {

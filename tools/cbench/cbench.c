@@ -7,15 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "clock.h"
-
-#define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS && r_ != CUDA_ERROR_NOT_READY) { \
-	fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, r_); exit(1); } } while (0)
-
-static int cmp(const void *a, const void *b) {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 #define MAXRUNS 64
 static int RUNS = 5;
@@ -46,13 +39,8 @@ int main(int argc, char **argv) {
 	if (argc > 1) N = atol(argv[1]);
 	if (argc > 2) RUNS = atoi(argv[2]);
 	if (RUNS < 1 || RUNS > MAXRUNS) RUNS = 5;
-	CUdevice dev;
-	CUcontext ctx;
 	float ms;
-	CHECK(cuInit(0));
-	CHECK(cuDeviceGet(&dev, 0));
-	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK(cuCtxSetCurrent(ctx));
+	primary();
 	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	CHECK(cuEventCreate(&a, CU_EVENT_DISABLE_TIMING));
 	CHECK(cuEventCreate(&b, CU_EVENT_DISABLE_TIMING));

@@ -10,15 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "clock.h"
-
-#define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS && r_ != CUDA_ERROR_NOT_READY) { \
-	fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, r_); exit(1); } } while (0)
-
-static int cmp(const void *a, const void *b) {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 #define MAXK 64
 #define MAXB 512
@@ -31,12 +24,7 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "usage: streams [K<=%d [BLOCKS<=%d [N]]]\n", MAXK, MAXB);
 		return 2;
 	}
-	CUdevice dev;
-	CUcontext ctx;
-	CHECK(cuInit(0));
-	CHECK(cuDeviceGet(&dev, 0));
-	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CHECK(cuCtxSetCurrent(ctx));
+	primary();
 	static CUstream s[MAXK];
 	static CUevent e[MAXK];
 	static double rec[MAXK][MAXB], qry[MAXK][MAXB];
