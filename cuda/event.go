@@ -347,7 +347,10 @@ func (e *Event) Sync() error {
 		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
-		if r == notReady {
+		if res, flush := hazard.Split(r); res == notReady {
+			if flush {
+				e.hotDone(r) // the flush the query asked for
+			}
 			if r = hazard.Sync(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 				return nil
 			}
@@ -357,9 +360,10 @@ func (e *Event) Sync() error {
 }
 
 // sync is Sync past hazard calls that did not answer complete (r: the
-// last one's result, or hazard.NoSlot if none was made). A query's error
-// other than not-ready reaches the counted sync below, which reports the
-// driver's own answer.
+// last one's result, or hazard.NoSlot if none was made): it flushes where r
+// says so. A query's answer other than not-ready (an error, a refusal, no
+// slot) reaches the counted sync below, which reports the driver's own
+// answer.
 func (e *Event) sync(r int32) error {
 	const op = "synchronize event"
 	switch e.hotDone(r) {

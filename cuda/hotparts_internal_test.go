@@ -103,7 +103,6 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-
 		},
 	}
 	parts["sync (done)"] = []part{
@@ -201,5 +200,3 @@ func BenchmarkHotSplit(b *testing.B) {
 		}
 	})
 }
-
-

@@ -242,8 +242,21 @@ func peers(args []string) error {
 		fmt.Println()
 		fmt.Println("Cycles per call: each loop's ns per call times the CPU's effective clock, measured just before and after it (tools/cbench/clock.h). The clock moves about 2× between moments on the GPU machine, and every figure with it, so these compare across processes where the ns do not.")
 		fmt.Println()
-		table(labels, cyc, "cycles")
+		// Only the bindings that measured the clock: say which did not, so
+		// that no verdict is read as being against all of them.
+		var with, without []string
+		for _, l := range labels {
+			if len(cyc[l]) > 0 {
+				with = append(with, l)
+			} else {
+				without = append(without, l)
+			}
+		}
+		table(with, cyc, "cycles")
 		fmt.Println("(each cell: median cycles/op over the rounds (min–max) ×rounds)")
+		if len(without) > 0 {
+			fmt.Printf("(not in the cycles table, no clock measured: %s)\n", strings.Join(without, ", "))
+		}
 	}
 	return nil
 }

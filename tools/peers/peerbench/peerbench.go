@@ -56,11 +56,19 @@ func Bench(name string, n, runs int, drain func(), body func() error) {
 		cyc[r] = ns[r] * ghz[r]
 		drain()
 	}
-	fmt.Printf("%-14s %8.1f ns/op (median of %d loops of %d)", name, Median(ns), runs, n)
+	fmt.Printf("%-14s %8.1f ns/op (median of %d loops of %d)", name, upper(ns), runs, n)
 	if ghz[0] > 0 {
-		fmt.Printf(" %8.1f cyc/op at %.2f GHz", Median(cyc), Median(ghz))
+		fmt.Printf(" %8.1f cyc/op at %.2f GHz", upper(cyc), upper(ghz))
 	}
 	fmt.Println()
+}
+
+// upper is the median as tools/cbench and tools/pybench take it: the upper
+// middle of the sorted figures, for an even count too.
+func upper(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // Median is the median of v (0 if empty); v is left as it was.
