@@ -48,12 +48,12 @@ const (
 // wait uses a small share of a core whatever the event's options. The
 // sleeping call runs on a C thread of the waiter's, which wakes Wait
 // through the runtime's netpoller (internal/sleeper): no Go thread is
-// held. Where ctx can be cancelled, that sleep runs on a goroutine kept for it,
-// raced against ctx; on cancellation the goroutine stays asleep until the
-// work completes, holding its call on the event, so a Close meanwhile
-// returns at once and the event is destroyed (and its context released, if
-// its device closed) when the driver's wait returns. A Close during the
-// sleep does not end it. A cancelled Wait leaves the GPU work and the event
+// held. Where ctx can be cancelled, the waiter's goroutine watches it and
+// wakes Wait on cancellation; the driver's wait goes on, and the goroutine
+// takes it over, holding a call on the event until it returns, so a Close
+// meanwhile returns at once and the event is destroyed (and its context
+// released, if its device closed) when the driver's wait returns. A Close
+// during the sleep does not end it. A cancelled Wait leaves the GPU work and the event
 // untouched. Up to 16 long Waits at once per context allocate nothing. Wait
 // polls instead (see the constants above), checking ctx and Close every
 // millisecond, in an adopted context with a cancellable ctx (no call of
@@ -114,7 +114,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	// this package, else on a waiter's private event behind it (so a
 	// sleeping call never holds an adopted wrapper's foreign handle, which
 	// its owner may destroy once the wrapper is closed); with a cancellable
-	// ctx, on a waiter's goroutine, which may outlive this Wait. Not in an
+	// ctx, the waiter's goroutine may finish it after this Wait. Not in an
 	// adopted context: its creator may destroy it once its Devices are
 	// closed, so no call of ours may outlive a Wait there; and not where the
 	// context has waitersBusyMax waiters asleep already (work that never
@@ -135,6 +135,12 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	}
 	private := !e.opts.BlockingSync || e.r.kind == kindAdopted
 	w, err := p.getWaiter() // its thread sleeps (waiter.go)
+	if err == nil && cancellable && w.sl == nil {
+		// No thread: a cancellable Wait would hold a Go thread in the
+		// driver, which it could not leave on cancellation. It polls.
+		p.putWaiter(w)
+		w, err = nil, errNoSleeper
+	}
 	if err != nil {
 		exit()
 		if !private && !cancellable {
@@ -157,20 +163,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 		p.putWaiter(w)
 		return driverErr(op, err)
 	}
-	w.state.Store(jobRunning)
-	w.jobs <- waitJob{ev: target, r: e.r}
-	select {
-	case err := <-w.done:
-		p.putWaiter(w)
-		return driverErr(op, err)
-	case <-ctx.Done():
-		if w.state.CompareAndSwap(jobRunning, jobAbandoned) {
-			return ctx.Err() // the goroutine puts w back when the driver returns
-		}
-		err := <-w.done // answered meanwhile
-		p.putWaiter(w)
-		return driverErr(op, err)
-	}
+	return w.syncCtx(ctx, target, e)
 }
 
 // sleptFor adapts the spin of p's next Waits to how long this one slept

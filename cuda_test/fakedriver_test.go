@@ -41,6 +41,7 @@ var goLayerTests = []string{
 	"TestEventReuseExternal",
 	"TestWaitLeavesContextCurrent",
 	"TestWaitersEndWithContext",
+	"TestWaitCancelAcrossContexts",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader

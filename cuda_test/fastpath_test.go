@@ -5,6 +5,7 @@ package gputest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -395,6 +396,67 @@ func TestSyncQueriesFirst(t *testing.T) {
 		if done, err := e.Query(); err != nil || !done {
 			t.Fatalf("%+v: Query after Sync returned: %v, %v; want complete", opts, done, err)
 		}
+		ok(t, e.Close())
+	}
+}
+
+// Cancellable long Waits, one after another on the same waiter, with their
+// contexts' Done channels the same, new, or closed between Waits (the
+// waiter's goroutine watches one channel at a time): each returns nil once
+// the work is done, or its ctx's error promptly on cancellation, never
+// another Wait's; and the work a cancelled Wait left still completes for
+// the next.
+func TestWaitCancelAcrossContexts(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	for _, opts := range []cuda.EventOptions{{}, {BlockingSync: true}} {
+		e := must[*cuda.Event](t)(dev.NewEvent(opts))
+		long := func(d time.Duration) {
+			t.Helper()
+			ok(t, s.Spin(d))
+			ok(t, s.Record(e))
+		}
+		cancelled := func(ctx context.Context, what string, want error) {
+			t.Helper()
+			t0 := time.Now()
+			err := e.Wait(ctx)
+			if !errors.Is(err, want) || time.Since(t0) > time.Second {
+				t.Fatalf("%+v: %s: Wait returned %v after %v, want %v at once", opts, what, err, time.Since(t0), want)
+			}
+			if done, _ := e.Query(); done {
+				t.Fatalf("%+v: %s: the work finished first; the test proves nothing", opts, what)
+			}
+		}
+		a, cancelA := context.WithCancel(context.Background())
+		long(5 * time.Millisecond)
+		ok(t, e.Wait(a)) // the waiter's goroutine watches a
+		long(5 * time.Millisecond)
+		ok(t, e.Wait(a)) // the same channel
+		cancelA()        // closed between Waits
+		long(2 * time.Second)
+		cancelled(a, "a context cancelled before the Wait", context.Canceled)
+		b, cancelB := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		cancelled(b, "a new context, cancelled during the Wait", context.DeadlineExceeded)
+		cancelB()
+		// The left work completes for a Wait that does not cancel.
+		c, cancelC := context.WithTimeout(context.Background(), time.Minute)
+		ok(t, e.Wait(c))
+		if done, err := e.Query(); !done || err != nil {
+			t.Fatalf("%+v: Wait returned before the work completed (%v, %v)", opts, done, err)
+		}
+		// Cancelled during Waits, again and again, on work that goes on.
+		long(2 * time.Second)
+		for i := range 5 {
+			d, cancelD := context.WithCancel(c)
+			go func() {
+				time.Sleep(5 * time.Millisecond)
+				cancelD()
+			}()
+			cancelled(d, fmt.Sprintf("cancel %d during the Wait", i), context.Canceled)
+		}
+		ok(t, e.Wait(c))
+		cancelC()
 		ok(t, e.Close())
 	}
 }

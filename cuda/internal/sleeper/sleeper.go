@@ -15,3 +15,6 @@ import "errors"
 // ErrUnavailable: no sleeper can be made here (no cgo, not Linux, or no
 // thread or eventfd could be made).
 var ErrUnavailable = errors.New("cuda: no driver sleeper thread available")
+
+// ErrKicked: Kick ended an Await before the job's answer came.
+var ErrKicked = errors.New("cuda: a sleeper's wait was kicked")

@@ -116,12 +116,12 @@ static int sl_start(sl_t *s, uintptr_t ev, uintptr_t ctx) {
 static int sl_res(sl_t *s) { return s->res; }
 static int sl_donefd(sl_t *s) { return s->donefd; }
 
-// For the tests: a "driver" whose sync sleeps 1 ms and answers
-// CUDA_ERROR_INVALID_CONTEXT (201) for event 5 unless a context is current
-// on its thread, and 0 otherwise.
+// For the tests: a "driver" whose sync sleeps 1 ms (200 ms for event 9)
+// and answers CUDA_ERROR_INVALID_CONTEXT (201) for event 5 unless a
+// context is current on its thread, and 0 otherwise.
 static _Thread_local uintptr_t sl_test_cur;
 static int sl_test_sync(void *ev) {
-	usleep(1000);
+	usleep((uintptr_t)ev == 9 ? 200000 : 1000);
 	return (uintptr_t)ev == 5 && sl_test_cur == 0 ? 201 : 0;
 }
 static int sl_test_setcur(void *ctx) { sl_test_cur = (uintptr_t)ctx; return 0; }
@@ -136,7 +136,9 @@ static uintptr_t sl_test_setcur_fn(void) { return (uintptr_t)sl_test_setcur; }
 import "C"
 
 import (
+	"errors"
 	"os"
+	"time"
 )
 
 // Sleeper is a thread that sleeps in the driver for Go. One job at a time.
@@ -165,14 +167,54 @@ func New(sync, setCurrent uintptr) (*Sleeper, error) {
 // -1 the sleeper must not be used again, nor closed: its thread may still
 // be in the driver.
 func (s *Sleeper) Sync(ctx, ev uintptr) int32 {
-	if ev == 0 || C.sl_start(s.s, C.uintptr_t(ev), C.uintptr_t(ctx)) != 0 {
+	if !s.Start(ctx, ev) {
 		return -1
 	}
-	if n, err := s.done.Read(s.buf[:]); n != 8 || err != nil {
+	r, err := s.Await()
+	if err != nil {
 		return -1
 	}
-	return int32(C.sl_res(s.s))
+	return r
 }
+
+// Start hands the thread the job of Sync, without waiting for it: Await
+// takes its answer. False if the thread could not be reached (then no job
+// runs, and the sleeper must not be used again, nor closed).
+func (s *Sleeper) Start(ctx, ev uintptr) bool {
+	return ev != 0 && C.sl_start(s.s, C.uintptr_t(ev), C.uintptr_t(ctx)) == 0
+}
+
+// Await waits, in the netpoller, for the answer of the job Start began:
+// the CUresult. ErrKicked if Kick ended the wait first, or had before it
+// began: the job still runs, and after Unkick the next Await takes its
+// answer. Any other error: the thread could not be reached, and the
+// sleeper must not be used again, nor closed (its thread may still be in
+// the driver).
+func (s *Sleeper) Await() (int32, error) {
+	n, err := s.done.Read(s.buf[:])
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return -1, ErrKicked
+		}
+		return -1, err
+	}
+	if n != 8 {
+		return -1, errShortRead
+	}
+	return int32(C.sl_res(s.s)), nil
+}
+
+var errShortRead = errors.New("cuda: short read of a sleeper's eventfd")
+
+// Kick ends the Await in progress, and every later one until Unkick, with
+// ErrKicked. Any goroutine may call it.
+func (s *Sleeper) Kick() { _ = s.done.SetReadDeadline(kicked) }
+
+// Unkick undoes Kick.
+func (s *Sleeper) Unkick() { _ = s.done.SetReadDeadline(time.Time{}) }
+
+// kicked is a deadline long past.
+var kicked = time.Unix(1, 0)
 
 // testFns are the tests' sync and setCurrent.
 func testFns() (uintptr, uintptr) {

@@ -11,5 +11,17 @@ func New(sync, setCurrent uintptr) (*Sleeper, error) { return nil, ErrUnavailabl
 // Sync returns -1.
 func (s *Sleeper) Sync(ctx, ev uintptr) int32 { return -1 }
 
+// Start returns false.
+func (s *Sleeper) Start(ctx, ev uintptr) bool { return false }
+
+// Await returns ErrUnavailable.
+func (s *Sleeper) Await() (int32, error) { return -1, ErrUnavailable }
+
+// Kick does nothing.
+func (s *Sleeper) Kick() {}
+
+// Unkick does nothing.
+func (s *Sleeper) Unkick() {}
+
 // Close does nothing.
 func (s *Sleeper) Close() {}
