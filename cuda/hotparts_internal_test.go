@@ -91,9 +91,6 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"hazard.Record (op an argument)", func() int32 {
-				return hazard.Record(hazard.OpRecord, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
-			}},
 			{"hazard.RecordEvent (op fixed in C)", func() int32 {
 				return hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
 			}},

@@ -17,7 +17,6 @@ func Setup() bool { return false }
 func SetFn(op int, fn uintptr)                              {}
 func Call1(op int, w, a uintptr) int32                      { return NoSlot }
 func Call2U(op int, w1, w2, a, b uintptr, u uint32) int32   { return NoSlot }
-func Record(op int, we, ws, e, s uintptr) int32             { return NoSlot }
 func RecordU(op int, we, ws, e, s uintptr, u uint32) int32  { return NoSlot }
 func RecordEvent(we, ws, e, s uintptr) int32                { return NoSlot }
 func Query(w, e uintptr) int32                              { return NoSlot }

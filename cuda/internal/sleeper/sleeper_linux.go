@@ -128,10 +128,6 @@ static int sl_test_setcur(void *ctx) { sl_test_cur = (uintptr_t)ctx; return 0; }
 static uintptr_t sl_test_sync_fn(void) { return (uintptr_t)sl_test_sync; }
 static uintptr_t sl_test_setcur_fn(void) { return (uintptr_t)sl_test_setcur; }
 
-#cgo noescape sl_start
-#cgo nocallback sl_start
-#cgo noescape sl_res
-#cgo nocallback sl_res
 */
 import "C"
 
