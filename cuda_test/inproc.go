@@ -97,12 +97,6 @@ static ip_ctx_ret ip_ctx_create(uintptr_t fn, int dev) {
 }
 static int ip_ctx_destroy(uintptr_t fn, uintptr_t ctx) { return ((ip_fn1)fn)((void *)ctx); }
 
-#cgo noescape ip_loop
-#cgo nocallback ip_loop
-#cgo noescape ip_once
-#cgo nocallback ip_once
-#cgo noescape ip_setup
-#cgo nocallback ip_setup
 */
 import "C"
 

@@ -381,6 +381,7 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 	for i := range ns {
 		ns[i] = make([]float64, rounds)
 	}
+	ghz0 := clockGHz()
 	// One warm-up block each.
 	for _, p := range op.paths {
 		if err := p.run(n); err != nil {
@@ -409,7 +410,10 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n| path | ns/op median | minus C loop: median | p25..p75 | min..max |\n|---|---|---|---|---|\n", op.name)
+	// The CPU's clock before and after: every figure here moves with it
+	// (docs/perf.md, eighth session).
+	ghz1 := clockGHz()
+	fmt.Fprintf(w, "\n%s (clock %.2f GHz before, %.2f after)\n| path | ns/op median | minus C loop: median | p25..p75 | min..max |\n|---|---|---|---|---|\n", op.name, ghz0, ghz1)
 	c := ns[0]
 	for i, p := range op.paths {
 		d := diff(ns[i], c)
@@ -445,8 +449,8 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		if m > op.goal {
 			verdict = "MISSES"
 		}
-		fmt.Fprintf(w, "%s: cuda minus C loop minus %d cgo floor(s): median %+.1f ns (p25..p75 %+.1f..%+.1f); goal <= %.0f: %s\n",
-			op.name, max(op.calls, 1), m, pct(over, 25), pct(over, 75), op.goal, verdict)
+		fmt.Fprintf(w, "%s: cuda minus C loop minus %d cgo floor(s): median %+.1f ns (p25..p75 %+.1f..%+.1f; %+.0f cycles at %.2f GHz); goal <= %.0f: %s\n",
+			op.name, max(op.calls, 1), m, pct(over, 25), pct(over, 75), m*(ghz0+ghz1)/2, (ghz0+ghz1)/2, op.goal, verdict)
 	}
 }
 
