@@ -48,13 +48,16 @@ const (
 // wait uses a small share of a core whatever the event's options. The
 // sleeping call runs on a C thread of the waiter's, which wakes Wait
 // through the runtime's netpoller (internal/sleeper): no Go thread is
-// held. Where ctx can be cancelled, the waiter's goroutine watches it and
-// wakes Wait on cancellation; the driver's wait goes on, and the goroutine
-// takes it over, holding a call on the event until it returns, so a Close
-// meanwhile returns at once and the event is destroyed (and its context
-// released, if its device closed) when the driver's wait returns. A Close
-// during the sleep does not end it. A cancelled Wait leaves the GPU work and the event
-// untouched. Up to 16 long Waits at once per context allocate nothing. Wait
+// held. Where ctx can be cancelled, a callback registered with it
+// (context.AfterFunc) wakes Wait on cancellation; the driver's wait goes
+// on, and a goroutine takes it over, holding a call on the event until it
+// returns, so a Close meanwhile returns at once and the event is destroyed
+// (and its context released, if its device closed) when the driver's wait
+// returns. A Close during the sleep does not end it. A cancelled Wait
+// leaves the GPU work and the event untouched. Up to 16 long Waits at once
+// per context allocate nothing, unless ctx has another Done channel than
+// the waiter's last long Wait had (then the registration moves: a few
+// allocations). Wait
 // polls instead (see the constants above), checking ctx and Close every
 // millisecond, in an adopted context with a cancellable ctx (no call of
 // ours may outlive the Wait there: the context's creator may destroy it),
