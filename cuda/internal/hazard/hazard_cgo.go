@@ -18,6 +18,16 @@ package hazard
 #define HZ_LATE (1 << 20)
 #define HZ_NFN 16
 
+// The hot path's parts are inlined into each call, whatever the compiler's
+// estimate of their size: a call of hz_hold of its own cost each record a
+// call, a return and the registers' moves.
+#define HZ_INLINE inline __attribute__((always_inline))
+// Which way the hot path's branches go, for the code's layout: the mode is
+// asymmetric (membarrier) where the kernel has it, and closing, late marks
+// and first records are rare.
+#define HZ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HZ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 // membarrier(2) commands, declared here: no kernel header needed.
 #define HZ_MB_QUERY 0
 #define HZ_MB_PRIVATE_EXPEDITED (1 << 3)
@@ -121,22 +131,22 @@ static hz_rec *hz_join(void) {
 }
 
 // hz_fn is op's entry point, as thread z sees it (0: off).
-static inline uintptr_t hz_fn(hz_rec *z, int op) {
+static HZ_INLINE uintptr_t hz_fn(hz_rec *z, int op) {
 	op &= HZ_NFN - 1;
 	return atomic_load_explicit(op < HZ_NHOT ? &z->fn[op] : &hz_fns.fn[op], memory_order_relaxed);
 }
 
-static inline hz_rec *hz_get(void) {
+static HZ_INLINE hz_rec *hz_get(void) {
 	hz_rec *z = &hz_tls;
-	return z->listed > 0 ? z : hz_join();
+	return HZ_LIKELY(z->listed > 0) ? z : hz_join();
 }
 
 // hz_set writes a slot, hz_load reads a state word. With asymmetric fences
 // (sym 0) the order between them is the compiler's only: membarrier in
 // hz_barrier supplies the hardware's. Otherwise both are sequentially
 // consistent, which orders a slot's store before the word's load.
-static inline void hz_set(int sym, _Atomic(uintptr_t) *s, uintptr_t v) {
-	if (sym) {
+static HZ_INLINE void hz_set(int sym, _Atomic(uintptr_t) *s, uintptr_t v) {
+	if (HZ_UNLIKELY(sym)) {
 		atomic_store_explicit(s, v, memory_order_seq_cst);
 	} else {
 		atomic_store_explicit(s, v, memory_order_release);
@@ -144,9 +154,9 @@ static inline void hz_set(int sym, _Atomic(uintptr_t) *s, uintptr_t v) {
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static inline uint64_t hz_load(int sym, uintptr_t w) {
+static HZ_INLINE uint64_t hz_load(int sym, uintptr_t w) {
 	atomic_signal_fence(memory_order_seq_cst);
-	if (sym) {
+	if (HZ_UNLIKELY(sym)) {
 		return atomic_load_explicit((_Atomic(uint64_t) *)w, memory_order_seq_cst);
 	}
 	return atomic_load_explicit((_Atomic(uint64_t) *)w, memory_order_relaxed);
@@ -156,14 +166,14 @@ static inline uint64_t hz_load(int sym, uintptr_t w) {
 // record (rec) marks w1 recorded while holding it, before the driver call
 // and whatever the driver answers: the flush that retires the event asks
 // the driver whether it is complete before its handle is reused (guard.go).
-static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
+static HZ_INLINE int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
 	int sym = z->sym;
 	hz_set(sym, &z->slot[0], w1);
-	if (w2) {
+	if (HZ_LIKELY(w2)) {
 		hz_set(sym, &z->slot[1], w2);
 	}
 	uint64_t s1 = hz_load(sym, w1);
-	if ((s1 | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING) {
+	if (HZ_UNLIKELY((s1 | (w2 ? hz_load(sym, w2) : 0)) & HZ_CLOSING)) {
 		hz_set(sym, &z->slot[0], 0);
 		if (w2) {
 			hz_set(sym, &z->slot[1], 0);
@@ -173,7 +183,7 @@ static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
 		atomic_store_explicit(&z->late, 0, memory_order_relaxed);
 		return HZ_REFUSED;
 	}
-	if (rec && !(s1 & HZ_RECORDED)) {
+	if (rec && HZ_UNLIKELY(!(s1 & HZ_RECORDED))) {
 		atomic_fetch_or((_Atomic(uint64_t) *)w1, HZ_RECORDED);
 	}
 	return 0;
@@ -183,14 +193,14 @@ static inline int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
 // result if a flush found them holding a retired word (hz_late): the
 // caller then flushes. It reads the thread's own line only, not the
 // objects' words, which the driver call is likely to have evicted.
-static inline int hz_drop(hz_rec *z, uintptr_t w2, int r) {
+static HZ_INLINE int hz_drop(hz_rec *z, uintptr_t w2, int r) {
 	int sym = z->sym;
 	hz_set(sym, &z->slot[0], 0);
-	if (w2) {
+	if (HZ_LIKELY(w2)) {
 		hz_set(sym, &z->slot[1], 0);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&z->late, sym ? memory_order_seq_cst : memory_order_relaxed)) {
+	if (HZ_UNLIKELY(atomic_load_explicit(&z->late, sym ? memory_order_seq_cst : memory_order_relaxed))) {
 		atomic_store_explicit(&z->late, 0, memory_order_relaxed);
 		r |= HZ_LATE;
 	}
@@ -198,10 +208,10 @@ static inline int hz_drop(hz_rec *z, uintptr_t w2, int r) {
 }
 
 // hz_call1: fn(a), holding w.
-static inline __attribute__((always_inline)) int hz_call1(int op, uintptr_t w, uintptr_t a) {
+static HZ_INLINE int hz_call1(int op, uintptr_t w, uintptr_t a) {
 	hz_rec *z = hz_get();
-	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
-	if (fn == 0) {
+	uintptr_t fn = HZ_LIKELY(z != NULL) ? hz_fn(z, op) : 0;
+	if (HZ_UNLIKELY(fn == 0)) {
 		return HZ_NOSLOT;
 	}
 	if (hz_hold(z, w, 0, 0) != 0) {
@@ -213,10 +223,10 @@ static inline __attribute__((always_inline)) int hz_call1(int op, uintptr_t w, u
 
 // hz_call2: fn(a, b), fn(a, b, u) if withu, holding w1 and w2; a record
 // (rec) marks w1 recorded (hz_hold).
-static inline __attribute__((always_inline)) int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
+static HZ_INLINE int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b, unsigned int u, int withu, int rec) {
 	hz_rec *z = hz_get();
-	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
-	if (fn == 0) {
+	uintptr_t fn = HZ_LIKELY(z != NULL) ? hz_fn(z, op) : 0;
+	if (HZ_UNLIKELY(fn == 0)) {
 		return HZ_NOSLOT;
 	}
 	if (hz_hold(z, w1, w2, rec) != 0) {
