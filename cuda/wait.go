@@ -55,9 +55,10 @@ const (
 // (and its context released, if its device closed) when the driver's wait
 // returns. A Close during the sleep does not end it. A cancelled Wait
 // leaves the GPU work and the event untouched. Up to 16 long Waits at once
-// per context allocate nothing, unless ctx has another Done channel than
-// the waiter's last long Wait had (then the registration moves: a few
-// allocations). Wait
+// per context allocate nothing, with a background ctx, or with a
+// cancellable one whose Done channel the waiter's last two long Waits had
+// too; with another, the Wait registers its kick with ctx (a few
+// allocations) and stops the registration when it returns. Wait
 // polls instead (see the constants above), checking ctx and Close every
 // millisecond, in an adopted context with a cancellable ctx (no call of
 // ours may outlive the Wait there: the context's creator may destroy it),

@@ -32,12 +32,14 @@ import (
 //
 // The Wait itself reads the eventfd, whatever its context: one goroutine
 // wakes when the work completes. A cancellable context gets the waiter's
-// kick registered with context.AfterFunc, which stays registered between
-// Waits: a Wait whose context has the same Done channel as the waiter's
-// last costs nothing more, and one with another moves the registration (a
-// few allocations, no goroutine or thread woken: a waiter goroutine woken
-// to watch each new context cost about 0.8 % of a core more on 10 ms of
-// work, BenchmarkWaitLong10msCtxPerWait). On cancellation the kick ends the
+// kick registered with context.AfterFunc for the Wait, which no goroutine
+// or thread wakes for (a waiter goroutine woken to watch each new context
+// cost about 0.8 % of a core more on 10 ms of work,
+// BenchmarkWaitLong10msCtxPerWait): a few allocations, and the
+// registration is stopped when the Wait ends, so that the context's
+// cancellation later starts nothing. Once two Waits in a row on the waiter
+// had the same Done channel, it stays registered between Waits, and the
+// next ones with it allocate nothing. On cancellation the kick ends the
 // Wait's read (a deadline in the past on the eventfd); the Wait returns
 // ctx.Err() and leaves the job to a goroutine, which reads the driver's
 // answer when it comes, puts the waiter back, and counts the job's call
@@ -45,8 +47,9 @@ import (
 
 // waitersMax bounds the idle waiters a context keeps (so up to that many
 // long Waits at once allocate nothing); waitersBusyMax bounds those in use,
-// each a driver stream and event and, once it has served a cancellable
-// Wait, a goroutine in the driver: past it, Wait polls.
+// each a driver stream and event and a thread (asleep in the driver while
+// its job runs, on after a cancelled Wait until the work completes): past
+// it, Wait polls.
 const (
 	waitersMax     = 16
 	waitersBusyMax = 256
@@ -63,8 +66,10 @@ type waiter struct {
 	s     driver.Stream    // private, non-blocking
 	e     driver.Event     // private, CU_EVENT_BLOCKING_SYNC, no timing
 	sl    *sleeper.Sleeper // its sleeping thread; nil: none
-	armed <-chan struct{}  // the Done channel its kick is registered with
-	unarm func() bool      // stops that registration; nil: none
+	armed <-chan struct{}  // the Done channel of the last cancellable Wait's ctx
+	unarm func() bool      // stops the kick's registration with it; nil: none
+	keep  bool             // keep the registration between Waits (armed came twice in a row)
+	lost  bool             // its thread was abandoned (sleepers.lost): never destroy nor keep it
 
 	mu      sync.Mutex
 	state   uint32          // of the current job: jobIdle, jobRunning, jobAbandoned
@@ -111,14 +116,27 @@ func (p *primary) getWaiter() (*waiter, error) {
 }
 
 // putWaiter keeps w for the next long Wait, or destroys it if p keeps
-// enough. Its private event is complete (its Wait saw it complete, the
-// driver's cuEventSynchronize on it returned, or it was not recorded), and
-// its job idle. The caller still holds a call on an object of p: the last
+// enough. Its job is idle, and its private event complete (its Wait saw it
+// complete, the driver's cuEventSynchronize on it returned, or it was not
+// recorded) or at least no longer waited for by its thread (a Wait
+// cancelled before its job started; the driver destroys a pending event
+// without waiting). The caller still holds a call on an object of p: the last
 // drop (device.go) destroys the kept waiters before the context's release.
+//
+// A waiter without a thread is destroyed, so that the next long Wait makes
+// one, with a thread if it can; one whose thread was abandoned is left as
+// it is (its thread may still be in the driver, on its event).
 func (p *primary) putWaiter(w *waiter) {
 	p.mu.Lock()
 	p.waitersBusy--
-	if len(p.waiters) < waitersMax {
+	if w.lost {
+		p.mu.Unlock()
+		if w.unarm != nil {
+			w.unarm()
+		}
+		return
+	}
+	if len(p.waiters) < waitersMax && w.sl != nil {
 		p.waiters = append(p.waiters, w)
 		p.mu.Unlock()
 		return
@@ -157,16 +175,48 @@ func (w *waiter) destroy() {
 
 // arm registers w's kick with ctx, whose Done channel is done, unless it
 // is registered with that channel already (a registration that has run
-// stays: its channel is closed for good, and a Wait with it sees ctx.Err()).
+// stays: its channel is closed for good, and a Wait with it sees
+// ctx.Err()). A channel that comes twice in a row stays registered after
+// its Wait (keep).
 func (w *waiter) arm(ctx context.Context, done <-chan struct{}) {
-	if w.armed == done {
+	if w.armed == done && w.unarm != nil {
 		return
 	}
+	w.keep = w.armed == done
 	if w.unarm != nil {
 		w.unarm()
 	}
 	w.armed = done
 	w.unarm = context.AfterFunc(ctx, func() { w.kick(done) })
+}
+
+// disarm, when a Wait ends, stops the kick's registration unless it is
+// kept: a context made for one Wait then starts nothing when it is
+// cancelled afterwards.
+func (w *waiter) disarm() {
+	if !w.keep && w.unarm != nil {
+		w.unarm()
+		w.unarm = nil
+	}
+}
+
+// sleepers.lost keeps the sleepers whose thread could not be reached: it
+// may still be in the driver and write its eventfd when it returns, so
+// their files must never be closed (an *os.File's finalizer would close
+// the descriptor, which a later file could then reuse).
+var sleepers struct {
+	sync.Mutex
+	lost []*sleeper.Sleeper
+}
+
+// abandon leaves w's thread, which could not be reached, for good: w then
+// sleeps on a Go thread, and is never kept nor destroyed. Under w.mu where
+// a kick may run.
+func (w *waiter) abandon() {
+	sleepers.Lock()
+	sleepers.lost = append(sleepers.lost, w.sl)
+	sleepers.Unlock()
+	w.sl, w.lost = nil, true
 }
 
 // kick ends the read of the running job's Wait if its ctx's Done channel
@@ -188,9 +238,10 @@ func (w *waiter) finish(ev driver.Event, r *handle) {
 		w.sl.Unkick()
 		if _, err := w.sl.Await(); err != nil {
 			// The thread could not be reached: it may still be in the
-			// driver, so w leaves it (leaked, never closed) and sleeps here.
+			// driver, so w leaves it and sleeps here, on a Go thread that
+			// no cancellation ends (bounded by waitersBusyMax).
 			w.mu.Lock()
-			w.sl = nil
+			w.abandon()
 			w.mu.Unlock()
 			_ = eventSynchronize(w.p.ctx, ev)
 		}
@@ -200,6 +251,7 @@ func (w *waiter) finish(ev driver.Event, r *handle) {
 	w.mu.Lock()
 	w.state = jobIdle
 	w.mu.Unlock()
+	w.disarm()
 	w.p.putWaiter(w)
 	r.exit()
 }
@@ -212,9 +264,10 @@ func (w *waiter) sync(ev driver.Event) error {
 			return driver.Result(r).Err()
 		}
 		// The thread could not be reached (an eventfd failed): it may still
-		// be in the driver, so w leaves it (leaked, never closed) and
-		// sleeps here from now on.
-		w.sl = nil
+		// be in the driver, so w leaves it and sleeps here.
+		w.mu.Lock()
+		w.abandon()
+		w.mu.Unlock()
 	}
 	return eventSynchronize(w.p.ctx, ev)
 }
@@ -232,23 +285,30 @@ func (w *waiter) syncCtx(ctx context.Context, ev driver.Event, e *Event) error {
 	w.mu.Lock()
 	w.state, w.jobDone = jobRunning, done
 	w.mu.Unlock()
+	// A cancellation the kick saw before the job ran (it kicked nothing)
+	// ends the Wait here, with no job started; one after this kicks.
+	if ctx.Err() != nil {
+		w.mu.Lock()
+		if w.state == jobAbandoned {
+			w.sl.Unkick()
+		}
+		w.state = jobIdle
+		w.mu.Unlock()
+		w.disarm()
+		p.putWaiter(w)
+		e.r.exit()
+		return ctx.Err()
+	}
 	if !w.sl.Start(uintptr(p.ctx), uintptr(ev)) {
 		// The thread could not be reached: no job runs. w leaves it.
 		w.mu.Lock()
-		w.sl, w.state = nil, jobIdle
+		w.abandon()
+		w.state = jobIdle
 		w.mu.Unlock()
+		w.disarm()
 		p.putWaiter(w)
 		e.r.exit()
 		return e.pollWait(ctx)
-	}
-	if ctx.Err() != nil {
-		// Cancelled before the job ran, perhaps before the kick was
-		// registered, which then kicks nothing.
-		w.mu.Lock()
-		w.state = jobAbandoned
-		w.mu.Unlock()
-		go w.finish(ev, e.r)
-		return ctx.Err()
 	}
 	res, err := w.sl.Await()
 	w.mu.Lock()
@@ -260,6 +320,7 @@ func (w *waiter) syncCtx(ctx context.Context, ev driver.Event, e *Event) error {
 		}
 		w.state = jobIdle
 		w.mu.Unlock()
+		w.disarm()
 		p.putWaiter(w)
 		e.r.exit()
 		return driverErr(op, driver.Result(res).Err())
@@ -268,7 +329,8 @@ func (w *waiter) syncCtx(ctx context.Context, ev driver.Event, e *Event) error {
 		// Not kicked: the thread could not be reached, and may still be in
 		// the driver. w leaves it; finish waits for ev on a Go thread,
 		// and this Wait polls.
-		w.sl, w.state = nil, jobAbandoned
+		w.abandon()
+		w.state = jobAbandoned
 		w.mu.Unlock()
 		go w.finish(ev, e.r)
 		return e.pollWait(ctx)

@@ -237,8 +237,9 @@ func benchLongWait(b *testing.B, opts cuda.EventOptions, wait func(*cuda.Event) 
 }
 
 // benchLongWaitCtx is benchLongWait with a context made by mk for each wait
-// (nil: none) before the measured part, and cancelled after it: what the
-// wait costs, without what the context's creation costs its creator.
+// (nil: none) before the measured part, and cancelled inside it, after the
+// wait: what the wait costs, its registration with the context included,
+// without what the context's creation costs its creator.
 func benchLongWaitCtx(b *testing.B, opts cuda.EventOptions, mk func() (context.Context, context.CancelFunc), wait func(*cuda.Event, context.Context) error) {
 	env := setup(b, cuda.EventOptions{Timing: true})
 	ev := must[*cuda.Event](b)(env.dev.NewEvent(opts))
@@ -255,9 +256,9 @@ func benchLongWaitCtx(b *testing.B, opts cuda.EventOptions, mk func() (context.C
 		ok(b, env.s.Record(ev))
 		c0, w0 := cpuTime(), time.Now()
 		err := wait(ev, ctx)
+		cancel()
 		cpu += cpuTime() - c0
 		wall += time.Since(w0)
-		cancel()
 		ok(b, err)
 	}
 	ghz = (ghz + clockGHz()) / 2
@@ -278,10 +279,11 @@ func BenchmarkWaitLong10msCancellable(b *testing.B) {
 	benchLongWait(b, cuda.EventOptions{}, func(e *cuda.Event) error { return e.Wait(ctx) })
 }
 
-// A context of its own per Wait, as a request's would be: each Wait moves
-// the waiter's registration to the new context. The context is made before
-// the measured part and cancelled after it: the timer of WithTimeout costs
-// its creator, not Wait.
+// A context of its own per Wait, as a request's would be: each Wait
+// registers with its context and stops the registration when it ends. The
+// context is made before the measured part (the timer of WithTimeout costs
+// its creator, not Wait) and cancelled inside it (a registration left
+// behind would start a goroutine then).
 func BenchmarkWaitLong10msCtxPerWait(b *testing.B) {
 	benchLongWaitCtx(b, cuda.EventOptions{},
 		func() (context.Context, context.CancelFunc) {

@@ -214,7 +214,7 @@ static HZ_INLINE int hz_call1(int op, uintptr_t w, uintptr_t a) {
 	if (HZ_UNLIKELY(fn == 0)) {
 		return HZ_NOSLOT;
 	}
-	if (hz_hold(z, w, 0, 0) != 0) {
+	if (HZ_UNLIKELY(hz_hold(z, w, 0, 0) != 0)) {
 		return HZ_REFUSED;
 	}
 	int r = ((int (*)(void *))fn)((void *)a);
@@ -229,7 +229,7 @@ static HZ_INLINE int hz_call2(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, u
 	if (HZ_UNLIKELY(fn == 0)) {
 		return HZ_NOSLOT;
 	}
-	if (hz_hold(z, w1, w2, rec) != 0) {
+	if (HZ_UNLIKELY(hz_hold(z, w1, w2, rec) != 0)) {
 		return HZ_REFUSED;
 	}
 	int r = withu ? ((int (*)(void *, void *, unsigned int))fn)((void *)a, (void *)b, u)
@@ -255,12 +255,12 @@ typedef struct { int r; float ms; } hz_ms;
 static hz_ms hz_elapsed(int op, uintptr_t w1, uintptr_t w2, uintptr_t a, uintptr_t b) {
 	hz_ms out = {0, 0};
 	hz_rec *z = hz_get();
-	uintptr_t fn = z != NULL ? hz_fn(z, op) : 0;
-	if (fn == 0) {
+	uintptr_t fn = HZ_LIKELY(z != NULL) ? hz_fn(z, op) : 0;
+	if (HZ_UNLIKELY(fn == 0)) {
 		out.r = HZ_NOSLOT;
 		return out;
 	}
-	if (hz_hold(z, w1, w2, 0) != 0) {
+	if (HZ_UNLIKELY(hz_hold(z, w1, w2, 0) != 0)) {
 		out.r = HZ_REFUSED;
 		return out;
 	}

@@ -154,7 +154,14 @@ func New(sync, setCurrent uintptr) (*Sleeper, error) {
 	if s == nil {
 		return nil, ErrUnavailable
 	}
-	return &Sleeper{s: s, done: os.NewFile(uintptr(C.sl_donefd(s)), "cuda-sleeper")}, nil
+	done := os.NewFile(uintptr(C.sl_donefd(s)), "cuda-sleeper")
+	// Kick needs read deadlines, which only a file in the netpoller has.
+	if err := done.SetReadDeadline(time.Time{}); err != nil {
+		C.sl_start(s, 0, 0) // the thread ends and frees its side
+		done.Close()
+		return nil, ErrUnavailable
+	}
+	return &Sleeper{s: s, done: done}, nil
 }
 
 // Sync has the thread call cuEventSynchronize(ev) (with ctx made current
