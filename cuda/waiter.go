@@ -272,6 +272,21 @@ func (w *waiter) sync(ev driver.Event) error {
 	return eventSynchronize(w.p.ctx, ev)
 }
 
+// release ends a job whose Wait took its answer, or that never started:
+// w idle (the deadline a kick set on its read cleared), its registration
+// stopped unless kept, w put back, and the job's call on r counted out.
+func (w *waiter) release(r *handle) {
+	w.mu.Lock()
+	if w.state == jobAbandoned && w.sl != nil {
+		w.sl.Unkick()
+	}
+	w.state = jobIdle
+	w.mu.Unlock()
+	w.disarm()
+	w.p.putWaiter(w)
+	r.exit()
+}
+
 // syncCtx is sync for a Wait whose ctx can be cancelled (done, its Done
 // channel), holding a call of its own on r for the job (which it counts
 // out when the job ends). On cancellation it returns ctx.Err() and leaves
@@ -288,43 +303,25 @@ func (w *waiter) syncCtx(ctx context.Context, ev driver.Event, e *Event) error {
 	// A cancellation the kick saw before the job ran (it kicked nothing)
 	// ends the Wait here, with no job started; one after this kicks.
 	if ctx.Err() != nil {
-		w.mu.Lock()
-		if w.state == jobAbandoned {
-			w.sl.Unkick()
-		}
-		w.state = jobIdle
-		w.mu.Unlock()
-		w.disarm()
-		p.putWaiter(w)
-		e.r.exit()
+		w.release(e.r)
 		return ctx.Err()
 	}
 	if !w.sl.Start(uintptr(p.ctx), uintptr(ev)) {
 		// The thread could not be reached: no job runs. w leaves it.
 		w.mu.Lock()
 		w.abandon()
-		w.state = jobIdle
 		w.mu.Unlock()
-		w.disarm()
-		p.putWaiter(w)
-		e.r.exit()
+		w.release(e.r)
 		return e.pollWait(ctx)
 	}
 	res, err := w.sl.Await()
-	w.mu.Lock()
 	if err == nil {
 		// The answer came: the Wait takes it, even if its ctx was cancelled
 		// meanwhile (then the kick ended a read that had ended).
-		if w.state == jobAbandoned {
-			w.sl.Unkick()
-		}
-		w.state = jobIdle
-		w.mu.Unlock()
-		w.disarm()
-		p.putWaiter(w)
-		e.r.exit()
+		w.release(e.r)
 		return driverErr(op, driver.Result(res).Err())
 	}
+	w.mu.Lock()
 	if w.state != jobAbandoned {
 		// Not kicked: the thread could not be reached, and may still be in
 		// the driver. w leaves it; finish waits for ev on a Go thread,

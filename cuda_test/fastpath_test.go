@@ -434,7 +434,7 @@ func TestWaitCancelAcrossContexts(t *testing.T) {
 		long(5 * time.Millisecond)
 		ok(t, e.Wait(a)) // the same channel
 		cancelA()        // closed between Waits
-		long(2 * time.Second)
+		long(time.Second)
 		cancelled(a, "a context cancelled before the Wait", context.Canceled)
 		b, cancelB := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		cancelled(b, "a new context, cancelled during the Wait", context.DeadlineExceeded)
@@ -446,7 +446,7 @@ func TestWaitCancelAcrossContexts(t *testing.T) {
 			t.Fatalf("%+v: Wait returned before the work completed (%v, %v)", opts, done, err)
 		}
 		// Cancelled during Waits, again and again, on work that goes on.
-		long(2 * time.Second)
+		long(time.Second)
 		for i := range 5 {
 			d, cancelD := context.WithCancel(c)
 			go func() {
