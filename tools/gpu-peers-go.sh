@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The three Go bindings side by side, more rounds than tools/gpu-suite.sh
+# gives them: the cuda package (tools/peers/cudagen), gorgonia.org/cu and
+# gocnn/gocu, each its own process, the order rotated every round. Per op
+# and binding: the median over the rounds in ns and in cycles per call, and
+# the median of the per-round differences of cudagen to each peer in cycles
+# (rounds are consecutive processes, so a clock that drifts slowly affects
+# both sides of a difference alike).
+#   bash tools/gpu-peers-go.sh [K] [N]   # on the GPU machine, .gpu/peers carried; K rounds (20), N calls per loop (50000)
+# PEERS names the processes of a round (default "cudagen gorgonia gocu");
+# cudagen-fence is the cuda package with CUDAGEN_HAZARD=fence (fenced hazard
+# slots, no membarrier registration).
+# Output: $OUT/peers-go.txt (every line) and $OUT/peers-go-summary.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+k=${1:-20} n=${2:-50000}
+OUT=${OUT:-/tmp/cudagen-out}
+mkdir -p "$OUT"
+log=$OUT/peers-go.txt
+: > "$log"
+read -r -a peers <<< "${PEERS:-cudagen gorgonia gocu}"
+np=${#peers[@]}
+for i in $(seq 1 "$k"); do
+	for j in $(seq 0 $((np - 1))); do
+		p=${peers[$(((i + j) % np))]}
+		case $p in
+		cudagen-fence) CUDAGEN_HAZARD=fence timeout 120 .gpu/peers/cudagen "$n" 3 ;;
+		*) timeout 120 ".gpu/peers/$p" "$n" 3 ;;
+		esac 2>&1 | sed "s/^/$i $p /" >> "$log"
+	done
+done
+# Lines: ROUND PEER OP NS ns/op ... CYC cyc/op at GHZ GHz
+awk '
+	$5 == "ns/op" && $(NF-3) == "cyc/op" {
+		op = $3; key = op SUBSEP $2
+		ns[key] = ns[key] " " $4; cyc[key] = cyc[key] " " $(NF-4)
+		c[$1, op, $2] = $(NF-4); ops[op] = 1; rounds[$1] = 1
+	}
+	function med(s,   a, m, i, j, x) {
+		m = split(s, a, " ")
+		for (i = 2; i <= m; i++) { x = a[i] + 0; j = i - 1; while (j > 0 && a[j] + 0 > x) { a[j+1] = a[j]; j-- }; a[j+1] = x }
+		return (m % 2) ? a[(m+1)/2] : (a[m/2] + a[m/2+1]) / 2
+	}
+	END {
+		np = split(peers, peer, " ")
+		printf "%-14s %-13s %10s %10s %8s\n", "op", "binding", "ns/op", "cyc/op", "rounds"
+		for (op in ops) {
+			for (b = 1; b <= np; b++) {
+				p = peer[b]
+				key = op SUBSEP p
+				if (key in ns) printf "%-14s %-13s %10.1f %10.1f %8d\n", op, p, med(ns[key]), med(cyc[key]), split(cyc[key], t, " ")
+			}
+			for (b = 2; b <= np; b++) {
+				p = peer[b]; d = ""; neg = 0; m = 0
+				for (r in rounds) if ((r, op, "cudagen") in c && (r, op, p) in c) {
+					x = c[r, op, "cudagen"] - c[r, op, p]; d = d " " x; m++; if (x < 0) neg++
+				}
+				if (m > 0) printf "%-14s cudagen - %-13s median %+.1f cycles per round (%d of %d rounds below 0)\n", op, p, med(d), neg, m
+			}
+		}
+	}' peers="${peers[*]}" "$log" | sort > "$OUT/peers-go-summary.txt"
+cat "$OUT/peers-go-summary.txt"
