@@ -301,8 +301,13 @@ func (e *Event) Query() (bool, error) {
 	// The hot path first: one hazard call (guard.go); the rest in query.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {
-		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+		// Pending work answers here too: a query right after a record
+		// usually finds it pending (record + query).
+		switch r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r {
+		case 0:
 			return true, nil
+		case notReady:
+			return false, nil
 		}
 	}
 	return e.query(r)

@@ -111,10 +111,11 @@ func (s *Stream) enterErr(op string) error {
 // hotCall is the hazard call op(s) of Sync and Query; it flushes where the
 // call says so.
 func (s *Stream) hotCall(op int) int32 {
-	if r := hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h)); r != 0 {
-		return hotResult(r, s.r, nil)
+	r := hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h))
+	if r == 0 || r == notReady { // complete, or pending (a busy stream's query)
+		return r // s's line untouched after the driver call
 	}
-	return 0 // s's line untouched after the driver call
+	return hotResult(r, s.r, nil)
 }
 
 // unusable is the error of a call on a closed stream, or one whose device
