@@ -118,7 +118,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	// this package, else on a waiter's private event behind it (so a
 	// sleeping call never holds an adopted wrapper's foreign handle, which
 	// its owner may destroy once the wrapper is closed); with a cancellable
-	// ctx, the waiter's goroutine may finish it after this Wait. Not in an
+	// ctx, a goroutine (finish) may end it after this Wait. Not in an
 	// adopted context: its creator may destroy it once its Devices are
 	// closed, so no call of ours may outlive a Wait there; and not where the
 	// context has waitersBusyMax waiters asleep already (work that never

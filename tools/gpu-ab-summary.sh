@@ -7,12 +7,7 @@
 # BenchmarkHotParts's "minus the plain call" (ns) and tools/peers/inproc's
 # "cudagen − gorgonia" and "cudagen − gocu" (ns).
 set -euo pipefail
-awk '
-function median(s,   n, a, i, j, t) {
-	n = split(s, a, " ")
-	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk "$(cat "$(dirname "$0")/median.awk")"'
 function add(key, b, v) {
 	if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
 	vals[key, b] = vals[key, b] (vals[key, b] == "" ? "" : " ") v

@@ -42,24 +42,20 @@ run)
 		done
 	done
 	# Per benchmark and build: median %cpu over the rounds, its range, the clock's range.
-	awk '
+	awk "$(cat tools/median.awk)"'
 		/^== round/ { b = $4; next }
 		/^Benchmark/ {
 			name = $1; sub(/-[0-9]+$/, "", name)
 			cpu = ""; ghz = ""
 			for (i = 2; i < NF; i++) { if ($(i+1) == "%cpu") cpu = $i; if ($(i+1) == "GHz") ghz = $i }
 			if (cpu == "") next
-			key = name " " b; n[key]++; v[key, n[key]] = cpu; if (ghz != "") g[key] = g[key] " " ghz
-			keys[key] = 1
+			key = name " " b; n[key]++; v[key] = v[key] " " cpu; if (ghz != "") g[key] = g[key] " " ghz
+			if (!(key in lo) || cpu + 0 < lo[key]) lo[key] = cpu + 0
+			if (!(key in hi) || cpu + 0 > hi[key]) hi[key] = cpu + 0
 		}
 		END {
-			for (key in keys) {
-				m = n[key]
-				for (i = 1; i <= m; i++) a[i] = v[key, i] + 0
-				for (i = 2; i <= m; i++) { x = a[i]; j = i - 1; while (j > 0 && a[j] > x) { a[j+1] = a[j]; j-- }; a[j+1] = x }
-				med = (m % 2) ? a[(m+1)/2] : (a[m/2] + a[m/2+1]) / 2
-				printf "%-40s %s: median %.2f %%cpu over %d processes (%.2f..%.2f); clock (GHz):%s\n", key, "", med, m, a[1], a[m], g[key]
-			}
+			for (key in n)
+				printf "%-40s %s: median %.2f %%cpu over %d processes (%.2f..%.2f); clock (GHz):%s\n", key, "", median(v[key]), n[key], lo[key], hi[key], g[key]
 		}' "$log" | sort > "$OUT/ab-wait-summary.txt"
 	cat "$OUT/ab-wait-summary.txt"
 	;;

@@ -30,16 +30,11 @@ for i in $(seq 1 "$k"); do
 	done
 done
 # Lines: ROUND PEER OP NS ns/op ... CYC cyc/op at GHZ GHz
-awk '
+awk "$(cat tools/median.awk)"'
 	$5 == "ns/op" && $(NF-3) == "cyc/op" {
 		op = $3; key = op SUBSEP $2
 		ns[key] = ns[key] " " $4; cyc[key] = cyc[key] " " $(NF-4)
 		c[$1, op, $2] = $(NF-4); ops[op] = 1; rounds[$1] = 1
-	}
-	function med(s,   a, m, i, j, x) {
-		m = split(s, a, " ")
-		for (i = 2; i <= m; i++) { x = a[i] + 0; j = i - 1; while (j > 0 && a[j] + 0 > x) { a[j+1] = a[j]; j-- }; a[j+1] = x }
-		return (m % 2) ? a[(m+1)/2] : (a[m/2] + a[m/2+1]) / 2
 	}
 	END {
 		np = split(peers, peer, " ")
@@ -48,14 +43,14 @@ awk '
 			for (b = 1; b <= np; b++) {
 				p = peer[b]
 				key = op SUBSEP p
-				if (key in ns) printf "%-14s %-13s %10.1f %10.1f %8d\n", op, p, med(ns[key]), med(cyc[key]), split(cyc[key], t, " ")
+				if (key in ns) printf "%-14s %-13s %10.1f %10.1f %8d\n", op, p, median(ns[key]), median(cyc[key]), split(cyc[key], t, " ")
 			}
 			for (b = 2; b <= np; b++) {
 				p = peer[b]; d = ""; neg = 0; m = 0
 				for (r in rounds) if ((r, op, "cudagen") in c && (r, op, p) in c) {
 					x = c[r, op, "cudagen"] - c[r, op, p]; d = d " " x; m++; if (x < 0) neg++
 				}
-				if (m > 0) printf "%-14s cudagen - %-13s median %+.1f cycles per round (%d of %d rounds below 0)\n", op, p, med(d), neg, m
+				if (m > 0) printf "%-14s cudagen - %-13s median %+.1f cycles per round (%d of %d rounds below 0)\n", op, p, median(d), neg, m
 			}
 		}
 	}' peers="${peers[*]}" "$log" | sort > "$OUT/peers-go-summary.txt"
