@@ -248,12 +248,7 @@ func (w *waiter) finish(ev driver.Event, r *handle) {
 	} else {
 		_ = eventSynchronize(w.p.ctx, ev)
 	}
-	w.mu.Lock()
-	w.state = jobIdle
-	w.mu.Unlock()
-	w.disarm()
-	w.p.putWaiter(w)
-	r.exit()
+	w.release(r)
 }
 
 // sync sleeps in cuEventSynchronize(ev) on w's thread (or, without one,
@@ -272,7 +267,8 @@ func (w *waiter) sync(ev driver.Event) error {
 	return eventSynchronize(w.p.ctx, ev)
 }
 
-// release ends a job whose Wait took its answer, or that never started:
+// release ends a job: one whose Wait took its answer, one that never
+// started, or (from finish) one its Wait abandoned, once the answer came:
 // w idle (the deadline a kick set on its read cleared), its registration
 // stopped unless kept, w put back, and the job's call on r counted out.
 func (w *waiter) release(r *handle) {

@@ -6,6 +6,9 @@
 # gocu, cudagen), which need the cached 12.4 header (fetched if missing).
 # The C baseline is built there, from tools/cbench; the Python bindings there
 # are run by tools/pybench.
+# LAYOUTS=K builds the Go peers in K more code layouts each (about 6 MB a
+# layout: K=5 leaves .gpu over the carry limit, so carry the perf run's
+# paths only, as docs/perf.md lists them).
 # The GPU machine has no Go: run tools/gpu-suite.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ go test -c "${ld[@]}" -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c "${ld[@]}" -o .gpu/examples.test ./cuda
 go build "${ld[@]}" -o .gpu/gen ./gen
 go build "${ld[@]}" -o .gpu/benchtable ./tools/benchtable
-bash tools/peers/build.sh .gpu/peers || echo "gpu-build: the peers did not build; tools/gpu-suite.sh runs without them" >&2
+LAYOUTS=${LAYOUTS:-0} bash tools/peers/build.sh .gpu/peers || echo "gpu-build: the peers did not build; tools/gpu-suite.sh runs without them" >&2
 echo "$tags" > .gpu/tags
 echo "$newest" > .gpu/newest
 ls -la .gpu

@@ -10,6 +10,11 @@
 # PEERS names the processes of a round (default "cudagen gorgonia gocu");
 # cudagen-fence is the cuda package with CUDAGEN_HAZARD=fence (fenced hazard
 # slots, no membarrier registration).
+# LAYOUTS=K (the binaries of tools/peers/build.sh with LAYOUTS=K) runs, in
+# round i, binding b of PEERS its layout (i + b) mod (K+1): the default
+# build and the -randlayout=1..K builds in turn, so each binding's figures
+# are over K+1 code layouts, not one. The summary then also lists each
+# binding's median per layout.
 # Output: $OUT/peers-go.txt (every line) and $OUT/peers-go-summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,21 +27,30 @@ read -r -a peers <<< "${PEERS:-cudagen gorgonia gocu}"
 np=${#peers[@]}
 for i in $(seq 1 "$k"); do
 	for j in $(seq 0 $((np - 1))); do
-		p=${peers[$(((i + j) % np))]}
+		b=$(((i + j) % np))
+		p=${peers[$b]}
+		l=$(((i + b) % (${LAYOUTS:-0} + 1)))
+		suf=""
+		[ "$l" -gt 0 ] && suf=".L$l"
 		case $p in
-		cudagen-fence) CUDAGEN_HAZARD=fence timeout 120 .gpu/peers/cudagen "$n" 3 ;;
-		*) timeout 120 ".gpu/peers/$p" "$n" 3 ;;
-		esac 2>&1 | sed "s/^/$i $p /" >> "$log"
+		cudagen-fence) CUDAGEN_HAZARD=fence timeout 120 ".gpu/peers/cudagen$suf" "$n" 3 ;;
+		*) timeout 120 ".gpu/peers/$p$suf" "$n" 3 ;;
+		esac 2>&1 | sed "s/^/$i $p L$l /" >> "$log"
 	done
 done
-# Lines: ROUND PEER OP NS ns/op ... CYC cyc/op at GHZ GHz
+# Lines: ROUND PEER LAYOUT OP NS ns/op ... CYC cyc/op at GHZ GHz
 awk "$(cat tools/median.awk)"'
-	$5 == "ns/op" && $(NF-3) == "cyc/op" {
-		op = $3; key = op SUBSEP $2
-		ns[key] = ns[key] " " $4; cyc[key] = cyc[key] " " $(NF-4)
+	$6 == "ns/op" && $(NF-3) == "cyc/op" {
+		op = $4; key = op SUBSEP $2
+		ns[key] = ns[key] " " $5; cyc[key] = cyc[key] " " $(NF-4)
+		lk = op SUBSEP $2 SUBSEP $3; lay[lk] = lay[lk] " " $(NF-4); layouts[$3] = 1
 		c[$1, op, $2] = $(NF-4); ops[op] = 1; rounds[$1] = 1
 	}
 	END {
+		if (length(layouts) > 1) for (lk in lay) {
+			split(lk, f, SUBSEP)
+			printf "%-14s %-13s layout %-4s median %8.1f cycles over %d rounds\n", f[1], f[2], f[3], median(lay[lk]), split(lay[lk], t, " ")
+		}
 		np = split(peers, peer, " ")
 		printf "%-14s %-13s %10s %10s %8s\n", "op", "binding", "ns/op", "cyc/op", "rounds"
 		for (op in ops) {

@@ -125,23 +125,31 @@ if gcc -O2 -shared -fPIC -o /tmp/libclock.so tools/cbench/libclock.c >> "$peerdi
 	export CUDAGEN_CLOCK_LIB=/tmp/libclock.so
 fi
 labels=(C cudagen cudagen/driver gorgonia gocu cuda.core cupy cuda.bindings torch)
+# The Go bindings' code layouts (tools/peers/build.sh with LAYOUTS=K): in
+# round r, binding b of labels runs its layout (r + b) mod (K+1), the
+# default build or .L1 .. .LK, so its figures are over K+1 layouts.
+nl=$(find .gpu/peers -maxdepth 1 -name 'cudagen.L*' 2>/dev/null | wc -l)
 run_peer() {
+	local suf=""
+	[ "$2" -gt 0 ] && suf=".L$2"
 	case $1 in
 	C) $pin timeout 120 /tmp/cbench "$N" 3 ;;
-	cudagen) $pin timeout 120 ./.gpu/peers/cudagen "$N" 3 ;;
-	cudagen/driver) $pin timeout 120 ./.gpu/peers/cudagen -layer driver "$N" 3 ;;
-	gorgonia) $pin timeout 120 ./.gpu/peers/gorgonia "$N" 3 ;;
-	gocu) $pin timeout 120 ./.gpu/peers/gocu "$N" 3 ;;
+	cudagen) $pin timeout 120 "./.gpu/peers/cudagen$suf" "$N" 3 ;;
+	cudagen/driver) $pin timeout 120 "./.gpu/peers/cudagen$suf" -layer driver "$N" 3 ;;
+	gorgonia) $pin timeout 120 "./.gpu/peers/gorgonia$suf" "$N" 3 ;;
+	gocu) $pin timeout 120 "./.gpu/peers/gocu$suf" "$N" 3 ;;
 	*) $pin timeout 120 "$py" tools/pybench/pybench.py "$1" "$N" 3 ;;
 	esac
 }
+[ "$nl" -gt 0 ] && log "the Go bindings in $((nl + 1)) code layouts each (tools/peers/build.sh LAYOUTS), one per round in turn"
 for r in $(seq "$ROUNDS"); do
 	t0=$(date +%s)
 	n=${#labels[@]}
 	for k in $(seq 0 $((n - 1))); do
-		l=${labels[$(((k + r) % n))]}
+		b=$(((k + r) % n))
+		l=${labels[$b]}
 		f="$peerdir/$(echo "$l" | tr / _).txt"
-		run_peer "$l" >> "$f" 2>> "$peerdir/errors.log" || echo "round $r: $l failed ($?)" >> "$peerdir/errors.log"
+		run_peer "$l" $(((r + b) % (nl + 1))) >> "$f" 2>> "$peerdir/errors.log" || echo "round $r: $l failed ($?)" >> "$peerdir/errors.log"
 	done
 	echo "  round $r: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/summary.txt"
 done

@@ -13,7 +13,12 @@
 # entry points newer than 12.4, and is built without build tags: v0.7.5's
 # cuda11/cuda12/cuda13 files each compile alongside its untagged ones (whose
 # constraint, !cuda11 || !cuda12 || !cuda13, always holds) and collide.
-#   bash tools/peers/build.sh DIR
+# LAYOUTS=K also builds each of gorgonia, gocu and cudagen K more times, as
+# NAME.L1 .. NAME.LK, with the linker's -randlayout=1..K: the same code with
+# its Go functions in another order. Between two builds of one binding the
+# per-call cycles differ by up to 40 from layout alone (docs/perf.md, ninth
+# session), so a side-by-side verdict samples layouts (tools/gpu-peers-go.sh).
+#   [LAYOUTS=K] bash tools/peers/build.sh DIR
 set -euo pipefail
 out=$(realpath -m "$1")
 cd "$(dirname "$0")/../.."
@@ -29,9 +34,26 @@ export CGO_ENABLED=1 CGO_LDFLAGS="-L$stub"
 # C function of the binary (the peers' wrappers and, in inproc, this
 # module's hazard calls) is compiled without optimisation.
 opt="-g -O2"
-(cd tools/peers/gorgonia && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gorgonia" .)
-(cd tools/peers/inproc && CGO_CFLAGS="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/inproc" .)
-(cd tools/peers/gocu && CGO_CFLAGS="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="-s -w" -o "$out/gocu" .)
-unset CGO_LDFLAGS
-go build -ldflags="-s -w" -o "$out/cudagen" ./tools/peers/cudagen
+gocuflags="$opt -I$root/tools/peers/gocu/include -I$hdr -Wno-deprecated-declarations"
+# peer NAME SUFFIX [LDFLAGS...]: builds one binary DIR/NAME.SUFFIX.
+peer() {
+	local name=$1 suf=$2
+	shift 2
+	local ld="-s -w $*"
+	case $name in
+	gorgonia) (cd tools/peers/gorgonia && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="$ld" -o "$out/gorgonia$suf" .) ;;
+	gocu) (cd tools/peers/gocu && CGO_CFLAGS="$gocuflags" go build -trimpath -ldflags="$ld" -o "$out/gocu$suf" .) ;;
+	inproc) (cd tools/peers/inproc && CGO_CFLAGS="$gocuflags" go build -trimpath -ldflags="$ld" -o "$out/inproc$suf" .) ;;
+	# This module's binary needs no stub: the package loads libcuda.so.1 itself.
+	cudagen) env -u CGO_LDFLAGS go build -trimpath -ldflags="$ld" -o "$out/cudagen$suf" ./tools/peers/cudagen ;;
+	esac
+}
+for name in gorgonia inproc gocu cudagen; do
+	peer "$name" ""
+done
+for i in $(seq 1 "${LAYOUTS:-0}"); do
+	for name in gorgonia gocu cudagen; do
+		peer "$name" ".L$i" "-randlayout=$i"
+	done
+done
 ls -la "$out"
