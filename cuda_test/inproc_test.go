@@ -437,7 +437,15 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		for r := range d {
 			d[r] = ns[cu][r] - ns[cg][r] - float64(max(op.calls, 1)-1)*ns[2][r]
 		}
-		fmt.Fprintf(w, "%s: cuda minus direct cgo: median %+.1f ns (p25..p75 %+.1f..%+.1f)\n", op.name, pct(d, 50), pct(d, 25), pct(d, 75))
+		fmt.Fprintf(w, "%s: cuda minus direct cgo: median %+.1f ns (p25..p75 %+.1f..%+.1f)", op.name, pct(d, 50), pct(d, 25), pct(d, 75))
+		if op.goal > 0 {
+			// The bar below with the crossing as a binding pays it around
+			// this driver call, not the empty crossing: at a low clock the
+			// driver call's evictions make the former dearer than the
+			// latter by more than the goal (docs/perf.md, tenth session).
+			fmt.Fprintf(w, "; goal <= %.0f over the crossing: %s", op.goal, verdict(pct(d, 50), op.goal))
+		}
+		fmt.Fprintln(w)
 	}
 	if op.goal > 0 {
 		over := make([]float64, rounds)
@@ -445,13 +453,17 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 			over[r] = ns[cu][r] - c[r] - float64(max(op.calls, 1))*ns[2][r]
 		}
 		m := pct(over, 50)
-		verdict := "meets"
-		if m > op.goal {
-			verdict = "MISSES"
-		}
 		fmt.Fprintf(w, "%s: cuda minus C loop minus %d cgo floor(s): median %+.1f ns (p25..p75 %+.1f..%+.1f; %+.0f cycles at %.2f GHz); goal <= %.0f: %s\n",
-			op.name, max(op.calls, 1), m, pct(over, 25), pct(over, 75), m*(ghz0+ghz1)/2, (ghz0+ghz1)/2, op.goal, verdict)
+			op.name, max(op.calls, 1), m, pct(over, 25), pct(over, 75), m*(ghz0+ghz1)/2, (ghz0+ghz1)/2, op.goal, verdict(m, op.goal))
 	}
+}
+
+// verdict says whether a median overhead m meets its goal.
+func verdict(m, goal float64) string {
+	if m > goal {
+		return "MISSES"
+	}
+	return "meets"
 }
 
 // longLoops runs 200000-call loops one after another, as the per-operation
