@@ -24,33 +24,19 @@ static int cudagen_loop2(uintptr_t fn, uintptr_t a, uintptr_t b, long n) {
 	}
 	return r;
 }
-#include <time.h>
-
-// cudagen_ghz: the CPU's effective clock, from 4M iterations of one
-// macro-fused decrement and branch, one per cycle (as tools/cbench/clock.h);
-// 0 off x86-64. On the GPU machine it moves between about 1 and 3 GHz, and
-// every CPU figure with it.
-static double cudagen_ghz(void) {
-#if defined(__x86_64__)
-	struct timespec t0, t1;
-	long n = 4000000L;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return 4e6 / ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec));
-#else
-	return 0;
-#endif
-}
 // No noescape or nocallback: none takes a Go pointer, and nocallback costs
 // two runtime calls per crossing; the floor is the plainest crossing.
 */
 import "C"
 
+import "github.com/cudagen/cudagen/tools/peers/peerbench"
+
 func cgoNoop() { C.cudagen_noop() }
 
-// clockGHz is the CPU's effective clock now (0 where unknown).
-func clockGHz() float64 { return float64(C.cudagen_ghz()) }
+// clockGHz is the CPU's effective clock now (0 where unknown): the same
+// loop as tools/cbench/clock.h's and the side-by-side peers', which on the
+// GPU machine moves between about 1 and 3 GHz, and every CPU figure with it.
+func clockGHz() float64 { return peerbench.GHz() }
 
 // loopInC calls fn(a) n times inside one cgo call and returns the OR of the
 // results.

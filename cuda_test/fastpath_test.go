@@ -402,7 +402,8 @@ func TestSyncQueriesFirst(t *testing.T) {
 
 // Cancellable long Waits, one after another on the same waiter, with their
 // contexts' Done channels the same, new, or closed between Waits (the
-// waiter's goroutine watches one channel at a time): each returns nil once
+// waiter keeps the kick registered with a channel that came twice in a
+// row, and registers anew for another): each returns nil once
 // the work is done, or its ctx's error promptly on cancellation, never
 // another Wait's; and the work a cancelled Wait left still completes for
 // the next.
@@ -430,9 +431,9 @@ func TestWaitCancelAcrossContexts(t *testing.T) {
 		}
 		a, cancelA := context.WithCancel(context.Background())
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the waiter's goroutine watches a
+		ok(t, e.Wait(a)) // the kick registered with a, for this Wait
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the same channel
+		ok(t, e.Wait(a)) // the same channel: the registration is kept
 		cancelA()        // closed between Waits
 		long(time.Second)
 		cancelled(a, "a context cancelled before the Wait", context.Canceled)
