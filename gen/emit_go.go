@@ -126,10 +126,11 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g.p("")
 	g.p("// Functions lists every bound function: its Go name, the name it is resolved")
 	g.p("// by, the versioned entry point the header declares, and the ABI version")
-	g.p("// passed to cuGetProcAddress. The wrappers index procs in the same order.")
+	g.p("// passed to cuGetProcAddress, and the number of C parameters it takes. The")
+	g.p("// wrappers index procs in the same order.")
 	g.p("var Functions = []FunctionInfo{")
 	for _, f := range m.Funcs {
-		g.p("{%q, %q, %q, %d, %d, nil},", f.GoName, f.Base, f.Symbol, f.ABI, f.Flags)
+		g.p("{%q, %q, %q, %d, %d, %d, nil},", f.GoName, f.Base, f.Symbol, f.ABI, f.Flags, len(f.Params))
 	}
 	g.p("}")
 	g.p("")

@@ -678,17 +678,7 @@ func (m *Model) functions() error {
 	if err != nil {
 		return err
 	}
-	// ABI versions declared by cudaTypedefs.h, read from its text so that
-	// typedefs in blocks the preprocessor skipped count too.
-	pfn := map[string][]pfnVersion{}
-	for _, mm := range regexp.MustCompile(`\bPFN_(cu\w+?)_v([0-9]+)(_pt[sd][sz])?\b`).FindAllSubmatch(typedefText, -1) {
-		n, _ := strconv.Atoi(string(mm[2]))
-		pv := pfnVersion{n, string(mm[3])}
-		base := string(mm[1])
-		if !containsPFN(pfn[base], pv) {
-			pfn[base] = append(pfn[base], pv)
-		}
-	}
+	abi := abiTable(typedefText)
 	seen := map[string]bool{}
 	for _, d := range s.funcs {
 		sym := d.Name()
@@ -702,7 +692,7 @@ func (m *Model) functions() error {
 			m.Skipped = append(m.Skipped, Skipped{sym, "excluded by gen/bindings.json: " + why})
 			continue
 		}
-		f, why, err := m.function(d, sym, base, pfn)
+		f, why, err := m.function(d, sym, base, abi[base])
 		if err != nil {
 			return err
 		}
@@ -736,22 +726,8 @@ func (m *Model) Func(base string) *Func {
 	return nil
 }
 
-type pfnVersion struct {
-	n      int
-	suffix string
-}
-
-func containsPFN(s []pfnVersion, v pfnVersion) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // function builds one function, or says why it is not bound.
-func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pfnVersion) (*Func, string, error) {
+func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*Func, string, error) {
 	f := &Func{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
 	// The Go name: the base's, where the base name denotes this entry
 	// point; otherwise the symbol's (cuCtxCreate_v3 → CtxCreateV3).
@@ -763,44 +739,11 @@ func (m *Model) function(d *cc.Declarator, sym, base string, pfn map[string][]pf
 	}
 	brief, pdoc := m.src.funcDoc(d)
 	f.Doc = brief
-	ordinal := 1
-	if mm := versionSuffix.FindStringSubmatch(strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")); mm != nil {
-		ordinal, _ = strconv.Atoi(mm[1])
+	abiV, why, err := m.pickABI(d, sym, base, abi)
+	if why != "" || err != nil {
+		return nil, why, err
 	}
-	ptsz := strings.HasSuffix(sym, "_ptsz") || strings.HasSuffix(sym, "_ptds")
-	var plain, per []int
-	for _, v := range pfn[base] {
-		if v.n < 1000 {
-			continue // "#define PFN_cuX_v2 ...": a name, not an ABI version
-		}
-		if v.suffix == "" {
-			plain = append(plain, v.n)
-		} else {
-			per = append(per, v.n)
-		}
-	}
-	sort.Ints(plain)
-	sort.Ints(per)
-	// The header's own word first: cudaTypedefs.h (11.x, 12.x) maps
-	// PFN_cuX_v2 (the entry point cuX_v2) and PFN_cuX (the default one) to
-	// an ABI version. Otherwise (13.0) the N-th declared ABI version of the
-	// base name is its entry point _vN, and a per-thread one the newest
-	// per-thread version.
-	plainSym := strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")
-	if v, ok := m.src.pfnMacro(plainSym, ptsz); ok && plainSym != base {
-		f.ABI = v
-	} else if v, ok := m.src.pfnMacro(base, ptsz); ok && isDefault {
-		f.ABI = v
-	} else if ptsz && len(per) > 0 {
-		f.ABI = per[len(per)-1]
-		if ordinal <= len(per) && plainSym != base {
-			f.ABI = per[ordinal-1]
-		}
-	} else if ordinal <= len(plain) && ordinal > 0 {
-		f.ABI = plain[ordinal-1]
-	} else {
-		return nil, fmt.Sprintf("cudaTypedefs.h declares no ABI version for it (%d versions of PFN_%s)", len(plain), base), nil
-	}
+	f.ABI = abiV
 	ft := d.Type().(*cc.FunctionType)
 	if ft.IsVariadic() {
 		return nil, "it is variadic", nil

@@ -26,6 +26,9 @@ type source struct {
 	// decls are cuda.h's declarations, in order.
 	funcs    []*cc.Declarator
 	typedefs []*cc.Declarator
+	// pfns are cudaTypedefs.h's PFN_cuX_vN[_ptsz] typedefs the
+	// preprocessor kept, by name after macro expansion.
+	pfns map[string]*cc.Declarator
 	// aliasOf maps "typedef A B;" B → A, as the text spells it.
 	aliasOf map[string]string
 }
@@ -84,7 +87,7 @@ func read(cfg *Config, dir string) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // short, no cc-internal locations (headercheck.go)
 	}
-	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}}
+	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}, pfns: map[string]*cc.Declarator{}}
 	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {
 		s.aliasOf[string(m[2])] = string(m[1])
 	}
@@ -105,6 +108,10 @@ func read(cfg *Config, dir string) (*source, error) {
 				if v, ok := id.Initializer.AssignmentExpression.Value().(cc.StringValue); ok && i < len(names) {
 					s.probes[names[i]] = strings.TrimRight(string(v), "\x00")
 				}
+				continue
+			}
+			if filepath.Base(d.Position().Filename) == "cudaTypedefs.h" && d.IsTypename() && strings.HasPrefix(name, "PFN_") {
+				s.pfns[name] = d
 				continue
 			}
 			if filepath.Base(d.Position().Filename) != "cuda.h" {

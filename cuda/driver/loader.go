@@ -147,6 +147,7 @@ type FunctionInfo struct {
 	Symbol     string // the header's entry point: "cuEventElapsedTime_v2"
 	ABIVersion int    // passed to cuGetProcAddress: 12080
 	Flags      int    // cuGetProcAddress flags
+	Params     int    // the C parameters the entry point takes
 	proc       *proc
 }
 

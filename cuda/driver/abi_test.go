@@ -1,0 +1,237 @@
+package driver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/headers"
+)
+
+// The ABI check: a fake libcuda, written from this build's cudaTypedefs.h,
+// hands out a distinct entry point for every (name, ABI version) the
+// header types as PFN_name_vVERSION, as the driver does (the newest at or
+// below the version asked for). Each entry point returns its own number as
+// the result, so a call tells which one it reached; the fake's table holds
+// the arity of that typedef. Every bound function is called, and must
+// reach the entry point of its name at its ABI version, which must take
+// as many parameters as the wrapper passes. A wrong pick (cuCtxCreate_v2
+// resolved as cuCtxCreate@11040, which is cuCtxCreate_v3) fails here
+// instead of corrupting memory.
+
+const abiChildEnv = "CUDAGEN_ABI_FAKE_CHILD"
+
+// abiEntryBase is added to an entry's index to make its result.
+const abiEntryBase = 100000
+
+type abiEntry struct {
+	name    string
+	version int
+	per     bool
+	arity   int
+}
+
+var (
+	pfnTypedefRe = regexp.MustCompile(`typedef\s+CUresult\s*\(\s*CUDAAPI\s*\*\s*PFN_(\w+)\s*\)\s*\(([^;]*)\)\s*;`)
+	pfnNameRe    = regexp.MustCompile(`^(cu\w+?)_v([0-9]+)(_pt[sd][sz])?$`)
+	pfnDefineRe  = regexp.MustCompile(`(?m)^\s*#\s*define\s+PFN_(cu\w+)\s+PFN_(cu\w+?)_v([0-9]+)\s*$`)
+)
+
+// abiEntries reads every typedef'd entry point of a cudaTypedefs.h text,
+// by its own regular expressions (not the generator's parser): its name,
+// ABI version and number of parameters.
+func abiEntries(text []byte) ([]abiEntry, error) {
+	unversioned := map[string]int{} // "#define PFN_cuX PFN_cuX_vN" for a typedef named PFN_cuX
+	for _, m := range pfnDefineRe.FindAllSubmatch(text, -1) {
+		if string(m[1]) == string(m[2]) {
+			n, _ := strconv.Atoi(string(m[3]))
+			unversioned[string(m[1])] = n
+		}
+	}
+	var r []abiEntry
+	for _, m := range pfnTypedefRe.FindAllSubmatch(text, -1) {
+		name := string(m[1])
+		e := abiEntry{arity: arity(string(m[2]))}
+		if mm := pfnNameRe.FindStringSubmatch(name); mm != nil {
+			e.name = mm[1]
+			e.version, _ = strconv.Atoi(mm[2])
+			e.per = mm[3] != ""
+		} else if n, ok := unversioned[name]; ok {
+			e.name, e.version = name, n
+		} else {
+			continue
+		}
+		r = append(r, e)
+	}
+	if len(r) < 100 {
+		return nil, fmt.Errorf("only %d PFN typedefs found", len(r))
+	}
+	return r, nil
+}
+
+// arity counts a C parameter list's parameters.
+func arity(params string) int {
+	params = strings.TrimSpace(params)
+	if params == "" || params == "void" {
+		return 0
+	}
+	n, depth := 1, 0
+	for _, c := range params {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// abiFakeSource is the fake library's C source.
+func abiFakeSource(entries []abiEntry, driverVersion int) string {
+	var b strings.Builder
+	b.WriteString("#include <string.h>\n")
+	for i := range entries {
+		fmt.Fprintf(&b, "static int fe%d(void) { return %d; }\n", i, abiEntryBase+i)
+	}
+	b.WriteString("static const struct { const char *name; int version, per; void *fn; } ents[] = {\n")
+	for i, e := range entries {
+		per := 0
+		if e.per {
+			per = 1
+		}
+		fmt.Fprintf(&b, "\t{%q, %d, %d, (void *)fe%d},\n", e.name, e.version, per, i)
+	}
+	b.WriteString("};\n")
+	fmt.Fprintf(&b, `
+int cuDriverGetVersion(int *v) { *v = %d; return 0; }
+// The newest entry point of name at or below version; the per-thread one
+// where the flags ask for it and there is one.
+static void *pick(const char *name, int version, unsigned long long flags) {
+	void *best[2] = {0, 0};
+	int bv[2] = {0, 0};
+	for (unsigned i = 0; i < sizeof ents / sizeof ents[0]; i++) {
+		if (strcmp(ents[i].name, name) != 0 || ents[i].version > version) continue;
+		int k = ents[i].per;
+		if (ents[i].version > bv[k]) { bv[k] = ents[i].version; best[k] = ents[i].fn; }
+	}
+	if ((flags & 2) && best[1]) return best[1];
+	return best[0];
+}
+int cuGetProcAddress(const char *name, void **fn, int version, unsigned long long flags) {
+	*fn = pick(name, version, flags);
+	return *fn ? 0 : 500;
+}
+int cuGetProcAddress_v2(const char *name, void **fn, int version, unsigned long long flags, int *status) {
+	*fn = pick(name, version, flags);
+	if (status) *status = *fn ? 0 : 1;
+	return *fn ? 0 : 500;
+}
+`, driverVersion)
+	return b.String()
+}
+
+// typedefsText returns this build's cudaTypedefs.h, checked against the
+// sum the bindings were generated from, or why it cannot be had.
+func typedefsText() ([]byte, string) {
+	want := HeaderSHA256["cudaTypedefs.h"]
+	var dirs []string
+	if c, err := headers.CacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(c, Toolkit))
+	}
+	if d := os.Getenv("CUDA_HOME"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "include"))
+	}
+	dirs = append(dirs, "/usr/local/cuda/include")
+	for _, d := range dirs {
+		p := filepath.Join(d, "cudaTypedefs.h")
+		if sum, err := headers.SumFile(p); err == nil && sum == want {
+			b, err := os.ReadFile(p)
+			if err == nil {
+				return b, ""
+			}
+		}
+	}
+	return nil, fmt.Sprintf("CUDA %s's cudaTypedefs.h (sha256 %s) is neither in the header cache nor in a toolkit here: run go run ./gen -only %s (it fetches the pinned headers into the cache), or copy the toolkit's include/cuda.h and cudaTypedefs.h into %s",
+		Toolkit, want, Toolkit, filepath.Join("<cache>", Toolkit))
+}
+
+func TestABIEntryPoints(t *testing.T) {
+	if !cgoEnabled {
+		t.Skip("built without cgo: no call reaches a driver")
+	}
+	text, why := typedefsText()
+	if why != "" {
+		t.Skip(why)
+	}
+	entries, err := abiEntries(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv(abiChildEnv) != "" {
+		checkABI(t, entries)
+		return
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no C compiler (%s) to build the fake driver: %v", cc, err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "abifake.c")
+	if err := os.WriteFile(src, []byte(abiFakeSource(entries, HeaderVersion)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "libcuda.so.1")
+	if out, err := exec.Command(cc, "-O0", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the fake driver: %v\n%s", err, out)
+	}
+	// The loader opens the driver once per process: check in a child.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestABIEntryPoints$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), abiChildEnv+"=1", "CUDAGEN_LIBCUDA="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestABIEntryPoints")) {
+		t.Fatalf("the ABI check against the fake driver failed (%v):\n%s", err, out)
+	}
+	t.Logf("%d functions of CUDA %s reached their declared entry points (%d typedef'd in cudaTypedefs.h)", len(Functions), Toolkit, len(entries))
+}
+
+// checkABI runs in the child, against the fake: every call must reach the
+// entry point of its name and ABI version, which must take as many
+// parameters as the wrapper passes.
+func checkABI(t *testing.T, entries []abiEntry) {
+	byGo := map[string]FunctionInfo{}
+	for _, f := range Functions {
+		byGo[f.Go] = f
+	}
+	for _, c := range noDriverCalls {
+		f := byGo[c.name]
+		err := c.call()
+		var r Result
+		if !errors.As(err, &r) || int(r) < abiEntryBase || int(r) >= abiEntryBase+len(entries) {
+			t.Errorf("%s (%s@%d): the call reached no entry point of the fake: %v", f.Go, f.Name, f.ABIVersion, err)
+			continue
+		}
+		e := entries[int(r)-abiEntryBase]
+		if e.name != f.Name || e.version != f.ABIVersion {
+			t.Errorf("%s: resolved as %s@%d, reached the entry point %s@%d", f.Go, f.Name, f.ABIVersion, e.name, e.version)
+		}
+		if e.arity != f.Params {
+			t.Errorf("%s: the wrapper passes %d C arguments to %s (declared as %s), whose entry point %s@%d takes %d",
+				f.Go, f.Params, f.Name, f.Symbol, e.name, e.version, e.arity)
+		}
+	}
+}
