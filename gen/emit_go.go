@@ -261,7 +261,26 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 		if a := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[t.Align]; a != "" {
 			g.p("_ [0]%s", a)
 		}
-		g.p("Raw [%d]byte", t.Size)
+		if len(t.PtrWords) == 0 {
+			g.p("Raw [%d]byte", t.Size)
+		} else {
+			// Storage the collector scans: a pointer word wherever a
+			// member has a pointer, bytes elsewhere.
+			g.p("// A pointer stored through a member stays visible to the garbage")
+			g.p("// collector. Zero the value (*u = %s{}) before reusing it with a", t.Go)
+			g.p("// member that has an integer where another had a pointer.")
+			at := int64(0)
+			for _, w := range t.PtrWords {
+				if w > at {
+					g.p("b%d [%d]byte", at, w-at)
+				}
+				g.p("p%d unsafe.Pointer", w)
+				at = w + 8
+			}
+			if t.Size > at {
+				g.p("b%d [%d]byte", at, t.Size-at)
+			}
+		}
 		g.p("}")
 		g = &d.funcs
 		for _, f := range t.Fields {

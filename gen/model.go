@@ -43,6 +43,7 @@ type Model struct {
 	src    *source
 	byName map[string]*Type // typedef name (and aliases) → type
 	byTag  map[string]*Type // struct/union/enum tag → type
+	byGo   map[string]*Type // Go name → type, once every type is known
 	goIDs  map[string]string
 }
 
@@ -82,6 +83,10 @@ type Type struct {
 	Path    string       // nested: the C path from the outermost named type
 	Outer   *Type        // nested: that type
 	Anon    bool         // nested: an anonymous member (C cannot name it)
+	// PtrWords are the offsets of the Go pointer words in a value (structs,
+	// unions, opaque types): a union's or opaque type's storage keeps them
+	// unsafe.Pointer, and wrappers pin what they point to.
+	PtrWords []int64
 	First   string       // anonymous: its first named member
 	ct      cc.Type
 }
@@ -193,6 +198,11 @@ func parseModel(cfg *Config, dir string) (*Model, error) {
 	m.GPAFlags = uint64(fv)
 	if err := m.types(); err != nil {
 		return nil, err
+	}
+	for _, t := range m.Types {
+		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
+			t.PtrWords = m.ptrWords(t.Go)
+		}
 	}
 	if err := m.functions(); err != nil {
 		return nil, err

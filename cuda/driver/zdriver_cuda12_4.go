@@ -339,8 +339,12 @@ type (
 	LaunchAttributeID int32
 	// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
 	LaunchAttributeValue struct {
-		_   [0]uint64
-		Raw [64]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = LaunchAttributeValue{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0 unsafe.Pointer
+		b8 [56]byte
 	}
 	// LaunchAttribute is CUlaunchAttribute (72 bytes).
 	LaunchAttribute struct {
@@ -930,8 +934,12 @@ type (
 	}
 	// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
 	ExternalMemoryHandleDescHandle struct {
-		_   [0]uint64
-		Raw [16]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = ExternalMemoryHandleDescHandle{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0 unsafe.Pointer
+		p8 unsafe.Pointer
 	}
 	// ExternalMemoryHandleDescHandleWin32 is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalMemoryHandleDescHandleWin32 struct {
@@ -940,8 +948,12 @@ type (
 	}
 	// ExternalSemaphoreHandleDescHandle is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
 	ExternalSemaphoreHandleDescHandle struct {
-		_   [0]uint64
-		Raw [16]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = ExternalSemaphoreHandleDescHandle{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0 unsafe.Pointer
+		p8 unsafe.Pointer
 	}
 	// ExternalSemaphoreHandleDescHandleWin32 is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalSemaphoreHandleDescHandleWin32 struct {
@@ -961,8 +973,11 @@ type (
 	}
 	// ExternalSemaphoreSignalParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
 	ExternalSemaphoreSignalParamsParamsNvSciSync struct {
-		_   [0]uint64
-		Raw [8]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = ExternalSemaphoreSignalParamsParamsNvSciSync{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreSignalParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
 	ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
@@ -981,8 +996,11 @@ type (
 	}
 	// ExternalSemaphoreWaitParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
 	ExternalSemaphoreWaitParamsParamsNvSciSync struct {
-		_   [0]uint64
-		Raw [8]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = ExternalSemaphoreWaitParamsParamsNvSciSync{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreWaitParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
 	ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
@@ -1030,8 +1048,25 @@ type (
 	}
 	// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members are read and written through the methods.
 	GraphNodeParamsAnon2 struct {
-		_   [0]uint64
-		Raw [232]byte
+		_ [0]uint64
+		// A pointer stored through a member stays visible to the garbage
+		// collector. Zero the value (*u = GraphNodeParamsAnon2{}) before reusing it with a
+		// member that has an integer where another had a pointer.
+		p0   unsafe.Pointer
+		p8   unsafe.Pointer
+		p16  unsafe.Pointer
+		b24  [16]byte
+		p40  unsafe.Pointer
+		p48  unsafe.Pointer
+		p56  unsafe.Pointer
+		b64  [16]byte
+		p80  unsafe.Pointer
+		p88  unsafe.Pointer
+		b96  [48]byte
+		p144 unsafe.Pointer
+		b152 [16]byte
+		p168 unsafe.Pointer
+		b176 [56]byte
 	}
 	// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read and written through the methods.
 	DevResourceAnon2 struct {
