@@ -81,6 +81,6 @@ func (s *Stream) Spin(d time.Duration) error {
 	pin.Pin(&ns)
 	defer pin.Unpin()
 	params := [1]unsafe.Pointer{unsafe.Pointer(&ns)}
-	err := driver.LaunchKernelCtx(s.dev.p.ctx, k.fn, 1, 1, 1, 1, 1, 1, 0, s.h, unsafe.Pointer(&params[0]), nil)
+	err := driver.LaunchKernelCtx(s.dev.p.ctx, k.fn, 1, 1, 1, 1, 1, 1, 0, s.h, params[:], nil)
 	return driverErr(op, err)
 }

@@ -153,7 +153,7 @@ func TestShapeModuleLoadDataExLaunchKernelEx(t *testing.T) {
 	pin.Pin(&v)
 	pin.Pin(&attrs[0])
 	cfg := driver.LaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, HStream: s, Attrs: &attrs[0], NumAttrs: 1}
-	ok(t, driver.LaunchKernelExCtx(ctx, &cfg, fn, unsafe.Pointer(&params[0]), nil))
+	ok(t, driver.LaunchKernelExCtx(ctx, &cfg, fn, params[:], nil))
 	ok(t, driver.StreamSynchronizeCtx(ctx, s))
 	var got uint32
 	ok(t, driver.MemcpyDtoHCtx(ctx, unsafe.Pointer(&got), dptr, 4))

@@ -381,10 +381,40 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 	g.p("*/")
 	g.p(`import "C"`)
 	g.p("")
-	g.p(`import "unsafe"`)
+	g.p(`import (`)
+	g.p(`"runtime"`)
+	g.p(`"unsafe"`)
+	g.p(`)`)
 	g.p("")
 	g.p("var _ unsafe.Pointer")
+	g.p("var _ runtime.Pinner")
 	g.p("")
+	pinTables := map[string]string{}
+	for _, f := range m.Funcs {
+		for _, q := range f.Params {
+			if len(q.PinWords) > 0 {
+				var ws []string
+				for _, w := range q.PinWords {
+					ws = append(ws, strconv.FormatInt(w, 10))
+				}
+				pinTables[pinTable(q)] = strings.Join(ws, ", ")
+			}
+		}
+	}
+	if len(pinTables) > 0 {
+		g.p("// The offsets of the Go pointer words in what wrappers pin, by type.")
+		g.p("var (")
+		var names []string
+		for n := range pinTables {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			g.p("%s = []uintptr{%s}", n, pinTables[n])
+		}
+		g.p(")")
+		g.p("")
+	}
 	for _, f := range m.Funcs {
 		if len(outs(f)) == 0 {
 			g.p("func %sCtx(%s) error {", f.GoName, strings.Join(sigParams(f, true), ", "))
@@ -399,6 +429,11 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			g.p("fn, err := procs[%d].enter()", f.Index)
 			g.b.WriteString(chk)
 			fnArg, done = "C.uintptr_t(fn)", "status(err, "
+		}
+		if pinned := pins(f); pinned != "" {
+			g.p("var pin runtime.Pinner")
+			g.p("defer pin.Unpin()")
+			g.b.WriteString(pinned)
 		}
 		args := []string{"C.uintptr_t(ctx)", fnArg}
 		var post []string
@@ -453,6 +488,29 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		g.p("}")
 	}
 	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
+}
+
+// pinTable names the table of a pinned parameter's pointer words.
+func pinTable(q *Param) string {
+	t := strings.TrimLeft(q.GoType, "*[]")
+	return "pin" + strings.ReplaceAll(t, "unsafe.", "")
+}
+
+// pins is the code that pins, for the call, the Go memory the caller's
+// arguments point to: cgo refuses Go memory holding unpinned Go pointers.
+func pins(f *Func) string {
+	var b strings.Builder
+	for _, q := range f.Params {
+		if len(q.PinWords) == 0 {
+			continue
+		}
+		if q.Role == rSlice {
+			fmt.Fprintf(&b, "pinElems(&pin, unsafe.Pointer(unsafe.SliceData(%s)), cap(%s), %d, %s)\n", q.Go, q.Go, q.ElemSize, pinTable(q))
+		} else {
+			fmt.Fprintf(&b, "pinWords(&pin, unsafe.Pointer(%s), %s)\n", q.Go, pinTable(q))
+		}
+	}
+	return b.String()
 }
 
 func lengthChecks(f *Func) string {

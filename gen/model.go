@@ -141,6 +141,11 @@ type Param struct {
 	Slices   []string
 	CConv    string // cgo conversion of a by-value argument: "C.uint"
 	typed    string // the typed pointer an unsafe.Pointer stands for, for slices
+	// PinWords are the offsets of the Go pointer words in what the
+	// parameter points to (each element, for a slice of ElemSize bytes):
+	// the wrapper pins their targets for the call.
+	PinWords []int64
+	ElemSize int64
 	callback bool   // a C function pointer
 }
 
@@ -812,6 +817,23 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		cp.Role = rCount
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
+	}
+	// An input array of pointers with no count (kernelParams, extra): a
+	// slice, its length the caller's, its elements pinned for the call.
+	for _, q := range f.Params {
+		if q.Role == rPtr && q.typed == "*unsafe.Pointer" {
+			q.Role, q.GoType = rSlice, "[]unsafe.Pointer"
+		}
+	}
+	// What the caller's Go memory points to is pinned for the call.
+	for _, q := range f.Params {
+		switch {
+		case (q.Role == rPtr || q.Role == rStruct) && strings.HasPrefix(q.GoType, "*"):
+			q.PinWords = m.ptrWords(strings.TrimPrefix(q.GoType, "*"))
+		case q.Role == rSlice:
+			elem := strings.TrimPrefix(q.GoType, "[]")
+			q.PinWords, q.ElemSize = m.ptrWords(elem), m.goSize(elem)
+		}
 	}
 	// noescape and nocallback are certain only where the caller passes no
 	// pointer the driver may keep and no function it may call back during

@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/cudagen/cudagen/headers"
 )
@@ -167,7 +170,18 @@ func typedefsText() ([]byte, string) {
 		Toolkit, want, Toolkit, filepath.Join("<cache>", Toolkit))
 }
 
-func TestABIEntryPoints(t *testing.T) {
+var (
+	fakeOnce sync.Once
+	fakeLib  string
+	fakeErr  error
+	fakeSkip string
+)
+
+// onFake runs the test named name in a child process whose loader opens a
+// fake driver built from this build's cudaTypedefs.h (the loader opens
+// the driver once per process), and reports whether this is that child.
+func onFake(t *testing.T, name string) (entries []abiEntry, child bool) {
+	t.Helper()
 	if !cgoEnabled {
 		t.Skip("built without cgo: no call reaches a driver")
 	}
@@ -180,33 +194,97 @@ func TestABIEntryPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	if os.Getenv(abiChildEnv) != "" {
-		checkABI(t, entries)
+		return entries, true
+	}
+	fakeOnce.Do(func() {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "cc"
+		}
+		if _, err := exec.LookPath(cc); err != nil {
+			fakeSkip = fmt.Sprintf("no C compiler (%s) to build the fake driver: %v", cc, err)
+			return
+		}
+		dir, err := os.MkdirTemp("", "cudagen-abifake")
+		if err != nil {
+			fakeErr = err
+			return
+		}
+		src := filepath.Join(dir, "abifake.c")
+		if err := os.WriteFile(src, []byte(abiFakeSource(entries, HeaderVersion)), 0o644); err != nil {
+			fakeErr = err
+			return
+		}
+		fakeLib = filepath.Join(dir, "libcuda.so.1")
+		if out, err := exec.Command(cc, "-O0", "-shared", "-fPIC", "-o", fakeLib, src).CombinedOutput(); err != nil {
+			fakeErr = fmt.Errorf("building the fake driver: %v\n%s", err, out)
+		}
+	})
+	if fakeSkip != "" {
+		t.Skip(fakeSkip)
+	}
+	if fakeErr != nil {
+		t.Fatal(fakeErr)
+	}
+	t.Cleanup(func() {}) // the library stays for the other tests; the OS temp dir holds it
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), abiChildEnv+"=1", "CUDAGEN_LIBCUDA="+fakeLib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)) {
+		t.Fatalf("%s against the fake driver failed (%v):\n%s", name, err, out)
+	}
+	t.Logf("against the fake driver:\n%s", lastLines(out, 4))
+	return entries, false
+}
+
+func lastLines(b []byte, n int) string {
+	l := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(l[max(len(l)-n, 0):], "\n")
+}
+
+func TestABIEntryPoints(t *testing.T) {
+	entries, child := onFake(t, "TestABIEntryPoints")
+	if !child {
 		return
 	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		t.Skipf("no C compiler (%s) to build the fake driver: %v", cc, err)
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "abifake.c")
-	if err := os.WriteFile(src, []byte(abiFakeSource(entries, HeaderVersion)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lib := filepath.Join(dir, "libcuda.so.1")
-	if out, err := exec.Command(cc, "-O0", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
-	}
-	// The loader opens the driver once per process: check in a child.
-	cmd := exec.Command(os.Args[0], "-test.run=^TestABIEntryPoints$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), abiChildEnv+"=1", "CUDAGEN_LIBCUDA="+lib)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestABIEntryPoints")) {
-		t.Fatalf("the ABI check against the fake driver failed (%v):\n%s", err, out)
-	}
+	checkABI(t, entries)
 	t.Logf("%d functions of CUDA %s reached their declared entry points (%d typedef'd in cudaTypedefs.h)", len(Functions), Toolkit, len(entries))
+}
+
+// reached says whether a call's error is the fake's answer (the call got
+// through cgo to the entry point of name).
+func reached(t *testing.T, entries []abiEntry, name string, err error) {
+	t.Helper()
+	var r Result
+	if !errors.As(err, &r) || int(r) < abiEntryBase || int(r) >= abiEntryBase+len(entries) || entries[int(r)-abiEntryBase].name != name {
+		t.Errorf("%s: the call did not reach the driver: %v", name, err)
+	}
+}
+
+// Go memory holding Go pointers, passed the obvious way, never makes cgo
+// panic: the wrappers pin what it points to for the call.
+func TestGoMemoryNeverPanics(t *testing.T) {
+	entries, child := onFake(t, "TestGoMemoryNeverPanics")
+	if !child {
+		return
+	}
+	// cuLaunchKernel: kernelParams point at Go variables.
+	x, y := uint64(7), float32(2)
+	params := []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}
+	reached(t, entries, "cuLaunchKernel", LaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, 0, params, nil))
+	// cuLaunchKernelEx: the config's attributes are Go memory, and one of
+	// them holds a Go pointer in its union.
+	attrs := make([]LaunchAttribute, 2)
+	attrs[0].Id = LaunchAttributePriority
+	attrs[1].Id = LaunchAttributeAccessPolicyWindow
+	attrs[1].Value.AccessPolicyWindow().Base_ptr = unsafe.Pointer(new([64]byte))
+	cfg := LaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, Attrs: &attrs[0], NumAttrs: 2}
+	reached(t, entries, "cuLaunchKernelEx", LaunchKernelEx(&cfg, 0, params, nil))
+	// cuMemcpy2D from a Go slice.
+	src := make([]byte, 256)
+	cp := Memcpy2DParams{SrcMemoryType: MemorytypeHost, SrcHost: unsafe.Pointer(&src[0]), SrcPitch: 16, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: 16, WidthInBytes: 16, Height: 16}
+	reached(t, entries, "cuMemcpy2D", Memcpy2D(&cp))
+	runtime.KeepAlive(src)
 }
 
 // checkABI runs in the child, against the fake: every call must reach the

@@ -7,8 +7,10 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 const cgoEnabled = true
@@ -137,4 +139,26 @@ func cString(b []byte) string {
 // lengthError says that slices sharing a C count differ in length.
 func lengthError(fn, a, b string, la, lb int) error {
 	return fmt.Errorf("cuda: %s: %s and %s must have the same length (they share one count), got %d and %d; pass equally long slices", fn, a, b, la, lb)
+}
+
+// pinWords pins, in pin, what the pointer words at the given offsets of
+// the value at p point to, so that cgo accepts p though its Go memory
+// holds Go pointers. Pinning a pointer outside the Go heap does nothing.
+func pinWords(pin *runtime.Pinner, p unsafe.Pointer, words []uintptr) {
+	if p == nil {
+		return
+	}
+	for _, w := range words {
+		if q := *(*unsafe.Pointer)(unsafe.Add(p, w)); q != nil {
+			pin.Pin(q)
+		}
+	}
+}
+
+// pinElems is pinWords for each of n elements of size bytes from p (a
+// slice's capacity: cgo checks the whole array).
+func pinElems(pin *runtime.Pinner, p unsafe.Pointer, n int, size uintptr, words []uintptr) {
+	for i := 0; i < n; i++ {
+		pinWords(pin, unsafe.Add(p, uintptr(i)*size), words)
+	}
 }

@@ -341,9 +341,37 @@ static int cg_spil_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, i
 */
 import "C"
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 var _ unsafe.Pointer
+var _ runtime.Pinner
+
+// The offsets of the Go pointer words in what wrappers pin, by type.
+var (
+	pinBatchMemOpNodeParams          = []uintptr{16}
+	pinExtSemSignalNodeParams        = []uintptr{0, 8}
+	pinExtSemWaitNodeParams          = []uintptr{0, 8}
+	pinExternalMemoryHandleDesc      = []uintptr{8, 16}
+	pinExternalSemaphoreHandleDesc   = []uintptr{8, 16}
+	pinExternalSemaphoreSignalParams = []uintptr{8}
+	pinExternalSemaphoreWaitParams   = []uintptr{8}
+	pinGraphNode                     = []uintptr{0}
+	pinHostNodeParams                = []uintptr{0, 8}
+	pinKernelNodeParams              = []uintptr{40, 48}
+	pinLaunchAttributeValue          = []uintptr{0}
+	pinLaunchConfig                  = []uintptr{40}
+	pinLaunchParams                  = []uintptr{48}
+	pinMemAllocNodeParams            = []uintptr{16, 88}
+	pinMemAllocationProp             = []uintptr{16}
+	pinMemPoolProps                  = []uintptr{16}
+	pinMemcpy2DParams                = []uintptr{24, 80}
+	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
+	pinMemcpy3DPeerParams            = []uintptr{40, 128}
+	pinPointer                       = []uintptr{0}
+)
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
 	var cpStr *C.char
@@ -572,21 +600,35 @@ func ModuleGetSurfRefCtx(ctx Context, hmod Module, name string) (pSurfRef Surfre
 	err = procs[57].done(C.cg_phs(C.uintptr_t(ctx), procs[57].fn(), unsafe.Pointer(&pSurfRef), C.uintptr_t(hmod), cname))
 	return
 }
-func LinkCreateCtx(ctx Context, numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
-	return procs[58].done(C.cg_uppp_cb(C.uintptr_t(ctx), procs[58].fn(), C.uint(numOptions), unsafe.Pointer(options), optionValues, unsafe.Pointer(stateOut)))
+func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (stateOut LinkState, err error) {
+	fn, err := procs[58].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
+	}
+	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
+	return
 }
-func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
+	fn, err := procs[59].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkAddData_v2", "optionValues", "options", len(optionValues), len(options))
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return procs[59].done(C.cg_hiplsupp_cb(C.uintptr_t(ctx), procs[59].fn(), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
-func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	fn, err := procs[60].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkAddFile_v2", "optionValues", "options", len(optionValues), len(options))
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return procs[60].done(C.cg_hisupp_cb(C.uintptr_t(ctx), procs[60].fn(), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return status(err, C.cg_hisupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
-func LinkCompleteCtx(ctx Context, state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
-	return procs[61].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[61].fn(), C.uintptr_t(state), cubinOut, unsafe.Pointer(sizeOut)))
+func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
+	err = procs[61].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[61].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut)))
+	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
 	return procs[62].done(C.cg_h(C.uintptr_t(ctx), procs[62].fn(), C.uintptr_t(state)))
@@ -700,15 +742,27 @@ func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array
 	return procs[92].done(C.cg_hlhll(C.uintptr_t(ctx), procs[92].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[93].done(C.cg_p_cb(C.uintptr_t(ctx), procs[93].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[94].done(C.cg_p_cb(C.uintptr_t(ctx), procs[94].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[95].done(C.cg_p_cb(C.uintptr_t(ctx), procs[95].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[96].done(C.cg_p_cb(C.uintptr_t(ctx), procs[96].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
@@ -733,12 +787,21 @@ func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, src
 	return procs[103].done(C.cg_phllh_cb(C.uintptr_t(ctx), procs[103].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[104].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[105].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[105].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[106].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[106].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
@@ -826,6 +889,9 @@ func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[134].done(C.cg_ql(C.uintptr_t(ctx), procs[134].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[135].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[135].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
@@ -853,9 +919,15 @@ func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHa
 	return procs[143].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[144].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[145].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
 func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
@@ -883,6 +955,9 @@ func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool,
 	return procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(poolProps), pinMemPoolProps)
 	return procs[154].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[154].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
@@ -915,14 +990,20 @@ func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice,
 func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	return procs[164].done(C.cg_pliql_cb(C.uintptr_t(ctx), procs[164].fn(), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
 }
-func MemRangeGetAttributesCtx(ctx Context, data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	return procs[165].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[165].fn(), data, unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
+func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
+	return procs[165].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[165].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
 func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return procs[166].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[166].fn(), value, C.int(attribute), C.ulonglong(ptr)))
 }
-func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
-	return procs[167].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[167].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), data, C.ulonglong(ptr)))
+func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
+	return procs[167].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[167].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(unsafe.SliceData(data)), C.ulonglong(ptr)))
 }
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
 	err = procs[168].done(C.cg_pu(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
@@ -965,6 +1046,9 @@ func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *Str
 	return procs[179].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out)))
 }
 func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
 	return procs[180].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out)))
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, numDependencies uint64, flags uint32) error {
@@ -986,9 +1070,15 @@ func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
 	return procs[186].done(C.cg_hh(C.uintptr_t(ctx), procs[186].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
 	return procs[187].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[187].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[188].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[188].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
@@ -1015,6 +1105,9 @@ func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds f
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(memHandleDesc), pinExternalMemoryHandleDesc)
 	err = procs[196].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[196].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
@@ -1029,13 +1122,22 @@ func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
 	return procs[199].done(C.cg_h(C.uintptr_t(ctx), procs[199].fn(), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(semHandleDesc), pinExternalSemaphoreHandleDesc)
 	err = procs[200].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[200].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
 func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreSignalParams)
 	return procs[201].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[201].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreWaitParams)
 	return procs[202].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[202].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
@@ -1088,16 +1190,31 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	err = procs[218].done(C.cg_ph(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
-func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	return procs[219].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra))
+func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
+	return procs[219].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
-func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	return procs[220].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[220].fn(), unsafe.Pointer(config), C.uintptr_t(f), kernelParams, extra))
+func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
+	return procs[220].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[220].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
-func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
-	return procs[221].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams))
+func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	return procs[221].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(launchParamsList), pinLaunchParams)
 	return procs[222].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[222].fn(), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
@@ -1138,23 +1255,41 @@ func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	err = procs[235].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[235].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[236].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[237].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	err = procs[238].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[238].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[239].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[239].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[240].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[240].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
@@ -1168,13 +1303,22 @@ func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memse
 	return procs[243].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	err = procs[244].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[245].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[245].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[246].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
@@ -1209,43 +1353,79 @@ func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) er
 	return procs[255].done(C.cg_hh(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	err = procs[256].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[256].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
 	return procs[257].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[257].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	return procs[258].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	err = procs[259].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[259].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
 	return procs[260].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[260].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	return procs[261].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	err = procs[262].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
 	return procs[263].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	return procs[264].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[264].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	return procs[265].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemAllocNodeParams)
 	err = procs[266].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[266].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
 	return procs[267].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
@@ -1308,15 +1488,24 @@ func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGr
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[286].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	return procs[287].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return procs[288].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[289].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
@@ -1329,9 +1518,15 @@ func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode 
 	return procs[292].done(C.cg_hhh(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	return procs[293].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	return procs[294].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
@@ -1359,9 +1554,15 @@ func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode)
 	return procs[302].done(C.cg_hh(C.uintptr_t(ctx), procs[302].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
 	return procs[303].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[304].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
@@ -1405,10 +1606,16 @@ func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, num
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	err = procs[316].done(C.cg_php_cb(C.uintptr_t(ctx), procs[316].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	err = procs[317].done(C.cg_php_cb(C.uintptr_t(ctx), procs[317].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
@@ -1570,11 +1777,13 @@ func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResou
 func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
 	return procs[365].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[365].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
-func GetProcAddressCtx(ctx Context, symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64) error {
+func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint64) (pfn unsafe.Pointer, err error) {
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	return procs[366].done(C.cg_spil_cb(C.uintptr_t(ctx), procs[366].fn(), csymbol, pfn, C.int(cudaVersion), C.ulong(flags)))
+	err = procs[366].done(C.cg_spil_cb(C.uintptr_t(ctx), procs[366].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags)))
+	return
 }
-func GetExportTableCtx(ctx Context, ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
-	return procs[367].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[367].fn(), ppExportTable, unsafe.Pointer(pExportTableId)))
+func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
+	err = procs[367].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[367].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
+	return
 }

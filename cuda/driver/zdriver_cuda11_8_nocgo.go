@@ -74,24 +74,24 @@ func ModuleLoadDataCtx(Context, unsafe.Pointer) (Module, error) { return 0, errN
 func ModuleLoadDataExCtx(Context, unsafe.Pointer, []JITOption, []uintptr) (Module, error) {
 	return 0, errNoCgo
 }
-func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)              { return 0, errNoCgo }
-func ModuleUnloadCtx(Context, Module) error                                       { return errNoCgo }
-func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)                  { return 0, errNoCgo }
-func ModuleGetFunctionCtx(Context, Module, string) (Function, error)              { return 0, errNoCgo }
-func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error)       { return 0, 0, errNoCgo }
-func ModuleGetTexRefCtx(Context, Module, string) (Texref, error)                  { return 0, errNoCgo }
-func ModuleGetSurfRefCtx(Context, Module, string) (Surfref, error)                { return 0, errNoCgo }
-func LinkCreateCtx(Context, uint32, *JITOption, unsafe.Pointer, *LinkState) error { return errNoCgo }
-func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, uint32, *JITOption, unsafe.Pointer) error {
+func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)        { return 0, errNoCgo }
+func ModuleUnloadCtx(Context, Module) error                                 { return errNoCgo }
+func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)            { return 0, errNoCgo }
+func ModuleGetFunctionCtx(Context, Module, string) (Function, error)        { return 0, errNoCgo }
+func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
+func ModuleGetTexRefCtx(Context, Module, string) (Texref, error)            { return 0, errNoCgo }
+func ModuleGetSurfRefCtx(Context, Module, string) (Surfref, error)          { return 0, errNoCgo }
+func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)      { return 0, errNoCgo }
+func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, []JITOption, []uintptr) error {
 	return errNoCgo
 }
-func LinkAddFileCtx(Context, LinkState, JITInputType, string, uint32, *JITOption, unsafe.Pointer) error {
+func LinkAddFileCtx(Context, LinkState, JITInputType, string, []JITOption, []uintptr) error {
 	return errNoCgo
 }
-func LinkCompleteCtx(Context, LinkState, unsafe.Pointer, *uint64) error { return errNoCgo }
-func LinkDestroyCtx(Context, LinkState) error                           { return errNoCgo }
-func MemGetInfoCtx(Context) (uint64, uint64, error)                     { return 0, 0, errNoCgo }
-func MemAllocCtx(Context, uint64) (DevicePtr, error)                    { return 0, errNoCgo }
+func LinkCompleteCtx(Context, LinkState) (unsafe.Pointer, uint64, error) { return nil, 0, errNoCgo }
+func LinkDestroyCtx(Context, LinkState) error                            { return errNoCgo }
+func MemGetInfoCtx(Context) (uint64, uint64, error)                      { return 0, 0, errNoCgo }
+func MemAllocCtx(Context, uint64) (DevicePtr, error)                     { return 0, errNoCgo }
 func MemAllocPitchCtx(Context, uint64, uint64, uint32) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
 }
@@ -248,13 +248,13 @@ func MemAdviseCtx(Context, DevicePtr, uint64, MemAdvice, Device) error     { ret
 func MemRangeGetAttributeCtx(Context, unsafe.Pointer, uint64, MemRangeAttribute, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func MemRangeGetAttributesCtx(Context, unsafe.Pointer, *uint64, *MemRangeAttribute, uint64, DevicePtr, uint64) error {
+func MemRangeGetAttributesCtx(Context, []unsafe.Pointer, *uint64, *MemRangeAttribute, uint64, DevicePtr, uint64) error {
 	return errNoCgo
 }
 func PointerSetAttributeCtx(Context, unsafe.Pointer, PointerAttribute, DevicePtr) error {
 	return errNoCgo
 }
-func PointerGetAttributesCtx(Context, uint32, *PointerAttribute, unsafe.Pointer, DevicePtr) error {
+func PointerGetAttributesCtx(Context, uint32, *PointerAttribute, []unsafe.Pointer, DevicePtr) error {
 	return errNoCgo
 }
 func StreamCreateCtx(Context, StreamFlags) (Stream, error)               { return 0, errNoCgo }
@@ -334,13 +334,13 @@ func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error   { 
 func FuncSetCacheConfigCtx(Context, Function, FuncCache) error                { return errNoCgo }
 func FuncSetSharedMemConfigCtx(Context, Function, Sharedconfig) error         { return errNoCgo }
 func FuncGetModuleCtx(Context, Function) (Module, error)                      { return 0, errNoCgo }
-func LaunchKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, unsafe.Pointer, unsafe.Pointer) error {
+func LaunchKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, []unsafe.Pointer, []unsafe.Pointer) error {
 	return errNoCgo
 }
-func LaunchKernelExCtx(Context, *LaunchConfig, Function, unsafe.Pointer, unsafe.Pointer) error {
+func LaunchKernelExCtx(Context, *LaunchConfig, Function, []unsafe.Pointer, []unsafe.Pointer) error {
 	return errNoCgo
 }
-func LaunchCooperativeKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, unsafe.Pointer) error {
+func LaunchCooperativeKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, []unsafe.Pointer) error {
 	return errNoCgo
 }
 func LaunchCooperativeKernelMultiDeviceCtx(Context, *LaunchParams, uint32, uint32) error {
@@ -581,5 +581,5 @@ func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, 
 func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error     { return errNoCgo }
 func GraphicsMapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error   { return errNoCgo }
 func GraphicsUnmapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error { return errNoCgo }
-func GetProcAddressCtx(Context, string, unsafe.Pointer, int32, uint64) error     { return errNoCgo }
-func GetExportTableCtx(Context, unsafe.Pointer, *UUID) error                     { return errNoCgo }
+func GetProcAddressCtx(Context, string, int32, uint64) (unsafe.Pointer, error)   { return nil, errNoCgo }
+func GetExportTableCtx(Context, *UUID) (unsafe.Pointer, error)                   { return nil, errNoCgo }

@@ -3601,24 +3601,22 @@ func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 }
 
 // LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first).
-func LinkCreate(numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
-	return LinkCreateCtx(0, numOptions, options, optionValues, stateOut)
+func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
+	return LinkCreateCtx(0, options, optionValues)
 }
 
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current first).
-func LinkAddData(state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	return LinkAddDataCtx(0, state, typeArg, data, size, name, numOptions, options, optionValues)
+func LinkAddData(state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(0, state, typeArg, data, size, name, options, optionValues)
 }
 
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current first).
-func LinkAddFile(state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
-	return LinkAddFileCtx(0, state, typeArg, path, numOptions, options, optionValues)
+func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
 }
 
 // LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current first).
-func LinkComplete(state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
-	return LinkCompleteCtx(0, state, cubinOut, sizeOut)
-}
+func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
 // LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first).
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
@@ -3634,13 +3632,13 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 }
 
 // LibraryLoadData calls cuLibraryLoadData (LibraryLoadDataCtx makes a context current first): Load a library with specified code and options
-func LibraryLoadData(code unsafe.Pointer, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (Library, error) {
-	return LibraryLoadDataCtx(0, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
+func LibraryLoadData(code unsafe.Pointer, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (Library, error) {
+	return LibraryLoadDataCtx(0, code, jitOptions, jitOptionsValues, libraryOptions, libraryOptionValues)
 }
 
 // LibraryLoadFromFile calls cuLibraryLoadFromFile (LibraryLoadFromFileCtx makes a context current first): Load a library with specified file and options
-func LibraryLoadFromFile(fileName string, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (Library, error) {
-	return LibraryLoadFromFileCtx(0, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
+func LibraryLoadFromFile(fileName string, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (Library, error) {
+	return LibraryLoadFromFileCtx(0, fileName, jitOptions, jitOptionsValues, libraryOptions, libraryOptionValues)
 }
 
 // LibraryUnload calls cuLibraryUnload (LibraryUnloadCtx makes a context current first): Unloads a library
@@ -4222,7 +4220,7 @@ func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRan
 }
 
 // MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
-func MemRangeGetAttributes(data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
+func MemRangeGetAttributes(data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
 	return MemRangeGetAttributesCtx(0, data, dataSizes, attributes, numAttributes, devPtr, count)
 }
 
@@ -4232,7 +4230,7 @@ func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr D
 }
 
 // PointerGetAttributes calls cuPointerGetAttributes (PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
-func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
+func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
 	return PointerGetAttributesCtx(0, numAttributes, attributes, data, ptr)
 }
 
@@ -4463,17 +4461,17 @@ func FuncIsLoaded(function Function) (FunctionLoadingState, error) {
 func FuncLoad(function Function) error { return FuncLoadCtx(0, function) }
 
 // LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel
-func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
+func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 }
 
 // LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
-func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
+func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelExCtx(0, config, f, kernelParams, extra)
 }
 
 // LaunchCooperativeKernel calls cuLaunchCooperativeKernel (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
-func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
+func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
 	return LaunchCooperativeKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 }
 
@@ -5241,8 +5239,8 @@ func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream S
 }
 
 // GetProcAddress calls cuGetProcAddress_v2 (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
-func GetProcAddress(symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64, symbolStatus *ProcAddressQueryResult) error {
-	return GetProcAddressCtx(0, symbol, pfn, cudaVersion, flags, symbolStatus)
+func GetProcAddress(symbol string, cudaVersion int32, flags uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
+	return GetProcAddressCtx(0, symbol, cudaVersion, flags)
 }
 
 // CoredumpGetAttribute calls cuCoredumpGetAttribute (CoredumpGetAttributeCtx makes a context current first): Allows caller to fetch a coredump attribute value for the current context
@@ -5266,8 +5264,8 @@ func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, s
 }
 
 // GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context current first).
-func GetExportTable(ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
-	return GetExportTableCtx(0, ppExportTable, pExportTableId)
+func GetExportTable(pExportTableId *UUID) (unsafe.Pointer, error) {
+	return GetExportTableCtx(0, pExportTableId)
 }
 
 // GreenCtxCreate calls cuGreenCtxCreate (GreenCtxCreateCtx makes a context current first): Creates a green context with a specified set of resources.

@@ -392,9 +392,43 @@ static int cg_ip_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(f
 */
 import "C"
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 var _ unsafe.Pointer
+var _ runtime.Pinner
+
+// The offsets of the Go pointer words in what wrappers pin, by type.
+var (
+	pinBatchMemOpNodeParams          = []uintptr{16}
+	pinCheckpointRestoreArgs         = []uintptr{0}
+	pinCtxCreateParams               = []uintptr{0, 16}
+	pinExtSemSignalNodeParams        = []uintptr{0, 8}
+	pinExtSemWaitNodeParams          = []uintptr{0, 8}
+	pinExternalMemoryHandleDesc      = []uintptr{8, 16}
+	pinExternalSemaphoreHandleDesc   = []uintptr{8, 16}
+	pinExternalSemaphoreSignalParams = []uintptr{8}
+	pinExternalSemaphoreWaitParams   = []uintptr{8}
+	pinGraphEdgeData                 = []uintptr{0}
+	pinGraphNode                     = []uintptr{0}
+	pinGraphNodeParams               = []uintptr{16, 24, 32, 56, 64, 72, 96, 104, 160, 184}
+	pinHostNodeParams                = []uintptr{0, 8}
+	pinKernelNodeParams              = []uintptr{40, 48}
+	pinLaunchAttributeValue          = []uintptr{0}
+	pinLaunchConfig                  = []uintptr{40}
+	pinLaunchParams                  = []uintptr{48}
+	pinMemAllocNodeParams            = []uintptr{16, 88}
+	pinMemAllocationProp             = []uintptr{16}
+	pinMemDecompressParams           = []uintptr{16, 24, 32}
+	pinMemPoolProps                  = []uintptr{16}
+	pinMemcpy2DParams                = []uintptr{24, 80}
+	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
+	pinMemcpy3DPeerParams            = []uintptr{40, 128}
+	pinPointer                       = []uintptr{0}
+	pinbyte                          = []uintptr{0}
+)
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
 	var cpStr *C.char
@@ -494,6 +528,9 @@ func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
 	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
 }
 func CtxCreateCtx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (pctx Context, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(ctxCreateParams), pinCtxCreateParams)
 	err = procs[26].done(C.cg_ppui_cb(C.uintptr_t(ctx), procs[26].fn(), unsafe.Pointer(&pctx), unsafe.Pointer(ctxCreateParams), C.uint(flags), C.int(dev)))
 	return
 }
@@ -631,21 +668,35 @@ func ModuleGetGlobalCtx(ctx Context, hmod Module, name string) (dptr DevicePtr, 
 	err = procs[62].done(C.cg_pphs(C.uintptr_t(ctx), procs[62].fn(), unsafe.Pointer(&dptr), unsafe.Pointer(&bytes), C.uintptr_t(hmod), cname))
 	return
 }
-func LinkCreateCtx(ctx Context, numOptions uint32, options *JITOption, optionValues unsafe.Pointer, stateOut *LinkState) error {
-	return procs[63].done(C.cg_uppp_cb(C.uintptr_t(ctx), procs[63].fn(), C.uint(numOptions), unsafe.Pointer(options), optionValues, unsafe.Pointer(stateOut)))
+func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (stateOut LinkState, err error) {
+	fn, err := procs[63].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
+	}
+	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
+	return
 }
-func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
+	fn, err := procs[64].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkAddData_v2", "optionValues", "options", len(optionValues), len(options))
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return procs[64].done(C.cg_hiplsupp_cb(C.uintptr_t(ctx), procs[64].fn(), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
-func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, numOptions uint32, options *JITOption, optionValues unsafe.Pointer) error {
+func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	fn, err := procs[65].enter()
+	if err == nil && len(optionValues) != len(options) {
+		fn, err = 0, lengthError("cuLinkAddFile_v2", "optionValues", "options", len(optionValues), len(options))
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return procs[65].done(C.cg_hisupp_cb(C.uintptr_t(ctx), procs[65].fn(), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(numOptions), unsafe.Pointer(options), optionValues))
+	return status(err, C.cg_hisupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
-func LinkCompleteCtx(ctx Context, state LinkState, cubinOut unsafe.Pointer, sizeOut *uint64) error {
-	return procs[66].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[66].fn(), C.uintptr_t(state), cubinOut, unsafe.Pointer(sizeOut)))
+func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
+	err = procs[66].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[66].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut)))
+	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
 	return procs[67].done(C.cg_h(C.uintptr_t(ctx), procs[67].fn(), C.uintptr_t(state)))
@@ -662,14 +713,28 @@ func ModuleGetSurfRefCtx(ctx Context, hmod Module, name string) (pSurfRef Surfre
 	err = procs[69].done(C.cg_phs(C.uintptr_t(ctx), procs[69].fn(), unsafe.Pointer(&pSurfRef), C.uintptr_t(hmod), cname))
 	return
 }
-func LibraryLoadDataCtx(ctx Context, code unsafe.Pointer, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
-	err = procs[70].done(C.cg_ppppuppu_cb(C.uintptr_t(ctx), procs[70].fn(), unsafe.Pointer(&library), code, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
+func LibraryLoadDataCtx(ctx Context, code unsafe.Pointer, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (library Library, err error) {
+	fn, err := procs[70].enter()
+	if err == nil && len(jitOptions) != len(jitOptionsValues) {
+		fn, err = 0, lengthError("cuLibraryLoadData", "jitOptions", "jitOptionsValues", len(jitOptions), len(jitOptionsValues))
+	}
+	if err == nil && len(libraryOptionValues) != len(libraryOptions) {
+		fn, err = 0, lengthError("cuLibraryLoadData", "libraryOptionValues", "libraryOptions", len(libraryOptionValues), len(libraryOptions))
+	}
+	err = status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), code, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
 	return
 }
-func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions *JITOption, jitOptionsValues unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues unsafe.Pointer, numLibraryOptions uint32) (library Library, err error) {
+func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (library Library, err error) {
+	fn, err := procs[71].enter()
+	if err == nil && len(jitOptions) != len(jitOptionsValues) {
+		fn, err = 0, lengthError("cuLibraryLoadFromFile", "jitOptions", "jitOptionsValues", len(jitOptions), len(jitOptionsValues))
+	}
+	if err == nil && len(libraryOptionValues) != len(libraryOptions) {
+		fn, err = 0, lengthError("cuLibraryLoadFromFile", "libraryOptionValues", "libraryOptions", len(libraryOptionValues), len(libraryOptions))
+	}
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
-	err = procs[71].done(C.cg_psppuppu_cb(C.uintptr_t(ctx), procs[71].fn(), unsafe.Pointer(&library), cfileName, unsafe.Pointer(jitOptions), jitOptionsValues, C.uint(numJitOptions), unsafe.Pointer(libraryOptions), libraryOptionValues, C.uint(numLibraryOptions)))
+	err = status(err, C.cg_psppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), cfileName, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
@@ -728,6 +793,9 @@ func KernelSetCacheConfigCtx(ctx Context, kernel Kernel, config FuncCache, dev D
 	return procs[84].done(C.cg_hii(C.uintptr_t(ctx), procs[84].fn(), C.uintptr_t(kernel), C.int(config), C.int(dev)))
 }
 func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(name), pinbyte)
 	return procs[85].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[85].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
@@ -849,15 +917,27 @@ func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array
 	return procs[118].done(C.cg_hlhll(C.uintptr_t(ctx), procs[118].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[119].done(C.cg_p_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[120].done(C.cg_p_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[121].done(C.cg_p_cb(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[122].done(C.cg_p_cb(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
@@ -882,12 +962,21 @@ func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, src
 	return procs[129].done(C.cg_phllh_cb(C.uintptr_t(ctx), procs[129].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[130].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[131].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[131].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[132].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[132].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemcpyBatchAsyncCtx(ctx Context, dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
@@ -975,6 +1064,9 @@ func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr Dev
 	return procs[160].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[160].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
 func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(paramsArray), pinMemDecompressParams)
 	return procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
 }
 func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
@@ -984,6 +1076,9 @@ func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[163].done(C.cg_ql(C.uintptr_t(ctx), procs[163].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
 func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[164].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[164].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
@@ -1011,9 +1106,15 @@ func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHa
 	return procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
 func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[174].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
 func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
@@ -1041,6 +1142,9 @@ func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool,
 	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(poolProps), pinMemPoolProps)
 	return procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
@@ -1109,14 +1213,20 @@ func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *ui
 func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	return procs[205].done(C.cg_pliql_cb(C.uintptr_t(ctx), procs[205].fn(), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
 }
-func MemRangeGetAttributesCtx(ctx Context, data unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	return procs[206].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[206].fn(), data, unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
+func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
+	return procs[206].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[206].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
 func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return procs[207].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[207].fn(), value, C.int(attribute), C.ulonglong(ptr)))
 }
-func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data unsafe.Pointer, ptr DevicePtr) error {
-	return procs[208].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[208].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), data, C.ulonglong(ptr)))
+func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
+	return procs[208].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[208].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(unsafe.SliceData(data)), C.ulonglong(ptr)))
 }
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
 	err = procs[209].done(C.cg_pu(C.uintptr_t(ctx), procs[209].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
@@ -1170,6 +1280,10 @@ func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCapt
 	return
 }
 func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
+	pinWords(&pin, unsafe.Pointer(edgeData_out), pinGraphEdgeData)
 	return procs[224].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
@@ -1191,9 +1305,15 @@ func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
 	return procs[230].done(C.cg_hh(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
 	return procs[231].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[231].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[232].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[232].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
@@ -1220,6 +1340,9 @@ func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds f
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(memHandleDesc), pinExternalMemoryHandleDesc)
 	err = procs[240].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
@@ -1234,13 +1357,22 @@ func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
 	return procs[243].done(C.cg_h(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(semHandleDesc), pinExternalSemaphoreHandleDesc)
 	err = procs[244].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
 func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreSignalParams)
 	return procs[245].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[245].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreWaitParams)
 	return procs[246].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[246].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
@@ -1276,6 +1408,9 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	return
 }
 func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(name), pinbyte)
 	return procs[257].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
 func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
@@ -1289,16 +1424,31 @@ func FuncIsLoadedCtx(ctx Context, function Function) (state FunctionLoadingState
 func FuncLoadCtx(ctx Context, function Function) error {
 	return procs[260].done(C.cg_h(C.uintptr_t(ctx), procs[260].fn(), C.uintptr_t(function)))
 }
-func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	return procs[261].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams, extra))
+func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
+	return procs[261].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
-func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams unsafe.Pointer, extra unsafe.Pointer) error {
-	return procs[262].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(config), C.uintptr_t(f), kernelParams, extra))
+func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
+	return procs[262].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
-func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams unsafe.Pointer) error {
-	return procs[263].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), kernelParams))
+func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
+	return procs[263].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(launchParamsList), pinLaunchParams)
 	return procs[264].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[264].fn(), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
@@ -1342,23 +1492,41 @@ func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	err = procs[278].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[278].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[279].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[279].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[280].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	err = procs[281].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[281].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[282].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[282].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[283].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
@@ -1372,13 +1540,22 @@ func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memse
 	return procs[286].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	err = procs[287].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[287].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[288].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[289].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
@@ -1413,43 +1590,79 @@ func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) er
 	return procs[298].done(C.cg_hh(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	err = procs[299].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[299].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
 	return procs[300].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	return procs[301].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	err = procs[302].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[302].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
 	return procs[303].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	return procs[304].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	err = procs[305].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[305].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
 	return procs[306].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	return procs[307].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
 	return procs[308].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemAllocNodeParams)
 	err = procs[309].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
 	return procs[310].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
@@ -1516,15 +1729,24 @@ func GraphExecGetFlagsCtx(ctx Context, hGraphExec GraphExec) (flags uint64, err 
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
 	return procs[330].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	return procs[331].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return procs[332].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[333].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[333].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
@@ -1537,9 +1759,15 @@ func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode 
 	return procs[336].done(C.cg_hhh(C.uintptr_t(ctx), procs[336].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
 	return procs[337].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
 	return procs[338].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
@@ -1567,9 +1795,15 @@ func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode)
 	return procs[346].done(C.cg_hh(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
 	return procs[347].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[348].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[348].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
@@ -1593,13 +1827,22 @@ func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, coun
 	return procs[354].done(C.cg_hhu(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
 func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	err = procs[355].done(C.cg_phpplp_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[356].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[356].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[357].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
@@ -1626,10 +1869,16 @@ func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, num
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	err = procs[364].done(C.cg_php_cb(C.uintptr_t(ctx), procs[364].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	err = procs[365].done(C.cg_php_cb(C.uintptr_t(ctx), procs[365].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
@@ -1806,10 +2055,11 @@ func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResou
 func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
 	return procs[418].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[418].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
 }
-func GetProcAddressCtx(ctx Context, symbol string, pfn unsafe.Pointer, cudaVersion int32, flags uint64, symbolStatus *ProcAddressQueryResult) error {
+func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint64) (pfn unsafe.Pointer, symbolStatus ProcAddressQueryResult, err error) {
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	return procs[419].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[419].fn(), csymbol, pfn, C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(symbolStatus)))
+	err = procs[419].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[419].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(&symbolStatus)))
+	return
 }
 func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	return procs[420].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[420].fn(), C.int(attrib), value, unsafe.Pointer(size)))
@@ -1823,8 +2073,9 @@ func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.
 func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
 	return procs[423].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[423].fn(), C.int(attrib), value, unsafe.Pointer(size)))
 }
-func GetExportTableCtx(ctx Context, ppExportTable unsafe.Pointer, pExportTableId *UUID) error {
-	return procs[424].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[424].fn(), ppExportTable, unsafe.Pointer(pExportTableId)))
+func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
+	err = procs[424].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[424].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
+	return
 }
 func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
 	return procs[425].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[425].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
@@ -1900,6 +2151,9 @@ func CheckpointProcessCheckpointCtx(ctx Context, pid int32, args *CheckpointChec
 	return procs[446].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[446].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessRestoreCtx(ctx Context, pid int32, args *CheckpointRestoreArgs) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pinWords(&pin, unsafe.Pointer(args), pinCheckpointRestoreArgs)
 	return procs[447].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[447].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessUnlockCtx(ctx Context, pid int32, args *CheckpointUnlockArgs) error {
