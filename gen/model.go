@@ -87,8 +87,8 @@ type Type struct {
 	// unions, opaque types): a union's or opaque type's storage keeps them
 	// unsafe.Pointer, and wrappers pin what they point to.
 	PtrWords []int64
-	First   string       // anonymous: its first named member
-	ct      cc.Type
+	First    string // anonymous: its first named member
+	ct       cc.Type
 }
 
 // Field is a struct field or a union member.
@@ -130,23 +130,23 @@ const (
 
 // Param is one C parameter.
 type Param struct {
-	C        string // C name
-	Go       string
-	Role     Role
-	GoType   string // Go type of the argument or result
-	CArg     string // the trampoline's C parameter type
-	CCall    string // the C type in the entry point's signature
-	Size     int    // buffer or array length
-	Count    string // slice: the count parameter (C name)
-	Slices   []string
-	CConv    string // cgo conversion of a by-value argument: "C.uint"
-	typed    string // the typed pointer an unsafe.Pointer stands for, for slices
+	C      string // C name
+	Go     string
+	Role   Role
+	GoType string // Go type of the argument or result
+	CArg   string // the trampoline's C parameter type
+	CCall  string // the C type in the entry point's signature
+	Size   int    // buffer or array length
+	Count  string // slice: the count parameter (C name)
+	Slices []string
+	CConv  string // cgo conversion of a by-value argument: "C.uint"
+	typed  string // the typed pointer an unsafe.Pointer stands for, for slices
 	// PinWords are the offsets of the Go pointer words in what the
 	// parameter points to (each element, for a slice of ElemSize bytes):
 	// the wrapper pins their targets for the call.
 	PinWords []int64
 	ElemSize int64
-	callback bool   // a C function pointer
+	callback bool // a C function pointer
 }
 
 // Func is one bound driver function.
