@@ -2,7 +2,10 @@
 
 package driver
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 const cgoEnabled = false
 
@@ -18,4 +21,8 @@ func cGetProcAddress(uintptr, bool, string, int, uint64) (uintptr, int, Result) 
 // PollEventCtx returns the cgo-disabled error without cgo.
 func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
 	return sleep, errNoCgo
+}
+
+func launchPacked(Context, Function, Dim3, Dim3, uint32, Stream, unsafe.Pointer, int) error {
+	return errNoCgo
 }

@@ -1,0 +1,171 @@
+package driver
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// Dim3 is a grid or block size.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// maxArgBytes is the most argument bytes a kernel takes (4 KiB before
+// CUDA 12.1; the driver refuses more than the kernel declares).
+const maxArgBytes = 32764
+
+// stackArgBytes are packed without allocating; more are packed into a
+// buffer from a pool.
+const stackArgBytes = 256
+
+// argBuf is a buffer for arguments that need more than stackArgBytes.
+var argBufs = sync.Pool{New: func() any { return new([maxArgBytes]byte) }}
+
+// LaunchArgs launches the kernel f on stream with the given arguments, in
+// the kernel's parameter order, through cuLaunchKernel. It is LaunchArgsCtx
+// with the thread's current context.
+//
+// Each argument is a value, not a pointer to one: int, int8 to int64, uint,
+// uint8 to uint64, uintptr, float32, float64, bool, DevicePtr, or any other
+// type without Go pointers (a named integer, an array or a struct of such
+// fields, laid out as C lays out the kernel's parameter of that type). An
+// int or uint is 8 bytes (a C long long): pass int32 for a C int. A Go
+// struct is aligned as Go aligns it: a CUDA vector type aligned beyond its
+// fields (float2 and float4 are aligned to 8 and 16 bytes) needs explicit
+// padding before it, or its fields passed one by one. The
+// values are packed, each at its type's alignment, into a buffer the
+// driver copies during the call (CU_LAUNCH_PARAM_BUFFER_POINTER), so the
+// arguments may be reused at once. Nothing is allocated when they take at
+// most 256 bytes. An argument of another type is refused before the call
+// with an error naming it.
+//
+// The raw form, LaunchKernel with kernelParams, stays for what this one
+// does not cover.
+func LaunchArgs(f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
+	return LaunchArgsCtx(0, f, grid, block, sharedMem, stream, args...)
+}
+
+// LaunchArgsCtx is LaunchArgs making ctx current on the calling thread
+// inside the same cgo call (0 leaves the thread's context as it is).
+func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
+	var small [stackArgBytes]byte
+	n, err := packArgs(small[:], args)
+	if err == nil {
+		return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&small[0]), n)
+	}
+	if err != errArgsLarge {
+		return err
+	}
+	big := argBufs.Get().(*[maxArgBytes]byte)
+	defer argBufs.Put(big)
+	if n, err = packArgs(big[:], args); err != nil {
+		if err == errArgsLarge {
+			return fmt.Errorf("cuda: cuLaunchKernel: the arguments take more than %d bytes, the most a kernel takes: pass large data in device memory", maxArgBytes)
+		}
+		return err
+	}
+	return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&big[0]), n)
+}
+
+// errArgsLarge says that the arguments do not fit the buffer.
+var errArgsLarge = fmt.Errorf("cuda: kernel arguments too large")
+
+// packArgs packs args into buf, each at its alignment; it returns the
+// bytes used.
+func packArgs(buf []byte, args []any) (int, error) {
+	off := 0
+	for i, a := range args {
+		var size, align int
+		var p unsafe.Pointer
+		switch v := a.(type) {
+		case int32:
+			size, align, p = 4, 4, unsafe.Pointer(&v)
+		case uint32:
+			size, align, p = 4, 4, unsafe.Pointer(&v)
+		case float32:
+			size, align, p = 4, 4, unsafe.Pointer(&v)
+		case DevicePtr:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case int64:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case uint64:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case float64:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case int:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case uint:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case uintptr:
+			size, align, p = 8, 8, unsafe.Pointer(&v)
+		case int16:
+			size, align, p = 2, 2, unsafe.Pointer(&v)
+		case uint16:
+			size, align, p = 2, 2, unsafe.Pointer(&v)
+		case int8:
+			size, align, p = 1, 1, unsafe.Pointer(&v)
+		case uint8:
+			size, align, p = 1, 1, unsafe.Pointer(&v)
+		case bool:
+			size, align, p = 1, 1, unsafe.Pointer(&v)
+		default:
+			var err error
+			if size, align, p, err = plainValue(i, a); err != nil {
+				return 0, err
+			}
+		}
+		off = (off + align - 1) &^ (align - 1)
+		if off+size > len(buf) {
+			return off + size, errArgsLarge
+		}
+		copy(buf[off:off+size], unsafe.Slice((*byte)(p), size))
+		off += size
+	}
+	return off, nil
+}
+
+// plainTypes caches whether a type holds no Go pointers.
+var plainTypes sync.Map // reflect.Type → bool
+
+// plainValue returns the bytes of an argument of a type without Go
+// pointers, or an error naming the argument.
+func plainValue(i int, a any) (size, align int, p unsafe.Pointer, err error) {
+	t := reflect.TypeOf(a)
+	if t == nil {
+		return 0, 0, nil, fmt.Errorf("cuda: cuLaunchKernel: kernel argument %d is nil: pass a value of the kernel parameter's type", i)
+	}
+	ok, seen := plainTypes.Load(t)
+	if !seen {
+		ok = plain(t)
+		plainTypes.Store(t, ok)
+	}
+	if !ok.(bool) || t.Size() > math.MaxInt32 {
+		return 0, 0, nil, fmt.Errorf("cuda: cuLaunchKernel: kernel argument %d is a %s, which holds Go pointers or has no C layout: pass numbers, DevicePtr, or arrays and structs of them (device memory for anything else)", i, t)
+	}
+	// The interface's data word points at the value (a type without
+	// pointers is never stored in the word itself).
+	type eface struct{ typ, data unsafe.Pointer }
+	return int(t.Size()), t.Align(), (*eface)(unsafe.Pointer(&a)).data, nil
+}
+
+// plain reports whether values of t hold no Go pointers and have a C
+// layout.
+func plain(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Array:
+		return plain(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !plain(t.Field(i).Type) {
+				return false
+			}
+		}
+		return t.Size() > 0
+	}
+	return false
+}
