@@ -62,6 +62,30 @@ type FuncConf struct {
 	SliceElem map[string]string `json:"sliceElem,omitempty"`
 	// Arrays makes an output pointer a fixed-size array result: pointer → length.
 	Arrays map[string]int `json:"arrays,omitempty"`
+	// Typed gives a void* whose size depends on another parameter's value
+	// (an attribute, a handle type) a Go type per value: the parameter
+	// becomes an any, checked against the table before the call.
+	Typed map[string]*TypedConf `json:"typed,omitempty"`
+}
+
+// TypedConf is the type table of one void* parameter.
+type TypedConf struct {
+	// By is the enum parameter whose value picks the type.
+	By string `json:"by"`
+	// Size is a size_t parameter (by value or a pointer) that the wrapper
+	// sets to the size of what it passes.
+	Size string `json:"size,omitempty"`
+	// Types maps each enumerator of By's type to what the parameter is
+	// for it: "T" (the caller passes a *T; the driver reads or writes a
+	// T), "bool" (a *bool; the driver's boolean, of whatever width, read
+	// through a zeroed buffer), "[]T" (the caller's slice, its size passed),
+	// "T value" (the value itself in the pointer, as for a file
+	// descriptor), or "-" (refused: the value has no data). Every
+	// enumerator the header declares must be listed; values a version
+	// does not declare are ignored.
+	Types map[string]string `json:"types"`
+	// Why says where the types come from.
+	Why string `json:"why"`
 }
 
 // BufferConf describes a caller-provided string buffer.

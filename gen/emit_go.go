@@ -73,8 +73,14 @@ func oneLine(s string) string {
 func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g := &goFile{}
 	e.start(g, e.Cfg.Package, e.constraint(m.Version, ""))
-	g.p(`import "unsafe"`)
+	g.p(`import (`)
+	g.p(`"reflect"`)
+	g.p(`"unsafe"`)
+	g.p(`)`)
 	g.p("")
+	g.p("var _ reflect.Type")
+	g.p("")
+	typedDecls(g, m)
 	g.p("// Bindings for CUDA %s: CUDA_VERSION %d, %s.", m.Version, m.CUDAVersion, strings.Join(sumLines(m), ", "))
 	g.p("const (")
 	g.p("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from.")
@@ -310,7 +316,7 @@ func sigParams(f *Func, ctx bool) []string {
 	}
 	for _, q := range f.Params {
 		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice:
+		case rIn, rPtr, rString, rStruct, rSlice, rTyped:
 			r = append(r, q.Go+" "+q.GoType)
 		}
 	}
@@ -322,7 +328,7 @@ func callNames(f *Func) []string {
 	var r []string
 	for _, q := range f.Params {
 		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice:
+		case rIn, rPtr, rString, rStruct, rSlice, rTyped:
 			r = append(r, q.Go)
 		}
 	}
@@ -425,9 +431,24 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		// the trampoline refuses), procs[i].done the error. A function whose
 		// slices share a count checks their lengths first, refusing the call.
 		fnArg, done := fmt.Sprintf("procs[%d].fn()", f.Index), fmt.Sprintf("procs[%d].done(", f.Index)
-		if chk := lengthChecks(f); chk != "" {
+		typed := typedParams(f)
+		if chk := lengthChecks(f); chk != "" || len(typed) > 0 {
 			g.p("fn, err := procs[%d].enter()", f.Index)
 			g.b.WriteString(chk)
+			for _, q := range typed {
+				g.p("var ts%s typedScratch", q.Go)
+				g.p("var tb%s typedBuf", q.Go)
+				g.p("p%s, n%s, u%s, err := ts%s.in(&tb%s, err, %q, %q, %s, int64(%s), %s, %s)", q.Go, q.Go, q.Go, q.Go, q.Go, f.Symbol, q.C, q.By.Go, q.By.Go, typedTable(f, q), q.Go)
+				g.p("_, _, _ = p%s, n%s, u%s", q.Go, q.Go, q.Go)
+				if q.SizeOf != nil && q.SizeOf.SizePtr {
+					g.p("sz%s := C.size_t(n%s)", q.SizeOf.Go, q.Go)
+				}
+			}
+			if len(typed) > 0 {
+				g.p("if err != nil {")
+				g.p("fn = 0")
+				g.p("}")
+			}
 			fnArg, done = "C.uintptr_t(fn)", "status(err, "
 		}
 		if pinned := pins(f); pinned != "" {
@@ -469,6 +490,19 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
 			case rCount:
 				args = append(args, q.CConv+"(len("+q.Slices[0]+"))")
+			case rTyped:
+				if q.ByValue {
+					args = append(args, "C.uintptr_t(u"+q.Go+")")
+				} else {
+					args = append(args, "p"+q.Go)
+				}
+			case rTypedSize:
+				tq := typedOf(f, q)
+				if q.SizePtr {
+					args = append(args, "unsafe.Pointer(&sz"+q.Go+")")
+				} else {
+					args = append(args, q.CConv+"(n"+tq.Go+")")
+				}
 			}
 		}
 		t, err := trampolineOf(f)
@@ -476,6 +510,15 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			return nil, err
 		}
 		call := fmt.Sprintf("%sC.%s(%s))", done, t.Name, strings.Join(args, ", "))
+		if len(typed) > 0 {
+			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
+			g.p("if err == nil && r == 0 {")
+			for _, q := range typed {
+				g.p("ts%s.out()", q.Go)
+			}
+			g.p("}")
+			call = "status(err, r)"
+		}
 		if len(outs(f)) == 0 {
 			g.p("return %s", call)
 		} else {
@@ -488,6 +531,55 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		g.p("}")
 	}
 	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
+}
+
+// typedParams lists a function's typed parameters.
+func typedParams(f *Func) []*Param {
+	var r []*Param
+	for _, q := range f.Params {
+		if q.Role == rTyped {
+			r = append(r, q)
+		}
+	}
+	return r
+}
+
+// typedOf is the typed parameter whose size q is.
+func typedOf(f *Func, q *Param) *Param {
+	for _, t := range typedParams(f) {
+		if t.SizeOf == q {
+			return t
+		}
+	}
+	return nil
+}
+
+// typedDecls writes the typed parameters' tables.
+func typedDecls(g *goFile, m *Model) {
+	var any bool
+	for _, f := range m.Funcs {
+		for _, q := range typedParams(f) {
+			if !any {
+				g.p("// The Go type of each typed parameter per value of the parameter that picks it.")
+				g.p("var (")
+				any = true
+			}
+			g.p("%s = []typedEntry{", typedTable(f, q))
+			for _, e := range q.Entries {
+				kind := map[string]string{"value": "typedValue", "bool": "typedBool", "slice": "typedSlice", "byValue": "typedByValue", "refused": "typedRefused"}[e.Kind]
+				t := "nil"
+				if e.GoType != "" {
+					t = "reflect.TypeFor[" + e.GoType + "]()"
+				}
+				g.p("{int64(%s), %s, %s}, // %s", e.Go, t, kind, e.C)
+			}
+			g.p("}")
+		}
+	}
+	if any {
+		g.p(")")
+		g.p("")
+	}
 }
 
 // pinTable names the table of a pinned parameter's pointer words.
@@ -608,6 +700,16 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 				args = append(args, "new("+strings.TrimPrefix(q.GoType, "*")+")")
 			case rString:
 				args = append(args, `""`)
+			case rTyped:
+				args = append(args, typedSample(q))
+			}
+		}
+		// A typed parameter's picker gets the value its sample is for.
+		for _, q := range typedParams(f) {
+			for i, a := range callNames(f) {
+				if a == q.By.Go {
+					args[i] = fmt.Sprintf("%s(%d)", q.By.GoType, firstTyped(q).Value)
+				}
 			}
 		}
 		call := fmt.Sprintf("%s(%s)", f.GoName, strings.Join(args, ", "))
@@ -619,6 +721,30 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 	}
 	g.p("}")
 	return formatFor(m, testFileName(m.Version), g.b.Bytes())
+}
+
+// firstTyped is the first row of a typed parameter's table with data.
+func firstTyped(q *Param) TypedEntry {
+	for _, e := range q.Entries {
+		if e.Kind != "refused" {
+			return e
+		}
+	}
+	return TypedEntry{}
+}
+
+// typedSample is an argument the typed parameter's first row accepts.
+func typedSample(q *Param) string {
+	e := firstTyped(q)
+	switch e.Kind {
+	case "value", "bool":
+		return "new(" + e.GoType + ")"
+	case "slice":
+		return "make(" + e.GoType + ", 1)"
+	case "byValue":
+		return e.GoType + "(0)"
+	}
+	return "nil"
 }
 
 func cpath(path, c string) string {

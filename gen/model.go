@@ -126,6 +126,8 @@ const (
 	rBufLen                // its length
 	rSlice                 // a slice: pointer and count
 	rCount                 // the count of slices
+	rTyped                 // a void* typed by another parameter's value: an any
+	rTypedSize             // the size of a typed parameter, set by the wrapper
 )
 
 // Param is one C parameter.
@@ -146,7 +148,23 @@ type Param struct {
 	// the wrapper pins their targets for the call.
 	PinWords []int64
 	ElemSize int64
+	// Typed: the parameter whose value picks the type, the table, and the
+	// size parameter (rTyped); the typed parameter (rTypedSize).
+	By       *Param
+	Entries  []TypedEntry
+	SizeOf   *Param
+	ByValue  bool // some entries pass the value itself: the C argument is an integer
+	SizePtr  bool // rTypedSize: the size is passed by pointer
 	callback bool // a C function pointer
+}
+
+// TypedEntry is one row of a typed parameter's table.
+type TypedEntry struct {
+	C      string // the enumerator
+	Go     string // its Go constant
+	Value  int64
+	Kind   string // "value", "bool", "slice", "byValue", "refused"
+	GoType string // the Go type (a slice's type, for "slice")
 }
 
 // Func is one bound driver function.
@@ -818,6 +836,9 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
 	}
+	if err := m.typedParams(f, fc); err != nil {
+		return nil, "", err
+	}
 	// An input array of pointers with no count (kernelParams, extra): a
 	// slice, its length the caller's, its elements pinned for the call.
 	for _, q := range f.Params {
@@ -894,6 +915,31 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
 	if q.C == "" {
 		return nil, "it has no name"
+	}
+	if tc, ok := fc.Typed[q.C]; ok {
+		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
+			return nil, "the config types it by another parameter, but it is no void*"
+		}
+		q.Role, q.GoType, q.CArg, q.CCall = rTyped, "any", "void *", "void *"
+		for _, v := range tc.Types {
+			if strings.HasSuffix(v, " value") {
+				q.ByValue, q.CArg = true, "uintptr_t"
+			}
+		}
+		return q, ""
+	}
+	for _, tc := range fc.Typed {
+		if tc.Size == q.C {
+			q.Role, q.CArg, q.CCall = rTypedSize, "unsigned long", "unsigned long"
+			if t.Kind() == cc.Ptr {
+				q.SizePtr, q.CArg, q.CCall = true, "void *", "void *"
+			} else if ct, _ := scalar(t); ct != "unsigned long" {
+				return nil, "the config makes it a size, but it is no size_t"
+			} else {
+				q.CConv = "C.ulong"
+			}
+			return q, ""
+		}
 	}
 	if b := fc.Buffer; b != nil {
 		switch q.C {

@@ -313,3 +313,47 @@ func checkABI(t *testing.T, entries []abiEntry) {
 		}
 	}
 }
+
+// A typed parameter is checked against its table before the call: a
+// mismatch never reaches the driver, and says what to pass.
+func TestTypedParametersRefuseMismatches(t *testing.T) {
+	entries, child := onFake(t, "TestTypedParametersRefuseMismatches")
+	if !child {
+		return
+	}
+	refused := func(what string, err error, want ...string) {
+		t.Helper()
+		var r Result
+		if errors.As(err, &r) {
+			t.Errorf("%s reached the driver (%v)", what, err)
+			return
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "cuda: ") {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", what, err, w)
+			}
+		}
+	}
+	var ctx Context
+	reached(t, entries, "cuPointerGetAttribute", PointerGetAttribute(&ctx, PointerAttributeContext, 0))
+	var small int32
+	refused("a *int32 for the context", PointerGetAttribute(&small, PointerAttributeContext, 0), "cuPointerGetAttribute", "CU_POINTER_ATTRIBUTE_CONTEXT", "*driver.Context", "*int32")
+	refused("a nil *Context", PointerGetAttribute((*Context)(nil), PointerAttributeContext, 0), "nil")
+	refused("a value, not a pointer", PointerGetAttribute(ctx, PointerAttributeContext, 0), "got driver.Context")
+	refused("an undeclared attribute", PointerGetAttribute(&ctx, PointerAttribute(9999), 0), "no Go type", "9999")
+	var managed bool
+	reached(t, entries, "cuPointerGetAttribute", PointerGetAttribute(&managed, PointerAttributeIsManaged, 0))
+	reached(t, entries, "cuMemRangeGetAttribute", MemRangeGetAttribute(make([]int32, 4), MemRangeAttributeAccessedBy, 0, 0))
+	refused("an empty slice", MemRangeGetAttribute([]int32{}, MemRangeAttributeAccessedBy, 0, 0), "empty")
+	var fd int32
+	reached(t, entries, "cuMemExportToShareableHandle", MemExportToShareableHandle(&fd, 0, MemHandleTypePosixFileDescriptor, 0))
+	refused("no handle type", MemExportToShareableHandle(&fd, 0, MemHandleTypeNone, 0), "has no")
+	_, err := MemImportFromShareableHandle(int32(5), MemHandleTypePosixFileDescriptor)
+	reached(t, entries, "cuMemImportFromShareableHandle", err)
+	_, err = MemImportFromShareableHandle(&fd, MemHandleTypePosixFileDescriptor)
+	refused("a pointer where the descriptor goes by value", err, "must be a int32")
+}

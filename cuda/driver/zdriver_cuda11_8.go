@@ -5,7 +5,125 @@
 
 package driver
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
+
+var _ reflect.Type
+
+// The Go type of each typed parameter per value of the parameter that picks it.
+var (
+	typedMemGetHandleForAddressRangeHandle = []typedEntry{
+		{int64(MemRangeHandleTypeDmaBufFd), reflect.TypeFor[int32](), typedValue}, // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+	}
+	typedMemExportToShareableHandleShareableHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	}
+	typedMemImportFromShareableHandleOsHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	}
+	typedMemPoolSetAttributeValue = []typedEntry{
+		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+	}
+	typedMemPoolGetAttributeValue = []typedEntry{
+		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+	}
+	typedMemPoolExportToShareableHandleHandle_out = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	}
+	typedMemPoolImportFromShareableHandleHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	}
+	typedPointerGetAttributeData = []typedEntry{
+		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
+		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
+		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
+		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
+		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
+		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	}
+	typedMemRangeGetAttributeData = []typedEntry{
+		{int64(MemRangeAttributeReadMostly), reflect.TypeFor[int32](), typedValue},           // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+		{int64(MemRangeAttributePreferredLocation), reflect.TypeFor[int32](), typedValue},    // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+		{int64(MemRangeAttributeAccessedBy), reflect.TypeFor[[]int32](), typedSlice},         // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+		{int64(MemRangeAttributeLastPrefetchLocation), reflect.TypeFor[int32](), typedValue}, // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+	}
+	typedPointerSetAttributeValue = []typedEntry{
+		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
+		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
+		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
+		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
+		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
+		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	}
+	typedDeviceGetGraphMemAttributeValue = []typedEntry{
+		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+	}
+	typedDeviceSetGraphMemAttributeValue = []typedEntry{
+		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+	}
+)
 
 // Bindings for CUDA 11.8: CUDA_VERSION 11080, cuda.h sha256 55639151a971a10c28d627a98dcd406c6320a5b4e5b67dd9d229056ed5c8e045, cudaTypedefs.h sha256 46e23972d8ab764eea27430a9180f7a550803d1e00c7ba41a8ac3c4f80b58edd.
 const (
@@ -3251,7 +3369,7 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 }
 
 // MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
-func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
 }
 
@@ -3295,13 +3413,13 @@ func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
 }
 
 // MemExportToShareableHandle calls cuMemExportToShareableHandle (MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
-func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
+func MemExportToShareableHandle(shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
 }
 
 // MemImportFromShareableHandle calls cuMemImportFromShareableHandle (MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
-func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return MemImportFromShareableHandleCtx(0, handle, osHandle, shHandleType)
+func MemImportFromShareableHandle(osHandle any, shHandleType MemAllocationHandleType) (MemGenericAllocationHandle, error) {
+	return MemImportFromShareableHandleCtx(0, osHandle, shHandleType)
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity (MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
@@ -3333,12 +3451,12 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 }
 
 // MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
-func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolSetAttributeCtx(0, pool, attr, value)
 }
 
 // MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
-func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolGetAttributeCtx(0, pool, attr, value)
 }
 
@@ -3366,13 +3484,13 @@ func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hS
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
-func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
+func MemPoolExportToShareableHandle(handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
 }
 
 // MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
-func MemPoolImportFromShareableHandle(pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	return MemPoolImportFromShareableHandleCtx(0, pool_out, handle, handleType, flags)
+func MemPoolImportFromShareableHandle(handle any, handleType MemAllocationHandleType, flags uint64) (MemoryPool, error) {
+	return MemPoolImportFromShareableHandleCtx(0, handle, handleType, flags)
 }
 
 // MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
@@ -3386,7 +3504,7 @@ func MemPoolImportPointer(ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoo
 }
 
 // PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes a context current first): Returns information about a pointer
-func PointerGetAttribute(data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+func PointerGetAttribute(data any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerGetAttributeCtx(0, data, attribute, ptr)
 }
 
@@ -3401,8 +3519,8 @@ func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, device Device) 
 }
 
 // MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
-func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	return MemRangeGetAttributeCtx(0, data, dataSize, attribute, devPtr, count)
+func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
+	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
 }
 
 // MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
@@ -3411,7 +3529,7 @@ func MemRangeGetAttributes(data []unsafe.Pointer, dataSizes *uint64, attributes 
 }
 
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
-func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
 }
 
@@ -3900,12 +4018,12 @@ func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
 func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
 
 // DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
-func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
 }
 
 // DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
-func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
 }
 

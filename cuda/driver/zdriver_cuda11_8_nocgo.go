@@ -183,7 +183,7 @@ func MipmappedArrayCreateCtx(Context, *MipmappedArray, *Array3DDescriptor, uint3
 }
 func MipmappedArrayGetLevelCtx(Context, *Array, MipmappedArray, uint32) error { return errNoCgo }
 func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                  { return errNoCgo }
-func MemGetHandleForAddressRangeCtx(Context, unsafe.Pointer, DevicePtr, uint64, MemRangeHandleType, uint64) error {
+func MemGetHandleForAddressRangeCtx(Context, any, DevicePtr, uint64, MemRangeHandleType, uint64) error {
 	return errNoCgo
 }
 func MemAddressReserveCtx(Context, *DevicePtr, uint64, uint64, DevicePtr, uint64) error {
@@ -201,11 +201,11 @@ func MemMapArrayAsyncCtx(Context, *ArrayMapInfo, uint32, Stream) error         {
 func MemUnmapCtx(Context, DevicePtr, uint64) error                             { return errNoCgo }
 func MemSetAccessCtx(Context, DevicePtr, uint64, *MemAccessDesc, uint64) error { return errNoCgo }
 func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error          { return errNoCgo }
-func MemExportToShareableHandleCtx(Context, unsafe.Pointer, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
+func MemExportToShareableHandleCtx(Context, any, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func MemImportFromShareableHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer, MemAllocationHandleType) error {
-	return errNoCgo
+func MemImportFromShareableHandleCtx(Context, any, MemAllocationHandleType) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemGetAllocationGranularityCtx(Context, *uint64, *MemAllocationProp, MemAllocationGranularityFlags) error {
 	return errNoCgo
@@ -216,44 +216,36 @@ func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGen
 func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
 	return errNoCgo
 }
-func MemFreeAsyncCtx(Context, DevicePtr, Stream) error           { return errNoCgo }
-func MemAllocAsyncCtx(Context, *DevicePtr, uint64, Stream) error { return errNoCgo }
-func MemPoolTrimToCtx(Context, MemoryPool, uint64) error         { return errNoCgo }
-func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointer) error {
-	return errNoCgo
-}
-func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointer) error {
-	return errNoCgo
-}
+func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                               { return errNoCgo }
+func MemAllocAsyncCtx(Context, *DevicePtr, uint64, Stream) error                     { return errNoCgo }
+func MemPoolTrimToCtx(Context, MemoryPool, uint64) error                             { return errNoCgo }
+func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error        { return errNoCgo }
+func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error        { return errNoCgo }
 func MemPoolSetAccessCtx(Context, MemoryPool, *MemAccessDesc, uint64) error          { return errNoCgo }
 func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error   { return errNoCgo }
 func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                     { return errNoCgo }
 func MemPoolDestroyCtx(Context, MemoryPool) error                                    { return errNoCgo }
 func MemAllocFromPoolAsyncCtx(Context, *DevicePtr, uint64, MemoryPool, Stream) error { return errNoCgo }
-func MemPoolExportToShareableHandleCtx(Context, unsafe.Pointer, MemoryPool, MemAllocationHandleType, uint64) error {
+func MemPoolExportToShareableHandleCtx(Context, any, MemoryPool, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func MemPoolImportFromShareableHandleCtx(Context, *MemoryPool, unsafe.Pointer, MemAllocationHandleType, uint64) error {
-	return errNoCgo
+func MemPoolImportFromShareableHandleCtx(Context, any, MemAllocationHandleType, uint64) (MemoryPool, error) {
+	return 0, errNoCgo
 }
 func MemPoolExportPointerCtx(Context, *MemPoolPtrExportData, DevicePtr) error { return errNoCgo }
 func MemPoolImportPointerCtx(Context, *DevicePtr, MemoryPool, *MemPoolPtrExportData) error {
 	return errNoCgo
 }
-func PointerGetAttributeCtx(Context, unsafe.Pointer, PointerAttribute, DevicePtr) error {
-	return errNoCgo
-}
-func MemPrefetchAsyncCtx(Context, DevicePtr, uint64, Device, Stream) error { return errNoCgo }
-func MemAdviseCtx(Context, DevicePtr, uint64, MemAdvice, Device) error     { return errNoCgo }
-func MemRangeGetAttributeCtx(Context, unsafe.Pointer, uint64, MemRangeAttribute, DevicePtr, uint64) error {
+func PointerGetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error { return errNoCgo }
+func MemPrefetchAsyncCtx(Context, DevicePtr, uint64, Device, Stream) error   { return errNoCgo }
+func MemAdviseCtx(Context, DevicePtr, uint64, MemAdvice, Device) error       { return errNoCgo }
+func MemRangeGetAttributeCtx(Context, any, MemRangeAttribute, DevicePtr, uint64) error {
 	return errNoCgo
 }
 func MemRangeGetAttributesCtx(Context, []unsafe.Pointer, *uint64, *MemRangeAttribute, uint64, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func PointerSetAttributeCtx(Context, unsafe.Pointer, PointerAttribute, DevicePtr) error {
-	return errNoCgo
-}
+func PointerSetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error { return errNoCgo }
 func PointerGetAttributesCtx(Context, uint32, *PointerAttribute, []unsafe.Pointer, DevicePtr) error {
 	return errNoCgo
 }
@@ -430,14 +422,10 @@ func GraphMemAllocNodeGetParamsCtx(Context, GraphNode, *MemAllocNodeParams) erro
 func GraphAddMemFreeNodeCtx(Context, Graph, *GraphNode, uint64, DevicePtr) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphMemFreeNodeGetParamsCtx(Context, GraphNode, *DevicePtr) error { return errNoCgo }
-func DeviceGraphMemTrimCtx(Context, Device) error                       { return errNoCgo }
-func DeviceGetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, unsafe.Pointer) error {
-	return errNoCgo
-}
-func DeviceSetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, unsafe.Pointer) error {
-	return errNoCgo
-}
+func GraphMemFreeNodeGetParamsCtx(Context, GraphNode, *DevicePtr) error            { return errNoCgo }
+func DeviceGraphMemTrimCtx(Context, Device) error                                  { return errNoCgo }
+func DeviceGetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, any) error  { return errNoCgo }
+func DeviceSetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, any) error  { return errNoCgo }
 func GraphCloneCtx(Context, Graph) (Graph, error)                                  { return 0, errNoCgo }
 func GraphNodeFindInCloneCtx(Context, GraphNode, Graph) (GraphNode, error)         { return 0, errNoCgo }
 func GraphNodeGetTypeCtx(Context, GraphNode, *GraphNodeType) error                 { return errNoCgo }

@@ -5,7 +5,165 @@
 
 package driver
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
+
+var _ reflect.Type
+
+// The Go type of each typed parameter per value of the parameter that picks it.
+var (
+	typedMemGetHandleForAddressRangeHandle = []typedEntry{
+		{int64(MemRangeHandleTypeDmaBufFd), reflect.TypeFor[int32](), typedValue}, // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+	}
+	typedMemExportToShareableHandleShareableHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},    // CU_MEM_HANDLE_TYPE_FABRIC
+	}
+	typedMemImportFromShareableHandleOsHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},      // CU_MEM_HANDLE_TYPE_FABRIC
+	}
+	typedMemPoolSetAttributeValue = []typedEntry{
+		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+	}
+	typedMemPoolGetAttributeValue = []typedEntry{
+		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+	}
+	typedMemPoolExportToShareableHandleHandle_out = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},    // CU_MEM_HANDLE_TYPE_FABRIC
+	}
+	typedMemPoolImportFromShareableHandleHandle = []typedEntry{
+		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
+		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
+		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},      // CU_MEM_HANDLE_TYPE_FABRIC
+	}
+	typedPointerGetAttributeData = []typedEntry{
+		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
+		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
+		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
+		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
+		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
+		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	}
+	typedMemRangeGetAttributeData = []typedEntry{
+		{int64(MemRangeAttributeReadMostly), reflect.TypeFor[int32](), typedValue},                         // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+		{int64(MemRangeAttributePreferredLocation), reflect.TypeFor[int32](), typedValue},                  // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+		{int64(MemRangeAttributeAccessedBy), reflect.TypeFor[[]int32](), typedSlice},                       // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+		{int64(MemRangeAttributeLastPrefetchLocation), reflect.TypeFor[int32](), typedValue},               // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+		{int64(MemRangeAttributePreferredLocationType), reflect.TypeFor[MemLocationType](), typedValue},    // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+		{int64(MemRangeAttributePreferredLocationID), reflect.TypeFor[int32](), typedValue},                // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+		{int64(MemRangeAttributeLastPrefetchLocationType), reflect.TypeFor[MemLocationType](), typedValue}, // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+		{int64(MemRangeAttributeLastPrefetchLocationID), reflect.TypeFor[int32](), typedValue},             // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+	}
+	typedPointerSetAttributeValue = []typedEntry{
+		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
+		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
+		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
+		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
+		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
+		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	}
+	typedDeviceGetGraphMemAttributeValue = []typedEntry{
+		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+	}
+	typedDeviceSetGraphMemAttributeValue = []typedEntry{
+		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+	}
+	typedCoredumpGetAttributeValue = []typedEntry{
+		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
+		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
+		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
+		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
+		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
+		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
+	}
+	typedCoredumpGetAttributeGlobalValue = []typedEntry{
+		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
+		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
+		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
+		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
+		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
+		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
+	}
+	typedCoredumpSetAttributeValue = []typedEntry{
+		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
+		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
+		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
+		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
+		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
+		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
+	}
+	typedCoredumpSetAttributeGlobalValue = []typedEntry{
+		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
+		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
+		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
+		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
+		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
+		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
+	}
+)
 
 // Bindings for CUDA 12.4: CUDA_VERSION 12040, cuda.h sha256 2121d5551f2869145b7362a30d94a42da4dac9cb478eeeb3685e18fade82e5bc, cudaTypedefs.h sha256 d21598c95f8a33b4794236a0cfd50fd657610190c7188709998b58bc1fe7c0d7.
 const (
@@ -4025,7 +4183,7 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 }
 
 // MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
-func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
 }
 
@@ -4069,13 +4227,13 @@ func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
 }
 
 // MemExportToShareableHandle calls cuMemExportToShareableHandle (MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
-func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
+func MemExportToShareableHandle(shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
 }
 
 // MemImportFromShareableHandle calls cuMemImportFromShareableHandle (MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
-func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return MemImportFromShareableHandleCtx(0, handle, osHandle, shHandleType)
+func MemImportFromShareableHandle(osHandle any, shHandleType MemAllocationHandleType) (MemGenericAllocationHandle, error) {
+	return MemImportFromShareableHandleCtx(0, osHandle, shHandleType)
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity (MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
@@ -4107,12 +4265,12 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 }
 
 // MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
-func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolSetAttributeCtx(0, pool, attr, value)
 }
 
 // MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
-func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
+func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolGetAttributeCtx(0, pool, attr, value)
 }
 
@@ -4140,13 +4298,13 @@ func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hS
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
-func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
+func MemPoolExportToShareableHandle(handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
 }
 
 // MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
-func MemPoolImportFromShareableHandle(pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	return MemPoolImportFromShareableHandleCtx(0, pool_out, handle, handleType, flags)
+func MemPoolImportFromShareableHandle(handle any, handleType MemAllocationHandleType, flags uint64) (MemoryPool, error) {
+	return MemPoolImportFromShareableHandleCtx(0, handle, handleType, flags)
 }
 
 // MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
@@ -4190,7 +4348,7 @@ func MulticastGetGranularity(granularity *uint64, prop *MulticastObjectProp, opt
 }
 
 // PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes a context current first): Returns information about a pointer
-func PointerGetAttribute(data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+func PointerGetAttribute(data any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerGetAttributeCtx(0, data, attribute, ptr)
 }
 
@@ -4215,8 +4373,8 @@ func MemAdviseV2(devPtr DevicePtr, count uint64, advice MemAdvice, location *Mem
 }
 
 // MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
-func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	return MemRangeGetAttributeCtx(0, data, dataSize, attribute, devPtr, count)
+func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
+	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
 }
 
 // MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
@@ -4225,7 +4383,7 @@ func MemRangeGetAttributes(data []unsafe.Pointer, dataSizes *uint64, attributes 
 }
 
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
-func PointerSetAttribute(value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
+func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
 }
 
@@ -4718,12 +4876,12 @@ func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
 func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
 
 // DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
-func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
 }
 
 // DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
-func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
+func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
 }
 
@@ -5244,23 +5402,23 @@ func GetProcAddress(symbol string, cudaVersion int32, flags uint64) (unsafe.Poin
 }
 
 // CoredumpGetAttribute calls cuCoredumpGetAttribute (CoredumpGetAttributeCtx makes a context current first): Allows caller to fetch a coredump attribute value for the current context
-func CoredumpGetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return CoredumpGetAttributeCtx(0, attrib, value, size)
+func CoredumpGetAttribute(attrib CoredumpSettings, value any) error {
+	return CoredumpGetAttributeCtx(0, attrib, value)
 }
 
 // CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal (CoredumpGetAttributeGlobalCtx makes a context current first): Allows caller to fetch a coredump attribute value for the entire application
-func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return CoredumpGetAttributeGlobalCtx(0, attrib, value, size)
+func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value any) error {
+	return CoredumpGetAttributeGlobalCtx(0, attrib, value)
 }
 
 // CoredumpSetAttribute calls cuCoredumpSetAttribute (CoredumpSetAttributeCtx makes a context current first): Allows caller to set a coredump attribute value for the current context
-func CoredumpSetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return CoredumpSetAttributeCtx(0, attrib, value, size)
+func CoredumpSetAttribute(attrib CoredumpSettings, value any) error {
+	return CoredumpSetAttributeCtx(0, attrib, value)
 }
 
 // CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal (CoredumpSetAttributeGlobalCtx makes a context current first): Allows caller to set a coredump attribute value globally
-func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return CoredumpSetAttributeGlobalCtx(0, attrib, value, size)
+func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value any) error {
+	return CoredumpSetAttributeGlobalCtx(0, attrib, value)
 }
 
 // GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context current first).

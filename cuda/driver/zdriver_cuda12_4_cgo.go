@@ -204,7 +204,9 @@ static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 #cgo nocallback cg_qlullh
 static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
 static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
-static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pqliq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pqliq
+#cgo nocallback cg_pqliq
 static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
@@ -215,7 +217,12 @@ static int cg_qllqq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 #cgo nocallback cg_qllqq
 static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
 static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
-static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+#cgo noescape cg_pqiq
+#cgo nocallback cg_pqiq
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -223,12 +230,15 @@ static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, u
 static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
 #cgo noescape cg_hl
 #cgo nocallback cg_hl
-static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+static int cg_hip(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hip
+#cgo nocallback cg_hip
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
 static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
-static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
-static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_phiq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phiq
+#cgo nocallback cg_phiq
 static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
 #cgo noescape cg_qi
 #cgo nocallback cg_qi
@@ -241,7 +251,9 @@ static int cg_qlqlq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 static int cg_qill(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int, unsigned long, unsigned long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_qill
 #cgo nocallback cg_qill
-static int cg_piq_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
+static int cg_piq(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
+#cgo noescape cg_piq
+#cgo nocallback cg_piq
 static int cg_qlih(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, int, void *))fn)(a0, a1, a2, (void *)a3); }
 #cgo noescape cg_qlih
 #cgo nocallback cg_qlih
@@ -254,7 +266,9 @@ static int cg_qlii(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned 
 static int cg_qlib8a4(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, int a2, const void * a3) { CG_ENTER(fn, ctx); if (!a3) return 1; return ((int (*)(unsigned long long, unsigned long, int, cg_s8_4))fn)(a0, a1, a2, *(const cg_s8_4 *)a3); }
 #cgo noescape cg_qlib8a4
 #cgo nocallback cg_qlib8a4
-static int cg_pliql_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pliql
+#cgo nocallback cg_pliql
 static int cg_ppplql_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
 static int cg_uppq_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
 static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
@@ -278,6 +292,7 @@ static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long
 static int cg_hh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
 #cgo noescape cg_hh
 #cgo nocallback cg_hh
+static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
 static int cg_phh(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, (void *)a2); }
 #cgo noescape cg_phh
 #cgo nocallback cg_phh
@@ -318,7 +333,9 @@ static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, voi
 static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_hhp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
 static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_iip_cb(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
+static int cg_iip(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_iip
+#cgo nocallback cg_iip
 static int cg_hppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
 static int cg_hpppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
 static int cg_hppl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3); }
@@ -360,9 +377,6 @@ static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER
 static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hff
 #cgo nocallback cg_hff
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
 static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
@@ -375,6 +389,9 @@ static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a
 static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
+static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_ipp
+#cgo nocallback cg_ipp
 static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ipi_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
 static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
@@ -1026,8 +1043,20 @@ func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray 
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[153].done(C.cg_h(C.uintptr_t(ctx), procs[153].fn(), C.uintptr_t(hMipmappedArray)))
 }
-func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
-	return procs[154].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[154].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
+func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+	fn, err := procs[154].enter()
+	var tshandle typedScratch
+	var tbhandle typedBuf
+	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemGetHandleForAddressRange", "handle", handleType, int64(handleType), typedMemGetHandleForAddressRangeHandle, handle)
+	_, _, _ = phandle, nhandle, uhandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pqliq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle.out()
+	}
+	return status(err, r)
 }
 func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
 	return procs[155].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
@@ -1059,11 +1088,36 @@ func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDes
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
 	return procs[163].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[163].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
 }
-func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[164].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[164].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
+func MemExportToShareableHandleCtx(ctx Context, shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
+	fn, err := procs[164].enter()
+	var tsshareableHandle typedScratch
+	var tbshareableHandle typedBuf
+	pshareableHandle, nshareableHandle, ushareableHandle, err := tsshareableHandle.in(&tbshareableHandle, err, "cuMemExportToShareableHandle", "shareableHandle", handleType, int64(handleType), typedMemExportToShareableHandleShareableHandle, shareableHandle)
+	_, _, _ = pshareableHandle, nshareableHandle, ushareableHandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pqiq(C.uintptr_t(ctx), C.uintptr_t(fn), pshareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tsshareableHandle.out()
+	}
+	return status(err, r)
 }
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return procs[165].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[165].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+func MemImportFromShareableHandleCtx(ctx Context, osHandle any, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
+	fn, err := procs[165].enter()
+	var tsosHandle typedScratch
+	var tbosHandle typedBuf
+	posHandle, nosHandle, uosHandle, err := tsosHandle.in(&tbosHandle, err, "cuMemImportFromShareableHandle", "osHandle", shHandleType, int64(shHandleType), typedMemImportFromShareableHandleOsHandle, osHandle)
+	_, _, _ = posHandle, nosHandle, uosHandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phi(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&handle), C.uintptr_t(uosHandle), C.int(shHandleType))
+	if err == nil && r == 0 {
+		tsosHandle.out()
+	}
+	err = status(err, r)
+	return
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
 	var pin runtime.Pinner
@@ -1089,11 +1143,35 @@ func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Str
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
 	return procs[171].done(C.cg_hl(C.uintptr_t(ctx), procs[171].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
 }
-func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	return procs[172].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[172].fn(), C.uintptr_t(pool), C.int(attr), value))
+func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
+	fn, err := procs[172].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolSetAttribute", "value", attr, int64(attr), typedMemPoolSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	return procs[173].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[173].fn(), C.uintptr_t(pool), C.int(attr), value))
+func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
+	fn, err := procs[173].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolGetAttribute", "value", attr, int64(attr), typedMemPoolGetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return procs[174].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[174].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
@@ -1113,11 +1191,36 @@ func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
 func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
 	return procs[178].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[178].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
 }
-func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[179].done(C.cg_phiq_cb(C.uintptr_t(ctx), procs[179].fn(), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
+func MemPoolExportToShareableHandleCtx(ctx Context, handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
+	fn, err := procs[179].enter()
+	var tshandle_out typedScratch
+	var tbhandle_out typedBuf
+	phandle_out, nhandle_out, uhandle_out, err := tshandle_out.in(&tbhandle_out, err, "cuMemPoolExportToShareableHandle", "handle_out", handleType, int64(handleType), typedMemPoolExportToShareableHandleHandle_out, handle_out)
+	_, _, _ = phandle_out, nhandle_out, uhandle_out
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle_out.out()
+	}
+	return status(err, r)
 }
-func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[180].done(C.cg_ppiq_cb(C.uintptr_t(ctx), procs[180].fn(), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
+func MemPoolImportFromShareableHandleCtx(ctx Context, handle any, handleType MemAllocationHandleType, flags uint64) (pool_out MemoryPool, err error) {
+	fn, err := procs[180].enter()
+	var tshandle typedScratch
+	var tbhandle typedBuf
+	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemPoolImportFromShareableHandle", "handle", handleType, int64(handleType), typedMemPoolImportFromShareableHandleHandle, handle)
+	_, _, _ = phandle, nhandle, uhandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pool_out), C.uintptr_t(uhandle), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle.out()
+	}
+	err = status(err, r)
+	return
 }
 func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
 	return procs[181].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[181].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
@@ -1143,8 +1246,20 @@ func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev De
 func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
 	return procs[188].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
-func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	return procs[189].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[189].fn(), data, C.int(attribute), C.ulonglong(ptr)))
+func PointerGetAttributeCtx(ctx Context, data any, attribute PointerAttribute, ptr DevicePtr) error {
+	fn, err := procs[189].enter()
+	var tsdata typedScratch
+	var tbdata typedBuf
+	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuPointerGetAttribute", "data", attribute, int64(attribute), typedPointerGetAttributeData, data)
+	_, _, _ = pdata, ndata, udata
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.int(attribute), C.ulonglong(ptr))
+	if err == nil && r == 0 {
+		tsdata.out()
+	}
+	return status(err, r)
 }
 func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, dstDevice Device, hStream Stream) error {
 	return procs[190].done(C.cg_qlih(C.uintptr_t(ctx), procs[190].fn(), C.ulonglong(devPtr), C.ulong(count), C.int(dstDevice), C.uintptr_t(hStream)))
@@ -1158,8 +1273,20 @@ func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice,
 func MemAdviseV2Ctx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
 	return procs[193].done(C.cg_qlib8a4(C.uintptr_t(ctx), procs[193].fn(), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(location)))
 }
-func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	return procs[194].done(C.cg_pliql_cb(C.uintptr_t(ctx), procs[194].fn(), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
+func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
+	fn, err := procs[194].enter()
+	var tsdata typedScratch
+	var tbdata typedBuf
+	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuMemRangeGetAttribute", "data", attribute, int64(attribute), typedMemRangeGetAttributeData, data)
+	_, _, _ = pdata, ndata, udata
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pliql(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.ulong(ndata), C.int(attribute), C.ulonglong(devPtr), C.ulong(count))
+	if err == nil && r == 0 {
+		tsdata.out()
+	}
+	return status(err, r)
 }
 func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
 	var pin runtime.Pinner
@@ -1167,8 +1294,20 @@ func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uin
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
 	return procs[195].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[195].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
-func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	return procs[196].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[196].fn(), value, C.int(attribute), C.ulonglong(ptr)))
+func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, ptr DevicePtr) error {
+	fn, err := procs[196].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pvalue, C.int(attribute), C.ulonglong(ptr))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
 	var pin runtime.Pinner
@@ -1624,11 +1763,35 @@ func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *Device
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 	return procs[302].done(C.cg_i(C.uintptr_t(ctx), procs[302].fn(), C.int(device)))
 }
-func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	return procs[303].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[303].fn(), C.int(device), C.int(attr), value))
+func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
+	fn, err := procs[303].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	return procs[304].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[304].fn(), C.int(device), C.int(attr), value))
+func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
+	fn, err := procs[304].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceSetGraphMemAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
 	err = procs[305].done(C.cg_ph(C.uintptr_t(ctx), procs[305].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
@@ -2026,17 +2189,69 @@ func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint
 	err = procs[412].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[412].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(&symbolStatus)))
 	return
 }
-func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[413].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[413].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[413].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[414].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[414].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[414].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeGlobalValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[415].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[415].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[415].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttribute", "value", attrib, int64(attrib), typedCoredumpSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[416].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[416].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[416].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpSetAttributeGlobalValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
 	err = procs[417].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[417].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))

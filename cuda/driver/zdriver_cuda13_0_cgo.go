@@ -206,7 +206,9 @@ static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 #cgo nocallback cg_qlullh
 static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
 static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
-static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pqliq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pqliq
+#cgo nocallback cg_pqliq
 static int cg_pluph_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
 static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
@@ -218,7 +220,12 @@ static int cg_qllqq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 #cgo nocallback cg_qllqq
 static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
 static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
-static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+#cgo noescape cg_pqiq
+#cgo nocallback cg_pqiq
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -226,13 +233,16 @@ static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, u
 static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
 #cgo noescape cg_hl
 #cgo nocallback cg_hl
-static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+static int cg_hip(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hip
+#cgo nocallback cg_hip
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
 static int cg_pih_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
 static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
-static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
-static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_phiq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phiq
+#cgo nocallback cg_phiq
 static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
 #cgo noescape cg_qi
 #cgo nocallback cg_qi
@@ -245,7 +255,9 @@ static int cg_qlqlq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 static int cg_qill(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1, unsigned long a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int, unsigned long, unsigned long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_qill
 #cgo nocallback cg_qill
-static int cg_piq_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
+static int cg_piq(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
+#cgo noescape cg_piq
+#cgo nocallback cg_piq
 static int cg_qlb8a4uh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, const void * a2, unsigned int a3, uintptr_t a4) { CG_ENTER(fn, ctx); if (!a2) return 1; return ((int (*)(unsigned long long, unsigned long, cg_s8_4, unsigned int, void *))fn)(a0, a1, *(const cg_s8_4 *)a2, a3, (void *)a4); }
 #cgo noescape cg_qlb8a4uh
 #cgo nocallback cg_qlb8a4uh
@@ -254,7 +266,9 @@ static int cg_qlib8a4(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsign
 #cgo nocallback cg_qlib8a4
 static int cg_pplpplqh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, void * a3, void * a4, unsigned long a5, unsigned long long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
 static int cg_pplqh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long a2, unsigned long long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long long, void *))fn)(a0, a1, a2, a3, (void *)a4); }
-static int cg_pliql_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pliql
+#cgo nocallback cg_pliql
 static int cg_ppplql_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
 static int cg_uppq_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
 static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
@@ -279,6 +293,7 @@ static int cg_hpplu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, voi
 static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hqlu
 #cgo nocallback cg_hqlu
+static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
 static int cg_phh(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, (void *)a2); }
 #cgo noescape cg_phh
 #cgo nocallback cg_phh
@@ -319,7 +334,9 @@ static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, voi
 static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_hhp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
 static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long))fn)(a0, (void *)a1, a2, a3, a4); }
-static int cg_iip_cb(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
+static int cg_iip(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_iip
+#cgo nocallback cg_iip
 static int cg_hpppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
 static int cg_hppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
 static int cg_hpppl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3, a4); }
@@ -360,9 +377,6 @@ static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER
 static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hff
 #cgo nocallback cg_hff
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
 static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
@@ -377,6 +391,9 @@ static int cg_ppuii_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsign
 static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
+static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_ipp
+#cgo nocallback cg_ipp
 static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ipi_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
 static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
@@ -1060,8 +1077,20 @@ func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray 
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[159].done(C.cg_h(C.uintptr_t(ctx), procs[159].fn(), C.uintptr_t(hMipmappedArray)))
 }
-func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
-	return procs[160].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[160].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
+func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+	fn, err := procs[160].enter()
+	var tshandle typedScratch
+	var tbhandle typedBuf
+	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemGetHandleForAddressRange", "handle", handleType, int64(handleType), typedMemGetHandleForAddressRangeHandle, handle)
+	_, _, _ = phandle, nhandle, uhandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pqliq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle.out()
+	}
+	return status(err, r)
 }
 func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
 	var pin runtime.Pinner
@@ -1099,11 +1128,36 @@ func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDes
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
 	return procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
 }
-func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[171].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[171].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
+func MemExportToShareableHandleCtx(ctx Context, shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
+	fn, err := procs[171].enter()
+	var tsshareableHandle typedScratch
+	var tbshareableHandle typedBuf
+	pshareableHandle, nshareableHandle, ushareableHandle, err := tsshareableHandle.in(&tbshareableHandle, err, "cuMemExportToShareableHandle", "shareableHandle", handleType, int64(handleType), typedMemExportToShareableHandleShareableHandle, shareableHandle)
+	_, _, _ = pshareableHandle, nshareableHandle, ushareableHandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pqiq(C.uintptr_t(ctx), C.uintptr_t(fn), pshareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tsshareableHandle.out()
+	}
+	return status(err, r)
 }
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+func MemImportFromShareableHandleCtx(ctx Context, osHandle any, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
+	fn, err := procs[172].enter()
+	var tsosHandle typedScratch
+	var tbosHandle typedBuf
+	posHandle, nosHandle, uosHandle, err := tsosHandle.in(&tbosHandle, err, "cuMemImportFromShareableHandle", "osHandle", shHandleType, int64(shHandleType), typedMemImportFromShareableHandleOsHandle, osHandle)
+	_, _, _ = posHandle, nosHandle, uosHandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phi(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&handle), C.uintptr_t(uosHandle), C.int(shHandleType))
+	if err == nil && r == 0 {
+		tsosHandle.out()
+	}
+	err = status(err, r)
+	return
 }
 func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
 	var pin runtime.Pinner
@@ -1129,11 +1183,35 @@ func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Str
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
 	return procs[178].done(C.cg_hl(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
 }
-func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	return procs[179].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(pool), C.int(attr), value))
+func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
+	fn, err := procs[179].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolSetAttribute", "value", attr, int64(attr), typedMemPoolSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value unsafe.Pointer) error {
-	return procs[180].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(pool), C.int(attr), value))
+func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
+	fn, err := procs[180].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolGetAttribute", "value", attr, int64(attr), typedMemPoolGetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
@@ -1162,11 +1240,36 @@ func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationT
 func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
 	return procs[188].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
 }
-func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[189].done(C.cg_phiq_cb(C.uintptr_t(ctx), procs[189].fn(), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
+func MemPoolExportToShareableHandleCtx(ctx Context, handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
+	fn, err := procs[189].enter()
+	var tshandle_out typedScratch
+	var tbhandle_out typedBuf
+	phandle_out, nhandle_out, uhandle_out, err := tshandle_out.in(&tbhandle_out, err, "cuMemPoolExportToShareableHandle", "handle_out", handleType, int64(handleType), typedMemPoolExportToShareableHandleHandle_out, handle_out)
+	_, _, _ = phandle_out, nhandle_out, uhandle_out
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle_out.out()
+	}
+	return status(err, r)
 }
-func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[190].done(C.cg_ppiq_cb(C.uintptr_t(ctx), procs[190].fn(), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
+func MemPoolImportFromShareableHandleCtx(ctx Context, handle any, handleType MemAllocationHandleType, flags uint64) (pool_out MemoryPool, err error) {
+	fn, err := procs[190].enter()
+	var tshandle typedScratch
+	var tbhandle typedBuf
+	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemPoolImportFromShareableHandle", "handle", handleType, int64(handleType), typedMemPoolImportFromShareableHandleHandle, handle)
+	_, _, _ = phandle, nhandle, uhandle
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pool_out), C.uintptr_t(uhandle), C.int(handleType), C.ulonglong(flags))
+	if err == nil && r == 0 {
+		tshandle.out()
+	}
+	err = status(err, r)
+	return
 }
 func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
 	return procs[191].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
@@ -1192,8 +1295,20 @@ func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev De
 func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
 	return procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
 }
-func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	return procs[199].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[199].fn(), data, C.int(attribute), C.ulonglong(ptr)))
+func PointerGetAttributeCtx(ctx Context, data any, attribute PointerAttribute, ptr DevicePtr) error {
+	fn, err := procs[199].enter()
+	var tsdata typedScratch
+	var tbdata typedBuf
+	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuPointerGetAttribute", "data", attribute, int64(attribute), typedPointerGetAttributeData, data)
+	_, _, _ = pdata, ndata, udata
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.int(attribute), C.ulonglong(ptr))
+	if err == nil && r == 0 {
+		tsdata.out()
+	}
+	return status(err, r)
 }
 func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
 	return procs[200].done(C.cg_qlb8a4uh(C.uintptr_t(ctx), procs[200].fn(), C.ulonglong(devPtr), C.ulong(count), unsafe.Pointer(location), C.uint(flags), C.uintptr_t(hStream)))
@@ -1210,8 +1325,20 @@ func MemDiscardBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count
 func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
 	return procs[204].done(C.cg_pplpplqh_cb(C.uintptr_t(ctx), procs[204].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
-func MemRangeGetAttributeCtx(ctx Context, data unsafe.Pointer, dataSize uint64, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
-	return procs[205].done(C.cg_pliql_cb(C.uintptr_t(ctx), procs[205].fn(), data, C.ulong(dataSize), C.int(attribute), C.ulonglong(devPtr), C.ulong(count)))
+func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
+	fn, err := procs[205].enter()
+	var tsdata typedScratch
+	var tbdata typedBuf
+	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuMemRangeGetAttribute", "data", attribute, int64(attribute), typedMemRangeGetAttributeData, data)
+	_, _, _ = pdata, ndata, udata
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_pliql(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.ulong(ndata), C.int(attribute), C.ulonglong(devPtr), C.ulong(count))
+	if err == nil && r == 0 {
+		tsdata.out()
+	}
+	return status(err, r)
 }
 func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
 	var pin runtime.Pinner
@@ -1219,8 +1346,20 @@ func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uin
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
 	return procs[206].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[206].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
 }
-func PointerSetAttributeCtx(ctx Context, value unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
-	return procs[207].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[207].fn(), value, C.int(attribute), C.ulonglong(ptr)))
+func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, ptr DevicePtr) error {
+	fn, err := procs[207].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pvalue, C.int(attribute), C.ulonglong(ptr))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
 	var pin runtime.Pinner
@@ -1675,11 +1814,35 @@ func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *Device
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 	return procs[313].done(C.cg_i(C.uintptr_t(ctx), procs[313].fn(), C.int(device)))
 }
-func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	return procs[314].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[314].fn(), C.int(device), C.int(attr), value))
+func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
+	fn, err := procs[314].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value unsafe.Pointer) error {
-	return procs[315].done(C.cg_iip_cb(C.uintptr_t(ctx), procs[315].fn(), C.int(device), C.int(attr), value))
+func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
+	fn, err := procs[315].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceSetGraphMemAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
 	err = procs[316].done(C.cg_ph(C.uintptr_t(ctx), procs[316].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
@@ -2061,17 +2224,69 @@ func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint
 	err = procs[419].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[419].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(&symbolStatus)))
 	return
 }
-func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[420].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[420].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[420].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[421].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[421].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[421].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeGlobalValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[422].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[422].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[422].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttribute", "value", attrib, int64(attrib), typedCoredumpSetAttributeValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
-func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value unsafe.Pointer, size *uint64) error {
-	return procs[423].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[423].fn(), C.int(attrib), value, unsafe.Pointer(size)))
+func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
+	fn, err := procs[423].enter()
+	var tsvalue typedScratch
+	var tbvalue typedBuf
+	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpSetAttributeGlobalValue, value)
+	_, _, _ = pvalue, nvalue, uvalue
+	szsize := C.size_t(nvalue)
+	if err != nil {
+		fn = 0
+	}
+	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
+	if err == nil && r == 0 {
+		tsvalue.out()
+	}
+	return status(err, r)
 }
 func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
 	err = procs[424].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[424].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
