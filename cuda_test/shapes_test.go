@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,11 +204,21 @@ func TestShapeCaptureExternal(t *testing.T) {
 		t.Fatal("no graph captured")
 	}
 	defer driver.GraphDestroyCtx(ctx, g)
-	var n uint64
-	ok(t, driver.GraphGetNodesCtx(ctx, g, nil, &n))
-	t.Logf("captured %d nodes", n)
-	if n < 3 {
-		t.Errorf("captured %d nodes, want the kernel, the event record and the event wait", n)
+	nodes := must[[]driver.GraphNode](t)(driver.GraphGetNodesCtx(ctx, g))
+	from, to := graphEdges(t, ctx, g)
+	t.Logf("captured %d nodes, %d edges", len(nodes), len(from))
+	if len(nodes) < 3 {
+		t.Errorf("captured %d nodes, want the kernel, the event record and the event wait", len(nodes))
+	}
+	// The nodes form a chain: every edge joins two of the nodes, and
+	// there are len(nodes)-1 of them.
+	if len(from) != len(to) || len(from) != len(nodes)-1 {
+		t.Errorf("%d nodes, %d→%d edge ends, want a chain", len(nodes), len(from), len(to))
+	}
+	for i := range from {
+		if !slices.Contains(nodes, from[i]) || !slices.Contains(nodes, to[i]) || from[i] == 0 {
+			t.Errorf("edge %d: %#x → %#x joins no two captured nodes %v", i, from[i], to[i], nodes)
+		}
 	}
 	x := must[driver.GraphExec](t)(driver.GraphInstantiateWithFlagsCtx(ctx, g, 0))
 	defer driver.GraphExecDestroyCtx(ctx, x)

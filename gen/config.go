@@ -57,6 +57,16 @@ type FuncConf struct {
 	// Slices makes (pointer, count) pairs into slices: pointer → count.
 	// Pointers sharing a count must have equal lengths.
 	Slices map[string]string `json:"slices,omitempty"`
+	// Optional names slices that may be empty (passed as NULL) though
+	// others sharing their count are not.
+	Optional []string `json:"optional,omitempty"`
+	// TwoCall makes output arrays whose capacity and length go through a
+	// count pointer into results: the wrapper asks for the count with NULL
+	// arrays, allocates, and calls again.
+	TwoCall *TwoCallConf `json:"twoCall,omitempty"`
+	// NotSlices names (pointer, count)-looking parameters that are not
+	// such a pair, or cannot be bound as one, and why.
+	NotSlices map[string]string `json:"notSlices,omitempty"`
 	// SliceElem gives a slice's Go element type where the C one is void*
 	// holding integers or pointers (e.g. JIT option values): slice → type.
 	SliceElem map[string]string `json:"sliceElem,omitempty"`
@@ -86,6 +96,12 @@ type TypedConf struct {
 	Types map[string]string `json:"types"`
 	// Why says where the types come from.
 	Why string `json:"why"`
+}
+
+// TwoCallConf is a count pointer and the arrays it sizes.
+type TwoCallConf struct {
+	Count  string   `json:"count"`
+	Arrays []string `json:"arrays"`
 }
 
 // BufferConf describes a caller-provided string buffer.

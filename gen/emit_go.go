@@ -339,7 +339,7 @@ func outs(f *Func) []*Param {
 	var r []*Param
 	for _, q := range f.Params {
 		switch q.Role {
-		case rOut, rOutString, rOutArray, rBuf:
+		case rOut, rOutString, rOutArray, rBuf, rOutSlice:
 			r = append(r, q)
 		}
 	}
@@ -489,7 +489,11 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			case rSlice:
 				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
 			case rCount:
-				args = append(args, q.CConv+"(len("+q.Slices[0]+"))")
+				args = append(args, q.CConv+"(len("+countSlice(f, q)+"))")
+			case rOutSlice:
+				args = append(args, "\x00"+q.Go) // nil in the first call of two
+			case rOutCount:
+				args = append(args, "unsafe.Pointer(&c"+q.Go+")")
 			case rTyped:
 				if q.ByValue {
 					args = append(args, "C.uintptr_t(u"+q.Go+")")
@@ -503,6 +507,8 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				} else {
 					args = append(args, q.CConv+"(n"+tq.Go+")")
 				}
+			default:
+				return nil, fmt.Errorf("gen: %s: parameter %s: no Go argument for its role %d", f.Symbol, q.C, q.Role)
 			}
 		}
 		t, err := trampolineOf(f)
@@ -510,6 +516,48 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			return nil, err
 		}
 		call := fmt.Sprintf("%sC.%s(%s))", done, t.Name, strings.Join(args, ", "))
+		if cnt := outCount(f); cnt != nil {
+			// Two calls: the count with NULL arrays, then the arrays.
+			first := make([]string, len(args))
+			second := make([]string, len(args))
+			for i, a := range args {
+				first[i], second[i] = a, a
+				if strings.HasPrefix(a, "\x00") {
+					first[i] = "nil"
+					second[i] = "unsafe.Pointer(unsafe.SliceData(" + a[1:] + "))"
+				}
+			}
+			ct := "C.size_t"
+			if cnt.GoType == "*uint32" {
+				ct = "C.uint"
+			}
+			g.p("var c%s %s", cnt.Go, ct)
+			g.p("if err = %sC.%s(%s)); err != nil || c%s == 0 {", done, t.Name, strings.Join(first, ", "), cnt.Go)
+			g.p("return")
+			g.p("}")
+			for _, q := range f.Params {
+				if q.Role == rOutSlice {
+					g.p("%s = make(%s, c%s)", q.Go, q.GoType, cnt.Go)
+				}
+			}
+			g.p("n := int(c%s)", cnt.Go)
+			g.p("if err = %sC.%s(%s)); err != nil {", strings.Replace(done, "status(err, ", "status(nil, ", 1), t.Name, strings.Join(second, ", "))
+			var zs []string
+			for _, q := range outs(f) {
+				zs = append(zs, q.Go)
+			}
+			g.p("return %s, err", strings.Repeat("nil, ", len(zs)-1)+"nil")
+			g.p("}")
+			g.p("// The driver wrote at most n, and says how many it wrote.")
+			for _, q := range f.Params {
+				if q.Role == rOutSlice {
+					g.p("%s = %s[:min(int(c%s), n)]", q.Go, q.Go, cnt.Go)
+				}
+			}
+			g.p("return")
+			g.p("}")
+			continue
+		}
 		if len(typed) > 0 {
 			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
 			g.p("if err == nil && r == 0 {")
@@ -531,6 +579,16 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		g.p("}")
 	}
 	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
+}
+
+// outCount is the count pointer of a two-call function, or nil.
+func outCount(f *Func) *Param {
+	for _, q := range f.Params {
+		if q.Role == rOutCount {
+			return q
+		}
+	}
+	return nil
 }
 
 // typedParams lists a function's typed parameters.
@@ -605,15 +663,43 @@ func pins(f *Func) string {
 	return b.String()
 }
 
+// countSlice is the slice whose length a count takes: the first that is
+// not optional (an optional one may be empty).
+func countSlice(f *Func, count *Param) string {
+	for _, s := range count.Slices {
+		if !sliceParam(f, s).Optional {
+			return s
+		}
+	}
+	return count.Slices[0]
+}
+
+func sliceParam(f *Func, goName string) *Param {
+	for _, q := range f.Params {
+		if q.Go == goName {
+			return q
+		}
+	}
+	return nil
+}
+
 func lengthChecks(f *Func) string {
 	var b strings.Builder
 	for _, q := range f.Params {
 		if q.Role != rCount || len(q.Slices) < 2 {
 			continue
 		}
-		for _, s := range q.Slices[1:] {
-			fmt.Fprintf(&b, "if err == nil && len(%s) != len(%s) {\nfn, err = 0, lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
-				q.Slices[0], s, f.Symbol, q.Slices[0], s, q.Slices[0], s)
+		first := countSlice(f, q)
+		for _, s := range q.Slices {
+			if s == first {
+				continue
+			}
+			cond := fmt.Sprintf("len(%s) != len(%s)", first, s)
+			if sliceParam(f, s).Optional {
+				cond = fmt.Sprintf("len(%s) != 0 && %s", s, cond)
+			}
+			fmt.Fprintf(&b, "if err == nil && %s {\nfn, err = 0, lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
+				cond, f.Symbol, first, s, first, s)
 		}
 	}
 	return b.String()

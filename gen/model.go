@@ -126,6 +126,8 @@ const (
 	rBufLen                // its length
 	rSlice                 // a slice: pointer and count
 	rCount                 // the count of slices
+	rOutSlice              // an output array sized by a count pointer: a result
+	rOutCount              // that count pointer, the wrapper's
 	rTyped                 // a void* typed by another parameter's value: an any
 	rTypedSize             // the size of a typed parameter, set by the wrapper
 )
@@ -150,11 +152,14 @@ type Param struct {
 	ElemSize int64
 	// Typed: the parameter whose value picks the type, the table, and the
 	// size parameter (rTyped); the typed parameter (rTypedSize).
-	By       *Param
-	Entries  []TypedEntry
-	SizeOf   *Param
-	ByValue  bool // some entries pass the value itself: the C argument is an integer
-	SizePtr  bool // rTypedSize: the size is passed by pointer
+	By      *Param
+	Entries []TypedEntry
+	SizeOf  *Param
+	ByValue bool // some entries pass the value itself: the C argument is an integer
+	SizePtr bool // rTypedSize: the size is passed by pointer
+	// Optional: a slice that may be empty (NULL) though others sharing its
+	// count are not.
+	Optional bool
 	callback bool // a C function pointer
 }
 
@@ -806,8 +811,16 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		used[q.Go] = true
 		f.Params = append(f.Params, q)
 	}
-	// Slices and their counts.
+	// Slices and their counts; a name this entry point lacks (the config
+	// is by base name: cuGraphGetEdges and cuGraphGetEdges_v2) is skipped.
+	has := map[string]bool{}
+	for _, q := range f.Params {
+		has[q.C] = true
+	}
 	for pname, count := range fc.Slices {
+		if !has[pname] {
+			continue
+		}
 		var sp, cp *Param
 		for _, q := range f.Params {
 			if q.C == pname {
@@ -835,8 +848,15 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		cp.Role = rCount
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
+		sp.Optional = contains(fc.Optional, pname)
+	}
+	if err := m.twoCall(f, fc, has); err != nil {
+		return nil, "", err
 	}
 	if err := m.typedParams(f, fc); err != nil {
+		return nil, "", err
+	}
+	if err := m.checkPairs(f, fc); err != nil {
 		return nil, "", err
 	}
 	// An input array of pointers with no count (kernelParams, extra): a

@@ -153,3 +153,5 @@ func TestNotSupportedMessage(t *testing.T) {
 // e2 and e3 keep the error of a call with 1 or 2 other results.
 func e2[A any](_ A, err error) error         { return err }
 func e3[A, B any](_ A, _ B, err error) error { return err }
+
+func e4[A, B, C any](_ A, _ B, _ C, err error) error { return err }

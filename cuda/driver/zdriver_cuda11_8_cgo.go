@@ -211,7 +211,9 @@ static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) 
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
-static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+static int cg_plh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+#cgo noescape cg_plh
+#cgo nocallback cg_plh
 static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
 #cgo noescape cg_hl
 #cgo nocallback cg_hl
@@ -220,7 +222,9 @@ static int cg_hip(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) 
 #cgo nocallback cg_hip
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
-static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+#cgo noescape cg_plhh
+#cgo nocallback cg_plhh
 static int cg_phiq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phiq
 #cgo nocallback cg_phiq
@@ -236,8 +240,6 @@ static int cg_qlii(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned 
 static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pliql
 #cgo nocallback cg_pliql
-static int cg_ppplql_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
-static int cg_uppq_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
 static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 #cgo noescape cg_hp
 #cgo nocallback cg_hp
@@ -303,7 +305,12 @@ static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, voi
 static int cg_iip(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
 #cgo noescape cg_iip
 #cgo nocallback cg_iip
-static int cg_hppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
+static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hpp
+#cgo nocallback cg_hpp
+static int cg_hppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hppp
+#cgo nocallback cg_hppp
 static int cg_hppl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3); }
 static int cg_phppl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3, a4); }
 static int cg_phq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, (void *)a1, a2); }
@@ -489,8 +496,8 @@ func CtxCreateCtx(ctx Context, flags uint32, dev Device) (pctx Context, err erro
 	err = procs[26].done(C.cg_pui(C.uintptr_t(ctx), procs[26].fn(), unsafe.Pointer(&pctx), C.uint(flags), C.int(dev)))
 	return
 }
-func CtxCreateV3Ctx(ctx Context, paramsArray *ExecAffinityParam, numParams int32, flags uint32, dev Device) (pctx Context, err error) {
-	err = procs[27].done(C.cg_ppiui_cb(C.uintptr_t(ctx), procs[27].fn(), unsafe.Pointer(&pctx), unsafe.Pointer(paramsArray), C.int(numParams), C.uint(flags), C.int(dev)))
+func CtxCreateV3Ctx(ctx Context, paramsArray []ExecAffinityParam, flags uint32, dev Device) (pctx Context, err error) {
+	err = procs[27].done(C.cg_ppiui_cb(C.uintptr_t(ctx), procs[27].fn(), unsafe.Pointer(&pctx), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.int(len(paramsArray)), C.uint(flags), C.int(dev)))
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
@@ -884,8 +891,9 @@ func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescri
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return procs[128].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[128].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	return procs[129].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[129].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
+	err = procs[129].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[129].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+	return
 }
 func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
 	return procs[130].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
@@ -926,14 +934,14 @@ func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
 func MemMapCtx(ctx Context, ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
 	return procs[137].done(C.cg_qllqq(C.uintptr_t(ctx), procs[137].fn(), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
 }
-func MemMapArrayAsyncCtx(ctx Context, mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	return procs[138].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[138].fn(), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream)))
+func MemMapArrayAsyncCtx(ctx Context, mapInfoList []ArrayMapInfo, hStream Stream) error {
+	return procs[138].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[138].fn(), unsafe.Pointer(unsafe.SliceData(mapInfoList)), C.uint(len(mapInfoList)), C.uintptr_t(hStream)))
 }
 func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[139].done(C.cg_ql(C.uintptr_t(ctx), procs[139].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
-func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	return procs[140].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[140].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
+func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
+	return procs[140].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[140].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(unsafe.SliceData(desc)), C.ulong(len(desc))))
 }
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
 	return procs[141].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
@@ -987,8 +995,9 @@ func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandl
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[147].done(C.cg_qh(C.uintptr_t(ctx), procs[147].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
 }
-func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	return procs[148].done(C.cg_plh_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+func MemAllocAsyncCtx(ctx Context, bytesize uint64, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[148].done(C.cg_plh(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
 	return procs[149].done(C.cg_hl(C.uintptr_t(ctx), procs[149].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
@@ -1023,8 +1032,8 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 	}
 	return status(err, r)
 }
-func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	return procs[152].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[152].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
+func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg []MemAccessDesc) error {
+	return procs[152].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[152].fn(), C.uintptr_t(pool), unsafe.Pointer(unsafe.SliceData(mapArg)), C.ulong(len(mapArg))))
 }
 func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
 	return procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
@@ -1038,8 +1047,9 @@ func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) er
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
 	return procs[155].done(C.cg_h(C.uintptr_t(ctx), procs[155].fn(), C.uintptr_t(pool)))
 }
-func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	return procs[156].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+func MemAllocFromPoolAsyncCtx(ctx Context, bytesize uint64, pool MemoryPool, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[156].done(C.cg_plhh(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[157].enter()
@@ -1114,14 +1124,8 @@ func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute,
 	}
 	return status(err, r)
 }
-func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
-	return procs[165].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[165].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
-}
 func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[166].enter()
+	fn, err := procs[165].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerSetAttributeValue, value)
@@ -1135,195 +1139,197 @@ func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, 
 	}
 	return status(err, r)
 }
-func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
-	return procs[167].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[167].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(unsafe.SliceData(data)), C.ulonglong(ptr)))
-}
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
-	err = procs[168].done(C.cg_pu(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
+	err = procs[166].done(C.cg_pu(C.uintptr_t(ctx), procs[166].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
 	return
 }
 func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phStream Stream, err error) {
-	err = procs[169].done(C.cg_pui(C.uintptr_t(ctx), procs[169].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
+	err = procs[167].done(C.cg_pui(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
 func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	return procs[170].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[170].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+	return procs[168].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[168].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
 }
 func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	return procs[171].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[171].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+	return procs[169].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[169].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
-	err = procs[172].done(C.cg_hp(C.uintptr_t(ctx), procs[172].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
+	err = procs[170].done(C.cg_hp(C.uintptr_t(ctx), procs[170].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
 	return
 }
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	return procs[173].done(C.cg_hhu(C.uintptr_t(ctx), procs[173].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
+	return procs[171].done(C.cg_hhu(C.uintptr_t(ctx), procs[171].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
 func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	return procs[174].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[174].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+	return procs[172].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[172].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
-	return procs[175].done(C.cg_hi(C.uintptr_t(ctx), procs[175].fn(), C.uintptr_t(hStream), C.int(mode)))
+	return procs[173].done(C.cg_hi(C.uintptr_t(ctx), procs[173].fn(), C.uintptr_t(hStream), C.int(mode)))
 }
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
-	return procs[176].done(C.cg_p_cb(C.uintptr_t(ctx), procs[176].fn(), unsafe.Pointer(mode)))
+	return procs[174].done(C.cg_p_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(mode)))
 }
 func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	return procs[177].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+	return procs[175].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[175].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
-	err = procs[178].done(C.cg_hp(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
+	err = procs[176].done(C.cg_hp(C.uintptr_t(ctx), procs[176].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
 func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) error {
-	return procs[179].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out)))
+	return procs[177].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out)))
 }
 func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
-	return procs[180].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out)))
+	return procs[178].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out)))
 }
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, numDependencies uint64, flags uint32) error {
-	return procs[181].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(hStream), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uint(flags)))
+func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {
+	return procs[179].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uint(flags)))
 }
 func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
-	return procs[182].done(C.cg_hqlu(C.uintptr_t(ctx), procs[182].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
+	return procs[180].done(C.cg_hqlu(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
-	return procs[183].done(C.cg_h(C.uintptr_t(ctx), procs[183].fn(), C.uintptr_t(hStream)))
+	return procs[181].done(C.cg_h(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(hStream)))
 }
 func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	return procs[184].done(C.cg_h(C.uintptr_t(ctx), procs[184].fn(), C.uintptr_t(hStream)))
+	return procs[182].done(C.cg_h(C.uintptr_t(ctx), procs[182].fn(), C.uintptr_t(hStream)))
 }
 func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	return procs[185].done(C.cg_h(C.uintptr_t(ctx), procs[185].fn(), C.uintptr_t(hStream)))
+	return procs[183].done(C.cg_h(C.uintptr_t(ctx), procs[183].fn(), C.uintptr_t(hStream)))
 }
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
-	return procs[186].done(C.cg_hh(C.uintptr_t(ctx), procs[186].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[184].done(C.cg_hh(C.uintptr_t(ctx), procs[184].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[187].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[187].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[185].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[185].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
-	return procs[188].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[188].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
+	return procs[186].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[186].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
-	err = procs[189].done(C.cg_pu(C.uintptr_t(ctx), procs[189].fn(), unsafe.Pointer(&phEvent), C.uint(flags)))
+	err = procs[187].done(C.cg_pu(C.uintptr_t(ctx), procs[187].fn(), unsafe.Pointer(&phEvent), C.uint(flags)))
 	return
 }
 func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	return procs[190].done(C.cg_hh(C.uintptr_t(ctx), procs[190].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
+	return procs[188].done(C.cg_hh(C.uintptr_t(ctx), procs[188].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
 }
 func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	return procs[191].done(C.cg_hhu(C.uintptr_t(ctx), procs[191].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
+	return procs[189].done(C.cg_hhu(C.uintptr_t(ctx), procs[189].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
 }
 func EventQueryCtx(ctx Context, hEvent Event) error {
-	return procs[192].done(C.cg_h(C.uintptr_t(ctx), procs[192].fn(), C.uintptr_t(hEvent)))
+	return procs[190].done(C.cg_h(C.uintptr_t(ctx), procs[190].fn(), C.uintptr_t(hEvent)))
 }
 func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	return procs[193].done(C.cg_h(C.uintptr_t(ctx), procs[193].fn(), C.uintptr_t(hEvent)))
+	return procs[191].done(C.cg_h(C.uintptr_t(ctx), procs[191].fn(), C.uintptr_t(hEvent)))
 }
 func EventDestroyCtx(ctx Context, hEvent Event) error {
-	return procs[194].done(C.cg_h(C.uintptr_t(ctx), procs[194].fn(), C.uintptr_t(hEvent)))
+	return procs[192].done(C.cg_h(C.uintptr_t(ctx), procs[192].fn(), C.uintptr_t(hEvent)))
 }
 func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds float32, err error) {
-	err = procs[195].done(C.cg_phh(C.uintptr_t(ctx), procs[195].fn(), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
+	err = procs[193].done(C.cg_phh(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(memHandleDesc), pinExternalMemoryHandleDesc)
-	err = procs[196].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[196].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
+	err = procs[194].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[194].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
 func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (devPtr DevicePtr, err error) {
-	err = procs[197].done(C.cg_php_cb(C.uintptr_t(ctx), procs[197].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
+	err = procs[195].done(C.cg_php_cb(C.uintptr_t(ctx), procs[195].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
 func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return procs[198].done(C.cg_php_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return procs[196].done(C.cg_php_cb(C.uintptr_t(ctx), procs[196].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
-	return procs[199].done(C.cg_h(C.uintptr_t(ctx), procs[199].fn(), C.uintptr_t(extMem)))
+	return procs[197].done(C.cg_h(C.uintptr_t(ctx), procs[197].fn(), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(semHandleDesc), pinExternalSemaphoreHandleDesc)
-	err = procs[200].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[200].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
+	err = procs[198].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
-func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
+func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreSignalParams, stream Stream) error {
+	fn, err := procs[199].enter()
+	if err == nil && len(extSemArray) != len(paramsArray) {
+		fn, err = 0, lengthError("cuSignalExternalSemaphoresAsync", "extSemArray", "paramsArray", len(extSemArray), len(paramsArray))
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreSignalParams)
-	return procs[201].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[201].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 144, pinExternalSemaphoreSignalParams)
+	return status(err, C.cg_ppuh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(extSemArray)), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.uint(len(extSemArray)), C.uintptr_t(stream)))
 }
-func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
+func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreWaitParams, stream Stream) error {
+	fn, err := procs[200].enter()
+	if err == nil && len(extSemArray) != len(paramsArray) {
+		fn, err = 0, lengthError("cuWaitExternalSemaphoresAsync", "extSemArray", "paramsArray", len(extSemArray), len(paramsArray))
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreWaitParams)
-	return procs[202].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[202].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 144, pinExternalSemaphoreWaitParams)
+	return status(err, C.cg_ppuh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(extSemArray)), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.uint(len(extSemArray)), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
-	return procs[203].done(C.cg_h(C.uintptr_t(ctx), procs[203].fn(), C.uintptr_t(extSem)))
+	return procs[201].done(C.cg_h(C.uintptr_t(ctx), procs[201].fn(), C.uintptr_t(extSem)))
 }
 func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[204].done(C.cg_hquu(C.uintptr_t(ctx), procs[204].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[202].done(C.cg_hquu(C.uintptr_t(ctx), procs[202].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[205].done(C.cg_hqlu(C.uintptr_t(ctx), procs[205].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[203].done(C.cg_hqlu(C.uintptr_t(ctx), procs[203].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[206].done(C.cg_hquu(C.uintptr_t(ctx), procs[206].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[204].done(C.cg_hquu(C.uintptr_t(ctx), procs[204].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[207].done(C.cg_hqlu(C.uintptr_t(ctx), procs[207].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[205].done(C.cg_hqlu(C.uintptr_t(ctx), procs[205].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamBatchMemOpCtx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	return procs[208].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[208].fn(), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
+func StreamBatchMemOpCtx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return procs[206].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[206].fn(), C.uintptr_t(stream), C.uint(len(paramArray)), unsafe.Pointer(unsafe.SliceData(paramArray)), C.uint(flags)))
 }
 func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[209].done(C.cg_hquu(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[207].done(C.cg_hquu(C.uintptr_t(ctx), procs[207].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[210].done(C.cg_hqlu(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[208].done(C.cg_hqlu(C.uintptr_t(ctx), procs[208].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[211].done(C.cg_hquu(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[209].done(C.cg_hquu(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[212].done(C.cg_hqlu(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[210].done(C.cg_hqlu(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	return procs[213].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
+func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return procs[211].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(stream), C.uint(len(paramArray)), unsafe.Pointer(unsafe.SliceData(paramArray)), C.uint(flags)))
 }
 func FuncGetAttributeCtx(ctx Context, attrib FunctionAttribute, hfunc Function) (pi int32, err error) {
-	err = procs[214].done(C.cg_pih(C.uintptr_t(ctx), procs[214].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
+	err = procs[212].done(C.cg_pih(C.uintptr_t(ctx), procs[212].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
 	return
 }
 func FuncSetAttributeCtx(ctx Context, hfunc Function, attrib FunctionAttribute, value int32) error {
-	return procs[215].done(C.cg_hii(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
+	return procs[213].done(C.cg_hii(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
 }
 func FuncSetCacheConfigCtx(ctx Context, hfunc Function, config FuncCache) error {
-	return procs[216].done(C.cg_hi(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hfunc), C.int(config)))
+	return procs[214].done(C.cg_hi(C.uintptr_t(ctx), procs[214].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func FuncSetSharedMemConfigCtx(ctx Context, hfunc Function, config Sharedconfig) error {
-	return procs[217].done(C.cg_hi(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(hfunc), C.int(config)))
+	return procs[215].done(C.cg_hi(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
-	err = procs[218].done(C.cg_ph(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
+	err = procs[216].done(C.cg_ph(C.uintptr_t(ctx), procs[216].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
@@ -1331,7 +1337,7 @@ func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, 
 	defer pin.Unpin()
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[219].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	return procs[217].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	var pin runtime.Pinner
@@ -1339,243 +1345,243 @@ func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelPara
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[220].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[220].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	return procs[218].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
-	return procs[221].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	return procs[219].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
 }
-func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
+func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(launchParamsList), pinLaunchParams)
-	return procs[222].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[222].fn(), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(launchParamsList)), cap(launchParamsList), 56, pinLaunchParams)
+	return procs[220].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[220].fn(), unsafe.Pointer(unsafe.SliceData(launchParamsList)), C.uint(len(launchParamsList)), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	return procs[223].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[223].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+	return procs[221].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
-	return procs[224].done(C.cg_hiii(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
+	return procs[222].done(C.cg_hiii(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
 }
 func FuncSetSharedSizeCtx(ctx Context, hfunc Function, bytes uint32) error {
-	return procs[225].done(C.cg_hu(C.uintptr_t(ctx), procs[225].fn(), C.uintptr_t(hfunc), C.uint(bytes)))
+	return procs[223].done(C.cg_hu(C.uintptr_t(ctx), procs[223].fn(), C.uintptr_t(hfunc), C.uint(bytes)))
 }
 func ParamSetSizeCtx(ctx Context, hfunc Function, numbytes uint32) error {
-	return procs[226].done(C.cg_hu(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hfunc), C.uint(numbytes)))
+	return procs[224].done(C.cg_hu(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hfunc), C.uint(numbytes)))
 }
 func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error {
-	return procs[227].done(C.cg_hiu(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
+	return procs[225].done(C.cg_hiu(C.uintptr_t(ctx), procs[225].fn(), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
 }
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
-	return procs[228].done(C.cg_hif(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
+	return procs[226].done(C.cg_hif(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
 func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	return procs[229].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
+	return procs[227].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
 }
 func LaunchCtx(ctx Context, f Function) error {
-	return procs[230].done(C.cg_h(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(f)))
+	return procs[228].done(C.cg_h(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(f)))
 }
 func LaunchGridCtx(ctx Context, f Function, grid_width int32, grid_height int32) error {
-	return procs[231].done(C.cg_hii(C.uintptr_t(ctx), procs[231].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
+	return procs[229].done(C.cg_hii(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
 }
 func LaunchGridAsyncCtx(ctx Context, f Function, grid_width int32, grid_height int32, hStream Stream) error {
-	return procs[232].done(C.cg_hiih(C.uintptr_t(ctx), procs[232].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
+	return procs[230].done(C.cg_hiih(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
 }
 func ParamSetTexRefCtx(ctx Context, hfunc Function, texunit int32, hTexRef Texref) error {
-	return procs[233].done(C.cg_hih(C.uintptr_t(ctx), procs[233].fn(), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
+	return procs[231].done(C.cg_hih(C.uintptr_t(ctx), procs[231].fn(), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
 }
 func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
-	err = procs[234].done(C.cg_pu(C.uintptr_t(ctx), procs[234].fn(), unsafe.Pointer(&phGraph), C.uint(flags)))
+	err = procs[232].done(C.cg_pu(C.uintptr_t(ctx), procs[232].fn(), unsafe.Pointer(&phGraph), C.uint(flags)))
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	err = procs[235].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[235].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
+	err = procs[233].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[233].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[236].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[234].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[237].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[235].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
-	err = procs[238].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[238].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	err = procs[236].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[236].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[239].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[239].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[237].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[240].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[240].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[238].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[238].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	err = procs[241].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[241].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+	err = procs[239].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[242].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[242].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[240].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[240].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[243].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[241].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[241].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	err = procs[244].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[242].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[245].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[245].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[243].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[246].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[244].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[244].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
-	err = procs[247].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[247].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph)))
+func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, childGraph Graph) (phGraphNode GraphNode, err error) {
+	err = procs[245].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[245].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(childGraph)))
 	return
 }
 func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	return procs[248].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+	return procs[246].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
 }
-func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64) (phGraphNode GraphNode, err error) {
-	err = procs[249].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[249].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies)))
+func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode) (phGraphNode GraphNode, err error) {
+	err = procs[247].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[247].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies))))
 	return
 }
-func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	err = procs[250].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[250].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, event Event) (phGraphNode GraphNode, err error) {
+	err = procs[248].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[248].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
 func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[251].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[251].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[249].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	return procs[252].done(C.cg_hh(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[250].done(C.cg_hh(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
-func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	err = procs[253].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[253].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, event Event) (phGraphNode GraphNode, err error) {
+	err = procs[251].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[251].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
 func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[254].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[254].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[252].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	return procs[255].done(C.cg_hh(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[253].done(C.cg_hh(C.uintptr_t(ctx), procs[253].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
-func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	err = procs[256].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[256].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[254].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[254].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
-	return procs[257].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[257].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[255].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	return procs[258].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[256].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[256].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	err = procs[259].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[259].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[257].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
-	return procs[260].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[260].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[258].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	return procs[261].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[259].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[259].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	err = procs[262].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[260].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[260].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
-	return procs[263].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+	return procs[261].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	return procs[264].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[264].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[262].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[262].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	return procs[265].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[263].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemAllocNodeParams)
-	err = procs[266].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[266].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[264].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[264].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
-	return procs[267].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[265].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
-func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
-	err = procs[268].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[268].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr)))
+func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (phGraphNode GraphNode, err error) {
+	err = procs[266].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[266].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.ulonglong(dptr)))
 	return
 }
 func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	return procs[269].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+	return procs[267].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
-	return procs[270].done(C.cg_i(C.uintptr_t(ctx), procs[270].fn(), C.int(device)))
+	return procs[268].done(C.cg_i(C.uintptr_t(ctx), procs[268].fn(), C.int(device)))
 }
 func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
-	fn, err := procs[271].enter()
+	fn, err := procs[269].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
@@ -1590,7 +1596,7 @@ func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttr
 	return status(err, r)
 }
 func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
-	fn, err := procs[272].enter()
+	fn, err := procs[270].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceSetGraphMemAttributeValue, value)
@@ -1605,345 +1611,411 @@ func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttr
 	return status(err, r)
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
-	err = procs[273].done(C.cg_ph(C.uintptr_t(ctx), procs[273].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
+	err = procs[271].done(C.cg_ph(C.uintptr_t(ctx), procs[271].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
 	return
 }
 func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph Graph) (phNode GraphNode, err error) {
-	err = procs[274].done(C.cg_phh(C.uintptr_t(ctx), procs[274].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
+	err = procs[272].done(C.cg_phh(C.uintptr_t(ctx), procs[272].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
 func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	return procs[275].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+	return procs[273].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
 }
-func GraphGetNodesCtx(ctx Context, hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	return procs[276].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes)))
+func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) {
+	var cnumNodes C.size_t
+	if err = procs[274].done(C.cg_hpp(C.uintptr_t(ctx), procs[274].fn(), C.uintptr_t(hGraph), nil, unsafe.Pointer(&cnumNodes))); err != nil || cnumNodes == 0 {
+		return
+	}
+	nodes = make([]GraphNode, cnumNodes)
+	n := int(cnumNodes)
+	if err = procs[274].done(C.cg_hpp(C.uintptr_t(ctx), procs[274].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(nodes)), unsafe.Pointer(&cnumNodes))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	nodes = nodes[:min(int(cnumNodes), n)]
+	return
 }
-func GraphGetRootNodesCtx(ctx Context, hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	return procs[277].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes)))
+func GraphGetRootNodesCtx(ctx Context, hGraph Graph) (rootNodes []GraphNode, err error) {
+	var cnumRootNodes C.size_t
+	if err = procs[275].done(C.cg_hpp(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hGraph), nil, unsafe.Pointer(&cnumRootNodes))); err != nil || cnumRootNodes == 0 {
+		return
+	}
+	rootNodes = make([]GraphNode, cnumRootNodes)
+	n := int(cnumRootNodes)
+	if err = procs[275].done(C.cg_hpp(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(rootNodes)), unsafe.Pointer(&cnumRootNodes))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	rootNodes = rootNodes[:min(int(cnumRootNodes), n)]
+	return
 }
-func GraphGetEdgesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numEdges *uint64) error {
-	return procs[278].done(C.cg_hppp_cb(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(numEdges)))
+func GraphGetEdgesCtx(ctx Context, hGraph Graph) (from []GraphNode, to []GraphNode, err error) {
+	var cnumEdges C.size_t
+	if err = procs[276].done(C.cg_hppp(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hGraph), nil, nil, unsafe.Pointer(&cnumEdges))); err != nil || cnumEdges == 0 {
+		return
+	}
+	from = make([]GraphNode, cnumEdges)
+	to = make([]GraphNode, cnumEdges)
+	n := int(cnumEdges)
+	if err = procs[276].done(C.cg_hppp(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(&cnumEdges))); err != nil {
+		return nil, nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	from = from[:min(int(cnumEdges), n)]
+	to = to[:min(int(cnumEdges), n)]
+	return
 }
-func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode, dependencies *GraphNode, numDependencies *uint64) error {
-	return procs[279].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[279].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(numDependencies)))
+func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode) (dependencies []GraphNode, err error) {
+	var cnumDependencies C.size_t
+	if err = procs[277].done(C.cg_hpp(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hNode), nil, unsafe.Pointer(&cnumDependencies))); err != nil || cnumDependencies == 0 {
+		return
+	}
+	dependencies = make([]GraphNode, cnumDependencies)
+	n := int(cnumDependencies)
+	if err = procs[277].done(C.cg_hpp(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(&cnumDependencies))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	dependencies = dependencies[:min(int(cnumDependencies), n)]
+	return
 }
-func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode, dependentNodes *GraphNode, numDependentNodes *uint64) error {
-	return procs[280].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(numDependentNodes)))
+func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode) (dependentNodes []GraphNode, err error) {
+	var cnumDependentNodes C.size_t
+	if err = procs[278].done(C.cg_hpp(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), nil, unsafe.Pointer(&cnumDependentNodes))); err != nil || cnumDependentNodes == 0 {
+		return
+	}
+	dependentNodes = make([]GraphNode, cnumDependentNodes)
+	n := int(cnumDependentNodes)
+	if err = procs[278].done(C.cg_hpp(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependentNodes)), unsafe.Pointer(&cnumDependentNodes))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	dependentNodes = dependentNodes[:min(int(cnumDependentNodes), n)]
+	return
 }
-func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
-	return procs[281].done(C.cg_hppl_cb(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies)))
+func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode) error {
+	fn, err := procs[279].enter()
+	if err == nil && len(from) != len(to) {
+		fn, err = 0, lengthError("cuGraphAddDependencies", "from", "to", len(from), len(to))
+	}
+	return status(err, C.cg_hppl_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), C.ulong(len(from))))
 }
-func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
-	return procs[282].done(C.cg_hppl_cb(C.uintptr_t(ctx), procs[282].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), C.ulong(numDependencies)))
+func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode) error {
+	fn, err := procs[280].enter()
+	if err == nil && len(from) != len(to) {
+		fn, err = 0, lengthError("cuGraphRemoveDependencies", "from", "to", len(from), len(to))
+	}
+	return status(err, C.cg_hppl_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), C.ulong(len(from))))
 }
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
-	return procs[283].done(C.cg_h(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode)))
+	return procs[281].done(C.cg_h(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode)))
 }
 func GraphInstantiateCtx(ctx Context, hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (phGraphExec GraphExec, err error) {
-	err = procs[284].done(C.cg_phppl_cb(C.uintptr_t(ctx), procs[284].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(phErrorNode), unsafe.Pointer(logBuffer), C.ulong(bufferSize)))
+	err = procs[282].done(C.cg_phppl_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(phErrorNode), unsafe.Pointer(logBuffer), C.ulong(bufferSize)))
 	return
 }
 func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
-	err = procs[285].done(C.cg_phq(C.uintptr_t(ctx), procs[285].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
+	err = procs[283].done(C.cg_phq(C.uintptr_t(ctx), procs[283].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[286].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[284].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
-	return procs[287].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	return procs[285].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[285].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
-	return procs[288].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+	return procs[286].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[289].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[287].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
-	return procs[290].done(C.cg_hhh(C.uintptr_t(ctx), procs[290].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
+	return procs[288].done(C.cg_hhh(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
 }
 func GraphExecEventRecordNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	return procs[291].done(C.cg_hhh(C.uintptr_t(ctx), procs[291].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[289].done(C.cg_hhh(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	return procs[292].done(C.cg_hhh(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[290].done(C.cg_hhh(C.uintptr_t(ctx), procs[290].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	return procs[293].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[291].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[291].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	return procs[294].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[292].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
-	return procs[295].done(C.cg_hhu(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
+	return procs[293].done(C.cg_hhu(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
 func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return procs[296].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[296].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+	return procs[294].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	return procs[297].done(C.cg_hh(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[295].done(C.cg_hh(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphLaunchCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	return procs[298].done(C.cg_hh(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[296].done(C.cg_hh(C.uintptr_t(ctx), procs[296].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
-	return procs[299].done(C.cg_h(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hGraphExec)))
+	return procs[297].done(C.cg_h(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hGraphExec)))
 }
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
-	return procs[300].done(C.cg_h(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(hGraph)))
+	return procs[298].done(C.cg_h(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hGraph)))
 }
 func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) error {
-	return procs[301].done(C.cg_hhpp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(hErrorNode_out), unsafe.Pointer(updateResult_out)))
+	return procs[299].done(C.cg_hhpp_cb(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(hErrorNode_out), unsafe.Pointer(updateResult_out)))
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
-	return procs[302].done(C.cg_hh(C.uintptr_t(ctx), procs[302].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[300].done(C.cg_hh(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[303].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[301].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
-	return procs[304].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
+	return procs[302].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[302].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return procs[305].done(C.cg_hsu(C.uintptr_t(ctx), procs[305].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
+	return procs[303].done(C.cg_hsu(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	return procs[306].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[306].fn(), unsafe.Pointer(object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+func UserObjectCreateCtx(ctx Context, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+	err = procs[304].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[304].fn(), unsafe.Pointer(&object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+	return
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
-	return procs[307].done(C.cg_hu(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(object), C.uint(count)))
+	return procs[305].done(C.cg_hu(C.uintptr_t(ctx), procs[305].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
-	return procs[308].done(C.cg_hu(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(object), C.uint(count)))
+	return procs[306].done(C.cg_hu(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
-	return procs[309].done(C.cg_hhuu(C.uintptr_t(ctx), procs[309].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
+	return procs[307].done(C.cg_hhuu(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
-	return procs[310].done(C.cg_hhu(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
+	return procs[308].done(C.cg_hhu(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
-	err = procs[311].done(C.cg_phil(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
+	err = procs[309].done(C.cg_phil(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
-	err = procs[312].done(C.cg_philu(C.uintptr_t(ctx), procs[312].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
+	err = procs[310].done(C.cg_philu(C.uintptr_t(ctx), procs[310].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[313].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[313].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[311].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[314].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[314].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[312].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[312].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
-	err = procs[315].done(C.cg_phii(C.uintptr_t(ctx), procs[315].fn(), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
+	err = procs[313].done(C.cg_phii(C.uintptr_t(ctx), procs[313].fn(), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	err = procs[316].done(C.cg_php_cb(C.uintptr_t(ctx), procs[316].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[314].done(C.cg_php_cb(C.uintptr_t(ctx), procs[314].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	err = procs[317].done(C.cg_php_cb(C.uintptr_t(ctx), procs[317].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[315].done(C.cg_php_cb(C.uintptr_t(ctx), procs[315].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
-	return procs[318].done(C.cg_hhu(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[316].done(C.cg_hhu(C.uintptr_t(ctx), procs[316].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
-	return procs[319].done(C.cg_hhu(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
+	return procs[317].done(C.cg_hhu(C.uintptr_t(ctx), procs[317].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
-	err = procs[320].done(C.cg_phql(C.uintptr_t(ctx), procs[320].fn(), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
+	err = procs[318].done(C.cg_phql(C.uintptr_t(ctx), procs[318].fn(), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
 	return
 }
 func TexRefSetAddress2DCtx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
-	return procs[321].done(C.cg_hpql_cb(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
+	return procs[319].done(C.cg_hpql_cb(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
 }
 func TexRefSetFormatCtx(ctx Context, hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
-	return procs[322].done(C.cg_hii(C.uintptr_t(ctx), procs[322].fn(), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
+	return procs[320].done(C.cg_hii(C.uintptr_t(ctx), procs[320].fn(), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
 }
 func TexRefSetAddressModeCtx(ctx Context, hTexRef Texref, dim int32, am AddressMode) error {
-	return procs[323].done(C.cg_hii(C.uintptr_t(ctx), procs[323].fn(), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
+	return procs[321].done(C.cg_hii(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
 }
 func TexRefSetFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	return procs[324].done(C.cg_hi(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[322].done(C.cg_hi(C.uintptr_t(ctx), procs[322].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	return procs[325].done(C.cg_hi(C.uintptr_t(ctx), procs[325].fn(), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[323].done(C.cg_hi(C.uintptr_t(ctx), procs[323].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapLevelBiasCtx(ctx Context, hTexRef Texref, bias float32) error {
-	return procs[326].done(C.cg_hf(C.uintptr_t(ctx), procs[326].fn(), C.uintptr_t(hTexRef), C.float(bias)))
+	return procs[324].done(C.cg_hf(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hTexRef), C.float(bias)))
 }
 func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
-	return procs[327].done(C.cg_hff(C.uintptr_t(ctx), procs[327].fn(), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
+	return procs[325].done(C.cg_hff(C.uintptr_t(ctx), procs[325].fn(), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
 }
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
-	return procs[328].done(C.cg_hu(C.uintptr_t(ctx), procs[328].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
+	return procs[326].done(C.cg_hu(C.uintptr_t(ctx), procs[326].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
-	return procs[329].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
+	return procs[327].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[327].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
-	return procs[330].done(C.cg_hu(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
+	return procs[328].done(C.cg_hu(C.uintptr_t(ctx), procs[328].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
-	err = procs[331].done(C.cg_ph(C.uintptr_t(ctx), procs[331].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
+	err = procs[329].done(C.cg_ph(C.uintptr_t(ctx), procs[329].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	return procs[332].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[332].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+	return procs[330].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[330].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return procs[333].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[333].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+	return procs[331].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[331].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
-	err = procs[334].done(C.cg_phi(C.uintptr_t(ctx), procs[334].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
+	err = procs[332].done(C.cg_phi(C.uintptr_t(ctx), procs[332].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
 	return
 }
 func TexRefGetFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	err = procs[335].done(C.cg_ph(C.uintptr_t(ctx), procs[335].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[333].done(C.cg_ph(C.uintptr_t(ctx), procs[333].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFormatCtx(ctx Context, hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, err error) {
-	err = procs[336].done(C.cg_pph(C.uintptr_t(ctx), procs[336].fn(), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
+	err = procs[334].done(C.cg_pph(C.uintptr_t(ctx), procs[334].fn(), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	err = procs[337].done(C.cg_ph(C.uintptr_t(ctx), procs[337].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[335].done(C.cg_ph(C.uintptr_t(ctx), procs[335].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelBiasCtx(ctx Context, hTexRef Texref) (pbias float32, err error) {
-	err = procs[338].done(C.cg_ph(C.uintptr_t(ctx), procs[338].fn(), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
+	err = procs[336].done(C.cg_ph(C.uintptr_t(ctx), procs[336].fn(), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelClamp float32, pmaxMipmapLevelClamp float32, err error) {
-	err = procs[339].done(C.cg_pph(C.uintptr_t(ctx), procs[339].fn(), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
+	err = procs[337].done(C.cg_pph(C.uintptr_t(ctx), procs[337].fn(), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
-	err = procs[340].done(C.cg_ph(C.uintptr_t(ctx), procs[340].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
+	err = procs[338].done(C.cg_ph(C.uintptr_t(ctx), procs[338].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	return procs[341].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[341].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+	return procs[339].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[339].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
-	err = procs[342].done(C.cg_ph(C.uintptr_t(ctx), procs[342].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
+	err = procs[340].done(C.cg_ph(C.uintptr_t(ctx), procs[340].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefCreateCtx(ctx Context) (pTexRef Texref, err error) {
-	err = procs[343].done(C.cg_p(C.uintptr_t(ctx), procs[343].fn(), unsafe.Pointer(&pTexRef)))
+	err = procs[341].done(C.cg_p(C.uintptr_t(ctx), procs[341].fn(), unsafe.Pointer(&pTexRef)))
 	return
 }
 func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
-	return procs[344].done(C.cg_h(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(hTexRef)))
+	return procs[342].done(C.cg_h(C.uintptr_t(ctx), procs[342].fn(), C.uintptr_t(hTexRef)))
 }
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
-	return procs[345].done(C.cg_hhu(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[343].done(C.cg_hhu(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	return procs[346].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[346].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+	return procs[344].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[344].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
 }
 func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return procs[347].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[347].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return procs[345].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[345].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
-	return procs[348].done(C.cg_q(C.uintptr_t(ctx), procs[348].fn(), C.ulonglong(texObject)))
+	return procs[346].done(C.cg_q(C.uintptr_t(ctx), procs[346].fn(), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	return procs[349].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[349].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+	return procs[347].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[347].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	return procs[350].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+	return procs[348].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return procs[351].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[351].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+	return procs[349].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[349].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
 }
 func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return procs[352].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+	return procs[350].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
-	return procs[353].done(C.cg_q(C.uintptr_t(ctx), procs[353].fn(), C.ulonglong(surfObject)))
+	return procs[351].done(C.cg_q(C.uintptr_t(ctx), procs[351].fn(), C.ulonglong(surfObject)))
 }
 func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return procs[354].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[354].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+	return procs[352].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
-	err = procs[355].done(C.cg_pii(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
+	err = procs[353].done(C.cg_pii(C.uintptr_t(ctx), procs[353].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
 	return
 }
 func CtxEnablePeerAccessCtx(ctx Context, peerContext Context, flags uint32) error {
-	return procs[356].done(C.cg_hu(C.uintptr_t(ctx), procs[356].fn(), C.uintptr_t(peerContext), C.uint(flags)))
+	return procs[354].done(C.cg_hu(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(peerContext), C.uint(flags)))
 }
 func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) error {
-	return procs[357].done(C.cg_h(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(peerContext)))
+	return procs[355].done(C.cg_h(C.uintptr_t(ctx), procs[355].fn(), C.uintptr_t(peerContext)))
 }
 func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
-	err = procs[358].done(C.cg_piii(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
+	err = procs[356].done(C.cg_piii(C.uintptr_t(ctx), procs[356].fn(), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
-	return procs[359].done(C.cg_h(C.uintptr_t(ctx), procs[359].fn(), C.uintptr_t(resource)))
+	return procs[357].done(C.cg_h(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(resource)))
 }
 func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return procs[360].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return procs[358].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
 }
 func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return procs[361].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[361].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+	return procs[359].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
-	err = procs[362].done(C.cg_pph(C.uintptr_t(ctx), procs[362].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
+	err = procs[360].done(C.cg_pph(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
 func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
-	return procs[363].done(C.cg_hu(C.uintptr_t(ctx), procs[363].fn(), C.uintptr_t(resource), C.uint(flags)))
+	return procs[361].done(C.cg_hu(C.uintptr_t(ctx), procs[361].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
-func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	return procs[364].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[364].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+func GraphicsMapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {
+	return procs[362].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[362].fn(), C.uint(len(resources)), unsafe.Pointer(unsafe.SliceData(resources)), C.uintptr_t(hStream)))
 }
-func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	return procs[365].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[365].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+func GraphicsUnmapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {
+	return procs[363].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[363].fn(), C.uint(len(resources)), unsafe.Pointer(unsafe.SliceData(resources)), C.uintptr_t(hStream)))
 }
 func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint64) (pfn unsafe.Pointer, err error) {
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	err = procs[366].done(C.cg_spil_cb(C.uintptr_t(ctx), procs[366].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags)))
+	err = procs[364].done(C.cg_spil_cb(C.uintptr_t(ctx), procs[364].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags)))
 	return
 }
 func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
-	err = procs[367].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[367].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
+	err = procs[365].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[365].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
 	return
 }

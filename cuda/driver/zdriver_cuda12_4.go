@@ -3640,8 +3640,8 @@ func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0
 func CtxCreate(flags uint32, dev Device) (Context, error) { return CtxCreateCtx(0, flags, dev) }
 
 // CtxCreateV3 calls cuCtxCreate_v3 (CtxCreateV3Ctx makes a context current first): Create a CUDA context with execution affinity
-func CtxCreateV3(paramsArray *ExecAffinityParam, numParams int32, flags uint32, dev Device) (Context, error) {
-	return CtxCreateV3Ctx(0, paramsArray, numParams, flags, dev)
+func CtxCreateV3(paramsArray []ExecAffinityParam, flags uint32, dev Device) (Context, error) {
+	return CtxCreateV3Ctx(0, paramsArray, flags, dev)
 }
 
 // CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current first): Destroy a CUDA context
@@ -3744,13 +3744,11 @@ func ModuleGetFunction(hmod Module, name string) (Function, error) {
 }
 
 // ModuleGetFunctionCount calls cuModuleGetFunctionCount (ModuleGetFunctionCountCtx makes a context current first): Returns the number of functions within a module
-func ModuleGetFunctionCount(count *uint32, mod Module) error {
-	return ModuleGetFunctionCountCtx(0, count, mod)
-}
+func ModuleGetFunctionCount(mod Module) (uint32, error) { return ModuleGetFunctionCountCtx(0, mod) }
 
 // ModuleEnumerateFunctions calls cuModuleEnumerateFunctions (ModuleEnumerateFunctionsCtx makes a context current first): Returns the function handles within a module.
-func ModuleEnumerateFunctions(functions *Function, numFunctions uint32, mod Module) error {
-	return ModuleEnumerateFunctionsCtx(0, functions, numFunctions, mod)
+func ModuleEnumerateFunctions(functions []Function, mod Module) error {
+	return ModuleEnumerateFunctionsCtx(0, functions, mod)
 }
 
 // ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
@@ -3808,13 +3806,11 @@ func LibraryGetKernel(library Library, name string) (Kernel, error) {
 }
 
 // LibraryGetKernelCount calls cuLibraryGetKernelCount (LibraryGetKernelCountCtx makes a context current first): Returns the number of kernels within a library
-func LibraryGetKernelCount(count *uint32, lib Library) error {
-	return LibraryGetKernelCountCtx(0, count, lib)
-}
+func LibraryGetKernelCount(lib Library) (uint32, error) { return LibraryGetKernelCountCtx(0, lib) }
 
 // LibraryEnumerateKernels calls cuLibraryEnumerateKernels (LibraryEnumerateKernelsCtx makes a context current first): Retrieve the kernel handles within a library.
-func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) error {
-	return LibraryEnumerateKernelsCtx(0, kernels, numKernels, lib)
+func LibraryEnumerateKernels(kernels []Kernel, lib Library) error {
+	return LibraryEnumerateKernelsCtx(0, kernels, lib)
 }
 
 // LibraryGetModule calls cuLibraryGetModule (LibraryGetModuleCtx makes a context current first): Returns a module handle
@@ -3857,8 +3853,8 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
 func KernelGetName(name **byte, hfunc Kernel) error { return KernelGetNameCtx(0, name, hfunc) }
 
 // KernelGetParamInfo calls cuKernelGetParamInfo (KernelGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
-func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramSize *uint64) (uint64, error) {
-	return KernelGetParamInfoCtx(0, kernel, paramIndex, paramSize)
+func KernelGetParamInfo(kernel Kernel, paramIndex uint64) (uint64, uint64, error) {
+	return KernelGetParamInfoCtx(0, kernel, paramIndex)
 }
 
 // MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first): Gets free and total memory
@@ -4168,8 +4164,8 @@ func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) err
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
-func MipmappedArrayCreate(pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	return MipmappedArrayCreateCtx(0, pHandle, pMipmappedArrayDesc, numMipmapLevels)
+func MipmappedArrayCreate(pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (MipmappedArray, error) {
+	return MipmappedArrayCreateCtx(0, pMipmappedArrayDesc, numMipmapLevels)
 }
 
 // MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
@@ -4209,16 +4205,16 @@ func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocati
 }
 
 // MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
-func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	return MemMapArrayAsyncCtx(0, mapInfoList, count, hStream)
+func MemMapArrayAsync(mapInfoList []ArrayMapInfo, hStream Stream) error {
+	return MemMapArrayAsyncCtx(0, mapInfoList, hStream)
 }
 
 // MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
 func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
 
 // MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
-func MemSetAccess(ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	return MemSetAccessCtx(0, ptr, size, desc, count)
+func MemSetAccess(ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
+	return MemSetAccessCtx(0, ptr, size, desc)
 }
 
 // MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current first): Get the access
@@ -4255,8 +4251,8 @@ func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.P
 func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
 
 // MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
-func MemAllocAsync(dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	return MemAllocAsyncCtx(0, dptr, bytesize, hStream)
+func MemAllocAsync(bytesize uint64, hStream Stream) (DevicePtr, error) {
+	return MemAllocAsyncCtx(0, bytesize, hStream)
 }
 
 // MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
@@ -4275,8 +4271,8 @@ func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) erro
 }
 
 // MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
-func MemPoolSetAccess(pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	return MemPoolSetAccessCtx(0, pool, mapArg, count)
+func MemPoolSetAccess(pool MemoryPool, mapArg []MemAccessDesc) error {
+	return MemPoolSetAccessCtx(0, pool, mapArg)
 }
 
 // MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
@@ -4293,8 +4289,8 @@ func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
 func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
 
 // MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
-func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	return MemAllocFromPoolAsyncCtx(0, dptr, bytesize, pool, hStream)
+func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (DevicePtr, error) {
+	return MemAllocFromPoolAsyncCtx(0, bytesize, pool, hStream)
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
@@ -4377,19 +4373,9 @@ func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePt
 	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
-func MemRangeGetAttributes(data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	return MemRangeGetAttributesCtx(0, data, dataSizes, attributes, numAttributes, devPtr, count)
-}
-
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
 func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
-}
-
-// PointerGetAttributes calls cuPointerGetAttributes (PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
-func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
-	return PointerGetAttributesCtx(0, numAttributes, attributes, data, ptr)
 }
 
 // StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current first): Create a stream
@@ -4430,8 +4416,8 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 }
 
 // StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph (StreamBeginCaptureToGraphCtx makes a context current first): Begins graph capture on a stream to an existing graph
-func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
-	return StreamBeginCaptureToGraphCtx(0, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, mode StreamCaptureMode) error {
+	return StreamBeginCaptureToGraphCtx(0, hStream, hGraph, dependencies, dependencyData, mode)
 }
 
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
@@ -4460,13 +4446,13 @@ func StreamGetCaptureInfoV3(hStream Stream, captureStatus_out *StreamCaptureStat
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream (11.3+)
-func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, numDependencies uint64, flags uint32) error {
-	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, numDependencies, flags)
+func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, flags uint32) error {
+	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, flags)
 }
 
 // StreamUpdateCaptureDependenciesV2 calls cuStreamUpdateCaptureDependencies_v2 (StreamUpdateCaptureDependenciesV2Ctx makes a context current first): Update the set of dependencies in a capturing stream (12.3+)
-func StreamUpdateCaptureDependenciesV2(hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
-	return StreamUpdateCaptureDependenciesV2Ctx(0, hStream, dependencies, dependencyData, numDependencies, flags)
+func StreamUpdateCaptureDependenciesV2(hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+	return StreamUpdateCaptureDependenciesV2Ctx(0, hStream, dependencies, dependencyData, flags)
 }
 
 // StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
@@ -4545,13 +4531,13 @@ func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (Extern
 }
 
 // SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
-func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
-	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+func SignalExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreSignalParams, stream Stream) error {
+	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
 // WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
-func WaitExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
-	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+func WaitExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreWaitParams, stream Stream) error {
+	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
 // DestroyExternalSemaphore calls cuDestroyExternalSemaphore (DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
@@ -4580,8 +4566,8 @@ func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint3
 }
 
 // StreamBatchMemOp calls cuStreamBatchMemOp_v2 (StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
-func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
+func StreamBatchMemOp(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return StreamBatchMemOpCtx(0, stream, paramArray, flags)
 }
 
 // FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a context current first): Returns information about a function
@@ -4606,8 +4592,8 @@ func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, 
 func FuncGetName(name **byte, hfunc Function) error { return FuncGetNameCtx(0, name, hfunc) }
 
 // FuncGetParamInfo calls cuFuncGetParamInfo (FuncGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
-func FuncGetParamInfo(funcArg Function, paramIndex uint64, paramSize *uint64) (uint64, error) {
-	return FuncGetParamInfoCtx(0, funcArg, paramIndex, paramSize)
+func FuncGetParamInfo(funcArg Function, paramIndex uint64) (uint64, uint64, error) {
+	return FuncGetParamInfoCtx(0, funcArg, paramIndex)
 }
 
 // FuncIsLoaded calls cuFuncIsLoaded (FuncIsLoadedCtx makes a context current first): Returns if the function is loaded
@@ -4634,8 +4620,8 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 }
 
 // LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
-func LaunchCooperativeKernelMultiDevice(launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
-	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, numDevices, flags)
+func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags uint32) error {
+	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, flags)
 }
 
 // LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
@@ -4713,8 +4699,8 @@ func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) err
 }
 
 // GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
-func GraphAddMemcpyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
-	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, numDependencies, copyParams, ctxArg)
+func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, copyParams, ctxArg)
 }
 
 // GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
@@ -4728,8 +4714,8 @@ func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error
 }
 
 // GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
-func GraphAddMemsetNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
-	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, numDependencies, memsetParams, ctxArg)
+func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, memsetParams, ctxArg)
 }
 
 // GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
@@ -4743,8 +4729,8 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) err
 }
 
 // GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
-func GraphAddHostNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (GraphNode, error) {
-	return GraphAddHostNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (GraphNode, error) {
+	return GraphAddHostNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphHostNodeGetParams calls cuGraphHostNodeGetParams (GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
@@ -4758,8 +4744,8 @@ func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 }
 
 // GraphAddChildGraphNode calls cuGraphAddChildGraphNode (GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
-func GraphAddChildGraphNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (GraphNode, error) {
-	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, numDependencies, childGraph)
+func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph Graph) (GraphNode, error) {
+	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, childGraph)
 }
 
 // GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
@@ -4768,13 +4754,13 @@ func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
-func GraphAddEmptyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64) (GraphNode, error) {
-	return GraphAddEmptyNodeCtx(0, hGraph, dependencies, numDependencies)
+func GraphAddEmptyNode(hGraph Graph, dependencies []GraphNode) (GraphNode, error) {
+	return GraphAddEmptyNodeCtx(0, hGraph, dependencies)
 }
 
 // GraphAddEventRecordNode calls cuGraphAddEventRecordNode (GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
-func GraphAddEventRecordNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
-	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, numDependencies, event)
+func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
+	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, event)
 }
 
 // GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
@@ -4788,8 +4774,8 @@ func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 }
 
 // GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
-func GraphAddEventWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
-	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, numDependencies, event)
+func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
+	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, event)
 }
 
 // GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
@@ -4803,8 +4789,8 @@ func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 }
 
 // GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
-func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
-	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
@@ -4818,8 +4804,8 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *Ext
 }
 
 // GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
-func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
-	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
@@ -4833,8 +4819,8 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSe
 }
 
 // GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
-func GraphAddBatchMemOpNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
-	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
+	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
@@ -4853,8 +4839,8 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nod
 }
 
 // GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
-func GraphAddMemAllocNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (GraphNode, error) {
-	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *MemAllocNodeParams) (GraphNode, error) {
+	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
@@ -4863,8 +4849,8 @@ func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams)
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
-func GraphAddMemFreeNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (GraphNode, error) {
-	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, numDependencies, dptr)
+func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (GraphNode, error) {
+	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, dptr)
 }
 
 // GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
@@ -4899,63 +4885,59 @@ func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
 }
 
 // GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current first): Returns a graph's nodes
-func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	return GraphGetNodesCtx(0, hGraph, nodes, numNodes)
-}
+func GraphGetNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetNodesCtx(0, hGraph) }
 
 // GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
-func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	return GraphGetRootNodesCtx(0, hGraph, rootNodes, numRootNodes)
-}
+func GraphGetRootNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetRootNodesCtx(0, hGraph) }
 
 // GraphGetEdges calls cuGraphGetEdges (GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
-func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, numEdges *uint64) error {
-	return GraphGetEdgesCtx(0, hGraph, from, to, numEdges)
+func GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, error) {
+	return GraphGetEdgesCtx(0, hGraph)
 }
 
 // GraphGetEdgesV2 calls cuGraphGetEdges_v2 (GraphGetEdgesV2Ctx makes a context current first): Returns a graph's dependency edges (12.3+)
-func GraphGetEdgesV2(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
-	return GraphGetEdgesV2Ctx(0, hGraph, from, to, edgeData, numEdges)
+func GraphGetEdgesV2(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error) {
+	return GraphGetEdgesV2Ctx(0, hGraph)
 }
 
 // GraphNodeGetDependencies calls cuGraphNodeGetDependencies (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
-func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, numDependencies *uint64) error {
-	return GraphNodeGetDependenciesCtx(0, hNode, dependencies, numDependencies)
+func GraphNodeGetDependencies(hNode GraphNode) ([]GraphNode, error) {
+	return GraphNodeGetDependenciesCtx(0, hNode)
 }
 
 // GraphNodeGetDependenciesV2 calls cuGraphNodeGetDependencies_v2 (GraphNodeGetDependenciesV2Ctx makes a context current first): Returns a node's dependencies (12.3+)
-func GraphNodeGetDependenciesV2(hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
-	return GraphNodeGetDependenciesV2Ctx(0, hNode, dependencies, edgeData, numDependencies)
+func GraphNodeGetDependenciesV2(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependenciesV2Ctx(0, hNode)
 }
 
 // GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
-func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, numDependentNodes *uint64) error {
-	return GraphNodeGetDependentNodesCtx(0, hNode, dependentNodes, numDependentNodes)
+func GraphNodeGetDependentNodes(hNode GraphNode) ([]GraphNode, error) {
+	return GraphNodeGetDependentNodesCtx(0, hNode)
 }
 
 // GraphNodeGetDependentNodesV2 calls cuGraphNodeGetDependentNodes_v2 (GraphNodeGetDependentNodesV2Ctx makes a context current first): Returns a node's dependent nodes (12.3+)
-func GraphNodeGetDependentNodesV2(hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
-	return GraphNodeGetDependentNodesV2Ctx(0, hNode, dependentNodes, edgeData, numDependentNodes)
+func GraphNodeGetDependentNodesV2(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependentNodesV2Ctx(0, hNode)
 }
 
 // GraphAddDependencies calls cuGraphAddDependencies (GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
-func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
-	return GraphAddDependenciesCtx(0, hGraph, from, to, numDependencies)
+func GraphAddDependencies(hGraph Graph, from []GraphNode, to []GraphNode) error {
+	return GraphAddDependenciesCtx(0, hGraph, from, to)
 }
 
 // GraphAddDependenciesV2 calls cuGraphAddDependencies_v2 (GraphAddDependenciesV2Ctx makes a context current first): Adds dependency edges to a graph (12.3+)
-func GraphAddDependenciesV2(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return GraphAddDependenciesV2Ctx(0, hGraph, from, to, edgeData, numDependencies)
+func GraphAddDependenciesV2(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphAddDependenciesV2Ctx(0, hGraph, from, to, edgeData)
 }
 
 // GraphRemoveDependencies calls cuGraphRemoveDependencies (GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
-func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, numDependencies uint64) error {
-	return GraphRemoveDependenciesCtx(0, hGraph, from, to, numDependencies)
+func GraphRemoveDependencies(hGraph Graph, from []GraphNode, to []GraphNode) error {
+	return GraphRemoveDependenciesCtx(0, hGraph, from, to)
 }
 
 // GraphRemoveDependenciesV2 calls cuGraphRemoveDependencies_v2 (GraphRemoveDependenciesV2Ctx makes a context current first): Removes dependency edges from a graph (12.3+)
-func GraphRemoveDependenciesV2(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return GraphRemoveDependenciesV2Ctx(0, hGraph, from, to, edgeData, numDependencies)
+func GraphRemoveDependenciesV2(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphRemoveDependenciesV2Ctx(0, hGraph, from, to, edgeData)
 }
 
 // GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
@@ -5073,8 +5055,8 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 }
 
 // UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
-func UserObjectCreate(object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	return UserObjectCreateCtx(0, object_out, ptr, destroy, initialRefcount, flags)
+func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
 // UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a context current first): Retain a reference to a user object
@@ -5098,13 +5080,13 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 }
 
 // GraphAddNode calls cuGraphAddNode (GraphAddNodeCtx makes a context current first): Adds a node of arbitrary type to a graph
-func GraphAddNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *GraphNodeParams) (GraphNode, error) {
-	return GraphAddNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddNode(hGraph Graph, dependencies []GraphNode, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphAddNodeV2 calls cuGraphAddNode_v2 (GraphAddNodeV2Ctx makes a context current first): Adds a node of arbitrary type to a graph (12.3+)
-func GraphAddNodeV2(hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (GraphNode, error) {
-	return GraphAddNodeV2Ctx(0, hGraph, dependencies, dependencyData, numDependencies, nodeParams)
+func GraphAddNodeV2(hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeV2Ctx(0, hGraph, dependencies, dependencyData, nodeParams)
 }
 
 // GraphNodeSetParams calls cuGraphNodeSetParams (GraphNodeSetParamsCtx makes a context current first): Update's a graph node's parameters
@@ -5387,13 +5369,13 @@ func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error 
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
-func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
-	return GraphicsMapResourcesCtx(0, count, resources, hStream)
+func GraphicsMapResources(resources []GraphicsResource, hStream Stream) error {
+	return GraphicsMapResourcesCtx(0, resources, hStream)
 }
 
 // GraphicsUnmapResources calls cuGraphicsUnmapResources (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
-func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
-	return GraphicsUnmapResourcesCtx(0, count, resources, hStream)
+func GraphicsUnmapResources(resources []GraphicsResource, hStream Stream) error {
+	return GraphicsUnmapResourcesCtx(0, resources, hStream)
 }
 
 // GetProcAddress calls cuGetProcAddress_v2 (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
@@ -5458,8 +5440,8 @@ func DevSMResourceSplitByCount(result *DevResource, nbGroups *uint32, input *Dev
 }
 
 // DevResourceGenerateDesc calls cuDevResourceGenerateDesc (DevResourceGenerateDescCtx makes a context current first): Generate a resource descriptor
-func DevResourceGenerateDesc(phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
-	return DevResourceGenerateDescCtx(0, phDesc, resources, nbResources)
+func DevResourceGenerateDesc(resources []DevResource) (DevResourceDesc, error) {
+	return DevResourceGenerateDescCtx(0, resources)
 }
 
 // GreenCtxRecordEvent calls cuGreenCtxRecordEvent (GreenCtxRecordEventCtx makes a context current first): Records an event.
@@ -5675,9 +5657,7 @@ var Functions = []FunctionInfo{
 	{"MemAdvise", "cuMemAdvise", "cuMemAdvise", 8000, 1, 4, nil},
 	{"MemAdviseV2", "cuMemAdvise", "cuMemAdvise_v2", 12020, 1, 4, nil},
 	{"MemRangeGetAttribute", "cuMemRangeGetAttribute", "cuMemRangeGetAttribute", 8000, 1, 5, nil},
-	{"MemRangeGetAttributes", "cuMemRangeGetAttributes", "cuMemRangeGetAttributes", 8000, 1, 6, nil},
 	{"PointerSetAttribute", "cuPointerSetAttribute", "cuPointerSetAttribute", 6000, 1, 3, nil},
-	{"PointerGetAttributes", "cuPointerGetAttributes", "cuPointerGetAttributes", 7000, 1, 4, nil},
 	{"StreamCreate", "cuStreamCreate", "cuStreamCreate", 2000, 1, 2, nil},
 	{"StreamCreateWithPriority", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority", 5050, 1, 3, nil},
 	{"StreamGetPriority", "cuStreamGetPriority", "cuStreamGetPriority", 5050, 1, 2, nil},
@@ -5911,6 +5891,6 @@ var Functions = []FunctionInfo{
 	{"StreamGetGreenCtx", "cuStreamGetGreenCtx", "cuStreamGetGreenCtx", 12040, 1, 2, nil},
 }
 
-var procs [429]proc
+var procs [427]proc
 
 var ctxProcs = [2]*proc{&procs[32], &procs[31]}

@@ -44,7 +44,7 @@ func DevicePrimaryCtxSetFlagsCtx(Context, Device, uint32) error          { retur
 func DevicePrimaryCtxGetStateCtx(Context, Device, *uint32, *int32) error { return errNoCgo }
 func DevicePrimaryCtxResetCtx(Context, Device) error                     { return errNoCgo }
 func CtxCreateCtx(Context, uint32, Device) (Context, error)              { return 0, errNoCgo }
-func CtxCreateV3Ctx(Context, *ExecAffinityParam, int32, uint32, Device) (Context, error) {
+func CtxCreateV3Ctx(Context, []ExecAffinityParam, uint32, Device) (Context, error) {
 	return 0, errNoCgo
 }
 func CtxDestroyCtx(Context, Context) error                       { return errNoCgo }
@@ -80,8 +80,8 @@ func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)        { re
 func ModuleUnloadCtx(Context, Module) error                                 { return errNoCgo }
 func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)            { return 0, errNoCgo }
 func ModuleGetFunctionCtx(Context, Module, string) (Function, error)        { return 0, errNoCgo }
-func ModuleGetFunctionCountCtx(Context, *uint32, Module) error              { return errNoCgo }
-func ModuleEnumerateFunctionsCtx(Context, *Function, uint32, Module) error  { return errNoCgo }
+func ModuleGetFunctionCountCtx(Context, Module) (uint32, error)             { return 0, errNoCgo }
+func ModuleEnumerateFunctionsCtx(Context, []Function, Module) error         { return errNoCgo }
 func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
 func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)      { return 0, errNoCgo }
 func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, []JITOption, []uintptr) error {
@@ -102,8 +102,8 @@ func LibraryLoadFromFileCtx(Context, string, []JITOption, []uintptr, []LibraryOp
 }
 func LibraryUnloadCtx(Context, Library) error                                  { return errNoCgo }
 func LibraryGetKernelCtx(Context, Library, string) (Kernel, error)             { return 0, errNoCgo }
-func LibraryGetKernelCountCtx(Context, *uint32, Library) error                 { return errNoCgo }
-func LibraryEnumerateKernelsCtx(Context, *Kernel, uint32, Library) error       { return errNoCgo }
+func LibraryGetKernelCountCtx(Context, Library) (uint32, error)                { return 0, errNoCgo }
+func LibraryEnumerateKernelsCtx(Context, []Kernel, Library) error              { return errNoCgo }
 func LibraryGetModuleCtx(Context, Library) (Module, error)                     { return 0, errNoCgo }
 func KernelGetFunctionCtx(Context, Kernel) (Function, error)                   { return 0, errNoCgo }
 func LibraryGetGlobalCtx(Context, Library, string) (DevicePtr, uint64, error)  { return 0, 0, errNoCgo }
@@ -117,7 +117,7 @@ func KernelGetAttributeCtx(Context, FunctionAttribute, Kernel, Device) (int32, e
 func KernelSetAttributeCtx(Context, FunctionAttribute, int32, Kernel, Device) error { return errNoCgo }
 func KernelSetCacheConfigCtx(Context, Kernel, FuncCache, Device) error              { return errNoCgo }
 func KernelGetNameCtx(Context, **byte, Kernel) error                                { return errNoCgo }
-func KernelGetParamInfoCtx(Context, Kernel, uint64, *uint64) (uint64, error)        { return 0, errNoCgo }
+func KernelGetParamInfoCtx(Context, Kernel, uint64) (uint64, uint64, error)         { return 0, 0, errNoCgo }
 func MemGetInfoCtx(Context) (uint64, uint64, error)                                 { return 0, 0, errNoCgo }
 func MemAllocCtx(Context, uint64) (DevicePtr, error)                                { return 0, errNoCgo }
 func MemAllocPitchCtx(Context, uint64, uint64, uint32) (DevicePtr, uint64, error) {
@@ -212,8 +212,8 @@ func ArrayGetPlaneCtx(Context, *Array, Array, uint32) error            { return 
 func ArrayDestroyCtx(Context, Array) error                             { return errNoCgo }
 func Array3DCreateCtx(Context, *Array, *Array3DDescriptor) error       { return errNoCgo }
 func Array3DGetDescriptorCtx(Context, *Array3DDescriptor, Array) error { return errNoCgo }
-func MipmappedArrayCreateCtx(Context, *MipmappedArray, *Array3DDescriptor, uint32) error {
-	return errNoCgo
+func MipmappedArrayCreateCtx(Context, *Array3DDescriptor, uint32) (MipmappedArray, error) {
+	return 0, errNoCgo
 }
 func MipmappedArrayGetLevelCtx(Context, *Array, MipmappedArray, uint32) error { return errNoCgo }
 func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                  { return errNoCgo }
@@ -231,10 +231,10 @@ func MemReleaseCtx(Context, MemGenericAllocationHandle) error { return errNoCgo 
 func MemMapCtx(Context, DevicePtr, uint64, uint64, MemGenericAllocationHandle, uint64) error {
 	return errNoCgo
 }
-func MemMapArrayAsyncCtx(Context, *ArrayMapInfo, uint32, Stream) error         { return errNoCgo }
-func MemUnmapCtx(Context, DevicePtr, uint64) error                             { return errNoCgo }
-func MemSetAccessCtx(Context, DevicePtr, uint64, *MemAccessDesc, uint64) error { return errNoCgo }
-func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error          { return errNoCgo }
+func MemMapArrayAsyncCtx(Context, []ArrayMapInfo, Stream) error         { return errNoCgo }
+func MemUnmapCtx(Context, DevicePtr, uint64) error                      { return errNoCgo }
+func MemSetAccessCtx(Context, DevicePtr, uint64, []MemAccessDesc) error { return errNoCgo }
+func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error   { return errNoCgo }
 func MemExportToShareableHandleCtx(Context, any, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
@@ -250,16 +250,18 @@ func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGen
 func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
 	return errNoCgo
 }
-func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                               { return errNoCgo }
-func MemAllocAsyncCtx(Context, *DevicePtr, uint64, Stream) error                     { return errNoCgo }
-func MemPoolTrimToCtx(Context, MemoryPool, uint64) error                             { return errNoCgo }
-func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error        { return errNoCgo }
-func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error        { return errNoCgo }
-func MemPoolSetAccessCtx(Context, MemoryPool, *MemAccessDesc, uint64) error          { return errNoCgo }
-func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error   { return errNoCgo }
-func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                     { return errNoCgo }
-func MemPoolDestroyCtx(Context, MemoryPool) error                                    { return errNoCgo }
-func MemAllocFromPoolAsyncCtx(Context, *DevicePtr, uint64, MemoryPool, Stream) error { return errNoCgo }
+func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                             { return errNoCgo }
+func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error)                  { return 0, errNoCgo }
+func MemPoolTrimToCtx(Context, MemoryPool, uint64) error                           { return errNoCgo }
+func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error      { return errNoCgo }
+func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error      { return errNoCgo }
+func MemPoolSetAccessCtx(Context, MemoryPool, []MemAccessDesc) error               { return errNoCgo }
+func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error { return errNoCgo }
+func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                   { return errNoCgo }
+func MemPoolDestroyCtx(Context, MemoryPool) error                                  { return errNoCgo }
+func MemAllocFromPoolAsyncCtx(Context, uint64, MemoryPool, Stream) (DevicePtr, error) {
+	return 0, errNoCgo
+}
 func MemPoolExportToShareableHandleCtx(Context, any, MemoryPool, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
@@ -296,25 +298,19 @@ func MemAdviseV2Ctx(Context, DevicePtr, uint64, MemAdvice, *MemLocation) error {
 func MemRangeGetAttributeCtx(Context, any, MemRangeAttribute, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func MemRangeGetAttributesCtx(Context, []unsafe.Pointer, *uint64, *MemRangeAttribute, uint64, DevicePtr, uint64) error {
-	return errNoCgo
-}
 func PointerSetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error { return errNoCgo }
-func PointerGetAttributesCtx(Context, uint32, *PointerAttribute, []unsafe.Pointer, DevicePtr) error {
-	return errNoCgo
-}
-func StreamCreateCtx(Context, StreamFlags) (Stream, error)               { return 0, errNoCgo }
-func StreamCreateWithPriorityCtx(Context, uint32, int32) (Stream, error) { return 0, errNoCgo }
-func StreamGetPriorityCtx(Context, Stream, *int32) error                 { return errNoCgo }
-func StreamGetFlagsCtx(Context, Stream, *uint32) error                   { return errNoCgo }
-func StreamGetIDCtx(Context, Stream, *uint64) error                      { return errNoCgo }
-func StreamGetCtxCtx(Context, Stream) (Context, error)                   { return 0, errNoCgo }
-func StreamWaitEventCtx(Context, Stream, Event, EventWaitFlags) error    { return errNoCgo }
+func StreamCreateCtx(Context, StreamFlags) (Stream, error)                   { return 0, errNoCgo }
+func StreamCreateWithPriorityCtx(Context, uint32, int32) (Stream, error)     { return 0, errNoCgo }
+func StreamGetPriorityCtx(Context, Stream, *int32) error                     { return errNoCgo }
+func StreamGetFlagsCtx(Context, Stream, *uint32) error                       { return errNoCgo }
+func StreamGetIDCtx(Context, Stream, *uint64) error                          { return errNoCgo }
+func StreamGetCtxCtx(Context, Stream) (Context, error)                       { return 0, errNoCgo }
+func StreamWaitEventCtx(Context, Stream, Event, EventWaitFlags) error        { return errNoCgo }
 func StreamAddCallbackCtx(Context, Stream, StreamCallback, unsafe.Pointer, uint32) error {
 	return errNoCgo
 }
 func StreamBeginCaptureCtx(Context, Stream, StreamCaptureMode) error { return errNoCgo }
-func StreamBeginCaptureToGraphCtx(Context, Stream, Graph, *GraphNode, *GraphEdgeData, uint64, StreamCaptureMode) error {
+func StreamBeginCaptureToGraphCtx(Context, Stream, Graph, []GraphNode, []GraphEdgeData, StreamCaptureMode) error {
 	return errNoCgo
 }
 func ThreadExchangeStreamCaptureModeCtx(Context, *StreamCaptureMode) error { return errNoCgo }
@@ -326,10 +322,8 @@ func StreamGetCaptureInfoCtx(Context, Stream, *StreamCaptureStatus, *uint64, *Gr
 func StreamGetCaptureInfoV3Ctx(Context, Stream, *StreamCaptureStatus, *uint64, *Graph, **GraphNode, **GraphEdgeData, *uint64) error {
 	return errNoCgo
 }
-func StreamUpdateCaptureDependenciesCtx(Context, Stream, *GraphNode, uint64, uint32) error {
-	return errNoCgo
-}
-func StreamUpdateCaptureDependenciesV2Ctx(Context, Stream, *GraphNode, *GraphEdgeData, uint64, uint32) error {
+func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, uint32) error { return errNoCgo }
+func StreamUpdateCaptureDependenciesV2Ctx(Context, Stream, []GraphNode, []GraphEdgeData, uint32) error {
 	return errNoCgo
 }
 func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
@@ -363,28 +357,26 @@ func DestroyExternalMemoryCtx(Context, ExternalMemory) error { return errNoCgo }
 func ImportExternalSemaphoreCtx(Context, *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
 	return 0, errNoCgo
 }
-func SignalExternalSemaphoresAsyncCtx(Context, *ExternalSemaphore, *ExternalSemaphoreSignalParams, uint32, Stream) error {
+func SignalExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSemaphoreSignalParams, Stream) error {
 	return errNoCgo
 }
-func WaitExternalSemaphoresAsyncCtx(Context, *ExternalSemaphore, *ExternalSemaphoreWaitParams, uint32, Stream) error {
+func WaitExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSemaphoreWaitParams, Stream) error {
 	return errNoCgo
 }
-func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error           { return errNoCgo }
-func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error  { return errNoCgo }
-func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error  { return errNoCgo }
-func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error { return errNoCgo }
-func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
-func StreamBatchMemOpCtx(Context, Stream, uint32, *StreamBatchMemOpParams, uint32) error {
-	return errNoCgo
-}
-func FuncGetAttributeCtx(Context, FunctionAttribute, Function) (int32, error) { return 0, errNoCgo }
-func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error   { return errNoCgo }
-func FuncSetCacheConfigCtx(Context, Function, FuncCache) error                { return errNoCgo }
-func FuncGetModuleCtx(Context, Function) (Module, error)                      { return 0, errNoCgo }
-func FuncGetNameCtx(Context, **byte, Function) error                          { return errNoCgo }
-func FuncGetParamInfoCtx(Context, Function, uint64, *uint64) (uint64, error)  { return 0, errNoCgo }
-func FuncIsLoadedCtx(Context, Function) (FunctionLoadingState, error)         { return 0, errNoCgo }
-func FuncLoadCtx(Context, Function) error                                     { return errNoCgo }
+func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error                { return errNoCgo }
+func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error       { return errNoCgo }
+func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error       { return errNoCgo }
+func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error      { return errNoCgo }
+func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }
+func StreamBatchMemOpCtx(Context, Stream, []StreamBatchMemOpParams, uint32) error { return errNoCgo }
+func FuncGetAttributeCtx(Context, FunctionAttribute, Function) (int32, error)     { return 0, errNoCgo }
+func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error       { return errNoCgo }
+func FuncSetCacheConfigCtx(Context, Function, FuncCache) error                    { return errNoCgo }
+func FuncGetModuleCtx(Context, Function) (Module, error)                          { return 0, errNoCgo }
+func FuncGetNameCtx(Context, **byte, Function) error                              { return errNoCgo }
+func FuncGetParamInfoCtx(Context, Function, uint64) (uint64, uint64, error)       { return 0, 0, errNoCgo }
+func FuncIsLoadedCtx(Context, Function) (FunctionLoadingState, error)             { return 0, errNoCgo }
+func FuncLoadCtx(Context, Function) error                                         { return errNoCgo }
 func LaunchKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, []unsafe.Pointer, []unsafe.Pointer) error {
 	return errNoCgo
 }
@@ -394,58 +386,56 @@ func LaunchKernelExCtx(Context, *LaunchConfig, Function, []unsafe.Pointer, []uns
 func LaunchCooperativeKernelCtx(Context, Function, uint32, uint32, uint32, uint32, uint32, uint32, uint32, Stream, []unsafe.Pointer) error {
 	return errNoCgo
 }
-func LaunchCooperativeKernelMultiDeviceCtx(Context, *LaunchParams, uint32, uint32) error {
-	return errNoCgo
-}
-func LaunchHostFuncCtx(Context, Stream, HostFn, unsafe.Pointer) error     { return errNoCgo }
-func FuncSetBlockShapeCtx(Context, Function, int32, int32, int32) error   { return errNoCgo }
-func FuncSetSharedSizeCtx(Context, Function, uint32) error                { return errNoCgo }
-func ParamSetSizeCtx(Context, Function, uint32) error                     { return errNoCgo }
-func ParamSetiCtx(Context, Function, int32, uint32) error                 { return errNoCgo }
-func ParamSetfCtx(Context, Function, int32, float32) error                { return errNoCgo }
-func ParamSetvCtx(Context, Function, int32, unsafe.Pointer, uint32) error { return errNoCgo }
-func LaunchCtx(Context, Function) error                                   { return errNoCgo }
-func LaunchGridCtx(Context, Function, int32, int32) error                 { return errNoCgo }
-func LaunchGridAsyncCtx(Context, Function, int32, int32, Stream) error    { return errNoCgo }
-func ParamSetTexRefCtx(Context, Function, int32, Texref) error            { return errNoCgo }
-func FuncSetSharedMemConfigCtx(Context, Function, Sharedconfig) error     { return errNoCgo }
-func GraphCreateCtx(Context, uint32) (Graph, error)                       { return 0, errNoCgo }
+func LaunchCooperativeKernelMultiDeviceCtx(Context, []LaunchParams, uint32) error { return errNoCgo }
+func LaunchHostFuncCtx(Context, Stream, HostFn, unsafe.Pointer) error             { return errNoCgo }
+func FuncSetBlockShapeCtx(Context, Function, int32, int32, int32) error           { return errNoCgo }
+func FuncSetSharedSizeCtx(Context, Function, uint32) error                        { return errNoCgo }
+func ParamSetSizeCtx(Context, Function, uint32) error                             { return errNoCgo }
+func ParamSetiCtx(Context, Function, int32, uint32) error                         { return errNoCgo }
+func ParamSetfCtx(Context, Function, int32, float32) error                        { return errNoCgo }
+func ParamSetvCtx(Context, Function, int32, unsafe.Pointer, uint32) error         { return errNoCgo }
+func LaunchCtx(Context, Function) error                                           { return errNoCgo }
+func LaunchGridCtx(Context, Function, int32, int32) error                         { return errNoCgo }
+func LaunchGridAsyncCtx(Context, Function, int32, int32, Stream) error            { return errNoCgo }
+func ParamSetTexRefCtx(Context, Function, int32, Texref) error                    { return errNoCgo }
+func FuncSetSharedMemConfigCtx(Context, Function, Sharedconfig) error             { return errNoCgo }
+func GraphCreateCtx(Context, uint32) (Graph, error)                               { return 0, errNoCgo }
 func GraphAddKernelNodeCtx(Context, Graph, []GraphNode, *KernelNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphKernelNodeGetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
 func GraphKernelNodeSetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
-func GraphAddMemcpyNodeCtx(Context, Graph, *GraphNode, uint64, *Memcpy3DParams, Context) (GraphNode, error) {
+func GraphAddMemcpyNodeCtx(Context, Graph, []GraphNode, *Memcpy3DParams, Context) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphMemcpyNodeGetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
 func GraphMemcpyNodeSetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
-func GraphAddMemsetNodeCtx(Context, Graph, *GraphNode, uint64, *MemsetNodeParams, Context) (GraphNode, error) {
+func GraphAddMemsetNodeCtx(Context, Graph, []GraphNode, *MemsetNodeParams, Context) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphMemsetNodeGetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
 func GraphMemsetNodeSetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
-func GraphAddHostNodeCtx(Context, Graph, *GraphNode, uint64, *HostNodeParams) (GraphNode, error) {
+func GraphAddHostNodeCtx(Context, Graph, []GraphNode, *HostNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphHostNodeGetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
 func GraphHostNodeSetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
-func GraphAddChildGraphNodeCtx(Context, Graph, *GraphNode, uint64, Graph) (GraphNode, error) {
+func GraphAddChildGraphNodeCtx(Context, Graph, []GraphNode, Graph) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphChildGraphNodeGetGraphCtx(Context, GraphNode, *Graph) error            { return errNoCgo }
-func GraphAddEmptyNodeCtx(Context, Graph, *GraphNode, uint64) (GraphNode, error) { return 0, errNoCgo }
-func GraphAddEventRecordNodeCtx(Context, Graph, *GraphNode, uint64, Event) (GraphNode, error) {
+func GraphChildGraphNodeGetGraphCtx(Context, GraphNode, *Graph) error     { return errNoCgo }
+func GraphAddEmptyNodeCtx(Context, Graph, []GraphNode) (GraphNode, error) { return 0, errNoCgo }
+func GraphAddEventRecordNodeCtx(Context, Graph, []GraphNode, Event) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphEventRecordNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
 func GraphEventRecordNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
-func GraphAddEventWaitNodeCtx(Context, Graph, *GraphNode, uint64, Event) (GraphNode, error) {
+func GraphAddEventWaitNodeCtx(Context, Graph, []GraphNode, Event) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphEventWaitNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
 func GraphEventWaitNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
-func GraphAddExternalSemaphoresSignalNodeCtx(Context, Graph, *GraphNode, uint64, *ExtSemSignalNodeParams) (GraphNode, error) {
+func GraphAddExternalSemaphoresSignalNodeCtx(Context, Graph, []GraphNode, *ExtSemSignalNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
@@ -454,7 +444,7 @@ func GraphExternalSemaphoresSignalNodeGetParamsCtx(Context, GraphNode, *ExtSemSi
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
 	return errNoCgo
 }
-func GraphAddExternalSemaphoresWaitNodeCtx(Context, Graph, *GraphNode, uint64, *ExtSemWaitNodeParams) (GraphNode, error) {
+func GraphAddExternalSemaphoresWaitNodeCtx(Context, Graph, []GraphNode, *ExtSemWaitNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
@@ -463,7 +453,7 @@ func GraphExternalSemaphoresWaitNodeGetParamsCtx(Context, GraphNode, *ExtSemWait
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
 }
-func GraphAddBatchMemOpNodeCtx(Context, Graph, *GraphNode, uint64, *BatchMemOpNodeParams) (GraphNode, error) {
+func GraphAddBatchMemOpNodeCtx(Context, Graph, []GraphNode, *BatchMemOpNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphBatchMemOpNodeGetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) error {
@@ -475,11 +465,11 @@ func GraphBatchMemOpNodeSetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) 
 func GraphExecBatchMemOpNodeSetParamsCtx(Context, GraphExec, GraphNode, *BatchMemOpNodeParams) error {
 	return errNoCgo
 }
-func GraphAddMemAllocNodeCtx(Context, Graph, *GraphNode, uint64, *MemAllocNodeParams) (GraphNode, error) {
+func GraphAddMemAllocNodeCtx(Context, Graph, []GraphNode, *MemAllocNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphMemAllocNodeGetParamsCtx(Context, GraphNode, *MemAllocNodeParams) error { return errNoCgo }
-func GraphAddMemFreeNodeCtx(Context, Graph, *GraphNode, uint64, DevicePtr) (GraphNode, error) {
+func GraphAddMemFreeNodeCtx(Context, Graph, []GraphNode, DevicePtr) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphMemFreeNodeGetParamsCtx(Context, GraphNode, *DevicePtr) error           { return errNoCgo }
@@ -489,28 +479,32 @@ func DeviceSetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, any) erro
 func GraphCloneCtx(Context, Graph) (Graph, error)                                 { return 0, errNoCgo }
 func GraphNodeFindInCloneCtx(Context, GraphNode, Graph) (GraphNode, error)        { return 0, errNoCgo }
 func GraphNodeGetTypeCtx(Context, GraphNode, *GraphNodeType) error                { return errNoCgo }
-func GraphGetNodesCtx(Context, Graph, *GraphNode, *uint64) error                  { return errNoCgo }
-func GraphGetRootNodesCtx(Context, Graph, *GraphNode, *uint64) error              { return errNoCgo }
-func GraphGetEdgesCtx(Context, Graph, *GraphNode, *GraphNode, *uint64) error      { return errNoCgo }
-func GraphGetEdgesV2Ctx(Context, Graph, *GraphNode, *GraphNode, *GraphEdgeData, *uint64) error {
+func GraphGetNodesCtx(Context, Graph) ([]GraphNode, error)                        { return []GraphNode{}, errNoCgo }
+func GraphGetRootNodesCtx(Context, Graph) ([]GraphNode, error)                    { return []GraphNode{}, errNoCgo }
+func GraphGetEdgesCtx(Context, Graph) ([]GraphNode, []GraphNode, error) {
+	return []GraphNode{}, []GraphNode{}, errNoCgo
+}
+func GraphGetEdgesV2Ctx(Context, Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error) {
+	return []GraphNode{}, []GraphNode{}, []GraphEdgeData{}, errNoCgo
+}
+func GraphNodeGetDependenciesCtx(Context, GraphNode) ([]GraphNode, error) {
+	return []GraphNode{}, errNoCgo
+}
+func GraphNodeGetDependenciesV2Ctx(Context, GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return []GraphNode{}, []GraphEdgeData{}, errNoCgo
+}
+func GraphNodeGetDependentNodesCtx(Context, GraphNode) ([]GraphNode, error) {
+	return []GraphNode{}, errNoCgo
+}
+func GraphNodeGetDependentNodesV2Ctx(Context, GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return []GraphNode{}, []GraphEdgeData{}, errNoCgo
+}
+func GraphAddDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error { return errNoCgo }
+func GraphAddDependenciesV2Ctx(Context, Graph, []GraphNode, []GraphNode, []GraphEdgeData) error {
 	return errNoCgo
 }
-func GraphNodeGetDependenciesCtx(Context, GraphNode, *GraphNode, *uint64) error { return errNoCgo }
-func GraphNodeGetDependenciesV2Ctx(Context, GraphNode, *GraphNode, *GraphEdgeData, *uint64) error {
-	return errNoCgo
-}
-func GraphNodeGetDependentNodesCtx(Context, GraphNode, *GraphNode, *uint64) error { return errNoCgo }
-func GraphNodeGetDependentNodesV2Ctx(Context, GraphNode, *GraphNode, *GraphEdgeData, *uint64) error {
-	return errNoCgo
-}
-func GraphAddDependenciesCtx(Context, Graph, *GraphNode, *GraphNode, uint64) error { return errNoCgo }
-func GraphAddDependenciesV2Ctx(Context, Graph, *GraphNode, *GraphNode, *GraphEdgeData, uint64) error {
-	return errNoCgo
-}
-func GraphRemoveDependenciesCtx(Context, Graph, *GraphNode, *GraphNode, uint64) error {
-	return errNoCgo
-}
-func GraphRemoveDependenciesV2Ctx(Context, Graph, *GraphNode, *GraphNode, *GraphEdgeData, uint64) error {
+func GraphRemoveDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error { return errNoCgo }
+func GraphRemoveDependenciesV2Ctx(Context, Graph, []GraphNode, []GraphNode, []GraphEdgeData) error {
 	return errNoCgo
 }
 func GraphDestroyNodeCtx(Context, GraphNode) error                           { return errNoCgo }
@@ -555,17 +549,17 @@ func GraphKernelNodeSetAttributeCtx(Context, GraphNode, LaunchAttributeID, *Laun
 	return errNoCgo
 }
 func GraphDebugDotPrintCtx(Context, Graph, string, uint32) error { return errNoCgo }
-func UserObjectCreateCtx(Context, *UserObject, unsafe.Pointer, HostFn, uint32, uint32) error {
-	return errNoCgo
+func UserObjectCreateCtx(Context, unsafe.Pointer, HostFn, uint32, uint32) (UserObject, error) {
+	return 0, errNoCgo
 }
 func UserObjectRetainCtx(Context, UserObject, uint32) error                     { return errNoCgo }
 func UserObjectReleaseCtx(Context, UserObject, uint32) error                    { return errNoCgo }
 func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, uint32) error { return errNoCgo }
 func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error        { return errNoCgo }
-func GraphAddNodeCtx(Context, Graph, *GraphNode, uint64, *GraphNodeParams) (GraphNode, error) {
+func GraphAddNodeCtx(Context, Graph, []GraphNode, *GraphNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphAddNodeV2Ctx(Context, Graph, *GraphNode, *GraphEdgeData, uint64, *GraphNodeParams) (GraphNode, error) {
+func GraphAddNodeV2Ctx(Context, Graph, []GraphNode, []GraphEdgeData, *GraphNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
 func GraphNodeSetParamsCtx(Context, GraphNode, *GraphNodeParams) error { return errNoCgo }
@@ -660,9 +654,9 @@ func GraphicsResourceGetMappedMipmappedArrayCtx(Context, *MipmappedArray, Graphi
 func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
 }
-func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error     { return errNoCgo }
-func GraphicsMapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error   { return errNoCgo }
-func GraphicsUnmapResourcesCtx(Context, uint32, *GraphicsResource, Stream) error { return errNoCgo }
+func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error { return errNoCgo }
+func GraphicsMapResourcesCtx(Context, []GraphicsResource, Stream) error      { return errNoCgo }
+func GraphicsUnmapResourcesCtx(Context, []GraphicsResource, Stream) error    { return errNoCgo }
 func GetProcAddressCtx(Context, string, int32, uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
 	return nil, 0, errNoCgo
 }
@@ -682,9 +676,7 @@ func GreenCtxGetDevResourceCtx(Context, GreenCtx, *DevResource, DevResourceType)
 func DevSMResourceSplitByCountCtx(Context, *DevResource, *uint32, *DevResource, *DevResource, uint32, uint32) error {
 	return errNoCgo
 }
-func DevResourceGenerateDescCtx(Context, *DevResourceDesc, *DevResource, uint32) error {
-	return errNoCgo
-}
-func GreenCtxRecordEventCtx(Context, GreenCtx, Event) error  { return errNoCgo }
-func GreenCtxWaitEventCtx(Context, GreenCtx, Event) error    { return errNoCgo }
-func StreamGetGreenCtxCtx(Context, Stream) (GreenCtx, error) { return 0, errNoCgo }
+func DevResourceGenerateDescCtx(Context, []DevResource) (DevResourceDesc, error) { return 0, errNoCgo }
+func GreenCtxRecordEventCtx(Context, GreenCtx, Event) error                      { return errNoCgo }
+func GreenCtxWaitEventCtx(Context, GreenCtx, Event) error                        { return errNoCgo }
+func StreamGetGreenCtxCtx(Context, Stream) (GreenCtx, error)                     { return 0, errNoCgo }

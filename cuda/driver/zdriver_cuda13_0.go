@@ -4070,8 +4070,8 @@ func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 }
 
 // DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities (DeviceGetHostAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between the device and host.
-func DeviceGetHostAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
-	return DeviceGetHostAtomicCapabilitiesCtx(0, capabilities, operations, count, dev)
+func DeviceGetHostAtomicCapabilities(capabilities []uint32, operations []AtomicOperation, dev Device) error {
+	return DeviceGetHostAtomicCapabilitiesCtx(0, capabilities, operations, dev)
 }
 
 // DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
@@ -4244,13 +4244,11 @@ func ModuleGetFunction(hmod Module, name string) (Function, error) {
 }
 
 // ModuleGetFunctionCount calls cuModuleGetFunctionCount (ModuleGetFunctionCountCtx makes a context current first): Returns the number of functions within a module
-func ModuleGetFunctionCount(count *uint32, mod Module) error {
-	return ModuleGetFunctionCountCtx(0, count, mod)
-}
+func ModuleGetFunctionCount(mod Module) (uint32, error) { return ModuleGetFunctionCountCtx(0, mod) }
 
 // ModuleEnumerateFunctions calls cuModuleEnumerateFunctions (ModuleEnumerateFunctionsCtx makes a context current first): Returns the function handles within a module.
-func ModuleEnumerateFunctions(functions *Function, numFunctions uint32, mod Module) error {
-	return ModuleEnumerateFunctionsCtx(0, functions, numFunctions, mod)
+func ModuleEnumerateFunctions(functions []Function, mod Module) error {
+	return ModuleEnumerateFunctionsCtx(0, functions, mod)
 }
 
 // ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
@@ -4308,13 +4306,11 @@ func LibraryGetKernel(library Library, name string) (Kernel, error) {
 }
 
 // LibraryGetKernelCount calls cuLibraryGetKernelCount (LibraryGetKernelCountCtx makes a context current first): Returns the number of kernels within a library
-func LibraryGetKernelCount(count *uint32, lib Library) error {
-	return LibraryGetKernelCountCtx(0, count, lib)
-}
+func LibraryGetKernelCount(lib Library) (uint32, error) { return LibraryGetKernelCountCtx(0, lib) }
 
 // LibraryEnumerateKernels calls cuLibraryEnumerateKernels (LibraryEnumerateKernelsCtx makes a context current first): Retrieve the kernel handles within a library.
-func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) error {
-	return LibraryEnumerateKernelsCtx(0, kernels, numKernels, lib)
+func LibraryEnumerateKernels(kernels []Kernel, lib Library) error {
+	return LibraryEnumerateKernelsCtx(0, kernels, lib)
 }
 
 // LibraryGetModule calls cuLibraryGetModule (LibraryGetModuleCtx makes a context current first): Returns a module handle
@@ -4360,8 +4356,8 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
 func KernelGetName(name **byte, hfunc Kernel) error { return KernelGetNameCtx(0, name, hfunc) }
 
 // KernelGetParamInfo calls cuKernelGetParamInfo (KernelGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
-func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramSize *uint64) (uint64, error) {
-	return KernelGetParamInfoCtx(0, kernel, paramIndex, paramSize)
+func KernelGetParamInfo(kernel Kernel, paramIndex uint64) (uint64, uint64, error) {
+	return KernelGetParamInfoCtx(0, kernel, paramIndex)
 }
 
 // MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first): Gets free and total memory
@@ -4565,13 +4561,13 @@ func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 }
 
 // MemcpyBatchAsync calls cuMemcpyBatchAsync_v2 (MemcpyBatchAsyncCtx makes a context current first): Performs a batch of memory copies asynchronously.
-func MemcpyBatchAsync(dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
-	return MemcpyBatchAsyncCtx(0, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
+func MemcpyBatchAsync(dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs []MemcpyAttributes, attrsIdxs []uint64, hStream Stream) error {
+	return MemcpyBatchAsyncCtx(0, dsts, srcs, sizes, attrs, attrsIdxs, hStream)
 }
 
 // Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync_v2 (Memcpy3DBatchAsyncCtx makes a context current first): Performs a batch of 3D memory copies asynchronously.
-func Memcpy3DBatchAsync(numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hStream Stream) error {
-	return Memcpy3DBatchAsyncCtx(0, numOps, opList, flags, hStream)
+func Memcpy3DBatchAsync(opList []Memcpy3DBatchOp, flags uint64, hStream Stream) error {
+	return Memcpy3DBatchAsyncCtx(0, opList, flags, hStream)
 }
 
 // MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first): Initializes device memory
@@ -4681,8 +4677,8 @@ func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) err
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
-func MipmappedArrayCreate(pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	return MipmappedArrayCreateCtx(0, pHandle, pMipmappedArrayDesc, numMipmapLevels)
+func MipmappedArrayCreate(pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (MipmappedArray, error) {
+	return MipmappedArrayCreateCtx(0, pMipmappedArrayDesc, numMipmapLevels)
 }
 
 // MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
@@ -4701,8 +4697,8 @@ func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handle
 }
 
 // MemBatchDecompressAsync calls cuMemBatchDecompressAsync (MemBatchDecompressAsyncCtx makes a context current first): Submit a batch of
-func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
-	return MemBatchDecompressAsyncCtx(0, paramsArray, count, flags, errorIndex, stream)
+func MemBatchDecompressAsync(paramsArray []MemDecompressParams, flags uint32, stream Stream) (uint64, error) {
+	return MemBatchDecompressAsyncCtx(0, paramsArray, flags, stream)
 }
 
 // MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a context current first): Allocate an address range reservation.
@@ -4727,16 +4723,16 @@ func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocati
 }
 
 // MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
-func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	return MemMapArrayAsyncCtx(0, mapInfoList, count, hStream)
+func MemMapArrayAsync(mapInfoList []ArrayMapInfo, hStream Stream) error {
+	return MemMapArrayAsyncCtx(0, mapInfoList, hStream)
 }
 
 // MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
 func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
 
 // MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
-func MemSetAccess(ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	return MemSetAccessCtx(0, ptr, size, desc, count)
+func MemSetAccess(ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
+	return MemSetAccessCtx(0, ptr, size, desc)
 }
 
 // MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current first): Get the access
@@ -4773,8 +4769,8 @@ func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.P
 func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
 
 // MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
-func MemAllocAsync(dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	return MemAllocAsyncCtx(0, dptr, bytesize, hStream)
+func MemAllocAsync(bytesize uint64, hStream Stream) (DevicePtr, error) {
+	return MemAllocAsyncCtx(0, bytesize, hStream)
 }
 
 // MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
@@ -4793,8 +4789,8 @@ func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) erro
 }
 
 // MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
-func MemPoolSetAccess(pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	return MemPoolSetAccessCtx(0, pool, mapArg, count)
+func MemPoolSetAccess(pool MemoryPool, mapArg []MemAccessDesc) error {
+	return MemPoolSetAccessCtx(0, pool, mapArg)
 }
 
 // MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
@@ -4826,8 +4822,8 @@ func MemSetMemPool(location *MemLocation, typeArg MemAllocationType, pool Memory
 }
 
 // MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
-func MemAllocFromPoolAsync(dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	return MemAllocFromPoolAsyncCtx(0, dptr, bytesize, pool, hStream)
+func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (DevicePtr, error) {
+	return MemAllocFromPoolAsyncCtx(0, bytesize, pool, hStream)
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
@@ -4896,18 +4892,18 @@ func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLo
 }
 
 // MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync (MemPrefetchBatchAsyncCtx makes a context current first): Performs a batch of memory prefetches asynchronously
-func MemPrefetchBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	return MemPrefetchBatchAsyncCtx(0, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
+func MemPrefetchBatchAsync(dptrs []DevicePtr, sizes []uint64, prefetchLocs []MemLocation, prefetchLocIdxs []uint64, flags uint64, hStream Stream) error {
+	return MemPrefetchBatchAsyncCtx(0, dptrs, sizes, prefetchLocs, prefetchLocIdxs, flags, hStream)
 }
 
 // MemDiscardBatchAsync calls cuMemDiscardBatchAsync (MemDiscardBatchAsyncCtx makes a context current first): Performs a batch of memory discards asynchronously
-func MemDiscardBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, flags uint64, hStream Stream) error {
-	return MemDiscardBatchAsyncCtx(0, dptrs, sizes, count, flags, hStream)
+func MemDiscardBatchAsync(dptrs []DevicePtr, sizes []uint64, flags uint64, hStream Stream) error {
+	return MemDiscardBatchAsyncCtx(0, dptrs, sizes, flags, hStream)
 }
 
 // MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync (MemDiscardAndPrefetchBatchAsyncCtx makes a context current first): Performs a batch of memory discards and prefetches asynchronously
-func MemDiscardAndPrefetchBatchAsync(dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	return MemDiscardAndPrefetchBatchAsyncCtx(0, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
+func MemDiscardAndPrefetchBatchAsync(dptrs []DevicePtr, sizes []uint64, prefetchLocs []MemLocation, prefetchLocIdxs []uint64, flags uint64, hStream Stream) error {
+	return MemDiscardAndPrefetchBatchAsyncCtx(0, dptrs, sizes, prefetchLocs, prefetchLocIdxs, flags, hStream)
 }
 
 // MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
@@ -4915,19 +4911,9 @@ func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePt
 	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
 }
 
-// MemRangeGetAttributes calls cuMemRangeGetAttributes (MemRangeGetAttributesCtx makes a context current first): Query attributes of a given memory range.
-func MemRangeGetAttributes(data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	return MemRangeGetAttributesCtx(0, data, dataSizes, attributes, numAttributes, devPtr, count)
-}
-
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
 func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
-}
-
-// PointerGetAttributes calls cuPointerGetAttributes (PointerGetAttributesCtx makes a context current first): Returns information about a pointer.
-func PointerGetAttributes(numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
-	return PointerGetAttributesCtx(0, numAttributes, attributes, data, ptr)
 }
 
 // StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current first): Create a stream
@@ -4974,8 +4960,8 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 }
 
 // StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph (StreamBeginCaptureToGraphCtx makes a context current first): Begins graph capture on a stream to an existing graph
-func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
-	return StreamBeginCaptureToGraphCtx(0, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
+func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, mode StreamCaptureMode) error {
+	return StreamBeginCaptureToGraphCtx(0, hStream, hGraph, dependencies, dependencyData, mode)
 }
 
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
@@ -4999,8 +4985,8 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2 (StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream
-func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
-	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, dependencyData, numDependencies, flags)
+func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, dependencyData, flags)
 }
 
 // StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
@@ -5079,13 +5065,13 @@ func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (Extern
 }
 
 // SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
-func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
-	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+func SignalExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreSignalParams, stream Stream) error {
+	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
 // WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
-func WaitExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
-	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, numExtSems, stream)
+func WaitExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreWaitParams, stream Stream) error {
+	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
 // DestroyExternalSemaphore calls cuDestroyExternalSemaphore (DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
@@ -5114,8 +5100,8 @@ func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint3
 }
 
 // StreamBatchMemOp calls cuStreamBatchMemOp_v2 (StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
-func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	return StreamBatchMemOpCtx(0, stream, count, paramArray, flags)
+func StreamBatchMemOp(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return StreamBatchMemOpCtx(0, stream, paramArray, flags)
 }
 
 // FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a context current first): Returns information about a function
@@ -5140,8 +5126,8 @@ func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, 
 func FuncGetName(name **byte, hfunc Function) error { return FuncGetNameCtx(0, name, hfunc) }
 
 // FuncGetParamInfo calls cuFuncGetParamInfo (FuncGetParamInfoCtx makes a context current first): Returns the offset and size of a kernel parameter in the device-side parameter layout
-func FuncGetParamInfo(funcArg Function, paramIndex uint64, paramSize *uint64) (uint64, error) {
-	return FuncGetParamInfoCtx(0, funcArg, paramIndex, paramSize)
+func FuncGetParamInfo(funcArg Function, paramIndex uint64) (uint64, uint64, error) {
+	return FuncGetParamInfoCtx(0, funcArg, paramIndex)
 }
 
 // FuncIsLoaded calls cuFuncIsLoaded (FuncIsLoadedCtx makes a context current first): Returns if the function is loaded
@@ -5168,8 +5154,8 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 }
 
 // LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
-func LaunchCooperativeKernelMultiDevice(launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
-	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, numDevices, flags)
+func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags uint32) error {
+	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, flags)
 }
 
 // LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
@@ -5247,8 +5233,8 @@ func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) err
 }
 
 // GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
-func GraphAddMemcpyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
-	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, numDependencies, copyParams, ctxArg)
+func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, copyParams, ctxArg)
 }
 
 // GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
@@ -5262,8 +5248,8 @@ func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error
 }
 
 // GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
-func GraphAddMemsetNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
-	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, numDependencies, memsetParams, ctxArg)
+func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
+	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, memsetParams, ctxArg)
 }
 
 // GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
@@ -5277,8 +5263,8 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) err
 }
 
 // GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
-func GraphAddHostNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (GraphNode, error) {
-	return GraphAddHostNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (GraphNode, error) {
+	return GraphAddHostNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphHostNodeGetParams calls cuGraphHostNodeGetParams (GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
@@ -5292,8 +5278,8 @@ func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 }
 
 // GraphAddChildGraphNode calls cuGraphAddChildGraphNode (GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
-func GraphAddChildGraphNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (GraphNode, error) {
-	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, numDependencies, childGraph)
+func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph Graph) (GraphNode, error) {
+	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, childGraph)
 }
 
 // GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
@@ -5302,13 +5288,13 @@ func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
-func GraphAddEmptyNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64) (GraphNode, error) {
-	return GraphAddEmptyNodeCtx(0, hGraph, dependencies, numDependencies)
+func GraphAddEmptyNode(hGraph Graph, dependencies []GraphNode) (GraphNode, error) {
+	return GraphAddEmptyNodeCtx(0, hGraph, dependencies)
 }
 
 // GraphAddEventRecordNode calls cuGraphAddEventRecordNode (GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
-func GraphAddEventRecordNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
-	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, numDependencies, event)
+func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
+	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, event)
 }
 
 // GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
@@ -5322,8 +5308,8 @@ func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 }
 
 // GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
-func GraphAddEventWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (GraphNode, error) {
-	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, numDependencies, event)
+func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
+	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, event)
 }
 
 // GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
@@ -5337,8 +5323,8 @@ func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 }
 
 // GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
-func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
-	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
@@ -5352,8 +5338,8 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *Ext
 }
 
 // GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
-func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
-	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
+	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
@@ -5367,8 +5353,8 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSe
 }
 
 // GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
-func GraphAddBatchMemOpNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
-	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
+	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
@@ -5387,8 +5373,8 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nod
 }
 
 // GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
-func GraphAddMemAllocNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (GraphNode, error) {
-	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, numDependencies, nodeParams)
+func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *MemAllocNodeParams) (GraphNode, error) {
+	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
 // GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
@@ -5397,8 +5383,8 @@ func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams)
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
-func GraphAddMemFreeNode(hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (GraphNode, error) {
-	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, numDependencies, dptr)
+func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (GraphNode, error) {
+	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, dptr)
 }
 
 // GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
@@ -5433,38 +5419,34 @@ func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
 }
 
 // GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current first): Returns a graph's nodes
-func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	return GraphGetNodesCtx(0, hGraph, nodes, numNodes)
-}
+func GraphGetNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetNodesCtx(0, hGraph) }
 
 // GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
-func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	return GraphGetRootNodesCtx(0, hGraph, rootNodes, numRootNodes)
-}
+func GraphGetRootNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetRootNodesCtx(0, hGraph) }
 
 // GraphGetEdges calls cuGraphGetEdges_v2 (GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
-func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
-	return GraphGetEdgesCtx(0, hGraph, from, to, edgeData, numEdges)
+func GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error) {
+	return GraphGetEdgesCtx(0, hGraph)
 }
 
 // GraphNodeGetDependencies calls cuGraphNodeGetDependencies_v2 (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
-func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
-	return GraphNodeGetDependenciesCtx(0, hNode, dependencies, edgeData, numDependencies)
+func GraphNodeGetDependencies(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependenciesCtx(0, hNode)
 }
 
 // GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes_v2 (GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
-func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
-	return GraphNodeGetDependentNodesCtx(0, hNode, dependentNodes, edgeData, numDependentNodes)
+func GraphNodeGetDependentNodes(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependentNodesCtx(0, hNode)
 }
 
 // GraphAddDependencies calls cuGraphAddDependencies_v2 (GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
-func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return GraphAddDependenciesCtx(0, hGraph, from, to, edgeData, numDependencies)
+func GraphAddDependencies(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphAddDependenciesCtx(0, hGraph, from, to, edgeData)
 }
 
 // GraphRemoveDependencies calls cuGraphRemoveDependencies_v2 (GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
-func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return GraphRemoveDependenciesCtx(0, hGraph, from, to, edgeData, numDependencies)
+func GraphRemoveDependencies(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphRemoveDependenciesCtx(0, hGraph, from, to, edgeData)
 }
 
 // GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
@@ -5582,8 +5564,8 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 }
 
 // UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
-func UserObjectCreate(object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	return UserObjectCreateCtx(0, object_out, ptr, destroy, initialRefcount, flags)
+func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
 // UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a context current first): Retain a reference to a user object
@@ -5607,8 +5589,8 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 }
 
 // GraphAddNode calls cuGraphAddNode_v2 (GraphAddNodeCtx makes a context current first): Adds a node of arbitrary type to a graph
-func GraphAddNode(hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (GraphNode, error) {
-	return GraphAddNodeCtx(0, hGraph, dependencies, dependencyData, numDependencies, nodeParams)
+func GraphAddNode(hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeCtx(0, hGraph, dependencies, dependencyData, nodeParams)
 }
 
 // GraphNodeSetParams calls cuGraphNodeSetParams (GraphNodeSetParamsCtx makes a context current first): Update's a graph node's parameters
@@ -5871,8 +5853,8 @@ func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevic
 }
 
 // DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities (DeviceGetP2PAtomicCapabilitiesCtx makes a context current first): Queries details about atomic operations supported between two devices
-func DeviceGetP2PAtomicCapabilities(capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
-	return DeviceGetP2PAtomicCapabilitiesCtx(0, capabilities, operations, count, srcDevice, dstDevice)
+func DeviceGetP2PAtomicCapabilities(capabilities []uint32, operations []AtomicOperation, srcDevice Device, dstDevice Device) error {
+	return DeviceGetP2PAtomicCapabilitiesCtx(0, capabilities, operations, srcDevice, dstDevice)
 }
 
 // GraphicsUnregisterResource calls cuGraphicsUnregisterResource (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA
@@ -5901,13 +5883,13 @@ func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error 
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
-func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
-	return GraphicsMapResourcesCtx(0, count, resources, hStream)
+func GraphicsMapResources(resources []GraphicsResource, hStream Stream) error {
+	return GraphicsMapResourcesCtx(0, resources, hStream)
 }
 
 // GraphicsUnmapResources calls cuGraphicsUnmapResources (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
-func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream Stream) error {
-	return GraphicsUnmapResourcesCtx(0, count, resources, hStream)
+func GraphicsUnmapResources(resources []GraphicsResource, hStream Stream) error {
+	return GraphicsUnmapResourcesCtx(0, resources, hStream)
 }
 
 // GetProcAddress calls cuGetProcAddress_v2 (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
@@ -5972,8 +5954,8 @@ func DevSMResourceSplitByCount(result *DevResource, nbGroups *uint32, input *Dev
 }
 
 // DevResourceGenerateDesc calls cuDevResourceGenerateDesc (DevResourceGenerateDescCtx makes a context current first): Generate a resource descriptor
-func DevResourceGenerateDesc(phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
-	return DevResourceGenerateDescCtx(0, phDesc, resources, nbResources)
+func DevResourceGenerateDesc(resources []DevResource) (DevResourceDesc, error) {
+	return DevResourceGenerateDescCtx(0, resources)
 }
 
 // GreenCtxRecordEvent calls cuGreenCtxRecordEvent (GreenCtxRecordEventCtx makes a context current first): Records an event.
@@ -6265,9 +6247,7 @@ var Functions = []FunctionInfo{
 	{"MemDiscardBatchAsync", "cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync", 13000, 1, 5, nil},
 	{"MemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", 13000, 1, 8, nil},
 	{"MemRangeGetAttribute", "cuMemRangeGetAttribute", "cuMemRangeGetAttribute", 8000, 1, 5, nil},
-	{"MemRangeGetAttributes", "cuMemRangeGetAttributes", "cuMemRangeGetAttributes", 8000, 1, 6, nil},
 	{"PointerSetAttribute", "cuPointerSetAttribute", "cuPointerSetAttribute", 6000, 1, 3, nil},
-	{"PointerGetAttributes", "cuPointerGetAttributes", "cuPointerGetAttributes", 7000, 1, 4, nil},
 	{"StreamCreate", "cuStreamCreate", "cuStreamCreate", 2000, 1, 2, nil},
 	{"StreamCreateWithPriority", "cuStreamCreateWithPriority", "cuStreamCreateWithPriority", 5050, 1, 3, nil},
 	{"StreamGetPriority", "cuStreamGetPriority", "cuStreamGetPriority", 5050, 1, 2, nil},
@@ -6510,6 +6490,6 @@ var Functions = []FunctionInfo{
 	{"CheckpointProcessUnlock", "cuCheckpointProcessUnlock", "cuCheckpointProcessUnlock", 12080, 1, 2, nil},
 }
 
-var procs [449]proc
+var procs [447]proc
 
 var ctxProcs = [2]*proc{&procs[31], &procs[30]}

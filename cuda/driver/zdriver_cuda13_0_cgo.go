@@ -86,7 +86,6 @@ static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsign
 static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phs
 #cgo nocallback cg_phs
-static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_puh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, (void *)a2); }
 static int cg_pphs(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, const char * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, const char *))fn)(a0, a1, (void *)a2, a3); }
 #cgo noescape cg_pphs
@@ -107,7 +106,10 @@ static int cg_iihi(uintptr_t ctx, uintptr_t fn, int a0, int a1, uintptr_t a2, in
 static int cg_hii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hii
 #cgo nocallback cg_hii
-static int cg_hlpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
+static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
+static int cg_hlpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hlpp
+#cgo nocallback cg_hlpp
 static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 #cgo noescape cg_pp
 #cgo nocallback cg_pp
@@ -229,7 +231,9 @@ static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) 
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
-static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+static int cg_plh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+#cgo noescape cg_plh
+#cgo nocallback cg_plh
 static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
 #cgo noescape cg_hl
 #cgo nocallback cg_hl
@@ -239,7 +243,9 @@ static int cg_hip(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) 
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
 static int cg_pih_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+#cgo noescape cg_plhh
+#cgo nocallback cg_plhh
 static int cg_phiq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phiq
 #cgo nocallback cg_phiq
@@ -269,8 +275,6 @@ static int cg_pplqh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsign
 static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pliql
 #cgo nocallback cg_pliql
-static int cg_ppplql_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, unsigned long long a4, unsigned long a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4, a5); }
-static int cg_uppq_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, unsigned long long))fn)(a0, a1, a2, a3); }
 static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
 #cgo noescape cg_pui
 #cgo nocallback cg_pui
@@ -337,8 +341,12 @@ static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, voi
 static int cg_iip(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
 #cgo noescape cg_iip
 #cgo nocallback cg_iip
-static int cg_hpppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_hppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
+static int cg_hpppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
+#cgo noescape cg_hpppp
+#cgo nocallback cg_hpppp
+static int cg_hppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
+#cgo noescape cg_hppp
+#cgo nocallback cg_hppp
 static int cg_hpppl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long))fn)((void *)a0, a1, a2, a3, a4); }
 static int cg_phq(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phq
@@ -500,8 +508,12 @@ func DeviceGetAttributeCtx(ctx Context, attrib DeviceAttribute, dev Device) (pi 
 	err = procs[11].done(C.cg_pii(C.uintptr_t(ctx), procs[11].fn(), unsafe.Pointer(&pi), C.int(attrib), C.int(dev)))
 	return
 }
-func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, dev Device) error {
-	return procs[12].done(C.cg_ppui_cb(C.uintptr_t(ctx), procs[12].fn(), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(dev)))
+func DeviceGetHostAtomicCapabilitiesCtx(ctx Context, capabilities []uint32, operations []AtomicOperation, dev Device) error {
+	fn, err := procs[12].enter()
+	if err == nil && len(capabilities) != len(operations) {
+		fn, err = 0, lengthError("cuDeviceGetHostAtomicCapabilities", "capabilities", "operations", len(capabilities), len(operations))
+	}
+	return status(err, C.cg_ppui_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(capabilities)), unsafe.Pointer(unsafe.SliceData(operations)), C.uint(len(capabilities)), C.int(dev)))
 }
 func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
 	return procs[13].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[13].fn(), nvSciSyncAttrList, C.int(dev), C.int(flags)))
@@ -673,11 +685,12 @@ func ModuleGetFunctionCtx(ctx Context, hmod Module, name string) (hfunc Function
 	err = procs[59].done(C.cg_phs(C.uintptr_t(ctx), procs[59].fn(), unsafe.Pointer(&hfunc), C.uintptr_t(hmod), cname))
 	return
 }
-func ModuleGetFunctionCountCtx(ctx Context, count *uint32, mod Module) error {
-	return procs[60].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[60].fn(), unsafe.Pointer(count), C.uintptr_t(mod)))
+func ModuleGetFunctionCountCtx(ctx Context, mod Module) (count uint32, err error) {
+	err = procs[60].done(C.cg_ph(C.uintptr_t(ctx), procs[60].fn(), unsafe.Pointer(&count), C.uintptr_t(mod)))
+	return
 }
-func ModuleEnumerateFunctionsCtx(ctx Context, functions *Function, numFunctions uint32, mod Module) error {
-	return procs[61].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[61].fn(), unsafe.Pointer(functions), C.uint(numFunctions), C.uintptr_t(mod)))
+func ModuleEnumerateFunctionsCtx(ctx Context, functions []Function, mod Module) error {
+	return procs[61].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[61].fn(), unsafe.Pointer(unsafe.SliceData(functions)), C.uint(len(functions)), C.uintptr_t(mod)))
 }
 func ModuleGetGlobalCtx(ctx Context, hmod Module, name string) (dptr DevicePtr, bytes uint64, err error) {
 	cname := C.CString(name)
@@ -763,11 +776,12 @@ func LibraryGetKernelCtx(ctx Context, library Library, name string) (pKernel Ker
 	err = procs[73].done(C.cg_phs(C.uintptr_t(ctx), procs[73].fn(), unsafe.Pointer(&pKernel), C.uintptr_t(library), cname))
 	return
 }
-func LibraryGetKernelCountCtx(ctx Context, count *uint32, lib Library) error {
-	return procs[74].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[74].fn(), unsafe.Pointer(count), C.uintptr_t(lib)))
+func LibraryGetKernelCountCtx(ctx Context, lib Library) (count uint32, err error) {
+	err = procs[74].done(C.cg_ph(C.uintptr_t(ctx), procs[74].fn(), unsafe.Pointer(&count), C.uintptr_t(lib)))
+	return
 }
-func LibraryEnumerateKernelsCtx(ctx Context, kernels *Kernel, numKernels uint32, lib Library) error {
-	return procs[75].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[75].fn(), unsafe.Pointer(kernels), C.uint(numKernels), C.uintptr_t(lib)))
+func LibraryEnumerateKernelsCtx(ctx Context, kernels []Kernel, lib Library) error {
+	return procs[75].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[75].fn(), unsafe.Pointer(unsafe.SliceData(kernels)), C.uint(len(kernels)), C.uintptr_t(lib)))
 }
 func LibraryGetModuleCtx(ctx Context, library Library) (pMod Module, err error) {
 	err = procs[76].done(C.cg_ph(C.uintptr_t(ctx), procs[76].fn(), unsafe.Pointer(&pMod), C.uintptr_t(library)))
@@ -815,8 +829,8 @@ func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
 	pinWords(&pin, unsafe.Pointer(name), pinbyte)
 	return procs[85].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[85].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
-func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	err = procs[86].done(C.cg_hlpp_cb(C.uintptr_t(ctx), procs[86].fn(), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
+func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
+	err = procs[86].done(C.cg_hlpp(C.uintptr_t(ctx), procs[86].fn(), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
 	return
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {
@@ -996,11 +1010,21 @@ func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream
 	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[132].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[132].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
-func MemcpyBatchAsyncCtx(ctx Context, dsts *DevicePtr, srcs *DevicePtr, sizes *uint64, count uint64, attrs *MemcpyAttributes, attrsIdxs *uint64, numAttrs uint64, hStream Stream) error {
-	return procs[133].done(C.cg_ppplpplh_cb(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(dsts), unsafe.Pointer(srcs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(attrs), unsafe.Pointer(attrsIdxs), C.ulong(numAttrs), C.uintptr_t(hStream)))
+func MemcpyBatchAsyncCtx(ctx Context, dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs []MemcpyAttributes, attrsIdxs []uint64, hStream Stream) error {
+	fn, err := procs[133].enter()
+	if err == nil && len(dsts) != len(sizes) {
+		fn, err = 0, lengthError("cuMemcpyBatchAsync_v2", "dsts", "sizes", len(dsts), len(sizes))
+	}
+	if err == nil && len(dsts) != len(srcs) {
+		fn, err = 0, lengthError("cuMemcpyBatchAsync_v2", "dsts", "srcs", len(dsts), len(srcs))
+	}
+	if err == nil && len(attrs) != len(attrsIdxs) {
+		fn, err = 0, lengthError("cuMemcpyBatchAsync_v2", "attrs", "attrsIdxs", len(attrs), len(attrsIdxs))
+	}
+	return status(err, C.cg_ppplpplh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(dsts)), unsafe.Pointer(unsafe.SliceData(srcs)), unsafe.Pointer(unsafe.SliceData(sizes)), C.ulong(len(dsts)), unsafe.Pointer(unsafe.SliceData(attrs)), unsafe.Pointer(unsafe.SliceData(attrsIdxs)), C.ulong(len(attrs)), C.uintptr_t(hStream)))
 }
-func Memcpy3DBatchAsyncCtx(ctx Context, numOps uint64, opList *Memcpy3DBatchOp, flags uint64, hStream Stream) error {
-	return procs[134].done(C.cg_lpqh_cb(C.uintptr_t(ctx), procs[134].fn(), C.ulong(numOps), unsafe.Pointer(opList), C.ulonglong(flags), C.uintptr_t(hStream)))
+func Memcpy3DBatchAsyncCtx(ctx Context, opList []Memcpy3DBatchOp, flags uint64, hStream Stream) error {
+	return procs[134].done(C.cg_lpqh_cb(C.uintptr_t(ctx), procs[134].fn(), C.ulong(len(opList)), unsafe.Pointer(unsafe.SliceData(opList)), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
 	return procs[135].done(C.cg_qcl(C.uintptr_t(ctx), procs[135].fn(), C.ulonglong(dstDevice), C.uchar(uc), C.ulong(n)))
@@ -1068,8 +1092,9 @@ func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescri
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return procs[156].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	return procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
+	err = procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+	return
 }
 func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
 	return procs[158].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
@@ -1092,11 +1117,12 @@ func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, siz
 	}
 	return status(err, r)
 }
-func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
+func MemBatchDecompressAsyncCtx(ctx Context, paramsArray []MemDecompressParams, flags uint32, stream Stream) (errorIndex uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(paramsArray), pinMemDecompressParams)
-	return procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 64, pinMemDecompressParams)
+	err = procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.ulong(len(paramsArray)), C.uint(flags), unsafe.Pointer(&errorIndex), C.uintptr_t(stream)))
+	return
 }
 func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
 	return procs[162].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
@@ -1116,14 +1142,14 @@ func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
 func MemMapCtx(ctx Context, ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
 	return procs[166].done(C.cg_qllqq(C.uintptr_t(ctx), procs[166].fn(), C.ulonglong(ptr), C.ulong(size), C.ulong(offset), C.ulonglong(handle), C.ulonglong(flags)))
 }
-func MemMapArrayAsyncCtx(ctx Context, mapInfoList *ArrayMapInfo, count uint32, hStream Stream) error {
-	return procs[167].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(mapInfoList), C.uint(count), C.uintptr_t(hStream)))
+func MemMapArrayAsyncCtx(ctx Context, mapInfoList []ArrayMapInfo, hStream Stream) error {
+	return procs[167].done(C.cg_puh_cb(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(unsafe.SliceData(mapInfoList)), C.uint(len(mapInfoList)), C.uintptr_t(hStream)))
 }
 func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[168].done(C.cg_ql(C.uintptr_t(ctx), procs[168].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
-func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
-	return procs[169].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
+func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
+	return procs[169].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(unsafe.SliceData(desc)), C.ulong(len(desc))))
 }
 func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
 	return procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
@@ -1177,8 +1203,9 @@ func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandl
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[176].done(C.cg_qh(C.uintptr_t(ctx), procs[176].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
 }
-func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	return procs[177].done(C.cg_plh_cb(C.uintptr_t(ctx), procs[177].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+func MemAllocAsyncCtx(ctx Context, bytesize uint64, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[177].done(C.cg_plh(C.uintptr_t(ctx), procs[177].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
 	return procs[178].done(C.cg_hl(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
@@ -1213,8 +1240,8 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 	}
 	return status(err, r)
 }
-func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
-	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
+func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg []MemAccessDesc) error {
+	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(unsafe.SliceData(mapArg)), C.ulong(len(mapArg))))
 }
 func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
 	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
@@ -1237,8 +1264,9 @@ func MemGetMemPoolCtx(ctx Context, pool *MemoryPool, location *MemLocation, type
 func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
 	return procs[187].done(C.cg_pih_cb(C.uintptr_t(ctx), procs[187].fn(), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
 }
-func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	return procs[188].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+func MemAllocFromPoolAsyncCtx(ctx Context, bytesize uint64, pool MemoryPool, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[188].done(C.cg_plhh(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[189].enter()
@@ -1316,14 +1344,32 @@ func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, location *
 func MemAdviseCtx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
 	return procs[201].done(C.cg_qlib8a4(C.uintptr_t(ctx), procs[201].fn(), C.ulonglong(devPtr), C.ulong(count), C.int(advice), unsafe.Pointer(location)))
 }
-func MemPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	return procs[202].done(C.cg_pplpplqh_cb(C.uintptr_t(ctx), procs[202].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+func MemPrefetchBatchAsyncCtx(ctx Context, dptrs []DevicePtr, sizes []uint64, prefetchLocs []MemLocation, prefetchLocIdxs []uint64, flags uint64, hStream Stream) error {
+	fn, err := procs[202].enter()
+	if err == nil && len(dptrs) != len(sizes) {
+		fn, err = 0, lengthError("cuMemPrefetchBatchAsync", "dptrs", "sizes", len(dptrs), len(sizes))
+	}
+	if err == nil && len(prefetchLocIdxs) != len(prefetchLocs) {
+		fn, err = 0, lengthError("cuMemPrefetchBatchAsync", "prefetchLocIdxs", "prefetchLocs", len(prefetchLocIdxs), len(prefetchLocs))
+	}
+	return status(err, C.cg_pplpplqh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(dptrs)), unsafe.Pointer(unsafe.SliceData(sizes)), C.ulong(len(dptrs)), unsafe.Pointer(unsafe.SliceData(prefetchLocs)), unsafe.Pointer(unsafe.SliceData(prefetchLocIdxs)), C.ulong(len(prefetchLocIdxs)), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
-func MemDiscardBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, flags uint64, hStream Stream) error {
-	return procs[203].done(C.cg_pplqh_cb(C.uintptr_t(ctx), procs[203].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), C.ulonglong(flags), C.uintptr_t(hStream)))
+func MemDiscardBatchAsyncCtx(ctx Context, dptrs []DevicePtr, sizes []uint64, flags uint64, hStream Stream) error {
+	fn, err := procs[203].enter()
+	if err == nil && len(dptrs) != len(sizes) {
+		fn, err = 0, lengthError("cuMemDiscardBatchAsync", "dptrs", "sizes", len(dptrs), len(sizes))
+	}
+	return status(err, C.cg_pplqh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(dptrs)), unsafe.Pointer(unsafe.SliceData(sizes)), C.ulong(len(dptrs)), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
-func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs *DevicePtr, sizes *uint64, count uint64, prefetchLocs *MemLocation, prefetchLocIdxs *uint64, numPrefetchLocs uint64, flags uint64, hStream Stream) error {
-	return procs[204].done(C.cg_pplpplqh_cb(C.uintptr_t(ctx), procs[204].fn(), unsafe.Pointer(dptrs), unsafe.Pointer(sizes), C.ulong(count), unsafe.Pointer(prefetchLocs), unsafe.Pointer(prefetchLocIdxs), C.ulong(numPrefetchLocs), C.ulonglong(flags), C.uintptr_t(hStream)))
+func MemDiscardAndPrefetchBatchAsyncCtx(ctx Context, dptrs []DevicePtr, sizes []uint64, prefetchLocs []MemLocation, prefetchLocIdxs []uint64, flags uint64, hStream Stream) error {
+	fn, err := procs[204].enter()
+	if err == nil && len(dptrs) != len(sizes) {
+		fn, err = 0, lengthError("cuMemDiscardAndPrefetchBatchAsync", "dptrs", "sizes", len(dptrs), len(sizes))
+	}
+	if err == nil && len(prefetchLocIdxs) != len(prefetchLocs) {
+		fn, err = 0, lengthError("cuMemDiscardAndPrefetchBatchAsync", "prefetchLocIdxs", "prefetchLocs", len(prefetchLocIdxs), len(prefetchLocs))
+	}
+	return status(err, C.cg_pplpplqh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(dptrs)), unsafe.Pointer(unsafe.SliceData(sizes)), C.ulong(len(dptrs)), unsafe.Pointer(unsafe.SliceData(prefetchLocs)), unsafe.Pointer(unsafe.SliceData(prefetchLocIdxs)), C.ulong(len(prefetchLocIdxs)), C.ulonglong(flags), C.uintptr_t(hStream)))
 }
 func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	fn, err := procs[205].enter()
@@ -1340,14 +1386,8 @@ func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute,
 	}
 	return status(err, r)
 }
-func MemRangeGetAttributesCtx(ctx Context, data []unsafe.Pointer, dataSizes *uint64, attributes *MemRangeAttribute, numAttributes uint64, devPtr DevicePtr, count uint64) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
-	return procs[206].done(C.cg_ppplql_cb(C.uintptr_t(ctx), procs[206].fn(), unsafe.Pointer(unsafe.SliceData(data)), unsafe.Pointer(dataSizes), unsafe.Pointer(attributes), C.ulong(numAttributes), C.ulonglong(devPtr), C.ulong(count)))
-}
 func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, ptr DevicePtr) error {
-	fn, err := procs[207].enter()
+	fn, err := procs[206].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerSetAttributeValue, value)
@@ -1361,61 +1401,59 @@ func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, 
 	}
 	return status(err, r)
 }
-func PointerGetAttributesCtx(ctx Context, numAttributes uint32, attributes *PointerAttribute, data []unsafe.Pointer, ptr DevicePtr) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(data)), cap(data), 8, pinPointer)
-	return procs[208].done(C.cg_uppq_cb(C.uintptr_t(ctx), procs[208].fn(), C.uint(numAttributes), unsafe.Pointer(attributes), unsafe.Pointer(unsafe.SliceData(data)), C.ulonglong(ptr)))
-}
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
-	err = procs[209].done(C.cg_pu(C.uintptr_t(ctx), procs[209].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
+	err = procs[207].done(C.cg_pu(C.uintptr_t(ctx), procs[207].fn(), unsafe.Pointer(&phStream), C.uint(flags)))
 	return
 }
 func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phStream Stream, err error) {
-	err = procs[210].done(C.cg_pui(C.uintptr_t(ctx), procs[210].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
+	err = procs[208].done(C.cg_pui(C.uintptr_t(ctx), procs[208].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
 func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	return procs[211].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+	return procs[209].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
 }
 func StreamGetDeviceCtx(ctx Context, hStream Stream) (device Device, err error) {
-	err = procs[212].done(C.cg_hp(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(hStream), unsafe.Pointer(&device)))
+	err = procs[210].done(C.cg_hp(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(hStream), unsafe.Pointer(&device)))
 	return
 }
 func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	return procs[213].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+	return procs[211].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
 }
 func StreamGetIDCtx(ctx Context, hStream Stream, streamId *uint64) error {
-	return procs[214].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[214].fn(), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
+	return procs[212].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
-	err = procs[215].done(C.cg_hp(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
+	err = procs[213].done(C.cg_hp(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
 	return
 }
 func StreamGetCtxV2Ctx(ctx Context, hStream Stream) (pCtx Context, pGreenCtx GreenCtx, err error) {
-	err = procs[216].done(C.cg_hpp(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pCtx), unsafe.Pointer(&pGreenCtx)))
+	err = procs[214].done(C.cg_hpp(C.uintptr_t(ctx), procs[214].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pCtx), unsafe.Pointer(&pGreenCtx)))
 	return
 }
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
-	return procs[217].done(C.cg_hhu(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
+	return procs[215].done(C.cg_hhu(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
 func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	return procs[218].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[218].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+	return procs[216].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
-	return procs[219].done(C.cg_hi(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(hStream), C.int(mode)))
+	return procs[217].done(C.cg_hi(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(hStream), C.int(mode)))
 }
-func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, mode StreamCaptureMode) error {
-	return procs[220].done(C.cg_hhppli_cb(C.uintptr_t(ctx), procs[220].fn(), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.int(mode)))
+func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, mode StreamCaptureMode) error {
+	fn, err := procs[218].enter()
+	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
+		fn, err = 0, lengthError("cuStreamBeginCaptureToGraph", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
+	}
+	return status(err, C.cg_hhppli_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), C.int(mode)))
 }
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
-	return procs[221].done(C.cg_p_cb(C.uintptr_t(ctx), procs[221].fn(), unsafe.Pointer(mode)))
+	return procs[219].done(C.cg_p_cb(C.uintptr_t(ctx), procs[219].fn(), unsafe.Pointer(mode)))
 }
 func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	return procs[222].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+	return procs[220].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[220].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
-	err = procs[223].done(C.cg_hp(C.uintptr_t(ctx), procs[223].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
+	err = procs[221].done(C.cg_hp(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
 func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
@@ -1423,152 +1461,164 @@ func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *Str
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
 	pinWords(&pin, unsafe.Pointer(edgeData_out), pinGraphEdgeData)
-	return procs[224].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
+	return procs[222].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
 }
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, flags uint32) error {
-	return procs[225].done(C.cg_hpplu_cb(C.uintptr_t(ctx), procs[225].fn(), C.uintptr_t(hStream), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), C.uint(flags)))
+func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+	fn, err := procs[223].enter()
+	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
+		fn, err = 0, lengthError("cuStreamUpdateCaptureDependencies_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
+	}
+	return status(err, C.cg_hpplu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), C.uint(flags)))
 }
 func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
-	return procs[226].done(C.cg_hqlu(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
+	return procs[224].done(C.cg_hqlu(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
-	return procs[227].done(C.cg_h(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hStream)))
+	return procs[225].done(C.cg_h(C.uintptr_t(ctx), procs[225].fn(), C.uintptr_t(hStream)))
 }
 func StreamSynchronizeCtx(ctx Context, hStream Stream) error {
-	return procs[228].done(C.cg_h(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(hStream)))
+	return procs[226].done(C.cg_h(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hStream)))
 }
 func StreamDestroyCtx(ctx Context, hStream Stream) error {
-	return procs[229].done(C.cg_h(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hStream)))
+	return procs[227].done(C.cg_h(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hStream)))
 }
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
-	return procs[230].done(C.cg_hh(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[228].done(C.cg_hh(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[231].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[231].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[229].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
-	return procs[232].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[232].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
+	return procs[230].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
-	err = procs[233].done(C.cg_pu(C.uintptr_t(ctx), procs[233].fn(), unsafe.Pointer(&phEvent), C.uint(flags)))
+	err = procs[231].done(C.cg_pu(C.uintptr_t(ctx), procs[231].fn(), unsafe.Pointer(&phEvent), C.uint(flags)))
 	return
 }
 func EventRecordCtx(ctx Context, hEvent Event, hStream Stream) error {
-	return procs[234].done(C.cg_hh(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
+	return procs[232].done(C.cg_hh(C.uintptr_t(ctx), procs[232].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream)))
 }
 func EventRecordWithFlagsCtx(ctx Context, hEvent Event, hStream Stream, flags EventRecordFlags) error {
-	return procs[235].done(C.cg_hhu(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
+	return procs[233].done(C.cg_hhu(C.uintptr_t(ctx), procs[233].fn(), C.uintptr_t(hEvent), C.uintptr_t(hStream), C.uint(flags)))
 }
 func EventQueryCtx(ctx Context, hEvent Event) error {
-	return procs[236].done(C.cg_h(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(hEvent)))
+	return procs[234].done(C.cg_h(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hEvent)))
 }
 func EventSynchronizeCtx(ctx Context, hEvent Event) error {
-	return procs[237].done(C.cg_h(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hEvent)))
+	return procs[235].done(C.cg_h(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(hEvent)))
 }
 func EventDestroyCtx(ctx Context, hEvent Event) error {
-	return procs[238].done(C.cg_h(C.uintptr_t(ctx), procs[238].fn(), C.uintptr_t(hEvent)))
+	return procs[236].done(C.cg_h(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(hEvent)))
 }
 func EventElapsedTimeCtx(ctx Context, hStart Event, hEnd Event) (pMilliseconds float32, err error) {
-	err = procs[239].done(C.cg_phh(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
+	err = procs[237].done(C.cg_phh(C.uintptr_t(ctx), procs[237].fn(), unsafe.Pointer(&pMilliseconds), C.uintptr_t(hStart), C.uintptr_t(hEnd)))
 	return
 }
 func ImportExternalMemoryCtx(ctx Context, memHandleDesc *ExternalMemoryHandleDesc) (extMem_out ExternalMemory, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(memHandleDesc), pinExternalMemoryHandleDesc)
-	err = procs[240].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
+	err = procs[238].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[238].fn(), unsafe.Pointer(&extMem_out), unsafe.Pointer(memHandleDesc)))
 	return
 }
 func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (devPtr DevicePtr, err error) {
-	err = procs[241].done(C.cg_php_cb(C.uintptr_t(ctx), procs[241].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
+	err = procs[239].done(C.cg_php_cb(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
 func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return procs[242].done(C.cg_php_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return procs[240].done(C.cg_php_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
-	return procs[243].done(C.cg_h(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(extMem)))
+	return procs[241].done(C.cg_h(C.uintptr_t(ctx), procs[241].fn(), C.uintptr_t(extMem)))
 }
 func ImportExternalSemaphoreCtx(ctx Context, semHandleDesc *ExternalSemaphoreHandleDesc) (extSem_out ExternalSemaphore, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(semHandleDesc), pinExternalSemaphoreHandleDesc)
-	err = procs[244].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
+	err = procs[242].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(&extSem_out), unsafe.Pointer(semHandleDesc)))
 	return
 }
-func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreSignalParams, numExtSems uint32, stream Stream) error {
+func SignalExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreSignalParams, stream Stream) error {
+	fn, err := procs[243].enter()
+	if err == nil && len(extSemArray) != len(paramsArray) {
+		fn, err = 0, lengthError("cuSignalExternalSemaphoresAsync", "extSemArray", "paramsArray", len(extSemArray), len(paramsArray))
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreSignalParams)
-	return procs[245].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[245].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 144, pinExternalSemaphoreSignalParams)
+	return status(err, C.cg_ppuh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(extSemArray)), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.uint(len(extSemArray)), C.uintptr_t(stream)))
 }
-func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray *ExternalSemaphore, paramsArray *ExternalSemaphoreWaitParams, numExtSems uint32, stream Stream) error {
+func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreWaitParams, stream Stream) error {
+	fn, err := procs[244].enter()
+	if err == nil && len(extSemArray) != len(paramsArray) {
+		fn, err = 0, lengthError("cuWaitExternalSemaphoresAsync", "extSemArray", "paramsArray", len(extSemArray), len(paramsArray))
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(paramsArray), pinExternalSemaphoreWaitParams)
-	return procs[246].done(C.cg_ppuh_cb(C.uintptr_t(ctx), procs[246].fn(), unsafe.Pointer(extSemArray), unsafe.Pointer(paramsArray), C.uint(numExtSems), C.uintptr_t(stream)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 144, pinExternalSemaphoreWaitParams)
+	return status(err, C.cg_ppuh_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(extSemArray)), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.uint(len(extSemArray)), C.uintptr_t(stream)))
 }
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
-	return procs[247].done(C.cg_h(C.uintptr_t(ctx), procs[247].fn(), C.uintptr_t(extSem)))
+	return procs[245].done(C.cg_h(C.uintptr_t(ctx), procs[245].fn(), C.uintptr_t(extSem)))
 }
 func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[248].done(C.cg_hquu(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[246].done(C.cg_hquu(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[249].done(C.cg_hqlu(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[247].done(C.cg_hqlu(C.uintptr_t(ctx), procs[247].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
-	return procs[250].done(C.cg_hquu(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
+	return procs[248].done(C.cg_hquu(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
 func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
-	return procs[251].done(C.cg_hqlu(C.uintptr_t(ctx), procs[251].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
+	return procs[249].done(C.cg_hqlu(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamBatchMemOpCtx(ctx Context, stream Stream, count uint32, paramArray *StreamBatchMemOpParams, flags uint32) error {
-	return procs[252].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(stream), C.uint(count), unsafe.Pointer(paramArray), C.uint(flags)))
+func StreamBatchMemOpCtx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return procs[250].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(stream), C.uint(len(paramArray)), unsafe.Pointer(unsafe.SliceData(paramArray)), C.uint(flags)))
 }
 func FuncGetAttributeCtx(ctx Context, attrib FunctionAttribute, hfunc Function) (pi int32, err error) {
-	err = procs[253].done(C.cg_pih(C.uintptr_t(ctx), procs[253].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
+	err = procs[251].done(C.cg_pih(C.uintptr_t(ctx), procs[251].fn(), unsafe.Pointer(&pi), C.int(attrib), C.uintptr_t(hfunc)))
 	return
 }
 func FuncSetAttributeCtx(ctx Context, hfunc Function, attrib FunctionAttribute, value int32) error {
-	return procs[254].done(C.cg_hii(C.uintptr_t(ctx), procs[254].fn(), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
+	return procs[252].done(C.cg_hii(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hfunc), C.int(attrib), C.int(value)))
 }
 func FuncSetCacheConfigCtx(ctx Context, hfunc Function, config FuncCache) error {
-	return procs[255].done(C.cg_hi(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hfunc), C.int(config)))
+	return procs[253].done(C.cg_hi(C.uintptr_t(ctx), procs[253].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
-	err = procs[256].done(C.cg_ph(C.uintptr_t(ctx), procs[256].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
+	err = procs[254].done(C.cg_ph(C.uintptr_t(ctx), procs[254].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
 func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(name), pinbyte)
-	return procs[257].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+	return procs[255].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[255].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
 }
-func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64, paramSize *uint64) (paramOffset uint64, err error) {
-	err = procs[258].done(C.cg_hlpp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(paramSize)))
+func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
+	err = procs[256].done(C.cg_hlpp(C.uintptr_t(ctx), procs[256].fn(), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
 	return
 }
 func FuncIsLoadedCtx(ctx Context, function Function) (state FunctionLoadingState, err error) {
-	err = procs[259].done(C.cg_ph(C.uintptr_t(ctx), procs[259].fn(), unsafe.Pointer(&state), C.uintptr_t(function)))
+	err = procs[257].done(C.cg_ph(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(&state), C.uintptr_t(function)))
 	return
 }
 func FuncLoadCtx(ctx Context, function Function) error {
-	return procs[260].done(C.cg_h(C.uintptr_t(ctx), procs[260].fn(), C.uintptr_t(function)))
+	return procs[258].done(C.cg_h(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(function)))
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[261].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	return procs[259].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[259].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	var pin runtime.Pinner
@@ -1576,246 +1626,246 @@ func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelPara
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[262].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	return procs[260].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[260].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
-	return procs[263].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	return procs[261].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
 }
-func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList *LaunchParams, numDevices uint32, flags uint32) error {
+func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(launchParamsList), pinLaunchParams)
-	return procs[264].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[264].fn(), unsafe.Pointer(launchParamsList), C.uint(numDevices), C.uint(flags)))
+	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(launchParamsList)), cap(launchParamsList), 56, pinLaunchParams)
+	return procs[262].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(unsafe.SliceData(launchParamsList)), C.uint(len(launchParamsList)), C.uint(flags)))
 }
 func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	return procs[265].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+	return procs[263].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
-	return procs[266].done(C.cg_hiii(C.uintptr_t(ctx), procs[266].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
+	return procs[264].done(C.cg_hiii(C.uintptr_t(ctx), procs[264].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
 }
 func FuncSetSharedSizeCtx(ctx Context, hfunc Function, bytes uint32) error {
-	return procs[267].done(C.cg_hu(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hfunc), C.uint(bytes)))
+	return procs[265].done(C.cg_hu(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hfunc), C.uint(bytes)))
 }
 func ParamSetSizeCtx(ctx Context, hfunc Function, numbytes uint32) error {
-	return procs[268].done(C.cg_hu(C.uintptr_t(ctx), procs[268].fn(), C.uintptr_t(hfunc), C.uint(numbytes)))
+	return procs[266].done(C.cg_hu(C.uintptr_t(ctx), procs[266].fn(), C.uintptr_t(hfunc), C.uint(numbytes)))
 }
 func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error {
-	return procs[269].done(C.cg_hiu(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
+	return procs[267].done(C.cg_hiu(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hfunc), C.int(offset), C.uint(value)))
 }
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
-	return procs[270].done(C.cg_hif(C.uintptr_t(ctx), procs[270].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
+	return procs[268].done(C.cg_hif(C.uintptr_t(ctx), procs[268].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
 func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	return procs[271].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[271].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
+	return procs[269].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
 }
 func LaunchCtx(ctx Context, f Function) error {
-	return procs[272].done(C.cg_h(C.uintptr_t(ctx), procs[272].fn(), C.uintptr_t(f)))
+	return procs[270].done(C.cg_h(C.uintptr_t(ctx), procs[270].fn(), C.uintptr_t(f)))
 }
 func LaunchGridCtx(ctx Context, f Function, grid_width int32, grid_height int32) error {
-	return procs[273].done(C.cg_hii(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
+	return procs[271].done(C.cg_hii(C.uintptr_t(ctx), procs[271].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height)))
 }
 func LaunchGridAsyncCtx(ctx Context, f Function, grid_width int32, grid_height int32, hStream Stream) error {
-	return procs[274].done(C.cg_hiih(C.uintptr_t(ctx), procs[274].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
+	return procs[272].done(C.cg_hiih(C.uintptr_t(ctx), procs[272].fn(), C.uintptr_t(f), C.int(grid_width), C.int(grid_height), C.uintptr_t(hStream)))
 }
 func ParamSetTexRefCtx(ctx Context, hfunc Function, texunit int32, hTexRef Texref) error {
-	return procs[275].done(C.cg_hih(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
+	return procs[273].done(C.cg_hih(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(hfunc), C.int(texunit), C.uintptr_t(hTexRef)))
 }
 func FuncSetSharedMemConfigCtx(ctx Context, hfunc Function, config Sharedconfig) error {
-	return procs[276].done(C.cg_hi(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hfunc), C.int(config)))
+	return procs[274].done(C.cg_hi(C.uintptr_t(ctx), procs[274].fn(), C.uintptr_t(hfunc), C.int(config)))
 }
 func GraphCreateCtx(ctx Context, flags uint32) (phGraph Graph, err error) {
-	err = procs[277].done(C.cg_pu(C.uintptr_t(ctx), procs[277].fn(), unsafe.Pointer(&phGraph), C.uint(flags)))
+	err = procs[275].done(C.cg_pu(C.uintptr_t(ctx), procs[275].fn(), unsafe.Pointer(&phGraph), C.uint(flags)))
 	return
 }
 func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	err = procs[278].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[278].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
+	err = procs[276].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[276].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[279].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[279].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[277].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[280].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[278].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
-	err = procs[281].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[281].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	err = procs[279].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[279].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[282].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[282].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[280].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[283].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[281].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	err = procs[284].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[284].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
+	err = procs[282].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
 func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[285].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[285].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[283].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[286].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[284].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	err = procs[287].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[287].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[285].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[285].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[288].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[288].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[286].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[289].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[287].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, childGraph Graph) (phGraphNode GraphNode, err error) {
-	err = procs[290].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[290].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(childGraph)))
+func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, childGraph Graph) (phGraphNode GraphNode, err error) {
+	err = procs[288].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[288].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(childGraph)))
 	return
 }
 func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	return procs[291].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[291].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+	return procs[289].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
 }
-func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64) (phGraphNode GraphNode, err error) {
-	err = procs[292].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[292].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies)))
+func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode) (phGraphNode GraphNode, err error) {
+	err = procs[290].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[290].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies))))
 	return
 }
-func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	err = procs[293].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[293].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, event Event) (phGraphNode GraphNode, err error) {
+	err = procs[291].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[291].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
 func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[294].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[292].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	return procs[295].done(C.cg_hh(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[293].done(C.cg_hh(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
-func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, event Event) (phGraphNode GraphNode, err error) {
-	err = procs[296].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[296].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.uintptr_t(event)))
+func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, event Event) (phGraphNode GraphNode, err error) {
+	err = procs[294].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[294].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
 func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[297].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+	return procs[295].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
-	return procs[298].done(C.cg_hh(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[296].done(C.cg_hh(C.uintptr_t(ctx), procs[296].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
-func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemSignalNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	err = procs[299].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[299].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[297].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[297].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
-	return procs[300].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[298].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	return procs[301].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[299].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemWaitNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	err = procs[302].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[302].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[300].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[300].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
-	return procs[303].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[301].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	return procs[304].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[302].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[302].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *BatchMemOpNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	err = procs[305].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[305].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[303].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[303].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
-	return procs[306].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+	return procs[304].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	return procs[307].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[305].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[305].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecBatchMemOpNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinBatchMemOpNodeParams)
-	return procs[308].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[306].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *MemAllocNodeParams) (phGraphNode GraphNode, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemAllocNodeParams)
-	err = procs[309].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = procs[307].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[307].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
-	return procs[310].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+	return procs[308].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
 }
-func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, numDependencies uint64, dptr DevicePtr) (phGraphNode GraphNode, err error) {
-	err = procs[311].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), C.ulong(numDependencies), C.ulonglong(dptr)))
+func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (phGraphNode GraphNode, err error) {
+	err = procs[309].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.ulonglong(dptr)))
 	return
 }
 func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	return procs[312].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[312].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+	return procs[310].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
-	return procs[313].done(C.cg_i(C.uintptr_t(ctx), procs[313].fn(), C.int(device)))
+	return procs[311].done(C.cg_i(C.uintptr_t(ctx), procs[311].fn(), C.int(device)))
 }
 func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
-	fn, err := procs[314].enter()
+	fn, err := procs[312].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
@@ -1830,7 +1880,7 @@ func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttr
 	return status(err, r)
 }
 func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
-	fn, err := procs[315].enter()
+	fn, err := procs[313].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceSetGraphMemAttributeValue, value)
@@ -1845,387 +1895,473 @@ func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttr
 	return status(err, r)
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
-	err = procs[316].done(C.cg_ph(C.uintptr_t(ctx), procs[316].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
+	err = procs[314].done(C.cg_ph(C.uintptr_t(ctx), procs[314].fn(), unsafe.Pointer(&phGraphClone), C.uintptr_t(originalGraph)))
 	return
 }
 func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph Graph) (phNode GraphNode, err error) {
-	err = procs[317].done(C.cg_phh(C.uintptr_t(ctx), procs[317].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
+	err = procs[315].done(C.cg_phh(C.uintptr_t(ctx), procs[315].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
 func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	return procs[318].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+	return procs[316].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[316].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
 }
-func GraphGetNodesCtx(ctx Context, hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
-	return procs[319].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hGraph), unsafe.Pointer(nodes), unsafe.Pointer(numNodes)))
+func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) {
+	var cnumNodes C.size_t
+	if err = procs[317].done(C.cg_hpp(C.uintptr_t(ctx), procs[317].fn(), C.uintptr_t(hGraph), nil, unsafe.Pointer(&cnumNodes))); err != nil || cnumNodes == 0 {
+		return
+	}
+	nodes = make([]GraphNode, cnumNodes)
+	n := int(cnumNodes)
+	if err = procs[317].done(C.cg_hpp(C.uintptr_t(ctx), procs[317].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(nodes)), unsafe.Pointer(&cnumNodes))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	nodes = nodes[:min(int(cnumNodes), n)]
+	return
 }
-func GraphGetRootNodesCtx(ctx Context, hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64) error {
-	return procs[320].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[320].fn(), C.uintptr_t(hGraph), unsafe.Pointer(rootNodes), unsafe.Pointer(numRootNodes)))
+func GraphGetRootNodesCtx(ctx Context, hGraph Graph) (rootNodes []GraphNode, err error) {
+	var cnumRootNodes C.size_t
+	if err = procs[318].done(C.cg_hpp(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hGraph), nil, unsafe.Pointer(&cnumRootNodes))); err != nil || cnumRootNodes == 0 {
+		return
+	}
+	rootNodes = make([]GraphNode, cnumRootNodes)
+	n := int(cnumRootNodes)
+	if err = procs[318].done(C.cg_hpp(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(rootNodes)), unsafe.Pointer(&cnumRootNodes))); err != nil {
+		return nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	rootNodes = rootNodes[:min(int(cnumRootNodes), n)]
+	return
 }
-func GraphGetEdgesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numEdges *uint64) error {
-	return procs[321].done(C.cg_hpppp_cb(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), unsafe.Pointer(numEdges)))
+func GraphGetEdgesCtx(ctx Context, hGraph Graph) (from []GraphNode, to []GraphNode, edgeData []GraphEdgeData, err error) {
+	var cnumEdges C.size_t
+	if err = procs[319].done(C.cg_hpppp(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hGraph), nil, nil, nil, unsafe.Pointer(&cnumEdges))); err != nil || cnumEdges == 0 {
+		return
+	}
+	from = make([]GraphNode, cnumEdges)
+	to = make([]GraphNode, cnumEdges)
+	edgeData = make([]GraphEdgeData, cnumEdges)
+	n := int(cnumEdges)
+	if err = procs[319].done(C.cg_hpppp(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumEdges))); err != nil {
+		return nil, nil, nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	from = from[:min(int(cnumEdges), n)]
+	to = to[:min(int(cnumEdges), n)]
+	edgeData = edgeData[:min(int(cnumEdges), n)]
+	return
 }
-func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode, dependencies *GraphNode, edgeData *GraphEdgeData, numDependencies *uint64) error {
-	return procs[322].done(C.cg_hppp_cb(C.uintptr_t(ctx), procs[322].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependencies), unsafe.Pointer(edgeData), unsafe.Pointer(numDependencies)))
+func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode) (dependencies []GraphNode, edgeData []GraphEdgeData, err error) {
+	var cnumDependencies C.size_t
+	if err = procs[320].done(C.cg_hppp(C.uintptr_t(ctx), procs[320].fn(), C.uintptr_t(hNode), nil, nil, unsafe.Pointer(&cnumDependencies))); err != nil || cnumDependencies == 0 {
+		return
+	}
+	dependencies = make([]GraphNode, cnumDependencies)
+	edgeData = make([]GraphEdgeData, cnumDependencies)
+	n := int(cnumDependencies)
+	if err = procs[320].done(C.cg_hppp(C.uintptr_t(ctx), procs[320].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumDependencies))); err != nil {
+		return nil, nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	dependencies = dependencies[:min(int(cnumDependencies), n)]
+	edgeData = edgeData[:min(int(cnumDependencies), n)]
+	return
 }
-func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode, dependentNodes *GraphNode, edgeData *GraphEdgeData, numDependentNodes *uint64) error {
-	return procs[323].done(C.cg_hppp_cb(C.uintptr_t(ctx), procs[323].fn(), C.uintptr_t(hNode), unsafe.Pointer(dependentNodes), unsafe.Pointer(edgeData), unsafe.Pointer(numDependentNodes)))
+func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode) (dependentNodes []GraphNode, edgeData []GraphEdgeData, err error) {
+	var cnumDependentNodes C.size_t
+	if err = procs[321].done(C.cg_hppp(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hNode), nil, nil, unsafe.Pointer(&cnumDependentNodes))); err != nil || cnumDependentNodes == 0 {
+		return
+	}
+	dependentNodes = make([]GraphNode, cnumDependentNodes)
+	edgeData = make([]GraphEdgeData, cnumDependentNodes)
+	n := int(cnumDependentNodes)
+	if err = procs[321].done(C.cg_hppp(C.uintptr_t(ctx), procs[321].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependentNodes)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumDependentNodes))); err != nil {
+		return nil, nil, err
+	}
+	// The driver wrote at most n, and says how many it wrote.
+	dependentNodes = dependentNodes[:min(int(cnumDependentNodes), n)]
+	edgeData = edgeData[:min(int(cnumDependentNodes), n)]
+	return
 }
-func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return procs[324].done(C.cg_hpppl_cb(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
+func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	fn, err := procs[322].enter()
+	if err == nil && len(edgeData) != 0 && len(from) != len(edgeData) {
+		fn, err = 0, lengthError("cuGraphAddDependencies_v2", "from", "edgeData", len(from), len(edgeData))
+	}
+	if err == nil && len(from) != len(to) {
+		fn, err = 0, lengthError("cuGraphAddDependencies_v2", "from", "to", len(from), len(to))
+	}
+	return status(err, C.cg_hpppl_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(unsafe.SliceData(edgeData)), C.ulong(len(from))))
 }
-func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from *GraphNode, to *GraphNode, edgeData *GraphEdgeData, numDependencies uint64) error {
-	return procs[325].done(C.cg_hpppl_cb(C.uintptr_t(ctx), procs[325].fn(), C.uintptr_t(hGraph), unsafe.Pointer(from), unsafe.Pointer(to), unsafe.Pointer(edgeData), C.ulong(numDependencies)))
+func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	fn, err := procs[323].enter()
+	if err == nil && len(edgeData) != 0 && len(from) != len(edgeData) {
+		fn, err = 0, lengthError("cuGraphRemoveDependencies_v2", "from", "edgeData", len(from), len(edgeData))
+	}
+	if err == nil && len(from) != len(to) {
+		fn, err = 0, lengthError("cuGraphRemoveDependencies_v2", "from", "to", len(from), len(to))
+	}
+	return status(err, C.cg_hpppl_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(unsafe.SliceData(edgeData)), C.ulong(len(from))))
 }
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
-	return procs[326].done(C.cg_h(C.uintptr_t(ctx), procs[326].fn(), C.uintptr_t(hNode)))
+	return procs[324].done(C.cg_h(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hNode)))
 }
 func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
-	err = procs[327].done(C.cg_phq(C.uintptr_t(ctx), procs[327].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
+	err = procs[325].done(C.cg_phq(C.uintptr_t(ctx), procs[325].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
 func GraphInstantiateWithParamsCtx(ctx Context, hGraph Graph, instantiateParams *GraphInstantiateParams) (phGraphExec GraphExec, err error) {
-	err = procs[328].done(C.cg_php_cb(C.uintptr_t(ctx), procs[328].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams)))
+	err = procs[326].done(C.cg_php_cb(C.uintptr_t(ctx), procs[326].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(instantiateParams)))
 	return
 }
 func GraphExecGetFlagsCtx(ctx Context, hGraphExec GraphExec) (flags uint64, err error) {
-	err = procs[329].done(C.cg_hp(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hGraphExec), unsafe.Pointer(&flags)))
+	err = procs[327].done(C.cg_hp(C.uintptr_t(ctx), procs[327].fn(), C.uintptr_t(hGraphExec), unsafe.Pointer(&flags)))
 	return
 }
 func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[330].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[328].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[328].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
-	return procs[331].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
+	return procs[329].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
-	return procs[332].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
+	return procs[330].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[333].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[333].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[331].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
-	return procs[334].done(C.cg_hhh(C.uintptr_t(ctx), procs[334].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
+	return procs[332].done(C.cg_hhh(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(childGraph)))
 }
 func GraphExecEventRecordNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	return procs[335].done(C.cg_hhh(C.uintptr_t(ctx), procs[335].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[333].done(C.cg_hhh(C.uintptr_t(ctx), procs[333].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecEventWaitNodeSetEventCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, event Event) error {
-	return procs[336].done(C.cg_hhh(C.uintptr_t(ctx), procs[336].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
+	return procs[334].done(C.cg_hhh(C.uintptr_t(ctx), procs[334].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uintptr_t(event)))
 }
 func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemSignalNodeParams)
-	return procs[337].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[335].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[335].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinExtSemWaitNodeParams)
-	return procs[338].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[336].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[336].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
-	return procs[339].done(C.cg_hhu(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
+	return procs[337].done(C.cg_hhu(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
 func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return procs[340].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[340].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+	return procs[338].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	return procs[341].done(C.cg_hh(C.uintptr_t(ctx), procs[341].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[339].done(C.cg_hh(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphLaunchCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
-	return procs[342].done(C.cg_hh(C.uintptr_t(ctx), procs[342].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
+	return procs[340].done(C.cg_hh(C.uintptr_t(ctx), procs[340].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
 }
 func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
-	return procs[343].done(C.cg_h(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hGraphExec)))
+	return procs[341].done(C.cg_h(C.uintptr_t(ctx), procs[341].fn(), C.uintptr_t(hGraphExec)))
 }
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
-	return procs[344].done(C.cg_h(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(hGraph)))
+	return procs[342].done(C.cg_h(C.uintptr_t(ctx), procs[342].fn(), C.uintptr_t(hGraph)))
 }
 func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	return procs[345].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
+	return procs[343].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
-	return procs[346].done(C.cg_hh(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
+	return procs[344].done(C.cg_hh(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
 func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[347].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+	return procs[345].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
-	return procs[348].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[348].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
+	return procs[346].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return procs[349].done(C.cg_hsu(C.uintptr_t(ctx), procs[349].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
+	return procs[347].done(C.cg_hsu(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, object_out *UserObject, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) error {
-	return procs[350].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+func UserObjectCreateCtx(ctx Context, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+	err = procs[348].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(&object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+	return
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
-	return procs[351].done(C.cg_hu(C.uintptr_t(ctx), procs[351].fn(), C.uintptr_t(object), C.uint(count)))
+	return procs[349].done(C.cg_hu(C.uintptr_t(ctx), procs[349].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
-	return procs[352].done(C.cg_hu(C.uintptr_t(ctx), procs[352].fn(), C.uintptr_t(object), C.uint(count)))
+	return procs[350].done(C.cg_hu(C.uintptr_t(ctx), procs[350].fn(), C.uintptr_t(object), C.uint(count)))
 }
 func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
-	return procs[353].done(C.cg_hhuu(C.uintptr_t(ctx), procs[353].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
+	return procs[351].done(C.cg_hhuu(C.uintptr_t(ctx), procs[351].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
-	return procs[354].done(C.cg_hhu(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
+	return procs[352].done(C.cg_hhu(C.uintptr_t(ctx), procs[352].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
-func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies *GraphNode, dependencyData *GraphEdgeData, numDependencies uint64, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
+func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
+	fn, err := procs[353].enter()
+	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
+		fn, err = 0, lengthError("cuGraphAddNode_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
-	err = procs[355].done(C.cg_phpplp_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(dependencies), unsafe.Pointer(dependencyData), C.ulong(numDependencies), unsafe.Pointer(nodeParams)))
+	err = status(err, C.cg_phpplp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
-	return procs[356].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[356].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[354].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
-	return procs[357].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+	return procs[355].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[355].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	return procs[358].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+	return procs[356].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[356].fn(), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
-	err = procs[359].done(C.cg_phil(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
+	err = procs[357].done(C.cg_phil(C.uintptr_t(ctx), procs[357].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
-	err = procs[360].done(C.cg_philu(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
+	err = procs[358].done(C.cg_philu(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[361].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[361].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[359].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[362].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[362].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[360].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
-	err = procs[363].done(C.cg_phii(C.uintptr_t(ctx), procs[363].fn(), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
+	err = procs[361].done(C.cg_phii(C.uintptr_t(ctx), procs[361].fn(), unsafe.Pointer(&dynamicSmemSize), C.uintptr_t(funcArg), C.int(numBlocks), C.int(blockSize)))
 	return
 }
 func OccupancyMaxPotentialClusterSizeCtx(ctx Context, funcArg Function, config *LaunchConfig) (clusterSize int32, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	err = procs[364].done(C.cg_php_cb(C.uintptr_t(ctx), procs[364].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[362].done(C.cg_php_cb(C.uintptr_t(ctx), procs[362].fn(), unsafe.Pointer(&clusterSize), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *LaunchConfig) (numClusters int32, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	err = procs[365].done(C.cg_php_cb(C.uintptr_t(ctx), procs[365].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
+	err = procs[363].done(C.cg_php_cb(C.uintptr_t(ctx), procs[363].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
 func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
-	return procs[366].done(C.cg_hhu(C.uintptr_t(ctx), procs[366].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[364].done(C.cg_hhu(C.uintptr_t(ctx), procs[364].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
-	return procs[367].done(C.cg_hhu(C.uintptr_t(ctx), procs[367].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
+	return procs[365].done(C.cg_hhu(C.uintptr_t(ctx), procs[365].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
-	err = procs[368].done(C.cg_phql(C.uintptr_t(ctx), procs[368].fn(), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
+	err = procs[366].done(C.cg_phql(C.uintptr_t(ctx), procs[366].fn(), unsafe.Pointer(&byteOffset), C.uintptr_t(hTexRef), C.ulonglong(dptr), C.ulong(bytes)))
 	return
 }
 func TexRefSetAddress2DCtx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
-	return procs[369].done(C.cg_hpql_cb(C.uintptr_t(ctx), procs[369].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
+	return procs[367].done(C.cg_hpql_cb(C.uintptr_t(ctx), procs[367].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(desc), C.ulonglong(dptr), C.ulong(pitch)))
 }
 func TexRefSetFormatCtx(ctx Context, hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
-	return procs[370].done(C.cg_hii(C.uintptr_t(ctx), procs[370].fn(), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
+	return procs[368].done(C.cg_hii(C.uintptr_t(ctx), procs[368].fn(), C.uintptr_t(hTexRef), C.int(fmt), C.int(numPackedComponents)))
 }
 func TexRefSetAddressModeCtx(ctx Context, hTexRef Texref, dim int32, am AddressMode) error {
-	return procs[371].done(C.cg_hii(C.uintptr_t(ctx), procs[371].fn(), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
+	return procs[369].done(C.cg_hii(C.uintptr_t(ctx), procs[369].fn(), C.uintptr_t(hTexRef), C.int(dim), C.int(am)))
 }
 func TexRefSetFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	return procs[372].done(C.cg_hi(C.uintptr_t(ctx), procs[372].fn(), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[370].done(C.cg_hi(C.uintptr_t(ctx), procs[370].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapFilterModeCtx(ctx Context, hTexRef Texref, fm FilterMode) error {
-	return procs[373].done(C.cg_hi(C.uintptr_t(ctx), procs[373].fn(), C.uintptr_t(hTexRef), C.int(fm)))
+	return procs[371].done(C.cg_hi(C.uintptr_t(ctx), procs[371].fn(), C.uintptr_t(hTexRef), C.int(fm)))
 }
 func TexRefSetMipmapLevelBiasCtx(ctx Context, hTexRef Texref, bias float32) error {
-	return procs[374].done(C.cg_hf(C.uintptr_t(ctx), procs[374].fn(), C.uintptr_t(hTexRef), C.float(bias)))
+	return procs[372].done(C.cg_hf(C.uintptr_t(ctx), procs[372].fn(), C.uintptr_t(hTexRef), C.float(bias)))
 }
 func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
-	return procs[375].done(C.cg_hff(C.uintptr_t(ctx), procs[375].fn(), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
+	return procs[373].done(C.cg_hff(C.uintptr_t(ctx), procs[373].fn(), C.uintptr_t(hTexRef), C.float(minMipmapLevelClamp), C.float(maxMipmapLevelClamp)))
 }
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
-	return procs[376].done(C.cg_hu(C.uintptr_t(ctx), procs[376].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
+	return procs[374].done(C.cg_hu(C.uintptr_t(ctx), procs[374].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
-	return procs[377].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[377].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
+	return procs[375].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[375].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
-	return procs[378].done(C.cg_hu(C.uintptr_t(ctx), procs[378].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
+	return procs[376].done(C.cg_hu(C.uintptr_t(ctx), procs[376].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
-	err = procs[379].done(C.cg_ph(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
+	err = procs[377].done(C.cg_ph(C.uintptr_t(ctx), procs[377].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	return procs[380].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+	return procs[378].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[378].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return procs[381].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+	return procs[379].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
-	err = procs[382].done(C.cg_phi(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
+	err = procs[380].done(C.cg_phi(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
 	return
 }
 func TexRefGetFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	err = procs[383].done(C.cg_ph(C.uintptr_t(ctx), procs[383].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[381].done(C.cg_ph(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetFormatCtx(ctx Context, hTexRef Texref) (pFormat ArrayFormat, pNumChannels int32, err error) {
-	err = procs[384].done(C.cg_pph(C.uintptr_t(ctx), procs[384].fn(), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
+	err = procs[382].done(C.cg_pph(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(&pFormat), unsafe.Pointer(&pNumChannels), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapFilterModeCtx(ctx Context, hTexRef Texref) (pfm FilterMode, err error) {
-	err = procs[385].done(C.cg_ph(C.uintptr_t(ctx), procs[385].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
+	err = procs[383].done(C.cg_ph(C.uintptr_t(ctx), procs[383].fn(), unsafe.Pointer(&pfm), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelBiasCtx(ctx Context, hTexRef Texref) (pbias float32, err error) {
-	err = procs[386].done(C.cg_ph(C.uintptr_t(ctx), procs[386].fn(), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
+	err = procs[384].done(C.cg_ph(C.uintptr_t(ctx), procs[384].fn(), unsafe.Pointer(&pbias), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMipmapLevelClampCtx(ctx Context, hTexRef Texref) (pminMipmapLevelClamp float32, pmaxMipmapLevelClamp float32, err error) {
-	err = procs[387].done(C.cg_pph(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
+	err = procs[385].done(C.cg_pph(C.uintptr_t(ctx), procs[385].fn(), unsafe.Pointer(&pminMipmapLevelClamp), unsafe.Pointer(&pmaxMipmapLevelClamp), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, err error) {
-	err = procs[388].done(C.cg_ph(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
+	err = procs[386].done(C.cg_ph(C.uintptr_t(ctx), procs[386].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	return procs[389].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[389].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+	return procs[387].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
-	err = procs[390].done(C.cg_ph(C.uintptr_t(ctx), procs[390].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
+	err = procs[388].done(C.cg_ph(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
 	return
 }
 func TexRefCreateCtx(ctx Context) (pTexRef Texref, err error) {
-	err = procs[391].done(C.cg_p(C.uintptr_t(ctx), procs[391].fn(), unsafe.Pointer(&pTexRef)))
+	err = procs[389].done(C.cg_p(C.uintptr_t(ctx), procs[389].fn(), unsafe.Pointer(&pTexRef)))
 	return
 }
 func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
-	return procs[392].done(C.cg_h(C.uintptr_t(ctx), procs[392].fn(), C.uintptr_t(hTexRef)))
+	return procs[390].done(C.cg_h(C.uintptr_t(ctx), procs[390].fn(), C.uintptr_t(hTexRef)))
 }
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
-	return procs[393].done(C.cg_hhu(C.uintptr_t(ctx), procs[393].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
+	return procs[391].done(C.cg_hhu(C.uintptr_t(ctx), procs[391].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
 func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	return procs[394].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[394].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+	return procs[392].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[392].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
 }
 func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return procs[395].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return procs[393].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[393].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
-	return procs[396].done(C.cg_q(C.uintptr_t(ctx), procs[396].fn(), C.ulonglong(texObject)))
+	return procs[394].done(C.cg_q(C.uintptr_t(ctx), procs[394].fn(), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	return procs[397].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+	return procs[395].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	return procs[398].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+	return procs[396].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
 }
 func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return procs[399].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[399].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+	return procs[397].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
 }
 func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return procs[400].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[400].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+	return procs[398].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
-	return procs[401].done(C.cg_q(C.uintptr_t(ctx), procs[401].fn(), C.ulonglong(surfObject)))
+	return procs[399].done(C.cg_q(C.uintptr_t(ctx), procs[399].fn(), C.ulonglong(surfObject)))
 }
 func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return procs[402].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[402].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+	return procs[400].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[400].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
 }
 func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[403].done(C.cg_piupppppiiii_cb(C.uintptr_t(ctx), procs[403].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[401].done(C.cg_piupppppiiii_cb(C.uintptr_t(ctx), procs[401].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[404].done(C.cg_piupppppuupiiii_cb(C.uintptr_t(ctx), procs[404].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[402].done(C.cg_piupppppuupiiii_cb(C.uintptr_t(ctx), procs[402].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapEncodeIm2colWideCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[405].done(C.cg_piupppiiuupiiiii_cb(C.uintptr_t(ctx), procs[405].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return procs[403].done(C.cg_piupppiiuupiiiii_cb(C.uintptr_t(ctx), procs[403].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
 func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress unsafe.Pointer) error {
-	return procs[406].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[406].fn(), unsafe.Pointer(tensorMap), globalAddress))
+	return procs[404].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[404].fn(), unsafe.Pointer(tensorMap), globalAddress))
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
-	err = procs[407].done(C.cg_pii(C.uintptr_t(ctx), procs[407].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
+	err = procs[405].done(C.cg_pii(C.uintptr_t(ctx), procs[405].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))
 	return
 }
 func CtxEnablePeerAccessCtx(ctx Context, peerContext Context, flags uint32) error {
-	return procs[408].done(C.cg_hu(C.uintptr_t(ctx), procs[408].fn(), C.uintptr_t(peerContext), C.uint(flags)))
+	return procs[406].done(C.cg_hu(C.uintptr_t(ctx), procs[406].fn(), C.uintptr_t(peerContext), C.uint(flags)))
 }
 func CtxDisablePeerAccessCtx(ctx Context, peerContext Context) error {
-	return procs[409].done(C.cg_h(C.uintptr_t(ctx), procs[409].fn(), C.uintptr_t(peerContext)))
+	return procs[407].done(C.cg_h(C.uintptr_t(ctx), procs[407].fn(), C.uintptr_t(peerContext)))
 }
 func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (value int32, err error) {
-	err = procs[410].done(C.cg_piii(C.uintptr_t(ctx), procs[410].fn(), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
+	err = procs[408].done(C.cg_piii(C.uintptr_t(ctx), procs[408].fn(), unsafe.Pointer(&value), C.int(attrib), C.int(srcDevice), C.int(dstDevice)))
 	return
 }
-func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operations *AtomicOperation, count uint32, srcDevice Device, dstDevice Device) error {
-	return procs[411].done(C.cg_ppuii_cb(C.uintptr_t(ctx), procs[411].fn(), unsafe.Pointer(capabilities), unsafe.Pointer(operations), C.uint(count), C.int(srcDevice), C.int(dstDevice)))
+func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities []uint32, operations []AtomicOperation, srcDevice Device, dstDevice Device) error {
+	fn, err := procs[409].enter()
+	if err == nil && len(capabilities) != len(operations) {
+		fn, err = 0, lengthError("cuDeviceGetP2PAtomicCapabilities", "capabilities", "operations", len(capabilities), len(operations))
+	}
+	return status(err, C.cg_ppuii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(capabilities)), unsafe.Pointer(unsafe.SliceData(operations)), C.uint(len(capabilities)), C.int(srcDevice), C.int(dstDevice)))
 }
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
-	return procs[412].done(C.cg_h(C.uintptr_t(ctx), procs[412].fn(), C.uintptr_t(resource)))
+	return procs[410].done(C.cg_h(C.uintptr_t(ctx), procs[410].fn(), C.uintptr_t(resource)))
 }
 func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return procs[413].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return procs[411].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[411].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
 }
 func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return procs[414].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[414].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+	return procs[412].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[412].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
-	err = procs[415].done(C.cg_pph(C.uintptr_t(ctx), procs[415].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
+	err = procs[413].done(C.cg_pph(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
 func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
-	return procs[416].done(C.cg_hu(C.uintptr_t(ctx), procs[416].fn(), C.uintptr_t(resource), C.uint(flags)))
+	return procs[414].done(C.cg_hu(C.uintptr_t(ctx), procs[414].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
-func GraphicsMapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	return procs[417].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[417].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+func GraphicsMapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {
+	return procs[415].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[415].fn(), C.uint(len(resources)), unsafe.Pointer(unsafe.SliceData(resources)), C.uintptr_t(hStream)))
 }
-func GraphicsUnmapResourcesCtx(ctx Context, count uint32, resources *GraphicsResource, hStream Stream) error {
-	return procs[418].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[418].fn(), C.uint(count), unsafe.Pointer(resources), C.uintptr_t(hStream)))
+func GraphicsUnmapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {
+	return procs[416].done(C.cg_uph_cb(C.uintptr_t(ctx), procs[416].fn(), C.uint(len(resources)), unsafe.Pointer(unsafe.SliceData(resources)), C.uintptr_t(hStream)))
 }
 func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint64) (pfn unsafe.Pointer, symbolStatus ProcAddressQueryResult, err error) {
 	csymbol := C.CString(symbol)
 	defer C.free(unsafe.Pointer(csymbol))
-	err = procs[419].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[419].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(&symbolStatus)))
+	err = procs[417].done(C.cg_spilp_cb(C.uintptr_t(ctx), procs[417].fn(), csymbol, unsafe.Pointer(&pfn), C.int(cudaVersion), C.ulong(flags), unsafe.Pointer(&symbolStatus)))
 	return
 }
 func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
-	fn, err := procs[420].enter()
+	fn, err := procs[418].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
@@ -2241,7 +2377,7 @@ func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) er
 	return status(err, r)
 }
 func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
-	fn, err := procs[421].enter()
+	fn, err := procs[419].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeGlobalValue, value)
@@ -2257,7 +2393,7 @@ func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value a
 	return status(err, r)
 }
 func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
-	fn, err := procs[422].enter()
+	fn, err := procs[420].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttribute", "value", attrib, int64(attrib), typedCoredumpSetAttributeValue, value)
@@ -2273,7 +2409,7 @@ func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) er
 	return status(err, r)
 }
 func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
-	fn, err := procs[423].enter()
+	fn, err := procs[421].enter()
 	var tsvalue typedScratch
 	var tbvalue typedBuf
 	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpSetAttributeGlobalValue, value)
@@ -2289,88 +2425,89 @@ func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value a
 	return status(err, r)
 }
 func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {
-	err = procs[424].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[424].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
+	err = procs[422].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[422].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
 	return
 }
 func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	return procs[425].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[425].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+	return procs[423].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[423].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
 }
 func GreenCtxDestroyCtx(ctx Context, hCtx GreenCtx) error {
-	return procs[426].done(C.cg_h(C.uintptr_t(ctx), procs[426].fn(), C.uintptr_t(hCtx)))
+	return procs[424].done(C.cg_h(C.uintptr_t(ctx), procs[424].fn(), C.uintptr_t(hCtx)))
 }
 func CtxFromGreenCtxCtx(ctx Context, hCtx GreenCtx) (pContext Context, err error) {
-	err = procs[427].done(C.cg_ph(C.uintptr_t(ctx), procs[427].fn(), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
+	err = procs[425].done(C.cg_ph(C.uintptr_t(ctx), procs[425].fn(), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
 	return
 }
 func DeviceGetDevResourceCtx(ctx Context, device Device, resource *DevResource, typeArg DevResourceType) error {
-	return procs[428].done(C.cg_ipi_cb(C.uintptr_t(ctx), procs[428].fn(), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[426].done(C.cg_ipi_cb(C.uintptr_t(ctx), procs[426].fn(), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func CtxGetDevResourceCtx(ctx Context, hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	return procs[429].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[429].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[427].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[427].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	return procs[430].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[430].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+	return procs[428].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[428].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
 }
 func DevSMResourceSplitByCountCtx(ctx Context, result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	return procs[431].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[431].fn(), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
+	return procs[429].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[429].fn(), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
 }
-func DevResourceGenerateDescCtx(ctx Context, phDesc *DevResourceDesc, resources *DevResource, nbResources uint32) error {
-	return procs[432].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[432].fn(), unsafe.Pointer(phDesc), unsafe.Pointer(resources), C.uint(nbResources)))
+func DevResourceGenerateDescCtx(ctx Context, resources []DevResource) (phDesc DevResourceDesc, err error) {
+	err = procs[430].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[430].fn(), unsafe.Pointer(&phDesc), unsafe.Pointer(unsafe.SliceData(resources)), C.uint(len(resources))))
+	return
 }
 func GreenCtxRecordEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	return procs[433].done(C.cg_hh(C.uintptr_t(ctx), procs[433].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[431].done(C.cg_hh(C.uintptr_t(ctx), procs[431].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func GreenCtxWaitEventCtx(ctx Context, hCtx GreenCtx, hEvent Event) error {
-	return procs[434].done(C.cg_hh(C.uintptr_t(ctx), procs[434].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
+	return procs[432].done(C.cg_hh(C.uintptr_t(ctx), procs[432].fn(), C.uintptr_t(hCtx), C.uintptr_t(hEvent)))
 }
 func StreamGetGreenCtxCtx(ctx Context, hStream Stream) (phCtx GreenCtx, err error) {
-	err = procs[435].done(C.cg_hp(C.uintptr_t(ctx), procs[435].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phCtx)))
+	err = procs[433].done(C.cg_hp(C.uintptr_t(ctx), procs[433].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phCtx)))
 	return
 }
 func GreenCtxStreamCreateCtx(ctx Context, greenCtx GreenCtx, flags uint32, priority int32) (phStream Stream, err error) {
-	err = procs[436].done(C.cg_phui(C.uintptr_t(ctx), procs[436].fn(), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
+	err = procs[434].done(C.cg_phui(C.uintptr_t(ctx), procs[434].fn(), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
 	return
 }
 func GreenCtxGetIDCtx(ctx Context, greenCtx GreenCtx, greenCtxId *uint64) error {
-	return procs[437].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[437].fn(), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
+	return procs[435].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[435].fn(), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
 }
 func LogsRegisterCallbackCtx(ctx Context, callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
-	return procs[438].done(C.cg_ppp_cb(C.uintptr_t(ctx), procs[438].fn(), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
+	return procs[436].done(C.cg_ppp_cb(C.uintptr_t(ctx), procs[436].fn(), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
 }
 func LogsUnregisterCallbackCtx(ctx Context, callback LogsCallbackHandle) error {
-	return procs[439].done(C.cg_h(C.uintptr_t(ctx), procs[439].fn(), C.uintptr_t(callback)))
+	return procs[437].done(C.cg_h(C.uintptr_t(ctx), procs[437].fn(), C.uintptr_t(callback)))
 }
 func LogsCurrentCtx(ctx Context, iterator_out *LogIterator, flags uint32) error {
-	return procs[440].done(C.cg_pu_cb(C.uintptr_t(ctx), procs[440].fn(), unsafe.Pointer(iterator_out), C.uint(flags)))
+	return procs[438].done(C.cg_pu_cb(C.uintptr_t(ctx), procs[438].fn(), unsafe.Pointer(iterator_out), C.uint(flags)))
 }
 func LogsDumpToFileCtx(ctx Context, iterator *LogIterator, pathToFile string, flags uint32) error {
 	cpathToFile := C.CString(pathToFile)
 	defer C.free(unsafe.Pointer(cpathToFile))
-	return procs[441].done(C.cg_psu_cb(C.uintptr_t(ctx), procs[441].fn(), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
+	return procs[439].done(C.cg_psu_cb(C.uintptr_t(ctx), procs[439].fn(), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
 }
 func LogsDumpToMemoryCtx(ctx Context, iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
-	return procs[442].done(C.cg_pppu_cb(C.uintptr_t(ctx), procs[442].fn(), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
+	return procs[440].done(C.cg_pppu_cb(C.uintptr_t(ctx), procs[440].fn(), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
 }
 func CheckpointProcessGetRestoreThreadIDCtx(ctx Context, pid int32) (tid int32, err error) {
-	err = procs[443].done(C.cg_ip(C.uintptr_t(ctx), procs[443].fn(), C.int(pid), unsafe.Pointer(&tid)))
+	err = procs[441].done(C.cg_ip(C.uintptr_t(ctx), procs[441].fn(), C.int(pid), unsafe.Pointer(&tid)))
 	return
 }
 func CheckpointProcessGetStateCtx(ctx Context, pid int32) (state ProcessState, err error) {
-	err = procs[444].done(C.cg_ip(C.uintptr_t(ctx), procs[444].fn(), C.int(pid), unsafe.Pointer(&state)))
+	err = procs[442].done(C.cg_ip(C.uintptr_t(ctx), procs[442].fn(), C.int(pid), unsafe.Pointer(&state)))
 	return
 }
 func CheckpointProcessLockCtx(ctx Context, pid int32, args *CheckpointLockArgs) error {
-	return procs[445].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[445].fn(), C.int(pid), unsafe.Pointer(args)))
+	return procs[443].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[443].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessCheckpointCtx(ctx Context, pid int32, args *CheckpointCheckpointArgs) error {
-	return procs[446].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[446].fn(), C.int(pid), unsafe.Pointer(args)))
+	return procs[444].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[444].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessRestoreCtx(ctx Context, pid int32, args *CheckpointRestoreArgs) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(args), pinCheckpointRestoreArgs)
-	return procs[447].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[447].fn(), C.int(pid), unsafe.Pointer(args)))
+	return procs[445].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[445].fn(), C.int(pid), unsafe.Pointer(args)))
 }
 func CheckpointProcessUnlockCtx(ctx Context, pid int32, args *CheckpointUnlockArgs) error {
-	return procs[448].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[448].fn(), C.int(pid), unsafe.Pointer(args)))
+	return procs[446].done(C.cg_ip_cb(C.uintptr_t(ctx), procs[446].fn(), C.int(pid), unsafe.Pointer(args)))
 }

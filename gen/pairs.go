@@ -1,0 +1,95 @@
+package main
+
+// (pointer, count) pairs. A count beside a typed pointer makes the pointer
+// an array the driver reads or writes count elements of: bound as a slice
+// (gen/bindings.json "slices": the count from len), as results of a
+// two-call form ("twoCall": a count pointer that sizes output arrays), or
+// listed under "notSlices" with the reason it is not a pair. Generation
+// fails on a pair-looking parameter the config does not place, so a new
+// header's arrays are never silently left as single pointers.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// countName matches the names of the headers' element counts.
+var countName = regexp.MustCompile(`^(num[A-Z_]\w*|nb[A-Z]\w*|n[A-Z]\w*|count|\w*Count|numDependencies_out)$`)
+
+// checkPairs fails where a typed pointer and a count are both left as they
+// are and the config does not say why.
+func (m *Model) checkPairs(f *Func, fc FuncConf) error {
+	var counts []string
+	for _, q := range f.Params {
+		if countName.MatchString(q.C) && (q.Role == rIn || q.Role == rPtr) && isInt(q.GoType) {
+			counts = append(counts, q.C)
+		}
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	var loose []string
+	for _, q := range f.Params {
+		if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") || contains(counts, q.C) {
+			continue
+		}
+		if _, ok := fc.NotSlices[q.C]; ok {
+			continue
+		}
+		loose = append(loose, q.C)
+	}
+	if len(loose) == 0 {
+		return nil
+	}
+	sort.Strings(loose)
+	return fmt.Errorf("gen: %s: %s: %s beside the count %s: bind them as slices in gen/bindings.json (\"slices\" or \"twoCall\"), or list them under \"notSlices\" with the reason they are not arrays",
+		f.Pos, f.Symbol, strings.Join(loose, ", "), strings.Join(counts, ", "))
+}
+
+func isInt(goType string) bool {
+	switch strings.TrimPrefix(goType, "*") {
+	case "uint64", "uint32", "int32", "int64":
+		return true
+	}
+	return false
+}
+
+// twoCall makes a count pointer and the output arrays it sizes results.
+func (m *Model) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
+	tc := fc.TwoCall
+	if tc == nil || !has[tc.Count] {
+		return nil
+	}
+	var cp *Param
+	for _, q := range f.Params {
+		if q.C == tc.Count {
+			cp = q
+		}
+	}
+	if cp.Role != rPtr || (cp.GoType != "*uint64" && cp.GoType != "*uint32") {
+		return fmt.Errorf("gen: %s: gen/bindings.json: %s: twoCall: the count %s is no pointer to an integer (%s)", f.Pos, f.Base, tc.Count, cp.GoType)
+	}
+	cp.Role = rOutCount
+	n := 0
+	for _, a := range tc.Arrays {
+		if !has[a] {
+			continue
+		}
+		for _, q := range f.Params {
+			if q.C != a {
+				continue
+			}
+			if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") {
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: twoCall: %s is no typed pointer (%s)", f.Pos, f.Base, a, q.GoType)
+			}
+			q.Role, q.GoType, q.Count = rOutSlice, "[]"+strings.TrimPrefix(q.GoType, "*"), cp.C
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("gen: %s: gen/bindings.json: %s: twoCall: no array of %v here", f.Pos, f.Base, tc.Arrays)
+	}
+	return nil
+}
