@@ -241,7 +241,9 @@ func parseModel(cfg *Config, dir string) (*Model, error) {
 // handWritten are the Go names the package defines by hand.
 var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", "FunctionInfo", "ErrNoDriver", "ErrNotSupported",
 	"LoadError", "NotSupportedError", "NoCgoError", "VersionString", "PollEventCtx", "Functions", "HeaderVersion", "Toolkit", "BuildTag",
-	"PerThreadDefaultStream", "HeaderSHA256", "Results", "Dim3", "LaunchArgs", "LaunchArgsCtx"}
+	"PerThreadDefaultStream", "HeaderSHA256", "Results", "Dim3", "LaunchArgs", "LaunchArgsCtx",
+	"NewHostFn", "LaunchHostFuncGo", "LaunchHostFuncGoCtx", "StreamAddCallbackGo", "StreamAddCallbackGoCtx", "UserObjectCreateGo", "UserObjectCreateGoCtx",
+	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx"}
 
 // claim registers a Go identifier; two C names for one Go name are an error.
 func (m *Model) claim(goName, cName, pos string) error {

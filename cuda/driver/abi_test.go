@@ -101,11 +101,25 @@ func arity(params string) int {
 	return n
 }
 
+// abiFakeCalls are the entry points of the fake that call back what they
+// are given, at once (format: the entry's index, its result).
+var abiFakeCalls = map[string]string{
+	"cuLaunchHostFunc":                          "static int fe%d(void *s, void (*fn)(void *), void *ud) { if (fn) fn(ud); return %d; }",
+	"cuStreamAddCallback":                       "static int fe%d(void *s, void (*cb)(void *, int, void *), void *ud, unsigned flags) { if (cb) cb(s, 0, ud); return %d; }",
+	"cuUserObjectCreate":                        "static int fe%d(void **o, void *ptr, void (*destroy)(void *), unsigned rc, unsigned flags) { if (destroy) destroy(ptr); return %d; }",
+	"cuOccupancyMaxPotentialBlockSizeWithFlags": "static int fe%d(int *minGrid, int *block, void *f, size_t (*b2d)(int), size_t dyn, int limit, unsigned flags) { if (b2d && minGrid && block) { *minGrid = (int)b2d(128); *block = 128; } return %d; }",
+}
+
 // abiFakeSource is the fake library's C source.
 func abiFakeSource(entries []abiEntry, driverVersion int) string {
 	var b strings.Builder
 	b.WriteString("#include <string.h>\n")
-	for i := range entries {
+	b.WriteString("#include <stddef.h>\n")
+	for i, e := range entries {
+		if body, ok := abiFakeCalls[e.name]; ok && !e.per {
+			fmt.Fprintf(&b, body+"\n", i, abiEntryBase+i)
+			continue
+		}
 		fmt.Fprintf(&b, "static int fe%d(void) { return %d; }\n", i, abiEntryBase+i)
 	}
 	b.WriteString("static const struct { const char *name; int version, per; void *fn; } ents[] = {\n")
@@ -356,4 +370,44 @@ func TestTypedParametersRefuseMismatches(t *testing.T) {
 	reached(t, entries, "cuMemImportFromShareableHandle", err)
 	_, err = MemImportFromShareableHandle(&fd, MemHandleTypePosixFileDescriptor)
 	refused("a pointer where the descriptor goes by value", err, "must be a int32")
+}
+
+// A Go func given for a C callback is called with what the driver passes,
+// and its handle released after a one-shot call.
+func TestGoCallbacks(t *testing.T) {
+	entries, child := onFake(t, "TestGoCallbacks")
+	if !child {
+		return
+	}
+	ran := 0
+	reached(t, entries, "cuLaunchHostFunc", LaunchHostFuncGo(0, func() { ran++ }))
+	if ran != 1 {
+		t.Errorf("LaunchHostFuncGo: the func ran %d times, want 1", ran)
+	}
+	var got Stream
+	var status Result = -1
+	reached(t, entries, "cuStreamAddCallback", StreamAddCallbackGo(0x1234, func(s Stream, r Result) { got, status = s, r }, 0))
+	if got != 0x1234 || status != Success {
+		t.Errorf("StreamAddCallbackGo: called with %#x, %v; want 0x1234, CUDA_SUCCESS", got, status)
+	}
+	destroyed := false
+	_, err := UserObjectCreateGo(func() { destroyed = true }, 1, 1)
+	reached(t, entries, "cuUserObjectCreate", err)
+	if !destroyed {
+		t.Error("UserObjectCreateGo: the destructor was not called")
+	}
+	minGrid, block, err := OccupancyMaxPotentialBlockSizeGo(0, func(bs int32) uint64 { return uint64(bs) * 4 }, 0, 0)
+	reached(t, entries, "cuOccupancyMaxPotentialBlockSizeWithFlags", err)
+	if minGrid != 512 || block != 128 {
+		t.Errorf("OccupancyMaxPotentialBlockSizeGo: %d, %d; want 512 (the Go func's answer for 128), 128", minGrid, block)
+	}
+	// A handle given out by NewHostFn calls f every time, until released.
+	calls := 0
+	fn, ud, release := NewHostFn(func() { calls++ })
+	reached(t, entries, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
+	reached(t, entries, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
+	release()
+	if calls != 2 {
+		t.Errorf("NewHostFn: called %d times, want 2", calls)
+	}
 }
