@@ -72,6 +72,13 @@ type FuncConf struct {
 	SliceElem map[string]string `json:"sliceElem,omitempty"`
 	// Arrays makes an output pointer a fixed-size array result: pointer → length.
 	Arrays map[string]int `json:"arrays,omitempty"`
+	// Raw documents each parameter left unsafe.Pointer or uintptr (host
+	// buffers, module images, option values, the raw launch form, a C
+	// callback's userData): what memory it may be, for how long.
+	Raw map[string]string `json:"raw,omitempty"`
+	// Address names void* parameters that hold a device address (a
+	// virtual address the driver maps, never host memory): DevicePtr.
+	Address []string `json:"address,omitempty"`
 	// Typed gives a void* whose size depends on another parameter's value
 	// (an attribute, a handle type) a Go type per value: the parameter
 	// becomes an any, checked against the table before the call.

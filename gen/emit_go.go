@@ -127,6 +127,12 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 			doc += "."
 		}
 		g.p("// %s", doc)
+		if len(f.RawDocs) > 0 {
+			g.p("//")
+			for _, r := range f.RawDocs {
+				g.p("// %s", r)
+			}
+		}
 		g.p("func %s(%s) %s { return %sCtx(%s) }", f.GoName, strings.Join(sigParams(f, false), ", "), results(f, false), f.GoName, strings.Join(append([]string{"0"}, callNames(f)...), ", "))
 	}
 	g.p("")

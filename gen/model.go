@@ -183,6 +183,7 @@ type Func struct {
 	Pos      string
 	Doc      string
 	NoEscape bool // no pointer the caller owns outlives the call
+	RawDocs  []string // what each raw pointer parameter takes
 	Index    int
 }
 
@@ -835,11 +836,20 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		if sp != nil && sp.typed != "" {
 			sp.GoType = sp.typed
 		}
+		if sp != nil && sp.Role == rPtr && sp.GoType == "unsafe.Pointer" && sp.typed == "" && fc.SliceElem[pname] == "byte" {
+			sp.GoType = "*unsafe.Pointer" // becomes []byte below
+		}
 		if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount) || !strings.HasPrefix(sp.GoType, "*") {
 			return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
 		}
 		sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
-		if elem, ok := fc.SliceElem[pname]; ok {
+		if elem, ok := fc.SliceElem[pname]; ok && elem == "byte" {
+			// A void* buffer of count bytes.
+			if sp.GoType != "[]unsafe.Pointer" || sp.typed != "" {
+				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* buffer may become []byte", f.Pos, base, pname, sp.GoType)
+			}
+			sp.GoType = "[]byte"
+		} else if ok {
 			// Only void* elements may be retyped, and only to uintptr: the
 			// same size, an integer or an address the caller keeps alive.
 			if sp.GoType != "[]unsafe.Pointer" || elem != "uintptr" {
@@ -860,6 +870,15 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 	}
 	if err := m.checkPairs(f, fc); err != nil {
 		return nil, "", err
+	}
+	// Every raw pointer says what memory it takes.
+	for _, q := range f.Params {
+		if isRaw(q) {
+			if fc.Raw[q.C] == "" {
+				return nil, "", fmt.Errorf("gen: %s: %s: %s stays %s: say under \"raw\" in gen/bindings.json what memory it takes, or type it", f.Pos, f.Symbol, q.C, q.GoType)
+			}
+			f.RawDocs = append(f.RawDocs, q.Go+": "+fc.Raw[q.C])
+		}
 	}
 	// An input array of pointers with no count (kernelParams, extra): a
 	// slice, its length the caller's, its elements pinned for the call.
@@ -937,6 +956,13 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
 	if q.C == "" {
 		return nil, "it has no name"
+	}
+	if contains(fc.Address, q.C) {
+		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
+			return nil, "the config makes it a device address, but it is no void*"
+		}
+		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, "DevicePtr", "uintptr_t", "void *", "C.uintptr_t"
+		return q, ""
 	}
 	if tc, ok := fc.Typed[q.C]; ok {
 		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
@@ -1086,6 +1112,18 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	}
 	q.Role, q.GoType = rPtr, "*"+g
 	return q, ""
+}
+
+// isRaw reports a parameter the caller passes as unsafe.Pointer or uintptr.
+func isRaw(q *Param) bool {
+	switch q.Role {
+	case rIn, rPtr, rSlice:
+		switch q.GoType {
+		case "unsafe.Pointer", "uintptr", "[]unsafe.Pointer", "[]uintptr":
+			return !q.callback
+		}
+	}
+	return false
 }
 
 func contains(s []string, x string) bool {

@@ -2868,6 +2868,8 @@ func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 }
 
 // DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
+//
+// nvSciSyncAttrList: an NvSciSyncAttrList, the NvSciSync library's object (C memory)
 func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
 	return DeviceGetNvSciSyncAttributesCtx(0, nvSciSyncAttrList, dev, flags)
 }
@@ -2998,14 +3000,21 @@ func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
 func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 
 // ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context current first): Load a module's data
+//
+// image: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
 func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a context current first): Load a module's data with options
+//
+// image: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
+// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
 func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error) {
 	return ModuleLoadDataExCtx(0, image, options, optionValues)
 }
 
 // ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes a context current first): Load a module's data
+//
+// fatCubin: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
 func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (Module, error) {
 	return ModuleLoadFatBinaryCtx(0, fatCubin)
 }
@@ -3037,16 +3046,22 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 }
 
 // LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first).
+//
+// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
 func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
 	return LinkCreateCtx(0, options, optionValues)
 }
 
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current first).
-func LinkAddData(state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
-	return LinkAddDataCtx(0, state, typeArg, data, size, name, options, optionValues)
+//
+// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
+func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
 
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current first).
+//
+// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
 }
@@ -3080,6 +3095,8 @@ func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHostCtx(0, bytesize) }
 
 // MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current first): Frees page-locked host memory
+//
+// pArg: memory from MemAllocHost or MemHostAlloc
 func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
 
 // MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current first): Allocates page-locked host memory
@@ -3088,11 +3105,15 @@ func MemHostAlloc(bytesize uint64, flags uint32) (unsafe.Pointer, error) {
 }
 
 // MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2 (MemHostGetDevicePointerCtx makes a context current first): Passes back device pointer of mapped pinned memory
+//
+// pArg: host memory from MemHostAlloc or registered with MemHostRegister
 func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
 }
 
 // MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context current first): Passes back flags that were used for a pinned allocation
+//
+// pArg: host memory from MemHostAlloc
 func MemHostGetFlags(pArg unsafe.Pointer) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
 
 // MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context current first): Allocates memory that will be automatically managed by the Unified Memory system
@@ -3128,11 +3149,15 @@ func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
 func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dptr) }
 
 // MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a context current first): Registers an existing host memory range for use by CUDA
+//
+// pArg: C memory (page-aligned, mmap'd or malloc'd) the driver page-locks until MemHostUnregister; never Go memory, which the collector may free while the device uses it
 func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
 // MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a context current first): Unregisters a memory range that was registered with cuMemHostRegister.
+//
+// pArg: memory registered with MemHostRegister
 func MemHostUnregister(pArg unsafe.Pointer) error { return MemHostUnregisterCtx(0, pArg) }
 
 // Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies memory
@@ -3146,11 +3171,15 @@ func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, sr
 }
 
 // MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current first): Copies memory from Host to Device
+//
+// srcHost: host memory of byteCount bytes the driver reads during the call (C memory, or Go memory such as &b[0] of a []byte: the copy is done when the call returns)
 func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoDCtx(0, dstDevice, srcHost, byteCount)
 }
 
 // MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current first): Copies memory from Device to Host
+//
+// dstHost: host memory of byteCount bytes the driver writes during the call (C memory, or Go memory such as &b[0]: the copy is done when the call returns)
 func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoHCtx(0, dstHost, srcDevice, byteCount)
 }
@@ -3171,11 +3200,15 @@ func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount
 }
 
 // MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current first): Copies memory from Host to Array
+//
+// srcHost: host memory of byteCount bytes the driver reads during the call (C memory, or Go memory such as &b[0] of a []byte: the copy is done when the call returns)
 func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost, byteCount)
 }
 
 // MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current first): Copies memory from Array to Host
+//
+// dstHost: host memory of byteCount bytes the driver writes during the call (C memory, or Go memory such as &b[0]: the copy is done when the call returns)
 func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset, byteCount)
 }
@@ -3208,11 +3241,15 @@ func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePt
 }
 
 // MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a context current first): Copies memory from Host to Device
+//
+// srcHost: host memory of byteCount bytes the driver reads after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc, for an asynchronous copy), never Go memory
 func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
 // MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a context current first): Copies memory from Device to Host
+//
+// dstHost: host memory of byteCount bytes the driver writes after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc), never Go memory
 func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
@@ -3223,11 +3260,15 @@ func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64,
 }
 
 // MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a context current first): Copies memory from Host to Array
+//
+// srcHost: host memory of byteCount bytes the driver reads after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc, for an asynchronous copy), never Go memory
 func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
 // MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a context current first): Copies memory from Array to Host
+//
+// dstHost: host memory of byteCount bytes the driver writes after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc), never Go memory
 func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
@@ -3433,8 +3474,8 @@ func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGen
 }
 
 // MemRetainAllocationHandle calls cuMemRetainAllocationHandle (MemRetainAllocationHandleCtx makes a context current first): Given an address
-func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return MemRetainAllocationHandleCtx(0, handle, addr)
+func MemRetainAllocationHandle(addr DevicePtr) (MemGenericAllocationHandle, error) {
+	return MemRetainAllocationHandleCtx(0, addr)
 }
 
 // MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current first): Frees memory with stream ordered semantics
@@ -3553,6 +3594,8 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 }
 
 // StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a context current first): Add a callback to a compute stream
+//
+// userData: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
 func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
@@ -3756,16 +3799,24 @@ func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, hfunc) }
 
 // LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current first): Launches a CUDA function
+//
+// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it); LaunchArgs takes the values themselves
+// extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 }
 
 // LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context current first): Launches a CUDA function with launch-time configuration
+//
+// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it)
+// extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
 func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelExCtx(0, config, f, kernelParams, extra)
 }
 
 // LaunchCooperativeKernel calls cuLaunchCooperativeKernel (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function where thread blocks can cooperate and synchronize as they execute
+//
+// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it)
 func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
 	return LaunchCooperativeKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 }
@@ -3776,6 +3827,8 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags u
 }
 
 // LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
+//
+// userData: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (LaunchHostFuncGo, NewHostFn)
 func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
@@ -3804,8 +3857,8 @@ func ParamSetf(hfunc Function, offset int32, value float32) error {
 }
 
 // ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first): Adds arbitrary data to the function's argument list
-func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	return ParamSetvCtx(0, hfunc, offset, ptr, numbytes)
+func ParamSetv(hfunc Function, offset int32, ptr []byte) error {
+	return ParamSetvCtx(0, hfunc, offset, ptr)
 }
 
 // Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a CUDA function
@@ -4171,6 +4224,8 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 }
 
 // UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
+//
+// ptr: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (UserObjectCreateGo)
 func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }

@@ -629,14 +629,14 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
 	return
 }
-func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
+func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[59].enter()
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuLinkAddData_v2", "optionValues", "options", len(optionValues), len(options))
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[60].enter()
@@ -989,8 +989,9 @@ func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationPro
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[145].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return procs[146].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(handle), addr))
+func MemRetainAllocationHandleCtx(ctx Context, addr DevicePtr) (handle MemGenericAllocationHandle, err error) {
+	err = procs[146].done(C.cg_ph(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(&handle), C.uintptr_t(addr)))
+	return
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[147].done(C.cg_qh(C.uintptr_t(ctx), procs[147].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
@@ -1377,8 +1378,8 @@ func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
 	return procs[226].done(C.cg_hif(C.uintptr_t(ctx), procs[226].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
-func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	return procs[227].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
+func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr []byte) error {
+	return procs[227].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[227].fn(), C.uintptr_t(hfunc), C.int(offset), unsafe.Pointer(unsafe.SliceData(ptr)), C.uint(len(ptr))))
 }
 func LaunchCtx(ctx Context, f Function) error {
 	return procs[228].done(C.cg_h(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(f)))

@@ -82,7 +82,7 @@ func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error) { re
 func ModuleGetTexRefCtx(Context, Module, string) (Texref, error)            { return 0, errNoCgo }
 func ModuleGetSurfRefCtx(Context, Module, string) (Surfref, error)          { return 0, errNoCgo }
 func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)      { return 0, errNoCgo }
-func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, []JITOption, []uintptr) error {
+func LinkAddDataCtx(Context, LinkState, JITInputType, []byte, string, []JITOption, []uintptr) error {
 	return errNoCgo
 }
 func LinkAddFileCtx(Context, LinkState, JITInputType, string, []JITOption, []uintptr) error {
@@ -213,8 +213,8 @@ func MemGetAllocationGranularityCtx(Context, *uint64, *MemAllocationProp, MemAll
 func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGenericAllocationHandle) error {
 	return errNoCgo
 }
-func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
-	return errNoCgo
+func MemRetainAllocationHandleCtx(Context, DevicePtr) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                             { return errNoCgo }
 func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error)                  { return 0, errNoCgo }
@@ -332,7 +332,7 @@ func FuncSetSharedSizeCtx(Context, Function, uint32) error                      
 func ParamSetSizeCtx(Context, Function, uint32) error                             { return errNoCgo }
 func ParamSetiCtx(Context, Function, int32, uint32) error                         { return errNoCgo }
 func ParamSetfCtx(Context, Function, int32, float32) error                        { return errNoCgo }
-func ParamSetvCtx(Context, Function, int32, unsafe.Pointer, uint32) error         { return errNoCgo }
+func ParamSetvCtx(Context, Function, int32, []byte) error                         { return errNoCgo }
 func LaunchCtx(Context, Function) error                                           { return errNoCgo }
 func LaunchGridCtx(Context, Function, int32, int32) error                         { return errNoCgo }
 func LaunchGridAsyncCtx(Context, Function, int32, int32, Stream) error            { return errNoCgo }

@@ -392,8 +392,8 @@ static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
 static int cg_pppp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, a1, a2, a3); }
-static int cg_piupppppiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, int a8, int a9, int a10, int a11) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11); }
-static int cg_piupppppuupiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, void * a3, void * a4, void * a5, void * a6, void * a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, unsigned int, unsigned int, void *, int, int, int, int))fn)(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14); }
+static int cg_piuhppppiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, uintptr_t a3, void * a4, void * a5, void * a6, void * a7, int a8, int a9, int a10, int a11) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, int, int, int, int))fn)(a0, a1, a2, (void *)a3, a4, a5, a6, a7, a8, a9, a10, a11); }
+static int cg_piuhppppuupiiii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned int a2, uintptr_t a3, void * a4, void * a5, void * a6, void * a7, unsigned int a8, unsigned int a9, void * a10, int a11, int a12, int a13, int a14) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned int, void *, void *, void *, void *, void *, unsigned int, unsigned int, void *, int, int, int, int))fn)(a0, a1, a2, (void *)a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14); }
 static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_piii
 #cgo nocallback cg_piii
@@ -681,14 +681,14 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
 	return
 }
-func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data unsafe.Pointer, size uint64, name string, options []JITOption, optionValues []uintptr) error {
+func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[61].enter()
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuLinkAddData_v2", "optionValues", "options", len(optionValues), len(options))
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), data, C.ulong(size), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[62].enter()
@@ -1145,8 +1145,9 @@ func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationPro
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
 	return procs[167].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
 }
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return procs[168].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(handle), addr))
+func MemRetainAllocationHandleCtx(ctx Context, addr DevicePtr) (handle MemGenericAllocationHandle, err error) {
+	err = procs[168].done(C.cg_ph(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(&handle), C.uintptr_t(addr)))
+	return
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[169].done(C.cg_qh(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
@@ -1577,8 +1578,8 @@ func ParamSetiCtx(ctx Context, hfunc Function, offset int32, value uint32) error
 func ParamSetfCtx(ctx Context, hfunc Function, offset int32, value float32) error {
 	return procs[257].done(C.cg_hif(C.uintptr_t(ctx), procs[257].fn(), C.uintptr_t(hfunc), C.int(offset), C.float(value)))
 }
-func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32) error {
-	return procs[258].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hfunc), C.int(offset), ptr, C.uint(numbytes)))
+func ParamSetvCtx(ctx Context, hfunc Function, offset int32, ptr []byte) error {
+	return procs[258].done(C.cg_hipu_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hfunc), C.int(offset), unsafe.Pointer(unsafe.SliceData(ptr)), C.uint(len(ptr))))
 }
 func LaunchCtx(ctx Context, f Function) error {
 	return procs[259].done(C.cg_h(C.uintptr_t(ctx), procs[259].fn(), C.uintptr_t(f)))
@@ -2283,14 +2284,14 @@ func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
 func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
 	return procs[395].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
 }
-func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[396].done(C.cg_piupppppiiii_cb(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
+	return procs[396].done(C.cg_piuhppppiiii_cb(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
-func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress unsafe.Pointer, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[397].done(C.cg_piupppppuupiiii_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), globalAddress, unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
+	return procs[397].done(C.cg_piuhppppuupiiii_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
 }
-func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress unsafe.Pointer) error {
-	return procs[398].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(tensorMap), globalAddress))
+func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress DevicePtr) error {
+	return procs[398].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(tensorMap), C.uintptr_t(globalAddress)))
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
 	err = procs[399].done(C.cg_pii(C.uintptr_t(ctx), procs[399].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))

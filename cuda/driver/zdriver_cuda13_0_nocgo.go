@@ -87,7 +87,7 @@ func ModuleGetFunctionCountCtx(Context, Module) (uint32, error)             { re
 func ModuleEnumerateFunctionsCtx(Context, []Function, Module) error         { return errNoCgo }
 func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
 func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)      { return 0, errNoCgo }
-func LinkAddDataCtx(Context, LinkState, JITInputType, unsafe.Pointer, uint64, string, []JITOption, []uintptr) error {
+func LinkAddDataCtx(Context, LinkState, JITInputType, []byte, string, []JITOption, []uintptr) error {
 	return errNoCgo
 }
 func LinkAddFileCtx(Context, LinkState, JITInputType, string, []JITOption, []uintptr) error {
@@ -258,8 +258,8 @@ func MemGetAllocationGranularityCtx(Context, *uint64, *MemAllocationProp, MemAll
 func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGenericAllocationHandle) error {
 	return errNoCgo
 }
-func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
-	return errNoCgo
+func MemRetainAllocationHandleCtx(Context, DevicePtr) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                             { return errNoCgo }
 func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error)                  { return 0, errNoCgo }
@@ -412,7 +412,7 @@ func FuncSetSharedSizeCtx(Context, Function, uint32) error                      
 func ParamSetSizeCtx(Context, Function, uint32) error                             { return errNoCgo }
 func ParamSetiCtx(Context, Function, int32, uint32) error                         { return errNoCgo }
 func ParamSetfCtx(Context, Function, int32, float32) error                        { return errNoCgo }
-func ParamSetvCtx(Context, Function, int32, unsafe.Pointer, uint32) error         { return errNoCgo }
+func ParamSetvCtx(Context, Function, int32, []byte) error                         { return errNoCgo }
 func LaunchCtx(Context, Function) error                                           { return errNoCgo }
 func LaunchGridCtx(Context, Function, int32, int32) error                         { return errNoCgo }
 func LaunchGridAsyncCtx(Context, Function, int32, int32, Stream) error            { return errNoCgo }
@@ -636,19 +636,19 @@ func TexObjectGetResourceViewDescCtx(Context, *ResourceViewDesc, TexObject) erro
 func SurfObjectCreateCtx(Context, *SurfObject, *ResourceDesc) error               { return errNoCgo }
 func SurfObjectDestroyCtx(Context, SurfObject) error                              { return errNoCgo }
 func SurfObjectGetResourceDescCtx(Context, *ResourceDesc, SurfObject) error       { return errNoCgo }
-func TensorMapEncodeTiledCtx(Context, *TensorMap, TensorMapDataType, uint32, unsafe.Pointer, *uint64, *uint64, *uint32, *uint32, TensorMapInterleave, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
+func TensorMapEncodeTiledCtx(Context, *TensorMap, TensorMapDataType, uint32, DevicePtr, *uint64, *uint64, *uint32, *uint32, TensorMapInterleave, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
 	return errNoCgo
 }
-func TensorMapEncodeIm2colCtx(Context, *TensorMap, TensorMapDataType, uint32, unsafe.Pointer, *uint64, *uint64, *int32, *int32, uint32, uint32, *uint32, TensorMapInterleave, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
+func TensorMapEncodeIm2colCtx(Context, *TensorMap, TensorMapDataType, uint32, DevicePtr, *uint64, *uint64, *int32, *int32, uint32, uint32, *uint32, TensorMapInterleave, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
 	return errNoCgo
 }
-func TensorMapEncodeIm2colWideCtx(Context, *TensorMap, TensorMapDataType, uint32, unsafe.Pointer, *uint64, *uint64, int32, int32, uint32, uint32, *uint32, TensorMapInterleave, TensorMapIm2ColWideMode, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
+func TensorMapEncodeIm2colWideCtx(Context, *TensorMap, TensorMapDataType, uint32, DevicePtr, *uint64, *uint64, int32, int32, uint32, uint32, *uint32, TensorMapInterleave, TensorMapIm2ColWideMode, TensorMapSwizzle, TensorMapL2promotion, TensorMapFloatOOBfill) error {
 	return errNoCgo
 }
-func TensorMapReplaceAddressCtx(Context, *TensorMap, unsafe.Pointer) error { return errNoCgo }
-func DeviceCanAccessPeerCtx(Context, Device, Device) (int32, error)        { return 0, errNoCgo }
-func CtxEnablePeerAccessCtx(Context, Context, uint32) error                { return errNoCgo }
-func CtxDisablePeerAccessCtx(Context, Context) error                       { return errNoCgo }
+func TensorMapReplaceAddressCtx(Context, *TensorMap, DevicePtr) error { return errNoCgo }
+func DeviceCanAccessPeerCtx(Context, Device, Device) (int32, error)   { return 0, errNoCgo }
+func CtxEnablePeerAccessCtx(Context, Context, uint32) error           { return errNoCgo }
+func CtxDisablePeerAccessCtx(Context, Context) error                  { return errNoCgo }
 func DeviceGetP2PAttributeCtx(Context, DeviceP2PAttribute, Device, Device) (int32, error) {
 	return 0, errNoCgo
 }
