@@ -182,7 +182,7 @@ type Func struct {
 	Params   []*Param
 	Pos      string
 	Doc      string
-	NoEscape bool // no pointer the caller owns outlives the call
+	NoEscape bool     // no pointer the caller owns outlives the call
 	RawDocs  []string // what each raw pointer parameter takes
 	Index    int
 }
