@@ -62,8 +62,7 @@ type Options struct {
 	Templates string
 	Out       string // output directory; the config's when empty
 	Cuda      string // a toolkit to pin and generate
-	// Repin lets Cuda replace a version pinned from other headers.
-	Repin bool
+	Repin     bool   // let Cuda replace a version pinned from other headers
 	Check     bool
 	// Strict makes a version whose headers cannot be had here an error.
 	// Otherwise its committed files are kept (their constraint rewritten)
