@@ -24,7 +24,11 @@
 // call returns ErrNoDriver when cgo is off), _test.go (no-driver test of
 // every function), and cuda/driver/internal/layout/zlayout_cudaX_Y*.go (the
 // layout check against the real cuda.h); one loader (cuda/driver/zloader.go)
-// is shared. Every run rewrites the build constraint of
+// is shared. Several pinned tags at once select the oldest of them.
+// cuda/driver/ztags.go is built only under a cudaX.Y tag that no version
+// pins (X from 10 to 19, or to the newest pinned major + 1, Y from 0 to 9):
+// it does not compile, and go build prints an identifier naming the pinned
+// tags (undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_8_...). Every run rewrites the build constraint of
 // every generated per-version file, which needs no header. A run changes the
 // manifest, the cache and the tree only when it succeeds as a whole.
 package main

@@ -298,7 +298,7 @@ func TestPinMultiVersion(t *testing.T) {
 	if !regexp.MustCompile(`CUDA 13\.0: committed bindings kept.*no-such-toolkit`).MatchString(log) {
 		t.Errorf("the plain run does not say why 13.0 was kept")
 	}
-	for _, v := range []string{"11.4", "11.8", "12.4", "12.6", "13.1"} {
+	for _, v := range []string{"11.7", "11.8", "12.4", "12.6", "13.1"} {
 		if !strings.Contains(log, "generated CUDA "+v) {
 			t.Errorf("the plain run did not generate %s", v)
 		}
