@@ -128,9 +128,9 @@ func stagePin(cfg *Config, man *headers.Manifest, dir, cache string, repin bool)
 	case !repin:
 		from := ""
 		if old.Source.Path != "" {
-			from = " from " + old.Source.Path
+			from = " (" + old.Source.Path + ")"
 		}
-		return fail(fmt.Errorf("gen: CUDA %s is already pinned%s, from other headers (%s); -repin replaces its pin and bindings with %s's",
+		return fail(fmt.Errorf("gen: CUDA %s is already pinned from other headers%s: %s; add -repin to replace its pin and bindings with those of %s",
 			v, from, strings.Join(differ, "; "), dir))
 	}
 	return s, nil

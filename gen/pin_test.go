@@ -444,8 +444,8 @@ func TestRepin(t *testing.T) {
 	checkMessage(t, err)
 	t.Log(err)
 	for _, w := range []string{
-		"gen: CUDA 12.6 is already pinned from " + first + ", from other headers (cuda.h: pinned sha256 " + old.Files["cuda.h"] + ", " + newH + " has " + newSum + ")",
-		"-repin replaces its pin and bindings with " + other + "'s",
+		"gen: CUDA 12.6 is already pinned from other headers (" + first + "): cuda.h: pinned sha256 " + old.Files["cuda.h"] + ", " + newH + " has " + newSum + ";",
+		"add -repin to replace its pin and bindings with those of " + other,
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not contain %q", err, w)
@@ -453,6 +453,17 @@ func TestRepin(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "cudaTypedefs.h") {
 		t.Errorf("the error names cudaTypedefs.h, whose sum is the same: %v", err)
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+	// Both files other: both named.
+	both := f.toolkit("12.4", 12060)
+	for _, name := range headers.Files {
+		p := filepath.Join(both, "include", name)
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, append(b, "\n/* another build */\n"...), 0o644)
+	}
+	if _, err := f.gen("-cuda", both); err == nil || !strings.Contains(err.Error(), "cuda.h: pinned sha256 "+old.Files["cuda.h"]) || !strings.Contains(err.Error(), "; cudaTypedefs.h: pinned sha256 "+old.Files["cudaTypedefs.h"]) {
+		t.Errorf("both headers other: %v", err)
 	}
 	sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
 	if _, err := f.gen("-repin"); err == nil || !strings.Contains(err.Error(), "-repin goes with -cuda DIR") {
