@@ -2,7 +2,8 @@ package main
 
 // Build constraints of the per-version generated files. Each pinned version's
 // files build under its own tag; with no pinned tag, the newest version's
-// build; should several pinned tags be given, the oldest wins. The constraint
+// build; should several pinned tags be given, the oldest wins; a cudaX.Y tag
+// that no pinned version has fails the build (TagsFile). The constraint
 // depends only on the manifest, so every generated file's constraint is
 // rewritten on every run, in the text, also for versions whose headers cannot
 // be had here.
@@ -19,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/cudagen/cudagen/headers"
+	"github.com/dave/jennifer/jen"
 )
 
 // versionExpr is the build expression that selects version among versions
@@ -185,4 +187,71 @@ func generatedFiles(root string) ([]string, error) {
 	})
 	sort.Strings(files)
 	return files, err
+}
+
+// TagsFile is the generated file that fails the build under a cudaX.Y tag
+// that names no pinned toolkit, relative to the output directory.
+const TagsFile = "ztags.go"
+
+// Tag range of TagsFile: every cudaX.Y with X from minTagMajor to the larger
+// of maxTagMajor and the newest pinned major + 1, and Y from 0 to 9, that
+// is not pinned. Go's build constraints match tags by name only, so a tag
+// outside the range (cuda9.2, cuda12.10, cuda25.1) is not caught: it
+// selects nothing, and the newest pinned version is built.
+const (
+	minTagMajor = 10
+	maxTagMajor = 19
+)
+
+// unpinnedTags lists the cudaX.Y tags of TagsFile's range that no pinned
+// version has, oldest first.
+func unpinnedTags(versions []headers.Entry) []string {
+	pinned := map[string]bool{}
+	last := maxTagMajor
+	for _, v := range versions {
+		pinned[v.Tag] = true
+		if major, _, err := headers.ParseVersion(v.Version); err == nil && major+1 > last {
+			last = major + 1
+		}
+	}
+	var tags []string
+	for major := minTagMajor; major <= last; major++ {
+		for minor := 0; minor <= 9; minor++ {
+			if t := headers.TagFor(fmt.Sprintf("%d.%d", major, minor)); !pinned[t] {
+				tags = append(tags, t)
+			}
+		}
+	}
+	return tags
+}
+
+// unpinnedTagIdent is the undefined identifier TagsFile uses: go build
+// prints it ("undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_
+// cuda11_8_cuda12_4_cuda13_0"), so it reads as the message.
+func unpinnedTagIdent(versions []headers.Entry) string {
+	vs := append([]headers.Entry(nil), versions...)
+	sort.SliceStable(vs, func(i, j int) bool { return headers.Less(vs[i].Version, vs[j].Version) })
+	id := "cuda_build_tag_is_not_pinned__pinned_tags_are"
+	for _, v := range vs {
+		id += "_" + strings.ReplaceAll(v.Tag, ".", "_")
+	}
+	return id
+}
+
+// Tags renders TagsFile: built only under a cudaX.Y tag that no pinned
+// version has (see unpinnedTags), it refers to an undefined identifier that
+// names the pinned tags, so that such a build fails instead of building the
+// newest version's bindings. It depends on the manifest only, and every run
+// writes it.
+func (e *Emitter) Tags() ([]byte, error) {
+	tags := unpinnedTags(e.Versions)
+	f := jen.NewFile(e.Cfg.Package)
+	e.header(f, "//go:build "+strings.Join(tags, " || "))
+	f.Comment("A cudaX.Y build tag selects the bindings of the pinned toolkit X.Y. This file")
+	f.Comment("is built only under a cudaX.Y tag that no pinned toolkit has (" + tags[0] + " to " + tags[len(tags)-1] + ",")
+	f.Comment("but the pinned ones), and it does not compile: the identifier below, which")
+	f.Comment("go build prints, names the pinned tags. Build with one of them, or with no")
+	f.Comment("cudaX.Y tag for the newest; or pin the toolkit: go run ./gen -cuda DIR.")
+	f.Const().Id("_").Op("=").Id(unpinnedTagIdent(e.Versions))
+	return e.gofmt(f)
 }

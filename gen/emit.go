@@ -154,6 +154,11 @@ func (e *Emitter) Render(models []*Model) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["zloader.go"] = b
+	if len(e.Versions) > 0 {
+		if files[TagsFile], err = e.Tags(); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range models {
 		if files[fileName(m.Version)], err = e.Pure(m); err != nil {
 			return nil, err

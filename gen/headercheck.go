@@ -3,7 +3,8 @@ package main
 // Checks made on a header pair before it is parsed, so that bad input fails
 // at once with a short message naming the header's file, line and column:
 // missing, empty or oversized files, headers older than the oldest CUDA
-// cudagen can bind, bytes that are not UTF-8 (or NUL), a cudaTypedefs.h that
+// cudagen can bind, a CUDA_VERSION that is no toolkit's, a cudaTypedefs.h
+// of another toolkit than cuda.h's, bytes that are not UTF-8 (or NUL), a cudaTypedefs.h that
 // does not include cuda.h, and headers whose preprocessing does not end (an
 // include without a guard, a macro that expands without end). Also: cc's
 // errors cleaned of the parser library's own source locations, and rendering
@@ -17,11 +18,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/cudagen/cudagen/headers"
 	"modernc.org/cc/v4"
 )
 
@@ -138,6 +141,11 @@ func CheckHeaders(cfg *Config, dir string) error {
 	if ok && v < OldestCUDA {
 		return tooOld(cudaPath, v)
 	}
+	if ok {
+		if err := headers.CheckCUDAVersion(v); err != nil {
+			return fmt.Errorf("gen: %s: %w; not a CUDA toolkit's cuda.h", cudaPath, err)
+		}
+	}
 	if _, err := os.Stat(typedefsPath); errors.Is(err, os.ErrNotExist) {
 		if !ok {
 			return fmt.Errorf("gen: %s: no such file; cudagen needs the cudaTypedefs.h that CUDA 11.3 and newer ship beside cuda.h", typedefsPath)
@@ -152,7 +160,76 @@ func CheckHeaders(cfg *Config, dir string) error {
 	if !reIncludeCuda.Match(typedefs) {
 		return fmt.Errorf("gen: %s:1:1: it does not #include <cuda.h>, as every toolkit's cudaTypedefs.h does", typedefsPath)
 	}
+	if ok {
+		if err := checkPair(cudaPath, typedefsPath, v, cudaH, typedefs); err != nil {
+			return err
+		}
+	}
 	return preprocessBounded(cfg, dir, map[string][]byte{"cuda.h": cudaH, "cudaTypedefs.h": typedefs})
+}
+
+var (
+	// reDeclared matches a function declaration of cuda.h.
+	reDeclared = regexp.MustCompile(`\bCUresult\s+CUDAAPI\s+(cu[A-Za-z0-9_]+)\s*\(`)
+	// reTypedef matches a function pointer type of cudaTypedefs.h: the
+	// function's name and the ABI version it was declared at.
+	reTypedef = regexp.MustCompile(`\bPFN_(cu[A-Za-z0-9_]+?)_v([0-9]+)(?:_ptds|_ptsz)?\b`)
+	// reVariant is the suffix of a function's versioned and per-thread
+	// symbols (cuStreamGetCaptureInfo_v2_ptsz), which cudaTypedefs.h names
+	// by the function's name (PFN_cuStreamGetCaptureInfo_v11030_ptsz).
+	reVariant = regexp.MustCompile(`(_v[0-9]+)?(_ptds|_ptsz)?$`)
+)
+
+// checkPair refuses a cudaTypedefs.h that is not cuda.h's own, by what ties
+// the two files of one toolkit (cudaTypedefs.h has no CUDA_VERSION):
+//
+//   - cudaTypedefs.h declares every function at the CUDA_VERSION that gave
+//     it its current ABI (PFN_cuGraphExecUpdate_v12000), so none of its
+//     ABI versions is newer than its toolkit's CUDA_VERSION: one that is
+//     newer than cuda.h's comes from a later toolkit;
+//   - it has a typedef for every function its cuda.h declares, so a
+//     function of cuda.h without one means an earlier toolkit's file (the
+//     11.8, 12.4 and 13.0 pairs have none missing; cuda.h of 12.4 with
+//     cudaTypedefs.h of 11.8 misses 58, of 13.0 with 12.4's 29).
+//
+// It reads the text, comments blanked, before anything is parsed.
+func checkPair(cudaPath, typedefsPath string, cudaVersion int, cudaH, typedefs []byte) error {
+	have := map[string]bool{}
+	newest, newestName := 0, ""
+	for _, m := range reTypedef.FindAllSubmatch(blankComments(typedefs), -1) {
+		have[string(m[1])] = true
+		if n, err := strconv.Atoi(string(m[2])); err == nil && n > newest {
+			newest, newestName = n, "PFN_"+string(m[1])+"_v"+string(m[2])
+		}
+	}
+	cudaIs := fmt.Sprintf("%s is CUDA %s (CUDA_VERSION %d)", cudaPath, headers.VersionFromCUDA(cudaVersion), cudaVersion)
+	if newest > cudaVersion {
+		return fmt.Errorf("gen: %s is from a later toolkit than cuda.h: it declares %s, ABI version %d (CUDA %s), but %s: use the two headers of one toolkit",
+			typedefsPath, newestName, newest, headers.VersionFromCUDA(newest), cudaIs)
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, m := range reDeclared.FindAllSubmatch(blankComments(cudaH), -1) {
+		name := reVariant.ReplaceAllString(string(m[1]), "")
+		if !have[name] && !seen[name] {
+			seen[name] = true
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	list := strings.Join(missing, ", ")
+	if len(missing) > 6 {
+		list = strings.Join(missing[:6], ", ") + ", …"
+	}
+	its := "it declares no PFN_ typedef"
+	if newest > 0 {
+		its = fmt.Sprintf("its newest ABI version is %d (CUDA %s)", newest, headers.VersionFromCUDA(newest))
+	}
+	return fmt.Errorf("gen: %s is from an earlier toolkit than cuda.h: %s, and it has no typedef for %d of the functions cuda.h declares (%s), but %s: use the two headers of one toolkit",
+		typedefsPath, its, len(missing), list, cudaIs)
 }
 
 // errTooLong stops the bounded preprocessing.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cudagen/cudagen/headers"
 	"github.com/dave/jennifer/jen"
 )
 
@@ -72,6 +73,10 @@ func TestBadHeaders(t *testing.T) {
 		{"invalid UTF-8 in a comment", strings.Replace(miniCuda, "CUresult;", "CUresult; /* a\xe9b */", 1), miniTypedefs, []string{"cuda.h:7:17", "0xe9 is not UTF-8"}, nil},
 		{"invalid UTF-8 in cudaTypedefs.h", miniCuda, miniTypedefs + "// \xff\n", []string{fmt.Sprintf("cudaTypedefs.h:%d:4", lineAfter(miniTypedefs)), "0xff"}, nil},
 		{"ends in a backslash", miniCuda + "int x; \\", miniTypedefs, []string{fmt.Sprintf("cuda.h:%d:8", lineAfter(miniCuda)), "ends in a backslash"}, nil},
+		{"CUDA_VERSION 99999", strings.Replace(miniCuda, "12040", "99999", 1), miniTypedefs, []string{"cuda.h: CUDA_VERSION 99999 is no toolkit's", "ends in 0"}, []string{"99.99"}},
+		{"CUDA_VERSION of a minor 10", strings.Replace(miniCuda, "12040", "11100", 1), miniTypedefs, []string{"cuda.h: CUDA_VERSION 11100 is no toolkit's", "minor version is 0 to 9"}, nil},
+		{"cudaTypedefs.h of a later toolkit", miniCuda, miniTypedefs + "typedef CUresult (*PFN_cuEventQuery_v12050)(CUevent hEvent);\n", []string{"cudaTypedefs.h is from a later toolkit than cuda.h: it declares PFN_cuEventQuery_v12050, ABI version 12050 (CUDA 12.5), but ", "cuda.h is CUDA 12.4 (CUDA_VERSION 12040): use the two headers of one toolkit"}, nil},
+		{"cudaTypedefs.h of an earlier toolkit", miniCuda + "CUresult CUDAAPI cuCtxRecordEvent(CUcontext ctx, CUevent e);\n", miniTypedefs, []string{"cudaTypedefs.h is from an earlier toolkit than cuda.h: its newest ABI version is 12000 (CUDA 12.0), and it has no typedef for 1 of the functions cuda.h declares (cuCtxRecordEvent), but ", "cuda.h is CUDA 12.4 (CUDA_VERSION 12040): use the two headers of one toolkit"}, nil},
 		{"constant the parser cannot evaluate", strings.Replace(miniCuda, "= 600", "= 1 / 0", 1), miniTypedefs, []string{"cuda.h:6:28", "1 / 0"}, []string{"check.go"}},
 	}
 	for _, c := range cases {
@@ -174,4 +179,93 @@ func posOf(s, sub string) string {
 		return "?"
 	}
 	return fmt.Sprintf("%d:%d", strings.Count(s[:i], "\n")+1, i-strings.LastIndex(s[:i], "\n"))
+}
+
+// cachedPair returns the directory of a pinned version's verified headers,
+// skipping the test where they cannot be had (for 13.0, on every machine
+// without that toolkit), with Ensure's error, which says how to get them.
+func cachedPair(t *testing.T, version string) string {
+	t.Helper()
+	_, man, cache := loadAll(t)
+	e := man.Find(version)
+	if e == nil {
+		t.Fatalf("CUDA %s is not pinned", version)
+	}
+	dir, err := headers.Ensure(e, cache, nil)
+	if errors.Is(err, headers.ErrUnavailable) {
+		t.Skipf("skipping: CUDA %s's headers are not in the cache, nor can they be fetched here: %v", version, err) // the error says how to get them
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestHeaderPairs pairs each pinned version's cuda.h with each one's
+// cudaTypedefs.h: the three real pairs pass, the six mixed ones are refused
+// naming both files and both versions, before anything is parsed.
+func TestHeaderPairs(t *testing.T) {
+	versions := []struct {
+		v           string
+		cudaVersion int
+		newestABI   int // the newest PFN_ version of its cudaTypedefs.h
+	}{{"11.8", 11080, 11070}, {"12.4", 12040, 12040}, {"13.0", 13000, 13000}}
+	for _, c := range versions {
+		for _, d := range versions {
+			t.Run("cuda.h "+c.v+", cudaTypedefs.h "+d.v, func(t *testing.T) {
+				cudaH, err := os.ReadFile(filepath.Join(cachedPair(t, c.v), "cuda.h"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				typedefs, err := os.ReadFile(filepath.Join(cachedPair(t, d.v), "cudaTypedefs.h"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := writePair(t, string(cudaH), string(typedefs))
+				err = CheckHeaders(miniConfig(), dir)
+				if c.v == d.v {
+					if err != nil {
+						t.Fatalf("the real pair is refused: %v", err)
+					}
+					return
+				}
+				checkMessage(t, err)
+				t.Log(err)
+				want := []string{
+					filepath.Join(dir, "cudaTypedefs.h") + " is from",
+					fmt.Sprintf("but %s is CUDA %s (CUDA_VERSION %d): use the two headers of one toolkit", filepath.Join(dir, "cuda.h"), c.v, c.cudaVersion),
+				}
+				if headers.Less(c.v, d.v) {
+					want = append(want, "from a later toolkit than cuda.h: it declares PFN_", fmt.Sprintf("ABI version %d (CUDA %s)", d.newestABI, headers.VersionFromCUDA(d.newestABI)))
+				} else {
+					want = append(want, fmt.Sprintf("from an earlier toolkit than cuda.h: its newest ABI version is %d (CUDA %s), and it has no typedef for ", d.newestABI, headers.VersionFromCUDA(d.newestABI)))
+				}
+				for _, w := range want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+			})
+		}
+	}
+	// A real pair whose CUDA_VERSION says a later toolkit passes (the pin
+	// tests make synthetic toolkits so); one whose CUDA_VERSION is older
+	// than an ABI version its cudaTypedefs.h declares does not.
+	for _, c := range []struct {
+		from        string
+		cudaVersion int
+		want        string
+	}{{"12.4", 13010, ""}, {"12.4", 12060, ""}, {"11.8", 11070, ""}, {"11.8", 11040, "ABI version 11070 (CUDA 11.7), but "}} {
+		src := cachedPair(t, c.from)
+		cudaH, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
+		typedefs, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
+		cudaH = regexp.MustCompile(`(?m)^#define CUDA_VERSION [0-9]+`).ReplaceAll(cudaH, []byte(fmt.Sprintf("#define CUDA_VERSION %d", c.cudaVersion)))
+		err := CheckHeaders(miniConfig(), writePair(t, string(cudaH), string(typedefs)))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s's pair as CUDA_VERSION %d: %v", c.from, c.cudaVersion, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s's pair as CUDA_VERSION %d: %v, want an error naming %s", c.from, c.cudaVersion, err, c.want)
+		}
+	}
 }

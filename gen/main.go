@@ -9,7 +9,10 @@
 //	                           committed files, and it says which and why
 //	go run ./gen -cuda DIR     pin the toolkit in DIR (DIR/include/cuda.h and
 //	                           cudaTypedefs.h) and generate its bindings; needs
-//	                           no other version's headers
+//	                           no other version's headers. A version pinned
+//	                           already from other headers is refused unless
+//	                           -repin is given; from the same headers it is
+//	                           a no-op
 //	go run ./gen -check        regenerate in memory and report drift from the
 //	                           committed files (exit status 1 on drift)
 //	go run ./gen -list tags    print the pinned build tags (-list newest: the
@@ -21,7 +24,11 @@
 // call returns ErrNoDriver when cgo is off), _test.go (no-driver test of
 // every function), and cuda/driver/internal/layout/zlayout_cudaX_Y*.go (the
 // layout check against the real cuda.h); one loader (cuda/driver/zloader.go)
-// is shared. Every run rewrites the build constraint of
+// is shared. Several pinned tags at once select the oldest of them.
+// cuda/driver/ztags.go is built only under a cudaX.Y tag that no version
+// pins (X from 10 to 19, or to the newest pinned major + 1, Y from 0 to 9):
+// it does not compile, and go build prints an identifier naming the pinned
+// tags (undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_8_...). Every run rewrites the build constraint of
 // every generated per-version file, which needs no header. A run changes the
 // manifest, the cache and the tree only when it succeeds as a whole.
 package main
@@ -59,6 +66,7 @@ type Options struct {
 	Templates string
 	Out       string // output directory; the config's when empty
 	Cuda      string // a toolkit to pin and generate
+	Repin     bool   // let Cuda replace a version pinned from other headers
 	Check     bool
 	// Strict makes a version whose headers cannot be had here an error.
 	// Otherwise its committed files are kept (their constraint rewritten)
@@ -80,6 +88,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Config, "config", "", "bindings config (default: ROOT/gen/bindings.json)")
 	fs.StringVar(&o.Out, "out", "", "output directory (default: the config's, under ROOT)")
 	fs.StringVar(&o.Cuda, "cuda", "", "pin the CUDA toolkit in `DIR` (DIR/include/cuda.h) and generate its bindings")
+	fs.BoolVar(&o.Repin, "repin", false, "with -cuda: replace a version already pinned from other headers (other sha256 sums)")
 	fs.BoolVar(&o.Check, "check", false, "compare with the committed files instead of writing")
 	fs.BoolVar(&o.Strict, "strict", false, "fail where a pinned version's headers cannot be had here (default: keep its committed files, saying so)")
 	fs.BoolVar(&o.Skip, "skip-unavailable", true, "the default (see -strict); accepted for older scripts")
@@ -178,6 +187,9 @@ func Generate(o Options) (drift []string, err error) {
 	if o.Check && o.Cuda != "" {
 		return nil, errors.New("gen: -check compares the committed files; it does not combine with -cuda")
 	}
+	if o.Repin && o.Cuda == "" {
+		return nil, errors.New("gen: -repin goes with -cuda DIR: it lets DIR's headers replace those a version is pinned from")
+	}
 	cfg, err := LoadConfig(o.Config)
 	if err != nil {
 		return nil, err
@@ -197,7 +209,7 @@ func Generate(o Options) (drift []string, err error) {
 	only := o.Only
 	var pin *stagedPin
 	if o.Cuda != "" {
-		if pin, err = stagePin(cfg, man, o.Cuda, cache); err != nil {
+		if pin, err = stagePin(cfg, man, o.Cuda, cache, o.Repin); err != nil {
 			return nil, err
 		}
 		defer pin.remove()
@@ -337,7 +349,9 @@ func Generate(o Options) (drift []string, err error) {
 	if err := commit(pin, cache, cs); err != nil {
 		return nil, err
 	}
-	if pin != nil {
+	if pin != nil && pin.Same {
+		fmt.Fprintf(o.Log, "gen: CUDA %s is pinned already from the headers in %s (the same sha256 sums): its pin is unchanged\n", pin.Entry.Version, o.Cuda)
+	} else if pin != nil {
 		fmt.Fprintf(o.Log, "gen: pinned CUDA %s from %s (build tag %s) in %s; its headers are in %s\n",
 			pin.Entry.Version, o.Cuda, pin.Entry.Tag, relTo(o.Root, o.Manifest), pin.Entry.Dir(cache))
 	}

@@ -23,6 +23,7 @@ type stagedPin struct {
 	Entry headers.Entry
 	Inc   string // the toolkit's directory holding cuda.h
 	Stage string // the staging directory in the cache
+	Same  bool   // the version was pinned already from these headers
 }
 
 // renamed is an error whose text names the toolkit's files instead of the
@@ -48,9 +49,11 @@ func (s *stagedPin) remove() { os.RemoveAll(s.Stage) }
 
 // stagePin reads the toolkit in dir (dir/include/cuda.h, or dir/cuda.h),
 // checks its headers, and returns the entry that pins it, with the headers
-// staged in the cache. Nothing else changes: the caller puts the entry in
-// the manifest and commits the staging directory.
-func stagePin(cfg *Config, man *headers.Manifest, dir, cache string) (*stagedPin, error) {
+// staged in the cache. A version pinned already from other headers (other
+// sha256 sums) is refused unless repin is set; from the same headers, the
+// entry is the pinned one. Nothing else changes: the caller puts the entry
+// in the manifest and commits the staging directory.
+func stagePin(cfg *Config, man *headers.Manifest, dir, cache string, repin bool) (*stagedPin, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -96,7 +99,8 @@ func stagePin(cfg *Config, man *headers.Manifest, dir, cache string) (*stagedPin
 	v := headers.VersionFromCUDA(n)
 	s.Entry = headers.Entry{Version: v, CUDAVersion: n, Tag: headers.TagFor(v), Files: map[string]string{},
 		Source: headers.Source{Kind: "toolkit", Path: dir, Note: "pinned with go run ./gen -cuda"}}
-	if old := man.Find(v); old != nil && old.Source.Kind == "debian" {
+	old := man.Find(v)
+	if old != nil && old.Source.Kind == "debian" {
 		return fail(fmt.Errorf("gen: CUDA %s is already pinned from Debian's %s %s; remove it from headers/manifest.json first to pin %s instead",
 			v, old.Source.Package, old.Source.PackageVersion, dir))
 	}
@@ -106,6 +110,28 @@ func stagePin(cfg *Config, man *headers.Manifest, dir, cache string) (*stagedPin
 			return fail(err)
 		}
 		s.Entry.Files[f] = sum
+	}
+	if old == nil {
+		return s, nil
+	}
+	var differ []string
+	for _, f := range headers.Files {
+		if old.Files[f] != s.Entry.Files[f] {
+			differ = append(differ, fmt.Sprintf("%s: pinned sha256 %s, %s has %s", f, old.Files[f], filepath.Join(inc, f), s.Entry.Files[f]))
+		}
+	}
+	switch {
+	case len(differ) == 0:
+		// The same headers: the pin stays as it is, wherever they were
+		// found this time.
+		s.Entry, s.Same = *old, true
+	case !repin:
+		from := ""
+		if old.Source.Path != "" {
+			from = " (" + old.Source.Path + ")"
+		}
+		return fail(fmt.Errorf("gen: CUDA %s is already pinned from other headers%s: %s; add -repin to replace its pin and bindings with those of %s",
+			v, from, strings.Join(differ, "; "), dir))
 	}
 	return s, nil
 }

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"go/build/constraint"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -173,6 +175,19 @@ var reBuildLine = regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
 
 func withoutConstraint(b []byte) []byte { return reBuildLine.ReplaceAll(b, nil) }
 
+// goFails runs the go command, which must fail, and returns its output.
+func goFails(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("go %s in %s: no error\n%s", strings.Join(args, " "), dir, out)
+	}
+	return string(out)
+}
+
 func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", args...)
@@ -209,7 +224,7 @@ func TestPinMultiVersion(t *testing.T) {
 	for _, p := range []struct {
 		from string
 		cuda int
-	}{{"12.4", 13010}, {"12.4", 12060}, {"11.8", 11040}} { // newer than all, in between, older than all
+	}{{"12.4", 13010}, {"12.4", 12060}, {"11.8", 11070}} { // newer than all, in between, older than all (11.8's cudaTypedefs.h declares ABI versions up to 11070)
 		log, err := f.gen("-cuda", f.toolkit(p.from, p.cuda))
 		t.Logf("-cuda (CUDA_VERSION %d):\n%s", p.cuda, log)
 		if err != nil {
@@ -227,10 +242,10 @@ func TestPinMultiVersion(t *testing.T) {
 	for _, e := range man.Versions {
 		tags = append(tags, e.Tag)
 	}
-	if got := strings.Join(tags, " "); got != "cuda11.4 cuda11.8 cuda12.4 cuda12.6 cuda13.0 cuda13.1" {
+	if got := strings.Join(tags, " "); got != "cuda11.7 cuda11.8 cuda12.4 cuda12.6 cuda13.0 cuda13.1" {
 		t.Fatalf("pinned: %s", got)
 	}
-	for _, v := range []string{"11.4", "12.6", "13.1"} {
+	for _, v := range []string{"11.7", "12.6", "13.1"} {
 		if _, err := os.Stat(filepath.Join(f.cache, v, "cuda.h")); err != nil {
 			t.Errorf("CUDA %s not in the cache: %v", v, err)
 		}
@@ -245,10 +260,11 @@ func TestPinMultiVersion(t *testing.T) {
 			t.Errorf("%s changed beyond its build constraint", name)
 		}
 	}
-	// Each tag selects its own version; no tag the newest; of two, the older.
+	// Each tag selects its own version; no tag the newest; of two, the
+	// older. A tag outside the range ztags.go covers selects the newest.
 	for tag, want := range map[string]string{
-		"": "13.1", "cuda11.4": "11.4", "cuda11.8": "11.8", "cuda12.4": "12.4", "cuda12.6": "12.6", "cuda13.0": "13.0", "cuda13.1": "13.1",
-		"cuda12.4,cuda13.0": "12.4", "cuda13.1,cuda11.4": "11.4", "cuda12.6,cuda13.1": "12.6", "cuda99.9": "13.1",
+		"": "13.1", "cuda11.7": "11.7", "cuda11.8": "11.8", "cuda12.4": "12.4", "cuda12.6": "12.6", "cuda13.0": "13.0", "cuda13.1": "13.1",
+		"cuda12.4,cuda13.0": "12.4", "cuda13.1,cuda11.7": "11.7", "cuda12.6,cuda13.1": "12.6", "cuda99.9": "13.1",
 	} {
 		out := goCmd(t, f.tree, "list", "-tags", tag, "-f", "{{join .CgoFiles \" \"}} {{join .GoFiles \" \"}} {{join .TestGoFiles \" \"}}", "./cuda/driver")
 		got := regexp.MustCompile(`zdriver_cuda[0-9_]+(_test)?\.go`).FindAllString(out, -1)
@@ -260,6 +276,14 @@ func TestPinMultiVersion(t *testing.T) {
 	for _, tag := range append([]string{""}, tags...) {
 		goCmd(t, f.tree, "build", "-tags", tag, "./...")
 		goCmd(t, f.tree, "vet", "-tags", tag, "./...")
+	}
+	// A tag that is not pinned (12.5, between two pinned ones; 12.4, had
+	// 12.6 and 13.1 not been pinned) fails, naming the pinned tags now.
+	const pinnedNow = "undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_7_cuda11_8_cuda12_4_cuda12_6_cuda13_0_cuda13_1"
+	for _, tag := range []string{"cuda12.5", "cuda11.4", "cuda12.4,cuda13.2"} {
+		if out := goFails(t, f.tree, "build", "-tags", tag, "./cuda/driver"); !strings.Contains(out, pinnedNow) {
+			t.Errorf("-tags %s: %s", tag, out)
+		}
 	}
 	// A plain run regenerates what it can (11.8, 12.4 from the cache, the
 	// synthetic toolkits from their directories), keeps 13.0 saying why,
@@ -274,7 +298,7 @@ func TestPinMultiVersion(t *testing.T) {
 	if !regexp.MustCompile(`CUDA 13\.0: committed bindings kept.*no-such-toolkit`).MatchString(log) {
 		t.Errorf("the plain run does not say why 13.0 was kept")
 	}
-	for _, v := range []string{"11.4", "11.8", "12.4", "12.6", "13.1"} {
+	for _, v := range []string{"11.7", "11.8", "12.4", "12.6", "13.1"} {
 		if !strings.Contains(log, "generated CUDA "+v) {
 			t.Errorf("the plain run did not generate %s", v)
 		}
@@ -288,6 +312,26 @@ func TestPinMultiVersion(t *testing.T) {
 		t.Errorf("-strict: %v", err)
 	}
 	sameSnapshot(t, snap, snapshot(t, f.tree))
+	// A version taken out of the manifest loses its files, and its tag
+	// fails the build like any other that is not pinned.
+	man.Versions = slices.DeleteFunc(man.Versions, func(e headers.Entry) bool { return e.Version == "12.6" })
+	if err := man.Save(filepath.Join(f.tree, "headers", "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := f.gen(); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(driverDir, fileName("12.6"))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there: %v", fileName("12.6"), err)
+	}
+	const pinnedAfter = "undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_7_cuda11_8_cuda12_4_cuda13_0_cuda13_1\n"
+	if out := goFails(t, f.tree, "build", "-tags", "cuda12.6", "./cuda/driver"); !strings.Contains(out, pinnedAfter) {
+		t.Errorf("-tags cuda12.6 after 12.6 was taken out: %s", out)
+	}
+	goCmd(t, f.tree, "build", "-tags", "cuda12.4", "./...")
+	if log, err := f.gen("-check"); err != nil {
+		t.Errorf("-check: %v\n%s", err, log)
+	}
 }
 
 // TestPinAtomic: a -cuda run that fails, before or while writing, leaves the
@@ -302,6 +346,9 @@ func TestPinAtomic(t *testing.T) {
 	os.Remove(filepath.Join(old, "include", "cudaTypedefs.h"))
 	emptyTypedefs := f.toolkit("12.4", 12060)
 	os.WriteFile(filepath.Join(emptyTypedefs, "include", "cudaTypedefs.h"), nil, 0o644)
+	mixed := f.toolkit("12.4", 12060)
+	td, _ := os.ReadFile(filepath.Join(f.src["11.8"], "cudaTypedefs.h"))
+	os.WriteFile(filepath.Join(mixed, "include", "cudaTypedefs.h"), td, 0o644)
 	broken := f.toolkit("12.4", 12060)
 	h, _ = os.ReadFile(filepath.Join(broken, "include", "cuda.h"))
 	os.WriteFile(filepath.Join(broken, "include", "cuda.h"), append(h[:len(h)/2], "\nCUresult CUDAAPI cuBroken(CUevent"...), 0o644)
@@ -314,6 +361,9 @@ func TestPinAtomic(t *testing.T) {
 		{"empty cudaTypedefs.h", emptyTypedefs, []string{"cudaTypedefs.h is empty"}},
 		{"malformed cuda.h", broken, []string{filepath.Join(broken, "include", "cuda.h") + ":"}},
 		{"a Debian pin's version", f.toolkit("12.4", 12040), []string{"already pinned from Debian"}},
+		{"cudaTypedefs.h of another toolkit", mixed, []string{filepath.Join(mixed, "include", "cudaTypedefs.h") + " is from an earlier toolkit than cuda.h: its newest ABI version is 11070 (CUDA 11.7), and it has no typedef for 58 of the functions cuda.h declares (", "but " + filepath.Join(mixed, "include", "cuda.h") + " is CUDA 12.6 (CUDA_VERSION 12060): use the two headers of one toolkit"}},
+		{"CUDA_VERSION 99999", f.toolkit("12.4", 99999), []string{"cuda.h: CUDA_VERSION 99999 is no toolkit's"}},
+		{"CUDA_VERSION of a minor 10", f.toolkit("12.4", 12100), []string{"cuda.h: CUDA_VERSION 12100 is no toolkit's: it would be CUDA 12.10"}},
 		{"no toolkit", t.TempDir(), []string{"no include/cuda.h"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -356,6 +406,85 @@ func TestPinAtomic(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.tree, "cuda", "driver", "zdriver_cuda12_6.go")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRepin: pinning a pinned version again from the same headers changes
+// nothing; from other headers it is refused, naming the files whose sums
+// differ and -repin, which then replaces the pin.
+func TestRepin(t *testing.T) {
+	f := newPinFixture(t)
+	first := f.toolkit("12.4", 12060)
+	if log, err := f.gen("-cuda", first); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	manPath := filepath.Join(f.tree, "headers", "manifest.json")
+	pinned, err := headers.Load(manPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := *pinned.Find("12.6")
+	snap := snapshot(t, f.tree, f.cache)
+	// The same headers, from another directory: a no-op that says so.
+	log, err := f.gen("-cuda", f.toolkit("12.4", 12060))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if !strings.Contains(log, "CUDA 12.6 is pinned already from the headers in ") || !strings.Contains(log, "its pin is unchanged") {
+		t.Errorf("the log does not say the pin is unchanged:\n%s", log)
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+	// Other headers for the same version.
+	other := f.toolkit("12.4", 12060)
+	newH := filepath.Join(other, "include", "cuda.h")
+	b, _ := os.ReadFile(newH)
+	os.WriteFile(newH, append(b, "\n/* another build of the toolkit */\n"...), 0o644)
+	newSum, _ := headers.SumFile(newH)
+	_, err = f.gen("-cuda", other)
+	checkMessage(t, err)
+	t.Log(err)
+	for _, w := range []string{
+		"gen: CUDA 12.6 is already pinned from other headers (" + first + "): cuda.h: pinned sha256 " + old.Files["cuda.h"] + ", " + newH + " has " + newSum + ";",
+		"add -repin to replace its pin and bindings with those of " + other,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "cudaTypedefs.h") {
+		t.Errorf("the error names cudaTypedefs.h, whose sum is the same: %v", err)
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+	// Both files other: both named.
+	both := f.toolkit("12.4", 12060)
+	for _, name := range headers.Files {
+		p := filepath.Join(both, "include", name)
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, append(b, "\n/* another build */\n"...), 0o644)
+	}
+	if _, err := f.gen("-cuda", both); err == nil || !strings.Contains(err.Error(), "cuda.h: pinned sha256 "+old.Files["cuda.h"]) || !strings.Contains(err.Error(), "; cudaTypedefs.h: pinned sha256 "+old.Files["cudaTypedefs.h"]) {
+		t.Errorf("both headers other: %v", err)
+	}
+	sameSnapshot(t, snap, snapshot(t, f.tree, f.cache))
+	if _, err := f.gen("-repin"); err == nil || !strings.Contains(err.Error(), "-repin goes with -cuda DIR") {
+		t.Errorf("-repin alone: %v", err)
+	}
+	// With -repin the new headers replace the pin.
+	if log, err := f.gen("-cuda", other, "-repin"); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	after, err := headers.Load(manPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := after.Find("12.6"); e.Files["cuda.h"] != newSum || e.Files["cudaTypedefs.h"] != old.Files["cudaTypedefs.h"] || e.Source.Path != other {
+		t.Errorf("after -repin: %+v", e)
+	}
+	if got, _ := headers.SumFile(filepath.Join(f.cache, "12.6", "cuda.h")); got != newSum {
+		t.Errorf("the cache holds cuda.h %s, want %s", got, newSum)
+	}
+	if log, err := f.gen("-check"); err != nil {
+		t.Errorf("-check: %v\n%s", err, log)
 	}
 }
 
@@ -462,6 +591,83 @@ func main() {
 		out, err := exec.Command(filepath.Join(app, bin)).CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != want {
 			t.Errorf("%s: %q %v, want %q", bin, out, err, want)
+		}
+	}
+}
+
+// TestUnpinnedTags: ztags.go is built under every cudaX.Y tag of its range
+// that is not pinned, and under no pinned one; its identifier names the
+// pinned tags, oldest first.
+func TestUnpinnedTags(t *testing.T) {
+	vs := []headers.Entry{{Version: "12.4", Tag: "cuda12.4"}, {Version: "11.8", Tag: "cuda11.8"}, {Version: "13.0", Tag: "cuda13.0"}}
+	em := &Emitter{Cfg: miniConfig(), Command: Command, Versions: vs}
+	b, err := em.Tags()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte(Command+"\n// "+doNotEdit+"\n")) {
+		t.Errorf("ztags.go does not start with the command and the do-not-edit line:\n%.200s", b)
+	}
+	line := reBuildLine.Find(b)
+	x, err := constraint.Parse(strings.TrimSpace(string(line)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := func(tags ...string) bool {
+		return x.Eval(func(tag string) bool { return slices.Contains(tags, tag) })
+	}
+	for _, tag := range []string{"cuda10.0", "cuda11.0", "cuda11.7", "cuda11.9", "cuda12.6", "cuda12.9", "cuda13.1", "cuda19.9"} {
+		if !built(tag) {
+			t.Errorf("not built under %s", tag)
+		}
+		if !built(tag, "cuda12.4") {
+			t.Errorf("not built under %s with a pinned tag", tag)
+		}
+	}
+	for _, tags := range [][]string{nil, {"cuda11.8"}, {"cuda12.4"}, {"cuda13.0"}, {"cuda11.8", "cuda13.0"}, {"cgo"}, {"cuda9.2"}, {"cuda20.0"}, {"cuda12.10"}} {
+		if built(tags...) {
+			t.Errorf("built under %v", tags)
+		}
+	}
+	if want := "const _ = cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_8_cuda12_4_cuda13_0\n"; !bytes.Contains(b, []byte(want)) {
+		t.Errorf("ztags.go has no %q:\n%s", want, b)
+	}
+	// A pinned major past the range's end widens it by one major.
+	if got := unpinnedTags([]headers.Entry{{Version: "20.0", Tag: "cuda20.0"}}); got[len(got)-1] != "cuda21.9" || slices.Contains(got, "cuda20.0") || !slices.Contains(got, "cuda20.1") {
+		t.Errorf("pinned 20.0: the range ends at %s", got[len(got)-1])
+	}
+}
+
+// TestUnpinnedTagBuild builds the module's driver package under a cudaX.Y
+// tag that is not pinned, which fails naming the pinned tags, and under
+// every pinned tag and none, which build, with cgo and without.
+func TestUnpinnedTagBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds the cuda packages under every tag")
+	}
+	_, man, _ := loadAll(t)
+	man.Sort()
+	want := "undefined: cuda_build_tag_is_not_pinned__pinned_tags_are"
+	var tags []string
+	for _, e := range man.Versions {
+		want += "_" + strings.ReplaceAll(e.Tag, ".", "_")
+		tags = append(tags, e.Tag)
+	}
+	r := root(t)
+	for _, tag := range []string{"cuda12.6", "cuda11.7"} {
+		out := goFails(t, r, "build", "-tags", tag, "./cuda/driver")
+		t.Logf("go build -tags %s ./cuda/driver:\n%s", tag, out)
+		if !strings.Contains(out, filepath.Join("cuda", "driver", TagsFile)+":") || !strings.Contains(out, want+"\n") {
+			t.Errorf("go build -tags %s: %s, want %q", tag, out, want)
+		}
+	}
+	for _, tag := range append([]string{""}, tags...) {
+		goCmd(t, r, "build", "-tags", tag, "./cuda/...")
+		cmd := exec.Command("go", "build", "-tags", tag, "./cuda/...")
+		cmd.Dir = r
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("CGO_ENABLED=0 go build -tags %q: %v\n%s", tag, err, out)
 		}
 	}
 }

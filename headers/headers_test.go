@@ -33,13 +33,39 @@ func TestManifest(t *testing.T) {
 	}
 }
 
+// CheckCUDAVersion accepts every CUDA_VERSION toolkits have shipped and
+// refuses what no toolkit's can be.
+func TestCheckCUDAVersion(t *testing.T) {
+	for _, n := range []int{11030, 11040, 11080, 12000, 12040, 12060, 12080, 12090, 13000, 13010, 99090} {
+		if err := CheckCUDAVersion(n); err != nil {
+			t.Errorf("%d: %v", n, err)
+		}
+	}
+	for n, want := range map[int]string{
+		99999:  "ends in 0",
+		12045:  "ends in 0",
+		11100:  "CUDA 11.10",
+		99990:  "CUDA 99.99",
+		100000: "major version 100",
+		0:      "major version 0",
+	} {
+		err := CheckCUDAVersion(n)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "is no toolkit's") {
+			t.Errorf("%d: %v, want an error saying %q", n, err, want)
+		}
+	}
+}
+
 func TestManifestInvalid(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"bad tag":     `{"versions":[{"version":"12.4","tag":"x","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
-		"no sum":      `{"versions":[{"version":"12.4","tag":"cuda12.4","source":{"kind":"toolkit"},"files":{}}]}`,
-		"bad version": `{"versions":[{"version":"twelve","tag":"cudatwelve","source":{"kind":"toolkit"}}]}`,
-		"unknown key": `{"versions":[], "extra": 1}`,
+		"bad tag":                        `{"versions":[{"version":"12.4","tag":"x","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
+		"no sum":                         `{"versions":[{"version":"12.4","tag":"cuda12.4","source":{"kind":"toolkit"},"files":{}}]}`,
+		"bad version":                    `{"versions":[{"version":"twelve","tag":"cudatwelve","source":{"kind":"toolkit"}}]}`,
+		"unknown key":                    `{"versions":[], "extra": 1}`,
+		"minor 10":                       `{"versions":[{"version":"11.10","tag":"cuda11.10","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
+		"cudaVersion 99999":              `{"versions":[{"version":"99.99","cudaVersion":99999,"tag":"cuda99.99","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
+		"cudaVersion of another version": `{"versions":[{"version":"12.4","cudaVersion":12060,"tag":"cuda12.4","source":{"kind":"toolkit"},"files":{"cuda.h":"` + strings.Repeat("a", 64) + `","cudaTypedefs.h":"` + strings.Repeat("a", 64) + `"}}]}`,
 	} {
 		p := filepath.Join(dir, "m.json")
 		os.WriteFile(p, []byte(body), 0o644)

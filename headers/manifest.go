@@ -82,6 +82,17 @@ func (e *Entry) validate() error {
 	if _, _, err := ParseVersion(e.Version); err != nil {
 		return err
 	}
+	if _, minor, _ := ParseVersion(e.Version); minor > 9 {
+		return fmt.Errorf("version %s: a toolkit's minor version is 0 to 9", e.Version)
+	}
+	if e.CUDAVersion != 0 {
+		if err := CheckCUDAVersion(e.CUDAVersion); err != nil {
+			return fmt.Errorf("version %s: %w", e.Version, err)
+		}
+		if VersionFromCUDA(e.CUDAVersion) != e.Version {
+			return fmt.Errorf("version %s: cudaVersion %d is CUDA %s's", e.Version, e.CUDAVersion, VersionFromCUDA(e.CUDAVersion))
+		}
+	}
 	if e.Tag != TagFor(e.Version) {
 		return fmt.Errorf("version %s: tag is %q, want %q", e.Version, e.Tag, TagFor(e.Version))
 	}
@@ -177,6 +188,27 @@ func ParseVersion(v string) (major, minor int, err error) {
 // VersionFromCUDA turns a CUDA_VERSION such as 12040 into "12.4".
 func VersionFromCUDA(n int) string {
 	return fmt.Sprintf("%d.%d", n/1000, n%1000/10)
+}
+
+// MaxMajor is the largest toolkit major version a CUDA_VERSION may name.
+const MaxMajor = 99
+
+// CheckCUDAVersion says whether n is a toolkit's CUDA_VERSION:
+// major·1000 + minor·10 (12040 for 12.4, 13000 for 13.0), with a major of 1
+// to MaxMajor and a minor of 0 to 9 (no toolkit has had a minor above 9, and
+// the tag cudaX.Y names one digit). Every CUDA_VERSION a toolkit has shipped
+// ends in 0; 99999 is no toolkit's.
+func CheckCUDAVersion(n int) error {
+	major, rest := n/1000, n%1000
+	switch {
+	case n%10 != 0:
+		return fmt.Errorf("CUDA_VERSION %d is no toolkit's: a toolkit's is major*1000 + minor*10 (12040 for 12.4), so it ends in 0", n)
+	case rest/10 > 9:
+		return fmt.Errorf("CUDA_VERSION %d is no toolkit's: it would be CUDA %d.%d, and a toolkit's minor version is 0 to 9 (major*1000 + minor*10: 12040 for 12.4)", n, major, rest/10)
+	case major < 1 || major > MaxMajor:
+		return fmt.Errorf("CUDA_VERSION %d is no toolkit's: its major version %d is not 1 to %d", n, major, MaxMajor)
+	}
+	return nil
 }
 
 // Less orders versions numerically.

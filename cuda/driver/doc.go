@@ -4,8 +4,10 @@
 // handles and callback types (docs/zbindings.md lists them per version).
 //
 // Each pinned toolkit has its generated files, selected by build tag
-// (cuda11.8, cuda12.4, cuda13.0, ...); with no tag the newest is built. The
-// package needs no CUDA toolkit or driver to build: libcuda.so.1 is opened at
+// (cuda11.8, cuda12.4, cuda13.0, ...); with no tag the newest is built, and
+// of several pinned tags the oldest. A cudaX.Y tag that no toolkit pins
+// (cuda10.0 to cuda19.9) fails the build (ztags.go), naming the pinned tags:
+// pin the toolkit with go run ./gen -cuda DIR. The package needs no CUDA toolkit or driver to build: libcuda.so.1 is opened at
 // run time, on first use, and each function is resolved through
 // cuGetProcAddress with the ABI version the pinned header declares.
 //
