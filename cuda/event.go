@@ -66,7 +66,7 @@ type Event struct {
 	dev      *Device
 	opts     EventOptions
 	imported bool
-	_        [12]byte
+	ipc      *IPCEventHandle // an imported event's: what IPCHandle returns
 }
 
 // An Event is one cache line.
@@ -92,29 +92,46 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	// A kept handle needs no driver call, so no call in flight on d: the
 	// checks under p.mu order it with d's Close, which marks d before it
 	// takes p.mu to close the context's objects.
-	p := d.p
-	p.mu.Lock()
-	if d.h.closed() || p.closing {
-		p.mu.Unlock()
-		return nil, closedErr(op, "device")
+	if e, err := d.p.reuseEvent(d, &d.h, opts, f, op); e != nil || err != nil {
+		return e, err
 	}
-	if !opts.IPC {
-		if h := p.reuse(f); h != 0 {
-			e := p.linkEvent(d, h, opts, f, false)
-			if e == nil {
-				p.keep(f, h) // popped just now: there is room
-				p.mu.Unlock()
-				return nil, hostMemErr(op)
-			}
-			p.mu.Unlock()
-			return e, nil
-		}
-	}
-	p.mu.Unlock()
 	if err := d.enter(op); err != nil { // the driver call keeps the context
 		return nil, err
 	}
 	defer d.h.exit()
+	return d.p.createEvent(d, opts, f, op)
+}
+
+// reuseEvent is NewEvent with a kept driver handle, if there is one (nil,
+// nil if not). hold is what the caller creates through (d's handle, or a
+// stream's): closed, it refuses.
+func (p *primary) reuseEvent(d *Device, hold *handle, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hold.closed() || p.closing {
+		if hold != &d.h {
+			return nil, closedErr(op, "stream")
+		}
+		return nil, closedErr(op, "device")
+	}
+	if opts.IPC {
+		return nil, nil
+	}
+	h := p.reuse(f)
+	if h == 0 {
+		return nil, nil
+	}
+	e := p.linkEvent(d, h, opts, f, false)
+	if e == nil {
+		p.keep(f, h) // popped just now: there is room
+		return nil, hostMemErr(op)
+	}
+	return e, nil
+}
+
+// createEvent is NewEvent's driver create, with a call in flight (on d or
+// on a stream of p) keeping the context.
+func (p *primary) createEvent(d *Device, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
 	h, err := driver.EventCreateCtx(p.ctx, f)
 	if err != nil {
 		return nil, driverErr(op, err)
@@ -478,7 +495,11 @@ func whose(a string, pa *primary, b string, pb *primary) string {
 }
 
 // IPCHandle returns a handle another process passes to Device.OpenIPCEvent
-// to use this event. The event must have been created with IPC.
+// to use this event; it carries the event's options (BlockingSync). The
+// event must have been created with IPC. For an event opened with
+// OpenIPCEvent it returns the handle the event was opened with, unchanged
+// (the driver cannot export an imported event), so that a process can pass
+// on what it imported.
 func (e *Event) IPCHandle() (IPCEventHandle, error) {
 	const op = "get IPC event handle"
 	if err := e.enter(op, "event"); err != nil {
@@ -489,21 +510,24 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 		return IPCEventHandle{}, &Error{Op: op, Detail: "the event was created without IPC",
 			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
 	}
+	if e.ipc != nil {
+		return *e.ipc, nil
+	}
 	h, err := driver.IPCGetEventHandleCtx(e.dev.p.ctx, e.h)
 	if err != nil {
 		return IPCEventHandle{}, driverErr(op, err)
 	}
-	return IPCEventHandle(h), nil
+	return NewIPCEventHandle(h, e.opts), nil
 }
-
-// IPCEventHandle is an opaque handle that names an IPC event across
-// processes. Send its bytes to the other process.
-type IPCEventHandle driver.IPCEventHandle
 
 // OpenIPCEvent opens an event exported by another process. The driver does
 // not allow opening a handle in the process that exported it. The event has
-// IPC set and no timing; Close releases this process's reference. If the
-// exporting process exits before the event completes, the event never
+// the options the handle carries (IPC, the exporter's BlockingSync, no
+// timing: IPCEventHandle.Options), and IPCHandle returns h, for passing it
+// on. BlockingSync decides how Wait waits (sleeping in the driver rather
+// than polling); Sync is the driver's wait on the opened event. Close
+// releases this process's reference. If the exporting process exits before
+// the event completes, the event never
 // completes here (seen with driver 580): Wait with a deadline returns the
 // context's error, Sync and a stream waiting on the event wait forever, and
 // Close and Device.Close still return at once (the context's release then
@@ -514,7 +538,7 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	dh := driver.IPCEventHandle(h)
+	dh := h.h
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
 	if err == driver.ErrorInvalidContext {
 		return nil, &Error{Op: op, Detail: "the driver refused the handle, as it does for a handle exported by this same process",
@@ -523,7 +547,12 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return newEvent(d, ev, EventOptions{IPC: true}, true, op)
+	e, err := newEvent(d, ev, h.Options(), true, op)
+	if err != nil {
+		return nil, err
+	}
+	e.ipc = &h // before e is shared: read-only from now on
+	return e, nil
 }
 
 // Close closes the event (for an adopted event, AdoptEvent, it releases

@@ -419,7 +419,7 @@ var misuseCases = []struct {
 			"nil Device.Sync":          func() error { return nd.Sync() },
 			"nil Device.NewEvent":      func() error { _, err := nd.NewEvent(cuda.EventOptions{}); return err },
 			"nil Device.NewStream":     func() error { _, err := nd.NewStream(); return err },
-			"nil Device.NewBlocking":   func() error { _, err := nd.NewBlockingStream(); return err },
+			"nil Device.NewBlocking":   func() error { _, err := nd.NewStream(cuda.StreamOptions{Blocking: true}); return err },
 			"nil Device.OpenIPCEvent":  func() error { _, err := nd.OpenIPCEvent(cuda.IPCEventHandle{}); return err },
 			"nil Device.NewEventPool":  func() error { _, err := nd.NewEventPool(cuda.EventOptions{}, 0); return err },
 			"zero Device.NewEvent":     func() error { _, err := zd.NewEvent(cuda.EventOptions{}); return err },

@@ -19,3 +19,8 @@ func cGetProcAddress(uintptr, bool, string, int, uint64) (uintptr, int, Result) 
 func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
 	return sleep, errNoCgo
 }
+
+// EventElapsedTimeAtCtx returns the cgo-disabled error without cgo.
+func EventElapsedTimeAtCtx(fn uintptr, ctx Context, hStart, hEnd Event) (float32, error) {
+	return 0, errNoCgo
+}
