@@ -14,8 +14,14 @@
 //	fmt.Println("GPU time:", d)
 //
 // Building needs no CUDA toolkit or driver: the driver library is loaded on
-// first use. Without one, every call returns an error matching ErrNoDriver;
-// a driver too old for a function returns one matching ErrNotSupported.
+// first use. Without one, every call returns an error matching ErrNoDriver.
+// This package runs on every driver from CUDA 11.3, whichever toolkit's
+// bindings it is built with (the build tags cuda11.8, cuda12.4, or none for
+// 13.0): where the bindings declare a newer entry point than the driver has,
+// it calls the older one (Sub: see Event.Sub). The generated package
+// (cuda/driver) needs, per function, the ABI version the pinned header
+// declares, and returns an error matching ErrNotSupported, naming it, on an
+// older driver.
 //
 // Every call works from any goroutine: where the driver call depends on the
 // current context, the device's context is made current inside the same cgo

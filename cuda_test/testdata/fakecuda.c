@@ -35,6 +35,19 @@
 //     it), events and streams alive (fakecuda_live_handles), and primary
 //     context retains not yet released (fakecuda_retains), and stream
 //     synchronizations waiting for work now (fakecuda_stream_syncs_waiting).
+//   - Driver versions: cuDriverGetVersion reports FAKECUDA_VERSION (default
+//     13000), and cuGetProcAddress hands out, for a name and an ABI
+//     version, the newest entry point of that name whose ABI version is at
+//     most the one asked for and the driver's, as the driver does: so a
+//     12.4-level fake has cuEventElapsedTime (ABI 2000) and not
+//     cuEventElapsedTime_v2 (12080), two distinct functions that count
+//     their calls. Built with -DFAKECUDA_DRIVER11 it lacks the 12.0 form
+//     cuGetProcAddress_v2, as drivers before 12.0 do.
+//   - Stream priorities 0 (least) to -5 (greatest), clamped as the driver
+//     does; cuStreamGetCtx; an IPC handle opened in the exporting process
+//     when FAKECUDA_IPC_OPEN=1 (the driver refuses it, and so does the fake
+//     otherwise), an event the fake then refuses to export again, as the
+//     driver does.
 //   - FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
 //     that long, checking it before and after: a handle destroyed while a
 //     call is inside the driver is then caught too.
