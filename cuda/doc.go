@@ -79,8 +79,13 @@
 //     -1, DefaultStream and PerThreadStream nil).
 //   - Bad input is refused before the driver is called: options that cannot
 //     go together, unknown record or wait flags, a Spin duration outside
-//     [0, MaxSpin] (ErrInvalidOptions); a device ordinal outside int32
-//     (ErrInvalidDevice); an event put in a pool twice (ErrInvalid).
+//     [0, MaxSpin], more than one StreamOptions, an IPC handle's text or
+//     bytes that are not exactly an encoding (ErrInvalidOptions,
+//     ErrMalformedHandle, which names a version it does not know); a device
+//     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
+//     while idle in it (ErrInvalid). A stream priority outside the device's
+//     range is refused (ErrInvalidOptions) after the driver is asked for the
+//     range and before anything is created.
 //   - No goroutine of this package panics (WaitChan's included), and none
 //     outlives its call except a cancelled BlockingSync Wait's, which ends
 //     when the driver's wait does.

@@ -92,19 +92,37 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	// A kept handle needs no driver call, so no call in flight on d: the
 	// checks under p.mu order it with d's Close, which marks d before it
 	// takes p.mu to close the context's objects.
-	if e, err := d.p.reuseEvent(d, &d.h, opts, f, op); e != nil || err != nil {
-		return e, err
+	// (reuseEvent, inlined by hand: this is create + close's hot path.)
+	p := d.p
+	p.mu.Lock()
+	if d.h.closed() || p.closing {
+		p.mu.Unlock()
+		return nil, closedErr(op, "device")
 	}
+	if !opts.IPC {
+		if h := p.reuse(f); h != 0 {
+			e := p.linkEvent(d, h, opts, f, false)
+			if e == nil {
+				p.keep(f, h) // popped just now: there is room
+				p.mu.Unlock()
+				return nil, hostMemErr(op)
+			}
+			p.mu.Unlock()
+			return e, nil
+		}
+	}
+	p.mu.Unlock()
 	if err := d.enter(op); err != nil { // the driver call keeps the context
 		return nil, err
 	}
 	defer d.h.exit()
-	return d.p.createEvent(d, opts, f, op)
+	return p.createEvent(d, opts, f, op)
 }
 
-// reuseEvent is NewEvent with a kept driver handle, if there is one (nil,
-// nil if not). hold is what the caller creates through (d's handle, or a
-// stream's): closed, it refuses.
+// reuseEvent is NewEvent's reuse of a kept driver handle, if there is one
+// (nil, nil if not), for Stream.RecordEvent: hold is the handle the caller
+// holds a call on (a stream's, or for a default stream its Device's);
+// closed, it refuses.
 func (p *primary) reuseEvent(d *Device, hold *handle, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
