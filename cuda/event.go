@@ -543,12 +543,14 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 }
 
 // OpenIPCEvent opens an event exported by another process. The driver does
-// not allow opening a handle in the process that exported it. The event has
-// the options the handle carries (IPC, the exporter's BlockingSync, no
-// timing: IPCEventHandle.Options), and IPCHandle returns h, for passing it
-// on. BlockingSync decides how Wait waits (sleeping in the driver rather
-// than polling); Sync is the driver's wait on the opened event. Close
-// releases this process's reference. If the exporting process exits before
+// not allow opening a handle in the process that exported it. The event
+// reports the options the handle carries (Options and BlockingSync: IPC,
+// the exporter's BlockingSync, no timing), and IPCHandle returns h, for
+// passing it on. The driver opens it as an event without timing or
+// blocking sync whatever the exporter chose (cuIpcOpenEventHandle), so Sync
+// waits as the driver does for such an event (spinning), and Wait sleeps
+// on a blocking event of its own after its first polls, as for any event
+// without BlockingSync. Close releases this process's reference. If the exporting process exits before
 // the event completes, the event never
 // completes here (seen with driver 580): Wait with a deadline returns the
 // context's error, Sync and a stream waiting on the event wait forever, and
@@ -569,7 +571,11 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	e, err := newEvent(d, ev, h.Options(), true, op)
+	// The driver's event is what cuIpcOpenEventHandle makes ("a locally
+	// created event with CU_EVENT_DISABLE_TIMING"), whatever the exporter
+	// chose: e.opts says so, for Wait's way of sleeping; Options and
+	// BlockingSync report the exporter's choice, from the handle.
+	e, err := newEvent(d, ev, EventOptions{IPC: true}, true, op)
 	if err != nil {
 		return nil, err
 	}
@@ -600,16 +606,22 @@ func (e *Event) Close() error {
 // TimingEnabled reports whether the event records timestamps.
 func (e *Event) TimingEnabled() bool { return e != nil && e.opts.Timing }
 
-// BlockingSync reports whether waits on the event sleep rather than spin.
-func (e *Event) BlockingSync() bool { return e != nil && e.opts.BlockingSync }
+// BlockingSync reports whether waits on the event sleep rather than spin:
+// whether it was created with BlockingSync, or for an imported event
+// (OpenIPCEvent) whether its exporter's was.
+func (e *Event) BlockingSync() bool { return e.Options().BlockingSync }
 
 // IPCEnabled reports whether the event can be shared with other processes.
 func (e *Event) IPCEnabled() bool { return e != nil && e.opts.IPC }
 
-// Options returns the options the event was created with.
+// Options returns the options the event was created with; for an imported
+// event (OpenIPCEvent), the exporter's, as its handle carries them.
 func (e *Event) Options() EventOptions {
 	if e == nil {
 		return EventOptions{}
+	}
+	if e.ipc != nil {
+		return e.ipc.Options()
 	}
 	return e.opts
 }
@@ -645,5 +657,6 @@ func (e *Event) String() string {
 	if e == nil || e.r == nil {
 		return "cuda event <invalid>"
 	}
-	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, e.opts.Timing, e.opts.BlockingSync, e.opts.IPC)
+	o := e.Options()
+	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, o.Timing, o.BlockingSync, o.IPC)
 }
