@@ -27,8 +27,9 @@ import "C"
 // with ctx current in the same cgo call (ctx 0: the thread's current
 // context as it is). fn 0 is an error matching ErrNotSupported.
 func EventElapsedTimeAtCtx(fn uintptr, ctx Context, hStart, hEnd Event) (float32, error) {
-	if fn == 0 {
-		return 0, &NotSupportedError{Func: "cuEventElapsedTime", Name: "cuEventElapsedTime", HeaderVersion: HeaderVersion}
+	if fn == 0 { // no entry point: what Lookup's error said
+		v, _ := DriverVersion()
+		return 0, &NotSupportedError{Func: "cuEventElapsedTime", Name: "cuEventElapsedTime", Need: 2000, DriverVersion: v, HeaderVersion: HeaderVersion}
 	}
 	if ctx != 0 {
 		if err := ensureCtxFns(); err != nil {
