@@ -88,6 +88,10 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 	return newDevice(p), nil
 }
 
+// streamContext asks the driver for a stream's context (cuStreamGetCtx),
+// with ctx current; a variable so that tests without a driver can answer.
+var streamContext = driver.StreamGetCtxCtx
+
 // invalidContext matches both ErrInvalid and driver.ErrorInvalidContext:
 // a nil context is the caller's mistake, and is what the driver would say.
 type invalidContext struct{}
@@ -122,7 +126,9 @@ func ordinalOf(dev driver.Device) (int, error) {
 // without counting in Leaked.
 //
 // h must belong to d's context (the driver refuses to record an event of one
-// context on a stream of another). A C library's CUstream, a pointer,
+// context on a stream of another): AdoptStream asks the driver
+// (cuStreamGetCtx), and a stream of another context is an error matching
+// ErrWrongDevice naming both contexts. A C library's CUstream, a pointer,
 // converts as driver.Stream(uintptr(unsafe.Pointer(cStream))), and a uintptr
 // as driver.Stream(p). The special handles 0 (NULL), 0x1 (CU_STREAM_LEGACY)
 // and 0x2 (CU_STREAM_PER_THREAD) mean what they mean to the driver; see
@@ -134,6 +140,18 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 		return nil, err
 	}
 	defer d.h.exit()
+	if !defaultStream(h) {
+		// The driver would refuse every record of d's events on it with
+		// CUDA_ERROR_INVALID_HANDLE: say what is wrong now instead.
+		ctx, err := streamContext(d.p.ctx, h)
+		if err != nil {
+			return nil, driverErr(op+": ask the stream for its context", err)
+		}
+		if ctx != d.p.ctx {
+			return nil, &Error{Op: op, Detail: fmt.Sprintf("the stream %#x belongs to context %#x, and device %d's Device is of context %#x", uintptr(h), uintptr(ctx), d.p.ordinal, uintptr(d.p.ctx)),
+				Fix: "adopt the stream on a Device of its context (cuda.AdoptContext for a context of its own, cuda.GetDevice for a primary context)", Err: ErrWrongDevice}
+		}
+	}
 	r := newHandle(d.p, uintptr(h), kindAdopted, &listed{dev: d})
 	if r == nil {
 		return nil, hostMemErr(op)

@@ -14,6 +14,15 @@ import (
 func fakeAdoptedDevice() *Device { return fakeAdoptedDeviceCtx(0xc0) }
 
 func fakeAdoptedDeviceCtx(ctx driver.Context) *Device {
+	// AdoptStream asks the driver for a stream's context: here, the stream
+	// handles these tests adopt belong to the Device's context, except
+	// foreignStream's.
+	streamContext = func(ctx driver.Context, s driver.Stream) (driver.Context, error) {
+		if s == foreignStream {
+			return 0xf0, nil
+		}
+		return ctx, nil
+	}
 	return newDevice(&primary{ordinal: 3, ctx: ctx, foreign: true, devices: 1, live: 1})
 }
 
@@ -63,6 +72,33 @@ func TestAdoptedCloseReleasesOnlyTheWrapper(t *testing.T) {
 	}
 	if err := d.Close(); err != nil {
 		t.Errorf("closing an adopted context's Device made a driver call: %v", err)
+	}
+}
+
+// foreignStream is a stream handle of context 0xf0 (fakeAdoptedDeviceCtx).
+const foreignStream = driver.Stream(0xf000)
+
+// AdoptStream refuses a stream of another context than its Device's,
+// naming both, rather than leaving every record on it to fail with the
+// driver's CUDA_ERROR_INVALID_HANDLE.
+func TestAdoptStreamOfAnotherContext(t *testing.T) {
+	d := fakeAdoptedDeviceCtx(0xc0)
+	s, err := d.AdoptStream(foreignStream)
+	wantErr(t, "adopt a stream of another context", err, ErrWrongDevice)
+	if s != nil {
+		t.Error("a stream of another context was adopted")
+	}
+	if want := "the stream 0xf000 belongs to context 0xf0, and device 3's Device is of context 0xc0"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("message %v lacks %q", err, want)
+	}
+	// The default streams' handles name the current context's: no check.
+	for _, h := range []driver.Stream{0, 1, 2} {
+		s, err := d.AdoptStream(h)
+		if err != nil {
+			t.Errorf("adopt default stream %d: %v", h, err)
+			continue
+		}
+		s.Close()
 	}
 }
 
@@ -131,7 +167,7 @@ func TestAdoptBadInput(t *testing.T) {
 		}
 	}
 	var nilHandle *IPCEventHandle
-	wantErr(t, "decode text into a nil handle", nilHandle.UnmarshalText([]byte(ipcTextPrefix)), ErrInvalid)
+	wantErr(t, "decode text into a nil handle", nilHandle.UnmarshalText([]byte(ipcMagic+"2:")), ErrInvalid)
 	wantErr(t, "decode bytes into a nil handle", nilHandle.UnmarshalBinary(make([]byte, 64)), ErrInvalid)
 	var err error
 	d := fakeAdoptedDevice()

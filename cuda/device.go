@@ -340,8 +340,8 @@ func (d *Device) String() string {
 // DefaultStream is the device's legacy default (NULL) stream, which
 // synchronises with every other blocking stream of the context: work queued
 // on it starts after all work queued before on the context's blocking streams
-// (NewBlockingStream, PerThreadStream) and work queued on those afterwards
-// waits for it; non-blocking streams (NewStream) do not take part. It needs
+// (StreamOptions.Blocking, PerThreadStream) and work queued on those afterwards
+// waits for it; non-blocking streams (NewStream's default) do not take part. It needs
 // no Close, and is closed with the device. See PerThreadStream for the
 // stream that does not wait. For a nil or zero Device it returns nil.
 func (d *Device) DefaultStream() *Stream {
@@ -351,25 +351,97 @@ func (d *Device) DefaultStream() *Stream {
 	return &d.def
 }
 
-// NewStream creates a non-blocking stream: it does not synchronise with the
-// default stream. Close destroys it.
-func (d *Device) NewStream() (*Stream, error) {
-	return d.newStream(driver.StreamNonBlocking)
+// StreamOptions choose what a stream does. The zero value is a
+// non-blocking stream of the default priority, what NewStream() makes.
+type StreamOptions struct {
+	// Blocking makes the stream synchronise with the legacy default stream
+	// (DefaultStream), as cuStreamCreate's default flag does. Off, the
+	// stream is non-blocking (CU_STREAM_NON_BLOCKING): work on it never
+	// waits for the default stream's, nor the default stream's for it.
+	Blocking bool
+	// Priority is the stream's scheduling priority: lower numbers are
+	// higher priority, from Device.StreamPriorityRange's least (0, the
+	// default) down to its greatest (-5 on recent GPUs). The GPU's scheduler
+	// starts pending work of a higher-priority stream before pending work of
+	// lower-priority ones; it does not preempt work already running. A
+	// priority outside the range is refused with ErrInvalidOptions.
+	Priority int
+}
+
+// NewStream creates a stream with opts (at most one: none is the zero
+// StreamOptions, a non-blocking stream of the default priority). Close
+// destroys it. A priority outside StreamPriorityRange, or more than one
+// StreamOptions, is refused with ErrInvalidOptions before the driver is
+// called to create anything.
+func (d *Device) NewStream(opts ...StreamOptions) (*Stream, error) {
+	const op = "create stream"
+	var o StreamOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		return nil, &Error{Op: op, Detail: fmt.Sprintf("%d StreamOptions given", len(opts)),
+			Fix: "pass one StreamOptions with every option set in it", Err: ErrInvalidOptions}
+	}
+	flags := driver.StreamNonBlocking
+	if o.Blocking {
+		flags = driver.StreamDefault
+	}
+	return d.newStream(flags, o.Priority)
 }
 
 // NewBlockingStream creates a stream that synchronises with the legacy
 // default stream.
+//
+// Deprecated: use NewStream(cuda.StreamOptions{Blocking: true}), which also
+// takes a priority.
 func (d *Device) NewBlockingStream() (*Stream, error) {
-	return d.newStream(driver.StreamDefault)
+	return d.newStream(driver.StreamDefault, 0)
 }
 
-func (d *Device) newStream(flags driver.StreamFlags) (*Stream, error) {
+// StreamPriorityRange returns the stream priorities the device's context
+// allows (cuCtxGetStreamPriorityRange): least is the lowest priority and
+// the default (0), greatest the highest (a negative number on GPUs with
+// priorities, -5 on recent ones; 0 where the GPU has none). Lower numbers
+// are higher priorities; StreamOptions.Priority takes any value from
+// greatest to least.
+func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
+	const op = "stream priority range"
+	if err := d.enter(op); err != nil {
+		return 0, 0, err
+	}
+	defer d.h.exit()
+	var l, g int32
+	if err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx, &l, &g); err != nil {
+		return 0, 0, driverErr(op, err)
+	}
+	return int(l), int(g), nil
+}
+
+func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, error) {
 	const op = "create stream"
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.h.exit()
-	h, err := driver.StreamCreateCtx(d.p.ctx, flags)
+	var h driver.Stream
+	var err error
+	if priority == 0 {
+		h, err = driver.StreamCreateCtx(d.p.ctx, flags)
+	} else {
+		// The driver clamps a priority out of range: it is refused here
+		// instead, so that a stream never silently gets another priority.
+		var least, greatest int32
+		if err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx, &least, &greatest); err != nil {
+			return nil, driverErr(op+": get the stream priority range", err)
+		}
+		if priority > int(least) || priority < int(greatest) {
+			return nil, &Error{Op: op, Detail: fmt.Sprintf("priority %d is outside the device's range, %d (least, the default) to %d (greatest)", priority, least, greatest),
+				Fix: "pass a priority from Device.StreamPriorityRange (lower numbers are higher priorities)", Err: ErrInvalidOptions}
+		}
+		h, err = driver.StreamCreateWithPriorityCtx(d.p.ctx, uint32(flags), int32(priority))
+	}
 	if err != nil {
 		return nil, driverErr(op, err)
 	}

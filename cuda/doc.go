@@ -14,8 +14,14 @@
 //	fmt.Println("GPU time:", d)
 //
 // Building needs no CUDA toolkit or driver: the driver library is loaded on
-// first use. Without one, every call returns an error matching ErrNoDriver;
-// a driver too old for a function returns one matching ErrNotSupported.
+// first use. Without one, every call returns an error matching ErrNoDriver.
+// This package runs on every driver from CUDA 11.3, whichever toolkit's
+// bindings it is built with (the build tags cuda11.8, cuda12.4, or none for
+// 13.0): where the bindings declare a newer entry point than the driver has,
+// it calls the older one (Sub: see Event.Sub). The generated package
+// (cuda/driver) needs, per function, the ABI version the pinned header
+// declares, and returns an error matching ErrNotSupported, naming it, on an
+// older driver.
 //
 // Every call works from any goroutine: where the driver call depends on the
 // current context, the device's context is made current inside the same cgo
@@ -73,8 +79,13 @@
 //     -1, DefaultStream and PerThreadStream nil).
 //   - Bad input is refused before the driver is called: options that cannot
 //     go together, unknown record or wait flags, a Spin duration outside
-//     [0, MaxSpin] (ErrInvalidOptions); a device ordinal outside int32
-//     (ErrInvalidDevice); an event put in a pool twice (ErrInvalid).
+//     [0, MaxSpin], more than one StreamOptions, an IPC handle's text or
+//     bytes that are not exactly an encoding (ErrInvalidOptions,
+//     ErrMalformedHandle, which names a version it does not know); a device
+//     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
+//     while idle in it (ErrInvalid). A stream priority outside the device's
+//     range is refused (ErrInvalidOptions) after the driver is asked for the
+//     range and before anything is created.
 //   - No goroutine of this package panics (WaitChan's included), and none
 //     outlives its call except a cancelled BlockingSync Wait's, which ends
 //     when the driver's wait does.

@@ -53,7 +53,14 @@ type Error struct {
 	Err    error  // the cause: a sentinel or a driver.Result
 }
 
+// Error is the message: "cuda: " + Op + ": " + Detail, the driver's result
+// name where Err is one, and "; " + Fix. A nil *Error, which no function of
+// this package returns, prints as "cuda: <nil *cuda.Error>" rather than
+// panicking (as an error interface holding one would, in a log line).
 func (e *Error) Error() string {
+	if e == nil {
+		return "cuda: <nil *cuda.Error>"
+	}
 	msg := "cuda: " + e.Op + ": " + e.Detail
 	if e.Err != nil {
 		if d, ok := e.Err.(driver.Result); ok {
@@ -66,8 +73,13 @@ func (e *Error) Error() string {
 	return msg
 }
 
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the cause (nil for a nil *Error).
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Error kinds are built here so that each site says op, cause and fix.
 
@@ -118,7 +130,7 @@ var fixes = map[driver.Result]string{
 	driver.ErrorDeinitialized:              "the driver is shutting down (the process is exiting): make no more calls",
 	driver.ErrorNoDevice:                   "check that a GPU is visible: run nvidia-smi, and check CUDA_VISIBLE_DEVICES",
 	driver.ErrorInvalidDevice:              "use an ordinal below cuda.DeviceCount()",
-	driver.ErrorInvalidHandle:              "the handle was destroyed or belongs to a closed device; do not use objects after Close or after their device's Close",
+	driver.ErrorInvalidHandle:              "the handle was destroyed, belongs to a closed device, or (an event given to AdoptEvent) belongs to another context than its Device's, which the driver cannot be asked at adoption; do not use objects after Close or after their device's Close, and adopt each handle on the Device of its context",
 	driver.ErrorContextIsDestroyed:         "the device's context was released; get the device again with cuda.GetDevice and create new objects",
 	driver.ErrorInvalidContext:             "the device's context was released or never created; get the device again with cuda.GetDevice",
 	driver.ErrorNotReady:                   "wait for the work first (Sync or Wait)",

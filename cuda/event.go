@@ -66,7 +66,7 @@ type Event struct {
 	dev      *Device
 	opts     EventOptions
 	imported bool
-	_        [12]byte
+	ipc      *IPCEventHandle // an imported event's: what IPCHandle returns
 }
 
 // An Event is one cache line.
@@ -92,6 +92,7 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 	// A kept handle needs no driver call, so no call in flight on d: the
 	// checks under p.mu order it with d's Close, which marks d before it
 	// takes p.mu to close the context's objects.
+	// (reuseEvent, inlined by hand: this is create + close's hot path.)
 	p := d.p
 	p.mu.Lock()
 	if d.h.closed() || p.closing {
@@ -115,6 +116,40 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.exit()
+	return p.createEvent(d, opts, f, op)
+}
+
+// reuseEvent is NewEvent's reuse of a kept driver handle, if there is one
+// (nil, nil if not), for Stream.RecordEvent: hold is the handle the caller
+// holds a call on (a stream's, or for a default stream its Device's);
+// closed, it refuses.
+func (p *primary) reuseEvent(d *Device, hold *handle, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hold.closed() || p.closing {
+		if hold != &d.h {
+			return nil, closedErr(op, "stream")
+		}
+		return nil, closedErr(op, "device")
+	}
+	if opts.IPC {
+		return nil, nil
+	}
+	h := p.reuse(f)
+	if h == 0 {
+		return nil, nil
+	}
+	e := p.linkEvent(d, h, opts, f, false)
+	if e == nil {
+		p.keep(f, h) // popped just now: there is room
+		return nil, hostMemErr(op)
+	}
+	return e, nil
+}
+
+// createEvent is NewEvent's driver create, with a call in flight (on d or
+// on a stream of p) keeping the context.
+func (p *primary) createEvent(d *Device, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
 	h, err := driver.EventCreateCtx(p.ctx, f)
 	if err != nil {
 		return nil, driverErr(op, err)
@@ -388,7 +423,11 @@ func (e *Event) sync(r int32) error {
 // Sub returns the GPU time elapsed from start's record to e's, like
 // time.Time.Sub. Both must have been created with Timing, recorded, and have
 // completed; errors match ErrTimingDisabled, ErrNotRecorded and ErrNotReady.
-// The driver measures with a resolution of about half a microsecond.
+// The driver measures with a resolution of about half a microsecond. With
+// the 13.0 bindings on a driver from 12.8 it calls cuEventElapsedTime_v2,
+// otherwise the original cuEventElapsedTime, which may also report an
+// asynchronous error of earlier work where _v2 leaves that to Query and
+// Sync (see handlecall.go).
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	const op = "elapsed time between events"
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
@@ -478,7 +517,11 @@ func whose(a string, pa *primary, b string, pb *primary) string {
 }
 
 // IPCHandle returns a handle another process passes to Device.OpenIPCEvent
-// to use this event. The event must have been created with IPC.
+// to use this event; it carries the event's options (BlockingSync). The
+// event must have been created with IPC. For an event opened with
+// OpenIPCEvent it returns the handle the event was opened with, unchanged
+// (the driver cannot export an imported event), so that a process can pass
+// on what it imported.
 func (e *Event) IPCHandle() (IPCEventHandle, error) {
 	const op = "get IPC event handle"
 	if err := e.enter(op, "event"); err != nil {
@@ -489,21 +532,26 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 		return IPCEventHandle{}, &Error{Op: op, Detail: "the event was created without IPC",
 			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
 	}
+	if e.ipc != nil {
+		return *e.ipc, nil
+	}
 	h, err := driver.IPCGetEventHandleCtx(e.dev.p.ctx, e.h)
 	if err != nil {
 		return IPCEventHandle{}, driverErr(op, err)
 	}
-	return IPCEventHandle(h), nil
+	return NewIPCEventHandle(h, e.opts), nil
 }
 
-// IPCEventHandle is an opaque handle that names an IPC event across
-// processes. Send its bytes to the other process.
-type IPCEventHandle driver.IPCEventHandle
-
 // OpenIPCEvent opens an event exported by another process. The driver does
-// not allow opening a handle in the process that exported it. The event has
-// IPC set and no timing; Close releases this process's reference. If the
-// exporting process exits before the event completes, the event never
+// not allow opening a handle in the process that exported it. The event
+// reports the options the handle carries (Options and BlockingSync: IPC,
+// the exporter's BlockingSync, no timing), and IPCHandle returns h, for
+// passing it on. The driver opens it as an event without timing or
+// blocking sync whatever the exporter chose (cuIpcOpenEventHandle), so Sync
+// waits as the driver does for such an event (spinning), and Wait sleeps
+// on a blocking event of its own after its first polls, as for any event
+// without BlockingSync. Close releases this process's reference. If the exporting process exits before
+// the event completes, the event never
 // completes here (seen with driver 580): Wait with a deadline returns the
 // context's error, Sync and a stream waiting on the event wait forever, and
 // Close and Device.Close still return at once (the context's release then
@@ -514,7 +562,7 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.exit()
-	dh := driver.IPCEventHandle(h)
+	dh := h.h
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
 	if err == driver.ErrorInvalidContext {
 		return nil, &Error{Op: op, Detail: "the driver refused the handle, as it does for a handle exported by this same process",
@@ -523,7 +571,16 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return newEvent(d, ev, EventOptions{IPC: true}, true, op)
+	// The driver's event is what cuIpcOpenEventHandle makes ("a locally
+	// created event with CU_EVENT_DISABLE_TIMING"), whatever the exporter
+	// chose: e.opts says so, for Wait's way of sleeping; Options and
+	// BlockingSync report the exporter's choice, from the handle.
+	e, err := newEvent(d, ev, EventOptions{IPC: true}, true, op)
+	if err != nil {
+		return nil, err
+	}
+	e.ipc = &h // before e is shared: read-only from now on
+	return e, nil
 }
 
 // Close closes the event (for an adopted event, AdoptEvent, it releases
@@ -549,16 +606,22 @@ func (e *Event) Close() error {
 // TimingEnabled reports whether the event records timestamps.
 func (e *Event) TimingEnabled() bool { return e != nil && e.opts.Timing }
 
-// BlockingSync reports whether waits on the event sleep rather than spin.
-func (e *Event) BlockingSync() bool { return e != nil && e.opts.BlockingSync }
+// BlockingSync reports whether waits on the event sleep rather than spin:
+// whether it was created with BlockingSync, or for an imported event
+// (OpenIPCEvent) whether its exporter's was.
+func (e *Event) BlockingSync() bool { return e.Options().BlockingSync }
 
 // IPCEnabled reports whether the event can be shared with other processes.
 func (e *Event) IPCEnabled() bool { return e != nil && e.opts.IPC }
 
-// Options returns the options the event was created with.
+// Options returns the options the event was created with; for an imported
+// event (OpenIPCEvent), the exporter's, as its handle carries them.
 func (e *Event) Options() EventOptions {
 	if e == nil {
 		return EventOptions{}
+	}
+	if e.ipc != nil {
+		return e.ipc.Options()
 	}
 	return e.opts
 }
@@ -594,5 +657,6 @@ func (e *Event) String() string {
 	if e == nil || e.r == nil {
 		return "cuda event <invalid>"
 	}
-	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, e.opts.Timing, e.opts.BlockingSync, e.opts.IPC)
+	o := e.Options()
+	return fmt.Sprintf("event %#x of device %d (timing %v, blocking sync %v, IPC %v)", uintptr(e.h), e.dev.p.ordinal, o.Timing, o.BlockingSync, o.IPC)
 }

@@ -254,7 +254,7 @@ func Example_perThreadStream() {
 		return
 	}
 	defer dev.Close()
-	blocking, err := dev.NewBlockingStream()
+	blocking, err := dev.NewStream(cuda.StreamOptions{Blocking: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -486,8 +486,10 @@ func ExampleIPCEventHandle_MarshalText() {
 		PID   int                 `json:"pid"`
 		Event cuda.IPCEventHandle `json:"event"`
 	}
-	var h cuda.IPCEventHandle // from Event.IPCHandle
-	h[0], h[63] = 0xca, 0xfe
+	var dh driver.IPCEventHandle
+	dh[0], dh[63] = 0xca, 0xfe
+	// From Event.IPCHandle: the driver's handle and the event's options.
+	h := cuda.NewIPCEventHandle(dh, cuda.EventOptions{IPC: true, BlockingSync: true})
 	msg, err := json.Marshal(hello{PID: 42, Event: h})
 	if err != nil {
 		fmt.Println(err)
@@ -500,13 +502,17 @@ func ExampleIPCEventHandle_MarshalText() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(got.Event == h)
+	fmt.Println(got.Event == h, got.Event.Options().BlockingSync)
 
 	// A damaged handle is an error, never a short handle.
-	err = json.Unmarshal([]byte(`{"pid":42,"event":"cuipcev1:ygAAAA"}`), &got)
+	err = json.Unmarshal([]byte(`{"pid":42,"event":"cuipcev2:AcoAAA"}`), &got)
 	fmt.Println(errors.Is(err, cuda.ErrMalformedHandle))
+	// So is one of an encoding this package does not know.
+	err = json.Unmarshal([]byte(`{"pid":42,"event":"cuipcev3:AcoAAA"}`), &got)
+	fmt.Println(err)
 	// Output:
-	// {"pid":42,"event":"cuipcev1:ygAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA_g"}
+	// {"pid":42,"event":"cuipcev2:AcoAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAP4"}
+	// true true
 	// true
-	// true
+	// cuda: decode IPC event handle: the handle is of encoding version 3, and this package knows versions 1 and 2; upgrade this program's cudagen module to the exporter's, or have the exporter write version 2
 }

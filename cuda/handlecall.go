@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -23,6 +24,13 @@ func setupHot() {
 		"StreamQuery": hazard.OpStreamQuery, "StreamSynchronize": hazard.OpStreamSync,
 	}
 	for _, f := range driver.Functions {
+		if f.Go == "EventElapsedTime" {
+			a, err := resolveElapsed(f)
+			if err == nil && hz {
+				hazard.SetFn(hazard.OpElapsed, a)
+			}
+			continue
+		}
 		switch f.Go {
 		case "EventSynchronize": // for the waiters' threads too (waiter.go)
 			sleepFns.sync, _ = f.Resolve()
@@ -35,6 +43,43 @@ func setupHot() {
 			}
 		}
 	}
+}
+
+// Older entry points. The cuda package runs on every driver from 11.3, in
+// every build: each driver function it calls exists at the ABI version the
+// pinned headers declare in every driver from 11.3 (the newest of them is
+// cuEventRecordWithFlags, 11.1), but one: cuEventElapsedTime, which the 13.0
+// headers declare as cuEventElapsedTime_v2 (ABI 12080, drivers from 12.8).
+// On an older driver Sub calls the original entry point (ABI 2000) instead,
+// chosen once when the driver is initialised. The two take the same
+// arguments and give the same result; the header documents one difference:
+// the _v2 entry point "is not guaranteed to return the latest errors for
+// pending work", so on an older driver Sub may report an asynchronous error
+// of earlier work (a faulted kernel) that a 12.8 driver leaves to Query and
+// Sync. TestDriverMatrix runs the package on the fake driver as drivers of
+// 11.8, 12.4 and 13.0, in every build.
+
+// elapsed is the entry point Sub's counted path calls where the bindings'
+// own is missing (0: the bindings' own, driver.EventElapsedTime). Set once,
+// in setupHot, before any event exists.
+var elapsed uintptr
+
+// resolveElapsed resolves f (the bindings' cuEventElapsedTime) and, where
+// the driver lacks it at f's ABI version, the original entry point.
+func resolveElapsed(f driver.FunctionInfo) (uintptr, error) {
+	a, err := f.Resolve()
+	if err == nil {
+		return a, nil
+	}
+	if f.ABIVersion <= 2000 || !errors.Is(err, driver.ErrNotSupported) {
+		return 0, err
+	}
+	a, err2 := driver.Lookup(f.Name, 2000)
+	if err2 != nil {
+		return 0, err // the bindings' error: the newer entry point's
+	}
+	elapsed = a
+	return a, nil
 }
 
 // notReady is CUDA_ERROR_NOT_READY as a hazard call returns it.
@@ -118,6 +163,13 @@ func eventSynchronize(ctx driver.Context, e driver.Event) error {
 }
 
 func eventElapsedTime(ctx driver.Context, start, end driver.Event) (float32, error) {
+	if elapsed != 0 { // an older driver's entry point (above)
+		ms, err := driver.EventElapsedTimeAtCtx(elapsed, 0, start, end)
+		if retry(err) {
+			ms, err = driver.EventElapsedTimeAtCtx(elapsed, ctx, start, end)
+		}
+		return ms, err
+	}
 	ms, err := driver.EventElapsedTime(start, end)
 	if retry(err) {
 		ms, err = driver.EventElapsedTimeCtx(ctx, start, end)

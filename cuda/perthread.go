@@ -27,7 +27,7 @@ func (d *Device) initStreams() {
 // PerThreadStream is the per-thread default stream of the device's context
 // (CU_STREAM_PER_THREAD, handle 0x2). Unlike DefaultStream it does not
 // synchronise with the context's other streams: work queued on it runs
-// alongside work on blocking streams (NewBlockingStream) and non-blocking
+// alongside work on blocking streams (StreamOptions.Blocking) and non-blocking
 // streams alike, as on a stream from NewStream. It does synchronise with the
 // legacy default stream, as every blocking stream does. It needs no Close
 // (closing it does nothing); calls on it return ErrClosed once the device is

@@ -11,9 +11,16 @@ import (
 //
 // An event from Get is not recorded (Sub returns ErrNotRecorded until it is)
 // and complete (Query reports true): Get never hands out an event whose last
-// recorded work is still pending, nor one event to two callers. The zero
-// value and a nil *EventPool are not usable: their methods return errors
-// matching ErrInvalid (Len returns 0).
+// recorded work is still pending. Get hands an event to one caller at a
+// time as long as each caller stops using an event once it has Put it (as
+// with sync.Pool): a second Put while the event is idle in the pool is
+// refused, but a stale Put made after the pool handed the event out again
+// cannot be told from its new holder's Put (both hold the same *Event, and
+// handing out a new *Event per Get would cost an allocation per Get, which
+// the pool exists to avoid), so the pool takes it back and may hand it out
+// to a third caller while the second still uses it. The zero value and a
+// nil *EventPool are not usable: their methods return errors matching
+// ErrInvalid (Len returns 0).
 type EventPool struct {
 	dev    *Device
 	opts   EventOptions
@@ -82,12 +89,13 @@ func (p *EventPool) Get() (*Event, error) {
 	return p.dev.NewEvent(p.opts)
 }
 
-// Put returns an event to the pool; the caller must not use e after Put.
-// Events of another device or other options, imported events, closed events
-// and events beyond the pool's size are closed or dropped instead, and Put
-// returns nil. An event already in a pool is left where it is and Put
-// returns an error matching ErrInvalid, so that one event is never handed to
-// two users; so does a nil event or pool.
+// Put returns an event to the pool; the caller must not use e after Put,
+// nor Put it again (see EventPool: a stale Put after the pool handed e to
+// another caller is taken as that caller's). Events of another device or
+// other options, imported events, closed events and events beyond the
+// pool's size are closed or dropped instead, and Put returns nil. An event
+// idle in a pool is left where it is and Put returns an error matching
+// ErrInvalid; so does a nil event or pool.
 func (p *EventPool) Put(e *Event) error {
 	const op = "put event in pool"
 	if p == nil || p.dev == nil {

@@ -137,7 +137,7 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 		r.state.Store(0) // never recorded: complete
 	}
 	p.live++ // listed by its slab, in p.slabs
-	e.w, e.h, e.p, e.dev, e.opts, e.imported, e.r = r.state, ev, p, d, opts, imported, r
+	e.w, e.h, e.p, e.dev, e.opts, e.imported, e.r, e.ipc = r.state, ev, p, d, opts, imported, r, nil
 	if imported {
 		e.recorded.Store(true) // recorded by the exporting process
 	}

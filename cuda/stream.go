@@ -183,12 +183,23 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 
 // RecordEvent creates an event on s's device with opts and records it on s,
 // in one step (MAX's DeviceStream.record_event(), cuda.core's
-// Stream.record() without an event).
+// Stream.record() without an event). It works as long as s does: also on a
+// stream whose Device was closed while another Device of its context is
+// open (the event then reports that Device as its own, as s does).
 func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
-	if s == nil || s.r == nil {
-		return nil, invalidErr("record a new event", "stream")
+	const op = "record a new event"
+	f, err := opts.flags()
+	if err != nil {
+		return nil, err
 	}
-	e, err := s.dev.NewEvent(opts)
+	if err := s.enter(op); err != nil { // keeps the context
+		return nil, err
+	}
+	e, err := s.p.reuseEvent(s.dev, s.r, opts, f, op)
+	if e == nil && err == nil {
+		e, err = s.p.createEvent(s.dev, opts, f, op)
+	}
+	s.r.exit()
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +274,24 @@ func (s *Stream) Query() (bool, error) {
 		return false, nil
 	}
 	return false, driverErr(op, err)
+}
+
+// Priority is the stream's scheduling priority (cuStreamGetPriority): what
+// StreamOptions.Priority asked for, 0 for the default streams, and for an
+// adopted stream what its creator chose. Lower numbers are higher
+// priorities (Device.StreamPriorityRange).
+func (s *Stream) Priority() (int, error) {
+	const op = "stream priority"
+	if err := s.enter(op); err != nil {
+		return 0, err
+	}
+	var p int32
+	err := driver.StreamGetPriorityCtx(s.dev.p.ctx, s.h, &p)
+	s.r.exit()
+	if err != nil {
+		return 0, driverErr(op, err)
+	}
+	return int(p), nil
 }
 
 // Close destroys the stream. It never blocks and is idempotent; work

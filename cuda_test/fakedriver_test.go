@@ -42,6 +42,10 @@ var goLayerTests = []string{
 	"TestWaitLeavesContextCurrent",
 	"TestWaitersEndWithContext",
 	"TestWaitCancelAcrossContexts",
+	"TestDriverLevel",
+	"TestIPCReexportOnFake",
+	"TestStreamOptionsOnFake",
+	"TestSmallFixesOnFake",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader
@@ -60,24 +64,43 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 		t.Skipf("skipping: building the fake driver needs a C compiler (%s: %v); cgo needs one anyway, and tools/ensure-deps.sh installs gcc", cc, err)
 	}
 	dir := t.TempDir()
-	src, lib := filepath.Join(dir, "fakecuda.c"), filepath.Join(dir, "libfakecuda.so")
+	src := filepath.Join(dir, "fakecuda.c")
 	ok(t, os.WriteFile(src, fakeCUDA, 0o644))
-	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
+	// Two builds: a 12.0-or-later driver's, which exports both forms of
+	// cuGetProcAddress, and an 11.x driver's, which lacks the 12.0 form.
+	lib, lib11 := filepath.Join(dir, "libfakecuda.so"), filepath.Join(dir, "libfakecuda11.so")
+	for _, b := range []struct {
+		out   string
+		flags []string
+	}{{lib, nil}, {lib11, []string{"-DFAKECUDA_DRIVER11"}}} {
+		args := append([]string{"-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", b.out}, b.flags...)
+		if out, err := exec.Command(cc, append(args, src)...).CombinedOutput(); err != nil {
+			t.Fatalf("building the fake driver: %v\n%s", err, out)
+		}
 	}
-	// Three times: with the fake taking handle calls' context from the
-	// handles, as the driver does; with it refusing them
-	// (CUDA_ERROR_INVALID_CONTEXT) unless their context is current, so that
-	// the package's retry with the context made current (handlecall.go)
-	// runs on every path; and with the hazard calls fencing themselves
-	// instead of relying on membarrier (cuda/internal/hazard).
-	for _, mode := range []struct{ name, env string }{{"handles", ""}, {"wants-current", "FAKECUDA_WANT_CURRENT=1"}, {"fences", "CUDAGEN_HAZARD=fence"}} {
+	// With the fake taking handle calls' context from the handles, as the
+	// driver does; with it refusing them (CUDA_ERROR_INVALID_CONTEXT) unless
+	// their context is current, so that the package's retry with the
+	// context made current (handlecall.go) runs on every path; with the
+	// hazard calls fencing themselves instead of relying on membarrier
+	// (cuda/internal/hazard); and as drivers of 11.8 and 12.4 (the first
+	// three are a 13.0 driver's), so that every build runs on every driver
+	// from 11.3 (TestDriverLevel checks which entry points it took).
+	for _, mode := range []struct{ name, lib, env string }{
+		{"handles", lib, ""},
+		{"wants-current", lib, "FAKECUDA_WANT_CURRENT=1"},
+		{"fences", lib, "CUDAGEN_HAZARD=fence"},
+		{"driver-11.8", lib11, "FAKECUDA_VERSION=11080"},
+		{"driver-12.4", lib, "FAKECUDA_VERSION=12040"},
+		{"driver-12.4-wants-current", lib, "FAKECUDA_VERSION=12040 FAKECUDA_WANT_CURRENT=1"},
+	} {
 		t.Run(mode.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(goLayerTests, "|")+")$", "-test.v", "-test.count=1")
 			// Each call holds its handles 5µs, so a Close that does not wait
 			// for calls in flight destroys one under a call, which the fake
 			// reports. Two devices, for the cross-device cases.
-			cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s", mode.env)
+			cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+mode.lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
+			cmd.Env = append(cmd.Env, strings.Fields(mode.env)...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("child on the fake driver: %v\n%s", err, out)

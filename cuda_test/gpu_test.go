@@ -7,7 +7,6 @@ package gputest
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -441,19 +440,26 @@ func TestSeveralDevices(t *testing.T) {
 	}
 }
 
-// IPC across two processes: this test binary re-executes itself as the child.
+// IPC across three processes: this test binary re-executes itself as the
+// child, which opens the exporter's BlockingSync event, checks that the
+// handle carried the option, and passes the handle it re-exports (the same
+// text: IPCHandle of an imported event) on to a grandchild, which opens it
+// and sees the exporter's work pending, then complete.
 func TestIPC(t *testing.T) {
 	if h := os.Getenv("CUDAGEN_IPC_CHILD"); h != "" {
-		ipcChild(t, h)
+		ipcChild(t, h, os.Getenv("CUDAGEN_IPC_GRANDCHILD") == "")
 		return
 	}
 	dev := gpu(t)
 	s := must[*cuda.Stream](t)(dev.NewStream())
 	defer s.Close()
-	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{IPC: true}))
+	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{IPC: true, BlockingSync: true}))
 	defer e.Close()
 	h, err := e.IPCHandle()
 	ok(t, err)
+	if o := h.Options(); !o.BlockingSync || !o.IPC {
+		t.Fatalf("the handle's options: %+v", o)
+	}
 	// The driver refuses to open a handle in the process that made it.
 	if peer, err := dev.OpenIPCEvent(h); err == nil {
 		peer.Close()
@@ -461,44 +467,66 @@ func TestIPC(t *testing.T) {
 	} else {
 		t.Logf("open in the exporting process: %v", err)
 	}
-	ok(t, s.Spin(3*time.Second))
+	// Long enough for two process starts: the grandchild sees it pending.
+	ok(t, s.Spin(8*time.Second))
 	ok(t, s.Record(e))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIPC$", "-test.v")
-	cmd.Env = append(os.Environ(), "CUDAGEN_IPC_CHILD="+hex.EncodeToString(h[:]))
+	cmd.Env = append(os.Environ(), "CUDAGEN_IPC_CHILD="+h.String())
 	out, err := cmd.CombinedOutput()
 	t.Logf("child:\n%s", out)
 	if err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	if !strings.Contains(string(out), "child: pending then complete") {
-		t.Fatal("child did not observe the event")
+	for _, want := range []string{"child: re-exported the same handle", "grandchild: blocking sync, pending then complete"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("the child's output lacks %q", want)
+		}
 	}
 }
 
-func ipcChild(t *testing.T, hexHandle string) {
+func ipcChild(t *testing.T, text string, passOn bool) {
+	who := "child"
+	if !passOn {
+		who = "grandchild"
+	}
 	dev := gpu(t)
-	b, err := hex.DecodeString(hexHandle)
-	ok(t, err)
 	var h cuda.IPCEventHandle
-	copy(h[:], b)
+	ok(t, h.UnmarshalText([]byte(text)))
 	e, err := dev.OpenIPCEvent(h)
 	ok(t, err)
 	defer e.Close()
-	if !e.IPCEnabled() || e.TimingEnabled() {
-		t.Fatal("imported event options")
+	if o := e.Options(); o != (cuda.EventOptions{IPC: true, BlockingSync: true}) || !e.BlockingSync() {
+		t.Fatalf("%s: imported event options %+v, want IPC and the exporter's BlockingSync", who, o)
+	}
+	again, err := e.IPCHandle()
+	ok(t, err)
+	if again != h || again.String() != text {
+		t.Fatalf("%s: re-exported %s, imported %s", who, again, text)
 	}
 	done, err := e.Query()
 	ok(t, err)
 	if done {
-		t.Fatal("child: the exporter's work already completed")
+		t.Fatalf("%s: the exporter's work already completed", who)
+	}
+	if passOn {
+		fmt.Println("child: re-exported the same handle")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestIPC$", "-test.v")
+		cmd.Env = append(os.Environ(), "CUDAGEN_IPC_CHILD="+again.String(), "CUDAGEN_IPC_GRANDCHILD=1")
+		out, err := cmd.CombinedOutput()
+		fmt.Printf("grandchild's output:\n%s\n", out)
+		if err != nil {
+			t.Fatalf("grandchild: %v", err)
+		}
 	}
 	ok(t, e.Wait(context.Background()))
 	done, err = e.Query()
 	ok(t, err)
 	if !done {
-		t.Fatal("child: not complete after Wait")
+		t.Fatalf("%s: not complete after Wait", who)
 	}
-	fmt.Println("child: pending then complete")
+	if !passOn {
+		fmt.Println("grandchild: blocking sync, pending then complete")
+	}
 }
 
 // Leaked events are released by the backstop, also after their context is

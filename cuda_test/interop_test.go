@@ -184,7 +184,7 @@ func TestAdoptOnPrimaryContext(t *testing.T) {
 // work of known duration.
 func TestPerThreadVersusLegacyStream(t *testing.T) {
 	dev := gpu(t)
-	blocking := must[*cuda.Stream](t)(dev.NewBlockingStream())
+	blocking := must[*cuda.Stream](t)(dev.NewStream(cuda.StreamOptions{Blocking: true}))
 	defer blocking.Close()
 	pts, legacy := dev.PerThreadStream(), dev.DefaultStream()
 	if pts.Handle() != 0x2 || legacy.Handle() != 0 {

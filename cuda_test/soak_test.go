@@ -5,7 +5,6 @@ package gputest
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -474,9 +473,7 @@ func TestIPCExporterDeath(t *testing.T) {
 	var got bool
 	for sc.Scan() {
 		if x, found := strings.CutPrefix(sc.Text(), "exporter handle: "); found {
-			b, err := hex.DecodeString(x)
-			ok(t, err)
-			copy(h[:], b)
+			ok(t, h.UnmarshalText([]byte(x)))
 			got = true
 			break
 		}
@@ -539,7 +536,7 @@ func ipcExporter(t *testing.T) {
 	ok(t, s.Record(e))
 	h, err := e.IPCHandle()
 	ok(t, err)
-	fmt.Printf("exporter handle: %s\n", hex.EncodeToString(h[:]))
+	fmt.Printf("exporter handle: %s\n", h)
 	time.Sleep(500 * time.Millisecond) // the importer is waiting by now
 	fmt.Println("exiting with the work pending and nothing closed")
 	os.Exit(0)

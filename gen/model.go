@@ -244,7 +244,7 @@ var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", 
 	"LoadError", "NotSupportedError", "NoCgoError", "VersionString", "PollEventCtx", "Functions", "HeaderVersion", "Toolkit", "BuildTag",
 	"PerThreadDefaultStream", "HeaderSHA256", "Results", "Dim3", "LaunchArgs", "LaunchArgsCtx",
 	"NewHostFn", "LaunchHostFuncGo", "LaunchHostFuncGoCtx", "StreamAddCallbackGo", "StreamAddCallbackGoCtx", "UserObjectCreateGo", "UserObjectCreateGoCtx",
-	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx"}
+	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx", "EventElapsedTimeAtCtx"}
 
 // claim registers a Go identifier; two C names for one Go name are an error.
 func (m *Model) claim(goName, cName, pos string) error {

@@ -7,12 +7,17 @@ import (
 	"sync/atomic"
 )
 
+// gpaSymbol11 is cuGetProcAddress's 11.x form, which every driver from 11.3
+// exports (12.0 and later alongside the 12.0 form, gpaSymbol).
+const gpaSymbol11 = "cuGetProcAddress"
+
 // DefaultLibrary is the driver library opened when CUDAGEN_LIBCUDA is unset.
 const DefaultLibrary = "libcuda.so.1"
 
 // library is the opened driver.
 type library struct {
-	gpa           uintptr // cuGetProcAddress entry point (gpaSymbol)
+	gpa           uintptr // cuGetProcAddress entry point (gpaSymbol, or the 11.x form)
+	gpaV2         bool    // gpa is the 12.0 form, with the symbol status
 	driverVersion int
 }
 
@@ -37,10 +42,15 @@ func load() (*library, error) {
 			loadErr = &LoadError{Library: path, Reason: reason}
 			return
 		}
-		gpa := cSym(gpaSymbol)
+		gpa, v2 := cSym(gpaSymbol), gpaV2
+		if gpa == 0 && gpaV2 {
+			// A driver before 12.0 has only the 11.x form, which resolves
+			// the same entry points without the symbol status.
+			gpa, v2 = cSym(gpaSymbol11), false
+		}
 		dv := cSym("cuDriverGetVersion")
 		if gpa == 0 || dv == 0 {
-			loadErr = &LoadError{Library: path, Reason: "it does not export " + gpaSymbol + " and cuDriverGetVersion, so it is no CUDA driver of 11.3 or later"}
+			loadErr = &LoadError{Library: path, Reason: "it does not export " + gpaSymbol11 + " and cuDriverGetVersion, so it is no CUDA driver of 11.3 or later"}
 			return
 		}
 		v, r := cDriverGetVersion(dv)
@@ -48,7 +58,7 @@ func load() (*library, error) {
 			loadErr = &LoadError{Library: path, Reason: "cuDriverGetVersion failed: " + r.Error()}
 			return
 		}
-		lib = &library{gpa: gpa, driverVersion: v}
+		lib = &library{gpa: gpa, gpaV2: v2, driverVersion: v}
 	})
 	return lib, loadErr
 }
@@ -121,7 +131,7 @@ func (l *library) lookup(name, symbol string, version int, flags uint64) (uintpt
 	if l.driverVersion < version {
 		return 0, nse
 	}
-	a, status, r := cGetProcAddress(l.gpa, gpaV2, name, version, flags)
+	a, status, r := cGetProcAddress(l.gpa, l.gpaV2, name, version, flags)
 	if r != 0 || a == 0 || status != 0 {
 		nse.Result, nse.Status = r, status
 		return 0, nse

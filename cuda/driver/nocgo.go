@@ -26,3 +26,8 @@ func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Dura
 func launchPacked(Context, Function, Dim3, Dim3, uint32, Stream, unsafe.Pointer, int) error {
 	return errNoCgo
 }
+
+// EventElapsedTimeAtCtx returns the cgo-disabled error without cgo.
+func EventElapsedTimeAtCtx(fn uintptr, ctx Context, hStart, hEnd Event) (float32, error) {
+	return 0, errNoCgo
+}

@@ -35,6 +35,19 @@
 //     it), events and streams alive (fakecuda_live_handles), and primary
 //     context retains not yet released (fakecuda_retains), and stream
 //     synchronizations waiting for work now (fakecuda_stream_syncs_waiting).
+//   - Driver versions: cuDriverGetVersion reports FAKECUDA_VERSION (default
+//     13000), and cuGetProcAddress hands out, for a name and an ABI
+//     version, the newest entry point of that name whose ABI version is at
+//     most the one asked for and the driver's, as the driver does: so a
+//     12.4-level fake has cuEventElapsedTime (ABI 2000) and not
+//     cuEventElapsedTime_v2 (12080), two distinct functions that count
+//     their calls. Built with -DFAKECUDA_DRIVER11 it lacks the 12.0 form
+//     cuGetProcAddress_v2, as drivers before 12.0 do.
+//   - Stream priorities 0 (least) to -5 (greatest), clamped as the driver
+//     does; cuStreamGetCtx; an IPC handle opened in the exporting process
+//     when FAKECUDA_IPC_OPEN=1 (the driver refuses it, and so does the fake
+//     otherwise), an event the fake then refuses to export again, as the
+//     driver does.
 //   - FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
 //     that long, checking it before and after: a handle destroyed while a
 //     call is inside the driver is then caught too.
@@ -84,6 +97,8 @@ typedef struct {
 	int kind, dev;
 	unsigned flags;
 	int recorded;
+	int prio;     // a stream's priority
+	int imported; // an event opened from an IPC handle
 	long long done_at; // an event: when its record completes; a stream: when its work does
 } slot;
 #define MAXSLOT (1 << 18)
@@ -136,6 +151,8 @@ static void *alloc(int kind, int dev, unsigned flags) {
 	s->dev = dev;
 	s->flags = flags;
 	s->recorded = 0;
+	s->prio = 0;
+	s->imported = 0;
 	s->done_at = 0;
 	void *h = (void *)(((uintptr_t)s->gen << 32) | (uintptr_t)i);
 	fakecuda_live_handles++;
@@ -205,9 +222,9 @@ static CUresult cuInit(unsigned flags) {
 	if (ndev > MAXDEV) ndev = MAXDEV;
 	return OK;
 }
+static int driver_version(void);
 CUresult cuDriverGetVersion(int *v) {
-	const char *s = getenv("FAKECUDA_VERSION");
-	*v = s ? atoi(s) : 13000;
+	*v = driver_version();
 	return OK;
 }
 static CUresult cuGetErrorName(CUresult r, const char **s) { (void)r; *s = "CUDA_ERROR_FAKE"; return OK; }
@@ -273,6 +290,24 @@ static CUresult cuStreamCreate(void **s, unsigned flags) {
 	*s = alloc(STREAM, ctx_dev(current), flags);
 	return *s ? OK : OUT_OF_MEMORY;
 }
+// Stream priorities: 0 (the default, the least) to -5 (the greatest), as
+// on an H100; a priority outside the range is clamped, as the driver does.
+enum { PRIO_LEAST = 0, PRIO_GREATEST = -5 };
+static CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (least) *least = PRIO_LEAST;
+	if (greatest) *greatest = PRIO_GREATEST;
+	return OK;
+}
+static CUresult cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
+	CUresult r = cuStreamCreate(s, flags);
+	if (r != OK) return r;
+	if (prio > PRIO_LEAST) prio = PRIO_LEAST;
+	if (prio < PRIO_GREATEST) prio = PRIO_GREATEST;
+	slots[(uintptr_t)*s & 0xffffffffu].prio = prio;
+	return OK;
+}
 // Calls on handles: like the driver (tools/ctxprobe), they take their
 // context from the handles, whatever is current on the thread; only the
 // default streams (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the
@@ -303,6 +338,35 @@ static slot *event_of(void *e, CUresult *bad) {
 	else if (released(ev->dev)) *bad = CONTEXT_IS_DESTROYED;
 	else if (want_current && (current == NULL || ctx_dev(current) != ev->dev)) *bad = INVALID_CONTEXT;
 	return ev;
+}
+static CUresult cuStreamGetPriority(void *s, int *prio) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	*prio = st ? st->prio : 0;
+	return OK;
+}
+static CUresult cuStreamGetFlags(void *s, unsigned *flags) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	*flags = st ? st->flags : 0;
+	return OK;
+}
+// The stream's context: a default stream's is the current one. It asks
+// for no context current, even with FAKECUDA_WANT_CURRENT: finding a
+// stream's context is what it is for.
+static CUresult cuStreamGetCtx(void *s, void **ctx) {
+	if ((uintptr_t)s <= 2) {
+		if (!current) return INVALID_CONTEXT;
+		*ctx = current;
+		return OK;
+	}
+	slot *st = lookup(s, STREAM);
+	if (st == NULL) return INVALID_HANDLE;
+	if (released(st->dev)) return CONTEXT_IS_DESTROYED;
+	*ctx = (void *)&ctx_tag[st->dev];
+	return OK;
 }
 static CUresult cuStreamDestroy(void *s) {
 	CUresult bad;
@@ -396,12 +460,15 @@ static CUresult cuEventDestroy(void *e) {
 	pthread_mutex_unlock(&mu);
 	return OK;
 }
-// Both events recorded with timing and complete. Unlike the rest, it wants
-// some context current (what a driver that does looks like; the driver 580's
-// cuEventElapsedTime_v2 does not), so that the Go layer's retry with its
-// context made current is exercised here.
-static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
-	if (!current) return INVALID_HANDLE;
+// Both events recorded with timing and complete. Two entry points, as the
+// driver has them: the original (ABI 2000), which wants some context current
+// (what a driver that does looks like), so that the Go layer's retry with its
+// context made current is exercised; and cuEventElapsedTime_v2 (ABI 12080),
+// which, like the driver 580's, does not. Each counts its calls
+// (fakecuda_elapsed_calls, fakecuda_elapsed_v2_calls), so that a test can tell which one the
+// Go layer called.
+long long fakecuda_elapsed_calls, fakecuda_elapsed_v2_calls;
+static CUresult elapsed(float *ms, void *a, void *b) {
 	CUresult bad;
 	slot *x = event_of(a, &bad);
 	if (bad) return bad;
@@ -413,18 +480,47 @@ static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
 	*ms = (float)(y->done_at - x->done_at) / 1e6f;
 	return OK;
 }
+static CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+	count(&fakecuda_elapsed_calls);
+	if (!current) return INVALID_HANDLE;
+	return elapsed(ms, a, b);
+}
+static CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+	count(&fakecuda_elapsed_v2_calls);
+	return elapsed(ms, a, b);
+}
+// The handle holds the event's handle. The driver refuses to export an
+// event it opened from a handle (CUDA_ERROR_INVALID_HANDLE); so does this.
 static CUresult cuIpcGetEventHandle(void *h, void *e) {
 	CUresult bad;
 	slot *ev = event_of(e, &bad);
 	if (bad) return bad;
 	if (!(ev->flags & INTERPROCESS)) return INVALID_VALUE;
+	if (ev->imported) return INVALID_HANDLE;
 	memset(h, 0, 64);
 	memcpy(h, &e, sizeof e);
 	return OK;
 }
 typedef struct { char b[64]; } ipc_handle;
-// The driver refuses a handle exported by the same process; so does this.
-static CUresult cuIpcOpenEventHandle(void **e, ipc_handle h) { (void)e; (void)h; return INVALID_CONTEXT; }
+// The driver refuses a handle exported by the same process; so does this,
+// unless FAKECUDA_IPC_OPEN=1, which stands for a second process (the fake
+// has one process's state): it then opens a new event of the current
+// context (INTERPROCESS, no timing) standing for the exported one, which it
+// must name.
+static CUresult cuIpcOpenEventHandle(void **e, ipc_handle h) {
+	const char *s = getenv("FAKECUDA_IPC_OPEN");
+	if (!(s && *s && *s != '0')) return INVALID_CONTEXT;
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	void *src;
+	memcpy(&src, h.b, sizeof src);
+	slot *ev = peek(src, EVENT);
+	if (ev == NULL || !(ev->flags & INTERPROCESS)) return INVALID_VALUE;
+	*e = alloc(EVENT, ctx_dev(current), INTERPROCESS | DISABLE_TIMING);
+	if (*e == NULL) return OUT_OF_MEMORY;
+	slots[(uintptr_t)*e & 0xffffffffu].imported = 1;
+	return OK;
+}
 static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
 	CUresult bad;
 	stream_of(s, &bad);
@@ -473,36 +569,74 @@ static CUresult cuMemGetInfo(size_t *free, size_t *total) {
 	return OK;
 }
 
-static const struct { const char *name; void *fn; } procs[] = {
-#define P(f) {#f, (void *)f}
-	P(cuInit), P(cuDriverGetVersion), P(cuGetErrorName), P(cuGetErrorString),
-	P(cuDeviceGetCount), P(cuDeviceGet), P(cuDeviceGetName),
-	P(cuDevicePrimaryCtxRetain), P(cuDevicePrimaryCtxRelease),
-	P(cuCtxSetCurrent), P(cuCtxGetCurrent), P(cuCtxGetDevice), P(cuCtxSynchronize),
-	P(cuStreamCreate), P(cuStreamDestroy), P(cuStreamSynchronize), P(cuStreamQuery), P(cuStreamWaitEvent),
-	P(cuEventCreate), P(cuEventRecord), P(cuEventRecordWithFlags), P(cuEventQuery),
-	P(cuEventSynchronize), P(cuEventDestroy), P(cuEventElapsedTime),
-	P(cuIpcGetEventHandle), P(cuIpcOpenEventHandle), P(cuLaunchHostFunc),
-	P(cuModuleLoadData), P(cuModuleUnload), P(cuModuleGetFunction), P(cuLaunchKernel),
-	P(cuMemGetInfo),
+// The entry points, each with the ABI version it came in (the pinned
+// headers' cudaTypedefs.h: PFN_<name>_v<version>); a name may have several.
+static const struct { const char *name; void *fn; int version; } procs[] = {
+#define P(f, v) {#f, (void *)f, v}
+	P(cuInit, 2000), P(cuDriverGetVersion, 2020), P(cuGetErrorName, 6000), P(cuGetErrorString, 6000),
+	P(cuDeviceGetCount, 2000), P(cuDeviceGet, 2000), P(cuDeviceGetName, 2000),
+	P(cuDevicePrimaryCtxRetain, 7000), P(cuDevicePrimaryCtxRelease, 11000),
+	P(cuCtxSetCurrent, 4000), P(cuCtxGetCurrent, 4000), P(cuCtxGetDevice, 2000), P(cuCtxSynchronize, 2000),
+	P(cuCtxGetStreamPriorityRange, 5050),
+	P(cuStreamCreate, 2000), P(cuStreamCreateWithPriority, 5050), P(cuStreamGetPriority, 5050),
+	P(cuStreamGetFlags, 5050), P(cuStreamGetCtx, 9020),
+	P(cuStreamDestroy, 4000), P(cuStreamSynchronize, 2000), P(cuStreamQuery, 2000), P(cuStreamWaitEvent, 3020),
+	P(cuEventCreate, 2000), P(cuEventRecord, 2000), P(cuEventRecordWithFlags, 11010), P(cuEventQuery, 2000),
+	P(cuEventSynchronize, 2000), P(cuEventDestroy, 4000),
+	P(cuIpcGetEventHandle, 4010), P(cuIpcOpenEventHandle, 4010), P(cuLaunchHostFunc, 10000),
+	P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000),
+	P(cuMemGetInfo, 3020),
 #undef P
+	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
+	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},
 };
 
-static void *find(const char *name) {
-	for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++)
-		if (strcmp(procs[i].name, name) == 0) return procs[i].fn;
-	return NULL;
+// driver_version is what cuDriverGetVersion reports: FAKECUDA_VERSION
+// (default 13000). The fake then behaves as a driver of that version: it
+// hands out no entry point newer than it.
+static int driver_version(void) {
+	const char *s = getenv("FAKECUDA_VERSION");
+	return s ? atoi(s) : 13000;
 }
 
-// The 11.x form and the 12.0 form (with the symbol status).
+// find is cuGetProcAddress's answer: the newest entry point of name whose
+// ABI version is at most the one asked for and the driver's; *status 0 if
+// there is one, else 2 (CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT) if name
+// has only newer ones, else 1 (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND).
+static void *find(const char *name, int version, int *status) {
+	int dv = driver_version(), best = -1;
+	void *fn = NULL;
+	*status = 1;
+	for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+		if (strcmp(procs[i].name, name) != 0) continue;
+		if (procs[i].version > version || procs[i].version > dv) {
+			if (*status == 1) *status = 2;
+			continue;
+		}
+		if (procs[i].version > best) {
+			best = procs[i].version;
+			fn = procs[i].fn;
+		}
+	}
+	if (fn != NULL) *status = 0;
+	return fn;
+}
+
+// The 11.x form, and the 12.0 form (with the symbol status), which a driver
+// before 12.0 does not export: the fake built with -DFAKECUDA_DRIVER11 (the
+// 11.x drivers' build, run with FAKECUDA_VERSION below 12000) has none.
 CUresult cuGetProcAddress(const char *name, void **fn, int version, unsigned long long flags) {
-	(void)version; (void)flags;
-	*fn = find(name);
+	(void)flags;
+	int status;
+	*fn = find(name, version, &status);
 	return *fn ? OK : NOT_FOUND;
 }
+#ifndef FAKECUDA_DRIVER11
 CUresult cuGetProcAddress_v2(const char *name, void **fn, int version, unsigned long long flags, int *status) {
-	(void)version; (void)flags;
-	*fn = find(name);
-	if (status) *status = *fn ? 0 : 1;
-	return OK;
+	(void)flags;
+	int st;
+	*fn = find(name, version, &st);
+	if (status) *status = st;
+	return *fn ? OK : NOT_FOUND;
 }
+#endif

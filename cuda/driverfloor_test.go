@@ -1,0 +1,86 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// driverFloor is the oldest driver this package runs on: the loader's
+// (cuGetProcAddress came with 11.3).
+const driverFloor = 11030
+
+// olderEntryPoints are the functions this package calls at a newer ABI
+// version than driverFloor where the driver has it, with the older entry
+// point it falls back to otherwise (handlecall.go).
+var olderEntryPoints = map[string]int{"EventElapsedTime": 2000}
+
+// Every driver function this package calls exists at its bound ABI version
+// in every driver from 11.3, or has a fallback: the audit behind "every
+// driver from 11.3, in every build", run per build tag. It reads the
+// package's sources: calls through the generated layer (driver.X and
+// driver.XCtx) and the entry points setupHot resolves by name.
+func TestDriverFloor(t *testing.T) {
+	abi := map[string]int{}
+	for _, f := range driver.Functions {
+		abi[f.Go] = f.ABIVersion
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`driver\.([A-Z][A-Za-z0-9]*)\b`)
+	name := regexp.MustCompile(`"([A-Z][A-Za-z0-9]*)"`)
+	used := map[string]bool{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
+			if _, ok := abi[m[1]]; ok {
+				used[m[1]] = true
+			} else if g := strings.TrimSuffix(m[1], "Ctx"); abi[g] != 0 {
+				used[g] = true
+			}
+		}
+		if file == "handlecall.go" {
+			for _, m := range name.FindAllStringSubmatch(string(b), -1) {
+				if abi[m[1]] != 0 {
+					used[m[1]] = true
+				}
+			}
+		}
+	}
+	if len(used) < 20 {
+		t.Fatalf("found only %d driver functions in the sources: %v", len(used), used)
+	}
+	var names []string
+	for g := range used {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	for _, g := range names {
+		v := abi[g]
+		if old, ok := olderEntryPoints[g]; ok {
+			if old > driverFloor {
+				t.Errorf("%s falls back to ABI %d, newer than the floor %d", g, old, driverFloor)
+			}
+			continue
+		}
+		if v > driverFloor {
+			t.Errorf("%s is bound at ABI %d (CUDA %s), newer than the drivers from %s this package runs on, and has no older entry point in handlecall.go",
+				g, v, driver.VersionString(v), driver.VersionString(driverFloor))
+		}
+	}
+	t.Logf("bindings of CUDA %s: %d driver functions called, each at most ABI %s or with an older entry point: %s",
+		driver.VersionString(driver.HeaderVersion), len(names), driver.VersionString(driverFloor), strings.Join(names, " "))
+}
