@@ -70,7 +70,7 @@ func TestStreamPriority(t *testing.T) {
 		pin.Pin(&ns)
 		defer pin.Unpin()
 		params := [1]unsafe.Pointer{unsafe.Pointer(&ns)}
-		ok(t, driver.LaunchKernelCtx(ctx, fn, blocks, 1, 1, 1, 1, 1, 0, s.Handle(), unsafe.Pointer(&params[0]), nil))
+		ok(t, driver.LaunchKernelCtx(ctx, fn, blocks, 1, 1, 1, 1, 1, 0, s.Handle(), params[:], nil))
 	}
 	// run returns where the short kernel's end falls in the long kernel, as
 	// a fraction of its length.
