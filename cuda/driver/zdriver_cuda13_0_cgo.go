@@ -205,7 +205,9 @@ static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
 static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phu
+#cgo nocallback cg_phu
 static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 static int cg_pluph_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
 static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
@@ -222,7 +224,9 @@ static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
-static int cg_plh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+static int cg_plh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *))fn)(a0, a1, (void *)a2); }
+#cgo noescape cg_plh
+#cgo nocallback cg_plh
 static int cg_hl(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)((void *)a0, a1); }
 #cgo noescape cg_hl
 #cgo nocallback cg_hl
@@ -230,9 +234,14 @@ static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
 static int cg_pih_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
-static int cg_plhh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
+#cgo noescape cg_plhh
+#cgo nocallback cg_plhh
 static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
 #cgo noescape cg_qi
 #cgo nocallback cg_qi
@@ -374,7 +383,9 @@ static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a
 #cgo noescape cg_piii
 #cgo nocallback cg_piii
 static int cg_ppuii_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3, int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int, int))fn)(a0, a1, a2, a3, a4); }
-static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+static int cg_phuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phuu
+#cgo nocallback cg_phuu
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
 static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
@@ -760,7 +771,7 @@ func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error
 func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
 	return procs[93].done(C.cg_p_cb(C.uintptr_t(ctx), procs[93].fn(), pArg))
 }
-func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
+func MemHostAllocCtx(ctx Context, bytesize uint64, flags MemHostAllocFlags) (pp unsafe.Pointer, err error) {
 	err = procs[94].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[94].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -812,7 +823,7 @@ func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
 	return procs[106].done(C.cg_q(C.uintptr_t(ctx), procs[106].fn(), C.ulonglong(dptr)))
 }
-func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
+func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
 	return procs[107].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[107].fn(), pArg, C.ulong(bytesize), C.uint(flags)))
 }
 func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
@@ -932,8 +943,9 @@ func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us u
 func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
 	return procs[146].done(C.cg_qlullh(C.uintptr_t(ctx), procs[146].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
-func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	return procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array, err error) {
+	err = procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[148].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
@@ -950,23 +962,27 @@ func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryR
 func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
 	return procs[152].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
 }
-func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	return procs[153].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
+	err = procs[153].done(C.cg_phu(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+	return
 }
 func ArrayDestroyCtx(ctx Context, hArray Array) error {
 	return procs[154].done(C.cg_h(C.uintptr_t(ctx), procs[154].fn(), C.uintptr_t(hArray)))
 }
-func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	return procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle Array, err error) {
+	err = procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return procs[156].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func MipmappedArrayCreateCtx(ctx Context, pHandle *MipmappedArray, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) error {
-	return procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
+	err = procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
+	return
 }
-func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	return procs[158].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+func MipmappedArrayGetLevelCtx(ctx Context, hMipmappedArray MipmappedArray, level uint32) (pLevelArray Array, err error) {
+	err = procs[158].done(C.cg_phu(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(&pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+	return
 }
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[159].done(C.cg_h(C.uintptr_t(ctx), procs[159].fn(), C.uintptr_t(hMipmappedArray)))
@@ -1010,8 +1026,9 @@ func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, 
 func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
 	return procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
 }
-func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
-	return procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
+	err = procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
+	return
 }
 func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
 	return procs[174].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
@@ -1022,8 +1039,9 @@ func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandl
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[176].done(C.cg_qh(C.uintptr_t(ctx), procs[176].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
 }
-func MemAllocAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, hStream Stream) error {
-	return procs[177].done(C.cg_plh_cb(C.uintptr_t(ctx), procs[177].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+func MemAllocAsyncCtx(ctx Context, bytesize uint64, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[177].done(C.cg_plh(C.uintptr_t(ctx), procs[177].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error {
 	return procs[178].done(C.cg_hl(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(pool), C.ulong(minBytesToKeep)))
@@ -1055,17 +1073,20 @@ func MemGetMemPoolCtx(ctx Context, pool *MemoryPool, location *MemLocation, type
 func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
 	return procs[187].done(C.cg_pih_cb(C.uintptr_t(ctx), procs[187].fn(), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
 }
-func MemAllocFromPoolAsyncCtx(ctx Context, dptr *DevicePtr, bytesize uint64, pool MemoryPool, hStream Stream) error {
-	return procs[188].done(C.cg_plhh_cb(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+func MemAllocFromPoolAsyncCtx(ctx Context, bytesize uint64, pool MemoryPool, hStream Stream) (dptr DevicePtr, err error) {
+	err = procs[188].done(C.cg_plhh(C.uintptr_t(ctx), procs[188].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uintptr_t(pool), C.uintptr_t(hStream)))
+	return
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out unsafe.Pointer, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return procs[189].done(C.cg_phiq_cb(C.uintptr_t(ctx), procs[189].fn(), handle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags)))
 }
-func MemPoolImportFromShareableHandleCtx(ctx Context, pool_out *MemoryPool, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) error {
-	return procs[190].done(C.cg_ppiq_cb(C.uintptr_t(ctx), procs[190].fn(), unsafe.Pointer(pool_out), handle, C.int(handleType), C.ulonglong(flags)))
+func MemPoolImportFromShareableHandleCtx(ctx Context, handle unsafe.Pointer, handleType MemAllocationHandleType, flags uint64) (pool_out MemoryPool, err error) {
+	err = procs[190].done(C.cg_ppiq_cb(C.uintptr_t(ctx), procs[190].fn(), unsafe.Pointer(&pool_out), handle, C.int(handleType), C.ulonglong(flags)))
+	return
 }
-func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	return procs[191].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
+func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolPtrExportData, err error) {
+	err = procs[191].done(C.cg_pq(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
+	return
 }
 func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
 	return procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
@@ -1085,8 +1106,9 @@ func MulticastBindAddrCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOf
 func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) error {
 	return procs[197].done(C.cg_qill(C.uintptr_t(ctx), procs[197].fn(), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size)))
 }
-func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
-	return procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+func MulticastGetGranularityCtx(ctx Context, prop *MulticastObjectProp, option MulticastGranularityFlags) (granularity uint64, err error) {
+	err = procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
+	return
 }
 func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return procs[199].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[199].fn(), data, C.int(attribute), C.ulonglong(ptr)))
@@ -1227,8 +1249,9 @@ func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, buffer
 	err = procs[241].done(C.cg_php_cb(C.uintptr_t(ctx), procs[241].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
-func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return procs[242].done(C.cg_php_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) (mipmap MipmappedArray, err error) {
+	err = procs[242].done(C.cg_php_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(&mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
 	return procs[243].done(C.cg_h(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(extMem)))
@@ -1633,10 +1656,10 @@ func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *Launch
 	err = procs[365].done(C.cg_php_cb(C.uintptr_t(ctx), procs[365].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
+func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TrsaOverrideFlags) error {
 	return procs[366].done(C.cg_hhu(C.uintptr_t(ctx), procs[366].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
+func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TrsaOverrideFlags) error {
 	return procs[367].done(C.cg_hhu(C.uintptr_t(ctx), procs[367].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
@@ -1677,11 +1700,13 @@ func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err erro
 	err = procs[379].done(C.cg_ph(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	return procs[380].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+func TexRefGetArrayCtx(ctx Context, hTexRef Texref) (phArray Array, err error) {
+	err = procs[380].done(C.cg_ph(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hTexRef)))
+	return
 }
-func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return procs[381].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+func TexRefGetMipmappedArrayCtx(ctx Context, hTexRef Texref) (phMipmappedArray MipmappedArray, err error) {
+	err = procs[381].done(C.cg_ph(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(&phMipmappedArray), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
 	err = procs[382].done(C.cg_phi(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
@@ -1787,11 +1812,13 @@ func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities *uint32, operat
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
 	return procs[412].done(C.cg_h(C.uintptr_t(ctx), procs[412].fn(), C.uintptr_t(resource)))
 }
-func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return procs[413].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+func GraphicsSubResourceGetMappedArrayCtx(ctx Context, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) (pArray Array, err error) {
+	err = procs[413].done(C.cg_phuu(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(&pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return
 }
-func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return procs[414].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[414].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, resource GraphicsResource) (pMipmappedArray MipmappedArray, err error) {
+	err = procs[414].done(C.cg_ph(C.uintptr_t(ctx), procs[414].fn(), unsafe.Pointer(&pMipmappedArray), C.uintptr_t(resource)))
+	return
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
 	err = procs[415].done(C.cg_pph(C.uintptr_t(ctx), procs[415].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
