@@ -296,8 +296,3 @@ func (s *source) funcDoc(d *cc.Declarator) (doc string, params map[string]string
 	pd := parseDoc(blockAbove(s.lines(pos.Filename), pos.Line-1))
 	return pd.text(), pd.first
 }
-
-// clean renders a short doc on one line.
-func clean(s string) string {
-	return oneLine(docText(s))
-}
