@@ -155,9 +155,52 @@ func (m *Model) enumeratorOf(name string) (*Type, *EnumValue) {
 
 var (
 	refRe      = regexp.MustCompile(`(?:\\p|\\param(?:\[[a-z, ]+\])?)\s+(\w+)`)
-	sentenceRe = regexp.MustCompile(`\.\s`)
-	listRe     = regexp.MustCompile(`[.:]\s*\n\s*\n?\s*-\s*(::)?$`) // "..., as follows.\n\n - ::CU_X"
+	sentenceRe = regexp.MustCompile(`[.:]\s`)
+	blankRe    = regexp.MustCompile(`\n\s*\n`)
 )
+
+// tiedParam is the unsigned int parameter a doc ties the mention at i to:
+// for a list item ("- ::CU_X: ..."), the one parameter the paragraph
+// introducing the list names ("The \p Flags parameter ..., as follows.");
+// otherwise the one named in the mention's own sentence ("\p Flags must
+// be set to ::CU_X") or on its \param line. "" where that is not one.
+func tiedParam(text string, i int, uints map[string]bool) string {
+	lineStart := strings.LastIndex(text[:i], "\n") + 1
+	var window string
+	if lead := strings.TrimSpace(text[lineStart:i]); strings.HasPrefix(lead, "-") {
+		ps := blankRe.Split(text[:lineStart], -1)
+		for j := len(ps) - 1; j >= 0; j-- {
+			if t := strings.TrimSpace(ps[j]); t != "" {
+				// The list's lead-in: the text before its first item.
+				if k := strings.Index(t, "\n-"); k >= 0 {
+					t = t[:k]
+				}
+				if !strings.HasPrefix(t, "-") {
+					window = t
+				}
+				break
+			}
+		}
+	} else {
+		window = text[max(0, i-300):i]
+		if locs := sentenceRe.FindAllStringIndex(window, -1); len(locs) > 0 {
+			window = window[locs[len(locs)-1][1]:]
+		}
+		if l := strings.TrimSpace(text[lineStart:i]); strings.HasPrefix(l, `\param`) {
+			window = l
+		}
+	}
+	found := ""
+	for _, r := range refRe.FindAllStringSubmatch(window, -1) {
+		if uints[r[1]] {
+			if found != "" && found != r[1] {
+				return ""
+			}
+			found = r[1]
+		}
+	}
+	return found
+}
 
 // tieFlags finds, for each group, the unsigned int parameters the function
 // docs tie its constants to: the parameter named (\p Flags, or \param
@@ -191,18 +234,7 @@ func (m *Model) tieFlags() {
 			if loc == nil {
 				continue
 			}
-			// The parameter named last before the first mention, with no
-			// sentence between them other than one introducing a list.
-			before := text[max(0, loc[0]-400):loc[0]]
-			refs := refRe.FindAllStringSubmatchIndex(before, -1)
-			if len(refs) == 0 {
-				continue
-			}
-			r := refs[len(refs)-1]
-			param := before[r[2]:r[3]]
-			if between := before[r[1]:]; sentenceRe.MatchString(between) && !listRe.MatchString(between) {
-				continue
-			}
+			param := tiedParam(text, loc[0], uints)
 			if !uints[param] {
 				continue
 			}

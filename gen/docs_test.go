@@ -122,9 +122,9 @@ func TestGoDoc(t *testing.T) {
 				"LaunchParamBufferPointer":                    {"1", "uintptr"},
 				"LaunchParamBufferSize":                       {"2", "uintptr"},
 				"IPCHandleSize":                               {"64", ""},
-				"TrsfReadAsInteger":                           {"0x1", ""},
-				"TrsfNormalizedCoordinates":                   {"0x2", ""},
-				"TrsfSrgb":                                    {"0x10", ""},
+				"TrsfReadAsInteger":                           {"0x1", "TexRefFlags"},
+				"TrsfNormalizedCoordinates":                   {"0x2", "TexRefFlags"},
+				"TrsfSrgb":                                    {"0x10", "TexRefFlags"},
 				"Array3DLayered":                              {"0x1", ""},
 				"Array3DSurfaceLdst":                          {"0x2", ""},
 				"ParamTrDefault":                              {"-1", ""},
@@ -160,10 +160,14 @@ func TestGoDoc(t *testing.T) {
 					t.Errorf("#define %s is not bound", name)
 				}
 			}
-			// MemHostAlloc takes its flags type.
-			ps := sig["MemHostAlloc"].Params.List
-			if got := string(src[ps[len(ps)-1].Type.Pos()-1 : ps[len(ps)-1].Type.End()-1]); got != "MemHostAllocFlags" {
-				t.Errorf("MemHostAlloc's flags: %s", got)
+			// The parameters the docs tie the flags to take their type;
+			// one that says "must be set to 0" before naming a flag does not.
+			for fn, want := range map[string]string{"MemHostAlloc": "MemHostAllocFlags", "MemHostRegister": "MemHostRegisterFlags",
+				"TexRefSetFlags": "TexRefFlags", "TexRefSetArray": "TexRefSetArrayFlags", "SurfRefSetArray": "uint32", "MemHostGetDevicePointer": "uint32"} {
+				ps := sig[fn].Params.List
+				if got := string(src[ps[len(ps)-1].Type.Pos()-1 : ps[len(ps)-1].Type.End()-1]); got != want {
+					t.Errorf("%s's flags: %s, want %s", fn, got, want)
+				}
 			}
 		})
 	}

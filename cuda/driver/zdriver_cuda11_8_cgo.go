@@ -1434,10 +1434,10 @@ func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *Launch
 	err = procs[317].done(C.cg_php_cb(C.uintptr_t(ctx), procs[317].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TrsaOverrideFlags) error {
+func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return procs[318].done(C.cg_hhu(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TrsaOverrideFlags) error {
+func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return procs[319].done(C.cg_hhu(C.uintptr_t(ctx), procs[319].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
@@ -1471,7 +1471,7 @@ func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) err
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
 	return procs[329].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
-func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
+func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
 	return procs[330].done(C.cg_hu(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {

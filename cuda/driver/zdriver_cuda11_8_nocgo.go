@@ -527,8 +527,8 @@ func OccupancyMaxPotentialClusterSizeCtx(Context, Function, *LaunchConfig) (int3
 func OccupancyMaxActiveClustersCtx(Context, Function, *LaunchConfig) (int32, error) {
 	return 0, errNoCgo
 }
-func TexRefSetArrayCtx(Context, Texref, Array, TrsaOverrideFlags) error { return errNoCgo }
-func TexRefSetMipmappedArrayCtx(Context, Texref, MipmappedArray, TrsaOverrideFlags) error {
+func TexRefSetArrayCtx(Context, Texref, Array, TexRefSetArrayFlags) error { return errNoCgo }
+func TexRefSetMipmappedArrayCtx(Context, Texref, MipmappedArray, TexRefSetArrayFlags) error {
 	return errNoCgo
 }
 func TexRefSetAddressCtx(Context, Texref, DevicePtr, uint64) (uint64, error) { return 0, errNoCgo }
@@ -543,7 +543,7 @@ func TexRefSetMipmapLevelBiasCtx(Context, Texref, float32) error             { r
 func TexRefSetMipmapLevelClampCtx(Context, Texref, float32, float32) error   { return errNoCgo }
 func TexRefSetMaxAnisotropyCtx(Context, Texref, uint32) error                { return errNoCgo }
 func TexRefSetBorderColorCtx(Context, Texref, *float32) error                { return errNoCgo }
-func TexRefSetFlagsCtx(Context, Texref, uint32) error                        { return errNoCgo }
+func TexRefSetFlagsCtx(Context, Texref, TexRefFlags) error                   { return errNoCgo }
 func TexRefGetAddressCtx(Context, Texref) (DevicePtr, error)                 { return 0, errNoCgo }
 func TexRefGetArrayCtx(Context, Texref) (Array, error)                       { return 0, errNoCgo }
 func TexRefGetMipmappedArrayCtx(Context, Texref) (MipmappedArray, error)     { return 0, errNoCgo }

@@ -1630,10 +1630,10 @@ func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *Launch
 	err = procs[360].done(C.cg_php_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TrsaOverrideFlags) error {
+func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return procs[361].done(C.cg_hhu(C.uintptr_t(ctx), procs[361].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TrsaOverrideFlags) error {
+func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return procs[362].done(C.cg_hhu(C.uintptr_t(ctx), procs[362].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
@@ -1667,7 +1667,7 @@ func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) err
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
 	return procs[372].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[372].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
-func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
+func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
 	return procs[373].done(C.cg_hu(C.uintptr_t(ctx), procs[373].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {

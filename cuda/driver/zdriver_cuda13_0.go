@@ -1280,10 +1280,13 @@ type (
 	// MemHostRegisterFlags is CU_MEMHOSTREGISTER_*: the #define flags
 	// cuMemHostRegister's Flags takes (its parameter Flags is this type).
 	MemHostRegisterFlags uint32
-	// TrsaOverrideFlags is CU_TRSA_OVERRIDE_*: the #define flags cuTexRefSetArray's
-	// Flags and cuTexRefSetMipmappedArray's Flags takes (its parameter Flags is
-	// this type).
-	TrsaOverrideFlags uint32
+	// TexRefSetArrayFlags is CU_TRSA_OVERRIDE_*: the #define flags
+	// cuTexRefSetArray's Flags and cuTexRefSetMipmappedArray's Flags takes (its
+	// parameter Flags is this type).
+	TexRefSetArrayFlags uint32
+	// TexRefFlags is CU_TRSF_*: the #define flags cuTexRefSetFlags's Flags takes
+	// (its parameter Flags is this type).
+	TexRefFlags uint32
 )
 
 // Values of IPCMemFlags.
@@ -2625,11 +2628,33 @@ const (
 	MemhostregisterReadOnly MemHostRegisterFlags = 0x8 // CU_MEMHOSTREGISTER_READ_ONLY
 )
 
-// Values of TrsaOverrideFlags.
+// Values of TexRefSetArrayFlags.
 const (
 	// TrsaOverrideFormat is CU_TRSA_OVERRIDE_FORMAT: Override the texref format
 	// with a format inferred from the array. Flag for cuTexRefSetArray().
-	TrsaOverrideFormat TrsaOverrideFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
+	TrsaOverrideFormat TexRefSetArrayFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
+)
+
+// Values of TexRefFlags.
+const (
+	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
+	// rather than promoting the values to floats in the range [0,1]. Flag for
+	// cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfReadAsInteger TexRefFlags = 0x1 // CU_TRSF_READ_AS_INTEGER
+	// TrsfNormalizedCoordinates is CU_TRSF_NORMALIZED_COORDINATES: Use normalized
+	// texture coordinates in the range [0,1) instead of [0,dim). Flag for
+	// cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfNormalizedCoordinates TexRefFlags = 0x2 // CU_TRSF_NORMALIZED_COORDINATES
+	// TrsfSrgb is CU_TRSF_SRGB: Perform sRGB->linear conversion during texture
+	// read. Flag for cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfSrgb TexRefFlags = 0x10 // CU_TRSF_SRGB
+	// TrsfDisableTrilinearOptimization is CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION:
+	// Disable any trilinear filtering optimizations. Flag for cuTexRefSetFlags()
+	// and cuTexObjectCreate().
+	TrsfDisableTrilinearOptimization TexRefFlags = 0x20 // CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+	// TrsfSeamlessCubemap is CU_TRSF_SEAMLESS_CUBEMAP: Enable seamless cube map
+	// filtering. Flag for cuTexObjectCreate().
+	TrsfSeamlessCubemap TexRefFlags = 0x40 // CU_TRSF_SEAMLESS_CUBEMAP
 )
 
 // The #define constant CU_IPC_HANDLE_SIZE of cuda.h.
@@ -2860,28 +2885,6 @@ const (
 	// indicates that the CUDA array will be used for hardware accelerated video
 	// encode/decode operations.
 	Array3DVideoEncodeDecode = 0x100
-)
-
-// The #define constants CU_TRSF_* of cuda.h.
-const (
-	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
-	// rather than promoting the values to floats in the range [0,1]. Flag for
-	// cuTexRefSetFlags() and cuTexObjectCreate().
-	TrsfReadAsInteger = 0x1
-	// TrsfNormalizedCoordinates is CU_TRSF_NORMALIZED_COORDINATES: Use normalized
-	// texture coordinates in the range [0,1) instead of [0,dim). Flag for
-	// cuTexRefSetFlags() and cuTexObjectCreate().
-	TrsfNormalizedCoordinates = 0x2
-	// TrsfSrgb is CU_TRSF_SRGB: Perform sRGB->linear conversion during texture
-	// read. Flag for cuTexRefSetFlags() and cuTexObjectCreate().
-	TrsfSrgb = 0x10
-	// TrsfDisableTrilinearOptimization is CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION:
-	// Disable any trilinear filtering optimizations. Flag for cuTexRefSetFlags()
-	// and cuTexObjectCreate().
-	TrsfDisableTrilinearOptimization = 0x20
-	// TrsfSeamlessCubemap is CU_TRSF_SEAMLESS_CUBEMAP: Enable seamless cube map
-	// filtering. Flag for cuTexObjectCreate().
-	TrsfSeamlessCubemap = 0x40
 )
 
 // The #define constants CU_LAUNCH_* of cuda.h.
@@ -3978,8 +3981,15 @@ var (
 		{4, "CU_MEMHOSTREGISTER_IOMEMORY", "If set, the passed memory pointer is treated as pointing to some memory-mapped I/O space, e.g. belonging to a third-party PCIe device. On Windows the flag is a no-op. On Linux that memory is marked as non cache-coherent for the GPU and is expected to be physically contiguous. It may return CUDA_ERROR_NOT_PERMITTED if run as an unprivileged user, CUDA_ERROR_NOT_SUPPORTED on older Linux kernel versions. On all other platforms, it is not supported and CUDA_ERROR_NOT_SUPPORTED is returned. Flag for cuMemHostRegister()"},
 		{8, "CU_MEMHOSTREGISTER_READ_ONLY", "If set, the passed memory pointer is treated as pointing to memory that is considered read-only by the device. On platforms without CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, this flag is required in order to register memory mapped to the CPU as read-only. Support for the use of this flag can be queried from the device attribute CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED. Using this flag with a current context associated with a device that does not have this attribute set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED."},
 	}
-	namesTrsaOverrideFlags = []enumName{
+	namesTexRefSetArrayFlags = []enumName{
 		{1, "CU_TRSA_OVERRIDE_FORMAT", "Override the texref format with a format inferred from the array. Flag for cuTexRefSetArray()"},
+	}
+	namesTexRefFlags = []enumName{
+		{1, "CU_TRSF_READ_AS_INTEGER", "Read the texture as integers rather than promoting the values to floats in the range [0,1]. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{2, "CU_TRSF_NORMALIZED_COORDINATES", "Use normalized texture coordinates in the range [0,1) instead of [0,dim). Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{16, "CU_TRSF_SRGB", "Perform sRGB->linear conversion during texture read. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{32, "CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION", "Disable any trilinear filtering optimizations. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{64, "CU_TRSF_SEAMLESS_CUBEMAP", "Enable seamless cube map filtering. Flag for cuTexObjectCreate()"},
 	}
 )
 
@@ -4781,7 +4791,11 @@ func (v MemHostRegisterFlags) String() string {
 
 // String returns the C names of the set flags joined by '|'; a multi-bit field
 // prints its value's name.
-func (v TrsaOverrideFlags) String() string { return flagString(uint64(v), namesTrsaOverrideFlags) }
+func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
+func (v TexRefFlags) String() string { return flagString(uint64(v), namesTexRefFlags) }
 
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
 // current first): Gets the string description of an error code.
@@ -16324,7 +16338,7 @@ func OccupancyMaxActiveClusters(funcArg Function, config *LaunchConfig) (int32, 
 //   - hTexRef: Texture reference to bind
 //   - hArray: Array to bind
 //   - Flags: Options (must be CU_TRSA_OVERRIDE_FORMAT)
-func TexRefSetArray(hTexRef Texref, hArray Array, flags TrsaOverrideFlags) error {
+func TexRefSetArray(hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return TexRefSetArrayCtx(0, hTexRef, hArray, flags)
 }
 
@@ -16345,7 +16359,7 @@ func TexRefSetArray(hTexRef Texref, hArray Array, flags TrsaOverrideFlags) error
 //   - hTexRef: Texture reference to bind
 //   - hMipmappedArray: Mipmapped array to bind
 //   - Flags: Options (must be CU_TRSA_OVERRIDE_FORMAT)
-func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags TrsaOverrideFlags) error {
+func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return TexRefSetMipmappedArrayCtx(0, hTexRef, hMipmappedArray, flags)
 }
 
@@ -16635,7 +16649,9 @@ func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
 //
 //   - hTexRef: Texture reference
 //   - Flags: Optional flags to set
-func TexRefSetFlags(hTexRef Texref, flags uint32) error { return TexRefSetFlagsCtx(0, hTexRef, flags) }
+func TexRefSetFlags(hTexRef Texref, flags TexRefFlags) error {
+	return TexRefSetFlagsCtx(0, hTexRef, flags)
+}
 
 // TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a
 // context current first): Gets the address associated with a texture reference.
