@@ -79,11 +79,13 @@ func (m *Model) defines() error {
 				d.Lit, d.GoType, d.Ref = ev.Go, ty.Go, true
 			}
 		}
-		if !d.Ref {
-			if t := mac.Type(); t != nil && t.Kind() == cc.Ptr && m.named(t) == nil {
-				d.GoType = "uintptr"
-			} else if ty := m.named(t); ty != nil && (ty.Kind == tHandle || ty.Kind == tScalar) {
+		if t := mac.Type(); !d.Ref && t != nil {
+			if ty := m.named(t); ty != nil && (ty.Kind == tHandle || ty.Kind == tScalar || ty.Kind == tEnum) {
 				d.GoType = ty.Go
+			} else if t.Kind() == cc.Ptr && ty == nil {
+				d.GoType = "uintptr"
+			} else if !cc.IsIntegerType(t) {
+				continue // a pointer to a named struct, a float: not bound
 			}
 		}
 		d.Doc = s.trailing(pos.Filename, pos.Line)
