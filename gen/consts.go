@@ -297,21 +297,34 @@ func (m *Model) tieFlags() {
 }
 
 // inferred adds to a function's config what its doc makes certain: the
-// flags types of parameters the docs tie to a #define group, and results
-// documented "Returned array" where the array is a CUDA array handle
-// (CUarray, CUmipmappedArray: the word names the handle, not a plural).
+// flags types of parameters the docs tie to a #define group, and results:
+// a single non-const pointer to a named scalar, handle, enum or struct, or
+// to an arithmetic type, that the doc marks \param[out] (and no other
+// parameter's doc counts), or documents "Returned array" where the array
+// is a CUDA array handle (CUarray, CUmipmappedArray: the word names the
+// handle, not a plural).
 func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
-	_, pdoc := m.src.funcDoc(d)
+	pos := d.Position()
+	pd := parseDoc(blockAbove(m.src.lines(pos.Filename), pos.Line-1))
 	if ft, ok := d.Type().(*cc.FunctionType); ok {
 		for _, p := range ft.Parameters() {
-			doc := pdoc[p.Name()]
+			name, doc := p.Name(), pd.first[p.Name()]
 			pt, ok := p.Type().(*cc.PointerType)
-			if !ok || !returnedRe.MatchString(doc) || pt.Elem().Attributes().IsConst() || contains(fc.In, p.Name()) || contains(fc.Out, p.Name()) {
+			if !ok || pt.Elem().Attributes().IsConst() || contains(fc.In, name) || contains(fc.Out, name) || fc.Arrays[name] != 0 || fc.Slices[name] != "" {
 				continue
 			}
-			if ty := m.named(pt.Elem()); ty != nil && ty.Kind == tHandle && strings.Contains(strings.ToLower(ty.C), "array") &&
-				!regexp.MustCompile(`(?i)\b(each|arrays|list|all|every)\b`).MatchString(doc) {
-				fc.Out = append(append([]string(nil), fc.Out...), p.Name())
+			elem, ty := pt.Elem(), m.named(pt.Elem())
+			out := false
+			switch {
+			case pd.dir[name] == "out" && !pluralRe.MatchString(doc) && !m.counted(pd, name):
+				out = ty != nil && (ty.Kind == tScalar || ty.Kind == tHandle || ty.Kind == tEnum || ty.Kind == tStruct) ||
+					ty == nil && cc.IsArithmeticType(elem) && elem.Kind() != cc.Char && elem.Kind() != cc.SChar && elem.Kind() != cc.UChar
+			case returnedRe.MatchString(doc):
+				out = ty != nil && ty.Kind == tHandle && strings.Contains(strings.ToLower(ty.C), "array") &&
+					!regexp.MustCompile(`(?i)\b(each|arrays|list|all|every)\b`).MatchString(doc)
+			}
+			if out {
+				fc.Out = append(append([]string(nil), fc.Out...), name)
 			}
 		}
 	}
@@ -331,4 +344,16 @@ func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
 	}
 	fc.Types = types
 	return fc
+}
+
+// counted says whether another parameter's doc counts this one ("Size of
+// \p dptrs"): then it may be an array.
+func (m *Model) counted(pd *parsedDoc, name string) bool {
+	named := regexp.MustCompile(`\\p\s+\*?` + regexp.QuoteMeta(name) + `\b`)
+	for other, doc := range pd.params {
+		if other != name && countsRe.MatchString(doc) && named.MatchString(doc) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	paramCmdRe = regexp.MustCompile(`^\\param(?:\[(?:in|out|in,\s*out)\])?\s+(\w+)\s*-?\s*(.*)$`)
+	paramCmdRe = regexp.MustCompile(`^\\param(?:\[(in|out|in,\s*out)\])?\s+(\w+)\s*-?\s*(.*)$`)
 	cmdRe      = regexp.MustCompile(`^\\([a-zA-Z_]+)\b\s*(.*)$`)
 	dropRe     = regexp.MustCompile(`\\(notefnerr|note_[a-z_]+|link_[a-z_]+)\b`)
 	tagRe      = regexp.MustCompile(`</?[a-zA-Z]+[^>]*>`)
@@ -48,12 +48,13 @@ type parsedDoc struct {
 	paras  []string          // brief first; then the body
 	params map[string]string // raw \param texts, by parameter name
 	first  map[string]string // their first lines, as the model reads them
+	dir    map[string]string // "in", "out", "in,out" where the doc says
 	order  []string          // parameters in doc order
 }
 
 // parseDoc reads a /** */ block (the text blockAbove returns).
 func parseDoc(block string) *parsedDoc {
-	d := &parsedDoc{params: map[string]string{}, first: map[string]string{}}
+	d := &parsedDoc{params: map[string]string{}, first: map[string]string{}, dir: map[string]string{}}
 	if groupRe.MatchString(block) {
 		return d // a group's introduction, not a declaration's doc
 	}
@@ -107,11 +108,14 @@ func parseDoc(block string) *parsedDoc {
 		}
 		if mm := paramCmdRe.FindStringSubmatch(l); mm != nil {
 			flush()
-			sec, param = sParam, mm[1]
+			sec, param = sParam, mm[2]
 			if _, ok := d.params[param]; !ok {
 				d.order = append(d.order, param)
 			}
-			d.params[param] = strings.TrimSpace(mm[2])
+			d.params[param] = strings.TrimSpace(mm[3])
+			if mm[1] != "" {
+				d.dir[param] = strings.ReplaceAll(mm[1], " ", "")
+			}
 			d.first[param] = d.params[param]
 			continue
 		}

@@ -90,7 +90,10 @@ func TestGoDoc(t *testing.T) {
 				}
 				return strings.Join(r, ", ")
 			}
-			for name, want := range map[string]string{"MemAllocAsync": "DevicePtr, error", "ArrayCreate": "Array, error", "MemAlloc": "DevicePtr, error", "Array3DCreate": "Array, error"} {
+			for name, want := range map[string]string{"MemAllocAsync": "DevicePtr, error", "ArrayCreate": "Array, error", "MemAlloc": "DevicePtr, error", "Array3DCreate": "Array, error",
+				"MemAddressReserve": "DevicePtr, error", "MemPoolGetAccess": "MemAccessFlags, error", "MemPoolImportPointer": "DevicePtr, error", // \param[out]
+				"MemExportToShareableHandle": "error", // \param[out] void *shareableHandle: a buffer the caller passes
+			} {
 				if got := results(name); got != want {
 					t.Errorf("%s returns (%s), want (%s)", name, got, want)
 				}
@@ -188,7 +191,7 @@ func TestParseDoc(t *testing.T) {
 	if got := d.text(); got != "Allocates\n\nBody with Flags and cuInit().\n\nNote: A note.\n\nParameters:\n\n- dptr: Returned device pointer\n\n- x: Both\n\n- y: Plain" {
 		t.Errorf("got %q", got)
 	}
-	if d.first["dptr"] != "Returned device pointer" || d.first["x"] != "Both" {
+	if d.first["dptr"] != "Returned device pointer" || d.first["x"] != "Both" || d.dir["dptr"] != "out" || d.dir["x"] != "in,out" || d.dir["y"] != "" {
 		t.Errorf("params %v", d.first)
 	}
 	if got := docText(`Option type: int\n

@@ -6810,8 +6810,8 @@ func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 //
 //   - sparseProperties: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES
 //   - array: CUDA array to get the sparse properties of
-func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Array) error {
-	return ArrayGetSparsePropertiesCtx(0, sparseProperties, array)
+func ArrayGetSparseProperties(array Array) (ArraySparseProperties, error) {
+	return ArrayGetSparsePropertiesCtx(0, array)
 }
 
 // MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties
@@ -6838,8 +6838,8 @@ func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Arr
 //
 //   - sparseProperties: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES
 //   - mipmap: CUDA mipmapped array to get the sparse properties of
-func MipmappedArrayGetSparseProperties(sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return MipmappedArrayGetSparsePropertiesCtx(0, sparseProperties, mipmap)
+func MipmappedArrayGetSparseProperties(mipmap MipmappedArray) (ArraySparseProperties, error) {
+	return MipmappedArrayGetSparsePropertiesCtx(0, mipmap)
 }
 
 // ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements
@@ -6860,8 +6860,8 @@ func MipmappedArrayGetSparseProperties(sparseProperties *ArraySparseProperties, 
 //   - memoryRequirements: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS
 //   - array: CUDA array to get the memory requirements of
 //   - device: Device to get the memory requirements for
-func ArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return ArrayGetMemoryRequirementsCtx(0, memoryRequirements, array, device)
+func ArrayGetMemoryRequirements(array Array, device Device) (ArrayMemoryRequirements, error) {
+	return ArrayGetMemoryRequirementsCtx(0, array, device)
 }
 
 // MipmappedArrayGetMemoryRequirements calls
@@ -6883,8 +6883,8 @@ func ArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, arr
 //   - memoryRequirements: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS
 //   - mipmap: CUDA mipmapped array to get the memory requirements of
 //   - device: Device to get the memory requirements for
-func MipmappedArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return MipmappedArrayGetMemoryRequirementsCtx(0, memoryRequirements, mipmap, device)
+func MipmappedArrayGetMemoryRequirements(mipmap MipmappedArray, device Device) (ArrayMemoryRequirements, error) {
+	return MipmappedArrayGetMemoryRequirementsCtx(0, mipmap, device)
 }
 
 // ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current
@@ -7306,8 +7306,8 @@ func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr DevicePtr, size uin
 //   - alignment: Alignment of the reserved virtual address range requested
 //   - addr: Fixed starting address range requested
 //   - flags: Currently unused, must be zero
-func MemAddressReserve(ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return MemAddressReserveCtx(0, ptr, size, alignment, addr, flags)
+func MemAddressReserve(size uint64, alignment uint64, addr DevicePtr, flags uint64) (DevicePtr, error) {
+	return MemAddressReserveCtx(0, size, alignment, addr, flags)
 }
 
 // MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context
@@ -7607,8 +7607,8 @@ func MemSetAccess(ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64)
 //   - flags: Flags set for this location
 //   - location: Location in which to check the flags for
 //   - ptr: Address in which to check the access flags for
-func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return MemGetAccessCtx(0, flags, location, ptr)
+func MemGetAccess(location *MemLocation, ptr DevicePtr) (uint64, error) {
+	return MemGetAccessCtx(0, location, ptr)
 }
 
 // MemExportToShareableHandle calls cuMemExportToShareableHandle
@@ -7661,8 +7661,8 @@ func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGeneri
 //     be imported.
 //   - shHandleType: handle type of the exported handle
 //     CUmemAllocationHandleType.
-func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return MemImportFromShareableHandleCtx(0, handle, osHandle, shHandleType)
+func MemImportFromShareableHandle(osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (MemGenericAllocationHandle, error) {
+	return MemImportFromShareableHandleCtx(0, osHandle, shHandleType)
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity
@@ -7693,8 +7693,8 @@ func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGr
 //   - prop: Pointer to a properties structure which will hold the information
 //     about this handle
 //   - handle: Handle which to perform the query on
-func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	return MemGetAllocationPropertiesFromHandleCtx(0, prop, handle)
+func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (MemAllocationProp, error) {
+	return MemGetAllocationPropertiesFromHandleCtx(0, handle)
 }
 
 // MemRetainAllocationHandle calls cuMemRetainAllocationHandle
@@ -7712,8 +7712,8 @@ func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGen
 //
 //   - handle: CUDA Memory handle for the backing memory allocation.
 //   - addr: Memory address to query, that has been mapped previously.
-func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return MemRetainAllocationHandleCtx(0, handle, addr)
+func MemRetainAllocationHandle(addr unsafe.Pointer) (MemGenericAllocationHandle, error) {
+	return MemRetainAllocationHandleCtx(0, addr)
 }
 
 // MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current
@@ -7892,8 +7892,8 @@ func MemPoolSetAccess(pool MemoryPool, mapArg *MemAccessDesc, count uint64) erro
 //   - flags: the accessibility of the pool from the specified location
 //   - memPool: the pool being queried
 //   - location: the location accessing the pool
-func MemPoolGetAccess(flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return MemPoolGetAccessCtx(0, flags, memPool, location)
+func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (MemAccessFlags, error) {
+	return MemPoolGetAccessCtx(0, memPool, location)
 }
 
 // MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current
@@ -8044,8 +8044,8 @@ func MemPoolExportPointer(ptr DevicePtr) (MemPoolPtrExportData, error) {
 //   - ptr_out: pointer to imported memory
 //   - pool: pool from which to import
 //   - shareData: data specifying the memory to import
-func MemPoolImportPointer(ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return MemPoolImportPointerCtx(0, ptr_out, pool, shareData)
+func MemPoolImportPointer(pool MemoryPool, shareData *MemPoolPtrExportData) (DevicePtr, error) {
+	return MemPoolImportPointerCtx(0, pool, shareData)
 }
 
 // PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes

@@ -186,12 +186,16 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
-static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
 static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
 static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pllqq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pllqq
+#cgo nocallback cg_pllqq
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
 #cgo nocallback cg_ql
@@ -203,6 +207,9 @@ static int cg_puh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, ui
 static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
 static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
 static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -220,9 +227,6 @@ static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uin
 #cgo nocallback cg_plhh
 static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_piq_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, unsigned long long))fn)(a0, a1, a2); }
 static int cg_qlih(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, int a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, int, void *))fn)(a0, a1, a2, (void *)a3); }
 #cgo noescape cg_qlih
@@ -334,9 +338,6 @@ static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER
 static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hff
 #cgo nocallback cg_hff
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
 static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
@@ -795,17 +796,21 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[120].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	return procs[121].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[121].done(C.cg_ph(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
+	return
 }
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return procs[122].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+func MipmappedArrayGetSparsePropertiesCtx(ctx Context, mipmap MipmappedArray) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[122].done(C.cg_ph(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(mipmap)))
+	return
 }
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return procs[123].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[123].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+func ArrayGetMemoryRequirementsCtx(ctx Context, array Array, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[123].done(C.cg_phi(C.uintptr_t(ctx), procs[123].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return
 }
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return procs[124].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[124].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, mipmap MipmappedArray, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[124].done(C.cg_phi(C.uintptr_t(ctx), procs[124].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return
 }
 func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
 	err = procs[125].done(C.cg_phu(C.uintptr_t(ctx), procs[125].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
@@ -835,8 +840,9 @@ func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error
 func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return procs[132].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[132].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return procs[133].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
+	err = procs[133].done(C.cg_pllqq(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(&ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[134].done(C.cg_ql(C.uintptr_t(ctx), procs[134].fn(), C.ulonglong(ptr), C.ulong(size)))
@@ -859,24 +865,28 @@ func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
 	return procs[140].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[140].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return procs[141].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags uint64, err error) {
+	err = procs[141].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(&flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return procs[142].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[142].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
 }
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return procs[143].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+func MemImportFromShareableHandleCtx(ctx Context, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
+	err = procs[143].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(&handle), osHandle, C.int(shHandleType)))
+	return
 }
 func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	err = procs[144].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
 	return
 }
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	return procs[145].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
+func MemGetAllocationPropertiesFromHandleCtx(ctx Context, handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
+	err = procs[145].done(C.cg_pq(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(&prop), C.ulonglong(handle)))
+	return
 }
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return procs[146].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(handle), addr))
+func MemRetainAllocationHandleCtx(ctx Context, addr unsafe.Pointer) (handle MemGenericAllocationHandle, err error) {
+	err = procs[146].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(&handle), addr))
+	return
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[147].done(C.cg_qh(C.uintptr_t(ctx), procs[147].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
@@ -897,8 +907,9 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return procs[152].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[152].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation) (flags MemAccessFlags, err error) {
+	err = procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
 	return procs[154].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[154].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
@@ -921,8 +932,9 @@ func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolP
 	err = procs[159].done(C.cg_pq(C.uintptr_t(ctx), procs[159].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
 	return
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return procs[160].done(C.cg_php_cb(C.uintptr_t(ctx), procs[160].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+func MemPoolImportPointerCtx(ctx Context, pool MemoryPool, shareData *MemPoolPtrExportData) (ptr_out DevicePtr, err error) {
+	err = procs[160].done(C.cg_php_cb(C.uintptr_t(ctx), procs[160].fn(), unsafe.Pointer(&ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
 }
 func PointerGetAttributeCtx(ctx Context, data unsafe.Pointer, attribute PointerAttribute, ptr DevicePtr) error {
 	return procs[161].done(C.cg_piq_cb(C.uintptr_t(ctx), procs[161].fn(), data, C.int(attribute), C.ulonglong(ptr)))

@@ -202,12 +202,16 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
-static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
 static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
 static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
-static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pllqq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pllqq
+#cgo nocallback cg_pllqq
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
 #cgo nocallback cg_ql
@@ -218,6 +222,9 @@ static int cg_qllqq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
 static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
 static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -235,9 +242,6 @@ static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uin
 #cgo nocallback cg_plhh
 static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
 #cgo noescape cg_qi
 #cgo nocallback cg_qi
@@ -369,9 +373,6 @@ static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER
 static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hff
 #cgo nocallback cg_hff
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
 static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
@@ -922,17 +923,21 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[142].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[142].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	return procs[143].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[143].done(C.cg_ph(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
+	return
 }
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return procs[144].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+func MipmappedArrayGetSparsePropertiesCtx(ctx Context, mipmap MipmappedArray) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[144].done(C.cg_ph(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(mipmap)))
+	return
 }
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return procs[145].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+func ArrayGetMemoryRequirementsCtx(ctx Context, array Array, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[145].done(C.cg_phi(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return
 }
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return procs[146].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, mipmap MipmappedArray, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[146].done(C.cg_phi(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return
 }
 func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
 	err = procs[147].done(C.cg_phu(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
@@ -962,8 +967,9 @@ func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error
 func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return procs[154].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[154].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return procs[155].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
+	err = procs[155].done(C.cg_pllqq(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(&ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[156].done(C.cg_ql(C.uintptr_t(ctx), procs[156].fn(), C.ulonglong(ptr), C.ulong(size)))
@@ -986,24 +992,28 @@ func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
 	return procs[162].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[162].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return procs[163].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[163].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags uint64, err error) {
+	err = procs[163].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[163].fn(), unsafe.Pointer(&flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return procs[164].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[164].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
 }
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return procs[165].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[165].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+func MemImportFromShareableHandleCtx(ctx Context, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
+	err = procs[165].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[165].fn(), unsafe.Pointer(&handle), osHandle, C.int(shHandleType)))
+	return
 }
 func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	err = procs[166].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[166].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
 	return
 }
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	return procs[167].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
+func MemGetAllocationPropertiesFromHandleCtx(ctx Context, handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
+	err = procs[167].done(C.cg_pq(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(&prop), C.ulonglong(handle)))
+	return
 }
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return procs[168].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(handle), addr))
+func MemRetainAllocationHandleCtx(ctx Context, addr unsafe.Pointer) (handle MemGenericAllocationHandle, err error) {
+	err = procs[168].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[168].fn(), unsafe.Pointer(&handle), addr))
+	return
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[169].done(C.cg_qh(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
@@ -1024,8 +1034,9 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return procs[174].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[174].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return procs[175].done(C.cg_php_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation) (flags MemAccessFlags, err error) {
+	err = procs[175].done(C.cg_php_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
 	return procs[176].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[176].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
@@ -1048,11 +1059,13 @@ func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolP
 	err = procs[181].done(C.cg_pq(C.uintptr_t(ctx), procs[181].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
 	return
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+func MemPoolImportPointerCtx(ctx Context, pool MemoryPool, shareData *MemPoolPtrExportData) (ptr_out DevicePtr, err error) {
+	err = procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(&ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
 }
-func MulticastCreateCtx(ctx Context, mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
-	return procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
+func MulticastCreateCtx(ctx Context, prop *MulticastObjectProp) (mcHandle MemGenericAllocationHandle, err error) {
+	err = procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(&mcHandle), unsafe.Pointer(prop)))
+	return
 }
 func MulticastAddDeviceCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device) error {
 	return procs[184].done(C.cg_qi(C.uintptr_t(ctx), procs[184].fn(), C.ulonglong(mcHandle), C.int(dev)))

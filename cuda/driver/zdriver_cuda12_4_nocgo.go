@@ -198,17 +198,19 @@ func MemsetD2D16AsyncCtx(Context, DevicePtr, uint64, uint16, uint64, uint64, Str
 func MemsetD2D32AsyncCtx(Context, DevicePtr, uint64, uint32, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func ArrayCreateCtx(Context, *ArrayDescriptor) (Array, error)                  { return 0, errNoCgo }
-func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error             { return errNoCgo }
-func ArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, Array) error { return errNoCgo }
-func MipmappedArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, MipmappedArray) error {
-	return errNoCgo
+func ArrayCreateCtx(Context, *ArrayDescriptor) (Array, error)      { return 0, errNoCgo }
+func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error { return errNoCgo }
+func ArrayGetSparsePropertiesCtx(Context, Array) (ArraySparseProperties, error) {
+	return ArraySparseProperties{}, errNoCgo
 }
-func ArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, Array, Device) error {
-	return errNoCgo
+func MipmappedArrayGetSparsePropertiesCtx(Context, MipmappedArray) (ArraySparseProperties, error) {
+	return ArraySparseProperties{}, errNoCgo
 }
-func MipmappedArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, MipmappedArray, Device) error {
-	return errNoCgo
+func ArrayGetMemoryRequirementsCtx(Context, Array, Device) (ArrayMemoryRequirements, error) {
+	return ArrayMemoryRequirements{}, errNoCgo
+}
+func MipmappedArrayGetMemoryRequirementsCtx(Context, MipmappedArray, Device) (ArrayMemoryRequirements, error) {
+	return ArrayMemoryRequirements{}, errNoCgo
 }
 func ArrayGetPlaneCtx(Context, Array, uint32) (Array, error)           { return 0, errNoCgo }
 func ArrayDestroyCtx(Context, Array) error                             { return errNoCgo }
@@ -222,8 +224,8 @@ func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                   {
 func MemGetHandleForAddressRangeCtx(Context, unsafe.Pointer, DevicePtr, uint64, MemRangeHandleType, uint64) error {
 	return errNoCgo
 }
-func MemAddressReserveCtx(Context, *DevicePtr, uint64, uint64, DevicePtr, uint64) error {
-	return errNoCgo
+func MemAddressReserveCtx(Context, uint64, uint64, DevicePtr, uint64) (DevicePtr, error) {
+	return 0, errNoCgo
 }
 func MemAddressFreeCtx(Context, DevicePtr, uint64) error { return errNoCgo }
 func MemCreateCtx(Context, *MemGenericAllocationHandle, uint64, *MemAllocationProp, uint64) error {
@@ -236,21 +238,21 @@ func MemMapCtx(Context, DevicePtr, uint64, uint64, MemGenericAllocationHandle, u
 func MemMapArrayAsyncCtx(Context, *ArrayMapInfo, uint32, Stream) error         { return errNoCgo }
 func MemUnmapCtx(Context, DevicePtr, uint64) error                             { return errNoCgo }
 func MemSetAccessCtx(Context, DevicePtr, uint64, *MemAccessDesc, uint64) error { return errNoCgo }
-func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error          { return errNoCgo }
+func MemGetAccessCtx(Context, *MemLocation, DevicePtr) (uint64, error)         { return 0, errNoCgo }
 func MemExportToShareableHandleCtx(Context, unsafe.Pointer, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
-func MemImportFromShareableHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer, MemAllocationHandleType) error {
-	return errNoCgo
+func MemImportFromShareableHandleCtx(Context, unsafe.Pointer, MemAllocationHandleType) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemGetAllocationGranularityCtx(Context, *MemAllocationProp, MemAllocationGranularityFlags) (uint64, error) {
 	return 0, errNoCgo
 }
-func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGenericAllocationHandle) error {
-	return errNoCgo
+func MemGetAllocationPropertiesFromHandleCtx(Context, MemGenericAllocationHandle) (MemAllocationProp, error) {
+	return MemAllocationProp{}, errNoCgo
 }
-func MemRetainAllocationHandleCtx(Context, *MemGenericAllocationHandle, unsafe.Pointer) error {
-	return errNoCgo
+func MemRetainAllocationHandleCtx(Context, unsafe.Pointer) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemFreeAsyncCtx(Context, DevicePtr, Stream) error            { return errNoCgo }
 func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error) { return 0, errNoCgo }
@@ -261,10 +263,12 @@ func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointe
 func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, unsafe.Pointer) error {
 	return errNoCgo
 }
-func MemPoolSetAccessCtx(Context, MemoryPool, *MemAccessDesc, uint64) error        { return errNoCgo }
-func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error { return errNoCgo }
-func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                   { return errNoCgo }
-func MemPoolDestroyCtx(Context, MemoryPool) error                                  { return errNoCgo }
+func MemPoolSetAccessCtx(Context, MemoryPool, *MemAccessDesc, uint64) error { return errNoCgo }
+func MemPoolGetAccessCtx(Context, MemoryPool, *MemLocation) (MemAccessFlags, error) {
+	return 0, errNoCgo
+}
+func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error { return errNoCgo }
+func MemPoolDestroyCtx(Context, MemoryPool) error                { return errNoCgo }
 func MemAllocFromPoolAsyncCtx(Context, uint64, MemoryPool, Stream) (DevicePtr, error) {
 	return 0, errNoCgo
 }
@@ -277,11 +281,11 @@ func MemPoolImportFromShareableHandleCtx(Context, unsafe.Pointer, MemAllocationH
 func MemPoolExportPointerCtx(Context, DevicePtr) (MemPoolPtrExportData, error) {
 	return MemPoolPtrExportData{}, errNoCgo
 }
-func MemPoolImportPointerCtx(Context, *DevicePtr, MemoryPool, *MemPoolPtrExportData) error {
-	return errNoCgo
+func MemPoolImportPointerCtx(Context, MemoryPool, *MemPoolPtrExportData) (DevicePtr, error) {
+	return 0, errNoCgo
 }
-func MulticastCreateCtx(Context, *MemGenericAllocationHandle, *MulticastObjectProp) error {
-	return errNoCgo
+func MulticastCreateCtx(Context, *MulticastObjectProp) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MulticastAddDeviceCtx(Context, MemGenericAllocationHandle, Device) error { return errNoCgo }
 func MulticastBindMemCtx(Context, MemGenericAllocationHandle, uint64, MemGenericAllocationHandle, uint64, uint64, uint64) error {

@@ -204,13 +204,17 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
-static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
 static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
 static int cg_pqliq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 static int cg_pluph_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
-static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pllqq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pllqq
+#cgo nocallback cg_pllqq
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
 #cgo nocallback cg_ql
@@ -221,6 +225,9 @@ static int cg_qllqq(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned
 static int cg_qlpl_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, void *, unsigned long))fn)(a0, a1, a2, a3); }
 static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
 static int cg_pqiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -239,9 +246,6 @@ static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uin
 #cgo nocallback cg_plhh
 static int cg_phiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, (void *)a1, a2, a3); }
 static int cg_ppiq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long long))fn)(a0, a1, a2, a3); }
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_qi(uintptr_t ctx, uintptr_t fn, unsigned long long a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, int))fn)(a0, a1); }
 #cgo noescape cg_qi
 #cgo nocallback cg_qi
@@ -369,9 +373,6 @@ static int cg_hf(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1) { CG_ENTER
 static int cg_hff(uintptr_t ctx, uintptr_t fn, uintptr_t a0, float a1, float a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, float, float))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hff
 #cgo nocallback cg_hff
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
 static int cg_pph(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, (void *)a2); }
 #cgo noescape cg_pph
 #cgo nocallback cg_pph
@@ -950,17 +951,21 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[148].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	return procs[149].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[149].done(C.cg_ph(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
+	return
 }
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return procs[150].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+func MipmappedArrayGetSparsePropertiesCtx(ctx Context, mipmap MipmappedArray) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[150].done(C.cg_ph(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(mipmap)))
+	return
 }
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return procs[151].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+func ArrayGetMemoryRequirementsCtx(ctx Context, array Array, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[151].done(C.cg_phi(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return
 }
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return procs[152].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, mipmap MipmappedArray, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[152].done(C.cg_phi(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return
 }
 func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
 	err = procs[153].done(C.cg_phu(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
@@ -990,11 +995,13 @@ func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error
 func MemGetHandleForAddressRangeCtx(ctx Context, handle unsafe.Pointer, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return procs[160].done(C.cg_pqliq_cb(C.uintptr_t(ctx), procs[160].fn(), handle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags)))
 }
-func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, errorIndex *uint64, stream Stream) error {
-	return procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(errorIndex), C.uintptr_t(stream)))
+func MemBatchDecompressAsyncCtx(ctx Context, paramsArray *MemDecompressParams, count uint64, flags uint32, stream Stream) (errorIndex uint64, err error) {
+	err = procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(paramsArray), C.ulong(count), C.uint(flags), unsafe.Pointer(&errorIndex), C.uintptr_t(stream)))
+	return
 }
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return procs[162].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
+	err = procs[162].done(C.cg_pllqq(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(&ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[163].done(C.cg_ql(C.uintptr_t(ctx), procs[163].fn(), C.ulonglong(ptr), C.ulong(size)))
@@ -1017,24 +1024,28 @@ func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc *MemAccessDesc, count uint64) error {
 	return procs[169].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(desc), C.ulong(count)))
 }
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags uint64, err error) {
+	err = procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(&flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle unsafe.Pointer, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return procs[171].done(C.cg_pqiq_cb(C.uintptr_t(ctx), procs[171].fn(), shareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags)))
 }
-func MemImportFromShareableHandleCtx(ctx Context, handle *MemGenericAllocationHandle, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) error {
-	return procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(handle), osHandle, C.int(shHandleType)))
+func MemImportFromShareableHandleCtx(ctx Context, osHandle unsafe.Pointer, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
+	err = procs[172].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[172].fn(), unsafe.Pointer(&handle), osHandle, C.int(shHandleType)))
+	return
 }
 func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	err = procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
 	return
 }
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	return procs[174].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
+func MemGetAllocationPropertiesFromHandleCtx(ctx Context, handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
+	err = procs[174].done(C.cg_pq(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(&prop), C.ulonglong(handle)))
+	return
 }
-func MemRetainAllocationHandleCtx(ctx Context, handle *MemGenericAllocationHandle, addr unsafe.Pointer) error {
-	return procs[175].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(handle), addr))
+func MemRetainAllocationHandleCtx(ctx Context, addr unsafe.Pointer) (handle MemGenericAllocationHandle, err error) {
+	err = procs[175].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(&handle), addr))
+	return
 }
 func MemFreeAsyncCtx(ctx Context, dptr DevicePtr, hStream Stream) error {
 	return procs[176].done(C.cg_qh(C.uintptr_t(ctx), procs[176].fn(), C.ulonglong(dptr), C.uintptr_t(hStream)))
@@ -1055,8 +1066,9 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg *MemAccessDesc, count uint64) error {
 	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(mapArg), C.ulong(count)))
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation) (flags MemAccessFlags, err error) {
+	err = procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
 	return procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
@@ -1088,11 +1100,13 @@ func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolP
 	err = procs[191].done(C.cg_pq(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
 	return
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+func MemPoolImportPointerCtx(ctx Context, pool MemoryPool, shareData *MemPoolPtrExportData) (ptr_out DevicePtr, err error) {
+	err = procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(&ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
 }
-func MulticastCreateCtx(ctx Context, mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
-	return procs[193].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
+func MulticastCreateCtx(ctx Context, prop *MulticastObjectProp) (mcHandle MemGenericAllocationHandle, err error) {
+	err = procs[193].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(&mcHandle), unsafe.Pointer(prop)))
+	return
 }
 func MulticastAddDeviceCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device) error {
 	return procs[194].done(C.cg_qi(C.uintptr_t(ctx), procs[194].fn(), C.ulonglong(mcHandle), C.int(dev)))
