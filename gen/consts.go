@@ -232,6 +232,9 @@ func (m *Model) tieFlags() {
 			if g.Defs[0].GoType != "" || len(g.Defs) < 2 && !strings.HasSuffix(g.Prefix, "_") {
 				continue
 			}
+			if !strings.Contains(text, g.Prefix) && !strings.Contains(text, g.Defs[0].C) {
+				continue
+			}
 			loc := g.re.FindStringIndex(text)
 			if loc == nil {
 				continue
@@ -304,8 +307,7 @@ func (m *Model) tieFlags() {
 // is a CUDA array handle (CUarray, CUmipmappedArray: the word names the
 // handle, not a plural).
 func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
-	pos := d.Position()
-	pd := parseDoc(blockAbove(m.src.lines(pos.Filename), pos.Line-1))
+	pd := m.src.parsedDoc(d)
 	if ft, ok := d.Type().(*cc.FunctionType); ok {
 		for _, p := range ft.Parameters() {
 			name, doc := p.Name(), pd.first[p.Name()]

@@ -28,18 +28,24 @@ var (
 
 // inline renders doxygen's inline markup as text.
 func inline(s string) string {
-	s = strings.ReplaceAll(s, `\link_sync_behavior`, "stream synchronization behavior in the CUDA documentation")
-	s = dropRe.ReplaceAllString(s, "")
+	if strings.Contains(s, `\`) {
+		s = strings.ReplaceAll(s, `\link_sync_behavior`, "stream synchronization behavior in the CUDA documentation")
+		s = dropRe.ReplaceAllString(s, "")
+		s = gluedRe.ReplaceAllString(s, "$1")
+		s = inlineRe.ReplaceAllString(s, "")
+		s = strings.ReplaceAll(s, `\n`, " ") // an explicit line break
+		s = escapeRe.ReplaceAllString(s, "$1")
+		s = anyCmdRe.ReplaceAllString(s, "$1") // \deprecated → deprecated
+	}
 	s = strings.ReplaceAll(s, "::", "")
-	s = gluedRe.ReplaceAllString(s, "$1")
-	s = inlineRe.ReplaceAllString(s, "")
-	s = strings.ReplaceAll(s, `\n`, " ") // an explicit line break
-	s = escapeRe.ReplaceAllString(s, "$1")
-	s = strings.NewReplacer("<br>", " ", "</td>", " ", "&lt;", "<", "&gt;", ">", "&amp;", "&", "@{", "", "@}", "").Replace(s)
-	s = tagRe.ReplaceAllString(s, " ")
-	s = anyCmdRe.ReplaceAllString(s, "$1") // \deprecated → deprecated
-	s = strings.ReplaceAll(s, "*/", "")
-	s = strings.ReplaceAll(s, "/*", "")
+	if strings.ContainsAny(s, "<>&@") {
+		s = strings.NewReplacer("<br>", " ", "</td>", " ", "&lt;", "<", "&gt;", ">", "&amp;", "&", "@{", "", "@}", "").Replace(s)
+		s = tagRe.ReplaceAllString(s, " ")
+	}
+	if strings.Contains(s, "/") {
+		s = strings.ReplaceAll(s, "*/", "")
+		s = strings.ReplaceAll(s, "/*", "")
+	}
 	return s
 }
 
@@ -106,7 +112,8 @@ func parseDoc(block string) *parsedDoc {
 			}
 			continue
 		}
-		if mm := paramCmdRe.FindStringSubmatch(l); mm != nil {
+		cmd := strings.HasPrefix(l, `\`)
+		if mm := matchIf(cmd, paramCmdRe, l); mm != nil {
 			flush()
 			sec, param = sParam, mm[2]
 			if _, ok := d.params[param]; !ok {
@@ -119,7 +126,7 @@ func parseDoc(block string) *parsedDoc {
 			d.first[param] = d.params[param]
 			continue
 		}
-		if mm := cmdRe.FindStringSubmatch(l); mm != nil {
+		if mm := matchIf(cmd, cmdRe, l); mm != nil {
 			rest := mm[2]
 			switch cmd := mm[1]; {
 			case cmd == "brief":
@@ -323,4 +330,12 @@ func wrapComments(src []byte) []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// matchIf is re's submatches of s, where cond holds.
+func matchIf(cond bool, re *regexp.Regexp, s string) []string {
+	if !cond {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
 }

@@ -28,6 +28,7 @@ type source struct {
 	typedefs []*cc.Declarator
 	// aliasOf maps "typedef A B;" B → A, as the text spells it.
 	aliasOf map[string]string
+	docs    map[string]*parsedDoc // parsed doc blocks, by position
 }
 
 var aliasRe = regexp.MustCompile(`(?m)^\s*typedef\s+(\w+)\s+(\w+)\s*;`)
@@ -292,7 +293,21 @@ func blockAbove(lines []string, i int) string {
 // and its \param texts (\param name, \param[in] name, \param[out] name,
 // \param[in,out] name), each its first line, as the model reads them.
 func (s *source) funcDoc(d *cc.Declarator) (doc string, params map[string]string) {
-	pos := d.Position()
-	pd := parseDoc(blockAbove(s.lines(pos.Filename), pos.Line-1))
+	pd := s.parsedDoc(d)
 	return pd.text(), pd.first
+}
+
+// parsedDoc is a declaration's doc block, parsed once.
+func (s *source) parsedDoc(d *cc.Declarator) *parsedDoc {
+	pos := d.Position()
+	key := fmt.Sprintf("%s:%d", pos.Filename, pos.Line)
+	if pd, ok := s.docs[key]; ok {
+		return pd
+	}
+	if s.docs == nil {
+		s.docs = map[string]*parsedDoc{}
+	}
+	pd := parseDoc(blockAbove(s.lines(pos.Filename), pos.Line-1))
+	s.docs[key] = pd
+	return pd
 }
