@@ -280,7 +280,7 @@ func blockAbove(lines []string, i int) string {
 	var b strings.Builder
 	for _, l := range lines[j : end+1] {
 		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(strings.TrimPrefix(l, "/**"), "/*")
+		l = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(l, "/**"), "/*!"), "/*")
 		l = strings.TrimSuffix(l, "*/")
 		l = strings.TrimPrefix(l, "*")
 		b.WriteString(l)

@@ -850,10 +850,10 @@ type (
 	FunctionLoadingState int32
 	// CoredumpSettings is CUcoredumpSettings.
 	CoredumpSettings int32
-	// GreenCtx is CUgreenCtx: ! A green context handle. This handle can be used
+	// GreenCtx is CUgreenCtx: A green context handle. This handle can be used
 	// safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
 	GreenCtx uintptr
-	// DevResourceDesc is CUdevResourceDesc: ! An opaque descriptor handle. The
+	// DevResourceDesc is CUdevResourceDesc: An opaque descriptor handle. The
 	// descriptor encapsulates multiple created and configured resources. Created
 	// via cuDevResourceGenerateDesc.
 	DevResourceDesc uintptr

@@ -88,7 +88,7 @@ type (
 	// AsyncCallbackHandle is CUasyncCallbackHandle: CUDA async notification
 	// callback handle.
 	AsyncCallbackHandle uintptr
-	// GreenCtx is CUgreenCtx: ! A green context handle. This handle can be used
+	// GreenCtx is CUgreenCtx: A green context handle. This handle can be used
 	// safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
 	GreenCtx uintptr
 	// UUID is CUuuid (16 bytes).
@@ -960,7 +960,7 @@ type (
 	CoredumpSettings int32
 	// CoredumpGenerationFlags is CUCoredumpGenerationFlags.
 	CoredumpGenerationFlags uint32
-	// DevResourceDesc is CUdevResourceDesc: ! An opaque descriptor handle. The
+	// DevResourceDesc is CUdevResourceDesc: An opaque descriptor handle. The
 	// descriptor encapsulates multiple created and configured resources. Created
 	// via cuDevResourceGenerateDesc.
 	DevResourceDesc uintptr
