@@ -199,3 +199,21 @@ func TestParseDoc(t *testing.T) {
 		t.Errorf("escapes: %q", got)
 	}
 }
+
+// A #define whose Go name another declaration has fails with both C names.
+func TestDefineClash(t *testing.T) {
+	h := strings.Replace(miniCuda, "#define CUDA_VERSION 12040", "#define CUDA_VERSION 12040\n#define CU_EVENT_QUERY 0x1", 1)
+	_, err := ParseHeaders(miniConfig(), writeMini(t, h))
+	if err == nil || !strings.Contains(err.Error(), "Go name clash") || !strings.Contains(err.Error(), "CU_EVENT_QUERY") || !strings.Contains(err.Error(), "cuEventQuery") {
+		t.Fatalf("got %v", err)
+	}
+	// Without the clash the constant is bound, untyped.
+	h = strings.Replace(miniCuda, "#define CUDA_VERSION 12040", "#define CUDA_VERSION 12040\n#define CU_IPC_HANDLE_SIZE 64", 1)
+	m, err := ParseHeaders(miniConfig(), writeMini(t, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Defines) != 1 || m.Defines[0].Defs[0].Go != "IpcHandleSize" || m.Defines[0].Defs[0].Lit != "64" || m.Defines[0].Defs[0].GoType != "" {
+		t.Errorf("defines: %+v", m.Defines)
+	}
+}
