@@ -23,7 +23,9 @@ type Config struct {
 	// are resolved with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
 	PerThreadDefaultStream bool     `json:"perThreadDefaultStream"`
 	Initialisms            []string `json:"initialisms"`
-	// Names gives C types, enumerators or functions another Go name.
+	// Names gives C types, enumerators, #define constants or functions
+	// another Go name; a key ending in "_" (CU_TRSF_) names the flags type
+	// of that #define group (consts.go).
 	Names map[string]Rename `json:"names"`
 	// Opaque binds these structs as byte arrays of their size.
 	Opaque map[string]string `json:"opaque"`

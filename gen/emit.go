@@ -131,7 +131,7 @@ func sumLines(m *Model) []string {
 
 // describe turns a header's doc into a one-line lower-case description.
 func describe(doc string) string {
-	d := clean(doc)
+	d := oneLine(doc)
 	if i := strings.Index(d, ". "); i > 0 {
 		d = d[:i]
 	}
@@ -247,12 +247,26 @@ func (e *Emitter) Docs(models []*Model) ([]byte, error) {
 			for _, t := range m.Types {
 				switch {
 				case k == "struct" && t.Kind == tStruct && !t.Nested, k == "union" && t.Kind == tUnion && !t.Nested,
-					k == "enum" && t.Kind == tEnum, k == "opaque" && t.Kind == tOpaque, k == "callback" && t.Kind == tCallback,
+					k == "enum" && t.Kind == tEnum && t.Group == "", k == "opaque" && t.Kind == tOpaque, k == "callback" && t.Kind == tCallback,
 					k == "handle" && (t.Kind == tHandle || t.Kind == tScalar):
 					n++
 				}
 			}
 			return n
+		},
+		"defines": func(m *Model) (n int) {
+			for _, g := range m.Defines {
+				n += len(g.Defs)
+			}
+			return n
+		},
+		"flagTypes": func(m *Model) (r []string) {
+			for _, g := range m.Defines {
+				if g.Flags != nil {
+					r = append(r, "`"+g.Flags.Go+"` ("+g.Prefix+"*)")
+				}
+			}
+			return r
 		},
 	}).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
 	if err != nil {

@@ -81,7 +81,8 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g.p("var _ reflect.Type")
 	g.p("")
 	typedDecls(g, m)
-	g.p("// Bindings for CUDA %s: CUDA_VERSION %d, %s.", m.Version, m.CUDAVersion, strings.Join(sumLines(m), ", "))
+	g.p("// Bindings for CUDA %s: CUDA_VERSION %d,", m.Version, m.CUDAVersion)
+	g.p("// %s.", strings.Join(sumLines(m), ",\n// "))
 	g.p("const (")
 	g.p("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from.")
 	g.p("HeaderVersion = %d", m.CUDAVersion)
@@ -107,11 +108,14 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	for _, t := range m.Types {
 		e.goTypeDecl(&d, t)
 	}
+	e.defineDecls(&d, m)
 	for _, part := range []struct {
 		kw string
 		g  *goFile
-	}{{"type", &d.types}, {"const", &d.consts}, {"var", &d.vars}} {
-		if part.g.b.Len() > 0 {
+	}{{"type", &d.types}, {"", &d.consts}, {"var", &d.vars}} {
+		if part.g.b.Len() > 0 && part.kw == "" {
+			g.b.Write(part.g.b.Bytes()) // one const block per enum and per #define group
+		} else if part.g.b.Len() > 0 {
 			g.p("%s (", part.kw)
 			g.b.Write(part.g.b.Bytes())
 			g.p(")")
@@ -121,16 +125,18 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g.b.Write(d.funcs.b.Bytes())
 	for _, f := range m.Funcs {
 		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", f.GoName, f.Symbol, f.GoName)
-		if f.Doc != "" {
-			doc += ": " + oneLine(f.Doc)
+		if b := brief(f.Doc); b != "" {
+			doc += ": " + orDot(b)
 		} else {
 			doc += "."
 		}
 		g.p("// %s", doc)
+		docBody(g, f.Doc)
 		if len(f.RawDocs) > 0 {
 			g.p("//")
+			g.p("// The raw pointers:")
 			for _, r := range f.RawDocs {
-				g.p("// %s", r)
+				g.p("//   - %s", r)
 			}
 		}
 		g.p("func %s(%s) %s { return %sCtx(%s) }", f.GoName, strings.Join(sigParams(f, false), ", "), results(f, false), f.GoName, strings.Join(append([]string{"0"}, callNames(f)...), ", "))
@@ -149,12 +155,14 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	g.p("var procs [%d]proc", len(m.Funcs))
 	g.p("")
 	g.p("var ctxProcs = [2]*proc{&procs[%d], &procs[%d]}", m.Func("cuCtxGetCurrent").Index, m.Func("cuCtxSetCurrent").Index)
-	return formatFor(m, fileName(m.Version), g.b.Bytes())
+	return formatFor(m, fileName(m.Version), wrapComments(g.b.Bytes()))
 }
 
 // decls holds the pure file's declarations, grouped: one type block, one
-// const block, one var block (gofmt separates top-level declarations with
-// doc comments by blank lines; grouped ones it does not), then the funcs.
+// const block per enum and per #define group (so that go doc lists an
+// enum's values under its type), one var block (gofmt separates top-level
+// declarations with doc comments by blank lines; grouped ones it does
+// not), then the funcs.
 type decls struct {
 	types, consts, vars, funcs goFile
 }
@@ -166,23 +174,28 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 		what += " (also " + strings.Join(t.Aliases, ", ") + ")"
 	}
 	doc := ""
-	if t.Doc != "" {
-		doc = ": " + oneLine(t.Doc)
+	if b := brief(t.Doc); b != "" {
+		doc = ": " + b
 	}
 	switch t.Kind {
 	case tScalar, tHandle:
 		g.p("// %s is %s%s", t.Go, what, orDot(doc))
+		docBody(g, t.Doc)
 		g.p("%s %s", t.Go, t.Base)
 	case tCallback:
 		g.p("// %s is %s, a C function pointer: %s.", t.Go, what, t.Sig)
 		g.p("%s unsafe.Pointer", t.Go)
 	case tEnum:
 		g.p("// %s is %s%s", t.Go, what, orDot(doc))
+		docBody(g, t.Doc)
 		g.p("%s %s", t.Go, t.Base)
 		if len(t.Values) == 0 {
 			break
 		}
 		g = &d.consts
+		g.p("// Values of %s.", t.Go)
+		g.p("const (")
+		defer g.p(")\n")
 		for _, v := range t.Values {
 			lit := strconv.FormatInt(v.Value, 10)
 			if t.Flags {
@@ -191,6 +204,10 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 			c := v.C
 			if v.Sentinel {
 				c += " (a sentinel, not a value)"
+			}
+			if t.Group != "" && v.Doc != "" { // a #define's doc
+				g.p("// %s is %s: %s", v.Go, v.C, orDot(brief(v.Doc)))
+				docBody(g, v.Doc)
 			}
 			g.p("%s %s = %s // %s", v.Go, t.Go, lit, c)
 		}
@@ -246,6 +263,7 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 		}
 	case tStruct:
 		g.p("// %s is %s (%d bytes)%s", t.Go, what, t.Size, orDot(doc))
+		docBody(g, t.Doc)
 		if t.Align > 8 {
 			g.p("//")
 			g.p("// C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align)
@@ -299,6 +317,52 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 			g.p("// %s is the member %s.", f.Go, f.C)
 			g.p("func (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(u)) }", t.Go, f.Go, f.GoType, f.GoType)
 		}
+	}
+}
+
+// docBody writes a doc's paragraphs after its first (see doc.go), after
+// an empty comment line.
+func docBody(g *goFile, doc string) {
+	if lines := commentLines(body(doc), 80); len(lines) > 0 {
+		g.p("//")
+		for _, l := range lines {
+			g.p("%s", l)
+		}
+	}
+}
+
+// defineDecls writes the #define constants: one const block per group;
+// a group with a flags type was written as that type's values.
+func (e *Emitter) defineDecls(d *decls, m *Model) {
+	g := &d.consts
+	for _, dg := range m.Defines {
+		if dg.Flags != nil {
+			continue
+		}
+		if len(dg.Defs) > 1 {
+			g.p("// The #define constants %s* of cuda.h.", dg.Prefix)
+		} else {
+			g.p("// The #define constant %s of cuda.h.", dg.Defs[0].C)
+		}
+		g.p("const (")
+		for _, c := range dg.Defs {
+			line := c.C
+			if c.GoType == "uintptr" {
+				line += " (a void* value: store it in the pointer array the driver reads, e.g. *(*uintptr)(p) = " + c.Go + "; a Go constant cannot be an unsafe.Pointer)"
+			}
+			if b := brief(c.Doc); b != "" {
+				line += ": " + b
+			}
+			g.p("// %s is %s", c.Go, orDot(line))
+			docBody(g, c.Doc)
+			if c.GoType != "" && !c.Ref {
+				g.p("%s %s = %s", c.Go, c.GoType, c.Lit)
+			} else {
+				g.p("%s = %s", c.Go, c.Lit)
+			}
+		}
+		g.p(")")
+		g.p("")
 	}
 }
 

@@ -38,6 +38,8 @@ type Model struct {
 	Declared  int       // functions cuda.h declares
 	// HeaderFile is cuda.h's path, to name a declaration in errors.
 	HeaderFile string
+	// Defines are the #define constants (consts.go).
+	Defines []*DefineGroup
 
 	cfg    *Config
 	src    *source
@@ -79,6 +81,7 @@ type Type struct {
 	Flags   bool         // a bit set: String joins the names of set bits
 	Sig     string       // callback: the C signature
 	Why     string       // opaque: why
+	Group   string       // a flags type of #define constants: their prefix (consts.go)
 	Nested  bool         // an anonymous struct or union inside another
 	Path    string       // nested: the C path from the outermost named type
 	Outer   *Type        // nested: that type
@@ -232,6 +235,9 @@ func parseModel(cfg *Config, dir string) (*Model, error) {
 		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
 			t.PtrWords = m.ptrWords(t.Go)
 		}
+	}
+	if err := m.defines(); err != nil {
+		return nil, err
 	}
 	if err := m.functions(); err != nil {
 		return nil, err
@@ -792,7 +798,7 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 	if rt := ft.Result(); rt.Typedef() == nil || rt.Typedef().Name() != "CUresult" {
 		return nil, "it does not return CUresult", nil
 	}
-	fc := m.cfg.Functions[base]
+	fc := m.inferred(d, base, m.cfg.Functions[base]) // #define flags types, returned CUDA arrays (consts.go), then the config's
 	if err := m.claim(f.GoName, sym, f.Pos); err != nil {
 		return nil, "", err
 	}

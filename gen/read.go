@@ -31,6 +31,7 @@ type source struct {
 	pfns map[string]*cc.Declarator
 	// aliasOf maps "typedef A B;" B → A, as the text spells it.
 	aliasOf map[string]string
+	docs    map[string]*parsedDoc // parsed doc blocks, by position
 }
 
 var aliasRe = regexp.MustCompile(`(?m)^\s*typedef\s+(\w+)\s+(\w+)\s*;`)
@@ -54,6 +55,7 @@ func read(cfg *Config, dir string) (*source, error) {
 		}
 	}
 	c := *ccfg
+	c.EvalAllMacros = true
 	c.IncludePaths = append([]string{dir}, ccfg.IncludePaths...)
 	c.SysIncludePaths = append([]string{dir}, ccfg.SysIncludePaths...)
 	predefined := ccfg.Predefined
@@ -247,7 +249,7 @@ var (
 )
 
 // trailing is the /**< */ comment starting on a declaration's line, or
-// the /** */ block above it.
+// the /** */ block above it, as paragraphs (doc.go).
 func (s *source) trailing(file string, line int) string {
 	lines := s.lines(file)
 	if line < 1 || line > len(lines) {
@@ -259,10 +261,10 @@ func (s *source) trailing(file string, line int) string {
 			text += "\n" + lines[j]
 		}
 		if mm := trailingDoc.FindStringSubmatch(text); mm != nil {
-			return clean(strings.ReplaceAll(mm[1], "*", ""))
+			return docText(strings.ReplaceAll(mm[1], "*", ""))
 		}
 	}
-	return clean(blockAbove(lines, line-1))
+	return docText(blockAbove(lines, line-1))
 }
 
 // blockAbove returns the text of the /** ... */ comment that ends just
@@ -276,16 +278,16 @@ func blockAbove(lines []string, i int) string {
 		return ""
 	}
 	end := j
-	for j >= 0 && !strings.Contains(lines[j], "/**") {
+	for j >= 0 && !strings.Contains(lines[j], "/*") {
 		j--
 	}
-	if j < 0 || end-j > 400 || strings.Contains(lines[j], "/**<") {
+	if j < 0 || end-j > 400 || strings.Contains(lines[j], "/**<") || !strings.HasPrefix(strings.TrimSpace(lines[j]), "/*") {
 		return "" // none, or the trailing doc of the declaration above
 	}
 	var b strings.Builder
 	for _, l := range lines[j : end+1] {
 		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "/**")
+		l = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(l, "/**"), "/*!"), "/*")
 		l = strings.TrimSuffix(l, "*/")
 		l = strings.TrimPrefix(l, "*")
 		b.WriteString(l)
@@ -294,33 +296,25 @@ func blockAbove(lines []string, i int) string {
 	return b.String()
 }
 
-var doxyRe = regexp.MustCompile(`\\([a-zA-Z]+)\b`) // \deprecated → deprecated
-
-var (
-	briefRe = regexp.MustCompile(`(?s)\\brief\s+(.*?)(\n\s*\n|\\)`)
-	paramRe = regexp.MustCompile(`(?m)^\s*\\param\s+(\w+)\s*-?\s*(.*)$`)
-)
-
-// funcDoc is a function's \brief and its \param texts.
-func (s *source) funcDoc(d *cc.Declarator) (brief string, params map[string]string) {
-	pos := d.Position()
-	block := blockAbove(s.lines(pos.Filename), pos.Line-1)
-	if mm := briefRe.FindStringSubmatch(block); mm != nil {
-		brief = clean(mm[1])
-	}
-	params = map[string]string{}
-	for _, mm := range paramRe.FindAllStringSubmatch(block, -1) {
-		params[mm[1]] = strings.TrimSpace(mm[2])
-	}
-	return brief, params
+// funcDoc is a function's doc (paragraphs: the brief first, see doc.go)
+// and its \param texts (\param name, \param[in] name, \param[out] name,
+// \param[in,out] name), each its first line, as the model reads them.
+func (s *source) funcDoc(d *cc.Declarator) (doc string, params map[string]string) {
+	pd := s.parsedDoc(d)
+	return pd.text(), pd.first
 }
 
-func clean(s string) string {
-	s = strings.ReplaceAll(s, "::", "")
-	s = strings.ReplaceAll(s, "\\p ", "")
-	s = strings.ReplaceAll(s, "\\e ", "")
-	s = strings.ReplaceAll(s, "\\b ", "")
-	s = strings.ReplaceAll(s, "\\ref ", "")
-	s = doxyRe.ReplaceAllString(s, "$1")
-	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
+// parsedDoc is a declaration's doc block, parsed once.
+func (s *source) parsedDoc(d *cc.Declarator) *parsedDoc {
+	pos := d.Position()
+	key := fmt.Sprintf("%s:%d", pos.Filename, pos.Line)
+	if pd, ok := s.docs[key]; ok {
+		return pd
+	}
+	if s.docs == nil {
+		s.docs = map[string]*parsedDoc{}
+	}
+	pd := parseDoc(blockAbove(s.lines(pos.Filename), pos.Line-1))
+	s.docs[key] = pd
+	return pd
 }

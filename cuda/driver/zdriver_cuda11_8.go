@@ -125,9 +125,14 @@ var (
 	}
 )
 
-// Bindings for CUDA 11.8: CUDA_VERSION 11080, cuda.h sha256 55639151a971a10c28d627a98dcd406c6320a5b4e5b67dd9d229056ed5c8e045, cudaTypedefs.h sha256 46e23972d8ab764eea27430a9180f7a550803d1e00c7ba41a8ac3c4f80b58edd.
+// Bindings for CUDA 11.8: CUDA_VERSION 11080,
+// cuda.h sha256
+// 55639151a971a10c28d627a98dcd406c6320a5b4e5b67dd9d229056ed5c8e045,
+// cudaTypedefs.h sha256
+// 46e23972d8ab764eea27430a9180f7a550803d1e00c7ba41a8ac3c4f80b58edd.
 const (
-	// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from.
+	// HeaderVersion is the CUDA_VERSION of the header these bindings were generated
+	// from.
 	HeaderVersion = 11080
 	// Toolkit is the toolkit version of that header.
 	Toolkit = "11.8"
@@ -140,7 +145,8 @@ const (
 	gpaFlags               = 1
 )
 
-// HeaderSHA256 holds the sha256 of each header file the bindings were generated from.
+// HeaderSHA256 holds the sha256 of each header file the bindings were generated
+// from.
 var HeaderSHA256 = map[string]string{
 	"cuda.h":         "55639151a971a10c28d627a98dcd406c6320a5b4e5b67dd9d229056ed5c8e045",
 	"cudaTypedefs.h": "46e23972d8ab764eea27430a9180f7a550803d1e00c7ba41a8ac3c4f80b58edd",
@@ -171,9 +177,11 @@ type (
 	Stream uintptr
 	// GraphicsResource is CUgraphicsResource: CUDA graphics interop resource.
 	GraphicsResource uintptr
-	// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that represents a CUDA texture object.
+	// TexObject is CUtexObject (also CUtexObject_v1): An opaque value that
+	// represents a CUDA texture object.
 	TexObject uint64
-	// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that represents a CUDA surface object.
+	// SurfObject is CUsurfObject (also CUsurfObject_v1): An opaque value that
+	// represents a CUDA surface object.
 	SurfObject uint64
 	// ExternalMemory is CUexternalMemory: CUDA external memory.
 	ExternalMemory uintptr
@@ -193,7 +201,9 @@ type (
 	UUID struct {
 		Bytes [16]byte
 	}
-	// IPCEventHandle is CUipcEventHandle (also CUipcEventHandle_v1) (64 bytes), bound as bytes: an opaque token the driver fills; the cuda package converts its [64]byte IPC handle to it.
+	// IPCEventHandle is CUipcEventHandle (also CUipcEventHandle_v1) (64 bytes),
+	// bound as bytes: an opaque token the driver fills; the cuda package converts
+	// its [64]byte IPC handle to it.
 	IPCEventHandle [64]byte
 	// IPCMemHandle is CUipcMemHandle (also CUipcMemHandle_v1) (64 bytes).
 	IPCMemHandle struct {
@@ -223,7 +233,9 @@ type (
 	StreamBatchMemOpType int32
 	// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
 	StreamMemoryBarrierFlags uint32
-	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and written through the methods.
+	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also
+	// CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and
+	// written through the methods.
 	StreamBatchMemOpParams struct {
 		_   [0]uint64
 		Raw [48]byte
@@ -237,7 +249,8 @@ type (
 	}
 	// OccupancyFlags is CUoccupancy_flags.
 	OccupancyFlags uint32
-	// StreamUpdateCaptureDependenciesFlags is CUstreamUpdateCaptureDependencies_flags.
+	// StreamUpdateCaptureDependenciesFlags is
+	// CUstreamUpdateCaptureDependencies_flags.
 	StreamUpdateCaptureDependenciesFlags uint32
 	// ArrayFormat is CUarray_format.
 	ArrayFormat int32
@@ -304,7 +317,8 @@ type (
 	HostFn unsafe.Pointer
 	// AccessProperty is CUaccessProperty.
 	AccessProperty int32
-	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32 bytes).
+	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
+	// bytes).
 	AccessPolicyWindow struct {
 		Base_ptr  unsafe.Pointer
 		Num_bytes uint64
@@ -312,7 +326,8 @@ type (
 		HitProp   AccessProperty
 		MissProp  AccessProperty
 	}
-	// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v1) (56 bytes).
+	// KernelNodeParams is CUDA_KERNEL_NODE_PARAMS (also CUDA_KERNEL_NODE_PARAMS_v1)
+	// (56 bytes).
 	KernelNodeParams struct {
 		Func           Function
 		GridDimX       uint32
@@ -325,7 +340,8 @@ type (
 		KernelParams   *unsafe.Pointer
 		Extra          *unsafe.Pointer
 	}
-	// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1) (40 bytes).
+	// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1)
+	// (40 bytes).
 	MemsetNodeParams struct {
 		Dst         DevicePtr
 		Pitch       uint64
@@ -334,7 +350,8 @@ type (
 		Width       uint64
 		Height      uint64
 	}
-	// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16 bytes).
+	// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16
+	// bytes).
 	HostNodeParams struct {
 		Fn       HostFn
 		UserData unsafe.Pointer
@@ -345,13 +362,18 @@ type (
 	SynchronizationPolicy int32
 	// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
 	ClusterSchedulingPolicy int32
-	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID, CUstreamAttrID).
+	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID,
+	// CUstreamAttrID).
 	LaunchAttributeID int32
-	// LaunchAttributeValue is CUlaunchAttributeValue (also CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1, CUstreamAttrValue) (64 bytes), a union: its members are read and written through the methods.
+	// LaunchAttributeValue is CUlaunchAttributeValue (also
+	// CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1,
+	// CUstreamAttrValue) (64 bytes), a union: its members are read and written
+	// through the methods.
 	LaunchAttributeValue struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = LaunchAttributeValue{}) before reusing it with a
+		// collector. Zero the value (*u = LaunchAttributeValue{}) before reusing it
+		// with a
 		// member that has an integer where another had a pointer.
 		p0 unsafe.Pointer
 		b8 [56]byte
@@ -383,11 +405,13 @@ type (
 	ProcAddressFlags uint32
 	// ExecAffinityType is CUexecAffinityType.
 	ExecAffinityType int32
-	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1) (4 bytes).
+	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1)
+	// (4 bytes).
 	ExecAffinitySMCount struct {
 		Val uint32
 	}
-	// ExecAffinityParam is CUexecAffinityParam (also CUexecAffinityParam_v1) (8 bytes).
+	// ExecAffinityParam is CUexecAffinityParam (also CUexecAffinityParam_v1) (8
+	// bytes).
 	ExecAffinityParam struct {
 		Type  ExecAffinityType
 		Param ExecAffinityParamParam
@@ -396,9 +420,11 @@ type (
 	Result int32
 	// DeviceP2PAttribute is CUdevice_P2PAttribute.
 	DeviceP2PAttribute int32
-	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream hStream, CUresult status, void *userData).
+	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
+	// hStream, CUresult status, void *userData).
 	StreamCallback unsafe.Pointer
-	// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int blockSize).
+	// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int
+	// blockSize).
 	OccupancyB2DSize unsafe.Pointer
 	// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 	Memcpy2DParams struct {
@@ -447,7 +473,8 @@ type (
 		Height        uint64
 		Depth         uint64
 	}
-	// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200 bytes).
+	// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200
+	// bytes).
 	Memcpy3DPeerParams struct {
 		SrcXInBytes   uint64
 		SrcY          uint64
@@ -475,14 +502,16 @@ type (
 		Height        uint64
 		Depth         uint64
 	}
-	// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24 bytes).
+	// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24
+	// bytes).
 	ArrayDescriptor struct {
 		Width       uint64
 		Height      uint64
 		Format      ArrayFormat
 		NumChannels uint32
 	}
-	// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
+	// Array3DDescriptor is CUDA_ARRAY3D_DESCRIPTOR (also
+	// CUDA_ARRAY3D_DESCRIPTOR_v2) (40 bytes).
 	Array3DDescriptor struct {
 		Width       uint64
 		Height      uint64
@@ -491,7 +520,8 @@ type (
 		NumChannels uint32
 		Flags       uint32
 	}
-	// ArraySparseProperties is CUDA_ARRAY_SPARSE_PROPERTIES (also CUDA_ARRAY_SPARSE_PROPERTIES_v1) (48 bytes).
+	// ArraySparseProperties is CUDA_ARRAY_SPARSE_PROPERTIES (also
+	// CUDA_ARRAY_SPARSE_PROPERTIES_v1) (48 bytes).
 	ArraySparseProperties struct {
 		TileExtent        ArraySparsePropertiesTileExtent
 		MiptailFirstLevel uint32
@@ -499,7 +529,8 @@ type (
 		Flags             uint32
 		Reserved          [4]uint32
 	}
-	// ArrayMemoryRequirements is CUDA_ARRAY_MEMORY_REQUIREMENTS (also CUDA_ARRAY_MEMORY_REQUIREMENTS_v1) (32 bytes).
+	// ArrayMemoryRequirements is CUDA_ARRAY_MEMORY_REQUIREMENTS (also
+	// CUDA_ARRAY_MEMORY_REQUIREMENTS_v1) (32 bytes).
 	ArrayMemoryRequirements struct {
 		Size      uint64
 		Alignment uint64
@@ -526,7 +557,8 @@ type (
 	}
 	// ResourceViewFormat is CUresourceViewFormat.
 	ResourceViewFormat int32
-	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1) (112 bytes).
+	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1)
+	// (112 bytes).
 	ResourceViewDesc struct {
 		Format           ResourceViewFormat
 		Width            uint64
@@ -538,7 +570,8 @@ type (
 		LastLayer        uint32
 		Reserved         [16]uint32
 	}
-	// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
+	// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also
+	// CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
 	PointerP2PTokens struct {
 		P2pToken     uint64
 		VaSpaceToken uint32
@@ -560,7 +593,8 @@ type (
 	}
 	// ExternalMemoryHandleType is CUexternalMemoryHandleType.
 	ExternalMemoryHandleType int32
-	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
+	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also
+	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
 	ExternalMemoryHandleDesc struct {
 		Type     ExternalMemoryHandleType
 		Handle   ExternalMemoryHandleDescHandle
@@ -568,14 +602,16 @@ type (
 		Flags    uint32
 		Reserved [16]uint32
 	}
-	// ExternalMemoryBufferDesc is CUDA_EXTERNAL_MEMORY_BUFFER_DESC (also CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) (88 bytes).
+	// ExternalMemoryBufferDesc is CUDA_EXTERNAL_MEMORY_BUFFER_DESC (also
+	// CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) (88 bytes).
 	ExternalMemoryBufferDesc struct {
 		Offset   uint64
 		Size     uint64
 		Flags    uint32
 		Reserved [16]uint32
 	}
-	// ExternalMemoryMipmappedArrayDesc is CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC (also CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) (120 bytes).
+	// ExternalMemoryMipmappedArrayDesc is CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
+	// (also CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) (120 bytes).
 	ExternalMemoryMipmappedArrayDesc struct {
 		Offset    uint64
 		ArrayDesc Array3DDescriptor
@@ -584,38 +620,44 @@ type (
 	}
 	// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
 	ExternalSemaphoreHandleType int32
-	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
+	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also
+	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
 	ExternalSemaphoreHandleDesc struct {
 		Type     ExternalSemaphoreHandleType
 		Handle   ExternalSemaphoreHandleDescHandle
 		Flags    uint32
 		Reserved [16]uint32
 	}
-	// ExternalSemaphoreSignalParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1) (144 bytes).
+	// ExternalSemaphoreSignalParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS (also
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1) (144 bytes).
 	ExternalSemaphoreSignalParams struct {
 		Params   ExternalSemaphoreSignalParamsParams
 		Flags    uint32
 		Reserved [16]uint32
 	}
-	// ExternalSemaphoreWaitParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (also CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1) (144 bytes).
+	// ExternalSemaphoreWaitParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS (also
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1) (144 bytes).
 	ExternalSemaphoreWaitParams struct {
 		Params   ExternalSemaphoreWaitParamsParams
 		Flags    uint32
 		Reserved [16]uint32
 	}
-	// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
+	// ExtSemSignalNodeParams is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS (also
+	// CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) (24 bytes).
 	ExtSemSignalNodeParams struct {
 		ExtSemArray *ExternalSemaphore
 		ParamsArray *ExternalSemaphoreSignalParams
 		NumExtSems  uint32
 	}
-	// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
+	// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also
+	// CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) (24 bytes).
 	ExtSemWaitNodeParams struct {
 		ExtSemArray *ExternalSemaphore
 		ParamsArray *ExternalSemaphoreWaitParams
 		NumExtSems  uint32
 	}
-	// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also CUmemGenericAllocationHandle_v1).
+	// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also
+	// CUmemGenericAllocationHandle_v1).
 	MemGenericAllocationHandle uint64
 	// MemAllocationHandleType is CUmemAllocationHandleType.
 	MemAllocationHandleType int32
@@ -656,7 +698,8 @@ type (
 	}
 	// MemAllocationCompType is CUmemAllocationCompType.
 	MemAllocationCompType int32
-	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32 bytes).
+	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32
+	// bytes).
 	MemAllocationProp struct {
 		Type                 MemAllocationType
 		RequestedHandleTypes MemAllocationHandleType
@@ -681,7 +724,8 @@ type (
 		Win32SecurityAttributes unsafe.Pointer
 		Reserved                [64]uint8
 	}
-	// MemPoolPtrExportData is CUmemPoolPtrExportData (also CUmemPoolPtrExportData_v1) (64 bytes).
+	// MemPoolPtrExportData is CUmemPoolPtrExportData (also
+	// CUmemPoolPtrExportData_v1) (64 bytes).
 	MemPoolPtrExportData struct {
 		Reserved [64]uint8
 	}
@@ -703,7 +747,7 @@ type (
 	FlushGPUDirectRDMAWritesScope int32
 	// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
 	FlushGPUDirectRDMAWritesTarget int32
-	// GraphDebugDotFlags is CUgraphDebugDot_flags: CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS = 1<<13 * Adds batch mem op node parameters to output.
+	// GraphDebugDotFlags is CUgraphDebugDot_flags.
 	GraphDebugDotFlags uint32
 	// UserObjectFlags is CUuserObject_flags.
 	UserObjectFlags uint32
@@ -713,7 +757,8 @@ type (
 	GraphInstantiateFlags uint32
 	// ModuleLoadingMode is CUmoduleLoadingMode.
 	ModuleLoadingMode int32
-	// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40 bytes).
+	// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40
+	// bytes).
 	StreamBatchMemOpParamsWaitValue struct {
 		Operation StreamBatchMemOpType
 		Address   DevicePtr
@@ -721,12 +766,14 @@ type (
 		Flags     uint32
 		Alias     DevicePtr
 	}
-	// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8 bytes), a union: its members are read and written through the methods.
+	// StreamBatchMemOpParamsWaitValueAnon2 is CUstreamBatchMemOpParams.waitValue (8
+	// bytes), a union: its members are read and written through the methods.
 	StreamBatchMemOpParamsWaitValueAnon2 struct {
 		_   [0]uint64
 		Raw [8]byte
 	}
-	// StreamBatchMemOpParamsWriteValue is CUstreamBatchMemOpParams.writeValue (40 bytes).
+	// StreamBatchMemOpParamsWriteValue is CUstreamBatchMemOpParams.writeValue (40
+	// bytes).
 	StreamBatchMemOpParamsWriteValue struct {
 		Operation StreamBatchMemOpType
 		Address   DevicePtr
@@ -734,45 +781,53 @@ type (
 		Flags     uint32
 		Alias     DevicePtr
 	}
-	// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue (8 bytes), a union: its members are read and written through the methods.
+	// StreamBatchMemOpParamsWriteValueAnon2 is CUstreamBatchMemOpParams.writeValue
+	// (8 bytes), a union: its members are read and written through the methods.
 	StreamBatchMemOpParamsWriteValueAnon2 struct {
 		_   [0]uint64
 		Raw [8]byte
 	}
-	// StreamBatchMemOpParamsFlushRemoteWrites is CUstreamBatchMemOpParams.flushRemoteWrites (8 bytes).
+	// StreamBatchMemOpParamsFlushRemoteWrites is
+	// CUstreamBatchMemOpParams.flushRemoteWrites (8 bytes).
 	StreamBatchMemOpParamsFlushRemoteWrites struct {
 		Operation StreamBatchMemOpType
 		Flags     uint32
 	}
-	// StreamBatchMemOpParamsMemoryBarrier is CUstreamBatchMemOpParams.memoryBarrier (8 bytes).
+	// StreamBatchMemOpParamsMemoryBarrier is CUstreamBatchMemOpParams.memoryBarrier
+	// (8 bytes).
 	StreamBatchMemOpParamsMemoryBarrier struct {
 		Operation StreamBatchMemOpType
 		Flags     uint32
 	}
-	// LaunchAttributeValueClusterDim is CUlaunchAttributeValue.clusterDim (12 bytes).
+	// LaunchAttributeValueClusterDim is CUlaunchAttributeValue.clusterDim (12
+	// bytes).
 	LaunchAttributeValueClusterDim struct {
 		X uint32
 		Y uint32
 		Z uint32
 	}
-	// LaunchAttributeValueProgrammaticEvent is CUlaunchAttributeValue.programmaticEvent (16 bytes).
+	// LaunchAttributeValueProgrammaticEvent is
+	// CUlaunchAttributeValue.programmaticEvent (16 bytes).
 	LaunchAttributeValueProgrammaticEvent struct {
 		Event               Event
 		Flags               int32
 		TriggerAtBlockStart int32
 	}
-	// ExecAffinityParamParam is CUexecAffinityParam.param (4 bytes), a union: its members are read and written through the methods.
+	// ExecAffinityParamParam is CUexecAffinityParam.param (4 bytes), a union: its
+	// members are read and written through the methods.
 	ExecAffinityParamParam struct {
 		_   [0]uint32
 		Raw [4]byte
 	}
-	// ArraySparsePropertiesTileExtent is CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent (12 bytes).
+	// ArraySparsePropertiesTileExtent is CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent
+	// (12 bytes).
 	ArraySparsePropertiesTileExtent struct {
 		Width  uint32
 		Height uint32
 		Depth  uint32
 	}
-	// ResourceDescRes is CUDA_RESOURCE_DESC.res (128 bytes), a union: its members are read and written through the methods.
+	// ResourceDescRes is CUDA_RESOURCE_DESC.res (128 bytes), a union: its members
+	// are read and written through the methods.
 	ResourceDescRes struct {
 		_   [0]uint64
 		Raw [128]byte
@@ -805,92 +860,114 @@ type (
 	ResourceDescResReserved struct {
 		Reserved [32]int32
 	}
-	// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+	// ExternalMemoryHandleDescHandle is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle (16
+	// bytes), a union: its members are read and written through the methods.
 	ExternalMemoryHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalMemoryHandleDescHandle{}) before reusing it with a
+		// collector. Zero the value (*u = ExternalMemoryHandleDescHandle{}) before
+		// reusing it with a
 		// member that has an integer where another had a pointer.
 		p0 unsafe.Pointer
 		p8 unsafe.Pointer
 	}
-	// ExternalMemoryHandleDescHandleWin32 is CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
+	// ExternalMemoryHandleDescHandleWin32 is
+	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalMemoryHandleDescHandleWin32 struct {
 		Handle unsafe.Pointer
 		Name   unsafe.Pointer
 	}
-	// ExternalSemaphoreHandleDescHandle is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members are read and written through the methods.
+	// ExternalSemaphoreHandleDescHandle is
+	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle (16 bytes), a union: its members
+	// are read and written through the methods.
 	ExternalSemaphoreHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreHandleDescHandle{}) before reusing it with a
+		// collector. Zero the value (*u = ExternalSemaphoreHandleDescHandle{}) before
+		// reusing it with a
 		// member that has an integer where another had a pointer.
 		p0 unsafe.Pointer
 		p8 unsafe.Pointer
 	}
-	// ExternalSemaphoreHandleDescHandleWin32 is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
+	// ExternalSemaphoreHandleDescHandleWin32 is
+	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalSemaphoreHandleDescHandleWin32 struct {
 		Handle unsafe.Pointer
 		Name   unsafe.Pointer
 	}
-	// ExternalSemaphoreSignalParamsParams is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params (72 bytes).
+	// ExternalSemaphoreSignalParamsParams is
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params (72 bytes).
 	ExternalSemaphoreSignalParamsParams struct {
 		Fence      ExternalSemaphoreSignalParamsParamsFence
 		NvSciSync  ExternalSemaphoreSignalParamsParamsNvSciSync
 		KeyedMutex ExternalSemaphoreSignalParamsParamsKeyedMutex
 		Reserved   [12]uint32
 	}
-	// ExternalSemaphoreSignalParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.fence (8 bytes).
+	// ExternalSemaphoreSignalParamsParamsFence is
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.fence (8 bytes).
 	ExternalSemaphoreSignalParamsParamsFence struct {
 		Value uint64
 	}
-	// ExternalSemaphoreSignalParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+	// ExternalSemaphoreSignalParamsParamsNvSciSync is
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.nvSciSync (8 bytes), a union:
+	// its members are read and written through the methods.
 	ExternalSemaphoreSignalParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreSignalParamsParamsNvSciSync{}) before reusing it with a
+		// collector. Zero the value (*u =
+		// ExternalSemaphoreSignalParamsParamsNvSciSync{}) before reusing it with a
 		// member that has an integer where another had a pointer.
 		p0 unsafe.Pointer
 	}
-	// ExternalSemaphoreSignalParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
+	// ExternalSemaphoreSignalParamsParamsKeyedMutex is
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.params.keyedMutex (8 bytes).
 	ExternalSemaphoreSignalParamsParamsKeyedMutex struct {
 		Key uint64
 	}
-	// ExternalSemaphoreWaitParamsParams is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params (72 bytes).
+	// ExternalSemaphoreWaitParamsParams is
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params (72 bytes).
 	ExternalSemaphoreWaitParamsParams struct {
 		Fence      ExternalSemaphoreWaitParamsParamsFence
 		NvSciSync  ExternalSemaphoreWaitParamsParamsNvSciSync
 		KeyedMutex ExternalSemaphoreWaitParamsParamsKeyedMutex
 		Reserved   [10]uint32
 	}
-	// ExternalSemaphoreWaitParamsParamsFence is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.fence (8 bytes).
+	// ExternalSemaphoreWaitParamsParamsFence is
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.fence (8 bytes).
 	ExternalSemaphoreWaitParamsParamsFence struct {
 		Value uint64
 	}
-	// ExternalSemaphoreWaitParamsParamsNvSciSync is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its members are read and written through the methods.
+	// ExternalSemaphoreWaitParamsParamsNvSciSync is
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.nvSciSync (8 bytes), a union: its
+	// members are read and written through the methods.
 	ExternalSemaphoreWaitParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreWaitParamsParamsNvSciSync{}) before reusing it with a
+		// collector. Zero the value (*u = ExternalSemaphoreWaitParamsParamsNvSciSync{})
+		// before reusing it with a
 		// member that has an integer where another had a pointer.
 		p0 unsafe.Pointer
 	}
-	// ExternalSemaphoreWaitParamsParamsKeyedMutex is CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
+	// ExternalSemaphoreWaitParamsParamsKeyedMutex is
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.params.keyedMutex (16 bytes).
 	ExternalSemaphoreWaitParamsParamsKeyedMutex struct {
 		Key       uint64
 		TimeoutMs uint32
 	}
-	// ArrayMapInfoResource is CUarrayMapInfo.resource (8 bytes), a union: its members are read and written through the methods.
+	// ArrayMapInfoResource is CUarrayMapInfo.resource (8 bytes), a union: its
+	// members are read and written through the methods.
 	ArrayMapInfoResource struct {
 		_   [0]uint64
 		Raw [8]byte
 	}
-	// ArrayMapInfoSubresource is CUarrayMapInfo.subresource (32 bytes), a union: its members are read and written through the methods.
+	// ArrayMapInfoSubresource is CUarrayMapInfo.subresource (32 bytes), a union:
+	// its members are read and written through the methods.
 	ArrayMapInfoSubresource struct {
 		_   [0]uint64
 		Raw [32]byte
 	}
-	// ArrayMapInfoSubresourceSparseLevel is CUarrayMapInfo.subresource.sparseLevel (32 bytes).
+	// ArrayMapInfoSubresourceSparseLevel is CUarrayMapInfo.subresource.sparseLevel
+	// (32 bytes).
 	ArrayMapInfoSubresourceSparseLevel struct {
 		Level        uint32
 		Layer        uint32
@@ -901,13 +978,15 @@ type (
 		ExtentHeight uint32
 		ExtentDepth  uint32
 	}
-	// ArrayMapInfoSubresourceMiptail is CUarrayMapInfo.subresource.miptail (24 bytes).
+	// ArrayMapInfoSubresourceMiptail is CUarrayMapInfo.subresource.miptail (24
+	// bytes).
 	ArrayMapInfoSubresourceMiptail struct {
 		Layer  uint32
 		Offset uint64
 		Size   uint64
 	}
-	// ArrayMapInfoMemHandle is CUarrayMapInfo.memHandle (8 bytes), a union: its members are read and written through the methods.
+	// ArrayMapInfoMemHandle is CUarrayMapInfo.memHandle (8 bytes), a union: its
+	// members are read and written through the methods.
 	ArrayMapInfoMemHandle struct {
 		_   [0]uint64
 		Raw [8]byte
@@ -919,649 +998,1243 @@ type (
 		Usage                uint16
 		Reserved             [4]uint8
 	}
+	// MemHostAllocFlags is CU_MEMHOSTALLOC_*: the #define flags cuMemHostAlloc's
+	// Flags takes (its parameter Flags is this type).
+	MemHostAllocFlags uint32
+	// MemHostRegisterFlags is CU_MEMHOSTREGISTER_*: the #define flags
+	// cuMemHostRegister's Flags takes (its parameter Flags is this type).
+	MemHostRegisterFlags uint32
+	// TexRefSetArrayFlags is CU_TRSA_OVERRIDE_*: the #define flags
+	// cuTexRefSetArray's Flags and cuTexRefSetMipmappedArray's Flags takes (its
+	// parameter Flags is this type).
+	TexRefSetArrayFlags uint32
+	// TexRefFlags is CU_TRSF_*: the #define flags cuTexRefSetFlags's Flags takes
+	// (its parameter Flags is this type).
+	TexRefFlags uint32
 )
 
+// Values of IPCMemFlags.
 const (
-	IPCMemLazyEnablePeerAccess                            IPCMemFlags                          = 0x1        // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
-	MemAttachGlobal                                       MemAttachFlags                       = 0x1        // CU_MEM_ATTACH_GLOBAL
-	MemAttachHost                                         MemAttachFlags                       = 0x2        // CU_MEM_ATTACH_HOST
-	MemAttachSingle                                       MemAttachFlags                       = 0x4        // CU_MEM_ATTACH_SINGLE
-	CtxSchedAuto                                          CtxFlags                             = 0x0        // CU_CTX_SCHED_AUTO
-	CtxSchedSpin                                          CtxFlags                             = 0x1        // CU_CTX_SCHED_SPIN
-	CtxSchedYield                                         CtxFlags                             = 0x2        // CU_CTX_SCHED_YIELD
-	CtxSchedBlockingSync                                  CtxFlags                             = 0x4        // CU_CTX_SCHED_BLOCKING_SYNC
-	CtxBlockingSync                                       CtxFlags                             = 0x4        // CU_CTX_BLOCKING_SYNC
-	CtxSchedMask                                          CtxFlags                             = 0x7        // CU_CTX_SCHED_MASK
-	CtxMapHost                                            CtxFlags                             = 0x8        // CU_CTX_MAP_HOST
-	CtxLMEMResizeToMax                                    CtxFlags                             = 0x10       // CU_CTX_LMEM_RESIZE_TO_MAX
-	CtxFlagsMask                                          CtxFlags                             = 0x1f       // CU_CTX_FLAGS_MASK
-	EventSchedAuto                                        EventSchedFlags                      = 0x0        // CU_EVENT_SCHED_AUTO
-	EventSchedSpin                                        EventSchedFlags                      = 0x1        // CU_EVENT_SCHED_SPIN
-	EventSchedYield                                       EventSchedFlags                      = 0x2        // CU_EVENT_SCHED_YIELD
-	EventSchedBlockingSync                                EventSchedFlags                      = 0x4        // CU_EVENT_SCHED_BLOCKING_SYNC
-	StreamDefault                                         StreamFlags                          = 0x0        // CU_STREAM_DEFAULT
-	StreamNonBlocking                                     StreamFlags                          = 0x1        // CU_STREAM_NON_BLOCKING
-	EventDefault                                          EventFlags                           = 0x0        // CU_EVENT_DEFAULT
-	EventBlockingSync                                     EventFlags                           = 0x1        // CU_EVENT_BLOCKING_SYNC
-	EventDisableTiming                                    EventFlags                           = 0x2        // CU_EVENT_DISABLE_TIMING
-	EventInterprocess                                     EventFlags                           = 0x4        // CU_EVENT_INTERPROCESS
-	EventRecordDefault                                    EventRecordFlags                     = 0x0        // CU_EVENT_RECORD_DEFAULT
-	EventRecordExternal                                   EventRecordFlags                     = 0x1        // CU_EVENT_RECORD_EXTERNAL
-	EventWaitDefault                                      EventWaitFlags                       = 0x0        // CU_EVENT_WAIT_DEFAULT
-	EventWaitExternal                                     EventWaitFlags                       = 0x1        // CU_EVENT_WAIT_EXTERNAL
-	StreamWaitValueGeq                                    StreamWaitValueFlags                 = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
-	StreamWaitValueEq                                     StreamWaitValueFlags                 = 0x1        // CU_STREAM_WAIT_VALUE_EQ
-	StreamWaitValueAnd                                    StreamWaitValueFlags                 = 0x2        // CU_STREAM_WAIT_VALUE_AND
-	StreamWaitValueNor                                    StreamWaitValueFlags                 = 0x3        // CU_STREAM_WAIT_VALUE_NOR
-	StreamWaitValueFlush                                  StreamWaitValueFlags                 = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
-	StreamWriteValueDefault                               StreamWriteValueFlags                = 0x0        // CU_STREAM_WRITE_VALUE_DEFAULT
-	StreamWriteValueNoMemoryBarrier                       StreamWriteValueFlags                = 0x1        // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
-	StreamMemOpWaitValue32                                StreamBatchMemOpType                 = 1          // CU_STREAM_MEM_OP_WAIT_VALUE_32
-	StreamMemOpWriteValue32                               StreamBatchMemOpType                 = 2          // CU_STREAM_MEM_OP_WRITE_VALUE_32
-	StreamMemOpWaitValue64                                StreamBatchMemOpType                 = 4          // CU_STREAM_MEM_OP_WAIT_VALUE_64
-	StreamMemOpWriteValue64                               StreamBatchMemOpType                 = 5          // CU_STREAM_MEM_OP_WRITE_VALUE_64
-	StreamMemOpBarrier                                    StreamBatchMemOpType                 = 6          // CU_STREAM_MEM_OP_BARRIER
-	StreamMemOpFlushRemoteWrites                          StreamBatchMemOpType                 = 3          // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
-	StreamMemoryBarrierTypeSys                            StreamMemoryBarrierFlags             = 0x0        // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
-	StreamMemoryBarrierTypeGPU                            StreamMemoryBarrierFlags             = 0x1        // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
-	OccupancyDefault                                      OccupancyFlags                       = 0x0        // CU_OCCUPANCY_DEFAULT
-	OccupancyDisableCachingOverride                       OccupancyFlags                       = 0x1        // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
-	StreamAddCaptureDependencies                          StreamUpdateCaptureDependenciesFlags = 0x0        // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
-	StreamSetCaptureDependencies                          StreamUpdateCaptureDependenciesFlags = 0x1        // CU_STREAM_SET_CAPTURE_DEPENDENCIES
-	AdFormatUnsignedInt8                                  ArrayFormat                          = 1          // CU_AD_FORMAT_UNSIGNED_INT8
-	AdFormatUnsignedInt16                                 ArrayFormat                          = 2          // CU_AD_FORMAT_UNSIGNED_INT16
-	AdFormatUnsignedInt32                                 ArrayFormat                          = 3          // CU_AD_FORMAT_UNSIGNED_INT32
-	AdFormatSignedInt8                                    ArrayFormat                          = 8          // CU_AD_FORMAT_SIGNED_INT8
-	AdFormatSignedInt16                                   ArrayFormat                          = 9          // CU_AD_FORMAT_SIGNED_INT16
-	AdFormatSignedInt32                                   ArrayFormat                          = 10         // CU_AD_FORMAT_SIGNED_INT32
-	AdFormatHalf                                          ArrayFormat                          = 16         // CU_AD_FORMAT_HALF
-	AdFormatFloat                                         ArrayFormat                          = 32         // CU_AD_FORMAT_FLOAT
-	AdFormatNv12                                          ArrayFormat                          = 176        // CU_AD_FORMAT_NV12
-	AdFormatUnormInt8X1                                   ArrayFormat                          = 192        // CU_AD_FORMAT_UNORM_INT8X1
-	AdFormatUnormInt8X2                                   ArrayFormat                          = 193        // CU_AD_FORMAT_UNORM_INT8X2
-	AdFormatUnormInt8X4                                   ArrayFormat                          = 194        // CU_AD_FORMAT_UNORM_INT8X4
-	AdFormatUnormInt16X1                                  ArrayFormat                          = 195        // CU_AD_FORMAT_UNORM_INT16X1
-	AdFormatUnormInt16X2                                  ArrayFormat                          = 196        // CU_AD_FORMAT_UNORM_INT16X2
-	AdFormatUnormInt16X4                                  ArrayFormat                          = 197        // CU_AD_FORMAT_UNORM_INT16X4
-	AdFormatSnormInt8X1                                   ArrayFormat                          = 198        // CU_AD_FORMAT_SNORM_INT8X1
-	AdFormatSnormInt8X2                                   ArrayFormat                          = 199        // CU_AD_FORMAT_SNORM_INT8X2
-	AdFormatSnormInt8X4                                   ArrayFormat                          = 200        // CU_AD_FORMAT_SNORM_INT8X4
-	AdFormatSnormInt16X1                                  ArrayFormat                          = 201        // CU_AD_FORMAT_SNORM_INT16X1
-	AdFormatSnormInt16X2                                  ArrayFormat                          = 202        // CU_AD_FORMAT_SNORM_INT16X2
-	AdFormatSnormInt16X4                                  ArrayFormat                          = 203        // CU_AD_FORMAT_SNORM_INT16X4
-	AdFormatBc1Unorm                                      ArrayFormat                          = 145        // CU_AD_FORMAT_BC1_UNORM
-	AdFormatBc1UnormSrgb                                  ArrayFormat                          = 146        // CU_AD_FORMAT_BC1_UNORM_SRGB
-	AdFormatBc2Unorm                                      ArrayFormat                          = 147        // CU_AD_FORMAT_BC2_UNORM
-	AdFormatBc2UnormSrgb                                  ArrayFormat                          = 148        // CU_AD_FORMAT_BC2_UNORM_SRGB
-	AdFormatBc3Unorm                                      ArrayFormat                          = 149        // CU_AD_FORMAT_BC3_UNORM
-	AdFormatBc3UnormSrgb                                  ArrayFormat                          = 150        // CU_AD_FORMAT_BC3_UNORM_SRGB
-	AdFormatBc4Unorm                                      ArrayFormat                          = 151        // CU_AD_FORMAT_BC4_UNORM
-	AdFormatBc4Snorm                                      ArrayFormat                          = 152        // CU_AD_FORMAT_BC4_SNORM
-	AdFormatBc5Unorm                                      ArrayFormat                          = 153        // CU_AD_FORMAT_BC5_UNORM
-	AdFormatBc5Snorm                                      ArrayFormat                          = 154        // CU_AD_FORMAT_BC5_SNORM
-	AdFormatBc6HUf16                                      ArrayFormat                          = 155        // CU_AD_FORMAT_BC6H_UF16
-	AdFormatBc6HSf16                                      ArrayFormat                          = 156        // CU_AD_FORMAT_BC6H_SF16
-	AdFormatBc7Unorm                                      ArrayFormat                          = 157        // CU_AD_FORMAT_BC7_UNORM
-	AdFormatBc7UnormSrgb                                  ArrayFormat                          = 158        // CU_AD_FORMAT_BC7_UNORM_SRGB
-	TrAddressModeWrap                                     AddressMode                          = 0          // CU_TR_ADDRESS_MODE_WRAP
-	TrAddressModeClamp                                    AddressMode                          = 1          // CU_TR_ADDRESS_MODE_CLAMP
-	TrAddressModeMirror                                   AddressMode                          = 2          // CU_TR_ADDRESS_MODE_MIRROR
-	TrAddressModeBorder                                   AddressMode                          = 3          // CU_TR_ADDRESS_MODE_BORDER
-	TrFilterModePoint                                     FilterMode                           = 0          // CU_TR_FILTER_MODE_POINT
-	TrFilterModeLinear                                    FilterMode                           = 1          // CU_TR_FILTER_MODE_LINEAR
-	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute                      = 1          // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	DeviceAttributeMaxBlockDimX                           DeviceAttribute                      = 2          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
-	DeviceAttributeMaxBlockDimY                           DeviceAttribute                      = 3          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
-	DeviceAttributeMaxBlockDimZ                           DeviceAttribute                      = 4          // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
-	DeviceAttributeMaxGridDimX                            DeviceAttribute                      = 5          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
-	DeviceAttributeMaxGridDimY                            DeviceAttribute                      = 6          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
-	DeviceAttributeMaxGridDimZ                            DeviceAttribute                      = 7          // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
-	DeviceAttributeMaxSharedMemoryPerBlock                DeviceAttribute                      = 8          // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeSharedMemoryPerBlock                   DeviceAttribute                      = 8          // CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeTotalConstantMemory                    DeviceAttribute                      = 9          // CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
-	DeviceAttributeWarpSize                               DeviceAttribute                      = 10         // CU_DEVICE_ATTRIBUTE_WARP_SIZE
-	DeviceAttributeMaxPitch                               DeviceAttribute                      = 11         // CU_DEVICE_ATTRIBUTE_MAX_PITCH
-	DeviceAttributeMaxRegistersPerBlock                   DeviceAttribute                      = 12         // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
-	DeviceAttributeRegistersPerBlock                      DeviceAttribute                      = 12         // CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
-	DeviceAttributeClockRate                              DeviceAttribute                      = 13         // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
-	DeviceAttributeTextureAlignment                       DeviceAttribute                      = 14         // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
-	DeviceAttributeGPUOverlap                             DeviceAttribute                      = 15         // CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
-	DeviceAttributeMultiprocessorCount                    DeviceAttribute                      = 16         // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-	DeviceAttributeKernelExecTimeout                      DeviceAttribute                      = 17         // CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
-	DeviceAttributeIntegrated                             DeviceAttribute                      = 18         // CU_DEVICE_ATTRIBUTE_INTEGRATED
-	DeviceAttributeCanMapHostMemory                       DeviceAttribute                      = 19         // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
-	DeviceAttributeComputeMode                            DeviceAttribute                      = 20         // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
-	DeviceAttributeMaximumTexture1DWidth                  DeviceAttribute                      = 21         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
-	DeviceAttributeMaximumTexture2DWidth                  DeviceAttribute                      = 22         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
-	DeviceAttributeMaximumTexture2DHeight                 DeviceAttribute                      = 23         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
-	DeviceAttributeMaximumTexture3DWidth                  DeviceAttribute                      = 24         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
-	DeviceAttributeMaximumTexture3DHeight                 DeviceAttribute                      = 25         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
-	DeviceAttributeMaximumTexture3DDepth                  DeviceAttribute                      = 26         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
-	DeviceAttributeMaximumTexture2DLayeredWidth           DeviceAttribute                      = 27         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
-	DeviceAttributeMaximumTexture2DLayeredHeight          DeviceAttribute                      = 28         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
-	DeviceAttributeMaximumTexture2DLayeredLayers          DeviceAttribute                      = 29         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
-	DeviceAttributeMaximumTexture2DArrayWidth             DeviceAttribute                      = 27         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
-	DeviceAttributeMaximumTexture2DArrayHeight            DeviceAttribute                      = 28         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
-	DeviceAttributeMaximumTexture2DArrayNumslices         DeviceAttribute                      = 29         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
-	DeviceAttributeSurfaceAlignment                       DeviceAttribute                      = 30         // CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
-	DeviceAttributeConcurrentKernels                      DeviceAttribute                      = 31         // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
-	DeviceAttributeEccEnabled                             DeviceAttribute                      = 32         // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
-	DeviceAttributePCIBusID                               DeviceAttribute                      = 33         // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
-	DeviceAttributePCIDeviceID                            DeviceAttribute                      = 34         // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
-	DeviceAttributeTccDriver                              DeviceAttribute                      = 35         // CU_DEVICE_ATTRIBUTE_TCC_DRIVER
-	DeviceAttributeMemoryClockRate                        DeviceAttribute                      = 36         // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
-	DeviceAttributeGlobalMemoryBusWidth                   DeviceAttribute                      = 37         // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
-	DeviceAttributeL2CacheSize                            DeviceAttribute                      = 38         // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
-	DeviceAttributeMaxThreadsPerMultiprocessor            DeviceAttribute                      = 39         // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
-	DeviceAttributeAsyncEngineCount                       DeviceAttribute                      = 40         // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
-	DeviceAttributeUnifiedAddressing                      DeviceAttribute                      = 41         // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
-	DeviceAttributeMaximumTexture1DLayeredWidth           DeviceAttribute                      = 42         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
-	DeviceAttributeMaximumTexture1DLayeredLayers          DeviceAttribute                      = 43         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
-	DeviceAttributeCanTex2DGather                         DeviceAttribute                      = 44         // CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
-	DeviceAttributeMaximumTexture2DGatherWidth            DeviceAttribute                      = 45         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
-	DeviceAttributeMaximumTexture2DGatherHeight           DeviceAttribute                      = 46         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
-	DeviceAttributeMaximumTexture3DWidthAlternate         DeviceAttribute                      = 47         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
-	DeviceAttributeMaximumTexture3DHeightAlternate        DeviceAttribute                      = 48         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
-	DeviceAttributeMaximumTexture3DDepthAlternate         DeviceAttribute                      = 49         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
-	DeviceAttributePCIDomainID                            DeviceAttribute                      = 50         // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
-	DeviceAttributeTexturePitchAlignment                  DeviceAttribute                      = 51         // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
-	DeviceAttributeMaximumTexturecubemapWidth             DeviceAttribute                      = 52         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
-	DeviceAttributeMaximumTexturecubemapLayeredWidth      DeviceAttribute                      = 53         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
-	DeviceAttributeMaximumTexturecubemapLayeredLayers     DeviceAttribute                      = 54         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
-	DeviceAttributeMaximumSurface1DWidth                  DeviceAttribute                      = 55         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
-	DeviceAttributeMaximumSurface2DWidth                  DeviceAttribute                      = 56         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
-	DeviceAttributeMaximumSurface2DHeight                 DeviceAttribute                      = 57         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
-	DeviceAttributeMaximumSurface3DWidth                  DeviceAttribute                      = 58         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
-	DeviceAttributeMaximumSurface3DHeight                 DeviceAttribute                      = 59         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
-	DeviceAttributeMaximumSurface3DDepth                  DeviceAttribute                      = 60         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
-	DeviceAttributeMaximumSurface1DLayeredWidth           DeviceAttribute                      = 61         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
-	DeviceAttributeMaximumSurface1DLayeredLayers          DeviceAttribute                      = 62         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
-	DeviceAttributeMaximumSurface2DLayeredWidth           DeviceAttribute                      = 63         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
-	DeviceAttributeMaximumSurface2DLayeredHeight          DeviceAttribute                      = 64         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
-	DeviceAttributeMaximumSurface2DLayeredLayers          DeviceAttribute                      = 65         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
-	DeviceAttributeMaximumSurfacecubemapWidth             DeviceAttribute                      = 66         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
-	DeviceAttributeMaximumSurfacecubemapLayeredWidth      DeviceAttribute                      = 67         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
-	DeviceAttributeMaximumSurfacecubemapLayeredLayers     DeviceAttribute                      = 68         // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
-	DeviceAttributeMaximumTexture1DLinearWidth            DeviceAttribute                      = 69         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
-	DeviceAttributeMaximumTexture2DLinearWidth            DeviceAttribute                      = 70         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
-	DeviceAttributeMaximumTexture2DLinearHeight           DeviceAttribute                      = 71         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
-	DeviceAttributeMaximumTexture2DLinearPitch            DeviceAttribute                      = 72         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
-	DeviceAttributeMaximumTexture2DMipmappedWidth         DeviceAttribute                      = 73         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
-	DeviceAttributeMaximumTexture2DMipmappedHeight        DeviceAttribute                      = 74         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
-	DeviceAttributeComputeCapabilityMajor                 DeviceAttribute                      = 75         // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-	DeviceAttributeComputeCapabilityMinor                 DeviceAttribute                      = 76         // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-	DeviceAttributeMaximumTexture1DMipmappedWidth         DeviceAttribute                      = 77         // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
-	DeviceAttributeStreamPrioritiesSupported              DeviceAttribute                      = 78         // CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
-	DeviceAttributeGlobalL1CacheSupported                 DeviceAttribute                      = 79         // CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
-	DeviceAttributeLocalL1CacheSupported                  DeviceAttribute                      = 80         // CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
-	DeviceAttributeMaxSharedMemoryPerMultiprocessor       DeviceAttribute                      = 81         // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-	DeviceAttributeMaxRegistersPerMultiprocessor          DeviceAttribute                      = 82         // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
-	DeviceAttributeManagedMemory                          DeviceAttribute                      = 83         // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-	DeviceAttributeMultiGPUBoard                          DeviceAttribute                      = 84         // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
-	DeviceAttributeMultiGPUBoardGroupID                   DeviceAttribute                      = 85         // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
-	DeviceAttributeHostNativeAtomicSupported              DeviceAttribute                      = 86         // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
-	DeviceAttributeSingleToDoublePrecisionPerfRatio       DeviceAttribute                      = 87         // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-	DeviceAttributePageableMemoryAccess                   DeviceAttribute                      = 88         // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
-	DeviceAttributeConcurrentManagedAccess                DeviceAttribute                      = 89         // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
-	DeviceAttributeComputePreemptionSupported             DeviceAttribute                      = 90         // CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
-	DeviceAttributeCanUseHostPointerForRegisteredMem      DeviceAttribute                      = 91         // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-	DeviceAttributeCanUseStreamMemOps                     DeviceAttribute                      = 92         // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS
-	DeviceAttributeCanUse64BitStreamMemOps                DeviceAttribute                      = 93         // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-	DeviceAttributeCanUseStreamWaitValueNor               DeviceAttribute                      = 94         // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
-	DeviceAttributeCooperativeLaunch                      DeviceAttribute                      = 95         // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
-	DeviceAttributeCooperativeMultiDeviceLaunch           DeviceAttribute                      = 96         // CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
-	DeviceAttributeMaxSharedMemoryPerBlockOptin           DeviceAttribute                      = 97         // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	DeviceAttributeCanFlushRemoteWrites                   DeviceAttribute                      = 98         // CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
-	DeviceAttributeHostRegisterSupported                  DeviceAttribute                      = 99         // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
-	DeviceAttributePageableMemoryAccessUsesHostPageTables DeviceAttribute                      = 100        // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-	DeviceAttributeDirectManagedMemAccessFromHost         DeviceAttribute                      = 101        // CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-	DeviceAttributeVirtualAddressManagementSupported      DeviceAttribute                      = 102        // CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED
-	DeviceAttributeVirtualMemoryManagementSupported       DeviceAttribute                      = 102        // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
-	DeviceAttributeHandleTypePosixFileDescriptorSupported DeviceAttribute                      = 103        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
-	DeviceAttributeHandleTypeWin32HandleSupported         DeviceAttribute                      = 104        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
-	DeviceAttributeHandleTypeWin32KmtHandleSupported      DeviceAttribute                      = 105        // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
-	DeviceAttributeMaxBlocksPerMultiprocessor             DeviceAttribute                      = 106        // CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
-	DeviceAttributeGenericCompressionSupported            DeviceAttribute                      = 107        // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
-	DeviceAttributeMaxPersistingL2CacheSize               DeviceAttribute                      = 108        // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
-	DeviceAttributeMaxAccessPolicyWindowSize              DeviceAttribute                      = 109        // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
-	DeviceAttributeGPUDirectRdmaWithCudaVmmSupported      DeviceAttribute                      = 110        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
-	DeviceAttributeReservedSharedMemoryPerBlock           DeviceAttribute                      = 111        // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
-	DeviceAttributeSparseCudaArraySupported               DeviceAttribute                      = 112        // CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
-	DeviceAttributeReadOnlyHostRegisterSupported          DeviceAttribute                      = 113        // CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
-	DeviceAttributeTimelineSemaphoreInteropSupported      DeviceAttribute                      = 114        // CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
-	DeviceAttributeMemoryPoolsSupported                   DeviceAttribute                      = 115        // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
-	DeviceAttributeGPUDirectRdmaSupported                 DeviceAttribute                      = 116        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
-	DeviceAttributeGPUDirectRdmaFlushWritesOptions        DeviceAttribute                      = 117        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
-	DeviceAttributeGPUDirectRdmaWritesOrdering            DeviceAttribute                      = 118        // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
-	DeviceAttributeMempoolSupportedHandleTypes            DeviceAttribute                      = 119        // CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
-	DeviceAttributeClusterLaunch                          DeviceAttribute                      = 120        // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
-	DeviceAttributeDeferredMappingCudaArraySupported      DeviceAttribute                      = 121        // CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
-	DeviceAttributeCanUse64BitStreamMemOpsV2              DeviceAttribute                      = 122        // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2
-	DeviceAttributeCanUseStreamWaitValueNorV2             DeviceAttribute                      = 123        // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2
-	DeviceAttributeDmaBufSupported                        DeviceAttribute                      = 124        // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
-	DeviceAttributeMax                                    DeviceAttribute                      = 125        // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
-	PointerAttributeContext                               PointerAttribute                     = 1          // CU_POINTER_ATTRIBUTE_CONTEXT
-	PointerAttributeMemoryType                            PointerAttribute                     = 2          // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-	PointerAttributeDevicePointer                         PointerAttribute                     = 3          // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-	PointerAttributeHostPointer                           PointerAttribute                     = 4          // CU_POINTER_ATTRIBUTE_HOST_POINTER
-	PointerAttributeP2PTokens                             PointerAttribute                     = 5          // CU_POINTER_ATTRIBUTE_P2P_TOKENS
-	PointerAttributeSyncMemops                            PointerAttribute                     = 6          // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-	PointerAttributeBufferID                              PointerAttribute                     = 7          // CU_POINTER_ATTRIBUTE_BUFFER_ID
-	PointerAttributeIsManaged                             PointerAttribute                     = 8          // CU_POINTER_ATTRIBUTE_IS_MANAGED
-	PointerAttributeDeviceOrdinal                         PointerAttribute                     = 9          // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-	PointerAttributeIsLegacyCudaIPCCapable                PointerAttribute                     = 10         // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-	PointerAttributeRangeStartAddr                        PointerAttribute                     = 11         // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-	PointerAttributeRangeSize                             PointerAttribute                     = 12         // CU_POINTER_ATTRIBUTE_RANGE_SIZE
-	PointerAttributeMapped                                PointerAttribute                     = 13         // CU_POINTER_ATTRIBUTE_MAPPED
-	PointerAttributeAllowedHandleTypes                    PointerAttribute                     = 14         // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-	PointerAttributeIsGPUDirectRdmaCapable                PointerAttribute                     = 15         // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-	PointerAttributeAccessFlags                           PointerAttribute                     = 16         // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-	PointerAttributeMempoolHandle                         PointerAttribute                     = 17         // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-	PointerAttributeMappingSize                           PointerAttribute                     = 18         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-	PointerAttributeMappingBaseAddr                       PointerAttribute                     = 19         // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-	PointerAttributeMemoryBlockID                         PointerAttribute                     = 20         // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-	FuncAttributeMaxThreadsPerBlock                       FunctionAttribute                    = 0          // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	FuncAttributeSharedSizeBytes                          FunctionAttribute                    = 1          // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
-	FuncAttributeConstSizeBytes                           FunctionAttribute                    = 2          // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
-	FuncAttributeLocalSizeBytes                           FunctionAttribute                    = 3          // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
-	FuncAttributeNumRegs                                  FunctionAttribute                    = 4          // CU_FUNC_ATTRIBUTE_NUM_REGS
-	FuncAttributePTXVersion                               FunctionAttribute                    = 5          // CU_FUNC_ATTRIBUTE_PTX_VERSION
-	FuncAttributeBinaryVersion                            FunctionAttribute                    = 6          // CU_FUNC_ATTRIBUTE_BINARY_VERSION
-	FuncAttributeCacheModeCa                              FunctionAttribute                    = 7          // CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
-	FuncAttributeMaxDynamicSharedSizeBytes                FunctionAttribute                    = 8          // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-	FuncAttributePreferredSharedMemoryCarveout            FunctionAttribute                    = 9          // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-	FuncAttributeClusterSizeMustBeSet                     FunctionAttribute                    = 10         // CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
-	FuncAttributeRequiredClusterWidth                     FunctionAttribute                    = 11         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
-	FuncAttributeRequiredClusterHeight                    FunctionAttribute                    = 12         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
-	FuncAttributeRequiredClusterDepth                     FunctionAttribute                    = 13         // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
-	FuncAttributeNonPortableClusterSizeAllowed            FunctionAttribute                    = 14         // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-	FuncAttributeClusterSchedulingPolicyPreference        FunctionAttribute                    = 15         // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-	FuncAttributeMax                                      FunctionAttribute                    = 16         // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
-	FuncCachePreferNone                                   FuncCache                            = 0          // CU_FUNC_CACHE_PREFER_NONE
-	FuncCachePreferShared                                 FuncCache                            = 1          // CU_FUNC_CACHE_PREFER_SHARED
-	FuncCachePreferL1                                     FuncCache                            = 2          // CU_FUNC_CACHE_PREFER_L1
-	FuncCachePreferEqual                                  FuncCache                            = 3          // CU_FUNC_CACHE_PREFER_EQUAL
-	SharedMemConfigDefaultBankSize                        Sharedconfig                         = 0          // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
-	SharedMemConfigFourByteBankSize                       Sharedconfig                         = 1          // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
-	SharedMemConfigEightByteBankSize                      Sharedconfig                         = 2          // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
-	SharedmemCarveoutDefault                              SharedCarveout                       = -1         // CU_SHAREDMEM_CARVEOUT_DEFAULT
-	SharedmemCarveoutMaxShared                            SharedCarveout                       = 100        // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
-	SharedmemCarveoutMaxL1                                SharedCarveout                       = 0          // CU_SHAREDMEM_CARVEOUT_MAX_L1
-	MemorytypeHost                                        Memorytype                           = 1          // CU_MEMORYTYPE_HOST
-	MemorytypeDevice                                      Memorytype                           = 2          // CU_MEMORYTYPE_DEVICE
-	MemorytypeArray                                       Memorytype                           = 3          // CU_MEMORYTYPE_ARRAY
-	MemorytypeUnified                                     Memorytype                           = 4          // CU_MEMORYTYPE_UNIFIED
-	ComputemodeDefault                                    Computemode                          = 0          // CU_COMPUTEMODE_DEFAULT
-	ComputemodeProhibited                                 Computemode                          = 2          // CU_COMPUTEMODE_PROHIBITED
-	ComputemodeExclusiveProcess                           Computemode                          = 3          // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
-	MemAdviseSetReadMostly                                MemAdvice                            = 1          // CU_MEM_ADVISE_SET_READ_MOSTLY
-	MemAdviseUnsetReadMostly                              MemAdvice                            = 2          // CU_MEM_ADVISE_UNSET_READ_MOSTLY
-	MemAdviseSetPreferredLocation                         MemAdvice                            = 3          // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
-	MemAdviseUnsetPreferredLocation                       MemAdvice                            = 4          // CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
-	MemAdviseSetAccessedBy                                MemAdvice                            = 5          // CU_MEM_ADVISE_SET_ACCESSED_BY
-	MemAdviseUnsetAccessedBy                              MemAdvice                            = 6          // CU_MEM_ADVISE_UNSET_ACCESSED_BY
-	MemRangeAttributeReadMostly                           MemRangeAttribute                    = 1          // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
-	MemRangeAttributePreferredLocation                    MemRangeAttribute                    = 2          // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
-	MemRangeAttributeAccessedBy                           MemRangeAttribute                    = 3          // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
-	MemRangeAttributeLastPrefetchLocation                 MemRangeAttribute                    = 4          // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
-	JITMaxRegisters                                       JITOption                            = 0          // CU_JIT_MAX_REGISTERS
-	JITThreadsPerBlock                                    JITOption                            = 1          // CU_JIT_THREADS_PER_BLOCK
-	JITWallTime                                           JITOption                            = 2          // CU_JIT_WALL_TIME
-	JITInfoLogBuffer                                      JITOption                            = 3          // CU_JIT_INFO_LOG_BUFFER
-	JITInfoLogBufferSizeBytes                             JITOption                            = 4          // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
-	JITErrorLogBuffer                                     JITOption                            = 5          // CU_JIT_ERROR_LOG_BUFFER
-	JITErrorLogBufferSizeBytes                            JITOption                            = 6          // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
-	JITOptimizationLevel                                  JITOption                            = 7          // CU_JIT_OPTIMIZATION_LEVEL
-	JITTargetFromCucontext                                JITOption                            = 8          // CU_JIT_TARGET_FROM_CUCONTEXT
-	JITOptionTarget                                       JITOption                            = 9          // CU_JIT_TARGET
-	JITFallbackStrategy                                   JITOption                            = 10         // CU_JIT_FALLBACK_STRATEGY
-	JITGenerateDebugInfo                                  JITOption                            = 11         // CU_JIT_GENERATE_DEBUG_INFO
-	JITLogVerbose                                         JITOption                            = 12         // CU_JIT_LOG_VERBOSE
-	JITGenerateLineInfo                                   JITOption                            = 13         // CU_JIT_GENERATE_LINE_INFO
-	JITOptionCacheMode                                    JITOption                            = 14         // CU_JIT_CACHE_MODE
-	JITNewSm3XOpt                                         JITOption                            = 15         // CU_JIT_NEW_SM3X_OPT
-	JITFastCompile                                        JITOption                            = 16         // CU_JIT_FAST_COMPILE
-	JITGlobalSymbolNames                                  JITOption                            = 17         // CU_JIT_GLOBAL_SYMBOL_NAMES
-	JITGlobalSymbolAddresses                              JITOption                            = 18         // CU_JIT_GLOBAL_SYMBOL_ADDRESSES
-	JITGlobalSymbolCount                                  JITOption                            = 19         // CU_JIT_GLOBAL_SYMBOL_COUNT
-	JITLto                                                JITOption                            = 20         // CU_JIT_LTO
-	JITFtz                                                JITOption                            = 21         // CU_JIT_FTZ
-	JITPrecDiv                                            JITOption                            = 22         // CU_JIT_PREC_DIV
-	JITPrecSqrt                                           JITOption                            = 23         // CU_JIT_PREC_SQRT
-	JITFma                                                JITOption                            = 24         // CU_JIT_FMA
-	JITReferencedKernelNames                              JITOption                            = 25         // CU_JIT_REFERENCED_KERNEL_NAMES
-	JITReferencedKernelCount                              JITOption                            = 26         // CU_JIT_REFERENCED_KERNEL_COUNT
-	JITReferencedVariableNames                            JITOption                            = 27         // CU_JIT_REFERENCED_VARIABLE_NAMES
-	JITReferencedVariableCount                            JITOption                            = 28         // CU_JIT_REFERENCED_VARIABLE_COUNT
-	JITOptimizeUnusedDeviceVariables                      JITOption                            = 29         // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
-	JITNumOptions                                         JITOption                            = 30         // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
-	TargetCompute20                                       JITTarget                            = 20         // CU_TARGET_COMPUTE_20
-	TargetCompute21                                       JITTarget                            = 21         // CU_TARGET_COMPUTE_21
-	TargetCompute30                                       JITTarget                            = 30         // CU_TARGET_COMPUTE_30
-	TargetCompute32                                       JITTarget                            = 32         // CU_TARGET_COMPUTE_32
-	TargetCompute35                                       JITTarget                            = 35         // CU_TARGET_COMPUTE_35
-	TargetCompute37                                       JITTarget                            = 37         // CU_TARGET_COMPUTE_37
-	TargetCompute50                                       JITTarget                            = 50         // CU_TARGET_COMPUTE_50
-	TargetCompute52                                       JITTarget                            = 52         // CU_TARGET_COMPUTE_52
-	TargetCompute53                                       JITTarget                            = 53         // CU_TARGET_COMPUTE_53
-	TargetCompute60                                       JITTarget                            = 60         // CU_TARGET_COMPUTE_60
-	TargetCompute61                                       JITTarget                            = 61         // CU_TARGET_COMPUTE_61
-	TargetCompute62                                       JITTarget                            = 62         // CU_TARGET_COMPUTE_62
-	TargetCompute70                                       JITTarget                            = 70         // CU_TARGET_COMPUTE_70
-	TargetCompute72                                       JITTarget                            = 72         // CU_TARGET_COMPUTE_72
-	TargetCompute75                                       JITTarget                            = 75         // CU_TARGET_COMPUTE_75
-	TargetCompute80                                       JITTarget                            = 80         // CU_TARGET_COMPUTE_80
-	TargetCompute86                                       JITTarget                            = 86         // CU_TARGET_COMPUTE_86
-	TargetCompute87                                       JITTarget                            = 87         // CU_TARGET_COMPUTE_87
-	TargetCompute89                                       JITTarget                            = 89         // CU_TARGET_COMPUTE_89
-	TargetCompute90                                       JITTarget                            = 90         // CU_TARGET_COMPUTE_90
-	PreferPTX                                             JITFallback                          = 0          // CU_PREFER_PTX
-	PreferBinary                                          JITFallback                          = 1          // CU_PREFER_BINARY
-	JITCacheOptionNone                                    JITCacheMode                         = 0          // CU_JIT_CACHE_OPTION_NONE
-	JITCacheOptionCg                                      JITCacheMode                         = 1          // CU_JIT_CACHE_OPTION_CG
-	JITCacheOptionCa                                      JITCacheMode                         = 2          // CU_JIT_CACHE_OPTION_CA
-	JITInputCubin                                         JITInputType                         = 0          // CU_JIT_INPUT_CUBIN
-	JITInputPTX                                           JITInputType                         = 1          // CU_JIT_INPUT_PTX
-	JITInputFatbinary                                     JITInputType                         = 2          // CU_JIT_INPUT_FATBINARY
-	JITInputObject                                        JITInputType                         = 3          // CU_JIT_INPUT_OBJECT
-	JITInputLibrary                                       JITInputType                         = 4          // CU_JIT_INPUT_LIBRARY
-	JITInputNvvm                                          JITInputType                         = 5          // CU_JIT_INPUT_NVVM
-	JITNumInputTypes                                      JITInputType                         = 6          // CU_JIT_NUM_INPUT_TYPES (a sentinel, not a value)
-	GraphicsRegisterFlagsNone                             GraphicsRegisterFlags                = 0x0        // CU_GRAPHICS_REGISTER_FLAGS_NONE
-	GraphicsRegisterFlagsReadOnly                         GraphicsRegisterFlags                = 0x1        // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
-	GraphicsRegisterFlagsWriteDiscard                     GraphicsRegisterFlags                = 0x2        // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
-	GraphicsRegisterFlagsSurfaceLdst                      GraphicsRegisterFlags                = 0x4        // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
-	GraphicsRegisterFlagsTextureGather                    GraphicsRegisterFlags                = 0x8        // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
-	GraphicsMapResourceFlagsNone                          GraphicsMapResourceFlags             = 0x0        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
-	GraphicsMapResourceFlagsReadOnly                      GraphicsMapResourceFlags             = 0x1        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
-	GraphicsMapResourceFlagsWriteDiscard                  GraphicsMapResourceFlags             = 0x2        // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
-	CubemapFacePositiveX                                  ArrayCubemapFace                     = 0          // CU_CUBEMAP_FACE_POSITIVE_X
-	CubemapFaceNegativeX                                  ArrayCubemapFace                     = 1          // CU_CUBEMAP_FACE_NEGATIVE_X
-	CubemapFacePositiveY                                  ArrayCubemapFace                     = 2          // CU_CUBEMAP_FACE_POSITIVE_Y
-	CubemapFaceNegativeY                                  ArrayCubemapFace                     = 3          // CU_CUBEMAP_FACE_NEGATIVE_Y
-	CubemapFacePositiveZ                                  ArrayCubemapFace                     = 4          // CU_CUBEMAP_FACE_POSITIVE_Z
-	CubemapFaceNegativeZ                                  ArrayCubemapFace                     = 5          // CU_CUBEMAP_FACE_NEGATIVE_Z
-	LimitStackSize                                        Limit                                = 0          // CU_LIMIT_STACK_SIZE
-	LimitPrintfFifoSize                                   Limit                                = 1          // CU_LIMIT_PRINTF_FIFO_SIZE
-	LimitMallocHeapSize                                   Limit                                = 2          // CU_LIMIT_MALLOC_HEAP_SIZE
-	LimitDevRuntimeSyncDepth                              Limit                                = 3          // CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
-	LimitDevRuntimePendingLaunchCount                     Limit                                = 4          // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
-	LimitMaxL2FetchGranularity                            Limit                                = 5          // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
-	LimitPersistingL2CacheSize                            Limit                                = 6          // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-	LimitMax                                              Limit                                = 7          // CU_LIMIT_MAX (a sentinel, not a value)
-	ResourceTypeArray                                     Resourcetype                         = 0          // CU_RESOURCE_TYPE_ARRAY
-	ResourceTypeMipmappedArray                            Resourcetype                         = 1          // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
-	ResourceTypeLinear                                    Resourcetype                         = 2          // CU_RESOURCE_TYPE_LINEAR
-	ResourceTypePitch2D                                   Resourcetype                         = 3          // CU_RESOURCE_TYPE_PITCH2D
-	AccessPropertyNormal                                  AccessProperty                       = 0          // CU_ACCESS_PROPERTY_NORMAL
-	AccessPropertyStreaming                               AccessProperty                       = 1          // CU_ACCESS_PROPERTY_STREAMING
-	AccessPropertyPersisting                              AccessProperty                       = 2          // CU_ACCESS_PROPERTY_PERSISTING
-	GraphNodeTypeKernel                                   GraphNodeType                        = 0          // CU_GRAPH_NODE_TYPE_KERNEL
-	GraphNodeTypeMemcpy                                   GraphNodeType                        = 1          // CU_GRAPH_NODE_TYPE_MEMCPY
-	GraphNodeTypeMemset                                   GraphNodeType                        = 2          // CU_GRAPH_NODE_TYPE_MEMSET
-	GraphNodeTypeHost                                     GraphNodeType                        = 3          // CU_GRAPH_NODE_TYPE_HOST
-	GraphNodeTypeGraph                                    GraphNodeType                        = 4          // CU_GRAPH_NODE_TYPE_GRAPH
-	GraphNodeTypeEmpty                                    GraphNodeType                        = 5          // CU_GRAPH_NODE_TYPE_EMPTY
-	GraphNodeTypeWaitEvent                                GraphNodeType                        = 6          // CU_GRAPH_NODE_TYPE_WAIT_EVENT
-	GraphNodeTypeEventRecord                              GraphNodeType                        = 7          // CU_GRAPH_NODE_TYPE_EVENT_RECORD
-	GraphNodeTypeExtSemasSignal                           GraphNodeType                        = 8          // CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
-	GraphNodeTypeExtSemasWait                             GraphNodeType                        = 9          // CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
-	GraphNodeTypeMemAlloc                                 GraphNodeType                        = 10         // CU_GRAPH_NODE_TYPE_MEM_ALLOC
-	GraphNodeTypeMemFree                                  GraphNodeType                        = 11         // CU_GRAPH_NODE_TYPE_MEM_FREE
-	GraphNodeTypeBatchMemOp                               GraphNodeType                        = 12         // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
-	SyncPolicyAuto                                        SynchronizationPolicy                = 1          // CU_SYNC_POLICY_AUTO
-	SyncPolicySpin                                        SynchronizationPolicy                = 2          // CU_SYNC_POLICY_SPIN
-	SyncPolicyYield                                       SynchronizationPolicy                = 3          // CU_SYNC_POLICY_YIELD
-	SyncPolicyBlockingSync                                SynchronizationPolicy                = 4          // CU_SYNC_POLICY_BLOCKING_SYNC
-	ClusterSchedulingPolicyDefault                        ClusterSchedulingPolicy              = 0          // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
-	ClusterSchedulingPolicySpread                         ClusterSchedulingPolicy              = 1          // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
-	ClusterSchedulingPolicyLoadBalancing                  ClusterSchedulingPolicy              = 2          // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
-	LaunchAttributeIgnore                                 LaunchAttributeID                    = 0          // CU_LAUNCH_ATTRIBUTE_IGNORE
-	LaunchAttributeAccessPolicyWindow                     LaunchAttributeID                    = 1          // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
-	LaunchAttributeCooperative                            LaunchAttributeID                    = 2          // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-	LaunchAttributeSynchronizationPolicy                  LaunchAttributeID                    = 3          // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
-	LaunchAttributeClusterDimension                       LaunchAttributeID                    = 4          // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-	LaunchAttributeClusterSchedulingPolicyPreference      LaunchAttributeID                    = 5          // CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-	LaunchAttributeProgrammaticStreamSerialization        LaunchAttributeID                    = 6          // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-	LaunchAttributeProgrammaticEvent                      LaunchAttributeID                    = 7          // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
-	LaunchAttributePriority                               LaunchAttributeID                    = 8          // CU_LAUNCH_ATTRIBUTE_PRIORITY
-	StreamCaptureStatusNone                               StreamCaptureStatus                  = 0          // CU_STREAM_CAPTURE_STATUS_NONE
-	StreamCaptureStatusActive                             StreamCaptureStatus                  = 1          // CU_STREAM_CAPTURE_STATUS_ACTIVE
-	StreamCaptureStatusInvalidated                        StreamCaptureStatus                  = 2          // CU_STREAM_CAPTURE_STATUS_INVALIDATED
-	StreamCaptureModeGlobal                               StreamCaptureMode                    = 0          // CU_STREAM_CAPTURE_MODE_GLOBAL
-	StreamCaptureModeThreadLocal                          StreamCaptureMode                    = 1          // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-	StreamCaptureModeRelaxed                              StreamCaptureMode                    = 2          // CU_STREAM_CAPTURE_MODE_RELAXED
-	GetProcAddressDefault                                 ProcAddressFlags                     = 0x0        // CU_GET_PROC_ADDRESS_DEFAULT
-	GetProcAddressLegacyStream                            ProcAddressFlags                     = 0x1        // CU_GET_PROC_ADDRESS_LEGACY_STREAM
-	GetProcAddressPerThreadDefaultStream                  ProcAddressFlags                     = 0x2        // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-	ExecAffinityTypeSMCount                               ExecAffinityType                     = 0          // CU_EXEC_AFFINITY_TYPE_SM_COUNT
-	ExecAffinityTypeMax                                   ExecAffinityType                     = 1          // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
-	Success                                               Result                               = 0          // CUDA_SUCCESS
-	ErrorInvalidValue                                     Result                               = 1          // CUDA_ERROR_INVALID_VALUE
-	ErrorOutOfMemory                                      Result                               = 2          // CUDA_ERROR_OUT_OF_MEMORY
-	ErrorNotInitialized                                   Result                               = 3          // CUDA_ERROR_NOT_INITIALIZED
-	ErrorDeinitialized                                    Result                               = 4          // CUDA_ERROR_DEINITIALIZED
-	ErrorProfilerDisabled                                 Result                               = 5          // CUDA_ERROR_PROFILER_DISABLED
-	ErrorProfilerNotInitialized                           Result                               = 6          // CUDA_ERROR_PROFILER_NOT_INITIALIZED
-	ErrorProfilerAlreadyStarted                           Result                               = 7          // CUDA_ERROR_PROFILER_ALREADY_STARTED
-	ErrorProfilerAlreadyStopped                           Result                               = 8          // CUDA_ERROR_PROFILER_ALREADY_STOPPED
-	ErrorStubLibrary                                      Result                               = 34         // CUDA_ERROR_STUB_LIBRARY
-	ErrorDeviceUnavailable                                Result                               = 46         // CUDA_ERROR_DEVICE_UNAVAILABLE
-	ErrorNoDevice                                         Result                               = 100        // CUDA_ERROR_NO_DEVICE
-	ErrorInvalidDevice                                    Result                               = 101        // CUDA_ERROR_INVALID_DEVICE
-	ErrorDeviceNotLicensed                                Result                               = 102        // CUDA_ERROR_DEVICE_NOT_LICENSED
-	ErrorInvalidImage                                     Result                               = 200        // CUDA_ERROR_INVALID_IMAGE
-	ErrorInvalidContext                                   Result                               = 201        // CUDA_ERROR_INVALID_CONTEXT
-	ErrorContextAlreadyCurrent                            Result                               = 202        // CUDA_ERROR_CONTEXT_ALREADY_CURRENT
-	ErrorMapFailed                                        Result                               = 205        // CUDA_ERROR_MAP_FAILED
-	ErrorUnmapFailed                                      Result                               = 206        // CUDA_ERROR_UNMAP_FAILED
-	ErrorArrayIsMapped                                    Result                               = 207        // CUDA_ERROR_ARRAY_IS_MAPPED
-	ErrorAlreadyMapped                                    Result                               = 208        // CUDA_ERROR_ALREADY_MAPPED
-	ErrorNoBinaryForGPU                                   Result                               = 209        // CUDA_ERROR_NO_BINARY_FOR_GPU
-	ErrorAlreadyAcquired                                  Result                               = 210        // CUDA_ERROR_ALREADY_ACQUIRED
-	ErrorNotMapped                                        Result                               = 211        // CUDA_ERROR_NOT_MAPPED
-	ErrorNotMappedAsArray                                 Result                               = 212        // CUDA_ERROR_NOT_MAPPED_AS_ARRAY
-	ErrorNotMappedAsPointer                               Result                               = 213        // CUDA_ERROR_NOT_MAPPED_AS_POINTER
-	ErrorEccUncorrectable                                 Result                               = 214        // CUDA_ERROR_ECC_UNCORRECTABLE
-	ErrorUnsupportedLimit                                 Result                               = 215        // CUDA_ERROR_UNSUPPORTED_LIMIT
-	ErrorContextAlreadyInUse                              Result                               = 216        // CUDA_ERROR_CONTEXT_ALREADY_IN_USE
-	ErrorPeerAccessUnsupported                            Result                               = 217        // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
-	ErrorInvalidPTX                                       Result                               = 218        // CUDA_ERROR_INVALID_PTX
-	ErrorInvalidGraphicsContext                           Result                               = 219        // CUDA_ERROR_INVALID_GRAPHICS_CONTEXT
-	ErrorNvlinkUncorrectable                              Result                               = 220        // CUDA_ERROR_NVLINK_UNCORRECTABLE
-	ErrorJITCompilerNotFound                              Result                               = 221        // CUDA_ERROR_JIT_COMPILER_NOT_FOUND
-	ErrorUnsupportedPTXVersion                            Result                               = 222        // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
-	ErrorJITCompilationDisabled                           Result                               = 223        // CUDA_ERROR_JIT_COMPILATION_DISABLED
-	ErrorUnsupportedExecAffinity                          Result                               = 224        // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
-	ErrorInvalidSource                                    Result                               = 300        // CUDA_ERROR_INVALID_SOURCE
-	ErrorFileNotFound                                     Result                               = 301        // CUDA_ERROR_FILE_NOT_FOUND
-	ErrorSharedObjectSymbolNotFound                       Result                               = 302        // CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
-	ErrorSharedObjectInitFailed                           Result                               = 303        // CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
-	ErrorOperatingSystem                                  Result                               = 304        // CUDA_ERROR_OPERATING_SYSTEM
-	ErrorInvalidHandle                                    Result                               = 400        // CUDA_ERROR_INVALID_HANDLE
-	ErrorIllegalState                                     Result                               = 401        // CUDA_ERROR_ILLEGAL_STATE
-	ErrorNotFound                                         Result                               = 500        // CUDA_ERROR_NOT_FOUND
-	ErrorNotReady                                         Result                               = 600        // CUDA_ERROR_NOT_READY
-	ErrorIllegalAddress                                   Result                               = 700        // CUDA_ERROR_ILLEGAL_ADDRESS
-	ErrorLaunchOutOfResources                             Result                               = 701        // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-	ErrorLaunchTimeout                                    Result                               = 702        // CUDA_ERROR_LAUNCH_TIMEOUT
-	ErrorLaunchIncompatibleTexturing                      Result                               = 703        // CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING
-	ErrorPeerAccessAlreadyEnabled                         Result                               = 704        // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-	ErrorPeerAccessNotEnabled                             Result                               = 705        // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
-	ErrorPrimaryContextActive                             Result                               = 708        // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
-	ErrorContextIsDestroyed                               Result                               = 709        // CUDA_ERROR_CONTEXT_IS_DESTROYED
-	ErrorAssert                                           Result                               = 710        // CUDA_ERROR_ASSERT
-	ErrorTooManyPeers                                     Result                               = 711        // CUDA_ERROR_TOO_MANY_PEERS
-	ErrorHostMemoryAlreadyRegistered                      Result                               = 712        // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
-	ErrorHostMemoryNotRegistered                          Result                               = 713        // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
-	ErrorHardwareStackError                               Result                               = 714        // CUDA_ERROR_HARDWARE_STACK_ERROR
-	ErrorIllegalInstruction                               Result                               = 715        // CUDA_ERROR_ILLEGAL_INSTRUCTION
-	ErrorMisalignedAddress                                Result                               = 716        // CUDA_ERROR_MISALIGNED_ADDRESS
-	ErrorInvalidAddressSpace                              Result                               = 717        // CUDA_ERROR_INVALID_ADDRESS_SPACE
-	ErrorInvalidPc                                        Result                               = 718        // CUDA_ERROR_INVALID_PC
-	ErrorLaunchFailed                                     Result                               = 719        // CUDA_ERROR_LAUNCH_FAILED
-	ErrorCooperativeLaunchTooLarge                        Result                               = 720        // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
-	ErrorNotPermitted                                     Result                               = 800        // CUDA_ERROR_NOT_PERMITTED
-	ErrorNotSupported                                     Result                               = 801        // CUDA_ERROR_NOT_SUPPORTED
-	ErrorSystemNotReady                                   Result                               = 802        // CUDA_ERROR_SYSTEM_NOT_READY
-	ErrorSystemDriverMismatch                             Result                               = 803        // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
-	ErrorCompatNotSupportedOnDevice                       Result                               = 804        // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
-	ErrorMPSConnectionFailed                              Result                               = 805        // CUDA_ERROR_MPS_CONNECTION_FAILED
-	ErrorMPSRpcFailure                                    Result                               = 806        // CUDA_ERROR_MPS_RPC_FAILURE
-	ErrorMPSServerNotReady                                Result                               = 807        // CUDA_ERROR_MPS_SERVER_NOT_READY
-	ErrorMPSMaxClientsReached                             Result                               = 808        // CUDA_ERROR_MPS_MAX_CLIENTS_REACHED
-	ErrorMPSMaxConnectionsReached                         Result                               = 809        // CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED
-	ErrorMPSClientTerminated                              Result                               = 810        // CUDA_ERROR_MPS_CLIENT_TERMINATED
-	ErrorStreamCaptureUnsupported                         Result                               = 900        // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-	ErrorStreamCaptureInvalidated                         Result                               = 901        // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-	ErrorStreamCaptureMerge                               Result                               = 902        // CUDA_ERROR_STREAM_CAPTURE_MERGE
-	ErrorStreamCaptureUnmatched                           Result                               = 903        // CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
-	ErrorStreamCaptureUnjoined                            Result                               = 904        // CUDA_ERROR_STREAM_CAPTURE_UNJOINED
-	ErrorStreamCaptureIsolation                           Result                               = 905        // CUDA_ERROR_STREAM_CAPTURE_ISOLATION
-	ErrorStreamCaptureImplicit                            Result                               = 906        // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
-	ErrorCapturedEvent                                    Result                               = 907        // CUDA_ERROR_CAPTURED_EVENT
-	ErrorStreamCaptureWrongThread                         Result                               = 908        // CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
-	ErrorTimeout                                          Result                               = 909        // CUDA_ERROR_TIMEOUT
-	ErrorGraphExecUpdateFailure                           Result                               = 910        // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
-	ErrorExternalDevice                                   Result                               = 911        // CUDA_ERROR_EXTERNAL_DEVICE
-	ErrorInvalidClusterSize                               Result                               = 912        // CUDA_ERROR_INVALID_CLUSTER_SIZE
-	ErrorUnknown                                          Result                               = 999        // CUDA_ERROR_UNKNOWN
-	DeviceP2PAttributePerformanceRank                     DeviceP2PAttribute                   = 1          // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
-	DeviceP2PAttributeAccessSupported                     DeviceP2PAttribute                   = 2          // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
-	DeviceP2PAttributeNativeAtomicSupported               DeviceP2PAttribute                   = 3          // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
-	DeviceP2PAttributeAccessAccessSupported               DeviceP2PAttribute                   = 4          // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
-	DeviceP2PAttributeCudaArrayAccessSupported            DeviceP2PAttribute                   = 4          // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
-	ResViewFormatNone                                     ResourceViewFormat                   = 0          // CU_RES_VIEW_FORMAT_NONE
-	ResViewFormatUint1X8                                  ResourceViewFormat                   = 1          // CU_RES_VIEW_FORMAT_UINT_1X8
-	ResViewFormatUint2X8                                  ResourceViewFormat                   = 2          // CU_RES_VIEW_FORMAT_UINT_2X8
-	ResViewFormatUint4X8                                  ResourceViewFormat                   = 3          // CU_RES_VIEW_FORMAT_UINT_4X8
-	ResViewFormatSint1X8                                  ResourceViewFormat                   = 4          // CU_RES_VIEW_FORMAT_SINT_1X8
-	ResViewFormatSint2X8                                  ResourceViewFormat                   = 5          // CU_RES_VIEW_FORMAT_SINT_2X8
-	ResViewFormatSint4X8                                  ResourceViewFormat                   = 6          // CU_RES_VIEW_FORMAT_SINT_4X8
-	ResViewFormatUint1X16                                 ResourceViewFormat                   = 7          // CU_RES_VIEW_FORMAT_UINT_1X16
-	ResViewFormatUint2X16                                 ResourceViewFormat                   = 8          // CU_RES_VIEW_FORMAT_UINT_2X16
-	ResViewFormatUint4X16                                 ResourceViewFormat                   = 9          // CU_RES_VIEW_FORMAT_UINT_4X16
-	ResViewFormatSint1X16                                 ResourceViewFormat                   = 10         // CU_RES_VIEW_FORMAT_SINT_1X16
-	ResViewFormatSint2X16                                 ResourceViewFormat                   = 11         // CU_RES_VIEW_FORMAT_SINT_2X16
-	ResViewFormatSint4X16                                 ResourceViewFormat                   = 12         // CU_RES_VIEW_FORMAT_SINT_4X16
-	ResViewFormatUint1X32                                 ResourceViewFormat                   = 13         // CU_RES_VIEW_FORMAT_UINT_1X32
-	ResViewFormatUint2X32                                 ResourceViewFormat                   = 14         // CU_RES_VIEW_FORMAT_UINT_2X32
-	ResViewFormatUint4X32                                 ResourceViewFormat                   = 15         // CU_RES_VIEW_FORMAT_UINT_4X32
-	ResViewFormatSint1X32                                 ResourceViewFormat                   = 16         // CU_RES_VIEW_FORMAT_SINT_1X32
-	ResViewFormatSint2X32                                 ResourceViewFormat                   = 17         // CU_RES_VIEW_FORMAT_SINT_2X32
-	ResViewFormatSint4X32                                 ResourceViewFormat                   = 18         // CU_RES_VIEW_FORMAT_SINT_4X32
-	ResViewFormatFloat1X16                                ResourceViewFormat                   = 19         // CU_RES_VIEW_FORMAT_FLOAT_1X16
-	ResViewFormatFloat2X16                                ResourceViewFormat                   = 20         // CU_RES_VIEW_FORMAT_FLOAT_2X16
-	ResViewFormatFloat4X16                                ResourceViewFormat                   = 21         // CU_RES_VIEW_FORMAT_FLOAT_4X16
-	ResViewFormatFloat1X32                                ResourceViewFormat                   = 22         // CU_RES_VIEW_FORMAT_FLOAT_1X32
-	ResViewFormatFloat2X32                                ResourceViewFormat                   = 23         // CU_RES_VIEW_FORMAT_FLOAT_2X32
-	ResViewFormatFloat4X32                                ResourceViewFormat                   = 24         // CU_RES_VIEW_FORMAT_FLOAT_4X32
-	ResViewFormatUnsignedBc1                              ResourceViewFormat                   = 25         // CU_RES_VIEW_FORMAT_UNSIGNED_BC1
-	ResViewFormatUnsignedBc2                              ResourceViewFormat                   = 26         // CU_RES_VIEW_FORMAT_UNSIGNED_BC2
-	ResViewFormatUnsignedBc3                              ResourceViewFormat                   = 27         // CU_RES_VIEW_FORMAT_UNSIGNED_BC3
-	ResViewFormatUnsignedBc4                              ResourceViewFormat                   = 28         // CU_RES_VIEW_FORMAT_UNSIGNED_BC4
-	ResViewFormatSignedBc4                                ResourceViewFormat                   = 29         // CU_RES_VIEW_FORMAT_SIGNED_BC4
-	ResViewFormatUnsignedBc5                              ResourceViewFormat                   = 30         // CU_RES_VIEW_FORMAT_UNSIGNED_BC5
-	ResViewFormatSignedBc5                                ResourceViewFormat                   = 31         // CU_RES_VIEW_FORMAT_SIGNED_BC5
-	ResViewFormatUnsignedBc6H                             ResourceViewFormat                   = 32         // CU_RES_VIEW_FORMAT_UNSIGNED_BC6H
-	ResViewFormatSignedBc6H                               ResourceViewFormat                   = 33         // CU_RES_VIEW_FORMAT_SIGNED_BC6H
-	ResViewFormatUnsignedBc7                              ResourceViewFormat                   = 34         // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
-	PointerAttributeAccessFlagNone                        PointerAccessFlags                   = 0x0        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
-	PointerAttributeAccessFlagRead                        PointerAccessFlags                   = 0x1        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
-	PointerAttributeAccessFlagReadwrite                   PointerAccessFlags                   = 0x3        // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
-	ExternalMemoryHandleTypeOpaqueFd                      ExternalMemoryHandleType             = 1          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
-	ExternalMemoryHandleTypeOpaqueWin32                   ExternalMemoryHandleType             = 2          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
-	ExternalMemoryHandleTypeOpaqueWin32Kmt                ExternalMemoryHandleType             = 3          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	ExternalMemoryHandleTypeD3D12Heap                     ExternalMemoryHandleType             = 4          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
-	ExternalMemoryHandleTypeD3D12Resource                 ExternalMemoryHandleType             = 5          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
-	ExternalMemoryHandleTypeD3D11Resource                 ExternalMemoryHandleType             = 6          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
-	ExternalMemoryHandleTypeD3D11ResourceKmt              ExternalMemoryHandleType             = 7          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
-	ExternalMemoryHandleTypeNvscibuf                      ExternalMemoryHandleType             = 8          // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
-	ExternalSemaphoreHandleTypeOpaqueFd                   ExternalSemaphoreHandleType          = 1          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
-	ExternalSemaphoreHandleTypeOpaqueWin32                ExternalSemaphoreHandleType          = 2          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
-	ExternalSemaphoreHandleTypeOpaqueWin32Kmt             ExternalSemaphoreHandleType          = 3          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
-	ExternalSemaphoreHandleTypeD3D12Fence                 ExternalSemaphoreHandleType          = 4          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
-	ExternalSemaphoreHandleTypeD3D11Fence                 ExternalSemaphoreHandleType          = 5          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
-	ExternalSemaphoreHandleTypeNvscisync                  ExternalSemaphoreHandleType          = 6          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
-	ExternalSemaphoreHandleTypeD3D11KeyedMutex            ExternalSemaphoreHandleType          = 7          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
-	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt         ExternalSemaphoreHandleType          = 8          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
-	ExternalSemaphoreHandleTypeTimelineSemaphoreFd        ExternalSemaphoreHandleType          = 9          // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
-	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32     ExternalSemaphoreHandleType          = 10         // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
-	MemHandleTypeNone                                     MemAllocationHandleType              = 0          // CU_MEM_HANDLE_TYPE_NONE
-	MemHandleTypePosixFileDescriptor                      MemAllocationHandleType              = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-	MemHandleTypeWin32                                    MemAllocationHandleType              = 2          // CU_MEM_HANDLE_TYPE_WIN32
-	MemHandleTypeWin32Kmt                                 MemAllocationHandleType              = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
-	MemHandleTypeMax                                      MemAllocationHandleType              = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
-	MemAccessFlagsProtNone                                MemAccessFlags                       = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
-	MemAccessFlagsProtRead                                MemAccessFlags                       = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
-	MemAccessFlagsProtReadwrite                           MemAccessFlags                       = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-	MemAccessFlagsProtMax                                 MemAccessFlags                       = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
-	MemLocationTypeInvalid                                MemLocationType                      = 0          // CU_MEM_LOCATION_TYPE_INVALID
-	MemLocationTypeDevice                                 MemLocationType                      = 1          // CU_MEM_LOCATION_TYPE_DEVICE
-	MemLocationTypeMax                                    MemLocationType                      = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
-	MemAllocationTypeInvalid                              MemAllocationType                    = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
-	MemAllocationTypePinned                               MemAllocationType                    = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
-	MemAllocationTypeMax                                  MemAllocationType                    = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
-	MemAllocGranularityMinimum                            MemAllocationGranularityFlags        = 0x0        // CU_MEM_ALLOC_GRANULARITY_MINIMUM
-	MemAllocGranularityRecommended                        MemAllocationGranularityFlags        = 0x1        // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
-	MemRangeHandleTypeDmaBufFd                            MemRangeHandleType                   = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
-	MemRangeHandleTypeMax                                 MemRangeHandleType                   = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
-	ArraySparseSubresourceTypeSparseLevel                 ArraySparseSubresourceType           = 0          // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
-	ArraySparseSubresourceTypeMiptail                     ArraySparseSubresourceType           = 1          // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
-	MemOperationTypeMap                                   MemOperationType                     = 1          // CU_MEM_OPERATION_TYPE_MAP
-	MemOperationTypeUnmap                                 MemOperationType                     = 2          // CU_MEM_OPERATION_TYPE_UNMAP
-	MemHandleTypeGeneric                                  MemHandleType                        = 0          // CU_MEM_HANDLE_TYPE_GENERIC
-	MemAllocationCompNone                                 MemAllocationCompType                = 0          // CU_MEM_ALLOCATION_COMP_NONE
-	MemAllocationCompGeneric                              MemAllocationCompType                = 1          // CU_MEM_ALLOCATION_COMP_GENERIC
-	GraphExecUpdateSuccess                                GraphExecUpdateResult                = 0          // CU_GRAPH_EXEC_UPDATE_SUCCESS
-	GraphExecUpdateError                                  GraphExecUpdateResult                = 1          // CU_GRAPH_EXEC_UPDATE_ERROR
-	GraphExecUpdateErrorTopologyChanged                   GraphExecUpdateResult                = 2          // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
-	GraphExecUpdateErrorNodeTypeChanged                   GraphExecUpdateResult                = 3          // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
-	GraphExecUpdateErrorFunctionChanged                   GraphExecUpdateResult                = 4          // CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
-	GraphExecUpdateErrorParametersChanged                 GraphExecUpdateResult                = 5          // CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
-	GraphExecUpdateErrorNotSupported                      GraphExecUpdateResult                = 6          // CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
-	GraphExecUpdateErrorUnsupportedFunctionChange         GraphExecUpdateResult                = 7          // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
-	GraphExecUpdateErrorAttributesChanged                 GraphExecUpdateResult                = 8          // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
-	MempoolAttrReuseFollowEventDependencies               MemPoolAttribute                     = 1          // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-	MempoolAttrReuseAllowOpportunistic                    MemPoolAttribute                     = 2          // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-	MempoolAttrReuseAllowInternalDependencies             MemPoolAttribute                     = 3          // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-	MempoolAttrReleaseThreshold                           MemPoolAttribute                     = 4          // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-	MempoolAttrReservedMemCurrent                         MemPoolAttribute                     = 5          // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-	MempoolAttrReservedMemHigh                            MemPoolAttribute                     = 6          // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-	MempoolAttrUsedMemCurrent                             MemPoolAttribute                     = 7          // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-	MempoolAttrUsedMemHigh                                MemPoolAttribute                     = 8          // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-	GraphMemAttrUsedMemCurrent                            GraphMemAttribute                    = 0          // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-	GraphMemAttrUsedMemHigh                               GraphMemAttribute                    = 1          // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-	GraphMemAttrReservedMemCurrent                        GraphMemAttribute                    = 2          // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-	GraphMemAttrReservedMemHigh                           GraphMemAttribute                    = 3          // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-	FlushGPUDirectRdmaWritesOptionHost                    FlushGPUDirectRDMAWritesOptions      = 1          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
-	FlushGPUDirectRdmaWritesOptionMemops                  FlushGPUDirectRDMAWritesOptions      = 2          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
-	GPUDirectRdmaWritesOrderingNone                       GPUDirectRDMAWritesOrdering          = 0          // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
-	GPUDirectRdmaWritesOrderingOwner                      GPUDirectRDMAWritesOrdering          = 100        // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
-	GPUDirectRdmaWritesOrderingAllDevices                 GPUDirectRDMAWritesOrdering          = 200        // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
-	FlushGPUDirectRdmaWritesToOwner                       FlushGPUDirectRDMAWritesScope        = 100        // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
-	FlushGPUDirectRdmaWritesToAllDevices                  FlushGPUDirectRDMAWritesScope        = 200        // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
-	FlushGPUDirectRdmaWritesTargetCurrentCtx              FlushGPUDirectRDMAWritesTarget       = 0          // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
-	GraphDebugDotFlagsVerbose                             GraphDebugDotFlags                   = 0x1        // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
-	GraphDebugDotFlagsRuntimeTypes                        GraphDebugDotFlags                   = 0x2        // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
-	GraphDebugDotFlagsKernelNodeParams                    GraphDebugDotFlags                   = 0x4        // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
-	GraphDebugDotFlagsMemcpyNodeParams                    GraphDebugDotFlags                   = 0x8        // CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
-	GraphDebugDotFlagsMemsetNodeParams                    GraphDebugDotFlags                   = 0x10       // CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
-	GraphDebugDotFlagsHostNodeParams                      GraphDebugDotFlags                   = 0x20       // CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
-	GraphDebugDotFlagsEventNodeParams                     GraphDebugDotFlags                   = 0x40       // CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
-	GraphDebugDotFlagsExtSemasSignalNodeParams            GraphDebugDotFlags                   = 0x80       // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
-	GraphDebugDotFlagsExtSemasWaitNodeParams              GraphDebugDotFlags                   = 0x100      // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
-	GraphDebugDotFlagsKernelNodeAttributes                GraphDebugDotFlags                   = 0x200      // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
-	GraphDebugDotFlagsHandles                             GraphDebugDotFlags                   = 0x400      // CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
-	GraphDebugDotFlagsMemAllocNodeParams                  GraphDebugDotFlags                   = 0x800      // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
-	GraphDebugDotFlagsMemFreeNodeParams                   GraphDebugDotFlags                   = 0x1000     // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
-	GraphDebugDotFlagsBatchMemOpNodeParams                GraphDebugDotFlags                   = 0x2000     // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
-	UserObjectNoDestructorSync                            UserObjectFlags                      = 0x1        // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
-	GraphUserObjectMove                                   UserObjectRetainFlags                = 0x1        // CU_GRAPH_USER_OBJECT_MOVE
-	GraphInstantiateFlagAutoFreeOnLaunch                  GraphInstantiateFlags                = 0x1        // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
-	GraphInstantiateFlagUseNodePriority                   GraphInstantiateFlags                = 0x8        // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
-	ModuleEagerLoading                                    ModuleLoadingMode                    = 1          // CU_MODULE_EAGER_LOADING
-	ModuleLazyLoading                                     ModuleLoadingMode                    = 2          // CU_MODULE_LAZY_LOADING
+	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+)
+
+// Values of MemAttachFlags.
+const (
+	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
+	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
+	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
+)
+
+// Values of CtxFlags.
+const (
+	CtxSchedAuto         CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
+	CtxSchedSpin         CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
+	CtxSchedYield        CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
+	CtxSchedBlockingSync CtxFlags = 0x4  // CU_CTX_SCHED_BLOCKING_SYNC
+	CtxBlockingSync      CtxFlags = 0x4  // CU_CTX_BLOCKING_SYNC
+	CtxSchedMask         CtxFlags = 0x7  // CU_CTX_SCHED_MASK
+	CtxMapHost           CtxFlags = 0x8  // CU_CTX_MAP_HOST
+	CtxLMEMResizeToMax   CtxFlags = 0x10 // CU_CTX_LMEM_RESIZE_TO_MAX
+	CtxFlagsMask         CtxFlags = 0x1f // CU_CTX_FLAGS_MASK
+)
+
+// Values of EventSchedFlags.
+const (
+	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
+	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
+	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
+	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
+)
+
+// Values of StreamFlags.
+const (
+	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
+	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
+)
+
+// Values of EventFlags.
+const (
+	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
+	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
+	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
+	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
+)
+
+// Values of EventRecordFlags.
+const (
+	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
+	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
+)
+
+// Values of EventWaitFlags.
+const (
+	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
+	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
+)
+
+// Values of StreamWaitValueFlags.
+const (
+	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
+	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
+	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
+	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
+	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
+)
+
+// Values of StreamWriteValueFlags.
+const (
+	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
+	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+)
+
+// Values of StreamBatchMemOpType.
+const (
+	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
+	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
+	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
+	StreamMemOpWriteValue64      StreamBatchMemOpType = 5 // CU_STREAM_MEM_OP_WRITE_VALUE_64
+	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
+	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
+)
+
+// Values of StreamMemoryBarrierFlags.
+const (
+	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
+)
+
+// Values of OccupancyFlags.
+const (
+	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
+	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+)
+
+// Values of StreamUpdateCaptureDependenciesFlags.
+const (
+	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
+)
+
+// Values of ArrayFormat.
+const (
+	AdFormatUnsignedInt8  ArrayFormat = 1   // CU_AD_FORMAT_UNSIGNED_INT8
+	AdFormatUnsignedInt16 ArrayFormat = 2   // CU_AD_FORMAT_UNSIGNED_INT16
+	AdFormatUnsignedInt32 ArrayFormat = 3   // CU_AD_FORMAT_UNSIGNED_INT32
+	AdFormatSignedInt8    ArrayFormat = 8   // CU_AD_FORMAT_SIGNED_INT8
+	AdFormatSignedInt16   ArrayFormat = 9   // CU_AD_FORMAT_SIGNED_INT16
+	AdFormatSignedInt32   ArrayFormat = 10  // CU_AD_FORMAT_SIGNED_INT32
+	AdFormatHalf          ArrayFormat = 16  // CU_AD_FORMAT_HALF
+	AdFormatFloat         ArrayFormat = 32  // CU_AD_FORMAT_FLOAT
+	AdFormatNv12          ArrayFormat = 176 // CU_AD_FORMAT_NV12
+	AdFormatUnormInt8X1   ArrayFormat = 192 // CU_AD_FORMAT_UNORM_INT8X1
+	AdFormatUnormInt8X2   ArrayFormat = 193 // CU_AD_FORMAT_UNORM_INT8X2
+	AdFormatUnormInt8X4   ArrayFormat = 194 // CU_AD_FORMAT_UNORM_INT8X4
+	AdFormatUnormInt16X1  ArrayFormat = 195 // CU_AD_FORMAT_UNORM_INT16X1
+	AdFormatUnormInt16X2  ArrayFormat = 196 // CU_AD_FORMAT_UNORM_INT16X2
+	AdFormatUnormInt16X4  ArrayFormat = 197 // CU_AD_FORMAT_UNORM_INT16X4
+	AdFormatSnormInt8X1   ArrayFormat = 198 // CU_AD_FORMAT_SNORM_INT8X1
+	AdFormatSnormInt8X2   ArrayFormat = 199 // CU_AD_FORMAT_SNORM_INT8X2
+	AdFormatSnormInt8X4   ArrayFormat = 200 // CU_AD_FORMAT_SNORM_INT8X4
+	AdFormatSnormInt16X1  ArrayFormat = 201 // CU_AD_FORMAT_SNORM_INT16X1
+	AdFormatSnormInt16X2  ArrayFormat = 202 // CU_AD_FORMAT_SNORM_INT16X2
+	AdFormatSnormInt16X4  ArrayFormat = 203 // CU_AD_FORMAT_SNORM_INT16X4
+	AdFormatBc1Unorm      ArrayFormat = 145 // CU_AD_FORMAT_BC1_UNORM
+	AdFormatBc1UnormSrgb  ArrayFormat = 146 // CU_AD_FORMAT_BC1_UNORM_SRGB
+	AdFormatBc2Unorm      ArrayFormat = 147 // CU_AD_FORMAT_BC2_UNORM
+	AdFormatBc2UnormSrgb  ArrayFormat = 148 // CU_AD_FORMAT_BC2_UNORM_SRGB
+	AdFormatBc3Unorm      ArrayFormat = 149 // CU_AD_FORMAT_BC3_UNORM
+	AdFormatBc3UnormSrgb  ArrayFormat = 150 // CU_AD_FORMAT_BC3_UNORM_SRGB
+	AdFormatBc4Unorm      ArrayFormat = 151 // CU_AD_FORMAT_BC4_UNORM
+	AdFormatBc4Snorm      ArrayFormat = 152 // CU_AD_FORMAT_BC4_SNORM
+	AdFormatBc5Unorm      ArrayFormat = 153 // CU_AD_FORMAT_BC5_UNORM
+	AdFormatBc5Snorm      ArrayFormat = 154 // CU_AD_FORMAT_BC5_SNORM
+	AdFormatBc6HUf16      ArrayFormat = 155 // CU_AD_FORMAT_BC6H_UF16
+	AdFormatBc6HSf16      ArrayFormat = 156 // CU_AD_FORMAT_BC6H_SF16
+	AdFormatBc7Unorm      ArrayFormat = 157 // CU_AD_FORMAT_BC7_UNORM
+	AdFormatBc7UnormSrgb  ArrayFormat = 158 // CU_AD_FORMAT_BC7_UNORM_SRGB
+)
+
+// Values of AddressMode.
+const (
+	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
+	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
+	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
+	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
+)
+
+// Values of FilterMode.
+const (
+	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
+	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
+)
+
+// Values of DeviceAttribute.
+const (
+	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	DeviceAttributeMaxBlockDimX                           DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+	DeviceAttributeMaxBlockDimY                           DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
+	DeviceAttributeMaxBlockDimZ                           DeviceAttribute = 4   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
+	DeviceAttributeMaxGridDimX                            DeviceAttribute = 5   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+	DeviceAttributeMaxGridDimY                            DeviceAttribute = 6   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
+	DeviceAttributeMaxGridDimZ                            DeviceAttribute = 7   // CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
+	DeviceAttributeMaxSharedMemoryPerBlock                DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSharedMemoryPerBlock                   DeviceAttribute = 8   // CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeTotalConstantMemory                    DeviceAttribute = 9   // CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
+	DeviceAttributeWarpSize                               DeviceAttribute = 10  // CU_DEVICE_ATTRIBUTE_WARP_SIZE
+	DeviceAttributeMaxPitch                               DeviceAttribute = 11  // CU_DEVICE_ATTRIBUTE_MAX_PITCH
+	DeviceAttributeMaxRegistersPerBlock                   DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+	DeviceAttributeRegistersPerBlock                      DeviceAttribute = 12  // CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK
+	DeviceAttributeClockRate                              DeviceAttribute = 13  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+	DeviceAttributeTextureAlignment                       DeviceAttribute = 14  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
+	DeviceAttributeGPUOverlap                             DeviceAttribute = 15  // CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
+	DeviceAttributeMultiprocessorCount                    DeviceAttribute = 16  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	DeviceAttributeKernelExecTimeout                      DeviceAttribute = 17  // CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
+	DeviceAttributeIntegrated                             DeviceAttribute = 18  // CU_DEVICE_ATTRIBUTE_INTEGRATED
+	DeviceAttributeCanMapHostMemory                       DeviceAttribute = 19  // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+	DeviceAttributeComputeMode                            DeviceAttribute = 20  // CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+	DeviceAttributeMaximumTexture1DWidth                  DeviceAttribute = 21  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
+	DeviceAttributeMaximumTexture2DWidth                  DeviceAttribute = 22  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
+	DeviceAttributeMaximumTexture2DHeight                 DeviceAttribute = 23  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
+	DeviceAttributeMaximumTexture3DWidth                  DeviceAttribute = 24  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
+	DeviceAttributeMaximumTexture3DHeight                 DeviceAttribute = 25  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
+	DeviceAttributeMaximumTexture3DDepth                  DeviceAttribute = 26  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+	DeviceAttributeMaximumTexture2DLayeredWidth           DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture2DLayeredHeight          DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumTexture2DLayeredLayers          DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture2DArrayWidth             DeviceAttribute = 27  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH
+	DeviceAttributeMaximumTexture2DArrayHeight            DeviceAttribute = 28  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT
+	DeviceAttributeMaximumTexture2DArrayNumslices         DeviceAttribute = 29  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES
+	DeviceAttributeSurfaceAlignment                       DeviceAttribute = 30  // CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
+	DeviceAttributeConcurrentKernels                      DeviceAttribute = 31  // CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
+	DeviceAttributeEccEnabled                             DeviceAttribute = 32  // CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+	DeviceAttributePCIBusID                               DeviceAttribute = 33  // CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+	DeviceAttributePCIDeviceID                            DeviceAttribute = 34  // CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+	DeviceAttributeTccDriver                              DeviceAttribute = 35  // CU_DEVICE_ATTRIBUTE_TCC_DRIVER
+	DeviceAttributeMemoryClockRate                        DeviceAttribute = 36  // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+	DeviceAttributeGlobalMemoryBusWidth                   DeviceAttribute = 37  // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+	DeviceAttributeL2CacheSize                            DeviceAttribute = 38  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+	DeviceAttributeMaxThreadsPerMultiprocessor            DeviceAttribute = 39  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+	DeviceAttributeAsyncEngineCount                       DeviceAttribute = 40  // CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+	DeviceAttributeUnifiedAddressing                      DeviceAttribute = 41  // CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+	DeviceAttributeMaximumTexture1DLayeredWidth           DeviceAttribute = 42  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumTexture1DLayeredLayers          DeviceAttribute = 43  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+	DeviceAttributeCanTex2DGather                         DeviceAttribute = 44  // CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
+	DeviceAttributeMaximumTexture2DGatherWidth            DeviceAttribute = 45  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
+	DeviceAttributeMaximumTexture2DGatherHeight           DeviceAttribute = 46  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
+	DeviceAttributeMaximumTexture3DWidthAlternate         DeviceAttribute = 47  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
+	DeviceAttributeMaximumTexture3DHeightAlternate        DeviceAttribute = 48  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
+	DeviceAttributeMaximumTexture3DDepthAlternate         DeviceAttribute = 49  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+	DeviceAttributePCIDomainID                            DeviceAttribute = 50  // CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+	DeviceAttributeTexturePitchAlignment                  DeviceAttribute = 51  // CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+	DeviceAttributeMaximumTexturecubemapWidth             DeviceAttribute = 52  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredWidth      DeviceAttribute = 53  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumTexturecubemapLayeredLayers     DeviceAttribute = 54  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface1DWidth                  DeviceAttribute = 55  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
+	DeviceAttributeMaximumSurface2DWidth                  DeviceAttribute = 56  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
+	DeviceAttributeMaximumSurface2DHeight                 DeviceAttribute = 57  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
+	DeviceAttributeMaximumSurface3DWidth                  DeviceAttribute = 58  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
+	DeviceAttributeMaximumSurface3DHeight                 DeviceAttribute = 59  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
+	DeviceAttributeMaximumSurface3DDepth                  DeviceAttribute = 60  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
+	DeviceAttributeMaximumSurface1DLayeredWidth           DeviceAttribute = 61  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface1DLayeredLayers          DeviceAttribute = 62  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurface2DLayeredWidth           DeviceAttribute = 63  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
+	DeviceAttributeMaximumSurface2DLayeredHeight          DeviceAttribute = 64  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
+	DeviceAttributeMaximumSurface2DLayeredLayers          DeviceAttribute = 65  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
+	DeviceAttributeMaximumSurfacecubemapWidth             DeviceAttribute = 66  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredWidth      DeviceAttribute = 67  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
+	DeviceAttributeMaximumSurfacecubemapLayeredLayers     DeviceAttribute = 68  // CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
+	DeviceAttributeMaximumTexture1DLinearWidth            DeviceAttribute = 69  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearWidth            DeviceAttribute = 70  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+	DeviceAttributeMaximumTexture2DLinearHeight           DeviceAttribute = 71  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+	DeviceAttributeMaximumTexture2DLinearPitch            DeviceAttribute = 72  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
+	DeviceAttributeMaximumTexture2DMipmappedWidth         DeviceAttribute = 73  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
+	DeviceAttributeMaximumTexture2DMipmappedHeight        DeviceAttribute = 74  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
+	DeviceAttributeComputeCapabilityMajor                 DeviceAttribute = 75  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	DeviceAttributeComputeCapabilityMinor                 DeviceAttribute = 76  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	DeviceAttributeMaximumTexture1DMipmappedWidth         DeviceAttribute = 77  // CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
+	DeviceAttributeStreamPrioritiesSupported              DeviceAttribute = 78  // CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
+	DeviceAttributeGlobalL1CacheSupported                 DeviceAttribute = 79  // CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
+	DeviceAttributeLocalL1CacheSupported                  DeviceAttribute = 80  // CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
+	DeviceAttributeMaxSharedMemoryPerMultiprocessor       DeviceAttribute = 81  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+	DeviceAttributeMaxRegistersPerMultiprocessor          DeviceAttribute = 82  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
+	DeviceAttributeManagedMemory                          DeviceAttribute = 83  // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+	DeviceAttributeMultiGPUBoard                          DeviceAttribute = 84  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
+	DeviceAttributeMultiGPUBoardGroupID                   DeviceAttribute = 85  // CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
+	DeviceAttributeHostNativeAtomicSupported              DeviceAttribute = 86  // CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
+	DeviceAttributeSingleToDoublePrecisionPerfRatio       DeviceAttribute = 87  // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+	DeviceAttributePageableMemoryAccess                   DeviceAttribute = 88  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+	DeviceAttributeConcurrentManagedAccess                DeviceAttribute = 89  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+	DeviceAttributeComputePreemptionSupported             DeviceAttribute = 90  // CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
+	DeviceAttributeCanUseHostPointerForRegisteredMem      DeviceAttribute = 91  // CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+	DeviceAttributeCanUseStreamMemOps                     DeviceAttribute = 92  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS
+	DeviceAttributeCanUse64BitStreamMemOps                DeviceAttribute = 93  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+	DeviceAttributeCanUseStreamWaitValueNor               DeviceAttribute = 94  // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
+	DeviceAttributeCooperativeLaunch                      DeviceAttribute = 95  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+	DeviceAttributeCooperativeMultiDeviceLaunch           DeviceAttribute = 96  // CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
+	DeviceAttributeMaxSharedMemoryPerBlockOptin           DeviceAttribute = 97  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	DeviceAttributeCanFlushRemoteWrites                   DeviceAttribute = 98  // CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
+	DeviceAttributeHostRegisterSupported                  DeviceAttribute = 99  // CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+	DeviceAttributePageableMemoryAccessUsesHostPageTables DeviceAttribute = 100 // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+	DeviceAttributeDirectManagedMemAccessFromHost         DeviceAttribute = 101 // CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+	DeviceAttributeVirtualAddressManagementSupported      DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED
+	DeviceAttributeVirtualMemoryManagementSupported       DeviceAttribute = 102 // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+	DeviceAttributeHandleTypePosixFileDescriptorSupported DeviceAttribute = 103 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+	DeviceAttributeHandleTypeWin32HandleSupported         DeviceAttribute = 104 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
+	DeviceAttributeHandleTypeWin32KmtHandleSupported      DeviceAttribute = 105 // CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
+	DeviceAttributeMaxBlocksPerMultiprocessor             DeviceAttribute = 106 // CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
+	DeviceAttributeGenericCompressionSupported            DeviceAttribute = 107 // CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
+	DeviceAttributeMaxPersistingL2CacheSize               DeviceAttribute = 108 // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+	DeviceAttributeMaxAccessPolicyWindowSize              DeviceAttribute = 109 // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
+	DeviceAttributeGPUDirectRdmaWithCudaVmmSupported      DeviceAttribute = 110 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+	DeviceAttributeReservedSharedMemoryPerBlock           DeviceAttribute = 111 // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
+	DeviceAttributeSparseCudaArraySupported               DeviceAttribute = 112 // CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeReadOnlyHostRegisterSupported          DeviceAttribute = 113 // CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
+	DeviceAttributeTimelineSemaphoreInteropSupported      DeviceAttribute = 114 // CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
+	DeviceAttributeMemoryPoolsSupported                   DeviceAttribute = 115 // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+	DeviceAttributeGPUDirectRdmaSupported                 DeviceAttribute = 116 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+	DeviceAttributeGPUDirectRdmaFlushWritesOptions        DeviceAttribute = 117 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+	DeviceAttributeGPUDirectRdmaWritesOrdering            DeviceAttribute = 118 // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
+	DeviceAttributeMempoolSupportedHandleTypes            DeviceAttribute = 119 // CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
+	DeviceAttributeClusterLaunch                          DeviceAttribute = 120 // CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
+	DeviceAttributeDeferredMappingCudaArraySupported      DeviceAttribute = 121 // CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
+	DeviceAttributeCanUse64BitStreamMemOpsV2              DeviceAttribute = 122 // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2
+	DeviceAttributeCanUseStreamWaitValueNorV2             DeviceAttribute = 123 // CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2
+	DeviceAttributeDmaBufSupported                        DeviceAttribute = 124 // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+	DeviceAttributeMax                                    DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
+)
+
+// Values of PointerAttribute.
+const (
+	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
+	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+	PointerAttributeHostPointer            PointerAttribute = 4  // CU_POINTER_ATTRIBUTE_HOST_POINTER
+	PointerAttributeP2PTokens              PointerAttribute = 5  // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+	PointerAttributeSyncMemops             PointerAttribute = 6  // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+	PointerAttributeBufferID               PointerAttribute = 7  // CU_POINTER_ATTRIBUTE_BUFFER_ID
+	PointerAttributeIsManaged              PointerAttribute = 8  // CU_POINTER_ATTRIBUTE_IS_MANAGED
+	PointerAttributeDeviceOrdinal          PointerAttribute = 9  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+	PointerAttributeIsLegacyCudaIPCCapable PointerAttribute = 10 // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+	PointerAttributeRangeStartAddr         PointerAttribute = 11 // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+	PointerAttributeRangeSize              PointerAttribute = 12 // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+	PointerAttributeMapped                 PointerAttribute = 13 // CU_POINTER_ATTRIBUTE_MAPPED
+	PointerAttributeAllowedHandleTypes     PointerAttribute = 14 // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+	PointerAttributeIsGPUDirectRdmaCapable PointerAttribute = 15 // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+	PointerAttributeAccessFlags            PointerAttribute = 16 // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+	PointerAttributeMempoolHandle          PointerAttribute = 17 // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+	PointerAttributeMappingSize            PointerAttribute = 18 // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+	PointerAttributeMappingBaseAddr        PointerAttribute = 19 // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+)
+
+// Values of FunctionAttribute.
+const (
+	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+	FuncAttributeLocalSizeBytes                    FunctionAttribute = 3  // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+	FuncAttributeNumRegs                           FunctionAttribute = 4  // CU_FUNC_ATTRIBUTE_NUM_REGS
+	FuncAttributePTXVersion                        FunctionAttribute = 5  // CU_FUNC_ATTRIBUTE_PTX_VERSION
+	FuncAttributeBinaryVersion                     FunctionAttribute = 6  // CU_FUNC_ATTRIBUTE_BINARY_VERSION
+	FuncAttributeCacheModeCa                       FunctionAttribute = 7  // CU_FUNC_ATTRIBUTE_CACHE_MODE_CA
+	FuncAttributeMaxDynamicSharedSizeBytes         FunctionAttribute = 8  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	FuncAttributePreferredSharedMemoryCarveout     FunctionAttribute = 9  // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+	FuncAttributeClusterSizeMustBeSet              FunctionAttribute = 10 // CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET
+	FuncAttributeRequiredClusterWidth              FunctionAttribute = 11 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH
+	FuncAttributeRequiredClusterHeight             FunctionAttribute = 12 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT
+	FuncAttributeRequiredClusterDepth              FunctionAttribute = 13 // CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH
+	FuncAttributeNonPortableClusterSizeAllowed     FunctionAttribute = 14 // CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
+)
+
+// Values of FuncCache.
+const (
+	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
+	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
+	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
+	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
+)
+
+// Values of Sharedconfig.
+const (
+	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
+	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
+	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+)
+
+// Values of SharedCarveout.
+const (
+	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
+	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
+	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
+)
+
+// Values of Memorytype.
+const (
+	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
+	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
+	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
+	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
+)
+
+// Values of Computemode.
+const (
+	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
+	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
+	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+)
+
+// Values of MemAdvice.
+const (
+	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
+	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
+	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+	MemAdviseUnsetPreferredLocation MemAdvice = 4 // CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
+	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
+)
+
+// Values of MemRangeAttribute.
+const (
+	MemRangeAttributeReadMostly           MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+	MemRangeAttributePreferredLocation    MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+	MemRangeAttributeAccessedBy           MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+	MemRangeAttributeLastPrefetchLocation MemRangeAttribute = 4 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+)
+
+// Values of JITOption.
+const (
+	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
+	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
+	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
+	JITInfoLogBuffer                 JITOption = 3  // CU_JIT_INFO_LOG_BUFFER
+	JITInfoLogBufferSizeBytes        JITOption = 4  // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+	JITErrorLogBuffer                JITOption = 5  // CU_JIT_ERROR_LOG_BUFFER
+	JITErrorLogBufferSizeBytes       JITOption = 6  // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+	JITOptimizationLevel             JITOption = 7  // CU_JIT_OPTIMIZATION_LEVEL
+	JITTargetFromCucontext           JITOption = 8  // CU_JIT_TARGET_FROM_CUCONTEXT
+	JITOptionTarget                  JITOption = 9  // CU_JIT_TARGET
+	JITFallbackStrategy              JITOption = 10 // CU_JIT_FALLBACK_STRATEGY
+	JITGenerateDebugInfo             JITOption = 11 // CU_JIT_GENERATE_DEBUG_INFO
+	JITLogVerbose                    JITOption = 12 // CU_JIT_LOG_VERBOSE
+	JITGenerateLineInfo              JITOption = 13 // CU_JIT_GENERATE_LINE_INFO
+	JITOptionCacheMode               JITOption = 14 // CU_JIT_CACHE_MODE
+	JITNewSm3XOpt                    JITOption = 15 // CU_JIT_NEW_SM3X_OPT
+	JITFastCompile                   JITOption = 16 // CU_JIT_FAST_COMPILE
+	JITGlobalSymbolNames             JITOption = 17 // CU_JIT_GLOBAL_SYMBOL_NAMES
+	JITGlobalSymbolAddresses         JITOption = 18 // CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+	JITGlobalSymbolCount             JITOption = 19 // CU_JIT_GLOBAL_SYMBOL_COUNT
+	JITLto                           JITOption = 20 // CU_JIT_LTO
+	JITFtz                           JITOption = 21 // CU_JIT_FTZ
+	JITPrecDiv                       JITOption = 22 // CU_JIT_PREC_DIV
+	JITPrecSqrt                      JITOption = 23 // CU_JIT_PREC_SQRT
+	JITFma                           JITOption = 24 // CU_JIT_FMA
+	JITReferencedKernelNames         JITOption = 25 // CU_JIT_REFERENCED_KERNEL_NAMES
+	JITReferencedKernelCount         JITOption = 26 // CU_JIT_REFERENCED_KERNEL_COUNT
+	JITReferencedVariableNames       JITOption = 27 // CU_JIT_REFERENCED_VARIABLE_NAMES
+	JITReferencedVariableCount       JITOption = 28 // CU_JIT_REFERENCED_VARIABLE_COUNT
+	JITOptimizeUnusedDeviceVariables JITOption = 29 // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+	JITNumOptions                    JITOption = 30 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
+)
+
+// Values of JITTarget.
+const (
+	TargetCompute20 JITTarget = 20 // CU_TARGET_COMPUTE_20
+	TargetCompute21 JITTarget = 21 // CU_TARGET_COMPUTE_21
+	TargetCompute30 JITTarget = 30 // CU_TARGET_COMPUTE_30
+	TargetCompute32 JITTarget = 32 // CU_TARGET_COMPUTE_32
+	TargetCompute35 JITTarget = 35 // CU_TARGET_COMPUTE_35
+	TargetCompute37 JITTarget = 37 // CU_TARGET_COMPUTE_37
+	TargetCompute50 JITTarget = 50 // CU_TARGET_COMPUTE_50
+	TargetCompute52 JITTarget = 52 // CU_TARGET_COMPUTE_52
+	TargetCompute53 JITTarget = 53 // CU_TARGET_COMPUTE_53
+	TargetCompute60 JITTarget = 60 // CU_TARGET_COMPUTE_60
+	TargetCompute61 JITTarget = 61 // CU_TARGET_COMPUTE_61
+	TargetCompute62 JITTarget = 62 // CU_TARGET_COMPUTE_62
+	TargetCompute70 JITTarget = 70 // CU_TARGET_COMPUTE_70
+	TargetCompute72 JITTarget = 72 // CU_TARGET_COMPUTE_72
+	TargetCompute75 JITTarget = 75 // CU_TARGET_COMPUTE_75
+	TargetCompute80 JITTarget = 80 // CU_TARGET_COMPUTE_80
+	TargetCompute86 JITTarget = 86 // CU_TARGET_COMPUTE_86
+	TargetCompute87 JITTarget = 87 // CU_TARGET_COMPUTE_87
+	TargetCompute89 JITTarget = 89 // CU_TARGET_COMPUTE_89
+	TargetCompute90 JITTarget = 90 // CU_TARGET_COMPUTE_90
+)
+
+// Values of JITFallback.
+const (
+	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
+	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
+)
+
+// Values of JITCacheMode.
+const (
+	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
+	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
+	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
+)
+
+// Values of JITInputType.
+const (
+	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
+	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
+	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
+	JITInputObject    JITInputType = 3 // CU_JIT_INPUT_OBJECT
+	JITInputLibrary   JITInputType = 4 // CU_JIT_INPUT_LIBRARY
+	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
+	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES (a sentinel, not a value)
+)
+
+// Values of GraphicsRegisterFlags.
+const (
+	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
+	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
+)
+
+// Values of GraphicsMapResourceFlags.
+const (
+	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
+	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
+	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
+)
+
+// Values of ArrayCubemapFace.
+const (
+	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
+	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
+	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
+	CubemapFaceNegativeY ArrayCubemapFace = 3 // CU_CUBEMAP_FACE_NEGATIVE_Y
+	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
+	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
+)
+
+// Values of Limit.
+const (
+	LimitStackSize                    Limit = 0 // CU_LIMIT_STACK_SIZE
+	LimitPrintfFifoSize               Limit = 1 // CU_LIMIT_PRINTF_FIFO_SIZE
+	LimitMallocHeapSize               Limit = 2 // CU_LIMIT_MALLOC_HEAP_SIZE
+	LimitDevRuntimeSyncDepth          Limit = 3 // CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH
+	LimitDevRuntimePendingLaunchCount Limit = 4 // CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT
+	LimitMaxL2FetchGranularity        Limit = 5 // CU_LIMIT_MAX_L2_FETCH_GRANULARITY
+	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
+)
+
+// Values of Resourcetype.
+const (
+	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
+	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
+	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
+)
+
+// Values of AccessProperty.
+const (
+	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
+	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
+	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
+)
+
+// Values of GraphNodeType.
+const (
+	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
+	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
+	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
+	GraphNodeTypeHost           GraphNodeType = 3  // CU_GRAPH_NODE_TYPE_HOST
+	GraphNodeTypeGraph          GraphNodeType = 4  // CU_GRAPH_NODE_TYPE_GRAPH
+	GraphNodeTypeEmpty          GraphNodeType = 5  // CU_GRAPH_NODE_TYPE_EMPTY
+	GraphNodeTypeWaitEvent      GraphNodeType = 6  // CU_GRAPH_NODE_TYPE_WAIT_EVENT
+	GraphNodeTypeEventRecord    GraphNodeType = 7  // CU_GRAPH_NODE_TYPE_EVENT_RECORD
+	GraphNodeTypeExtSemasSignal GraphNodeType = 8  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
+	GraphNodeTypeExtSemasWait   GraphNodeType = 9  // CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
+	GraphNodeTypeMemAlloc       GraphNodeType = 10 // CU_GRAPH_NODE_TYPE_MEM_ALLOC
+	GraphNodeTypeMemFree        GraphNodeType = 11 // CU_GRAPH_NODE_TYPE_MEM_FREE
+	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+)
+
+// Values of SynchronizationPolicy.
+const (
+	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
+	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
+	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
+	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
+)
+
+// Values of ClusterSchedulingPolicy.
+const (
+	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+)
+
+// Values of LaunchAttributeID.
+const (
+	LaunchAttributeIgnore                            LaunchAttributeID = 0 // CU_LAUNCH_ATTRIBUTE_IGNORE
+	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1 // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+	LaunchAttributeCooperative                       LaunchAttributeID = 2 // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+	LaunchAttributeSynchronizationPolicy             LaunchAttributeID = 3 // CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+	LaunchAttributeClusterDimension                  LaunchAttributeID = 4 // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+	LaunchAttributeClusterSchedulingPolicyPreference LaunchAttributeID = 5 // CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+	LaunchAttributeProgrammaticStreamSerialization   LaunchAttributeID = 6 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+	LaunchAttributeProgrammaticEvent                 LaunchAttributeID = 7 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+	LaunchAttributePriority                          LaunchAttributeID = 8 // CU_LAUNCH_ATTRIBUTE_PRIORITY
+)
+
+// Values of StreamCaptureStatus.
+const (
+	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
+	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
+	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
+)
+
+// Values of StreamCaptureMode.
+const (
+	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
+	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
+)
+
+// Values of ProcAddressFlags.
+const (
+	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
+	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
+	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+)
+
+// Values of ExecAffinityType.
+const (
+	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
+	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
+)
+
+// Values of Result.
+const (
+	Success                          Result = 0   // CUDA_SUCCESS
+	ErrorInvalidValue                Result = 1   // CUDA_ERROR_INVALID_VALUE
+	ErrorOutOfMemory                 Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
+	ErrorNotInitialized              Result = 3   // CUDA_ERROR_NOT_INITIALIZED
+	ErrorDeinitialized               Result = 4   // CUDA_ERROR_DEINITIALIZED
+	ErrorProfilerDisabled            Result = 5   // CUDA_ERROR_PROFILER_DISABLED
+	ErrorProfilerNotInitialized      Result = 6   // CUDA_ERROR_PROFILER_NOT_INITIALIZED
+	ErrorProfilerAlreadyStarted      Result = 7   // CUDA_ERROR_PROFILER_ALREADY_STARTED
+	ErrorProfilerAlreadyStopped      Result = 8   // CUDA_ERROR_PROFILER_ALREADY_STOPPED
+	ErrorStubLibrary                 Result = 34  // CUDA_ERROR_STUB_LIBRARY
+	ErrorDeviceUnavailable           Result = 46  // CUDA_ERROR_DEVICE_UNAVAILABLE
+	ErrorNoDevice                    Result = 100 // CUDA_ERROR_NO_DEVICE
+	ErrorInvalidDevice               Result = 101 // CUDA_ERROR_INVALID_DEVICE
+	ErrorDeviceNotLicensed           Result = 102 // CUDA_ERROR_DEVICE_NOT_LICENSED
+	ErrorInvalidImage                Result = 200 // CUDA_ERROR_INVALID_IMAGE
+	ErrorInvalidContext              Result = 201 // CUDA_ERROR_INVALID_CONTEXT
+	ErrorContextAlreadyCurrent       Result = 202 // CUDA_ERROR_CONTEXT_ALREADY_CURRENT
+	ErrorMapFailed                   Result = 205 // CUDA_ERROR_MAP_FAILED
+	ErrorUnmapFailed                 Result = 206 // CUDA_ERROR_UNMAP_FAILED
+	ErrorArrayIsMapped               Result = 207 // CUDA_ERROR_ARRAY_IS_MAPPED
+	ErrorAlreadyMapped               Result = 208 // CUDA_ERROR_ALREADY_MAPPED
+	ErrorNoBinaryForGPU              Result = 209 // CUDA_ERROR_NO_BINARY_FOR_GPU
+	ErrorAlreadyAcquired             Result = 210 // CUDA_ERROR_ALREADY_ACQUIRED
+	ErrorNotMapped                   Result = 211 // CUDA_ERROR_NOT_MAPPED
+	ErrorNotMappedAsArray            Result = 212 // CUDA_ERROR_NOT_MAPPED_AS_ARRAY
+	ErrorNotMappedAsPointer          Result = 213 // CUDA_ERROR_NOT_MAPPED_AS_POINTER
+	ErrorEccUncorrectable            Result = 214 // CUDA_ERROR_ECC_UNCORRECTABLE
+	ErrorUnsupportedLimit            Result = 215 // CUDA_ERROR_UNSUPPORTED_LIMIT
+	ErrorContextAlreadyInUse         Result = 216 // CUDA_ERROR_CONTEXT_ALREADY_IN_USE
+	ErrorPeerAccessUnsupported       Result = 217 // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	ErrorInvalidPTX                  Result = 218 // CUDA_ERROR_INVALID_PTX
+	ErrorInvalidGraphicsContext      Result = 219 // CUDA_ERROR_INVALID_GRAPHICS_CONTEXT
+	ErrorNvlinkUncorrectable         Result = 220 // CUDA_ERROR_NVLINK_UNCORRECTABLE
+	ErrorJITCompilerNotFound         Result = 221 // CUDA_ERROR_JIT_COMPILER_NOT_FOUND
+	ErrorUnsupportedPTXVersion       Result = 222 // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+	ErrorJITCompilationDisabled      Result = 223 // CUDA_ERROR_JIT_COMPILATION_DISABLED
+	ErrorUnsupportedExecAffinity     Result = 224 // CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY
+	ErrorInvalidSource               Result = 300 // CUDA_ERROR_INVALID_SOURCE
+	ErrorFileNotFound                Result = 301 // CUDA_ERROR_FILE_NOT_FOUND
+	ErrorSharedObjectSymbolNotFound  Result = 302 // CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+	ErrorSharedObjectInitFailed      Result = 303 // CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
+	ErrorOperatingSystem             Result = 304 // CUDA_ERROR_OPERATING_SYSTEM
+	ErrorInvalidHandle               Result = 400 // CUDA_ERROR_INVALID_HANDLE
+	ErrorIllegalState                Result = 401 // CUDA_ERROR_ILLEGAL_STATE
+	ErrorNotFound                    Result = 500 // CUDA_ERROR_NOT_FOUND
+	ErrorNotReady                    Result = 600 // CUDA_ERROR_NOT_READY
+	ErrorIllegalAddress              Result = 700 // CUDA_ERROR_ILLEGAL_ADDRESS
+	ErrorLaunchOutOfResources        Result = 701 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+	ErrorLaunchTimeout               Result = 702 // CUDA_ERROR_LAUNCH_TIMEOUT
+	ErrorLaunchIncompatibleTexturing Result = 703 // CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING
+	ErrorPeerAccessAlreadyEnabled    Result = 704 // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+	ErrorPeerAccessNotEnabled        Result = 705 // CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+	ErrorPrimaryContextActive        Result = 708 // CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+	ErrorContextIsDestroyed          Result = 709 // CUDA_ERROR_CONTEXT_IS_DESTROYED
+	ErrorAssert                      Result = 710 // CUDA_ERROR_ASSERT
+	ErrorTooManyPeers                Result = 711 // CUDA_ERROR_TOO_MANY_PEERS
+	ErrorHostMemoryAlreadyRegistered Result = 712 // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+	ErrorHostMemoryNotRegistered     Result = 713 // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+	ErrorHardwareStackError          Result = 714 // CUDA_ERROR_HARDWARE_STACK_ERROR
+	ErrorIllegalInstruction          Result = 715 // CUDA_ERROR_ILLEGAL_INSTRUCTION
+	ErrorMisalignedAddress           Result = 716 // CUDA_ERROR_MISALIGNED_ADDRESS
+	ErrorInvalidAddressSpace         Result = 717 // CUDA_ERROR_INVALID_ADDRESS_SPACE
+	ErrorInvalidPc                   Result = 718 // CUDA_ERROR_INVALID_PC
+	ErrorLaunchFailed                Result = 719 // CUDA_ERROR_LAUNCH_FAILED
+	ErrorCooperativeLaunchTooLarge   Result = 720 // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+	ErrorNotPermitted                Result = 800 // CUDA_ERROR_NOT_PERMITTED
+	ErrorNotSupported                Result = 801 // CUDA_ERROR_NOT_SUPPORTED
+	ErrorSystemNotReady              Result = 802 // CUDA_ERROR_SYSTEM_NOT_READY
+	ErrorSystemDriverMismatch        Result = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+	ErrorCompatNotSupportedOnDevice  Result = 804 // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
+	ErrorMPSConnectionFailed         Result = 805 // CUDA_ERROR_MPS_CONNECTION_FAILED
+	ErrorMPSRpcFailure               Result = 806 // CUDA_ERROR_MPS_RPC_FAILURE
+	ErrorMPSServerNotReady           Result = 807 // CUDA_ERROR_MPS_SERVER_NOT_READY
+	ErrorMPSMaxClientsReached        Result = 808 // CUDA_ERROR_MPS_MAX_CLIENTS_REACHED
+	ErrorMPSMaxConnectionsReached    Result = 809 // CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED
+	ErrorMPSClientTerminated         Result = 810 // CUDA_ERROR_MPS_CLIENT_TERMINATED
+	ErrorStreamCaptureUnsupported    Result = 900 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+	ErrorStreamCaptureInvalidated    Result = 901 // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+	ErrorStreamCaptureMerge          Result = 902 // CUDA_ERROR_STREAM_CAPTURE_MERGE
+	ErrorStreamCaptureUnmatched      Result = 903 // CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+	ErrorStreamCaptureUnjoined       Result = 904 // CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+	ErrorStreamCaptureIsolation      Result = 905 // CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+	ErrorStreamCaptureImplicit       Result = 906 // CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+	ErrorCapturedEvent               Result = 907 // CUDA_ERROR_CAPTURED_EVENT
+	ErrorStreamCaptureWrongThread    Result = 908 // CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+	ErrorTimeout                     Result = 909 // CUDA_ERROR_TIMEOUT
+	ErrorGraphExecUpdateFailure      Result = 910 // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+	ErrorExternalDevice              Result = 911 // CUDA_ERROR_EXTERNAL_DEVICE
+	ErrorInvalidClusterSize          Result = 912 // CUDA_ERROR_INVALID_CLUSTER_SIZE
+	ErrorUnknown                     Result = 999 // CUDA_ERROR_UNKNOWN
+)
+
+// Values of DeviceP2PAttribute.
+const (
+	DeviceP2PAttributePerformanceRank          DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+	DeviceP2PAttributeAccessSupported          DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+	DeviceP2PAttributeNativeAtomicSupported    DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+	DeviceP2PAttributeAccessAccessSupported    DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
+	DeviceP2PAttributeCudaArrayAccessSupported DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
+)
+
+// Values of ResourceViewFormat.
+const (
+	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
+	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
+	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
+	ResViewFormatUint4X8      ResourceViewFormat = 3  // CU_RES_VIEW_FORMAT_UINT_4X8
+	ResViewFormatSint1X8      ResourceViewFormat = 4  // CU_RES_VIEW_FORMAT_SINT_1X8
+	ResViewFormatSint2X8      ResourceViewFormat = 5  // CU_RES_VIEW_FORMAT_SINT_2X8
+	ResViewFormatSint4X8      ResourceViewFormat = 6  // CU_RES_VIEW_FORMAT_SINT_4X8
+	ResViewFormatUint1X16     ResourceViewFormat = 7  // CU_RES_VIEW_FORMAT_UINT_1X16
+	ResViewFormatUint2X16     ResourceViewFormat = 8  // CU_RES_VIEW_FORMAT_UINT_2X16
+	ResViewFormatUint4X16     ResourceViewFormat = 9  // CU_RES_VIEW_FORMAT_UINT_4X16
+	ResViewFormatSint1X16     ResourceViewFormat = 10 // CU_RES_VIEW_FORMAT_SINT_1X16
+	ResViewFormatSint2X16     ResourceViewFormat = 11 // CU_RES_VIEW_FORMAT_SINT_2X16
+	ResViewFormatSint4X16     ResourceViewFormat = 12 // CU_RES_VIEW_FORMAT_SINT_4X16
+	ResViewFormatUint1X32     ResourceViewFormat = 13 // CU_RES_VIEW_FORMAT_UINT_1X32
+	ResViewFormatUint2X32     ResourceViewFormat = 14 // CU_RES_VIEW_FORMAT_UINT_2X32
+	ResViewFormatUint4X32     ResourceViewFormat = 15 // CU_RES_VIEW_FORMAT_UINT_4X32
+	ResViewFormatSint1X32     ResourceViewFormat = 16 // CU_RES_VIEW_FORMAT_SINT_1X32
+	ResViewFormatSint2X32     ResourceViewFormat = 17 // CU_RES_VIEW_FORMAT_SINT_2X32
+	ResViewFormatSint4X32     ResourceViewFormat = 18 // CU_RES_VIEW_FORMAT_SINT_4X32
+	ResViewFormatFloat1X16    ResourceViewFormat = 19 // CU_RES_VIEW_FORMAT_FLOAT_1X16
+	ResViewFormatFloat2X16    ResourceViewFormat = 20 // CU_RES_VIEW_FORMAT_FLOAT_2X16
+	ResViewFormatFloat4X16    ResourceViewFormat = 21 // CU_RES_VIEW_FORMAT_FLOAT_4X16
+	ResViewFormatFloat1X32    ResourceViewFormat = 22 // CU_RES_VIEW_FORMAT_FLOAT_1X32
+	ResViewFormatFloat2X32    ResourceViewFormat = 23 // CU_RES_VIEW_FORMAT_FLOAT_2X32
+	ResViewFormatFloat4X32    ResourceViewFormat = 24 // CU_RES_VIEW_FORMAT_FLOAT_4X32
+	ResViewFormatUnsignedBc1  ResourceViewFormat = 25 // CU_RES_VIEW_FORMAT_UNSIGNED_BC1
+	ResViewFormatUnsignedBc2  ResourceViewFormat = 26 // CU_RES_VIEW_FORMAT_UNSIGNED_BC2
+	ResViewFormatUnsignedBc3  ResourceViewFormat = 27 // CU_RES_VIEW_FORMAT_UNSIGNED_BC3
+	ResViewFormatUnsignedBc4  ResourceViewFormat = 28 // CU_RES_VIEW_FORMAT_UNSIGNED_BC4
+	ResViewFormatSignedBc4    ResourceViewFormat = 29 // CU_RES_VIEW_FORMAT_SIGNED_BC4
+	ResViewFormatUnsignedBc5  ResourceViewFormat = 30 // CU_RES_VIEW_FORMAT_UNSIGNED_BC5
+	ResViewFormatSignedBc5    ResourceViewFormat = 31 // CU_RES_VIEW_FORMAT_SIGNED_BC5
+	ResViewFormatUnsignedBc6H ResourceViewFormat = 32 // CU_RES_VIEW_FORMAT_UNSIGNED_BC6H
+	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
+	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
+)
+
+// Values of PointerAccessFlags.
+const (
+	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+)
+
+// Values of ExternalMemoryHandleType.
+const (
+	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalMemoryHandleTypeD3D12Heap        ExternalMemoryHandleType = 4 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
+	ExternalMemoryHandleTypeD3D12Resource    ExternalMemoryHandleType = 5 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
+	ExternalMemoryHandleTypeD3D11Resource    ExternalMemoryHandleType = 6 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
+	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
+)
+
+// Values of ExternalSemaphoreHandleType.
+const (
+	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
+	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
+	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
+	ExternalSemaphoreHandleTypeD3D12Fence             ExternalSemaphoreHandleType = 4  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
+	ExternalSemaphoreHandleTypeD3D11Fence             ExternalSemaphoreHandleType = 5  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
+	ExternalSemaphoreHandleTypeNvscisync              ExternalSemaphoreHandleType = 6  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC
+	ExternalSemaphoreHandleTypeD3D11KeyedMutex        ExternalSemaphoreHandleType = 7  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
+	ExternalSemaphoreHandleTypeD3D11KeyedMutexKmt     ExternalSemaphoreHandleType = 8  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
+	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
+	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
+)
+
+// Values of MemAllocationHandleType.
+const (
+	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
+	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
+	MemHandleTypeWin32Kmt            MemAllocationHandleType = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
+)
+
+// Values of MemAccessFlags.
+const (
+	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
+	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
+	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
+)
+
+// Values of MemLocationType.
+const (
+	MemLocationTypeInvalid MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
+	MemLocationTypeDevice  MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
+	MemLocationTypeMax     MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
+)
+
+// Values of MemAllocationType.
+const (
+	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
+	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
+	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
+)
+
+// Values of MemAllocationGranularityFlags.
+const (
+	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
+	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+)
+
+// Values of MemRangeHandleType.
+const (
+	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
+)
+
+// Values of ArraySparseSubresourceType.
+const (
+	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
+)
+
+// Values of MemOperationType.
+const (
+	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
+	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
+)
+
+// Values of MemHandleType.
+const (
+	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
+)
+
+// Values of MemAllocationCompType.
+const (
+	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
+	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
+)
+
+// Values of GraphExecUpdateResult.
+const (
+	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
+	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
+	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+	GraphExecUpdateErrorNodeTypeChanged           GraphExecUpdateResult = 3 // CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+	GraphExecUpdateErrorFunctionChanged           GraphExecUpdateResult = 4 // CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
+	GraphExecUpdateErrorParametersChanged         GraphExecUpdateResult = 5 // CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
+	GraphExecUpdateErrorNotSupported              GraphExecUpdateResult = 6 // CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
+	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
+	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
+)
+
+// Values of MemPoolAttribute.
+const (
+	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+	MempoolAttrReleaseThreshold               MemPoolAttribute = 4 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+	MempoolAttrReservedMemCurrent             MemPoolAttribute = 5 // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+	MempoolAttrReservedMemHigh                MemPoolAttribute = 6 // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+)
+
+// Values of GraphMemAttribute.
+const (
+	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+)
+
+// Values of FlushGPUDirectRDMAWritesOptions.
+const (
+	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
+)
+
+// Values of GPUDirectRDMAWritesOrdering.
+const (
+	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
+	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
+)
+
+// Values of FlushGPUDirectRDMAWritesScope.
+const (
+	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
+	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
+)
+
+// Values of FlushGPUDirectRDMAWritesTarget.
+const (
+	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
+)
+
+// Values of GraphDebugDotFlags.
+const (
+	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
+	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
+	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
+	GraphDebugDotFlagsMemcpyNodeParams         GraphDebugDotFlags = 0x8    // CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
+	GraphDebugDotFlagsMemsetNodeParams         GraphDebugDotFlags = 0x10   // CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
+	GraphDebugDotFlagsHostNodeParams           GraphDebugDotFlags = 0x20   // CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
+	GraphDebugDotFlagsEventNodeParams          GraphDebugDotFlags = 0x40   // CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasSignalNodeParams GraphDebugDotFlags = 0x80   // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
+	GraphDebugDotFlagsExtSemasWaitNodeParams   GraphDebugDotFlags = 0x100  // CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
+	GraphDebugDotFlagsKernelNodeAttributes     GraphDebugDotFlags = 0x200  // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
+	GraphDebugDotFlagsHandles                  GraphDebugDotFlags = 0x400  // CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
+	GraphDebugDotFlagsMemAllocNodeParams       GraphDebugDotFlags = 0x800  // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
+	GraphDebugDotFlagsMemFreeNodeParams        GraphDebugDotFlags = 0x1000 // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
+	GraphDebugDotFlagsBatchMemOpNodeParams     GraphDebugDotFlags = 0x2000 // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
+)
+
+// Values of UserObjectFlags.
+const (
+	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
+)
+
+// Values of UserObjectRetainFlags.
+const (
+	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
+)
+
+// Values of GraphInstantiateFlags.
+const (
+	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+)
+
+// Values of ModuleLoadingMode.
+const (
+	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
+	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
+)
+
+// Values of MemHostAllocFlags.
+const (
+	// MemhostallocPortable is CU_MEMHOSTALLOC_PORTABLE: If set, host memory is
+	// portable between CUDA contexts. Flag for cuMemHostAlloc().
+	MemhostallocPortable MemHostAllocFlags = 0x1 // CU_MEMHOSTALLOC_PORTABLE
+	// MemhostallocDevicemap is CU_MEMHOSTALLOC_DEVICEMAP: If set, host memory is
+	// mapped into CUDA address space and cuMemHostGetDevicePointer() may be called
+	// on the host pointer. Flag for cuMemHostAlloc().
+	MemhostallocDevicemap MemHostAllocFlags = 0x2 // CU_MEMHOSTALLOC_DEVICEMAP
+	// MemhostallocWritecombined is CU_MEMHOSTALLOC_WRITECOMBINED: If set, host
+	// memory is allocated as write-combined - fast to write, faster to DMA, slow to
+	// read except via SSE4 streaming load instruction (MOVNTDQA). Flag for
+	// cuMemHostAlloc().
+	MemhostallocWritecombined MemHostAllocFlags = 0x4 // CU_MEMHOSTALLOC_WRITECOMBINED
+)
+
+// Values of MemHostRegisterFlags.
+const (
+	// MemhostregisterPortable is CU_MEMHOSTREGISTER_PORTABLE: If set, host memory
+	// is portable between CUDA contexts. Flag for cuMemHostRegister().
+	MemhostregisterPortable MemHostRegisterFlags = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
+	// MemhostregisterDevicemap is CU_MEMHOSTREGISTER_DEVICEMAP: If set, host memory
+	// is mapped into CUDA address space and cuMemHostGetDevicePointer() may be
+	// called on the host pointer. Flag for cuMemHostRegister().
+	MemhostregisterDevicemap MemHostRegisterFlags = 0x2 // CU_MEMHOSTREGISTER_DEVICEMAP
+	// MemhostregisterIomemory is CU_MEMHOSTREGISTER_IOMEMORY: If set, the passed
+	// memory pointer is treated as pointing to some memory-mapped I/O space, e.g.
+	// belonging to a third-party PCIe device. On Windows the flag is a no-op. On
+	// Linux that memory is marked as non cache-coherent for the GPU and is expected
+	// to be physically contiguous. It may return CUDA_ERROR_NOT_PERMITTED if run as
+	// an unprivileged user, CUDA_ERROR_NOT_SUPPORTED on older Linux kernel
+	// versions. On all other platforms, it is not supported and
+	// CUDA_ERROR_NOT_SUPPORTED is returned. Flag for cuMemHostRegister().
+	MemhostregisterIomemory MemHostRegisterFlags = 0x4 // CU_MEMHOSTREGISTER_IOMEMORY
+	// MemhostregisterReadOnly is CU_MEMHOSTREGISTER_READ_ONLY: If set, the passed
+	// memory pointer is treated as pointing to memory that is considered read-only
+	// by the device. On platforms without
+	// CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, this flag
+	// is required in order to register memory mapped to the CPU as read-only.
+	// Support for the use of this flag can be queried from the device attribute
+	// CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED. Using this flag with a
+	// current context associated with a device that does not have this attribute
+	// set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED.
+	MemhostregisterReadOnly MemHostRegisterFlags = 0x8 // CU_MEMHOSTREGISTER_READ_ONLY
+)
+
+// Values of TexRefSetArrayFlags.
+const (
+	// TrsaOverrideFormat is CU_TRSA_OVERRIDE_FORMAT: Override the texref format
+	// with a format inferred from the array. Flag for cuTexRefSetArray().
+	TrsaOverrideFormat TexRefSetArrayFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
+)
+
+// Values of TexRefFlags.
+const (
+	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
+	// rather than promoting the values to floats in the range [0,1]. Flag for
+	// cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfReadAsInteger TexRefFlags = 0x1 // CU_TRSF_READ_AS_INTEGER
+	// TrsfNormalizedCoordinates is CU_TRSF_NORMALIZED_COORDINATES: Use normalized
+	// texture coordinates in the range [0,1) instead of [0,dim). Flag for
+	// cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfNormalizedCoordinates TexRefFlags = 0x2 // CU_TRSF_NORMALIZED_COORDINATES
+	// TrsfSrgb is CU_TRSF_SRGB: Perform sRGB->linear conversion during texture
+	// read. Flag for cuTexRefSetFlags() and cuTexObjectCreate().
+	TrsfSrgb TexRefFlags = 0x10 // CU_TRSF_SRGB
+	// TrsfDisableTrilinearOptimization is CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION:
+	// Disable any trilinear filtering optimizations. Flag for cuTexRefSetFlags()
+	// and cuTexObjectCreate().
+	TrsfDisableTrilinearOptimization TexRefFlags = 0x20 // CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+	// TrsfSeamlessCubemap is CU_TRSF_SEAMLESS_CUBEMAP: Enable seamless cube map
+	// filtering. Flag for cuTexObjectCreate().
+	TrsfSeamlessCubemap TexRefFlags = 0x40 // CU_TRSF_SEAMLESS_CUBEMAP
+)
+
+// The #define constant CU_IPC_HANDLE_SIZE of cuda.h.
+const (
+	// IPCHandleSize is CU_IPC_HANDLE_SIZE: CUDA IPC handle size.
+	IPCHandleSize = 64
+)
+
+// The #define constants CU_STREAM_* of cuda.h.
+const (
+	// StreamLegacy is CU_STREAM_LEGACY: Legacy stream handle.
+	//
+	// Stream handle that can be passed as a CUstream to use an implicit stream with
+	// legacy synchronization behavior.
+	//
+	// See details of the stream synchronization behavior in the CUDA documentation
+	StreamLegacy Stream = 0x1
+	// StreamPerThread is CU_STREAM_PER_THREAD: Per-thread stream handle.
+	//
+	// Stream handle that can be passed as a CUstream to use an implicit stream with
+	// per-thread synchronization behavior.
+	//
+	// See details of the stream synchronization behavior in the CUDA documentation
+	StreamPerThread Stream = 0x2
+)
+
+// The #define constants CU_KERNEL_NODE_ATTRIBUTE_* of cuda.h.
+const (
+	// KernelNodeAttributeAccessPolicyWindow is
+	// CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW.
+	KernelNodeAttributeAccessPolicyWindow = LaunchAttributeAccessPolicyWindow
+	// KernelNodeAttributeCooperative is CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE.
+	KernelNodeAttributeCooperative = LaunchAttributeCooperative
+	// KernelNodeAttributeClusterDimension is
+	// CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION.
+	KernelNodeAttributeClusterDimension = LaunchAttributeClusterDimension
+	// KernelNodeAttributeClusterSchedulingPolicyPreference is
+	// CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE.
+	KernelNodeAttributeClusterSchedulingPolicyPreference = LaunchAttributeClusterSchedulingPolicyPreference
+	// KernelNodeAttributePriority is CU_KERNEL_NODE_ATTRIBUTE_PRIORITY.
+	KernelNodeAttributePriority = LaunchAttributePriority
+)
+
+// The #define constants CU_STREAM_ATTRIBUTE_* of cuda.h.
+const (
+	// StreamAttributeAccessPolicyWindow is
+	// CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW.
+	StreamAttributeAccessPolicyWindow = LaunchAttributeAccessPolicyWindow
+	// StreamAttributeSynchronizationPolicy is
+	// CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY.
+	StreamAttributeSynchronizationPolicy = LaunchAttributeSynchronizationPolicy
+)
+
+// The #define constant CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL of cuda.h.
+const (
+	// ArraySparsePropertiesSingleMiptail is
+	// CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL: Indicates that the layered sparse
+	// CUDA array or CUDA mipmapped array has a single mip tail region for all
+	// layers.
+	ArraySparsePropertiesSingleMiptail = 0x1
+)
+
+// The #define constants CUDA_EXTERNAL_* of cuda.h.
+const (
+	// ExternalMemoryDedicated is CUDA_EXTERNAL_MEMORY_DEDICATED: Indicates that the
+	// external memory object is a dedicated resource.
+	ExternalMemoryDedicated = 0x1
+	// ExternalSemaphoreSignalSkipNvscibufMemsync is
+	// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC: When the flags
+	// parameter of CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS contains this flag, it
+	// indicates that signaling an external semaphore object should skip performing
+	// appropriate memory synchronization operations over all the external memory
+	// objects that are imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF, which
+	// otherwise are performed by default to ensure data coherency with other
+	// importers of the same NvSciBuf memory objects.
+	ExternalSemaphoreSignalSkipNvscibufMemsync = 0x1
+	// ExternalSemaphoreWaitSkipNvscibufMemsync is
+	// CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC: When the flags parameter
+	// of CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS contains this flag, it indicates that
+	// waiting on an external semaphore object should skip performing appropriate
+	// memory synchronization operations over all the external memory objects that
+	// are imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF, which otherwise are
+	// performed by default to ensure data coherency with other importers of the
+	// same NvSciBuf memory objects.
+	ExternalSemaphoreWaitSkipNvscibufMemsync = 0x2
+)
+
+// The #define constants CUDA_NVSCISYNC_ATTR_* of cuda.h.
+const (
+	// NvscisyncAttrSignal is CUDA_NVSCISYNC_ATTR_SIGNAL: When flags of
+	// cuDeviceGetNvSciSyncAttributes is set to this, it indicates that application
+	// needs signaler specific NvSciSyncAttr to be filled by
+	// cuDeviceGetNvSciSyncAttributes.
+	NvscisyncAttrSignal = 0x1
+	// NvscisyncAttrWait is CUDA_NVSCISYNC_ATTR_WAIT: When flags of
+	// cuDeviceGetNvSciSyncAttributes is set to this, it indicates that application
+	// needs waiter specific NvSciSyncAttr to be filled by
+	// cuDeviceGetNvSciSyncAttributes.
+	NvscisyncAttrWait = 0x2
+)
+
+// The #define constant CU_MEM_CREATE_USAGE_TILE_POOL of cuda.h.
+const (
+	// MemCreateUsageTilePool is CU_MEM_CREATE_USAGE_TILE_POOL: This flag if set
+	// indicates that the memory will be used as a tile pool.
+	MemCreateUsageTilePool = 0x1
+)
+
+// The #define constants CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_* of cuda.h.
+const (
+	// CooperativeLaunchMultiDeviceNoPreLaunchSync is
+	// CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC: If set, each kernel
+	// launched as part of cuLaunchCooperativeKernelMultiDevice only waits for prior
+	// work in the stream corresponding to that GPU to complete before the kernel
+	// begins execution.
+	CooperativeLaunchMultiDeviceNoPreLaunchSync = 0x1
+	// CooperativeLaunchMultiDeviceNoPostLaunchSync is
+	// CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC: If set, any
+	// subsequent work pushed in a stream that participated in a call to
+	// cuLaunchCooperativeKernelMultiDevice will only wait for the kernel launched
+	// on the GPU corresponding to that stream to complete before it begins
+	// execution.
+	CooperativeLaunchMultiDeviceNoPostLaunchSync = 0x2
+)
+
+// The #define constants CUDA_ARRAY3D_* of cuda.h.
+const (
+	// Array3DLayered is CUDA_ARRAY3D_LAYERED: If set, the CUDA array is a
+	// collection of layers, where each layer is either a 1D or a 2D array and the
+	// Depth member of CUDA_ARRAY3D_DESCRIPTOR specifies the number of layers, not
+	// the depth of a 3D array.
+	Array3DLayered = 0x1
+	// Array3D2Darray is CUDA_ARRAY3D_2DARRAY: Deprecated, use CUDA_ARRAY3D_LAYERED.
+	Array3D2Darray = 0x1
+	// Array3DSurfaceLdst is CUDA_ARRAY3D_SURFACE_LDST: This flag must be set in
+	// order to bind a surface reference to the CUDA array.
+	Array3DSurfaceLdst = 0x2
+	// Array3DCubemap is CUDA_ARRAY3D_CUBEMAP: If set, the CUDA array is a
+	// collection of six 2D arrays, representing faces of a cube. The width of such
+	// a CUDA array must be equal to its height, and Depth must be six. If
+	// CUDA_ARRAY3D_LAYERED flag is also set, then the CUDA array is a collection of
+	// cubemaps and Depth must be a multiple of six.
+	Array3DCubemap = 0x4
+	// Array3DTextureGather is CUDA_ARRAY3D_TEXTURE_GATHER: This flag must be set in
+	// order to perform texture gather operations on a CUDA array.
+	Array3DTextureGather = 0x8
+	// Array3DDepthTexture is CUDA_ARRAY3D_DEPTH_TEXTURE: This flag if set indicates
+	// that the CUDA array is a DEPTH_TEXTURE.
+	Array3DDepthTexture = 0x10
+	// Array3DColorAttachment is CUDA_ARRAY3D_COLOR_ATTACHMENT: This flag indicates
+	// that the CUDA array may be bound as a color target in an external graphics
+	// API.
+	Array3DColorAttachment = 0x20
+	// Array3DSparse is CUDA_ARRAY3D_SPARSE: This flag if set indicates that the
+	// CUDA array or CUDA mipmapped array is a sparse CUDA array or CUDA mipmapped
+	// array respectively.
+	Array3DSparse = 0x40
+	// Array3DDeferredMapping is CUDA_ARRAY3D_DEFERRED_MAPPING: This flag if set
+	// indicates that the CUDA array or CUDA mipmapped array will allow deferred
+	// memory mapping.
+	Array3DDeferredMapping = 0x80
+)
+
+// The #define constants CU_LAUNCH_PARAM_* of cuda.h.
+const (
+	// LaunchParamEndAsInt is CU_LAUNCH_PARAM_END_AS_INT: C++ compile time constant
+	// for CU_LAUNCH_PARAM_END.
+	LaunchParamEndAsInt = 0x0
+	// LaunchParamEnd is CU_LAUNCH_PARAM_END (a void* value: store it in the pointer
+	// array the driver reads, e.g. *(*uintptr)(p) = LaunchParamEnd; a Go constant
+	// cannot be an unsafe.Pointer): End of array terminator for the extra parameter
+	// to cuLaunchKernel.
+	LaunchParamEnd uintptr = 0
+	// LaunchParamBufferPointerAsInt is CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT: C++
+	// compile time constant for CU_LAUNCH_PARAM_BUFFER_POINTER.
+	LaunchParamBufferPointerAsInt = 0x1
+	// LaunchParamBufferPointer is CU_LAUNCH_PARAM_BUFFER_POINTER (a void* value:
+	// store it in the pointer array the driver reads, e.g. *(*uintptr)(p) =
+	// LaunchParamBufferPointer; a Go constant cannot be an unsafe.Pointer):
+	// Indicator that the next value in the extra parameter to cuLaunchKernel will
+	// be a pointer to a buffer containing all kernel parameters used for launching
+	// kernel f. This buffer needs to honor all alignment/padding requirements of
+	// the individual parameters. If CU_LAUNCH_PARAM_BUFFER_SIZE is not also
+	// specified in the extra array, then CU_LAUNCH_PARAM_BUFFER_POINTER will have
+	// no effect.
+	LaunchParamBufferPointer uintptr = 1
+	// LaunchParamBufferSizeAsInt is CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT: C++ compile
+	// time constant for CU_LAUNCH_PARAM_BUFFER_SIZE.
+	LaunchParamBufferSizeAsInt = 0x2
+	// LaunchParamBufferSize is CU_LAUNCH_PARAM_BUFFER_SIZE (a void* value: store it
+	// in the pointer array the driver reads, e.g. *(*uintptr)(p) =
+	// LaunchParamBufferSize; a Go constant cannot be an unsafe.Pointer): Indicator
+	// that the next value in the extra parameter to cuLaunchKernel will be a
+	// pointer to a size_t which contains the size of the buffer specified with
+	// CU_LAUNCH_PARAM_BUFFER_POINTER. It is required that
+	// CU_LAUNCH_PARAM_BUFFER_POINTER also be specified in the extra array if the
+	// value associated with CU_LAUNCH_PARAM_BUFFER_SIZE is not zero.
+	LaunchParamBufferSize uintptr = 2
+)
+
+// The #define constant CU_PARAM_TR_DEFAULT of cuda.h.
+const (
+	// ParamTrDefault is CU_PARAM_TR_DEFAULT: For texture references loaded into the
+	// module, use default texunit from texture reference.
+	ParamTrDefault = -1
+)
+
+// The #define constants CU_DEVICE_* of cuda.h.
+const (
+	// DeviceCPU is CU_DEVICE_CPU: Device that represents the CPU.
+	DeviceCPU Device = -1
+	// DeviceInvalid is CU_DEVICE_INVALID: Device that represents an invalid device.
+	DeviceInvalid Device = -2
 )
 
 var (
@@ -1578,9 +2251,9 @@ var (
 		{1, "CU_CTX_SCHED_SPIN", "Set spin as default scheduling"},
 		{2, "CU_CTX_SCHED_YIELD", "Set yield as default scheduling"},
 		{4, "CU_CTX_SCHED_BLOCKING_SYNC", "Set blocking synchronization as default scheduling"},
-		{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling deprecated This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
+		{4, "CU_CTX_BLOCKING_SYNC", "Set blocking synchronization as default scheduling The header marks it deprecated. This flag was deprecated as of CUDA 4.0 and was replaced with CU_CTX_SCHED_BLOCKING_SYNC."},
 		{7, "CU_CTX_SCHED_MASK", ""},
-		{8, "CU_CTX_MAP_HOST", "deprecated This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
+		{8, "CU_CTX_MAP_HOST", "The header marks it deprecated. This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled."},
 		{16, "CU_CTX_LMEM_RESIZE_TO_MAX", "Keep local memory allocation after launch"},
 		{31, "CU_CTX_FLAGS_MASK", ""},
 	}
@@ -1900,36 +2573,36 @@ var (
 		{4, "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION", "The last location to which the range was prefetched"},
 	}
 	namesJITOption = []enumName{
-		{0, "CU_JIT_MAX_REGISTERS", "Max number of registers that a thread may use.n Option type: unsigned intn Applies to: compiler only"},
-		{1, "CU_JIT_THREADS_PER_BLOCK", "IN: Specifies minimum number of threads per block to target compilation forn OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization fo the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.n Cannot be combined with CU_JIT_TARGET.n Option type: unsigned intn Applies to: compiler only"},
-		{2, "CU_JIT_WALL_TIME", "Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linkern Option type: floatn Applies to: compiler and linker"},
-		{3, "CU_JIT_INFO_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
-		{4, "CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
-		{5, "CU_JIT_ERROR_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)n Option type: char *n Applies to: compiler and linker"},
-		{6, "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator)n OUT: Amount of log buffer filled with messagesn Option type: unsigned intn Applies to: compiler and linker"},
-		{7, "CU_JIT_OPTIMIZATION_LEVEL", "Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.n Option type: unsigned intn Applies to: compiler only"},
-		{8, "CU_JIT_TARGET_FROM_CUCONTEXT", "No option value required. Determines the target based on the current attached context (default)n Option type: No option value neededn Applies to: compiler and linker"},
-		{9, "CU_JIT_TARGET", "Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK.n Option type: unsigned int for enumerated type CUjit_targetn Applies to: compiler and linker"},
-		{10, "CU_JIT_FALLBACK_STRATEGY", "Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches.n Option type: unsigned int for enumerated type CUjit_fallbackn Applies to: compiler only"},
-		{11, "CU_JIT_GENERATE_DEBUG_INFO", "Specifies whether to create debug information in output (-g) (0: false, default)n Option type: intn Applies to: compiler and linker"},
-		{12, "CU_JIT_LOG_VERBOSE", "Generate verbose log messages (0: false, default)n Option type: intn Applies to: compiler and linker"},
-		{13, "CU_JIT_GENERATE_LINE_INFO", "Generate line number information (-lineinfo) (0: false, default)n Option type: intn Applies to: compiler only"},
-		{14, "CU_JIT_CACHE_MODE", "Specifies whether to enable caching explicitly (-dlcm) n Choice is based on supplied CUjit_cacheMode_enum.n Option type: unsigned int for enumerated type CUjit_cacheMode_enumn Applies to: compiler only"},
-		{15, "CU_JIT_NEW_SM3X_OPT", "deprecated This jit option is deprecated and should not be used."},
+		{0, "CU_JIT_MAX_REGISTERS", "Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only"},
+		{1, "CU_JIT_THREADS_PER_BLOCK", "IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization fo the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Cannot be combined with CU_JIT_TARGET. Option type: unsigned int Applies to: compiler only"},
+		{2, "CU_JIT_WALL_TIME", "Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker Option type: float Applies to: compiler and linker"},
+		{3, "CU_JIT_INFO_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker"},
+		{4, "CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker"},
+		{5, "CU_JIT_ERROR_LOG_BUFFER", "Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker"},
+		{6, "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES", "IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker"},
+		{7, "CU_JIT_OPTIMIZATION_LEVEL", "Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations. Option type: unsigned int Applies to: compiler only"},
+		{8, "CU_JIT_TARGET_FROM_CUCONTEXT", "No option value required. Determines the target based on the current attached context (default) Option type: No option value needed Applies to: compiler and linker"},
+		{9, "CU_JIT_TARGET", "Target is chosen based on supplied CUjit_target. Cannot be combined with CU_JIT_THREADS_PER_BLOCK. Option type: unsigned int for enumerated type CUjit_target Applies to: compiler and linker"},
+		{10, "CU_JIT_FALLBACK_STRATEGY", "Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches. Option type: unsigned int for enumerated type CUjit_fallback Applies to: compiler only"},
+		{11, "CU_JIT_GENERATE_DEBUG_INFO", "Specifies whether to create debug information in output (-g) (0: false, default) Option type: int Applies to: compiler and linker"},
+		{12, "CU_JIT_LOG_VERBOSE", "Generate verbose log messages (0: false, default) Option type: int Applies to: compiler and linker"},
+		{13, "CU_JIT_GENERATE_LINE_INFO", "Generate line number information (-lineinfo) (0: false, default) Option type: int Applies to: compiler only"},
+		{14, "CU_JIT_CACHE_MODE", "Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied CUjit_cacheMode_enum. Option type: unsigned int for enumerated type CUjit_cacheMode_enum Applies to: compiler only"},
+		{15, "CU_JIT_NEW_SM3X_OPT", "The header marks it deprecated. This jit option is deprecated and should not be used."},
 		{16, "CU_JIT_FAST_COMPILE", "This jit option is used for internal purpose only."},
-		{17, "CU_JIT_GLOBAL_SYMBOL_NAMES", "Array of device symbol names that will be relocated to the corresponing host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n When loding a device module, driver will relocate all encountered unresolved symbols to the host addresses.n It is only allowed to register symbols that correspond to unresolved global variables.n It is illegal to register the same device symbol at multiple addresses.n Option type: const char **n Applies to: dynamic linker only"},
-		{18, "CU_JIT_GLOBAL_SYMBOL_ADDRESSES", "Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES.n Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries.n Option type: void **n Applies to: dynamic linker only"},
-		{19, "CU_JIT_GLOBAL_SYMBOL_COUNT", "Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays.n Option type: unsigned intn Applies to: dynamic linker only"},
-		{20, "CU_JIT_LTO", "Enable link-time optimization (-dlto) for device code (Disabled by default).n This option is not supported on 32-bit platforms.n Option type: intn Applies to: compiler and linker"},
-		{21, "CU_JIT_FTZ", "Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{22, "CU_JIT_PREC_DIV", "Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{23, "CU_JIT_PREC_SQRT", "Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{24, "CU_JIT_FMA", "Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{25, "CU_JIT_REFERENCED_KERNEL_NAMES", "Array of kernel names that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries.n Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: dynamic linker only"},
-		{26, "CU_JIT_REFERENCED_KERNEL_COUNT", "Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array.n Option type: unsigned intn Applies to: dynamic linker only"},
-		{27, "CU_JIT_REFERENCED_VARIABLE_NAMES", "Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed.n Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries.n Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.n Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name.n It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all variables with those names. This can be avoided by providing a more specific name like \"barfoobaz\".n Option type: const char **n Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{28, "CU_JIT_REFERENCED_VARIABLE_COUNT", "Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array.n Option type: unsigned intn Applies to: link-time optimization specified with CU_JIT_LTO"},
-		{29, "CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES", "This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default).n Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES.n Option type: intn Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{17, "CU_JIT_GLOBAL_SYMBOL_NAMES", "Array of device symbol names that will be relocated to the corresponing host addresses stored in CU_JIT_GLOBAL_SYMBOL_ADDRESSES. Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries. When loding a device module, driver will relocate all encountered unresolved symbols to the host addresses. It is only allowed to register symbols that correspond to unresolved global variables. It is illegal to register the same device symbol at multiple addresses. Option type: const char ** Applies to: dynamic linker only"},
+		{18, "CU_JIT_GLOBAL_SYMBOL_ADDRESSES", "Array of host addresses that will be used to relocate corresponding device symbols stored in CU_JIT_GLOBAL_SYMBOL_NAMES. Must contain CU_JIT_GLOBAL_SYMBOL_COUNT entries. Option type: void ** Applies to: dynamic linker only"},
+		{19, "CU_JIT_GLOBAL_SYMBOL_COUNT", "Number of entries in CU_JIT_GLOBAL_SYMBOL_NAMES and CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays. Option type: unsigned int Applies to: dynamic linker only"},
+		{20, "CU_JIT_LTO", "Enable link-time optimization (-dlto) for device code (Disabled by default). This option is not supported on 32-bit platforms. Option type: int Applies to: compiler and linker"},
+		{21, "CU_JIT_FTZ", "Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: int Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{22, "CU_JIT_PREC_DIV", "Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{23, "CU_JIT_PREC_SQRT", "Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{24, "CU_JIT_FMA", "Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: int Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{25, "CU_JIT_REFERENCED_KERNEL_NAMES", "Array of kernel names that should be preserved at link time while others can be removed. Must contain CU_JIT_REFERENCED_KERNEL_COUNT entries. Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified. Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name. It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like \"barfoobaz\". Option type: const char ** Applies to: dynamic linker only"},
+		{26, "CU_JIT_REFERENCED_KERNEL_COUNT", "Number of entries in CU_JIT_REFERENCED_KERNEL_NAMES array. Option type: unsigned int Applies to: dynamic linker only"},
+		{27, "CU_JIT_REFERENCED_VARIABLE_NAMES", "Array of variable names (__device__ and/or __constant__) that should be preserved at link time while others can be removed. Must contain CU_JIT_REFERENCED_VARIABLE_COUNT entries. Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified. Wildcard \"*\" can be used to represent zero or more characters instead of specifying the full or mangled name. It is important to note that the wildcard \"*\" is also added implicitly. For example, specifying \"foo\" will match \"foobaz\", \"barfoo\", \"barfoobaz\" and thus preserve all variables with those names. This can be avoided by providing a more specific name like \"barfoobaz\". Option type: const char ** Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{28, "CU_JIT_REFERENCED_VARIABLE_COUNT", "Number of entries in CU_JIT_REFERENCED_VARIABLE_NAMES array. Option type: unsigned int Applies to: link-time optimization specified with CU_JIT_LTO"},
+		{29, "CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES", "This option serves as a hint to enable the JIT compiler/linker to remove constant (__constant__) and device (__device__) variables unreferenced in device code (Disabled by default). Note that host references to constant and device variables using APIs like cuModuleGetGlobal() with this option specified may result in undefined behavior unless the variables are explicitly specified using CU_JIT_REFERENCED_VARIABLE_NAMES. Option type: int Applies to: link-time optimization specified with CU_JIT_LTO"},
 	}
 	namesJITTarget = []enumName{
 		{20, "CU_TARGET_COMPUTE_20", "Compute device class 2.0"},
@@ -1963,12 +2636,12 @@ var (
 		{2, "CU_JIT_CACHE_OPTION_CA", "Compile with L1 cache enabled"},
 	}
 	namesJITInputType = []enumName{
-		{0, "CU_JIT_INPUT_CUBIN", "Compiled device-class-specific device coden Applicable options: none"},
-		{1, "CU_JIT_INPUT_PTX", "PTX source coden Applicable options: PTX compiler options"},
-		{2, "CU_JIT_INPUT_FATBINARY", "Bundle of multiple cubins and/or PTX of some device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-		{3, "CU_JIT_INPUT_OBJECT", "Host object with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-		{4, "CU_JIT_INPUT_LIBRARY", "Archive of host objects with embedded device coden Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
-		{5, "CU_JIT_INPUT_NVVM", "High-level intermediate code for link-time optimizationn Applicable options: NVVM compiler options, PTX compiler options"},
+		{0, "CU_JIT_INPUT_CUBIN", "Compiled device-class-specific device code Applicable options: none"},
+		{1, "CU_JIT_INPUT_PTX", "PTX source code Applicable options: PTX compiler options"},
+		{2, "CU_JIT_INPUT_FATBINARY", "Bundle of multiple cubins and/or PTX of some device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{3, "CU_JIT_INPUT_OBJECT", "Host object with embedded device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{4, "CU_JIT_INPUT_LIBRARY", "Archive of host objects with embedded device code Applicable options: PTX compiler options, CU_JIT_FALLBACK_STRATEGY"},
+		{5, "CU_JIT_INPUT_NVVM", "High-level intermediate code for link-time optimization Applicable options: NVVM compiler options, PTX compiler options"},
 	}
 	namesGraphicsRegisterFlags = []enumName{
 		{0, "CU_GRAPHICS_REGISTER_FLAGS_NONE", ""}, {1, "CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY", ""},
@@ -2068,9 +2741,9 @@ var (
 		{3, "CUDA_ERROR_NOT_INITIALIZED", "the CUDA driver has not been initialized with cuInit() or that initialization has failed"},
 		{4, "CUDA_ERROR_DEINITIALIZED", "the CUDA driver is in the process of shutting down"},
 		{5, "CUDA_ERROR_PROFILER_DISABLED", "profiler is not initialized for this run"},
-		{6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED", "deprecated This error return is deprecated as of CUDA 5.0"},
-		{7, "CUDA_ERROR_PROFILER_ALREADY_STARTED", "deprecated This error return is deprecated as of CUDA 5.0"},
-		{8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED", "deprecated This error return is deprecated as of CUDA 5.0"},
+		{6, "CUDA_ERROR_PROFILER_NOT_INITIALIZED", "the header marks it deprecated"},
+		{7, "CUDA_ERROR_PROFILER_ALREADY_STARTED", "the header marks it deprecated"},
+		{8, "CUDA_ERROR_PROFILER_ALREADY_STOPPED", "the header marks it deprecated"},
 		{34, "CUDA_ERROR_STUB_LIBRARY", "the CUDA driver that the application has loaded is a stub library"},
 		{46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "requested CUDA device is unavailable at the current time"},
 		{100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable devices were detected by the installed CUDA driver"},
@@ -2158,7 +2831,7 @@ var (
 		{2, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED", "P2P Access is enable"},
 		{3, "CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED", "Atomic operation over the link supported"},
 		{4, "CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED", "Accessing CUDA arrays over the link supported"},
-		{4, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED", "deprecated use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead"},
+		{4, "CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED", "The header marks it deprecated. use CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED instead"},
 	}
 	namesResourceViewFormat = []enumName{
 		{0, "CU_RES_VIEW_FORMAT_NONE", "No resource view format (use underlying resource format)"},
@@ -2308,19 +2981,18 @@ var (
 		{0, "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX", "Sets the target for cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context."},
 	}
 	namesGraphDebugDotFlags = []enumName{
-		{1, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE", ""},
-		{2, "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES", "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE = 1<<0, * Output all debug data as if every debug flag is enabled"},
-		{4, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES = 1<<1, * Use CUDA Runtime structures for output"},
-		{8, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS = 1<<2, * Adds CUDA_KERNEL_NODE_PARAMS values to output"},
-		{16, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS = 1<<3, * Adds CUDA_MEMCPY3D values to output"},
-		{32, "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS = 1<<4, * Adds CUDA_MEMSET_NODE_PARAMS values to output"},
-		{64, "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS = 1<<5, * Adds CUDA_HOST_NODE_PARAMS values to output"},
-		{128, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS = 1<<6, * Adds CUevent handle from record and wait nodes to output"},
-		{256, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS = 1<<7, * Adds CUDA_EXT_SEM_SIGNAL_NODE_PARAMS values to output"},
-		{512, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES", "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS = 1<<8, * Adds CUDA_EXT_SEM_WAIT_NODE_PARAMS values to output"},
-		{1024, "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES", "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES = 1<<9, * Adds CUkernelNodeAttrValue values to output"},
-		{2048, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES = 1<<10, * Adds node handles and every kernel function handle to output"},
-		{4096, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS", "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS = 1<<11, * Adds memory alloc node parameters to output"},
+		{1, "CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE", ""}, {2, "CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES", ""},
+		{4, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS", ""},
+		{8, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS", ""},
+		{16, "CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS", ""},
+		{32, "CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS", ""},
+		{64, "CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS", ""},
+		{128, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS", ""},
+		{256, "CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS", ""},
+		{512, "CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES", ""},
+		{1024, "CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES", ""},
+		{2048, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS", ""},
+		{4096, "CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS", ""},
 		{8192, "CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS", ""},
 	}
 	namesUserObjectFlags = []enumName{
@@ -2337,38 +3009,69 @@ var (
 		{1, "CU_MODULE_EAGER_LOADING", "Lazy Kernel Loading is not enabled"},
 		{2, "CU_MODULE_LAZY_LOADING", "Lazy Kernel Loading is enabled"},
 	}
+	namesMemHostAllocFlags = []enumName{
+		{1, "CU_MEMHOSTALLOC_PORTABLE", "If set, host memory is portable between CUDA contexts. Flag for cuMemHostAlloc()"},
+		{2, "CU_MEMHOSTALLOC_DEVICEMAP", "If set, host memory is mapped into CUDA address space and cuMemHostGetDevicePointer() may be called on the host pointer. Flag for cuMemHostAlloc()"},
+		{4, "CU_MEMHOSTALLOC_WRITECOMBINED", "If set, host memory is allocated as write-combined - fast to write, faster to DMA, slow to read except via SSE4 streaming load instruction (MOVNTDQA). Flag for cuMemHostAlloc()"},
+	}
+	namesMemHostRegisterFlags = []enumName{
+		{1, "CU_MEMHOSTREGISTER_PORTABLE", "If set, host memory is portable between CUDA contexts. Flag for cuMemHostRegister()"},
+		{2, "CU_MEMHOSTREGISTER_DEVICEMAP", "If set, host memory is mapped into CUDA address space and cuMemHostGetDevicePointer() may be called on the host pointer. Flag for cuMemHostRegister()"},
+		{4, "CU_MEMHOSTREGISTER_IOMEMORY", "If set, the passed memory pointer is treated as pointing to some memory-mapped I/O space, e.g. belonging to a third-party PCIe device. On Windows the flag is a no-op. On Linux that memory is marked as non cache-coherent for the GPU and is expected to be physically contiguous. It may return CUDA_ERROR_NOT_PERMITTED if run as an unprivileged user, CUDA_ERROR_NOT_SUPPORTED on older Linux kernel versions. On all other platforms, it is not supported and CUDA_ERROR_NOT_SUPPORTED is returned. Flag for cuMemHostRegister()"},
+		{8, "CU_MEMHOSTREGISTER_READ_ONLY", "If set, the passed memory pointer is treated as pointing to memory that is considered read-only by the device. On platforms without CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, this flag is required in order to register memory mapped to the CPU as read-only. Support for the use of this flag can be queried from the device attribute CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED. Using this flag with a current context associated with a device that does not have this attribute set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED."},
+	}
+	namesTexRefSetArrayFlags = []enumName{
+		{1, "CU_TRSA_OVERRIDE_FORMAT", "Override the texref format with a format inferred from the array. Flag for cuTexRefSetArray()"},
+	}
+	namesTexRefFlags = []enumName{
+		{1, "CU_TRSF_READ_AS_INTEGER", "Read the texture as integers rather than promoting the values to floats in the range [0,1]. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{2, "CU_TRSF_NORMALIZED_COORDINATES", "Use normalized texture coordinates in the range [0,1) instead of [0,dim). Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{16, "CU_TRSF_SRGB", "Perform sRGB->linear conversion during texture read. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{32, "CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION", "Disable any trilinear filtering optimizations. Flag for cuTexRefSetFlags() and cuTexObjectCreate()"},
+		{64, "CU_TRSF_SEAMLESS_CUBEMAP", "Enable seamless cube map filtering. Flag for cuTexObjectCreate()"},
+	}
 )
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
@@ -2378,7 +3081,8 @@ func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v StreamMemoryBarrierFlags) String() string {
 	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
 }
@@ -2411,10 +3115,12 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 // Pad is the member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
@@ -2483,12 +3189,14 @@ func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCach
 // String returns the C name of the value, or its number.
 func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v GraphicsRegisterFlags) String() string {
 	return flagString(uint64(v), namesGraphicsRegisterFlags)
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
@@ -2550,12 +3258,14 @@ func (u *LaunchAttributeValue) ClusterDim() *LaunchAttributeValueClusterDim {
 	return (*LaunchAttributeValueClusterDim)(unsafe.Pointer(u))
 }
 
-// ClusterSchedulingPolicyPreference is the member clusterSchedulingPolicyPreference.
+// ClusterSchedulingPolicyPreference is the member
+// clusterSchedulingPolicyPreference.
 func (u *LaunchAttributeValue) ClusterSchedulingPolicyPreference() *ClusterSchedulingPolicy {
 	return (*ClusterSchedulingPolicy)(unsafe.Pointer(u))
 }
 
-// ProgrammaticStreamSerializationAllowed is the member programmaticStreamSerializationAllowed.
+// ProgrammaticStreamSerializationAllowed is the member
+// programmaticStreamSerializationAllowed.
 func (u *LaunchAttributeValue) ProgrammaticStreamSerializationAllowed() *int32 {
 	return (*int32)(unsafe.Pointer(u))
 }
@@ -2578,7 +3288,8 @@ func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
 
 // String returns the C name of the value, or its number.
@@ -2596,7 +3307,8 @@ func (v ResourceViewFormat) String() string {
 	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
 
 // String returns the C name of the value, or its number.
@@ -2614,7 +3326,8 @@ func (v MemAllocationHandleType) String() string {
 	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
 
 // String returns the C name of the value, or its number.
@@ -2627,7 +3340,8 @@ func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v MemAllocationGranularityFlags) String() string {
 	return flagString(uint64(v), namesMemAllocationGranularityFlags)
 }
@@ -2692,18 +3406,22 @@ func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
 func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
@@ -2824,1697 +3542,10867 @@ func (u *ArrayMapInfoMemHandle) MemHandle() *MemGenericAllocationHandle {
 	return (*MemGenericAllocationHandle)(unsafe.Pointer(u))
 }
 
-// GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context current first): Gets the string description of an error code
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
+func (v MemHostAllocFlags) String() string { return flagString(uint64(v), namesMemHostAllocFlags) }
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
+func (v MemHostRegisterFlags) String() string {
+	return flagString(uint64(v), namesMemHostRegisterFlags)
+}
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
+func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
+
+// String returns the C names of the set flags joined by '|'; a multi-bit field
+// prints its value's name.
+func (v TexRefFlags) String() string { return flagString(uint64(v), namesTexRefFlags) }
+
+// GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
+// current first): Gets the string description of an error code.
+//
+// Sets *pStr to the address of a NULL-terminated string description of the
+// error code error. If the error code is not recognized,
+// CUDA_ERROR_INVALID_VALUE will be returned and *pStr will be set to the NULL
+// address.
+//
+// Parameters:
+//
+//   - error: Error code to convert to string
+//   - pStr: Address of the string pointer.
 func GetErrorString(errorArg Result) (string, error) { return GetErrorStringCtx(0, errorArg) }
 
-// GetErrorName calls cuGetErrorName (GetErrorNameCtx makes a context current first): Gets the string representation of an error code enum name
+// GetErrorName calls cuGetErrorName (GetErrorNameCtx makes a context current
+// first): Gets the string representation of an error code enum name.
+//
+// Sets *pStr to the address of a NULL-terminated string representation of the
+// name of the enum error code error. If the error code is not recognized,
+// CUDA_ERROR_INVALID_VALUE will be returned and *pStr will be set to the NULL
+// address.
+//
+// Parameters:
+//
+//   - error: Error code to convert to string
+//   - pStr: Address of the string pointer.
 func GetErrorName(errorArg Result) (string, error) { return GetErrorNameCtx(0, errorArg) }
 
-// Init calls cuInit (InitCtx makes a context current first): Initialize the CUDA driver API
+// Init calls cuInit (InitCtx makes a context current first): Initialize the
+// CUDA driver API.
+//
+// Initializes the driver API and must be called before any other function from
+// the driver API. Currently, the Flags parameter must be 0. If cuInit() has not
+// been called, any function from the driver API will return
+// CUDA_ERROR_NOT_INITIALIZED.
+//
+// Parameters:
+//
+//   - Flags: Initialization flag for CUDA.
 func Init(flags uint32) error { return InitCtx(0, flags) }
 
-// DriverGetVersion calls cuDriverGetVersion (DriverGetVersionCtx makes a context current first): Returns the latest CUDA version supported by driver
+// DriverGetVersion calls cuDriverGetVersion (DriverGetVersionCtx makes a
+// context current first): Returns the latest CUDA version supported by driver.
+//
+// Returns in *driverVersion the version of CUDA supported by the driver. The
+// version is returned as (1000 &times; major + 10 &times; minor). For example,
+// CUDA 9.2 would be represented by 9020.
+//
+// This function automatically returns CUDA_ERROR_INVALID_VALUE if driverVersion
+// is NULL.
+//
+// Parameters:
+//
+//   - driverVersion: Returns the CUDA driver version
 func DriverGetVersion() (int32, error) { return DriverGetVersionCtx(0) }
 
-// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first): Returns a handle to a compute device
+// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first):
+// Returns a handle to a compute device.
+//
+// Returns in *device a device handle given an ordinal in the range [0,
+// cuDeviceGetCount()-1] .
+//
+// Parameters:
+//
+//   - device: Returned device handle
+//   - ordinal: Device number to get handle for
 func DeviceGet(ordinal int32) (Device, error) { return DeviceGetCtx(0, ordinal) }
 
-// DeviceGetCount calls cuDeviceGetCount (DeviceGetCountCtx makes a context current first): Returns the number of compute-capable devices
+// DeviceGetCount calls cuDeviceGetCount (DeviceGetCountCtx makes a context
+// current first): Returns the number of compute-capable devices.
+//
+// Returns in *count the number of devices with compute capability greater than
+// or equal to 2.0 that are available for execution. If there is no such device,
+// cuDeviceGetCount() returns 0.
+//
+// Parameters:
+//
+//   - count: Returned number of compute-capable devices
 func DeviceGetCount() (int32, error) { return DeviceGetCountCtx(0) }
 
-// DeviceGetName calls cuDeviceGetName (DeviceGetNameCtx makes a context current first): Returns an identifier string for the device
+// DeviceGetName calls cuDeviceGetName (DeviceGetNameCtx makes a context current
+// first): Returns an identifier string for the device.
+//
+// Returns an ASCII string identifying the device dev in the NULL-terminated
+// string pointed to by name. len specifies the maximum length of the string
+// that may be returned.
+//
+// Parameters:
+//
+//   - name: Returned identifier string for the device
+//   - len: Maximum length of string to store in name
+//   - dev: Device to get identifier string for
 func DeviceGetName(dev Device) (string, error) { return DeviceGetNameCtx(0, dev) }
 
-// DeviceGetUUID calls cuDeviceGetUuid (DeviceGetUUIDCtx makes a context current first): Return an UUID for the device
+// DeviceGetUUID calls cuDeviceGetUuid (DeviceGetUUIDCtx makes a context current
+// first): Return an UUID for the device.
+//
+// Note there is a later version of this API, cuDeviceGetUuid_v2. It will
+// supplant this version in 12.0, which is retained for minor version
+// compatibility.
+//
+// Returns 16-octets identifing the device dev in the structure pointed by the
+// uuid.
+//
+// Parameters:
+//
+//   - uuid: Returned UUID
+//   - dev: Device to get identifier string for
 func DeviceGetUUID(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev) }
 
-// DeviceGetUUIDV2 calls cuDeviceGetUuid_v2 (DeviceGetUUIDV2Ctx makes a context current first): Return an UUID for the device (11.4+)
+// DeviceGetUUIDV2 calls cuDeviceGetUuid_v2 (DeviceGetUUIDV2Ctx makes a context
+// current first): Return an UUID for the device (11.4+).
+//
+// Returns 16-octets identifing the device dev in the structure pointed by the
+// uuid. If the device is in MIG mode, returns its MIG UUID which uniquely
+// identifies the subscribed MIG compute instance.
+//
+// Parameters:
+//
+//   - uuid: Returned UUID
+//   - dev: Device to get identifier string for
 func DeviceGetUUIDV2(dev Device) (UUID, error) { return DeviceGetUUIDV2Ctx(0, dev) }
 
-// DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current first): Return an LUID and device node mask for the device
+// DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current
+// first): Return an LUID and device node mask for the device.
+//
+// Return identifying information (luid and deviceNodeMask) to allow matching
+// device with graphics APIs.
+//
+// Parameters:
+//
+//   - luid: Returned LUID
+//   - deviceNodeMask: Returned device node mask
+//   - dev: Device to get identifier string for
 func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCtx(0, dev) }
 
-// DeviceTotalMem calls cuDeviceTotalMem_v2 (DeviceTotalMemCtx makes a context current first): Returns the total amount of memory on the device
+// DeviceTotalMem calls cuDeviceTotalMem_v2 (DeviceTotalMemCtx makes a context
+// current first): Returns the total amount of memory on the device.
+//
+// Returns in *bytes the total amount of memory available on the device dev in
+// bytes.
+//
+// Parameters:
+//
+//   - bytes: Returned memory available on device in bytes
+//   - dev: Device handle
 func DeviceTotalMem(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
 
-// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+// DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth
+// (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns
+// the maximum number of elements allocatable in a 1D linear texture for a given
+// texture element size.
+//
+// Returns in maxWidthInElements the maximum number of texture elements
+// allocatable in a 1D linear texture for given format and numChannels.
+//
+// Parameters:
+//
+//   - maxWidthInElements: Returned maximum number of texture elements
+//     allocatable for given format and numChannels.
+//   - format: Texture format.
+//   - numChannels: Number of channels per texture element.
+//   - dev: Device handle.
 func DeviceGetTexture1DLinearMaxWidth(format ArrayFormat, numChannels uint32, dev Device) (uint64, error) {
 	return DeviceGetTexture1DLinearMaxWidthCtx(0, format, numChannels, dev)
 }
 
-// DeviceGetAttribute calls cuDeviceGetAttribute (DeviceGetAttributeCtx makes a context current first): Returns information about the device
+// DeviceGetAttribute calls cuDeviceGetAttribute (DeviceGetAttributeCtx makes a
+// context current first): Returns information about the device.
+//
+// Returns in *pi the integer value of the attribute attrib on device dev. The
+// supported attributes are:
+//
+//   - CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: Maximum number of threads per
+//     block;
+//   - CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: Maximum x-dimension of a block
+//   - CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: Maximum y-dimension of a block
+//   - CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: Maximum z-dimension of a block
+//   - CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: Maximum x-dimension of a grid
+//   - CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: Maximum y-dimension of a grid
+//   - CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: Maximum z-dimension of a grid
+//   - CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: Maximum amount of shared
+//     memory available to a thread block in bytes
+//   - CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: Memory available on device for
+//     __constant__ variables in a CUDA C kernel in bytes
+//   - CU_DEVICE_ATTRIBUTE_WARP_SIZE: Warp size in threads
+//   - CU_DEVICE_ATTRIBUTE_MAX_PITCH: Maximum pitch in bytes allowed by the
+//     memory copy functions that involve memory regions allocated through
+//     cuMemAllocPitch()
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: Maximum 1D texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: Maximum width for a
+//     1D texture bound to linear memory
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: Maximum mipmapped
+//     1D texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: Maximum 2D texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: Maximum 2D texture height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: Maximum width for a
+//     2D texture bound to linear memory
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: Maximum height for a
+//     2D texture bound to linear memory
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: Maximum pitch in
+//     bytes for a 2D texture bound to linear memory
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: Maximum mipmapped
+//     2D texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: Maximum mipmapped
+//     2D texture height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: Maximum 3D texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: Maximum 3D texture height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: Maximum 3D texture depth
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: Alternate maximum
+//     3D texture width, 0 if no alternate maximum 3D texture size is supported
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: Alternate maximum
+//     3D texture height, 0 if no alternate maximum 3D texture size is supported
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: Alternate maximum
+//     3D texture depth, 0 if no alternate maximum 3D texture size is supported
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: Maximum cubemap texture
+//     width or height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: Maximum 1D layered
+//     texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: Maximum layers in a
+//     1D layered texture
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: Maximum 2D layered
+//     texture width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: Maximum 2D layered
+//     texture height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: Maximum layers in a
+//     2D layered texture
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: Maximum cubemap
+//     layered texture width or height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: Maximum layers
+//     in a cubemap layered texture
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: Maximum 1D surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: Maximum 2D surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: Maximum 2D surface height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: Maximum 3D surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: Maximum 3D surface height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: Maximum 3D surface depth
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: Maximum 1D layered
+//     surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: Maximum layers in a
+//     1D layered surface
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: Maximum 2D layered
+//     surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: Maximum 2D layered
+//     surface height
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: Maximum layers in a
+//     2D layered surface
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: Maximum cubemap surface
+//     width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: Maximum cubemap
+//     layered surface width
+//   - CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: Maximum layers
+//     in a cubemap layered surface
+//   - CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: Maximum number of 32-bit
+//     registers available to a thread block
+//   - CU_DEVICE_ATTRIBUTE_CLOCK_RATE: The typical clock frequency in kilohertz
+//   - CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: Alignment requirement; texture
+//     base addresses aligned to textureAlign bytes do not need an offset
+//     applied to texture fetches
+//   - CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: Pitch alignment requirement
+//     for 2D texture references bound to pitched memory
+//   - CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: 1 if the device can concurrently copy
+//     memory between host and device while executing a kernel, or 0 if not
+//   - CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: Number of multiprocessors on
+//     the device
+//   - CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: 1 if there is a run time limit
+//     for kernels executed on the device, or 0 if not
+//   - CU_DEVICE_ATTRIBUTE_INTEGRATED: 1 if the device is integrated with the
+//     memory subsystem, or 0 if not
+//   - CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: 1 if the device can map host
+//     memory into the CUDA address space, or 0 if not
+//   - CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: Compute mode that device is currently
+//     in. Available modes are as follows:
+//   - CU_COMPUTEMODE_DEFAULT: Default mode - Device is not restricted and can
+//     have multiple CUDA contexts present at a single time.
+//   - CU_COMPUTEMODE_PROHIBITED: Compute-prohibited mode - Device is prohibited
+//     from creating new CUDA contexts.
+//   - CU_COMPUTEMODE_EXCLUSIVE_PROCESS: Compute-exclusive-process mode - Device
+//     can have only one context used by a single process at a time.
+//   - CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: 1 if the device supports
+//     executing multiple kernels within the same context simultaneously, or 0
+//     if not. It is not guaranteed that multiple kernels will be resident on
+//     the device concurrently so this feature should not be relied upon for
+//     correctness.
+//   - CU_DEVICE_ATTRIBUTE_ECC_ENABLED: 1 if error correction is enabled on the
+//     device, 0 if error correction is disabled or not supported by the device
+//   - CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: PCI bus identifier of the device
+//   - CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: PCI device (also known as slot)
+//     identifier of the device
+//   - CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: PCI domain identifier of the device
+//   - CU_DEVICE_ATTRIBUTE_TCC_DRIVER: 1 if the device is using a TCC driver.
+//     TCC is only available on Tesla hardware running Windows Vista or later
+//   - CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: Peak memory clock frequency in
+//     kilohertz
+//   - CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: Global memory bus width in
+//     bits
+//   - CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: Size of L2 cache in bytes. 0 if the
+//     device doesn't have L2 cache
+//   - CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: Maximum resident
+//     threads per multiprocessor
+//   - CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: 1 if the device shares a unified
+//     address space with the host, or 0 if not
+//   - CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: Major compute capability
+//     version number
+//   - CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: Minor compute capability
+//     version number
+//   - CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: 1 if device supports
+//     caching globals in L1 cache, 0 if caching globals in L1 cache is not
+//     supported by the device
+//   - CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: 1 if device supports
+//     caching locals in L1 cache, 0 if caching locals in L1 cache is not
+//     supported by the device
+//   - CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: Maximum amount
+//     of shared memory available to a multiprocessor in bytes; this amount is
+//     shared by all thread blocks simultaneously resident on a multiprocessor
+//   - CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: Maximum number of
+//     32-bit registers available to a multiprocessor; this number is shared by
+//     all thread blocks simultaneously resident on a multiprocessor
+//   - CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: 1 if device supports allocating
+//     managed memory on this system, 0 if allocating managed memory is not
+//     supported by the device on this system.
+//   - CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: 1 if device is on a multi-GPU board,
+//     0 if not.
+//   - CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: Unique identifier for a
+//     group of devices associated with the same board. Devices on the same
+//     multi-GPU board will share the same identifier.
+//   - CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: 1 if Link between the
+//     device and the host supports native atomic operations.
+//   - CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: Ratio of
+//     single precision performance (in floating-point operations per second) to
+//     double precision performance.
+//   - CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: Device supports coherently
+//     accessing pageable memory without calling cudaHostRegister on it.
+//   - CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: Device can coherently
+//     access managed memory concurrently with the CPU.
+//   - CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: Device supports Compute
+//     Preemption.
+//   - CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: Device can
+//     access host registered memory at the same virtual address as the CPU.
+//   - CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: The maximum per
+//     block shared memory size supported on this device. This is the maximum
+//     value that can be opted into when using the cuFuncSetAttribute() call.
+//     For more details see CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+//   - CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: Device
+//     accesses pageable memory via the host's page tables.
+//   - CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: The host can
+//     directly access managed memory on the device without migration.
+//   - CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: Device supports
+//     virtual memory management APIs like cuMemAddressReserve, cuMemCreate,
+//     cuMemMap and related APIs
+//   - CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: Device
+//     supports exporting memory to a posix file descriptor with
+//     cuMemExportToShareableHandle, if requested via cuMemCreate
+//   - CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: Device supports
+//     exporting memory to a Win32 NT handle with cuMemExportToShareableHandle,
+//     if requested via cuMemCreate
+//   - CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: Device
+//     supports exporting memory to a Win32 KMT handle with
+//     cuMemExportToShareableHandle, if requested via cuMemCreate
+//   - CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: Maximum number of
+//     thread blocks that can reside on a multiprocessor
+//   - CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: Device supports
+//     compressible memory allocation via cuMemCreate
+//   - CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: Maximum L2 persisting
+//     lines capacity setting in bytes
+//   - CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: Maximum value of
+//     CUaccessPolicyWindownum_bytes
+//   - CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: Device
+//     supports specifying the GPUDirect RDMA flag with cuMemCreate.
+//   - CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: Amount of shared
+//     memory per block reserved by CUDA driver in bytes
+//   - CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: Device supports sparse
+//     CUDA arrays and sparse CUDA mipmapped arrays.
+//   - CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: Device supports
+//     using the cuMemHostRegister flag CU_MEMHOSTERGISTER_READ_ONLY to register
+//     memory that must be mapped as read-only to the GPU
+//   - CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: Device supports using the
+//     cuMemAllocAsync and cuMemPool family of APIs
+//   - CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: Device supports GPUDirect
+//     RDMA APIs, like nvidia_p2p_get_pages (see
+//     https://docs.nvidia.com/cuda/gpudirect-rdma for more information)
+//   - CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: The returned
+//     attribute shall be interpreted as a bitmask, where the individual bits
+//     are described by the CUflushGPUDirectRDMAWritesOptions enum
+//   - CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: GPUDirect RDMA
+//     writes to the device do not need to be flushed for consumers within the
+//     scope indicated by the returned attribute. See
+//     CUGPUDirectRDMAWritesOrdering for the numerical values returned here.
+//   - CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: Bitmask of handle
+//     types supported with mempool based IPC
+//   - CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: Device
+//     supports deferred mapping CUDA arrays and CUDA mipmapped arrays.
+//
+// Parameters:
+//
+//   - pi: Returned device attribute value
+//   - attrib: Device attribute to query
+//   - dev: Device handle
 func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 	return DeviceGetAttributeCtx(0, attrib, dev)
 }
 
-// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return NvSciSync attributes that this device can support.
+// DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes
+// (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return
+// NvSciSync attributes that this device can support.
 //
-// nvSciSyncAttrList: an NvSciSyncAttrList, the NvSciSync library's object (C memory)
+// Returns in nvSciSyncAttrList, the properties of NvSciSync that this CUDA
+// device, dev can support. The returned nvSciSyncAttrList can be used to create
+// an NvSciSync object that matches this device's capabilities.
+//
+// If NvSciSyncAttrKey_RequiredPerm field in nvSciSyncAttrList is already set
+// this API will return CUDA_ERROR_INVALID_VALUE.
+//
+// The applications should set nvSciSyncAttrList to a valid NvSciSyncAttrList
+// failing which this API will return CUDA_ERROR_INVALID_HANDLE.
+//
+// The flags controls how applications intends to use the NvSciSync created from
+// the nvSciSyncAttrList. The valid flags are:
+//
+//   - CUDA_NVSCISYNC_ATTR_SIGNAL, specifies that the applications intends to
+//     signal an NvSciSync on this CUDA device.
+//   - CUDA_NVSCISYNC_ATTR_WAIT, specifies that the applications intends to wait
+//     on an NvSciSync on this CUDA device.
+//
+// At least one of these flags must be set, failing which the API returns
+// CUDA_ERROR_INVALID_VALUE. Both the flags are orthogonal to one another: a
+// developer may set both these flags that allows one to set both wait and
+// signal specific attributes in the same nvSciSyncAttrList.
+//
+// CUDA_SUCCESS, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED,
+// CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE,
+// CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_OUT_OF_MEMORY
+//
+// Parameters:
+//
+//   - nvSciSyncAttrList: Return NvSciSync attributes supported.
+//   - dev: Valid Cuda Device to get NvSciSync attributes for.
+//   - flags: flags describing NvSciSync usage.
+//
+// The raw pointers:
+//   - nvSciSyncAttrList: an NvSciSyncAttrList, the NvSciSync library's object
+//     (C memory)
 func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, flags int32) error {
 	return DeviceGetNvSciSyncAttributesCtx(0, nvSciSyncAttrList, dev, flags)
 }
 
-// DeviceSetMemPool calls cuDeviceSetMemPool (DeviceSetMemPoolCtx makes a context current first): Sets the current memory pool of a device
+// DeviceSetMemPool calls cuDeviceSetMemPool (DeviceSetMemPoolCtx makes a
+// context current first): Sets the current memory pool of a device.
+//
+// The memory pool must be local to the specified device. cuMemAllocAsync
+// allocates from the current mempool of the provided stream's device. By
+// default, a device's current memory pool is its default memory pool.
+//
+// Note: Use cuMemAllocFromPoolAsync to specify asynchronous allocations from a
+// device different than the one the stream runs on.
 func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPoolCtx(0, dev, pool) }
 
-// DeviceGetMemPool calls cuDeviceGetMemPool (DeviceGetMemPoolCtx makes a context current first): Gets the current mempool for a device
+// DeviceGetMemPool calls cuDeviceGetMemPool (DeviceGetMemPoolCtx makes a
+// context current first): Gets the current mempool for a device.
+//
+// Returns the last pool provided to cuDeviceSetMemPool for this device or the
+// device's default memory pool if cuDeviceSetMemPool has never been called. By
+// default the current mempool is the default mempool for a device. Otherwise
+// the returned pool must have been set with cuDeviceSetMemPool.
 func DeviceGetMemPool(pool *MemoryPool, dev Device) error { return DeviceGetMemPoolCtx(0, pool, dev) }
 
-// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the default mempool of a device
+// DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool
+// (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the
+// default mempool of a device.
+//
+// The default mempool of a device contains device memory from that device.
 func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
 	return DeviceGetDefaultMemPoolCtx(0, pool_out, dev)
 }
 
-// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites (FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until remote writes are visible to the specified scope
+// FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites
+// (FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until
+// remote writes are visible to the specified scope.
+//
+// Blocks until GPUDirect RDMA writes to the target context via mappings created
+// through APIs like nvidia_p2p_get_pages (see
+// https://docs.nvidia.com/cuda/gpudirect-rdma for more information), are
+// visible to the specified scope.
+//
+// If the scope equals or lies within the scope indicated by
+// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, the call will be a no-op
+// and can be safely omitted for performance. This can be determined by
+// comparing the numerical values between the two enums, with smaller scopes
+// having smaller values.
+//
+// Users may query support for this API via
+// CU_DEVICE_ATTRIBUTE_FLUSH_FLUSH_GPU_DIRECT_RDMA_OPTIONS.
+//
+// Parameters:
+//
+//   - target: The target of the operation, see CUflushGPUDirectRDMAWritesTarget
+//   - scope: The scope of the operation, see CUflushGPUDirectRDMAWritesScope
 func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
 	return FlushGPUDirectRDMAWritesCtx(0, target, scope)
 }
 
-// DeviceGetProperties calls cuDeviceGetProperties (DeviceGetPropertiesCtx makes a context current first): Returns properties for a selected device
+// DeviceGetProperties calls cuDeviceGetProperties (DeviceGetPropertiesCtx makes
+// a context current first): Returns properties for a selected device.
+//
+// The header marks it deprecated.
+//
+// This function was deprecated as of CUDA 5.0 and replaced by
+// cuDeviceGetAttribute().
+//
+// Returns in *prop the properties of device dev. The CUdevprop structure is
+// defined as:
+//
+//	typedef struct CUdevprop_st {
+//	int maxThreadsPerBlock;
+//	int maxThreadsDim[3];
+//	int maxGridSize[3];
+//	int sharedMemPerBlock;
+//	int totalConstantMemory;
+//	int SIMDWidth;
+//	int memPitch;
+//	int regsPerBlock;
+//	int clockRate;
+//	int textureAlign
+//	} CUdevprop;
+//
+// where:
+//
+//   - maxThreadsPerBlock is the maximum number of threads per block;
+//   - maxThreadsDim[3] is the maximum sizes of each dimension of a block;
+//   - maxGridSize[3] is the maximum sizes of each dimension of a grid;
+//   - sharedMemPerBlock is the total amount of shared memory available per
+//     block in bytes;
+//   - totalConstantMemory is the total amount of constant memory available on
+//     the device in bytes;
+//   - SIMDWidth is the warp size;
+//   - memPitch is the maximum pitch allowed by the memory copy functions that
+//     involve memory regions allocated through cuMemAllocPitch();
+//   - regsPerBlock is the total number of registers available per block;
+//   - clockRate is the clock frequency in kilohertz;
+//   - textureAlign is the alignment requirement; texture base addresses that
+//     are aligned to textureAlign bytes do not need an offset applied to
+//     texture fetches.
+//
+// Parameters:
+//
+//   - prop: Returned properties of device
+//   - dev: Device to get properties for
 func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetPropertiesCtx(0, dev) }
 
-// DeviceComputeCapability calls cuDeviceComputeCapability (DeviceComputeCapabilityCtx makes a context current first): Returns the compute capability of the device
+// DeviceComputeCapability calls cuDeviceComputeCapability
+// (DeviceComputeCapabilityCtx makes a context current first): Returns the
+// compute capability of the device.
+//
+// The header marks it deprecated.
+//
+// This function was deprecated as of CUDA 5.0 and its functionality superseded
+// by cuDeviceGetAttribute().
+//
+// Returns in *major and *minor the major and minor revision numbers that define
+// the compute capability of the device dev.
+//
+// Parameters:
+//
+//   - major: Major revision number
+//   - minor: Minor revision number
+//   - dev: Device handle
 func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
 	return DeviceComputeCapabilityCtx(0, major, minor, dev)
 }
 
-// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain (DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary context on the GPU
+// DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain
+// (DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary
+// context on the GPU.
+//
+// Retains the primary context on the device. Once the user successfully retains
+// the primary context, the primary context will be active and available to the
+// user until the user releases it with cuDevicePrimaryCtxRelease() or resets it
+// with cuDevicePrimaryCtxReset(). Unlike cuCtxCreate() the newly retained
+// context is not pushed onto the stack.
+//
+// Retaining the primary context for the first time will fail with
+// CUDA_ERROR_UNKNOWN if the compute mode of the device is
+// CU_COMPUTEMODE_PROHIBITED. The function cuDeviceGetAttribute() can be used
+// with CU_DEVICE_ATTRIBUTE_COMPUTE_MODE to determine the compute mode of the
+// device. The nvidia-smi tool can be used to set the compute mode for devices.
+// Documentation for nvidia-smi can be obtained by passing a -h option to it.
+//
+// Please note that the primary context always supports pinned allocations.
+// Other flags can be specified by cuDevicePrimaryCtxSetFlags().
+//
+// Parameters:
+//
+//   - pctx: Returned context handle of the new context
+//   - dev: Device for which primary context is requested
 func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryCtxRetainCtx(0, dev) }
 
-// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2 (DevicePrimaryCtxReleaseCtx makes a context current first): Release the primary context on the GPU
+// DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2
+// (DevicePrimaryCtxReleaseCtx makes a context current first): Release the
+// primary context on the GPU.
+//
+// Releases the primary context interop on the device. A retained context should
+// always be released once the user is done using it. The context is
+// automatically reset once the last reference to it is released. This behavior
+// is different when the primary context was retained by the CUDA runtime from
+// CUDA 4.0 and earlier. In this case, the primary context remains always
+// active.
+//
+// Releasing a primary context that has not been previously retained will fail
+// with CUDA_ERROR_INVALID_CONTEXT.
+//
+// Please note that unlike cuCtxDestroy() this method does not pop the context
+// from stack in any circumstances.
+//
+// Parameters:
+//
+//   - dev: Device which primary context is released
 func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
 
-// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2 (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for the primary context
+// DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2
+// (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for
+// the primary context.
+//
+// Sets the flags for the primary context on the device overwriting previously
+// set ones.
+//
+// The three LSBs of the flags parameter can be used to control how the OS
+// thread, which owns the CUDA context at the time of an API call, interacts
+// with the OS scheduler when waiting for results from the GPU. Only one of the
+// scheduling flags can be set when creating a context.
+//
+//   - CU_CTX_SCHED_SPIN: Instruct CUDA to actively spin when waiting for
+//     results from the GPU. This can decrease latency when waiting for the GPU,
+//     but may lower the performance of CPU threads if they are performing work
+//     in parallel with the CUDA thread.
+//   - CU_CTX_SCHED_YIELD: Instruct CUDA to yield its thread when waiting for
+//     results from the GPU. This can increase latency when waiting for the GPU,
+//     but can increase the performance of CPU threads performing work in
+//     parallel with the GPU.
+//   - CU_CTX_SCHED_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//   - CU_CTX_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//     Deprecated: This flag was deprecated as of CUDA 4.0 and was replaced with
+//     CU_CTX_SCHED_BLOCKING_SYNC.
+//   - CU_CTX_SCHED_AUTO: The default value if the flags parameter is zero, uses
+//     a heuristic based on the number of active CUDA contexts in the process C
+//     and the number of logical processors in the system P. If C > P, then CUDA
+//     will yield to other OS threads when waiting for the GPU
+//     (CU_CTX_SCHED_YIELD), otherwise CUDA will not yield while waiting for
+//     results and actively spin on the processor (CU_CTX_SCHED_SPIN).
+//     Additionally, on Tegra devices, CU_CTX_SCHED_AUTO uses a heuristic based
+//     on the power profile of the platform and may choose
+//     CU_CTX_SCHED_BLOCKING_SYNC for low-powered devices.
+//   - CU_CTX_LMEM_RESIZE_TO_MAX: Instruct CUDA to not reduce local memory after
+//     resizing local memory for a kernel. This can prevent thrashing by local
+//     memory allocations when launching many kernels with high local memory
+//     usage at the cost of potentially increased memory usage. Deprecated: This
+//     flag is deprecated and the behavior enabled by this flag is now the
+//     default and cannot be disabled.
+//
+// Parameters:
+//
+//   - dev: Device for which the primary context flags are set
+//   - flags: New flags for the device
 func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
 	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
 }
 
-// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState (DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of the primary context
+// DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState
+// (DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of
+// the primary context.
+//
+// Returns in *flags the flags for the primary context of dev, and in *active
+// whether it is active. See cuDevicePrimaryCtxSetFlags for flag values.
+//
+// Parameters:
+//
+//   - dev: Device to get primary context flags for
+//   - flags: Pointer to store flags
+//   - active: Pointer to store context state; 0 = inactive, 1 = active
 func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
 	return DevicePrimaryCtxGetStateCtx(0, dev, flags, active)
 }
 
-// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2 (DevicePrimaryCtxResetCtx makes a context current first): Destroy all allocations and reset all state on the primary context
+// DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2
+// (DevicePrimaryCtxResetCtx makes a context current first): Destroy all
+// allocations and reset all state on the primary context.
+//
+// Explicitly destroys and cleans up all resources associated with the current
+// device in the current process.
+//
+// Note that it is responsibility of the calling function to ensure that no
+// other module in the process is using the device any more. For that reason it
+// is recommended to use cuDevicePrimaryCtxRelease() in most cases. However it
+// is safe for other modules to call cuDevicePrimaryCtxRelease() even after
+// resetting the device. Resetting the primary context does not release it, an
+// application that has retained the primary context should explicitly release
+// its usage.
+//
+// Parameters:
+//
+//   - dev: Device for which primary context is destroyed
 func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
 
-// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport (DeviceGetExecAffinitySupportCtx makes a context current first): Returns information about the execution affinity support of the device.
+// DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport
+// (DeviceGetExecAffinitySupportCtx makes a context current first): Returns
+// information about the execution affinity support of the device.
+//
+// Returns in *pi whether execution affinity type type is supported by device
+// dev. The supported types are:
+//
+//   - CU_EXEC_AFFINITY_TYPE_SM_COUNT: 1 if context with limited SMs is
+//     supported by the device, or 0 if not;
+//
+// Parameters:
+//
+//   - pi: 1 if the execution affinity type type is supported by the device, or
+//     0 if not
+//   - type: Execution affinity type to query
+//   - dev: Device handle
 func DeviceGetExecAffinitySupport(pi *int32, typeArg ExecAffinityType, dev Device) error {
 	return DeviceGetExecAffinitySupportCtx(0, pi, typeArg, dev)
 }
 
-// CtxCreate calls cuCtxCreate_v2 (CtxCreateCtx makes a context current first): Create a CUDA context
+// CtxCreate calls cuCtxCreate_v2 (CtxCreateCtx makes a context current first):
+// Create a CUDA context.
+//
+// Note: In most cases it is recommended to use cuDevicePrimaryCtxRetain.
+//
+// Creates a new CUDA context and associates it with the calling thread. The
+// flags parameter is described below. The context is created with a usage count
+// of 1 and the caller of cuCtxCreate() must call cuCtxDestroy() or when done
+// using the context. If a context is already current to the thread, it is
+// supplanted by the newly created context and may be restored by a subsequent
+// call to cuCtxPopCurrent().
+//
+// The three LSBs of the flags parameter can be used to control how the OS
+// thread, which owns the CUDA context at the time of an API call, interacts
+// with the OS scheduler when waiting for results from the GPU. Only one of the
+// scheduling flags can be set when creating a context.
+//
+//   - CU_CTX_SCHED_SPIN: Instruct CUDA to actively spin when waiting for
+//     results from the GPU. This can decrease latency when waiting for the GPU,
+//     but may lower the performance of CPU threads if they are performing work
+//     in parallel with the CUDA thread.
+//   - CU_CTX_SCHED_YIELD: Instruct CUDA to yield its thread when waiting for
+//     results from the GPU. This can increase latency when waiting for the GPU,
+//     but can increase the performance of CPU threads performing work in
+//     parallel with the GPU.
+//   - CU_CTX_SCHED_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//   - CU_CTX_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//     Deprecated: This flag was deprecated as of CUDA 4.0 and was replaced with
+//     CU_CTX_SCHED_BLOCKING_SYNC.
+//   - CU_CTX_SCHED_AUTO: The default value if the flags parameter is zero, uses
+//     a heuristic based on the number of active CUDA contexts in the process C
+//     and the number of logical processors in the system P. If C > P, then CUDA
+//     will yield to other OS threads when waiting for the GPU
+//     (CU_CTX_SCHED_YIELD), otherwise CUDA will not yield while waiting for
+//     results and actively spin on the processor (CU_CTX_SCHED_SPIN).
+//     Additionally, on Tegra devices, CU_CTX_SCHED_AUTO uses a heuristic based
+//     on the power profile of the platform and may choose
+//     CU_CTX_SCHED_BLOCKING_SYNC for low-powered devices.
+//   - CU_CTX_MAP_HOST: Instruct CUDA to support mapped pinned allocations. This
+//     flag must be set in order to allocate pinned host memory that is
+//     accessible to the GPU.
+//   - CU_CTX_LMEM_RESIZE_TO_MAX: Instruct CUDA to not reduce local memory after
+//     resizing local memory for a kernel. This can prevent thrashing by local
+//     memory allocations when launching many kernels with high local memory
+//     usage at the cost of potentially increased memory usage. Deprecated: This
+//     flag is deprecated and the behavior enabled by this flag is now the
+//     default and cannot be disabled. Instead, the per-thread stack size can be
+//     controlled with cuCtxSetLimit().
+//
+// Context creation will fail with CUDA_ERROR_UNKNOWN if the compute mode of the
+// device is CU_COMPUTEMODE_PROHIBITED. The function cuDeviceGetAttribute() can
+// be used with CU_DEVICE_ATTRIBUTE_COMPUTE_MODE to determine the compute mode
+// of the device. The nvidia-smi tool can be used to set the compute mode for *
+// devices. Documentation for nvidia-smi can be obtained by passing a -h option
+// to it.
+//
+// Parameters:
+//
+//   - pctx: Returned context handle of the new context
+//   - flags: Context creation flags
+//   - dev: Device to create context on
 func CtxCreate(flags uint32, dev Device) (Context, error) { return CtxCreateCtx(0, flags, dev) }
 
-// CtxCreateV3 calls cuCtxCreate_v3 (CtxCreateV3Ctx makes a context current first): Create a CUDA context with execution affinity
+// CtxCreateV3 calls cuCtxCreate_v3 (CtxCreateV3Ctx makes a context current
+// first): Create a CUDA context with execution affinity.
+//
+// Creates a new CUDA context with execution affinity and associates it with the
+// calling thread. The paramsArray and flags parameter are described below. The
+// context is created with a usage count of 1 and the caller of cuCtxCreate()
+// must call cuCtxDestroy() or when done using the context. If a context is
+// already current to the thread, it is supplanted by the newly created context
+// and may be restored by a subsequent call to cuCtxPopCurrent().
+//
+// The type and the amount of execution resource the context can use is limited
+// by paramsArray and numParams. The paramsArray is an array of
+// CUexecAffinityParam and the numParams describes the size of the array. If two
+// CUexecAffinityParam in the array have the same type, the latter execution
+// affinity parameter overrides the former execution affinity parameter. The
+// supported execution affinity types are:
+//
+//   - CU_EXEC_AFFINITY_TYPE_SM_COUNT limits the portion of SMs that the context
+//     can use. The portion of SMs is specified as the number of SMs via
+//     CUexecAffinitySmCount. This limit will be internally rounded up to the
+//     next hardware-supported amount. Hence, it is imperative to query the
+//     actual execution affinity of the context via cuCtxGetExecAffinity after
+//     context creation. Currently, this attribute is only supported under
+//     Volta+ MPS.
+//
+// The three LSBs of the flags parameter can be used to control how the OS
+// thread, which owns the CUDA context at the time of an API call, interacts
+// with the OS scheduler when waiting for results from the GPU. Only one of the
+// scheduling flags can be set when creating a context.
+//
+//   - CU_CTX_SCHED_SPIN: Instruct CUDA to actively spin when waiting for
+//     results from the GPU. This can decrease latency when waiting for the GPU,
+//     but may lower the performance of CPU threads if they are performing work
+//     in parallel with the CUDA thread.
+//   - CU_CTX_SCHED_YIELD: Instruct CUDA to yield its thread when waiting for
+//     results from the GPU. This can increase latency when waiting for the GPU,
+//     but can increase the performance of CPU threads performing work in
+//     parallel with the GPU.
+//   - CU_CTX_SCHED_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//   - CU_CTX_BLOCKING_SYNC: Instruct CUDA to block the CPU thread on a
+//     synchronization primitive when waiting for the GPU to finish work.
+//     Deprecated: This flag was deprecated as of CUDA 4.0 and was replaced with
+//     CU_CTX_SCHED_BLOCKING_SYNC.
+//   - CU_CTX_SCHED_AUTO: The default value if the flags parameter is zero, uses
+//     a heuristic based on the number of active CUDA contexts in the process C
+//     and the number of logical processors in the system P. If C > P, then CUDA
+//     will yield to other OS threads when waiting for the GPU
+//     (CU_CTX_SCHED_YIELD), otherwise CUDA will not yield while waiting for
+//     results and actively spin on the processor (CU_CTX_SCHED_SPIN).
+//     Additionally, on Tegra devices, CU_CTX_SCHED_AUTO uses a heuristic based
+//     on the power profile of the platform and may choose
+//     CU_CTX_SCHED_BLOCKING_SYNC for low-powered devices.
+//   - CU_CTX_MAP_HOST: Instruct CUDA to support mapped pinned allocations. This
+//     flag must be set in order to allocate pinned host memory that is
+//     accessible to the GPU.
+//   - CU_CTX_LMEM_RESIZE_TO_MAX: Instruct CUDA to not reduce local memory after
+//     resizing local memory for a kernel. This can prevent thrashing by local
+//     memory allocations when launching many kernels with high local memory
+//     usage at the cost of potentially increased memory usage. Deprecated: This
+//     flag is deprecated and the behavior enabled by this flag is now the
+//     default and cannot be disabled. Instead, the per-thread stack size can be
+//     controlled with cuCtxSetLimit().
+//
+// Context creation will fail with CUDA_ERROR_UNKNOWN if the compute mode of the
+// device is CU_COMPUTEMODE_PROHIBITED. The function cuDeviceGetAttribute() can
+// be used with CU_DEVICE_ATTRIBUTE_COMPUTE_MODE to determine the compute mode
+// of the device. The nvidia-smi tool can be used to set the compute mode for *
+// devices. Documentation for nvidia-smi can be obtained by passing a -h option
+// to it.
+//
+// Parameters:
+//
+//   - pctx: Returned context handle of the new context
+//   - paramsArray: Execution affinity parameters
+//   - numParams: Number of execution affinity parameters
+//   - flags: Context creation flags
+//   - dev: Device to create context on
 func CtxCreateV3(paramsArray []ExecAffinityParam, flags uint32, dev Device) (Context, error) {
 	return CtxCreateV3Ctx(0, paramsArray, flags, dev)
 }
 
-// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current first): Destroy a CUDA context
+// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current
+// first): Destroy a CUDA context.
+//
+// Destroys the CUDA context specified by ctx. The context ctx will be destroyed
+// regardless of how many threads it is current to. It is the responsibility of
+// the calling function to ensure that no API call issues using ctx while
+// cuCtxDestroy() is executing.
+//
+// Destroys and cleans up all resources associated with the context. It is the
+// caller's responsibility to ensure that the context or its resources are not
+// accessed or passed in subsequent API calls and doing so will result in
+// undefined behavior. These resources include CUDA types such as CUmodule,
+// CUfunction, CUstream, CUevent, CUarray, CUmipmappedArray, CUtexObject,
+// CUsurfObject, CUtexref, CUsurfref, CUgraphicsResource, CUlinkState,
+// CUexternalMemory and CUexternalSemaphore.
+//
+// If ctx is current to the calling thread then ctx will also be popped from the
+// current thread's context stack (as though cuCtxPopCurrent() were called). If
+// ctx is current to other threads, then ctx will remain current to those
+// threads, and attempting to access ctx from those threads will result in the
+// error CUDA_ERROR_CONTEXT_IS_DESTROYED.
+//
+// Parameters:
+//
+//   - ctx: Context to destroy
 func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 
-// CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context current first): Pushes a context on the current CPU thread
+// CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context
+// current first): Pushes a context on the current CPU thread.
+//
+// Pushes the given context ctx onto the CPU thread's stack of current contexts.
+// The specified context becomes the CPU thread's current context, so all CUDA
+// functions that operate on the current context are affected.
+//
+// The previous current context may be made current again by calling
+// cuCtxDestroy() or cuCtxPopCurrent().
+//
+// Parameters:
+//
+//   - ctx: Context to push
 func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
 
-// CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context current first): Pops the current CUDA context from the current CPU thread.
+// CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context
+// current first): Pops the current CUDA context from the current CPU thread.
+//
+// Pops the current CUDA context from the CPU thread and passes back the old
+// context handle in *pctx. That context may then be made current to a different
+// CPU thread by calling cuCtxPushCurrent().
+//
+// If a context was current to the CPU thread before cuCtxCreate() or
+// cuCtxPushCurrent() was called, this function makes that context current to
+// the CPU thread again.
+//
+// Parameters:
+//
+//   - pctx: Returned popped context handle
 func CtxPopCurrent() (Context, error) { return CtxPopCurrentCtx(0) }
 
-// CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current first): Binds the specified CUDA context to the calling CPU thread
+// CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current
+// first): Binds the specified CUDA context to the calling CPU thread.
+//
+// Binds the specified CUDA context to the calling CPU thread. If ctx is NULL
+// then the CUDA context previously bound to the calling CPU thread is unbound
+// and CUDA_SUCCESS is returned.
+//
+// If there exists a CUDA context stack on the calling CPU thread, this will
+// replace the top of that stack with ctx. If ctx is NULL then this will be
+// equivalent to popping the top of the calling CPU thread's CUDA context stack
+// (or a no-op if the calling CPU thread's CUDA context stack is empty).
+//
+// Parameters:
+//
+//   - ctx: Context to bind to the calling CPU thread
 func CtxSetCurrent(ctxArg Context) error { return CtxSetCurrentCtx(0, ctxArg) }
 
-// CtxGetCurrent calls cuCtxGetCurrent (CtxGetCurrentCtx makes a context current first): Returns the CUDA context bound to the calling CPU thread.
+// CtxGetCurrent calls cuCtxGetCurrent (CtxGetCurrentCtx makes a context current
+// first): Returns the CUDA context bound to the calling CPU thread.
+//
+// Returns in *pctx the CUDA context bound to the calling CPU thread. If no
+// context is bound to the calling CPU thread then *pctx is set to NULL and
+// CUDA_SUCCESS is returned.
+//
+// Parameters:
+//
+//   - pctx: Returned context handle
 func CtxGetCurrent() (Context, error) { return CtxGetCurrentCtx(0) }
 
-// CtxGetDevice calls cuCtxGetDevice (CtxGetDeviceCtx makes a context current first): Returns the device ID for the current context
+// CtxGetDevice calls cuCtxGetDevice (CtxGetDeviceCtx makes a context current
+// first): Returns the device ID for the current context.
+//
+// Returns in *device the ordinal of the current context's device.
+//
+// Parameters:
+//
+//   - device: Returned device ID for the current context
 func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
 
-// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current first): Returns the flags for the current context
+// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current
+// first): Returns the flags for the current context.
+//
+// Returns in *flags the flags of the current context. See cuCtxCreate for flag
+// values.
+//
+// Parameters:
+//
+//   - flags: Pointer to store flags of current context
 func CtxGetFlags(flags *uint32) error { return CtxGetFlagsCtx(0, flags) }
 
-// CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context current first): Block for a context's tasks to complete
+// CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context
+// current first): Block for a context's tasks to complete.
+//
+// Blocks until the device has completed all preceding requested tasks.
+// cuCtxSynchronize() returns an error if one of the preceding tasks failed. If
+// the context was created with the CU_CTX_SCHED_BLOCKING_SYNC flag, the CPU
+// thread will block until the GPU context has finished its work.
 func CtxSynchronize() error { return CtxSynchronizeCtx(0) }
 
-// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current first): Set resource limits
+// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current
+// first): Set resource limits.
+//
+// Setting limit to value is a request by the application to update the current
+// limit maintained by the context. The driver is free to modify the requested
+// value to meet h/w requirements (this could be clamping to minimum or maximum
+// values, rounding up to nearest element size, etc). The application can use
+// cuCtxGetLimit() to find out exactly what the limit has been set to.
+//
+// Setting each CUlimit has its own specific restrictions, so each is discussed
+// here.
+//
+//   - CU_LIMIT_STACK_SIZE controls the stack size in bytes of each GPU thread.
+//     The driver automatically increases the per-thread stack size for each
+//     kernel launch as needed. This size isn't reset back to the original value
+//     after each launch. Setting this value will take effect immediately, and
+//     if necessary, the device will block until all preceding requested tasks
+//     are complete.
+//   - CU_LIMIT_PRINTF_FIFO_SIZE controls the size in bytes of the FIFO used by
+//     the printf() device system call. Setting CU_LIMIT_PRINTF_FIFO_SIZE must
+//     be performed before launching any kernel that uses the printf() device
+//     system call, otherwise CUDA_ERROR_INVALID_VALUE will be returned.
+//   - CU_LIMIT_MALLOC_HEAP_SIZE controls the size in bytes of the heap used by
+//     the malloc() and free() device system calls. Setting
+//     CU_LIMIT_MALLOC_HEAP_SIZE must be performed before launching any kernel
+//     that uses the malloc() or free() device system calls, otherwise
+//     CUDA_ERROR_INVALID_VALUE will be returned.
+//   - CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH controls the maximum nesting depth of a
+//     grid at which a thread can safely call cudaDeviceSynchronize(). Setting
+//     this limit must be performed before any launch of a kernel that uses the
+//     device runtime and calls cudaDeviceSynchronize() above the default sync
+//     depth, two levels of grids. Calls to cudaDeviceSynchronize() will fail
+//     with error code cudaErrorSyncDepthExceeded if the limitation is violated.
+//     This limit can be set smaller than the default or up the maximum launch
+//     depth of 24. When setting this limit, keep in mind that additional levels
+//     of sync depth require the driver to reserve large amounts of device
+//     memory which can no longer be used for user allocations. If these
+//     reservations of device memory fail, cuCtxSetLimit() will return
+//     CUDA_ERROR_OUT_OF_MEMORY, and the limit can be reset to a lower value.
+//     This limit is only applicable to devices of compute capability 3.5 and
+//     higher. Attempting to set this limit on devices of compute capability
+//     less than 3.5 will result in the error CUDA_ERROR_UNSUPPORTED_LIMIT being
+//     returned.
+//   - CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT controls the maximum number of
+//     outstanding device runtime launches that can be made from the current
+//     context. A grid is outstanding from the point of launch up until the grid
+//     is known to have been completed. Device runtime launches which violate
+//     this limitation fail and return cudaErrorLaunchPendingCountExceeded when
+//     cudaGetLastError() is called after launch. If more pending launches than
+//     the default (2048 launches) are needed for a module using the device
+//     runtime, this limit can be increased. Keep in mind that being able to
+//     sustain additional pending launches will require the driver to reserve
+//     larger amounts of device memory upfront which can no longer be used for
+//     allocations. If these reservations fail, cuCtxSetLimit() will return
+//     CUDA_ERROR_OUT_OF_MEMORY, and the limit can be reset to a lower value.
+//     This limit is only applicable to devices of compute capability 3.5 and
+//     higher. Attempting to set this limit on devices of compute capability
+//     less than 3.5 will result in the error CUDA_ERROR_UNSUPPORTED_LIMIT being
+//     returned.
+//   - CU_LIMIT_MAX_L2_FETCH_GRANULARITY controls the L2 cache fetch
+//     granularity. Values can range from 0B to 128B. This is purely a
+//     performence hint and it can be ignored or clamped depending on the
+//     platform.
+//   - CU_LIMIT_PERSISTING_L2_CACHE_SIZE controls size in bytes availabe for
+//     persisting L2 cache. This is purely a performance hint and it can be
+//     ignored or clamped depending on the platform.
+//
+// Parameters:
+//
+//   - limit: Limit to set
+//   - value: Size of limit
 func CtxSetLimit(limit Limit, value uint64) error { return CtxSetLimitCtx(0, limit, value) }
 
-// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current first): Returns resource limits
+// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current
+// first): Returns resource limits.
+//
+// Returns in *pvalue the current size of limit. The supported CUlimit values
+// are:
+//
+//   - CU_LIMIT_STACK_SIZE: stack size in bytes of each GPU thread.
+//   - CU_LIMIT_PRINTF_FIFO_SIZE: size in bytes of the FIFO used by the printf()
+//     device system call.
+//   - CU_LIMIT_MALLOC_HEAP_SIZE: size in bytes of the heap used by the malloc()
+//     and free() device system calls.
+//   - CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: maximum grid depth at which a thread can
+//     issue the device runtime call cudaDeviceSynchronize() to wait on child
+//     grid launches to complete.
+//   - CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: maximum number of outstanding
+//     device runtime launches that can be made from this context.
+//   - CU_LIMIT_MAX_L2_FETCH_GRANULARITY: L2 cache fetch granularity.
+//   - CU_LIMIT_PERSISTING_L2_CACHE_SIZE: Persisting L2 cache size in bytes
+//
+// Parameters:
+//
+//   - limit: Limit to query
+//   - pvalue: Returned size of limit
 func CtxGetLimit(limit Limit) (uint64, error) { return CtxGetLimitCtx(0, limit) }
 
-// CtxGetCacheConfig calls cuCtxGetCacheConfig (CtxGetCacheConfigCtx makes a context current first): Returns the preferred cache configuration for the current context.
+// CtxGetCacheConfig calls cuCtxGetCacheConfig (CtxGetCacheConfigCtx makes a
+// context current first): Returns the preferred cache configuration for the
+// current context.
+//
+// On devices where the L1 cache and shared memory use the same hardware
+// resources, this function returns through pconfig the preferred cache
+// configuration for the current context. This is only a preference. The driver
+// will use the requested configuration if possible, but it is free to choose a
+// different configuration if required to execute functions.
+//
+// This will return a pconfig of CU_FUNC_CACHE_PREFER_NONE on devices where the
+// size of the L1 cache and shared memory are fixed.
+//
+// The supported cache configurations are:
+//
+//   - CU_FUNC_CACHE_PREFER_NONE: no preference for shared memory or L1
+//     (default)
+//   - CU_FUNC_CACHE_PREFER_SHARED: prefer larger shared memory and smaller L1
+//     cache
+//   - CU_FUNC_CACHE_PREFER_L1: prefer larger L1 cache and smaller shared memory
+//   - CU_FUNC_CACHE_PREFER_EQUAL: prefer equal sized L1 cache and shared memory
+//
+// Parameters:
+//
+//   - pconfig: Returned cache configuration
 func CtxGetCacheConfig() (FuncCache, error) { return CtxGetCacheConfigCtx(0) }
 
-// CtxSetCacheConfig calls cuCtxSetCacheConfig (CtxSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for the current context.
+// CtxSetCacheConfig calls cuCtxSetCacheConfig (CtxSetCacheConfigCtx makes a
+// context current first): Sets the preferred cache configuration for the
+// current context.
+//
+// On devices where the L1 cache and shared memory use the same hardware
+// resources, this sets through config the preferred cache configuration for the
+// current context. This is only a preference. The driver will use the requested
+// configuration if possible, but it is free to choose a different configuration
+// if required to execute the function. Any function preference set via
+// cuFuncSetCacheConfig() will be preferred over this context-wide setting.
+// Setting the context-wide cache configuration to CU_FUNC_CACHE_PREFER_NONE
+// will cause subsequent kernel launches to prefer to not change the cache
+// configuration unless required to launch the kernel.
+//
+// This setting does nothing on devices where the size of the L1 cache and
+// shared memory are fixed.
+//
+// Launching a kernel with a different preference than the most recent
+// preference setting may insert a device-side synchronization point.
+//
+// The supported cache configurations are:
+//
+//   - CU_FUNC_CACHE_PREFER_NONE: no preference for shared memory or L1
+//     (default)
+//   - CU_FUNC_CACHE_PREFER_SHARED: prefer larger shared memory and smaller L1
+//     cache
+//   - CU_FUNC_CACHE_PREFER_L1: prefer larger L1 cache and smaller shared memory
+//   - CU_FUNC_CACHE_PREFER_EQUAL: prefer equal sized L1 cache and shared memory
+//
+// Parameters:
+//
+//   - config: Requested cache configuration
 func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, config) }
 
-// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (CtxGetSharedMemConfigCtx makes a context current first): Returns the current shared memory configuration for the current context.
+// CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (CtxGetSharedMemConfigCtx
+// makes a context current first): Returns the current shared memory
+// configuration for the current context.
+//
+// This function will return in pConfig the current size of shared memory banks
+// in the current context. On devices with configurable shared memory banks,
+// cuCtxSetSharedMemConfig can be used to change this setting, so that all
+// subsequent kernel launches will by default use the new bank size. When
+// cuCtxGetSharedMemConfig is called on devices without configurable shared
+// memory, it will return the fixed bank size of the hardware.
+//
+// The returned bank configurations can be either:
+//
+//   - CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: shared memory bank width is
+//     four bytes.
+//   - CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: shared memory bank width will
+//     eight bytes.
+//
+// Parameters:
+//
+//   - pConfig: returned shared memory configuration
 func CtxGetSharedMemConfig() (Sharedconfig, error) { return CtxGetSharedMemConfigCtx(0) }
 
-// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (CtxSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for the current context.
+// CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (CtxSetSharedMemConfigCtx
+// makes a context current first): Sets the shared memory configuration for the
+// current context.
+//
+// On devices with configurable shared memory banks, this function will set the
+// context's shared memory bank size which is used for subsequent kernel
+// launches.
+//
+// Changed the shared memory configuration between launches may insert a device
+// side synchronization point between those launches.
+//
+// Changing the shared memory bank size will not increase shared memory usage or
+// affect occupancy of kernels, but may have major effects on performance.
+// Larger bank sizes will allow for greater potential bandwidth to shared
+// memory, but will change what kinds of accesses to shared memory will result
+// in bank conflicts.
+//
+// This function will do nothing on devices with fixed shared memory bank size.
+//
+// The supported bank configurations are:
+//
+//   - CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: set bank width to the default
+//     initial setting (currently, four bytes).
+//   - CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: set shared memory bank width to
+//     be natively four bytes.
+//   - CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: set shared memory bank width
+//     to be natively eight bytes.
+//
+// Parameters:
+//
+//   - config: requested shared memory configuration
 func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemConfigCtx(0, config) }
 
-// CtxGetAPIVersion calls cuCtxGetApiVersion (CtxGetAPIVersionCtx makes a context current first): Gets the context's API version.
+// CtxGetAPIVersion calls cuCtxGetApiVersion (CtxGetAPIVersionCtx makes a
+// context current first): Gets the context's API version.
+//
+// Returns a version number in version corresponding to the capabilities of the
+// context (e.g. 3010 or 3020), which library developers can use to direct
+// callers to a specific API version. If ctx is NULL, returns the API version
+// used to create the currently bound context.
+//
+// Note that new API versions are only introduced when context capabilities are
+// changed that break binary compatibility, so the API version and driver
+// version may be different. For example, it is valid for the API version to be
+// 3020 while the driver version is 4020.
+//
+// Parameters:
+//
+//   - ctx: Context to check
+//   - version: Pointer to version
 func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
 	return CtxGetAPIVersionCtx(0, ctxArg, version)
 }
 
-// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange (CtxGetStreamPriorityRangeCtx makes a context current first): Returns numerical values that correspond to the least and greatest stream priorities.
+// CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange
+// (CtxGetStreamPriorityRangeCtx makes a context current first): Returns
+// numerical values that correspond to the least and greatest stream priorities.
+//
+// Returns in *leastPriority and *greatestPriority the numerical values that
+// correspond to the least and greatest stream priorities respectively. Stream
+// priorities follow a convention where lower numbers imply greater priorities.
+// The range of meaningful stream priorities is given by [*greatestPriority, *leastPriority].
+// If the user attempts to create a stream with a priority value that is outside
+// the meaningful range as specified by this API, the priority is automatically
+// clamped down or up to either *leastPriority or *greatestPriority
+// respectively. See cuStreamCreateWithPriority for details on creating a
+// priority stream. A NULL may be passed in for *leastPriority or *greatestPriority
+// if the value is not desired.
+//
+// This function will return '0' in both *leastPriority and *greatestPriority if
+// the current context's device does not support stream priorities (see
+// cuDeviceGetAttribute).
+//
+// Parameters:
+//
+//   - leastPriority: Pointer to an int in which the numerical value for least
+//     stream priority is returned
+//   - greatestPriority: Pointer to an int in which the numerical value for
+//     greatest stream priority is returned
 func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
 	return CtxGetStreamPriorityRangeCtx(0, leastPriority, greatestPriority)
 }
 
-// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache (CtxResetPersistingL2CacheCtx makes a context current first): Resets all persisting lines in cache to normal status.
+// CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache
+// (CtxResetPersistingL2CacheCtx makes a context current first): Resets all
+// persisting lines in cache to normal status.
+//
+// cuCtxResetPersistingL2Cache Resets all persisting lines in cache to normal
+// status. Takes effect on function return.
 func CtxResetPersistingL2Cache() error { return CtxResetPersistingL2CacheCtx(0) }
 
-// CtxGetExecAffinity calls cuCtxGetExecAffinity (CtxGetExecAffinityCtx makes a context current first): Returns the execution affinity setting for the current context.
+// CtxGetExecAffinity calls cuCtxGetExecAffinity (CtxGetExecAffinityCtx makes a
+// context current first): Returns the execution affinity setting for the
+// current context.
+//
+// Returns in *pExecAffinity the current value of type. The supported
+// CUexecAffinityType values are:
+//
+//   - CU_EXEC_AFFINITY_TYPE_SM_COUNT: number of SMs the context is limited to
+//     use.
+//
+// Parameters:
+//
+//   - type: Execution affinity type to query
+//   - pExecAffinity: Returned execution affinity
 func CtxGetExecAffinity(typeArg ExecAffinityType) (ExecAffinityParam, error) {
 	return CtxGetExecAffinityCtx(0, typeArg)
 }
 
-// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first): Increment a context's usage-count
+// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first):
+// Increment a context's usage-count.
+//
+// The header marks it deprecated.
+//
+// Note that this function is deprecated and should not be used.
+//
+// Increments the usage count of the context and passes back a context handle in *pctx
+// that must be passed to cuCtxDetach() when the application is done with the
+// context. cuCtxAttach() fails if there is no context current to the thread.
+//
+// Currently, the flags parameter must be 0.
+//
+// Parameters:
+//
+//   - pctx: Returned context handle of the current context
+//   - flags: Context attach flags (must be 0)
 func CtxAttach(flags uint32) (Context, error) { return CtxAttachCtx(0, flags) }
 
-// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first): Decrement a context's usage-count
+// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first):
+// Decrement a context's usage-count.
+//
+// The header marks it deprecated.
+//
+// Note that this function is deprecated and should not be used.
+//
+// Decrements the usage count of the context ctx, and destroys the context if
+// the usage count goes to 0. The context must be a handle that was passed back
+// by cuCtxCreate() or cuCtxAttach(), and must be current to the calling thread.
+//
+// Parameters:
+//
+//   - ctx: Context to destroy
 func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
 
-// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first): Loads a compute module
+// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first):
+// Loads a compute module.
+//
+// Takes a filename fname and loads the corresponding module module into the
+// current context. The CUDA driver API does not attempt to lazily allocate the
+// resources needed by a module; if the memory for functions and data (constant
+// and global) needed by the module cannot be allocated, cuModuleLoad() fails.
+// The file should be a cubin file as output by nvcc, or a PTX file either as
+// output by nvcc or handwritten, or a fatbin file as output by nvcc from
+// toolchain 4.0 or later.
+//
+// Parameters:
+//
+//   - module: Returned module
+//   - fname: Filename of module to load
 func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 
-// ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context current first): Load a module's data
+// ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context
+// current first): Load a module's data.
 //
-// image: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
+// Takes a pointer image and loads the corresponding module module into the
+// current context. The pointer may be obtained by mapping a cubin or PTX or
+// fatbin file, passing a cubin or PTX or fatbin file as a NULL-terminated text
+// string, or incorporating a cubin or fatbin object into the executable
+// resources and using operating system calls such as Windows FindResource() to
+// obtain the pointer.
+//
+// Parameters:
+//
+//   - module: Returned module
+//   - image: Module data to load
+//
+// The raw pointers:
+//   - image: the image, NUL-terminated PTX or a cubin/fatbin, read during the
+//     call (C memory, or Go memory such as &b[0] of a []byte)
 func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
-// ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a context current first): Load a module's data with options
+// ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a
+// context current first): Load a module's data with options.
 //
-// image: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
-// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
+// Takes a pointer image and loads the corresponding module module into the
+// current context. The pointer may be obtained by mapping a cubin or PTX or
+// fatbin file, passing a cubin or PTX or fatbin file as a NULL-terminated text
+// string, or incorporating a cubin or fatbin object into the executable
+// resources and using operating system calls such as Windows FindResource() to
+// obtain the pointer. Options are passed as an array via options and any
+// corresponding parameters are passed in optionValues. The number of total
+// options is supplied via numOptions. Any outputs will be returned via
+// optionValues.
+//
+// Parameters:
+//
+//   - module: Returned module
+//   - image: Module data to load
+//   - numOptions: Number of options
+//   - options: Options for JIT
+//   - optionValues: Option values for JIT
+//
+// The raw pointers:
+//   - image: the image, NUL-terminated PTX or a cubin/fatbin, read during the
+//     call (C memory, or Go memory such as &b[0] of a []byte)
+//   - optionValues: one value per option: an integer, or the address of C
+//     memory the driver writes (a log buffer) that outlives the link or load;
+//     never a Go pointer
 func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error) {
 	return ModuleLoadDataExCtx(0, image, options, optionValues)
 }
 
-// ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes a context current first): Load a module's data
+// ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes
+// a context current first): Load a module's data.
 //
-// fatCubin: the image, NUL-terminated PTX or a cubin/fatbin, read during the call (C memory, or Go memory such as &b[0] of a []byte)
+// Takes a pointer fatCubin and loads the corresponding module module into the
+// current context. The pointer represents a fat binary object, which is a
+// collection of different cubin and/or PTX files, all representing the same
+// device code, but compiled and optimized for different architectures.
+//
+// Prior to CUDA 4.0, there was no documented API for constructing and using fat
+// binary objects by programmers. Starting with CUDA 4.0, fat binary objects can
+// be constructed by providing the -fatbin option to nvcc. More information can
+// be found in the nvcc document.
+//
+// Parameters:
+//
+//   - module: Returned module
+//   - fatCubin: Fat binary to load
+//
+// The raw pointers:
+//   - fatCubin: the image, NUL-terminated PTX or a cubin/fatbin, read during
+//     the call (C memory, or Go memory such as &b[0] of a []byte)
 func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (Module, error) {
 	return ModuleLoadFatBinaryCtx(0, fatCubin)
 }
 
-// ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current first): Unloads a module
+// ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current
+// first): Unloads a module.
+//
+// Unloads a module hmod from the current context.
+//
+// Parameters:
+//
+//   - hmod: Module to unload
 func ModuleUnload(hmod Module) error { return ModuleUnloadCtx(0, hmod) }
 
-// ModuleGetLoadingMode calls cuModuleGetLoadingMode (ModuleGetLoadingModeCtx makes a context current first): Query lazy loading mode
+// ModuleGetLoadingMode calls cuModuleGetLoadingMode (ModuleGetLoadingModeCtx
+// makes a context current first): Query lazy loading mode.
+//
+// Returns lazy loading mode Module loading mode is controlled by
+// CUDA_MODULE_LOADING env variable
+//
+// Parameters:
+//
+//   - mode: Returns the lazy loading mode
 func ModuleGetLoadingMode() (ModuleLoadingMode, error) { return ModuleGetLoadingModeCtx(0) }
 
-// ModuleGetFunction calls cuModuleGetFunction (ModuleGetFunctionCtx makes a context current first): Returns a function handle
+// ModuleGetFunction calls cuModuleGetFunction (ModuleGetFunctionCtx makes a
+// context current first): Returns a function handle.
+//
+// Returns in *hfunc the handle of the function of name name located in module
+// hmod. If no function of that name exists, cuModuleGetFunction() returns
+// CUDA_ERROR_NOT_FOUND.
+//
+// Parameters:
+//
+//   - hfunc: Returned function handle
+//   - hmod: Module to retrieve function from
+//   - name: Name of function to retrieve
 func ModuleGetFunction(hmod Module, name string) (Function, error) {
 	return ModuleGetFunctionCtx(0, hmod, name)
 }
 
-// ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a context current first): Returns a global pointer from a module
+// ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a
+// context current first): Returns a global pointer from a module.
+//
+// Returns in *dptr and *bytes the base pointer and size of the global of name
+// name located in module hmod. If no variable of that name exists,
+// cuModuleGetGlobal() returns CUDA_ERROR_NOT_FOUND. Both parameters dptr and
+// bytes are optional. If one of them is NULL, it is ignored.
+//
+// Parameters:
+//
+//   - dptr: Returned global device pointer
+//   - bytes: Returned global size in bytes
+//   - hmod: Module to retrieve global from
+//   - name: Name of global to retrieve
 func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 	return ModuleGetGlobalCtx(0, hmod, name)
 }
 
-// ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context current first): Returns a handle to a texture reference
+// ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context
+// current first): Returns a handle to a texture reference.
+//
+// Returns in *pTexRef the handle of the texture reference of name name in the
+// module hmod. If no texture reference of that name exists, cuModuleGetTexRef()
+// returns CUDA_ERROR_NOT_FOUND. This texture reference handle should not be
+// destroyed, since it will be destroyed when the module is unloaded.
+//
+// Parameters:
+//
+//   - pTexRef: Returned texture reference
+//   - hmod: Module to retrieve texture reference from
+//   - name: Name of texture reference to retrieve
 func ModuleGetTexRef(hmod Module, name string) (Texref, error) {
 	return ModuleGetTexRefCtx(0, hmod, name)
 }
 
-// ModuleGetSurfRef calls cuModuleGetSurfRef (ModuleGetSurfRefCtx makes a context current first): Returns a handle to a surface reference
+// ModuleGetSurfRef calls cuModuleGetSurfRef (ModuleGetSurfRefCtx makes a
+// context current first): Returns a handle to a surface reference.
+//
+// Returns in *pSurfRef the handle of the surface reference of name name in the
+// module hmod. If no surface reference of that name exists,
+// cuModuleGetSurfRef() returns CUDA_ERROR_NOT_FOUND.
+//
+// Parameters:
+//
+//   - pSurfRef: Returned surface reference
+//   - hmod: Module to retrieve surface reference from
+//   - name: Name of surface reference to retrieve
 func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 	return ModuleGetSurfRefCtx(0, hmod, name)
 }
 
-// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first).
+// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current
+// first).
 //
-// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
+// The raw pointers:
+//   - optionValues: one value per option: an integer, or the address of C
+//     memory the driver writes (a log buffer) that outlives the link or load;
+//     never a Go pointer
 func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
 	return LinkCreateCtx(0, options, optionValues)
 }
 
-// LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current first).
+// LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
+// first).
 //
-// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
+// The raw pointers:
+//   - optionValues: one value per option: an integer, or the address of C
+//     memory the driver writes (a log buffer) that outlives the link or load;
+//     never a Go pointer
 func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
 
-// LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current first).
+// LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
+// first).
 //
-// optionValues: one value per option: an integer, or the address of C memory the driver writes (a log buffer) that outlives the link or load; never a Go pointer
+// The raw pointers:
+//   - optionValues: one value per option: an integer, or the address of C
+//     memory the driver writes (a log buffer) that outlives the link or load;
+//     never a Go pointer
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
 }
 
-// LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current first).
+// LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
+// first).
 func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
-// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first).
+// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current
+// first).
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
-// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first): Gets free and total memory
+// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current
+// first): Gets free and total memory.
+//
+// Returns in *total the total amount of memory available to the the current
+// context. Returns in *free the amount of memory on the device that is free
+// according to the OS. CUDA is not guaranteed to be able to allocate all of the
+// memory that the OS reports as free. In a multi-tenet situation, free estimate
+// returned is prone to race condition where a new allocation/free done by a
+// different process or a different thread in the same process between the time
+// when free memory was estimated and reported, will result in deviation in free
+// value reported and actual free memory.
+//
+// The integrated GPU on Tegra shares memory with CPU and other component of the
+// SoC. The free and total values returned by the API excludes the SWAP memory
+// space maintained by the OS on some platforms. The OS may move some of the
+// memory pages into swap area as the GPU or CPU allocate or access memory. See
+// Tegra app note on how to calculate total and free memory on Tegra.
+//
+// Parameters:
+//
+//   - free: Returned free memory in bytes
+//   - total: Returned total memory in bytes
 func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 
-// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first): Allocates device memory
+// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first):
+// Allocates device memory.
+//
+// Allocates bytesize bytes of linear memory on the device and returns in *dptr
+// a pointer to the allocated memory. The allocated memory is suitably aligned
+// for any kind of variable. The memory is not cleared. If bytesize is 0,
+// cuMemAlloc() returns CUDA_ERROR_INVALID_VALUE.
+//
+// Parameters:
+//
+//   - dptr: Returned device pointer
+//   - bytesize: Requested allocation size in bytes
 func MemAlloc(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
 
-// MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context current first): Allocates pitched device memory
+// MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context
+// current first): Allocates pitched device memory.
+//
+// Allocates at least WidthInBytes * Height bytes of linear memory on the device
+// and returns in *dptr a pointer to the allocated memory. The function may pad
+// the allocation to ensure that corresponding pointers in any given row will
+// continue to meet the alignment requirements for coalescing as the address is
+// updated from row to row. ElementSizeBytes specifies the size of the largest
+// reads and writes that will be performed on the memory range. ElementSizeBytes
+// may be 4, 8 or 16 (since coalesced memory transactions are not possible on
+// other data sizes). If ElementSizeBytes is smaller than the actual read/write
+// size of a kernel, the kernel will run correctly, but possibly at reduced
+// speed. The pitch returned in *pPitch by cuMemAllocPitch() is the width in
+// bytes of the allocation. The intended usage of pitch is as a separate
+// parameter of the allocation, used to compute addresses within the 2D array.
+// Given the row and column of an array element of type T, the address is
+// computed as:
+//
+//	T* pElement = (T*)((char*)BaseAddress + Row * Pitch) + Column;
+//
+// The pitch returned by cuMemAllocPitch() is guaranteed to work with
+// cuMemcpy2D() under all circumstances. For allocations of 2D arrays, it is
+// recommended that programmers consider performing pitch allocations using
+// cuMemAllocPitch(). Due to alignment restrictions in the hardware, this is
+// especially true if the application will be performing 2D memory copies
+// between different regions of device memory (whether linear memory or CUDA
+// arrays).
+//
+// The byte alignment of the pitch returned by cuMemAllocPitch() is guaranteed
+// to match or exceed the alignment requirement for texture binding with
+// cuTexRefSetAddress2D().
+//
+// Parameters:
+//
+//   - dptr: Returned device pointer
+//   - pPitch: Returned pitch of allocation in bytes
+//   - WidthInBytes: Requested allocation width in bytes
+//   - Height: Requested allocation height in rows
+//   - ElementSizeBytes: Size of largest reads/writes for range
 func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
 	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
 }
 
-// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees device memory
+// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees
+// device memory.
+//
+// Frees the memory space pointed to by dptr, which must have been returned by a
+// previous call to one of the following memory allocation APIs - cuMemAlloc(),
+// cuMemAllocPitch(), cuMemAllocManaged(), cuMemAllocAsync(),
+// cuMemAllocFromPoolAsync()
+//
+// Note - This API will not perform any implict synchronization when the pointer
+// was allocated with cuMemAllocAsync or cuMemAllocFromPoolAsync. Callers must
+// ensure that all accesses to the pointer have completed before invoking
+// cuMemFree. For best performance and memory reuse, users should use
+// cuMemFreeAsync to free memory allocated via the stream ordered memory
+// allocator.
+//
+// Parameters:
+//
+//   - dptr: Pointer to memory to free
 func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 
-// MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes a context current first): Get information on memory allocations
+// MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes
+// a context current first): Get information on memory allocations.
+//
+// Returns the base address in *pbase and size in *psize of the allocation by
+// cuMemAlloc() or cuMemAllocPitch() that contains the input pointer dptr. Both
+// parameters pbase and psize are optional. If one of them is NULL, it is
+// ignored.
+//
+// Parameters:
+//
+//   - pbase: Returned base address
+//   - psize: Returned size of device memory allocation
+//   - dptr: Device pointer to query
 func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 	return MemGetAddressRangeCtx(0, dptr)
 }
 
-// MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current first): Allocates page-locked host memory
+// MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current
+// first): Allocates page-locked host memory.
+//
+// Allocates bytesize bytes of host memory that is page-locked and accessible to
+// the device. The driver tracks the virtual memory ranges allocated with this
+// function and automatically accelerates calls to functions such as cuMemcpy().
+// Since the memory can be accessed directly by the device, it can be read or
+// written with much higher bandwidth than pageable memory obtained with
+// functions such as malloc(). Allocating excessive amounts of memory with
+// cuMemAllocHost() may degrade system performance, since it reduces the amount
+// of memory available to the system for paging. As a result, this function is
+// best used sparingly to allocate staging areas for data exchange between host
+// and device.
+//
+// Note all host memory allocated using cuMemHostAlloc() will automatically be
+// immediately accessible to all contexts on all devices which support unified
+// addressing (as may be queried using CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING).
+// The device pointer that may be used to access this host memory from those
+// contexts is always equal to the returned host pointer *pp. See CUDA_UNIFIED
+// for additional details.
+//
+// Parameters:
+//
+//   - pp: Returned host pointer to page-locked memory
+//   - bytesize: Requested allocation size in bytes
 func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHostCtx(0, bytesize) }
 
-// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current first): Frees page-locked host memory
+// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current
+// first): Frees page-locked host memory.
 //
-// pArg: memory from MemAllocHost or MemHostAlloc
+// Frees the memory space pointed to by p, which must have been returned by a
+// previous call to cuMemAllocHost().
+//
+// Parameters:
+//
+//   - p: Pointer to memory to free
+//
+// The raw pointers:
+//   - pArg: memory from MemAllocHost or MemHostAlloc
 func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
 
-// MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current first): Allocates page-locked host memory
-func MemHostAlloc(bytesize uint64, flags uint32) (unsafe.Pointer, error) {
+// MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current
+// first): Allocates page-locked host memory.
+//
+// Allocates bytesize bytes of host memory that is page-locked and accessible to
+// the device. The driver tracks the virtual memory ranges allocated with this
+// function and automatically accelerates calls to functions such as
+// cuMemcpyHtoD(). Since the memory can be accessed directly by the device, it
+// can be read or written with much higher bandwidth than pageable memory
+// obtained with functions such as malloc(). Allocating excessive amounts of
+// pinned memory may degrade system performance, since it reduces the amount of
+// memory available to the system for paging. As a result, this function is best
+// used sparingly to allocate staging areas for data exchange between host and
+// device.
+//
+// The Flags parameter enables different options to be specified that affect the
+// allocation, as follows.
+//
+//   - CU_MEMHOSTALLOC_PORTABLE: The memory returned by this call will be
+//     considered as pinned memory by all CUDA contexts, not just the one that
+//     performed the allocation.
+//   - CU_MEMHOSTALLOC_DEVICEMAP: Maps the allocation into the CUDA address
+//     space. The device pointer to the memory may be obtained by calling
+//     cuMemHostGetDevicePointer().
+//   - CU_MEMHOSTALLOC_WRITECOMBINED: Allocates the memory as write-combined
+//     (WC). WC memory can be transferred across the PCI Express bus more
+//     quickly on some system configurations, but cannot be read efficiently by
+//     most CPUs. WC memory is a good option for buffers that will be written by
+//     the CPU and read by the GPU via mapped pinned memory or host->device
+//     transfers.
+//
+// All of these flags are orthogonal to one another: a developer may allocate
+// memory that is portable, mapped and/or write-combined with no restrictions.
+//
+// The CU_MEMHOSTALLOC_DEVICEMAP flag may be specified on CUDA contexts for
+// devices that do not support mapped pinned memory. The failure is deferred to
+// cuMemHostGetDevicePointer() because the memory may be mapped into other CUDA
+// contexts via the CU_MEMHOSTALLOC_PORTABLE flag.
+//
+// The memory allocated by this function must be freed with cuMemFreeHost().
+//
+// Note all host memory allocated using cuMemHostAlloc() will automatically be
+// immediately accessible to all contexts on all devices which support unified
+// addressing (as may be queried using CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING).
+// Unless the flag CU_MEMHOSTALLOC_WRITECOMBINED is specified, the device
+// pointer that may be used to access this host memory from those contexts is
+// always equal to the returned host pointer *pp. If the flag
+// CU_MEMHOSTALLOC_WRITECOMBINED is specified, then the function
+// cuMemHostGetDevicePointer() must be used to query the device pointer, even if
+// the context supports unified addressing. See CUDA_UNIFIED for additional
+// details.
+//
+// Parameters:
+//
+//   - pp: Returned host pointer to page-locked memory
+//   - bytesize: Requested allocation size in bytes
+//   - Flags: Flags for allocation request
+func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (unsafe.Pointer, error) {
 	return MemHostAllocCtx(0, bytesize, flags)
 }
 
-// MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2 (MemHostGetDevicePointerCtx makes a context current first): Passes back device pointer of mapped pinned memory
+// MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2
+// (MemHostGetDevicePointerCtx makes a context current first): Passes back
+// device pointer of mapped pinned memory.
 //
-// pArg: host memory from MemHostAlloc or registered with MemHostRegister
+// Passes back the device pointer pdptr corresponding to the mapped, pinned host
+// buffer p allocated by cuMemHostAlloc.
+//
+// cuMemHostGetDevicePointer() will fail if the CU_MEMHOSTALLOC_DEVICEMAP flag
+// was not specified at the time the memory was allocated, or if the function is
+// called on a GPU that does not support mapped pinned memory.
+//
+// For devices that have a non-zero value for the device attribute
+// CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, the memory can
+// also be accessed from the device using the host pointer p. The device pointer
+// returned by cuMemHostGetDevicePointer() may or may not match the original
+// host pointer p and depends on the devices visible to the application. If all
+// devices visible to the application have a non-zero value for the device
+// attribute, the device pointer returned by cuMemHostGetDevicePointer() will
+// match the original pointer p. If any device visible to the application has a
+// zero value for the device attribute, the device pointer returned by
+// cuMemHostGetDevicePointer() will not match the original host pointer p, but
+// it will be suitable for use on all devices provided Unified Virtual
+// Addressing is enabled. In such systems, it is valid to access the memory
+// using either pointer on devices that have a non-zero value for the device
+// attribute. Note however that such devices should access the memory using only
+// one of the two pointers and not both.
+//
+// Flags provides for future releases. For now, it must be set to 0.
+//
+// Parameters:
+//
+//   - pdptr: Returned device pointer
+//   - p: Host pointer
+//   - Flags: Options (must be 0)
+//
+// The raw pointers:
+//   - pArg: host memory from MemHostAlloc or registered with MemHostRegister
 func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
 }
 
-// MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context current first): Passes back flags that were used for a pinned allocation
+// MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context
+// current first): Passes back flags that were used for a pinned allocation.
 //
-// pArg: host memory from MemHostAlloc
+// Passes back the flags pFlags that were specified when allocating the pinned
+// host buffer p allocated by cuMemHostAlloc.
+//
+// cuMemHostGetFlags() will fail if the pointer does not reside in an allocation
+// performed by cuMemAllocHost() or cuMemHostAlloc().
+//
+// Parameters:
+//
+//   - pFlags: Returned flags word
+//   - p: Host pointer
+//
+// The raw pointers:
+//   - pArg: host memory from MemHostAlloc
 func MemHostGetFlags(pArg unsafe.Pointer) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
 
-// MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context current first): Allocates memory that will be automatically managed by the Unified Memory system
+// MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context
+// current first): Allocates memory that will be automatically managed by the
+// Unified Memory system.
+//
+// Allocates bytesize bytes of managed memory on the device and returns in *dptr
+// a pointer to the allocated memory. If the device doesn't support allocating
+// managed memory, CUDA_ERROR_NOT_SUPPORTED is returned. Support for managed
+// memory can be queried using the device attribute
+// CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY. The allocated memory is suitably aligned
+// for any kind of variable. The memory is not cleared. If bytesize is 0,
+// cuMemAllocManaged returns CUDA_ERROR_INVALID_VALUE. The pointer is valid on
+// the CPU and on all GPUs in the system that support managed memory. All
+// accesses to this pointer must obey the Unified Memory programming model.
+//
+// flags specifies the default stream association for this allocation. flags
+// must be one of CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST. If
+// CU_MEM_ATTACH_GLOBAL is specified, then this memory is accessible from any
+// stream on any device. If CU_MEM_ATTACH_HOST is specified, then the allocation
+// should not be accessed from devices that have a zero value for the device
+// attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS; an explicit call to
+// cuStreamAttachMemAsync will be required to enable access on such devices.
+//
+// If the association is later changed via cuStreamAttachMemAsync to a single
+// stream, the default association as specified during cuMemAllocManaged is
+// restored when that stream is destroyed. For __managed__ variables, the
+// default association is always CU_MEM_ATTACH_GLOBAL. Note that destroying a
+// stream is an asynchronous operation, and as a result, the change to default
+// association won't happen until all work in the stream has completed.
+//
+// Memory allocated with cuMemAllocManaged should be released with cuMemFree.
+//
+// Device memory oversubscription is possible for GPUs that have a non-zero
+// value for the device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.
+// Managed memory on such GPUs may be evicted from device memory to host memory
+// at any time by the Unified Memory driver in order to make room for other
+// allocations.
+//
+// In a multi-GPU system where all GPUs have a non-zero value for the device
+// attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, managed memory may
+// not be populated when this API returns and instead may be populated on
+// access. In such systems, managed memory can migrate to any processor's memory
+// at any time. The Unified Memory driver will employ heuristics to maintain
+// data locality and prevent excessive page faults to the extent possible. The
+// application can also guide the driver about memory usage patterns via
+// cuMemAdvise. The application can also explicitly migrate memory to a desired
+// processor's memory via cuMemPrefetchAsync.
+//
+// In a multi-GPU system where all of the GPUs have a zero value for the device
+// attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS and all the GPUs have
+// peer-to-peer support with each other, the physical storage for managed memory
+// is created on the GPU which is active at the time cuMemAllocManaged is
+// called. All other GPUs will reference the data at reduced bandwidth via peer
+// mappings over the PCIe bus. The Unified Memory driver does not migrate memory
+// among such GPUs.
+//
+// In a multi-GPU system where not all GPUs have peer-to-peer support with each
+// other and where the value of the device attribute
+// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is zero for at least one of
+// those GPUs, the location chosen for physical storage of managed memory is
+// system-dependent.
+//
+//   - On Linux, the location chosen will be device memory as long as the
+//     current set of active contexts are on devices that either have
+//     peer-to-peer support with each other or have a non-zero value for the
+//     device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS. If there
+//     is an active context on a GPU that does not have a non-zero value for
+//     that device attribute and it does not have peer-to-peer support with the
+//     other devices that have active contexts on them, then the location for
+//     physical storage will be 'zero-copy' or host memory. Note that this means
+//     that managed memory that is located in device memory is migrated to host
+//     memory if a new context is created on a GPU that doesn't have a non-zero
+//     value for the device attribute and does not support peer-to-peer with at
+//     least one of the other devices that has an active context. This in turn
+//     implies that context creation may fail if there is insufficient host
+//     memory to migrate all managed allocations.
+//   - On Windows, the physical storage is always created in 'zero-copy' or host
+//     memory. All GPUs will reference the data at reduced bandwidth over the
+//     PCIe bus. In these circumstances, use of the environment variable
+//     CUDA_VISIBLE_DEVICES is recommended to restrict CUDA to only use those
+//     GPUs that have peer-to-peer support. Alternatively, users can also set
+//     CUDA_MANAGED_FORCE_DEVICE_ALLOC to a non-zero value to force the driver
+//     to always use device memory for physical storage. When this environment
+//     variable is set to a non-zero value, all contexts created in that process
+//     on devices that support managed memory have to be peer-to-peer compatible
+//     with each other. Context creation will fail if a context is created on a
+//     device that supports managed memory and is not peer-to-peer compatible
+//     with any of the other managed memory supporting devices on which contexts
+//     were previously created, even if those contexts have been destroyed.
+//     These environment variables are described in the CUDA programming guide
+//     under the "CUDA environment variables" section.
+//   - On ARM, managed memory is not available on discrete gpu with Drive PX-2.
+//
+// Parameters:
+//
+//   - dptr: Returned device pointer
+//   - bytesize: Requested allocation size in bytes
+//   - flags: Must be one of CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
 func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 	return MemAllocManagedCtx(0, bytesize, flags)
 }
 
-// DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (DeviceGetByPCIBusIDCtx makes a context current first): Returns a handle to a compute device
+// DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (DeviceGetByPCIBusIDCtx makes
+// a context current first): Returns a handle to a compute device.
+//
+// Returns in *device a device handle given a PCI bus ID string.
+//
+// Parameters:
+//
+//   - dev: Returned device handle
+//   - pciBusId: String in one of the following forms:
+//     [domain]:[bus]:[device].[function] [domain]:[bus]:[device]
+//     [bus]:[device].[function] where domain, bus, device, and function are all
+//     hexadecimal values
 func DeviceGetByPCIBusID(pciBusId string) (Device, error) { return DeviceGetByPCIBusIDCtx(0, pciBusId) }
 
-// DeviceGetPCIBusID calls cuDeviceGetPCIBusId (DeviceGetPCIBusIDCtx makes a context current first): Returns a PCI Bus Id string for the device
+// DeviceGetPCIBusID calls cuDeviceGetPCIBusId (DeviceGetPCIBusIDCtx makes a
+// context current first): Returns a PCI Bus Id string for the device.
+//
+// Returns an ASCII string identifying the device dev in the NULL-terminated
+// string pointed to by pciBusId. len specifies the maximum length of the string
+// that may be returned.
+//
+// Parameters:
+//
+//   - pciBusId: Returned identifier string for the device in the following
+//     format [domain]:[bus]:[device].[function] where domain, bus, device, and
+//     function are all hexadecimal values. pciBusId should be large enough to
+//     store 13 characters including the NULL-terminator.
+//   - len: Maximum length of string to store in name
+//   - dev: Device to get identifier string for
 func DeviceGetPCIBusID(dev Device) (string, error) { return DeviceGetPCIBusIDCtx(0, dev) }
 
-// IPCGetEventHandle calls cuIpcGetEventHandle (IPCGetEventHandleCtx makes a context current first): Gets an interprocess handle for a previously allocated event
+// IPCGetEventHandle calls cuIpcGetEventHandle (IPCGetEventHandleCtx makes a
+// context current first): Gets an interprocess handle for a previously
+// allocated event.
+//
+// Takes as input a previously allocated event. This event must have been
+// created with the CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING flags set.
+// This opaque handle may be copied into other processes and opened with
+// cuIpcOpenEventHandle to allow efficient hardware synchronization between GPU
+// work in different processes.
+//
+// After the event has been opened in the importing process, cuEventRecord,
+// cuEventSynchronize, cuStreamWaitEvent and cuEventQuery may be used in either
+// process. Performing operations on the imported event after the exported event
+// has been freed with cuEventDestroy will result in undefined behavior.
+//
+// IPC functionality is restricted to devices with support for unified
+// addressing on Linux and Windows operating systems. IPC functionality on
+// Windows is restricted to GPUs in TCC mode
+//
+// Parameters:
+//
+//   - pHandle: Pointer to a user allocated CUipcEventHandle in which to return
+//     the opaque event handle
+//   - event: Event allocated with CU_EVENT_INTERPROCESS and
+//     CU_EVENT_DISABLE_TIMING flags.
 func IPCGetEventHandle(event Event) (IPCEventHandle, error) { return IPCGetEventHandleCtx(0, event) }
 
-// IPCOpenEventHandle calls cuIpcOpenEventHandle (IPCOpenEventHandleCtx makes a context current first): Opens an interprocess event handle for use in the current process
+// IPCOpenEventHandle calls cuIpcOpenEventHandle (IPCOpenEventHandleCtx makes a
+// context current first): Opens an interprocess event handle for use in the
+// current process.
+//
+// Opens an interprocess event handle exported from another process with
+// cuIpcGetEventHandle. This function returns a CUevent that behaves like a
+// locally created event with the CU_EVENT_DISABLE_TIMING flag specified. This
+// event must be freed with cuEventDestroy.
+//
+// Performing operations on the imported event after the exported event has been
+// freed with cuEventDestroy will result in undefined behavior.
+//
+// IPC functionality is restricted to devices with support for unified
+// addressing on Linux and Windows operating systems. IPC functionality on
+// Windows is restricted to GPUs in TCC mode
+//
+// Parameters:
+//
+//   - phEvent: Returns the imported event
+//   - handle: Interprocess handle to open
 func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 	return IPCOpenEventHandleCtx(0, handle)
 }
 
-// IPCGetMemHandle calls cuIpcGetMemHandle (IPCGetMemHandleCtx makes a context current first): Gets an interprocess memory handle for an existing device memory allocation
+// IPCGetMemHandle calls cuIpcGetMemHandle (IPCGetMemHandleCtx makes a context
+// current first): Gets an interprocess memory handle for an existing device
+// memory allocation.
+//
+// Takes a pointer to the base of an existing device memory allocation created
+// with cuMemAlloc and exports it for use in another process. This is a
+// lightweight operation and may be called multiple times on an allocation
+// without adverse effects.
+//
+// If a region of memory is freed with cuMemFree and a subsequent call to
+// cuMemAlloc returns memory with the same device address, cuIpcGetMemHandle
+// will return a unique handle for the new memory.
+//
+// IPC functionality is restricted to devices with support for unified
+// addressing on Linux and Windows operating systems. IPC functionality on
+// Windows is restricted to GPUs in TCC mode
+//
+// Parameters:
+//
+//   - pHandle: Pointer to user allocated CUipcMemHandle to return the handle
+//     in.
+//   - dptr: Base pointer to previously allocated device memory
 func IPCGetMemHandle(pHandle *IPCMemHandle, dptr DevicePtr) error {
 	return IPCGetMemHandleCtx(0, pHandle, dptr)
 }
 
-// IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a context current first): Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+// IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a
+// context current first): Opens an interprocess memory handle exported from
+// another process and returns a device pointer usable in the local process.
+//
+// Maps memory exported from another process with cuIpcGetMemHandle into the
+// current device address space. For contexts on different devices
+// cuIpcOpenMemHandle can attempt to enable peer access between the devices as
+// if the user called cuCtxEnablePeerAccess. This behavior is controlled by the
+// CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS flag. cuDeviceCanAccessPeer can determine
+// if a mapping is possible.
+//
+// Contexts that may open CUipcMemHandles are restricted in the following way.
+// CUipcMemHandles from each CUdevice in a given process may only be opened by
+// one CUcontext per CUdevice per other process.
+//
+// If the memory handle has already been opened by the current context, the
+// reference count on the handle is incremented by 1 and the existing device
+// pointer is returned.
+//
+// Memory returned from cuIpcOpenMemHandle must be freed with
+// cuIpcCloseMemHandle.
+//
+// Calling cuMemFree on an exported memory region before calling
+// cuIpcCloseMemHandle in the importing context will result in undefined
+// behavior.
+//
+// IPC functionality is restricted to devices with support for unified
+// addressing on Linux and Windows operating systems. IPC functionality on
+// Windows is restricted to GPUs in TCC mode
+//
+// Note: No guarantees are made about the address returned in *pdptr. In
+// particular, multiple processes may not receive the same address for the same
+// handle.
+//
+// Parameters:
+//
+//   - pdptr: Returned device pointer
+//   - handle: CUipcMemHandle to open
+//   - Flags: Flags for this operation. Must be specified as
+//     CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
 	return IPCOpenMemHandleCtx(0, handle, flags)
 }
 
-// IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a context current first): Attempts to close memory mapped with cuIpcOpenMemHandle
+// IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a
+// context current first): Attempts to close memory mapped with
+// cuIpcOpenMemHandle.
+//
+// Decrements the reference count of the memory returned by cuIpcOpenMemHandle
+// by 1. When the reference count reaches 0, this API unmaps the memory. The
+// original allocation in the exporting process as well as imported mappings in
+// other processes will be unaffected.
+//
+// Any resources used to enable peer access will be freed if this is the last
+// mapping using them.
+//
+// IPC functionality is restricted to devices with support for unified
+// addressing on Linux and Windows operating systems. IPC functionality on
+// Windows is restricted to GPUs in TCC mode
+//
+// Parameters:
+//
+//   - dptr: Device pointer returned by cuIpcOpenMemHandle
 func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dptr) }
 
-// MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a context current first): Registers an existing host memory range for use by CUDA
+// MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a
+// context current first): Registers an existing host memory range for use by
+// CUDA.
 //
-// pArg: C memory (page-aligned, mmap'd or malloc'd) the driver page-locks until MemHostUnregister; never Go memory, which the collector may free while the device uses it
-func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
+// Page-locks the memory range specified by p and bytesize and maps it for the
+// device(s) as specified by Flags. This memory range also is added to the same
+// tracking mechanism as cuMemHostAlloc to automatically accelerate calls to
+// functions such as cuMemcpyHtoD(). Since the memory can be accessed directly
+// by the device, it can be read or written with much higher bandwidth than
+// pageable memory that has not been registered. Page-locking excessive amounts
+// of memory may degrade system performance, since it reduces the amount of
+// memory available to the system for paging. As a result, this function is best
+// used sparingly to register staging areas for data exchange between host and
+// device.
+//
+// The Flags parameter enables different options to be specified that affect the
+// allocation, as follows.
+//
+//   - CU_MEMHOSTREGISTER_PORTABLE: The memory returned by this call will be
+//     considered as pinned memory by all CUDA contexts, not just the one that
+//     performed the allocation.
+//   - CU_MEMHOSTREGISTER_DEVICEMAP: Maps the allocation into the CUDA address
+//     space. The device pointer to the memory may be obtained by calling
+//     cuMemHostGetDevicePointer().
+//   - CU_MEMHOSTREGISTER_IOMEMORY: The pointer is treated as pointing to some
+//     I/O memory space, e.g. the PCI Express resource of a 3rd party device.
+//   - CU_MEMHOSTREGISTER_READ_ONLY: The pointer is treated as pointing to
+//     memory that is considered read-only by the device. On platforms without
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, this
+//     flag is required in order to register memory mapped to the CPU as
+//     read-only. Support for the use of this flag can be queried from the
+//     device attribute CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED.
+//     Using this flag with a current context associated with a device that does
+//     not have this attribute set will cause cuMemHostRegister to error with
+//     CUDA_ERROR_NOT_SUPPORTED.
+//
+// All of these flags are orthogonal to one another: a developer may page-lock
+// memory that is portable or mapped with no restrictions.
+//
+// The CU_MEMHOSTREGISTER_DEVICEMAP flag may be specified on CUDA contexts for
+// devices that do not support mapped pinned memory. The failure is deferred to
+// cuMemHostGetDevicePointer() because the memory may be mapped into other CUDA
+// contexts via the CU_MEMHOSTREGISTER_PORTABLE flag.
+//
+// For devices that have a non-zero value for the device attribute
+// CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, the memory can
+// also be accessed from the device using the host pointer p. The device pointer
+// returned by cuMemHostGetDevicePointer() may or may not match the original
+// host pointer ptr and depends on the devices visible to the application. If
+// all devices visible to the application have a non-zero value for the device
+// attribute, the device pointer returned by cuMemHostGetDevicePointer() will
+// match the original pointer ptr. If any device visible to the application has
+// a zero value for the device attribute, the device pointer returned by
+// cuMemHostGetDevicePointer() will not match the original host pointer ptr, but
+// it will be suitable for use on all devices provided Unified Virtual
+// Addressing is enabled. In such systems, it is valid to access the memory
+// using either pointer on devices that have a non-zero value for the device
+// attribute. Note however that such devices should access the memory using only
+// of the two pointers and not both.
+//
+// The memory page-locked by this function must be unregistered with
+// cuMemHostUnregister().
+//
+// Parameters:
+//
+//   - p: Host pointer to memory to page-lock
+//   - bytesize: Size in bytes of the address range to page-lock
+//   - Flags: Flags for allocation request
+//
+// The raw pointers:
+//   - pArg: C memory (page-aligned, mmap'd or malloc'd) the driver page-locks
+//     until MemHostUnregister; never Go memory, which the collector may free
+//     while the device uses it
+func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
-// MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a context current first): Unregisters a memory range that was registered with cuMemHostRegister.
+// MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a
+// context current first): Unregisters a memory range that was registered with
+// cuMemHostRegister.
 //
-// pArg: memory registered with MemHostRegister
+// Unmaps the memory range whose base address is specified by p, and makes it
+// pageable again.
+//
+// The base address must be the same one specified to cuMemHostRegister().
+//
+// Parameters:
+//
+//   - p: Host pointer to memory to unregister
+//
+// The raw pointers:
+//   - pArg: memory registered with MemHostRegister
 func MemHostUnregister(pArg unsafe.Pointer) error { return MemHostUnregisterCtx(0, pArg) }
 
-// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies memory
+// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies
+// memory.
+//
+// Copies data between two pointers. dst and src are base pointers of the
+// destination and source, respectively. ByteCount specifies the number of bytes
+// to copy. Note that this function infers the type of the transfer (host to
+// host, host to device, device to device, or device to host) from the pointer
+// values. This function is only allowed in contexts which support unified
+// addressing.
+//
+// Parameters:
+//
+//   - dst: Destination unified virtual address space pointer
+//   - src: Source unified virtual address space pointer
+//   - ByteCount: Size of memory copy in bytes
 func Memcpy(dst DevicePtr, src DevicePtr, byteCount uint64) error {
 	return MemcpyCtx(0, dst, src, byteCount)
 }
 
-// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first): Copies device memory between two contexts
+// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first):
+// Copies device memory between two contexts.
+//
+// Copies from device memory in one context to device memory in another context.
+// dstDevice is the base device pointer of the destination memory and dstContext
+// is the destination context. srcDevice is the base device pointer of the
+// source memory and srcContext is the source pointer. ByteCount specifies the
+// number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstContext: Destination context
+//   - srcDevice: Source device pointer
+//   - srcContext: Source context
+//   - ByteCount: Size of memory copy in bytes
 func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
 	return MemcpyPeerCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount)
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current first): Copies memory from Host to Device
+// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current
+// first): Copies memory from Host to Device.
 //
-// srcHost: host memory of byteCount bytes the driver reads during the call (C memory, or Go memory such as &b[0] of a []byte: the copy is done when the call returns)
+// Copies from host memory to device memory. dstDevice and srcHost are the base
+// addresses of the destination and source, respectively. ByteCount specifies
+// the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - srcHost: Source host pointer
+//   - ByteCount: Size of memory copy in bytes
+//
+// The raw pointers:
+//   - srcHost: host memory of byteCount bytes the driver reads during the call
+//     (C memory, or Go memory such as &b[0] of a []byte: the copy is done when
+//     the call returns)
 func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoDCtx(0, dstDevice, srcHost, byteCount)
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current first): Copies memory from Device to Host
+// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current
+// first): Copies memory from Device to Host.
 //
-// dstHost: host memory of byteCount bytes the driver writes during the call (C memory, or Go memory such as &b[0]: the copy is done when the call returns)
+// Copies from device to host memory. dstHost and srcDevice specify the base
+// pointers of the destination and source, respectively. ByteCount specifies the
+// number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstHost: Destination host pointer
+//   - srcDevice: Source device pointer
+//   - ByteCount: Size of memory copy in bytes
+//
+// The raw pointers:
+//   - dstHost: host memory of byteCount bytes the driver writes during the call
+//     (C memory, or Go memory such as &b[0]: the copy is done when the call
+//     returns)
 func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoHCtx(0, dstHost, srcDevice, byteCount)
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current first): Copies memory from Device to Device
+// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current
+// first): Copies memory from Device to Device.
+//
+// Copies from device memory to device memory. dstDevice and srcDevice are the
+// base pointers of the destination and source, respectively. ByteCount
+// specifies the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - srcDevice: Source device pointer
+//   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current first): Copies memory from Device to Array
+// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current
+// first): Copies memory from Device to Array.
+//
+// Copies from device memory to a 1D CUDA array. dstArray and dstOffset specify
+// the CUDA array handle and starting index of the destination data. srcDevice
+// specifies the base pointer of the source. ByteCount specifies the number of
+// bytes to copy.
+//
+// Parameters:
+//
+//   - dstArray: Destination array
+//   - dstOffset: Offset in bytes of destination array
+//   - srcDevice: Source device pointer
+//   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current first): Copies memory from Array to Device
+// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current
+// first): Copies memory from Array to Device.
+//
+// Copies from one 1D CUDA array to device memory. dstDevice specifies the base
+// pointer of the destination and must be naturally aligned with the CUDA array
+// elements. srcArray and srcOffset specify the CUDA array handle and the offset
+// in bytes into the array where the copy is to begin. ByteCount specifies the
+// number of bytes to copy and must be evenly divisible by the array element
+// size.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - srcArray: Source array
+//   - srcOffset: Offset in bytes of source array
+//   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current first): Copies memory from Host to Array
+// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current
+// first): Copies memory from Host to Array.
 //
-// srcHost: host memory of byteCount bytes the driver reads during the call (C memory, or Go memory such as &b[0] of a []byte: the copy is done when the call returns)
+// Copies from host memory to a 1D CUDA array. dstArray and dstOffset specify
+// the CUDA array handle and starting offset in bytes of the destination data.
+// pSrc specifies the base address of the source. ByteCount specifies the number
+// of bytes to copy.
+//
+// Parameters:
+//
+//   - dstArray: Destination array
+//   - dstOffset: Offset in bytes of destination array
+//   - srcHost: Source host pointer
+//   - ByteCount: Size of memory copy in bytes
+//
+// The raw pointers:
+//   - srcHost: host memory of byteCount bytes the driver reads during the call
+//     (C memory, or Go memory such as &b[0] of a []byte: the copy is done when
+//     the call returns)
 func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
 	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost, byteCount)
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current first): Copies memory from Array to Host
+// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current
+// first): Copies memory from Array to Host.
 //
-// dstHost: host memory of byteCount bytes the driver writes during the call (C memory, or Go memory such as &b[0]: the copy is done when the call returns)
+// Copies from one 1D CUDA array to host memory. dstHost specifies the base
+// pointer of the destination. srcArray and srcOffset specify the CUDA array
+// handle and starting offset in bytes of the source data. ByteCount specifies
+// the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstHost: Destination device pointer
+//   - srcArray: Source array
+//   - srcOffset: Offset in bytes of source array
+//   - ByteCount: Size of memory copy in bytes
+//
+// The raw pointers:
+//   - dstHost: host memory of byteCount bytes the driver writes during the call
+//     (C memory, or Go memory such as &b[0]: the copy is done when the call
+//     returns)
 func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset, byteCount)
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current first): Copies memory from Array to Array
+// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current
+// first): Copies memory from Array to Array.
+//
+// Copies from one 1D CUDA array to another. dstArray and srcArray specify the
+// handles of the destination and source CUDA arrays for the copy, respectively.
+// dstOffset and srcOffset specify the destination and source offsets in bytes
+// into the CUDA arrays. ByteCount is the number of bytes to be copied. The size
+// of the elements in the CUDA arrays need not be the same format, but the
+// elements must be the same size; and count must be evenly divisible by that
+// size.
+//
+// Parameters:
+//
+//   - dstArray: Destination array
+//   - dstOffset: Offset in bytes of destination array
+//   - srcArray: Source array
+//   - srcOffset: Offset in bytes of source array
+//   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
 }
 
-// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first):
+// Copies memory for 2D arrays.
+//
+// Perform a 2D memory copy according to the parameters specified in pCopy. The
+// CUDA_MEMCPY2D structure is defined as:
+//
+//	typedef struct CUDA_MEMCPY2D_st {
+//	unsigned int srcXInBytes, srcY;
+//	CUmemorytype srcMemoryType;
+//	const void *srcHost;
+//	CUdeviceptr srcDevice;
+//	CUarray srcArray;
+//	unsigned int srcPitch;
+//	unsigned int dstXInBytes, dstY;
+//	CUmemorytype dstMemoryType;
+//	void *dstHost;
+//	CUdeviceptr dstDevice;
+//	CUarray dstArray;
+//	unsigned int dstPitch;
+//	unsigned int WidthInBytes;
+//	unsigned int Height;
+//	} CUDA_MEMCPY2D;
+//
+// where:
+//
+//   - srcMemoryType and dstMemoryType specify the type of memory of the source
+//     and destination, respectively; CUmemorytype_enum is defined as:
+//
+//     typedef enum CUmemorytype_enum {
+//     CU_MEMORYTYPE_HOST = 0x01,
+//     CU_MEMORYTYPE_DEVICE = 0x02,
+//     CU_MEMORYTYPE_ARRAY = 0x03,
+//     CU_MEMORYTYPE_UNIFIED = 0x04
+//     } CUmemorytype;
+//
+// If srcMemoryType is CU_MEMORYTYPE_UNIFIED, srcDevice and srcPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. srcArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If srcMemoryType is CU_MEMORYTYPE_HOST, srcHost and srcPitch specify the
+// (host) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_DEVICE, srcDevice and srcPitch specify the
+// (device) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_ARRAY, srcArray specifies the handle of the
+// source data. srcHost, srcDevice and srcPitch are ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_HOST, dstHost and dstPitch specify the
+// (host) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_UNIFIED, dstDevice and dstPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. dstArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If dstMemoryType is CU_MEMORYTYPE_DEVICE, dstDevice and dstPitch specify the
+// (device) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_ARRAY, dstArray specifies the handle of the
+// destination data. dstHost, dstDevice and dstPitch are ignored.
+//
+//   - srcXInBytes and srcY specify the base address of the source data for the
+//     copy.
+//
+// For host pointers, the starting address is
+//
+//	void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+//
+// For CUDA arrays, srcXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - dstXInBytes and dstY specify the base address of the destination data for
+//     the copy.
+//
+// For host pointers, the base address is
+//
+//	void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+//
+// For CUDA arrays, dstXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - WidthInBytes and Height specify the width (in bytes) and height of the 2D
+//     copy being performed.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//
+// cuMemcpy2D() returns an error if any pitch is greater than the maximum
+// allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH). cuMemAllocPitch() passes back
+// pitches that always work with cuMemcpy2D(). On intra-device memory copies
+// (device to device, CUDA array to device, CUDA array to CUDA array),
+// cuMemcpy2D() may fail for pitches not computed by cuMemAllocPitch().
+// cuMemcpy2DUnaligned() does not have this restriction, but may run
+// significantly slower in the cases where cuMemcpy2D() would have returned an
+// error code.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
 func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 
-// Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a
+// context current first): Copies memory for 2D arrays.
+//
+// Perform a 2D memory copy according to the parameters specified in pCopy. The
+// CUDA_MEMCPY2D structure is defined as:
+//
+//	typedef struct CUDA_MEMCPY2D_st {
+//	unsigned int srcXInBytes, srcY;
+//	CUmemorytype srcMemoryType;
+//	const void *srcHost;
+//	CUdeviceptr srcDevice;
+//	CUarray srcArray;
+//	unsigned int srcPitch;
+//	unsigned int dstXInBytes, dstY;
+//	CUmemorytype dstMemoryType;
+//	void *dstHost;
+//	CUdeviceptr dstDevice;
+//	CUarray dstArray;
+//	unsigned int dstPitch;
+//	unsigned int WidthInBytes;
+//	unsigned int Height;
+//	} CUDA_MEMCPY2D;
+//
+// where:
+//
+//   - srcMemoryType and dstMemoryType specify the type of memory of the source
+//     and destination, respectively; CUmemorytype_enum is defined as:
+//
+//     typedef enum CUmemorytype_enum {
+//     CU_MEMORYTYPE_HOST = 0x01,
+//     CU_MEMORYTYPE_DEVICE = 0x02,
+//     CU_MEMORYTYPE_ARRAY = 0x03,
+//     CU_MEMORYTYPE_UNIFIED = 0x04
+//     } CUmemorytype;
+//
+// If srcMemoryType is CU_MEMORYTYPE_UNIFIED, srcDevice and srcPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. srcArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If srcMemoryType is CU_MEMORYTYPE_HOST, srcHost and srcPitch specify the
+// (host) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_DEVICE, srcDevice and srcPitch specify the
+// (device) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_ARRAY, srcArray specifies the handle of the
+// source data. srcHost, srcDevice and srcPitch are ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_UNIFIED, dstDevice and dstPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. dstArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If dstMemoryType is CU_MEMORYTYPE_HOST, dstHost and dstPitch specify the
+// (host) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_DEVICE, dstDevice and dstPitch specify the
+// (device) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_ARRAY, dstArray specifies the handle of the
+// destination data. dstHost, dstDevice and dstPitch are ignored.
+//
+//   - srcXInBytes and srcY specify the base address of the source data for the
+//     copy.
+//
+// For host pointers, the starting address is
+//
+//	void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+//
+// For CUDA arrays, srcXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - dstXInBytes and dstY specify the base address of the destination data for
+//     the copy.
+//
+// For host pointers, the base address is
+//
+//	void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+//
+// For CUDA arrays, dstXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - WidthInBytes and Height specify the width (in bytes) and height of the 2D
+//     copy being performed.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//
+// cuMemcpy2D() returns an error if any pitch is greater than the maximum
+// allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH). cuMemAllocPitch() passes back
+// pitches that always work with cuMemcpy2D(). On intra-device memory copies
+// (device to device, CUDA array to device, CUDA array to CUDA array),
+// cuMemcpy2D() may fail for pitches not computed by cuMemAllocPitch().
+// cuMemcpy2DUnaligned() does not have this restriction, but may run
+// significantly slower in the cases where cuMemcpy2D() would have returned an
+// error code.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
 func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
 
-// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first): Copies memory for 3D arrays
+// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first):
+// Copies memory for 3D arrays.
+//
+// Perform a 3D memory copy according to the parameters specified in pCopy. The
+// CUDA_MEMCPY3D structure is defined as:
+//
+//	typedef struct CUDA_MEMCPY3D_st {
+//	unsigned int srcXInBytes, srcY, srcZ;
+//	unsigned int srcLOD;
+//	CUmemorytype srcMemoryType;
+//	const void *srcHost;
+//	CUdeviceptr srcDevice;
+//	CUarray srcArray;
+//	unsigned int srcPitch;  // ignored when src is array
+//	unsigned int srcHeight; // ignored when src is array; may be 0 if Depth==1
+//	unsigned int dstXInBytes, dstY, dstZ;
+//	unsigned int dstLOD;
+//	CUmemorytype dstMemoryType;
+//	void *dstHost;
+//	CUdeviceptr dstDevice;
+//	CUarray dstArray;
+//	unsigned int dstPitch;  // ignored when dst is array
+//	unsigned int dstHeight; // ignored when dst is array; may be 0 if Depth==1
+//	unsigned int WidthInBytes;
+//	unsigned int Height;
+//	unsigned int Depth;
+//	} CUDA_MEMCPY3D;
+//
+// where:
+//
+//   - srcMemoryType and dstMemoryType specify the type of memory of the source
+//     and destination, respectively; CUmemorytype_enum is defined as:
+//
+//     typedef enum CUmemorytype_enum {
+//     CU_MEMORYTYPE_HOST = 0x01,
+//     CU_MEMORYTYPE_DEVICE = 0x02,
+//     CU_MEMORYTYPE_ARRAY = 0x03,
+//     CU_MEMORYTYPE_UNIFIED = 0x04
+//     } CUmemorytype;
+//
+// If srcMemoryType is CU_MEMORYTYPE_UNIFIED, srcDevice and srcPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. srcArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If srcMemoryType is CU_MEMORYTYPE_HOST, srcHost, srcPitch and srcHeight
+// specify the (host) base address of the source data, the bytes per row, and
+// the height of each 2D slice of the 3D array. srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_DEVICE, srcDevice, srcPitch and srcHeight
+// specify the (device) base address of the source data, the bytes per row, and
+// the height of each 2D slice of the 3D array. srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_ARRAY, srcArray specifies the handle of the
+// source data. srcHost, srcDevice, srcPitch and srcHeight are ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_UNIFIED, dstDevice and dstPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. dstArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If dstMemoryType is CU_MEMORYTYPE_HOST, dstHost and dstPitch specify the
+// (host) base address of the destination data, the bytes per row, and the
+// height of each 2D slice of the 3D array. dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_DEVICE, dstDevice and dstPitch specify the
+// (device) base address of the destination data, the bytes per row, and the
+// height of each 2D slice of the 3D array. dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_ARRAY, dstArray specifies the handle of the
+// destination data. dstHost, dstDevice, dstPitch and dstHeight are ignored.
+//
+//   - srcXInBytes, srcY and srcZ specify the base address of the source data
+//     for the copy.
+//
+// For host pointers, the starting address is
+//
+//	void* Start = (void*)((char*)srcHost+(srcZ*srcHeight+srcY)*srcPitch + srcXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr Start = srcDevice+(srcZ*srcHeight+srcY)*srcPitch+srcXInBytes;
+//
+// For CUDA arrays, srcXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - dstXInBytes, dstY and dstZ specify the base address of the destination
+//     data for the copy.
+//
+// For host pointers, the base address is
+//
+//	void* dstStart = (void*)((char*)dstHost+(dstZ*dstHeight+dstY)*dstPitch + dstXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr dstStart = dstDevice+(dstZ*dstHeight+dstY)*dstPitch+dstXInBytes;
+//
+// For CUDA arrays, dstXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - WidthInBytes, Height and Depth specify the width (in bytes), height and
+//     depth of the 3D copy being performed.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//   - If specified, srcHeight must be greater than or equal to Height + srcY,
+//     and dstHeight must be greater than or equal to Height + dstY.
+//
+// cuMemcpy3D() returns an error if any pitch is greater than the maximum
+// allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH).
+//
+// The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set to 0.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
 func Memcpy3D(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
 
-// Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current first): Copies memory between contexts
+// Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current
+// first): Copies memory between contexts.
+//
+// Perform a 3D memory copy according to the parameters specified in pCopy. See
+// the definition of the CUDA_MEMCPY3D_PEER structure for documentation of its
+// parameters.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
 func Memcpy3DPeer(pCopy *Memcpy3DPeerParams) error { return Memcpy3DPeerCtx(0, pCopy) }
 
-// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current first): Copies memory asynchronously
+// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current
+// first): Copies memory asynchronously.
+//
+// Copies data between two pointers. dst and src are base pointers of the
+// destination and source, respectively. ByteCount specifies the number of bytes
+// to copy. Note that this function infers the type of the transfer (host to
+// host, host to device, device to device, or device to host) from the pointer
+// values. This function is only allowed in contexts which support unified
+// addressing.
+//
+// Parameters:
+//
+//   - dst: Destination unified virtual address space pointer
+//   - src: Source unified virtual address space pointer
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
 func MemcpyAsync(dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyAsyncCtx(0, dst, src, byteCount, hStream)
 }
 
-// MemcpyPeerAsync calls cuMemcpyPeerAsync (MemcpyPeerAsyncCtx makes a context current first): Copies device memory between two contexts asynchronously.
+// MemcpyPeerAsync calls cuMemcpyPeerAsync (MemcpyPeerAsyncCtx makes a context
+// current first): Copies device memory between two contexts asynchronously.
+//
+// Copies from device memory in one context to device memory in another context.
+// dstDevice is the base device pointer of the destination memory and dstContext
+// is the destination context. srcDevice is the base device pointer of the
+// source memory and srcContext is the source pointer. ByteCount specifies the
+// number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstContext: Destination context
+//   - srcDevice: Source device pointer
+//   - srcContext: Source context
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
 func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
 	return MemcpyPeerAsyncCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount, hStream)
 }
 
-// MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a context current first): Copies memory from Host to Device
+// MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a
+// context current first): Copies memory from Host to Device.
 //
-// srcHost: host memory of byteCount bytes the driver reads after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc, for an asynchronous copy), never Go memory
+// Copies from host memory to device memory. dstDevice and srcHost are the base
+// addresses of the destination and source, respectively. ByteCount specifies
+// the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - srcHost: Source host pointer
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
+//
+// The raw pointers:
+//   - srcHost: host memory of byteCount bytes the driver reads after the call
+//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
+//     or MemHostAlloc, for an asynchronous copy), never Go memory
 func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
-// MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a context current first): Copies memory from Device to Host
+// MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a
+// context current first): Copies memory from Device to Host.
 //
-// dstHost: host memory of byteCount bytes the driver writes after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc), never Go memory
+// Copies from device to host memory. dstHost and srcDevice specify the base
+// pointers of the destination and source, respectively. ByteCount specifies the
+// number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstHost: Destination host pointer
+//   - srcDevice: Source device pointer
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
+//
+// The raw pointers:
+//   - dstHost: host memory of byteCount bytes the driver writes after the call
+//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
+//     or MemHostAlloc), never Go memory
 func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
 
-// MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a context current first): Copies memory from Device to Device
+// MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a
+// context current first): Copies memory from Device to Device.
+//
+// Copies from device memory to device memory. dstDevice and srcDevice are the
+// base pointers of the destination and source, respectively. ByteCount
+// specifies the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - srcDevice: Source device pointer
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
 func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
 }
 
-// MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a context current first): Copies memory from Host to Array
+// MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a
+// context current first): Copies memory from Host to Array.
 //
-// srcHost: host memory of byteCount bytes the driver reads after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc, for an asynchronous copy), never Go memory
+// Copies from host memory to a 1D CUDA array. dstArray and dstOffset specify
+// the CUDA array handle and starting offset in bytes of the destination data.
+// srcHost specifies the base address of the source. ByteCount specifies the
+// number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstArray: Destination array
+//   - dstOffset: Offset in bytes of destination array
+//   - srcHost: Source host pointer
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
+//
+// The raw pointers:
+//   - srcHost: host memory of byteCount bytes the driver reads after the call
+//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
+//     or MemHostAlloc, for an asynchronous copy), never Go memory
 func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
-// MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a context current first): Copies memory from Array to Host
+// MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a
+// context current first): Copies memory from Array to Host.
 //
-// dstHost: host memory of byteCount bytes the driver writes after the call returns, while the stream runs: C memory (page-locked, from MemAllocHost or MemHostAlloc), never Go memory
+// Copies from one 1D CUDA array to host memory. dstHost specifies the base
+// pointer of the destination. srcArray and srcOffset specify the CUDA array
+// handle and starting offset in bytes of the source data. ByteCount specifies
+// the number of bytes to copy.
+//
+// Parameters:
+//
+//   - dstHost: Destination pointer
+//   - srcArray: Source array
+//   - srcOffset: Offset in bytes of source array
+//   - ByteCount: Size of memory copy in bytes
+//   - hStream: Stream identifier
+//
+// The raw pointers:
+//   - dstHost: host memory of byteCount bytes the driver writes after the call
+//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
+//     or MemHostAlloc), never Go memory
 func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
 
-// Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context current first): Copies memory for 2D arrays
+// Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context
+// current first): Copies memory for 2D arrays.
+//
+// Perform a 2D memory copy according to the parameters specified in pCopy. The
+// CUDA_MEMCPY2D structure is defined as:
+//
+//	typedef struct CUDA_MEMCPY2D_st {
+//	unsigned int srcXInBytes, srcY;
+//	CUmemorytype srcMemoryType;
+//	const void *srcHost;
+//	CUdeviceptr srcDevice;
+//	CUarray srcArray;
+//	unsigned int srcPitch;
+//	unsigned int dstXInBytes, dstY;
+//	CUmemorytype dstMemoryType;
+//	void *dstHost;
+//	CUdeviceptr dstDevice;
+//	CUarray dstArray;
+//	unsigned int dstPitch;
+//	unsigned int WidthInBytes;
+//	unsigned int Height;
+//	} CUDA_MEMCPY2D;
+//
+// where:
+//
+//   - srcMemoryType and dstMemoryType specify the type of memory of the source
+//     and destination, respectively; CUmemorytype_enum is defined as:
+//
+//     typedef enum CUmemorytype_enum {
+//     CU_MEMORYTYPE_HOST = 0x01,
+//     CU_MEMORYTYPE_DEVICE = 0x02,
+//     CU_MEMORYTYPE_ARRAY = 0x03,
+//     CU_MEMORYTYPE_UNIFIED = 0x04
+//     } CUmemorytype;
+//
+// If srcMemoryType is CU_MEMORYTYPE_HOST, srcHost and srcPitch specify the
+// (host) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_UNIFIED, srcDevice and srcPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. srcArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If srcMemoryType is CU_MEMORYTYPE_DEVICE, srcDevice and srcPitch specify the
+// (device) base address of the source data and the bytes per row to apply.
+// srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_ARRAY, srcArray specifies the handle of the
+// source data. srcHost, srcDevice and srcPitch are ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_UNIFIED, dstDevice and dstPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. dstArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If dstMemoryType is CU_MEMORYTYPE_HOST, dstHost and dstPitch specify the
+// (host) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_DEVICE, dstDevice and dstPitch specify the
+// (device) base address of the destination data and the bytes per row to apply.
+// dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_ARRAY, dstArray specifies the handle of the
+// destination data. dstHost, dstDevice and dstPitch are ignored.
+//
+//   - srcXInBytes and srcY specify the base address of the source data for the
+//     copy.
+//
+// For host pointers, the starting address is
+//
+//	void* Start = (void*)((char*)srcHost+srcY*srcPitch + srcXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr Start = srcDevice+srcY*srcPitch+srcXInBytes;
+//
+// For CUDA arrays, srcXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - dstXInBytes and dstY specify the base address of the destination data for
+//     the copy.
+//
+// For host pointers, the base address is
+//
+//	void* dstStart = (void*)((char*)dstHost+dstY*dstPitch + dstXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr dstStart = dstDevice+dstY*dstPitch+dstXInBytes;
+//
+// For CUDA arrays, dstXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - WidthInBytes and Height specify the width (in bytes) and height of the 2D
+//     copy being performed.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//   - If specified, srcHeight must be greater than or equal to Height + srcY,
+//     and dstHeight must be greater than or equal to Height + dstY.
+//
+// cuMemcpy2DAsync() returns an error if any pitch is greater than the maximum
+// allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH). cuMemAllocPitch() passes back
+// pitches that always work with cuMemcpy2D(). On intra-device memory copies
+// (device to device, CUDA array to device, CUDA array to CUDA array),
+// cuMemcpy2DAsync() may fail for pitches not computed by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
+//   - hStream: Stream identifier
 func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 	return Memcpy2DAsyncCtx(0, pCopy, hStream)
 }
 
-// Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context current first): Copies memory for 3D arrays
+// Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context
+// current first): Copies memory for 3D arrays.
+//
+// Perform a 3D memory copy according to the parameters specified in pCopy. The
+// CUDA_MEMCPY3D structure is defined as:
+//
+//	typedef struct CUDA_MEMCPY3D_st {
+//	unsigned int srcXInBytes, srcY, srcZ;
+//	unsigned int srcLOD;
+//	CUmemorytype srcMemoryType;
+//	const void *srcHost;
+//	CUdeviceptr srcDevice;
+//	CUarray srcArray;
+//	unsigned int srcPitch;  // ignored when src is array
+//	unsigned int srcHeight; // ignored when src is array; may be 0 if Depth==1
+//	unsigned int dstXInBytes, dstY, dstZ;
+//	unsigned int dstLOD;
+//	CUmemorytype dstMemoryType;
+//	void *dstHost;
+//	CUdeviceptr dstDevice;
+//	CUarray dstArray;
+//	unsigned int dstPitch;  // ignored when dst is array
+//	unsigned int dstHeight; // ignored when dst is array; may be 0 if Depth==1
+//	unsigned int WidthInBytes;
+//	unsigned int Height;
+//	unsigned int Depth;
+//	} CUDA_MEMCPY3D;
+//
+// where:
+//
+//   - srcMemoryType and dstMemoryType specify the type of memory of the source
+//     and destination, respectively; CUmemorytype_enum is defined as:
+//
+//     typedef enum CUmemorytype_enum {
+//     CU_MEMORYTYPE_HOST = 0x01,
+//     CU_MEMORYTYPE_DEVICE = 0x02,
+//     CU_MEMORYTYPE_ARRAY = 0x03,
+//     CU_MEMORYTYPE_UNIFIED = 0x04
+//     } CUmemorytype;
+//
+// If srcMemoryType is CU_MEMORYTYPE_UNIFIED, srcDevice and srcPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. srcArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If srcMemoryType is CU_MEMORYTYPE_HOST, srcHost, srcPitch and srcHeight
+// specify the (host) base address of the source data, the bytes per row, and
+// the height of each 2D slice of the 3D array. srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_DEVICE, srcDevice, srcPitch and srcHeight
+// specify the (device) base address of the source data, the bytes per row, and
+// the height of each 2D slice of the 3D array. srcArray is ignored.
+//
+// If srcMemoryType is CU_MEMORYTYPE_ARRAY, srcArray specifies the handle of the
+// source data. srcHost, srcDevice, srcPitch and srcHeight are ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_UNIFIED, dstDevice and dstPitch specify the
+// (unified virtual address space) base address of the source data and the bytes
+// per row to apply. dstArray is ignored. This value may be used only if unified
+// addressing is supported in the calling context.
+//
+// If dstMemoryType is CU_MEMORYTYPE_HOST, dstHost and dstPitch specify the
+// (host) base address of the destination data, the bytes per row, and the
+// height of each 2D slice of the 3D array. dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_DEVICE, dstDevice and dstPitch specify the
+// (device) base address of the destination data, the bytes per row, and the
+// height of each 2D slice of the 3D array. dstArray is ignored.
+//
+// If dstMemoryType is CU_MEMORYTYPE_ARRAY, dstArray specifies the handle of the
+// destination data. dstHost, dstDevice, dstPitch and dstHeight are ignored.
+//
+//   - srcXInBytes, srcY and srcZ specify the base address of the source data
+//     for the copy.
+//
+// For host pointers, the starting address is
+//
+//	void* Start = (void*)((char*)srcHost+(srcZ*srcHeight+srcY)*srcPitch + srcXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr Start = srcDevice+(srcZ*srcHeight+srcY)*srcPitch+srcXInBytes;
+//
+// For CUDA arrays, srcXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - dstXInBytes, dstY and dstZ specify the base address of the destination
+//     data for the copy.
+//
+// For host pointers, the base address is
+//
+//	void* dstStart = (void*)((char*)dstHost+(dstZ*dstHeight+dstY)*dstPitch + dstXInBytes);
+//
+// For device pointers, the starting address is
+//
+//	CUdeviceptr dstStart = dstDevice+(dstZ*dstHeight+dstY)*dstPitch+dstXInBytes;
+//
+// For CUDA arrays, dstXInBytes must be evenly divisible by the array element
+// size.
+//
+//   - WidthInBytes, Height and Depth specify the width (in bytes), height and
+//     depth of the 3D copy being performed.
+//   - If specified, srcPitch must be greater than or equal to WidthInBytes +
+//     srcXInBytes, and dstPitch must be greater than or equal to WidthInBytes +
+//     dstXInBytes.
+//   - If specified, srcHeight must be greater than or equal to Height + srcY,
+//     and dstHeight must be greater than or equal to Height + dstY.
+//
+// cuMemcpy3DAsync() returns an error if any pitch is greater than the maximum
+// allowed (CU_DEVICE_ATTRIBUTE_MAX_PITCH).
+//
+// The srcLOD and dstLOD members of the CUDA_MEMCPY3D structure must be set to 0.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
+//   - hStream: Stream identifier
 func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 	return Memcpy3DAsyncCtx(0, pCopy, hStream)
 }
 
-// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a context current first): Copies memory between contexts asynchronously.
+// Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a
+// context current first): Copies memory between contexts asynchronously.
+//
+// Perform a 3D memory copy according to the parameters specified in pCopy. See
+// the definition of the CUDA_MEMCPY3D_PEER structure for documentation of its
+// parameters.
+//
+// Parameters:
+//
+//   - pCopy: Parameters for the memory copy
+//   - hStream: Stream identifier
 func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 	return Memcpy3DPeerAsyncCtx(0, pCopy, hStream)
 }
 
-// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first): Initializes device memory
+// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first):
+// Initializes device memory.
+//
+// Sets the memory range of N 8-bit values to the specified value uc.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - uc: Value to set
+//   - N: Number of elements
 func MemsetD8(dstDevice DevicePtr, uc uint8, n uint64) error { return MemsetD8Ctx(0, dstDevice, uc, n) }
 
-// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first): Initializes device memory
+// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first):
+// Initializes device memory.
+//
+// Sets the memory range of N 16-bit values to the specified value us. The
+// dstDevice pointer must be two byte aligned.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - us: Value to set
+//   - N: Number of elements
 func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 	return MemsetD16Ctx(0, dstDevice, us, n)
 }
 
-// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first): Initializes device memory
+// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first):
+// Initializes device memory.
+//
+// Sets the memory range of N 32-bit values to the specified value ui. The
+// dstDevice pointer must be four byte aligned.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - ui: Value to set
+//   - N: Number of elements
 func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 	return MemsetD32Ctx(0, dstDevice, ui, n)
 }
 
-// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current first): Initializes device memory
+// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current
+// first): Initializes device memory.
+//
+// Sets the 2D memory range of Width 8-bit values to the specified value uc.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. This function performs fastest when the pitch is
+// one that has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - uc: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
 func MemsetD2D8(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
 	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
 }
 
-// MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current first): Initializes device memory
+// MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current
+// first): Initializes device memory.
+//
+// Sets the 2D memory range of Width 16-bit values to the specified value us.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. The dstDevice pointer and dstPitch offset must be
+// two byte aligned. This function performs fastest when the pitch is one that
+// has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - us: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
 func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
 	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
 }
 
-// MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current first): Initializes device memory
+// MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current
+// first): Initializes device memory.
+//
+// Sets the 2D memory range of Width 32-bit values to the specified value ui.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. The dstDevice pointer and dstPitch offset must be
+// four byte aligned. This function performs fastest when the pitch is one that
+// has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - ui: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
 func MemsetD2D32(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
 	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
 }
 
-// MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current first): Sets device memory
+// MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current
+// first): Sets device memory.
+//
+// Sets the memory range of N 8-bit values to the specified value uc.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - uc: Value to set
+//   - N: Number of elements
+//   - hStream: Stream identifier
 func MemsetD8Async(dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) error {
 	return MemsetD8AsyncCtx(0, dstDevice, uc, n, hStream)
 }
 
-// MemsetD16Async calls cuMemsetD16Async (MemsetD16AsyncCtx makes a context current first): Sets device memory
+// MemsetD16Async calls cuMemsetD16Async (MemsetD16AsyncCtx makes a context
+// current first): Sets device memory.
+//
+// Sets the memory range of N 16-bit values to the specified value us. The
+// dstDevice pointer must be two byte aligned.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - us: Value to set
+//   - N: Number of elements
+//   - hStream: Stream identifier
 func MemsetD16Async(dstDevice DevicePtr, us uint16, n uint64, hStream Stream) error {
 	return MemsetD16AsyncCtx(0, dstDevice, us, n, hStream)
 }
 
-// MemsetD32Async calls cuMemsetD32Async (MemsetD32AsyncCtx makes a context current first): Sets device memory
+// MemsetD32Async calls cuMemsetD32Async (MemsetD32AsyncCtx makes a context
+// current first): Sets device memory.
+//
+// Sets the memory range of N 32-bit values to the specified value ui. The
+// dstDevice pointer must be four byte aligned.
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - ui: Value to set
+//   - N: Number of elements
+//   - hStream: Stream identifier
 func MemsetD32Async(dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) error {
 	return MemsetD32AsyncCtx(0, dstDevice, ui, n, hStream)
 }
 
-// MemsetD2D8Async calls cuMemsetD2D8Async (MemsetD2D8AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D8Async calls cuMemsetD2D8Async (MemsetD2D8AsyncCtx makes a context
+// current first): Sets device memory.
+//
+// Sets the 2D memory range of Width 8-bit values to the specified value uc.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. This function performs fastest when the pitch is
+// one that has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - uc: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
+//   - hStream: Stream identifier
 func MemsetD2D8Async(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D8AsyncCtx(0, dstDevice, dstPitch, uc, width, height, hStream)
 }
 
-// MemsetD2D16Async calls cuMemsetD2D16Async (MemsetD2D16AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D16Async calls cuMemsetD2D16Async (MemsetD2D16AsyncCtx makes a
+// context current first): Sets device memory.
+//
+// Sets the 2D memory range of Width 16-bit values to the specified value us.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. The dstDevice pointer and dstPitch offset must be
+// two byte aligned. This function performs fastest when the pitch is one that
+// has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - us: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
+//   - hStream: Stream identifier
 func MemsetD2D16Async(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D16AsyncCtx(0, dstDevice, dstPitch, us, width, height, hStream)
 }
 
-// MemsetD2D32Async calls cuMemsetD2D32Async (MemsetD2D32AsyncCtx makes a context current first): Sets device memory
+// MemsetD2D32Async calls cuMemsetD2D32Async (MemsetD2D32AsyncCtx makes a
+// context current first): Sets device memory.
+//
+// Sets the 2D memory range of Width 32-bit values to the specified value ui.
+// Height specifies the number of rows to set, and dstPitch specifies the number
+// of bytes between each row. The dstDevice pointer and dstPitch offset must be
+// four byte aligned. This function performs fastest when the pitch is one that
+// has been passed back by cuMemAllocPitch().
+//
+// Parameters:
+//
+//   - dstDevice: Destination device pointer
+//   - dstPitch: Pitch of destination device pointer(Unused if Height is 1)
+//   - ui: Value to set
+//   - Width: Width of row
+//   - Height: Number of rows
+//   - hStream: Stream identifier
 func MemsetD2D32Async(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
 	return MemsetD2D32AsyncCtx(0, dstDevice, dstPitch, ui, width, height, hStream)
 }
 
-// ArrayCreate calls cuArrayCreate_v2 (ArrayCreateCtx makes a context current first): Creates a 1D or 2D CUDA array
-func ArrayCreate(pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	return ArrayCreateCtx(0, pHandle, pAllocateArray)
+// ArrayCreate calls cuArrayCreate_v2 (ArrayCreateCtx makes a context current
+// first): Creates a 1D or 2D CUDA array.
+//
+// Creates a CUDA array according to the CUDA_ARRAY_DESCRIPTOR structure
+// pAllocateArray and returns a handle to the new CUDA array in *pHandle. The
+// CUDA_ARRAY_DESCRIPTOR is defined as:
+//
+//	typedef struct {
+//	unsigned int Width;
+//	unsigned int Height;
+//	CUarray_format Format;
+//	unsigned int NumChannels;
+//	} CUDA_ARRAY_DESCRIPTOR;
+//
+// where:
+//
+//   - Width, and Height are the width, and height of the CUDA array (in
+//     elements); the CUDA array is one-dimensional if height is 0,
+//     two-dimensional otherwise;
+//
+//   - Format specifies the format of the elements; CUarray_format is defined
+//     as:
+//
+//     typedef enum CUarray_format_enum {
+//     CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+//     CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+//     CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+//     CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+//     CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+//     CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+//     CU_AD_FORMAT_HALF = 0x10,
+//     CU_AD_FORMAT_FLOAT = 0x20
+//     } CUarray_format;
+//
+//   - NumChannels specifies the number of packed components per CUDA array
+//     element; it may be 1, 2, or 4;
+//
+// Here are examples of CUDA array descriptions:
+//
+// Description for a CUDA array of 2048 floats:
+//
+//	CUDA_ARRAY_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_FLOAT;
+//	desc.NumChannels = 1;
+//	desc.Width = 2048;
+//	desc.Height = 1;
+//
+// Description for a 64 x 64 CUDA array of floats:
+//
+//	CUDA_ARRAY_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_FLOAT;
+//	desc.NumChannels = 1;
+//	desc.Width = 64;
+//	desc.Height = 64;
+//
+// Description for a width x height CUDA array of 64-bit, 4x16-bit float16's:
+//
+//	CUDA_ARRAY_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_HALF;
+//	desc.NumChannels = 4;
+//	desc.Width = width;
+//	desc.Height = height;
+//
+// Description for a width x height CUDA array of 16-bit elements, each of which
+// is two 8-bit unsigned chars:
+//
+//	CUDA_ARRAY_DESCRIPTOR arrayDesc;
+//	desc.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+//	desc.NumChannels = 2;
+//	desc.Width = width;
+//	desc.Height = height;
+//
+// Parameters:
+//
+//   - pHandle: Returned array
+//   - pAllocateArray: Array descriptor
+func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
+	return ArrayCreateCtx(0, pAllocateArray)
 }
 
-// ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes a context current first): Get a 1D or 2D CUDA array descriptor
+// ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes
+// a context current first): Get a 1D or 2D CUDA array descriptor.
+//
+// Returns in *pArrayDescriptor a descriptor containing information on the
+// format and dimensions of the CUDA array hArray. It is useful for subroutines
+// that have been passed a CUDA array, but need to know the CUDA array
+// parameters for validation or other purposes.
+//
+// Parameters:
+//
+//   - pArrayDescriptor: Returned array descriptor
+//   - hArray: Array to get descriptor of
 func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return ArrayGetDescriptorCtx(0, pArrayDescriptor, hArray)
 }
 
-// ArrayGetSparseProperties calls cuArrayGetSparseProperties (ArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA array
-func ArrayGetSparseProperties(sparseProperties *ArraySparseProperties, array Array) error {
-	return ArrayGetSparsePropertiesCtx(0, sparseProperties, array)
+// ArrayGetSparseProperties calls cuArrayGetSparseProperties
+// (ArrayGetSparsePropertiesCtx makes a context current first): Returns the
+// layout properties of a sparse CUDA array.
+//
+// Returns the layout properties of a sparse CUDA array in sparseProperties If
+// the CUDA array is not allocated with flag CUDA_ARRAY3D_SPARSE
+// CUDA_ERROR_INVALID_VALUE will be returned.
+//
+// If the returned value in CUDA_ARRAY_SPARSE_PROPERTIESflags contains
+// CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL, then
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailSize represents the total size of the
+// array. Otherwise, it will be zero. Also, the returned value in
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailFirstLevel is always zero. Note that the
+// array must have been allocated using cuArrayCreate or cuArray3DCreate. For
+// CUDA arrays obtained using cuMipmappedArrayGetLevel, CUDA_ERROR_INVALID_VALUE
+// will be returned. Instead, cuMipmappedArrayGetSparseProperties must be used
+// to obtain the sparse properties of the entire CUDA mipmapped array to which
+// array belongs to.
+//
+// Parameters:
+//
+//   - sparseProperties: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES
+//   - array: CUDA array to get the sparse properties of
+func ArrayGetSparseProperties(array Array) (ArraySparseProperties, error) {
+	return ArrayGetSparsePropertiesCtx(0, array)
 }
 
-// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties (MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns the layout properties of a sparse CUDA mipmapped array
-func MipmappedArrayGetSparseProperties(sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return MipmappedArrayGetSparsePropertiesCtx(0, sparseProperties, mipmap)
+// MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties
+// (MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns
+// the layout properties of a sparse CUDA mipmapped array.
+//
+// Returns the sparse array layout properties in sparseProperties If the CUDA
+// mipmapped array is not allocated with flag CUDA_ARRAY3D_SPARSE
+// CUDA_ERROR_INVALID_VALUE will be returned.
+//
+// For non-layered CUDA mipmapped arrays,
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailSize returns the size of the mip tail
+// region. The mip tail region includes all mip levels whose width, height or
+// depth is less than that of the tile. For layered CUDA mipmapped arrays, if
+// CUDA_ARRAY_SPARSE_PROPERTIESflags contains
+// CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL, then
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailSize specifies the size of the mip tail of
+// all layers combined. Otherwise, CUDA_ARRAY_SPARSE_PROPERTIESmiptailSize
+// specifies mip tail size per layer. The returned value of
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailFirstLevel is valid only if
+// CUDA_ARRAY_SPARSE_PROPERTIESmiptailSize is non-zero.
+//
+// Parameters:
+//
+//   - sparseProperties: Pointer to CUDA_ARRAY_SPARSE_PROPERTIES
+//   - mipmap: CUDA mipmapped array to get the sparse properties of
+func MipmappedArrayGetSparseProperties(mipmap MipmappedArray) (ArraySparseProperties, error) {
+	return MipmappedArrayGetSparsePropertiesCtx(0, mipmap)
 }
 
-// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements (ArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA array
-func ArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return ArrayGetMemoryRequirementsCtx(0, memoryRequirements, array, device)
+// ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements
+// (ArrayGetMemoryRequirementsCtx makes a context current first): Returns the
+// memory requirements of a CUDA array.
+//
+// Returns the memory requirements of a CUDA array in memoryRequirements If the
+// CUDA array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
+// CUDA_ERROR_INVALID_VALUE will be returned.
+//
+// The returned value in CUDA_ARRAY_MEMORY_REQUIREMENTSsize represents the total
+// size of the CUDA array. The returned value in
+// CUDA_ARRAY_MEMORY_REQUIREMENTSalignment represents the alignment necessary
+// for mapping the CUDA array.
+//
+// Parameters:
+//
+//   - memoryRequirements: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS
+//   - array: CUDA array to get the memory requirements of
+//   - device: Device to get the memory requirements for
+func ArrayGetMemoryRequirements(array Array, device Device) (ArrayMemoryRequirements, error) {
+	return ArrayGetMemoryRequirementsCtx(0, array, device)
 }
 
-// MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements (MipmappedArrayGetMemoryRequirementsCtx makes a context current first): Returns the memory requirements of a CUDA mipmapped array
-func MipmappedArrayGetMemoryRequirements(memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return MipmappedArrayGetMemoryRequirementsCtx(0, memoryRequirements, mipmap, device)
+// MipmappedArrayGetMemoryRequirements calls
+// cuMipmappedArrayGetMemoryRequirements (MipmappedArrayGetMemoryRequirementsCtx
+// makes a context current first): Returns the memory requirements of a CUDA
+// mipmapped array.
+//
+// Returns the memory requirements of a CUDA mipmapped array in
+// memoryRequirements If the CUDA mipmapped array is not allocated with flag
+// CUDA_ARRAY3D_DEFERRED_MAPPING CUDA_ERROR_INVALID_VALUE will be returned.
+//
+// The returned value in CUDA_ARRAY_MEMORY_REQUIREMENTSsize represents the total
+// size of the CUDA mipmapped array. The returned value in
+// CUDA_ARRAY_MEMORY_REQUIREMENTSalignment represents the alignment necessary
+// for mapping the CUDA mipmapped array.
+//
+// Parameters:
+//
+//   - memoryRequirements: Pointer to CUDA_ARRAY_MEMORY_REQUIREMENTS
+//   - mipmap: CUDA mipmapped array to get the memory requirements of
+//   - device: Device to get the memory requirements for
+func MipmappedArrayGetMemoryRequirements(mipmap MipmappedArray, device Device) (ArrayMemoryRequirements, error) {
+	return MipmappedArrayGetMemoryRequirementsCtx(0, mipmap, device)
 }
 
-// ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current first): Gets a CUDA array plane from a CUDA array
-func ArrayGetPlane(pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	return ArrayGetPlaneCtx(0, pPlaneArray, hArray, planeIdx)
+// ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current
+// first): Gets a CUDA array plane from a CUDA array.
+//
+// Returns in pPlaneArray a CUDA array that represents a single format plane of
+// the CUDA array hArray.
+//
+// If planeIdx is greater than the maximum number of planes in this array or if
+// the array does not have a multi-planar format e.g: CU_AD_FORMAT_NV12, then
+// CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Note that if the hArray has format CU_AD_FORMAT_NV12, then passing in 0 for
+// planeIdx returns a CUDA array of the same size as hArray but with one channel
+// and CU_AD_FORMAT_UNSIGNED_INT8 as its format. If 1 is passed for planeIdx,
+// then the returned CUDA array has half the height and width of hArray with two
+// channels and CU_AD_FORMAT_UNSIGNED_INT8 as its format.
+//
+// Parameters:
+//
+//   - pPlaneArray: Returned CUDA array referenced by the planeIdx
+//   - hArray: Multiplanar CUDA array
+//   - planeIdx: Plane index
+func ArrayGetPlane(hArray Array, planeIdx uint32) (Array, error) {
+	return ArrayGetPlaneCtx(0, hArray, planeIdx)
 }
 
-// ArrayDestroy calls cuArrayDestroy (ArrayDestroyCtx makes a context current first): Destroys a CUDA array
+// ArrayDestroy calls cuArrayDestroy (ArrayDestroyCtx makes a context current
+// first): Destroys a CUDA array.
+//
+// Destroys the CUDA array hArray.
+//
+// Parameters:
+//
+//   - hArray: Array to destroy
 func ArrayDestroy(hArray Array) error { return ArrayDestroyCtx(0, hArray) }
 
-// Array3DCreate calls cuArray3DCreate_v2 (Array3DCreateCtx makes a context current first): Creates a 3D CUDA array
-func Array3DCreate(pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	return Array3DCreateCtx(0, pHandle, pAllocateArray)
+// Array3DCreate calls cuArray3DCreate_v2 (Array3DCreateCtx makes a context
+// current first): Creates a 3D CUDA array.
+//
+// Creates a CUDA array according to the CUDA_ARRAY3D_DESCRIPTOR structure
+// pAllocateArray and returns a handle to the new CUDA array in *pHandle. The
+// CUDA_ARRAY3D_DESCRIPTOR is defined as:
+//
+//	typedef struct {
+//	unsigned int Width;
+//	unsigned int Height;
+//	unsigned int Depth;
+//	CUarray_format Format;
+//	unsigned int NumChannels;
+//	unsigned int Flags;
+//	} CUDA_ARRAY3D_DESCRIPTOR;
+//
+// where:
+//
+//   - Width, Height, and Depth are the width, height, and depth of the CUDA
+//     array (in elements); the following types of CUDA arrays can be allocated:
+//
+//   - A 1D array is allocated if Height and Depth extents are both zero.
+//
+//   - A 2D array is allocated if only Depth extent is zero.
+//
+//   - A 3D array is allocated if all three extents are non-zero.
+//
+//   - A 1D layered CUDA array is allocated if only Height is zero and the
+//     CUDA_ARRAY3D_LAYERED flag is set. Each layer is a 1D array. The number of
+//     layers is determined by the depth extent.
+//
+//   - A 2D layered CUDA array is allocated if all three extents are non-zero
+//     and the CUDA_ARRAY3D_LAYERED flag is set. Each layer is a 2D array. The
+//     number of layers is determined by the depth extent.
+//
+//   - A cubemap CUDA array is allocated if all three extents are non-zero and
+//     the CUDA_ARRAY3D_CUBEMAP flag is set. Width must be equal to Height, and
+//     Depth must be six. A cubemap is a special type of 2D layered CUDA array,
+//     where the six layers represent the six faces of a cube. The order of the
+//     six layers in memory is the same as that listed in CUarray_cubemap_face.
+//
+//   - A cubemap layered CUDA array is allocated if all three extents are
+//     non-zero, and both, CUDA_ARRAY3D_CUBEMAP and CUDA_ARRAY3D_LAYERED flags
+//     are set. Width must be equal to Height, and Depth must be a multiple of
+//     six. A cubemap layered CUDA array is a special type of 2D layered CUDA
+//     array that consists of a collection of cubemaps. The first six layers
+//     represent the first cubemap, the next six layers form the second cubemap,
+//     and so on.
+//
+//   - Format specifies the format of the elements; CUarray_format is defined
+//     as:
+//
+//     typedef enum CUarray_format_enum {
+//     CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+//     CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+//     CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+//     CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+//     CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+//     CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+//     CU_AD_FORMAT_HALF = 0x10,
+//     CU_AD_FORMAT_FLOAT = 0x20
+//     } CUarray_format;
+//
+//   - NumChannels specifies the number of packed components per CUDA array
+//     element; it may be 1, 2, or 4;
+//
+//   - Flags may be set to
+//
+//   - CUDA_ARRAY3D_LAYERED to enable creation of layered CUDA arrays. If this
+//     flag is set, Depth specifies the number of layers, not the depth of a 3D
+//     array.
+//
+//   - CUDA_ARRAY3D_SURFACE_LDST to enable surface references to be bound to the
+//     CUDA array. If this flag is not set, cuSurfRefSetArray will fail when
+//     attempting to bind the CUDA array to a surface reference.
+//
+//   - CUDA_ARRAY3D_CUBEMAP to enable creation of cubemaps. If this flag is set,
+//     Width must be equal to Height, and Depth must be six. If the
+//     CUDA_ARRAY3D_LAYERED flag is also set, then Depth must be a multiple of
+//     six.
+//
+//   - CUDA_ARRAY3D_TEXTURE_GATHER to indicate that the CUDA array will be used
+//     for texture gather. Texture gather can only be performed on 2D CUDA
+//     arrays.
+//
+// Width, Height and Depth must meet certain size requirements as listed in the
+// following table. All values are specified in elements. Note that for
+// brevity's sake, the full name of the device attribute is not specified. For
+// ex., TEXTURE1D_WIDTH refers to the device attribute
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH.
+//
+// Note that 2D CUDA arrays have different size requirements if the
+// CUDA_ARRAY3D_TEXTURE_GATHER flag is set. Width and Height must not be greater
+// than CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH and
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT respectively, in that
+// case.
+//
+// CUDA array type Valid extents that must always be met {(width range in
+// elements), (height range), (depth range)} Valid extents with
+// CUDA_ARRAY3D_SURFACE_LDST set {(width range in elements), (height range),
+// (depth range)} 1D { (1,TEXTURE1D_WIDTH), 0, 0 } { (1,SURFACE1D_WIDTH), 0, 0 }
+// 2D { (1,TEXTURE2D_WIDTH), (1,TEXTURE2D_HEIGHT), 0 } { (1,SURFACE2D_WIDTH),
+// (1,SURFACE2D_HEIGHT), 0 } 3D { (1,TEXTURE3D_WIDTH), (1,TEXTURE3D_HEIGHT),
+// (1,TEXTURE3D_DEPTH) } OR { (1,TEXTURE3D_WIDTH_ALTERNATE),
+// (1,TEXTURE3D_HEIGHT_ALTERNATE), (1,TEXTURE3D_DEPTH_ALTERNATE) } {
+// (1,SURFACE3D_WIDTH), (1,SURFACE3D_HEIGHT), (1,SURFACE3D_DEPTH) } 1D Layered {
+// (1,TEXTURE1D_LAYERED_WIDTH), 0, (1,TEXTURE1D_LAYERED_LAYERS) } {
+// (1,SURFACE1D_LAYERED_WIDTH), 0, (1,SURFACE1D_LAYERED_LAYERS) } 2D Layered {
+// (1,TEXTURE2D_LAYERED_WIDTH), (1,TEXTURE2D_LAYERED_HEIGHT),
+// (1,TEXTURE2D_LAYERED_LAYERS) } { (1,SURFACE2D_LAYERED_WIDTH),
+// (1,SURFACE2D_LAYERED_HEIGHT), (1,SURFACE2D_LAYERED_LAYERS) } Cubemap {
+// (1,TEXTURECUBEMAP_WIDTH), (1,TEXTURECUBEMAP_WIDTH), 6 } {
+// (1,SURFACECUBEMAP_WIDTH), (1,SURFACECUBEMAP_WIDTH), 6 } Cubemap Layered {
+// (1,TEXTURECUBEMAP_LAYERED_WIDTH), (1,TEXTURECUBEMAP_LAYERED_WIDTH),
+// (1,TEXTURECUBEMAP_LAYERED_LAYERS) } { (1,SURFACECUBEMAP_LAYERED_WIDTH),
+// (1,SURFACECUBEMAP_LAYERED_WIDTH), (1,SURFACECUBEMAP_LAYERED_LAYERS) }
+//
+// Here are examples of CUDA array descriptions:
+//
+// Description for a CUDA array of 2048 floats:
+//
+//	CUDA_ARRAY3D_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_FLOAT;
+//	desc.NumChannels = 1;
+//	desc.Width = 2048;
+//	desc.Height = 0;
+//	desc.Depth = 0;
+//
+// Description for a 64 x 64 CUDA array of floats:
+//
+//	CUDA_ARRAY3D_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_FLOAT;
+//	desc.NumChannels = 1;
+//	desc.Width = 64;
+//	desc.Height = 64;
+//	desc.Depth = 0;
+//
+// Description for a width x height x depth CUDA array of 64-bit, 4x16-bit
+// float16's:
+//
+//	CUDA_ARRAY3D_DESCRIPTOR desc;
+//	desc.Format = CU_AD_FORMAT_HALF;
+//	desc.NumChannels = 4;
+//	desc.Width = width;
+//	desc.Height = height;
+//	desc.Depth = depth;
+//
+// Parameters:
+//
+//   - pHandle: Returned array
+//   - pAllocateArray: 3D array descriptor
+func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
+	return Array3DCreateCtx(0, pAllocateArray)
 }
 
-// Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx makes a context current first): Get a 3D CUDA array descriptor
+// Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx
+// makes a context current first): Get a 3D CUDA array descriptor.
+//
+// Returns in *pArrayDescriptor a descriptor containing information on the
+// format and dimensions of the CUDA array hArray. It is useful for subroutines
+// that have been passed a CUDA array, but need to know the CUDA array
+// parameters for validation or other purposes.
+//
+// This function may be called on 1D and 2D arrays, in which case the Height
+// and/or Depth members of the descriptor struct will be set to 0.
+//
+// Parameters:
+//
+//   - pArrayDescriptor: Returned 3D array descriptor
+//   - hArray: 3D array to get descriptor of
 func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return Array3DGetDescriptorCtx(0, pArrayDescriptor, hArray)
 }
 
-// MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx makes a context current first): Creates a CUDA mipmapped array
+// MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
+// makes a context current first): Creates a CUDA mipmapped array.
+//
+// Creates a CUDA mipmapped array according to the CUDA_ARRAY3D_DESCRIPTOR
+// structure pMipmappedArrayDesc and returns a handle to the new CUDA mipmapped
+// array in *pHandle. numMipmapLevels specifies the number of mipmap levels to
+// be allocated. This value is clamped to the range [1, 1 +
+// floor(log2(max(width, height, depth)))].
+//
+// The CUDA_ARRAY3D_DESCRIPTOR is defined as:
+//
+//	typedef struct {
+//	unsigned int Width;
+//	unsigned int Height;
+//	unsigned int Depth;
+//	CUarray_format Format;
+//	unsigned int NumChannels;
+//	unsigned int Flags;
+//	} CUDA_ARRAY3D_DESCRIPTOR;
+//
+// where:
+//
+//   - Width, Height, and Depth are the width, height, and depth of the CUDA
+//     array (in elements); the following types of CUDA arrays can be allocated:
+//
+//   - A 1D mipmapped array is allocated if Height and Depth extents are both
+//     zero.
+//
+//   - A 2D mipmapped array is allocated if only Depth extent is zero.
+//
+//   - A 3D mipmapped array is allocated if all three extents are non-zero.
+//
+//   - A 1D layered CUDA mipmapped array is allocated if only Height is zero and
+//     the CUDA_ARRAY3D_LAYERED flag is set. Each layer is a 1D array. The
+//     number of layers is determined by the depth extent.
+//
+//   - A 2D layered CUDA mipmapped array is allocated if all three extents are
+//     non-zero and the CUDA_ARRAY3D_LAYERED flag is set. Each layer is a 2D
+//     array. The number of layers is determined by the depth extent.
+//
+//   - A cubemap CUDA mipmapped array is allocated if all three extents are
+//     non-zero and the CUDA_ARRAY3D_CUBEMAP flag is set. Width must be equal to
+//     Height, and Depth must be six. A cubemap is a special type of 2D layered
+//     CUDA array, where the six layers represent the six faces of a cube. The
+//     order of the six layers in memory is the same as that listed in
+//     CUarray_cubemap_face.
+//
+//   - A cubemap layered CUDA mipmapped array is allocated if all three extents
+//     are non-zero, and both, CUDA_ARRAY3D_CUBEMAP and CUDA_ARRAY3D_LAYERED
+//     flags are set. Width must be equal to Height, and Depth must be a
+//     multiple of six. A cubemap layered CUDA array is a special type of 2D
+//     layered CUDA array that consists of a collection of cubemaps. The first
+//     six layers represent the first cubemap, the next six layers form the
+//     second cubemap, and so on.
+//
+//   - Format specifies the format of the elements; CUarray_format is defined
+//     as:
+//
+//     typedef enum CUarray_format_enum {
+//     CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+//     CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+//     CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+//     CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+//     CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+//     CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+//     CU_AD_FORMAT_HALF = 0x10,
+//     CU_AD_FORMAT_FLOAT = 0x20
+//     } CUarray_format;
+//
+//   - NumChannels specifies the number of packed components per CUDA array
+//     element; it may be 1, 2, or 4;
+//
+//   - Flags may be set to
+//
+//   - CUDA_ARRAY3D_LAYERED to enable creation of layered CUDA mipmapped arrays.
+//     If this flag is set, Depth specifies the number of layers, not the depth
+//     of a 3D array.
+//
+//   - CUDA_ARRAY3D_SURFACE_LDST to enable surface references to be bound to
+//     individual mipmap levels of the CUDA mipmapped array. If this flag is not
+//     set, cuSurfRefSetArray will fail when attempting to bind a mipmap level
+//     of the CUDA mipmapped array to a surface reference.
+//
+//   - CUDA_ARRAY3D_CUBEMAP to enable creation of mipmapped cubemaps. If this
+//     flag is set, Width must be equal to Height, and Depth must be six. If the
+//     CUDA_ARRAY3D_LAYERED flag is also set, then Depth must be a multiple of
+//     six.
+//
+//   - CUDA_ARRAY3D_TEXTURE_GATHER to indicate that the CUDA mipmapped array
+//     will be used for texture gather. Texture gather can only be performed on
+//     2D CUDA mipmapped arrays.
+//
+// Width, Height and Depth must meet certain size requirements as listed in the
+// following table. All values are specified in elements. Note that for
+// brevity's sake, the full name of the device attribute is not specified. For
+// ex., TEXTURE1D_MIPMAPPED_WIDTH refers to the device attribute
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH.
+//
+// CUDA array type Valid extents that must always be met {(width range in
+// elements), (height range), (depth range)} Valid extents with
+// CUDA_ARRAY3D_SURFACE_LDST set {(width range in elements), (height range),
+// (depth range)} 1D { (1,TEXTURE1D_MIPMAPPED_WIDTH), 0, 0 } {
+// (1,SURFACE1D_WIDTH), 0, 0 } 2D { (1,TEXTURE2D_MIPMAPPED_WIDTH),
+// (1,TEXTURE2D_MIPMAPPED_HEIGHT), 0 } { (1,SURFACE2D_WIDTH),
+// (1,SURFACE2D_HEIGHT), 0 } 3D { (1,TEXTURE3D_WIDTH), (1,TEXTURE3D_HEIGHT),
+// (1,TEXTURE3D_DEPTH) } OR { (1,TEXTURE3D_WIDTH_ALTERNATE),
+// (1,TEXTURE3D_HEIGHT_ALTERNATE), (1,TEXTURE3D_DEPTH_ALTERNATE) } {
+// (1,SURFACE3D_WIDTH), (1,SURFACE3D_HEIGHT), (1,SURFACE3D_DEPTH) } 1D Layered {
+// (1,TEXTURE1D_LAYERED_WIDTH), 0, (1,TEXTURE1D_LAYERED_LAYERS) } {
+// (1,SURFACE1D_LAYERED_WIDTH), 0, (1,SURFACE1D_LAYERED_LAYERS) } 2D Layered {
+// (1,TEXTURE2D_LAYERED_WIDTH), (1,TEXTURE2D_LAYERED_HEIGHT),
+// (1,TEXTURE2D_LAYERED_LAYERS) } { (1,SURFACE2D_LAYERED_WIDTH),
+// (1,SURFACE2D_LAYERED_HEIGHT), (1,SURFACE2D_LAYERED_LAYERS) } Cubemap {
+// (1,TEXTURECUBEMAP_WIDTH), (1,TEXTURECUBEMAP_WIDTH), 6 } {
+// (1,SURFACECUBEMAP_WIDTH), (1,SURFACECUBEMAP_WIDTH), 6 } Cubemap Layered {
+// (1,TEXTURECUBEMAP_LAYERED_WIDTH), (1,TEXTURECUBEMAP_LAYERED_WIDTH),
+// (1,TEXTURECUBEMAP_LAYERED_LAYERS) } { (1,SURFACECUBEMAP_LAYERED_WIDTH),
+// (1,SURFACECUBEMAP_LAYERED_WIDTH), (1,SURFACECUBEMAP_LAYERED_LAYERS) }
+//
+// Parameters:
+//
+//   - pHandle: Returned mipmapped array
+//   - pMipmappedArrayDesc: mipmapped array descriptor
+//   - numMipmapLevels: Number of mipmap levels
 func MipmappedArrayCreate(pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (MipmappedArray, error) {
 	return MipmappedArrayCreateCtx(0, pMipmappedArrayDesc, numMipmapLevels)
 }
 
-// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap level of a CUDA mipmapped array
-func MipmappedArrayGetLevel(pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	return MipmappedArrayGetLevelCtx(0, pLevelArray, hMipmappedArray, level)
+// MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel
+// (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap
+// level of a CUDA mipmapped array.
+//
+// Returns in *pLevelArray a CUDA array that represents a single mipmap level of
+// the CUDA mipmapped array hMipmappedArray.
+//
+// If level is greater than the maximum number of levels in this mipmapped
+// array, CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Parameters:
+//
+//   - pLevelArray: Returned mipmap level CUDA array
+//   - hMipmappedArray: CUDA mipmapped array
+//   - level: Mipmap level
+func MipmappedArrayGetLevel(hMipmappedArray MipmappedArray, level uint32) (Array, error) {
+	return MipmappedArrayGetLevelCtx(0, hMipmappedArray, level)
 }
 
-// MipmappedArrayDestroy calls cuMipmappedArrayDestroy (MipmappedArrayDestroyCtx makes a context current first): Destroys a CUDA mipmapped array
+// MipmappedArrayDestroy calls cuMipmappedArrayDestroy (MipmappedArrayDestroyCtx
+// makes a context current first): Destroys a CUDA mipmapped array.
+//
+// Destroys the CUDA mipmapped array hMipmappedArray.
+//
+// Parameters:
+//
+//   - hMipmappedArray: Mipmapped array to destroy
 func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 	return MipmappedArrayDestroyCtx(0, hMipmappedArray)
 }
 
-// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve handle for an address range
+// MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange
+// (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve
+// handle for an address range.
+//
+// Get a handle of the specified type to an address range. The address range
+// must have been obtained by a prior call to either cuMemAlloc or
+// cuMemAddressReserve. If the address range was obtained via
+// cuMemAddressReserve, it must also be fully mapped via cuMemMap.
+//
+// Users must ensure the dptr and size are aligned to the host page size.
+//
+// When requesting CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+// users are expected to query for dma_buf support for the platform by using
+// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED device attribute before calling this
+// API. The handle will be interpreted as a pointer to an integer to store the
+// dma_buf file descriptor. Users must ensure the entire address range is backed
+// and mapped when the address range is allocated by cuMemAddressReserve. All
+// the physical allocations backing the address range must be resident on the
+// same device and have identical allocation properties. Users are also expected
+// to retrieve a new handle every time the underlying physical allocation(s)
+// corresponding to a previously queried VA range are changed.
+//
+// Parameters:
+//
+//   - handle: Pointer to the location where the returned handle will be stored.
+//   - dptr: Pointer to a valid CUDA device allocation. Must be aligned to host
+//     page size.
+//   - size: Length of the address range. Must be aligned to host page size.
+//   - handleType: Type of handle requested (defines type and size of the handle
+//     output parameter)
+//   - flags: Reserved, must be zero
 func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
 }
 
-// MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a context current first): Allocate an address range reservation.
-func MemAddressReserve(ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return MemAddressReserveCtx(0, ptr, size, alignment, addr, flags)
+// MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a
+// context current first): Allocate an address range reservation.
+//
+// Reserves a virtual address range based on the given parameters, giving the
+// starting address of the range in ptr. This API requires a system that
+// supports UVA. The size and address parameters must be a multiple of the host
+// page size and the alignment must be a power of two or zero for default
+// alignment.
+//
+// Parameters:
+//
+//   - ptr: Resulting pointer to start of virtual address range allocated
+//   - size: Size of the reserved virtual address range requested
+//   - alignment: Alignment of the reserved virtual address range requested
+//   - addr: Fixed starting address range requested
+//   - flags: Currently unused, must be zero
+func MemAddressReserve(size uint64, alignment uint64, addr DevicePtr, flags uint64) (DevicePtr, error) {
+	return MemAddressReserveCtx(0, size, alignment, addr, flags)
 }
 
-// MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context current first): Free an address range reservation.
+// MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context
+// current first): Free an address range reservation.
+//
+// Frees a virtual address range reserved by cuMemAddressReserve. The size must
+// match what was given to memAddressReserve and the ptr given must match what
+// was returned from memAddressReserve.
+//
+// Parameters:
+//
+//   - ptr: Starting address of the virtual address range to free
+//   - size: Size of the virtual address region to free
 func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx(0, ptr, size) }
 
-// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first): Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first):
+// Create a CUDA memory handle representing a memory allocation of a given size
+// described by the given properties.
+//
+// This creates a memory allocation on the target device specified through the
+// prop structure. The created allocation will not have any device or host
+// mappings. The generic memory handle for the allocation can be mapped to the
+// address space of calling process via cuMemMap. This handle cannot be
+// transmitted directly to other processes (see cuMemExportToShareableHandle).
+// On Windows, the caller must also pass an LPSECURITYATTRIBUTE in prop to be
+// associated with this handle which limits or allows access to this handle for
+// a recipient process (see CUmemAllocationPropwin32HandleMetaData for more).
+// The size of this allocation must be a multiple of the the value given via
+// cuMemGetAllocationGranularity with the CU_MEM_ALLOC_GRANULARITY_MINIMUM flag.
+// If CUmemAllocationPropallocFlagsusage contains CU_MEM_CREATE_USAGE_TILE_POOL
+// flag then the memory allocation is intended only to be used as backing tile
+// pool for sparse CUDA arrays and sparse CUDA mipmapped arrays. (see
+// cuMemMapArrayAsync).
+//
+// Parameters:
+//
+//   - handle: Value of handle returned. All operations on this allocation are
+//     to be performed using this handle.
+//   - size: Size of the allocation requested
+//   - prop: Properties of the allocation to create.
+//   - flags: flags for future use, must be zero now.
 func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
 	return MemCreateCtx(0, handle, size, prop, flags)
 }
 
-// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first): Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first):
+// Release a memory handle representing a memory allocation which was previously
+// allocated through cuMemCreate.
+//
+// Frees the memory that was allocated on a device through cuMemCreate.
+//
+// The memory allocation will be freed when all outstanding mappings to the
+// memory are unmapped and when all outstanding references to the handle
+// (including it's shareable counterparts) are also released. The generic memory
+// handle can be freed when there are still outstanding mappings made with this
+// handle. Each time a recipient process imports a shareable handle, it needs to
+// pair it with cuMemRelease for the handle to be freed. If handle is not a
+// valid handle the behavior is undefined.
+//
+// Parameters:
+//
+//   - handle: Value of handle which was returned previously by cuMemCreate.
 func MemRelease(handle MemGenericAllocationHandle) error { return MemReleaseCtx(0, handle) }
 
-// MemMap calls cuMemMap (MemMapCtx makes a context current first): Maps an allocation handle to a reserved virtual address range.
+// MemMap calls cuMemMap (MemMapCtx makes a context current first): Maps an
+// allocation handle to a reserved virtual address range.
+//
+// Maps bytes of memory represented by handle starting from byte offset to size
+// to address range [addr, addr + size]. This range must be an address
+// reservation previously reserved with cuMemAddressReserve, and offset + size
+// must be less than the size of the memory allocation. Both ptr, size, and
+// offset must be a multiple of the value given via
+// cuMemGetAllocationGranularity with the CU_MEM_ALLOC_GRANULARITY_MINIMUM flag.
+//
+// Please note calling cuMemMap does not make the address accessible, the caller
+// needs to update accessibility of a contiguous mapped VA range by calling
+// cuMemSetAccess.
+//
+// Once a recipient process obtains a shareable memory handle from
+// cuMemImportFromShareableHandle, the process must use cuMemMap to map the
+// memory into its address ranges before setting accessibility with
+// cuMemSetAccess.
+//
+// cuMemMap can only create mappings on VA range reservations that are not
+// currently mapped.
+//
+// Parameters:
+//
+//   - ptr: Address where memory will be mapped.
+//   - size: Size of the memory mapping.
+//   - offset: Offset into the memory represented by - handle from which to
+//     start mapping - Note: currently must be zero.
+//   - handle: Handle to a shareable memory
+//   - flags: flags for future use, must be zero now.
 func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocationHandle, flags uint64) error {
 	return MemMapCtx(0, ptr, size, offset, handle, flags)
 }
 
-// MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a context current first): Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+// MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a
+// context current first): Maps or unmaps subregions of sparse CUDA arrays and
+// sparse CUDA mipmapped arrays.
+//
+// Performs map or unmap operations on subregions of sparse CUDA arrays and
+// sparse CUDA mipmapped arrays. Each operation is specified by a CUarrayMapInfo
+// entry in the mapInfoList array of size count. The structure CUarrayMapInfo is
+// defined as follow:
+//
+//	typedef struct CUarrayMapInfo_st {
+//	CUresourcetype resourceType;
+//	union {
+//	CUmipmappedArray mipmap;
+//	CUarray array;
+//	} resource;
+//	CUarraySparseSubresourceType subresourceType;
+//	union {
+//	struct {
+//	unsigned int level;
+//	unsigned int layer;
+//	unsigned int offsetX;
+//	unsigned int offsetY;
+//	unsigned int offsetZ;
+//	unsigned int extentWidth;
+//	unsigned int extentHeight;
+//	unsigned int extentDepth;
+//	} sparseLevel;
+//	struct {
+//	unsigned int layer;
+//	unsigned long long offset;
+//	unsigned long long size;
+//	} miptail;
+//	} subresource;
+//	CUmemOperationType memOperationType;
+//	CUmemHandleType memHandleType;
+//	union {
+//	CUmemGenericAllocationHandle memHandle;
+//	} memHandle;
+//	unsigned long long offset;
+//	unsigned int deviceBitMask;
+//	unsigned int flags;
+//	unsigned int reserved[2];
+//	} CUarrayMapInfo;
+//
+// where CUarrayMapInforesourceType specifies the type of resource to be
+// operated on. If CUarrayMapInforesourceType is set to
+// CUresourcetypeCU_RESOURCE_TYPE_ARRAY then CUarrayMapInforesourcearray must be
+// set to a valid sparse CUDA array handle. The CUDA array must be either a 2D,
+// 2D layered or 3D CUDA array and must have been allocated using cuArrayCreate
+// or cuArray3DCreate with the flag CUDA_ARRAY3D_SPARSE or
+// CUDA_ARRAY3D_DEFERRED_MAPPING. For CUDA arrays obtained using
+// cuMipmappedArrayGetLevel, CUDA_ERROR_INVALID_VALUE will be returned. If
+// CUarrayMapInforesourceType is set to
+// CUresourcetypeCU_RESOURCE_TYPE_MIPMAPPED_ARRAY then
+// CUarrayMapInforesourcemipmap must be set to a valid sparse CUDA mipmapped
+// array handle. The CUDA mipmapped array must be either a 2D, 2D layered or 3D
+// CUDA mipmapped array and must have been allocated using
+// cuMipmappedArrayCreate with the flag CUDA_ARRAY3D_SPARSE or
+// CUDA_ARRAY3D_DEFERRED_MAPPING.
+//
+// CUarrayMapInfosubresourceType specifies the type of subresource within the
+// resource. CUarraySparseSubresourceType_enum is defined as:
+//
+//	typedef enum CUarraySparseSubresourceType_enum {
+//	CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0,
+//	CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1
+//	} CUarraySparseSubresourceType;
+//
+// where
+// CUarraySparseSubresourceTypeCU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+// indicates a sparse-miplevel which spans at least one tile in every dimension.
+// The remaining miplevels which are too small to span at least one tile in any
+// dimension constitute the mip tail region as indicated by
+// CUarraySparseSubresourceTypeCU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
+// subresource type.
+//
+// If CUarrayMapInfosubresourceType is set to
+// CUarraySparseSubresourceTypeCU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+// then CUarrayMapInfosubresourcesparseLevel struct must contain valid array
+// subregion offsets and extents. The
+// CUarrayMapInfosubresourcesparseLeveloffsetX,
+// CUarrayMapInfosubresourcesparseLeveloffsetY and
+// CUarrayMapInfosubresourcesparseLeveloffsetZ must specify valid X, Y and Z
+// offsets respectively. The CUarrayMapInfosubresourcesparseLevelextentWidth,
+// CUarrayMapInfosubresourcesparseLevelextentHeight and
+// CUarrayMapInfosubresourcesparseLevelextentDepth must specify valid width,
+// height and depth extents respectively. These offsets and extents must be
+// aligned to the corresponding tile dimension. For CUDA mipmapped arrays
+// CUarrayMapInfosubresourcesparseLevellevel must specify a valid mip level
+// index. Otherwise, must be zero. For layered CUDA arrays and layered CUDA
+// mipmapped arrays CUarrayMapInfosubresourcesparseLevellayer must specify a
+// valid layer index. Otherwise, must be zero.
+// CUarrayMapInfosubresourcesparseLeveloffsetZ must be zero and
+// CUarrayMapInfosubresourcesparseLevelextentDepth must be set to 1 for 2D and
+// 2D layered CUDA arrays and CUDA mipmapped arrays. Tile extents can be
+// obtained by calling cuArrayGetSparseProperties and
+// cuMipmappedArrayGetSparseProperties
+//
+// If CUarrayMapInfosubresourceType is set to
+// CUarraySparseSubresourceTypeCU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL then
+// CUarrayMapInfosubresourcemiptail struct must contain valid mip tail offset in
+// CUarrayMapInfosubresourcemiptailoffset and size in
+// CUarrayMapInfosubresourcemiptailsize. Both, mip tail offset and mip tail size
+// must be aligned to the tile size. For layered CUDA mipmapped arrays which
+// don't have the flag CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL set in
+// CUDA_ARRAY_SPARSE_PROPERTIESflags as returned by
+// cuMipmappedArrayGetSparseProperties, CUarrayMapInfosubresourcemiptaillayer
+// must specify a valid layer index. Otherwise, must be zero.
+//
+// If CUarrayMapInforesourcearray or CUarrayMapInforesourcemipmap was created
+// with CUDA_ARRAY3D_DEFERRED_MAPPING flag set the CUarrayMapInfosubresourceType
+// and the contents of CUarrayMapInfosubresource will be ignored.
+//
+// CUarrayMapInfomemOperationType specifies the type of operation.
+// CUmemOperationType is defined as:
+//
+//	typedef enum CUmemOperationType_enum {
+//	CU_MEM_OPERATION_TYPE_MAP = 1,
+//	CU_MEM_OPERATION_TYPE_UNMAP = 2
+//	} CUmemOperationType;
+//
+// If CUarrayMapInfomemOperationType is set to
+// CUmemOperationTypeCU_MEM_OPERATION_TYPE_MAP then the subresource will be
+// mapped onto the tile pool memory specified by CUarrayMapInfomemHandle at
+// offset CUarrayMapInfooffset. The tile pool allocation has to be created by
+// specifying the CU_MEM_CREATE_USAGE_TILE_POOL flag when calling cuMemCreate.
+// Also, CUarrayMapInfomemHandleType must be set to
+// CUmemHandleTypeCU_MEM_HANDLE_TYPE_GENERIC.
+//
+// If CUarrayMapInfomemOperationType is set to
+// CUmemOperationTypeCU_MEM_OPERATION_TYPE_UNMAP then an unmapping operation is
+// performed. CUarrayMapInfomemHandle must be NULL.
+//
+// CUarrayMapInfodeviceBitMask specifies the list of devices that must map or
+// unmap physical memory. Currently, this mask must have exactly one bit set,
+// and the corresponding device must match the device associated with the
+// stream. If CUarrayMapInfomemOperationType is set to
+// CUmemOperationTypeCU_MEM_OPERATION_TYPE_MAP, the device must also match the
+// device associated with the tile pool memory allocation as specified by
+// CUarrayMapInfomemHandle.
+//
+// CUarrayMapInfoflags and CUarrayMapInforeserved[] are unused and must be set
+// to zero.
+//
+// Parameters:
+//
+//   - mapInfoList: List of CUarrayMapInfo
+//   - count: Count of CUarrayMapInfo in mapInfoList
+//   - hStream: Stream identifier for the stream to use for map or unmap
+//     operations
 func MemMapArrayAsync(mapInfoList []ArrayMapInfo, hStream Stream) error {
 	return MemMapArrayAsyncCtx(0, mapInfoList, hStream)
 }
 
-// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap the backing memory of a given address range.
+// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap
+// the backing memory of a given address range.
+//
+// The range must be the entire contiguous address range that was mapped to. In
+// other words, cuMemUnmap cannot unmap a sub-range of an address range mapped
+// by cuMemCreate / cuMemMap. Any backing memory allocations will be freed if
+// there are no existing mappings and there are no unreleased memory handles.
+//
+// When cuMemUnmap returns successfully the address range is converted to an
+// address reservation and can be used for a future calls to cuMemMap. Any new
+// mapping to this virtual address will need to have access granted through
+// cuMemSetAccess, as all mappings start with no accessibility setup.
+//
+// Parameters:
+//
+//   - ptr: Starting address for the virtual address range to unmap
+//   - size: Size of the virtual address range to unmap
 func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
 
-// MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current first): Set the access flags for each location specified in
+// MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current
+// first): Set the access flags for each location specified in desc for the
+// given virtual address range.
+//
+// Given the virtual address range via ptr and size, and the locations in the
+// array given by desc and count, set the access flags for the target locations.
+// The range must be a fully mapped address range containing all allocations
+// created by cuMemMap / cuMemCreate.
+//
+// Parameters:
+//
+//   - ptr: Starting address for the virtual address range
+//   - size: Length of the virtual address range
+//   - desc: Array of CUmemAccessDesc that describe how to change the - mapping
+//     for each location specified
+//   - count: Number of CUmemAccessDesc in desc
 func MemSetAccess(ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
 	return MemSetAccessCtx(0, ptr, size, desc)
 }
 
-// MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current first): Get the access
-func MemGetAccess(flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return MemGetAccessCtx(0, flags, location, ptr)
+// MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current
+// first): Get the access flags set for the given location and ptr.
+//
+// Parameters:
+//
+//   - flags: Flags set for this location
+//   - location: Location in which to check the flags for
+//   - ptr: Address in which to check the access flags for
+func MemGetAccess(location *MemLocation, ptr DevicePtr) (uint64, error) {
+	return MemGetAccessCtx(0, location, ptr)
 }
 
-// MemExportToShareableHandle calls cuMemExportToShareableHandle (MemExportToShareableHandleCtx makes a context current first): Exports an allocation to a requested shareable handle type
+// MemExportToShareableHandle calls cuMemExportToShareableHandle
+// (MemExportToShareableHandleCtx makes a context current first): Exports an
+// allocation to a requested shareable handle type.
+//
+// Given a CUDA memory handle, create a shareable memory allocation handle that
+// can be used to share the memory with other processes. The recipient process
+// can convert the shareable handle back into a CUDA memory handle using
+// cuMemImportFromShareableHandle and map it with cuMemMap. The implementation
+// of what this handle is and how it can be transferred is defined by the
+// requested handle type in handleType
+//
+// Once all shareable handles are closed and the allocation is released, the
+// allocated memory referenced will be released back to the OS and uses of the
+// CUDA handle afterward will lead to undefined behavior.
+//
+// This API can also be used in conjunction with other APIs (e.g. Vulkan,
+// OpenGL) that support importing memory from the shareable type
+//
+// Parameters:
+//
+//   - shareableHandle: Pointer to the location in which to store the requested
+//     handle type
+//   - handle: CUDA handle for the memory allocation
+//   - handleType: Type of shareable handle requested (defines type and size of
+//     the shareableHandle output parameter)
+//   - flags: Reserved, must be zero
 func MemExportToShareableHandle(shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
 }
 
-// MemImportFromShareableHandle calls cuMemImportFromShareableHandle (MemImportFromShareableHandleCtx makes a context current first): Imports an allocation from a requested shareable handle type.
+// MemImportFromShareableHandle calls cuMemImportFromShareableHandle
+// (MemImportFromShareableHandleCtx makes a context current first): Imports an
+// allocation from a requested shareable handle type.
+//
+// If the current process cannot support the memory described by this shareable
+// handle, this API will error as CUDA_ERROR_NOT_SUPPORTED.
+//
+// Note: Importing shareable handles exported from some graphics APIs(VUlkan,
+// OpenGL, etc) created on devices under an SLI group may not be supported, and
+// thus this API will return CUDA_ERROR_NOT_SUPPORTED. There is no guarantee
+// that the contents of handle will be the same CUDA memory handle for the same
+// given OS shareable handle, or the same underlying allocation.
+//
+// Parameters:
+//
+//   - handle: CUDA Memory handle for the memory allocation.
+//   - osHandle: Shareable Handle representing the memory allocation that is to
+//     be imported.
+//   - shHandleType: handle type of the exported handle
+//     CUmemAllocationHandleType.
 func MemImportFromShareableHandle(osHandle any, shHandleType MemAllocationHandleType) (MemGenericAllocationHandle, error) {
 	return MemImportFromShareableHandleCtx(0, osHandle, shHandleType)
 }
 
-// MemGetAllocationGranularity calls cuMemGetAllocationGranularity (MemGetAllocationGranularityCtx makes a context current first): Calculates either the minimal or recommended granularity
-func MemGetAllocationGranularity(granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
-	return MemGetAllocationGranularityCtx(0, granularity, prop, option)
+// MemGetAllocationGranularity calls cuMemGetAllocationGranularity
+// (MemGetAllocationGranularityCtx makes a context current first): Calculates
+// either the minimal or recommended granularity.
+//
+// Calculates either the minimal or recommended granularity for a given
+// allocation specification and returns it in granularity. This granularity can
+// be used as a multiple for alignment, size, or address mapping.
+//
+// Parameters:
+//
+//   - granularity: Returned granularity.
+//   - prop: Property for which to determine the granularity for
+//   - option: Determines which granularity to return
+func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGranularityFlags) (uint64, error) {
+	return MemGetAllocationGranularityCtx(0, prop, option)
 }
 
-// MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle (MemGetAllocationPropertiesFromHandleCtx makes a context current first): Retrieve the contents of the property structure defining properties for this handle
-func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	return MemGetAllocationPropertiesFromHandleCtx(0, prop, handle)
+// MemGetAllocationPropertiesFromHandle calls
+// cuMemGetAllocationPropertiesFromHandle
+// (MemGetAllocationPropertiesFromHandleCtx makes a context current first):
+// Retrieve the contents of the property structure defining properties for this
+// handle.
+//
+// Parameters:
+//
+//   - prop: Pointer to a properties structure which will hold the information
+//     about this handle
+//   - handle: Handle which to perform the query on
+func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (MemAllocationProp, error) {
+	return MemGetAllocationPropertiesFromHandleCtx(0, handle)
 }
 
-// MemRetainAllocationHandle calls cuMemRetainAllocationHandle (MemRetainAllocationHandleCtx makes a context current first): Given an address
+// MemRetainAllocationHandle calls cuMemRetainAllocationHandle
+// (MemRetainAllocationHandleCtx makes a context current first): Given an
+// address addr, returns the allocation handle of the backing memory allocation.
+//
+// The handle is guaranteed to be the same handle value used to map the memory.
+// If the address requested is not mapped, the function will fail. The returned
+// handle must be released with corresponding number of calls to cuMemRelease.
+//
+// Note: The address addr, can be any address in a range previously mapped by
+// cuMemMap, and not necessarily the start address.
+//
+// Parameters:
+//
+//   - handle: CUDA Memory handle for the backing memory allocation.
+//   - addr: Memory address to query, that has been mapped previously.
 func MemRetainAllocationHandle(addr DevicePtr) (MemGenericAllocationHandle, error) {
 	return MemRetainAllocationHandleCtx(0, addr)
 }
 
-// MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current first): Frees memory with stream ordered semantics
+// MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current
+// first): Frees memory with stream ordered semantics.
+//
+// Inserts a free operation into hStream. The allocation must not be accessed
+// after stream execution reaches the free. After this API returns, accessing
+// the memory from any subsequent work launched on the GPU or querying its
+// pointer attributes results in undefined behavior.
+//
+// Note: During stream capture, this function results in the creation of a free
+// node and must therefore be passed the address of a graph allocation.
+//
+// Parameters:
+//
+//   - dptr: memory to free
+//   - hStream: The stream establishing the stream ordering contract.
 func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
 
-// MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current first): Allocates memory with stream ordered semantics
+// MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current
+// first): Allocates memory with stream ordered semantics.
+//
+// Inserts an allocation operation into hStream. A pointer to the allocated
+// memory is returned immediately in *dptr. The allocation must not be accessed
+// until the the allocation operation completes. The allocation comes from the
+// memory pool current to the stream's device.
+//
+// Note: The default memory pool of a device contains device memory from that
+// device.
+//
+// Note: Basic stream ordering allows future work submitted into the same stream
+// to use the allocation. Stream query, stream synchronize, and CUDA events can
+// be used to guarantee that the allocation operation completes before work
+// submitted in a separate stream runs.
+//
+// Note: During stream capture, this function results in the creation of an
+// allocation node. In this case, the allocation is owned by the graph instead
+// of the memory pool. The memory pool's properties are used to set the node's
+// creation parameters.
+//
+// Parameters:
+//
+//   - dptr: Returned device pointer
+//   - bytesize: Number of bytes to allocate
+//   - hStream: The stream establishing the stream ordering contract and the
+//     memory pool to allocate from
 func MemAllocAsync(bytesize uint64, hStream Stream) (DevicePtr, error) {
 	return MemAllocAsyncCtx(0, bytesize, hStream)
 }
 
-// MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current first): Tries to release memory back to the OS
+// MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current
+// first): Tries to release memory back to the OS.
+//
+// Releases memory back to the OS until the pool contains fewer than
+// minBytesToKeep reserved bytes, or there is no more memory that the allocator
+// can safely release. The allocator cannot release OS allocations that back
+// outstanding asynchronous allocations. The OS allocations may happen at
+// different granularity from the user allocations.
+//
+// Note: : Allocations that have not been freed count as outstanding.
+//
+// Note: : Allocations that have been asynchronously freed but whose completion
+// has not been observed on the host (eg. by a synchronize) can count as
+// outstanding.
+//
+// Parameters:
+//
+//   - pool: The memory pool to trim
+//   - minBytesToKeep: If the pool has less than minBytesToKeep reserved, the
+//     TrimTo operation is a no-op. Otherwise the pool will be guaranteed to
+//     have at least minBytesToKeep bytes reserved after the operation.
 func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 	return MemPoolTrimToCtx(0, pool, minBytesToKeep)
 }
 
-// MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes a context current first): Sets attributes of a memory pool
+// MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes
+// a context current first): Sets attributes of a memory pool.
+//
+// Supported attributes are:
+//
+//   - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t) Amount of
+//     reserved memory in bytes to hold onto before trying to release memory
+//     back to the OS. When more than the release threshold bytes of memory are
+//     held by the memory pool, the allocator will try to release memory back to
+//     the OS on the next call to stream, event or context synchronize. (default 0)
+//   - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: (value type = int) Allow
+//     cuMemAllocAsync to use memory asynchronously freed in another stream as
+//     long as a stream ordering dependency of the allocating stream on the free
+//     action exists. Cuda events and null stream interactions can create the
+//     required stream ordered dependencies. (default enabled)
+//   - CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: (value type = int) Allow reuse
+//     of already completed frees when there is no dependency between the free
+//     and allocation. (default enabled)
+//   - CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: (value type = int)
+//     Allow cuMemAllocAsync to insert new stream dependencies in order to
+//     establish the stream ordering required to reuse a piece of memory
+//     released by cuMemFreeAsync (default enabled).
+//   - CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: (value type = cuuint64_t) Reset the
+//     high watermark that tracks the amount of backing memory that was
+//     allocated for the memory pool. It is illegal to set this attribute to a
+//     non-zero value.
+//   - CU_MEMPOOL_ATTR_USED_MEM_HIGH: (value type = cuuint64_t) Reset the high
+//     watermark that tracks the amount of used memory that was allocated for
+//     the memory pool.
+//
+// Parameters:
+//
+//   - pool: The memory pool to modify
+//   - attr: The attribute to modify
+//   - value: Pointer to the value to assign
 func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolSetAttributeCtx(0, pool, attr, value)
 }
 
-// MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes a context current first): Gets attributes of a memory pool
+// MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes
+// a context current first): Gets attributes of a memory pool.
+//
+// Supported attributes are:
+//
+//   - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t) Amount of
+//     reserved memory in bytes to hold onto before trying to release memory
+//     back to the OS. When more than the release threshold bytes of memory are
+//     held by the memory pool, the allocator will try to release memory back to
+//     the OS on the next call to stream, event or context synchronize. (default 0)
+//   - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: (value type = int) Allow
+//     cuMemAllocAsync to use memory asynchronously freed in another stream as
+//     long as a stream ordering dependency of the allocating stream on the free
+//     action exists. Cuda events and null stream interactions can create the
+//     required stream ordered dependencies. (default enabled)
+//   - CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: (value type = int) Allow reuse
+//     of already completed frees when there is no dependency between the free
+//     and allocation. (default enabled)
+//   - CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: (value type = int)
+//     Allow cuMemAllocAsync to insert new stream dependencies in order to
+//     establish the stream ordering required to reuse a piece of memory
+//     released by cuMemFreeAsync (default enabled).
+//   - CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: (value type = cuuint64_t) Amount of
+//     backing memory currently allocated for the mempool
+//   - CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: (value type = cuuint64_t) High
+//     watermark of backing memory allocated for the mempool since the last time
+//     it was reset.
+//   - CU_MEMPOOL_ATTR_USED_MEM_CURRENT: (value type = cuuint64_t) Amount of
+//     memory from the pool that is currently in use by the application.
+//   - CU_MEMPOOL_ATTR_USED_MEM_HIGH: (value type = cuuint64_t) High watermark
+//     of the amount of memory from the pool that was in use by the application.
+//
+// Parameters:
+//
+//   - pool: The memory pool to get attributes of
+//   - attr: The attribute to get
+//   - value: Retrieved value
 func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolGetAttributeCtx(0, pool, attr, value)
 }
 
-// MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a context current first): Controls visibility of pools between devices
+// MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a
+// context current first): Controls visibility of pools between devices.
+//
+// Parameters:
+//
+//   - pool: The pool being modified
+//   - map: Array of access descriptors. Each descriptor instructs the access to
+//     enable for a single gpu.
+//   - count: Number of descriptors in the map array.
 func MemPoolSetAccess(pool MemoryPool, mapArg []MemAccessDesc) error {
 	return MemPoolSetAccessCtx(0, pool, mapArg)
 }
 
-// MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a context current first): Returns the accessibility of a pool from a device
-func MemPoolGetAccess(flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return MemPoolGetAccessCtx(0, flags, memPool, location)
+// MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a
+// context current first): Returns the accessibility of a pool from a device.
+//
+// Returns the accessibility of the pool's memory from the specified location.
+//
+// Parameters:
+//
+//   - flags: the accessibility of the pool from the specified location
+//   - memPool: the pool being queried
+//   - location: the location accessing the pool
+func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (MemAccessFlags, error) {
+	return MemPoolGetAccessCtx(0, memPool, location)
 }
 
-// MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current first): Creates a memory pool
+// MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current
+// first): Creates a memory pool.
+//
+// Creates a CUDA memory pool and returns the handle in pool. The poolProps
+// determines the properties of the pool such as the backing device and IPC
+// capabilities.
+//
+// By default, the pool's memory will be accessible from the device it is
+// allocated on.
+//
+// Note: Specifying CU_MEM_HANDLE_TYPE_NONE creates a memory pool that will not
+// support IPC.
 func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
 	return MemPoolCreateCtx(0, pool, poolProps)
 }
 
-// MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context current first): Destroys the specified memory pool
+// MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context
+// current first): Destroys the specified memory pool.
+//
+// If any pointers obtained from this pool haven't been freed or the pool has
+// free operations that haven't completed when cuMemPoolDestroy is invoked, the
+// function will return immediately and the resources associated with the pool
+// will be released automatically once there are no more outstanding
+// allocations.
+//
+// Destroying the current mempool of a device sets the default mempool of that
+// device as the current mempool for that device.
+//
+// Note: A device's default memory pool cannot be destroyed.
 func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
 
-// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx makes a context current first): Allocates memory from a specified pool with stream ordered semantics.
+// MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx
+// makes a context current first): Allocates memory from a specified pool with
+// stream ordered semantics.
+//
+// Inserts an allocation operation into hStream. A pointer to the allocated
+// memory is returned immediately in *dptr. The allocation must not be accessed
+// until the the allocation operation completes. The allocation comes from the
+// specified memory pool.
+//
+// Note:
+//
+//   - The specified memory pool may be from a device different than that of the
+//     specified hStream.
+//   - Basic stream ordering allows future work submitted into the same stream
+//     to use the allocation. Stream query, stream synchronize, and CUDA events
+//     can be used to guarantee that the allocation operation completes before
+//     work submitted in a separate stream runs.
+//
+// Note: During stream capture, this function results in the creation of an
+// allocation node. In this case, the allocation is owned by the graph instead
+// of the memory pool. The memory pool's properties are used to set the node's
+// creation parameters.
+//
+// Parameters:
+//
+//   - dptr: Returned device pointer
+//   - bytesize: Number of bytes to allocate
+//   - pool: The pool to allocate from
+//   - hStream: The stream establishing the stream ordering semantic
 func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (DevicePtr, error) {
 	return MemAllocFromPoolAsyncCtx(0, bytesize, pool, hStream)
 }
 
-// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle (MemPoolExportToShareableHandleCtx makes a context current first): Exports a memory pool to the requested handle type.
+// MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle
+// (MemPoolExportToShareableHandleCtx makes a context current first): Exports a
+// memory pool to the requested handle type.
+//
+// Given an IPC capable mempool, create an OS handle to share the pool with
+// another process. A recipient process can convert the shareable handle into a
+// mempool with cuMemPoolImportFromShareableHandle. Individual pointers can then
+// be shared with the cuMemPoolExportPointer and cuMemPoolImportPointer APIs.
+// The implementation of what the shareable handle is and how it can be
+// transferred is defined by the requested handle type.
+//
+// Note: : To create an IPC capable mempool, create a mempool with a
+// CUmemAllocationHandleType other than CU_MEM_HANDLE_TYPE_NONE.
+//
+// Parameters:
+//
+//   - handle_out: Returned OS handle
+//   - pool: pool to export
+//   - handleType: the type of handle to create
+//   - flags: must be 0
 func MemPoolExportToShareableHandle(handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
 }
 
-// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle (MemPoolImportFromShareableHandleCtx makes a context current first): imports a memory pool from a shared handle.
+// MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle
+// (MemPoolImportFromShareableHandleCtx makes a context current first): imports
+// a memory pool from a shared handle.
+//
+// Specific allocations can be imported from the imported pool with
+// cuMemPoolImportPointer.
+//
+// Note: Imported memory pools do not support creating new allocations. As such
+// imported memory pools may not be used in cuDeviceSetMemPool or
+// cuMemAllocFromPoolAsync calls.
+//
+// Parameters:
+//
+//   - pool_out: Returned memory pool
+//   - handle: OS handle of the pool to open
+//   - handleType: The type of handle being imported
+//   - flags: must be 0
 func MemPoolImportFromShareableHandle(handle any, handleType MemAllocationHandleType, flags uint64) (MemoryPool, error) {
 	return MemPoolImportFromShareableHandleCtx(0, handle, handleType, flags)
 }
 
-// MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx makes a context current first): Export data to share a memory pool allocation between processes.
-func MemPoolExportPointer(shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	return MemPoolExportPointerCtx(0, shareData_out, ptr)
+// MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx
+// makes a context current first): Export data to share a memory pool allocation
+// between processes.
+//
+// Constructs shareData_out for sharing a specific allocation from an already
+// shared memory pool. The recipient process can import the allocation with the
+// cuMemPoolImportPointer api. The data is not a handle and may be shared
+// through any IPC mechanism.
+//
+// Parameters:
+//
+//   - shareData_out: Returned export data
+//   - ptr: pointer to memory being exported
+func MemPoolExportPointer(ptr DevicePtr) (MemPoolPtrExportData, error) {
+	return MemPoolExportPointerCtx(0, ptr)
 }
 
-// MemPoolImportPointer calls cuMemPoolImportPointer (MemPoolImportPointerCtx makes a context current first): Import a memory pool allocation from another process.
-func MemPoolImportPointer(ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return MemPoolImportPointerCtx(0, ptr_out, pool, shareData)
+// MemPoolImportPointer calls cuMemPoolImportPointer (MemPoolImportPointerCtx
+// makes a context current first): Import a memory pool allocation from another
+// process.
+//
+// Returns in ptr_out a pointer to the imported memory. The imported memory must
+// not be accessed before the allocation operation completes in the exporting
+// process. The imported memory must be freed from all importing processes
+// before being freed in the exporting process. The pointer may be freed with
+// cuMemFree or cuMemFreeAsync. If cuMemFreeAsync is used, the free must be
+// completed on the importing process before the free operation on the exporting
+// process.
+//
+// Note: The cuMemFreeAsync api may be used in the exporting process before the
+// cuMemFreeAsync operation completes in its stream as long as the
+// cuMemFreeAsync in the exporting process specifies a stream with a stream
+// dependency on the importing process's cuMemFreeAsync.
+//
+// Parameters:
+//
+//   - ptr_out: pointer to imported memory
+//   - pool: pool from which to import
+//   - shareData: data specifying the memory to import
+func MemPoolImportPointer(pool MemoryPool, shareData *MemPoolPtrExportData) (DevicePtr, error) {
+	return MemPoolImportPointerCtx(0, pool, shareData)
 }
 
-// PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes a context current first): Returns information about a pointer
+// PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes
+// a context current first): Returns information about a pointer.
+//
+// The supported attributes are:
+//
+//   - CU_POINTER_ATTRIBUTE_CONTEXT:
+//
+// Returns in *data the CUcontext in which ptr was allocated or registered. The
+// type of data must be CUcontext *.
+//
+// If ptr was not allocated by, mapped by, or registered with a CUcontext which
+// uses unified virtual addressing then CUDA_ERROR_INVALID_VALUE is returned.
+//
+//   - CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+//
+// Returns in *data the physical memory type of the memory that ptr addresses as
+// a CUmemorytype enumerated value. The type of data must be unsigned int.
+//
+// If ptr addresses device memory then *data is set to CU_MEMORYTYPE_DEVICE. The
+// particular CUdevice on which the memory resides is the CUdevice of the
+// CUcontext returned by the CU_POINTER_ATTRIBUTE_CONTEXT attribute of ptr.
+//
+// If ptr addresses host memory then *data is set to CU_MEMORYTYPE_HOST.
+//
+// If ptr was not allocated by, mapped by, or registered with a CUcontext which
+// uses unified virtual addressing then CUDA_ERROR_INVALID_VALUE is returned.
+//
+// If the current CUcontext does not support unified virtual addressing then
+// CUDA_ERROR_INVALID_CONTEXT is returned.
+//
+//   - CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+//
+// Returns in *data the device pointer value through which ptr may be accessed
+// by kernels running in the current CUcontext. The type of data must be
+// CUdeviceptr *.
+//
+// If there exists no device pointer value through which kernels running in the
+// current CUcontext may access ptr then CUDA_ERROR_INVALID_VALUE is returned.
+//
+// If there is no current CUcontext then CUDA_ERROR_INVALID_CONTEXT is returned.
+//
+// Except in the exceptional disjoint addressing cases discussed below, the
+// value returned in *data will equal the input value ptr.
+//
+//   - CU_POINTER_ATTRIBUTE_HOST_POINTER:
+//
+// Returns in *data the host pointer value through which ptr may be accessed by
+// by the host program. The type of data must be void **. If there exists no
+// host pointer value through which the host program may directly access ptr
+// then CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Except in the exceptional disjoint addressing cases discussed below, the
+// value returned in *data will equal the input value ptr.
+//
+//   - CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+//
+// Returns in *data two tokens for use with the nv-p2p.h Linux kernel interface.
+// data must be a struct of type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS.
+//
+// ptr must be a pointer to memory obtained from :cuMemAlloc(). Note that
+// p2pToken and vaSpaceToken are only valid for the lifetime of the source
+// allocation. A subsequent allocation at the same address may return completely
+// different tokens. Querying this attribute has a side effect of setting the
+// attribute CU_POINTER_ATTRIBUTE_SYNC_MEMOPS for the region of memory that ptr
+// points to.
+//
+//   - CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+//
+// A boolean attribute which when set, ensures that synchronous memory
+// operations initiated on the region of memory that ptr points to will always
+// synchronize. See further documentation in the section titled "API
+// synchronization behavior" to learn more about cases when synchronous memory
+// operations can exhibit asynchronous behavior.
+//
+//   - CU_POINTER_ATTRIBUTE_BUFFER_ID:
+//
+// Returns in *data a buffer ID which is guaranteed to be unique within the
+// process. data must point to an unsigned long long.
+//
+// ptr must be a pointer to memory obtained from a CUDA memory allocation API.
+// Every memory allocation from any of the CUDA memory allocation APIs will have
+// a unique ID over a process lifetime. Subsequent allocations do not reuse IDs
+// from previous freed allocations. IDs are only unique within a single process.
+//
+//   - CU_POINTER_ATTRIBUTE_IS_MANAGED:
+//
+// Returns in *data a boolean that indicates whether the pointer points to
+// managed memory or not.
+//
+// If ptr is not a valid CUDA pointer then CUDA_ERROR_INVALID_VALUE is returned.
+//
+//   - CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+//
+// Returns in *data an integer representing a device ordinal of a device against
+// which the memory was allocated or registered.
+//
+//   - CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+//
+// Returns in *data a boolean that indicates if this pointer maps to an
+// allocation that is suitable for cudaIpcGetMemHandle.
+//
+//   - CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+//
+// Returns in *data the starting address for the allocation referenced by the
+// device pointer ptr. Note that this is not necessarily the address of the
+// mapped region, but the address of the mappable address range ptr references
+// (e.g. from cuMemAddressReserve).
+//
+//   - CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+//
+// Returns in *data the size for the allocation referenced by the device pointer
+// ptr. Note that this is not necessarily the size of the mapped region, but the
+// size of the mappable address range ptr references (e.g. from
+// cuMemAddressReserve). To retrieve the size of the mapped region, see
+// cuMemGetAddressRange
+//
+//   - CU_POINTER_ATTRIBUTE_MAPPED:
+//
+// Returns in *data a boolean that indicates if this pointer is in a valid
+// address range that is mapped to a backing allocation.
+//
+//   - CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+//
+// Returns a bitmask of the allowed handle types for an allocation that may be
+// passed to cuMemExportToShareableHandle.
+//
+//   - CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+//
+// Returns in *data the handle to the mempool that the allocation was obtained
+// from.
+//
+// Note that for most allocations in the unified virtual address space the host
+// and device pointer for accessing the allocation will be the same. The
+// exceptions to this are
+//
+//   - user memory registered using cuMemHostRegister
+//   - host memory allocated using cuMemHostAlloc with the
+//     CU_MEMHOSTALLOC_WRITECOMBINED flag For these types of allocation there
+//     will exist separate, disjoint host and device addresses for accessing the
+//     allocation. In particular
+//   - The host address will correspond to an invalid unmapped device address
+//     (which will result in an exception if accessed from the device)
+//   - The device address will correspond to an invalid unmapped host address
+//     (which will result in an exception if accessed from the host). For these
+//     types of allocations, querying CU_POINTER_ATTRIBUTE_HOST_POINTER and
+//     CU_POINTER_ATTRIBUTE_DEVICE_POINTER may be used to retrieve the host and
+//     device addresses from either address.
+//
+// Parameters:
+//
+//   - data: Returned pointer attribute value
+//   - attribute: Pointer attribute to query
+//   - ptr: Pointer
 func PointerGetAttribute(data any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerGetAttributeCtx(0, data, attribute, ptr)
 }
 
-// MemPrefetchAsync calls cuMemPrefetchAsync (MemPrefetchAsyncCtx makes a context current first): Prefetches memory to the specified destination device
+// MemPrefetchAsync calls cuMemPrefetchAsync (MemPrefetchAsyncCtx makes a
+// context current first): Prefetches memory to the specified destination
+// device.
+//
+// Prefetches memory to the specified destination device. devPtr is the base
+// device pointer of the memory to be prefetched and dstDevice is the
+// destination device. count specifies the number of bytes to copy. hStream is
+// the stream in which the operation is enqueued. The memory range must refer to
+// managed memory allocated via cuMemAllocManaged or declared via __managed__
+// variables.
+//
+// Passing in CU_DEVICE_CPU for dstDevice will prefetch the data to host memory.
+// If dstDevice is a GPU, then the device attribute
+// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS must be non-zero. Additionally,
+// hStream must be associated with a device that has a non-zero value for the
+// device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS.
+//
+// The start address and end address of the memory range will be rounded down
+// and rounded up respectively to be aligned to CPU page size before the
+// prefetch operation is enqueued in the stream.
+//
+// If no physical memory has been allocated for this region, then this memory
+// region will be populated and mapped on the destination device. If there's
+// insufficient memory to prefetch the desired region, the Unified Memory driver
+// may evict pages from other cuMemAllocManaged allocations to host memory in
+// order to make room. Device memory allocated using cuMemAlloc or cuArrayCreate
+// will not be evicted.
+//
+// By default, any mappings to the previous location of the migrated pages are
+// removed and mappings for the new location are only setup on dstDevice. The
+// exact behavior however also depends on the settings applied to this memory
+// range via cuMemAdvise as described below:
+//
+// If CU_MEM_ADVISE_SET_READ_MOSTLY was set on any subset of this memory range,
+// then that subset will create a read-only copy of the pages on dstDevice.
+//
+// If CU_MEM_ADVISE_SET_PREFERRED_LOCATION was called on any subset of this
+// memory range, then the pages will be migrated to dstDevice even if dstDevice
+// is not the preferred location of any pages in the memory range.
+//
+// If CU_MEM_ADVISE_SET_ACCESSED_BY was called on any subset of this memory
+// range, then mappings to those pages from all the appropriate processors are
+// updated to refer to the new location if establishing such a mapping is
+// possible. Otherwise, those mappings are cleared.
+//
+// Note that this API is not required for functionality and only serves to
+// improve performance by allowing the application to migrate data to a suitable
+// location before it is accessed. Memory accesses to this range are always
+// coherent and are allowed even when the data is actively being migrated.
+//
+// Note that this function is asynchronous with respect to the host and all work
+// on other devices.
+//
+// Parameters:
+//
+//   - devPtr: Pointer to be prefetched
+//   - count: Size in bytes
+//   - dstDevice: Destination device to prefetch to
+//   - hStream: Stream to enqueue prefetch operation
 func MemPrefetchAsync(devPtr DevicePtr, count uint64, dstDevice Device, hStream Stream) error {
 	return MemPrefetchAsyncCtx(0, devPtr, count, dstDevice, hStream)
 }
 
-// MemAdvise calls cuMemAdvise (MemAdviseCtx makes a context current first): Advise about the usage of a given memory range
+// MemAdvise calls cuMemAdvise (MemAdviseCtx makes a context current first):
+// Advise about the usage of a given memory range.
+//
+// Advise the Unified Memory subsystem about the usage pattern for the memory
+// range starting at devPtr with a size of count bytes. The start address and
+// end address of the memory range will be rounded down and rounded up
+// respectively to be aligned to CPU page size before the advice is applied. The
+// memory range must refer to managed memory allocated via cuMemAllocManaged or
+// declared via __managed__ variables. The memory range could also refer to
+// system-allocated pageable memory provided it represents a valid,
+// host-accessible region of memory and all additional constraints imposed by
+// advice as outlined below are also satisfied. Specifying an invalid
+// system-allocated pageable memory range results in an error being returned.
+//
+// The advice parameter can take the following values:
+//
+//   - CU_MEM_ADVISE_SET_READ_MOSTLY: This implies that the data is mostly going
+//     to be read from and only occasionally written to. Any read accesses from
+//     any processor to this region will create a read-only copy of at least the
+//     accessed pages in that processor's memory. Additionally, if
+//     cuMemPrefetchAsync is called on this region, it will create a read-only
+//     copy of the data on the destination processor. If any processor writes to
+//     this region, all copies of the corresponding page will be invalidated
+//     except for the one where the write occurred. The device argument is
+//     ignored for this advice. Note that for a page to be read-duplicated, the
+//     accessing processor must either be the CPU or a GPU that has a non-zero
+//     value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS. Also, if a context is
+//     created on a device that does not have the device attribute
+//     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS set, then read-duplication
+//     will not occur until all such contexts are destroyed. If the memory
+//     region refers to valid system-allocated pageable memory, then the
+//     accessing device must have a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS for a read-only copy to be
+//     created on that device. Note however that if the accessing device also
+//     has a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, then
+//     setting this advice will not create a read-only copy when that device
+//     accesses this memory region.
+//   - CU_MEM_ADVISE_UNSET_READ_MOSTLY: Undoes the effect of
+//     CU_MEM_ADVISE_SET_READ_MOSTLY and also prevents the Unified Memory driver
+//     from attempting heuristic read-duplication on the memory range. Any
+//     read-duplicated copies of the data will be collapsed into a single copy.
+//     The location for the collapsed copy will be the preferred location if the
+//     page has a preferred location and one of the read-duplicated copies was
+//     resident at that location. Otherwise, the location chosen is arbitrary.
+//   - CU_MEM_ADVISE_SET_PREFERRED_LOCATION: This advice sets the preferred
+//     location for the data to be the memory belonging to device. Passing in
+//     CU_DEVICE_CPU for device sets the preferred location as host memory. If
+//     device is a GPU, then it must have a non-zero value for the device
+//     attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS. Setting the
+//     preferred location does not cause data to migrate to that location
+//     immediately. Instead, it guides the migration policy when a fault occurs
+//     on that memory region. If the data is already in its preferred location
+//     and the faulting processor can establish a mapping without requiring the
+//     data to be migrated, then data migration will be avoided. On the other
+//     hand, if the data is not in its preferred location or if a direct mapping
+//     cannot be established, then it will be migrated to the processor
+//     accessing it. It is important to note that setting the preferred location
+//     does not prevent data prefetching done using cuMemPrefetchAsync. Having a
+//     preferred location can override the page thrash detection and resolution
+//     logic in the Unified Memory driver. Normally, if a page is detected to be
+//     constantly thrashing between for example host and device memory, the page
+//     may eventually be pinned to host memory by the Unified Memory driver. But
+//     if the preferred location is set as device memory, then the page will
+//     continue to thrash indefinitely. If CU_MEM_ADVISE_SET_READ_MOSTLY is also
+//     set on this memory region or any subset of it, then the policies
+//     associated with that advice will override the policies of this advice,
+//     unless read accesses from device will not result in a read-only copy
+//     being created on that device as outlined in description for the advice
+//     CU_MEM_ADVISE_SET_READ_MOSTLY. If the memory region refers to valid
+//     system-allocated pageable memory, then device must have a non-zero value
+//     for the device attribute CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS.
+//     Additionally, if device has a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, then
+//     this call has no effect. Note however that this behavior may change in
+//     the future.
+//   - CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: Undoes the effect of
+//     CU_MEM_ADVISE_SET_PREFERRED_LOCATION and changes the preferred location
+//     to none.
+//   - CU_MEM_ADVISE_SET_ACCESSED_BY: This advice implies that the data will be
+//     accessed by device. Passing in CU_DEVICE_CPU for device will set the
+//     advice for the CPU. If device is a GPU, then the device attribute
+//     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS must be non-zero. This
+//     advice does not cause data migration and has no impact on the location of
+//     the data per se. Instead, it causes the data to always be mapped in the
+//     specified processor's page tables, as long as the location of the data
+//     permits a mapping to be established. If the data gets migrated for any
+//     reason, the mappings are updated accordingly. This advice is recommended
+//     in scenarios where data locality is not important, but avoiding faults
+//     is. Consider for example a system containing multiple GPUs with
+//     peer-to-peer access enabled, where the data located on one GPU is
+//     occasionally accessed by peer GPUs. In such scenarios, migrating data
+//     over to the other GPUs is not as important because the accesses are
+//     infrequent and the overhead of migration may be too high. But preventing
+//     faults can still help improve performance, and so having a mapping set up
+//     in advance is useful. Note that on CPU access of this data, the data may
+//     be migrated to host memory because the CPU typically cannot access device
+//     memory directly. Any GPU that had the CU_MEM_ADVISE_SET_ACCESSED_BY flag
+//     set for this data will now have its mapping updated to point to the page
+//     in host memory. If CU_MEM_ADVISE_SET_READ_MOSTLY is also set on this
+//     memory region or any subset of it, then the policies associated with that
+//     advice will override the policies of this advice. Additionally, if the
+//     preferred location of this memory region or any subset of it is also
+//     device, then the policies associated with
+//     CU_MEM_ADVISE_SET_PREFERRED_LOCATION will override the policies of this
+//     advice. If the memory region refers to valid system-allocated pageable
+//     memory, then device must have a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS. Additionally, if device has a
+//     non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, then
+//     this call has no effect.
+//   - CU_MEM_ADVISE_UNSET_ACCESSED_BY: Undoes the effect of
+//     CU_MEM_ADVISE_SET_ACCESSED_BY. Any mappings to the data from device may
+//     be removed at any time causing accesses to result in non-fatal page
+//     faults. If the memory region refers to valid system-allocated pageable
+//     memory, then device must have a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS. Additionally, if device has a
+//     non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, then
+//     this call has no effect.
+//
+// Parameters:
+//
+//   - devPtr: Pointer to memory to set the advice for
+//   - count: Size in bytes of the memory range
+//   - advice: Advice to be applied for the specified memory range
+//   - device: Device to apply the advice for
 func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, device Device) error {
 	return MemAdviseCtx(0, devPtr, count, advice, device)
 }
 
-// MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx makes a context current first): Query an attribute of a given memory range
+// MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx
+// makes a context current first): Query an attribute of a given memory range.
+//
+// Query an attribute about the memory range starting at devPtr with a size of
+// count bytes. The memory range must refer to managed memory allocated via
+// cuMemAllocManaged or declared via __managed__ variables.
+//
+// The attribute parameter can take the following values:
+//
+//   - CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: If this attribute is specified, data
+//     will be interpreted as a 32-bit integer, and dataSize must be 4. The
+//     result returned will be 1 if all pages in the given memory range have
+//     read-duplication enabled, or 0 otherwise.
+//   - CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: If this attribute is
+//     specified, data will be interpreted as a 32-bit integer, and dataSize
+//     must be 4. The result returned will be a GPU device id if all pages in
+//     the memory range have that GPU as their preferred location, or it will be
+//     CU_DEVICE_CPU if all pages in the memory range have the CPU as their
+//     preferred location, or it will be CU_DEVICE_INVALID if either all the
+//     pages don't have the same preferred location or some of the pages don't
+//     have a preferred location at all. Note that the actual location of the
+//     pages in the memory range at the time of the query may be different from
+//     the preferred location.
+//   - CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: If this attribute is specified, data
+//     will be interpreted as an array of 32-bit integers, and dataSize must be
+//     a non-zero multiple of 4. The result returned will be a list of device
+//     ids that had CU_MEM_ADVISE_SET_ACCESSED_BY set for that entire memory
+//     range. If any device does not have that advice set for the entire memory
+//     range, that device will not be included. If data is larger than the
+//     number of devices that have that advice set for that memory range,
+//     CU_DEVICE_INVALID will be returned in all the extra space provided. For
+//     ex., if dataSize is 12 (i.e. data has 3 elements) and only device 0 has
+//     the advice set, then the result returned will be { 0, CU_DEVICE_INVALID,
+//     CU_DEVICE_INVALID }. If data is smaller than the number of devices that
+//     have that advice set, then only as many devices will be returned as can
+//     fit in the array. There is no guarantee on which specific devices will be
+//     returned, however.
+//   - CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: If this attribute is
+//     specified, data will be interpreted as a 32-bit integer, and dataSize
+//     must be 4. The result returned will be the last location to which all
+//     pages in the memory range were prefetched explicitly via
+//     cuMemPrefetchAsync. This will either be a GPU id or CU_DEVICE_CPU
+//     depending on whether the last location for prefetch was a GPU or the CPU
+//     respectively. If any page in the memory range was never explicitly
+//     prefetched or if all pages were not prefetched to the same location,
+//     CU_DEVICE_INVALID will be returned. Note that this simply returns the
+//     last location that the applicaton requested to prefetch the memory range
+//     to. It gives no indication as to whether the prefetch operation to that
+//     location has completed or even begun.
+//
+// Parameters:
+//
+//   - data: A pointers to a memory location where the result of each attribute
+//     query will be written to.
+//   - dataSize: Array containing the size of data
+//   - attribute: The attribute to query
+//   - devPtr: Start of the range to query
+//   - count: Size of the range to query
 func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
 }
 
-// PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes a context current first): Set attributes on a previously allocated memory region
+// PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes
+// a context current first): Set attributes on a previously allocated memory
+// region.
+//
+// The supported attributes are:
+//
+//   - CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+//
+// A boolean attribute that can either be set (1) or unset (0). When set, the
+// region of memory that ptr points to is guaranteed to always synchronize
+// memory operations that are synchronous. If there are some previously
+// initiated synchronous memory operations that are pending when this attribute
+// is set, the function does not return until those memory operations are
+// complete. See further documentation in the section titled "API
+// synchronization behavior" to learn more about cases when synchronous memory
+// operations can exhibit asynchronous behavior. value will be considered as a
+// pointer to an unsigned integer to which this attribute is to be set.
+//
+// Parameters:
+//
+//   - value: Pointer to memory containing the value to be set
+//   - attribute: Pointer attribute to set
+//   - ptr: Pointer to a memory region allocated using CUDA memory allocation
+//     APIs
 func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
 }
 
-// StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current first): Create a stream
+// StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current
+// first): Create a stream.
+//
+// Creates a stream and returns a handle in phStream. The Flags argument
+// determines behaviors of the stream.
+//
+// Valid values for Flags are:
+//
+//   - CU_STREAM_DEFAULT: Default stream creation flag.
+//   - CU_STREAM_NON_BLOCKING: Specifies that work running in the created stream
+//     may run concurrently with work in stream 0 (the NULL stream), and that
+//     the created stream should perform no implicit synchronization with stream 0.
+//
+// Parameters:
+//
+//   - phStream: Returned newly created stream
+//   - Flags: Parameters for stream creation
 func StreamCreate(flags StreamFlags) (Stream, error) { return StreamCreateCtx(0, flags) }
 
-// StreamCreateWithPriority calls cuStreamCreateWithPriority (StreamCreateWithPriorityCtx makes a context current first): Create a stream with the given priority
+// StreamCreateWithPriority calls cuStreamCreateWithPriority
+// (StreamCreateWithPriorityCtx makes a context current first): Create a stream
+// with the given priority.
+//
+// Creates a stream with the specified priority and returns a handle in
+// phStream. This API alters the scheduler priority of work in the stream. Work
+// in a higher priority stream may preempt work already executing in a low
+// priority stream.
+//
+// priority follows a convention where lower numbers represent higher
+// priorities. '0' represents default priority. The range of meaningful
+// numerical priorities can be queried using cuCtxGetStreamPriorityRange. If the
+// specified priority is outside the numerical range returned by
+// cuCtxGetStreamPriorityRange, it will automatically be clamped to the lowest
+// or the highest number in the range.
+//
+// Note: Stream priorities are supported only on GPUs with compute capability 3.5
+// or higher.
+//
+// Note: In the current implementation, only compute kernels launched in
+// priority streams are affected by the stream's priority. Stream priorities
+// have no effect on host-to-device and device-to-host memory operations.
+//
+// Parameters:
+//
+//   - phStream: Returned newly created stream
+//   - flags: Flags for stream creation. See cuStreamCreate for a list of valid
+//     flags
+//   - priority: Stream priority. Lower numbers represent higher priorities. See
+//     cuCtxGetStreamPriorityRange for more information about meaningful stream
+//     priorities that can be passed.
 func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 	return StreamCreateWithPriorityCtx(0, flags, priority)
 }
 
-// StreamGetPriority calls cuStreamGetPriority (StreamGetPriorityCtx makes a context current first): Query the priority of a given stream
+// StreamGetPriority calls cuStreamGetPriority (StreamGetPriorityCtx makes a
+// context current first): Query the priority of a given stream.
+//
+// Query the priority of a stream created using cuStreamCreate or
+// cuStreamCreateWithPriority and return the priority in priority. Note that if
+// the stream was created with a priority outside the numerical range returned
+// by cuCtxGetStreamPriorityRange, this function returns the clamped priority.
+// See cuStreamCreateWithPriority for details about priority clamping.
+//
+// Parameters:
+//
+//   - hStream: Handle to the stream to be queried
+//   - priority: Pointer to a signed integer in which the stream's priority is
+//     returned
 func StreamGetPriority(hStream Stream, priority *int32) error {
 	return StreamGetPriorityCtx(0, hStream, priority)
 }
 
-// StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context current first): Query the flags of a given stream
+// StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context
+// current first): Query the flags of a given stream.
+//
+// Query the flags of a stream created using cuStreamCreate or
+// cuStreamCreateWithPriority and return the flags in flags.
+//
+// Parameters:
+//
+//   - hStream: Handle to the stream to be queried
+//   - flags: Pointer to an unsigned integer in which the stream's flags are
+//     returned The value returned in flags is a logical 'OR' of all flags that
+//     were used while creating this stream. See cuStreamCreate for the list of
+//     valid flags
 func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlagsCtx(0, hStream, flags) }
 
-// StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current first): Query the context associated with a stream
+// StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current
+// first): Query the context associated with a stream.
+//
+// Returns the CUDA context that the stream is associated with.
+//
+// The stream handle hStream can refer to any of the following:
+//
+//   - a stream created via any of the CUDA driver APIs such as cuStreamCreate
+//     and cuStreamCreateWithPriority, or their runtime API equivalents such as
+//     cudaStreamCreate, cudaStreamCreateWithFlags and
+//     cudaStreamCreateWithPriority. The returned context is the context that
+//     was active in the calling thread when the stream was created. Passing an
+//     invalid handle will result in undefined behavior.
+//   - any of the special streams such as the NULL stream, CU_STREAM_LEGACY and
+//     CU_STREAM_PER_THREAD. The runtime API equivalents of these are also
+//     accepted, which are NULL, cudaStreamLegacy and cudaStreamPerThread
+//     respectively. Specifying any of the special handles will return the
+//     context current to the calling thread. If no context is current to the
+//     calling thread, CUDA_ERROR_INVALID_CONTEXT is returned.
+//
+// Parameters:
+//
+//   - hStream: Handle to the stream to be queried
+//   - pctx: Returned context associated with the stream
 func StreamGetCtx(hStream Stream) (Context, error) { return StreamGetCtxCtx(0, hStream) }
 
-// StreamWaitEvent calls cuStreamWaitEvent (StreamWaitEventCtx makes a context current first): Make a compute stream wait on an event
+// StreamWaitEvent calls cuStreamWaitEvent (StreamWaitEventCtx makes a context
+// current first): Make a compute stream wait on an event.
+//
+// Makes all future work submitted to hStream wait for all work captured in
+// hEvent. See cuEventRecord() for details on what is captured by an event. The
+// synchronization will be performed efficiently on the device when applicable.
+// hEvent may be from a different context or device than hStream.
+//
+// flags include:
+//
+//   - CU_EVENT_WAIT_DEFAULT: Default event creation flag.
+//   - CU_EVENT_WAIT_EXTERNAL: Event is captured in the graph as an external
+//     event node when performing stream capture. This flag is invalid outside
+//     of stream capture.
+//
+// Parameters:
+//
+//   - hStream: Stream to wait
+//   - hEvent: Event to wait on (may not be NULL)
+//   - Flags: See CUevent_capture_flags
 func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 	return StreamWaitEventCtx(0, hStream, hEvent, flags)
 }
 
-// StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a context current first): Add a callback to a compute stream
+// StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a
+// context current first): Add a callback to a compute stream.
 //
-// userData: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
+// Note: This function is slated for eventual deprecation and removal. If you do
+// not require the callback to execute in case of a device error, consider using
+// cuLaunchHostFunc. Additionally, this function is not supported with
+// cuStreamBeginCapture and cuStreamEndCapture, unlike cuLaunchHostFunc.
+//
+// Adds a callback to be called on the host after all currently enqueued items
+// in the stream have completed. For each cuStreamAddCallback call, the callback
+// will be executed exactly once. The callback will block later work in the
+// stream until it is finished.
+//
+// The callback may be passed CUDA_SUCCESS or an error code. In the event of a
+// device error, all subsequently executed callbacks will receive an appropriate
+// CUresult.
+//
+// Callbacks must not make any CUDA API calls. Attempting to use a CUDA API will
+// result in CUDA_ERROR_NOT_PERMITTED. Callbacks must not perform any
+// synchronization that may depend on outstanding device work or other callbacks
+// that are not mandated to run earlier. Callbacks without a mandated order (in
+// independent streams) execute in undefined order and may be serialized.
+//
+// For the purposes of Unified Memory, callback execution makes a number of
+// guarantees:
+//
+//   - The callback stream is considered idle for the duration of the callback.
+//     Thus, for example, a callback may always use memory attached to the
+//     callback stream.
+//   - The start of execution of a callback has the same effect as synchronizing
+//     an event recorded in the same stream immediately prior to the callback.
+//     It thus synchronizes streams which have been "joined" prior to the
+//     callback.
+//   - Adding device work to any stream does not have the effect of making the
+//     stream active until all preceding host functions and stream callbacks
+//     have executed. Thus, for example, a callback might use global attached
+//     memory even if work has been added to another stream, if the work has
+//     been ordered behind the callback with an event.
+//   - Completion of a callback does not cause a stream to become active except
+//     as described above. The callback stream will remain idle if no device
+//     work follows the callback, and will remain idle across consecutive
+//     callbacks without device work in between. Thus, for example, stream
+//     synchronization can be done by signaling from a callback at the end of
+//     the stream.
+//
+// Parameters:
+//
+//   - hStream: Stream to add callback to
+//   - callback: The function to call once preceding stream operations are
+//     complete
+//   - userData: User specified data to be passed to the callback function
+//   - flags: Reserved for future use, must be 0
+//
+// The raw pointers:
+//   - userData: the pointer the driver hands back to the C callback: C memory
+//     or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
 func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
 
-// StreamBeginCapture calls cuStreamBeginCapture_v2 (StreamBeginCaptureCtx makes a context current first): Begins graph capture on a stream
+// StreamBeginCapture calls cuStreamBeginCapture_v2 (StreamBeginCaptureCtx makes
+// a context current first): Begins graph capture on a stream.
+//
+// Begin graph capture on hStream. When a stream is in capture mode, all
+// operations pushed into the stream will not be executed, but will instead be
+// captured into a graph, which will be returned via cuStreamEndCapture. Capture
+// may not be initiated if stream is CU_STREAM_LEGACY. Capture must be ended on
+// the same stream in which it was initiated, and it may only be initiated if
+// the stream is not already in capture mode. The capture mode may be queried
+// via cuStreamIsCapturing. A unique id representing the capture sequence may be
+// queried via cuStreamGetCaptureInfo.
+//
+// If mode is not CU_STREAM_CAPTURE_MODE_RELAXED, cuStreamEndCapture must be
+// called on this stream from the same thread.
+//
+// Note: Kernels captured using this API must not use texture and surface
+// references. Reading or writing through any texture or surface reference is
+// undefined behavior. This restriction does not apply to texture and surface
+// objects.
+//
+// Parameters:
+//
+//   - hStream: Stream in which to initiate capture
+//   - mode: Controls the interaction of this capture sequence with other API
+//     calls that are potentially unsafe. For more details see
+//     cuThreadExchangeStreamCaptureMode.
 func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 	return StreamBeginCaptureCtx(0, hStream, mode)
 }
 
-// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the stream capture interaction mode for a thread
+// ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode
+// (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the
+// stream capture interaction mode for a thread.
+//
+// Sets the calling thread's stream capture interaction mode to the value
+// contained in *mode, and overwrites *mode with the previous mode for the
+// thread. To facilitate deterministic behavior across function or module
+// boundaries, callers are encouraged to use this API in a push-pop fashion:
+// code CUstreamCaptureMode mode = desiredMode;
+// cuThreadExchangeStreamCaptureMode(&mode); ...
+// cuThreadExchangeStreamCaptureMode(&mode); // restore previous mode
+//
+// During stream capture (see cuStreamBeginCapture), some actions, such as a
+// call to cudaMalloc, may be unsafe. In the case of cudaMalloc, the operation
+// is not enqueued asynchronously to a stream, and is not observed by stream
+// capture. Therefore, if the sequence of operations captured via
+// cuStreamBeginCapture depended on the allocation being replayed whenever the
+// graph is launched, the captured graph would be invalid.
+//
+// Therefore, stream capture places restrictions on API calls that can be made
+// within or concurrently to a cuStreamBeginCapture-cuStreamEndCapture sequence.
+// This behavior can be controlled via this API and flags to
+// cuStreamBeginCapture.
+//
+// A thread's mode is one of the following:
+//
+//   - CU_STREAM_CAPTURE_MODE_GLOBAL: This is the default mode. If the local
+//     thread has an ongoing capture sequence that was not initiated with
+//     CU_STREAM_CAPTURE_MODE_RELAXED at cuStreamBeginCapture, or if any other
+//     thread has a concurrent capture sequence initiated with
+//     CU_STREAM_CAPTURE_MODE_GLOBAL, this thread is prohibited from potentially
+//     unsafe API calls.
+//   - CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: If the local thread has an ongoing
+//     capture sequence not initiated with CU_STREAM_CAPTURE_MODE_RELAXED, it is
+//     prohibited from potentially unsafe API calls. Concurrent capture
+//     sequences in other threads are ignored.
+//   - CU_STREAM_CAPTURE_MODE_RELAXED: The local thread is not prohibited from
+//     potentially unsafe API calls. Note that the thread is still prohibited
+//     from API calls which necessarily conflict with stream capture, for
+//     example, attempting cuEventQuery on an event that was last recorded
+//     inside a capture sequence.
+//
+// Parameters:
+//
+//   - mode: Pointer to mode value to swap with the current mode
 func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 	return ThreadExchangeStreamCaptureModeCtx(0, mode)
 }
 
-// StreamEndCapture calls cuStreamEndCapture (StreamEndCaptureCtx makes a context current first): Ends capture on a stream, returning the captured graph
+// StreamEndCapture calls cuStreamEndCapture (StreamEndCaptureCtx makes a
+// context current first): Ends capture on a stream, returning the captured
+// graph.
+//
+// End capture on hStream, returning the captured graph via phGraph. Capture
+// must have been initiated on hStream via a call to cuStreamBeginCapture. If
+// capture was invalidated, due to a violation of the rules of stream capture,
+// then a NULL graph will be returned.
+//
+// If the mode argument to cuStreamBeginCapture was not
+// CU_STREAM_CAPTURE_MODE_RELAXED, this call must be from the same thread as
+// cuStreamBeginCapture.
+//
+// Parameters:
+//
+//   - hStream: Stream to query
+//   - phGraph: The captured graph
 func StreamEndCapture(hStream Stream, phGraph *Graph) error {
 	return StreamEndCaptureCtx(0, hStream, phGraph)
 }
 
-// StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a context current first): Returns a stream's capture status
+// StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a
+// context current first): Returns a stream's capture status.
+//
+// Return the capture status of hStream via captureStatus. After a successful
+// call, *captureStatus will contain one of the following:
+//
+//   - CU_STREAM_CAPTURE_STATUS_NONE: The stream is not capturing.
+//   - CU_STREAM_CAPTURE_STATUS_ACTIVE: The stream is capturing.
+//   - CU_STREAM_CAPTURE_STATUS_INVALIDATED: The stream was capturing but an
+//     error has invalidated the capture sequence. The capture sequence must be
+//     terminated with cuStreamEndCapture on the stream where it was initiated
+//     in order to continue using hStream.
+//
+// Note that, if this is called on CU_STREAM_LEGACY (the "null stream") while a
+// blocking stream in the same context is capturing, it will return
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and *captureStatus is unspecified after
+// the call. The blocking stream capture is not invalidated.
+//
+// When a blocking stream is capturing, the legacy stream is in an unusable
+// state until the blocking stream capture is terminated. The legacy stream is
+// not supported for stream capture, but attempted use would have an implicit
+// dependency on the capturing stream(s).
+//
+// Parameters:
+//
+//   - hStream: Stream to query
+//   - captureStatus: Returns the stream's capture status
 func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 	return StreamIsCapturingCtx(0, hStream)
 }
 
-// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (StreamGetCaptureInfoCtx makes a context current first): Query capture status of a stream
+// StreamGetCaptureInfo calls cuStreamGetCaptureInfo (StreamGetCaptureInfoCtx
+// makes a context current first): Query capture status of a stream.
+//
+// Note there is a later version of this API, cuStreamGetCaptureInfo_v2. It will
+// supplant this version in 12.0, which is retained for minor version
+// compatibility.
+//
+// Query the capture status of a stream and and get an id for the capture
+// sequence, which is unique over the lifetime of the process.
+//
+// If called on CU_STREAM_LEGACY (the "null stream") while a stream not created
+// with CU_STREAM_NON_BLOCKING is capturing, returns
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT.
+//
+// A valid id is returned only if both of the following are true:
+//
+//   - the call returns CUDA_SUCCESS
+//   - captureStatus is set to CU_STREAM_CAPTURE_STATUS_ACTIVE
 func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) error {
 	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out)
 }
 
-// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2 (StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's capture state (11.3+)
+// StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2
+// (StreamGetCaptureInfoV2Ctx makes a context current first): Query a stream's
+// capture state (11.3+).
+//
+// Query stream state related to stream capture.
+//
+// If called on CU_STREAM_LEGACY (the "null stream") while a stream not created
+// with CU_STREAM_NON_BLOCKING is capturing, returns
+// CUDA_ERROR_STREAM_CAPTURE_IMPLICIT.
+//
+// Valid data (other than capture status) is returned only if both of the
+// following are true:
+//
+//   - the call returns CUDA_SUCCESS
+//   - the returned capture status is CU_STREAM_CAPTURE_STATUS_ACTIVE
+//
+// This version of cuStreamGetCaptureInfo is introduced in CUDA 11.3 and will
+// supplant the previous version in 12.0. Developers requiring compatibility
+// across minor versions to CUDA 11.0 (driver version 445) should use
+// cuStreamGetCaptureInfo or include a fallback path.
+//
+// Parameters:
+//
+//   - hStream: The stream to query
+//   - captureStatus_out: Location to return the capture status of the stream;
+//     required
+//   - id_out: Optional location to return an id for the capture sequence, which
+//     is unique over the lifetime of the process
+//   - graph_out: Optional location to return the graph being captured into. All
+//     operations other than destroy and node removal are permitted on the graph
+//     while the capture sequence is in progress. This API does not transfer
+//     ownership of the graph, which is transferred or destroyed at
+//     cuStreamEndCapture. Note that the graph handle may be invalidated before
+//     end of capture for certain errors. Nodes that are or become unreachable
+//     from the original stream at cuStreamEndCapture due to direct actions on
+//     the graph do not trigger CUDA_ERROR_STREAM_CAPTURE_UNJOINED.
+//   - dependencies_out: Optional location to store a pointer to an array of
+//     nodes. The next node to be captured in the stream will depend on this set
+//     of nodes, absent operations such as event wait which modify this set. The
+//     array pointer is valid until the next API call which operates on the
+//     stream or until end of capture. The node handles may be copied out and
+//     are valid until they or the graph is destroyed. The driver-owned array
+//     may also be passed directly to APIs that operate on the graph (not the
+//     stream) without copying.
+//   - numDependencies_out: Optional location to store the size of the array
+//     returned in dependencies_out.
 func StreamGetCaptureInfoV2(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
 	return StreamGetCaptureInfoV2Ctx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
 }
 
-// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies (StreamUpdateCaptureDependenciesCtx makes a context current first): Update the set of dependencies in a capturing stream (11.3+)
+// StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies
+// (StreamUpdateCaptureDependenciesCtx makes a context current first): Update
+// the set of dependencies in a capturing stream (11.3+).
+//
+// Modifies the dependency set of a capturing stream. The dependency set is the
+// set of nodes that the next captured node in the stream will depend on.
+//
+// Valid flags are CU_STREAM_ADD_CAPTURE_DEPENDENCIES and
+// CU_STREAM_SET_CAPTURE_DEPENDENCIES. These control whether the set passed to
+// the API is added to the existing set or replaces it. A flags value of 0
+// defaults to CU_STREAM_ADD_CAPTURE_DEPENDENCIES.
+//
+// Nodes that are removed from the dependency set via this API do not result in
+// CUDA_ERROR_STREAM_CAPTURE_UNJOINED if they are unreachable from the stream at
+// cuStreamEndCapture.
+//
+// Returns CUDA_ERROR_ILLEGAL_STATE if the stream is not capturing.
+//
+// This API is new in CUDA 11.3. Developers requiring compatibility across minor
+// versions to CUDA 11.0 should not use this API or provide a fallback.
 func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, flags uint32) error {
 	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, flags)
 }
 
-// StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx makes a context current first): Attach memory to a stream asynchronously
+// StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx
+// makes a context current first): Attach memory to a stream asynchronously.
+//
+// Enqueues an operation in hStream to specify stream association of length
+// bytes of memory starting from dptr. This function is a stream-ordered
+// operation, meaning that it is dependent on, and will only take effect when,
+// previous work in stream has completed. Any previous association is
+// automatically replaced.
+//
+// dptr must point to one of the following types of memories:
+//
+//   - managed memory declared using the __managed__ keyword or allocated with
+//     cuMemAllocManaged.
+//   - a valid host-accessible region of system-allocated pageable memory. This
+//     type of memory may only be specified if the device associated with the
+//     stream reports a non-zero value for the device attribute
+//     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS.
+//
+// For managed allocations, length must be either zero or the entire
+// allocation's size. Both indicate that the entire allocation's stream
+// association is being changed. Currently, it is not possible to change stream
+// association for a portion of a managed allocation.
+//
+// For pageable host allocations, length must be non-zero.
+//
+// The stream association is specified using flags which must be one of
+// CUmemAttach_flags. If the CU_MEM_ATTACH_GLOBAL flag is specified, the memory
+// can be accessed by any stream on any device. If the CU_MEM_ATTACH_HOST flag
+// is specified, the program makes a guarantee that it won't access the memory
+// on the device from any stream on a device that has a zero value for the
+// device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS. If the
+// CU_MEM_ATTACH_SINGLE flag is specified and hStream is associated with a
+// device that has a zero value for the device attribute
+// CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, the program makes a guarantee
+// that it will only access the memory on the device from hStream. It is illegal
+// to attach singly to the NULL stream, because the NULL stream is a virtual
+// global stream and not a specific stream. An error will be returned in this
+// case.
+//
+// When memory is associated with a single stream, the Unified Memory system
+// will allow CPU access to this memory region so long as all operations in
+// hStream have completed, regardless of whether other streams are active. In
+// effect, this constrains exclusive ownership of the managed memory region by
+// an active GPU to per-stream activity instead of whole-GPU activity.
+//
+// Accessing memory on the device from streams that are not associated with it
+// will produce undefined results. No error checking is performed by the Unified
+// Memory system to ensure that kernels launched into other streams do not
+// access this region.
+//
+// It is a program's responsibility to order calls to cuStreamAttachMemAsync via
+// events, synchronization or other means to ensure legal access to memory at
+// all times. Data visibility and coherency will be changed appropriately for
+// all kernels which follow a stream-association change.
+//
+// If hStream is destroyed while data is associated with it, the association is
+// removed and the association reverts to the default visibility of the
+// allocation as specified at cuMemAllocManaged. For __managed__ variables, the
+// default association is always CU_MEM_ATTACH_GLOBAL. Note that destroying a
+// stream is an asynchronous operation, and as a result, the change to default
+// association won't happen until all work in the stream has completed.
+//
+// Parameters:
+//
+//   - hStream: Stream in which to enqueue the attach operation
+//   - dptr: Pointer to memory (must be a pointer to managed memory or to a
+//     valid host-accessible region of system-allocated pageable memory)
+//   - length: Length of memory
+//   - flags: Must be one of CUmemAttach_flags
 func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
 	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
 }
 
-// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current first): Determine status of a compute stream
+// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current
+// first): Determine status of a compute stream.
+//
+// Returns CUDA_SUCCESS if all operations in the stream specified by hStream
+// have completed, or CUDA_ERROR_NOT_READY if not.
+//
+// For the purposes of Unified Memory, a return value of CUDA_SUCCESS is
+// equivalent to having called cuStreamSynchronize().
+//
+// Parameters:
+//
+//   - hStream: Stream to query status of
 func StreamQuery(hStream Stream) error { return StreamQueryCtx(0, hStream) }
 
-// StreamSynchronize calls cuStreamSynchronize (StreamSynchronizeCtx makes a context current first): Wait until a stream's tasks are completed
+// StreamSynchronize calls cuStreamSynchronize (StreamSynchronizeCtx makes a
+// context current first): Wait until a stream's tasks are completed.
+//
+// Waits until the device has completed all operations in the stream specified
+// by hStream. If the context was created with the CU_CTX_SCHED_BLOCKING_SYNC
+// flag, the CPU thread will block until the stream is finished with all of its
+// tasks.
+//
+// Parameters:
+//
+//   - hStream: Stream to wait for
 func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hStream) }
 
-// StreamDestroy calls cuStreamDestroy_v2 (StreamDestroyCtx makes a context current first): Destroys a stream
+// StreamDestroy calls cuStreamDestroy_v2 (StreamDestroyCtx makes a context
+// current first): Destroys a stream.
+//
+// Destroys the stream specified by hStream.
+//
+// In case the device is still doing work in the stream hStream when
+// cuStreamDestroy() is called, the function will return immediately and the
+// resources associated with hStream will be released automatically once the
+// device has completed all work in hStream.
+//
+// Parameters:
+//
+//   - hStream: Stream to destroy
 func StreamDestroy(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
 
-// StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx makes a context current first): Copies attributes from source stream to destination stream.
+// StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx
+// makes a context current first): Copies attributes from source stream to
+// destination stream.
+//
+// Copies attributes from source stream src to destination stream dst. Both
+// streams must have the same context.
+//
+// Parameters:
+//
+//   - dst: Destination stream
+//   - src: Source stream For list of attributes see CUstreamAttrID
 func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttributesCtx(0, dst, src) }
 
-// StreamGetAttribute calls cuStreamGetAttribute (StreamGetAttributeCtx makes a context current first): Queries stream attribute.
+// StreamGetAttribute calls cuStreamGetAttribute (StreamGetAttributeCtx makes a
+// context current first): Queries stream attribute.
+//
+// Queries attribute attr from hStream and stores it in corresponding member of
+// value_out.
+//
+// Parameters:
+//
+//   - hStream:
+//   - attr:
+//   - value_out:
 func StreamGetAttribute(hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	return StreamGetAttributeCtx(0, hStream, attr, value_out)
 }
 
-// StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a context current first): Sets stream attribute.
+// StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a
+// context current first): Sets stream attribute.
+//
+// Sets attribute attr on hStream from corresponding attribute of value. The
+// updated attribute will be applied to subsequent work submitted to the stream.
+// It will not affect previously submitted work.
+//
+// Parameters:
+//
+//   - hStream:
+//   - attr:
+//   - value:
 func StreamSetAttribute(hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	return StreamSetAttributeCtx(0, hStream, attr, value)
 }
 
-// EventCreate calls cuEventCreate (EventCreateCtx makes a context current first): Creates an event
+// EventCreate calls cuEventCreate (EventCreateCtx makes a context current
+// first): Creates an event.
+//
+// Creates an event *phEvent for the current context with the flags specified
+// via Flags. Valid flags include:
+//
+//   - CU_EVENT_DEFAULT: Default event creation flag.
+//   - CU_EVENT_BLOCKING_SYNC: Specifies that the created event should use
+//     blocking synchronization. A CPU thread that uses cuEventSynchronize() to
+//     wait on an event created with this flag will block until the event has
+//     actually been recorded.
+//   - CU_EVENT_DISABLE_TIMING: Specifies that the created event does not need
+//     to record timing data. Events created with this flag specified and the
+//     CU_EVENT_BLOCKING_SYNC flag not specified will provide the best
+//     performance when used with cuStreamWaitEvent() and cuEventQuery().
+//   - CU_EVENT_INTERPROCESS: Specifies that the created event may be used as an
+//     interprocess event by cuIpcGetEventHandle(). CU_EVENT_INTERPROCESS must
+//     be specified along with CU_EVENT_DISABLE_TIMING.
+//
+// Parameters:
+//
+//   - phEvent: Returns newly created event
+//   - Flags: Event creation flags
 func EventCreate(flags EventFlags) (Event, error) { return EventCreateCtx(0, flags) }
 
-// EventRecord calls cuEventRecord (EventRecordCtx makes a context current first): Records an event
+// EventRecord calls cuEventRecord (EventRecordCtx makes a context current
+// first): Records an event.
+//
+// Captures in hEvent the contents of hStream at the time of this call. hEvent
+// and hStream must be from the same context. Calls such as cuEventQuery() or
+// cuStreamWaitEvent() will then examine or wait for completion of the work that
+// was captured. Uses of hStream after this call do not modify hEvent. See note
+// on default stream behavior for what is captured in the default case.
+//
+// cuEventRecord() can be called multiple times on the same event and will
+// overwrite the previously captured state. Other APIs such as
+// cuStreamWaitEvent() use the most recently captured state at the time of the
+// API call, and are not affected by later calls to cuEventRecord(). Before the
+// first call to cuEventRecord(), an event represents an empty set of work, so
+// for example cuEventQuery() would return CUDA_SUCCESS.
+//
+// Parameters:
+//
+//   - hEvent: Event to record
+//   - hStream: Stream to record event for
 func EventRecord(hEvent Event, hStream Stream) error { return EventRecordCtx(0, hEvent, hStream) }
 
-// EventRecordWithFlags calls cuEventRecordWithFlags (EventRecordWithFlagsCtx makes a context current first): Records an event
+// EventRecordWithFlags calls cuEventRecordWithFlags (EventRecordWithFlagsCtx
+// makes a context current first): Records an event.
+//
+// Captures in hEvent the contents of hStream at the time of this call. hEvent
+// and hStream must be from the same context. Calls such as cuEventQuery() or
+// cuStreamWaitEvent() will then examine or wait for completion of the work that
+// was captured. Uses of hStream after this call do not modify hEvent. See note
+// on default stream behavior for what is captured in the default case.
+//
+// cuEventRecordWithFlags() can be called multiple times on the same event and
+// will overwrite the previously captured state. Other APIs such as
+// cuStreamWaitEvent() use the most recently captured state at the time of the
+// API call, and are not affected by later calls to cuEventRecordWithFlags().
+// Before the first call to cuEventRecordWithFlags(), an event represents an
+// empty set of work, so for example cuEventQuery() would return CUDA_SUCCESS.
+//
+// flags include:
+//
+//   - CU_EVENT_RECORD_DEFAULT: Default event creation flag.
+//   - CU_EVENT_RECORD_EXTERNAL: Event is captured in the graph as an external
+//     event node when performing stream capture. This flag is invalid outside
+//     of stream capture.
+//
+// Parameters:
+//
+//   - hEvent: Event to record
+//   - hStream: Stream to record event for
+//   - flags: See CUevent_capture_flags
 func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) error {
 	return EventRecordWithFlagsCtx(0, hEvent, hStream, flags)
 }
 
-// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first): Queries an event's status
+// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first):
+// Queries an event's status.
+//
+// Queries the status of all work currently captured by hEvent. See
+// cuEventRecord() for details on what is captured by an event.
+//
+// Returns CUDA_SUCCESS if all captured work has been completed, or
+// CUDA_ERROR_NOT_READY if any captured work is incomplete.
+//
+// For the purposes of Unified Memory, a return value of CUDA_SUCCESS is
+// equivalent to having called cuEventSynchronize().
+//
+// Parameters:
+//
+//   - hEvent: Event to query
 func EventQuery(hEvent Event) error { return EventQueryCtx(0, hEvent) }
 
-// EventSynchronize calls cuEventSynchronize (EventSynchronizeCtx makes a context current first): Waits for an event to complete
+// EventSynchronize calls cuEventSynchronize (EventSynchronizeCtx makes a
+// context current first): Waits for an event to complete.
+//
+// Waits until the completion of all work currently captured in hEvent. See
+// cuEventRecord() for details on what is captured by an event.
+//
+// Waiting for an event that was created with the CU_EVENT_BLOCKING_SYNC flag
+// will cause the calling CPU thread to block until the event has been completed
+// by the device. If the CU_EVENT_BLOCKING_SYNC flag has not been set, then the
+// CPU thread will busy-wait until the event has been completed by the device.
+//
+// Parameters:
+//
+//   - hEvent: Event to wait for
 func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent) }
 
-// EventDestroy calls cuEventDestroy_v2 (EventDestroyCtx makes a context current first): Destroys an event
+// EventDestroy calls cuEventDestroy_v2 (EventDestroyCtx makes a context current
+// first): Destroys an event.
+//
+// Destroys the event specified by hEvent.
+//
+// An event may be destroyed before it is complete (i.e., while cuEventQuery()
+// would return CUDA_ERROR_NOT_READY). In this case, the call does not block on
+// completion of the event, and any associated resources will automatically be
+// released asynchronously at completion.
+//
+// Parameters:
+//
+//   - hEvent: Event to destroy
 func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
 
-// EventElapsedTime calls cuEventElapsedTime (EventElapsedTimeCtx makes a context current first): Computes the elapsed time between two events
+// EventElapsedTime calls cuEventElapsedTime (EventElapsedTimeCtx makes a
+// context current first): Computes the elapsed time between two events.
+//
+// Computes the elapsed time between two events (in milliseconds with a
+// resolution of around 0.5 microseconds).
+//
+// If either event was last recorded in a non-NULL stream, the resulting time
+// may be greater than expected (even if both used the same stream handle). This
+// happens because the cuEventRecord() operation takes place asynchronously and
+// there is no guarantee that the measured latency is actually just between the
+// two events. Any number of other different stream operations could execute in
+// between the two measured events, thus altering the timing in a significant
+// way.
+//
+// If cuEventRecord() has not been called on either event then
+// CUDA_ERROR_INVALID_HANDLE is returned. If cuEventRecord() has been called on
+// both events but one or both of them has not yet been completed (that is,
+// cuEventQuery() would return CUDA_ERROR_NOT_READY on at least one of the
+// events), CUDA_ERROR_NOT_READY is returned. If either event was created with
+// the CU_EVENT_DISABLE_TIMING flag, then this function will return
+// CUDA_ERROR_INVALID_HANDLE.
+//
+// Parameters:
+//
+//   - pMilliseconds: Time between hStart and hEnd in ms
+//   - hStart: Starting event
+//   - hEnd: Ending event
 func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
 	return EventElapsedTimeCtx(0, hStart, hEnd)
 }
 
-// ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx makes a context current first): Imports an external memory object
+// ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx
+// makes a context current first): Imports an external memory object.
+//
+// Imports an externally allocated memory object and returns a handle to that in
+// extMem_out.
+//
+// The properties of the handle being imported must be described in
+// memHandleDesc. The CUDA_EXTERNAL_MEMORY_HANDLE_DESC structure is defined as
+// follows:
+//
+//	typedef struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
+//	CUexternalMemoryHandleType type;
+//	union {
+//	int fd;
+//	struct {
+//	void *handle;
+//	const void *name;
+//	} win32;
+//	const void *nvSciBufObject;
+//	} handle;
+//	unsigned long long size;
+//	unsigned int flags;
+//	} CUDA_EXTERNAL_MEMORY_HANDLE_DESC;
+//
+// where CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype specifies the type of handle being
+// imported. CUexternalMemoryHandleType is defined as:
+//
+//	typedef enum CUexternalMemoryHandleType_enum {
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD          = 1,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32       = 2,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT   = 3,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP         = 4,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE     = 5,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE     = 6,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7,
+//	CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF           = 8
+//	} CUexternalMemoryHandleType;
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD, then
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlefd must be a valid file descriptor
+// referencing a memory object. Ownership of the file descriptor is transferred
+// to the CUDA driver when the handle is imported successfully. Performing any
+// operations on the file descriptor after it is imported results in undefined
+// behavior.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32, then exactly one of
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle is not NULL, then it must
+// represent a valid shared NT handle that references a memory object. Ownership
+// of this handle is not transferred to CUDA after the import operation, so the
+// application must release the handle using the appropriate system call. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name is not NULL, then it must
+// point to a NULL-terminated array of UTF-16 characters that refers to a memory
+// object.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT, then
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle must be non-NULL and
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name must be NULL. The handle
+// specified must be a globally shared KMT handle. This handle does not hold a
+// reference to the underlying object, and thus will be invalid when all
+// references to the memory object are destroyed.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP, then exactly one of
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle is not NULL, then it must
+// represent a valid shared NT handle that is returned by
+// ID3D12DeviceCreateSharedHandle when referring to a ID3D12Heap object. This
+// handle holds a reference to the underlying object. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name is not NULL, then it must
+// point to a NULL-terminated array of UTF-16 characters that refers to a
+// ID3D12Heap object.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE, then exactly one of
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle is not NULL, then it must
+// represent a valid shared NT handle that is returned by
+// ID3D12DeviceCreateSharedHandle when referring to a ID3D12Resource object.
+// This handle holds a reference to the underlying object. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name is not NULL, then it must
+// point to a NULL-terminated array of UTF-16 characters that refers to a
+// ID3D12Resource object.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE, then
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle must represent a valid
+// shared NT handle that is returned by IDXGIResource1CreateSharedHandle when
+// referring to a ID3D11Resource object. If
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name is not NULL, then it must
+// point to a NULL-terminated array of UTF-16 characters that refers to a
+// ID3D11Resource object.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT, then
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32handle must represent a valid
+// shared KMT handle that is returned by IDXGIResourceGetSharedHandle when
+// referring to a ID3D11Resource object and
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlewin32name must be NULL.
+//
+// If CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF, then
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESChandlenvSciBufObject must be non-NULL and
+// reference a valid NvSciBuf object. If the NvSciBuf object imported into CUDA
+// is also mapped by other drivers, then the application must use
+// cuWaitExternalSemaphoresAsync or cuSignalExternalSemaphoresAsync as
+// appropriate barriers to maintain coherence between CUDA and the other
+// drivers. See CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC and
+// CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC for memory
+// synchronization.
+//
+// The size of the memory object must be specified in
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESCsize.
+//
+// Specifying the flag CUDA_EXTERNAL_MEMORY_DEDICATED in
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESCflags indicates that the resource is a
+// dedicated resource. The definition of what a dedicated resource is outside
+// the scope of this extension. This flag must be set if
+// CUDA_EXTERNAL_MEMORY_HANDLE_DESCtype is one of the following:
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+//
+// Note: If the Vulkan memory imported into CUDA is mapped on the CPU then the
+// application must use vkInvalidateMappedMemoryRanges/vkFlushMappedMemoryRanges
+// as well as appropriate Vulkan pipeline barriers to maintain coherence between
+// CPU and GPU. For more information on these APIs, please refer to
+// "Synchronization and Cache Control" chapter from Vulkan specification.
+//
+// Parameters:
+//
+//   - extMem_out: Returned handle to an external memory object
+//   - memHandleDesc: Memory import handle descriptor
 func ImportExternalMemory(memHandleDesc *ExternalMemoryHandleDesc) (ExternalMemory, error) {
 	return ImportExternalMemoryCtx(0, memHandleDesc)
 }
 
-// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer (ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a buffer onto an imported memory object
+// ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer
+// (ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a
+// buffer onto an imported memory object.
+//
+// Maps a buffer onto an imported memory object and returns a device pointer in
+// devPtr.
+//
+// The properties of the buffer being mapped must be described in bufferDesc.
+// The CUDA_EXTERNAL_MEMORY_BUFFER_DESC structure is defined as follows:
+//
+//	typedef struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
+//	unsigned long long offset;
+//	unsigned long long size;
+//	unsigned int flags;
+//	} CUDA_EXTERNAL_MEMORY_BUFFER_DESC;
+//
+// where CUDA_EXTERNAL_MEMORY_BUFFER_DESCoffset is the offset in the memory
+// object where the buffer's base address is.
+// CUDA_EXTERNAL_MEMORY_BUFFER_DESCsize is the size of the buffer.
+// CUDA_EXTERNAL_MEMORY_BUFFER_DESCflags must be zero.
+//
+// The offset and size have to be suitably aligned to match the requirements of
+// the external API. Mapping two buffers whose ranges overlap may or may not
+// result in the same virtual address being returned for the overlapped portion.
+// In such cases, the application must ensure that all accesses to that region
+// from the GPU are volatile. Otherwise writes made via one address are not
+// guaranteed to be visible via the other address, even if they're issued by the
+// same thread. It is recommended that applications map the combined range
+// instead of mapping separate buffers and then apply the appropriate offsets to
+// the returned pointer to derive the individual buffers.
+//
+// The returned pointer devPtr must be freed using cuMemFree.
+//
+// Parameters:
+//
+//   - devPtr: Returned device pointer to buffer
+//   - extMem: Handle to external memory object
+//   - bufferDesc: Buffer descriptor
 func ExternalMemoryGetMappedBuffer(extMem ExternalMemory, bufferDesc *ExternalMemoryBufferDesc) (DevicePtr, error) {
 	return ExternalMemoryGetMappedBufferCtx(0, extMem, bufferDesc)
 }
 
-// ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first): Maps a CUDA mipmapped array onto an external memory object
-func ExternalMemoryGetMappedMipmappedArray(mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return ExternalMemoryGetMappedMipmappedArrayCtx(0, mipmap, extMem, mipmapDesc)
+// ExternalMemoryGetMappedMipmappedArray calls
+// cuExternalMemoryGetMappedMipmappedArray
+// (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first):
+// Maps a CUDA mipmapped array onto an external memory object.
+//
+// Maps a CUDA mipmapped array onto an external object and returns a handle to
+// it in mipmap.
+//
+// The properties of the CUDA mipmapped array being mapped must be described in
+// mipmapDesc. The structure CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC is
+// defined as follows:
+//
+//	typedef struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
+//	unsigned long long offset;
+//	CUDA_ARRAY3D_DESCRIPTOR arrayDesc;
+//	unsigned int numLevels;
+//	} CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC;
+//
+// where CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCoffset is the offset in the
+// memory object where the base level of the mipmap chain is.
+// CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCarrayDesc describes the format,
+// dimensions and type of the base level of the mipmap chain. For further
+// details on these parameters, please refer to the documentation for
+// cuMipmappedArrayCreate. Note that if the mipmapped array is bound as a color
+// target in the graphics API, then the flag CUDA_ARRAY3D_COLOR_ATTACHMENT must
+// be specified in CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCarrayDescFlags.
+// CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCnumLevels specifies the total number
+// of levels in the mipmap chain.
+//
+// If extMem was imported from a handle of type
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF, then
+// CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESCnumLevels must be equal to 1.
+//
+// The returned CUDA mipmapped array must be freed using
+// cuMipmappedArrayDestroy.
+//
+// Note: On Tegra devices, this API will always attempt to do a compressed
+// mapping when the extMem is imported from a handle of type
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+//
+// Parameters:
+//
+//   - mipmap: Returned CUDA mipmapped array
+//   - extMem: Handle to external memory object
+//   - mipmapDesc: CUDA array descriptor
+func ExternalMemoryGetMappedMipmappedArray(extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) (MipmappedArray, error) {
+	return ExternalMemoryGetMappedMipmappedArrayCtx(0, extMem, mipmapDesc)
 }
 
-// DestroyExternalMemory calls cuDestroyExternalMemory (DestroyExternalMemoryCtx makes a context current first): Destroys an external memory object.
+// DestroyExternalMemory calls cuDestroyExternalMemory (DestroyExternalMemoryCtx
+// makes a context current first): Destroys an external memory object.
+//
+// Destroys the specified external memory object. Any existing buffers and CUDA
+// mipmapped arrays mapped onto this object must no longer be used and must be
+// explicitly freed using cuMemFree and cuMipmappedArrayDestroy respectively.
+//
+// Parameters:
+//
+//   - extMem: External memory object to be destroyed
 func DestroyExternalMemory(extMem ExternalMemory) error { return DestroyExternalMemoryCtx(0, extMem) }
 
-// ImportExternalSemaphore calls cuImportExternalSemaphore (ImportExternalSemaphoreCtx makes a context current first): Imports an external semaphore
+// ImportExternalSemaphore calls cuImportExternalSemaphore
+// (ImportExternalSemaphoreCtx makes a context current first): Imports an
+// external semaphore.
+//
+// Imports an externally allocated synchronization object and returns a handle
+// to that in extSem_out.
+//
+// The properties of the handle being imported must be described in
+// semHandleDesc. The CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC is defined as follows:
+//
+//	typedef struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
+//	CUexternalSemaphoreHandleType type;
+//	union {
+//	int fd;
+//	struct {
+//	void *handle;
+//	const void *name;
+//	} win32;
+//	const void* NvSciSyncObj;
+//	} handle;
+//	unsigned int flags;
+//	} CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC;
+//
+// where CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype specifies the type of handle
+// being imported. CUexternalSemaphoreHandleType is defined as:
+//
+//	typedef enum CUexternalSemaphoreHandleType_enum {
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD                = 1,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32             = 2,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT         = 3,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE              = 4,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE              = 5,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC                = 6,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX        = 7,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT    = 8,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD    = 9,
+//	CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
+//	} CUexternalSemaphoreHandleType;
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlefd must be a valid file descriptor
+// referencing a synchronization object. Ownership of the file descriptor is
+// transferred to the CUDA driver when the handle is imported successfully.
+// Performing any operations on the file descriptor after it is imported results
+// in undefined behavior.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32, then exactly one of
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle is not NULL, then it
+// must represent a valid shared NT handle that references a synchronization
+// object. Ownership of this handle is not transferred to CUDA after the import
+// operation, so the application must release the handle using the appropriate
+// system call. If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name is not
+// NULL, then it must name a valid synchronization object.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle must be non-NULL and
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name must be NULL. The handle
+// specified must be a globally shared KMT handle. This handle does not hold a
+// reference to the underlying object, and thus will be invalid when all
+// references to the synchronization object are destroyed.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE, then exactly one of
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle is not NULL, then it
+// must represent a valid shared NT handle that is returned by
+// ID3D12DeviceCreateSharedHandle when referring to a ID3D12Fence object. This
+// handle holds a reference to the underlying object. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name is not NULL, then it must
+// name a valid synchronization object that refers to a valid ID3D12Fence
+// object.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle represents a valid
+// shared NT handle that is returned by ID3D11FenceCreateSharedHandle. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name is not NULL, then it must
+// name a valid synchronization object that refers to a valid ID3D11Fence
+// object.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlenvSciSyncObj represents a valid
+// NvSciSyncObj.
+//
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle represents a valid
+// shared NT handle that is returned by IDXGIResource1CreateSharedHandle when
+// referring to a IDXGIKeyedMutex object. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name is not NULL, then it must
+// name a valid synchronization object that refers to a valid IDXGIKeyedMutex
+// object.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle represents a valid
+// shared KMT handle that is returned by IDXGIResourceGetSharedHandle when
+// referring to a IDXGIKeyedMutex object and
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name must be NULL.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD, then
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlefd must be a valid file descriptor
+// referencing a synchronization object. Ownership of the file descriptor is
+// transferred to the CUDA driver when the handle is imported successfully.
+// Performing any operations on the file descriptor after it is imported results
+// in undefined behavior.
+//
+// If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESCtype is
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32, then exactly one
+// of CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle and
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name must not be NULL. If
+// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32handle is not NULL, then it
+// must represent a valid shared NT handle that references a synchronization
+// object. Ownership of this handle is not transferred to CUDA after the import
+// operation, so the application must release the handle using the appropriate
+// system call. If CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESChandlewin32name is not
+// NULL, then it must name a valid synchronization object.
+//
+// Parameters:
+//
+//   - extSem_out: Returned handle to an external semaphore
+//   - semHandleDesc: Semaphore import handle descriptor
 func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
 	return ImportExternalSemaphoreCtx(0, semHandleDesc)
 }
 
-// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a set of external semaphore objects
+// SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync
+// (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a
+// set of external semaphore objects.
+//
+// Enqueues a signal operation on a set of externally allocated semaphore object
+// in the specified stream. The operations will be executed when all prior
+// operations in the stream complete.
+//
+// The exact semantics of signaling a semaphore depends on the type of the
+// object.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT then signaling the
+// semaphore will set it to the signaled state.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 then the semaphore
+// will be set to the value specified in
+// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMSparamsfencevalue.
+//
+// If the semaphore object is of the type
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC this API sets
+// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMSparamsnvSciSyncfence to a value that can
+// be used by subsequent waiters of the same NvSciSync object to order
+// operations with those currently submitted in stream. Such an update will
+// overwrite previous contents of
+// CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMSparamsnvSciSyncfence. By default,
+// signaling such an external semaphore object causes appropriate memory
+// synchronization operations to be performed over all external memory objects
+// that are imported as CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. This ensures
+// that any subsequent accesses made by other importers of the same set of
+// NvSciBuf memory object(s) are coherent. These operations can be skipped by
+// specifying the flag CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC,
+// which can be used as a performance optimization when data coherency is not
+// required. But specifying this flag in scenarios where data coherency is
+// required results in undefined behavior. Also, for semaphore object of the
+// type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, if the NvSciSyncAttrList
+// used to create the NvSciSyncObj had not set the flags in
+// cuDeviceGetNvSciSyncAttributes to CUDA_NVSCISYNC_ATTR_SIGNAL, this API will
+// return CUDA_ERROR_NOT_SUPPORTED.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then the keyed mutex
+// will be released with the key specified in
+// CUDA_EXTERNAL_SEMAPHORE_PARAMSparamskeyedmutexkey.
+//
+// Parameters:
+//
+//   - extSemArray: Set of external semaphores to be signaled
+//   - paramsArray: Array of semaphore parameters
+//   - numExtSems: Number of semaphores to signal
+//   - stream: Stream to enqueue the signal operations in
 func SignalExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreSignalParams, stream Stream) error {
 	return SignalExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
-// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a set of external semaphore objects
+// WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync
+// (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a
+// set of external semaphore objects.
+//
+// Enqueues a wait operation on a set of externally allocated semaphore object
+// in the specified stream. The operations will be executed when all prior
+// operations in the stream complete.
+//
+// The exact semantics of waiting on a semaphore depends on the type of the
+// object.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT then waiting on the
+// semaphore will wait until the semaphore reaches the signaled state. The
+// semaphore will then be reset to the unsignaled state. Therefore for every
+// signal operation, there can only be one wait operation.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 then waiting on
+// the semaphore will wait until the value of the semaphore is greater than or
+// equal to CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMSparamsfencevalue.
+//
+// If the semaphore object is of the type
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC then, waiting on the semaphore
+// will wait until the CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMSparamsnvSciSyncfence
+// is signaled by the signaler of the NvSciSyncObj that was associated with this
+// semaphore object. By default, waiting on such an external semaphore object
+// causes appropriate memory synchronization operations to be performed over all
+// external memory objects that are imported as
+// CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF. This ensures that any subsequent
+// accesses made by other importers of the same set of NvSciBuf memory object(s)
+// are coherent. These operations can be skipped by specifying the flag
+// CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC, which can be used as a
+// performance optimization when data coherency is not required. But specifying
+// this flag in scenarios where data coherency is required results in undefined
+// behavior. Also, for semaphore object of the type
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC, if the NvSciSyncAttrList used to
+// create the NvSciSyncObj had not set the flags in
+// cuDeviceGetNvSciSyncAttributes to CUDA_NVSCISYNC_ATTR_WAIT, this API will
+// return CUDA_ERROR_NOT_SUPPORTED.
+//
+// If the semaphore object is any one of the following types:
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX,
+// CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT then the keyed mutex
+// will be acquired when it is released with the key specified in
+// CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMSparamskeyedmutexkey or until the timeout
+// specified by CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMSparamskeyedmutextimeoutMs has
+// lapsed. The timeout interval can either be a finite value specified in
+// milliseconds or an infinite value. In case an infinite value is specified the
+// timeout never elapses. The windows INFINITE macro must be used to specify
+// infinite timeout.
+//
+// Parameters:
+//
+//   - extSemArray: External semaphores to be waited on
+//   - paramsArray: Array of semaphore parameters
+//   - numExtSems: Number of semaphores to wait on
+//   - stream: Stream to enqueue the wait operations in
 func WaitExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []ExternalSemaphoreWaitParams, stream Stream) error {
 	return WaitExternalSemaphoresAsyncCtx(0, extSemArray, paramsArray, stream)
 }
 
-// DestroyExternalSemaphore calls cuDestroyExternalSemaphore (DestroyExternalSemaphoreCtx makes a context current first): Destroys an external semaphore
+// DestroyExternalSemaphore calls cuDestroyExternalSemaphore
+// (DestroyExternalSemaphoreCtx makes a context current first): Destroys an
+// external semaphore.
+//
+// Destroys an external semaphore object and releases any references to the
+// underlying resource. Any outstanding signals or waits must have completed
+// before the semaphore is destroyed.
+//
+// Parameters:
+//
+//   - extSem: External semaphore to be destroyed
 func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 	return DestroyExternalSemaphoreCtx(0, extSem)
 }
 
-// StreamWaitValue32 calls cuStreamWaitValue32 (StreamWaitValue32Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32 calls cuStreamWaitValue32 (StreamWaitValue32Ctx makes a
+// context current first): Wait on a memory location.
+//
+// Enqueues a synchronization of the stream on the given memory location. Work
+// ordered after the operation will block until the given condition on the
+// memory is satisfied. By default, the condition is to wait for (int32_t)(*addr -
+// value) >= 0, a cyclic greater-or-equal. Other condition types can be
+// specified via flags.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer(). This function cannot be
+// used with managed memory (cuMemAllocManaged).
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS.
+//
+// Support for CU_STREAM_WAIT_VALUE_NOR can be queried with
+// cuDeviceGetAttribute() and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to synchronize on the memory location.
+//   - addr: The memory location to wait on.
+//   - value: The value to compare with the memory location.
+//   - flags: See CUstreamWaitValue_flags.
 func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64 calls cuStreamWaitValue64 (StreamWaitValue64Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64 calls cuStreamWaitValue64 (StreamWaitValue64Ctx makes a
+// context current first): Wait on a memory location.
+//
+// Enqueues a synchronization of the stream on the given memory location. Work
+// ordered after the operation will block until the given condition on the
+// memory is satisfied. By default, the condition is to wait for (int64_t)(*addr -
+// value) >= 0, a cyclic greater-or-equal. Other condition types can be
+// specified via flags.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer().
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to synchronize on the memory location.
+//   - addr: The memory location to wait on.
+//   - value: The value to compare with the memory location.
+//   - flags: See CUstreamWaitValue_flags.
 func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32 calls cuStreamWriteValue32 (StreamWriteValue32Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32 calls cuStreamWriteValue32 (StreamWriteValue32Ctx makes a
+// context current first): Write a value to memory.
+//
+// Write a value to memory. Unless the CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+// flag is passed, the write is preceded by a system-wide memory fence,
+// equivalent to a __threadfence_system() but scoped to the stream rather than a
+// CUDA thread.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer(). This function cannot be
+// used with managed memory (cuMemAllocManaged).
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS.
+//
+// Parameters:
+//
+//   - stream: The stream to do the write in.
+//   - addr: The device address to write to.
+//   - value: The value to write.
+//   - flags: See CUstreamWriteValue_flags.
 func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64 calls cuStreamWriteValue64 (StreamWriteValue64Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64 calls cuStreamWriteValue64 (StreamWriteValue64Ctx makes a
+// context current first): Write a value to memory.
+//
+// Write a value to memory. Unless the CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+// flag is passed, the write is preceded by a system-wide memory fence,
+// equivalent to a __threadfence_system() but scoped to the stream rather than a
+// CUDA thread.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer().
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS.
+//
+// Parameters:
+//
+//   - stream: The stream to do the write in.
+//   - addr: The device address to write to.
+//   - value: The value to write.
+//   - flags: See CUstreamWriteValue_flags.
 func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOp calls cuStreamBatchMemOp (StreamBatchMemOpCtx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOp calls cuStreamBatchMemOp (StreamBatchMemOpCtx makes a
+// context current first): Batch operations to synchronize the stream via memory
+// operations.
+//
+// This is a batch version of cuStreamWaitValue32() and cuStreamWriteValue32().
+// Batching operations may avoid some performance overhead in both the API call
+// and the device execution versus adding them to the stream in separate API
+// calls. The operations are enqueued in the order they appear in the array.
+//
+// See CUstreamBatchMemOpType for the full set of supported operations, and
+// cuStreamWaitValue32(), cuStreamWaitValue64(), cuStreamWriteValue32(), and
+// cuStreamWriteValue64() for details of specific operations.
+//
+// Basic support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS. See related APIs for details on
+// querying support for specific operations.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to enqueue the operations in.
+//   - count: The number of operations in the array. Must be less than 256.
+//   - paramArray: The types and parameters of the individual operations.
+//   - flags: Reserved for future expansion; must be 0.
 func StreamBatchMemOp(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpCtx(0, stream, paramArray, flags)
 }
 
-// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (StreamWaitValue32V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue32V2 calls cuStreamWaitValue32_v2 (StreamWaitValue32V2Ctx
+// makes a context current first): Wait on a memory location.
+//
+// Enqueues a synchronization of the stream on the given memory location. Work
+// ordered after the operation will block until the given condition on the
+// memory is satisfied. By default, the condition is to wait for (int32_t)(*addr -
+// value) >= 0, a cyclic greater-or-equal. Other condition types can be
+// specified via flags.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer(). This function cannot be
+// used with managed memory (cuMemAllocManaged).
+//
+// Support for CU_STREAM_WAIT_VALUE_NOR can be queried with
+// cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V2.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to synchronize on the memory location.
+//   - addr: The memory location to wait on.
+//   - value: The value to compare with the memory location.
+//   - flags: See CUstreamWaitValue_flags.
 func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWaitValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (StreamWaitValue64V2Ctx makes a context current first): Wait on a memory location
+// StreamWaitValue64V2 calls cuStreamWaitValue64_v2 (StreamWaitValue64V2Ctx
+// makes a context current first): Wait on a memory location.
+//
+// Enqueues a synchronization of the stream on the given memory location. Work
+// ordered after the operation will block until the given condition on the
+// memory is satisfied. By default, the condition is to wait for (int64_t)(*addr -
+// value) >= 0, a cyclic greater-or-equal. Other condition types can be
+// specified via flags.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer().
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to synchronize on the memory location.
+//   - addr: The memory location to wait on.
+//   - value: The value to compare with the memory location.
+//   - flags: See CUstreamWaitValue_flags.
 func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWaitValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (StreamWriteValue32V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue32V2 calls cuStreamWriteValue32_v2 (StreamWriteValue32V2Ctx
+// makes a context current first): Write a value to memory.
+//
+// Write a value to memory.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer(). This function cannot be
+// used with managed memory (cuMemAllocManaged).
+//
+// Parameters:
+//
+//   - stream: The stream to do the write in.
+//   - addr: The device address to write to.
+//   - value: The value to write.
+//   - flags: See CUstreamWriteValue_flags.
 func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
 	return StreamWriteValue32V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (StreamWriteValue64V2Ctx makes a context current first): Write a value to memory
+// StreamWriteValue64V2 calls cuStreamWriteValue64_v2 (StreamWriteValue64V2Ctx
+// makes a context current first): Write a value to memory.
+//
+// Write a value to memory.
+//
+// If the memory was registered via cuMemHostRegister(), the device pointer
+// should be obtained with cuMemHostGetDevicePointer().
+//
+// Support for this can be queried with cuDeviceGetAttribute() and
+// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V2.
+//
+// Parameters:
+//
+//   - stream: The stream to do the write in.
+//   - addr: The device address to write to.
+//   - value: The value to write.
+//   - flags: See CUstreamWriteValue_flags.
 func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
 	return StreamWriteValue64V2Ctx(0, stream, addr, value, flags)
 }
 
-// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (StreamBatchMemOpV2Ctx makes a context current first): Batch operations to synchronize the stream via memory operations
+// StreamBatchMemOpV2 calls cuStreamBatchMemOp_v2 (StreamBatchMemOpV2Ctx makes a
+// context current first): Batch operations to synchronize the stream via memory
+// operations.
+//
+// This is a batch version of cuStreamWaitValue32_v2() and
+// cuStreamWriteValue32_v2(). Batching operations may avoid some performance
+// overhead in both the API call and the device execution versus adding them to
+// the stream in separate API calls. The operations are enqueued in the order
+// they appear in the array.
+//
+// See CUstreamBatchMemOpType for the full set of supported operations, and
+// cuStreamWaitValue32_v2(), cuStreamWaitValue64_v2(),
+// cuStreamWriteValue32_v2(), and cuStreamWriteValue64_v2() for details of
+// specific operations.
+//
+// See related APIs for details on querying support for specific operations.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - stream: The stream to enqueue the operations in.
+//   - count: The number of operations in the array. Must be less than 256.
+//   - paramArray: The types and parameters of the individual operations.
+//   - flags: Reserved for future expansion; must be 0.
 func StreamBatchMemOpV2(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpV2Ctx(0, stream, paramArray, flags)
 }
 
-// FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a context current first): Returns information about a function
+// FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a
+// context current first): Returns information about a function.
+//
+// Returns in *pi the integer value of the attribute attrib on the kernel given
+// by hfunc. The supported attributes are:
+//
+//   - CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: The maximum number of threads
+//     per block, beyond which a launch of the function would fail. This number
+//     depends on both the function and the device on which the function is
+//     currently loaded.
+//   - CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: The size in bytes of
+//     statically-allocated shared memory per block required by this function.
+//     This does not include dynamically-allocated shared memory requested by
+//     the user at runtime.
+//   - CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: The size in bytes of user-allocated
+//     constant memory required by this function.
+//   - CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: The size in bytes of local memory
+//     used by each thread of this function.
+//   - CU_FUNC_ATTRIBUTE_NUM_REGS: The number of registers used by each thread
+//     of this function.
+//   - CU_FUNC_ATTRIBUTE_PTX_VERSION: The PTX virtual architecture version for
+//     which the function was compiled. This value is the major PTX version * 10 +
+//     the minor PTX version, so a PTX version 1.3 function would return the
+//     value 13. Note that this may return the undefined value of 0 for cubins
+//     compiled prior to CUDA 3.0.
+//   - CU_FUNC_ATTRIBUTE_BINARY_VERSION: The binary architecture version for
+//     which the function was compiled. This value is the major binary version *
+//     10 + the minor binary version, so a binary version 1.3 function would
+//     return the value 13. Note that this will return a value of 10 for legacy
+//     cubins that do not have a properly-encoded binary architecture version.
+//   - CU_FUNC_CACHE_MODE_CA: The attribute to indicate whether the function has
+//     been compiled with user specified option "-Xptxas --dlcm=ca" set .
+//   - CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: The maximum size in
+//     bytes of dynamically-allocated shared memory.
+//   - CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: Preferred shared
+//     memory-L1 cache split ratio in percent of total shared memory.
+//   - CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: If this attribute is set, the
+//     kernel must launch with a valid cluster size specified.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: The required cluster width in
+//     blocks.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: The required cluster height in
+//     blocks.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: The required cluster depth in
+//     blocks.
+//   - CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: Indicates whether
+//     the function can be launched with non-portable cluster size. 1 is
+//     allowed, 0 is disallowed. A non-portable cluster size may only function
+//     on the specific SKUs the program is tested on. The launch might fail if
+//     the program is run on a different hardware platform. CUDA API provides
+//     cudaOccupancyMaxActiveClusters to assist with checking whether the
+//     desired size can be launched on the current device. A portable cluster
+//     size is guaranteed to be functional on all compute capabilities higher
+//     than the target compute capability. The portable cluster size for sm_90
+//     is 8 blocks per cluster. This value may increase for future compute
+//     capabilities. The specific hardware unit may support higher cluster sizes
+//     that’s not guaranteed to be portable.
+//   - CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: The block
+//     scheduling policy of a function. The value type is
+//     CUclusterSchedulingPolicy.
+//
+// Parameters:
+//
+//   - pi: Returned attribute value
+//   - attrib: Attribute requested
+//   - hfunc: Function to query attribute of
 func FuncGetAttribute(attrib FunctionAttribute, hfunc Function) (int32, error) {
 	return FuncGetAttributeCtx(0, attrib, hfunc)
 }
 
-// FuncSetAttribute calls cuFuncSetAttribute (FuncSetAttributeCtx makes a context current first): Sets information about a function
+// FuncSetAttribute calls cuFuncSetAttribute (FuncSetAttributeCtx makes a
+// context current first): Sets information about a function.
+//
+// This call sets the value of a specified attribute attrib on the kernel given
+// by hfunc to an integer value specified by val This function returns
+// CUDA_SUCCESS if the new value of the attribute could be successfully set. If
+// the set fails, this call will return an error. Not all attributes can have
+// values set. Attempting to set a value on a read-only attribute will result in
+// an error (CUDA_ERROR_INVALID_VALUE)
+//
+// Supported attributes for the cuFuncSetAttribute call are:
+//
+//   - CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: This maximum size in
+//     bytes of dynamically-allocated shared memory. The value should contain
+//     the requested maximum size of dynamically-allocated shared memory. The
+//     sum of this value and the function attribute
+//     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES cannot exceed the device attribute
+//     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN. The maximal size
+//     of requestable dynamic shared memory may differ by GPU architecture.
+//   - CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: On devices where the
+//     L1 cache and shared memory use the same hardware resources, this sets the
+//     shared memory carveout preference, in percent of the total shared memory.
+//     See CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR This is only
+//     a hint, and the driver can choose a different ratio if required to
+//     execute the function.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: The required cluster width in
+//     blocks. The width, height, and depth values must either all be 0 or all
+//     be positive. The validity of the cluster dimensions is checked at launch
+//     time. If the value is set during compile time, it cannot be set at
+//     runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: The required cluster height in
+//     blocks. The width, height, and depth values must either all be 0 or all
+//     be positive. The validity of the cluster dimensions is checked at launch
+//     time. If the value is set during compile time, it cannot be set at
+//     runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED.
+//   - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: The required cluster depth in
+//     blocks. The width, height, and depth values must either all be 0 or all
+//     be positive. The validity of the cluster dimensions is checked at launch
+//     time. If the value is set during compile time, it cannot be set at
+//     runtime. Setting it at runtime will return CUDA_ERROR_NOT_PERMITTED.
+//   - CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: The block
+//     scheduling policy of a function. The value type is
+//     CUclusterSchedulingPolicy.
+//
+// Parameters:
+//
+//   - hfunc: Function to query attribute of
+//   - attrib: Attribute requested
+//   - value: The value to set
 func FuncSetAttribute(hfunc Function, attrib FunctionAttribute, value int32) error {
 	return FuncSetAttributeCtx(0, hfunc, attrib, value)
 }
 
-// FuncSetCacheConfig calls cuFuncSetCacheConfig (FuncSetCacheConfigCtx makes a context current first): Sets the preferred cache configuration for a device function
+// FuncSetCacheConfig calls cuFuncSetCacheConfig (FuncSetCacheConfigCtx makes a
+// context current first): Sets the preferred cache configuration for a device
+// function.
+//
+// On devices where the L1 cache and shared memory use the same hardware
+// resources, this sets through config the preferred cache configuration for the
+// device function hfunc. This is only a preference. The driver will use the
+// requested configuration if possible, but it is free to choose a different
+// configuration if required to execute hfunc. Any context-wide preference set
+// via cuCtxSetCacheConfig() will be overridden by this per-function setting
+// unless the per-function setting is CU_FUNC_CACHE_PREFER_NONE. In that case,
+// the current context-wide setting will be used.
+//
+// This setting does nothing on devices where the size of the L1 cache and
+// shared memory are fixed.
+//
+// Launching a kernel with a different preference than the most recent
+// preference setting may insert a device-side synchronization point.
+//
+// The supported cache configurations are:
+//
+//   - CU_FUNC_CACHE_PREFER_NONE: no preference for shared memory or L1
+//     (default)
+//   - CU_FUNC_CACHE_PREFER_SHARED: prefer larger shared memory and smaller L1
+//     cache
+//   - CU_FUNC_CACHE_PREFER_L1: prefer larger L1 cache and smaller shared memory
+//   - CU_FUNC_CACHE_PREFER_EQUAL: prefer equal sized L1 cache and shared memory
+//
+// Parameters:
+//
+//   - hfunc: Kernel to configure cache for
+//   - config: Requested cache configuration
 func FuncSetCacheConfig(hfunc Function, config FuncCache) error {
 	return FuncSetCacheConfigCtx(0, hfunc, config)
 }
 
-// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig (FuncSetSharedMemConfigCtx makes a context current first): Sets the shared memory configuration for a device function.
+// FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig
+// (FuncSetSharedMemConfigCtx makes a context current first): Sets the shared
+// memory configuration for a device function.
+//
+// On devices with configurable shared memory banks, this function will force
+// all subsequent launches of the specified device function to have the given
+// shared memory bank size configuration. On any given launch of the function,
+// the shared memory configuration of the device will be temporarily changed if
+// needed to suit the function's preferred configuration. Changes in shared
+// memory configuration between subsequent launches of functions, may introduce
+// a device side synchronization point.
+//
+// Any per-function setting of shared memory bank size set via
+// cuFuncSetSharedMemConfig will override the context wide setting set with
+// cuCtxSetSharedMemConfig.
+//
+// Changing the shared memory bank size will not increase shared memory usage or
+// affect occupancy of kernels, but may have major effects on performance.
+// Larger bank sizes will allow for greater potential bandwidth to shared
+// memory, but will change what kinds of accesses to shared memory will result
+// in bank conflicts.
+//
+// This function will do nothing on devices with fixed shared memory bank size.
+//
+// The supported bank configurations are:
+//
+//   - CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: use the context's shared memory
+//     configuration when launching this function.
+//   - CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: set shared memory bank width to
+//     be natively four bytes when launching this function.
+//   - CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: set shared memory bank width
+//     to be natively eight bytes when launching this function.
+//
+// Parameters:
+//
+//   - hfunc: kernel to be given a shared memory config
+//   - config: requested shared memory configuration
 func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 	return FuncSetSharedMemConfigCtx(0, hfunc, config)
 }
 
-// FuncGetModule calls cuFuncGetModule (FuncGetModuleCtx makes a context current first): Returns a module handle
+// FuncGetModule calls cuFuncGetModule (FuncGetModuleCtx makes a context current
+// first): Returns a module handle.
+//
+// Returns in *hmod the handle of the module that function hfunc is located in.
+// The lifetime of the module corresponds to the lifetime of the context it was
+// loaded in or until the module is explicitly unloaded.
+//
+// The CUDA runtime manages its own modules loaded into the primary context. If
+// the handle returned by this API refers to a module loaded by the CUDA
+// runtime, calling cuModuleUnload() on that module will result in undefined
+// behavior.
+//
+// Parameters:
+//
+//   - hmod: Returned module handle
+//   - hfunc: Function to retrieve module for
 func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, hfunc) }
 
-// LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current first): Launches a CUDA function
+// LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current
+// first): Launches a CUDA function.
 //
-// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it); LaunchArgs takes the values themselves
-// extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
+// Invokes the kernel f on a gridDimX x gridDimY x gridDimZ grid of blocks. Each
+// block contains blockDimX x blockDimY x blockDimZ threads.
+//
+// sharedMemBytes sets the amount of dynamic shared memory that will be
+// available to each thread block.
+//
+// Kernel parameters to f can be specified in one of two ways:
+//
+// 1) Kernel parameters can be specified via kernelParams. If f has N
+// parameters, then kernelParams needs to be an array of N pointers. Each of
+// kernelParams[0] through kernelParams[N-1] must point to a region of memory
+// from which the actual kernel parameter will be copied. The number of kernel
+// parameters and their offsets and sizes do not need to be specified as that
+// information is retrieved directly from the kernel's image.
+//
+// 2) Kernel parameters can also be packaged by the application into a single
+// buffer that is passed in via the extra parameter. This places the burden on
+// the application of knowing each kernel parameter's size and alignment/padding
+// within the buffer. Here is an example of using the extra parameter in this
+// manner:
+//
+//	size_t argBufferSize;
+//	char argBuffer[256];
+//	// populate argBuffer and argBufferSize
+//	void *config[] = {
+//	CU_LAUNCH_PARAM_BUFFER_POINTER, argBuffer,
+//	CU_LAUNCH_PARAM_BUFFER_SIZE,    &argBufferSize,
+//	CU_LAUNCH_PARAM_END
+//	};
+//	status = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, sh, s, NULL, config);
+//
+// The extra parameter exists to allow cuLaunchKernel to take additional less
+// commonly used arguments. extra specifies a list of names of extra settings
+// and their corresponding values. Each extra setting name is immediately
+// followed by the corresponding value. The list must be terminated with either
+// NULL or CU_LAUNCH_PARAM_END.
+//
+//   - CU_LAUNCH_PARAM_END, which indicates the end of the extra array;
+//   - CU_LAUNCH_PARAM_BUFFER_POINTER, which specifies that the next value in
+//     extra will be a pointer to a buffer containing all the kernel parameters
+//     for launching kernel f;
+//   - CU_LAUNCH_PARAM_BUFFER_SIZE, which specifies that the next value in extra
+//     will be a pointer to a size_t containing the size of the buffer specified
+//     with CU_LAUNCH_PARAM_BUFFER_POINTER;
+//
+// The error CUDA_ERROR_INVALID_VALUE will be returned if kernel parameters are
+// specified with both kernelParams and extra (i.e. both kernelParams and extra
+// are non-NULL).
+//
+// Calling cuLaunchKernel() invalidates the persistent function state set
+// through the following deprecated APIs: cuFuncSetBlockShape(),
+// cuFuncSetSharedSize(), cuParamSetSize(), cuParamSeti(), cuParamSetf(),
+// cuParamSetv().
+//
+// Note that to use cuLaunchKernel(), the kernel f must either have been
+// compiled with toolchain version 3.2 or later so that it will contain kernel
+// parameter information, or have no kernel parameters. If either of these
+// conditions is not met, then cuLaunchKernel() will return
+// CUDA_ERROR_INVALID_IMAGE.
+//
+// Parameters:
+//
+//   - f: Kernel to launch
+//   - gridDimX: Width of grid in blocks
+//   - gridDimY: Height of grid in blocks
+//   - gridDimZ: Depth of grid in blocks
+//   - blockDimX: X dimension of each thread block
+//   - blockDimY: Y dimension of each thread block
+//   - blockDimZ: Z dimension of each thread block
+//   - sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+//   - hStream: Stream identifier
+//   - kernelParams: Array of pointers to kernel parameters
+//   - extra: Extra options
+//
+// The raw pointers:
+//   - kernelParams: one pointer per kernel parameter, to its value (Go memory
+//     is pinned for the call; the values are copied during it); LaunchArgs
+//     takes the values themselves
+//   - extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 }
 
-// LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context current first): Launches a CUDA function with launch-time configuration
+// LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context
+// current first): Launches a CUDA function with launch-time configuration.
 //
-// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it)
-// extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
+// Invokes the kernel f with the specified launch-time configuration config.
+//
+// The CUlaunchConfig structure is defined as:
+//
+//	typedef struct CUlaunchConfig_st {
+//	unsigned int gridDimX;
+//	unsigned int gridDimY;
+//	unsigned int gridDimZ;
+//	unsigned int blockDimX;
+//	unsigned int blockDimY;
+//	unsigned int blockDimZ;
+//	unsigned int sharedMemBytes;
+//	CUstream hStream;
+//	CUlaunchAttribute *attrs;
+//	unsigned int numAttrs;
+//	} CUlaunchConfig;
+//
+// where:
+//
+//   - CUlaunchConfiggridDimX is the width of the grid in blocks.
+//   - CUlaunchConfiggridDimY is the height of the grid in blocks.
+//   - CUlaunchConfiggridDimZ is the depth of the grid in blocks.
+//   - CUlaunchConfigblockDimX is the X dimension of each thread block.
+//   - CUlaunchConfigblockDimX is the Y dimension of each thread block.
+//   - CUlaunchConfigblockDimZ is the Z dimension of each thread block.
+//   - CUlaunchConfigsharedMemBytes is the dynamic shared-memory size per thread
+//     block in bytes.
+//   - CUlaunchConfighStream is the handle to the stream to perform the launch
+//     in. The CUDA context associated with this stream must match that
+//     associated with function f.
+//   - CUlaunchConfigattrs is an array of CUlaunchConfignumAttrs continguous
+//     CUlaunchAttribute elements. The value of this pointer is not considered
+//     if CUlaunchConfignumAttrs is zero. However, in that case, it is
+//     recommended to set the pointer to NULL.
+//   - CUlaunchConfignumAttrs is the numbers of attributes populating the first
+//     CUlaunchConfignumAttrs positions of the CUlaunchConfigattrs array.
+//
+// Launch-time configuration is specified by adding entries to
+// CUlaunchConfigattrs. Each entry is an attribute ID and a corresponding
+// attribute value.
+//
+// The CUlaunchAttribute structure is defined as:
+//
+//	typedef struct CUlaunchAttribute_st {
+//	CUlaunchAttributeID id;
+//	CUlaunchAttributeValue value;
+//	} CUlaunchAttribute;
+//
+// where:
+//
+//   - CUlaunchAttributeid is a unique enum identifying the attribute.
+//   - CUlaunchAttributevalue is a union that hold the attribute value.
+//
+// An example of using the config parameter:
+//
+//	CUlaunchAttribute coopAttr = {.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+//	.value = 1};
+//	CUlaunchConfig config = {... // set block and grid dimensions
+//	.attrs = &coopAttr,
+//	.numAttrs = 1};
+//	cuLaunchKernelEx(&config, kernel, NULL, NULL);
+//
+// The CUlaunchAttributeID enum is defined as:
+//
+//	typedef enum CUlaunchAttributeID_enum {
+//	CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+//	CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW   = 1,
+//	CU_LAUNCH_ATTRIBUTE_COOPERATIVE            = 2,
+//	CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3,
+//	CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION                    = 4,
+//	CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+//	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION    = 6,
+//	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT                   = 7,
+//	} CUlaunchAttributeID;
+//
+// and the corresponding CUlaunchAttributeValue union as :
+//
+//	typedef union CUlaunchAttributeValue_union {
+//	cuuint64_t pad[8];
+//	CUaccessPolicyWindow accessPolicyWindow;
+//	int cooperative;
+//	CUsynchronizationPolicy syncPolicy;
+//	struct {
+//	unsigned int x;
+//	unsigned int y;
+//	unsigned int z;
+//	} clusterDim;
+//	CUclusterSchedulingPolicy clusterSchedulingPolicyPreference;
+//	int programmaticStreamSerializationAllowed;
+//	struct {
+//	CUevent event;
+//	int flags;
+//	int triggerAtBlockStart;
+//	} programmaticEvent;
+//	} CUlaunchAttributeValue;
+//
+// Setting CU_LAUNCH_ATTRIBUTE_COOPERATIVE to a non-zero value causes the kernel
+// launch to be a cooperative launch, with exactly the same usage and semantics
+// of cuLaunchCooperativeKernel.
+//
+// Setting CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION to a non-zero
+// values causes the kernel to use programmatic means to resolve its stream
+// dependency -- enabling the CUDA runtime to opportunistically allow the grid's
+// execution to overlap with the previous kernel in the stream, if that kernel
+// requests the overlap.
+//
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT records an event along with the kernel
+// launch. Event recorded through this launch attribute is guaranteed to only
+// trigger after all block in the associated kernel trigger the event. A block
+// can trigger the event through PTX launchdep.release or CUDA builtin function
+// cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at
+// the beginning of each block's execution if triggerAtBlockStart is set to
+// non-0. Note that dependents (including the CPU thread calling
+// cuEventSynchronize()) are not guaranteed to observe the release precisely
+// when it is released. For example, cuEventSynchronize() may only observe the
+// event trigger long after the associated kernel has completed. This recording
+// type is primarily meant for establishing programmatic dependency between
+// device tasks. The event supplied must not be an interprocess or interop
+// event. The event must disable timing (i.e. created with
+// CU_EVENT_DISABLE_TIMING flag set).
+//
+// The effect of other attributes is consistent with their effect when set via
+// persistent APIs.
+//
+// See cuStreamSetAttribute for
+//
+//   - CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+//   - CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+//
+// See cuFunctionSetAttribute for
+//
+//   - CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+//   - CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+//
+// Kernel parameters to f can be specified in the same ways that they can be
+// using cuLaunchKernel.
+//
+// Parameters:
+//
+//   - config: Kernel to launch
+//   - f: Kernel to launch
+//   - kernelParams: Array of pointers to kernel parameters
+//   - extra: Extra options
+//
+// The raw pointers:
+//   - kernelParams: one pointer per kernel parameter, to its value (Go memory
+//     is pinned for the call; the values are copied during it)
+//   - extra: CU_LAUNCH_PARAM_* pairs ending in CU_LAUNCH_PARAM_END, or empty
 func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	return LaunchKernelExCtx(0, config, f, kernelParams, extra)
 }
 
-// LaunchCooperativeKernel calls cuLaunchCooperativeKernel (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA function where thread blocks can cooperate and synchronize as they execute
+// LaunchCooperativeKernel calls cuLaunchCooperativeKernel
+// (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA
+// function where thread blocks can cooperate and synchronize as they execute.
 //
-// kernelParams: one pointer per kernel parameter, to its value (Go memory is pinned for the call; the values are copied during it)
+// Invokes the kernel f on a gridDimX x gridDimY x gridDimZ grid of blocks. Each
+// block contains blockDimX x blockDimY x blockDimZ threads.
+//
+// sharedMemBytes sets the amount of dynamic shared memory that will be
+// available to each thread block.
+//
+// The device on which this kernel is invoked must have a non-zero value for the
+// device attribute CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH.
+//
+// The total number of blocks launched cannot exceed the maximum number of
+// blocks per multiprocessor as returned by
+// cuOccupancyMaxActiveBlocksPerMultiprocessor (or
+// cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) times the number of
+// multiprocessors as specified by the device attribute
+// CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.
+//
+// The kernel cannot make use of CUDA dynamic parallelism.
+//
+// Kernel parameters must be specified via kernelParams. If f has N parameters,
+// then kernelParams needs to be an array of N pointers. Each of kernelParams[0]
+// through kernelParams[N-1] must point to a region of memory from which the
+// actual kernel parameter will be copied. The number of kernel parameters and
+// their offsets and sizes do not need to be specified as that information is
+// retrieved directly from the kernel's image.
+//
+// Calling cuLaunchCooperativeKernel() sets persistent function state that is
+// the same as function state set through cuLaunchKernel API
+//
+// When the kernel f is launched via cuLaunchCooperativeKernel(), the previous
+// block shape, shared size and parameter info associated with f is overwritten.
+//
+// Note that to use cuLaunchCooperativeKernel(), the kernel f must either have
+// been compiled with toolchain version 3.2 or later so that it will contain
+// kernel parameter information, or have no kernel parameters. If either of
+// these conditions is not met, then cuLaunchCooperativeKernel() will return
+// CUDA_ERROR_INVALID_IMAGE.
+//
+// Parameters:
+//
+//   - f: Kernel to launch
+//   - gridDimX: Width of grid in blocks
+//   - gridDimY: Height of grid in blocks
+//   - gridDimZ: Depth of grid in blocks
+//   - blockDimX: X dimension of each thread block
+//   - blockDimY: Y dimension of each thread block
+//   - blockDimZ: Z dimension of each thread block
+//   - sharedMemBytes: Dynamic shared-memory size per thread block in bytes
+//   - hStream: Stream identifier
+//   - kernelParams: Array of pointers to kernel parameters
+//
+// The raw pointers:
+//   - kernelParams: one pointer per kernel parameter, to its value (Go memory
+//     is pinned for the call; the values are copied during it)
 func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
 	return LaunchCooperativeKernelCtx(0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 }
 
-// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice (LaunchCooperativeKernelMultiDeviceCtx makes a context current first): Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+// LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice
+// (LaunchCooperativeKernelMultiDeviceCtx makes a context current first):
+// Launches CUDA functions on multiple devices where thread blocks can cooperate
+// and synchronize as they execute.
+//
+// The header marks it deprecated. This function is deprecated as of CUDA 11.3.
+//
+// Invokes kernels as specified in the launchParamsList array where each element
+// of the array specifies all the parameters required to perform a single kernel
+// launch. These kernels can cooperate and synchronize as they execute. The size
+// of the array is specified by numDevices.
+//
+// No two kernels can be launched on the same device. All the devices targeted
+// by this multi-device launch must be identical. All devices must have a
+// non-zero value for the device attribute
+// CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH.
+//
+// All kernels launched must be identical with respect to the compiled code.
+// Note that any __device__, __constant__ or __managed__ variables present in
+// the module that owns the kernel launched on each device, are independently
+// instantiated on every device. It is the application's responsibility to
+// ensure these variables are initialized and used appropriately.
+//
+// The size of the grids as specified in blocks, the size of the blocks
+// themselves and the amount of shared memory used by each thread block must
+// also match across all launched kernels.
+//
+// The streams used to launch these kernels must have been created via either
+// cuStreamCreate or cuStreamCreateWithPriority. The NULL stream or
+// CU_STREAM_LEGACY or CU_STREAM_PER_THREAD cannot be used.
+//
+// The total number of blocks launched per kernel cannot exceed the maximum
+// number of blocks per multiprocessor as returned by
+// cuOccupancyMaxActiveBlocksPerMultiprocessor (or
+// cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) times the number of
+// multiprocessors as specified by the device attribute
+// CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. Since the total number of blocks
+// launched per device has to match across all devices, the maximum number of
+// blocks that can be launched per device will be limited by the device with the
+// least number of multiprocessors.
+//
+// The kernels cannot make use of CUDA dynamic parallelism.
+//
+// The CUDA_LAUNCH_PARAMS structure is defined as:
+//
+//	typedef struct CUDA_LAUNCH_PARAMS_st
+//	{
+//	CUfunction function;
+//	unsigned int gridDimX;
+//	unsigned int gridDimY;
+//	unsigned int gridDimZ;
+//	unsigned int blockDimX;
+//	unsigned int blockDimY;
+//	unsigned int blockDimZ;
+//	unsigned int sharedMemBytes;
+//	CUstream hStream;
+//	void **kernelParams;
+//	} CUDA_LAUNCH_PARAMS;
+//
+// where:
+//
+//   - CUDA_LAUNCH_PARAMSfunction specifies the kernel to be launched. All
+//     functions must be identical with respect to the compiled code.
+//   - CUDA_LAUNCH_PARAMSgridDimX is the width of the grid in blocks. This must
+//     match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSgridDimY is the height of the grid in blocks. This must
+//     match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSgridDimZ is the depth of the grid in blocks. This must
+//     match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSblockDimX is the X dimension of each thread block. This
+//     must match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSblockDimX is the Y dimension of each thread block. This
+//     must match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSblockDimZ is the Z dimension of each thread block. This
+//     must match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMSsharedMemBytes is the dynamic shared-memory size per
+//     thread block in bytes. This must match across all kernels launched.
+//   - CUDA_LAUNCH_PARAMShStream is the handle to the stream to perform the
+//     launch in. This cannot be the NULL stream or CU_STREAM_LEGACY or
+//     CU_STREAM_PER_THREAD. The CUDA context associated with this stream must
+//     match that associated with CUDA_LAUNCH_PARAMSfunction.
+//   - CUDA_LAUNCH_PARAMSkernelParams is an array of pointers to kernel
+//     parameters. If CUDA_LAUNCH_PARAMSfunction has N parameters, then
+//     CUDA_LAUNCH_PARAMSkernelParams needs to be an array of N pointers. Each
+//     of CUDA_LAUNCH_PARAMSkernelParams[0] through
+//     CUDA_LAUNCH_PARAMSkernelParams[N-1] must point to a region of memory from
+//     which the actual kernel parameter will be copied. The number of kernel
+//     parameters and their offsets and sizes do not need to be specified as
+//     that information is retrieved directly from the kernel's image.
+//
+// By default, the kernel won't begin execution on any GPU until all prior work
+// in all the specified streams has completed. This behavior can be overridden
+// by specifying the flag
+// CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC. When this flag is
+// specified, each kernel will only wait for prior work in the stream
+// corresponding to that GPU to complete before it begins execution.
+//
+// Similarly, by default, any subsequent work pushed in any of the specified
+// streams will not begin execution until the kernels on all GPUs have
+// completed. This behavior can be overridden by specifying the flag
+// CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC. When this flag is
+// specified, any subsequent work pushed in any of the specified streams will
+// only wait for the kernel launched on the GPU corresponding to that stream to
+// complete before it begins execution.
+//
+// Calling cuLaunchCooperativeKernelMultiDevice() sets persistent function state
+// that is the same as function state set through cuLaunchKernel API when called
+// individually for each element in launchParamsList.
+//
+// When kernels are launched via cuLaunchCooperativeKernelMultiDevice(), the
+// previous block shape, shared size and parameter info associated with each
+// CUDA_LAUNCH_PARAMSfunction in launchParamsList is overwritten.
+//
+// Note that to use cuLaunchCooperativeKernelMultiDevice(), the kernels must
+// either have been compiled with toolchain version 3.2 or later so that it will
+// contain kernel parameter information, or have no kernel parameters. If either
+// of these conditions is not met, then cuLaunchCooperativeKernelMultiDevice()
+// will return CUDA_ERROR_INVALID_IMAGE.
+//
+// Parameters:
+//
+//   - launchParamsList: List of launch parameters, one per device
+//   - numDevices: Size of the launchParamsList array
+//   - flags: Flags to control launch behavior
 func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags uint32) error {
 	return LaunchCooperativeKernelMultiDeviceCtx(0, launchParamsList, flags)
 }
 
-// LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context current first): Enqueues a host function call in a stream
+// LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context
+// current first): Enqueues a host function call in a stream.
 //
-// userData: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (LaunchHostFuncGo, NewHostFn)
+// Enqueues a host function to run in a stream. The function will be called
+// after currently enqueued work and will block work added after it.
+//
+// The host function must not make any CUDA API calls. Attempting to use a CUDA
+// API may result in CUDA_ERROR_NOT_PERMITTED, but this is not required. The
+// host function must not perform any synchronization that may depend on
+// outstanding CUDA work not mandated to run earlier. Host functions without a
+// mandated order (such as in independent streams) execute in undefined order
+// and may be serialized.
+//
+// For the purposes of Unified Memory, execution makes a number of guarantees:
+//
+//   - The stream is considered idle for the duration of the function's
+//     execution. Thus, for example, the function may always use memory attached
+//     to the stream it was enqueued in.
+//   - The start of execution of the function has the same effect as
+//     synchronizing an event recorded in the same stream immediately prior to
+//     the function. It thus synchronizes streams which have been "joined" prior
+//     to the function.
+//   - Adding device work to any stream does not have the effect of making the
+//     stream active until all preceding host functions and stream callbacks
+//     have executed. Thus, for example, a function might use global attached
+//     memory even if work has been added to another stream, if the work has
+//     been ordered behind the function call with an event.
+//   - Completion of the function does not cause a stream to become active
+//     except as described above. The stream will remain idle if no device work
+//     follows the function, and will remain idle across consecutive host
+//     functions or stream callbacks without device work in between. Thus, for
+//     example, stream synchronization can be done by signaling from a host
+//     function at the end of the stream.
+//
+// Note that, in contrast to cuStreamAddCallback, the function will not be
+// called in the event of an error in the CUDA context.
+//
+// Parameters:
+//
+//   - hStream: Stream to enqueue function call in
+//   - fn: The function to call once preceding stream operations are complete
+//   - userData: User-specified data to be passed to the function
+//
+// The raw pointers:
+//   - userData: the pointer the driver hands back to the C callback: C memory
+//     or a value; for a Go func use the Go form instead (LaunchHostFuncGo,
+//     NewHostFn)
 func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
 
-// FuncSetBlockShape calls cuFuncSetBlockShape (FuncSetBlockShapeCtx makes a context current first): Sets the block-dimensions for the function
+// FuncSetBlockShape calls cuFuncSetBlockShape (FuncSetBlockShapeCtx makes a
+// context current first): Sets the block-dimensions for the function.
+//
+// The header marks it deprecated.
+//
+// Specifies the x, y, and z dimensions of the thread blocks that are created
+// when the kernel given by hfunc is launched.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to specify dimensions of
+//   - x: X dimension
+//   - y: Y dimension
+//   - z: Z dimension
 func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) error {
 	return FuncSetBlockShapeCtx(0, hfunc, x, y, z)
 }
 
-// FuncSetSharedSize calls cuFuncSetSharedSize (FuncSetSharedSizeCtx makes a context current first): Sets the dynamic shared-memory size for the function
+// FuncSetSharedSize calls cuFuncSetSharedSize (FuncSetSharedSizeCtx makes a
+// context current first): Sets the dynamic shared-memory size for the function.
+//
+// The header marks it deprecated.
+//
+// Sets through bytes the amount of dynamic shared memory that will be available
+// to each thread block when the kernel given by hfunc is launched.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to specify dynamic shared-memory size for
+//   - bytes: Dynamic shared-memory size per thread in bytes
 func FuncSetSharedSize(hfunc Function, bytes uint32) error {
 	return FuncSetSharedSizeCtx(0, hfunc, bytes)
 }
 
-// ParamSetSize calls cuParamSetSize (ParamSetSizeCtx makes a context current first): Sets the parameter size for the function
+// ParamSetSize calls cuParamSetSize (ParamSetSizeCtx makes a context current
+// first): Sets the parameter size for the function.
+//
+// The header marks it deprecated.
+//
+// Sets through numbytes the total size in bytes needed by the function
+// parameters of the kernel corresponding to hfunc.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to set parameter size for
+//   - numbytes: Size of parameter list in bytes
 func ParamSetSize(hfunc Function, numbytes uint32) error { return ParamSetSizeCtx(0, hfunc, numbytes) }
 
-// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first): Adds an integer parameter to the function's argument list
+// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first):
+// Adds an integer parameter to the function's argument list.
+//
+// The header marks it deprecated.
+//
+// Sets an integer parameter that will be specified the next time the kernel
+// corresponding to hfunc will be invoked. offset is a byte offset.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to add parameter to
+//   - offset: Offset to add parameter to argument list
+//   - value: Value of parameter
 func ParamSeti(hfunc Function, offset int32, value uint32) error {
 	return ParamSetiCtx(0, hfunc, offset, value)
 }
 
-// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first): Adds a floating-point parameter to the function's argument list
+// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first):
+// Adds a floating-point parameter to the function's argument list.
+//
+// The header marks it deprecated.
+//
+// Sets a floating-point parameter that will be specified the next time the
+// kernel corresponding to hfunc will be invoked. offset is a byte offset.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to add parameter to
+//   - offset: Offset to add parameter to argument list
+//   - value: Value of parameter
 func ParamSetf(hfunc Function, offset int32, value float32) error {
 	return ParamSetfCtx(0, hfunc, offset, value)
 }
 
-// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first): Adds arbitrary data to the function's argument list
+// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first):
+// Adds arbitrary data to the function's argument list.
+//
+// The header marks it deprecated.
+//
+// Copies an arbitrary amount of data (specified in numbytes) from ptr into the
+// parameter space of the kernel corresponding to hfunc. offset is a byte
+// offset.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to add data to
+//   - offset: Offset to add data to argument list
+//   - ptr: Pointer to arbitrary data
+//   - numbytes: Size of data to copy in bytes
 func ParamSetv(hfunc Function, offset int32, ptr []byte) error {
 	return ParamSetvCtx(0, hfunc, offset, ptr)
 }
 
-// Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a CUDA function
+// Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a
+// CUDA function.
+//
+// The header marks it deprecated.
+//
+// Invokes the kernel f on a 1 x 1 x 1 grid of blocks. The block contains the
+// number of threads specified by a previous call to cuFuncSetBlockShape().
+//
+// The block shape, dynamic shared memory size, and parameter information must
+// be set using cuFuncSetBlockShape(), cuFuncSetSharedSize(), cuParamSetSize(),
+// cuParamSeti(), cuParamSetf(), and cuParamSetv() prior to calling this
+// function.
+//
+// Launching a function via cuLaunchKernel() invalidates the function's block
+// shape, dynamic shared memory size, and parameter information. After launching
+// via cuLaunchKernel, this state must be re-initialized prior to calling this
+// function. Failure to do so results in undefined behavior.
+//
+// Parameters:
+//
+//   - f: Kernel to launch
 func Launch(f Function) error { return LaunchCtx(0, f) }
 
-// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first): Launches a CUDA function
+// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first):
+// Launches a CUDA function.
+//
+// The header marks it deprecated.
+//
+// Invokes the kernel f on a grid_width x grid_height grid of blocks. Each block
+// contains the number of threads specified by a previous call to
+// cuFuncSetBlockShape().
+//
+// The block shape, dynamic shared memory size, and parameter information must
+// be set using cuFuncSetBlockShape(), cuFuncSetSharedSize(), cuParamSetSize(),
+// cuParamSeti(), cuParamSetf(), and cuParamSetv() prior to calling this
+// function.
+//
+// Launching a function via cuLaunchKernel() invalidates the function's block
+// shape, dynamic shared memory size, and parameter information. After launching
+// via cuLaunchKernel, this state must be re-initialized prior to calling this
+// function. Failure to do so results in undefined behavior.
+//
+// Parameters:
+//
+//   - f: Kernel to launch
+//   - grid_width: Width of grid in blocks
+//   - grid_height: Height of grid in blocks
 func LaunchGrid(f Function, grid_width int32, grid_height int32) error {
 	return LaunchGridCtx(0, f, grid_width, grid_height)
 }
 
-// LaunchGridAsync calls cuLaunchGridAsync (LaunchGridAsyncCtx makes a context current first): Launches a CUDA function
+// LaunchGridAsync calls cuLaunchGridAsync (LaunchGridAsyncCtx makes a context
+// current first): Launches a CUDA function.
+//
+// The header marks it deprecated.
+//
+// Invokes the kernel f on a grid_width x grid_height grid of blocks. Each block
+// contains the number of threads specified by a previous call to
+// cuFuncSetBlockShape().
+//
+// The block shape, dynamic shared memory size, and parameter information must
+// be set using cuFuncSetBlockShape(), cuFuncSetSharedSize(), cuParamSetSize(),
+// cuParamSeti(), cuParamSetf(), and cuParamSetv() prior to calling this
+// function.
+//
+// Launching a function via cuLaunchKernel() invalidates the function's block
+// shape, dynamic shared memory size, and parameter information. After launching
+// via cuLaunchKernel, this state must be re-initialized prior to calling this
+// function. Failure to do so results in undefined behavior.
+//
+// Note: In certain cases where cubins are created with no ABI (i.e., using
+// ptxas --abi-compile no), this function may serialize kernel launches. The
+// CUDA driver retains asynchronous behavior by growing the per-thread stack as
+// needed per launch and not shrinking it afterwards.
+//
+// Parameters:
+//
+//   - f: Kernel to launch
+//   - grid_width: Width of grid in blocks
+//   - grid_height: Height of grid in blocks
+//   - hStream: Stream identifier
 func LaunchGridAsync(f Function, grid_width int32, grid_height int32, hStream Stream) error {
 	return LaunchGridAsyncCtx(0, f, grid_width, grid_height, hStream)
 }
 
-// ParamSetTexRef calls cuParamSetTexRef (ParamSetTexRefCtx makes a context current first): Adds a texture-reference to the function's argument list
+// ParamSetTexRef calls cuParamSetTexRef (ParamSetTexRefCtx makes a context
+// current first): Adds a texture-reference to the function's argument list.
+//
+// The header marks it deprecated.
+//
+// Makes the CUDA array or linear memory bound to the texture reference hTexRef
+// available to a device program as a texture. In this version of CUDA, the
+// texture-reference must be obtained via cuModuleGetTexRef() and the texunit
+// parameter must be set to CU_PARAM_TR_DEFAULT.
+//
+// Parameters:
+//
+//   - hfunc: Kernel to add texture-reference to
+//   - texunit: Texture unit (must be CU_PARAM_TR_DEFAULT)
+//   - hTexRef: Texture-reference to add to argument list
 func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) error {
 	return ParamSetTexRefCtx(0, hfunc, texunit, hTexRef)
 }
 
-// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current first): Creates a graph
+// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current
+// first): Creates a graph.
+//
+// Creates an empty graph, which is returned via phGraph.
+//
+// Parameters:
+//
+//   - phGraph: Returns newly created graph
+//   - flags: Graph creation flags, must be 0
 func GraphCreate(flags uint32) (Graph, error) { return GraphCreateCtx(0, flags) }
 
-// GraphAddKernelNode calls cuGraphAddKernelNode (GraphAddKernelNodeCtx makes a context current first): Creates a kernel execution node and adds it to a graph
+// GraphAddKernelNode calls cuGraphAddKernelNode (GraphAddKernelNodeCtx makes a
+// context current first): Creates a kernel execution node and adds it to a
+// graph.
+//
+// Creates a new kernel execution node and adds it to hGraph with
+// numDependencies dependencies specified via dependencies and arguments
+// specified in nodeParams. It is possible for numDependencies to be 0, in which
+// case the node will be placed at the root of the graph. dependencies may not
+// have any duplicate entries. A handle to the new node will be returned in
+// phGraphNode.
+//
+// The CUDA_KERNEL_NODE_PARAMS structure is defined as:
+//
+//	typedef struct CUDA_KERNEL_NODE_PARAMS_st {
+//	    CUfunction func;
+//	    unsigned int gridDimX;
+//	    unsigned int gridDimY;
+//	    unsigned int gridDimZ;
+//	    unsigned int blockDimX;
+//	    unsigned int blockDimY;
+//	    unsigned int blockDimZ;
+//	    unsigned int sharedMemBytes;
+//	    void **kernelParams;
+//	    void **extra;
+//	} CUDA_KERNEL_NODE_PARAMS;
+//
+// When the graph is launched, the node will invoke kernel func on a (gridDimX x
+// gridDimY x gridDimZ) grid of blocks. Each block contains (blockDimX x
+// blockDimY x blockDimZ) threads.
+//
+// sharedMemBytes sets the amount of dynamic shared memory that will be
+// available to each thread block.
+//
+// Kernel parameters to func can be specified in one of two ways:
+//
+// 1) Kernel parameters can be specified via kernelParams. If the kernel has N
+// parameters, then kernelParams needs to be an array of N pointers. Each
+// pointer, from kernelParams[0] to kernelParams[N-1], points to the region of
+// memory from which the actual parameter will be copied. The number of kernel
+// parameters and their offsets and sizes do not need to be specified as that
+// information is retrieved directly from the kernel's image.
+//
+// 2) Kernel parameters for non-cooperative kernels can also be packaged by the
+// application into a single buffer that is passed in via extra. This places the
+// burden on the application of knowing each kernel parameter's size and
+// alignment/padding within the buffer. The extra parameter exists to allow this
+// function to take additional less commonly used arguments. extra specifies a
+// list of names of extra settings and their corresponding values. Each extra
+// setting name is immediately followed by the corresponding value. The list
+// must be terminated with either NULL or CU_LAUNCH_PARAM_END.
+//
+//   - CU_LAUNCH_PARAM_END, which indicates the end of the extra array;
+//   - CU_LAUNCH_PARAM_BUFFER_POINTER, which specifies that the next value in
+//     extra will be a pointer to a buffer containing all the kernel parameters
+//     for launching kernel func;
+//   - CU_LAUNCH_PARAM_BUFFER_SIZE, which specifies that the next value in extra
+//     will be a pointer to a size_t containing the size of the buffer specified
+//     with CU_LAUNCH_PARAM_BUFFER_POINTER;
+//
+// The error CUDA_ERROR_INVALID_VALUE will be returned if kernel parameters are
+// specified with both kernelParams and extra (i.e. both kernelParams and extra
+// are non-NULL). CUDA_ERROR_INVALID_VALUE will be returned if extra is used for
+// a cooperative kernel.
+//
+// The kernelParams or extra array, as well as the argument values it points to,
+// are copied during this call.
+//
+// Note: Kernels launched using graphs must not use texture and surface
+// references. Reading or writing through any texture or surface reference is
+// undefined behavior. This restriction does not apply to texture and surface
+// objects.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the GPU execution node
 func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error) {
 	return GraphAddKernelNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel node's parameters
+// GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams
+// (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel
+// node's parameters.
+//
+// Returns the parameters of kernel node hNode in nodeParams. The kernelParams
+// or extra array returned in nodeParams, as well as the argument values it
+// points to, are owned by the node. This memory remains valid until the node is
+// destroyed or its parameters are modified, and should not be modified
+// directly. Use cuGraphKernelNodeSetParams to update the parameters of this
+// node.
+//
+// The params will contain either kernelParams or extra, according to which of
+// these was most recently set on the node.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - nodeParams: Pointer to return the parameters
 func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphKernelNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel node's parameters
+// GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams
+// (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel
+// node's parameters.
+//
+// Sets the parameters of kernel node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphKernelNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a context current first): Creates a memcpy node and adds it to a graph
+// GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a
+// context current first): Creates a memcpy node and adds it to a graph.
+//
+// Creates a new memcpy node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies. It is possible for numDependencies
+// to be 0, in which case the node will be placed at the root of the graph.
+// dependencies may not have any duplicate entries. A handle to the new node
+// will be returned in phGraphNode.
+//
+// When the graph is launched, the node will perform the memcpy described by
+// copyParams. See cuMemcpy3D() for a description of the structure and its
+// restrictions.
+//
+// Memcpy nodes have some additional restrictions with regards to managed
+// memory, if the system contains at least one device which has a zero value for
+// the device attribute CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS. If one or
+// more of the operands refer to managed memory, then using the memory type
+// CU_MEMORYTYPE_UNIFIED is disallowed for those operand(s). The managed memory
+// will be treated as residing on either the host or the device, depending on
+// which memory type is specified.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - copyParams: Parameters for the memory copy
+//   - ctx: Context on which to run the node
 func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
 	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, copyParams, ctxArg)
 }
 
-// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy node's parameters
+// GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams
+// (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy
+// node's parameters.
+//
+// Returns the parameters of memcpy node hNode in nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - nodeParams: Pointer to return the parameters
 func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	return GraphMemcpyNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams (GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy node's parameters
+// GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams
+// (GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy
+// node's parameters.
+//
+// Sets the parameters of memcpy node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	return GraphMemcpyNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a context current first): Creates a memset node and adds it to a graph
+// GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a
+// context current first): Creates a memset node and adds it to a graph.
+//
+// Creates a new memset node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies. It is possible for numDependencies
+// to be 0, in which case the node will be placed at the root of the graph.
+// dependencies may not have any duplicate entries. A handle to the new node
+// will be returned in phGraphNode.
+//
+// The element size must be 1, 2, or 4 bytes. When the graph is launched, the
+// node will perform the memset described by memsetParams.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - memsetParams: Parameters for the memory set
+//   - ctx: Context on which to run the node
 func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (GraphNode, error) {
 	return GraphAddMemsetNodeCtx(0, hGraph, dependencies, memsetParams, ctxArg)
 }
 
-// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset node's parameters
+// GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams
+// (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset
+// node's parameters.
+//
+// Returns the parameters of memset node hNode in nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - nodeParams: Pointer to return the parameters
 func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return GraphMemsetNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams (GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset node's parameters
+// GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams
+// (GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset
+// node's parameters.
+//
+// Sets the parameters of memset node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return GraphMemsetNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a context current first): Creates a host execution node and adds it to a graph
+// GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a
+// context current first): Creates a host execution node and adds it to a graph.
+//
+// Creates a new CPU execution node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies and arguments specified in
+// nodeParams. It is possible for numDependencies to be 0, in which case the
+// node will be placed at the root of the graph. dependencies may not have any
+// duplicate entries. A handle to the new node will be returned in phGraphNode.
+//
+// When the graph is launched, the node will invoke the specified CPU function.
+// Host nodes are not supported under MPS with pre-Volta GPUs.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the host node
 func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (GraphNode, error) {
 	return GraphAddHostNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphHostNodeGetParams calls cuGraphHostNodeGetParams (GraphHostNodeGetParamsCtx makes a context current first): Returns a host node's parameters
+// GraphHostNodeGetParams calls cuGraphHostNodeGetParams
+// (GraphHostNodeGetParamsCtx makes a context current first): Returns a host
+// node's parameters.
+//
+// Returns the parameters of host node hNode in nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - nodeParams: Pointer to return the parameters
 func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphHostNodeGetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphHostNodeSetParams calls cuGraphHostNodeSetParams (GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's parameters
+// GraphHostNodeSetParams calls cuGraphHostNodeSetParams
+// (GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's
+// parameters.
+//
+// Sets the parameters of host node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphHostNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddChildGraphNode calls cuGraphAddChildGraphNode (GraphAddChildGraphNodeCtx makes a context current first): Creates a child graph node and adds it to a graph
+// GraphAddChildGraphNode calls cuGraphAddChildGraphNode
+// (GraphAddChildGraphNodeCtx makes a context current first): Creates a child
+// graph node and adds it to a graph.
+//
+// Creates a new node which executes an embedded graph, and adds it to hGraph
+// with numDependencies dependencies specified via dependencies. It is possible
+// for numDependencies to be 0, in which case the node will be placed at the
+// root of the graph. dependencies may not have any duplicate entries. A handle
+// to the new node will be returned in phGraphNode.
+//
+// If hGraph contains allocation or free nodes, this call will return an error.
+//
+// The node executes an embedded child graph. The child graph is cloned in this
+// call.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - childGraph: The graph to clone into this node
 func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph Graph) (GraphNode, error) {
 	return GraphAddChildGraphNodeCtx(0, hGraph, dependencies, childGraph)
 }
 
-// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle to the embedded graph of a child graph node
+// GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph
+// (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle
+// to the embedded graph of a child graph node.
+//
+// Gets a handle to the embedded graph in a child graph node. This call does not
+// clone the graph. Changes to the graph will be reflected in the node, and the
+// node retains ownership of the graph.
+//
+// Allocation and free nodes cannot be added to the returned graph. Attempting
+// to do so will return an error.
+//
+// Parameters:
+//
+//   - hNode: Node to get the embedded graph for
+//   - phGraph: Location to store a handle to the graph
 func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
 	return GraphChildGraphNodeGetGraphCtx(0, hNode, phGraph)
 }
 
-// GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a context current first): Creates an empty node and adds it to a graph
+// GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a
+// context current first): Creates an empty node and adds it to a graph.
+//
+// Creates a new node which performs no operation, and adds it to hGraph with
+// numDependencies dependencies specified via dependencies. It is possible for
+// numDependencies to be 0, in which case the node will be placed at the root of
+// the graph. dependencies may not have any duplicate entries. A handle to the
+// new node will be returned in phGraphNode.
+//
+// An empty node performs no operation during execution, but can be used for
+// transitive ordering. For example, a phased execution graph with 2 groups of n
+// nodes with a barrier between them can be represented using an empty node and
+// 2*n dependency edges, rather than no empty node and n^2 dependency edges.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
 func GraphAddEmptyNode(hGraph Graph, dependencies []GraphNode) (GraphNode, error) {
 	return GraphAddEmptyNodeCtx(0, hGraph, dependencies)
 }
 
-// GraphAddEventRecordNode calls cuGraphAddEventRecordNode (GraphAddEventRecordNodeCtx makes a context current first): Creates an event record node and adds it to a graph
+// GraphAddEventRecordNode calls cuGraphAddEventRecordNode
+// (GraphAddEventRecordNodeCtx makes a context current first): Creates an event
+// record node and adds it to a graph.
+//
+// Creates a new event record node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies and event specified in event. It is
+// possible for numDependencies to be 0, in which case the node will be placed
+// at the root of the graph. dependencies may not have any duplicate entries. A
+// handle to the new node will be returned in phGraphNode.
+//
+// Each launch of the graph will record event to capture execution of the node's
+// dependencies.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - event: Event for the node
 func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
 	return GraphAddEventRecordNodeCtx(0, hGraph, dependencies, event)
 }
 
-// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the event associated with an event record node
+// GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent
+// (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the
+// event associated with an event record node.
+//
+// Returns the event of event record node hNode in event_out.
+//
+// Parameters:
+//
+//   - hNode: Node to get the event for
+//   - event_out: Pointer to return the event
 func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
 	return GraphEventRecordNodeGetEventCtx(0, hNode, event_out)
 }
 
-// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent (GraphEventRecordNodeSetEventCtx makes a context current first): Sets an event record node's event
+// GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent
+// (GraphEventRecordNodeSetEventCtx makes a context current first): Sets an
+// event record node's event.
+//
+// Sets the event of event record node hNode to event.
+//
+// Parameters:
+//
+//   - hNode: Node to set the event for
+//   - event: Event to use
 func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 	return GraphEventRecordNodeSetEventCtx(0, hNode, event)
 }
 
-// GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx makes a context current first): Creates an event wait node and adds it to a graph
+// GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx
+// makes a context current first): Creates an event wait node and adds it to a
+// graph.
+//
+// Creates a new event wait node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies and event specified in event. It is
+// possible for numDependencies to be 0, in which case the node will be placed
+// at the root of the graph. dependencies may not have any duplicate entries. A
+// handle to the new node will be returned in phGraphNode.
+//
+// The graph node will wait for all work captured in event. See cuEventRecord()
+// for details on what is captured by an event. event may be from a different
+// context or device than the launch stream.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - event: Event for the node
 func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) (GraphNode, error) {
 	return GraphAddEventWaitNodeCtx(0, hGraph, dependencies, event)
 }
 
-// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the event associated with an event wait node
+// GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent
+// (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the
+// event associated with an event wait node.
+//
+// Returns the event of event wait node hNode in event_out.
+//
+// Parameters:
+//
+//   - hNode: Node to get the event for
+//   - event_out: Pointer to return the event
 func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
 	return GraphEventWaitNodeGetEventCtx(0, hNode, event_out)
 }
 
-// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent (GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event wait node's event
+// GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent
+// (GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event
+// wait node's event.
+//
+// Sets the event of event wait node hNode to event.
+//
+// Parameters:
+//
+//   - hNode: Node to set the event for
+//   - event: Event to use
 func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 	return GraphEventWaitNodeSetEventCtx(0, hNode, event)
 }
 
-// GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first): Creates an external semaphore signal node and adds it to a graph
+// GraphAddExternalSemaphoresSignalNode calls
+// cuGraphAddExternalSemaphoresSignalNode
+// (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first):
+// Creates an external semaphore signal node and adds it to a graph.
+//
+// Creates a new external semaphore signal node and adds it to hGraph with
+// numDependencies dependencies specified via dependencies and arguments
+// specified in nodeParams. It is possible for numDependencies to be 0, in which
+// case the node will be placed at the root of the graph. dependencies may not
+// have any duplicate entries. A handle to the new node will be returned in
+// phGraphNode.
+//
+// Performs a signal operation on a set of externally allocated semaphore
+// objects when the node is launched. The operation(s) will occur after all of
+// the node's dependencies have completed.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the node
 func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemSignalNodeParams) (GraphNode, error) {
 	return GraphAddExternalSemaphoresSignalNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first): Returns an external semaphore signal node's parameters
+// GraphExternalSemaphoresSignalNodeGetParams calls
+// cuGraphExternalSemaphoresSignalNodeGetParams
+// (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current
+// first): Returns an external semaphore signal node's parameters.
+//
+// Returns the parameters of an external semaphore signal node hNode in
+// params_out. The extSemArray and paramsArray returned in params_out, are owned
+// by the node. This memory remains valid until the node is destroyed or its
+// parameters are modified, and should not be modified directly. Use
+// cuGraphExternalSemaphoresSignalNodeSetParams to update the parameters of this
+// node.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - params_out: Pointer to return the parameters
 func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
 	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets an external semaphore signal node's parameters
+// GraphExternalSemaphoresSignalNodeSetParams calls
+// cuGraphExternalSemaphoresSignalNodeSetParams
+// (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current
+// first): Sets an external semaphore signal node's parameters.
+//
+// Sets the parameters of an external semaphore signal node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	return GraphExternalSemaphoresSignalNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first): Creates an external semaphore wait node and adds it to a graph
+// GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode
+// (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first):
+// Creates an external semaphore wait node and adds it to a graph.
+//
+// Creates a new external semaphore wait node and adds it to hGraph with
+// numDependencies dependencies specified via dependencies and arguments
+// specified in nodeParams. It is possible for numDependencies to be 0, in which
+// case the node will be placed at the root of the graph. dependencies may not
+// have any duplicate entries. A handle to the new node will be returned in
+// phGraphNode.
+//
+// Performs a wait operation on a set of externally allocated semaphore objects
+// when the node is launched. The node's dependencies will not be launched until
+// the wait operation has completed.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the node
 func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, nodeParams *ExtSemWaitNodeParams) (GraphNode, error) {
 	return GraphAddExternalSemaphoresWaitNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first): Returns an external semaphore wait node's parameters
+// GraphExternalSemaphoresWaitNodeGetParams calls
+// cuGraphExternalSemaphoresWaitNodeGetParams
+// (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first):
+// Returns an external semaphore wait node's parameters.
+//
+// Returns the parameters of an external semaphore wait node hNode in
+// params_out. The extSemArray and paramsArray returned in params_out, are owned
+// by the node. This memory remains valid until the node is destroyed or its
+// parameters are modified, and should not be modified directly. Use
+// cuGraphExternalSemaphoresSignalNodeSetParams to update the parameters of this
+// node.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - params_out: Pointer to return the parameters
 func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
 	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets an external semaphore wait node's parameters
+// GraphExternalSemaphoresWaitNodeSetParams calls
+// cuGraphExternalSemaphoresWaitNodeSetParams
+// (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first):
+// Sets an external semaphore wait node's parameters.
+//
+// Sets the parameters of an external semaphore wait node hNode to nodeParams.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	return GraphExternalSemaphoresWaitNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch memory operation node and adds it to a graph
+// GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode
+// (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch
+// memory operation node and adds it to a graph.
+//
+// Creates a new batch memory operation node and adds it to hGraph with
+// numDependencies dependencies specified via dependencies and arguments
+// specified in nodeParams. It is possible for numDependencies to be 0, in which
+// case the node will be placed at the root of the graph. dependencies may not
+// have any duplicate entries. A handle to the new node will be returned in
+// phGraphNode.
+//
+// When the node is added, the paramArray inside nodeParams is copied and
+// therefore it can be freed after the call returns.
+//
+// Note: Warning: Improper use of this API may deadlock the application.
+// Synchronization ordering established through this API is not visible to CUDA.
+// CUDA tasks that are (even indirectly) ordered by this API should also have
+// that order expressed with CUDA-visible dependencies such as events. This
+// ensures that the scheduler does not serialize them in an improper order. For
+// more information, see the Stream Memory Operations section in the programming
+// guide(https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html).
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the node
 func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *BatchMemOpNodeParams) (GraphNode, error) {
 	return GraphAddBatchMemOpNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a batch mem op node's parameters
+// GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams
+// (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a
+// batch mem op node's parameters.
+//
+// Returns the parameters of batch mem op node hNode in nodeParams_out. The
+// paramArray returned in nodeParams_out is owned by the node. This memory
+// remains valid until the node is destroyed or its parameters are modified, and
+// should not be modified directly. Use cuGraphBatchMemOpNodeSetParams to update
+// the parameters of this node.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - nodeParams_out: Pointer to return the parameters
 func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
 	return GraphBatchMemOpNodeGetParamsCtx(0, hNode, nodeParams_out)
 }
 
-// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams (GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch mem op node's parameters
+// GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams
+// (GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch
+// mem op node's parameters.
+//
+// Sets the parameters of batch mem op node hNode to nodeParams.
+//
+// The paramArray inside nodeParams is copied and therefore it can be freed
+// after the call returns.
+//
+// Parameters:
+//
+//   - hNode: Node to set the parameters for
+//   - nodeParams: Parameters to copy
 func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	return GraphBatchMemOpNodeSetParamsCtx(0, hNode, nodeParams)
 }
 
-// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the parameters for a batch mem op node in the given graphExec
+// GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams
+// (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the
+// parameters for a batch mem op node in the given graphExec.
+//
+// Sets the parameters of a batch mem op node in an executable graph hGraphExec.
+// The node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// The following fields on operations may be modified on an executable graph:
+//
+// op.waitValue.address op.waitValue.value[64] op.waitValue.flags bits
+// corresponding to wait type (i.e. CU_STREAM_WAIT_VALUE_FLUSH bit cannot be
+// modified) op.writeValue.address op.writeValue.value[64]
+//
+// Other fields, such as the context, count or type of operations, and other
+// types of operations such as membars, may not be modified.
+//
+// hNode must not have been removed from the original graph.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// The paramArray inside nodeParams is copied and therefore it can be freed
+// after the call returns.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Batch mem op node from the graph from which graphExec was
+//     instantiated
+//   - nodeParams: Updated Parameters to set
 func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	return GraphExecBatchMemOpNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx makes a context current first): Creates an allocation node and adds it to a graph
+// GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx
+// makes a context current first): Creates an allocation node and adds it to a
+// graph.
+//
+// Creates a new allocation node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies and arguments specified in
+// nodeParams. It is possible for numDependencies to be 0, in which case the
+// node will be placed at the root of the graph. dependencies may not have any
+// duplicate entries. A handle to the new node will be returned in phGraphNode.
+//
+// When cuGraphAddMemAllocNode creates an allocation node, it returns the
+// address of the allocation in nodeParams.dptr. The allocation's address
+// remains fixed across instantiations and launches.
+//
+// If the allocation is freed in the same graph, by creating a free node using
+// cuGraphAddMemFreeNode, the allocation can be accessed by nodes ordered after
+// the allocation node but before the free node. These allocations cannot be
+// freed outside the owning graph, and they can only be freed once in the owning
+// graph.
+//
+// If the allocation is not freed in the same graph, then it can be accessed not
+// only by nodes in the graph which are ordered after the allocation node, but
+// also by stream operations ordered after the graph's execution but before the
+// allocation is freed.
+//
+// Allocations which are not freed in the same graph can be freed by:
+//
+//   - passing the allocation to cuMemFreeAsync or cuMemFree;
+//   - launching a graph with a free node for that allocation; or
+//   - specifying CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH during
+//     instantiation, which makes each launch behave as though it called
+//     cuMemFreeAsync for every unfreed allocation.
+//
+// It is not possible to free an allocation in both the owning graph and another
+// graph. If the allocation is freed in the same graph, a free node cannot be
+// added to another graph. If the allocation is freed in another graph, a free
+// node can no longer be added to the owning graph.
+//
+// The following restrictions apply to graphs which contain allocation and/or
+// memory free nodes:
+//
+//   - Nodes and edges of the graph cannot be deleted.
+//   - The graph cannot be used in a child node.
+//   - Only one instantiation of the graph may exist at any point in time.
+//   - The graph cannot be cloned.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - nodeParams: Parameters for the node
 func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *MemAllocNodeParams) (GraphNode, error) {
 	return GraphAddMemAllocNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
-// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a memory alloc node's parameters
+// GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams
+// (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a
+// memory alloc node's parameters.
+//
+// Returns the parameters of a memory alloc node hNode in params_out. The
+// poolProps and accessDescs returned in params_out, are owned by the node. This
+// memory remains valid until the node is destroyed. The returned parameters
+// must not be modified.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - params_out: Pointer to return the parameters
 func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams) error {
 	return GraphMemAllocNodeGetParamsCtx(0, hNode, params_out)
 }
 
-// GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes a context current first): Creates a memory free node and adds it to a graph
+// GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes
+// a context current first): Creates a memory free node and adds it to a graph.
+//
+// Creates a new memory free node and adds it to hGraph with numDependencies
+// dependencies specified via dependencies and arguments specified in
+// nodeParams. It is possible for numDependencies to be 0, in which case the
+// node will be placed at the root of the graph. dependencies may not have any
+// duplicate entries. A handle to the new node will be returned in phGraphNode.
+//
+// cuGraphAddMemFreeNode will return CUDA_ERROR_INVALID_VALUE if the user
+// attempts to free:
+//
+//   - an allocation twice in the same graph.
+//   - an address that was not returned by an allocation node.
+//   - an invalid address.
+//
+// The following restrictions apply to graphs which contain allocation and/or
+// memory free nodes:
+//
+//   - Nodes and edges of the graph cannot be deleted.
+//   - The graph cannot be used in a child node.
+//   - Only one instantiation of the graph may exist at any point in time.
+//   - The graph cannot be cloned.
+//
+// Parameters:
+//
+//   - phGraphNode: Returns newly created node
+//   - hGraph: Graph to which to add the node
+//   - dependencies: Dependencies of the node
+//   - numDependencies: Number of dependencies
+//   - dptr: Address of memory to free
 func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (GraphNode, error) {
 	return GraphAddMemFreeNodeCtx(0, hGraph, dependencies, dptr)
 }
 
-// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a memory free node's parameters
+// GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams
+// (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a
+// memory free node's parameters.
+//
+// Returns the address of a memory free node hNode in dptr_out.
+//
+// Parameters:
+//
+//   - hNode: Node to get the parameters for
+//   - dptr_out: Pointer to return the device address
 func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
 	return GraphMemFreeNodeGetParamsCtx(0, hNode, dptr_out)
 }
 
-// DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a context current first): Free unused memory that was cached on the specified device for use with graphs back to the OS.
+// DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a
+// context current first): Free unused memory that was cached on the specified
+// device for use with graphs back to the OS.
+//
+// Blocks which are not in use by a graph that is either currently executing or
+// scheduled to execute are freed back to the operating system.
+//
+// Parameters:
+//
+//   - device: The device for which cached memory should be freed.
 func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
 
-// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute (DeviceGetGraphMemAttributeCtx makes a context current first): Query asynchronous allocation attributes related to graphs
+// DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute
+// (DeviceGetGraphMemAttributeCtx makes a context current first): Query
+// asynchronous allocation attributes related to graphs.
+//
+// Valid attributes are:
+//
+//   - CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: Amount of memory, in bytes, currently
+//     associated with graphs
+//   - CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: High watermark of memory, in bytes,
+//     associated with graphs since the last time it was reset. High watermark
+//     can only be reset to zero.
+//   - CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: Amount of memory, in bytes,
+//     currently allocated for use by the CUDA graphs asynchronous allocator.
+//   - CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: High watermark of memory, in bytes,
+//     currently allocated for use by the CUDA graphs asynchronous allocator.
+//
+// Parameters:
+//
+//   - device: Specifies the scope of the query
+//   - attr: attribute to get
+//   - value: retrieved value
 func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
 }
 
-// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute (DeviceSetGraphMemAttributeCtx makes a context current first): Set asynchronous allocation attributes related to graphs
+// DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute
+// (DeviceSetGraphMemAttributeCtx makes a context current first): Set
+// asynchronous allocation attributes related to graphs.
+//
+// Valid attributes are:
+//
+//   - CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: High watermark of memory, in bytes,
+//     associated with graphs since the last time it was reset. High watermark
+//     can only be reset to zero.
+//   - CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: High watermark of memory, in bytes,
+//     currently allocated for use by the CUDA graphs asynchronous allocator.
+//
+// Parameters:
+//
+//   - device: Specifies the scope of the query
+//   - attr: attribute to get
+//   - value: pointer to value to set
 func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
 }
 
-// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first): Clones a graph
+// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first):
+// Clones a graph.
+//
+// This function creates a copy of originalGraph and returns it in phGraphClone.
+// All parameters are copied into the cloned graph. The original graph may be
+// modified after this call without affecting the clone.
+//
+// Child graph nodes in the original graph are recursively copied into the
+// clone.
+//
+// Parameters:
+//
+//   - phGraphClone: Returns newly created cloned graph
+//   - originalGraph: Graph to clone
 func GraphClone(originalGraph Graph) (Graph, error) { return GraphCloneCtx(0, originalGraph) }
 
-// GraphNodeFindInClone calls cuGraphNodeFindInClone (GraphNodeFindInCloneCtx makes a context current first): Finds a cloned version of a node
+// GraphNodeFindInClone calls cuGraphNodeFindInClone (GraphNodeFindInCloneCtx
+// makes a context current first): Finds a cloned version of a node.
+//
+// This function returns the node in hClonedGraph corresponding to hOriginalNode
+// in the original graph.
+//
+// hClonedGraph must have been cloned from hOriginalGraph via cuGraphClone.
+// hOriginalNode must have been in hOriginalGraph at the time of the call to
+// cuGraphClone, and the corresponding cloned node in hClonedGraph must not have
+// been removed. The cloned node is then returned via phClonedNode.
+//
+// Parameters:
+//
+//   - phNode: Returns handle to the cloned node
+//   - hOriginalNode: Handle to the original node
+//   - hClonedGraph: Cloned graph to query
 func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNode, error) {
 	return GraphNodeFindInCloneCtx(0, hOriginalNode, hClonedGraph)
 }
 
-// GraphNodeGetType calls cuGraphNodeGetType (GraphNodeGetTypeCtx makes a context current first): Returns a node's type
+// GraphNodeGetType calls cuGraphNodeGetType (GraphNodeGetTypeCtx makes a
+// context current first): Returns a node's type.
+//
+// Returns the node type of hNode in type.
+//
+// Parameters:
+//
+//   - hNode: Node to query
+//   - type: Pointer to return the node type
 func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
 	return GraphNodeGetTypeCtx(0, hNode, typeArg)
 }
 
-// GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current first): Returns a graph's nodes
+// GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current
+// first): Returns a graph's nodes.
+//
+// Returns a list of hGraph's nodes. nodes may be NULL, in which case this
+// function will return the number of nodes in numNodes. Otherwise, numNodes
+// entries will be filled in. If numNodes is higher than the actual number of
+// nodes, the remaining entries in nodes will be set to NULL, and the number of
+// nodes actually obtained will be returned in numNodes.
+//
+// Parameters:
+//
+//   - hGraph: Graph to query
+//   - nodes: Pointer to return the nodes
+//   - numNodes: See description
 func GraphGetNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetNodesCtx(0, hGraph) }
 
-// GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a context current first): Returns a graph's root nodes
+// GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a
+// context current first): Returns a graph's root nodes.
+//
+// Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case
+// this function will return the number of root nodes in numRootNodes.
+// Otherwise, numRootNodes entries will be filled in. If numRootNodes is higher
+// than the actual number of root nodes, the remaining entries in rootNodes will
+// be set to NULL, and the number of nodes actually obtained will be returned in
+// numRootNodes.
+//
+// Parameters:
+//
+//   - hGraph: Graph to query
+//   - rootNodes: Pointer to return the root nodes
+//   - numRootNodes: See description
 func GraphGetRootNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetRootNodesCtx(0, hGraph) }
 
-// GraphGetEdges calls cuGraphGetEdges (GraphGetEdgesCtx makes a context current first): Returns a graph's dependency edges
+// GraphGetEdges calls cuGraphGetEdges (GraphGetEdgesCtx makes a context current
+// first): Returns a graph's dependency edges.
+//
+// Returns a list of hGraph's dependency edges. Edges are returned via
+// corresponding indices in from and to; that is, the node in to[i] has a
+// dependency on the node in from[i]. from and to may both be NULL, in which
+// case this function only returns the number of edges in numEdges. Otherwise,
+// numEdges entries will be filled in. If numEdges is higher than the actual
+// number of edges, the remaining entries in from and to will be set to NULL,
+// and the number of edges actually returned will be written to numEdges.
+//
+// Parameters:
+//
+//   - hGraph: Graph to get the edges from
+//   - from: Location to return edge endpoints
+//   - to: Location to return edge endpoints
+//   - numEdges: See description
 func GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, error) {
 	return GraphGetEdgesCtx(0, hGraph)
 }
 
-// GraphNodeGetDependencies calls cuGraphNodeGetDependencies (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's dependencies
+// GraphNodeGetDependencies calls cuGraphNodeGetDependencies
+// (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's
+// dependencies.
+//
+// Returns a list of node's dependencies. dependencies may be NULL, in which
+// case this function will return the number of dependencies in numDependencies.
+// Otherwise, numDependencies entries will be filled in. If numDependencies is
+// higher than the actual number of dependencies, the remaining entries in
+// dependencies will be set to NULL, and the number of nodes actually obtained
+// will be returned in numDependencies.
+//
+// Parameters:
+//
+//   - hNode: Node to query
+//   - dependencies: Pointer to return the dependencies
+//   - numDependencies: See description
 func GraphNodeGetDependencies(hNode GraphNode) ([]GraphNode, error) {
 	return GraphNodeGetDependenciesCtx(0, hNode)
 }
 
-// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes (GraphNodeGetDependentNodesCtx makes a context current first): Returns a node's dependent nodes
+// GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes
+// (GraphNodeGetDependentNodesCtx makes a context current first): Returns a
+// node's dependent nodes.
+//
+// Returns a list of node's dependent nodes. dependentNodes may be NULL, in
+// which case this function will return the number of dependent nodes in
+// numDependentNodes. Otherwise, numDependentNodes entries will be filled in. If
+// numDependentNodes is higher than the actual number of dependent nodes, the
+// remaining entries in dependentNodes will be set to NULL, and the number of
+// nodes actually obtained will be returned in numDependentNodes.
+//
+// Parameters:
+//
+//   - hNode: Node to query
+//   - dependentNodes: Pointer to return the dependent nodes
+//   - numDependentNodes: See description
 func GraphNodeGetDependentNodes(hNode GraphNode) ([]GraphNode, error) {
 	return GraphNodeGetDependentNodesCtx(0, hNode)
 }
 
-// GraphAddDependencies calls cuGraphAddDependencies (GraphAddDependenciesCtx makes a context current first): Adds dependency edges to a graph
+// GraphAddDependencies calls cuGraphAddDependencies (GraphAddDependenciesCtx
+// makes a context current first): Adds dependency edges to a graph.
+//
+// The number of dependencies to be added is defined by numDependencies Elements
+// in from and to at corresponding indices define a dependency. Each node in
+// from and to must belong to hGraph.
+//
+// If numDependencies is 0, elements in from and to will be ignored. Specifying
+// an existing dependency will return an error.
+//
+// Parameters:
+//
+//   - hGraph: Graph to which dependencies are added
+//   - from: Array of nodes that provide the dependencies
+//   - to: Array of dependent nodes
+//   - numDependencies: Number of dependencies to be added
 func GraphAddDependencies(hGraph Graph, from []GraphNode, to []GraphNode) error {
 	return GraphAddDependenciesCtx(0, hGraph, from, to)
 }
 
-// GraphRemoveDependencies calls cuGraphRemoveDependencies (GraphRemoveDependenciesCtx makes a context current first): Removes dependency edges from a graph
+// GraphRemoveDependencies calls cuGraphRemoveDependencies
+// (GraphRemoveDependenciesCtx makes a context current first): Removes
+// dependency edges from a graph.
+//
+// The number of dependencies to be removed is defined by numDependencies.
+// Elements in from and to at corresponding indices define a dependency. Each
+// node in from and to must belong to hGraph.
+//
+// If numDependencies is 0, elements in from and to will be ignored. Specifying
+// a non-existing dependency will return an error.
+//
+// Dependencies cannot be removed from graphs which contain allocation or free
+// nodes. Any attempt to do so will return an error.
+//
+// Parameters:
+//
+//   - hGraph: Graph from which to remove dependencies
+//   - from: Array of nodes that provide the dependencies
+//   - to: Array of dependent nodes
+//   - numDependencies: Number of dependencies to be removed
 func GraphRemoveDependencies(hGraph Graph, from []GraphNode, to []GraphNode) error {
 	return GraphRemoveDependenciesCtx(0, hGraph, from, to)
 }
 
-// GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a context current first): Remove a node from the graph
+// GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a
+// context current first): Remove a node from the graph.
+//
+// Removes hNode from its graph. This operation also severs any dependencies of
+// other nodes on hNode and vice versa.
+//
+// Nodes which belong to a graph which contains allocation or free nodes cannot
+// be destroyed. Any attempt to do so will return an error.
+//
+// Parameters:
+//
+//   - hNode: Node to remove
 func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNode) }
 
-// GraphInstantiate calls cuGraphInstantiate_v2 (GraphInstantiateCtx makes a context current first): Creates an executable graph from a graph
+// GraphInstantiate calls cuGraphInstantiate_v2 (GraphInstantiateCtx makes a
+// context current first): Creates an executable graph from a graph.
+//
+// Instantiates hGraph as an executable graph. The graph is validated for any
+// structural constraints or intra-node constraints which were not previously
+// validated. If instantiation is successful, a handle to the instantiated graph
+// is returned in phGraphExec.
+//
+// If there are any errors, diagnostic information may be returned in errorNode
+// and logBuffer. This is the primary way to inspect instantiation errors. The
+// output will be null terminated unless the diagnostics overflow the buffer. In
+// this case, they will be truncated, and the last byte can be inspected to
+// determine if truncation occurred.
+//
+// Parameters:
+//
+//   - phGraphExec: Returns instantiated graph
+//   - hGraph: Graph to instantiate
+//   - phErrorNode: In case of an instantiation error, this may be modified to
+//     indicate a node contributing to the error
+//   - logBuffer: A character buffer to store diagnostic messages
+//   - bufferSize: Size of the log buffer in bytes
 func GraphInstantiate(hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (GraphExec, error) {
 	return GraphInstantiateCtx(0, hGraph, phErrorNode, logBuffer, bufferSize)
 }
 
-// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags (GraphInstantiateWithFlagsCtx makes a context current first): Creates an executable graph from a graph
+// GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags
+// (GraphInstantiateWithFlagsCtx makes a context current first): Creates an
+// executable graph from a graph.
+//
+// Instantiates hGraph as an executable graph. The graph is validated for any
+// structural constraints or intra-node constraints which were not previously
+// validated. If instantiation is successful, a handle to the instantiated graph
+// is returned in phGraphExec.
+//
+// The flags parameter controls the behavior of instantiation and subsequent
+// graph launches. Valid flags are:
+//
+//   - CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, which configures a graph
+//     containing memory allocation nodes to automatically free any unfreed
+//     memory allocations before the graph is relaunched.
+//   - CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, which causes the graph to
+//     use the priorities from the per-node attributes rather than the priority
+//     of the launch stream during execution. Note that priorities are only
+//     available on kernel nodes, and are copied from stream priority during
+//     stream capture.
+//
+// If hGraph contains any allocation or free nodes, there can be at most one
+// executable graph in existence for that graph at a time.
+//
+// An attempt to instantiate a second executable graph before destroying the
+// first with cuGraphExecDestroy will result in an error.
+//
+// Parameters:
+//
+//   - phGraphExec: Returns instantiated graph
+//   - hGraph: Graph to instantiate
+//   - flags: Flags to control instantiation. See CUgraphInstantiate_flags.
 func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (GraphExec, error) {
 	return GraphInstantiateWithFlagsCtx(0, hGraph, flags)
 }
 
-// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams (GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the parameters for a kernel node in the given graphExec
+// GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams
+// (GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the
+// parameters for a kernel node in the given graphExec.
+//
+// Sets the parameters of a kernel node in an executable graph hGraphExec. The
+// node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// hNode must not have been removed from the original graph. All nodeParams
+// fields may change, but the following restrictions apply to func updates:
+//
+//   - The owning context of the function cannot change.
+//   - A node whose function originally did not use CUDA dynamic parallelism
+//     cannot be updated to a function which uses CDP
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: kernel node from the graph from which graphExec was instantiated
+//   - nodeParams: Updated Parameters to set
 func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphExecKernelNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams (GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the parameters for a memcpy node in the given graphExec.
+// GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams
+// (GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the
+// parameters for a memcpy node in the given graphExec.
+//
+// Updates the work represented by hNode in hGraphExec as though hNode had
+// contained copyParams at instantiation. hNode must remain in the graph which
+// was used to instantiate hGraphExec. Changed edges to and from hNode are
+// ignored.
+//
+// The source and destination memory in copyParams must be allocated from the
+// same contexts as the original source and destination memory. Both the
+// instantiation-time memory operands and the memory operands in copyParams must
+// be 1-dimensional. Zero-length operations are not supported.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Returns CUDA_ERROR_INVALID_VALUE if the memory operands' mappings changed or
+// either the original or new memory operands are multidimensional.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Memcpy node from the graph which was used to instantiate graphExec
+//   - copyParams: The updated parameters to set
+//   - ctx: Context on which to run the node
 func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
 	return GraphExecMemcpyNodeSetParamsCtx(0, hGraphExec, hNode, copyParams, ctxArg)
 }
 
-// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams (GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the parameters for a memset node in the given graphExec.
+// GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams
+// (GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the
+// parameters for a memset node in the given graphExec.
+//
+// Updates the work represented by hNode in hGraphExec as though hNode had
+// contained memsetParams at instantiation. hNode must remain in the graph which
+// was used to instantiate hGraphExec. Changed edges to and from hNode are
+// ignored.
+//
+// The destination memory in memsetParams must be allocated from the same
+// contexts as the original destination memory. Both the instantiation-time
+// memory operand and the memory operand in memsetParams must be 1-dimensional.
+// Zero-length operations are not supported.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Returns CUDA_ERROR_INVALID_VALUE if the memory operand's mappings changed or
+// either the original or new memory operand are multidimensional.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Memset node from the graph which was used to instantiate graphExec
+//   - memsetParams: The updated parameters to set
+//   - ctx: Context on which to run the node
 func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return GraphExecMemsetNodeSetParamsCtx(0, hGraphExec, hNode, memsetParams, ctxArg)
 }
 
-// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams (GraphExecHostNodeSetParamsCtx makes a context current first): Sets the parameters for a host node in the given graphExec.
+// GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams
+// (GraphExecHostNodeSetParamsCtx makes a context current first): Sets the
+// parameters for a host node in the given graphExec.
+//
+// Updates the work represented by hNode in hGraphExec as though hNode had
+// contained nodeParams at instantiation. hNode must remain in the graph which
+// was used to instantiate hGraphExec. Changed edges to and from hNode are
+// ignored.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Host node from the graph which was used to instantiate graphExec
+//   - nodeParams: The updated parameters to set
 func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphExecHostNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams (GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates node parameters in the child graph node in the given graphExec.
+// GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams
+// (GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates
+// node parameters in the child graph node in the given graphExec.
+//
+// Updates the work represented by hNode in hGraphExec as though the nodes
+// contained in hNode's graph had the parameters contained in childGraph's nodes
+// at instantiation. hNode must remain in the graph which was used to
+// instantiate hGraphExec. Changed edges to and from hNode are ignored.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// The topology of childGraph, as well as the node insertion order, must match
+// that of the graph contained in hNode. See cuGraphExecUpdate() for a list of
+// restrictions on what can be updated in an instantiated graph. The update is
+// recursive, so child graph nodes contained within the top level child graph
+// will also be updated.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Host node from the graph which was used to instantiate graphExec
+//   - childGraph: The graph supplying the updated parameters
 func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
 	return GraphExecChildGraphNodeSetParamsCtx(0, hGraphExec, hNode, childGraph)
 }
 
-// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent (GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the event for an event record node in the given graphExec
+// GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent
+// (GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the
+// event for an event record node in the given graphExec.
+//
+// Sets the event of an event record node in an executable graph hGraphExec. The
+// node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: event record node from the graph from which graphExec was
+//     instantiated
+//   - event: Updated event to use
 func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
 	return GraphExecEventRecordNodeSetEventCtx(0, hGraphExec, hNode, event)
 }
 
-// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent (GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the event for an event wait node in the given graphExec
+// GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent
+// (GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the
+// event for an event wait node in the given graphExec.
+//
+// Sets the event of an event wait node in an executable graph hGraphExec. The
+// node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: event wait node from the graph from which graphExec was
+//     instantiated
+//   - event: Updated event to use
 func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event Event) error {
 	return GraphExecEventWaitNodeSetEventCtx(0, hGraphExec, hNode, event)
 }
 
-// GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams (GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore signal node in the given graphExec
+// GraphExecExternalSemaphoresSignalNodeSetParams calls
+// cuGraphExecExternalSemaphoresSignalNodeSetParams
+// (GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current
+// first): Sets the parameters for an external semaphore signal node in the
+// given graphExec.
+//
+// Sets the parameters of an external semaphore signal node in an executable
+// graph hGraphExec. The node is identified by the corresponding node hNode in
+// the non-executable graph, from which the executable graph was instantiated.
+//
+// hNode must not have been removed from the original graph.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Changing nodeParams->numExtSems is not supported.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: semaphore signal node from the graph from which graphExec was
+//     instantiated
+//   - nodeParams: Updated Parameters to set
 func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	return GraphExecExternalSemaphoresSignalNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams (GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current first): Sets the parameters for an external semaphore wait node in the given graphExec
+// GraphExecExternalSemaphoresWaitNodeSetParams calls
+// cuGraphExecExternalSemaphoresWaitNodeSetParams
+// (GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current
+// first): Sets the parameters for an external semaphore wait node in the given
+// graphExec.
+//
+// Sets the parameters of an external semaphore wait node in an executable graph
+// hGraphExec. The node is identified by the corresponding node hNode in the
+// non-executable graph, from which the executable graph was instantiated.
+//
+// hNode must not have been removed from the original graph.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Changing nodeParams->numExtSems is not supported.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: semaphore wait node from the graph from which graphExec was
+//     instantiated
+//   - nodeParams: Updated Parameters to set
 func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	return GraphExecExternalSemaphoresWaitNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
 
-// GraphNodeSetEnabled calls cuGraphNodeSetEnabled (GraphNodeSetEnabledCtx makes a context current first): Enables or disables the specified node in the given graphExec
+// GraphNodeSetEnabled calls cuGraphNodeSetEnabled (GraphNodeSetEnabledCtx makes
+// a context current first): Enables or disables the specified node in the given
+// graphExec.
+//
+// Sets hNode to be either enabled or disabled. Disabled nodes are functionally
+// equivalent to empty nodes until they are reenabled. Existing node parameters
+// are not affected by disabling/enabling the node.
+//
+// The node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// hNode must not have been removed from the original graph.
+//
+// The modifications only affect future launches of hGraphExec. Already enqueued
+// or running launches of hGraphExec are not affected by this call. hNode is
+// also not modified by this call.
+//
+// Note: Currently only kernel, memset and memcpy nodes are supported.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Node from the graph from which graphExec was instantiated
+//   - isEnabled: Node is enabled if != 0, otherwise the node is disabled
 func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
 	return GraphNodeSetEnabledCtx(0, hGraphExec, hNode, isEnabled)
 }
 
-// GraphNodeGetEnabled calls cuGraphNodeGetEnabled (GraphNodeGetEnabledCtx makes a context current first): Query whether a node in the given graphExec is enabled
+// GraphNodeGetEnabled calls cuGraphNodeGetEnabled (GraphNodeGetEnabledCtx makes
+// a context current first): Query whether a node in the given graphExec is
+// enabled.
+//
+// Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
+//
+// The node is identified by the corresponding node hNode in the non-executable
+// graph, from which the executable graph was instantiated.
+//
+// hNode must not have been removed from the original graph.
+//
+// Note: Currently only kernel, memset and memcpy nodes are supported.
+//
+// Parameters:
+//
+//   - hGraphExec: The executable graph in which to set the specified node
+//   - hNode: Node from the graph from which graphExec was instantiated
+//   - isEnabled: Location to return the enabled status of the node
 func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
 	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode, isEnabled)
 }
 
-// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current first): Uploads an executable graph in a stream
+// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current
+// first): Uploads an executable graph in a stream.
+//
+// Uploads hGraphExec to the device in hStream without executing it. Uploads of
+// the same hGraphExec will be serialized. Each upload is ordered behind both
+// any previous work in hStream and any previous launches of hGraphExec. Uses
+// memory cached by stream to back the allocations owned by hGraphExec.
+//
+// Parameters:
+//
+//   - hGraphExec: Executable graph to upload
+//   - hStream: Stream in which to upload the graph
 func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 	return GraphUploadCtx(0, hGraphExec, hStream)
 }
 
-// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current first): Launches an executable graph in a stream
+// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current
+// first): Launches an executable graph in a stream.
+//
+// Executes hGraphExec in hStream. Only one instance of hGraphExec may be
+// executing at a time. Each launch is ordered behind both any previous work in
+// hStream and any previous launches of hGraphExec. To execute a graph
+// concurrently, it must be instantiated multiple times into multiple executable
+// graphs.
+//
+// If any allocations created by hGraphExec remain unfreed (from a previous
+// launch) and hGraphExec was not instantiated with
+// CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, the launch will fail with
+// CUDA_ERROR_INVALID_VALUE.
+//
+// Parameters:
+//
+//   - hGraphExec: Executable graph to launch
+//   - hStream: Stream in which to launch the graph
 func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	return GraphLaunchCtx(0, hGraphExec, hStream)
 }
 
-// GraphExecDestroy calls cuGraphExecDestroy (GraphExecDestroyCtx makes a context current first): Destroys an executable graph
+// GraphExecDestroy calls cuGraphExecDestroy (GraphExecDestroyCtx makes a
+// context current first): Destroys an executable graph.
+//
+// Destroys the executable graph specified by hGraphExec, as well as all of its
+// executable nodes. If the executable graph is in-flight, it will not be
+// terminated, but rather freed asynchronously on completion.
+//
+// Parameters:
+//
+//   - hGraphExec: Executable graph to destroy
 func GraphExecDestroy(hGraphExec GraphExec) error { return GraphExecDestroyCtx(0, hGraphExec) }
 
-// GraphDestroy calls cuGraphDestroy (GraphDestroyCtx makes a context current first): Destroys a graph
+// GraphDestroy calls cuGraphDestroy (GraphDestroyCtx makes a context current
+// first): Destroys a graph.
+//
+// Destroys the graph specified by hGraph, as well as all of its nodes.
+//
+// Parameters:
+//
+//   - hGraph: Graph to destroy
 func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
 
-// GraphExecUpdate calls cuGraphExecUpdate (GraphExecUpdateCtx makes a context current first): Check whether an executable graph can be updated with a graph and perform the update if possible
+// GraphExecUpdate calls cuGraphExecUpdate (GraphExecUpdateCtx makes a context
+// current first): Check whether an executable graph can be updated with a graph
+// and perform the update if possible.
+//
+// Updates the node parameters in the instantiated graph specified by hGraphExec
+// with the node parameters in a topologically identical graph specified by
+// hGraph.
+//
+// Limitations:
+//
+//   - Kernel nodes:
+//   - The owning context of the function cannot change.
+//   - A node whose function originally did not use CUDA dynamic parallelism
+//     cannot be updated to a function which uses CDP.
+//   - A cooperative node cannot be updated to a non-cooperative node, and
+//     vice-versa.
+//   - If the graph was instantiated with
+//     CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, the priority attribute
+//     cannot change. Equality is checked on the originally requested priority
+//     values, before they are clamped to the device's supported range.
+//   - Memset and memcpy nodes:
+//   - The CUDA device(s) to which the operand(s) was allocated/mapped cannot
+//     change.
+//   - The source/destination memory must be allocated from the same contexts as
+//     the original source/destination memory.
+//   - Only 1D memsets can be changed.
+//   - Additional memcpy node restrictions:
+//   - Changing either the source or destination memory type(i.e.
+//     CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_ARRAY, etc.) is not supported.
+//   - External semaphore wait nodes and record nodes:
+//   - Changing the number of semaphores is not supported.
+//
+// Note: The API may add further restrictions in future releases. The return
+// code should always be checked.
+//
+// cuGraphExecUpdate sets updateResult_out to
+// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED under the following conditions:
+//
+//   - The count of nodes directly in hGraphExec and hGraph differ, in which
+//     case hErrorNode_out is NULL.
+//   - A node is deleted in hGraph but not not its pair from hGraphExec, in
+//     which case hErrorNode_out is NULL.
+//   - A node is deleted in hGraphExec but not its pair from hGraph, in which
+//     case hErrorNode_out is the pairless node from hGraph.
+//   - The dependent nodes of a pair differ, in which case hErrorNode_out is the
+//     node from hGraph.
+//
+// cuGraphExecUpdate sets updateResult_out to:
+//
+//   - CU_GRAPH_EXEC_UPDATE_ERROR if passed an invalid value.
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED if the graph topology changed
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED if the type of a node
+//     changed, in which case hErrorNode_out is set to the node from hGraph.
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE if the function
+//     changed in an unsupported way(see note above), in which case
+//     hErrorNode_out is set to the node from hGraph
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED if any parameters to a node
+//     changed in a way that is not supported, in which case hErrorNode_out is
+//     set to the node from hGraph.
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED if any attributes of a node
+//     changed in a way that is not supported, in which case hErrorNode_out is
+//     set to the node from hGraph.
+//   - CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED if something about a node is
+//     unsupported, like the node's type or configuration, in which case
+//     hErrorNode_out is set to the node from hGraph
+//
+// If updateResult_out isn't set in one of the situations described above, the
+// update check passes and cuGraphExecUpdate updates hGraphExec to match the
+// contents of hGraph. If an error happens during the update, updateResult_out
+// will be set to CU_GRAPH_EXEC_UPDATE_ERROR; otherwise, updateResult_out is set
+// to CU_GRAPH_EXEC_UPDATE_SUCCESS.
+//
+// cuGraphExecUpdate returns CUDA_SUCCESS when the updated was performed
+// successfully. It returns CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE if the graph
+// update was not performed because it included changes which violated
+// constraints specific to instantiated graph update.
+//
+// Parameters:
+//
+//   - hGraphExec: The instantiated graph to be updated
+//   - hGraph: The graph containing the updated parameters
+//   - hErrorNode_out: The node which caused the permissibility check to forbid
+//     the update, if any
+//   - updateResult_out: Whether the graph update was permitted. If was
+//     forbidden, the reason why
 func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) error {
 	return GraphExecUpdateCtx(0, hGraphExec, hGraph, hErrorNode_out, updateResult_out)
 }
 
-// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies attributes from source node to destination node.
+// GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes
+// (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies
+// attributes from source node to destination node.
+//
+// Copies attributes from source node src to destination node dst. Both node
+// must have the same context.
+//
+// Parameters:
+//
+//   - dst: Destination node
+//   - src: Source node For list of attributes see CUkernelNodeAttrID
 func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 	return GraphKernelNodeCopyAttributesCtx(0, dst, src)
 }
 
-// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute (GraphKernelNodeGetAttributeCtx makes a context current first): Queries node attribute.
+// GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute
+// (GraphKernelNodeGetAttributeCtx makes a context current first): Queries node
+// attribute.
+//
+// Queries attribute attr from node hNode and stores it in corresponding member
+// of value_out.
+//
+// Parameters:
+//
+//   - hNode:
+//   - attr:
+//   - value_out:
 func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
 	return GraphKernelNodeGetAttributeCtx(0, hNode, attr, value_out)
 }
 
-// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute (GraphKernelNodeSetAttributeCtx makes a context current first): Sets node attribute.
+// GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute
+// (GraphKernelNodeSetAttributeCtx makes a context current first): Sets node
+// attribute.
+//
+// Sets attribute attr on node hNode from corresponding attribute of value.
+//
+// Parameters:
+//
+//   - hNode:
+//   - attr:
+//   - value:
 func GraphKernelNodeSetAttribute(hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
 	return GraphKernelNodeSetAttributeCtx(0, hNode, attr, value)
 }
 
-// GraphDebugDotPrint calls cuGraphDebugDotPrint (GraphDebugDotPrintCtx makes a context current first): Write a DOT file describing graph structure
+// GraphDebugDotPrint calls cuGraphDebugDotPrint (GraphDebugDotPrintCtx makes a
+// context current first): Write a DOT file describing graph structure.
+//
+// Using the provided hGraph, write to path a DOT formatted description of the
+// graph. By default this includes the graph topology, node types, node id,
+// kernel names and memcpy direction. flags can be specified to write more
+// detailed information about each node type such as parameter values, kernel
+// attributes, node and function handles.
+//
+// Parameters:
+//
+//   - hGraph: The graph to create a DOT file from
+//   - path: The path to write the DOT file to
+//   - flags: Flags from CUgraphDebugDot_flags for specifying which additional
+//     node information to write
 func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 	return GraphDebugDotPrintCtx(0, hGraph, path, flags)
 }
 
-// UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a context current first): Create a user object
+// UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a
+// context current first): Create a user object.
 //
-// ptr: the pointer the driver hands back to the C callback: C memory or a value; for a Go func use the Go form instead (UserObjectCreateGo)
+// Create a user object with the specified destructor callback and initial
+// reference count. The initial references are owned by the caller.
+//
+// Destructor callbacks cannot make CUDA API calls and should avoid blocking
+// behavior, as they are executed by a shared internal thread. Another thread
+// may be signaled to perform such actions, if it does not block forward
+// progress of tasks scheduled through CUDA.
+//
+// See CUDA User Objects in the CUDA C++ Programming Guide for more information
+// on user objects.
+//
+// Parameters:
+//
+//   - object_out: Location to return the user object handle
+//   - ptr: The pointer to pass to the destroy function
+//   - destroy: Callback to free the user object when it is no longer in use
+//   - initialRefcount: The initial refcount to create the object with,
+//     typically 1. The initial references are owned by the calling thread.
+//   - flags: Currently it is required to pass
+//     CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, which is the only defined flag. This
+//     indicates that the destroy callback cannot be waited on by any CUDA API.
+//     Users requiring synchronization of the callback should signal its
+//     completion manually.
+//
+// The raw pointers:
+//   - ptr: the pointer the driver hands back to the C callback: C memory or a
+//     value; for a Go func use the Go form instead (UserObjectCreateGo)
 func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
-// UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a context current first): Retain a reference to a user object
+// UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a
+// context current first): Retain a reference to a user object.
+//
+// Retains new references to a user object. The new references are owned by the
+// caller.
+//
+// See CUDA User Objects in the CUDA C++ Programming Guide for more information
+// on user objects.
+//
+// Parameters:
+//
+//   - object: The object to retain
+//   - count: The number of references to retain, typically 1. Must be nonzero
+//     and not larger than INT_MAX.
 func UserObjectRetain(object UserObject, count uint32) error {
 	return UserObjectRetainCtx(0, object, count)
 }
 
-// UserObjectRelease calls cuUserObjectRelease (UserObjectReleaseCtx makes a context current first): Release a reference to a user object
+// UserObjectRelease calls cuUserObjectRelease (UserObjectReleaseCtx makes a
+// context current first): Release a reference to a user object.
+//
+// Releases user object references owned by the caller. The object's destructor
+// is invoked if the reference count reaches zero.
+//
+// It is undefined behavior to release references not owned by the caller, or to
+// use a user object handle after all references are released.
+//
+// See CUDA User Objects in the CUDA C++ Programming Guide for more information
+// on user objects.
+//
+// Parameters:
+//
+//   - object: The object to release
+//   - count: The number of references to release, typically 1. Must be nonzero
+//     and not larger than INT_MAX.
 func UserObjectRelease(object UserObject, count uint32) error {
 	return UserObjectReleaseCtx(0, object, count)
 }
 
-// GraphRetainUserObject calls cuGraphRetainUserObject (GraphRetainUserObjectCtx makes a context current first): Retain a reference to a user object from a graph
+// GraphRetainUserObject calls cuGraphRetainUserObject (GraphRetainUserObjectCtx
+// makes a context current first): Retain a reference to a user object from a
+// graph.
+//
+// Creates or moves user object references that will be owned by a CUDA graph.
+//
+// See CUDA User Objects in the CUDA C++ Programming Guide for more information
+// on user objects.
+//
+// Parameters:
+//
+//   - graph: The graph to associate the reference with
+//   - object: The user object to retain a reference for
+//   - count: The number of references to add to the graph, typically 1. Must be
+//     nonzero and not larger than INT_MAX.
+//   - flags: The optional flag CU_GRAPH_USER_OBJECT_MOVE transfers references
+//     from the calling thread, rather than create new references. Pass 0 to
+//     create new references.
 func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags uint32) error {
 	return GraphRetainUserObjectCtx(0, graph, object, count, flags)
 }
 
-// GraphReleaseUserObject calls cuGraphReleaseUserObject (GraphReleaseUserObjectCtx makes a context current first): Release a user object reference from a graph
+// GraphReleaseUserObject calls cuGraphReleaseUserObject
+// (GraphReleaseUserObjectCtx makes a context current first): Release a user
+// object reference from a graph.
+//
+// Releases user object references owned by a graph.
+//
+// See CUDA User Objects in the CUDA C++ Programming Guide for more information
+// on user objects.
+//
+// Parameters:
+//
+//   - graph: The graph that will release the reference
+//   - object: The user object to release a reference for
+//   - count: The number of references to release, typically 1. Must be nonzero
+//     and not larger than INT_MAX.
 func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error {
 	return GraphReleaseUserObjectCtx(0, graph, object, count)
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first): Returns occupancy of a function
+// OccupancyMaxActiveBlocksPerMultiprocessor calls
+// cuOccupancyMaxActiveBlocksPerMultiprocessor
+// (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first):
+// Returns occupancy of a function.
+//
+// Returns in *numBlocks the number of the maximum active blocks per streaming
+// multiprocessor.
+//
+// Parameters:
+//
+//   - numBlocks: Returned occupancy
+//   - func: Kernel for which occupancy is calculated
+//   - blockSize: Block size the kernel is intended to be launched with
+//   - dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes
 func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32, dynamicSMemSize uint64) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorCtx(0, funcArg, blockSize, dynamicSMemSize)
 }
 
-// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags (OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context current first): Returns occupancy of a function
+// OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls
+// cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+// (OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context
+// current first): Returns occupancy of a function.
+//
+// Returns in *numBlocks the number of the maximum active blocks per streaming
+// multiprocessor.
+//
+// The Flags parameter controls how special cases are handled. The valid flags
+// are:
+//
+//   - CU_OCCUPANCY_DEFAULT, which maintains the default behavior as
+//     cuOccupancyMaxActiveBlocksPerMultiprocessor;
+//   - CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE, which suppresses the default
+//     behavior on platform where global caching affects occupancy. On such
+//     platforms, if caching is enabled, but per-block SM resource usage would
+//     result in zero occupancy, the occupancy calculator will calculate the
+//     occupancy as if caching is disabled. Setting
+//     CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE makes the occupancy calculator to
+//     return 0 in such cases. More information can be found about this feature
+//     in the "Unified L1/Texture Cache" section of the Maxwell tuning guide.
+//
+// Parameters:
+//
+//   - numBlocks: Returned occupancy
+//   - func: Kernel for which occupancy is calculated
+//   - blockSize: Block size the kernel is intended to be launched with
+//   - dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes
+//   - flags: Requested behavior for the occupancy calculator
 func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(0, funcArg, blockSize, dynamicSMemSize, flags)
 }
 
-// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize (OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+// OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize
+// (OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a
+// launch configuration with reasonable occupancy.
+//
+// Returns in *blockSize a reasonable block size that can achieve the maximum
+// occupancy (or, the maximum number of active warps with the fewest blocks per
+// multiprocessor), and in *minGridSize the minimum grid size to achieve the
+// maximum occupancy.
+//
+// If blockSizeLimit is 0, the configurator will use the maximum block size
+// permitted by the device / function instead.
+//
+// If per-block dynamic shared memory allocation is not needed, the user should
+// leave both blockSizeToDynamicSMemSize and dynamicSMemSize as 0.
+//
+// If per-block dynamic shared memory allocation is needed, then if the dynamic
+// shared memory size is constant regardless of block size, the size should be
+// passed through dynamicSMemSize, and blockSizeToDynamicSMemSize should be
+// NULL.
+//
+// Otherwise, if the per-block dynamic shared memory size varies with different
+// block sizes, the user needs to provide a unary function through
+// blockSizeToDynamicSMemSize that computes the dynamic shared memory needed by
+// func for any given block size. dynamicSMemSize is ignored. An example
+// signature is:
+//
+//	// Take block size, returns dynamic shared memory needed
+//	size_t blockToSmem(int blockSize);
+//
+// Parameters:
+//
+//   - minGridSize: Returned minimum grid size needed to achieve the maximum
+//     occupancy
+//   - blockSize: Returned maximum block size that can achieve the maximum
+//     occupancy
+//   - func: Kernel for which launch configuration is calculated
+//   - blockSizeToDynamicSMemSize: A function that calculates how much per-block
+//     dynamic shared memory func uses based on the block size
+//   - dynamicSMemSize: Dynamic shared memory usage intended, in bytes
+//   - blockSizeLimit: The maximum block size func is designed to handle
 func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
 }
 
-// OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first): Suggest a launch configuration with reasonable occupancy
+// OccupancyMaxPotentialBlockSizeWithFlags calls
+// cuOccupancyMaxPotentialBlockSizeWithFlags
+// (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first):
+// Suggest a launch configuration with reasonable occupancy.
+//
+// An extended version of cuOccupancyMaxPotentialBlockSize. In addition to
+// arguments passed to cuOccupancyMaxPotentialBlockSize,
+// cuOccupancyMaxPotentialBlockSizeWithFlags also takes a Flags parameter.
+//
+// The Flags parameter controls how special cases are handled. The valid flags
+// are:
+//
+//   - CU_OCCUPANCY_DEFAULT, which maintains the default behavior as
+//     cuOccupancyMaxPotentialBlockSize;
+//   - CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE, which suppresses the default
+//     behavior on platform where global caching affects occupancy. On such
+//     platforms, the launch configurations that produces maximal occupancy
+//     might not support global caching. Setting
+//     CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE guarantees that the the produced
+//     launch configuration is global caching compatible at a potential cost of
+//     occupancy. More information can be found about this feature in the
+//     "Unified L1/Texture Cache" section of the Maxwell tuning guide.
+//
+// Parameters:
+//
+//   - minGridSize: Returned minimum grid size needed to achieve the maximum
+//     occupancy
+//   - blockSize: Returned maximum block size that can achieve the maximum
+//     occupancy
+//   - func: Kernel for which launch configuration is calculated
+//   - blockSizeToDynamicSMemSize: A function that calculates how much per-block
+//     dynamic shared memory func uses based on the block size
+//   - dynamicSMemSize: Dynamic shared memory usage intended, in bytes
+//   - blockSizeLimit: The maximum block size func is designed to handle
+//   - flags: Options
 func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 }
 
-// OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first): Returns dynamic shared memory available per block when launching
+// OccupancyAvailableDynamicSMemPerBlock calls
+// cuOccupancyAvailableDynamicSMemPerBlock
+// (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first):
+// Returns dynamic shared memory available per block when launching numBlocks
+// blocks on SM.
+//
+// Returns in *dynamicSmemSize the maximum size of dynamic shared memory to
+// allow numBlocks blocks per SM.
+//
+// Parameters:
+//
+//   - dynamicSmemSize: Returned maximum dynamic shared memory
+//   - func: Kernel function for which occupancy is calculated
+//   - numBlocks: Number of blocks to fit on SM
+//   - blockSize: Size of the blocks
 func OccupancyAvailableDynamicSMemPerBlock(funcArg Function, numBlocks int32, blockSize int32) (uint64, error) {
 	return OccupancyAvailableDynamicSMemPerBlockCtx(0, funcArg, numBlocks, blockSize)
 }
 
-// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize (OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given the kernel function (
+// OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize
+// (OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given
+// the kernel function (func) and launch configuration (config), return the
+// maximum cluster size in *clusterSize.
+//
+// The cluster dimensions in config are ignored. If func has a required cluster
+// size set (see cudaFuncGetAttributes / cuFuncGetAttribute),*clusterSize will
+// reflect the required cluster size.
+//
+// By default this function will always return a value that's portable on future
+// hardware. A higher value may be returned if the kernel function allows
+// non-portable cluster sizes.
+//
+// This function will respect the compile time launch bounds.
+//
+// Parameters:
+//
+//   - clusterSize: Returned maximum cluster size that can be launched for the
+//     given kernel function and launch configuration
+//   - func: Kernel function for which maximum cluster size is calculated
+//   - config: Launch configuration for the given kernel function
 func OccupancyMaxPotentialClusterSize(funcArg Function, config *LaunchConfig) (int32, error) {
 	return OccupancyMaxPotentialClusterSizeCtx(0, funcArg, config)
 }
 
-// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters (OccupancyMaxActiveClustersCtx makes a context current first): Given the kernel function (
+// OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters
+// (OccupancyMaxActiveClustersCtx makes a context current first): Given the
+// kernel function (func) and launch configuration (config), return the maximum
+// number of clusters that could co-exist on the target device in *numClusters.
+//
+// If the function has required cluster size already set (see
+// cudaFuncGetAttributes / cuFuncGetAttribute), the cluster size from config
+// must either be unspecified or match the required size. Without required
+// sizes, the cluster size must be specified in config, else the function will
+// return an error.
+//
+// Note that various attributes of the kernel function may affect occupancy
+// calculation. Runtime environment may affect how the hardware schedules the
+// clusters, so the calculated occupancy is not guaranteed to be achievable.
+//
+// Parameters:
+//
+//   - numClusters: Returned maximum number of clusters that could co-exist on
+//     the target device
+//   - func: Kernel function for which maximum number of clusters are calculated
+//   - config: Launch configuration for the given kernel function
 func OccupancyMaxActiveClusters(funcArg Function, config *LaunchConfig) (int32, error) {
 	return OccupancyMaxActiveClustersCtx(0, funcArg, config)
 }
 
-// TexRefSetArray calls cuTexRefSetArray (TexRefSetArrayCtx makes a context current first): Binds an array as a texture reference
-func TexRefSetArray(hTexRef Texref, hArray Array, flags uint32) error {
+// TexRefSetArray calls cuTexRefSetArray (TexRefSetArrayCtx makes a context
+// current first): Binds an array as a texture reference.
+//
+// The header marks it deprecated.
+//
+// Binds the CUDA array hArray to the texture reference hTexRef. Any previous
+// address or CUDA array state associated with the texture reference is
+// superseded by this function. Flags must be set to CU_TRSA_OVERRIDE_FORMAT.
+// Any CUDA array previously bound to hTexRef is unbound.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference to bind
+//   - hArray: Array to bind
+//   - Flags: Options (must be CU_TRSA_OVERRIDE_FORMAT)
+func TexRefSetArray(hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return TexRefSetArrayCtx(0, hTexRef, hArray, flags)
 }
 
-// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray (TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped array to a texture reference
-func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
+// TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray
+// (TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped
+// array to a texture reference.
+//
+// The header marks it deprecated.
+//
+// Binds the CUDA mipmapped array hMipmappedArray to the texture reference
+// hTexRef. Any previous address or CUDA array state associated with the texture
+// reference is superseded by this function. Flags must be set to
+// CU_TRSA_OVERRIDE_FORMAT. Any CUDA array previously bound to hTexRef is
+// unbound.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference to bind
+//   - hMipmappedArray: Mipmapped array to bind
+//   - Flags: Options (must be CU_TRSA_OVERRIDE_FORMAT)
+func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return TexRefSetMipmappedArrayCtx(0, hTexRef, hMipmappedArray, flags)
 }
 
-// TexRefSetAddress calls cuTexRefSetAddress_v2 (TexRefSetAddressCtx makes a context current first): Binds an address as a texture reference
+// TexRefSetAddress calls cuTexRefSetAddress_v2 (TexRefSetAddressCtx makes a
+// context current first): Binds an address as a texture reference.
+//
+// The header marks it deprecated.
+//
+// Binds a linear address range to the texture reference hTexRef. Any previous
+// address or CUDA array state associated with the texture reference is
+// superseded by this function. Any memory previously bound to hTexRef is
+// unbound.
+//
+// Since the hardware enforces an alignment requirement on texture base
+// addresses, cuTexRefSetAddress() passes back a byte offset in *ByteOffset that
+// must be applied to texture fetches in order to read from the desired memory.
+// This offset must be divided by the texel size and passed to kernels that read
+// from the texture so they can be applied to the tex1Dfetch() function.
+//
+// If the device memory pointer was returned from cuMemAlloc(), the offset is
+// guaranteed to be 0 and NULL may be passed as the ByteOffset parameter.
+//
+// The total number of elements (or texels) in the linear address range cannot
+// exceed CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH. The number of
+// elements is computed as (bytes / bytesPerElement), where bytesPerElement is
+// determined from the data format and number of components set using
+// cuTexRefSetFormat().
+//
+// Parameters:
+//
+//   - ByteOffset: Returned byte offset
+//   - hTexRef: Texture reference to bind
+//   - dptr: Device pointer to bind
+//   - bytes: Size of memory to bind in bytes
 func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
 	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
 }
 
-// TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes a context current first): Binds an address as a 2D texture reference
+// TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes
+// a context current first): Binds an address as a 2D texture reference.
+//
+// The header marks it deprecated.
+//
+// Binds a linear address range to the texture reference hTexRef. Any previous
+// address or CUDA array state associated with the texture reference is
+// superseded by this function. Any memory previously bound to hTexRef is
+// unbound.
+//
+// Using a tex2D() function inside a kernel requires a call to either
+// cuTexRefSetArray() to bind the corresponding texture reference to an array,
+// or cuTexRefSetAddress2D() to bind the texture reference to linear memory.
+//
+// Function calls to cuTexRefSetFormat() cannot follow calls to
+// cuTexRefSetAddress2D() for the same texture reference.
+//
+// It is required that dptr be aligned to the appropriate hardware-specific
+// texture alignment. You can query this value using the device attribute
+// CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT. If an unaligned dptr is supplied,
+// CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Pitch has to be aligned to the hardware-specific texture pitch alignment.
+// This value can be queried using the device attribute
+// CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT. If an unaligned Pitch is
+// supplied, CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Width and Height, which are specified in elements (or texels), cannot exceed
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH and
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT respectively. Pitch,
+// which is specified in bytes, cannot exceed
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference to bind
+//   - desc: Descriptor of CUDA array
+//   - dptr: Device pointer to bind
+//   - Pitch: Line pitch in bytes
 func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
 	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
 }
 
-// TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context current first): Sets the format for a texture reference
+// TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context
+// current first): Sets the format for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the format of the data to be read by the texture reference hTexRef.
+// fmt and NumPackedComponents are exactly analogous to the Format and
+// NumChannels members of the CUDA_ARRAY_DESCRIPTOR structure: They specify the
+// format of each component and the number of components per array element.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - fmt: Format to set
+//   - NumPackedComponents: Number of components per array element
 func TexRefSetFormat(hTexRef Texref, fmt ArrayFormat, numPackedComponents int32) error {
 	return TexRefSetFormatCtx(0, hTexRef, fmt, numPackedComponents)
 }
 
-// TexRefSetAddressMode calls cuTexRefSetAddressMode (TexRefSetAddressModeCtx makes a context current first): Sets the addressing mode for a texture reference
+// TexRefSetAddressMode calls cuTexRefSetAddressMode (TexRefSetAddressModeCtx
+// makes a context current first): Sets the addressing mode for a texture
+// reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the addressing mode am for the given dimension dim of the texture
+// reference hTexRef. If dim is zero, the addressing mode is applied to the
+// first parameter of the functions used to fetch from the texture; if dim is 1,
+// the second, and so on. CUaddress_mode is defined as:
+//
+//	typedef enum CUaddress_mode_enum {
+//	CU_TR_ADDRESS_MODE_WRAP = 0,
+//	CU_TR_ADDRESS_MODE_CLAMP = 1,
+//	CU_TR_ADDRESS_MODE_MIRROR = 2,
+//	CU_TR_ADDRESS_MODE_BORDER = 3
+//	} CUaddress_mode;
+//
+// Note that this call has no effect if hTexRef is bound to linear memory. Also,
+// if the flag, CU_TRSF_NORMALIZED_COORDINATES, is not set, the only supported
+// address mode is CU_TR_ADDRESS_MODE_CLAMP.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - dim: Dimension
+//   - am: Addressing mode to set
 func TexRefSetAddressMode(hTexRef Texref, dim int32, am AddressMode) error {
 	return TexRefSetAddressModeCtx(0, hTexRef, dim, am)
 }
 
-// TexRefSetFilterMode calls cuTexRefSetFilterMode (TexRefSetFilterModeCtx makes a context current first): Sets the filtering mode for a texture reference
+// TexRefSetFilterMode calls cuTexRefSetFilterMode (TexRefSetFilterModeCtx makes
+// a context current first): Sets the filtering mode for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the filtering mode fm to be used when reading memory through the
+// texture reference hTexRef. CUfilter_mode_enum is defined as:
+//
+//	typedef enum CUfilter_mode_enum {
+//	CU_TR_FILTER_MODE_POINT = 0,
+//	CU_TR_FILTER_MODE_LINEAR = 1
+//	} CUfilter_mode;
+//
+// Note that this call has no effect if hTexRef is bound to linear memory.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - fm: Filtering mode to set
 func TexRefSetFilterMode(hTexRef Texref, fm FilterMode) error {
 	return TexRefSetFilterModeCtx(0, hTexRef, fm)
 }
 
-// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode (TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap filtering mode for a texture reference
+// TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode
+// (TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap
+// filtering mode for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the mipmap filtering mode fm to be used when reading memory through
+// the texture reference hTexRef. CUfilter_mode_enum is defined as:
+//
+//	typedef enum CUfilter_mode_enum {
+//	CU_TR_FILTER_MODE_POINT = 0,
+//	CU_TR_FILTER_MODE_LINEAR = 1
+//	} CUfilter_mode;
+//
+// Note that this call has no effect if hTexRef is not bound to a mipmapped
+// array.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - fm: Filtering mode to set
 func TexRefSetMipmapFilterMode(hTexRef Texref, fm FilterMode) error {
 	return TexRefSetMipmapFilterModeCtx(0, hTexRef, fm)
 }
 
-// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias (TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap level bias for a texture reference
+// TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias
+// (TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap
+// level bias for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the mipmap level bias bias to be added to the specified mipmap
+// level when reading memory through the texture reference hTexRef.
+//
+// Note that this call has no effect if hTexRef is not bound to a mipmapped
+// array.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - bias: Mipmap level bias
 func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) error {
 	return TexRefSetMipmapLevelBiasCtx(0, hTexRef, bias)
 }
 
-// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp (TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap min/max mipmap level clamps for a texture reference
+// TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp
+// (TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap
+// min/max mipmap level clamps for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the min/max mipmap level clamps, minMipmapLevelClamp and
+// maxMipmapLevelClamp respectively, to be used when reading memory through the
+// texture reference hTexRef.
+//
+// Note that this call has no effect if hTexRef is not bound to a mipmapped
+// array.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - minMipmapLevelClamp: Mipmap min level clamp
+//   - maxMipmapLevelClamp: Mipmap max level clamp
 func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxMipmapLevelClamp float32) error {
 	return TexRefSetMipmapLevelClampCtx(0, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
 }
 
-// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy (TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum anisotropy for a texture reference
+// TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy
+// (TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum
+// anisotropy for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the maximum anisotropy maxAniso to be used when reading memory
+// through the texture reference hTexRef.
+//
+// Note that this call has no effect if hTexRef is bound to linear memory.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - maxAniso: Maximum anisotropy
 func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 	return TexRefSetMaxAnisotropyCtx(0, hTexRef, maxAniso)
 }
 
-// TexRefSetBorderColor calls cuTexRefSetBorderColor (TexRefSetBorderColorCtx makes a context current first): Sets the border color for a texture reference
+// TexRefSetBorderColor calls cuTexRefSetBorderColor (TexRefSetBorderColorCtx
+// makes a context current first): Sets the border color for a texture
+// reference.
+//
+// The header marks it deprecated.
+//
+// Specifies the value of the RGBA color via the pBorderColor to the texture
+// reference hTexRef. The color value supports only float type and holds color
+// components in the following sequence: pBorderColor[0] holds 'R' component
+// pBorderColor[1] holds 'G' component pBorderColor[2] holds 'B' component
+// pBorderColor[3] holds 'A' component
+//
+// Note that the color values can be set only when the Address mode is set to
+// CU_TR_ADDRESS_MODE_BORDER using cuTexRefSetAddressMode. Applications using
+// integer border color values have to "reinterpret_cast" their values to float.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - pBorderColor: RGBA color
 func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
 	return TexRefSetBorderColorCtx(0, hTexRef, pBorderColor)
 }
 
-// TexRefSetFlags calls cuTexRefSetFlags (TexRefSetFlagsCtx makes a context current first): Sets the flags for a texture reference
-func TexRefSetFlags(hTexRef Texref, flags uint32) error { return TexRefSetFlagsCtx(0, hTexRef, flags) }
+// TexRefSetFlags calls cuTexRefSetFlags (TexRefSetFlagsCtx makes a context
+// current first): Sets the flags for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Specifies optional flags via Flags to specify the behavior of data returned
+// through the texture reference hTexRef. The valid flags are:
+//
+//   - CU_TRSF_READ_AS_INTEGER, which suppresses the default behavior of having
+//     the texture promote integer data to floating point data in the range [0,
+//     1]. Note that texture with 32-bit integer format would not be promoted,
+//     regardless of whether or not this flag is specified;
+//   - CU_TRSF_NORMALIZED_COORDINATES, which suppresses the default behavior of
+//     having the texture coordinates range from [0, Dim) where Dim is the width
+//     or height of the CUDA array. Instead, the texture coordinates [0, 1.0)
+//     reference the entire breadth of the array dimension;
+//   - CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION, which disables any trilinear
+//     filtering optimizations. Trilinear optimizations improve texture
+//     filtering performance by allowing bilinear filtering on textures in
+//     scenarios where it can closely approximate the expected results.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - Flags: Optional flags to set
+func TexRefSetFlags(hTexRef Texref, flags TexRefFlags) error {
+	return TexRefSetFlagsCtx(0, hTexRef, flags)
+}
 
-// TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a context current first): Gets the address associated with a texture reference
+// TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a
+// context current first): Gets the address associated with a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *pdptr the base address bound to the texture reference hTexRef, or
+// returns CUDA_ERROR_INVALID_VALUE if the texture reference is not bound to any
+// device memory range.
+//
+// Parameters:
+//
+//   - pdptr: Returned device address
+//   - hTexRef: Texture reference
 func TexRefGetAddress(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
 
-// TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context current first): Gets the array bound to a texture reference
-func TexRefGetArray(phArray *Array, hTexRef Texref) error {
-	return TexRefGetArrayCtx(0, phArray, hTexRef)
+// TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context
+// current first): Gets the array bound to a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *phArray the CUDA array bound to the texture reference hTexRef, or
+// returns CUDA_ERROR_INVALID_VALUE if the texture reference is not bound to any
+// CUDA array.
+//
+// Parameters:
+//
+//   - phArray: Returned array
+//   - hTexRef: Texture reference
+func TexRefGetArray(hTexRef Texref) (Array, error) { return TexRefGetArrayCtx(0, hTexRef) }
+
+// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray
+// (TexRefGetMipmappedArrayCtx makes a context current first): Gets the
+// mipmapped array bound to a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *phMipmappedArray the CUDA mipmapped array bound to the texture
+// reference hTexRef, or returns CUDA_ERROR_INVALID_VALUE if the texture
+// reference is not bound to any CUDA mipmapped array.
+//
+// Parameters:
+//
+//   - phMipmappedArray: Returned mipmapped array
+//   - hTexRef: Texture reference
+func TexRefGetMipmappedArray(hTexRef Texref) (MipmappedArray, error) {
+	return TexRefGetMipmappedArrayCtx(0, hTexRef)
 }
 
-// TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray (TexRefGetMipmappedArrayCtx makes a context current first): Gets the mipmapped array bound to a texture reference
-func TexRefGetMipmappedArray(phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return TexRefGetMipmappedArrayCtx(0, phMipmappedArray, hTexRef)
-}
-
-// TexRefGetAddressMode calls cuTexRefGetAddressMode (TexRefGetAddressModeCtx makes a context current first): Gets the addressing mode used by a texture reference
+// TexRefGetAddressMode calls cuTexRefGetAddressMode (TexRefGetAddressModeCtx
+// makes a context current first): Gets the addressing mode used by a texture
+// reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *pam the addressing mode corresponding to the dimension dim of the
+// texture reference hTexRef. Currently, the only valid value for dim are 0 and 1.
+//
+// Parameters:
+//
+//   - pam: Returned addressing mode
+//   - hTexRef: Texture reference
+//   - dim: Dimension
 func TexRefGetAddressMode(hTexRef Texref, dim int32) (AddressMode, error) {
 	return TexRefGetAddressModeCtx(0, hTexRef, dim)
 }
 
-// TexRefGetFilterMode calls cuTexRefGetFilterMode (TexRefGetFilterModeCtx makes a context current first): Gets the filter-mode used by a texture reference
+// TexRefGetFilterMode calls cuTexRefGetFilterMode (TexRefGetFilterModeCtx makes
+// a context current first): Gets the filter-mode used by a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *pfm the filtering mode of the texture reference hTexRef.
+//
+// Parameters:
+//
+//   - pfm: Returned filtering mode
+//   - hTexRef: Texture reference
 func TexRefGetFilterMode(hTexRef Texref) (FilterMode, error) {
 	return TexRefGetFilterModeCtx(0, hTexRef)
 }
 
-// TexRefGetFormat calls cuTexRefGetFormat (TexRefGetFormatCtx makes a context current first): Gets the format used by a texture reference
+// TexRefGetFormat calls cuTexRefGetFormat (TexRefGetFormatCtx makes a context
+// current first): Gets the format used by a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *pFormat and *pNumChannels the format and number of components of
+// the CUDA array bound to the texture reference hTexRef. If pFormat or
+// pNumChannels is NULL, it will be ignored.
+//
+// Parameters:
+//
+//   - pFormat: Returned format
+//   - pNumChannels: Returned number of components
+//   - hTexRef: Texture reference
 func TexRefGetFormat(hTexRef Texref) (ArrayFormat, int32, error) {
 	return TexRefGetFormatCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode (TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap filtering mode for a texture reference
+// TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode
+// (TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap
+// filtering mode for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns the mipmap filtering mode in pfm that's used when reading memory
+// through the texture reference hTexRef.
+//
+// Parameters:
+//
+//   - pfm: Returned mipmap filtering mode
+//   - hTexRef: Texture reference
 func TexRefGetMipmapFilterMode(hTexRef Texref) (FilterMode, error) {
 	return TexRefGetMipmapFilterModeCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias (TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap level bias for a texture reference
+// TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias
+// (TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap
+// level bias for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns the mipmap level bias in pBias that's added to the specified mipmap
+// level when reading memory through the texture reference hTexRef.
+//
+// Parameters:
+//
+//   - pbias: Returned mipmap level bias
+//   - hTexRef: Texture reference
 func TexRefGetMipmapLevelBias(hTexRef Texref) (float32, error) {
 	return TexRefGetMipmapLevelBiasCtx(0, hTexRef)
 }
 
-// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp (TexRefGetMipmapLevelClampCtx makes a context current first): Gets the min/max mipmap level clamps for a texture reference
+// TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp
+// (TexRefGetMipmapLevelClampCtx makes a context current first): Gets the
+// min/max mipmap level clamps for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns the min/max mipmap level clamps in pminMipmapLevelClamp and
+// pmaxMipmapLevelClamp that's used when reading memory through the texture
+// reference hTexRef.
+//
+// Parameters:
+//
+//   - pminMipmapLevelClamp: Returned mipmap min level clamp
+//   - pmaxMipmapLevelClamp: Returned mipmap max level clamp
+//   - hTexRef: Texture reference
 func TexRefGetMipmapLevelClamp(hTexRef Texref) (float32, float32, error) {
 	return TexRefGetMipmapLevelClampCtx(0, hTexRef)
 }
 
-// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy (TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum anisotropy for a texture reference
+// TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy
+// (TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum
+// anisotropy for a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns the maximum anisotropy in pmaxAniso that's used when reading memory
+// through the texture reference hTexRef.
+//
+// Parameters:
+//
+//   - pmaxAniso: Returned maximum anisotropy
+//   - hTexRef: Texture reference
 func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 	return TexRefGetMaxAnisotropyCtx(0, hTexRef)
 }
 
-// TexRefGetBorderColor calls cuTexRefGetBorderColor (TexRefGetBorderColorCtx makes a context current first): Gets the border color used by a texture reference
+// TexRefGetBorderColor calls cuTexRefGetBorderColor (TexRefGetBorderColorCtx
+// makes a context current first): Gets the border color used by a texture
+// reference.
+//
+// The header marks it deprecated.
+//
+// Returns in pBorderColor, values of the RGBA color used by the texture
+// reference hTexRef. The color value is of type float and holds color
+// components in the following sequence: pBorderColor[0] holds 'R' component
+// pBorderColor[1] holds 'G' component pBorderColor[2] holds 'B' component
+// pBorderColor[3] holds 'A' component
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference
+//   - pBorderColor: Returned Type and Value of RGBA color
 func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
 	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
 }
 
-// TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context current first): Gets the flags used by a texture reference
+// TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context
+// current first): Gets the flags used by a texture reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *pFlags the flags of the texture reference hTexRef.
+//
+// Parameters:
+//
+//   - pFlags: Returned flags
+//   - hTexRef: Texture reference
 func TexRefGetFlags(hTexRef Texref) (uint32, error) { return TexRefGetFlagsCtx(0, hTexRef) }
 
-// TexRefCreate calls cuTexRefCreate (TexRefCreateCtx makes a context current first): Creates a texture reference
+// TexRefCreate calls cuTexRefCreate (TexRefCreateCtx makes a context current
+// first): Creates a texture reference.
+//
+// The header marks it deprecated.
+//
+// Creates a texture reference and returns its handle in *pTexRef. Once created,
+// the application must call cuTexRefSetArray() or cuTexRefSetAddress() to
+// associate the reference with allocated memory. Other texture reference
+// functions are used to specify the format and interpretation (addressing,
+// filtering, etc.) to be used when the memory is read through this texture
+// reference.
+//
+// Parameters:
+//
+//   - pTexRef: Returned texture reference
 func TexRefCreate() (Texref, error) { return TexRefCreateCtx(0) }
 
-// TexRefDestroy calls cuTexRefDestroy (TexRefDestroyCtx makes a context current first): Destroys a texture reference
+// TexRefDestroy calls cuTexRefDestroy (TexRefDestroyCtx makes a context current
+// first): Destroys a texture reference.
+//
+// The header marks it deprecated.
+//
+// Destroys the texture reference specified by hTexRef.
+//
+// Parameters:
+//
+//   - hTexRef: Texture reference to destroy
 func TexRefDestroy(hTexRef Texref) error { return TexRefDestroyCtx(0, hTexRef) }
 
-// SurfRefSetArray calls cuSurfRefSetArray (SurfRefSetArrayCtx makes a context current first): Sets the CUDA array for a surface reference.
+// SurfRefSetArray calls cuSurfRefSetArray (SurfRefSetArrayCtx makes a context
+// current first): Sets the CUDA array for a surface reference.
+//
+// The header marks it deprecated.
+//
+// Sets the CUDA array hArray to be read and written by the surface reference
+// hSurfRef. Any previous CUDA array state associated with the surface reference
+// is superseded by this function. Flags must be set to 0. The
+// CUDA_ARRAY3D_SURFACE_LDST flag must have been set for the CUDA array. Any
+// CUDA array previously bound to hSurfRef is unbound.
+//
+// Parameters:
+//
+//   - hSurfRef: Surface reference handle
+//   - hArray: CUDA array handle
+//   - Flags: set to 0
 func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 	return SurfRefSetArrayCtx(0, hSurfRef, hArray, flags)
 }
 
-// SurfRefGetArray calls cuSurfRefGetArray (SurfRefGetArrayCtx makes a context current first): Passes back the CUDA array bound to a surface reference.
+// SurfRefGetArray calls cuSurfRefGetArray (SurfRefGetArrayCtx makes a context
+// current first): Passes back the CUDA array bound to a surface reference.
+//
+// The header marks it deprecated.
+//
+// Returns in *phArray the CUDA array bound to the surface reference hSurfRef,
+// or returns CUDA_ERROR_INVALID_VALUE if the surface reference is not bound to
+// any CUDA array.
+//
+// Parameters:
+//
+//   - phArray: Surface reference handle
+//   - hSurfRef: Surface reference handle
 func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
 	return SurfRefGetArrayCtx(0, phArray, hSurfRef)
 }
 
-// TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context current first): Creates a texture object
+// TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context
+// current first): Creates a texture object.
+//
+// Creates a texture object and returns it in pTexObject. pResDesc describes the
+// data to texture from. pTexDesc describes how the data should be sampled.
+// pResViewDesc is an optional argument that specifies an alternate format for
+// the data described by pResDesc, and also describes the subresource region to
+// restrict access to when texturing. pResViewDesc can only be specified if the
+// type of resource is a CUDA array or a CUDA mipmapped array.
+//
+// Texture objects are only supported on devices of compute capability 3.0 or
+// higher. Additionally, a texture object is an opaque value, and, as such,
+// should only be accessed through CUDA API calls.
+//
+// The CUDA_RESOURCE_DESC structure is defined as:
+//
+//	typedef struct CUDA_RESOURCE_DESC_st
+//	{
+//	CUresourcetype resType;
+//	union {
+//	struct {
+//	CUarray hArray;
+//	} array;
+//	struct {
+//	CUmipmappedArray hMipmappedArray;
+//	} mipmap;
+//	struct {
+//	CUdeviceptr devPtr;
+//	CUarray_format format;
+//	unsigned int numChannels;
+//	size_t sizeInBytes;
+//	} linear;
+//	struct {
+//	CUdeviceptr devPtr;
+//	CUarray_format format;
+//	unsigned int numChannels;
+//	size_t width;
+//	size_t height;
+//	size_t pitchInBytes;
+//	} pitch2D;
+//	} res;
+//	unsigned int flags;
+//	} CUDA_RESOURCE_DESC;
+//
+// where:
+//
+//   - CUDA_RESOURCE_DESCresType specifies the type of resource to texture from.
+//     CUresourceType is defined as:
+//
+//     typedef enum CUresourcetype_enum {
+//     CU_RESOURCE_TYPE_ARRAY           = 0x00,
+//     CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 0x01,
+//     CU_RESOURCE_TYPE_LINEAR          = 0x02,
+//     CU_RESOURCE_TYPE_PITCH2D         = 0x03
+//     } CUresourcetype;
+//
+// If CUDA_RESOURCE_DESCresType is set to CU_RESOURCE_TYPE_ARRAY,
+// CUDA_RESOURCE_DESCresarrayhArray must be set to a valid CUDA array handle.
+//
+// If CUDA_RESOURCE_DESCresType is set to CU_RESOURCE_TYPE_MIPMAPPED_ARRAY,
+// CUDA_RESOURCE_DESCresmipmaphMipmappedArray must be set to a valid CUDA
+// mipmapped array handle.
+//
+// If CUDA_RESOURCE_DESCresType is set to CU_RESOURCE_TYPE_LINEAR,
+// CUDA_RESOURCE_DESCreslineardevPtr must be set to a valid device pointer, that
+// is aligned to CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT.
+// CUDA_RESOURCE_DESCreslinearformat and CUDA_RESOURCE_DESCreslinearnumChannels
+// describe the format of each component and the number of components per array
+// element. CUDA_RESOURCE_DESCreslinearsizeInBytes specifies the size of the
+// array in bytes. The total number of elements in the linear address range
+// cannot exceed CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH. The number
+// of elements is computed as (sizeInBytes / (sizeof(format) * numChannels)).
+//
+// If CUDA_RESOURCE_DESCresType is set to CU_RESOURCE_TYPE_PITCH2D,
+// CUDA_RESOURCE_DESCrespitch2DdevPtr must be set to a valid device pointer,
+// that is aligned to CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT.
+// CUDA_RESOURCE_DESCrespitch2Dformat and
+// CUDA_RESOURCE_DESCrespitch2DnumChannels describe the format of each component
+// and the number of components per array element.
+// CUDA_RESOURCE_DESCrespitch2Dwidth and CUDA_RESOURCE_DESCrespitch2Dheight
+// specify the width and height of the array in elements, and cannot exceed
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH and
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT respectively.
+// CUDA_RESOURCE_DESCrespitch2DpitchInBytes specifies the pitch between two rows
+// in bytes and has to be aligned to
+// CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT. Pitch cannot exceed
+// CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH.
+//
+//   - flags must be set to zero.
+//
+// The CUDA_TEXTURE_DESC struct is defined as
+//
+//	typedef struct CUDA_TEXTURE_DESC_st {
+//	CUaddress_mode addressMode[3];
+//	CUfilter_mode filterMode;
+//	unsigned int flags;
+//	unsigned int maxAnisotropy;
+//	CUfilter_mode mipmapFilterMode;
+//	float mipmapLevelBias;
+//	float minMipmapLevelClamp;
+//	float maxMipmapLevelClamp;
+//	} CUDA_TEXTURE_DESC;
+//
+// where
+//
+//   - CUDA_TEXTURE_DESCaddressMode specifies the addressing mode for each
+//     dimension of the texture data. CUaddress_mode is defined as:
+//
+//     typedef enum CUaddress_mode_enum {
+//     CU_TR_ADDRESS_MODE_WRAP = 0,
+//     CU_TR_ADDRESS_MODE_CLAMP = 1,
+//     CU_TR_ADDRESS_MODE_MIRROR = 2,
+//     CU_TR_ADDRESS_MODE_BORDER = 3
+//     } CUaddress_mode;
+//
+// This is ignored if CUDA_RESOURCE_DESCresType is CU_RESOURCE_TYPE_LINEAR.
+// Also, if the flag, CU_TRSF_NORMALIZED_COORDINATES is not set, the only
+// supported address mode is CU_TR_ADDRESS_MODE_CLAMP.
+//
+//   - CUDA_TEXTURE_DESCfilterMode specifies the filtering mode to be used when
+//     fetching from the texture. CUfilter_mode is defined as:
+//
+//     typedef enum CUfilter_mode_enum {
+//     CU_TR_FILTER_MODE_POINT = 0,
+//     CU_TR_FILTER_MODE_LINEAR = 1
+//     } CUfilter_mode;
+//
+// This is ignored if CUDA_RESOURCE_DESCresType is CU_RESOURCE_TYPE_LINEAR.
+//
+//   - CUDA_TEXTURE_DESCflags can be any combination of the following:
+//   - CU_TRSF_READ_AS_INTEGER, which suppresses the default behavior of having
+//     the texture promote integer data to floating point data in the range [0,
+//     1]. Note that texture with 32-bit integer format would not be promoted,
+//     regardless of whether or not this flag is specified.
+//   - CU_TRSF_NORMALIZED_COORDINATES, which suppresses the default behavior of
+//     having the texture coordinates range from [0, Dim) where Dim is the width
+//     or height of the CUDA array. Instead, the texture coordinates [0, 1.0)
+//     reference the entire breadth of the array dimension; Note that for CUDA
+//     mipmapped arrays, this flag has to be set.
+//   - CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION, which disables any trilinear
+//     filtering optimizations. Trilinear optimizations improve texture
+//     filtering performance by allowing bilinear filtering on textures in
+//     scenarios where it can closely approximate the expected results.
+//   - CU_TRSF_SEAMLESS_CUBEMAP, which enables seamless cube map filtering. This
+//     flag can only be specified if the underlying resource is a CUDA array or
+//     a CUDA mipmapped array that was created with the flag
+//     CUDA_ARRAY3D_CUBEMAP. When seamless cube map filtering is enabled,
+//     texture address modes specified by CUDA_TEXTURE_DESCaddressMode are
+//     ignored. Instead, if the CUDA_TEXTURE_DESCfilterMode is set to
+//     CU_TR_FILTER_MODE_POINT the address mode CU_TR_ADDRESS_MODE_CLAMP will be
+//     applied for all dimensions. If the CUDA_TEXTURE_DESCfilterMode is set to
+//     CU_TR_FILTER_MODE_LINEAR seamless cube map filtering will be performed
+//     when sampling along the cube face borders.
+//   - CUDA_TEXTURE_DESCmaxAnisotropy specifies the maximum anisotropy ratio to
+//     be used when doing anisotropic filtering. This value will be clamped to
+//     the range [1,16].
+//   - CUDA_TEXTURE_DESCmipmapFilterMode specifies the filter mode when the
+//     calculated mipmap level lies between two defined mipmap levels.
+//   - CUDA_TEXTURE_DESCmipmapLevelBias specifies the offset to be applied to
+//     the calculated mipmap level.
+//   - CUDA_TEXTURE_DESCminMipmapLevelClamp specifies the lower end of the
+//     mipmap level range to clamp access to.
+//   - CUDA_TEXTURE_DESCmaxMipmapLevelClamp specifies the upper end of the
+//     mipmap level range to clamp access to.
+//
+// The CUDA_RESOURCE_VIEW_DESC struct is defined as
+//
+//	typedef struct CUDA_RESOURCE_VIEW_DESC_st
+//	{
+//	CUresourceViewFormat format;
+//	size_t width;
+//	size_t height;
+//	size_t depth;
+//	unsigned int firstMipmapLevel;
+//	unsigned int lastMipmapLevel;
+//	unsigned int firstLayer;
+//	unsigned int lastLayer;
+//	} CUDA_RESOURCE_VIEW_DESC;
+//
+// where:
+//
+//   - CUDA_RESOURCE_VIEW_DESCformat specifies how the data contained in the
+//     CUDA array or CUDA mipmapped array should be interpreted. Note that this
+//     can incur a change in size of the texture data. If the resource view
+//     format is a block compressed format, then the underlying CUDA array or
+//     CUDA mipmapped array has to have a base of format
+//     CU_AD_FORMAT_UNSIGNED_INT32. with 2 or 4 channels, depending on the block
+//     compressed format. For ex., BC1 and BC4 require the underlying CUDA array
+//     to have a format of CU_AD_FORMAT_UNSIGNED_INT32 with 2 channels. The
+//     other BC formats require the underlying resource to have the same base
+//     format but with 4 channels.
+//   - CUDA_RESOURCE_VIEW_DESCwidth specifies the new width of the texture data.
+//     If the resource view format is a block compressed format, this value has
+//     to be 4 times the original width of the resource. For non block
+//     compressed formats, this value has to be equal to that of the original
+//     resource.
+//   - CUDA_RESOURCE_VIEW_DESCheight specifies the new height of the texture
+//     data. If the resource view format is a block compressed format, this
+//     value has to be 4 times the original height of the resource. For non
+//     block compressed formats, this value has to be equal to that of the
+//     original resource.
+//   - CUDA_RESOURCE_VIEW_DESCdepth specifies the new depth of the texture data.
+//     This value has to be equal to that of the original resource.
+//   - CUDA_RESOURCE_VIEW_DESCfirstMipmapLevel specifies the most detailed
+//     mipmap level. This will be the new mipmap level zero. For non-mipmapped
+//     resources, this value has to be zero.CUDA_TEXTURE_DESCminMipmapLevelClamp
+//     and CUDA_TEXTURE_DESCmaxMipmapLevelClamp will be relative to this value.
+//     For ex., if the firstMipmapLevel is set to 2, and a minMipmapLevelClamp
+//     of 1.2 is specified, then the actual minimum mipmap level clamp will be 3.2.
+//   - CUDA_RESOURCE_VIEW_DESClastMipmapLevel specifies the least detailed
+//     mipmap level. For non-mipmapped resources, this value has to be zero.
+//   - CUDA_RESOURCE_VIEW_DESCfirstLayer specifies the first layer index for
+//     layered textures. This will be the new layer zero. For non-layered
+//     resources, this value has to be zero.
+//   - CUDA_RESOURCE_VIEW_DESClastLayer specifies the last layer index for
+//     layered textures. For non-layered resources, this value has to be zero.
+//
+// Parameters:
+//
+//   - pTexObject: Texture object to create
+//   - pResDesc: Resource descriptor
+//   - pTexDesc: Texture descriptor
+//   - pResViewDesc: Resource view descriptor
 func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
 	return TexObjectCreateCtx(0, pTexObject, pResDesc, pTexDesc, pResViewDesc)
 }
 
-// TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a context current first): Destroys a texture object
+// TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a
+// context current first): Destroys a texture object.
+//
+// Destroys the texture object specified by texObject.
+//
+// Parameters:
+//
+//   - texObject: Texture object to destroy
 func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0, texObject) }
 
-// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc (TexObjectGetResourceDescCtx makes a context current first): Returns a texture object's resource descriptor
+// TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc
+// (TexObjectGetResourceDescCtx makes a context current first): Returns a
+// texture object's resource descriptor.
+//
+// Returns the resource descriptor for the texture object specified by
+// texObject.
+//
+// Parameters:
+//
+//   - pResDesc: Resource descriptor
+//   - texObject: Texture object
 func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error {
 	return TexObjectGetResourceDescCtx(0, pResDesc, texObject)
 }
 
-// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc (TexObjectGetTextureDescCtx makes a context current first): Returns a texture object's texture descriptor
+// TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc
+// (TexObjectGetTextureDescCtx makes a context current first): Returns a texture
+// object's texture descriptor.
+//
+// Returns the texture descriptor for the texture object specified by texObject.
+//
+// Parameters:
+//
+//   - pTexDesc: Texture descriptor
+//   - texObject: Texture object
 func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
 	return TexObjectGetTextureDescCtx(0, pTexDesc, texObject)
 }
 
-// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc (TexObjectGetResourceViewDescCtx makes a context current first): Returns a texture object's resource view descriptor
+// TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc
+// (TexObjectGetResourceViewDescCtx makes a context current first): Returns a
+// texture object's resource view descriptor.
+//
+// Returns the resource view descriptor for the texture object specified by
+// texObject. If no resource view was set for texObject, the
+// CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Parameters:
+//
+//   - pResViewDesc: Resource view descriptor
+//   - texObject: Texture object
 func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexObject) error {
 	return TexObjectGetResourceViewDescCtx(0, pResViewDesc, texObject)
 }
 
-// SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a context current first): Creates a surface object
+// SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a
+// context current first): Creates a surface object.
+//
+// Creates a surface object and returns it in pSurfObject. pResDesc describes
+// the data to perform surface load/stores on. CUDA_RESOURCE_DESCresType must be
+// CU_RESOURCE_TYPE_ARRAY and CUDA_RESOURCE_DESCresarrayhArray must be set to a
+// valid CUDA array handle. CUDA_RESOURCE_DESCflags must be set to zero.
+//
+// Surface objects are only supported on devices of compute capability 3.0 or
+// higher. Additionally, a surface object is an opaque value, and, as such,
+// should only be accessed through CUDA API calls.
+//
+// Parameters:
+//
+//   - pSurfObject: Surface object to create
+//   - pResDesc: Resource descriptor
 func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
 	return SurfObjectCreateCtx(0, pSurfObject, pResDesc)
 }
 
-// SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a context current first): Destroys a surface object
+// SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a
+// context current first): Destroys a surface object.
+//
+// Destroys the surface object specified by surfObject.
+//
+// Parameters:
+//
+//   - surfObject: Surface object to destroy
 func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCtx(0, surfObject) }
 
-// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc (SurfObjectGetResourceDescCtx makes a context current first): Returns a surface object's resource descriptor
+// SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc
+// (SurfObjectGetResourceDescCtx makes a context current first): Returns a
+// surface object's resource descriptor.
+//
+// Returns the resource descriptor for the surface object specified by
+// surfObject.
+//
+// Parameters:
+//
+//   - pResDesc: Resource descriptor
+//   - surfObject: Surface object
 func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) error {
 	return SurfObjectGetResourceDescCtx(0, pResDesc, surfObject)
 }
 
-// DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes a context current first): Queries if a device may directly access a peer device's memory.
+// DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes
+// a context current first): Queries if a device may directly access a peer
+// device's memory.
+//
+// Returns in *canAccessPeer a value of 1 if contexts on dev are capable of
+// directly accessing memory from contexts on peerDev and 0 otherwise. If direct
+// access of peerDev from dev is possible, then access may be enabled on two
+// specific contexts by calling cuCtxEnablePeerAccess().
+//
+// Parameters:
+//
+//   - canAccessPeer: Returned access capability
+//   - dev: Device from which allocations on peerDev are to be directly
+//     accessed.
+//   - peerDev: Device on which the allocations to be directly accessed by dev
+//     reside.
 func DeviceCanAccessPeer(dev Device, peerDev Device) (int32, error) {
 	return DeviceCanAccessPeerCtx(0, dev, peerDev)
 }
 
-// CtxEnablePeerAccess calls cuCtxEnablePeerAccess (CtxEnablePeerAccessCtx makes a context current first): Enables direct access to memory allocations in a peer context.
+// CtxEnablePeerAccess calls cuCtxEnablePeerAccess (CtxEnablePeerAccessCtx makes
+// a context current first): Enables direct access to memory allocations in a
+// peer context.
+//
+// If both the current context and peerContext are on devices which support
+// unified addressing (as may be queried using
+// CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) and same major compute capability,
+// then on success all allocations from peerContext will immediately be
+// accessible by the current context. See CUDA_UNIFIED for additional details.
+//
+// Note that access granted by this call is unidirectional and that in order to
+// access memory from the current context in peerContext, a separate symmetric
+// call to cuCtxEnablePeerAccess() is required.
+//
+// Note that there are both device-wide and system-wide limitations per system
+// configuration, as noted in the CUDA Programming Guide under the section
+// "Peer-to-Peer Memory Access".
+//
+// Returns CUDA_ERROR_PEER_ACCESS_UNSUPPORTED if cuDeviceCanAccessPeer()
+// indicates that the CUdevice of the current context cannot directly access
+// memory from the CUdevice of peerContext.
+//
+// Returns CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED if direct access of
+// peerContext from the current context has already been enabled.
+//
+// Returns CUDA_ERROR_TOO_MANY_PEERS if direct peer access is not possible
+// because hardware resources required for peer access have been exhausted.
+//
+// Returns CUDA_ERROR_INVALID_CONTEXT if there is no current context,
+// peerContext is not a valid context, or if the current context is peerContext.
+//
+// Returns CUDA_ERROR_INVALID_VALUE if Flags is not 0.
+//
+// Parameters:
+//
+//   - peerContext: Peer context to enable direct access to from the current
+//     context
+//   - Flags: Reserved for future use and must be set to 0
 func CtxEnablePeerAccess(peerContext Context, flags uint32) error {
 	return CtxEnablePeerAccessCtx(0, peerContext, flags)
 }
 
-// CtxDisablePeerAccess calls cuCtxDisablePeerAccess (CtxDisablePeerAccessCtx makes a context current first): Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+// CtxDisablePeerAccess calls cuCtxDisablePeerAccess (CtxDisablePeerAccessCtx
+// makes a context current first): Disables direct access to memory allocations
+// in a peer context and unregisters any registered allocations.
+//
+// Returns CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if direct peer access has not yet
+// been enabled from peerContext to the current context.
+//
+// Returns CUDA_ERROR_INVALID_CONTEXT if there is no current context, or if
+// peerContext is not a valid context.
+//
+// Parameters:
+//
+//   - peerContext: Peer context to disable direct access to
 func CtxDisablePeerAccess(peerContext Context) error { return CtxDisablePeerAccessCtx(0, peerContext) }
 
-// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (DeviceGetP2PAttributeCtx makes a context current first): Queries attributes of the link between two devices.
+// DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (DeviceGetP2PAttributeCtx
+// makes a context current first): Queries attributes of the link between two
+// devices.
+//
+// Returns in *value the value of the requested attribute attrib of the link
+// between srcDevice and dstDevice. The supported attributes are:
+//
+//   - CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: A relative value indicating the
+//     performance of the link between two devices.
+//   - CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED P2P: 1 if P2P Access is enable.
+//   - CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: 1 if Atomic operations
+//     over the link are supported.
+//   - CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: 1 if cudaArray can
+//     be accessed over the link.
+//
+// Returns CUDA_ERROR_INVALID_DEVICE if srcDevice or dstDevice are not valid or
+// if they represent the same device.
+//
+// Returns CUDA_ERROR_INVALID_VALUE if attrib is not valid or if value is a null
+// pointer.
+//
+// Parameters:
+//
+//   - value: Returned value of the requested attribute
+//   - attrib: The requested attribute of the link between srcDevice and
+//     dstDevice.
+//   - srcDevice: The source device of the target link.
+//   - dstDevice: The destination device of the target link.
 func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevice Device) (int32, error) {
 	return DeviceGetP2PAttributeCtx(0, attrib, srcDevice, dstDevice)
 }
 
-// GraphicsUnregisterResource calls cuGraphicsUnregisterResource (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a graphics resource for access by CUDA
+// GraphicsUnregisterResource calls cuGraphicsUnregisterResource
+// (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a
+// graphics resource for access by CUDA.
+//
+// Unregisters the graphics resource resource so it is not accessible by CUDA
+// unless registered again.
+//
+// If resource is invalid then CUDA_ERROR_INVALID_HANDLE is returned.
+//
+// Parameters:
+//
+//   - resource: Resource to unregister
 func GraphicsUnregisterResource(resource GraphicsResource) error {
 	return GraphicsUnregisterResourceCtx(0, resource)
 }
 
-// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray (GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an array through which to access a subresource of a mapped graphics resource.
-func GraphicsSubResourceGetMappedArray(pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return GraphicsSubResourceGetMappedArrayCtx(0, pArray, resource, arrayIndex, mipLevel)
+// GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray
+// (GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an
+// array through which to access a subresource of a mapped graphics resource.
+//
+// Returns in *pArray an array through which the subresource of the mapped
+// graphics resource resource which corresponds to array index arrayIndex and
+// mipmap level mipLevel may be accessed. The value set in *pArray may change
+// every time that resource is mapped.
+//
+// If resource is not a texture then it cannot be accessed via an array and
+// CUDA_ERROR_NOT_MAPPED_AS_ARRAY is returned. If arrayIndex is not a valid
+// array index for resource then CUDA_ERROR_INVALID_VALUE is returned. If
+// mipLevel is not a valid mipmap level for resource then
+// CUDA_ERROR_INVALID_VALUE is returned. If resource is not mapped then
+// CUDA_ERROR_NOT_MAPPED is returned.
+//
+// Parameters:
+//
+//   - pArray: Returned array through which a subresource of resource may be
+//     accessed
+//   - resource: Mapped resource to access
+//   - arrayIndex: Array index for array textures or cubemap face index as
+//     defined by CUarray_cubemap_face for cubemap textures for the subresource
+//     to access
+//   - mipLevel: Mipmap level for the subresource to access
+func GraphicsSubResourceGetMappedArray(resource GraphicsResource, arrayIndex uint32, mipLevel uint32) (Array, error) {
+	return GraphicsSubResourceGetMappedArrayCtx(0, resource, arrayIndex, mipLevel)
 }
 
-// GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first): Get a mipmapped array through which to access a mapped graphics resource.
-func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return GraphicsResourceGetMappedMipmappedArrayCtx(0, pMipmappedArray, resource)
+// GraphicsResourceGetMappedMipmappedArray calls
+// cuGraphicsResourceGetMappedMipmappedArray
+// (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first):
+// Get a mipmapped array through which to access a mapped graphics resource.
+//
+// Returns in *pMipmappedArray a mipmapped array through which the mapped
+// graphics resource resource. The value set in *pMipmappedArray may change
+// every time that resource is mapped.
+//
+// If resource is not a texture then it cannot be accessed via a mipmapped array
+// and CUDA_ERROR_NOT_MAPPED_AS_ARRAY is returned. If resource is not mapped
+// then CUDA_ERROR_NOT_MAPPED is returned.
+//
+// Parameters:
+//
+//   - pMipmappedArray: Returned mipmapped array through which resource may be
+//     accessed
+//   - resource: Mapped resource to access
+func GraphicsResourceGetMappedMipmappedArray(resource GraphicsResource) (MipmappedArray, error) {
+	return GraphicsResourceGetMappedMipmappedArrayCtx(0, resource)
 }
 
-// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2 (GraphicsResourceGetMappedPointerCtx makes a context current first): Get a device pointer through which to access a mapped graphics resource.
+// GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2
+// (GraphicsResourceGetMappedPointerCtx makes a context current first): Get a
+// device pointer through which to access a mapped graphics resource.
+//
+// Returns in *pDevPtr a pointer through which the mapped graphics resource
+// resource may be accessed. Returns in pSize the size of the memory in bytes
+// which may be accessed from that pointer. The value set in pPointer may change
+// every time that resource is mapped.
+//
+// If resource is not a buffer then it cannot be accessed via a pointer and
+// CUDA_ERROR_NOT_MAPPED_AS_POINTER is returned. If resource is not mapped then
+// CUDA_ERROR_NOT_MAPPED is returned. *
+//
+// Parameters:
+//
+//   - pDevPtr: Returned pointer through which resource may be accessed
+//   - pSize: Returned size of the buffer accessible starting at *pPointer
+//   - resource: Mapped resource to access
 func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uint64, error) {
 	return GraphicsResourceGetMappedPointerCtx(0, resource)
 }
 
-// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2 (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage flags for mapping a graphics resource
+// GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2
+// (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage
+// flags for mapping a graphics resource.
+//
+// Set flags for mapping the graphics resource resource.
+//
+// Changes to flags will take effect the next time resource is mapped. The flags
+// argument may be any of the following:
+//
+//   - CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: Specifies no hints about how this
+//     resource will be used. It is therefore assumed that this resource will be
+//     read from and written to by CUDA kernels. This is the default value.
+//   - CU_GRAPHICS_MAP_RESOURCE_FLAGS_READONLY: Specifies that CUDA kernels
+//     which access this resource will not write to this resource.
+//   - CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITEDISCARD: Specifies that CUDA kernels
+//     which access this resource will not read from this resource and will
+//     write over the entire contents of the resource, so none of the data
+//     previously stored in the resource will be preserved.
+//
+// If resource is presently mapped for access by CUDA then
+// CUDA_ERROR_ALREADY_MAPPED is returned. If flags is not one of the above
+// values then CUDA_ERROR_INVALID_VALUE is returned.
+//
+// Parameters:
+//
+//   - resource: Registered resource to set flags for
+//   - flags: Parameters for resource mapping
 func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error {
 	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
 }
 
-// GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx makes a context current first): Map graphics resources for access by CUDA
+// GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx
+// makes a context current first): Map graphics resources for access by CUDA.
+//
+// Maps the count graphics resources in resources for access by CUDA.
+//
+// The resources in resources may be accessed by CUDA until they are unmapped.
+// The graphics API from which resources were registered should not access any
+// resources while they are mapped by CUDA. If an application does so, the
+// results are undefined.
+//
+// This function provides the synchronization guarantee that any graphics calls
+// issued before cuGraphicsMapResources() will complete before any subsequent
+// CUDA work issued in stream begins.
+//
+// If resources includes any duplicate entries then CUDA_ERROR_INVALID_HANDLE is
+// returned. If any of resources are presently mapped for access by CUDA then
+// CUDA_ERROR_ALREADY_MAPPED is returned.
+//
+// Parameters:
+//
+//   - count: Number of resources to map
+//   - resources: Resources to map for CUDA usage
+//   - hStream: Stream with which to synchronize
 func GraphicsMapResources(resources []GraphicsResource, hStream Stream) error {
 	return GraphicsMapResourcesCtx(0, resources, hStream)
 }
 
-// GraphicsUnmapResources calls cuGraphicsUnmapResources (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics resources.
+// GraphicsUnmapResources calls cuGraphicsUnmapResources
+// (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics
+// resources.
+//
+// Unmaps the count graphics resources in resources.
+//
+// Once unmapped, the resources in resources may not be accessed by CUDA until
+// they are mapped again.
+//
+// This function provides the synchronization guarantee that any CUDA work
+// issued in stream before cuGraphicsUnmapResources() will complete before any
+// subsequently issued graphics work begins.
+//
+// If resources includes any duplicate entries then CUDA_ERROR_INVALID_HANDLE is
+// returned. If any of resources are not presently mapped for access by CUDA
+// then CUDA_ERROR_NOT_MAPPED is returned.
+//
+// Parameters:
+//
+//   - count: Number of resources to unmap
+//   - resources: Resources to unmap
+//   - hStream: Stream with which to synchronize
 func GraphicsUnmapResources(resources []GraphicsResource, hStream Stream) error {
 	return GraphicsUnmapResourcesCtx(0, resources, hStream)
 }
 
-// GetProcAddress calls cuGetProcAddress (GetProcAddressCtx makes a context current first): Returns the requested driver API function pointer
+// GetProcAddress calls cuGetProcAddress (GetProcAddressCtx makes a context
+// current first): Returns the requested driver API function pointer.
+//
+// Returns in **pfn the address of the CUDA driver function for the requested
+// CUDA version and flags.
+//
+// The CUDA version is specified as (1000 * major + 10 * minor), so CUDA 11.2
+// should be specified as 11020. For a requested driver symbol, if the specified
+// CUDA version is greater than or equal to the CUDA version in which the driver
+// symbol was introduced, this API will return the function pointer to the
+// corresponding versioned function.
+//
+// The pointer returned by the API should be cast to a function pointer matching
+// the requested driver function's definition in the API header file. The
+// function pointer typedef can be picked up from the corresponding typedefs
+// header file. For example, cudaTypedefs.h consists of function pointer
+// typedefs for driver APIs defined in cuda.h.
+//
+// The API will return CUDA_ERROR_NOT_FOUND if the requested driver function is
+// not supported on the platform, no ABI compatible driver function exists for
+// the specified cudaVersion or if the driver symbol is invalid.
+//
+// The requested flags can be:
+//
+//   - CU_GET_PROC_ADDRESS_DEFAULT: This is the default mode. This is equivalent
+//     to CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM if the code is compiled
+//     with --default-stream per-thread compilation flag or the macro
+//     CUDA_API_PER_THREAD_DEFAULT_STREAM is defined;
+//     CU_GET_PROC_ADDRESS_LEGACY_STREAM otherwise.
+//   - CU_GET_PROC_ADDRESS_LEGACY_STREAM: This will enable the search for all
+//     driver symbols that match the requested driver symbol name except the
+//     corresponding per-thread versions.
+//   - CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: This will enable the
+//     search for all driver symbols that match the requested driver symbol name
+//     including the per-thread versions. If a per-thread version is not found,
+//     the API will return the legacy version of the driver function.
+//
+// Parameters:
+//
+//   - symbol: The base name of the driver API function to look for. As an
+//     example, for the driver API cuMemAlloc_v2, symbol would be cuMemAlloc and
+//     cudaVersion would be the ABI compatible CUDA version for the _v2 variant.
+//   - pfn: Location to return the function pointer to the requested driver
+//     function
+//   - cudaVersion: The CUDA version to look for the requested driver symbol
+//   - flags: Flags to specify search options.
 func GetProcAddress(symbol string, cudaVersion int32, flags uint64) (unsafe.Pointer, error) {
 	return GetProcAddressCtx(0, symbol, cudaVersion, flags)
 }
 
-// GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context current first).
+// GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context
+// current first): END CUDA_DRIVER_ENTRY_POINT.
 func GetExportTable(pExportTableId *UUID) (unsafe.Pointer, error) {
 	return GetExportTableCtx(0, pExportTableId)
 }

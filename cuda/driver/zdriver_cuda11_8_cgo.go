@@ -186,12 +186,18 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
-static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
+static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phu
+#cgo nocallback cg_phu
 static int cg_pqliq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pqliq
 #cgo nocallback cg_pqliq
-static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pllqq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pllqq
+#cgo nocallback cg_pllqq
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
 #cgo nocallback cg_ql
@@ -205,9 +211,9 @@ static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned
 static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_pqiq
 #cgo nocallback cg_pqiq
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -356,7 +362,9 @@ static int cg_pppp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * 
 static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_piii
 #cgo nocallback cg_piii
-static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+static int cg_phuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phuu
+#cgo nocallback cg_phuu
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spil_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long))fn)(a0, a1, a2, a3); }
 */
@@ -680,7 +688,7 @@ func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error
 func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
 	return procs[69].done(C.cg_p_cb(C.uintptr_t(ctx), procs[69].fn(), pArg))
 }
-func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
+func MemHostAllocCtx(ctx Context, bytesize uint64, flags MemHostAllocFlags) (pp unsafe.Pointer, err error) {
 	err = procs[70].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[70].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -726,7 +734,7 @@ func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
 	return procs[80].done(C.cg_q(C.uintptr_t(ctx), procs[80].fn(), C.ulonglong(dptr)))
 }
-func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
+func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
 	return procs[81].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[81].fn(), pArg, C.ulong(bytesize), C.uint(flags)))
 }
 func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
@@ -861,32 +869,39 @@ func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us u
 func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
 	return procs[118].done(C.cg_qlullh(C.uintptr_t(ctx), procs[118].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
-func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	return procs[119].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array, err error) {
+	err = procs[119].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[120].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	return procs[121].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[121].done(C.cg_ph(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
+	return
 }
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return procs[122].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+func MipmappedArrayGetSparsePropertiesCtx(ctx Context, mipmap MipmappedArray) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[122].done(C.cg_ph(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(mipmap)))
+	return
 }
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return procs[123].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[123].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+func ArrayGetMemoryRequirementsCtx(ctx Context, array Array, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[123].done(C.cg_phi(C.uintptr_t(ctx), procs[123].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return
 }
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return procs[124].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[124].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, mipmap MipmappedArray, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[124].done(C.cg_phi(C.uintptr_t(ctx), procs[124].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return
 }
-func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	return procs[125].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[125].fn(), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
+	err = procs[125].done(C.cg_phu(C.uintptr_t(ctx), procs[125].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+	return
 }
 func ArrayDestroyCtx(ctx Context, hArray Array) error {
 	return procs[126].done(C.cg_h(C.uintptr_t(ctx), procs[126].fn(), C.uintptr_t(hArray)))
 }
-func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	return procs[127].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[127].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle Array, err error) {
+	err = procs[127].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[127].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return procs[128].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[128].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
@@ -895,8 +910,9 @@ func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor
 	err = procs[129].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[129].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
 	return
 }
-func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	return procs[130].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+func MipmappedArrayGetLevelCtx(ctx Context, hMipmappedArray MipmappedArray, level uint32) (pLevelArray Array, err error) {
+	err = procs[130].done(C.cg_phu(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(&pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+	return
 }
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[131].done(C.cg_h(C.uintptr_t(ctx), procs[131].fn(), C.uintptr_t(hMipmappedArray)))
@@ -916,8 +932,9 @@ func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, siz
 	}
 	return status(err, r)
 }
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return procs[133].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
+	err = procs[133].done(C.cg_pllqq(C.uintptr_t(ctx), procs[133].fn(), unsafe.Pointer(&ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[134].done(C.cg_ql(C.uintptr_t(ctx), procs[134].fn(), C.ulonglong(ptr), C.ulong(size)))
@@ -943,8 +960,9 @@ func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
 	return procs[140].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[140].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(unsafe.SliceData(desc)), C.ulong(len(desc))))
 }
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return procs[141].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags uint64, err error) {
+	err = procs[141].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(&flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[142].enter()
@@ -977,17 +995,16 @@ func MemImportFromShareableHandleCtx(ctx Context, osHandle any, shHandleType Mem
 	err = status(err, r)
 	return
 }
-func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
+func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[144].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+	err = procs[144].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[144].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
+	return
 }
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[145].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
+func MemGetAllocationPropertiesFromHandleCtx(ctx Context, handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
+	err = procs[145].done(C.cg_pq(C.uintptr_t(ctx), procs[145].fn(), unsafe.Pointer(&prop), C.ulonglong(handle)))
+	return
 }
 func MemRetainAllocationHandleCtx(ctx Context, addr DevicePtr) (handle MemGenericAllocationHandle, err error) {
 	err = procs[146].done(C.cg_ph(C.uintptr_t(ctx), procs[146].fn(), unsafe.Pointer(&handle), C.uintptr_t(addr)))
@@ -1036,8 +1053,9 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg []MemAccessDesc) error {
 	return procs[152].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[152].fn(), C.uintptr_t(pool), unsafe.Pointer(unsafe.SliceData(mapArg)), C.ulong(len(mapArg))))
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation) (flags MemAccessFlags, err error) {
+	err = procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
 	var pin runtime.Pinner
@@ -1083,11 +1101,13 @@ func MemPoolImportFromShareableHandleCtx(ctx Context, handle any, handleType Mem
 	err = status(err, r)
 	return
 }
-func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	return procs[159].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[159].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
+func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolPtrExportData, err error) {
+	err = procs[159].done(C.cg_pq(C.uintptr_t(ctx), procs[159].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
+	return
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return procs[160].done(C.cg_php_cb(C.uintptr_t(ctx), procs[160].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+func MemPoolImportPointerCtx(ctx Context, pool MemoryPool, shareData *MemPoolPtrExportData) (ptr_out DevicePtr, err error) {
+	err = procs[160].done(C.cg_php_cb(C.uintptr_t(ctx), procs[160].fn(), unsafe.Pointer(&ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
 }
 func PointerGetAttributeCtx(ctx Context, data any, attribute PointerAttribute, ptr DevicePtr) error {
 	fn, err := procs[161].enter()
@@ -1250,8 +1270,9 @@ func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, buffer
 	err = procs[195].done(C.cg_php_cb(C.uintptr_t(ctx), procs[195].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
-func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return procs[196].done(C.cg_php_cb(C.uintptr_t(ctx), procs[196].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) (mipmap MipmappedArray, err error) {
+	err = procs[196].done(C.cg_php_cb(C.uintptr_t(ctx), procs[196].fn(), unsafe.Pointer(&mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
 	return procs[197].done(C.cg_h(C.uintptr_t(ctx), procs[197].fn(), C.uintptr_t(extMem)))
@@ -1852,10 +1873,10 @@ func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *Launch
 	err = procs[315].done(C.cg_php_cb(C.uintptr_t(ctx), procs[315].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
+func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return procs[316].done(C.cg_hhu(C.uintptr_t(ctx), procs[316].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
+func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return procs[317].done(C.cg_hhu(C.uintptr_t(ctx), procs[317].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
@@ -1889,18 +1910,20 @@ func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) err
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
 	return procs[327].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[327].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
-func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
+func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
 	return procs[328].done(C.cg_hu(C.uintptr_t(ctx), procs[328].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
 	err = procs[329].done(C.cg_ph(C.uintptr_t(ctx), procs[329].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	return procs[330].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[330].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+func TexRefGetArrayCtx(ctx Context, hTexRef Texref) (phArray Array, err error) {
+	err = procs[330].done(C.cg_ph(C.uintptr_t(ctx), procs[330].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hTexRef)))
+	return
 }
-func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return procs[331].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[331].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+func TexRefGetMipmappedArrayCtx(ctx Context, hTexRef Texref) (phMipmappedArray MipmappedArray, err error) {
+	err = procs[331].done(C.cg_ph(C.uintptr_t(ctx), procs[331].fn(), unsafe.Pointer(&phMipmappedArray), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
 	err = procs[332].done(C.cg_phi(C.uintptr_t(ctx), procs[332].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
@@ -1991,11 +2014,13 @@ func DeviceGetP2PAttributeCtx(ctx Context, attrib DeviceP2PAttribute, srcDevice 
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
 	return procs[357].done(C.cg_h(C.uintptr_t(ctx), procs[357].fn(), C.uintptr_t(resource)))
 }
-func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return procs[358].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+func GraphicsSubResourceGetMappedArrayCtx(ctx Context, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) (pArray Array, err error) {
+	err = procs[358].done(C.cg_phuu(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(&pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return
 }
-func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return procs[359].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, resource GraphicsResource) (pMipmappedArray MipmappedArray, err error) {
+	err = procs[359].done(C.cg_ph(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&pMipmappedArray), C.uintptr_t(resource)))
+	return
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
 	err = procs[360].done(C.cg_pph(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))

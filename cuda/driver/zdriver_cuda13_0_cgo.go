@@ -206,13 +206,19 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
-static int cg_phi_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-static int cg_phu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phi
+#cgo nocallback cg_phi
+static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phu
+#cgo nocallback cg_phu
 static int cg_pqliq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pqliq
 #cgo nocallback cg_pqliq
 static int cg_pluph_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2, void * a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int, void *, void *))fn)(a0, a1, a2, a3, (void *)a4); }
-static int cg_pllqq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+static int cg_pllqq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned long a2, unsigned long long a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned long, unsigned long long, unsigned long long))fn)(a0, a1, a2, a3, a4); }
+#cgo noescape cg_pllqq
+#cgo nocallback cg_pllqq
 static int cg_ql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_ql
 #cgo nocallback cg_ql
@@ -225,9 +231,9 @@ static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned
 static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_pqiq
 #cgo nocallback cg_pqiq
-static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phi
-#cgo nocallback cg_phi
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -396,7 +402,9 @@ static int cg_piii(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2, int a
 #cgo noescape cg_piii
 #cgo nocallback cg_piii
 static int cg_ppuii_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, int a3, int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int, int))fn)(a0, a1, a2, a3, a4); }
-static int cg_phuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+static int cg_phuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phuu
+#cgo nocallback cg_phuu
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
 static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
@@ -859,7 +867,7 @@ func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error
 func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
 	return procs[93].done(C.cg_p_cb(C.uintptr_t(ctx), procs[93].fn(), pArg))
 }
-func MemHostAllocCtx(ctx Context, bytesize uint64, flags uint32) (pp unsafe.Pointer, err error) {
+func MemHostAllocCtx(ctx Context, bytesize uint64, flags MemHostAllocFlags) (pp unsafe.Pointer, err error) {
 	err = procs[94].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[94].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -911,7 +919,7 @@ func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
 	return procs[106].done(C.cg_q(C.uintptr_t(ctx), procs[106].fn(), C.ulonglong(dptr)))
 }
-func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags uint32) error {
+func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
 	return procs[107].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[107].fn(), pArg, C.ulong(bytesize), C.uint(flags)))
 }
 func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
@@ -1062,32 +1070,39 @@ func MemsetD2D16AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us u
 func MemsetD2D32AsyncCtx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64, hStream Stream) error {
 	return procs[146].done(C.cg_qlullh(C.uintptr_t(ctx), procs[146].fn(), C.ulonglong(dstDevice), C.ulong(dstPitch), C.uint(ui), C.ulong(width), C.ulong(height), C.uintptr_t(hStream)))
 }
-func ArrayCreateCtx(ctx Context, pHandle *Array, pAllocateArray *ArrayDescriptor) error {
-	return procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array, err error) {
+	err = procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
 	return procs[148].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
 }
-func ArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, array Array) error {
-	return procs[149].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(array)))
+func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[149].done(C.cg_ph(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
+	return
 }
-func MipmappedArrayGetSparsePropertiesCtx(ctx Context, sparseProperties *ArraySparseProperties, mipmap MipmappedArray) error {
-	return procs[150].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(sparseProperties), C.uintptr_t(mipmap)))
+func MipmappedArrayGetSparsePropertiesCtx(ctx Context, mipmap MipmappedArray) (sparseProperties ArraySparseProperties, err error) {
+	err = procs[150].done(C.cg_ph(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(mipmap)))
+	return
 }
-func ArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, array Array, device Device) error {
-	return procs[151].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(array), C.int(device)))
+func ArrayGetMemoryRequirementsCtx(ctx Context, array Array, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[151].done(C.cg_phi(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(array), C.int(device)))
+	return
 }
-func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, memoryRequirements *ArrayMemoryRequirements, mipmap MipmappedArray, device Device) error {
-	return procs[152].done(C.cg_phi_cb(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+func MipmappedArrayGetMemoryRequirementsCtx(ctx Context, mipmap MipmappedArray, device Device) (memoryRequirements ArrayMemoryRequirements, err error) {
+	err = procs[152].done(C.cg_phi(C.uintptr_t(ctx), procs[152].fn(), unsafe.Pointer(&memoryRequirements), C.uintptr_t(mipmap), C.int(device)))
+	return
 }
-func ArrayGetPlaneCtx(ctx Context, pPlaneArray *Array, hArray Array, planeIdx uint32) error {
-	return procs[153].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+func ArrayGetPlaneCtx(ctx Context, hArray Array, planeIdx uint32) (pPlaneArray Array, err error) {
+	err = procs[153].done(C.cg_phu(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&pPlaneArray), C.uintptr_t(hArray), C.uint(planeIdx)))
+	return
 }
 func ArrayDestroyCtx(ctx Context, hArray Array) error {
 	return procs[154].done(C.cg_h(C.uintptr_t(ctx), procs[154].fn(), C.uintptr_t(hArray)))
 }
-func Array3DCreateCtx(ctx Context, pHandle *Array, pAllocateArray *Array3DDescriptor) error {
-	return procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(pHandle), unsafe.Pointer(pAllocateArray)))
+func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle Array, err error) {
+	err = procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
+	return
 }
 func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
 	return procs[156].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
@@ -1096,8 +1111,9 @@ func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor
 	err = procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
 	return
 }
-func MipmappedArrayGetLevelCtx(ctx Context, pLevelArray *Array, hMipmappedArray MipmappedArray, level uint32) error {
-	return procs[158].done(C.cg_phu_cb(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+func MipmappedArrayGetLevelCtx(ctx Context, hMipmappedArray MipmappedArray, level uint32) (pLevelArray Array, err error) {
+	err = procs[158].done(C.cg_phu(C.uintptr_t(ctx), procs[158].fn(), unsafe.Pointer(&pLevelArray), C.uintptr_t(hMipmappedArray), C.uint(level)))
+	return
 }
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[159].done(C.cg_h(C.uintptr_t(ctx), procs[159].fn(), C.uintptr_t(hMipmappedArray)))
@@ -1124,8 +1140,9 @@ func MemBatchDecompressAsyncCtx(ctx Context, paramsArray []MemDecompressParams, 
 	err = procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.ulong(len(paramsArray)), C.uint(flags), unsafe.Pointer(&errorIndex), C.uintptr_t(stream)))
 	return
 }
-func MemAddressReserveCtx(ctx Context, ptr *DevicePtr, size uint64, alignment uint64, addr DevicePtr, flags uint64) error {
-	return procs[162].done(C.cg_pllqq_cb(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
+	err = procs[162].done(C.cg_pllqq(C.uintptr_t(ctx), procs[162].fn(), unsafe.Pointer(&ptr), C.ulong(size), C.ulong(alignment), C.ulonglong(addr), C.ulonglong(flags)))
+	return
 }
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[163].done(C.cg_ql(C.uintptr_t(ctx), procs[163].fn(), C.ulonglong(ptr), C.ulong(size)))
@@ -1151,8 +1168,9 @@ func MemUnmapCtx(ctx Context, ptr DevicePtr, size uint64) error {
 func MemSetAccessCtx(ctx Context, ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
 	return procs[169].done(C.cg_qlpl_cb(C.uintptr_t(ctx), procs[169].fn(), C.ulonglong(ptr), C.ulong(size), unsafe.Pointer(unsafe.SliceData(desc)), C.ulong(len(desc))))
 }
-func MemGetAccessCtx(ctx Context, flags *uint64, location *MemLocation, ptr DevicePtr) error {
-	return procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags uint64, err error) {
+	err = procs[170].done(C.cg_ppq_cb(C.uintptr_t(ctx), procs[170].fn(), unsafe.Pointer(&flags), unsafe.Pointer(location), C.ulonglong(ptr)))
+	return
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[171].enter()
@@ -1185,17 +1203,16 @@ func MemImportFromShareableHandleCtx(ctx Context, osHandle any, shHandleType Mem
 	err = status(err, r)
 	return
 }
-func MemGetAllocationGranularityCtx(ctx Context, granularity *uint64, prop *MemAllocationProp, option MemAllocationGranularityFlags) error {
+func MemGetAllocationGranularityCtx(ctx Context, prop *MemAllocationProp, option MemAllocationGranularityFlags) (granularity uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+	err = procs[173].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[173].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
+	return
 }
-func MemGetAllocationPropertiesFromHandleCtx(ctx Context, prop *MemAllocationProp, handle MemGenericAllocationHandle) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[174].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(prop), C.ulonglong(handle)))
+func MemGetAllocationPropertiesFromHandleCtx(ctx Context, handle MemGenericAllocationHandle) (prop MemAllocationProp, err error) {
+	err = procs[174].done(C.cg_pq(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(&prop), C.ulonglong(handle)))
+	return
 }
 func MemRetainAllocationHandleCtx(ctx Context, addr DevicePtr) (handle MemGenericAllocationHandle, err error) {
 	err = procs[175].done(C.cg_ph(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(&handle), C.uintptr_t(addr)))
@@ -1244,8 +1261,9 @@ func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute,
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg []MemAccessDesc) error {
 	return procs[181].done(C.cg_hpl_cb(C.uintptr_t(ctx), procs[181].fn(), C.uintptr_t(pool), unsafe.Pointer(unsafe.SliceData(mapArg)), C.ulong(len(mapArg))))
 }
-func MemPoolGetAccessCtx(ctx Context, flags *MemAccessFlags, memPool MemoryPool, location *MemLocation) error {
-	return procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation) (flags MemAccessFlags, err error) {
+	err = procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
+	return
 }
 func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
 	var pin runtime.Pinner
@@ -1300,14 +1318,17 @@ func MemPoolImportFromShareableHandleCtx(ctx Context, handle any, handleType Mem
 	err = status(err, r)
 	return
 }
-func MemPoolExportPointerCtx(ctx Context, shareData_out *MemPoolPtrExportData, ptr DevicePtr) error {
-	return procs[191].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(shareData_out), C.ulonglong(ptr)))
+func MemPoolExportPointerCtx(ctx Context, ptr DevicePtr) (shareData_out MemPoolPtrExportData, err error) {
+	err = procs[191].done(C.cg_pq(C.uintptr_t(ctx), procs[191].fn(), unsafe.Pointer(&shareData_out), C.ulonglong(ptr)))
+	return
 }
-func MemPoolImportPointerCtx(ctx Context, ptr_out *DevicePtr, pool MemoryPool, shareData *MemPoolPtrExportData) error {
-	return procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+func MemPoolImportPointerCtx(ctx Context, pool MemoryPool, shareData *MemPoolPtrExportData) (ptr_out DevicePtr, err error) {
+	err = procs[192].done(C.cg_php_cb(C.uintptr_t(ctx), procs[192].fn(), unsafe.Pointer(&ptr_out), C.uintptr_t(pool), unsafe.Pointer(shareData)))
+	return
 }
-func MulticastCreateCtx(ctx Context, mcHandle *MemGenericAllocationHandle, prop *MulticastObjectProp) error {
-	return procs[193].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(mcHandle), unsafe.Pointer(prop)))
+func MulticastCreateCtx(ctx Context, prop *MulticastObjectProp) (mcHandle MemGenericAllocationHandle, err error) {
+	err = procs[193].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[193].fn(), unsafe.Pointer(&mcHandle), unsafe.Pointer(prop)))
+	return
 }
 func MulticastAddDeviceCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device) error {
 	return procs[194].done(C.cg_qi(C.uintptr_t(ctx), procs[194].fn(), C.ulonglong(mcHandle), C.int(dev)))
@@ -1321,8 +1342,9 @@ func MulticastBindAddrCtx(ctx Context, mcHandle MemGenericAllocationHandle, mcOf
 func MulticastUnbindCtx(ctx Context, mcHandle MemGenericAllocationHandle, dev Device, mcOffset uint64, size uint64) error {
 	return procs[197].done(C.cg_qill(C.uintptr_t(ctx), procs[197].fn(), C.ulonglong(mcHandle), C.int(dev), C.ulong(mcOffset), C.ulong(size)))
 }
-func MulticastGetGranularityCtx(ctx Context, granularity *uint64, prop *MulticastObjectProp, option MulticastGranularityFlags) error {
-	return procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(granularity), unsafe.Pointer(prop), C.uint(option)))
+func MulticastGetGranularityCtx(ctx Context, prop *MulticastObjectProp, option MulticastGranularityFlags) (granularity uint64, err error) {
+	err = procs[198].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[198].fn(), unsafe.Pointer(&granularity), unsafe.Pointer(prop), C.uint(option)))
+	return
 }
 func PointerGetAttributeCtx(ctx Context, data any, attribute PointerAttribute, ptr DevicePtr) error {
 	fn, err := procs[199].enter()
@@ -1532,8 +1554,9 @@ func ExternalMemoryGetMappedBufferCtx(ctx Context, extMem ExternalMemory, buffer
 	err = procs[239].done(C.cg_php_cb(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&devPtr), C.uintptr_t(extMem), unsafe.Pointer(bufferDesc)))
 	return
 }
-func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, mipmap *MipmappedArray, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) error {
-	return procs[240].done(C.cg_php_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+func ExternalMemoryGetMappedMipmappedArrayCtx(ctx Context, extMem ExternalMemory, mipmapDesc *ExternalMemoryMipmappedArrayDesc) (mipmap MipmappedArray, err error) {
+	err = procs[240].done(C.cg_php_cb(C.uintptr_t(ctx), procs[240].fn(), unsafe.Pointer(&mipmap), C.uintptr_t(extMem), unsafe.Pointer(mipmapDesc)))
+	return
 }
 func DestroyExternalMemoryCtx(ctx Context, extMem ExternalMemory) error {
 	return procs[241].done(C.cg_h(C.uintptr_t(ctx), procs[241].fn(), C.uintptr_t(extMem)))
@@ -2178,10 +2201,10 @@ func OccupancyMaxActiveClustersCtx(ctx Context, funcArg Function, config *Launch
 	err = procs[363].done(C.cg_php_cb(C.uintptr_t(ctx), procs[363].fn(), unsafe.Pointer(&numClusters), C.uintptr_t(funcArg), unsafe.Pointer(config)))
 	return
 }
-func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags uint32) error {
+func TexRefSetArrayCtx(ctx Context, hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) error {
 	return procs[364].done(C.cg_hhu(C.uintptr_t(ctx), procs[364].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags uint32) error {
+func TexRefSetMipmappedArrayCtx(ctx Context, hTexRef Texref, hMipmappedArray MipmappedArray, flags TexRefSetArrayFlags) error {
 	return procs[365].done(C.cg_hhu(C.uintptr_t(ctx), procs[365].fn(), C.uintptr_t(hTexRef), C.uintptr_t(hMipmappedArray), C.uint(flags)))
 }
 func TexRefSetAddressCtx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (byteOffset uint64, err error) {
@@ -2215,18 +2238,20 @@ func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) err
 func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
 	return procs[375].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[375].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
-func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags uint32) error {
+func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
 	return procs[376].done(C.cg_hu(C.uintptr_t(ctx), procs[376].fn(), C.uintptr_t(hTexRef), C.uint(flags)))
 }
 func TexRefGetAddressCtx(ctx Context, hTexRef Texref) (pdptr DevicePtr, err error) {
 	err = procs[377].done(C.cg_ph(C.uintptr_t(ctx), procs[377].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetArrayCtx(ctx Context, phArray *Array, hTexRef Texref) error {
-	return procs[378].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[378].fn(), unsafe.Pointer(phArray), C.uintptr_t(hTexRef)))
+func TexRefGetArrayCtx(ctx Context, hTexRef Texref) (phArray Array, err error) {
+	err = procs[378].done(C.cg_ph(C.uintptr_t(ctx), procs[378].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hTexRef)))
+	return
 }
-func TexRefGetMipmappedArrayCtx(ctx Context, phMipmappedArray *MipmappedArray, hTexRef Texref) error {
-	return procs[379].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(phMipmappedArray), C.uintptr_t(hTexRef)))
+func TexRefGetMipmappedArrayCtx(ctx Context, hTexRef Texref) (phMipmappedArray MipmappedArray, err error) {
+	err = procs[379].done(C.cg_ph(C.uintptr_t(ctx), procs[379].fn(), unsafe.Pointer(&phMipmappedArray), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetAddressModeCtx(ctx Context, hTexRef Texref, dim int32) (pam AddressMode, err error) {
 	err = procs[380].done(C.cg_phi(C.uintptr_t(ctx), procs[380].fn(), unsafe.Pointer(&pam), C.uintptr_t(hTexRef), C.int(dim)))
@@ -2336,11 +2361,13 @@ func DeviceGetP2PAtomicCapabilitiesCtx(ctx Context, capabilities []uint32, opera
 func GraphicsUnregisterResourceCtx(ctx Context, resource GraphicsResource) error {
 	return procs[410].done(C.cg_h(C.uintptr_t(ctx), procs[410].fn(), C.uintptr_t(resource)))
 }
-func GraphicsSubResourceGetMappedArrayCtx(ctx Context, pArray *Array, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) error {
-	return procs[411].done(C.cg_phuu_cb(C.uintptr_t(ctx), procs[411].fn(), unsafe.Pointer(pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+func GraphicsSubResourceGetMappedArrayCtx(ctx Context, resource GraphicsResource, arrayIndex uint32, mipLevel uint32) (pArray Array, err error) {
+	err = procs[411].done(C.cg_phuu(C.uintptr_t(ctx), procs[411].fn(), unsafe.Pointer(&pArray), C.uintptr_t(resource), C.uint(arrayIndex), C.uint(mipLevel)))
+	return
 }
-func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, pMipmappedArray *MipmappedArray, resource GraphicsResource) error {
-	return procs[412].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[412].fn(), unsafe.Pointer(pMipmappedArray), C.uintptr_t(resource)))
+func GraphicsResourceGetMappedMipmappedArrayCtx(ctx Context, resource GraphicsResource) (pMipmappedArray MipmappedArray, err error) {
+	err = procs[412].done(C.cg_ph(C.uintptr_t(ctx), procs[412].fn(), unsafe.Pointer(&pMipmappedArray), C.uintptr_t(resource)))
+	return
 }
 func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource) (pDevPtr DevicePtr, pSize uint64, err error) {
 	err = procs[413].done(C.cg_pph(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))

@@ -131,7 +131,9 @@ func MemFreeCtx(Context, DevicePtr) error                                 { retu
 func MemGetAddressRangeCtx(Context, DevicePtr) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
 func MemAllocHostCtx(Context, uint64) (unsafe.Pointer, error)             { return nil, errNoCgo }
 func MemFreeHostCtx(Context, unsafe.Pointer) error                        { return errNoCgo }
-func MemHostAllocCtx(Context, uint64, uint32) (unsafe.Pointer, error)     { return nil, errNoCgo }
+func MemHostAllocCtx(Context, uint64, MemHostAllocFlags) (unsafe.Pointer, error) {
+	return nil, errNoCgo
+}
 func MemHostGetDevicePointerCtx(Context, unsafe.Pointer, uint32) (DevicePtr, error) {
 	return 0, errNoCgo
 }
@@ -143,30 +145,30 @@ func DeviceRegisterAsyncNotificationCtx(Context, Device, AsyncCallback, unsafe.P
 func DeviceUnregisterAsyncNotificationCtx(Context, Device, AsyncCallbackHandle) error {
 	return errNoCgo
 }
-func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                      { return 0, errNoCgo }
-func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                        { return "", errNoCgo }
-func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
-func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
-func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                  { return errNoCgo }
-func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
-func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
-func MemHostRegisterCtx(Context, unsafe.Pointer, uint64, uint32) error            { return errNoCgo }
-func MemHostUnregisterCtx(Context, unsafe.Pointer) error                          { return errNoCgo }
-func MemcpyCtx(Context, DevicePtr, DevicePtr, uint64) error                       { return errNoCgo }
-func MemcpyPeerCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64) error { return errNoCgo }
-func MemcpyHtoDCtx(Context, DevicePtr, unsafe.Pointer, uint64) error              { return errNoCgo }
-func MemcpyDtoHCtx(Context, unsafe.Pointer, DevicePtr, uint64) error              { return errNoCgo }
-func MemcpyDtoDCtx(Context, DevicePtr, DevicePtr, uint64) error                   { return errNoCgo }
-func MemcpyDtoACtx(Context, Array, uint64, DevicePtr, uint64) error               { return errNoCgo }
-func MemcpyAtoDCtx(Context, DevicePtr, Array, uint64, uint64) error               { return errNoCgo }
-func MemcpyHtoACtx(Context, Array, uint64, unsafe.Pointer, uint64) error          { return errNoCgo }
-func MemcpyAtoHCtx(Context, unsafe.Pointer, Array, uint64, uint64) error          { return errNoCgo }
-func MemcpyAtoACtx(Context, Array, uint64, Array, uint64, uint64) error           { return errNoCgo }
-func Memcpy2DCtx(Context, *Memcpy2DParams) error                                  { return errNoCgo }
-func Memcpy2DUnalignedCtx(Context, *Memcpy2DParams) error                         { return errNoCgo }
-func Memcpy3DCtx(Context, *Memcpy3DParams) error                                  { return errNoCgo }
-func Memcpy3DPeerCtx(Context, *Memcpy3DPeerParams) error                          { return errNoCgo }
-func MemcpyAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error          { return errNoCgo }
+func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                         { return 0, errNoCgo }
+func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                           { return "", errNoCgo }
+func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                    { return IPCEventHandle{}, errNoCgo }
+func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)                  { return 0, errNoCgo }
+func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                     { return errNoCgo }
+func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)          { return 0, errNoCgo }
+func IPCCloseMemHandleCtx(Context, DevicePtr) error                                  { return errNoCgo }
+func MemHostRegisterCtx(Context, unsafe.Pointer, uint64, MemHostRegisterFlags) error { return errNoCgo }
+func MemHostUnregisterCtx(Context, unsafe.Pointer) error                             { return errNoCgo }
+func MemcpyCtx(Context, DevicePtr, DevicePtr, uint64) error                          { return errNoCgo }
+func MemcpyPeerCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64) error    { return errNoCgo }
+func MemcpyHtoDCtx(Context, DevicePtr, unsafe.Pointer, uint64) error                 { return errNoCgo }
+func MemcpyDtoHCtx(Context, unsafe.Pointer, DevicePtr, uint64) error                 { return errNoCgo }
+func MemcpyDtoDCtx(Context, DevicePtr, DevicePtr, uint64) error                      { return errNoCgo }
+func MemcpyDtoACtx(Context, Array, uint64, DevicePtr, uint64) error                  { return errNoCgo }
+func MemcpyAtoDCtx(Context, DevicePtr, Array, uint64, uint64) error                  { return errNoCgo }
+func MemcpyHtoACtx(Context, Array, uint64, unsafe.Pointer, uint64) error             { return errNoCgo }
+func MemcpyAtoHCtx(Context, unsafe.Pointer, Array, uint64, uint64) error             { return errNoCgo }
+func MemcpyAtoACtx(Context, Array, uint64, Array, uint64, uint64) error              { return errNoCgo }
+func Memcpy2DCtx(Context, *Memcpy2DParams) error                                     { return errNoCgo }
+func Memcpy2DUnalignedCtx(Context, *Memcpy2DParams) error                            { return errNoCgo }
+func Memcpy3DCtx(Context, *Memcpy3DParams) error                                     { return errNoCgo }
+func Memcpy3DPeerCtx(Context, *Memcpy3DPeerParams) error                             { return errNoCgo }
+func MemcpyAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error             { return errNoCgo }
 func MemcpyPeerAsyncCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64, Stream) error {
 	return errNoCgo
 }
@@ -204,35 +206,37 @@ func MemsetD2D16AsyncCtx(Context, DevicePtr, uint64, uint16, uint64, uint64, Str
 func MemsetD2D32AsyncCtx(Context, DevicePtr, uint64, uint32, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func ArrayCreateCtx(Context, *Array, *ArrayDescriptor) error                   { return errNoCgo }
-func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error             { return errNoCgo }
-func ArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, Array) error { return errNoCgo }
-func MipmappedArrayGetSparsePropertiesCtx(Context, *ArraySparseProperties, MipmappedArray) error {
-	return errNoCgo
+func ArrayCreateCtx(Context, *ArrayDescriptor) (Array, error)      { return 0, errNoCgo }
+func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error { return errNoCgo }
+func ArrayGetSparsePropertiesCtx(Context, Array) (ArraySparseProperties, error) {
+	return ArraySparseProperties{}, errNoCgo
 }
-func ArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, Array, Device) error {
-	return errNoCgo
+func MipmappedArrayGetSparsePropertiesCtx(Context, MipmappedArray) (ArraySparseProperties, error) {
+	return ArraySparseProperties{}, errNoCgo
 }
-func MipmappedArrayGetMemoryRequirementsCtx(Context, *ArrayMemoryRequirements, MipmappedArray, Device) error {
-	return errNoCgo
+func ArrayGetMemoryRequirementsCtx(Context, Array, Device) (ArrayMemoryRequirements, error) {
+	return ArrayMemoryRequirements{}, errNoCgo
 }
-func ArrayGetPlaneCtx(Context, *Array, Array, uint32) error            { return errNoCgo }
+func MipmappedArrayGetMemoryRequirementsCtx(Context, MipmappedArray, Device) (ArrayMemoryRequirements, error) {
+	return ArrayMemoryRequirements{}, errNoCgo
+}
+func ArrayGetPlaneCtx(Context, Array, uint32) (Array, error)           { return 0, errNoCgo }
 func ArrayDestroyCtx(Context, Array) error                             { return errNoCgo }
-func Array3DCreateCtx(Context, *Array, *Array3DDescriptor) error       { return errNoCgo }
+func Array3DCreateCtx(Context, *Array3DDescriptor) (Array, error)      { return 0, errNoCgo }
 func Array3DGetDescriptorCtx(Context, *Array3DDescriptor, Array) error { return errNoCgo }
 func MipmappedArrayCreateCtx(Context, *Array3DDescriptor, uint32) (MipmappedArray, error) {
 	return 0, errNoCgo
 }
-func MipmappedArrayGetLevelCtx(Context, *Array, MipmappedArray, uint32) error { return errNoCgo }
-func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                  { return errNoCgo }
+func MipmappedArrayGetLevelCtx(Context, MipmappedArray, uint32) (Array, error) { return 0, errNoCgo }
+func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                   { return errNoCgo }
 func MemGetHandleForAddressRangeCtx(Context, any, DevicePtr, uint64, MemRangeHandleType, uint64) error {
 	return errNoCgo
 }
 func MemBatchDecompressAsyncCtx(Context, []MemDecompressParams, uint32, Stream) (uint64, error) {
 	return 0, errNoCgo
 }
-func MemAddressReserveCtx(Context, *DevicePtr, uint64, uint64, DevicePtr, uint64) error {
-	return errNoCgo
+func MemAddressReserveCtx(Context, uint64, uint64, DevicePtr, uint64) (DevicePtr, error) {
+	return 0, errNoCgo
 }
 func MemAddressFreeCtx(Context, DevicePtr, uint64) error { return errNoCgo }
 func MemCreateCtx(Context, *MemGenericAllocationHandle, uint64, *MemAllocationProp, uint64) error {
@@ -245,31 +249,33 @@ func MemMapCtx(Context, DevicePtr, uint64, uint64, MemGenericAllocationHandle, u
 func MemMapArrayAsyncCtx(Context, []ArrayMapInfo, Stream) error         { return errNoCgo }
 func MemUnmapCtx(Context, DevicePtr, uint64) error                      { return errNoCgo }
 func MemSetAccessCtx(Context, DevicePtr, uint64, []MemAccessDesc) error { return errNoCgo }
-func MemGetAccessCtx(Context, *uint64, *MemLocation, DevicePtr) error   { return errNoCgo }
+func MemGetAccessCtx(Context, *MemLocation, DevicePtr) (uint64, error)  { return 0, errNoCgo }
 func MemExportToShareableHandleCtx(Context, any, MemGenericAllocationHandle, MemAllocationHandleType, uint64) error {
 	return errNoCgo
 }
 func MemImportFromShareableHandleCtx(Context, any, MemAllocationHandleType) (MemGenericAllocationHandle, error) {
 	return 0, errNoCgo
 }
-func MemGetAllocationGranularityCtx(Context, *uint64, *MemAllocationProp, MemAllocationGranularityFlags) error {
-	return errNoCgo
+func MemGetAllocationGranularityCtx(Context, *MemAllocationProp, MemAllocationGranularityFlags) (uint64, error) {
+	return 0, errNoCgo
 }
-func MemGetAllocationPropertiesFromHandleCtx(Context, *MemAllocationProp, MemGenericAllocationHandle) error {
-	return errNoCgo
+func MemGetAllocationPropertiesFromHandleCtx(Context, MemGenericAllocationHandle) (MemAllocationProp, error) {
+	return MemAllocationProp{}, errNoCgo
 }
 func MemRetainAllocationHandleCtx(Context, DevicePtr) (MemGenericAllocationHandle, error) {
 	return 0, errNoCgo
 }
-func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                             { return errNoCgo }
-func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error)                  { return 0, errNoCgo }
-func MemPoolTrimToCtx(Context, MemoryPool, uint64) error                           { return errNoCgo }
-func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error      { return errNoCgo }
-func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error      { return errNoCgo }
-func MemPoolSetAccessCtx(Context, MemoryPool, []MemAccessDesc) error               { return errNoCgo }
-func MemPoolGetAccessCtx(Context, *MemAccessFlags, MemoryPool, *MemLocation) error { return errNoCgo }
-func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error                   { return errNoCgo }
-func MemPoolDestroyCtx(Context, MemoryPool) error                                  { return errNoCgo }
+func MemFreeAsyncCtx(Context, DevicePtr, Stream) error                        { return errNoCgo }
+func MemAllocAsyncCtx(Context, uint64, Stream) (DevicePtr, error)             { return 0, errNoCgo }
+func MemPoolTrimToCtx(Context, MemoryPool, uint64) error                      { return errNoCgo }
+func MemPoolSetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error { return errNoCgo }
+func MemPoolGetAttributeCtx(Context, MemoryPool, MemPoolAttribute, any) error { return errNoCgo }
+func MemPoolSetAccessCtx(Context, MemoryPool, []MemAccessDesc) error          { return errNoCgo }
+func MemPoolGetAccessCtx(Context, MemoryPool, *MemLocation) (MemAccessFlags, error) {
+	return 0, errNoCgo
+}
+func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error { return errNoCgo }
+func MemPoolDestroyCtx(Context, MemoryPool) error                { return errNoCgo }
 func MemGetDefaultMemPoolCtx(Context, *MemoryPool, *MemLocation, MemAllocationType) error {
 	return errNoCgo
 }
@@ -284,12 +290,14 @@ func MemPoolExportToShareableHandleCtx(Context, any, MemoryPool, MemAllocationHa
 func MemPoolImportFromShareableHandleCtx(Context, any, MemAllocationHandleType, uint64) (MemoryPool, error) {
 	return 0, errNoCgo
 }
-func MemPoolExportPointerCtx(Context, *MemPoolPtrExportData, DevicePtr) error { return errNoCgo }
-func MemPoolImportPointerCtx(Context, *DevicePtr, MemoryPool, *MemPoolPtrExportData) error {
-	return errNoCgo
+func MemPoolExportPointerCtx(Context, DevicePtr) (MemPoolPtrExportData, error) {
+	return MemPoolPtrExportData{}, errNoCgo
 }
-func MulticastCreateCtx(Context, *MemGenericAllocationHandle, *MulticastObjectProp) error {
-	return errNoCgo
+func MemPoolImportPointerCtx(Context, MemoryPool, *MemPoolPtrExportData) (DevicePtr, error) {
+	return 0, errNoCgo
+}
+func MulticastCreateCtx(Context, *MulticastObjectProp) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MulticastAddDeviceCtx(Context, MemGenericAllocationHandle, Device) error { return errNoCgo }
 func MulticastBindMemCtx(Context, MemGenericAllocationHandle, uint64, MemGenericAllocationHandle, uint64, uint64, uint64) error {
@@ -301,8 +309,8 @@ func MulticastBindAddrCtx(Context, MemGenericAllocationHandle, uint64, DevicePtr
 func MulticastUnbindCtx(Context, MemGenericAllocationHandle, Device, uint64, uint64) error {
 	return errNoCgo
 }
-func MulticastGetGranularityCtx(Context, *uint64, *MulticastObjectProp, MulticastGranularityFlags) error {
-	return errNoCgo
+func MulticastGetGranularityCtx(Context, *MulticastObjectProp, MulticastGranularityFlags) (uint64, error) {
+	return 0, errNoCgo
 }
 func PointerGetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error { return errNoCgo }
 func MemPrefetchAsyncCtx(Context, DevicePtr, uint64, *MemLocation, uint32, Stream) error {
@@ -369,8 +377,8 @@ func ImportExternalMemoryCtx(Context, *ExternalMemoryHandleDesc) (ExternalMemory
 func ExternalMemoryGetMappedBufferCtx(Context, ExternalMemory, *ExternalMemoryBufferDesc) (DevicePtr, error) {
 	return 0, errNoCgo
 }
-func ExternalMemoryGetMappedMipmappedArrayCtx(Context, *MipmappedArray, ExternalMemory, *ExternalMemoryMipmappedArrayDesc) error {
-	return errNoCgo
+func ExternalMemoryGetMappedMipmappedArrayCtx(Context, ExternalMemory, *ExternalMemoryMipmappedArrayDesc) (MipmappedArray, error) {
+	return 0, errNoCgo
 }
 func DestroyExternalMemoryCtx(Context, ExternalMemory) error { return errNoCgo }
 func ImportExternalSemaphoreCtx(Context, *ExternalSemaphoreHandleDesc) (ExternalSemaphore, error) {
@@ -595,9 +603,11 @@ func OccupancyMaxPotentialClusterSizeCtx(Context, Function, *LaunchConfig) (int3
 func OccupancyMaxActiveClustersCtx(Context, Function, *LaunchConfig) (int32, error) {
 	return 0, errNoCgo
 }
-func TexRefSetArrayCtx(Context, Texref, Array, uint32) error                   { return errNoCgo }
-func TexRefSetMipmappedArrayCtx(Context, Texref, MipmappedArray, uint32) error { return errNoCgo }
-func TexRefSetAddressCtx(Context, Texref, DevicePtr, uint64) (uint64, error)   { return 0, errNoCgo }
+func TexRefSetArrayCtx(Context, Texref, Array, TexRefSetArrayFlags) error { return errNoCgo }
+func TexRefSetMipmappedArrayCtx(Context, Texref, MipmappedArray, TexRefSetArrayFlags) error {
+	return errNoCgo
+}
+func TexRefSetAddressCtx(Context, Texref, DevicePtr, uint64) (uint64, error) { return 0, errNoCgo }
 func TexRefSetAddress2DCtx(Context, Texref, *ArrayDescriptor, DevicePtr, uint64) error {
 	return errNoCgo
 }
@@ -609,10 +619,10 @@ func TexRefSetMipmapLevelBiasCtx(Context, Texref, float32) error             { r
 func TexRefSetMipmapLevelClampCtx(Context, Texref, float32, float32) error   { return errNoCgo }
 func TexRefSetMaxAnisotropyCtx(Context, Texref, uint32) error                { return errNoCgo }
 func TexRefSetBorderColorCtx(Context, Texref, *float32) error                { return errNoCgo }
-func TexRefSetFlagsCtx(Context, Texref, uint32) error                        { return errNoCgo }
+func TexRefSetFlagsCtx(Context, Texref, TexRefFlags) error                   { return errNoCgo }
 func TexRefGetAddressCtx(Context, Texref) (DevicePtr, error)                 { return 0, errNoCgo }
-func TexRefGetArrayCtx(Context, *Array, Texref) error                        { return errNoCgo }
-func TexRefGetMipmappedArrayCtx(Context, *MipmappedArray, Texref) error      { return errNoCgo }
+func TexRefGetArrayCtx(Context, Texref) (Array, error)                       { return 0, errNoCgo }
+func TexRefGetMipmappedArrayCtx(Context, Texref) (MipmappedArray, error)     { return 0, errNoCgo }
 func TexRefGetAddressModeCtx(Context, Texref, int32) (AddressMode, error)    { return 0, errNoCgo }
 func TexRefGetFilterModeCtx(Context, Texref) (FilterMode, error)             { return 0, errNoCgo }
 func TexRefGetFormatCtx(Context, Texref) (ArrayFormat, int32, error)         { return 0, 0, errNoCgo }
@@ -656,11 +666,11 @@ func DeviceGetP2PAtomicCapabilitiesCtx(Context, []uint32, []AtomicOperation, Dev
 	return errNoCgo
 }
 func GraphicsUnregisterResourceCtx(Context, GraphicsResource) error { return errNoCgo }
-func GraphicsSubResourceGetMappedArrayCtx(Context, *Array, GraphicsResource, uint32, uint32) error {
-	return errNoCgo
+func GraphicsSubResourceGetMappedArrayCtx(Context, GraphicsResource, uint32, uint32) (Array, error) {
+	return 0, errNoCgo
 }
-func GraphicsResourceGetMappedMipmappedArrayCtx(Context, *MipmappedArray, GraphicsResource) error {
-	return errNoCgo
+func GraphicsResourceGetMappedMipmappedArrayCtx(Context, GraphicsResource) (MipmappedArray, error) {
+	return 0, errNoCgo
 }
 func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
