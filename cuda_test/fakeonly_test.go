@@ -153,7 +153,9 @@ func TestStreamOptionsOnFake(t *testing.T) {
 	if _, err := dev.NewStream(cuda.StreamOptions{}, cuda.StreamOptions{}); !errors.Is(err, cuda.ErrInvalidOptions) {
 		t.Errorf("two StreamOptions: %v", err)
 	}
-	if n := liveHandles(t); n != before {
+	// Refused streams add no handle (handles closed before may still be
+	// destroyed meanwhile, lowering the count).
+	if n := liveHandles(t); n > before {
 		t.Errorf("refused streams left %d driver handles", n-before)
 	}
 	// The defaults: NewStream() is non-blocking, of the least priority.
