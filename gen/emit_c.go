@@ -31,6 +31,7 @@ var cCodes = map[[2]string]string{
 	{"void *", "void *"}:                         "p",
 	{"uintptr_t", "void *"}:                      "h",
 	{"const char *", "const char *"}:             "s",
+	{"uintptr_t *", "void *"}:                    "w",
 }
 
 // trampoline is one shared C trampoline.
@@ -59,7 +60,7 @@ func trampolineOf(f *Func) (trampoline, error) {
 			checks = append(checks, fmt.Sprintf("if (!%s) return 1; ", a))
 			args = append(args, fmt.Sprintf("*(const %s *)%s", q.CCall, a))
 			continue
-		case q.CArg == "uintptr_t":
+		case q.CArg == "uintptr_t" || q.CArg == "uintptr_t *":
 			args = append(args, "(void *)"+a)
 		default:
 			args = append(args, a)
@@ -87,8 +88,9 @@ func (e *Emitter) trampolines(m *Model) (string, error) {
 	fmt.Fprintf(&b, "// Trampolines for CUDA %s (CUDA_VERSION %d), shared by the functions\n", m.Version, m.CUDAVersion)
 	b.WriteString("// with their C parameter list: i int, u unsigned int, l unsigned long,\n")
 	b.WriteString("// q unsigned long long, t unsigned short, c unsigned char, f float,\n")
-	b.WriteString("// p void *, h a handle (void *), s const char *, bNaM a by-value struct\n")
-	b.WriteString("// of N bytes aligned to M; v none. _cb: neither noescape nor nocallback.\n")
+	b.WriteString("// p void *, h a handle (void *), s const char *, w an array of pointers\n")
+	b.WriteString("// passed as integers (void **), bNaM a by-value struct of N bytes aligned\n")
+	b.WriteString("// to M; v none. _cb: neither noescape nor nocallback.\n")
 	b.WriteString("#include <stdint.h>\n#include <stdlib.h>\n\n")
 	b.WriteString("extern int cg_make_current(uintptr_t ctx);\n")
 	b.WriteString("// CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry\n")

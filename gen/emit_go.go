@@ -557,7 +557,11 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				args = append(args, "unsafe.Pointer(&c"+q.Go+"[0])")
 				post = append(post, fmt.Sprintf("%s = cString(c%s[:])", q.Go, q.Go))
 			case rSlice:
-				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
+				if q.Hidden {
+					args = append(args, "(*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData("+q.Go+")))")
+				} else {
+					args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
+				}
 			case rCount:
 				args = append(args, q.CConv+"(len("+countSlice(f, q)+"))")
 			case rOutSlice:
@@ -627,6 +631,22 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			g.p("return")
 			g.p("}")
 			continue
+		}
+		var hidden []string
+		for _, q := range f.Params {
+			if q.Hidden {
+				hidden = append(hidden, q.Go)
+			}
+		}
+		if len(hidden) > 0 && len(typed) == 0 {
+			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
+			for _, h := range hidden {
+				g.p("runtime.KeepAlive(%s)", h)
+			}
+			call = strings.TrimSuffix(done, "(") + "(r)"
+			if strings.HasPrefix(done, "status(") {
+				call = "status(err, r)"
+			}
 		}
 		if len(typed) > 0 {
 			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))

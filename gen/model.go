@@ -163,6 +163,9 @@ type Param struct {
 	// Optional: a slice that may be empty (NULL) though others sharing its
 	// count are not.
 	Optional bool
+	// Hidden: a []unsafe.Pointer the driver reads during the call only,
+	// passed as an array of integers and kept alive.
+	Hidden   bool
 	callback bool // a C function pointer
 }
 
@@ -898,6 +901,11 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		switch {
 		case (q.Role == rPtr || q.Role == rStruct) && strings.HasPrefix(q.GoType, "*"):
 			q.PinWords = m.ptrWords(strings.TrimPrefix(q.GoType, "*"))
+		case q.Role == rSlice && q.GoType == "[]unsafe.Pointer":
+			// Pointers the driver follows during the call only: handed to C
+			// as integers, the slice kept alive (cgo would scan them and
+			// refuse unpinned ones; pinning each costs microseconds).
+			q.CArg, q.Hidden = "uintptr_t *", true
 		case q.Role == rSlice:
 			elem := strings.TrimPrefix(q.GoType, "[]")
 			q.PinWords, q.ElemSize = m.ptrWords(elem), m.goSize(elem)

@@ -19,8 +19,18 @@ const maxArgBytes = 32764
 // buffer from a pool.
 const stackArgBytes = 256
 
-// argBuf is a buffer for arguments that need more than stackArgBytes.
-var argBufs = sync.Pool{New: func() any { return new([maxArgBytes]byte) }}
+// stackArgs are the arguments whose offsets fit the stack; more take a
+// buffer from the pool.
+const stackArgs = 32
+
+// bigArgs is the buffer of arguments that need more than stackArgBytes
+// or stackArgs.
+type bigArgs struct {
+	buf  [maxArgBytes]byte
+	offs [maxArgBytes]uint16
+}
+
+var argBufs = sync.Pool{New: func() any { return new(bigArgs) }}
 
 // LaunchArgs launches the kernel f on stream with the given arguments, in
 // the kernel's parameter order, through cuLaunchKernel. It is LaunchArgsCtx
@@ -35,9 +45,9 @@ var argBufs = sync.Pool{New: func() any { return new([maxArgBytes]byte) }}
 // fields (float2 and float4 are aligned to 8 and 16 bytes) needs explicit
 // padding before it, or its fields passed one by one. The
 // values are packed, each at its type's alignment, into a buffer the
-// driver copies during the call (CU_LAUNCH_PARAM_BUFFER_POINTER), so the
-// arguments may be reused at once. Nothing is allocated when they take at
-// most 256 bytes. An argument of another type is refused before the call
+// driver copies during the call (kernelParams pointing into it), so the
+// arguments may be reused at once. Nothing is allocated for at most 32
+// arguments taking at most 256 bytes. An argument of another type is refused before the call
 // with an error naming it.
 //
 // The raw form, LaunchKernel with kernelParams, stays for what this one
@@ -50,31 +60,37 @@ func LaunchArgs(f Function, grid, block Dim3, sharedMem uint32, stream Stream, a
 // inside the same cgo call (0 leaves the thread's context as it is).
 func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
 	var small [stackArgBytes]byte
-	n, err := packArgs(small[:], args)
-	if err == nil {
-		return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&small[0]), n)
+	var offs [stackArgs]uint16
+	if len(args) <= stackArgs {
+		_, err := packArgs(small[:], offs[:], args)
+		if err == nil {
+			return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&small[0]), &offs[0], len(args))
+		}
+		if err != errArgsLarge {
+			return err
+		}
 	}
-	if err != errArgsLarge {
-		return err
-	}
-	big := argBufs.Get().(*[maxArgBytes]byte)
+	big := argBufs.Get().(*bigArgs)
 	defer argBufs.Put(big)
-	if n, err = packArgs(big[:], args); err != nil {
+	if _, err := packArgs(big.buf[:], big.offs[:], args); err != nil {
 		if err == errArgsLarge {
 			return fmt.Errorf("cuda: cuLaunchKernel: the arguments take more than %d bytes, the most a kernel takes: pass large data in device memory", maxArgBytes)
 		}
 		return err
 	}
-	return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&big[0]), n)
+	return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&big.buf[0]), &big.offs[0], len(args))
 }
 
 // errArgsLarge says that the arguments do not fit the buffer.
 var errArgsLarge = fmt.Errorf("cuda: kernel arguments too large")
 
-// packArgs packs args into buf, each at its alignment; it returns the
-// bytes used.
-func packArgs(buf []byte, args []any) (int, error) {
+// packArgs packs args into buf, each at its alignment, noting each one's
+// offset in offs; it returns the bytes used.
+func packArgs(buf []byte, offs []uint16, args []any) (int, error) {
 	off := 0
+	if len(args) > len(offs) {
+		return 0, errArgsLarge
+	}
 	for i, a := range args {
 		var size, align int
 		var p unsafe.Pointer
@@ -119,6 +135,7 @@ func packArgs(buf []byte, args []any) (int, error) {
 		if off+size > len(buf) {
 			return off + size, errArgsLarge
 		}
+		offs[i] = uint16(off)
 		copy(buf[off:off+size], unsafe.Slice((*byte)(p), size))
 		off += size
 	}

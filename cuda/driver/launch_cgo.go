@@ -8,17 +8,17 @@ package driver
 
 extern int cg_make_current(uintptr_t ctx);
 
-// cg_launch_packed calls cuLaunchKernel with the arguments packed in buf:
-// extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE,
-// &size, CU_LAUNCH_PARAM_END}, built here on the C stack. The driver copies
-// the buffer during the call.
+// cg_launch_packed calls cuLaunchKernel with kernelParams pointing into
+// buf, where the n arguments are packed at offs: the array of pointers is
+// built here, on the C stack. The driver copies the values during the call.
 static int cg_launch_packed(uintptr_t ctx, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const void *buf, size_t size) {
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const void *buf, const uint16_t *offs, int n) {
 	if (!fn) return -1;
 	if (ctx) { int r = cg_make_current(ctx); if (r) return r; }
-	void *extra[5] = {(void *)1, (void *)buf, (void *)2, &size, (void *)0};
+	void *params[n > 0 ? n : 1];
+	for (int i = 0; i < n; i++) params[i] = (char *)buf + offs[i];
 	return ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))fn)(
-		(void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)stream, NULL, extra);
+		(void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)stream, params, NULL);
 }
 #cgo noescape cg_launch_packed
 #cgo nocallback cg_launch_packed
@@ -30,9 +30,9 @@ import "unsafe"
 // launchProc is cuLaunchKernel's entry point.
 var launchProc = procNamed("cuLaunchKernel")
 
-func launchPacked(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, buf unsafe.Pointer, n int) error {
+func launchPacked(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, buf unsafe.Pointer, offs *uint16, n int) error {
 	p := launchProc
 	return p.done(C.cg_launch_packed(C.uintptr_t(ctx), p.fn(), C.uintptr_t(f),
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
-		C.uint(sharedMem), C.uintptr_t(stream), buf, C.size_t(n)))
+		C.uint(sharedMem), C.uintptr_t(stream), buf, (*C.uint16_t)(unsafe.Pointer(offs)), C.int(n)))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,8 @@ func TestLaunchArgsPacking(t *testing.T) {
 	type pair struct{ X, Y float32 }
 	type index int32
 	buf := make([]byte, 64)
-	n, err := packArgs(buf, []any{int8(-1), int32(7), DevicePtr(0x1122334455667788), uint16(9), pair{1.5, -2}, index(3), float64(0.25), true})
+	offs := make([]uint16, 16)
+	n, err := packArgs(buf, offs, []any{int8(-1), int32(7), DevicePtr(0x1122334455667788), uint16(9), pair{1.5, -2}, index(3), float64(0.25), true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +40,9 @@ func TestLaunchArgsPacking(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("offset %d: %#x, want %#x", c.off, c.got, c.want)
 		}
+	}
+	if want := []uint16{0, 4, 8, 16, 20, 28, 32, 40}; !slices.Equal(offs[:8], want) {
+		t.Errorf("offsets %v, want %v", offs[:8], want)
 	}
 	if n != 41 {
 		t.Errorf("%d bytes used, want 41", n)

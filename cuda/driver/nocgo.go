@@ -23,7 +23,7 @@ func PollEventCtx(ctx Context, ev Event, spin, budget, sleep, maxSleep time.Dura
 	return sleep, errNoCgo
 }
 
-func launchPacked(Context, Function, Dim3, Dim3, uint32, Stream, unsafe.Pointer, int) error {
+func launchPacked(Context, Function, Dim3, Dim3, uint32, Stream, unsafe.Pointer, *uint16, int) error {
 	return errNoCgo
 }
 

@@ -9,8 +9,9 @@ package driver
 // Trampolines for CUDA 11.8 (CUDA_VERSION 11080), shared by the functions
 // with their C parameter list: i int, u unsigned int, l unsigned long,
 // q unsigned long long, t unsigned short, c unsigned char, f float,
-// p void *, h a handle (void *), s const char *, bNaM a by-value struct
-// of N bytes aligned to M; v none. _cb: neither noescape nor nocallback.
+// p void *, h a handle (void *), s const char *, w an array of pointers
+// passed as integers (void **), bNaM a by-value struct of N bytes aligned
+// to M; v none. _cb: neither noescape nor nocallback.
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -279,9 +280,9 @@ static int cg_pih(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) 
 static int cg_hii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hii
 #cgo nocallback cg_hii
-static int cg_huuuuuuuhpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9, void * a10) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9, a10); }
-static int cg_phpp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, a2, a3); }
-static int cg_huuuuuuuhp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, void * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, a9); }
+static int cg_huuuuuuuhww_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, uintptr_t * a9, uintptr_t * a10) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, (void *)a9, (void *)a10); }
+static int cg_phww_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t * a2, uintptr_t * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, (void *)a3); }
+static int cg_huuuuuuuhw_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, uintptr_t * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, (void *)a9); }
 static int cg_puu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
 static int cg_hiii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hiii
@@ -399,7 +400,6 @@ var (
 	pinMemcpy2DParams                = []uintptr{24, 80}
 	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
 	pinMemcpy3DPeerParams            = []uintptr{40, 128}
-	pinPointer                       = []uintptr{0}
 )
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
@@ -1355,25 +1355,24 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	return
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[217].done(C.cg_huuuuuuuhpp_cb(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	runtime.KeepAlive(kernelParams)
+	runtime.KeepAlive(extra)
+	return procs[217].done(r)
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(extra)), cap(extra), 8, pinPointer)
-	return procs[218].done(C.cg_phpp_cb(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(config), C.uintptr_t(f), unsafe.Pointer(unsafe.SliceData(kernelParams)), unsafe.Pointer(unsafe.SliceData(extra))))
+	r := C.cg_phww_cb(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	runtime.KeepAlive(kernelParams)
+	runtime.KeepAlive(extra)
+	return procs[218].done(r)
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(kernelParams)), cap(kernelParams), 8, pinPointer)
-	return procs[219].done(C.cg_huuuuuuuhp_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	runtime.KeepAlive(kernelParams)
+	return procs[219].done(r)
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner
