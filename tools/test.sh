@@ -5,15 +5,16 @@
 #      first time about 1.7 GB of Debian packages, of which two headers per
 #      version are kept; then a check of their sums);
 #   2. go vet, untagged and under each build tag, with and without cgo (vet
-#      compiles every package and its tests, so there is no separate build);
+#      type-checks every package and its tests, cgo included, so there is no
+#      separate build);
 #   3. staticcheck, with and without cgo (pinned; fetched as a Go module);
-#   4. every test, untagged (the generator's facts per version, drift against
-#      the committed files, bad input, pinning toolkits into a copy of the
-#      module; the no-driver paths; the Go layer on a fake driver; the GPU
-#      tests, which skip without a GPU saying so), and the tests of the
-#      packages the build tags select, under each tag;
-#   5. the no-driver paths without cgo, the Go layer on the fake driver with
-#      -race, 20 s of fuzzing the header parsing, and the overhead guard
+#   4. in parallel: every test, untagged (the generator's facts per version,
+#      drift against the committed files, bad input, pinning toolkits into a
+#      copy of the module; the no-driver paths; the Go layer on a fake
+#      driver; the GPU tests, which skip without a GPU saying so); the tests
+#      of the packages a build tag changes, under each tag; the no-driver
+#      paths without cgo; the Go layer on the fake driver with -race;
+#   5. 20 s of fuzzing the header parsing, and the overhead guard
 #      (tools/perf-guard.sh).
 # The test output is kept in a log; what is printed is each package's result,
 # each skipped test with its reason, and on a failure the failing output.
@@ -24,14 +25,32 @@ start=$SECONDS
 step() { printf '== [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
-# gotest LOG ARGS...: go test -v ARGS, its output in LOG; prints the
-# packages' results and the skips (with their reasons), or, on a failure,
-# everything but the passing tests' chatter.
+# gotest LOG ARGS...: go test -v ARGS, its output in LOG; prints each
+# package's result with its skipped tests grouped by reason (the message
+# logged just before "--- SKIP"), or, on a failure, everything but the
+# passing tests' chatter.
 gotest() {
 	local log=$logdir/$1
 	shift
 	if go test -v "$@" > "$log" 2>&1; then
-		awk '/^(ok|FAIL|---|panic)/ && !/^--- PASS/ { print; next } /^ +--- SKIP/ { print } /^ +[^ ]+_test\.go:[0-9]+: skipping/ { print }' "$log"
+		awk '
+		/^=== / { next }
+		/^ *--- SKIP: / {
+			r = prev
+			sub(/^ *[^ ]+\.go:[0-9]+: /, "", r)
+			if (!(r in cnt)) order[++k] = r
+			cnt[r]++
+			if (cnt[r] <= 4) names[r] = names[r] (cnt[r] > 1 ? ", " : "") $3
+			else if (cnt[r] == 5) names[r] = names[r] ", ..."
+			next
+		}
+		/^(ok|FAIL|panic|\?)/ {
+			print
+			for (i = 1; i <= k; i++) printf "    %d skipped (%s): %s\n", cnt[order[i]], names[order[i]], order[i]
+			delete cnt; delete names; delete order; k = 0
+			next
+		}
+		{ prev = $0 }' "$log"
 	else
 		grep -vE '^ *(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' "$log"
 		echo "== FAIL: go test $*"
@@ -51,8 +70,6 @@ done
 step "staticcheck (honnef.co/go/tools v0.8.2), with and without cgo"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-step "tests, untagged (the newest pinned toolkit)"
-gotest untagged.log -count=1 ./...
 # The packages the build tag changes: those whose files differ between
 # tags, and those that build on the generated layer.
 tagged=$(
@@ -63,14 +80,28 @@ tagged=$(
 		awk '$1 == "github.com/cudagen/cudagen/cuda/driver" || / github.com\/cudagen\/cudagen\/cuda\/driver( |$)/ { print $1 }'
 )
 tagged=$(echo "$tagged" | sort -u | grep -v '/bench/' || true)
+# The test runs go in parallel: much of their time is waiting (the fake
+# driver's tests, the generator's tests' go commands), not CPU.
+runs=(untagged $tags nocgo race)
+step "tests, in parallel: every package untagged (the newest pinned toolkit); with -tags $(echo $tags | tr ' ' ,) the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
+pids=()
+gotest untagged.log -count=1 ./... > "$logdir/untagged.out" 2>&1 &
+pids+=($!)
 for tag in $tags; do
-	step "tests with -tags $tag: the $(echo $tagged | wc -w) packages the tag changes"
-	gotest "$tag.log" -count=1 -tags "$tag" $tagged
+	gotest "$tag.log" -count=1 -tags "$tag" $tagged > "$logdir/$tag.out" 2>&1 &
+	pids+=($!)
 done
-step "without cgo: every call returns ErrNoDriver saying cgo is disabled"
-CGO_ENABLED=0 go test -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver
-step "the Go layer's own tests on the fake driver (cuda_test/testdata/fakecuda.c), built with -race"
-go test -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test
+(export CGO_ENABLED=0; gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver) > "$logdir/nocgo.out" 2>&1 &
+pids+=($!)
+gotest race.log -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test > "$logdir/race.out" 2>&1 &
+pids+=($!)
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+for run in "${runs[@]}"; do
+	echo "-- $run"
+	cat "$logdir/$run.out"
+done
+[ $failed = 0 ] || { echo "== FAIL"; exit 1; }
 step "the generator's header parsing, fuzzed for 20 s (bash tools/fuzz.sh 30m for longer)"
 bash tools/fuzz.sh 20s
 step "the cuda package's overhead over the generated layer, on the fake driver (tools/perf-guard.sh)"
