@@ -29,7 +29,7 @@ const FetchCommand = "go run ./tools/fetchheaders"
 // Inside a test binary Ensure never downloads: a Debian pin missing from the
 // cache is an error wrapping ErrUnavailable that names FetchCommand, so that
 // plain `go test ./...` skips what needs the headers instead of fetching
-// about 1.8 GB of packages without a word.
+// about 1.7 GB of packages without a word.
 func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	dir := e.Dir(cache)
 	if err := e.Verify(dir); err == nil {
