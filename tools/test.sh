@@ -7,14 +7,14 @@
 #   2. go vet, untagged and under each build tag, with and without cgo (vet
 #      type-checks every package and its tests, cgo included, so there is no
 #      separate build);
-#   3. staticcheck, with and without cgo (pinned; fetched as a Go module);
-#   4. in parallel: every test, untagged (the generator's facts per version,
+#   3. in parallel: staticcheck, with and without cgo (pinned; fetched as a
+#      Go module); every test, untagged (the generator's facts per version,
 #      drift against the committed files, bad input, pinning toolkits into a
 #      copy of the module; the no-driver paths; the Go layer on a fake
 #      driver; the GPU tests, which skip without a GPU saying so); the tests
 #      of the packages a build tag changes, under each tag; the no-driver
 #      paths without cgo; the Go layer on the fake driver with -race;
-#   5. 20 s of fuzzing the header parsing, and the overhead guard
+#   4. 20 s of fuzzing the header parsing, and the overhead guard
 #      (tools/perf-guard.sh).
 # The test output is kept in a log; what is printed is each package's result,
 # each skipped test with its reason, and on a failure the failing output.
@@ -59,6 +59,7 @@ gotest() {
 }
 bash tools/ensure-deps.sh
 export CGO_ENABLED=1
+step "building the generator and the header fetcher (from an empty Go build cache, about a minute)"
 tags=$(go run ./gen -list tags)
 step "pinned headers into the cache (go run ./tools/fetchheaders); those that cannot be had here are skipped, saying why"
 go run ./tools/fetchheaders
@@ -67,9 +68,6 @@ for tag in "" $tags; do
 	go vet -tags "$tag" ./...
 	CGO_ENABLED=0 go vet -tags "$tag" ./...
 done
-step "staticcheck (honnef.co/go/tools v0.8.2), with and without cgo"
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 # The packages the build tag changes: those whose files differ between
 # tags, and those that build on the generated layer.
 tagged=$(
@@ -80,11 +78,14 @@ tagged=$(
 		awk '$1 == "github.com/cudagen/cudagen/cuda/driver" || / github.com\/cudagen\/cudagen\/cuda\/driver( |$)/ { print $1 }'
 )
 tagged=$(echo "$tagged" | sort -u | grep -v '/bench/' || true)
-# The test runs go in parallel: much of their time is waiting (the fake
-# driver's tests, the generator's tests' go commands), not CPU.
-runs=(untagged $tags nocgo race)
-step "tests, in parallel: every package untagged (the newest pinned toolkit); with -tags $(echo $tags | tr ' ' ,) the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
+# Staticcheck and the test runs go in parallel: much of the tests' time is
+# waiting (the fake driver's tests, the generator's tests' go commands).
+runs=(staticcheck untagged $tags nocgo race)
+step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
 pids=()
+(go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
+	CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... && echo "ok (with and without cgo)") > "$logdir/staticcheck.out" 2>&1 &
+pids+=($!)
 gotest untagged.log -count=1 ./... > "$logdir/untagged.out" 2>&1 &
 pids+=($!)
 for tag in $tags; do
