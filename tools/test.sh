@@ -59,7 +59,7 @@ gotest() {
 }
 bash tools/ensure-deps.sh
 export CGO_ENABLED=1
-step "building the generator to list the build tags (go run ./gen -list tags; from an empty Go build cache, about a minute)"
+step "building the generator to list the build tags (go run ./gen -list tags; from an empty Go build cache, up to a minute)"
 tags=$(go run ./gen -list tags)
 step "pinned headers into the cache (go run ./tools/fetchheaders); those that cannot be had here are skipped, saying why"
 go run ./tools/fetchheaders
