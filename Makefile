@@ -8,5 +8,5 @@ check: ## fail if the committed bindings differ from the generator's output
 	go run ./gen -check
 fuzz: ## fuzz the generator's header parsing for FUZZTIME (default 30m)
 	bash tools/fuzz.sh $(or $(FUZZTIME),30m)
-gpu-build: ## build the GPU machine's binaries into .gpu/ (then: bash tools/gpu-suite.sh there)
+gpu-build: ## build the GPU machine's test binaries into .gpu/ (then: bash tools/gpu-suite.sh there)
 	bash tools/gpu-build.sh

@@ -380,7 +380,7 @@ func (e *Event) query(r int32) (bool, error) {
 func (e *Event) Sync() error {
 	// The hot path first: a hazard query (guard.go), which the driver
 	// answers for complete work about 20 ns sooner than its sync (on an
-	// H100, docs/perf.md); the driver's sync, which spins or sleeps as the
+	// H100, docs/performance.md); the driver's sync, which spins or sleeps as the
 	// event asks, only where the work is pending. The rest in sync.
 	r := int32(hazard.NoSlot)
 	if e != nil && e.w != nil {

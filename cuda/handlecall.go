@@ -89,14 +89,14 @@ const notReady = int32(driver.ErrorNotReady)
 //
 // The driver takes the context of a call on an event, or on a stream that is
 // not a default stream, from the handles, not from the calling thread's
-// current context. tools/ctxprobe shows it (docs/evidence, driver 580): with
+// current context. bench/ctxprobe shows it (docs/evidence, driver 580): with
 // no context current, another live context current, a released primary
 // context current and a destroyed context current, the record lands on the
 // handle's stream (queried not ready behind pending work), and query, sync,
 // elapsed time, stream wait, stream query and stream sync all answer as with
 // the handles' own context current. So the hot calls skip the context check,
 // itself a driver call (cuCtxGetCurrent, 23–37 ns on an H100 host: see
-// docs/perf.md).
+// docs/performance.md).
 //
 // What does depend on the current context always makes it current: the
 // default streams (NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the
@@ -110,7 +110,7 @@ const notReady = int32(driver.ErrorNotReady)
 // error path, and it leaves the context current on that thread. The one way
 // it could hide an error: a driver that reports an asynchronous error once
 // and clears it (the driver's are sticky: a faulted context fails every
-// call), so the retry answers success. tools/ctxprobe runs in the GPU suite;
+// call), so the retry answers success. bench/ctxprobe runs in the GPU suite;
 // the fake driver runs the Go layer's tests both ways (FAKECUDA_WANT_CURRENT).
 //
 // The handles' context is never a released one: the calls hold their

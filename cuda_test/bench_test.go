@@ -14,7 +14,7 @@ import (
 )
 
 // Per-operation benchmarks, each the Go counterpart of one loop of
-// tools/cbench/cbench.c (C calling the driver directly). tools/gpu-suite.sh
+// bench/cbench/cbench.c (C calling the driver directly). tools/gpu-suite.sh
 // runs both in one command on the GPU machine.
 
 type benchEnv struct {

@@ -29,14 +29,14 @@ static int cudagen_loop2(uintptr_t fn, uintptr_t a, uintptr_t b, long n) {
 */
 import "C"
 
-import "github.com/cudagen/cudagen/tools/peers/peerbench"
+import "github.com/cudagen/cudagen/internal/cpuclock"
 
 func cgoNoop() { C.cudagen_noop() }
 
 // clockGHz is the CPU's effective clock now (0 where unknown): the same
-// loop as tools/cbench/clock.h's and the side-by-side peers', which on the
+// loop as bench/cbench/clock.h's and the side-by-side peers', which on the
 // GPU machine moves between about 1 and 3 GHz, and every CPU figure with it.
-func clockGHz() float64 { return peerbench.GHz() }
+func clockGHz() float64 { return cpuclock.GHz() }
 
 // loopInC calls fn(a) n times inside one cgo call and returns the OR of the
 // results.

@@ -16,7 +16,7 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// The performance levers' semantics (docs/perf.md).
+// The performance levers' semantics (docs/performance.md).
 
 // TestEventReuse: NewEvent may get the driver handle of a closed event
 // (cuda/recycle.go), and then the event must be what a new one is: complete
@@ -164,7 +164,7 @@ func TestEventReuse(t *testing.T) {
 // sync it must be complete. It also logs what the driver answers to the
 // same calls made without making the context current (the generated
 // layer's plain calls), the evidence a context-free fast path would need
-// (docs/perf.md, lever 2). GPU only: the fake driver has no cuCtxCreate.
+// (docs/performance.md). GPU only: the fake driver has no cuCtxCreate.
 func TestHandleCallsUnderAnotherContext(t *testing.T) {
 	dev := gpu(t)
 	if readCounters().ok {

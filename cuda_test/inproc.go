@@ -1,7 +1,7 @@
 package gputest
 
 // The C side of the in-process harness (inproc_test.go): the same driver
-// calls as tools/cbench, made through entry points resolved by the loader
+// calls as bench/cbench, made through entry points resolved by the loader
 // (cuGetProcAddress at the pinned ABI versions), either looped inside one
 // cgo call (the C loop: what C pays) or one per cgo call with no context
 // check (the raw cgo path: what a binding that locks its thread pays).
@@ -27,7 +27,7 @@ static void ip_setup(uintptr_t record, uintptr_t query, uintptr_t sync, uintptr_
 typedef int (*ip_fn1)(void *);
 typedef int (*ip_fn2)(void *, void *);
 
-// ip_body is one operation, exactly as tools/cbench does it (events without
+// ip_body is one operation, exactly as bench/cbench does it (events without
 // timing, CU_EVENT_DISABLE_TIMING = 2 for create); NOT_READY (600) is not an
 // error. ev is the event recorded (ip.ev, or ip.ta for the timing variant).
 static inline int ip_body(int op, uintptr_t ev) {

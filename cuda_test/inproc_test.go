@@ -21,7 +21,7 @@ import (
 // BenchmarkInProcess is the in-process, interleaved harness: in one process
 // and one locked thread, short blocks of the same operation through
 //
-//   - C: a loop inside one cgo call calling the driver (as tools/cbench does),
+//   - C: a loop inside one cgo call calling the driver (as bench/cbench does),
 //   - cgo: one cgo call per operation straight to the driver, no context check
 //     (what gorgonia/cu's and gocu's direct paths pay),
 //   - floor: one cgo call to an empty C function per operation,
@@ -411,7 +411,7 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 		}
 	}
 	// The CPU's clock before and after: every figure here moves with it
-	// (docs/perf.md, eighth session).
+	// (docs/performance.md).
 	ghz1 := clockGHz()
 	fmt.Fprintf(w, "\n%s (clock %.2f GHz before, %.2f after)\n| path | ns/op median | minus C loop: median | p25..p75 | min..max |\n|---|---|---|---|---|\n", op.name, ghz0, ghz1)
 	c := ns[0]
@@ -442,7 +442,7 @@ func (op opSpec) measure(b *testing.B, w io.Writer, rounds, n int) {
 			// The bar below with the crossing as a binding pays it around
 			// this driver call, not the empty crossing: at a low clock the
 			// driver call's evictions make the former dearer than the
-			// latter by more than the goal (docs/perf.md, tenth session).
+			// latter by more than the goal (docs/performance.md).
 			fmt.Fprintf(w, "; goal <= %.0f over the crossing: %s", op.goal, verdict(pct(d, 50), op.goal))
 		}
 		fmt.Fprintln(w)

@@ -9,15 +9,27 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
+	"time"
 )
 
 // ErrUnavailable is wrapped when a version's headers cannot be had on this
 // machine (a toolkit that is not installed here, no apt).
 var ErrUnavailable = errors.New("headers not available on this machine")
 
+// FetchCommand is the command that fills the header cache; messages that
+// find the cache empty name it.
+const FetchCommand = "go run ./tools/fetchheaders"
+
 // Ensure returns the cache directory of a version's headers, fetching them
 // first if the cache does not hold verified copies. Progress goes to log
-// (which may be nil).
+// (which may be nil): one line per stage with its size and elapsed time, and
+// the download's bytes and percent every few seconds.
+//
+// Inside a test binary Ensure never downloads: a Debian pin missing from the
+// cache is an error wrapping ErrUnavailable that names FetchCommand, so that
+// plain `go test ./...` skips what needs the headers instead of fetching
+// about 1.7 GB of packages without a word.
 func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	dir := e.Dir(cache)
 	if err := e.Verify(dir); err == nil {
@@ -33,6 +45,10 @@ func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	var err error
 	switch e.Source.Kind {
 	case "debian":
+		if testing.Testing() {
+			return "", fmt.Errorf("headers: CUDA %s is not in the cache %s, and tests do not download it (%w): fetch it first with %s",
+				e.Version, e.Dir(cache), ErrUnavailable, FetchCommand)
+		}
 		err = fetchDebian(e, cache, log)
 	case "toolkit":
 		err = copyToolkit(e, e.Source.Path, cache)
@@ -129,7 +145,7 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 		return err
 	}
 	opts := []string{
-		"-q",
+		"-qq",
 		"-o", "Dir::Etc::SourceList=" + filepath.Join(aptDir, "sources.list"),
 		"-o", "Dir::Etc::SourceParts=" + filepath.Join(aptDir, "none"),
 		"-o", "Dir::State::Lists=" + filepath.Join(aptDir, "lists"),
@@ -150,12 +166,46 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(log, "fetching %s=%s from Debian %s %s\n", e.Source.Package, e.Source.PackageVersion, e.Source.Suite, comp)
+	pkg := e.Source.Package + "=" + e.Source.PackageVersion
+	start := time.Now()
+	stage := func(format string, args ...any) {
+		fmt.Fprintf(log, "headers: CUDA %s: %s (%s)\n", e.Version, fmt.Sprintf(format, args...), time.Since(start).Round(100*time.Millisecond))
+	}
+	stage("fetching %s from Debian %s %s: reading the package index", pkg, e.Source.Suite, comp)
 	if err := run(aptDir, "update"); err != nil {
 		return err
 	}
 	dl := filepath.Join(aptDir, "download")
-	if err := run(dl, "download", e.Source.Package+"="+e.Source.PackageVersion); err != nil {
+	size := packageSize(opts, dl, pkg)
+	if size > 0 {
+		stage("downloading %s (%s)", pkg, mb(size))
+	} else {
+		stage("downloading %s", pkg)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the download's progress, from the size of what apt-get has written so far
+		defer close(done)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				got := dirSize(dl)
+				if size > 0 {
+					stage("downloaded %s of %s (%d%%)", mb(got), mb(size), got*100/size)
+				} else {
+					stage("downloaded %s", mb(got))
+				}
+			}
+		}
+	}()
+	err = run(dl, "download", pkg)
+	close(stop)
+	<-done
+	if err != nil {
 		return err
 	}
 	debs, _ := filepath.Glob(filepath.Join(dl, e.Source.Package+"_*.deb"))
@@ -164,7 +214,11 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 	}
 	deb := debs[0]
 	defer os.Remove(deb) // ~0.9 GB; only the headers are kept
+	if fi, err := os.Stat(deb); err == nil {
+		size = fi.Size()
+	}
 	if want := e.Source.PackageSha256; want != "" {
+		stage("checking the package's sha256 (%s)", mb(size))
 		got, err := SumFile(deb)
 		if err != nil {
 			return err
@@ -186,14 +240,60 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 	for i, f := range Files {
 		members[i] = "./" + inc + "/" + f
 	}
-	sh := exec.Command("sh", "-c", `deb=$0 dir=$1; shift; dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$dir" "$@"`, deb, tmp)
+	stage("extracting %s (decompressing the package's files up to them)", strings.Join(Files, " and "))
+	// --occurrence: tar stops once it has every named member, instead of
+	// decompressing the rest of the package; dpkg-deb then exits on the
+	// closed pipe, which is not an error here (tar's status is the script's).
+	sh := exec.Command("sh", "-c", `deb=$0 dir=$1; shift; dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -x --occurrence -C "$dir" "$@"`, deb, tmp)
 	sh.Args = append(sh.Args, members...)
 	sh.Stdout, sh.Stderr = log, log
 	if err := sh.Run(); err != nil {
 		return fmt.Errorf("headers: extracting %s from %s: %w", strings.Join(Files, ", "), filepath.Base(deb), err)
 	}
-	return CopyHeaders(filepath.Join(tmp, inc), e.Dir(cache))
+	if err := CopyHeaders(filepath.Join(tmp, inc), e.Dir(cache)); err != nil {
+		return err
+	}
+	stage("done: %s", e.Dir(cache))
+	return nil
 }
+
+// packageSize asks apt-get for the package's size in bytes (0 if it cannot
+// tell).
+func packageSize(opts []string, dir, pkg string) int64 {
+	cmd := exec.Command("apt-get", append(opts, "--print-uris", "download", pkg)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return 0
+	}
+	// 'URI' file size SHA256:...
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && strings.HasPrefix(f[0], "'") {
+			var n int64
+			if _, err := fmt.Sscan(f[2], &n); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// dirSize is the total size of the regular files directly in dir and its
+// partial/ directory.
+func dirSize(dir string) int64 {
+	var n int64
+	for _, d := range []string{dir, filepath.Join(dir, "partial")} {
+		ents, _ := os.ReadDir(d)
+		for _, de := range ents {
+			if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() {
+				n += fi.Size()
+			}
+		}
+	}
+	return n
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
 
 // DebianMirror reads the Debian mirror this machine's apt is configured with,
 // and the keyring it is signed by. CUDAGEN_DEBIAN_MIRROR overrides the mirror.

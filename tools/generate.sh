@@ -9,4 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/ensure-deps.sh
+# go run compiles the generator first (modernc.org/cc/v4 is large): about
+# 30 s of CPU from an empty Go build cache, nothing once cached.
+echo "cudagen: building and running the generator (go run ./gen $*)" >&2
 exec go run ./gen "$@"

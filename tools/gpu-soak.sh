@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The GPU soak of issue 9, longer than one device command may run (10 min):
+# The GPU soak (TestSoak), detached so that it can outlast the shell that
+# starts it:
 #   bash tools/gpu-soak.sh start [DURATION]   starts the -race soak (default 10m15s)
-#                                             detached (setsid), then waits
-#                                             until just before the command's
-#                                             limit, and returns
-#   bash tools/gpu-soak.sh collect            in the next command (the machine
-#                                             stays warm 30 s): waits for the
-#                                             soak to end, then brings its log
-#                                             and summary back under $OUT
+#                                             detached (setsid), waits up to
+#                                             ENDBY seconds (585) for it, and
+#                                             returns
+#   bash tools/gpu-soak.sh collect            waits (up to WAITMAX s, 580) for the
+#                                             soak to end, then copies its log
+#                                             and summary under $OUT
 #   bash tools/gpu-soak.sh plain [DURATION]   the soak without -race (asserts RSS),
 #                                             the IPC exporter-death test and the
 #                                             misuse table, in one command
-# After tools/gpu-build.sh here, with .gpu carried. The soak runs alone:
+# From the binaries of tools/gpu-build.sh (.gpu/). The soak runs alone:
 # nothing else shares the GPU or the CPUs while it runs.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudagen-out}
@@ -31,13 +31,13 @@ start)
 	# setsid: the soak outlives this command; tools/gpu-soak.sh collect waits for it.
 	setsid bash -c "CUDAGEN_SOAK=$dur ./.gpu/cuda_test.race.test -test.v -test.count=1 -test.run '^TestSoak\$' -test.timeout 30m > $state/soak.log 2>&1; echo \$? > $state/rc" \
 		< /dev/null > /dev/null 2>&1 &
-	# Wait until just before the command's limit (ENDBY seconds, default 585).
+	# Wait up to ENDBY seconds (default 585).
 	end=$((SECONDS + ${ENDBY:-585}))
 	while [ $SECONDS -lt $end ] && [ ! -f "$state/rc" ]; do sleep 5; done
 	cp "$state/summary.txt" "$OUT/soak-start.txt"
 	tail -5 "$state/soak.log" >> "$OUT/soak-start.txt"
 	[ -f "$state/rc" ] && echo "soak already ended: rc $(cat "$state/rc")" | tee -a "$OUT/soak-start.txt"
-	echo "soak running; call tools/gpu-soak.sh collect within 30 s"
+	echo "soak running; bash tools/gpu-soak.sh collect waits for it"
 	;;
 collect)
 	end=$((SECONDS + ${WAITMAX:-580}))

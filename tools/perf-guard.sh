@@ -38,7 +38,7 @@ for spec in "query (done):15" "sync on a done event:15" "record:25" "elapsed:25"
 	[ "$verdict" = FAIL ] && fail=1
 done
 if [ $fail != 0 ]; then
-	echo "perf-guard: FAIL: an overhead exceeds twice its goal (or is missing); see docs/perf.md"
+	echo "perf-guard: FAIL: an overhead exceeds twice its goal (or is missing); see docs/performance.md"
 	exit 1
 fi
 echo "perf-guard: ok"

@@ -25,7 +25,7 @@
 //     CPU the Go layer itself uses).
 //   - Calls on events and non-default streams take their context from the
 //     handles, not from the current context, as the driver's do
-//     (tools/ctxprobe); cuEventElapsedTime alone wants some context current.
+//     (bench/ctxprobe); cuEventElapsedTime alone wants some context current.
 //     FAKECUDA_WANT_CURRENT=1 makes them all want their own context current
 //     (CUDA_ERROR_INVALID_CONTEXT otherwise), as an older driver might.
 //   - Counters, exported for the tests (dlsym): calls made on a released
@@ -308,7 +308,7 @@ static CUresult cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
 	slots[(uintptr_t)*s & 0xffffffffu].prio = prio;
 	return OK;
 }
-// Calls on handles: like the driver (tools/ctxprobe), they take their
+// Calls on handles: like the driver (bench/ctxprobe), they take their
 // context from the handles, whatever is current on the thread; only the
 // default streams (NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) name the
 // current context's. A call is on a released context if a handle's context

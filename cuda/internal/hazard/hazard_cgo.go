@@ -35,7 +35,7 @@ package hazard
 
 // The hot path touches as few cache lines as it can: a real driver call
 // evicts the caller's lines, and each one touched again costs a miss
-// (docs/perf.md, sixth and seventh sessions). So a call reads the thread's
+// (docs/performance.md). So a call reads the thread's
 // slots, the mode and the package's busiest entry points from one line of
 // static TLS, and the object's state word.
 #define HZ_NHOT 5 // the Ops below this have their entry point in hz_rec

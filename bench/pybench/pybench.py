@@ -1,0 +1,308 @@
+"""pybench: the Python CUDA bindings in cudagen's side-by-side run.
+
+The operations and flags of bench/cbench (events without timing on a
+non-blocking stream; timing events for elapsed time), through one binding,
+printed in cbench's format: the median ns per call over RUNS loops of N calls,
+the stream drained after each loop, and with CUDAGEN_CLOCK_LIB the median
+cycles per call. Run with the GPU machine's own python3:
+
+    python3 bench/pybench/pybench.py LIB [N [RUNS]]
+
+LIB is cuda.core, cupy, cuda.bindings or torch. torch creates its events
+lazily, at the first record, so it has no create + destroy figure.
+"""
+import ctypes
+import os
+import sys
+import time
+
+
+def _clock():
+    """The CPU's effective clock in GHz, from bench/cbench/libclock.c (the
+    library CUDAGEN_CLOCK_LIB names; tools/gpu-suite.sh builds it), or None.
+    Each loop is timed between two measures: its ns per call times their mean
+    is its cycles per call, as bench/cbench and bench/peers print them."""
+    path = os.environ.get("CUDAGEN_CLOCK_LIB")
+    if not path:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        print(f"pybench: no clock: {e}", file=sys.stderr)
+        return None
+    lib.cudagen_clock_ghz.restype = ctypes.c_double
+    return lib.cudagen_clock_ghz
+
+
+GHZ = _clock()
+
+
+def bench(name, n, runs, loop, drain):
+    v, c, g = [], [], []
+    for _ in range(runs):
+        g0 = GHZ() if GHZ else 0
+        t0 = time.perf_counter_ns()
+        loop(n)
+        v.append((time.perf_counter_ns() - t0) / n)
+        g.append((g0 + GHZ()) / 2 if GHZ else 0)
+        c.append(v[-1] * g[-1])
+        drain()
+    v.sort()
+    c.sort()
+    g.sort()
+    line = f"{name:<14} {v[runs // 2]:8.1f} ns/op (median of {runs} loops of {n})"
+    if g[0] > 0:
+        line += f" {c[runs // 2]:8.1f} cyc/op at {g[runs // 2]:.2f} GHz"
+    print(line, flush=True)
+
+
+def run_cuda_bindings(n, runs):
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        from cuda import cuda as cu
+
+    def ck(ret):
+        err = ret[0]
+        if err != cu.CUresult.CUDA_SUCCESS and err != cu.CUresult.CUDA_ERROR_NOT_READY:
+            raise RuntimeError(f"cuda.bindings: {err}")
+        return ret[1] if len(ret) > 1 else None
+
+    ck(cu.cuInit(0))
+    dev = ck(cu.cuDeviceGet(0))
+    ctx = ck(cu.cuDevicePrimaryCtxRetain(dev))
+    ck(cu.cuCtxSetCurrent(ctx))
+    s = ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING))
+    notiming = cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+    a = ck(cu.cuEventCreate(notiming))
+    ta = ck(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DEFAULT))
+    tb = ck(cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DEFAULT))
+    for e in (a, ta, tb):
+        ck(cu.cuEventRecord(e, s))
+    ck(cu.cuEventSynchronize(tb))
+    rec, query, sync, elapsed = cu.cuEventRecord, cu.cuEventQuery, cu.cuEventSynchronize, cu.cuEventElapsedTime
+    create, destroy = cu.cuEventCreate, cu.cuEventDestroy
+    ok, notready = cu.CUresult.CUDA_SUCCESS, cu.CUresult.CUDA_ERROR_NOT_READY
+
+    def must(err):
+        if err != ok and err != notready:
+            raise RuntimeError(f"cuda.bindings: {err}")
+
+    def l_record(n):
+        for _ in range(n):
+            must(rec(a, s)[0])
+
+    def l_query(n):
+        for _ in range(n):
+            must(query(a)[0])
+
+    def l_record_query(n):
+        for _ in range(n):
+            must(rec(a, s)[0])
+            must(query(a)[0])
+
+    def l_elapsed(n):
+        for _ in range(n):
+            must(elapsed(ta, tb)[0])
+
+    def l_sync(n):
+        for _ in range(n):
+            must(sync(a)[0])
+
+    def l_create_destroy(n):
+        for _ in range(n):
+            err, e = create(notiming)
+            must(err)
+            must(destroy(e)[0])
+
+    def l_record_sync(n):
+        for _ in range(n):
+            must(rec(a, s)[0])
+            must(sync(a)[0])
+
+    drain = lambda: ck(cu.cuStreamSynchronize(s))
+    return [("Record", l_record), ("Query", l_query), ("RecordQuery", l_record_query), ("Elapsed", l_elapsed),
+            ("SyncDone", l_sync), ("CreateDestroy", l_create_destroy), ("RecordSync", l_record_sync)], drain
+
+
+def core_options(EventOptions, timing):
+    """cuda.core's EventOptions with timing on or off, whatever this version calls the field."""
+    try:
+        return EventOptions(enable_timing=timing)
+    except TypeError:
+        pass
+    import dataclasses
+    import inspect
+    if dataclasses.is_dataclass(EventOptions):
+        names = [f.name for f in dataclasses.fields(EventOptions)]
+    else:
+        names = list(inspect.signature(EventOptions).parameters)
+    for name in names:
+        if "timing" in name:
+            return EventOptions(**{name: (not timing) if "disable" in name else timing})
+    raise TypeError(f"cuda.core EventOptions has no timing field among {names}")
+
+
+def run_cuda_core(n, runs):
+    try:
+        from cuda.core import Device, EventOptions
+    except ImportError:
+        from cuda.core.experimental import Device, EventOptions
+    dev = Device(0)
+    dev.set_current()
+    s = dev.create_stream()
+    nt = core_options(EventOptions, False)
+    a = s.record(options=nt)
+    ta = s.record(options=core_options(EventOptions, True))
+    tb = s.record(options=core_options(EventOptions, True))
+    tb.sync()
+
+    def l_record(n):
+        for _ in range(n):
+            s.record(a)
+
+    def l_query(n):
+        for _ in range(n):
+            a.is_done
+
+    def l_record_query(n):
+        for _ in range(n):
+            s.record(a)
+            a.is_done
+
+    def l_elapsed(n):
+        for _ in range(n):
+            tb - ta
+
+    def l_sync(n):
+        for _ in range(n):
+            a.sync()
+
+    create = getattr(dev, "create_event", None)
+
+    def l_create_destroy(n):
+        for _ in range(n):
+            create(nt).close()
+
+    def l_record_sync(n):
+        for _ in range(n):
+            s.record(a)
+            a.sync()
+
+    ops = [("Record", l_record), ("Query", l_query), ("RecordQuery", l_record_query), ("Elapsed", l_elapsed),
+           ("SyncDone", l_sync)]
+    if create is not None:
+        ops.append(("CreateDestroy", l_create_destroy))
+    ops.append(("RecordSync", l_record_sync))
+    return ops, s.sync
+
+
+def run_cupy(n, runs):
+    import cupy
+    cupy.cuda.Device(0).use()
+    s = cupy.cuda.Stream(non_blocking=True)
+    Event = cupy.cuda.Event
+    a = Event(disable_timing=True)
+    ta, tb = Event(), Event()
+    for e in (a, ta, tb):
+        e.record(s)
+    tb.synchronize()
+    get_elapsed_time = cupy.cuda.get_elapsed_time
+
+    def l_record(n):
+        for _ in range(n):
+            a.record(s)
+
+    def l_query(n):
+        for _ in range(n):
+            a.done
+
+    def l_record_query(n):
+        for _ in range(n):
+            a.record(s)
+            a.done
+
+    def l_elapsed(n):
+        for _ in range(n):
+            get_elapsed_time(ta, tb)
+
+    def l_sync(n):
+        for _ in range(n):
+            a.synchronize()
+
+    def l_create_destroy(n):
+        for _ in range(n):
+            Event(disable_timing=True)  # destroyed when its last reference goes, at once
+
+    def l_record_sync(n):
+        for _ in range(n):
+            a.record(s)
+            a.synchronize()
+
+    return [("Record", l_record), ("Query", l_query), ("RecordQuery", l_record_query), ("Elapsed", l_elapsed),
+            ("SyncDone", l_sync), ("CreateDestroy", l_create_destroy), ("RecordSync", l_record_sync)], s.synchronize
+
+
+def run_torch(n, runs):
+    import torch
+    torch.cuda.set_device(0)
+    s = torch.cuda.Stream()
+    a = torch.cuda.Event()
+    ta, tb = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for e in (a, ta, tb):
+        e.record(s)
+    tb.synchronize()
+
+    def l_record(n):
+        for _ in range(n):
+            a.record(s)
+
+    def l_query(n):
+        for _ in range(n):
+            a.query()
+
+    def l_record_query(n):
+        for _ in range(n):
+            a.record(s)
+            a.query()
+
+    def l_elapsed(n):
+        for _ in range(n):
+            ta.elapsed_time(tb)
+
+    def l_sync(n):
+        for _ in range(n):
+            a.synchronize()
+
+    def l_record_sync(n):
+        for _ in range(n):
+            a.record(s)
+            a.synchronize()
+
+    return [("Record", l_record), ("Query", l_query), ("RecordQuery", l_record_query), ("Elapsed", l_elapsed),
+            ("SyncDone", l_sync), ("RecordSync", l_record_sync)], s.synchronize
+
+
+LIBS = {"cuda.core": run_cuda_core, "cupy": run_cupy, "cuda.bindings": run_cuda_bindings, "torch": run_torch}
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
+        print(f"usage: pybench.py {{{'|'.join(LIBS)}}} [N [RUNS]]", file=sys.stderr)
+        return 2
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    try:
+        ops, drain = LIBS[sys.argv[1]](n, runs)
+    except Exception as e:  # not installed, or no GPU: say so, and no figures
+        print(f"pybench: {sys.argv[1]}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
+    for name, loop in ops:
+        loop(min(n, 1000))  # warm up
+        drain()
+        bench(name, n, runs, loop, drain)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,9 +1,0 @@
-#include "textflag.h"
-
-// func spin(n int64): the instructions of tools/cbench/clock.h's loop.
-TEXT ·spin(SB), NOSPLIT, $0-8
-	MOVQ n+0(FP), AX
-loop:
-	DECQ AX
-	JNZ  loop
-	RET
