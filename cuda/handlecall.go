@@ -5,6 +5,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
 // setupHot gives the hazard calls (guard.go) and the waiters' threads
@@ -12,8 +13,8 @@ import (
 // (the pinned header's ABI versions), each on its own, when the driver is
 // initialised, before any object exists. A hazard call without one (no
 // cgo, a driver without it at the pinned ABI version) answers
-// hazard.NoSlot: the counted path then makes it; a waiter without them
-// sleeps on a Go thread.
+// hazard.NoSlot: the counted path then makes it; without the waiters'
+// (sleeper.Setup fails), a long Wait polls on its own goroutine.
 func setupHot() {
 	hz := hazard.Setup()
 	want := map[string]int{
@@ -26,6 +27,8 @@ func setupHot() {
 		switch f.Go {
 		case "EventSynchronize": // for the waiters' threads too (waiter.go)
 			sleepFns.sync, _ = f.Resolve()
+		case "EventQuery":
+			sleepFns.query, _ = f.Resolve()
 		case "CtxSetCurrent":
 			sleepFns.setCurrent, _ = f.Resolve()
 		}
@@ -35,6 +38,7 @@ func setupHot() {
 			}
 		}
 	}
+	sleeper.Setup(sleepFns.sync, sleepFns.query, sleepFns.setCurrent)
 }
 
 // notReady is CUDA_ERROR_NOT_READY as a hazard call returns it.
