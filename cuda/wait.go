@@ -230,6 +230,35 @@ func (e *Event) pollWait(ctx context.Context) error {
 	}
 }
 
+// MaxBlockedWaits is how many long Waits at once, in the process, sleep
+// in the driver on a waiter thread of their own (see Wait); the others
+// are polled by one thread. 0 where there are no waiter threads (without
+// cgo, or not on Linux): there each long Wait polls on its own goroutine.
+const MaxBlockedWaits = sleeper.MaxBlockers
+
+// WaiterStats are the resources of the process's long Waits (see Wait).
+type WaiterStats struct {
+	// Threads is the waiter threads alive: at most MaxBlockedWaits + 1
+	// (each exits after 10s idle).
+	Threads int
+	// Blocked is the long Waits asleep in the driver on a thread of their
+	// own now, cancelled ones' sleeps included: at most MaxBlockedWaits.
+	Blocked int
+	// BlockedTotal and PolledTotal count the long Waits that were blocked
+	// and polled since the process started.
+	BlockedTotal, PolledTotal int64
+}
+
+// ReadWaiterStats returns the resources of the process's long Waits now.
+func ReadWaiterStats() WaiterStats {
+	s := sleeper.ReadStats()
+	n := s.Blockers
+	if s.Poller {
+		n++
+	}
+	return WaiterStats{Threads: n, Blocked: s.Reserved, BlockedTotal: s.Blocks, PolledTotal: s.Polls}
+}
+
 // WaitChan starts Wait(ctx) and returns a channel that receives its result
 // once, for use in a select:
 //

@@ -42,6 +42,8 @@ var goLayerTests = []string{
 	"TestWaitLeavesContextCurrent",
 	"TestWaitersEndWithContext",
 	"TestWaitCancelAcrossContexts",
+	"TestWaitScale",
+	"TestWaitCloseRule",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader

@@ -24,7 +24,7 @@ package sleeper
 // through a compare-and-swap from that value: a job cancelled, or reused
 // for another submission, is dropped, never queried.
 enum { ST_DONE = 0, ST_ACTIVE = 1, ST_BUSY = 2, ST_CANCELLED = 3 };
-enum { NOT_READY = 600, MAXBLK = 64 };
+enum { NOT_READY = 600 };
 
 typedef struct {
 	uint32_t state;
@@ -43,9 +43,9 @@ static sl_fn f_sync, f_query, f_setcur;
 static int efd = -1;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t blk_cond, poll_cond;
-static int max_blockers = 16;
+enum { MAX_BLOCKERS = 16 }; // MaxBlockers
 static int blk_threads, blk_reserved;    // threads >= reserved, always
-static sl_job *blk_q[MAXBLK];            // blocked jobs not yet taken
+static sl_job *blk_q[MAX_BLOCKERS];            // blocked jobs not yet taken
 static int blk_n;
 static sl_ref *poll_q;                   // polled jobs not yet taken by the poller
 static int poll_n, poll_cap, poll_running;
@@ -155,6 +155,36 @@ static void *sl_blk_main(void *arg) {
 	}
 }
 
+// The poller's table of the events queried this round (open addressing,
+// by event handle; an entry counts only if its round is this one).
+typedef struct { uintptr_t ev; long long sweep; int res; } sl_seen;
+static sl_seen *seen;
+static int seen_cap;
+static long long sweep;
+
+// seen_fit makes the table at least twice n (a power of two); 0 if it
+// cannot (then nothing is shared).
+static int seen_fit(int n) {
+	if (2 * n <= seen_cap) return 1;
+	int cap = seen_cap ? seen_cap : 64;
+	while (cap < 2 * n) cap *= 2;
+	sl_seen *t = calloc((size_t)cap, sizeof *t);
+	if (t == NULL) return 0;
+	free(seen);
+	seen = t;
+	seen_cap = cap;
+	return 1;
+}
+
+// seen_at is ev's entry this round: its own, or a free one (an older
+// round's) to fill.
+static sl_seen *seen_at(uintptr_t ev) {
+	unsigned long long h = (unsigned long long)ev * 0x9e3779b97f4a7c15ULL;
+	for (int i = (int)(h >> 40) & (seen_cap - 1);; i = (i + 1) & (seen_cap - 1)) {
+		if (seen[i].sweep != sweep || seen[i].ev == ev) return &seen[i];
+	}
+}
+
 // The poller: queries every polled job, posts the answers, sleeps a
 // sixteenth of the youngest job's age (20 µs to 1 ms) or until a job comes.
 // It exits after idling 10 s.
@@ -192,6 +222,8 @@ static void *sl_poll_main(void *arg) {
 		pthread_mutex_unlock(&mu);
 		long long now = sl_now(), youngest = LLONG_MAX;
 		int k = 0, dropped = 0, wake = 0;
+		sweep++;
+		int share = seen_fit(act_n); // without the table, every job is queried
 		for (int i = 0; i < act_n; i++) {
 			sl_job *j = act[i].j;
 			uint32_t want = act[i].want, seq = want & ~3u;
@@ -199,7 +231,19 @@ static void *sl_poll_main(void *arg) {
 				dropped++; // cancelled, or reused
 				continue;
 			}
-			int r = sl_call(f_query, j);
+			// Many jobs may wait for one event: it is queried once a round.
+			int r;
+			sl_seen *e = share ? seen_at(j->ev) : NULL;
+			if (e != NULL && e->sweep == sweep) {
+				r = e->res;
+			} else {
+				r = sl_call(f_query, j);
+				if (e != NULL) {
+					e->ev = j->ev;
+					e->sweep = sweep;
+					e->res = r;
+				}
+			}
 			if (r == NOT_READY) {
 				__atomic_store_n(&j->state, seq | ST_ACTIVE, __ATOMIC_SEQ_CST);
 				act[k++] = act[i];
@@ -251,7 +295,7 @@ static sl_job *sl_new_job(int32_t id) {
 // need be); 0 if MaxBlockers are reserved or no thread can start.
 static int sl_reserve(void) {
 	pthread_mutex_lock(&mu);
-	if (blk_reserved >= max_blockers) {
+	if (blk_reserved >= MAX_BLOCKERS) {
 		pthread_mutex_unlock(&mu);
 		return 0;
 	}
@@ -337,16 +381,6 @@ static int sl_drain(sl_done *out, int n) {
 
 static void sl_kick(void) { sl_wake(); }
 
-static int sl_set_max(int n) {
-	if (n < 0) n = 0;
-	if (n > MAXBLK) n = MAXBLK;
-	pthread_mutex_lock(&mu);
-	int old = max_blockers;
-	max_blockers = n;
-	pthread_mutex_unlock(&mu);
-	return old;
-}
-
 typedef struct { int blockers, reserved, poller; long long blocks, polls; } sl_stats_t;
 static sl_stats_t sl_stats(void) {
 	pthread_mutex_lock(&mu);
@@ -400,6 +434,10 @@ import (
 // MaxBlockers is how many Block jobs may run at once in the process, by
 // default: past it, Reserve fails and the caller polls.
 const MaxBlockers = 16
+
+// The C side's bound is the same (a compile-time check: either difference
+// negative fails to convert).
+const _ = uint(MaxBlockers-C.MAX_BLOCKERS) + uint(C.MAX_BLOCKERS-MaxBlockers)
 
 const (
 	stDone      = 0
@@ -647,10 +685,6 @@ func deliver(n int) {
 		j.ch <- res
 	}
 }
-
-// SetMaxBlockers sets how many Block jobs may run at once (0 to 64) and
-// returns the previous limit. For tests: the default is MaxBlockers.
-func SetMaxBlockers(n int) int { return int(C.sl_set_max(C.int(n))) }
 
 // Stats are the pool's counts, for tests and diagnostics.
 type Stats struct {

@@ -40,9 +40,6 @@ func (j *Job) Poll(ctx, ev uintptr) bool { return false }
 // Wait reports false.
 func (j *Job) Wait(done <-chan struct{}) (int32, bool) { return -1, false }
 
-// SetMaxBlockers returns 0.
-func SetMaxBlockers(n int) int { return 0 }
-
 // Stats are the pool's counts: all zero here.
 type Stats struct {
 	Blockers, Reserved int
