@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -33,7 +34,15 @@ const (
 	// waitLateShare, between waitMaxSleep and waitLongMaxSleep.
 	waitLateShare    = 16
 	waitLongMaxSleep = time.Millisecond
+	// At most waitSpinners Waits spin at once in the process; the others
+	// query once and go to the waiter threads: many Waits at once gain
+	// nothing from spinning, and each spin holds a Go thread in a cgo call
+	// (10,000 Waits at once would have the runtime start a hundred).
+	waitSpinners = 4
 )
+
+// spinners counts the Waits spinning now.
+var spinners atomic.Int32
 
 // Wait blocks until the work captured by the latest Record has completed, or
 // ctx is done. It returns nil on completion, ctx.Err() on cancellation, an
@@ -49,8 +58,9 @@ const (
 // primary context and an adopted one alike.
 //
 // Design: first it queries the event back to back in one cgo call, for
-// 50µs (10µs after a Wait of the context that slept 1ms or more), so a
-// short wait wakes as promptly as Sync. Then the wait goes to the package's
+// 50µs (10µs after a Wait of the context that slept 1ms or more; one query
+// where 4 Waits of the process spin already), so a short wait wakes as
+// promptly as Sync. Then the wait goes to the package's
 // waiter threads (waiter.go, internal/sleeper), and the goroutine parks on
 // a channel and on ctx.Done(), holding no thread: cancellation returns at
 // once, however many Waits there are. Up to 16 long Waits at once in the
@@ -108,7 +118,11 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	if p.longWaits.Load() {
 		spin = waitSpinShort
 	}
+	if spinners.Add(1) > waitSpinners {
+		spin = 0 // one query
+	}
 	_, err := pollEvent(p.ctx, e.h, spin, spin, waitMinSleep, waitMinSleep)
+	spinners.Add(-1)
 	if err != driver.ErrorNotReady {
 		if err == nil && spin != waitSpin {
 			p.longWaits.Store(false) // done within the short spin

@@ -312,7 +312,9 @@ var waitModes = []waitMode{
 func modeDevice(t *testing.T, m waitMode) (*cuda.Device, func()) {
 	t.Helper()
 	if !m.adopted {
-		return onlyDevice(t), func() {}
+		dev := onlyDevice(t)
+		t.Cleanup(func() { dev.Close() }) // should the test fail first
+		return dev, func() {}
 	}
 	gpu(t).Close()
 	released(t)
@@ -325,7 +327,13 @@ func modeDevice(t *testing.T, m waitMode) (*cuda.Device, func()) {
 		driver.DevicePrimaryCtxRelease(cudev)
 		t.Fatal(err)
 	}
-	return dev, func() { ok(t, driver.DevicePrimaryCtxRelease(cudev)) }
+	var once sync.Once
+	unretain := func() { once.Do(func() { ok(t, driver.DevicePrimaryCtxRelease(cudev)) }) }
+	t.Cleanup(func() { // should the test fail first
+		dev.Close()
+		unretain()
+	})
+	return dev, unretain
 }
 
 // TestWaitCloseRule: a Close during a Wait never ends it, in every mode of
@@ -353,20 +361,22 @@ func closeDuringWait(t *testing.T, m waitMode, closeDev, cancellable bool) {
 	dev, unretain := modeDevice(t, m)
 	s := must[*cuda.Stream](t)(dev.NewStream())
 	e := must[*cuda.Event](t)(dev.NewEvent(m.opts))
-	const work = 200 * time.Millisecond
+	// The Wait goes to the waiter threads in well under 100 ms (its first
+	// query, then one driver call and a thread's wake), even under -race.
+	const work, holdWork = 300 * time.Millisecond, time.Second
 	holders := make(chan error, cuda.MaxBlockedWaits)
 	if m.polled {
 		// MaxBlockedWaits Waits with a background ctx, blocked on other
 		// work, take every waiter thread.
 		s2 := must[*cuda.Stream](t)(dev.NewStream())
 		hold := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
-		ok(t, s2.Spin(work+100*time.Millisecond))
+		ok(t, s2.Spin(holdWork))
 		ok(t, s2.Record(hold))
 		stats := cuda.ReadWaiterStats()
 		for range cuda.MaxBlockedWaits {
 			go func() { holders <- hold.Wait(context.Background()) }()
 		}
-		submitted(t, stats, cuda.MaxBlockedWaits, work/2)
+		submitted(t, stats, cuda.MaxBlockedWaits, holdWork-work-100*time.Millisecond)
 		ok(t, hold.Close())
 		ok(t, s2.Close())
 	}
@@ -381,7 +391,7 @@ func closeDuringWait(t *testing.T, m waitMode, closeDev, cancellable bool) {
 	stats := cuda.ReadWaiterStats()
 	res := make(chan error, 1)
 	go func() { res <- e.Wait(ctx) }()
-	submitted(t, stats, 1, work/2)
+	submitted(t, stats, 1, work-100*time.Millisecond)
 	st := cuda.ReadWaiterStats()
 	blocked := st.BlockedTotal > stats.BlockedTotal
 	// Polled: where no thread may block, and for a cancellable Wait in an
