@@ -55,12 +55,12 @@
 // already in flight on it in other goroutines (a Sync on pending work, a
 // Wait, a cancelled Wait's driver sleep) finish normally (a Wait returns
 // as if the Close had come after it: nil once the work completes, or
-// ctx.Err(); in every mode of Wait and every kind of context), and the driver object is
-// destroyed once none of them holds it, never under one (an event's, if
-// known complete, is kept for reuse instead: see NewEvent; closed events go
-// in batches, see Event.Close). Closing the last
-// open Device of an ordinal closes every event and stream of it the same
-// way, and its primary context is released only once no call on it is in
+// ctx.Err(), in every mode of Wait and every kind of context), and the
+// driver object is destroyed once none of them holds it, never under one
+// (an event's, if known complete, is kept for reuse instead: see NewEvent;
+// closed events go in batches, see Event.Close). Closing the last open
+// Device of an ordinal closes every event and stream of it the same way,
+// and its primary context is released only once no call on it is in
 // flight, so no call ever runs on a released context.
 //
 //   - Safe concurrently: every method of Device, Stream, Event and

@@ -55,6 +55,7 @@ static sl_done *done_q;                  // answers for Go's dispatcher
 static int done_n, done_cap, signalled;
 static int outstanding;                  // jobs whose answer may still be queued: done_q's room
 static long long n_blocks, n_polls;
+static long long idle_ns = 10000000000LL; // a thread idle this long exits
 
 static long long sl_now(void) {
 	struct timespec t;
@@ -133,7 +134,7 @@ static void *sl_blk_main(void *arg) {
 	for (;;) {
 		while (blk_n == 0) {
 			struct timespec dl;
-			sl_deadline(&dl, 10000000000LL);
+			sl_deadline(&dl, idle_ns);
 			int r = pthread_cond_timedwait(&blk_cond, &mu, &dl);
 			if (r == ETIMEDOUT && blk_n == 0 && blk_threads > blk_reserved) {
 				blk_threads--;
@@ -210,7 +211,7 @@ static void *sl_poll_main(void *arg) {
 		}
 		if (act_n == 0) {
 			struct timespec dl;
-			sl_deadline(&dl, 10000000000LL);
+			sl_deadline(&dl, idle_ns);
 			int r = pthread_cond_timedwait(&poll_cond, &mu, &dl);
 			if (r == ETIMEDOUT && poll_n == 0) {
 				poll_running = 0;
@@ -419,6 +420,13 @@ static uintptr_t sl_test_sync_fn(void) { return (uintptr_t)sl_test_sync; }
 static uintptr_t sl_test_query_fn(void) { return (uintptr_t)sl_test_query; }
 static uintptr_t sl_test_setcur_fn(void) { return (uintptr_t)sl_test_setcur; }
 static void sl_test_clock(void) { sl_test_t0 = sl_now(); }
+static void sl_test_idle(long long ns) {
+	pthread_mutex_lock(&mu);
+	idle_ns = ns;
+	pthread_cond_broadcast(&blk_cond);
+	pthread_cond_broadcast(&poll_cond);
+	pthread_mutex_unlock(&mu);
+}
 */
 import "C"
 
@@ -708,3 +716,6 @@ func testFns() (uintptr, uintptr, uintptr) {
 }
 
 func testClock() { C.sl_test_clock() }
+
+// testIdle sets how long a thread idles before it exits (10s by default).
+func testIdle(d time.Duration) { C.sl_test_idle(C.longlong(d)) }

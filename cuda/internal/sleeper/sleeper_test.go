@@ -189,3 +189,39 @@ func TestManyJobs(t *testing.T) {
 	j.Put()
 	runtime.GC()
 }
+
+// Threads that idle 10s exit (here after 50ms), and come back on demand.
+func TestIdleThreadsExit(t *testing.T) {
+	setup(t)
+	j := Get()
+	defer j.Put()
+	if !Reserve() || !j.Block(0, after(time.Millisecond)) {
+		t.Fatal("Block failed")
+	}
+	j.Wait(nil)
+	if !j.Poll(0, after(time.Millisecond)) {
+		t.Fatal("Poll failed")
+	}
+	j.Wait(nil)
+	if s := ReadStats(); s.Blockers == 0 || !s.Poller {
+		t.Fatalf("after a blocked and a polled job: %d blocking threads, poller %v", s.Blockers, s.Poller)
+	}
+	testIdle(50 * time.Millisecond)
+	defer testIdle(10 * time.Second)
+	var s Stats
+	for range 500 {
+		if s = ReadStats(); s.Blockers == 0 && !s.Poller {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Blockers != 0 || s.Poller {
+		t.Fatalf("idle: %d blocking threads, poller %v; want none", s.Blockers, s.Poller)
+	}
+	if !Reserve() || !j.Block(0, after(time.Millisecond)) {
+		t.Fatal("Block after the threads exited failed")
+	}
+	if r, ok := j.Wait(nil); r != 0 || !ok {
+		t.Fatalf("Block after the threads exited: %d, %v", r, ok)
+	}
+}
