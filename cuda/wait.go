@@ -60,10 +60,10 @@ var spinners atomic.Int32
 // Design: first it queries the event back to back in one cgo call, for
 // 50µs (10µs after a Wait of the context that slept 1ms or more; one query
 // where 4 Waits of the process spin already), so a short wait wakes as
-// promptly as Sync. Then the wait goes to the package's
-// waiter threads (waiter.go, internal/sleeper), and the goroutine parks on
-// a channel and on ctx.Done(), holding no thread: cancellation returns at
-// once, however many Waits there are. Up to 16 long Waits at once in the
+// promptly as Sync. Then the wait goes to the package's waiter threads
+// (waiter.go, internal/sleeper), and the goroutine parks on a channel and
+// on ctx.Done(), holding no thread: cancellation returns at once, however
+// many Waits there are. Up to 16 long Waits at once in the
 // process are blocked: each has a C thread asleep in the driver until the
 // GPU completes the work (on the event itself if it was created with
 // BlockingSync and not adopted, else on a private blocking event of the
@@ -80,8 +80,9 @@ var spinners atomic.Int32
 // thread's answer is owed, and a waiter (a driver stream and event) per
 // blocked Wait, of which each context keeps 16 idle. A cancelled blocked
 // Wait leaves its thread asleep in the driver until the work completes,
-// holding a call on the event (so 16 Waits on work that never completes,
-// such as a dead IPC exporter's, leave every later one polled); a
+// holding a call on the event (so 16 cancelled Waits on work that never
+// completes, such as a dead IPC exporter's, leave every later one
+// polled); a
 // cancelled polled Wait leaves nothing. Steady-state long Waits allocate
 // nothing.
 func (e *Event) Wait(ctx context.Context) error {
