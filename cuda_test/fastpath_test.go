@@ -431,9 +431,9 @@ func TestWaitCancelAcrossContexts(t *testing.T) {
 		}
 		a, cancelA := context.WithCancel(context.Background())
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the kick registered with a, for this Wait
+		ok(t, e.Wait(a)) // a new Done channel
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the same channel: the registration is kept
+		ok(t, e.Wait(a)) // the same channel again
 		cancelA()        // closed between Waits
 		long(time.Second)
 		cancelled(a, "a context cancelled before the Wait", context.Canceled)
