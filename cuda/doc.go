@@ -9,7 +9,7 @@
 //	err = s.Record(start)
 //	// ... GPU work on s ...
 //	err = s.Record(end)
-//	err = end.Wait(ctx)             // cancellable, low-CPU; end.Sync() is the driver's wait
+//	err = end.Wait(ctx)             // cancellable, low-CPU, scales; end.Sync() is the driver's wait
 //	d, err := end.Sub(start)        // time.Duration, like time.Time.Sub
 //	fmt.Println("GPU time:", d)
 //
@@ -59,12 +59,14 @@
 // Close, on an Event, Stream, Device or EventPool, never blocks and never
 // spins, and is idempotent: it marks the object closed and returns; calls
 // already in flight on it in other goroutines (a Sync on pending work, a
-// cancelled Wait's driver wait) finish normally, and the driver object is
-// destroyed once none of them holds it, never under one (an event's, if
-// known complete, is kept for reuse instead: see NewEvent; closed events go
-// in batches, see Event.Close). Closing the last
-// open Device of an ordinal closes every event and stream of it the same
-// way, and its primary context is released only once no call on it is in
+// Wait, a cancelled Wait's driver sleep) finish normally (a Wait returns
+// as if the Close had come after it: nil once the work completes, or
+// ctx.Err(), in every mode of Wait and every kind of context), and the
+// driver object is destroyed once none of them holds it, never under one
+// (an event's, if known complete, is kept for reuse instead: see NewEvent;
+// closed events go in batches, see Event.Close). Closing the last open
+// Device of an ordinal closes every event and stream of it the same way,
+// and its primary context is released only once no call on it is in
 // flight, so no call ever runs on a released context.
 //
 //   - Safe concurrently: every method of Device, Stream, Event and
@@ -87,8 +89,15 @@
 //     range is refused (ErrInvalidOptions) after the driver is asked for the
 //     range and before anything is created.
 //   - No goroutine of this package panics (WaitChan's included), and none
-//     outlives its call except a cancelled BlockingSync Wait's, which ends
-//     when the driver's wait does.
+//     outlives its call but one: the dispatcher that hands the waiter
+//     threads' answers to long Waits, which runs while any answer is owed
+//     (a cancelled Wait's driver sleep included, until it returns) and
+//     then ends.
+//   - Long Waits cost bounded resources, however many run at once: at
+//     most MaxBlockedWaits + 1 (17) waiter threads in the process (each
+//     exits after 10s idle), one eventfd, that one goroutine, and no
+//     thread of the Go runtime while they wait; cancellation returns at
+//     once. See Event.Wait, and ReadWaiterStats for the counts.
 //   - Events and streams that are never closed are released by a
 //     garbage-collection backstop (counted by Leaked); nothing is leaked by
 //     closing the device first. Events come 64 to an allocation, with one

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
 // setupHot gives the hazard calls (guard.go) and the waiters' threads
@@ -13,8 +14,8 @@ import (
 // (the pinned header's ABI versions), each on its own, when the driver is
 // initialised, before any object exists. A hazard call without one (no
 // cgo, a driver without it at the pinned ABI version) answers
-// hazard.NoSlot: the counted path then makes it; a waiter without them
-// sleeps on a Go thread.
+// hazard.NoSlot: the counted path then makes it; without the waiters'
+// (sleeper.Setup fails), a long Wait polls on its own goroutine.
 func setupHot() {
 	hz := hazard.Setup()
 	want := map[string]int{
@@ -34,6 +35,8 @@ func setupHot() {
 		switch f.Go {
 		case "EventSynchronize": // for the waiters' threads too (waiter.go)
 			sleepFns.sync, _ = f.Resolve()
+		case "EventQuery":
+			sleepFns.query, _ = f.Resolve()
 		case "CtxSetCurrent":
 			sleepFns.setCurrent, _ = f.Resolve()
 		}
@@ -43,6 +46,7 @@ func setupHot() {
 			}
 		}
 	}
+	sleeper.Setup(sleepFns.sync, sleepFns.query, sleepFns.setCurrent)
 }
 
 // Older entry points. The cuda package runs on every driver from 11.3, in

@@ -2,17 +2,20 @@ package cuda
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
 // Tuning of Wait. Short waits are served by back-to-back queries for
 // waitSpin, so a wait on work that is about to finish costs what Sync costs;
-// longer waits sleep in the driver (waiter.go). Should that be refused, they
-// poll with sleeps that grow to waitMaxSleep, then to a sixteenth of the
-// time waited up to waitLongMaxSleep, checking ctx every waitChunk.
+// longer waits go to the waiter threads (waiter.go). Where there are none
+// (no cgo thread support), they poll with sleeps that grow to waitMaxSleep,
+// then to a sixteenth of the time waited up to waitLongMaxSleep, checking
+// ctx every waitChunk.
 //
 // The spin adapts per context: after a Wait that slept waitLongSlept or
 // more, the next ones spin only waitSpinShort, until one completes within
@@ -31,7 +34,15 @@ const (
 	// waitLateShare, between waitMaxSleep and waitLongMaxSleep.
 	waitLateShare    = 16
 	waitLongMaxSleep = time.Millisecond
+	// At most waitSpinners Waits spin at once in the process; the others
+	// query once and go to the waiter threads: many Waits at once gain
+	// nothing from spinning, and each spin holds a Go thread in a cgo call
+	// (10,000 Waits at once would have the runtime start a hundred).
+	waitSpinners = 4
 )
+
+// spinners counts the Waits spinning now.
+var spinners atomic.Int32
 
 // Wait blocks until the work captured by the latest Record has completed, or
 // ctx is done. It returns nil on completion, ctx.Err() on cancellation, an
@@ -39,31 +50,41 @@ const (
 // began, and the driver's error otherwise. A nil ctx is refused with
 // ErrInvalid.
 //
+// A Close of the event, or of its Device, during a Wait does not end it:
+// the Wait goes on as if the Close had come after it, and returns nil when
+// the work completes (or ctx.Err(), or the driver's error); the Close
+// returns at once, and the event is destroyed (and the context released)
+// once the Wait's calls are done. That holds in every mode below, in a
+// primary context and an adopted one alike.
+//
 // Design: first it queries the event back to back in one cgo call, for
-// 50µs (10µs after a Wait of the context that slept 1ms or more), so a
-// short wait wakes as promptly as Sync. Then it sleeps in the driver until
-// the GPU completes the work: on the event itself if it was created with
-// BlockingSync (and not adopted), else on a private blocking event of the
-// context recorded behind it on a private stream (waiter.go), so a long
-// wait uses a small share of a core whatever the event's options. The
-// sleeping call runs on a C thread of the waiter's, which wakes Wait
-// through the runtime's netpoller (internal/sleeper): no Go thread is
-// held. Where ctx can be cancelled, a callback registered with it
-// (context.AfterFunc) wakes Wait on cancellation; the driver's wait goes
-// on, and a goroutine takes it over, holding a call on the event until it
-// returns, so a Close meanwhile returns at once and the event is destroyed
-// (and its context released, if its device closed) when the driver's wait
-// returns. A Close during the sleep does not end it. A cancelled Wait
-// leaves the GPU work and the event untouched. Up to 16 long Waits at once
-// per context allocate nothing, with a background ctx, or with a
-// cancellable one whose Done channel the waiter's last two long Waits had
-// too; with another, the Wait registers its kick with ctx (a few
-// allocations) and stops the registration when it returns. Wait
-// polls instead (see the constants above), checking ctx and Close every
-// millisecond, in an adopted context with a cancellable ctx (no call of
-// ours may outlive the Wait there: the context's creator may destroy it),
-// where 256 waiters of the context are asleep already, or should the
-// driver refuse the private stream or event.
+// 50µs (10µs after a Wait of the context that slept 1ms or more; one query
+// where 4 Waits of the process spin already), so a short wait wakes as
+// promptly as Sync. Then the wait goes to the package's waiter threads
+// (waiter.go, internal/sleeper), and the goroutine parks on a channel and
+// on ctx.Done(), holding no thread: cancellation returns at once, however
+// many Waits there are. Up to 16 long Waits at once in the
+// process are blocked: each has a C thread asleep in the driver until the
+// GPU completes the work (on the event itself if it was created with
+// BlockingSync and not adopted, else on a private blocking event of the
+// context recorded behind it on a private stream), so a long wait uses a
+// small share of a core whatever the event's options. The others are
+// polled: one C thread queries all of their events, sleeping between
+// rounds from 20µs up to a sixteenth of the time waited (at most 1ms), so
+// they wake up to that late. A cancellable Wait in an adopted context is
+// always polled.
+//
+// Cost: whatever the number of Waits, the process has at most 17 waiter
+// threads (each exits after 10s idle), one eventfd (plus the Go runtime's
+// netpoller's, if nothing else started it), one goroutine while any waiter
+// thread's answer is owed, and a waiter (a driver stream and event) per
+// blocked Wait, of which each context keeps 16 idle. A cancelled blocked
+// Wait leaves its thread asleep in the driver until the work completes,
+// holding a call on the event (so 16 cancelled Waits on work that never
+// completes, such as a dead IPC exporter's, leave every later one
+// polled); a
+// cancelled polled Wait leaves nothing. Steady-state long Waits allocate
+// nothing.
 func (e *Event) Wait(ctx context.Context) error {
 	const op = "wait for event"
 	if ctx == nil {
@@ -98,7 +119,11 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	if p.longWaits.Load() {
 		spin = waitSpinShort
 	}
+	if spinners.Add(1) > waitSpinners {
+		spin = 0 // one query
+	}
 	_, err := pollEvent(p.ctx, e.h, spin, spin, waitMinSleep, waitMinSleep)
+	spinners.Add(-1)
 	if err != driver.ErrorNotReady {
 		if err == nil && spin != waitSpin {
 			p.longWaits.Store(false) // done within the short spin
@@ -114,60 +139,78 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Sleep in the driver: on e itself if it is a BlockingSync event of
-	// this package, else on a waiter's private event behind it (so a
-	// sleeping call never holds an adopted wrapper's foreign handle, which
-	// its owner may destroy once the wrapper is closed); with a cancellable
-	// ctx, a goroutine (finish) may end it after this Wait. Not in an
-	// adopted context: its creator may destroy it once its Devices are
-	// closed, so no call of ours may outlive a Wait there; and not where the
-	// context has waitersBusyMax waiters asleep already (work that never
-	// completes, such as a dead IPC exporter's, keeps cancelled sleepers
-	// asleep): then it polls.
-	cancellable := ctx.Done() != nil
-	if cancellable && p.foreign {
+	j := sleeper.Get()
+	if j == nil { // no waiter threads here
 		return e.pollWait(ctx)
 	}
-	if cancellable && !e.r.enter() { // the goroutine's own call, taken first
-		return e.unusable(op, "event")
-	}
-	// exit gives back the goroutine's call when no goroutine takes it.
-	exit := func() {
-		if cancellable {
-			e.r.exit()
+	done := ctx.Done()
+	// Blocked, where a thread is free, and where a cancelled Wait's driver
+	// sleep may outlive it: not in an adopted context (see waiter.go).
+	if (done == nil || !p.foreign) && sleeper.Reserve() {
+		if res, ok, started := e.blocked(j, done); started {
+			if !ok {
+				return ctx.Err() // the job goes on: abandoned finishes it
+			}
+			return driverErr(op, driver.Result(res).Err())
 		}
 	}
-	private := !e.opts.BlockingSync || e.r.kind == kindAdopted
-	w, err := p.getWaiter() // its thread sleeps (waiter.go)
-	if err == nil && cancellable && w.sl == nil {
-		// No thread: a cancellable Wait would hold a Go thread in the
-		// driver, which it could not leave on cancellation. It polls.
-		p.putWaiter(w)
-		w, err = nil, errNoSleeper
-	}
-	if err != nil {
-		exit()
-		if !private && !cancellable {
-			// Sleep on e itself, on this thread.
-			return driverErr(op, eventSynchronize(p.ctx, e.h))
-		}
+	if !j.Poll(uintptr(p.ctx), uintptr(e.h)) {
+		j.Put()
 		return e.pollWait(ctx)
 	}
-	target := e.h
-	if private {
-		if err := w.behind(e.h); err != nil {
-			p.putWaiter(w) // its private event was not recorded: still complete
-			exit()
-			return e.pollWait(ctx)
+	res, ok := j.Wait(done)
+	j.Put() // answered, or cancelled: the poller is done with e
+	if !ok {
+		return ctx.Err()
+	}
+	return driverErr(op, driver.Result(res).Err())
+}
+
+// blocked runs a wait on a reserved waiter thread: on e itself if it is a
+// BlockingSync event of this package, else on a waiter's private event
+// behind it (so a sleeping call never holds an adopted wrapper's foreign
+// handle, which its owner may destroy once the wrapper is closed). The job
+// holds a call of its own on e until the driver's sleep returns. started
+// is false if the job could not start (the reservation is then given
+// back): the Wait polls. ok is false if done came first: the job, its call
+// and its waiter are then abandoned's.
+func (e *Event) blocked(j *sleeper.Job, done <-chan struct{}) (res int32, ok, started bool) {
+	p := e.dev.p
+	target, w := e.h, (*waiter)(nil)
+	if !e.opts.BlockingSync || e.r.kind == kindAdopted {
+		var err error
+		if w, err = p.getWaiter(); err == nil {
+			if err = w.behind(e.h); err != nil {
+				p.putWaiter(w) // its private event was not recorded: still complete
+			}
+		}
+		if err != nil {
+			sleeper.Unreserve()
+			return 0, false, false
 		}
 		target = w.e
 	}
-	if !cancellable {
-		err := w.sync(target)
-		p.putWaiter(w)
-		return driverErr(op, err)
+	o := owner(j)
+	o.w, o.r = w, e.r
+	e.r.hold()
+	if !j.Block(uintptr(p.ctx), uintptr(target)) {
+		o.w, o.r = nil, nil
+		e.r.exit() // the Wait's own call stays: e is not finished
+		if w != nil {
+			p.putWaiter(w) // recorded, not waited for: the driver destroys a pending event without waiting
+		}
+		return 0, false, false
 	}
-	return w.syncCtx(ctx, target, e)
+	if res, ok = j.Wait(done); !ok {
+		return 0, false, true
+	}
+	o.w, o.r = nil, nil
+	j.Put()
+	if w != nil {
+		p.putWaiter(w)
+	}
+	e.r.exit()
+	return res, true, true
 }
 
 // sleptFor adapts the spin of p's next Waits to how long this one slept
@@ -178,8 +221,9 @@ func (p *primary) sleptFor(d time.Duration) {
 	}
 }
 
-// pollWait waits by polling: cgo calls that query the event with sleeps in
-// between, returning to Go every waitChunk to check ctx and Close.
+// pollWait waits by polling, where there are no waiter threads (no cgo
+// thread support, or no memory): cgo calls that query the event with
+// sleeps in between, returning to Go every waitChunk to check ctx.
 func (e *Event) pollWait(ctx context.Context) error {
 	const op = "wait for event"
 	sleep, maxSleep := waitMinSleep, waitMaxSleep
@@ -196,10 +240,38 @@ func (e *Event) pollWait(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if e.r.closed() { // closed meanwhile (by Close or its device's Close)
-			return e.unusable(op, "event")
-		}
+		// A Close meanwhile does not end it (see Wait): the call it holds
+		// keeps the event.
 	}
+}
+
+// MaxBlockedWaits is how many long Waits at once, in the process, sleep
+// in the driver on a waiter thread of their own (see Wait); the others
+// are polled by one thread. 0 where there are no waiter threads (without
+// cgo, or not on Linux): there each long Wait polls on its own goroutine.
+const MaxBlockedWaits = sleeper.MaxBlockers
+
+// WaiterStats are the resources of the process's long Waits (see Wait).
+type WaiterStats struct {
+	// Threads is the waiter threads alive: at most MaxBlockedWaits + 1
+	// (each exits after 10s idle).
+	Threads int
+	// Blocked is the long Waits asleep in the driver on a thread of their
+	// own now, cancelled ones' sleeps included: at most MaxBlockedWaits.
+	Blocked int
+	// BlockedTotal and PolledTotal count the long Waits that were blocked
+	// and polled since the process started.
+	BlockedTotal, PolledTotal int64
+}
+
+// ReadWaiterStats returns the resources of the process's long Waits now.
+func ReadWaiterStats() WaiterStats {
+	s := sleeper.ReadStats()
+	n := s.Blockers
+	if s.Poller {
+		n++
+	}
+	return WaiterStats{Threads: n, Blocked: s.Reserved, BlockedTotal: s.Blocks, PolledTotal: s.Polls}
 }
 
 // WaitChan starts Wait(ctx) and returns a channel that receives its result

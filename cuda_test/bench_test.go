@@ -280,10 +280,9 @@ func BenchmarkWaitLong10msCancellable(b *testing.B) {
 }
 
 // A context of its own per Wait, as a request's would be: each Wait
-// registers with its context and stops the registration when it ends. The
-// context is made before the measured part (the timer of WithTimeout costs
-// its creator, not Wait) and cancelled inside it (a registration left
-// behind would start a goroutine then).
+// selects on its context's Done channel. The context is made before the
+// measured part (the timer of WithTimeout costs its creator, not Wait) and
+// cancelled inside it.
 func BenchmarkWaitLong10msCtxPerWait(b *testing.B) {
 	benchLongWaitCtx(b, cuda.EventOptions{},
 		func() (context.Context, context.CancelFunc) {
@@ -343,7 +342,7 @@ func TestNoAllocations(t *testing.T) {
 }
 
 // A long Wait, one that sleeps in the driver (on a waiter's private event,
-// on its goroutine when ctx can be cancelled), allocates nothing of its own
+// on a waiter thread, its goroutine parked), allocates nothing of its own
 // either once the context has its waiter; and it answers right: nil, with
 // the work done.
 func TestLongWaitNoAllocations(t *testing.T) {

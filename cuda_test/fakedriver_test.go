@@ -46,6 +46,8 @@ var goLayerTests = []string{
 	"TestIPCReexportOnFake",
 	"TestStreamOptionsOnFake",
 	"TestSmallFixesOnFake",
+	"TestWaitScale",
+	"TestWaitCloseRule",
 }
 
 // TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader

@@ -323,7 +323,8 @@ func TestWaitLeavesContextCurrent(t *testing.T) {
 }
 
 // TestWaitersEndWithContext: the waiters that long Waits use (a private
-// stream and event, and a goroutine each) go with their context: after
+// stream and event each) go with their context, and the goroutine that
+// hands the waiter threads' answers over ends: after
 // four concurrent cancellable long Waits and the last Device's Close, the
 // process has no more goroutines than before (and, on the fake driver, no
 // more live driver handles or retains: settle).
@@ -400,13 +401,12 @@ func TestSyncQueriesFirst(t *testing.T) {
 	}
 }
 
-// Cancellable long Waits, one after another on the same waiter, with their
-// contexts' Done channels the same, new, or closed between Waits (the
-// waiter keeps the kick registered with a channel that came twice in a
-// row, and registers anew for another): each returns nil once
-// the work is done, or its ctx's error promptly on cancellation, never
-// another Wait's; and the work a cancelled Wait left still completes for
-// the next.
+// Cancellable long Waits, one after another on the same event, with their
+// contexts' Done channels the same, new, or closed between Waits (each
+// Wait selects on its own ctx.Done() and its job's channel; jobs and
+// waiters are reused): each returns nil once the work is done, or its
+// ctx's error promptly on cancellation, never another Wait's; and the work
+// a cancelled Wait left still completes for the next.
 func TestWaitCancelAcrossContexts(t *testing.T) {
 	dev := gpu(t)
 	s := must[*cuda.Stream](t)(dev.NewStream())
@@ -431,9 +431,9 @@ func TestWaitCancelAcrossContexts(t *testing.T) {
 		}
 		a, cancelA := context.WithCancel(context.Background())
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the kick registered with a, for this Wait
+		ok(t, e.Wait(a)) // a new Done channel
 		long(5 * time.Millisecond)
-		ok(t, e.Wait(a)) // the same channel: the registration is kept
+		ok(t, e.Wait(a)) // the same channel again
 		cancelA()        // closed between Waits
 		long(time.Second)
 		cancelled(a, "a context cancelled before the Wait", context.Canceled)

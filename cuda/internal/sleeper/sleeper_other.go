@@ -2,26 +2,50 @@
 
 package sleeper
 
-// Sleeper is unavailable here: Wait sleeps in the driver on a Go thread.
-type Sleeper struct{}
+// Jobs cannot run here: Get returns nil, and Wait polls on a Go thread.
 
-// New returns ErrUnavailable.
-func New(sync, setCurrent uintptr) (*Sleeper, error) { return nil, ErrUnavailable }
+// MaxBlockers is how many Block jobs may run at once: none here.
+const MaxBlockers = 0
 
-// Sync returns -1.
-func (s *Sleeper) Sync(ctx, ev uintptr) int32 { return -1 }
+// Job is unavailable here.
+type Job struct {
+	// Owner is the caller's.
+	Owner any
+}
 
-// Start returns false.
-func (s *Sleeper) Start(ctx, ev uintptr) bool { return false }
+// Abandoned is never called here.
+var Abandoned func(j *Job, res int32)
 
-// Await returns ErrUnavailable.
-func (s *Sleeper) Await() (int32, error) { return -1, ErrUnavailable }
+// Setup reports false.
+func Setup(sync, query, setCurrent uintptr) bool { return false }
 
-// Kick does nothing.
-func (s *Sleeper) Kick() {}
+// Get returns nil.
+func Get() *Job { return nil }
 
-// Unkick does nothing.
-func (s *Sleeper) Unkick() {}
+// Put does nothing.
+func (j *Job) Put() {}
 
-// Close does nothing.
-func (s *Sleeper) Close() {}
+// Reserve reports false.
+func Reserve() bool { return false }
+
+// Unreserve does nothing.
+func Unreserve() {}
+
+// Block reports false.
+func (j *Job) Block(ctx, ev uintptr) bool { return false }
+
+// Poll reports false.
+func (j *Job) Poll(ctx, ev uintptr) bool { return false }
+
+// Wait reports false.
+func (j *Job) Wait(done <-chan struct{}) (int32, bool) { return -1, false }
+
+// Stats are the pool's counts: all zero here.
+type Stats struct {
+	Blockers, Reserved int
+	Poller             bool
+	Blocks, Polls      int64
+}
+
+// ReadStats returns zero counts.
+func ReadStats() Stats { return Stats{} }

@@ -3,97 +3,225 @@
 package sleeper
 
 import (
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
 
-func TestSleeper(t *testing.T) {
-	if _, err := New(0, 0); err != ErrUnavailable {
-		t.Fatalf("New without entry points: %v, want ErrUnavailable", err)
-	}
-	s, err := New(testFns())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if r := s.Sync(0, 7); r != 0 {
-		t.Fatalf("sync: %d", r)
-	}
-	// Refused without a context, and no context to make current.
-	if r := s.Sync(0, 5); r != 201 {
-		t.Fatalf("sync refused, no context: %d, want 201", r)
-	}
-	// Refused without a context: made again with ctx current.
-	if r := s.Sync(42, 5); r != 0 {
-		t.Fatalf("sync retried with a context: %d, want 0", r)
-	}
-	if r := s.Sync(0, 0); r != -1 {
-		t.Fatalf("sync on event 0: %d, want -1", r)
-	}
-	if n := testing.AllocsPerRun(20, func() { s.Sync(0, 7) }); n != 0 {
-		t.Fatalf("%v allocations per Sync, want 0", n)
-	}
+var (
+	setupOnce sync.Once
+	clock0    time.Time
+	abandoned = make(chan int32, 64)
+)
+
+// setup starts the pool on the tests' driver: event n completes n ms after
+// clock0.
+func setup(t *testing.T) {
+	t.Helper()
+	setupOnce.Do(func() {
+		testClock()
+		clock0 = time.Now()
+		Abandoned = func(j *Job, res int32) {
+			j.Put()
+			abandoned <- res
+		}
+		if !Setup(testFns()) {
+			t.Fatal("Setup failed")
+		}
+	})
 }
 
-// Many sleepers, each closed: none is left reading or writing.
-func TestSleepersClose(t *testing.T) {
-	sync, set := testFns()
-	for range 50 {
-		s, err := New(sync, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := s.Sync(0, 7); r != 0 {
-			t.Fatalf("sync: %d", r)
-		}
-		s.Close()
-	}
+// after is the test event that completes d from now.
+func after(d time.Duration) uintptr {
+	return uintptr((time.Since(clock0) + d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// Kick ends an Await at once, before or during it, and consumes nothing:
-// after Unkick, the next Await takes the job's answer. Nothing allocates.
-func TestSleeperKick(t *testing.T) {
-	s, err := New(testFns())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	// Kicked before the Await: the job (200 ms) is still running.
-	if !s.Start(0, 9) {
-		t.Fatal("start")
-	}
-	s.Kick()
-	if r, err := s.Await(); err != ErrKicked || r != -1 {
-		t.Fatalf("kicked Await: %d, %v; want -1, ErrKicked", r, err)
-	}
-	// Kicked while it waits.
-	s.Unkick()
-	go func() {
+// dispatcherGone waits for the dispatcher to end (its last answer given).
+func dispatcherGone(t *testing.T) {
+	t.Helper()
+	for range 500 {
+		pool.mu.Lock()
+		running := pool.running
+		pool.mu.Unlock()
+		if !running {
+			return
+		}
 		time.Sleep(time.Millisecond)
-		s.Kick()
-	}()
-	if _, err := s.Await(); err != ErrKicked {
-		t.Fatalf("Await kicked during the wait: %v, want ErrKicked", err)
 	}
-	time.Sleep(300 * time.Millisecond) // the job's answer is in
-	if _, err := s.Await(); err != ErrKicked {
-		t.Fatalf("Await with the answer in but still kicked: %v, want ErrKicked", err)
+	t.Fatal("the dispatcher still runs with no answer owed")
+}
+
+// Both modes answer the driver's result, after the work completes; the
+// driver's refusal without a context is made again with ctx current.
+func TestBlockAndPoll(t *testing.T) {
+	setup(t)
+	j := Get()
+	for _, block := range []bool{true, false} {
+		submit := func(ctx, ev uintptr) {
+			t.Helper()
+			if block {
+				if !Reserve() {
+					t.Fatal("Reserve failed with no job running")
+				}
+				if !j.Block(ctx, ev) {
+					t.Fatal("Block failed")
+				}
+			} else if !j.Poll(ctx, ev) {
+				t.Fatal("Poll failed")
+			}
+		}
+		t0 := time.Now()
+		submit(0, after(20*time.Millisecond))
+		if r, ok := j.Wait(nil); r != 0 || !ok {
+			t.Fatalf("block %v: %d, %v; want 0, true", block, r, ok)
+		}
+		if d := time.Since(t0); d < 19*time.Millisecond {
+			t.Fatalf("block %v: answered after %v, before the work's 20ms", block, d)
+		}
+		submit(0, 5000)
+		if r, _ := j.Wait(nil); r != 201 {
+			t.Fatalf("block %v: refused without a context: %d, want 201", block, r)
+		}
+		submit(42, 5000)
+		if r, _ := j.Wait(nil); r != 0 {
+			t.Fatalf("block %v: retried with a context: %d, want 0", block, r)
+		}
 	}
-	s.Unkick()
-	if r, err := s.Await(); err != nil || r != 0 {
-		t.Fatalf("Await after Unkick: %d, %v; want 0, nil", r, err)
+	j.Put()
+	dispatcherGone(t)
+}
+
+// A polled job given up returns at once and is never answered; the job is
+// reused for the next submission, whose answer is its own. A blocked job
+// given up returns at once; its answer goes to Abandoned.
+func TestGiveUp(t *testing.T) {
+	setup(t)
+	j := Get()
+	done := make(chan struct{})
+	close(done)
+	if !j.Poll(0, after(time.Hour)) {
+		t.Fatal("Poll failed")
 	}
-	// The answer was taken once: the next job's is its own.
-	if !s.Start(0, 5) {
-		t.Fatal("start")
+	t0 := time.Now()
+	if r, ok := j.Wait(done); ok || time.Since(t0) > 100*time.Millisecond {
+		t.Fatalf("polled job given up: %d, %v after %v; want false at once", r, ok, time.Since(t0))
 	}
-	if r, err := s.Await(); err != nil || r != 201 {
-		t.Fatalf("the next job: %d, %v; want 201, nil", r, err)
+	if !j.Poll(0, after(5*time.Millisecond)) {
+		t.Fatal("Poll failed")
 	}
-	if n := testing.AllocsPerRun(20, func() {
-		s.Start(0, 7)
-		s.Await()
-	}); n != 0 {
-		t.Fatalf("%v allocations per Start and Await, want 0", n)
+	if r, ok := j.Wait(nil); r != 0 || !ok {
+		t.Fatalf("the reused job: %d, %v; want 0, true", r, ok)
+	}
+	if !Reserve() || !j.Block(0, after(50*time.Millisecond)) {
+		t.Fatal("Block failed")
+	}
+	t0 = time.Now()
+	if _, ok := j.Wait(done); ok || time.Since(t0) > 40*time.Millisecond {
+		t.Fatalf("blocked job given up: %v after %v; want false at once", ok, time.Since(t0))
+	}
+	select {
+	case r := <-abandoned:
+		if r != 0 {
+			t.Fatalf("Abandoned got %d, want 0", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Abandoned never ran")
+	}
+	dispatcherGone(t)
+}
+
+// Thousands of jobs at once: at most MaxBlockers block, the rest poll, on
+// one poller; each gets its own answer, and none allocates once warm.
+func TestManyJobs(t *testing.T) {
+	setup(t)
+	const n = 3000
+	before := ReadStats()
+	jobs := make([]*Job, n)
+	blocked := 0
+	for i := range jobs {
+		jobs[i] = Get()
+		ev := after(time.Duration(30+i%20) * time.Millisecond)
+		if i%1000 == 7 {
+			ev = 5000 // refused: answered 201
+		}
+		if Reserve() {
+			blocked++
+			if !jobs[i].Block(0, ev) {
+				t.Fatal("Block failed")
+			}
+		} else if !jobs[i].Poll(0, ev) {
+			t.Fatal("Poll failed")
+		}
+	}
+	if s := ReadStats(); s.Blockers > MaxBlockers || !s.Poller {
+		t.Fatalf("%d blocking threads, poller %v; want at most %d and a poller", s.Blockers, s.Poller, MaxBlockers)
+	}
+	for i, j := range jobs {
+		want := int32(0)
+		if i%1000 == 7 {
+			want = 201
+		}
+		if r, ok := j.Wait(nil); r != want || !ok {
+			t.Fatalf("job %d: %d, %v; want %d", i, r, ok, want)
+		}
+		j.Put()
+	}
+	s := ReadStats()
+	if s.Blocks-before.Blocks != int64(blocked) || s.Polls-before.Polls != int64(n-blocked) {
+		t.Fatalf("counted %d blocked and %d polled, want %d and %d", s.Blocks-before.Blocks, s.Polls-before.Polls, blocked, n-blocked)
+	}
+	dispatcherGone(t)
+	j := Get()
+	for _, block := range []bool{true, false} {
+		allocs := testing.AllocsPerRun(20, func() {
+			if block && Reserve() {
+				j.Block(0, after(0))
+			} else {
+				j.Poll(0, after(0))
+			}
+			j.Wait(nil)
+		})
+		if allocs != 0 {
+			t.Errorf("block %v: %v allocations per job, want 0", block, allocs)
+		}
+	}
+	j.Put()
+	runtime.GC()
+}
+
+// Threads that idle 10s exit (here after 50ms), and come back on demand.
+func TestIdleThreadsExit(t *testing.T) {
+	setup(t)
+	j := Get()
+	defer j.Put()
+	if !Reserve() || !j.Block(0, after(time.Millisecond)) {
+		t.Fatal("Block failed")
+	}
+	j.Wait(nil)
+	if !j.Poll(0, after(time.Millisecond)) {
+		t.Fatal("Poll failed")
+	}
+	j.Wait(nil)
+	if s := ReadStats(); s.Blockers == 0 || !s.Poller {
+		t.Fatalf("after a blocked and a polled job: %d blocking threads, poller %v", s.Blockers, s.Poller)
+	}
+	testIdle(50 * time.Millisecond)
+	defer testIdle(10 * time.Second)
+	var s Stats
+	for range 500 {
+		if s = ReadStats(); s.Blockers == 0 && !s.Poller {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Blockers != 0 || s.Poller {
+		t.Fatalf("idle: %d blocking threads, poller %v; want none", s.Blockers, s.Poller)
+	}
+	if !Reserve() || !j.Block(0, after(time.Millisecond)) {
+		t.Fatal("Block after the threads exited failed")
+	}
+	if r, ok := j.Wait(nil); r != 0 || !ok {
+		t.Fatalf("Block after the threads exited: %d, %v", r, ok)
 	}
 }
