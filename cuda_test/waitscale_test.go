@@ -380,9 +380,11 @@ func closeDuringWait(t *testing.T, m waitMode, closeDev, cancellable bool) {
 		ok(t, hold.Close())
 		ok(t, s2.Close())
 	}
+	// The work's clock starts when it is queued: t0 before it, so that a
+	// Wait returning "early" by t0 really is early.
+	t0 := time.Now()
 	ok(t, s.Spin(work))
 	ok(t, s.Record(e))
-	t0 := time.Now()
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if cancellable {
 		ctx, cancel = context.WithCancel(context.Background())

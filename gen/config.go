@@ -23,6 +23,9 @@ type Config struct {
 	// are resolved with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
 	PerThreadDefaultStream bool     `json:"perThreadDefaultStream"`
 	Initialisms            []string `json:"initialisms"`
+	// DocumentRaw makes generation fail on a parameter left unsafe.Pointer
+	// or uintptr that its function's "raw" does not document.
+	DocumentRaw bool `json:"documentRaw"`
 	// Names gives C types, enumerators, #define constants or functions
 	// another Go name; a key ending in "_" (CU_TRSF_) names the flags type
 	// of that #define group (consts.go).

@@ -883,10 +883,12 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 	// Every raw pointer says what memory it takes.
 	for _, q := range f.Params {
 		if isRaw(q) {
-			if fc.Raw[q.C] == "" {
+			if fc.Raw[q.C] == "" && m.cfg.DocumentRaw {
 				return nil, "", fmt.Errorf("gen: %s: %s: %s stays %s: say under \"raw\" in gen/bindings.json what memory it takes, or type it", f.Pos, f.Symbol, q.C, q.GoType)
 			}
-			f.RawDocs = append(f.RawDocs, q.Go+": "+fc.Raw[q.C])
+			if fc.Raw[q.C] != "" {
+				f.RawDocs = append(f.RawDocs, q.Go+": "+fc.Raw[q.C])
+			}
 		}
 	}
 	// An input array of pointers with no count (kernelParams, extra): a
