@@ -188,14 +188,25 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 	case tEnum:
 		g.p("// %s is %s%s", t.Go, what, orDot(doc))
 		docBody(g, t.Doc)
+		switch {
+		case t.Go == "Result" || len(t.Values) == 0:
+		case t.Flags:
+			g.p("//")
+			g.p("// Its String method returns the C names of the set flags joined by '|'; a")
+			g.p("// multi-bit field prints its value's name.")
+		default:
+			g.p("//")
+			g.p("// Its String method returns the C name of the value, or its number.")
+		}
 		g.p("%s %s", t.Go, t.Base)
 		if len(t.Values) == 0 {
 			break
 		}
 		g = &d.consts
-		g.p("// Values of %s.", t.Go)
+		// No doc comment on the block: gofmt would set a blank line before it.
 		g.p("const (")
-		defer g.p(")\n")
+		g.p("// Values of %s.", t.Go)
+		defer g.p(")")
 		for _, v := range t.Values {
 			lit := strconv.FormatInt(v.Value, 10)
 			if t.Flags {
@@ -254,11 +265,11 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 		g = &d.funcs
 		switch {
 		case t.Go == "Result":
+		// The String methods are documented on their types (a doc comment
+		// here would cost each a blank line: gofmt sets one before it).
 		case t.Flags:
-			g.p("// String returns the C names of the set flags joined by '|'; a multi-bit field prints its value's name.")
 			g.p("func (v %s) String() string { return flagString(uint64(v), %s) }", t.Go, tab)
 		default:
-			g.p("// String returns the C name of the value, or its number.")
 			g.p("func (v %s) String() string { return enumString(int64(v), %s, %q) }", t.Go, tab, t.Go)
 		}
 	case tStruct:
@@ -505,19 +516,22 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		if chk := lengthChecks(f); chk != "" || len(typed) > 0 {
 			g.p("fn, err := procs[%d].enter()", f.Index)
 			g.b.WriteString(chk)
+
 			for _, q := range typed {
-				g.p("var ts%s typedScratch", q.Go)
-				g.p("var tb%s typedBuf", q.Go)
-				g.p("p%s, n%s, u%s, err := ts%s.in(&tb%s, err, %q, %q, %s, int64(%s), %s, %s)", q.Go, q.Go, q.Go, q.Go, q.Go, f.Symbol, q.C, q.By.Go, q.By.Go, typedTable(f, q), q.Go)
-				g.p("_, _, _ = p%s, n%s, u%s", q.Go, q.Go, q.Go)
+				p, n, u := "p"+q.Go, "n"+q.Go, "u"+q.Go
+				if q.ByValue {
+					p = "_"
+				} else {
+					u = "_"
+				}
+				if q.SizeOf == nil {
+					n = "_"
+				}
+				g.p("ts%s, tb%s := typedScratch{}, typedBuf{}", q.Go, q.Go)
+				g.p("fn, %s, %s, %s, err := ts%s.in(&tb%s, fn, err, %q, %q, %s, int64(%s), %s, %s)", p, n, u, q.Go, q.Go, f.Symbol, q.C, q.By.Go, q.By.Go, m.typedTables[typedTable(f, q)], q.Go)
 				if q.SizeOf != nil && q.SizeOf.SizePtr {
 					g.p("sz%s := C.size_t(n%s)", q.SizeOf.Go, q.Go)
 				}
-			}
-			if len(typed) > 0 {
-				g.p("if err != nil {")
-				g.p("fn = 0")
-				g.p("}")
 			}
 			fnArg, done = "C.uintptr_t(fn)", "status(err, "
 		}
@@ -605,29 +619,27 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 			if cnt.GoType == "*uint32" {
 				ct = "C.uint"
 			}
+			var outsl, makes, trims, zs []string
+			for _, q := range f.Params {
+				if q.Role == rOutSlice {
+					outsl = append(outsl, q.Go)
+					makes = append(makes, fmt.Sprintf("make(%s, c%s)", q.GoType, cnt.Go))
+					trims = append(trims, fmt.Sprintf("%s[:min(int(c%s), len(%s))]", q.Go, cnt.Go, q.Go))
+				}
+			}
+			for range outs(f) {
+				zs = append(zs, "nil")
+			}
 			g.p("var c%s %s", cnt.Go, ct)
 			g.p("if err = %sC.%s(%s)); err != nil || c%s == 0 {", done, t.Name, strings.Join(first, ", "), cnt.Go)
 			g.p("return")
 			g.p("}")
-			for _, q := range f.Params {
-				if q.Role == rOutSlice {
-					g.p("%s = make(%s, c%s)", q.Go, q.GoType, cnt.Go)
-				}
-			}
-			g.p("n := int(c%s)", cnt.Go)
+			g.p("%s = %s", strings.Join(outsl, ", "), strings.Join(makes, ", "))
 			g.p("if err = %sC.%s(%s)); err != nil {", strings.Replace(done, "status(err, ", "status(nil, ", 1), t.Name, strings.Join(second, ", "))
-			var zs []string
-			for _, q := range outs(f) {
-				zs = append(zs, q.Go)
-			}
-			g.p("return %s, err", strings.Repeat("nil, ", len(zs)-1)+"nil")
+			g.p("return %s, err", strings.Join(zs, ", "))
 			g.p("}")
-			g.p("// The driver wrote at most n, and says how many it wrote.")
-			for _, q := range f.Params {
-				if q.Role == rOutSlice {
-					g.p("%s = %s[:min(int(c%s), n)]", q.Go, q.Go, cnt.Go)
-				}
-			}
+			g.p("// The driver wrote at most the capacity, and says how many it wrote.")
+			g.p("%s = %s", strings.Join(outsl, ", "), strings.Join(trims, ", "))
 			g.p("return")
 			g.p("}")
 			continue
@@ -650,11 +662,9 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		}
 		if len(typed) > 0 {
 			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
-			g.p("if err == nil && r == 0 {")
 			for _, q := range typed {
-				g.p("ts%s.out()", q.Go)
+				g.p("ts%s.out(err, int(r))", q.Go)
 			}
-			g.p("}")
 			call = "status(err, r)"
 		}
 		if len(outs(f)) == 0 {
@@ -702,11 +712,22 @@ func typedOf(f *Func, q *Param) *Param {
 	return nil
 }
 
-// typedDecls writes the typed parameters' tables.
+// typedDecls writes the typed parameters' tables, one for each distinct
+// table (cuPointerGetAttribute and cuPointerSetAttribute share one), and
+// records each parameter's table in m.typedTables.
 func typedDecls(g *goFile, m *Model) {
 	var any bool
+	m.typedTables = map[string]string{}
+	seen := map[string]string{}
 	for _, f := range m.Funcs {
 		for _, q := range typedParams(f) {
+			key := fmt.Sprint(q.Entries)
+			if name, ok := seen[key]; ok {
+				m.typedTables[typedTable(f, q)] = name
+				continue
+			}
+			seen[key] = typedTable(f, q)
+			m.typedTables[typedTable(f, q)] = typedTable(f, q)
 			if !any {
 				g.p("// The Go type of each typed parameter per value of the parameter that picks it.")
 				g.p("var (")

@@ -46,7 +46,15 @@ type typedScratch struct {
 // pointer or the value itself as an integer. A mismatch is an error that
 // names the function, the parameter, the value and both types; err, if
 // not nil, is returned as it is.
-func (s *typedScratch) in(buf *typedBuf, err error, fn, param string, by fmt.Stringer, v int64, tab []typedEntry, x any) (p unsafe.Pointer, n uintptr, u uintptr, _ error) {
+func (s *typedScratch) in(buf *typedBuf, entry uintptr, err error, fn, param string, by fmt.Stringer, v int64, tab []typedEntry, x any) (_ uintptr, p unsafe.Pointer, n uintptr, u uintptr, _ error) {
+	p, n, u, err = s.check(buf, err, fn, param, by, v, tab, x)
+	if err != nil {
+		entry = 0 // no call
+	}
+	return entry, p, n, u, err
+}
+
+func (s *typedScratch) check(buf *typedBuf, err error, fn, param string, by fmt.Stringer, v int64, tab []typedEntry, x any) (p unsafe.Pointer, n uintptr, u uintptr, _ error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -108,10 +116,11 @@ func (s *typedScratch) in(buf *typedBuf, err error, fn, param string, by fmt.Str
 	return p, n, uintptr(p), nil
 }
 
-// out copies what the driver wrote back to the caller's variable.
-func (s *typedScratch) out() {
+// out copies what the driver wrote back to the caller's variable, after a
+// call that was made (err nil) and succeeded (r 0).
+func (s *typedScratch) out(err error, r int) {
 	switch {
-	case s.dst == nil:
+	case err != nil || r != 0 || s.dst == nil:
 	case s.kind == typedBool:
 		*(*bool)(s.dst) = s.buf[0] != 0
 	default: // through reflect, so that a pointer is written with the collector's barrier

@@ -39,28 +39,6 @@ var (
 		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 	}
-	typedMemPoolGetAttributeValue = []typedEntry{
-		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-	}
-	typedMemPoolExportToShareableHandleHandle_out = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-	}
-	typedMemPoolImportFromShareableHandleHandle = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-	}
 	typedPointerGetAttributeData = []typedEntry{
 		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
 		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
@@ -89,35 +67,7 @@ var (
 		{int64(MemRangeAttributeAccessedBy), reflect.TypeFor[[]int32](), typedSlice},         // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
 		{int64(MemRangeAttributeLastPrefetchLocation), reflect.TypeFor[int32](), typedValue}, // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
 	}
-	typedPointerSetAttributeValue = []typedEntry{
-		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
-		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
-		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
-		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
-		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
-		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
-		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
-		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-	}
 	typedDeviceGetGraphMemAttributeValue = []typedEntry{
-		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-	}
-	typedDeviceSetGraphMemAttributeValue = []typedEntry{
 		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
@@ -210,28 +160,63 @@ type (
 		Reserved [64]byte
 	}
 	// IPCMemFlags is CUipcMem_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	IPCMemFlags uint32
 	// MemAttachFlags is CUmemAttach_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAttachFlags uint32
 	// CtxFlags is CUctx_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	CtxFlags uint32
 	// EventSchedFlags is CUevent_sched_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventSchedFlags uint32
 	// StreamFlags is CUstream_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamFlags uint32
 	// EventFlags is CUevent_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventFlags uint32
 	// EventRecordFlags is CUevent_record_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventRecordFlags uint32
 	// EventWaitFlags is CUevent_wait_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventWaitFlags uint32
 	// StreamWaitValueFlags is CUstreamWaitValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWaitValueFlags uint32
 	// StreamWriteValueFlags is CUstreamWriteValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWriteValueFlags uint32
 	// StreamBatchMemOpType is CUstreamBatchMemOpType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamBatchMemOpType int32
 	// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamMemoryBarrierFlags uint32
 	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also
 	// CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and
@@ -248,17 +233,31 @@ type (
 		Flags      uint32
 	}
 	// OccupancyFlags is CUoccupancy_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	OccupancyFlags uint32
 	// StreamUpdateCaptureDependenciesFlags is
 	// CUstreamUpdateCaptureDependencies_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamUpdateCaptureDependenciesFlags uint32
 	// ArrayFormat is CUarray_format.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayFormat int32
 	// AddressMode is CUaddress_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AddressMode int32
 	// FilterMode is CUfilter_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FilterMode int32
 	// DeviceAttribute is CUdevice_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceAttribute int32
 	// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 	Devprop struct {
@@ -274,48 +273,90 @@ type (
 		TextureAlign        int32
 	}
 	// PointerAttribute is CUpointer_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	PointerAttribute int32
 	// FunctionAttribute is CUfunction_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FunctionAttribute int32
 	// FuncCache is CUfunc_cache.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FuncCache int32
 	// Sharedconfig is CUsharedconfig.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Sharedconfig int32
 	// SharedCarveout is CUshared_carveout.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SharedCarveout int32
 	// Memorytype is CUmemorytype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Memorytype int32
 	// Computemode is CUcomputemode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Computemode int32
 	// MemAdvice is CUmem_advise.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAdvice int32
 	// MemRangeAttribute is CUmem_range_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeAttribute int32
 	// JITOption is CUjit_option.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITOption int32
 	// JITTarget is CUjit_target.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITTarget int32
 	// JITFallback is CUjit_fallback.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITFallback int32
 	// JITCacheMode is CUjit_cacheMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITCacheMode int32
 	// JITInputType is CUjitInputType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITInputType int32
 	// LinkState is CUlinkState.
 	LinkState uintptr
 	// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsRegisterFlags uint32
 	// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsMapResourceFlags uint32
 	// ArrayCubemapFace is CUarray_cubemap_face.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayCubemapFace int32
 	// Limit is CUlimit.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Limit int32
 	// Resourcetype is CUresourcetype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Resourcetype int32
 	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 	HostFn unsafe.Pointer
 	// AccessProperty is CUaccessProperty.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AccessProperty int32
 	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
 	// bytes).
@@ -357,13 +398,21 @@ type (
 		UserData unsafe.Pointer
 	}
 	// GraphNodeType is CUgraphNodeType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphNodeType int32
 	// SynchronizationPolicy is CUsynchronizationPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SynchronizationPolicy int32
 	// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ClusterSchedulingPolicy int32
 	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID,
 	// CUstreamAttrID).
+	//
+	// Its String method returns the C name of the value, or its number.
 	LaunchAttributeID int32
 	// LaunchAttributeValue is CUlaunchAttributeValue (also
 	// CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1,
@@ -398,12 +447,21 @@ type (
 		NumAttrs       uint32
 	}
 	// StreamCaptureStatus is CUstreamCaptureStatus.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureStatus int32
 	// StreamCaptureMode is CUstreamCaptureMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureMode int32
 	// ProcAddressFlags is CUdriverProcAddress_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	ProcAddressFlags uint32
 	// ExecAffinityType is CUexecAffinityType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExecAffinityType int32
 	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1)
 	// (4 bytes).
@@ -419,6 +477,8 @@ type (
 	// Result is CUresult.
 	Result int32
 	// DeviceP2PAttribute is CUdevice_P2PAttribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceP2PAttribute int32
 	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
 	// hStream, CUresult status, void *userData).
@@ -556,6 +616,8 @@ type (
 		Reserved            [12]int32
 	}
 	// ResourceViewFormat is CUresourceViewFormat.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ResourceViewFormat int32
 	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1)
 	// (112 bytes).
@@ -577,6 +639,9 @@ type (
 		VaSpaceToken uint32
 	}
 	// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	PointerAccessFlags uint32
 	// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 	LaunchParams struct {
@@ -592,6 +657,8 @@ type (
 		KernelParams   *unsafe.Pointer
 	}
 	// ExternalMemoryHandleType is CUexternalMemoryHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalMemoryHandleType int32
 	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also
 	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
@@ -619,6 +686,8 @@ type (
 		Reserved  [16]uint32
 	}
 	// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalSemaphoreHandleType int32
 	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also
 	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
@@ -660,22 +729,42 @@ type (
 	// CUmemGenericAllocationHandle_v1).
 	MemGenericAllocationHandle uint64
 	// MemAllocationHandleType is CUmemAllocationHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationHandleType int32
 	// MemAccessFlags is CUmemAccess_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAccessFlags uint32
 	// MemLocationType is CUmemLocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemLocationType int32
 	// MemAllocationType is CUmemAllocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationType int32
 	// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAllocationGranularityFlags uint32
 	// MemRangeHandleType is CUmemRangeHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeHandleType int32
 	// ArraySparseSubresourceType is CUarraySparseSubresourceType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArraySparseSubresourceType int32
 	// MemOperationType is CUmemOperationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemOperationType int32
 	// MemHandleType is CUmemHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemHandleType int32
 	// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 	ArrayMapInfo struct {
@@ -697,6 +786,8 @@ type (
 		Id   int32
 	}
 	// MemAllocationCompType is CUmemAllocationCompType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationCompType int32
 	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32
 	// bytes).
@@ -713,8 +804,12 @@ type (
 		Flags    MemAccessFlags
 	}
 	// GraphExecUpdateResult is CUgraphExecUpdateResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphExecUpdateResult int32
 	// MemPoolAttribute is CUmemPool_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemPoolAttribute int32
 	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 	MemPoolProps struct {
@@ -738,24 +833,48 @@ type (
 		Dptr            DevicePtr
 	}
 	// GraphMemAttribute is CUgraphMem_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphMemAttribute int32
 	// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesOptions int32
 	// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GPUDirectRDMAWritesOrdering int32
 	// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesScope int32
 	// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesTarget int32
 	// GraphDebugDotFlags is CUgraphDebugDot_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphDebugDotFlags uint32
 	// UserObjectFlags is CUuserObject_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectFlags uint32
 	// UserObjectRetainFlags is CUuserObjectRetain_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectRetainFlags uint32
 	// GraphInstantiateFlags is CUgraphInstantiate_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphInstantiateFlags uint32
 	// ModuleLoadingMode is CUmoduleLoadingMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ModuleLoadingMode int32
 	// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40
 	// bytes).
@@ -1000,33 +1119,43 @@ type (
 	}
 	// MemHostAllocFlags is CU_MEMHOSTALLOC_*: the #define flags cuMemHostAlloc's
 	// Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostAllocFlags uint32
 	// MemHostRegisterFlags is CU_MEMHOSTREGISTER_*: the #define flags
 	// cuMemHostRegister's Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostRegisterFlags uint32
 	// TexRefSetArrayFlags is CU_TRSA_OVERRIDE_*: the #define flags
 	// cuTexRefSetArray's Flags and cuTexRefSetMipmappedArray's Flags takes (its
 	// parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefSetArrayFlags uint32
 	// TexRefFlags is CU_TRSF_*: the #define flags cuTexRefSetFlags's Flags takes
 	// (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefFlags uint32
 )
 
-// Values of IPCMemFlags.
 const (
+	// Values of IPCMemFlags.
 	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 )
-
-// Values of MemAttachFlags.
 const (
+	// Values of MemAttachFlags.
 	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
 	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
 	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
 )
-
-// Values of CtxFlags.
 const (
+	// Values of CtxFlags.
 	CtxSchedAuto         CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
 	CtxSchedSpin         CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
 	CtxSchedYield        CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
@@ -1037,58 +1166,50 @@ const (
 	CtxLMEMResizeToMax   CtxFlags = 0x10 // CU_CTX_LMEM_RESIZE_TO_MAX
 	CtxFlagsMask         CtxFlags = 0x1f // CU_CTX_FLAGS_MASK
 )
-
-// Values of EventSchedFlags.
 const (
+	// Values of EventSchedFlags.
 	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
 	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
 	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
 	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
 )
-
-// Values of StreamFlags.
 const (
+	// Values of StreamFlags.
 	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
 	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
 )
-
-// Values of EventFlags.
 const (
+	// Values of EventFlags.
 	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
 	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
 	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
 	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
 )
-
-// Values of EventRecordFlags.
 const (
+	// Values of EventRecordFlags.
 	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
 	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
 )
-
-// Values of EventWaitFlags.
 const (
+	// Values of EventWaitFlags.
 	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
 	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
 )
-
-// Values of StreamWaitValueFlags.
 const (
+	// Values of StreamWaitValueFlags.
 	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
 	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
 	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
 	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
 	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
 )
-
-// Values of StreamWriteValueFlags.
 const (
+	// Values of StreamWriteValueFlags.
 	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
 	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
 )
-
-// Values of StreamBatchMemOpType.
 const (
+	// Values of StreamBatchMemOpType.
 	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
 	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
 	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
@@ -1096,27 +1217,23 @@ const (
 	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
 	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
 )
-
-// Values of StreamMemoryBarrierFlags.
 const (
+	// Values of StreamMemoryBarrierFlags.
 	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
 	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
 )
-
-// Values of OccupancyFlags.
 const (
+	// Values of OccupancyFlags.
 	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
 	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
 )
-
-// Values of StreamUpdateCaptureDependenciesFlags.
 const (
+	// Values of StreamUpdateCaptureDependenciesFlags.
 	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
 	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
 )
-
-// Values of ArrayFormat.
 const (
+	// Values of ArrayFormat.
 	AdFormatUnsignedInt8  ArrayFormat = 1   // CU_AD_FORMAT_UNSIGNED_INT8
 	AdFormatUnsignedInt16 ArrayFormat = 2   // CU_AD_FORMAT_UNSIGNED_INT16
 	AdFormatUnsignedInt32 ArrayFormat = 3   // CU_AD_FORMAT_UNSIGNED_INT32
@@ -1153,23 +1270,20 @@ const (
 	AdFormatBc7Unorm      ArrayFormat = 157 // CU_AD_FORMAT_BC7_UNORM
 	AdFormatBc7UnormSrgb  ArrayFormat = 158 // CU_AD_FORMAT_BC7_UNORM_SRGB
 )
-
-// Values of AddressMode.
 const (
+	// Values of AddressMode.
 	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
 	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
 	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
 	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
 )
-
-// Values of FilterMode.
 const (
+	// Values of FilterMode.
 	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
 	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
 )
-
-// Values of DeviceAttribute.
 const (
+	// Values of DeviceAttribute.
 	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	DeviceAttributeMaxBlockDimX                           DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
 	DeviceAttributeMaxBlockDimY                           DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
@@ -1302,9 +1416,8 @@ const (
 	DeviceAttributeDmaBufSupported                        DeviceAttribute = 124 // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
 	DeviceAttributeMax                                    DeviceAttribute = 125 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of PointerAttribute.
 const (
+	// Values of PointerAttribute.
 	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
 	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
@@ -1326,9 +1439,8 @@ const (
 	PointerAttributeMappingBaseAddr        PointerAttribute = 19 // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
 	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
 )
-
-// Values of FunctionAttribute.
 const (
+	// Values of FunctionAttribute.
 	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
@@ -1347,46 +1459,40 @@ const (
 	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
 	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of FuncCache.
 const (
+	// Values of FuncCache.
 	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
 	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
 	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
 	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
 )
-
-// Values of Sharedconfig.
 const (
+	// Values of Sharedconfig.
 	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
 	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
 	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
 )
-
-// Values of SharedCarveout.
 const (
+	// Values of SharedCarveout.
 	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
 	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
 	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
 )
-
-// Values of Memorytype.
 const (
+	// Values of Memorytype.
 	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
 	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
 	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
 	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
 )
-
-// Values of Computemode.
 const (
+	// Values of Computemode.
 	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
 	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
 	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
 )
-
-// Values of MemAdvice.
 const (
+	// Values of MemAdvice.
 	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
 	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
 	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
@@ -1394,17 +1500,15 @@ const (
 	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
 	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
 )
-
-// Values of MemRangeAttribute.
 const (
+	// Values of MemRangeAttribute.
 	MemRangeAttributeReadMostly           MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
 	MemRangeAttributePreferredLocation    MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
 	MemRangeAttributeAccessedBy           MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
 	MemRangeAttributeLastPrefetchLocation MemRangeAttribute = 4 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
 )
-
-// Values of JITOption.
 const (
+	// Values of JITOption.
 	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
 	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
 	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
@@ -1437,9 +1541,8 @@ const (
 	JITOptimizeUnusedDeviceVariables JITOption = 29 // CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
 	JITNumOptions                    JITOption = 30 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
 )
-
-// Values of JITTarget.
 const (
+	// Values of JITTarget.
 	TargetCompute20 JITTarget = 20 // CU_TARGET_COMPUTE_20
 	TargetCompute21 JITTarget = 21 // CU_TARGET_COMPUTE_21
 	TargetCompute30 JITTarget = 30 // CU_TARGET_COMPUTE_30
@@ -1461,22 +1564,19 @@ const (
 	TargetCompute89 JITTarget = 89 // CU_TARGET_COMPUTE_89
 	TargetCompute90 JITTarget = 90 // CU_TARGET_COMPUTE_90
 )
-
-// Values of JITFallback.
 const (
+	// Values of JITFallback.
 	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
 	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
 )
-
-// Values of JITCacheMode.
 const (
+	// Values of JITCacheMode.
 	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
 	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
 	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
 )
-
-// Values of JITInputType.
 const (
+	// Values of JITInputType.
 	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
 	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
 	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
@@ -1485,25 +1585,22 @@ const (
 	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
 	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES (a sentinel, not a value)
 )
-
-// Values of GraphicsRegisterFlags.
 const (
+	// Values of GraphicsRegisterFlags.
 	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
 	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
 	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
 	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
 	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
 )
-
-// Values of GraphicsMapResourceFlags.
 const (
+	// Values of GraphicsMapResourceFlags.
 	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
 	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
 	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
 )
-
-// Values of ArrayCubemapFace.
 const (
+	// Values of ArrayCubemapFace.
 	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
 	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
 	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
@@ -1511,9 +1608,8 @@ const (
 	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
 	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
 )
-
-// Values of Limit.
 const (
+	// Values of Limit.
 	LimitStackSize                    Limit = 0 // CU_LIMIT_STACK_SIZE
 	LimitPrintfFifoSize               Limit = 1 // CU_LIMIT_PRINTF_FIFO_SIZE
 	LimitMallocHeapSize               Limit = 2 // CU_LIMIT_MALLOC_HEAP_SIZE
@@ -1523,24 +1619,21 @@ const (
 	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
 	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
 )
-
-// Values of Resourcetype.
 const (
+	// Values of Resourcetype.
 	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
 	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
 	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
 	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
 )
-
-// Values of AccessProperty.
 const (
+	// Values of AccessProperty.
 	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
 	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
 	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
 )
-
-// Values of GraphNodeType.
 const (
+	// Values of GraphNodeType.
 	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
 	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
 	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
@@ -1555,24 +1648,21 @@ const (
 	GraphNodeTypeMemFree        GraphNodeType = 11 // CU_GRAPH_NODE_TYPE_MEM_FREE
 	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
 )
-
-// Values of SynchronizationPolicy.
 const (
+	// Values of SynchronizationPolicy.
 	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
 	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
 	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
 	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
 )
-
-// Values of ClusterSchedulingPolicy.
 const (
+	// Values of ClusterSchedulingPolicy.
 	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
 	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
 	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
 )
-
-// Values of LaunchAttributeID.
 const (
+	// Values of LaunchAttributeID.
 	LaunchAttributeIgnore                            LaunchAttributeID = 0 // CU_LAUNCH_ATTRIBUTE_IGNORE
 	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1 // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
 	LaunchAttributeCooperative                       LaunchAttributeID = 2 // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
@@ -1583,36 +1673,31 @@ const (
 	LaunchAttributeProgrammaticEvent                 LaunchAttributeID = 7 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
 	LaunchAttributePriority                          LaunchAttributeID = 8 // CU_LAUNCH_ATTRIBUTE_PRIORITY
 )
-
-// Values of StreamCaptureStatus.
 const (
+	// Values of StreamCaptureStatus.
 	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
 	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
 	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
 )
-
-// Values of StreamCaptureMode.
 const (
+	// Values of StreamCaptureMode.
 	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
 	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
 )
-
-// Values of ProcAddressFlags.
 const (
+	// Values of ProcAddressFlags.
 	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
 	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
 	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 )
-
-// Values of ExecAffinityType.
 const (
+	// Values of ExecAffinityType.
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
 	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of Result.
 const (
+	// Values of Result.
 	Success                          Result = 0   // CUDA_SUCCESS
 	ErrorInvalidValue                Result = 1   // CUDA_ERROR_INVALID_VALUE
 	ErrorOutOfMemory                 Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
@@ -1704,18 +1789,16 @@ const (
 	ErrorInvalidClusterSize          Result = 912 // CUDA_ERROR_INVALID_CLUSTER_SIZE
 	ErrorUnknown                     Result = 999 // CUDA_ERROR_UNKNOWN
 )
-
-// Values of DeviceP2PAttribute.
 const (
+	// Values of DeviceP2PAttribute.
 	DeviceP2PAttributePerformanceRank          DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
 	DeviceP2PAttributeAccessSupported          DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
 	DeviceP2PAttributeNativeAtomicSupported    DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
 	DeviceP2PAttributeAccessAccessSupported    DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
 	DeviceP2PAttributeCudaArrayAccessSupported DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
 )
-
-// Values of ResourceViewFormat.
 const (
+	// Values of ResourceViewFormat.
 	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
 	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
 	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
@@ -1752,16 +1835,14 @@ const (
 	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
 	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
 )
-
-// Values of PointerAccessFlags.
 const (
+	// Values of PointerAccessFlags.
 	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
 	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
 	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
 )
-
-// Values of ExternalMemoryHandleType.
 const (
+	// Values of ExternalMemoryHandleType.
 	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
 	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -1771,9 +1852,8 @@ const (
 	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
 	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
 )
-
-// Values of ExternalSemaphoreHandleType.
 const (
+	// Values of ExternalSemaphoreHandleType.
 	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
 	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -1785,75 +1865,64 @@ const (
 	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
 	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
 )
-
-// Values of MemAllocationHandleType.
 const (
+	// Values of MemAllocationHandleType.
 	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
 	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
 	MemHandleTypeWin32Kmt            MemAllocationHandleType = 4          // CU_MEM_HANDLE_TYPE_WIN32_KMT
 	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAccessFlags.
 const (
+	// Values of MemAccessFlags.
 	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
 	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
 	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
 )
-
-// Values of MemLocationType.
 const (
+	// Values of MemLocationType.
 	MemLocationTypeInvalid MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
 	MemLocationTypeDevice  MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
 	MemLocationTypeMax     MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationType.
 const (
+	// Values of MemAllocationType.
 	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
 	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
 	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationGranularityFlags.
 const (
+	// Values of MemAllocationGranularityFlags.
 	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
 	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
 )
-
-// Values of MemRangeHandleType.
 const (
+	// Values of MemRangeHandleType.
 	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of ArraySparseSubresourceType.
 const (
+	// Values of ArraySparseSubresourceType.
 	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
 	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
 )
-
-// Values of MemOperationType.
 const (
+	// Values of MemOperationType.
 	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
 	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
 )
-
-// Values of MemHandleType.
 const (
+	// Values of MemHandleType.
 	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
 )
-
-// Values of MemAllocationCompType.
 const (
+	// Values of MemAllocationCompType.
 	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
 	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
 )
-
-// Values of GraphExecUpdateResult.
 const (
+	// Values of GraphExecUpdateResult.
 	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
 	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
 	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
@@ -1864,9 +1933,8 @@ const (
 	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
 	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
 )
-
-// Values of MemPoolAttribute.
 const (
+	// Values of MemPoolAttribute.
 	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
 	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
 	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
@@ -1876,41 +1944,35 @@ const (
 	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 )
-
-// Values of GraphMemAttribute.
 const (
+	// Values of GraphMemAttribute.
 	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
 	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 )
-
-// Values of FlushGPUDirectRDMAWritesOptions.
 const (
+	// Values of FlushGPUDirectRDMAWritesOptions.
 	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
 	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
 )
-
-// Values of GPUDirectRDMAWritesOrdering.
 const (
+	// Values of GPUDirectRDMAWritesOrdering.
 	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
 	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
 	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesScope.
 const (
+	// Values of FlushGPUDirectRDMAWritesScope.
 	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
 	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesTarget.
 const (
+	// Values of FlushGPUDirectRDMAWritesTarget.
 	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
 )
-
-// Values of GraphDebugDotFlags.
 const (
+	// Values of GraphDebugDotFlags.
 	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
 	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
 	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
@@ -1926,31 +1988,26 @@ const (
 	GraphDebugDotFlagsMemFreeNodeParams        GraphDebugDotFlags = 0x1000 // CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
 	GraphDebugDotFlagsBatchMemOpNodeParams     GraphDebugDotFlags = 0x2000 // CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
 )
-
-// Values of UserObjectFlags.
 const (
+	// Values of UserObjectFlags.
 	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
 )
-
-// Values of UserObjectRetainFlags.
 const (
+	// Values of UserObjectRetainFlags.
 	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
 )
-
-// Values of GraphInstantiateFlags.
 const (
+	// Values of GraphInstantiateFlags.
 	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
 	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 )
-
-// Values of ModuleLoadingMode.
 const (
+	// Values of ModuleLoadingMode.
 	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
 	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
 )
-
-// Values of MemHostAllocFlags.
 const (
+	// Values of MemHostAllocFlags.
 	// MemhostallocPortable is CU_MEMHOSTALLOC_PORTABLE: If set, host memory is
 	// portable between CUDA contexts. Flag for cuMemHostAlloc().
 	MemhostallocPortable MemHostAllocFlags = 0x1 // CU_MEMHOSTALLOC_PORTABLE
@@ -1964,9 +2021,8 @@ const (
 	// cuMemHostAlloc().
 	MemhostallocWritecombined MemHostAllocFlags = 0x4 // CU_MEMHOSTALLOC_WRITECOMBINED
 )
-
-// Values of MemHostRegisterFlags.
 const (
+	// Values of MemHostRegisterFlags.
 	// MemhostregisterPortable is CU_MEMHOSTREGISTER_PORTABLE: If set, host memory
 	// is portable between CUDA contexts. Flag for cuMemHostRegister().
 	MemhostregisterPortable MemHostRegisterFlags = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
@@ -1994,16 +2050,14 @@ const (
 	// set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED.
 	MemhostregisterReadOnly MemHostRegisterFlags = 0x8 // CU_MEMHOSTREGISTER_READ_ONLY
 )
-
-// Values of TexRefSetArrayFlags.
 const (
+	// Values of TexRefSetArrayFlags.
 	// TrsaOverrideFormat is CU_TRSA_OVERRIDE_FORMAT: Override the texref format
 	// with a format inferred from the array. Flag for cuTexRefSetArray().
 	TrsaOverrideFormat TexRefSetArrayFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
 )
-
-// Values of TexRefFlags.
 const (
+	// Values of TexRefFlags.
 	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
 	// rather than promoting the values to floats in the range [0,1]. Flag for
 	// cuTexRefSetFlags() and cuTexObjectCreate().
@@ -3032,57 +3086,23 @@ var (
 	}
 )
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v IPCMemFlags) String() string      { return flagString(uint64(v), namesIPCMemFlags) }
+func (v MemAttachFlags) String() string   { return flagString(uint64(v), namesMemAttachFlags) }
+func (v CtxFlags) String() string         { return flagString(uint64(v), namesCtxFlags) }
+func (v EventSchedFlags) String() string  { return flagString(uint64(v), namesEventSchedFlags) }
+func (v StreamFlags) String() string      { return flagString(uint64(v), namesStreamFlags) }
+func (v EventFlags) String() string       { return flagString(uint64(v), namesEventFlags) }
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v EventWaitFlags) String() string   { return flagString(uint64(v), namesEventWaitFlags) }
 func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamMemoryBarrierFlags) String() string {
 	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
 }
@@ -3114,125 +3134,61 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 
 // Pad is the member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v OccupancyFlags) String() string           { return flagString(uint64(v), namesOccupancyFlags) }
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
-
-// String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
-
-// String returns the C name of the value, or its number.
-func (v FilterMode) String() string { return enumString(int64(v), namesFilterMode, "FilterMode") }
-
-// String returns the C name of the value, or its number.
+func (v FilterMode) String() string  { return enumString(int64(v), namesFilterMode, "FilterMode") }
 func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v PointerAttribute) String() string {
 	return enumString(int64(v), namesPointerAttribute, "PointerAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
-
-// String returns the C name of the value, or its number.
+func (v FuncCache) String() string    { return enumString(int64(v), namesFuncCache, "FuncCache") }
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
-
-// String returns the C name of the value, or its number.
 func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
-
-// String returns the C name of the value, or its number.
-func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
-
-// String returns the C name of the value, or its number.
+func (v Memorytype) String() string  { return enumString(int64(v), namesMemorytype, "Memorytype") }
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
-
-// String returns the C name of the value, or its number.
-func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
-
-// String returns the C name of the value, or its number.
+func (v MemAdvice) String() string   { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 func (v MemRangeAttribute) String() string {
 	return enumString(int64(v), namesMemRangeAttribute, "MemRangeAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
-
-// String returns the C name of the value, or its number.
-func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
-
-// String returns the C name of the value, or its number.
-func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
-
-// String returns the C name of the value, or its number.
+func (v JITOption) String() string    { return enumString(int64(v), namesJITOption, "JITOption") }
+func (v JITTarget) String() string    { return enumString(int64(v), namesJITTarget, "JITTarget") }
+func (v JITFallback) String() string  { return enumString(int64(v), namesJITFallback, "JITFallback") }
 func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCacheMode, "JITCacheMode") }
-
-// String returns the C name of the value, or its number.
 func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsRegisterFlags) String() string {
 	return flagString(uint64(v), namesGraphicsRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayCubemapFace) String() string {
 	return enumString(int64(v), namesArrayCubemapFace, "ArrayCubemapFace")
 }
-
-// String returns the C name of the value, or its number.
-func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
-
-// String returns the C name of the value, or its number.
+func (v Limit) String() string        { return enumString(int64(v), namesLimit, "Limit") }
 func (v Resourcetype) String() string { return enumString(int64(v), namesResourcetype, "Resourcetype") }
-
-// String returns the C name of the value, or its number.
 func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
 }
-
-// String returns the C name of the value, or its number.
 func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
@@ -3277,156 +3233,86 @@ func (u *LaunchAttributeValue) ProgrammaticEvent() *LaunchAttributeValueProgramm
 
 // Priority is the member priority.
 func (u *LaunchAttributeValue) Priority() *int32 { return (*int32)(unsafe.Pointer(u)) }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureStatus) String() string {
 	return enumString(int64(v), namesStreamCaptureStatus, "StreamCaptureStatus")
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
-
-// String returns the C name of the value, or its number.
 func (v DeviceP2PAttribute) String() string {
 	return enumString(int64(v), namesDeviceP2PAttribute, "DeviceP2PAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v ResourceViewFormat) String() string {
 	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ExternalMemoryHandleType) String() string {
 	return enumString(int64(v), namesExternalMemoryHandleType, "ExternalMemoryHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ExternalSemaphoreHandleType) String() string {
 	return enumString(int64(v), namesExternalSemaphoreHandleType, "ExternalSemaphoreHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationHandleType) String() string {
 	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v MemLocationType) String() string {
 	return enumString(int64(v), namesMemLocationType, "MemLocationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAllocationGranularityFlags) String() string {
 	return flagString(uint64(v), namesMemAllocationGranularityFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v MemRangeHandleType) String() string {
 	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ArraySparseSubresourceType) String() string {
 	return enumString(int64(v), namesArraySparseSubresourceType, "ArraySparseSubresourceType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemOperationType) String() string {
 	return enumString(int64(v), namesMemOperationType, "MemOperationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationCompType) String() string {
 	return enumString(int64(v), namesMemAllocationCompType, "MemAllocationCompType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphExecUpdateResult) String() string {
 	return enumString(int64(v), namesGraphExecUpdateResult, "GraphExecUpdateResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
-
-// String returns the C name of the value, or its number.
 func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v UserObjectFlags) String() string    { return flagString(uint64(v), namesUserObjectFlags) }
 func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v ModuleLoadingMode) String() string {
 	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
 }
@@ -3541,24 +3427,12 @@ func (u *ArrayMapInfoSubresource) Miptail() *ArrayMapInfoSubresourceMiptail {
 func (u *ArrayMapInfoMemHandle) MemHandle() *MemGenericAllocationHandle {
 	return (*MemGenericAllocationHandle)(unsafe.Pointer(u))
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemHostAllocFlags) String() string { return flagString(uint64(v), namesMemHostAllocFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemHostRegisterFlags) String() string {
 	return flagString(uint64(v), namesMemHostRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v TexRefFlags) String() string { return flagString(uint64(v), namesTexRefFlags) }
+func (v TexRefFlags) String() string         { return flagString(uint64(v), namesTexRefFlags) }
 
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
 // current first): Gets the string description of an error code.

@@ -41,30 +41,6 @@ var (
 		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 	}
-	typedMemPoolGetAttributeValue = []typedEntry{
-		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-	}
-	typedMemPoolExportToShareableHandleHandle_out = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},    // CU_MEM_HANDLE_TYPE_FABRIC
-	}
-	typedMemPoolImportFromShareableHandleHandle = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},      // CU_MEM_HANDLE_TYPE_FABRIC
-	}
 	typedPointerGetAttributeData = []typedEntry{
 		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
 		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
@@ -97,65 +73,13 @@ var (
 		{int64(MemRangeAttributeLastPrefetchLocationType), reflect.TypeFor[MemLocationType](), typedValue}, // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
 		{int64(MemRangeAttributeLastPrefetchLocationID), reflect.TypeFor[int32](), typedValue},             // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
 	}
-	typedPointerSetAttributeValue = []typedEntry{
-		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
-		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
-		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
-		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
-		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
-		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
-		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
-		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-	}
 	typedDeviceGetGraphMemAttributeValue = []typedEntry{
 		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
 		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 	}
-	typedDeviceSetGraphMemAttributeValue = []typedEntry{
-		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-	}
 	typedCoredumpGetAttributeValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
-	}
-	typedCoredumpGetAttributeGlobalValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
-	}
-	typedCoredumpSetAttributeValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},           // CU_COREDUMP_PIPE
-	}
-	typedCoredumpSetAttributeGlobalValue = []typedEntry{
 		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool}, // CU_COREDUMP_ENABLE_ON_EXCEPTION
 		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_TRIGGER_HOST
 		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},       // CU_COREDUMP_LIGHTWEIGHT
@@ -263,28 +187,63 @@ type (
 		Reserved [64]byte
 	}
 	// IPCMemFlags is CUipcMem_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	IPCMemFlags uint32
 	// MemAttachFlags is CUmemAttach_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAttachFlags uint32
 	// CtxFlags is CUctx_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	CtxFlags uint32
 	// EventSchedFlags is CUevent_sched_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventSchedFlags uint32
 	// StreamFlags is CUstream_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamFlags uint32
 	// EventFlags is CUevent_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventFlags uint32
 	// EventRecordFlags is CUevent_record_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventRecordFlags uint32
 	// EventWaitFlags is CUevent_wait_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventWaitFlags uint32
 	// StreamWaitValueFlags is CUstreamWaitValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWaitValueFlags uint32
 	// StreamWriteValueFlags is CUstreamWriteValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWriteValueFlags uint32
 	// StreamBatchMemOpType is CUstreamBatchMemOpType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamBatchMemOpType int32
 	// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamMemoryBarrierFlags uint32
 	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also
 	// CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and
@@ -309,11 +268,19 @@ type (
 		Flags      uint32
 	}
 	// OccupancyFlags is CUoccupancy_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	OccupancyFlags uint32
 	// StreamUpdateCaptureDependenciesFlags is
 	// CUstreamUpdateCaptureDependencies_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamUpdateCaptureDependenciesFlags uint32
 	// AsyncNotificationType is CUasyncNotificationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AsyncNotificationType int32
 	// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
 	AsyncNotificationInfo struct {
@@ -325,12 +292,20 @@ type (
 	// callback).
 	AsyncCallback unsafe.Pointer
 	// ArrayFormat is CUarray_format.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayFormat int32
 	// AddressMode is CUaddress_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AddressMode int32
 	// FilterMode is CUfilter_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FilterMode int32
 	// DeviceAttribute is CUdevice_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceAttribute int32
 	// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 	Devprop struct {
@@ -346,48 +321,90 @@ type (
 		TextureAlign        int32
 	}
 	// PointerAttribute is CUpointer_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	PointerAttribute int32
 	// FunctionAttribute is CUfunction_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FunctionAttribute int32
 	// FuncCache is CUfunc_cache.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FuncCache int32
 	// Sharedconfig is CUsharedconfig.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Sharedconfig int32
 	// SharedCarveout is CUshared_carveout.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SharedCarveout int32
 	// Memorytype is CUmemorytype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Memorytype int32
 	// Computemode is CUcomputemode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Computemode int32
 	// MemAdvice is CUmem_advise.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAdvice int32
 	// MemRangeAttribute is CUmem_range_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeAttribute int32
 	// JITOption is CUjit_option.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITOption int32
 	// JITTarget is CUjit_target.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITTarget int32
 	// JITFallback is CUjit_fallback.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITFallback int32
 	// JITCacheMode is CUjit_cacheMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITCacheMode int32
 	// JITInputType is CUjitInputType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITInputType int32
 	// LinkState is CUlinkState.
 	LinkState uintptr
 	// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsRegisterFlags uint32
 	// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsMapResourceFlags uint32
 	// ArrayCubemapFace is CUarray_cubemap_face.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayCubemapFace int32
 	// Limit is CUlimit.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Limit int32
 	// Resourcetype is CUresourcetype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Resourcetype int32
 	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 	HostFn unsafe.Pointer
 	// AccessProperty is CUaccessProperty.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AccessProperty int32
 	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
 	// bytes).
@@ -474,6 +491,8 @@ type (
 		UserData unsafe.Pointer
 	}
 	// GraphConditionalNodeType is CUgraphConditionalNodeType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphConditionalNodeType int32
 	// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 	ConditionalNodeParams struct {
@@ -484,8 +503,12 @@ type (
 		Ctx         Context
 	}
 	// GraphNodeType is CUgraphNodeType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphNodeType int32
 	// GraphDependencyType is CUgraphDependencyType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphDependencyType int32
 	// GraphEdgeData is CUgraphEdgeData (8 bytes).
 	GraphEdgeData struct {
@@ -495,6 +518,8 @@ type (
 		Reserved  [5]uint8
 	}
 	// GraphInstantiateResult is CUgraphInstantiateResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphInstantiateResult int32
 	// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
 	GraphInstantiateParams struct {
@@ -504,10 +529,16 @@ type (
 		Result_out    GraphInstantiateResult
 	}
 	// SynchronizationPolicy is CUsynchronizationPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SynchronizationPolicy int32
 	// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ClusterSchedulingPolicy int32
 	// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
+	//
+	// Its String method returns the C name of the value, or its number.
 	LaunchMemSyncDomain int32
 	// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
 	LaunchMemSyncDomainMap struct {
@@ -516,6 +547,8 @@ type (
 	}
 	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID,
 	// CUstreamAttrID).
+	//
+	// Its String method returns the C name of the value, or its number.
 	LaunchAttributeID int32
 	// LaunchAttributeValue is CUlaunchAttributeValue (also
 	// CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1,
@@ -550,14 +583,25 @@ type (
 		NumAttrs       uint32
 	}
 	// StreamCaptureStatus is CUstreamCaptureStatus.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureStatus int32
 	// StreamCaptureMode is CUstreamCaptureMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureMode int32
 	// ProcAddressFlags is CUdriverProcAddress_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	ProcAddressFlags uint32
 	// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ProcAddressQueryResult int32
 	// ExecAffinityType is CUexecAffinityType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExecAffinityType int32
 	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1)
 	// (4 bytes).
@@ -571,6 +615,8 @@ type (
 		Param ExecAffinityParamParam
 	}
 	// LibraryOption is CUlibraryOption.
+	//
+	// Its String method returns the C name of the value, or its number.
 	LibraryOption int32
 	// LibraryHostUniversalFunctionAndDataTable is
 	// CUlibraryHostUniversalFunctionAndDataTable (32 bytes).
@@ -583,6 +629,8 @@ type (
 	// Result is CUresult.
 	Result int32
 	// DeviceP2PAttribute is CUdevice_P2PAttribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceP2PAttribute int32
 	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
 	// hStream, CUresult status, void *userData).
@@ -727,6 +775,8 @@ type (
 		Reserved            [12]int32
 	}
 	// ResourceViewFormat is CUresourceViewFormat.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ResourceViewFormat int32
 	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1)
 	// (112 bytes).
@@ -749,14 +799,24 @@ type (
 		Opaque [16]uint64
 	}
 	// TensorMapDataType is CUtensorMapDataType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapDataType int32
 	// TensorMapInterleave is CUtensorMapInterleave.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapInterleave int32
 	// TensorMapSwizzle is CUtensorMapSwizzle.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapSwizzle int32
 	// TensorMapL2promotion is CUtensorMapL2promotion.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapL2promotion int32
 	// TensorMapFloatOOBfill is CUtensorMapFloatOOBfill.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapFloatOOBfill int32
 	// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also
 	// CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
@@ -765,6 +825,9 @@ type (
 		VaSpaceToken uint32
 	}
 	// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	PointerAccessFlags uint32
 	// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 	LaunchParams struct {
@@ -780,6 +843,8 @@ type (
 		KernelParams   *unsafe.Pointer
 	}
 	// ExternalMemoryHandleType is CUexternalMemoryHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalMemoryHandleType int32
 	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also
 	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
@@ -807,6 +872,8 @@ type (
 		Reserved  [16]uint32
 	}
 	// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalSemaphoreHandleType int32
 	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also
 	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
@@ -860,22 +927,42 @@ type (
 	// CUmemGenericAllocationHandle_v1).
 	MemGenericAllocationHandle uint64
 	// MemAllocationHandleType is CUmemAllocationHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationHandleType int32
 	// MemAccessFlags is CUmemAccess_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAccessFlags uint32
 	// MemLocationType is CUmemLocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemLocationType int32
 	// MemAllocationType is CUmemAllocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationType int32
 	// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAllocationGranularityFlags uint32
 	// MemRangeHandleType is CUmemRangeHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeHandleType int32
 	// ArraySparseSubresourceType is CUarraySparseSubresourceType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArraySparseSubresourceType int32
 	// MemOperationType is CUmemOperationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemOperationType int32
 	// MemHandleType is CUmemHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemHandleType int32
 	// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 	ArrayMapInfo struct {
@@ -897,6 +984,8 @@ type (
 		Id   int32
 	}
 	// MemAllocationCompType is CUmemAllocationCompType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationCompType int32
 	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32
 	// bytes).
@@ -908,6 +997,9 @@ type (
 		AllocFlags           MemAllocationPropAllocFlags
 	}
 	// MulticastGranularityFlags is CUmulticastGranularity_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MulticastGranularityFlags uint32
 	// MulticastObjectProp is CUmulticastObjectProp (also CUmulticastObjectProp_v1)
 	// (32 bytes).
@@ -923,6 +1015,8 @@ type (
 		Flags    MemAccessFlags
 	}
 	// GraphExecUpdateResult is CUgraphExecUpdateResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphExecUpdateResult int32
 	// GraphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (also
 	// CUgraphExecUpdateResultInfo_v1) (24 bytes).
@@ -932,6 +1026,8 @@ type (
 		ErrorFromNode GraphNode
 	}
 	// MemPoolAttribute is CUmemPool_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemPoolAttribute int32
 	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 	MemPoolProps struct {
@@ -969,6 +1065,8 @@ type (
 		Dptr DevicePtr
 	}
 	// GraphMemAttribute is CUgraphMem_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphMemAttribute int32
 	// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (8 bytes).
 	ChildGraphNodeParams struct {
@@ -990,28 +1088,56 @@ type (
 		Reserved2 int64
 	}
 	// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesOptions int32
 	// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GPUDirectRDMAWritesOrdering int32
 	// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesScope int32
 	// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesTarget int32
 	// GraphDebugDotFlags is CUgraphDebugDot_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphDebugDotFlags uint32
 	// UserObjectFlags is CUuserObject_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectFlags uint32
 	// UserObjectRetainFlags is CUuserObjectRetain_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectRetainFlags uint32
 	// GraphInstantiateFlags is CUgraphInstantiate_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphInstantiateFlags uint32
 	// DeviceNUMAConfig is CUdeviceNumaConfig.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceNUMAConfig int32
 	// ModuleLoadingMode is CUmoduleLoadingMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ModuleLoadingMode int32
 	// FunctionLoadingState is CUfunctionLoadingState.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FunctionLoadingState int32
 	// CoredumpSettings is CUcoredumpSettings.
+	//
+	// Its String method returns the C name of the value, or its number.
 	CoredumpSettings int32
 	// GreenCtx is CUgreenCtx: A green context handle. This handle can be used
 	// safely from only one CPU thread at a time. Created via cuGreenCtxCreate.
@@ -1021,8 +1147,13 @@ type (
 	// via cuDevResourceGenerateDesc.
 	DevResourceDesc uintptr
 	// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GreenCtxCreateFlags uint32
 	// DevResourceType is CUdevResourceType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DevResourceType int32
 	// DevSMResource is CUdevSmResource (4 bytes).
 	DevSMResource struct {
@@ -1330,33 +1461,43 @@ type (
 	}
 	// MemHostAllocFlags is CU_MEMHOSTALLOC_*: the #define flags cuMemHostAlloc's
 	// Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostAllocFlags uint32
 	// MemHostRegisterFlags is CU_MEMHOSTREGISTER_*: the #define flags
 	// cuMemHostRegister's Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostRegisterFlags uint32
 	// TexRefSetArrayFlags is CU_TRSA_OVERRIDE_*: the #define flags
 	// cuTexRefSetArray's Flags and cuTexRefSetMipmappedArray's Flags takes (its
 	// parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefSetArrayFlags uint32
 	// TexRefFlags is CU_TRSF_*: the #define flags cuTexRefSetFlags's Flags takes
 	// (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefFlags uint32
 )
 
-// Values of IPCMemFlags.
 const (
+	// Values of IPCMemFlags.
 	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 )
-
-// Values of MemAttachFlags.
 const (
+	// Values of MemAttachFlags.
 	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
 	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
 	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
 )
-
-// Values of CtxFlags.
 const (
+	// Values of CtxFlags.
 	CtxSchedAuto          CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
 	CtxSchedSpin          CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
 	CtxSchedYield         CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
@@ -1370,58 +1511,50 @@ const (
 	CtxSyncMemops         CtxFlags = 0x80 // CU_CTX_SYNC_MEMOPS
 	CtxFlagsMask          CtxFlags = 0xff // CU_CTX_FLAGS_MASK
 )
-
-// Values of EventSchedFlags.
 const (
+	// Values of EventSchedFlags.
 	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
 	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
 	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
 	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
 )
-
-// Values of StreamFlags.
 const (
+	// Values of StreamFlags.
 	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
 	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
 )
-
-// Values of EventFlags.
 const (
+	// Values of EventFlags.
 	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
 	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
 	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
 	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
 )
-
-// Values of EventRecordFlags.
 const (
+	// Values of EventRecordFlags.
 	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
 	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
 )
-
-// Values of EventWaitFlags.
 const (
+	// Values of EventWaitFlags.
 	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
 	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
 )
-
-// Values of StreamWaitValueFlags.
 const (
+	// Values of StreamWaitValueFlags.
 	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
 	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
 	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
 	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
 	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
 )
-
-// Values of StreamWriteValueFlags.
 const (
+	// Values of StreamWriteValueFlags.
 	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
 	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
 )
-
-// Values of StreamBatchMemOpType.
 const (
+	// Values of StreamBatchMemOpType.
 	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
 	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
 	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
@@ -1429,32 +1562,27 @@ const (
 	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
 	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
 )
-
-// Values of StreamMemoryBarrierFlags.
 const (
+	// Values of StreamMemoryBarrierFlags.
 	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
 	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
 )
-
-// Values of OccupancyFlags.
 const (
+	// Values of OccupancyFlags.
 	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
 	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
 )
-
-// Values of StreamUpdateCaptureDependenciesFlags.
 const (
+	// Values of StreamUpdateCaptureDependenciesFlags.
 	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
 	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
 )
-
-// Values of AsyncNotificationType.
 const (
+	// Values of AsyncNotificationType.
 	AsyncNotificationTypeOverBudget AsyncNotificationType = 1 // CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
 )
-
-// Values of ArrayFormat.
 const (
+	// Values of ArrayFormat.
 	AdFormatUnsignedInt8  ArrayFormat = 1   // CU_AD_FORMAT_UNSIGNED_INT8
 	AdFormatUnsignedInt16 ArrayFormat = 2   // CU_AD_FORMAT_UNSIGNED_INT16
 	AdFormatUnsignedInt32 ArrayFormat = 3   // CU_AD_FORMAT_UNSIGNED_INT32
@@ -1491,23 +1619,20 @@ const (
 	AdFormatBc7Unorm      ArrayFormat = 157 // CU_AD_FORMAT_BC7_UNORM
 	AdFormatBc7UnormSrgb  ArrayFormat = 158 // CU_AD_FORMAT_BC7_UNORM_SRGB
 )
-
-// Values of AddressMode.
 const (
+	// Values of AddressMode.
 	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
 	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
 	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
 	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
 )
-
-// Values of FilterMode.
 const (
+	// Values of FilterMode.
 	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
 	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
 )
-
-// Values of DeviceAttribute.
 const (
+	// Values of DeviceAttribute.
 	DeviceAttributeMaxThreadsPerBlock                     DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	DeviceAttributeMaxBlockDimX                           DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
 	DeviceAttributeMaxBlockDimY                           DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
@@ -1650,9 +1775,8 @@ const (
 	DeviceAttributeHostNUMAID                             DeviceAttribute = 134 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
 	DeviceAttributeMax                                    DeviceAttribute = 135 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of PointerAttribute.
 const (
+	// Values of PointerAttribute.
 	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
 	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
@@ -1674,9 +1798,8 @@ const (
 	PointerAttributeMappingBaseAddr        PointerAttribute = 19 // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
 	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
 )
-
-// Values of FunctionAttribute.
 const (
+	// Values of FunctionAttribute.
 	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
@@ -1695,46 +1818,40 @@ const (
 	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
 	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of FuncCache.
 const (
+	// Values of FuncCache.
 	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
 	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
 	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
 	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
 )
-
-// Values of Sharedconfig.
 const (
+	// Values of Sharedconfig.
 	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
 	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
 	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
 )
-
-// Values of SharedCarveout.
 const (
+	// Values of SharedCarveout.
 	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
 	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
 	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
 )
-
-// Values of Memorytype.
 const (
+	// Values of Memorytype.
 	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
 	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
 	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
 	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
 )
-
-// Values of Computemode.
 const (
+	// Values of Computemode.
 	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
 	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
 	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
 )
-
-// Values of MemAdvice.
 const (
+	// Values of MemAdvice.
 	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
 	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
 	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
@@ -1742,9 +1859,8 @@ const (
 	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
 	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
 )
-
-// Values of MemRangeAttribute.
 const (
+	// Values of MemRangeAttribute.
 	MemRangeAttributeReadMostly               MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
 	MemRangeAttributePreferredLocation        MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
 	MemRangeAttributeAccessedBy               MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
@@ -1754,9 +1870,8 @@ const (
 	MemRangeAttributeLastPrefetchLocationType MemRangeAttribute = 7 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
 	MemRangeAttributeLastPrefetchLocationID   MemRangeAttribute = 8 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
 )
-
-// Values of JITOption.
 const (
+	// Values of JITOption.
 	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
 	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
 	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
@@ -1793,9 +1908,8 @@ const (
 	JITOverrideDirectiveValues       JITOption = 33 // CU_JIT_OVERRIDE_DIRECTIVE_VALUES
 	JITNumOptions                    JITOption = 34 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
 )
-
-// Values of JITTarget.
 const (
+	// Values of JITTarget.
 	TargetCompute30  JITTarget = 30    // CU_TARGET_COMPUTE_30
 	TargetCompute32  JITTarget = 32    // CU_TARGET_COMPUTE_32
 	TargetCompute35  JITTarget = 35    // CU_TARGET_COMPUTE_35
@@ -1816,22 +1930,19 @@ const (
 	TargetCompute90  JITTarget = 90    // CU_TARGET_COMPUTE_90
 	TargetCompute90A JITTarget = 65626 // CU_TARGET_COMPUTE_90A
 )
-
-// Values of JITFallback.
 const (
+	// Values of JITFallback.
 	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
 	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
 )
-
-// Values of JITCacheMode.
 const (
+	// Values of JITCacheMode.
 	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
 	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
 	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
 )
-
-// Values of JITInputType.
 const (
+	// Values of JITInputType.
 	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
 	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
 	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
@@ -1840,25 +1951,22 @@ const (
 	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
 	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES
 )
-
-// Values of GraphicsRegisterFlags.
 const (
+	// Values of GraphicsRegisterFlags.
 	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
 	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
 	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
 	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
 	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
 )
-
-// Values of GraphicsMapResourceFlags.
 const (
+	// Values of GraphicsMapResourceFlags.
 	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
 	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
 	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
 )
-
-// Values of ArrayCubemapFace.
 const (
+	// Values of ArrayCubemapFace.
 	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
 	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
 	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
@@ -1866,9 +1974,8 @@ const (
 	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
 	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
 )
-
-// Values of Limit.
 const (
+	// Values of Limit.
 	LimitStackSize                    Limit = 0 // CU_LIMIT_STACK_SIZE
 	LimitPrintfFifoSize               Limit = 1 // CU_LIMIT_PRINTF_FIFO_SIZE
 	LimitMallocHeapSize               Limit = 2 // CU_LIMIT_MALLOC_HEAP_SIZE
@@ -1878,30 +1985,26 @@ const (
 	LimitPersistingL2CacheSize        Limit = 6 // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
 	LimitMax                          Limit = 7 // CU_LIMIT_MAX (a sentinel, not a value)
 )
-
-// Values of Resourcetype.
 const (
+	// Values of Resourcetype.
 	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
 	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
 	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
 	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
 )
-
-// Values of AccessProperty.
 const (
+	// Values of AccessProperty.
 	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
 	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
 	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
 )
-
-// Values of GraphConditionalNodeType.
 const (
+	// Values of GraphConditionalNodeType.
 	GraphCondTypeIf    GraphConditionalNodeType = 0 // CU_GRAPH_COND_TYPE_IF
 	GraphCondTypeWhile GraphConditionalNodeType = 1 // CU_GRAPH_COND_TYPE_WHILE
 )
-
-// Values of GraphNodeType.
 const (
+	// Values of GraphNodeType.
 	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
 	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
 	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
@@ -1917,45 +2020,39 @@ const (
 	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
 	GraphNodeTypeConditional    GraphNodeType = 13 // CU_GRAPH_NODE_TYPE_CONDITIONAL
 )
-
-// Values of GraphDependencyType.
 const (
+	// Values of GraphDependencyType.
 	GraphDependencyTypeDefault      GraphDependencyType = 0 // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
 	GraphDependencyTypeProgrammatic GraphDependencyType = 1 // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
 )
-
-// Values of GraphInstantiateResult.
 const (
+	// Values of GraphInstantiateResult.
 	GraphInstantiateSuccess                   GraphInstantiateResult = 0 // CUDA_GRAPH_INSTANTIATE_SUCCESS
 	GraphInstantiateError                     GraphInstantiateResult = 1 // CUDA_GRAPH_INSTANTIATE_ERROR
 	GraphInstantiateInvalidStructure          GraphInstantiateResult = 2 // CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
 	GraphInstantiateNodeOperationNotSupported GraphInstantiateResult = 3 // CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED
 	GraphInstantiateMultipleCtxsNotSupported  GraphInstantiateResult = 4 // CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED
 )
-
-// Values of SynchronizationPolicy.
 const (
+	// Values of SynchronizationPolicy.
 	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
 	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
 	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
 	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
 )
-
-// Values of ClusterSchedulingPolicy.
 const (
+	// Values of ClusterSchedulingPolicy.
 	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
 	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
 	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
 )
-
-// Values of LaunchMemSyncDomain.
 const (
+	// Values of LaunchMemSyncDomain.
 	LaunchMemSyncDomainDefault LaunchMemSyncDomain = 0 // CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
 	LaunchMemSyncDomainRemote  LaunchMemSyncDomain = 1 // CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
 )
-
-// Values of LaunchAttributeID.
 const (
+	// Values of LaunchAttributeID.
 	LaunchAttributeIgnore                            LaunchAttributeID = 0  // CU_LAUNCH_ATTRIBUTE_IGNORE
 	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1  // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
 	LaunchAttributeCooperative                       LaunchAttributeID = 2  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
@@ -1970,50 +2067,43 @@ const (
 	LaunchAttributeLaunchCompletionEvent             LaunchAttributeID = 12 // CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
 	LaunchAttributeDeviceUpdatableKernelNode         LaunchAttributeID = 13 // CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE
 )
-
-// Values of StreamCaptureStatus.
 const (
+	// Values of StreamCaptureStatus.
 	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
 	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
 	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
 )
-
-// Values of StreamCaptureMode.
 const (
+	// Values of StreamCaptureMode.
 	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
 	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
 )
-
-// Values of ProcAddressFlags.
 const (
+	// Values of ProcAddressFlags.
 	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
 	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
 	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 )
-
-// Values of ProcAddressQueryResult.
 const (
+	// Values of ProcAddressQueryResult.
 	GetProcAddressSuccess              ProcAddressQueryResult = 0 // CU_GET_PROC_ADDRESS_SUCCESS
 	GetProcAddressSymbolNotFound       ProcAddressQueryResult = 1 // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
 	GetProcAddressVersionNotSufficient ProcAddressQueryResult = 2 // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
 )
-
-// Values of ExecAffinityType.
 const (
+	// Values of ExecAffinityType.
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
 	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of LibraryOption.
 const (
+	// Values of LibraryOption.
 	LibraryOptionHostUniversalFunctionAndDataTable LibraryOption = 0 // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
 	LibraryBinaryIsPreserved                       LibraryOption = 1 // CU_LIBRARY_BINARY_IS_PRESERVED
 	LibraryNumOptions                              LibraryOption = 2 // CU_LIBRARY_NUM_OPTIONS (a sentinel, not a value)
 )
-
-// Values of Result.
 const (
+	// Values of Result.
 	Success                           Result = 0   // CUDA_SUCCESS
 	ErrorInvalidValue                 Result = 1   // CUDA_ERROR_INVALID_VALUE
 	ErrorOutOfMemory                  Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
@@ -2112,18 +2202,16 @@ const (
 	ErrorInvalidResourceConfiguration Result = 915 // CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
 	ErrorUnknown                      Result = 999 // CUDA_ERROR_UNKNOWN
 )
-
-// Values of DeviceP2PAttribute.
 const (
+	// Values of DeviceP2PAttribute.
 	DeviceP2PAttributePerformanceRank          DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
 	DeviceP2PAttributeAccessSupported          DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
 	DeviceP2PAttributeNativeAtomicSupported    DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
 	DeviceP2PAttributeAccessAccessSupported    DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED
 	DeviceP2PAttributeCudaArrayAccessSupported DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
 )
-
-// Values of ResourceViewFormat.
 const (
+	// Values of ResourceViewFormat.
 	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
 	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
 	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
@@ -2160,9 +2248,8 @@ const (
 	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
 	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
 )
-
-// Values of TensorMapDataType.
 const (
+	// Values of TensorMapDataType.
 	TensorMapDataTypeUint8       TensorMapDataType = 0  // CU_TENSOR_MAP_DATA_TYPE_UINT8
 	TensorMapDataTypeUint16      TensorMapDataType = 1  // CU_TENSOR_MAP_DATA_TYPE_UINT16
 	TensorMapDataTypeUint32      TensorMapDataType = 2  // CU_TENSOR_MAP_DATA_TYPE_UINT32
@@ -2177,45 +2264,39 @@ const (
 	TensorMapDataTypeTfloat32    TensorMapDataType = 11 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
 	TensorMapDataTypeTfloat32Ftz TensorMapDataType = 12 // CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ (a sentinel, not a value)
 )
-
-// Values of TensorMapInterleave.
 const (
+	// Values of TensorMapInterleave.
 	TensorMapInterleaveNone TensorMapInterleave = 0 // CU_TENSOR_MAP_INTERLEAVE_NONE
 	TensorMapInterleave16B  TensorMapInterleave = 1 // CU_TENSOR_MAP_INTERLEAVE_16B
 	TensorMapInterleave32B  TensorMapInterleave = 2 // CU_TENSOR_MAP_INTERLEAVE_32B (a sentinel, not a value)
 )
-
-// Values of TensorMapSwizzle.
 const (
+	// Values of TensorMapSwizzle.
 	TensorMapSwizzleNone TensorMapSwizzle = 0 // CU_TENSOR_MAP_SWIZZLE_NONE
 	TensorMapSwizzle32B  TensorMapSwizzle = 1 // CU_TENSOR_MAP_SWIZZLE_32B
 	TensorMapSwizzle64B  TensorMapSwizzle = 2 // CU_TENSOR_MAP_SWIZZLE_64B
 	TensorMapSwizzle128B TensorMapSwizzle = 3 // CU_TENSOR_MAP_SWIZZLE_128B (a sentinel, not a value)
 )
-
-// Values of TensorMapL2promotion.
 const (
+	// Values of TensorMapL2promotion.
 	TensorMapL2PromotionNone   TensorMapL2promotion = 0 // CU_TENSOR_MAP_L2_PROMOTION_NONE
 	TensorMapL2PromotionL264B  TensorMapL2promotion = 1 // CU_TENSOR_MAP_L2_PROMOTION_L2_64B
 	TensorMapL2PromotionL2128B TensorMapL2promotion = 2 // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 	TensorMapL2PromotionL2256B TensorMapL2promotion = 3 // CU_TENSOR_MAP_L2_PROMOTION_L2_256B (a sentinel, not a value)
 )
-
-// Values of TensorMapFloatOOBfill.
 const (
+	// Values of TensorMapFloatOOBfill.
 	TensorMapFloatOobFillNone              TensorMapFloatOOBfill = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
 	TensorMapFloatOobFillNanRequestZeroFma TensorMapFloatOOBfill = 1 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA (a sentinel, not a value)
 )
-
-// Values of PointerAccessFlags.
 const (
+	// Values of PointerAccessFlags.
 	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
 	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
 	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
 )
-
-// Values of ExternalMemoryHandleType.
 const (
+	// Values of ExternalMemoryHandleType.
 	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
 	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -2225,9 +2306,8 @@ const (
 	ExternalMemoryHandleTypeD3D11ResourceKmt ExternalMemoryHandleType = 7 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
 	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
 )
-
-// Values of ExternalSemaphoreHandleType.
 const (
+	// Values of ExternalSemaphoreHandleType.
 	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
 	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -2239,9 +2319,8 @@ const (
 	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
 	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
 )
-
-// Values of MemAllocationHandleType.
 const (
+	// Values of MemAllocationHandleType.
 	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
 	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
@@ -2249,17 +2328,15 @@ const (
 	MemHandleTypeFabric              MemAllocationHandleType = 8          // CU_MEM_HANDLE_TYPE_FABRIC
 	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAccessFlags.
 const (
+	// Values of MemAccessFlags.
 	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
 	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
 	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
 )
-
-// Values of MemLocationType.
 const (
+	// Values of MemLocationType.
 	MemLocationTypeInvalid         MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
 	MemLocationTypeDevice          MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
 	MemLocationTypeHost            MemLocationType = 2          // CU_MEM_LOCATION_TYPE_HOST
@@ -2267,57 +2344,48 @@ const (
 	MemLocationTypeHostNUMACurrent MemLocationType = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
 	MemLocationTypeMax             MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationType.
 const (
+	// Values of MemAllocationType.
 	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
 	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
 	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationGranularityFlags.
 const (
+	// Values of MemAllocationGranularityFlags.
 	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
 	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
 )
-
-// Values of MemRangeHandleType.
 const (
+	// Values of MemRangeHandleType.
 	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of ArraySparseSubresourceType.
 const (
+	// Values of ArraySparseSubresourceType.
 	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
 	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
 )
-
-// Values of MemOperationType.
 const (
+	// Values of MemOperationType.
 	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
 	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
 )
-
-// Values of MemHandleType.
 const (
+	// Values of MemHandleType.
 	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
 )
-
-// Values of MemAllocationCompType.
 const (
+	// Values of MemAllocationCompType.
 	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
 	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
 )
-
-// Values of MulticastGranularityFlags.
 const (
+	// Values of MulticastGranularityFlags.
 	MulticastGranularityMinimum     MulticastGranularityFlags = 0x0 // CU_MULTICAST_GRANULARITY_MINIMUM
 	MulticastGranularityRecommended MulticastGranularityFlags = 0x1 // CU_MULTICAST_GRANULARITY_RECOMMENDED
 )
-
-// Values of GraphExecUpdateResult.
 const (
+	// Values of GraphExecUpdateResult.
 	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
 	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
 	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
@@ -2328,9 +2396,8 @@ const (
 	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
 	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
 )
-
-// Values of MemPoolAttribute.
 const (
+	// Values of MemPoolAttribute.
 	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
 	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
 	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
@@ -2340,41 +2407,35 @@ const (
 	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 )
-
-// Values of GraphMemAttribute.
 const (
+	// Values of GraphMemAttribute.
 	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
 	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 )
-
-// Values of FlushGPUDirectRDMAWritesOptions.
 const (
+	// Values of FlushGPUDirectRDMAWritesOptions.
 	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
 	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
 )
-
-// Values of GPUDirectRDMAWritesOrdering.
 const (
+	// Values of GPUDirectRDMAWritesOrdering.
 	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
 	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
 	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesScope.
 const (
+	// Values of FlushGPUDirectRDMAWritesScope.
 	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
 	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesTarget.
 const (
+	// Values of FlushGPUDirectRDMAWritesTarget.
 	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
 )
-
-// Values of GraphDebugDotFlags.
 const (
+	// Values of GraphDebugDotFlags.
 	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
 	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
 	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
@@ -2392,46 +2453,39 @@ const (
 	GraphDebugDotFlagsExtraTopoInfo            GraphDebugDotFlags = 0x4000 // CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
 	GraphDebugDotFlagsConditionalNodeParams    GraphDebugDotFlags = 0x8000 // CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
 )
-
-// Values of UserObjectFlags.
 const (
+	// Values of UserObjectFlags.
 	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
 )
-
-// Values of UserObjectRetainFlags.
 const (
+	// Values of UserObjectRetainFlags.
 	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
 )
-
-// Values of GraphInstantiateFlags.
 const (
+	// Values of GraphInstantiateFlags.
 	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
 	GraphInstantiateFlagUpload           GraphInstantiateFlags = 0x2 // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
 	GraphInstantiateFlagDeviceLaunch     GraphInstantiateFlags = 0x4 // CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
 	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 )
-
-// Values of DeviceNUMAConfig.
 const (
+	// Values of DeviceNUMAConfig.
 	DeviceNUMAConfigNone     DeviceNUMAConfig = 0 // CU_DEVICE_NUMA_CONFIG_NONE
 	DeviceNUMAConfigNUMANode DeviceNUMAConfig = 1 // CU_DEVICE_NUMA_CONFIG_NUMA_NODE
 )
-
-// Values of ModuleLoadingMode.
 const (
+	// Values of ModuleLoadingMode.
 	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
 	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
 )
-
-// Values of FunctionLoadingState.
 const (
+	// Values of FunctionLoadingState.
 	FunctionLoadingStateUnloaded FunctionLoadingState = 0 // CU_FUNCTION_LOADING_STATE_UNLOADED
 	FunctionLoadingStateLoaded   FunctionLoadingState = 1 // CU_FUNCTION_LOADING_STATE_LOADED
 	FunctionLoadingStateMax      FunctionLoadingState = 2 // CU_FUNCTION_LOADING_STATE_MAX (a sentinel, not a value)
 )
-
-// Values of CoredumpSettings.
 const (
+	// Values of CoredumpSettings.
 	CoredumpEnableOnException CoredumpSettings = 1 // CU_COREDUMP_ENABLE_ON_EXCEPTION
 	CoredumpTriggerHost       CoredumpSettings = 2 // CU_COREDUMP_TRIGGER_HOST
 	CoredumpLightweight       CoredumpSettings = 3 // CU_COREDUMP_LIGHTWEIGHT
@@ -2440,20 +2494,17 @@ const (
 	CoredumpPipe              CoredumpSettings = 6 // CU_COREDUMP_PIPE
 	CoredumpMax               CoredumpSettings = 7 // CU_COREDUMP_MAX (a sentinel, not a value)
 )
-
-// Values of GreenCtxCreateFlags.
 const (
+	// Values of GreenCtxCreateFlags.
 	GreenCtxDefaultStream GreenCtxCreateFlags = 0x1 // CU_GREEN_CTX_DEFAULT_STREAM
 )
-
-// Values of DevResourceType.
 const (
+	// Values of DevResourceType.
 	DevResourceTypeInvalid DevResourceType = 0 // CU_DEV_RESOURCE_TYPE_INVALID
 	DevResourceTypeSM      DevResourceType = 1 // CU_DEV_RESOURCE_TYPE_SM
 )
-
-// Values of MemHostAllocFlags.
 const (
+	// Values of MemHostAllocFlags.
 	// MemhostallocPortable is CU_MEMHOSTALLOC_PORTABLE: If set, host memory is
 	// portable between CUDA contexts. Flag for cuMemHostAlloc().
 	MemhostallocPortable MemHostAllocFlags = 0x1 // CU_MEMHOSTALLOC_PORTABLE
@@ -2467,9 +2518,8 @@ const (
 	// cuMemHostAlloc().
 	MemhostallocWritecombined MemHostAllocFlags = 0x4 // CU_MEMHOSTALLOC_WRITECOMBINED
 )
-
-// Values of MemHostRegisterFlags.
 const (
+	// Values of MemHostRegisterFlags.
 	// MemhostregisterPortable is CU_MEMHOSTREGISTER_PORTABLE: If set, host memory
 	// is portable between CUDA contexts. Flag for cuMemHostRegister().
 	MemhostregisterPortable MemHostRegisterFlags = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
@@ -2497,16 +2547,14 @@ const (
 	// set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED.
 	MemhostregisterReadOnly MemHostRegisterFlags = 0x8 // CU_MEMHOSTREGISTER_READ_ONLY
 )
-
-// Values of TexRefSetArrayFlags.
 const (
+	// Values of TexRefSetArrayFlags.
 	// TrsaOverrideFormat is CU_TRSA_OVERRIDE_FORMAT: Override the texref format
 	// with a format inferred from the array. Flag for cuTexRefSetArray().
 	TrsaOverrideFormat TexRefSetArrayFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
 )
-
-// Values of TexRefFlags.
 const (
+	// Values of TexRefFlags.
 	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
 	// rather than promoting the values to floats in the range [0,1]. Flag for
 	// cuTexRefSetFlags() and cuTexObjectCreate().
@@ -3708,57 +3756,23 @@ var (
 	}
 )
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v IPCMemFlags) String() string      { return flagString(uint64(v), namesIPCMemFlags) }
+func (v MemAttachFlags) String() string   { return flagString(uint64(v), namesMemAttachFlags) }
+func (v CtxFlags) String() string         { return flagString(uint64(v), namesCtxFlags) }
+func (v EventSchedFlags) String() string  { return flagString(uint64(v), namesEventSchedFlags) }
+func (v StreamFlags) String() string      { return flagString(uint64(v), namesStreamFlags) }
+func (v EventFlags) String() string       { return flagString(uint64(v), namesEventFlags) }
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v EventWaitFlags) String() string   { return flagString(uint64(v), namesEventWaitFlags) }
 func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamMemoryBarrierFlags) String() string {
 	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
 }
@@ -3790,150 +3804,76 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 
 // Pad is the member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v OccupancyFlags) String() string           { return flagString(uint64(v), namesOccupancyFlags) }
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v AsyncNotificationType) String() string {
 	return enumString(int64(v), namesAsyncNotificationType, "AsyncNotificationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
-
-// String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
-
-// String returns the C name of the value, or its number.
-func (v FilterMode) String() string { return enumString(int64(v), namesFilterMode, "FilterMode") }
-
-// String returns the C name of the value, or its number.
+func (v FilterMode) String() string  { return enumString(int64(v), namesFilterMode, "FilterMode") }
 func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v PointerAttribute) String() string {
 	return enumString(int64(v), namesPointerAttribute, "PointerAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
-
-// String returns the C name of the value, or its number.
+func (v FuncCache) String() string    { return enumString(int64(v), namesFuncCache, "FuncCache") }
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
-
-// String returns the C name of the value, or its number.
 func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
-
-// String returns the C name of the value, or its number.
-func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
-
-// String returns the C name of the value, or its number.
+func (v Memorytype) String() string  { return enumString(int64(v), namesMemorytype, "Memorytype") }
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
-
-// String returns the C name of the value, or its number.
-func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
-
-// String returns the C name of the value, or its number.
+func (v MemAdvice) String() string   { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 func (v MemRangeAttribute) String() string {
 	return enumString(int64(v), namesMemRangeAttribute, "MemRangeAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
-
-// String returns the C name of the value, or its number.
-func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
-
-// String returns the C name of the value, or its number.
-func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
-
-// String returns the C name of the value, or its number.
+func (v JITOption) String() string    { return enumString(int64(v), namesJITOption, "JITOption") }
+func (v JITTarget) String() string    { return enumString(int64(v), namesJITTarget, "JITTarget") }
+func (v JITFallback) String() string  { return enumString(int64(v), namesJITFallback, "JITFallback") }
 func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCacheMode, "JITCacheMode") }
-
-// String returns the C name of the value, or its number.
 func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsRegisterFlags) String() string {
 	return flagString(uint64(v), namesGraphicsRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayCubemapFace) String() string {
 	return enumString(int64(v), namesArrayCubemapFace, "ArrayCubemapFace")
 }
-
-// String returns the C name of the value, or its number.
-func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
-
-// String returns the C name of the value, or its number.
+func (v Limit) String() string        { return enumString(int64(v), namesLimit, "Limit") }
 func (v Resourcetype) String() string { return enumString(int64(v), namesResourcetype, "Resourcetype") }
-
-// String returns the C name of the value, or its number.
 func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphConditionalNodeType) String() string {
 	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphDependencyType) String() string {
 	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphInstantiateResult) String() string {
 	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v LaunchMemSyncDomain) String() string {
 	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
 }
-
-// String returns the C name of the value, or its number.
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
@@ -3998,221 +3938,123 @@ func (u *LaunchAttributeValue) MemSyncDomain() *LaunchMemSyncDomain {
 func (u *LaunchAttributeValue) DeviceUpdatableKernelNode() *LaunchAttributeValueDeviceUpdatableKernelNode {
 	return (*LaunchAttributeValueDeviceUpdatableKernelNode)(unsafe.Pointer(u))
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureStatus) String() string {
 	return enumString(int64(v), namesStreamCaptureStatus, "StreamCaptureStatus")
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ProcAddressQueryResult) String() string {
 	return enumString(int64(v), namesProcAddressQueryResult, "ProcAddressQueryResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
-
-// String returns the C name of the value, or its number.
 func (v LibraryOption) String() string {
 	return enumString(int64(v), namesLibraryOption, "LibraryOption")
 }
-
-// String returns the C name of the value, or its number.
 func (v DeviceP2PAttribute) String() string {
 	return enumString(int64(v), namesDeviceP2PAttribute, "DeviceP2PAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v ResourceViewFormat) String() string {
 	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapDataType) String() string {
 	return enumString(int64(v), namesTensorMapDataType, "TensorMapDataType")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapInterleave) String() string {
 	return enumString(int64(v), namesTensorMapInterleave, "TensorMapInterleave")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapSwizzle) String() string {
 	return enumString(int64(v), namesTensorMapSwizzle, "TensorMapSwizzle")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapL2promotion) String() string {
 	return enumString(int64(v), namesTensorMapL2promotion, "TensorMapL2promotion")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapFloatOOBfill) String() string {
 	return enumString(int64(v), namesTensorMapFloatOOBfill, "TensorMapFloatOOBfill")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ExternalMemoryHandleType) String() string {
 	return enumString(int64(v), namesExternalMemoryHandleType, "ExternalMemoryHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ExternalSemaphoreHandleType) String() string {
 	return enumString(int64(v), namesExternalSemaphoreHandleType, "ExternalSemaphoreHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationHandleType) String() string {
 	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v MemLocationType) String() string {
 	return enumString(int64(v), namesMemLocationType, "MemLocationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAllocationGranularityFlags) String() string {
 	return flagString(uint64(v), namesMemAllocationGranularityFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v MemRangeHandleType) String() string {
 	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ArraySparseSubresourceType) String() string {
 	return enumString(int64(v), namesArraySparseSubresourceType, "ArraySparseSubresourceType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemOperationType) String() string {
 	return enumString(int64(v), namesMemOperationType, "MemOperationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationCompType) String() string {
 	return enumString(int64(v), namesMemAllocationCompType, "MemAllocationCompType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MulticastGranularityFlags) String() string {
 	return flagString(uint64(v), namesMulticastGranularityFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphExecUpdateResult) String() string {
 	return enumString(int64(v), namesGraphExecUpdateResult, "GraphExecUpdateResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
-
-// String returns the C name of the value, or its number.
 func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v UserObjectFlags) String() string    { return flagString(uint64(v), namesUserObjectFlags) }
 func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v DeviceNUMAConfig) String() string {
 	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
 }
-
-// String returns the C name of the value, or its number.
 func (v ModuleLoadingMode) String() string {
 	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
 }
-
-// String returns the C name of the value, or its number.
 func (v FunctionLoadingState) String() string {
 	return enumString(int64(v), namesFunctionLoadingState, "FunctionLoadingState")
 }
-
-// String returns the C name of the value, or its number.
 func (v CoredumpSettings) String() string {
 	return enumString(int64(v), namesCoredumpSettings, "CoredumpSettings")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GreenCtxCreateFlags) String() string { return flagString(uint64(v), namesGreenCtxCreateFlags) }
-
-// String returns the C name of the value, or its number.
 func (v DevResourceType) String() string {
 	return enumString(int64(v), namesDevResourceType, "DevResourceType")
 }
@@ -4406,24 +4248,12 @@ func (u *DevResourceAnon2) Sm() *DevSMResource { return (*DevSMResource)(unsafe.
 
 // Oversize is the member _oversize.
 func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Pointer(u)) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v MemHostAllocFlags) String() string { return flagString(uint64(v), namesMemHostAllocFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v MemHostAllocFlags) String() string       { return flagString(uint64(v), namesMemHostAllocFlags) }
 func (v MemHostRegisterFlags) String() string {
 	return flagString(uint64(v), namesMemHostRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v TexRefFlags) String() string { return flagString(uint64(v), namesTexRefFlags) }
+func (v TexRefFlags) String() string         { return flagString(uint64(v), namesTexRefFlags) }
 
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
 // current first): Gets the string description of an error code.

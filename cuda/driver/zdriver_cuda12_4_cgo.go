@@ -1075,17 +1075,10 @@ func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error
 }
 func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
 	fn, err := procs[154].enter()
-	var tshandle typedScratch
-	var tbhandle typedBuf
-	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemGetHandleForAddressRange", "handle", handleType, int64(handleType), typedMemGetHandleForAddressRangeHandle, handle)
-	_, _, _ = phandle, nhandle, uhandle
-	if err != nil {
-		fn = 0
-	}
+	tshandle, tbhandle := typedScratch{}, typedBuf{}
+	fn, phandle, _, _, err := tshandle.in(&tbhandle, fn, err, "cuMemGetHandleForAddressRange", "handle", handleType, int64(handleType), typedMemGetHandleForAddressRangeHandle, handle)
 	r := C.cg_pqliq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle, C.ulonglong(dptr), C.ulong(size), C.int(handleType), C.ulonglong(flags))
-	if err == nil && r == 0 {
-		tshandle.out()
-	}
+	tshandle.out(err, int(r))
 	return status(err, r)
 }
 func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr DevicePtr, flags uint64) (ptr DevicePtr, err error) {
@@ -1122,32 +1115,18 @@ func MemGetAccessCtx(ctx Context, location *MemLocation, ptr DevicePtr) (flags u
 }
 func MemExportToShareableHandleCtx(ctx Context, shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[164].enter()
-	var tsshareableHandle typedScratch
-	var tbshareableHandle typedBuf
-	pshareableHandle, nshareableHandle, ushareableHandle, err := tsshareableHandle.in(&tbshareableHandle, err, "cuMemExportToShareableHandle", "shareableHandle", handleType, int64(handleType), typedMemExportToShareableHandleShareableHandle, shareableHandle)
-	_, _, _ = pshareableHandle, nshareableHandle, ushareableHandle
-	if err != nil {
-		fn = 0
-	}
+	tsshareableHandle, tbshareableHandle := typedScratch{}, typedBuf{}
+	fn, pshareableHandle, _, _, err := tsshareableHandle.in(&tbshareableHandle, fn, err, "cuMemExportToShareableHandle", "shareableHandle", handleType, int64(handleType), typedMemExportToShareableHandleShareableHandle, shareableHandle)
 	r := C.cg_pqiq(C.uintptr_t(ctx), C.uintptr_t(fn), pshareableHandle, C.ulonglong(handle), C.int(handleType), C.ulonglong(flags))
-	if err == nil && r == 0 {
-		tsshareableHandle.out()
-	}
+	tsshareableHandle.out(err, int(r))
 	return status(err, r)
 }
 func MemImportFromShareableHandleCtx(ctx Context, osHandle any, shHandleType MemAllocationHandleType) (handle MemGenericAllocationHandle, err error) {
 	fn, err := procs[165].enter()
-	var tsosHandle typedScratch
-	var tbosHandle typedBuf
-	posHandle, nosHandle, uosHandle, err := tsosHandle.in(&tbosHandle, err, "cuMemImportFromShareableHandle", "osHandle", shHandleType, int64(shHandleType), typedMemImportFromShareableHandleOsHandle, osHandle)
-	_, _, _ = posHandle, nosHandle, uosHandle
-	if err != nil {
-		fn = 0
-	}
+	tsosHandle, tbosHandle := typedScratch{}, typedBuf{}
+	fn, _, _, uosHandle, err := tsosHandle.in(&tbosHandle, fn, err, "cuMemImportFromShareableHandle", "osHandle", shHandleType, int64(shHandleType), typedMemImportFromShareableHandleOsHandle, osHandle)
 	r := C.cg_phi(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&handle), C.uintptr_t(uosHandle), C.int(shHandleType))
-	if err == nil && r == 0 {
-		tsosHandle.out()
-	}
+	tsosHandle.out(err, int(r))
 	err = status(err, r)
 	return
 }
@@ -1178,32 +1157,18 @@ func MemPoolTrimToCtx(ctx Context, pool MemoryPool, minBytesToKeep uint64) error
 }
 func MemPoolSetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
 	fn, err := procs[172].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolSetAttribute", "value", attr, int64(attr), typedMemPoolSetAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
-	if err != nil {
-		fn = 0
-	}
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, _, _, err := tsvalue.in(&tbvalue, fn, err, "cuMemPoolSetAttribute", "value", attr, int64(attr), typedMemPoolSetAttributeValue, value)
 	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func MemPoolGetAttributeCtx(ctx Context, pool MemoryPool, attr MemPoolAttribute, value any) error {
 	fn, err := procs[173].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuMemPoolGetAttribute", "value", attr, int64(attr), typedMemPoolGetAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
-	if err != nil {
-		fn = 0
-	}
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, _, _, err := tsvalue.in(&tbvalue, fn, err, "cuMemPoolGetAttribute", "value", attr, int64(attr), typedMemPoolSetAttributeValue, value)
 	r := C.cg_hip(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(pool), C.int(attr), pvalue)
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func MemPoolSetAccessCtx(ctx Context, pool MemoryPool, mapArg []MemAccessDesc) error {
@@ -1228,32 +1193,18 @@ func MemAllocFromPoolAsyncCtx(ctx Context, bytesize uint64, pool MemoryPool, hSt
 }
 func MemPoolExportToShareableHandleCtx(ctx Context, handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	fn, err := procs[179].enter()
-	var tshandle_out typedScratch
-	var tbhandle_out typedBuf
-	phandle_out, nhandle_out, uhandle_out, err := tshandle_out.in(&tbhandle_out, err, "cuMemPoolExportToShareableHandle", "handle_out", handleType, int64(handleType), typedMemPoolExportToShareableHandleHandle_out, handle_out)
-	_, _, _ = phandle_out, nhandle_out, uhandle_out
-	if err != nil {
-		fn = 0
-	}
+	tshandle_out, tbhandle_out := typedScratch{}, typedBuf{}
+	fn, phandle_out, _, _, err := tshandle_out.in(&tbhandle_out, fn, err, "cuMemPoolExportToShareableHandle", "handle_out", handleType, int64(handleType), typedMemExportToShareableHandleShareableHandle, handle_out)
 	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), phandle_out, C.uintptr_t(pool), C.int(handleType), C.ulonglong(flags))
-	if err == nil && r == 0 {
-		tshandle_out.out()
-	}
+	tshandle_out.out(err, int(r))
 	return status(err, r)
 }
 func MemPoolImportFromShareableHandleCtx(ctx Context, handle any, handleType MemAllocationHandleType, flags uint64) (pool_out MemoryPool, err error) {
 	fn, err := procs[180].enter()
-	var tshandle typedScratch
-	var tbhandle typedBuf
-	phandle, nhandle, uhandle, err := tshandle.in(&tbhandle, err, "cuMemPoolImportFromShareableHandle", "handle", handleType, int64(handleType), typedMemPoolImportFromShareableHandleHandle, handle)
-	_, _, _ = phandle, nhandle, uhandle
-	if err != nil {
-		fn = 0
-	}
+	tshandle, tbhandle := typedScratch{}, typedBuf{}
+	fn, _, _, uhandle, err := tshandle.in(&tbhandle, fn, err, "cuMemPoolImportFromShareableHandle", "handle", handleType, int64(handleType), typedMemImportFromShareableHandleOsHandle, handle)
 	r := C.cg_phiq(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&pool_out), C.uintptr_t(uhandle), C.int(handleType), C.ulonglong(flags))
-	if err == nil && r == 0 {
-		tshandle.out()
-	}
+	tshandle.out(err, int(r))
 	err = status(err, r)
 	return
 }
@@ -1287,17 +1238,10 @@ func MulticastGetGranularityCtx(ctx Context, prop *MulticastObjectProp, option M
 }
 func PointerGetAttributeCtx(ctx Context, data any, attribute PointerAttribute, ptr DevicePtr) error {
 	fn, err := procs[189].enter()
-	var tsdata typedScratch
-	var tbdata typedBuf
-	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuPointerGetAttribute", "data", attribute, int64(attribute), typedPointerGetAttributeData, data)
-	_, _, _ = pdata, ndata, udata
-	if err != nil {
-		fn = 0
-	}
+	tsdata, tbdata := typedScratch{}, typedBuf{}
+	fn, pdata, _, _, err := tsdata.in(&tbdata, fn, err, "cuPointerGetAttribute", "data", attribute, int64(attribute), typedPointerGetAttributeData, data)
 	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.int(attribute), C.ulonglong(ptr))
-	if err == nil && r == 0 {
-		tsdata.out()
-	}
+	tsdata.out(err, int(r))
 	return status(err, r)
 }
 func MemPrefetchAsyncCtx(ctx Context, devPtr DevicePtr, count uint64, dstDevice Device, hStream Stream) error {
@@ -1314,32 +1258,18 @@ func MemAdviseV2Ctx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvic
 }
 func MemRangeGetAttributeCtx(ctx Context, data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	fn, err := procs[194].enter()
-	var tsdata typedScratch
-	var tbdata typedBuf
-	pdata, ndata, udata, err := tsdata.in(&tbdata, err, "cuMemRangeGetAttribute", "data", attribute, int64(attribute), typedMemRangeGetAttributeData, data)
-	_, _, _ = pdata, ndata, udata
-	if err != nil {
-		fn = 0
-	}
+	tsdata, tbdata := typedScratch{}, typedBuf{}
+	fn, pdata, ndata, _, err := tsdata.in(&tbdata, fn, err, "cuMemRangeGetAttribute", "data", attribute, int64(attribute), typedMemRangeGetAttributeData, data)
 	r := C.cg_pliql(C.uintptr_t(ctx), C.uintptr_t(fn), pdata, C.ulong(ndata), C.int(attribute), C.ulonglong(devPtr), C.ulong(count))
-	if err == nil && r == 0 {
-		tsdata.out()
-	}
+	tsdata.out(err, int(r))
 	return status(err, r)
 }
 func PointerSetAttributeCtx(ctx Context, value any, attribute PointerAttribute, ptr DevicePtr) error {
 	fn, err := procs[195].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerSetAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
-	if err != nil {
-		fn = 0
-	}
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, _, _, err := tsvalue.in(&tbvalue, fn, err, "cuPointerSetAttribute", "value", attribute, int64(attribute), typedPointerGetAttributeData, value)
 	r := C.cg_piq(C.uintptr_t(ctx), C.uintptr_t(fn), pvalue, C.int(attribute), C.ulonglong(ptr))
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func StreamCreateCtx(ctx Context, flags StreamFlags) (phStream Stream, err error) {
@@ -1808,32 +1738,18 @@ func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 }
 func DeviceGetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
 	fn, err := procs[301].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
-	if err != nil {
-		fn = 0
-	}
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, _, _, err := tsvalue.in(&tbvalue, fn, err, "cuDeviceGetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
 	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func DeviceSetGraphMemAttributeCtx(ctx Context, device Device, attr GraphMemAttribute, value any) error {
 	fn, err := procs[302].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceSetGraphMemAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
-	if err != nil {
-		fn = 0
-	}
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, _, _, err := tsvalue.in(&tbvalue, fn, err, "cuDeviceSetGraphMemAttribute", "value", attr, int64(attr), typedDeviceGetGraphMemAttributeValue, value)
 	r := C.cg_iip(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(device), C.int(attr), pvalue)
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func GraphCloneCtx(ctx Context, originalGraph Graph) (phGraphClone Graph, err error) {
@@ -1853,12 +1769,11 @@ func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) 
 		return
 	}
 	nodes = make([]GraphNode, cnumNodes)
-	n := int(cnumNodes)
 	if err = procs[306].done(C.cg_hpp(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(nodes)), unsafe.Pointer(&cnumNodes))); err != nil {
 		return nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	nodes = nodes[:min(int(cnumNodes), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	nodes = nodes[:min(int(cnumNodes), len(nodes))]
 	return
 }
 func GraphGetRootNodesCtx(ctx Context, hGraph Graph) (rootNodes []GraphNode, err error) {
@@ -1867,12 +1782,11 @@ func GraphGetRootNodesCtx(ctx Context, hGraph Graph) (rootNodes []GraphNode, err
 		return
 	}
 	rootNodes = make([]GraphNode, cnumRootNodes)
-	n := int(cnumRootNodes)
 	if err = procs[307].done(C.cg_hpp(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(rootNodes)), unsafe.Pointer(&cnumRootNodes))); err != nil {
 		return nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	rootNodes = rootNodes[:min(int(cnumRootNodes), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	rootNodes = rootNodes[:min(int(cnumRootNodes), len(rootNodes))]
 	return
 }
 func GraphGetEdgesCtx(ctx Context, hGraph Graph) (from []GraphNode, to []GraphNode, err error) {
@@ -1880,15 +1794,12 @@ func GraphGetEdgesCtx(ctx Context, hGraph Graph) (from []GraphNode, to []GraphNo
 	if err = procs[308].done(C.cg_hppp(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hGraph), nil, nil, unsafe.Pointer(&cnumEdges))); err != nil || cnumEdges == 0 {
 		return
 	}
-	from = make([]GraphNode, cnumEdges)
-	to = make([]GraphNode, cnumEdges)
-	n := int(cnumEdges)
+	from, to = make([]GraphNode, cnumEdges), make([]GraphNode, cnumEdges)
 	if err = procs[308].done(C.cg_hppp(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(&cnumEdges))); err != nil {
 		return nil, nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	from = from[:min(int(cnumEdges), n)]
-	to = to[:min(int(cnumEdges), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	from, to = from[:min(int(cnumEdges), len(from))], to[:min(int(cnumEdges), len(to))]
 	return
 }
 func GraphGetEdgesV2Ctx(ctx Context, hGraph Graph) (from []GraphNode, to []GraphNode, edgeData []GraphEdgeData, err error) {
@@ -1896,17 +1807,12 @@ func GraphGetEdgesV2Ctx(ctx Context, hGraph Graph) (from []GraphNode, to []Graph
 	if err = procs[309].done(C.cg_hpppp(C.uintptr_t(ctx), procs[309].fn(), C.uintptr_t(hGraph), nil, nil, nil, unsafe.Pointer(&cnumEdges))); err != nil || cnumEdges == 0 {
 		return
 	}
-	from = make([]GraphNode, cnumEdges)
-	to = make([]GraphNode, cnumEdges)
-	edgeData = make([]GraphEdgeData, cnumEdges)
-	n := int(cnumEdges)
+	from, to, edgeData = make([]GraphNode, cnumEdges), make([]GraphNode, cnumEdges), make([]GraphEdgeData, cnumEdges)
 	if err = procs[309].done(C.cg_hpppp(C.uintptr_t(ctx), procs[309].fn(), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(from)), unsafe.Pointer(unsafe.SliceData(to)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumEdges))); err != nil {
 		return nil, nil, nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	from = from[:min(int(cnumEdges), n)]
-	to = to[:min(int(cnumEdges), n)]
-	edgeData = edgeData[:min(int(cnumEdges), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	from, to, edgeData = from[:min(int(cnumEdges), len(from))], to[:min(int(cnumEdges), len(to))], edgeData[:min(int(cnumEdges), len(edgeData))]
 	return
 }
 func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode) (dependencies []GraphNode, err error) {
@@ -1915,12 +1821,11 @@ func GraphNodeGetDependenciesCtx(ctx Context, hNode GraphNode) (dependencies []G
 		return
 	}
 	dependencies = make([]GraphNode, cnumDependencies)
-	n := int(cnumDependencies)
 	if err = procs[310].done(C.cg_hpp(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(&cnumDependencies))); err != nil {
 		return nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	dependencies = dependencies[:min(int(cnumDependencies), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	dependencies = dependencies[:min(int(cnumDependencies), len(dependencies))]
 	return
 }
 func GraphNodeGetDependenciesV2Ctx(ctx Context, hNode GraphNode) (dependencies []GraphNode, edgeData []GraphEdgeData, err error) {
@@ -1928,15 +1833,12 @@ func GraphNodeGetDependenciesV2Ctx(ctx Context, hNode GraphNode) (dependencies [
 	if err = procs[311].done(C.cg_hppp(C.uintptr_t(ctx), procs[311].fn(), C.uintptr_t(hNode), nil, nil, unsafe.Pointer(&cnumDependencies))); err != nil || cnumDependencies == 0 {
 		return
 	}
-	dependencies = make([]GraphNode, cnumDependencies)
-	edgeData = make([]GraphEdgeData, cnumDependencies)
-	n := int(cnumDependencies)
+	dependencies, edgeData = make([]GraphNode, cnumDependencies), make([]GraphEdgeData, cnumDependencies)
 	if err = procs[311].done(C.cg_hppp(C.uintptr_t(ctx), procs[311].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumDependencies))); err != nil {
 		return nil, nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	dependencies = dependencies[:min(int(cnumDependencies), n)]
-	edgeData = edgeData[:min(int(cnumDependencies), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	dependencies, edgeData = dependencies[:min(int(cnumDependencies), len(dependencies))], edgeData[:min(int(cnumDependencies), len(edgeData))]
 	return
 }
 func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode) (dependentNodes []GraphNode, err error) {
@@ -1945,12 +1847,11 @@ func GraphNodeGetDependentNodesCtx(ctx Context, hNode GraphNode) (dependentNodes
 		return
 	}
 	dependentNodes = make([]GraphNode, cnumDependentNodes)
-	n := int(cnumDependentNodes)
 	if err = procs[312].done(C.cg_hpp(C.uintptr_t(ctx), procs[312].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependentNodes)), unsafe.Pointer(&cnumDependentNodes))); err != nil {
 		return nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	dependentNodes = dependentNodes[:min(int(cnumDependentNodes), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	dependentNodes = dependentNodes[:min(int(cnumDependentNodes), len(dependentNodes))]
 	return
 }
 func GraphNodeGetDependentNodesV2Ctx(ctx Context, hNode GraphNode) (dependentNodes []GraphNode, edgeData []GraphEdgeData, err error) {
@@ -1958,15 +1859,12 @@ func GraphNodeGetDependentNodesV2Ctx(ctx Context, hNode GraphNode) (dependentNod
 	if err = procs[313].done(C.cg_hppp(C.uintptr_t(ctx), procs[313].fn(), C.uintptr_t(hNode), nil, nil, unsafe.Pointer(&cnumDependentNodes))); err != nil || cnumDependentNodes == 0 {
 		return
 	}
-	dependentNodes = make([]GraphNode, cnumDependentNodes)
-	edgeData = make([]GraphEdgeData, cnumDependentNodes)
-	n := int(cnumDependentNodes)
+	dependentNodes, edgeData = make([]GraphNode, cnumDependentNodes), make([]GraphEdgeData, cnumDependentNodes)
 	if err = procs[313].done(C.cg_hppp(C.uintptr_t(ctx), procs[313].fn(), C.uintptr_t(hNode), unsafe.Pointer(unsafe.SliceData(dependentNodes)), unsafe.Pointer(unsafe.SliceData(edgeData)), unsafe.Pointer(&cnumDependentNodes))); err != nil {
 		return nil, nil, err
 	}
-	// The driver wrote at most n, and says how many it wrote.
-	dependentNodes = dependentNodes[:min(int(cnumDependentNodes), n)]
-	edgeData = edgeData[:min(int(cnumDependentNodes), n)]
+	// The driver wrote at most the capacity, and says how many it wrote.
+	dependentNodes, edgeData = dependentNodes[:min(int(cnumDependentNodes), len(dependentNodes))], edgeData[:min(int(cnumDependentNodes), len(edgeData))]
 	return
 }
 func GraphAddDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode) error {
@@ -2363,66 +2261,38 @@ func GetProcAddressCtx(ctx Context, symbol string, cudaVersion int32, flags uint
 }
 func CoredumpGetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
 	fn, err := procs[411].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, nvalue, _, err := tsvalue.in(&tbvalue, fn, err, "cuCoredumpGetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
 	szsize := C.size_t(nvalue)
-	if err != nil {
-		fn = 0
-	}
 	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func CoredumpGetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
 	fn, err := procs[412].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpGetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeGlobalValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, nvalue, _, err := tsvalue.in(&tbvalue, fn, err, "cuCoredumpGetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
 	szsize := C.size_t(nvalue)
-	if err != nil {
-		fn = 0
-	}
 	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func CoredumpSetAttributeCtx(ctx Context, attrib CoredumpSettings, value any) error {
 	fn, err := procs[413].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttribute", "value", attrib, int64(attrib), typedCoredumpSetAttributeValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, nvalue, _, err := tsvalue.in(&tbvalue, fn, err, "cuCoredumpSetAttribute", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
 	szsize := C.size_t(nvalue)
-	if err != nil {
-		fn = 0
-	}
 	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func CoredumpSetAttributeGlobalCtx(ctx Context, attrib CoredumpSettings, value any) error {
 	fn, err := procs[414].enter()
-	var tsvalue typedScratch
-	var tbvalue typedBuf
-	pvalue, nvalue, uvalue, err := tsvalue.in(&tbvalue, err, "cuCoredumpSetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpSetAttributeGlobalValue, value)
-	_, _, _ = pvalue, nvalue, uvalue
+	tsvalue, tbvalue := typedScratch{}, typedBuf{}
+	fn, pvalue, nvalue, _, err := tsvalue.in(&tbvalue, fn, err, "cuCoredumpSetAttributeGlobal", "value", attrib, int64(attrib), typedCoredumpGetAttributeValue, value)
 	szsize := C.size_t(nvalue)
-	if err != nil {
-		fn = 0
-	}
 	r := C.cg_ipp(C.uintptr_t(ctx), C.uintptr_t(fn), C.int(attrib), pvalue, unsafe.Pointer(&szsize))
-	if err == nil && r == 0 {
-		tsvalue.out()
-	}
+	tsvalue.out(err, int(r))
 	return status(err, r)
 }
 func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.Pointer, err error) {

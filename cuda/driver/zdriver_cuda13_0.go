@@ -41,30 +41,6 @@ var (
 		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 	}
-	typedMemPoolGetAttributeValue = []typedEntry{
-		{int64(MempoolAttrReuseFollowEventDependencies), reflect.TypeFor[int32](), typedValue},   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-		{int64(MempoolAttrReuseAllowOpportunistic), reflect.TypeFor[int32](), typedValue},        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-		{int64(MempoolAttrReuseAllowInternalDependencies), reflect.TypeFor[int32](), typedValue}, // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
-		{int64(MempoolAttrReleaseThreshold), reflect.TypeFor[uint64](), typedValue},              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-		{int64(MempoolAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue},            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-		{int64(MempoolAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-		{int64(MempoolAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-		{int64(MempoolAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-	}
-	typedMemPoolExportToShareableHandleHandle_out = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                   // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},    // CU_MEM_HANDLE_TYPE_FABRIC
-	}
-	typedMemPoolImportFromShareableHandleHandle = []typedEntry{
-		{int64(MemHandleTypeNone), nil, typedRefused},                                     // CU_MEM_HANDLE_TYPE_NONE
-		{int64(MemHandleTypePosixFileDescriptor), reflect.TypeFor[int32](), typedByValue}, // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-		{int64(MemHandleTypeWin32), reflect.TypeFor[uintptr](), typedByValue},             // CU_MEM_HANDLE_TYPE_WIN32
-		{int64(MemHandleTypeWin32Kmt), reflect.TypeFor[uint32](), typedByValue},           // CU_MEM_HANDLE_TYPE_WIN32_KMT
-		{int64(MemHandleTypeFabric), reflect.TypeFor[MemFabricHandle](), typedValue},      // CU_MEM_HANDLE_TYPE_FABRIC
-	}
 	typedPointerGetAttributeData = []typedEntry{
 		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
 		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
@@ -98,69 +74,13 @@ var (
 		{int64(MemRangeAttributeLastPrefetchLocationType), reflect.TypeFor[MemLocationType](), typedValue}, // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
 		{int64(MemRangeAttributeLastPrefetchLocationID), reflect.TypeFor[int32](), typedValue},             // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
 	}
-	typedPointerSetAttributeValue = []typedEntry{
-		{int64(PointerAttributeContext), reflect.TypeFor[Context](), typedValue},            // CU_POINTER_ATTRIBUTE_CONTEXT
-		{int64(PointerAttributeMemoryType), reflect.TypeFor[Memorytype](), typedValue},      // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-		{int64(PointerAttributeDevicePointer), reflect.TypeFor[DevicePtr](), typedValue},    // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-		{int64(PointerAttributeHostPointer), reflect.TypeFor[unsafe.Pointer](), typedValue}, // CU_POINTER_ATTRIBUTE_HOST_POINTER
-		{int64(PointerAttributeP2PTokens), reflect.TypeFor[PointerP2PTokens](), typedValue}, // CU_POINTER_ATTRIBUTE_P2P_TOKENS
-		{int64(PointerAttributeSyncMemops), reflect.TypeFor[bool](), typedBool},             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-		{int64(PointerAttributeBufferID), reflect.TypeFor[uint64](), typedValue},            // CU_POINTER_ATTRIBUTE_BUFFER_ID
-		{int64(PointerAttributeIsManaged), reflect.TypeFor[bool](), typedBool},              // CU_POINTER_ATTRIBUTE_IS_MANAGED
-		{int64(PointerAttributeDeviceOrdinal), reflect.TypeFor[int32](), typedValue},        // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-		{int64(PointerAttributeIsLegacyCudaIPCCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-		{int64(PointerAttributeRangeStartAddr), reflect.TypeFor[DevicePtr](), typedValue},   // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-		{int64(PointerAttributeRangeSize), reflect.TypeFor[uint64](), typedValue},           // CU_POINTER_ATTRIBUTE_RANGE_SIZE
-		{int64(PointerAttributeMapped), reflect.TypeFor[bool](), typedBool},                 // CU_POINTER_ATTRIBUTE_MAPPED
-		{int64(PointerAttributeAllowedHandleTypes), reflect.TypeFor[uint64](), typedValue},  // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-		{int64(PointerAttributeIsGPUDirectRdmaCapable), reflect.TypeFor[bool](), typedBool}, // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-		{int64(PointerAttributeAccessFlags), reflect.TypeFor[MemAccessFlags](), typedValue}, // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-		{int64(PointerAttributeMempoolHandle), reflect.TypeFor[MemoryPool](), typedValue},   // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-		{int64(PointerAttributeMappingSize), reflect.TypeFor[uint64](), typedValue},         // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-		{int64(PointerAttributeMappingBaseAddr), reflect.TypeFor[DevicePtr](), typedValue},  // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-		{int64(PointerAttributeMemoryBlockID), reflect.TypeFor[uint64](), typedValue},       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-		{int64(PointerAttributeIsHwDecompressCapable), reflect.TypeFor[bool](), typedBool},  // CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
-	}
 	typedDeviceGetGraphMemAttributeValue = []typedEntry{
 		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
 		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 	}
-	typedDeviceSetGraphMemAttributeValue = []typedEntry{
-		{int64(GraphMemAttrUsedMemCurrent), reflect.TypeFor[uint64](), typedValue},     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
-		{int64(GraphMemAttrUsedMemHigh), reflect.TypeFor[uint64](), typedValue},        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
-		{int64(GraphMemAttrReservedMemCurrent), reflect.TypeFor[uint64](), typedValue}, // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
-		{int64(GraphMemAttrReservedMemHigh), reflect.TypeFor[uint64](), typedValue},    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
-	}
 	typedCoredumpGetAttributeValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_PIPE
-		{int64(CoredumpSettingGenerationFlags), reflect.TypeFor[uint32](), typedValue}, // CU_COREDUMP_GENERATION_FLAGS
-	}
-	typedCoredumpGetAttributeGlobalValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_PIPE
-		{int64(CoredumpSettingGenerationFlags), reflect.TypeFor[uint32](), typedValue}, // CU_COREDUMP_GENERATION_FLAGS
-	}
-	typedCoredumpSetAttributeValue = []typedEntry{
-		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_ON_EXCEPTION
-		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_TRIGGER_HOST
-		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_LIGHTWEIGHT
-		{int64(CoredumpEnableUserTrigger), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_USER_TRIGGER
-		{int64(CoredumpFile), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_FILE
-		{int64(CoredumpPipe), reflect.TypeFor[[]byte](), typedSlice},                   // CU_COREDUMP_PIPE
-		{int64(CoredumpSettingGenerationFlags), reflect.TypeFor[uint32](), typedValue}, // CU_COREDUMP_GENERATION_FLAGS
-	}
-	typedCoredumpSetAttributeGlobalValue = []typedEntry{
 		{int64(CoredumpEnableOnException), reflect.TypeFor[bool](), typedBool},         // CU_COREDUMP_ENABLE_ON_EXCEPTION
 		{int64(CoredumpTriggerHost), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_TRIGGER_HOST
 		{int64(CoredumpLightweight), reflect.TypeFor[bool](), typedBool},               // CU_COREDUMP_LIGHTWEIGHT
@@ -272,28 +192,63 @@ type (
 		Reserved [64]byte
 	}
 	// IPCMemFlags is CUipcMem_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	IPCMemFlags uint32
 	// MemAttachFlags is CUmemAttach_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAttachFlags uint32
 	// CtxFlags is CUctx_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	CtxFlags uint32
 	// EventSchedFlags is CUevent_sched_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventSchedFlags uint32
 	// StreamFlags is CUstream_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamFlags uint32
 	// EventFlags is CUevent_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventFlags uint32
 	// EventRecordFlags is CUevent_record_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventRecordFlags uint32
 	// EventWaitFlags is CUevent_wait_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	EventWaitFlags uint32
 	// StreamWaitValueFlags is CUstreamWaitValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWaitValueFlags uint32
 	// StreamWriteValueFlags is CUstreamWriteValue_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamWriteValueFlags uint32
 	// StreamBatchMemOpType is CUstreamBatchMemOpType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamBatchMemOpType int32
 	// StreamMemoryBarrierFlags is CUstreamMemoryBarrier_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamMemoryBarrierFlags uint32
 	// StreamBatchMemOpParams is CUstreamBatchMemOpParams (also
 	// CUstreamBatchMemOpParams_v1) (48 bytes), a union: its members are read and
@@ -318,11 +273,19 @@ type (
 		Flags      uint32
 	}
 	// OccupancyFlags is CUoccupancy_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	OccupancyFlags uint32
 	// StreamUpdateCaptureDependenciesFlags is
 	// CUstreamUpdateCaptureDependencies_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	StreamUpdateCaptureDependenciesFlags uint32
 	// AsyncNotificationType is CUasyncNotificationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AsyncNotificationType int32
 	// AsyncNotificationInfo is CUasyncNotificationInfo (16 bytes).
 	AsyncNotificationInfo struct {
@@ -334,12 +297,20 @@ type (
 	// callback).
 	AsyncCallback unsafe.Pointer
 	// ArrayFormat is CUarray_format.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayFormat int32
 	// AddressMode is CUaddress_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AddressMode int32
 	// FilterMode is CUfilter_mode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FilterMode int32
 	// DeviceAttribute is CUdevice_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceAttribute int32
 	// Devprop is CUdevprop (also CUdevprop_v1) (56 bytes).
 	Devprop struct {
@@ -355,48 +326,90 @@ type (
 		TextureAlign        int32
 	}
 	// PointerAttribute is CUpointer_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	PointerAttribute int32
 	// FunctionAttribute is CUfunction_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FunctionAttribute int32
 	// FuncCache is CUfunc_cache.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FuncCache int32
 	// Sharedconfig is CUsharedconfig.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Sharedconfig int32
 	// SharedCarveout is CUshared_carveout.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SharedCarveout int32
 	// Memorytype is CUmemorytype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Memorytype int32
 	// Computemode is CUcomputemode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Computemode int32
 	// MemAdvice is CUmem_advise.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAdvice int32
 	// MemRangeAttribute is CUmem_range_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeAttribute int32
 	// JITOption is CUjit_option.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITOption int32
 	// JITTarget is CUjit_target.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITTarget int32
 	// JITFallback is CUjit_fallback.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITFallback int32
 	// JITCacheMode is CUjit_cacheMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITCacheMode int32
 	// JITInputType is CUjitInputType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	JITInputType int32
 	// LinkState is CUlinkState.
 	LinkState uintptr
 	// GraphicsRegisterFlags is CUgraphicsRegisterFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsRegisterFlags uint32
 	// GraphicsMapResourceFlags is CUgraphicsMapResourceFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphicsMapResourceFlags uint32
 	// ArrayCubemapFace is CUarray_cubemap_face.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArrayCubemapFace int32
 	// Limit is CUlimit.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Limit int32
 	// Resourcetype is CUresourcetype.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Resourcetype int32
 	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
 	HostFn unsafe.Pointer
 	// AccessProperty is CUaccessProperty.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AccessProperty int32
 	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
 	// bytes).
@@ -483,6 +496,8 @@ type (
 		UserData unsafe.Pointer
 	}
 	// GraphConditionalNodeType is CUgraphConditionalNodeType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphConditionalNodeType int32
 	// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 	ConditionalNodeParams struct {
@@ -493,8 +508,12 @@ type (
 		Ctx         Context
 	}
 	// GraphNodeType is CUgraphNodeType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphNodeType int32
 	// GraphDependencyType is CUgraphDependencyType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphDependencyType int32
 	// GraphEdgeData is CUgraphEdgeData (8 bytes).
 	GraphEdgeData struct {
@@ -504,6 +523,8 @@ type (
 		Reserved  [5]uint8
 	}
 	// GraphInstantiateResult is CUgraphInstantiateResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphInstantiateResult int32
 	// GraphInstantiateParams is CUDA_GRAPH_INSTANTIATE_PARAMS (32 bytes).
 	GraphInstantiateParams struct {
@@ -513,10 +534,16 @@ type (
 		Result_out    GraphInstantiateResult
 	}
 	// SynchronizationPolicy is CUsynchronizationPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	SynchronizationPolicy int32
 	// ClusterSchedulingPolicy is CUclusterSchedulingPolicy.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ClusterSchedulingPolicy int32
 	// LaunchMemSyncDomain is CUlaunchMemSyncDomain.
+	//
+	// Its String method returns the C name of the value, or its number.
 	LaunchMemSyncDomain int32
 	// LaunchMemSyncDomainMap is CUlaunchMemSyncDomainMap (2 bytes).
 	LaunchMemSyncDomainMap struct {
@@ -525,6 +552,8 @@ type (
 	}
 	// LaunchAttributeID is CUlaunchAttributeID (also CUkernelNodeAttrID,
 	// CUstreamAttrID).
+	//
+	// Its String method returns the C name of the value, or its number.
 	LaunchAttributeID int32
 	// LaunchAttributeValue is CUlaunchAttributeValue (also
 	// CUkernelNodeAttrValue_v1, CUkernelNodeAttrValue, CUstreamAttrValue_v1,
@@ -559,14 +588,25 @@ type (
 		NumAttrs       uint32
 	}
 	// StreamCaptureStatus is CUstreamCaptureStatus.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureStatus int32
 	// StreamCaptureMode is CUstreamCaptureMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	StreamCaptureMode int32
 	// ProcAddressFlags is CUdriverProcAddress_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	ProcAddressFlags uint32
 	// ProcAddressQueryResult is CUdriverProcAddressQueryResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ProcAddressQueryResult int32
 	// ExecAffinityType is CUexecAffinityType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExecAffinityType int32
 	// ExecAffinitySMCount is CUexecAffinitySmCount (also CUexecAffinitySmCount_v1)
 	// (4 bytes).
@@ -580,6 +620,8 @@ type (
 		Param ExecAffinityParamParam
 	}
 	// CIGDataType is CUcigDataType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	CIGDataType int32
 	// CtxCIGParam is CUctxCigParam (16 bytes).
 	CtxCIGParam struct {
@@ -593,6 +635,8 @@ type (
 		CigParams             *CtxCIGParam
 	}
 	// LibraryOption is CUlibraryOption.
+	//
+	// Its String method returns the C name of the value, or its number.
 	LibraryOption int32
 	// LibraryHostUniversalFunctionAndDataTable is
 	// CUlibraryHostUniversalFunctionAndDataTable (32 bytes).
@@ -605,10 +649,16 @@ type (
 	// Result is CUresult.
 	Result int32
 	// DeviceP2PAttribute is CUdevice_P2PAttribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceP2PAttribute int32
 	// AtomicOperation is CUatomicOperation.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AtomicOperation int32
 	// AtomicOperationCapability is CUatomicOperationCapability.
+	//
+	// Its String method returns the C name of the value, or its number.
 	AtomicOperationCapability int32
 	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
 	// hStream, CUresult status, void *userData).
@@ -753,6 +803,8 @@ type (
 		Reserved            [12]int32
 	}
 	// ResourceViewFormat is CUresourceViewFormat.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ResourceViewFormat int32
 	// ResourceViewDesc is CUDA_RESOURCE_VIEW_DESC (also CUDA_RESOURCE_VIEW_DESC_v1)
 	// (112 bytes).
@@ -775,16 +827,28 @@ type (
 		Opaque [16]uint64
 	}
 	// TensorMapDataType is CUtensorMapDataType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapDataType int32
 	// TensorMapInterleave is CUtensorMapInterleave.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapInterleave int32
 	// TensorMapSwizzle is CUtensorMapSwizzle.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapSwizzle int32
 	// TensorMapL2promotion is CUtensorMapL2promotion.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapL2promotion int32
 	// TensorMapFloatOOBfill is CUtensorMapFloatOOBfill.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapFloatOOBfill int32
 	// TensorMapIm2ColWideMode is CUtensorMapIm2ColWideMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	TensorMapIm2ColWideMode int32
 	// PointerP2PTokens is CUDA_POINTER_ATTRIBUTE_P2P_TOKENS (also
 	// CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1) (16 bytes).
@@ -793,6 +857,9 @@ type (
 		VaSpaceToken uint32
 	}
 	// PointerAccessFlags is CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	PointerAccessFlags uint32
 	// LaunchParams is CUDA_LAUNCH_PARAMS (also CUDA_LAUNCH_PARAMS_v1) (56 bytes).
 	LaunchParams struct {
@@ -808,6 +875,8 @@ type (
 		KernelParams   *unsafe.Pointer
 	}
 	// ExternalMemoryHandleType is CUexternalMemoryHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalMemoryHandleType int32
 	// ExternalMemoryHandleDesc is CUDA_EXTERNAL_MEMORY_HANDLE_DESC (also
 	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) (104 bytes).
@@ -835,6 +904,8 @@ type (
 		Reserved  [16]uint32
 	}
 	// ExternalSemaphoreHandleType is CUexternalSemaphoreHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ExternalSemaphoreHandleType int32
 	// ExternalSemaphoreHandleDesc is CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC (also
 	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) (96 bytes).
@@ -888,24 +959,47 @@ type (
 	// CUmemGenericAllocationHandle_v1).
 	MemGenericAllocationHandle uint64
 	// MemAllocationHandleType is CUmemAllocationHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationHandleType int32
 	// MemAccessFlags is CUmemAccess_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAccessFlags uint32
 	// MemLocationType is CUmemLocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemLocationType int32
 	// MemAllocationType is CUmemAllocationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationType int32
 	// MemAllocationGranularityFlags is CUmemAllocationGranularity_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemAllocationGranularityFlags uint32
 	// MemRangeHandleType is CUmemRangeHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemRangeHandleType int32
 	// MemRangeFlags is CUmemRangeFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemRangeFlags uint32
 	// ArraySparseSubresourceType is CUarraySparseSubresourceType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ArraySparseSubresourceType int32
 	// MemOperationType is CUmemOperationType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemOperationType int32
 	// MemHandleType is CUmemHandleType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemHandleType int32
 	// ArrayMapInfo is CUarrayMapInfo (also CUarrayMapInfo_v1) (96 bytes).
 	ArrayMapInfo struct {
@@ -927,6 +1021,8 @@ type (
 		Id   int32
 	}
 	// MemAllocationCompType is CUmemAllocationCompType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemAllocationCompType int32
 	// MemAllocationProp is CUmemAllocationProp (also CUmemAllocationProp_v1) (32
 	// bytes).
@@ -938,6 +1034,9 @@ type (
 		AllocFlags           MemAllocationPropAllocFlags
 	}
 	// MulticastGranularityFlags is CUmulticastGranularity_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MulticastGranularityFlags uint32
 	// MulticastObjectProp is CUmulticastObjectProp (also CUmulticastObjectProp_v1)
 	// (32 bytes).
@@ -953,6 +1052,8 @@ type (
 		Flags    MemAccessFlags
 	}
 	// GraphExecUpdateResult is CUgraphExecUpdateResult.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphExecUpdateResult int32
 	// GraphExecUpdateResultInfo is CUgraphExecUpdateResultInfo (also
 	// CUgraphExecUpdateResultInfo_v1) (24 bytes).
@@ -962,6 +1063,8 @@ type (
 		ErrorFromNode GraphNode
 	}
 	// MemPoolAttribute is CUmemPool_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemPoolAttribute int32
 	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 	MemPoolProps struct {
@@ -979,8 +1082,13 @@ type (
 		Reserved [64]uint8
 	}
 	// MemcpyFlags is CUmemcpyFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemcpyFlags uint32
 	// MemcpySrcAccessOrder is CUmemcpySrcAccessOrder.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemcpySrcAccessOrder int32
 	// MemcpyAttributes is CUmemcpyAttributes (also CUmemcpyAttributes_v1) (24
 	// bytes).
@@ -991,6 +1099,8 @@ type (
 		Flags          uint32
 	}
 	// Memcpy3DOperandType is CUmemcpy3DOperandType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	Memcpy3DOperandType int32
 	// Offset3D is CUoffset3D (also CUoffset3D_v1) (24 bytes).
 	Offset3D struct {
@@ -1040,8 +1150,12 @@ type (
 		Dptr DevicePtr
 	}
 	// GraphMemAttribute is CUgraphMem_attribute.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphMemAttribute int32
 	// GraphChildGraphNodeOwnership is CUgraphChildGraphNodeOwnership.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GraphChildGraphNodeOwnership int32
 	// ChildGraphNodeParams is CUDA_CHILD_GRAPH_NODE_PARAMS (16 bytes).
 	ChildGraphNodeParams struct {
@@ -1064,24 +1178,48 @@ type (
 		Reserved2 int64
 	}
 	// FlushGPUDirectRDMAWritesOptions is CUflushGPUDirectRDMAWritesOptions.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesOptions int32
 	// GPUDirectRDMAWritesOrdering is CUGPUDirectRDMAWritesOrdering.
+	//
+	// Its String method returns the C name of the value, or its number.
 	GPUDirectRDMAWritesOrdering int32
 	// FlushGPUDirectRDMAWritesScope is CUflushGPUDirectRDMAWritesScope.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesScope int32
 	// FlushGPUDirectRDMAWritesTarget is CUflushGPUDirectRDMAWritesTarget.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FlushGPUDirectRDMAWritesTarget int32
 	// GraphDebugDotFlags is CUgraphDebugDot_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphDebugDotFlags uint32
 	// UserObjectFlags is CUuserObject_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectFlags uint32
 	// UserObjectRetainFlags is CUuserObjectRetain_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	UserObjectRetainFlags uint32
 	// GraphInstantiateFlags is CUgraphInstantiate_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GraphInstantiateFlags uint32
 	// DeviceNUMAConfig is CUdeviceNumaConfig.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DeviceNUMAConfig int32
 	// ProcessState is CUprocessState.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ProcessState int32
 	// CheckpointLockArgs is CUcheckpointLockArgs (64 bytes).
 	CheckpointLockArgs struct {
@@ -1110,8 +1248,12 @@ type (
 		Reserved [8]uint64
 	}
 	// ModuleLoadingMode is CUmoduleLoadingMode.
+	//
+	// Its String method returns the C name of the value, or its number.
 	ModuleLoadingMode int32
 	// MemDecompressAlgorithm is CUmemDecompressAlgorithm.
+	//
+	// Its String method returns the C name of the value, or its number.
 	MemDecompressAlgorithm int32
 	// MemDecompressParams is CUmemDecompressParams (64 bytes).
 	MemDecompressParams struct {
@@ -1124,20 +1266,35 @@ type (
 		Padding     [20]uint8
 	}
 	// FunctionLoadingState is CUfunctionLoadingState.
+	//
+	// Its String method returns the C name of the value, or its number.
 	FunctionLoadingState int32
 	// CoredumpSettings is CUcoredumpSettings.
+	//
+	// Its String method returns the C name of the value, or its number.
 	CoredumpSettings int32
 	// CoredumpGenerationFlags is CUCoredumpGenerationFlags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	CoredumpGenerationFlags uint32
 	// DevResourceDesc is CUdevResourceDesc: An opaque descriptor handle. The
 	// descriptor encapsulates multiple created and configured resources. Created
 	// via cuDevResourceGenerateDesc.
 	DevResourceDesc uintptr
 	// GreenCtxCreateFlags is CUgreenCtxCreate_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	GreenCtxCreateFlags uint32
 	// DevSMResourceSplitFlags is CUdevSmResourceSplit_flags.
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	DevSMResourceSplitFlags uint32
 	// DevResourceType is CUdevResourceType.
+	//
+	// Its String method returns the C name of the value, or its number.
 	DevResourceType int32
 	// DevSMResource is CUdevSmResource (12 bytes).
 	DevSMResource struct {
@@ -1152,6 +1309,8 @@ type (
 		Anon2            DevResourceAnon2
 	}
 	// LogLevel is CUlogLevel.
+	//
+	// Its String method returns the C name of the value, or its number.
 	LogLevel int32
 	// LogsCallbackHandle is CUlogsCallbackHandle.
 	LogsCallbackHandle uintptr
@@ -1481,33 +1640,43 @@ type (
 	}
 	// MemHostAllocFlags is CU_MEMHOSTALLOC_*: the #define flags cuMemHostAlloc's
 	// Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostAllocFlags uint32
 	// MemHostRegisterFlags is CU_MEMHOSTREGISTER_*: the #define flags
 	// cuMemHostRegister's Flags takes (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	MemHostRegisterFlags uint32
 	// TexRefSetArrayFlags is CU_TRSA_OVERRIDE_*: the #define flags
 	// cuTexRefSetArray's Flags and cuTexRefSetMipmappedArray's Flags takes (its
 	// parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefSetArrayFlags uint32
 	// TexRefFlags is CU_TRSF_*: the #define flags cuTexRefSetFlags's Flags takes
 	// (its parameter Flags is this type).
+	//
+	// Its String method returns the C names of the set flags joined by '|'; a
+	// multi-bit field prints its value's name.
 	TexRefFlags uint32
 )
 
-// Values of IPCMemFlags.
 const (
+	// Values of IPCMemFlags.
 	IPCMemLazyEnablePeerAccess IPCMemFlags = 0x1 // CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
 )
-
-// Values of MemAttachFlags.
 const (
+	// Values of MemAttachFlags.
 	MemAttachGlobal MemAttachFlags = 0x1 // CU_MEM_ATTACH_GLOBAL
 	MemAttachHost   MemAttachFlags = 0x2 // CU_MEM_ATTACH_HOST
 	MemAttachSingle MemAttachFlags = 0x4 // CU_MEM_ATTACH_SINGLE
 )
-
-// Values of CtxFlags.
 const (
+	// Values of CtxFlags.
 	CtxSchedAuto          CtxFlags = 0x0  // CU_CTX_SCHED_AUTO
 	CtxSchedSpin          CtxFlags = 0x1  // CU_CTX_SCHED_SPIN
 	CtxSchedYield         CtxFlags = 0x2  // CU_CTX_SCHED_YIELD
@@ -1521,58 +1690,50 @@ const (
 	CtxSyncMemops         CtxFlags = 0x80 // CU_CTX_SYNC_MEMOPS
 	CtxFlagsMask          CtxFlags = 0xff // CU_CTX_FLAGS_MASK
 )
-
-// Values of EventSchedFlags.
 const (
+	// Values of EventSchedFlags.
 	EventSchedAuto         EventSchedFlags = 0x0 // CU_EVENT_SCHED_AUTO
 	EventSchedSpin         EventSchedFlags = 0x1 // CU_EVENT_SCHED_SPIN
 	EventSchedYield        EventSchedFlags = 0x2 // CU_EVENT_SCHED_YIELD
 	EventSchedBlockingSync EventSchedFlags = 0x4 // CU_EVENT_SCHED_BLOCKING_SYNC
 )
-
-// Values of StreamFlags.
 const (
+	// Values of StreamFlags.
 	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
 	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING
 )
-
-// Values of EventFlags.
 const (
+	// Values of EventFlags.
 	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
 	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
 	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
 	EventInterprocess  EventFlags = 0x4 // CU_EVENT_INTERPROCESS
 )
-
-// Values of EventRecordFlags.
 const (
+	// Values of EventRecordFlags.
 	EventRecordDefault  EventRecordFlags = 0x0 // CU_EVENT_RECORD_DEFAULT
 	EventRecordExternal EventRecordFlags = 0x1 // CU_EVENT_RECORD_EXTERNAL
 )
-
-// Values of EventWaitFlags.
 const (
+	// Values of EventWaitFlags.
 	EventWaitDefault  EventWaitFlags = 0x0 // CU_EVENT_WAIT_DEFAULT
 	EventWaitExternal EventWaitFlags = 0x1 // CU_EVENT_WAIT_EXTERNAL
 )
-
-// Values of StreamWaitValueFlags.
 const (
+	// Values of StreamWaitValueFlags.
 	StreamWaitValueGeq   StreamWaitValueFlags = 0x0        // CU_STREAM_WAIT_VALUE_GEQ
 	StreamWaitValueEq    StreamWaitValueFlags = 0x1        // CU_STREAM_WAIT_VALUE_EQ
 	StreamWaitValueAnd   StreamWaitValueFlags = 0x2        // CU_STREAM_WAIT_VALUE_AND
 	StreamWaitValueNor   StreamWaitValueFlags = 0x3        // CU_STREAM_WAIT_VALUE_NOR
 	StreamWaitValueFlush StreamWaitValueFlags = 0x40000000 // CU_STREAM_WAIT_VALUE_FLUSH
 )
-
-// Values of StreamWriteValueFlags.
 const (
+	// Values of StreamWriteValueFlags.
 	StreamWriteValueDefault         StreamWriteValueFlags = 0x0 // CU_STREAM_WRITE_VALUE_DEFAULT
 	StreamWriteValueNoMemoryBarrier StreamWriteValueFlags = 0x1 // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
 )
-
-// Values of StreamBatchMemOpType.
 const (
+	// Values of StreamBatchMemOpType.
 	StreamMemOpWaitValue32       StreamBatchMemOpType = 1 // CU_STREAM_MEM_OP_WAIT_VALUE_32
 	StreamMemOpWriteValue32      StreamBatchMemOpType = 2 // CU_STREAM_MEM_OP_WRITE_VALUE_32
 	StreamMemOpWaitValue64       StreamBatchMemOpType = 4 // CU_STREAM_MEM_OP_WAIT_VALUE_64
@@ -1580,32 +1741,27 @@ const (
 	StreamMemOpBarrier           StreamBatchMemOpType = 6 // CU_STREAM_MEM_OP_BARRIER
 	StreamMemOpFlushRemoteWrites StreamBatchMemOpType = 3 // CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
 )
-
-// Values of StreamMemoryBarrierFlags.
 const (
+	// Values of StreamMemoryBarrierFlags.
 	StreamMemoryBarrierTypeSys StreamMemoryBarrierFlags = 0x0 // CU_STREAM_MEMORY_BARRIER_TYPE_SYS
 	StreamMemoryBarrierTypeGPU StreamMemoryBarrierFlags = 0x1 // CU_STREAM_MEMORY_BARRIER_TYPE_GPU
 )
-
-// Values of OccupancyFlags.
 const (
+	// Values of OccupancyFlags.
 	OccupancyDefault                OccupancyFlags = 0x0 // CU_OCCUPANCY_DEFAULT
 	OccupancyDisableCachingOverride OccupancyFlags = 0x1 // CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
 )
-
-// Values of StreamUpdateCaptureDependenciesFlags.
 const (
+	// Values of StreamUpdateCaptureDependenciesFlags.
 	StreamAddCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x0 // CU_STREAM_ADD_CAPTURE_DEPENDENCIES
 	StreamSetCaptureDependencies StreamUpdateCaptureDependenciesFlags = 0x1 // CU_STREAM_SET_CAPTURE_DEPENDENCIES
 )
-
-// Values of AsyncNotificationType.
 const (
+	// Values of AsyncNotificationType.
 	AsyncNotificationTypeOverBudget AsyncNotificationType = 1 // CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
 )
-
-// Values of ArrayFormat.
 const (
+	// Values of ArrayFormat.
 	AdFormatUnsignedInt8          ArrayFormat = 1          // CU_AD_FORMAT_UNSIGNED_INT8
 	AdFormatUnsignedInt16         ArrayFormat = 2          // CU_AD_FORMAT_UNSIGNED_INT16
 	AdFormatUnsignedInt32         ArrayFormat = 3          // CU_AD_FORMAT_UNSIGNED_INT32
@@ -1659,23 +1815,20 @@ const (
 	AdFormatUnormInt1010102       ArrayFormat = 80         // CU_AD_FORMAT_UNORM_INT_101010_2
 	AdFormatMax                   ArrayFormat = 2147483647 // CU_AD_FORMAT_MAX (a sentinel, not a value)
 )
-
-// Values of AddressMode.
 const (
+	// Values of AddressMode.
 	TrAddressModeWrap   AddressMode = 0 // CU_TR_ADDRESS_MODE_WRAP
 	TrAddressModeClamp  AddressMode = 1 // CU_TR_ADDRESS_MODE_CLAMP
 	TrAddressModeMirror AddressMode = 2 // CU_TR_ADDRESS_MODE_MIRROR
 	TrAddressModeBorder AddressMode = 3 // CU_TR_ADDRESS_MODE_BORDER
 )
-
-// Values of FilterMode.
 const (
+	// Values of FilterMode.
 	TrFilterModePoint  FilterMode = 0 // CU_TR_FILTER_MODE_POINT
 	TrFilterModeLinear FilterMode = 1 // CU_TR_FILTER_MODE_LINEAR
 )
-
-// Values of DeviceAttribute.
 const (
+	// Values of DeviceAttribute.
 	DeviceAttributeMaxThreadsPerBlock                       DeviceAttribute = 1   // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	DeviceAttributeMaxBlockDimX                             DeviceAttribute = 2   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
 	DeviceAttributeMaxBlockDimY                             DeviceAttribute = 3   // CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
@@ -1831,9 +1984,8 @@ const (
 	DeviceAttributeOnlyPartialHostNativeAtomicSupported     DeviceAttribute = 147 // CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
 	DeviceAttributeMax                                      DeviceAttribute = 148 // CU_DEVICE_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of PointerAttribute.
 const (
+	// Values of PointerAttribute.
 	PointerAttributeContext                PointerAttribute = 1  // CU_POINTER_ATTRIBUTE_CONTEXT
 	PointerAttributeMemoryType             PointerAttribute = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 	PointerAttributeDevicePointer          PointerAttribute = 3  // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
@@ -1856,9 +2008,8 @@ const (
 	PointerAttributeMemoryBlockID          PointerAttribute = 20 // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
 	PointerAttributeIsHwDecompressCapable  PointerAttribute = 21 // CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
 )
-
-// Values of FunctionAttribute.
 const (
+	// Values of FunctionAttribute.
 	FuncAttributeMaxThreadsPerBlock                FunctionAttribute = 0  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	FuncAttributeSharedSizeBytes                   FunctionAttribute = 1  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 	FuncAttributeConstSizeBytes                    FunctionAttribute = 2  // CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
@@ -1877,46 +2028,40 @@ const (
 	FuncAttributeClusterSchedulingPolicyPreference FunctionAttribute = 15 // CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
 	FuncAttributeMax                               FunctionAttribute = 16 // CU_FUNC_ATTRIBUTE_MAX (a sentinel, not a value)
 )
-
-// Values of FuncCache.
 const (
+	// Values of FuncCache.
 	FuncCachePreferNone   FuncCache = 0 // CU_FUNC_CACHE_PREFER_NONE
 	FuncCachePreferShared FuncCache = 1 // CU_FUNC_CACHE_PREFER_SHARED
 	FuncCachePreferL1     FuncCache = 2 // CU_FUNC_CACHE_PREFER_L1
 	FuncCachePreferEqual  FuncCache = 3 // CU_FUNC_CACHE_PREFER_EQUAL
 )
-
-// Values of Sharedconfig.
 const (
+	// Values of Sharedconfig.
 	SharedMemConfigDefaultBankSize   Sharedconfig = 0 // CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
 	SharedMemConfigFourByteBankSize  Sharedconfig = 1 // CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
 	SharedMemConfigEightByteBankSize Sharedconfig = 2 // CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
 )
-
-// Values of SharedCarveout.
 const (
+	// Values of SharedCarveout.
 	SharedmemCarveoutDefault   SharedCarveout = -1  // CU_SHAREDMEM_CARVEOUT_DEFAULT
 	SharedmemCarveoutMaxShared SharedCarveout = 100 // CU_SHAREDMEM_CARVEOUT_MAX_SHARED
 	SharedmemCarveoutMaxL1     SharedCarveout = 0   // CU_SHAREDMEM_CARVEOUT_MAX_L1
 )
-
-// Values of Memorytype.
 const (
+	// Values of Memorytype.
 	MemorytypeHost    Memorytype = 1 // CU_MEMORYTYPE_HOST
 	MemorytypeDevice  Memorytype = 2 // CU_MEMORYTYPE_DEVICE
 	MemorytypeArray   Memorytype = 3 // CU_MEMORYTYPE_ARRAY
 	MemorytypeUnified Memorytype = 4 // CU_MEMORYTYPE_UNIFIED
 )
-
-// Values of Computemode.
 const (
+	// Values of Computemode.
 	ComputemodeDefault          Computemode = 0 // CU_COMPUTEMODE_DEFAULT
 	ComputemodeProhibited       Computemode = 2 // CU_COMPUTEMODE_PROHIBITED
 	ComputemodeExclusiveProcess Computemode = 3 // CU_COMPUTEMODE_EXCLUSIVE_PROCESS
 )
-
-// Values of MemAdvice.
 const (
+	// Values of MemAdvice.
 	MemAdviseSetReadMostly          MemAdvice = 1 // CU_MEM_ADVISE_SET_READ_MOSTLY
 	MemAdviseUnsetReadMostly        MemAdvice = 2 // CU_MEM_ADVISE_UNSET_READ_MOSTLY
 	MemAdviseSetPreferredLocation   MemAdvice = 3 // CU_MEM_ADVISE_SET_PREFERRED_LOCATION
@@ -1924,9 +2069,8 @@ const (
 	MemAdviseSetAccessedBy          MemAdvice = 5 // CU_MEM_ADVISE_SET_ACCESSED_BY
 	MemAdviseUnsetAccessedBy        MemAdvice = 6 // CU_MEM_ADVISE_UNSET_ACCESSED_BY
 )
-
-// Values of MemRangeAttribute.
 const (
+	// Values of MemRangeAttribute.
 	MemRangeAttributeReadMostly               MemRangeAttribute = 1 // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
 	MemRangeAttributePreferredLocation        MemRangeAttribute = 2 // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
 	MemRangeAttributeAccessedBy               MemRangeAttribute = 3 // CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
@@ -1936,9 +2080,8 @@ const (
 	MemRangeAttributeLastPrefetchLocationType MemRangeAttribute = 7 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
 	MemRangeAttributeLastPrefetchLocationID   MemRangeAttribute = 8 // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
 )
-
-// Values of JITOption.
 const (
+	// Values of JITOption.
 	JITMaxRegisters                  JITOption = 0  // CU_JIT_MAX_REGISTERS
 	JITThreadsPerBlock               JITOption = 1  // CU_JIT_THREADS_PER_BLOCK
 	JITWallTime                      JITOption = 2  // CU_JIT_WALL_TIME
@@ -1976,9 +2119,8 @@ const (
 	JITSplitCompile                  JITOption = 34 // CU_JIT_SPLIT_COMPILE
 	JITNumOptions                    JITOption = 35 // CU_JIT_NUM_OPTIONS (a sentinel, not a value)
 )
-
-// Values of JITTarget.
 const (
+	// Values of JITTarget.
 	TargetCompute30   JITTarget = 30     // CU_TARGET_COMPUTE_30
 	TargetCompute32   JITTarget = 32     // CU_TARGET_COMPUTE_32
 	TargetCompute35   JITTarget = 35     // CU_TARGET_COMPUTE_35
@@ -2014,22 +2156,19 @@ const (
 	TargetCompute120F JITTarget = 131192 // CU_TARGET_COMPUTE_120F
 	TargetCompute121F JITTarget = 131193 // CU_TARGET_COMPUTE_121F
 )
-
-// Values of JITFallback.
 const (
+	// Values of JITFallback.
 	PreferPTX    JITFallback = 0 // CU_PREFER_PTX
 	PreferBinary JITFallback = 1 // CU_PREFER_BINARY
 )
-
-// Values of JITCacheMode.
 const (
+	// Values of JITCacheMode.
 	JITCacheOptionNone JITCacheMode = 0 // CU_JIT_CACHE_OPTION_NONE
 	JITCacheOptionCg   JITCacheMode = 1 // CU_JIT_CACHE_OPTION_CG
 	JITCacheOptionCa   JITCacheMode = 2 // CU_JIT_CACHE_OPTION_CA
 )
-
-// Values of JITInputType.
 const (
+	// Values of JITInputType.
 	JITInputCubin     JITInputType = 0 // CU_JIT_INPUT_CUBIN
 	JITInputPTX       JITInputType = 1 // CU_JIT_INPUT_PTX
 	JITInputFatbinary JITInputType = 2 // CU_JIT_INPUT_FATBINARY
@@ -2038,25 +2177,22 @@ const (
 	JITInputNvvm      JITInputType = 5 // CU_JIT_INPUT_NVVM
 	JITNumInputTypes  JITInputType = 6 // CU_JIT_NUM_INPUT_TYPES
 )
-
-// Values of GraphicsRegisterFlags.
 const (
+	// Values of GraphicsRegisterFlags.
 	GraphicsRegisterFlagsNone          GraphicsRegisterFlags = 0x0 // CU_GRAPHICS_REGISTER_FLAGS_NONE
 	GraphicsRegisterFlagsReadOnly      GraphicsRegisterFlags = 0x1 // CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
 	GraphicsRegisterFlagsWriteDiscard  GraphicsRegisterFlags = 0x2 // CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
 	GraphicsRegisterFlagsSurfaceLdst   GraphicsRegisterFlags = 0x4 // CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
 	GraphicsRegisterFlagsTextureGather GraphicsRegisterFlags = 0x8 // CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
 )
-
-// Values of GraphicsMapResourceFlags.
 const (
+	// Values of GraphicsMapResourceFlags.
 	GraphicsMapResourceFlagsNone         GraphicsMapResourceFlags = 0x0 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
 	GraphicsMapResourceFlagsReadOnly     GraphicsMapResourceFlags = 0x1 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
 	GraphicsMapResourceFlagsWriteDiscard GraphicsMapResourceFlags = 0x2 // CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
 )
-
-// Values of ArrayCubemapFace.
 const (
+	// Values of ArrayCubemapFace.
 	CubemapFacePositiveX ArrayCubemapFace = 0 // CU_CUBEMAP_FACE_POSITIVE_X
 	CubemapFaceNegativeX ArrayCubemapFace = 1 // CU_CUBEMAP_FACE_NEGATIVE_X
 	CubemapFacePositiveY ArrayCubemapFace = 2 // CU_CUBEMAP_FACE_POSITIVE_Y
@@ -2064,9 +2200,8 @@ const (
 	CubemapFacePositiveZ ArrayCubemapFace = 4 // CU_CUBEMAP_FACE_POSITIVE_Z
 	CubemapFaceNegativeZ ArrayCubemapFace = 5 // CU_CUBEMAP_FACE_NEGATIVE_Z
 )
-
-// Values of Limit.
 const (
+	// Values of Limit.
 	LimitStackSize                    Limit = 0  // CU_LIMIT_STACK_SIZE
 	LimitPrintfFifoSize               Limit = 1  // CU_LIMIT_PRINTF_FIFO_SIZE
 	LimitMallocHeapSize               Limit = 2  // CU_LIMIT_MALLOC_HEAP_SIZE
@@ -2079,31 +2214,27 @@ const (
 	LimitCIGShmemFallbackEnabled      Limit = 9  // CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
 	LimitMax                          Limit = 10 // CU_LIMIT_MAX (a sentinel, not a value)
 )
-
-// Values of Resourcetype.
 const (
+	// Values of Resourcetype.
 	ResourceTypeArray          Resourcetype = 0 // CU_RESOURCE_TYPE_ARRAY
 	ResourceTypeMipmappedArray Resourcetype = 1 // CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
 	ResourceTypeLinear         Resourcetype = 2 // CU_RESOURCE_TYPE_LINEAR
 	ResourceTypePitch2D        Resourcetype = 3 // CU_RESOURCE_TYPE_PITCH2D
 )
-
-// Values of AccessProperty.
 const (
+	// Values of AccessProperty.
 	AccessPropertyNormal     AccessProperty = 0 // CU_ACCESS_PROPERTY_NORMAL
 	AccessPropertyStreaming  AccessProperty = 1 // CU_ACCESS_PROPERTY_STREAMING
 	AccessPropertyPersisting AccessProperty = 2 // CU_ACCESS_PROPERTY_PERSISTING
 )
-
-// Values of GraphConditionalNodeType.
 const (
+	// Values of GraphConditionalNodeType.
 	GraphCondTypeIf     GraphConditionalNodeType = 0 // CU_GRAPH_COND_TYPE_IF
 	GraphCondTypeWhile  GraphConditionalNodeType = 1 // CU_GRAPH_COND_TYPE_WHILE
 	GraphCondTypeSwitch GraphConditionalNodeType = 2 // CU_GRAPH_COND_TYPE_SWITCH
 )
-
-// Values of GraphNodeType.
 const (
+	// Values of GraphNodeType.
 	GraphNodeTypeKernel         GraphNodeType = 0  // CU_GRAPH_NODE_TYPE_KERNEL
 	GraphNodeTypeMemcpy         GraphNodeType = 1  // CU_GRAPH_NODE_TYPE_MEMCPY
 	GraphNodeTypeMemset         GraphNodeType = 2  // CU_GRAPH_NODE_TYPE_MEMSET
@@ -2119,15 +2250,13 @@ const (
 	GraphNodeTypeBatchMemOp     GraphNodeType = 12 // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
 	GraphNodeTypeConditional    GraphNodeType = 13 // CU_GRAPH_NODE_TYPE_CONDITIONAL
 )
-
-// Values of GraphDependencyType.
 const (
+	// Values of GraphDependencyType.
 	GraphDependencyTypeDefault      GraphDependencyType = 0 // CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
 	GraphDependencyTypeProgrammatic GraphDependencyType = 1 // CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
 )
-
-// Values of GraphInstantiateResult.
 const (
+	// Values of GraphInstantiateResult.
 	GraphInstantiateSuccess                   GraphInstantiateResult = 0 // CUDA_GRAPH_INSTANTIATE_SUCCESS
 	GraphInstantiateError                     GraphInstantiateResult = 1 // CUDA_GRAPH_INSTANTIATE_ERROR
 	GraphInstantiateInvalidStructure          GraphInstantiateResult = 2 // CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE
@@ -2135,30 +2264,26 @@ const (
 	GraphInstantiateMultipleCtxsNotSupported  GraphInstantiateResult = 4 // CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED
 	GraphInstantiateConditionalHandleUnused   GraphInstantiateResult = 5 // CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED
 )
-
-// Values of SynchronizationPolicy.
 const (
+	// Values of SynchronizationPolicy.
 	SyncPolicyAuto         SynchronizationPolicy = 1 // CU_SYNC_POLICY_AUTO
 	SyncPolicySpin         SynchronizationPolicy = 2 // CU_SYNC_POLICY_SPIN
 	SyncPolicyYield        SynchronizationPolicy = 3 // CU_SYNC_POLICY_YIELD
 	SyncPolicyBlockingSync SynchronizationPolicy = 4 // CU_SYNC_POLICY_BLOCKING_SYNC
 )
-
-// Values of ClusterSchedulingPolicy.
 const (
+	// Values of ClusterSchedulingPolicy.
 	ClusterSchedulingPolicyDefault       ClusterSchedulingPolicy = 0 // CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
 	ClusterSchedulingPolicySpread        ClusterSchedulingPolicy = 1 // CU_CLUSTER_SCHEDULING_POLICY_SPREAD
 	ClusterSchedulingPolicyLoadBalancing ClusterSchedulingPolicy = 2 // CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
 )
-
-// Values of LaunchMemSyncDomain.
 const (
+	// Values of LaunchMemSyncDomain.
 	LaunchMemSyncDomainDefault LaunchMemSyncDomain = 0 // CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
 	LaunchMemSyncDomainRemote  LaunchMemSyncDomain = 1 // CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
 )
-
-// Values of LaunchAttributeID.
 const (
+	// Values of LaunchAttributeID.
 	LaunchAttributeIgnore                            LaunchAttributeID = 0  // CU_LAUNCH_ATTRIBUTE_IGNORE
 	LaunchAttributeAccessPolicyWindow                LaunchAttributeID = 1  // CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
 	LaunchAttributeCooperative                       LaunchAttributeID = 2  // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
@@ -2176,56 +2301,48 @@ const (
 	LaunchAttributePreferredSharedMemoryCarveout     LaunchAttributeID = 14 // CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 	LaunchAttributeNvlinkUtilCentricScheduling       LaunchAttributeID = 16 // CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING
 )
-
-// Values of StreamCaptureStatus.
 const (
+	// Values of StreamCaptureStatus.
 	StreamCaptureStatusNone        StreamCaptureStatus = 0 // CU_STREAM_CAPTURE_STATUS_NONE
 	StreamCaptureStatusActive      StreamCaptureStatus = 1 // CU_STREAM_CAPTURE_STATUS_ACTIVE
 	StreamCaptureStatusInvalidated StreamCaptureStatus = 2 // CU_STREAM_CAPTURE_STATUS_INVALIDATED
 )
-
-// Values of StreamCaptureMode.
 const (
+	// Values of StreamCaptureMode.
 	StreamCaptureModeGlobal      StreamCaptureMode = 0 // CU_STREAM_CAPTURE_MODE_GLOBAL
 	StreamCaptureModeThreadLocal StreamCaptureMode = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 	StreamCaptureModeRelaxed     StreamCaptureMode = 2 // CU_STREAM_CAPTURE_MODE_RELAXED
 )
-
-// Values of ProcAddressFlags.
 const (
+	// Values of ProcAddressFlags.
 	GetProcAddressDefault                ProcAddressFlags = 0x0 // CU_GET_PROC_ADDRESS_DEFAULT
 	GetProcAddressLegacyStream           ProcAddressFlags = 0x1 // CU_GET_PROC_ADDRESS_LEGACY_STREAM
 	GetProcAddressPerThreadDefaultStream ProcAddressFlags = 0x2 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 )
-
-// Values of ProcAddressQueryResult.
 const (
+	// Values of ProcAddressQueryResult.
 	GetProcAddressSuccess              ProcAddressQueryResult = 0 // CU_GET_PROC_ADDRESS_SUCCESS
 	GetProcAddressSymbolNotFound       ProcAddressQueryResult = 1 // CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
 	GetProcAddressVersionNotSufficient ProcAddressQueryResult = 2 // CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
 )
-
-// Values of ExecAffinityType.
 const (
+	// Values of ExecAffinityType.
 	ExecAffinityTypeSMCount ExecAffinityType = 0 // CU_EXEC_AFFINITY_TYPE_SM_COUNT
 	ExecAffinityTypeMax     ExecAffinityType = 1 // CU_EXEC_AFFINITY_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of CIGDataType.
 const (
+	// Values of CIGDataType.
 	CIGDataTypeD3D12CommandQueue CIGDataType = 1 // CIG_DATA_TYPE_D3D12_COMMAND_QUEUE
 	CIGDataTypeNvBlob            CIGDataType = 2 // CIG_DATA_TYPE_NV_BLOB
 )
-
-// Values of LibraryOption.
 const (
+	// Values of LibraryOption.
 	LibraryOptionHostUniversalFunctionAndDataTable LibraryOption = 0 // CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
 	LibraryBinaryIsPreserved                       LibraryOption = 1 // CU_LIBRARY_BINARY_IS_PRESERVED
 	LibraryNumOptions                              LibraryOption = 2 // CU_LIBRARY_NUM_OPTIONS (a sentinel, not a value)
 )
-
-// Values of Result.
 const (
+	// Values of Result.
 	Success                           Result = 0   // CUDA_SUCCESS
 	ErrorInvalidValue                 Result = 1   // CUDA_ERROR_INVALID_VALUE
 	ErrorOutOfMemory                  Result = 2   // CUDA_ERROR_OUT_OF_MEMORY
@@ -2328,9 +2445,8 @@ const (
 	ErrorKeyRotation                  Result = 916 // CUDA_ERROR_KEY_ROTATION
 	ErrorUnknown                      Result = 999 // CUDA_ERROR_UNKNOWN
 )
-
-// Values of DeviceP2PAttribute.
 const (
+	// Values of DeviceP2PAttribute.
 	DeviceP2PAttributePerformanceRank                  DeviceP2PAttribute = 1 // CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
 	DeviceP2PAttributeAccessSupported                  DeviceP2PAttribute = 2 // CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
 	DeviceP2PAttributeNativeAtomicSupported            DeviceP2PAttribute = 3 // CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
@@ -2338,9 +2454,8 @@ const (
 	DeviceP2PAttributeCudaArrayAccessSupported         DeviceP2PAttribute = 4 // CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
 	DeviceP2PAttributeOnlyPartialNativeAtomicSupported DeviceP2PAttribute = 5 // CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED
 )
-
-// Values of AtomicOperation.
 const (
+	// Values of AtomicOperation.
 	AtomicOperationIntegerAdd       AtomicOperation = 0  // CU_ATOMIC_OPERATION_INTEGER_ADD
 	AtomicOperationIntegerMin       AtomicOperation = 1  // CU_ATOMIC_OPERATION_INTEGER_MIN
 	AtomicOperationIntegerMax       AtomicOperation = 2  // CU_ATOMIC_OPERATION_INTEGER_MAX
@@ -2356,9 +2471,8 @@ const (
 	AtomicOperationFloatMax         AtomicOperation = 12 // CU_ATOMIC_OPERATION_FLOAT_MAX
 	AtomicOperationMax              AtomicOperation = 13 // CU_ATOMIC_OPERATION_MAX (a sentinel, not a value)
 )
-
-// Values of AtomicOperationCapability.
 const (
+	// Values of AtomicOperationCapability.
 	AtomicCapabilitySigned     AtomicOperationCapability = 1  // CU_ATOMIC_CAPABILITY_SIGNED
 	AtomicCapabilityUnsigned   AtomicOperationCapability = 2  // CU_ATOMIC_CAPABILITY_UNSIGNED
 	AtomicCapabilityReduction  AtomicOperationCapability = 4  // CU_ATOMIC_CAPABILITY_REDUCTION
@@ -2367,9 +2481,8 @@ const (
 	AtomicCapabilityScalar128  AtomicOperationCapability = 32 // CU_ATOMIC_CAPABILITY_SCALAR_128
 	AtomicCapabilityVector32x4 AtomicOperationCapability = 64 // CU_ATOMIC_CAPABILITY_VECTOR_32x4
 )
-
-// Values of ResourceViewFormat.
 const (
+	// Values of ResourceViewFormat.
 	ResViewFormatNone         ResourceViewFormat = 0  // CU_RES_VIEW_FORMAT_NONE
 	ResViewFormatUint1X8      ResourceViewFormat = 1  // CU_RES_VIEW_FORMAT_UINT_1X8
 	ResViewFormatUint2X8      ResourceViewFormat = 2  // CU_RES_VIEW_FORMAT_UINT_2X8
@@ -2406,9 +2519,8 @@ const (
 	ResViewFormatSignedBc6H   ResourceViewFormat = 33 // CU_RES_VIEW_FORMAT_SIGNED_BC6H
 	ResViewFormatUnsignedBc7  ResourceViewFormat = 34 // CU_RES_VIEW_FORMAT_UNSIGNED_BC7
 )
-
-// Values of TensorMapDataType.
 const (
+	// Values of TensorMapDataType.
 	TensorMapDataTypeUint8        TensorMapDataType = 0  // CU_TENSOR_MAP_DATA_TYPE_UINT8
 	TensorMapDataTypeUint16       TensorMapDataType = 1  // CU_TENSOR_MAP_DATA_TYPE_UINT16
 	TensorMapDataTypeUint32       TensorMapDataType = 2  // CU_TENSOR_MAP_DATA_TYPE_UINT32
@@ -2426,16 +2538,14 @@ const (
 	TensorMapDataType16U4Align16B TensorMapDataType = 14 // CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B
 	TensorMapDataType16U6Align16B TensorMapDataType = 15 // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B (a sentinel, not a value)
 )
-
-// Values of TensorMapInterleave.
 const (
+	// Values of TensorMapInterleave.
 	TensorMapInterleaveNone TensorMapInterleave = 0 // CU_TENSOR_MAP_INTERLEAVE_NONE
 	TensorMapInterleave16B  TensorMapInterleave = 1 // CU_TENSOR_MAP_INTERLEAVE_16B
 	TensorMapInterleave32B  TensorMapInterleave = 2 // CU_TENSOR_MAP_INTERLEAVE_32B (a sentinel, not a value)
 )
-
-// Values of TensorMapSwizzle.
 const (
+	// Values of TensorMapSwizzle.
 	TensorMapSwizzleNone              TensorMapSwizzle = 0 // CU_TENSOR_MAP_SWIZZLE_NONE
 	TensorMapSwizzle32B               TensorMapSwizzle = 1 // CU_TENSOR_MAP_SWIZZLE_32B
 	TensorMapSwizzle64B               TensorMapSwizzle = 2 // CU_TENSOR_MAP_SWIZZLE_64B
@@ -2444,36 +2554,31 @@ const (
 	TensorMapSwizzle128BAtom32BFlip8B TensorMapSwizzle = 5 // CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B
 	TensorMapSwizzle128BAtom64B       TensorMapSwizzle = 6 // CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B (a sentinel, not a value)
 )
-
-// Values of TensorMapL2promotion.
 const (
+	// Values of TensorMapL2promotion.
 	TensorMapL2PromotionNone   TensorMapL2promotion = 0 // CU_TENSOR_MAP_L2_PROMOTION_NONE
 	TensorMapL2PromotionL264B  TensorMapL2promotion = 1 // CU_TENSOR_MAP_L2_PROMOTION_L2_64B
 	TensorMapL2PromotionL2128B TensorMapL2promotion = 2 // CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 	TensorMapL2PromotionL2256B TensorMapL2promotion = 3 // CU_TENSOR_MAP_L2_PROMOTION_L2_256B (a sentinel, not a value)
 )
-
-// Values of TensorMapFloatOOBfill.
 const (
+	// Values of TensorMapFloatOOBfill.
 	TensorMapFloatOobFillNone              TensorMapFloatOOBfill = 0 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
 	TensorMapFloatOobFillNanRequestZeroFma TensorMapFloatOOBfill = 1 // CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA (a sentinel, not a value)
 )
-
-// Values of TensorMapIm2ColWideMode.
 const (
+	// Values of TensorMapIm2ColWideMode.
 	TensorMapIm2ColWideModeW    TensorMapIm2ColWideMode = 0 // CU_TENSOR_MAP_IM2COL_WIDE_MODE_W
 	TensorMapIm2ColWideModeW128 TensorMapIm2ColWideMode = 1 // CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 (a sentinel, not a value)
 )
-
-// Values of PointerAccessFlags.
 const (
+	// Values of PointerAccessFlags.
 	PointerAttributeAccessFlagNone      PointerAccessFlags = 0x0 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
 	PointerAttributeAccessFlagRead      PointerAccessFlags = 0x1 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
 	PointerAttributeAccessFlagReadwrite PointerAccessFlags = 0x3 // CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
 )
-
-// Values of ExternalMemoryHandleType.
 const (
+	// Values of ExternalMemoryHandleType.
 	ExternalMemoryHandleTypeOpaqueFd         ExternalMemoryHandleType = 1 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
 	ExternalMemoryHandleTypeOpaqueWin32      ExternalMemoryHandleType = 2 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalMemoryHandleTypeOpaqueWin32Kmt   ExternalMemoryHandleType = 3 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -2484,9 +2589,8 @@ const (
 	ExternalMemoryHandleTypeNvscibuf         ExternalMemoryHandleType = 8 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF
 	ExternalMemoryHandleTypeDmabufFd         ExternalMemoryHandleType = 9 // CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD
 )
-
-// Values of ExternalSemaphoreHandleType.
 const (
+	// Values of ExternalSemaphoreHandleType.
 	ExternalSemaphoreHandleTypeOpaqueFd               ExternalSemaphoreHandleType = 1  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
 	ExternalSemaphoreHandleTypeOpaqueWin32            ExternalSemaphoreHandleType = 2  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
 	ExternalSemaphoreHandleTypeOpaqueWin32Kmt         ExternalSemaphoreHandleType = 3  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
@@ -2498,9 +2602,8 @@ const (
 	ExternalSemaphoreHandleTypeTimelineSemaphoreFd    ExternalSemaphoreHandleType = 9  // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
 	ExternalSemaphoreHandleTypeTimelineSemaphoreWin32 ExternalSemaphoreHandleType = 10 // CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
 )
-
-// Values of MemAllocationHandleType.
 const (
+	// Values of MemAllocationHandleType.
 	MemHandleTypeNone                MemAllocationHandleType = 0          // CU_MEM_HANDLE_TYPE_NONE
 	MemHandleTypePosixFileDescriptor MemAllocationHandleType = 1          // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 	MemHandleTypeWin32               MemAllocationHandleType = 2          // CU_MEM_HANDLE_TYPE_WIN32
@@ -2508,17 +2611,15 @@ const (
 	MemHandleTypeFabric              MemAllocationHandleType = 8          // CU_MEM_HANDLE_TYPE_FABRIC
 	MemHandleTypeMax                 MemAllocationHandleType = 2147483647 // CU_MEM_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAccessFlags.
 const (
+	// Values of MemAccessFlags.
 	MemAccessFlagsProtNone      MemAccessFlags = 0x0        // CU_MEM_ACCESS_FLAGS_PROT_NONE
 	MemAccessFlagsProtRead      MemAccessFlags = 0x1        // CU_MEM_ACCESS_FLAGS_PROT_READ
 	MemAccessFlagsProtReadwrite MemAccessFlags = 0x3        // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 	MemAccessFlagsProtMax       MemAccessFlags = 0x7fffffff // CU_MEM_ACCESS_FLAGS_PROT_MAX (a sentinel, not a value)
 )
-
-// Values of MemLocationType.
 const (
+	// Values of MemLocationType.
 	MemLocationTypeInvalid         MemLocationType = 0          // CU_MEM_LOCATION_TYPE_INVALID
 	MemLocationTypeNone            MemLocationType = 0          // CU_MEM_LOCATION_TYPE_NONE
 	MemLocationTypeDevice          MemLocationType = 1          // CU_MEM_LOCATION_TYPE_DEVICE
@@ -2527,63 +2628,53 @@ const (
 	MemLocationTypeHostNUMACurrent MemLocationType = 4          // CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
 	MemLocationTypeMax             MemLocationType = 2147483647 // CU_MEM_LOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationType.
 const (
+	// Values of MemAllocationType.
 	MemAllocationTypeInvalid MemAllocationType = 0          // CU_MEM_ALLOCATION_TYPE_INVALID
 	MemAllocationTypePinned  MemAllocationType = 1          // CU_MEM_ALLOCATION_TYPE_PINNED
 	MemAllocationTypeManaged MemAllocationType = 2          // CU_MEM_ALLOCATION_TYPE_MANAGED
 	MemAllocationTypeMax     MemAllocationType = 2147483647 // CU_MEM_ALLOCATION_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemAllocationGranularityFlags.
 const (
+	// Values of MemAllocationGranularityFlags.
 	MemAllocGranularityMinimum     MemAllocationGranularityFlags = 0x0 // CU_MEM_ALLOC_GRANULARITY_MINIMUM
 	MemAllocGranularityRecommended MemAllocationGranularityFlags = 0x1 // CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
 )
-
-// Values of MemRangeHandleType.
 const (
+	// Values of MemRangeHandleType.
 	MemRangeHandleTypeDmaBufFd MemRangeHandleType = 1          // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 	MemRangeHandleTypeMax      MemRangeHandleType = 2147483647 // CU_MEM_RANGE_HANDLE_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of MemRangeFlags.
 const (
+	// Values of MemRangeFlags.
 	MemRangeFlagDmaBufMappingTypePcie MemRangeFlags = 0x1 // CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
 )
-
-// Values of ArraySparseSubresourceType.
 const (
+	// Values of ArraySparseSubresourceType.
 	ArraySparseSubresourceTypeSparseLevel ArraySparseSubresourceType = 0 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
 	ArraySparseSubresourceTypeMiptail     ArraySparseSubresourceType = 1 // CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
 )
-
-// Values of MemOperationType.
 const (
+	// Values of MemOperationType.
 	MemOperationTypeMap   MemOperationType = 1 // CU_MEM_OPERATION_TYPE_MAP
 	MemOperationTypeUnmap MemOperationType = 2 // CU_MEM_OPERATION_TYPE_UNMAP
 )
-
-// Values of MemHandleType.
 const (
+	// Values of MemHandleType.
 	MemHandleTypeGeneric MemHandleType = 0 // CU_MEM_HANDLE_TYPE_GENERIC
 )
-
-// Values of MemAllocationCompType.
 const (
+	// Values of MemAllocationCompType.
 	MemAllocationCompNone    MemAllocationCompType = 0 // CU_MEM_ALLOCATION_COMP_NONE
 	MemAllocationCompGeneric MemAllocationCompType = 1 // CU_MEM_ALLOCATION_COMP_GENERIC
 )
-
-// Values of MulticastGranularityFlags.
 const (
+	// Values of MulticastGranularityFlags.
 	MulticastGranularityMinimum     MulticastGranularityFlags = 0x0 // CU_MULTICAST_GRANULARITY_MINIMUM
 	MulticastGranularityRecommended MulticastGranularityFlags = 0x1 // CU_MULTICAST_GRANULARITY_RECOMMENDED
 )
-
-// Values of GraphExecUpdateResult.
 const (
+	// Values of GraphExecUpdateResult.
 	GraphExecUpdateSuccess                        GraphExecUpdateResult = 0 // CU_GRAPH_EXEC_UPDATE_SUCCESS
 	GraphExecUpdateError                          GraphExecUpdateResult = 1 // CU_GRAPH_EXEC_UPDATE_ERROR
 	GraphExecUpdateErrorTopologyChanged           GraphExecUpdateResult = 2 // CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
@@ -2594,9 +2685,8 @@ const (
 	GraphExecUpdateErrorUnsupportedFunctionChange GraphExecUpdateResult = 7 // CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
 	GraphExecUpdateErrorAttributesChanged         GraphExecUpdateResult = 8 // CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
 )
-
-// Values of MemPoolAttribute.
 const (
+	// Values of MemPoolAttribute.
 	MempoolAttrReuseFollowEventDependencies   MemPoolAttribute = 1 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
 	MempoolAttrReuseAllowOpportunistic        MemPoolAttribute = 2 // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
 	MempoolAttrReuseAllowInternalDependencies MemPoolAttribute = 3 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
@@ -2606,69 +2696,59 @@ const (
 	MempoolAttrUsedMemCurrent                 MemPoolAttribute = 7 // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
 	MempoolAttrUsedMemHigh                    MemPoolAttribute = 8 // CU_MEMPOOL_ATTR_USED_MEM_HIGH
 )
-
-// Values of MemcpyFlags.
 const (
+	// Values of MemcpyFlags.
 	MemcpyFlagDefault                  MemcpyFlags = 0x0 // CU_MEMCPY_FLAG_DEFAULT
 	MemcpyFlagPreferOverlapWithCompute MemcpyFlags = 0x1 // CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
 )
-
-// Values of MemcpySrcAccessOrder.
 const (
+	// Values of MemcpySrcAccessOrder.
 	MemcpySrcAccessOrderInvalid       MemcpySrcAccessOrder = 0          // CU_MEMCPY_SRC_ACCESS_ORDER_INVALID
 	MemcpySrcAccessOrderStream        MemcpySrcAccessOrder = 1          // CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
 	MemcpySrcAccessOrderDuringAPICall MemcpySrcAccessOrder = 2          // CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
 	MemcpySrcAccessOrderAny           MemcpySrcAccessOrder = 3          // CU_MEMCPY_SRC_ACCESS_ORDER_ANY
 	MemcpySrcAccessOrderMax           MemcpySrcAccessOrder = 2147483647 // CU_MEMCPY_SRC_ACCESS_ORDER_MAX (a sentinel, not a value)
 )
-
-// Values of Memcpy3DOperandType.
 const (
+	// Values of Memcpy3DOperandType.
 	MemcpyOperandTypePointer Memcpy3DOperandType = 1          // CU_MEMCPY_OPERAND_TYPE_POINTER
 	MemcpyOperandTypeArray   Memcpy3DOperandType = 2          // CU_MEMCPY_OPERAND_TYPE_ARRAY
 	MemcpyOperandTypeMax     Memcpy3DOperandType = 2147483647 // CU_MEMCPY_OPERAND_TYPE_MAX (a sentinel, not a value)
 )
-
-// Values of GraphMemAttribute.
 const (
+	// Values of GraphMemAttribute.
 	GraphMemAttrUsedMemCurrent     GraphMemAttribute = 0 // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
 	GraphMemAttrUsedMemHigh        GraphMemAttribute = 1 // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
 	GraphMemAttrReservedMemCurrent GraphMemAttribute = 2 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
 	GraphMemAttrReservedMemHigh    GraphMemAttribute = 3 // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 )
-
-// Values of GraphChildGraphNodeOwnership.
 const (
+	// Values of GraphChildGraphNodeOwnership.
 	GraphChildGraphOwnershipClone GraphChildGraphNodeOwnership = 0 // CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE
 	GraphChildGraphOwnershipMove  GraphChildGraphNodeOwnership = 1 // CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
 )
-
-// Values of FlushGPUDirectRDMAWritesOptions.
 const (
+	// Values of FlushGPUDirectRDMAWritesOptions.
 	FlushGPUDirectRdmaWritesOptionHost   FlushGPUDirectRDMAWritesOptions = 1 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
 	FlushGPUDirectRdmaWritesOptionMemops FlushGPUDirectRDMAWritesOptions = 2 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
 )
-
-// Values of GPUDirectRDMAWritesOrdering.
 const (
+	// Values of GPUDirectRDMAWritesOrdering.
 	GPUDirectRdmaWritesOrderingNone       GPUDirectRDMAWritesOrdering = 0   // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
 	GPUDirectRdmaWritesOrderingOwner      GPUDirectRDMAWritesOrdering = 100 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
 	GPUDirectRdmaWritesOrderingAllDevices GPUDirectRDMAWritesOrdering = 200 // CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesScope.
 const (
+	// Values of FlushGPUDirectRDMAWritesScope.
 	FlushGPUDirectRdmaWritesToOwner      FlushGPUDirectRDMAWritesScope = 100 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
 	FlushGPUDirectRdmaWritesToAllDevices FlushGPUDirectRDMAWritesScope = 200 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
 )
-
-// Values of FlushGPUDirectRDMAWritesTarget.
 const (
+	// Values of FlushGPUDirectRDMAWritesTarget.
 	FlushGPUDirectRdmaWritesTargetCurrentCtx FlushGPUDirectRDMAWritesTarget = 0 // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
 )
-
-// Values of GraphDebugDotFlags.
 const (
+	// Values of GraphDebugDotFlags.
 	GraphDebugDotFlagsVerbose                  GraphDebugDotFlags = 0x1    // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
 	GraphDebugDotFlagsRuntimeTypes             GraphDebugDotFlags = 0x2    // CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
 	GraphDebugDotFlagsKernelNodeParams         GraphDebugDotFlags = 0x4    // CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
@@ -2686,62 +2766,53 @@ const (
 	GraphDebugDotFlagsExtraTopoInfo            GraphDebugDotFlags = 0x4000 // CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
 	GraphDebugDotFlagsConditionalNodeParams    GraphDebugDotFlags = 0x8000 // CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
 )
-
-// Values of UserObjectFlags.
 const (
+	// Values of UserObjectFlags.
 	UserObjectNoDestructorSync UserObjectFlags = 0x1 // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
 )
-
-// Values of UserObjectRetainFlags.
 const (
+	// Values of UserObjectRetainFlags.
 	GraphUserObjectMove UserObjectRetainFlags = 0x1 // CU_GRAPH_USER_OBJECT_MOVE
 )
-
-// Values of GraphInstantiateFlags.
 const (
+	// Values of GraphInstantiateFlags.
 	GraphInstantiateFlagAutoFreeOnLaunch GraphInstantiateFlags = 0x1 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
 	GraphInstantiateFlagUpload           GraphInstantiateFlags = 0x2 // CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
 	GraphInstantiateFlagDeviceLaunch     GraphInstantiateFlags = 0x4 // CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
 	GraphInstantiateFlagUseNodePriority  GraphInstantiateFlags = 0x8 // CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 )
-
-// Values of DeviceNUMAConfig.
 const (
+	// Values of DeviceNUMAConfig.
 	DeviceNUMAConfigNone     DeviceNUMAConfig = 0 // CU_DEVICE_NUMA_CONFIG_NONE
 	DeviceNUMAConfigNUMANode DeviceNUMAConfig = 1 // CU_DEVICE_NUMA_CONFIG_NUMA_NODE
 )
-
-// Values of ProcessState.
 const (
+	// Values of ProcessState.
 	ProcessStateRunning      ProcessState = 0 // CU_PROCESS_STATE_RUNNING
 	ProcessStateLocked       ProcessState = 1 // CU_PROCESS_STATE_LOCKED
 	ProcessStateCheckpointed ProcessState = 2 // CU_PROCESS_STATE_CHECKPOINTED
 	ProcessStateFailed       ProcessState = 3 // CU_PROCESS_STATE_FAILED
 )
-
-// Values of ModuleLoadingMode.
 const (
+	// Values of ModuleLoadingMode.
 	ModuleEagerLoading ModuleLoadingMode = 1 // CU_MODULE_EAGER_LOADING
 	ModuleLazyLoading  ModuleLoadingMode = 2 // CU_MODULE_LAZY_LOADING
 )
-
-// Values of MemDecompressAlgorithm.
 const (
+	// Values of MemDecompressAlgorithm.
 	MemDecompressUnsupported      MemDecompressAlgorithm = 0 // CU_MEM_DECOMPRESS_UNSUPPORTED
 	MemDecompressAlgorithmDeflate MemDecompressAlgorithm = 1 // CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE
 	MemDecompressAlgorithmSnappy  MemDecompressAlgorithm = 2 // CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY
 	MemDecompressAlgorithmLz4     MemDecompressAlgorithm = 4 // CU_MEM_DECOMPRESS_ALGORITHM_LZ4
 )
-
-// Values of FunctionLoadingState.
 const (
+	// Values of FunctionLoadingState.
 	FunctionLoadingStateUnloaded FunctionLoadingState = 0 // CU_FUNCTION_LOADING_STATE_UNLOADED
 	FunctionLoadingStateLoaded   FunctionLoadingState = 1 // CU_FUNCTION_LOADING_STATE_LOADED
 	FunctionLoadingStateMax      FunctionLoadingState = 2 // CU_FUNCTION_LOADING_STATE_MAX (a sentinel, not a value)
 )
-
-// Values of CoredumpSettings.
 const (
+	// Values of CoredumpSettings.
 	CoredumpEnableOnException      CoredumpSettings = 1 // CU_COREDUMP_ENABLE_ON_EXCEPTION
 	CoredumpTriggerHost            CoredumpSettings = 2 // CU_COREDUMP_TRIGGER_HOST
 	CoredumpLightweight            CoredumpSettings = 3 // CU_COREDUMP_LIGHTWEIGHT
@@ -2751,9 +2822,8 @@ const (
 	CoredumpSettingGenerationFlags CoredumpSettings = 7 // CU_COREDUMP_GENERATION_FLAGS
 	CoredumpMax                    CoredumpSettings = 8 // CU_COREDUMP_MAX (a sentinel, not a value)
 )
-
-// Values of CoredumpGenerationFlags.
 const (
+	// Values of CoredumpGenerationFlags.
 	CoredumpDefaultFlags              CoredumpGenerationFlags = 0x0  // CU_COREDUMP_DEFAULT_FLAGS
 	CoredumpSkipNonrelocatedElfImages CoredumpGenerationFlags = 0x1  // CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES
 	CoredumpSkipGlobalMemory          CoredumpGenerationFlags = 0x2  // CU_COREDUMP_SKIP_GLOBAL_MEMORY
@@ -2763,32 +2833,27 @@ const (
 	CoredumpSkipConstbankMemory       CoredumpGenerationFlags = 0x20 // CU_COREDUMP_SKIP_CONSTBANK_MEMORY
 	CoredumpLightweightFlags          CoredumpGenerationFlags = 0x2f // CU_COREDUMP_LIGHTWEIGHT_FLAGS
 )
-
-// Values of GreenCtxCreateFlags.
 const (
+	// Values of GreenCtxCreateFlags.
 	GreenCtxDefaultStream GreenCtxCreateFlags = 0x1 // CU_GREEN_CTX_DEFAULT_STREAM
 )
-
-// Values of DevSMResourceSplitFlags.
 const (
+	// Values of DevSMResourceSplitFlags.
 	DevSMResourceSplitIgnoreSMCoscheduling    DevSMResourceSplitFlags = 0x1 // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
 	DevSMResourceSplitMaxPotentialClusterSize DevSMResourceSplitFlags = 0x2 // CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
 )
-
-// Values of DevResourceType.
 const (
+	// Values of DevResourceType.
 	DevResourceTypeInvalid DevResourceType = 0 // CU_DEV_RESOURCE_TYPE_INVALID
 	DevResourceTypeSM      DevResourceType = 1 // CU_DEV_RESOURCE_TYPE_SM
 )
-
-// Values of LogLevel.
 const (
+	// Values of LogLevel.
 	LogLevelError   LogLevel = 0 // CU_LOG_LEVEL_ERROR
 	LogLevelWarning LogLevel = 1 // CU_LOG_LEVEL_WARNING
 )
-
-// Values of MemHostAllocFlags.
 const (
+	// Values of MemHostAllocFlags.
 	// MemhostallocPortable is CU_MEMHOSTALLOC_PORTABLE: If set, host memory is
 	// portable between CUDA contexts. Flag for cuMemHostAlloc().
 	MemhostallocPortable MemHostAllocFlags = 0x1 // CU_MEMHOSTALLOC_PORTABLE
@@ -2802,9 +2867,8 @@ const (
 	// cuMemHostAlloc().
 	MemhostallocWritecombined MemHostAllocFlags = 0x4 // CU_MEMHOSTALLOC_WRITECOMBINED
 )
-
-// Values of MemHostRegisterFlags.
 const (
+	// Values of MemHostRegisterFlags.
 	// MemhostregisterPortable is CU_MEMHOSTREGISTER_PORTABLE: If set, host memory
 	// is portable between CUDA contexts. Flag for cuMemHostRegister().
 	MemhostregisterPortable MemHostRegisterFlags = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
@@ -2832,16 +2896,14 @@ const (
 	// set will cause cuMemHostRegister to error with CUDA_ERROR_NOT_SUPPORTED.
 	MemhostregisterReadOnly MemHostRegisterFlags = 0x8 // CU_MEMHOSTREGISTER_READ_ONLY
 )
-
-// Values of TexRefSetArrayFlags.
 const (
+	// Values of TexRefSetArrayFlags.
 	// TrsaOverrideFormat is CU_TRSA_OVERRIDE_FORMAT: Override the texref format
 	// with a format inferred from the array. Flag for cuTexRefSetArray().
 	TrsaOverrideFormat TexRefSetArrayFlags = 0x1 // CU_TRSA_OVERRIDE_FORMAT
 )
-
-// Values of TexRefFlags.
 const (
+	// Values of TexRefFlags.
 	// TrsfReadAsInteger is CU_TRSF_READ_AS_INTEGER: Read the texture as integers
 	// rather than promoting the values to floats in the range [0,1]. Flag for
 	// cuTexRefSetFlags() and cuTexObjectCreate().
@@ -4198,57 +4260,23 @@ var (
 	}
 )
 
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v IPCMemFlags) String() string { return flagString(uint64(v), namesIPCMemFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v MemAttachFlags) String() string { return flagString(uint64(v), namesMemAttachFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v CtxFlags) String() string { return flagString(uint64(v), namesCtxFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventSchedFlags) String() string { return flagString(uint64(v), namesEventSchedFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v StreamFlags) String() string { return flagString(uint64(v), namesStreamFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventFlags) String() string { return flagString(uint64(v), namesEventFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v IPCMemFlags) String() string      { return flagString(uint64(v), namesIPCMemFlags) }
+func (v MemAttachFlags) String() string   { return flagString(uint64(v), namesMemAttachFlags) }
+func (v CtxFlags) String() string         { return flagString(uint64(v), namesCtxFlags) }
+func (v EventSchedFlags) String() string  { return flagString(uint64(v), namesEventSchedFlags) }
+func (v StreamFlags) String() string      { return flagString(uint64(v), namesStreamFlags) }
+func (v EventFlags) String() string       { return flagString(uint64(v), namesEventFlags) }
 func (v EventRecordFlags) String() string { return flagString(uint64(v), namesEventRecordFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v EventWaitFlags) String() string { return flagString(uint64(v), namesEventWaitFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v EventWaitFlags) String() string   { return flagString(uint64(v), namesEventWaitFlags) }
 func (v StreamWaitValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWaitValueFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamWriteValueFlags) String() string {
 	return flagString(uint64(v), namesStreamWriteValueFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamBatchMemOpType) String() string {
 	return enumString(int64(v), namesStreamBatchMemOpType, "StreamBatchMemOpType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v StreamMemoryBarrierFlags) String() string {
 	return flagString(uint64(v), namesStreamMemoryBarrierFlags)
 }
@@ -4280,150 +4308,76 @@ func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBa
 
 // Pad is the member pad.
 func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v OccupancyFlags) String() string           { return flagString(uint64(v), namesOccupancyFlags) }
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v AsyncNotificationType) String() string {
 	return enumString(int64(v), namesAsyncNotificationType, "AsyncNotificationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayFormat) String() string { return enumString(int64(v), namesArrayFormat, "ArrayFormat") }
-
-// String returns the C name of the value, or its number.
 func (v AddressMode) String() string { return enumString(int64(v), namesAddressMode, "AddressMode") }
-
-// String returns the C name of the value, or its number.
-func (v FilterMode) String() string { return enumString(int64(v), namesFilterMode, "FilterMode") }
-
-// String returns the C name of the value, or its number.
+func (v FilterMode) String() string  { return enumString(int64(v), namesFilterMode, "FilterMode") }
 func (v DeviceAttribute) String() string {
 	return enumString(int64(v), namesDeviceAttribute, "DeviceAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v PointerAttribute) String() string {
 	return enumString(int64(v), namesPointerAttribute, "PointerAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v FunctionAttribute) String() string {
 	return enumString(int64(v), namesFunctionAttribute, "FunctionAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v FuncCache) String() string { return enumString(int64(v), namesFuncCache, "FuncCache") }
-
-// String returns the C name of the value, or its number.
+func (v FuncCache) String() string    { return enumString(int64(v), namesFuncCache, "FuncCache") }
 func (v Sharedconfig) String() string { return enumString(int64(v), namesSharedconfig, "Sharedconfig") }
-
-// String returns the C name of the value, or its number.
 func (v SharedCarveout) String() string {
 	return enumString(int64(v), namesSharedCarveout, "SharedCarveout")
 }
-
-// String returns the C name of the value, or its number.
-func (v Memorytype) String() string { return enumString(int64(v), namesMemorytype, "Memorytype") }
-
-// String returns the C name of the value, or its number.
+func (v Memorytype) String() string  { return enumString(int64(v), namesMemorytype, "Memorytype") }
 func (v Computemode) String() string { return enumString(int64(v), namesComputemode, "Computemode") }
-
-// String returns the C name of the value, or its number.
-func (v MemAdvice) String() string { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
-
-// String returns the C name of the value, or its number.
+func (v MemAdvice) String() string   { return enumString(int64(v), namesMemAdvice, "MemAdvice") }
 func (v MemRangeAttribute) String() string {
 	return enumString(int64(v), namesMemRangeAttribute, "MemRangeAttribute")
 }
-
-// String returns the C name of the value, or its number.
-func (v JITOption) String() string { return enumString(int64(v), namesJITOption, "JITOption") }
-
-// String returns the C name of the value, or its number.
-func (v JITTarget) String() string { return enumString(int64(v), namesJITTarget, "JITTarget") }
-
-// String returns the C name of the value, or its number.
-func (v JITFallback) String() string { return enumString(int64(v), namesJITFallback, "JITFallback") }
-
-// String returns the C name of the value, or its number.
+func (v JITOption) String() string    { return enumString(int64(v), namesJITOption, "JITOption") }
+func (v JITTarget) String() string    { return enumString(int64(v), namesJITTarget, "JITTarget") }
+func (v JITFallback) String() string  { return enumString(int64(v), namesJITFallback, "JITFallback") }
 func (v JITCacheMode) String() string { return enumString(int64(v), namesJITCacheMode, "JITCacheMode") }
-
-// String returns the C name of the value, or its number.
 func (v JITInputType) String() string { return enumString(int64(v), namesJITInputType, "JITInputType") }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsRegisterFlags) String() string {
 	return flagString(uint64(v), namesGraphicsRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphicsMapResourceFlags) String() string {
 	return flagString(uint64(v), namesGraphicsMapResourceFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v ArrayCubemapFace) String() string {
 	return enumString(int64(v), namesArrayCubemapFace, "ArrayCubemapFace")
 }
-
-// String returns the C name of the value, or its number.
-func (v Limit) String() string { return enumString(int64(v), namesLimit, "Limit") }
-
-// String returns the C name of the value, or its number.
+func (v Limit) String() string        { return enumString(int64(v), namesLimit, "Limit") }
 func (v Resourcetype) String() string { return enumString(int64(v), namesResourcetype, "Resourcetype") }
-
-// String returns the C name of the value, or its number.
 func (v AccessProperty) String() string {
 	return enumString(int64(v), namesAccessProperty, "AccessProperty")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphConditionalNodeType) String() string {
 	return enumString(int64(v), namesGraphConditionalNodeType, "GraphConditionalNodeType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphNodeType) String() string {
 	return enumString(int64(v), namesGraphNodeType, "GraphNodeType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphDependencyType) String() string {
 	return enumString(int64(v), namesGraphDependencyType, "GraphDependencyType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphInstantiateResult) String() string {
 	return enumString(int64(v), namesGraphInstantiateResult, "GraphInstantiateResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v SynchronizationPolicy) String() string {
 	return enumString(int64(v), namesSynchronizationPolicy, "SynchronizationPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v ClusterSchedulingPolicy) String() string {
 	return enumString(int64(v), namesClusterSchedulingPolicy, "ClusterSchedulingPolicy")
 }
-
-// String returns the C name of the value, or its number.
 func (v LaunchMemSyncDomain) String() string {
 	return enumString(int64(v), namesLaunchMemSyncDomain, "LaunchMemSyncDomain")
 }
-
-// String returns the C name of the value, or its number.
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
@@ -4501,287 +4455,157 @@ func (u *LaunchAttributeValue) SharedMemCarveout() *uint32 { return (*uint32)(un
 func (u *LaunchAttributeValue) NvlinkUtilCentricScheduling() *uint32 {
 	return (*uint32)(unsafe.Pointer(u))
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureStatus) String() string {
 	return enumString(int64(v), namesStreamCaptureStatus, "StreamCaptureStatus")
 }
-
-// String returns the C name of the value, or its number.
 func (v StreamCaptureMode) String() string {
 	return enumString(int64(v), namesStreamCaptureMode, "StreamCaptureMode")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v ProcAddressFlags) String() string { return flagString(uint64(v), namesProcAddressFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ProcAddressQueryResult) String() string {
 	return enumString(int64(v), namesProcAddressQueryResult, "ProcAddressQueryResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v ExecAffinityType) String() string {
 	return enumString(int64(v), namesExecAffinityType, "ExecAffinityType")
 }
-
-// String returns the C name of the value, or its number.
 func (v CIGDataType) String() string { return enumString(int64(v), namesCIGDataType, "CIGDataType") }
-
-// String returns the C name of the value, or its number.
 func (v LibraryOption) String() string {
 	return enumString(int64(v), namesLibraryOption, "LibraryOption")
 }
-
-// String returns the C name of the value, or its number.
 func (v DeviceP2PAttribute) String() string {
 	return enumString(int64(v), namesDeviceP2PAttribute, "DeviceP2PAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v AtomicOperation) String() string {
 	return enumString(int64(v), namesAtomicOperation, "AtomicOperation")
 }
-
-// String returns the C name of the value, or its number.
 func (v AtomicOperationCapability) String() string {
 	return enumString(int64(v), namesAtomicOperationCapability, "AtomicOperationCapability")
 }
-
-// String returns the C name of the value, or its number.
 func (v ResourceViewFormat) String() string {
 	return enumString(int64(v), namesResourceViewFormat, "ResourceViewFormat")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapDataType) String() string {
 	return enumString(int64(v), namesTensorMapDataType, "TensorMapDataType")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapInterleave) String() string {
 	return enumString(int64(v), namesTensorMapInterleave, "TensorMapInterleave")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapSwizzle) String() string {
 	return enumString(int64(v), namesTensorMapSwizzle, "TensorMapSwizzle")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapL2promotion) String() string {
 	return enumString(int64(v), namesTensorMapL2promotion, "TensorMapL2promotion")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapFloatOOBfill) String() string {
 	return enumString(int64(v), namesTensorMapFloatOOBfill, "TensorMapFloatOOBfill")
 }
-
-// String returns the C name of the value, or its number.
 func (v TensorMapIm2ColWideMode) String() string {
 	return enumString(int64(v), namesTensorMapIm2ColWideMode, "TensorMapIm2ColWideMode")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v PointerAccessFlags) String() string { return flagString(uint64(v), namesPointerAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ExternalMemoryHandleType) String() string {
 	return enumString(int64(v), namesExternalMemoryHandleType, "ExternalMemoryHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v ExternalSemaphoreHandleType) String() string {
 	return enumString(int64(v), namesExternalSemaphoreHandleType, "ExternalSemaphoreHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationHandleType) String() string {
 	return enumString(int64(v), namesMemAllocationHandleType, "MemAllocationHandleType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAccessFlags) String() string { return flagString(uint64(v), namesMemAccessFlags) }
-
-// String returns the C name of the value, or its number.
 func (v MemLocationType) String() string {
 	return enumString(int64(v), namesMemLocationType, "MemLocationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationType) String() string {
 	return enumString(int64(v), namesMemAllocationType, "MemAllocationType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemAllocationGranularityFlags) String() string {
 	return flagString(uint64(v), namesMemAllocationGranularityFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v MemRangeHandleType) String() string {
 	return enumString(int64(v), namesMemRangeHandleType, "MemRangeHandleType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemRangeFlags) String() string { return flagString(uint64(v), namesMemRangeFlags) }
-
-// String returns the C name of the value, or its number.
 func (v ArraySparseSubresourceType) String() string {
 	return enumString(int64(v), namesArraySparseSubresourceType, "ArraySparseSubresourceType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemOperationType) String() string {
 	return enumString(int64(v), namesMemOperationType, "MemOperationType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemHandleType) String() string {
 	return enumString(int64(v), namesMemHandleType, "MemHandleType")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemAllocationCompType) String() string {
 	return enumString(int64(v), namesMemAllocationCompType, "MemAllocationCompType")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MulticastGranularityFlags) String() string {
 	return flagString(uint64(v), namesMulticastGranularityFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphExecUpdateResult) String() string {
 	return enumString(int64(v), namesGraphExecUpdateResult, "GraphExecUpdateResult")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemPoolAttribute) String() string {
 	return enumString(int64(v), namesMemPoolAttribute, "MemPoolAttribute")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v MemcpyFlags) String() string { return flagString(uint64(v), namesMemcpyFlags) }
-
-// String returns the C name of the value, or its number.
 func (v MemcpySrcAccessOrder) String() string {
 	return enumString(int64(v), namesMemcpySrcAccessOrder, "MemcpySrcAccessOrder")
 }
-
-// String returns the C name of the value, or its number.
 func (v Memcpy3DOperandType) String() string {
 	return enumString(int64(v), namesMemcpy3DOperandType, "Memcpy3DOperandType")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphMemAttribute) String() string {
 	return enumString(int64(v), namesGraphMemAttribute, "GraphMemAttribute")
 }
-
-// String returns the C name of the value, or its number.
 func (v GraphChildGraphNodeOwnership) String() string {
 	return enumString(int64(v), namesGraphChildGraphNodeOwnership, "GraphChildGraphNodeOwnership")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesOptions) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesOptions, "FlushGPUDirectRDMAWritesOptions")
 }
-
-// String returns the C name of the value, or its number.
 func (v GPUDirectRDMAWritesOrdering) String() string {
 	return enumString(int64(v), namesGPUDirectRDMAWritesOrdering, "GPUDirectRDMAWritesOrdering")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesScope) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesScope, "FlushGPUDirectRDMAWritesScope")
 }
-
-// String returns the C name of the value, or its number.
 func (v FlushGPUDirectRDMAWritesTarget) String() string {
 	return enumString(int64(v), namesFlushGPUDirectRDMAWritesTarget, "FlushGPUDirectRDMAWritesTarget")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphDebugDotFlags) String() string { return flagString(uint64(v), namesGraphDebugDotFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v UserObjectFlags) String() string { return flagString(uint64(v), namesUserObjectFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v UserObjectFlags) String() string    { return flagString(uint64(v), namesUserObjectFlags) }
 func (v UserObjectRetainFlags) String() string {
 	return flagString(uint64(v), namesUserObjectRetainFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GraphInstantiateFlags) String() string {
 	return flagString(uint64(v), namesGraphInstantiateFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v DeviceNUMAConfig) String() string {
 	return enumString(int64(v), namesDeviceNUMAConfig, "DeviceNUMAConfig")
 }
-
-// String returns the C name of the value, or its number.
 func (v ProcessState) String() string { return enumString(int64(v), namesProcessState, "ProcessState") }
-
-// String returns the C name of the value, or its number.
 func (v ModuleLoadingMode) String() string {
 	return enumString(int64(v), namesModuleLoadingMode, "ModuleLoadingMode")
 }
-
-// String returns the C name of the value, or its number.
 func (v MemDecompressAlgorithm) String() string {
 	return enumString(int64(v), namesMemDecompressAlgorithm, "MemDecompressAlgorithm")
 }
-
-// String returns the C name of the value, or its number.
 func (v FunctionLoadingState) String() string {
 	return enumString(int64(v), namesFunctionLoadingState, "FunctionLoadingState")
 }
-
-// String returns the C name of the value, or its number.
 func (v CoredumpSettings) String() string {
 	return enumString(int64(v), namesCoredumpSettings, "CoredumpSettings")
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v CoredumpGenerationFlags) String() string {
 	return flagString(uint64(v), namesCoredumpGenerationFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v GreenCtxCreateFlags) String() string { return flagString(uint64(v), namesGreenCtxCreateFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v DevSMResourceSplitFlags) String() string {
 	return flagString(uint64(v), namesDevSMResourceSplitFlags)
 }
-
-// String returns the C name of the value, or its number.
 func (v DevResourceType) String() string {
 	return enumString(int64(v), namesDevResourceType, "DevResourceType")
 }
-
-// String returns the C name of the value, or its number.
 func (v LogLevel) String() string { return enumString(int64(v), namesLogLevel, "LogLevel") }
 
 // Value is the member value.
@@ -4983,24 +4807,12 @@ func (u *DevResourceAnon2) Sm() *DevSMResource { return (*DevSMResource)(unsafe.
 
 // Oversize is the member _oversize.
 func (u *DevResourceAnon2) Oversize() *[48]uint8 { return (*[48]uint8)(unsafe.Pointer(u)) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v MemHostAllocFlags) String() string { return flagString(uint64(v), namesMemHostAllocFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
+func (v MemHostAllocFlags) String() string       { return flagString(uint64(v), namesMemHostAllocFlags) }
 func (v MemHostRegisterFlags) String() string {
 	return flagString(uint64(v), namesMemHostRegisterFlags)
 }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
 func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
-
-// String returns the C names of the set flags joined by '|'; a multi-bit field
-// prints its value's name.
-func (v TexRefFlags) String() string { return flagString(uint64(v), namesTexRefFlags) }
+func (v TexRefFlags) String() string         { return flagString(uint64(v), namesTexRefFlags) }
 
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
 // current first): Gets the string description of an error code.
