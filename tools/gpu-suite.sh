@@ -7,7 +7,8 @@
 # (/usr/local/cuda), and bench/ctxprobe (the driver's handle calls under
 # other contexts, which cuda/handlecall.go relies on). Logs go to $OUT
 # (default /tmp/cudagen-out): summary.txt and logs.tgz. The benchmarks are
-# bench/gpu-perf.sh.
+# bench/gpu-perf.sh. GPU_TEST_FLAGS go to every GPU test binary (e.g.
+# -test.skip '^TestGoLayerOnFakeDriver$', which CI runs anyway).
 set -uo pipefail
 OUT=${OUT:-/tmp/cudagen-out}
 mkdir -p "$OUT"
@@ -32,7 +33,7 @@ finish() {
 
 for tag in $(cat .gpu/tags); do
 	log "GPU tests, build tag $tag"
-	if ./.gpu/cuda_test.$tag.test -test.v -test.count=1 > "$logs/test-$tag.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+	if ./.gpu/cuda_test.$tag.test -test.v -test.count=1 ${GPU_TEST_FLAGS:-} > "$logs/test-$tag.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
 	grep -E '^(--- |=== RUN|ok|FAIL|PASS)|elapsed|bindings:|→|threads|child:|not supported|outside capture' "$logs/test-$tag.log" | grep -v '=== RUN' >> "$OUT/summary.txt"
 	log "$tag: $r"
 	# The generated layer's own tests (no-driver path) under the same tag.
@@ -40,7 +41,7 @@ for tag in $(cat .gpu/tags); do
 done
 
 log "GPU tests built with -race (newest)"
-if ./.gpu/cuda_test.race.test -test.count=1 -test.v > "$logs/test-race.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
+if ./.gpu/cuda_test.race.test -test.count=1 -test.v ${GPU_TEST_FLAGS:-} > "$logs/test-race.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
 grep -E '^(--- FAIL|ok|FAIL|PASS)|WARNING: DATA RACE' "$logs/test-race.log" >> "$OUT/summary.txt"
 log "race: $r"
 
