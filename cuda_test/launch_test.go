@@ -199,7 +199,6 @@ func BenchmarkLaunchSideBySide(b *testing.B) {
 				}
 				allocs = testing.AllocsPerRun(1, goTyped) / block
 			}
-			ok(b, driver.LaunchArgs(f, one, one, 0, s, v[0], v[1], v[2], v[3]))
 			c, typed, raw := median(cNs), median(typedNs), median(rawNs)
 			diffs := make([]float64, len(cNs))
 			for i := range cNs {

@@ -92,20 +92,59 @@ func packArgs(buf []byte, offs []uint16, args []any) (int, error) {
 		return 0, errArgsLarge
 	}
 	for i, a := range args {
+		// The common 4- and 8-byte values are stored directly; the rest
+		// are copied at their size and alignment.
+		switch v := a.(type) {
+		case DevicePtr:
+			off = (off + 7) &^ 7
+			if off+8 > len(buf) {
+				return off + 8, errArgsLarge
+			}
+			offs[i] = uint16(off)
+			*(*uint64)(unsafe.Pointer(&buf[off])) = uint64(v)
+			off += 8
+			continue
+		case uint64:
+			off = (off + 7) &^ 7
+			if off+8 > len(buf) {
+				return off + 8, errArgsLarge
+			}
+			offs[i] = uint16(off)
+			*(*uint64)(unsafe.Pointer(&buf[off])) = v
+			off += 8
+			continue
+		case int32:
+			off = (off + 3) &^ 3
+			if off+4 > len(buf) {
+				return off + 4, errArgsLarge
+			}
+			offs[i] = uint16(off)
+			*(*int32)(unsafe.Pointer(&buf[off])) = v
+			off += 4
+			continue
+		case uint32:
+			off = (off + 3) &^ 3
+			if off+4 > len(buf) {
+				return off + 4, errArgsLarge
+			}
+			offs[i] = uint16(off)
+			*(*uint32)(unsafe.Pointer(&buf[off])) = v
+			off += 4
+			continue
+		case float32:
+			off = (off + 3) &^ 3
+			if off+4 > len(buf) {
+				return off + 4, errArgsLarge
+			}
+			offs[i] = uint16(off)
+			*(*float32)(unsafe.Pointer(&buf[off])) = v
+			off += 4
+			continue
+		}
 		var size, align int
 		var p unsafe.Pointer
 		switch v := a.(type) {
-		case int32:
-			size, align, p = 4, 4, unsafe.Pointer(&v)
-		case uint32:
-			size, align, p = 4, 4, unsafe.Pointer(&v)
-		case float32:
-			size, align, p = 4, 4, unsafe.Pointer(&v)
-		case DevicePtr:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
 		case int64:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
-		case uint64:
 			size, align, p = 8, 8, unsafe.Pointer(&v)
 		case float64:
 			size, align, p = 8, 8, unsafe.Pointer(&v)

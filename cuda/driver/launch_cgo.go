@@ -20,6 +20,8 @@ static int cg_launch_packed(uintptr_t ctx, uintptr_t fn, uintptr_t f, unsigned g
 	return ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))fn)(
 		(void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)stream, params, NULL);
 }
+// noescape (the driver copies the values during the call) keeps the
+// buffer on the stack; cgo honours it only with nocallback.
 #cgo noescape cg_launch_packed
 #cgo nocallback cg_launch_packed
 */
