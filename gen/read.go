@@ -200,38 +200,6 @@ func enumValue(e *cc.Enumerator) (int64, error) {
 	return 0, fmt.Errorf("gen: %s: enumerator %s has no constant value", e.Position(), e.Token.SrcStr())
 }
 
-var pfnDirect = regexp.MustCompile(`^PFN_\w+?_v([0-9]+)$`)
-
-// pfnMacro reads "#define PFN_cuX PFN_cuX_vN" or the
-// "__API_TYPEDEF_PTSZ(PFN_cuX, default, per-thread)" form; ptsz picks the
-// per-thread version.
-func (s *source) pfnMacro(base string, ptsz bool) (int, bool) {
-	mac := s.ast.Macros["PFN_"+base]
-	if mac == nil {
-		return 0, false
-	}
-	var toks []string
-	for _, t := range mac.ReplacementList() {
-		toks = append(toks, t.SrcStr())
-	}
-	if len(toks) == 1 && !ptsz {
-		if mm := pfnDirect.FindStringSubmatch(toks[0]); mm != nil {
-			n, _ := strconv.Atoi(mm[1])
-			return n, true
-		}
-	}
-	// __API_TYPEDEF_PTSZ ( PFN_cuX , default , ptsz )
-	if len(toks) == 8 && strings.HasPrefix(toks[0], "__API_TYPEDEF_PT") {
-		i := 4
-		if ptsz {
-			i = 6
-		}
-		n, err := strconv.Atoi(toks[i])
-		return n, err == nil
-	}
-	return 0, false
-}
-
 // lines returns a file's lines, cached.
 func (s *source) lines(file string) []string {
 	if l, ok := s.files[file]; ok {

@@ -154,4 +154,5 @@ func TestNotSupportedMessage(t *testing.T) {
 func e2[A any](_ A, err error) error         { return err }
 func e3[A, B any](_ A, _ B, err error) error { return err }
 
+//lint:ignore U1000 the no-driver calls of versions with three-result functions use it
 func e4[A, B, C any](_ A, _ B, _ C, err error) error { return err }
