@@ -517,7 +517,7 @@ func whose(a string, pa *primary, b string, pb *primary) string {
 }
 
 // IPCHandle returns a handle another process passes to Device.OpenIPCEvent
-// to use this event; it carries the event's options (BlockingSync). The
+// to use this event; it holds the event's options (BlockingSync). The
 // event must have been created with IPC. For an event opened with
 // OpenIPCEvent it returns the handle the event was opened with, unchanged
 // (the driver cannot export an imported event), so that a process can pass
@@ -544,7 +544,7 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 
 // OpenIPCEvent opens an event exported by another process. The driver does
 // not allow opening a handle in the process that exported it. The event
-// reports the options the handle carries (Options and BlockingSync: IPC,
+// reports the options the handle holds (Options and BlockingSync: IPC,
 // the exporter's BlockingSync, no timing), and IPCHandle returns h, for
 // passing it on. The driver opens it as an event without timing or
 // blocking sync whatever the exporter chose (cuIpcOpenEventHandle), so Sync
@@ -615,7 +615,7 @@ func (e *Event) BlockingSync() bool { return e.Options().BlockingSync }
 func (e *Event) IPCEnabled() bool { return e != nil && e.opts.IPC }
 
 // Options returns the options the event was created with; for an imported
-// event (OpenIPCEvent), the exporter's, as its handle carries them.
+// event (OpenIPCEvent), the exporter's, as its handle holds them.
 func (e *Event) Options() EventOptions {
 	if e == nil {
 		return EventOptions{}

@@ -14,7 +14,7 @@ var ErrMalformedHandle = errors.New("cuda: malformed IPC event handle")
 
 // IPCEventHandle names an IPC event across processes: the driver's handle
 // (C's CUipcEventHandle, 64 bytes) and the exporter's options that the
-// driver's handle does not carry (BlockingSync), so that the importing
+// driver's handle does not hold (BlockingSync), so that the importing
 // process's event has them (Options). Send its text or binary form to the
 // other process, which passes the decoded handle to Device.OpenIPCEvent. An
 // imported event's IPCHandle returns the handle it was opened with, so that
@@ -23,7 +23,7 @@ var ErrMalformedHandle = errors.New("cuda: malformed IPC event handle")
 type IPCEventHandle struct {
 	h        driver.IPCEventHandle
 	blocking bool // the exporter's BlockingSync
-	v1       bool // decoded from a version 1 form, which carries no options
+	v1       bool // decoded from a version 1 form, which holds no options
 }
 
 // NewIPCEventHandle makes a handle of the driver's handle h (from C's
@@ -37,9 +37,9 @@ func NewIPCEventHandle(h driver.IPCEventHandle, opts EventOptions) IPCEventHandl
 // for C peers, which open it with cuIpcOpenEventHandle.
 func (h IPCEventHandle) Driver() driver.IPCEventHandle { return h.h }
 
-// Options returns the exporting event's options as the handle carries them:
+// Options returns the exporting event's options as the handle holds them:
 // IPC, and BlockingSync as the exporter chose it. A handle decoded from a
-// version 1 form (which carried no options) reports BlockingSync false.
+// version 1 form (which held no options) reports BlockingSync false.
 func (h IPCEventHandle) Options() EventOptions {
 	return EventOptions{IPC: true, BlockingSync: h.blocking}
 }
@@ -62,7 +62,7 @@ func (h IPCEventHandle) Options() EventOptions {
 //
 // Version 1, still decoded: the text "cuipcev1:" followed by the 64 bytes in
 // unpadded base64url (95 characters), and the binary form of the 64 bytes
-// alone (the driver's handle as C's CUipcEventHandle holds it). It carries
+// alone (the driver's handle as C's CUipcEventHandle holds it). It holds
 // no options: the imported event reports BlockingSync false.
 //
 // Decoding accepts exactly these: anything else, a version this package
@@ -91,7 +91,7 @@ func ipcTextLen(version int) int {
 	return len(ipcMagic) + 2 + ipcEncoding.EncodedLen(n)
 }
 
-// payload is what the text and binary forms of version 2 carry after their
+// payload is what the text and binary forms of version 2 hold after their
 // prefix: the options byte and the driver's 64 bytes.
 func (h IPCEventHandle) payload() [1 + ipcDriverLen]byte {
 	var b [1 + ipcDriverLen]byte
@@ -114,7 +114,7 @@ func (h IPCEventHandle) AppendText(b []byte) ([]byte, error) {
 }
 
 // MarshalText returns the text form of h (encoding.TextMarshaler), so that
-// encoding/json and friends carry a handle as a string.
+// encoding/json and friends hold a handle as a string.
 func (h IPCEventHandle) MarshalText() ([]byte, error) {
 	return h.AppendText(make([]byte, 0, ipcTextLen(2)))
 }

@@ -102,7 +102,7 @@ func TestIPCHandleRoundTrip(t *testing.T) {
 }
 
 // Version 1 handles (the text "cuipcev1:" and 64 bytes, the binary form of
-// the 64 bytes alone) still decode, carry no options, and encode back to
+// the 64 bytes alone) still decode, hold no options, and encode back to
 // the same text and bytes, so that a process passing one on passes it
 // unchanged.
 func TestIPCHandleVersion1(t *testing.T) {

@@ -51,7 +51,7 @@ type waiter struct {
 	e driver.Event  // private, CU_EVENT_BLOCKING_SYNC, no timing
 }
 
-// jobOwner is what a sleeper job carries for abandoned: the waiter and the
+// jobOwner is what a sleeper job holds for abandoned: the waiter and the
 // event call its blocked Wait left.
 type jobOwner struct {
 	w *waiter

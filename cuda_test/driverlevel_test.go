@@ -97,7 +97,7 @@ func TestDriverLevel(t *testing.T) {
 		}
 	}
 
-	// IPC: an exported handle carries the options.
+	// IPC: an exported handle holds the options.
 	ipc := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{IPC: true, BlockingSync: true}))
 	defer ipc.Close()
 	h, err := ipc.IPCHandle()

@@ -92,7 +92,7 @@ func TestIPCReexportOnFake(t *testing.T) {
 				t.Errorf("%s: IPCHandle after Close: %v", name, err)
 			}
 		}
-		// Version 1: the driver's bytes alone, which carry no options.
+		// Version 1: the driver's bytes alone, which hold no options.
 		dh := h.Driver()
 		var v1 cuda.IPCEventHandle
 		ok(t, v1.UnmarshalBinary(dh[:]))

@@ -442,7 +442,7 @@ func TestSeveralDevices(t *testing.T) {
 
 // IPC across three processes: this test binary re-executes itself as the
 // child, which opens the exporter's BlockingSync event, checks that the
-// handle carried the option, and passes the handle it re-exports (the same
+// handle held the option, and passes the handle it re-exports (the same
 // text: IPCHandle of an imported event) on to a grandchild, which opens it
 // and sees the exporter's work pending, then complete.
 func TestIPC(t *testing.T) {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -92,90 +93,73 @@ func packArgs(buf []byte, offs []uint16, args []any) (int, error) {
 		return 0, errArgsLarge
 	}
 	for i, a := range args {
-		// The common 4- and 8-byte values are stored directly; the rest
-		// are copied at their size and alignment.
-		switch v := a.(type) {
-		case DevicePtr:
-			off = (off + 7) &^ 7
-			if off+8 > len(buf) {
-				return off + 8, errArgsLarge
-			}
-			offs[i] = uint16(off)
-			*(*uint64)(unsafe.Pointer(&buf[off])) = uint64(v)
-			off += 8
-			continue
-		case uint64:
-			off = (off + 7) &^ 7
-			if off+8 > len(buf) {
-				return off + 8, errArgsLarge
-			}
-			offs[i] = uint16(off)
-			*(*uint64)(unsafe.Pointer(&buf[off])) = v
-			off += 8
-			continue
-		case int32:
-			off = (off + 3) &^ 3
-			if off+4 > len(buf) {
-				return off + 4, errArgsLarge
-			}
-			offs[i] = uint16(off)
-			*(*int32)(unsafe.Pointer(&buf[off])) = v
-			off += 4
-			continue
-		case uint32:
-			off = (off + 3) &^ 3
-			if off+4 > len(buf) {
-				return off + 4, errArgsLarge
-			}
-			offs[i] = uint16(off)
-			*(*uint32)(unsafe.Pointer(&buf[off])) = v
-			off += 4
-			continue
-		case float32:
-			off = (off + 3) &^ 3
-			if off+4 > len(buf) {
-				return off + 4, errArgsLarge
-			}
-			offs[i] = uint16(off)
-			*(*float32)(unsafe.Pointer(&buf[off])) = v
-			off += 4
-			continue
-		}
-		var size, align int
+		// A number is stored as its bits; anything else is copied.
+		var bits uint64
+		var size int
 		var p unsafe.Pointer
 		switch v := a.(type) {
+		case DevicePtr:
+			bits, size = uint64(v), 8
+		case uint64:
+			bits, size = v, 8
+		case int32:
+			bits, size = uint64(uint32(v)), 4
+		case uint32:
+			bits, size = uint64(v), 4
+		case float32:
+			bits, size = uint64(math.Float32bits(v)), 4
 		case int64:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
+			bits, size = uint64(v), 8
 		case float64:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
+			bits, size = math.Float64bits(v), 8
 		case int:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
+			bits, size = uint64(v), 8
 		case uint:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
+			bits, size = uint64(v), 8
 		case uintptr:
-			size, align, p = 8, 8, unsafe.Pointer(&v)
+			bits, size = uint64(v), 8
 		case int16:
-			size, align, p = 2, 2, unsafe.Pointer(&v)
+			bits, size = uint64(uint16(v)), 2
 		case uint16:
-			size, align, p = 2, 2, unsafe.Pointer(&v)
+			bits, size = uint64(v), 2
 		case int8:
-			size, align, p = 1, 1, unsafe.Pointer(&v)
+			bits, size = uint64(uint8(v)), 1
 		case uint8:
-			size, align, p = 1, 1, unsafe.Pointer(&v)
+			bits, size = uint64(v), 1
 		case bool:
-			size, align, p = 1, 1, unsafe.Pointer(&v)
+			if v {
+				bits = 1
+			}
+			size = 1
 		default:
+			var align int
 			var err error
 			if size, align, p, err = plainValue(i, a); err != nil {
 				return 0, err
 			}
+			off = (off + align - 1) &^ (align - 1)
 		}
-		off = (off + align - 1) &^ (align - 1)
+		if p == nil {
+			off = (off + size - 1) &^ (size - 1) // a number's alignment is its size
+		}
 		if off+size > len(buf) {
 			return off + size, errArgsLarge
 		}
 		offs[i] = uint16(off)
-		copy(buf[off:off+size], unsafe.Slice((*byte)(p), size))
+		if p != nil {
+			copy(buf[off:off+size], unsafe.Slice((*byte)(p), size))
+		} else { // little-endian, as the GPU and its host (x86-64) are
+			switch size {
+			case 8:
+				binary.LittleEndian.PutUint64(buf[off:], bits)
+			case 4:
+				binary.LittleEndian.PutUint32(buf[off:], uint32(bits))
+			case 2:
+				binary.LittleEndian.PutUint16(buf[off:], uint16(bits))
+			default:
+				buf[off] = byte(bits)
+			}
+		}
 		off += size
 	}
 	return off, nil

@@ -46,6 +46,7 @@ type typedScratch struct {
 // pointer or the value itself as an integer. A mismatch is an error that
 // names the function, the parameter, the value and both types; err, if
 // not nil, is returned as it is.
+//
 //lint:ignore U1000 the cgo build's wrappers use it
 func (s *typedScratch) in(buf *typedBuf, entry uintptr, err error, fn, param string, by fmt.Stringer, v int64, tab []typedEntry, x any) (_ uintptr, p unsafe.Pointer, n uintptr, u uintptr, _ error) {
 	p, n, u, err = s.check(buf, err, fn, param, by, v, tab, x)
@@ -119,6 +120,7 @@ func (s *typedScratch) check(buf *typedBuf, err error, fn, param string, by fmt.
 
 // out copies what the driver wrote back to the caller's variable, after a
 // call that was made (err nil) and succeeded (r 0).
+//
 //lint:ignore U1000 the cgo build's wrappers use it
 func (s *typedScratch) out(err error, r int) {
 	switch {
