@@ -14,6 +14,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +58,7 @@ func addSorted(s []int, n int) []int {
 	if i < len(s) && s[i] == n {
 		return s
 	}
-	return append(s[:i], append([]int{n}, s[i:]...)...)
+	return slices.Insert(s, i, n)
 }
 
 // pickABI returns the ABI version a declared entry point is resolved at,
@@ -95,7 +96,7 @@ func (m *Model) pickABI(d *cc.Declarator, sym, base string, vs *abiVersions) (in
 		if !ok {
 			continue
 		}
-		if equalStrings(m.canonParams(ft), want) {
+		if slices.Equal(m.canonParams(ft), want) {
 			cands = append(cands, n)
 		}
 	}
@@ -105,7 +106,7 @@ func (m *Model) pickABI(d *cc.Declarator, sym, base string, vs *abiVersions) (in
 	case len(cands) == 0:
 		return 0, "", fmt.Errorf("gen: %s: %s(%s): no PFN_%s_vN%s typedef in cudaTypedefs.h has this parameter list (it names ABI versions %s): the two headers disagree, or they are not of one toolkit",
 			d.Position(), sym, strings.Join(want, ", "), base, suffix, joinInts(all))
-	case ordinal <= len(all) && containsInt(cands, all[ordinal-1]):
+	case ordinal <= len(all) && slices.Contains(cands, all[ordinal-1]):
 		return all[ordinal-1], "", nil
 	}
 	return 0, "", fmt.Errorf("gen: %s: %s: the PFN_%s typedefs of ABI versions %s all have its parameter list, and its name (entry point %d of %s) picks none of them: name the version in gen/bindings.json",
@@ -156,27 +157,6 @@ func (m *Model) canon(t cc.Type) string {
 		return "void"
 	}
 	return t.String()
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func containsInt(s []int, n int) bool {
-	for _, x := range s {
-		if x == n {
-			return true
-		}
-	}
-	return false
 }
 
 func joinInts(s []int) string {

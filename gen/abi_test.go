@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/internal/cparams"
 )
 
 // TestABIVersionsMatchTypedefs checks every bound function of every pinned
@@ -134,34 +136,13 @@ func pfnShapes(text []byte) map[string]map[int]string {
 // shape is a parameter list's arity and each parameter's pointer depth:
 // "0,1,0" for (CUcontext *pctx, ...) → "1,0,0".
 func shape(params string) string {
-	params = strings.TrimSpace(params)
-	if params == "" || params == "void" {
-		return ""
-	}
-	var parts []string
-	depth, start := 0, 0
-	for i, c := range params {
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, params[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, params[start:])
 	var r []string
-	for _, p := range parts {
+	for _, p := range cparams.Split(params) {
 		if strings.Contains(p, "(") { // a function pointer
 			r = append(r, "fn")
 			continue
 		}
-		n := strings.Count(p, "*") + strings.Count(p, "[")
-		r = append(r, strconv.Itoa(n))
+		r = append(r, strconv.Itoa(strings.Count(p, "*")+strings.Count(p, "[")))
 	}
 	return strings.Join(r, ",")
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -312,7 +313,7 @@ func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
 		for _, p := range ft.Parameters() {
 			name, doc := p.Name(), pd.first[p.Name()]
 			pt, ok := p.Type().(*cc.PointerType)
-			if !ok || pt.Elem().Attributes().IsConst() || contains(fc.In, name) || contains(fc.Out, name) || fc.Arrays[name] != 0 || fc.Slices[name] != "" {
+			if !ok || pt.Elem().Attributes().IsConst() || slices.Contains(fc.In, name) || slices.Contains(fc.Out, name) || fc.Arrays[name] != 0 || fc.Slices[name] != "" {
 				continue
 			}
 			elem, ty := pt.Elem(), m.named(pt.Elem())

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -872,7 +873,7 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 		cp.Role = rCount
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
-		sp.Optional = contains(fc.Optional, pname)
+		sp.Optional = slices.Contains(fc.Optional, pname)
 	}
 	if err := m.twoCall(f, fc, has); err != nil {
 		return nil, "", err
@@ -976,7 +977,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	if q.C == "" {
 		return nil, "it has no name"
 	}
-	if contains(fc.Address, q.C) {
+	if slices.Contains(fc.Address, q.C) {
 		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
 			return nil, "the config makes it a device address, but it is no void*"
 		}
@@ -1087,7 +1088,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 	named := regexp.MustCompile(`\\p\s+` + regexp.QuoteMeta(q.C) + `\b`)
 	for other, d := range all {
 		if other != q.C && countsRe.MatchString(d) && named.MatchString(d) {
-			if !contains(fc.Out, q.C) {
+			if !slices.Contains(fc.Out, q.C) {
 				returned = false
 			}
 		}
@@ -1140,15 +1141,6 @@ func isRaw(q *Param) bool {
 		switch q.GoType {
 		case "unsafe.Pointer", "uintptr", "[]unsafe.Pointer", "[]uintptr":
 			return !q.callback
-		}
-	}
-	return false
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
 		}
 	}
 	return false

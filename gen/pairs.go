@@ -11,6 +11,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,7 +33,7 @@ func (m *Model) checkPairs(f *Func, fc FuncConf) error {
 	}
 	var loose []string
 	for _, q := range f.Params {
-		if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") || contains(counts, q.C) {
+		if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") || slices.Contains(counts, q.C) {
 			continue
 		}
 		if _, ok := fc.NotSlices[q.C]; ok {

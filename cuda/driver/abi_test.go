@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/headers"
+	"github.com/cudagen/cudagen/internal/cparams"
 )
 
 // The ABI check: a fake libcuda, written from this build's cudaTypedefs.h,
@@ -61,7 +62,7 @@ func abiEntries(text []byte) ([]abiEntry, error) {
 	var r []abiEntry
 	for _, m := range pfnTypedefRe.FindAllSubmatch(text, -1) {
 		name := string(m[1])
-		e := abiEntry{arity: arity(string(m[2]))}
+		e := abiEntry{arity: len(cparams.Split(string(m[2])))}
 		if mm := pfnNameRe.FindStringSubmatch(name); mm != nil {
 			e.name = mm[1]
 			e.version, _ = strconv.Atoi(mm[2])
@@ -77,28 +78,6 @@ func abiEntries(text []byte) ([]abiEntry, error) {
 		return nil, fmt.Errorf("only %d PFN typedefs found", len(r))
 	}
 	return r, nil
-}
-
-// arity counts a C parameter list's parameters.
-func arity(params string) int {
-	params = strings.TrimSpace(params)
-	if params == "" || params == "void" {
-		return 0
-	}
-	n, depth := 1, 0
-	for _, c := range params {
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // abiFakeCalls are the entry points of the fake that call back what they
