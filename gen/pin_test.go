@@ -46,7 +46,7 @@ func copyTree(t *testing.T, dst string) {
 		rel, _ := filepath.Rel(src, f)
 		copyOne(rel)
 	}
-	for _, dir := range []string{"templates", "cuda"} {
+	for _, dir := range []string{"templates", "cuda", "internal"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
