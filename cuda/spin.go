@@ -65,7 +65,7 @@ func (s *Stream) Spin(d time.Duration) error {
 	k := v.(*spinKernel)
 	k.once.Do(func() {
 		img := []byte(spinPTX)
-		k.mod, k.err = driver.ModuleLoadDataCtx(s.dev.p.ctx, unsafe.Pointer(&img[0]))
+		k.mod, k.err = driver.ModuleLoadDataCtx(s.dev.p.ctx, img)
 		if k.err != nil {
 			k.err = driverErr("load the spin kernel (PTX JIT)", k.err)
 			return

@@ -73,7 +73,7 @@ func emptyPTX() string {
 func loadPTX(t testing.TB, ctx driver.Context, ptx string, names ...string) (driver.Module, []driver.Function) {
 	t.Helper()
 	img := []byte(ptx)
-	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, unsafe.Pointer(&img[0])))
+	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, img))
 	var fns []driver.Function
 	for _, n := range names {
 		fns = append(fns, must[driver.Function](t)(driver.ModuleGetFunctionCtx(ctx, mod, n)))
@@ -100,8 +100,8 @@ func TestLaunchArgsVectorAdd(t *testing.T) {
 	defer driver.MemFreeCtx(ctx, db)
 	dc := must[driver.DevicePtr](t)(driver.MemAllocCtx(ctx, size))
 	defer driver.MemFreeCtx(ctx, dc)
-	ok(t, driver.MemcpyHtoDCtx(ctx, da, unsafe.Pointer(&a[0]), size))
-	ok(t, driver.MemcpyHtoDCtx(ctx, db, unsafe.Pointer(&b[0]), size))
+	ok(t, driver.MemcpyHtoDCtx(ctx, da, driver.AsBytes(a)))
+	ok(t, driver.MemcpyHtoDCtx(ctx, db, driver.AsBytes(b)))
 	s := must[driver.Stream](t)(driver.StreamCreateCtx(ctx, driver.StreamNonBlocking))
 	defer driver.StreamDestroyCtx(ctx, s)
 
@@ -109,7 +109,7 @@ func TestLaunchArgsVectorAdd(t *testing.T) {
 		t.Helper()
 		ok(t, driver.StreamSynchronizeCtx(ctx, s))
 		c := make([]float32, n)
-		ok(t, driver.MemcpyDtoHCtx(ctx, unsafe.Pointer(&c[0]), dc, size))
+		ok(t, driver.MemcpyDtoHCtx(ctx, driver.AsBytes(c), dc))
 		for i := range c {
 			if want := scale*a[i] + b[i]; c[i] != want {
 				t.Fatalf("%s: c[%d] = %v, want %v", name, i, c[i], want)

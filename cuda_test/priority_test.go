@@ -58,7 +58,7 @@ func TestStreamPriority(t *testing.T) {
 	ordinal := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
 	sms := must[int32](t)(driver.DeviceGetAttributeCtx(ctx, driver.DeviceAttributeMultiprocessorCount, ordinal))
 	img := []byte(wideSpinPTX)
-	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, unsafe.Pointer(&img[0])))
+	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, img))
 	defer driver.ModuleUnloadCtx(ctx, mod)
 	fn := must[driver.Function](t)(driver.ModuleGetFunctionCtx(ctx, mod, "cudagen_wide_spin"))
 	const block = time.Millisecond

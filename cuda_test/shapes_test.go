@@ -121,10 +121,10 @@ func loadStore(t *testing.T, ctx driver.Context) (driver.Module, driver.Function
 	opts := []driver.JITOption{driver.JITInfoLogBuffer, driver.JITInfoLogBufferSizeBytes, driver.JITOptimizationLevel}
 	// Each value is an integer or an address (pinned above), as a uintptr.
 	vals := []uintptr{uintptr(unsafe.Pointer(&info[0])), uintptr(len(info)), 3}
-	mod, err := driver.ModuleLoadDataExCtx(ctx, unsafe.Pointer(&img[0]), opts, vals)
+	mod, err := driver.ModuleLoadDataExCtx(ctx, img, opts, vals)
 	ok(t, err)
 	t.Logf("JIT info log: %q", strings.TrimRight(string(info), "\x00"))
-	if _, err := driver.ModuleLoadDataExCtx(ctx, unsafe.Pointer(&img[0]), opts, vals[:2]); err == nil || !strings.Contains(err.Error(), "same length") {
+	if _, err := driver.ModuleLoadDataExCtx(ctx, img, opts, vals[:2]); err == nil || !strings.Contains(err.Error(), "same length") {
 		t.Errorf("slices of different lengths: %v", err)
 	}
 	fn := must[driver.Function](t)(driver.ModuleGetFunctionCtx(ctx, mod, "cudagen_store"))
@@ -156,10 +156,10 @@ func TestShapeModuleLoadDataExLaunchKernelEx(t *testing.T) {
 	cfg := driver.LaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, HStream: s, Attrs: &attrs[0], NumAttrs: 1}
 	ok(t, driver.LaunchKernelExCtx(ctx, &cfg, fn, params[:], nil))
 	ok(t, driver.StreamSynchronizeCtx(ctx, s))
-	var got uint32
-	ok(t, driver.MemcpyDtoHCtx(ctx, unsafe.Pointer(&got), dptr, 4))
-	if got != v {
-		t.Fatalf("the kernel stored %#x, want %#x", got, v)
+	got := make([]uint32, 1)
+	ok(t, driver.MemcpyDtoHCtx(ctx, driver.AsBytes(got), dptr))
+	if got[0] != v {
+		t.Fatalf("the kernel stored %#x, want %#x", got[0], v)
 	}
 }
 

@@ -84,6 +84,14 @@ type FuncConf struct {
 	// Address names void* parameters that hold a device address (a
 	// virtual address the driver maps, never host memory): DevicePtr.
 	Address []string `json:"address,omitempty"`
+	// Host names void* parameters, and void** results, that hold page-locked
+	// host memory the driver allocated or registered (C memory, never Go
+	// memory, which the driver may use after the call): HostPtr.
+	Host []string `json:"host,omitempty"`
+	// Image names const void* parameters that are a module image (PTX
+	// text, an ELF cubin, a fatbin), whose size the driver reads from the
+	// image itself: a []byte the wrapper checks covers it (checkImage).
+	Image []string `json:"image,omitempty"`
 	// Typed gives a void* whose size depends on another parameter's value
 	// (an attribute, a handle type) a Go type per value: the parameter
 	// becomes an any, checked against the table before the call.

@@ -397,7 +397,7 @@ func sigParams(f *Func, ctx bool) []string {
 	}
 	for _, q := range f.Params {
 		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice, rTyped:
+		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
 			r = append(r, q.Go+" "+q.GoType)
 		}
 	}
@@ -409,7 +409,7 @@ func callNames(f *Func) []string {
 	var r []string
 	for _, q := range f.Params {
 		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice, rTyped:
+		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
 			r = append(r, q.Go)
 		}
 	}
@@ -570,6 +570,8 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 				g.p("var c%s [%d]byte", q.Go, q.Size)
 				args = append(args, "unsafe.Pointer(&c"+q.Go+"[0])")
 				post = append(post, fmt.Sprintf("%s = cString(c%s[:])", q.Go, q.Go))
+			case rImage:
+				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
 			case rSlice:
 				if q.Hidden {
 					args = append(args, "(*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData("+q.Go+")))")
@@ -797,6 +799,9 @@ func sliceParam(f *Func, goName string) *Param {
 func lengthChecks(f *Func) string {
 	var b strings.Builder
 	for _, q := range f.Params {
+		if q.Role == rImage {
+			fmt.Fprintf(&b, "if err == nil {\nfn, err = checkImage(fn, %q, %q, %s)\n}\n", f.Symbol, q.Go, q.Go)
+		}
 		if q.Role != rCount || len(q.Slices) < 2 {
 			continue
 		}
@@ -893,6 +898,8 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 				}
 			case rPtr, rSlice:
 				args = append(args, "nil")
+			case rImage:
+				args = append(args, "[]byte{0}") // empty PTX text: an image the check passes
 			case rStruct:
 				args = append(args, "new("+strings.TrimPrefix(q.GoType, "*")+")")
 			case rString:

@@ -284,7 +284,7 @@ func TestSignatures(t *testing.T) {
 		"cuMemcpy2D":           "Memcpy2D(pCopy *Memcpy2DParams) error",
 		"cuDeviceGetLuid":      "DeviceGetLUID(dev Device) ([8]byte, uint32, error)",
 		"cuDeviceGetPCIBusId":  "DeviceGetPCIBusID(dev Device) (string, error)",
-		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error)",
+		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image []byte, options []JITOption, optionValues []uintptr) (Module, error)",
 		"cuGraphAddKernelNode": "GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error)",
 		"cuDeviceGetUuid":      "DeviceGetUUID(dev Device) (UUID, error)",
 		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error",
@@ -310,6 +310,19 @@ func TestSignatures(t *testing.T) {
 		"cuEventElapsedTime":                   "EventElapsedTime(hStart Event, hEnd Event) (float32, error)",
 		"cuIpcOpenEventHandle":                 "IPCOpenEventHandle(handle *IPCEventHandle) (Event, error)",
 		"cuDeviceGetName":                      "DeviceGetName(dev Device) (string, error)",
+		// Host buffers: a []byte where the driver is done with it when
+		// the call returns, page-locked C memory (HostPtr) where it is
+		// used later; module images, checked before the call.
+		"cuMemcpyHtoD":              "MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error",
+		"cuMemcpyDtoH":              "MemcpyDtoH(dstHost []byte, srcDevice DevicePtr) error",
+		"cuMemcpyAtoH":              "MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error",
+		"cuMemcpyHtoDAsync":         "MemcpyHtoDAsync(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error",
+		"cuMemAllocHost":            "MemAllocHost(bytesize uint64) (HostPtr, error)",
+		"cuMemHostAlloc":            "MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (HostPtr, error)",
+		"cuMemHostRegister":         "MemHostRegister(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error",
+		"cuMemHostGetDevicePointer": "MemHostGetDevicePointer(pArg HostPtr, flags uint32) (DevicePtr, error)",
+		"cuModuleLoadData":          "ModuleLoadData(image []byte) (Module, error)",
+		"cuModuleLoadFatBinary":     "ModuleLoadFatBinary(fatCubin []byte) (Module, error)",
 	}
 	for i := range man.Versions {
 		e := &man.Versions[i]
@@ -335,6 +348,42 @@ func TestSignatures(t *testing.T) {
 				if got != w {
 					t.Errorf("%s: got  %s\nwant %s", base, got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestRawParameters: at most 20 functions of each version keep a raw
+// unsafe.Pointer or uintptr parameter, and each such parameter is
+// documented in its wrapper (the config's "raw").
+func TestRawParameters(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	for i := range man.Versions {
+		e := &man.Versions[i]
+		t.Run(e.Version, func(t *testing.T) {
+			m, err := Build(cfg, e, headerDir(t, e, cache))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw []string
+			for _, f := range m.Funcs {
+				n := 0
+				for _, q := range f.Params {
+					if isRaw(q) {
+						n++
+					}
+				}
+				if n == 0 {
+					continue
+				}
+				raw = append(raw, f.GoName)
+				if len(f.RawDocs) != n {
+					t.Errorf("%s: %d raw parameters, %d documented", f.GoName, n, len(f.RawDocs))
+				}
+			}
+			t.Logf("%d functions keep raw parameters: %s", len(raw), strings.Join(raw, ", "))
+			if len(raw) > 20 {
+				t.Errorf("%d functions keep raw parameters, more than 20", len(raw))
 			}
 		})
 	}

@@ -137,6 +137,7 @@ const (
 	rOutCount              // that count pointer, the wrapper's
 	rTyped                 // a void* typed by another parameter's value: an any
 	rTypedSize             // the size of a typed parameter, set by the wrapper
+	rImage                 // a module image: a []byte checked before the call
 )
 
 // Param is one C parameter.
@@ -922,7 +923,7 @@ func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (
 	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
 	f.NoEscape = true
 	for _, q := range f.Params {
-		if q.Role == rPtr || q.Role == rSlice || q.GoType == "unsafe.Pointer" || q.callback {
+		if q.Role == rPtr || q.Role == rSlice || q.Role == rImage || q.GoType == "unsafe.Pointer" || q.callback {
 			f.NoEscape = false
 		}
 	}
@@ -982,6 +983,25 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 			return nil, "the config makes it a device address, but it is no void*"
 		}
 		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, "DevicePtr", "uintptr_t", "void *", "C.uintptr_t"
+		return q, ""
+	}
+	if slices.Contains(fc.Host, q.C) {
+		isVoid := func(t cc.Type) bool { return t.Kind() == cc.Ptr && t.(*cc.PointerType).Elem().Kind() == cc.Void }
+		switch {
+		case isVoid(t):
+			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, "HostPtr", "uintptr_t", "void *", "C.uintptr_t"
+		case t.Kind() == cc.Ptr && isVoid(t.(*cc.PointerType).Elem()) && !t.(*cc.PointerType).Elem().Attributes().IsConst():
+			q.Role, q.GoType, q.CArg, q.CCall = rOut, "HostPtr", "void *", "void *"
+		default:
+			return nil, "the config makes it host memory, but it is no void* or void**"
+		}
+		return q, ""
+	}
+	if slices.Contains(fc.Image, q.C) {
+		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void || !t.(*cc.PointerType).Elem().Attributes().IsConst() {
+			return nil, "the config makes it a module image, but it is no const void*"
+		}
+		q.Role, q.GoType, q.CArg, q.CCall = rImage, "[]byte", "void *", "void *"
 		return q, ""
 	}
 	if tc, ok := fc.Typed[q.C]; ok {

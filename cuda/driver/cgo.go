@@ -162,3 +162,12 @@ func pinElems(pin *runtime.Pinner, p unsafe.Pointer, n int, size uintptr, words 
 		pinWords(pin, unsafe.Add(p, uintptr(i)*size), words)
 	}
 }
+
+// checkImage refuses, with fn 0, a module image the driver would read
+// past (imageError).
+func checkImage(fn uintptr, sym, name string, image []byte) (uintptr, error) {
+	if err := imageError(sym, name, image); err != nil {
+		return 0, err
+	}
+	return fn, nil
+}

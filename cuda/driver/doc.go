@@ -17,7 +17,11 @@
 // XCtx(0, ...). Parameters mirror C unless their meaning is certain: a
 // pointer is a result only where the header documents it as returned, and
 // slices, string buffers and fixed arrays only where gen/bindings.json says
-// so; every other pointer stays *T or unsafe.Pointer. Structs have the C
+// so. Host buffers the driver is done with when the call returns are
+// []byte (AsBytes views numbers as bytes); page-locked memory the driver
+// uses later is a HostPtr; module images are []byte checked, before the
+// call, to hold the whole image. Every other pointer stays *T or
+// unsafe.Pointer, its wrapper saying what memory it takes. Structs have the C
 // layout, checked against the real header (go test ./gen -run TestLayout).
 //
 // Functions return a Result as their error (nil on CUDA_SUCCESS); without a

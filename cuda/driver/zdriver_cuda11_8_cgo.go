@@ -105,12 +105,12 @@ static int cg_q(uintptr_t ctx, uintptr_t fn, unsigned long long a0) { CG_ENTER(f
 static int cg_ppq(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned long long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long long))fn)(a0, a1, a2); }
 #cgo noescape cg_ppq
 #cgo nocallback cg_ppq
-static int cg_pl_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
-static int cg_plu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
-static int cg_ppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
 static int cg_plu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)(a0, a1, a2); }
 #cgo noescape cg_plu
 #cgo nocallback cg_plu
+static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
+#cgo noescape cg_phu
+#cgo nocallback cg_phu
 static int cg_ph(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_ph
 #cgo nocallback cg_ph
@@ -121,6 +121,9 @@ static int cg_pq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a
 static int cg_pb64a1u(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
 #cgo noescape cg_pb64a1u
 #cgo nocallback cg_pb64a1u
+static int cg_hlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hlu
+#cgo nocallback cg_hlu
 static int cg_qql(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long))fn)(a0, a1, a2); }
 #cgo noescape cg_qql
 #cgo nocallback cg_qql
@@ -146,10 +149,18 @@ static int cg_qqlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned 
 static int cg_qhqhlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long long a2, uintptr_t a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long long, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, (void *)a3, a4, (void *)a5); }
 #cgo noescape cg_qhqhlh
 #cgo nocallback cg_qhqhlh
-static int cg_qplh_cb(uintptr_t ctx, uintptr_t fn, unsigned long long a0, void * a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_pqlh_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
-static int cg_hlplh_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, void *))fn)((void *)a0, a1, a2, a3, (void *)a4); }
-static int cg_phllh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
+static int cg_qhlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, (void *)a3); }
+#cgo noescape cg_qhlh
+#cgo nocallback cg_qhlh
+static int cg_hqlh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, void *))fn)((void *)a0, a1, a2, (void *)a3); }
+#cgo noescape cg_hqlh
+#cgo nocallback cg_hqlh
+static int cg_hlhlh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, void *))fn)((void *)a0, a1, (void *)a2, a3, (void *)a4); }
+#cgo noescape cg_hlhlh
+#cgo nocallback cg_hlhlh
+static int cg_hhllh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)((void *)a0, (void *)a1, a2, a3, (void *)a4); }
+#cgo noescape cg_hhllh
+#cgo nocallback cg_hhllh
 static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_qcl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long))fn)(a0, a1, a2); }
 #cgo noescape cg_qcl
@@ -190,9 +201,7 @@ static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phi
 #cgo nocallback cg_phi
-static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
-#cgo noescape cg_phu
-#cgo nocallback cg_phu
+static int cg_ppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, a1, a2); }
 static int cg_pqliq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, unsigned long a2, int a3, unsigned long long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, int, unsigned long long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pqliq
 #cgo nocallback cg_pqliq
@@ -582,20 +591,31 @@ func ModuleLoadCtx(ctx Context, fname string) (module Module, err error) {
 	err = procs[48].done(C.cg_ps(C.uintptr_t(ctx), procs[48].fn(), unsafe.Pointer(&module), cfname))
 	return
 }
-func ModuleLoadDataCtx(ctx Context, image unsafe.Pointer) (module Module, err error) {
-	err = procs[49].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[49].fn(), unsafe.Pointer(&module), image))
+func ModuleLoadDataCtx(ctx Context, image []byte) (module Module, err error) {
+	fn, err := procs[49].enter()
+	if err == nil {
+		fn, err = checkImage(fn, "cuModuleLoadData", "image", image)
+	}
+	err = status(err, C.cg_pp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image))))
 	return
 }
-func ModuleLoadDataExCtx(ctx Context, image unsafe.Pointer, options []JITOption, optionValues []uintptr) (module Module, err error) {
+func ModuleLoadDataExCtx(ctx Context, image []byte, options []JITOption, optionValues []uintptr) (module Module, err error) {
 	fn, err := procs[50].enter()
+	if err == nil {
+		fn, err = checkImage(fn, "cuModuleLoadDataEx", "image", image)
+	}
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_ppupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), image, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	err = status(err, C.cg_ppupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image)), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 	return
 }
-func ModuleLoadFatBinaryCtx(ctx Context, fatCubin unsafe.Pointer) (module Module, err error) {
-	err = procs[51].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[51].fn(), unsafe.Pointer(&module), fatCubin))
+func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err error) {
+	fn, err := procs[51].enter()
+	if err == nil {
+		fn, err = checkImage(fn, "cuModuleLoadFatBinary", "fatCubin", fatCubin)
+	}
+	err = status(err, C.cg_pp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(fatCubin))))
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
@@ -681,23 +701,23 @@ func MemGetAddressRangeCtx(ctx Context, dptr DevicePtr) (pbase DevicePtr, psize 
 	err = procs[67].done(C.cg_ppq(C.uintptr_t(ctx), procs[67].fn(), unsafe.Pointer(&pbase), unsafe.Pointer(&psize), C.ulonglong(dptr)))
 	return
 }
-func MemAllocHostCtx(ctx Context, bytesize uint64) (pp unsafe.Pointer, err error) {
-	err = procs[68].done(C.cg_pl_cb(C.uintptr_t(ctx), procs[68].fn(), unsafe.Pointer(&pp), C.ulong(bytesize)))
+func MemAllocHostCtx(ctx Context, bytesize uint64) (pp HostPtr, err error) {
+	err = procs[68].done(C.cg_pl(C.uintptr_t(ctx), procs[68].fn(), unsafe.Pointer(&pp), C.ulong(bytesize)))
 	return
 }
-func MemFreeHostCtx(ctx Context, pArg unsafe.Pointer) error {
-	return procs[69].done(C.cg_p_cb(C.uintptr_t(ctx), procs[69].fn(), pArg))
+func MemFreeHostCtx(ctx Context, pArg HostPtr) error {
+	return procs[69].done(C.cg_h(C.uintptr_t(ctx), procs[69].fn(), C.uintptr_t(pArg)))
 }
-func MemHostAllocCtx(ctx Context, bytesize uint64, flags MemHostAllocFlags) (pp unsafe.Pointer, err error) {
-	err = procs[70].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[70].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
+func MemHostAllocCtx(ctx Context, bytesize uint64, flags MemHostAllocFlags) (pp HostPtr, err error) {
+	err = procs[70].done(C.cg_plu(C.uintptr_t(ctx), procs[70].fn(), unsafe.Pointer(&pp), C.ulong(bytesize), C.uint(flags)))
 	return
 }
-func MemHostGetDevicePointerCtx(ctx Context, pArg unsafe.Pointer, flags uint32) (pdptr DevicePtr, err error) {
-	err = procs[71].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[71].fn(), unsafe.Pointer(&pdptr), pArg, C.uint(flags)))
+func MemHostGetDevicePointerCtx(ctx Context, pArg HostPtr, flags uint32) (pdptr DevicePtr, err error) {
+	err = procs[71].done(C.cg_phu(C.uintptr_t(ctx), procs[71].fn(), unsafe.Pointer(&pdptr), C.uintptr_t(pArg), C.uint(flags)))
 	return
 }
-func MemHostGetFlagsCtx(ctx Context, pArg unsafe.Pointer) (pFlags uint32, err error) {
-	err = procs[72].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[72].fn(), unsafe.Pointer(&pFlags), pArg))
+func MemHostGetFlagsCtx(ctx Context, pArg HostPtr) (pFlags uint32, err error) {
+	err = procs[72].done(C.cg_ph(C.uintptr_t(ctx), procs[72].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(pArg)))
 	return
 }
 func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
@@ -734,11 +754,11 @@ func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr
 func IPCCloseMemHandleCtx(ctx Context, dptr DevicePtr) error {
 	return procs[80].done(C.cg_q(C.uintptr_t(ctx), procs[80].fn(), C.ulonglong(dptr)))
 }
-func MemHostRegisterCtx(ctx Context, pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
-	return procs[81].done(C.cg_plu_cb(C.uintptr_t(ctx), procs[81].fn(), pArg, C.ulong(bytesize), C.uint(flags)))
+func MemHostRegisterCtx(ctx Context, pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
+	return procs[81].done(C.cg_hlu(C.uintptr_t(ctx), procs[81].fn(), C.uintptr_t(pArg), C.ulong(bytesize), C.uint(flags)))
 }
-func MemHostUnregisterCtx(ctx Context, pArg unsafe.Pointer) error {
-	return procs[82].done(C.cg_p_cb(C.uintptr_t(ctx), procs[82].fn(), pArg))
+func MemHostUnregisterCtx(ctx Context, pArg HostPtr) error {
+	return procs[82].done(C.cg_h(C.uintptr_t(ctx), procs[82].fn(), C.uintptr_t(pArg)))
 }
 func MemcpyCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64) error {
 	return procs[83].done(C.cg_qql(C.uintptr_t(ctx), procs[83].fn(), C.ulonglong(dst), C.ulonglong(src), C.ulong(byteCount)))
@@ -746,11 +766,11 @@ func MemcpyCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64) erro
 func MemcpyPeerCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64) error {
 	return procs[84].done(C.cg_qhqhl(C.uintptr_t(ctx), procs[84].fn(), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount)))
 }
-func MemcpyHtoDCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
-	return procs[85].done(C.cg_qpl_cb(C.uintptr_t(ctx), procs[85].fn(), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount)))
+func MemcpyHtoDCtx(ctx Context, dstDevice DevicePtr, srcHost []byte) error {
+	return procs[85].done(C.cg_qpl_cb(C.uintptr_t(ctx), procs[85].fn(), C.ulonglong(dstDevice), unsafe.Pointer(unsafe.SliceData(srcHost)), C.ulong(len(srcHost))))
 }
-func MemcpyDtoHCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
-	return procs[86].done(C.cg_pql_cb(C.uintptr_t(ctx), procs[86].fn(), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount)))
+func MemcpyDtoHCtx(ctx Context, dstHost []byte, srcDevice DevicePtr) error {
+	return procs[86].done(C.cg_pql_cb(C.uintptr_t(ctx), procs[86].fn(), unsafe.Pointer(unsafe.SliceData(dstHost)), C.ulonglong(srcDevice), C.ulong(len(dstHost))))
 }
 func MemcpyDtoDCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
 	return procs[87].done(C.cg_qql(C.uintptr_t(ctx), procs[87].fn(), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount)))
@@ -761,11 +781,11 @@ func MemcpyDtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcDevice Devi
 func MemcpyAtoDCtx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return procs[89].done(C.cg_qhll(C.uintptr_t(ctx), procs[89].fn(), C.ulonglong(dstDevice), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
-func MemcpyHtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
-	return procs[90].done(C.cg_hlpl_cb(C.uintptr_t(ctx), procs[90].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount)))
+func MemcpyHtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return procs[90].done(C.cg_hlpl_cb(C.uintptr_t(ctx), procs[90].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), unsafe.Pointer(unsafe.SliceData(srcHost)), C.ulong(len(srcHost))))
 }
-func MemcpyAtoHCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	return procs[91].done(C.cg_phll_cb(C.uintptr_t(ctx), procs[91].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
+func MemcpyAtoHCtx(ctx Context, dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return procs[91].done(C.cg_phll_cb(C.uintptr_t(ctx), procs[91].fn(), unsafe.Pointer(unsafe.SliceData(dstHost)), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(len(dstHost))))
 }
 func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return procs[92].done(C.cg_hlhll(C.uintptr_t(ctx), procs[92].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
@@ -800,20 +820,20 @@ func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64,
 func MemcpyPeerAsyncCtx(ctx Context, dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, srcContext Context, byteCount uint64, hStream Stream) error {
 	return procs[98].done(C.cg_qhqhlh(C.uintptr_t(ctx), procs[98].fn(), C.ulonglong(dstDevice), C.uintptr_t(dstContext), C.ulonglong(srcDevice), C.uintptr_t(srcContext), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
-func MemcpyHtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	return procs[99].done(C.cg_qplh_cb(C.uintptr_t(ctx), procs[99].fn(), C.ulonglong(dstDevice), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
+func MemcpyHtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return procs[99].done(C.cg_qhlh(C.uintptr_t(ctx), procs[99].fn(), C.ulonglong(dstDevice), C.uintptr_t(srcHost), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
-func MemcpyDtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
-	return procs[100].done(C.cg_pqlh_cb(C.uintptr_t(ctx), procs[100].fn(), dstHost, C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
+func MemcpyDtoHAsyncCtx(ctx Context, dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return procs[100].done(C.cg_hqlh(C.uintptr_t(ctx), procs[100].fn(), C.uintptr_t(dstHost), C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func MemcpyDtoDAsyncCtx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return procs[101].done(C.cg_qqlh(C.uintptr_t(ctx), procs[101].fn(), C.ulonglong(dstDevice), C.ulonglong(srcDevice), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
-func MemcpyHtoAAsyncCtx(ctx Context, dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
-	return procs[102].done(C.cg_hlplh_cb(C.uintptr_t(ctx), procs[102].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), srcHost, C.ulong(byteCount), C.uintptr_t(hStream)))
+func MemcpyHtoAAsyncCtx(ctx Context, dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return procs[102].done(C.cg_hlhlh(C.uintptr_t(ctx), procs[102].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcHost), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
-func MemcpyAtoHAsyncCtx(ctx Context, dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
-	return procs[103].done(C.cg_phllh_cb(C.uintptr_t(ctx), procs[103].fn(), dstHost, C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
+func MemcpyAtoHAsyncCtx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return procs[103].done(C.cg_hhllh(C.uintptr_t(ctx), procs[103].fn(), C.uintptr_t(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
 	var pin runtime.Pinner

@@ -5721,11 +5721,7 @@ func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 //
 //   - module: Returned module
 //   - image: Module data to load
-//
-// The raw pointers:
-//   - image: the image, NUL-terminated PTX or a cubin/fatbin, read during the
-//     call (C memory, or Go memory such as &b[0] of a []byte)
-func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDataCtx(0, image) }
+func ModuleLoadData(image []byte) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a
 // context current first): Load a module's data with options.
@@ -5743,12 +5739,10 @@ func ModuleLoadData(image unsafe.Pointer) (Module, error) { return ModuleLoadDat
 //   - optionValues: Option values for JIT
 //
 // The raw pointers:
-//   - image: the image, NUL-terminated PTX or a cubin/fatbin, read during the
-//     call (C memory, or Go memory such as &b[0] of a []byte)
 //   - optionValues: one value per option: an integer, or the address of C
 //     memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
-func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []uintptr) (Module, error) {
+func ModuleLoadDataEx(image []byte, options []JITOption, optionValues []uintptr) (Module, error) {
 	return ModuleLoadDataExCtx(0, image, options, optionValues)
 }
 
@@ -5769,13 +5763,7 @@ func ModuleLoadDataEx(image unsafe.Pointer, options []JITOption, optionValues []
 //
 //   - module: Returned module
 //   - fatCubin: Fat binary to load
-//
-// The raw pointers:
-//   - fatCubin: the image, NUL-terminated PTX or a cubin/fatbin, read during
-//     the call (C memory, or Go memory such as &b[0] of a []byte)
-func ModuleLoadFatBinary(fatCubin unsafe.Pointer) (Module, error) {
-	return ModuleLoadFatBinaryCtx(0, fatCubin)
-}
+func ModuleLoadFatBinary(fatCubin []byte) (Module, error) { return ModuleLoadFatBinaryCtx(0, fatCubin) }
 
 // ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current
 // first): Unloads a module.
@@ -5987,15 +5975,13 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 //   - numLibraryOptions: Number of options for loading
 //
 // The raw pointers:
-//   - code: the image, NUL-terminated PTX or a cubin/fatbin, read during the
-//     call (C memory, or Go memory such as &b[0] of a []byte)
 //   - jitOptionsValues: one value per option: an integer, or the address of C
 //     memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
 //   - libraryOptionValues: one value per option: an integer, or the address of
 //     C memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
-func LibraryLoadData(code unsafe.Pointer, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (Library, error) {
+func LibraryLoadData(code []byte, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (Library, error) {
 	return LibraryLoadDataCtx(0, code, jitOptions, jitOptionsValues, libraryOptions, libraryOptionValues)
 }
 
@@ -6568,7 +6554,7 @@ func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 //
 //   - pp: Returned pointer to host memory
 //   - bytesize: Requested allocation size in bytes
-func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHostCtx(0, bytesize) }
+func MemAllocHost(bytesize uint64) (HostPtr, error) { return MemAllocHostCtx(0, bytesize) }
 
 // MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current
 // first): Frees page-locked host memory.
@@ -6579,10 +6565,7 @@ func MemAllocHost(bytesize uint64) (unsafe.Pointer, error) { return MemAllocHost
 // Parameters:
 //
 //   - p: Pointer to memory to free
-//
-// The raw pointers:
-//   - pArg: memory from MemAllocHost or MemHostAlloc
-func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
+func MemFreeHost(pArg HostPtr) error { return MemFreeHostCtx(0, pArg) }
 
 // MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current
 // first): Allocates page-locked host memory.
@@ -6645,7 +6628,7 @@ func MemFreeHost(pArg unsafe.Pointer) error { return MemFreeHostCtx(0, pArg) }
 //   - pp: Returned pointer to host memory
 //   - bytesize: Requested allocation size in bytes
 //   - Flags: Flags for allocation request
-func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (unsafe.Pointer, error) {
+func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (HostPtr, error) {
 	return MemHostAllocCtx(0, bytesize, flags)
 }
 
@@ -6683,10 +6666,7 @@ func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (unsafe.Pointer, err
 //   - pdptr: Returned device pointer
 //   - p: Host pointer
 //   - Flags: Options (must be 0)
-//
-// The raw pointers:
-//   - pArg: host memory from MemHostAlloc or registered with MemHostRegister
-func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, error) {
+func MemHostGetDevicePointer(pArg HostPtr, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
 }
 
@@ -6703,10 +6683,7 @@ func MemHostGetDevicePointer(pArg unsafe.Pointer, flags uint32) (DevicePtr, erro
 //
 //   - pFlags: Returned flags word
 //   - p: Host pointer
-//
-// The raw pointers:
-//   - pArg: host memory from MemHostAlloc
-func MemHostGetFlags(pArg unsafe.Pointer) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
+func MemHostGetFlags(pArg HostPtr) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
 
 // MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context
 // current first): Allocates memory that will be automatically managed by the
@@ -7117,12 +7094,7 @@ func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dp
 //   - p: Host pointer to memory to page-lock
 //   - bytesize: Size in bytes of the address range to page-lock
 //   - Flags: Flags for allocation request
-//
-// The raw pointers:
-//   - pArg: C memory (page-aligned, mmap'd or malloc'd) the driver page-locks
-//     until MemHostUnregister; never Go memory, which the collector may free
-//     while the device uses it
-func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags MemHostRegisterFlags) error {
+func MemHostRegister(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
@@ -7138,10 +7110,7 @@ func MemHostRegister(pArg unsafe.Pointer, bytesize uint64, flags MemHostRegister
 // Parameters:
 //
 //   - p: Host pointer to memory to unregister
-//
-// The raw pointers:
-//   - pArg: memory registered with MemHostRegister
-func MemHostUnregister(pArg unsafe.Pointer) error { return MemHostUnregisterCtx(0, pArg) }
+func MemHostUnregister(pArg HostPtr) error { return MemHostUnregisterCtx(0, pArg) }
 
 // Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies
 // memory.
@@ -7194,13 +7163,8 @@ func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, sr
 //   - dstDevice: Destination device pointer
 //   - srcHost: Source host pointer
 //   - ByteCount: Size of memory copy in bytes
-//
-// The raw pointers:
-//   - srcHost: host memory of byteCount bytes the driver reads during the call
-//     (C memory, or Go memory such as &b[0] of a []byte: the copy is done when
-//     the call returns)
-func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) error {
-	return MemcpyHtoDCtx(0, dstDevice, srcHost, byteCount)
+func MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error {
+	return MemcpyHtoDCtx(0, dstDevice, srcHost)
 }
 
 // MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current
@@ -7215,13 +7179,8 @@ func MemcpyHtoD(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64) e
 //   - dstHost: Destination host pointer
 //   - srcDevice: Source device pointer
 //   - ByteCount: Size of memory copy in bytes
-//
-// The raw pointers:
-//   - dstHost: host memory of byteCount bytes the driver writes during the call
-//     (C memory, or Go memory such as &b[0]: the copy is done when the call
-//     returns)
-func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64) error {
-	return MemcpyDtoHCtx(0, dstHost, srcDevice, byteCount)
+func MemcpyDtoH(dstHost []byte, srcDevice DevicePtr) error {
+	return MemcpyDtoHCtx(0, dstHost, srcDevice)
 }
 
 // MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current
@@ -7292,13 +7251,8 @@ func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount
 //   - dstOffset: Offset in bytes of destination array
 //   - srcHost: Source host pointer
 //   - ByteCount: Size of memory copy in bytes
-//
-// The raw pointers:
-//   - srcHost: host memory of byteCount bytes the driver reads during the call
-//     (C memory, or Go memory such as &b[0] of a []byte: the copy is done when
-//     the call returns)
-func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64) error {
-	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost, byteCount)
+func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost)
 }
 
 // MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current
@@ -7315,13 +7269,8 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCo
 //   - srcArray: Source array
 //   - srcOffset: Offset in bytes of source array
 //   - ByteCount: Size of memory copy in bytes
-//
-// The raw pointers:
-//   - dstHost: host memory of byteCount bytes the driver writes during the call
-//     (C memory, or Go memory such as &b[0]: the copy is done when the call
-//     returns)
-func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64) error {
-	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset, byteCount)
+func MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset)
 }
 
 // MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current
@@ -7760,12 +7709,7 @@ func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePt
 //   - srcHost: Source host pointer
 //   - ByteCount: Size of memory copy in bytes
 //   - hStream: Stream identifier
-//
-// The raw pointers:
-//   - srcHost: host memory of byteCount bytes the driver reads after the call
-//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
-//     or MemHostAlloc, for an asynchronous copy), never Go memory
-func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
+func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
@@ -7782,12 +7726,7 @@ func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost unsafe.Pointer, byteCount uint
 //   - srcDevice: Source device pointer
 //   - ByteCount: Size of memory copy in bytes
 //   - hStream: Stream identifier
-//
-// The raw pointers:
-//   - dstHost: host memory of byteCount bytes the driver writes after the call
-//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
-//     or MemHostAlloc), never Go memory
-func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+func MemcpyDtoHAsync(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
 
@@ -7823,12 +7762,7 @@ func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64,
 //   - srcHost: Source host pointer
 //   - ByteCount: Size of memory copy in bytes
 //   - hStream: Stream identifier
-//
-// The raw pointers:
-//   - srcHost: host memory of byteCount bytes the driver reads after the call
-//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
-//     or MemHostAlloc, for an asynchronous copy), never Go memory
-func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, byteCount uint64, hStream Stream) error {
+func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
@@ -7847,12 +7781,7 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, b
 //   - srcOffset: Offset in bytes of source array
 //   - ByteCount: Size of memory copy in bytes
 //   - hStream: Stream identifier
-//
-// The raw pointers:
-//   - dstHost: host memory of byteCount bytes the driver writes after the call
-//     returns, while the stream runs: C memory (page-locked, from MemAllocHost
-//     or MemHostAlloc), never Go memory
-func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
 

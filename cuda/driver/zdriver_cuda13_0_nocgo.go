@@ -68,25 +68,23 @@ func CtxResetPersistingL2CacheCtx(Context) error                              { 
 func CtxGetExecAffinityCtx(Context, ExecAffinityType) (ExecAffinityParam, error) {
 	return ExecAffinityParam{}, errNoCgo
 }
-func CtxRecordEventCtx(Context, Context, Event) error           { return errNoCgo }
-func CtxWaitEventCtx(Context, Context, Event) error             { return errNoCgo }
-func CtxAttachCtx(Context, uint32) (Context, error)             { return 0, errNoCgo }
-func CtxDetachCtx(Context, Context) error                       { return errNoCgo }
-func CtxGetSharedMemConfigCtx(Context) (Sharedconfig, error)    { return 0, errNoCgo }
-func CtxSetSharedMemConfigCtx(Context, Sharedconfig) error      { return errNoCgo }
-func ModuleLoadCtx(Context, string) (Module, error)             { return 0, errNoCgo }
-func ModuleLoadDataCtx(Context, unsafe.Pointer) (Module, error) { return 0, errNoCgo }
-func ModuleLoadDataExCtx(Context, unsafe.Pointer, []JITOption, []uintptr) (Module, error) {
-	return 0, errNoCgo
-}
-func ModuleLoadFatBinaryCtx(Context, unsafe.Pointer) (Module, error)        { return 0, errNoCgo }
-func ModuleUnloadCtx(Context, Module) error                                 { return errNoCgo }
-func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)            { return 0, errNoCgo }
-func ModuleGetFunctionCtx(Context, Module, string) (Function, error)        { return 0, errNoCgo }
-func ModuleGetFunctionCountCtx(Context, Module) (uint32, error)             { return 0, errNoCgo }
-func ModuleEnumerateFunctionsCtx(Context, []Function, Module) error         { return errNoCgo }
-func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
-func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)      { return 0, errNoCgo }
+func CtxRecordEventCtx(Context, Context, Event) error                             { return errNoCgo }
+func CtxWaitEventCtx(Context, Context, Event) error                               { return errNoCgo }
+func CtxAttachCtx(Context, uint32) (Context, error)                               { return 0, errNoCgo }
+func CtxDetachCtx(Context, Context) error                                         { return errNoCgo }
+func CtxGetSharedMemConfigCtx(Context) (Sharedconfig, error)                      { return 0, errNoCgo }
+func CtxSetSharedMemConfigCtx(Context, Sharedconfig) error                        { return errNoCgo }
+func ModuleLoadCtx(Context, string) (Module, error)                               { return 0, errNoCgo }
+func ModuleLoadDataCtx(Context, []byte) (Module, error)                           { return 0, errNoCgo }
+func ModuleLoadDataExCtx(Context, []byte, []JITOption, []uintptr) (Module, error) { return 0, errNoCgo }
+func ModuleLoadFatBinaryCtx(Context, []byte) (Module, error)                      { return 0, errNoCgo }
+func ModuleUnloadCtx(Context, Module) error                                       { return errNoCgo }
+func ModuleGetLoadingModeCtx(Context) (ModuleLoadingMode, error)                  { return 0, errNoCgo }
+func ModuleGetFunctionCtx(Context, Module, string) (Function, error)              { return 0, errNoCgo }
+func ModuleGetFunctionCountCtx(Context, Module) (uint32, error)                   { return 0, errNoCgo }
+func ModuleEnumerateFunctionsCtx(Context, []Function, Module) error               { return errNoCgo }
+func ModuleGetGlobalCtx(Context, Module, string) (DevicePtr, uint64, error)       { return 0, 0, errNoCgo }
+func LinkCreateCtx(Context, []JITOption, []uintptr) (LinkState, error)            { return 0, errNoCgo }
 func LinkAddDataCtx(Context, LinkState, JITInputType, []byte, string, []JITOption, []uintptr) error {
 	return errNoCgo
 }
@@ -97,7 +95,7 @@ func LinkCompleteCtx(Context, LinkState) (unsafe.Pointer, uint64, error) { retur
 func LinkDestroyCtx(Context, LinkState) error                            { return errNoCgo }
 func ModuleGetTexRefCtx(Context, Module, string) (Texref, error)         { return 0, errNoCgo }
 func ModuleGetSurfRefCtx(Context, Module, string) (Surfref, error)       { return 0, errNoCgo }
-func LibraryLoadDataCtx(Context, unsafe.Pointer, []JITOption, []uintptr, []LibraryOption, []uintptr) (Library, error) {
+func LibraryLoadDataCtx(Context, []byte, []JITOption, []uintptr, []LibraryOption, []uintptr) (Library, error) {
 	return 0, errNoCgo
 }
 func LibraryLoadFromFileCtx(Context, string, []JITOption, []uintptr, []LibraryOption, []uintptr) (Library, error) {
@@ -127,63 +125,55 @@ func MemAllocCtx(Context, uint64) (DevicePtr, error)                            
 func MemAllocPitchCtx(Context, uint64, uint64, uint32) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
 }
-func MemFreeCtx(Context, DevicePtr) error                                 { return errNoCgo }
-func MemGetAddressRangeCtx(Context, DevicePtr) (DevicePtr, uint64, error) { return 0, 0, errNoCgo }
-func MemAllocHostCtx(Context, uint64) (unsafe.Pointer, error)             { return nil, errNoCgo }
-func MemFreeHostCtx(Context, unsafe.Pointer) error                        { return errNoCgo }
-func MemHostAllocCtx(Context, uint64, MemHostAllocFlags) (unsafe.Pointer, error) {
-	return nil, errNoCgo
-}
-func MemHostGetDevicePointerCtx(Context, unsafe.Pointer, uint32) (DevicePtr, error) {
-	return 0, errNoCgo
-}
-func MemHostGetFlagsCtx(Context, unsafe.Pointer) (uint32, error)    { return 0, errNoCgo }
-func MemAllocManagedCtx(Context, uint64, uint32) (DevicePtr, error) { return 0, errNoCgo }
+func MemFreeCtx(Context, DevicePtr) error                                    { return errNoCgo }
+func MemGetAddressRangeCtx(Context, DevicePtr) (DevicePtr, uint64, error)    { return 0, 0, errNoCgo }
+func MemAllocHostCtx(Context, uint64) (HostPtr, error)                       { return 0, errNoCgo }
+func MemFreeHostCtx(Context, HostPtr) error                                  { return errNoCgo }
+func MemHostAllocCtx(Context, uint64, MemHostAllocFlags) (HostPtr, error)    { return 0, errNoCgo }
+func MemHostGetDevicePointerCtx(Context, HostPtr, uint32) (DevicePtr, error) { return 0, errNoCgo }
+func MemHostGetFlagsCtx(Context, HostPtr) (uint32, error)                    { return 0, errNoCgo }
+func MemAllocManagedCtx(Context, uint64, uint32) (DevicePtr, error)          { return 0, errNoCgo }
 func DeviceRegisterAsyncNotificationCtx(Context, Device, AsyncCallback, unsafe.Pointer, *AsyncCallbackHandle) error {
 	return errNoCgo
 }
 func DeviceUnregisterAsyncNotificationCtx(Context, Device, AsyncCallbackHandle) error {
 	return errNoCgo
 }
-func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                         { return 0, errNoCgo }
-func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                           { return "", errNoCgo }
-func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                    { return IPCEventHandle{}, errNoCgo }
-func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)                  { return 0, errNoCgo }
-func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                     { return errNoCgo }
-func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)          { return 0, errNoCgo }
-func IPCCloseMemHandleCtx(Context, DevicePtr) error                                  { return errNoCgo }
-func MemHostRegisterCtx(Context, unsafe.Pointer, uint64, MemHostRegisterFlags) error { return errNoCgo }
-func MemHostUnregisterCtx(Context, unsafe.Pointer) error                             { return errNoCgo }
-func MemcpyCtx(Context, DevicePtr, DevicePtr, uint64) error                          { return errNoCgo }
-func MemcpyPeerCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64) error    { return errNoCgo }
-func MemcpyHtoDCtx(Context, DevicePtr, unsafe.Pointer, uint64) error                 { return errNoCgo }
-func MemcpyDtoHCtx(Context, unsafe.Pointer, DevicePtr, uint64) error                 { return errNoCgo }
-func MemcpyDtoDCtx(Context, DevicePtr, DevicePtr, uint64) error                      { return errNoCgo }
-func MemcpyDtoACtx(Context, Array, uint64, DevicePtr, uint64) error                  { return errNoCgo }
-func MemcpyAtoDCtx(Context, DevicePtr, Array, uint64, uint64) error                  { return errNoCgo }
-func MemcpyHtoACtx(Context, Array, uint64, unsafe.Pointer, uint64) error             { return errNoCgo }
-func MemcpyAtoHCtx(Context, unsafe.Pointer, Array, uint64, uint64) error             { return errNoCgo }
-func MemcpyAtoACtx(Context, Array, uint64, Array, uint64, uint64) error              { return errNoCgo }
-func Memcpy2DCtx(Context, *Memcpy2DParams) error                                     { return errNoCgo }
-func Memcpy2DUnalignedCtx(Context, *Memcpy2DParams) error                            { return errNoCgo }
-func Memcpy3DCtx(Context, *Memcpy3DParams) error                                     { return errNoCgo }
-func Memcpy3DPeerCtx(Context, *Memcpy3DPeerParams) error                             { return errNoCgo }
-func MemcpyAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error             { return errNoCgo }
+func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                      { return 0, errNoCgo }
+func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                        { return "", errNoCgo }
+func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
+func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
+func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                  { return errNoCgo }
+func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
+func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
+func MemHostRegisterCtx(Context, HostPtr, uint64, MemHostRegisterFlags) error     { return errNoCgo }
+func MemHostUnregisterCtx(Context, HostPtr) error                                 { return errNoCgo }
+func MemcpyCtx(Context, DevicePtr, DevicePtr, uint64) error                       { return errNoCgo }
+func MemcpyPeerCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64) error { return errNoCgo }
+func MemcpyHtoDCtx(Context, DevicePtr, []byte) error                              { return errNoCgo }
+func MemcpyDtoHCtx(Context, []byte, DevicePtr) error                              { return errNoCgo }
+func MemcpyDtoDCtx(Context, DevicePtr, DevicePtr, uint64) error                   { return errNoCgo }
+func MemcpyDtoACtx(Context, Array, uint64, DevicePtr, uint64) error               { return errNoCgo }
+func MemcpyAtoDCtx(Context, DevicePtr, Array, uint64, uint64) error               { return errNoCgo }
+func MemcpyHtoACtx(Context, Array, uint64, []byte) error                          { return errNoCgo }
+func MemcpyAtoHCtx(Context, []byte, Array, uint64) error                          { return errNoCgo }
+func MemcpyAtoACtx(Context, Array, uint64, Array, uint64, uint64) error           { return errNoCgo }
+func Memcpy2DCtx(Context, *Memcpy2DParams) error                                  { return errNoCgo }
+func Memcpy2DUnalignedCtx(Context, *Memcpy2DParams) error                         { return errNoCgo }
+func Memcpy3DCtx(Context, *Memcpy3DParams) error                                  { return errNoCgo }
+func Memcpy3DPeerCtx(Context, *Memcpy3DPeerParams) error                          { return errNoCgo }
+func MemcpyAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error          { return errNoCgo }
 func MemcpyPeerAsyncCtx(Context, DevicePtr, Context, DevicePtr, Context, uint64, Stream) error {
 	return errNoCgo
 }
-func MemcpyHtoDAsyncCtx(Context, DevicePtr, unsafe.Pointer, uint64, Stream) error { return errNoCgo }
-func MemcpyDtoHAsyncCtx(Context, unsafe.Pointer, DevicePtr, uint64, Stream) error { return errNoCgo }
-func MemcpyDtoDAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error      { return errNoCgo }
-func MemcpyHtoAAsyncCtx(Context, Array, uint64, unsafe.Pointer, uint64, Stream) error {
-	return errNoCgo
-}
-func MemcpyAtoHAsyncCtx(Context, unsafe.Pointer, Array, uint64, uint64, Stream) error {
-	return errNoCgo
-}
-func Memcpy2DAsyncCtx(Context, *Memcpy2DParams, Stream) error         { return errNoCgo }
-func Memcpy3DAsyncCtx(Context, *Memcpy3DParams, Stream) error         { return errNoCgo }
-func Memcpy3DPeerAsyncCtx(Context, *Memcpy3DPeerParams, Stream) error { return errNoCgo }
+func MemcpyHtoDAsyncCtx(Context, DevicePtr, HostPtr, uint64, Stream) error     { return errNoCgo }
+func MemcpyDtoHAsyncCtx(Context, HostPtr, DevicePtr, uint64, Stream) error     { return errNoCgo }
+func MemcpyDtoDAsyncCtx(Context, DevicePtr, DevicePtr, uint64, Stream) error   { return errNoCgo }
+func MemcpyHtoAAsyncCtx(Context, Array, uint64, HostPtr, uint64, Stream) error { return errNoCgo }
+func MemcpyAtoHAsyncCtx(Context, HostPtr, Array, uint64, uint64, Stream) error { return errNoCgo }
+func Memcpy2DAsyncCtx(Context, *Memcpy2DParams, Stream) error                  { return errNoCgo }
+func Memcpy3DAsyncCtx(Context, *Memcpy3DParams, Stream) error                  { return errNoCgo }
+func Memcpy3DPeerAsyncCtx(Context, *Memcpy3DPeerParams, Stream) error          { return errNoCgo }
 func MemcpyBatchAsyncCtx(Context, []DevicePtr, []DevicePtr, []uint64, []MemcpyAttributes, []uint64, Stream) error {
 	return errNoCgo
 }
