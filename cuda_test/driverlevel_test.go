@@ -26,14 +26,14 @@ func boundABI(t *testing.T, goName string) int {
 	return 0
 }
 
-// TestDriverLevel: the cuda package runs on every driver from 11.3,
+// TestLayerDriverLevel: the cuda package runs on every driver from 11.3,
 // whatever the build's pinned toolkit: events, timing (Sub, through the
 // entry point the driver has), record flags, waits, IPC handles and streams
 // with priority. On the fake driver (TestGoLayerOnFakeDriver runs it as
 // drivers of 11.8, 12.4 and 13.0), it also checks which elapsed-time entry
 // point Sub called: cuEventElapsedTime_v2 (ABI 12080) where the bindings
 // bind it and the driver has it, the original (ABI 2000) otherwise.
-func TestDriverLevel(t *testing.T) {
+func TestLayerDriverLevel(t *testing.T) {
 	dev := gpu(t)
 	dv, err := cuda.DriverVersion()
 	ok(t, err)

@@ -3,59 +3,79 @@
 package gputest
 
 import (
-	_ "embed"
+	"embed"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/cuda"
 )
 
 //go:embed testdata/fakecuda.c
 var fakeCUDA []byte
 
-// The tests of the Go layer's own behaviour, which a driver that does no GPU
-// work exercises as well as a real one: no allocation per call, Close racing
-// with use (the fake driver refuses destroyed handles, so a call that got
-// past a Close is caught), closing devices, the context made current on
-// every thread (the fake needs it where the driver does), the version checks
-// of the loader, options refused before the driver is called, and misuse:
-// Close never blocking or spinning, no call on a released context or with a
-// destroyed handle (the fake counts them), nil and zero values.
-var goLayerTests = []string{
-	"TestNoAllocations",
-	"TestLongWaitNoAllocations",
-	"TestCloseRacesWithUse",
-	"TestDeviceClosed",
-	"TestLastDeviceClosed",
-	"TestGoroutinesAndThreads",
-	"TestDriverTooOld",
-	"TestIPCTimingRejected",
-	"TestMisuse",
-	"TestCreateCloseMillion",
-	"TestSpinCancelThenClose",
-	"TestClosedDuringCall",
-	"TestSyncQueriesFirst",
-	"TestSoak",
-	"TestEventReuse",
-	"TestEventReuseExternal",
-	"TestWaitLeavesContextCurrent",
-	"TestWaitersEndWithContext",
-	"TestWaitCancelAcrossContexts",
-	"TestDriverLevel",
-	"TestIPCReexportOnFake",
-	"TestStreamOptionsOnFake",
-	"TestSmallFixesOnFake",
-	"TestWaitScale",
-	"TestWaitCloseRule",
+// The fake-driver run goes by a naming convention, not a list: every test
+// named TestLayer… (layerTests) tests the Go layer's own behaviour, which a
+// driver that does no GPU work exercises as well as a real one: no
+// allocation per call, Close racing with use (the fake driver refuses
+// destroyed handles, so a call that got past a Close is caught), closing
+// devices, the context made current on every thread (the fake needs it
+// where the driver does), the version checks of the loader, options refused
+// before the driver is called, and misuse: Close never blocking or spinning,
+// no call on a released context or with a destroyed handle (the fake counts
+// them), nil and zero values. TestGoLayerOnFakeDriver runs each of them, in
+// every fake mode, and each must pass there. A test that needs the fake
+// (it calls fakeOnly or onFake, or reads fakeChildEnv) must be named so
+// (TestFakeDriverNaming checks it). The one skip the run accepts is under
+// -race, with a reason beginning raceSkip: a test whose figures are the
+// detector's, not the package's, says so itself (TestLayerWaitScale).
+const layerTests = "^TestLayer"
+
+// raceSkip begins the reason of a skip that the fake-driver run accepts in
+// a build with -race (raceEnabled), and only there.
+const raceSkip = "skipping under -race:"
+
+// fakeChildEnv is set in the fake driver's child process.
+const fakeChildEnv = "CUDAGEN_FAKE_CHILD"
+
+// onFake reports whether this is the fake driver's child process, where
+// TestGoLayerOnFakeDriver runs the layerTests.
+func onFake() bool { return os.Getenv(fakeChildEnv) != "" }
+
+// fakeOnly is gpu for the tests that need the fake driver's own knobs (it
+// opens IPC handles in the exporting process, FAKECUDA_IPC_OPEN, and has two
+// devices): TestGoLayerOnFakeDriver runs them against it.
+func fakeOnly(t *testing.T) *cuda.Device {
+	t.Helper()
+	dev := gpu(t)
+	if _, fake := fakeCounter("fakecuda_live_handles"); !fake {
+		t.Skip("skipping: needs the fake driver (TestGoLayerOnFakeDriver runs it there); on a GPU, TestIPC and TestStreamPriority cover the same ground")
+	}
+	return dev
 }
 
-// TestGoLayerOnFakeDriver runs goLayerTests in a child process whose loader
+func liveHandles(t *testing.T) int64 {
+	t.Helper()
+	n, _ := fakeCounter("fakecuda_live_handles")
+	return n
+}
+
+// TestGoLayerOnFakeDriver runs the layerTests in a child process whose loader
 // opens testdata/fakecuda.c, built here, instead of libcuda.so.1: so CI, which
 // has no GPU, checks them too. The rest of the GPU tests depend on what the
 // GPU does, and most of them fail against the fake.
 func TestGoLayerOnFakeDriver(t *testing.T) {
-	if os.Getenv("CUDAGEN_FAKE_CHILD") != "" {
+	if onFake() {
 		t.Skip("skipping: this is the fake driver's child process")
 	}
 	cc := os.Getenv("CC")
@@ -64,6 +84,15 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	}
 	if _, err := exec.LookPath(cc); err != nil {
 		t.Skipf("skipping: building the fake driver needs a C compiler (%s: %v); cgo needs one anyway, and tools/ensure-deps.sh installs gcc", cc, err)
+	}
+	// The tests the convention selects in this binary (build tags included).
+	list, err := exec.Command(os.Args[0], "-test.list="+layerTests).Output()
+	if err != nil {
+		t.Fatalf("listing the tests named %s: %v", layerTests, err)
+	}
+	names := strings.Fields(string(list))
+	if len(names) == 0 {
+		t.Fatalf("no test is named %s: the fake-driver run would check nothing", layerTests)
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "fakecuda.c")
@@ -87,7 +116,7 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	// hazard calls fencing themselves instead of relying on membarrier
 	// (cuda/internal/hazard); and as drivers of 11.8 and 12.4 (the first
 	// three are a 13.0 driver's), so that every build runs on every driver
-	// from 11.3 (TestDriverLevel checks which entry points it took).
+	// from 11.3 (TestLayerDriverLevel checks which entry points it took).
 	for _, mode := range []struct{ name, lib, env string }{
 		{"handles", lib, ""},
 		{"wants-current", lib, "FAKECUDA_WANT_CURRENT=1"},
@@ -97,38 +126,135 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 		{"driver-12.4-wants-current", lib, "FAKECUDA_VERSION=12040 FAKECUDA_WANT_CURRENT=1"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(fakeTests(), "|")+")$", "-test.v", "-test.count=1")
+			cmd := exec.Command(os.Args[0], "-test.run="+layerTests, "-test.v", "-test.count=1")
 			// Each call holds its handles 5µs, so a Close that does not wait
 			// for calls in flight destroys one under a call, which the fake
 			// reports. Two devices, for the cross-device cases.
-			cmd.Env = append(os.Environ(), "CUDAGEN_FAKE_CHILD=1", "CUDAGEN_LIBCUDA="+mode.lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
+			cmd.Env = append(os.Environ(), fakeChildEnv+"=1", "CUDAGEN_LIBCUDA="+mode.lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
 			cmd.Env = append(cmd.Env, strings.Fields(mode.env)...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("child on the fake driver: %v\n%s", err, out)
 			}
-			// Each must have run and passed: a skip would mean the fake was not used.
-			for _, name := range fakeTests() {
-				if !strings.Contains(string(out), "\n--- PASS: "+name+" (") {
+			// Each must have run and passed: a skip would mean the fake was
+			// not used, but for one under -race that says so (raceSkip).
+			var passed, raceSkipped []string
+			for _, name := range names {
+				switch {
+				case strings.Contains(string(out), "\n--- PASS: "+name+" ("):
+					passed = append(passed, name)
+				case raceEnabled && skippedFor(string(out), name, raceSkip):
+					raceSkipped = append(raceSkipped, name)
+				default:
 					t.Errorf("%s did not pass on the fake driver:\n%s", name, out)
 				}
 			}
-			t.Logf("on the fake driver (%s): %s", mode.name, strings.Join(fakeTests(), ", "))
+			t.Logf("on the fake driver (%s), %d tests named %s: passed: %s; skipped under -race: %s",
+				mode.name, len(names), layerTests, strings.Join(passed, ", "), strings.Join(raceSkipped, ", "))
 		})
 	}
 }
 
-// fakeTests are the goLayerTests this build runs: TestWaitScale's timing is
-// asserted without -race only (10,000 goroutines under the detector).
-func fakeTests() []string {
-	if !raceEnabled {
-		return goLayerTests
-	}
-	var r []string
-	for _, n := range goLayerTests {
-		if n != "TestWaitScale" {
-			r = append(r, n)
+// skippedFor reports whether test name skipped in the -test.v output out
+// with a reason beginning prefix.
+func skippedFor(out, name, prefix string) bool {
+	i := strings.Index(out, "=== RUN   "+name+"\n")
+	j := strings.Index(out, "\n--- SKIP: "+name+" (")
+	return i >= 0 && j > i && strings.Contains(out[i:j], ": "+prefix)
+}
+
+// The package's test files, for TestFakeDriverNaming: embedded, so that the
+// check runs wherever the test binary does, and sees every build tag's files.
+//
+//go:embed *_test.go
+var testSources embed.FS
+
+// TestFakeDriverNaming checks the fake-driver run's convention (layerTests):
+// some test follows it, and every test that needs the fake driver follows
+// it, that is, every test that uses (itself, or through the package's
+// functions and variables) fakeOnly, onFake, fakeChildEnv or the variable's
+// name: a test that needs the fake but is not named so would only ever
+// skip.
+func TestFakeDriverNaming(t *testing.T) {
+	markers := map[string]bool{"fakeOnly": true, "onFake": true, "fakeChildEnv": true, strconv.Quote(fakeChildEnv): true}
+	// The convention's own machinery uses them to run the others.
+	machinery := map[string]bool{"TestGoLayerOnFakeDriver": true, "TestFakeDriverNaming": true}
+	files, err := fs.Glob(testSources, "*_test.go")
+	ok(t, err)
+	// uses: each package-level function or variable's names and literals
+	// used; tests: the Test functions.
+	uses := map[string]map[string]bool{}
+	var tests []string
+	fset := token.NewFileSet()
+	for _, name := range files {
+		src, err := testSources.ReadFile(name)
+		ok(t, err)
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		ok(t, err)
+		add := func(decl string, n ast.Node) {
+			if uses[decl] == nil {
+				uses[decl] = map[string]bool{}
+			}
+			ast.Inspect(n, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.Ident:
+					uses[decl][n.Name] = true
+				case *ast.BasicLit:
+					uses[decl][n.Value] = true
+				}
+				return true
+			})
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil {
+					continue
+				}
+				add(d.Name.Name, d)
+				if strings.HasPrefix(d.Name.Name, "Test") && d.Name.Name != "TestMain" {
+					tests = append(tests, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if v, isValue := s.(*ast.ValueSpec); isValue {
+						for _, n := range v.Names {
+							add(n.Name, v)
+						}
+					}
+				}
+			}
 		}
 	}
-	return r
+	// Whatever uses a marker, directly or through what it uses, needs the fake.
+	needs := maps.Clone(markers)
+	for changed := true; changed; {
+		changed = false
+		for decl, used := range uses {
+			if needs[decl] || machinery[decl] {
+				continue
+			}
+			for u := range used {
+				if needs[u] && u != decl {
+					needs[decl], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	re := regexp.MustCompile(layerTests)
+	var selected []string
+	for _, name := range tests {
+		switch {
+		case re.MatchString(name):
+			selected = append(selected, name)
+		case needs[name] && !machinery[name]:
+			t.Errorf("%s needs the fake driver (it uses fakeOnly, onFake or %s), but TestGoLayerOnFakeDriver runs only the tests named %s: rename it so", name, fakeChildEnv, layerTests)
+		}
+	}
+	if len(selected) == 0 {
+		t.Fatalf("no test in %d files is named %s: the fake-driver run would check nothing", len(files), layerTests)
+	}
+	slices.Sort(selected)
+	t.Logf("%d tests named %s (run on the fake driver): %s", len(selected), layerTests, strings.Join(selected, ", "))
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU soak (TestSoak), detached so that it can outlast the shell that
+# The GPU soak (TestLayerSoak), detached so that it can outlast the shell that
 # starts it:
 #   bash tools/gpu-soak.sh start [DURATION]   starts the -race soak (default 10m15s)
 #                                             detached (setsid), waits up to
@@ -29,7 +29,7 @@ start)
 		echo "duration: $dur (-race, 64 goroutines)"
 	} > "$state/summary.txt"
 	# setsid: the soak outlives this command; tools/gpu-soak.sh collect waits for it.
-	setsid bash -c "CUDAGEN_SOAK=$dur ./.gpu/cuda_test.race.test -test.v -test.count=1 -test.run '^TestSoak\$' -test.timeout 30m > $state/soak.log 2>&1; echo \$? > $state/rc" \
+	setsid bash -c "CUDAGEN_SOAK=$dur ./.gpu/cuda_test.race.test -test.v -test.count=1 -test.run '^TestLayerSoak\$' -test.timeout 30m > $state/soak.log 2>&1; echo \$? > $state/rc" \
 		< /dev/null > /dev/null 2>&1 &
 	# Wait up to ENDBY seconds (default 585).
 	end=$((SECONDS + ${ENDBY:-585}))
@@ -56,8 +56,8 @@ collect)
 plain)
 	dur=${2:-4m}
 	status=0
-	CUDAGEN_SOAK=$dur timeout 330 ./.gpu/cuda_test.$(cat .gpu/newest).test -test.v -test.count=1 -test.run '^TestSoak$' > "$OUT/soak-plain.log" 2>&1 || status=1
-	timeout 120 ./.gpu/cuda_test.$(cat .gpu/newest).test -test.v -test.count=1 -test.run '^(TestIPCExporterDeath|TestMisuse|TestSpinCancelThenClose|TestCreateCloseMillion)$' > "$OUT/reliability.log" 2>&1
+	CUDAGEN_SOAK=$dur timeout 330 ./.gpu/cuda_test.$(cat .gpu/newest).test -test.v -test.count=1 -test.run '^TestLayerSoak$' > "$OUT/soak-plain.log" 2>&1 || status=1
+	timeout 120 ./.gpu/cuda_test.$(cat .gpu/newest).test -test.v -test.count=1 -test.run '^(TestIPCExporterDeath|TestLayerMisuse|TestLayerSpinCancelThenClose|TestLayerCreateCloseMillion)$' > "$OUT/reliability.log" 2>&1
 	rc=$?
 	echo "reliability tests rc: $rc" >> "$OUT/reliability.log"
 	[ $rc = 0 ] || status=1

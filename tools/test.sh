@@ -13,7 +13,8 @@
 #      copy of the module; the no-driver paths; the Go layer on a fake
 #      driver; the GPU tests, which skip without a GPU saying so); the tests
 #      of the packages a build tag changes, under each tag; the no-driver
-#      paths without cgo; the Go layer on the fake driver with -race;
+#      paths without cgo; the Go layer on the fake driver (the tests named
+#      TestLayer…, cuda_test/fakedriver_test.go) with -race;
 #   4. 20 s of fuzzing the header parsing, and the overhead guard
 #      (tools/perf-guard.sh).
 # The test output is kept in a log; what is printed is each package's result,

@@ -599,7 +599,7 @@ var misuseCases = []struct {
 	}},
 }
 
-func TestMisuse(t *testing.T) {
+func TestLayerMisuse(t *testing.T) {
 	gpu(t).Close() // skips without a GPU; holds no Device while the cases run
 	for _, c := range misuseCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -610,7 +610,7 @@ func TestMisuse(t *testing.T) {
 			// process, showing where every goroutine is.
 			dog := time.AfterFunc(time.Minute, func() {
 				buf := make([]byte, 1<<20)
-				fmt.Fprintf(os.Stderr, "FAIL: TestMisuse/%s hangs\n%s\n", c.name, buf[:runtime.Stack(buf, true)])
+				fmt.Fprintf(os.Stderr, "FAIL: TestLayerMisuse/%s hangs\n%s\n", c.name, buf[:runtime.Stack(buf, true)])
 				os.Exit(2)
 			})
 			defer dog.Stop()

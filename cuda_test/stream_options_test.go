@@ -3,7 +3,10 @@
 package gputest
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -108,4 +111,56 @@ func TestStreamPriority(t *testing.T) {
 	}
 	f := run(least, least)
 	t.Logf("with equal priorities the short kernel ends at %.0f%% of the long one", 100*f)
+}
+
+// Streams with options: every priority of the range, reported back; one
+// outside refused before anything is created; blocking or not.
+func TestLayerStreamOptions(t *testing.T) {
+	dev := fakeOnly(t)
+	least, greatest, err := dev.StreamPriorityRange()
+	ok(t, err)
+	if least != 0 || greatest != -5 {
+		t.Fatalf("the fake's priority range: %d..%d, want 0..-5", least, greatest)
+	}
+	for p := least; p >= greatest; p-- {
+		for _, blocking := range []bool{false, true} {
+			s := must[*cuda.Stream](t)(dev.NewStream(cuda.StreamOptions{Priority: p, Blocking: blocking}))
+			if got, err := s.Priority(); err != nil || got != p {
+				t.Errorf("stream of priority %d: Priority %d, %v", p, got, err)
+			}
+			var flags uint32
+			ok(t, driver.StreamGetFlagsCtx(dev.Context(), s.Handle(), &flags))
+			if want := map[bool]uint32{false: uint32(driver.StreamNonBlocking), true: uint32(driver.StreamDefault)}[blocking]; flags != want {
+				t.Errorf("stream of Blocking %v: flags %#x, want %#x", blocking, flags, want)
+			}
+			ok(t, s.Close())
+			if _, err := s.Priority(); !errors.Is(err, cuda.ErrClosed) {
+				t.Errorf("Priority after Close: %v", err)
+			}
+		}
+	}
+	before := liveHandles(t)
+	for _, p := range []int{least + 1, greatest - 1, 1 << 20, -1 << 20} {
+		s, err := dev.NewStream(cuda.StreamOptions{Priority: p})
+		if !errors.Is(err, cuda.ErrInvalidOptions) || s != nil || !strings.Contains(err.Error(), fmt.Sprintf("priority %d is outside the device's range, 0 (least, the default) to -5 (greatest)", p)) {
+			t.Errorf("priority %d: %v, %v", p, s, err)
+		}
+	}
+	if _, err := dev.NewStream(cuda.StreamOptions{}, cuda.StreamOptions{}); !errors.Is(err, cuda.ErrInvalidOptions) {
+		t.Errorf("two StreamOptions: %v", err)
+	}
+	// Refused streams add no handle (handles closed before may still be
+	// destroyed meanwhile, lowering the count).
+	if n := liveHandles(t); n > before {
+		t.Errorf("refused streams left %d driver handles", n-before)
+	}
+	// The defaults: NewStream() is non-blocking, of the least priority.
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	if p, err := s.Priority(); err != nil || p != least {
+		t.Errorf("NewStream(): priority %d, %v", p, err)
+	}
+	if p, err := dev.DefaultStream().Priority(); err != nil || p != 0 {
+		t.Errorf("default stream: priority %d, %v", p, err)
+	}
 }

@@ -3,13 +3,11 @@
 package gputest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -81,7 +79,7 @@ func devFree(tb testing.TB, dev *cuda.Device) uint64 {
 // One million events created and closed: the process's memory stays flat
 // (RSS within rssTolerance of its level after the first 10%), and nothing
 // leaks. On the fake driver (CI, under -race) it runs 100,000.
-func TestCreateCloseMillion(t *testing.T) {
+func TestLayerCreateCloseMillion(t *testing.T) {
 	dev := gpu(t)
 	n := 1_000_000
 	if readCounters().ok {
@@ -118,78 +116,6 @@ func TestCreateCloseMillion(t *testing.T) {
 	}
 }
 
-// GPU work that runs long, cancelled out of Wait(ctx): then Close of the
-// event, the stream and the device return promptly, without spinning.
-func TestSpinCancelThenClose(t *testing.T) {
-	gpu(t).Close()
-	released(t)
-	before := readCounters()
-	for _, opts := range []cuda.EventOptions{{}, {BlockingSync: true}} {
-		dev := onlyDevice(t)
-		s := must[*cuda.Stream](t)(dev.NewStream())
-		e := must[*cuda.Event](t)(dev.NewEvent(opts))
-		ok(t, s.Spin(2*time.Second))
-		ok(t, s.Record(e))
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		t0 := time.Now()
-		err := e.Wait(ctx)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) || time.Since(t0) > time.Second {
-			t.Fatalf("%+v: Wait returned %v after %v", opts, err, time.Since(t0))
-		}
-		if done, _ := e.Query(); done {
-			t.Fatal("the spin finished before the deadline; the test proves nothing")
-		}
-		ok(t, prompt(t, fmt.Sprintf("%+v: Event.Close", opts), e.Close))
-		ok(t, prompt(t, fmt.Sprintf("%+v: Stream.Close", opts), s.Close))
-		ok(t, prompt(t, fmt.Sprintf("%+v: Device.Close", opts), dev.Close))
-	}
-	// The BlockingSync event's driver wait ends with the spin: then the
-	// event is destroyed and the context released, with no call on it.
-	settle(t, before)
-}
-
-// A stream closed while a call holds it (a Sync on busy work) is destroyed
-// when that call returns, by the call itself: no later Close or flush is
-// needed. (The flush that found it held marked the call late: guard.go.)
-func TestClosedDuringCall(t *testing.T) {
-	gpu(t).Close()
-	released(t)
-	dev := onlyDevice(t)
-	defer dev.Close()
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	ok(t, s.Spin(300*time.Millisecond))
-	before := readCounters()
-	done := make(chan error, 1)
-	go func() { done <- s.Sync() }()
-	// Until the Sync waits in the driver, holding the stream: the fake
-	// counts its waiting syncs; on a GPU, a pause.
-	if _, fake := fakeCounter("fakecuda_stream_syncs_waiting"); fake {
-		for n, _ := fakeCounter("fakecuda_stream_syncs_waiting"); n == 0; n, _ = fakeCounter("fakecuda_stream_syncs_waiting") {
-			select {
-			case err := <-done:
-				t.Fatalf("the Sync returned (%v) before it waited in the driver", err)
-			case <-time.After(time.Millisecond):
-			}
-		}
-	} else {
-		time.Sleep(50 * time.Millisecond)
-	}
-	ok(t, prompt(t, "Stream.Close during a Sync", s.Close))
-	if err := <-done; err != nil {
-		t.Fatalf("a Sync in flight during Close returned %v, want nil", err)
-	}
-	if !before.ok {
-		t.Log("not on the fake driver: the destroy is counted there (CI)")
-		return
-	}
-	// The Sync flushed before it returned: the stream is destroyed now.
-	if now := readCounters(); now.live != before.live-1 || now.stale != before.stale {
-		t.Fatalf("when the Sync returned: %d events and streams alive (want %d: the closed stream destroyed), %d calls with a destroyed handle (want %d)",
-			now.live, before.live-1, now.stale, before.stale)
-	}
-}
-
 // soakErr reports whether err is one the soak's mix of calls may meet:
 // objects closed by another goroutine, cancelled waits, Sub on events not
 // recorded or not complete.
@@ -202,7 +128,7 @@ func soakErr(err error) bool {
 	return err == nil
 }
 
-// TestSoak runs CUDAGEN_SOAK (a duration, e.g. 10m) of 64 goroutines
+// TestLayerSoak runs CUDAGEN_SOAK (a duration, e.g. 10m) of 64 goroutines
 // (CUDAGEN_SOAK_G) mixing every call on shared and own objects: Record,
 // Query, Sync, Wait with and without cancellation, WaitChan, Sub,
 // Stream.Wait, Close of objects other goroutines use, pool Get/Put, and
@@ -212,7 +138,7 @@ func soakErr(err error) bool {
 // devMemTolerance of their level after a warm-up, and on
 // the fake driver no call ran on a released context or with a destroyed
 // handle. Skipped unless CUDAGEN_SOAK is set.
-func TestSoak(t *testing.T) {
+func TestLayerSoak(t *testing.T) {
 	env := os.Getenv("CUDAGEN_SOAK")
 	if env == "" {
 		t.Skip("skipping: set CUDAGEN_SOAK to a duration (e.g. CUDAGEN_SOAK=10m) to run the soak")
@@ -446,98 +372,3 @@ func TestSoak(t *testing.T) {
 // keptMax is the most event handles the cuda package keeps for reuse per
 // context: 64 per flag set, 8 flag sets (cuda/recycle.go).
 const keptMax = 64 * 8
-
-// IPC exporter death: this binary re-executes itself as the exporter, which
-// records an IPC event behind long GPU work, hands over the handle and exits
-// with the work pending. The importer is waiting on the event, and its
-// stream is waiting on it, when the exporter dies: each gets completion or a
-// documented error (ctx's deadline included) within its deadline, never a
-// hang or a crash, and Close returns promptly after.
-func TestIPCExporterDeath(t *testing.T) {
-	if os.Getenv("CUDAGEN_IPC_EXPORTER") != "" {
-		ipcExporter(t)
-		return
-	}
-	dev := gpu(t)
-	if readCounters().ok {
-		t.Skip("skipping: the fake driver cannot open IPC handles; this runs on the GPU machine")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestIPCExporterDeath$", "-test.v")
-	cmd.Env = append(os.Environ(), "CUDAGEN_IPC_EXPORTER=1")
-	out, err := cmd.StdoutPipe()
-	ok(t, err)
-	cmd.Stderr = os.Stderr
-	ok(t, cmd.Start())
-	var h cuda.IPCEventHandle
-	sc := bufio.NewScanner(out)
-	var got bool
-	for sc.Scan() {
-		if x, found := strings.CutPrefix(sc.Text(), "exporter handle: "); found {
-			ok(t, h.UnmarshalText([]byte(x)))
-			got = true
-			break
-		}
-	}
-	if !got {
-		cmd.Wait()
-		t.Fatal("the exporter sent no handle")
-	}
-	go func() { // drain the rest
-		for sc.Scan() {
-			t.Logf("exporter: %s", sc.Text())
-		}
-	}()
-	e, err := dev.OpenIPCEvent(h)
-	ok(t, err)
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	after := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
-	ok(t, s.Wait(e))       // the importer's stream waits on the exporter's event
-	ok(t, s.Record(after)) // completes when the stream's wait does
-	type result struct {
-		what string
-		err  error
-		took time.Duration
-	}
-	results := make(chan result, 2)
-	t0 := time.Now()
-	for what, ev := range map[string]*cuda.Event{"Wait on the imported event": e, "Wait on the event after the stream's wait": after} {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			err := ev.Wait(ctx)
-			results <- result{what, err, time.Since(t0)}
-		}()
-	}
-	werr := cmd.Wait()
-	t.Logf("exporter exited after %v: %v", time.Since(t0).Round(time.Millisecond), werr)
-	for range 2 {
-		select {
-		case r := <-results:
-			t.Logf("%s: %v after %v", r.what, r.err, r.took.Round(time.Millisecond))
-			var ce *cuda.Error
-			if r.err != nil && !errors.Is(r.err, context.DeadlineExceeded) && !errors.As(r.err, &ce) {
-				t.Errorf("%s: undocumented error %v", r.what, r.err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("a Wait hangs after the exporter's death")
-		}
-	}
-	ok(t, prompt(t, "Close of the imported event", e.Close))
-	ok(t, prompt(t, "Close of the event after the wait", after.Close))
-	ok(t, prompt(t, "Close of the waiting stream", s.Close))
-	ok(t, prompt(t, "Device.Close (its context's release waits for the stream's wait, in the background)", dev.Close))
-}
-
-func ipcExporter(t *testing.T) {
-	dev := gpu(t)
-	s := must[*cuda.Stream](t)(dev.NewStream())
-	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{IPC: true}))
-	ok(t, s.Spin(5*time.Second))
-	ok(t, s.Record(e))
-	h, err := e.IPCHandle()
-	ok(t, err)
-	fmt.Printf("exporter handle: %s\n", h)
-	time.Sleep(500 * time.Millisecond) // the importer is waiting by now
-	fmt.Println("exiting with the work pending and nothing closed")
-	os.Exit(0)
-}

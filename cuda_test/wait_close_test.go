@@ -1,0 +1,179 @@
+//go:build cgo
+
+package gputest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// waitMode is one way a long Wait runs, set up on a device for a test.
+type waitMode struct {
+	name    string
+	opts    cuda.EventOptions
+	adopted bool // in an adopted context (AdoptContext)
+	polled  bool // every waiter thread is busy (MaxBlockedWaits other Waits): Waits are polled
+}
+
+var waitModes = []waitMode{
+	{name: "blocked, private event", opts: cuda.EventOptions{}},
+	{name: "blocked, BlockingSync event", opts: cuda.EventOptions{BlockingSync: true}},
+	{name: "polled", opts: cuda.EventOptions{}, polled: true},
+	{name: "adopted context", opts: cuda.EventOptions{}, adopted: true},
+	{name: "adopted context, BlockingSync event", opts: cuda.EventOptions{BlockingSync: true}, adopted: true},
+	{name: "adopted context, polled", opts: cuda.EventOptions{}, adopted: true, polled: true},
+}
+
+// modeDevice opens the mode's Device: device 0's primary context
+// (GetDevice), or that context adopted (AdoptContext) with no GetDevice
+// open, retained through the driver, as another library would hold it. It
+// returns the Device and what releases the retain.
+func modeDevice(t *testing.T, m waitMode) (*cuda.Device, func()) {
+	t.Helper()
+	if !m.adopted {
+		dev := onlyDevice(t)
+		t.Cleanup(func() { dev.Close() }) // should the test fail first
+		return dev, func() {}
+	}
+	gpu(t).Close()
+	released(t)
+	cudev, err := driver.DeviceGet(0)
+	ok(t, err)
+	ctx, err := driver.DevicePrimaryCtxRetain(cudev)
+	ok(t, err)
+	dev, err := cuda.AdoptContext(ctx)
+	if err != nil {
+		driver.DevicePrimaryCtxRelease(cudev)
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unretain := func() { once.Do(func() { ok(t, driver.DevicePrimaryCtxRelease(cudev)) }) }
+	t.Cleanup(func() { // should the test fail first
+		dev.Close()
+		unretain()
+	})
+	return dev, unretain
+}
+
+// TestLayerWaitCloseRule: a Close during a Wait never ends it, in every mode of
+// Wait (blocked on a private event or on a BlockingSync event, polled) and
+// in a primary and an adopted context: the Close returns at once, and the
+// Wait returns nil once the work has completed (not before), or ctx.Err()
+// when its ctx is cancelled after the Close. The Close is the event's, or
+// the Device's (which closes the event). The mode each Wait took is
+// checked with the waiter threads' counts.
+func TestLayerWaitCloseRule(t *testing.T) {
+	for _, m := range waitModes {
+		for _, closeDev := range []bool{false, true} {
+			for _, cancellable := range []bool{false, true} {
+				name := fmt.Sprintf("%s/close device %v/cancellable %v", m.name, closeDev, cancellable)
+				t.Run(name, func(t *testing.T) { closeDuringWait(t, m, closeDev, cancellable) })
+			}
+		}
+	}
+}
+
+func closeDuringWait(t *testing.T, m waitMode, closeDev, cancellable bool) {
+	gpu(t).Close()
+	released(t)
+	before := readCounters()
+	dev, unretain := modeDevice(t, m)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	e := must[*cuda.Event](t)(dev.NewEvent(m.opts))
+	// The Wait goes to the waiter threads in well under 100 ms (its first
+	// query, then one driver call and a thread's wake), even under -race.
+	const work, holdWork = 300 * time.Millisecond, time.Second
+	holders := make(chan error, cuda.MaxBlockedWaits)
+	if m.polled {
+		// MaxBlockedWaits Waits with a background ctx, blocked on other
+		// work, take every waiter thread.
+		s2 := must[*cuda.Stream](t)(dev.NewStream())
+		hold := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
+		ok(t, s2.Spin(holdWork))
+		ok(t, s2.Record(hold))
+		stats := cuda.ReadWaiterStats()
+		for range cuda.MaxBlockedWaits {
+			go func() { holders <- hold.Wait(context.Background()) }()
+		}
+		submitted(t, stats, cuda.MaxBlockedWaits, holdWork-work-100*time.Millisecond)
+		ok(t, hold.Close())
+		ok(t, s2.Close())
+	}
+	// The work's clock starts when it is queued: t0 before it, so that a
+	// Wait returning "early" by t0 really is early.
+	t0 := time.Now()
+	ok(t, s.Spin(work))
+	ok(t, s.Record(e))
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if cancellable {
+		ctx, cancel = context.WithCancel(context.Background())
+	}
+	defer cancel()
+	stats := cuda.ReadWaiterStats()
+	res := make(chan error, 1)
+	go func() { res <- e.Wait(ctx) }()
+	submitted(t, stats, 1, work-100*time.Millisecond)
+	st := cuda.ReadWaiterStats()
+	blocked := st.BlockedTotal > stats.BlockedTotal
+	// Polled: where no thread may block, and for a cancellable Wait in an
+	// adopted context; blocked otherwise.
+	if wantBlocked := !m.polled && !(m.adopted && cancellable); blocked != wantBlocked {
+		t.Fatalf("the Wait was blocked %v, want %v (%d blocked, %d polled)", blocked, wantBlocked, st.BlockedTotal-stats.BlockedTotal, st.PolledTotal-stats.PolledTotal)
+	}
+	if closeDev {
+		ok(t, prompt(t, "Device.Close during the Wait", dev.Close))
+	} else {
+		ok(t, prompt(t, "Event.Close during the Wait", e.Close))
+	}
+	select {
+	case err := <-res:
+		t.Fatalf("the Wait returned %v %v after a Close, before its work (%v) completed", err, time.Since(t0), work)
+	case <-time.After(30 * time.Millisecond):
+	}
+	if cancellable {
+		// Cancelled after the Close: returns ctx.Err() at once.
+		cancel()
+		select {
+		case err := <-res:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the Wait cancelled after the Close returned %v, want context.Canceled", err)
+			}
+			if time.Since(t0) > work-10*time.Millisecond {
+				t.Fatalf("the cancelled Wait returned %v after the start; the work took %v: the test proves nothing", time.Since(t0), work)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the Wait cancelled after the Close did not return")
+		}
+	} else {
+		select {
+		case err := <-res:
+			ok(t, err)
+			if d := time.Since(t0); d < work-5*time.Millisecond {
+				t.Fatalf("the Wait returned nil after %v, before its work (%v) completed", d, work)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the Wait never returned")
+		}
+	}
+	if m.polled {
+		for range cuda.MaxBlockedWaits {
+			ok(t, <-holders) // a Close during a Wait does not end it
+		}
+	}
+	if !closeDev {
+		ok(t, s.Close())
+		ok(t, dev.Close())
+	}
+	// Done with the context: a cancelled blocked Wait's thread sleeps on
+	// until the work completes, holding the event (and so the context).
+	time.Sleep(time.Until(t0.Add(work)))
+	unretain()
+	settle(t, before)
+}
