@@ -97,7 +97,7 @@ func TestReuseOnlyComplete(t *testing.T) {
 		want bool
 	}{
 		{"never recorded", func(*Event) {}, EventOptions{}, true},
-		// Recorded: the flush asks the driver (cuda_test's TestEventReuse
+		// Recorded: the flush asks the driver (cuda_test's TestLayerEventReuse
 		// has it answer both ways); here there is none, and a failed query
 		// keeps nothing.
 		{"recorded, the driver's query failing", record, EventOptions{}, false},
