@@ -18,4 +18,4 @@ own=$(grep -oE '^(CUresult|FWD\() ?cu[A-Za-z0-9_]+' bench/peers/launch/fakelaunc
 nm -D --undefined-only "$bin" | awk '$2 ~ /^cu/ { print $2 }' | sort -u | grep -vxF "$own" |
 	awk '{ printf "int %s(void) { return 999; }\n", $1 }' > "$dir/rest.c"
 "$cc" -O2 -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$dir/libcuda.so.1" bench/peers/launch/fakelaunch.c "$dir/rest.c"
-LD_LIBRARY_PATH="$dir" CUDAGEN_LIBCUDA="$dir/libcuda.so.1" FAKELAUNCH_FAKE="$dir/libfakecuda.so" "$bin" "$@"
+LD_LIBRARY_PATH="$dir" CUDAGEN_LIBCUDA="$dir/libcuda.so.1" FAKELAUNCH_FAKE="$dir/libfakecuda.so" ${FAKELAUNCH_WRAP:-} "$bin" "$@"
