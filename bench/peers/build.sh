@@ -6,6 +6,9 @@
 #   DIR/inproc     the cuda package, gorgonia.org/cu and gocnn/gocu in one process,
 #                  interleaved blocks and paired differences (bench/peers/inproc,
 #                  its own module)
+#   DIR/launch     a kernel launch through C, cudagen (LaunchArgs, LaunchKernel),
+#                  gorgonia.org/cu and gocnn/gocu in one process (bench/peers/launch,
+#                  its own module)
 # The two peers include <cuda.h> and link -lcuda: they are built against the
 # cached Debian 12.4 header (tools/fetchheaders fetches it where missing) and a
 # link-only stub libcuda.so.1 made here by mkstub.sh; the GPU machine's driver
@@ -44,11 +47,12 @@ peer() {
 	gorgonia) (cd bench/peers/gorgonia && CGO_CFLAGS="$opt -I$hdr -Wno-deprecated-declarations" go build -trimpath -ldflags="$ld" -o "$out/gorgonia$suf" .) ;;
 	gocu) (cd bench/peers/gocu && CGO_CFLAGS="$gocuflags" go build -trimpath -ldflags="$ld" -o "$out/gocu$suf" .) ;;
 	inproc) (cd bench/peers/inproc && CGO_CFLAGS="$gocuflags" go build -trimpath -ldflags="$ld" -o "$out/inproc$suf" .) ;;
+	launch) (cd bench/peers/launch && CGO_CFLAGS="$gocuflags" go build -trimpath -ldflags="$ld" -o "$out/launch$suf" .) ;;
 	# This module's binary needs no stub: the package loads libcuda.so.1 itself.
 	cudagen) env -u CGO_LDFLAGS go build -trimpath -ldflags="$ld" -o "$out/cudagen$suf" ./bench/peers/cudagen ;;
 	esac
 }
-for name in gorgonia inproc gocu cudagen; do
+for name in gorgonia inproc launch gocu cudagen; do
 	peer "$name" ""
 done
 for i in $(seq 1 "${LAYOUTS:-0}"); do

@@ -10,6 +10,17 @@ cycles per call. Run with the GPU machine's own python3:
 
 LIB is cuda.core, cupy, cuda.bindings or torch. torch creates its events
 lazily, at the first record, so it has no create + destroy figure.
+
+    python3 bench/pybench/pybench.py launch [ROUNDS [B]]
+
+compares, in this process, cuda.bindings' cuLaunchKernel of an empty kernel
+of 4 and of 16 64-bit arguments (bench/peers/launch/empty.ptx) with the same
+launch from C (cudagen_launch_loop in bench/cbench/libclock.c, which
+CUDAGEN_CLOCK_LIB names): ROUNDS rounds of a block of B launches of each,
+the order rotated every round, the stream drained after each block; the
+median ns per launch and the median of the per-round differences to C.
+cuda.bindings takes the arguments as values with their ctypes types (its
+typed form) or as the address of a kernelParams array built once (raw).
 """
 import ctypes
 import os
@@ -283,12 +294,118 @@ def run_torch(n, runs):
             ("SyncDone", l_sync), ("RecordSync", l_record_sync)], s.synchronize
 
 
+def run_launch(rounds, b):
+    """The launch comparison (see the module's text); prints a table."""
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        from cuda import cuda as cu
+    path = os.environ.get("CUDAGEN_CLOCK_LIB")
+    if not path:
+        raise RuntimeError("CUDAGEN_CLOCK_LIB names no library with the C launch loop (bench/cbench/libclock.c)")
+    lib = ctypes.CDLL(path)
+    loop = lib.cudagen_launch_loop
+    loop.restype = ctypes.c_longlong
+    loop.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_long]
+    # The exported entry point: the one the C side calls.
+    entry = ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+
+    def ck(ret):
+        if ret[0] != cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuda.bindings: {ret[0]}")
+        return ret[1] if len(ret) > 1 else None
+
+    ck(cu.cuInit(0))
+    dev = ck(cu.cuDeviceGet(0))
+    ctx = ck(cu.cuDevicePrimaryCtxRetain(dev))
+    ck(cu.cuCtxSetCurrent(ctx))
+    s = ck(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING))
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "peers", "launch", "empty.ptx"), "rb") as f:
+        ptx = ctypes.create_string_buffer(f.read())  # NUL-terminated
+    mod = ck(cu.cuModuleLoadData(ctypes.addressof(ptx)))
+    launch, sync, ok = cu.cuLaunchKernel, cu.cuStreamSynchronize, cu.CUresult.CUDA_SUCCESS
+
+    print(f"kernel launch in one process (empty kernel, 1×1 grid and block, 64-bit arguments): {rounds} rounds of {b} launches per block, the order rotated every round")
+    print()
+    print("| variant | 4 args ns/launch | − C: median (p25..p75) | 16 args ns/launch | − C: median (p25..p75) |")
+    print("|---|---|---|---|---|")
+    res = {}
+    names = []
+    for k, nargs in enumerate((4, 16)):
+        fn = ck(cu.cuModuleGetFunction(mod, f"cudagen_empty{nargs}".encode()))
+        vals = tuple(range(nargs))
+        typed = (vals, (ctypes.c_uint64,) * nargs)
+        cvals = (ctypes.c_uint64 * nargs)(*vals)
+        cptrs = (ctypes.c_void_p * nargs)(*[ctypes.addressof(cvals) + 8 * i for i in range(nargs)])
+        raw = ctypes.addressof(cptrs)
+        fa, sa = int(fn), int(s)
+
+        def c_block():
+            r = loop(entry, fa, sa, nargs, b)
+            if r < 0:
+                raise RuntimeError(f"C launch: CUresult {-r}")
+
+        def typed_block():
+            for _ in range(b):
+                if launch(fn, 1, 1, 1, 1, 1, 1, 0, s, typed, 0)[0] != ok:
+                    raise RuntimeError("cuda.bindings: cuLaunchKernel failed")
+
+        def raw_block():
+            for _ in range(b):
+                if launch(fn, 1, 1, 1, 1, 1, 1, 0, s, raw, 0)[0] != ok:
+                    raise RuntimeError("cuda.bindings: cuLaunchKernel failed")
+
+        vs = [("C (cuLaunchKernel, kernelParams built once)", c_block),
+              ("cuda.bindings cuLaunchKernel (values and ctypes types)", typed_block),
+              ("cuda.bindings cuLaunchKernel (kernelParams address)", raw_block)]
+        if k == 0:
+            names = [n for n, _ in vs]
+        for _, blk in vs:  # warm up
+            blk()
+            ck(sync(s))
+        ns = [[] for _ in vs]
+        for r in range(rounds):
+            for i in range(len(vs)):
+                j = (i + r) % len(vs)
+                t0 = time.perf_counter_ns()
+                vs[j][1]()
+                ns[j].append((time.perf_counter_ns() - t0) / b)
+                ck(sync(s))
+        for j, (name, _) in enumerate(vs):
+            d = [x - c for x, c in zip(ns[j], ns[0])]
+            res.setdefault(name, []).append((_q(ns[j], 0.5), _q(d, 0.5), _q(d, 0.25), _q(d, 0.75)))
+    for i, name in enumerate(names):
+        a, c = res[name]
+        if i == 0:
+            print(f"| {name} | {a[0]:.1f} | – | {c[0]:.1f} | – |")
+        else:
+            print(f"| {name} | {a[0]:.1f} | {a[1]:+.1f} ({a[2]:+.1f}..{a[3]:+.1f}) | {c[0]:.1f} | {c[1]:+.1f} ({c[2]:+.1f}..{c[3]:+.1f}) |")
+    ck(cu.cuModuleUnload(mod))
+    ck(cu.cuStreamDestroy(s))
+    return 0
+
+
+def _q(v, p):
+    """The p-quantile of v: the element at p of the sorted copy (as bench/peers/launch takes it)."""
+    w = sorted(v)
+    return w[int(p * (len(w) - 1))]
+
+
 LIBS = {"cuda.core": run_cuda_core, "cupy": run_cupy, "cuda.bindings": run_cuda_bindings, "torch": run_torch}
 
 
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "launch":
+        rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 101
+        b = int(sys.argv[3]) if len(sys.argv) > 3 else 400
+        try:
+            return run_launch(rounds, b)
+        except Exception as e:  # not installed, or no GPU: say so, and no figures
+            print(f"pybench: launch: {type(e).__name__}: {e}", file=sys.stderr)
+            return 3
     if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
-        print(f"usage: pybench.py {{{'|'.join(LIBS)}}} [N [RUNS]]", file=sys.stderr)
+        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch}} [N [RUNS]]", file=sys.stderr)
         return 2
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
@@ -24,9 +23,16 @@ const stackArgBytes = 256
 // buffer from the pool.
 const stackArgs = 32
 
-// bigArgs is the buffer of arguments that need more than stackArgBytes
-// or stackArgs.
+// smallArgs is the buffer of at most stackArgs arguments taking at most
+// stackArgBytes, on the stack; bigArgs is the pool's, for more. Each buffer
+// is 8-byte aligned, as packArgs needs.
+type smallArgs struct {
+	_    [0]uint64
+	buf  [stackArgBytes]byte
+	offs [stackArgs]uint16
+}
 type bigArgs struct {
+	_    [0]uint64
 	buf  [maxArgBytes]byte
 	offs [maxArgBytes]uint16
 }
@@ -60,17 +66,21 @@ func LaunchArgs(f Function, grid, block Dim3, sharedMem uint32, stream Stream, a
 // LaunchArgsCtx is LaunchArgs making ctx current on the calling thread
 // inside the same cgo call (0 leaves the thread's context as it is).
 func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
-	var small [stackArgBytes]byte
-	var offs [stackArgs]uint16
 	if len(args) <= stackArgs {
-		_, err := packArgs(small[:], offs[:], args)
+		var a smallArgs
+		_, err := packArgs(a.buf[:], a.offs[:], args)
 		if err == nil {
-			return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&small[0]), &offs[0], len(args))
+			return launchPacked(ctx, f, grid, block, sharedMem, stream, unsafe.Pointer(&a.buf[0]), &a.offs[0], len(args))
 		}
 		if err != errArgsLarge {
 			return err
 		}
 	}
+	return launchBig(ctx, f, grid, block, sharedMem, stream, args)
+}
+
+// launchBig is LaunchArgsCtx with a buffer from the pool.
+func launchBig(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args []any) error {
 	big := argBufs.Get().(*bigArgs)
 	defer argBufs.Put(big)
 	if _, err := packArgs(big.buf[:], big.offs[:], args); err != nil {
@@ -85,80 +95,80 @@ func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, 
 // errArgsLarge says that the arguments do not fit the buffer.
 var errArgsLarge = fmt.Errorf("cuda: kernel arguments too large")
 
+// eface is the layout of an interface value: its type word, and its data
+// word, which for a type without pointers points at the value.
+type eface struct{ typ, data unsafe.Pointer }
+
+// typeWord is the type word of an interface holding a value of a's type.
+func typeWord(a any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&a)).typ }
+
+// The type words of the numbers packArgs stores without reflection, by
+// size (a number's alignment is its size).
+var (
+	num8 = [...]unsafe.Pointer{typeWord(DevicePtr(0)), typeWord(uint64(0)), typeWord(int64(0)), typeWord(int(0)),
+		typeWord(uint(0)), typeWord(uintptr(0)), typeWord(float64(0))}
+	num4 = [...]unsafe.Pointer{typeWord(int32(0)), typeWord(uint32(0)), typeWord(float32(0))}
+	num2 = [...]unsafe.Pointer{typeWord(int16(0)), typeWord(uint16(0))}
+	num1 = [...]unsafe.Pointer{typeWord(int8(0)), typeWord(uint8(0)), typeWord(false)}
+)
+
+// numSize is the size of a number of one of the types in num8 .. num1, from
+// its type word; 0 for any other type.
+func numSize(t unsafe.Pointer) int {
+	switch t {
+	case num8[0], num8[1], num8[2], num8[3], num8[4], num8[5], num8[6]:
+		return 8
+	case num4[0], num4[1], num4[2]:
+		return 4
+	case num2[0], num2[1]:
+		return 2
+	case num1[0], num1[1], num1[2]:
+		return 1
+	}
+	return 0
+}
+
 // packArgs packs args into buf, each at its alignment, noting each one's
-// offset in offs; it returns the bytes used.
+// offset in offs; it returns the bytes used. buf is 8-byte aligned.
 func packArgs(buf []byte, offs []uint16, args []any) (int, error) {
 	off := 0
 	if len(args) > len(offs) {
 		return 0, errArgsLarge
 	}
-	for i, a := range args {
-		// A number is stored as its bits; anything else is copied.
-		var bits uint64
-		var size int
-		var p unsafe.Pointer
-		switch v := a.(type) {
-		case DevicePtr:
-			bits, size = uint64(v), 8
-		case uint64:
-			bits, size = v, 8
-		case int32:
-			bits, size = uint64(uint32(v)), 4
-		case uint32:
-			bits, size = uint64(v), 4
-		case float32:
-			bits, size = uint64(math.Float32bits(v)), 4
-		case int64:
-			bits, size = uint64(v), 8
-		case float64:
-			bits, size = math.Float64bits(v), 8
-		case int:
-			bits, size = uint64(v), 8
-		case uint:
-			bits, size = uint64(v), 8
-		case uintptr:
-			bits, size = uint64(v), 8
-		case int16:
-			bits, size = uint64(uint16(v)), 2
-		case uint16:
-			bits, size = uint64(v), 2
-		case int8:
-			bits, size = uint64(uint8(v)), 1
-		case uint8:
-			bits, size = uint64(v), 1
-		case bool:
-			if v {
-				bits = 1
-			}
-			size = 1
-		default:
+	for i := range args {
+		// A number's bytes are copied from the value its data word
+		// points at, in the host's byte order as C would store them; the
+		// bytes of anything else are copied once its type is checked.
+		e := (*eface)(unsafe.Pointer(&args[i]))
+		size := numSize(e.typ)
+		p := e.data
+		if size != 0 {
+			off = (off + size - 1) &^ (size - 1)
+		} else {
 			var align int
 			var err error
-			if size, align, p, err = plainValue(i, a); err != nil {
+			if size, align, p, err = plainValue(i, args[i]); err != nil {
 				return 0, err
 			}
 			off = (off + align - 1) &^ (align - 1)
-		}
-		if p == nil {
-			off = (off + size - 1) &^ (size - 1) // a number's alignment is its size
 		}
 		if off+size > len(buf) {
 			return off + size, errArgsLarge
 		}
 		offs[i] = uint16(off)
-		if p != nil {
+		// Each number at its alignment in buf, which is 8-byte aligned.
+		at := unsafe.Add(unsafe.Pointer(unsafe.SliceData(buf)), off)
+		switch size {
+		case 8:
+			*(*uint64)(at) = *(*uint64)(p)
+		case 4:
+			*(*uint32)(at) = *(*uint32)(p)
+		case 2:
+			*(*uint16)(at) = *(*uint16)(p)
+		case 1:
+			*(*uint8)(at) = *(*uint8)(p)
+		default:
 			copy(buf[off:off+size], unsafe.Slice((*byte)(p), size))
-		} else { // little-endian, as the GPU and its host (x86-64) are
-			switch size {
-			case 8:
-				binary.LittleEndian.PutUint64(buf[off:], bits)
-			case 4:
-				binary.LittleEndian.PutUint32(buf[off:], uint32(bits))
-			case 2:
-				binary.LittleEndian.PutUint16(buf[off:], uint16(bits))
-			default:
-				buf[off] = byte(bits)
-			}
 		}
 		off += size
 	}
@@ -185,7 +195,6 @@ func plainValue(i int, a any) (size, align int, p unsafe.Pointer, err error) {
 	}
 	// The interface's data word points at the value (a type without
 	// pointers is never stored in the word itself).
-	type eface struct{ typ, data unsafe.Pointer }
 	return int(t.Size()), t.Align(), (*eface)(unsafe.Pointer(&a)).data, nil
 }
 

@@ -12,11 +12,11 @@ extern int cg_make_current(uintptr_t ctx);
 // buf, where the n arguments are packed at offs: the array of pointers is
 // built here, on the C stack. The driver copies the values during the call.
 static int cg_launch_packed(uintptr_t ctx, uintptr_t fn, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const void *buf, const uint16_t *offs, int n) {
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t stream, const uint8_t *buf, const uint16_t *offs, int n) {
 	if (!fn) return -1;
 	if (ctx) { int r = cg_make_current(ctx); if (r) return r; }
 	void *params[n > 0 ? n : 1];
-	for (int i = 0; i < n; i++) params[i] = (char *)buf + offs[i];
+	for (int i = 0; i < n; i++) params[i] = (void *)(buf + offs[i]);
 	return ((int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **))fn)(
 		(void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)stream, params, NULL);
 }
@@ -36,5 +36,5 @@ func launchPacked(ctx Context, f Function, grid, block Dim3, sharedMem uint32, s
 	p := launchProc
 	return p.done(C.cg_launch_packed(C.uintptr_t(ctx), p.fn(), C.uintptr_t(f),
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
-		C.uint(sharedMem), C.uintptr_t(stream), buf, (*C.uint16_t)(unsafe.Pointer(offs)), C.int(n)))
+		C.uint(sharedMem), C.uintptr_t(stream), (*C.uint8_t)(buf), (*C.uint16_t)(unsafe.Pointer(offs)), C.int(n)))
 }

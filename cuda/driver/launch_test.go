@@ -89,3 +89,74 @@ func TestLaunchArgsAllocatesNothing(t *testing.T) {
 		t.Errorf("a 16-argument launch allocates %v times", allocs)
 	}
 }
+
+// The packing alone, for 4 and 16 arguments (8-byte integers, as the launch
+// benchmarks pass): what LaunchArgs adds to the raw form's crossing, beside
+// building kernelParams in C.
+func BenchmarkPackArgs(b *testing.B) {
+	var buf [stackArgBytes]byte
+	var offs [stackArgs]uint16
+	v := [16]uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	b.Run("args=4", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := packArgs(buf[:], offs[:], []any{v[0], v[1], v[2], v[3]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("args=16", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := packArgs(buf[:], offs[:], []any{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// Every number type packArgs stores without reflection is stored with its
+// own size and bytes, at its alignment: each value has all its bytes set,
+// after a 1-byte argument that pushes it to its alignment.
+func TestLaunchArgsNumbers(t *testing.T) {
+	ne := binary.NativeEndian
+	type named uint64 // a named integer: packed through reflection
+	for _, c := range []struct {
+		v    any
+		want []byte
+	}{
+		{DevicePtr(0x0102030405060708), ne.AppendUint64(nil, 0x0102030405060708)},
+		{uint64(0x8182838485868788), ne.AppendUint64(nil, 0x8182838485868788)},
+		{int64(-0x0102030405060708), ne.AppendUint64(nil, uint64(0xfefdfcfbfaf9f8f8))},
+		{int(-2), ne.AppendUint64(nil, math.MaxUint64-1)},
+		{uint(0x1112131415161718), ne.AppendUint64(nil, 0x1112131415161718)},
+		{uintptr(0x2122232425262728), ne.AppendUint64(nil, 0x2122232425262728)},
+		{float64(-1.5), ne.AppendUint64(nil, math.Float64bits(-1.5))},
+		{named(0x3132333435363738), ne.AppendUint64(nil, 0x3132333435363738)},
+		{int32(-0x01020304), ne.AppendUint32(nil, 0xfefdfcfc)},
+		{uint32(0x81828384), ne.AppendUint32(nil, 0x81828384)},
+		{float32(0.75), ne.AppendUint32(nil, math.Float32bits(0.75))},
+		{int16(-0x0102), ne.AppendUint16(nil, 0xfefe)},
+		{uint16(0x8182), ne.AppendUint16(nil, 0x8182)},
+		{int8(-3), []byte{0xfd}},
+		{uint8(0xa5), []byte{0xa5}},
+		{true, []byte{1}},
+		{false, []byte{0}},
+	} {
+		buf := make([]byte, 32)
+		for i := range buf {
+			buf[i] = 0xee
+		}
+		offs := make([]uint16, 2)
+		n, err := packArgs(buf, offs, []any{uint8(0x5a), c.v})
+		if err != nil {
+			t.Fatalf("%T: %v", c.v, err)
+		}
+		size := len(c.want)
+		if offs[1] != uint16(size) || n != 2*size || buf[0] != 0x5a {
+			t.Errorf("%T: offset %d, %d bytes, first byte %#x; want offset %d, %d bytes, 0x5a", c.v, offs[1], n, buf[0], size, 2*size)
+			continue
+		}
+		if got := buf[size : 2*size]; !slices.Equal(got, c.want) {
+			t.Errorf("%T: bytes % x, want % x", c.v, got, c.want)
+		}
+	}
+}
