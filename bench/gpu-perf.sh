@@ -46,7 +46,7 @@ CUDAGEN_INPROC_ROUNDS=${INPROC_ROUNDS:-201} CUDAGEN_INPROC_OUT="$OUT/inproc.md" 
 	-test.bench '^BenchmarkInProcess$' -test.benchtime 1x > "$logs/inproc.log" 2>&1 || { status=1; tail -20 "$logs/inproc.log" >> "$OUT/summary.txt"; }
 grep -E 'goal|^in-process' "$OUT/inproc.md" >> "$OUT/summary.txt" 2>/dev/null
 
-log "per-operation Go benchmarks in one process (order as in bench_test.go), allocations, long waits"
+log "per-operation Go benchmarks in one process (order as in cuda_test/event_cost_test.go), allocations, long waits"
 $pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
 	-test.bench '^Benchmark(Record|Query|SyncDone|RecordQuery|Elapsed|CreateDestroy|RecordSync|RecordWait|PoolGetPut|Driver.*|CgoFloor)$' \
 	-test.benchtime 200000x -test.count 1 -test.benchmem > "$logs/bench-go.txt" 2>&1 || status=1
