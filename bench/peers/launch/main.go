@@ -99,7 +99,7 @@ func main() {
 	check("gocu: stream", err)
 
 	img := append([]byte(ptx), 0)
-	mod, err := driver.ModuleLoadData(unsafe.Pointer(&img[0]))
+	mod, err := driver.ModuleLoadData(img)
 	check("cudagen: load", err)
 	s, err := driver.StreamCreate(driver.StreamNonBlocking)
 	check("cudagen: stream", err)
