@@ -47,9 +47,6 @@ type Model struct {
 	byName map[string]*Type // typedef name (and aliases) → type
 	byTag  map[string]*Type // struct/union/enum tag → type
 	byGo   map[string]*Type // Go name → type, once every type is known
-	// typedTables maps each typed parameter's table name to the table it
-	// shares (set when the pure file is rendered).
-	typedTables map[string]string
 	goIDs       map[string]string
 }
 
