@@ -86,7 +86,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 			}
 		}
 		f.Add(comment(lines...))
-		call := jen.Id(fn.GoName+"Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
+		call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
 		f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
 	}
 	f.Line()
@@ -483,7 +483,7 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 		if len(outs(fn)) > 0 {
 			res = resultsCode(fn, true)
 		}
-		f.Func().Id(fn.GoName+"Ctx").Params(paramsCode(fn, true)...).Add(res).Block(body...)
+		f.Func().Id(fn.GoName + "Ctx").Params(paramsCode(fn, true)...).Add(res).Block(body...)
 	}
 	return renderFor(m, cgoFileName(m.Version), f)
 }
@@ -862,7 +862,7 @@ func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
 			rv = append(rv, zero(m, q.GoType))
 		}
 		rv = append(rv, jen.Id("errNoCgo"))
-		f.Func().Id(fn.GoName+"Ctx").Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(rv...)))
+		f.Func().Id(fn.GoName + "Ctx").Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(rv...)))
 	}
 	return renderFor(m, noCgoFileName(m.Version), f)
 }

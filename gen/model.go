@@ -47,7 +47,7 @@ type Model struct {
 	byName map[string]*Type // typedef name (and aliases) → type
 	byTag  map[string]*Type // struct/union/enum tag → type
 	byGo   map[string]*Type // Go name → type, once every type is known
-	goIDs       map[string]string
+	goIDs  map[string]string
 }
 
 // Skipped is a declared function that is not bound.
