@@ -388,7 +388,16 @@ func relTo(root, p string) string {
 }
 
 // Build parses one version's headers in dir and checks them against the pin.
-func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
+func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
+	b, err := build(cfg, e, dir)
+	if err != nil {
+		return nil, err
+	}
+	return b.Model, nil
+}
+
+// build is Build, keeping what the model was built from.
+func build(cfg *Config, e *headers.Entry, dir string) (m *builder, err error) {
 	defer func() {
 		// The parser library can panic on malformed input: an error, never
 		// a crash (FuzzParseHeaders reports such inputs).
@@ -396,7 +405,7 @@ func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
 			m, err = nil, fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r))))
 		}
 	}()
-	m, err = ParseHeaders(cfg, dir)
+	m, err = parse(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
