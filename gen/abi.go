@@ -63,7 +63,7 @@ func addSorted(s []int, n int) []int {
 
 // pickABI returns the ABI version a declared entry point is resolved at,
 // or why it cannot be bound (no typedef names its base at all).
-func (m *Model) pickABI(d *cc.Declarator, sym, base string, vs *abiVersions) (int, string, error) {
+func (m *builder) pickABI(d *cc.Declarator, sym, base string, vs *abiVersions) (int, string, error) {
 	plainSym := strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds")
 	per := plainSym != sym
 	suffix := strings.TrimPrefix(sym, plainSym)
@@ -115,7 +115,7 @@ func (m *Model) pickABI(d *cc.Declarator, sym, base string, vs *abiVersions) (in
 
 // canonParams spells a parameter list as types only, typedefs resolved,
 // so that cuda.h's declaration and cudaTypedefs.h's typedef compare.
-func (m *Model) canonParams(ft *cc.FunctionType) []string {
+func (m *builder) canonParams(ft *cc.FunctionType) []string {
 	var r []string
 	for _, p := range ft.Parameters() {
 		if p.Type().Kind() == cc.Void {
@@ -129,7 +129,7 @@ func (m *Model) canonParams(ft *cc.FunctionType) []string {
 	return r
 }
 
-func (m *Model) canon(t cc.Type) string {
+func (m *builder) canon(t cc.Type) string {
 	switch x := t.(type) {
 	case *cc.PointerType:
 		e := x.Elem()

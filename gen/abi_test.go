@@ -23,10 +23,11 @@ func TestABIVersionsMatchTypedefs(t *testing.T) {
 		e := &man.Versions[i]
 		t.Run(e.Version, func(t *testing.T) {
 			dir := headerDir(t, e, cache)
-			m, err := Build(cfg, e, dir)
+			b, err := build(cfg, e, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := b.Model
 			typedefs, err := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
 			if err != nil {
 				t.Fatal(err)
@@ -34,7 +35,7 @@ func TestABIVersionsMatchTypedefs(t *testing.T) {
 			shapes := pfnShapes(typedefs)
 			checked := 0
 			for _, f := range m.Funcs {
-				proto := prototypeAt(t, m, f)
+				proto := prototypeAt(t, b.src, f)
 				want := shape(proto)
 				plain := strings.TrimSuffix(strings.TrimSuffix(f.Symbol, "_ptsz"), "_ptds")
 				suffix := strings.TrimPrefix(f.Symbol, plain)
@@ -148,14 +149,14 @@ func shape(params string) string {
 }
 
 // prototypeAt is the parameter list of f's prototype, read from the text.
-func prototypeAt(t *testing.T, m *Model, f *Func) string {
+func prototypeAt(t *testing.T, src *source, f *Func) string {
 	t.Helper()
 	parts := strings.Split(f.Pos, ":")
 	if len(parts) < 2 {
 		t.Fatalf("%s: position %q", f.Symbol, f.Pos)
 	}
 	line, _ := strconv.Atoi(parts[len(parts)-2])
-	lines := m.src.lines(strings.Join(parts[:len(parts)-2], ":"))
+	lines := src.lines(strings.Join(parts[:len(parts)-2], ":"))
 	text := strings.Join(lines[max(line-3, 0):min(line+30, len(lines))], "\n")
 	name := regexp.MustCompile(`\b(cu\w+)\s*\(`)
 	loc := name.FindStringIndex(text)

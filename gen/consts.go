@@ -47,7 +47,7 @@ type DefineGroup struct {
 var notConstant = map[string]string{"CUDA_VERSION": "HeaderVersion"}
 
 // defines reads the #define constants and infers their flags types.
-func (m *Model) defines() error {
+func (m *builder) defines() error {
 	s := m.src
 	var defs []*Define
 	for name, mac := range s.ast.Macros {
@@ -145,7 +145,7 @@ func commonWords(a, b []string) int {
 }
 
 // enumeratorOf finds the enumerator named name.
-func (m *Model) enumeratorOf(name string) (*Type, *EnumValue) {
+func (m *builder) enumeratorOf(name string) (*Type, *EnumValue) {
 	for _, ty := range m.Types {
 		for _, v := range ty.Values {
 			if v.C == name && !v.Sentinel {
@@ -209,7 +209,7 @@ func tiedParam(text string, i int, uints map[string]bool) string {
 // docs tie its constants to: the parameter named (\p Flags, or \param
 // Flags) closest before the first mention, within five lines. A group tied
 // to parameters of one name, each tied to no other group, gets a flags type.
-func (m *Model) tieFlags() {
+func (m *builder) tieFlags() {
 	byParam := map[string][]*DefineGroup{}
 	names := map[*DefineGroup]map[string]bool{}
 	for _, fd := range m.src.funcs {
@@ -307,7 +307,7 @@ func (m *Model) tieFlags() {
 // parameter's doc counts), or documents "Returned array" where the array
 // is a CUDA array handle (CUarray, CUmipmappedArray: the word names the
 // handle, not a plural).
-func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
+func (m *builder) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
 	pd := m.src.parsedDoc(d)
 	if ft, ok := d.Type().(*cc.FunctionType); ok {
 		for _, p := range ft.Parameters() {
@@ -351,7 +351,7 @@ func (m *Model) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
 
 // counted says whether another parameter's doc counts this one ("Size of
 // \p dptrs"): then it may be an array.
-func (m *Model) counted(pd *parsedDoc, name string) bool {
+func (m *builder) counted(pd *parsedDoc, name string) bool {
 	named := regexp.MustCompile(`\\p\s+\*?` + regexp.QuoteMeta(name) + `\b`)
 	for other, doc := range pd.params {
 		if other != name && countsRe.MatchString(doc) && named.MatchString(doc) {

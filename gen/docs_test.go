@@ -21,10 +21,11 @@ func TestGoDoc(t *testing.T) {
 	for i := range man.Versions {
 		e := &man.Versions[i]
 		t.Run(e.Version, func(t *testing.T) {
-			m, err := Build(cfg, e, headerDir(t, e, cache))
+			bm, err := build(cfg, e, headerDir(t, e, cache))
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := bm.Model
 			em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
 			src, err := em.Pure(m)
 			if err != nil {
@@ -147,7 +148,7 @@ func TestGoDoc(t *testing.T) {
 				}
 			}
 			// Every constant #define of cuda.h is bound.
-			for name, mac := range m.src.ast.Macros {
+			for name, mac := range bm.src.ast.Macros {
 				if filepath.Base(mac.Position().Filename) != "cuda.h" || mac.IsFnLike || strings.HasPrefix(name, "__") || notConstant[name] != "" {
 					continue
 				}

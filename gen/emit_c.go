@@ -1,21 +1,21 @@
 package main
 
-// Stage 4: emitting C. Functions whose C parameter lists are identical
-// share one trampoline, named by that list (cg_hh: two handles): it makes
-// the given context current (0: leaves the thread's as it is) and calls
-// the resolved entry point through its pointer, cast to the header's
-// signature (identical parameter lists, identical ABI). Whether the
-// trampoline is noescape and nocallback is part of its key: one that may
-// be handed a pointer the driver keeps, or a function it calls back during
-// the call, is neither, and is named with the suffix _cb. No CUDA header
-// is included: by-value structs travel as byte arrays of their size and
-// alignment (the model refuses small ones with floating-point members,
-// whose ABI class differs).
+// Stage 4: emitting C, through templates/trampolines.c.tmpl. Functions
+// whose C parameter lists are identical share one trampoline, named by
+// that list (cg_hh: two handles): it makes the given context current (0:
+// leaves the thread's as it is) and calls the resolved entry point through
+// its pointer, cast to the header's signature (identical parameter lists,
+// identical ABI). Whether the trampoline is noescape and nocallback is
+// part of its key: one that may be handed a pointer the driver keeps, or a
+// function it calls back during the call, is neither, and is named with
+// the suffix _cb. No CUDA header is included: by-value structs travel as
+// byte arrays of their size and alignment (the model refuses small ones
+// with floating-point members, whose ABI class differs).
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
-	"strings"
 )
 
 // cCodes names each C parameter shape (the type the Go side passes, the
@@ -36,34 +36,48 @@ var cCodes = map[[2]string]string{
 
 // trampoline is one shared C trampoline.
 type trampoline struct {
-	Name string
-	Def  string // the C definition, without the name
-	Safe bool   // noescape and nocallback
+	Name   string
+	Params []cParam
+	Safe   bool // noescape and nocallback
+}
+
+// cParam is one parameter of a trampoline.
+type cParam struct {
+	CArg   string // the type the Go side passes
+	CCall  string // the type the entry point takes
+	Struct bool   // a by-value struct, passed by pointer (NULL: the call is refused)
+	Cast   bool   // an integer passed as void *
+}
+
+// cStruct is the stand-in for a by-value struct: its size and alignment.
+type cStruct struct {
+	Name        string
+	Size, Align int
+}
+
+// structOf is the by-value struct a parameter's C type stands for.
+func structOf(f *Func, q *Param) (cStruct, error) {
+	s := cStruct{Name: q.CCall}
+	if _, err := fmt.Sscanf(q.CCall, "cg_s%d_%d", &s.Size, &s.Align); err != nil {
+		return s, fmt.Errorf("gen: %s: no trampoline for the by-value struct %s", f.Symbol, q.CCall)
+	}
+	return s, nil
 }
 
 // trampolineOf returns the shared trampoline that f calls.
 func trampolineOf(f *Func) (trampoline, error) {
-	params := []string{"uintptr_t ctx", "uintptr_t fn"}
-	var types, args, checks []string
+	t := trampoline{Safe: f.NoEscape}
 	name := ""
-	for i, q := range f.Params {
-		a := fmt.Sprintf("a%d", i)
-		params = append(params, q.CArg+" "+a)
-		types = append(types, q.CCall)
-		switch {
-		case q.Role == rStruct:
-			var size, align int
-			if _, err := fmt.Sscanf(q.CCall, "cg_s%d_%d", &size, &align); err != nil {
-				return trampoline{}, fmt.Errorf("gen: %s: no trampoline for the by-value struct %s", f.Symbol, q.CCall)
+	for _, q := range f.Params {
+		p := cParam{CArg: q.CArg, CCall: q.CCall, Struct: q.Role == rStruct, Cast: q.CArg == "uintptr_t" || q.CArg == "uintptr_t *"}
+		t.Params = append(t.Params, p)
+		if p.Struct {
+			s, err := structOf(f, q)
+			if err != nil {
+				return trampoline{}, err
 			}
-			name += fmt.Sprintf("b%da%d", size, align)
-			checks = append(checks, fmt.Sprintf("if (!%s) return 1; ", a))
-			args = append(args, fmt.Sprintf("*(const %s *)%s", q.CCall, a))
+			name += fmt.Sprintf("b%da%d", s.Size, s.Align)
 			continue
-		case q.CArg == "uintptr_t" || q.CArg == "uintptr_t *":
-			args = append(args, "(void *)"+a)
-		default:
-			args = append(args, a)
 		}
 		c, ok := cCodes[[2]string{q.CArg, q.CCall}]
 		if !ok {
@@ -71,66 +85,51 @@ func trampolineOf(f *Func) (trampoline, error) {
 		}
 		name += c
 	}
-	if len(types) == 0 {
-		types, name = []string{"void"}, "v"
+	if len(f.Params) == 0 {
+		name = "v"
 	}
-	name = "cg_" + name
+	t.Name = "cg_" + name
 	if !f.NoEscape {
-		name += "_cb"
+		t.Name += "_cb"
 	}
-	def := fmt.Sprintf("(%s) { CG_ENTER(fn, ctx); %sreturn ((int (*)(%s))fn)(%s); }",
-		strings.Join(params, ", "), strings.Join(checks, ""), strings.Join(types, ", "), strings.Join(args, ", "))
-	return trampoline{Name: name, Def: def, Safe: f.NoEscape}, nil
+	return t, nil
 }
 
+// trampolines renders the version's cgo preamble: the by-value struct
+// stand-ins and each distinct trampoline once.
 func (e *Emitter) trampolines(m *Model) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "// Trampolines for CUDA %s (CUDA_VERSION %d), shared by the functions\n", m.Version, m.CUDAVersion)
-	b.WriteString("// with their C parameter list: i int, u unsigned int, l unsigned long,\n")
-	b.WriteString("// q unsigned long long, t unsigned short, c unsigned char, f float,\n")
-	b.WriteString("// p void *, h a handle (void *), s const char *, w an array of pointers\n")
-	b.WriteString("// passed as integers (void **), bNaM a by-value struct of N bytes aligned\n")
-	b.WriteString("// to M; v none. _cb: neither noescape nor nocallback.\n")
-	b.WriteString("#include <stdint.h>\n#include <stdlib.h>\n\n")
-	b.WriteString("extern int cg_make_current(uintptr_t ctx);\n")
-	b.WriteString("// CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry\n")
-	b.WriteString("// point, and makes ctx current unless it is 0.\n")
-	b.WriteString("#define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; if (ctx) { int r_ = cg_make_current(ctx); if (r_) return r_; } } while (0)\n")
-	structs := map[string]string{}
+	structs := map[string]cStruct{}
+	seen := map[string]trampoline{}
+	var ts []trampoline
 	for _, f := range m.Funcs {
 		for _, q := range f.Params {
 			if q.Role == rStruct {
-				var size, align int
-				fmt.Sscanf(q.CCall, "cg_s%d_%d", &size, &align)
-				structs[q.CCall] = fmt.Sprintf("typedef struct { _Alignas(%d) unsigned char b[%d]; } %s;", align, size, q.CCall)
+				s, err := structOf(f, q)
+				if err != nil {
+					return "", err
+				}
+				structs[s.Name] = s
 			}
 		}
-	}
-	var names []string
-	for n := range structs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		b.WriteString(structs[n] + "\n")
-	}
-	seen := map[string]trampoline{}
-	for _, f := range m.Funcs {
 		t, err := trampolineOf(f)
 		if err != nil {
 			return "", err
 		}
 		if old, ok := seen[t.Name]; ok {
-			if old != t {
+			if !reflect.DeepEqual(old, t) {
 				return "", fmt.Errorf("gen: %s: the trampoline name %s stands for two C signatures", f.Symbol, t.Name)
 			}
 			continue
 		}
 		seen[t.Name] = t
-		fmt.Fprintf(&b, "static int %s%s\n", t.Name, t.Def)
-		if t.Safe {
-			fmt.Fprintf(&b, "#cgo noescape %s\n#cgo nocallback %s\n", t.Name, t.Name)
-		}
+		ts = append(ts, t)
 	}
-	return b.String(), nil
+	var ss []cStruct
+	for _, s := range structs {
+		ss = append(ss, s)
+	}
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+	return e.render("trampolines.c.tmpl", map[string]any{
+		"Version": m.Version, "CUDAVersion": m.CUDAVersion, "Structs": ss, "Trampolines": ts,
+	})
 }

@@ -1,66 +1,20 @@
 package main
 
-// Stage 3: emitting Go. Per version: a pure-Go file (types, enums and
-// their tables, function metadata, the plain one-line variants), a cgo
-// file (one wrapper per function, taking the context to make current), a
-// !cgo file (the same wrappers, returning the cgo-disabled error), the
-// no-driver test, and the layout check.
+// Stage 3: emitting Go, through jennifer (jen.go). Per version: a pure-Go
+// file (types, enums and their tables, function metadata, the plain
+// one-line variants), a cgo file (one wrapper per function, taking the
+// context to make current), a !cgo file (the same wrappers, returning the
+// cgo-disabled error), the no-driver test, and the layout check.
 
 import (
-	"bytes"
 	"fmt"
-	"go/format"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cudagen/cudagen/headers"
+	"github.com/dave/jennifer/jen"
 )
-
-// goFile is one generated Go file being written.
-type goFile struct {
-	b bytes.Buffer
-}
-
-func (g *goFile) p(format string, args ...any) {
-	fmt.Fprintf(&g.b, format, args...)
-	g.b.WriteByte('\n')
-}
-
-func (e *Emitter) start(g *goFile, pkg, constraint string) {
-	g.p("%s", e.Command)
-	g.p("// %s", doNotEdit)
-	if constraint != "" {
-		g.p("//")
-		g.p("%s", constraint)
-	}
-	g.p("")
-	g.p("package %s", pkg)
-	g.p("")
-}
-
-// gofmtSource formats generated source. Its error never quotes the
-// source; formatFor names the header declaration behind it.
-func gofmtSource(name string, b []byte) ([]byte, error) {
-	out, err := format.Source(b)
-	if err != nil {
-		re := renderError(err).(*RenderError)
-		re.Src = string(b)
-		re.Msg = name + ": " + re.Msg
-		return nil, re
-	}
-	return out, nil
-}
-
-// formatFor is gofmtSource for one version's file, naming the header
-// declaration behind a failure.
-func formatFor(m *Model, name string, b []byte) ([]byte, error) {
-	out, err := gofmtSource(name, b)
-	if err != nil {
-		return nil, explainRender(err, m)
-	}
-	return out, nil
-}
 
 // oneLine squeezes a doc text onto one comment line.
 func oneLine(s string) string {
@@ -71,91 +25,87 @@ func oneLine(s string) string {
 
 // Pure renders the version's file that needs no cgo.
 func (e *Emitter) Pure(m *Model) ([]byte, error) {
-	g := &goFile{}
-	e.start(g, e.Cfg.Package, e.constraint(m.Version, ""))
-	g.p(`import (`)
-	g.p(`"reflect"`)
-	g.p(`"unsafe"`)
-	g.p(`)`)
-	g.p("")
-	g.p("var _ reflect.Type")
-	g.p("")
-	typedDecls(g, m)
-	g.p("// Bindings for CUDA %s: CUDA_VERSION %d,", m.Version, m.CUDAVersion)
-	g.p("// %s.", strings.Join(sumLines(m), ",\n// "))
-	g.p("const (")
-	g.p("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from.")
-	g.p("HeaderVersion = %d", m.CUDAVersion)
-	g.p("// Toolkit is the toolkit version of that header.")
-	g.p("Toolkit = %q", m.Version)
-	g.p("// BuildTag is the build tag that selects these bindings.")
-	g.p("BuildTag = %q", m.Tag)
-	g.p("// PerThreadDefaultStream says whether the _ptsz entry points are bound.")
-	g.p("PerThreadDefaultStream = %v", m.PerThread)
-	g.p("gpaSymbol = %q", m.GPASymbol)
-	g.p("gpaV2 = %v", m.GPAV2)
-	g.p("gpaFlags = %d", m.GPAFlags)
-	g.p(")")
-	g.p("")
-	g.p("// HeaderSHA256 holds the sha256 of each header file the bindings were generated from.")
-	g.p("var HeaderSHA256 = map[string]string{")
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
+	f.Var().Id("_").Qual("reflect", "Type")
+	f.Line()
+	typedDecls(f, m)
+	sums := sumLines(m)
+	f.Add(comment(line("Bindings for CUDA %s: CUDA_VERSION %d,", m.Version, m.CUDAVersion), "// "+strings.Join(sums, ",\n// ")+"."))
+	f.Const().Defs(
+		comment("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from."),
+		jen.Id("HeaderVersion").Op("=").Lit(m.CUDAVersion),
+		comment("// Toolkit is the toolkit version of that header."),
+		jen.Id("Toolkit").Op("=").Lit(m.Version),
+		comment("// BuildTag is the build tag that selects these bindings."),
+		jen.Id("BuildTag").Op("=").Lit(m.Tag),
+		comment("// PerThreadDefaultStream says whether the _ptsz entry points are bound."),
+		jen.Id("PerThreadDefaultStream").Op("=").Lit(m.PerThread),
+		jen.Id("gpaSymbol").Op("=").Lit(m.GPASymbol),
+		jen.Id("gpaV2").Op("=").Lit(m.GPAV2),
+		jen.Id("gpaFlags").Op("=").Add(lit(m.GPAFlags)),
+	)
+	f.Line()
+	f.Add(comment("// HeaderSHA256 holds the sha256 of each header file the bindings were generated from."))
+	var shas []jen.Code
 	for _, n := range headers.Files {
-		g.p("%q: %q,", n, m.Sums[n])
+		shas = append(shas, jen.Lit(n).Op(":").Lit(m.Sums[n]).Op(","))
 	}
-	g.p("}")
-	g.p("")
+	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Add(rows(shas...))
+	f.Line()
 	var d decls
 	for _, t := range m.Types {
-		e.goTypeDecl(&d, t)
+		goTypeDecl(&d, t)
 	}
-	e.defineDecls(&d, m)
-	for _, part := range []struct {
-		kw string
-		g  *goFile
-	}{{"type", &d.types}, {"", &d.consts}, {"var", &d.vars}} {
-		if part.g.b.Len() > 0 && part.kw == "" {
-			g.b.Write(part.g.b.Bytes()) // one const block per enum and per #define group
-		} else if part.g.b.Len() > 0 {
-			g.p("%s (", part.kw)
-			g.b.Write(part.g.b.Bytes())
-			g.p(")")
-			g.p("")
-		}
+	defineDecls(&d, m)
+	if len(d.types) > 0 {
+		f.Type().Defs(d.types...)
+		f.Line()
 	}
-	g.b.Write(d.funcs.b.Bytes())
-	for _, f := range m.Funcs {
-		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", f.GoName, f.Symbol, f.GoName)
-		if b := brief(f.Doc); b != "" {
+	for _, c := range d.consts { // one const block per enum and per #define group
+		f.Add(c)
+	}
+	if len(d.vars) > 0 {
+		f.Var().Defs(d.vars...)
+		f.Line()
+	}
+	for _, c := range d.funcs {
+		f.Add(c)
+	}
+	for _, fn := range m.Funcs {
+		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", fn.GoName, fn.Symbol, fn.GoName)
+		if b := brief(fn.Doc); b != "" {
 			doc += ": " + orDot(b)
 		} else {
 			doc += "."
 		}
-		g.p("// %s", doc)
-		docBody(g, f.Doc)
-		if len(f.RawDocs) > 0 {
-			g.p("//")
-			g.p("// The raw pointers:")
-			for _, r := range f.RawDocs {
-				g.p("//   - %s", r)
+		lines := append([]string{"// " + doc}, docBody(fn.Doc)...)
+		if len(fn.RawDocs) > 0 {
+			lines = append(lines, "//", "// The raw pointers:")
+			for _, r := range fn.RawDocs {
+				lines = append(lines, "//   - "+r)
 			}
 		}
-		g.p("func %s(%s) %s { return %sCtx(%s) }", f.GoName, strings.Join(sigParams(f, false), ", "), results(f, false), f.GoName, strings.Join(append([]string{"0"}, callNames(f)...), ", "))
+		f.Add(comment(lines...))
+		call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
+		f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
 	}
-	g.p("")
-	g.p("// Functions lists every bound function: its Go name, the name it is resolved")
-	g.p("// by, the versioned entry point the header declares, and the ABI version")
-	g.p("// passed to cuGetProcAddress, and the number of C parameters it takes. The")
-	g.p("// wrappers index procs in the same order.")
-	g.p("var Functions = []FunctionInfo{")
-	for _, f := range m.Funcs {
-		g.p("{%q, %q, %q, %d, %d, %d, nil},", f.GoName, f.Base, f.Symbol, f.ABI, f.Flags, len(f.Params))
+	f.Line()
+	f.Add(comment(
+		"// Functions lists every bound function: its Go name, the name it is resolved",
+		"// by, the versioned entry point the header declares, and the ABI version",
+		"// passed to cuGetProcAddress, and the number of C parameters it takes. The",
+		"// wrappers index procs in the same order."))
+	var infos []jen.Code
+	for _, fn := range m.Funcs {
+		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Base), jen.Lit(fn.Symbol), jen.Lit(fn.ABI), lit(fn.Flags), jen.Lit(len(fn.Params)), jen.Nil()))
 	}
-	g.p("}")
-	g.p("")
-	g.p("var procs [%d]proc", len(m.Funcs))
-	g.p("")
-	g.p("var ctxProcs = [2]*proc{&procs[%d], &procs[%d]}", m.Func("cuCtxGetCurrent").Index, m.Func("cuCtxSetCurrent").Index)
-	return formatFor(m, fileName(m.Version), wrapComments(g.b.Bytes()))
+	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
+	f.Line()
+	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
+	f.Line()
+	proc := func(name string) jen.Code { return jen.Op("&").Id("procs").Index(jen.Lit(m.Func(name).Index)) }
+	f.Var().Id("ctxProcs").Op("=").Index(jen.Lit(2)).Op("*").Id("proc").Values(proc("cuCtxGetCurrent"), proc("cuCtxSetCurrent"))
+	return renderFor(m, fileName(m.Version), f)
 }
 
 // decls holds the pure file's declarations, grouped: one type block, one
@@ -164,11 +114,16 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 // declarations with doc comments by blank lines; grouped ones it does
 // not), then the funcs.
 type decls struct {
-	types, consts, vars, funcs goFile
+	types, consts, vars, funcs []jen.Code
 }
 
-func (e *Emitter) goTypeDecl(d *decls, t *Type) {
-	g := &d.types
+// typeDoc is the doc comment of a named type: its first line, then the
+// header's doc body.
+func typeDoc(t *Type, first string, more ...string) *jen.Statement {
+	return comment(append(append([]string{"// " + first}, docBody(t.Doc)...), more...)...)
+}
+
+func goTypeDecl(d *decls, t *Type) {
 	what := t.C
 	if len(t.Aliases) > 0 {
 		what += " (also " + strings.Join(t.Aliases, ", ") + ")"
@@ -179,201 +134,213 @@ func (e *Emitter) goTypeDecl(d *decls, t *Type) {
 	}
 	switch t.Kind {
 	case tScalar, tHandle:
-		g.p("// %s is %s%s", t.Go, what, orDot(doc))
-		docBody(g, t.Doc)
-		g.p("%s %s", t.Go, t.Base)
+		d.types = append(d.types, typeDoc(t, fmt.Sprintf("%s is %s%s", t.Go, what, orDot(doc))), jen.Id(t.Go).Add(typeCode(t.Base)))
 	case tCallback:
-		g.p("// %s is %s, a C function pointer: %s.", t.Go, what, t.Sig)
-		g.p("%s unsafe.Pointer", t.Go)
+		d.types = append(d.types, comment(line("%s is %s, a C function pointer: %s.", t.Go, what, t.Sig)), jen.Id(t.Go).Qual("unsafe", "Pointer"))
 	case tEnum:
-		g.p("// %s is %s%s", t.Go, what, orDot(doc))
-		docBody(g, t.Doc)
+		var more []string
 		switch {
 		case t.Go == "Result" || len(t.Values) == 0:
 		case t.Flags:
-			g.p("//")
-			g.p("// Its String method returns the C names of the set flags joined by '|'; a")
-			g.p("// multi-bit field prints its value's name.")
+			more = []string{"//",
+				"// Its String method returns the C names of the set flags joined by '|'; a",
+				"// multi-bit field prints its value's name."}
 		default:
-			g.p("//")
-			g.p("// Its String method returns the C name of the value, or its number.")
+			more = []string{"//", "// Its String method returns the C name of the value, or its number."}
 		}
-		g.p("%s %s", t.Go, t.Base)
-		if len(t.Values) == 0 {
-			break
-		}
-		g = &d.consts
-		// No doc comment on the block: gofmt would set a blank line before it.
-		g.p("const (")
-		g.p("// Values of %s.", t.Go)
-		defer g.p(")")
-		for _, v := range t.Values {
-			lit := strconv.FormatInt(v.Value, 10)
-			if t.Flags {
-				lit = "0x" + strconv.FormatInt(v.Value, 16)
-			}
-			c := v.C
-			if v.Sentinel {
-				c += " (a sentinel, not a value)"
-			}
-			if t.Group != "" && v.Doc != "" { // a #define's doc
-				g.p("// %s is %s: %s", v.Go, v.C, orDot(brief(v.Doc)))
-				docBody(g, v.Doc)
-			}
-			g.p("%s %s = %s // %s", v.Go, t.Go, lit, c)
-		}
-		g = &d.vars
-		tab := "names" + t.Go
-		vals := append([]*EnumValue(nil), t.Values...)
-		// Sorted by value; among aliases the non-deprecated name comes first.
-		sort.SliceStable(vals, func(i, j int) bool {
-			if vals[i].Value != vals[j].Value {
-				return vals[i].Value < vals[j].Value
-			}
-			return !deprecated(vals[i].Doc) && deprecated(vals[j].Doc)
-		})
-		g.p("%s = []enumName{", tab)
-		// One entry a line; entries without a description share lines.
-		var run []string
-		flush := func() {
-			if len(run) > 0 {
-				g.p("%s", strings.Join(run, " "))
-				run = nil
-			}
-		}
-		for _, v := range vals {
-			if v.Sentinel {
-				continue
-			}
-			d := oneLine(v.Doc)
-			if t.Go == "Result" {
-				d = describe(v.Doc)
-			}
-			ent := fmt.Sprintf("{%d, %q, %q},", v.Value, v.C, d)
-			if d != "" {
-				flush()
-				g.p("%s", ent)
-				continue
-			}
-			if n := len(strings.Join(run, " ")); n > 0 && n+1+len(ent) > 96 {
-				flush()
-			}
-			run = append(run, ent)
-		}
-		flush()
-		g.p("}")
-		g = &d.funcs
-		switch {
-		case t.Go == "Result":
-		// The String methods are documented on their types (a doc comment
-		// here would cost each a blank line: gofmt sets one before it).
-		case t.Flags:
-			g.p("func (v %s) String() string { return flagString(uint64(v), %s) }", t.Go, tab)
-		default:
-			g.p("func (v %s) String() string { return enumString(int64(v), %s, %q) }", t.Go, tab, t.Go)
+		d.types = append(d.types, typeDoc(t, fmt.Sprintf("%s is %s%s", t.Go, what, orDot(doc)), more...), jen.Id(t.Go).Add(typeCode(t.Base)))
+		if len(t.Values) > 0 {
+			enumDecls(d, t)
 		}
 	case tStruct:
-		g.p("// %s is %s (%d bytes)%s", t.Go, what, t.Size, orDot(doc))
-		docBody(g, t.Doc)
+		var more []string
 		if t.Align > 8 {
-			g.p("//")
-			g.p("// C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align)
-			g.p("// reads or writes in memory aligned to %d bytes (C.aligned_alloc, say).", t.Align)
+			more = []string{"//",
+				line("C aligns it to %d bytes, which a Go type cannot: place values the driver", t.Align),
+				line("reads or writes in memory aligned to %d bytes (C.aligned_alloc, say).", t.Align)}
 		}
-		g.p("%s struct {", t.Go)
+		var fields []jen.Code
 		for _, f := range t.Fields {
 			if f.Pad > 0 {
-				g.p("_ [%d]byte", f.Pad)
+				fields = append(fields, jen.Id("_").Index(lit(f.Pad)).Byte())
 			}
-			g.p("%s %s", f.Go, f.GoType)
+			fields = append(fields, jen.Id(f.Go).Add(typeCode(f.GoType)))
 		}
-		g.p("}")
+		d.types = append(d.types, typeDoc(t, fmt.Sprintf("%s is %s (%d bytes)%s", t.Go, what, t.Size, orDot(doc)), more...), jen.Id(t.Go).Struct(fields...))
 	case tUnion, tOpaque:
-		why := "a union: its members are read and written through the methods"
-		if t.Kind == tOpaque {
-			why = "bound as bytes: " + t.Why
-		}
-		g.p("// %s is %s (%d bytes), %s%s", t.Go, what, t.Size, why, orDot(doc))
-		if t.Kind == tOpaque && t.Align == 1 {
-			g.p("%s [%d]byte", t.Go, t.Size)
-			break
-		}
-		g.p("%s struct {", t.Go)
-		if a := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[t.Align]; a != "" {
-			g.p("_ [0]%s", a)
-		}
-		if len(t.PtrWords) == 0 {
-			g.p("Raw [%d]byte", t.Size)
-		} else {
-			// Storage the collector scans: a pointer word wherever a
-			// member has a pointer, bytes elsewhere.
-			g.p("// A pointer stored through a member stays visible to the garbage")
-			g.p("// collector. Zero the value (*u = %s{}) before reusing it with a", t.Go)
-			g.p("// member that has an integer where another had a pointer.")
-			at := int64(0)
-			for _, w := range t.PtrWords {
-				if w > at {
-					g.p("b%d [%d]byte", at, w-at)
-				}
-				g.p("p%d unsafe.Pointer", w)
-				at = w + 8
-			}
-			if t.Size > at {
-				g.p("b%d [%d]byte", at, t.Size-at)
-			}
-		}
-		g.p("}")
-		g = &d.funcs
-		for _, f := range t.Fields {
-			g.p("// %s is the member %s.", f.Go, f.C)
-			g.p("func (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(u)) }", t.Go, f.Go, f.GoType, f.GoType)
-		}
+		unionDecls(d, t, what, doc)
 	}
 }
 
-// docBody writes a doc's paragraphs after its first (see doc.go), after
-// an empty comment line.
-func docBody(g *goFile, doc string) {
-	if lines := commentLines(body(doc), 80); len(lines) > 0 {
-		g.p("//")
-		for _, l := range lines {
-			g.p("%s", l)
+// enumDecls writes an enum's values (a const block), its table of names
+// and its String method.
+func enumDecls(d *decls, t *Type) {
+	// No doc comment on the block: gofmt would set a blank line before it.
+	consts := []jen.Code{comment(line("Values of %s.", t.Go))}
+	for _, v := range t.Values {
+		val := lit(v.Value)
+		if t.Flags {
+			val = number("0x" + strconv.FormatInt(v.Value, 16))
+		}
+		c := v.C
+		if v.Sentinel {
+			c += " (a sentinel, not a value)"
+		}
+		if t.Group != "" && v.Doc != "" { // a #define's doc
+			consts = append(consts, comment(append([]string{line("%s is %s: %s", v.Go, v.C, orDot(brief(v.Doc)))}, docBody(v.Doc)...)...))
+		}
+		consts = append(consts, jen.Id(v.Go).Id(t.Go).Op("=").Add(val).Comment(c))
+	}
+	d.consts = append(d.consts, jen.Const().Defs(consts...))
+	tab := "names" + t.Go
+	vals := append([]*EnumValue(nil), t.Values...)
+	// Sorted by value; among aliases the non-deprecated name comes first.
+	sort.SliceStable(vals, func(i, j int) bool {
+		if vals[i].Value != vals[j].Value {
+			return vals[i].Value < vals[j].Value
+		}
+		return !deprecated(vals[i].Doc) && deprecated(vals[j].Doc)
+	})
+	// One entry a line; entries without a description share lines.
+	var lines []jen.Code
+	var run *jen.Statement
+	width := 0 // of the run's line: {1, "A", ""}, {2, "B", ""},
+	for _, v := range vals {
+		if v.Sentinel {
+			continue
+		}
+		desc := oneLine(v.Doc)
+		if t.Go == "Result" {
+			desc = describe(v.Doc)
+		}
+		ent := row(lit(v.Value), jen.Lit(v.C), jen.Lit(desc))
+		n := len(fmt.Sprintf("{%d, %q, %q},", v.Value, v.C, desc))
+		if desc != "" {
+			lines, run, width = appendRun(lines, run), nil, 0
+			lines = append(lines, ent)
+			continue
+		}
+		if width > 0 && width+1+n > 96 {
+			lines, run, width = appendRun(lines, run), nil, 0
+		}
+		if run == nil {
+			run, width = jen.Add(ent), n
+		} else {
+			run, width = run.Add(ent), width+1+n
 		}
 	}
+	lines = appendRun(lines, run)
+	d.vars = append(d.vars, jen.Id(tab).Op("=").Index().Id("enumName").Add(rows(lines...)))
+	switch {
+	case t.Go == "Result":
+	// The String methods are documented on their types (a doc comment
+	// here would cost each a blank line: gofmt sets one before it).
+	case t.Flags:
+		d.funcs = append(d.funcs, stringMethod(t.Go, jen.Id("flagString").Call(jen.Uint64().Call(jen.Id("v")), jen.Id(tab))))
+	default:
+		d.funcs = append(d.funcs, stringMethod(t.Go, jen.Id("enumString").Call(jen.Int64().Call(jen.Id("v")), jen.Id(tab), jen.Lit(t.Go))))
+	}
+}
+
+func appendRun(lines []jen.Code, run *jen.Statement) []jen.Code {
+	if run != nil {
+		lines = append(lines, run)
+	}
+	return lines
+}
+
+func stringMethod(typ string, ret jen.Code) jen.Code {
+	return jen.Func().Params(jen.Id("v").Id(typ)).Id("String").Params().String().Add(flat(jen.Return(ret)))
+}
+
+// unionDecls writes a union or a type bound as bytes, and a union's
+// member accessors.
+func unionDecls(d *decls, t *Type, what, doc string) {
+	why := "a union: its members are read and written through the methods"
+	if t.Kind == tOpaque {
+		why = "bound as bytes: " + t.Why
+	}
+	d.types = append(d.types, comment(line("%s is %s (%d bytes), %s%s", t.Go, what, t.Size, why, orDot(doc))))
+	if t.Kind == tOpaque && t.Align == 1 {
+		d.types = append(d.types, jen.Id(t.Go).Index(lit(t.Size)).Byte())
+		return
+	}
+	var fields []jen.Code
+	if a := map[int64]string{2: "uint16", 4: "uint32", 8: "uint64"}[t.Align]; a != "" {
+		fields = append(fields, jen.Id("_").Index(jen.Lit(0)).Id(a))
+	}
+	if len(t.PtrWords) == 0 {
+		fields = append(fields, jen.Id("Raw").Index(lit(t.Size)).Byte())
+	} else {
+		// Storage the collector scans: a pointer word wherever a member
+		// has a pointer, bytes elsewhere.
+		fields = append(fields, comment(
+			"// A pointer stored through a member stays visible to the garbage",
+			line("collector. Zero the value (*u = %s{}) before reusing it with a", t.Go),
+			"// member that has an integer where another had a pointer."))
+		at := int64(0)
+		for _, w := range t.PtrWords {
+			if w > at {
+				fields = append(fields, jen.Id(fmt.Sprintf("b%d", at)).Index(lit(w-at)).Byte())
+			}
+			fields = append(fields, jen.Id(fmt.Sprintf("p%d", w)).Qual("unsafe", "Pointer"))
+			at = w + 8
+		}
+		if t.Size > at {
+			fields = append(fields, jen.Id(fmt.Sprintf("b%d", at)).Index(lit(t.Size-at)).Byte())
+		}
+	}
+	d.types = append(d.types, jen.Id(t.Go).Struct(fields...))
+	for _, f := range t.Fields {
+		ret := jen.Parens(jen.Op("*").Add(typeCode(f.GoType))).Call(unsafePointer(jen.Id("u")))
+		d.funcs = append(d.funcs, comment(line("%s is the member %s.", f.Go, f.C)),
+			jen.Func().Params(jen.Id("u").Op("*").Id(t.Go)).Id(f.Go).Params().Op("*").Add(typeCode(f.GoType)).Add(flat(jen.Return(ret))))
+	}
+}
+
+// docBody is a doc's paragraphs after its first (see doc.go), after an
+// empty comment line.
+func docBody(doc string) []string {
+	lines := commentLines(body(doc), 80)
+	if len(lines) == 0 {
+		return nil
+	}
+	return append([]string{"//"}, lines...)
 }
 
 // defineDecls writes the #define constants: one const block per group;
 // a group with a flags type was written as that type's values.
-func (e *Emitter) defineDecls(d *decls, m *Model) {
-	g := &d.consts
+func defineDecls(d *decls, m *Model) {
 	for _, dg := range m.Defines {
 		if dg.Flags != nil {
 			continue
 		}
 		if len(dg.Defs) > 1 {
-			g.p("// The #define constants %s* of cuda.h.", dg.Prefix)
+			d.consts = append(d.consts, comment(line("The #define constants %s* of cuda.h.", dg.Prefix)))
 		} else {
-			g.p("// The #define constant %s of cuda.h.", dg.Defs[0].C)
+			d.consts = append(d.consts, comment(line("The #define constant %s of cuda.h.", dg.Defs[0].C)))
 		}
-		g.p("const (")
+		var defs []jen.Code
 		for _, c := range dg.Defs {
-			line := c.C
+			text := c.C
 			if c.GoType == "uintptr" {
-				line += " (a void* value: store it in the pointer array the driver reads, e.g. *(*uintptr)(p) = " + c.Go + "; a Go constant cannot be an unsafe.Pointer)"
+				text += " (a void* value: store it in the pointer array the driver reads, e.g. *(*uintptr)(p) = " + c.Go + "; a Go constant cannot be an unsafe.Pointer)"
 			}
 			if b := brief(c.Doc); b != "" {
-				line += ": " + b
+				text += ": " + b
 			}
-			g.p("// %s is %s", c.Go, orDot(line))
-			docBody(g, c.Doc)
+			defs = append(defs, comment(append([]string{line("%s is %s", c.Go, orDot(text))}, docBody(c.Doc)...)...))
+			val := number(c.Lit)
+			if c.Ref {
+				val = jen.Id(c.Lit)
+			}
 			if c.GoType != "" && !c.Ref {
-				g.p("%s %s = %s", c.Go, c.GoType, c.Lit)
+				defs = append(defs, jen.Id(c.Go).Add(typeCode(c.GoType)).Op("=").Add(val))
 			} else {
-				g.p("%s = %s", c.Go, c.Lit)
+				defs = append(defs, jen.Id(c.Go).Op("=").Add(val))
 			}
 		}
-		g.p(")")
-		g.p("")
+		d.consts = append(d.consts, jen.Const().Defs(defs...), jen.Line())
 	}
 }
 
@@ -389,33 +356,19 @@ func orDot(doc string) string {
 
 func deprecated(doc string) bool { return strings.Contains(strings.ToLower(doc), "deprecated") }
 
-// sigParams lists the Go parameters: "hEvent Event".
-func sigParams(f *Func, ctx bool) []string {
-	var r []string
-	if ctx {
-		r = append(r, "ctx Context")
-	}
+// inParams lists the parameters the Go signature takes, in order.
+func inParams(f *Func) []*Param {
+	var r []*Param
 	for _, q := range f.Params {
 		switch q.Role {
 		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
-			r = append(r, q.Go+" "+q.GoType)
+			r = append(r, q)
 		}
 	}
 	return r
 }
 
-// callNames lists the Go argument names, in sigParams order.
-func callNames(f *Func) []string {
-	var r []string
-	for _, q := range f.Params {
-		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
-			r = append(r, q.Go)
-		}
-	}
-	return r
-}
-
+// outs lists the parameters the Go signature returns, in order.
 func outs(f *Func) []*Param {
 	var r []*Param
 	for _, q := range f.Params {
@@ -427,260 +380,317 @@ func outs(f *Func) []*Param {
 	return r
 }
 
-// results is the Go result list; named gives the names too.
-func results(f *Func, named bool) string {
-	var r []string
+func idsOf(ps []*Param) []jen.Code {
+	var r []jen.Code
+	for _, q := range ps {
+		r = append(r, jen.Id(q.Go))
+	}
+	return r
+}
+
+// paramsCode is the Go parameter list (with ctx: the Ctx variant's).
+func paramsCode(f *Func, ctx bool) []jen.Code {
+	var r []jen.Code
+	if ctx {
+		r = append(r, jen.Id("ctx").Id("Context"))
+	}
+	for _, q := range inParams(f) {
+		r = append(r, jen.Id(q.Go).Add(typeCode(q.GoType)))
+	}
+	return r
+}
+
+// resultsCode is the Go result list; named gives the names too.
+func resultsCode(f *Func, named bool) *jen.Statement {
+	var r []jen.Code
 	for _, q := range outs(f) {
 		if named {
-			r = append(r, q.Go+" "+q.GoType)
+			r = append(r, jen.Id(q.Go).Add(typeCode(q.GoType)))
 		} else {
-			r = append(r, q.GoType)
+			r = append(r, typeCode(q.GoType))
 		}
 	}
 	if named {
-		r = append(r, "err error")
-	} else {
-		r = append(r, "error")
+		return jen.Params(append(r, jen.Id("err").Error())...)
 	}
-	if len(r) == 1 && !named {
-		return r[0]
+	if len(r) == 0 {
+		return jen.Error()
 	}
-	return "(" + strings.Join(r, ", ") + ")"
+	return jen.Params(append(r, jen.Error())...)
 }
 
 // GoSignature is the Go signature of a function's plain variant, as a
 // user sees it: "Memcpy2D(pCopy *Memcpy2D) error".
 func (f *Func) GoSignature() string {
-	return f.GoName + "(" + strings.Join(sigParams(f, false), ", ") + ") " + results(f, false)
+	var ps, rs []string
+	for _, q := range inParams(f) {
+		ps = append(ps, q.Go+" "+q.GoType)
+	}
+	for _, q := range outs(f) {
+		rs = append(rs, q.GoType)
+	}
+	if len(rs) == 0 {
+		return f.GoName + "(" + strings.Join(ps, ", ") + ") error"
+	}
+	return f.GoName + "(" + strings.Join(ps, ", ") + ") (" + strings.Join(append(rs, "error"), ", ") + ")"
 }
 
 // Cgo renders the version's cgo file: the shared trampolines and one
 // wrapper per function.
 func (e *Emitter) Cgo(m *Model) ([]byte, error) {
-	g := &goFile{}
-	e.start(g, e.Cfg.Package, e.constraint(m.Version, "cgo"))
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, "cgo"))
 	tramps, err := e.trampolines(m)
 	if err != nil {
 		return nil, err
 	}
-	g.p("/*")
-	g.b.WriteString(tramps)
-	g.p("*/")
-	g.p(`import "C"`)
-	g.p("")
-	g.p(`import (`)
-	g.p(`"runtime"`)
-	g.p(`"unsafe"`)
-	g.p(`)`)
-	g.p("")
-	g.p("var _ unsafe.Pointer")
-	g.p("var _ runtime.Pinner")
-	g.p("")
-	pinTables := map[string]string{}
-	for _, f := range m.Funcs {
-		for _, q := range f.Params {
+	f.CgoPreamble("/*\n" + tramps + "*/")
+	f.Var().Id("_").Qual("unsafe", "Pointer")
+	f.Var().Id("_").Qual("runtime", "Pinner")
+	f.Line()
+	pinTables := map[string][]int64{}
+	for _, fn := range m.Funcs {
+		for _, q := range fn.Params {
 			if len(q.PinWords) > 0 {
-				var ws []string
-				for _, w := range q.PinWords {
-					ws = append(ws, strconv.FormatInt(w, 10))
-				}
-				pinTables[pinTable(q)] = strings.Join(ws, ", ")
+				pinTables[pinTable(q)] = q.PinWords
 			}
 		}
 	}
 	if len(pinTables) > 0 {
-		g.p("// The offsets of the Go pointer words in what wrappers pin, by type.")
-		g.p("var (")
+		f.Add(comment("// The offsets of the Go pointer words in what wrappers pin, by type."))
 		var names []string
 		for n := range pinTables {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		var defs []jen.Code
 		for _, n := range names {
-			g.p("%s = []uintptr{%s}", n, pinTables[n])
+			var ws []jen.Code
+			for _, w := range pinTables[n] {
+				ws = append(ws, lit(w))
+			}
+			defs = append(defs, jen.Id(n).Op("=").Index().Uintptr().Values(ws...))
 		}
-		g.p(")")
-		g.p("")
+		f.Var().Defs(defs...)
+		f.Line()
 	}
-	for _, f := range m.Funcs {
-		if len(outs(f)) == 0 {
-			g.p("func %sCtx(%s) error {", f.GoName, strings.Join(sigParams(f, true), ", "))
-		} else {
-			g.p("func %sCtx(%s) %s {", f.GoName, strings.Join(sigParams(f, true), ", "), results(f, true))
-		}
-		// One crossing: procs[i].fn() is the entry point (0 on error, which
-		// the trampoline refuses), procs[i].done the error. A function whose
-		// slices share a count checks their lengths first, refusing the call.
-		fnArg, done := fmt.Sprintf("procs[%d].fn()", f.Index), fmt.Sprintf("procs[%d].done(", f.Index)
-		typed := typedParams(f)
-		if chk := lengthChecks(f); chk != "" || len(typed) > 0 {
-			g.p("fn, err := procs[%d].enter()", f.Index)
-			g.b.WriteString(chk)
-
-			for _, q := range typed {
-				p, n, u := "p"+q.Go, "n"+q.Go, "u"+q.Go
-				if q.ByValue {
-					p = "_"
-				} else {
-					u = "_"
-				}
-				if q.SizeOf == nil {
-					n = "_"
-				}
-				g.p("ts%s, tb%s := typedScratch{}, typedBuf{}", q.Go, q.Go)
-				g.p("fn, %s, %s, %s, err := ts%s.in(&tb%s, fn, err, %q, %q, %s, int64(%s), %s, %s)", p, n, u, q.Go, q.Go, f.Symbol, q.C, q.By.Go, q.By.Go, m.typedTables[typedTable(f, q)], q.Go)
-				if q.SizeOf != nil && q.SizeOf.SizePtr {
-					g.p("sz%s := C.size_t(n%s)", q.SizeOf.Go, q.Go)
-				}
-			}
-			fnArg, done = "C.uintptr_t(fn)", "status(err, "
-		}
-		if pinned := pins(f); pinned != "" {
-			g.p("var pin runtime.Pinner")
-			g.p("defer pin.Unpin()")
-			g.b.WriteString(pinned)
-		}
-		args := []string{"C.uintptr_t(ctx)", fnArg}
-		var post []string
-		for _, q := range f.Params {
-			switch q.Role {
-			case rIn, rBufLen:
-				v := q.Go
-				if q.Role == rBufLen {
-					v = strconv.Itoa(q.Size)
-				}
-				args = append(args, q.CConv+"("+v+")")
-			case rPtr, rStruct:
-				if q.GoType == "unsafe.Pointer" {
-					args = append(args, q.Go)
-				} else {
-					args = append(args, "unsafe.Pointer("+q.Go+")")
-				}
-			case rString:
-				g.p("c%s := C.CString(%s)", q.Go, q.Go)
-				g.p("defer C.free(unsafe.Pointer(c%s))", q.Go)
-				args = append(args, "c"+q.Go)
-			case rOut, rOutArray:
-				args = append(args, "unsafe.Pointer(&"+q.Go+")")
-			case rOutString:
-				g.p("var c%s *C.char", q.Go)
-				args = append(args, "unsafe.Pointer(&c"+q.Go+")")
-				post = append(post, fmt.Sprintf("%s = C.GoString(c%s)", q.Go, q.Go))
-			case rBuf:
-				g.p("var c%s [%d]byte", q.Go, q.Size)
-				args = append(args, "unsafe.Pointer(&c"+q.Go+"[0])")
-				post = append(post, fmt.Sprintf("%s = cString(c%s[:])", q.Go, q.Go))
-			case rImage:
-				args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
-			case rSlice:
-				if q.Hidden {
-					args = append(args, "(*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData("+q.Go+")))")
-				} else {
-					args = append(args, "unsafe.Pointer(unsafe.SliceData("+q.Go+"))")
-				}
-			case rCount:
-				args = append(args, q.CConv+"(len("+countSlice(f, q)+"))")
-			case rOutSlice:
-				args = append(args, "\x00"+q.Go) // nil in the first call of two
-			case rOutCount:
-				args = append(args, "unsafe.Pointer(&c"+q.Go+")")
-			case rTyped:
-				if q.ByValue {
-					args = append(args, "C.uintptr_t(u"+q.Go+")")
-				} else {
-					args = append(args, "p"+q.Go)
-				}
-			case rTypedSize:
-				tq := typedOf(f, q)
-				if q.SizePtr {
-					args = append(args, "unsafe.Pointer(&sz"+q.Go+")")
-				} else {
-					args = append(args, q.CConv+"(n"+tq.Go+")")
-				}
-			default:
-				return nil, fmt.Errorf("gen: %s: parameter %s: no Go argument for its role %d", f.Symbol, q.C, q.Role)
-			}
-		}
-		t, err := trampolineOf(f)
+	tables := typedTableNames(m)
+	for _, fn := range m.Funcs {
+		body, err := wrapperBody(fn, tables)
 		if err != nil {
 			return nil, err
 		}
-		call := fmt.Sprintf("%sC.%s(%s))", done, t.Name, strings.Join(args, ", "))
-		if cnt := outCount(f); cnt != nil {
-			// Two calls: the count with NULL arrays, then the arrays.
-			first := make([]string, len(args))
-			second := make([]string, len(args))
-			for i, a := range args {
-				first[i], second[i] = a, a
-				if strings.HasPrefix(a, "\x00") {
-					first[i] = "nil"
-					second[i] = "unsafe.Pointer(unsafe.SliceData(" + a[1:] + "))"
-				}
-			}
-			ct := "C.size_t"
-			if cnt.GoType == "*uint32" {
-				ct = "C.uint"
-			}
-			var outsl, makes, trims, zs []string
-			for _, q := range f.Params {
-				if q.Role == rOutSlice {
-					outsl = append(outsl, q.Go)
-					makes = append(makes, fmt.Sprintf("make(%s, c%s)", q.GoType, cnt.Go))
-					trims = append(trims, fmt.Sprintf("%s[:min(int(c%s), len(%s))]", q.Go, cnt.Go, q.Go))
-				}
-			}
-			for range outs(f) {
-				zs = append(zs, "nil")
-			}
-			g.p("var c%s %s", cnt.Go, ct)
-			g.p("if err = %sC.%s(%s)); err != nil || c%s == 0 {", done, t.Name, strings.Join(first, ", "), cnt.Go)
-			g.p("return")
-			g.p("}")
-			g.p("%s = %s", strings.Join(outsl, ", "), strings.Join(makes, ", "))
-			g.p("if err = %sC.%s(%s)); err != nil {", strings.Replace(done, "status(err, ", "status(nil, ", 1), t.Name, strings.Join(second, ", "))
-			g.p("return %s, err", strings.Join(zs, ", "))
-			g.p("}")
-			g.p("// The driver wrote at most the capacity, and says how many it wrote.")
-			g.p("%s = %s", strings.Join(outsl, ", "), strings.Join(trims, ", "))
-			g.p("return")
-			g.p("}")
-			continue
+		res := jen.Error()
+		if len(outs(fn)) > 0 {
+			res = resultsCode(fn, true)
 		}
-		var hidden []string
-		for _, q := range f.Params {
-			if q.Hidden {
-				hidden = append(hidden, q.Go)
-			}
-		}
-		if len(hidden) > 0 && len(typed) == 0 {
-			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
-			for _, h := range hidden {
-				g.p("runtime.KeepAlive(%s)", h)
-			}
-			call = strings.TrimSuffix(done, "(") + "(r)"
-			if strings.HasPrefix(done, "status(") {
-				call = "status(err, r)"
-			}
-		}
-		if len(typed) > 0 {
-			g.p("r := C.%s(%s)", t.Name, strings.Join(args, ", "))
-			for _, q := range typed {
-				g.p("ts%s.out(err, int(r))", q.Go)
-			}
-			call = "status(err, r)"
-		}
-		if len(outs(f)) == 0 {
-			g.p("return %s", call)
-		} else {
-			g.p("err = %s", call)
-			for _, s := range post {
-				g.p("%s", s)
-			}
-			g.p("return")
-		}
-		g.p("}")
+		f.Func().Id(fn.GoName + "Ctx").Params(paramsCode(fn, true)...).Add(res).Block(body...)
 	}
-	return formatFor(m, cgoFileName(m.Version), g.b.Bytes())
+	return renderFor(m, cgoFileName(m.Version), f)
+}
+
+// wrapper is the code of one cgo wrapper being made.
+type wrapper struct {
+	f     *Func
+	proc  *jen.Statement // procs[i]
+	fnArg jen.Code       // the entry point the trampoline calls
+	// status: a check before the call may have refused it, and err holds
+	// the refusal: the result is status(err, r) instead of procs[i].done(r).
+	status bool
+	body   []jen.Code
+	post   []jen.Code // after the call, with err set
+}
+
+// done is the wrapper's error from the trampoline's result r; err is the
+// refusal of the checks before the call.
+func (w *wrapper) done(err, r jen.Code) *jen.Statement {
+	if w.status {
+		return jen.Id("status").Call(err, r)
+	}
+	return w.proc.Clone().Dot("done").Call(r)
+}
+
+func (w *wrapper) add(c ...jen.Code) { w.body = append(w.body, c...) }
+
+// wrapperBody is the body of f's cgo wrapper. One crossing:
+// procs[i].fn() is the entry point (0 on error, which the trampoline
+// refuses), procs[i].done the error. A function whose slices share a
+// count checks their lengths first, refusing the call.
+func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
+	w := &wrapper{f: f, proc: jen.Id("procs").Index(jen.Lit(f.Index))}
+	w.fnArg = w.proc.Clone().Dot("fn").Call()
+	typed := typedParams(f)
+	if chk := lengthChecks(f); len(chk) > 0 || len(typed) > 0 {
+		w.add(jen.List(jen.Id("fn"), jen.Id("err")).Op(":=").Add(w.proc.Clone()).Dot("enter").Call())
+		w.add(chk...)
+		for _, q := range typed {
+			w.add(typedIn(f, q, tables)...)
+		}
+		w.fnArg, w.status = jen.Qual("C", "uintptr_t").Call(jen.Id("fn")), true
+	}
+	if pinned := pins(f); len(pinned) > 0 {
+		w.add(jen.Var().Id("pin").Qual("runtime", "Pinner"), jen.Defer().Id("pin").Dot("Unpin").Call())
+		w.add(pinned...)
+	}
+	args := []jen.Code{jen.Qual("C", "uintptr_t").Call(jen.Id("ctx")), w.fnArg}
+	outSlices := map[int]string{} // args index → the result slice: nil in the first call of two
+	for _, q := range f.Params {
+		a, err := w.arg(q)
+		if err != nil {
+			return nil, err
+		}
+		if q.Role == rOutSlice {
+			outSlices[len(args)] = q.Go
+		}
+		args = append(args, a)
+	}
+	t, err := trampolineOf(f)
+	if err != nil {
+		return nil, err
+	}
+	if cnt := outCount(f); cnt != nil {
+		w.twoCalls(cnt, t.Name, args, outSlices)
+		return w.body, nil
+	}
+	call := w.done(jen.Id("err"), jen.Qual("C", t.Name).Call(args...))
+	hidden := false
+	for _, q := range f.Params {
+		hidden = hidden || q.Hidden
+	}
+	if hidden && len(typed) == 0 || len(typed) > 0 {
+		w.add(jen.Id("r").Op(":=").Qual("C", t.Name).Call(args...))
+		for _, q := range f.Params {
+			if q.Hidden && len(typed) == 0 {
+				w.add(jen.Qual("runtime", "KeepAlive").Call(jen.Id(q.Go)))
+			}
+		}
+		for _, q := range typed {
+			w.add(jen.Id("ts"+q.Go).Dot("out").Call(jen.Id("err"), jen.Int().Call(jen.Id("r"))))
+		}
+		call = w.done(jen.Id("err"), jen.Id("r"))
+	}
+	if len(outs(f)) == 0 {
+		w.add(jen.Return(call))
+	} else {
+		w.add(jen.Id("err").Op("=").Add(call))
+		w.add(w.post...)
+		w.add(jen.Return())
+	}
+	return w.body, nil
+}
+
+// typedIn is the code that checks a typed parameter's argument against
+// its table and converts it.
+func typedIn(f *Func, q *Param, tables map[string]string) []jen.Code {
+	p, n, u := "p"+q.Go, "n"+q.Go, "u"+q.Go
+	if q.ByValue {
+		p = "_"
+	} else {
+		u = "_"
+	}
+	if q.SizeOf == nil {
+		n = "_"
+	}
+	r := []jen.Code{
+		jen.List(jen.Id("ts"+q.Go), jen.Id("tb"+q.Go)).Op(":=").List(jen.Id("typedScratch").Values(), jen.Id("typedBuf").Values()),
+		jen.List(jen.Id("fn"), jen.Id(p), jen.Id(n), jen.Id(u), jen.Id("err")).Op(":=").Id("ts"+q.Go).Dot("in").Call(
+			addr("tb"+q.Go), jen.Id("fn"), jen.Id("err"), jen.Lit(f.Symbol), jen.Lit(q.C), jen.Id(q.By.Go),
+			jen.Int64().Call(jen.Id(q.By.Go)), jen.Id(tables[typedTable(f, q)]), jen.Id(q.Go)),
+	}
+	if q.SizeOf != nil && q.SizeOf.SizePtr {
+		r = append(r, jen.Id("sz"+q.SizeOf.Go).Op(":=").Qual("C", "size_t").Call(jen.Id("n"+q.Go)))
+	}
+	return r
+}
+
+// arg is the trampoline's argument for q, with the code it needs before
+// and after the call.
+func (w *wrapper) arg(q *Param) (jen.Code, error) {
+	c := "c" + q.Go
+	switch q.Role {
+	case rIn:
+		return typeCode(q.CConv).Call(jen.Id(q.Go)), nil
+	case rBufLen:
+		return typeCode(q.CConv).Call(jen.Lit(q.Size)), nil
+	case rPtr, rStruct:
+		if q.GoType == "unsafe.Pointer" {
+			return jen.Id(q.Go), nil
+		}
+		return unsafePointer(jen.Id(q.Go)), nil
+	case rString:
+		w.add(jen.Id(c).Op(":=").Qual("C", "CString").Call(jen.Id(q.Go)),
+			jen.Defer().Qual("C", "free").Call(unsafePointer(jen.Id(c))))
+		return jen.Id(c), nil
+	case rOut, rOutArray:
+		return unsafePointer(addr(q.Go)), nil
+	case rOutString:
+		w.add(jen.Var().Id(c).Op("*").Qual("C", "char"))
+		w.post = append(w.post, jen.Id(q.Go).Op("=").Qual("C", "GoString").Call(jen.Id(c)))
+		return unsafePointer(addr(c)), nil
+	case rBuf:
+		w.add(jen.Var().Id(c).Index(jen.Lit(q.Size)).Byte())
+		w.post = append(w.post, jen.Id(q.Go).Op("=").Id("cString").Call(jen.Id(c).Index(jen.Empty(), jen.Empty())))
+		return unsafePointer(jen.Op("&").Id(c).Index(jen.Lit(0))), nil
+	case rImage:
+		return unsafePointer(sliceData(q.Go)), nil
+	case rSlice:
+		if q.Hidden {
+			return jen.Parens(jen.Op("*").Qual("C", "uintptr_t")).Call(unsafePointer(sliceData(q.Go))), nil
+		}
+		return unsafePointer(sliceData(q.Go)), nil
+	case rCount:
+		return typeCode(q.CConv).Call(jen.Len(jen.Id(countSlice(w.f, q)))), nil
+	case rOutSlice:
+		return unsafePointer(sliceData(q.Go)), nil
+	case rOutCount:
+		return unsafePointer(addr(c)), nil
+	case rTyped:
+		if q.ByValue {
+			return jen.Qual("C", "uintptr_t").Call(jen.Id("u" + q.Go)), nil
+		}
+		return jen.Id("p" + q.Go), nil
+	case rTypedSize:
+		if q.SizePtr {
+			return unsafePointer(addr("sz" + q.Go)), nil
+		}
+		return typeCode(q.CConv).Call(jen.Id("n" + typedOf(w.f, q).Go)), nil
+	}
+	return nil, fmt.Errorf("gen: %s: parameter %s: no Go argument for its role %d", w.f.Symbol, q.C, q.Role)
+}
+
+// twoCalls ends the wrapper of a function that returns arrays sized by a
+// count: the count with NULL arrays, then the arrays.
+func (w *wrapper) twoCalls(cnt *Param, tramp string, args []jen.Code, outSlices map[int]string) {
+	first := append([]jen.Code(nil), args...)
+	for i := range outSlices {
+		first[i] = jen.Nil()
+	}
+	ct := jen.Qual("C", "size_t")
+	if cnt.GoType == "*uint32" {
+		ct = jen.Qual("C", "uint")
+	}
+	c := jen.Id("c" + cnt.Go)
+	var outsl, makes, trims, zs []jen.Code
+	for _, q := range w.f.Params {
+		if q.Role == rOutSlice {
+			outsl = append(outsl, jen.Id(q.Go))
+			makes = append(makes, jen.Make(typeCode(q.GoType), c.Clone()))
+			trims = append(trims, jen.Id(q.Go).Index(jen.Empty(), jen.Min(jen.Int().Call(c.Clone()), jen.Len(jen.Id(q.Go)))))
+		}
+	}
+	for range outs(w.f) {
+		zs = append(zs, jen.Nil())
+	}
+	w.add(
+		jen.Var().Add(c.Clone()).Add(ct),
+		jen.If(jen.Id("err").Op("=").Add(w.done(jen.Id("err"), jen.Qual("C", tramp).Call(first...))),
+			jen.Id("err").Op("!=").Nil().Op("||").Add(c.Clone()).Op("==").Lit(0)).Block(jen.Return()),
+		jen.List(outsl...).Op("=").List(makes...),
+		jen.If(jen.Id("err").Op("=").Add(w.done(jen.Nil(), jen.Qual("C", tramp).Call(args...))), jen.Id("err").Op("!=").Nil()).Block(
+			jen.Return(append(zs, jen.Id("err"))...)),
+		comment("// The driver wrote at most the capacity, and says how many it wrote."),
+		jen.List(outsl...).Op("=").List(trims...),
+		jen.Return(),
+	)
 }
 
 // outCount is the count pointer of a two-call function, or nil.
@@ -714,42 +724,49 @@ func typedOf(f *Func, q *Param) *Param {
 	return nil
 }
 
-// typedDecls writes the typed parameters' tables, one for each distinct
-// table (cuPointerGetAttribute and cuPointerSetAttribute share one), and
-// records each parameter's table in m.typedTables.
-func typedDecls(g *goFile, m *Model) {
-	var any bool
-	m.typedTables = map[string]string{}
+// typedTableNames maps each typed parameter's table name to the table it
+// shares: one for each distinct table (cuPointerGetAttribute and
+// cuPointerSetAttribute share one).
+func typedTableNames(m *Model) map[string]string {
+	names := map[string]string{}
 	seen := map[string]string{}
 	for _, f := range m.Funcs {
 		for _, q := range typedParams(f) {
 			key := fmt.Sprint(q.Entries)
-			if name, ok := seen[key]; ok {
-				m.typedTables[typedTable(f, q)] = name
-				continue
+			if _, ok := seen[key]; !ok {
+				seen[key] = typedTable(f, q)
 			}
-			seen[key] = typedTable(f, q)
-			m.typedTables[typedTable(f, q)] = typedTable(f, q)
-			if !any {
-				g.p("// The Go type of each typed parameter per value of the parameter that picks it.")
-				g.p("var (")
-				any = true
-			}
-			g.p("%s = []typedEntry{", typedTable(f, q))
-			for _, e := range q.Entries {
-				kind := map[string]string{"value": "typedValue", "bool": "typedBool", "slice": "typedSlice", "byValue": "typedByValue", "refused": "typedRefused"}[e.Kind]
-				t := "nil"
-				if e.GoType != "" {
-					t = "reflect.TypeFor[" + e.GoType + "]()"
-				}
-				g.p("{int64(%s), %s, %s}, // %s", e.Go, t, kind, e.C)
-			}
-			g.p("}")
+			names[typedTable(f, q)] = seen[key]
 		}
 	}
-	if any {
-		g.p(")")
-		g.p("")
+	return names
+}
+
+// typedDecls writes the typed parameters' tables.
+func typedDecls(file *jen.File, m *Model) {
+	tables := typedTableNames(m)
+	var defs []jen.Code
+	for _, f := range m.Funcs {
+		for _, q := range typedParams(f) {
+			if tables[typedTable(f, q)] != typedTable(f, q) {
+				continue
+			}
+			var ents []jen.Code
+			for _, e := range q.Entries {
+				kind := map[string]string{"value": "typedValue", "bool": "typedBool", "slice": "typedSlice", "byValue": "typedByValue", "refused": "typedRefused"}[e.Kind]
+				t := jen.Nil()
+				if e.GoType != "" {
+					t = jen.Qual("reflect", "TypeFor").Types(typeCode(e.GoType)).Call()
+				}
+				ents = append(ents, row(jen.Int64().Call(jen.Id(e.Go)), t, jen.Id(kind)).Comment(e.C))
+			}
+			defs = append(defs, jen.Id(typedTable(f, q)).Op("=").Index().Id("typedEntry").Add(rows(ents...)))
+		}
+	}
+	if len(defs) > 0 {
+		file.Add(comment("// The Go type of each typed parameter per value of the parameter that picks it."))
+		file.Var().Defs(defs...)
+		file.Line()
 	}
 }
 
@@ -761,19 +778,19 @@ func pinTable(q *Param) string {
 
 // pins is the code that pins, for the call, the Go memory the caller's
 // arguments point to: cgo refuses Go memory holding unpinned Go pointers.
-func pins(f *Func) string {
-	var b strings.Builder
+func pins(f *Func) []jen.Code {
+	var r []jen.Code
 	for _, q := range f.Params {
 		if len(q.PinWords) == 0 {
 			continue
 		}
 		if q.Role == rSlice {
-			fmt.Fprintf(&b, "pinElems(&pin, unsafe.Pointer(unsafe.SliceData(%s)), cap(%s), %d, %s)\n", q.Go, q.Go, q.ElemSize, pinTable(q))
+			r = append(r, jen.Id("pinElems").Call(addr("pin"), unsafePointer(sliceData(q.Go)), jen.Cap(jen.Id(q.Go)), lit(q.ElemSize), jen.Id(pinTable(q))))
 		} else {
-			fmt.Fprintf(&b, "pinWords(&pin, unsafe.Pointer(%s), %s)\n", q.Go, pinTable(q))
+			r = append(r, jen.Id("pinWords").Call(addr("pin"), unsafePointer(jen.Id(q.Go)), jen.Id(pinTable(q))))
 		}
 	}
-	return b.String()
+	return r
 }
 
 // countSlice is the slice whose length a count takes: the first that is
@@ -796,11 +813,16 @@ func sliceParam(f *Func, goName string) *Param {
 	return nil
 }
 
-func lengthChecks(f *Func) string {
-	var b strings.Builder
+// lengthChecks is the code that refuses a call before it is made: a
+// module image the check rejects, slices sharing a count whose lengths
+// differ.
+func lengthChecks(f *Func) []jen.Code {
+	var r []jen.Code
+	errNil := func() *jen.Statement { return jen.Id("err").Op("==").Nil() }
 	for _, q := range f.Params {
 		if q.Role == rImage {
-			fmt.Fprintf(&b, "if err == nil {\nfn, err = checkImage(fn, %q, %q, %s)\n}\n", f.Symbol, q.Go, q.Go)
+			r = append(r, jen.If(errNil()).Block(
+				jen.List(jen.Id("fn"), jen.Id("err")).Op("=").Id("checkImage").Call(jen.Id("fn"), jen.Lit(f.Symbol), jen.Lit(q.Go), jen.Id(q.Go))))
 		}
 		if q.Role != rCount || len(q.Slices) < 2 {
 			continue
@@ -810,121 +832,116 @@ func lengthChecks(f *Func) string {
 			if s == first {
 				continue
 			}
-			cond := fmt.Sprintf("len(%s) != len(%s)", first, s)
+			cond := errNil().Op("&&")
 			if sliceParam(f, s).Optional {
-				cond = fmt.Sprintf("len(%s) != 0 && %s", s, cond)
+				cond = cond.Len(jen.Id(s)).Op("!=").Lit(0).Op("&&")
 			}
-			fmt.Fprintf(&b, "if err == nil && %s {\nfn, err = 0, lengthError(%q, %q, %q, len(%s), len(%s))\n}\n",
-				cond, f.Symbol, first, s, first, s)
+			cond = cond.Len(jen.Id(first)).Op("!=").Len(jen.Id(s))
+			r = append(r, jen.If(cond).Block(jen.List(jen.Id("fn"), jen.Id("err")).Op("=").List(jen.Lit(0),
+				jen.Id("lengthError").Call(jen.Lit(f.Symbol), jen.Lit(first), jen.Lit(s), jen.Len(jen.Id(first)), jen.Len(jen.Id(s))))))
 		}
 	}
-	return b.String()
+	return r
 }
 
 // NoCgo renders the version's !cgo file: every wrapper returns the
 // cgo-disabled error.
 func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
-	g := &goFile{}
-	e.start(g, e.Cfg.Package, e.constraint(m.Version, "!cgo"))
-	g.p(`import "unsafe"`)
-	g.p("")
-	g.p("var _ unsafe.Pointer")
-	g.p("")
-	g.p("// Without cgo every function returns errNoCgo (it matches ErrNoDriver).")
-	g.p("")
-	for _, f := range m.Funcs {
-		var ps, rv []string
-		for _, p := range sigParams(f, true) {
-			ps = append(ps, p[strings.Index(p, " ")+1:])
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, "!cgo"))
+	f.Var().Id("_").Qual("unsafe", "Pointer")
+	f.Line()
+	f.Add(comment("// Without cgo every function returns errNoCgo (it matches ErrNoDriver)."))
+	f.Line()
+	for _, fn := range m.Funcs {
+		ps := []jen.Code{jen.Id("Context")}
+		for _, q := range inParams(fn) {
+			ps = append(ps, typeCode(q.GoType))
 		}
-		for _, q := range outs(f) {
+		var rv []jen.Code
+		for _, q := range outs(fn) {
 			rv = append(rv, zero(m, q.GoType))
 		}
-		rv = append(rv, "errNoCgo")
-		g.p("func %sCtx(%s) %s { return %s }", f.GoName, strings.Join(ps, ", "), results(f, false), strings.Join(rv, ", "))
+		rv = append(rv, jen.Id("errNoCgo"))
+		f.Func().Id(fn.GoName + "Ctx").Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(rv...)))
 	}
-	return formatFor(m, noCgoFileName(m.Version), g.b.Bytes())
+	return renderFor(m, noCgoFileName(m.Version), f)
 }
 
 // zero is the zero value of a result type.
-func zero(m *Model, t string) string {
+func zero(m *Model, t string) jen.Code {
 	switch {
 	case t == "string":
-		return `""`
+		return jen.Lit("")
 	case t == "unsafe.Pointer":
-		return "nil"
+		return jen.Nil()
 	case strings.HasPrefix(t, "["):
-		return t + "{}"
+		return typeCode(t).Values()
 	}
 	for _, ty := range m.Types {
 		if ty.Go == t {
 			switch ty.Kind {
 			case tStruct, tUnion, tOpaque:
-				return t + "{}"
+				return typeCode(t).Values()
 			case tCallback:
-				return "nil"
+				return jen.Nil()
 			}
 		}
 	}
-	return "0"
+	return jen.Lit(0)
 }
 
 // DriverTest renders a version's test that calls every bound function
 // without a driver.
 func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
-	g := &goFile{}
-	e.start(g, e.Cfg.Package, e.constraint(m.Version, ""))
-	g.p(`import "unsafe"`)
-	g.p("")
-	g.p("var _ unsafe.Pointer")
-	g.p("")
-	g.p("// noDriverCalls calls every bound function with zero arguments.")
-	g.p("var noDriverCalls = []struct {")
-	g.p("name string")
-	g.p("call func() error")
-	g.p("}{")
-	for _, f := range m.Funcs {
-		var args []string
-		for _, q := range f.Params {
-			switch q.Role {
-			case rIn:
-				switch {
-				case q.CConv == "unsafe.Pointer":
-					args = append(args, "nil")
-				case q.GoType == "bool":
-					args = append(args, "false")
-				default:
-					args = append(args, "0")
-				}
-			case rPtr, rSlice:
-				args = append(args, "nil")
-			case rImage:
-				args = append(args, "[]byte{0}") // empty PTX text: an image the check passes
-			case rStruct:
-				args = append(args, "new("+strings.TrimPrefix(q.GoType, "*")+")")
-			case rString:
-				args = append(args, `""`)
-			case rTyped:
-				args = append(args, typedSample(q))
-			}
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
+	f.Var().Id("_").Qual("unsafe", "Pointer")
+	f.Line()
+	f.Add(comment("// noDriverCalls calls every bound function with zero arguments."))
+	var calls []jen.Code
+	for _, fn := range m.Funcs {
+		var args []jen.Code
+		for _, q := range inParams(fn) {
+			args = append(args, sampleArg(q))
 		}
 		// A typed parameter's picker gets the value its sample is for.
-		for _, q := range typedParams(f) {
-			for i, a := range callNames(f) {
-				if a == q.By.Go {
-					args[i] = fmt.Sprintf("%s(%d)", q.By.GoType, firstTyped(q).Value)
+		for _, q := range typedParams(fn) {
+			for i, a := range inParams(fn) {
+				if a.Go == q.By.Go {
+					args[i] = typeCode(q.By.GoType).Call(lit(firstTyped(q).Value))
 				}
 			}
 		}
-		call := fmt.Sprintf("%s(%s)", f.GoName, strings.Join(args, ", "))
-		n := len(outs(f))
-		if n > 0 {
-			call = fmt.Sprintf("e%d(%s)", n+1, call)
+		call := jen.Id(fn.GoName).Call(args...)
+		if n := len(outs(fn)); n > 0 {
+			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
 		}
-		g.p("{%q, func() error { return %s }},", f.GoName, call)
+		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
 	}
-	g.p("}")
-	return formatFor(m, testFileName(m.Version), g.b.Bytes())
+	f.Var().Id("noDriverCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
+	return renderFor(m, testFileName(m.Version), f)
+}
+
+// sampleArg is a zero argument for q that the wrapper accepts.
+func sampleArg(q *Param) jen.Code {
+	switch q.Role {
+	case rIn:
+		switch {
+		case q.CConv == "unsafe.Pointer":
+			return jen.Nil()
+		case q.GoType == "bool":
+			return jen.False()
+		}
+		return jen.Lit(0)
+	case rImage:
+		return jen.Index().Byte().Values(jen.Lit(0)) // empty PTX text: an image the check passes
+	case rStruct:
+		return jen.New(typeCode(strings.TrimPrefix(q.GoType, "*")))
+	case rString:
+		return jen.Lit("")
+	case rTyped:
+		return typedSample(q)
+	}
+	return jen.Nil()
 }
 
 // firstTyped is the first row of a typed parameter's table with data.
@@ -938,17 +955,17 @@ func firstTyped(q *Param) TypedEntry {
 }
 
 // typedSample is an argument the typed parameter's first row accepts.
-func typedSample(q *Param) string {
+func typedSample(q *Param) jen.Code {
 	e := firstTyped(q)
 	switch e.Kind {
 	case "value", "bool":
-		return "new(" + e.GoType + ")"
+		return jen.New(typeCode(e.GoType))
 	case "slice":
-		return "make(" + e.GoType + ", 1)"
+		return jen.Make(typeCode(e.GoType), jen.Lit(1))
 	case "byValue":
-		return e.GoType + "(0)"
+		return typeCode(e.GoType).Call(jen.Lit(0))
 	}
-	return "nil"
+	return jen.Nil()
 }
 
 func cpath(path, c string) string {
@@ -958,16 +975,24 @@ func cpath(path, c string) string {
 	return path + "." + c
 }
 
+// layoutCheck is a C expression and the Go expression that must equal it.
+type layoutCheck struct {
+	C  string
+	Go jen.Code
+}
+
 // layoutChecks lists, for every struct and union, C expressions and the Go
 // expressions that must equal them. Anonymous members, which C cannot
 // name, are checked through their first named member.
-func layoutChecks(m *Model) (cs, gos []string) {
-	add := func(c, g string) { cs, gos = append(cs, c), append(gos, g) }
+func layoutChecks(m *Model) []layoutCheck {
+	var r []layoutCheck
+	add := func(c string, g jen.Code) { r = append(r, layoutCheck{c, g}) }
+	sizeof := func(t jen.Code) jen.Code { return jen.Qual("unsafe", "Sizeof").Call(jen.Op("*").New(t)) }
 	for _, t := range m.Types {
 		if t.Kind != tStruct && t.Kind != tUnion && t.Kind != tOpaque {
 			continue
 		}
-		goT := "driver." + t.Go
+		goT := func() jen.Code { return jen.Qual(driverPath, t.Go) }
 		outer, path, base := t.C, "", ""
 		if t.Nested {
 			outer, path = t.Outer.C, t.Path
@@ -975,16 +1000,16 @@ func layoutChecks(m *Model) (cs, gos []string) {
 				base = fmt.Sprintf("offsetof(%s, %s)", outer, cpath(path, t.First))
 			} else {
 				base = fmt.Sprintf("offsetof(%s, %s)", outer, path)
-				add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, path), fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
+				add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, path), sizeof(goT()))
 			}
 		} else {
-			add("sizeof("+t.C+")", fmt.Sprintf("unsafe.Sizeof(*new(%s))", goT))
+			add("sizeof("+t.C+")", sizeof(goT()))
 			if t.Align > 8 {
 				// Go cannot align beyond 8: the C alignment is documented
 				// on the type, and compared with the model's number.
-				add("_Alignof("+t.C+")", fmt.Sprintf("%d", t.Align))
+				add("_Alignof("+t.C+")", lit(t.Align))
 			} else {
-				add("_Alignof("+t.C+")", fmt.Sprintf("unsafe.Alignof(*new(%s))", goT))
+				add("_Alignof("+t.C+")", jen.Qual("unsafe", "Alignof").Call(jen.Op("*").New(goT())))
 			}
 		}
 		for _, f := range t.Fields {
@@ -1001,70 +1026,43 @@ func layoutChecks(m *Model) (cs, gos []string) {
 				if base != "" {
 					off += " - " + base
 				}
-				add(off, fmt.Sprintf("unsafe.Offsetof(new(%s).%s)", goT, f.Go))
+				add(off, jen.Qual("unsafe", "Offsetof").Call(jen.New(goT()).Dot(f.Go)))
 			case tUnion:
 				if f.C != "" {
-					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), fmt.Sprintf("unsafe.Sizeof(*new(%s))", qualify(f.GoType)))
+					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), sizeof(typeIn(f.GoType, driverPath)))
 				}
 			}
 		}
 	}
-	return cs, gos
-}
-
-// qualify prefixes the package to a Go type defined there.
-func qualify(t string) string {
-	pre := strings.TrimLeft(t, "[]*0123456789")
-	i := len(t) - len(pre)
-	switch pre {
-	case "byte", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64", "bool", "uintptr", "unsafe.Pointer":
-		return t
-	}
-	return t[:i] + "driver." + pre
+	return r
 }
 
 // Layout renders the layout check: a cgo file that includes the real
 // cuda.h (only with -tags cudagen_layout) and its test.
 func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
-	cs, gos := layoutChecks(m)
-	g := &goFile{}
-	e.start(g, "layout", e.constraint(m.Version, "cudagen_layout && cgo"))
-	g.p("/*")
-	g.p("#include <stddef.h>")
-	g.p("#include <cuda.h>")
-	g.p("const long long cg_layout[%d] = {", len(cs))
-	for _, c := range cs {
-		g.p("\t%s,", c)
-	}
-	g.p("};")
-	g.p("*/")
-	g.p(`import "C"`)
-	g.p("")
-	g.p(`import "unsafe"`)
-	g.p("")
-	g.p("// cLayout is what the C compiler says, in the order of goLayout.")
-	g.p("func cLayout() []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&C.cg_layout[0])), %d) }", len(cs))
-	if cgo, err = formatFor(m, layoutFileName(m.Version, ""), g.b.Bytes()); err != nil {
+	checks := layoutChecks(m)
+	pre, err := e.render("layout.c.tmpl", checks)
+	if err != nil {
 		return nil, nil, err
 	}
-	g = &goFile{}
-	e.start(g, "layout", e.constraint(m.Version, "cudagen_layout && cgo"))
-	g.p("import (")
-	g.p(`"unsafe"`)
-	g.p("")
-	g.p(`"github.com/cudagen/cudagen/cuda/driver"`)
-	g.p(")")
-	g.p("")
-	g.p("// goLayout is each C expression's value on the Go side.")
-	g.p("var goLayout = []struct {")
-	g.p("c string")
-	g.p("v uintptr")
-	g.p("}{")
-	for i := range cs {
-		g.p("{%q, %s},", cs[i], gos[i])
+	f := e.newFile("layout", e.constraint(m.Version, "cudagen_layout && cgo"))
+	f.CgoPreamble("/*\n" + pre + "*/")
+	f.Add(comment("// cLayout is what the C compiler says, in the order of goLayout."))
+	first := unsafePointer(jen.Op("&").Qual("C", "cg_layout").Index(jen.Lit(0)))
+	f.Func().Id("cLayout").Params().Index().Int64().Add(flat(jen.Return(
+		jen.Qual("unsafe", "Slice").Call(jen.Parens(jen.Op("*").Int64()).Call(first), jen.Lit(len(checks))))))
+	if cgo, err = renderFor(m, layoutFileName(m.Version, ""), f); err != nil {
+		return nil, nil, err
 	}
-	g.p("}")
-	if test, err = formatFor(m, layoutFileName(m.Version, "_test"), g.b.Bytes()); err != nil {
+	f = e.newFile("layout", e.constraint(m.Version, "cudagen_layout && cgo"))
+	f.ImportName(driverPath, "driver")
+	f.Add(comment("// goLayout is each C expression's value on the Go side."))
+	var vs []jen.Code
+	for _, c := range checks {
+		vs = append(vs, row(jen.Lit(c.C), c.Go))
+	}
+	f.Var().Id("goLayout").Op("=").Index().Struct(jen.Id("c").String(), jen.Id("v").Uintptr()).Add(rows(vs...))
+	if test, err = renderFor(m, layoutFileName(m.Version, "_test"), f); err != nil {
 		return nil, nil, err
 	}
 	return cgo, test, nil

@@ -73,10 +73,11 @@ func TestFacts(t *testing.T) {
 		e := &man.Versions[i]
 		t.Run(e.Version, func(t *testing.T) {
 			dir := headerDir(t, e, cache)
-			m, err := Build(cfg, e, dir)
+			bm, err := build(cfg, e, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := bm.Model
 			cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
 			typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
 			if want := fmt.Sprintf("#define CUDA_VERSION %d", e.CUDAVersion); !bytes.Contains(cudaH, []byte(want)) || m.CUDAVersion != e.CUDAVersion {
@@ -128,7 +129,7 @@ func TestFacts(t *testing.T) {
 				base := baseName(mm[1])
 				found := m.Func(base) != nil
 				for _, f := range m.Funcs {
-					found = found || f.Symbol == m.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
+					found = found || f.Symbol == bm.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
 				}
 				for _, s := range m.Skipped {
 					found = found || baseName(s.Symbol) == base

@@ -179,8 +179,53 @@ func (o *Options) defaults() error {
 // Generate regenerates the pinned versions whose headers can be had (with
 // Cuda: pins that toolkit and generates it alone), rewrites every generated
 // file's build constraint, and writes it all at once. With Check set it
-// writes nothing and returns the files that differ.
+// writes nothing and returns the files that differ. Its steps: plan (what
+// to generate, from which headers, into which files), build (the headers
+// of each version parsed into its Model), render (the Models into the
+// files' bytes) and commit (write them, or report drift).
 func Generate(o Options) (drift []string, err error) {
+	p, err := makePlan(o)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	models, err := p.build()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := p.render(models)
+	if err != nil {
+		return nil, err
+	}
+	if o.Check {
+		return p.drift(changes), nil
+	}
+	return nil, p.commit(models, changes)
+}
+
+// plan is what one run generates, and from what.
+type plan struct {
+	o         Options
+	cfg       *Config
+	man       *headers.Manifest
+	manBefore []byte // the manifest as the run found it
+	cache     string
+	pin       *stagedPin // -cuda: the toolkit being pinned
+	out       string     // the output directory
+	em        *Emitter
+	gen       []versionDir      // the versions generated
+	kept      map[string]string // version → why its committed files are kept
+}
+
+// versionDir is a version to generate and its headers' directory.
+type versionDir struct {
+	e   *headers.Entry
+	dir string
+}
+
+// makePlan checks the options, loads the config and the manifest, stages
+// a toolkit to pin, and finds each version's headers.
+func makePlan(o Options) (p *plan, err error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
@@ -190,182 +235,255 @@ func Generate(o Options) (drift []string, err error) {
 	if o.Repin && o.Cuda == "" {
 		return nil, errors.New("gen: -repin goes with -cuda DIR: it lets DIR's headers replace those a version is pinned from")
 	}
-	cfg, err := LoadConfig(o.Config)
-	if err != nil {
+	pl := &plan{o: o, kept: map[string]string{}}
+	if err := pl.load(); err != nil {
 		return nil, err
 	}
-	man, err := headers.Load(o.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	cache, err := headers.CacheDir()
-	if err != nil {
-		return nil, err
-	}
-	manBefore, err := man.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	only := o.Only
-	var pin *stagedPin
-	if o.Cuda != "" {
-		if pin, err = stagePin(cfg, man, o.Cuda, cache, o.Repin); err != nil {
-			return nil, err
-		}
-		defer pin.remove()
-		if only != "" && only != pin.Entry.Version {
-			return nil, fmt.Errorf("gen: -only %s, but %s holds CUDA %s", only, o.Cuda, pin.Entry.Version)
-		}
-		only = pin.Entry.Version
-		man.Put(pin.Entry)
-	}
-	if only != "" && man.Find(only) == nil {
-		return nil, fmt.Errorf("gen: -only %s: no such pinned version", only)
-	}
-	out := o.Out
-	if out == "" {
-		out = filepath.Join(o.Root, cfg.Output)
-	}
-	em := &Emitter{Cfg: cfg, Command: Command, Templates: o.Templates, Versions: man.Versions}
-	var models []*Model
-	kept := map[string]string{} // version → why its committed files are kept
-	for i := range man.Versions {
-		e := &man.Versions[i]
-		if only != "" && e.Version != only {
-			if o.Cuda != "" {
-				kept[e.Version] = "-cuda generates the pinned toolkit only"
-			} else {
-				kept[e.Version] = "-only " + only
-			}
-			continue
-		}
-		var dir string
-		if pin != nil && e.Version == pin.Entry.Version {
-			dir = pin.Stage
-		} else if dir, err = headers.Ensure(e, cache, o.Log); err != nil {
-			if !o.Strict && errors.Is(err, headers.ErrUnavailable) {
-				kept[e.Version] = err.Error()
-				continue
-			}
-			return nil, err
-		}
-		m, err := Build(cfg, e, dir)
-		if pin != nil {
-			err = pin.mapErr(err)
-		}
+	defer func() {
 		if err != nil {
-			return nil, err
+			pl.close()
+		}
+	}()
+	only, err := pl.stage()
+	if err != nil {
+		return nil, err
+	}
+	return pl, pl.versions(only)
+}
+
+// load reads the config and the manifest.
+func (p *plan) load() (err error) {
+	if p.cfg, err = LoadConfig(p.o.Config); err != nil {
+		return err
+	}
+	if p.man, err = headers.Load(p.o.Manifest); err != nil {
+		return err
+	}
+	if p.cache, err = headers.CacheDir(); err != nil {
+		return err
+	}
+	if p.manBefore, err = p.man.Bytes(); err != nil {
+		return err
+	}
+	p.out = p.o.Out
+	if p.out == "" {
+		p.out = filepath.Join(p.o.Root, p.cfg.Output)
+	}
+	return nil
+}
+
+// stage stages the toolkit -cuda pins; it returns the one version to
+// generate ("" for all).
+func (p *plan) stage() (only string, err error) {
+	only = p.o.Only
+	if p.o.Cuda != "" {
+		if p.pin, err = stagePin(p.cfg, p.man, p.o.Cuda, p.cache, p.o.Repin); err != nil {
+			return "", err
+		}
+		if only != "" && only != p.pin.Entry.Version {
+			return "", fmt.Errorf("gen: -only %s, but %s holds CUDA %s", only, p.o.Cuda, p.pin.Entry.Version)
+		}
+		only = p.pin.Entry.Version
+		p.man.Put(p.pin.Entry)
+	}
+	if only != "" && p.man.Find(only) == nil {
+		return "", fmt.Errorf("gen: -only %s: no such pinned version", only)
+	}
+	p.em = &Emitter{Cfg: p.cfg, Command: Command, Templates: p.o.Templates, Versions: p.man.Versions}
+	return only, nil
+}
+
+// versions finds the headers of each version to generate (fetching them
+// into the cache as needed), and says why the others are kept.
+func (p *plan) versions(only string) error {
+	for i := range p.man.Versions {
+		e := &p.man.Versions[i]
+		switch {
+		case only != "" && e.Version != only && p.o.Cuda != "":
+			p.kept[e.Version] = "-cuda generates the pinned toolkit only"
+		case only != "" && e.Version != only:
+			p.kept[e.Version] = "-only " + only
+		case p.pin != nil && e.Version == p.pin.Entry.Version:
+			p.gen = append(p.gen, versionDir{e, p.pin.Stage})
+		default:
+			dir, err := headers.Ensure(e, p.cache, p.o.Log)
+			if !p.o.Strict && errors.Is(err, headers.ErrUnavailable) {
+				p.kept[e.Version] = err.Error()
+			} else if err != nil {
+				return err
+			}
+			if err == nil {
+				p.gen = append(p.gen, versionDir{e, dir})
+			}
+		}
+	}
+	return nil
+}
+
+// close removes what the plan staged.
+func (p *plan) close() {
+	if p.pin != nil {
+		p.pin.remove()
+	}
+}
+
+// mapErr names the toolkit being pinned in an error about its staged copy.
+func (p *plan) mapErr(err error) error {
+	if p.pin != nil {
+		return p.pin.mapErr(err)
+	}
+	return err
+}
+
+// build parses each version's headers into its Model.
+func (p *plan) build() ([]*Model, error) {
+	var models []*Model
+	for _, v := range p.gen {
+		m, err := Build(p.cfg, v.e, v.dir)
+		if err != nil {
+			return nil, p.mapErr(err)
 		}
 		models = append(models, m)
 	}
-	files, err := em.Render(models)
+	return models, nil
+}
+
+// render makes every file the run writes (nil: removes), by path: the
+// generated versions' files, the kept versions' files with their build
+// constraint rewritten, the reference, and the manifest.
+func (p *plan) render(models []*Model) (map[string][]byte, error) {
+	files, err := p.em.Render(models)
 	if err != nil {
-		if pin != nil {
-			err = pin.mapErr(err)
-		}
-		return nil, err
+		return nil, p.mapErr(err)
 	}
 	changes := map[string][]byte{}
 	for name, b := range files {
-		changes[filepath.Join(out, name)] = b
+		changes[filepath.Join(p.out, name)] = b
 	}
-	// The kept versions' files (wherever in the module the generator put
-	// them) get the constraint the manifest gives them now; files of
-	// versions no longer pinned go.
-	existing, err := generatedFiles(o.Root)
-	if err != nil {
+	if err := p.rewriteKept(changes); err != nil {
 		return nil, err
 	}
-	if o.Out != "" && !strings.HasPrefix(filepath.Clean(o.Out)+string(filepath.Separator), filepath.Clean(o.Root)+string(filepath.Separator)) {
-		more, err := generatedFiles(o.Out)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// The reference covers every version and lives in the module: only a
+	// run that generated every version into the module's own output makes it.
+	if len(p.kept) == 0 && p.o.Out == "" {
+		b, err := p.em.Docs(models)
+		if err != nil {
 			return nil, err
 		}
-		existing = append(existing, more...)
+		changes[filepath.Join(p.o.Root, DocsFile)] = b
 	}
-	var stale []string
+	if manAfter, err := p.man.Bytes(); err != nil {
+		return nil, err
+	} else if !bytes.Equal(manAfter, p.manBefore) {
+		changes[p.o.Manifest] = manAfter
+	}
+	return changes, nil
+}
+
+// rewriteKept adds to changes the generated files not regenerated: the
+// kept versions' files (wherever in the module the generator put them)
+// get the constraint the manifest gives them now; files of versions no
+// longer pinned, or that the generator no longer writes, go.
+func (p *plan) rewriteKept(changes map[string][]byte) error {
+	existing, err := p.existing()
+	if err != nil {
+		return err
+	}
 	for _, path := range existing {
 		if _, regenerated := changes[path]; regenerated {
 			continue
 		}
 		v, _ := generatedVersion(filepath.Base(path))
-		if man.Find(v) == nil {
+		_, isKept := p.kept[v]
+		if p.man.Find(v) == nil || !isKept && filepath.Dir(path) == filepath.Clean(p.out) {
 			changes[path] = nil
-			stale = append(stale, path)
-			continue
-		}
-		if _, isKept := kept[v]; !isKept && filepath.Dir(path) == filepath.Clean(out) {
-			// A file of a regenerated version that the generator no longer
-			// writes.
-			changes[path] = nil
-			stale = append(stale, path)
 			continue
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		nb, err := rewriteConstraint(b, man.Versions, v)
-		if err != nil {
-			return nil, fmt.Errorf("gen: %s: %w", path, err)
+		if changes[path], err = rewriteConstraint(b, p.man.Versions, v); err != nil {
+			return fmt.Errorf("gen: %s: %w", path, err)
 		}
-		changes[path] = nb
 	}
-	// The reference covers every version and lives in the module: only a
-	// run that generated every version into the module's own output makes it.
-	if len(kept) == 0 && o.Out == "" {
-		b, err := em.Docs(models)
-		if err != nil {
-			return nil, err
-		}
-		changes[filepath.Join(o.Root, DocsFile)] = b
-	}
-	if manAfter, err := man.Bytes(); err != nil {
+	return nil
+}
+
+// existing lists the generated files in the module, and in the output
+// directory where it is outside.
+func (p *plan) existing() ([]string, error) {
+	existing, err := generatedFiles(p.o.Root)
+	if err != nil {
 		return nil, err
-	} else if !bytes.Equal(manAfter, manBefore) {
-		changes[o.Manifest] = manAfter
 	}
+	root := filepath.Clean(p.o.Root) + string(filepath.Separator)
+	if p.o.Out != "" && !strings.HasPrefix(filepath.Clean(p.o.Out)+string(filepath.Separator), root) {
+		more, err := generatedFiles(p.o.Out)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		existing = append(existing, more...)
+	}
+	return existing, nil
+}
+
+// sortedPaths lists the changes' paths in order.
+func sortedPaths(changes map[string][]byte) []string {
 	paths := make([]string, 0, len(changes))
 	for p := range changes {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	if o.Check {
-		for _, path := range paths {
-			b := changes[path]
-			old, err := os.ReadFile(path)
-			if b == nil && err == nil || b != nil && (err != nil || !bytes.Equal(old, b)) {
-				rel, _ := filepath.Rel(o.Root, path)
-				drift = append(drift, rel)
-			}
+	return paths
+}
+
+// drift lists the files (relative to the root) that differ from what the
+// run would write.
+func (p *plan) drift(changes map[string][]byte) []string {
+	var drift []string
+	for _, path := range sortedPaths(changes) {
+		b := changes[path]
+		old, err := os.ReadFile(path)
+		if b == nil && err == nil || b != nil && (err != nil || !bytes.Equal(old, b)) {
+			rel, _ := filepath.Rel(p.o.Root, path)
+			drift = append(drift, rel)
 		}
-		reportKept(o.Log, kept, "bindings not checked (build constraint checked)")
-		return drift, nil
 	}
+	reportKept(p.o.Log, p.kept, "bindings not checked (build constraint checked)")
+	return drift
+}
+
+// commit writes the changes and the staged toolkit, all or nothing, and
+// says what it did.
+func (p *plan) commit(models []*Model, changes map[string][]byte) error {
 	var cs []change
-	for _, p := range paths {
-		cs = append(cs, change{p, changes[p]})
+	for _, path := range sortedPaths(changes) {
+		cs = append(cs, change{path, changes[path]})
 	}
-	if err := commit(pin, cache, cs); err != nil {
-		return nil, err
+	if err := commit(p.pin, p.cache, cs); err != nil {
+		return err
 	}
-	if pin != nil && pin.Same {
-		fmt.Fprintf(o.Log, "gen: CUDA %s is pinned already from the headers in %s (the same sha256 sums): its pin is unchanged\n", pin.Entry.Version, o.Cuda)
-	} else if pin != nil {
-		fmt.Fprintf(o.Log, "gen: pinned CUDA %s from %s (build tag %s) in %s; its headers are in %s\n",
-			pin.Entry.Version, o.Cuda, pin.Entry.Tag, relTo(o.Root, o.Manifest), pin.Entry.Dir(cache))
+	log, root := p.o.Log, p.o.Root
+	if p.pin != nil && p.pin.Same {
+		fmt.Fprintf(log, "gen: CUDA %s is pinned already from the headers in %s (the same sha256 sums): its pin is unchanged\n", p.pin.Entry.Version, p.o.Cuda)
+	} else if p.pin != nil {
+		fmt.Fprintf(log, "gen: pinned CUDA %s from %s (build tag %s) in %s; its headers are in %s\n",
+			p.pin.Entry.Version, p.o.Cuda, p.pin.Entry.Tag, relTo(root, p.o.Manifest), p.pin.Entry.Dir(p.cache))
 	}
 	for _, m := range models {
-		fmt.Fprintf(o.Log, "gen: generated CUDA %s (build tag %s)\n", m.Version, m.Tag)
+		fmt.Fprintf(log, "gen: generated CUDA %s (build tag %s)\n", m.Version, m.Tag)
 	}
-	for _, p := range stale {
-		fmt.Fprintf(o.Log, "gen: removed %s: CUDA %s is no longer pinned\n", relTo(o.Root, p), func() string { v, _ := generatedVersion(filepath.Base(p)); return v }())
+	for _, c := range cs {
+		if v, _ := generatedVersion(filepath.Base(c.path)); c.b == nil {
+			fmt.Fprintf(log, "gen: removed %s: CUDA %s is no longer pinned\n", relTo(root, c.path), v)
+		}
 	}
-	reportKept(o.Log, kept, "committed bindings kept, build constraint rewritten")
-	if len(kept) > 0 && o.Out == "" {
-		fmt.Fprintf(o.Log, "gen: %s not regenerated: it needs every pinned version's headers\n", DocsFile)
+	reportKept(log, p.kept, "committed bindings kept, build constraint rewritten")
+	if len(p.kept) > 0 && p.o.Out == "" {
+		fmt.Fprintf(log, "gen: %s not regenerated: it needs every pinned version's headers\n", DocsFile)
 	}
-	return nil, nil
+	return nil
 }
 
 // reportKept says which versions were not generated, and why.
@@ -388,7 +506,16 @@ func relTo(root, p string) string {
 }
 
 // Build parses one version's headers in dir and checks them against the pin.
-func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
+func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
+	b, err := build(cfg, e, dir)
+	if err != nil {
+		return nil, err
+	}
+	return b.Model, nil
+}
+
+// build is Build, keeping what the model was built from.
+func build(cfg *Config, e *headers.Entry, dir string) (m *builder, err error) {
 	defer func() {
 		// The parser library can panic on malformed input: an error, never
 		// a crash (FuzzParseHeaders reports such inputs).
@@ -396,7 +523,7 @@ func Build(cfg *Config, e *headers.Entry, dir string) (m *Model, err error) {
 			m, err = nil, fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r))))
 		}
 	}()
-	m, err = ParseHeaders(cfg, dir)
+	m, err = parse(cfg, dir)
 	if err != nil {
 		return nil, err
 	}

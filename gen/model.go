@@ -41,16 +41,20 @@ type Model struct {
 	HeaderFile string
 	// Defines are the #define constants (consts.go).
 	Defines []*DefineGroup
+}
 
+// builder makes a Model from the parsed headers. What it needs while it
+// works (the config, the syntax tree, its indexes) stays here: the Model
+// it hands on is plain data.
+type builder struct {
+	*Model
 	cfg    *Config
 	src    *source
 	byName map[string]*Type // typedef name (and aliases) → type
 	byTag  map[string]*Type // struct/union/enum tag → type
 	byGo   map[string]*Type // Go name → type, once every type is known
-	// typedTables maps each typed parameter's table name to the table it
-	// shares (set when the pure file is rendered).
-	typedTables map[string]string
-	goIDs       map[string]string
+	goIDs  map[string]string
+	ct     map[*Type]cc.Type // each type's C type
 }
 
 // Skipped is a declared function that is not bound.
@@ -95,7 +99,6 @@ type Type struct {
 	// unsafe.Pointer, and wrappers pin what they point to.
 	PtrWords []int64
 	First    string // anonymous: its first named member
-	ct       cc.Type
 }
 
 // Field is a struct field or a union member.
@@ -196,24 +199,41 @@ type Func struct {
 	NoEscape bool     // no pointer the caller owns outlives the call
 	RawDocs  []string // what each raw pointer parameter takes
 	Index    int
+	Macro    bool // the entry point the header's macro for Base names
 }
 
 // ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
 // builds the model of everything it declares.
 func ParseHeaders(cfg *Config, dir string) (*Model, error) {
+	b, err := parse(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	return b.Model, nil
+}
+
+// parse is ParseHeaders, keeping what the model was built from.
+func parse(cfg *Config, dir string) (*builder, error) {
 	if err := CheckHeaders(cfg, dir); err != nil { // bad headers fail fast (headercheck.go)
 		return nil, err
 	}
-	m, err := parseModel(cfg, dir)
-	return checkModel(dir, m, err) // refuse what the header's text hid (headercheck.go)
+	b, err := parseModel(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkModel(dir, b.Model, nil); err != nil { // refuse what the header's text hid (headercheck.go)
+		return nil, err
+	}
+	return b, nil
 }
 
-func parseModel(cfg *Config, dir string) (*Model, error) {
+func parseModel(cfg *Config, dir string) (*builder, error) {
 	s, err := read(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{HeaderFile: filepath.Join(dir, "cuda.h"), cfg: cfg, src: s, PerThread: cfg.PerThreadDefaultStream, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}}
+	m := &builder{Model: &Model{HeaderFile: filepath.Join(dir, "cuda.h"), PerThread: cfg.PerThreadDefaultStream},
+		cfg: cfg, src: s, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}, ct: map[*Type]cc.Type{}}
 	for _, n := range handWritten {
 		m.goIDs[n] = "(hand-written in cuda/driver)"
 	}
@@ -261,7 +281,7 @@ var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", 
 	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx", "EventElapsedTimeAtCtx"}
 
 // claim registers a Go identifier; two C names for one Go name are an error.
-func (m *Model) claim(goName, cName, pos string) error {
+func (m *builder) claim(goName, cName, pos string) error {
 	if old, ok := m.goIDs[goName]; ok && old != cName {
 		return fmt.Errorf("gen: %s: Go name clash: %s and %s both become %s; give one another name under \"names\" in gen/bindings.json", pos, old, cName, goName)
 	}
@@ -305,7 +325,7 @@ func tagOf(t cc.Type) string {
 var versioned = regexp.MustCompile(`_v[0-9]+$`)
 
 // types registers every typedef cuda.h declares.
-func (m *Model) types() error {
+func (m *builder) types() error {
 	s := m.src
 	// Group typedef names by the declaration they resolve to.
 	type group struct {
@@ -348,7 +368,8 @@ func (m *Model) types() error {
 		}
 		d := g.root
 		t := d.Type()
-		ty := &Type{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), ct: t, Size: t.Size(), Align: int64(t.Align())}
+		ty := &Type{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), Size: t.Size(), Align: int64(t.Align())}
+		m.ct[ty] = t
 		ty.Doc = s.trailing(d.Position().Filename, d.Position().Line)
 		for _, n := range g.names {
 			if n != name {
@@ -471,7 +492,7 @@ func cSpell(t cc.Type, name string) string {
 }
 
 // named returns the registered type t is, if any.
-func (m *Model) named(t cc.Type) *Type {
+func (m *builder) named(t cc.Type) *Type {
 	for _, d := range chain(t) {
 		if ty := m.byName[d.Name()]; ty != nil {
 			return ty
@@ -485,7 +506,7 @@ func (m *Model) named(t cc.Type) *Type {
 
 // goType is the Go type of a C type inside a struct or as a pointer's
 // element; nested names anonymous structs and unions after where they are.
-func (m *Model) goType(t cc.Type, outer *Type, path, goName string) (string, error) {
+func (m *builder) goType(t cc.Type, outer *Type, path, goName string) (string, error) {
 	if ty := m.named(t); ty != nil {
 		return ty.Go, nil
 	}
@@ -518,7 +539,8 @@ func (m *Model) goType(t cc.Type, outer *Type, path, goName string) (string, err
 		if outer == nil {
 			return "", fmt.Errorf("an anonymous struct or union")
 		}
-		ty := &Type{Kind: tStruct, C: outer.C + "." + path, Go: goName, Nested: true, Path: path, Outer: outer, ct: t, Size: t.Size(), Align: int64(t.Align())}
+		ty := &Type{Kind: tStruct, C: outer.C + "." + path, Go: goName, Nested: true, Path: path, Outer: outer, Size: t.Size(), Align: int64(t.Align())}
+		m.ct[ty] = t
 		if t.Kind() == cc.Union {
 			ty.Kind = tUnion
 		}
@@ -542,10 +564,10 @@ func (m *Model) goType(t cc.Type, outer *Type, path, goName string) (string, err
 }
 
 // layout fills a struct's or union's fields from cc/v4's layout.
-func (m *Model) layout(ty, outer *Type, path string) error {
+func (m *builder) layout(ty, outer *Type, path string) error {
 	var n int
 	var field func(i int) *cc.Field
-	switch x := ty.ct.(type) {
+	switch x := m.ct[ty].(type) {
 	case *cc.StructType:
 		n, field = x.NumFields(), x.FieldByIndex
 	case *cc.UnionType:
@@ -606,7 +628,7 @@ func (m *Model) layout(ty, outer *Type, path string) error {
 	return nil
 }
 
-func (m *Model) lastNested() *Type {
+func (m *builder) lastNested() *Type {
 	if len(m.Types) == 0 || !m.Types[len(m.Types)-1].Nested {
 		return nil
 	}
@@ -647,8 +669,8 @@ func exported(s string) string {
 
 // enum reads an enum's values, checks them against its Go type, and marks
 // sentinels and aliases.
-func (m *Model) enum(ty *Type) error {
-	et, ok := ty.ct.(*cc.EnumType)
+func (m *builder) enum(ty *Type) error {
+	et, ok := m.ct[ty].(*cc.EnumType)
 	if !ok {
 		return fmt.Errorf("gen: %s: %s is not an enum", ty.Pos, ty.C)
 	}
@@ -682,7 +704,7 @@ func (m *Model) enum(ty *Type) error {
 		}
 	}
 	// The Go type: 32 bits as in C; unsigned for flags and values above MaxInt32.
-	size := ty.ct.Size()
+	size := m.ct[ty].Size()
 	ty.Base = "int32"
 	neg := false
 	var hi int64
@@ -727,7 +749,7 @@ func fits(v int64, base string) bool {
 }
 
 // functions models every function cuda.h declares.
-func (m *Model) functions() error {
+func (m *builder) functions() error {
 	s := m.src
 	typedefText, err := os.ReadFile(filepath.Join(s.dir, "cudaTypedefs.h"))
 	if err != nil {
@@ -756,6 +778,7 @@ func (m *Model) functions() error {
 			continue
 		}
 		f.Index = len(m.Funcs)
+		f.Macro = f.Symbol == m.src.probes[f.Base]
 		m.Funcs = append(m.Funcs, f)
 	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {
@@ -769,7 +792,7 @@ func (m *Model) functions() error {
 // Func returns the bound function resolved by base name, if any.
 func (m *Model) Func(base string) *Func {
 	for _, f := range m.Funcs {
-		if f.Base == base && f.Symbol == m.src.probes[base] {
+		if f.Base == base && f.Macro {
 			return f
 		}
 	}
@@ -782,7 +805,7 @@ func (m *Model) Func(base string) *Func {
 }
 
 // function builds one function, or says why it is not bound.
-func (m *Model) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*Func, string, error) {
+func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*Func, string, error) {
 	f := &Func{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
 	// The Go name: the base's, where the base name denotes this entry
 	// point; otherwise the symbol's (cuCtxCreate_v3 → CtxCreateV3).
@@ -972,7 +995,7 @@ var cgoName = map[string]string{
 }
 
 // param types one parameter, or says why it cannot be bound.
-func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string]string) (*Param, string) {
+func (m *builder) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string]string) (*Param, string) {
 	t := prm.Type()
 	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
 	if q.C == "" {
@@ -1072,7 +1095,7 @@ func (m *Model) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string
 			}
 			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, ct, ct, cgoName[ct]
 		default: // a struct or union by value
-			if ty.Size <= 16 && hasFloat(ty.ct) {
+			if ty.Size <= 16 && hasFloat(m.ct[ty]) {
 				return nil, "a small struct with floating-point members passed by value, whose ABI class the trampoline does not mirror"
 			}
 			q.Role, q.GoType, q.CArg = rStruct, "*"+ty.Go, "const void *"

@@ -21,7 +21,7 @@ var countName = regexp.MustCompile(`^(num[A-Z_]\w*|nb[A-Z]\w*|n[A-Z]\w*|count|\w
 
 // checkPairs fails where a typed pointer and a count are both left as they
 // are and the config does not say why.
-func (m *Model) checkPairs(f *Func, fc FuncConf) error {
+func (m *builder) checkPairs(f *Func, fc FuncConf) error {
 	var counts []string
 	for _, q := range f.Params {
 		if countName.MatchString(q.C) && (q.Role == rIn || q.Role == rPtr) && isInt(q.GoType) {
@@ -58,7 +58,7 @@ func isInt(goType string) bool {
 }
 
 // twoCall makes a count pointer and the output arrays it sizes results.
-func (m *Model) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
+func (m *builder) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
 	tc := fc.TwoCall
 	if tc == nil || !has[tc.Count] {
 		return nil

@@ -18,7 +18,7 @@ import (
 
 // ptrWords returns the offsets of the Go pointer words in a value of a Go
 // type the model writes, sorted.
-func (m *Model) ptrWords(goType string) []int64 {
+func (m *builder) ptrWords(goType string) []int64 {
 	set := map[int64]bool{}
 	m.addPtrWords(goType, 0, set, 0)
 	var r []int64
@@ -29,7 +29,7 @@ func (m *Model) ptrWords(goType string) []int64 {
 	return r
 }
 
-func (m *Model) addPtrWords(goType string, off int64, set map[int64]bool, depth int) {
+func (m *builder) addPtrWords(goType string, off int64, set map[int64]bool, depth int) {
 	if depth > 16 {
 		return
 	}
@@ -73,7 +73,7 @@ func (m *Model) addPtrWords(goType string, off int64, set map[int64]bool, depth 
 			m.addPtrWords(f.GoType, off+f.Offset, set, depth+1)
 		}
 	case tOpaque:
-		cPtrWords(t.ct, off, set, depth+1)
+		cPtrWords(m.ct[t], off, set, depth+1)
 	}
 }
 
@@ -108,7 +108,7 @@ func cPtrWords(t cc.Type, off int64, set map[int64]bool, depth int) {
 	}
 }
 
-func (m *Model) typeByGo(goType string) *Type {
+func (m *builder) typeByGo(goType string) *Type {
 	if m.byGo == nil {
 		m.byGo = map[string]*Type{}
 		for _, t := range m.Types {
@@ -119,7 +119,7 @@ func (m *Model) typeByGo(goType string) *Type {
 }
 
 // goSize is the size of a Go type the model writes, or -1.
-func (m *Model) goSize(goType string) int64 {
+func (m *builder) goSize(goType string) int64 {
 	switch goType {
 	case "byte", "int8", "uint8", "bool":
 		return 1

@@ -16,7 +16,7 @@ import (
 )
 
 // typedParams resolves the typed parameters' tables against the header.
-func (m *Model) typedParams(f *Func, fc FuncConf) error {
+func (m *builder) typedParams(f *Func, fc FuncConf) error {
 	byC := map[string]*Param{}
 	for _, q := range f.Params {
 		byC[q.C] = q

@@ -5,6 +5,11 @@
 
 package driver
 
+import (
+	"runtime"
+	"unsafe"
+)
+
 /*
 // Trampolines for CUDA 11.8 (CUDA_VERSION 11080), shared by the functions
 // with their C parameter list: i int, u unsigned int, l unsigned long,
@@ -379,11 +384,6 @@ static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, ui
 static int cg_spil_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long))fn)(a0, a1, a2, a3); }
 */
 import "C"
-
-import (
-	"runtime"
-	"unsafe"
-)
 
 var _ unsafe.Pointer
 var _ runtime.Pinner

@@ -5,6 +5,11 @@
 
 package driver
 
+import (
+	"runtime"
+	"unsafe"
+)
+
 /*
 // Trampolines for CUDA 12.4 (CUDA_VERSION 12040), shared by the functions
 // with their C parameter list: i int, u unsigned int, l unsigned long,
@@ -427,11 +432,6 @@ static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a
 static int cg_ppppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, unsigned int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4, a5); }
 */
 import "C"
-
-import (
-	"runtime"
-	"unsafe"
-)
 
 var _ unsafe.Pointer
 var _ runtime.Pinner

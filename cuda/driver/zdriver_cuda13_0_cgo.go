@@ -5,6 +5,11 @@
 
 package driver
 
+import (
+	"runtime"
+	"unsafe"
+)
+
 /*
 // Trampolines for CUDA 13.0 (CUDA_VERSION 13000), shared by the functions
 // with their C parameter list: i int, u unsigned int, l unsigned long,
@@ -434,11 +439,6 @@ static int cg_pppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * 
 static int cg_ip_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
 */
 import "C"
-
-import (
-	"runtime"
-	"unsafe"
-)
 
 var _ unsafe.Pointer
 var _ runtime.Pinner

@@ -5,6 +5,8 @@
 
 package layout
 
+import "unsafe"
+
 /*
 #include <stddef.h>
 #include <cuda.h>
@@ -646,8 +648,6 @@ const long long cg_layout[634] = {
 };
 */
 import "C"
-
-import "unsafe"
 
 // cLayout is what the C compiler says, in the order of goLayout.
 func cLayout() []int64 { return unsafe.Slice((*int64)(unsafe.Pointer(&C.cg_layout[0])), 634) }

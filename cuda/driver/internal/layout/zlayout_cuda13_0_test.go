@@ -6,9 +6,8 @@
 package layout
 
 import (
-	"unsafe"
-
 	"github.com/cudagen/cudagen/cuda/driver"
+	"unsafe"
 )
 
 // goLayout is each C expression's value on the Go side.
