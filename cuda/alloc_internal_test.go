@@ -114,8 +114,6 @@ func TestReuseOnlyComplete(t *testing.T) {
 	}
 }
 
-
-
 // Wait's spin adapts to how long the context's latest Wait slept.
 func TestWaitSpinAdapts(t *testing.T) {
 	p := newPrimary(0, 0, 0, false)
@@ -131,4 +129,3 @@ func TestWaitSpinAdapts(t *testing.T) {
 		t.Fatal("after a short sleep: the spin stays short")
 	}
 }
-

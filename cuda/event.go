@@ -108,23 +108,25 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 // through (its Device, or a stream for Stream.RecordEvent); closed, it
 // refuses.
 func (p *primary) reuseEvent(d *Device, hold operand, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+	// No defer: this is create + close's hot path.
 	p.life.Mu.Lock()
-	defer p.life.Mu.Unlock()
 	if hold.r.Closed() || p.life.Closing {
+		p.life.Mu.Unlock()
 		return nil, hold.unusable(op)
 	}
-	if opts.IPC {
-		return nil, nil
+	var h uintptr
+	if !opts.IPC { // never kept: another process may hold them
+		h = p.life.Reuse(uint32(f))
 	}
-	h := p.life.Reuse(uint32(f))
-	if h == 0 {
-		return nil, nil
+	var e *Event
+	if h != 0 {
+		if e = p.linkEvent(d, driver.Event(h), opts, f, false); e == nil {
+			p.life.Keep(uint32(f), h) // popped just now: there is room
+			p.life.Mu.Unlock()
+			return nil, hostMemErr(op)
+		}
 	}
-	e := p.linkEvent(d, driver.Event(h), opts, f, false)
-	if e == nil {
-		p.life.Keep(uint32(f), h) // popped just now: there is room
-		return nil, hostMemErr(op)
-	}
+	p.life.Mu.Unlock()
 	return e, nil
 }
 

@@ -73,10 +73,16 @@ func (h *Handle) Word() uintptr { return hazard.Addr(h.State) }
 
 // Enter counts a call in; it fails once the object is closing.
 func (h *Handle) Enter() bool {
-	if h.State.Add(1)&Closing == 0 {
-		return true
-	}
-	h.Exit() // takes the count back; it may be the last of a closing object
+	return h.State.Add(1)&Closing == 0 || h.refused()
+}
+
+// refused takes back the count of a refused Enter, which may be the last
+// of a closing object: then it retires it. It returns false. (Not inlined,
+// so that Enter is.)
+//
+//go:noinline
+func (h *Handle) refused() bool {
+	h.Exit()
 	return false
 }
 
