@@ -156,44 +156,40 @@ func (c *call) check() error {
 // counted is the driver call of tier two (handlecall.go: without making the
 // context current, and with it where the driver refuses).
 func (c *call) counted() (int32, error) {
-	var err error
-	switch c.op {
-	case hazard.OpRecord:
-		err = eventRecord(c.e.p.ctx, c.e.h, c.s.h)
-	case hazard.OpRecordFlags:
-		if driver.EventRecordFlags(c.f)&driver.EventRecordExternal != 0 {
-			// During capture this makes a graph node that records the
-			// handle on every launch, uncounted: never reuse it.
-			c.e.r.Set(noReuse)
-		}
-		err = eventRecordWithFlags(c.e.p.ctx, c.e.h, c.s.h, driver.EventRecordFlags(c.f))
-	case hazard.OpQuery:
-		err = eventQuery(c.e.p.ctx, c.e.h)
-	case hazard.OpSync:
-		err = eventSynchronize(c.e.p.ctx, c.e.h)
-	case hazard.OpElapsed:
-		c.ms, err = eventElapsedTime(c.e.p.ctx, c.e2.h, c.e.h)
-		if err == driver.ErrorNotReady {
-			return notReady, c.notReady()
-		}
-	case hazard.OpStreamWait:
-		if c.f != 0 {
-			// An external wait captured in a graph waits on the handle
-			// at every launch: it must never become another event's.
-			c.e.r.Set(noReuse)
-		}
-		err = streamWaitEvent(c.s.p.ctx, c.s.h, c.e.h, driver.EventWaitFlags(c.f))
-	case hazard.OpStreamQuery:
-		err = streamQuery(c.s.p.ctx, c.s.h)
-	case hazard.OpStreamSync:
-		err = streamSynchronize(c.s.p.ctx, c.s.h)
-	case opWait:
+	if c.f != 0 {
+		// The only flags taken (RecordExternal, WaitExternal) make, during
+		// capture, a graph node that records or waits on the event's
+		// handle at every launch, uncounted: never reuse it.
+		c.e.r.Set(noReuse)
+	}
+	if c.op == opWait {
 		return 0, c.e.wait(c.ctx)
+	}
+	err := countedCalls[c.op](c)
+	if err == driver.ErrorNotReady && c.op == hazard.OpElapsed {
+		return notReady, c.notReady()
 	}
 	if err == driver.ErrorNotReady && (c.op == hazard.OpQuery || c.op == hazard.OpStreamQuery) {
 		return notReady, nil
 	}
 	return 0, driverErr(c.name, err)
+}
+
+// countedCalls are the driver calls of tier two, by hazard Op.
+var countedCalls = [...]func(c *call) error{
+	hazard.OpRecord: func(c *call) error { return eventRecord(c.e.p.ctx, c.e.h, c.s.h) },
+	hazard.OpRecordFlags: func(c *call) error {
+		return eventRecordWithFlags(c.e.p.ctx, c.e.h, c.s.h, driver.EventRecordFlags(c.f))
+	},
+	hazard.OpQuery: func(c *call) error { return eventQuery(c.e.p.ctx, c.e.h) },
+	hazard.OpSync:  func(c *call) error { return eventSynchronize(c.e.p.ctx, c.e.h) },
+	hazard.OpElapsed: func(c *call) (err error) {
+		c.ms, err = eventElapsedTime(c.e.p.ctx, c.e2.h, c.e.h)
+		return err
+	},
+	hazard.OpStreamWait:  func(c *call) error { return streamWaitEvent(c.s.p.ctx, c.s.h, c.e.h, driver.EventWaitFlags(c.f)) },
+	hazard.OpStreamQuery: func(c *call) error { return streamQuery(c.s.p.ctx, c.s.h) },
+	hazard.OpStreamSync:  func(c *call) error { return streamSynchronize(c.s.p.ctx, c.s.h) },
 }
 
 // notReady is Sub's error for work not complete.
