@@ -165,7 +165,8 @@ func (c *call) counted() (int32, error) {
 	if c.op == opWait {
 		return 0, c.e.wait(c.ctx)
 	}
-	err := countedCalls[c.op](c)
+	ms, err := countedCalls[c.op](c.e, c.e2, c.s, c.f)
+	c.ms = ms
 	if err == driver.ErrorNotReady && c.op == hazard.OpElapsed {
 		return notReady, c.notReady()
 	}
@@ -175,21 +176,24 @@ func (c *call) counted() (int32, error) {
 	return 0, driverErr(c.name, err)
 }
 
-// countedCalls are the driver calls of tier two, by hazard Op.
-var countedCalls = [...]func(c *call) error{
-	hazard.OpRecord: func(c *call) error { return eventRecord(c.e.p.ctx, c.e.h, c.s.h) },
-	hazard.OpRecordFlags: func(c *call) error {
-		return eventRecordWithFlags(c.e.p.ctx, c.e.h, c.s.h, driver.EventRecordFlags(c.f))
+// countedCalls are the driver calls of tier two, by hazard Op. They take
+// the call's fields, never the call: what a function value takes escapes,
+// and the call lives on its method's stack.
+var countedCalls = [...]func(e, e2 *Event, s *Stream, f uint32) (float32, error){
+	hazard.OpRecord: func(e, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, eventRecord(e.p.ctx, e.h, s.h) },
+	hazard.OpRecordFlags: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
+		return 0, eventRecordWithFlags(e.p.ctx, e.h, s.h, driver.EventRecordFlags(f))
 	},
-	hazard.OpQuery: func(c *call) error { return eventQuery(c.e.p.ctx, c.e.h) },
-	hazard.OpSync:  func(c *call) error { return eventSynchronize(c.e.p.ctx, c.e.h) },
-	hazard.OpElapsed: func(c *call) (err error) {
-		c.ms, err = eventElapsedTime(c.e.p.ctx, c.e2.h, c.e.h)
-		return err
+	hazard.OpQuery: func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventQuery(e.p.ctx, e.h) },
+	hazard.OpSync:  func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventSynchronize(e.p.ctx, e.h) },
+	hazard.OpElapsed: func(e, start *Event, _ *Stream, _ uint32) (float32, error) {
+		return eventElapsedTime(e.p.ctx, start.h, e.h)
 	},
-	hazard.OpStreamWait:  func(c *call) error { return streamWaitEvent(c.s.p.ctx, c.s.h, c.e.h, driver.EventWaitFlags(c.f)) },
-	hazard.OpStreamQuery: func(c *call) error { return streamQuery(c.s.p.ctx, c.s.h) },
-	hazard.OpStreamSync:  func(c *call) error { return streamSynchronize(c.s.p.ctx, c.s.h) },
+	hazard.OpStreamWait: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
+		return 0, streamWaitEvent(s.p.ctx, s.h, e.h, driver.EventWaitFlags(f))
+	},
+	hazard.OpStreamQuery: func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamQuery(s.p.ctx, s.h) },
+	hazard.OpStreamSync:  func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamSynchronize(s.p.ctx, s.h) },
 }
 
 // notReady is Sub's error for work not complete.
