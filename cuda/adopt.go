@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // Adopting handles made elsewhere: by C or C++ code called through cgo,
@@ -63,27 +64,19 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 	primariesMu.Lock()
 	defer primariesMu.Unlock()
 	for c, q := range adopted {
-		q.mu.Lock()
-		if q.closing {
+		q.life.Mu.Lock()
+		if q.life.Closing {
 			delete(adopted, c) // its Devices are closed; the handle may be reused
 		}
-		q.mu.Unlock()
+		q.life.Mu.Unlock()
 	}
 	// Share an open primary of this context, GetDevice's or adopted.
 	for _, q := range []*primary{adopted[ctx], primaries[ordinal]} {
-		if q == nil || q.ctx != ctx {
-			continue
-		}
-		q.mu.Lock()
-		if !q.closing {
-			q.devices++
-			q.live++
-			q.mu.Unlock()
+		if q != nil && q.ctx == ctx && q.openDevice() {
 			return newDevice(q), nil
 		}
-		q.mu.Unlock()
 	}
-	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: true, devices: 1, live: 1}
+	p := newPrimary(ordinal, dev, ctx, true)
 	adopted[ctx] = p
 	return newDevice(p), nil
 }
@@ -139,7 +132,7 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	if !defaultStream(h) {
 		// The driver would refuse every record of d's events on it with
 		// CUDA_ERROR_INVALID_HANDLE: say what is wrong now instead.
@@ -152,11 +145,11 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 				Fix: "adopt the stream on a Device of its context (cuda.AdoptContext for a context of its own, cuda.GetDevice for a primary context)", Err: ErrWrongDevice}
 		}
 	}
-	r := newHandle(d.p, uintptr(h), kindAdopted, &listed{dev: d})
+	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
 	if r == nil {
 		return nil, hostMemErr(op)
 	}
-	if !d.p.add(r) {
+	if !d.p.add(r, d) {
 		return nil, closedErr(op, "device")
 	}
 	s := newStream(d, h, r, false)
@@ -202,17 +195,17 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
-	defer d.h.exit()
-	r := newHandle(d.p, uintptr(h), kindAdopted, &listed{dev: d})
+	defer d.h.Exit()
+	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
 	if r == nil {
 		return nil, hostMemErr(op)
 	}
-	if !d.p.add(r) {
+	if !d.p.add(r, d) {
 		return nil, closedErr(op, "device")
 	}
 	// imported keeps it out of event pools; the handle's kind keeps its
 	// finish from destroying it.
-	e := &Event{w: r.state, h: h, p: r.p, dev: d, opts: opts, imported: true, r: r}
+	e := &Event{w: r.State, h: h, p: d.p, dev: d, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)
 	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
 	return e, nil

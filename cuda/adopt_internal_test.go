@@ -23,7 +23,7 @@ func fakeAdoptedDeviceCtx(ctx driver.Context) *Device {
 		}
 		return ctx, nil
 	}
-	return newDevice(&primary{ordinal: 3, ctx: ctx, foreign: true, devices: 1, live: 1})
+	return newDevice(newPrimary(3, 0, ctx, true))
 }
 
 func wantErr(t *testing.T, what string, err, target error) {
@@ -218,7 +218,7 @@ func TestDefaultStreams(t *testing.T) {
 		if err := s.enter("test"); err != nil {
 			t.Errorf("%v unusable after Close: %v", s, err)
 		} else {
-			s.r.exit()
+			s.r.Exit()
 		}
 	}
 }
@@ -231,10 +231,10 @@ func TestDefaultStreams(t *testing.T) {
 func TestAdoptedWrappersFollowTheirDevice(t *testing.T) {
 	d1 := fakeAdoptedDevice()
 	p := d1.p
-	p.mu.Lock()
+	p.life.Mu.Lock()
 	p.devices++
-	p.live++
-	p.mu.Unlock()
+	p.life.Live++
+	p.life.Mu.Unlock()
 	d2 := newDevice(p)
 	s, err := d1.AdoptStream(driver.Stream(0x5000))
 	if err != nil {
@@ -254,29 +254,29 @@ func TestAdoptedWrappersFollowTheirDevice(t *testing.T) {
 	if err := e.Sync(); err == nil || !strings.Contains(err.Error(), "event's device is closed") {
 		t.Errorf("error does not name the device: %v", err)
 	}
-	if !s.r.closed() || s.r.state.Load()&finished != 0 {
-		t.Errorf("stream with a call in flight: state %#x, want closing and unfinished", s.r.state.Load())
+	if !s.r.Closed() || s.r.State.Load()&finished != 0 {
+		t.Errorf("stream with a call in flight: state %#x, want closing and unfinished", s.r.State.Load())
 	}
 	if err := d2.PerThreadStream().enter("test"); err != nil {
 		t.Errorf("the other Device's per-thread stream: %v", err)
 	} else {
-		d2.h.exit()
+		d2.h.Exit()
 	}
-	s.r.exit() // the call returns: the wrapper finishes, destroying nothing
-	p.mu.Lock()
-	live, adoptedLeft, open := p.live, d1.adopted, p.open
-	p.mu.Unlock()
+	s.r.Exit() // the call returns: the wrapper finishes, destroying nothing
+	p.life.Mu.Lock()
+	live, adoptedLeft, open := p.life.Live, d1.adopted, p.life.Open
+	p.life.Mu.Unlock()
 	if live != 1 || adoptedLeft != nil || open != nil {
 		t.Errorf("after d1's Close: live %d (want 1: d2), adopted list %v, open list %v", live, adoptedLeft, open)
 	}
 	if err := d2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	if p.live != 0 || !p.closing {
-		t.Errorf("after the last Close: live %d, closing %v", p.live, p.closing)
+	p.life.Mu.Lock()
+	if p.life.Live != 0 || !p.life.Closing {
+		t.Errorf("after the last Close: live %d, closing %v", p.life.Live, p.life.Closing)
 	}
-	p.mu.Unlock()
+	p.life.Mu.Unlock()
 	if Leaked() != 0 {
 		t.Errorf("adopted wrappers counted as leaked: %d", Leaked())
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 var (
@@ -44,127 +45,58 @@ func DeviceCount() (int, error) {
 
 // primary is one retain of a device's primary context, shared by the Device
 // values of that ordinal opened while it is alive, or (foreign) a context
-// adopted with AdoptContext, which this package never releases. See
-// guard.go for its lifetime: a retained context is released when live drops
-// to zero after the last Device closed.
+// adopted with AdoptContext, which this package never releases. Its parts,
+// by concern: the context itself (here); its objects' lifetime (life:
+// guard.go, internal/lifetime), released when its live count drops to zero
+// after the last Device closed; its event slabs (events: recycle.go); its
+// long Waits' waiters and spin (waits: waiter.go, wait.go).
 type primary struct {
 	ordinal int
 	dev     driver.Device
 	ctx     driver.Context
 	foreign bool // adopted (AdoptContext): its creator destroys it
 
-	mu          sync.Mutex
-	devices     int          // open Device values
-	live        int          // unfinished handles: Devices, events and streams
-	closing     bool         // the last Device closed: nothing new; release at live == 0
-	open        *handle      // open streams made by this package
-	slabs       *slabHandles // the slabs of its events (recycle.go)
-	events      eventAlloc
-	waiters     []*waiter   // idle waiters for long Waits (waiter.go)
-	waitersBusy int         // waiters in use
-	limbo       []*handle   // retired, destroyed by a flush once no hazard slot holds them (guard.go)
-	longWaits   atomic.Bool // the latest Wait slept long: the next spin short (wait.go)
-
-	flushMu sync.Mutex // one flush at a time; its scratch:
-	held    []uintptr  // the words hazard slots hold
-	ready   []*handle  // the handles to destroy
-	spare   []*handle  // the limbo's other backing array
+	// life.Mu guards life, devices and events, which change together: a
+	// Device's Close closes what is open once devices drops to zero.
+	life    lifetime.Domain
+	devices int        // open Device values
+	events  eventAlloc // recycle.go
+	waits   waitState  // waiter.go; its own lock
 }
 
-// add registers a new event or stream; false once the last Device closed.
-// An adopted wrapper (h.dev set) goes in its Device's list, so that the
-// Device's Close closes it, and is refused once that Device is closing.
-func (p *primary) add(h *handle) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closing {
+// newPrimary makes the state of a context with its first Device.
+func newPrimary(ordinal int, dev driver.Device, ctx driver.Context, foreign bool) *primary {
+	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: foreign, devices: 1}
+	p.life.Init(p, 1)
+	return p
+}
+
+// openDevice counts one more Device of p; false once its last one closed.
+func (p *primary) openDevice() bool {
+	p.life.Mu.Lock()
+	defer p.life.Mu.Unlock()
+	if p.life.Closing {
 		return false
 	}
-	if h.l.dev != nil && h.l.dev.h.closed() { // marked before Device.Close takes p.mu
-		return false
-	}
-	p.link(h)
+	p.devices++
+	p.life.Live++
 	return true
 }
 
-// link lists h as open: in p's list, or for an adopted wrapper in its
-// Device's. Under p.mu.
-func (p *primary) link(h *handle) {
-	list := &p.open
-	if h.l.dev != nil {
-		list = &h.l.dev.adopted
+// add registers a new stream or adopted wrapper; false once the last
+// Device closed. An adopted wrapper (in its Device's list) is refused once
+// that Device is closing.
+func (p *primary) add(h *handle, d *Device) bool {
+	p.life.Mu.Lock()
+	defer p.life.Mu.Unlock()
+	if p.life.Closing {
+		return false
 	}
-	h.l.next = *list
-	if *list != nil {
-		(*list).l.prev = h
+	if h.Kind == lifetime.KindAdopted && d.h.Closed() { // marked before Device.Close takes the lock
+		return false
 	}
-	*list = h
-	p.live++
-}
-
-// drop is a finished handle's last step: it leaves its list, and the last
-// one of a closing primary releases the context, in the background (an
-// adopted context is left to its creator).
-func (p *primary) drop(h *handle) error {
-	var err error
-	p.mu.Lock()
-	if h.kind != kindDevice && h.kind != kindEvent { // an event is listed by its slab
-		list := &p.open
-		if h.l.dev != nil {
-			list = &h.l.dev.adopted
-		}
-		if h.l.prev != nil {
-			h.l.prev.l.next = h.l.next
-		} else if *list == h {
-			*list = h.l.next
-		}
-		if h.l.next != nil {
-			h.l.next.l.prev = h.l.prev
-		}
-		h.l.prev, h.l.next = nil, nil
-	}
-	p.live--
-	last := p.live == 0 && p.closing
-	var kept []driver.Event
-	var waiters []*waiter
-	if last {
-		kept = p.kept()
-		waiters = p.takeWaiters()
-	}
-	p.mu.Unlock()
-	if last {
-		// The idle waiters' events are complete and their streams idle:
-		// their destroys do not wait.
-		for _, w := range waiters {
-			w.destroy()
-		}
-		// Its module goes with a released context. In an adopted context
-		// it stays loaded until the creator destroys the context: unloading
-		// could wait for the context's work, and Close never blocks.
-		spinKernels.Delete(p)
-		if p.foreign {
-			// The kept event handles are complete: their destroy does not
-			// wait. The creator may destroy the context once its Devices
-			// are closed, so they go now.
-			for _, ev := range kept {
-				_ = driver.EventDestroyCtx(p.ctx, ev)
-			}
-			return err
-		}
-		// The driver's release of the last retain destroys the context,
-		// which first waits for the context's pending work, spinning (seen
-		// with driver 580: 2s under a 2s kernel, and forever for a stream
-		// waiting on an IPC event whose exporter died). So it runs on its
-		// own goroutine: Close never blocks. Its error has no caller to go
-		// to; the context is gone either way.
-		go func() {
-			for _, ev := range kept {
-				_ = driver.EventDestroyCtx(p.ctx, ev)
-			}
-			_ = driver.DevicePrimaryCtxRelease(p.dev)
-		}()
-	}
-	return err
+	p.life.Link(h)
+	return true
 }
 
 var (
@@ -197,15 +129,8 @@ func GetDevice(ordinal int) (*Device, error) {
 	}
 	primariesMu.Lock()
 	defer primariesMu.Unlock()
-	if p := primaries[ordinal]; p != nil {
-		p.mu.Lock()
-		if !p.closing {
-			p.devices++
-			p.live++
-			p.mu.Unlock()
-			return newDevice(p), nil
-		}
-		p.mu.Unlock()
+	if p := primaries[ordinal]; p != nil && p.openDevice() {
+		return newDevice(p), nil
 	}
 	dev, err := driver.DeviceGet(int32(ordinal))
 	if err != nil {
@@ -217,14 +142,14 @@ func GetDevice(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, driverErr(fmt.Sprintf("retain the primary context of device %d", ordinal), err)
 	}
-	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, devices: 1, live: 1}
+	p := newPrimary(ordinal, dev, ctx, false)
 	primaries[ordinal] = p
 	return newDevice(p), nil
 }
 
 func newDevice(p *primary) *Device {
 	d := &Device{p: p}
-	d.h.p, d.h.kind, d.h.state = p, kindDevice, new(atomic.Int64) // never held by a hazard call
+	d.h.D, d.h.Kind, d.h.State = &p.life, lifetime.KindDevice, new(atomic.Int64) // never held by a hazard call
 
 	d.initStreams()
 	return d
@@ -245,50 +170,47 @@ func (d *Device) Close() error {
 	if d == nil || d.p == nil {
 		return invalidErr("close device", "device")
 	}
-	if !d.h.mark(false) {
+	if !d.h.Mark() {
 		return nil
 	}
 	p := d.p
 	var open []*handle
-	p.mu.Lock()
+	p.life.Mu.Lock()
 	p.devices--
-	for h := d.adopted; h != nil; h = h.l.next {
+	for h := d.adopted; h != nil; h = h.Next() {
 		open = append(open, h)
 	}
 	if p.devices == 0 {
-		p.closing = true
-		for h := p.open; h != nil; h = h.l.next {
+		p.life.Closing = true
+		for h := p.life.Open; h != nil; h = h.Next() {
 			open = append(open, h)
 		}
 		open = p.openEvents(open)
 	}
 	last := p.devices == 0
-	p.mu.Unlock()
-	err := d.h.finish()
+	p.life.Mu.Unlock()
+	err := d.h.Finish()
 	for _, h := range open {
-		if _, cerr := h.close(true); cerr != nil && err == nil {
+		if _, cerr := h.Close(true); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
 	if len(open) > 0 || last {
 		// What it closed, and the events retired before, at once: one
 		// barrier for all.
-		if ferr := p.flush(nil); err == nil {
+		if ferr := p.life.Flush(nil); err == nil {
 			err = ferr
 		}
 	}
 	return err
 }
 
-// enter counts a call on the device in.
+// enter counts a call on the device in; d.h.Exit ends it.
 func (d *Device) enter(op string) error {
 	if d == nil || d.p == nil {
 		return invalidErr(op, "device")
 	}
-	if !d.h.enter() {
-		return closedErr(op, "device")
-	}
-	return nil
+	return operand{r: &d.h, name: "device"}.enter(op)
 }
 
 // Ordinal is the device's index (-1 for a nil or zero Device).
@@ -314,7 +236,7 @@ func (d *Device) Name() (string, error) {
 	if err := d.enter(op); err != nil {
 		return "", err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	s, err := driver.DeviceGetName(d.p.dev)
 	return s, driverErr(op, err)
 }
@@ -325,7 +247,7 @@ func (d *Device) Sync() error {
 	if err := d.enter(op); err != nil {
 		return err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	return driverErr(op, driver.CtxSynchronizeCtx(d.p.ctx))
 }
 
@@ -411,7 +333,7 @@ func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
 	if err := d.enter(op); err != nil {
 		return 0, 0, err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	var l, g int32
 	if err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx, &l, &g); err != nil {
 		return 0, 0, driverErr(op, err)
@@ -424,7 +346,7 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	var h driver.Stream
 	var err error
 	if priority == 0 {
@@ -445,12 +367,12 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := newHandle(d.p, uintptr(h), kindStream, &listed{})
+	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindStream, &d.p.life.Open)
 	if r == nil {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h)
 		return nil, hostMemErr(op)
 	}
-	if !d.p.add(r) {
+	if !d.p.add(r, d) {
 		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
 		return nil, closedErr(op, "device")
 	}

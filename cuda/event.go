@@ -8,6 +8,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // EventOptions choose what an event can do. The zero value is the cheapest
@@ -57,9 +58,9 @@ type Event struct {
 	// What the hot calls read first, on one cache line: an Event is 64
 	// bytes, and a slab of 64 of them (4096 bytes, recycle.go) is allocated
 	// page-aligned by the runtime's size classes.
-	w        *atomic.Int64 // the state word (r.state), in C memory
+	w        *atomic.Int64 // the state word (r.State), in C memory
 	h        driver.Event  // the driver handle
-	p        *primary      // r.p
+	p        *primary      // its context
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
@@ -90,60 +91,42 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 		return nil, invalidErr(op, "device")
 	}
 	// A kept handle needs no driver call, so no call in flight on d: the
-	// checks under p.mu order it with d's Close, which marks d before it
-	// takes p.mu to close the context's objects.
-	// (reuseEvent, inlined by hand: this is create + close's hot path.)
-	p := d.p
-	p.mu.Lock()
-	if d.h.closed() || p.closing {
-		p.mu.Unlock()
-		return nil, closedErr(op, "device")
+	// checks under the context's lock order it with d's Close, which marks
+	// d before it takes the lock to close the context's objects.
+	if e, err := d.p.reuseEvent(d, operand{r: &d.h, name: "device"}, opts, f, op); e != nil || err != nil {
+		return e, err
 	}
-	if !opts.IPC {
-		if h := p.reuse(f); h != 0 {
-			e := p.linkEvent(d, h, opts, f, false)
-			if e == nil {
-				p.keep(f, h) // popped just now: there is room
-				p.mu.Unlock()
-				return nil, hostMemErr(op)
-			}
-			p.mu.Unlock()
-			return e, nil
-		}
-	}
-	p.mu.Unlock()
 	if err := d.enter(op); err != nil { // the driver call keeps the context
 		return nil, err
 	}
-	defer d.h.exit()
-	return p.createEvent(d, opts, f, op)
+	defer d.h.Exit()
+	return d.p.createEvent(d, opts, f, op)
 }
 
-// reuseEvent is NewEvent's reuse of a kept driver handle, if there is one
-// (nil, nil if not), for Stream.RecordEvent: hold is the handle the caller
-// holds a call on (a stream's, or for a default stream its Device's);
-// closed, it refuses.
-func (p *primary) reuseEvent(d *Device, hold *handle, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if hold.closed() || p.closing {
-		if hold != &d.h {
-			return nil, closedErr(op, "stream")
+// reuseEvent is NewEvent's reuse of a kept driver handle (recycle.go), if
+// there is one (nil, nil if not): hold is the object the caller creates
+// through (its Device, or a stream for Stream.RecordEvent); closed, it
+// refuses.
+func (p *primary) reuseEvent(d *Device, hold operand, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+	// No defer: this is create + close's hot path.
+	p.life.Mu.Lock()
+	if hold.r.Closed() || p.life.Closing {
+		p.life.Mu.Unlock()
+		return nil, hold.unusable(op)
+	}
+	var h uintptr
+	if !opts.IPC { // never kept: another process may hold them
+		h = p.life.Reuse(uint32(f))
+	}
+	var e *Event
+	if h != 0 {
+		if e = p.linkEvent(d, driver.Event(h), opts, f, false); e == nil {
+			p.life.Keep(uint32(f), h) // popped just now: there is room
+			p.life.Mu.Unlock()
+			return nil, hostMemErr(op)
 		}
-		return nil, closedErr(op, "device")
 	}
-	if opts.IPC {
-		return nil, nil
-	}
-	h := p.reuse(f)
-	if h == 0 {
-		return nil, nil
-	}
-	e := p.linkEvent(d, h, opts, f, false)
-	if e == nil {
-		p.keep(f, h) // popped just now: there is room
-		return nil, hostMemErr(op)
-	}
+	p.life.Mu.Unlock()
 	return e, nil
 }
 
@@ -163,14 +146,14 @@ func (p *primary) createEvent(d *Device, opts EventOptions, f driver.EventFlags,
 func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op string) (*Event, error) {
 	f, _ := opts.flags()
 	p := d.p
-	p.mu.Lock()
-	if p.closing {
-		p.mu.Unlock()
+	p.life.Mu.Lock()
+	if p.life.Closing {
+		p.life.Mu.Unlock()
 		_ = driver.EventDestroyCtx(p.ctx, h)
 		return nil, closedErr(op, "device")
 	}
 	e := p.linkEvent(d, h, opts, f, imported)
-	p.mu.Unlock()
+	p.life.Mu.Unlock()
 	if e == nil {
 		_ = driver.EventDestroyCtx(p.ctx, h)
 		return nil, hostMemErr(op)
@@ -178,33 +161,16 @@ func newEvent(d *Device, h driver.Event, opts EventOptions, imported bool, op st
 	return e, nil
 }
 
-// enter counts a call on the event in; which names it in errors ("event",
-// "start event").
-func (e *Event) enter(op, which string) error {
-	// handle.enter, by hand: one call level less on the hot path.
-	if e != nil && e.r != nil && e.r.state.Add(1)&closing == 0 {
-		return nil
-	}
-	return e.enterErr(op, which)
-}
-
-// enterErr is the error of a failed enter: nil or zero, or closed (then it
-// takes back the count enter took).
-func (e *Event) enterErr(op, which string) error {
+// operand is e as an object of a call (call.go), named which in errors.
+func (e *Event) operand(which string) operand {
 	if e == nil || e.r == nil {
-		return invalidErr(op, which)
+		return operand{name: which}
 	}
-	e.r.refused()
-	return e.unusable(op, which)
+	return operand{r: e.r, name: which}
 }
 
-// unusable is the error of a failed enter: closed, or its device closed.
-func (e *Event) unusable(op, which string) error {
-	if e.r.byDevice() {
-		return closedErr(op, which+"'s device")
-	}
-	return closedErr(op, which)
-}
+// enter counts a call on the event in; e.r.Exit ends it.
+func (e *Event) enter(op string) error { return e.operand("event").enter(op) }
 
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
@@ -229,83 +195,38 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 // noHot stands for the result of a hazard call not made.
 const noHot = int32(-100)
 
-// record is Record but for a hot call that succeeded: r is that call's
-// result, or noHot where none was made.
+// record is Record past a hot call that did not answer success: r is that
+// call's result, or noHot where none was made.
 func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
-	const op = "record event"
+	c := call{op: hazard.OpRecord, name: "record event", e: e, s: s}
 	var f driver.EventRecordFlags
 	for _, x := range flags {
 		f |= driver.EventRecordFlags(x)
 	}
 	if f&^driver.EventRecordFlags(RecordExternal) != 0 {
-		return &Error{Op: op, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
+		return &Error{Op: c.name, Detail: fmt.Sprintf("unknown record flags %#x", uint32(f&^driver.EventRecordFlags(RecordExternal))),
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
-	if e == nil || e.r == nil {
-		return invalidErr(op, "event")
+	if len(flags) > 0 {
+		c.op, c.f = hazard.OpRecordFlags, uint32(f)
 	}
-	er := e.r
+	if e == nil || e.r == nil {
+		return invalidErr(c.name, "event")
+	}
 	if r == noHot && s != nil && s.w != nil && (s.p == e.p || s.p.ctx == e.p.ctx) {
-		// The hazard call (guard.go), made here with flags or across two
-		// primaries of one context: it marks the event recorded inside it.
+		// The hazard call, made here with flags or across two primaries
+		// of one context: it marks the event recorded inside it.
 		if len(flags) == 0 {
 			r = hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
-				er.state.Or(noReuse) // see below
+				e.r.Set(noReuse) // see call.counted
 			}
 			r = hazard.RecordU(hazard.OpRecordFlags, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h), uint32(f))
 		}
 	}
-	if r != noHot {
-		switch hotResult(r, er, s.r) {
-		case 0:
-			if !e.recorded.Load() {
-				e.recorded.Store(true)
-			}
-			return nil
-		case hazard.Refused:
-			if er.closed() {
-				return e.unusable(op, "event")
-			}
-			return s.unusable(op)
-		}
-		// No slot, or the driver refused: the counted call below, which
-		// makes the context current.
-	}
-	// The enters by hand (one call level less on the hot path): the
-	// event's, then the stream's.
-	if er.state.Add(1)&closing != 0 {
-		er.refused()
-		return e.unusable(op, "event")
-	}
-	if s == nil || s.r == nil || s.r.state.Add(1)&closing != 0 {
-		err := s.enterErr(op)
-		er.exit()
+	if _, err := c.run(r); err != nil {
 		return err
-	}
-	sr := s.r
-	if sr.p != er.p && sr.p.ctx != er.p.ctx {
-		sr.exit()
-		er.exit()
-		return &Error{Op: op, Detail: whose("the event", er.p, "the stream", sr.p),
-			Fix: "create the event in the stream's context (on its Device), or use Stream.Wait to order work across devices and contexts", Err: ErrWrongDevice}
-	}
-	var err error
-	if len(flags) == 0 {
-		err = eventRecord(er.p.ctx, e.h, s.h)
-	} else {
-		if f&driver.EventRecordExternal != 0 {
-			// During capture this makes a graph node that records the
-			// handle on every launch, uncounted: never reuse it.
-			er.state.Or(noReuse)
-		}
-		err = eventRecordWithFlags(er.p.ctx, e.h, s.h, f)
-	}
-	sr.exit()
-	er.recordExit() // marked recorded even if it failed: its reuse asks the driver
-	if err != nil {
-		return driverErr(op, err)
 	}
 	if !e.recorded.Load() {
 		e.recorded.Store(true)
@@ -313,28 +234,12 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 	return nil
 }
 
-// hotQuery is Wait's hazard query of e (guard.go): it flushes where the
-// call says so. It returns the driver's result, or hazard.Refused or
-// hazard.NoSlot.
-func (e *Event) hotQuery() int32 {
-	return e.hotDone(hazard.Query(hazard.Addr(e.w), uintptr(e.h)))
-}
-
-// hotDone flushes where a hazard call's result r says so (hotResult), and
-// returns the driver's result (or hazard.Refused or hazard.NoSlot).
-func (e *Event) hotDone(r int32) int32 {
-	if res, flush := hazard.Split(r); !flush {
-		return res
-	}
-	return hotResult(r, e.r, nil)
-}
-
 // Query reports whether the work captured by the latest Record has
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
-	// The hot path first: one hazard call (guard.go); the rest in query.
-	r := int32(hazard.NoSlot)
+	// The hot path first: one hazard call (guard.go); the rest in call.run.
+	r := noHot
 	if e != nil && e.w != nil {
 		// Pending work answers here too: a query right after a record
 		// usually finds it pending (record + query).
@@ -345,33 +250,8 @@ func (e *Event) Query() (bool, error) {
 			return false, nil
 		}
 	}
-	return e.query(r)
-}
-
-// query is Query past a hazard call that did not answer complete (r: its
-// result, or hazard.NoSlot if none was made).
-func (e *Event) query(r int32) (bool, error) {
-	const op = "query event"
-	switch e.hotDone(r) {
-	case 0:
-		return true, nil
-	case notReady:
-		return false, nil
-	case hazard.Refused:
-		return false, e.unusable(op, "event")
-	}
-	if err := e.enter(op, "event"); err != nil {
-		return false, err
-	}
-	err := eventQuery(e.p.ctx, e.h)
-	e.r.exit()
-	if err == nil {
-		return true, nil
-	}
-	if err == driver.ErrorNotReady {
-		return false, nil
-	}
-	return false, driverErr(op, err)
+	res, err := (&call{op: hazard.OpQuery, name: "query event", e: e}).run(r)
+	return res == 0 && err == nil, err
 }
 
 // Sync blocks until the work captured by the latest Record has completed,
@@ -381,43 +261,25 @@ func (e *Event) Sync() error {
 	// The hot path first: a hazard query (guard.go), which the driver
 	// answers for complete work about 20 ns sooner than its sync (on an
 	// H100, docs/performance.md); the driver's sync, which spins or sleeps as the
-	// event asks, only where the work is pending. The rest in sync.
-	r := int32(hazard.NoSlot)
+	// event asks, only where the work is pending. The rest in call.run: a
+	// query's answer other than not-ready (an error, a refusal, no slot)
+	// reaches the counted sync, which reports the driver's own answer.
+	r := noHot
 	if e != nil && e.w != nil {
 		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
 		if res, flush := hazard.Split(r); res == notReady {
 			if flush {
-				e.hotDone(r) // the flush the query asked for
+				lifetime.Settle(r, e.r, nil) // the flush the query asked for
 			}
 			if r = hazard.Sync(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 				return nil
 			}
 		}
 	}
-	return e.sync(r)
-}
-
-// sync is Sync past hazard calls that did not answer complete (r: the
-// last one's result, or hazard.NoSlot if none was made): it flushes where r
-// says so. A query's answer other than not-ready (an error, a refusal, no
-// slot) reaches the counted sync below, which reports the driver's own
-// answer.
-func (e *Event) sync(r int32) error {
-	const op = "synchronize event"
-	switch e.hotDone(r) {
-	case 0:
-		return nil
-	case hazard.Refused:
-		return e.unusable(op, "event")
-	}
-	if err := e.enter(op, "event"); err != nil {
-		return err
-	}
-	err := eventSynchronize(e.p.ctx, e.h)
-	e.r.exit()
-	return driverErr(op, err)
+	_, err := (&call{op: hazard.OpSync, name: "synchronize event", e: e}).run(r)
+	return err
 }
 
 // Sub returns the GPU time elapsed from start's record to e's, like
@@ -429,55 +291,18 @@ func (e *Event) sync(r int32) error {
 // asynchronous error of earlier work where _v2 leaves that to Query and
 // Sync (see handlecall.go).
 func (e *Event) Sub(start *Event) (time.Duration, error) {
-	const op = "elapsed time between events"
+	r, ms := noHot, float32(0)
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
-		ms, res := hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h))
-		if res == 0 {
-			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
-		}
-		switch hotResult(res, e.r, start.r) {
-		case 0:
-			return time.Duration(float64(ms) * float64(time.Millisecond)), nil
-		case notReady:
-			return 0, &Error{Op: op, Detail: "one or both events have not completed",
-				Fix: "call Sync or Wait on the end event first", Err: ErrNotReady}
-		case hazard.Refused:
-			if e.r.closed() {
-				return 0, e.unusable(op, "end event")
-			}
-			return 0, start.unusable(op, "start event")
+		if ms, r = hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h)); r == 0 {
+			return elapsedTime(ms), nil
 		}
 	}
-	// The enters by hand (one call level less on the hot path).
-	if e == nil || e.r == nil || e.r.state.Add(1)&closing != 0 {
-		return 0, e.enterErr(op, "end event")
-	}
-	er := e.r
-	if start == nil || start.r == nil || start.r.state.Add(1)&closing != 0 {
-		err := start.enterErr(op, "start event")
-		er.exit()
+	c := call{op: hazard.OpElapsed, name: "elapsed time between events", e: e, e2: start, ms: ms}
+	if _, err := c.run(r); err != nil {
 		return 0, err
 	}
-	sr := start.r
-	if !start.opts.Timing || !e.opts.Timing || sr.p != er.p && sr.p.ctx != er.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
-		if err := e.timingErr(op, start); err != nil {
-			sr.exit()
-			er.exit()
-			return 0, err
-		}
-	}
-	ms, err := eventElapsedTime(er.p.ctx, start.h, e.h)
-	sr.exit()
-	er.exit()
-	if err != nil {
-		if err == driver.ErrorNotReady {
-			return 0, &Error{Op: op, Detail: "one or both events have not completed",
-				Fix: "call Sync or Wait on the end event first", Err: ErrNotReady}
-		}
-		return 0, driverErr(op, err)
-	}
-	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+	return elapsedTime(c.ms), nil
 }
 
 // timingErr says why Sub cannot ask the driver: the first of timing
@@ -524,10 +349,10 @@ func whose(a string, pa *primary, b string, pb *primary) string {
 // on what it imported.
 func (e *Event) IPCHandle() (IPCEventHandle, error) {
 	const op = "get IPC event handle"
-	if err := e.enter(op, "event"); err != nil {
+	if err := e.enter(op); err != nil {
 		return IPCEventHandle{}, err
 	}
-	defer e.r.exit()
+	defer e.r.Exit()
 	if !e.opts.IPC {
 		return IPCEventHandle{}, &Error{Op: op, Detail: "the event was created without IPC",
 			Fix: "create it with cuda.EventOptions{IPC: true}", Err: ErrInvalidOptions}
@@ -561,7 +386,7 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
-	defer d.h.exit()
+	defer d.h.Exit()
 	dh := h.h
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
 	if err == driver.ErrorInvalidContext {
@@ -599,7 +424,7 @@ func (e *Event) Close() error {
 	if e == nil || e.r == nil {
 		return invalidErr("destroy event", "event")
 	}
-	_, err := e.r.close(false)
+	_, err := e.r.Close(false)
 	return err
 }
 
@@ -643,8 +468,8 @@ func (e *Event) Handle() driver.Event {
 	if e == nil {
 		return 0
 	}
-	if e.r != nil && e.r.state.Load()&noReuse == 0 {
-		e.r.state.Or(noReuse)
+	if e.r != nil {
+		e.r.Set(noReuse)
 	}
 	return e.h
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // BenchmarkHotParts takes a hot call apart on the real driver, in one
@@ -75,7 +76,7 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"Event.hotQuery", func() int32 { return e.hotQuery() }},
+			{"hazard.Query + lifetime.Settle (Wait's)", func() int32 { return lifetime.Settle(hazard.Query(hazard.Addr(e.w), uintptr(h)), e.r, nil) }},
 			{"hazard.Query (op fixed in C)", func() int32 { return hazard.Query(hazard.Addr(e.w), uintptr(h)) }},
 			{"Event.Query again", func() int32 {
 				if ok, _ := e.Query(); !ok {
@@ -186,9 +187,9 @@ func BenchmarkHotSplit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	b.Run("hotQuery", func(b *testing.B) {
+	b.Run("hazard.Query+Settle", func(b *testing.B) {
 		for b.Loop() {
-			e.hotQuery()
+			lifetime.Settle(hazard.Query(hazard.Addr(e.w), uintptr(e.h)), e.r, nil)
 		}
 	})
 	b.Run("Query", func(b *testing.B) {

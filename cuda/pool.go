@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"slices"
 	"sync"
+
+	"github.com/cudagen/cudagen/cuda/driver"
 )
 
 // EventPool recycles events of one device and one set of options, so that
@@ -40,7 +43,7 @@ func (d *Device) NewEventPool(opts EventOptions, max int) (*EventPool, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if d.h.closed() {
+	if d.h.Closed() {
 		return nil, closedErr(op, "device")
 	}
 	if max <= 0 {
@@ -49,7 +52,12 @@ func (d *Device) NewEventPool(opts EventOptions, max int) (*EventPool, error) {
 	return &EventPool{dev: d, opts: opts, max: max}, nil
 }
 
-// Get returns an idle event of the pool, or a new one.
+// Get returns an idle event of the pool, or a new one (NewEvent, which
+// reuses a kept driver handle where it can: recycle.go). An idle event
+// recorded since it was made is handed out only if it is complete, by the
+// test the context's reuse of driver handles makes (primary.completion),
+// asked outside the pool's lock; one still pending goes to the back of the
+// pool, and one the driver refuses is closed.
 func (p *EventPool) Get() (*Event, error) {
 	const op = "get event from pool"
 	if p == nil || p.dev == nil {
@@ -60,33 +68,47 @@ func (p *EventPool) Get() (*Event, error) {
 		p.mu.Unlock()
 		return nil, closedErr(op, "pool")
 	}
-	for i := len(p.free) - 1; i >= 0; i-- {
-		e := p.free[i]
-		if e.r.closed() { // closed while idle (by its owner, or its device)
-			p.free = append(p.free[:i], p.free[i+1:]...)
+	for tries := len(p.free); tries > 0 && len(p.free) > 0; tries-- {
+		e := p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		p.mu.Unlock()
+		if e.r.Closed() { // closed while idle (by its owner, or its device)
 			e.pooled.Store(false)
-			continue
-		}
-		if e.recorded.Load() {
-			done, err := e.Query()
-			if err != nil { // unusable: drop it
-				p.free = append(p.free[:i], p.free[i+1:]...)
+		} else if !e.recorded.Load() {
+			return p.handOut(e), nil
+		} else if e.r.Enter() {
+			err := e.p.completion(e.h)
+			e.r.Exit()
+			switch {
+			case err == nil:
+				return p.handOut(e), nil
+			case err != driver.ErrorNotReady: // unusable: drop it
 				e.pooled.Store(false)
 				e.Close()
-				continue
+			default: // its work is pending: to the back, for later
+				p.mu.Lock()
+				if !p.closed && len(p.free) < p.max {
+					p.free = slices.Insert(p.free, 0, e)
+					continue
+				}
+				p.mu.Unlock()
+				e.pooled.Store(false)
+				e.Close()
 			}
-			if !done {
-				continue // its work is pending: leave it for later
-			}
+		} else {
+			e.pooled.Store(false)
 		}
-		p.free = append(p.free[:i], p.free[i+1:]...)
-		p.mu.Unlock()
-		e.recorded.Store(false)
-		e.pooled.Store(false)
-		return e, nil
+		p.mu.Lock()
 	}
 	p.mu.Unlock()
 	return p.dev.NewEvent(p.opts)
+}
+
+// handOut marks an idle event of the pool as handed out, not recorded.
+func (p *EventPool) handOut(e *Event) *Event {
+	e.recorded.Store(false)
+	e.pooled.Store(false)
+	return e
 }
 
 // Put returns an event to the pool; the caller must not use e after Put,
@@ -114,7 +136,7 @@ func (p *EventPool) Put(e *Event) error {
 		return nil
 	}
 	p.mu.Lock()
-	if p.closed || len(p.free) >= p.max || e.r.closed() {
+	if p.closed || len(p.free) >= p.max || e.r.Closed() {
 		p.mu.Unlock()
 		e.pooled.Store(false)
 		e.Close()

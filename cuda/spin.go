@@ -57,7 +57,7 @@ func (s *Stream) Spin(d time.Duration) error {
 	if err := s.enter(op); err != nil {
 		return err
 	}
-	defer s.r.exit()
+	defer s.r.Exit()
 	v, ok := spinKernels.Load(s.dev.p)
 	if !ok { // the first Spin of the context
 		v, _ = spinKernels.LoadOrStore(s.dev.p, &spinKernel{})

@@ -31,9 +31,9 @@ const WaitExternal = WaitFlag(driver.EventWaitExternal)
 // accessors return zero values.
 type Stream struct {
 	// What the hot calls read first, on one cache line.
-	w       *atomic.Int64 // r.state if calls on s may be hazard calls, else nil
+	w       *atomic.Int64 // r.State if calls on s may be hazard calls, else nil
 	h       driver.Stream // the driver handle
-	p       *primary      // r.p
+	p       *primary      // its context
 	owned   bool          // created by NewStream: Close destroys it
 	foreign bool          // adopted (AdoptStream): Close releases only the wrapper
 	r       *handle       // the stream's; the default streams' is their Device's
@@ -43,11 +43,11 @@ type Stream struct {
 
 // newStream makes a Stream of NewStream (owned) or AdoptStream.
 func newStream(d *Device, h driver.Stream, r *handle, owned bool) *Stream {
-	s := &Stream{dev: d, h: h, p: r.p, r: r, owned: owned, foreign: !owned}
+	s := &Stream{dev: d, h: h, p: d.p, r: r, owned: owned, foreign: !owned}
 	if !defaultStream(h) {
 		// Not a default stream, which the driver resolves through the
 		// current context: hazard calls.
-		s.w = r.state
+		s.w = r.State
 	}
 	return s
 }
@@ -88,44 +88,17 @@ func (s *Stream) String() string {
 // (DefaultStream, PerThreadStream), which share the Device's handle.
 func (s *Stream) isDefault() bool { return !s.owned && !s.foreign }
 
-// enter counts a call in flight on the stream; s.r.exit ends it. It fails
-// once the stream or its device is closed.
-func (s *Stream) enter(op string) error {
-	// handle.enter, by hand: one call level less on the hot path.
-	if s != nil && s.r != nil && s.r.state.Add(1)&closing == 0 {
-		return nil
-	}
-	return s.enterErr(op)
-}
-
-// enterErr is the error of a failed enter: nil or zero, or closed (then it
-// takes back the count enter took).
-func (s *Stream) enterErr(op string) error {
+// operand is s as an object of a call (call.go), named which in errors.
+func (s *Stream) operand(which string) operand {
 	if s == nil || s.r == nil {
-		return invalidErr(op, "stream")
+		return operand{name: which}
 	}
-	s.r.refused()
-	return s.unusable(op)
+	return operand{r: s.r, name: which, viaDevice: s.isDefault()}
 }
 
-// hotCall is the hazard call op(s) of Sync and Query; it flushes where the
-// call says so.
-func (s *Stream) hotCall(op int) int32 {
-	r := hazard.Call1(op, hazard.Addr(s.w), uintptr(s.h))
-	if r == 0 || r == notReady { // complete, or pending (a busy stream's query)
-		return r // s's line untouched after the driver call
-	}
-	return hotResult(r, s.r, nil)
-}
-
-// unusable is the error of a call on a closed stream, or one whose device
-// closed.
-func (s *Stream) unusable(op string) error {
-	if s.isDefault() || s.r.byDevice() {
-		return closedErr(op, "stream's device")
-	}
-	return closedErr(op, "stream")
-}
+// enter counts a call in flight on the stream; s.r.Exit ends it. It fails
+// once the stream or its device is closed.
+func (s *Stream) enter(op string) error { return s.operand("stream").enter(op) }
 
 // Record captures in e the work queued on s so far; e completes when that
 // work has. Recording again overwrites: Query, Sync, Wait and Sub then refer
@@ -148,37 +121,14 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 		return &Error{Op: op, Detail: fmt.Sprintf("unknown wait flags %#x", uint32(f&^driver.EventWaitFlags(WaitExternal))),
 			Fix: "pass only cuda.WaitExternal, or no flag", Err: ErrInvalidOptions}
 	}
+	r := noHot
 	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil {
-		r := hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0)
-		if r == 0 {
+		if r = hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0); r == 0 {
 			return nil // neither line touched after the driver call
 		}
-		switch hotResult(r, s.r, e.r) {
-		case 0:
-			return nil
-		case hazard.Refused:
-			if s.r.closed() {
-				return s.unusable(op)
-			}
-			return e.unusable(op, "event")
-		}
 	}
-	if err := s.enter(op); err != nil {
-		return err
-	}
-	if err := e.enter(op, "event"); err != nil {
-		s.r.exit()
-		return err
-	}
-	if f != 0 {
-		// An external wait captured in a graph waits on the handle at every
-		// launch: it must never become another event's handle.
-		e.r.state.Or(noReuse)
-	}
-	err := streamWaitEvent(s.dev.p.ctx, s.h, e.h, f)
-	e.r.exit()
-	s.r.exit()
-	return driverErr(op, err)
+	_, err := (&call{op: hazard.OpStreamWait, name: op, e: e, s: s, f: uint32(f)}).run(r)
+	return err
 }
 
 // RecordEvent creates an event on s's device with opts and records it on s,
@@ -195,11 +145,11 @@ func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
 	if err := s.enter(op); err != nil { // keeps the context
 		return nil, err
 	}
-	e, err := s.p.reuseEvent(s.dev, s.r, opts, f, op)
+	e, err := s.p.reuseEvent(s.dev, s.operand("stream"), opts, f, op)
 	if e == nil && err == nil {
 		e, err = s.p.createEvent(s.dev, opts, f, op)
 	}
-	s.r.exit()
+	s.r.Exit()
 	if err != nil {
 		return nil, err
 	}
@@ -231,49 +181,30 @@ func (s *Stream) WaitStream(other *Stream) error {
 
 // Sync blocks until all work queued on s has completed.
 func (s *Stream) Sync() error {
-	const op = "synchronize stream"
+	r := noHot
 	if s != nil && s.w != nil {
-		switch s.hotCall(hazard.OpStreamSync) {
-		case 0:
-			return nil
-		case hazard.Refused:
-			return s.unusable(op)
+		if r = hazard.Call1(hazard.OpStreamSync, hazard.Addr(s.w), uintptr(s.h)); r == 0 {
+			return nil // s's line untouched after the driver call
 		}
 	}
-	if err := s.enter(op); err != nil {
-		return err
-	}
-	err := streamSynchronize(s.dev.p.ctx, s.h)
-	s.r.exit()
-	return driverErr(op, err)
+	_, err := (&call{op: hazard.OpStreamSync, name: "synchronize stream", s: s}).run(r)
+	return err
 }
 
 // Query reports whether all work queued on s has completed: (false, nil)
 // while work is pending.
 func (s *Stream) Query() (bool, error) {
-	const op = "query stream"
+	r := noHot
 	if s != nil && s.w != nil {
-		switch s.hotCall(hazard.OpStreamQuery) {
+		switch r = hazard.Call1(hazard.OpStreamQuery, hazard.Addr(s.w), uintptr(s.h)); r {
 		case 0:
 			return true, nil
-		case notReady:
+		case notReady: // a busy stream's query
 			return false, nil
-		case hazard.Refused:
-			return false, s.unusable(op)
 		}
 	}
-	if err := s.enter(op); err != nil {
-		return false, err
-	}
-	err := streamQuery(s.dev.p.ctx, s.h)
-	s.r.exit()
-	if err == nil {
-		return true, nil
-	}
-	if err == driver.ErrorNotReady {
-		return false, nil
-	}
-	return false, driverErr(op, err)
+	res, err := (&call{op: hazard.OpStreamQuery, name: "query stream", s: s}).run(r)
+	return res == 0 && err == nil, err
 }
 
 // Priority is the stream's scheduling priority (cuStreamGetPriority): what
@@ -287,7 +218,7 @@ func (s *Stream) Priority() (int, error) {
 	}
 	var p int32
 	err := driver.StreamGetPriorityCtx(s.dev.p.ctx, s.h, &p)
-	s.r.exit()
+	s.r.Exit()
 	if err != nil {
 		return 0, driverErr(op, err)
 	}
@@ -308,7 +239,7 @@ func (s *Stream) Close() error {
 	if s.isDefault() {
 		return nil
 	}
-	closed, err := s.r.close(false)
+	closed, err := s.r.Close(false)
 	if closed {
 		s.cleanup.Stop()
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
@@ -93,21 +94,15 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Work complete already costs one hazard query (guard.go); not
+	// ready, or an error: the counted wait (call.run, then wait).
+	r := noHot
 	if e != nil && e.w != nil {
-		// Work complete already costs one hazard query (guard.go).
-		switch e.hotQuery() {
-		case 0:
+		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
-		case hazard.Refused:
-			return e.unusable(op, "event")
 		}
-		// Not ready, or an error: the counted wait below.
 	}
-	if err := e.enter(op, "event"); err != nil {
-		return err
-	}
-	err := e.wait(ctx)
-	e.r.exit()
+	_, err := (&call{op: opWait, name: op, e: e, ctx: ctx}).run(r)
 	return err
 }
 
@@ -116,7 +111,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	const op = "wait for event"
 	p := e.dev.p
 	spin := waitSpin
-	if p.longWaits.Load() {
+	if p.waits.long.Load() {
 		spin = waitSpinShort
 	}
 	if spinners.Add(1) > waitSpinners {
@@ -126,7 +121,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 	spinners.Add(-1)
 	if err != driver.ErrorNotReady {
 		if err == nil && spin != waitSpin {
-			p.longWaits.Store(false) // done within the short spin
+			p.waits.long.Store(false) // done within the short spin
 		}
 		return driverErr(op, err)
 	}
@@ -177,7 +172,7 @@ func (e *Event) wait(ctx context.Context) (werr error) {
 func (e *Event) blocked(j *sleeper.Job, done <-chan struct{}) (res int32, ok, started bool) {
 	p := e.dev.p
 	target, w := e.h, (*waiter)(nil)
-	if !e.opts.BlockingSync || e.r.kind == kindAdopted {
+	if !e.opts.BlockingSync || e.r.Kind == lifetime.KindAdopted {
 		var err error
 		if w, err = p.getWaiter(); err == nil {
 			if err = w.behind(e.h); err != nil {
@@ -192,10 +187,10 @@ func (e *Event) blocked(j *sleeper.Job, done <-chan struct{}) (res int32, ok, st
 	}
 	o := owner(j)
 	o.w, o.r = w, e.r
-	e.r.hold()
+	e.r.Hold()
 	if !j.Block(uintptr(p.ctx), uintptr(target)) {
 		o.w, o.r = nil, nil
-		e.r.exit() // the Wait's own call stays: e is not finished
+		e.r.Exit() // the Wait's own call stays: e is not finished
 		if w != nil {
 			p.putWaiter(w) // recorded, not waited for: the driver destroys a pending event without waiting
 		}
@@ -209,15 +204,15 @@ func (e *Event) blocked(j *sleeper.Job, done <-chan struct{}) (res int32, ok, st
 	if w != nil {
 		p.putWaiter(w)
 	}
-	e.r.exit()
+	e.r.Exit()
 	return res, true, true
 }
 
 // sleptFor adapts the spin of p's next Waits to how long this one slept
 // (or polled) after its spin.
 func (p *primary) sleptFor(d time.Duration) {
-	if long := d >= waitLongSlept; p.longWaits.Load() != long {
-		p.longWaits.Store(long)
+	if long := d >= waitLongSlept; p.waits.long.Load() != long {
+		p.waits.long.Store(long)
 	}
 }
 

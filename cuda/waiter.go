@@ -1,6 +1,9 @@
 package cuda
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
@@ -85,37 +88,38 @@ func abandoned(j *sleeper.Job, _ int32) {
 		w.p.putWaiter(w)
 	}
 	if r != nil {
-		r.exit()
+		r.Exit()
 	}
 }
 
-// hold counts one more call in on h, which the caller holds a call on
-// already (so h cannot have finished): unlike enter, it succeeds after a
-// Close, which then finishes h when the last call goes out.
-func (h *handle) hold() { h.state.Add(1) }
+// waitState is a context's long-Wait state: its idle waiters, under their
+// own lock, and the spin of its next Waits (wait.go).
+type waitState struct {
+	mu   sync.Mutex
+	idle []*waiter
+	long atomic.Bool // the latest Wait slept long: the next spin short
+}
 
 // getWaiter takes an idle waiter of p, or makes one. The caller holds a
 // call in flight on an object of p, which keeps the context, and gives
 // the waiter back with putWaiter.
 func (p *primary) getWaiter() (*waiter, error) {
-	p.mu.Lock()
-	p.waitersBusy++
-	if n := len(p.waiters); n > 0 {
-		w := p.waiters[n-1]
-		p.waiters = p.waiters[:n-1]
-		p.mu.Unlock()
+	ws := &p.waits
+	ws.mu.Lock()
+	if n := len(ws.idle); n > 0 {
+		w := ws.idle[n-1]
+		ws.idle = ws.idle[:n-1]
+		ws.mu.Unlock()
 		return w, nil
 	}
-	p.mu.Unlock()
+	ws.mu.Unlock()
 	s, err := driver.StreamCreateCtx(p.ctx, driver.StreamNonBlocking)
 	if err != nil {
-		p.notBusy()
 		return nil, err
 	}
 	e, err := driver.EventCreateCtx(p.ctx, driver.EventBlockingSync|driver.EventDisableTiming)
 	if err != nil {
 		_ = driver.StreamDestroyCtx(p.ctx, s)
-		p.notBusy()
 		return nil, err
 	}
 	return &waiter{p: p, s: s, e: e}, nil
@@ -124,33 +128,27 @@ func (p *primary) getWaiter() (*waiter, error) {
 // putWaiter keeps w for the next long Wait, or destroys it if p keeps
 // enough. Its private event is complete (the driver's sleep on it
 // returned) or was not recorded. The caller still holds a call on an
-// object of p: the last drop (device.go) destroys the kept waiters before
-// the context's release.
+// object of p: the context's Release (guard.go) destroys the kept waiters
+// before the context's release, after the last call.
 func (p *primary) putWaiter(w *waiter) {
-	p.mu.Lock()
-	p.waitersBusy--
-	if len(p.waiters) < waitersMax {
-		p.waiters = append(p.waiters, w)
-		p.mu.Unlock()
+	ws := &p.waits
+	ws.mu.Lock()
+	if len(ws.idle) < waitersMax {
+		ws.idle = append(ws.idle, w)
+		ws.mu.Unlock()
 		return
 	}
-	p.mu.Unlock()
+	ws.mu.Unlock()
 	w.destroy()
 }
 
-// notBusy takes back the count of a getWaiter that made no waiter.
-func (p *primary) notBusy() {
-	p.mu.Lock()
-	p.waitersBusy--
-	p.mu.Unlock()
-}
-
-// takeWaiters empties p's idle waiters, for their destroy with the context.
-// Under p.mu.
-func (p *primary) takeWaiters() []*waiter {
-	ws := p.waiters
-	p.waiters = nil
-	return ws
+// take empties the idle waiters, for their destroy with the context.
+func (ws *waitState) take() []*waiter {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	idle := ws.idle
+	ws.idle = nil
+	return idle
 }
 
 // destroy destroys w's stream and event (complete, so the destroys do not

@@ -165,7 +165,7 @@ static HZ_INLINE uint64_t hz_load(int sym, uintptr_t w) {
 // hz_hold holds w1 and w2 (0: none) in the thread's slots, or refuses. A
 // record (rec) marks w1 recorded while holding it, before the driver call
 // and whatever the driver answers: the flush that retires the event asks
-// the driver whether it is complete before its handle is reused (guard.go).
+// the driver whether it is complete before its handle is reused (internal/lifetime).
 static HZ_INLINE int hz_hold(hz_rec *z, uintptr_t w1, uintptr_t w2, int rec) {
 	int sym = z->sym;
 	hz_set(sym, &z->slot[0], w1);
