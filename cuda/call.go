@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -58,7 +57,7 @@ func (o operand) unusable(op string) error {
 }
 
 // opWait is Event.Wait's counted call: the wait of wait.go.
-const opWait = hazard.OpTest + 1
+const opWait = lifetime.OpTest + 1
 
 // call is one two-tier call past its hazard call.
 type call struct {
@@ -78,13 +77,13 @@ type call struct {
 // start event for Sub.
 func (c *call) operands() (a, b operand) {
 	switch c.op {
-	case hazard.OpRecord, hazard.OpRecordFlags:
+	case lifetime.OpRecord, lifetime.OpRecordFlags:
 		return c.e.operand("event"), c.s.operand("stream")
-	case hazard.OpElapsed:
+	case lifetime.OpElapsed:
 		return c.e.operand("end event"), c.e2.operand("start event")
-	case hazard.OpStreamWait:
+	case lifetime.OpStreamWait:
 		return c.s.operand("stream"), c.e.operand("event")
-	case hazard.OpStreamQuery, hazard.OpStreamSync:
+	case lifetime.OpStreamQuery, lifetime.OpStreamSync:
 		return c.s.operand("stream"), operand{}
 	}
 	return c.e.operand("event"), operand{}
@@ -98,11 +97,11 @@ func (c *call) run(r int32) (int32, error) {
 		switch res := lifetime.Settle(r, a.r, b.r); {
 		case res == 0:
 			return 0, nil
-		case res == notReady && (c.op == hazard.OpQuery || c.op == hazard.OpStreamQuery):
+		case res == notReady && (c.op == lifetime.OpQuery || c.op == lifetime.OpStreamQuery):
 			return notReady, nil
-		case res == notReady && c.op == hazard.OpElapsed:
+		case res == notReady && c.op == lifetime.OpElapsed:
 			return notReady, c.notReady()
-		case res == hazard.Refused:
+		case res == lifetime.Refused:
 			if b.r == nil || a.r.Closed() {
 				return 0, a.unusable(c.name)
 			}
@@ -128,7 +127,7 @@ func (c *call) run(r int32) (int32, error) {
 	if b.r != nil {
 		b.r.Exit()
 	}
-	if c.op == hazard.OpRecord || c.op == hazard.OpRecordFlags {
+	if c.op == lifetime.OpRecord || c.op == lifetime.OpRecordFlags {
 		a.r.RecordExit() // marked recorded even if it failed: its reuse asks the driver
 	} else {
 		a.r.Exit()
@@ -140,12 +139,12 @@ func (c *call) run(r int32) (int32, error) {
 func (c *call) check() error {
 	e, s, start := c.e, c.s, c.e2
 	switch c.op {
-	case hazard.OpRecord, hazard.OpRecordFlags:
+	case lifetime.OpRecord, lifetime.OpRecordFlags:
 		if s.p != e.p && s.p.ctx != e.p.ctx {
 			return &Error{Op: c.name, Detail: whose("the event", e.p, "the stream", s.p),
 				Fix: "create the event in the stream's context (on its Device), or use Stream.Wait to order work across devices and contexts", Err: ErrWrongDevice}
 		}
-	case hazard.OpElapsed:
+	case lifetime.OpElapsed:
 		if !start.opts.Timing || !e.opts.Timing || start.p != e.p && start.p.ctx != e.p.ctx || !start.recorded.Load() || !e.recorded.Load() {
 			return e.timingErr(c.name, start)
 		}
@@ -167,10 +166,10 @@ func (c *call) counted() (int32, error) {
 	}
 	ms, err := countedCalls[c.op](c.e, c.e2, c.s, c.f)
 	c.ms = ms
-	if err == driver.ErrorNotReady && c.op == hazard.OpElapsed {
+	if err == driver.ErrorNotReady && c.op == lifetime.OpElapsed {
 		return notReady, c.notReady()
 	}
-	if err == driver.ErrorNotReady && (c.op == hazard.OpQuery || c.op == hazard.OpStreamQuery) {
+	if err == driver.ErrorNotReady && (c.op == lifetime.OpQuery || c.op == lifetime.OpStreamQuery) {
 		return notReady, nil
 	}
 	return 0, driverErr(c.name, err)
@@ -180,20 +179,20 @@ func (c *call) counted() (int32, error) {
 // the call's fields, never the call: what a function value takes escapes,
 // and the call lives on its method's stack.
 var countedCalls = [...]func(e, e2 *Event, s *Stream, f uint32) (float32, error){
-	hazard.OpRecord: func(e, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, eventRecord(e.p.ctx, e.h, s.h) },
-	hazard.OpRecordFlags: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
+	lifetime.OpRecord: func(e, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, eventRecord(e.p.ctx, e.h, s.h) },
+	lifetime.OpRecordFlags: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
 		return 0, eventRecordWithFlags(e.p.ctx, e.h, s.h, driver.EventRecordFlags(f))
 	},
-	hazard.OpQuery: func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventQuery(e.p.ctx, e.h) },
-	hazard.OpSync:  func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventSynchronize(e.p.ctx, e.h) },
-	hazard.OpElapsed: func(e, start *Event, _ *Stream, _ uint32) (float32, error) {
+	lifetime.OpQuery: func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventQuery(e.p.ctx, e.h) },
+	lifetime.OpSync:  func(e, _ *Event, _ *Stream, _ uint32) (float32, error) { return 0, eventSynchronize(e.p.ctx, e.h) },
+	lifetime.OpElapsed: func(e, start *Event, _ *Stream, _ uint32) (float32, error) {
 		return eventElapsedTime(e.p.ctx, start.h, e.h)
 	},
-	hazard.OpStreamWait: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
+	lifetime.OpStreamWait: func(e, _ *Event, s *Stream, f uint32) (float32, error) {
 		return 0, streamWaitEvent(s.p.ctx, s.h, e.h, driver.EventWaitFlags(f))
 	},
-	hazard.OpStreamQuery: func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamQuery(s.p.ctx, s.h) },
-	hazard.OpStreamSync:  func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamSynchronize(s.p.ctx, s.h) },
+	lifetime.OpStreamQuery: func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamQuery(s.p.ctx, s.h) },
+	lifetime.OpStreamSync:  func(_, _ *Event, s *Stream, _ uint32) (float32, error) { return 0, streamSynchronize(s.p.ctx, s.h) },
 }
 
 // notReady is Sub's error for work not complete.

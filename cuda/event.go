@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -180,7 +179,7 @@ func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
 		// recorded is read before the driver call, which is likely to
 		// evict e's line: once recorded, a record touches it no more.
 		was := e.recorded.Load()
-		r := hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
+		r := lifetime.RecordEvent(lifetime.Addr(e.w), lifetime.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		if r == 0 {
 			if !was {
 				e.recorded.Store(true)
@@ -198,7 +197,7 @@ const noHot = int32(-100)
 // record is Record past a hot call that did not answer success: r is that
 // call's result, or noHot where none was made.
 func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
-	c := call{op: hazard.OpRecord, name: "record event", e: e, s: s}
+	c := call{op: lifetime.OpRecord, name: "record event", e: e, s: s}
 	var f driver.EventRecordFlags
 	for _, x := range flags {
 		f |= driver.EventRecordFlags(x)
@@ -208,7 +207,7 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 			Fix: "pass only cuda.RecordExternal, or no flag", Err: ErrInvalidOptions}
 	}
 	if len(flags) > 0 {
-		c.op, c.f = hazard.OpRecordFlags, uint32(f)
+		c.op, c.f = lifetime.OpRecordFlags, uint32(f)
 	}
 	if e == nil || e.r == nil {
 		return invalidErr(c.name, "event")
@@ -217,12 +216,12 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 		// The hazard call, made here with flags or across two primaries
 		// of one context: it marks the event recorded inside it.
 		if len(flags) == 0 {
-			r = hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h))
+			r = lifetime.RecordEvent(lifetime.Addr(e.w), lifetime.Addr(s.w), uintptr(e.h), uintptr(s.h))
 		} else {
 			if f&driver.EventRecordExternal != 0 {
 				e.r.Set(noReuse) // see call.counted
 			}
-			r = hazard.RecordU(hazard.OpRecordFlags, hazard.Addr(e.w), hazard.Addr(s.w), uintptr(e.h), uintptr(s.h), uint32(f))
+			r = lifetime.RecordU(lifetime.OpRecordFlags, lifetime.Addr(e.w), lifetime.Addr(s.w), uintptr(e.h), uintptr(s.h), uint32(f))
 		}
 	}
 	if _, err := c.run(r); err != nil {
@@ -243,14 +242,14 @@ func (e *Event) Query() (bool, error) {
 	if e != nil && e.w != nil {
 		// Pending work answers here too: a query right after a record
 		// usually finds it pending (record + query).
-		switch r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r {
+		switch r = lifetime.Query(lifetime.Addr(e.w), uintptr(e.h)); r {
 		case 0:
 			return true, nil
 		case notReady:
 			return false, nil
 		}
 	}
-	res, err := (&call{op: hazard.OpQuery, name: "query event", e: e}).run(r)
+	res, err := (&call{op: lifetime.OpQuery, name: "query event", e: e}).run(r)
 	return res == 0 && err == nil, err
 }
 
@@ -266,19 +265,19 @@ func (e *Event) Sync() error {
 	// reaches the counted sync, which reports the driver's own answer.
 	r := noHot
 	if e != nil && e.w != nil {
-		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+		if r = lifetime.Query(lifetime.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
-		if res, flush := hazard.Split(r); res == notReady {
+		if res, flush := lifetime.Split(r); res == notReady {
 			if flush {
 				lifetime.Settle(r, e.r, nil) // the flush the query asked for
 			}
-			if r = hazard.Sync(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+			if r = lifetime.Sync(lifetime.Addr(e.w), uintptr(e.h)); r == 0 {
 				return nil
 			}
 		}
 	}
-	_, err := (&call{op: hazard.OpSync, name: "synchronize event", e: e}).run(r)
+	_, err := (&call{op: lifetime.OpSync, name: "synchronize event", e: e}).run(r)
 	return err
 }
 
@@ -294,11 +293,11 @@ func (e *Event) Sub(start *Event) (time.Duration, error) {
 	r, ms := noHot, float32(0)
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
 		(start.p == e.p || start.p.ctx == e.p.ctx) && start.recorded.Load() && e.recorded.Load() {
-		if ms, r = hazard.Elapsed(hazard.OpElapsed, hazard.Addr(e.w), hazard.Addr(start.w), uintptr(start.h), uintptr(e.h)); r == 0 {
+		if ms, r = lifetime.Elapsed(lifetime.OpElapsed, lifetime.Addr(e.w), lifetime.Addr(start.w), uintptr(start.h), uintptr(e.h)); r == 0 {
 			return elapsedTime(ms), nil
 		}
 	}
-	c := call{op: hazard.OpElapsed, name: "elapsed time between events", e: e, e2: start, ms: ms}
+	c := call{op: lifetime.OpElapsed, name: "elapsed time between events", e: e, e2: start, ms: ms}
 	if _, err := c.run(r); err != nil {
 		return 0, err
 	}

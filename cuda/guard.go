@@ -16,7 +16,7 @@ import (
 // hot calls (Record, Query, Sync, Sub, a Wait on complete work, and a
 // stream's Wait, Query and Sync, on streams other than the default ones) do
 // not count: inside their cgo crossing they hold the word in a hazard slot
-// of their thread, without a locked instruction (internal/hazard). The
+// of their thread, without a locked instruction (internal/lifetime). The
 // others count themselves in and out (call.go). Close sets the closing bit
 // and returns at once; the object is destroyed by a flush of its context's
 // limbo once no call holds it. Nothing waits or spins.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
@@ -14,21 +14,21 @@ import (
 // (the pinned header's ABI versions), each on its own, when the driver is
 // initialised, before any object exists. A hazard call without one (no
 // cgo, a driver without it at the pinned ABI version) answers
-// hazard.NoSlot: the counted path then makes it; without the waiters'
+// lifetime.NoSlot: the counted path then makes it; without the waiters'
 // (sleeper.Setup fails), a long Wait polls on its own goroutine.
 func setupHot() {
-	hz := hazard.Setup()
+	hz := lifetime.Setup()
 	want := map[string]int{
-		"EventRecord": hazard.OpRecord, "EventRecordWithFlags": hazard.OpRecordFlags,
-		"EventQuery": hazard.OpQuery, "EventSynchronize": hazard.OpSync,
-		"EventElapsedTime": hazard.OpElapsed, "StreamWaitEvent": hazard.OpStreamWait,
-		"StreamQuery": hazard.OpStreamQuery, "StreamSynchronize": hazard.OpStreamSync,
+		"EventRecord": lifetime.OpRecord, "EventRecordWithFlags": lifetime.OpRecordFlags,
+		"EventQuery": lifetime.OpQuery, "EventSynchronize": lifetime.OpSync,
+		"EventElapsedTime": lifetime.OpElapsed, "StreamWaitEvent": lifetime.OpStreamWait,
+		"StreamQuery": lifetime.OpStreamQuery, "StreamSynchronize": lifetime.OpStreamSync,
 	}
 	for _, f := range driver.Functions {
 		if f.Go == "EventElapsedTime" {
 			a, err := resolveElapsed(f)
 			if err == nil && hz {
-				hazard.SetFn(hazard.OpElapsed, a)
+				lifetime.SetFn(lifetime.OpElapsed, a)
 			}
 			continue
 		}
@@ -42,7 +42,7 @@ func setupHot() {
 		}
 		if op, ok := want[f.Go]; ok && hz {
 			if a, err := f.Resolve(); err == nil {
-				hazard.SetFn(op, a)
+				lifetime.SetFn(op, a)
 			}
 		}
 	}

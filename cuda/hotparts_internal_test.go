@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -47,7 +46,7 @@ func BenchmarkHotParts(b *testing.B) {
 	if err := s.Sync(); err != nil {
 		b.Fatal(err)
 	}
-	hazard.SetFn(hazard.OpTest, hazard.NoopFn())
+	lifetime.SetFn(lifetime.OpTest, lifetime.NoopFn())
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := driver.CtxSetCurrent(d.p.ctx); err != nil {
@@ -67,17 +66,17 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"cgo noop", func() int32 { return hazard.Direct1(hazard.OpTest, 0) }},
-			{"no slot (hazard.Direct1)", func() int32 { return hazard.Direct1(hazard.OpQuery, uintptr(h)) }},
-			{"hazard.Call1 (op an argument)", func() int32 { return hazard.Call1(hazard.OpQuery, hazard.Addr(e.w), uintptr(h)) }},
+			{"cgo noop", func() int32 { return lifetime.Direct1(lifetime.OpTest, 0) }},
+			{"no slot (lifetime.Direct1)", func() int32 { return lifetime.Direct1(lifetime.OpQuery, uintptr(h)) }},
+			{"lifetime.Call1 (op an argument)", func() int32 { return lifetime.Call1(lifetime.OpQuery, lifetime.Addr(e.w), uintptr(h)) }},
 			{"Event.Query", func() int32 {
 				if ok, err := e.Query(); !ok || err != nil {
 					return 1
 				}
 				return 0
 			}},
-			{"hazard.Query + lifetime.Settle (Wait's)", func() int32 { return lifetime.Settle(hazard.Query(hazard.Addr(e.w), uintptr(h)), e.r, nil) }},
-			{"hazard.Query (op fixed in C)", func() int32 { return hazard.Query(hazard.Addr(e.w), uintptr(h)) }},
+			{"lifetime.Query + lifetime.Settle (Wait's)", func() int32 { return lifetime.Settle(lifetime.Query(lifetime.Addr(e.w), uintptr(h)), e.r, nil) }},
+			{"lifetime.Query (op fixed in C)", func() int32 { return lifetime.Query(lifetime.Addr(e.w), uintptr(h)) }},
 			{"Event.Query again", func() int32 {
 				if ok, _ := e.Query(); !ok {
 					return 1
@@ -92,8 +91,8 @@ func BenchmarkHotParts(b *testing.B) {
 				}
 				return 0
 			}},
-			{"hazard.RecordEvent (op fixed in C)", func() int32 {
-				return hazard.RecordEvent(hazard.Addr(e.w), hazard.Addr(s.w), uintptr(h), uintptr(sh))
+			{"lifetime.RecordEvent (op fixed in C)", func() int32 {
+				return lifetime.RecordEvent(lifetime.Addr(e.w), lifetime.Addr(s.w), uintptr(h), uintptr(sh))
 			}},
 			{"Event.Record", func() int32 {
 				if e.Record(s) != nil {
@@ -187,9 +186,9 @@ func BenchmarkHotSplit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	b.Run("hazard.Query+Settle", func(b *testing.B) {
+	b.Run("lifetime.Query+Settle", func(b *testing.B) {
 		for b.Loop() {
-			lifetime.Settle(hazard.Query(hazard.Addr(e.w), uintptr(e.h)), e.r, nil)
+			lifetime.Settle(lifetime.Query(lifetime.Addr(e.w), uintptr(e.h)), e.r, nil)
 		}
 	})
 	b.Run("Query", func(b *testing.B) {

@@ -5,7 +5,6 @@ import (
 	"weak"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -81,7 +80,7 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 	a := &p.events
 	s := a.cur.Value()
 	if s == nil || a.hs.n == slabSize {
-		ws := hazard.Words(slabSize)
+		ws := lifetime.Words(slabSize)
 		if ws == nil {
 			return nil
 		}
@@ -92,7 +91,7 @@ func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f dri
 		}
 		// The words go with the handles: nothing reaches them after that
 		// (a hazard call holds a word only while its event is reachable).
-		runtime.AddCleanup(a.hs, hazard.FreeWords, ws)
+		runtime.AddCleanup(a.hs, lifetime.FreeWords, ws)
 		if a.slabs != nil {
 			a.slabs.prev = a.hs
 		}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // RecordFlag changes how Record records an event.
@@ -123,11 +123,11 @@ func (s *Stream) Wait(e *Event, flags ...WaitFlag) error {
 	}
 	r := noHot
 	if f == 0 && s != nil && s.w != nil && e != nil && e.w != nil {
-		if r = hazard.Call2U(hazard.OpStreamWait, hazard.Addr(s.w), hazard.Addr(e.w), uintptr(s.h), uintptr(e.h), 0); r == 0 {
+		if r = lifetime.Call2U(lifetime.OpStreamWait, lifetime.Addr(s.w), lifetime.Addr(e.w), uintptr(s.h), uintptr(e.h), 0); r == 0 {
 			return nil // neither line touched after the driver call
 		}
 	}
-	_, err := (&call{op: hazard.OpStreamWait, name: op, e: e, s: s, f: uint32(f)}).run(r)
+	_, err := (&call{op: lifetime.OpStreamWait, name: op, e: e, s: s, f: uint32(f)}).run(r)
 	return err
 }
 
@@ -183,11 +183,11 @@ func (s *Stream) WaitStream(other *Stream) error {
 func (s *Stream) Sync() error {
 	r := noHot
 	if s != nil && s.w != nil {
-		if r = hazard.Call1(hazard.OpStreamSync, hazard.Addr(s.w), uintptr(s.h)); r == 0 {
+		if r = lifetime.Call1(lifetime.OpStreamSync, lifetime.Addr(s.w), uintptr(s.h)); r == 0 {
 			return nil // s's line untouched after the driver call
 		}
 	}
-	_, err := (&call{op: hazard.OpStreamSync, name: "synchronize stream", s: s}).run(r)
+	_, err := (&call{op: lifetime.OpStreamSync, name: "synchronize stream", s: s}).run(r)
 	return err
 }
 
@@ -196,14 +196,14 @@ func (s *Stream) Sync() error {
 func (s *Stream) Query() (bool, error) {
 	r := noHot
 	if s != nil && s.w != nil {
-		switch r = hazard.Call1(hazard.OpStreamQuery, hazard.Addr(s.w), uintptr(s.h)); r {
+		switch r = lifetime.Call1(lifetime.OpStreamQuery, lifetime.Addr(s.w), uintptr(s.h)); r {
 		case 0:
 			return true, nil
 		case notReady: // a busy stream's query
 			return false, nil
 		}
 	}
-	res, err := (&call{op: hazard.OpStreamQuery, name: "query stream", s: s}).run(r)
+	res, err := (&call{op: lifetime.OpStreamQuery, name: "query stream", s: s}).run(r)
 	return res == 0 && err == nil, err
 }
 

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
@@ -98,7 +97,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	// ready, or an error: the counted wait (call.run, then wait).
 	r := noHot
 	if e != nil && e.w != nil {
-		if r = hazard.Query(hazard.Addr(e.w), uintptr(e.h)); r == 0 {
+		if r = lifetime.Query(lifetime.Addr(e.w), uintptr(e.h)); r == 0 {
 			return nil
 		}
 	}

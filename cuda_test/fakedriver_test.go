@@ -114,7 +114,7 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	// their context is current, so that the package's retry with the
 	// context made current (handlecall.go) runs on every path; with the
 	// hazard calls fencing themselves instead of relying on membarrier
-	// (cuda/internal/hazard); and as drivers of 11.8 and 12.4 (the first
+	// (cuda/internal/lifetime); and as drivers of 11.8 and 12.4 (the first
 	// three are a 13.0 driver's), so that every build runs on every driver
 	// from 11.3 (TestLayerDriverLevel checks which entry points it took).
 	for _, mode := range []struct{ name, lib, env string }{

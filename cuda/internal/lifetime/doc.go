@@ -6,7 +6,7 @@
 // memory) that holds its count of counted calls in flight and its flags
 // (Closing, Finished, NoReuse, Recorded, ClosedByDevice), and the Domain of
 // its context. Hot calls do not count: inside their one cgo crossing they
-// hold the word in a hazard slot of their thread (package hazard), so Close
+// hold the word in a hazard slot of their thread (hazard.go), so Close
 // never waits and the hot path pays no locked instruction; the other calls
 // count themselves in and out (Enter, Exit). Close sets Closing; whichever
 // of Close and the last counted call sees the word closing with no count

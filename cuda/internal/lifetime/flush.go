@@ -3,7 +3,6 @@ package lifetime
 import (
 	"slices"
 
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // Flush destroys (or keeps, Reuse) the retired handles that no hazard slot
@@ -54,10 +53,10 @@ func (d *Domain) take() []*Handle {
 // second barrier, a word still held is theirs to flush, one no longer held
 // is free now.
 func (d *Domain) scan(batch []*Handle) bool {
-	if !hazard.Barrier() {
+	if !Barrier() {
 		return false
 	}
-	d.held = hazard.Held(d.held[:0])
+	d.held = Held(d.held[:0])
 	n := 0
 	for _, w := range d.held {
 		if slices.ContainsFunc(batch, func(h *Handle) bool { return h.Word() == w }) {
@@ -68,11 +67,11 @@ func (d *Domain) scan(batch []*Handle) bool {
 	if d.held = d.held[:n]; n == 0 {
 		return true
 	}
-	hazard.MarkLate(d.held)
-	if !hazard.Barrier() {
+	MarkLate(d.held)
+	if !Barrier() {
 		return false
 	}
-	d.held = hazard.Held(d.held[:0])
+	d.held = Held(d.held[:0])
 	return true
 }
 
@@ -137,18 +136,18 @@ func (d *Domain) destroyAll(ready []*Handle, self *Handle) error {
 	return err
 }
 
-// Settle is a hazard call's result r (hazard.Split) on objects a and b (b
+// Settle is a hazard call's result r (Split) on objects a and b (b
 // nil for one) after the flush it asks for: a call marked late flushes its
 // objects' Domains; a refused call flushes them only if they hold a or b in
 // their limbo (a flush may have seen its slot and kept the object for it),
 // so that calls on an object long closed do not flush a batch that is not
 // full.
 func Settle(r int32, a, b *Handle) int32 {
-	res, flush := hazard.Split(r)
+	res, flush := Split(r)
 	if !flush {
 		return res
 	}
-	refused := res == hazard.Refused
+	refused := res == Refused
 	a.D.flushIf(refused, a, b)
 	if b != nil && b.D != a.D {
 		b.D.flushIf(refused, a, b)

@@ -3,19 +3,15 @@ package lifetime
 import (
 	"runtime"
 	"sync/atomic"
-
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // The state word: the count of counted calls in flight in the low 32 bits,
-// then the flags.
+// then the flags (Closing, NoReuse and Recorded, which the C side reads or
+// sets, are in hazard.go).
 const (
 	CountMask      = int64(1)<<32 - 1
-	ClosedByDevice = int64(1) << 32  // closed because its device closed
-	Closing        = hazard.Closing  // Close has begun: no new calls
-	Finished       = int64(1) << 34  // retired (in the limbo, or destroyed)
-	NoReuse        = hazard.NoReuse  // an event whose driver handle must not be reused
-	Recorded       = hazard.Recorded // an event recorded at least once
+	ClosedByDevice = int64(1) << 32 // closed because its device closed
+	Finished       = int64(1) << 34 // retired (in the limbo, or destroyed)
 )
 
 // Kind is what a Handle's object is, which decides how it is retired.
@@ -33,7 +29,7 @@ const (
 // open objects does not keep the object from the garbage collector; the
 // cuda package keeps events' in slabs.
 type Handle struct {
-	State *atomic.Int64 // in C memory (hazard.Words): hazard calls hold it
+	State *atomic.Int64 // in C memory (Words): hazard calls hold it
 	D     *Domain
 	H     uintptr // the driver handle: an event or a stream
 	Kind  Kind
@@ -56,7 +52,7 @@ func (h *Handle) Next() *Handle { return h.L.next }
 // freed with the Handle; nil if out of memory. list, if not nil, is the
 // list that d.Link puts it in.
 func NewHandle(d *Domain, h uintptr, k Kind, list **Handle) *Handle {
-	ws := hazard.Words(1)
+	ws := Words(1)
 	if ws == nil {
 		return nil
 	}
@@ -64,12 +60,12 @@ func NewHandle(d *Domain, h uintptr, k Kind, list **Handle) *Handle {
 	if list != nil {
 		r.L = &Link{List: list}
 	}
-	runtime.AddCleanup(r, hazard.FreeWords, ws)
+	runtime.AddCleanup(r, FreeWords, ws)
 	return r
 }
 
 // Word is the state word's address, as hazard calls hold it.
-func (h *Handle) Word() uintptr { return hazard.Addr(h.State) }
+func (h *Handle) Word() uintptr { return Addr(h.State) }
 
 // Enter counts a call in; it fails once the object is closing.
 func (h *Handle) Enter() bool {

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cudagen/cudagen/cuda/internal/hazard"
 )
 
 // owner records what a Domain asks of its Owner.
@@ -53,7 +52,7 @@ func event(d *Domain, h uintptr, flags uint32) *Handle {
 	d.Mu.Lock()
 	d.Live++
 	d.Mu.Unlock()
-	return &Handle{State: &hazard.Words(1)[0].Int64, D: d, H: h, Kind: KindEvent, Flags: flags}
+	return &Handle{State: &Words(1)[0].Int64, D: d, H: h, Kind: KindEvent, Flags: flags}
 }
 
 // Close with a call in flight returns at once and leaves the retire to the
@@ -186,17 +185,17 @@ func TestLimboBatch(t *testing.T) {
 // flush finishes it (here: keeps its driver handle). A call on the closed
 // event is refused, and says to flush too (a scan may have seen its slot).
 func TestFlushKeepsHeldEvents(t *testing.T) {
-	if !hazard.Setup() {
+	if !Setup() {
 		t.Skip("skipping: hazard calls need cgo on Linux")
 	}
-	hazard.SetFn(hazard.OpTest, hazard.SpinFn())
+	SetFn(OpTest, SpinFn())
 	d, _ := domain()
 	e := event(d, 5, 2)
-	arg := hazard.Words(3) // SpinFn's counter, hold flag, spinning flag
-	defer hazard.FreeWords(arg)
+	arg := Words(3) // SpinFn's counter, hold flag, spinning flag
+	defer FreeWords(arg)
 	arg[1].Store(1)
 	done := make(chan int32)
-	go func() { done <- hazard.Call1(hazard.OpTest, e.Word(), hazard.Addr(&arg[0].Int64)) }()
+	go func() { done <- Call1(OpTest, e.Word(), Addr(&arg[0].Int64)) }()
 	for arg[2].Load() == 0 {
 		runtime.Gosched()
 	}
@@ -207,12 +206,12 @@ func TestFlushKeepsHeldEvents(t *testing.T) {
 	if n := d.Limbo(); n != 1 || d.Live != 2 {
 		t.Fatalf("held by a call, the closed event must stay in the limbo: %d in it, live %d", n, d.Live)
 	}
-	if r, flush := hazard.Split(hazard.Call1(hazard.OpTest, e.Word(), hazard.Addr(&arg[0].Int64))); r != hazard.Refused || !flush {
+	if r, flush := Split(Call1(OpTest, e.Word(), Addr(&arg[0].Int64))); r != Refused || !flush {
 		t.Fatalf("a call on the closed event: %d, flush %v; want refused, flush", r, flush)
 	}
 	arg[1].Store(0)
 	r := <-done
-	if res, flush := hazard.Split(r); res != 0 || !flush {
+	if res, flush := Split(r); res != 0 || !flush {
 		t.Fatalf("the call the event was closed under: %d, flush %v; want 0, flush", res, flush)
 	}
 	if res := Settle(r, e, nil); res != 0 {
@@ -237,10 +236,10 @@ func TestRefusedFlushesOnlyItsOwn(t *testing.T) {
 	if n := d.Limbo(); n != 1 {
 		t.Fatalf("a closed event waits for its batch: %d in the limbo, want 1", n)
 	}
-	if r := Settle(hazard.Refused, old, nil); r != hazard.Refused || d.Limbo() != 1 {
+	if r := Settle(Refused, old, nil); r != Refused || d.Limbo() != 1 {
 		t.Fatalf("a refused call on an event no longer in the limbo: %d, %d in the limbo; want refused, 1 (no flush)", r, d.Limbo())
 	}
-	if r := Settle(hazard.Refused, waiting, nil); r != hazard.Refused || d.Limbo() != 0 {
+	if r := Settle(Refused, waiting, nil); r != Refused || d.Limbo() != 0 {
 		t.Fatalf("a refused call on an event in the limbo: %d, %d in the limbo; want refused, 0 (flushed)", r, d.Limbo())
 	}
 }

@@ -1,4 +1,4 @@
-// Package hazard makes the cuda package's hot driver calls safe against a
+// Hazard slots make the cuda package's hot driver calls safe against a
 // concurrent Close without a locked instruction per call.
 //
 // Every object of the cuda package has a state word (its closing bit, its
@@ -29,7 +29,8 @@
 // its exit. The state words
 // themselves live in C memory (Words), so C reads them under the cgo
 // rules.
-package hazard
+
+package lifetime
 
 import "sync/atomic"
 

@@ -1,6 +1,6 @@
 //go:build cgo && linux
 
-package hazard
+package lifetime
 
 import (
 	"os"
