@@ -11,7 +11,7 @@
 // whose kernels cudagen_empty4 and cudagen_empty16 take 4 and 16 8-byte
 // arguments: a launch reads each argument through kernelParams, and checks
 // the stream with the fake's cuStreamQuery. Every other entry point the
-// peers link (bench/peers/launch/fake.sh generates them) returns
+// peers link (bench/peers/launch/fake/fake.sh generates them) returns
 // CUDA_ERROR_UNKNOWN.
 #include <dlfcn.h>
 #include <stdint.h>
