@@ -280,7 +280,6 @@ func TestFacts(t *testing.T) {
 // TestSignatures asserts the Go shapes of the functions that were once
 // bound wrongly, in every version.
 func TestSignatures(t *testing.T) {
-	cfg, man, cache := loadAll(t)
 	want := map[string]string{
 		"cuMemcpy2D":           "Memcpy2D(pCopy *Memcpy2DParams) error",
 		"cuDeviceGetLuid":      "DeviceGetLUID(dev Device) ([8]byte, uint32, error)",
@@ -325,39 +324,58 @@ func TestSignatures(t *testing.T) {
 		"cuModuleLoadData":          "ModuleLoadData(image []byte) (Module, error)",
 		"cuModuleLoadFatBinary":     "ModuleLoadFatBinary(fatCubin []byte) (Module, error)",
 	}
-	for i := range man.Versions {
-		e := &man.Versions[i]
-		t.Run(e.Version, func(t *testing.T) {
-			m, err := Build(cfg, e, headerDir(t, e, cache))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for base, w := range want {
-				f := m.Func(base)
-				if f == nil {
-					if base == "cuLaunchKernelEx" && e.CUDAVersion < 11080 || base == "cuLaunchCooperativeKernelMultiDevice" && e.CUDAVersion >= 13000 {
-						continue
-					}
-					t.Errorf("%s is not bound", base)
+	eachModel(t, func(t *testing.T, e *headers.Entry, m *Model) {
+		for base, w := range want {
+			f := m.Func(base)
+			if f == nil {
+				if base == "cuLaunchKernelEx" && e.CUDAVersion < 11080 || base == "cuLaunchCooperativeKernelMultiDevice" && e.CUDAVersion >= 13000 {
 					continue
 				}
-				got := f.GoSignature()
-				if base == "cuGraphAddKernelNode" && e.CUDAVersion >= 12000 {
-					// From 12.0 the node parameters are CUDA_KERNEL_NODE_PARAMS_v2.
-					w = strings.Replace(w, "*KernelNodeParams", "*KernelNodeParams", 1)
-				}
-				if got != w {
-					t.Errorf("%s: got  %s\nwant %s", base, got, w)
-				}
+				t.Errorf("%s is not bound", base)
+				continue
 			}
-		})
-	}
+			got := f.GoSignature()
+			if base == "cuGraphAddKernelNode" && e.CUDAVersion >= 12000 {
+				// From 12.0 the node parameters are CUDA_KERNEL_NODE_PARAMS_v2.
+				w = strings.Replace(w, "*KernelNodeParams", "*KernelNodeParams", 1)
+			}
+			if got != w {
+				t.Errorf("%s: got  %s\nwant %s", base, got, w)
+			}
+		}
+	})
 }
 
 // TestRawParameters: at most 20 functions of each version keep a raw
 // unsafe.Pointer or uintptr parameter, and each such parameter is
 // documented in its wrapper (the config's "raw").
 func TestRawParameters(t *testing.T) {
+	eachModel(t, func(t *testing.T, e *headers.Entry, m *Model) {
+		var raw []string
+		for _, f := range m.Funcs {
+			n := 0
+			for _, q := range f.Params {
+				if isRaw(q) {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			raw = append(raw, f.GoName)
+			if len(f.RawDocs) != n {
+				t.Errorf("%s: %d raw parameters, %d documented", f.GoName, n, len(f.RawDocs))
+			}
+		}
+		t.Logf("%d functions keep raw parameters: %s", len(raw), strings.Join(raw, ", "))
+		if len(raw) > 20 {
+			t.Errorf("%d functions keep raw parameters, more than 20", len(raw))
+		}
+	})
+}
+
+// eachModel runs f, as a subtest, on the model of every pinned version.
+func eachModel(t *testing.T, f func(t *testing.T, e *headers.Entry, m *Model)) {
 	cfg, man, cache := loadAll(t)
 	for i := range man.Versions {
 		e := &man.Versions[i]
@@ -366,26 +384,7 @@ func TestRawParameters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var raw []string
-			for _, f := range m.Funcs {
-				n := 0
-				for _, q := range f.Params {
-					if isRaw(q) {
-						n++
-					}
-				}
-				if n == 0 {
-					continue
-				}
-				raw = append(raw, f.GoName)
-				if len(f.RawDocs) != n {
-					t.Errorf("%s: %d raw parameters, %d documented", f.GoName, n, len(f.RawDocs))
-				}
-			}
-			t.Logf("%d functions keep raw parameters: %s", len(raw), strings.Join(raw, ", "))
-			if len(raw) > 20 {
-				t.Errorf("%d functions keep raw parameters, more than 20", len(raw))
-			}
+			f(t, e, m)
 		})
 	}
 }
