@@ -18,12 +18,19 @@ func TestModes(t *testing.T) {
 	if os.Getenv("CUDAGEN_HAZARD") == "fence" {
 		t.Skip("skipping: the child runs the other tests")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestHazard", "-test.v")
-	cmd.Env = append(os.Environ(), "CUDAGEN_HAZARD=fence")
+	runChild(t, "^TestHazard", "CUDAGEN_HAZARD=fence")
+}
+
+// runChild runs this test binary's tests matching run in a child process
+// with env added, and fails if they fail.
+func runChild(t *testing.T, run, env string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", run, "-test.v")
+	cmd.Env = append(os.Environ(), env)
 	out, err := cmd.CombinedOutput()
-	t.Logf("with fences:\n%s", out)
+	t.Logf("child (%s):\n%s", env, out)
 	if err != nil {
-		t.Fatalf("the tests with fences failed: %v", err)
+		t.Fatalf("the child's tests (%s) failed: %v", env, err)
 	}
 }
 
@@ -165,13 +172,7 @@ func TestHazardBarrierSkip(t *testing.T) {
 		t.Skip("skipping: membarrier is not in use (fences or no kernel support)")
 	}
 	if os.Getenv("HAZARD_BARRIER_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestHazardBarrierSkip$", "-test.v")
-		cmd.Env = append(os.Environ(), "HAZARD_BARRIER_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("child:\n%s", out)
-		if err != nil {
-			t.Fatalf("child: %v", err)
-		}
+		runChild(t, "^TestHazardBarrierSkip$", "HAZARD_BARRIER_CHILD=1")
 		return
 	}
 	w, a := Words(1), Words(3)
