@@ -2,7 +2,6 @@ package lifetime
 
 import (
 	"slices"
-
 )
 
 // Flush destroys (or keeps, Reuse) the retired handles that no hazard slot

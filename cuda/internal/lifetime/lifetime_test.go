@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
 )
 
 // owner records what a Domain asks of its Owner.
