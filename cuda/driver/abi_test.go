@@ -87,6 +87,10 @@ var abiFakeCalls = map[string]string{
 	"cuStreamAddCallback":                       "static int fe%d(void *s, void (*cb)(void *, int, void *), void *ud, unsigned flags) { if (cb) cb(s, 0, ud); return %d; }",
 	"cuUserObjectCreate":                        "static int fe%d(void **o, void *ptr, void (*destroy)(void *), unsigned rc, unsigned flags) { if (destroy) destroy(ptr); return %d; }",
 	"cuOccupancyMaxPotentialBlockSizeWithFlags": "static int fe%d(int *minGrid, int *block, void *f, size_t (*b2d)(int), size_t dyn, int limit, unsigned flags) { if (b2d && minGrid && block) { *minGrid = (int)b2d(128); *block = 128; } return %d; }",
+	// An over-budget notification of 4096 bytes, handle 0x77.
+	"cuDeviceRegisterAsyncNotification": "static int fe%d(int dev, void (*cb)(void *, void *, void *), void *ud, void **h) { static unsigned long long info[2] = {1, 4096}; if (h) *h = (void *)0x77; if (cb) cb(info, ud, (void *)0x77); return %d; }",
+	// A warning, its text without a NUL within its length.
+	"cuLogsRegisterCallback": "static int fe%d(void (*cb)(void *, int, char *, size_t), void *ud, void **h) { static char msg[] = \"fake log!\"; if (h) *h = (void *)0x78; if (cb) cb(ud, 1, msg, 8); return %d; }",
 }
 
 // abiFakeSource is the fake library's C source.

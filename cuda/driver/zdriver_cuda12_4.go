@@ -6817,7 +6817,7 @@ func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 //
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
-//     or a value; for a Go func use the Go form instead
+//     or a value; for a Go func use DeviceRegisterAsyncNotificationGo instead
 func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
 	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData, callback)
 }

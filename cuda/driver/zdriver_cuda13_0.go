@@ -7219,7 +7219,7 @@ func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 //
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
-//     or a value; for a Go func use the Go form instead
+//     or a value; for a Go func use DeviceRegisterAsyncNotificationGo instead
 func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
 	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData, callback)
 }
@@ -19024,7 +19024,7 @@ func GreenCtxGetID(greenCtx GreenCtx, greenCtxId *uint64) error {
 //
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
-//     or a value; for a Go func use the Go form instead
+//     or a value; for a Go func use LogsRegisterCallbackGo instead
 func LogsRegisterCallback(callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
 	return LogsRegisterCallbackCtx(0, callbackFunc, userData, callback_out)
 }

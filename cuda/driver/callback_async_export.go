@@ -1,0 +1,18 @@
+//go:build cgo && !cuda11.8
+
+package driver
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"runtime/cgo"
+	"unsafe"
+)
+
+//export cudagenAsyncCallback
+func cudagenAsyncCallback(info unsafe.Pointer, h, cb C.uintptr_t) {
+	cgo.Handle(h).Value().(*asyncCallback).f((*AsyncNotificationInfo)(info), AsyncCallbackHandle(cb))
+}
