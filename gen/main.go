@@ -363,6 +363,9 @@ func (p *plan) render(models []*Model) (map[string][]byte, error) {
 	if err := p.rewriteKept(changes); err != nil {
 		return nil, err
 	}
+	if err := p.rewriteBound(models, changes); err != nil {
+		return nil, err
+	}
 	// The reference covers every version and lives in the module: only a
 	// run that generated every version into the module's own output makes it.
 	if len(p.kept) == 0 && p.o.Out == "" {

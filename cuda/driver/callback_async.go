@@ -1,4 +1,6 @@
-//go:build cgo && !cuda11.8
+//go:build ((cuda12.4 && !cuda11.8) || (!cuda11.8 && !cuda12.4)) && cgo
+
+//cudagen:bound cuDeviceRegisterAsyncNotification
 
 package driver
 

@@ -1,4 +1,6 @@
-//go:build cgo && !cuda11.8 && !cuda12.4
+//go:build !cuda11.8 && !cuda12.4 && cgo
+
+//cudagen:bound cuLogsRegisterCallback
 
 package driver
 

@@ -1,5 +1,7 @@
 //go:build !cuda11.8 && !cuda12.4
 
+//cudagen:bound cuLogsRegisterCallback
+
 package driver
 
 import "testing"

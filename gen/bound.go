@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/build/constraint"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// A hand-written file of the module whose code uses a function
+// that not every pinned version binds names it in a directive before its
+// package clause:
+//
+//	//cudagen:bound cuLogsRegisterCallback
+//
+// and the generator gives its //go:build line the versions that bind the
+// function (their build tags, as the z-files have them), keeping its other
+// terms (cgo, say). Pinning a toolkit rewrites the line with the rest, so
+// the file builds exactly where the generated layer has what it uses.
+var boundRe = regexp.MustCompile(`(?m)^//cudagen:bound (cu\w+)$`)
+
+// rewriteBound adds to changes the hand-written files whose bound
+// constraint is not the one the versions now pinned give.
+func (p *plan) rewriteBound(models []*Model, changes map[string][]byte) error {
+	var paths []string
+	err := filepath.WalkDir(p.o.Root, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != p.o.Root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench"):
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasPrefix(d.Name(), "z"):
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := regexp.MustCompile(`(?m)^package `).FindIndex(src)
+		if pkg == nil {
+			continue
+		}
+		d := boundRe.FindSubmatch(src[:pkg[0]])
+		if d == nil {
+			continue
+		}
+		expr, err := p.boundExpr(models, string(d[1]))
+		if err != nil {
+			return fmt.Errorf("gen: %s: %w", path, err)
+		}
+		b, err := setVersionExpr(src, expr)
+		if err != nil {
+			return fmt.Errorf("gen: %s: %w", path, err)
+		}
+		if !bytes.Equal(b, src) {
+			changes[path] = b
+		}
+	}
+	return nil
+}
+
+// boundExpr is the build expression of the pinned versions that bind fn:
+// from the model of a version generated now, from the Functions table of
+// the committed file of a version kept.
+func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
+	byVersion := map[string]*Model{}
+	for _, m := range models {
+		byVersion[m.Version] = m
+	}
+	var terms []string
+	for _, v := range p.man.Versions {
+		binds := false
+		if m := byVersion[v.Version]; m != nil {
+			binds = m.Func(fn) != nil
+		} else {
+			b, err := os.ReadFile(filepath.Join(p.out, "zdriver_cuda"+strings.ReplaceAll(v.Version, ".", "_")+".go"))
+			if err != nil {
+				return "", fmt.Errorf("//cudagen:bound %s: version %s is neither generated nor committed: %w", fn, v.Version, err)
+			}
+			binds = bytes.Contains(b, []byte(fmt.Sprintf(", %q, %q, ", fn, fn))) || bytes.Contains(b, []byte(fmt.Sprintf(", %q, ", fn)))
+		}
+		if !binds {
+			continue
+		}
+		x := versionExpr(p.man.Versions, v.Version)
+		if x == "" {
+			return "", nil // the only version: no constraint
+		}
+		terms = append(terms, "("+x+")")
+	}
+	if len(terms) == 0 {
+		return "", fmt.Errorf("//cudagen:bound %s: no pinned version binds it; remove the file or the directive", fn)
+	}
+	return strings.Join(terms, " || "), nil
+}
+
+// setVersionExpr gives src's //go:build line the version expression expr,
+// keeping its terms that name no version.
+func setVersionExpr(src []byte, expr string) ([]byte, error) {
+	lineRe := regexp.MustCompile(`(?m)^//go:build [^\n]*$`)
+	loc := lineRe.FindIndex(src)
+	var rest []string
+	if loc != nil {
+		x, err := constraint.Parse(string(src[loc[0]:loc[1]]))
+		if err != nil {
+			return nil, err
+		}
+		for _, term := range conjuncts(x) {
+			if !onlyVersionTags(term) {
+				rest = append(rest, term.String())
+			}
+		}
+	}
+	line := BuildLine(expr, rest...)
+	switch {
+	case loc != nil && line == "":
+		return append(src[:loc[0]:loc[0]], bytes.TrimLeft(src[loc[1]:], "\n")...), nil
+	case loc != nil:
+		return append(append(append([]byte(nil), src[:loc[0]]...), line...), src[loc[1]:]...), nil
+	case line == "":
+		return src, nil
+	}
+	return append([]byte(line+"\n\n"), src...), nil
+}
