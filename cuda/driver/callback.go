@@ -5,6 +5,7 @@ package driver
 /*
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 extern void cudagenHostFn(uintptr_t);
 extern void cudagenStreamCallback(uintptr_t, int, uintptr_t);
@@ -20,6 +21,37 @@ static void *cg_b2d_tramp_ptr(void) { return (void *)cg_b2d_tramp; }
 // cg_ptr makes a handle the userData pointer: in C, so that Go converts
 // no integer to a pointer.
 static void *cg_ptr(uintptr_t v) { return (void *)v; }
+
+#include "cgqueue.h"
+
+// cg_queue_get blocks for the next message (the caller frees it); NULL
+// once the queue is closed and empty.
+static cg_msg *cg_queue_get(cg_queue *q) {
+	pthread_mutex_lock(&q->mu);
+	while (!q->head && !q->closed) pthread_cond_wait(&q->cv, &q->mu);
+	cg_msg *m = q->head;
+	if (m) {
+		q->head = m->next;
+		if (!q->head) q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return m;
+}
+static void cg_queue_close(cg_queue *q) {
+	pthread_mutex_lock(&q->mu);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+static void cg_queue_free(cg_queue *q) {
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	free(q);
+}
+static int cg_msg_a(cg_msg *m) { return m->a; }
+static uintptr_t cg_msg_h(cg_msg *m) { return m->h; }
+static void *cg_msg_data(cg_msg *m) { return m->data; }
+static size_t cg_msg_n(cg_msg *m) { return m->n; }
 */
 import "C"
 
@@ -152,4 +184,45 @@ func OccupancyMaxPotentialBlockSizeGoCtx(ctx Context, f Function, dynamicSMem fu
 	b2dFunc = dynamicSMem
 	defer func() { b2dFunc = nil }()
 	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx, f, OccupancyB2DSize(C.cg_b2d_tramp_ptr()), 0, blockSizeLimit, flags)
+}
+
+// A registered callback (cuDeviceRegisterAsyncNotification,
+// cuLogsRegisterCallback) may be called on any thread, inside any driver
+// call, also one the generated layer marks nocallback, which must not call
+// into Go. So its C trampoline only copies the message into a C queue
+// (cgqueue.h), and a goroutine of the registration calls the Go func with
+// each message, in order.
+type cQueue struct {
+	q    *C.cg_queue
+	done chan struct{}
+}
+
+// startQueue starts the goroutine that hands each message to deliver.
+func startQueue(deliver func(a int32, h uintptr, data []byte)) *cQueue {
+	q := &cQueue{q: C.cg_queue_new(), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for {
+			m := C.cg_queue_get(q.q)
+			if m == nil {
+				return
+			}
+			data := C.GoBytes(C.cg_msg_data(m), C.int(C.cg_msg_n(m)))
+			a, h := int32(C.cg_msg_a(m)), uintptr(C.cg_msg_h(m))
+			C.free(unsafe.Pointer(m))
+			deliver(a, h, data)
+		}
+	}()
+	return q
+}
+
+// userData is the queue, the trampoline's userData (C memory).
+func (q *cQueue) userData() unsafe.Pointer { return unsafe.Pointer(q.q) }
+
+// stop closes the queue, waits until every message in it has been
+// delivered, and frees it. The driver must no longer call the trampoline.
+func (q *cQueue) stop() {
+	C.cg_queue_close(q.q)
+	<-q.done
+	C.cg_queue_free(q.q)
 }

@@ -5,34 +5,35 @@
 package driver
 
 /*
-#include <stdint.h>
+#include "cgqueue.h"
 
-extern void cudagenAsyncCallback(void *, uintptr_t, uintptr_t);
+// The notification's bytes: CUasyncNotificationInfo (its size is checked
+// against AsyncNotificationInfo below).
+#define CG_ASYNC_INFO_SIZE 16
 
-static void cg_async_tramp(void *info, void *ud, void *cb) { cudagenAsyncCallback(info, (uintptr_t)ud, (uintptr_t)cb); }
+static void cg_async_tramp(void *info, void *q, void *cb) { cg_queue_put(q, 0, (uintptr_t)cb, info, CG_ASYNC_INFO_SIZE); }
 static void *cg_async_tramp_ptr(void) { return (void *)cg_async_tramp; }
-static void *cg_async_ud(uintptr_t v) { return (void *)v; }
 */
 import "C"
 
 import (
-	"runtime/cgo"
 	"sync"
+	"unsafe"
 )
 
-// asyncCallback is what an asynchronous-notification handle holds.
-type asyncCallback struct {
-	f func(info *AsyncNotificationInfo, callback AsyncCallbackHandle)
-}
+// The trampoline copies CG_ASYNC_INFO_SIZE bytes of the notification.
+var _ [C.CG_ASYNC_INFO_SIZE - unsafe.Sizeof(AsyncNotificationInfo{})]byte
+var _ [unsafe.Sizeof(AsyncNotificationInfo{}) - C.CG_ASYNC_INFO_SIZE]byte
 
 // DeviceRegisterAsyncNotificationGo registers f for device's asynchronous
 // notifications, as cuDeviceRegisterAsyncNotification (a device's memory
-// over its budget, say). The driver calls f on a thread of its own, where
-// f must not call CUDA, with the notification (valid during the call) and
-// the registration's handle, until unregister is called: unregister calls
-// cuDeviceUnregisterAsyncNotification and then releases the handle that
-// keeps f alive (once; later calls return nil). If registering fails, f is
-// released at once and unregister does nothing.
+// over its budget, say). The driver's callback copies each notification
+// into a queue, and a goroutine of the registration calls f with it and
+// the registration's handle, in order; f may call CUDA. unregister calls
+// cuDeviceUnregisterAsyncNotification, waits until f has returned for
+// every notification before, and releases f (once; later calls return
+// nil). If registering fails, the notifications made during the call are
+// delivered, f is released, and unregister does nothing.
 func DeviceRegisterAsyncNotificationGo(device Device, f func(info *AsyncNotificationInfo, callback AsyncCallbackHandle)) (unregister func() error, err error) {
 	return DeviceRegisterAsyncNotificationGoCtx(0, device, f)
 }
@@ -40,17 +41,21 @@ func DeviceRegisterAsyncNotificationGo(device Device, f func(info *AsyncNotifica
 // DeviceRegisterAsyncNotificationGoCtx is DeviceRegisterAsyncNotificationGo
 // making ctx current first (for the unregistering too).
 func DeviceRegisterAsyncNotificationGoCtx(ctx Context, device Device, f func(info *AsyncNotificationInfo, callback AsyncCallbackHandle)) (unregister func() error, err error) {
-	h := cgo.NewHandle(&asyncCallback{f: f})
+	q := startQueue(func(_ int32, h uintptr, data []byte) {
+		var info AsyncNotificationInfo
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&info)), unsafe.Sizeof(info)), data)
+		f(&info, AsyncCallbackHandle(h))
+	})
 	var cb AsyncCallbackHandle
-	if err := DeviceRegisterAsyncNotificationCtx(ctx, device, AsyncCallback(C.cg_async_tramp_ptr()), C.cg_async_ud(C.uintptr_t(h)), &cb); err != nil {
-		h.Delete()
+	if err := DeviceRegisterAsyncNotificationCtx(ctx, device, AsyncCallback(C.cg_async_tramp_ptr()), q.userData(), &cb); err != nil {
+		q.stop()
 		return func() error { return nil }, err
 	}
 	var once sync.Once
 	return func() (err error) {
 		once.Do(func() {
 			err = DeviceUnregisterAsyncNotificationCtx(ctx, device, cb)
-			h.Delete()
+			q.stop()
 		})
 		return err
 	}, nil
