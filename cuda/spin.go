@@ -8,28 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/internal/ptx"
 )
-
-// spinPTX is a one-thread kernel that busy-waits on the GPU's global timer
-// until the given number of nanoseconds has passed.
-const spinPTX = `.version 6.0
-.target sm_50
-.address_size 64
-
-.visible .entry cudagen_spin(.param .u64 cudagen_spin_ns)
-{
-	.reg .pred %p;
-	.reg .b64 %rd<5>;
-	ld.param.u64 %rd1, [cudagen_spin_ns];
-	mov.u64 %rd2, %globaltimer;
-$L_loop:
-	mov.u64 %rd3, %globaltimer;
-	sub.u64 %rd4, %rd3, %rd2;
-	setp.lt.u64 %p, %rd4, %rd1;
-	@%p bra $L_loop;
-	ret;
-}
-` + "\x00"
 
 type spinKernel struct {
 	once sync.Once
@@ -64,13 +44,13 @@ func (s *Stream) Spin(d time.Duration) error {
 	}
 	k := v.(*spinKernel)
 	k.once.Do(func() {
-		img := []byte(spinPTX)
+		img := []byte(ptx.Spin)
 		k.mod, k.err = driver.ModuleLoadDataCtx(s.dev.p.ctx, img)
 		if k.err != nil {
 			k.err = driverErr("load the spin kernel (PTX JIT)", k.err)
 			return
 		}
-		k.fn, k.err = driver.ModuleGetFunctionCtx(s.dev.p.ctx, k.mod, "cudagen_spin")
+		k.fn, k.err = driver.ModuleGetFunctionCtx(s.dev.p.ctx, k.mod, ptx.SpinEntry)
 		k.err = driverErr("find the spin kernel", k.err)
 	})
 	if k.err != nil {

@@ -13,30 +13,8 @@ import (
 
 	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/internal/ptx"
 )
-
-// wideSpinPTX is Spin's kernel, launched here over a grid: every block (one
-// thread) busy-waits the given nanoseconds, so a grid of many blocks per SM
-// keeps every SM full for a known time, and a block slot frees only when a
-// block ends.
-const wideSpinPTX = `.version 6.0
-.target sm_50
-.address_size 64
-
-.visible .entry cudagen_wide_spin(.param .u64 ns)
-{
-	.reg .pred %p;
-	.reg .b64 %rd<5>;
-	ld.param.u64 %rd1, [ns];
-	mov.u64 %rd2, %globaltimer;
-$L_loop:
-	mov.u64 %rd3, %globaltimer;
-	sub.u64 %rd4, %rd3, %rd2;
-	setp.lt.u64 %p, %rd4, %rd1;
-	@%p bra $L_loop;
-	ret;
-}
-` + "\x00"
 
 // TestStreamPriority: work on a high-priority stream overtakes work queued
 // before it on a low-priority one. A low-priority stream runs one kernel
@@ -60,10 +38,13 @@ func TestStreamPriority(t *testing.T) {
 	ctx := dev.Context()
 	ordinal := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
 	sms := must[int32](t)(driver.DeviceGetAttributeCtx(ctx, driver.DeviceAttributeMultiprocessorCount, ordinal))
-	img := []byte(wideSpinPTX)
+	// Spin's kernel over a grid: every block (one thread) busy-waits the
+	// given nanoseconds, so a grid of many blocks per SM keeps every SM full
+	// for a known time, and a block slot frees only when a block ends.
+	img := []byte(ptx.Spin)
 	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, img))
 	defer driver.ModuleUnloadCtx(ctx, mod)
-	fn := must[driver.Function](t)(driver.ModuleGetFunctionCtx(ctx, mod, "cudagen_wide_spin"))
+	fn := must[driver.Function](t)(driver.ModuleGetFunctionCtx(ctx, mod, ptx.SpinEntry))
 	const block = time.Millisecond
 	const waves = 400
 	grid := uint32(sms) * 64 * waves

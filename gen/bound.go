@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"go/build/constraint"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -86,7 +85,7 @@ func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("//cudagen:bound %s: version %s is neither generated nor committed: %w", fn, v.Version, err)
 			}
-			binds = bytes.Contains(b, []byte(fmt.Sprintf(", %q, %q, ", fn, fn))) || bytes.Contains(b, []byte(fmt.Sprintf(", %q, ", fn)))
+			binds = bytes.Contains(b, []byte(fmt.Sprintf(", %q, ", fn))) // its row of the Functions table
 		}
 		if !binds {
 			continue
@@ -106,19 +105,9 @@ func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
 // setVersionExpr gives src's //go:build line the version expression expr,
 // keeping its terms that name no version.
 func setVersionExpr(src []byte, expr string) ([]byte, error) {
-	lineRe := regexp.MustCompile(`(?m)^//go:build [^\n]*$`)
-	loc := lineRe.FindIndex(src)
-	var rest []string
-	if loc != nil {
-		x, err := constraint.Parse(string(src[loc[0]:loc[1]]))
-		if err != nil {
-			return nil, err
-		}
-		for _, term := range conjuncts(x) {
-			if !onlyVersionTags(term) {
-				rest = append(rest, term.String())
-			}
-		}
+	rest, loc, err := otherTerms(src)
+	if err != nil {
+		return nil, err
 	}
 	line := BuildLine(expr, rest...)
 	switch {

@@ -93,18 +93,9 @@ func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]
 		return nil, fmt.Errorf("no package clause")
 	}
 	head := src[:pkg[0]]
-	lineRe := regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
-	var rest []string
-	if loc := lineRe.FindIndex(head); loc != nil {
-		x, err := constraint.Parse(strings.TrimSpace(string(head[loc[0]:loc[1]])))
-		if err != nil {
-			return nil, err
-		}
-		for _, term := range conjuncts(x) {
-			if !onlyVersionTags(term) {
-				rest = append(rest, term.String())
-			}
-		}
+	rest, _, err := otherTerms(head)
+	if err != nil {
+		return nil, err
 	}
 	line := BuildLine(versionExpr(versions, version), rest...)
 	// The header is the command, the do-not-edit line, then "//" and the
@@ -133,6 +124,25 @@ func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]
 	}
 	b.Write(src[pkg[0]:])
 	return b.Bytes(), nil
+}
+
+// otherTerms are the terms of head's //go:build line that name no
+// version (cgo, say), and where the line is (nil: none).
+func otherTerms(head []byte) (rest []string, loc []int, err error) {
+	loc = regexp.MustCompile(`(?m)^//go:build [^\n]*$`).FindIndex(head)
+	if loc == nil {
+		return nil, nil, nil
+	}
+	x, err := constraint.Parse(string(head[loc[0]:loc[1]]))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, term := range conjuncts(x) {
+		if !onlyVersionTags(term) {
+			rest = append(rest, term.String())
+		}
+	}
+	return rest, loc, nil
 }
 
 func conjuncts(x constraint.Expr) []constraint.Expr {
