@@ -171,7 +171,7 @@ func TestLayerWaitScale(t *testing.T) {
 	// Waves of 1000: in each, 500 Waits share the wave's context and 500
 	// have their own. launch starts wave w's Waits (again, to measure
 	// again).
-	const wave, tries = 1000, 3
+	const wave, tries = 1000, 5
 	ctxs := make([]context.Context, n)
 	cancels := make([]context.CancelFunc, n)
 	waveCancel := make([]context.CancelFunc, n/wave)
@@ -223,8 +223,8 @@ func TestLayerWaitScale(t *testing.T) {
 	// queue for the machine's cores: on the 2-core CI machine the Go
 	// scheduler alone takes 5-8 ms to run 5,000 goroutines woken by one
 	// close, which says nothing of Wait.) A wave slower than the limit is
-	// launched and measured again, up to 3 times in all (the first try
-	// within the limit counts, or the third): a CI machine running other tests' processes may take the
+	// launched and measured again, up to 5 times in all (the first try
+	// within the limit counts, or the fifth): a CI machine running other tests' processes may take the
 	// cores from this one for tens of milliseconds (65-70 ms seen with a
 	// build running beside it), which says nothing of Wait either. The
 	// retries are logged.
@@ -251,10 +251,12 @@ func TestLayerWaitScale(t *testing.T) {
 		return p99(lat)
 	}
 	lat := make([]time.Duration, n)
+	var worstWave time.Duration // the highest p99 of a wave, as counted
 	for w := range waves {
 		for try := 1; ; try++ {
 			p := cancelWave(w)
 			if p <= limit || try == tries {
+				worstWave = max(worstWave, p)
 				break
 			}
 			t.Logf("wave %d: p99 %v over the limit %v: measuring it again (try %d of %d)", w, p, limit, try+1, tries)
@@ -282,9 +284,9 @@ func TestLayerWaitScale(t *testing.T) {
 			u.goroutines, u.threads, u.fds, before.goroutines, before.threads, before.fds, bound)
 	}
 	p, worst := p99(lat), lat[len(lat)-1]
-	t.Logf("cancel → return over %d Waits: p99 %v, max %v", n, p.Round(time.Microsecond), worst.Round(time.Microsecond))
-	if p > limit {
-		t.Errorf("cancel → return p99 %v over %d Waits, want at most %v", p, n, limit)
+	t.Logf("cancel → return over %d Waits: p99 %v (the worst wave's %v), max %v", n, p.Round(time.Microsecond), worstWave.Round(time.Microsecond), worst.Round(time.Microsecond))
+	if worstWave > limit {
+		t.Errorf("cancel → return p99 %v in a wave of %d Waits, want at most %v", worstWave, wave, limit)
 	}
 	// The blocked Waits' threads sleep on until the work completes; then
 	// nothing of the Waits is left.
