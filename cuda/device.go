@@ -334,8 +334,8 @@ func (d *Device) StreamPriorityRange() (least, greatest int, err error) {
 		return 0, 0, err
 	}
 	defer d.h.Exit()
-	var l, g int32
-	if err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx, &l, &g); err != nil {
+	l, g, err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx)
+	if err != nil {
 		return 0, 0, driverErr(op, err)
 	}
 	return int(l), int(g), nil
@@ -354,8 +354,8 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 	} else {
 		// The driver clamps a priority out of range: it is refused here
 		// instead, so that a stream never silently gets another priority.
-		var least, greatest int32
-		if err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx, &least, &greatest); err != nil {
+		least, greatest, err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx)
+		if err != nil {
 			return nil, driverErr(op+": get the stream priority range", err)
 		}
 		if priority > int(least) || priority < int(greatest) {

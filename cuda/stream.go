@@ -216,8 +216,7 @@ func (s *Stream) Priority() (int, error) {
 	if err := s.enter(op); err != nil {
 		return 0, err
 	}
-	var p int32
-	err := driver.StreamGetPriorityCtx(s.dev.p.ctx, s.h, &p)
+	p, err := driver.StreamGetPriorityCtx(s.dev.p.ctx, s.h)
 	s.r.Exit()
 	if err != nil {
 		return 0, driverErr(op, err)

@@ -20,7 +20,7 @@ import (
 )
 
 // setFlagFn is a C function pointer: void (*)(void *), setting *(int *)p to 1.
-func setFlagFn() driver.HostFn { return driver.HostFn(unsafe.Pointer(C.cg_set_flag)) }
+func setFlagFn() driver.HostFn { return driver.HostFn(uintptr(unsafe.Pointer(C.cg_set_flag))) }
 
 // newFlag is a C int, 0; free it with freeC.
 func newFlag() unsafe.Pointer { return C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))) }

@@ -10,6 +10,7 @@ package gputest
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"runtime"
 	"slices"
@@ -58,16 +59,16 @@ func TestShapeMemcpy2D(t *testing.T) {
 	dst := make([]byte, hostPitch*h)
 	dptr := must[driver.DevicePtr](t)(driver.MemAllocCtx(ctx, devPitch*h))
 	defer driver.MemFreeCtx(ctx, dptr)
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&src[0])
-	pin.Pin(&dst[0])
-	up := driver.Memcpy2DParams{SrcMemoryType: driver.MemorytypeHost, SrcHost: unsafe.Pointer(&src[0]), SrcPitch: hostPitch,
+	// Go memory on the host side: the Host form checks its extent and pins it.
+	up := driver.Memcpy2DParams{SrcMemoryType: driver.MemorytypeHost, SrcPitch: hostPitch,
 		DstMemoryType: driver.MemorytypeDevice, DstDevice: dptr, DstPitch: devPitch, WidthInBytes: w, Height: h}
-	ok(t, driver.Memcpy2DCtx(ctx, &up))
+	if err := driver.Memcpy2DHostCtx(ctx, &up, src[:len(src)-1], nil); !errors.Is(err, driver.ErrorInvalidValue) {
+		t.Fatalf("a host slice one byte short of the copy's extent: got %v, want an error matching ErrorInvalidValue", err)
+	}
+	ok(t, driver.Memcpy2DHostCtx(ctx, &up, src, nil))
 	down := driver.Memcpy2DParams{SrcMemoryType: driver.MemorytypeDevice, SrcDevice: dptr, SrcPitch: devPitch,
-		DstMemoryType: driver.MemorytypeHost, DstHost: unsafe.Pointer(&dst[0]), DstPitch: hostPitch, WidthInBytes: w, Height: h}
-	ok(t, driver.Memcpy2DCtx(ctx, &down))
+		DstMemoryType: driver.MemorytypeHost, DstPitch: hostPitch, WidthInBytes: w, Height: h}
+	ok(t, driver.Memcpy2DHostCtx(ctx, &down, nil, dst))
 	for y := 0; y < h; y++ {
 		row := y * hostPitch
 		if !bytes.Equal(dst[row:row+w], src[row:row+w]) {
@@ -170,7 +171,7 @@ func TestShapeLaunchHostFunc(t *testing.T) {
 	defer driver.StreamDestroyCtx(ctx, s)
 	flag := newFlag()
 	defer freeC(flag)
-	ok(t, driver.LaunchHostFuncCtx(ctx, s, setFlagFn(), flag))
+	ok(t, driver.LaunchHostFuncCtx(ctx, s, setFlagFn(), uintptr(flag))) // C memory: the driver keeps it until the function has run
 	ok(t, driver.StreamSynchronizeCtx(ctx, s))
 	if !flagSet(flag) {
 		t.Fatal("the host function did not run")
@@ -198,8 +199,7 @@ func TestShapeCaptureExternal(t *testing.T) {
 	ok(t, s.Spin(300*time.Millisecond))
 	ok(t, s.Record(e, cuda.RecordExternal))
 	ok(t, s.Wait(e, cuda.WaitExternal))
-	var g driver.Graph
-	ok(t, driver.StreamEndCaptureCtx(ctx, s.Handle(), &g))
+	g := must[driver.Graph](t)(driver.StreamEndCaptureCtx(ctx, s.Handle()))
 	if g == 0 {
 		t.Fatal("no graph captured")
 	}

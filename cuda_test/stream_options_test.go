@@ -109,8 +109,7 @@ func TestLayerStreamOptions(t *testing.T) {
 			if got, err := s.Priority(); err != nil || got != p {
 				t.Errorf("stream of priority %d: Priority %d, %v", p, got, err)
 			}
-			var flags uint32
-			ok(t, driver.StreamGetFlagsCtx(dev.Context(), s.Handle(), &flags))
+			flags := must[uint32](t)(driver.StreamGetFlagsCtx(dev.Context(), s.Handle()))
 			if want := map[bool]uint32{false: uint32(driver.StreamNonBlocking), true: uint32(driver.StreamDefault)}[blocking]; flags != want {
 				t.Errorf("stream of Blocking %v: flags %#x, want %#x", blocking, flags, want)
 			}

@@ -32,12 +32,25 @@ type Config struct {
 	Names map[string]Rename `json:"names"`
 	// Opaque binds these structs as byte arrays of their size.
 	Opaque map[string]string `json:"opaque"`
+	// NonGoFields are pointer fields that hold C memory only, typed as
+	// integers: those the driver keeps after the call that passes their
+	// struct (a graph node's userData, a copy's host side), and those a
+	// union of some pinned version overlays with an integer (so that every
+	// version types them alike): "CTYPE.field" → the Go type (HostPtr,
+	// uintptr) and why. Go memory never goes there.
+	NonGoFields map[string]NonGoField `json:"nonGoFields"`
 	// Exclude leaves these functions (by base name) unbound.
 	Exclude map[string]string `json:"exclude"`
 	// Functions overrides the shape of a function's parameters, by base name.
 	Functions map[string]FuncConf `json:"functions"`
 
 	initialisms map[string]bool
+}
+
+// NonGoField is a pointer field that holds C memory only: its Go type and why.
+type NonGoField struct {
+	Go  string `json:"go"`
+	Why string `json:"why"`
 }
 
 // Rename is a Go name and why it is not the derived one.
@@ -92,10 +105,33 @@ type FuncConf struct {
 	// text, an ELF cubin, a fatbin), whose size the driver reads from the
 	// image itself: a []byte the wrapper checks covers it (checkImage).
 	Image []string `json:"image,omitempty"`
+	// Ranked makes pointers into slices that must hold at least as many
+	// elements as a by-value parameter says, less a constant: pointer →
+	// "tensorRank" or "tensorRank-1".
+	Ranked map[string]string `json:"ranked,omitempty"`
+	// Life gives the direction of a pointer whose doc does not say it:
+	// "read", "written" or "read,written".
+	Life map[string]string `json:"life,omitempty"`
+	// Keeps names what the driver keeps after the call returns (a
+	// parameter, or "param.field"), and until when. A kept pointer must
+	// have a type that holds C memory only, or be copied into C memory
+	// that a handle owns (copy).
+	Keeps map[string]KeepConf `json:"keeps,omitempty"`
 	// Typed gives a void* whose size depends on another parameter's value
 	// (an attribute, a handle type) a Go type per value: the parameter
 	// becomes an any, checked against the table before the call.
 	Typed map[string]*TypedConf `json:"typed,omitempty"`
+}
+
+// KeepConf says until when the driver keeps a pointer.
+type KeepConf struct {
+	// Until is what ends it: "the link is destroyed (LinkDestroy)".
+	Until string `json:"until"`
+	// Copy: the argument (a slice, an image) is copied into C memory that
+	// this parameter or result (a handle) owns; Free is the function whose
+	// success frees it.
+	Copy string `json:"copy,omitempty"`
+	Free string `json:"free,omitempty"`
 }
 
 // TypedConf is the type table of one void* parameter.
@@ -155,6 +191,11 @@ func LoadConfig(path string) (*Config, error) {
 	for n, w := range c.Opaque {
 		if w == "" {
 			missing = append(missing, "opaque."+n)
+		}
+	}
+	for n, k := range c.NonGoFields {
+		if k.Why == "" || (k.Go != "HostPtr" && k.Go != "uintptr" && k.Go != "DevicePtr") {
+			return nil, fmt.Errorf("%s: nonGoFields.%s: give \"go\" (HostPtr, DevicePtr or uintptr) and \"why\"", path, n)
 		}
 	}
 	for n, w := range c.Exclude {

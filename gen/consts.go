@@ -316,16 +316,11 @@ func (m *builder) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf 
 			if !ok || pt.Elem().Attributes().IsConst() || slices.Contains(fc.In, name) || slices.Contains(fc.Out, name) || fc.Arrays[name] != 0 || fc.Slices[name] != "" {
 				continue
 			}
-			elem, ty := pt.Elem(), m.named(pt.Elem())
-			out := false
-			switch {
-			case pd.dir[name] == "out" && !pluralRe.MatchString(doc) && !m.counted(pd, name):
-				out = ty != nil && (ty.Kind == tScalar || ty.Kind == tHandle || ty.Kind == tEnum || ty.Kind == tStruct) ||
-					ty == nil && cc.IsArithmeticType(elem) && elem.Kind() != cc.Char && elem.Kind() != cc.SChar && elem.Kind() != cc.UChar
-			case returnedRe.MatchString(doc):
-				out = ty != nil && ty.Kind == tHandle && strings.Contains(strings.ToLower(ty.C), "array") &&
-					!regexp.MustCompile(`(?i)\b(each|arrays|list|all|every)\b`).MatchString(doc)
-			}
+			ty := m.named(pt.Elem())
+			// docOut (shapes.go) reads the doc's outputs; a CUarray handle
+			// "Returned" is one too, though the doc says "array".
+			out := docReturned.MatchString(doc) && ty != nil && ty.Kind == tHandle && strings.Contains(strings.ToLower(ty.C), "array") &&
+				!regexp.MustCompile(`(?i)\b(each|arrays|list|all|every)\b`).MatchString(doc)
 			if out {
 				fc.Out = append(append([]string(nil), fc.Out...), name)
 			}
@@ -347,16 +342,4 @@ func (m *builder) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf 
 	}
 	fc.Types = types
 	return fc
-}
-
-// counted says whether another parameter's doc counts this one ("Size of
-// \p dptrs"): then it may be an array.
-func (m *builder) counted(pd *parsedDoc, name string) bool {
-	named := regexp.MustCompile(`\\p\s+\*?` + regexp.QuoteMeta(name) + `\b`)
-	for other, doc := range pd.params {
-		if other != name && countsRe.MatchString(doc) && named.MatchString(doc) {
-			return true
-		}
-	}
-	return false
 }

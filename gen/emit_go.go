@@ -136,7 +136,7 @@ func goTypeDecl(d *decls, t *Type) {
 	case tScalar, tHandle:
 		d.types = append(d.types, typeDoc(t, fmt.Sprintf("%s is %s%s", t.Go, what, orDot(doc))), jen.Id(t.Go).Add(typeCode(t.Base)))
 	case tCallback:
-		d.types = append(d.types, comment(line("%s is %s, a C function pointer: %s.", t.Go, what, t.Sig)), jen.Id(t.Go).Qual("unsafe", "Pointer"))
+		d.types = append(d.types, comment(line("%s is %s, a C function pointer: %s. It is never Go memory, so it is an integer to the collector.", t.Go, what, t.Sig)), jen.Id(t.Go).Uintptr())
 	case tEnum:
 		var more []string
 		switch {
@@ -163,6 +163,9 @@ func goTypeDecl(d *decls, t *Type) {
 		for _, f := range t.Fields {
 			if f.Pad > 0 {
 				fields = append(fields, jen.Id("_").Index(lit(f.Pad)).Byte())
+			}
+			if f.Doc != "" {
+				fields = append(fields, comment(commentLines(f.Doc, 76)...))
 			}
 			fields = append(fields, jen.Id(f.Go).Add(typeCode(f.GoType)))
 		}
@@ -272,12 +275,11 @@ func unionDecls(d *decls, t *Type, what, doc string) {
 	if len(t.PtrWords) == 0 {
 		fields = append(fields, jen.Id("Raw").Index(lit(t.Size)).Byte())
 	} else {
-		// Storage the collector scans: a pointer word wherever a member
-		// has a pointer, bytes elsewhere.
+		// Storage the collector scans: a pointer word where members have
+		// a pointer and none has an integer, bytes elsewhere.
 		fields = append(fields, comment(
 			"// A pointer stored through a member stays visible to the garbage",
-			line("collector. Zero the value (*u = %s{}) before reusing it with a", t.Go),
-			"// member that has an integer where another had a pointer."))
+			"// collector; no member has an integer in a pointer word."))
 		at := int64(0)
 		for _, w := range t.PtrWords {
 			if w > at {
@@ -292,6 +294,9 @@ func unionDecls(d *decls, t *Type, what, doc string) {
 	}
 	d.types = append(d.types, jen.Id(t.Go).Struct(fields...))
 	for _, f := range t.Fields {
+		if f.Padding {
+			continue // padding: nothing to read or write
+		}
 		ret := jen.Parens(jen.Op("*").Add(typeCode(f.GoType))).Call(unsafePointer(jen.Id("u")))
 		d.funcs = append(d.funcs, comment(line("%s is the member %s.", f.Go, f.C)),
 			jen.Func().Params(jen.Id("u").Op("*").Id(t.Go)).Id(f.Go).Params().Op("*").Add(typeCode(f.GoType)).Add(flat(jen.Return(ret))))
@@ -373,7 +378,7 @@ func outs(f *Func) []*Param {
 	var r []*Param
 	for _, q := range f.Params {
 		switch q.Role {
-		case rOut, rOutString, rOutArray, rBuf, rOutSlice:
+		case rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount:
 			r = append(r, q)
 		}
 	}
@@ -556,7 +561,17 @@ func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
 	for _, q := range f.Params {
 		hidden = hidden || q.Hidden
 	}
-	if hidden && len(typed) == 0 || len(typed) > 0 {
+	if keeps := keptCopies(f); len(keeps) > 0 || len(f.Releases) > 0 {
+		// What the driver keeps stays in C memory until its owner is freed.
+		w.add(jen.Id("ek").Op(":=").Add(call))
+		for _, q := range keeps {
+			w.add(jen.Id("keepOrFree").Call(jen.Id("ek"), jen.Lit(q.Keep), jen.Uintptr().Call(jen.Id(q.Owner)), jen.Id("k"+q.Go)))
+		}
+		for _, q := range f.Releases {
+			w.add(jen.If(jen.Id("ek").Op("==").Nil()).Block(jen.Id("releaseKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go)))))
+		}
+		call = jen.Id("ek")
+	} else if hidden && len(typed) == 0 || len(typed) > 0 {
 		w.add(jen.Id("r").Op(":=").Qual("C", t.Name).Call(args...))
 		for _, q := range f.Params {
 			if q.Hidden && len(typed) == 0 {
@@ -576,6 +591,17 @@ func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
 		w.add(jen.Return())
 	}
 	return w.body, nil
+}
+
+// keptCopies are the parameters copied into C memory a handle keeps.
+func keptCopies(f *Func) []*Param {
+	var r []*Param
+	for _, q := range f.Params {
+		if q.Keep != "" {
+			r = append(r, q)
+		}
+	}
+	return r
 }
 
 // typedIn is the code that checks a typed parameter's argument against
@@ -630,9 +656,15 @@ func (w *wrapper) arg(q *Param) (jen.Code, error) {
 		w.add(jen.Var().Id(c).Index(jen.Lit(q.Size)).Byte())
 		w.post = append(w.post, jen.Id(q.Go).Op("=").Id("cString").Call(jen.Id(c).Index(jen.Empty(), jen.Empty())))
 		return unsafePointer(jen.Op("&").Id(c).Index(jen.Lit(0))), nil
-	case rImage:
-		return unsafePointer(sliceData(q.Go)), nil
-	case rSlice:
+	case rImage, rSlice:
+		if q.Keep != "" { // copied into C memory its owner keeps
+			w.add(jen.Id("k"+q.Go).Op(":=").Id("keepCopy").Call(unsafePointer(sliceData(q.Go)),
+				jen.Len(jen.Id(q.Go)).Op("*").Int().Call(jen.Qual("unsafe", "Sizeof").Call(jen.Id(q.Go).Index(jen.Lit(0))))))
+			return jen.Id("k" + q.Go), nil
+		}
+		if q.Role == rImage {
+			return unsafePointer(sliceData(q.Go)), nil
+		}
 		if q.Hidden {
 			return jen.Parens(jen.Op("*").Qual("C", "uintptr_t")).Call(unsafePointer(sliceData(q.Go))), nil
 		}
@@ -642,6 +674,14 @@ func (w *wrapper) arg(q *Param) (jen.Code, error) {
 	case rOutSlice:
 		return unsafePointer(sliceData(q.Go)), nil
 	case rOutCount:
+		return unsafePointer(addr(c)), nil
+	case rInOutCount:
+		ct := jen.Qual("C", "size_t")
+		if q.GoType == "uint32" {
+			ct = jen.Qual("C", "uint")
+		}
+		w.add(jen.Id(c).Op(":=").Add(ct).Call(jen.Len(jen.Id(countSlice(w.f, q)))))
+		w.post = append(w.post, jen.Id(q.Go).Op("=").Id(q.GoType).Call(jen.Id(c)))
 		return unsafePointer(addr(c)), nil
 	case rTyped:
 		if q.ByValue {
@@ -824,7 +864,15 @@ func lengthChecks(f *Func) []jen.Code {
 			r = append(r, jen.If(errNil()).Block(
 				jen.List(jen.Id("fn"), jen.Id("err")).Op("=").Id("checkImage").Call(jen.Id("fn"), jen.Lit(f.Symbol), jen.Lit(q.Go), jen.Id(q.Go))))
 		}
-		if q.Role != rCount || len(q.Slices) < 2 {
+		if q.Rank != "" {
+			need := jen.Int().Call(jen.Id(q.Rank))
+			if q.RankMinus > 0 {
+				need = need.Op("-").Lit(q.RankMinus)
+			}
+			r = append(r, jen.If(errNil().Op("&&").Len(jen.Id(q.Go)).Op("<").Add(need)).Block(
+				jen.List(jen.Id("fn"), jen.Id("err")).Op("=").List(jen.Lit(0), jen.Id("rankError").Call(jen.Lit(f.Symbol), jen.Lit(q.Go), jen.Len(jen.Id(q.Go)), need.Clone(), jen.Lit(q.Rank)))))
+		}
+		if q.Role != rCount && q.Role != rInOutCount || len(q.Slices) < 2 {
 			continue
 		}
 		first := countSlice(f, q)
@@ -882,8 +930,6 @@ func zero(m *Model, t string) jen.Code {
 			switch ty.Kind {
 			case tStruct, tUnion, tOpaque:
 				return typeCode(t).Values()
-			case tCallback:
-				return jen.Nil()
 			}
 		}
 	}

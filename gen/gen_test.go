@@ -287,7 +287,7 @@ func TestSignatures(t *testing.T) {
 		"cuModuleLoadDataEx":   "ModuleLoadDataEx(image []byte, options []JITOption, optionValues []uintptr) (Module, error)",
 		"cuGraphAddKernelNode": "GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error)",
 		"cuDeviceGetUuid":      "DeviceGetUUID(dev Device) (UUID, error)",
-		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error",
+		"cuLaunchHostFunc":     "LaunchHostFunc(hStream Stream, fnArg HostFn, userData uintptr) error",
 		"cuLaunchKernelEx":     "LaunchKernelEx(config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error",
 		// The shapes that were once raw: typed per attribute or handle
 		// type, slices, two-call results, device addresses.
@@ -524,7 +524,10 @@ typedef CUresult (*PFN_cuGetProcAddress_v12000)(const char *symbol, void **pfn, 
 `
 
 func miniConfig() *Config {
-	return &Config{Package: "driver", Output: "x", Names: map[string]Rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{}}
+	return &Config{Package: "driver", Output: "x", Names: map[string]Rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{},
+		// As gen/bindings.json: the mini header's cuGetProcAddress has no doc.
+		Functions: map[string]FuncConf{"cuGetProcAddress": {Why: "test", Out: []string{"pfn", "symbolStatus"}},
+			"cuCtxGetCurrent": {Why: "test", Out: []string{"pctx"}}}}
 }
 
 func writeMini(t *testing.T, cuda string) string {
@@ -543,9 +546,29 @@ func TestMiniHeader(t *testing.T) {
 	if len(m.Funcs)+len(m.Skipped) != 5 || f == nil || f.Symbol != "cuEventDestroy_v2" || f.ABI != 4000 || !m.GPAV2 || m.CUDAVersion != 12040 {
 		t.Fatalf("%+v", m.Funcs)
 	}
-	// cuCtxGetCurrent's pctx is not documented as returned: it stays a pointer.
-	if s := m.Func("cuCtxGetCurrent").GoSignature(); s != "CtxGetCurrent(pctx *Context) error" {
-		t.Errorf("undocumented output: %s", s)
+	// cuCtxGetCurrent's pctx has no doc: the config says it is a result.
+	if s := m.Func("cuCtxGetCurrent").GoSignature(); s != "CtxGetCurrent() (Context, error)" {
+		t.Errorf("configured output: %s", s)
+	}
+}
+
+// A pointer whose lifetime neither its shape, the doc nor the config
+// tells fails generation, naming the function and the parameter.
+func TestUnclassifiedPointer(t *testing.T) {
+	cfg := miniConfig()
+	delete(cfg.Functions, "cuCtxGetCurrent")
+	_, err := ParseHeaders(cfg, writeMini(t, miniCuda))
+	if err == nil || !strings.Contains(err.Error(), "cuCtxGetCurrent: cannot tell how long the driver uses pctx") || !strings.Contains(err.Error(), "gen/bindings.json") {
+		t.Fatalf("an unclassified pointer: got %v", err)
+	}
+	// Classified by the config, it binds.
+	cfg.Functions["cuCtxGetCurrent"] = FuncConf{Why: "test", Life: map[string]string{"pctx": "written"}}
+	m, err := ParseHeaders(cfg, writeMini(t, miniCuda))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := m.Func("cuCtxGetCurrent").Params[0].Life; l == nil || l.Kind != lifeWritten {
+		t.Fatalf("pctx's life: %+v", l)
 	}
 }
 

@@ -109,6 +109,12 @@ type Field struct {
 	Offset int64
 	Size   int64
 	Pad    int64 // explicit padding before the field
+	// Doc says why a pointer field is an integer to Go: the driver keeps
+	// it (C memory only), or a union member's integer shares its word.
+	Doc string
+	// Padding: a union member that only pads the union (reserved1[29]):
+	// it has no accessor, so no integer can be written through it.
+	Padding bool
 }
 
 // EnumValue is one enumerator.
@@ -125,22 +131,23 @@ type EnumValue struct {
 type Role int
 
 const (
-	rIn        Role = iota // by value
-	rPtr                   // a pointer the caller passes: *T or unsafe.Pointer
-	rString                // const char * input
-	rStruct                // a struct by value, passed as *T from Go
-	rOut                   // a single result
-	rOutString             // const char ** result
-	rOutArray              // a fixed-size array result
-	rBuf                   // a char buffer whose text is the result
-	rBufLen                // its length
-	rSlice                 // a slice: pointer and count
-	rCount                 // the count of slices
-	rOutSlice              // an output array sized by a count pointer: a result
-	rOutCount              // that count pointer, the wrapper's
-	rTyped                 // a void* typed by another parameter's value: an any
-	rTypedSize             // the size of a typed parameter, set by the wrapper
-	rImage                 // a module image: a []byte checked before the call
+	rIn         Role = iota // by value
+	rPtr                    // a pointer the caller passes: *T or unsafe.Pointer
+	rString                 // const char * input
+	rStruct                 // a struct by value, passed as *T from Go
+	rOut                    // a single result
+	rOutString              // const char ** result
+	rOutArray               // a fixed-size array result
+	rBuf                    // a char buffer whose text is the result
+	rBufLen                 // its length
+	rSlice                  // a slice: pointer and count
+	rCount                  // the count of slices
+	rOutSlice               // an output array sized by a count pointer: a result
+	rOutCount               // that count pointer, the wrapper's
+	rTyped                  // a void* typed by another parameter's value: an any
+	rTypedSize              // the size of a typed parameter, set by the wrapper
+	rImage                  // a module image: a []byte checked before the call
+	rInOutCount             // a count pointer: in, the slice's length; out, how many the driver wrote (a result)
 )
 
 // Param is one C parameter.
@@ -167,14 +174,25 @@ type Param struct {
 	Entries []TypedEntry
 	SizeOf  *Param
 	ByValue bool // some entries pass the value itself: the C argument is an integer
-	SizePtr bool // rTypedSize: the size is passed by pointer
+	// Ranked: a slice that must hold at least Rank-RankMinus elements,
+	// Rank a by-value parameter (tensorRank).
+	Rank      string
+	RankMinus int
+	// Keep: the argument is copied into C memory that a handle owns (Keep
+	// the kind, Owner the parameter or result holding the handle).
+	Keep, Owner string
+	SizePtr     bool // rTypedSize: the size is passed by pointer
 	// Optional: a slice that may be empty (NULL) though others sharing its
 	// count are not.
 	Optional bool
 	// Hidden: a []unsafe.Pointer the driver reads during the call only,
 	// passed as an array of integers and kept alive.
-	Hidden   bool
-	callback bool // a C function pointer
+	Hidden    bool
+	constElem bool // a pointer to const
+	// Life is how long the driver uses the memory it names (shapes.go).
+	Life     *Life
+	callback bool   // a C function pointer
+	shape    string // the shape that typed it (shapes.go)
 }
 
 // TypedEntry is one row of a typed parameter's table.
@@ -198,6 +216,12 @@ type Func struct {
 	Doc      string
 	NoEscape bool     // no pointer the caller owns outlives the call
 	RawDocs  []string // what each raw pointer parameter takes
+	// Lives are the lifetimes of its pointer parameters and of the pointer
+	// fields of what they point to (shapes.go).
+	Lives []Life
+	// Releases are the handle parameters whose kept C memory (Keep) a
+	// successful call frees (cuLinkDestroy's state).
+	Releases []*Param
 	Index    int
 	Macro    bool // the entry point the header's macro for Base names
 }
@@ -259,6 +283,9 @@ func parseModel(cfg *Config, dir string) (*builder, error) {
 	if err := m.types(); err != nil {
 		return nil, err
 	}
+	if err := m.nonGoFields(); err != nil {
+		return nil, err
+	}
 	for _, t := range m.Types {
 		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
 			t.PtrWords = m.ptrWords(t.Go)
@@ -278,7 +305,8 @@ var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", 
 	"LoadError", "NotSupportedError", "NoCgoError", "VersionString", "PollEventCtx", "Functions", "HeaderVersion", "Toolkit", "BuildTag",
 	"PerThreadDefaultStream", "HeaderSHA256", "Results", "Dim3", "LaunchArgs", "LaunchArgsCtx",
 	"NewHostFn", "LaunchHostFuncGo", "LaunchHostFuncGoCtx", "StreamAddCallbackGo", "StreamAddCallbackGoCtx", "UserObjectCreateGo", "UserObjectCreateGoCtx",
-	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx", "EventElapsedTimeAtCtx"}
+	"OccupancyMaxPotentialBlockSizeGo", "OccupancyMaxPotentialBlockSizeGoCtx", "EventElapsedTimeAtCtx",
+	"Memcpy2DHost", "Memcpy2DHostCtx", "Memcpy2DUnalignedHost", "Memcpy2DUnalignedHostCtx", "Memcpy3DHost", "Memcpy3DHostCtx", "Memcpy3DPeerHost", "Memcpy3DPeerHostCtx"}
 
 // claim registers a Go identifier; two C names for one Go name are an error.
 func (m *builder) claim(goName, cName, pos string) error {
@@ -381,7 +409,7 @@ func (m *builder) types() error {
 			elem := t.(*cc.PointerType).Elem()
 			switch elem.Kind() {
 			case cc.Function:
-				ty.Kind, ty.Sig = tCallback, cSpell(elem, "")
+				ty.Kind, ty.Sig, ty.Base = tCallback, cSpell(elem, ""), "uintptr"
 			case cc.Struct, cc.Union:
 				ty.Kind, ty.Base = tHandle, "uintptr"
 			default:
@@ -781,6 +809,9 @@ func (m *builder) functions() error {
 		f.Macro = f.Symbol == m.src.probes[f.Base]
 		m.Funcs = append(m.Funcs, f)
 	}
+	if err := m.releases(); err != nil {
+		return err
+	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {
 		if m.Func(n) == nil {
 			return fmt.Errorf("gen: %s: %s is not bound; every Ctx variant needs it", filepath.Join(s.dir, "cuda.h"), n)
@@ -815,8 +846,8 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 	} else {
 		f.GoName = m.cfg.funcGoName(strings.TrimSuffix(strings.TrimSuffix(sym, "_ptsz"), "_ptds"))
 	}
-	brief, pdoc := m.src.funcDoc(d)
-	f.Doc = brief
+	pd := m.src.parsedDoc(d)
+	f.Doc = pd.text()
 	abiV, why, err := m.pickABI(d, sym, base, abi)
 	if why != "" || err != nil {
 		return nil, why, err
@@ -841,7 +872,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		if prm.Type().Kind() == cc.Void {
 			continue // f(void)
 		}
-		q, why := m.param(fc, prm, pdoc[prm.Name()], pdoc)
+		q, why := m.param(fc, prm, pd)
 		if why != "" {
 			return nil, fmt.Sprintf("parameter %s: %s", prm.Name(), why), nil
 		}
@@ -876,7 +907,11 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		if sp != nil && sp.Role == rPtr && sp.GoType == "unsafe.Pointer" && sp.typed == "" && fc.SliceElem[pname] == "byte" {
 			sp.GoType = "*unsafe.Pointer" // becomes []byte below
 		}
-		if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount) || !strings.HasPrefix(sp.GoType, "*") {
+		if cp != nil && (cp.Role == rPtr || cp.Role == rInOutCount) && (cp.GoType == "*uint32" || cp.GoType == "*uint64" || cp.Role == rInOutCount) {
+			// A count pointer: the slice's length in, how many were written out.
+			cp.Role, cp.GoType = rInOutCount, strings.TrimPrefix(cp.GoType, "*")
+		}
+		if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount && cp.Role != rInOutCount) || !strings.HasPrefix(sp.GoType, "*") {
 			return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
 		}
 		sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
@@ -894,10 +929,15 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 			}
 			sp.GoType = "[]uintptr"
 		}
-		cp.Role = rCount
+		if cp.Role != rInOutCount {
+			cp.Role = rCount
+		}
 		cp.Slices = append(cp.Slices, sp.Go)
 		sort.Strings(cp.Slices)
 		sp.Optional = slices.Contains(fc.Optional, pname)
+	}
+	if err := m.ranked(f, fc, has); err != nil {
+		return nil, "", err
 	}
 	if err := m.twoCall(f, fc, has); err != nil {
 		return nil, "", err
@@ -941,6 +981,31 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 			q.PinWords, q.ElemSize = m.ptrWords(elem), m.goSize(elem)
 		}
 	}
+	// A raw void* the driver keeps is an integer: C memory or a value. A
+	// slice or image it keeps is copied into C memory its owner holds.
+	for _, q := range f.Params {
+		k, ok := fc.Keeps[q.C]
+		switch {
+		case !ok:
+		case k.Copy == "" && q.Role == rPtr && q.GoType == "unsafe.Pointer":
+			q.Role, q.GoType, q.CArg, q.CConv = rIn, "uintptr", "uintptr_t", "C.uintptr_t"
+		case k.Copy != "":
+			if q.Role != rSlice && q.Role != rImage || q.Hidden || len(q.PinWords) > 0 {
+				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s is copied, but it is no slice of values or image", f.Pos, f.Base, q.C)
+			}
+			for _, o := range f.Params {
+				if o.C == k.Copy {
+					q.Keep, q.Owner = o.GoType, o.Go
+				}
+			}
+			if t := m.typeByGo(q.Keep); t == nil || t.Kind != tHandle || k.Free == "" {
+				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s's owner %s is no handle parameter, or no \"free\" is named", f.Pos, f.Base, q.C, k.Copy)
+			}
+		}
+	}
+	if err := m.lifetimes(f, fc, pd); err != nil {
+		return nil, "", err
+	}
 	// noescape and nocallback are certain only where the caller passes no
 	// pointer the driver may keep and no function it may call back during
 	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
@@ -977,204 +1042,6 @@ func goParamName(c string) string {
 		s += "Arg"
 	}
 	return s
-}
-
-var (
-	returnedRe = regexp.MustCompile(`(?i)^(returned|returns)\b`)
-	pluralRe   = regexp.MustCompile(`(?i)\b(each|array|arrays|list|all|every)\b`)
-	// countsRe: a doc that counts another parameter ("Size of \p dptrs").
-	countsRe = regexp.MustCompile(`(?i)(size|number|count|length) of`)
-)
-
-// cgoName is the cgo spelling of a C scalar type.
-var cgoName = map[string]string{
-	"int": "C.int", "unsigned int": "C.uint", "long": "C.long", "unsigned long": "C.ulong", "long long": "C.longlong",
-	"unsigned long long": "C.ulonglong", "float": "C.float", "double": "C.double", "short": "C.short",
-	"unsigned short": "C.ushort", "char": "C.char", "signed char": "C.schar", "unsigned char": "C.uchar", "_Bool": "C._Bool",
-	"uintptr_t": "C.uintptr_t",
-}
-
-// param types one parameter, or says why it cannot be bound.
-func (m *builder) param(fc FuncConf, prm *cc.Parameter, doc string, all map[string]string) (*Param, string) {
-	t := prm.Type()
-	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
-	if q.C == "" {
-		return nil, "it has no name"
-	}
-	if slices.Contains(fc.Address, q.C) {
-		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
-			return nil, "the config makes it a device address, but it is no void*"
-		}
-		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, "DevicePtr", "uintptr_t", "void *", "C.uintptr_t"
-		return q, ""
-	}
-	if slices.Contains(fc.Host, q.C) {
-		isVoid := func(t cc.Type) bool { return t.Kind() == cc.Ptr && t.(*cc.PointerType).Elem().Kind() == cc.Void }
-		switch {
-		case isVoid(t):
-			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, "HostPtr", "uintptr_t", "void *", "C.uintptr_t"
-		case t.Kind() == cc.Ptr && isVoid(t.(*cc.PointerType).Elem()) && !t.(*cc.PointerType).Elem().Attributes().IsConst():
-			q.Role, q.GoType, q.CArg, q.CCall = rOut, "HostPtr", "void *", "void *"
-		default:
-			return nil, "the config makes it host memory, but it is no void* or void**"
-		}
-		return q, ""
-	}
-	if slices.Contains(fc.Image, q.C) {
-		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void || !t.(*cc.PointerType).Elem().Attributes().IsConst() {
-			return nil, "the config makes it a module image, but it is no const void*"
-		}
-		q.Role, q.GoType, q.CArg, q.CCall = rImage, "[]byte", "void *", "void *"
-		return q, ""
-	}
-	if tc, ok := fc.Typed[q.C]; ok {
-		if t.Kind() != cc.Ptr || t.(*cc.PointerType).Elem().Kind() != cc.Void {
-			return nil, "the config types it by another parameter, but it is no void*"
-		}
-		q.Role, q.GoType, q.CArg, q.CCall = rTyped, "any", "void *", "void *"
-		for _, v := range tc.Types {
-			if strings.HasSuffix(v, " value") {
-				q.ByValue, q.CArg = true, "uintptr_t"
-			}
-		}
-		return q, ""
-	}
-	for _, tc := range fc.Typed {
-		if tc.Size == q.C {
-			q.Role, q.CArg, q.CCall = rTypedSize, "unsigned long", "unsigned long"
-			if t.Kind() == cc.Ptr {
-				q.SizePtr, q.CArg, q.CCall = true, "void *", "void *"
-			} else if ct, _ := scalar(t); ct != "unsigned long" {
-				return nil, "the config makes it a size, but it is no size_t"
-			} else {
-				q.CConv = "C.ulong"
-			}
-			return q, ""
-		}
-	}
-	if b := fc.Buffer; b != nil {
-		switch q.C {
-		case b.Buf:
-			q.Role, q.GoType, q.CArg, q.CCall, q.Size = rBuf, "string", "void *", "void *", b.Size
-			return q, ""
-		case b.Len:
-			q.Role, q.CArg, q.CCall, q.CConv, q.Size = rBufLen, "int", "int", "C.int", b.Size
-			return q, ""
-		}
-	}
-	if n, ok := fc.Arrays[q.C]; ok {
-		if t.Kind() != cc.Ptr {
-			return nil, "the config's array is not a pointer"
-		}
-		g, err := m.goType(t.(*cc.PointerType).Elem(), nil, "", "")
-		if err != nil {
-			return nil, err.Error()
-		}
-		q.Role, q.GoType, q.CArg, q.CCall, q.Size = rOutArray, fmt.Sprintf("[%d]%s", n, g), "void *", "void *", n
-		return q, ""
-	}
-	if over, ok := fc.Types[q.C]; ok {
-		ct, _ := scalar(t)
-		if ct == "" {
-			return nil, fmt.Sprintf("the config's type %s needs an arithmetic C type, found %v", over, t)
-		}
-		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, over, ct, ct, cgoName[ct]
-		return q, ""
-	}
-	if ty := m.named(t); ty != nil {
-		switch ty.Kind {
-		case tHandle:
-			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, "uintptr_t", "void *", "C.uintptr_t"
-		case tCallback:
-			q.Role, q.GoType, q.CArg, q.CCall, q.CConv, q.callback = rIn, ty.Go, "void *", "void *", "unsafe.Pointer", true
-		case tScalar, tEnum:
-			ct := map[string]string{"int32": "int", "uint32": "unsigned int", "int64": "long long", "uint64": "unsigned long long",
-				"int16": "short", "uint16": "unsigned short", "byte": "char", "int8": "signed char", "uint8": "unsigned char", "float32": "float", "float64": "double"}[ty.Base]
-			if ty.Kind == tEnum && ty.Size != 4 && ty.Size != 8 {
-				return nil, "an enum of unusual size"
-			}
-			q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, ty.Go, ct, ct, cgoName[ct]
-		default: // a struct or union by value
-			if ty.Size <= 16 && hasFloat(m.ct[ty]) {
-				return nil, "a small struct with floating-point members passed by value, whose ABI class the trampoline does not mirror"
-			}
-			q.Role, q.GoType, q.CArg = rStruct, "*"+ty.Go, "const void *"
-			q.CCall = fmt.Sprintf("cg_s%d_%d", ty.Size, ty.Align)
-		}
-		return q, ""
-	}
-	if t.Kind() != cc.Ptr {
-		ct, gt := scalar(t)
-		if ct == "" {
-			return nil, fmt.Sprintf("unsupported type %v", t)
-		}
-		q.Role, q.GoType, q.CArg, q.CCall, q.CConv = rIn, gt, ct, ct, cgoName[ct]
-		return q, ""
-	}
-	elem := t.(*cc.PointerType).Elem()
-	constElem := elem.Attributes().IsConst()
-	isChar := elem.Kind() == cc.Char || elem.Kind() == cc.SChar
-	q.CArg, q.CCall = "void *", "void *"
-	// "Returned capability details of each requested operation" is an array.
-	returned := returnedRe.MatchString(doc) && !pluralRe.MatchString(doc)
-	for _, o := range fc.Out {
-		if o == q.C {
-			returned = true
-		}
-	}
-	for _, o := range fc.In {
-		if o == q.C {
-			returned = false
-		}
-	}
-	// A parameter another one's doc counts ("Size of \p dptrs") may be an array.
-	named := regexp.MustCompile(`\\p\s+` + regexp.QuoteMeta(q.C) + `\b`)
-	for other, d := range all {
-		if other != q.C && countsRe.MatchString(d) && named.MatchString(d) {
-			if !slices.Contains(fc.Out, q.C) {
-				returned = false
-			}
-		}
-	}
-	switch {
-	case isChar && constElem:
-		q.Role, q.GoType, q.CArg, q.CCall = rString, "string", "const char *", "const char *"
-		return q, ""
-	case elem.Kind() == cc.Ptr && !constElem:
-		inner := elem.(*cc.PointerType).Elem()
-		if (inner.Kind() == cc.Char || inner.Kind() == cc.SChar) && inner.Attributes().IsConst() && m.named(elem) == nil {
-			if returned || strings.Contains(strings.ToLower(doc), "string") {
-				q.Role, q.GoType = rOutString, "string"
-				return q, ""
-			}
-		}
-		if inner.Kind() == cc.Void && m.named(elem) == nil {
-			if returned {
-				q.Role, q.GoType = rOut, "unsafe.Pointer"
-				return q, ""
-			}
-			// An input array of pointers (kernelParams): unsafe.Pointer,
-			// or []unsafe.Pointer where the config says it is a slice.
-			q.Role, q.GoType, q.typed = rPtr, "unsafe.Pointer", "*unsafe.Pointer"
-			return q, ""
-		}
-	case elem.Kind() == cc.Void:
-		q.Role, q.GoType = rPtr, "unsafe.Pointer"
-		return q, ""
-	}
-	g, err := m.goType(elem, nil, "", "")
-	if err != nil || strings.HasPrefix(g, "unsafe.Pointer") && elem.Kind() != cc.Ptr {
-		q.Role, q.GoType = rPtr, "unsafe.Pointer"
-		return q, ""
-	}
-	// A single result: a non-const pointer to a scalar, handle, enum or
-	// struct whose doc says it is returned (or the config).
-	if returned && !constElem && !isChar && elem.Kind() != cc.Array {
-		q.Role, q.GoType = rOut, g
-		return q, ""
-	}
-	q.Role, q.GoType = rPtr, "*"+g
-	return q, ""
 }
 
 // isRaw reports a parameter the caller passes as unsafe.Pointer or uintptr.

@@ -94,3 +94,66 @@ func (m *builder) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
 	}
 	return nil
 }
+
+// ranked makes arrays sized by a by-value parameter (a tensor's rank)
+// slices whose length the wrapper checks before the call.
+func (m *builder) ranked(f *Func, fc FuncConf, has map[string]bool) error {
+	for name, expr := range fc.Ranked {
+		if !has[name] {
+			continue
+		}
+		by, minus, _ := strings.Cut(expr, "-")
+		k := 0
+		if minus != "" {
+			if _, err := fmt.Sscanf(minus, "%d", &k); err != nil || k < 0 {
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: ranked: %s: %q is no NAME or NAME-N", f.Pos, f.Base, name, expr)
+			}
+		}
+		var sp, rp *Param
+		for _, q := range f.Params {
+			switch q.C {
+			case name:
+				sp = q
+			case by:
+				rp = q
+			}
+		}
+		if sp == nil || rp == nil || sp.Role != rPtr || !strings.HasPrefix(sp.GoType, "*") || rp.Role != rIn || !isInt(rp.GoType) {
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: ranked: %s → %s is no (typed pointer, by-value integer) pair", f.Pos, f.Base, name, expr)
+		}
+		sp.Role, sp.GoType, sp.Rank, sp.RankMinus = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), rp.Go, k
+	}
+	return nil
+}
+
+// releases gives each function that frees a handle (cuLinkDestroy) the
+// handle parameters whose kept C memory a successful call frees.
+func (m *builder) releases() error {
+	for _, f := range m.Funcs {
+		fc := m.cfg.Functions[f.Base]
+		for _, q := range f.Params {
+			if q.Keep == "" {
+				continue
+			}
+			free := fc.Keeps[q.C].Free
+			found := false
+			for _, g := range m.Funcs {
+				if g.Base != free {
+					continue
+				}
+				for _, h := range g.Params {
+					if h.Role == rIn && h.GoType == q.Keep {
+						found = true
+						if !slices.Contains(g.Releases, h) {
+							g.Releases = append(g.Releases, h)
+						}
+					}
+				}
+			}
+			if !found {
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s is freed by %s, which takes no %s", f.Pos, f.Base, q.C, free, q.Keep)
+			}
+		}
+	}
+	return nil
+}

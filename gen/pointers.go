@@ -9,6 +9,7 @@ package main
 // memory holding unpinned Go pointers.
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,8 +67,6 @@ func (m *builder) addPtrWords(goType string, off int64, set map[int64]bool, dept
 		return
 	}
 	switch t.Kind {
-	case tCallback:
-		set[off] = true
 	case tStruct, tUnion:
 		for _, f := range t.Fields {
 			m.addPtrWords(f.GoType, off+f.Offset, set, depth+1)
@@ -153,4 +152,155 @@ func (m *builder) goSize(goType string) int64 {
 		}
 	}
 	return -1
+}
+
+// nonGoFields types as integers the pointer fields the collector must not
+// scan: those gen/bindings.json lists (nonGoFields: C memory only), and those that share a word of a union with another
+// member's integer, which a pointer word would show the collector as a
+// pointer. A union member that only pads (reserved1, pad) gets no
+// accessor, so nothing is written through it.
+func (m *builder) nonGoFields() error {
+	for key, kf := range m.cfg.NonGoFields {
+		tname, fname, _ := strings.Cut(key, ".")
+		ty := m.byName[tname]
+		if ty == nil {
+			continue // not in this version
+		}
+		f := fieldByC(ty, fname)
+		if f == nil {
+			return fmt.Errorf("gen: %s: gen/bindings.json: nonGoFields: %s has no field %s", ty.Pos, tname, fname)
+		}
+		if !m.goPointer(f.GoType) {
+			return fmt.Errorf("gen: %s: gen/bindings.json: nonGoFields: %s.%s is %s, no pointer", ty.Pos, tname, fname, f.GoType)
+		}
+		f.GoType, f.Doc = kf.Go, "C memory only, never Go memory: "+kf.Why
+	}
+	for _, u := range m.Types {
+		if u.Kind != tUnion {
+			continue
+		}
+		for _, f := range u.Fields {
+			f.Padding = isPadding(f) && len(m.ptrWords(f.GoType)) == 0
+		}
+		ptr, data := map[int64]bool{}, map[int64]bool{}
+		for _, f := range u.Fields {
+			if !f.Padding {
+				m.words(f.GoType, 0, ptr, data, 0)
+			}
+		}
+		for w := range ptr {
+			if !data[w] {
+				continue
+			}
+			for _, f := range u.Fields {
+				switch {
+				case f.Padding:
+				case m.goPointer(f.GoType) && w == 0: // a member that is itself a pointer
+					f.GoType, f.Doc = "uintptr", hiddenDoc(u.Go)
+				default:
+					m.hideAt(f.GoType, w, u.Go)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// isPadding: a member named as padding (reserved, pad).
+func isPadding(f *Field) bool {
+	n := strings.ToLower(strings.TrimLeft(f.C, "_"))
+	return strings.HasPrefix(n, "reserved") || strings.HasPrefix(n, "pad")
+}
+
+func fieldByC(t *Type, c string) *Field {
+	for _, f := range t.Fields {
+		if f.C == c {
+			return f
+		}
+	}
+	return nil
+}
+
+// goPointer reports a Go type the collector scans as a pointer.
+func (m *builder) goPointer(goType string) bool {
+	return goType == "unsafe.Pointer" || strings.HasPrefix(goType, "*")
+}
+
+// words marks, in a value of goType at off, the 8-byte words that hold a
+// Go pointer (ptr) and those any byte of which holds other data (data).
+func (m *builder) words(goType string, off int64, ptr, data map[int64]bool, depth int) {
+	if depth > 16 {
+		return
+	}
+	if m.goPointer(goType) {
+		ptr[off] = true
+		return
+	}
+	if strings.HasPrefix(goType, "[") {
+		i := strings.Index(goType, "]")
+		n, _ := strconv.ParseInt(goType[1:i], 10, 64)
+		elem := goType[i+1:]
+		size := m.goSize(elem)
+		for k := int64(0); k < n && size > 0; k++ {
+			m.words(elem, off+k*size, ptr, data, depth+1)
+		}
+		return
+	}
+	if t := m.typeByGo(goType); t != nil && (t.Kind == tStruct || t.Kind == tUnion) {
+		for _, f := range t.Fields {
+			if !f.Padding {
+				m.words(f.GoType, off+f.Offset, ptr, data, depth+1)
+			}
+		}
+		return
+	}
+	if t := m.typeByGo(goType); t != nil && t.Kind == tOpaque {
+		set := map[int64]bool{}
+		cPtrWords(m.ct[t], off, set, depth+1)
+		for w := off &^ 7; w < off+t.Size; w += 8 {
+			if set[w] {
+				ptr[w] = true
+			} else {
+				data[w] = true
+			}
+		}
+		return
+	}
+	size := m.goSize(goType)
+	for b := off; b < off+max(size, 1); b++ {
+		data[b&^7] = true
+	}
+}
+
+// hideAt retypes as uintptr the pointer field at offset w of a value of
+// goType (in place: the field's own type changes wherever it is used).
+func (m *builder) hideAt(goType string, w int64, union string) {
+	if strings.HasPrefix(goType, "[") {
+		i := strings.Index(goType, "]")
+		n, _ := strconv.ParseInt(goType[1:i], 10, 64)
+		elem := goType[i+1:]
+		if size := m.goSize(elem); size > 0 && w >= 0 && w < n*size {
+			m.hideAt(elem, w%size, union)
+		}
+		return
+	}
+	t := m.typeByGo(goType)
+	if t == nil || (t.Kind != tStruct && t.Kind != tUnion) {
+		return
+	}
+	for _, f := range t.Fields {
+		if f.Padding || w < f.Offset || w >= f.Offset+max(f.Size, 8) {
+			continue
+		}
+		if m.goPointer(f.GoType) && f.Offset == w {
+			f.GoType, f.Doc = "uintptr", hiddenDoc(union)
+			continue
+		}
+		m.hideAt(f.GoType, w-f.Offset, union)
+	}
+}
+
+// hiddenDoc says why a pointer field is an integer to Go.
+func hiddenDoc(union string) string {
+	return fmt.Sprintf("An integer to Go: another member of %s holds an integer in this word, so the collector cannot scan it as a pointer. C memory (or a device address) only, never Go memory.", union)
 }

@@ -264,14 +264,6 @@ func blockAbove(lines []string, i int) string {
 	return b.String()
 }
 
-// funcDoc is a function's doc (paragraphs: the brief first, see doc.go)
-// and its \param texts (\param name, \param[in] name, \param[out] name,
-// \param[in,out] name), each its first line, as the model reads them.
-func (s *source) funcDoc(d *cc.Declarator) (doc string, params map[string]string) {
-	pd := s.parsedDoc(d)
-	return pd.text(), pd.first
-}
-
 // parsedDoc is a declaration's doc block, parsed once.
 func (s *source) parsedDoc(d *cc.Declarator) *parsedDoc {
 	pos := d.Position()

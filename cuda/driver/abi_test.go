@@ -269,18 +269,19 @@ func TestGoMemoryNeverPanics(t *testing.T) {
 	x, y := uint64(7), float32(2)
 	params := []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}
 	reached(t, entries, "cuLaunchKernel", LaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, 0, params, nil))
-	// cuLaunchKernelEx: the config's attributes are Go memory, and one of
-	// them holds a Go pointer in its union.
+	// cuLaunchKernelEx: the config's attributes are Go memory; the access
+	// policy window's base is an address (an integer to Go: the union's
+	// other members hold integers in its word).
 	attrs := make([]LaunchAttribute, 2)
 	attrs[0].Id = LaunchAttributePriority
 	attrs[1].Id = LaunchAttributeAccessPolicyWindow
-	attrs[1].Value.AccessPolicyWindow().Base_ptr = unsafe.Pointer(new([64]byte))
+	attrs[1].Value.AccessPolicyWindow().Base_ptr = 0x1000
 	cfg := LaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, Attrs: &attrs[0], NumAttrs: 2}
 	reached(t, entries, "cuLaunchKernelEx", LaunchKernelEx(&cfg, 0, params, nil))
 	// cuMemcpy2D from a Go slice.
 	src := make([]byte, 256)
-	cp := Memcpy2DParams{SrcMemoryType: MemorytypeHost, SrcHost: unsafe.Pointer(&src[0]), SrcPitch: 16, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: 16, WidthInBytes: 16, Height: 16}
-	reached(t, entries, "cuMemcpy2D", Memcpy2D(&cp))
+	cp := Memcpy2DParams{SrcMemoryType: MemorytypeHost, SrcPitch: 16, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: 16, WidthInBytes: 16, Height: 16}
+	reached(t, entries, "cuMemcpy2D", Memcpy2DHost(&cp, src, nil))
 	runtime.KeepAlive(src)
 }
 

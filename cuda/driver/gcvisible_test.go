@@ -20,8 +20,8 @@ func collected(done *atomic.Bool) bool {
 
 // newTracked returns a heap object whose finalizer sets done.
 func newTracked(done *atomic.Bool) unsafe.Pointer {
-	p := new([64]byte)
-	runtime.SetFinalizer(p, func(*[64]byte) { done.Store(true) })
+	p := new([128]byte)
+	runtime.SetFinalizer(p, func(*[128]byte) { done.Store(true) })
 	return unsafe.Pointer(p)
 }
 
@@ -32,25 +32,20 @@ func TestPointersInUnionsAndStructsStayVisibleToTheGC(t *testing.T) {
 		name  string
 		store func(p unsafe.Pointer) (holder any, clear func())
 	}{
-		{"LaunchAttributeValue.AccessPolicyWindow().Base_ptr (union)", func(p unsafe.Pointer) (any, func()) {
-			v := new(LaunchAttributeValue)
-			v.AccessPolicyWindow().Base_ptr = p
-			return v, func() { v.AccessPolicyWindow().Base_ptr = nil }
-		}},
 		{"ExternalMemoryHandleDescHandle.Win32().Name (union, second word)", func(p unsafe.Pointer) (any, func()) {
 			v := new(ExternalMemoryHandleDescHandle)
 			v.Win32().Name = p
 			return v, func() { v.Win32().Name = nil }
 		}},
-		{"LaunchAttribute.Value (a union in a struct)", func(p unsafe.Pointer) (any, func()) {
-			v := make([]LaunchAttribute, 3)
-			v[2].Value.AccessPolicyWindow().Base_ptr = p
-			return v, func() { v[2].Value.AccessPolicyWindow().Base_ptr = nil }
+		{"ExternalMemoryHandleDesc.Handle (a union in a struct)", func(p unsafe.Pointer) (any, func()) {
+			v := make([]ExternalMemoryHandleDesc, 3)
+			v[2].Handle.Win32().Name = p
+			return v, func() { v[2].Handle.Win32().Name = nil }
 		}},
-		{"HostNodeParams.UserData (struct)", func(p unsafe.Pointer) (any, func()) {
-			v := new(HostNodeParams)
-			v.UserData = p
-			return v, func() { v.UserData = nil }
+		{"LaunchConfig.Attrs (struct)", func(p unsafe.Pointer) (any, func()) {
+			v := new(LaunchConfig)
+			v.Attrs = (*LaunchAttribute)(p)
+			return v, func() { v.Attrs = nil }
 		}},
 	}
 	for _, c := range cases {

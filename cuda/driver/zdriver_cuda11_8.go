@@ -352,8 +352,9 @@ type (
 	//
 	// Its String method returns the C name of the value, or its number.
 	Resourcetype int32
-	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
-	HostFn unsafe.Pointer
+	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData). It is
+	// never Go memory, so it is an integer to the collector.
+	HostFn uintptr
 	// AccessProperty is CUaccessProperty.
 	//
 	// Its String method returns the C name of the value, or its number.
@@ -361,7 +362,10 @@ type (
 	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
 	// bytes).
 	AccessPolicyWindow struct {
-		Base_ptr  unsafe.Pointer
+		// An integer to Go: another member of LaunchAttributeValue holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		Base_ptr  uintptr
 		Num_bytes uint64
 		HitRatio  float32
 		HitProp   AccessProperty
@@ -394,8 +398,12 @@ type (
 	// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16
 	// bytes).
 	HostNodeParams struct {
-		Fn       HostFn
-		UserData unsafe.Pointer
+		Fn HostFn
+		// C memory only, never Go memory: the driver keeps it with the host node
+		// and hands it to fn at every launch of the graph, until the node's
+		// parameters change or the graph and its execs are destroyed: C memory or a
+		// value; for a Go func use GraphAddHostNodeGo
+		UserData uintptr
 	}
 	// GraphNodeType is CUgraphNodeType.
 	//
@@ -419,13 +427,8 @@ type (
 	// CUstreamAttrValue) (64 bytes), a union: its members are read and written
 	// through the methods.
 	LaunchAttributeValue struct {
-		_ [0]uint64
-		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = LaunchAttributeValue{}) before reusing it
-		// with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
-		b8 [56]byte
+		_   [0]uint64
+		Raw [64]byte
 	}
 	// LaunchAttribute is CUlaunchAttribute (72 bytes).
 	LaunchAttribute struct {
@@ -481,29 +484,40 @@ type (
 	// Its String method returns the C name of the value, or its number.
 	DeviceP2PAttribute int32
 	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
-	// hStream, CUresult status, void *userData).
-	StreamCallback unsafe.Pointer
+	// hStream, CUresult status, void *userData). It is never Go memory, so it is an
+	// integer to the collector.
+	StreamCallback uintptr
 	// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int
-	// blockSize).
-	OccupancyB2DSize unsafe.Pointer
+	// blockSize). It is never Go memory, so it is an integer to the collector.
+	OccupancyB2DSize uintptr
 	// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 	Memcpy2DParams struct {
 		SrcXInBytes   uint64
 		SrcY          uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost       HostPtr
 		SrcDevice     DevicePtr
 		SrcArray      Array
 		SrcPitch      uint64
 		DstXInBytes   uint64
 		DstY          uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		DstPitch      uint64
-		WidthInBytes  uint64
-		Height        uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost      HostPtr
+		DstDevice    DevicePtr
+		DstArray     Array
+		DstPitch     uint64
+		WidthInBytes uint64
+		Height       uint64
 	}
 	// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
 	Memcpy3DParams struct {
@@ -512,10 +526,17 @@ type (
 		SrcZ          uint64
 		SrcLOD        uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
-		SrcDevice     DevicePtr
-		SrcArray      Array
-		Reserved0     unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost   HostPtr
+		SrcDevice DevicePtr
+		SrcArray  Array
+		// C memory only, never Go memory: reserved: must be 0; a union of CUDA 12
+		// (CUgraphNodeParams) overlays it with an integer
+		Reserved0     uintptr
 		SrcPitch      uint64
 		SrcHeight     uint64
 		DstXInBytes   uint64
@@ -523,15 +544,22 @@ type (
 		DstZ          uint64
 		DstLOD        uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		Reserved1     unsafe.Pointer
-		DstPitch      uint64
-		DstHeight     uint64
-		WidthInBytes  uint64
-		Height        uint64
-		Depth         uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost   HostPtr
+		DstDevice DevicePtr
+		DstArray  Array
+		// C memory only, never Go memory: reserved: must be 0; a union of CUDA 12
+		// (CUgraphNodeParams) overlays it with an integer
+		Reserved1    uintptr
+		DstPitch     uint64
+		DstHeight    uint64
+		WidthInBytes uint64
+		Height       uint64
+		Depth        uint64
 	}
 	// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200
 	// bytes).
@@ -541,7 +569,12 @@ type (
 		SrcZ          uint64
 		SrcLOD        uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost       HostPtr
 		SrcDevice     DevicePtr
 		SrcArray      Array
 		SrcContext    Context
@@ -552,15 +585,20 @@ type (
 		DstZ          uint64
 		DstLOD        uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		DstContext    Context
-		DstPitch      uint64
-		DstHeight     uint64
-		WidthInBytes  uint64
-		Height        uint64
-		Depth         uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost      HostPtr
+		DstDevice    DevicePtr
+		DstArray     Array
+		DstContext   Context
+		DstPitch     uint64
+		DstHeight    uint64
+		WidthInBytes uint64
+		Height       uint64
+		Depth        uint64
 	}
 	// ArrayDescriptor is CUDA_ARRAY_DESCRIPTOR (also CUDA_ARRAY_DESCRIPTOR_v2) (24
 	// bytes).
@@ -813,10 +851,13 @@ type (
 	MemPoolAttribute int32
 	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 	MemPoolProps struct {
-		AllocType               MemAllocationType
-		HandleTypes             MemAllocationHandleType
-		Location                MemLocation
-		Win32SecurityAttributes unsafe.Pointer
+		AllocType   MemAllocationType
+		HandleTypes MemAllocationHandleType
+		Location    MemLocation
+		// C memory only, never Go memory: a Windows SECURITY_ATTRIBUTES in C
+		// memory, or 0; a union of CUDA 12 (CUgraphNodeParams) overlays it with an
+		// integer
+		Win32SecurityAttributes uintptr
 		Reserved                [64]uint8
 	}
 	// MemPoolPtrExportData is CUmemPoolPtrExportData (also
@@ -984,16 +1025,17 @@ type (
 	ExternalMemoryHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalMemoryHandleDescHandle{}) before
-		// reusing it with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
+		// collector; no member has an integer in a pointer word.
+		b0 [8]byte
 		p8 unsafe.Pointer
 	}
 	// ExternalMemoryHandleDescHandleWin32 is
 	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalMemoryHandleDescHandleWin32 struct {
-		Handle unsafe.Pointer
+		// An integer to Go: another member of ExternalMemoryHandleDescHandle holds
+		// an integer in this word, so the collector cannot scan it as a pointer. C
+		// memory (or a device address) only, never Go memory.
+		Handle uintptr
 		Name   unsafe.Pointer
 	}
 	// ExternalSemaphoreHandleDescHandle is
@@ -1002,16 +1044,17 @@ type (
 	ExternalSemaphoreHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreHandleDescHandle{}) before
-		// reusing it with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
+		// collector; no member has an integer in a pointer word.
+		b0 [8]byte
 		p8 unsafe.Pointer
 	}
 	// ExternalSemaphoreHandleDescHandleWin32 is
 	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalSemaphoreHandleDescHandleWin32 struct {
-		Handle unsafe.Pointer
+		// An integer to Go: another member of ExternalSemaphoreHandleDescHandle
+		// holds an integer in this word, so the collector cannot scan it as a
+		// pointer. C memory (or a device address) only, never Go memory.
+		Handle uintptr
 		Name   unsafe.Pointer
 	}
 	// ExternalSemaphoreSignalParamsParams is
@@ -1033,9 +1076,7 @@ type (
 	ExternalSemaphoreSignalParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u =
-		// ExternalSemaphoreSignalParamsParamsNvSciSync{}) before reusing it with a
-		// member that has an integer where another had a pointer.
+		// collector; no member has an integer in a pointer word.
 		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreSignalParamsParamsKeyedMutex is
@@ -1062,9 +1103,7 @@ type (
 	ExternalSemaphoreWaitParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreWaitParamsParamsNvSciSync{})
-		// before reusing it with a
-		// member that has an integer where another had a pointer.
+		// collector; no member has an integer in a pointer word.
 		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreWaitParamsParamsKeyedMutex is
@@ -3131,10 +3170,7 @@ func (u *StreamBatchMemOpParams) FlushRemoteWrites() *StreamBatchMemOpParamsFlus
 func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBarrier {
 	return (*StreamBatchMemOpParamsMemoryBarrier)(unsafe.Pointer(u))
 }
-
-// Pad is the member pad.
-func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
-func (v OccupancyFlags) String() string           { return flagString(uint64(v), namesOccupancyFlags) }
+func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
@@ -3192,9 +3228,6 @@ func (v ClusterSchedulingPolicy) String() string {
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
-
-// Pad is the member pad.
-func (u *LaunchAttributeValue) Pad() *[64]byte { return (*[64]byte)(unsafe.Pointer(u)) }
 
 // AccessPolicyWindow is the member accessPolicyWindow.
 func (u *LaunchAttributeValue) AccessPolicyWindow() *AccessPolicyWindow {
@@ -3356,11 +3389,6 @@ func (u *ResourceDescRes) Pitch2D() *ResourceDescResPitch2D {
 	return (*ResourceDescResPitch2D)(unsafe.Pointer(u))
 }
 
-// Reserved is the member reserved.
-func (u *ResourceDescRes) Reserved() *ResourceDescResReserved {
-	return (*ResourceDescResReserved)(unsafe.Pointer(u))
-}
-
 // Fd is the member fd.
 func (u *ExternalMemoryHandleDescHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
 
@@ -3370,8 +3398,8 @@ func (u *ExternalMemoryHandleDescHandle) Win32() *ExternalMemoryHandleDescHandle
 }
 
 // NvSciBufObject is the member nvSciBufObject.
-func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Pointer(u))
+func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *uintptr {
+	return (*uintptr)(unsafe.Pointer(u))
 }
 
 // Fd is the member fd.
@@ -3383,8 +3411,8 @@ func (u *ExternalSemaphoreHandleDescHandle) Win32() *ExternalSemaphoreHandleDesc
 }
 
 // NvSciSyncObj is the member nvSciSyncObj.
-func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Pointer(u))
+func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *uintptr {
+	return (*uintptr)(unsafe.Pointer(u))
 }
 
 // Fence is the member fence.
@@ -3392,19 +3420,9 @@ func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
 }
 
-// Reserved is the member reserved.
-func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Reserved() *uint64 {
-	return (*uint64)(unsafe.Pointer(u))
-}
-
 // Fence is the member fence.
 func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
-}
-
-// Reserved is the member reserved.
-func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Reserved() *uint64 {
-	return (*uint64)(unsafe.Pointer(u))
 }
 
 // Mipmap is the member mipmap.
@@ -3898,15 +3916,15 @@ func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPo
 // device's default memory pool if cuDeviceSetMemPool has never been called. By
 // default the current mempool is the default mempool for a device. Otherwise
 // the returned pool must have been set with cuDeviceSetMemPool.
-func DeviceGetMemPool(pool *MemoryPool, dev Device) error { return DeviceGetMemPoolCtx(0, pool, dev) }
+func DeviceGetMemPool(dev Device) (MemoryPool, error) { return DeviceGetMemPoolCtx(0, dev) }
 
 // DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool
 // (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the
 // default mempool of a device.
 //
 // The default mempool of a device contains device memory from that device.
-func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
-	return DeviceGetDefaultMemPoolCtx(0, pool_out, dev)
+func DeviceGetDefaultMemPool(dev Device) (MemoryPool, error) {
+	return DeviceGetDefaultMemPoolCtx(0, dev)
 }
 
 // FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites
@@ -4000,8 +4018,8 @@ func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetProperti
 //   - major: Major revision number
 //   - minor: Minor revision number
 //   - dev: Device handle
-func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
-	return DeviceComputeCapabilityCtx(0, major, minor, dev)
+func DeviceComputeCapability(dev Device) (int32, int32, error) {
+	return DeviceComputeCapabilityCtx(0, dev)
 }
 
 // DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain
@@ -4114,8 +4132,8 @@ func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
 //   - dev: Device to get primary context flags for
 //   - flags: Pointer to store flags
 //   - active: Pointer to store context state; 0 = inactive, 1 = active
-func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
-	return DevicePrimaryCtxGetStateCtx(0, dev, flags, active)
+func DevicePrimaryCtxGetState(dev Device) (uint32, int32, error) {
+	return DevicePrimaryCtxGetStateCtx(0, dev)
 }
 
 // DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2
@@ -4154,8 +4172,8 @@ func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0
 //     0 if not
 //   - type: Execution affinity type to query
 //   - dev: Device handle
-func DeviceGetExecAffinitySupport(pi *int32, typeArg ExecAffinityType, dev Device) error {
-	return DeviceGetExecAffinitySupportCtx(0, pi, typeArg, dev)
+func DeviceGetExecAffinitySupport(typeArg ExecAffinityType, dev Device) (int32, error) {
+	return DeviceGetExecAffinitySupportCtx(0, typeArg, dev)
 }
 
 // CtxCreate calls cuCtxCreate_v2 (CtxCreateCtx makes a context current first):
@@ -4411,7 +4429,7 @@ func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
 // Parameters:
 //
 //   - flags: Pointer to store flags of current context
-func CtxGetFlags(flags *uint32) error { return CtxGetFlagsCtx(0, flags) }
+func CtxGetFlags() (uint32, error) { return CtxGetFlagsCtx(0) }
 
 // CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context
 // current first): Block for a context's tasks to complete.
@@ -4654,9 +4672,7 @@ func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemCo
 //
 //   - ctx: Context to check
 //   - version: Pointer to version
-func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
-	return CtxGetAPIVersionCtx(0, ctxArg, version)
-}
+func CtxGetAPIVersion(ctxArg Context) (uint32, error) { return CtxGetAPIVersionCtx(0, ctxArg) }
 
 // CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange
 // (CtxGetStreamPriorityRangeCtx makes a context current first): Returns
@@ -4683,9 +4699,7 @@ func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
 //     stream priority is returned
 //   - greatestPriority: Pointer to an int in which the numerical value for
 //     greatest stream priority is returned
-func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
-	return CtxGetStreamPriorityRangeCtx(0, leastPriority, greatestPriority)
-}
+func CtxGetStreamPriorityRange() (int32, int32, error) { return CtxGetStreamPriorityRangeCtx(0) }
 
 // CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache
 // (CtxResetPersistingL2CacheCtx makes a context current first): Resets all
@@ -5432,9 +5446,7 @@ func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 //   - pHandle: Pointer to user allocated CUipcMemHandle to return the handle
 //     in.
 //   - dptr: Base pointer to previously allocated device memory
-func IPCGetMemHandle(pHandle *IPCMemHandle, dptr DevicePtr) error {
-	return IPCGetMemHandleCtx(0, pHandle, dptr)
-}
+func IPCGetMemHandle(dptr DevicePtr) (IPCMemHandle, error) { return IPCGetMemHandleCtx(0, dptr) }
 
 // IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a
 // context current first): Opens an interprocess memory handle exported from
@@ -6818,8 +6830,8 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 //
 //   - pArrayDescriptor: Returned array descriptor
 //   - hArray: Array to get descriptor of
-func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	return ArrayGetDescriptorCtx(0, pArrayDescriptor, hArray)
+func ArrayGetDescriptor(hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(0, hArray)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties
@@ -7127,8 +7139,8 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 //
 //   - pArrayDescriptor: Returned 3D array descriptor
 //   - hArray: 3D array to get descriptor of
-func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	return Array3DGetDescriptorCtx(0, pArrayDescriptor, hArray)
+func Array3DGetDescriptor(hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(0, hArray)
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
@@ -7384,8 +7396,8 @@ func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx
 //   - size: Size of the allocation requested
 //   - prop: Properties of the allocation to create.
 //   - flags: flags for future use, must be zero now.
-func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
-	return MemCreateCtx(0, handle, size, prop, flags)
+func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (MemGenericAllocationHandle, error) {
+	return MemCreateCtx(0, size, prop, flags)
 }
 
 // MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first):
@@ -7943,8 +7955,8 @@ func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (MemAccessFlags
 //
 // Note: Specifying CU_MEM_HANDLE_TYPE_NONE creates a memory pool that will not
 // support IPC.
-func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
-	return MemPoolCreateCtx(0, pool, poolProps)
+func MemPoolCreate(poolProps *MemPoolProps) (MemoryPool, error) {
+	return MemPoolCreateCtx(0, poolProps)
 }
 
 // MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context
@@ -8593,9 +8605,7 @@ func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 //   - hStream: Handle to the stream to be queried
 //   - priority: Pointer to a signed integer in which the stream's priority is
 //     returned
-func StreamGetPriority(hStream Stream, priority *int32) error {
-	return StreamGetPriorityCtx(0, hStream, priority)
-}
+func StreamGetPriority(hStream Stream) (int32, error) { return StreamGetPriorityCtx(0, hStream) }
 
 // StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context
 // current first): Query the flags of a given stream.
@@ -8610,7 +8620,7 @@ func StreamGetPriority(hStream Stream, priority *int32) error {
 //     returned The value returned in flags is a logical 'OR' of all flags that
 //     were used while creating this stream. See cuStreamCreate for the list of
 //     valid flags
-func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlagsCtx(0, hStream, flags) }
+func StreamGetFlags(hStream Stream) (uint32, error) { return StreamGetFlagsCtx(0, hStream) }
 
 // StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current
 // first): Query the context associated with a stream.
@@ -8718,7 +8728,7 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
-func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
+func StreamAddCallback(hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
 
@@ -8818,9 +8828,7 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 //
 //   - hStream: Stream to query
 //   - phGraph: The captured graph
-func StreamEndCapture(hStream Stream, phGraph *Graph) error {
-	return StreamEndCaptureCtx(0, hStream, phGraph)
-}
+func StreamEndCapture(hStream Stream) (Graph, error) { return StreamEndCaptureCtx(0, hStream) }
 
 // StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a
 // context current first): Returns a stream's capture status.
@@ -8871,8 +8879,8 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 //
 //   - the call returns CUDA_SUCCESS
 //   - captureStatus is set to CU_STREAM_CAPTURE_STATUS_ACTIVE
-func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) error {
-	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out)
+func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, error) {
+	return StreamGetCaptureInfoCtx(0, hStream)
 }
 
 // StreamGetCaptureInfoV2 calls cuStreamGetCaptureInfo_v2
@@ -8921,8 +8929,8 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 //     stream) without copying.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfoV2(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
-	return StreamGetCaptureInfoV2Ctx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out)
+func StreamGetCaptureInfoV2(hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
+	return StreamGetCaptureInfoV2Ctx(0, hStream, graph_out, dependencies_out)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies
@@ -9088,8 +9096,8 @@ func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttri
 //   - hStream:
 //   - attr:
 //   - value_out:
-func StreamGetAttribute(hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	return StreamGetAttributeCtx(0, hStream, attr, value_out)
+func StreamGetAttribute(hStream Stream, attr LaunchAttributeID) (LaunchAttributeValue, error) {
+	return StreamGetAttributeCtx(0, hStream, attr)
 }
 
 // StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a
@@ -10780,7 +10788,7 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags u
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (LaunchHostFuncGo,
 //     NewHostFn)
-func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
+func LaunchHostFunc(hStream Stream, fnArg HostFn, userData uintptr) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
 
@@ -11101,8 +11109,8 @@ func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *Kern
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
-	return GraphKernelNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphKernelNodeGetParams(hNode GraphNode) (KernelNodeParams, error) {
+	return GraphKernelNodeGetParamsCtx(0, hNode)
 }
 
 // GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams
@@ -11162,8 +11170,8 @@ func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memc
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	return GraphMemcpyNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphMemcpyNodeGetParams(hNode GraphNode) (Memcpy3DParams, error) {
+	return GraphMemcpyNodeGetParamsCtx(0, hNode)
 }
 
 // GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams
@@ -11214,8 +11222,8 @@ func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *Me
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return GraphMemsetNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphMemsetNodeGetParams(hNode GraphNode) (MemsetNodeParams, error) {
+	return GraphMemsetNodeGetParamsCtx(0, hNode)
 }
 
 // GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams
@@ -11265,8 +11273,8 @@ func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNo
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
-	return GraphHostNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphHostNodeGetParams(hNode GraphNode) (HostNodeParams, error) {
+	return GraphHostNodeGetParamsCtx(0, hNode)
 }
 
 // GraphHostNodeSetParams calls cuGraphHostNodeSetParams
@@ -11324,8 +11332,8 @@ func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph G
 //
 //   - hNode: Node to get the embedded graph for
 //   - phGraph: Location to store a handle to the graph
-func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
-	return GraphChildGraphNodeGetGraphCtx(0, hNode, phGraph)
+func GraphChildGraphNodeGetGraph(hNode GraphNode) (Graph, error) {
+	return GraphChildGraphNodeGetGraphCtx(0, hNode)
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a
@@ -11386,8 +11394,8 @@ func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event
 //
 //   - hNode: Node to get the event for
 //   - event_out: Pointer to return the event
-func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
-	return GraphEventRecordNodeGetEventCtx(0, hNode, event_out)
+func GraphEventRecordNodeGetEvent(hNode GraphNode) (Event, error) {
+	return GraphEventRecordNodeGetEventCtx(0, hNode)
 }
 
 // GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent
@@ -11439,8 +11447,8 @@ func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) 
 //
 //   - hNode: Node to get the event for
 //   - event_out: Pointer to return the event
-func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
-	return GraphEventWaitNodeGetEventCtx(0, hNode, event_out)
+func GraphEventWaitNodeGetEvent(hNode GraphNode) (Event, error) {
+	return GraphEventWaitNodeGetEventCtx(0, hNode)
 }
 
 // GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent
@@ -11500,8 +11508,8 @@ func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode, params_out)
+func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode) (ExtSemSignalNodeParams, error) {
+	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode)
 }
 
 // GraphExternalSemaphoresSignalNodeSetParams calls
@@ -11561,8 +11569,8 @@ func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, 
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode, params_out)
+func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode) (ExtSemWaitNodeParams, error) {
+	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode)
 }
 
 // GraphExternalSemaphoresWaitNodeSetParams calls
@@ -11627,8 +11635,8 @@ func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams_out: Pointer to return the parameters
-func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	return GraphBatchMemOpNodeGetParamsCtx(0, hNode, nodeParams_out)
+func GraphBatchMemOpNodeGetParams(hNode GraphNode) (BatchMemOpNodeParams, error) {
+	return GraphBatchMemOpNodeGetParamsCtx(0, hNode)
 }
 
 // GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams
@@ -11754,8 +11762,8 @@ func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *Me
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams) error {
-	return GraphMemAllocNodeGetParamsCtx(0, hNode, params_out)
+func GraphMemAllocNodeGetParams(hNode GraphNode) (MemAllocNodeParams, error) {
+	return GraphMemAllocNodeGetParamsCtx(0, hNode)
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes
@@ -11803,8 +11811,8 @@ func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr)
 //
 //   - hNode: Node to get the parameters for
 //   - dptr_out: Pointer to return the device address
-func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
-	return GraphMemFreeNodeGetParamsCtx(0, hNode, dptr_out)
+func GraphMemFreeNodeGetParams(hNode GraphNode) (DevicePtr, error) {
+	return GraphMemFreeNodeGetParamsCtx(0, hNode)
 }
 
 // DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a
@@ -11910,9 +11918,7 @@ func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNod
 //
 //   - hNode: Node to query
 //   - type: Pointer to return the node type
-func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
-	return GraphNodeGetTypeCtx(0, hNode, typeArg)
-}
+func GraphNodeGetType(hNode GraphNode) (GraphNodeType, error) { return GraphNodeGetTypeCtx(0, hNode) }
 
 // GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current
 // first): Returns a graph's nodes.
@@ -12088,8 +12094,8 @@ func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNo
 //     indicate a node contributing to the error
 //   - logBuffer: A character buffer to store diagnostic messages
 //   - bufferSize: Size of the log buffer in bytes
-func GraphInstantiate(hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (GraphExec, error) {
-	return GraphInstantiateCtx(0, hGraph, phErrorNode, logBuffer, bufferSize)
+func GraphInstantiate(hGraph Graph, logBuffer []byte) (GraphExec, GraphNode, error) {
+	return GraphInstantiateCtx(0, hGraph, logBuffer)
 }
 
 // GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags
@@ -12414,8 +12420,8 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 //   - hGraphExec: The executable graph in which to set the specified node
 //   - hNode: Node from the graph from which graphExec was instantiated
 //   - isEnabled: Location to return the enabled status of the node
-func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode, isEnabled)
+func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode) (uint32, error) {
+	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode)
 }
 
 // GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current
@@ -12563,8 +12569,8 @@ func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
 //     the update, if any
 //   - updateResult_out: Whether the graph update was permitted. If was
 //     forbidden, the reason why
-func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) error {
-	return GraphExecUpdateCtx(0, hGraphExec, hGraph, hErrorNode_out, updateResult_out)
+func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph) (GraphNode, GraphExecUpdateResult, error) {
+	return GraphExecUpdateCtx(0, hGraphExec, hGraph)
 }
 
 // GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes
@@ -12594,8 +12600,8 @@ func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 //   - hNode:
 //   - attr:
 //   - value_out:
-func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	return GraphKernelNodeGetAttributeCtx(0, hNode, attr, value_out)
+func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID) (LaunchAttributeValue, error) {
+	return GraphKernelNodeGetAttributeCtx(0, hNode, attr)
 }
 
 // GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute
@@ -12662,7 +12668,7 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 // The raw pointers:
 //   - ptr: the pointer the driver hands back to the C callback: C memory or a
 //     value; for a Go func use the Go form instead (UserObjectCreateGo)
-func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
@@ -13246,7 +13252,7 @@ func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 //
 //   - hTexRef: Texture reference
 //   - pBorderColor: RGBA color
-func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
+func TexRefSetBorderColor(hTexRef Texref, pBorderColor *[4]float32) error {
 	return TexRefSetBorderColorCtx(0, hTexRef, pBorderColor)
 }
 
@@ -13464,8 +13470,8 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 //
 //   - hTexRef: Texture reference
 //   - pBorderColor: Returned Type and Value of RGBA color
-func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
-	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
+func TexRefGetBorderColor(hTexRef Texref) ([4]float32, error) {
+	return TexRefGetBorderColorCtx(0, hTexRef)
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context
@@ -13543,9 +13549,7 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 //
 //   - phArray: Surface reference handle
 //   - hSurfRef: Surface reference handle
-func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
-	return SurfRefGetArrayCtx(0, phArray, hSurfRef)
-}
+func SurfRefGetArray(hSurfRef Surfref) (Array, error) { return SurfRefGetArrayCtx(0, hSurfRef) }
 
 // TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context
 // current first): Creates a texture object.
@@ -13770,8 +13774,8 @@ func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
 //   - pResDesc: Resource descriptor
 //   - pTexDesc: Texture descriptor
 //   - pResViewDesc: Resource view descriptor
-func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return TexObjectCreateCtx(0, pTexObject, pResDesc, pTexDesc, pResViewDesc)
+func TexObjectCreate(pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (TexObject, error) {
+	return TexObjectCreateCtx(0, pResDesc, pTexDesc, pResViewDesc)
 }
 
 // TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a
@@ -13795,8 +13799,8 @@ func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0,
 //
 //   - pResDesc: Resource descriptor
 //   - texObject: Texture object
-func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error {
-	return TexObjectGetResourceDescCtx(0, pResDesc, texObject)
+func TexObjectGetResourceDesc(texObject TexObject) (ResourceDesc, error) {
+	return TexObjectGetResourceDescCtx(0, texObject)
 }
 
 // TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc
@@ -13809,8 +13813,8 @@ func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error
 //
 //   - pTexDesc: Texture descriptor
 //   - texObject: Texture object
-func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
-	return TexObjectGetTextureDescCtx(0, pTexDesc, texObject)
+func TexObjectGetTextureDesc(texObject TexObject) (TextureDesc, error) {
+	return TexObjectGetTextureDescCtx(0, texObject)
 }
 
 // TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc
@@ -13825,8 +13829,8 @@ func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
 //
 //   - pResViewDesc: Resource view descriptor
 //   - texObject: Texture object
-func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return TexObjectGetResourceViewDescCtx(0, pResViewDesc, texObject)
+func TexObjectGetResourceViewDesc(texObject TexObject) (ResourceViewDesc, error) {
+	return TexObjectGetResourceViewDescCtx(0, texObject)
 }
 
 // SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a
@@ -13845,8 +13849,8 @@ func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexO
 //
 //   - pSurfObject: Surface object to create
 //   - pResDesc: Resource descriptor
-func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return SurfObjectCreateCtx(0, pSurfObject, pResDesc)
+func SurfObjectCreate(pResDesc *ResourceDesc) (SurfObject, error) {
+	return SurfObjectCreateCtx(0, pResDesc)
 }
 
 // SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a
@@ -13870,8 +13874,8 @@ func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCt
 //
 //   - pResDesc: Resource descriptor
 //   - surfObject: Surface object
-func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return SurfObjectGetResourceDescCtx(0, pResDesc, surfObject)
+func SurfObjectGetResourceDesc(surfObject SurfObject) (ResourceDesc, error) {
+	return SurfObjectGetResourceDescCtx(0, surfObject)
 }
 
 // DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes

@@ -50,18 +50,18 @@ static int cg_pii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { C
 static int cg_ih(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_ih
 #cgo nocallback cg_ih
-static int cg_pi_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
 static int cg_ii(uintptr_t ctx, uintptr_t fn, int a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, int))fn)(a0, a1); }
 #cgo noescape cg_ii
 #cgo nocallback cg_ii
-static int cg_ppi_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
 static int cg_i(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
 #cgo noescape cg_i
 #cgo nocallback cg_i
 static int cg_iu(uintptr_t ctx, uintptr_t fn, int a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_iu
 #cgo nocallback cg_iu
-static int cg_ipp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_ipp
+#cgo nocallback cg_ipp
 static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
 #cgo noescape cg_pui
 #cgo nocallback cg_pui
@@ -69,21 +69,25 @@ static int cg_ppiui_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2
 static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
 #cgo noescape cg_h
 #cgo nocallback cg_h
-static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 static int cg_v(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
 #cgo noescape cg_v
 #cgo nocallback cg_v
 static int cg_il(uintptr_t ctx, uintptr_t fn, int a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_il
 #cgo nocallback cg_il
-static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+#cgo noescape cg_hp
+#cgo nocallback cg_hp
+static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+#cgo noescape cg_pp
+#cgo nocallback cg_pp
 static int cg_pu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_pu
 #cgo nocallback cg_pu
 static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
 #cgo noescape cg_ps
 #cgo nocallback cg_ps
+static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
 static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phs
@@ -95,9 +99,6 @@ static int cg_uppp_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, v
 static int cg_hiplsupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4, unsigned int a5, void * a6, void * a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7); }
 static int cg_hisupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2, unsigned int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
 static int cg_hpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-#cgo noescape cg_pp
-#cgo nocallback cg_pp
 static int cg_pl(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_pl
 #cgo nocallback cg_pl
@@ -122,7 +123,9 @@ static int cg_ph(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTE
 static int cg_pb64a1(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
 #cgo noescape cg_pb64a1
 #cgo nocallback cg_pb64a1
-static int cg_pq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_pb64a1u(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
 #cgo noescape cg_pb64a1u
 #cgo nocallback cg_pb64a1u
@@ -148,6 +151,7 @@ static int cg_phll_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsi
 static int cg_hlhll(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, unsigned long))fn)((void *)a0, a1, (void *)a2, a3, a4); }
 #cgo noescape cg_hlhll
 #cgo nocallback cg_hlhll
+static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 static int cg_qqlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
 #cgo noescape cg_qqlh
 #cgo nocallback cg_qqlh
@@ -226,9 +230,6 @@ static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned
 static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_pqiq
 #cgo nocallback cg_pqiq
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -261,16 +262,16 @@ static int cg_qlii(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned 
 static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pliql
 #cgo nocallback cg_pliql
-static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_hp
-#cgo nocallback cg_hp
 static int cg_hhu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
 #cgo noescape cg_hhu
 #cgo nocallback cg_hhu
-static int cg_hppu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_hhhu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, (void *)a1, (void *)a2, a3); }
 static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
 #cgo noescape cg_hi
 #cgo nocallback cg_hi
+static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hpp
+#cgo nocallback cg_hpp
 static int cg_hppppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
 static int cg_hplu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
 static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
@@ -298,6 +299,7 @@ static int cg_huuuuuuuhww_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned
 static int cg_phww_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t * a2, uintptr_t * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, (void *)a3); }
 static int cg_huuuuuuuhw_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, uintptr_t * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, (void *)a9); }
 static int cg_puu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
+static int cg_hhh_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 static int cg_hiii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hiii
 #cgo nocallback cg_hiii
@@ -318,6 +320,7 @@ static int cg_hih(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, uintptr_t a
 #cgo noescape cg_hih
 #cgo nocallback cg_hih
 static int cg_phplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
+static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 static int cg_phplph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
 static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
 static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
@@ -326,9 +329,6 @@ static int cg_phplq_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, voi
 static int cg_iip(uintptr_t ctx, uintptr_t fn, int a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, int, void *))fn)(a0, a1, a2); }
 #cgo noescape cg_iip
 #cgo nocallback cg_iip
-static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_hpp
-#cgo nocallback cg_hpp
 static int cg_hppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hppp
 #cgo nocallback cg_hppp
@@ -341,11 +341,16 @@ static int cg_hhph_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, v
 static int cg_hhh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 #cgo noescape cg_hhh
 #cgo nocallback cg_hhh
-static int cg_hhpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, (void *)a1, a2, a3); }
+static int cg_hhp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
+#cgo noescape cg_hhp
+#cgo nocallback cg_hhp
+static int cg_hhpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)((void *)a0, (void *)a1, a2, a3); }
+#cgo noescape cg_hhpp
+#cgo nocallback cg_hhpp
 static int cg_hsu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hsu
 #cgo nocallback cg_hsu
-static int cg_pppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4); }
+static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
 static int cg_hhuu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)((void *)a0, (void *)a1, a2, a3); }
 #cgo noescape cg_hhuu
 #cgo nocallback cg_hhuu
@@ -355,8 +360,8 @@ static int cg_phil(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2,
 static int cg_philu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long, unsigned int))fn)(a0, (void *)a1, a2, a3, a4); }
 #cgo noescape cg_philu
 #cgo nocallback cg_philu
-static int cg_pphpli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
-static int cg_pphpliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
+static int cg_pphhli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5); }
+static int cg_pphhliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5, a6); }
 static int cg_phii(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phii
 #cgo nocallback cg_phii
@@ -393,22 +398,16 @@ var (
 	pinBatchMemOpNodeParams          = []uintptr{16}
 	pinExtSemSignalNodeParams        = []uintptr{0, 8}
 	pinExtSemWaitNodeParams          = []uintptr{0, 8}
-	pinExternalMemoryHandleDesc      = []uintptr{8, 16}
-	pinExternalSemaphoreHandleDesc   = []uintptr{8, 16}
+	pinExternalMemoryHandleDesc      = []uintptr{16}
+	pinExternalSemaphoreHandleDesc   = []uintptr{16}
 	pinExternalSemaphoreSignalParams = []uintptr{8}
 	pinExternalSemaphoreWaitParams   = []uintptr{8}
 	pinGraphNode                     = []uintptr{0}
-	pinHostNodeParams                = []uintptr{0, 8}
 	pinKernelNodeParams              = []uintptr{40, 48}
-	pinLaunchAttributeValue          = []uintptr{0}
 	pinLaunchConfig                  = []uintptr{40}
 	pinLaunchParams                  = []uintptr{48}
-	pinMemAllocNodeParams            = []uintptr{16, 88}
+	pinMemAllocNodeParams            = []uintptr{88}
 	pinMemAllocationProp             = []uintptr{16}
-	pinMemPoolProps                  = []uintptr{16}
-	pinMemcpy2DParams                = []uintptr{24, 80}
-	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
-	pinMemcpy3DPeerParams            = []uintptr{40, 128}
 )
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
@@ -474,11 +473,13 @@ func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Point
 func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) error {
 	return procs[14].done(C.cg_ih(C.uintptr_t(ctx), procs[14].fn(), C.int(dev), C.uintptr_t(pool)))
 }
-func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) error {
-	return procs[15].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(pool), C.int(dev)))
+func DeviceGetMemPoolCtx(ctx Context, dev Device) (pool MemoryPool, err error) {
+	err = procs[15].done(C.cg_pi(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(&pool), C.int(dev)))
+	return
 }
-func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) error {
-	return procs[16].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(pool_out), C.int(dev)))
+func DeviceGetDefaultMemPoolCtx(ctx Context, dev Device) (pool_out MemoryPool, err error) {
+	err = procs[16].done(C.cg_pi(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(&pool_out), C.int(dev)))
+	return
 }
 func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
 	return procs[17].done(C.cg_ii(C.uintptr_t(ctx), procs[17].fn(), C.int(target), C.int(scope)))
@@ -487,8 +488,9 @@ func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) {
 	err = procs[18].done(C.cg_pi(C.uintptr_t(ctx), procs[18].fn(), unsafe.Pointer(&prop), C.int(dev)))
 	return
 }
-func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) error {
-	return procs[19].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[19].fn(), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
+func DeviceComputeCapabilityCtx(ctx Context, dev Device) (major int32, minor int32, err error) {
+	err = procs[19].done(C.cg_ppi(C.uintptr_t(ctx), procs[19].fn(), unsafe.Pointer(&major), unsafe.Pointer(&minor), C.int(dev)))
+	return
 }
 func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
 	err = procs[20].done(C.cg_pi(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(&pctx), C.int(dev)))
@@ -500,14 +502,16 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[22].done(C.cg_iu(C.uintptr_t(ctx), procs[22].fn(), C.int(dev), C.uint(flags)))
 }
-func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) error {
-	return procs[23].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
+func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
+	err = procs[23].done(C.cg_ipp(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), unsafe.Pointer(&flags), unsafe.Pointer(&active)))
+	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
 	return procs[24].done(C.cg_i(C.uintptr_t(ctx), procs[24].fn(), C.int(dev)))
 }
-func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) error {
-	return procs[25].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[25].fn(), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
+func DeviceGetExecAffinitySupportCtx(ctx Context, typeArg ExecAffinityType, dev Device) (pi int32, err error) {
+	err = procs[25].done(C.cg_pii(C.uintptr_t(ctx), procs[25].fn(), unsafe.Pointer(&pi), C.int(typeArg), C.int(dev)))
+	return
 }
 func CtxCreateCtx(ctx Context, flags uint32, dev Device) (pctx Context, err error) {
 	err = procs[26].done(C.cg_pui(C.uintptr_t(ctx), procs[26].fn(), unsafe.Pointer(&pctx), C.uint(flags), C.int(dev)))
@@ -538,8 +542,9 @@ func CtxGetDeviceCtx(ctx Context) (device Device, err error) {
 	err = procs[33].done(C.cg_p(C.uintptr_t(ctx), procs[33].fn(), unsafe.Pointer(&device)))
 	return
 }
-func CtxGetFlagsCtx(ctx Context, flags *uint32) error {
-	return procs[34].done(C.cg_p_cb(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(flags)))
+func CtxGetFlagsCtx(ctx Context) (flags uint32, err error) {
+	err = procs[34].done(C.cg_p(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(&flags)))
+	return
 }
 func CtxSynchronizeCtx(ctx Context) error {
 	return procs[35].done(C.cg_v(C.uintptr_t(ctx), procs[35].fn()))
@@ -565,11 +570,13 @@ func CtxGetSharedMemConfigCtx(ctx Context) (pConfig Sharedconfig, err error) {
 func CtxSetSharedMemConfigCtx(ctx Context, config Sharedconfig) error {
 	return procs[41].done(C.cg_i(C.uintptr_t(ctx), procs[41].fn(), C.int(config)))
 }
-func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) error {
-	return procs[42].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[42].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
+func CtxGetAPIVersionCtx(ctx Context, ctxArg Context) (version uint32, err error) {
+	err = procs[42].done(C.cg_hp(C.uintptr_t(ctx), procs[42].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(&version)))
+	return
 }
-func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) error {
-	return procs[43].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[43].fn(), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
+func CtxGetStreamPriorityRangeCtx(ctx Context) (leastPriority int32, greatestPriority int32, err error) {
+	err = procs[43].done(C.cg_pp(C.uintptr_t(ctx), procs[43].fn(), unsafe.Pointer(&leastPriority), unsafe.Pointer(&greatestPriority)))
+	return
 }
 func CtxResetPersistingL2CacheCtx(ctx Context) error {
 	return procs[44].done(C.cg_v(C.uintptr_t(ctx), procs[44].fn()))
@@ -654,7 +661,10 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
+	koptionValues := keepCopy(unsafe.Pointer(unsafe.SliceData(optionValues)), len(optionValues)*int(unsafe.Sizeof(optionValues[0])))
+	ek := status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut)))
+	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
+	err = ek
 	return
 }
 func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
@@ -680,7 +690,11 @@ func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, siz
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	return procs[62].done(C.cg_h(C.uintptr_t(ctx), procs[62].fn(), C.uintptr_t(state)))
+	ek := procs[62].done(C.cg_h(C.uintptr_t(ctx), procs[62].fn(), C.uintptr_t(state)))
+	if ek == nil {
+		releaseKept("LinkState", uintptr(state))
+	}
+	return ek
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {
 	err = procs[63].done(C.cg_pp(C.uintptr_t(ctx), procs[63].fn(), unsafe.Pointer(&free), unsafe.Pointer(&total)))
@@ -744,8 +758,9 @@ func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, 
 	err = procs[77].done(C.cg_pb64a1(C.uintptr_t(ctx), procs[77].fn(), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
 	return
 }
-func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) error {
-	return procs[78].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[78].fn(), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
+func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err error) {
+	err = procs[78].done(C.cg_pq(C.uintptr_t(ctx), procs[78].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
+	return
 }
 func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
 	err = procs[79].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[79].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
@@ -791,27 +806,15 @@ func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array
 	return procs[92].done(C.cg_hlhll(C.uintptr_t(ctx), procs[92].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[93].done(C.cg_p_cb(C.uintptr_t(ctx), procs[93].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[94].done(C.cg_p_cb(C.uintptr_t(ctx), procs[94].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[95].done(C.cg_p_cb(C.uintptr_t(ctx), procs[95].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[96].done(C.cg_p_cb(C.uintptr_t(ctx), procs[96].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
@@ -836,21 +839,12 @@ func MemcpyAtoHAsyncCtx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset 
 	return procs[103].done(C.cg_hhllh(C.uintptr_t(ctx), procs[103].fn(), C.uintptr_t(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[104].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[105].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[105].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[106].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[106].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
@@ -893,8 +887,9 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 	err = procs[119].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	return procs[120].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func ArrayGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor ArrayDescriptor, err error) {
+	err = procs[120].done(C.cg_ph(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
 	err = procs[121].done(C.cg_ph(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
@@ -923,8 +918,9 @@ func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle A
 	err = procs[127].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[127].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	return procs[128].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[128].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func Array3DGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor Array3DDescriptor, err error) {
+	err = procs[128].done(C.cg_ph(C.uintptr_t(ctx), procs[128].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
 	err = procs[129].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[129].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
@@ -952,11 +948,12 @@ func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr Devic
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[134].done(C.cg_ql(C.uintptr_t(ctx), procs[134].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
-func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+func MemCreateCtx(ctx Context, size uint64, prop *MemAllocationProp, flags uint64) (handle MemGenericAllocationHandle, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[135].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[135].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	err = procs[135].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[135].fn(), unsafe.Pointer(&handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	return
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
 	return procs[136].done(C.cg_q(C.uintptr_t(ctx), procs[136].fn(), C.ulonglong(handle)))
@@ -1042,11 +1039,9 @@ func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation)
 	err = procs[153].done(C.cg_php_cb(C.uintptr_t(ctx), procs[153].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 	return
 }
-func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(poolProps), pinMemPoolProps)
-	return procs[154].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[154].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
+func MemPoolCreateCtx(ctx Context, poolProps *MemPoolProps) (pool MemoryPool, err error) {
+	err = procs[154].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[154].fn(), unsafe.Pointer(&pool), unsafe.Pointer(poolProps)))
+	return
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
 	return procs[155].done(C.cg_h(C.uintptr_t(ctx), procs[155].fn(), C.uintptr_t(pool)))
@@ -1118,11 +1113,13 @@ func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phS
 	err = procs[167].done(C.cg_pui(C.uintptr_t(ctx), procs[167].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
-func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	return procs[168].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[168].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+func StreamGetPriorityCtx(ctx Context, hStream Stream) (priority int32, err error) {
+	err = procs[168].done(C.cg_hp(C.uintptr_t(ctx), procs[168].fn(), C.uintptr_t(hStream), unsafe.Pointer(&priority)))
+	return
 }
-func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	return procs[169].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[169].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+func StreamGetFlagsCtx(ctx Context, hStream Stream) (flags uint32, err error) {
+	err = procs[169].done(C.cg_hp(C.uintptr_t(ctx), procs[169].fn(), C.uintptr_t(hStream), unsafe.Pointer(&flags)))
+	return
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
 	err = procs[170].done(C.cg_hp(C.uintptr_t(ctx), procs[170].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
@@ -1131,8 +1128,8 @@ func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
 	return procs[171].done(C.cg_hhu(C.uintptr_t(ctx), procs[171].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
-func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	return procs[172].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[172].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
+	return procs[172].done(C.cg_hhhu_cb(C.uintptr_t(ctx), procs[172].fn(), C.uintptr_t(hStream), C.uintptr_t(callback), C.uintptr_t(userData), C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
 	return procs[173].done(C.cg_hi(C.uintptr_t(ctx), procs[173].fn(), C.uintptr_t(hStream), C.int(mode)))
@@ -1140,21 +1137,24 @@ func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) 
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
 	return procs[174].done(C.cg_p_cb(C.uintptr_t(ctx), procs[174].fn(), unsafe.Pointer(mode)))
 }
-func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	return procs[175].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[175].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+func StreamEndCaptureCtx(ctx Context, hStream Stream) (phGraph Graph, err error) {
+	err = procs[175].done(C.cg_hp(C.uintptr_t(ctx), procs[175].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phGraph)))
+	return
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
 	err = procs[176].done(C.cg_hp(C.uintptr_t(ctx), procs[176].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
-func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64) error {
-	return procs[177].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out)))
+func StreamGetCaptureInfoCtx(ctx Context, hStream Stream) (captureStatus_out StreamCaptureStatus, id_out uint64, err error) {
+	err = procs[177].done(C.cg_hpp(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out)))
+	return
 }
-func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
+func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
-	return procs[178].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out)))
+	err = procs[178].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(&numDependencies_out)))
+	return
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {
 	return procs[179].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uint(flags)))
@@ -1174,16 +1174,11 @@ func StreamDestroyCtx(ctx Context, hStream Stream) error {
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
 	return procs[184].done(C.cg_hh(C.uintptr_t(ctx), procs[184].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[185].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[185].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[185].done(C.cg_hip(C.uintptr_t(ctx), procs[185].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[186].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[186].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
@@ -1330,8 +1325,8 @@ func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []Launc
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(launchParamsList)), cap(launchParamsList), 56, pinLaunchParams)
 	return procs[220].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[220].fn(), unsafe.Pointer(unsafe.SliceData(launchParamsList)), C.uint(len(launchParamsList)), C.uint(flags)))
 }
-func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	return procs[221].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData uintptr) error {
+	return procs[221].done(C.cg_hhh_cb(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), C.uintptr_t(fnArg), C.uintptr_t(userData)))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
 	return procs[222].done(C.cg_hiii(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
@@ -1374,11 +1369,9 @@ func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, 
 	err = procs[233].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[233].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[234].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams KernelNodeParams, err error) {
+	err = procs[234].done(C.cg_hp(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
@@ -1387,59 +1380,45 @@ func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Kerne
 	return procs[235].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	err = procs[236].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[236].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[237].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams Memcpy3DParams, err error) {
+	err = procs[237].done(C.cg_hp(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[238].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[238].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
 	err = procs[239].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[239].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[240].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[240].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams MemsetNodeParams, err error) {
+	err = procs[240].done(C.cg_hp(C.uintptr_t(ctx), procs[240].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return procs[241].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[241].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	err = procs[242].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[242].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[243].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams HostNodeParams, err error) {
+	err = procs[243].done(C.cg_hp(C.uintptr_t(ctx), procs[243].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[244].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[244].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, childGraph Graph) (phGraphNode GraphNode, err error) {
 	err = procs[245].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[245].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(childGraph)))
 	return
 }
-func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	return procs[246].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode) (phGraph Graph, err error) {
+	err = procs[246].done(C.cg_hp(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(hNode), unsafe.Pointer(&phGraph)))
+	return
 }
 func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode) (phGraphNode GraphNode, err error) {
 	err = procs[247].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[247].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies))))
@@ -1449,8 +1428,9 @@ func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies []GraphN
 	err = procs[248].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[248].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[249].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[249].done(C.cg_hp(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[250].done(C.cg_hh(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1459,8 +1439,9 @@ func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNod
 	err = procs[251].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[251].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[252].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[252].done(C.cg_hp(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[253].done(C.cg_hh(C.uintptr_t(ctx), procs[253].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1472,11 +1453,9 @@ func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependen
 	err = procs[254].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[254].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
-	return procs[255].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemSignalNodeParams, err error) {
+	err = procs[255].done(C.cg_hp(C.uintptr_t(ctx), procs[255].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
@@ -1491,11 +1470,9 @@ func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependenci
 	err = procs[257].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[257].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
-	return procs[258].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemWaitNodeParams, err error) {
+	err = procs[258].done(C.cg_hp(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
@@ -1510,11 +1487,9 @@ func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNo
 	err = procs[260].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[260].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
-	return procs[261].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams_out BatchMemOpNodeParams, err error) {
+	err = procs[261].done(C.cg_hp(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams_out)))
+	return
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
@@ -1535,18 +1510,17 @@ func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode
 	err = procs[264].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[264].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
-	return procs[265].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out MemAllocNodeParams, err error) {
+	err = procs[265].done(C.cg_hp(C.uintptr_t(ctx), procs[265].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (phGraphNode GraphNode, err error) {
 	err = procs[266].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[266].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.ulonglong(dptr)))
 	return
 }
-func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	return procs[267].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode) (dptr_out DevicePtr, err error) {
+	err = procs[267].done(C.cg_hp(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(&dptr_out)))
+	return
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 	return procs[268].done(C.cg_i(C.uintptr_t(ctx), procs[268].fn(), C.int(device)))
@@ -1575,8 +1549,9 @@ func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph 
 	err = procs[272].done(C.cg_phh(C.uintptr_t(ctx), procs[272].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
-func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	return procs[273].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode) (typeArg GraphNodeType, err error) {
+	err = procs[273].done(C.cg_hp(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(hNode), unsafe.Pointer(&typeArg)))
+	return
 }
 func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) {
 	var cnumNodes C.size_t
@@ -1660,8 +1635,8 @@ func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to 
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
 	return procs[281].done(C.cg_h(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode)))
 }
-func GraphInstantiateCtx(ctx Context, hGraph Graph, phErrorNode *GraphNode, logBuffer *byte, bufferSize uint64) (phGraphExec GraphExec, err error) {
-	err = procs[282].done(C.cg_phppl_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(phErrorNode), unsafe.Pointer(logBuffer), C.ulong(bufferSize)))
+func GraphInstantiateCtx(ctx Context, hGraph Graph, logBuffer []byte) (phGraphExec GraphExec, phErrorNode GraphNode, err error) {
+	err = procs[282].done(C.cg_phppl_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(&phErrorNode), unsafe.Pointer(unsafe.SliceData(logBuffer)), C.ulong(len(logBuffer))))
 	return
 }
 func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
@@ -1675,18 +1650,12 @@ func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode Gr
 	return procs[284].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	return procs[285].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[285].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return procs[286].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[287].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
@@ -1713,8 +1682,9 @@ func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec Gra
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
 	return procs[293].done(C.cg_hhu(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
-func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return procs[294].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode) (isEnabled uint32, err error) {
+	err = procs[294].done(C.cg_hhp(C.uintptr_t(ctx), procs[294].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(&isEnabled)))
+	return
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
 	return procs[295].done(C.cg_hh(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
@@ -1728,22 +1698,18 @@ func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
 	return procs[298].done(C.cg_h(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hGraph)))
 }
-func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, hErrorNode_out *GraphNode, updateResult_out *GraphExecUpdateResult) error {
-	return procs[299].done(C.cg_hhpp_cb(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(hErrorNode_out), unsafe.Pointer(updateResult_out)))
+func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph) (hErrorNode_out GraphNode, updateResult_out GraphExecUpdateResult, err error) {
+	err = procs[299].done(C.cg_hhpp(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(&hErrorNode_out), unsafe.Pointer(&updateResult_out)))
+	return
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
 	return procs[300].done(C.cg_hh(C.uintptr_t(ctx), procs[300].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[301].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[301].done(C.cg_hip(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[302].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[302].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
@@ -1751,8 +1717,8 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[303].done(C.cg_hsu(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
-	err = procs[304].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[304].fn(), unsafe.Pointer(&object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+	err = procs[304].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[304].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
@@ -1776,11 +1742,11 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg 
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[311].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[311].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[312].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[312].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[312].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[312].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
@@ -1835,7 +1801,7 @@ func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelCla
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
 	return procs[326].done(C.cg_hu(C.uintptr_t(ctx), procs[326].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
-func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
+func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *[4]float32) error {
 	return procs[327].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[327].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
@@ -1881,8 +1847,9 @@ func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, er
 	err = procs[338].done(C.cg_ph(C.uintptr_t(ctx), procs[338].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	return procs[339].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[339].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor [4]float32, err error) {
+	err = procs[339].done(C.cg_ph(C.uintptr_t(ctx), procs[339].fn(), unsafe.Pointer(&pBorderColor), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
 	err = procs[340].done(C.cg_ph(C.uintptr_t(ctx), procs[340].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
@@ -1898,32 +1865,39 @@ func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
 	return procs[343].done(C.cg_hhu(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	return procs[344].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[344].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+func SurfRefGetArrayCtx(ctx Context, hSurfRef Surfref) (phArray Array, err error) {
+	err = procs[344].done(C.cg_ph(C.uintptr_t(ctx), procs[344].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hSurfRef)))
+	return
 }
-func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return procs[345].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[345].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+func TexObjectCreateCtx(ctx Context, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (pTexObject TexObject, err error) {
+	err = procs[345].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[345].fn(), unsafe.Pointer(&pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
 	return procs[346].done(C.cg_q(C.uintptr_t(ctx), procs[346].fn(), C.ulonglong(texObject)))
 }
-func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	return procs[347].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[347].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceDescCtx(ctx Context, texObject TexObject) (pResDesc ResourceDesc, err error) {
+	err = procs[347].done(C.cg_pq(C.uintptr_t(ctx), procs[347].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	return procs[348].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+func TexObjectGetTextureDescCtx(ctx Context, texObject TexObject) (pTexDesc TextureDesc, err error) {
+	err = procs[348].done(C.cg_pq(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(&pTexDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return procs[349].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[349].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceViewDescCtx(ctx Context, texObject TexObject) (pResViewDesc ResourceViewDesc, err error) {
+	err = procs[349].done(C.cg_pq(C.uintptr_t(ctx), procs[349].fn(), unsafe.Pointer(&pResViewDesc), C.ulonglong(texObject)))
+	return
 }
-func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return procs[350].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+func SurfObjectCreateCtx(ctx Context, pResDesc *ResourceDesc) (pSurfObject SurfObject, err error) {
+	err = procs[350].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[350].fn(), unsafe.Pointer(&pSurfObject), unsafe.Pointer(pResDesc)))
+	return
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
 	return procs[351].done(C.cg_q(C.uintptr_t(ctx), procs[351].fn(), C.ulonglong(surfObject)))
 }
-func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return procs[352].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+func SurfObjectGetResourceDescCtx(ctx Context, surfObject SurfObject) (pResDesc ResourceDesc, err error) {
+	err = procs[352].done(C.cg_pq(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(surfObject)))
+	return
 }
 func DeviceCanAccessPeerCtx(ctx Context, dev Device, peerDev Device) (canAccessPeer int32, err error) {
 	err = procs[353].done(C.cg_pii(C.uintptr_t(ctx), procs[353].fn(), unsafe.Pointer(&canAccessPeer), C.int(dev), C.int(peerDev)))

@@ -28,20 +28,20 @@ func DeviceGetTexture1DLinearMaxWidthCtx(Context, ArrayFormat, uint32, Device) (
 func DeviceGetAttributeCtx(Context, DeviceAttribute, Device) (int32, error)        { return 0, errNoCgo }
 func DeviceGetNvSciSyncAttributesCtx(Context, unsafe.Pointer, Device, int32) error { return errNoCgo }
 func DeviceSetMemPoolCtx(Context, Device, MemoryPool) error                        { return errNoCgo }
-func DeviceGetMemPoolCtx(Context, *MemoryPool, Device) error                       { return errNoCgo }
-func DeviceGetDefaultMemPoolCtx(Context, *MemoryPool, Device) error                { return errNoCgo }
+func DeviceGetMemPoolCtx(Context, Device) (MemoryPool, error)                      { return 0, errNoCgo }
+func DeviceGetDefaultMemPoolCtx(Context, Device) (MemoryPool, error)               { return 0, errNoCgo }
 func FlushGPUDirectRDMAWritesCtx(Context, FlushGPUDirectRDMAWritesTarget, FlushGPUDirectRDMAWritesScope) error {
 	return errNoCgo
 }
 func DeviceGetPropertiesCtx(Context, Device) (Devprop, error)            { return Devprop{}, errNoCgo }
-func DeviceComputeCapabilityCtx(Context, *int32, *int32, Device) error   { return errNoCgo }
+func DeviceComputeCapabilityCtx(Context, Device) (int32, int32, error)   { return 0, 0, errNoCgo }
 func DevicePrimaryCtxRetainCtx(Context, Device) (Context, error)         { return 0, errNoCgo }
 func DevicePrimaryCtxReleaseCtx(Context, Device) error                   { return errNoCgo }
 func DevicePrimaryCtxSetFlagsCtx(Context, Device, uint32) error          { return errNoCgo }
-func DevicePrimaryCtxGetStateCtx(Context, Device, *uint32, *int32) error { return errNoCgo }
+func DevicePrimaryCtxGetStateCtx(Context, Device) (uint32, int32, error) { return 0, 0, errNoCgo }
 func DevicePrimaryCtxResetCtx(Context, Device) error                     { return errNoCgo }
-func DeviceGetExecAffinitySupportCtx(Context, *int32, ExecAffinityType, Device) error {
-	return errNoCgo
+func DeviceGetExecAffinitySupportCtx(Context, ExecAffinityType, Device) (int32, error) {
+	return 0, errNoCgo
 }
 func CtxCreateCtx(Context, uint32, Device) (Context, error) { return 0, errNoCgo }
 func CtxCreateV3Ctx(Context, []ExecAffinityParam, uint32, Device) (Context, error) {
@@ -53,7 +53,7 @@ func CtxPopCurrentCtx(Context) (Context, error)                  { return 0, err
 func CtxSetCurrentCtx(Context, Context) error                    { return errNoCgo }
 func CtxGetCurrentCtx(Context) (Context, error)                  { return 0, errNoCgo }
 func CtxGetDeviceCtx(Context) (Device, error)                    { return 0, errNoCgo }
-func CtxGetFlagsCtx(Context, *uint32) error                      { return errNoCgo }
+func CtxGetFlagsCtx(Context) (uint32, error)                     { return 0, errNoCgo }
 func CtxSynchronizeCtx(Context) error                            { return errNoCgo }
 func CtxSetLimitCtx(Context, Limit, uint64) error                { return errNoCgo }
 func CtxGetLimitCtx(Context, Limit) (uint64, error)              { return 0, errNoCgo }
@@ -61,8 +61,8 @@ func CtxGetCacheConfigCtx(Context) (FuncCache, error)            { return 0, err
 func CtxSetCacheConfigCtx(Context, FuncCache) error              { return errNoCgo }
 func CtxGetSharedMemConfigCtx(Context) (Sharedconfig, error)     { return 0, errNoCgo }
 func CtxSetSharedMemConfigCtx(Context, Sharedconfig) error       { return errNoCgo }
-func CtxGetAPIVersionCtx(Context, Context, *uint32) error        { return errNoCgo }
-func CtxGetStreamPriorityRangeCtx(Context, *int32, *int32) error { return errNoCgo }
+func CtxGetAPIVersionCtx(Context, Context) (uint32, error)       { return 0, errNoCgo }
+func CtxGetStreamPriorityRangeCtx(Context) (int32, int32, error) { return 0, 0, errNoCgo }
 func CtxResetPersistingL2CacheCtx(Context) error                 { return errNoCgo }
 func CtxGetExecAffinityCtx(Context, ExecAffinityType) (ExecAffinityParam, error) {
 	return ExecAffinityParam{}, errNoCgo
@@ -105,7 +105,7 @@ func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                    
 func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                        { return "", errNoCgo }
 func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
 func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
-func IPCGetMemHandleCtx(Context, *IPCMemHandle, DevicePtr) error                  { return errNoCgo }
+func IPCGetMemHandleCtx(Context, DevicePtr) (IPCMemHandle, error)                 { return IPCMemHandle{}, errNoCgo }
 func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
 func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
 func MemHostRegisterCtx(Context, HostPtr, uint64, MemHostRegisterFlags) error     { return errNoCgo }
@@ -154,8 +154,10 @@ func MemsetD2D16AsyncCtx(Context, DevicePtr, uint64, uint16, uint64, uint64, Str
 func MemsetD2D32AsyncCtx(Context, DevicePtr, uint64, uint32, uint64, uint64, Stream) error {
 	return errNoCgo
 }
-func ArrayCreateCtx(Context, *ArrayDescriptor) (Array, error)      { return 0, errNoCgo }
-func ArrayGetDescriptorCtx(Context, *ArrayDescriptor, Array) error { return errNoCgo }
+func ArrayCreateCtx(Context, *ArrayDescriptor) (Array, error) { return 0, errNoCgo }
+func ArrayGetDescriptorCtx(Context, Array) (ArrayDescriptor, error) {
+	return ArrayDescriptor{}, errNoCgo
+}
 func ArrayGetSparsePropertiesCtx(Context, Array) (ArraySparseProperties, error) {
 	return ArraySparseProperties{}, errNoCgo
 }
@@ -168,10 +170,12 @@ func ArrayGetMemoryRequirementsCtx(Context, Array, Device) (ArrayMemoryRequireme
 func MipmappedArrayGetMemoryRequirementsCtx(Context, MipmappedArray, Device) (ArrayMemoryRequirements, error) {
 	return ArrayMemoryRequirements{}, errNoCgo
 }
-func ArrayGetPlaneCtx(Context, Array, uint32) (Array, error)           { return 0, errNoCgo }
-func ArrayDestroyCtx(Context, Array) error                             { return errNoCgo }
-func Array3DCreateCtx(Context, *Array3DDescriptor) (Array, error)      { return 0, errNoCgo }
-func Array3DGetDescriptorCtx(Context, *Array3DDescriptor, Array) error { return errNoCgo }
+func ArrayGetPlaneCtx(Context, Array, uint32) (Array, error)      { return 0, errNoCgo }
+func ArrayDestroyCtx(Context, Array) error                        { return errNoCgo }
+func Array3DCreateCtx(Context, *Array3DDescriptor) (Array, error) { return 0, errNoCgo }
+func Array3DGetDescriptorCtx(Context, Array) (Array3DDescriptor, error) {
+	return Array3DDescriptor{}, errNoCgo
+}
 func MipmappedArrayCreateCtx(Context, *Array3DDescriptor, uint32) (MipmappedArray, error) {
 	return 0, errNoCgo
 }
@@ -184,8 +188,8 @@ func MemAddressReserveCtx(Context, uint64, uint64, DevicePtr, uint64) (DevicePtr
 	return 0, errNoCgo
 }
 func MemAddressFreeCtx(Context, DevicePtr, uint64) error { return errNoCgo }
-func MemCreateCtx(Context, *MemGenericAllocationHandle, uint64, *MemAllocationProp, uint64) error {
-	return errNoCgo
+func MemCreateCtx(Context, uint64, *MemAllocationProp, uint64) (MemGenericAllocationHandle, error) {
+	return 0, errNoCgo
 }
 func MemReleaseCtx(Context, MemGenericAllocationHandle) error { return errNoCgo }
 func MemMapCtx(Context, DevicePtr, uint64, uint64, MemGenericAllocationHandle, uint64) error {
@@ -219,8 +223,8 @@ func MemPoolSetAccessCtx(Context, MemoryPool, []MemAccessDesc) error          { 
 func MemPoolGetAccessCtx(Context, MemoryPool, *MemLocation) (MemAccessFlags, error) {
 	return 0, errNoCgo
 }
-func MemPoolCreateCtx(Context, *MemoryPool, *MemPoolProps) error { return errNoCgo }
-func MemPoolDestroyCtx(Context, MemoryPool) error                { return errNoCgo }
+func MemPoolCreateCtx(Context, *MemPoolProps) (MemoryPool, error) { return 0, errNoCgo }
+func MemPoolDestroyCtx(Context, MemoryPool) error                 { return errNoCgo }
 func MemAllocFromPoolAsyncCtx(Context, uint64, MemoryPool, Stream) (DevicePtr, error) {
 	return 0, errNoCgo
 }
@@ -242,23 +246,23 @@ func MemAdviseCtx(Context, DevicePtr, uint64, MemAdvice, Device) error       { r
 func MemRangeGetAttributeCtx(Context, any, MemRangeAttribute, DevicePtr, uint64) error {
 	return errNoCgo
 }
-func PointerSetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error { return errNoCgo }
-func StreamCreateCtx(Context, StreamFlags) (Stream, error)                   { return 0, errNoCgo }
-func StreamCreateWithPriorityCtx(Context, uint32, int32) (Stream, error)     { return 0, errNoCgo }
-func StreamGetPriorityCtx(Context, Stream, *int32) error                     { return errNoCgo }
-func StreamGetFlagsCtx(Context, Stream, *uint32) error                       { return errNoCgo }
-func StreamGetCtxCtx(Context, Stream) (Context, error)                       { return 0, errNoCgo }
-func StreamWaitEventCtx(Context, Stream, Event, EventWaitFlags) error        { return errNoCgo }
-func StreamAddCallbackCtx(Context, Stream, StreamCallback, unsafe.Pointer, uint32) error {
-	return errNoCgo
+func PointerSetAttributeCtx(Context, any, PointerAttribute, DevicePtr) error      { return errNoCgo }
+func StreamCreateCtx(Context, StreamFlags) (Stream, error)                        { return 0, errNoCgo }
+func StreamCreateWithPriorityCtx(Context, uint32, int32) (Stream, error)          { return 0, errNoCgo }
+func StreamGetPriorityCtx(Context, Stream) (int32, error)                         { return 0, errNoCgo }
+func StreamGetFlagsCtx(Context, Stream) (uint32, error)                           { return 0, errNoCgo }
+func StreamGetCtxCtx(Context, Stream) (Context, error)                            { return 0, errNoCgo }
+func StreamWaitEventCtx(Context, Stream, Event, EventWaitFlags) error             { return errNoCgo }
+func StreamAddCallbackCtx(Context, Stream, StreamCallback, uintptr, uint32) error { return errNoCgo }
+func StreamBeginCaptureCtx(Context, Stream, StreamCaptureMode) error              { return errNoCgo }
+func ThreadExchangeStreamCaptureModeCtx(Context, *StreamCaptureMode) error        { return errNoCgo }
+func StreamEndCaptureCtx(Context, Stream) (Graph, error)                          { return 0, errNoCgo }
+func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)           { return 0, errNoCgo }
+func StreamGetCaptureInfoCtx(Context, Stream) (StreamCaptureStatus, uint64, error) {
+	return 0, 0, errNoCgo
 }
-func StreamBeginCaptureCtx(Context, Stream, StreamCaptureMode) error               { return errNoCgo }
-func ThreadExchangeStreamCaptureModeCtx(Context, *StreamCaptureMode) error         { return errNoCgo }
-func StreamEndCaptureCtx(Context, Stream, *Graph) error                            { return errNoCgo }
-func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)            { return 0, errNoCgo }
-func StreamGetCaptureInfoCtx(Context, Stream, *StreamCaptureStatus, *uint64) error { return errNoCgo }
-func StreamGetCaptureInfoV2Ctx(Context, Stream, *StreamCaptureStatus, *uint64, *Graph, **GraphNode, *uint64) error {
-	return errNoCgo
+func StreamGetCaptureInfoV2Ctx(Context, Stream, *Graph, **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
+	return 0, 0, 0, errNoCgo
 }
 func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, uint32) error { return errNoCgo }
 func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }
@@ -266,8 +270,8 @@ func StreamQueryCtx(Context, Stream) error                                      
 func StreamSynchronizeCtx(Context, Stream) error                                    { return errNoCgo }
 func StreamDestroyCtx(Context, Stream) error                                        { return errNoCgo }
 func StreamCopyAttributesCtx(Context, Stream, Stream) error                         { return errNoCgo }
-func StreamGetAttributeCtx(Context, Stream, LaunchAttributeID, *LaunchAttributeValue) error {
-	return errNoCgo
+func StreamGetAttributeCtx(Context, Stream, LaunchAttributeID) (LaunchAttributeValue, error) {
+	return LaunchAttributeValue{}, errNoCgo
 }
 func StreamSetAttributeCtx(Context, Stream, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
@@ -324,7 +328,7 @@ func LaunchCooperativeKernelCtx(Context, Function, uint32, uint32, uint32, uint3
 	return errNoCgo
 }
 func LaunchCooperativeKernelMultiDeviceCtx(Context, []LaunchParams, uint32) error { return errNoCgo }
-func LaunchHostFuncCtx(Context, Stream, HostFn, unsafe.Pointer) error             { return errNoCgo }
+func LaunchHostFuncCtx(Context, Stream, HostFn, uintptr) error                    { return errNoCgo }
 func FuncSetBlockShapeCtx(Context, Function, int32, int32, int32) error           { return errNoCgo }
 func FuncSetSharedSizeCtx(Context, Function, uint32) error                        { return errNoCgo }
 func ParamSetSizeCtx(Context, Function, uint32) error                             { return errNoCgo }
@@ -339,43 +343,51 @@ func GraphCreateCtx(Context, uint32) (Graph, error)                             
 func GraphAddKernelNodeCtx(Context, Graph, []GraphNode, *KernelNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphKernelNodeGetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
+func GraphKernelNodeGetParamsCtx(Context, GraphNode) (KernelNodeParams, error) {
+	return KernelNodeParams{}, errNoCgo
+}
 func GraphKernelNodeSetParamsCtx(Context, GraphNode, *KernelNodeParams) error { return errNoCgo }
 func GraphAddMemcpyNodeCtx(Context, Graph, []GraphNode, *Memcpy3DParams, Context) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphMemcpyNodeGetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
+func GraphMemcpyNodeGetParamsCtx(Context, GraphNode) (Memcpy3DParams, error) {
+	return Memcpy3DParams{}, errNoCgo
+}
 func GraphMemcpyNodeSetParamsCtx(Context, GraphNode, *Memcpy3DParams) error { return errNoCgo }
 func GraphAddMemsetNodeCtx(Context, Graph, []GraphNode, *MemsetNodeParams, Context) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphMemsetNodeGetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
+func GraphMemsetNodeGetParamsCtx(Context, GraphNode) (MemsetNodeParams, error) {
+	return MemsetNodeParams{}, errNoCgo
+}
 func GraphMemsetNodeSetParamsCtx(Context, GraphNode, *MemsetNodeParams) error { return errNoCgo }
 func GraphAddHostNodeCtx(Context, Graph, []GraphNode, *HostNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphHostNodeGetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
+func GraphHostNodeGetParamsCtx(Context, GraphNode) (HostNodeParams, error) {
+	return HostNodeParams{}, errNoCgo
+}
 func GraphHostNodeSetParamsCtx(Context, GraphNode, *HostNodeParams) error { return errNoCgo }
 func GraphAddChildGraphNodeCtx(Context, Graph, []GraphNode, Graph) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphChildGraphNodeGetGraphCtx(Context, GraphNode, *Graph) error     { return errNoCgo }
+func GraphChildGraphNodeGetGraphCtx(Context, GraphNode) (Graph, error)    { return 0, errNoCgo }
 func GraphAddEmptyNodeCtx(Context, Graph, []GraphNode) (GraphNode, error) { return 0, errNoCgo }
 func GraphAddEventRecordNodeCtx(Context, Graph, []GraphNode, Event) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphEventRecordNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
-func GraphEventRecordNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
+func GraphEventRecordNodeGetEventCtx(Context, GraphNode) (Event, error) { return 0, errNoCgo }
+func GraphEventRecordNodeSetEventCtx(Context, GraphNode, Event) error   { return errNoCgo }
 func GraphAddEventWaitNodeCtx(Context, Graph, []GraphNode, Event) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphEventWaitNodeGetEventCtx(Context, GraphNode, *Event) error { return errNoCgo }
-func GraphEventWaitNodeSetEventCtx(Context, GraphNode, Event) error  { return errNoCgo }
+func GraphEventWaitNodeGetEventCtx(Context, GraphNode) (Event, error) { return 0, errNoCgo }
+func GraphEventWaitNodeSetEventCtx(Context, GraphNode, Event) error   { return errNoCgo }
 func GraphAddExternalSemaphoresSignalNodeCtx(Context, Graph, []GraphNode, *ExtSemSignalNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphExternalSemaphoresSignalNodeGetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
-	return errNoCgo
+func GraphExternalSemaphoresSignalNodeGetParamsCtx(Context, GraphNode) (ExtSemSignalNodeParams, error) {
+	return ExtSemSignalNodeParams{}, errNoCgo
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphNode, *ExtSemSignalNodeParams) error {
 	return errNoCgo
@@ -383,8 +395,8 @@ func GraphExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphNode, *ExtSemSi
 func GraphAddExternalSemaphoresWaitNodeCtx(Context, Graph, []GraphNode, *ExtSemWaitNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphExternalSemaphoresWaitNodeGetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
-	return errNoCgo
+func GraphExternalSemaphoresWaitNodeGetParamsCtx(Context, GraphNode) (ExtSemWaitNodeParams, error) {
+	return ExtSemWaitNodeParams{}, errNoCgo
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
@@ -392,8 +404,8 @@ func GraphExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphNode, *ExtSemWait
 func GraphAddBatchMemOpNodeCtx(Context, Graph, []GraphNode, *BatchMemOpNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphBatchMemOpNodeGetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) error {
-	return errNoCgo
+func GraphBatchMemOpNodeGetParamsCtx(Context, GraphNode) (BatchMemOpNodeParams, error) {
+	return BatchMemOpNodeParams{}, errNoCgo
 }
 func GraphBatchMemOpNodeSetParamsCtx(Context, GraphNode, *BatchMemOpNodeParams) error {
 	return errNoCgo
@@ -404,17 +416,19 @@ func GraphExecBatchMemOpNodeSetParamsCtx(Context, GraphExec, GraphNode, *BatchMe
 func GraphAddMemAllocNodeCtx(Context, Graph, []GraphNode, *MemAllocNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphMemAllocNodeGetParamsCtx(Context, GraphNode, *MemAllocNodeParams) error { return errNoCgo }
+func GraphMemAllocNodeGetParamsCtx(Context, GraphNode) (MemAllocNodeParams, error) {
+	return MemAllocNodeParams{}, errNoCgo
+}
 func GraphAddMemFreeNodeCtx(Context, Graph, []GraphNode, DevicePtr) (GraphNode, error) {
 	return 0, errNoCgo
 }
-func GraphMemFreeNodeGetParamsCtx(Context, GraphNode, *DevicePtr) error           { return errNoCgo }
+func GraphMemFreeNodeGetParamsCtx(Context, GraphNode) (DevicePtr, error)          { return 0, errNoCgo }
 func DeviceGraphMemTrimCtx(Context, Device) error                                 { return errNoCgo }
 func DeviceGetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, any) error { return errNoCgo }
 func DeviceSetGraphMemAttributeCtx(Context, Device, GraphMemAttribute, any) error { return errNoCgo }
 func GraphCloneCtx(Context, Graph) (Graph, error)                                 { return 0, errNoCgo }
 func GraphNodeFindInCloneCtx(Context, GraphNode, Graph) (GraphNode, error)        { return 0, errNoCgo }
-func GraphNodeGetTypeCtx(Context, GraphNode, *GraphNodeType) error                { return errNoCgo }
+func GraphNodeGetTypeCtx(Context, GraphNode) (GraphNodeType, error)               { return 0, errNoCgo }
 func GraphGetNodesCtx(Context, Graph) ([]GraphNode, error)                        { return []GraphNode{}, errNoCgo }
 func GraphGetRootNodesCtx(Context, Graph) ([]GraphNode, error)                    { return []GraphNode{}, errNoCgo }
 func GraphGetEdgesCtx(Context, Graph) ([]GraphNode, []GraphNode, error) {
@@ -429,10 +443,8 @@ func GraphNodeGetDependentNodesCtx(Context, GraphNode) ([]GraphNode, error) {
 func GraphAddDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error    { return errNoCgo }
 func GraphRemoveDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error { return errNoCgo }
 func GraphDestroyNodeCtx(Context, GraphNode) error                              { return errNoCgo }
-func GraphInstantiateCtx(Context, Graph, *GraphNode, *byte, uint64) (GraphExec, error) {
-	return 0, errNoCgo
-}
-func GraphInstantiateWithFlagsCtx(Context, Graph, uint64) (GraphExec, error) { return 0, errNoCgo }
+func GraphInstantiateCtx(Context, Graph, []byte) (GraphExec, GraphNode, error)  { return 0, 0, errNoCgo }
+func GraphInstantiateWithFlagsCtx(Context, Graph, uint64) (GraphExec, error)    { return 0, errNoCgo }
 func GraphExecKernelNodeSetParamsCtx(Context, GraphExec, GraphNode, *KernelNodeParams) error {
 	return errNoCgo
 }
@@ -454,24 +466,24 @@ func GraphExecExternalSemaphoresSignalNodeSetParamsCtx(Context, GraphExec, Graph
 func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(Context, GraphExec, GraphNode, *ExtSemWaitNodeParams) error {
 	return errNoCgo
 }
-func GraphNodeSetEnabledCtx(Context, GraphExec, GraphNode, uint32) error  { return errNoCgo }
-func GraphNodeGetEnabledCtx(Context, GraphExec, GraphNode, *uint32) error { return errNoCgo }
-func GraphUploadCtx(Context, GraphExec, Stream) error                     { return errNoCgo }
-func GraphLaunchCtx(Context, GraphExec, Stream) error                     { return errNoCgo }
-func GraphExecDestroyCtx(Context, GraphExec) error                        { return errNoCgo }
-func GraphDestroyCtx(Context, Graph) error                                { return errNoCgo }
-func GraphExecUpdateCtx(Context, GraphExec, Graph, *GraphNode, *GraphExecUpdateResult) error {
-	return errNoCgo
+func GraphNodeSetEnabledCtx(Context, GraphExec, GraphNode, uint32) error   { return errNoCgo }
+func GraphNodeGetEnabledCtx(Context, GraphExec, GraphNode) (uint32, error) { return 0, errNoCgo }
+func GraphUploadCtx(Context, GraphExec, Stream) error                      { return errNoCgo }
+func GraphLaunchCtx(Context, GraphExec, Stream) error                      { return errNoCgo }
+func GraphExecDestroyCtx(Context, GraphExec) error                         { return errNoCgo }
+func GraphDestroyCtx(Context, Graph) error                                 { return errNoCgo }
+func GraphExecUpdateCtx(Context, GraphExec, Graph) (GraphNode, GraphExecUpdateResult, error) {
+	return 0, 0, errNoCgo
 }
 func GraphKernelNodeCopyAttributesCtx(Context, GraphNode, GraphNode) error { return errNoCgo }
-func GraphKernelNodeGetAttributeCtx(Context, GraphNode, LaunchAttributeID, *LaunchAttributeValue) error {
-	return errNoCgo
+func GraphKernelNodeGetAttributeCtx(Context, GraphNode, LaunchAttributeID) (LaunchAttributeValue, error) {
+	return LaunchAttributeValue{}, errNoCgo
 }
 func GraphKernelNodeSetAttributeCtx(Context, GraphNode, LaunchAttributeID, *LaunchAttributeValue) error {
 	return errNoCgo
 }
 func GraphDebugDotPrintCtx(Context, Graph, string, uint32) error { return errNoCgo }
-func UserObjectCreateCtx(Context, unsafe.Pointer, HostFn, uint32, uint32) (UserObject, error) {
+func UserObjectCreateCtx(Context, uintptr, HostFn, uint32, uint32) (UserObject, error) {
 	return 0, errNoCgo
 }
 func UserObjectRetainCtx(Context, UserObject, uint32) error                     { return errNoCgo }
@@ -514,7 +526,7 @@ func TexRefSetMipmapFilterModeCtx(Context, Texref, FilterMode) error         { r
 func TexRefSetMipmapLevelBiasCtx(Context, Texref, float32) error             { return errNoCgo }
 func TexRefSetMipmapLevelClampCtx(Context, Texref, float32, float32) error   { return errNoCgo }
 func TexRefSetMaxAnisotropyCtx(Context, Texref, uint32) error                { return errNoCgo }
-func TexRefSetBorderColorCtx(Context, Texref, *float32) error                { return errNoCgo }
+func TexRefSetBorderColorCtx(Context, Texref, *[4]float32) error             { return errNoCgo }
 func TexRefSetFlagsCtx(Context, Texref, TexRefFlags) error                   { return errNoCgo }
 func TexRefGetAddressCtx(Context, Texref) (DevicePtr, error)                 { return 0, errNoCgo }
 func TexRefGetArrayCtx(Context, Texref) (Array, error)                       { return 0, errNoCgo }
@@ -526,25 +538,33 @@ func TexRefGetMipmapFilterModeCtx(Context, Texref) (FilterMode, error)       { r
 func TexRefGetMipmapLevelBiasCtx(Context, Texref) (float32, error)           { return 0, errNoCgo }
 func TexRefGetMipmapLevelClampCtx(Context, Texref) (float32, float32, error) { return 0, 0, errNoCgo }
 func TexRefGetMaxAnisotropyCtx(Context, Texref) (int32, error)               { return 0, errNoCgo }
-func TexRefGetBorderColorCtx(Context, *float32, Texref) error                { return errNoCgo }
+func TexRefGetBorderColorCtx(Context, Texref) ([4]float32, error)            { return [4]float32{}, errNoCgo }
 func TexRefGetFlagsCtx(Context, Texref) (uint32, error)                      { return 0, errNoCgo }
 func TexRefCreateCtx(Context) (Texref, error)                                { return 0, errNoCgo }
 func TexRefDestroyCtx(Context, Texref) error                                 { return errNoCgo }
 func SurfRefSetArrayCtx(Context, Surfref, Array, uint32) error               { return errNoCgo }
-func SurfRefGetArrayCtx(Context, *Array, Surfref) error                      { return errNoCgo }
-func TexObjectCreateCtx(Context, *TexObject, *ResourceDesc, *TextureDesc, *ResourceViewDesc) error {
-	return errNoCgo
+func SurfRefGetArrayCtx(Context, Surfref) (Array, error)                     { return 0, errNoCgo }
+func TexObjectCreateCtx(Context, *ResourceDesc, *TextureDesc, *ResourceViewDesc) (TexObject, error) {
+	return 0, errNoCgo
 }
-func TexObjectDestroyCtx(Context, TexObject) error                                { return errNoCgo }
-func TexObjectGetResourceDescCtx(Context, *ResourceDesc, TexObject) error         { return errNoCgo }
-func TexObjectGetTextureDescCtx(Context, *TextureDesc, TexObject) error           { return errNoCgo }
-func TexObjectGetResourceViewDescCtx(Context, *ResourceViewDesc, TexObject) error { return errNoCgo }
-func SurfObjectCreateCtx(Context, *SurfObject, *ResourceDesc) error               { return errNoCgo }
-func SurfObjectDestroyCtx(Context, SurfObject) error                              { return errNoCgo }
-func SurfObjectGetResourceDescCtx(Context, *ResourceDesc, SurfObject) error       { return errNoCgo }
-func DeviceCanAccessPeerCtx(Context, Device, Device) (int32, error)               { return 0, errNoCgo }
-func CtxEnablePeerAccessCtx(Context, Context, uint32) error                       { return errNoCgo }
-func CtxDisablePeerAccessCtx(Context, Context) error                              { return errNoCgo }
+func TexObjectDestroyCtx(Context, TexObject) error { return errNoCgo }
+func TexObjectGetResourceDescCtx(Context, TexObject) (ResourceDesc, error) {
+	return ResourceDesc{}, errNoCgo
+}
+func TexObjectGetTextureDescCtx(Context, TexObject) (TextureDesc, error) {
+	return TextureDesc{}, errNoCgo
+}
+func TexObjectGetResourceViewDescCtx(Context, TexObject) (ResourceViewDesc, error) {
+	return ResourceViewDesc{}, errNoCgo
+}
+func SurfObjectCreateCtx(Context, *ResourceDesc) (SurfObject, error) { return 0, errNoCgo }
+func SurfObjectDestroyCtx(Context, SurfObject) error                 { return errNoCgo }
+func SurfObjectGetResourceDescCtx(Context, SurfObject) (ResourceDesc, error) {
+	return ResourceDesc{}, errNoCgo
+}
+func DeviceCanAccessPeerCtx(Context, Device, Device) (int32, error) { return 0, errNoCgo }
+func CtxEnablePeerAccessCtx(Context, Context, uint32) error         { return errNoCgo }
+func CtxDisablePeerAccessCtx(Context, Context) error                { return errNoCgo }
 func DeviceGetP2PAttributeCtx(Context, DeviceP2PAttribute, Device, Device) (int32, error) {
 	return 0, errNoCgo
 }

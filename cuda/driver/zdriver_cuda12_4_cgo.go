@@ -51,18 +51,18 @@ static int cg_pii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { C
 static int cg_ih(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_ih
 #cgo nocallback cg_ih
-static int cg_pi_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
 static int cg_ii(uintptr_t ctx, uintptr_t fn, int a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, int))fn)(a0, a1); }
 #cgo noescape cg_ii
 #cgo nocallback cg_ii
-static int cg_ppi_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
 static int cg_i(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
 #cgo noescape cg_i
 #cgo nocallback cg_i
 static int cg_iu(uintptr_t ctx, uintptr_t fn, int a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_iu
 #cgo nocallback cg_iu
-static int cg_ipp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_ipp
+#cgo nocallback cg_ipp
 static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
 #cgo noescape cg_pui
 #cgo nocallback cg_pui
@@ -70,21 +70,25 @@ static int cg_ppiui_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2
 static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
 #cgo noescape cg_h
 #cgo nocallback cg_h
-static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+#cgo noescape cg_hp
+#cgo nocallback cg_hp
 static int cg_v(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
 #cgo noescape cg_v
 #cgo nocallback cg_v
 static int cg_il(uintptr_t ctx, uintptr_t fn, int a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_il
 #cgo nocallback cg_il
-static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+#cgo noescape cg_pp
+#cgo nocallback cg_pp
 static int cg_pu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_pu
 #cgo nocallback cg_pu
 static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
 #cgo noescape cg_ps
 #cgo nocallback cg_ps
+static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
 static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phs
@@ -112,13 +116,9 @@ static int cg_iihi(uintptr_t ctx, uintptr_t fn, int a0, int a1, uintptr_t a2, in
 static int cg_hii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hii
 #cgo nocallback cg_hii
-static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_hlpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hlpp
 #cgo nocallback cg_hlpp
-static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-#cgo noescape cg_pp
-#cgo nocallback cg_pp
 static int cg_pl(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_pl
 #cgo nocallback cg_pl
@@ -137,11 +137,13 @@ static int cg_plu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsi
 static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
-static int cg_ippp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, a1, a2, a3); }
+static int cg_ihhp_cb(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1, uintptr_t a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, a3); }
 static int cg_pb64a1(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
 #cgo noescape cg_pb64a1
 #cgo nocallback cg_pb64a1
-static int cg_pq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_pb64a1u(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
 #cgo noescape cg_pb64a1u
 #cgo nocallback cg_pb64a1u
@@ -167,6 +169,7 @@ static int cg_phll_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsi
 static int cg_hlhll(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, unsigned long))fn)((void *)a0, a1, (void *)a2, a3, a4); }
 #cgo noescape cg_hlhll
 #cgo nocallback cg_hlhll
+static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 static int cg_qqlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
 #cgo noescape cg_qqlh
 #cgo nocallback cg_qqlh
@@ -185,6 +188,7 @@ static int cg_hlhlh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1,
 static int cg_hhllh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)((void *)a0, (void *)a1, a2, a3, (void *)a4); }
 #cgo noescape cg_hhllh
 #cgo nocallback cg_hhllh
+static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_qcl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long))fn)(a0, a1, a2); }
 #cgo noescape cg_qcl
 #cgo nocallback cg_qcl
@@ -243,9 +247,6 @@ static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned
 static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_pqiq
 #cgo nocallback cg_pqiq
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -296,13 +297,10 @@ static int cg_qlib8a4(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsign
 static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, int a2, unsigned long long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, int, unsigned long long, unsigned long))fn)(a0, a1, a2, a3, a4); }
 #cgo noescape cg_pliql
 #cgo nocallback cg_pliql
-static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_hp
-#cgo nocallback cg_hp
 static int cg_hhu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
 #cgo noescape cg_hhu
 #cgo nocallback cg_hhu
-static int cg_hppu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_hhhu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, (void *)a1, (void *)a2, a3); }
 static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
 #cgo noescape cg_hi
 #cgo nocallback cg_hi
@@ -333,6 +331,7 @@ static int cg_huuuuuuuhww_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned
 static int cg_phww_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t * a2, uintptr_t * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, (void *)a3); }
 static int cg_huuuuuuuhw_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, uintptr_t * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, (void *)a9); }
 static int cg_puu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
+static int cg_hhh_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 static int cg_hiii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hiii
 #cgo nocallback cg_hiii
@@ -353,6 +352,7 @@ static int cg_hih(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, uintptr_t a
 #cgo noescape cg_hih
 #cgo nocallback cg_hih
 static int cg_phplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
+static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 static int cg_phplph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
 static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
 static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
@@ -379,23 +379,28 @@ static int cg_hhph_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, v
 static int cg_hhh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 #cgo noescape cg_hhh
 #cgo nocallback cg_hhh
+static int cg_hhp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
+#cgo noescape cg_hhp
+#cgo nocallback cg_hhp
 static int cg_hsu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hsu
 #cgo nocallback cg_hsu
-static int cg_pppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4); }
+static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
 static int cg_hhuu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)((void *)a0, (void *)a1, a2, a3); }
 #cgo noescape cg_hhuu
 #cgo nocallback cg_hhuu
 static int cg_phpplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4, a5); }
-static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
+static int cg_phhuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
+#cgo noescape cg_phhuu
+#cgo nocallback cg_phhuu
 static int cg_phil(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phil
 #cgo nocallback cg_phil
 static int cg_philu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long, unsigned int))fn)(a0, (void *)a1, a2, a3, a4); }
 #cgo noescape cg_philu
 #cgo nocallback cg_philu
-static int cg_pphpli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
-static int cg_pphpliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
+static int cg_pphhli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5); }
+static int cg_pphhliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5, a6); }
 static int cg_phii(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phii
 #cgo nocallback cg_phii
@@ -423,12 +428,15 @@ static int cg_phuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigne
 #cgo nocallback cg_phuu
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
-static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-#cgo noescape cg_ipp
-#cgo nocallback cg_ipp
-static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
-static int cg_ipi_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
-static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
+static int cg_phiu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phiu
+#cgo nocallback cg_phiu
+static int cg_ipi(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
+#cgo noescape cg_ipi
+#cgo nocallback cg_ipi
+static int cg_hpi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hpi
+#cgo nocallback cg_hpi
 static int cg_ppppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, unsigned int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4, a5); }
 */
 import "C"
@@ -441,25 +449,17 @@ var (
 	pinBatchMemOpNodeParams          = []uintptr{16}
 	pinExtSemSignalNodeParams        = []uintptr{0, 8}
 	pinExtSemWaitNodeParams          = []uintptr{0, 8}
-	pinExternalMemoryHandleDesc      = []uintptr{8, 16}
-	pinExternalSemaphoreHandleDesc   = []uintptr{8, 16}
+	pinExternalMemoryHandleDesc      = []uintptr{16}
+	pinExternalSemaphoreHandleDesc   = []uintptr{16}
 	pinExternalSemaphoreSignalParams = []uintptr{8}
 	pinExternalSemaphoreWaitParams   = []uintptr{8}
 	pinGraphEdgeData                 = []uintptr{0}
 	pinGraphNode                     = []uintptr{0}
-	pinGraphNodeParams               = []uintptr{16, 24, 32, 56, 64, 72, 96, 104, 160, 184}
-	pinHostNodeParams                = []uintptr{0, 8}
 	pinKernelNodeParams              = []uintptr{40, 48}
-	pinLaunchAttributeValue          = []uintptr{0}
 	pinLaunchConfig                  = []uintptr{40}
 	pinLaunchParams                  = []uintptr{48}
-	pinMemAllocNodeParams            = []uintptr{16, 88}
+	pinMemAllocNodeParams            = []uintptr{88}
 	pinMemAllocationProp             = []uintptr{16}
-	pinMemPoolProps                  = []uintptr{16}
-	pinMemcpy2DParams                = []uintptr{24, 80}
-	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
-	pinMemcpy3DPeerParams            = []uintptr{40, 128}
-	pinbyte                          = []uintptr{0}
 )
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
@@ -525,14 +525,17 @@ func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Point
 func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) error {
 	return procs[14].done(C.cg_ih(C.uintptr_t(ctx), procs[14].fn(), C.int(dev), C.uintptr_t(pool)))
 }
-func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) error {
-	return procs[15].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(pool), C.int(dev)))
+func DeviceGetMemPoolCtx(ctx Context, dev Device) (pool MemoryPool, err error) {
+	err = procs[15].done(C.cg_pi(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(&pool), C.int(dev)))
+	return
 }
-func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) error {
-	return procs[16].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(pool_out), C.int(dev)))
+func DeviceGetDefaultMemPoolCtx(ctx Context, dev Device) (pool_out MemoryPool, err error) {
+	err = procs[16].done(C.cg_pi(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(&pool_out), C.int(dev)))
+	return
 }
-func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) error {
-	return procs[17].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[17].fn(), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
+func DeviceGetExecAffinitySupportCtx(ctx Context, typeArg ExecAffinityType, dev Device) (pi int32, err error) {
+	err = procs[17].done(C.cg_pii(C.uintptr_t(ctx), procs[17].fn(), unsafe.Pointer(&pi), C.int(typeArg), C.int(dev)))
+	return
 }
 func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
 	return procs[18].done(C.cg_ii(C.uintptr_t(ctx), procs[18].fn(), C.int(target), C.int(scope)))
@@ -541,8 +544,9 @@ func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) {
 	err = procs[19].done(C.cg_pi(C.uintptr_t(ctx), procs[19].fn(), unsafe.Pointer(&prop), C.int(dev)))
 	return
 }
-func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) error {
-	return procs[20].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
+func DeviceComputeCapabilityCtx(ctx Context, dev Device) (major int32, minor int32, err error) {
+	err = procs[20].done(C.cg_ppi(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(&major), unsafe.Pointer(&minor), C.int(dev)))
+	return
 }
 func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
 	err = procs[21].done(C.cg_pi(C.uintptr_t(ctx), procs[21].fn(), unsafe.Pointer(&pctx), C.int(dev)))
@@ -554,8 +558,9 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
 }
-func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) error {
-	return procs[24].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[24].fn(), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
+func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
+	err = procs[24].done(C.cg_ipp(C.uintptr_t(ctx), procs[24].fn(), C.int(dev), unsafe.Pointer(&flags), unsafe.Pointer(&active)))
+	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
 	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
@@ -589,14 +594,16 @@ func CtxGetDeviceCtx(ctx Context) (device Device, err error) {
 	err = procs[33].done(C.cg_p(C.uintptr_t(ctx), procs[33].fn(), unsafe.Pointer(&device)))
 	return
 }
-func CtxGetFlagsCtx(ctx Context, flags *uint32) error {
-	return procs[34].done(C.cg_p_cb(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(flags)))
+func CtxGetFlagsCtx(ctx Context) (flags uint32, err error) {
+	err = procs[34].done(C.cg_p(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(&flags)))
+	return
 }
 func CtxSetFlagsCtx(ctx Context, flags uint32) error {
 	return procs[35].done(C.cg_u(C.uintptr_t(ctx), procs[35].fn(), C.uint(flags)))
 }
-func CtxGetIDCtx(ctx Context, ctxArg Context, ctxId *uint64) error {
-	return procs[36].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[36].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(ctxId)))
+func CtxGetIDCtx(ctx Context, ctxArg Context) (ctxId uint64, err error) {
+	err = procs[36].done(C.cg_hp(C.uintptr_t(ctx), procs[36].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(&ctxId)))
+	return
 }
 func CtxSynchronizeCtx(ctx Context) error {
 	return procs[37].done(C.cg_v(C.uintptr_t(ctx), procs[37].fn()))
@@ -615,11 +622,13 @@ func CtxGetCacheConfigCtx(ctx Context) (pconfig FuncCache, err error) {
 func CtxSetCacheConfigCtx(ctx Context, config FuncCache) error {
 	return procs[41].done(C.cg_i(C.uintptr_t(ctx), procs[41].fn(), C.int(config)))
 }
-func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) error {
-	return procs[42].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[42].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
+func CtxGetAPIVersionCtx(ctx Context, ctxArg Context) (version uint32, err error) {
+	err = procs[42].done(C.cg_hp(C.uintptr_t(ctx), procs[42].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(&version)))
+	return
 }
-func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) error {
-	return procs[43].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[43].fn(), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
+func CtxGetStreamPriorityRangeCtx(ctx Context) (leastPriority int32, greatestPriority int32, err error) {
+	err = procs[43].done(C.cg_pp(C.uintptr_t(ctx), procs[43].fn(), unsafe.Pointer(&leastPriority), unsafe.Pointer(&greatestPriority)))
+	return
 }
 func CtxResetPersistingL2CacheCtx(ctx Context) error {
 	return procs[44].done(C.cg_v(C.uintptr_t(ctx), procs[44].fn()))
@@ -706,7 +715,10 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
+	koptionValues := keepCopy(unsafe.Pointer(unsafe.SliceData(optionValues)), len(optionValues)*int(unsafe.Sizeof(optionValues[0])))
+	ek := status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut)))
+	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
+	err = ek
 	return
 }
 func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
@@ -732,7 +744,11 @@ func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, siz
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	return procs[64].done(C.cg_h(C.uintptr_t(ctx), procs[64].fn(), C.uintptr_t(state)))
+	ek := procs[64].done(C.cg_h(C.uintptr_t(ctx), procs[64].fn(), C.uintptr_t(state)))
+	if ek == nil {
+		releaseKept("LinkState", uintptr(state))
+	}
+	return ek
 }
 func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {
 	cname := C.CString(name)
@@ -757,7 +773,10 @@ func LibraryLoadDataCtx(ctx Context, code []byte, jitOptions []JITOption, jitOpt
 	if err == nil && len(libraryOptionValues) != len(libraryOptions) {
 		fn, err = 0, lengthError("cuLibraryLoadData", "libraryOptionValues", "libraryOptions", len(libraryOptionValues), len(libraryOptions))
 	}
-	err = status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), unsafe.Pointer(unsafe.SliceData(code)), unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	kcode := keepCopy(unsafe.Pointer(unsafe.SliceData(code)), len(code)*int(unsafe.Sizeof(code[0])))
+	ek := status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), kcode, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	keepOrFree(ek, "Library", uintptr(library), kcode)
+	err = ek
 	return
 }
 func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (library Library, err error) {
@@ -774,7 +793,11 @@ func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
-	return procs[69].done(C.cg_h(C.uintptr_t(ctx), procs[69].fn(), C.uintptr_t(library)))
+	ek := procs[69].done(C.cg_h(C.uintptr_t(ctx), procs[69].fn(), C.uintptr_t(library)))
+	if ek == nil {
+		releaseKept("Library", uintptr(library))
+	}
+	return ek
 }
 func LibraryGetKernelCtx(ctx Context, library Library, name string) (pKernel Kernel, err error) {
 	cname := C.CString(name)
@@ -825,11 +848,11 @@ func KernelSetAttributeCtx(ctx Context, attrib FunctionAttribute, val int32, ker
 func KernelSetCacheConfigCtx(ctx Context, kernel Kernel, config FuncCache, dev Device) error {
 	return procs[80].done(C.cg_hii(C.uintptr_t(ctx), procs[80].fn(), C.uintptr_t(kernel), C.int(config), C.int(dev)))
 }
-func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(name), pinbyte)
-	return procs[81].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[81].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+func KernelGetNameCtx(ctx Context, hfunc Kernel) (name string, err error) {
+	var cname *C.char
+	err = procs[81].done(C.cg_ph(C.uintptr_t(ctx), procs[81].fn(), unsafe.Pointer(&cname), C.uintptr_t(hfunc)))
+	name = C.GoString(cname)
+	return
 }
 func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
 	err = procs[82].done(C.cg_hlpp(C.uintptr_t(ctx), procs[82].fn(), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
@@ -877,8 +900,9 @@ func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr Device
 	err = procs[93].done(C.cg_plu(C.uintptr_t(ctx), procs[93].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
-func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
-	return procs[94].done(C.cg_ippp_cb(C.uintptr_t(ctx), procs[94].fn(), C.int(device), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback)))
+func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData uintptr) (callback AsyncCallbackHandle, err error) {
+	err = procs[94].done(C.cg_ihhp_cb(C.uintptr_t(ctx), procs[94].fn(), C.int(device), C.uintptr_t(callbackFunc), C.uintptr_t(userData), unsafe.Pointer(&callback)))
+	return
 }
 func DeviceUnregisterAsyncNotificationCtx(ctx Context, device Device, callback AsyncCallbackHandle) error {
 	return procs[95].done(C.cg_ih(C.uintptr_t(ctx), procs[95].fn(), C.int(device), C.uintptr_t(callback)))
@@ -903,8 +927,9 @@ func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, 
 	err = procs[99].done(C.cg_pb64a1(C.uintptr_t(ctx), procs[99].fn(), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
 	return
 }
-func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) error {
-	return procs[100].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[100].fn(), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
+func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err error) {
+	err = procs[100].done(C.cg_pq(C.uintptr_t(ctx), procs[100].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
+	return
 }
 func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
 	err = procs[101].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[101].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
@@ -950,27 +975,15 @@ func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array
 	return procs[114].done(C.cg_hlhll(C.uintptr_t(ctx), procs[114].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[115].done(C.cg_p_cb(C.uintptr_t(ctx), procs[115].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[116].done(C.cg_p_cb(C.uintptr_t(ctx), procs[116].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[117].done(C.cg_p_cb(C.uintptr_t(ctx), procs[117].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[118].done(C.cg_p_cb(C.uintptr_t(ctx), procs[118].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
@@ -995,21 +1008,12 @@ func MemcpyAtoHAsyncCtx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset 
 	return procs[125].done(C.cg_hhllh(C.uintptr_t(ctx), procs[125].fn(), C.uintptr_t(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[126].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[126].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[127].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[127].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[128].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[128].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemsetD8Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
@@ -1052,8 +1056,9 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 	err = procs[141].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[141].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	return procs[142].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[142].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func ArrayGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor ArrayDescriptor, err error) {
+	err = procs[142].done(C.cg_ph(C.uintptr_t(ctx), procs[142].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
 	err = procs[143].done(C.cg_ph(C.uintptr_t(ctx), procs[143].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
@@ -1082,8 +1087,9 @@ func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle A
 	err = procs[149].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	return procs[150].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func Array3DGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor Array3DDescriptor, err error) {
+	err = procs[150].done(C.cg_ph(C.uintptr_t(ctx), procs[150].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
 	err = procs[151].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[151].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
@@ -1111,11 +1117,12 @@ func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr Devic
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[156].done(C.cg_ql(C.uintptr_t(ctx), procs[156].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
-func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+func MemCreateCtx(ctx Context, size uint64, prop *MemAllocationProp, flags uint64) (handle MemGenericAllocationHandle, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[157].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	err = procs[157].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(&handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	return
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
 	return procs[158].done(C.cg_q(C.uintptr_t(ctx), procs[158].fn(), C.ulonglong(handle)))
@@ -1201,11 +1208,9 @@ func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation)
 	err = procs[175].done(C.cg_php_cb(C.uintptr_t(ctx), procs[175].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 	return
 }
-func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(poolProps), pinMemPoolProps)
-	return procs[176].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[176].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
+func MemPoolCreateCtx(ctx Context, poolProps *MemPoolProps) (pool MemoryPool, err error) {
+	err = procs[176].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[176].fn(), unsafe.Pointer(&pool), unsafe.Pointer(poolProps)))
+	return
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
 	return procs[177].done(C.cg_h(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(pool)))
@@ -1303,14 +1308,17 @@ func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phS
 	err = procs[197].done(C.cg_pui(C.uintptr_t(ctx), procs[197].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
-func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	return procs[198].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[198].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+func StreamGetPriorityCtx(ctx Context, hStream Stream) (priority int32, err error) {
+	err = procs[198].done(C.cg_hp(C.uintptr_t(ctx), procs[198].fn(), C.uintptr_t(hStream), unsafe.Pointer(&priority)))
+	return
 }
-func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	return procs[199].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[199].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+func StreamGetFlagsCtx(ctx Context, hStream Stream) (flags uint32, err error) {
+	err = procs[199].done(C.cg_hp(C.uintptr_t(ctx), procs[199].fn(), C.uintptr_t(hStream), unsafe.Pointer(&flags)))
+	return
 }
-func StreamGetIDCtx(ctx Context, hStream Stream, streamId *uint64) error {
-	return procs[200].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[200].fn(), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
+func StreamGetIDCtx(ctx Context, hStream Stream) (streamId uint64, err error) {
+	err = procs[200].done(C.cg_hp(C.uintptr_t(ctx), procs[200].fn(), C.uintptr_t(hStream), unsafe.Pointer(&streamId)))
+	return
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
 	err = procs[201].done(C.cg_hp(C.uintptr_t(ctx), procs[201].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
@@ -1319,8 +1327,8 @@ func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
 	return procs[202].done(C.cg_hhu(C.uintptr_t(ctx), procs[202].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
-func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	return procs[203].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[203].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
+	return procs[203].done(C.cg_hhhu_cb(C.uintptr_t(ctx), procs[203].fn(), C.uintptr_t(hStream), C.uintptr_t(callback), C.uintptr_t(userData), C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
 	return procs[204].done(C.cg_hi(C.uintptr_t(ctx), procs[204].fn(), C.uintptr_t(hStream), C.int(mode)))
@@ -1335,25 +1343,28 @@ func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dep
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
 	return procs[206].done(C.cg_p_cb(C.uintptr_t(ctx), procs[206].fn(), unsafe.Pointer(mode)))
 }
-func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	return procs[207].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[207].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+func StreamEndCaptureCtx(ctx Context, hStream Stream) (phGraph Graph, err error) {
+	err = procs[207].done(C.cg_hp(C.uintptr_t(ctx), procs[207].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phGraph)))
+	return
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
 	err = procs[208].done(C.cg_hp(C.uintptr_t(ctx), procs[208].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
-func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, numDependencies_out *uint64) error {
+func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
-	return procs[209].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(numDependencies_out)))
+	err = procs[209].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(&numDependencies_out)))
+	return
 }
-func StreamGetCaptureInfoV3Ctx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
+func StreamGetCaptureInfoV3Ctx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
 	pinWords(&pin, unsafe.Pointer(edgeData_out), pinGraphEdgeData)
-	return procs[210].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
+	err = procs[210].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(&numDependencies_out)))
+	return
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {
 	return procs[211].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uint(flags)))
@@ -1380,16 +1391,11 @@ func StreamDestroyCtx(ctx Context, hStream Stream) error {
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
 	return procs[217].done(C.cg_hh(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[218].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[218].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[218].done(C.cg_hip(C.uintptr_t(ctx), procs[218].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[219].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
@@ -1492,11 +1498,11 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	err = procs[243].done(C.cg_ph(C.uintptr_t(ctx), procs[243].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
-func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(name), pinbyte)
-	return procs[244].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+func FuncGetNameCtx(ctx Context, hfunc Function) (name string, err error) {
+	var cname *C.char
+	err = procs[244].done(C.cg_ph(C.uintptr_t(ctx), procs[244].fn(), unsafe.Pointer(&cname), C.uintptr_t(hfunc)))
+	name = C.GoString(cname)
+	return
 }
 func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
 	err = procs[245].done(C.cg_hlpp(C.uintptr_t(ctx), procs[245].fn(), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
@@ -1535,8 +1541,8 @@ func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []Launc
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(launchParamsList)), cap(launchParamsList), 56, pinLaunchParams)
 	return procs[251].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[251].fn(), unsafe.Pointer(unsafe.SliceData(launchParamsList)), C.uint(len(launchParamsList)), C.uint(flags)))
 }
-func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	return procs[252].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData uintptr) error {
+	return procs[252].done(C.cg_hhh_cb(C.uintptr_t(ctx), procs[252].fn(), C.uintptr_t(hStream), C.uintptr_t(fnArg), C.uintptr_t(userData)))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
 	return procs[253].done(C.cg_hiii(C.uintptr_t(ctx), procs[253].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
@@ -1582,11 +1588,9 @@ func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, 
 	err = procs[265].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[265].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[266].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[266].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams KernelNodeParams, err error) {
+	err = procs[266].done(C.cg_hp(C.uintptr_t(ctx), procs[266].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
@@ -1595,59 +1599,45 @@ func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Kerne
 	return procs[267].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[267].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	err = procs[268].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[268].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[269].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams Memcpy3DParams, err error) {
+	err = procs[269].done(C.cg_hp(C.uintptr_t(ctx), procs[269].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[270].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[270].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
 	err = procs[271].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[271].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[272].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[272].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams MemsetNodeParams, err error) {
+	err = procs[272].done(C.cg_hp(C.uintptr_t(ctx), procs[272].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return procs[273].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[273].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	err = procs[274].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[274].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[275].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams HostNodeParams, err error) {
+	err = procs[275].done(C.cg_hp(C.uintptr_t(ctx), procs[275].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[276].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[276].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, childGraph Graph) (phGraphNode GraphNode, err error) {
 	err = procs[277].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[277].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(childGraph)))
 	return
 }
-func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	return procs[278].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode) (phGraph Graph, err error) {
+	err = procs[278].done(C.cg_hp(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), unsafe.Pointer(&phGraph)))
+	return
 }
 func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode) (phGraphNode GraphNode, err error) {
 	err = procs[279].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[279].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies))))
@@ -1657,8 +1647,9 @@ func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies []GraphN
 	err = procs[280].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[280].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[281].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[281].done(C.cg_hp(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[282].done(C.cg_hh(C.uintptr_t(ctx), procs[282].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1667,8 +1658,9 @@ func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNod
 	err = procs[283].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[283].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[284].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[284].done(C.cg_hp(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[285].done(C.cg_hh(C.uintptr_t(ctx), procs[285].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1680,11 +1672,9 @@ func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependen
 	err = procs[286].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[286].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
-	return procs[287].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemSignalNodeParams, err error) {
+	err = procs[287].done(C.cg_hp(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
@@ -1699,11 +1689,9 @@ func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependenci
 	err = procs[289].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[289].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
-	return procs[290].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[290].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemWaitNodeParams, err error) {
+	err = procs[290].done(C.cg_hp(C.uintptr_t(ctx), procs[290].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
@@ -1718,11 +1706,9 @@ func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNo
 	err = procs[292].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[292].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
-	return procs[293].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams_out BatchMemOpNodeParams, err error) {
+	err = procs[293].done(C.cg_hp(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams_out)))
+	return
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
@@ -1743,18 +1729,17 @@ func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode
 	err = procs[296].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[296].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
-	return procs[297].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out MemAllocNodeParams, err error) {
+	err = procs[297].done(C.cg_hp(C.uintptr_t(ctx), procs[297].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (phGraphNode GraphNode, err error) {
 	err = procs[298].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[298].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.ulonglong(dptr)))
 	return
 }
-func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	return procs[299].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode) (dptr_out DevicePtr, err error) {
+	err = procs[299].done(C.cg_hp(C.uintptr_t(ctx), procs[299].fn(), C.uintptr_t(hNode), unsafe.Pointer(&dptr_out)))
+	return
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 	return procs[300].done(C.cg_i(C.uintptr_t(ctx), procs[300].fn(), C.int(device)))
@@ -1783,8 +1768,9 @@ func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph 
 	err = procs[304].done(C.cg_phh(C.uintptr_t(ctx), procs[304].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
-func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	return procs[305].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[305].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode) (typeArg GraphNodeType, err error) {
+	err = procs[305].done(C.cg_hp(C.uintptr_t(ctx), procs[305].fn(), C.uintptr_t(hNode), unsafe.Pointer(&typeArg)))
+	return
 }
 func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) {
 	var cnumNodes C.size_t
@@ -1946,18 +1932,12 @@ func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode Gr
 	return procs[322].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[322].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	return procs[323].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[323].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return procs[324].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[325].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[325].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
@@ -1984,8 +1964,9 @@ func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec Gra
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
 	return procs[331].done(C.cg_hhu(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
-func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return procs[332].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode) (isEnabled uint32, err error) {
+	err = procs[332].done(C.cg_hhp(C.uintptr_t(ctx), procs[332].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(&isEnabled)))
+	return
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
 	return procs[333].done(C.cg_hh(C.uintptr_t(ctx), procs[333].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
@@ -1999,22 +1980,18 @@ func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
 	return procs[336].done(C.cg_h(C.uintptr_t(ctx), procs[336].fn(), C.uintptr_t(hGraph)))
 }
-func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	return procs[337].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
+func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph) (resultInfo GraphExecUpdateResultInfo, err error) {
+	err = procs[337].done(C.cg_hhp(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(&resultInfo)))
+	return
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
 	return procs[338].done(C.cg_hh(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[339].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[339].done(C.cg_hip(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[340].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[340].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
@@ -2022,8 +1999,8 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[341].done(C.cg_hsu(C.uintptr_t(ctx), procs[341].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
-	err = procs[342].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[342].fn(), unsafe.Pointer(&object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+	err = procs[342].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[342].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
@@ -2039,9 +2016,6 @@ func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, coun
 	return procs[346].done(C.cg_hhu(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count)))
 }
 func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *GraphNodeParams) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	err = procs[347].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[347].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
@@ -2050,26 +2024,18 @@ func GraphAddNodeV2Ctx(ctx Context, hGraph Graph, dependencies []GraphNode, depe
 	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
 		fn, err = 0, lengthError("cuGraphAddNode_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	err = status(err, C.cg_phpplp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[349].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[349].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[350].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[350].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	return procs[351].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[351].fn(), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+func GraphConditionalHandleCreateCtx(ctx Context, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) (pHandle_out uint64, err error) {
+	err = procs[351].done(C.cg_phhuu(C.uintptr_t(ctx), procs[351].fn(), unsafe.Pointer(&pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
 	err = procs[352].done(C.cg_phil(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
@@ -2080,11 +2046,11 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg 
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[354].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[354].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[354].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[354].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[355].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[355].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
@@ -2139,7 +2105,7 @@ func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelCla
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
 	return procs[369].done(C.cg_hu(C.uintptr_t(ctx), procs[369].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
-func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
+func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *[4]float32) error {
 	return procs[370].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[370].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
@@ -2185,8 +2151,9 @@ func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, er
 	err = procs[381].done(C.cg_ph(C.uintptr_t(ctx), procs[381].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	return procs[382].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor [4]float32, err error) {
+	err = procs[382].done(C.cg_ph(C.uintptr_t(ctx), procs[382].fn(), unsafe.Pointer(&pBorderColor), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
 	err = procs[383].done(C.cg_ph(C.uintptr_t(ctx), procs[383].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
@@ -2202,38 +2169,76 @@ func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
 	return procs[386].done(C.cg_hhu(C.uintptr_t(ctx), procs[386].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	return procs[387].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+func SurfRefGetArrayCtx(ctx Context, hSurfRef Surfref) (phArray Array, err error) {
+	err = procs[387].done(C.cg_ph(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hSurfRef)))
+	return
 }
-func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return procs[388].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+func TexObjectCreateCtx(ctx Context, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (pTexObject TexObject, err error) {
+	err = procs[388].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(&pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
 	return procs[389].done(C.cg_q(C.uintptr_t(ctx), procs[389].fn(), C.ulonglong(texObject)))
 }
-func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	return procs[390].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[390].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceDescCtx(ctx Context, texObject TexObject) (pResDesc ResourceDesc, err error) {
+	err = procs[390].done(C.cg_pq(C.uintptr_t(ctx), procs[390].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	return procs[391].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[391].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+func TexObjectGetTextureDescCtx(ctx Context, texObject TexObject) (pTexDesc TextureDesc, err error) {
+	err = procs[391].done(C.cg_pq(C.uintptr_t(ctx), procs[391].fn(), unsafe.Pointer(&pTexDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return procs[392].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[392].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceViewDescCtx(ctx Context, texObject TexObject) (pResViewDesc ResourceViewDesc, err error) {
+	err = procs[392].done(C.cg_pq(C.uintptr_t(ctx), procs[392].fn(), unsafe.Pointer(&pResViewDesc), C.ulonglong(texObject)))
+	return
 }
-func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return procs[393].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[393].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+func SurfObjectCreateCtx(ctx Context, pResDesc *ResourceDesc) (pSurfObject SurfObject, err error) {
+	err = procs[393].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[393].fn(), unsafe.Pointer(&pSurfObject), unsafe.Pointer(pResDesc)))
+	return
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
 	return procs[394].done(C.cg_q(C.uintptr_t(ctx), procs[394].fn(), C.ulonglong(surfObject)))
 }
-func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return procs[395].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+func SurfObjectGetResourceDescCtx(ctx Context, surfObject SurfObject) (pResDesc ResourceDesc, err error) {
+	err = procs[395].done(C.cg_pq(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(surfObject)))
+	return
 }
-func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[396].done(C.cg_piuhppppiiii_cb(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeTiledCtx(ctx Context, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, boxDim []uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (tensorMap TensorMap, err error) {
+	fn, err := procs[396].enter()
+	if err == nil && len(globalDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "globalDim", len(globalDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(globalStrides) < int(tensorRank)-1 {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "globalStrides", len(globalStrides), int(tensorRank)-1, "tensorRank")
+	}
+	if err == nil && len(boxDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "boxDim", len(boxDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(elementStrides) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "elementStrides", len(elementStrides), int(tensorRank), "tensorRank")
+	}
+	err = status(err, C.cg_piuhppppiiii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(unsafe.SliceData(globalDim)), unsafe.Pointer(unsafe.SliceData(globalStrides)), unsafe.Pointer(unsafe.SliceData(boxDim)), unsafe.Pointer(unsafe.SliceData(elementStrides)), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return
 }
-func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[397].done(C.cg_piuhppppuupiiii_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeIm2colCtx(ctx Context, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, pixelBoxLowerCorner []int32, pixelBoxUpperCorner []int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (tensorMap TensorMap, err error) {
+	fn, err := procs[397].enter()
+	if err == nil && len(globalDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "globalDim", len(globalDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(globalStrides) < int(tensorRank)-1 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "globalStrides", len(globalStrides), int(tensorRank)-1, "tensorRank")
+	}
+	if err == nil && len(pixelBoxLowerCorner) < int(tensorRank)-2 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "pixelBoxLowerCorner", len(pixelBoxLowerCorner), int(tensorRank)-2, "tensorRank")
+	}
+	if err == nil && len(pixelBoxUpperCorner) < int(tensorRank)-2 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "pixelBoxUpperCorner", len(pixelBoxUpperCorner), int(tensorRank)-2, "tensorRank")
+	}
+	if err == nil && len(elementStrides) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "elementStrides", len(elementStrides), int(tensorRank), "tensorRank")
+	}
+	err = status(err, C.cg_piuhppppuupiiii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(unsafe.SliceData(globalDim)), unsafe.Pointer(unsafe.SliceData(globalStrides)), unsafe.Pointer(unsafe.SliceData(pixelBoxLowerCorner)), unsafe.Pointer(unsafe.SliceData(pixelBoxUpperCorner)), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(unsafe.SliceData(elementStrides)), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return
 }
 func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress DevicePtr) error {
 	return procs[398].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(tensorMap), C.uintptr_t(globalAddress)))
@@ -2322,8 +2327,9 @@ func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.
 	err = procs[415].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[415].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
 	return
 }
-func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	return procs[416].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[416].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+func GreenCtxCreateCtx(ctx Context, desc DevResourceDesc, dev Device, flags uint32) (phCtx GreenCtx, err error) {
+	err = procs[416].done(C.cg_phiu(C.uintptr_t(ctx), procs[416].fn(), unsafe.Pointer(&phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+	return
 }
 func GreenCtxDestroyCtx(ctx Context, hCtx GreenCtx) error {
 	return procs[417].done(C.cg_h(C.uintptr_t(ctx), procs[417].fn(), C.uintptr_t(hCtx)))
@@ -2332,17 +2338,23 @@ func CtxFromGreenCtxCtx(ctx Context, hCtx GreenCtx) (pContext Context, err error
 	err = procs[418].done(C.cg_ph(C.uintptr_t(ctx), procs[418].fn(), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
 	return
 }
-func DeviceGetDevResourceCtx(ctx Context, device Device, resource *DevResource, typeArg DevResourceType) error {
-	return procs[419].done(C.cg_ipi_cb(C.uintptr_t(ctx), procs[419].fn(), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
+func DeviceGetDevResourceCtx(ctx Context, device Device, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[419].done(C.cg_ipi(C.uintptr_t(ctx), procs[419].fn(), C.int(device), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func CtxGetDevResourceCtx(ctx Context, hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	return procs[420].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[420].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+func CtxGetDevResourceCtx(ctx Context, hCtx Context, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[420].done(C.cg_hpi(C.uintptr_t(ctx), procs[420].fn(), C.uintptr_t(hCtx), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	return procs[421].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[421].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[421].done(C.cg_hpi(C.uintptr_t(ctx), procs[421].fn(), C.uintptr_t(hCtx), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func DevSMResourceSplitByCountCtx(ctx Context, result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	return procs[422].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[422].fn(), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
+func DevSMResourceSplitByCountCtx(ctx Context, result []DevResource, input *DevResource, useFlags uint32, minCount uint32) (nbGroups uint32, remaining DevResource, err error) {
+	cnbGroups := C.uint(len(result))
+	err = procs[422].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[422].fn(), unsafe.Pointer(unsafe.SliceData(result)), unsafe.Pointer(&cnbGroups), unsafe.Pointer(input), unsafe.Pointer(&remaining), C.uint(useFlags), C.uint(minCount)))
+	nbGroups = uint32(cnbGroups)
+	return
 }
 func DevResourceGenerateDescCtx(ctx Context, resources []DevResource) (phDesc DevResourceDesc, err error) {
 	err = procs[423].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[423].fn(), unsafe.Pointer(&phDesc), unsafe.Pointer(unsafe.SliceData(resources)), C.uint(len(resources))))

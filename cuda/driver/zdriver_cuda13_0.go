@@ -267,9 +267,12 @@ type (
 	}
 	// BatchMemOpNodeParamsV2 is CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 (32 bytes).
 	BatchMemOpNodeParamsV2 struct {
-		Ctx        Context
-		Count      uint32
-		ParamArray *StreamBatchMemOpParams
+		Ctx   Context
+		Count uint32
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		ParamArray uintptr
 		Flags      uint32
 	}
 	// OccupancyFlags is CUoccupancy_flags.
@@ -294,8 +297,8 @@ type (
 	}
 	// AsyncCallback is CUasyncCallback, a C function pointer: void
 	// (*)(CUasyncNotificationInfo *info, void *userData, CUasyncCallbackHandle
-	// callback).
-	AsyncCallback unsafe.Pointer
+	// callback). It is never Go memory, so it is an integer to the collector.
+	AsyncCallback uintptr
 	// ArrayFormat is CUarray_format.
 	//
 	// Its String method returns the C name of the value, or its number.
@@ -405,8 +408,9 @@ type (
 	//
 	// Its String method returns the C name of the value, or its number.
 	Resourcetype int32
-	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData).
-	HostFn unsafe.Pointer
+	// HostFn is CUhostFn, a C function pointer: void (*)(void *userData). It is
+	// never Go memory, so it is an integer to the collector.
+	HostFn uintptr
 	// AccessProperty is CUaccessProperty.
 	//
 	// Its String method returns the C name of the value, or its number.
@@ -414,7 +418,10 @@ type (
 	// AccessPolicyWindow is CUaccessPolicyWindow (also CUaccessPolicyWindow_v1) (32
 	// bytes).
 	AccessPolicyWindow struct {
-		Base_ptr  unsafe.Pointer
+		// An integer to Go: another member of LaunchAttributeValue holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		Base_ptr  uintptr
 		Num_bytes uint64
 		HitRatio  float32
 		HitProp   AccessProperty
@@ -459,10 +466,16 @@ type (
 		BlockDimY      uint32
 		BlockDimZ      uint32
 		SharedMemBytes uint32
-		KernelParams   *unsafe.Pointer
-		Extra          *unsafe.Pointer
-		Kern           Kernel
-		Ctx            Context
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		KernelParams uintptr
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		Extra uintptr
+		Kern  Kernel
+		Ctx   Context
 	}
 	// MemsetNodeParams is CUDA_MEMSET_NODE_PARAMS (also CUDA_MEMSET_NODE_PARAMS_v1)
 	// (40 bytes).
@@ -487,13 +500,21 @@ type (
 	// HostNodeParams is CUDA_HOST_NODE_PARAMS (also CUDA_HOST_NODE_PARAMS_v1) (16
 	// bytes).
 	HostNodeParams struct {
-		Fn       HostFn
-		UserData unsafe.Pointer
+		Fn HostFn
+		// C memory only, never Go memory: the driver keeps it with the host node
+		// and hands it to fn at every launch of the graph, until the node's
+		// parameters change or the graph and its execs are destroyed: C memory or a
+		// value; for a Go func use GraphAddHostNodeGo
+		UserData uintptr
 	}
 	// HostNodeParamsV2 is CUDA_HOST_NODE_PARAMS_v2 (16 bytes).
 	HostNodeParamsV2 struct {
-		Fn       HostFn
-		UserData unsafe.Pointer
+		Fn HostFn
+		// C memory only, never Go memory: the driver keeps it with the host node
+		// and hands it to fn at every launch of the graph, until the node's
+		// parameters change or the graph and its execs are destroyed: C memory or a
+		// value; for a Go func use GraphAddHostNodeGo
+		UserData uintptr
 	}
 	// GraphConditionalNodeType is CUgraphConditionalNodeType.
 	//
@@ -501,10 +522,13 @@ type (
 	GraphConditionalNodeType int32
 	// ConditionalNodeParams is CUDA_CONDITIONAL_NODE_PARAMS (32 bytes).
 	ConditionalNodeParams struct {
-		Handle      uint64
-		Type        GraphConditionalNodeType
-		Size        uint32
-		PhGraph_out *Graph
+		Handle uint64
+		Type   GraphConditionalNodeType
+		Size   uint32
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		PhGraph_out uintptr
 		Ctx         Context
 	}
 	// GraphNodeType is CUgraphNodeType.
@@ -560,13 +584,8 @@ type (
 	// CUstreamAttrValue) (64 bytes), a union: its members are read and written
 	// through the methods.
 	LaunchAttributeValue struct {
-		_ [0]uint64
-		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = LaunchAttributeValue{}) before reusing it
-		// with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
-		b8 [56]byte
+		_   [0]uint64
+		Raw [64]byte
 	}
 	// LaunchAttribute is CUlaunchAttribute (72 bytes).
 	LaunchAttribute struct {
@@ -661,29 +680,40 @@ type (
 	// Its String method returns the C name of the value, or its number.
 	AtomicOperationCapability int32
 	// StreamCallback is CUstreamCallback, a C function pointer: void (*)(CUstream
-	// hStream, CUresult status, void *userData).
-	StreamCallback unsafe.Pointer
+	// hStream, CUresult status, void *userData). It is never Go memory, so it is an
+	// integer to the collector.
+	StreamCallback uintptr
 	// OccupancyB2DSize is CUoccupancyB2DSize, a C function pointer: size_t (*)(int
-	// blockSize).
-	OccupancyB2DSize unsafe.Pointer
+	// blockSize). It is never Go memory, so it is an integer to the collector.
+	OccupancyB2DSize uintptr
 	// Memcpy2DParams is CUDA_MEMCPY2D (also CUDA_MEMCPY2D_v2) (128 bytes).
 	Memcpy2DParams struct {
 		SrcXInBytes   uint64
 		SrcY          uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost       HostPtr
 		SrcDevice     DevicePtr
 		SrcArray      Array
 		SrcPitch      uint64
 		DstXInBytes   uint64
 		DstY          uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		DstPitch      uint64
-		WidthInBytes  uint64
-		Height        uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost      HostPtr
+		DstDevice    DevicePtr
+		DstArray     Array
+		DstPitch     uint64
+		WidthInBytes uint64
+		Height       uint64
 	}
 	// Memcpy3DParams is CUDA_MEMCPY3D (also CUDA_MEMCPY3D_v2) (200 bytes).
 	Memcpy3DParams struct {
@@ -692,10 +722,17 @@ type (
 		SrcZ          uint64
 		SrcLOD        uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
-		SrcDevice     DevicePtr
-		SrcArray      Array
-		Reserved0     unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost   HostPtr
+		SrcDevice DevicePtr
+		SrcArray  Array
+		// C memory only, never Go memory: reserved: must be 0; a union of CUDA 12
+		// (CUgraphNodeParams) overlays it with an integer
+		Reserved0     uintptr
 		SrcPitch      uint64
 		SrcHeight     uint64
 		DstXInBytes   uint64
@@ -703,15 +740,22 @@ type (
 		DstZ          uint64
 		DstLOD        uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		Reserved1     unsafe.Pointer
-		DstPitch      uint64
-		DstHeight     uint64
-		WidthInBytes  uint64
-		Height        uint64
-		Depth         uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost   HostPtr
+		DstDevice DevicePtr
+		DstArray  Array
+		// C memory only, never Go memory: reserved: must be 0; a union of CUDA 12
+		// (CUgraphNodeParams) overlays it with an integer
+		Reserved1    uintptr
+		DstPitch     uint64
+		DstHeight    uint64
+		WidthInBytes uint64
+		Height       uint64
+		Depth        uint64
 	}
 	// Memcpy3DPeerParams is CUDA_MEMCPY3D_PEER (also CUDA_MEMCPY3D_PEER_v1) (200
 	// bytes).
@@ -721,7 +765,12 @@ type (
 		SrcZ          uint64
 		SrcLOD        uint64
 		SrcMemoryType Memorytype
-		SrcHost       unsafe.Pointer
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		SrcHost       HostPtr
 		SrcDevice     DevicePtr
 		SrcArray      Array
 		SrcContext    Context
@@ -732,15 +781,20 @@ type (
 		DstZ          uint64
 		DstLOD        uint64
 		DstMemoryType Memorytype
-		DstHost       unsafe.Pointer
-		DstDevice     DevicePtr
-		DstArray      Array
-		DstContext    Context
-		DstPitch      uint64
-		DstHeight     uint64
-		WidthInBytes  uint64
-		Height        uint64
-		Depth         uint64
+		// C memory only, never Go memory: the host side of a copy, which the
+		// asynchronous copies and graph memcpy nodes use after the call returns
+		// (the stream's work, the node's life): page-locked C memory (MemAllocHost)
+		// or 0; synchronous copies of Go memory pass it as a []byte to the ...Host
+		// form (Memcpy2DHost)
+		DstHost      HostPtr
+		DstDevice    DevicePtr
+		DstArray     Array
+		DstContext   Context
+		DstPitch     uint64
+		DstHeight    uint64
+		WidthInBytes uint64
+		Height       uint64
+		Depth        uint64
 	}
 	// MemcpyNodeParams is CUDA_MEMCPY_NODE_PARAMS (216 bytes).
 	MemcpyNodeParams struct {
@@ -938,8 +992,14 @@ type (
 	}
 	// ExtSemSignalNodeParamsV2 is CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 (24 bytes).
 	ExtSemSignalNodeParamsV2 struct {
-		ExtSemArray *ExternalSemaphore
-		ParamsArray *ExternalSemaphoreSignalParams
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		ExtSemArray uintptr
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		ParamsArray uintptr
 		NumExtSems  uint32
 	}
 	// ExtSemWaitNodeParams is CUDA_EXT_SEM_WAIT_NODE_PARAMS (also
@@ -951,8 +1011,14 @@ type (
 	}
 	// ExtSemWaitNodeParamsV2 is CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 (24 bytes).
 	ExtSemWaitNodeParamsV2 struct {
-		ExtSemArray *ExternalSemaphore
-		ParamsArray *ExternalSemaphoreWaitParams
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		ExtSemArray uintptr
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		ParamsArray uintptr
 		NumExtSems  uint32
 	}
 	// MemGenericAllocationHandle is CUmemGenericAllocationHandle (also
@@ -1068,10 +1134,13 @@ type (
 	MemPoolAttribute int32
 	// MemPoolProps is CUmemPoolProps (also CUmemPoolProps_v1) (88 bytes).
 	MemPoolProps struct {
-		AllocType               MemAllocationType
-		HandleTypes             MemAllocationHandleType
-		Location                MemLocation
-		Win32SecurityAttributes unsafe.Pointer
+		AllocType   MemAllocationType
+		HandleTypes MemAllocationHandleType
+		Location    MemLocation
+		// C memory only, never Go memory: a Windows SECURITY_ATTRIBUTES in C
+		// memory, or 0; a union of CUDA 12 (CUgraphNodeParams) overlays it with an
+		// integer
+		Win32SecurityAttributes uintptr
 		MaxSize                 uint64
 		Usage                   uint16
 		Reserved                [54]uint8
@@ -1139,8 +1208,11 @@ type (
 	}
 	// MemAllocNodeParamsV2 is CUDA_MEM_ALLOC_NODE_PARAMS_v2 (120 bytes).
 	MemAllocNodeParamsV2 struct {
-		PoolProps       MemPoolProps
-		AccessDescs     *MemAccessDesc
+		PoolProps MemPoolProps
+		// An integer to Go: another member of GraphNodeParamsAnon2 holds an integer
+		// in this word, so the collector cannot scan it as a pointer. C memory (or
+		// a device address) only, never Go memory.
+		AccessDescs     uintptr
 		AccessDescCount uint64
 		Bytesize        uint64
 		Dptr            DevicePtr
@@ -1259,11 +1331,20 @@ type (
 	MemDecompressParams struct {
 		SrcNumBytes uint64
 		DstNumBytes uint64
-		DstActBytes *uint32
-		Src         unsafe.Pointer
-		Dst         unsafe.Pointer
-		Algo        MemDecompressAlgorithm
-		Padding     [20]uint8
+		// C memory only, never Go memory: the decompression runs on the stream
+		// after the call returns: device memory (the doc says src, dst and
+		// dstActBytes must be device-accessible), a DevicePtr, never Go memory
+		DstActBytes DevicePtr
+		// C memory only, never Go memory: the decompression runs on the stream
+		// after the call returns: device memory (the doc says src, dst and
+		// dstActBytes must be device-accessible), a DevicePtr, never Go memory
+		Src DevicePtr
+		// C memory only, never Go memory: the decompression runs on the stream
+		// after the call returns: device memory (the doc says src, dst and
+		// dstActBytes must be device-accessible), a DevicePtr, never Go memory
+		Dst     DevicePtr
+		Algo    MemDecompressAlgorithm
+		Padding [20]uint8
 	}
 	// FunctionLoadingState is CUfunctionLoadingState.
 	//
@@ -1315,8 +1396,9 @@ type (
 	// LogsCallbackHandle is CUlogsCallbackHandle.
 	LogsCallbackHandle uintptr
 	// LogsCallback is CUlogsCallback, a C function pointer: void (*)(void *data,
-	// CUlogLevel logLevel, char *message, size_t length).
-	LogsCallback unsafe.Pointer
+	// CUlogLevel logLevel, char *message, size_t length). It is never Go memory, so
+	// it is an integer to the collector.
+	LogsCallback uintptr
 	// LogIterator is CUlogIterator.
 	LogIterator uint32
 	// StreamBatchMemOpParamsWaitValue is CUstreamBatchMemOpParams.waitValue (40
@@ -1457,16 +1539,17 @@ type (
 	ExternalMemoryHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalMemoryHandleDescHandle{}) before
-		// reusing it with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
+		// collector; no member has an integer in a pointer word.
+		b0 [8]byte
 		p8 unsafe.Pointer
 	}
 	// ExternalMemoryHandleDescHandleWin32 is
 	// CUDA_EXTERNAL_MEMORY_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalMemoryHandleDescHandleWin32 struct {
-		Handle unsafe.Pointer
+		// An integer to Go: another member of ExternalMemoryHandleDescHandle holds
+		// an integer in this word, so the collector cannot scan it as a pointer. C
+		// memory (or a device address) only, never Go memory.
+		Handle uintptr
 		Name   unsafe.Pointer
 	}
 	// ExternalSemaphoreHandleDescHandle is
@@ -1475,16 +1558,17 @@ type (
 	ExternalSemaphoreHandleDescHandle struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreHandleDescHandle{}) before
-		// reusing it with a
-		// member that has an integer where another had a pointer.
-		p0 unsafe.Pointer
+		// collector; no member has an integer in a pointer word.
+		b0 [8]byte
 		p8 unsafe.Pointer
 	}
 	// ExternalSemaphoreHandleDescHandleWin32 is
 	// CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.handle.win32 (16 bytes).
 	ExternalSemaphoreHandleDescHandleWin32 struct {
-		Handle unsafe.Pointer
+		// An integer to Go: another member of ExternalSemaphoreHandleDescHandle
+		// holds an integer in this word, so the collector cannot scan it as a
+		// pointer. C memory (or a device address) only, never Go memory.
+		Handle uintptr
 		Name   unsafe.Pointer
 	}
 	// ExternalSemaphoreSignalParamsParams is
@@ -1506,9 +1590,7 @@ type (
 	ExternalSemaphoreSignalParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u =
-		// ExternalSemaphoreSignalParamsParamsNvSciSync{}) before reusing it with a
-		// member that has an integer where another had a pointer.
+		// collector; no member has an integer in a pointer word.
 		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreSignalParamsParamsKeyedMutex is
@@ -1535,9 +1617,7 @@ type (
 	ExternalSemaphoreWaitParamsParamsNvSciSync struct {
 		_ [0]uint64
 		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = ExternalSemaphoreWaitParamsParamsNvSciSync{})
-		// before reusing it with a
-		// member that has an integer where another had a pointer.
+		// collector; no member has an integer in a pointer word.
 		p0 unsafe.Pointer
 	}
 	// ExternalSemaphoreWaitParamsParamsKeyedMutex is
@@ -1611,26 +1691,8 @@ type (
 	// GraphNodeParamsAnon2 is CUgraphNodeParams. (232 bytes), a union: its members
 	// are read and written through the methods.
 	GraphNodeParamsAnon2 struct {
-		_ [0]uint64
-		// A pointer stored through a member stays visible to the garbage
-		// collector. Zero the value (*u = GraphNodeParamsAnon2{}) before reusing it
-		// with a
-		// member that has an integer where another had a pointer.
-		p0   unsafe.Pointer
-		p8   unsafe.Pointer
-		p16  unsafe.Pointer
-		b24  [16]byte
-		p40  unsafe.Pointer
-		p48  unsafe.Pointer
-		p56  unsafe.Pointer
-		b64  [16]byte
-		p80  unsafe.Pointer
-		p88  unsafe.Pointer
-		b96  [48]byte
-		p144 unsafe.Pointer
-		b152 [16]byte
-		p168 unsafe.Pointer
-		b176 [56]byte
+		_   [0]uint64
+		Raw [232]byte
 	}
 	// DevResourceAnon2 is CUdevResource. (48 bytes), a union: its members are read
 	// and written through the methods.
@@ -4305,10 +4367,7 @@ func (u *StreamBatchMemOpParams) FlushRemoteWrites() *StreamBatchMemOpParamsFlus
 func (u *StreamBatchMemOpParams) MemoryBarrier() *StreamBatchMemOpParamsMemoryBarrier {
 	return (*StreamBatchMemOpParamsMemoryBarrier)(unsafe.Pointer(u))
 }
-
-// Pad is the member pad.
-func (u *StreamBatchMemOpParams) Pad() *[6]uint64 { return (*[6]uint64)(unsafe.Pointer(u)) }
-func (v OccupancyFlags) String() string           { return flagString(uint64(v), namesOccupancyFlags) }
+func (v OccupancyFlags) String() string { return flagString(uint64(v), namesOccupancyFlags) }
 func (v StreamUpdateCaptureDependenciesFlags) String() string {
 	return flagString(uint64(v), namesStreamUpdateCaptureDependenciesFlags)
 }
@@ -4381,9 +4440,6 @@ func (v LaunchMemSyncDomain) String() string {
 func (v LaunchAttributeID) String() string {
 	return enumString(int64(v), namesLaunchAttributeID, "LaunchAttributeID")
 }
-
-// Pad is the member pad.
-func (u *LaunchAttributeValue) Pad() *[64]byte { return (*[64]byte)(unsafe.Pointer(u)) }
 
 // AccessPolicyWindow is the member accessPolicyWindow.
 func (u *LaunchAttributeValue) AccessPolicyWindow() *AccessPolicyWindow {
@@ -4652,11 +4708,6 @@ func (u *ResourceDescRes) Pitch2D() *ResourceDescResPitch2D {
 	return (*ResourceDescResPitch2D)(unsafe.Pointer(u))
 }
 
-// Reserved is the member reserved.
-func (u *ResourceDescRes) Reserved() *ResourceDescResReserved {
-	return (*ResourceDescResReserved)(unsafe.Pointer(u))
-}
-
 // Fd is the member fd.
 func (u *ExternalMemoryHandleDescHandle) Fd() *int32 { return (*int32)(unsafe.Pointer(u)) }
 
@@ -4666,8 +4717,8 @@ func (u *ExternalMemoryHandleDescHandle) Win32() *ExternalMemoryHandleDescHandle
 }
 
 // NvSciBufObject is the member nvSciBufObject.
-func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Pointer(u))
+func (u *ExternalMemoryHandleDescHandle) NvSciBufObject() *uintptr {
+	return (*uintptr)(unsafe.Pointer(u))
 }
 
 // Fd is the member fd.
@@ -4679,8 +4730,8 @@ func (u *ExternalSemaphoreHandleDescHandle) Win32() *ExternalSemaphoreHandleDesc
 }
 
 // NvSciSyncObj is the member nvSciSyncObj.
-func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Pointer(u))
+func (u *ExternalSemaphoreHandleDescHandle) NvSciSyncObj() *uintptr {
+	return (*uintptr)(unsafe.Pointer(u))
 }
 
 // Fence is the member fence.
@@ -4688,19 +4739,9 @@ func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
 }
 
-// Reserved is the member reserved.
-func (u *ExternalSemaphoreSignalParamsParamsNvSciSync) Reserved() *uint64 {
-	return (*uint64)(unsafe.Pointer(u))
-}
-
 // Fence is the member fence.
 func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Fence() *unsafe.Pointer {
 	return (*unsafe.Pointer)(unsafe.Pointer(u))
-}
-
-// Reserved is the member reserved.
-func (u *ExternalSemaphoreWaitParamsParamsNvSciSync) Reserved() *uint64 {
-	return (*uint64)(unsafe.Pointer(u))
 }
 
 // Mipmap is the member mipmap.
@@ -4733,9 +4774,6 @@ func (u *Memcpy3DOperandOp) Ptr() *Memcpy3DOperandOpPtr {
 func (u *Memcpy3DOperandOp) Array() *Memcpy3DOperandOpArray {
 	return (*Memcpy3DOperandOpArray)(unsafe.Pointer(u))
 }
-
-// Reserved1 is the member reserved1.
-func (u *GraphNodeParamsAnon2) Reserved1() *[29]int64 { return (*[29]int64)(unsafe.Pointer(u)) }
 
 // Kernel is the member kernel.
 func (u *GraphNodeParamsAnon2) Kernel() *KernelNodeParamsV3 {
@@ -5091,15 +5129,15 @@ func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPo
 // device's default memory pool if cuDeviceSetMemPool has never been called. By
 // default the current mempool is the default mempool for a device. Otherwise
 // the returned pool must have been set with cuDeviceSetMemPool.
-func DeviceGetMemPool(pool *MemoryPool, dev Device) error { return DeviceGetMemPoolCtx(0, pool, dev) }
+func DeviceGetMemPool(dev Device) (MemoryPool, error) { return DeviceGetMemPoolCtx(0, dev) }
 
 // DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool
 // (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the
 // default mempool of a device.
 //
 // The default mempool of a device contains device memory from that device.
-func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
-	return DeviceGetDefaultMemPoolCtx(0, pool_out, dev)
+func DeviceGetDefaultMemPool(dev Device) (MemoryPool, error) {
+	return DeviceGetDefaultMemPoolCtx(0, dev)
 }
 
 // DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport
@@ -5118,8 +5156,8 @@ func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
 //     0 if not
 //   - type: Execution affinity type to query
 //   - dev: Device handle
-func DeviceGetExecAffinitySupport(pi *int32, typeArg ExecAffinityType, dev Device) error {
-	return DeviceGetExecAffinitySupportCtx(0, pi, typeArg, dev)
+func DeviceGetExecAffinitySupport(typeArg ExecAffinityType, dev Device) (int32, error) {
+	return DeviceGetExecAffinitySupportCtx(0, typeArg, dev)
 }
 
 // FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites
@@ -5222,8 +5260,8 @@ func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetProperti
 //   - major: Major revision number
 //   - minor: Minor revision number
 //   - dev: Device handle
-func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
-	return DeviceComputeCapabilityCtx(0, major, minor, dev)
+func DeviceComputeCapability(dev Device) (int32, int32, error) {
+	return DeviceComputeCapabilityCtx(0, dev)
 }
 
 // DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain
@@ -5362,8 +5400,8 @@ func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
 //   - dev: Device to get primary context flags for
 //   - flags: Pointer to store flags
 //   - active: Pointer to store context state; 0 = inactive, 1 = active
-func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
-	return DevicePrimaryCtxGetStateCtx(0, dev, flags, active)
+func DevicePrimaryCtxGetState(dev Device) (uint32, int32, error) {
+	return DevicePrimaryCtxGetStateCtx(0, dev)
 }
 
 // DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2
@@ -5639,7 +5677,7 @@ func CtxGetDeviceV2(ctxArg Context) (Device, error) { return CtxGetDeviceV2Ctx(0
 // Parameters:
 //
 //   - flags: Pointer to store flags of current context
-func CtxGetFlags(flags *uint32) error { return CtxGetFlagsCtx(0, flags) }
+func CtxGetFlags() (uint32, error) { return CtxGetFlagsCtx(0) }
 
 // CtxSetFlags calls cuCtxSetFlags (CtxSetFlagsCtx makes a context current
 // first): Sets the flags for the current context.
@@ -5664,7 +5702,7 @@ func CtxSetFlags(flags uint32) error { return CtxSetFlagsCtx(0, flags) }
 //
 //   - ctx: Context for which to obtain the Id
 //   - ctxId: Pointer to store the Id of the context
-func CtxGetID(ctxArg Context, ctxId *uint64) error { return CtxGetIDCtx(0, ctxArg, ctxId) }
+func CtxGetID(ctxArg Context) (uint64, error) { return CtxGetIDCtx(0, ctxArg) }
 
 // CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context
 // current first): Block for the current context's tasks to complete.
@@ -5872,9 +5910,7 @@ func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, 
 //
 //   - ctx: Context to check
 //   - version: Pointer to version
-func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
-	return CtxGetAPIVersionCtx(0, ctxArg, version)
-}
+func CtxGetAPIVersion(ctxArg Context) (uint32, error) { return CtxGetAPIVersionCtx(0, ctxArg) }
 
 // CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange
 // (CtxGetStreamPriorityRangeCtx makes a context current first): Returns
@@ -5901,9 +5937,7 @@ func CtxGetAPIVersion(ctxArg Context, version *uint32) error {
 //     stream priority is returned
 //   - greatestPriority: Pointer to an int in which the numerical value for
 //     greatest stream priority is returned
-func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) error {
-	return CtxGetStreamPriorityRangeCtx(0, leastPriority, greatestPriority)
-}
+func CtxGetStreamPriorityRange() (int32, int32, error) { return CtxGetStreamPriorityRangeCtx(0) }
 
 // CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache
 // (CtxResetPersistingL2CacheCtx makes a context current first): Resets all
@@ -6781,7 +6815,7 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
 //
 //   - name: The returned name of the function
 //   - hfunc: The function handle to retrieve the name for
-func KernelGetName(name **byte, hfunc Kernel) error { return KernelGetNameCtx(0, name, hfunc) }
+func KernelGetName(hfunc Kernel) (string, error) { return KernelGetNameCtx(0, hfunc) }
 
 // KernelGetParamInfo calls cuKernelGetParamInfo (KernelGetParamInfoCtx makes a
 // context current first): Returns the offset and size of a kernel parameter in
@@ -7220,8 +7254,8 @@ func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use DeviceRegisterAsyncNotificationGo instead
-func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
-	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData, callback)
+func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData uintptr) (AsyncCallbackHandle, error) {
+	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData)
 }
 
 // DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification
@@ -7353,9 +7387,7 @@ func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 //   - pHandle: Pointer to user allocated CUipcMemHandle to return the handle
 //     in.
 //   - dptr: Base pointer to previously allocated device memory
-func IPCGetMemHandle(pHandle *IPCMemHandle, dptr DevicePtr) error {
-	return IPCGetMemHandleCtx(0, pHandle, dptr)
-}
+func IPCGetMemHandle(dptr DevicePtr) (IPCMemHandle, error) { return IPCGetMemHandleCtx(0, dptr) }
 
 // IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a
 // context current first): Opens an interprocess memory handle exported from
@@ -8956,8 +8988,8 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 //
 //   - pArrayDescriptor: Returned array descriptor
 //   - hArray: Array to get descriptor of
-func ArrayGetDescriptor(pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	return ArrayGetDescriptorCtx(0, pArrayDescriptor, hArray)
+func ArrayGetDescriptor(hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(0, hArray)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties
@@ -9308,8 +9340,8 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 //
 //   - pArrayDescriptor: Returned 3D array descriptor
 //   - hArray: 3D array to get descriptor of
-func Array3DGetDescriptor(pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	return Array3DGetDescriptorCtx(0, pArrayDescriptor, hArray)
+func Array3DGetDescriptor(hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(0, hArray)
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
@@ -9698,8 +9730,8 @@ func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx
 //   - size: Size of the allocation requested
 //   - prop: Properties of the allocation to create.
 //   - flags: flags for future use, must be zero now.
-func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
-	return MemCreateCtx(0, handle, size, prop, flags)
+func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (MemGenericAllocationHandle, error) {
+	return MemCreateCtx(0, size, prop, flags)
 }
 
 // MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first):
@@ -10314,8 +10346,8 @@ func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (MemAccessFlags
 //
 // Note: Specifying CU_MEM_HANDLE_TYPE_NONE creates a memory pool that will not
 // support IPC.
-func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
-	return MemPoolCreateCtx(0, pool, poolProps)
+func MemPoolCreate(poolProps *MemPoolProps) (MemoryPool, error) {
+	return MemPoolCreateCtx(0, poolProps)
 }
 
 // MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context
@@ -10344,8 +10376,8 @@ func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
 // CU_MEM_ALLOCATION_TYPE_MANAGED, the location type can also be
 // CU_MEM_LOCATION_TYPE_NONE to indicate no preferred location for the managed
 // memory pool. In all other cases, the call returns CUDA_ERROR_INVALID_VALUE.
-func MemGetDefaultMemPool(pool_out *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	return MemGetDefaultMemPoolCtx(0, pool_out, location, typeArg)
+func MemGetDefaultMemPool(location *MemLocation, typeArg MemAllocationType) (MemoryPool, error) {
+	return MemGetDefaultMemPoolCtx(0, location, typeArg)
 }
 
 // MemGetMemPool calls cuMemGetMemPool (MemGetMemPoolCtx makes a context current
@@ -10366,8 +10398,8 @@ func MemGetDefaultMemPool(pool_out *MemoryPool, location *MemLocation, typeArg M
 // never been called. By default the current mempool of a location is the
 // default mempool for a device. Otherwise the returned pool must have been set
 // with cuDeviceSetMemPool.
-func MemGetMemPool(pool *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	return MemGetMemPoolCtx(0, pool, location, typeArg)
+func MemGetMemPool(location *MemLocation, typeArg MemAllocationType) (MemoryPool, error) {
+	return MemGetMemPoolCtx(0, location, typeArg)
 }
 
 // MemSetMemPool calls cuMemSetMemPool (MemSetMemPoolCtx makes a context current
@@ -11444,9 +11476,7 @@ func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 //   - hStream: Handle to the stream to be queried
 //   - priority: Pointer to a signed integer in which the stream's priority is
 //     returned
-func StreamGetPriority(hStream Stream, priority *int32) error {
-	return StreamGetPriorityCtx(0, hStream, priority)
-}
+func StreamGetPriority(hStream Stream) (int32, error) { return StreamGetPriorityCtx(0, hStream) }
 
 // StreamGetDevice calls cuStreamGetDevice (StreamGetDeviceCtx makes a context
 // current first): Returns the device handle of the stream.
@@ -11473,7 +11503,7 @@ func StreamGetDevice(hStream Stream) (Device, error) { return StreamGetDeviceCtx
 //     returned The value returned in flags is a logical 'OR' of all flags that
 //     were used while creating this stream. See cuStreamCreate for the list of
 //     valid flags
-func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlagsCtx(0, hStream, flags) }
+func StreamGetFlags(hStream Stream) (uint32, error) { return StreamGetFlagsCtx(0, hStream) }
 
 // StreamGetID calls cuStreamGetId (StreamGetIDCtx makes a context current
 // first): Returns the unique Id associated with the stream handle supplied.
@@ -11497,7 +11527,7 @@ func StreamGetFlags(hStream Stream, flags *uint32) error { return StreamGetFlags
 //
 //   - hStream: Handle to the stream to be queried
 //   - streamId: Pointer to store the Id of the stream
-func StreamGetID(hStream Stream, streamId *uint64) error { return StreamGetIDCtx(0, hStream, streamId) }
+func StreamGetID(hStream Stream) (uint64, error) { return StreamGetIDCtx(0, hStream) }
 
 // StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current
 // first): Query the context associated with a stream.
@@ -11650,7 +11680,7 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
-func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
+func StreamAddCallback(hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
 
@@ -11788,9 +11818,7 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 //
 //   - hStream: Stream to query
 //   - phGraph: The captured graph
-func StreamEndCapture(hStream Stream, phGraph *Graph) error {
-	return StreamEndCaptureCtx(0, hStream, phGraph)
-}
+func StreamEndCapture(hStream Stream) (Graph, error) { return StreamEndCaptureCtx(0, hStream) }
 
 // StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a
 // context current first): Returns a stream's capture status.
@@ -11873,8 +11901,8 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 //     operates on the stream or until the capture is terminated.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
-	return StreamGetCaptureInfoCtx(0, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
+func StreamGetCaptureInfo(hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (StreamCaptureStatus, uint64, uint64, error) {
+	return StreamGetCaptureInfoCtx(0, hStream, graph_out, dependencies_out, edgeData_out)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2
@@ -12046,8 +12074,8 @@ func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttri
 //   - hStream:
 //   - attr:
 //   - value_out:
-func StreamGetAttribute(hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	return StreamGetAttributeCtx(0, hStream, attr, value_out)
+func StreamGetAttribute(hStream Stream, attr LaunchAttributeID) (LaunchAttributeValue, error) {
+	return StreamGetAttributeCtx(0, hStream, attr)
 }
 
 // StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a
@@ -13130,7 +13158,7 @@ func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, 
 //
 //   - name: The returned name of the function
 //   - hfunc: The function handle to retrieve the name for
-func FuncGetName(name **byte, hfunc Function) error { return FuncGetNameCtx(0, name, hfunc) }
+func FuncGetName(hfunc Function) (string, error) { return FuncGetNameCtx(0, hfunc) }
 
 // FuncGetParamInfo calls cuFuncGetParamInfo (FuncGetParamInfoCtx makes a
 // context current first): Returns the offset and size of a kernel parameter in
@@ -13772,7 +13800,7 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags u
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (LaunchHostFuncGo,
 //     NewHostFn)
-func LaunchHostFunc(hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
+func LaunchHostFunc(hStream Stream, fnArg HostFn, userData uintptr) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
 
@@ -14138,8 +14166,8 @@ func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *Kern
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
-	return GraphKernelNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphKernelNodeGetParams(hNode GraphNode) (KernelNodeParams, error) {
+	return GraphKernelNodeGetParamsCtx(0, hNode)
 }
 
 // GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams_v2
@@ -14199,8 +14227,8 @@ func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memc
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	return GraphMemcpyNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphMemcpyNodeGetParams(hNode GraphNode) (Memcpy3DParams, error) {
+	return GraphMemcpyNodeGetParamsCtx(0, hNode)
 }
 
 // GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams
@@ -14251,8 +14279,8 @@ func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *Me
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return GraphMemsetNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphMemsetNodeGetParams(hNode GraphNode) (MemsetNodeParams, error) {
+	return GraphMemsetNodeGetParamsCtx(0, hNode)
 }
 
 // GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams
@@ -14302,8 +14330,8 @@ func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNo
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams: Pointer to return the parameters
-func GraphHostNodeGetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
-	return GraphHostNodeGetParamsCtx(0, hNode, nodeParams)
+func GraphHostNodeGetParams(hNode GraphNode) (HostNodeParams, error) {
+	return GraphHostNodeGetParamsCtx(0, hNode)
 }
 
 // GraphHostNodeSetParams calls cuGraphHostNodeSetParams
@@ -14362,8 +14390,8 @@ func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph G
 //
 //   - hNode: Node to get the embedded graph for
 //   - phGraph: Location to store a handle to the graph
-func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
-	return GraphChildGraphNodeGetGraphCtx(0, hNode, phGraph)
+func GraphChildGraphNodeGetGraph(hNode GraphNode) (Graph, error) {
+	return GraphChildGraphNodeGetGraphCtx(0, hNode)
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a
@@ -14424,8 +14452,8 @@ func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event
 //
 //   - hNode: Node to get the event for
 //   - event_out: Pointer to return the event
-func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
-	return GraphEventRecordNodeGetEventCtx(0, hNode, event_out)
+func GraphEventRecordNodeGetEvent(hNode GraphNode) (Event, error) {
+	return GraphEventRecordNodeGetEventCtx(0, hNode)
 }
 
 // GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent
@@ -14477,8 +14505,8 @@ func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) 
 //
 //   - hNode: Node to get the event for
 //   - event_out: Pointer to return the event
-func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
-	return GraphEventWaitNodeGetEventCtx(0, hNode, event_out)
+func GraphEventWaitNodeGetEvent(hNode GraphNode) (Event, error) {
+	return GraphEventWaitNodeGetEventCtx(0, hNode)
 }
 
 // GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent
@@ -14538,8 +14566,8 @@ func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode, params_out)
+func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode) (ExtSemSignalNodeParams, error) {
+	return GraphExternalSemaphoresSignalNodeGetParamsCtx(0, hNode)
 }
 
 // GraphExternalSemaphoresSignalNodeSetParams calls
@@ -14599,8 +14627,8 @@ func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, 
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode, params_out)
+func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode) (ExtSemWaitNodeParams, error) {
+	return GraphExternalSemaphoresWaitNodeGetParamsCtx(0, hNode)
 }
 
 // GraphExternalSemaphoresWaitNodeSetParams calls
@@ -14663,8 +14691,8 @@ func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *
 //
 //   - hNode: Node to get the parameters for
 //   - nodeParams_out: Pointer to return the parameters
-func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	return GraphBatchMemOpNodeGetParamsCtx(0, hNode, nodeParams_out)
+func GraphBatchMemOpNodeGetParams(hNode GraphNode) (BatchMemOpNodeParams, error) {
+	return GraphBatchMemOpNodeGetParamsCtx(0, hNode)
 }
 
 // GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams
@@ -14791,8 +14819,8 @@ func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *Me
 //
 //   - hNode: Node to get the parameters for
 //   - params_out: Pointer to return the parameters
-func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *MemAllocNodeParams) error {
-	return GraphMemAllocNodeGetParamsCtx(0, hNode, params_out)
+func GraphMemAllocNodeGetParams(hNode GraphNode) (MemAllocNodeParams, error) {
+	return GraphMemAllocNodeGetParamsCtx(0, hNode)
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes
@@ -14841,8 +14869,8 @@ func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr)
 //
 //   - hNode: Node to get the parameters for
 //   - dptr_out: Pointer to return the device address
-func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *DevicePtr) error {
-	return GraphMemFreeNodeGetParamsCtx(0, hNode, dptr_out)
+func GraphMemFreeNodeGetParams(hNode GraphNode) (DevicePtr, error) {
+	return GraphMemFreeNodeGetParamsCtx(0, hNode)
 }
 
 // DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a
@@ -14951,9 +14979,7 @@ func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNod
 //
 //   - hNode: Node to query
 //   - type: Pointer to return the node type
-func GraphNodeGetType(hNode GraphNode, typeArg *GraphNodeType) error {
-	return GraphNodeGetTypeCtx(0, hNode, typeArg)
-}
+func GraphNodeGetType(hNode GraphNode) (GraphNodeType, error) { return GraphNodeGetTypeCtx(0, hNode) }
 
 // GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current
 // first): Returns a graph's nodes.
@@ -15618,8 +15644,8 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 //   - hGraphExec: The executable graph in which to set the specified node
 //   - hNode: Node from the graph from which graphExec was instantiated
 //   - isEnabled: Location to return the enabled status of the node
-func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode, isEnabled)
+func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode) (uint32, error) {
+	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode)
 }
 
 // GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current
@@ -15786,8 +15812,8 @@ func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
 //   - hGraphExec: The instantiated graph to be updated
 //   - hGraph: The graph containing the updated parameters
 //   - resultInfo: the error info structure
-func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	return GraphExecUpdateCtx(0, hGraphExec, hGraph, resultInfo)
+func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph) (GraphExecUpdateResultInfo, error) {
+	return GraphExecUpdateCtx(0, hGraphExec, hGraph)
 }
 
 // GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes
@@ -15817,8 +15843,8 @@ func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 //   - hNode:
 //   - attr:
 //   - value_out:
-func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	return GraphKernelNodeGetAttributeCtx(0, hNode, attr, value_out)
+func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID) (LaunchAttributeValue, error) {
+	return GraphKernelNodeGetAttributeCtx(0, hNode, attr)
 }
 
 // GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute
@@ -15885,7 +15911,7 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 // The raw pointers:
 //   - ptr: the pointer the driver hands back to the C callback: C memory or a
 //     value; for a Go func use the Go form instead (UserObjectCreateGo)
-func UserObjectCreate(ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
@@ -16078,8 +16104,8 @@ func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *G
 //     Applied at the beginning of each graph execution if
 //     CU_GRAPH_COND_ASSIGN_DEFAULT is set in flags.
 //   - flags: Currently must be CU_GRAPH_COND_ASSIGN_DEFAULT or 0.
-func GraphConditionalHandleCreate(pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	return GraphConditionalHandleCreateCtx(0, pHandle_out, hGraph, ctxArg, defaultLaunchValue, flags)
+func GraphConditionalHandleCreate(hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) (uint64, error) {
+	return GraphConditionalHandleCreateCtx(0, hGraph, ctxArg, defaultLaunchValue, flags)
 }
 
 // OccupancyMaxActiveBlocksPerMultiprocessor calls
@@ -16619,7 +16645,7 @@ func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 //
 //   - hTexRef: Texture reference
 //   - pBorderColor: RGBA color
-func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
+func TexRefSetBorderColor(hTexRef Texref, pBorderColor *[4]float32) error {
 	return TexRefSetBorderColorCtx(0, hTexRef, pBorderColor)
 }
 
@@ -16837,8 +16863,8 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 //
 //   - hTexRef: Texture reference
 //   - pBorderColor: Returned Type and Value of RGBA color
-func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
-	return TexRefGetBorderColorCtx(0, pBorderColor, hTexRef)
+func TexRefGetBorderColor(hTexRef Texref) ([4]float32, error) {
+	return TexRefGetBorderColorCtx(0, hTexRef)
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context
@@ -16916,9 +16942,7 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 //
 //   - phArray: Surface reference handle
 //   - hSurfRef: Surface reference handle
-func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
-	return SurfRefGetArrayCtx(0, phArray, hSurfRef)
-}
+func SurfRefGetArray(hSurfRef Surfref) (Array, error) { return SurfRefGetArrayCtx(0, hSurfRef) }
 
 // TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context
 // current first): Creates a texture object.
@@ -17144,8 +17168,8 @@ func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
 //   - pResDesc: Resource descriptor
 //   - pTexDesc: Texture descriptor
 //   - pResViewDesc: Resource view descriptor
-func TexObjectCreate(pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return TexObjectCreateCtx(0, pTexObject, pResDesc, pTexDesc, pResViewDesc)
+func TexObjectCreate(pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (TexObject, error) {
+	return TexObjectCreateCtx(0, pResDesc, pTexDesc, pResViewDesc)
 }
 
 // TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a
@@ -17169,8 +17193,8 @@ func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0,
 //
 //   - pResDesc: Resource descriptor
 //   - texObject: Texture object
-func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error {
-	return TexObjectGetResourceDescCtx(0, pResDesc, texObject)
+func TexObjectGetResourceDesc(texObject TexObject) (ResourceDesc, error) {
+	return TexObjectGetResourceDescCtx(0, texObject)
 }
 
 // TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc
@@ -17183,8 +17207,8 @@ func TexObjectGetResourceDesc(pResDesc *ResourceDesc, texObject TexObject) error
 //
 //   - pTexDesc: Texture descriptor
 //   - texObject: Texture object
-func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
-	return TexObjectGetTextureDescCtx(0, pTexDesc, texObject)
+func TexObjectGetTextureDesc(texObject TexObject) (TextureDesc, error) {
+	return TexObjectGetTextureDescCtx(0, texObject)
 }
 
 // TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc
@@ -17199,8 +17223,8 @@ func TexObjectGetTextureDesc(pTexDesc *TextureDesc, texObject TexObject) error {
 //
 //   - pResViewDesc: Resource view descriptor
 //   - texObject: Texture object
-func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return TexObjectGetResourceViewDescCtx(0, pResViewDesc, texObject)
+func TexObjectGetResourceViewDesc(texObject TexObject) (ResourceViewDesc, error) {
+	return TexObjectGetResourceViewDescCtx(0, texObject)
 }
 
 // SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a
@@ -17219,8 +17243,8 @@ func TexObjectGetResourceViewDesc(pResViewDesc *ResourceViewDesc, texObject TexO
 //
 //   - pSurfObject: Surface object to create
 //   - pResDesc: Resource descriptor
-func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return SurfObjectCreateCtx(0, pSurfObject, pResDesc)
+func SurfObjectCreate(pResDesc *ResourceDesc) (SurfObject, error) {
+	return SurfObjectCreateCtx(0, pResDesc)
 }
 
 // SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a
@@ -17244,8 +17268,8 @@ func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCt
 //
 //   - pResDesc: Resource descriptor
 //   - surfObject: Surface object
-func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return SurfObjectGetResourceDescCtx(0, pResDesc, surfObject)
+func SurfObjectGetResourceDesc(surfObject SurfObject) (ResourceDesc, error) {
+	return SurfObjectGetResourceDescCtx(0, surfObject)
 }
 
 // TensorMapEncodeTiled calls cuTensorMapEncodeTiled (TensorMapEncodeTiledCtx
@@ -17472,8 +17496,8 @@ func SurfObjectGetResourceDesc(pResDesc *ResourceDesc, surfObject SurfObject) er
 //   - l2Promotion: L2 promotion size
 //   - oobFill: Indicate whether zero or special NaN constant must be used to
 //     fill out-of-bound elements
-func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return TensorMapEncodeTiledCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+func TensorMapEncodeTiled(tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, boxDim []uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (TensorMap, error) {
+	return TensorMapEncodeTiledCtx(0, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 }
 
 // TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col (TensorMapEncodeIm2colCtx
@@ -17725,8 +17749,8 @@ func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType
 //   - l2Promotion: L2 promotion size
 //   - oobFill: Indicate whether zero or special NaN constant will be used to
 //     fill out-of-bound elements
-func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return TensorMapEncodeIm2colCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+func TensorMapEncodeIm2col(tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, pixelBoxLowerCorner []int32, pixelBoxUpperCorner []int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (TensorMap, error) {
+	return TensorMapEncodeIm2colCtx(0, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 }
 
 // TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide
@@ -17962,8 +17986,8 @@ func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataTyp
 //   - l2Promotion: L2 promotion size
 //   - oobFill: Indicate whether zero or special NaN constant will be used to
 //     fill out-of-bound elements
-func TensorMapEncodeIm2colWide(tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return TensorMapEncodeIm2colWideCtx(0, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
+func TensorMapEncodeIm2colWide(tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides []uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (TensorMap, error) {
+	return TensorMapEncodeIm2colWideCtx(0, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
 }
 
 // TensorMapReplaceAddress calls cuTensorMapReplaceAddress
@@ -18682,8 +18706,8 @@ func GetExportTable(pExportTableId *UUID) (unsafe.Pointer, error) {
 //   - dev: Device on which to create the green context.
 //   - flags: One of the supported green context creation flags.
 //     CU_GREEN_CTX_DEFAULT_STREAM is required.
-func GreenCtxCreate(phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	return GreenCtxCreateCtx(0, phCtx, desc, dev, flags)
+func GreenCtxCreate(desc DevResourceDesc, dev Device, flags uint32) (GreenCtx, error) {
+	return GreenCtxCreateCtx(0, desc, dev, flags)
 }
 
 // GreenCtxDestroy calls cuGreenCtxDestroy (GreenCtxDestroyCtx makes a context
@@ -18738,8 +18762,8 @@ func CtxFromGreenCtx(hCtx GreenCtx) (Context, error) { return CtxFromGreenCtxCtx
 //   - device: Device to get resource for
 //   - resource: Output pointer to a CUdevResource structure
 //   - type: Type of resource to retrieve
-func DeviceGetDevResource(device Device, resource *DevResource, typeArg DevResourceType) error {
-	return DeviceGetDevResourceCtx(0, device, resource, typeArg)
+func DeviceGetDevResource(device Device, typeArg DevResourceType) (DevResource, error) {
+	return DeviceGetDevResourceCtx(0, device, typeArg)
 }
 
 // CtxGetDevResource calls cuCtxGetDevResource (CtxGetDevResourceCtx makes a
@@ -18754,8 +18778,8 @@ func DeviceGetDevResource(device Device, resource *DevResource, typeArg DevResou
 //   - hCtx: Context to get resource for
 //   - resource: Output pointer to a CUdevResource structure
 //   - type: Type of resource to retrieve
-func CtxGetDevResource(hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	return CtxGetDevResourceCtx(0, hCtx, resource, typeArg)
+func CtxGetDevResource(hCtx Context, typeArg DevResourceType) (DevResource, error) {
+	return CtxGetDevResourceCtx(0, hCtx, typeArg)
 }
 
 // GreenCtxGetDevResource calls cuGreenCtxGetDevResource
@@ -18769,8 +18793,8 @@ func CtxGetDevResource(hCtx Context, resource *DevResource, typeArg DevResourceT
 //   - hCtx: Green context to get resource for
 //   - resource: Output pointer to a CUdevResource structure
 //   - type: Type of resource to retrieve
-func GreenCtxGetDevResource(hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	return GreenCtxGetDevResourceCtx(0, hCtx, resource, typeArg)
+func GreenCtxGetDevResource(hCtx GreenCtx, typeArg DevResourceType) (DevResource, error) {
+	return GreenCtxGetDevResourceCtx(0, hCtx, typeArg)
 }
 
 // DevSMResourceSplitByCount calls cuDevSmResourceSplitByCount
@@ -18845,8 +18869,8 @@ func GreenCtxGetDevResource(hCtx GreenCtx, resource *DevResource, typeArg DevRes
 //     constraints to abide by when splitting the input. Zero is valid for
 //     default behavior.
 //   - minCount: Minimum number of SMs required
-func DevSMResourceSplitByCount(result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	return DevSMResourceSplitByCountCtx(0, result, nbGroups, input, remaining, useFlags, minCount)
+func DevSMResourceSplitByCount(result []DevResource, input *DevResource, useFlags uint32, minCount uint32) (uint32, DevResource, error) {
+	return DevSMResourceSplitByCountCtx(0, result, input, useFlags, minCount)
 }
 
 // DevResourceGenerateDesc calls cuDevResourceGenerateDesc
@@ -19006,9 +19030,7 @@ func GreenCtxStreamCreate(greenCtx GreenCtx, flags uint32, priority int32) (Stre
 //
 //   - greenCtx: Green context for which to obtain the Id
 //   - greenCtxId: Pointer to store the Id of the green context
-func GreenCtxGetID(greenCtx GreenCtx, greenCtxId *uint64) error {
-	return GreenCtxGetIDCtx(0, greenCtx, greenCtxId)
-}
+func GreenCtxGetID(greenCtx GreenCtx) (uint64, error) { return GreenCtxGetIDCtx(0, greenCtx) }
 
 // LogsRegisterCallback calls cuLogsRegisterCallback (LogsRegisterCallbackCtx
 // makes a context current first): Register a callback function to receive error
@@ -19025,8 +19047,8 @@ func GreenCtxGetID(greenCtx GreenCtx, greenCtxId *uint64) error {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use LogsRegisterCallbackGo instead
-func LogsRegisterCallback(callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
-	return LogsRegisterCallbackCtx(0, callbackFunc, userData, callback_out)
+func LogsRegisterCallback(callbackFunc LogsCallback, userData uintptr) (LogsCallbackHandle, error) {
+	return LogsRegisterCallbackCtx(0, callbackFunc, userData)
 }
 
 // LogsUnregisterCallback calls cuLogsUnregisterCallback
@@ -19049,9 +19071,7 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) error {
 //   - iterator_out: Location to store an iterator to the current tail of the
 //     logs
 //   - flags: Reserved for future use, must be 0
-func LogsCurrent(iterator_out *LogIterator, flags uint32) error {
-	return LogsCurrentCtx(0, iterator_out, flags)
-}
+func LogsCurrent(flags uint32) (LogIterator, error) { return LogsCurrentCtx(0, flags) }
 
 // LogsDumpToFile calls cuLogsDumpToFile (LogsDumpToFileCtx makes a context
 // current first): Dump accumulated driver logs into a file.
@@ -19114,8 +19134,8 @@ func LogsDumpToFile(iterator *LogIterator, pathToFile string, flags uint32) erro
 //   - buffer: Pointer to dump logs
 //   - size: See description
 //   - flags: Reserved for future use, must be 0
-func LogsDumpToMemory(iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
-	return LogsDumpToMemoryCtx(0, iterator, buffer, size, flags)
+func LogsDumpToMemory(iterator *LogIterator, buffer []byte, flags uint32) (uint64, error) {
+	return LogsDumpToMemoryCtx(0, iterator, buffer, flags)
 }
 
 // CheckpointProcessGetRestoreThreadID calls

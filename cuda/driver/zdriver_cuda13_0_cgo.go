@@ -52,33 +52,36 @@ static int cg_pii_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, int a2) { C
 static int cg_ih(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_ih
 #cgo nocallback cg_ih
-static int cg_pi_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)(a0, a1); }
 static int cg_ii(uintptr_t ctx, uintptr_t fn, int a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, int))fn)(a0, a1); }
 #cgo noescape cg_ii
 #cgo nocallback cg_ii
-static int cg_ppi_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
 static int cg_i(uintptr_t ctx, uintptr_t fn, int a0) { CG_ENTER(fn, ctx); return ((int (*)(int))fn)(a0); }
 #cgo noescape cg_i
 #cgo nocallback cg_i
 static int cg_iu(uintptr_t ctx, uintptr_t fn, int a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_iu
 #cgo nocallback cg_iu
-static int cg_ipp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
+#cgo noescape cg_ipp
+#cgo nocallback cg_ipp
 static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
 #cgo noescape cg_h
 #cgo nocallback cg_h
 static int cg_ph(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_ph
 #cgo nocallback cg_ph
-static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
+#cgo noescape cg_hp
+#cgo nocallback cg_hp
 static int cg_v(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
 #cgo noescape cg_v
 #cgo nocallback cg_v
 static int cg_il(uintptr_t ctx, uintptr_t fn, int a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(int, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_il
 #cgo nocallback cg_il
-static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
+#cgo noescape cg_pp
+#cgo nocallback cg_pp
 static int cg_hh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, (void *)a1); }
 #cgo noescape cg_hh
 #cgo nocallback cg_hh
@@ -88,6 +91,7 @@ static int cg_pu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_E
 static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
 #cgo noescape cg_ps
 #cgo nocallback cg_ps
+static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
 static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phs
@@ -112,13 +116,9 @@ static int cg_iihi(uintptr_t ctx, uintptr_t fn, int a0, int a1, uintptr_t a2, in
 static int cg_hii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hii
 #cgo nocallback cg_hii
-static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_hlpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hlpp
 #cgo nocallback cg_hlpp
-static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-#cgo noescape cg_pp
-#cgo nocallback cg_pp
 static int cg_pl(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_pl
 #cgo nocallback cg_pl
@@ -137,11 +137,13 @@ static int cg_plu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, unsi
 static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
-static int cg_ippp_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, a1, a2, a3); }
+static int cg_ihhp_cb(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1, uintptr_t a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, a3); }
 static int cg_pb64a1(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
 #cgo noescape cg_pb64a1
 #cgo nocallback cg_pb64a1
-static int cg_pq_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
+#cgo noescape cg_pq
+#cgo nocallback cg_pq
 static int cg_pb64a1u(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1, unsigned int a2) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1, unsigned int))fn)(a0, *(const cg_s64_1 *)a1, a2); }
 #cgo noescape cg_pb64a1u
 #cgo nocallback cg_pb64a1u
@@ -167,6 +169,7 @@ static int cg_phll_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsi
 static int cg_hlhll(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1, uintptr_t a2, unsigned long a3, unsigned long a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, unsigned long, unsigned long))fn)((void *)a0, a1, (void *)a2, a3, a4); }
 #cgo noescape cg_hlhll
 #cgo nocallback cg_hlhll
+static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 static int cg_qqlh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long long a1, unsigned long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long long, unsigned long, void *))fn)(a0, a1, a2, (void *)a3); }
 #cgo noescape cg_qqlh
 #cgo nocallback cg_qqlh
@@ -185,6 +188,7 @@ static int cg_hlhlh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long a1,
 static int cg_hhllh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned long a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned long, void *))fn)((void *)a0, (void *)a1, a2, a3, (void *)a4); }
 #cgo noescape cg_hhllh
 #cgo nocallback cg_hhllh
+static int cg_ph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, (void *)a1); }
 static int cg_ppplpplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned long a3, void * a4, void * a5, unsigned long a6, uintptr_t a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *, unsigned long, void *))fn)(a0, a1, a2, a3, a4, a5, a6, (void *)a7); }
 static int cg_lpqh_cb(uintptr_t ctx, uintptr_t fn, unsigned long a0, void * a1, unsigned long long a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long, void *, unsigned long long, void *))fn)(a0, a1, a2, (void *)a3); }
 static int cg_qcl(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned char a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned char, unsigned long))fn)(a0, a1, a2); }
@@ -246,9 +250,6 @@ static int cg_ppq_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned
 static int cg_pqiq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1, int a2, unsigned long long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, int, unsigned long long))fn)(a0, a1, a2, a3); }
 #cgo noescape cg_pqiq
 #cgo nocallback cg_pqiq
-static int cg_pq(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long))fn)(a0, a1); }
-#cgo noescape cg_pq
-#cgo nocallback cg_pq
 static int cg_qh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, uintptr_t a1) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, void *))fn)(a0, (void *)a1); }
 #cgo noescape cg_qh
 #cgo nocallback cg_qh
@@ -263,6 +264,7 @@ static int cg_hip(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) 
 #cgo nocallback cg_hip
 static int cg_hpl_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long))fn)((void *)a0, a1, a2); }
 static int cg_php_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, (void *)a1, a2); }
+static int cg_ppi_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, a1, a2); }
 static int cg_pih_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, (void *)a2); }
 static int cg_plhh(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, uintptr_t a2, uintptr_t a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long, void *, void *))fn)(a0, a1, (void *)a2, (void *)a3); }
 #cgo noescape cg_plhh
@@ -299,16 +301,13 @@ static int cg_pliql(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1, in
 static int cg_pui(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, int))fn)(a0, a1, a2); }
 #cgo noescape cg_pui
 #cgo nocallback cg_pui
-static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
-#cgo noescape cg_hp
-#cgo nocallback cg_hp
 static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hpp
 #cgo nocallback cg_hpp
 static int cg_hhu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int))fn)((void *)a0, (void *)a1, a2); }
 #cgo noescape cg_hhu
 #cgo nocallback cg_hhu
-static int cg_hppu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, a1, a2, a3); }
+static int cg_hhhu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)((void *)a0, (void *)a1, (void *)a2, a3); }
 static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, int))fn)((void *)a0, a1); }
 #cgo noescape cg_hi
 #cgo nocallback cg_hi
@@ -334,6 +333,7 @@ static int cg_huuuuuuuhww_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned
 static int cg_phww_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t * a2, uintptr_t * a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, (void *)a3); }
 static int cg_huuuuuuuhw_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5, unsigned int a6, unsigned int a7, uintptr_t a8, uintptr_t * a9) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7, (void *)a8, (void *)a9); }
 static int cg_puu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, unsigned int))fn)(a0, a1, a2); }
+static int cg_hhh_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 static int cg_hiii(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hiii
 #cgo nocallback cg_hiii
@@ -354,6 +354,7 @@ static int cg_hih(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, uintptr_t a
 #cgo noescape cg_hih
 #cgo nocallback cg_hih
 static int cg_phplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4); }
+static int cg_hp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 static int cg_phplph_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, void * a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *, void *))fn)(a0, (void *)a1, a2, a3, a4, (void *)a5); }
 static int cg_phplh_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3, uintptr_t a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, (void *)a4); }
 static int cg_phpl_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long))fn)(a0, (void *)a1, a2, a3); }
@@ -376,23 +377,28 @@ static int cg_hhph_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, v
 static int cg_hhh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, (void *)a2); }
 #cgo noescape cg_hhh
 #cgo nocallback cg_hhh
+static int cg_hhp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, (void *)a1, a2); }
+#cgo noescape cg_hhp
+#cgo nocallback cg_hhp
 static int cg_hsu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hsu
 #cgo nocallback cg_hsu
-static int cg_pppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4); }
+static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
 static int cg_hhuu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, unsigned int))fn)((void *)a0, (void *)a1, a2, a3); }
 #cgo noescape cg_hhuu
 #cgo nocallback cg_hhuu
 static int cg_phpplp_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, void *))fn)(a0, (void *)a1, a2, a3, a4, a5); }
-static int cg_phhuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
+static int cg_phhuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, uintptr_t a2, unsigned int a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int, unsigned int))fn)(a0, (void *)a1, (void *)a2, a3, a4); }
+#cgo noescape cg_phhuu
+#cgo nocallback cg_phhuu
 static int cg_phil(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phil
 #cgo nocallback cg_phil
 static int cg_philu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned long, unsigned int))fn)(a0, (void *)a1, a2, a3, a4); }
 #cgo noescape cg_philu
 #cgo nocallback cg_philu
-static int cg_pphpli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, a3, a4, a5); }
-static int cg_pphpliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, void * a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, a3, a4, a5, a6); }
+static int cg_pphhli_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5); }
+static int cg_pphhliu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t a2, uintptr_t a3, unsigned long a4, int a5, unsigned int a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int, unsigned int))fn)(a0, a1, (void *)a2, (void *)a3, a4, a5, a6); }
 static int cg_phii(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, int))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phii
 #cgo nocallback cg_phii
@@ -422,18 +428,19 @@ static int cg_phuu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigne
 #cgo nocallback cg_phuu
 static int cg_uph_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, uintptr_t a2) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *))fn)(a0, a1, (void *)a2); }
 static int cg_spilp_cb(uintptr_t ctx, uintptr_t fn, const char * a0, void * a1, int a2, unsigned long a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(const char *, void *, int, unsigned long, void *))fn)(a0, a1, a2, a3, a4); }
-static int cg_ipp(uintptr_t ctx, uintptr_t fn, int a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *))fn)(a0, a1, a2); }
-#cgo noescape cg_ipp
-#cgo nocallback cg_ipp
-static int cg_phiu_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
-static int cg_ipi_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
-static int cg_hpi_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
+static int cg_phiu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int, unsigned int))fn)(a0, (void *)a1, a2, a3); }
+#cgo noescape cg_phiu
+#cgo nocallback cg_phiu
+static int cg_ipi(uintptr_t ctx, uintptr_t fn, int a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, int))fn)(a0, a1, a2); }
+#cgo noescape cg_ipi
+#cgo nocallback cg_ipi
+static int cg_hpi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)((void *)a0, a1, a2); }
+#cgo noescape cg_hpi
+#cgo nocallback cg_hpi
 static int cg_ppppuu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, unsigned int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, unsigned int))fn)(a0, a1, a2, a3, a4, a5); }
 static int cg_phui(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned int a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, int))fn)(a0, (void *)a1, a2, a3); }
 #cgo noescape cg_phui
 #cgo nocallback cg_phui
-static int cg_ppp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)(a0, a1, a2); }
-static int cg_pu_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
 static int cg_psu_cb(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, unsigned int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, unsigned int))fn)(a0, a1, a2); }
 static int cg_pppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned int))fn)(a0, a1, a2, a3); }
 static int cg_ip_cb(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
@@ -450,26 +457,17 @@ var (
 	pinCtxCreateParams               = []uintptr{0, 16}
 	pinExtSemSignalNodeParams        = []uintptr{0, 8}
 	pinExtSemWaitNodeParams          = []uintptr{0, 8}
-	pinExternalMemoryHandleDesc      = []uintptr{8, 16}
-	pinExternalSemaphoreHandleDesc   = []uintptr{8, 16}
+	pinExternalMemoryHandleDesc      = []uintptr{16}
+	pinExternalSemaphoreHandleDesc   = []uintptr{16}
 	pinExternalSemaphoreSignalParams = []uintptr{8}
 	pinExternalSemaphoreWaitParams   = []uintptr{8}
 	pinGraphEdgeData                 = []uintptr{0}
 	pinGraphNode                     = []uintptr{0}
-	pinGraphNodeParams               = []uintptr{16, 24, 32, 56, 64, 72, 96, 104, 160, 184}
-	pinHostNodeParams                = []uintptr{0, 8}
 	pinKernelNodeParams              = []uintptr{40, 48}
-	pinLaunchAttributeValue          = []uintptr{0}
 	pinLaunchConfig                  = []uintptr{40}
 	pinLaunchParams                  = []uintptr{48}
-	pinMemAllocNodeParams            = []uintptr{16, 88}
+	pinMemAllocNodeParams            = []uintptr{88}
 	pinMemAllocationProp             = []uintptr{16}
-	pinMemDecompressParams           = []uintptr{16, 24, 32}
-	pinMemPoolProps                  = []uintptr{16}
-	pinMemcpy2DParams                = []uintptr{24, 80}
-	pinMemcpy3DParams                = []uintptr{40, 64, 128, 152}
-	pinMemcpy3DPeerParams            = []uintptr{40, 128}
-	pinbyte                          = []uintptr{0}
 )
 
 func GetErrorStringCtx(ctx Context, errorArg Result) (pStr string, err error) {
@@ -538,14 +536,17 @@ func DeviceGetNvSciSyncAttributesCtx(ctx Context, nvSciSyncAttrList unsafe.Point
 func DeviceSetMemPoolCtx(ctx Context, dev Device, pool MemoryPool) error {
 	return procs[14].done(C.cg_ih(C.uintptr_t(ctx), procs[14].fn(), C.int(dev), C.uintptr_t(pool)))
 }
-func DeviceGetMemPoolCtx(ctx Context, pool *MemoryPool, dev Device) error {
-	return procs[15].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(pool), C.int(dev)))
+func DeviceGetMemPoolCtx(ctx Context, dev Device) (pool MemoryPool, err error) {
+	err = procs[15].done(C.cg_pi(C.uintptr_t(ctx), procs[15].fn(), unsafe.Pointer(&pool), C.int(dev)))
+	return
 }
-func DeviceGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, dev Device) error {
-	return procs[16].done(C.cg_pi_cb(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(pool_out), C.int(dev)))
+func DeviceGetDefaultMemPoolCtx(ctx Context, dev Device) (pool_out MemoryPool, err error) {
+	err = procs[16].done(C.cg_pi(C.uintptr_t(ctx), procs[16].fn(), unsafe.Pointer(&pool_out), C.int(dev)))
+	return
 }
-func DeviceGetExecAffinitySupportCtx(ctx Context, pi *int32, typeArg ExecAffinityType, dev Device) error {
-	return procs[17].done(C.cg_pii_cb(C.uintptr_t(ctx), procs[17].fn(), unsafe.Pointer(pi), C.int(typeArg), C.int(dev)))
+func DeviceGetExecAffinitySupportCtx(ctx Context, typeArg ExecAffinityType, dev Device) (pi int32, err error) {
+	err = procs[17].done(C.cg_pii(C.uintptr_t(ctx), procs[17].fn(), unsafe.Pointer(&pi), C.int(typeArg), C.int(dev)))
+	return
 }
 func FlushGPUDirectRDMAWritesCtx(ctx Context, target FlushGPUDirectRDMAWritesTarget, scope FlushGPUDirectRDMAWritesScope) error {
 	return procs[18].done(C.cg_ii(C.uintptr_t(ctx), procs[18].fn(), C.int(target), C.int(scope)))
@@ -554,8 +555,9 @@ func DeviceGetPropertiesCtx(ctx Context, dev Device) (prop Devprop, err error) {
 	err = procs[19].done(C.cg_pi(C.uintptr_t(ctx), procs[19].fn(), unsafe.Pointer(&prop), C.int(dev)))
 	return
 }
-func DeviceComputeCapabilityCtx(ctx Context, major *int32, minor *int32, dev Device) error {
-	return procs[20].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(major), unsafe.Pointer(minor), C.int(dev)))
+func DeviceComputeCapabilityCtx(ctx Context, dev Device) (major int32, minor int32, err error) {
+	err = procs[20].done(C.cg_ppi(C.uintptr_t(ctx), procs[20].fn(), unsafe.Pointer(&major), unsafe.Pointer(&minor), C.int(dev)))
+	return
 }
 func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error) {
 	err = procs[21].done(C.cg_pi(C.uintptr_t(ctx), procs[21].fn(), unsafe.Pointer(&pctx), C.int(dev)))
@@ -567,8 +569,9 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
 }
-func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device, flags *uint32, active *int32) error {
-	return procs[24].done(C.cg_ipp_cb(C.uintptr_t(ctx), procs[24].fn(), C.int(dev), unsafe.Pointer(flags), unsafe.Pointer(active)))
+func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
+	err = procs[24].done(C.cg_ipp(C.uintptr_t(ctx), procs[24].fn(), C.int(dev), unsafe.Pointer(&flags), unsafe.Pointer(&active)))
+	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
 	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
@@ -605,14 +608,16 @@ func CtxGetDeviceV2Ctx(ctx Context, ctxArg Context) (device Device, err error) {
 	err = procs[33].done(C.cg_ph(C.uintptr_t(ctx), procs[33].fn(), unsafe.Pointer(&device), C.uintptr_t(ctxArg)))
 	return
 }
-func CtxGetFlagsCtx(ctx Context, flags *uint32) error {
-	return procs[34].done(C.cg_p_cb(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(flags)))
+func CtxGetFlagsCtx(ctx Context) (flags uint32, err error) {
+	err = procs[34].done(C.cg_p(C.uintptr_t(ctx), procs[34].fn(), unsafe.Pointer(&flags)))
+	return
 }
 func CtxSetFlagsCtx(ctx Context, flags uint32) error {
 	return procs[35].done(C.cg_u(C.uintptr_t(ctx), procs[35].fn(), C.uint(flags)))
 }
-func CtxGetIDCtx(ctx Context, ctxArg Context, ctxId *uint64) error {
-	return procs[36].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[36].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(ctxId)))
+func CtxGetIDCtx(ctx Context, ctxArg Context) (ctxId uint64, err error) {
+	err = procs[36].done(C.cg_hp(C.uintptr_t(ctx), procs[36].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(&ctxId)))
+	return
 }
 func CtxSynchronizeCtx(ctx Context) error {
 	return procs[37].done(C.cg_v(C.uintptr_t(ctx), procs[37].fn()))
@@ -634,11 +639,13 @@ func CtxGetCacheConfigCtx(ctx Context) (pconfig FuncCache, err error) {
 func CtxSetCacheConfigCtx(ctx Context, config FuncCache) error {
 	return procs[42].done(C.cg_i(C.uintptr_t(ctx), procs[42].fn(), C.int(config)))
 }
-func CtxGetAPIVersionCtx(ctx Context, ctxArg Context, version *uint32) error {
-	return procs[43].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[43].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(version)))
+func CtxGetAPIVersionCtx(ctx Context, ctxArg Context) (version uint32, err error) {
+	err = procs[43].done(C.cg_hp(C.uintptr_t(ctx), procs[43].fn(), C.uintptr_t(ctxArg), unsafe.Pointer(&version)))
+	return
 }
-func CtxGetStreamPriorityRangeCtx(ctx Context, leastPriority *int32, greatestPriority *int32) error {
-	return procs[44].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[44].fn(), unsafe.Pointer(leastPriority), unsafe.Pointer(greatestPriority)))
+func CtxGetStreamPriorityRangeCtx(ctx Context) (leastPriority int32, greatestPriority int32, err error) {
+	err = procs[44].done(C.cg_pp(C.uintptr_t(ctx), procs[44].fn(), unsafe.Pointer(&leastPriority), unsafe.Pointer(&greatestPriority)))
+	return
 }
 func CtxResetPersistingL2CacheCtx(ctx Context) error {
 	return procs[45].done(C.cg_v(C.uintptr_t(ctx), procs[45].fn()))
@@ -731,7 +738,10 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)), unsafe.Pointer(&stateOut)))
+	koptionValues := keepCopy(unsafe.Pointer(unsafe.SliceData(optionValues)), len(optionValues)*int(unsafe.Sizeof(optionValues[0])))
+	ek := status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut)))
+	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
+	err = ek
 	return
 }
 func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
@@ -757,7 +767,11 @@ func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, siz
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	return procs[67].done(C.cg_h(C.uintptr_t(ctx), procs[67].fn(), C.uintptr_t(state)))
+	ek := procs[67].done(C.cg_h(C.uintptr_t(ctx), procs[67].fn(), C.uintptr_t(state)))
+	if ek == nil {
+		releaseKept("LinkState", uintptr(state))
+	}
+	return ek
 }
 func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {
 	cname := C.CString(name)
@@ -782,7 +796,10 @@ func LibraryLoadDataCtx(ctx Context, code []byte, jitOptions []JITOption, jitOpt
 	if err == nil && len(libraryOptionValues) != len(libraryOptions) {
 		fn, err = 0, lengthError("cuLibraryLoadData", "libraryOptionValues", "libraryOptions", len(libraryOptionValues), len(libraryOptions))
 	}
-	err = status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), unsafe.Pointer(unsafe.SliceData(code)), unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	kcode := keepCopy(unsafe.Pointer(unsafe.SliceData(code)), len(code)*int(unsafe.Sizeof(code[0])))
+	ek := status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), kcode, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	keepOrFree(ek, "Library", uintptr(library), kcode)
+	err = ek
 	return
 }
 func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (library Library, err error) {
@@ -799,7 +816,11 @@ func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
-	return procs[72].done(C.cg_h(C.uintptr_t(ctx), procs[72].fn(), C.uintptr_t(library)))
+	ek := procs[72].done(C.cg_h(C.uintptr_t(ctx), procs[72].fn(), C.uintptr_t(library)))
+	if ek == nil {
+		releaseKept("Library", uintptr(library))
+	}
+	return ek
 }
 func LibraryGetKernelCtx(ctx Context, library Library, name string) (pKernel Kernel, err error) {
 	cname := C.CString(name)
@@ -854,11 +875,11 @@ func KernelSetAttributeCtx(ctx Context, attrib FunctionAttribute, val int32, ker
 func KernelSetCacheConfigCtx(ctx Context, kernel Kernel, config FuncCache, dev Device) error {
 	return procs[84].done(C.cg_hii(C.uintptr_t(ctx), procs[84].fn(), C.uintptr_t(kernel), C.int(config), C.int(dev)))
 }
-func KernelGetNameCtx(ctx Context, name **byte, hfunc Kernel) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(name), pinbyte)
-	return procs[85].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[85].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+func KernelGetNameCtx(ctx Context, hfunc Kernel) (name string, err error) {
+	var cname *C.char
+	err = procs[85].done(C.cg_ph(C.uintptr_t(ctx), procs[85].fn(), unsafe.Pointer(&cname), C.uintptr_t(hfunc)))
+	name = C.GoString(cname)
+	return
 }
 func KernelGetParamInfoCtx(ctx Context, kernel Kernel, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
 	err = procs[86].done(C.cg_hlpp(C.uintptr_t(ctx), procs[86].fn(), C.uintptr_t(kernel), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
@@ -906,8 +927,9 @@ func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr Device
 	err = procs[97].done(C.cg_plu(C.uintptr_t(ctx), procs[97].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
-func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData unsafe.Pointer, callback *AsyncCallbackHandle) error {
-	return procs[98].done(C.cg_ippp_cb(C.uintptr_t(ctx), procs[98].fn(), C.int(device), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback)))
+func DeviceRegisterAsyncNotificationCtx(ctx Context, device Device, callbackFunc AsyncCallback, userData uintptr) (callback AsyncCallbackHandle, err error) {
+	err = procs[98].done(C.cg_ihhp_cb(C.uintptr_t(ctx), procs[98].fn(), C.int(device), C.uintptr_t(callbackFunc), C.uintptr_t(userData), unsafe.Pointer(&callback)))
+	return
 }
 func DeviceUnregisterAsyncNotificationCtx(ctx Context, device Device, callback AsyncCallbackHandle) error {
 	return procs[99].done(C.cg_ih(C.uintptr_t(ctx), procs[99].fn(), C.int(device), C.uintptr_t(callback)))
@@ -932,8 +954,9 @@ func IPCOpenEventHandleCtx(ctx Context, handle *IPCEventHandle) (phEvent Event, 
 	err = procs[103].done(C.cg_pb64a1(C.uintptr_t(ctx), procs[103].fn(), unsafe.Pointer(&phEvent), unsafe.Pointer(handle)))
 	return
 }
-func IPCGetMemHandleCtx(ctx Context, pHandle *IPCMemHandle, dptr DevicePtr) error {
-	return procs[104].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(pHandle), C.ulonglong(dptr)))
+func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err error) {
+	err = procs[104].done(C.cg_pq(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
+	return
 }
 func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
 	err = procs[105].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[105].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
@@ -979,27 +1002,15 @@ func MemcpyAtoACtx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array
 	return procs[118].done(C.cg_hlhll(C.uintptr_t(ctx), procs[118].fn(), C.uintptr_t(dstArray), C.ulong(dstOffset), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount)))
 }
 func Memcpy2DCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[119].done(C.cg_p_cb(C.uintptr_t(ctx), procs[119].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy2DUnalignedCtx(ctx Context, pCopy *Memcpy2DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[120].done(C.cg_p_cb(C.uintptr_t(ctx), procs[120].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DCtx(ctx Context, pCopy *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[121].done(C.cg_p_cb(C.uintptr_t(ctx), procs[121].fn(), unsafe.Pointer(pCopy)))
 }
 func Memcpy3DPeerCtx(ctx Context, pCopy *Memcpy3DPeerParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[122].done(C.cg_p_cb(C.uintptr_t(ctx), procs[122].fn(), unsafe.Pointer(pCopy)))
 }
 func MemcpyAsyncCtx(ctx Context, dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream) error {
@@ -1024,21 +1035,12 @@ func MemcpyAtoHAsyncCtx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset 
 	return procs[129].done(C.cg_hhllh(C.uintptr_t(ctx), procs[129].fn(), C.uintptr_t(dstHost), C.uintptr_t(srcArray), C.ulong(srcOffset), C.ulong(byteCount), C.uintptr_t(hStream)))
 }
 func Memcpy2DAsyncCtx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy2DParams)
 	return procs[130].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[130].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DAsyncCtx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DParams)
 	return procs[131].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[131].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func Memcpy3DPeerAsyncCtx(ctx Context, pCopy *Memcpy3DPeerParams, hStream Stream) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(pCopy), pinMemcpy3DPeerParams)
 	return procs[132].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[132].fn(), unsafe.Pointer(pCopy), C.uintptr_t(hStream)))
 }
 func MemcpyBatchAsyncCtx(ctx Context, dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs []MemcpyAttributes, attrsIdxs []uint64, hStream Stream) error {
@@ -1097,8 +1099,9 @@ func ArrayCreateCtx(ctx Context, pAllocateArray *ArrayDescriptor) (pHandle Array
 	err = procs[147].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[147].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func ArrayGetDescriptorCtx(ctx Context, pArrayDescriptor *ArrayDescriptor, hArray Array) error {
-	return procs[148].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func ArrayGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor ArrayDescriptor, err error) {
+	err = procs[148].done(C.cg_ph(C.uintptr_t(ctx), procs[148].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func ArrayGetSparsePropertiesCtx(ctx Context, array Array) (sparseProperties ArraySparseProperties, err error) {
 	err = procs[149].done(C.cg_ph(C.uintptr_t(ctx), procs[149].fn(), unsafe.Pointer(&sparseProperties), C.uintptr_t(array)))
@@ -1127,8 +1130,9 @@ func Array3DCreateCtx(ctx Context, pAllocateArray *Array3DDescriptor) (pHandle A
 	err = procs[155].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[155].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pAllocateArray)))
 	return
 }
-func Array3DGetDescriptorCtx(ctx Context, pArrayDescriptor *Array3DDescriptor, hArray Array) error {
-	return procs[156].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(pArrayDescriptor), C.uintptr_t(hArray)))
+func Array3DGetDescriptorCtx(ctx Context, hArray Array) (pArrayDescriptor Array3DDescriptor, err error) {
+	err = procs[156].done(C.cg_ph(C.uintptr_t(ctx), procs[156].fn(), unsafe.Pointer(&pArrayDescriptor), C.uintptr_t(hArray)))
+	return
 }
 func MipmappedArrayCreateCtx(ctx Context, pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevels uint32) (pHandle MipmappedArray, err error) {
 	err = procs[157].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[157].fn(), unsafe.Pointer(&pHandle), unsafe.Pointer(pMipmappedArrayDesc), C.uint(numMipmapLevels)))
@@ -1150,9 +1154,6 @@ func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, siz
 	return status(err, r)
 }
 func MemBatchDecompressAsyncCtx(ctx Context, paramsArray []MemDecompressParams, flags uint32, stream Stream) (errorIndex uint64, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(paramsArray)), cap(paramsArray), 64, pinMemDecompressParams)
 	err = procs[161].done(C.cg_pluph_cb(C.uintptr_t(ctx), procs[161].fn(), unsafe.Pointer(unsafe.SliceData(paramsArray)), C.ulong(len(paramsArray)), C.uint(flags), unsafe.Pointer(&errorIndex), C.uintptr_t(stream)))
 	return
 }
@@ -1163,11 +1164,12 @@ func MemAddressReserveCtx(ctx Context, size uint64, alignment uint64, addr Devic
 func MemAddressFreeCtx(ctx Context, ptr DevicePtr, size uint64) error {
 	return procs[163].done(C.cg_ql(C.uintptr_t(ctx), procs[163].fn(), C.ulonglong(ptr), C.ulong(size)))
 }
-func MemCreateCtx(ctx Context, handle *MemGenericAllocationHandle, size uint64, prop *MemAllocationProp, flags uint64) error {
+func MemCreateCtx(ctx Context, size uint64, prop *MemAllocationProp, flags uint64) (handle MemGenericAllocationHandle, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(prop), pinMemAllocationProp)
-	return procs[164].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[164].fn(), unsafe.Pointer(handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	err = procs[164].done(C.cg_plpq_cb(C.uintptr_t(ctx), procs[164].fn(), unsafe.Pointer(&handle), C.ulong(size), unsafe.Pointer(prop), C.ulonglong(flags)))
+	return
 }
 func MemReleaseCtx(ctx Context, handle MemGenericAllocationHandle) error {
 	return procs[165].done(C.cg_q(C.uintptr_t(ctx), procs[165].fn(), C.ulonglong(handle)))
@@ -1253,20 +1255,20 @@ func MemPoolGetAccessCtx(ctx Context, memPool MemoryPool, location *MemLocation)
 	err = procs[182].done(C.cg_php_cb(C.uintptr_t(ctx), procs[182].fn(), unsafe.Pointer(&flags), C.uintptr_t(memPool), unsafe.Pointer(location)))
 	return
 }
-func MemPoolCreateCtx(ctx Context, pool *MemoryPool, poolProps *MemPoolProps) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(poolProps), pinMemPoolProps)
-	return procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(pool), unsafe.Pointer(poolProps)))
+func MemPoolCreateCtx(ctx Context, poolProps *MemPoolProps) (pool MemoryPool, err error) {
+	err = procs[183].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[183].fn(), unsafe.Pointer(&pool), unsafe.Pointer(poolProps)))
+	return
 }
 func MemPoolDestroyCtx(ctx Context, pool MemoryPool) error {
 	return procs[184].done(C.cg_h(C.uintptr_t(ctx), procs[184].fn(), C.uintptr_t(pool)))
 }
-func MemGetDefaultMemPoolCtx(ctx Context, pool_out *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	return procs[185].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[185].fn(), unsafe.Pointer(pool_out), unsafe.Pointer(location), C.int(typeArg)))
+func MemGetDefaultMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType) (pool_out MemoryPool, err error) {
+	err = procs[185].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[185].fn(), unsafe.Pointer(&pool_out), unsafe.Pointer(location), C.int(typeArg)))
+	return
 }
-func MemGetMemPoolCtx(ctx Context, pool *MemoryPool, location *MemLocation, typeArg MemAllocationType) error {
-	return procs[186].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[186].fn(), unsafe.Pointer(pool), unsafe.Pointer(location), C.int(typeArg)))
+func MemGetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType) (pool MemoryPool, err error) {
+	err = procs[186].done(C.cg_ppi_cb(C.uintptr_t(ctx), procs[186].fn(), unsafe.Pointer(&pool), unsafe.Pointer(location), C.int(typeArg)))
+	return
 }
 func MemSetMemPoolCtx(ctx Context, location *MemLocation, typeArg MemAllocationType, pool MemoryPool) error {
 	return procs[187].done(C.cg_pih_cb(C.uintptr_t(ctx), procs[187].fn(), unsafe.Pointer(location), C.int(typeArg), C.uintptr_t(pool)))
@@ -1385,18 +1387,21 @@ func StreamCreateWithPriorityCtx(ctx Context, flags uint32, priority int32) (phS
 	err = procs[208].done(C.cg_pui(C.uintptr_t(ctx), procs[208].fn(), unsafe.Pointer(&phStream), C.uint(flags), C.int(priority)))
 	return
 }
-func StreamGetPriorityCtx(ctx Context, hStream Stream, priority *int32) error {
-	return procs[209].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(hStream), unsafe.Pointer(priority)))
+func StreamGetPriorityCtx(ctx Context, hStream Stream) (priority int32, err error) {
+	err = procs[209].done(C.cg_hp(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(hStream), unsafe.Pointer(&priority)))
+	return
 }
 func StreamGetDeviceCtx(ctx Context, hStream Stream) (device Device, err error) {
 	err = procs[210].done(C.cg_hp(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(hStream), unsafe.Pointer(&device)))
 	return
 }
-func StreamGetFlagsCtx(ctx Context, hStream Stream, flags *uint32) error {
-	return procs[211].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(flags)))
+func StreamGetFlagsCtx(ctx Context, hStream Stream) (flags uint32, err error) {
+	err = procs[211].done(C.cg_hp(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(&flags)))
+	return
 }
-func StreamGetIDCtx(ctx Context, hStream Stream, streamId *uint64) error {
-	return procs[212].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(hStream), unsafe.Pointer(streamId)))
+func StreamGetIDCtx(ctx Context, hStream Stream) (streamId uint64, err error) {
+	err = procs[212].done(C.cg_hp(C.uintptr_t(ctx), procs[212].fn(), C.uintptr_t(hStream), unsafe.Pointer(&streamId)))
+	return
 }
 func StreamGetCtxCtx(ctx Context, hStream Stream) (pctx Context, err error) {
 	err = procs[213].done(C.cg_hp(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hStream), unsafe.Pointer(&pctx)))
@@ -1409,8 +1414,8 @@ func StreamGetCtxV2Ctx(ctx Context, hStream Stream) (pCtx Context, pGreenCtx Gre
 func StreamWaitEventCtx(ctx Context, hStream Stream, hEvent Event, flags EventWaitFlags) error {
 	return procs[215].done(C.cg_hhu(C.uintptr_t(ctx), procs[215].fn(), C.uintptr_t(hStream), C.uintptr_t(hEvent), C.uint(flags)))
 }
-func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData unsafe.Pointer, flags uint32) error {
-	return procs[216].done(C.cg_hppu_cb(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hStream), unsafe.Pointer(callback), userData, C.uint(flags)))
+func StreamAddCallbackCtx(ctx Context, hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
+	return procs[216].done(C.cg_hhhu_cb(C.uintptr_t(ctx), procs[216].fn(), C.uintptr_t(hStream), C.uintptr_t(callback), C.uintptr_t(userData), C.uint(flags)))
 }
 func StreamBeginCaptureCtx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
 	return procs[217].done(C.cg_hi(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(hStream), C.int(mode)))
@@ -1425,19 +1430,21 @@ func StreamBeginCaptureToGraphCtx(ctx Context, hStream Stream, hGraph Graph, dep
 func ThreadExchangeStreamCaptureModeCtx(ctx Context, mode *StreamCaptureMode) error {
 	return procs[219].done(C.cg_p_cb(C.uintptr_t(ctx), procs[219].fn(), unsafe.Pointer(mode)))
 }
-func StreamEndCaptureCtx(ctx Context, hStream Stream, phGraph *Graph) error {
-	return procs[220].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[220].fn(), C.uintptr_t(hStream), unsafe.Pointer(phGraph)))
+func StreamEndCaptureCtx(ctx Context, hStream Stream) (phGraph Graph, err error) {
+	err = procs[220].done(C.cg_hp(C.uintptr_t(ctx), procs[220].fn(), C.uintptr_t(hStream), unsafe.Pointer(&phGraph)))
+	return
 }
 func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCaptureStatus, err error) {
 	err = procs[221].done(C.cg_hp(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
-func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
+func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
 	pinWords(&pin, unsafe.Pointer(edgeData_out), pinGraphEdgeData)
-	return procs[222].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(captureStatus_out), unsafe.Pointer(id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(numDependencies_out)))
+	err = procs[222].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(&numDependencies_out)))
+	return
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
 	fn, err := procs[223].enter()
@@ -1461,16 +1468,11 @@ func StreamDestroyCtx(ctx Context, hStream Stream) error {
 func StreamCopyAttributesCtx(ctx Context, dst Stream, src Stream) error {
 	return procs[228].done(C.cg_hh(C.uintptr_t(ctx), procs[228].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[229].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value_out)))
+func StreamGetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[229].done(C.cg_hip(C.uintptr_t(ctx), procs[229].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func StreamSetAttributeCtx(ctx Context, hStream Stream, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[230].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[230].fn(), C.uintptr_t(hStream), C.int(attr), unsafe.Pointer(value)))
 }
 func EventCreateCtx(ctx Context, flags EventFlags) (phEvent Event, err error) {
@@ -1573,11 +1575,11 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	err = procs[254].done(C.cg_ph(C.uintptr_t(ctx), procs[254].fn(), unsafe.Pointer(&hmod), C.uintptr_t(hfunc)))
 	return
 }
-func FuncGetNameCtx(ctx Context, name **byte, hfunc Function) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(name), pinbyte)
-	return procs[255].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[255].fn(), unsafe.Pointer(name), C.uintptr_t(hfunc)))
+func FuncGetNameCtx(ctx Context, hfunc Function) (name string, err error) {
+	var cname *C.char
+	err = procs[255].done(C.cg_ph(C.uintptr_t(ctx), procs[255].fn(), unsafe.Pointer(&cname), C.uintptr_t(hfunc)))
+	name = C.GoString(cname)
+	return
 }
 func FuncGetParamInfoCtx(ctx Context, funcArg Function, paramIndex uint64) (paramOffset uint64, paramSize uint64, err error) {
 	err = procs[256].done(C.cg_hlpp(C.uintptr_t(ctx), procs[256].fn(), C.uintptr_t(funcArg), C.ulong(paramIndex), unsafe.Pointer(&paramOffset), unsafe.Pointer(&paramSize)))
@@ -1616,8 +1618,8 @@ func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []Launc
 	pinElems(&pin, unsafe.Pointer(unsafe.SliceData(launchParamsList)), cap(launchParamsList), 56, pinLaunchParams)
 	return procs[262].done(C.cg_puu_cb(C.uintptr_t(ctx), procs[262].fn(), unsafe.Pointer(unsafe.SliceData(launchParamsList)), C.uint(len(launchParamsList)), C.uint(flags)))
 }
-func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData unsafe.Pointer) error {
-	return procs[263].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hStream), unsafe.Pointer(fnArg), userData))
+func LaunchHostFuncCtx(ctx Context, hStream Stream, fnArg HostFn, userData uintptr) error {
+	return procs[263].done(C.cg_hhh_cb(C.uintptr_t(ctx), procs[263].fn(), C.uintptr_t(hStream), C.uintptr_t(fnArg), C.uintptr_t(userData)))
 }
 func FuncSetBlockShapeCtx(ctx Context, hfunc Function, x int32, y int32, z int32) error {
 	return procs[264].done(C.cg_hiii(C.uintptr_t(ctx), procs[264].fn(), C.uintptr_t(hfunc), C.int(x), C.int(y), C.int(z)))
@@ -1663,11 +1665,9 @@ func GraphAddKernelNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, 
 	err = procs[276].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[276].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinKernelNodeParams)
-	return procs[277].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphKernelNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams KernelNodeParams, err error) {
+	err = procs[277].done(C.cg_hp(C.uintptr_t(ctx), procs[277].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	var pin runtime.Pinner
@@ -1676,59 +1676,45 @@ func GraphKernelNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Kerne
 	return procs[278].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[278].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemcpyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	err = procs[279].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[279].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
-	return procs[280].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemcpyNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams Memcpy3DParams, err error) {
+	err = procs[280].done(C.cg_hp(C.uintptr_t(ctx), procs[280].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemcpyNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *Memcpy3DParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinMemcpy3DParams)
 	return procs[281].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[281].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddMemsetNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) (phGraphNode GraphNode, err error) {
 	err = procs[282].done(C.cg_phplph_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 	return
 }
-func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
-	return procs[283].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphMemsetNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams MemsetNodeParams, err error) {
+	err = procs[283].done(C.cg_hp(C.uintptr_t(ctx), procs[283].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphMemsetNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *MemsetNodeParams) error {
 	return procs[284].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[284].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddHostNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (phGraphNode GraphNode, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	err = procs[285].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[285].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
-	return procs[286].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
+func GraphHostNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams HostNodeParams, err error) {
+	err = procs[286].done(C.cg_hp(C.uintptr_t(ctx), procs[286].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams)))
+	return
 }
 func GraphHostNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[287].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[287].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphAddChildGraphNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, childGraph Graph) (phGraphNode GraphNode, err error) {
 	err = procs[288].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[288].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(childGraph)))
 	return
 }
-func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode, phGraph *Graph) error {
-	return procs[289].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(phGraph)))
+func GraphChildGraphNodeGetGraphCtx(ctx Context, hNode GraphNode) (phGraph Graph, err error) {
+	err = procs[289].done(C.cg_hp(C.uintptr_t(ctx), procs[289].fn(), C.uintptr_t(hNode), unsafe.Pointer(&phGraph)))
+	return
 }
 func GraphAddEmptyNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode) (phGraphNode GraphNode, err error) {
 	err = procs[290].done(C.cg_phpl_cb(C.uintptr_t(ctx), procs[290].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies))))
@@ -1738,8 +1724,9 @@ func GraphAddEventRecordNodeCtx(ctx Context, hGraph Graph, dependencies []GraphN
 	err = procs[291].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[291].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[292].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventRecordNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[292].done(C.cg_hp(C.uintptr_t(ctx), procs[292].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventRecordNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[293].done(C.cg_hh(C.uintptr_t(ctx), procs[293].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1748,8 +1735,9 @@ func GraphAddEventWaitNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNod
 	err = procs[294].done(C.cg_phplh_cb(C.uintptr_t(ctx), procs[294].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uintptr_t(event)))
 	return
 }
-func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode, event_out *Event) error {
-	return procs[295].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hNode), unsafe.Pointer(event_out)))
+func GraphEventWaitNodeGetEventCtx(ctx Context, hNode GraphNode) (event_out Event, err error) {
+	err = procs[295].done(C.cg_hp(C.uintptr_t(ctx), procs[295].fn(), C.uintptr_t(hNode), unsafe.Pointer(&event_out)))
+	return
 }
 func GraphEventWaitNodeSetEventCtx(ctx Context, hNode GraphNode, event Event) error {
 	return procs[296].done(C.cg_hh(C.uintptr_t(ctx), procs[296].fn(), C.uintptr_t(hNode), C.uintptr_t(event)))
@@ -1761,11 +1749,9 @@ func GraphAddExternalSemaphoresSignalNodeCtx(ctx Context, hGraph Graph, dependen
 	err = procs[297].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[297].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemSignalNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemSignalNodeParams)
-	return procs[298].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresSignalNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemSignalNodeParams, err error) {
+	err = procs[298].done(C.cg_hp(C.uintptr_t(ctx), procs[298].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresSignalNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemSignalNodeParams) error {
 	var pin runtime.Pinner
@@ -1780,11 +1766,9 @@ func GraphAddExternalSemaphoresWaitNodeCtx(ctx Context, hGraph Graph, dependenci
 	err = procs[300].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[300].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *ExtSemWaitNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinExtSemWaitNodeParams)
-	return procs[301].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphExternalSemaphoresWaitNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out ExtSemWaitNodeParams, err error) {
+	err = procs[301].done(C.cg_hp(C.uintptr_t(ctx), procs[301].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *ExtSemWaitNodeParams) error {
 	var pin runtime.Pinner
@@ -1799,11 +1783,9 @@ func GraphAddBatchMemOpNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNo
 	err = procs[303].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[303].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode, nodeParams_out *BatchMemOpNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams_out), pinBatchMemOpNodeParams)
-	return procs[304].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams_out)))
+func GraphBatchMemOpNodeGetParamsCtx(ctx Context, hNode GraphNode) (nodeParams_out BatchMemOpNodeParams, err error) {
+	err = procs[304].done(C.cg_hp(C.uintptr_t(ctx), procs[304].fn(), C.uintptr_t(hNode), unsafe.Pointer(&nodeParams_out)))
+	return
 }
 func GraphBatchMemOpNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *BatchMemOpNodeParams) error {
 	var pin runtime.Pinner
@@ -1824,18 +1806,17 @@ func GraphAddMemAllocNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode
 	err = procs[307].done(C.cg_phplp_cb(C.uintptr_t(ctx), procs[307].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
-func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode, params_out *MemAllocNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(params_out), pinMemAllocNodeParams)
-	return procs[308].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hNode), unsafe.Pointer(params_out)))
+func GraphMemAllocNodeGetParamsCtx(ctx Context, hNode GraphNode) (params_out MemAllocNodeParams, err error) {
+	err = procs[308].done(C.cg_hp(C.uintptr_t(ctx), procs[308].fn(), C.uintptr_t(hNode), unsafe.Pointer(&params_out)))
+	return
 }
 func GraphAddMemFreeNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, dptr DevicePtr) (phGraphNode GraphNode, err error) {
 	err = procs[309].done(C.cg_phplq_cb(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.ulonglong(dptr)))
 	return
 }
-func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode, dptr_out *DevicePtr) error {
-	return procs[310].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(dptr_out)))
+func GraphMemFreeNodeGetParamsCtx(ctx Context, hNode GraphNode) (dptr_out DevicePtr, err error) {
+	err = procs[310].done(C.cg_hp(C.uintptr_t(ctx), procs[310].fn(), C.uintptr_t(hNode), unsafe.Pointer(&dptr_out)))
+	return
 }
 func DeviceGraphMemTrimCtx(ctx Context, device Device) error {
 	return procs[311].done(C.cg_i(C.uintptr_t(ctx), procs[311].fn(), C.int(device)))
@@ -1864,8 +1845,9 @@ func GraphNodeFindInCloneCtx(ctx Context, hOriginalNode GraphNode, hClonedGraph 
 	err = procs[315].done(C.cg_phh(C.uintptr_t(ctx), procs[315].fn(), unsafe.Pointer(&phNode), C.uintptr_t(hOriginalNode), C.uintptr_t(hClonedGraph)))
 	return
 }
-func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode, typeArg *GraphNodeType) error {
-	return procs[316].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[316].fn(), C.uintptr_t(hNode), unsafe.Pointer(typeArg)))
+func GraphNodeGetTypeCtx(ctx Context, hNode GraphNode) (typeArg GraphNodeType, err error) {
+	err = procs[316].done(C.cg_hp(C.uintptr_t(ctx), procs[316].fn(), C.uintptr_t(hNode), unsafe.Pointer(&typeArg)))
+	return
 }
 func GraphGetNodesCtx(ctx Context, hGraph Graph) (nodes []GraphNode, err error) {
 	var cnumNodes C.size_t
@@ -1974,18 +1956,12 @@ func GraphExecKernelNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode Gr
 	return procs[328].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[328].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecMemcpyNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(copyParams), pinMemcpy3DParams)
 	return procs[329].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[329].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(copyParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecMemsetNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, memsetParams *MemsetNodeParams, ctxArg Context) error {
 	return procs[330].done(C.cg_hhph_cb(C.uintptr_t(ctx), procs[330].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(memsetParams), C.uintptr_t(ctxArg)))
 }
 func GraphExecHostNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinHostNodeParams)
 	return procs[331].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[331].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecChildGraphNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, childGraph Graph) error {
@@ -2012,8 +1988,9 @@ func GraphExecExternalSemaphoresWaitNodeSetParamsCtx(ctx Context, hGraphExec Gra
 func GraphNodeSetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled uint32) error {
 	return procs[337].done(C.cg_hhu(C.uintptr_t(ctx), procs[337].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), C.uint(isEnabled)))
 }
-func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, isEnabled *uint32) error {
-	return procs[338].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(isEnabled)))
+func GraphNodeGetEnabledCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode) (isEnabled uint32, err error) {
+	err = procs[338].done(C.cg_hhp(C.uintptr_t(ctx), procs[338].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(&isEnabled)))
+	return
 }
 func GraphUploadCtx(ctx Context, hGraphExec GraphExec, hStream Stream) error {
 	return procs[339].done(C.cg_hh(C.uintptr_t(ctx), procs[339].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hStream)))
@@ -2027,22 +2004,18 @@ func GraphExecDestroyCtx(ctx Context, hGraphExec GraphExec) error {
 func GraphDestroyCtx(ctx Context, hGraph Graph) error {
 	return procs[342].done(C.cg_h(C.uintptr_t(ctx), procs[342].fn(), C.uintptr_t(hGraph)))
 }
-func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUpdateResultInfo) error {
-	return procs[343].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(resultInfo)))
+func GraphExecUpdateCtx(ctx Context, hGraphExec GraphExec, hGraph Graph) (resultInfo GraphExecUpdateResultInfo, err error) {
+	err = procs[343].done(C.cg_hhp(C.uintptr_t(ctx), procs[343].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(&resultInfo)))
+	return
 }
 func GraphKernelNodeCopyAttributesCtx(ctx Context, dst GraphNode, src GraphNode) error {
 	return procs[344].done(C.cg_hh(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(dst), C.uintptr_t(src)))
 }
-func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value_out *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value_out), pinLaunchAttributeValue)
-	return procs[345].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value_out)))
+func GraphKernelNodeGetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID) (value_out LaunchAttributeValue, err error) {
+	err = procs[345].done(C.cg_hip(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(&value_out)))
+	return
 }
 func GraphKernelNodeSetAttributeCtx(ctx Context, hNode GraphNode, attr LaunchAttributeID, value *LaunchAttributeValue) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(value), pinLaunchAttributeValue)
 	return procs[346].done(C.cg_hip_cb(C.uintptr_t(ctx), procs[346].fn(), C.uintptr_t(hNode), C.int(attr), unsafe.Pointer(value)))
 }
 func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32) error {
@@ -2050,8 +2023,8 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[347].done(C.cg_hsu(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr unsafe.Pointer, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
-	err = procs[348].done(C.cg_pppuu_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(&object_out), ptr, unsafe.Pointer(destroy), C.uint(initialRefcount), C.uint(flags)))
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+	err = procs[348].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
 func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
@@ -2071,26 +2044,18 @@ func GraphAddNodeCtx(ctx Context, hGraph Graph, dependencies []GraphNode, depend
 	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
 		fn, err = 0, lengthError("cuGraphAddNode_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	err = status(err, C.cg_phpplp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&phGraphNode), C.uintptr_t(hGraph), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), unsafe.Pointer(nodeParams)))
 	return
 }
 func GraphNodeSetParamsCtx(ctx Context, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[354].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[354].fn(), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
 func GraphExecNodeSetParamsCtx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(nodeParams), pinGraphNodeParams)
 	return procs[355].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[355].fn(), C.uintptr_t(hGraphExec), C.uintptr_t(hNode), unsafe.Pointer(nodeParams)))
 }
-func GraphConditionalHandleCreateCtx(ctx Context, pHandle_out *uint64, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) error {
-	return procs[356].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[356].fn(), unsafe.Pointer(pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+func GraphConditionalHandleCreateCtx(ctx Context, hGraph Graph, ctxArg Context, defaultLaunchValue uint32, flags uint32) (pHandle_out uint64, err error) {
+	err = procs[356].done(C.cg_phhuu(C.uintptr_t(ctx), procs[356].fn(), unsafe.Pointer(&pHandle_out), C.uintptr_t(hGraph), C.uintptr_t(ctxArg), C.uint(defaultLaunchValue), C.uint(flags)))
+	return
 }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64) (numBlocks int32, err error) {
 	err = procs[357].done(C.cg_phil(C.uintptr_t(ctx), procs[357].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
@@ -2101,11 +2066,11 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg 
 	return
 }
 func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[359].done(C.cg_pphpli_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
+	err = procs[359].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
 func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
-	err = procs[360].done(C.cg_pphpliu_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), unsafe.Pointer(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
+	err = procs[360].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(ctx Context, funcArg Function, numBlocks int32, blockSize int32) (dynamicSmemSize uint64, err error) {
@@ -2160,7 +2125,7 @@ func TexRefSetMipmapLevelClampCtx(ctx Context, hTexRef Texref, minMipmapLevelCla
 func TexRefSetMaxAnisotropyCtx(ctx Context, hTexRef Texref, maxAniso uint32) error {
 	return procs[374].done(C.cg_hu(C.uintptr_t(ctx), procs[374].fn(), C.uintptr_t(hTexRef), C.uint(maxAniso)))
 }
-func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *float32) error {
+func TexRefSetBorderColorCtx(ctx Context, hTexRef Texref, pBorderColor *[4]float32) error {
 	return procs[375].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[375].fn(), C.uintptr_t(hTexRef), unsafe.Pointer(pBorderColor)))
 }
 func TexRefSetFlagsCtx(ctx Context, hTexRef Texref, flags TexRefFlags) error {
@@ -2206,8 +2171,9 @@ func TexRefGetMaxAnisotropyCtx(ctx Context, hTexRef Texref) (pmaxAniso int32, er
 	err = procs[386].done(C.cg_ph(C.uintptr_t(ctx), procs[386].fn(), unsafe.Pointer(&pmaxAniso), C.uintptr_t(hTexRef)))
 	return
 }
-func TexRefGetBorderColorCtx(ctx Context, pBorderColor *float32, hTexRef Texref) error {
-	return procs[387].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(pBorderColor), C.uintptr_t(hTexRef)))
+func TexRefGetBorderColorCtx(ctx Context, hTexRef Texref) (pBorderColor [4]float32, err error) {
+	err = procs[387].done(C.cg_ph(C.uintptr_t(ctx), procs[387].fn(), unsafe.Pointer(&pBorderColor), C.uintptr_t(hTexRef)))
+	return
 }
 func TexRefGetFlagsCtx(ctx Context, hTexRef Texref) (pFlags uint32, err error) {
 	err = procs[388].done(C.cg_ph(C.uintptr_t(ctx), procs[388].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(hTexRef)))
@@ -2223,41 +2189,90 @@ func TexRefDestroyCtx(ctx Context, hTexRef Texref) error {
 func SurfRefSetArrayCtx(ctx Context, hSurfRef Surfref, hArray Array, flags uint32) error {
 	return procs[391].done(C.cg_hhu(C.uintptr_t(ctx), procs[391].fn(), C.uintptr_t(hSurfRef), C.uintptr_t(hArray), C.uint(flags)))
 }
-func SurfRefGetArrayCtx(ctx Context, phArray *Array, hSurfRef Surfref) error {
-	return procs[392].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[392].fn(), unsafe.Pointer(phArray), C.uintptr_t(hSurfRef)))
+func SurfRefGetArrayCtx(ctx Context, hSurfRef Surfref) (phArray Array, err error) {
+	err = procs[392].done(C.cg_ph(C.uintptr_t(ctx), procs[392].fn(), unsafe.Pointer(&phArray), C.uintptr_t(hSurfRef)))
+	return
 }
-func TexObjectCreateCtx(ctx Context, pTexObject *TexObject, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) error {
-	return procs[393].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[393].fn(), unsafe.Pointer(pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+func TexObjectCreateCtx(ctx Context, pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc *ResourceViewDesc) (pTexObject TexObject, err error) {
+	err = procs[393].done(C.cg_pppp_cb(C.uintptr_t(ctx), procs[393].fn(), unsafe.Pointer(&pTexObject), unsafe.Pointer(pResDesc), unsafe.Pointer(pTexDesc), unsafe.Pointer(pResViewDesc)))
+	return
 }
 func TexObjectDestroyCtx(ctx Context, texObject TexObject) error {
 	return procs[394].done(C.cg_q(C.uintptr_t(ctx), procs[394].fn(), C.ulonglong(texObject)))
 }
-func TexObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, texObject TexObject) error {
-	return procs[395].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(pResDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceDescCtx(ctx Context, texObject TexObject) (pResDesc ResourceDesc, err error) {
+	err = procs[395].done(C.cg_pq(C.uintptr_t(ctx), procs[395].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetTextureDescCtx(ctx Context, pTexDesc *TextureDesc, texObject TexObject) error {
-	return procs[396].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(pTexDesc), C.ulonglong(texObject)))
+func TexObjectGetTextureDescCtx(ctx Context, texObject TexObject) (pTexDesc TextureDesc, err error) {
+	err = procs[396].done(C.cg_pq(C.uintptr_t(ctx), procs[396].fn(), unsafe.Pointer(&pTexDesc), C.ulonglong(texObject)))
+	return
 }
-func TexObjectGetResourceViewDescCtx(ctx Context, pResViewDesc *ResourceViewDesc, texObject TexObject) error {
-	return procs[397].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(pResViewDesc), C.ulonglong(texObject)))
+func TexObjectGetResourceViewDescCtx(ctx Context, texObject TexObject) (pResViewDesc ResourceViewDesc, err error) {
+	err = procs[397].done(C.cg_pq(C.uintptr_t(ctx), procs[397].fn(), unsafe.Pointer(&pResViewDesc), C.ulonglong(texObject)))
+	return
 }
-func SurfObjectCreateCtx(ctx Context, pSurfObject *SurfObject, pResDesc *ResourceDesc) error {
-	return procs[398].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(pSurfObject), unsafe.Pointer(pResDesc)))
+func SurfObjectCreateCtx(ctx Context, pResDesc *ResourceDesc) (pSurfObject SurfObject, err error) {
+	err = procs[398].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[398].fn(), unsafe.Pointer(&pSurfObject), unsafe.Pointer(pResDesc)))
+	return
 }
 func SurfObjectDestroyCtx(ctx Context, surfObject SurfObject) error {
 	return procs[399].done(C.cg_q(C.uintptr_t(ctx), procs[399].fn(), C.ulonglong(surfObject)))
 }
-func SurfObjectGetResourceDescCtx(ctx Context, pResDesc *ResourceDesc, surfObject SurfObject) error {
-	return procs[400].done(C.cg_pq_cb(C.uintptr_t(ctx), procs[400].fn(), unsafe.Pointer(pResDesc), C.ulonglong(surfObject)))
+func SurfObjectGetResourceDescCtx(ctx Context, surfObject SurfObject) (pResDesc ResourceDesc, err error) {
+	err = procs[400].done(C.cg_pq(C.uintptr_t(ctx), procs[400].fn(), unsafe.Pointer(&pResDesc), C.ulonglong(surfObject)))
+	return
 }
-func TensorMapEncodeTiledCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, boxDim *uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[401].done(C.cg_piuhppppiiii_cb(C.uintptr_t(ctx), procs[401].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(boxDim), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeTiledCtx(ctx Context, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, boxDim []uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (tensorMap TensorMap, err error) {
+	fn, err := procs[401].enter()
+	if err == nil && len(globalDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "globalDim", len(globalDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(globalStrides) < int(tensorRank)-1 {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "globalStrides", len(globalStrides), int(tensorRank)-1, "tensorRank")
+	}
+	if err == nil && len(boxDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "boxDim", len(boxDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(elementStrides) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeTiled", "elementStrides", len(elementStrides), int(tensorRank), "tensorRank")
+	}
+	err = status(err, C.cg_piuhppppiiii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(unsafe.SliceData(globalDim)), unsafe.Pointer(unsafe.SliceData(globalStrides)), unsafe.Pointer(unsafe.SliceData(boxDim)), unsafe.Pointer(unsafe.SliceData(elementStrides)), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return
 }
-func TensorMapEncodeIm2colCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCorner *int32, pixelBoxUpperCorner *int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[402].done(C.cg_piuhppppuupiiii_cb(C.uintptr_t(ctx), procs[402].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), unsafe.Pointer(pixelBoxLowerCorner), unsafe.Pointer(pixelBoxUpperCorner), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeIm2colCtx(ctx Context, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, pixelBoxLowerCorner []int32, pixelBoxUpperCorner []int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides []uint32, interleave TensorMapInterleave, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (tensorMap TensorMap, err error) {
+	fn, err := procs[402].enter()
+	if err == nil && len(globalDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "globalDim", len(globalDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(globalStrides) < int(tensorRank)-1 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "globalStrides", len(globalStrides), int(tensorRank)-1, "tensorRank")
+	}
+	if err == nil && len(pixelBoxLowerCorner) < int(tensorRank)-2 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "pixelBoxLowerCorner", len(pixelBoxLowerCorner), int(tensorRank)-2, "tensorRank")
+	}
+	if err == nil && len(pixelBoxUpperCorner) < int(tensorRank)-2 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "pixelBoxUpperCorner", len(pixelBoxUpperCorner), int(tensorRank)-2, "tensorRank")
+	}
+	if err == nil && len(elementStrides) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2col", "elementStrides", len(elementStrides), int(tensorRank), "tensorRank")
+	}
+	err = status(err, C.cg_piuhppppuupiiii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(unsafe.SliceData(globalDim)), unsafe.Pointer(unsafe.SliceData(globalStrides)), unsafe.Pointer(unsafe.SliceData(pixelBoxLowerCorner)), unsafe.Pointer(unsafe.SliceData(pixelBoxUpperCorner)), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(unsafe.SliceData(elementStrides)), C.int(interleave), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return
 }
-func TensorMapEncodeIm2colWideCtx(ctx Context, tensorMap *TensorMap, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim *uint64, globalStrides *uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides *uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) error {
-	return procs[403].done(C.cg_piuhppiiuupiiiii_cb(C.uintptr_t(ctx), procs[403].fn(), unsafe.Pointer(tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(globalDim), unsafe.Pointer(globalStrides), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(elementStrides), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+func TensorMapEncodeIm2colWideCtx(ctx Context, tensorDataType TensorMapDataType, tensorRank uint32, globalAddress DevicePtr, globalDim []uint64, globalStrides []uint64, pixelBoxLowerCornerWidth int32, pixelBoxUpperCornerWidth int32, channelsPerPixel uint32, pixelsPerColumn uint32, elementStrides []uint32, interleave TensorMapInterleave, mode TensorMapIm2ColWideMode, swizzle TensorMapSwizzle, l2Promotion TensorMapL2promotion, oobFill TensorMapFloatOOBfill) (tensorMap TensorMap, err error) {
+	fn, err := procs[403].enter()
+	if err == nil && len(globalDim) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2colWide", "globalDim", len(globalDim), int(tensorRank), "tensorRank")
+	}
+	if err == nil && len(globalStrides) < int(tensorRank)-1 {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2colWide", "globalStrides", len(globalStrides), int(tensorRank)-1, "tensorRank")
+	}
+	if err == nil && len(elementStrides) < int(tensorRank) {
+		fn, err = 0, rankError("cuTensorMapEncodeIm2colWide", "elementStrides", len(elementStrides), int(tensorRank), "tensorRank")
+	}
+	err = status(err, C.cg_piuhppiiuupiiiii_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&tensorMap), C.int(tensorDataType), C.uint(tensorRank), C.uintptr_t(globalAddress), unsafe.Pointer(unsafe.SliceData(globalDim)), unsafe.Pointer(unsafe.SliceData(globalStrides)), C.int(pixelBoxLowerCornerWidth), C.int(pixelBoxUpperCornerWidth), C.uint(channelsPerPixel), C.uint(pixelsPerColumn), unsafe.Pointer(unsafe.SliceData(elementStrides)), C.int(interleave), C.int(mode), C.int(swizzle), C.int(l2Promotion), C.int(oobFill)))
+	return
 }
 func TensorMapReplaceAddressCtx(ctx Context, tensorMap *TensorMap, globalAddress DevicePtr) error {
 	return procs[404].done(C.cg_ph_cb(C.uintptr_t(ctx), procs[404].fn(), unsafe.Pointer(tensorMap), C.uintptr_t(globalAddress)))
@@ -2353,8 +2368,9 @@ func GetExportTableCtx(ctx Context, pExportTableId *UUID) (ppExportTable unsafe.
 	err = procs[422].done(C.cg_pp_cb(C.uintptr_t(ctx), procs[422].fn(), unsafe.Pointer(&ppExportTable), unsafe.Pointer(pExportTableId)))
 	return
 }
-func GreenCtxCreateCtx(ctx Context, phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uint32) error {
-	return procs[423].done(C.cg_phiu_cb(C.uintptr_t(ctx), procs[423].fn(), unsafe.Pointer(phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+func GreenCtxCreateCtx(ctx Context, desc DevResourceDesc, dev Device, flags uint32) (phCtx GreenCtx, err error) {
+	err = procs[423].done(C.cg_phiu(C.uintptr_t(ctx), procs[423].fn(), unsafe.Pointer(&phCtx), C.uintptr_t(desc), C.int(dev), C.uint(flags)))
+	return
 }
 func GreenCtxDestroyCtx(ctx Context, hCtx GreenCtx) error {
 	return procs[424].done(C.cg_h(C.uintptr_t(ctx), procs[424].fn(), C.uintptr_t(hCtx)))
@@ -2363,17 +2379,23 @@ func CtxFromGreenCtxCtx(ctx Context, hCtx GreenCtx) (pContext Context, err error
 	err = procs[425].done(C.cg_ph(C.uintptr_t(ctx), procs[425].fn(), unsafe.Pointer(&pContext), C.uintptr_t(hCtx)))
 	return
 }
-func DeviceGetDevResourceCtx(ctx Context, device Device, resource *DevResource, typeArg DevResourceType) error {
-	return procs[426].done(C.cg_ipi_cb(C.uintptr_t(ctx), procs[426].fn(), C.int(device), unsafe.Pointer(resource), C.int(typeArg)))
+func DeviceGetDevResourceCtx(ctx Context, device Device, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[426].done(C.cg_ipi(C.uintptr_t(ctx), procs[426].fn(), C.int(device), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func CtxGetDevResourceCtx(ctx Context, hCtx Context, resource *DevResource, typeArg DevResourceType) error {
-	return procs[427].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[427].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+func CtxGetDevResourceCtx(ctx Context, hCtx Context, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[427].done(C.cg_hpi(C.uintptr_t(ctx), procs[427].fn(), C.uintptr_t(hCtx), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, resource *DevResource, typeArg DevResourceType) error {
-	return procs[428].done(C.cg_hpi_cb(C.uintptr_t(ctx), procs[428].fn(), C.uintptr_t(hCtx), unsafe.Pointer(resource), C.int(typeArg)))
+func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, typeArg DevResourceType) (resource DevResource, err error) {
+	err = procs[428].done(C.cg_hpi(C.uintptr_t(ctx), procs[428].fn(), C.uintptr_t(hCtx), unsafe.Pointer(&resource), C.int(typeArg)))
+	return
 }
-func DevSMResourceSplitByCountCtx(ctx Context, result *DevResource, nbGroups *uint32, input *DevResource, remaining *DevResource, useFlags uint32, minCount uint32) error {
-	return procs[429].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[429].fn(), unsafe.Pointer(result), unsafe.Pointer(nbGroups), unsafe.Pointer(input), unsafe.Pointer(remaining), C.uint(useFlags), C.uint(minCount)))
+func DevSMResourceSplitByCountCtx(ctx Context, result []DevResource, input *DevResource, useFlags uint32, minCount uint32) (nbGroups uint32, remaining DevResource, err error) {
+	cnbGroups := C.uint(len(result))
+	err = procs[429].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[429].fn(), unsafe.Pointer(unsafe.SliceData(result)), unsafe.Pointer(&cnbGroups), unsafe.Pointer(input), unsafe.Pointer(&remaining), C.uint(useFlags), C.uint(minCount)))
+	nbGroups = uint32(cnbGroups)
+	return
 }
 func DevResourceGenerateDescCtx(ctx Context, resources []DevResource) (phDesc DevResourceDesc, err error) {
 	err = procs[430].done(C.cg_ppu_cb(C.uintptr_t(ctx), procs[430].fn(), unsafe.Pointer(&phDesc), unsafe.Pointer(unsafe.SliceData(resources)), C.uint(len(resources))))
@@ -2393,25 +2415,31 @@ func GreenCtxStreamCreateCtx(ctx Context, greenCtx GreenCtx, flags uint32, prior
 	err = procs[434].done(C.cg_phui(C.uintptr_t(ctx), procs[434].fn(), unsafe.Pointer(&phStream), C.uintptr_t(greenCtx), C.uint(flags), C.int(priority)))
 	return
 }
-func GreenCtxGetIDCtx(ctx Context, greenCtx GreenCtx, greenCtxId *uint64) error {
-	return procs[435].done(C.cg_hp_cb(C.uintptr_t(ctx), procs[435].fn(), C.uintptr_t(greenCtx), unsafe.Pointer(greenCtxId)))
+func GreenCtxGetIDCtx(ctx Context, greenCtx GreenCtx) (greenCtxId uint64, err error) {
+	err = procs[435].done(C.cg_hp(C.uintptr_t(ctx), procs[435].fn(), C.uintptr_t(greenCtx), unsafe.Pointer(&greenCtxId)))
+	return
 }
-func LogsRegisterCallbackCtx(ctx Context, callbackFunc LogsCallback, userData unsafe.Pointer, callback_out *LogsCallbackHandle) error {
-	return procs[436].done(C.cg_ppp_cb(C.uintptr_t(ctx), procs[436].fn(), unsafe.Pointer(callbackFunc), userData, unsafe.Pointer(callback_out)))
+func LogsRegisterCallbackCtx(ctx Context, callbackFunc LogsCallback, userData uintptr) (callback_out LogsCallbackHandle, err error) {
+	err = procs[436].done(C.cg_hhp_cb(C.uintptr_t(ctx), procs[436].fn(), C.uintptr_t(callbackFunc), C.uintptr_t(userData), unsafe.Pointer(&callback_out)))
+	return
 }
 func LogsUnregisterCallbackCtx(ctx Context, callback LogsCallbackHandle) error {
 	return procs[437].done(C.cg_h(C.uintptr_t(ctx), procs[437].fn(), C.uintptr_t(callback)))
 }
-func LogsCurrentCtx(ctx Context, iterator_out *LogIterator, flags uint32) error {
-	return procs[438].done(C.cg_pu_cb(C.uintptr_t(ctx), procs[438].fn(), unsafe.Pointer(iterator_out), C.uint(flags)))
+func LogsCurrentCtx(ctx Context, flags uint32) (iterator_out LogIterator, err error) {
+	err = procs[438].done(C.cg_pu(C.uintptr_t(ctx), procs[438].fn(), unsafe.Pointer(&iterator_out), C.uint(flags)))
+	return
 }
 func LogsDumpToFileCtx(ctx Context, iterator *LogIterator, pathToFile string, flags uint32) error {
 	cpathToFile := C.CString(pathToFile)
 	defer C.free(unsafe.Pointer(cpathToFile))
 	return procs[439].done(C.cg_psu_cb(C.uintptr_t(ctx), procs[439].fn(), unsafe.Pointer(iterator), cpathToFile, C.uint(flags)))
 }
-func LogsDumpToMemoryCtx(ctx Context, iterator *LogIterator, buffer *byte, size *uint64, flags uint32) error {
-	return procs[440].done(C.cg_pppu_cb(C.uintptr_t(ctx), procs[440].fn(), unsafe.Pointer(iterator), unsafe.Pointer(buffer), unsafe.Pointer(size), C.uint(flags)))
+func LogsDumpToMemoryCtx(ctx Context, iterator *LogIterator, buffer []byte, flags uint32) (size uint64, err error) {
+	csize := C.size_t(len(buffer))
+	err = procs[440].done(C.cg_pppu_cb(C.uintptr_t(ctx), procs[440].fn(), unsafe.Pointer(iterator), unsafe.Pointer(unsafe.SliceData(buffer)), unsafe.Pointer(&csize), C.uint(flags)))
+	size = uint64(csize)
+	return
 }
 func CheckpointProcessGetRestoreThreadIDCtx(ctx Context, pid int32) (tid int32, err error) {
 	err = procs[441].done(C.cg_ip(C.uintptr_t(ctx), procs[441].fn(), C.int(pid), unsafe.Pointer(&tid)))
