@@ -260,6 +260,34 @@ func (e *Emitter) Docs(models []*Model) ([]byte, error) {
 			}
 			return n
 		},
+		"lifeCount": func(m *Model, k string) int {
+			n := 0
+			for _, f := range m.Funcs {
+				for _, l := range f.Lives {
+					if lifeNames[l.Kind] == k {
+						n++
+					}
+				}
+			}
+			return n
+		},
+		"lifeKinds": func() []string { return lifeNames[:] },
+		"newest":    func() *Model { return models[len(models)-1] },
+		"lifeRows": func(m *Model) (r [][3]string) {
+			for _, f := range m.Funcs {
+				for _, l := range f.Lives {
+					what := lifeNames[l.Kind]
+					if l.Until != "" {
+						what += " until " + l.Until
+					}
+					if l.Size != "" {
+						what += "; " + l.Size
+					}
+					r = append(r, [3]string{f.GoName, l.Path, strings.ReplaceAll(what, "|", "\\|")})
+				}
+			}
+			return r
+		},
 		"flagTypes": func(m *Model) (r []string) {
 			for _, g := range m.Defines {
 				if g.Flags != nil {

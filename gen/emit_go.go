@@ -85,6 +85,19 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 				lines = append(lines, "//   - "+r)
 			}
 		}
+		var kept []string
+		for _, l := range fn.Lives {
+			if l.Kind == lifeKept {
+				k := "//   - " + l.Path + ": until " + l.Until
+				if strings.Contains(l.Size, "copied") {
+					k += " (" + l.Size[strings.Index(l.Size, "copied"):] + ")"
+				}
+				kept = append(kept, k)
+			}
+		}
+		if len(kept) > 0 {
+			lines = append(append(lines, "//", "// What the driver keeps after the call returns (so never Go memory):"), kept...)
+		}
 		f.Add(comment(lines...))
 		call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
 		f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
@@ -964,6 +977,31 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
 	}
 	f.Var().Id("noDriverCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
+	f.Line()
+	f.Add(comment("// unionMembers lists every union member with an accessor: a new union, the",
+		"// member's address in it, and the offsets of the member's words that hold",
+		"// integers (TestUnionIntegersNeverInPointerWords fills them)."))
+	var members []jen.Code
+	for _, t := range m.Types {
+		if t.Kind != tUnion {
+			continue
+		}
+		for _, fd := range t.Fields {
+			if fd.Padding || len(fd.DataWords) == 0 {
+				continue
+			}
+			var ws []jen.Code
+			for _, w := range fd.DataWords {
+				ws = append(ws, lit(w))
+			}
+			newFn := jen.Func().Params().Params(jen.Any(), jen.Qual("unsafe", "Pointer")).Block(
+				jen.Id("u").Op(":=").New(jen.Id(t.Go)),
+				jen.Return(jen.Id("u"), unsafePointer(jen.Id("u").Dot(fd.Go).Call())))
+			members = append(members, row(jen.Lit(t.Go+"."+fd.Go), newFn, jen.Index().Uintptr().Values(ws...)))
+		}
+	}
+	f.Var().Id("unionMembers").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("new").Func().Params().Params(jen.Any(), jen.Qual("unsafe", "Pointer")),
+		jen.Id("words").Index().Uintptr()).Add(rows(members...))
 	return renderFor(m, testFileName(m.Version), f)
 }
 

@@ -115,6 +115,9 @@ type Field struct {
 	// Padding: a union member that only pads the union (reserved1[29]):
 	// it has no accessor, so no integer can be written through it.
 	Padding bool
+	// DataWords: a union member's 8-byte words that hold integers (none of
+	// them is a pointer word of the union's storage).
+	DataWords []int64
 }
 
 // EnumValue is one enumerator.
@@ -289,6 +292,9 @@ func parseModel(cfg *Config, dir string) (*builder, error) {
 	for _, t := range m.Types {
 		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
 			t.PtrWords = m.ptrWords(t.Go)
+		}
+		if t.Kind == tUnion {
+			m.dataWords(t)
 		}
 	}
 	if err := m.defines(); err != nil {

@@ -304,3 +304,22 @@ func (m *builder) hideAt(goType string, w int64, union string) {
 func hiddenDoc(union string) string {
 	return fmt.Sprintf("An integer to Go: another member of %s holds an integer in this word, so the collector cannot scan it as a pointer. C memory (or a device address) only, never Go memory.", union)
 }
+
+// dataWords fills each member's words that hold integers, for the test
+// that fills them with values that look like heap addresses.
+func (m *builder) dataWords(u *Type) {
+	for _, f := range u.Fields {
+		if f.Padding {
+			continue
+		}
+		ptr, data := map[int64]bool{}, map[int64]bool{}
+		m.words(f.GoType, 0, ptr, data, 0)
+		f.DataWords = nil
+		for w := range data {
+			if w+8 <= u.Size && !ptr[w] {
+				f.DataWords = append(f.DataWords, w)
+			}
+		}
+		sort.Slice(f.DataWords, func(i, j int) bool { return f.DataWords[i] < f.DataWords[j] })
+	}
+}

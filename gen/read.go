@@ -264,6 +264,9 @@ func blockAbove(lines []string, i int) string {
 	return b.String()
 }
 
+// declHead is a line that only begins a declaration: its result type.
+var declHead = regexp.MustCompile(`^\s*(CUresult\s+CUDAAPI|CUDAAPI|CUresult)\s*$`)
+
 // parsedDoc is a declaration's doc block, parsed once.
 func (s *source) parsedDoc(d *cc.Declarator) *parsedDoc {
 	pos := d.Position()
@@ -274,7 +277,14 @@ func (s *source) parsedDoc(d *cc.Declarator) *parsedDoc {
 	if s.docs == nil {
 		s.docs = map[string]*parsedDoc{}
 	}
-	pd := parseDoc(blockAbove(s.lines(pos.Filename), pos.Line-1))
+	lines := s.lines(pos.Filename)
+	i := pos.Line - 1
+	// A declaration split after its result type ("CUresult CUDAAPI", then
+	// the name on the next line) has its doc above the first line.
+	for i > 0 && i-1 < len(lines) && declHead.MatchString(lines[i-1]) {
+		i--
+	}
+	pd := parseDoc(blockAbove(lines, i))
 	s.docs[key] = pd
 	return pd
 }

@@ -488,7 +488,7 @@ func (m *builder) lifetimes(f *Func, fc FuncConf, pd *parsedDoc) error {
 				return fmt.Errorf("gen: %s: %s: %s is kept by the driver until %s but is %s, which may be Go memory: give it a C memory type or a copy (gen/bindings.json \"keeps\")", f.Pos, f.Symbol, q.C, k.Until, q.GoType)
 			}
 			if k.Copy != "" {
-				l.Size += "; copied into C memory that " + k.Copy + " owns until " + k.Until
+				l.Size += "; copied into C memory that " + k.Copy + " owns, freed by " + m.cfg.funcGoName(k.Free)
 			}
 		}
 		q.Life = &l

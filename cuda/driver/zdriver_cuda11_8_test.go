@@ -381,3 +381,141 @@ var noDriverCalls = []struct {
 	{"GetProcAddress", func() error { return e2(GetProcAddress("", 0, 0)) }},
 	{"GetExportTable", func() error { return e2(GetExportTable(nil)) }},
 }
+
+// unionMembers lists every union member with an accessor: a new union, the
+// member's address in it, and the offsets of the member's words that hold
+// integers (TestUnionIntegersNeverInPointerWords fills them).
+var unionMembers = []struct {
+	name  string
+	new   func() (any, unsafe.Pointer)
+	words []uintptr
+}{
+	{"StreamBatchMemOpParams.Operation", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.Operation())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParams.WaitValue", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.WaitValue())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"StreamBatchMemOpParams.WriteValue", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.WriteValue())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"StreamBatchMemOpParams.FlushRemoteWrites", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.FlushRemoteWrites())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParams.MemoryBarrier", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.MemoryBarrier())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.AccessPolicyWindow", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.AccessPolicyWindow())
+	}, []uintptr{0, 8, 16, 24}},
+	{"LaunchAttributeValue.Cooperative", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.Cooperative())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.SyncPolicy", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.SyncPolicy())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ClusterDim", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ClusterDim())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.ClusterSchedulingPolicyPreference", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ClusterSchedulingPolicyPreference())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ProgrammaticStreamSerializationAllowed", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ProgrammaticStreamSerializationAllowed())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ProgrammaticEvent", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ProgrammaticEvent())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.Priority", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.Priority())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWaitValueAnon2.Value", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWaitValueAnon2)
+		return u, unsafe.Pointer(u.Value())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWaitValueAnon2.Value64", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWaitValueAnon2)
+		return u, unsafe.Pointer(u.Value64())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWriteValueAnon2.Value", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWriteValueAnon2)
+		return u, unsafe.Pointer(u.Value())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWriteValueAnon2.Value64", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWriteValueAnon2)
+		return u, unsafe.Pointer(u.Value64())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Array", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Array())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Mipmap", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Mipmap())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Linear", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Linear())
+	}, []uintptr{0, 8, 16}},
+	{"ResourceDescRes.Pitch2D", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Pitch2D())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"ExternalMemoryHandleDescHandle.Fd", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.Fd())
+	}, []uintptr{0}},
+	{"ExternalMemoryHandleDescHandle.Win32", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.Win32())
+	}, []uintptr{0}},
+	{"ExternalMemoryHandleDescHandle.NvSciBufObject", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.NvSciBufObject())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.Fd", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.Fd())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.Win32", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.Win32())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.NvSciSyncObj", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.NvSciSyncObj())
+	}, []uintptr{0}},
+	{"ArrayMapInfoResource.Mipmap", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoResource)
+		return u, unsafe.Pointer(u.Mipmap())
+	}, []uintptr{0}},
+	{"ArrayMapInfoResource.Array", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoResource)
+		return u, unsafe.Pointer(u.Array())
+	}, []uintptr{0}},
+	{"ArrayMapInfoSubresource.SparseLevel", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoSubresource)
+		return u, unsafe.Pointer(u.SparseLevel())
+	}, []uintptr{0, 8, 16, 24}},
+	{"ArrayMapInfoSubresource.Miptail", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoSubresource)
+		return u, unsafe.Pointer(u.Miptail())
+	}, []uintptr{0, 8, 16}},
+	{"ArrayMapInfoMemHandle.MemHandle", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoMemHandle)
+		return u, unsafe.Pointer(u.MemHandle())
+	}, []uintptr{0}},
+}

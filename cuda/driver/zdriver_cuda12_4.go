@@ -5881,18 +5881,71 @@ func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 }
 
 // LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current
-// first).
+// first): Creates a pending JIT linker invocation.
+//
+// If the call is successful, the caller owns the returned CUlinkState, which
+// should eventually be destroyed with cuLinkDestroy. The device code machine
+// size (32 or 64 bit) will match the calling application.
+//
+// Both linker and compiler options may be specified. Compiler options will be
+// applied to inputs to this linker action which must be compiled from PTX. The
+// options CU_JIT_WALL_TIME, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, and
+// CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES will accumulate data until the CUlinkState
+// is destroyed.
+//
+// optionValues must remain valid for the life of the CUlinkState if output
+// options are used. No other references to inputs are maintained after this
+// call returns.
+//
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0
+// will be accepted
+//
+// Parameters:
+//
+//   - numOptions: Size of options arrays
+//   - options: Array of linker and compiler options
+//   - optionValues: Array of option values, each cast to void *
+//   - stateOut: On success, this will contain a CUlinkState to specify and
+//     complete this action
 //
 // The raw pointers:
 //   - optionValues: one value per option: an integer, or the address of C
 //     memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - optionValues: until the link is destroyed (LinkDestroy): the doc says
+//     optionValues must remain valid for the life of the CUlinkState (copied
+//     into C memory that stateOut owns, freed by LinkDestroy)
 func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
 	return LinkCreateCtx(0, options, optionValues)
 }
 
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
-// first).
+// first): Add an input to a pending linker invocation.
+//
+// Ownership of data is retained by the caller. No reference is retained to any
+// inputs after this call returns.
+//
+// This method accepts only compiler options, which are used if the data must be
+// compiled from PTX, and does not accept any of CU_JIT_WALL_TIME,
+// CU_JIT_INFO_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER,
+// CU_JIT_TARGET_FROM_CUCONTEXT, or CU_JIT_TARGET.
+//
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0
+// will be accepted
+//
+// Parameters:
+//
+//   - state: A pending linker action.
+//   - type: The type of the input data.
+//   - data: The input data. PTX must be NULL-terminated.
+//   - size: The length of the input data.
+//   - name: An optional name for this input in log messages.
+//   - numOptions: Size of options.
+//   - options: Options to be applied only for this input (overrides options
+//     from cuLinkCreate).
+//   - optionValues: Array of option values, each cast to void *.
 //
 // The raw pointers:
 //   - optionValues: one value per option: an integer, or the address of C
@@ -5903,7 +5956,30 @@ func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string
 }
 
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
-// first).
+// first): Add a file input to a pending linker invocation.
+//
+// No reference is retained to any inputs after this call returns.
+//
+// This method accepts only compiler options, which are used if the input must
+// be compiled from PTX, and does not accept any of CU_JIT_WALL_TIME,
+// CU_JIT_INFO_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER,
+// CU_JIT_TARGET_FROM_CUCONTEXT, or CU_JIT_TARGET.
+//
+// This method is equivalent to invoking cuLinkAddData on the contents of the
+// file.
+//
+// Note: For LTO-IR input, only LTO-IR compiled with toolkits prior to CUDA 12.0
+// will be accepted
+//
+// Parameters:
+//
+//   - state: A pending linker action
+//   - type: The type of the input data
+//   - path: Path to the input file
+//   - numOptions: Size of options
+//   - options: Options to be applied only for this input (overrides options
+//     from cuLinkCreate)
+//   - optionValues: Array of option values, each cast to void *
 //
 // The raw pointers:
 //   - optionValues: one value per option: an integer, or the address of C
@@ -5914,11 +5990,26 @@ func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []J
 }
 
 // LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
-// first).
+// first): Complete a pending linker invocation.
+//
+// Completes the pending linker action and returns the cubin image for the
+// linked device code, which can be used with cuModuleLoadData. The cubin is
+// owned by state, so it should be loaded before state is destroyed via
+// cuLinkDestroy. This call does not destroy state.
+//
+// Parameters:
+//
+//   - state: A pending linker invocation
+//   - cubinOut: On success, this will point to the output image
+//   - sizeOut: Optional parameter to receive the size of the generated image
 func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
 // LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current
-// first).
+// first): Destroys state for a JIT linker invocation.
+//
+// Parameters:
+//
+//   - state: State object for the linker invocation
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
 // ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context
@@ -6005,6 +6096,11 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 //   - libraryOptionValues: one value per option: an integer, or the address of
 //     C memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - code: until the library is unloaded (LibraryUnload): with
+//     CU_LIBRARY_BINARY_IS_PRESERVED the driver keeps code (copied into C
+//     memory that library owns, freed by LibraryUnload)
 func LibraryLoadData(code []byte, jitOptions []JITOption, jitOptionsValues []uintptr, libraryOptions []LibraryOption, libraryOptionValues []uintptr) (Library, error) {
 	return LibraryLoadDataCtx(0, code, jitOptions, jitOptionsValues, libraryOptions, libraryOptionValues)
 }
@@ -6842,6 +6938,10 @@ func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use DeviceRegisterAsyncNotificationGo instead
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - userData: until the callback is unregistered
+//     (DeviceUnregisterAsyncNotification)
 func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, userData uintptr) (AsyncCallbackHandle, error) {
 	return DeviceRegisterAsyncNotificationCtx(0, device, callbackFunc, userData)
 }
@@ -7923,6 +8023,10 @@ func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCoun
 //
 //   - pCopy: Parameters for the memory copy
 //   - hStream: Stream identifier
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - pCopy.srcHost: until the copy has run on the stream
+//   - pCopy.dstHost: until the copy has run on the stream
 func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 	return Memcpy2DAsyncCtx(0, pCopy, hStream)
 }
@@ -8044,6 +8148,10 @@ func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 //
 //   - pCopy: Parameters for the memory copy
 //   - hStream: Stream identifier
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - pCopy.srcHost: until the copy has run on the stream
+//   - pCopy.dstHost: until the copy has run on the stream
 func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 	return Memcpy3DAsyncCtx(0, pCopy, hStream)
 }
@@ -8059,6 +8167,10 @@ func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 //
 //   - pCopy: Parameters for the memory copy
 //   - hStream: Stream identifier
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - pCopy.srcHost: until the copy has run on the stream
+//   - pCopy.dstHost: until the copy has run on the stream
 func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 	return Memcpy3DPeerAsyncCtx(0, pCopy, hStream)
 }
@@ -10790,6 +10902,9 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 // The raw pointers:
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (StreamAddCallbackGo)
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - userData: until the callback has run
 func StreamAddCallback(hStream Stream, callback StreamCallback, userData uintptr, flags uint32) error {
 	return StreamAddCallbackCtx(0, hStream, callback, userData, flags)
 }
@@ -12923,6 +13038,10 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags u
 //   - userData: the pointer the driver hands back to the C callback: C memory
 //     or a value; for a Go func use the Go form instead (LaunchHostFuncGo,
 //     NewHostFn)
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - userData: until the host function has run (under stream capture: every
+//     launch of the graph, until the graph and its execs are destroyed)
 func LaunchHostFunc(hStream Stream, fnArg HostFn, userData uintptr) error {
 	return LaunchHostFuncCtx(0, hStream, fnArg, userData)
 }
@@ -13336,6 +13455,12 @@ func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) err
 //   - numDependencies: Number of dependencies
 //   - copyParams: Parameters for the memory copy
 //   - ctx: Context on which to run the node
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - copyParams.srcHost: until the node's parameters change or the graph and
+//     its execs are destroyed (the copy runs at every launch)
+//   - copyParams.dstHost: until the node's parameters change or the graph and
+//     its execs are destroyed (the copy runs at every launch)
 func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memcpy3DParams, ctxArg Context) (GraphNode, error) {
 	return GraphAddMemcpyNodeCtx(0, hGraph, dependencies, copyParams, ctxArg)
 }
@@ -13364,6 +13489,12 @@ func GraphMemcpyNodeGetParams(hNode GraphNode) (Memcpy3DParams, error) {
 //
 //   - hNode: Node to set the parameters for
 //   - nodeParams: Parameters to copy
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.srcHost: until the node's parameters change or the graph and
+//     its execs are destroyed (the copy runs at every launch)
+//   - nodeParams.dstHost: until the node's parameters change or the graph and
+//     its execs are destroyed (the copy runs at every launch)
 func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error {
 	return GraphMemcpyNodeSetParamsCtx(0, hNode, nodeParams)
 }
@@ -13439,6 +13570,12 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) err
 //   - dependencies: Dependencies of the node
 //   - numDependencies: Number of dependencies
 //   - nodeParams: Parameters for the host node
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.fn: until the node's parameters change or the graph and its
+//     execs are destroyed
+//   - nodeParams.userData: until the node's parameters change or the graph and
+//     its execs are destroyed
 func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNodeParams) (GraphNode, error) {
 	return GraphAddHostNodeCtx(0, hGraph, dependencies, nodeParams)
 }
@@ -13467,6 +13604,12 @@ func GraphHostNodeGetParams(hNode GraphNode) (HostNodeParams, error) {
 //
 //   - hNode: Node to set the parameters for
 //   - nodeParams: Parameters to copy
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.fn: until the node's parameters change or the graph and its
+//     execs are destroyed
+//   - nodeParams.userData: until the node's parameters change or the graph and
+//     its execs are destroyed
 func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphHostNodeSetParamsCtx(0, hNode, nodeParams)
 }
@@ -14625,6 +14768,12 @@ func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodePar
 //   - hNode: Memcpy node from the graph which was used to instantiate graphExec
 //   - copyParams: The updated parameters to set
 //   - ctx: Context on which to run the node
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - copyParams.srcHost: until the exec node's parameters change or the exec
+//     is destroyed
+//   - copyParams.dstHost: until the exec node's parameters change or the exec
+//     is destroyed
 func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyParams *Memcpy3DParams, ctxArg Context) error {
 	return GraphExecMemcpyNodeSetParamsCtx(0, hGraphExec, hNode, copyParams, ctxArg)
 }
@@ -14678,6 +14827,12 @@ func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetP
 //   - hGraphExec: The executable graph in which to set the specified node
 //   - hNode: Host node from the graph which was used to instantiate graphExec
 //   - nodeParams: The updated parameters to set
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.fn: until the exec node's parameters change or the exec is
+//     destroyed
+//   - nodeParams.userData: until the exec node's parameters change or the exec
+//     is destroyed
 func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *HostNodeParams) error {
 	return GraphExecHostNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }
@@ -15128,6 +15283,10 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 // The raw pointers:
 //   - ptr: the pointer the driver hands back to the C callback: C memory or a
 //     value; for a Go func use the Go form instead (UserObjectCreateGo)
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - ptr: until the user object's last reference is released (its destructor
+//     gets it)
 func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
@@ -15238,6 +15397,16 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 //   - dependencies: Dependencies of the node
 //   - numDependencies: Number of dependencies
 //   - nodeParams: Specification of the node
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.memcpy.copyParams.srcHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.memcpy.copyParams.dstHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.host.fn: until the node's parameters change or its graph
+//     (exec) is destroyed
+//   - nodeParams.host.userData: until the node's parameters change or its graph
+//     (exec) is destroyed
 func GraphAddNode(hGraph Graph, dependencies []GraphNode, nodeParams *GraphNodeParams) (GraphNode, error) {
 	return GraphAddNodeCtx(0, hGraph, dependencies, nodeParams)
 }
@@ -15270,6 +15439,16 @@ func GraphAddNode(hGraph Graph, dependencies []GraphNode, nodeParams *GraphNodeP
 //     data is assumed to be default (zeroed) for all dependencies.
 //   - numDependencies: Number of dependencies
 //   - nodeParams: Specification of the node
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.memcpy.copyParams.srcHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.memcpy.copyParams.dstHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.host.fn: until the node's parameters change or its graph
+//     (exec) is destroyed
+//   - nodeParams.host.userData: until the node's parameters change or its graph
+//     (exec) is destroyed
 func GraphAddNodeV2(hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
 	return GraphAddNodeV2Ctx(0, hGraph, dependencies, dependencyData, nodeParams)
 }
@@ -15288,6 +15467,16 @@ func GraphAddNodeV2(hGraph Graph, dependencies []GraphNode, dependencyData []Gra
 //
 //   - hNode: Node to set the parameters for
 //   - nodeParams: Parameters to copy
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.memcpy.copyParams.srcHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.memcpy.copyParams.dstHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.host.fn: until the node's parameters change or its graph
+//     (exec) is destroyed
+//   - nodeParams.host.userData: until the node's parameters change or its graph
+//     (exec) is destroyed
 func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) error {
 	return GraphNodeSetParamsCtx(0, hNode, nodeParams)
 }
@@ -15324,6 +15513,16 @@ func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) error {
 //   - hNode: Corresponding node from the graph from which graphExec was
 //     instantiated
 //   - nodeParams: Updated Parameters to set
+//
+// What the driver keeps after the call returns (so never Go memory):
+//   - nodeParams.memcpy.copyParams.srcHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.memcpy.copyParams.dstHost: until the node's parameters change
+//     or its graph (exec) is destroyed
+//   - nodeParams.host.fn: until the node's parameters change or its graph
+//     (exec) is destroyed
+//   - nodeParams.host.userData: until the node's parameters change or its graph
+//     (exec) is destroyed
 func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *GraphNodeParams) error {
 	return GraphExecNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
 }

@@ -462,3 +462,241 @@ var noDriverCalls = []struct {
 	{"CheckpointProcessRestore", func() error { return CheckpointProcessRestore(0, nil) }},
 	{"CheckpointProcessUnlock", func() error { return CheckpointProcessUnlock(0, nil) }},
 }
+
+// unionMembers lists every union member with an accessor: a new union, the
+// member's address in it, and the offsets of the member's words that hold
+// integers (TestUnionIntegersNeverInPointerWords fills them).
+var unionMembers = []struct {
+	name  string
+	new   func() (any, unsafe.Pointer)
+	words []uintptr
+}{
+	{"StreamBatchMemOpParams.Operation", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.Operation())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParams.WaitValue", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.WaitValue())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"StreamBatchMemOpParams.WriteValue", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.WriteValue())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"StreamBatchMemOpParams.FlushRemoteWrites", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.FlushRemoteWrites())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParams.MemoryBarrier", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParams)
+		return u, unsafe.Pointer(u.MemoryBarrier())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.AccessPolicyWindow", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.AccessPolicyWindow())
+	}, []uintptr{0, 8, 16, 24}},
+	{"LaunchAttributeValue.Cooperative", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.Cooperative())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.SyncPolicy", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.SyncPolicy())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ClusterDim", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ClusterDim())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.ClusterSchedulingPolicyPreference", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ClusterSchedulingPolicyPreference())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ProgrammaticStreamSerializationAllowed", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ProgrammaticStreamSerializationAllowed())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.ProgrammaticEvent", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.ProgrammaticEvent())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.LaunchCompletionEvent", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.LaunchCompletionEvent())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.Priority", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.Priority())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.MemSyncDomainMap", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.MemSyncDomainMap())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.MemSyncDomain", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.MemSyncDomain())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.PreferredClusterDim", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.PreferredClusterDim())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.DeviceUpdatableKernelNode", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.DeviceUpdatableKernelNode())
+	}, []uintptr{0, 8}},
+	{"LaunchAttributeValue.SharedMemCarveout", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.SharedMemCarveout())
+	}, []uintptr{0}},
+	{"LaunchAttributeValue.NvlinkUtilCentricScheduling", func() (any, unsafe.Pointer) {
+		u := new(LaunchAttributeValue)
+		return u, unsafe.Pointer(u.NvlinkUtilCentricScheduling())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWaitValueAnon2.Value", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWaitValueAnon2)
+		return u, unsafe.Pointer(u.Value())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWaitValueAnon2.Value64", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWaitValueAnon2)
+		return u, unsafe.Pointer(u.Value64())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWriteValueAnon2.Value", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWriteValueAnon2)
+		return u, unsafe.Pointer(u.Value())
+	}, []uintptr{0}},
+	{"StreamBatchMemOpParamsWriteValueAnon2.Value64", func() (any, unsafe.Pointer) {
+		u := new(StreamBatchMemOpParamsWriteValueAnon2)
+		return u, unsafe.Pointer(u.Value64())
+	}, []uintptr{0}},
+	{"AsyncNotificationInfoInfo.OverBudget", func() (any, unsafe.Pointer) {
+		u := new(AsyncNotificationInfoInfo)
+		return u, unsafe.Pointer(u.OverBudget())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Array", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Array())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Mipmap", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Mipmap())
+	}, []uintptr{0}},
+	{"ResourceDescRes.Linear", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Linear())
+	}, []uintptr{0, 8, 16}},
+	{"ResourceDescRes.Pitch2D", func() (any, unsafe.Pointer) {
+		u := new(ResourceDescRes)
+		return u, unsafe.Pointer(u.Pitch2D())
+	}, []uintptr{0, 8, 16, 24, 32}},
+	{"ExternalMemoryHandleDescHandle.Fd", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.Fd())
+	}, []uintptr{0}},
+	{"ExternalMemoryHandleDescHandle.Win32", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.Win32())
+	}, []uintptr{0}},
+	{"ExternalMemoryHandleDescHandle.NvSciBufObject", func() (any, unsafe.Pointer) {
+		u := new(ExternalMemoryHandleDescHandle)
+		return u, unsafe.Pointer(u.NvSciBufObject())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.Fd", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.Fd())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.Win32", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.Win32())
+	}, []uintptr{0}},
+	{"ExternalSemaphoreHandleDescHandle.NvSciSyncObj", func() (any, unsafe.Pointer) {
+		u := new(ExternalSemaphoreHandleDescHandle)
+		return u, unsafe.Pointer(u.NvSciSyncObj())
+	}, []uintptr{0}},
+	{"ArrayMapInfoResource.Mipmap", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoResource)
+		return u, unsafe.Pointer(u.Mipmap())
+	}, []uintptr{0}},
+	{"ArrayMapInfoResource.Array", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoResource)
+		return u, unsafe.Pointer(u.Array())
+	}, []uintptr{0}},
+	{"ArrayMapInfoSubresource.SparseLevel", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoSubresource)
+		return u, unsafe.Pointer(u.SparseLevel())
+	}, []uintptr{0, 8, 16, 24}},
+	{"ArrayMapInfoSubresource.Miptail", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoSubresource)
+		return u, unsafe.Pointer(u.Miptail())
+	}, []uintptr{0, 8, 16}},
+	{"ArrayMapInfoMemHandle.MemHandle", func() (any, unsafe.Pointer) {
+		u := new(ArrayMapInfoMemHandle)
+		return u, unsafe.Pointer(u.MemHandle())
+	}, []uintptr{0}},
+	{"Memcpy3DOperandOp.Ptr", func() (any, unsafe.Pointer) {
+		u := new(Memcpy3DOperandOp)
+		return u, unsafe.Pointer(u.Ptr())
+	}, []uintptr{0, 8, 16, 24}},
+	{"Memcpy3DOperandOp.Array", func() (any, unsafe.Pointer) {
+		u := new(Memcpy3DOperandOp)
+		return u, unsafe.Pointer(u.Array())
+	}, []uintptr{0, 8, 16, 24}},
+	{"GraphNodeParamsAnon2.Kernel", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Kernel())
+	}, []uintptr{0, 8, 16, 24, 32, 40, 48, 56, 64}},
+	{"GraphNodeParamsAnon2.Memcpy", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Memcpy())
+	}, []uintptr{0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208}},
+	{"GraphNodeParamsAnon2.Memset", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Memset())
+	}, []uintptr{0, 8, 16, 24, 32, 40}},
+	{"GraphNodeParamsAnon2.Host", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Host())
+	}, []uintptr{0, 8}},
+	{"GraphNodeParamsAnon2.Graph", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Graph())
+	}, []uintptr{0, 8}},
+	{"GraphNodeParamsAnon2.EventWait", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.EventWait())
+	}, []uintptr{0}},
+	{"GraphNodeParamsAnon2.EventRecord", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.EventRecord())
+	}, []uintptr{0}},
+	{"GraphNodeParamsAnon2.ExtSemSignal", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.ExtSemSignal())
+	}, []uintptr{0, 8, 16}},
+	{"GraphNodeParamsAnon2.ExtSemWait", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.ExtSemWait())
+	}, []uintptr{0, 8, 16}},
+	{"GraphNodeParamsAnon2.Alloc", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Alloc())
+	}, []uintptr{0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112}},
+	{"GraphNodeParamsAnon2.Free", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Free())
+	}, []uintptr{0}},
+	{"GraphNodeParamsAnon2.MemOp", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.MemOp())
+	}, []uintptr{0, 8, 16, 24}},
+	{"GraphNodeParamsAnon2.Conditional", func() (any, unsafe.Pointer) {
+		u := new(GraphNodeParamsAnon2)
+		return u, unsafe.Pointer(u.Conditional())
+	}, []uintptr{0, 8, 16, 24}},
+	{"DevResourceAnon2.Sm", func() (any, unsafe.Pointer) {
+		u := new(DevResourceAnon2)
+		return u, unsafe.Pointer(u.Sm())
+	}, []uintptr{0, 8}},
+	{"DevResourceAnon2.Oversize", func() (any, unsafe.Pointer) {
+		u := new(DevResourceAnon2)
+		return u, unsafe.Pointer(u.Oversize())
+	}, []uintptr{0, 8, 16, 24, 32, 40}},
+}
