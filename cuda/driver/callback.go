@@ -10,17 +10,110 @@ package driver
 extern void cudagenHostFn(uintptr_t);
 extern void cudagenStreamCallback(uintptr_t, int, uintptr_t);
 extern size_t cudagenB2D(int);
+extern void cudagenRelease(uintptr_t);
+extern int cg_make_current(uintptr_t ctx);
 
 static void cg_host_tramp(void *ud) { cudagenHostFn((uintptr_t)ud); }
 static void cg_stream_tramp(void *s, int status, void *ud) { cudagenStreamCallback((uintptr_t)s, status, (uintptr_t)ud); }
 static size_t cg_b2d_tramp(int blockSize) { return cudagenB2D(blockSize); }
+// cg_release_tramp is the destructor of the user objects that tie a
+// handle to a graph: it releases the handle, and calls no CUDA.
+static void cg_release_tramp(void *ud) { cudagenRelease((uintptr_t)ud); }
 
 static void *cg_host_tramp_ptr(void) { return (void *)cg_host_tramp; }
 static void *cg_stream_tramp_ptr(void) { return (void *)cg_stream_tramp; }
 static void *cg_b2d_tramp_ptr(void) { return (void *)cg_b2d_tramp; }
-// cg_ptr makes a handle the userData pointer: in C, so that Go converts
-// no integer to a pointer.
-static void *cg_ptr(uintptr_t v) { return (void *)v; }
+
+// The entry points the Go forms call, each at an ABI version that every
+// driver from 11.3 has, through these functions: fn is the entry point (0:
+// it could not be resolved, and -1 is returned), ctx the context to make
+// current (0: as it is). Handles travel as integers, and a handle's value
+// is the userData.
+#define CG_ENTER(ctx, fn) do { \
+	if (!(fn)) return -1; \
+	if (ctx) { int r_ = cg_make_current(ctx); if (r_) return r_; } \
+} while (0)
+
+typedef struct { void *fn; void *userData; } cg_host_params; // CUDA_HOST_NODE_PARAMS
+typedef struct { int r; int capturing; uintptr_t graph; } cg_launch_result;
+typedef struct { int r; uintptr_t h; } cg_handle_result;
+
+// cg_launch_host_go asks cuStreamGetCaptureInfo (the 11.3 form) whether
+// stream is capturing. If it is, it returns the graph being captured and
+// launches nothing; otherwise (or where the question fails: the launch
+// then fails the same way) it launches the host trampoline with h.
+static cg_launch_result cg_launch_host_go(uintptr_t ctx, uintptr_t info, uintptr_t launch, uintptr_t stream, uintptr_t h) {
+	cg_launch_result res = {0, 0, 0};
+	if (!launch) { res.r = -1; return res; }
+	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
+	if (info) {
+		int status = 0;
+		unsigned long long id = 0;
+		void *g = NULL;
+		const void *deps = NULL;
+		size_t n = 0;
+		int r = ((int (*)(void *, int *, unsigned long long *, void **, const void **, size_t *))info)((void *)stream, &status, &id, &g, &deps, &n);
+		if (r == 0 && status == 1 && g) { // CU_STREAM_CAPTURE_STATUS_ACTIVE
+			res.capturing = 1;
+			res.graph = (uintptr_t)g;
+			return res;
+		}
+	}
+	res.r = ((int (*)(void *, void (*)(void *), void *))launch)((void *)stream, cg_host_tramp, (void *)h);
+	return res;
+}
+static int cg_launch_host(uintptr_t ctx, uintptr_t fn, uintptr_t stream, uintptr_t h) {
+	CG_ENTER(ctx, fn);
+	return ((int (*)(void *, void (*)(void *), void *))fn)((void *)stream, cg_host_tramp, (void *)h);
+}
+static int cg_add_callback(uintptr_t ctx, uintptr_t fn, uintptr_t stream, uintptr_t h, unsigned flags) {
+	CG_ENTER(ctx, fn);
+	return ((int (*)(void *, void (*)(void *, int, void *), void *, unsigned))fn)((void *)stream, cg_stream_tramp, (void *)h, flags);
+}
+// cg_user_object_create creates a user object whose destructor is the
+// host trampoline (release 0) or the releasing one (release 1), with h.
+static cg_handle_result cg_user_object_create(uintptr_t ctx, uintptr_t fn, uintptr_t h, int release, unsigned rc, unsigned flags) {
+	cg_handle_result res = {0, 0};
+	if (!fn) { res.r = -1; return res; }
+	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
+	void *obj = NULL;
+	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))fn)(&obj, (void *)h, release ? cg_release_tramp : cg_host_tramp, rc, flags);
+	res.h = (uintptr_t)obj;
+	return res;
+}
+static int cg_user_object_release(uintptr_t ctx, uintptr_t fn, uintptr_t obj, unsigned count) {
+	CG_ENTER(ctx, fn);
+	return ((int (*)(void *, unsigned))fn)((void *)obj, count);
+}
+static int cg_graph_retain_user_object(uintptr_t ctx, uintptr_t fn, uintptr_t graph, uintptr_t obj, unsigned count, unsigned flags) {
+	CG_ENTER(ctx, fn);
+	return ((int (*)(void *, void *, unsigned, unsigned))fn)((void *)graph, (void *)obj, count, flags);
+}
+static int cg_graph_release_user_object(uintptr_t ctx, uintptr_t fn, uintptr_t graph, uintptr_t obj, unsigned count) {
+	CG_ENTER(ctx, fn);
+	return ((int (*)(void *, void *, unsigned))fn)((void *)graph, (void *)obj, count);
+}
+// The driver copies the parameters and the dependencies during the call.
+static cg_handle_result cg_graph_add_host_node(uintptr_t ctx, uintptr_t fn, uintptr_t graph, const uintptr_t *deps, size_t n, uintptr_t h) {
+	cg_handle_result res = {0, 0};
+	if (!fn) { res.r = -1; return res; }
+	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
+	cg_host_params p = {(void *)cg_host_tramp, (void *)h};
+	void *node = NULL;
+	res.r = ((int (*)(void **, void *, const uintptr_t *, size_t, const cg_host_params *))fn)(&node, (void *)graph, n ? deps : NULL, n, &p);
+	res.h = (uintptr_t)node;
+	return res;
+}
+static int cg_graph_host_node_set_params(uintptr_t ctx, uintptr_t fn, uintptr_t node, uintptr_t h) {
+	CG_ENTER(ctx, fn);
+	cg_host_params p = {(void *)cg_host_tramp, (void *)h};
+	return ((int (*)(void *, const cg_host_params *))fn)((void *)node, &p);
+}
+static int cg_graph_exec_host_node_set_params(uintptr_t ctx, uintptr_t fn, uintptr_t exec, uintptr_t node, uintptr_t h) {
+	CG_ENTER(ctx, fn);
+	cg_host_params p = {(void *)cg_host_tramp, (void *)h};
+	return ((int (*)(void *, void *, const cg_host_params *))fn)((void *)exec, (void *)node, &p);
+}
 
 #include "cgqueue.h"
 
@@ -56,122 +149,337 @@ static size_t cg_msg_n(cg_msg *m) { return m->n; }
 import "C"
 
 import (
+	"bytes"
+	"errors"
+	"runtime"
 	"runtime/cgo"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
 // Callbacks from Go. Each C callback type can be given a Go func: the
-// func travels to the driver as a runtime/cgo.Handle in the userData
-// pointer, and a C function of the type's signature calls it back. The
+// func travels to the driver as a runtime/cgo.Handle, whose value is the
+// userData, and a C function of the type's signature calls it back. The
 // func runs on a thread of the driver's, where it must not call CUDA (the
 // driver's rule for callbacks), and should return quickly: the stream's
 // later work waits for it. A handle keeps the func and what it captures
-// alive until it is released.
+// alive until it is released: after the func's one call, or, for a func
+// the driver may call again (a host node of a graph, a host function
+// launched into a stream capture), when the graph and every exec made
+// from it are destroyed, through a user object whose destructor releases
+// it. What a panic of the func does: callback_panic.go.
 
 // goCallback is what a handle holds.
 type goCallback struct {
+	form   string // the Go form that took the func, for CallbackPanic
 	host   func()
 	stream func(Stream, Result)
-	once   bool // released after its one call
+	once   atomic.Bool // released after its one call
 	gone   atomic.Bool
 }
 
+// newCallback makes the handle of c.
+func newCallback(c *goCallback, once bool) cgo.Handle {
+	c.once.Store(once)
+	liveCallbacks.Add(1)
+	return cgo.NewHandle(c)
+}
+
 func (c *goCallback) done(h cgo.Handle) {
-	if c.once {
+	if c.once.Load() {
 		c.release(h)
 	}
 }
 
-// release deletes the handle once, whichever of the callback and a
-// failed call comes first.
+// release deletes the handle once, whichever of its releases comes first.
 func (c *goCallback) release(h cgo.Handle) {
 	if c.gone.CompareAndSwap(false, true) {
 		h.Delete()
+		liveCallbacks.Add(-1)
 	}
 }
+
+// callbackOf is the func behind h, or nil if h was released.
+func callbackOf(h cgo.Handle) (c *goCallback) {
+	defer func() {
+		if recover() != nil {
+			c = nil
+		}
+	}()
+	c, _ = h.Value().(*goCallback)
+	return c
+}
+
+// errReleasedCall is what a call of a released handle reports (as the
+// Value of a CallbackPanic).
+var errReleasedCall = errors.New("cuda: the driver called a Go func whose handle was already released: a release func (NewHostFn's, GraphExecHostNodeSetParamsGo's) " +
+	"was called while the driver could still call the func; release it only after the graph exec that holds it is destroyed and its launches have finished")
+
+func callHost(h cgo.Handle) {
+	c := callbackOf(h)
+	if c == nil {
+		reportPanic(&CallbackPanic{Callback: "a released host function", Value: errReleasedCall, Stack: debug.Stack()})
+		return
+	}
+	defer c.done(h)
+	defer recoverCallback(c.form)
+	c.host()
+}
+
+func callStream(h cgo.Handle, s Stream, status Result) {
+	c := callbackOf(h)
+	if c == nil {
+		reportPanic(&CallbackPanic{Callback: "a released stream callback", Value: errReleasedCall, Stack: debug.Stack()})
+		return
+	}
+	defer c.done(h)
+	defer recoverCallback(c.form)
+	c.stream(s, status)
+}
+
+// releaseFromDriver is the releasing user objects' destructor.
+func releaseFromDriver(h cgo.Handle) {
+	if c := callbackOf(h); c != nil {
+		c.release(h)
+	}
+}
+
+// recoverCallback, deferred by a trampoline, recovers a panic of the func
+// given to form and hands it to the handler (callback_panic.go's rule).
+func recoverCallback(form string) {
+	if v := recover(); v != nil {
+		reportPanic(&CallbackPanic{Callback: form, Value: v, Stack: debug.Stack()})
+	}
+}
+
+// reportPanic calls the handler, or crashes without one: a panic from a
+// deferred function that recovered keeps the first panic's frames in the
+// trace.
+func reportPanic(p *CallbackPanic) {
+	if h := panicHandler.Load(); h != nil {
+		(*h)(p)
+		return
+	}
+	panic(p)
+}
+
+// nilFuncError is the error of a Go form of a callback given a nil func,
+// returned before the driver is called. It matches ErrorInvalidValue
+// (errors.Is), which the driver returns for a NULL callback.
+type nilFuncError struct {
+	fn    string // the Go form: "LaunchHostFuncGo"
+	param string // the func's parameter: "f"
+}
+
+func (e *nilFuncError) Error() string {
+	return "cuda: " + e.fn + ": " + e.param + " is nil, and the driver would call it; pass a func (func() {} to do nothing)"
+}
+
+// Is reports whether target is ErrorInvalidValue.
+func (e *nilFuncError) Is(target error) bool { return target == error(ErrorInvalidValue) }
+
+// The entry points the Go forms call (through the C functions above), at
+// ABI versions that every driver from 11.3 and every pinned header has,
+// so that the forms do not depend on one pin's signatures:
+// cuStreamGetCaptureInfo's Go signature differs in each pin.
+var (
+	pCaptureInfo       = cbProc("cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
+	pLaunchHostFunc    = cbProc("cuLaunchHostFunc", "cuLaunchHostFunc", 10000)
+	pStreamAddCallback = cbProc("cuStreamAddCallback", "cuStreamAddCallback", 5000)
+	pUserObjectCreate  = cbProc("cuUserObjectCreate", "cuUserObjectCreate", 11030)
+	pUserObjectRelease = cbProc("cuUserObjectRelease", "cuUserObjectRelease", 11030)
+	pGraphRetainUO     = cbProc("cuGraphRetainUserObject", "cuGraphRetainUserObject", 11030)
+	pGraphReleaseUO    = cbProc("cuGraphReleaseUserObject", "cuGraphReleaseUserObject", 11030)
+	pGraphAddHostNode  = cbProc("cuGraphAddHostNode", "cuGraphAddHostNode", 10000)
+	pHostNodeSetParams = cbProc("cuGraphHostNodeSetParams", "cuGraphHostNodeSetParams", 10000)
+	pExecHostNodeSet   = cbProc("cuGraphExecHostNodeSetParams", "cuGraphExecHostNodeSetParams", 10020)
+)
+
+func cbProc(name, symbol string, version int) *proc {
+	return &proc{name: name, symbol: symbol, version: version, flags: gpaFlags}
+}
+
+// The user objects' flags: CU_USER_OBJECT_NO_DESTRUCTOR_SYNC (the one
+// flag, required) and CU_GRAPH_USER_OBJECT_MOVE.
+const (
+	cuUserObjectNoDestructorSync = 1
+	cuGraphUserObjectMove        = 1
+)
+
+// tieToGraph makes graph keep h: a user object whose destructor releases
+// h, its one reference moved to graph. A graph's execs hold the graph's
+// user objects, so h is released when graph and every exec made from it
+// are destroyed (and their launches have finished), on the driver's
+// thread. On error h is released.
+func tieToGraph(ctx Context, graph Graph, c *goCallback, h cgo.Handle) (UserObject, error) {
+	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), 1, 1, cuUserObjectNoDestructorSync)
+	if err := pUserObjectCreate.done(res.r); err != nil {
+		c.release(h)
+		return 0, err
+	}
+	obj := res.h
+	if err := pGraphRetainUO.done(C.cg_graph_retain_user_object(C.uintptr_t(ctx), pGraphRetainUO.fn(), C.uintptr_t(graph), obj, 1, cuGraphUserObjectMove)); err != nil {
+		// The destructor releases h too; releasing it here does not wait for it.
+		pUserObjectRelease.done(C.cg_user_object_release(C.uintptr_t(ctx), pUserObjectRelease.fn(), obj, 1))
+		c.release(h)
+		return 0, err
+	}
+	return UserObject(obj), nil
+}
+
+// untie undoes tieToGraph after the call that was to give h to the driver
+// failed: nothing else holds h.
+func untie(ctx Context, graph Graph, obj UserObject, c *goCallback, h cgo.Handle) {
+	pGraphReleaseUO.done(C.cg_graph_release_user_object(C.uintptr_t(ctx), pGraphReleaseUO.fn(), C.uintptr_t(graph), C.uintptr_t(obj), 1))
+	c.release(h)
+}
+
+// userDataOf is h as the userData the generated wrappers take for a
+// pointer the driver keeps: an integer, never a pointer word.
+func userDataOf(h cgo.Handle) uintptr { return uintptr(h) }
 
 // NewHostFn returns the C host function and userData that make the driver
 // call f, for a CUhostFn parameter or struct field (HostNodeParams.Fn and
 // .UserData, UserObjectCreate's destroy). Call release once the driver
-// will not call it again (after the graph that holds the node is
-// destroyed, say); until then f is kept alive. LaunchHostFuncGo and
-// UserObjectCreateGo release their handles themselves.
-func NewHostFn(f func()) (fn HostFn, userData unsafe.Pointer, release func()) {
-	h := cgo.NewHandle(&goCallback{host: f})
-	return HostFn(C.cg_host_tramp_ptr()), C.cg_ptr(C.uintptr_t(h)), h.Delete
+// will not call it again (after the graph exec that holds the node is
+// destroyed and its launches have finished, say); until then f is kept
+// alive. A call after release crashes the process with a message saying
+// so (see CallbackPanic). f must not be nil: NewHostFn panics. The Go
+// forms keep and release their handles themselves: LaunchHostFuncGo,
+// GraphAddHostNodeGo, GraphHostNodeSetParamsGo, UserObjectCreateGo.
+func NewHostFn(f func()) (fn HostFn, userData uintptr, release func()) {
+	if f == nil {
+		panic(&nilFuncError{"NewHostFn", "f"})
+	}
+	c := &goCallback{form: "NewHostFn", host: f}
+	h := newCallback(c, false)
+	return HostFn(C.cg_host_tramp_ptr()), userDataOf(h), func() { c.release(h) }
 }
 
 // LaunchHostFuncGo queues f on hStream, as cuLaunchHostFunc: f runs once
 // the work queued before it is done, and the work after it waits for f.
-// The handle that keeps f alive is released after f has run (or at once
-// if the launch fails); a stream whose context is destroyed before f runs
-// never releases it.
+// Outside a stream capture, the handle that keeps f alive is released
+// after f has run (or at once if the launch fails); a stream whose context
+// is destroyed before f runs never releases it. Into a stream being
+// captured (cuStreamGetCaptureInfo says so), the launch adds a host node
+// to the graph being captured, and f runs at every launch of an exec made
+// from it: the graph keeps f, through a user object, until the graph and
+// every exec made from it are destroyed and their launches have finished
+// (see GraphAddHostNodeGo). A nil f is refused with an error matching
+// ErrorInvalidValue.
 func LaunchHostFuncGo(hStream Stream, f func()) error { return LaunchHostFuncGoCtx(0, hStream, f) }
 
 // LaunchHostFuncGoCtx is LaunchHostFuncGo making ctx current first.
 func LaunchHostFuncGoCtx(ctx Context, hStream Stream, f func()) error {
-	c := &goCallback{host: f, once: true}
-	h := cgo.NewHandle(c)
-	err := LaunchHostFuncCtx(ctx, hStream, HostFn(C.cg_host_tramp_ptr()), C.cg_ptr(C.uintptr_t(h)))
-	if err != nil {
-		c.release(h)
+	if f == nil {
+		return &nilFuncError{"LaunchHostFuncGo", "f"}
 	}
-	return err
+	c := &goCallback{form: "LaunchHostFuncGo", host: f}
+	h := newCallback(c, true)
+	res := C.cg_launch_host_go(C.uintptr_t(ctx), pCaptureInfo.fn(), pLaunchHostFunc.fn(), C.uintptr_t(hStream), C.uintptr_t(h))
+	if err := pLaunchHostFunc.done(res.r); err != nil {
+		c.release(h)
+		return err
+	}
+	if res.capturing == 0 {
+		return nil
+	}
+	// Captured: the driver may call f at every launch of the graph.
+	c.once.Store(false)
+	graph := Graph(res.graph)
+	obj, err := tieToGraph(ctx, graph, c, h)
+	if err != nil {
+		return err
+	}
+	if err := pLaunchHostFunc.done(C.cg_launch_host(C.uintptr_t(ctx), pLaunchHostFunc.fn(), C.uintptr_t(hStream), C.uintptr_t(h))); err != nil {
+		untie(ctx, graph, obj, c, h)
+		return err
+	}
+	return nil
 }
 
 // StreamAddCallbackGo adds f to hStream, as cuStreamAddCallback: f runs
 // once the work queued before it is done, with the stream and the status
 // of that work. Its handle is released after f has run (or at once if the
-// call fails).
+// call fails; the driver refuses it in a stream capture). A nil f is
+// refused with an error matching ErrorInvalidValue.
 func StreamAddCallbackGo(hStream Stream, f func(Stream, Result), flags uint32) error {
 	return StreamAddCallbackGoCtx(0, hStream, f, flags)
 }
 
 // StreamAddCallbackGoCtx is StreamAddCallbackGo making ctx current first.
 func StreamAddCallbackGoCtx(ctx Context, hStream Stream, f func(Stream, Result), flags uint32) error {
-	c := &goCallback{stream: f, once: true}
-	h := cgo.NewHandle(c)
-	err := StreamAddCallbackCtx(ctx, hStream, StreamCallback(C.cg_stream_tramp_ptr()), C.cg_ptr(C.uintptr_t(h)), flags)
-	if err != nil {
-		c.release(h)
+	if f == nil {
+		return &nilFuncError{"StreamAddCallbackGo", "f"}
 	}
-	return err
+	c := &goCallback{form: "StreamAddCallbackGo", stream: f}
+	h := newCallback(c, true)
+	if err := pStreamAddCallback.done(C.cg_add_callback(C.uintptr_t(ctx), pStreamAddCallback.fn(), C.uintptr_t(hStream), C.uintptr_t(h), C.uint(flags))); err != nil {
+		c.release(h)
+		return err
+	}
+	return nil
 }
 
-// UserObjectCreateGo creates a user object whose destructor is f, as
-// cuUserObjectCreate: the driver calls f once, when the last reference is
-// released, and its handle is released then (or at once if the call
-// fails).
+// UserObjectCreateGo creates a user object whose destructor is destroy,
+// as cuUserObjectCreate: the driver calls destroy once, on a thread of its
+// own, when the last reference is released (where it must not call CUDA),
+// and its handle is released then (or at once if the call fails). A nil
+// destroy is refused with an error matching ErrorInvalidValue.
 func UserObjectCreateGo(destroy func(), initialRefcount, flags uint32) (UserObject, error) {
 	return UserObjectCreateGoCtx(0, destroy, initialRefcount, flags)
 }
 
 // UserObjectCreateGoCtx is UserObjectCreateGo making ctx current first.
 func UserObjectCreateGoCtx(ctx Context, destroy func(), initialRefcount, flags uint32) (UserObject, error) {
-	c := &goCallback{host: destroy, once: true}
-	h := cgo.NewHandle(c)
-	o, err := UserObjectCreateCtx(ctx, C.cg_ptr(C.uintptr_t(h)), HostFn(C.cg_host_tramp_ptr()), initialRefcount, flags)
-	if err != nil {
-		c.release(h)
+	if destroy == nil {
+		return 0, &nilFuncError{"UserObjectCreateGo", "destroy"}
 	}
-	return o, err
+	c := &goCallback{form: "UserObjectCreateGo", host: destroy}
+	h := newCallback(c, true)
+	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), 0, C.uint(initialRefcount), C.uint(flags))
+	if err := pUserObjectCreate.done(res.r); err != nil {
+		c.release(h)
+		return 0, err
+	}
+	return UserObject(res.h), nil
 }
 
 // b2dMu serialises the occupancy calculations that call Go: the driver
 // calls CUoccupancyB2DSize during the call, with no userData, so the func
-// travels in b2dFunc.
+// travels in b2dFunc, and a panic of it in b2dPanic.
 var (
-	b2dMu   sync.Mutex
-	b2dFunc func(blockSize int32) uint64
+	b2dMu    sync.Mutex
+	b2dFunc  func(blockSize int32) uint64
+	b2dPanic *CallbackPanic
 )
+
+// callB2D is the occupancy trampoline: after a panic of the func it
+// answers 0 without calling it.
+func callB2D(blockSize int32) (n uint64) {
+	if b2dPanic != nil || b2dFunc == nil {
+		return 0
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			b2dPanic = &CallbackPanic{Callback: "OccupancyMaxPotentialBlockSizeGo", Value: v, Stack: debug.Stack()}
+			n = 0
+		}
+	}()
+	return b2dFunc(blockSize)
+}
 
 // OccupancyMaxPotentialBlockSizeGo is cuOccupancyMaxPotentialBlockSizeWithFlags
 // with the dynamic shared memory per block size given by a Go func, which
 // the driver calls during the call (on the calling thread). It returns the
 // minimum grid size for full occupancy and the block size. Such calls are
-// serialised.
+// serialised. A nil dynamicSMem is refused with an error matching
+// ErrorInvalidValue. Should dynamicSMem panic, the driver gets 0 bytes
+// for that block size and every later one, and once the driver has
+// returned the panic continues here with a *CallbackPanic holding its
+// value and stack.
 func OccupancyMaxPotentialBlockSizeGo(f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags uint32) (minGridSize, blockSize int32, err error) {
 	return OccupancyMaxPotentialBlockSizeGoCtx(0, f, dynamicSMem, blockSizeLimit, flags)
 }
@@ -179,11 +487,19 @@ func OccupancyMaxPotentialBlockSizeGo(f Function, dynamicSMem func(blockSize int
 // OccupancyMaxPotentialBlockSizeGoCtx is OccupancyMaxPotentialBlockSizeGo
 // making ctx current first.
 func OccupancyMaxPotentialBlockSizeGoCtx(ctx Context, f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags uint32) (minGridSize, blockSize int32, err error) {
+	if dynamicSMem == nil {
+		return 0, 0, &nilFuncError{"OccupancyMaxPotentialBlockSizeGo", "dynamicSMem"}
+	}
 	b2dMu.Lock()
 	defer b2dMu.Unlock()
-	b2dFunc = dynamicSMem
-	defer func() { b2dFunc = nil }()
-	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx, f, OccupancyB2DSize(C.cg_b2d_tramp_ptr()), 0, blockSizeLimit, flags)
+	b2dFunc, b2dPanic = dynamicSMem, nil
+	minGridSize, blockSize, err = OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx, f, OccupancyB2DSize(C.cg_b2d_tramp_ptr()), 0, blockSizeLimit, flags)
+	p := b2dPanic
+	b2dFunc, b2dPanic = nil, nil
+	if p != nil {
+		panic(p)
+	}
+	return minGridSize, blockSize, err
 }
 
 // A registered callback (cuDeviceRegisterAsyncNotification,
@@ -191,38 +507,117 @@ func OccupancyMaxPotentialBlockSizeGoCtx(ctx Context, f Function, dynamicSMem fu
 // call, also one the generated layer marks nocallback, which must not call
 // into Go. So its C trampoline only copies the message into a C queue
 // (cgqueue.h), and a goroutine of the registration calls the Go func with
-// each message, in order.
+// each message, in order, until the queue is closed and empty; then it
+// frees the queue.
 type cQueue struct {
 	q    *C.cg_queue
-	done chan struct{}
+	gid  atomic.Uint64 // the delivering goroutine's id
+	done chan struct{} // closed when the goroutine has returned
 }
 
-// startQueue starts the goroutine that hands each message to deliver.
-func startQueue(deliver func(a int32, h uintptr, data []byte)) *cQueue {
+// startQueue starts the goroutine that hands each message to deliver;
+// form names the Go form for CallbackPanic.
+func startQueue(form string, deliver func(a int32, h uintptr, data []byte)) *cQueue {
 	q := &cQueue{q: C.cg_queue_new(), done: make(chan struct{})}
-	go func() {
-		defer close(q.done)
-		for {
-			m := C.cg_queue_get(q.q)
-			if m == nil {
-				return
-			}
-			data := C.GoBytes(C.cg_msg_data(m), C.int(C.cg_msg_n(m)))
-			a, h := int32(C.cg_msg_a(m)), uintptr(C.cg_msg_h(m))
-			C.free(unsafe.Pointer(m))
-			deliver(a, h, data)
-		}
-	}()
+	go q.run(form, deliver)
 	return q
 }
 
-// userData is the queue, the trampoline's userData (C memory).
-func (q *cQueue) userData() unsafe.Pointer { return unsafe.Pointer(q.q) }
+func (q *cQueue) run(form string, deliver func(a int32, h uintptr, data []byte)) {
+	q.gid.Store(goid())
+	defer close(q.done)
+	defer C.cg_queue_free(q.q)
+	for {
+		m := C.cg_queue_get(q.q)
+		if m == nil {
+			return
+		}
+		data := C.GoBytes(C.cg_msg_data(m), C.int(C.cg_msg_n(m)))
+		a, h := int32(C.cg_msg_a(m)), uintptr(C.cg_msg_h(m))
+		C.free(unsafe.Pointer(m))
+		deliverOne(form, deliver, a, h, data)
+	}
+}
 
-// stop closes the queue, waits until every message in it has been
-// delivered, and frees it. The driver must no longer call the trampoline.
+func deliverOne(form string, deliver func(a int32, h uintptr, data []byte), a int32, h uintptr, data []byte) {
+	defer recoverCallback(form)
+	deliver(a, h, data)
+}
+
+// userData is the queue, the trampoline's userData (C memory).
+func (q *cQueue) userData() uintptr { return uintptr(unsafe.Pointer(q.q)) }
+
+// delivering reports whether the caller is the delivering goroutine (a
+// func inside its callback, or what it calls).
+func (q *cQueue) delivering() bool { return goid() == q.gid.Load() }
+
+// stop closes the queue and waits until every message in it has been
+// delivered (the goroutine then frees it). The driver must no longer
+// call the trampoline.
 func (q *cQueue) stop() {
 	C.cg_queue_close(q.q)
 	<-q.done
-	C.cg_queue_free(q.q)
+}
+
+// goid is the calling goroutine's id, from the first line of its trace
+// ("goroutine 18 [running]:").
+func goid() uint64 {
+	var buf [32]byte
+	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
+
+// A registration is a registered callback's queue and how to unregister.
+type registration struct {
+	q      *cQueue
+	unreg  func() error // the driver's unregister
+	mu     sync.Mutex
+	closed bool
+}
+
+// unregister unregisters with the driver once, then closes the queue: the
+// messages already in it are still delivered. Called from the delivering
+// goroutine (inside the Go func), it returns at once, and the goroutine
+// ends after the func returns and the queue is empty; called from any
+// other, it waits for that. Should the driver's unregister fail, the
+// registration stays, and unregister may be called again.
+func (r *registration) unregister() error {
+	r.mu.Lock()
+	if !r.closed {
+		if err := r.unreg(); err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.closed = true
+		C.cg_queue_close(r.q.q)
+	}
+	r.mu.Unlock()
+	if !r.q.delivering() {
+		<-r.q.done
+	}
+	return nil
+}
+
+// The graph calls of callback_graph.go's forms, with h as the host node's
+// userData and the host trampoline as its function.
+
+func cGraphAddHostNode(ctx Context, graph Graph, deps []GraphNode, h cgo.Handle) (GraphNode, error) {
+	res := C.cg_graph_add_host_node(C.uintptr_t(ctx), pGraphAddHostNode.fn(), C.uintptr_t(graph),
+		(*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(deps))), C.size_t(len(deps)), C.uintptr_t(h))
+	return GraphNode(res.h), pGraphAddHostNode.done(res.r)
+}
+
+func cGraphHostNodeSetParams(ctx Context, node GraphNode, h cgo.Handle) error {
+	return pHostNodeSetParams.done(C.cg_graph_host_node_set_params(C.uintptr_t(ctx), pHostNodeSetParams.fn(), C.uintptr_t(node), C.uintptr_t(h)))
+}
+
+func cGraphExecHostNodeSetParams(ctx Context, exec GraphExec, node GraphNode, h cgo.Handle) error {
+	return pExecHostNodeSet.done(C.cg_graph_exec_host_node_set_params(C.uintptr_t(ctx), pExecHostNodeSet.fn(), C.uintptr_t(exec), C.uintptr_t(node), C.uintptr_t(h)))
 }

@@ -16,10 +16,7 @@ static void *cg_async_tramp_ptr(void) { return (void *)cg_async_tramp; }
 */
 import "C"
 
-import (
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // The trampoline copies CG_ASYNC_INFO_SIZE bytes of the notification.
 var _ [C.CG_ASYNC_INFO_SIZE - unsafe.Sizeof(AsyncNotificationInfo{})]byte
@@ -30,10 +27,17 @@ var _ [unsafe.Sizeof(AsyncNotificationInfo{}) - C.CG_ASYNC_INFO_SIZE]byte
 // over its budget, say). The driver's callback copies each notification
 // into a queue, and a goroutine of the registration calls f with it and
 // the registration's handle, in order; f may call CUDA. unregister calls
-// cuDeviceUnregisterAsyncNotification, waits until f has returned for
-// every notification before, and releases f (once; later calls return
-// nil). If registering fails, the notifications made during the call are
-// delivered, f is released, and unregister does nothing.
+// cuDeviceUnregisterAsyncNotification and releases f once the
+// notifications queued before it have been delivered: called from another
+// goroutine, it waits until f has returned for each of them; called
+// inside f, it returns at once, and they are delivered after f returns.
+// Later calls return nil, after the same wait. Should the driver's
+// unregister fail, unregister returns its error and f stays registered.
+// If registering fails, the notifications made during the call are
+// delivered, f is released, and unregister does nothing. A nil f is
+// refused with an error matching ErrorInvalidValue. A panic of f is
+// recovered and handed to the handler (see CallbackPanic), and the
+// later notifications are delivered.
 func DeviceRegisterAsyncNotificationGo(device Device, f func(info *AsyncNotificationInfo, callback AsyncCallbackHandle)) (unregister func() error, err error) {
 	return DeviceRegisterAsyncNotificationGoCtx(0, device, f)
 }
@@ -41,22 +45,19 @@ func DeviceRegisterAsyncNotificationGo(device Device, f func(info *AsyncNotifica
 // DeviceRegisterAsyncNotificationGoCtx is DeviceRegisterAsyncNotificationGo
 // making ctx current first (for the unregistering too).
 func DeviceRegisterAsyncNotificationGoCtx(ctx Context, device Device, f func(info *AsyncNotificationInfo, callback AsyncCallbackHandle)) (unregister func() error, err error) {
-	q := startQueue(func(_ int32, h uintptr, data []byte) {
+	if f == nil {
+		return func() error { return nil }, &nilFuncError{"DeviceRegisterAsyncNotificationGo", "f"}
+	}
+	q := startQueue("DeviceRegisterAsyncNotificationGo", func(_ int32, h uintptr, data []byte) {
 		var info AsyncNotificationInfo
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(&info)), unsafe.Sizeof(info)), data)
 		f(&info, AsyncCallbackHandle(h))
 	})
-	var cb AsyncCallbackHandle
-	if err := DeviceRegisterAsyncNotificationCtx(ctx, device, AsyncCallback(C.cg_async_tramp_ptr()), q.userData(), &cb); err != nil {
+	cb, err := DeviceRegisterAsyncNotificationCtx(ctx, device, AsyncCallback(C.cg_async_tramp_ptr()), q.userData())
+	if err != nil {
 		q.stop()
 		return func() error { return nil }, err
 	}
-	var once sync.Once
-	return func() (err error) {
-		once.Do(func() {
-			err = DeviceUnregisterAsyncNotificationCtx(ctx, device, cb)
-			q.stop()
-		})
-		return err
-	}, nil
+	r := &registration{q: q, unreg: func() error { return DeviceUnregisterAsyncNotificationCtx(ctx, device, cb) }}
+	return r.unregister, nil
 }

@@ -4,7 +4,11 @@
 
 package driver
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 // A Go func registered for asynchronous notifications is called with the
 // driver's notification and handle; unregistering reaches the driver once.
@@ -24,5 +28,85 @@ func TestGoCallbackAsyncNotification(t *testing.T) {
 	}
 	if err := unregister(); err != nil {
 		t.Errorf("unregister after a failed registration: %v", err)
+	}
+}
+
+func init() {
+	registeredNilCalls["DeviceRegisterAsyncNotificationGo"] = func() error {
+		unregister, err := DeviceRegisterAsyncNotificationGo(0, nil)
+		if unregister() != nil {
+			panic("the unregister of a refused registration failed")
+		}
+		return err
+	}
+	// The fake notifies an allocation over its budget (1 GiB) inside the call.
+	panicForms["DeviceRegisterAsyncNotificationGo"] = func(t *testing.T, ctx Context, _ Stream, f func()) {
+		unregister := must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(*AsyncNotificationInfo, AsyncCallbackHandle) { f() }))
+		if _, err := MemAllocCtx(ctx, 2<<30); err != ErrorOutOfMemory {
+			t.Fatalf("MemAlloc(2 GiB) on the fake: %v", err)
+		}
+		check(t, unregister())
+	}
+}
+
+// Unregistering from inside the func returns, and takes effect once the
+// func has returned; later unregisters return; the func is not called
+// after. Unregistering from another goroutine returns once the
+// notifications made before have been delivered.
+func TestAsyncNotificationUnregister(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	overBudget := func() {
+		t.Helper()
+		if _, err := MemAllocCtx(ctx, 2<<30); err != ErrorOutOfMemory {
+			t.Fatalf("MemAlloc(2 GiB) on the fake: %v", err)
+		}
+	}
+
+	// From inside.
+	var calls atomic.Int64
+	unregisters := make(chan func() error, 1)
+	inside := make(chan error, 1)
+	unregister := must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(info *AsyncNotificationInfo, _ AsyncCallbackHandle) {
+		if calls.Add(1) == 1 {
+			if info.Type != AsyncNotificationTypeOverBudget || info.Info.OverBudget().BytesOverBudget != 1<<30 {
+				t.Errorf("the func got %+v; want 1 GiB over budget", *info)
+			}
+			inside <- (<-unregisters)()
+		}
+	}))
+	unregisters <- unregister
+	overBudget()
+	select {
+	case err := <-inside:
+		check(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("unregister, called inside the func, has not returned after a minute: deadlocked")
+	}
+	later := make(chan error, 1)
+	go func() { later <- unregister() }()
+	select {
+	case err := <-later:
+		check(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("an unregister after the one inside the func has not returned after a minute: deadlocked")
+	}
+	check(t, unregister())
+	overBudget()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the func was called %d times, want 1: none after it unregistered", n)
+	}
+
+	// From another goroutine: the notifications before are delivered first.
+	var got atomic.Int64
+	unregister = must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(*AsyncNotificationInfo, AsyncCallbackHandle) { got.Add(1) }))
+	for range 3 {
+		overBudget()
+	}
+	check(t, unregister())
+	if n := got.Load(); n != 3 {
+		t.Errorf("unregister returned with %d of the 3 notifications made before delivered", n)
 	}
 }

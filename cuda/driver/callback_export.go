@@ -14,20 +14,15 @@ import "C"
 import "runtime/cgo"
 
 //export cudagenHostFn
-func cudagenHostFn(h C.uintptr_t) {
-	c := cgo.Handle(h).Value().(*goCallback)
-	defer c.done(cgo.Handle(h))
-	c.host()
-}
+func cudagenHostFn(h C.uintptr_t) { callHost(cgo.Handle(h)) }
 
 //export cudagenStreamCallback
 func cudagenStreamCallback(stream C.uintptr_t, status C.int, h C.uintptr_t) {
-	c := cgo.Handle(h).Value().(*goCallback)
-	defer c.done(cgo.Handle(h))
-	c.stream(Stream(stream), Result(status))
+	callStream(cgo.Handle(h), Stream(stream), Result(status))
 }
 
 //export cudagenB2D
-func cudagenB2D(blockSize C.int) C.size_t {
-	return C.size_t(b2dFunc(int32(blockSize)))
-}
+func cudagenB2D(blockSize C.int) C.size_t { return C.size_t(callB2D(int32(blockSize))) }
+
+//export cudagenRelease
+func cudagenRelease(h C.uintptr_t) { releaseFromDriver(cgo.Handle(h)) }
