@@ -105,6 +105,13 @@ type FuncConf struct {
 	// text, an ELF cubin, a fatbin), whose size the driver reads from the
 	// image itself: a []byte the wrapper checks covers it (checkImage).
 	Image []string `json:"image,omitempty"`
+	// Check names a hand-written check the wrapper runs before the call:
+	// func(fn uintptr, ctx Context, sym string, args...) (uintptr, error),
+	// args the named parameters (nil where this entry point lacks one).
+	Check *CheckConf `json:"check,omitempty"`
+	// OnSuccess names a hand-written func() the wrapper calls after a
+	// successful call (forgetParamCounts after an unload).
+	OnSuccess string `json:"onSuccess,omitempty"`
 	// Ranked makes pointers into slices that must hold at least as many
 	// elements as a by-value parameter says, less a constant: pointer →
 	// "tensorRank" or "tensorRank-1".
@@ -121,6 +128,12 @@ type FuncConf struct {
 	// (an attribute, a handle type) a Go type per value: the parameter
 	// becomes an any, checked against the table before the call.
 	Typed map[string]*TypedConf `json:"typed,omitempty"`
+}
+
+// CheckConf is a hand-written check and the parameters it takes.
+type CheckConf struct {
+	Func string   `json:"func"`
+	Args []string `json:"args"`
 }
 
 // KeepConf says until when the driver keeps a pointer.

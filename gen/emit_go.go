@@ -574,7 +574,7 @@ func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
 	for _, q := range f.Params {
 		hidden = hidden || q.Hidden
 	}
-	if keeps := keptCopies(f); len(keeps) > 0 || len(f.Releases) > 0 {
+	if keeps := keptCopies(f); len(keeps) > 0 || len(f.Releases) > 0 || f.OnSuccess != "" {
 		// What the driver keeps stays in C memory until its owner is freed.
 		w.add(jen.Id("ek").Op(":=").Add(call))
 		for _, q := range keeps {
@@ -582,6 +582,9 @@ func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
 		}
 		for _, q := range f.Releases {
 			w.add(jen.If(jen.Id("ek").Op("==").Nil()).Block(jen.Id("releaseKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go)))))
+		}
+		if f.OnSuccess != "" {
+			w.add(jen.If(jen.Id("ek").Op("==").Nil()).Block(jen.Id(f.OnSuccess).Call()))
 		}
 		call = jen.Id("ek")
 	} else if hidden && len(typed) == 0 || len(typed) > 0 {
@@ -872,6 +875,13 @@ func sliceParam(f *Func, goName string) *Param {
 func lengthChecks(f *Func) []jen.Code {
 	var r []jen.Code
 	errNil := func() *jen.Statement { return jen.Id("err").Op("==").Nil() }
+	if f.Check != "" {
+		args := []jen.Code{jen.Id("fn"), jen.Id("ctx"), jen.Lit(f.Symbol)}
+		for _, a := range f.CheckArgs {
+			args = append(args, jen.Id(a))
+		}
+		r = append(r, jen.If(errNil()).Block(jen.List(jen.Id("fn"), jen.Id("err")).Op("=").Id(f.Check).Call(args...)))
+	}
 	for _, q := range f.Params {
 		if q.Role == rImage {
 			r = append(r, jen.If(errNil()).Block(

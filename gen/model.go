@@ -222,6 +222,12 @@ type Func struct {
 	// Lives are the lifetimes of its pointer parameters and of the pointer
 	// fields of what they point to (shapes.go).
 	Lives []Life
+	// Check: a hand-written check before the call, with its arguments'
+	// Go names ("nil" where absent); OnSuccess: a hand-written func()
+	// after a successful call.
+	Check     string
+	CheckArgs []string
+	OnSuccess string
 	// Releases are the handle parameters whose kept C memory (Keep) a
 	// successful call frees (cuLinkDestroy's state).
 	Releases []*Param
@@ -1009,6 +1015,19 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 			}
 		}
 	}
+	if c := fc.Check; c != nil {
+		f.Check = c.Func
+		for _, a := range c.Args {
+			g := "nil"
+			for _, q := range f.Params {
+				if q.C == a {
+					g = q.Go
+				}
+			}
+			f.CheckArgs = append(f.CheckArgs, g)
+		}
+	}
+	f.OnSuccess = fc.OnSuccess
 	if err := m.lifetimes(f, fc, pd); err != nil {
 		return nil, "", err
 	}

@@ -27,13 +27,21 @@ static int cg_launch_packed(uintptr_t ctx, uintptr_t fn, uintptr_t f, unsigned g
 */
 import "C"
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // launchProc is cuLaunchKernel's entry point.
 var launchProc = procNamed("cuLaunchKernel")
 
 func launchPacked(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, buf unsafe.Pointer, offs *uint16, n int) error {
 	p := launchProc
+	// One value per kernel parameter, where the driver can tell the count
+	// (asked once per function: launchcheck.go).
+	if c := paramCount(ctx, f); c >= 0 && c != n && f != 0 {
+		return fmt.Errorf("cuda: cuLaunchKernel: the kernel takes %d parameters, but %d arguments were given: %w (pass one value per parameter, in order)", c, n, ErrorInvalidValue)
+	}
 	return p.done(C.cg_launch_packed(C.uintptr_t(ctx), p.fn(), C.uintptr_t(f),
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z), C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
 		C.uint(sharedMem), C.uintptr_t(stream), (*C.uint8_t)(buf), (*C.uint16_t)(unsafe.Pointer(offs)), C.int(n)))

@@ -497,7 +497,11 @@ func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error
 	return
 }
 func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
-	return procs[21].done(C.cg_i(C.uintptr_t(ctx), procs[21].fn(), C.int(dev)))
+	ek := procs[21].done(C.cg_i(C.uintptr_t(ctx), procs[21].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[22].done(C.cg_iu(C.uintptr_t(ctx), procs[22].fn(), C.int(dev), C.uint(flags)))
@@ -507,7 +511,11 @@ func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active 
 	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
-	return procs[24].done(C.cg_i(C.uintptr_t(ctx), procs[24].fn(), C.int(dev)))
+	ek := procs[24].done(C.cg_i(C.uintptr_t(ctx), procs[24].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func DeviceGetExecAffinitySupportCtx(ctx Context, typeArg ExecAffinityType, dev Device) (pi int32, err error) {
 	err = procs[25].done(C.cg_pii(C.uintptr_t(ctx), procs[25].fn(), unsafe.Pointer(&pi), C.int(typeArg), C.int(dev)))
@@ -522,7 +530,11 @@ func CtxCreateV3Ctx(ctx Context, paramsArray []ExecAffinityParam, flags uint32, 
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
-	return procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
+	ek := procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func CtxPushCurrentCtx(ctx Context, ctxArg Context) error {
 	return procs[29].done(C.cg_h(C.uintptr_t(ctx), procs[29].fn(), C.uintptr_t(ctxArg)))
@@ -626,7 +638,11 @@ func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err er
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	return procs[52].done(C.cg_h(C.uintptr_t(ctx), procs[52].fn(), C.uintptr_t(hmod)))
+	ek := procs[52].done(C.cg_h(C.uintptr_t(ctx), procs[52].fn(), C.uintptr_t(hmod)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) {
 	err = procs[53].done(C.cg_p(C.uintptr_t(ctx), procs[53].fn(), unsafe.Pointer(&mode)))
@@ -1300,24 +1316,36 @@ func FuncGetModuleCtx(ctx Context, hfunc Function) (hmod Module, err error) {
 	return
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), procs[217].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	fn, err := procs[217].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernel", f, kernelParams, extra)
+	}
+	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[217].done(r)
+	return status(err, r)
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	fn, err := procs[218].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernelEx", f, kernelParams, extra)
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	r := C.cg_phww_cb(C.uintptr_t(ctx), procs[218].fn(), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	r := C.cg_phww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[218].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), procs[219].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	fn, err := procs[219].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchCooperativeKernel", f, kernelParams, nil)
+	}
+	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
 	runtime.KeepAlive(kernelParams)
-	return procs[219].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner

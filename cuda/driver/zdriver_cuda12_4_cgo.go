@@ -553,7 +553,11 @@ func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error
 	return
 }
 func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
-	return procs[22].done(C.cg_i(C.uintptr_t(ctx), procs[22].fn(), C.int(dev)))
+	ek := procs[22].done(C.cg_i(C.uintptr_t(ctx), procs[22].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
@@ -563,7 +567,11 @@ func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active 
 	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
-	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
+	ek := procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func CtxCreateCtx(ctx Context, flags uint32, dev Device) (pctx Context, err error) {
 	err = procs[26].done(C.cg_pui(C.uintptr_t(ctx), procs[26].fn(), unsafe.Pointer(&pctx), C.uint(flags), C.int(dev)))
@@ -574,7 +582,11 @@ func CtxCreateV3Ctx(ctx Context, paramsArray []ExecAffinityParam, flags uint32, 
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
-	return procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
+	ek := procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func CtxPushCurrentCtx(ctx Context, ctxArg Context) error {
 	return procs[29].done(C.cg_h(C.uintptr_t(ctx), procs[29].fn(), C.uintptr_t(ctxArg)))
@@ -685,7 +697,11 @@ func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err er
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	return procs[54].done(C.cg_h(C.uintptr_t(ctx), procs[54].fn(), C.uintptr_t(hmod)))
+	ek := procs[54].done(C.cg_h(C.uintptr_t(ctx), procs[54].fn(), C.uintptr_t(hmod)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) {
 	err = procs[55].done(C.cg_p(C.uintptr_t(ctx), procs[55].fn(), unsafe.Pointer(&mode)))
@@ -796,6 +812,9 @@ func LibraryUnloadCtx(ctx Context, library Library) error {
 	ek := procs[69].done(C.cg_h(C.uintptr_t(ctx), procs[69].fn(), C.uintptr_t(library)))
 	if ek == nil {
 		releaseKept("Library", uintptr(library))
+	}
+	if ek == nil {
+		forgetParamCounts()
 	}
 	return ek
 }
@@ -1516,24 +1535,36 @@ func FuncLoadCtx(ctx Context, function Function) error {
 	return procs[247].done(C.cg_h(C.uintptr_t(ctx), procs[247].fn(), C.uintptr_t(function)))
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	fn, err := procs[248].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernel", f, kernelParams, extra)
+	}
+	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[248].done(r)
+	return status(err, r)
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	fn, err := procs[249].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernelEx", f, kernelParams, extra)
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	r := C.cg_phww_cb(C.uintptr_t(ctx), procs[249].fn(), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	r := C.cg_phww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[249].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), procs[250].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	fn, err := procs[250].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchCooperativeKernel", f, kernelParams, nil)
+	}
+	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
 	runtime.KeepAlive(kernelParams)
-	return procs[250].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner

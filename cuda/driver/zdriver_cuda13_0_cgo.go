@@ -564,7 +564,11 @@ func DevicePrimaryCtxRetainCtx(ctx Context, dev Device) (pctx Context, err error
 	return
 }
 func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
-	return procs[22].done(C.cg_i(C.uintptr_t(ctx), procs[22].fn(), C.int(dev)))
+	ek := procs[22].done(C.cg_i(C.uintptr_t(ctx), procs[22].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
@@ -574,7 +578,11 @@ func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active 
 	return
 }
 func DevicePrimaryCtxResetCtx(ctx Context, dev Device) error {
-	return procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
+	ek := procs[25].done(C.cg_i(C.uintptr_t(ctx), procs[25].fn(), C.int(dev)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func CtxCreateCtx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (pctx Context, err error) {
 	var pin runtime.Pinner
@@ -584,7 +592,11 @@ func CtxCreateCtx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, d
 	return
 }
 func CtxDestroyCtx(ctx Context, ctxArg Context) error {
-	return procs[27].done(C.cg_h(C.uintptr_t(ctx), procs[27].fn(), C.uintptr_t(ctxArg)))
+	ek := procs[27].done(C.cg_h(C.uintptr_t(ctx), procs[27].fn(), C.uintptr_t(ctxArg)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func CtxPushCurrentCtx(ctx Context, ctxArg Context) error {
 	return procs[28].done(C.cg_h(C.uintptr_t(ctx), procs[28].fn(), C.uintptr_t(ctxArg)))
@@ -708,7 +720,11 @@ func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err er
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
-	return procs[57].done(C.cg_h(C.uintptr_t(ctx), procs[57].fn(), C.uintptr_t(hmod)))
+	ek := procs[57].done(C.cg_h(C.uintptr_t(ctx), procs[57].fn(), C.uintptr_t(hmod)))
+	if ek == nil {
+		forgetParamCounts()
+	}
+	return ek
 }
 func ModuleGetLoadingModeCtx(ctx Context) (mode ModuleLoadingMode, err error) {
 	err = procs[58].done(C.cg_p(C.uintptr_t(ctx), procs[58].fn(), unsafe.Pointer(&mode)))
@@ -819,6 +835,9 @@ func LibraryUnloadCtx(ctx Context, library Library) error {
 	ek := procs[72].done(C.cg_h(C.uintptr_t(ctx), procs[72].fn(), C.uintptr_t(library)))
 	if ek == nil {
 		releaseKept("Library", uintptr(library))
+	}
+	if ek == nil {
+		forgetParamCounts()
 	}
 	return ek
 }
@@ -1593,24 +1612,36 @@ func FuncLoadCtx(ctx Context, function Function) error {
 	return procs[258].done(C.cg_h(C.uintptr_t(ctx), procs[258].fn(), C.uintptr_t(function)))
 }
 func LaunchKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), procs[259].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	fn, err := procs[259].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernel", f, kernelParams, extra)
+	}
+	r := C.cg_huuuuuuuhww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[259].done(r)
+	return status(err, r)
 }
 func LaunchKernelExCtx(ctx Context, config *LaunchConfig, f Function, kernelParams []unsafe.Pointer, extra []unsafe.Pointer) error {
+	fn, err := procs[260].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchKernelEx", f, kernelParams, extra)
+	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	pinWords(&pin, unsafe.Pointer(config), pinLaunchConfig)
-	r := C.cg_phww_cb(C.uintptr_t(ctx), procs[260].fn(), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
+	r := C.cg_phww_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(config), C.uintptr_t(f), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(extra))))
 	runtime.KeepAlive(kernelParams)
 	runtime.KeepAlive(extra)
-	return procs[260].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelCtx(ctx Context, f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams []unsafe.Pointer) error {
-	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), procs[261].fn(), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
+	fn, err := procs[261].enter()
+	if err == nil {
+		fn, err = checkLaunch(fn, ctx, "cuLaunchCooperativeKernel", f, kernelParams, nil)
+	}
+	r := C.cg_huuuuuuuhw_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(f), C.uint(gridDimX), C.uint(gridDimY), C.uint(gridDimZ), C.uint(blockDimX), C.uint(blockDimY), C.uint(blockDimZ), C.uint(sharedMemBytes), C.uintptr_t(hStream), (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(kernelParams))))
 	runtime.KeepAlive(kernelParams)
-	return procs[261].done(r)
+	return status(err, r)
 }
 func LaunchCooperativeKernelMultiDeviceCtx(ctx Context, launchParamsList []LaunchParams, flags uint32) error {
 	var pin runtime.Pinner
