@@ -71,27 +71,57 @@ static int cg_add_callback(uintptr_t ctx, uintptr_t fn, uintptr_t stream, uintpt
 	return ((int (*)(void *, void (*)(void *, int, void *), void *, unsigned))fn)((void *)stream, cg_stream_tramp, (void *)h, flags);
 }
 // cg_user_object_create creates a user object whose destructor is the
-// host trampoline (release 0) or the releasing one (release 1), with h.
-static cg_handle_result cg_user_object_create(uintptr_t ctx, uintptr_t fn, uintptr_t h, int release, unsigned rc, unsigned flags) {
+// host trampoline, with h.
+static cg_handle_result cg_user_object_create(uintptr_t ctx, uintptr_t fn, uintptr_t h, unsigned rc, unsigned flags) {
 	cg_handle_result res = {0, 0};
 	if (!fn) { res.r = -1; return res; }
 	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
 	void *obj = NULL;
-	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))fn)(&obj, (void *)h, release ? cg_release_tramp : cg_host_tramp, rc, flags);
+	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))fn)(&obj, (void *)h, cg_host_tramp, rc, flags);
 	res.h = (uintptr_t)obj;
 	return res;
 }
-static int cg_user_object_release(uintptr_t ctx, uintptr_t fn, uintptr_t obj, unsigned count) {
-	CG_ENTER(ctx, fn);
-	return ((int (*)(void *, unsigned))fn)((void *)obj, count);
+
+// The user objects that tie a handle to a graph are made, moved and
+// released with this thread's capture mode relaxed (exch, when it
+// resolves: cuThreadExchangeStreamCaptureMode), which allows such calls
+// while a capture in the global mode is under way; then the mode is
+// restored.
+typedef struct { uintptr_t exch, create, retain, release, graph_release; } cg_tie_fns;
+static int cg_relax(uintptr_t exch, int *mode) {
+	*mode = 2; // CU_STREAM_CAPTURE_MODE_RELAXED
+	return exch && ((int (*)(int *))exch)(mode) == 0;
 }
-static int cg_graph_retain_user_object(uintptr_t ctx, uintptr_t fn, uintptr_t graph, uintptr_t obj, unsigned count, unsigned flags) {
-	CG_ENTER(ctx, fn);
-	return ((int (*)(void *, void *, unsigned, unsigned))fn)((void *)graph, (void *)obj, count, flags);
+static void cg_restore(uintptr_t exch, int relaxed, int mode) {
+	if (relaxed) ((int (*)(int *))exch)(&mode);
 }
-static int cg_graph_release_user_object(uintptr_t ctx, uintptr_t fn, uintptr_t graph, uintptr_t obj, unsigned count) {
-	CG_ENTER(ctx, fn);
-	return ((int (*)(void *, void *, unsigned))fn)((void *)graph, (void *)obj, count);
+// cg_tie creates a user object whose destructor releases h (1 reference,
+// CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) and moves the reference to graph
+// (CU_GRAPH_USER_OBJECT_MOVE). Should the move fail, it releases the
+// object, whose destructor then releases h.
+static cg_handle_result cg_tie(uintptr_t ctx, cg_tie_fns f, uintptr_t graph, uintptr_t h) {
+	cg_handle_result res = {0, 0};
+	if (!f.create || !f.retain || !f.release) { res.r = -1; return res; }
+	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
+	int mode, relaxed = cg_relax(f.exch, &mode);
+	void *obj = NULL;
+	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))f.create)(&obj, (void *)h, cg_release_tramp, 1, 1);
+	if (res.r == 0) {
+		res.r = ((int (*)(void *, void *, unsigned, unsigned))f.retain)((void *)graph, obj, 1, 1);
+		if (res.r == 0) res.h = (uintptr_t)obj;
+		else ((int (*)(void *, unsigned))f.release)(obj, 1);
+	}
+	cg_restore(f.exch, relaxed, mode);
+	return res;
+}
+// cg_untie releases graph's reference to obj (cg_tie's), whose destructor
+// then releases its handle.
+static int cg_untie(uintptr_t ctx, cg_tie_fns f, uintptr_t graph, uintptr_t obj) {
+	CG_ENTER(ctx, f.graph_release);
+	int mode, relaxed = cg_relax(f.exch, &mode);
+	int r = ((int (*)(void *, void *, unsigned))f.graph_release)((void *)graph, (void *)obj, 1);
+	cg_restore(f.exch, relaxed, mode);
+	return r;
 }
 // The driver copies the parameters and the dependencies during the call.
 static cg_handle_result cg_graph_add_host_node(uintptr_t ctx, uintptr_t fn, uintptr_t graph, const uintptr_t *deps, size_t n, uintptr_t h) {
@@ -150,7 +180,6 @@ import "C"
 
 import (
 	"bytes"
-	"errors"
 	"runtime"
 	"runtime/cgo"
 	"runtime/debug"
@@ -212,15 +241,19 @@ func callbackOf(h cgo.Handle) (c *goCallback) {
 	return c
 }
 
-// errReleasedCall is what a call of a released handle reports (as the
-// Value of a CallbackPanic).
-var errReleasedCall = errors.New("cuda: the driver called a Go func whose handle was already released: a release func (NewHostFn's, GraphExecHostNodeSetParamsGo's) " +
-	"was called while the driver could still call the func; release it only after the graph exec that holds it is destroyed and its launches have finished")
+// releasedCall is the Value of the CallbackPanic of a call through a
+// released handle.
+type releasedCall struct{ what string }
+
+func (e releasedCall) Error() string {
+	return "cuda: the driver called a Go " + e.what + " whose handle was already released: a release func (NewHostFn's, GraphExecHostNodeSetParamsGo's) " +
+		"was called while the driver could still call the func; release it only after the graph exec that holds it is destroyed and its launches have finished"
+}
 
 func callHost(h cgo.Handle) {
 	c := callbackOf(h)
 	if c == nil {
-		reportPanic(&CallbackPanic{Callback: "a released host function", Value: errReleasedCall, Stack: debug.Stack()})
+		reportPanic(&CallbackPanic{Callback: "a released host function", Value: releasedCall{"host function"}, Stack: debug.Stack()})
 		return
 	}
 	defer c.done(h)
@@ -231,7 +264,7 @@ func callHost(h cgo.Handle) {
 func callStream(h cgo.Handle, s Stream, status Result) {
 	c := callbackOf(h)
 	if c == nil {
-		reportPanic(&CallbackPanic{Callback: "a released stream callback", Value: errReleasedCall, Stack: debug.Stack()})
+		reportPanic(&CallbackPanic{Callback: "a released stream callback", Value: releasedCall{"stream callback"}, Stack: debug.Stack()})
 		return
 	}
 	defer c.done(h)
@@ -288,6 +321,7 @@ var (
 	pCaptureInfo       = cbProc("cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
 	pLaunchHostFunc    = cbProc("cuLaunchHostFunc", "cuLaunchHostFunc", 10000)
 	pStreamAddCallback = cbProc("cuStreamAddCallback", "cuStreamAddCallback", 5000)
+	pExchangeMode      = cbProc("cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", 10010)
 	pUserObjectCreate  = cbProc("cuUserObjectCreate", "cuUserObjectCreate", 11030)
 	pUserObjectRelease = cbProc("cuUserObjectRelease", "cuUserObjectRelease", 11030)
 	pGraphRetainUO     = cbProc("cuGraphRetainUserObject", "cuGraphRetainUserObject", 11030)
@@ -301,12 +335,19 @@ func cbProc(name, symbol string, version int) *proc {
 	return &proc{name: name, symbol: symbol, version: version, flags: gpaFlags}
 }
 
-// The user objects' flags: CU_USER_OBJECT_NO_DESTRUCTOR_SYNC (the one
-// flag, required) and CU_GRAPH_USER_OBJECT_MOVE.
-const (
-	cuUserObjectNoDestructorSync = 1
-	cuGraphUserObjectMove        = 1
-)
+// tieFns are cg_tie's entry points; the failed resolution of a required
+// one is the error of pUserObjectCreate, pGraphRetainUO or
+// pUserObjectRelease (or pGraphReleaseUO for cg_untie).
+func tieFns() (C.cg_tie_fns, *proc) {
+	f := C.cg_tie_fns{exch: pExchangeMode.fn(), create: pUserObjectCreate.fn(), retain: pGraphRetainUO.fn(),
+		release: pUserObjectRelease.fn(), graph_release: pGraphReleaseUO.fn()}
+	for _, p := range []*proc{pUserObjectCreate, pGraphRetainUO, pUserObjectRelease, pGraphReleaseUO} {
+		if p.ready.Load() == 0 {
+			return f, p
+		}
+	}
+	return f, pUserObjectCreate
+}
 
 // tieToGraph makes graph keep h: a user object whose destructor releases
 // h, its one reference moved to graph. A graph's execs hold the graph's
@@ -314,25 +355,21 @@ const (
 // are destroyed (and their launches have finished), on the driver's
 // thread. On error h is released.
 func tieToGraph(ctx Context, graph Graph, c *goCallback, h cgo.Handle) (UserObject, error) {
-	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), 1, 1, cuUserObjectNoDestructorSync)
-	if err := pUserObjectCreate.done(res.r); err != nil {
+	f, p := tieFns()
+	res := C.cg_tie(C.uintptr_t(ctx), f, C.uintptr_t(graph), C.uintptr_t(h))
+	if err := p.done(res.r); err != nil {
+		// A destructor that runs releases h too; releasing it here does not wait for it.
 		c.release(h)
 		return 0, err
 	}
-	obj := res.h
-	if err := pGraphRetainUO.done(C.cg_graph_retain_user_object(C.uintptr_t(ctx), pGraphRetainUO.fn(), C.uintptr_t(graph), obj, 1, cuGraphUserObjectMove)); err != nil {
-		// The destructor releases h too; releasing it here does not wait for it.
-		pUserObjectRelease.done(C.cg_user_object_release(C.uintptr_t(ctx), pUserObjectRelease.fn(), obj, 1))
-		c.release(h)
-		return 0, err
-	}
-	return UserObject(obj), nil
+	return UserObject(res.h), nil
 }
 
 // untie undoes tieToGraph after the call that was to give h to the driver
 // failed: nothing else holds h.
 func untie(ctx Context, graph Graph, obj UserObject, c *goCallback, h cgo.Handle) {
-	pGraphReleaseUO.done(C.cg_graph_release_user_object(C.uintptr_t(ctx), pGraphReleaseUO.fn(), C.uintptr_t(graph), C.uintptr_t(obj), 1))
+	f, _ := tieFns()
+	C.cg_untie(C.uintptr_t(ctx), f, C.uintptr_t(graph), C.uintptr_t(obj))
 	c.release(h)
 }
 
@@ -439,7 +476,7 @@ func UserObjectCreateGoCtx(ctx Context, destroy func(), initialRefcount, flags u
 	}
 	c := &goCallback{form: "UserObjectCreateGo", host: destroy}
 	h := newCallback(c, true)
-	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), 0, C.uint(initialRefcount), C.uint(flags))
+	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), C.uint(initialRefcount), C.uint(flags))
 	if err := pUserObjectCreate.done(res.r); err != nil {
 		c.release(h)
 		return 0, err

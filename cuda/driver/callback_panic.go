@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
@@ -41,6 +42,9 @@ type CallbackPanic struct {
 }
 
 func (p *CallbackPanic) Error() string {
+	if rc, ok := p.Value.(error); ok && strings.HasPrefix(p.Callback, "a released ") {
+		return rc.Error() + "; without a handler (driver.SetCallbackPanicHandler) the process stops"
+	}
 	return fmt.Sprintf("cuda: the Go func given to %s panicked: %v; a panic cannot unwind into the CUDA driver, so it was recovered: "+
 		"recover inside the func, or handle it with driver.SetCallbackPanicHandler (without a handler the process stops)", p.Callback, p.Value)
 }

@@ -60,6 +60,13 @@ func TestHostFnCaptureReplay(t *testing.T) {
 		var runs atomic.Int64
 		check(t, StreamBeginCaptureCtx(ctx, s, StreamCaptureModeGlobal))
 		check(t, LaunchHostFuncGoCtx(ctx, s, func() { runs.Add(1) }))
+		// The thread's capture mode, relaxed for the user object, is back.
+		mode := StreamCaptureModeThreadLocal
+		check(t, ThreadExchangeStreamCaptureModeCtx(ctx, &mode))
+		if mode != StreamCaptureModeGlobal {
+			t.Fatalf("after a launch into a capture the thread's capture mode is %v, want the global mode it had", mode)
+		}
+		check(t, ThreadExchangeStreamCaptureModeCtx(ctx, &mode))
 		g := must[Graph](t)(StreamEndCaptureCtx(ctx, s))
 		if runs.Load() != 0 || liveCallbacks.Load() != base+1 {
 			t.Fatalf("captured: the func ran %d times, %d handles live; want 0, %d", runs.Load(), liveCallbacks.Load(), base+1)
@@ -431,5 +438,35 @@ func TestOccupancyPanic(t *testing.T) {
 	minGrid, block, err := OccupancyMaxPotentialBlockSizeGoCtx(ctx, fn, func(bs int32) uint64 { return uint64(bs) * 64 }, 0, 0)
 	if err != nil || block != 768 || minGrid != 5 {
 		t.Errorf("after a panic: %d, %d, %v; want 5, 768 (64 bytes a thread, 48 KiB a block)", minGrid, block, err)
+	}
+}
+
+// The driver calling a func whose handle was released (too early, by the
+// caller) is reported as such, not as a misuse of a cgo.Handle.
+func TestReleasedHostFnReported(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
+	defer StreamDestroyCtx(ctx, s)
+	got := make(chan *CallbackPanic, 1)
+	prev := SetCallbackPanicHandler(func(p *CallbackPanic) { got <- p })
+	defer func() { SetCallbackPanicHandler(prev) }()
+	var ran atomic.Bool
+	fn, ud, release := NewHostFn(func() { ran.Store(true) })
+	release()
+	check(t, LaunchHostFuncCtx(ctx, s, fn, ud))
+	check(t, StreamSynchronizeCtx(ctx, s))
+	select {
+	case p := <-got:
+		if p.Callback != "a released host function" || !strings.Contains(p.Error(), "handle was already released") {
+			t.Errorf("the handler got %q: %v", p.Callback, p)
+		}
+	default:
+		t.Fatal("the call of a released func reached no handler")
+	}
+	if ran.Load() {
+		t.Error("the released func ran")
 	}
 }

@@ -16,7 +16,8 @@
 //     EndCapture, IsCapturing, GetCaptureInfo (10.1, 11.3 and 12.3 forms);
 //     capture is per stream, global and thread-local captures must end on
 //     the thread that began them, and a stream callback or synchronize
-//     invalidates a capture, as the driver does.
+//     invalidates a capture, as the driver does;
+//     cuThreadExchangeStreamCaptureMode swaps the thread's mode.
 //   - cuLaunchHostFunc: outside a capture it runs fn(userData) once on the
 //     stream's thread; in a capture it adds a host node keeping fn and
 //     userData. cuStreamAddCallback runs once (refused in a capture).
@@ -596,6 +597,15 @@ static int begin_capture(uintptr_t h, int mode) {
 	}
 	UNLOCK();
 	return r;
+}
+static __thread int thread_mode; // cuThreadExchangeStreamCaptureMode's
+static int fm_cuThreadExchangeStreamCaptureMode(int *mode) {
+	NEED_INIT();
+	if (!mode || *mode < 0 || *mode > 2) return INVALID_VALUE;
+	int old = thread_mode;
+	thread_mode = *mode;
+	*mode = old;
+	return OK;
 }
 static int fm_cuStreamBeginCapture(uintptr_t h) { return begin_capture(h, 0); }
 static int fm_cuStreamBeginCapture_v2(uintptr_t h, int mode) { return begin_capture(h, mode); }
@@ -1704,6 +1714,7 @@ static const struct { const char *name; int version; void *fn; } entries[] = {
 	{"cuStreamBeginCapture", 10010, fm_cuStreamBeginCapture_v2},
 	{"cuStreamEndCapture", 10000, fm_cuStreamEndCapture},
 	{"cuStreamIsCapturing", 10000, fm_cuStreamIsCapturing},
+	{"cuThreadExchangeStreamCaptureMode", 10010, fm_cuThreadExchangeStreamCaptureMode},
 	{"cuStreamGetCaptureInfo", 10010, fm_cuStreamGetCaptureInfo},
 	{"cuStreamGetCaptureInfo", 11030, fm_cuStreamGetCaptureInfo_v2},
 	{"cuStreamGetCaptureInfo", 12030, fm_cuStreamGetCaptureInfo_v3},
