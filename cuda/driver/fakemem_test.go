@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -228,4 +229,67 @@ func TestFakeMemServes(t *testing.T) {
 	if n := fakeMemCounter(t, "fakemem_bad_handles"); n != bad+1 {
 		t.Errorf("bad handles counted %d, want %d", n, bad+1)
 	}
+}
+
+// The fake does what its header comment says for the JIT linker's logs,
+// texture border colours and kernel parameters, so that a lifetime test
+// on it means what it says.
+func TestFakeMemKeeps(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	image := []byte("fakemem-image\nk 8 4\n\x00")
+
+	// The log buffer is written at AddData and Complete, after LinkCreate:
+	// pinned here for the link's life.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	log := make([]byte, 128)
+	pin.Pin(&log[0])
+	state := must[LinkState](t)(LinkCreateCtx(ctx, []JITOption{JITInfoLogBuffer, JITInfoLogBufferSizeBytes, JITWallTime},
+		[]uintptr{uintptr(unsafe.Pointer(&log[0])), uintptr(len(log)), 0}))
+	check(t, LinkAddDataCtx(ctx, state, JITInputPTX, image, "k.ptx", nil, nil))
+	if got, want := cStringOf(log), fmt.Sprintf("fakemem: added k.ptx (%d bytes)\n", len(image)); got != want {
+		t.Errorf("after AddData the info log holds %q", got)
+	}
+	if _, _, err := LinkCompleteCtx(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := cStringOf(log); !strings.HasSuffix(got, "fakemem: linked 1 inputs\n") {
+		t.Errorf("after Complete the info log holds %q", got)
+	}
+	check(t, LinkDestroyCtx(ctx, state))
+
+	tex := must[Texref](t)(TexRefCreateCtx(ctx))
+	border := [4]float32{1, 2, 3, 4}
+	check(t, TexRefSetBorderColorCtx(ctx, tex, &border))
+	if got := must[[4]float32](t)(TexRefGetBorderColorCtx(ctx, tex)); got != border {
+		t.Errorf("border colour %v, want %v", got, border)
+	}
+	check(t, TexRefDestroyCtx(ctx, tex))
+
+	mod := must[Module](t)(ModuleLoadDataCtx(ctx, image))
+	defer ModuleUnloadCtx(ctx, mod)
+	fn := must[Function](t)(ModuleGetFunctionCtx(ctx, mod, "k"))
+	x, y := uint64(0x1122334455667788), float32(2)
+	launches := fakeMemCounter(t, "fakemem_kernel_launches")
+	check(t, LaunchKernelCtx(ctx, fn, 1, 1, 1, 1, 1, 1, 0, 0, []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}, nil))
+	if fakeMemCounter(t, "fakemem_kernel_launches") != launches+1 || fakeMemCounter(t, "fakemem_last_params_size") != 12 {
+		t.Fatalf("the launch read %d bytes", fakeMemCounter(t, "fakemem_last_params_size"))
+	}
+	p := HostPtr(cSym("fakemem_last_params")).Bytes(12)
+	if *(*uint64)(unsafe.Pointer(&p[0])) != x || *(*float32)(unsafe.Pointer(&p[8])) != y {
+		t.Errorf("the launch read % x", p)
+	}
+	if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
+		t.Errorf("the fake found %d kept buffers changed", n)
+	}
+}
+
+func cStringOf(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
 }
