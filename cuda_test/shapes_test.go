@@ -62,7 +62,8 @@ func TestShapeMemcpy2D(t *testing.T) {
 	// Go memory on the host side: the Host form checks its extent and pins it.
 	up := driver.Memcpy2DParams{SrcMemoryType: driver.MemorytypeHost, SrcPitch: hostPitch,
 		DstMemoryType: driver.MemorytypeDevice, DstDevice: dptr, DstPitch: devPitch, WidthInBytes: w, Height: h}
-	if err := driver.Memcpy2DHostCtx(ctx, &up, src[:len(src)-1], nil); !errors.Is(err, driver.ErrorInvalidValue) {
+	// The copy touches (h-1) pitches and one row: a slice a byte shorter is refused.
+	if err := driver.Memcpy2DHostCtx(ctx, &up, src[:(h-1)*hostPitch+w-1], nil); !errors.Is(err, driver.ErrorInvalidValue) {
 		t.Fatalf("a host slice one byte short of the copy's extent: got %v, want an error matching ErrorInvalidValue", err)
 	}
 	ok(t, driver.Memcpy2DHostCtx(ctx, &up, src, nil))

@@ -957,7 +957,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 	if err := m.typedParams(f, fc); err != nil {
 		return nil, "", err
 	}
-	if err := m.checkPairs(f, fc); err != nil {
+	if err := m.checkPairs(f, fc, pd); err != nil {
 		return nil, "", err
 	}
 	// Every raw pointer says what memory it takes.

@@ -16,37 +16,65 @@ import (
 	"strings"
 )
 
-// countName matches the names of the headers' element counts.
-var countName = regexp.MustCompile(`^(num[A-Z_]\w*|nb[A-Z]\w*|n[A-Z]\w*|count|\w*Count|numDependencies_out)$`)
+// countName matches the names of the headers' element counts and sizes
+// (numOptions, nbGroups, count, bufferSize, tensorRank).
+var countName = regexp.MustCompile(`^(num[A-Z_]\w*|nb[A-Z]\w*|n[A-Z]\w*|count|\w*Count|numDependencies_out|\w+Size|\w+Rank|size|len|length)$`)
+
+// docCountWords: a doc that relates an array to a count ("along each of
+// the \p tensorRank dimensions", "Size of \p logBuffer").
+var docCountWords = regexp.MustCompile(`(?i)\b(size|number|count|length|rank|each of|entries|elements)\b`)
 
 // checkPairs fails where a typed pointer and a count are both left as they
-// are and the config does not say why.
-func (m *builder) checkPairs(f *Func, fc FuncConf) error {
+// are and the config does not say why: a count by its name beside a
+// pointer, or a relation the doc states between a pointer and an integer
+// parameter (either names the other next to count words).
+func (m *builder) checkPairs(f *Func, fc FuncConf, pd *parsedDoc) error {
+	// Counts: integers by value (or count pointers), and the counts of
+	// slices already placed, which may count another array too.
 	var counts []string
 	for _, q := range f.Params {
-		if countName.MatchString(q.C) && (q.Role == rIn || q.Role == rPtr) && isInt(q.GoType) {
+		if isInt(q.GoType) && (q.Role == rIn || q.Role == rCount || q.Role == rInOutCount || q.Role == rPtr && countName.MatchString(q.C)) {
 			counts = append(counts, q.C)
 		}
 	}
 	if len(counts) == 0 {
 		return nil
 	}
+	role := map[string]Role{}
+	for _, q := range f.Params {
+		role[q.C] = q.Role
+	}
 	var loose []string
 	for _, q := range f.Params {
-		if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") || slices.Contains(counts, q.C) {
+		if q.Role != rPtr || !strings.HasPrefix(q.GoType, "*") || slices.Contains(counts, q.C) || q.Size > 0 {
 			continue
 		}
 		if _, ok := fc.NotSlices[q.C]; ok {
 			continue
 		}
-		loose = append(loose, q.C)
+		for _, n := range counts {
+			// A free count by its name; any count where the doc relates them.
+			// and any count beside a pointer its doc calls an array.
+			if role[n] != rCount && role[n] != rInOutCount && countName.MatchString(n) || docRelates(pd, q.C, n) || docPlural.MatchString(pd.first[q.C]) {
+				loose = append(loose, q.C+" (beside "+n+")")
+				break
+			}
+		}
 	}
 	if len(loose) == 0 {
 		return nil
 	}
 	sort.Strings(loose)
-	return fmt.Errorf("gen: %s: %s: %s beside the count %s: bind them as slices in gen/bindings.json (\"slices\" or \"twoCall\"), or list them under \"notSlices\" with the reason they are not arrays",
-		f.Pos, f.Symbol, strings.Join(loose, ", "), strings.Join(counts, ", "))
+	return fmt.Errorf("gen: %s: %s: %s: a pointer the header relates to a count: bind them as slices in gen/bindings.json (\"slices\", \"ranked\" or \"twoCall\"), or list the pointer under \"notSlices\" with the reason it is not an array",
+		f.Pos, f.Symbol, strings.Join(loose, ", "))
+}
+
+// docRelates: the doc of p names n, or n's names p, next to count words.
+func docRelates(pd *parsedDoc, p, n string) bool {
+	mentions := func(doc, other string) bool {
+		return docCountWords.MatchString(doc) && regexp.MustCompile(`\\p\s+\*?`+regexp.QuoteMeta(other)+`\b`).MatchString(doc)
+	}
+	return mentions(pd.params[p], n) || mentions(pd.params[n], p)
 }
 
 func isInt(goType string) bool {
