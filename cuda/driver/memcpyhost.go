@@ -30,25 +30,37 @@ func span(x, y, z, pitch, height, width, rows, depth uint64) (uint64, bool) {
 	return end, true
 }
 
-// hostSide checks one host side of a copy and returns its address: b
-// must be nil (the struct's own host pointer is used) or hold need bytes
-// of a host side whose struct pointer is 0.
-func hostSide(fn, side string, b []byte, mt Memorytype, have HostPtr, need uint64, ok bool, pin *runtime.Pinner) (HostPtr, error) {
-	if b == nil {
-		return have, nil
+// copySide is one side of a 2D or 3D copy, as its struct has it.
+type copySide struct {
+	name                   string // "Src", "Dst"
+	x, y, z, pitch, height uint64
+	mt                     Memorytype
+	host                   *HostPtr
+}
+
+// hostSides checks the host sides given as Go memory (src, dst: nil for
+// none) against the copy's extent, pins them for the call and stores their
+// addresses in the struct's copy; width, rows and depth are the copy's.
+func hostSides(fn string, src, dst []byte, sides [2]copySide, width, rows, depth uint64, pin *runtime.Pinner) error {
+	for i, b := range [2][]byte{src, dst} {
+		sd := sides[i]
+		if b == nil {
+			continue
+		}
+		need, ok := span(sd.x, sd.y, sd.z, sd.pitch, sd.height, width, rows, depth)
+		switch {
+		case sd.mt != MemorytypeHost:
+			return fmt.Errorf("cuda: %s: %s is given as Go memory, but its memory type is %v: %w (set %sMemoryType to MemorytypeHost, or pass nil)", fn, sd.name, sd.mt, ErrorInvalidValue, sd.name)
+		case *sd.host != 0:
+			return fmt.Errorf("cuda: %s: %s is given twice, as Go memory and as %sHost: %w (leave %sHost 0)", fn, sd.name, sd.name, ErrorInvalidValue, sd.name)
+		case !ok || uint64(len(b)) < need:
+			return fmt.Errorf("cuda: %s: %s holds %d bytes, but the copy's pitch, height and depth reach %d: %w (pass a larger slice, or check the copy's extent)", fn, sd.name, len(b), need, ErrorInvalidValue)
+		case len(b) > 0:
+			pin.Pin(&b[0])
+			*sd.host = HostPtr(unsafe.Pointer(&b[0]))
+		}
 	}
-	switch {
-	case mt != MemorytypeHost:
-		return 0, fmt.Errorf("cuda: %s: %s is given as Go memory, but its memory type is %v: %w (set %sMemoryType to MemorytypeHost, or pass nil)", fn, side, mt, ErrorInvalidValue, side)
-	case have != 0:
-		return 0, fmt.Errorf("cuda: %s: %s is given twice, as Go memory and as %sHost: %w (leave %sHost 0)", fn, side, side, ErrorInvalidValue, side)
-	case !ok || uint64(len(b)) < need:
-		return 0, fmt.Errorf("cuda: %s: %s holds %d bytes, but the copy's pitch, height and depth reach %d: %w (pass a larger slice, or check the copy's extent)", fn, side, len(b), need, ErrorInvalidValue)
-	case len(b) == 0:
-		return 0, nil
-	}
-	pin.Pin(&b[0])
-	return HostPtr(unsafe.Pointer(&b[0])), nil
+	return nil
 }
 
 // Memcpy2DHost is Memcpy2D with host sides in Go memory: src and dst,
@@ -78,24 +90,18 @@ func Memcpy2DUnalignedHostCtx(ctx Context, pCopy *Memcpy2DParams, src, dst []byt
 
 func memcpy2DHost(ctx Context, fn string, pCopy *Memcpy2DParams, src, dst []byte, call func(Context, *Memcpy2DParams) error) error {
 	if pCopy == nil {
-		return fmt.Errorf("cuda: %s: pCopy is nil: %w (pass the copy's parameters)", fn, ErrorInvalidValue)
+		return nilCopy(fn)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	c := *pCopy
-	var err error
-	n, ok := span(c.SrcXInBytes, c.SrcY, 0, c.SrcPitch, 0, c.WidthInBytes, c.Height, 1)
-	if c.SrcHost, err = hostSide(fn, "Src", src, c.SrcMemoryType, c.SrcHost, n, ok, &pin); err != nil {
+	if err := hostSides(fn, src, dst, [2]copySide{
+		{"Src", c.SrcXInBytes, c.SrcY, 0, c.SrcPitch, 0, c.SrcMemoryType, &c.SrcHost},
+		{"Dst", c.DstXInBytes, c.DstY, 0, c.DstPitch, 0, c.DstMemoryType, &c.DstHost},
+	}, c.WidthInBytes, c.Height, 1, &pin); err != nil {
 		return err
 	}
-	n, ok = span(c.DstXInBytes, c.DstY, 0, c.DstPitch, 0, c.WidthInBytes, c.Height, 1)
-	if c.DstHost, err = hostSide(fn, "Dst", dst, c.DstMemoryType, c.DstHost, n, ok, &pin); err != nil {
-		return err
-	}
-	err = call(ctx, &c)
-	runtime.KeepAlive(src)
-	runtime.KeepAlive(dst)
-	return err
+	return call(ctx, &c)
 }
 
 // Memcpy3DHost is Memcpy3D with host sides in Go memory: src and dst,
@@ -112,24 +118,18 @@ func Memcpy3DHost(pCopy *Memcpy3DParams, src, dst []byte) error {
 func Memcpy3DHostCtx(ctx Context, pCopy *Memcpy3DParams, src, dst []byte) error {
 	const fn = "cuMemcpy3D"
 	if pCopy == nil {
-		return fmt.Errorf("cuda: %s: pCopy is nil: %w (pass the copy's parameters)", fn, ErrorInvalidValue)
+		return nilCopy(fn)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	c := *pCopy
-	var err error
-	n, ok := span(c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.WidthInBytes, c.Height, c.Depth)
-	if c.SrcHost, err = hostSide(fn, "Src", src, c.SrcMemoryType, c.SrcHost, n, ok, &pin); err != nil {
+	if err := hostSides(fn, src, dst, [2]copySide{
+		{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
+		{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
+	}, c.WidthInBytes, c.Height, c.Depth, &pin); err != nil {
 		return err
 	}
-	n, ok = span(c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.WidthInBytes, c.Height, c.Depth)
-	if c.DstHost, err = hostSide(fn, "Dst", dst, c.DstMemoryType, c.DstHost, n, ok, &pin); err != nil {
-		return err
-	}
-	err = Memcpy3DCtx(ctx, &c)
-	runtime.KeepAlive(src)
-	runtime.KeepAlive(dst)
-	return err
+	return Memcpy3DCtx(ctx, &c)
 }
 
 // Memcpy3DPeerHost is Memcpy3DPeer with host sides in Go memory, as
@@ -142,22 +142,20 @@ func Memcpy3DPeerHost(pCopy *Memcpy3DPeerParams, src, dst []byte) error {
 func Memcpy3DPeerHostCtx(ctx Context, pCopy *Memcpy3DPeerParams, src, dst []byte) error {
 	const fn = "cuMemcpy3DPeer"
 	if pCopy == nil {
-		return fmt.Errorf("cuda: %s: pCopy is nil: %w (pass the copy's parameters)", fn, ErrorInvalidValue)
+		return nilCopy(fn)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	c := *pCopy
-	var err error
-	n, ok := span(c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.WidthInBytes, c.Height, c.Depth)
-	if c.SrcHost, err = hostSide(fn, "Src", src, c.SrcMemoryType, c.SrcHost, n, ok, &pin); err != nil {
+	if err := hostSides(fn, src, dst, [2]copySide{
+		{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
+		{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
+	}, c.WidthInBytes, c.Height, c.Depth, &pin); err != nil {
 		return err
 	}
-	n, ok = span(c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.WidthInBytes, c.Height, c.Depth)
-	if c.DstHost, err = hostSide(fn, "Dst", dst, c.DstMemoryType, c.DstHost, n, ok, &pin); err != nil {
-		return err
-	}
-	err = Memcpy3DPeerCtx(ctx, &c)
-	runtime.KeepAlive(src)
-	runtime.KeepAlive(dst)
-	return err
+	return Memcpy3DPeerCtx(ctx, &c)
+}
+
+func nilCopy(fn string) error {
+	return fmt.Errorf("cuda: %s: pCopy is nil: %w (pass the copy's parameters)", fn, ErrorInvalidValue)
 }

@@ -1,0 +1,58 @@
+package driver
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The Host forms check Go memory against the copy's extent before the
+// call: a slice one byte short is refused, and so is a host side given
+// twice or one whose memory type is not host. Nothing reaches the driver
+// (none is loaded here), so a refusal is the check's.
+func TestMemcpyHostRefusals(t *testing.T) {
+	const w, h, d, pitch, height = 48, 8, 3, 64, 10
+	need2D := uint64((h-1)*pitch + w)
+	need3D := uint64(((d-1)*height+(h-1))*pitch + w)
+	c2 := Memcpy2DParams{SrcMemoryType: MemorytypeHost, SrcPitch: pitch, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: pitch, WidthInBytes: w, Height: h}
+	c3 := Memcpy3DParams{SrcMemoryType: MemorytypeHost, SrcPitch: pitch, SrcHeight: height, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: pitch, DstHeight: height, WidthInBytes: w, Height: h, Depth: d}
+	c3p := Memcpy3DPeerParams{SrcMemoryType: MemorytypeHost, SrcPitch: pitch, SrcHeight: height, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: pitch, DstHeight: height, WidthInBytes: w, Height: h, Depth: d}
+	offset := c2
+	offset.SrcXInBytes, offset.SrcY = 5, 2
+	twice := c2
+	twice.SrcHost = 0x1000
+	devSide := c2
+	devSide.SrcMemoryType = MemorytypeDevice
+	cases := []struct {
+		name string
+		call func([]byte) error
+		need uint64
+		want string
+	}{
+		{"2D", func(b []byte) error { return Memcpy2DHost(&c2, b, nil) }, need2D, "holds"},
+		{"2D unaligned", func(b []byte) error { return Memcpy2DUnalignedHost(&c2, b, nil) }, need2D, "holds"},
+		{"2D at (5, 2)", func(b []byte) error { return Memcpy2DHost(&offset, b, nil) }, need2D + 2*pitch + 5, "holds"},
+		{"3D", func(b []byte) error { return Memcpy3DHost(&c3, b, nil) }, need3D, "holds"},
+		{"3D peer", func(b []byte) error { return Memcpy3DPeerHost(&c3p, b, nil) }, need3D, "holds"},
+		{"given twice", func(b []byte) error { return Memcpy2DHost(&twice, b, nil) }, 1 << 20, "given twice"},
+		{"device side", func(b []byte) error { return Memcpy2DHost(&devSide, b, nil) }, 1 << 20, "memory type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call(make([]byte, c.need-1))
+			if !errors.Is(err, ErrorInvalidValue) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%d bytes: got %v, want a refusal matching ErrorInvalidValue that says %q", c.need-1, err, c.want)
+			}
+			// The right size passes the check and reaches the call, which
+			// fails here only for want of a driver.
+			if c.want == "holds" {
+				if err := c.call(make([]byte, c.need)); errors.Is(err, ErrorInvalidValue) {
+					t.Fatalf("%d bytes: refused: %v", c.need, err)
+				}
+			}
+		})
+	}
+	if err := Memcpy2DHost(nil, nil, nil); !errors.Is(err, ErrorInvalidValue) {
+		t.Fatalf("nil parameters: %v", err)
+	}
+}
