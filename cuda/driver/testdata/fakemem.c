@@ -37,8 +37,11 @@
 //     destructor runs when the last reference goes, on one shared thread
 //     of the fake's ("executed by a shared internal thread").
 //   - Memory: cuMemAlloc/Free (host memory standing for device memory; more
-//     than FAKEMEM_BUDGET bytes fails and sends an over-budget
-//     notification), cuMemcpyHtoD/DtoH.
+//     than 1 GiB fails and sends an over-budget notification),
+//     cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemcpyHtoD/DtoH,
+//     cuMemcpy3D, and cuMemcpyHtoDAsync/DtoHAsync, which read or write the
+//     host memory on the stream's thread, after the call (in a capture they
+//     add memcpy nodes that keep it).
 //   - cuLinkCreate/AddData/Complete/Destroy: keeps the optionValues array,
 //     and with CU_JIT_INFO_LOG_BUFFER or CU_JIT_ERROR_LOG_BUFFER the buffers
 //     it names; writes the logs and their sizes (and CU_JIT_WALL_TIME) at
@@ -810,10 +813,21 @@ static int fm_cuGraphHostNodeSetParams(uintptr_t h, const fm_host_params *p) {
 	UNLOCK();
 	return r;
 }
+// copy_ok says whether the fake can do a copy: host, device or unified
+// memory on both sides (no arrays), nothing NULL.
+static int copy_ok(const fm_memcpy3d *c) {
+	int t[2] = {c->srcMemoryType, c->dstMemoryType};
+	for (int i = 0; i < 2; i++) {
+		if (t[i] != 1 && t[i] != 2 && t[i] != 4) return 0;
+	}
+	if (c->srcMemoryType == 1 ? !c->srcHost : !c->srcDevice) return 0;
+	if (c->dstMemoryType == 1 ? !c->dstHost : !c->dstDevice) return 0;
+	return c->WidthInBytes > 0;
+}
 static int fm_cuGraphAddMemcpyNode(uintptr_t *ph, uintptr_t hg, const uintptr_t *deps, size_t n, const fm_memcpy3d *p, uintptr_t c) {
 	(void)c;
 	NEED_INIT();
-	if (!ph || !p) return INVALID_VALUE;
+	if (!ph || !p || !copy_ok(p)) return INVALID_VALUE;
 	LOCK();
 	graph *g = find(hg, K_GRAPH);
 	int r = g ? check_deps(g, deps, n) : INVALID_HANDLE;
@@ -1130,7 +1144,7 @@ static int fm_cuGraphAddNode(uintptr_t *ph, uintptr_t hg, const uintptr_t *deps,
 			break;
 		}
 		case 1: // memcpy: the host memory it names is kept
-			if (p->u.memcpy.flags || p->u.memcpy.reserved) {
+			if (p->u.memcpy.flags || p->u.memcpy.reserved || !copy_ok(&p->u.memcpy.copyParams)) {
 				r = INVALID_VALUE;
 				break;
 			}
@@ -1446,6 +1460,66 @@ static int fm_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
 	return OK;
 }
 
+static int fm_cuMemAllocHost(void **pp, size_t size) {
+	NEED_CTX();
+	if (!pp || !size) return INVALID_VALUE;
+	*pp = calloc(1, size);
+	return *pp ? OK : OUT_OF_MEMORY;
+}
+static int fm_cuMemHostAlloc(void **pp, size_t size, unsigned flags) {
+	(void)flags;
+	return fm_cuMemAllocHost(pp, size);
+}
+static int fm_cuMemFreeHost(void *p) {
+	NEED_INIT();
+	free(p);
+	return OK;
+}
+static int fm_cuMemcpy3D(const fm_memcpy3d *c) {
+	NEED_CTX();
+	if (!c || !copy_ok(c)) return INVALID_VALUE;
+	copy3d(c);
+	return OK;
+}
+// The asynchronous copies read or write the host memory when the stream
+// gets to them, after the call; in a capture they become memcpy nodes,
+// which keep it.
+typedef struct { void *dst; const void *src; size_t n; } copycall;
+static void run_copy(void *a) {
+	copycall *c = a;
+	memcpy(c->dst, c->src, c->n);
+	free(c);
+}
+static int copy_async(void *dst, const void *src, size_t n, uintptr_t hs, int toDevice) {
+	NEED_INIT();
+	if (n && (!dst || !src)) return INVALID_VALUE;
+	LOCK();
+	stream *s = NULL;
+	int r = stream_of(hs, &s);
+	if (r == OK && s->capture == 2) r = CAPTURE_INVALIDATED;
+	if (r == OK && s->capture == 1) {
+		node *nd = node_new(s->cg, 1);
+		fm_memcpy3d *c = &nd->copy;
+		c->srcMemoryType = toDevice ? 1 : 2, c->dstMemoryType = toDevice ? 2 : 1;
+		if (toDevice) c->srcHost = src, c->dstDevice = (uintptr_t)dst;
+		else c->srcDevice = (uintptr_t)src, c->dstHost = dst;
+		c->srcPitch = c->dstPitch = c->WidthInBytes = n, c->Height = c->Depth = 1;
+		s->last = nd;
+	} else if (r == OK) {
+		copycall *c = calloc(1, sizeof *c);
+		c->dst = dst, c->src = src, c->n = n;
+		worker_put(&s->w, run_copy, c);
+	}
+	UNLOCK();
+	return r;
+}
+static int fm_cuMemcpyHtoDAsync(unsigned long long dst, const void *src, size_t n, uintptr_t hs) {
+	return copy_async((void *)(uintptr_t)dst, src, n, hs, 1);
+}
+static int fm_cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t n, uintptr_t hs) {
+	return copy_async(dst, (const void *)(uintptr_t)src, n, hs, 0);
+}
+
 // ---- The JIT linker.
 
 enum { JIT_WALL_TIME = 2, JIT_INFO_LOG = 3, JIT_INFO_LOG_SIZE = 4, JIT_ERROR_LOG = 5, JIT_ERROR_LOG_SIZE = 6 };
@@ -1745,6 +1819,12 @@ static const struct { const char *name; int version; void *fn; } entries[] = {
 	{"cuMemFree", 3020, fm_cuMemFree},
 	{"cuMemcpyHtoD", 3020, fm_cuMemcpyHtoD},
 	{"cuMemcpyDtoH", 3020, fm_cuMemcpyDtoH},
+	{"cuMemcpyHtoDAsync", 3020, fm_cuMemcpyHtoDAsync},
+	{"cuMemcpyDtoHAsync", 3020, fm_cuMemcpyDtoHAsync},
+	{"cuMemcpy3D", 3020, fm_cuMemcpy3D},
+	{"cuMemAllocHost", 3020, fm_cuMemAllocHost},
+	{"cuMemHostAlloc", 2020, fm_cuMemHostAlloc},
+	{"cuMemFreeHost", 2000, fm_cuMemFreeHost},
 	{"cuLinkCreate", 5050, fm_cuLinkCreate},
 	{"cuLinkCreate", 6050, fm_cuLinkCreate},
 	{"cuLinkAddData", 5050, fm_cuLinkAddData},
