@@ -1,0 +1,247 @@
+package driver
+
+// The lifetimes of what the driver keeps, on the memory-rules fake
+// (testdata/fakemem.c), which keeps pointers as cuda.h documents and reads
+// or writes them after the call that passed them: after a forced collection
+// and a churn of the heap that would reuse any Go memory it had been given,
+// nothing it kept may have changed (fakemem_corruption), and what it writes
+// lands in memory the caller still owns.
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// churn runs the collector and allocates over what it freed.
+func churn() {
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+		var keep [][]byte
+		for j := 0; j < 256; j++ {
+			b := make([]byte, 512)
+			for k := range b {
+				b[k] = 0xa5
+			}
+			keep = append(keep, b)
+		}
+		runtime.KeepAlive(keep)
+	}
+}
+
+// fakeImage is a module image the fake reads: its kernels and their
+// parameters' sizes.
+var fakeImage = []byte("fakemem-image\nadd_one 8 4\n\x00")
+
+func noCorruption(t *testing.T) {
+	t.Helper()
+	if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
+		t.Fatalf("the fake found %d kept buffers changed after the call that passed them", n)
+	}
+}
+
+// cuLinkCreate keeps optionValues for the link's life: the wrapper copies
+// them into C memory the link owns, freed by LinkDestroy.
+func TestLifetimeLinkOptionValues(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	const n = 1024
+	info, err := MemAllocHostCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeHostCtx(ctx, info)
+	clear(info.Bytes(n))
+	before := keptCount()
+	state, err := LinkCreateCtx(ctx, []JITOption{JITInfoLogBuffer, JITInfoLogBufferSizeBytes}, []uintptr{uintptr(info), n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keptCount() != before+1 {
+		t.Fatalf("LinkCreate kept %d C copies, want 1", keptCount()-before)
+	}
+	churn()
+	if err := LinkAddDataCtx(ctx, state, JITInputPTX, fakeImage, "a", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	churn()
+	if _, _, err := LinkCompleteCtx(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	noCorruption(t)
+	if fakeMemCounter(t, "fakemem_logs_written") == 0 || bytes.IndexByte(info.Bytes(n), 0) == 0 {
+		t.Fatal("the fake wrote no log into the buffer the link kept")
+	}
+	if err := LinkDestroyCtx(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	if keptCount() != before {
+		t.Fatalf("LinkDestroy left %d C copies", keptCount()-before)
+	}
+	// A failed create keeps nothing.
+	if _, err := LinkCreateCtx(ctx, []JITOption{JITInfoLogBuffer}, []uintptr{0, 1}); err == nil {
+		t.Fatal("options and values of different lengths were accepted")
+	}
+	if keptCount() != before {
+		t.Fatalf("a refused LinkCreate kept %d C copies", keptCount()-before)
+	}
+}
+
+// cuLibraryLoadData with CU_LIBRARY_BINARY_IS_PRESERVED keeps code until
+// the library is unloaded: the wrapper copies the image into C memory.
+func TestLifetimeLibraryPreservedImage(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	before := keptCount()
+	img := bytes.Clone(fakeImage)
+	lib, err := LibraryLoadDataCtx(ctx, img, nil, nil, []LibraryOption{LibraryBinaryIsPreserved}, []uintptr{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The caller may reuse its slice: the library holds its own copy.
+	for i := range img {
+		img[i] = 'x'
+	}
+	img = nil
+	churn()
+	k, err := LibraryGetKernelCtx(ctx, lib, "add_one")
+	if err != nil || k == 0 {
+		t.Fatalf("LibraryGetKernel after the image's slice was overwritten: %v", err)
+	}
+	noCorruption(t)
+	if err := LibraryUnloadCtx(ctx, lib); err != nil {
+		t.Fatal(err)
+	}
+	noCorruption(t)
+	if keptCount() != before {
+		t.Fatalf("LibraryUnload left %d C copies", keptCount()-before)
+	}
+}
+
+// A memcpy node keeps its copy's host sides (HostPtr: C memory) and copies
+// through them at every launch of the graph.
+func TestLifetimeMemcpyNodeHostSides(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	const n = 64
+	src, err := MemAllocHostCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeHostCtx(ctx, src)
+	dst, err := MemAllocHostCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeHostCtx(ctx, dst)
+	copy(src.Bytes(n), strings.Repeat("kept", n/4))
+	g, err := GraphCreateCtx(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer GraphDestroyCtx(ctx, g)
+	p := Memcpy3DParams{SrcMemoryType: MemorytypeHost, SrcHost: src, SrcPitch: n, SrcHeight: 1,
+		DstMemoryType: MemorytypeHost, DstHost: dst, DstPitch: n, DstHeight: 1, WidthInBytes: n, Height: 1, Depth: 1}
+	if _, err := GraphAddMemcpyNodeCtx(ctx, g, nil, &p, ctx); err != nil {
+		t.Fatal(err)
+	}
+	churn()
+	x, err := GraphInstantiateWithFlagsCtx(ctx, g, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer GraphExecDestroyCtx(ctx, x)
+	for i := 0; i < 3; i++ {
+		if err := GraphLaunchCtx(ctx, x, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := StreamSynchronizeCtx(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		churn()
+	}
+	if got := fakeMemCounter(t, "fakemem_memcpy_nodes_run"); got != 3 {
+		t.Fatalf("memcpy nodes run: %d, want 3", got)
+	}
+	if !bytes.Equal(dst.Bytes(n), src.Bytes(n)) {
+		t.Fatal("the node did not copy through its kept host pointers")
+	}
+	noCorruption(t)
+}
+
+// Launches: kernelParams must hold one pointer per kernel parameter (the
+// fake reports 2 for add_one), extra must end in CU_LAUNCH_PARAM_END; the
+// refusals come before the driver reads either.
+func TestLifetimeLaunchParams(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	mod, err := ModuleLoadDataCtx(ctx, fakeImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ModuleUnloadCtx(ctx, mod)
+	f, err := ModuleGetFunctionCtx(ctx, mod, "add_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, v := uint64(0x1000), uint32(7)
+	launches := fakeMemCounter(t, "fakemem_kernel_launches")
+	for _, kp := range [][]unsafe.Pointer{{unsafe.Pointer(&p)}, {unsafe.Pointer(&p), unsafe.Pointer(&v), unsafe.Pointer(&v)}} {
+		if err := LaunchKernelCtx(ctx, f, 1, 1, 1, 1, 1, 1, 0, 0, kp, nil); !errors.Is(err, ErrorInvalidValue) || !strings.Contains(err.Error(), "takes 2 parameters") {
+			t.Fatalf("%d pointers for 2 parameters: %v", len(kp), err)
+		}
+	}
+	if err := LaunchArgsCtx(ctx, f, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, 0, p); !errors.Is(err, ErrorInvalidValue) {
+		t.Fatalf("LaunchArgs with 1 value for 2 parameters: %v", err)
+	}
+	if err := LaunchKernelCtx(ctx, f, 1, 1, 1, 1, 1, 1, 0, 0, nil, []unsafe.Pointer{nil, nil}); !errors.Is(err, ErrorInvalidValue) {
+		t.Fatalf("extra without its end: %v", err)
+	}
+	if got := fakeMemCounter(t, "fakemem_kernel_launches"); got != launches {
+		t.Fatalf("a refused launch reached the fake (%d launches)", got-launches)
+	}
+	if err := LaunchKernelCtx(ctx, f, 1, 1, 1, 1, 1, 1, 0, 0, []unsafe.Pointer{unsafe.Pointer(&p), unsafe.Pointer(&v)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := LaunchArgsCtx(ctx, f, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, 0, p, v); err != nil {
+		t.Fatal(err)
+	}
+	if got := fakeMemCounter(t, "fakemem_kernel_launches"); got != launches+2 {
+		t.Fatalf("launches reaching the fake: %d, want 2", got-launches)
+	}
+	if got := fakeMemCounter(t, "fakemem_last_params_size"); got != 12 {
+		t.Fatalf("the fake read %d bytes of parameters, want 12", got)
+	}
+}
+
+// A border colour is four floats both ways.
+func TestLifetimeBorderColor(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	ref, err := TexRefCreateCtx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer TexRefDestroyCtx(ctx, ref)
+	want := [4]float32{1, 2, 3, 4}
+	if err := TexRefSetBorderColorCtx(ctx, ref, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := TexRefGetBorderColorCtx(ctx, ref)
+	if err != nil || got != want {
+		t.Fatalf("border colour %v (%v), want %v", got, err, want)
+	}
+}
