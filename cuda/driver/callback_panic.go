@@ -33,7 +33,10 @@ import (
 //     continues in the caller's goroutine with a *CallbackPanic, as a panic
 //     of a func called directly would.
 //
-// A Go form that is called with a nil func returns an error matching
+// A call of a func whose handle was released too early (by the release
+// func of NewHostFn or GraphExecHostNodeSetParamsGo) is reported the same
+// way, with Callback "a released host function" (or stream callback). A Go
+// form that is called with a nil func returns an error matching
 // ErrorInvalidValue instead, before the driver is called.
 type CallbackPanic struct {
 	Callback string // the Go form that took the func: "LaunchHostFuncGo", "LogsRegisterCallbackGo", ...
