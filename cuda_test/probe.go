@@ -24,6 +24,17 @@ static long long cudagen_fake_counter(const char *path, const char *name) {
 	return v;
 }
 
+// cudagen_fake_set writes a long long the library at path exports (a knob
+// of the fake driver); 0 if the library is not loaded or lacks it.
+static int cudagen_fake_set(const char *path, const char *name, long long v) {
+	void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	if (lib == NULL) return 0;
+	long long *p = (long long *)dlsym(lib, name);
+	if (p != NULL) __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+	dlclose(lib);
+	return p != NULL;
+}
+
 typedef struct { int r; size_t free, total; } cudagen_meminfo;
 
 // cudagen_mem_info makes ctx current and calls cuMemGetInfo, in one call.
@@ -56,6 +67,19 @@ func fakeCounter(name string) (v int64, ok bool) {
 	defer C.free(unsafe.Pointer(cn))
 	r := int64(C.cudagen_fake_counter(cp, cn))
 	return r, r >= 0
+}
+
+// fakeSet sets a knob of the fake driver (fakecuda_hold_ns,
+// fakecuda_gate_destroy); false where the loaded driver is not the fake.
+func fakeSet(name string, v int64) bool {
+	path := os.Getenv("CUDAGEN_LIBCUDA")
+	if path == "" {
+		return false
+	}
+	cp, cn := C.CString(path), C.CString(name)
+	defer C.free(unsafe.Pointer(cp))
+	defer C.free(unsafe.Pointer(cn))
+	return C.cudagen_fake_set(cp, cn, C.longlong(v)) != 0
 }
 
 // memInfo returns the device's free and total memory, with ctx current.

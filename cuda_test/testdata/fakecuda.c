@@ -33,8 +33,9 @@
 //     the current context, that one), calls with a destroyed handle
 //     (fakecuda_stale_calls, including a handle destroyed while a call holds
 //     it), events and streams alive (fakecuda_live_handles), and primary
-//     context retains not yet released (fakecuda_retains), and stream
-//     synchronizations waiting for work now (fakecuda_stream_syncs_waiting).
+//     context retains not yet released (fakecuda_retains), stream
+//     synchronizations waiting for work now (fakecuda_stream_syncs_waiting),
+//     and events created (fakecuda_event_creates).
 //   - Driver versions: cuDriverGetVersion reports FAKECUDA_VERSION (default
 //     13000), and cuGetProcAddress hands out, for a name and an ABI
 //     version, the newest entry point of that name whose ABI version is at
@@ -49,8 +50,15 @@
 //     otherwise), an event the fake then refuses to export again, as the
 //     driver does.
 //   - FAKECUDA_HOLD_NS makes each call on an event or stream hold the handle
-//     that long, checking it before and after: a handle destroyed while a
-//     call is inside the driver is then caught too.
+//     that long, spinning, checking it before and after: a handle destroyed
+//     while a call is inside the driver is then caught too. The tests and
+//     benchmarks may change it while running (fakecuda_hold_ns), so that
+//     one process measures calls of several lengths.
+//   - The destroy gate: while fakecuda_gate_destroy is set (by a test,
+//     through dlsym), cuEventDestroy and cuStreamDestroy wait at the gate
+//     before doing anything, counted in fakecuda_gated, so that a test holds
+//     a destroy inside the Go layer's flush for as long as it needs to look
+//     at what the other goroutines can do meanwhile.
 //
 //   gcc -O2 -shared -fPIC -o libfakecuda.so cuda_test/testdata/fakecuda.c
 //   CUDAGEN_LIBCUDA=$PWD/libfakecuda.so go test -bench . ./cuda_test
@@ -76,6 +84,10 @@ long long fakecuda_live_handles;
 long long fakecuda_retains; // primary-context retains not yet released, all devices
 long long fakecuda_stream_syncs_waiting; // cuStreamSynchronize calls waiting for work now
 long long fakecuda_event_syncs; // cuEventSynchronize calls
+long long fakecuda_event_creates; // cuEventCreate calls
+long long fakecuda_hold_ns;      // FAKECUDA_HOLD_NS; the tests may change it
+long long fakecuda_gate_destroy; // set: destroys wait at the gate (the tests set it)
+long long fakecuda_gated;        // destroys waiting at the gate now
 
 #define MAXDEV 8
 static int ndev = 1;
@@ -83,7 +95,7 @@ static int ctx_tag[MAXDEV];  // a context is the address of its device's tag
 static int retained[MAXDEV]; // the primary context's retain count
 static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
 static __thread void *current;
-static long long hold_ns, pending_ns;
+static long long pending_ns;
 // FAKECUDA_TOUCH_KB: each handle lookup writes a line of every 64 bytes of
 // a buffer that size, evicting the caller's lines as a real driver does.
 static volatile unsigned char *touch_buf;
@@ -184,6 +196,7 @@ static slot *lookup(void *h, int kind) {
 		for (size_t i = 0; i < touch_len; i += 64) touch_buf[i]++;
 	}
 	slot *s = peek(h, kind);
+	long long hold_ns = __atomic_load_n(&fakecuda_hold_ns, __ATOMIC_RELAXED);
 	if (s != NULL && hold_ns > 0) {
 		long long t0 = now_ns();
 		while (now_ns() - t0 < hold_ns) {
@@ -206,7 +219,7 @@ static void sleep_until(long long t) {
 static CUresult cuInit(unsigned flags) {
 	(void)flags;
 	const char *s = getenv("FAKECUDA_HOLD_NS");
-	hold_ns = s ? atoll(s) : 0;
+	__atomic_store_n(&fakecuda_hold_ns, s ? atoll(s) : 0, __ATOMIC_RELAXED);
 	s = getenv("FAKECUDA_PENDING_NS");
 	pending_ns = s ? atoll(s) : 0;
 	s = getenv("FAKECUDA_WANT_CURRENT");
@@ -330,15 +343,18 @@ static slot *stream_of(void *s, CUresult *bad) {
 	else if (want_current && (current == NULL || ctx_dev(current) != st->dev)) *bad = INVALID_CONTEXT;
 	return st;
 }
-// event_of finds an event; *bad as stream_of's.
-static slot *event_of(void *e, CUresult *bad) {
+// event_in finds an event; *bad as stream_of's, but for the current
+// context, which only own (the call is the event's) checks.
+static slot *event_in(void *e, CUresult *bad, int own) {
 	*bad = OK;
 	slot *ev = lookup(e, EVENT);
 	if (ev == NULL) *bad = INVALID_HANDLE;
 	else if (released(ev->dev)) *bad = CONTEXT_IS_DESTROYED;
-	else if (want_current && (current == NULL || ctx_dev(current) != ev->dev)) *bad = INVALID_CONTEXT;
+	else if (own && want_current && (current == NULL || ctx_dev(current) != ev->dev)) *bad = INVALID_CONTEXT;
 	return ev;
 }
+// event_of finds an event for a call on it; *bad as stream_of's.
+static slot *event_of(void *e, CUresult *bad) { return event_in(e, bad, 1); }
 static CUresult cuStreamGetPriority(void *s, int *prio) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
@@ -368,7 +384,18 @@ static CUresult cuStreamGetCtx(void *s, void **ctx) {
 	*ctx = (void *)&ctx_tag[st->dev];
 	return OK;
 }
+// gate holds a destroy while the tests keep fakecuda_gate_destroy set.
+static void gate(void) {
+	if (!__atomic_load_n(&fakecuda_gate_destroy, __ATOMIC_SEQ_CST)) return;
+	__atomic_add_fetch(&fakecuda_gated, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&fakecuda_gate_destroy, __ATOMIC_SEQ_CST)) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	__atomic_sub_fetch(&fakecuda_gated, 1, __ATOMIC_SEQ_CST);
+}
 static CUresult cuStreamDestroy(void *s) {
+	gate();
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (st == NULL) return bad ? bad : INVALID_HANDLE;
@@ -399,7 +426,9 @@ static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
 	CUresult bad, bad2;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
-	slot *ev = event_of(e, &bad2);
+	// The event may be of another context (another device's): the call is
+	// the stream's, and wants only the stream's context current.
+	slot *ev = event_in(e, &bad2, 0);
 	if (bad2) return bad2;
 	if (flags) return ILLEGAL_STATE; // outside capture
 	if (st) {
@@ -409,6 +438,7 @@ static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
 	return OK;
 }
 static CUresult cuEventCreate(void **e, unsigned flags) {
+	count(&fakecuda_event_creates);
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
 	*e = alloc(EVENT, ctx_dev(current), flags);
@@ -452,6 +482,7 @@ static CUresult cuEventSynchronize(void *e) {
 	return OK;
 }
 static CUresult cuEventDestroy(void *e) {
+	gate();
 	CUresult bad;
 	slot *ev = event_of(e, &bad);
 	if (bad) return bad;
