@@ -13,7 +13,8 @@ import (
 //   - AdoptContext's Device, AdoptStream's Stream and AdoptEvent's Event are
 //     wrappers. Close releases the wrapper (later calls on it return
 //     ErrClosed) and never destroys, releases or pops the handle: its
-//     creator does that, after closing the wrappers.
+//     creator does that, after closing the wrappers (a context, once the
+//     Device's Done channel is closed).
 //   - Streams and events made through an adopted Device (NewStream, NewEvent,
 //     RecordEvent, an EventPool) are this package's, as on any Device: their
 //     Close destroys them.
@@ -34,9 +35,10 @@ var adopted = map[driver.Context]*primary{}
 // streams and its adopted wrappers at once, and, once the last Device of the
 // context is closed, the streams and events made through it (as Close does
 // for a primary context), but never releases or destroys the context. The
-// context must outlive the Devices and whatever work they queued: destroy
-// it after closing them. Devices adopting the same context share it, and so
-// does an open Device from GetDevice whose primary context ctx is (that
+// context must outlive the Devices, whatever work they queued and the
+// package's destroys of its objects, which Close leaves to the package's
+// flusher goroutine: destroy it once Done's channel is closed. Devices
+// adopting the same context share it, and so does an open Device from GetDevice whose primary context ctx is (that
 // primary context is then released, as GetDevice's retain is owed, once its
 // last Device of either kind is closed). For a device's primary context
 // GetDevice is simpler: adopt streams and events on it with
@@ -48,7 +50,7 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 	const op = "adopt context"
 	if ctx == 0 {
 		return nil, &Error{Op: op, Detail: "the context handle is nil",
-			Fix: "pass a context from cuCtxCreate (for a device's primary context, use cuda.GetDevice)", Err: invalidContext{}}
+			Fix: "pass a context from cuCtxCreate (for a device's primary context, use cuda.GetDevice)", Err: nilHandle{driver.ErrorInvalidContext}}
 	}
 	if err := initDriver(); err != nil {
 		return nil, err
@@ -85,13 +87,15 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 // with ctx current; a variable so that tests without a driver can answer.
 var streamContext = driver.StreamGetCtxCtx
 
-// invalidContext matches both ErrInvalid and driver.ErrorInvalidContext:
-// a nil context is the caller's mistake, and is what the driver would say.
-type invalidContext struct{}
+// nilHandle is the cause of a nil handle argument (a context, an event):
+// it matches both ErrInvalid, as every nil argument does, and the driver's
+// result for it (driver.ErrorInvalidContext, ErrInvalidHandle), which is
+// what the driver would say.
+type nilHandle struct{ r driver.Result }
 
-func (invalidContext) Error() string { return ErrInvalid.Error() }
-func (invalidContext) Is(target error) bool {
-	return target == ErrInvalid || target == error(driver.ErrorInvalidContext)
+func (nilHandle) Error() string { return ErrInvalid.Error() }
+func (e nilHandle) Is(target error) bool {
+	return target == ErrInvalid || target == error(e.r)
 }
 
 // ordinalOf finds the ordinal of a driver device handle.
@@ -145,6 +149,7 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 				Fix: "adopt the stream on a Device of its context (cuda.AdoptContext for a context of its own, cuda.GetDevice for a primary context)", Err: ErrWrongDevice}
 		}
 	}
+	d.p.life.Throttle()
 	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
 	if r == nil {
 		return nil, hostMemErr(op)
@@ -178,8 +183,8 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 //
 // h converts from a C library's CUevent as
 // driver.Event(uintptr(unsafe.Pointer(cEvent))). A nil handle is an error
-// matching ErrInvalidHandle; a nil or zero d, ErrInvalid; a closed one,
-// ErrClosed.
+// matching both ErrInvalid (as every nil argument) and ErrInvalidHandle; a
+// nil or zero d, ErrInvalid; a closed one, ErrClosed.
 func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	const op = "adopt event"
 	if d == nil || d.p == nil {
@@ -190,12 +195,13 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 			Fix: "pass the options the event was created with", Err: ErrInvalidOptions}
 	}
 	if h == 0 {
-		return nil, &Error{Op: op, Detail: "the event handle is nil", Fix: "pass an event from cuEventCreate", Err: ErrInvalidHandle}
+		return nil, &Error{Op: op, Detail: "the event handle is nil", Fix: "pass an event from cuEventCreate", Err: nilHandle{driver.ErrorInvalidHandle}}
 	}
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.h.Exit()
+	d.p.life.Throttle()
 	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
 	if r == nil {
 		return nil, hostMemErr(op)

@@ -173,6 +173,7 @@ func TestAdoptBadInput(t *testing.T) {
 	d := fakeAdoptedDevice()
 	_, err = d.AdoptEvent(0, EventOptions{})
 	wantErr(t, "adopt a nil event", err, ErrInvalidHandle)
+	wantErr(t, "adopt a nil event", err, ErrInvalid)
 	_, err = d.AdoptEvent(driver.Event(1), EventOptions{IPC: true, Timing: true})
 	wantErr(t, "adopt with IPC and timing", err, ErrInvalidOptions)
 	_, err = AdoptContext(0)
@@ -262,7 +263,8 @@ func TestAdoptedWrappersFollowTheirDevice(t *testing.T) {
 	} else {
 		d2.h.Exit()
 	}
-	s.r.Exit() // the call returns: the wrapper finishes, destroying nothing
+	s.r.Exit()     // the call returns: the wrapper finishes, destroying nothing
+	p.life.Flush() // the flusher's work, done here (or waited for)
 	p.life.Mu.Lock()
 	live, adoptedLeft, open := p.life.Live, d1.adopted, p.life.Open
 	p.life.Mu.Unlock()
@@ -272,6 +274,7 @@ func TestAdoptedWrappersFollowTheirDevice(t *testing.T) {
 	if err := d2.Close(); err != nil {
 		t.Fatal(err)
 	}
+	p.life.Flush()
 	p.life.Mu.Lock()
 	if p.life.Live != 0 || !p.life.Closing {
 		t.Errorf("after the last Close: live %d, closing %v", p.life.Live, p.life.Closing)

@@ -59,14 +59,15 @@ type primary struct {
 	// life.Mu guards life, devices and events, which change together: a
 	// Device's Close closes what is open once devices drops to zero.
 	life    lifetime.Domain
-	devices int        // open Device values
-	events  eventAlloc // recycle.go
-	waits   waitState  // waiter.go; its own lock
+	devices int           // open Device values
+	events  eventAlloc    // recycle.go
+	waits   waitState     // waiter.go; its own lock
+	done    chan struct{} // closed once released (Device.Done)
 }
 
 // newPrimary makes the state of a context with its first Device.
 func newPrimary(ordinal int, dev driver.Device, ctx driver.Context, foreign bool) *primary {
-	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: foreign, devices: 1}
+	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: foreign, devices: 1, done: make(chan struct{})}
 	p.life.Init(p, 1)
 	return p
 }
@@ -158,14 +159,15 @@ func newDevice(p *primary) *Device {
 // Close closes the device: its default streams and the streams and events
 // adopted through it (AdoptStream, AdoptEvent) at once, and when it is the
 // last open Device of its context, every event and stream of the device
-// (as if each were closed). It never blocks and is idempotent. The primary
-// context is released once the calls in flight on the device and its
-// objects have returned; until then it stays retained. The release runs on
-// a goroutine of its own, because the driver's release waits for the
-// context's pending GPU work (forever, for work waiting on an IPC event
-// whose exporter died). A Device of an adopted context (AdoptContext) never
-// releases or destroys the context. A nil Device returns an error matching
-// ErrInvalid.
+// (as if each were closed). It never blocks, never waits for another
+// goroutine and never calls the driver, and is idempotent: it marks the
+// objects closed and returns; the package's flusher goroutine destroys them
+// once the calls in flight on them have returned, and then releases the
+// primary context, on a goroutine of its own, because the driver's release
+// waits for the context's pending GPU work (forever, for work waiting on an
+// IPC event whose exporter died). A Device of an adopted context
+// (AdoptContext) never releases or destroys the context. It returns nil; a
+// nil Device returns an error matching ErrInvalid.
 func (d *Device) Close() error {
 	if d == nil || d.p == nil {
 		return invalidErr("close device", "device")
@@ -174,35 +176,51 @@ func (d *Device) Close() error {
 		return nil
 	}
 	p := d.p
-	var open []*handle
+	// Marking the objects closed needs no driver call and no lock but the
+	// context's, which no one holds across a driver call: each retires
+	// without a lock (internal/lifetime), and the flusher, asked once,
+	// destroys them.
 	p.life.Mu.Lock()
 	p.devices--
+	closed := false
 	for h := d.adopted; h != nil; h = h.Next() {
-		open = append(open, h)
-	}
-	if p.devices == 0 {
-		p.life.Closing = true
-		for h := p.life.Open; h != nil; h = h.Next() {
-			open = append(open, h)
-		}
-		open = p.openEvents(open)
+		closed = h.Close(true) || closed
 	}
 	last := p.devices == 0
+	if last {
+		p.life.CloseLocked()
+		for h := p.life.Open; h != nil; h = h.Next() {
+			closed = h.Close(true) || closed
+		}
+		closed = p.closeEvents() || closed
+	}
 	p.life.Mu.Unlock()
-	err := d.h.Finish()
-	for _, h := range open {
-		if _, cerr := h.Close(true); cerr != nil && err == nil {
-			err = cerr
-		}
+	d.h.Finish()
+	if closed || last {
+		p.life.Ask()
 	}
-	if len(open) > 0 || last {
-		// What it closed, and the events retired before, at once: one
-		// barrier for all.
-		if ferr := p.life.Flush(nil); err == nil {
-			err = ferr
-		}
+	return nil
+}
+
+// closedChan is Done's answer for a nil or zero Device.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Done returns a channel that is closed once this package is done with the
+// device's context: every Device of the context closed, every event and
+// stream of the package destroyed (the calls in flight on them returned),
+// and a primary context released. Close returns at once and leaves that
+// work to the package's goroutines (see Close): a program that must know
+// it is over waits for Done, such as the creator of a context adopted with
+// AdoptContext before it destroys the context. It is not closed while a
+// Device of the context is open, nor, for a primary context, while the
+// driver's release waits for pending GPU work (forever for work waiting on
+// an IPC event whose exporter died). For a nil or zero Device the channel
+// is closed.
+func (d *Device) Done() <-chan struct{} {
+	if d == nil || d.p == nil {
+		return closedChan
 	}
-	return err
+	return d.p.done
 }
 
 // enter counts a call on the device in; d.h.Exit ends it.
@@ -347,6 +365,7 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 		return nil, err
 	}
 	defer d.h.Exit()
+	d.p.life.Throttle()
 	var h driver.Stream
 	var err error
 	if priority == 0 {

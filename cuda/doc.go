@@ -56,18 +56,21 @@
 //
 // # Guarantees
 //
-// Close, on an Event, Stream, Device or EventPool, never blocks and never
-// spins, and is idempotent: it marks the object closed and returns; calls
-// already in flight on it in other goroutines (a Sync on pending work, a
-// Wait, a cancelled Wait's driver sleep) finish normally (a Wait returns
-// as if the Close had come after it: nil once the work completes, or
-// ctx.Err(), in every mode of Wait and every kind of context), and the
-// driver object is destroyed once none of them holds it, never under one
-// (an event's, if known complete, is kept for reuse instead: see NewEvent;
-// closed events go in batches, see Event.Close). Closing the last open
-// Device of an ordinal closes every event and stream of it the same way,
-// and its primary context is released only once no call on it is in
-// flight, so no call ever runs on a released context.
+// Close, on an Event, Stream, Device or EventPool, never blocks, never
+// spins and never waits for another goroutine (it takes no lock that is
+// held across a driver call, and calls the driver for nothing), and is
+// idempotent: it marks the object closed and returns; calls already in
+// flight on it in other goroutines (a Sync on pending work, a Wait, a
+// cancelled Wait's driver sleep) finish normally (a Wait returns as if the
+// Close had come after it: nil once the work completes, or ctx.Err(), in
+// every mode of Wait and every kind of context), and the driver object is
+// destroyed once none of them holds it, never under one, by the package's
+// flusher goroutine or a later NewEvent (an event's, if known complete, is
+// kept for reuse instead: see NewEvent; closed events go in batches, see
+// Event.Close). Closing the last open Device of an ordinal closes every
+// event and stream of it the same way, and its primary context is released
+// only once no call on it is in flight, so no call ever runs on a released
+// context; Device.Done says when that is over.
 //
 //   - Safe concurrently: every method of Device, Stream, Event and
 //     EventPool, Close included, from any goroutine.
@@ -75,8 +78,11 @@
 //     object, or its device when the device's Close closed it (also for an
 //     old event used with a device opened again).
 //   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event or
-//     *EventPool, and a nil argument or Context, get an error matching
-//     ErrInvalid that names what was nil; never a panic. Accessors without
+//     *EventPool, and a nil argument (a pointer, a Context, a driver event
+//     or context handle, the zero IPCEventHandle), get an error matching
+//     ErrInvalid that names what was nil; never a panic. (A nil handle also
+//     matches the driver's result for it; a driver.Stream of 0 is not nil
+//     but the NULL stream.) Accessors without
 //     an error (Ordinal, Handle, Options, ...) return zero values (Ordinal
 //     -1, DefaultStream and PerThreadStream nil).
 //   - Bad input is refused before the driver is called: options that cannot
@@ -89,15 +95,23 @@
 //     range is refused (ErrInvalidOptions) after the driver is asked for the
 //     range and before anything is created.
 //   - No goroutine of this package panics (WaitChan's included), and none
-//     outlives its call but one: the dispatcher that hands the waiter
-//     threads' answers to long Waits, which runs while any answer is owed
-//     (a cancelled Wait's driver sleep included, until it returns) and
-//     then ends.
+//     outlives its call but these three kinds, each of which ends once its
+//     work is done: the dispatcher that hands the waiter threads' answers
+//     to long Waits, while any answer is owed (a cancelled Wait's driver
+//     sleep included, until it returns); the flusher, which destroys closed
+//     objects off their Close's path, while any wait for it; and, per
+//     primary context released, the goroutine of the driver's release,
+//     which waits for the context's pending GPU work (forever for work
+//     waiting on an IPC event whose exporter died), then closes
+//     Device.Done's channel.
 //   - Long Waits cost bounded resources, however many run at once: at
 //     most MaxBlockedWaits + 1 (17) waiter threads in the process (each
-//     exits after 10s idle), one eventfd, that one goroutine, and no
-//     thread of the Go runtime while they wait; cancellation returns at
-//     once. See Event.Wait, and ReadWaiterStats for the counts.
+//     exits after 10s idle), one eventfd, the dispatcher, and no thread of
+//     the Go runtime while they wait; cancellation returns at once. See
+//     Event.Wait, and ReadWaiterStats for the counts.
+//   - Closed objects waiting for their destroy are bounded: past 1,024 in a
+//     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
+//     AdoptStream, AdoptEvent) first destroys a batch of them itself.
 //   - Events and streams that are never closed are released by a
 //     garbage-collection backstop (counted by Leaked); nothing is leaked by
 //     closing the device first. Events come 64 to an allocation, with one

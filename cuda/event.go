@@ -105,33 +105,40 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 // reuseEvent is NewEvent's reuse of a kept driver handle (recycle.go), if
 // there is one (nil, nil if not): hold is the object the caller creates
 // through (its Device, or a stream for Stream.RecordEvent); closed, it
-// refuses.
+// refuses. Where none is kept and a batch of closed events waits for a
+// flush, it flushes that batch first (lifetime's Help, if no flush is in
+// progress), so that creating and closing in a loop costs no driver call.
 func (p *primary) reuseEvent(d *Device, hold operand, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
-	// No defer: this is create + close's hot path.
-	p.life.Mu.Lock()
-	if hold.r.Closed() || p.life.Closing {
-		p.life.Mu.Unlock()
-		return nil, hold.unusable(op)
-	}
-	var h uintptr
-	if !opts.IPC { // never kept: another process may hold them
-		h = p.life.Reuse(uint32(f))
-	}
-	var e *Event
-	if h != 0 {
-		if e = p.linkEvent(d, driver.Event(h), opts, f, false); e == nil {
-			p.life.Keep(uint32(f), h) // popped just now: there is room
+	for try := 0; ; try++ {
+		// No defer: this is create + close's hot path.
+		p.life.Mu.Lock()
+		if hold.r.Closed() || p.life.Closing {
 			p.life.Mu.Unlock()
-			return nil, hostMemErr(op)
+			return nil, hold.unusable(op)
+		}
+		var h uintptr
+		if !opts.IPC { // never kept: another process may hold them
+			h = p.life.Reuse(uint32(f))
+		}
+		var e *Event
+		if h != 0 {
+			if e = p.linkEvent(d, driver.Event(h), opts, f, false); e == nil {
+				p.life.Keep(uint32(f), h) // popped just now: there is room
+				p.life.Mu.Unlock()
+				return nil, hostMemErr(op)
+			}
+		}
+		p.life.Mu.Unlock()
+		if e != nil || opts.IPC || try > 0 || !p.life.Help() {
+			return e, nil
 		}
 	}
-	p.life.Mu.Unlock()
-	return e, nil
 }
 
 // createEvent is NewEvent's driver create, with a call in flight (on d or
 // on a stream of p) keeping the context.
 func (p *primary) createEvent(d *Device, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+	p.life.Throttle()
 	h, err := driver.EventCreateCtx(p.ctx, f)
 	if err != nil {
 		return nil, driverErr(op, err)
@@ -379,13 +386,20 @@ func (e *Event) IPCHandle() (IPCEventHandle, error) {
 // completes here (seen with driver 580): Wait with a deadline returns the
 // context's error, Sync and a stream waiting on the event wait forever, and
 // Close and Device.Close still return at once (the context's release then
-// stays blocked in the driver, on a goroutine of its own).
+// stays blocked in the driver, on a goroutine of its own). The zero
+// IPCEventHandle is refused with ErrInvalid before the driver is called.
 func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 	const op = "open IPC event"
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
+	if h == (IPCEventHandle{}) {
+		d.h.Exit()
+		return nil, &Error{Op: op, Detail: "the IPC handle is the zero value (64 zero bytes), which no event has",
+			Fix: "pass the handle another process's Event.IPCHandle returned (decoded with UnmarshalText or UnmarshalBinary)", Err: ErrInvalid}
+	}
 	defer d.h.Exit()
+	d.p.life.Throttle()
 	dh := h.h
 	ev, err := driver.IPCOpenEventHandleCtx(d.p.ctx, &dh)
 	if err == driver.ErrorInvalidContext {
@@ -408,23 +422,26 @@ func (d *Device) OpenIPCEvent(h IPCEventHandle) (*Event, error) {
 }
 
 // Close closes the event (for an adopted event, AdoptEvent, it releases
-// only the wrapper, never the driver's event). It never blocks and is
-// idempotent (a second Close returns nil). It does not wait for pending
-// work: the driver releases the event once that work completes. Calls on
-// the event in flight in other goroutines (a Sync, a Wait) finish normally.
-// The driver event is destroyed, or kept for a later NewEvent if it is
-// known complete (recycle.go), once no call holds it, in a batch with the
-// context's other closed events (every 64 closes, or when a call that held
-// one returns, or when the context's last Device closes): see guard.go.
-// Close returns the destroy's error when it destroyed the event itself, nil
-// otherwise. Use after Close returns errors matching ErrClosed. A nil Event
+// only the wrapper, never the driver's event). It never blocks, never waits
+// for another goroutine and calls the driver for nothing, and is idempotent
+// (a second Close returns nil). It does not wait for pending work: the
+// driver releases the event once that work completes. Calls on the event
+// in flight in other goroutines (a Sync, a Wait) finish normally. The
+// driver event is destroyed, or kept for a later NewEvent if it is known
+// complete (recycle.go), once no call holds it, by a flush of the
+// context's closed events, off the caller's path: the next NewEvent of the
+// context that finds no kept handle once 64 closed events wait, or the
+// package's flusher goroutine once 128 wait, a stream is closed, a call
+// that held the event returns, or the context's last Device is closed
+// (internal/lifetime). Close returns nil (a destroy's error, later, has no
+// caller). Use after Close returns errors matching ErrClosed. A nil Event
 // returns an error matching ErrInvalid.
 func (e *Event) Close() error {
 	if e == nil || e.r == nil {
 		return invalidErr("destroy event", "event")
 	}
-	_, err := e.r.Close(false)
-	return err
+	e.r.Close(false)
+	return nil
 }
 
 // TimingEnabled reports whether the event records timestamps.

@@ -17,14 +17,16 @@ import (
 // stream's Wait, Query and Sync, on streams other than the default ones) do
 // not count: inside their cgo crossing they hold the word in a hazard slot
 // of their thread, without a locked instruction (internal/lifetime). The
-// others count themselves in and out (call.go). Close sets the closing bit
-// and returns at once; the object is destroyed by a flush of its context's
-// limbo once no call holds it. Nothing waits or spins.
+// others count themselves in and out (call.go). Close sets the closing bit,
+// retires the object without a lock and returns at once; the object is
+// destroyed by a flush of its context's retired objects once no call holds
+// it, on the package's flusher goroutine or in a later create, never in a
+// Close. Nothing waits or spins.
 //
 // Each context's lifetime.Domain (primary.life) counts its live objects:
 // every Device and every open event and stream. Closing the last Device
-// closes every event and stream of the context, and the drop of the last
-// live object releases the context (Release, below). So no call ever runs
+// marks every event and stream of the context closed, and the drop of the
+// last live object has the flusher release the context (Release, below). So no call ever runs
 // on a released context, and a call in flight (a Sync on pending work, a
 // cancelled Wait's driver sleep) delays the release, never Close.
 //
@@ -65,7 +67,8 @@ func (p *primary) Complete(h *handle) bool {
 // Release ends a context whose last object was dropped: its idle waiters,
 // its kept event handles and its module go, and a retained primary context
 // is released, in the background (an adopted context is left to its
-// creator).
+// creator); then Device.Done's channel is closed. It runs on the package's
+// flusher goroutine (internal/lifetime), never on a Close's.
 func (p *primary) Release(kept []uintptr) {
 	// The idle waiters' events are complete and their streams idle: their
 	// destroys do not wait.
@@ -78,20 +81,22 @@ func (p *primary) Release(kept []uintptr) {
 	spinKernels.Delete(p)
 	if p.foreign {
 		// The kept event handles are complete: their destroy does not
-		// wait. The creator may destroy the context once its Devices are
-		// closed, so they go now.
+		// wait. The creator may destroy the context once Done is closed.
 		p.destroyKept(kept)
+		close(p.done)
 		return
 	}
 	// The driver's release of the last retain destroys the context, which
 	// first waits for the context's pending work, spinning (seen with
 	// driver 580: 2s under a 2s kernel, and forever for a stream waiting on
-	// an IPC event whose exporter died). So it runs on its own goroutine:
-	// Close never blocks. Its error has no caller to go to; the context is
-	// gone either way.
+	// an IPC event whose exporter died). So it runs on a goroutine of its
+	// own, which ends when the driver returns: the flusher goes on with the
+	// other contexts. Its error has no caller to go to; the context is gone
+	// either way.
 	go func() {
 		p.destroyKept(kept)
 		_ = driver.DevicePrimaryCtxRelease(p.dev)
+		close(p.done)
 	}()
 }
 
@@ -121,7 +126,7 @@ func backstop[T any](obj *T, h *handle) runtime.Cleanup {
 // unreachable, so no call is in flight on it; a handle already closed (by
 // its device) is left alone. It never panics.
 func releaseLeaked(h *handle) {
-	if closed, _ := h.Close(false); closed && h.Kind != lifetime.KindAdopted {
+	if h.Close(false) && h.Kind != lifetime.KindAdopted {
 		leaked.Add(1) // an adopted wrapper's handle is its creator's
 	}
 }

@@ -157,8 +157,10 @@ func (p *EventPool) Len() int {
 	return len(p.free)
 }
 
-// Close destroys the idle events; events handed out stay valid and are
-// closed when Put back. It is idempotent and never blocks.
+// Close closes the idle events (see Event.Close); events handed out stay
+// valid and are closed when Put back. It is idempotent, never blocks and
+// never waits for another goroutine: the pool's lock is never held across
+// a driver call.
 func (p *EventPool) Close() error {
 	if p == nil || p.dev == nil {
 		return invalidErr("close event pool", "pool")

@@ -143,15 +143,17 @@ func releaseSlab(hs *slabHandles) {
 	p.life.Mu.Unlock()
 }
 
-// openEvents appends the handles of p's events not yet closed. Under
-// p.life.Mu.
-func (p *primary) openEvents(open []*handle) []*handle {
+// closeEvents closes, for the last Device's Close, p's events not yet
+// closed, reporting whether it closed any. Under p.life.Mu: each retires
+// without a lock, and needs no driver call.
+func (p *primary) closeEvents() bool {
+	closed := false
 	for hs := p.events.slabs; hs != nil; hs = hs.next {
 		for i := range hs.n {
 			if h := &hs.h[i]; !h.Closed() {
-				open = append(open, h)
+				closed = h.Close(true) || closed
 			}
 		}
 	}
-	return open
+	return closed
 }

@@ -224,13 +224,15 @@ func (s *Stream) Priority() (int, error) {
 	return int(p), nil
 }
 
-// Close destroys the stream. It never blocks and is idempotent; work
+// Close destroys the stream. It never blocks, never waits for another
+// goroutine and calls the driver for nothing, and is idempotent; work
 // already queued still completes. Calls in flight on the stream in other
-// goroutines finish normally, and the stream is destroyed once none of them
-// holds it (at once, or when the last of them returns). Closing an adopted
-// stream (AdoptStream) releases only the wrapper, never the driver's
-// stream. Closing the default streams does nothing (they close with their
-// device). A nil Stream returns an error matching ErrInvalid.
+// goroutines finish normally, and the stream is destroyed by the package's
+// flusher goroutine once none of them holds it (soon after Close, or after
+// the last of them returns). Closing an adopted stream (AdoptStream)
+// releases only the wrapper, never the driver's stream. Closing the
+// default streams does nothing (they close with their device). It returns
+// nil; a nil Stream returns an error matching ErrInvalid.
 func (s *Stream) Close() error {
 	if s == nil || s.r == nil {
 		return invalidErr("destroy stream", "stream")
@@ -238,9 +240,8 @@ func (s *Stream) Close() error {
 	if s.isDefault() {
 		return nil
 	}
-	closed, err := s.r.Close(false)
-	if closed {
+	if s.r.Close(false) {
 		s.cleanup.Stop()
 	}
-	return err
+	return nil
 }

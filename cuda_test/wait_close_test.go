@@ -54,7 +54,18 @@ func modeDevice(t *testing.T, m waitMode) (*cuda.Device, func()) {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	unretain := func() { once.Do(func() { ok(t, driver.DevicePrimaryCtxRelease(cudev)) }) }
+	unretain := func() {
+		once.Do(func() {
+			// The creator lets the context go once the package is done
+			// with it (Done), as AdoptContext says.
+			select {
+			case <-dev.Done():
+			case <-time.After(time.Minute):
+				t.Error("an adopted context's Done was not closed a minute after its last Device closed")
+			}
+			ok(t, driver.DevicePrimaryCtxRelease(cudev))
+		})
+	}
 	t.Cleanup(func() { // should the test fail first
 		dev.Close()
 		unretain()

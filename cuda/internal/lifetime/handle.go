@@ -11,7 +11,8 @@ import (
 const (
 	CountMask      = int64(1)<<32 - 1
 	ClosedByDevice = int64(1) << 32 // closed because its device closed
-	Finished       = int64(1) << 34 // retired (in the limbo, or destroyed)
+	Finished       = int64(1) << 34 // retired (waiting for a flush, or destroyed)
+	Waiting        = int64(1) << 37 // retired, and a flush found a call holding it
 )
 
 // Kind is what a Handle's object is, which decides how it is retired.
@@ -33,9 +34,10 @@ type Handle struct {
 	D     *Domain
 	H     uintptr // the driver handle: an event or a stream
 	Kind  Kind
-	reuse bool   // the flush keeps its driver handle: under D.flushMu
-	Flags uint32 // an event's creation flags: its class for Reuse
-	L     *Link  // its place in a list of open objects; nil if in none
+	reuse bool    // the flush keeps its driver handle: under D.flushMu
+	Flags uint32  // an event's creation flags: its class for Reuse
+	L     *Link   // its place in a list of open objects; nil if in none
+	next  *Handle // retired: the next in its Domain's stack or backlog
 }
 
 // Link places a Handle in a list of open objects (Domain.Link). The list's
@@ -131,11 +133,15 @@ func (h *Handle) Mark() bool {
 	}
 }
 
+// waits reports whether a flush found a call holding the retired h.
+func (h *Handle) waits() bool { return h.State.Load()&Waiting != 0 }
+
 // Close marks the object closing and retires it if no counted call is in
 // flight (else the last call out does). It reports whether this call closed
-// it, and the error of a destroy it did itself. A Close by the device
-// (byDevice) leaves the flush to the device's Close.
-func (h *Handle) Close(byDevice bool) (bool, error) {
+// it. It never blocks, flushes or calls the Owner: a retired handle waits
+// for a flush (the flusher's, or a create's). A Close by the device
+// (byDevice) leaves asking for the flush to the device's Close.
+func (h *Handle) Close(byDevice bool) bool {
 	bits := Closing
 	if byDevice {
 		bits |= ClosedByDevice
@@ -143,51 +149,49 @@ func (h *Handle) Close(byDevice bool) (bool, error) {
 	for {
 		s := h.State.Load()
 		if s&Closing != 0 {
-			return false, nil
+			return false
 		}
 		if s&CountMask != 0 { // the last call out retires it
 			if h.State.CompareAndSwap(s, s|bits) {
-				return true, nil
+				return true
 			}
 			continue
 		}
 		// No counted call in flight: closing and retiring in one step.
 		if h.State.CompareAndSwap(s, s|bits|Finished) {
-			return true, h.retire(!byDevice)
+			h.retire(!byDevice)
+			return true
 		}
 	}
 }
 
 // Finish retires the object once it is closing with no counted call in
 // flight. Of all the callers that see that state, one wins.
-func (h *Handle) Finish() error {
+func (h *Handle) Finish() {
 	for {
 		s := h.State.Load()
 		if s&CountMask != 0 || s&(Closing|Finished) != Closing {
-			return nil
+			return
 		}
 		if h.State.CompareAndSwap(s, s|Finished) {
-			return h.retire(true)
+			h.retire(true)
+			return
 		}
 	}
 }
 
-// retire hands a finished handle to its Domain's limbo, and flushes it (if
-// flush) when the batch is full, the Domain closing or h no event. A
-// Device's handle, never held by a hazard call, is dropped at once. It
-// returns h's destroy error if this flush destroyed h.
-func (h *Handle) retire(flush bool) error {
+// retire hands a finished handle to its Domain's retired handles, without
+// a lock, and (if ask) asks the flusher to flush them when h is no event,
+// AskEvents events wait, or the Domain is closing. A Device's handle,
+// never held by a hazard call, is dropped at once.
+func (h *Handle) retire(ask bool) {
 	d := h.D
 	if h.Kind == KindDevice {
 		d.drop(h)
-		return nil
+		return
 	}
-	d.Mu.Lock()
-	d.limbo = append(d.limbo, h)
-	flush = flush && (d.Closing || h.Kind != KindEvent || len(d.limbo) >= LimboBatch)
-	d.Mu.Unlock()
-	if !flush {
-		return nil
+	n := d.push(h)
+	if ask && (h.Kind != KindEvent || n >= AskEvents || d.closed.Load()) {
+		d.Ask()
 	}
-	return d.Flush(h)
 }

@@ -6,7 +6,7 @@
 // itself in and out of the word: inside its one cgo crossing, the C side
 // writes the word's address into a hazard slot of the calling OS thread,
 // checks the closing bit, calls the driver and clears the slot. Close sets
-// the closing bit and hands the object to a limbo; the object is destroyed
+// the closing bit and retires the object; the object is destroyed
 // only after a barrier (Barrier) and a scan of every thread's slots
 // (Held) finds no slot holding its word. A flush that finds one held marks
 // the holding thread late (MarkLate), runs a second barrier and scans
@@ -67,7 +67,8 @@ const (
 	NoSlot = -3
 	// Late is or-ed into a result when a flush found the call's slots
 	// holding a retired object's word (MarkLate): the object waits in the
-	// limbo for this call, so the caller should flush it.
+	// retired handles for this call, so the caller should have it flushed
+	// (Settle).
 	Late = 1 << 20
 )
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // owner records what a Domain asks of its Owner.
@@ -15,9 +16,17 @@ type owner struct {
 	asked     int
 	released  []uintptr
 	releases  int
+	// gate, if set, holds each Destroy until it is closed; inGate says
+	// when a Destroy waits at it.
+	gate   chan struct{}
+	inGate chan struct{}
 }
 
 func (o *owner) Destroy(h *Handle) error {
+	if o.gate != nil {
+		o.inGate <- struct{}{}
+		<-o.gate
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.destroyed = append(o.destroyed, h.H)
@@ -54,6 +63,20 @@ func event(d *Domain, h uintptr, flags uint32) *Handle {
 	return &Handle{State: &Words(1)[0].Int64, D: d, H: h, Kind: KindEvent, Flags: flags}
 }
 
+// settled waits until the flusher has served d: nothing of d waits for a
+// flush but what calls hold, and no flusher runs. A minute without it is
+// a failure, never a figure.
+func settled(t *testing.T, d *Domain) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for FlusherRunning() || d.Pending() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the flusher did not serve the Domain: %d retired handles wait", d.Pending())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // Close with a call in flight returns at once and leaves the retire to the
 // call's exit; the retire happens exactly once whoever sees the object
 // closing and idle, also with Close racing with enters and exits.
@@ -63,8 +86,8 @@ func TestHandleFinishesOnce(t *testing.T) {
 	if !h.Enter() {
 		t.Fatal("enter on an open handle failed")
 	}
-	if closed, err := h.Close(false); !closed || err != nil {
-		t.Fatalf("close: %v %v", closed, err)
+	if !h.Close(false) {
+		t.Fatal("close of an open handle did not close it")
 	}
 	if d.Live != 1 {
 		t.Fatal("retired under a call in flight")
@@ -72,7 +95,7 @@ func TestHandleFinishesOnce(t *testing.T) {
 	if h.Enter() {
 		t.Fatal("enter on a closed handle succeeded")
 	}
-	if closed, _ := h.Close(false); closed {
+	if h.Close(false) {
 		t.Fatal("closed twice")
 	}
 	h.Exit()
@@ -92,7 +115,7 @@ func TestHandleFinishesOnce(t *testing.T) {
 						h.Exit()
 					}
 					if i == 100+g+round%50 {
-						if closed, _ := h.Close(false); closed {
+						if h.Close(false) {
 							closes.Add(1)
 						}
 					}
@@ -129,60 +152,201 @@ func TestFlushKeepsCompleteEvents(t *testing.T) {
 		o.complete = c.complete
 		h := event(d, 7, 2)
 		h.State.Or(c.bits)
-		if _, err := h.Close(c.byDevice); err != nil {
-			t.Fatal(err)
+		if !h.Close(c.byDevice) {
+			t.Fatal("close of an open event did not close it")
 		}
-		if err := d.Flush(nil); err != nil {
-			t.Fatal(err)
-		}
+		d.Flush()
 		d.Mu.Lock()
-		kept, limbo, live := d.Kept(2), len(d.limbo), d.Live
+		kept, live := d.Kept(2), d.Live
 		d.Mu.Unlock()
-		if got := kept == 1; got != c.want || limbo != 0 || live != 1 {
-			t.Errorf("%s: kept %v (want %v), %d in the limbo, live %d (want 0, 1)", c.name, got, c.want, limbo, live)
+		if got := kept == 1; got != c.want || d.Limbo() != 0 || live != 1 {
+			t.Errorf("%s: kept %v (want %v), %d waiting, live %d (want 0, 1)", c.name, got, c.want, d.Limbo(), live)
 		}
+		o.mu.Lock()
 		if destroyed := len(o.destroyed) == 1; destroyed == c.want || (o.asked > 0) != c.asks {
 			t.Errorf("%s: destroyed %v, Complete asked %d times", c.name, destroyed, o.asked)
 		}
-		// The last Device goes: the kept handle goes to Release, once.
+		o.mu.Unlock()
+		// The last Device goes: the kept handle goes to Release, once
+		// (the flusher's, or this Flush's).
 		d.Mu.Lock()
-		d.Closing = true
+		d.CloseLocked()
 		d.Mu.Unlock()
 		dev := &Handle{D: d, Kind: KindDevice, State: new(atomic.Int64)}
 		dev.Close(false)
+		d.Flush()
+		d.Flush()
+		o.mu.Lock()
 		if o.releases != 1 || (len(o.released) == 1) != c.want {
 			t.Errorf("%s: %d releases with %v kept", c.name, o.releases, o.released)
 		}
+		o.mu.Unlock()
 	}
 }
 
-// Closed events wait for a batch of LimboBatch (or the Domain closing);
-// a stream is flushed at once.
-func TestLimboBatch(t *testing.T) {
+// The last Device's handle may be finished by a call refused after its
+// Close marked it and before that Close closed the Domain: the Domain then
+// has no live handle when it closes, and is released all the same.
+func TestReleaseWhenClosedEmpty(t *testing.T) {
 	d, o := domain()
-	for i := range LimboBatch - 1 {
+	dev := &Handle{D: d, Kind: KindDevice, State: new(atomic.Int64)}
+	if !dev.Mark() { // Device.Close's first step
+		t.Fatal("mark failed")
+	}
+	if dev.Enter() { // another goroutine's call on the Device, refused: its exit finishes the handle
+		t.Fatal("enter on a marked handle succeeded")
+	}
+	if d.Live != 0 {
+		t.Fatalf("the refused call did not finish the marked handle: live %d", d.Live)
+	}
+	d.Mu.Lock()
+	d.CloseLocked() // Device.Close, under the lock
+	d.Mu.Unlock()
+	dev.Finish() // Device.Close's last step: finished already
+	d.Flush()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.releases != 1 {
+		t.Fatalf("a Domain closed with no live handle was released %d times, want 1", o.releases)
+	}
+}
+
+// Closed events wait for AskEvents before the flusher is asked (a create
+// flushes them at LimboBatch, Help); a closed stream asks at once, and the
+// flusher then flushes everything that waits.
+func TestAskThresholds(t *testing.T) {
+	d, o := domain()
+	for i := range AskEvents - 1 {
 		event(d, uintptr(i+1), 0).Close(false)
 	}
-	if n := d.Limbo(); n != LimboBatch-1 {
-		t.Fatalf("%d in the limbo before the batch is full, want %d", n, LimboBatch-1)
+	if n, asks := d.Pending(), d.asks.Load(); n != AskEvents-1 || asks != 0 {
+		t.Fatalf("%d closed events wait and the flusher was asked %d times; want %d and none", n, asks, AskEvents-1)
 	}
 	s := NewHandle(d, 0x500, KindStream, &d.Open)
 	d.Mu.Lock()
 	d.Link(s)
 	d.Mu.Unlock()
 	s.Close(false)
+	if d.asks.Load() != 1 {
+		t.Fatalf("a closed stream asked the flusher %d times, want 1", d.asks.Load())
+	}
+	settled(t, d)
 	d.Mu.Lock()
-	kept := d.Kept(0)
+	kept, open := d.Kept(0), d.Open
 	d.Mu.Unlock()
-	if n := d.Limbo(); n != 0 || kept != LimboBatch-1 || len(o.destroyed) != 1 || o.destroyed[0] != 0x500 || d.Open != nil {
-		t.Fatalf("after a stream's close: %d in the limbo, %d kept, destroyed %#x, open list %v", n, kept, o.destroyed, d.Open)
+	o.mu.Lock()
+	destroyed := len(o.destroyed)
+	o.mu.Unlock()
+	// ReuseMax of the never-recorded events are kept, the rest destroyed
+	// with the stream.
+	if kept != ReuseMax || destroyed != AskEvents-1-ReuseMax+1 || open != nil {
+		t.Fatalf("after the flusher served a stream's close: %d kept (want %d), %d destroyed (want %d), open list %v", kept, ReuseMax, destroyed, AskEvents-ReuseMax, open)
+	}
+	for i := range AskEvents {
+		event(d, uintptr(1000+i), 0).Close(false)
+	}
+	if d.asks.Load() != 2 {
+		t.Fatalf("%d closed events asked the flusher %d times in all, want 2", AskEvents, d.asks.Load())
+	}
+	settled(t, d)
+}
+
+// Help flushes a batch on the caller's goroutine once LimboBatch wait, and
+// never waits for a flush in progress.
+func TestHelp(t *testing.T) {
+	d, o := domain()
+	for i := range LimboBatch - 1 {
+		event(d, uintptr(i+1), 0).Close(false)
+	}
+	if d.Help() {
+		t.Fatal("Help flushed with less than a batch waiting")
+	}
+	event(d, 100, 0).Close(false)
+	if !d.Help() || d.Pending() != 0 {
+		t.Fatalf("Help with a batch waiting: %d still wait", d.Pending())
+	}
+	d.Mu.Lock()
+	if d.Kept(0) != LimboBatch {
+		t.Errorf("%d kept, want %d", d.Kept(0), LimboBatch)
+	}
+	d.Mu.Unlock()
+	// A flush in progress, held in the driver's destroy: Help returns.
+	o.gate, o.inGate = make(chan struct{}), make(chan struct{}, 1)
+	rec := event(d, 200, 0)
+	rec.State.Or(NoReuse) // destroyed, not kept
+	rec.Close(false)
+	go d.Flush()
+	<-o.inGate
+	for i := range LimboBatch {
+		event(d, uintptr(300+i), 0).Close(false)
+	}
+	if d.Help() {
+		t.Error("Help flushed while another flush was in progress")
+	}
+	close(o.gate)
+	settled(t, d)
+}
+
+// No Close waits for a flush: with the flusher held inside the driver's
+// destroy, closing events (enough to ask for a flush, twice over), streams,
+// adopted wrappers and the Domain's last Device all return, and the
+// Release waits for the held destroy.
+func TestCloseNeverWaitsForAFlush(t *testing.T) {
+	d, o := domain()
+	o.gate, o.inGate = make(chan struct{}), make(chan struct{}, 1)
+	stream := func(h uintptr, k Kind) *Handle {
+		s := NewHandle(d, h, k, &d.Open)
+		d.Mu.Lock()
+		d.Link(s)
+		d.Mu.Unlock()
+		return s
+	}
+	stream(0x500, KindStream).Close(false)
+	<-o.inGate // the flusher waits in the stream's destroy
+	for i := range 2*AskEvents + 1 {
+		e := event(d, uintptr(i+1), 0)
+		if i%3 == 0 {
+			e.State.Or(Recorded)
+		}
+		e.Close(false)
+	}
+	stream(0x501, KindStream).Close(false)
+	stream(0x502, KindAdopted).Close(false)
+	open := stream(0x503, KindStream)
+	d.Mu.Lock()
+	d.CloseLocked()
+	open.Close(true)
+	d.Mu.Unlock()
+	dev := &Handle{D: d, Kind: KindDevice, State: new(atomic.Int64)}
+	dev.Close(false) // the Domain's Device (domain's live handle)
+	d.Ask()
+	o.mu.Lock()
+	releases := o.releases
+	o.mu.Unlock()
+	if releases != 0 || len(o.inGate) != 0 {
+		t.Fatalf("with the flusher held in a destroy: %d releases, %d destroys at the gate", releases, len(o.inGate))
+	}
+	// The held destroy goes on, then the rest: every handle destroyed or
+	// kept, and the Domain released once.
+	go func() {
+		for range o.inGate {
+		}
+	}()
+	close(o.gate)
+	settled(t, d)
+	d.Flush()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.releases != 1 || d.Live != 0 {
+		t.Fatalf("after the destroy went on: %d releases, live %d; want 1, 0", o.releases, d.Live)
 	}
 }
 
-// A flush leaves in the limbo a closed event that a hazard call holds and
-// marks the call late, so the call says to flush when it returns: that
+// A flush leaves a closed event that a hazard call holds waiting, and
+// marks the call late, so the call asks for a flush when it returns: that
 // flush finishes it (here: keeps its driver handle). A call on the closed
-// event is refused, and says to flush too (a scan may have seen its slot).
+// event is refused, and asks for a flush too (a scan may have seen its
+// slot).
 func TestFlushKeepsHeldEvents(t *testing.T) {
 	if !Setup() {
 		t.Skip("skipping: hazard calls need cgo on Linux")
@@ -198,49 +362,57 @@ func TestFlushKeepsHeldEvents(t *testing.T) {
 	for arg[2].Load() == 0 {
 		runtime.Gosched()
 	}
-	if _, err := e.Close(false); err != nil {
-		t.Fatal(err)
+	e.Close(false)
+	d.Flush()
+	if n := d.Limbo(); n != 1 || d.Live != 2 || !e.waits() {
+		t.Fatalf("held by a call, the closed event must wait for it: %d waiting, live %d, marked %v", n, d.Live, e.waits())
 	}
-	d.Flush(nil)
-	if n := d.Limbo(); n != 1 || d.Live != 2 {
-		t.Fatalf("held by a call, the closed event must stay in the limbo: %d in it, live %d", n, d.Live)
+	asks := d.asks.Load()
+	r := Call1(OpTest, e.Word(), Addr(&arg[0].Int64))
+	if res, flush := Split(r); res != Refused || !flush {
+		t.Fatalf("a call on the closed event: %d, flush %v; want refused, flush", res, flush)
 	}
-	if r, flush := Split(Call1(OpTest, e.Word(), Addr(&arg[0].Int64))); r != Refused || !flush {
-		t.Fatalf("a call on the closed event: %d, flush %v; want refused, flush", r, flush)
+	if Settle(r, e, nil) != Refused || d.asks.Load() != asks+1 {
+		t.Fatal("a refused call on an event waiting for a call did not ask for a flush")
 	}
+	settled(t, d)
 	arg[1].Store(0)
-	r := <-done
+	r = <-done
 	if res, flush := Split(r); res != 0 || !flush {
 		t.Fatalf("the call the event was closed under: %d, flush %v; want 0, flush", res, flush)
 	}
 	if res := Settle(r, e, nil); res != 0 {
 		t.Fatalf("Settle: %d, want 0", res)
 	}
+	settled(t, d)
+	d.Flush() // waits for the flusher's flush, if it is still under way
 	d.Mu.Lock()
 	kept := d.Reuse(2)
 	d.Mu.Unlock()
-	if n := d.Limbo(); n != 0 || d.Live != 1 || kept != 5 {
-		t.Fatalf("after the call returned and settled: %d in the limbo, live %d, kept handle %d (want 0, 1, 5)", n, d.Live, kept)
+	if n := d.Limbo(); n != 0 || d.Live != 1 || kept != 5 || e.waits() {
+		t.Fatalf("after the call returned and settled: %d waiting, live %d, kept handle %d, marked %v (want 0, 1, 5, false)", n, d.Live, kept, e.waits())
 	}
 }
 
-// A refused call flushes its Domain only where the limbo holds its object:
-// calls on an event closed long ago leave a batch that is not full alone.
-func TestRefusedFlushesOnlyItsOwn(t *testing.T) {
+// A refused call asks for a flush only where its object waits for a call:
+// calls on an event closed long ago, or merely waiting for its batch, ask
+// for nothing.
+func TestRefusedAsksOnlyForItsOwn(t *testing.T) {
 	d, _ := domain()
-	old, waiting := event(d, 7, 0), event(d, 8, 0)
+	old, pending := event(d, 7, 0), event(d, 8, 0)
 	old.Close(false)
-	d.Flush(nil) // old is kept for reuse: out of the limbo
-	waiting.Close(false)
-	if n := d.Limbo(); n != 1 {
-		t.Fatalf("a closed event waits for its batch: %d in the limbo, want 1", n)
+	d.Flush() // old is kept for reuse
+	pending.Close(false)
+	for _, h := range []*Handle{old, pending} {
+		if r := Settle(Refused, h, nil); r != Refused || d.asks.Load() != 0 {
+			t.Fatalf("a refused call on an event not waiting for a call: %d, %d asks; want refused, none", r, d.asks.Load())
+		}
 	}
-	if r := Settle(Refused, old, nil); r != Refused || d.Limbo() != 1 {
-		t.Fatalf("a refused call on an event no longer in the limbo: %d, %d in the limbo; want refused, 1 (no flush)", r, d.Limbo())
+	pending.Set(Waiting) // as a flush that found a slot holding it leaves it
+	if r := Settle(Refused, old, pending); r != Refused || d.asks.Load() != 1 {
+		t.Fatalf("a refused call on an event waiting for a call: %d, %d asks; want refused, 1", r, d.asks.Load())
 	}
-	if r := Settle(Refused, waiting, nil); r != Refused || d.Limbo() != 0 {
-		t.Fatalf("a refused call on an event in the limbo: %d, %d in the limbo; want refused, 0 (flushed)", r, d.Limbo())
-	}
+	settled(t, d)
 }
 
 // Reuse keeps at most ReuseMax handles per flag set, last in first out.
