@@ -943,7 +943,7 @@ func zero(m *Model, t string) jen.Code {
 	switch {
 	case t == "string":
 		return jen.Lit("")
-	case t == "unsafe.Pointer":
+	case t == "unsafe.Pointer", strings.HasPrefix(t, "*"):
 		return jen.Nil()
 	case strings.HasPrefix(t, "["):
 		return typeCode(t).Values()

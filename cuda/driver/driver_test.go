@@ -156,3 +156,12 @@ func e3[A, B any](_ A, _ B, err error) error { return err }
 
 //lint:ignore U1000 the no-driver calls of versions with three-result functions use it
 func e4[A, B, C any](_ A, _ B, _ C, err error) error { return err }
+
+//lint:ignore U1000 the no-driver calls of versions with four- to six-result functions use them
+func e5[A, B, C, D any](_ A, _ B, _ C, _ D, err error) error { return err }
+
+//lint:ignore U1000 as e5
+func e6[A, B, C, D, E any](_ A, _ B, _ C, _ D, _ E, err error) error { return err }
+
+//lint:ignore U1000 as e5
+func e7[A, B, C, D, E, F any](_ A, _ B, _ C, _ D, _ E, _ F, err error) error { return err }

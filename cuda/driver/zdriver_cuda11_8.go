@@ -9026,8 +9026,8 @@ func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, error) {
 //     stream) without copying.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfoV2(hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
-	return StreamGetCaptureInfoV2Ctx(0, hStream, graph_out, dependencies_out)
+func StreamGetCaptureInfoV2(hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, uint64, error) {
+	return StreamGetCaptureInfoV2Ctx(0, hStream)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies

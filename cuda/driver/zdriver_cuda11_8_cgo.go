@@ -272,7 +272,9 @@ static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(f
 static int cg_hpp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
 #cgo noescape cg_hpp
 #cgo nocallback cg_hpp
-static int cg_hppppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
+static int cg_hppppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
+#cgo noescape cg_hppppp
+#cgo nocallback cg_hppppp
 static int cg_hplu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
 static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hqlu
@@ -402,7 +404,6 @@ var (
 	pinExternalSemaphoreHandleDesc   = []uintptr{16}
 	pinExternalSemaphoreSignalParams = []uintptr{8}
 	pinExternalSemaphoreWaitParams   = []uintptr{8}
-	pinGraphNode                     = []uintptr{0}
 	pinKernelNodeParams              = []uintptr{40, 48}
 	pinLaunchConfig                  = []uintptr{40}
 	pinLaunchParams                  = []uintptr{48}
@@ -1165,11 +1166,8 @@ func StreamGetCaptureInfoCtx(ctx Context, hStream Stream) (captureStatus_out Str
 	err = procs[177].done(C.cg_hpp(C.uintptr_t(ctx), procs[177].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out)))
 	return
 }
-func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
-	err = procs[178].done(C.cg_hppppp_cb(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(&numDependencies_out)))
+func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream) (captureStatus_out StreamCaptureStatus, id_out uint64, graph_out Graph, dependencies_out *GraphNode, numDependencies_out uint64, err error) {
+	err = procs[178].done(C.cg_hppppp(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(&graph_out), unsafe.Pointer(&dependencies_out), unsafe.Pointer(&numDependencies_out)))
 	return
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {

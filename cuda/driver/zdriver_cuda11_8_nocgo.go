@@ -261,8 +261,8 @@ func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)         
 func StreamGetCaptureInfoCtx(Context, Stream) (StreamCaptureStatus, uint64, error) {
 	return 0, 0, errNoCgo
 }
-func StreamGetCaptureInfoV2Ctx(Context, Stream, *Graph, **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
-	return 0, 0, 0, errNoCgo
+func StreamGetCaptureInfoV2Ctx(Context, Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, uint64, error) {
+	return 0, 0, 0, nil, 0, errNoCgo
 }
 func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, uint32) error { return errNoCgo }
 func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }

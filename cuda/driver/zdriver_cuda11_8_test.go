@@ -192,7 +192,7 @@ var noDriverCalls = []struct {
 	{"StreamEndCapture", func() error { return e2(StreamEndCapture(0)) }},
 	{"StreamIsCapturing", func() error { return e2(StreamIsCapturing(0)) }},
 	{"StreamGetCaptureInfo", func() error { return e3(StreamGetCaptureInfo(0)) }},
-	{"StreamGetCaptureInfoV2", func() error { return e4(StreamGetCaptureInfoV2(0, nil, nil)) }},
+	{"StreamGetCaptureInfoV2", func() error { return e6(StreamGetCaptureInfoV2(0)) }},
 	{"StreamUpdateCaptureDependencies", func() error { return StreamUpdateCaptureDependencies(0, nil, 0) }},
 	{"StreamAttachMemAsync", func() error { return StreamAttachMemAsync(0, 0, 0, 0) }},
 	{"StreamQuery", func() error { return StreamQuery(0) }},

@@ -11116,8 +11116,8 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 //     the stream) without copying.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfo(hStream Stream, graph_out *Graph, dependencies_out **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
-	return StreamGetCaptureInfoCtx(0, hStream, graph_out, dependencies_out)
+func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, uint64, error) {
+	return StreamGetCaptureInfoCtx(0, hStream)
 }
 
 // StreamGetCaptureInfoV3 calls cuStreamGetCaptureInfo_v3
@@ -11171,8 +11171,8 @@ func StreamGetCaptureInfo(hStream Stream, graph_out *Graph, dependencies_out **G
 //     operates on the stream or until the capture is terminated.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfoV3(hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (StreamCaptureStatus, uint64, uint64, error) {
-	return StreamGetCaptureInfoV3Ctx(0, hStream, graph_out, dependencies_out, edgeData_out)
+func StreamGetCaptureInfoV3(hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
+	return StreamGetCaptureInfoV3Ctx(0, hStream)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies

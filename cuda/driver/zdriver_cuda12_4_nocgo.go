@@ -316,11 +316,11 @@ func StreamBeginCaptureToGraphCtx(Context, Stream, Graph, []GraphNode, []GraphEd
 func ThreadExchangeStreamCaptureModeCtx(Context, *StreamCaptureMode) error { return errNoCgo }
 func StreamEndCaptureCtx(Context, Stream) (Graph, error)                   { return 0, errNoCgo }
 func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)    { return 0, errNoCgo }
-func StreamGetCaptureInfoCtx(Context, Stream, *Graph, **GraphNode) (StreamCaptureStatus, uint64, uint64, error) {
-	return 0, 0, 0, errNoCgo
+func StreamGetCaptureInfoCtx(Context, Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, uint64, error) {
+	return 0, 0, 0, nil, 0, errNoCgo
 }
-func StreamGetCaptureInfoV3Ctx(Context, Stream, *Graph, **GraphNode, **GraphEdgeData) (StreamCaptureStatus, uint64, uint64, error) {
-	return 0, 0, 0, errNoCgo
+func StreamGetCaptureInfoV3Ctx(Context, Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
+	return 0, 0, 0, nil, nil, 0, errNoCgo
 }
 func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, uint32) error { return errNoCgo }
 func StreamUpdateCaptureDependenciesV2Ctx(Context, Stream, []GraphNode, []GraphEdgeData, uint32) error {

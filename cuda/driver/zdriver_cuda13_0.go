@@ -12021,8 +12021,8 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 //     operates on the stream or until the capture is terminated.
 //   - numDependencies_out: Optional location to store the size of the array
 //     returned in dependencies_out.
-func StreamGetCaptureInfo(hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (StreamCaptureStatus, uint64, uint64, error) {
-	return StreamGetCaptureInfoCtx(0, hStream, graph_out, dependencies_out, edgeData_out)
+func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
+	return StreamGetCaptureInfoCtx(0, hStream)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2

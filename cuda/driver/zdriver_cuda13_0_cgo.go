@@ -312,7 +312,9 @@ static int cg_hi(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1) { CG_ENTER(f
 #cgo noescape cg_hi
 #cgo nocallback cg_hi
 static int cg_hhppli_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, void * a2, void * a3, unsigned long a4, int a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned long, int))fn)((void *)a0, (void *)a1, a2, a3, a4, a5); }
-static int cg_hpppppp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5, void * a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6); }
+static int cg_hpppppp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, void * a3, void * a4, void * a5, void * a6) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, void *, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6); }
+#cgo noescape cg_hpppppp
+#cgo nocallback cg_hpppppp
 static int cg_hpplu_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2, unsigned long a3, unsigned int a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3, a4); }
 static int cg_hqlu(uintptr_t ctx, uintptr_t fn, uintptr_t a0, unsigned long long a1, unsigned long a2, unsigned int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long long, unsigned long, unsigned int))fn)((void *)a0, a1, a2, a3); }
 #cgo noescape cg_hqlu
@@ -461,8 +463,6 @@ var (
 	pinExternalSemaphoreHandleDesc   = []uintptr{16}
 	pinExternalSemaphoreSignalParams = []uintptr{8}
 	pinExternalSemaphoreWaitParams   = []uintptr{8}
-	pinGraphEdgeData                 = []uintptr{0}
-	pinGraphNode                     = []uintptr{0}
 	pinKernelNodeParams              = []uintptr{40, 48}
 	pinLaunchConfig                  = []uintptr{40}
 	pinLaunchParams                  = []uintptr{48}
@@ -1457,12 +1457,8 @@ func StreamIsCapturingCtx(ctx Context, hStream Stream) (captureStatus StreamCapt
 	err = procs[221].done(C.cg_hp(C.uintptr_t(ctx), procs[221].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus)))
 	return
 }
-func StreamGetCaptureInfoCtx(ctx Context, hStream Stream, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData) (captureStatus_out StreamCaptureStatus, id_out uint64, numDependencies_out uint64, err error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pinWords(&pin, unsafe.Pointer(dependencies_out), pinGraphNode)
-	pinWords(&pin, unsafe.Pointer(edgeData_out), pinGraphEdgeData)
-	err = procs[222].done(C.cg_hpppppp_cb(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(graph_out), unsafe.Pointer(dependencies_out), unsafe.Pointer(edgeData_out), unsafe.Pointer(&numDependencies_out)))
+func StreamGetCaptureInfoCtx(ctx Context, hStream Stream) (captureStatus_out StreamCaptureStatus, id_out uint64, graph_out Graph, dependencies_out *GraphNode, edgeData_out *GraphEdgeData, numDependencies_out uint64, err error) {
+	err = procs[222].done(C.cg_hpppppp(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(&graph_out), unsafe.Pointer(&dependencies_out), unsafe.Pointer(&edgeData_out), unsafe.Pointer(&numDependencies_out)))
 	return
 }
 func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {

@@ -236,7 +236,7 @@ var noDriverCalls = []struct {
 	{"ThreadExchangeStreamCaptureMode", func() error { return ThreadExchangeStreamCaptureMode(nil) }},
 	{"StreamEndCapture", func() error { return e2(StreamEndCapture(0)) }},
 	{"StreamIsCapturing", func() error { return e2(StreamIsCapturing(0)) }},
-	{"StreamGetCaptureInfo", func() error { return e4(StreamGetCaptureInfo(0, nil, nil, nil)) }},
+	{"StreamGetCaptureInfo", func() error { return e7(StreamGetCaptureInfo(0)) }},
 	{"StreamUpdateCaptureDependencies", func() error { return StreamUpdateCaptureDependencies(0, nil, nil, 0) }},
 	{"StreamAttachMemAsync", func() error { return StreamAttachMemAsync(0, 0, 0, 0) }},
 	{"StreamQuery", func() error { return StreamQuery(0) }},
