@@ -373,9 +373,9 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 	} else {
 		// The driver clamps a priority out of range: it is refused here
 		// instead, so that a stream never silently gets another priority.
-		least, greatest, err := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx)
-		if err != nil {
-			return nil, driverErr(op+": get the stream priority range", err)
+		least, greatest, rerr := driver.CtxGetStreamPriorityRangeCtx(d.p.ctx)
+		if rerr != nil {
+			return nil, driverErr(op+": get the stream priority range", rerr)
 		}
 		if priority > int(least) || priority < int(greatest) {
 			return nil, &Error{Op: op, Detail: fmt.Sprintf("priority %d is outside the device's range, %d (least, the default) to %d (greatest)", priority, least, greatest),
