@@ -1,4 +1,6 @@
-//go:build cgo && (cuda11.8 || cuda12.4)
+//cudagen:sig GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, error)
+
+//go:build (cuda11.8 || (cuda12.4 && !cuda11.8)) && cgo
 
 package gputest
 
@@ -8,10 +10,11 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// graphEdges lists a graph's edges through cuGraphGetEdges (ABI 10000).
-func graphEdges(t *testing.T, ctx driver.Context, g driver.Graph) (from, to []driver.GraphNode) {
-	t.Helper()
+// A captured chain's edges through cuGraphGetEdges (ABI 10000), where the
+// base name denotes it.
+func TestShapeCaptureEdges(t *testing.T) {
+	ctx, g, nodes := capturedChain(t)
 	from, to, err := driver.GraphGetEdgesCtx(ctx, g)
 	ok(t, err)
-	return from, to
+	checkChain(t, nodes, from, to)
 }

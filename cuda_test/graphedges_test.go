@@ -1,4 +1,6 @@
-//go:build cgo && !cuda11.8 && !cuda12.4
+//cudagen:sig GraphGetEdgesV2(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error)
+
+//go:build ((cuda12.4 && !cuda11.8) || (!cuda11.8 && !cuda12.4)) && cgo
 
 package gputest
 
@@ -8,14 +10,14 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// graphEdges lists a graph's edges; from CUDA 13.0 cuGraphGetEdges is the
-// _v2 entry point, with edge data.
-func graphEdges(t *testing.T, ctx driver.Context, g driver.Graph) (from, to []driver.GraphNode) {
-	t.Helper()
-	from, to, data, err := driver.GraphGetEdgesCtx(ctx, g)
+// A captured chain's edges through cuGraphGetEdges_v2, with edge data:
+// named by its versioned name, which every pin that declares it binds.
+func TestShapeCaptureEdgesV2(t *testing.T) {
+	ctx, g, nodes := capturedChain(t)
+	from, to, data, err := driver.GraphGetEdgesV2Ctx(ctx, g)
 	ok(t, err)
 	if len(data) != len(from) {
 		t.Errorf("%d edges, %d edge data", len(from), len(data))
 	}
-	return from, to
+	checkChain(t, nodes, from, to)
 }

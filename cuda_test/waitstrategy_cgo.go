@@ -55,11 +55,11 @@ import (
 
 type efd struct{ p *C.int }
 
-func newEfd() efd                  { return efd{C.cg_efd_new()} }
-func (e efd) fn() driver.HostFn    { return driver.HostFn(unsafe.Pointer(C.cg_efd_wake)) }
-func (e efd) data() uintptr { return uintptr(unsafe.Pointer(e.p)) }
-func (e efd) wait() bool           { return C.cg_efd_wait(e.p) == 0 }
-func (e efd) close()               { C.cg_efd_free(e.p) }
+func newEfd() efd               { return efd{C.cg_efd_new()} }
+func (e efd) fn() driver.HostFn { return driver.HostFn(unsafe.Pointer(C.cg_efd_wake)) }
+func (e efd) data() uintptr     { return uintptr(unsafe.Pointer(e.p)) }
+func (e efd) wait() bool        { return C.cg_efd_wait(e.p) == 0 }
+func (e efd) close()            { C.cg_efd_free(e.p) }
 
 // efdNB is a non-blocking eventfd written by cg_efd_wake, read through the
 // netpoller.
@@ -73,7 +73,7 @@ func newEfdNB() efdNB {
 	return efdNB{p, os.NewFile(uintptr(*p), "eventfd")}
 }
 func (e efdNB) fn() driver.HostFn    { return driver.HostFn(unsafe.Pointer(C.cg_efd_wake)) }
-func (e efdNB) data() uintptr { return uintptr(unsafe.Pointer(e.p)) }
+func (e efdNB) data() uintptr        { return uintptr(unsafe.Pointer(e.p)) }
 func (e efdNB) wait(buf []byte) bool { n, err := e.f.Read(buf); return n == 8 && err == nil }
 func (e efdNB) close()               { e.f.Close(); C.free(unsafe.Pointer(e.p)) }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,18 @@ import (
 // function (their build tags, as the z-files have them), keeping its other
 // terms (cgo, say). Pinning a toolkit rewrites the line with the rest, so
 // the file builds exactly where the generated layer has what it uses.
-var boundRe = regexp.MustCompile(`(?m)^//cudagen:bound (cu\w+)$`)
+//
+// A file that depends on a function's Go signature (its results, say)
+// names the signature instead, as go doc prints it:
+//
+//	//cudagen:sig GraphGetEdgesV2(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error)
+//
+// and builds where the function has exactly that signature. Several
+// directives must all hold.
+var (
+	boundRe = regexp.MustCompile(`(?m)^//cudagen:bound (cu\w+)$`)
+	sigRe   = regexp.MustCompile(`(?m)^//cudagen:sig (\w+\(.*)$`)
+)
 
 // rewriteBound adds to changes the hand-written files whose bound
 // constraint is not the one the versions now pinned give.
@@ -48,14 +60,26 @@ func (p *plan) rewriteBound(models []*Model, changes map[string][]byte) error {
 		if pkg == nil {
 			continue
 		}
-		d := boundRe.FindSubmatch(src[:pkg[0]])
-		if d == nil {
+		head := src[:pkg[0]]
+		var exprs []string
+		for _, d := range boundRe.FindAllSubmatch(head, -1) {
+			x, err := p.boundExpr(models, string(d[1]), "")
+			if err != nil {
+				return fmt.Errorf("gen: %s: %w", path, err)
+			}
+			exprs = append(exprs, x)
+		}
+		for _, d := range sigRe.FindAllSubmatch(head, -1) {
+			x, err := p.boundExpr(models, "", string(d[1]))
+			if err != nil {
+				return fmt.Errorf("gen: %s: %w", path, err)
+			}
+			exprs = append(exprs, x)
+		}
+		if len(exprs) == 0 {
 			continue
 		}
-		expr, err := p.boundExpr(models, string(d[1]))
-		if err != nil {
-			return fmt.Errorf("gen: %s: %w", path, err)
-		}
+		expr := andExprs(exprs)
 		b, err := setVersionExpr(src, expr)
 		if err != nil {
 			return fmt.Errorf("gen: %s: %w", path, err)
@@ -67,10 +91,41 @@ func (p *plan) rewriteBound(models []*Model, changes map[string][]byte) error {
 	return nil
 }
 
-// boundExpr is the build expression of the pinned versions that bind fn:
-// from the model of a version generated now, from the Functions table of
-// the committed file of a version kept.
-func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
+// andExprs joins version expressions that must all hold ("" holds always).
+func andExprs(xs []string) string {
+	var terms []string
+	for _, x := range xs {
+		if x != "" {
+			terms = append(terms, "("+x+")")
+		}
+	}
+	return strings.Join(terms, " && ")
+}
+
+// sigOf is the signature of the Go function name in a committed file's
+// text ("" where it has none), as GoSignature writes it.
+func sigOf(src []byte, name string) string {
+	i := bytes.Index(src, []byte("\nfunc "+name+"("))
+	if i < 0 {
+		return ""
+	}
+	line := src[i+len("\nfunc "):]
+	if j := bytes.Index(line, []byte(" {")); j >= 0 {
+		line = line[:j]
+	}
+	return string(line)
+}
+
+// boundExpr is the build expression of the pinned versions that bind fn
+// (by its C name) or, with sig, that have a Go function of exactly that
+// signature: from the model of a version generated now, from the
+// committed file of a version kept.
+func (p *plan) boundExpr(models []*Model, fn, sig string) (string, error) {
+	what := "//cudagen:bound " + fn
+	if sig != "" {
+		what = "//cudagen:sig " + sig
+	}
+	name, _, _ := strings.Cut(sig, "(")
 	byVersion := map[string]*Model{}
 	for _, m := range models {
 		byVersion[m.Version] = m
@@ -79,13 +134,21 @@ func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
 	for _, v := range p.man.Versions {
 		binds := false
 		if m := byVersion[v.Version]; m != nil {
-			binds = m.Func(fn) != nil
+			if sig == "" {
+				binds = m.Func(fn) != nil
+			} else {
+				binds = slices.Contains(m.Signatures(), sig)
+			}
 		} else {
 			b, err := os.ReadFile(filepath.Join(p.out, "zdriver_cuda"+strings.ReplaceAll(v.Version, ".", "_")+".go"))
 			if err != nil {
-				return "", fmt.Errorf("//cudagen:bound %s: version %s is neither generated nor committed: %w", fn, v.Version, err)
+				return "", fmt.Errorf("%s: version %s is neither generated nor committed: %w", what, v.Version, err)
 			}
-			binds = bytes.Contains(b, []byte(fmt.Sprintf(", %q, ", fn))) // its row of the Functions table
+			if sig == "" {
+				binds = bytes.Contains(b, []byte(fmt.Sprintf(", %q, ", fn))) // its row of the Functions table
+			} else {
+				binds = sigOf(b, name) == sig
+			}
 		}
 		if !binds {
 			continue
@@ -97,7 +160,7 @@ func (p *plan) boundExpr(models []*Model, fn string) (string, error) {
 		terms = append(terms, "("+x+")")
 	}
 	if len(terms) == 0 {
-		return "", fmt.Errorf("//cudagen:bound %s: no pinned version binds it; remove the file or the directive", fn)
+		return "", fmt.Errorf("%s: no pinned version has it; remove the file or the directive", what)
 	}
 	return strings.Join(terms, " || "), nil
 }

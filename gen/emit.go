@@ -272,7 +272,28 @@ func (e *Emitter) Docs(models []*Model) ([]byte, error) {
 			return n
 		},
 		"lifeKinds": func() []string { return lifeNames[:] },
-		"newest":    func() *Model { return models[len(models)-1] },
+		"sigDiffs": func() (r []docRow) {
+			for _, row := range rows {
+				sigs := make([]string, len(models))
+				differ := false
+				for i, m := range models {
+					sigs[i] = "–"
+					for _, f := range m.Funcs {
+						if f.GoName == row.Go {
+							sigs[i] = "`" + f.GoSignature() + "`"
+						}
+					}
+					if i > 0 && sigs[i] != sigs[0] && sigs[i] != "–" && sigs[0] != "–" {
+						differ = true
+					}
+				}
+				if differ {
+					r = append(r, docRow{Go: row.Go, Name: row.Name, Cells: sigs})
+				}
+			}
+			return r
+		},
+		"newest": func() *Model { return models[len(models)-1] },
 		"lifeRows": func(m *Model) (r [][3]string) {
 			for _, f := range m.Funcs {
 				for _, l := range f.Lives {

@@ -101,6 +101,15 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 		f.Add(comment(lines...))
 		call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
 		f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
+		if fn.Alias != "" {
+			// The stable versioned name: the same function, under the name
+			// of its entry point, which every pin declaring it binds alike.
+			f.Add(comment(line("%s is %s under its entry point's versioned name (%s): code that means this form of %s compiles on every pinned toolkit that declares %s.", fn.Alias, fn.GoName, fn.Symbol, fn.Base, fn.Symbol)))
+			f.Func().Id(fn.Alias).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call.Clone())))
+			f.Add(comment(line("%sCtx is %sCtx under its entry point's versioned name (%s).", fn.Alias, fn.GoName, fn.Symbol)))
+			callCtx := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, idsOf(inParams(fn))...)...)
+			f.Func().Id(fn.Alias + "Ctx").Params(paramsCode(fn, true)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(callCtx)))
+		}
 	}
 	f.Line()
 	f.Add(comment(
@@ -435,6 +444,19 @@ func resultsCode(f *Func, named bool) *jen.Statement {
 		return jen.Error()
 	}
 	return jen.Params(append(r, jen.Error())...)
+}
+
+// Signatures are the Go signatures of every bound function's plain
+// variant, and of its stable versioned name where it has one.
+func (m *Model) Signatures() []string {
+	var r []string
+	for _, f := range m.Funcs {
+		r = append(r, f.GoSignature())
+		if f.Alias != "" {
+			r = append(r, f.Alias+strings.TrimPrefix(f.GoSignature(), f.GoName))
+		}
+	}
+	return r
 }
 
 // GoSignature is the Go signature of a function's plain variant, as a

@@ -233,6 +233,9 @@ type Func struct {
 	Releases []*Param
 	Index    int
 	Macro    bool // the entry point the header's macro for Base names
+	// Alias: the default entry point's stable versioned name (cuCtxCreate_v2
+	// → CtxCreateV2), bound beside GoName.
+	Alias string
 }
 
 // ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
@@ -878,6 +881,20 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 	}
 	if err := m.claim(f.GoName+"Ctx", sym+" (context variant)", f.Pos); err != nil {
 		return nil, "", err
+	}
+	if isDefault && versioned.MatchString(sym) {
+		// Also the entry point's own versioned name, which a pin declaring
+		// it binds alike whichever entry point its base name denotes.
+		alias := m.cfg.funcGoName(sym)
+		if _, taken := m.goIDs[alias]; !taken && alias != f.GoName {
+			if err := m.claim(alias, sym+" (versioned name)", f.Pos); err != nil {
+				return nil, "", err
+			}
+			if err := m.claim(alias+"Ctx", sym+" (versioned name, context variant)", f.Pos); err != nil {
+				return nil, "", err
+			}
+			f.Alias = alias
+		}
 	}
 	used := map[string]bool{}
 	for _, prm := range ft.Parameters() {

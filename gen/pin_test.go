@@ -46,7 +46,7 @@ func copyTree(t *testing.T, dst string) {
 		rel, _ := filepath.Rel(src, f)
 		copyOne(rel)
 	}
-	for _, dir := range []string{"templates", "cuda", "internal"} {
+	for _, dir := range []string{"templates", "cuda", "cuda_test", "internal"} {
 		err := filepath.WalkDir(filepath.Join(src, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -204,7 +204,9 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 // toolkit into a copy of the real manifest, on a machine without the newest
 // real pin's headers. Every other version's bindings stay as they were but
 // for their build constraint; each tag (and none, and two at once) selects
-// exactly one version; the module builds and vets under every tag.
+// exactly one version; the module, its tests included (cuda_test's too),
+// builds and vets under every tag: a hand-written file that depends on a
+// function or a signature gets its constraint from the generator.
 func TestPinMultiVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping in -short mode: builds the cuda packages under every tag")

@@ -108,11 +108,13 @@ func cPtrWords(t cc.Type, off int64, set map[int64]bool, depth int) {
 }
 
 func (m *builder) typeByGo(goType string) *Type {
-	if m.byGo == nil {
-		m.byGo = map[string]*Type{}
-		for _, t := range m.Types {
-			m.byGo[t.Go] = t
-		}
+	if t, ok := m.byGo[goType]; ok || len(m.byGo) == len(m.Types) {
+		return t
+	}
+	// Types were added since (the #define flags types): index them all.
+	m.byGo = map[string]*Type{}
+	for _, t := range m.Types {
+		m.byGo[t.Go] = t
 	}
 	return m.byGo[goType]
 }

@@ -287,8 +287,8 @@ func shapeArray(c *shapeCtx) (bool, string) {
 // shapeOverride: a by-value parameter the config gives a Go type.
 func shapeOverride(c *shapeCtx) (bool, string) {
 	over, ok := c.fc.Types[c.q.C]
-	if !ok {
-		return false, ""
+	if !ok || c.b.typeByGo(over) == nil && cOfBase[over] == "" && over != "uintptr" {
+		return false, "" // a type this version's header does not declare
 	}
 	ct, _ := scalar(c.t)
 	if ct == "" {

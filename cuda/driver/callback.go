@@ -517,13 +517,13 @@ func callB2D(blockSize int32) (n uint64) {
 // for that block size and every later one, and once the driver has
 // returned the panic continues here with a *CallbackPanic holding its
 // value and stack.
-func OccupancyMaxPotentialBlockSizeGo(f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags uint32) (minGridSize, blockSize int32, err error) {
+func OccupancyMaxPotentialBlockSizeGo(f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags OccupancyFlags) (minGridSize, blockSize int32, err error) {
 	return OccupancyMaxPotentialBlockSizeGoCtx(0, f, dynamicSMem, blockSizeLimit, flags)
 }
 
 // OccupancyMaxPotentialBlockSizeGoCtx is OccupancyMaxPotentialBlockSizeGo
 // making ctx current first.
-func OccupancyMaxPotentialBlockSizeGoCtx(ctx Context, f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags uint32) (minGridSize, blockSize int32, err error) {
+func OccupancyMaxPotentialBlockSizeGoCtx(ctx Context, f Function, dynamicSMem func(blockSize int32) uint64, blockSizeLimit int32, flags OccupancyFlags) (minGridSize, blockSize int32, err error) {
 	if dynamicSMem == nil {
 		return 0, 0, &nilFuncError{"OccupancyMaxPotentialBlockSizeGo", "dynamicSMem"}
 	}

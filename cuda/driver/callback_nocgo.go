@@ -51,11 +51,11 @@ func GraphExecHostNodeSetParamsGoCtx(Context, GraphExec, GraphNode, func()) (fun
 }
 
 // OccupancyMaxPotentialBlockSizeGo returns the cgo-disabled error without cgo.
-func OccupancyMaxPotentialBlockSizeGo(Function, func(int32) uint64, int32, uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeGo(Function, func(int32) uint64, int32, OccupancyFlags) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }
 
 // OccupancyMaxPotentialBlockSizeGoCtx returns the cgo-disabled error without cgo.
-func OccupancyMaxPotentialBlockSizeGoCtx(Context, Function, func(int32) uint64, int32, uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeGoCtx(Context, Function, func(int32) uint64, int32, OccupancyFlags) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }

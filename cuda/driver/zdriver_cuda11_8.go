@@ -3600,6 +3600,15 @@ func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCt
 //   - dev: Device handle
 func DeviceTotalMem(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
 
+// DeviceTotalMemV2 is DeviceTotalMem under its entry point's versioned name
+// (cuDeviceTotalMem_v2): code that means this form of cuDeviceTotalMem compiles
+// on every pinned toolkit that declares cuDeviceTotalMem_v2.
+func DeviceTotalMemV2(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
+
+// DeviceTotalMemV2Ctx is DeviceTotalMemCtx under its entry point's versioned
+// name (cuDeviceTotalMem_v2).
+func DeviceTotalMemV2Ctx(ctx Context, dev Device) (uint64, error) { return DeviceTotalMemCtx(ctx, dev) }
+
 // DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth
 // (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns
 // the maximum number of elements allocatable in a 1D linear texture for a given
@@ -4070,6 +4079,18 @@ func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryC
 //   - dev: Device which primary context is released
 func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
 
+// DevicePrimaryCtxReleaseV2 is DevicePrimaryCtxRelease under its entry point's
+// versioned name (cuDevicePrimaryCtxRelease_v2): code that means this form of
+// cuDevicePrimaryCtxRelease compiles on every pinned toolkit that declares
+// cuDevicePrimaryCtxRelease_v2.
+func DevicePrimaryCtxReleaseV2(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
+
+// DevicePrimaryCtxReleaseV2Ctx is DevicePrimaryCtxReleaseCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxRelease_v2).
+func DevicePrimaryCtxReleaseV2Ctx(ctx Context, dev Device) error {
+	return DevicePrimaryCtxReleaseCtx(ctx, dev)
+}
+
 // DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2
 // (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for
 // the primary context.
@@ -4116,8 +4137,22 @@ func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseC
 //
 //   - dev: Device for which the primary context flags are set
 //   - flags: New flags for the device
-func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
+func DevicePrimaryCtxSetFlags(dev Device, flags CtxFlags) error {
 	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
+}
+
+// DevicePrimaryCtxSetFlagsV2 is DevicePrimaryCtxSetFlags under its entry
+// point's versioned name (cuDevicePrimaryCtxSetFlags_v2): code that means this
+// form of cuDevicePrimaryCtxSetFlags compiles on every pinned toolkit that
+// declares cuDevicePrimaryCtxSetFlags_v2.
+func DevicePrimaryCtxSetFlagsV2(dev Device, flags CtxFlags) error {
+	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
+}
+
+// DevicePrimaryCtxSetFlagsV2Ctx is DevicePrimaryCtxSetFlagsCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxSetFlags_v2).
+func DevicePrimaryCtxSetFlagsV2Ctx(ctx Context, dev Device, flags CtxFlags) error {
+	return DevicePrimaryCtxSetFlagsCtx(ctx, dev, flags)
 }
 
 // DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState
@@ -4155,6 +4190,18 @@ func DevicePrimaryCtxGetState(dev Device) (uint32, int32, error) {
 //
 //   - dev: Device for which primary context is destroyed
 func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
+
+// DevicePrimaryCtxResetV2 is DevicePrimaryCtxReset under its entry point's
+// versioned name (cuDevicePrimaryCtxReset_v2): code that means this form of
+// cuDevicePrimaryCtxReset compiles on every pinned toolkit that declares
+// cuDevicePrimaryCtxReset_v2.
+func DevicePrimaryCtxResetV2(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
+
+// DevicePrimaryCtxResetV2Ctx is DevicePrimaryCtxResetCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxReset_v2).
+func DevicePrimaryCtxResetV2Ctx(ctx Context, dev Device) error {
+	return DevicePrimaryCtxResetCtx(ctx, dev)
+}
 
 // DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport
 // (DeviceGetExecAffinitySupportCtx makes a context current first): Returns
@@ -4240,6 +4287,17 @@ func DeviceGetExecAffinitySupport(typeArg ExecAffinityType, dev Device) (int32, 
 //   - flags: Context creation flags
 //   - dev: Device to create context on
 func CtxCreate(flags uint32, dev Device) (Context, error) { return CtxCreateCtx(0, flags, dev) }
+
+// CtxCreateV2 is CtxCreate under its entry point's versioned name
+// (cuCtxCreate_v2): code that means this form of cuCtxCreate compiles on every
+// pinned toolkit that declares cuCtxCreate_v2.
+func CtxCreateV2(flags uint32, dev Device) (Context, error) { return CtxCreateCtx(0, flags, dev) }
+
+// CtxCreateV2Ctx is CtxCreateCtx under its entry point's versioned name
+// (cuCtxCreate_v2).
+func CtxCreateV2Ctx(ctx Context, flags uint32, dev Device) (Context, error) {
+	return CtxCreateCtx(ctx, flags, dev)
+}
 
 // CtxCreateV3 calls cuCtxCreate_v3 (CtxCreateV3Ctx makes a context current
 // first): Create a CUDA context with execution affinity.
@@ -4350,6 +4408,15 @@ func CtxCreateV3(paramsArray []ExecAffinityParam, flags uint32, dev Device) (Con
 //   - ctx: Context to destroy
 func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 
+// CtxDestroyV2 is CtxDestroy under its entry point's versioned name
+// (cuCtxDestroy_v2): code that means this form of cuCtxDestroy compiles on
+// every pinned toolkit that declares cuCtxDestroy_v2.
+func CtxDestroyV2(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
+
+// CtxDestroyV2Ctx is CtxDestroyCtx under its entry point's versioned name
+// (cuCtxDestroy_v2).
+func CtxDestroyV2Ctx(ctx Context, ctxArg Context) error { return CtxDestroyCtx(ctx, ctxArg) }
+
 // CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context
 // current first): Pushes a context on the current CPU thread.
 //
@@ -4364,6 +4431,15 @@ func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 //
 //   - ctx: Context to push
 func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
+
+// CtxPushCurrentV2 is CtxPushCurrent under its entry point's versioned name
+// (cuCtxPushCurrent_v2): code that means this form of cuCtxPushCurrent compiles
+// on every pinned toolkit that declares cuCtxPushCurrent_v2.
+func CtxPushCurrentV2(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
+
+// CtxPushCurrentV2Ctx is CtxPushCurrentCtx under its entry point's versioned
+// name (cuCtxPushCurrent_v2).
+func CtxPushCurrentV2Ctx(ctx Context, ctxArg Context) error { return CtxPushCurrentCtx(ctx, ctxArg) }
 
 // CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context
 // current first): Pops the current CUDA context from the current CPU thread.
@@ -4380,6 +4456,15 @@ func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) 
 //
 //   - pctx: Returned popped context handle
 func CtxPopCurrent() (Context, error) { return CtxPopCurrentCtx(0) }
+
+// CtxPopCurrentV2 is CtxPopCurrent under its entry point's versioned name
+// (cuCtxPopCurrent_v2): code that means this form of cuCtxPopCurrent compiles
+// on every pinned toolkit that declares cuCtxPopCurrent_v2.
+func CtxPopCurrentV2() (Context, error) { return CtxPopCurrentCtx(0) }
+
+// CtxPopCurrentV2Ctx is CtxPopCurrentCtx under its entry point's versioned name
+// (cuCtxPopCurrent_v2).
+func CtxPopCurrentV2Ctx(ctx Context) (Context, error) { return CtxPopCurrentCtx(ctx) }
 
 // CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current
 // first): Binds the specified CUDA context to the calling CPU thread.
@@ -4898,6 +4983,19 @@ func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 	return ModuleGetGlobalCtx(0, hmod, name)
 }
 
+// ModuleGetGlobalV2 is ModuleGetGlobal under its entry point's versioned name
+// (cuModuleGetGlobal_v2): code that means this form of cuModuleGetGlobal
+// compiles on every pinned toolkit that declares cuModuleGetGlobal_v2.
+func ModuleGetGlobalV2(hmod Module, name string) (DevicePtr, uint64, error) {
+	return ModuleGetGlobalCtx(0, hmod, name)
+}
+
+// ModuleGetGlobalV2Ctx is ModuleGetGlobalCtx under its entry point's versioned
+// name (cuModuleGetGlobal_v2).
+func ModuleGetGlobalV2Ctx(ctx Context, hmod Module, name string) (DevicePtr, uint64, error) {
+	return ModuleGetGlobalCtx(ctx, hmod, name)
+}
+
 // ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context
 // current first): Returns a handle to a texture reference.
 //
@@ -4969,6 +5067,19 @@ func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) 
 	return LinkCreateCtx(0, options, optionValues)
 }
 
+// LinkCreateV2 is LinkCreate under its entry point's versioned name
+// (cuLinkCreate_v2): code that means this form of cuLinkCreate compiles on
+// every pinned toolkit that declares cuLinkCreate_v2.
+func LinkCreateV2(options []JITOption, optionValues []uintptr) (LinkState, error) {
+	return LinkCreateCtx(0, options, optionValues)
+}
+
+// LinkCreateV2Ctx is LinkCreateCtx under its entry point's versioned name
+// (cuLinkCreate_v2).
+func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (LinkState, error) {
+	return LinkCreateCtx(ctx, options, optionValues)
+}
+
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
 // first): Add an input to a pending linker invocation.
 //
@@ -5000,6 +5111,19 @@ func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string
 	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
 
+// LinkAddDataV2 is LinkAddData under its entry point's versioned name
+// (cuLinkAddData_v2): code that means this form of cuLinkAddData compiles on
+// every pinned toolkit that declares cuLinkAddData_v2.
+func LinkAddDataV2(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
+}
+
+// LinkAddDataV2Ctx is LinkAddDataCtx under its entry point's versioned name
+// (cuLinkAddData_v2).
+func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(ctx, state, typeArg, data, name, options, optionValues)
+}
+
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
 // first): Add a file input to a pending linker invocation.
 //
@@ -5029,6 +5153,19 @@ func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string
 //     never a Go pointer
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
+}
+
+// LinkAddFileV2 is LinkAddFile under its entry point's versioned name
+// (cuLinkAddFile_v2): code that means this form of cuLinkAddFile compiles on
+// every pinned toolkit that declares cuLinkAddFile_v2.
+func LinkAddFileV2(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
+}
+
+// LinkAddFileV2Ctx is LinkAddFileCtx under its entry point's versioned name
+// (cuLinkAddFile_v2).
+func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddFileCtx(ctx, state, typeArg, path, options, optionValues)
 }
 
 // LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
@@ -5078,6 +5215,15 @@ func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 //   - total: Returned total memory in bytes
 func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 
+// MemGetInfoV2 is MemGetInfo under its entry point's versioned name
+// (cuMemGetInfo_v2): code that means this form of cuMemGetInfo compiles on
+// every pinned toolkit that declares cuMemGetInfo_v2.
+func MemGetInfoV2() (uint64, uint64, error) { return MemGetInfoCtx(0) }
+
+// MemGetInfoV2Ctx is MemGetInfoCtx under its entry point's versioned name
+// (cuMemGetInfo_v2).
+func MemGetInfoV2Ctx(ctx Context) (uint64, uint64, error) { return MemGetInfoCtx(ctx) }
+
 // MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first):
 // Allocates device memory.
 //
@@ -5091,6 +5237,17 @@ func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 //   - dptr: Returned device pointer
 //   - bytesize: Requested allocation size in bytes
 func MemAlloc(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
+
+// MemAllocV2 is MemAlloc under its entry point's versioned name
+// (cuMemAlloc_v2): code that means this form of cuMemAlloc compiles on every
+// pinned toolkit that declares cuMemAlloc_v2.
+func MemAllocV2(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
+
+// MemAllocV2Ctx is MemAllocCtx under its entry point's versioned name
+// (cuMemAlloc_v2).
+func MemAllocV2Ctx(ctx Context, bytesize uint64) (DevicePtr, error) {
+	return MemAllocCtx(ctx, bytesize)
+}
 
 // MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context
 // current first): Allocates pitched device memory.
@@ -5135,6 +5292,19 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
 }
 
+// MemAllocPitchV2 is MemAllocPitch under its entry point's versioned name
+// (cuMemAllocPitch_v2): code that means this form of cuMemAllocPitch compiles
+// on every pinned toolkit that declares cuMemAllocPitch_v2.
+func MemAllocPitchV2(widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
+	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
+}
+
+// MemAllocPitchV2Ctx is MemAllocPitchCtx under its entry point's versioned name
+// (cuMemAllocPitch_v2).
+func MemAllocPitchV2Ctx(ctx Context, widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
+	return MemAllocPitchCtx(ctx, widthInBytes, height, elementSizeBytes)
+}
+
 // MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees
 // device memory.
 //
@@ -5155,6 +5325,15 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 //   - dptr: Pointer to memory to free
 func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 
+// MemFreeV2 is MemFree under its entry point's versioned name (cuMemFree_v2):
+// code that means this form of cuMemFree compiles on every pinned toolkit that
+// declares cuMemFree_v2.
+func MemFreeV2(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
+
+// MemFreeV2Ctx is MemFreeCtx under its entry point's versioned name
+// (cuMemFree_v2).
+func MemFreeV2Ctx(ctx Context, dptr DevicePtr) error { return MemFreeCtx(ctx, dptr) }
+
 // MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes
 // a context current first): Get information on memory allocations.
 //
@@ -5170,6 +5349,20 @@ func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 //   - dptr: Device pointer to query
 func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 	return MemGetAddressRangeCtx(0, dptr)
+}
+
+// MemGetAddressRangeV2 is MemGetAddressRange under its entry point's versioned
+// name (cuMemGetAddressRange_v2): code that means this form of
+// cuMemGetAddressRange compiles on every pinned toolkit that declares
+// cuMemGetAddressRange_v2.
+func MemGetAddressRangeV2(dptr DevicePtr) (DevicePtr, uint64, error) {
+	return MemGetAddressRangeCtx(0, dptr)
+}
+
+// MemGetAddressRangeV2Ctx is MemGetAddressRangeCtx under its entry point's
+// versioned name (cuMemGetAddressRange_v2).
+func MemGetAddressRangeV2Ctx(ctx Context, dptr DevicePtr) (DevicePtr, uint64, error) {
+	return MemGetAddressRangeCtx(ctx, dptr)
 }
 
 // MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current
@@ -5198,6 +5391,17 @@ func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 //   - pp: Returned host pointer to page-locked memory
 //   - bytesize: Requested allocation size in bytes
 func MemAllocHost(bytesize uint64) (HostPtr, error) { return MemAllocHostCtx(0, bytesize) }
+
+// MemAllocHostV2 is MemAllocHost under its entry point's versioned name
+// (cuMemAllocHost_v2): code that means this form of cuMemAllocHost compiles on
+// every pinned toolkit that declares cuMemAllocHost_v2.
+func MemAllocHostV2(bytesize uint64) (HostPtr, error) { return MemAllocHostCtx(0, bytesize) }
+
+// MemAllocHostV2Ctx is MemAllocHostCtx under its entry point's versioned name
+// (cuMemAllocHost_v2).
+func MemAllocHostV2Ctx(ctx Context, bytesize uint64) (HostPtr, error) {
+	return MemAllocHostCtx(ctx, bytesize)
+}
 
 // MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current
 // first): Frees page-locked host memory.
@@ -5306,6 +5510,20 @@ func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (HostPtr, error) {
 //   - Flags: Options (must be 0)
 func MemHostGetDevicePointer(pArg HostPtr, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
+}
+
+// MemHostGetDevicePointerV2 is MemHostGetDevicePointer under its entry point's
+// versioned name (cuMemHostGetDevicePointer_v2): code that means this form of
+// cuMemHostGetDevicePointer compiles on every pinned toolkit that declares
+// cuMemHostGetDevicePointer_v2.
+func MemHostGetDevicePointerV2(pArg HostPtr, flags uint32) (DevicePtr, error) {
+	return MemHostGetDevicePointerCtx(0, pArg, flags)
+}
+
+// MemHostGetDevicePointerV2Ctx is MemHostGetDevicePointerCtx under its entry
+// point's versioned name (cuMemHostGetDevicePointer_v2).
+func MemHostGetDevicePointerV2Ctx(ctx Context, pArg HostPtr, flags uint32) (DevicePtr, error) {
+	return MemHostGetDevicePointerCtx(ctx, pArg, flags)
 }
 
 // MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context
@@ -5420,7 +5638,7 @@ func MemHostGetFlags(pArg HostPtr) (uint32, error) { return MemHostGetFlagsCtx(0
 //   - dptr: Returned device pointer
 //   - bytesize: Requested allocation size in bytes
 //   - flags: Must be one of CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
-func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
+func MemAllocManaged(bytesize uint64, flags MemAttachFlags) (DevicePtr, error) {
 	return MemAllocManagedCtx(0, bytesize, flags)
 }
 
@@ -5570,8 +5788,21 @@ func IPCGetMemHandle(dptr DevicePtr) (IPCMemHandle, error) { return IPCGetMemHan
 //   - handle: CUipcMemHandle to open
 //   - Flags: Flags for this operation. Must be specified as
 //     CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
-func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
+func IPCOpenMemHandle(handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
 	return IPCOpenMemHandleCtx(0, handle, flags)
+}
+
+// IPCOpenMemHandleV2 is IPCOpenMemHandle under its entry point's versioned name
+// (cuIpcOpenMemHandle_v2): code that means this form of cuIpcOpenMemHandle
+// compiles on every pinned toolkit that declares cuIpcOpenMemHandle_v2.
+func IPCOpenMemHandleV2(handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
+	return IPCOpenMemHandleCtx(0, handle, flags)
+}
+
+// IPCOpenMemHandleV2Ctx is IPCOpenMemHandleCtx under its entry point's
+// versioned name (cuIpcOpenMemHandle_v2).
+func IPCOpenMemHandleV2Ctx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
+	return IPCOpenMemHandleCtx(ctx, handle, flags)
 }
 
 // IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a
@@ -5667,6 +5898,19 @@ func MemHostRegister(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) 
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
+// MemHostRegisterV2 is MemHostRegister under its entry point's versioned name
+// (cuMemHostRegister_v2): code that means this form of cuMemHostRegister
+// compiles on every pinned toolkit that declares cuMemHostRegister_v2.
+func MemHostRegisterV2(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
+	return MemHostRegisterCtx(0, pArg, bytesize, flags)
+}
+
+// MemHostRegisterV2Ctx is MemHostRegisterCtx under its entry point's versioned
+// name (cuMemHostRegister_v2).
+func MemHostRegisterV2Ctx(ctx Context, pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
+	return MemHostRegisterCtx(ctx, pArg, bytesize, flags)
+}
+
 // MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a
 // context current first): Unregisters a memory range that was registered with
 // cuMemHostRegister.
@@ -5736,6 +5980,19 @@ func MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error {
 	return MemcpyHtoDCtx(0, dstDevice, srcHost)
 }
 
+// MemcpyHtoDV2 is MemcpyHtoD under its entry point's versioned name
+// (cuMemcpyHtoD_v2): code that means this form of cuMemcpyHtoD compiles on
+// every pinned toolkit that declares cuMemcpyHtoD_v2.
+func MemcpyHtoDV2(dstDevice DevicePtr, srcHost []byte) error {
+	return MemcpyHtoDCtx(0, dstDevice, srcHost)
+}
+
+// MemcpyHtoDV2Ctx is MemcpyHtoDCtx under its entry point's versioned name
+// (cuMemcpyHtoD_v2).
+func MemcpyHtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcHost []byte) error {
+	return MemcpyHtoDCtx(ctx, dstDevice, srcHost)
+}
+
 // MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current
 // first): Copies memory from Device to Host.
 //
@@ -5750,6 +6007,19 @@ func MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoH(dstHost []byte, srcDevice DevicePtr) error {
 	return MemcpyDtoHCtx(0, dstHost, srcDevice)
+}
+
+// MemcpyDtoHV2 is MemcpyDtoH under its entry point's versioned name
+// (cuMemcpyDtoH_v2): code that means this form of cuMemcpyDtoH compiles on
+// every pinned toolkit that declares cuMemcpyDtoH_v2.
+func MemcpyDtoHV2(dstHost []byte, srcDevice DevicePtr) error {
+	return MemcpyDtoHCtx(0, dstHost, srcDevice)
+}
+
+// MemcpyDtoHV2Ctx is MemcpyDtoHCtx under its entry point's versioned name
+// (cuMemcpyDtoH_v2).
+func MemcpyDtoHV2Ctx(ctx Context, dstHost []byte, srcDevice DevicePtr) error {
+	return MemcpyDtoHCtx(ctx, dstHost, srcDevice)
 }
 
 // MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current
@@ -5768,6 +6038,19 @@ func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) erro
 	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
 }
 
+// MemcpyDtoDV2 is MemcpyDtoD under its entry point's versioned name
+// (cuMemcpyDtoD_v2): code that means this form of cuMemcpyDtoD compiles on
+// every pinned toolkit that declares cuMemcpyDtoD_v2.
+func MemcpyDtoDV2(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
+}
+
+// MemcpyDtoDV2Ctx is MemcpyDtoDCtx under its entry point's versioned name
+// (cuMemcpyDtoD_v2).
+func MemcpyDtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoDCtx(ctx, dstDevice, srcDevice, byteCount)
+}
+
 // MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current
 // first): Copies memory from Device to Array.
 //
@@ -5784,6 +6067,19 @@ func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) erro
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
+}
+
+// MemcpyDtoAV2 is MemcpyDtoA under its entry point's versioned name
+// (cuMemcpyDtoA_v2): code that means this form of cuMemcpyDtoA compiles on
+// every pinned toolkit that declares cuMemcpyDtoA_v2.
+func MemcpyDtoAV2(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
+}
+
+// MemcpyDtoAV2Ctx is MemcpyDtoACtx under its entry point's versioned name
+// (cuMemcpyDtoA_v2).
+func MemcpyDtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoACtx(ctx, dstArray, dstOffset, srcDevice, byteCount)
 }
 
 // MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current
@@ -5806,6 +6102,19 @@ func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount
 	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
 }
 
+// MemcpyAtoDV2 is MemcpyAtoD under its entry point's versioned name
+// (cuMemcpyAtoD_v2): code that means this form of cuMemcpyAtoD compiles on
+// every pinned toolkit that declares cuMemcpyAtoD_v2.
+func MemcpyAtoDV2(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoDV2Ctx is MemcpyAtoDCtx under its entry point's versioned name
+// (cuMemcpyAtoD_v2).
+func MemcpyAtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoDCtx(ctx, dstDevice, srcArray, srcOffset, byteCount)
+}
+
 // MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current
 // first): Copies memory from Host to Array.
 //
@@ -5824,6 +6133,19 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost []byte) error {
 	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost)
 }
 
+// MemcpyHtoAV2 is MemcpyHtoA under its entry point's versioned name
+// (cuMemcpyHtoA_v2): code that means this form of cuMemcpyHtoA compiles on
+// every pinned toolkit that declares cuMemcpyHtoA_v2.
+func MemcpyHtoAV2(dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost)
+}
+
+// MemcpyHtoAV2Ctx is MemcpyHtoACtx under its entry point's versioned name
+// (cuMemcpyHtoA_v2).
+func MemcpyHtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return MemcpyHtoACtx(ctx, dstArray, dstOffset, srcHost)
+}
+
 // MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current
 // first): Copies memory from Array to Host.
 //
@@ -5840,6 +6162,19 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost []byte) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error {
 	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset)
+}
+
+// MemcpyAtoHV2 is MemcpyAtoH under its entry point's versioned name
+// (cuMemcpyAtoH_v2): code that means this form of cuMemcpyAtoH compiles on
+// every pinned toolkit that declares cuMemcpyAtoH_v2.
+func MemcpyAtoHV2(dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset)
+}
+
+// MemcpyAtoHV2Ctx is MemcpyAtoHCtx under its entry point's versioned name
+// (cuMemcpyAtoH_v2).
+func MemcpyAtoHV2Ctx(ctx Context, dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return MemcpyAtoHCtx(ctx, dstHost, srcArray, srcOffset)
 }
 
 // MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current
@@ -5862,6 +6197,19 @@ func MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoAV2 is MemcpyAtoA under its entry point's versioned name
+// (cuMemcpyAtoA_v2): code that means this form of cuMemcpyAtoA compiles on
+// every pinned toolkit that declares cuMemcpyAtoA_v2.
+func MemcpyAtoAV2(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoAV2Ctx is MemcpyAtoACtx under its entry point's versioned name
+// (cuMemcpyAtoA_v2).
+func MemcpyAtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoACtx(ctx, dstArray, dstOffset, srcArray, srcOffset, byteCount)
 }
 
 // Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first):
@@ -5979,6 +6327,15 @@ func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint
 //   - pCopy: Parameters for the memory copy
 func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 
+// Memcpy2DV2 is Memcpy2D under its entry point's versioned name
+// (cuMemcpy2D_v2): code that means this form of cuMemcpy2D compiles on every
+// pinned toolkit that declares cuMemcpy2D_v2.
+func Memcpy2DV2(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
+
+// Memcpy2DV2Ctx is Memcpy2DCtx under its entry point's versioned name
+// (cuMemcpy2D_v2).
+func Memcpy2DV2Ctx(ctx Context, pCopy *Memcpy2DParams) error { return Memcpy2DCtx(ctx, pCopy) }
+
 // Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a
 // context current first): Copies memory for 2D arrays.
 //
@@ -6093,6 +6450,18 @@ func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 //
 //   - pCopy: Parameters for the memory copy
 func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
+
+// Memcpy2DUnalignedV2 is Memcpy2DUnaligned under its entry point's versioned
+// name (cuMemcpy2DUnaligned_v2): code that means this form of
+// cuMemcpy2DUnaligned compiles on every pinned toolkit that declares
+// cuMemcpy2DUnaligned_v2.
+func Memcpy2DUnalignedV2(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
+
+// Memcpy2DUnalignedV2Ctx is Memcpy2DUnalignedCtx under its entry point's
+// versioned name (cuMemcpy2DUnaligned_v2).
+func Memcpy2DUnalignedV2Ctx(ctx Context, pCopy *Memcpy2DParams) error {
+	return Memcpy2DUnalignedCtx(ctx, pCopy)
+}
 
 // Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first):
 // Copies memory for 3D arrays.
@@ -6212,6 +6581,15 @@ func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCt
 //   - pCopy: Parameters for the memory copy
 func Memcpy3D(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
 
+// Memcpy3DV2 is Memcpy3D under its entry point's versioned name
+// (cuMemcpy3D_v2): code that means this form of cuMemcpy3D compiles on every
+// pinned toolkit that declares cuMemcpy3D_v2.
+func Memcpy3DV2(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
+
+// Memcpy3DV2Ctx is Memcpy3DCtx under its entry point's versioned name
+// (cuMemcpy3D_v2).
+func Memcpy3DV2Ctx(ctx Context, pCopy *Memcpy3DParams) error { return Memcpy3DCtx(ctx, pCopy) }
+
 // Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current
 // first): Copies memory between contexts.
 //
@@ -6282,6 +6660,19 @@ func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hSt
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
+// MemcpyHtoDAsyncV2 is MemcpyHtoDAsync under its entry point's versioned name
+// (cuMemcpyHtoDAsync_v2): code that means this form of cuMemcpyHtoDAsync
+// compiles on every pinned toolkit that declares cuMemcpyHtoDAsync_v2.
+func MemcpyHtoDAsyncV2(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
+}
+
+// MemcpyHtoDAsyncV2Ctx is MemcpyHtoDAsyncCtx under its entry point's versioned
+// name (cuMemcpyHtoDAsync_v2).
+func MemcpyHtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoDAsyncCtx(ctx, dstDevice, srcHost, byteCount, hStream)
+}
+
 // MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a
 // context current first): Copies memory from Device to Host.
 //
@@ -6299,6 +6690,19 @@ func MemcpyDtoHAsync(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hSt
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
 
+// MemcpyDtoHAsyncV2 is MemcpyDtoHAsync under its entry point's versioned name
+// (cuMemcpyDtoHAsync_v2): code that means this form of cuMemcpyDtoHAsync
+// compiles on every pinned toolkit that declares cuMemcpyDtoHAsync_v2.
+func MemcpyDtoHAsyncV2(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoHAsyncV2Ctx is MemcpyDtoHAsyncCtx under its entry point's versioned
+// name (cuMemcpyDtoHAsync_v2).
+func MemcpyDtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoHAsyncCtx(ctx, dstHost, srcDevice, byteCount, hStream)
+}
+
 // MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a
 // context current first): Copies memory from Device to Device.
 //
@@ -6314,6 +6718,19 @@ func MemcpyDtoHAsync(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hSt
 //   - hStream: Stream identifier
 func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoDAsyncV2 is MemcpyDtoDAsync under its entry point's versioned name
+// (cuMemcpyDtoDAsync_v2): code that means this form of cuMemcpyDtoDAsync
+// compiles on every pinned toolkit that declares cuMemcpyDtoDAsync_v2.
+func MemcpyDtoDAsyncV2(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoDAsyncV2Ctx is MemcpyDtoDAsyncCtx under its entry point's versioned
+// name (cuMemcpyDtoDAsync_v2).
+func MemcpyDtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoDAsyncCtx(ctx, dstDevice, srcDevice, byteCount, hStream)
 }
 
 // MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a
@@ -6335,6 +6752,19 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCoun
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
+// MemcpyHtoAAsyncV2 is MemcpyHtoAAsync under its entry point's versioned name
+// (cuMemcpyHtoAAsync_v2): code that means this form of cuMemcpyHtoAAsync
+// compiles on every pinned toolkit that declares cuMemcpyHtoAAsync_v2.
+func MemcpyHtoAAsyncV2(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
+}
+
+// MemcpyHtoAAsyncV2Ctx is MemcpyHtoAAsyncCtx under its entry point's versioned
+// name (cuMemcpyHtoAAsync_v2).
+func MemcpyHtoAAsyncV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoAAsyncCtx(ctx, dstArray, dstOffset, srcHost, byteCount, hStream)
+}
+
 // MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a
 // context current first): Copies memory from Array to Host.
 //
@@ -6352,6 +6782,19 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCoun
 //   - hStream: Stream identifier
 func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
+}
+
+// MemcpyAtoHAsyncV2 is MemcpyAtoHAsync under its entry point's versioned name
+// (cuMemcpyAtoHAsync_v2): code that means this form of cuMemcpyAtoHAsync
+// compiles on every pinned toolkit that declares cuMemcpyAtoHAsync_v2.
+func MemcpyAtoHAsyncV2(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
+}
+
+// MemcpyAtoHAsyncV2Ctx is MemcpyAtoHAsyncCtx under its entry point's versioned
+// name (cuMemcpyAtoHAsync_v2).
+func MemcpyAtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return MemcpyAtoHAsyncCtx(ctx, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
 
 // Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context
@@ -6476,6 +6919,19 @@ func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCoun
 //   - pCopy.dstHost: until the copy has run on the stream
 func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 	return Memcpy2DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy2DAsyncV2 is Memcpy2DAsync under its entry point's versioned name
+// (cuMemcpy2DAsync_v2): code that means this form of cuMemcpy2DAsync compiles
+// on every pinned toolkit that declares cuMemcpy2DAsync_v2.
+func Memcpy2DAsyncV2(pCopy *Memcpy2DParams, hStream Stream) error {
+	return Memcpy2DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy2DAsyncV2Ctx is Memcpy2DAsyncCtx under its entry point's versioned name
+// (cuMemcpy2DAsync_v2).
+func Memcpy2DAsyncV2Ctx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
+	return Memcpy2DAsyncCtx(ctx, pCopy, hStream)
 }
 
 // Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context
@@ -6603,6 +7059,19 @@ func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 	return Memcpy3DAsyncCtx(0, pCopy, hStream)
 }
 
+// Memcpy3DAsyncV2 is Memcpy3DAsync under its entry point's versioned name
+// (cuMemcpy3DAsync_v2): code that means this form of cuMemcpy3DAsync compiles
+// on every pinned toolkit that declares cuMemcpy3DAsync_v2.
+func Memcpy3DAsyncV2(pCopy *Memcpy3DParams, hStream Stream) error {
+	return Memcpy3DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy3DAsyncV2Ctx is Memcpy3DAsyncCtx under its entry point's versioned name
+// (cuMemcpy3DAsync_v2).
+func Memcpy3DAsyncV2Ctx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
+	return Memcpy3DAsyncCtx(ctx, pCopy, hStream)
+}
+
 // Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a
 // context current first): Copies memory between contexts asynchronously.
 //
@@ -6634,6 +7103,19 @@ func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 //   - N: Number of elements
 func MemsetD8(dstDevice DevicePtr, uc uint8, n uint64) error { return MemsetD8Ctx(0, dstDevice, uc, n) }
 
+// MemsetD8V2 is MemsetD8 under its entry point's versioned name
+// (cuMemsetD8_v2): code that means this form of cuMemsetD8 compiles on every
+// pinned toolkit that declares cuMemsetD8_v2.
+func MemsetD8V2(dstDevice DevicePtr, uc uint8, n uint64) error {
+	return MemsetD8Ctx(0, dstDevice, uc, n)
+}
+
+// MemsetD8V2Ctx is MemsetD8Ctx under its entry point's versioned name
+// (cuMemsetD8_v2).
+func MemsetD8V2Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
+	return MemsetD8Ctx(ctx, dstDevice, uc, n)
+}
+
 // MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first):
 // Initializes device memory.
 //
@@ -6649,6 +7131,19 @@ func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 	return MemsetD16Ctx(0, dstDevice, us, n)
 }
 
+// MemsetD16V2 is MemsetD16 under its entry point's versioned name
+// (cuMemsetD16_v2): code that means this form of cuMemsetD16 compiles on every
+// pinned toolkit that declares cuMemsetD16_v2.
+func MemsetD16V2(dstDevice DevicePtr, us uint16, n uint64) error {
+	return MemsetD16Ctx(0, dstDevice, us, n)
+}
+
+// MemsetD16V2Ctx is MemsetD16Ctx under its entry point's versioned name
+// (cuMemsetD16_v2).
+func MemsetD16V2Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) error {
+	return MemsetD16Ctx(ctx, dstDevice, us, n)
+}
+
 // MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first):
 // Initializes device memory.
 //
@@ -6662,6 +7157,19 @@ func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 //   - N: Number of elements
 func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 	return MemsetD32Ctx(0, dstDevice, ui, n)
+}
+
+// MemsetD32V2 is MemsetD32 under its entry point's versioned name
+// (cuMemsetD32_v2): code that means this form of cuMemsetD32 compiles on every
+// pinned toolkit that declares cuMemsetD32_v2.
+func MemsetD32V2(dstDevice DevicePtr, ui uint32, n uint64) error {
+	return MemsetD32Ctx(0, dstDevice, ui, n)
+}
+
+// MemsetD32V2Ctx is MemsetD32Ctx under its entry point's versioned name
+// (cuMemsetD32_v2).
+func MemsetD32V2Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) error {
+	return MemsetD32Ctx(ctx, dstDevice, ui, n)
 }
 
 // MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current
@@ -6681,6 +7189,19 @@ func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 //   - Height: Number of rows
 func MemsetD2D8(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
 	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
+}
+
+// MemsetD2D8V2 is MemsetD2D8 under its entry point's versioned name
+// (cuMemsetD2D8_v2): code that means this form of cuMemsetD2D8 compiles on
+// every pinned toolkit that declares cuMemsetD2D8_v2.
+func MemsetD2D8V2(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
+	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
+}
+
+// MemsetD2D8V2Ctx is MemsetD2D8Ctx under its entry point's versioned name
+// (cuMemsetD2D8_v2).
+func MemsetD2D8V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
+	return MemsetD2D8Ctx(ctx, dstDevice, dstPitch, uc, width, height)
 }
 
 // MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current
@@ -6703,6 +7224,19 @@ func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, 
 	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
 }
 
+// MemsetD2D16V2 is MemsetD2D16 under its entry point's versioned name
+// (cuMemsetD2D16_v2): code that means this form of cuMemsetD2D16 compiles on
+// every pinned toolkit that declares cuMemsetD2D16_v2.
+func MemsetD2D16V2(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
+	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
+}
+
+// MemsetD2D16V2Ctx is MemsetD2D16Ctx under its entry point's versioned name
+// (cuMemsetD2D16_v2).
+func MemsetD2D16V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
+	return MemsetD2D16Ctx(ctx, dstDevice, dstPitch, us, width, height)
+}
+
 // MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current
 // first): Initializes device memory.
 //
@@ -6721,6 +7255,19 @@ func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, 
 //   - Height: Number of rows
 func MemsetD2D32(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
 	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
+}
+
+// MemsetD2D32V2 is MemsetD2D32 under its entry point's versioned name
+// (cuMemsetD2D32_v2): code that means this form of cuMemsetD2D32 compiles on
+// every pinned toolkit that declares cuMemsetD2D32_v2.
+func MemsetD2D32V2(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
+	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
+}
+
+// MemsetD2D32V2Ctx is MemsetD2D32Ctx under its entry point's versioned name
+// (cuMemsetD2D32_v2).
+func MemsetD2D32V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
+	return MemsetD2D32Ctx(ctx, dstDevice, dstPitch, ui, width, height)
 }
 
 // MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current
@@ -6912,6 +7459,19 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 	return ArrayCreateCtx(0, pAllocateArray)
 }
 
+// ArrayCreateV2 is ArrayCreate under its entry point's versioned name
+// (cuArrayCreate_v2): code that means this form of cuArrayCreate compiles on
+// every pinned toolkit that declares cuArrayCreate_v2.
+func ArrayCreateV2(pAllocateArray *ArrayDescriptor) (Array, error) {
+	return ArrayCreateCtx(0, pAllocateArray)
+}
+
+// ArrayCreateV2Ctx is ArrayCreateCtx under its entry point's versioned name
+// (cuArrayCreate_v2).
+func ArrayCreateV2Ctx(ctx Context, pAllocateArray *ArrayDescriptor) (Array, error) {
+	return ArrayCreateCtx(ctx, pAllocateArray)
+}
+
 // ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes
 // a context current first): Get a 1D or 2D CUDA array descriptor.
 //
@@ -6926,6 +7486,20 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 //   - hArray: Array to get descriptor of
 func ArrayGetDescriptor(hArray Array) (ArrayDescriptor, error) {
 	return ArrayGetDescriptorCtx(0, hArray)
+}
+
+// ArrayGetDescriptorV2 is ArrayGetDescriptor under its entry point's versioned
+// name (cuArrayGetDescriptor_v2): code that means this form of
+// cuArrayGetDescriptor compiles on every pinned toolkit that declares
+// cuArrayGetDescriptor_v2.
+func ArrayGetDescriptorV2(hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(0, hArray)
+}
+
+// ArrayGetDescriptorV2Ctx is ArrayGetDescriptorCtx under its entry point's
+// versioned name (cuArrayGetDescriptor_v2).
+func ArrayGetDescriptorV2Ctx(ctx Context, hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(ctx, hArray)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties
@@ -7218,6 +7792,19 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 	return Array3DCreateCtx(0, pAllocateArray)
 }
 
+// Array3DCreateV2 is Array3DCreate under its entry point's versioned name
+// (cuArray3DCreate_v2): code that means this form of cuArray3DCreate compiles
+// on every pinned toolkit that declares cuArray3DCreate_v2.
+func Array3DCreateV2(pAllocateArray *Array3DDescriptor) (Array, error) {
+	return Array3DCreateCtx(0, pAllocateArray)
+}
+
+// Array3DCreateV2Ctx is Array3DCreateCtx under its entry point's versioned name
+// (cuArray3DCreate_v2).
+func Array3DCreateV2Ctx(ctx Context, pAllocateArray *Array3DDescriptor) (Array, error) {
+	return Array3DCreateCtx(ctx, pAllocateArray)
+}
+
 // Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx
 // makes a context current first): Get a 3D CUDA array descriptor.
 //
@@ -7235,6 +7822,20 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 //   - hArray: 3D array to get descriptor of
 func Array3DGetDescriptor(hArray Array) (Array3DDescriptor, error) {
 	return Array3DGetDescriptorCtx(0, hArray)
+}
+
+// Array3DGetDescriptorV2 is Array3DGetDescriptor under its entry point's
+// versioned name (cuArray3DGetDescriptor_v2): code that means this form of
+// cuArray3DGetDescriptor compiles on every pinned toolkit that declares
+// cuArray3DGetDescriptor_v2.
+func Array3DGetDescriptorV2(hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(0, hArray)
+}
+
+// Array3DGetDescriptorV2Ctx is Array3DGetDescriptorCtx under its entry point's
+// versioned name (cuArray3DGetDescriptor_v2).
+func Array3DGetDescriptorV2Ctx(ctx Context, hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(ctx, hArray)
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
@@ -8859,6 +9460,20 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 	return StreamBeginCaptureCtx(0, hStream, mode)
 }
 
+// StreamBeginCaptureV2 is StreamBeginCapture under its entry point's versioned
+// name (cuStreamBeginCapture_v2): code that means this form of
+// cuStreamBeginCapture compiles on every pinned toolkit that declares
+// cuStreamBeginCapture_v2.
+func StreamBeginCaptureV2(hStream Stream, mode StreamCaptureMode) error {
+	return StreamBeginCaptureCtx(0, hStream, mode)
+}
+
+// StreamBeginCaptureV2Ctx is StreamBeginCaptureCtx under its entry point's
+// versioned name (cuStreamBeginCapture_v2).
+func StreamBeginCaptureV2Ctx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
+	return StreamBeginCaptureCtx(ctx, hStream, mode)
+}
+
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode
 // (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the
 // stream capture interaction mode for a thread.
@@ -9050,7 +9665,7 @@ func StreamGetCaptureInfoV2(hStream Stream) (StreamCaptureStatus, uint64, Graph,
 //
 // This API is new in CUDA 11.3. Developers requiring compatibility across minor
 // versions to CUDA 11.0 should not use this API or provide a fallback.
-func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, flags uint32) error {
+func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, flags StreamUpdateCaptureDependenciesFlags) error {
 	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, flags)
 }
 
@@ -9123,7 +9738,7 @@ func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, f
 //     valid host-accessible region of system-allocated pageable memory)
 //   - length: Length of memory
 //   - flags: Must be one of CUmemAttach_flags
-func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags MemAttachFlags) error {
 	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
 }
 
@@ -9168,6 +9783,15 @@ func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hS
 //
 //   - hStream: Stream to destroy
 func StreamDestroy(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
+
+// StreamDestroyV2 is StreamDestroy under its entry point's versioned name
+// (cuStreamDestroy_v2): code that means this form of cuStreamDestroy compiles
+// on every pinned toolkit that declares cuStreamDestroy_v2.
+func StreamDestroyV2(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
+
+// StreamDestroyV2Ctx is StreamDestroyCtx under its entry point's versioned name
+// (cuStreamDestroy_v2).
+func StreamDestroyV2Ctx(ctx Context, hStream Stream) error { return StreamDestroyCtx(ctx, hStream) }
 
 // StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx
 // makes a context current first): Copies attributes from source stream to
@@ -9339,6 +9963,15 @@ func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent
 //
 //   - hEvent: Event to destroy
 func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
+
+// EventDestroyV2 is EventDestroy under its entry point's versioned name
+// (cuEventDestroy_v2): code that means this form of cuEventDestroy compiles on
+// every pinned toolkit that declares cuEventDestroy_v2.
+func EventDestroyV2(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
+
+// EventDestroyV2Ctx is EventDestroyCtx under its entry point's versioned name
+// (cuEventDestroy_v2).
+func EventDestroyV2Ctx(ctx Context, hEvent Event) error { return EventDestroyCtx(ctx, hEvent) }
 
 // EventElapsedTime calls cuEventElapsedTime (EventElapsedTimeCtx makes a
 // context current first): Computes the elapsed time between two events.
@@ -9927,7 +10560,7 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
 }
 
@@ -9960,7 +10593,7 @@ func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
 }
 
@@ -9985,7 +10618,7 @@ func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
 }
 
@@ -10009,7 +10642,7 @@ func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint3
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
 }
 
@@ -10079,7 +10712,7 @@ func StreamBatchMemOp(stream Stream, paramArray []StreamBatchMemOpParams, flags 
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return StreamWaitValue32V2Ctx(0, stream, addr, value, flags)
 }
 
@@ -10112,7 +10745,7 @@ func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return StreamWaitValue64V2Ctx(0, stream, addr, value, flags)
 }
 
@@ -10131,7 +10764,7 @@ func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return StreamWriteValue32V2Ctx(0, stream, addr, value, flags)
 }
 
@@ -10152,7 +10785,7 @@ func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags uin
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return StreamWriteValue64V2Ctx(0, stream, addr, value, flags)
 }
 
@@ -12223,6 +12856,19 @@ func GraphInstantiate(hGraph Graph, logBuffer []byte) (GraphExec, GraphNode, err
 	return GraphInstantiateCtx(0, hGraph, logBuffer)
 }
 
+// GraphInstantiateV2 is GraphInstantiate under its entry point's versioned name
+// (cuGraphInstantiate_v2): code that means this form of cuGraphInstantiate
+// compiles on every pinned toolkit that declares cuGraphInstantiate_v2.
+func GraphInstantiateV2(hGraph Graph, logBuffer []byte) (GraphExec, GraphNode, error) {
+	return GraphInstantiateCtx(0, hGraph, logBuffer)
+}
+
+// GraphInstantiateV2Ctx is GraphInstantiateCtx under its entry point's
+// versioned name (cuGraphInstantiate_v2).
+func GraphInstantiateV2Ctx(ctx Context, hGraph Graph, logBuffer []byte) (GraphExec, GraphNode, error) {
+	return GraphInstantiateCtx(ctx, hGraph, logBuffer)
+}
+
 // GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags
 // (GraphInstantiateWithFlagsCtx makes a context current first): Creates an
 // executable graph from a graph.
@@ -12255,7 +12901,7 @@ func GraphInstantiate(hGraph Graph, logBuffer []byte) (GraphExec, GraphNode, err
 //   - phGraphExec: Returns instantiated graph
 //   - hGraph: Graph to instantiate
 //   - flags: Flags to control instantiation. See CUgraphInstantiate_flags.
-func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (GraphExec, error) {
+func GraphInstantiateWithFlags(hGraph Graph, flags GraphInstantiateFlags) (GraphExec, error) {
 	return GraphInstantiateWithFlagsCtx(0, hGraph, flags)
 }
 
@@ -12809,7 +13455,7 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 // What the driver keeps after the call returns (so never Go memory):
 //   - ptr: until the user object's last reference is released (its destructor
 //     gets it)
-func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags UserObjectFlags) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
@@ -12870,7 +13516,7 @@ func UserObjectRelease(object UserObject, count uint32) error {
 //   - flags: The optional flag CU_GRAPH_USER_OBJECT_MOVE transfers references
 //     from the calling thread, rather than create new references. Pass 0 to
 //     create new references.
-func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags uint32) error {
+func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags UserObjectRetainFlags) error {
 	return GraphRetainUserObjectCtx(0, graph, object, count, flags)
 }
 
@@ -12940,7 +13586,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32
 //   - blockSize: Block size the kernel is intended to be launched with
 //   - dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes
 //   - flags: Requested behavior for the occupancy calculator
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (int32, error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags OccupancyFlags) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(0, funcArg, blockSize, dynamicSMemSize, flags)
 }
 
@@ -13023,7 +13669,7 @@ func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize
 //   - dynamicSMemSize: Dynamic shared memory usage intended, in bytes
 //   - blockSizeLimit: The maximum block size func is designed to handle
 //   - flags: Options
-func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags OccupancyFlags) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 }
 
@@ -13171,6 +13817,19 @@ func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, err
 	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
 }
 
+// TexRefSetAddressV2 is TexRefSetAddress under its entry point's versioned name
+// (cuTexRefSetAddress_v2): code that means this form of cuTexRefSetAddress
+// compiles on every pinned toolkit that declares cuTexRefSetAddress_v2.
+func TexRefSetAddressV2(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
+	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
+}
+
+// TexRefSetAddressV2Ctx is TexRefSetAddressCtx under its entry point's
+// versioned name (cuTexRefSetAddress_v2).
+func TexRefSetAddressV2Ctx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
+	return TexRefSetAddressCtx(ctx, hTexRef, dptr, bytes)
+}
+
 // TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes
 // a context current first): Binds an address as a 2D texture reference.
 //
@@ -13212,6 +13871,20 @@ func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, err
 //   - Pitch: Line pitch in bytes
 func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
 	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
+}
+
+// TexRefSetAddress2DV3 is TexRefSetAddress2D under its entry point's versioned
+// name (cuTexRefSetAddress2D_v3): code that means this form of
+// cuTexRefSetAddress2D compiles on every pinned toolkit that declares
+// cuTexRefSetAddress2D_v3.
+func TexRefSetAddress2DV3(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
+	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
+}
+
+// TexRefSetAddress2DV3Ctx is TexRefSetAddress2DCtx under its entry point's
+// versioned name (cuTexRefSetAddress2D_v3).
+func TexRefSetAddress2DV3Ctx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
+	return TexRefSetAddress2DCtx(ctx, hTexRef, desc, dptr, pitch)
 }
 
 // TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context
@@ -13440,6 +14113,17 @@ func TexRefSetFlags(hTexRef Texref, flags TexRefFlags) error {
 //   - pdptr: Returned device address
 //   - hTexRef: Texture reference
 func TexRefGetAddress(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
+
+// TexRefGetAddressV2 is TexRefGetAddress under its entry point's versioned name
+// (cuTexRefGetAddress_v2): code that means this form of cuTexRefGetAddress
+// compiles on every pinned toolkit that declares cuTexRefGetAddress_v2.
+func TexRefGetAddressV2(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
+
+// TexRefGetAddressV2Ctx is TexRefGetAddressCtx under its entry point's
+// versioned name (cuTexRefGetAddress_v2).
+func TexRefGetAddressV2Ctx(ctx Context, hTexRef Texref) (DevicePtr, error) {
+	return TexRefGetAddressCtx(ctx, hTexRef)
+}
 
 // TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context
 // current first): Gets the array bound to a texture reference.
@@ -14217,6 +14901,21 @@ func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uin
 	return GraphicsResourceGetMappedPointerCtx(0, resource)
 }
 
+// GraphicsResourceGetMappedPointerV2 is GraphicsResourceGetMappedPointer under
+// its entry point's versioned name (cuGraphicsResourceGetMappedPointer_v2):
+// code that means this form of cuGraphicsResourceGetMappedPointer compiles on
+// every pinned toolkit that declares cuGraphicsResourceGetMappedPointer_v2.
+func GraphicsResourceGetMappedPointerV2(resource GraphicsResource) (DevicePtr, uint64, error) {
+	return GraphicsResourceGetMappedPointerCtx(0, resource)
+}
+
+// GraphicsResourceGetMappedPointerV2Ctx is GraphicsResourceGetMappedPointerCtx
+// under its entry point's versioned name
+// (cuGraphicsResourceGetMappedPointer_v2).
+func GraphicsResourceGetMappedPointerV2Ctx(ctx Context, resource GraphicsResource) (DevicePtr, uint64, error) {
+	return GraphicsResourceGetMappedPointerCtx(ctx, resource)
+}
+
 // GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2
 // (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage
 // flags for mapping a graphics resource.
@@ -14244,8 +14943,22 @@ func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uin
 //
 //   - resource: Registered resource to set flags for
 //   - flags: Parameters for resource mapping
-func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error {
+func GraphicsResourceSetMapFlags(resource GraphicsResource, flags GraphicsMapResourceFlags) error {
 	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
+}
+
+// GraphicsResourceSetMapFlagsV2 is GraphicsResourceSetMapFlags under its entry
+// point's versioned name (cuGraphicsResourceSetMapFlags_v2): code that means
+// this form of cuGraphicsResourceSetMapFlags compiles on every pinned toolkit
+// that declares cuGraphicsResourceSetMapFlags_v2.
+func GraphicsResourceSetMapFlagsV2(resource GraphicsResource, flags GraphicsMapResourceFlags) error {
+	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
+}
+
+// GraphicsResourceSetMapFlagsV2Ctx is GraphicsResourceSetMapFlagsCtx under its
+// entry point's versioned name (cuGraphicsResourceSetMapFlags_v2).
+func GraphicsResourceSetMapFlagsV2Ctx(ctx Context, resource GraphicsResource, flags GraphicsMapResourceFlags) error {
+	return GraphicsResourceSetMapFlagsCtx(ctx, resource, flags)
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx

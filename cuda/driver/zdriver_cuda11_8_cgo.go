@@ -504,7 +504,7 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 	}
 	return ek
 }
-func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
+func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags CtxFlags) error {
 	return procs[22].done(C.cg_iu(C.uintptr_t(ctx), procs[22].fn(), C.int(dev), C.uint(flags)))
 }
 func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
@@ -751,7 +751,7 @@ func MemHostGetFlagsCtx(ctx Context, pArg HostPtr) (pFlags uint32, err error) {
 	err = procs[72].done(C.cg_ph(C.uintptr_t(ctx), procs[72].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(pArg)))
 	return
 }
-func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
+func MemAllocManagedCtx(ctx Context, bytesize uint64, flags MemAttachFlags) (dptr DevicePtr, err error) {
 	err = procs[73].done(C.cg_plu(C.uintptr_t(ctx), procs[73].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -779,7 +779,7 @@ func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err 
 	err = procs[78].done(C.cg_pq(C.uintptr_t(ctx), procs[78].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
 	return
 }
-func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
+func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags) (pdptr DevicePtr, err error) {
 	err = procs[79].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[79].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
 	return
 }
@@ -1170,10 +1170,10 @@ func StreamGetCaptureInfoV2Ctx(ctx Context, hStream Stream) (captureStatus_out S
 	err = procs[178].done(C.cg_hppppp(C.uintptr_t(ctx), procs[178].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(&graph_out), unsafe.Pointer(&dependencies_out), unsafe.Pointer(&numDependencies_out)))
 	return
 }
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {
+func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags StreamUpdateCaptureDependenciesFlags) error {
 	return procs[179].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[179].fn(), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uint(flags)))
 }
-func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags MemAttachFlags) error {
 	return procs[180].done(C.cg_hqlu(C.uintptr_t(ctx), procs[180].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
@@ -1266,31 +1266,31 @@ func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
 	return procs[201].done(C.cg_h(C.uintptr_t(ctx), procs[201].fn(), C.uintptr_t(extSem)))
 }
-func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return procs[202].done(C.cg_hquu(C.uintptr_t(ctx), procs[202].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return procs[203].done(C.cg_hqlu(C.uintptr_t(ctx), procs[203].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return procs[204].done(C.cg_hquu(C.uintptr_t(ctx), procs[204].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return procs[205].done(C.cg_hqlu(C.uintptr_t(ctx), procs[205].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpCtx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
 	return procs[206].done(C.cg_hupu_cb(C.uintptr_t(ctx), procs[206].fn(), C.uintptr_t(stream), C.uint(len(paramArray)), unsafe.Pointer(unsafe.SliceData(paramArray)), C.uint(flags)))
 }
-func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return procs[207].done(C.cg_hquu(C.uintptr_t(ctx), procs[207].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return procs[208].done(C.cg_hqlu(C.uintptr_t(ctx), procs[208].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return procs[209].done(C.cg_hquu(C.uintptr_t(ctx), procs[209].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return procs[210].done(C.cg_hqlu(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
@@ -1665,7 +1665,7 @@ func GraphInstantiateCtx(ctx Context, hGraph Graph, logBuffer []byte) (phGraphEx
 	err = procs[282].done(C.cg_phppl_cb(C.uintptr_t(ctx), procs[282].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), unsafe.Pointer(&phErrorNode), unsafe.Pointer(unsafe.SliceData(logBuffer)), C.ulong(len(logBuffer))))
 	return
 }
-func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
+func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags GraphInstantiateFlags) (phGraphExec GraphExec, err error) {
 	err = procs[283].done(C.cg_phq(C.uintptr_t(ctx), procs[283].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
@@ -1743,7 +1743,7 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[303].done(C.cg_hsu(C.uintptr_t(ctx), procs[303].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags UserObjectFlags) (object_out UserObject, err error) {
 	err = procs[304].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[304].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
@@ -1753,7 +1753,7 @@ func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
 	return procs[306].done(C.cg_hu(C.uintptr_t(ctx), procs[306].fn(), C.uintptr_t(object), C.uint(count)))
 }
-func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
+func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags UserObjectRetainFlags) error {
 	return procs[307].done(C.cg_hhuu(C.uintptr_t(ctx), procs[307].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
@@ -1763,7 +1763,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function,
 	err = procs[309].done(C.cg_phil(C.uintptr_t(ctx), procs[309].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags OccupancyFlags) (numBlocks int32, err error) {
 	err = procs[310].done(C.cg_philu(C.uintptr_t(ctx), procs[310].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
@@ -1771,7 +1771,7 @@ func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeT
 	err = procs[311].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[311].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags OccupancyFlags) (minGridSize int32, blockSize int32, err error) {
 	err = procs[312].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[312].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
@@ -1954,7 +1954,7 @@ func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource)
 	err = procs[360].done(C.cg_pph(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
-func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
+func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags GraphicsMapResourceFlags) error {
 	return procs[361].done(C.cg_hu(C.uintptr_t(ctx), procs[361].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
 func GraphicsMapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {

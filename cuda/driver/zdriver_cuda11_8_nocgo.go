@@ -37,7 +37,7 @@ func DeviceGetPropertiesCtx(Context, Device) (Devprop, error)            { retur
 func DeviceComputeCapabilityCtx(Context, Device) (int32, int32, error)   { return 0, 0, errNoCgo }
 func DevicePrimaryCtxRetainCtx(Context, Device) (Context, error)         { return 0, errNoCgo }
 func DevicePrimaryCtxReleaseCtx(Context, Device) error                   { return errNoCgo }
-func DevicePrimaryCtxSetFlagsCtx(Context, Device, uint32) error          { return errNoCgo }
+func DevicePrimaryCtxSetFlagsCtx(Context, Device, CtxFlags) error        { return errNoCgo }
 func DevicePrimaryCtxGetStateCtx(Context, Device) (uint32, int32, error) { return 0, 0, errNoCgo }
 func DevicePrimaryCtxResetCtx(Context, Device) error                     { return errNoCgo }
 func DeviceGetExecAffinitySupportCtx(Context, ExecAffinityType, Device) (int32, error) {
@@ -100,13 +100,13 @@ func MemFreeHostCtx(Context, HostPtr) error                                     
 func MemHostAllocCtx(Context, uint64, MemHostAllocFlags) (HostPtr, error)         { return 0, errNoCgo }
 func MemHostGetDevicePointerCtx(Context, HostPtr, uint32) (DevicePtr, error)      { return 0, errNoCgo }
 func MemHostGetFlagsCtx(Context, HostPtr) (uint32, error)                         { return 0, errNoCgo }
-func MemAllocManagedCtx(Context, uint64, uint32) (DevicePtr, error)               { return 0, errNoCgo }
+func MemAllocManagedCtx(Context, uint64, MemAttachFlags) (DevicePtr, error)       { return 0, errNoCgo }
 func DeviceGetByPCIBusIDCtx(Context, string) (Device, error)                      { return 0, errNoCgo }
 func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                        { return "", errNoCgo }
 func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
 func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
 func IPCGetMemHandleCtx(Context, DevicePtr) (IPCMemHandle, error)                 { return IPCMemHandle{}, errNoCgo }
-func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
+func IPCOpenMemHandleCtx(Context, *IPCMemHandle, IPCMemFlags) (DevicePtr, error)  { return 0, errNoCgo }
 func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
 func MemHostRegisterCtx(Context, HostPtr, uint64, MemHostRegisterFlags) error     { return errNoCgo }
 func MemHostUnregisterCtx(Context, HostPtr) error                                 { return errNoCgo }
@@ -264,12 +264,16 @@ func StreamGetCaptureInfoCtx(Context, Stream) (StreamCaptureStatus, uint64, erro
 func StreamGetCaptureInfoV2Ctx(Context, Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, uint64, error) {
 	return 0, 0, 0, nil, 0, errNoCgo
 }
-func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, uint32) error { return errNoCgo }
-func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }
-func StreamQueryCtx(Context, Stream) error                                          { return errNoCgo }
-func StreamSynchronizeCtx(Context, Stream) error                                    { return errNoCgo }
-func StreamDestroyCtx(Context, Stream) error                                        { return errNoCgo }
-func StreamCopyAttributesCtx(Context, Stream, Stream) error                         { return errNoCgo }
+func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, StreamUpdateCaptureDependenciesFlags) error {
+	return errNoCgo
+}
+func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, MemAttachFlags) error {
+	return errNoCgo
+}
+func StreamQueryCtx(Context, Stream) error                  { return errNoCgo }
+func StreamSynchronizeCtx(Context, Stream) error            { return errNoCgo }
+func StreamDestroyCtx(Context, Stream) error                { return errNoCgo }
+func StreamCopyAttributesCtx(Context, Stream, Stream) error { return errNoCgo }
 func StreamGetAttributeCtx(Context, Stream, LaunchAttributeID) (LaunchAttributeValue, error) {
 	return LaunchAttributeValue{}, errNoCgo
 }
@@ -302,16 +306,32 @@ func SignalExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSe
 func WaitExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSemaphoreWaitParams, Stream) error {
 	return errNoCgo
 }
-func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error                  { return errNoCgo }
-func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error         { return errNoCgo }
-func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error         { return errNoCgo }
-func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error        { return errNoCgo }
-func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error        { return errNoCgo }
-func StreamBatchMemOpCtx(Context, Stream, []StreamBatchMemOpParams, uint32) error   { return errNoCgo }
-func StreamWaitValue32V2Ctx(Context, Stream, DevicePtr, uint32, uint32) error       { return errNoCgo }
-func StreamWaitValue64V2Ctx(Context, Stream, DevicePtr, uint64, uint32) error       { return errNoCgo }
-func StreamWriteValue32V2Ctx(Context, Stream, DevicePtr, uint32, uint32) error      { return errNoCgo }
-func StreamWriteValue64V2Ctx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }
+func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error { return errNoCgo }
+func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, StreamWriteValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, StreamWriteValueFlags) error {
+	return errNoCgo
+}
+func StreamBatchMemOpCtx(Context, Stream, []StreamBatchMemOpParams, uint32) error { return errNoCgo }
+func StreamWaitValue32V2Ctx(Context, Stream, DevicePtr, uint32, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWaitValue64V2Ctx(Context, Stream, DevicePtr, uint64, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue32V2Ctx(Context, Stream, DevicePtr, uint32, StreamWriteValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue64V2Ctx(Context, Stream, DevicePtr, uint64, StreamWriteValueFlags) error {
+	return errNoCgo
+}
 func StreamBatchMemOpV2Ctx(Context, Stream, []StreamBatchMemOpParams, uint32) error { return errNoCgo }
 func FuncGetAttributeCtx(Context, FunctionAttribute, Function) (int32, error)       { return 0, errNoCgo }
 func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error         { return errNoCgo }
@@ -444,7 +464,9 @@ func GraphAddDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error    
 func GraphRemoveDependenciesCtx(Context, Graph, []GraphNode, []GraphNode) error { return errNoCgo }
 func GraphDestroyNodeCtx(Context, GraphNode) error                              { return errNoCgo }
 func GraphInstantiateCtx(Context, Graph, []byte) (GraphExec, GraphNode, error)  { return 0, 0, errNoCgo }
-func GraphInstantiateWithFlagsCtx(Context, Graph, uint64) (GraphExec, error)    { return 0, errNoCgo }
+func GraphInstantiateWithFlagsCtx(Context, Graph, GraphInstantiateFlags) (GraphExec, error) {
+	return 0, errNoCgo
+}
 func GraphExecKernelNodeSetParamsCtx(Context, GraphExec, GraphNode, *KernelNodeParams) error {
 	return errNoCgo
 }
@@ -483,23 +505,25 @@ func GraphKernelNodeSetAttributeCtx(Context, GraphNode, LaunchAttributeID, *Laun
 	return errNoCgo
 }
 func GraphDebugDotPrintCtx(Context, Graph, string, uint32) error { return errNoCgo }
-func UserObjectCreateCtx(Context, uintptr, HostFn, uint32, uint32) (UserObject, error) {
+func UserObjectCreateCtx(Context, uintptr, HostFn, uint32, UserObjectFlags) (UserObject, error) {
 	return 0, errNoCgo
 }
-func UserObjectRetainCtx(Context, UserObject, uint32) error                     { return errNoCgo }
-func UserObjectReleaseCtx(Context, UserObject, uint32) error                    { return errNoCgo }
-func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, uint32) error { return errNoCgo }
-func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error        { return errNoCgo }
+func UserObjectRetainCtx(Context, UserObject, uint32) error  { return errNoCgo }
+func UserObjectReleaseCtx(Context, UserObject, uint32) error { return errNoCgo }
+func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, UserObjectRetainFlags) error {
+	return errNoCgo
+}
+func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error { return errNoCgo }
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(Context, Function, int32, uint64) (int32, error) {
 	return 0, errNoCgo
 }
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(Context, Function, int32, uint64, uint32) (int32, error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(Context, Function, int32, uint64, OccupancyFlags) (int32, error) {
 	return 0, errNoCgo
 }
 func OccupancyMaxPotentialBlockSizeCtx(Context, Function, OccupancyB2DSize, uint64, int32) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(Context, Function, OccupancyB2DSize, uint64, int32, uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(Context, Function, OccupancyB2DSize, uint64, int32, OccupancyFlags) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(Context, Function, int32, int32) (uint64, error) {
@@ -578,7 +602,9 @@ func GraphicsResourceGetMappedMipmappedArrayCtx(Context, GraphicsResource) (Mipm
 func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
 }
-func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error   { return errNoCgo }
+func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, GraphicsMapResourceFlags) error {
+	return errNoCgo
+}
 func GraphicsMapResourcesCtx(Context, []GraphicsResource, Stream) error        { return errNoCgo }
 func GraphicsUnmapResourcesCtx(Context, []GraphicsResource, Stream) error      { return errNoCgo }
 func GetProcAddressCtx(Context, string, int32, uint64) (unsafe.Pointer, error) { return nil, errNoCgo }

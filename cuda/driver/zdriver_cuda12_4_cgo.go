@@ -561,7 +561,7 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 	}
 	return ek
 }
-func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
+func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags CtxFlags) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
 }
 func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
@@ -917,7 +917,7 @@ func MemHostGetFlagsCtx(ctx Context, pArg HostPtr) (pFlags uint32, err error) {
 	err = procs[92].done(C.cg_ph(C.uintptr_t(ctx), procs[92].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(pArg)))
 	return
 }
-func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
+func MemAllocManagedCtx(ctx Context, bytesize uint64, flags MemAttachFlags) (dptr DevicePtr, err error) {
 	err = procs[93].done(C.cg_plu(C.uintptr_t(ctx), procs[93].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -952,7 +952,7 @@ func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err 
 	err = procs[100].done(C.cg_pq(C.uintptr_t(ctx), procs[100].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
 	return
 }
-func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
+func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags) (pdptr DevicePtr, err error) {
 	err = procs[101].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[101].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
 	return
 }
@@ -1380,17 +1380,17 @@ func StreamGetCaptureInfoV3Ctx(ctx Context, hStream Stream) (captureStatus_out S
 	err = procs[210].done(C.cg_hpppppp(C.uintptr_t(ctx), procs[210].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(&graph_out), unsafe.Pointer(&dependencies_out), unsafe.Pointer(&edgeData_out), unsafe.Pointer(&numDependencies_out)))
 	return
 }
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags uint32) error {
+func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, flags StreamUpdateCaptureDependenciesFlags) error {
 	return procs[211].done(C.cg_hplu_cb(C.uintptr_t(ctx), procs[211].fn(), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), C.ulong(len(dependencies)), C.uint(flags)))
 }
-func StreamUpdateCaptureDependenciesV2Ctx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+func StreamUpdateCaptureDependenciesV2Ctx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags StreamUpdateCaptureDependenciesFlags) error {
 	fn, err := procs[212].enter()
 	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
 		fn, err = 0, lengthError("cuStreamUpdateCaptureDependencies_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
 	}
 	return status(err, C.cg_hpplu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), C.uint(flags)))
 }
-func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags MemAttachFlags) error {
 	return procs[213].done(C.cg_hqlu(C.uintptr_t(ctx), procs[213].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
@@ -1483,16 +1483,16 @@ func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
 	return procs[234].done(C.cg_h(C.uintptr_t(ctx), procs[234].fn(), C.uintptr_t(extSem)))
 }
-func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return procs[235].done(C.cg_hquu(C.uintptr_t(ctx), procs[235].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return procs[236].done(C.cg_hqlu(C.uintptr_t(ctx), procs[236].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return procs[237].done(C.cg_hquu(C.uintptr_t(ctx), procs[237].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return procs[238].done(C.cg_hqlu(C.uintptr_t(ctx), procs[238].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpCtx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
@@ -1939,7 +1939,7 @@ func GraphRemoveDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, t
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
 	return procs[318].done(C.cg_h(C.uintptr_t(ctx), procs[318].fn(), C.uintptr_t(hNode)))
 }
-func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
+func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags GraphInstantiateFlags) (phGraphExec GraphExec, err error) {
 	err = procs[319].done(C.cg_phq(C.uintptr_t(ctx), procs[319].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
@@ -2025,7 +2025,7 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[341].done(C.cg_hsu(C.uintptr_t(ctx), procs[341].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags UserObjectFlags) (object_out UserObject, err error) {
 	err = procs[342].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[342].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
@@ -2035,7 +2035,7 @@ func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
 	return procs[344].done(C.cg_hu(C.uintptr_t(ctx), procs[344].fn(), C.uintptr_t(object), C.uint(count)))
 }
-func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
+func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags UserObjectRetainFlags) error {
 	return procs[345].done(C.cg_hhuu(C.uintptr_t(ctx), procs[345].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
@@ -2067,7 +2067,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function,
 	err = procs[352].done(C.cg_phil(C.uintptr_t(ctx), procs[352].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags OccupancyFlags) (numBlocks int32, err error) {
 	err = procs[353].done(C.cg_philu(C.uintptr_t(ctx), procs[353].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
@@ -2075,7 +2075,7 @@ func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeT
 	err = procs[354].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[354].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags OccupancyFlags) (minGridSize int32, blockSize int32, err error) {
 	err = procs[355].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[355].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
@@ -2298,7 +2298,7 @@ func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource)
 	err = procs[406].done(C.cg_pph(C.uintptr_t(ctx), procs[406].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
-func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
+func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags GraphicsMapResourceFlags) error {
 	return procs[407].done(C.cg_hu(C.uintptr_t(ctx), procs[407].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
 func GraphicsMapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {

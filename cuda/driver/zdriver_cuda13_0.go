@@ -4966,6 +4966,15 @@ func DeviceGetName(dev Device) (string, error) { return DeviceGetNameCtx(0, dev)
 //   - dev: Device to get identifier string for
 func DeviceGetUUID(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev) }
 
+// DeviceGetUUIDV2 is DeviceGetUUID under its entry point's versioned name
+// (cuDeviceGetUuid_v2): code that means this form of cuDeviceGetUuid compiles
+// on every pinned toolkit that declares cuDeviceGetUuid_v2.
+func DeviceGetUUIDV2(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev) }
+
+// DeviceGetUUIDV2Ctx is DeviceGetUUIDCtx under its entry point's versioned name
+// (cuDeviceGetUuid_v2).
+func DeviceGetUUIDV2Ctx(ctx Context, dev Device) (UUID, error) { return DeviceGetUUIDCtx(ctx, dev) }
+
 // DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current
 // first): Return an LUID and device node mask for the device.
 //
@@ -4990,6 +4999,15 @@ func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCt
 //   - bytes: Returned memory available on device in bytes
 //   - dev: Device handle
 func DeviceTotalMem(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
+
+// DeviceTotalMemV2 is DeviceTotalMem under its entry point's versioned name
+// (cuDeviceTotalMem_v2): code that means this form of cuDeviceTotalMem compiles
+// on every pinned toolkit that declares cuDeviceTotalMem_v2.
+func DeviceTotalMemV2(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, dev) }
+
+// DeviceTotalMemV2Ctx is DeviceTotalMemCtx under its entry point's versioned
+// name (cuDeviceTotalMem_v2).
+func DeviceTotalMemV2Ctx(ctx Context, dev Device) (uint64, error) { return DeviceTotalMemCtx(ctx, dev) }
 
 // DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth
 // (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns
@@ -5312,6 +5330,18 @@ func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryC
 //   - dev: Device which primary context is released
 func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
 
+// DevicePrimaryCtxReleaseV2 is DevicePrimaryCtxRelease under its entry point's
+// versioned name (cuDevicePrimaryCtxRelease_v2): code that means this form of
+// cuDevicePrimaryCtxRelease compiles on every pinned toolkit that declares
+// cuDevicePrimaryCtxRelease_v2.
+func DevicePrimaryCtxReleaseV2(dev Device) error { return DevicePrimaryCtxReleaseCtx(0, dev) }
+
+// DevicePrimaryCtxReleaseV2Ctx is DevicePrimaryCtxReleaseCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxRelease_v2).
+func DevicePrimaryCtxReleaseV2Ctx(ctx Context, dev Device) error {
+	return DevicePrimaryCtxReleaseCtx(ctx, dev)
+}
+
 // DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2
 // (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for
 // the primary context.
@@ -5384,8 +5414,22 @@ func DevicePrimaryCtxRelease(dev Device) error { return DevicePrimaryCtxReleaseC
 //
 //   - dev: Device for which the primary context flags are set
 //   - flags: New flags for the device
-func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
+func DevicePrimaryCtxSetFlags(dev Device, flags CtxFlags) error {
 	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
+}
+
+// DevicePrimaryCtxSetFlagsV2 is DevicePrimaryCtxSetFlags under its entry
+// point's versioned name (cuDevicePrimaryCtxSetFlags_v2): code that means this
+// form of cuDevicePrimaryCtxSetFlags compiles on every pinned toolkit that
+// declares cuDevicePrimaryCtxSetFlags_v2.
+func DevicePrimaryCtxSetFlagsV2(dev Device, flags CtxFlags) error {
+	return DevicePrimaryCtxSetFlagsCtx(0, dev, flags)
+}
+
+// DevicePrimaryCtxSetFlagsV2Ctx is DevicePrimaryCtxSetFlagsCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxSetFlags_v2).
+func DevicePrimaryCtxSetFlagsV2Ctx(ctx Context, dev Device, flags CtxFlags) error {
+	return DevicePrimaryCtxSetFlagsCtx(ctx, dev, flags)
 }
 
 // DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState
@@ -5423,6 +5467,18 @@ func DevicePrimaryCtxGetState(dev Device) (uint32, int32, error) {
 //
 //   - dev: Device for which primary context is destroyed
 func DevicePrimaryCtxReset(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
+
+// DevicePrimaryCtxResetV2 is DevicePrimaryCtxReset under its entry point's
+// versioned name (cuDevicePrimaryCtxReset_v2): code that means this form of
+// cuDevicePrimaryCtxReset compiles on every pinned toolkit that declares
+// cuDevicePrimaryCtxReset_v2.
+func DevicePrimaryCtxResetV2(dev Device) error { return DevicePrimaryCtxResetCtx(0, dev) }
+
+// DevicePrimaryCtxResetV2Ctx is DevicePrimaryCtxResetCtx under its entry
+// point's versioned name (cuDevicePrimaryCtxReset_v2).
+func DevicePrimaryCtxResetV2Ctx(ctx Context, dev Device) error {
+	return DevicePrimaryCtxResetCtx(ctx, dev)
+}
 
 // CtxCreate calls cuCtxCreate_v4 (CtxCreateCtx makes a context current first):
 // Create a CUDA context.
@@ -5554,6 +5610,19 @@ func CtxCreate(ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (Cont
 	return CtxCreateCtx(0, ctxCreateParams, flags, dev)
 }
 
+// CtxCreateV4 is CtxCreate under its entry point's versioned name
+// (cuCtxCreate_v4): code that means this form of cuCtxCreate compiles on every
+// pinned toolkit that declares cuCtxCreate_v4.
+func CtxCreateV4(ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (Context, error) {
+	return CtxCreateCtx(0, ctxCreateParams, flags, dev)
+}
+
+// CtxCreateV4Ctx is CtxCreateCtx under its entry point's versioned name
+// (cuCtxCreate_v4).
+func CtxCreateV4Ctx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (Context, error) {
+	return CtxCreateCtx(ctx, ctxCreateParams, flags, dev)
+}
+
 // CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current
 // first): Destroy a CUDA context.
 //
@@ -5586,6 +5655,15 @@ func CtxCreate(ctxCreateParams *CtxCreateParams, flags uint32, dev Device) (Cont
 //   - ctx: Context to destroy
 func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 
+// CtxDestroyV2 is CtxDestroy under its entry point's versioned name
+// (cuCtxDestroy_v2): code that means this form of cuCtxDestroy compiles on
+// every pinned toolkit that declares cuCtxDestroy_v2.
+func CtxDestroyV2(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
+
+// CtxDestroyV2Ctx is CtxDestroyCtx under its entry point's versioned name
+// (cuCtxDestroy_v2).
+func CtxDestroyV2Ctx(ctx Context, ctxArg Context) error { return CtxDestroyCtx(ctx, ctxArg) }
+
 // CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context
 // current first): Pushes a context on the current CPU thread.
 //
@@ -5600,6 +5678,15 @@ func CtxDestroy(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 //
 //   - ctx: Context to push
 func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
+
+// CtxPushCurrentV2 is CtxPushCurrent under its entry point's versioned name
+// (cuCtxPushCurrent_v2): code that means this form of cuCtxPushCurrent compiles
+// on every pinned toolkit that declares cuCtxPushCurrent_v2.
+func CtxPushCurrentV2(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) }
+
+// CtxPushCurrentV2Ctx is CtxPushCurrentCtx under its entry point's versioned
+// name (cuCtxPushCurrent_v2).
+func CtxPushCurrentV2Ctx(ctx Context, ctxArg Context) error { return CtxPushCurrentCtx(ctx, ctxArg) }
 
 // CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context
 // current first): Pops the current CUDA context from the current CPU thread.
@@ -5616,6 +5703,15 @@ func CtxPushCurrent(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg) 
 //
 //   - pctx: Returned popped context handle
 func CtxPopCurrent() (Context, error) { return CtxPopCurrentCtx(0) }
+
+// CtxPopCurrentV2 is CtxPopCurrent under its entry point's versioned name
+// (cuCtxPopCurrent_v2): code that means this form of cuCtxPopCurrent compiles
+// on every pinned toolkit that declares cuCtxPopCurrent_v2.
+func CtxPopCurrentV2() (Context, error) { return CtxPopCurrentCtx(0) }
+
+// CtxPopCurrentV2Ctx is CtxPopCurrentCtx under its entry point's versioned name
+// (cuCtxPopCurrent_v2).
+func CtxPopCurrentV2Ctx(ctx Context) (Context, error) { return CtxPopCurrentCtx(ctx) }
 
 // CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current
 // first): Binds the specified CUDA context to the calling CPU thread.
@@ -6271,6 +6367,19 @@ func ModuleGetGlobal(hmod Module, name string) (DevicePtr, uint64, error) {
 	return ModuleGetGlobalCtx(0, hmod, name)
 }
 
+// ModuleGetGlobalV2 is ModuleGetGlobal under its entry point's versioned name
+// (cuModuleGetGlobal_v2): code that means this form of cuModuleGetGlobal
+// compiles on every pinned toolkit that declares cuModuleGetGlobal_v2.
+func ModuleGetGlobalV2(hmod Module, name string) (DevicePtr, uint64, error) {
+	return ModuleGetGlobalCtx(0, hmod, name)
+}
+
+// ModuleGetGlobalV2Ctx is ModuleGetGlobalCtx under its entry point's versioned
+// name (cuModuleGetGlobal_v2).
+func ModuleGetGlobalV2Ctx(ctx Context, hmod Module, name string) (DevicePtr, uint64, error) {
+	return ModuleGetGlobalCtx(ctx, hmod, name)
+}
+
 // LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current
 // first): Creates a pending JIT linker invocation.
 //
@@ -6317,6 +6426,19 @@ func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) 
 	return LinkCreateCtx(0, options, optionValues)
 }
 
+// LinkCreateV2 is LinkCreate under its entry point's versioned name
+// (cuLinkCreate_v2): code that means this form of cuLinkCreate compiles on
+// every pinned toolkit that declares cuLinkCreate_v2.
+func LinkCreateV2(options []JITOption, optionValues []uintptr) (LinkState, error) {
+	return LinkCreateCtx(0, options, optionValues)
+}
+
+// LinkCreateV2Ctx is LinkCreateCtx under its entry point's versioned name
+// (cuLinkCreate_v2).
+func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (LinkState, error) {
+	return LinkCreateCtx(ctx, options, optionValues)
+}
+
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
 // first): Add an input to a pending linker invocation.
 //
@@ -6351,6 +6473,19 @@ func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string
 	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
 
+// LinkAddDataV2 is LinkAddData under its entry point's versioned name
+// (cuLinkAddData_v2): code that means this form of cuLinkAddData compiles on
+// every pinned toolkit that declares cuLinkAddData_v2.
+func LinkAddDataV2(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
+}
+
+// LinkAddDataV2Ctx is LinkAddDataCtx under its entry point's versioned name
+// (cuLinkAddData_v2).
+func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddDataCtx(ctx, state, typeArg, data, name, options, optionValues)
+}
+
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
 // first): Add a file input to a pending linker invocation.
 //
@@ -6383,6 +6518,19 @@ func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string
 //     never a Go pointer
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
+}
+
+// LinkAddFileV2 is LinkAddFile under its entry point's versioned name
+// (cuLinkAddFile_v2): code that means this form of cuLinkAddFile compiles on
+// every pinned toolkit that declares cuLinkAddFile_v2.
+func LinkAddFileV2(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
+}
+
+// LinkAddFileV2Ctx is LinkAddFileCtx under its entry point's versioned name
+// (cuLinkAddFile_v2).
+func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
+	return LinkAddFileCtx(ctx, state, typeArg, path, options, optionValues)
 }
 
 // LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
@@ -6966,6 +7114,15 @@ func KernelGetParamInfo(kernel Kernel, paramIndex uint64) (uint64, uint64, error
 //   - total: Returned total memory in bytes
 func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 
+// MemGetInfoV2 is MemGetInfo under its entry point's versioned name
+// (cuMemGetInfo_v2): code that means this form of cuMemGetInfo compiles on
+// every pinned toolkit that declares cuMemGetInfo_v2.
+func MemGetInfoV2() (uint64, uint64, error) { return MemGetInfoCtx(0) }
+
+// MemGetInfoV2Ctx is MemGetInfoCtx under its entry point's versioned name
+// (cuMemGetInfo_v2).
+func MemGetInfoV2Ctx(ctx Context) (uint64, uint64, error) { return MemGetInfoCtx(ctx) }
+
 // MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first):
 // Allocates device memory.
 //
@@ -6979,6 +7136,17 @@ func MemGetInfo() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 //   - dptr: Returned device pointer
 //   - bytesize: Requested allocation size in bytes
 func MemAlloc(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
+
+// MemAllocV2 is MemAlloc under its entry point's versioned name
+// (cuMemAlloc_v2): code that means this form of cuMemAlloc compiles on every
+// pinned toolkit that declares cuMemAlloc_v2.
+func MemAllocV2(bytesize uint64) (DevicePtr, error) { return MemAllocCtx(0, bytesize) }
+
+// MemAllocV2Ctx is MemAllocCtx under its entry point's versioned name
+// (cuMemAlloc_v2).
+func MemAllocV2Ctx(ctx Context, bytesize uint64) (DevicePtr, error) {
+	return MemAllocCtx(ctx, bytesize)
+}
 
 // MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context
 // current first): Allocates pitched device memory.
@@ -7023,6 +7191,19 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
 }
 
+// MemAllocPitchV2 is MemAllocPitch under its entry point's versioned name
+// (cuMemAllocPitch_v2): code that means this form of cuMemAllocPitch compiles
+// on every pinned toolkit that declares cuMemAllocPitch_v2.
+func MemAllocPitchV2(widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
+	return MemAllocPitchCtx(0, widthInBytes, height, elementSizeBytes)
+}
+
+// MemAllocPitchV2Ctx is MemAllocPitchCtx under its entry point's versioned name
+// (cuMemAllocPitch_v2).
+func MemAllocPitchV2Ctx(ctx Context, widthInBytes uint64, height uint64, elementSizeBytes uint32) (DevicePtr, uint64, error) {
+	return MemAllocPitchCtx(ctx, widthInBytes, height, elementSizeBytes)
+}
+
 // MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees
 // device memory.
 //
@@ -7044,6 +7225,15 @@ func MemAllocPitch(widthInBytes uint64, height uint64, elementSizeBytes uint32) 
 //   - dptr: Pointer to memory to free
 func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 
+// MemFreeV2 is MemFree under its entry point's versioned name (cuMemFree_v2):
+// code that means this form of cuMemFree compiles on every pinned toolkit that
+// declares cuMemFree_v2.
+func MemFreeV2(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
+
+// MemFreeV2Ctx is MemFreeCtx under its entry point's versioned name
+// (cuMemFree_v2).
+func MemFreeV2Ctx(ctx Context, dptr DevicePtr) error { return MemFreeCtx(ctx, dptr) }
+
 // MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes
 // a context current first): Get information on memory allocations.
 //
@@ -7059,6 +7249,20 @@ func MemFree(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 //   - dptr: Device pointer to query
 func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 	return MemGetAddressRangeCtx(0, dptr)
+}
+
+// MemGetAddressRangeV2 is MemGetAddressRange under its entry point's versioned
+// name (cuMemGetAddressRange_v2): code that means this form of
+// cuMemGetAddressRange compiles on every pinned toolkit that declares
+// cuMemGetAddressRange_v2.
+func MemGetAddressRangeV2(dptr DevicePtr) (DevicePtr, uint64, error) {
+	return MemGetAddressRangeCtx(0, dptr)
+}
+
+// MemGetAddressRangeV2Ctx is MemGetAddressRangeCtx under its entry point's
+// versioned name (cuMemGetAddressRange_v2).
+func MemGetAddressRangeV2Ctx(ctx Context, dptr DevicePtr) (DevicePtr, uint64, error) {
+	return MemGetAddressRangeCtx(ctx, dptr)
 }
 
 // MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current
@@ -7092,6 +7296,17 @@ func MemGetAddressRange(dptr DevicePtr) (DevicePtr, uint64, error) {
 //   - pp: Returned pointer to host memory
 //   - bytesize: Requested allocation size in bytes
 func MemAllocHost(bytesize uint64) (HostPtr, error) { return MemAllocHostCtx(0, bytesize) }
+
+// MemAllocHostV2 is MemAllocHost under its entry point's versioned name
+// (cuMemAllocHost_v2): code that means this form of cuMemAllocHost compiles on
+// every pinned toolkit that declares cuMemAllocHost_v2.
+func MemAllocHostV2(bytesize uint64) (HostPtr, error) { return MemAllocHostCtx(0, bytesize) }
+
+// MemAllocHostV2Ctx is MemAllocHostCtx under its entry point's versioned name
+// (cuMemAllocHost_v2).
+func MemAllocHostV2Ctx(ctx Context, bytesize uint64) (HostPtr, error) {
+	return MemAllocHostCtx(ctx, bytesize)
+}
 
 // MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current
 // first): Frees page-locked host memory.
@@ -7207,6 +7422,20 @@ func MemHostGetDevicePointer(pArg HostPtr, flags uint32) (DevicePtr, error) {
 	return MemHostGetDevicePointerCtx(0, pArg, flags)
 }
 
+// MemHostGetDevicePointerV2 is MemHostGetDevicePointer under its entry point's
+// versioned name (cuMemHostGetDevicePointer_v2): code that means this form of
+// cuMemHostGetDevicePointer compiles on every pinned toolkit that declares
+// cuMemHostGetDevicePointer_v2.
+func MemHostGetDevicePointerV2(pArg HostPtr, flags uint32) (DevicePtr, error) {
+	return MemHostGetDevicePointerCtx(0, pArg, flags)
+}
+
+// MemHostGetDevicePointerV2Ctx is MemHostGetDevicePointerCtx under its entry
+// point's versioned name (cuMemHostGetDevicePointer_v2).
+func MemHostGetDevicePointerV2Ctx(ctx Context, pArg HostPtr, flags uint32) (DevicePtr, error) {
+	return MemHostGetDevicePointerCtx(ctx, pArg, flags)
+}
+
 // MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context
 // current first): Passes back flags that were used for a pinned allocation.
 //
@@ -7319,7 +7548,7 @@ func MemHostGetFlags(pArg HostPtr) (uint32, error) { return MemHostGetFlagsCtx(0
 //   - dptr: Returned device pointer
 //   - bytesize: Requested allocation size in bytes
 //   - flags: Must be one of CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST
-func MemAllocManaged(bytesize uint64, flags uint32) (DevicePtr, error) {
+func MemAllocManaged(bytesize uint64, flags MemAttachFlags) (DevicePtr, error) {
 	return MemAllocManagedCtx(0, bytesize, flags)
 }
 
@@ -7537,8 +7766,21 @@ func IPCGetMemHandle(dptr DevicePtr) (IPCMemHandle, error) { return IPCGetMemHan
 //   - handle: CUipcMemHandle to open
 //   - Flags: Flags for this operation. Must be specified as
 //     CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
-func IPCOpenMemHandle(handle *IPCMemHandle, flags uint32) (DevicePtr, error) {
+func IPCOpenMemHandle(handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
 	return IPCOpenMemHandleCtx(0, handle, flags)
+}
+
+// IPCOpenMemHandleV2 is IPCOpenMemHandle under its entry point's versioned name
+// (cuIpcOpenMemHandle_v2): code that means this form of cuIpcOpenMemHandle
+// compiles on every pinned toolkit that declares cuIpcOpenMemHandle_v2.
+func IPCOpenMemHandleV2(handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
+	return IPCOpenMemHandleCtx(0, handle, flags)
+}
+
+// IPCOpenMemHandleV2Ctx is IPCOpenMemHandleCtx under its entry point's
+// versioned name (cuIpcOpenMemHandle_v2).
+func IPCOpenMemHandleV2Ctx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags) (DevicePtr, error) {
+	return IPCOpenMemHandleCtx(ctx, handle, flags)
 }
 
 // IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a
@@ -7642,6 +7884,19 @@ func MemHostRegister(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) 
 	return MemHostRegisterCtx(0, pArg, bytesize, flags)
 }
 
+// MemHostRegisterV2 is MemHostRegister under its entry point's versioned name
+// (cuMemHostRegister_v2): code that means this form of cuMemHostRegister
+// compiles on every pinned toolkit that declares cuMemHostRegister_v2.
+func MemHostRegisterV2(pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
+	return MemHostRegisterCtx(0, pArg, bytesize, flags)
+}
+
+// MemHostRegisterV2Ctx is MemHostRegisterCtx under its entry point's versioned
+// name (cuMemHostRegister_v2).
+func MemHostRegisterV2Ctx(ctx Context, pArg HostPtr, bytesize uint64, flags MemHostRegisterFlags) error {
+	return MemHostRegisterCtx(ctx, pArg, bytesize, flags)
+}
+
 // MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a
 // context current first): Unregisters a memory range that was registered with
 // cuMemHostRegister.
@@ -7711,6 +7966,19 @@ func MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error {
 	return MemcpyHtoDCtx(0, dstDevice, srcHost)
 }
 
+// MemcpyHtoDV2 is MemcpyHtoD under its entry point's versioned name
+// (cuMemcpyHtoD_v2): code that means this form of cuMemcpyHtoD compiles on
+// every pinned toolkit that declares cuMemcpyHtoD_v2.
+func MemcpyHtoDV2(dstDevice DevicePtr, srcHost []byte) error {
+	return MemcpyHtoDCtx(0, dstDevice, srcHost)
+}
+
+// MemcpyHtoDV2Ctx is MemcpyHtoDCtx under its entry point's versioned name
+// (cuMemcpyHtoD_v2).
+func MemcpyHtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcHost []byte) error {
+	return MemcpyHtoDCtx(ctx, dstDevice, srcHost)
+}
+
 // MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current
 // first): Copies memory from Device to Host.
 //
@@ -7725,6 +7993,19 @@ func MemcpyHtoD(dstDevice DevicePtr, srcHost []byte) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoH(dstHost []byte, srcDevice DevicePtr) error {
 	return MemcpyDtoHCtx(0, dstHost, srcDevice)
+}
+
+// MemcpyDtoHV2 is MemcpyDtoH under its entry point's versioned name
+// (cuMemcpyDtoH_v2): code that means this form of cuMemcpyDtoH compiles on
+// every pinned toolkit that declares cuMemcpyDtoH_v2.
+func MemcpyDtoHV2(dstHost []byte, srcDevice DevicePtr) error {
+	return MemcpyDtoHCtx(0, dstHost, srcDevice)
+}
+
+// MemcpyDtoHV2Ctx is MemcpyDtoHCtx under its entry point's versioned name
+// (cuMemcpyDtoH_v2).
+func MemcpyDtoHV2Ctx(ctx Context, dstHost []byte, srcDevice DevicePtr) error {
+	return MemcpyDtoHCtx(ctx, dstHost, srcDevice)
 }
 
 // MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current
@@ -7743,6 +8024,19 @@ func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) erro
 	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
 }
 
+// MemcpyDtoDV2 is MemcpyDtoD under its entry point's versioned name
+// (cuMemcpyDtoD_v2): code that means this form of cuMemcpyDtoD compiles on
+// every pinned toolkit that declares cuMemcpyDtoD_v2.
+func MemcpyDtoDV2(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoDCtx(0, dstDevice, srcDevice, byteCount)
+}
+
+// MemcpyDtoDV2Ctx is MemcpyDtoDCtx under its entry point's versioned name
+// (cuMemcpyDtoD_v2).
+func MemcpyDtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoDCtx(ctx, dstDevice, srcDevice, byteCount)
+}
+
 // MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current
 // first): Copies memory from Device to Array.
 //
@@ -7759,6 +8053,19 @@ func MemcpyDtoD(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64) erro
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
 	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
+}
+
+// MemcpyDtoAV2 is MemcpyDtoA under its entry point's versioned name
+// (cuMemcpyDtoA_v2): code that means this form of cuMemcpyDtoA compiles on
+// every pinned toolkit that declares cuMemcpyDtoA_v2.
+func MemcpyDtoAV2(dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoACtx(0, dstArray, dstOffset, srcDevice, byteCount)
+}
+
+// MemcpyDtoAV2Ctx is MemcpyDtoACtx under its entry point's versioned name
+// (cuMemcpyDtoA_v2).
+func MemcpyDtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcDevice DevicePtr, byteCount uint64) error {
+	return MemcpyDtoACtx(ctx, dstArray, dstOffset, srcDevice, byteCount)
 }
 
 // MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current
@@ -7781,6 +8088,19 @@ func MemcpyAtoD(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount
 	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
 }
 
+// MemcpyAtoDV2 is MemcpyAtoD under its entry point's versioned name
+// (cuMemcpyAtoD_v2): code that means this form of cuMemcpyAtoD compiles on
+// every pinned toolkit that declares cuMemcpyAtoD_v2.
+func MemcpyAtoDV2(dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoDCtx(0, dstDevice, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoDV2Ctx is MemcpyAtoDCtx under its entry point's versioned name
+// (cuMemcpyAtoD_v2).
+func MemcpyAtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoDCtx(ctx, dstDevice, srcArray, srcOffset, byteCount)
+}
+
 // MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current
 // first): Copies memory from Host to Array.
 //
@@ -7799,6 +8119,19 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost []byte) error {
 	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost)
 }
 
+// MemcpyHtoAV2 is MemcpyHtoA under its entry point's versioned name
+// (cuMemcpyHtoA_v2): code that means this form of cuMemcpyHtoA compiles on
+// every pinned toolkit that declares cuMemcpyHtoA_v2.
+func MemcpyHtoAV2(dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return MemcpyHtoACtx(0, dstArray, dstOffset, srcHost)
+}
+
+// MemcpyHtoAV2Ctx is MemcpyHtoACtx under its entry point's versioned name
+// (cuMemcpyHtoA_v2).
+func MemcpyHtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost []byte) error {
+	return MemcpyHtoACtx(ctx, dstArray, dstOffset, srcHost)
+}
+
 // MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current
 // first): Copies memory from Array to Host.
 //
@@ -7815,6 +8148,19 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost []byte) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error {
 	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset)
+}
+
+// MemcpyAtoHV2 is MemcpyAtoH under its entry point's versioned name
+// (cuMemcpyAtoH_v2): code that means this form of cuMemcpyAtoH compiles on
+// every pinned toolkit that declares cuMemcpyAtoH_v2.
+func MemcpyAtoHV2(dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return MemcpyAtoHCtx(0, dstHost, srcArray, srcOffset)
+}
+
+// MemcpyAtoHV2Ctx is MemcpyAtoHCtx under its entry point's versioned name
+// (cuMemcpyAtoH_v2).
+func MemcpyAtoHV2Ctx(ctx Context, dstHost []byte, srcArray Array, srcOffset uint64) error {
+	return MemcpyAtoHCtx(ctx, dstHost, srcArray, srcOffset)
 }
 
 // MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current
@@ -7837,6 +8183,19 @@ func MemcpyAtoH(dstHost []byte, srcArray Array, srcOffset uint64) error {
 //   - ByteCount: Size of memory copy in bytes
 func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
 	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoAV2 is MemcpyAtoA under its entry point's versioned name
+// (cuMemcpyAtoA_v2): code that means this form of cuMemcpyAtoA compiles on
+// every pinned toolkit that declares cuMemcpyAtoA_v2.
+func MemcpyAtoAV2(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoACtx(0, dstArray, dstOffset, srcArray, srcOffset, byteCount)
+}
+
+// MemcpyAtoAV2Ctx is MemcpyAtoACtx under its entry point's versioned name
+// (cuMemcpyAtoA_v2).
+func MemcpyAtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint64, byteCount uint64) error {
+	return MemcpyAtoACtx(ctx, dstArray, dstOffset, srcArray, srcOffset, byteCount)
 }
 
 // Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first):
@@ -7954,6 +8313,15 @@ func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint
 //   - pCopy: Parameters for the memory copy
 func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 
+// Memcpy2DV2 is Memcpy2D under its entry point's versioned name
+// (cuMemcpy2D_v2): code that means this form of cuMemcpy2D compiles on every
+// pinned toolkit that declares cuMemcpy2D_v2.
+func Memcpy2DV2(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
+
+// Memcpy2DV2Ctx is Memcpy2DCtx under its entry point's versioned name
+// (cuMemcpy2D_v2).
+func Memcpy2DV2Ctx(ctx Context, pCopy *Memcpy2DParams) error { return Memcpy2DCtx(ctx, pCopy) }
+
 // Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a
 // context current first): Copies memory for 2D arrays.
 //
@@ -8068,6 +8436,18 @@ func Memcpy2D(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 //
 //   - pCopy: Parameters for the memory copy
 func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
+
+// Memcpy2DUnalignedV2 is Memcpy2DUnaligned under its entry point's versioned
+// name (cuMemcpy2DUnaligned_v2): code that means this form of
+// cuMemcpy2DUnaligned compiles on every pinned toolkit that declares
+// cuMemcpy2DUnaligned_v2.
+func Memcpy2DUnalignedV2(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCtx(0, pCopy) }
+
+// Memcpy2DUnalignedV2Ctx is Memcpy2DUnalignedCtx under its entry point's
+// versioned name (cuMemcpy2DUnaligned_v2).
+func Memcpy2DUnalignedV2Ctx(ctx Context, pCopy *Memcpy2DParams) error {
+	return Memcpy2DUnalignedCtx(ctx, pCopy)
+}
 
 // Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first):
 // Copies memory for 3D arrays.
@@ -8187,6 +8567,15 @@ func Memcpy2DUnaligned(pCopy *Memcpy2DParams) error { return Memcpy2DUnalignedCt
 //   - pCopy: Parameters for the memory copy
 func Memcpy3D(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
 
+// Memcpy3DV2 is Memcpy3D under its entry point's versioned name
+// (cuMemcpy3D_v2): code that means this form of cuMemcpy3D compiles on every
+// pinned toolkit that declares cuMemcpy3D_v2.
+func Memcpy3DV2(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
+
+// Memcpy3DV2Ctx is Memcpy3DCtx under its entry point's versioned name
+// (cuMemcpy3D_v2).
+func Memcpy3DV2Ctx(ctx Context, pCopy *Memcpy3DParams) error { return Memcpy3DCtx(ctx, pCopy) }
+
 // Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current
 // first): Copies memory between contexts.
 //
@@ -8257,6 +8646,19 @@ func MemcpyHtoDAsync(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hSt
 	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
 }
 
+// MemcpyHtoDAsyncV2 is MemcpyHtoDAsync under its entry point's versioned name
+// (cuMemcpyHtoDAsync_v2): code that means this form of cuMemcpyHtoDAsync
+// compiles on every pinned toolkit that declares cuMemcpyHtoDAsync_v2.
+func MemcpyHtoDAsyncV2(dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoDAsyncCtx(0, dstDevice, srcHost, byteCount, hStream)
+}
+
+// MemcpyHtoDAsyncV2Ctx is MemcpyHtoDAsyncCtx under its entry point's versioned
+// name (cuMemcpyHtoDAsync_v2).
+func MemcpyHtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoDAsyncCtx(ctx, dstDevice, srcHost, byteCount, hStream)
+}
+
 // MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a
 // context current first): Copies memory from Device to Host.
 //
@@ -8274,6 +8676,19 @@ func MemcpyDtoHAsync(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hSt
 	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
 }
 
+// MemcpyDtoHAsyncV2 is MemcpyDtoHAsync under its entry point's versioned name
+// (cuMemcpyDtoHAsync_v2): code that means this form of cuMemcpyDtoHAsync
+// compiles on every pinned toolkit that declares cuMemcpyDtoHAsync_v2.
+func MemcpyDtoHAsyncV2(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoHAsyncCtx(0, dstHost, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoHAsyncV2Ctx is MemcpyDtoHAsyncCtx under its entry point's versioned
+// name (cuMemcpyDtoHAsync_v2).
+func MemcpyDtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoHAsyncCtx(ctx, dstHost, srcDevice, byteCount, hStream)
+}
+
 // MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a
 // context current first): Copies memory from Device to Device.
 //
@@ -8289,6 +8704,19 @@ func MemcpyDtoHAsync(dstHost HostPtr, srcDevice DevicePtr, byteCount uint64, hSt
 //   - hStream: Stream identifier
 func MemcpyDtoDAsync(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
 	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoDAsyncV2 is MemcpyDtoDAsync under its entry point's versioned name
+// (cuMemcpyDtoDAsync_v2): code that means this form of cuMemcpyDtoDAsync
+// compiles on every pinned toolkit that declares cuMemcpyDtoDAsync_v2.
+func MemcpyDtoDAsyncV2(dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoDAsyncCtx(0, dstDevice, srcDevice, byteCount, hStream)
+}
+
+// MemcpyDtoDAsyncV2Ctx is MemcpyDtoDAsyncCtx under its entry point's versioned
+// name (cuMemcpyDtoDAsync_v2).
+func MemcpyDtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byteCount uint64, hStream Stream) error {
+	return MemcpyDtoDAsyncCtx(ctx, dstDevice, srcDevice, byteCount, hStream)
 }
 
 // MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a
@@ -8310,6 +8738,19 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCoun
 	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
 }
 
+// MemcpyHtoAAsyncV2 is MemcpyHtoAAsync under its entry point's versioned name
+// (cuMemcpyHtoAAsync_v2): code that means this form of cuMemcpyHtoAAsync
+// compiles on every pinned toolkit that declares cuMemcpyHtoAAsync_v2.
+func MemcpyHtoAAsyncV2(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoAAsyncCtx(0, dstArray, dstOffset, srcHost, byteCount, hStream)
+}
+
+// MemcpyHtoAAsyncV2Ctx is MemcpyHtoAAsyncCtx under its entry point's versioned
+// name (cuMemcpyHtoAAsync_v2).
+func MemcpyHtoAAsyncV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost HostPtr, byteCount uint64, hStream Stream) error {
+	return MemcpyHtoAAsyncCtx(ctx, dstArray, dstOffset, srcHost, byteCount, hStream)
+}
+
 // MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a
 // context current first): Copies memory from Array to Host.
 //
@@ -8327,6 +8768,19 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost HostPtr, byteCoun
 //   - hStream: Stream identifier
 func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
 	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
+}
+
+// MemcpyAtoHAsyncV2 is MemcpyAtoHAsync under its entry point's versioned name
+// (cuMemcpyAtoHAsync_v2): code that means this form of cuMemcpyAtoHAsync
+// compiles on every pinned toolkit that declares cuMemcpyAtoHAsync_v2.
+func MemcpyAtoHAsyncV2(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return MemcpyAtoHAsyncCtx(0, dstHost, srcArray, srcOffset, byteCount, hStream)
+}
+
+// MemcpyAtoHAsyncV2Ctx is MemcpyAtoHAsyncCtx under its entry point's versioned
+// name (cuMemcpyAtoHAsync_v2).
+func MemcpyAtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcArray Array, srcOffset uint64, byteCount uint64, hStream Stream) error {
+	return MemcpyAtoHAsyncCtx(ctx, dstHost, srcArray, srcOffset, byteCount, hStream)
 }
 
 // Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context
@@ -8451,6 +8905,19 @@ func MemcpyAtoHAsync(dstHost HostPtr, srcArray Array, srcOffset uint64, byteCoun
 //   - pCopy.dstHost: until the copy has run on the stream
 func Memcpy2DAsync(pCopy *Memcpy2DParams, hStream Stream) error {
 	return Memcpy2DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy2DAsyncV2 is Memcpy2DAsync under its entry point's versioned name
+// (cuMemcpy2DAsync_v2): code that means this form of cuMemcpy2DAsync compiles
+// on every pinned toolkit that declares cuMemcpy2DAsync_v2.
+func Memcpy2DAsyncV2(pCopy *Memcpy2DParams, hStream Stream) error {
+	return Memcpy2DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy2DAsyncV2Ctx is Memcpy2DAsyncCtx under its entry point's versioned name
+// (cuMemcpy2DAsync_v2).
+func Memcpy2DAsyncV2Ctx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) error {
+	return Memcpy2DAsyncCtx(ctx, pCopy, hStream)
 }
 
 // Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context
@@ -8578,6 +9045,19 @@ func Memcpy3DAsync(pCopy *Memcpy3DParams, hStream Stream) error {
 	return Memcpy3DAsyncCtx(0, pCopy, hStream)
 }
 
+// Memcpy3DAsyncV2 is Memcpy3DAsync under its entry point's versioned name
+// (cuMemcpy3DAsync_v2): code that means this form of cuMemcpy3DAsync compiles
+// on every pinned toolkit that declares cuMemcpy3DAsync_v2.
+func Memcpy3DAsyncV2(pCopy *Memcpy3DParams, hStream Stream) error {
+	return Memcpy3DAsyncCtx(0, pCopy, hStream)
+}
+
+// Memcpy3DAsyncV2Ctx is Memcpy3DAsyncCtx under its entry point's versioned name
+// (cuMemcpy3DAsync_v2).
+func Memcpy3DAsyncV2Ctx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) error {
+	return Memcpy3DAsyncCtx(ctx, pCopy, hStream)
+}
+
 // Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a
 // context current first): Copies memory between contexts asynchronously.
 //
@@ -8679,6 +9159,19 @@ func MemcpyBatchAsync(dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs 
 	return MemcpyBatchAsyncCtx(0, dsts, srcs, sizes, attrs, attrsIdxs, hStream)
 }
 
+// MemcpyBatchAsyncV2 is MemcpyBatchAsync under its entry point's versioned name
+// (cuMemcpyBatchAsync_v2): code that means this form of cuMemcpyBatchAsync
+// compiles on every pinned toolkit that declares cuMemcpyBatchAsync_v2.
+func MemcpyBatchAsyncV2(dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs []MemcpyAttributes, attrsIdxs []uint64, hStream Stream) error {
+	return MemcpyBatchAsyncCtx(0, dsts, srcs, sizes, attrs, attrsIdxs, hStream)
+}
+
+// MemcpyBatchAsyncV2Ctx is MemcpyBatchAsyncCtx under its entry point's
+// versioned name (cuMemcpyBatchAsync_v2).
+func MemcpyBatchAsyncV2Ctx(ctx Context, dsts []DevicePtr, srcs []DevicePtr, sizes []uint64, attrs []MemcpyAttributes, attrsIdxs []uint64, hStream Stream) error {
+	return MemcpyBatchAsyncCtx(ctx, dsts, srcs, sizes, attrs, attrsIdxs, hStream)
+}
+
 // Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync_v2 (Memcpy3DBatchAsyncCtx makes
 // a context current first): Performs a batch of 3D memory copies
 // asynchronously.
@@ -8760,6 +9253,20 @@ func Memcpy3DBatchAsync(opList []Memcpy3DBatchOp, flags uint64, hStream Stream) 
 	return Memcpy3DBatchAsyncCtx(0, opList, flags, hStream)
 }
 
+// Memcpy3DBatchAsyncV2 is Memcpy3DBatchAsync under its entry point's versioned
+// name (cuMemcpy3DBatchAsync_v2): code that means this form of
+// cuMemcpy3DBatchAsync compiles on every pinned toolkit that declares
+// cuMemcpy3DBatchAsync_v2.
+func Memcpy3DBatchAsyncV2(opList []Memcpy3DBatchOp, flags uint64, hStream Stream) error {
+	return Memcpy3DBatchAsyncCtx(0, opList, flags, hStream)
+}
+
+// Memcpy3DBatchAsyncV2Ctx is Memcpy3DBatchAsyncCtx under its entry point's
+// versioned name (cuMemcpy3DBatchAsync_v2).
+func Memcpy3DBatchAsyncV2Ctx(ctx Context, opList []Memcpy3DBatchOp, flags uint64, hStream Stream) error {
+	return Memcpy3DBatchAsyncCtx(ctx, opList, flags, hStream)
+}
+
 // MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first):
 // Initializes device memory.
 //
@@ -8771,6 +9278,19 @@ func Memcpy3DBatchAsync(opList []Memcpy3DBatchOp, flags uint64, hStream Stream) 
 //   - uc: Value to set
 //   - N: Number of elements
 func MemsetD8(dstDevice DevicePtr, uc uint8, n uint64) error { return MemsetD8Ctx(0, dstDevice, uc, n) }
+
+// MemsetD8V2 is MemsetD8 under its entry point's versioned name
+// (cuMemsetD8_v2): code that means this form of cuMemsetD8 compiles on every
+// pinned toolkit that declares cuMemsetD8_v2.
+func MemsetD8V2(dstDevice DevicePtr, uc uint8, n uint64) error {
+	return MemsetD8Ctx(0, dstDevice, uc, n)
+}
+
+// MemsetD8V2Ctx is MemsetD8Ctx under its entry point's versioned name
+// (cuMemsetD8_v2).
+func MemsetD8V2Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
+	return MemsetD8Ctx(ctx, dstDevice, uc, n)
+}
 
 // MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first):
 // Initializes device memory.
@@ -8787,6 +9307,19 @@ func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 	return MemsetD16Ctx(0, dstDevice, us, n)
 }
 
+// MemsetD16V2 is MemsetD16 under its entry point's versioned name
+// (cuMemsetD16_v2): code that means this form of cuMemsetD16 compiles on every
+// pinned toolkit that declares cuMemsetD16_v2.
+func MemsetD16V2(dstDevice DevicePtr, us uint16, n uint64) error {
+	return MemsetD16Ctx(0, dstDevice, us, n)
+}
+
+// MemsetD16V2Ctx is MemsetD16Ctx under its entry point's versioned name
+// (cuMemsetD16_v2).
+func MemsetD16V2Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) error {
+	return MemsetD16Ctx(ctx, dstDevice, us, n)
+}
+
 // MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first):
 // Initializes device memory.
 //
@@ -8800,6 +9333,19 @@ func MemsetD16(dstDevice DevicePtr, us uint16, n uint64) error {
 //   - N: Number of elements
 func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 	return MemsetD32Ctx(0, dstDevice, ui, n)
+}
+
+// MemsetD32V2 is MemsetD32 under its entry point's versioned name
+// (cuMemsetD32_v2): code that means this form of cuMemsetD32 compiles on every
+// pinned toolkit that declares cuMemsetD32_v2.
+func MemsetD32V2(dstDevice DevicePtr, ui uint32, n uint64) error {
+	return MemsetD32Ctx(0, dstDevice, ui, n)
+}
+
+// MemsetD32V2Ctx is MemsetD32Ctx under its entry point's versioned name
+// (cuMemsetD32_v2).
+func MemsetD32V2Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) error {
+	return MemsetD32Ctx(ctx, dstDevice, ui, n)
 }
 
 // MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current
@@ -8819,6 +9365,19 @@ func MemsetD32(dstDevice DevicePtr, ui uint32, n uint64) error {
 //   - Height: Number of rows
 func MemsetD2D8(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
 	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
+}
+
+// MemsetD2D8V2 is MemsetD2D8 under its entry point's versioned name
+// (cuMemsetD2D8_v2): code that means this form of cuMemsetD2D8 compiles on
+// every pinned toolkit that declares cuMemsetD2D8_v2.
+func MemsetD2D8V2(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
+	return MemsetD2D8Ctx(0, dstDevice, dstPitch, uc, width, height)
+}
+
+// MemsetD2D8V2Ctx is MemsetD2D8Ctx under its entry point's versioned name
+// (cuMemsetD2D8_v2).
+func MemsetD2D8V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint64, height uint64) error {
+	return MemsetD2D8Ctx(ctx, dstDevice, dstPitch, uc, width, height)
 }
 
 // MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current
@@ -8841,6 +9400,19 @@ func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, 
 	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
 }
 
+// MemsetD2D16V2 is MemsetD2D16 under its entry point's versioned name
+// (cuMemsetD2D16_v2): code that means this form of cuMemsetD2D16 compiles on
+// every pinned toolkit that declares cuMemsetD2D16_v2.
+func MemsetD2D16V2(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
+	return MemsetD2D16Ctx(0, dstDevice, dstPitch, us, width, height)
+}
+
+// MemsetD2D16V2Ctx is MemsetD2D16Ctx under its entry point's versioned name
+// (cuMemsetD2D16_v2).
+func MemsetD2D16V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, height uint64) error {
+	return MemsetD2D16Ctx(ctx, dstDevice, dstPitch, us, width, height)
+}
+
 // MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current
 // first): Initializes device memory.
 //
@@ -8859,6 +9431,19 @@ func MemsetD2D16(dstDevice DevicePtr, dstPitch uint64, us uint16, width uint64, 
 //   - Height: Number of rows
 func MemsetD2D32(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
 	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
+}
+
+// MemsetD2D32V2 is MemsetD2D32 under its entry point's versioned name
+// (cuMemsetD2D32_v2): code that means this form of cuMemsetD2D32 compiles on
+// every pinned toolkit that declares cuMemsetD2D32_v2.
+func MemsetD2D32V2(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
+	return MemsetD2D32Ctx(0, dstDevice, dstPitch, ui, width, height)
+}
+
+// MemsetD2D32V2Ctx is MemsetD2D32Ctx under its entry point's versioned name
+// (cuMemsetD2D32_v2).
+func MemsetD2D32V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint32, width uint64, height uint64) error {
+	return MemsetD2D32Ctx(ctx, dstDevice, dstPitch, ui, width, height)
 }
 
 // MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current
@@ -9093,6 +9678,19 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 	return ArrayCreateCtx(0, pAllocateArray)
 }
 
+// ArrayCreateV2 is ArrayCreate under its entry point's versioned name
+// (cuArrayCreate_v2): code that means this form of cuArrayCreate compiles on
+// every pinned toolkit that declares cuArrayCreate_v2.
+func ArrayCreateV2(pAllocateArray *ArrayDescriptor) (Array, error) {
+	return ArrayCreateCtx(0, pAllocateArray)
+}
+
+// ArrayCreateV2Ctx is ArrayCreateCtx under its entry point's versioned name
+// (cuArrayCreate_v2).
+func ArrayCreateV2Ctx(ctx Context, pAllocateArray *ArrayDescriptor) (Array, error) {
+	return ArrayCreateCtx(ctx, pAllocateArray)
+}
+
 // ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes
 // a context current first): Get a 1D or 2D CUDA array descriptor.
 //
@@ -9107,6 +9705,20 @@ func ArrayCreate(pAllocateArray *ArrayDescriptor) (Array, error) {
 //   - hArray: Array to get descriptor of
 func ArrayGetDescriptor(hArray Array) (ArrayDescriptor, error) {
 	return ArrayGetDescriptorCtx(0, hArray)
+}
+
+// ArrayGetDescriptorV2 is ArrayGetDescriptor under its entry point's versioned
+// name (cuArrayGetDescriptor_v2): code that means this form of
+// cuArrayGetDescriptor compiles on every pinned toolkit that declares
+// cuArrayGetDescriptor_v2.
+func ArrayGetDescriptorV2(hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(0, hArray)
+}
+
+// ArrayGetDescriptorV2Ctx is ArrayGetDescriptorCtx under its entry point's
+// versioned name (cuArrayGetDescriptor_v2).
+func ArrayGetDescriptorV2Ctx(ctx Context, hArray Array) (ArrayDescriptor, error) {
+	return ArrayGetDescriptorCtx(ctx, hArray)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties
@@ -9442,6 +10054,19 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 	return Array3DCreateCtx(0, pAllocateArray)
 }
 
+// Array3DCreateV2 is Array3DCreate under its entry point's versioned name
+// (cuArray3DCreate_v2): code that means this form of cuArray3DCreate compiles
+// on every pinned toolkit that declares cuArray3DCreate_v2.
+func Array3DCreateV2(pAllocateArray *Array3DDescriptor) (Array, error) {
+	return Array3DCreateCtx(0, pAllocateArray)
+}
+
+// Array3DCreateV2Ctx is Array3DCreateCtx under its entry point's versioned name
+// (cuArray3DCreate_v2).
+func Array3DCreateV2Ctx(ctx Context, pAllocateArray *Array3DDescriptor) (Array, error) {
+	return Array3DCreateCtx(ctx, pAllocateArray)
+}
+
 // Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx
 // makes a context current first): Get a 3D CUDA array descriptor.
 //
@@ -9459,6 +10084,20 @@ func Array3DCreate(pAllocateArray *Array3DDescriptor) (Array, error) {
 //   - hArray: 3D array to get descriptor of
 func Array3DGetDescriptor(hArray Array) (Array3DDescriptor, error) {
 	return Array3DGetDescriptorCtx(0, hArray)
+}
+
+// Array3DGetDescriptorV2 is Array3DGetDescriptor under its entry point's
+// versioned name (cuArray3DGetDescriptor_v2): code that means this form of
+// cuArray3DGetDescriptor compiles on every pinned toolkit that declares
+// cuArray3DGetDescriptor_v2.
+func Array3DGetDescriptorV2(hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(0, hArray)
+}
+
+// Array3DGetDescriptorV2Ctx is Array3DGetDescriptorCtx under its entry point's
+// versioned name (cuArray3DGetDescriptor_v2).
+func Array3DGetDescriptorV2Ctx(ctx Context, hArray Array) (Array3DDescriptor, error) {
+	return Array3DGetDescriptorCtx(ctx, hArray)
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
@@ -9707,7 +10346,7 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 //   - flags: When requesting
 //     CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could
 //     be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
-func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags MemRangeFlags) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
 }
 
@@ -11090,6 +11729,19 @@ func MemPrefetchAsync(devPtr DevicePtr, count uint64, location *MemLocation, fla
 	return MemPrefetchAsyncCtx(0, devPtr, count, location, flags, hStream)
 }
 
+// MemPrefetchAsyncV2 is MemPrefetchAsync under its entry point's versioned name
+// (cuMemPrefetchAsync_v2): code that means this form of cuMemPrefetchAsync
+// compiles on every pinned toolkit that declares cuMemPrefetchAsync_v2.
+func MemPrefetchAsyncV2(devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
+	return MemPrefetchAsyncCtx(0, devPtr, count, location, flags, hStream)
+}
+
+// MemPrefetchAsyncV2Ctx is MemPrefetchAsyncCtx under its entry point's
+// versioned name (cuMemPrefetchAsync_v2).
+func MemPrefetchAsyncV2Ctx(ctx Context, devPtr DevicePtr, count uint64, location *MemLocation, flags uint32, hStream Stream) error {
+	return MemPrefetchAsyncCtx(ctx, devPtr, count, location, flags, hStream)
+}
+
 // MemAdvise calls cuMemAdvise_v2 (MemAdviseCtx makes a context current first):
 // Advise about the usage of a given memory range.
 //
@@ -11237,6 +11889,19 @@ func MemPrefetchAsync(devPtr DevicePtr, count uint64, location *MemLocation, fla
 //   - location: location to apply the advice for
 func MemAdvise(devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
 	return MemAdviseCtx(0, devPtr, count, advice, location)
+}
+
+// MemAdviseV2 is MemAdvise under its entry point's versioned name
+// (cuMemAdvise_v2): code that means this form of cuMemAdvise compiles on every
+// pinned toolkit that declares cuMemAdvise_v2.
+func MemAdviseV2(devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
+	return MemAdviseCtx(0, devPtr, count, advice, location)
+}
+
+// MemAdviseV2Ctx is MemAdviseCtx under its entry point's versioned name
+// (cuMemAdvise_v2).
+func MemAdviseV2Ctx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvice, location *MemLocation) error {
+	return MemAdviseCtx(ctx, devPtr, count, advice, location)
 }
 
 // MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync (MemPrefetchBatchAsyncCtx
@@ -11834,6 +12499,20 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 	return StreamBeginCaptureCtx(0, hStream, mode)
 }
 
+// StreamBeginCaptureV2 is StreamBeginCapture under its entry point's versioned
+// name (cuStreamBeginCapture_v2): code that means this form of
+// cuStreamBeginCapture compiles on every pinned toolkit that declares
+// cuStreamBeginCapture_v2.
+func StreamBeginCaptureV2(hStream Stream, mode StreamCaptureMode) error {
+	return StreamBeginCaptureCtx(0, hStream, mode)
+}
+
+// StreamBeginCaptureV2Ctx is StreamBeginCaptureCtx under its entry point's
+// versioned name (cuStreamBeginCapture_v2).
+func StreamBeginCaptureV2Ctx(ctx Context, hStream Stream, mode StreamCaptureMode) error {
+	return StreamBeginCaptureCtx(ctx, hStream, mode)
+}
+
 // StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph
 // (StreamBeginCaptureToGraphCtx makes a context current first): Begins graph
 // capture on a stream to an existing graph.
@@ -12025,6 +12704,20 @@ func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, Graph, *
 	return StreamGetCaptureInfoCtx(0, hStream)
 }
 
+// StreamGetCaptureInfoV3 is StreamGetCaptureInfo under its entry point's
+// versioned name (cuStreamGetCaptureInfo_v3): code that means this form of
+// cuStreamGetCaptureInfo compiles on every pinned toolkit that declares
+// cuStreamGetCaptureInfo_v3.
+func StreamGetCaptureInfoV3(hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
+	return StreamGetCaptureInfoCtx(0, hStream)
+}
+
+// StreamGetCaptureInfoV3Ctx is StreamGetCaptureInfoCtx under its entry point's
+// versioned name (cuStreamGetCaptureInfo_v3).
+func StreamGetCaptureInfoV3Ctx(ctx Context, hStream Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
+	return StreamGetCaptureInfoCtx(ctx, hStream)
+}
+
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2
 // (StreamUpdateCaptureDependenciesCtx makes a context current first): Update
 // the set of dependencies in a capturing stream.
@@ -12051,8 +12744,23 @@ func StreamGetCaptureInfo(hStream Stream) (StreamCaptureStatus, uint64, Graph, *
 //   - dependencyData: Optional array of data associated with each dependency.
 //   - numDependencies: The size of the dependencies array
 //   - flags: See above
-func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags StreamUpdateCaptureDependenciesFlags) error {
 	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, dependencyData, flags)
+}
+
+// StreamUpdateCaptureDependenciesV2 is StreamUpdateCaptureDependencies under
+// its entry point's versioned name (cuStreamUpdateCaptureDependencies_v2): code
+// that means this form of cuStreamUpdateCaptureDependencies compiles on every
+// pinned toolkit that declares cuStreamUpdateCaptureDependencies_v2.
+func StreamUpdateCaptureDependenciesV2(hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags StreamUpdateCaptureDependenciesFlags) error {
+	return StreamUpdateCaptureDependenciesCtx(0, hStream, dependencies, dependencyData, flags)
+}
+
+// StreamUpdateCaptureDependenciesV2Ctx is StreamUpdateCaptureDependenciesCtx
+// under its entry point's versioned name
+// (cuStreamUpdateCaptureDependencies_v2).
+func StreamUpdateCaptureDependenciesV2Ctx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags StreamUpdateCaptureDependenciesFlags) error {
+	return StreamUpdateCaptureDependenciesCtx(ctx, hStream, dependencies, dependencyData, flags)
 }
 
 // StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx
@@ -12124,7 +12832,7 @@ func StreamUpdateCaptureDependencies(hStream Stream, dependencies []GraphNode, d
 //     valid host-accessible region of system-allocated pageable memory)
 //   - length: Length of memory
 //   - flags: Must be one of CUmemAttach_flags
-func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags MemAttachFlags) error {
 	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
 }
 
@@ -12169,6 +12877,15 @@ func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hS
 //
 //   - hStream: Stream to destroy
 func StreamDestroy(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
+
+// StreamDestroyV2 is StreamDestroy under its entry point's versioned name
+// (cuStreamDestroy_v2): code that means this form of cuStreamDestroy compiles
+// on every pinned toolkit that declares cuStreamDestroy_v2.
+func StreamDestroyV2(hStream Stream) error { return StreamDestroyCtx(0, hStream) }
+
+// StreamDestroyV2Ctx is StreamDestroyCtx under its entry point's versioned name
+// (cuStreamDestroy_v2).
+func StreamDestroyV2Ctx(ctx Context, hStream Stream) error { return StreamDestroyCtx(ctx, hStream) }
 
 // StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx
 // makes a context current first): Copies attributes from source stream to
@@ -12343,6 +13060,15 @@ func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent
 //   - hEvent: Event to destroy
 func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
 
+// EventDestroyV2 is EventDestroy under its entry point's versioned name
+// (cuEventDestroy_v2): code that means this form of cuEventDestroy compiles on
+// every pinned toolkit that declares cuEventDestroy_v2.
+func EventDestroyV2(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
+
+// EventDestroyV2Ctx is EventDestroyCtx under its entry point's versioned name
+// (cuEventDestroy_v2).
+func EventDestroyV2Ctx(ctx Context, hEvent Event) error { return EventDestroyCtx(ctx, hEvent) }
+
 // EventElapsedTime calls cuEventElapsedTime_v2 (EventElapsedTimeCtx makes a
 // context current first): Computes the elapsed time between two events.
 //
@@ -12375,6 +13101,19 @@ func EventDestroy(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
 //   - hEnd: Ending event
 func EventElapsedTime(hStart Event, hEnd Event) (float32, error) {
 	return EventElapsedTimeCtx(0, hStart, hEnd)
+}
+
+// EventElapsedTimeV2 is EventElapsedTime under its entry point's versioned name
+// (cuEventElapsedTime_v2): code that means this form of cuEventElapsedTime
+// compiles on every pinned toolkit that declares cuEventElapsedTime_v2.
+func EventElapsedTimeV2(hStart Event, hEnd Event) (float32, error) {
+	return EventElapsedTimeCtx(0, hStart, hEnd)
+}
+
+// EventElapsedTimeV2Ctx is EventElapsedTimeCtx under its entry point's
+// versioned name (cuEventElapsedTime_v2).
+func EventElapsedTimeV2Ctx(ctx Context, hStart Event, hEnd Event) (float32, error) {
+	return EventElapsedTimeCtx(ctx, hStart, hEnd)
 }
 
 // ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx
@@ -12966,8 +13705,22 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWaitValue32V2 is StreamWaitValue32 under its entry point's versioned
+// name (cuStreamWaitValue32_v2): code that means this form of
+// cuStreamWaitValue32 compiles on every pinned toolkit that declares
+// cuStreamWaitValue32_v2.
+func StreamWaitValue32V2(stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
+	return StreamWaitValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWaitValue32V2Ctx is StreamWaitValue32Ctx under its entry point's
+// versioned name (cuStreamWaitValue32_v2).
+func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
+	return StreamWaitValue32Ctx(ctx, stream, addr, value, flags)
 }
 
 // StreamWaitValue64 calls cuStreamWaitValue64_v2 (StreamWaitValue64Ctx makes a
@@ -12997,8 +13750,22 @@ func StreamWaitValue32(stream Stream, addr DevicePtr, value uint32, flags uint32
 //   - addr: The memory location to wait on.
 //   - value: The value to compare with the memory location.
 //   - flags: See CUstreamWaitValue_flags.
-func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWaitValue64V2 is StreamWaitValue64 under its entry point's versioned
+// name (cuStreamWaitValue64_v2): code that means this form of
+// cuStreamWaitValue64 compiles on every pinned toolkit that declares
+// cuStreamWaitValue64_v2.
+func StreamWaitValue64V2(stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
+	return StreamWaitValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWaitValue64V2Ctx is StreamWaitValue64Ctx under its entry point's
+// versioned name (cuStreamWaitValue64_v2).
+func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
+	return StreamWaitValue64Ctx(ctx, stream, addr, value, flags)
 }
 
 // StreamWriteValue32 calls cuStreamWriteValue32_v2 (StreamWriteValue32Ctx makes
@@ -13016,8 +13783,22 @@ func StreamWaitValue64(stream Stream, addr DevicePtr, value uint64, flags uint32
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue32V2 is StreamWriteValue32 under its entry point's versioned
+// name (cuStreamWriteValue32_v2): code that means this form of
+// cuStreamWriteValue32 compiles on every pinned toolkit that declares
+// cuStreamWriteValue32_v2.
+func StreamWriteValue32V2(stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
+	return StreamWriteValue32Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue32V2Ctx is StreamWriteValue32Ctx under its entry point's
+// versioned name (cuStreamWriteValue32_v2).
+func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
+	return StreamWriteValue32Ctx(ctx, stream, addr, value, flags)
 }
 
 // StreamWriteValue64 calls cuStreamWriteValue64_v2 (StreamWriteValue64Ctx makes
@@ -13037,8 +13818,22 @@ func StreamWriteValue32(stream Stream, addr DevicePtr, value uint32, flags uint3
 //   - addr: The device address to write to.
 //   - value: The value to write.
 //   - flags: See CUstreamWriteValue_flags.
-func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue64V2 is StreamWriteValue64 under its entry point's versioned
+// name (cuStreamWriteValue64_v2): code that means this form of
+// cuStreamWriteValue64 compiles on every pinned toolkit that declares
+// cuStreamWriteValue64_v2.
+func StreamWriteValue64V2(stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
+	return StreamWriteValue64Ctx(0, stream, addr, value, flags)
+}
+
+// StreamWriteValue64V2Ctx is StreamWriteValue64Ctx under its entry point's
+// versioned name (cuStreamWriteValue64_v2).
+func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
+	return StreamWriteValue64Ctx(ctx, stream, addr, value, flags)
 }
 
 // StreamBatchMemOp calls cuStreamBatchMemOp_v2 (StreamBatchMemOpCtx makes a
@@ -13070,6 +13865,19 @@ func StreamWriteValue64(stream Stream, addr DevicePtr, value uint64, flags uint3
 //   - flags: Reserved for future expansion; must be 0.
 func StreamBatchMemOp(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
 	return StreamBatchMemOpCtx(0, stream, paramArray, flags)
+}
+
+// StreamBatchMemOpV2 is StreamBatchMemOp under its entry point's versioned name
+// (cuStreamBatchMemOp_v2): code that means this form of cuStreamBatchMemOp
+// compiles on every pinned toolkit that declares cuStreamBatchMemOp_v2.
+func StreamBatchMemOpV2(stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return StreamBatchMemOpCtx(0, stream, paramArray, flags)
+}
+
+// StreamBatchMemOpV2Ctx is StreamBatchMemOpCtx under its entry point's
+// versioned name (cuStreamBatchMemOp_v2).
+func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
+	return StreamBatchMemOpCtx(ctx, stream, paramArray, flags)
 }
 
 // FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a
@@ -14272,6 +15080,20 @@ func GraphAddKernelNode(hGraph Graph, dependencies []GraphNode, nodeParams *Kern
 	return GraphAddKernelNodeCtx(0, hGraph, dependencies, nodeParams)
 }
 
+// GraphAddKernelNodeV2 is GraphAddKernelNode under its entry point's versioned
+// name (cuGraphAddKernelNode_v2): code that means this form of
+// cuGraphAddKernelNode compiles on every pinned toolkit that declares
+// cuGraphAddKernelNode_v2.
+func GraphAddKernelNodeV2(hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error) {
+	return GraphAddKernelNodeCtx(0, hGraph, dependencies, nodeParams)
+}
+
+// GraphAddKernelNodeV2Ctx is GraphAddKernelNodeCtx under its entry point's
+// versioned name (cuGraphAddKernelNode_v2).
+func GraphAddKernelNodeV2Ctx(ctx Context, hGraph Graph, dependencies []GraphNode, nodeParams *KernelNodeParams) (GraphNode, error) {
+	return GraphAddKernelNodeCtx(ctx, hGraph, dependencies, nodeParams)
+}
+
 // GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams_v2
 // (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel
 // node's parameters.
@@ -14294,6 +15116,20 @@ func GraphKernelNodeGetParams(hNode GraphNode) (KernelNodeParams, error) {
 	return GraphKernelNodeGetParamsCtx(0, hNode)
 }
 
+// GraphKernelNodeGetParamsV2 is GraphKernelNodeGetParams under its entry
+// point's versioned name (cuGraphKernelNodeGetParams_v2): code that means this
+// form of cuGraphKernelNodeGetParams compiles on every pinned toolkit that
+// declares cuGraphKernelNodeGetParams_v2.
+func GraphKernelNodeGetParamsV2(hNode GraphNode) (KernelNodeParams, error) {
+	return GraphKernelNodeGetParamsCtx(0, hNode)
+}
+
+// GraphKernelNodeGetParamsV2Ctx is GraphKernelNodeGetParamsCtx under its entry
+// point's versioned name (cuGraphKernelNodeGetParams_v2).
+func GraphKernelNodeGetParamsV2Ctx(ctx Context, hNode GraphNode) (KernelNodeParams, error) {
+	return GraphKernelNodeGetParamsCtx(ctx, hNode)
+}
+
 // GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams_v2
 // (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel
 // node's parameters.
@@ -14306,6 +15142,20 @@ func GraphKernelNodeGetParams(hNode GraphNode) (KernelNodeParams, error) {
 //   - nodeParams: Parameters to copy
 func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphKernelNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphKernelNodeSetParamsV2 is GraphKernelNodeSetParams under its entry
+// point's versioned name (cuGraphKernelNodeSetParams_v2): code that means this
+// form of cuGraphKernelNodeSetParams compiles on every pinned toolkit that
+// declares cuGraphKernelNodeSetParams_v2.
+func GraphKernelNodeSetParamsV2(hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphKernelNodeSetParamsCtx(0, hNode, nodeParams)
+}
+
+// GraphKernelNodeSetParamsV2Ctx is GraphKernelNodeSetParamsCtx under its entry
+// point's versioned name (cuGraphKernelNodeSetParams_v2).
+func GraphKernelNodeSetParamsV2Ctx(ctx Context, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphKernelNodeSetParamsCtx(ctx, hNode, nodeParams)
 }
 
 // GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a
@@ -15188,6 +16038,19 @@ func GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, err
 	return GraphGetEdgesCtx(0, hGraph)
 }
 
+// GraphGetEdgesV2 is GraphGetEdges under its entry point's versioned name
+// (cuGraphGetEdges_v2): code that means this form of cuGraphGetEdges compiles
+// on every pinned toolkit that declares cuGraphGetEdges_v2.
+func GraphGetEdgesV2(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error) {
+	return GraphGetEdgesCtx(0, hGraph)
+}
+
+// GraphGetEdgesV2Ctx is GraphGetEdgesCtx under its entry point's versioned name
+// (cuGraphGetEdges_v2).
+func GraphGetEdgesV2Ctx(ctx Context, hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error) {
+	return GraphGetEdgesCtx(ctx, hGraph)
+}
+
 // GraphNodeGetDependencies calls cuGraphNodeGetDependencies_v2
 // (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's
 // dependencies.
@@ -15211,6 +16074,20 @@ func GraphGetEdges(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, err
 //   - numDependencies: See description
 func GraphNodeGetDependencies(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
 	return GraphNodeGetDependenciesCtx(0, hNode)
+}
+
+// GraphNodeGetDependenciesV2 is GraphNodeGetDependencies under its entry
+// point's versioned name (cuGraphNodeGetDependencies_v2): code that means this
+// form of cuGraphNodeGetDependencies compiles on every pinned toolkit that
+// declares cuGraphNodeGetDependencies_v2.
+func GraphNodeGetDependenciesV2(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependenciesCtx(0, hNode)
+}
+
+// GraphNodeGetDependenciesV2Ctx is GraphNodeGetDependenciesCtx under its entry
+// point's versioned name (cuGraphNodeGetDependencies_v2).
+func GraphNodeGetDependenciesV2Ctx(ctx Context, hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependenciesCtx(ctx, hNode)
 }
 
 // GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes_v2
@@ -15238,6 +16115,20 @@ func GraphNodeGetDependentNodes(hNode GraphNode) ([]GraphNode, []GraphEdgeData, 
 	return GraphNodeGetDependentNodesCtx(0, hNode)
 }
 
+// GraphNodeGetDependentNodesV2 is GraphNodeGetDependentNodes under its entry
+// point's versioned name (cuGraphNodeGetDependentNodes_v2): code that means
+// this form of cuGraphNodeGetDependentNodes compiles on every pinned toolkit
+// that declares cuGraphNodeGetDependentNodes_v2.
+func GraphNodeGetDependentNodesV2(hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependentNodesCtx(0, hNode)
+}
+
+// GraphNodeGetDependentNodesV2Ctx is GraphNodeGetDependentNodesCtx under its
+// entry point's versioned name (cuGraphNodeGetDependentNodes_v2).
+func GraphNodeGetDependentNodesV2Ctx(ctx Context, hNode GraphNode) ([]GraphNode, []GraphEdgeData, error) {
+	return GraphNodeGetDependentNodesCtx(ctx, hNode)
+}
+
 // GraphAddDependencies calls cuGraphAddDependencies_v2 (GraphAddDependenciesCtx
 // makes a context current first): Adds dependency edges to a graph.
 //
@@ -15258,6 +16149,20 @@ func GraphNodeGetDependentNodes(hNode GraphNode) ([]GraphNode, []GraphEdgeData, 
 //   - numDependencies: Number of dependencies to be added
 func GraphAddDependencies(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
 	return GraphAddDependenciesCtx(0, hGraph, from, to, edgeData)
+}
+
+// GraphAddDependenciesV2 is GraphAddDependencies under its entry point's
+// versioned name (cuGraphAddDependencies_v2): code that means this form of
+// cuGraphAddDependencies compiles on every pinned toolkit that declares
+// cuGraphAddDependencies_v2.
+func GraphAddDependenciesV2(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphAddDependenciesCtx(0, hGraph, from, to, edgeData)
+}
+
+// GraphAddDependenciesV2Ctx is GraphAddDependenciesCtx under its entry point's
+// versioned name (cuGraphAddDependencies_v2).
+func GraphAddDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphAddDependenciesCtx(ctx, hGraph, from, to, edgeData)
 }
 
 // GraphRemoveDependencies calls cuGraphRemoveDependencies_v2
@@ -15286,6 +16191,20 @@ func GraphAddDependencies(hGraph Graph, from []GraphNode, to []GraphNode, edgeDa
 //   - numDependencies: Number of dependencies to be removed
 func GraphRemoveDependencies(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
 	return GraphRemoveDependenciesCtx(0, hGraph, from, to, edgeData)
+}
+
+// GraphRemoveDependenciesV2 is GraphRemoveDependencies under its entry point's
+// versioned name (cuGraphRemoveDependencies_v2): code that means this form of
+// cuGraphRemoveDependencies compiles on every pinned toolkit that declares
+// cuGraphRemoveDependencies_v2.
+func GraphRemoveDependenciesV2(hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphRemoveDependenciesCtx(0, hGraph, from, to, edgeData)
+}
+
+// GraphRemoveDependenciesV2Ctx is GraphRemoveDependenciesCtx under its entry
+// point's versioned name (cuGraphRemoveDependencies_v2).
+func GraphRemoveDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, to []GraphNode, edgeData []GraphEdgeData) error {
+	return GraphRemoveDependenciesCtx(ctx, hGraph, from, to, edgeData)
 }
 
 // GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a
@@ -15361,7 +16280,7 @@ func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNo
 //   - phGraphExec: Returns instantiated graph
 //   - hGraph: Graph to instantiate
 //   - flags: Flags to control instantiation. See CUgraphInstantiate_flags.
-func GraphInstantiateWithFlags(hGraph Graph, flags uint64) (GraphExec, error) {
+func GraphInstantiateWithFlags(hGraph Graph, flags GraphInstantiateFlags) (GraphExec, error) {
 	return GraphInstantiateWithFlagsCtx(0, hGraph, flags)
 }
 
@@ -15519,6 +16438,20 @@ func GraphExecGetFlags(hGraphExec GraphExec) (uint64, error) {
 //   - nodeParams: Updated Parameters to set
 func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
 	return GraphExecKernelNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphExecKernelNodeSetParamsV2 is GraphExecKernelNodeSetParams under its
+// entry point's versioned name (cuGraphExecKernelNodeSetParams_v2): code that
+// means this form of cuGraphExecKernelNodeSetParams compiles on every pinned
+// toolkit that declares cuGraphExecKernelNodeSetParams_v2.
+func GraphExecKernelNodeSetParamsV2(hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphExecKernelNodeSetParamsCtx(0, hGraphExec, hNode, nodeParams)
+}
+
+// GraphExecKernelNodeSetParamsV2Ctx is GraphExecKernelNodeSetParamsCtx under
+// its entry point's versioned name (cuGraphExecKernelNodeSetParams_v2).
+func GraphExecKernelNodeSetParamsV2Ctx(ctx Context, hGraphExec GraphExec, hNode GraphNode, nodeParams *KernelNodeParams) error {
+	return GraphExecKernelNodeSetParamsCtx(ctx, hGraphExec, hNode, nodeParams)
 }
 
 // GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams
@@ -15976,6 +16909,19 @@ func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph) (GraphExecUpdateResultI
 	return GraphExecUpdateCtx(0, hGraphExec, hGraph)
 }
 
+// GraphExecUpdateV2 is GraphExecUpdate under its entry point's versioned name
+// (cuGraphExecUpdate_v2): code that means this form of cuGraphExecUpdate
+// compiles on every pinned toolkit that declares cuGraphExecUpdate_v2.
+func GraphExecUpdateV2(hGraphExec GraphExec, hGraph Graph) (GraphExecUpdateResultInfo, error) {
+	return GraphExecUpdateCtx(0, hGraphExec, hGraph)
+}
+
+// GraphExecUpdateV2Ctx is GraphExecUpdateCtx under its entry point's versioned
+// name (cuGraphExecUpdate_v2).
+func GraphExecUpdateV2Ctx(ctx Context, hGraphExec GraphExec, hGraph Graph) (GraphExecUpdateResultInfo, error) {
+	return GraphExecUpdateCtx(ctx, hGraphExec, hGraph)
+}
+
 // GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes
 // (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies
 // attributes from source node to destination node.
@@ -16075,7 +17021,7 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 // What the driver keeps after the call returns (so never Go memory):
 //   - ptr: until the user object's last reference is released (its destructor
 //     gets it)
-func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (UserObject, error) {
+func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags UserObjectFlags) (UserObject, error) {
 	return UserObjectCreateCtx(0, ptr, destroy, initialRefcount, flags)
 }
 
@@ -16136,7 +17082,7 @@ func UserObjectRelease(object UserObject, count uint32) error {
 //   - flags: The optional flag CU_GRAPH_USER_OBJECT_MOVE transfers references
 //     from the calling thread, rather than create new references. Pass 0 to
 //     create new references.
-func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags uint32) error {
+func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags UserObjectRetainFlags) error {
 	return GraphRetainUserObjectCtx(0, graph, object, count, flags)
 }
 
@@ -16199,6 +17145,19 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 //     (exec) is destroyed
 func GraphAddNode(hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
 	return GraphAddNodeCtx(0, hGraph, dependencies, dependencyData, nodeParams)
+}
+
+// GraphAddNodeV2 is GraphAddNode under its entry point's versioned name
+// (cuGraphAddNode_v2): code that means this form of cuGraphAddNode compiles on
+// every pinned toolkit that declares cuGraphAddNode_v2.
+func GraphAddNodeV2(hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeCtx(0, hGraph, dependencies, dependencyData, nodeParams)
+}
+
+// GraphAddNodeV2Ctx is GraphAddNodeCtx under its entry point's versioned name
+// (cuGraphAddNode_v2).
+func GraphAddNodeV2Ctx(ctx Context, hGraph Graph, dependencies []GraphNode, dependencyData []GraphEdgeData, nodeParams *GraphNodeParams) (GraphNode, error) {
+	return GraphAddNodeCtx(ctx, hGraph, dependencies, dependencyData, nodeParams)
 }
 
 // GraphNodeSetParams calls cuGraphNodeSetParams (GraphNodeSetParamsCtx makes a
@@ -16359,7 +17318,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32
 //   - blockSize: Block size the kernel is intended to be launched with
 //   - dynamicSMemSize: Per-block dynamic shared memory usage intended, in bytes
 //   - flags: Requested behavior for the occupancy calculator
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (int32, error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockSize int32, dynamicSMemSize uint64, flags OccupancyFlags) (int32, error) {
 	return OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(0, funcArg, blockSize, dynamicSMemSize, flags)
 }
 
@@ -16452,7 +17411,7 @@ func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize
 //   - dynamicSMemSize: Dynamic shared memory usage intended, in bytes
 //   - blockSizeLimit: The maximum block size func is designed to handle
 //   - flags: Options
-func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags OccupancyFlags) (int32, int32, error) {
 	return OccupancyMaxPotentialBlockSizeWithFlagsCtx(0, funcArg, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 }
 
@@ -16617,6 +17576,19 @@ func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, err
 	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
 }
 
+// TexRefSetAddressV2 is TexRefSetAddress under its entry point's versioned name
+// (cuTexRefSetAddress_v2): code that means this form of cuTexRefSetAddress
+// compiles on every pinned toolkit that declares cuTexRefSetAddress_v2.
+func TexRefSetAddressV2(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
+	return TexRefSetAddressCtx(0, hTexRef, dptr, bytes)
+}
+
+// TexRefSetAddressV2Ctx is TexRefSetAddressCtx under its entry point's
+// versioned name (cuTexRefSetAddress_v2).
+func TexRefSetAddressV2Ctx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, error) {
+	return TexRefSetAddressCtx(ctx, hTexRef, dptr, bytes)
+}
+
 // TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes
 // a context current first): Binds an address as a 2D texture reference.
 //
@@ -16658,6 +17630,20 @@ func TexRefSetAddress(hTexRef Texref, dptr DevicePtr, bytes uint64) (uint64, err
 //   - Pitch: Line pitch in bytes
 func TexRefSetAddress2D(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
 	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
+}
+
+// TexRefSetAddress2DV3 is TexRefSetAddress2D under its entry point's versioned
+// name (cuTexRefSetAddress2D_v3): code that means this form of
+// cuTexRefSetAddress2D compiles on every pinned toolkit that declares
+// cuTexRefSetAddress2D_v3.
+func TexRefSetAddress2DV3(hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
+	return TexRefSetAddress2DCtx(0, hTexRef, desc, dptr, pitch)
+}
+
+// TexRefSetAddress2DV3Ctx is TexRefSetAddress2DCtx under its entry point's
+// versioned name (cuTexRefSetAddress2D_v3).
+func TexRefSetAddress2DV3Ctx(ctx Context, hTexRef Texref, desc *ArrayDescriptor, dptr DevicePtr, pitch uint64) error {
+	return TexRefSetAddress2DCtx(ctx, hTexRef, desc, dptr, pitch)
 }
 
 // TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context
@@ -16886,6 +17872,17 @@ func TexRefSetFlags(hTexRef Texref, flags TexRefFlags) error {
 //   - pdptr: Returned device address
 //   - hTexRef: Texture reference
 func TexRefGetAddress(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
+
+// TexRefGetAddressV2 is TexRefGetAddress under its entry point's versioned name
+// (cuTexRefGetAddress_v2): code that means this form of cuTexRefGetAddress
+// compiles on every pinned toolkit that declares cuTexRefGetAddress_v2.
+func TexRefGetAddressV2(hTexRef Texref) (DevicePtr, error) { return TexRefGetAddressCtx(0, hTexRef) }
+
+// TexRefGetAddressV2Ctx is TexRefGetAddressCtx under its entry point's
+// versioned name (cuTexRefGetAddress_v2).
+func TexRefGetAddressV2Ctx(ctx Context, hTexRef Texref) (DevicePtr, error) {
+	return TexRefGetAddressCtx(ctx, hTexRef)
+}
 
 // TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context
 // current first): Gets the array bound to a texture reference.
@@ -18435,6 +19432,21 @@ func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uin
 	return GraphicsResourceGetMappedPointerCtx(0, resource)
 }
 
+// GraphicsResourceGetMappedPointerV2 is GraphicsResourceGetMappedPointer under
+// its entry point's versioned name (cuGraphicsResourceGetMappedPointer_v2):
+// code that means this form of cuGraphicsResourceGetMappedPointer compiles on
+// every pinned toolkit that declares cuGraphicsResourceGetMappedPointer_v2.
+func GraphicsResourceGetMappedPointerV2(resource GraphicsResource) (DevicePtr, uint64, error) {
+	return GraphicsResourceGetMappedPointerCtx(0, resource)
+}
+
+// GraphicsResourceGetMappedPointerV2Ctx is GraphicsResourceGetMappedPointerCtx
+// under its entry point's versioned name
+// (cuGraphicsResourceGetMappedPointer_v2).
+func GraphicsResourceGetMappedPointerV2Ctx(ctx Context, resource GraphicsResource) (DevicePtr, uint64, error) {
+	return GraphicsResourceGetMappedPointerCtx(ctx, resource)
+}
+
 // GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2
 // (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage
 // flags for mapping a graphics resource.
@@ -18462,8 +19474,22 @@ func GraphicsResourceGetMappedPointer(resource GraphicsResource) (DevicePtr, uin
 //
 //   - resource: Registered resource to set flags for
 //   - flags: Parameters for resource mapping
-func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error {
+func GraphicsResourceSetMapFlags(resource GraphicsResource, flags GraphicsMapResourceFlags) error {
 	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
+}
+
+// GraphicsResourceSetMapFlagsV2 is GraphicsResourceSetMapFlags under its entry
+// point's versioned name (cuGraphicsResourceSetMapFlags_v2): code that means
+// this form of cuGraphicsResourceSetMapFlags compiles on every pinned toolkit
+// that declares cuGraphicsResourceSetMapFlags_v2.
+func GraphicsResourceSetMapFlagsV2(resource GraphicsResource, flags GraphicsMapResourceFlags) error {
+	return GraphicsResourceSetMapFlagsCtx(0, resource, flags)
+}
+
+// GraphicsResourceSetMapFlagsV2Ctx is GraphicsResourceSetMapFlagsCtx under its
+// entry point's versioned name (cuGraphicsResourceSetMapFlags_v2).
+func GraphicsResourceSetMapFlagsV2Ctx(ctx Context, resource GraphicsResource, flags GraphicsMapResourceFlags) error {
+	return GraphicsResourceSetMapFlagsCtx(ctx, resource, flags)
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx
@@ -18581,6 +19607,19 @@ func GraphicsUnmapResources(resources []GraphicsResource, hStream Stream) error 
 //     possible values.
 func GetProcAddress(symbol string, cudaVersion int32, flags uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
 	return GetProcAddressCtx(0, symbol, cudaVersion, flags)
+}
+
+// GetProcAddressV2 is GetProcAddress under its entry point's versioned name
+// (cuGetProcAddress_v2): code that means this form of cuGetProcAddress compiles
+// on every pinned toolkit that declares cuGetProcAddress_v2.
+func GetProcAddressV2(symbol string, cudaVersion int32, flags uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
+	return GetProcAddressCtx(0, symbol, cudaVersion, flags)
+}
+
+// GetProcAddressV2Ctx is GetProcAddressCtx under its entry point's versioned
+// name (cuGetProcAddress_v2).
+func GetProcAddressV2Ctx(ctx Context, symbol string, cudaVersion int32, flags uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
+	return GetProcAddressCtx(ctx, symbol, cudaVersion, flags)
 }
 
 // CoredumpGetAttribute calls cuCoredumpGetAttribute (CoredumpGetAttributeCtx
@@ -19063,7 +20102,7 @@ func GreenCtxGetDevResource(hCtx GreenCtx, typeArg DevResourceType) (DevResource
 //     constraints to abide by when splitting the input. Zero is valid for
 //     default behavior.
 //   - minCount: Minimum number of SMs required
-func DevSMResourceSplitByCount(result []DevResource, input *DevResource, useFlags uint32, minCount uint32) (uint32, DevResource, error) {
+func DevSMResourceSplitByCount(result []DevResource, input *DevResource, useFlags DevSMResourceSplitFlags, minCount uint32) (uint32, DevResource, error) {
 	return DevSMResourceSplitByCountCtx(0, result, input, useFlags, minCount)
 }
 

@@ -570,7 +570,7 @@ func DevicePrimaryCtxReleaseCtx(ctx Context, dev Device) error {
 	}
 	return ek
 }
-func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags uint32) error {
+func DevicePrimaryCtxSetFlagsCtx(ctx Context, dev Device, flags CtxFlags) error {
 	return procs[23].done(C.cg_iu(C.uintptr_t(ctx), procs[23].fn(), C.int(dev), C.uint(flags)))
 }
 func DevicePrimaryCtxGetStateCtx(ctx Context, dev Device) (flags uint32, active int32, err error) {
@@ -942,7 +942,7 @@ func MemHostGetFlagsCtx(ctx Context, pArg HostPtr) (pFlags uint32, err error) {
 	err = procs[96].done(C.cg_ph(C.uintptr_t(ctx), procs[96].fn(), unsafe.Pointer(&pFlags), C.uintptr_t(pArg)))
 	return
 }
-func MemAllocManagedCtx(ctx Context, bytesize uint64, flags uint32) (dptr DevicePtr, err error) {
+func MemAllocManagedCtx(ctx Context, bytesize uint64, flags MemAttachFlags) (dptr DevicePtr, err error) {
 	err = procs[97].done(C.cg_plu(C.uintptr_t(ctx), procs[97].fn(), unsafe.Pointer(&dptr), C.ulong(bytesize), C.uint(flags)))
 	return
 }
@@ -977,7 +977,7 @@ func IPCGetMemHandleCtx(ctx Context, dptr DevicePtr) (pHandle IPCMemHandle, err 
 	err = procs[104].done(C.cg_pq(C.uintptr_t(ctx), procs[104].fn(), unsafe.Pointer(&pHandle), C.ulonglong(dptr)))
 	return
 }
-func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags uint32) (pdptr DevicePtr, err error) {
+func IPCOpenMemHandleCtx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags) (pdptr DevicePtr, err error) {
 	err = procs[105].done(C.cg_pb64a1u(C.uintptr_t(ctx), procs[105].fn(), unsafe.Pointer(&pdptr), unsafe.Pointer(handle), C.uint(flags)))
 	return
 }
@@ -1164,7 +1164,7 @@ func MipmappedArrayGetLevelCtx(ctx Context, hMipmappedArray MipmappedArray, leve
 func MipmappedArrayDestroyCtx(ctx Context, hMipmappedArray MipmappedArray) error {
 	return procs[159].done(C.cg_h(C.uintptr_t(ctx), procs[159].fn(), C.uintptr_t(hMipmappedArray)))
 }
-func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags uint64) error {
+func MemGetHandleForAddressRangeCtx(ctx Context, handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags MemRangeFlags) error {
 	fn, err := procs[160].enter()
 	tshandle, tbhandle := typedScratch{}, typedBuf{}
 	fn, phandle, _, _, err := tshandle.in(&tbhandle, fn, err, "cuMemGetHandleForAddressRange", "handle", handleType, int64(handleType), typedMemGetHandleForAddressRangeHandle, handle)
@@ -1461,14 +1461,14 @@ func StreamGetCaptureInfoCtx(ctx Context, hStream Stream) (captureStatus_out Str
 	err = procs[222].done(C.cg_hpppppp(C.uintptr_t(ctx), procs[222].fn(), C.uintptr_t(hStream), unsafe.Pointer(&captureStatus_out), unsafe.Pointer(&id_out), unsafe.Pointer(&graph_out), unsafe.Pointer(&dependencies_out), unsafe.Pointer(&edgeData_out), unsafe.Pointer(&numDependencies_out)))
 	return
 }
-func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags uint32) error {
+func StreamUpdateCaptureDependenciesCtx(ctx Context, hStream Stream, dependencies []GraphNode, dependencyData []GraphEdgeData, flags StreamUpdateCaptureDependenciesFlags) error {
 	fn, err := procs[223].enter()
 	if err == nil && len(dependencyData) != 0 && len(dependencies) != len(dependencyData) {
 		fn, err = 0, lengthError("cuStreamUpdateCaptureDependencies_v2", "dependencies", "dependencyData", len(dependencies), len(dependencyData))
 	}
 	return status(err, C.cg_hpplu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(hStream), unsafe.Pointer(unsafe.SliceData(dependencies)), unsafe.Pointer(unsafe.SliceData(dependencyData)), C.ulong(len(dependencies)), C.uint(flags)))
 }
-func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags uint32) error {
+func StreamAttachMemAsyncCtx(ctx Context, hStream Stream, dptr DevicePtr, length uint64, flags MemAttachFlags) error {
 	return procs[224].done(C.cg_hqlu(C.uintptr_t(ctx), procs[224].fn(), C.uintptr_t(hStream), C.ulonglong(dptr), C.ulong(length), C.uint(flags)))
 }
 func StreamQueryCtx(ctx Context, hStream Stream) error {
@@ -1561,16 +1561,16 @@ func WaitExternalSemaphoresAsyncCtx(ctx Context, extSemArray []ExternalSemaphore
 func DestroyExternalSemaphoreCtx(ctx Context, extSem ExternalSemaphore) error {
 	return procs[245].done(C.cg_h(C.uintptr_t(ctx), procs[245].fn(), C.uintptr_t(extSem)))
 }
-func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWaitValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWaitValueFlags) error {
 	return procs[246].done(C.cg_hquu(C.uintptr_t(ctx), procs[246].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWaitValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWaitValueFlags) error {
 	return procs[247].done(C.cg_hqlu(C.uintptr_t(ctx), procs[247].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
-func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags uint32) error {
+func StreamWriteValue32Ctx(ctx Context, stream Stream, addr DevicePtr, value uint32, flags StreamWriteValueFlags) error {
 	return procs[248].done(C.cg_hquu(C.uintptr_t(ctx), procs[248].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.uint(value), C.uint(flags)))
 }
-func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags uint32) error {
+func StreamWriteValue64Ctx(ctx Context, stream Stream, addr DevicePtr, value uint64, flags StreamWriteValueFlags) error {
 	return procs[249].done(C.cg_hqlu(C.uintptr_t(ctx), procs[249].fn(), C.uintptr_t(stream), C.ulonglong(addr), C.ulong(value), C.uint(flags)))
 }
 func StreamBatchMemOpCtx(ctx Context, stream Stream, paramArray []StreamBatchMemOpParams, flags uint32) error {
@@ -1964,7 +1964,7 @@ func GraphRemoveDependenciesCtx(ctx Context, hGraph Graph, from []GraphNode, to 
 func GraphDestroyNodeCtx(ctx Context, hNode GraphNode) error {
 	return procs[324].done(C.cg_h(C.uintptr_t(ctx), procs[324].fn(), C.uintptr_t(hNode)))
 }
-func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags uint64) (phGraphExec GraphExec, err error) {
+func GraphInstantiateWithFlagsCtx(ctx Context, hGraph Graph, flags GraphInstantiateFlags) (phGraphExec GraphExec, err error) {
 	err = procs[325].done(C.cg_phq(C.uintptr_t(ctx), procs[325].fn(), unsafe.Pointer(&phGraphExec), C.uintptr_t(hGraph), C.ulonglong(flags)))
 	return
 }
@@ -2050,7 +2050,7 @@ func GraphDebugDotPrintCtx(ctx Context, hGraph Graph, path string, flags uint32)
 	defer C.free(unsafe.Pointer(cpath))
 	return procs[347].done(C.cg_hsu(C.uintptr_t(ctx), procs[347].fn(), C.uintptr_t(hGraph), cpath, C.uint(flags)))
 }
-func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags uint32) (object_out UserObject, err error) {
+func UserObjectCreateCtx(ctx Context, ptr uintptr, destroy HostFn, initialRefcount uint32, flags UserObjectFlags) (object_out UserObject, err error) {
 	err = procs[348].done(C.cg_phhuu_cb(C.uintptr_t(ctx), procs[348].fn(), unsafe.Pointer(&object_out), C.uintptr_t(ptr), C.uintptr_t(destroy), C.uint(initialRefcount), C.uint(flags)))
 	return
 }
@@ -2060,7 +2060,7 @@ func UserObjectRetainCtx(ctx Context, object UserObject, count uint32) error {
 func UserObjectReleaseCtx(ctx Context, object UserObject, count uint32) error {
 	return procs[350].done(C.cg_hu(C.uintptr_t(ctx), procs[350].fn(), C.uintptr_t(object), C.uint(count)))
 }
-func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags uint32) error {
+func GraphRetainUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32, flags UserObjectRetainFlags) error {
 	return procs[351].done(C.cg_hhuu(C.uintptr_t(ctx), procs[351].fn(), C.uintptr_t(graph), C.uintptr_t(object), C.uint(count), C.uint(flags)))
 }
 func GraphReleaseUserObjectCtx(ctx Context, graph Graph, object UserObject, count uint32) error {
@@ -2088,7 +2088,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessorCtx(ctx Context, funcArg Function,
 	err = procs[357].done(C.cg_phil(C.uintptr_t(ctx), procs[357].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize)))
 	return
 }
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags uint32) (numBlocks int32, err error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(ctx Context, funcArg Function, blockSize int32, dynamicSMemSize uint64, flags OccupancyFlags) (numBlocks int32, err error) {
 	err = procs[358].done(C.cg_philu(C.uintptr_t(ctx), procs[358].fn(), unsafe.Pointer(&numBlocks), C.uintptr_t(funcArg), C.int(blockSize), C.ulong(dynamicSMemSize), C.uint(flags)))
 	return
 }
@@ -2096,7 +2096,7 @@ func OccupancyMaxPotentialBlockSizeCtx(ctx Context, funcArg Function, blockSizeT
 	err = procs[359].done(C.cg_pphhli_cb(C.uintptr_t(ctx), procs[359].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit)))
 	return
 }
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags uint32) (minGridSize int32, blockSize int32, err error) {
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(ctx Context, funcArg Function, blockSizeToDynamicSMemSize OccupancyB2DSize, dynamicSMemSize uint64, blockSizeLimit int32, flags OccupancyFlags) (minGridSize int32, blockSize int32, err error) {
 	err = procs[360].done(C.cg_pphhliu_cb(C.uintptr_t(ctx), procs[360].fn(), unsafe.Pointer(&minGridSize), unsafe.Pointer(&blockSize), C.uintptr_t(funcArg), C.uintptr_t(blockSizeToDynamicSMemSize), C.ulong(dynamicSMemSize), C.int(blockSizeLimit), C.uint(flags)))
 	return
 }
@@ -2340,7 +2340,7 @@ func GraphicsResourceGetMappedPointerCtx(ctx Context, resource GraphicsResource)
 	err = procs[413].done(C.cg_pph(C.uintptr_t(ctx), procs[413].fn(), unsafe.Pointer(&pDevPtr), unsafe.Pointer(&pSize), C.uintptr_t(resource)))
 	return
 }
-func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags uint32) error {
+func GraphicsResourceSetMapFlagsCtx(ctx Context, resource GraphicsResource, flags GraphicsMapResourceFlags) error {
 	return procs[414].done(C.cg_hu(C.uintptr_t(ctx), procs[414].fn(), C.uintptr_t(resource), C.uint(flags)))
 }
 func GraphicsMapResourcesCtx(ctx Context, resources []GraphicsResource, hStream Stream) error {
@@ -2418,7 +2418,7 @@ func GreenCtxGetDevResourceCtx(ctx Context, hCtx GreenCtx, typeArg DevResourceTy
 	err = procs[428].done(C.cg_hpi(C.uintptr_t(ctx), procs[428].fn(), C.uintptr_t(hCtx), unsafe.Pointer(&resource), C.int(typeArg)))
 	return
 }
-func DevSMResourceSplitByCountCtx(ctx Context, result []DevResource, input *DevResource, useFlags uint32, minCount uint32) (nbGroups uint32, remaining DevResource, err error) {
+func DevSMResourceSplitByCountCtx(ctx Context, result []DevResource, input *DevResource, useFlags DevSMResourceSplitFlags, minCount uint32) (nbGroups uint32, remaining DevResource, err error) {
 	cnbGroups := C.uint(len(result))
 	err = procs[429].done(C.cg_ppppuu_cb(C.uintptr_t(ctx), procs[429].fn(), unsafe.Pointer(unsafe.SliceData(result)), unsafe.Pointer(&cnbGroups), unsafe.Pointer(input), unsafe.Pointer(&remaining), C.uint(useFlags), C.uint(minCount)))
 	nbGroups = uint32(cnbGroups)

@@ -42,7 +42,7 @@ func DeviceGetPropertiesCtx(Context, Device) (Devprop, error)                 { 
 func DeviceComputeCapabilityCtx(Context, Device) (int32, int32, error)        { return 0, 0, errNoCgo }
 func DevicePrimaryCtxRetainCtx(Context, Device) (Context, error)              { return 0, errNoCgo }
 func DevicePrimaryCtxReleaseCtx(Context, Device) error                        { return errNoCgo }
-func DevicePrimaryCtxSetFlagsCtx(Context, Device, uint32) error               { return errNoCgo }
+func DevicePrimaryCtxSetFlagsCtx(Context, Device, CtxFlags) error             { return errNoCgo }
 func DevicePrimaryCtxGetStateCtx(Context, Device) (uint32, int32, error)      { return 0, 0, errNoCgo }
 func DevicePrimaryCtxResetCtx(Context, Device) error                          { return errNoCgo }
 func CtxCreateCtx(Context, *CtxCreateParams, uint32, Device) (Context, error) { return 0, errNoCgo }
@@ -132,7 +132,7 @@ func MemFreeHostCtx(Context, HostPtr) error                                  { r
 func MemHostAllocCtx(Context, uint64, MemHostAllocFlags) (HostPtr, error)    { return 0, errNoCgo }
 func MemHostGetDevicePointerCtx(Context, HostPtr, uint32) (DevicePtr, error) { return 0, errNoCgo }
 func MemHostGetFlagsCtx(Context, HostPtr) (uint32, error)                    { return 0, errNoCgo }
-func MemAllocManagedCtx(Context, uint64, uint32) (DevicePtr, error)          { return 0, errNoCgo }
+func MemAllocManagedCtx(Context, uint64, MemAttachFlags) (DevicePtr, error)  { return 0, errNoCgo }
 func DeviceRegisterAsyncNotificationCtx(Context, Device, AsyncCallback, uintptr) (AsyncCallbackHandle, error) {
 	return 0, errNoCgo
 }
@@ -144,7 +144,7 @@ func DeviceGetPCIBusIDCtx(Context, Device) (string, error)                      
 func IPCGetEventHandleCtx(Context, Event) (IPCEventHandle, error)                 { return IPCEventHandle{}, errNoCgo }
 func IPCOpenEventHandleCtx(Context, *IPCEventHandle) (Event, error)               { return 0, errNoCgo }
 func IPCGetMemHandleCtx(Context, DevicePtr) (IPCMemHandle, error)                 { return IPCMemHandle{}, errNoCgo }
-func IPCOpenMemHandleCtx(Context, *IPCMemHandle, uint32) (DevicePtr, error)       { return 0, errNoCgo }
+func IPCOpenMemHandleCtx(Context, *IPCMemHandle, IPCMemFlags) (DevicePtr, error)  { return 0, errNoCgo }
 func IPCCloseMemHandleCtx(Context, DevicePtr) error                               { return errNoCgo }
 func MemHostRegisterCtx(Context, HostPtr, uint64, MemHostRegisterFlags) error     { return errNoCgo }
 func MemHostUnregisterCtx(Context, HostPtr) error                                 { return errNoCgo }
@@ -223,7 +223,7 @@ func MipmappedArrayCreateCtx(Context, *Array3DDescriptor, uint32) (MipmappedArra
 }
 func MipmappedArrayGetLevelCtx(Context, MipmappedArray, uint32) (Array, error) { return 0, errNoCgo }
 func MipmappedArrayDestroyCtx(Context, MipmappedArray) error                   { return errNoCgo }
-func MemGetHandleForAddressRangeCtx(Context, any, DevicePtr, uint64, MemRangeHandleType, uint64) error {
+func MemGetHandleForAddressRangeCtx(Context, any, DevicePtr, uint64, MemRangeHandleType, MemRangeFlags) error {
 	return errNoCgo
 }
 func MemBatchDecompressAsyncCtx(Context, []MemDecompressParams, uint32, Stream) (uint64, error) {
@@ -344,14 +344,16 @@ func StreamIsCapturingCtx(Context, Stream) (StreamCaptureStatus, error)    { ret
 func StreamGetCaptureInfoCtx(Context, Stream) (StreamCaptureStatus, uint64, Graph, *GraphNode, *GraphEdgeData, uint64, error) {
 	return 0, 0, 0, nil, nil, 0, errNoCgo
 }
-func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, []GraphEdgeData, uint32) error {
+func StreamUpdateCaptureDependenciesCtx(Context, Stream, []GraphNode, []GraphEdgeData, StreamUpdateCaptureDependenciesFlags) error {
 	return errNoCgo
 }
-func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, uint32) error { return errNoCgo }
-func StreamQueryCtx(Context, Stream) error                                     { return errNoCgo }
-func StreamSynchronizeCtx(Context, Stream) error                               { return errNoCgo }
-func StreamDestroyCtx(Context, Stream) error                                   { return errNoCgo }
-func StreamCopyAttributesCtx(Context, Stream, Stream) error                    { return errNoCgo }
+func StreamAttachMemAsyncCtx(Context, Stream, DevicePtr, uint64, MemAttachFlags) error {
+	return errNoCgo
+}
+func StreamQueryCtx(Context, Stream) error                  { return errNoCgo }
+func StreamSynchronizeCtx(Context, Stream) error            { return errNoCgo }
+func StreamDestroyCtx(Context, Stream) error                { return errNoCgo }
+func StreamCopyAttributesCtx(Context, Stream, Stream) error { return errNoCgo }
 func StreamGetAttributeCtx(Context, Stream, LaunchAttributeID) (LaunchAttributeValue, error) {
 	return LaunchAttributeValue{}, errNoCgo
 }
@@ -384,11 +386,19 @@ func SignalExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSe
 func WaitExternalSemaphoresAsyncCtx(Context, []ExternalSemaphore, []ExternalSemaphoreWaitParams, Stream) error {
 	return errNoCgo
 }
-func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error                { return errNoCgo }
-func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error       { return errNoCgo }
-func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error       { return errNoCgo }
-func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, uint32) error      { return errNoCgo }
-func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, uint32) error      { return errNoCgo }
+func DestroyExternalSemaphoreCtx(Context, ExternalSemaphore) error { return errNoCgo }
+func StreamWaitValue32Ctx(Context, Stream, DevicePtr, uint32, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWaitValue64Ctx(Context, Stream, DevicePtr, uint64, StreamWaitValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue32Ctx(Context, Stream, DevicePtr, uint32, StreamWriteValueFlags) error {
+	return errNoCgo
+}
+func StreamWriteValue64Ctx(Context, Stream, DevicePtr, uint64, StreamWriteValueFlags) error {
+	return errNoCgo
+}
 func StreamBatchMemOpCtx(Context, Stream, []StreamBatchMemOpParams, uint32) error { return errNoCgo }
 func FuncGetAttributeCtx(Context, FunctionAttribute, Function) (int32, error)     { return 0, errNoCgo }
 func FuncSetAttributeCtx(Context, Function, FunctionAttribute, int32) error       { return errNoCgo }
@@ -527,8 +537,10 @@ func GraphAddDependenciesCtx(Context, Graph, []GraphNode, []GraphNode, []GraphEd
 func GraphRemoveDependenciesCtx(Context, Graph, []GraphNode, []GraphNode, []GraphEdgeData) error {
 	return errNoCgo
 }
-func GraphDestroyNodeCtx(Context, GraphNode) error                           { return errNoCgo }
-func GraphInstantiateWithFlagsCtx(Context, Graph, uint64) (GraphExec, error) { return 0, errNoCgo }
+func GraphDestroyNodeCtx(Context, GraphNode) error { return errNoCgo }
+func GraphInstantiateWithFlagsCtx(Context, Graph, GraphInstantiateFlags) (GraphExec, error) {
+	return 0, errNoCgo
+}
 func GraphInstantiateWithParamsCtx(Context, Graph, *GraphInstantiateParams) (GraphExec, error) {
 	return 0, errNoCgo
 }
@@ -571,13 +583,15 @@ func GraphKernelNodeSetAttributeCtx(Context, GraphNode, LaunchAttributeID, *Laun
 	return errNoCgo
 }
 func GraphDebugDotPrintCtx(Context, Graph, string, uint32) error { return errNoCgo }
-func UserObjectCreateCtx(Context, uintptr, HostFn, uint32, uint32) (UserObject, error) {
+func UserObjectCreateCtx(Context, uintptr, HostFn, uint32, UserObjectFlags) (UserObject, error) {
 	return 0, errNoCgo
 }
-func UserObjectRetainCtx(Context, UserObject, uint32) error                     { return errNoCgo }
-func UserObjectReleaseCtx(Context, UserObject, uint32) error                    { return errNoCgo }
-func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, uint32) error { return errNoCgo }
-func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error        { return errNoCgo }
+func UserObjectRetainCtx(Context, UserObject, uint32) error  { return errNoCgo }
+func UserObjectReleaseCtx(Context, UserObject, uint32) error { return errNoCgo }
+func GraphRetainUserObjectCtx(Context, Graph, UserObject, uint32, UserObjectRetainFlags) error {
+	return errNoCgo
+}
+func GraphReleaseUserObjectCtx(Context, Graph, UserObject, uint32) error { return errNoCgo }
 func GraphAddNodeCtx(Context, Graph, []GraphNode, []GraphEdgeData, *GraphNodeParams) (GraphNode, error) {
 	return 0, errNoCgo
 }
@@ -591,13 +605,13 @@ func GraphConditionalHandleCreateCtx(Context, Graph, Context, uint32, uint32) (u
 func OccupancyMaxActiveBlocksPerMultiprocessorCtx(Context, Function, int32, uint64) (int32, error) {
 	return 0, errNoCgo
 }
-func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(Context, Function, int32, uint64, uint32) (int32, error) {
+func OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx(Context, Function, int32, uint64, OccupancyFlags) (int32, error) {
 	return 0, errNoCgo
 }
 func OccupancyMaxPotentialBlockSizeCtx(Context, Function, OccupancyB2DSize, uint64, int32) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }
-func OccupancyMaxPotentialBlockSizeWithFlagsCtx(Context, Function, OccupancyB2DSize, uint64, int32, uint32) (int32, int32, error) {
+func OccupancyMaxPotentialBlockSizeWithFlagsCtx(Context, Function, OccupancyB2DSize, uint64, int32, OccupancyFlags) (int32, int32, error) {
 	return 0, 0, errNoCgo
 }
 func OccupancyAvailableDynamicSMemPerBlockCtx(Context, Function, int32, int32) (uint64, error) {
@@ -689,9 +703,11 @@ func GraphicsResourceGetMappedMipmappedArrayCtx(Context, GraphicsResource) (Mipm
 func GraphicsResourceGetMappedPointerCtx(Context, GraphicsResource) (DevicePtr, uint64, error) {
 	return 0, 0, errNoCgo
 }
-func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, uint32) error { return errNoCgo }
-func GraphicsMapResourcesCtx(Context, []GraphicsResource, Stream) error      { return errNoCgo }
-func GraphicsUnmapResourcesCtx(Context, []GraphicsResource, Stream) error    { return errNoCgo }
+func GraphicsResourceSetMapFlagsCtx(Context, GraphicsResource, GraphicsMapResourceFlags) error {
+	return errNoCgo
+}
+func GraphicsMapResourcesCtx(Context, []GraphicsResource, Stream) error   { return errNoCgo }
+func GraphicsUnmapResourcesCtx(Context, []GraphicsResource, Stream) error { return errNoCgo }
 func GetProcAddressCtx(Context, string, int32, uint64) (unsafe.Pointer, ProcAddressQueryResult, error) {
 	return nil, 0, errNoCgo
 }
@@ -714,7 +730,7 @@ func CtxGetDevResourceCtx(Context, Context, DevResourceType) (DevResource, error
 func GreenCtxGetDevResourceCtx(Context, GreenCtx, DevResourceType) (DevResource, error) {
 	return DevResource{}, errNoCgo
 }
-func DevSMResourceSplitByCountCtx(Context, []DevResource, *DevResource, uint32, uint32) (uint32, DevResource, error) {
+func DevSMResourceSplitByCountCtx(Context, []DevResource, *DevResource, DevSMResourceSplitFlags, uint32) (uint32, DevResource, error) {
 	return 0, DevResource{}, errNoCgo
 }
 func DevResourceGenerateDescCtx(Context, []DevResource) (DevResourceDesc, error) { return 0, errNoCgo }

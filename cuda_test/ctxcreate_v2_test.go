@@ -1,4 +1,6 @@
-//go:build cgo && (cuda11.8 || cuda12.4)
+//cudagen:sig CtxCreateV2(flags uint32, dev Device) (Context, error)
+
+//go:build (cuda11.8 || (cuda12.4 && !cuda11.8)) && cgo
 
 package gputest
 
@@ -13,7 +15,7 @@ import (
 // cuCtxCreate_v3.
 func TestCtxCreateV2(t *testing.T) {
 	_, _, d := shapeDevice(t)
-	c := must[driver.Context](t)(driver.CtxCreate(0, d))
+	c := must[driver.Context](t)(driver.CtxCreateV2(0, d))
 	defer driver.CtxDestroy(c)
 	p := must[driver.DevicePtr](t)(driver.MemAllocCtx(c, 1<<20))
 	ok(t, driver.MemsetD8Ctx(c, p, 7, 1<<20))
