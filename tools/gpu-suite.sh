@@ -42,7 +42,8 @@ for tag in $(cat .gpu/tags); do
 	grep -E '^(--- |=== RUN|ok|FAIL|PASS)|elapsed|bindings:|→|threads|child:|not supported|outside capture' "$logs/test-$tag.log" | grep -v '=== RUN' >> "$OUT/summary.txt"
 	log "$tag: $r"
 	# The generated layer's own tests (no-driver path) under the same tag.
-	if ./.gpu/driver.$tag.test -test.count=1 >> "$logs/test-$tag.log" 2>&1; then log "driver tests $tag: PASS"; else log "driver tests $tag: FAIL"; status=1; fi
+	# In its package's directory, as go test runs it (its fake driver's source is testdata/).
+	if (cd cuda/driver && ../../.gpu/driver.$tag.test -test.count=1) >> "$logs/test-$tag.log" 2>&1; then log "driver tests $tag: PASS"; else log "driver tests $tag: FAIL"; status=1; fi
 done
 
 log "GPU tests built with -race (newest)"

@@ -85,7 +85,7 @@ func abiEntries(text []byte) ([]abiEntry, error) {
 var abiFakeCalls = map[string]string{
 	"cuLaunchHostFunc":                          "static int fe%d(void *s, void (*fn)(void *), void *ud) { if (fn) fn(ud); return %d; }",
 	"cuStreamAddCallback":                       "static int fe%d(void *s, void (*cb)(void *, int, void *), void *ud, unsigned flags) { if (cb) cb(s, 0, ud); return %d; }",
-	"cuUserObjectCreate":                        "static int fe%d(void **o, void *ptr, void (*destroy)(void *), unsigned rc, unsigned flags) { if (destroy) destroy(ptr); return %d; }",
+	"cuUserObjectCreate":                        "static int fe%d(void **o, void *ptr, void (*destroy)(void *), unsigned rc, unsigned flags) { return %d; }",
 	"cuOccupancyMaxPotentialBlockSizeWithFlags": "static int fe%d(int *minGrid, int *block, void *f, size_t (*b2d)(int), size_t dyn, int limit, unsigned flags) { if (b2d && minGrid && block) { *minGrid = (int)b2d(128); *block = 128; } return %d; }",
 	// An over-budget notification of 4096 bytes, handle 0x77.
 	"cuDeviceRegisterAsyncNotification": "static int fe%d(int dev, void (*cb)(void *, void *, void *), void *ud, void **h) { static unsigned long long info[2] = {1, 4096}; if (h) *h = (void *)0x77; if (cb) cb(info, ud, (void *)0x77); return %d; }",
@@ -374,12 +374,10 @@ func TestGoCallbacks(t *testing.T) {
 	if got != 0x1234 || status != Success {
 		t.Errorf("StreamAddCallbackGo: called with %#x, %v; want 0x1234, CUDA_SUCCESS", got, status)
 	}
-	destroyed := false
-	_, err := UserObjectCreateGo(func() { destroyed = true }, 1, 1)
+	// The destructor runs from a goroutine of the package (the driver may
+	// call it inside any call); the memory-rules fake's tests run it.
+	_, err := UserObjectCreateGo(func() {}, 1, 1)
 	reached(t, entries, "cuUserObjectCreate", err)
-	if !destroyed {
-		t.Error("UserObjectCreateGo: the destructor was not called")
-	}
 	minGrid, block, err := OccupancyMaxPotentialBlockSizeGo(0, func(bs int32) uint64 { return uint64(bs) * 4 }, 0, 0)
 	reached(t, entries, "cuOccupancyMaxPotentialBlockSizeWithFlags", err)
 	if minGrid != 512 || block != 128 {

@@ -10,15 +10,23 @@ package driver
 extern void cudagenHostFn(uintptr_t);
 extern void cudagenStreamCallback(uintptr_t, int, uintptr_t);
 extern size_t cudagenB2D(int);
-extern void cudagenRelease(uintptr_t);
 extern int cg_make_current(uintptr_t ctx);
 
 static void cg_host_tramp(void *ud) { cudagenHostFn((uintptr_t)ud); }
 static void cg_stream_tramp(void *s, int status, void *ud) { cudagenStreamCallback((uintptr_t)s, status, (uintptr_t)ud); }
 static size_t cg_b2d_tramp(int blockSize) { return cudagenB2D(blockSize); }
-// cg_release_tramp is the destructor of the user objects that tie a
-// handle to a graph: it releases the handle, and calls no CUDA.
-static void cg_release_tramp(void *ud) { cudagenRelease((uintptr_t)ud); }
+#include "cgqueue.h"
+
+// A user object's destructor may run inside any driver call, even one
+// marked nocallback (the driver runs it on the calling thread inside
+// cuGraphDestroy): it only queues its handle, and a goroutine of the
+// package (dtorQueue) releases the handle or calls the Go func. kind 0:
+// release (the objects that tie a handle to a graph); 1: call, then
+// release (UserObjectCreateGo's).
+static cg_queue *cg_dtors;
+static void cg_set_dtors(cg_queue *q) { __atomic_store_n(&cg_dtors, q, __ATOMIC_RELEASE); }
+static void cg_release_tramp(void *ud) { cg_queue_put(__atomic_load_n(&cg_dtors, __ATOMIC_ACQUIRE), 0, (uintptr_t)ud, NULL, 0); }
+static void cg_dtor_tramp(void *ud) { cg_queue_put(__atomic_load_n(&cg_dtors, __ATOMIC_ACQUIRE), 1, (uintptr_t)ud, NULL, 0); }
 
 static void *cg_host_tramp_ptr(void) { return (void *)cg_host_tramp; }
 static void *cg_stream_tramp_ptr(void) { return (void *)cg_stream_tramp; }
@@ -77,7 +85,7 @@ static cg_handle_result cg_user_object_create(uintptr_t ctx, uintptr_t fn, uintp
 	if (!fn) { res.r = -1; return res; }
 	if (ctx && (res.r = cg_make_current(ctx)) != 0) return res;
 	void *obj = NULL;
-	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))fn)(&obj, (void *)h, cg_host_tramp, rc, flags);
+	res.r = ((int (*)(void **, void *, void (*)(void *), unsigned, unsigned))fn)(&obj, (void *)h, cg_dtor_tramp, rc, flags);
 	res.h = (uintptr_t)obj;
 	return res;
 }
@@ -144,8 +152,6 @@ static int cg_graph_exec_host_node_set_params(uintptr_t ctx, uintptr_t fn, uintp
 	cg_host_params p = {(void *)cg_host_tramp, (void *)h};
 	return ((int (*)(void *, void *, const cg_host_params *))fn)((void *)exec, (void *)node, &p);
 }
-
-#include "cgqueue.h"
 
 // cg_queue_get blocks for the next message (the caller frees it); NULL
 // once the queue is closed and empty.
@@ -279,10 +285,32 @@ func releaseFromDriver(h cgo.Handle) {
 	}
 }
 
+// dtorOnce starts the goroutine that runs user objects' destructors:
+// the C destructors queue their handles (cg_release_tramp, cg_dtor_tramp),
+// since the driver may run them inside a call marked nocallback. It
+// lives as long as the process.
+var dtorOnce sync.Once
+
+func startDtors() {
+	dtorOnce.Do(func() {
+		q := startQueue("a user object's destructor", func(kind int32, h uintptr, _ []byte) {
+			if kind == 1 {
+				callHost(cgo.Handle(h))
+				return
+			}
+			releaseFromDriver(cgo.Handle(h))
+		})
+		C.cg_set_dtors(q.q)
+	})
+}
+
 // recoverCallback, deferred by a trampoline, recovers a panic of the func
 // given to form and hands it to the handler (callback_panic.go's rule).
 func recoverCallback(form string) {
 	if v := recover(); v != nil {
+		if p, ok := v.(*CallbackPanic); ok {
+			panic(p) // already reported, and unhandled: a crash
+		}
 		reportPanic(&CallbackPanic{Callback: form, Value: v, Stack: debug.Stack()})
 	}
 }
@@ -355,6 +383,7 @@ func tieFns() (C.cg_tie_fns, *proc) {
 // are destroyed (and their launches have finished), on the driver's
 // thread. On error h is released.
 func tieToGraph(ctx Context, graph Graph, c *goCallback, h cgo.Handle) (UserObject, error) {
+	startDtors()
 	f, p := tieFns()
 	res := C.cg_tie(C.uintptr_t(ctx), f, C.uintptr_t(graph), C.uintptr_t(h))
 	if err := p.done(res.r); err != nil {
@@ -461,10 +490,13 @@ func StreamAddCallbackGoCtx(ctx Context, hStream Stream, f func(Stream, Result),
 }
 
 // UserObjectCreateGo creates a user object whose destructor is destroy,
-// as cuUserObjectCreate: the driver calls destroy once, on a thread of its
-// own, when the last reference is released (where it must not call CUDA),
-// and its handle is released then (or at once if the call fails). A nil
-// destroy is refused with an error matching ErrorInvalidValue.
+// as cuUserObjectCreate: when the last reference is released the driver
+// runs the destructor (on a thread of its own, or inside the releasing
+// call: cuGraphDestroy runs it there), which queues destroy; a goroutine
+// of the package (started with the first user object, living as long as
+// the process) calls it once, and its handle is released then (or at
+// once if the call fails). destroy must not call CUDA. A nil destroy is
+// refused with an error matching ErrorInvalidValue.
 func UserObjectCreateGo(destroy func(), initialRefcount, flags uint32) (UserObject, error) {
 	return UserObjectCreateGoCtx(0, destroy, initialRefcount, flags)
 }
@@ -474,6 +506,7 @@ func UserObjectCreateGoCtx(ctx Context, destroy func(), initialRefcount, flags u
 	if destroy == nil {
 		return 0, &nilFuncError{"UserObjectCreateGo", "destroy"}
 	}
+	startDtors()
 	c := &goCallback{form: "UserObjectCreateGo", host: destroy}
 	h := newCallback(c, true)
 	res := C.cg_user_object_create(C.uintptr_t(ctx), pUserObjectCreate.fn(), C.uintptr_t(h), C.uint(initialRefcount), C.uint(flags))

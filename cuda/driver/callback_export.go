@@ -23,6 +23,3 @@ func cudagenStreamCallback(stream C.uintptr_t, status C.int, h C.uintptr_t) {
 
 //export cudagenB2D
 func cudagenB2D(blockSize C.int) C.size_t { return C.size_t(callB2D(int32(blockSize))) }
-
-//export cudagenRelease
-func cudagenRelease(h C.uintptr_t) { releaseFromDriver(cgo.Handle(h)) }

@@ -389,6 +389,9 @@ func TestCallbackPanicCrashes(t *testing.T) {
 		panicForms[form](t, ctx, s, panicky)
 		// A destructor may still be on its way: wait for its crash.
 		waitFor(t, "the crash", func() bool { return liveCallbacks.Load() == base && fakeMemCounter(t, "fakemem_destructors_run") > 0 })
+		// The crash comes from the goroutine or thread that ran the func,
+		// which may still be unwinding: give it a minute.
+		time.Sleep(time.Minute)
 		t.Fatalf("%s: the func panicked and the process goes on", form)
 	}
 	for form := range panicForms {
