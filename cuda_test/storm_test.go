@@ -35,13 +35,13 @@ func stormErr(err error) bool {
 // (CUDAGEN_STORM_G) on shared Devices, streams, events and pools, which
 // goroutines close and replace while others use them, Devices included
 // (GetDevice, AdoptContext of an open one, Close, on each device), in
-// rounds of 250 ms for CUDAGEN_STORM (default 1s; the long run of
-// docs/cuda-package.md is 30m). At the end of each round everything is closed, and
-// then every context's Done must close, and on the fake driver no primary
-// context may stay retained, no event or stream alive, no call may have run
-// on a released context or with a destroyed handle, and Leaked must not
-// have grown. Only documented errors are allowed. The seed of each round is
-// logged on failure (CUDAGEN_STORM_SEED replays one).
+// rounds of 250 ms for CUDAGEN_STORM (default 1s; the long run recorded in
+// docs/cuda-package.md is 30m). At the end of each round everything is
+// closed, and then every context's Done must close, and on the fake driver
+// no primary context may stay retained, no event or stream alive, no call
+// may have run on a released context or with a destroyed handle, and
+// Leaked must not have grown. Only documented errors are allowed. The seed
+// of a failed round is logged (CUDAGEN_STORM_SEED replays it).
 func TestLayerStorm(t *testing.T) {
 	dur := time.Second
 	if env := os.Getenv("CUDAGEN_STORM"); env != "" {
