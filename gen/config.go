@@ -163,6 +163,10 @@ type TypedConf struct {
 	// enumerator the header declares must be listed; values a version
 	// does not declare are ignored.
 	Types map[string]string `json:"types"`
+	// Dir says whether the driver writes the value ("out": a getter,
+	// whose typed form returns it) or reads it ("in": a setter or an
+	// import, whose typed form takes it).
+	Dir string `json:"dir"`
 	// Why says where the types come from.
 	Why string `json:"why"`
 }

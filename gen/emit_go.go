@@ -71,6 +71,8 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	for _, c := range d.funcs {
 		f.Add(c)
 	}
+	typedKeyDecls(f, m)
+	tables := typedTableNames(m)
 	for _, fn := range m.Funcs {
 		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", fn.GoName, fn.Symbol, fn.GoName)
 		if b := brief(fn.Doc); b != "" {
@@ -79,6 +81,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 			doc += "."
 		}
 		lines := append([]string{"// " + doc}, docBody(fn.Doc)...)
+		lines = append(lines, typedDocLines(fn)...)
 		if len(fn.RawDocs) > 0 {
 			lines = append(lines, "//", "// The raw pointers:")
 			for _, r := range fn.RawDocs {
@@ -109,6 +112,9 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 			f.Add(comment(line("%sCtx is %sCtx under its entry point's versioned name (%s).", fn.Alias, fn.GoName, fn.Symbol)))
 			callCtx := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, idsOf(inParams(fn))...)...)
 			f.Func().Id(fn.Alias + "Ctx").Params(paramsCode(fn, true)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(callCtx)))
+		}
+		if fn.TypedForm() != "" {
+			typedForm(f, fn, tables)
 		}
 	}
 	f.Line()
@@ -1010,6 +1016,41 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 	}
 	f.Var().Id("noDriverCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
 	f.Line()
+	f.Add(comment("// typedFormCalls calls every typed form with each variable of its key: the",
+		"// function's name, the key's variable, and the call."))
+	var typed []jen.Code
+	for _, fn := range m.Funcs {
+		for _, q := range typedParams(fn) {
+			for _, e := range q.Entries {
+				if !keyed(e) {
+					continue
+				}
+				var args []jen.Code
+				for _, p := range inParams(fn) {
+					switch {
+					case p == q && q.Dir == "out":
+					case p == q:
+						args = append(args, jen.Op("*").New(typeCode(e.GoType)))
+					case p == q.By:
+						args = append(args, jen.Id(e.Go+"Of"))
+					default:
+						args = append(args, sampleArg(p))
+					}
+				}
+				call := jen.Id(fn.TypedForm()).Call(args...)
+				n := len(outs(fn))
+				if q.Dir == "out" {
+					n++
+				}
+				if n > 0 {
+					call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
+				}
+				typed = append(typed, row(jen.Lit(fn.GoName), jen.Lit(e.Go+"Of"), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
+			}
+		}
+	}
+	f.Var().Id("typedFormCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("key").String(), jen.Id("call").Func().Params().Error()).Add(rows(typed...))
+	f.Line()
 	f.Add(comment("// unionMembers lists every union member with an accessor: a new union, the",
 		"// member's address in it, and the offsets of the member's words that hold",
 		"// integers (TestUnionIntegersNeverInPointerWords fills them)."))
@@ -1182,4 +1223,149 @@ func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
 		return nil, nil, err
 	}
 	return cgo, test, nil
+}
+
+// typedKinds says, for the any form's doc, what a typed parameter takes
+// for a value of each kind of table entry.
+var typedKinds = map[string]string{
+	"value":   "*%s",
+	"bool":    "*%s",
+	"slice":   "%s with room for the data",
+	"byValue": "%s (the value itself, not a pointer)",
+	"refused": "none: refused before the call%.0s",
+}
+
+// typedDocLines list, in the any form's doc, what its typed parameter
+// takes for each value of its picker.
+func typedDocLines(fn *Func) []string {
+	var r []string
+	for _, q := range typedParams(fn) {
+		r = append(r, "//", line("The Go type of %s for each %s (a mismatch is refused before the call; %s checks it at compile time):", q.Go, q.By.Go, fn.TypedForm()), "//")
+		for _, e := range q.Entries {
+			r = append(r, "//   - "+e.Go+": "+fmt.Sprintf(typedKinds[e.Kind], e.GoType))
+		}
+	}
+	return r
+}
+
+// typedKeyDecls writes each typed key: the generic type, its methods, and
+// its variables in one var block of that type (go doc lists them under
+// the type).
+func typedKeyDecls(f *jen.File, m *Model) {
+	for _, k := range m.Keys {
+		doc := []string{
+			line("%s is a %s that carries the Go type T of its value, so that a value of another type does not compile: %s take one.", k.Go, k.Enum, strings.Join(k.Funcs, ", ")),
+			"//",
+			line("Its values are the variables below, one per %s with a Go type a typed form takes or returns whole. Any other (the zero value of another T) is refused at run time, as the any forms refuse a mismatch.", k.Enum),
+		}
+		if len(k.Left) > 0 {
+			var left []string
+			for _, v := range k.Left {
+				left = append(left, v.Const+" ("+v.GoType+")")
+			}
+			doc = append(doc, "//", line("Without a variable (the any forms take them): %s.", strings.Join(left, ", ")))
+		}
+		f.Add(comment(doc...))
+		f.Type().Id(k.Go).Types(jen.Id("T").Any()).Struct(jen.Id("v").Id(k.Enum))
+		f.Line()
+		recv := func() *jen.Statement { return jen.Params(jen.Id("k").Id(k.Go).Types(jen.Id("T"))) }
+		f.Add(comment(line("%s is the key's value, for the any forms.", k.Enum)))
+		f.Func().Add(recv()).Id(k.Enum).Params().Id(k.Enum).Add(flat(jen.Return(jen.Id("k").Dot("v"))))
+		f.Line()
+		f.Add(comment(line("String is the name of the key's %s.", k.Enum)))
+		f.Func().Add(recv()).Id("String").Params().String().Add(flat(jen.Return(jen.Id("k").Dot("v").Dot("String").Call())))
+		f.Line()
+		var defs []jen.Code
+		for _, v := range k.Vars {
+			t := jen.Id(k.Go).Types(typeCode(v.GoType))
+			defs = append(defs, jen.Id(v.Go).Add(t).Op("=").Add(t.Clone()).Values(jen.Id(v.Const)).Comment(v.C))
+		}
+		f.Add(comment(line("The %s values with their Go types.", k.Enum)))
+		f.Var().Defs(defs...)
+		f.Line()
+	}
+}
+
+// typedForm writes a function's typed form and its Ctx variant: the
+// picker's parameter takes the key, the typed parameter is a T (returned
+// where the driver writes it), and the call goes through the any form.
+func typedForm(f *jen.File, fn *Func, tables map[string]string) {
+	q := typedParams(fn)[0]
+	k, name := q.Key, fn.TypedForm()
+	byValue := false
+	for _, e := range q.Entries {
+		byValue = byValue || e.Kind == "byValue"
+	}
+	var ps, names, args []jen.Code // the parameters after ctx, their names, the any form's arguments after ctx
+	for _, p := range inParams(fn) {
+		switch {
+		case p == q && q.Dir == "out":
+			args = append(args, addr(q.Go))
+		case p == q:
+			ps, names = append(ps, jen.Id(p.Go).Id("T")), append(names, jen.Id(p.Go))
+			if byValue { // the value itself or its address, as the table says for the key
+				args = append(args, jen.Id("typedArg").Call(jen.Id(tables[typedTable(fn, q)]), jen.Int64().Call(jen.Id(q.By.Go).Dot("v")), jen.Id(q.Go)))
+			} else {
+				args = append(args, addr(q.Go))
+			}
+		case p == q.By:
+			ps, names = append(ps, jen.Id(p.Go).Id(k.Go).Types(jen.Id("T"))), append(names, jen.Id(p.Go))
+			args = append(args, jen.Id(p.Go).Dot("v"))
+		default:
+			ps, names = append(ps, jen.Id(p.Go).Add(typeCode(p.GoType))), append(names, jen.Id(p.Go))
+			args = append(args, jen.Id(p.Go))
+		}
+	}
+	isOut := map[*Param]bool{}
+	for _, p := range outs(fn) {
+		isOut[p] = true
+	}
+	var named, types, others []jen.Code
+	for _, p := range fn.Params {
+		switch {
+		case p == q && q.Dir == "out":
+			named, types = append(named, jen.Id(p.Go).Id("T")), append(types, jen.Id("T"))
+		case isOut[p]:
+			named, types = append(named, jen.Id(p.Go).Add(typeCode(p.GoType))), append(types, typeCode(p.GoType))
+			others = append(others, jen.Id(p.Go))
+		}
+	}
+	res := jen.Error()
+	if len(types) > 0 {
+		res = jen.Params(append(types, jen.Error())...)
+	}
+	what := "is taken as a T"
+	if q.Dir == "out" {
+		what = "is returned as a T"
+	}
+	doc := []string{
+		line("%s is %s with %s's Go type checked at compile time: %s is a %s[T] (one of the variables below), and %s %s. It calls %sCtx, which checks it again, and costs no more.",
+			name, fn.GoName, q.Go, q.By.Go, k.Go, q.Go, what, fn.GoName),
+		"//", line("The Go type T for each %s:", q.By.Go), "//",
+	}
+	var left []string
+	for _, e := range q.Entries {
+		switch {
+		case keyed(e):
+			doc = append(doc, "//   - "+e.Go+"Of: "+e.GoType)
+		case e.Kind == "slice":
+			left = append(left, e.Go+" ("+e.GoType+", a slice the caller sizes)")
+		}
+	}
+	if len(left) > 0 {
+		doc = append(doc, "//", line("Left to %s: %s.", fn.GoName, strings.Join(left, ", ")))
+	}
+	f.Add(comment(doc...))
+	f.Func().Id(name).Types(jen.Id("T").Any()).Params(ps...).Add(res).Add(flat(jen.Return(jen.Id(name + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, names...)...))))
+	f.Add(comment(line("%sCtx is %s through %sCtx: ctx is made current on the calling thread first, and stays current after the call.", name, name, fn.GoName)))
+	call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, args...)...)
+	ctxPs := append([]jen.Code{jen.Id("ctx").Id("Context")}, ps...)
+	if len(types) == 0 {
+		f.Func().Id(name + "Ctx").Types(jen.Id("T").Any()).Params(ctxPs...).Error().Add(flat(jen.Return(call)))
+		return
+	}
+	f.Func().Id(name+"Ctx").Types(jen.Id("T").Any()).Params(ctxPs...).Params(append(named, jen.Id("err").Error())...).Block(
+		jen.List(append(others, jen.Id("err"))...).Op("=").Add(call),
+		jen.Return(),
+	)
 }

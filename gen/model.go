@@ -41,6 +41,8 @@ type Model struct {
 	HeaderFile string
 	// Defines are the #define constants (consts.go).
 	Defines []*DefineGroup
+	// Keys are the generic types of the typed forms (typed.go).
+	Keys []*TypedKey
 }
 
 // builder makes a Model from the parsed headers. What it needs while it
@@ -177,6 +179,10 @@ type Param struct {
 	Entries []TypedEntry
 	SizeOf  *Param
 	ByValue bool // some entries pass the value itself: the C argument is an integer
+	// Dir is "out" where the driver writes the typed value, "in" where it
+	// reads it; Key is the generic type that carries its Go type (typed.go).
+	Dir string
+	Key *TypedKey
 	// Ranked: a slice that must hold at least Rank-RankMinus elements,
 	// Rank a by-value parameter (tensorRank).
 	Rank      string
@@ -825,6 +831,9 @@ func (m *builder) functions() error {
 		m.Funcs = append(m.Funcs, f)
 	}
 	if err := m.releases(); err != nil {
+		return err
+	}
+	if err := m.typedKeys(); err != nil {
 		return err
 	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {

@@ -8,6 +8,12 @@ package main
 // type's size (so a driver writing a narrower or wider integer or boolean
 // than documented writes inside it), a slice's own memory, or the value
 // itself.
+//
+// Each such function also has a typed form (PointerGetAttributeOf) that
+// takes, instead of the picker's value, a generic key carrying the Go type
+// (a PointerAttributeOf[T], one variable per value: PointerAttributeContextOf
+// is a PointerAttributeOf[Context]), so that a value of another Go type does
+// not compile. It calls the any form, which checks as before.
 
 import (
 	"fmt"
@@ -35,6 +41,12 @@ func (m *builder) typedParams(f *Func, fc FuncConf) error {
 			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s (%s) is no enum", f.Pos, f.Base, tc.By, by.GoType)
 		}
 		q.By = by
+		switch tc.Dir {
+		case "in", "out":
+			q.Dir = tc.Dir
+		default:
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s: dir is %q: say \"out\" where the driver writes it (a getter) or \"in\" where it reads it (a setter, an import)", f.Pos, f.Base, name, tc.Dir)
+		}
 		if tc.Size != "" {
 			sp := byC[tc.Size]
 			if sp == nil || sp.Role != rTypedSize {
@@ -74,6 +86,9 @@ func (m *builder) typedParams(f *Func, fc FuncConf) error {
 					return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s: %s is larger than the wrapper's 128-byte buffer", f.Pos, f.Base, v.C, elem)
 				}
 			}
+			if e.Kind == "byValue" && q.Dir == "out" {
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s: %q passes a value the driver cannot write: dir is \"out\"", f.Pos, f.Base, v.C, spec)
+			}
 			q.Entries = append(q.Entries, e)
 		}
 		if len(missing) > 0 {
@@ -93,4 +108,129 @@ func (m *builder) typedParams(f *Func, fc FuncConf) error {
 // typedTable names a typed parameter's table in the generated code.
 func typedTable(f *Func, q *Param) string {
 	return "typed" + f.GoName + exported(q.Go)
+}
+
+// TypedKey is the generic type of a picker enum's values that carry their
+// Go type: PointerAttributeOf[T], with one variable per value that has a Go
+// type a typed form can take or return whole (PointerAttributeContextOf is
+// a PointerAttributeOf[Context]). A slice the caller sizes and a refused
+// value have none: they stay with the any form.
+type TypedKey struct {
+	Go    string // "PointerAttributeOf"
+	Enum  string // the picker's Go type: "PointerAttribute"
+	Vars  []TypedVar
+	Funcs []string // the typed forms that take it
+	// Left are the picker's values without a variable, and why (for the
+	// docs): "MemRangeAttributeAccessedBy" → "[]int32, a slice the caller sizes".
+	Left []TypedVar
+}
+
+// TypedVar is one variable of a TypedKey, or a value left without one.
+type TypedVar struct {
+	Go     string // "PointerAttributeContextOf"
+	Const  string // the enumerator's Go constant: "PointerAttributeContext"
+	C      string // "CU_POINTER_ATTRIBUTE_CONTEXT"
+	Value  int64
+	GoType string // "Context"; for a value left without one, why
+}
+
+// keyed says whether a table entry gets a variable: a value the typed
+// form takes or returns whole.
+func keyed(e TypedEntry) bool { return e.Kind == "value" || e.Kind == "bool" || e.Kind == "byValue" }
+
+// TypedForm is the name of f's typed form, or "" where it has none.
+func (f *Func) TypedForm() string {
+	if len(typedParams(f)) == 0 {
+		return ""
+	}
+	return f.GoName + "Of"
+}
+
+// typedKeys gives every function with a typed parameter its typed form,
+// and makes the keys: one generic type per picker enum, which every table
+// that enum picks must agree with (one Go type per value).
+func (m *builder) typedKeys() error {
+	byEnum := map[string]*TypedKey{}
+	gave := map[string]string{} // key.C → the function whose table gave it
+	for _, f := range m.Funcs {
+		ts := typedParams(f)
+		if len(ts) == 0 {
+			continue
+		}
+		if len(ts) > 1 {
+			return fmt.Errorf("gen: %s: %s: %d typed parameters; a typed form carries one Go type", f.Pos, f.Symbol, len(ts))
+		}
+		q := ts[0]
+		k := byEnum[q.By.GoType]
+		if k == nil {
+			k = &TypedKey{Go: q.By.GoType + "Of", Enum: q.By.GoType}
+			if err := m.claim(k.Go, q.By.GoType+" (typed key)", f.Pos); err != nil {
+				return err
+			}
+			byEnum[q.By.GoType] = k
+			m.Keys = append(m.Keys, k)
+		}
+		q.Key = k
+		for _, e := range q.Entries {
+			v := TypedVar{Go: e.Go + "Of", Const: e.Go, C: e.C, Value: e.Value, GoType: e.GoType}
+			if !keyed(e) {
+				v.Go = ""
+				if e.Kind == "slice" {
+					v.GoType = e.GoType + ", a slice the caller sizes"
+				} else {
+					v.GoType = "no data: refused"
+				}
+			}
+			var old *TypedVar
+			for i := range k.Vars {
+				if k.Vars[i].C == e.C {
+					old = &k.Vars[i]
+				}
+			}
+			for i := range k.Left {
+				if k.Left[i].C == e.C {
+					old = &k.Left[i]
+				}
+			}
+			if old != nil {
+				if old.Go != v.Go || old.GoType != v.GoType {
+					return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s is %s here and %s for %s: the typed key %s carries one Go type per value; give both tables the same type",
+						f.Pos, f.Base, e.C, typedWhat(v), typedWhat(*old), gave[e.C], k.Go)
+				}
+				continue
+			}
+			gave[e.C] = f.Base
+			if v.Go == "" {
+				k.Left = append(k.Left, v)
+				continue
+			}
+			if err := m.claim(v.Go, e.C+" (typed key)", f.Pos); err != nil {
+				return err
+			}
+			k.Vars = append(k.Vars, v)
+		}
+		if len(k.Vars) == 0 {
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: no value of %s has a Go type a typed form can carry (slices and refused values stay with the any form)", f.Pos, f.Base, q.By.GoType)
+		}
+		k.Funcs = append(k.Funcs, f.TypedForm())
+		if err := m.claim(f.TypedForm(), f.Symbol+" (typed form)", f.Pos); err != nil {
+			return err
+		}
+		if err := m.claim(f.TypedForm()+"Ctx", f.Symbol+" (typed form, context variant)", f.Pos); err != nil {
+			return err
+		}
+	}
+	for _, k := range m.Keys {
+		sort.SliceStable(k.Vars, func(i, j int) bool { return k.Vars[i].Value < k.Vars[j].Value })
+		sort.SliceStable(k.Left, func(i, j int) bool { return k.Left[i].Value < k.Left[j].Value })
+	}
+	return nil
+}
+
+// typedWhat says what a value is in a table, for errors.
+func typedWhat(v TypedVar) string {
+	if v.Go == "" {
+		return v.GoType
+	}
+	return "a " + v.GoType
 }

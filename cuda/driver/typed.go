@@ -131,3 +131,19 @@ func (s *typedScratch) out(err error, r int) {
 		reflect.NewAt(s.t, s.dst).Elem().Set(reflect.NewAt(s.t, unsafe.Pointer(&s.buf[0])).Elem())
 	}
 }
+
+// typedArg is what a typed form passes for x, a T, to its function's any
+// parameter, given the picker's value v: x itself where the table passes
+// the value in the pointer (a file descriptor), else a pointer to a copy.
+// Each branch allocates at most what the any form's caller would (boxing
+// x, or taking the address of a T).
+func typedArg[T any](tab []typedEntry, v int64, x T) any {
+	for i := range tab {
+		if tab[i].v == v && tab[i].kind == typedByValue {
+			return x
+		}
+	}
+	p := new(T)
+	*p = x
+	return p
+}

@@ -382,6 +382,101 @@ var noDriverCalls = []struct {
 	{"GetExportTable", func() error { return e2(GetExportTable(nil)) }},
 }
 
+// typedFormCalls calls every typed form with each variable of its key: the
+// function's name, the key's variable, and the call.
+var typedFormCalls = []struct {
+	name string
+	key  string
+	call func() error
+}{
+	{"MemGetHandleForAddressRange", "MemRangeHandleTypeDmaBufFdOf", func() error { return e2(MemGetHandleForAddressRangeOf(0, 0, MemRangeHandleTypeDmaBufFdOf, 0)) }},
+	{"MemExportToShareableHandle", "MemHandleTypePosixFileDescriptorOf", func() error { return e2(MemExportToShareableHandleOf(0, MemHandleTypePosixFileDescriptorOf, 0)) }},
+	{"MemExportToShareableHandle", "MemHandleTypeWin32Of", func() error { return e2(MemExportToShareableHandleOf(0, MemHandleTypeWin32Of, 0)) }},
+	{"MemExportToShareableHandle", "MemHandleTypeWin32KmtOf", func() error { return e2(MemExportToShareableHandleOf(0, MemHandleTypeWin32KmtOf, 0)) }},
+	{"MemImportFromShareableHandle", "MemHandleTypePosixFileDescriptorOf", func() error {
+		return e2(MemImportFromShareableHandleOf(*new(int32), MemHandleTypePosixFileDescriptorOf))
+	}},
+	{"MemImportFromShareableHandle", "MemHandleTypeWin32Of", func() error { return e2(MemImportFromShareableHandleOf(*new(uintptr), MemHandleTypeWin32Of)) }},
+	{"MemImportFromShareableHandle", "MemHandleTypeWin32KmtOf", func() error { return e2(MemImportFromShareableHandleOf(*new(uint32), MemHandleTypeWin32KmtOf)) }},
+	{"MemPoolSetAttribute", "MempoolAttrReuseFollowEventDependenciesOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrReuseFollowEventDependenciesOf, *new(int32)) }},
+	{"MemPoolSetAttribute", "MempoolAttrReuseAllowOpportunisticOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrReuseAllowOpportunisticOf, *new(int32)) }},
+	{"MemPoolSetAttribute", "MempoolAttrReuseAllowInternalDependenciesOf", func() error {
+		return MemPoolSetAttributeOf(0, MempoolAttrReuseAllowInternalDependenciesOf, *new(int32))
+	}},
+	{"MemPoolSetAttribute", "MempoolAttrReleaseThresholdOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrReleaseThresholdOf, *new(uint64)) }},
+	{"MemPoolSetAttribute", "MempoolAttrReservedMemCurrentOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrReservedMemCurrentOf, *new(uint64)) }},
+	{"MemPoolSetAttribute", "MempoolAttrReservedMemHighOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrReservedMemHighOf, *new(uint64)) }},
+	{"MemPoolSetAttribute", "MempoolAttrUsedMemCurrentOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrUsedMemCurrentOf, *new(uint64)) }},
+	{"MemPoolSetAttribute", "MempoolAttrUsedMemHighOf", func() error { return MemPoolSetAttributeOf(0, MempoolAttrUsedMemHighOf, *new(uint64)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReuseFollowEventDependenciesOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReuseFollowEventDependenciesOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReuseAllowOpportunisticOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReuseAllowOpportunisticOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReuseAllowInternalDependenciesOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReuseAllowInternalDependenciesOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReleaseThresholdOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReleaseThresholdOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReservedMemCurrentOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReservedMemCurrentOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrReservedMemHighOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrReservedMemHighOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrUsedMemCurrentOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrUsedMemCurrentOf)) }},
+	{"MemPoolGetAttribute", "MempoolAttrUsedMemHighOf", func() error { return e2(MemPoolGetAttributeOf(0, MempoolAttrUsedMemHighOf)) }},
+	{"MemPoolExportToShareableHandle", "MemHandleTypePosixFileDescriptorOf", func() error { return e2(MemPoolExportToShareableHandleOf(0, MemHandleTypePosixFileDescriptorOf, 0)) }},
+	{"MemPoolExportToShareableHandle", "MemHandleTypeWin32Of", func() error { return e2(MemPoolExportToShareableHandleOf(0, MemHandleTypeWin32Of, 0)) }},
+	{"MemPoolExportToShareableHandle", "MemHandleTypeWin32KmtOf", func() error { return e2(MemPoolExportToShareableHandleOf(0, MemHandleTypeWin32KmtOf, 0)) }},
+	{"MemPoolImportFromShareableHandle", "MemHandleTypePosixFileDescriptorOf", func() error {
+		return e2(MemPoolImportFromShareableHandleOf(*new(int32), MemHandleTypePosixFileDescriptorOf, 0))
+	}},
+	{"MemPoolImportFromShareableHandle", "MemHandleTypeWin32Of", func() error { return e2(MemPoolImportFromShareableHandleOf(*new(uintptr), MemHandleTypeWin32Of, 0)) }},
+	{"MemPoolImportFromShareableHandle", "MemHandleTypeWin32KmtOf", func() error { return e2(MemPoolImportFromShareableHandleOf(*new(uint32), MemHandleTypeWin32KmtOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeContextOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeContextOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMemoryTypeOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMemoryTypeOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeDevicePointerOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeDevicePointerOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeHostPointerOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeHostPointerOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeP2PTokensOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeP2PTokensOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeSyncMemopsOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeSyncMemopsOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeBufferIDOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeBufferIDOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeIsManagedOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeIsManagedOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeDeviceOrdinalOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeDeviceOrdinalOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeIsLegacyCudaIPCCapableOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeIsLegacyCudaIPCCapableOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeRangeStartAddrOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeRangeStartAddrOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeRangeSizeOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeRangeSizeOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMappedOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMappedOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeAllowedHandleTypesOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeAllowedHandleTypesOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeIsGPUDirectRdmaCapableOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeIsGPUDirectRdmaCapableOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeAccessFlagsOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeAccessFlagsOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMempoolHandleOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMempoolHandleOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMappingSizeOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMappingSizeOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMappingBaseAddrOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMappingBaseAddrOf, 0)) }},
+	{"PointerGetAttribute", "PointerAttributeMemoryBlockIDOf", func() error { return e2(PointerGetAttributeOf(PointerAttributeMemoryBlockIDOf, 0)) }},
+	{"MemRangeGetAttribute", "MemRangeAttributeReadMostlyOf", func() error { return e2(MemRangeGetAttributeOf(MemRangeAttributeReadMostlyOf, 0, 0)) }},
+	{"MemRangeGetAttribute", "MemRangeAttributePreferredLocationOf", func() error { return e2(MemRangeGetAttributeOf(MemRangeAttributePreferredLocationOf, 0, 0)) }},
+	{"MemRangeGetAttribute", "MemRangeAttributeLastPrefetchLocationOf", func() error { return e2(MemRangeGetAttributeOf(MemRangeAttributeLastPrefetchLocationOf, 0, 0)) }},
+	{"PointerSetAttribute", "PointerAttributeContextOf", func() error { return PointerSetAttributeOf(*new(Context), PointerAttributeContextOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMemoryTypeOf", func() error { return PointerSetAttributeOf(*new(Memorytype), PointerAttributeMemoryTypeOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeDevicePointerOf", func() error { return PointerSetAttributeOf(*new(DevicePtr), PointerAttributeDevicePointerOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeHostPointerOf", func() error { return PointerSetAttributeOf(*new(unsafe.Pointer), PointerAttributeHostPointerOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeP2PTokensOf", func() error { return PointerSetAttributeOf(*new(PointerP2PTokens), PointerAttributeP2PTokensOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeSyncMemopsOf", func() error { return PointerSetAttributeOf(*new(bool), PointerAttributeSyncMemopsOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeBufferIDOf", func() error { return PointerSetAttributeOf(*new(uint64), PointerAttributeBufferIDOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeIsManagedOf", func() error { return PointerSetAttributeOf(*new(bool), PointerAttributeIsManagedOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeDeviceOrdinalOf", func() error { return PointerSetAttributeOf(*new(int32), PointerAttributeDeviceOrdinalOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeIsLegacyCudaIPCCapableOf", func() error { return PointerSetAttributeOf(*new(bool), PointerAttributeIsLegacyCudaIPCCapableOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeRangeStartAddrOf", func() error { return PointerSetAttributeOf(*new(DevicePtr), PointerAttributeRangeStartAddrOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeRangeSizeOf", func() error { return PointerSetAttributeOf(*new(uint64), PointerAttributeRangeSizeOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMappedOf", func() error { return PointerSetAttributeOf(*new(bool), PointerAttributeMappedOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeAllowedHandleTypesOf", func() error { return PointerSetAttributeOf(*new(uint64), PointerAttributeAllowedHandleTypesOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeIsGPUDirectRdmaCapableOf", func() error { return PointerSetAttributeOf(*new(bool), PointerAttributeIsGPUDirectRdmaCapableOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeAccessFlagsOf", func() error { return PointerSetAttributeOf(*new(MemAccessFlags), PointerAttributeAccessFlagsOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMempoolHandleOf", func() error { return PointerSetAttributeOf(*new(MemoryPool), PointerAttributeMempoolHandleOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMappingSizeOf", func() error { return PointerSetAttributeOf(*new(uint64), PointerAttributeMappingSizeOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMappingBaseAddrOf", func() error { return PointerSetAttributeOf(*new(DevicePtr), PointerAttributeMappingBaseAddrOf, 0) }},
+	{"PointerSetAttribute", "PointerAttributeMemoryBlockIDOf", func() error { return PointerSetAttributeOf(*new(uint64), PointerAttributeMemoryBlockIDOf, 0) }},
+	{"DeviceGetGraphMemAttribute", "GraphMemAttrUsedMemCurrentOf", func() error { return e2(DeviceGetGraphMemAttributeOf(0, GraphMemAttrUsedMemCurrentOf)) }},
+	{"DeviceGetGraphMemAttribute", "GraphMemAttrUsedMemHighOf", func() error { return e2(DeviceGetGraphMemAttributeOf(0, GraphMemAttrUsedMemHighOf)) }},
+	{"DeviceGetGraphMemAttribute", "GraphMemAttrReservedMemCurrentOf", func() error { return e2(DeviceGetGraphMemAttributeOf(0, GraphMemAttrReservedMemCurrentOf)) }},
+	{"DeviceGetGraphMemAttribute", "GraphMemAttrReservedMemHighOf", func() error { return e2(DeviceGetGraphMemAttributeOf(0, GraphMemAttrReservedMemHighOf)) }},
+	{"DeviceSetGraphMemAttribute", "GraphMemAttrUsedMemCurrentOf", func() error { return DeviceSetGraphMemAttributeOf(0, GraphMemAttrUsedMemCurrentOf, *new(uint64)) }},
+	{"DeviceSetGraphMemAttribute", "GraphMemAttrUsedMemHighOf", func() error { return DeviceSetGraphMemAttributeOf(0, GraphMemAttrUsedMemHighOf, *new(uint64)) }},
+	{"DeviceSetGraphMemAttribute", "GraphMemAttrReservedMemCurrentOf", func() error { return DeviceSetGraphMemAttributeOf(0, GraphMemAttrReservedMemCurrentOf, *new(uint64)) }},
+	{"DeviceSetGraphMemAttribute", "GraphMemAttrReservedMemHighOf", func() error { return DeviceSetGraphMemAttributeOf(0, GraphMemAttrReservedMemHighOf, *new(uint64)) }},
+}
+
 // unionMembers lists every union member with an accessor: a new union, the
 // member's address in it, and the offsets of the member's words that hold
 // integers (TestUnionIntegersNeverInPointerWords fills them).

@@ -4852,6 +4852,215 @@ func (v MemHostRegisterFlags) String() string {
 func (v TexRefSetArrayFlags) String() string { return flagString(uint64(v), namesTexRefSetArrayFlags) }
 func (v TexRefFlags) String() string         { return flagString(uint64(v), namesTexRefFlags) }
 
+// MemRangeHandleTypeOf is a MemRangeHandleType that carries the Go type T of
+// its value, so that a value of another type does not compile:
+// MemGetHandleForAddressRangeOf take one.
+//
+// Its values are the variables below, one per MemRangeHandleType with a Go type
+// a typed form takes or returns whole. Any other (the zero value of another T)
+// is refused at run time, as the any forms refuse a mismatch.
+type MemRangeHandleTypeOf[T any] struct {
+	v MemRangeHandleType
+}
+
+// MemRangeHandleType is the key's value, for the any forms.
+func (k MemRangeHandleTypeOf[T]) MemRangeHandleType() MemRangeHandleType { return k.v }
+
+// String is the name of the key's MemRangeHandleType.
+func (k MemRangeHandleTypeOf[T]) String() string { return k.v.String() }
+
+// The MemRangeHandleType values with their Go types.
+var (
+	MemRangeHandleTypeDmaBufFdOf MemRangeHandleTypeOf[int32] = MemRangeHandleTypeOf[int32]{MemRangeHandleTypeDmaBufFd} // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+)
+
+// MemAllocationHandleTypeOf is a MemAllocationHandleType that carries the Go
+// type T of its value, so that a value of another type does not compile:
+// MemExportToShareableHandleOf, MemImportFromShareableHandleOf,
+// MemPoolExportToShareableHandleOf, MemPoolImportFromShareableHandleOf take
+// one.
+//
+// Its values are the variables below, one per MemAllocationHandleType with a Go
+// type a typed form takes or returns whole. Any other (the zero value of
+// another T) is refused at run time, as the any forms refuse a mismatch.
+//
+// Without a variable (the any forms take them): MemHandleTypeNone (no data:
+// refused).
+type MemAllocationHandleTypeOf[T any] struct {
+	v MemAllocationHandleType
+}
+
+// MemAllocationHandleType is the key's value, for the any forms.
+func (k MemAllocationHandleTypeOf[T]) MemAllocationHandleType() MemAllocationHandleType { return k.v }
+
+// String is the name of the key's MemAllocationHandleType.
+func (k MemAllocationHandleTypeOf[T]) String() string { return k.v.String() }
+
+// The MemAllocationHandleType values with their Go types.
+var (
+	MemHandleTypePosixFileDescriptorOf MemAllocationHandleTypeOf[int32]           = MemAllocationHandleTypeOf[int32]{MemHandleTypePosixFileDescriptor} // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+	MemHandleTypeWin32Of               MemAllocationHandleTypeOf[uintptr]         = MemAllocationHandleTypeOf[uintptr]{MemHandleTypeWin32}             // CU_MEM_HANDLE_TYPE_WIN32
+	MemHandleTypeWin32KmtOf            MemAllocationHandleTypeOf[uint32]          = MemAllocationHandleTypeOf[uint32]{MemHandleTypeWin32Kmt}           // CU_MEM_HANDLE_TYPE_WIN32_KMT
+	MemHandleTypeFabricOf              MemAllocationHandleTypeOf[MemFabricHandle] = MemAllocationHandleTypeOf[MemFabricHandle]{MemHandleTypeFabric}    // CU_MEM_HANDLE_TYPE_FABRIC
+)
+
+// MemPoolAttributeOf is a MemPoolAttribute that carries the Go type T of its
+// value, so that a value of another type does not compile:
+// MemPoolSetAttributeOf, MemPoolGetAttributeOf take one.
+//
+// Its values are the variables below, one per MemPoolAttribute with a Go type a
+// typed form takes or returns whole. Any other (the zero value of another T) is
+// refused at run time, as the any forms refuse a mismatch.
+type MemPoolAttributeOf[T any] struct {
+	v MemPoolAttribute
+}
+
+// MemPoolAttribute is the key's value, for the any forms.
+func (k MemPoolAttributeOf[T]) MemPoolAttribute() MemPoolAttribute { return k.v }
+
+// String is the name of the key's MemPoolAttribute.
+func (k MemPoolAttributeOf[T]) String() string { return k.v.String() }
+
+// The MemPoolAttribute values with their Go types.
+var (
+	MempoolAttrReuseFollowEventDependenciesOf   MemPoolAttributeOf[int32]  = MemPoolAttributeOf[int32]{MempoolAttrReuseFollowEventDependencies}   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+	MempoolAttrReuseAllowOpportunisticOf        MemPoolAttributeOf[int32]  = MemPoolAttributeOf[int32]{MempoolAttrReuseAllowOpportunistic}        // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+	MempoolAttrReuseAllowInternalDependenciesOf MemPoolAttributeOf[int32]  = MemPoolAttributeOf[int32]{MempoolAttrReuseAllowInternalDependencies} // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+	MempoolAttrReleaseThresholdOf               MemPoolAttributeOf[uint64] = MemPoolAttributeOf[uint64]{MempoolAttrReleaseThreshold}              // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+	MempoolAttrReservedMemCurrentOf             MemPoolAttributeOf[uint64] = MemPoolAttributeOf[uint64]{MempoolAttrReservedMemCurrent}            // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+	MempoolAttrReservedMemHighOf                MemPoolAttributeOf[uint64] = MemPoolAttributeOf[uint64]{MempoolAttrReservedMemHigh}               // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+	MempoolAttrUsedMemCurrentOf                 MemPoolAttributeOf[uint64] = MemPoolAttributeOf[uint64]{MempoolAttrUsedMemCurrent}                // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+	MempoolAttrUsedMemHighOf                    MemPoolAttributeOf[uint64] = MemPoolAttributeOf[uint64]{MempoolAttrUsedMemHigh}                   // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+)
+
+// PointerAttributeOf is a PointerAttribute that carries the Go type T of its
+// value, so that a value of another type does not compile:
+// PointerGetAttributeOf, PointerSetAttributeOf take one.
+//
+// Its values are the variables below, one per PointerAttribute with a Go type a
+// typed form takes or returns whole. Any other (the zero value of another T) is
+// refused at run time, as the any forms refuse a mismatch.
+type PointerAttributeOf[T any] struct {
+	v PointerAttribute
+}
+
+// PointerAttribute is the key's value, for the any forms.
+func (k PointerAttributeOf[T]) PointerAttribute() PointerAttribute { return k.v }
+
+// String is the name of the key's PointerAttribute.
+func (k PointerAttributeOf[T]) String() string { return k.v.String() }
+
+// The PointerAttribute values with their Go types.
+var (
+	PointerAttributeContextOf                PointerAttributeOf[Context]          = PointerAttributeOf[Context]{PointerAttributeContext}             // CU_POINTER_ATTRIBUTE_CONTEXT
+	PointerAttributeMemoryTypeOf             PointerAttributeOf[Memorytype]       = PointerAttributeOf[Memorytype]{PointerAttributeMemoryType}       // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+	PointerAttributeDevicePointerOf          PointerAttributeOf[DevicePtr]        = PointerAttributeOf[DevicePtr]{PointerAttributeDevicePointer}     // CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+	PointerAttributeHostPointerOf            PointerAttributeOf[unsafe.Pointer]   = PointerAttributeOf[unsafe.Pointer]{PointerAttributeHostPointer}  // CU_POINTER_ATTRIBUTE_HOST_POINTER
+	PointerAttributeP2PTokensOf              PointerAttributeOf[PointerP2PTokens] = PointerAttributeOf[PointerP2PTokens]{PointerAttributeP2PTokens}  // CU_POINTER_ATTRIBUTE_P2P_TOKENS
+	PointerAttributeSyncMemopsOf             PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeSyncMemops}             // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+	PointerAttributeBufferIDOf               PointerAttributeOf[uint64]           = PointerAttributeOf[uint64]{PointerAttributeBufferID}             // CU_POINTER_ATTRIBUTE_BUFFER_ID
+	PointerAttributeIsManagedOf              PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeIsManaged}              // CU_POINTER_ATTRIBUTE_IS_MANAGED
+	PointerAttributeDeviceOrdinalOf          PointerAttributeOf[int32]            = PointerAttributeOf[int32]{PointerAttributeDeviceOrdinal}         // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+	PointerAttributeIsLegacyCudaIPCCapableOf PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeIsLegacyCudaIPCCapable} // CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+	PointerAttributeRangeStartAddrOf         PointerAttributeOf[DevicePtr]        = PointerAttributeOf[DevicePtr]{PointerAttributeRangeStartAddr}    // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+	PointerAttributeRangeSizeOf              PointerAttributeOf[uint64]           = PointerAttributeOf[uint64]{PointerAttributeRangeSize}            // CU_POINTER_ATTRIBUTE_RANGE_SIZE
+	PointerAttributeMappedOf                 PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeMapped}                 // CU_POINTER_ATTRIBUTE_MAPPED
+	PointerAttributeAllowedHandleTypesOf     PointerAttributeOf[uint64]           = PointerAttributeOf[uint64]{PointerAttributeAllowedHandleTypes}   // CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+	PointerAttributeIsGPUDirectRdmaCapableOf PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeIsGPUDirectRdmaCapable} // CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+	PointerAttributeAccessFlagsOf            PointerAttributeOf[MemAccessFlags]   = PointerAttributeOf[MemAccessFlags]{PointerAttributeAccessFlags}  // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+	PointerAttributeMempoolHandleOf          PointerAttributeOf[MemoryPool]       = PointerAttributeOf[MemoryPool]{PointerAttributeMempoolHandle}    // CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+	PointerAttributeMappingSizeOf            PointerAttributeOf[uint64]           = PointerAttributeOf[uint64]{PointerAttributeMappingSize}          // CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+	PointerAttributeMappingBaseAddrOf        PointerAttributeOf[DevicePtr]        = PointerAttributeOf[DevicePtr]{PointerAttributeMappingBaseAddr}   // CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+	PointerAttributeMemoryBlockIDOf          PointerAttributeOf[uint64]           = PointerAttributeOf[uint64]{PointerAttributeMemoryBlockID}        // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+	PointerAttributeIsHwDecompressCapableOf  PointerAttributeOf[bool]             = PointerAttributeOf[bool]{PointerAttributeIsHwDecompressCapable}  // CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+)
+
+// MemRangeAttributeOf is a MemRangeAttribute that carries the Go type T of its
+// value, so that a value of another type does not compile:
+// MemRangeGetAttributeOf take one.
+//
+// Its values are the variables below, one per MemRangeAttribute with a Go type
+// a typed form takes or returns whole. Any other (the zero value of another T)
+// is refused at run time, as the any forms refuse a mismatch.
+//
+// Without a variable (the any forms take them): MemRangeAttributeAccessedBy
+// ([]int32, a slice the caller sizes).
+type MemRangeAttributeOf[T any] struct {
+	v MemRangeAttribute
+}
+
+// MemRangeAttribute is the key's value, for the any forms.
+func (k MemRangeAttributeOf[T]) MemRangeAttribute() MemRangeAttribute { return k.v }
+
+// String is the name of the key's MemRangeAttribute.
+func (k MemRangeAttributeOf[T]) String() string { return k.v.String() }
+
+// The MemRangeAttribute values with their Go types.
+var (
+	MemRangeAttributeReadMostlyOf               MemRangeAttributeOf[int32]           = MemRangeAttributeOf[int32]{MemRangeAttributeReadMostly}                         // CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+	MemRangeAttributePreferredLocationOf        MemRangeAttributeOf[int32]           = MemRangeAttributeOf[int32]{MemRangeAttributePreferredLocation}                  // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+	MemRangeAttributeLastPrefetchLocationOf     MemRangeAttributeOf[int32]           = MemRangeAttributeOf[int32]{MemRangeAttributeLastPrefetchLocation}               // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+	MemRangeAttributePreferredLocationTypeOf    MemRangeAttributeOf[MemLocationType] = MemRangeAttributeOf[MemLocationType]{MemRangeAttributePreferredLocationType}    // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+	MemRangeAttributePreferredLocationIDOf      MemRangeAttributeOf[int32]           = MemRangeAttributeOf[int32]{MemRangeAttributePreferredLocationID}                // CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+	MemRangeAttributeLastPrefetchLocationTypeOf MemRangeAttributeOf[MemLocationType] = MemRangeAttributeOf[MemLocationType]{MemRangeAttributeLastPrefetchLocationType} // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+	MemRangeAttributeLastPrefetchLocationIDOf   MemRangeAttributeOf[int32]           = MemRangeAttributeOf[int32]{MemRangeAttributeLastPrefetchLocationID}             // CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+)
+
+// GraphMemAttributeOf is a GraphMemAttribute that carries the Go type T of its
+// value, so that a value of another type does not compile:
+// DeviceGetGraphMemAttributeOf, DeviceSetGraphMemAttributeOf take one.
+//
+// Its values are the variables below, one per GraphMemAttribute with a Go type
+// a typed form takes or returns whole. Any other (the zero value of another T)
+// is refused at run time, as the any forms refuse a mismatch.
+type GraphMemAttributeOf[T any] struct {
+	v GraphMemAttribute
+}
+
+// GraphMemAttribute is the key's value, for the any forms.
+func (k GraphMemAttributeOf[T]) GraphMemAttribute() GraphMemAttribute { return k.v }
+
+// String is the name of the key's GraphMemAttribute.
+func (k GraphMemAttributeOf[T]) String() string { return k.v.String() }
+
+// The GraphMemAttribute values with their Go types.
+var (
+	GraphMemAttrUsedMemCurrentOf     GraphMemAttributeOf[uint64] = GraphMemAttributeOf[uint64]{GraphMemAttrUsedMemCurrent}     // CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+	GraphMemAttrUsedMemHighOf        GraphMemAttributeOf[uint64] = GraphMemAttributeOf[uint64]{GraphMemAttrUsedMemHigh}        // CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+	GraphMemAttrReservedMemCurrentOf GraphMemAttributeOf[uint64] = GraphMemAttributeOf[uint64]{GraphMemAttrReservedMemCurrent} // CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+	GraphMemAttrReservedMemHighOf    GraphMemAttributeOf[uint64] = GraphMemAttributeOf[uint64]{GraphMemAttrReservedMemHigh}    // CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+)
+
+// CoredumpSettingsOf is a CoredumpSettings that carries the Go type T of its
+// value, so that a value of another type does not compile:
+// CoredumpGetAttributeOf, CoredumpGetAttributeGlobalOf, CoredumpSetAttributeOf,
+// CoredumpSetAttributeGlobalOf take one.
+//
+// Its values are the variables below, one per CoredumpSettings with a Go type a
+// typed form takes or returns whole. Any other (the zero value of another T) is
+// refused at run time, as the any forms refuse a mismatch.
+//
+// Without a variable (the any forms take them): CoredumpFile ([]byte, a slice
+// the caller sizes), CoredumpPipe ([]byte, a slice the caller sizes).
+type CoredumpSettingsOf[T any] struct {
+	v CoredumpSettings
+}
+
+// CoredumpSettings is the key's value, for the any forms.
+func (k CoredumpSettingsOf[T]) CoredumpSettings() CoredumpSettings { return k.v }
+
+// String is the name of the key's CoredumpSettings.
+func (k CoredumpSettingsOf[T]) String() string { return k.v.String() }
+
+// The CoredumpSettings values with their Go types.
+var (
+	CoredumpEnableOnExceptionOf      CoredumpSettingsOf[bool]   = CoredumpSettingsOf[bool]{CoredumpEnableOnException}        // CU_COREDUMP_ENABLE_ON_EXCEPTION
+	CoredumpTriggerHostOf            CoredumpSettingsOf[bool]   = CoredumpSettingsOf[bool]{CoredumpTriggerHost}              // CU_COREDUMP_TRIGGER_HOST
+	CoredumpLightweightOf            CoredumpSettingsOf[bool]   = CoredumpSettingsOf[bool]{CoredumpLightweight}              // CU_COREDUMP_LIGHTWEIGHT
+	CoredumpEnableUserTriggerOf      CoredumpSettingsOf[bool]   = CoredumpSettingsOf[bool]{CoredumpEnableUserTrigger}        // CU_COREDUMP_ENABLE_USER_TRIGGER
+	CoredumpSettingGenerationFlagsOf CoredumpSettingsOf[uint32] = CoredumpSettingsOf[uint32]{CoredumpSettingGenerationFlags} // CU_COREDUMP_GENERATION_FLAGS
+)
+
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
 // current first): Gets the string description of an error code.
 //
@@ -10346,8 +10555,33 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 //   - flags: When requesting
 //     CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could
 //     be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
+//
+// The Go type of handle for each handleType (a mismatch is refused before the
+// call; MemGetHandleForAddressRangeOf checks it at compile time):
+//
+//   - MemRangeHandleTypeDmaBufFd: *int32
 func MemGetHandleForAddressRange(handle any, dptr DevicePtr, size uint64, handleType MemRangeHandleType, flags MemRangeFlags) error {
 	return MemGetHandleForAddressRangeCtx(0, handle, dptr, size, handleType, flags)
+}
+
+// MemGetHandleForAddressRangeOf is MemGetHandleForAddressRange with handle's Go
+// type checked at compile time: handleType is a MemRangeHandleTypeOf[T] (one of
+// the variables below), and handle is returned as a T. It calls
+// MemGetHandleForAddressRangeCtx, which checks it again, and costs no more.
+//
+// The Go type T for each handleType:
+//
+//   - MemRangeHandleTypeDmaBufFdOf: int32
+func MemGetHandleForAddressRangeOf[T any](dptr DevicePtr, size uint64, handleType MemRangeHandleTypeOf[T], flags MemRangeFlags) (T, error) {
+	return MemGetHandleForAddressRangeOfCtx(0, dptr, size, handleType, flags)
+}
+
+// MemGetHandleForAddressRangeOfCtx is MemGetHandleForAddressRangeOf through
+// MemGetHandleForAddressRangeCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func MemGetHandleForAddressRangeOfCtx[T any](ctx Context, dptr DevicePtr, size uint64, handleType MemRangeHandleTypeOf[T], flags MemRangeFlags) (handle T, err error) {
+	err = MemGetHandleForAddressRangeCtx(ctx, &handle, dptr, size, handleType.v, flags)
+	return
 }
 
 // MemBatchDecompressAsync calls cuMemBatchDecompressAsync
@@ -10794,8 +11028,41 @@ func MemGetAccess(location *MemLocation, ptr DevicePtr) (uint64, error) {
 //   - handleType: Type of shareable handle requested (defines type and size of
 //     the shareableHandle output parameter)
 //   - flags: Reserved, must be zero
+//
+// The Go type of shareableHandle for each handleType (a mismatch is refused
+// before the call; MemExportToShareableHandleOf checks it at compile time):
+//
+//   - MemHandleTypeNone: none: refused before the call
+//   - MemHandleTypePosixFileDescriptor: *int32
+//   - MemHandleTypeWin32: *uintptr
+//   - MemHandleTypeWin32Kmt: *uint32
+//   - MemHandleTypeFabric: *MemFabricHandle
 func MemExportToShareableHandle(shareableHandle any, handle MemGenericAllocationHandle, handleType MemAllocationHandleType, flags uint64) error {
 	return MemExportToShareableHandleCtx(0, shareableHandle, handle, handleType, flags)
+}
+
+// MemExportToShareableHandleOf is MemExportToShareableHandle with
+// shareableHandle's Go type checked at compile time: handleType is a
+// MemAllocationHandleTypeOf[T] (one of the variables below), and
+// shareableHandle is returned as a T. It calls MemExportToShareableHandleCtx,
+// which checks it again, and costs no more.
+//
+// The Go type T for each handleType:
+//
+//   - MemHandleTypePosixFileDescriptorOf: int32
+//   - MemHandleTypeWin32Of: uintptr
+//   - MemHandleTypeWin32KmtOf: uint32
+//   - MemHandleTypeFabricOf: MemFabricHandle
+func MemExportToShareableHandleOf[T any](handle MemGenericAllocationHandle, handleType MemAllocationHandleTypeOf[T], flags uint64) (T, error) {
+	return MemExportToShareableHandleOfCtx(0, handle, handleType, flags)
+}
+
+// MemExportToShareableHandleOfCtx is MemExportToShareableHandleOf through
+// MemExportToShareableHandleCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func MemExportToShareableHandleOfCtx[T any](ctx Context, handle MemGenericAllocationHandle, handleType MemAllocationHandleTypeOf[T], flags uint64) (shareableHandle T, err error) {
+	err = MemExportToShareableHandleCtx(ctx, &shareableHandle, handle, handleType.v, flags)
+	return
 }
 
 // MemImportFromShareableHandle calls cuMemImportFromShareableHandle
@@ -10822,8 +11089,41 @@ func MemExportToShareableHandle(shareableHandle any, handle MemGenericAllocation
 //     be imported.
 //   - shHandleType: handle type of the exported handle
 //     CUmemAllocationHandleType.
+//
+// The Go type of osHandle for each shHandleType (a mismatch is refused before
+// the call; MemImportFromShareableHandleOf checks it at compile time):
+//
+//   - MemHandleTypeNone: none: refused before the call
+//   - MemHandleTypePosixFileDescriptor: int32 (the value itself, not a pointer)
+//   - MemHandleTypeWin32: uintptr (the value itself, not a pointer)
+//   - MemHandleTypeWin32Kmt: uint32 (the value itself, not a pointer)
+//   - MemHandleTypeFabric: *MemFabricHandle
 func MemImportFromShareableHandle(osHandle any, shHandleType MemAllocationHandleType) (MemGenericAllocationHandle, error) {
 	return MemImportFromShareableHandleCtx(0, osHandle, shHandleType)
+}
+
+// MemImportFromShareableHandleOf is MemImportFromShareableHandle with
+// osHandle's Go type checked at compile time: shHandleType is a
+// MemAllocationHandleTypeOf[T] (one of the variables below), and osHandle is
+// taken as a T. It calls MemImportFromShareableHandleCtx, which checks it
+// again, and costs no more.
+//
+// The Go type T for each shHandleType:
+//
+//   - MemHandleTypePosixFileDescriptorOf: int32
+//   - MemHandleTypeWin32Of: uintptr
+//   - MemHandleTypeWin32KmtOf: uint32
+//   - MemHandleTypeFabricOf: MemFabricHandle
+func MemImportFromShareableHandleOf[T any](osHandle T, shHandleType MemAllocationHandleTypeOf[T]) (MemGenericAllocationHandle, error) {
+	return MemImportFromShareableHandleOfCtx(0, osHandle, shHandleType)
+}
+
+// MemImportFromShareableHandleOfCtx is MemImportFromShareableHandleOf through
+// MemImportFromShareableHandleCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func MemImportFromShareableHandleOfCtx[T any](ctx Context, osHandle T, shHandleType MemAllocationHandleTypeOf[T]) (handle MemGenericAllocationHandle, err error) {
+	handle, err = MemImportFromShareableHandleCtx(ctx, typedArg(typedMemImportFromShareableHandleOsHandle, int64(shHandleType.v), osHandle), shHandleType.v)
+	return
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity
@@ -10985,8 +11285,46 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 //   - pool: The memory pool to modify
 //   - attr: The attribute to modify
 //   - value: Pointer to the value to assign
+//
+// The Go type of value for each attr (a mismatch is refused before the call;
+// MemPoolSetAttributeOf checks it at compile time):
+//
+//   - MempoolAttrReuseFollowEventDependencies: *int32
+//   - MempoolAttrReuseAllowOpportunistic: *int32
+//   - MempoolAttrReuseAllowInternalDependencies: *int32
+//   - MempoolAttrReleaseThreshold: *uint64
+//   - MempoolAttrReservedMemCurrent: *uint64
+//   - MempoolAttrReservedMemHigh: *uint64
+//   - MempoolAttrUsedMemCurrent: *uint64
+//   - MempoolAttrUsedMemHigh: *uint64
 func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolSetAttributeCtx(0, pool, attr, value)
+}
+
+// MemPoolSetAttributeOf is MemPoolSetAttribute with value's Go type checked at
+// compile time: attr is a MemPoolAttributeOf[T] (one of the variables below),
+// and value is taken as a T. It calls MemPoolSetAttributeCtx, which checks it
+// again, and costs no more.
+//
+// The Go type T for each attr:
+//
+//   - MempoolAttrReuseFollowEventDependenciesOf: int32
+//   - MempoolAttrReuseAllowOpportunisticOf: int32
+//   - MempoolAttrReuseAllowInternalDependenciesOf: int32
+//   - MempoolAttrReleaseThresholdOf: uint64
+//   - MempoolAttrReservedMemCurrentOf: uint64
+//   - MempoolAttrReservedMemHighOf: uint64
+//   - MempoolAttrUsedMemCurrentOf: uint64
+//   - MempoolAttrUsedMemHighOf: uint64
+func MemPoolSetAttributeOf[T any](pool MemoryPool, attr MemPoolAttributeOf[T], value T) error {
+	return MemPoolSetAttributeOfCtx(0, pool, attr, value)
+}
+
+// MemPoolSetAttributeOfCtx is MemPoolSetAttributeOf through
+// MemPoolSetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func MemPoolSetAttributeOfCtx[T any](ctx Context, pool MemoryPool, attr MemPoolAttributeOf[T], value T) error {
+	return MemPoolSetAttributeCtx(ctx, pool, attr.v, &value)
 }
 
 // MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes
@@ -11026,8 +11364,47 @@ func MemPoolSetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) erro
 //   - pool: The memory pool to get attributes of
 //   - attr: The attribute to get
 //   - value: Retrieved value
+//
+// The Go type of value for each attr (a mismatch is refused before the call;
+// MemPoolGetAttributeOf checks it at compile time):
+//
+//   - MempoolAttrReuseFollowEventDependencies: *int32
+//   - MempoolAttrReuseAllowOpportunistic: *int32
+//   - MempoolAttrReuseAllowInternalDependencies: *int32
+//   - MempoolAttrReleaseThreshold: *uint64
+//   - MempoolAttrReservedMemCurrent: *uint64
+//   - MempoolAttrReservedMemHigh: *uint64
+//   - MempoolAttrUsedMemCurrent: *uint64
+//   - MempoolAttrUsedMemHigh: *uint64
 func MemPoolGetAttribute(pool MemoryPool, attr MemPoolAttribute, value any) error {
 	return MemPoolGetAttributeCtx(0, pool, attr, value)
+}
+
+// MemPoolGetAttributeOf is MemPoolGetAttribute with value's Go type checked at
+// compile time: attr is a MemPoolAttributeOf[T] (one of the variables below),
+// and value is returned as a T. It calls MemPoolGetAttributeCtx, which checks
+// it again, and costs no more.
+//
+// The Go type T for each attr:
+//
+//   - MempoolAttrReuseFollowEventDependenciesOf: int32
+//   - MempoolAttrReuseAllowOpportunisticOf: int32
+//   - MempoolAttrReuseAllowInternalDependenciesOf: int32
+//   - MempoolAttrReleaseThresholdOf: uint64
+//   - MempoolAttrReservedMemCurrentOf: uint64
+//   - MempoolAttrReservedMemHighOf: uint64
+//   - MempoolAttrUsedMemCurrentOf: uint64
+//   - MempoolAttrUsedMemHighOf: uint64
+func MemPoolGetAttributeOf[T any](pool MemoryPool, attr MemPoolAttributeOf[T]) (T, error) {
+	return MemPoolGetAttributeOfCtx(0, pool, attr)
+}
+
+// MemPoolGetAttributeOfCtx is MemPoolGetAttributeOf through
+// MemPoolGetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func MemPoolGetAttributeOfCtx[T any](ctx Context, pool MemoryPool, attr MemPoolAttributeOf[T]) (value T, err error) {
+	err = MemPoolGetAttributeCtx(ctx, pool, attr.v, &value)
+	return
 }
 
 // MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a
@@ -11240,8 +11617,41 @@ func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (De
 //   - pool: pool to export
 //   - handleType: the type of handle to create
 //   - flags: must be 0
+//
+// The Go type of handle_out for each handleType (a mismatch is refused before
+// the call; MemPoolExportToShareableHandleOf checks it at compile time):
+//
+//   - MemHandleTypeNone: none: refused before the call
+//   - MemHandleTypePosixFileDescriptor: *int32
+//   - MemHandleTypeWin32: *uintptr
+//   - MemHandleTypeWin32Kmt: *uint32
+//   - MemHandleTypeFabric: *MemFabricHandle
 func MemPoolExportToShareableHandle(handle_out any, pool MemoryPool, handleType MemAllocationHandleType, flags uint64) error {
 	return MemPoolExportToShareableHandleCtx(0, handle_out, pool, handleType, flags)
+}
+
+// MemPoolExportToShareableHandleOf is MemPoolExportToShareableHandle with
+// handle_out's Go type checked at compile time: handleType is a
+// MemAllocationHandleTypeOf[T] (one of the variables below), and handle_out is
+// returned as a T. It calls MemPoolExportToShareableHandleCtx, which checks it
+// again, and costs no more.
+//
+// The Go type T for each handleType:
+//
+//   - MemHandleTypePosixFileDescriptorOf: int32
+//   - MemHandleTypeWin32Of: uintptr
+//   - MemHandleTypeWin32KmtOf: uint32
+//   - MemHandleTypeFabricOf: MemFabricHandle
+func MemPoolExportToShareableHandleOf[T any](pool MemoryPool, handleType MemAllocationHandleTypeOf[T], flags uint64) (T, error) {
+	return MemPoolExportToShareableHandleOfCtx(0, pool, handleType, flags)
+}
+
+// MemPoolExportToShareableHandleOfCtx is MemPoolExportToShareableHandleOf
+// through MemPoolExportToShareableHandleCtx: ctx is made current on the calling
+// thread first, and stays current after the call.
+func MemPoolExportToShareableHandleOfCtx[T any](ctx Context, pool MemoryPool, handleType MemAllocationHandleTypeOf[T], flags uint64) (handle_out T, err error) {
+	err = MemPoolExportToShareableHandleCtx(ctx, &handle_out, pool, handleType.v, flags)
+	return
 }
 
 // MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle
@@ -11265,8 +11675,41 @@ func MemPoolExportToShareableHandle(handle_out any, pool MemoryPool, handleType 
 //   - handle: OS handle of the pool to open
 //   - handleType: The type of handle being imported
 //   - flags: must be 0
+//
+// The Go type of handle for each handleType (a mismatch is refused before the
+// call; MemPoolImportFromShareableHandleOf checks it at compile time):
+//
+//   - MemHandleTypeNone: none: refused before the call
+//   - MemHandleTypePosixFileDescriptor: int32 (the value itself, not a pointer)
+//   - MemHandleTypeWin32: uintptr (the value itself, not a pointer)
+//   - MemHandleTypeWin32Kmt: uint32 (the value itself, not a pointer)
+//   - MemHandleTypeFabric: *MemFabricHandle
 func MemPoolImportFromShareableHandle(handle any, handleType MemAllocationHandleType, flags uint64) (MemoryPool, error) {
 	return MemPoolImportFromShareableHandleCtx(0, handle, handleType, flags)
+}
+
+// MemPoolImportFromShareableHandleOf is MemPoolImportFromShareableHandle with
+// handle's Go type checked at compile time: handleType is a
+// MemAllocationHandleTypeOf[T] (one of the variables below), and handle is
+// taken as a T. It calls MemPoolImportFromShareableHandleCtx, which checks it
+// again, and costs no more.
+//
+// The Go type T for each handleType:
+//
+//   - MemHandleTypePosixFileDescriptorOf: int32
+//   - MemHandleTypeWin32Of: uintptr
+//   - MemHandleTypeWin32KmtOf: uint32
+//   - MemHandleTypeFabricOf: MemFabricHandle
+func MemPoolImportFromShareableHandleOf[T any](handle T, handleType MemAllocationHandleTypeOf[T], flags uint64) (MemoryPool, error) {
+	return MemPoolImportFromShareableHandleOfCtx(0, handle, handleType, flags)
+}
+
+// MemPoolImportFromShareableHandleOfCtx is MemPoolImportFromShareableHandleOf
+// through MemPoolImportFromShareableHandleCtx: ctx is made current on the
+// calling thread first, and stays current after the call.
+func MemPoolImportFromShareableHandleOfCtx[T any](ctx Context, handle T, handleType MemAllocationHandleTypeOf[T], flags uint64) (pool_out MemoryPool, err error) {
+	pool_out, err = MemPoolImportFromShareableHandleCtx(ctx, typedArg(typedMemImportFromShareableHandleOsHandle, int64(handleType.v), handle), handleType.v, flags)
+	return
 }
 
 // MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx
@@ -11649,8 +12092,73 @@ func MulticastGetGranularity(prop *MulticastObjectProp, option MulticastGranular
 //   - data: Returned pointer attribute value
 //   - attribute: Pointer attribute to query
 //   - ptr: Pointer
+//
+// The Go type of data for each attribute (a mismatch is refused before the
+// call; PointerGetAttributeOf checks it at compile time):
+//
+//   - PointerAttributeContext: *Context
+//   - PointerAttributeMemoryType: *Memorytype
+//   - PointerAttributeDevicePointer: *DevicePtr
+//   - PointerAttributeHostPointer: *unsafe.Pointer
+//   - PointerAttributeP2PTokens: *PointerP2PTokens
+//   - PointerAttributeSyncMemops: *bool
+//   - PointerAttributeBufferID: *uint64
+//   - PointerAttributeIsManaged: *bool
+//   - PointerAttributeDeviceOrdinal: *int32
+//   - PointerAttributeIsLegacyCudaIPCCapable: *bool
+//   - PointerAttributeRangeStartAddr: *DevicePtr
+//   - PointerAttributeRangeSize: *uint64
+//   - PointerAttributeMapped: *bool
+//   - PointerAttributeAllowedHandleTypes: *uint64
+//   - PointerAttributeIsGPUDirectRdmaCapable: *bool
+//   - PointerAttributeAccessFlags: *MemAccessFlags
+//   - PointerAttributeMempoolHandle: *MemoryPool
+//   - PointerAttributeMappingSize: *uint64
+//   - PointerAttributeMappingBaseAddr: *DevicePtr
+//   - PointerAttributeMemoryBlockID: *uint64
+//   - PointerAttributeIsHwDecompressCapable: *bool
 func PointerGetAttribute(data any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerGetAttributeCtx(0, data, attribute, ptr)
+}
+
+// PointerGetAttributeOf is PointerGetAttribute with data's Go type checked at
+// compile time: attribute is a PointerAttributeOf[T] (one of the variables
+// below), and data is returned as a T. It calls PointerGetAttributeCtx, which
+// checks it again, and costs no more.
+//
+// The Go type T for each attribute:
+//
+//   - PointerAttributeContextOf: Context
+//   - PointerAttributeMemoryTypeOf: Memorytype
+//   - PointerAttributeDevicePointerOf: DevicePtr
+//   - PointerAttributeHostPointerOf: unsafe.Pointer
+//   - PointerAttributeP2PTokensOf: PointerP2PTokens
+//   - PointerAttributeSyncMemopsOf: bool
+//   - PointerAttributeBufferIDOf: uint64
+//   - PointerAttributeIsManagedOf: bool
+//   - PointerAttributeDeviceOrdinalOf: int32
+//   - PointerAttributeIsLegacyCudaIPCCapableOf: bool
+//   - PointerAttributeRangeStartAddrOf: DevicePtr
+//   - PointerAttributeRangeSizeOf: uint64
+//   - PointerAttributeMappedOf: bool
+//   - PointerAttributeAllowedHandleTypesOf: uint64
+//   - PointerAttributeIsGPUDirectRdmaCapableOf: bool
+//   - PointerAttributeAccessFlagsOf: MemAccessFlags
+//   - PointerAttributeMempoolHandleOf: MemoryPool
+//   - PointerAttributeMappingSizeOf: uint64
+//   - PointerAttributeMappingBaseAddrOf: DevicePtr
+//   - PointerAttributeMemoryBlockIDOf: uint64
+//   - PointerAttributeIsHwDecompressCapableOf: bool
+func PointerGetAttributeOf[T any](attribute PointerAttributeOf[T], ptr DevicePtr) (T, error) {
+	return PointerGetAttributeOfCtx(0, attribute, ptr)
+}
+
+// PointerGetAttributeOfCtx is PointerGetAttributeOf through
+// PointerGetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func PointerGetAttributeOfCtx[T any](ctx Context, attribute PointerAttributeOf[T], ptr DevicePtr) (data T, err error) {
+	err = PointerGetAttributeCtx(ctx, &data, attribute.v, ptr)
+	return
 }
 
 // MemPrefetchAsync calls cuMemPrefetchAsync_v2 (MemPrefetchAsyncCtx makes a
@@ -12156,8 +12664,49 @@ func MemDiscardAndPrefetchBatchAsync(dptrs []DevicePtr, sizes []uint64, prefetch
 //   - attribute: The attribute to query
 //   - devPtr: Start of the range to query
 //   - count: Size of the range to query
+//
+// The Go type of data for each attribute (a mismatch is refused before the
+// call; MemRangeGetAttributeOf checks it at compile time):
+//
+//   - MemRangeAttributeReadMostly: *int32
+//   - MemRangeAttributePreferredLocation: *int32
+//   - MemRangeAttributeAccessedBy: []int32 with room for the data
+//   - MemRangeAttributeLastPrefetchLocation: *int32
+//   - MemRangeAttributePreferredLocationType: *MemLocationType
+//   - MemRangeAttributePreferredLocationID: *int32
+//   - MemRangeAttributeLastPrefetchLocationType: *MemLocationType
+//   - MemRangeAttributeLastPrefetchLocationID: *int32
 func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePtr, count uint64) error {
 	return MemRangeGetAttributeCtx(0, data, attribute, devPtr, count)
+}
+
+// MemRangeGetAttributeOf is MemRangeGetAttribute with data's Go type checked at
+// compile time: attribute is a MemRangeAttributeOf[T] (one of the variables
+// below), and data is returned as a T. It calls MemRangeGetAttributeCtx, which
+// checks it again, and costs no more.
+//
+// The Go type T for each attribute:
+//
+//   - MemRangeAttributeReadMostlyOf: int32
+//   - MemRangeAttributePreferredLocationOf: int32
+//   - MemRangeAttributeLastPrefetchLocationOf: int32
+//   - MemRangeAttributePreferredLocationTypeOf: MemLocationType
+//   - MemRangeAttributePreferredLocationIDOf: int32
+//   - MemRangeAttributeLastPrefetchLocationTypeOf: MemLocationType
+//   - MemRangeAttributeLastPrefetchLocationIDOf: int32
+//
+// Left to MemRangeGetAttribute: MemRangeAttributeAccessedBy ([]int32, a slice
+// the caller sizes).
+func MemRangeGetAttributeOf[T any](attribute MemRangeAttributeOf[T], devPtr DevicePtr, count uint64) (T, error) {
+	return MemRangeGetAttributeOfCtx(0, attribute, devPtr, count)
+}
+
+// MemRangeGetAttributeOfCtx is MemRangeGetAttributeOf through
+// MemRangeGetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func MemRangeGetAttributeOfCtx[T any](ctx Context, attribute MemRangeAttributeOf[T], devPtr DevicePtr, count uint64) (data T, err error) {
+	err = MemRangeGetAttributeCtx(ctx, &data, attribute.v, devPtr, count)
+	return
 }
 
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes
@@ -12184,8 +12733,72 @@ func MemRangeGetAttribute(data any, attribute MemRangeAttribute, devPtr DevicePt
 //   - attribute: Pointer attribute to set
 //   - ptr: Pointer to a memory region allocated using CUDA memory allocation
 //     APIs
+//
+// The Go type of value for each attribute (a mismatch is refused before the
+// call; PointerSetAttributeOf checks it at compile time):
+//
+//   - PointerAttributeContext: *Context
+//   - PointerAttributeMemoryType: *Memorytype
+//   - PointerAttributeDevicePointer: *DevicePtr
+//   - PointerAttributeHostPointer: *unsafe.Pointer
+//   - PointerAttributeP2PTokens: *PointerP2PTokens
+//   - PointerAttributeSyncMemops: *bool
+//   - PointerAttributeBufferID: *uint64
+//   - PointerAttributeIsManaged: *bool
+//   - PointerAttributeDeviceOrdinal: *int32
+//   - PointerAttributeIsLegacyCudaIPCCapable: *bool
+//   - PointerAttributeRangeStartAddr: *DevicePtr
+//   - PointerAttributeRangeSize: *uint64
+//   - PointerAttributeMapped: *bool
+//   - PointerAttributeAllowedHandleTypes: *uint64
+//   - PointerAttributeIsGPUDirectRdmaCapable: *bool
+//   - PointerAttributeAccessFlags: *MemAccessFlags
+//   - PointerAttributeMempoolHandle: *MemoryPool
+//   - PointerAttributeMappingSize: *uint64
+//   - PointerAttributeMappingBaseAddr: *DevicePtr
+//   - PointerAttributeMemoryBlockID: *uint64
+//   - PointerAttributeIsHwDecompressCapable: *bool
 func PointerSetAttribute(value any, attribute PointerAttribute, ptr DevicePtr) error {
 	return PointerSetAttributeCtx(0, value, attribute, ptr)
+}
+
+// PointerSetAttributeOf is PointerSetAttribute with value's Go type checked at
+// compile time: attribute is a PointerAttributeOf[T] (one of the variables
+// below), and value is taken as a T. It calls PointerSetAttributeCtx, which
+// checks it again, and costs no more.
+//
+// The Go type T for each attribute:
+//
+//   - PointerAttributeContextOf: Context
+//   - PointerAttributeMemoryTypeOf: Memorytype
+//   - PointerAttributeDevicePointerOf: DevicePtr
+//   - PointerAttributeHostPointerOf: unsafe.Pointer
+//   - PointerAttributeP2PTokensOf: PointerP2PTokens
+//   - PointerAttributeSyncMemopsOf: bool
+//   - PointerAttributeBufferIDOf: uint64
+//   - PointerAttributeIsManagedOf: bool
+//   - PointerAttributeDeviceOrdinalOf: int32
+//   - PointerAttributeIsLegacyCudaIPCCapableOf: bool
+//   - PointerAttributeRangeStartAddrOf: DevicePtr
+//   - PointerAttributeRangeSizeOf: uint64
+//   - PointerAttributeMappedOf: bool
+//   - PointerAttributeAllowedHandleTypesOf: uint64
+//   - PointerAttributeIsGPUDirectRdmaCapableOf: bool
+//   - PointerAttributeAccessFlagsOf: MemAccessFlags
+//   - PointerAttributeMempoolHandleOf: MemoryPool
+//   - PointerAttributeMappingSizeOf: uint64
+//   - PointerAttributeMappingBaseAddrOf: DevicePtr
+//   - PointerAttributeMemoryBlockIDOf: uint64
+//   - PointerAttributeIsHwDecompressCapableOf: bool
+func PointerSetAttributeOf[T any](value T, attribute PointerAttributeOf[T], ptr DevicePtr) error {
+	return PointerSetAttributeOfCtx(0, value, attribute, ptr)
+}
+
+// PointerSetAttributeOfCtx is PointerSetAttributeOf through
+// PointerSetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func PointerSetAttributeOfCtx[T any](ctx Context, value T, attribute PointerAttributeOf[T], ptr DevicePtr) error {
+	return PointerSetAttributeCtx(ctx, &value, attribute.v, ptr)
 }
 
 // StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current
@@ -15904,8 +16517,39 @@ func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, d
 //   - device: Specifies the scope of the query
 //   - attr: attribute to get
 //   - value: retrieved value
+//
+// The Go type of value for each attr (a mismatch is refused before the call;
+// DeviceGetGraphMemAttributeOf checks it at compile time):
+//
+//   - GraphMemAttrUsedMemCurrent: *uint64
+//   - GraphMemAttrUsedMemHigh: *uint64
+//   - GraphMemAttrReservedMemCurrent: *uint64
+//   - GraphMemAttrReservedMemHigh: *uint64
 func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceGetGraphMemAttributeCtx(0, device, attr, value)
+}
+
+// DeviceGetGraphMemAttributeOf is DeviceGetGraphMemAttribute with value's Go
+// type checked at compile time: attr is a GraphMemAttributeOf[T] (one of the
+// variables below), and value is returned as a T. It calls
+// DeviceGetGraphMemAttributeCtx, which checks it again, and costs no more.
+//
+// The Go type T for each attr:
+//
+//   - GraphMemAttrUsedMemCurrentOf: uint64
+//   - GraphMemAttrUsedMemHighOf: uint64
+//   - GraphMemAttrReservedMemCurrentOf: uint64
+//   - GraphMemAttrReservedMemHighOf: uint64
+func DeviceGetGraphMemAttributeOf[T any](device Device, attr GraphMemAttributeOf[T]) (T, error) {
+	return DeviceGetGraphMemAttributeOfCtx(0, device, attr)
+}
+
+// DeviceGetGraphMemAttributeOfCtx is DeviceGetGraphMemAttributeOf through
+// DeviceGetGraphMemAttributeCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func DeviceGetGraphMemAttributeOfCtx[T any](ctx Context, device Device, attr GraphMemAttributeOf[T]) (value T, err error) {
+	err = DeviceGetGraphMemAttributeCtx(ctx, device, attr.v, &value)
+	return
 }
 
 // DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute
@@ -15925,8 +16569,38 @@ func DeviceGetGraphMemAttribute(device Device, attr GraphMemAttribute, value any
 //   - device: Specifies the scope of the query
 //   - attr: attribute to get
 //   - value: pointer to value to set
+//
+// The Go type of value for each attr (a mismatch is refused before the call;
+// DeviceSetGraphMemAttributeOf checks it at compile time):
+//
+//   - GraphMemAttrUsedMemCurrent: *uint64
+//   - GraphMemAttrUsedMemHigh: *uint64
+//   - GraphMemAttrReservedMemCurrent: *uint64
+//   - GraphMemAttrReservedMemHigh: *uint64
 func DeviceSetGraphMemAttribute(device Device, attr GraphMemAttribute, value any) error {
 	return DeviceSetGraphMemAttributeCtx(0, device, attr, value)
+}
+
+// DeviceSetGraphMemAttributeOf is DeviceSetGraphMemAttribute with value's Go
+// type checked at compile time: attr is a GraphMemAttributeOf[T] (one of the
+// variables below), and value is taken as a T. It calls
+// DeviceSetGraphMemAttributeCtx, which checks it again, and costs no more.
+//
+// The Go type T for each attr:
+//
+//   - GraphMemAttrUsedMemCurrentOf: uint64
+//   - GraphMemAttrUsedMemHighOf: uint64
+//   - GraphMemAttrReservedMemCurrentOf: uint64
+//   - GraphMemAttrReservedMemHighOf: uint64
+func DeviceSetGraphMemAttributeOf[T any](device Device, attr GraphMemAttributeOf[T], value T) error {
+	return DeviceSetGraphMemAttributeOfCtx(0, device, attr, value)
+}
+
+// DeviceSetGraphMemAttributeOfCtx is DeviceSetGraphMemAttributeOf through
+// DeviceSetGraphMemAttributeCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func DeviceSetGraphMemAttributeOfCtx[T any](ctx Context, device Device, attr GraphMemAttributeOf[T], value T) error {
+	return DeviceSetGraphMemAttributeCtx(ctx, device, attr.v, &value)
 }
 
 // GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first):
@@ -19685,8 +20359,46 @@ func GetProcAddressV2Ctx(ctx Context, symbol string, cudaVersion int32, flags ui
 //   - attrib: The enum defining which value to fetch.
 //   - value: void* containing the requested data.
 //   - size: The size of the memory region value points to.
+//
+// The Go type of value for each attrib (a mismatch is refused before the call;
+// CoredumpGetAttributeOf checks it at compile time):
+//
+//   - CoredumpEnableOnException: *bool
+//   - CoredumpTriggerHost: *bool
+//   - CoredumpLightweight: *bool
+//   - CoredumpEnableUserTrigger: *bool
+//   - CoredumpFile: []byte with room for the data
+//   - CoredumpPipe: []byte with room for the data
+//   - CoredumpSettingGenerationFlags: *uint32
 func CoredumpGetAttribute(attrib CoredumpSettings, value any) error {
 	return CoredumpGetAttributeCtx(0, attrib, value)
+}
+
+// CoredumpGetAttributeOf is CoredumpGetAttribute with value's Go type checked
+// at compile time: attrib is a CoredumpSettingsOf[T] (one of the variables
+// below), and value is returned as a T. It calls CoredumpGetAttributeCtx, which
+// checks it again, and costs no more.
+//
+// The Go type T for each attrib:
+//
+//   - CoredumpEnableOnExceptionOf: bool
+//   - CoredumpTriggerHostOf: bool
+//   - CoredumpLightweightOf: bool
+//   - CoredumpEnableUserTriggerOf: bool
+//   - CoredumpSettingGenerationFlagsOf: uint32
+//
+// Left to CoredumpGetAttribute: CoredumpFile ([]byte, a slice the caller
+// sizes), CoredumpPipe ([]byte, a slice the caller sizes).
+func CoredumpGetAttributeOf[T any](attrib CoredumpSettingsOf[T]) (T, error) {
+	return CoredumpGetAttributeOfCtx(0, attrib)
+}
+
+// CoredumpGetAttributeOfCtx is CoredumpGetAttributeOf through
+// CoredumpGetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func CoredumpGetAttributeOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T]) (value T, err error) {
+	err = CoredumpGetAttributeCtx(ctx, attrib.v, &value)
+	return
 }
 
 // CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal
@@ -19748,8 +20460,46 @@ func CoredumpGetAttribute(attrib CoredumpSettings, value any) error {
 //   - attrib: The enum defining which value to fetch.
 //   - value: void* containing the requested data.
 //   - size: The size of the memory region value points to.
+//
+// The Go type of value for each attrib (a mismatch is refused before the call;
+// CoredumpGetAttributeGlobalOf checks it at compile time):
+//
+//   - CoredumpEnableOnException: *bool
+//   - CoredumpTriggerHost: *bool
+//   - CoredumpLightweight: *bool
+//   - CoredumpEnableUserTrigger: *bool
+//   - CoredumpFile: []byte with room for the data
+//   - CoredumpPipe: []byte with room for the data
+//   - CoredumpSettingGenerationFlags: *uint32
 func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value any) error {
 	return CoredumpGetAttributeGlobalCtx(0, attrib, value)
+}
+
+// CoredumpGetAttributeGlobalOf is CoredumpGetAttributeGlobal with value's Go
+// type checked at compile time: attrib is a CoredumpSettingsOf[T] (one of the
+// variables below), and value is returned as a T. It calls
+// CoredumpGetAttributeGlobalCtx, which checks it again, and costs no more.
+//
+// The Go type T for each attrib:
+//
+//   - CoredumpEnableOnExceptionOf: bool
+//   - CoredumpTriggerHostOf: bool
+//   - CoredumpLightweightOf: bool
+//   - CoredumpEnableUserTriggerOf: bool
+//   - CoredumpSettingGenerationFlagsOf: uint32
+//
+// Left to CoredumpGetAttributeGlobal: CoredumpFile ([]byte, a slice the caller
+// sizes), CoredumpPipe ([]byte, a slice the caller sizes).
+func CoredumpGetAttributeGlobalOf[T any](attrib CoredumpSettingsOf[T]) (T, error) {
+	return CoredumpGetAttributeGlobalOfCtx(0, attrib)
+}
+
+// CoredumpGetAttributeGlobalOfCtx is CoredumpGetAttributeGlobalOf through
+// CoredumpGetAttributeGlobalCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func CoredumpGetAttributeGlobalOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T]) (value T, err error) {
+	err = CoredumpGetAttributeGlobalCtx(ctx, attrib.v, &value)
+	return
 }
 
 // CoredumpSetAttribute calls cuCoredumpSetAttribute (CoredumpSetAttributeCtx
@@ -19821,8 +20571,45 @@ func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value any) error {
 //   - attrib: The enum defining which value to set.
 //   - value: void* containing the requested data.
 //   - size: The size of the memory region value points to.
+//
+// The Go type of value for each attrib (a mismatch is refused before the call;
+// CoredumpSetAttributeOf checks it at compile time):
+//
+//   - CoredumpEnableOnException: *bool
+//   - CoredumpTriggerHost: *bool
+//   - CoredumpLightweight: *bool
+//   - CoredumpEnableUserTrigger: *bool
+//   - CoredumpFile: []byte with room for the data
+//   - CoredumpPipe: []byte with room for the data
+//   - CoredumpSettingGenerationFlags: *uint32
 func CoredumpSetAttribute(attrib CoredumpSettings, value any) error {
 	return CoredumpSetAttributeCtx(0, attrib, value)
+}
+
+// CoredumpSetAttributeOf is CoredumpSetAttribute with value's Go type checked
+// at compile time: attrib is a CoredumpSettingsOf[T] (one of the variables
+// below), and value is taken as a T. It calls CoredumpSetAttributeCtx, which
+// checks it again, and costs no more.
+//
+// The Go type T for each attrib:
+//
+//   - CoredumpEnableOnExceptionOf: bool
+//   - CoredumpTriggerHostOf: bool
+//   - CoredumpLightweightOf: bool
+//   - CoredumpEnableUserTriggerOf: bool
+//   - CoredumpSettingGenerationFlagsOf: uint32
+//
+// Left to CoredumpSetAttribute: CoredumpFile ([]byte, a slice the caller
+// sizes), CoredumpPipe ([]byte, a slice the caller sizes).
+func CoredumpSetAttributeOf[T any](attrib CoredumpSettingsOf[T], value T) error {
+	return CoredumpSetAttributeOfCtx(0, attrib, value)
+}
+
+// CoredumpSetAttributeOfCtx is CoredumpSetAttributeOf through
+// CoredumpSetAttributeCtx: ctx is made current on the calling thread first, and
+// stays current after the call.
+func CoredumpSetAttributeOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T], value T) error {
+	return CoredumpSetAttributeCtx(ctx, attrib.v, &value)
 }
 
 // CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal
@@ -19896,8 +20683,45 @@ func CoredumpSetAttribute(attrib CoredumpSettings, value any) error {
 //   - attrib: The enum defining which value to set.
 //   - value: void* containing the requested data.
 //   - size: The size of the memory region value points to.
+//
+// The Go type of value for each attrib (a mismatch is refused before the call;
+// CoredumpSetAttributeGlobalOf checks it at compile time):
+//
+//   - CoredumpEnableOnException: *bool
+//   - CoredumpTriggerHost: *bool
+//   - CoredumpLightweight: *bool
+//   - CoredumpEnableUserTrigger: *bool
+//   - CoredumpFile: []byte with room for the data
+//   - CoredumpPipe: []byte with room for the data
+//   - CoredumpSettingGenerationFlags: *uint32
 func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value any) error {
 	return CoredumpSetAttributeGlobalCtx(0, attrib, value)
+}
+
+// CoredumpSetAttributeGlobalOf is CoredumpSetAttributeGlobal with value's Go
+// type checked at compile time: attrib is a CoredumpSettingsOf[T] (one of the
+// variables below), and value is taken as a T. It calls
+// CoredumpSetAttributeGlobalCtx, which checks it again, and costs no more.
+//
+// The Go type T for each attrib:
+//
+//   - CoredumpEnableOnExceptionOf: bool
+//   - CoredumpTriggerHostOf: bool
+//   - CoredumpLightweightOf: bool
+//   - CoredumpEnableUserTriggerOf: bool
+//   - CoredumpSettingGenerationFlagsOf: uint32
+//
+// Left to CoredumpSetAttributeGlobal: CoredumpFile ([]byte, a slice the caller
+// sizes), CoredumpPipe ([]byte, a slice the caller sizes).
+func CoredumpSetAttributeGlobalOf[T any](attrib CoredumpSettingsOf[T], value T) error {
+	return CoredumpSetAttributeGlobalOfCtx(0, attrib, value)
+}
+
+// CoredumpSetAttributeGlobalOfCtx is CoredumpSetAttributeGlobalOf through
+// CoredumpSetAttributeGlobalCtx: ctx is made current on the calling thread
+// first, and stays current after the call.
+func CoredumpSetAttributeGlobalOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T], value T) error {
+	return CoredumpSetAttributeGlobalCtx(ctx, attrib.v, &value)
 }
 
 // GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context
