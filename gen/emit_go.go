@@ -74,7 +74,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	typedKeyDecls(f, m)
 	tables := typedTableNames(m)
 	for _, fn := range m.Funcs {
-		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first)", fn.GoName, fn.Symbol, fn.GoName)
+		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first and leaves it current)", fn.GoName, fn.Symbol, fn.GoName)
 		if b := brief(fn.Doc); b != "" {
 			doc += ": " + orDot(b)
 		} else {

@@ -14,7 +14,24 @@
 // Every function X has one wrapper, XCtx(ctx, ...), which makes ctx current
 // on the calling OS thread inside the same cgo call (safe from any
 // goroutine; 0 leaves the thread's context as it is), and X(...) is
-// XCtx(0, ...). Parameters mirror C unless their meaning is certain: a
+// XCtx(0, ...).
+//
+// XCtx does not restore the thread's previous context. Before calling the
+// entry point it calls cuCtxSetCurrent(ctx) on the OS thread that runs the
+// call, unless ctx is already current there, and ctx stays current on that
+// thread after the call returns, whether the call succeeded or failed; if
+// making it current fails, that error is returned and the function is not
+// called. cuCtxSetCurrent replaces the top of the thread's context stack:
+// a context pushed there with CtxPushCurrent is replaced, not pushed over.
+// Which OS thread runs a goroutine's next call is the Go scheduler's
+// choice, so after XCtx a plain X on the same goroutine may find ctx
+// current or any other context. Code that passes contexts uses XCtx
+// throughout; code that relies on the thread's context (X, CtxPushCurrent,
+// CtxPopCurrent) locks its goroutine to its thread with
+// runtime.LockOSThread, sets the context itself, and knows that an XCtx on
+// that thread leaves its ctx there.
+//
+// Parameters mirror C unless their meaning is certain: a
 // pointer is a result only where the header documents it as returned, and
 // slices, string buffers and fixed arrays only where gen/bindings.json says
 // so. Host buffers the driver is done with when the call returns are

@@ -5062,7 +5062,8 @@ var (
 )
 
 // GetErrorString calls cuGetErrorString (GetErrorStringCtx makes a context
-// current first): Gets the string description of an error code.
+// current first and leaves it current): Gets the string description of an error
+// code.
 //
 // Sets *pStr to the address of a NULL-terminated string description of the
 // error code error. If the error code is not recognized,
@@ -5076,7 +5077,8 @@ var (
 func GetErrorString(errorArg Result) (string, error) { return GetErrorStringCtx(0, errorArg) }
 
 // GetErrorName calls cuGetErrorName (GetErrorNameCtx makes a context current
-// first): Gets the string representation of an error code enum name.
+// first and leaves it current): Gets the string representation of an error code
+// enum name.
 //
 // Sets *pStr to the address of a NULL-terminated string representation of the
 // name of the enum error code error. If the error code is not recognized,
@@ -5089,8 +5091,8 @@ func GetErrorString(errorArg Result) (string, error) { return GetErrorStringCtx(
 //   - pStr: Address of the string pointer.
 func GetErrorName(errorArg Result) (string, error) { return GetErrorNameCtx(0, errorArg) }
 
-// Init calls cuInit (InitCtx makes a context current first): Initialize the
-// CUDA driver API.
+// Init calls cuInit (InitCtx makes a context current first and leaves it
+// current): Initialize the CUDA driver API.
 //
 // Initializes the driver API and must be called before any other function from
 // the driver API in the current process. Currently, the Flags parameter must be 0.
@@ -5109,7 +5111,8 @@ func GetErrorName(errorArg Result) (string, error) { return GetErrorNameCtx(0, e
 func Init(flags uint32) error { return InitCtx(0, flags) }
 
 // DriverGetVersion calls cuDriverGetVersion (DriverGetVersionCtx makes a
-// context current first): Returns the latest CUDA version supported by driver.
+// context current first and leaves it current): Returns the latest CUDA version
+// supported by driver.
 //
 // Returns in *driverVersion the version of CUDA supported by the driver. The
 // version is returned as (1000 * major + 10 * minor). For example, CUDA 9.2
@@ -5123,8 +5126,8 @@ func Init(flags uint32) error { return InitCtx(0, flags) }
 //   - driverVersion: Returns the CUDA driver version
 func DriverGetVersion() (int32, error) { return DriverGetVersionCtx(0) }
 
-// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first):
-// Returns a handle to a compute device.
+// DeviceGet calls cuDeviceGet (DeviceGetCtx makes a context current first and
+// leaves it current): Returns a handle to a compute device.
 //
 // Returns in *device a device handle given an ordinal in the range [0,
 // cuDeviceGetCount()-1] .
@@ -5136,7 +5139,8 @@ func DriverGetVersion() (int32, error) { return DriverGetVersionCtx(0) }
 func DeviceGet(ordinal int32) (Device, error) { return DeviceGetCtx(0, ordinal) }
 
 // DeviceGetCount calls cuDeviceGetCount (DeviceGetCountCtx makes a context
-// current first): Returns the number of compute-capable devices.
+// current first and leaves it current): Returns the number of compute-capable
+// devices.
 //
 // Returns in *count the number of devices with compute capability greater than
 // or equal to 2.0 that are available for execution. If there is no such device,
@@ -5148,7 +5152,7 @@ func DeviceGet(ordinal int32) (Device, error) { return DeviceGetCtx(0, ordinal) 
 func DeviceGetCount() (int32, error) { return DeviceGetCountCtx(0) }
 
 // DeviceGetName calls cuDeviceGetName (DeviceGetNameCtx makes a context current
-// first): Returns an identifier string for the device.
+// first and leaves it current): Returns an identifier string for the device.
 //
 // Returns an ASCII string identifying the device dev in the NULL-terminated
 // string pointed to by name. len specifies the maximum length of the string
@@ -5163,7 +5167,7 @@ func DeviceGetCount() (int32, error) { return DeviceGetCountCtx(0) }
 func DeviceGetName(dev Device) (string, error) { return DeviceGetNameCtx(0, dev) }
 
 // DeviceGetUUID calls cuDeviceGetUuid_v2 (DeviceGetUUIDCtx makes a context
-// current first): Return an UUID for the device.
+// current first and leaves it current): Return an UUID for the device.
 //
 // Returns 16-octets identifying the device dev in the structure pointed by the
 // uuid. If the device is in MIG mode, returns its MIG UUID which uniquely
@@ -5185,7 +5189,8 @@ func DeviceGetUUIDV2(dev Device) (UUID, error) { return DeviceGetUUIDCtx(0, dev)
 func DeviceGetUUIDV2Ctx(ctx Context, dev Device) (UUID, error) { return DeviceGetUUIDCtx(ctx, dev) }
 
 // DeviceGetLUID calls cuDeviceGetLuid (DeviceGetLUIDCtx makes a context current
-// first): Return an LUID and device node mask for the device.
+// first and leaves it current): Return an LUID and device node mask for the
+// device.
 //
 // Return identifying information (luid and deviceNodeMask) to allow matching
 // device with graphics APIs.
@@ -5198,7 +5203,8 @@ func DeviceGetUUIDV2Ctx(ctx Context, dev Device) (UUID, error) { return DeviceGe
 func DeviceGetLUID(dev Device) ([8]byte, uint32, error) { return DeviceGetLUIDCtx(0, dev) }
 
 // DeviceTotalMem calls cuDeviceTotalMem_v2 (DeviceTotalMemCtx makes a context
-// current first): Returns the total amount of memory on the device.
+// current first and leaves it current): Returns the total amount of memory on
+// the device.
 //
 // Returns in *bytes the total amount of memory available on the device dev in
 // bytes.
@@ -5219,9 +5225,9 @@ func DeviceTotalMemV2(dev Device) (uint64, error) { return DeviceTotalMemCtx(0, 
 func DeviceTotalMemV2Ctx(ctx Context, dev Device) (uint64, error) { return DeviceTotalMemCtx(ctx, dev) }
 
 // DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth
-// (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first): Returns
-// the maximum number of elements allocatable in a 1D linear texture for a given
-// texture element size.
+// (DeviceGetTexture1DLinearMaxWidthCtx makes a context current first and leaves
+// it current): Returns the maximum number of elements allocatable in a 1D
+// linear texture for a given texture element size.
 //
 // Returns in maxWidthInElements the maximum number of texture elements
 // allocatable in a 1D linear texture for given format and numChannels.
@@ -5238,7 +5244,8 @@ func DeviceGetTexture1DLinearMaxWidth(format ArrayFormat, numChannels uint32, de
 }
 
 // DeviceGetAttribute calls cuDeviceGetAttribute (DeviceGetAttributeCtx makes a
-// context current first): Returns information about the device.
+// context current first and leaves it current): Returns information about the
+// device.
 //
 // Returns in *pi the integer value of the attribute attrib on device dev.
 //
@@ -5252,8 +5259,9 @@ func DeviceGetAttribute(attrib DeviceAttribute, dev Device) (int32, error) {
 }
 
 // DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities
-// (DeviceGetHostAtomicCapabilitiesCtx makes a context current first): Queries
-// details about atomic operations supported between the device and host.
+// (DeviceGetHostAtomicCapabilitiesCtx makes a context current first and leaves
+// it current): Queries details about atomic operations supported between the
+// device and host.
 //
 // Returns in *capabilities the details about requested atomic *operations over
 // the the link between dev and the host. The allocated size of *operations and *capabilities
@@ -5279,8 +5287,8 @@ func DeviceGetHostAtomicCapabilities(capabilities []uint32, operations []AtomicO
 }
 
 // DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes
-// (DeviceGetNvSciSyncAttributesCtx makes a context current first): Return
-// NvSciSync attributes that this device can support.
+// (DeviceGetNvSciSyncAttributesCtx makes a context current first and leaves it
+// current): Return NvSciSync attributes that this device can support.
 //
 // Returns in nvSciSyncAttrList, the properties of NvSciSync that this CUDA
 // device, dev can support. The returned nvSciSyncAttrList can be used to create
@@ -5339,7 +5347,8 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, 
 }
 
 // DeviceSetMemPool calls cuDeviceSetMemPool (DeviceSetMemPoolCtx makes a
-// context current first): Sets the current memory pool of a device.
+// context current first and leaves it current): Sets the current memory pool of
+// a device.
 //
 // The memory pool must be local to the specified device. cuMemAllocAsync
 // allocates from the current mempool of the provided stream's device. By
@@ -5350,7 +5359,8 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, 
 func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPoolCtx(0, dev, pool) }
 
 // DeviceGetMemPool calls cuDeviceGetMemPool (DeviceGetMemPoolCtx makes a
-// context current first): Gets the current mempool for a device.
+// context current first and leaves it current): Gets the current mempool for a
+// device.
 //
 // Returns the last pool provided to cuDeviceSetMemPool for this device or the
 // device's default memory pool if cuDeviceSetMemPool has never been called. By
@@ -5359,8 +5369,8 @@ func DeviceSetMemPool(dev Device, pool MemoryPool) error { return DeviceSetMemPo
 func DeviceGetMemPool(dev Device) (MemoryPool, error) { return DeviceGetMemPoolCtx(0, dev) }
 
 // DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool
-// (DeviceGetDefaultMemPoolCtx makes a context current first): Returns the
-// default mempool of a device.
+// (DeviceGetDefaultMemPoolCtx makes a context current first and leaves it
+// current): Returns the default mempool of a device.
 //
 // The default mempool of a device contains device memory from that device.
 func DeviceGetDefaultMemPool(dev Device) (MemoryPool, error) {
@@ -5368,8 +5378,9 @@ func DeviceGetDefaultMemPool(dev Device) (MemoryPool, error) {
 }
 
 // DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport
-// (DeviceGetExecAffinitySupportCtx makes a context current first): Returns
-// information about the execution affinity support of the device.
+// (DeviceGetExecAffinitySupportCtx makes a context current first and leaves it
+// current): Returns information about the execution affinity support of the
+// device.
 //
 // Returns in *pi whether execution affinity type type is supported by device
 // dev. The supported types are:
@@ -5388,8 +5399,8 @@ func DeviceGetExecAffinitySupport(typeArg ExecAffinityType, dev Device) (int32, 
 }
 
 // FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites
-// (FlushGPUDirectRDMAWritesCtx makes a context current first): Blocks until
-// remote writes are visible to the specified scope.
+// (FlushGPUDirectRDMAWritesCtx makes a context current first and leaves it
+// current): Blocks until remote writes are visible to the specified scope.
 //
 // Blocks until GPUDirect RDMA writes to the target context via mappings created
 // through APIs like nvidia_p2p_get_pages (see
@@ -5423,7 +5434,8 @@ func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope Flush
 }
 
 // DeviceGetProperties calls cuDeviceGetProperties (DeviceGetPropertiesCtx makes
-// a context current first): Returns properties for a selected device.
+// a context current first and leaves it current): Returns properties for a
+// selected device.
 //
 // The header marks it deprecated.
 //
@@ -5471,8 +5483,8 @@ func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope Flush
 func DeviceGetProperties(dev Device) (Devprop, error) { return DeviceGetPropertiesCtx(0, dev) }
 
 // DeviceComputeCapability calls cuDeviceComputeCapability
-// (DeviceComputeCapabilityCtx makes a context current first): Returns the
-// compute capability of the device.
+// (DeviceComputeCapabilityCtx makes a context current first and leaves it
+// current): Returns the compute capability of the device.
 //
 // The header marks it deprecated.
 //
@@ -5492,8 +5504,8 @@ func DeviceComputeCapability(dev Device) (int32, int32, error) {
 }
 
 // DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain
-// (DevicePrimaryCtxRetainCtx makes a context current first): Retain the primary
-// context on the GPU.
+// (DevicePrimaryCtxRetainCtx makes a context current first and leaves it
+// current): Retain the primary context on the GPU.
 //
 // Retains the primary context on the device. Once the user successfully retains
 // the primary context, the primary context will be active and available to the
@@ -5518,8 +5530,8 @@ func DeviceComputeCapability(dev Device) (int32, int32, error) {
 func DevicePrimaryCtxRetain(dev Device) (Context, error) { return DevicePrimaryCtxRetainCtx(0, dev) }
 
 // DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2
-// (DevicePrimaryCtxReleaseCtx makes a context current first): Release the
-// primary context on the GPU.
+// (DevicePrimaryCtxReleaseCtx makes a context current first and leaves it
+// current): Release the primary context on the GPU.
 //
 // Releases the primary context interop on the device. A retained context should
 // always be released once the user is done using it. The context is
@@ -5552,8 +5564,8 @@ func DevicePrimaryCtxReleaseV2Ctx(ctx Context, dev Device) error {
 }
 
 // DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2
-// (DevicePrimaryCtxSetFlagsCtx makes a context current first): Set flags for
-// the primary context.
+// (DevicePrimaryCtxSetFlagsCtx makes a context current first and leaves it
+// current): Set flags for the primary context.
 //
 // Sets the flags for the primary context on the device overwriting perviously
 // set ones.
@@ -5642,8 +5654,8 @@ func DevicePrimaryCtxSetFlagsV2Ctx(ctx Context, dev Device, flags CtxFlags) erro
 }
 
 // DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState
-// (DevicePrimaryCtxGetStateCtx makes a context current first): Get the state of
-// the primary context.
+// (DevicePrimaryCtxGetStateCtx makes a context current first and leaves it
+// current): Get the state of the primary context.
 //
 // Returns in *flags the flags for the primary context of dev, and in *active
 // whether it is active. See cuDevicePrimaryCtxSetFlags for flag values.
@@ -5658,8 +5670,8 @@ func DevicePrimaryCtxGetState(dev Device) (uint32, int32, error) {
 }
 
 // DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2
-// (DevicePrimaryCtxResetCtx makes a context current first): Destroy all
-// allocations and reset all state on the primary context.
+// (DevicePrimaryCtxResetCtx makes a context current first and leaves it
+// current): Destroy all allocations and reset all state on the primary context.
 //
 // Explicitly destroys and cleans up all resources associated with the current
 // device in the current process.
@@ -5689,8 +5701,8 @@ func DevicePrimaryCtxResetV2Ctx(ctx Context, dev Device) error {
 	return DevicePrimaryCtxResetCtx(ctx, dev)
 }
 
-// CtxCreate calls cuCtxCreate_v4 (CtxCreateCtx makes a context current first):
-// Create a CUDA context.
+// CtxCreate calls cuCtxCreate_v4 (CtxCreateCtx makes a context current first
+// and leaves it current): Create a CUDA context.
 //
 // Creates a new CUDA context and associates it with the calling thread. The
 // flags parameter is described below. The context is created with a usage count
@@ -5832,8 +5844,8 @@ func CtxCreateV4Ctx(ctx Context, ctxCreateParams *CtxCreateParams, flags uint32,
 	return CtxCreateCtx(ctx, ctxCreateParams, flags, dev)
 }
 
-// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current
-// first): Destroy a CUDA context.
+// CtxDestroy calls cuCtxDestroy_v2 (CtxDestroyCtx makes a context current first
+// and leaves it current): Destroy a CUDA context.
 //
 // Destroys the CUDA context specified by ctx. The context ctx will be destroyed
 // regardless of how many threads it is current to. It is the responsibility of
@@ -5874,7 +5886,8 @@ func CtxDestroyV2(ctxArg Context) error { return CtxDestroyCtx(0, ctxArg) }
 func CtxDestroyV2Ctx(ctx Context, ctxArg Context) error { return CtxDestroyCtx(ctx, ctxArg) }
 
 // CtxPushCurrent calls cuCtxPushCurrent_v2 (CtxPushCurrentCtx makes a context
-// current first): Pushes a context on the current CPU thread.
+// current first and leaves it current): Pushes a context on the current CPU
+// thread.
 //
 // Pushes the given context ctx onto the CPU thread's stack of current contexts.
 // The specified context becomes the CPU thread's current context, so all CUDA
@@ -5898,7 +5911,8 @@ func CtxPushCurrentV2(ctxArg Context) error { return CtxPushCurrentCtx(0, ctxArg
 func CtxPushCurrentV2Ctx(ctx Context, ctxArg Context) error { return CtxPushCurrentCtx(ctx, ctxArg) }
 
 // CtxPopCurrent calls cuCtxPopCurrent_v2 (CtxPopCurrentCtx makes a context
-// current first): Pops the current CUDA context from the current CPU thread.
+// current first and leaves it current): Pops the current CUDA context from the
+// current CPU thread.
 //
 // Pops the current CUDA context from the CPU thread and passes back the old
 // context handle in *pctx. That context may then be made current to a different
@@ -5923,7 +5937,8 @@ func CtxPopCurrentV2() (Context, error) { return CtxPopCurrentCtx(0) }
 func CtxPopCurrentV2Ctx(ctx Context) (Context, error) { return CtxPopCurrentCtx(ctx) }
 
 // CtxSetCurrent calls cuCtxSetCurrent (CtxSetCurrentCtx makes a context current
-// first): Binds the specified CUDA context to the calling CPU thread.
+// first and leaves it current): Binds the specified CUDA context to the calling
+// CPU thread.
 //
 // Binds the specified CUDA context to the calling CPU thread. If ctx is NULL
 // then the CUDA context previously bound to the calling CPU thread is unbound
@@ -5940,7 +5955,8 @@ func CtxPopCurrentV2Ctx(ctx Context) (Context, error) { return CtxPopCurrentCtx(
 func CtxSetCurrent(ctxArg Context) error { return CtxSetCurrentCtx(0, ctxArg) }
 
 // CtxGetCurrent calls cuCtxGetCurrent (CtxGetCurrentCtx makes a context current
-// first): Returns the CUDA context bound to the calling CPU thread.
+// first and leaves it current): Returns the CUDA context bound to the calling
+// CPU thread.
 //
 // Returns in *pctx the CUDA context bound to the calling CPU thread. If no
 // context is bound to the calling CPU thread then *pctx is set to NULL and
@@ -5952,7 +5968,8 @@ func CtxSetCurrent(ctxArg Context) error { return CtxSetCurrentCtx(0, ctxArg) }
 func CtxGetCurrent() (Context, error) { return CtxGetCurrentCtx(0) }
 
 // CtxGetDevice calls cuCtxGetDevice (CtxGetDeviceCtx makes a context current
-// first): Returns the device handle for the current context.
+// first and leaves it current): Returns the device handle for the current
+// context.
 //
 // Returns in *device the handle of the current context's device.
 //
@@ -5962,7 +5979,8 @@ func CtxGetCurrent() (Context, error) { return CtxGetCurrentCtx(0) }
 func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
 
 // CtxGetDeviceV2 calls cuCtxGetDevice_v2 (CtxGetDeviceV2Ctx makes a context
-// current first): Returns the device handle for the specified context.
+// current first and leaves it current): Returns the device handle for the
+// specified context.
 //
 // Returns in *device the handle of the specified context's device. If the
 // specified context is NULL, the API will return the current context's device.
@@ -5973,8 +5991,8 @@ func CtxGetDevice() (Device, error) { return CtxGetDeviceCtx(0) }
 //   - ctx: Context for which to obtain the device
 func CtxGetDeviceV2(ctxArg Context) (Device, error) { return CtxGetDeviceV2Ctx(0, ctxArg) }
 
-// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current
-// first): Returns the flags for the current context.
+// CtxGetFlags calls cuCtxGetFlags (CtxGetFlagsCtx makes a context current first
+// and leaves it current): Returns the flags for the current context.
 //
 // Returns in *flags the flags of the current context. See cuCtxCreate for flag
 // values.
@@ -5984,8 +6002,8 @@ func CtxGetDeviceV2(ctxArg Context) (Device, error) { return CtxGetDeviceV2Ctx(0
 //   - flags: Pointer to store flags of current context
 func CtxGetFlags() (uint32, error) { return CtxGetFlagsCtx(0) }
 
-// CtxSetFlags calls cuCtxSetFlags (CtxSetFlagsCtx makes a context current
-// first): Sets the flags for the current context.
+// CtxSetFlags calls cuCtxSetFlags (CtxSetFlagsCtx makes a context current first
+// and leaves it current): Sets the flags for the current context.
 //
 // Sets the flags for the current context overwriting previously set ones. See
 // cuDevicePrimaryCtxSetFlags for flag values.
@@ -5995,8 +6013,9 @@ func CtxGetFlags() (uint32, error) { return CtxGetFlagsCtx(0) }
 //   - flags: Flags to set on the current context
 func CtxSetFlags(flags uint32) error { return CtxSetFlagsCtx(0, flags) }
 
-// CtxGetID calls cuCtxGetId (CtxGetIDCtx makes a context current first):
-// Returns the unique Id associated with the context supplied.
+// CtxGetID calls cuCtxGetId (CtxGetIDCtx makes a context current first and
+// leaves it current): Returns the unique Id associated with the context
+// supplied.
 //
 // Returns in ctxId the unique Id which is associated with a given context. The
 // Id is unique for the life of the program for this instance of CUDA. If
@@ -6010,7 +6029,8 @@ func CtxSetFlags(flags uint32) error { return CtxSetFlagsCtx(0, flags) }
 func CtxGetID(ctxArg Context) (uint64, error) { return CtxGetIDCtx(0, ctxArg) }
 
 // CtxSynchronize calls cuCtxSynchronize (CtxSynchronizeCtx makes a context
-// current first): Block for the current context's tasks to complete.
+// current first and leaves it current): Block for the current context's tasks
+// to complete.
 //
 // Blocks until the current context has completed all preceding requested tasks.
 // If the current context is the primary context, green contexts that have been
@@ -6021,7 +6041,8 @@ func CtxGetID(ctxArg Context) (uint64, error) { return CtxGetIDCtx(0, ctxArg) }
 func CtxSynchronize() error { return CtxSynchronizeCtx(0) }
 
 // CtxSynchronizeV2 calls cuCtxSynchronize_v2 (CtxSynchronizeV2Ctx makes a
-// context current first): Block for the specified context's tasks to complete.
+// context current first and leaves it current): Block for the specified
+// context's tasks to complete.
 //
 // Blocks until the specified context has completed all preceding requested
 // tasks. If the specified context is the primary context, green contexts that
@@ -6039,8 +6060,8 @@ func CtxSynchronize() error { return CtxSynchronizeCtx(0) }
 //   - ctx: Context to synchronize
 func CtxSynchronizeV2(ctxArg Context) error { return CtxSynchronizeV2Ctx(0, ctxArg) }
 
-// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current
-// first): Set resource limits.
+// CtxSetLimit calls cuCtxSetLimit (CtxSetLimitCtx makes a context current first
+// and leaves it current): Set resource limits.
 //
 // Setting limit to value is a request by the application to update the current
 // limit maintained by the context. The driver is free to modify the requested
@@ -6112,8 +6133,8 @@ func CtxSynchronizeV2(ctxArg Context) error { return CtxSynchronizeV2Ctx(0, ctxA
 //   - value: Size of limit
 func CtxSetLimit(limit Limit, value uint64) error { return CtxSetLimitCtx(0, limit, value) }
 
-// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current
-// first): Returns resource limits.
+// CtxGetLimit calls cuCtxGetLimit (CtxGetLimitCtx makes a context current first
+// and leaves it current): Returns resource limits.
 //
 // Returns in *pvalue the current size of limit. The supported CUlimit values
 // are:
@@ -6138,8 +6159,8 @@ func CtxSetLimit(limit Limit, value uint64) error { return CtxSetLimitCtx(0, lim
 func CtxGetLimit(limit Limit) (uint64, error) { return CtxGetLimitCtx(0, limit) }
 
 // CtxGetCacheConfig calls cuCtxGetCacheConfig (CtxGetCacheConfigCtx makes a
-// context current first): Returns the preferred cache configuration for the
-// current context.
+// context current first and leaves it current): Returns the preferred cache
+// configuration for the current context.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this function returns through pconfig the preferred cache
@@ -6165,8 +6186,8 @@ func CtxGetLimit(limit Limit) (uint64, error) { return CtxGetLimitCtx(0, limit) 
 func CtxGetCacheConfig() (FuncCache, error) { return CtxGetCacheConfigCtx(0) }
 
 // CtxSetCacheConfig calls cuCtxSetCacheConfig (CtxSetCacheConfigCtx makes a
-// context current first): Sets the preferred cache configuration for the
-// current context.
+// context current first and leaves it current): Sets the preferred cache
+// configuration for the current context.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for the
@@ -6199,7 +6220,7 @@ func CtxGetCacheConfig() (FuncCache, error) { return CtxGetCacheConfigCtx(0) }
 func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, config) }
 
 // CtxGetAPIVersion calls cuCtxGetApiVersion (CtxGetAPIVersionCtx makes a
-// context current first): Gets the context's API version.
+// context current first and leaves it current): Gets the context's API version.
 //
 // Returns a version number in version corresponding to the capabilities of the
 // context (e.g. 3010 or 3020), which library developers can use to direct
@@ -6218,8 +6239,9 @@ func CtxSetCacheConfig(config FuncCache) error { return CtxSetCacheConfigCtx(0, 
 func CtxGetAPIVersion(ctxArg Context) (uint32, error) { return CtxGetAPIVersionCtx(0, ctxArg) }
 
 // CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange
-// (CtxGetStreamPriorityRangeCtx makes a context current first): Returns
-// numerical values that correspond to the least and greatest stream priorities.
+// (CtxGetStreamPriorityRangeCtx makes a context current first and leaves it
+// current): Returns numerical values that correspond to the least and greatest
+// stream priorities.
 //
 // Returns in *leastPriority and *greatestPriority the numerical values that
 // correspond to the least and greatest stream priorities respectively. Stream
@@ -6245,16 +6267,16 @@ func CtxGetAPIVersion(ctxArg Context) (uint32, error) { return CtxGetAPIVersionC
 func CtxGetStreamPriorityRange() (int32, int32, error) { return CtxGetStreamPriorityRangeCtx(0) }
 
 // CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache
-// (CtxResetPersistingL2CacheCtx makes a context current first): Resets all
-// persisting lines in cache to normal status.
+// (CtxResetPersistingL2CacheCtx makes a context current first and leaves it
+// current): Resets all persisting lines in cache to normal status.
 //
 // cuCtxResetPersistingL2Cache Resets all persisting lines in cache to normal
 // status. Takes effect on function return.
 func CtxResetPersistingL2Cache() error { return CtxResetPersistingL2CacheCtx(0) }
 
 // CtxGetExecAffinity calls cuCtxGetExecAffinity (CtxGetExecAffinityCtx makes a
-// context current first): Returns the execution affinity setting for the
-// current context.
+// context current first and leaves it current): Returns the execution affinity
+// setting for the current context.
 //
 // Returns in *pExecAffinity the current value of type. The supported
 // CUexecAffinityType values are:
@@ -6271,7 +6293,7 @@ func CtxGetExecAffinity(typeArg ExecAffinityType) (ExecAffinityParam, error) {
 }
 
 // CtxRecordEvent calls cuCtxRecordEvent (CtxRecordEventCtx makes a context
-// current first): Records an event.
+// current first and leaves it current): Records an event.
 //
 // Captures in hEvent all the activities of the context hCtx at the time of this
 // call. hEvent and hCtx must be from the same CUDA context, otherwise
@@ -6295,7 +6317,7 @@ func CtxGetExecAffinity(typeArg ExecAffinityType) (ExecAffinityParam, error) {
 func CtxRecordEvent(hCtx Context, hEvent Event) error { return CtxRecordEventCtx(0, hCtx, hEvent) }
 
 // CtxWaitEvent calls cuCtxWaitEvent (CtxWaitEventCtx makes a context current
-// first): Make a context wait on an event.
+// first and leaves it current): Make a context wait on an event.
 //
 // Makes all future work submitted to context hCtx wait for all work captured in
 // hEvent. The synchronization will be performed on the device and will not
@@ -6318,8 +6340,8 @@ func CtxRecordEvent(hCtx Context, hEvent Event) error { return CtxRecordEventCtx
 //   - hEvent: Event to wait on
 func CtxWaitEvent(hCtx Context, hEvent Event) error { return CtxWaitEventCtx(0, hCtx, hEvent) }
 
-// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first):
-// Increment a context's usage-count.
+// CtxAttach calls cuCtxAttach (CtxAttachCtx makes a context current first and
+// leaves it current): Increment a context's usage-count.
 //
 // The header marks it deprecated.
 //
@@ -6337,8 +6359,8 @@ func CtxWaitEvent(hCtx Context, hEvent Event) error { return CtxWaitEventCtx(0, 
 //   - flags: Context attach flags (must be 0)
 func CtxAttach(flags uint32) (Context, error) { return CtxAttachCtx(0, flags) }
 
-// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first):
-// Decrement a context's usage-count.
+// CtxDetach calls cuCtxDetach (CtxDetachCtx makes a context current first and
+// leaves it current): Decrement a context's usage-count.
 //
 // The header marks it deprecated.
 //
@@ -6354,8 +6376,8 @@ func CtxAttach(flags uint32) (Context, error) { return CtxAttachCtx(0, flags) }
 func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
 
 // CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig (CtxGetSharedMemConfigCtx
-// makes a context current first): Returns the current shared memory
-// configuration for the current context.
+// makes a context current first and leaves it current): Returns the current
+// shared memory configuration for the current context.
 //
 // The header marks it deprecated.
 //
@@ -6379,8 +6401,8 @@ func CtxDetach(ctxArg Context) error { return CtxDetachCtx(0, ctxArg) }
 func CtxGetSharedMemConfig() (Sharedconfig, error) { return CtxGetSharedMemConfigCtx(0) }
 
 // CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig (CtxSetSharedMemConfigCtx
-// makes a context current first): Sets the shared memory configuration for the
-// current context.
+// makes a context current first and leaves it current): Sets the shared memory
+// configuration for the current context.
 //
 // The header marks it deprecated.
 //
@@ -6413,8 +6435,8 @@ func CtxGetSharedMemConfig() (Sharedconfig, error) { return CtxGetSharedMemConfi
 //   - config: requested shared memory configuration
 func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemConfigCtx(0, config) }
 
-// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first):
-// Loads a compute module.
+// ModuleLoad calls cuModuleLoad (ModuleLoadCtx makes a context current first
+// and leaves it current): Loads a compute module.
 //
 // Takes a filename fname and loads the corresponding module module into the
 // current context. The CUDA driver API does not attempt to lazily allocate the
@@ -6431,7 +6453,7 @@ func CtxSetSharedMemConfig(config Sharedconfig) error { return CtxSetSharedMemCo
 func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 
 // ModuleLoadData calls cuModuleLoadData (ModuleLoadDataCtx makes a context
-// current first): Load a module's data.
+// current first and leaves it current): Load a module's data.
 //
 // Takes a pointer image and loads the corresponding module module into the
 // current context. The image may be a cubin or fatbin as output by nvcc, or a
@@ -6444,7 +6466,8 @@ func ModuleLoad(fname string) (Module, error) { return ModuleLoadCtx(0, fname) }
 func ModuleLoadData(image []byte) (Module, error) { return ModuleLoadDataCtx(0, image) }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx (ModuleLoadDataExCtx makes a
-// context current first): Load a module's data with options.
+// context current first and leaves it current): Load a module's data with
+// options.
 //
 // Takes a pointer image and loads the corresponding module module into the
 // current context. The image may be a cubin or fatbin as output by nvcc, or a
@@ -6467,7 +6490,7 @@ func ModuleLoadDataEx(image []byte, options []JITOption, optionValues []uintptr)
 }
 
 // ModuleLoadFatBinary calls cuModuleLoadFatBinary (ModuleLoadFatBinaryCtx makes
-// a context current first): Load a module's data.
+// a context current first and leaves it current): Load a module's data.
 //
 // Takes a pointer fatCubin and loads the corresponding module module into the
 // current context. The pointer represents a fat binary object, which is a
@@ -6486,7 +6509,7 @@ func ModuleLoadDataEx(image []byte, options []JITOption, optionValues []uintptr)
 func ModuleLoadFatBinary(fatCubin []byte) (Module, error) { return ModuleLoadFatBinaryCtx(0, fatCubin) }
 
 // ModuleUnload calls cuModuleUnload (ModuleUnloadCtx makes a context current
-// first): Unloads a module.
+// first and leaves it current): Unloads a module.
 //
 // Unloads a module hmod from the current context. Attempting to unload a module
 // which was obtained from the Library Management API such as cuLibraryGetModule
@@ -6498,7 +6521,8 @@ func ModuleLoadFatBinary(fatCubin []byte) (Module, error) { return ModuleLoadFat
 func ModuleUnload(hmod Module) error { return ModuleUnloadCtx(0, hmod) }
 
 // ModuleGetLoadingMode calls cuModuleGetLoadingMode (ModuleGetLoadingModeCtx
-// makes a context current first): Query lazy loading mode.
+// makes a context current first and leaves it current): Query lazy loading
+// mode.
 //
 // Returns lazy loading mode Module loading mode is controlled by
 // CUDA_MODULE_LOADING env variable
@@ -6509,7 +6533,7 @@ func ModuleUnload(hmod Module) error { return ModuleUnloadCtx(0, hmod) }
 func ModuleGetLoadingMode() (ModuleLoadingMode, error) { return ModuleGetLoadingModeCtx(0) }
 
 // ModuleGetFunction calls cuModuleGetFunction (ModuleGetFunctionCtx makes a
-// context current first): Returns a function handle.
+// context current first and leaves it current): Returns a function handle.
 //
 // Returns in *hfunc the handle of the function of name name located in module
 // hmod. If no function of that name exists, cuModuleGetFunction() returns
@@ -6525,8 +6549,8 @@ func ModuleGetFunction(hmod Module, name string) (Function, error) {
 }
 
 // ModuleGetFunctionCount calls cuModuleGetFunctionCount
-// (ModuleGetFunctionCountCtx makes a context current first): Returns the number
-// of functions within a module.
+// (ModuleGetFunctionCountCtx makes a context current first and leaves it
+// current): Returns the number of functions within a module.
 //
 // Returns in count the number of functions in mod.
 //
@@ -6537,8 +6561,8 @@ func ModuleGetFunction(hmod Module, name string) (Function, error) {
 func ModuleGetFunctionCount(mod Module) (uint32, error) { return ModuleGetFunctionCountCtx(0, mod) }
 
 // ModuleEnumerateFunctions calls cuModuleEnumerateFunctions
-// (ModuleEnumerateFunctionsCtx makes a context current first): Returns the
-// function handles within a module.
+// (ModuleEnumerateFunctionsCtx makes a context current first and leaves it
+// current): Returns the function handles within a module.
 //
 // Returns in functions a maximum number of numFunctions function handles within
 // mod. When function loading mode is set to LAZY the function retrieved may be
@@ -6559,7 +6583,8 @@ func ModuleEnumerateFunctions(functions []Function, mod Module) error {
 }
 
 // ModuleGetGlobal calls cuModuleGetGlobal_v2 (ModuleGetGlobalCtx makes a
-// context current first): Returns a global pointer from a module.
+// context current first and leaves it current): Returns a global pointer from a
+// module.
 //
 // Returns in *dptr and *bytes the base pointer and size of the global of name
 // name located in module hmod. If no variable of that name exists,
@@ -6589,8 +6614,8 @@ func ModuleGetGlobalV2Ctx(ctx Context, hmod Module, name string) (DevicePtr, uin
 	return ModuleGetGlobalCtx(ctx, hmod, name)
 }
 
-// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current
-// first): Creates a pending JIT linker invocation.
+// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first
+// and leaves it current): Creates a pending JIT linker invocation.
 //
 // If the call is successful, the caller owns the returned CUlinkState, which
 // should eventually be destroyed with cuLinkDestroy. The device code machine
@@ -6649,7 +6674,7 @@ func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (
 }
 
 // LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
-// first): Add an input to a pending linker invocation.
+// first and leaves it current): Add an input to a pending linker invocation.
 //
 // Ownership of data is retained by the caller. No reference is retained to any
 // inputs after this call returns.
@@ -6696,7 +6721,8 @@ func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data [
 }
 
 // LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
-// first): Add a file input to a pending linker invocation.
+// first and leaves it current): Add a file input to a pending linker
+// invocation.
 //
 // No reference is retained to any inputs after this call returns.
 //
@@ -6743,7 +6769,7 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 }
 
 // LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
-// first): Complete a pending linker invocation.
+// first and leaves it current): Complete a pending linker invocation.
 //
 // Completes the pending linker action and returns the cubin image for the
 // linked device code, which can be used with cuModuleLoadData. The cubin is
@@ -6757,8 +6783,8 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 //   - sizeOut: Optional parameter to receive the size of the generated image
 func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
-// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current
-// first): Destroys state for a JIT linker invocation.
+// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first
+// and leaves it current): Destroys state for a JIT linker invocation.
 //
 // Parameters:
 //
@@ -6766,7 +6792,8 @@ func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return Link
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
 // ModuleGetTexRef calls cuModuleGetTexRef (ModuleGetTexRefCtx makes a context
-// current first): Returns a handle to a texture reference.
+// current first and leaves it current): Returns a handle to a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -6785,7 +6812,8 @@ func ModuleGetTexRef(hmod Module, name string) (Texref, error) {
 }
 
 // ModuleGetSurfRef calls cuModuleGetSurfRef (ModuleGetSurfRefCtx makes a
-// context current first): Returns a handle to a surface reference.
+// context current first and leaves it current): Returns a handle to a surface
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -6803,7 +6831,8 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 }
 
 // LibraryLoadData calls cuLibraryLoadData (LibraryLoadDataCtx makes a context
-// current first): Load a library with specified code and options.
+// current first and leaves it current): Load a library with specified code and
+// options.
 //
 // Takes a pointer code and loads the corresponding library library based on the
 // application defined library loading mode:
@@ -6864,7 +6893,8 @@ func LibraryLoadData(code []byte, jitOptions []JITOption, jitOptionsValues []uin
 }
 
 // LibraryLoadFromFile calls cuLibraryLoadFromFile (LibraryLoadFromFileCtx makes
-// a context current first): Load a library with specified file and options.
+// a context current first and leaves it current): Load a library with specified
+// file and options.
 //
 // Takes a pointer code and loads the corresponding library library based on the
 // application defined library loading mode:
@@ -6920,7 +6950,7 @@ func LibraryLoadFromFile(fileName string, jitOptions []JITOption, jitOptionsValu
 }
 
 // LibraryUnload calls cuLibraryUnload (LibraryUnloadCtx makes a context current
-// first): Unloads a library.
+// first and leaves it current): Unloads a library.
 //
 // # Unloads the library specified with library
 //
@@ -6930,7 +6960,7 @@ func LibraryLoadFromFile(fileName string, jitOptions []JITOption, jitOptionsValu
 func LibraryUnload(library Library) error { return LibraryUnloadCtx(0, library) }
 
 // LibraryGetKernel calls cuLibraryGetKernel (LibraryGetKernelCtx makes a
-// context current first): Returns a kernel handle.
+// context current first and leaves it current): Returns a kernel handle.
 //
 // Returns in pKernel the handle of the kernel with name name located in library
 // library. If kernel handle is not found, the call returns
@@ -6946,8 +6976,8 @@ func LibraryGetKernel(library Library, name string) (Kernel, error) {
 }
 
 // LibraryGetKernelCount calls cuLibraryGetKernelCount (LibraryGetKernelCountCtx
-// makes a context current first): Returns the number of kernels within a
-// library.
+// makes a context current first and leaves it current): Returns the number of
+// kernels within a library.
 //
 // Returns in count the number of kernels in lib.
 //
@@ -6958,8 +6988,8 @@ func LibraryGetKernel(library Library, name string) (Kernel, error) {
 func LibraryGetKernelCount(lib Library) (uint32, error) { return LibraryGetKernelCountCtx(0, lib) }
 
 // LibraryEnumerateKernels calls cuLibraryEnumerateKernels
-// (LibraryEnumerateKernelsCtx makes a context current first): Retrieve the
-// kernel handles within a library.
+// (LibraryEnumerateKernelsCtx makes a context current first and leaves it
+// current): Retrieve the kernel handles within a library.
 //
 // Returns in kernels a maximum number of numKernels kernel handles within lib.
 // The returned kernel handle becomes invalid when the library is unloaded.
@@ -6975,7 +7005,7 @@ func LibraryEnumerateKernels(kernels []Kernel, lib Library) error {
 }
 
 // LibraryGetModule calls cuLibraryGetModule (LibraryGetModuleCtx makes a
-// context current first): Returns a module handle.
+// context current first and leaves it current): Returns a module handle.
 //
 // Returns in pMod the module handle associated with the current context located
 // in library library. If module handle is not found, the call returns
@@ -6988,7 +7018,7 @@ func LibraryEnumerateKernels(kernels []Kernel, lib Library) error {
 func LibraryGetModule(library Library) (Module, error) { return LibraryGetModuleCtx(0, library) }
 
 // KernelGetFunction calls cuKernelGetFunction (KernelGetFunctionCtx makes a
-// context current first): Returns a function handle.
+// context current first and leaves it current): Returns a function handle.
 //
 // Returns in pFunc the handle of the function for the requested kernel kernel
 // and the current context. If function handle is not found, the call returns
@@ -7001,7 +7031,7 @@ func LibraryGetModule(library Library) (Module, error) { return LibraryGetModule
 func KernelGetFunction(kernel Kernel) (Function, error) { return KernelGetFunctionCtx(0, kernel) }
 
 // KernelGetLibrary calls cuKernelGetLibrary (KernelGetLibraryCtx makes a
-// context current first): Returns a library handle.
+// context current first and leaves it current): Returns a library handle.
 //
 // # Returns in pLib the handle of the library for the requested kernel kernel
 //
@@ -7012,7 +7042,8 @@ func KernelGetFunction(kernel Kernel) (Function, error) { return KernelGetFuncti
 func KernelGetLibrary(kernel Kernel) (Library, error) { return KernelGetLibraryCtx(0, kernel) }
 
 // LibraryGetGlobal calls cuLibraryGetGlobal (LibraryGetGlobalCtx makes a
-// context current first): Returns a global device pointer.
+// context current first and leaves it current): Returns a global device
+// pointer.
 //
 // Returns in *dptr and *bytes the base pointer and size of the global with name
 // name for the requested library library and the current context. If no global
@@ -7031,7 +7062,8 @@ func LibraryGetGlobal(library Library, name string) (DevicePtr, uint64, error) {
 }
 
 // LibraryGetManaged calls cuLibraryGetManaged (LibraryGetManagedCtx makes a
-// context current first): Returns a pointer to managed memory.
+// context current first and leaves it current): Returns a pointer to managed
+// memory.
 //
 // Returns in *dptr and *bytes the base pointer and size of the managed memory
 // with name name for the requested library library. If no managed memory with
@@ -7052,8 +7084,8 @@ func LibraryGetManaged(library Library, name string) (DevicePtr, uint64, error) 
 }
 
 // LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction
-// (LibraryGetUnifiedFunctionCtx makes a context current first): Returns a
-// pointer to a unified function.
+// (LibraryGetUnifiedFunctionCtx makes a context current first and leaves it
+// current): Returns a pointer to a unified function.
 //
 // Returns in *fptr the function pointer to a unified function denoted by
 // symbol. If no unified function with name symbol exists, the call returns
@@ -7071,7 +7103,8 @@ func LibraryGetUnifiedFunction(library Library, symbol string) (unsafe.Pointer, 
 }
 
 // KernelGetAttribute calls cuKernelGetAttribute (KernelGetAttributeCtx makes a
-// context current first): Returns information about a kernel.
+// context current first and leaves it current): Returns information about a
+// kernel.
 //
 // Returns in *pi the integer value of the attribute attrib for the kernel
 // kernel for the requested device dev. The supported attributes are:
@@ -7145,7 +7178,8 @@ func KernelGetAttribute(attrib FunctionAttribute, kernel Kernel, dev Device) (in
 }
 
 // KernelSetAttribute calls cuKernelSetAttribute (KernelSetAttributeCtx makes a
-// context current first): Sets information about a kernel.
+// context current first and leaves it current): Sets information about a
+// kernel.
 //
 // This call sets the value of a specified attribute attrib on the kernel kernel
 // for the requested device dev to an integer value specified by val. This
@@ -7214,8 +7248,8 @@ func KernelSetAttribute(attrib FunctionAttribute, val int32, kernel Kernel, dev 
 }
 
 // KernelSetCacheConfig calls cuKernelSetCacheConfig (KernelSetCacheConfigCtx
-// makes a context current first): Sets the preferred cache configuration for a
-// device kernel.
+// makes a context current first and leaves it current): Sets the preferred
+// cache configuration for a device kernel.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for the
@@ -7260,7 +7294,8 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
 }
 
 // KernelGetName calls cuKernelGetName (KernelGetNameCtx makes a context current
-// first): Returns the function name for a CUkernel handle.
+// first and leaves it current): Returns the function name for a CUkernel
+// handle.
 //
 // Returns in **name the function name associated with the kernel handle hfunc .
 // The function name is returned as a null-terminated string. The returned name
@@ -7276,8 +7311,8 @@ func KernelSetCacheConfig(kernel Kernel, config FuncCache, dev Device) error {
 func KernelGetName(hfunc Kernel) (string, error) { return KernelGetNameCtx(0, hfunc) }
 
 // KernelGetParamInfo calls cuKernelGetParamInfo (KernelGetParamInfoCtx makes a
-// context current first): Returns the offset and size of a kernel parameter in
-// the device-side parameter layout.
+// context current first and leaves it current): Returns the offset and size of
+// a kernel parameter in the device-side parameter layout.
 //
 // Queries the kernel parameter at paramIndex into kernel's list of parameters,
 // and returns in paramOffset and paramSize the offset and size, respectively,
@@ -7299,8 +7334,8 @@ func KernelGetParamInfo(kernel Kernel, paramIndex uint64) (uint64, uint64, error
 	return KernelGetParamInfoCtx(0, kernel, paramIndex)
 }
 
-// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current
-// first): Gets free and total memory.
+// MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first
+// and leaves it current): Gets free and total memory.
 //
 // Returns in *total the total amount of memory available to the the current
 // context. Returns in *free the amount of memory on the device that is free
@@ -7332,8 +7367,8 @@ func MemGetInfoV2() (uint64, uint64, error) { return MemGetInfoCtx(0) }
 // (cuMemGetInfo_v2).
 func MemGetInfoV2Ctx(ctx Context) (uint64, uint64, error) { return MemGetInfoCtx(ctx) }
 
-// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first):
-// Allocates device memory.
+// MemAlloc calls cuMemAlloc_v2 (MemAllocCtx makes a context current first and
+// leaves it current): Allocates device memory.
 //
 // Allocates bytesize bytes of linear memory on the device and returns in *dptr
 // a pointer to the allocated memory. The allocated memory is suitably aligned
@@ -7358,7 +7393,7 @@ func MemAllocV2Ctx(ctx Context, bytesize uint64) (DevicePtr, error) {
 }
 
 // MemAllocPitch calls cuMemAllocPitch_v2 (MemAllocPitchCtx makes a context
-// current first): Allocates pitched device memory.
+// current first and leaves it current): Allocates pitched device memory.
 //
 // Allocates at least WidthInBytes * Height bytes of linear memory on the device
 // and returns in *dptr a pointer to the allocated memory. The function may pad
@@ -7413,8 +7448,8 @@ func MemAllocPitchV2Ctx(ctx Context, widthInBytes uint64, height uint64, element
 	return MemAllocPitchCtx(ctx, widthInBytes, height, elementSizeBytes)
 }
 
-// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first): Frees
-// device memory.
+// MemFree calls cuMemFree_v2 (MemFreeCtx makes a context current first and
+// leaves it current): Frees device memory.
 //
 // Frees the memory space pointed to by dptr, which must have been returned by a
 // previous call to one of the following memory allocation APIs - cuMemAlloc(),
@@ -7444,7 +7479,8 @@ func MemFreeV2(dptr DevicePtr) error { return MemFreeCtx(0, dptr) }
 func MemFreeV2Ctx(ctx Context, dptr DevicePtr) error { return MemFreeCtx(ctx, dptr) }
 
 // MemGetAddressRange calls cuMemGetAddressRange_v2 (MemGetAddressRangeCtx makes
-// a context current first): Get information on memory allocations.
+// a context current first and leaves it current): Get information on memory
+// allocations.
 //
 // Returns the base address in *pbase and size in *psize of the allocation by
 // cuMemAlloc() or cuMemAllocPitch() that contains the input pointer dptr. Both
@@ -7475,7 +7511,7 @@ func MemGetAddressRangeV2Ctx(ctx Context, dptr DevicePtr) (DevicePtr, uint64, er
 }
 
 // MemAllocHost calls cuMemAllocHost_v2 (MemAllocHostCtx makes a context current
-// first): Allocates page-locked host memory.
+// first and leaves it current): Allocates page-locked host memory.
 //
 // Allocates bytesize bytes of host memory that is page-locked and accessible to
 // the device. The driver tracks the virtual memory ranges allocated with this
@@ -7517,8 +7553,8 @@ func MemAllocHostV2Ctx(ctx Context, bytesize uint64) (HostPtr, error) {
 	return MemAllocHostCtx(ctx, bytesize)
 }
 
-// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current
-// first): Frees page-locked host memory.
+// MemFreeHost calls cuMemFreeHost (MemFreeHostCtx makes a context current first
+// and leaves it current): Frees page-locked host memory.
 //
 // Frees the memory space pointed to by p, which must have been returned by a
 // previous call to cuMemAllocHost().
@@ -7529,7 +7565,7 @@ func MemAllocHostV2Ctx(ctx Context, bytesize uint64) (HostPtr, error) {
 func MemFreeHost(pArg HostPtr) error { return MemFreeHostCtx(0, pArg) }
 
 // MemHostAlloc calls cuMemHostAlloc (MemHostAllocCtx makes a context current
-// first): Allocates page-locked host memory.
+// first and leaves it current): Allocates page-locked host memory.
 //
 // Allocates bytesize bytes of host memory that is page-locked and accessible to
 // the device. The driver tracks the virtual memory ranges allocated with this
@@ -7594,8 +7630,8 @@ func MemHostAlloc(bytesize uint64, flags MemHostAllocFlags) (HostPtr, error) {
 }
 
 // MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2
-// (MemHostGetDevicePointerCtx makes a context current first): Passes back
-// device pointer of mapped pinned memory.
+// (MemHostGetDevicePointerCtx makes a context current first and leaves it
+// current): Passes back device pointer of mapped pinned memory.
 //
 // Passes back the device pointer pdptr corresponding to the mapped, pinned host
 // buffer p allocated by cuMemHostAlloc.
@@ -7646,7 +7682,8 @@ func MemHostGetDevicePointerV2Ctx(ctx Context, pArg HostPtr, flags uint32) (Devi
 }
 
 // MemHostGetFlags calls cuMemHostGetFlags (MemHostGetFlagsCtx makes a context
-// current first): Passes back flags that were used for a pinned allocation.
+// current first and leaves it current): Passes back flags that were used for a
+// pinned allocation.
 //
 // Passes back the flags pFlags that were specified when allocating the pinned
 // host buffer p allocated by cuMemHostAlloc.
@@ -7661,8 +7698,8 @@ func MemHostGetDevicePointerV2Ctx(ctx Context, pArg HostPtr, flags uint32) (Devi
 func MemHostGetFlags(pArg HostPtr) (uint32, error) { return MemHostGetFlagsCtx(0, pArg) }
 
 // MemAllocManaged calls cuMemAllocManaged (MemAllocManagedCtx makes a context
-// current first): Allocates memory that will be automatically managed by the
-// Unified Memory system.
+// current first and leaves it current): Allocates memory that will be
+// automatically managed by the Unified Memory system.
 //
 // Allocates bytesize bytes of managed memory on the device and returns in *dptr
 // a pointer to the allocated memory. If the device doesn't support allocating
@@ -7762,8 +7799,8 @@ func MemAllocManaged(bytesize uint64, flags MemAttachFlags) (DevicePtr, error) {
 }
 
 // DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification
-// (DeviceRegisterAsyncNotificationCtx makes a context current first): Registers
-// a callback function to receive async notifications.
+// (DeviceRegisterAsyncNotificationCtx makes a context current first and leaves
+// it current): Registers a callback function to receive async notifications.
 //
 // Registers callbackFunc to receive async notifications.
 //
@@ -7802,8 +7839,8 @@ func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, 
 }
 
 // DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification
-// (DeviceUnregisterAsyncNotificationCtx makes a context current first):
-// Unregisters an async notification callback.
+// (DeviceUnregisterAsyncNotificationCtx makes a context current first and
+// leaves it current): Unregisters an async notification callback.
 //
 // Unregisters callback so that the corresponding callback function will stop
 // receiving async notifications.
@@ -7818,7 +7855,8 @@ func DeviceUnregisterAsyncNotification(device Device, callback AsyncCallbackHand
 }
 
 // DeviceGetByPCIBusID calls cuDeviceGetByPCIBusId (DeviceGetByPCIBusIDCtx makes
-// a context current first): Returns a handle to a compute device.
+// a context current first and leaves it current): Returns a handle to a compute
+// device.
 //
 // Returns in *device a device handle given a PCI bus ID string.
 //
@@ -7832,7 +7870,8 @@ func DeviceUnregisterAsyncNotification(device Device, callback AsyncCallbackHand
 func DeviceGetByPCIBusID(pciBusId string) (Device, error) { return DeviceGetByPCIBusIDCtx(0, pciBusId) }
 
 // DeviceGetPCIBusID calls cuDeviceGetPCIBusId (DeviceGetPCIBusIDCtx makes a
-// context current first): Returns a PCI Bus Id string for the device.
+// context current first and leaves it current): Returns a PCI Bus Id string for
+// the device.
 //
 // Returns an ASCII string identifying the device dev in the NULL-terminated
 // string pointed to by pciBusId. len specifies the maximum length of the string
@@ -7849,8 +7888,8 @@ func DeviceGetByPCIBusID(pciBusId string) (Device, error) { return DeviceGetByPC
 func DeviceGetPCIBusID(dev Device) (string, error) { return DeviceGetPCIBusIDCtx(0, dev) }
 
 // IPCGetEventHandle calls cuIpcGetEventHandle (IPCGetEventHandleCtx makes a
-// context current first): Gets an interprocess handle for a previously
-// allocated event.
+// context current first and leaves it current): Gets an interprocess handle for
+// a previously allocated event.
 //
 // Takes as input a previously allocated event. This event must have been
 // created with the CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING flags set.
@@ -7879,8 +7918,8 @@ func DeviceGetPCIBusID(dev Device) (string, error) { return DeviceGetPCIBusIDCtx
 func IPCGetEventHandle(event Event) (IPCEventHandle, error) { return IPCGetEventHandleCtx(0, event) }
 
 // IPCOpenEventHandle calls cuIpcOpenEventHandle (IPCOpenEventHandleCtx makes a
-// context current first): Opens an interprocess event handle for use in the
-// current process.
+// context current first and leaves it current): Opens an interprocess event
+// handle for use in the current process.
 //
 // Opens an interprocess event handle exported from another process with
 // cuIpcGetEventHandle. This function returns a CUevent that behaves like a
@@ -7906,8 +7945,8 @@ func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 }
 
 // IPCGetMemHandle calls cuIpcGetMemHandle (IPCGetMemHandleCtx makes a context
-// current first): Gets an interprocess memory handle for an existing device
-// memory allocation.
+// current first and leaves it current): Gets an interprocess memory handle for
+// an existing device memory allocation.
 //
 // Takes a pointer to the base of an existing device memory allocation created
 // with cuMemAlloc and exports it for use in another process. This is a
@@ -7933,8 +7972,9 @@ func IPCOpenEventHandle(handle *IPCEventHandle) (Event, error) {
 func IPCGetMemHandle(dptr DevicePtr) (IPCMemHandle, error) { return IPCGetMemHandleCtx(0, dptr) }
 
 // IPCOpenMemHandle calls cuIpcOpenMemHandle_v2 (IPCOpenMemHandleCtx makes a
-// context current first): Opens an interprocess memory handle exported from
-// another process and returns a device pointer usable in the local process.
+// context current first and leaves it current): Opens an interprocess memory
+// handle exported from another process and returns a device pointer usable in
+// the local process.
 //
 // Maps memory exported from another process with cuIpcGetMemHandle into the
 // current device address space. For contexts on different devices
@@ -7993,8 +8033,8 @@ func IPCOpenMemHandleV2Ctx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags)
 }
 
 // IPCCloseMemHandle calls cuIpcCloseMemHandle (IPCCloseMemHandleCtx makes a
-// context current first): Attempts to close memory mapped with
-// cuIpcOpenMemHandle.
+// context current first and leaves it current): Attempts to close memory mapped
+// with cuIpcOpenMemHandle.
 //
 // Decrements the reference count of the memory returned by cuIpcOpenMemHandle
 // by 1. When the reference count reaches 0, this API unmaps the memory. The
@@ -8017,8 +8057,8 @@ func IPCOpenMemHandleV2Ctx(ctx Context, handle *IPCMemHandle, flags IPCMemFlags)
 func IPCCloseMemHandle(dptr DevicePtr) error { return IPCCloseMemHandleCtx(0, dptr) }
 
 // MemHostRegister calls cuMemHostRegister_v2 (MemHostRegisterCtx makes a
-// context current first): Registers an existing host memory range for use by
-// CUDA.
+// context current first and leaves it current): Registers an existing host
+// memory range for use by CUDA.
 //
 // Page-locks the memory range specified by p and bytesize and maps it for the
 // device(s) as specified by Flags. This memory range also is added to the same
@@ -8107,8 +8147,8 @@ func MemHostRegisterV2Ctx(ctx Context, pArg HostPtr, bytesize uint64, flags MemH
 }
 
 // MemHostUnregister calls cuMemHostUnregister (MemHostUnregisterCtx makes a
-// context current first): Unregisters a memory range that was registered with
-// cuMemHostRegister.
+// context current first and leaves it current): Unregisters a memory range that
+// was registered with cuMemHostRegister.
 //
 // Unmaps the memory range whose base address is specified by p, and makes it
 // pageable again.
@@ -8120,8 +8160,8 @@ func MemHostRegisterV2Ctx(ctx Context, pArg HostPtr, bytesize uint64, flags MemH
 //   - p: Host pointer to memory to unregister
 func MemHostUnregister(pArg HostPtr) error { return MemHostUnregisterCtx(0, pArg) }
 
-// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first): Copies
-// memory.
+// Memcpy calls cuMemcpy (MemcpyCtx makes a context current first and leaves it
+// current): Copies memory.
 //
 // Copies data between two pointers. dst and src are base pointers of the
 // destination and source, respectively. ByteCount specifies the number of bytes
@@ -8139,8 +8179,8 @@ func Memcpy(dst DevicePtr, src DevicePtr, byteCount uint64) error {
 	return MemcpyCtx(0, dst, src, byteCount)
 }
 
-// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first):
-// Copies device memory between two contexts.
+// MemcpyPeer calls cuMemcpyPeer (MemcpyPeerCtx makes a context current first
+// and leaves it current): Copies device memory between two contexts.
 //
 // Copies from device memory in one context to device memory in another context.
 // dstDevice is the base device pointer of the destination memory and dstContext
@@ -8159,8 +8199,8 @@ func MemcpyPeer(dstDevice DevicePtr, dstContext Context, srcDevice DevicePtr, sr
 	return MemcpyPeerCtx(0, dstDevice, dstContext, srcDevice, srcContext, byteCount)
 }
 
-// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current
-// first): Copies memory from Host to Device.
+// MemcpyHtoD calls cuMemcpyHtoD_v2 (MemcpyHtoDCtx makes a context current first
+// and leaves it current): Copies memory from Host to Device.
 //
 // Copies from host memory to device memory. dstDevice and srcHost are the base
 // addresses of the destination and source, respectively. ByteCount specifies
@@ -8188,8 +8228,8 @@ func MemcpyHtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcHost []byte) error {
 	return MemcpyHtoDCtx(ctx, dstDevice, srcHost)
 }
 
-// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current
-// first): Copies memory from Device to Host.
+// MemcpyDtoH calls cuMemcpyDtoH_v2 (MemcpyDtoHCtx makes a context current first
+// and leaves it current): Copies memory from Device to Host.
 //
 // Copies from device to host memory. dstHost and srcDevice specify the base
 // pointers of the destination and source, respectively. ByteCount specifies the
@@ -8217,8 +8257,8 @@ func MemcpyDtoHV2Ctx(ctx Context, dstHost []byte, srcDevice DevicePtr) error {
 	return MemcpyDtoHCtx(ctx, dstHost, srcDevice)
 }
 
-// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current
-// first): Copies memory from Device to Device.
+// MemcpyDtoD calls cuMemcpyDtoD_v2 (MemcpyDtoDCtx makes a context current first
+// and leaves it current): Copies memory from Device to Device.
 //
 // Copies from device memory to device memory. dstDevice and srcDevice are the
 // base pointers of the destination and source, respectively. ByteCount
@@ -8246,8 +8286,8 @@ func MemcpyDtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr, byte
 	return MemcpyDtoDCtx(ctx, dstDevice, srcDevice, byteCount)
 }
 
-// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current
-// first): Copies memory from Device to Array.
+// MemcpyDtoA calls cuMemcpyDtoA_v2 (MemcpyDtoACtx makes a context current first
+// and leaves it current): Copies memory from Device to Array.
 //
 // Copies from device memory to a 1D CUDA array. dstArray and dstOffset specify
 // the CUDA array handle and starting index of the destination data. srcDevice
@@ -8277,8 +8317,8 @@ func MemcpyDtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcDevice De
 	return MemcpyDtoACtx(ctx, dstArray, dstOffset, srcDevice, byteCount)
 }
 
-// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current
-// first): Copies memory from Array to Device.
+// MemcpyAtoD calls cuMemcpyAtoD_v2 (MemcpyAtoDCtx makes a context current first
+// and leaves it current): Copies memory from Array to Device.
 //
 // Copies from one 1D CUDA array to device memory. dstDevice specifies the base
 // pointer of the destination and must be naturally aligned with the CUDA array
@@ -8310,8 +8350,8 @@ func MemcpyAtoDV2Ctx(ctx Context, dstDevice DevicePtr, srcArray Array, srcOffset
 	return MemcpyAtoDCtx(ctx, dstDevice, srcArray, srcOffset, byteCount)
 }
 
-// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current
-// first): Copies memory from Host to Array.
+// MemcpyHtoA calls cuMemcpyHtoA_v2 (MemcpyHtoACtx makes a context current first
+// and leaves it current): Copies memory from Host to Array.
 //
 // Copies from host memory to a 1D CUDA array. dstArray and dstOffset specify
 // the CUDA array handle and starting offset in bytes of the destination data.
@@ -8341,8 +8381,8 @@ func MemcpyHtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost []by
 	return MemcpyHtoACtx(ctx, dstArray, dstOffset, srcHost)
 }
 
-// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current
-// first): Copies memory from Array to Host.
+// MemcpyAtoH calls cuMemcpyAtoH_v2 (MemcpyAtoHCtx makes a context current first
+// and leaves it current): Copies memory from Array to Host.
 //
 // Copies from one 1D CUDA array to host memory. dstHost specifies the base
 // pointer of the destination. srcArray and srcOffset specify the CUDA array
@@ -8372,8 +8412,8 @@ func MemcpyAtoHV2Ctx(ctx Context, dstHost []byte, srcArray Array, srcOffset uint
 	return MemcpyAtoHCtx(ctx, dstHost, srcArray, srcOffset)
 }
 
-// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current
-// first): Copies memory from Array to Array.
+// MemcpyAtoA calls cuMemcpyAtoA_v2 (MemcpyAtoACtx makes a context current first
+// and leaves it current): Copies memory from Array to Array.
 //
 // Copies from one 1D CUDA array to another. dstArray and srcArray specify the
 // handles of the destination and source CUDA arrays for the copy, respectively.
@@ -8407,8 +8447,8 @@ func MemcpyAtoAV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcArray Arr
 	return MemcpyAtoACtx(ctx, dstArray, dstOffset, srcArray, srcOffset, byteCount)
 }
 
-// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first):
-// Copies memory for 2D arrays.
+// Memcpy2D calls cuMemcpy2D_v2 (Memcpy2DCtx makes a context current first and
+// leaves it current): Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy. The
 // CUDA_MEMCPY2D structure is defined as:
@@ -8532,7 +8572,7 @@ func Memcpy2DV2(pCopy *Memcpy2DParams) error { return Memcpy2DCtx(0, pCopy) }
 func Memcpy2DV2Ctx(ctx Context, pCopy *Memcpy2DParams) error { return Memcpy2DCtx(ctx, pCopy) }
 
 // Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2 (Memcpy2DUnalignedCtx makes a
-// context current first): Copies memory for 2D arrays.
+// context current first and leaves it current): Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy. The
 // CUDA_MEMCPY2D structure is defined as:
@@ -8658,8 +8698,8 @@ func Memcpy2DUnalignedV2Ctx(ctx Context, pCopy *Memcpy2DParams) error {
 	return Memcpy2DUnalignedCtx(ctx, pCopy)
 }
 
-// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first):
-// Copies memory for 3D arrays.
+// Memcpy3D calls cuMemcpy3D_v2 (Memcpy3DCtx makes a context current first and
+// leaves it current): Copies memory for 3D arrays.
 //
 // Perform a 3D memory copy according to the parameters specified in pCopy. The
 // CUDA_MEMCPY3D structure is defined as:
@@ -8786,7 +8826,7 @@ func Memcpy3DV2(pCopy *Memcpy3DParams) error { return Memcpy3DCtx(0, pCopy) }
 func Memcpy3DV2Ctx(ctx Context, pCopy *Memcpy3DParams) error { return Memcpy3DCtx(ctx, pCopy) }
 
 // Memcpy3DPeer calls cuMemcpy3DPeer (Memcpy3DPeerCtx makes a context current
-// first): Copies memory between contexts.
+// first and leaves it current): Copies memory between contexts.
 //
 // Perform a 3D memory copy according to the parameters specified in pCopy. See
 // the definition of the CUDA_MEMCPY3D_PEER structure for documentation of its
@@ -8797,8 +8837,8 @@ func Memcpy3DV2Ctx(ctx Context, pCopy *Memcpy3DParams) error { return Memcpy3DCt
 //   - pCopy: Parameters for the memory copy
 func Memcpy3DPeer(pCopy *Memcpy3DPeerParams) error { return Memcpy3DPeerCtx(0, pCopy) }
 
-// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current
-// first): Copies memory asynchronously.
+// MemcpyAsync calls cuMemcpyAsync (MemcpyAsyncCtx makes a context current first
+// and leaves it current): Copies memory asynchronously.
 //
 // Copies data between two pointers. dst and src are base pointers of the
 // destination and source, respectively. ByteCount specifies the number of bytes
@@ -8818,7 +8858,8 @@ func MemcpyAsync(dst DevicePtr, src DevicePtr, byteCount uint64, hStream Stream)
 }
 
 // MemcpyPeerAsync calls cuMemcpyPeerAsync (MemcpyPeerAsyncCtx makes a context
-// current first): Copies device memory between two contexts asynchronously.
+// current first and leaves it current): Copies device memory between two
+// contexts asynchronously.
 //
 // Copies from device memory in one context to device memory in another context.
 // dstDevice is the base device pointer of the destination memory and dstContext
@@ -8839,7 +8880,8 @@ func MemcpyPeerAsync(dstDevice DevicePtr, dstContext Context, srcDevice DevicePt
 }
 
 // MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2 (MemcpyHtoDAsyncCtx makes a
-// context current first): Copies memory from Host to Device.
+// context current first and leaves it current): Copies memory from Host to
+// Device.
 //
 // Copies from host memory to device memory. dstDevice and srcHost are the base
 // addresses of the destination and source, respectively. ByteCount specifies
@@ -8869,7 +8911,8 @@ func MemcpyHtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcHost HostPtr, byt
 }
 
 // MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2 (MemcpyDtoHAsyncCtx makes a
-// context current first): Copies memory from Device to Host.
+// context current first and leaves it current): Copies memory from Device to
+// Host.
 //
 // Copies from device to host memory. dstHost and srcDevice specify the base
 // pointers of the destination and source, respectively. ByteCount specifies the
@@ -8899,7 +8942,8 @@ func MemcpyDtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcDevice DevicePtr, byt
 }
 
 // MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2 (MemcpyDtoDAsyncCtx makes a
-// context current first): Copies memory from Device to Device.
+// context current first and leaves it current): Copies memory from Device to
+// Device.
 //
 // Copies from device memory to device memory. dstDevice and srcDevice are the
 // base pointers of the destination and source, respectively. ByteCount
@@ -8929,7 +8973,8 @@ func MemcpyDtoDAsyncV2Ctx(ctx Context, dstDevice DevicePtr, srcDevice DevicePtr,
 }
 
 // MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2 (MemcpyHtoAAsyncCtx makes a
-// context current first): Copies memory from Host to Array.
+// context current first and leaves it current): Copies memory from Host to
+// Array.
 //
 // Copies from host memory to a 1D CUDA array. dstArray and dstOffset specify
 // the CUDA array handle and starting offset in bytes of the destination data.
@@ -8961,7 +9006,8 @@ func MemcpyHtoAAsyncV2Ctx(ctx Context, dstArray Array, dstOffset uint64, srcHost
 }
 
 // MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2 (MemcpyAtoHAsyncCtx makes a
-// context current first): Copies memory from Array to Host.
+// context current first and leaves it current): Copies memory from Array to
+// Host.
 //
 // Copies from one 1D CUDA array to host memory. dstHost specifies the base
 // pointer of the destination. srcArray and srcOffset specify the CUDA array
@@ -8993,7 +9039,7 @@ func MemcpyAtoHAsyncV2Ctx(ctx Context, dstHost HostPtr, srcArray Array, srcOffse
 }
 
 // Memcpy2DAsync calls cuMemcpy2DAsync_v2 (Memcpy2DAsyncCtx makes a context
-// current first): Copies memory for 2D arrays.
+// current first and leaves it current): Copies memory for 2D arrays.
 //
 // Perform a 2D memory copy according to the parameters specified in pCopy. The
 // CUDA_MEMCPY2D structure is defined as:
@@ -9130,7 +9176,7 @@ func Memcpy2DAsyncV2Ctx(ctx Context, pCopy *Memcpy2DParams, hStream Stream) erro
 }
 
 // Memcpy3DAsync calls cuMemcpy3DAsync_v2 (Memcpy3DAsyncCtx makes a context
-// current first): Copies memory for 3D arrays.
+// current first and leaves it current): Copies memory for 3D arrays.
 //
 // Perform a 3D memory copy according to the parameters specified in pCopy. The
 // CUDA_MEMCPY3D structure is defined as:
@@ -9268,7 +9314,8 @@ func Memcpy3DAsyncV2Ctx(ctx Context, pCopy *Memcpy3DParams, hStream Stream) erro
 }
 
 // Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync (Memcpy3DPeerAsyncCtx makes a
-// context current first): Copies memory between contexts asynchronously.
+// context current first and leaves it current): Copies memory between contexts
+// asynchronously.
 //
 // Perform a 3D memory copy according to the parameters specified in pCopy. See
 // the definition of the CUDA_MEMCPY3D_PEER structure for documentation of its
@@ -9287,7 +9334,8 @@ func Memcpy3DPeerAsync(pCopy *Memcpy3DPeerParams, hStream Stream) error {
 }
 
 // MemcpyBatchAsync calls cuMemcpyBatchAsync_v2 (MemcpyBatchAsyncCtx makes a
-// context current first): Performs a batch of memory copies asynchronously.
+// context current first and leaves it current): Performs a batch of memory
+// copies asynchronously.
 //
 // Performs a batch of memory copies. The batch as a whole executes in stream
 // order but copies within a batch are not guaranteed to execute in any specific
@@ -9382,8 +9430,8 @@ func MemcpyBatchAsyncV2Ctx(ctx Context, dsts []DevicePtr, srcs []DevicePtr, size
 }
 
 // Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync_v2 (Memcpy3DBatchAsyncCtx makes
-// a context current first): Performs a batch of 3D memory copies
-// asynchronously.
+// a context current first and leaves it current): Performs a batch of 3D memory
+// copies asynchronously.
 //
 // Performs a batch of memory copies. The batch as a whole executes in stream
 // order but copies within a batch are not guaranteed to execute in any specific
@@ -9476,8 +9524,8 @@ func Memcpy3DBatchAsyncV2Ctx(ctx Context, opList []Memcpy3DBatchOp, flags uint64
 	return Memcpy3DBatchAsyncCtx(ctx, opList, flags, hStream)
 }
 
-// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first):
-// Initializes device memory.
+// MemsetD8 calls cuMemsetD8_v2 (MemsetD8Ctx makes a context current first and
+// leaves it current): Initializes device memory.
 //
 // Sets the memory range of N 8-bit values to the specified value uc.
 //
@@ -9501,8 +9549,8 @@ func MemsetD8V2Ctx(ctx Context, dstDevice DevicePtr, uc uint8, n uint64) error {
 	return MemsetD8Ctx(ctx, dstDevice, uc, n)
 }
 
-// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first):
-// Initializes device memory.
+// MemsetD16 calls cuMemsetD16_v2 (MemsetD16Ctx makes a context current first
+// and leaves it current): Initializes device memory.
 //
 // Sets the memory range of N 16-bit values to the specified value us. The
 // dstDevice pointer must be two byte aligned.
@@ -9529,8 +9577,8 @@ func MemsetD16V2Ctx(ctx Context, dstDevice DevicePtr, us uint16, n uint64) error
 	return MemsetD16Ctx(ctx, dstDevice, us, n)
 }
 
-// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first):
-// Initializes device memory.
+// MemsetD32 calls cuMemsetD32_v2 (MemsetD32Ctx makes a context current first
+// and leaves it current): Initializes device memory.
 //
 // Sets the memory range of N 32-bit values to the specified value ui. The
 // dstDevice pointer must be four byte aligned.
@@ -9557,8 +9605,8 @@ func MemsetD32V2Ctx(ctx Context, dstDevice DevicePtr, ui uint32, n uint64) error
 	return MemsetD32Ctx(ctx, dstDevice, ui, n)
 }
 
-// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current
-// first): Initializes device memory.
+// MemsetD2D8 calls cuMemsetD2D8_v2 (MemsetD2D8Ctx makes a context current first
+// and leaves it current): Initializes device memory.
 //
 // Sets the 2D memory range of Width 8-bit values to the specified value uc.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9590,7 +9638,7 @@ func MemsetD2D8V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, uc uint8
 }
 
 // MemsetD2D16 calls cuMemsetD2D16_v2 (MemsetD2D16Ctx makes a context current
-// first): Initializes device memory.
+// first and leaves it current): Initializes device memory.
 //
 // Sets the 2D memory range of Width 16-bit values to the specified value us.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9623,7 +9671,7 @@ func MemsetD2D16V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, us uint
 }
 
 // MemsetD2D32 calls cuMemsetD2D32_v2 (MemsetD2D32Ctx makes a context current
-// first): Initializes device memory.
+// first and leaves it current): Initializes device memory.
 //
 // Sets the 2D memory range of Width 32-bit values to the specified value ui.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9656,7 +9704,7 @@ func MemsetD2D32V2Ctx(ctx Context, dstDevice DevicePtr, dstPitch uint64, ui uint
 }
 
 // MemsetD8Async calls cuMemsetD8Async (MemsetD8AsyncCtx makes a context current
-// first): Sets device memory.
+// first and leaves it current): Sets device memory.
 //
 // Sets the memory range of N 8-bit values to the specified value uc.
 //
@@ -9671,7 +9719,7 @@ func MemsetD8Async(dstDevice DevicePtr, uc uint8, n uint64, hStream Stream) erro
 }
 
 // MemsetD16Async calls cuMemsetD16Async (MemsetD16AsyncCtx makes a context
-// current first): Sets device memory.
+// current first and leaves it current): Sets device memory.
 //
 // Sets the memory range of N 16-bit values to the specified value us. The
 // dstDevice pointer must be two byte aligned.
@@ -9687,7 +9735,7 @@ func MemsetD16Async(dstDevice DevicePtr, us uint16, n uint64, hStream Stream) er
 }
 
 // MemsetD32Async calls cuMemsetD32Async (MemsetD32AsyncCtx makes a context
-// current first): Sets device memory.
+// current first and leaves it current): Sets device memory.
 //
 // Sets the memory range of N 32-bit values to the specified value ui. The
 // dstDevice pointer must be four byte aligned.
@@ -9703,7 +9751,7 @@ func MemsetD32Async(dstDevice DevicePtr, ui uint32, n uint64, hStream Stream) er
 }
 
 // MemsetD2D8Async calls cuMemsetD2D8Async (MemsetD2D8AsyncCtx makes a context
-// current first): Sets device memory.
+// current first and leaves it current): Sets device memory.
 //
 // Sets the 2D memory range of Width 8-bit values to the specified value uc.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9723,7 +9771,7 @@ func MemsetD2D8Async(dstDevice DevicePtr, dstPitch uint64, uc uint8, width uint6
 }
 
 // MemsetD2D16Async calls cuMemsetD2D16Async (MemsetD2D16AsyncCtx makes a
-// context current first): Sets device memory.
+// context current first and leaves it current): Sets device memory.
 //
 // Sets the 2D memory range of Width 16-bit values to the specified value us.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9744,7 +9792,7 @@ func MemsetD2D16Async(dstDevice DevicePtr, dstPitch uint64, us uint16, width uin
 }
 
 // MemsetD2D32Async calls cuMemsetD2D32Async (MemsetD2D32AsyncCtx makes a
-// context current first): Sets device memory.
+// context current first and leaves it current): Sets device memory.
 //
 // Sets the 2D memory range of Width 32-bit values to the specified value ui.
 // Height specifies the number of rows to set, and dstPitch specifies the number
@@ -9765,7 +9813,7 @@ func MemsetD2D32Async(dstDevice DevicePtr, dstPitch uint64, ui uint32, width uin
 }
 
 // ArrayCreate calls cuArrayCreate_v2 (ArrayCreateCtx makes a context current
-// first): Creates a 1D or 2D CUDA array.
+// first and leaves it current): Creates a 1D or 2D CUDA array.
 //
 // Creates a CUDA array according to the CUDA_ARRAY_DESCRIPTOR structure
 // pAllocateArray and returns a handle to the new CUDA array in *pHandle. The
@@ -9901,7 +9949,8 @@ func ArrayCreateV2Ctx(ctx Context, pAllocateArray *ArrayDescriptor) (Array, erro
 }
 
 // ArrayGetDescriptor calls cuArrayGetDescriptor_v2 (ArrayGetDescriptorCtx makes
-// a context current first): Get a 1D or 2D CUDA array descriptor.
+// a context current first and leaves it current): Get a 1D or 2D CUDA array
+// descriptor.
 //
 // Returns in *pArrayDescriptor a descriptor containing information on the
 // format and dimensions of the CUDA array hArray. It is useful for subroutines
@@ -9931,8 +9980,8 @@ func ArrayGetDescriptorV2Ctx(ctx Context, hArray Array) (ArrayDescriptor, error)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties
-// (ArrayGetSparsePropertiesCtx makes a context current first): Returns the
-// layout properties of a sparse CUDA array.
+// (ArrayGetSparsePropertiesCtx makes a context current first and leaves it
+// current): Returns the layout properties of a sparse CUDA array.
 //
 // Returns the layout properties of a sparse CUDA array in sparseProperties If
 // the CUDA array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -9958,8 +10007,9 @@ func ArrayGetSparseProperties(array Array) (ArraySparseProperties, error) {
 }
 
 // MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties
-// (MipmappedArrayGetSparsePropertiesCtx makes a context current first): Returns
-// the layout properties of a sparse CUDA mipmapped array.
+// (MipmappedArrayGetSparsePropertiesCtx makes a context current first and
+// leaves it current): Returns the layout properties of a sparse CUDA mipmapped
+// array.
 //
 // Returns the sparse array layout properties in sparseProperties If the CUDA
 // mipmapped array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -9986,8 +10036,8 @@ func MipmappedArrayGetSparseProperties(mipmap MipmappedArray) (ArraySparseProper
 }
 
 // ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements
-// (ArrayGetMemoryRequirementsCtx makes a context current first): Returns the
-// memory requirements of a CUDA array.
+// (ArrayGetMemoryRequirementsCtx makes a context current first and leaves it
+// current): Returns the memory requirements of a CUDA array.
 //
 // Returns the memory requirements of a CUDA array in memoryRequirements If the
 // CUDA array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -10009,8 +10059,8 @@ func ArrayGetMemoryRequirements(array Array, device Device) (ArrayMemoryRequirem
 
 // MipmappedArrayGetMemoryRequirements calls
 // cuMipmappedArrayGetMemoryRequirements (MipmappedArrayGetMemoryRequirementsCtx
-// makes a context current first): Returns the memory requirements of a CUDA
-// mipmapped array.
+// makes a context current first and leaves it current): Returns the memory
+// requirements of a CUDA mipmapped array.
 //
 // Returns the memory requirements of a CUDA mipmapped array in
 // memoryRequirements If the CUDA mipmapped array is not allocated with flag
@@ -10031,7 +10081,7 @@ func MipmappedArrayGetMemoryRequirements(mipmap MipmappedArray, device Device) (
 }
 
 // ArrayGetPlane calls cuArrayGetPlane (ArrayGetPlaneCtx makes a context current
-// first): Gets a CUDA array plane from a CUDA array.
+// first and leaves it current): Gets a CUDA array plane from a CUDA array.
 //
 // Returns in pPlaneArray a CUDA array that represents a single format plane of
 // the CUDA array hArray.
@@ -10056,7 +10106,7 @@ func ArrayGetPlane(hArray Array, planeIdx uint32) (Array, error) {
 }
 
 // ArrayDestroy calls cuArrayDestroy (ArrayDestroyCtx makes a context current
-// first): Destroys a CUDA array.
+// first and leaves it current): Destroys a CUDA array.
 //
 // Destroys the CUDA array hArray.
 //
@@ -10066,7 +10116,7 @@ func ArrayGetPlane(hArray Array, planeIdx uint32) (Array, error) {
 func ArrayDestroy(hArray Array) error { return ArrayDestroyCtx(0, hArray) }
 
 // Array3DCreate calls cuArray3DCreate_v2 (Array3DCreateCtx makes a context
-// current first): Creates a 3D CUDA array.
+// current first and leaves it current): Creates a 3D CUDA array.
 //
 // Creates a CUDA array according to the CUDA_ARRAY3D_DESCRIPTOR structure
 // pAllocateArray and returns a handle to the new CUDA array in *pHandle. The
@@ -10277,7 +10327,8 @@ func Array3DCreateV2Ctx(ctx Context, pAllocateArray *Array3DDescriptor) (Array, 
 }
 
 // Array3DGetDescriptor calls cuArray3DGetDescriptor_v2 (Array3DGetDescriptorCtx
-// makes a context current first): Get a 3D CUDA array descriptor.
+// makes a context current first and leaves it current): Get a 3D CUDA array
+// descriptor.
 //
 // Returns in *pArrayDescriptor a descriptor containing information on the
 // format and dimensions of the CUDA array hArray. It is useful for subroutines
@@ -10310,7 +10361,8 @@ func Array3DGetDescriptorV2Ctx(ctx Context, hArray Array) (Array3DDescriptor, er
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate (MipmappedArrayCreateCtx
-// makes a context current first): Creates a CUDA mipmapped array.
+// makes a context current first and leaves it current): Creates a CUDA
+// mipmapped array.
 //
 // Creates a CUDA mipmapped array according to the CUDA_ARRAY3D_DESCRIPTOR
 // structure pMipmappedArrayDesc and returns a handle to the new CUDA mipmapped
@@ -10481,8 +10533,8 @@ func MipmappedArrayCreate(pMipmappedArrayDesc *Array3DDescriptor, numMipmapLevel
 }
 
 // MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel
-// (MipmappedArrayGetLevelCtx makes a context current first): Gets a mipmap
-// level of a CUDA mipmapped array.
+// (MipmappedArrayGetLevelCtx makes a context current first and leaves it
+// current): Gets a mipmap level of a CUDA mipmapped array.
 //
 // Returns in *pLevelArray a CUDA array that represents a single mipmap level of
 // the CUDA mipmapped array hMipmappedArray.
@@ -10500,7 +10552,8 @@ func MipmappedArrayGetLevel(hMipmappedArray MipmappedArray, level uint32) (Array
 }
 
 // MipmappedArrayDestroy calls cuMipmappedArrayDestroy (MipmappedArrayDestroyCtx
-// makes a context current first): Destroys a CUDA mipmapped array.
+// makes a context current first and leaves it current): Destroys a CUDA
+// mipmapped array.
 //
 // Destroys the CUDA mipmapped array hMipmappedArray.
 //
@@ -10512,8 +10565,8 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 }
 
 // MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange
-// (MemGetHandleForAddressRangeCtx makes a context current first): Retrieve
-// handle for an address range.
+// (MemGetHandleForAddressRangeCtx makes a context current first and leaves it
+// current): Retrieve handle for an address range.
 //
 // Get a handle of the specified type to an address range. When requesting
 // CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, address range
@@ -10585,8 +10638,8 @@ func MemGetHandleForAddressRangeOfCtx[T any](ctx Context, dptr DevicePtr, size u
 }
 
 // MemBatchDecompressAsync calls cuMemBatchDecompressAsync
-// (MemBatchDecompressAsyncCtx makes a context current first): Submit a batch of
-// count independent decompression operations.
+// (MemBatchDecompressAsyncCtx makes a context current first and leaves it
+// current): Submit a batch of count independent decompression operations.
 //
 // Each of the count decompression operations is described by a single entry in
 // the paramsArray array. Once the batch has been submitted, the function will
@@ -10629,7 +10682,8 @@ func MemBatchDecompressAsync(paramsArray []MemDecompressParams, flags uint32, st
 }
 
 // MemAddressReserve calls cuMemAddressReserve (MemAddressReserveCtx makes a
-// context current first): Allocate an address range reservation.
+// context current first and leaves it current): Allocate an address range
+// reservation.
 //
 // Reserves a virtual address range based on the given parameters, giving the
 // starting address of the range in ptr. This API requires a system that
@@ -10651,7 +10705,7 @@ func MemAddressReserve(size uint64, alignment uint64, addr DevicePtr, flags uint
 }
 
 // MemAddressFree calls cuMemAddressFree (MemAddressFreeCtx makes a context
-// current first): Free an address range reservation.
+// current first and leaves it current): Free an address range reservation.
 //
 // Frees a virtual address range reserved by cuMemAddressReserve. The size must
 // match what was given to memAddressReserve and the ptr given must match what
@@ -10663,9 +10717,9 @@ func MemAddressReserve(size uint64, alignment uint64, addr DevicePtr, flags uint
 //   - size: Size of the virtual address region to free
 func MemAddressFree(ptr DevicePtr, size uint64) error { return MemAddressFreeCtx(0, ptr, size) }
 
-// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first):
-// Create a CUDA memory handle representing a memory allocation of a given size
-// described by the given properties.
+// MemCreate calls cuMemCreate (MemCreateCtx makes a context current first and
+// leaves it current): Create a CUDA memory handle representing a memory
+// allocation of a given size described by the given properties.
 //
 // This creates a memory allocation on the target device specified through the
 // prop structure. The created allocation will not have any device or host
@@ -10724,9 +10778,9 @@ func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (MemGenericAl
 	return MemCreateCtx(0, size, prop, flags)
 }
 
-// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first):
-// Release a memory handle representing a memory allocation which was previously
-// allocated through cuMemCreate.
+// MemRelease calls cuMemRelease (MemReleaseCtx makes a context current first
+// and leaves it current): Release a memory handle representing a memory
+// allocation which was previously allocated through cuMemCreate.
 //
 // Frees the memory that was allocated on a device through cuMemCreate.
 //
@@ -10743,8 +10797,8 @@ func MemCreate(size uint64, prop *MemAllocationProp, flags uint64) (MemGenericAl
 //   - handle: Value of handle which was returned previously by cuMemCreate.
 func MemRelease(handle MemGenericAllocationHandle) error { return MemReleaseCtx(0, handle) }
 
-// MemMap calls cuMemMap (MemMapCtx makes a context current first): Maps an
-// allocation handle to a reserved virtual address range.
+// MemMap calls cuMemMap (MemMapCtx makes a context current first and leaves it
+// current): Maps an allocation handle to a reserved virtual address range.
 //
 // Maps bytes of memory represented by handle starting from byte offset to size
 // to address range [addr, addr + size]. This range must be an address
@@ -10789,8 +10843,8 @@ func MemMap(ptr DevicePtr, size uint64, offset uint64, handle MemGenericAllocati
 }
 
 // MemMapArrayAsync calls cuMemMapArrayAsync (MemMapArrayAsyncCtx makes a
-// context current first): Maps or unmaps subregions of sparse CUDA arrays and
-// sparse CUDA mipmapped arrays.
+// context current first and leaves it current): Maps or unmaps subregions of
+// sparse CUDA arrays and sparse CUDA mipmapped arrays.
 //
 // Performs map or unmap operations on subregions of sparse CUDA arrays and
 // sparse CUDA mipmapped arrays. Each operation is specified by a CUarrayMapInfo
@@ -10942,8 +10996,8 @@ func MemMapArrayAsync(mapInfoList []ArrayMapInfo, hStream Stream) error {
 	return MemMapArrayAsyncCtx(0, mapInfoList, hStream)
 }
 
-// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first): Unmap
-// the backing memory of a given address range.
+// MemUnmap calls cuMemUnmap (MemUnmapCtx makes a context current first and
+// leaves it current): Unmap the backing memory of a given address range.
 //
 // The range must be the entire contiguous address range that was mapped to. In
 // other words, cuMemUnmap cannot unmap a sub-range of an address range mapped
@@ -10962,8 +11016,8 @@ func MemMapArrayAsync(mapInfoList []ArrayMapInfo, hStream Stream) error {
 func MemUnmap(ptr DevicePtr, size uint64) error { return MemUnmapCtx(0, ptr, size) }
 
 // MemSetAccess calls cuMemSetAccess (MemSetAccessCtx makes a context current
-// first): Set the access flags for each location specified in desc for the
-// given virtual address range.
+// first and leaves it current): Set the access flags for each location
+// specified in desc for the given virtual address range.
 //
 // Given the virtual address range via ptr and size, and the locations in the
 // array given by desc and count, set the access flags for the target locations.
@@ -10991,7 +11045,8 @@ func MemSetAccess(ptr DevicePtr, size uint64, desc []MemAccessDesc) error {
 }
 
 // MemGetAccess calls cuMemGetAccess (MemGetAccessCtx makes a context current
-// first): Get the access flags set for the given location and ptr.
+// first and leaves it current): Get the access flags set for the given location
+// and ptr.
 //
 // Parameters:
 //
@@ -11003,8 +11058,8 @@ func MemGetAccess(location *MemLocation, ptr DevicePtr) (uint64, error) {
 }
 
 // MemExportToShareableHandle calls cuMemExportToShareableHandle
-// (MemExportToShareableHandleCtx makes a context current first): Exports an
-// allocation to a requested shareable handle type.
+// (MemExportToShareableHandleCtx makes a context current first and leaves it
+// current): Exports an allocation to a requested shareable handle type.
 //
 // Given a CUDA memory handle, create a shareable memory allocation handle that
 // can be used to share the memory with other processes. The recipient process
@@ -11066,8 +11121,8 @@ func MemExportToShareableHandleOfCtx[T any](ctx Context, handle MemGenericAlloca
 }
 
 // MemImportFromShareableHandle calls cuMemImportFromShareableHandle
-// (MemImportFromShareableHandleCtx makes a context current first): Imports an
-// allocation from a requested shareable handle type.
+// (MemImportFromShareableHandleCtx makes a context current first and leaves it
+// current): Imports an allocation from a requested shareable handle type.
 //
 // If the current process cannot support the memory described by this shareable
 // handle, this API will error as CUDA_ERROR_NOT_SUPPORTED.
@@ -11127,8 +11182,8 @@ func MemImportFromShareableHandleOfCtx[T any](ctx Context, osHandle T, shHandleT
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity
-// (MemGetAllocationGranularityCtx makes a context current first): Calculates
-// either the minimal or recommended granularity.
+// (MemGetAllocationGranularityCtx makes a context current first and leaves it
+// current): Calculates either the minimal or recommended granularity.
 //
 // Calculates either the minimal or recommended granularity for a given
 // allocation specification and returns it in granularity. This granularity can
@@ -11145,9 +11200,9 @@ func MemGetAllocationGranularity(prop *MemAllocationProp, option MemAllocationGr
 
 // MemGetAllocationPropertiesFromHandle calls
 // cuMemGetAllocationPropertiesFromHandle
-// (MemGetAllocationPropertiesFromHandleCtx makes a context current first):
-// Retrieve the contents of the property structure defining properties for this
-// handle.
+// (MemGetAllocationPropertiesFromHandleCtx makes a context current first and
+// leaves it current): Retrieve the contents of the property structure defining
+// properties for this handle.
 //
 // Parameters:
 //
@@ -11159,8 +11214,9 @@ func MemGetAllocationPropertiesFromHandle(handle MemGenericAllocationHandle) (Me
 }
 
 // MemRetainAllocationHandle calls cuMemRetainAllocationHandle
-// (MemRetainAllocationHandleCtx makes a context current first): Given an
-// address addr, returns the allocation handle of the backing memory allocation.
+// (MemRetainAllocationHandleCtx makes a context current first and leaves it
+// current): Given an address addr, returns the allocation handle of the backing
+// memory allocation.
 //
 // The handle is guaranteed to be the same handle value used to map the memory.
 // If the address requested is not mapped, the function will fail. The returned
@@ -11178,7 +11234,7 @@ func MemRetainAllocationHandle(addr DevicePtr) (MemGenericAllocationHandle, erro
 }
 
 // MemFreeAsync calls cuMemFreeAsync (MemFreeAsyncCtx makes a context current
-// first): Frees memory with stream ordered semantics.
+// first and leaves it current): Frees memory with stream ordered semantics.
 //
 // Inserts a free operation into hStream. The allocation must not be accessed
 // after stream execution reaches the free. After this API returns, accessing
@@ -11195,7 +11251,7 @@ func MemRetainAllocationHandle(addr DevicePtr) (MemGenericAllocationHandle, erro
 func MemFreeAsync(dptr DevicePtr, hStream Stream) error { return MemFreeAsyncCtx(0, dptr, hStream) }
 
 // MemAllocAsync calls cuMemAllocAsync (MemAllocAsyncCtx makes a context current
-// first): Allocates memory with stream ordered semantics.
+// first and leaves it current): Allocates memory with stream ordered semantics.
 //
 // Inserts an allocation operation into hStream. A pointer to the allocated
 // memory is returned immediately in *dptr. The allocation must not be accessed
@@ -11226,7 +11282,7 @@ func MemAllocAsync(bytesize uint64, hStream Stream) (DevicePtr, error) {
 }
 
 // MemPoolTrimTo calls cuMemPoolTrimTo (MemPoolTrimToCtx makes a context current
-// first): Tries to release memory back to the OS.
+// first and leaves it current): Tries to release memory back to the OS.
 //
 // Releases memory back to the OS until the pool contains fewer than
 // minBytesToKeep reserved bytes, or there is no more memory that the allocator
@@ -11251,7 +11307,8 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 }
 
 // MemPoolSetAttribute calls cuMemPoolSetAttribute (MemPoolSetAttributeCtx makes
-// a context current first): Sets attributes of a memory pool.
+// a context current first and leaves it current): Sets attributes of a memory
+// pool.
 //
 // Supported attributes are:
 //
@@ -11328,7 +11385,8 @@ func MemPoolSetAttributeOfCtx[T any](ctx Context, pool MemoryPool, attr MemPoolA
 }
 
 // MemPoolGetAttribute calls cuMemPoolGetAttribute (MemPoolGetAttributeCtx makes
-// a context current first): Gets attributes of a memory pool.
+// a context current first and leaves it current): Gets attributes of a memory
+// pool.
 //
 // Supported attributes are:
 //
@@ -11408,7 +11466,8 @@ func MemPoolGetAttributeOfCtx[T any](ctx Context, pool MemoryPool, attr MemPoolA
 }
 
 // MemPoolSetAccess calls cuMemPoolSetAccess (MemPoolSetAccessCtx makes a
-// context current first): Controls visibility of pools between devices.
+// context current first and leaves it current): Controls visibility of pools
+// between devices.
 //
 // Parameters:
 //
@@ -11421,7 +11480,8 @@ func MemPoolSetAccess(pool MemoryPool, mapArg []MemAccessDesc) error {
 }
 
 // MemPoolGetAccess calls cuMemPoolGetAccess (MemPoolGetAccessCtx makes a
-// context current first): Returns the accessibility of a pool from a device.
+// context current first and leaves it current): Returns the accessibility of a
+// pool from a device.
 //
 // Returns the accessibility of the pool's memory from the specified location.
 //
@@ -11435,7 +11495,7 @@ func MemPoolGetAccess(memPool MemoryPool, location *MemLocation) (MemAccessFlags
 }
 
 // MemPoolCreate calls cuMemPoolCreate (MemPoolCreateCtx makes a context current
-// first): Creates a memory pool.
+// first and leaves it current): Creates a memory pool.
 //
 // Creates a CUDA memory pool and returns the handle in pool. The poolProps
 // determines the properties of the pool such as the backing device and IPC
@@ -11484,7 +11544,7 @@ func MemPoolCreate(poolProps *MemPoolProps) (MemoryPool, error) {
 }
 
 // MemPoolDestroy calls cuMemPoolDestroy (MemPoolDestroyCtx makes a context
-// current first): Destroys the specified memory pool.
+// current first and leaves it current): Destroys the specified memory pool.
 //
 // If any pointers obtained from this pool haven't been freed or the pool has
 // free operations that haven't completed when cuMemPoolDestroy is invoked, the
@@ -11499,8 +11559,8 @@ func MemPoolCreate(poolProps *MemPoolProps) (MemoryPool, error) {
 func MemPoolDestroy(pool MemoryPool) error { return MemPoolDestroyCtx(0, pool) }
 
 // MemGetDefaultMemPool calls cuMemGetDefaultMemPool (MemGetDefaultMemPoolCtx
-// makes a context current first): Returns the default memory pool for a given
-// location and allocation type.
+// makes a context current first and leaves it current): Returns the default
+// memory pool for a given location and allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE,
 // CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation
@@ -11514,8 +11574,8 @@ func MemGetDefaultMemPool(location *MemLocation, typeArg MemAllocationType) (Mem
 }
 
 // MemGetMemPool calls cuMemGetMemPool (MemGetMemPoolCtx makes a context current
-// first): Gets the current memory pool for a memory location and of a
-// particular allocation type.
+// first and leaves it current): Gets the current memory pool for a memory
+// location and of a particular allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE,
 // CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation
@@ -11536,8 +11596,8 @@ func MemGetMemPool(location *MemLocation, typeArg MemAllocationType) (MemoryPool
 }
 
 // MemSetMemPool calls cuMemSetMemPool (MemSetMemPoolCtx makes a context current
-// first): Sets the current memory pool for a memory location and allocation
-// type.
+// first and leaves it current): Sets the current memory pool for a memory
+// location and allocation type.
 //
 // The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE,
 // CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation
@@ -11565,8 +11625,8 @@ func MemSetMemPool(location *MemLocation, typeArg MemAllocationType, pool Memory
 }
 
 // MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync (MemAllocFromPoolAsyncCtx
-// makes a context current first): Allocates memory from a specified pool with
-// stream ordered semantics.
+// makes a context current first and leaves it current): Allocates memory from a
+// specified pool with stream ordered semantics.
 //
 // Inserts an allocation operation into hStream. A pointer to the allocated
 // memory is returned immediately in *dptr. The allocation must not be accessed
@@ -11598,8 +11658,8 @@ func MemAllocFromPoolAsync(bytesize uint64, pool MemoryPool, hStream Stream) (De
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle
-// (MemPoolExportToShareableHandleCtx makes a context current first): Exports a
-// memory pool to the requested handle type.
+// (MemPoolExportToShareableHandleCtx makes a context current first and leaves
+// it current): Exports a memory pool to the requested handle type.
 //
 // Given an IPC capable mempool, create an OS handle to share the pool with
 // another process. A recipient process can convert the shareable handle into a
@@ -11655,8 +11715,8 @@ func MemPoolExportToShareableHandleOfCtx[T any](ctx Context, pool MemoryPool, ha
 }
 
 // MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle
-// (MemPoolImportFromShareableHandleCtx makes a context current first): imports
-// a memory pool from a shared handle.
+// (MemPoolImportFromShareableHandleCtx makes a context current first and leaves
+// it current): imports a memory pool from a shared handle.
 //
 // Specific allocations can be imported from the imported pool with
 // cuMemPoolImportPointer.
@@ -11713,8 +11773,8 @@ func MemPoolImportFromShareableHandleOfCtx[T any](ctx Context, handle T, handleT
 }
 
 // MemPoolExportPointer calls cuMemPoolExportPointer (MemPoolExportPointerCtx
-// makes a context current first): Export data to share a memory pool allocation
-// between processes.
+// makes a context current first and leaves it current): Export data to share a
+// memory pool allocation between processes.
 //
 // Constructs shareData_out for sharing a specific allocation from an already
 // shared memory pool. The recipient process can import the allocation with the
@@ -11730,8 +11790,8 @@ func MemPoolExportPointer(ptr DevicePtr) (MemPoolPtrExportData, error) {
 }
 
 // MemPoolImportPointer calls cuMemPoolImportPointer (MemPoolImportPointerCtx
-// makes a context current first): Import a memory pool allocation from another
-// process.
+// makes a context current first and leaves it current): Import a memory pool
+// allocation from another process.
 //
 // Returns in ptr_out a pointer to the imported memory. The imported memory must
 // not be accessed before the allocation operation completes in the exporting
@@ -11756,8 +11816,8 @@ func MemPoolImportPointer(pool MemoryPool, shareData *MemPoolPtrExportData) (Dev
 }
 
 // MulticastCreate calls cuMulticastCreate (MulticastCreateCtx makes a context
-// current first): Create a generic allocation handle representing a multicast
-// object described by the given properties.
+// current first and leaves it current): Create a generic allocation handle
+// representing a multicast object described by the given properties.
 //
 // This creates a multicast object as described by prop. The number of
 // participating devices is specified by CUmulticastObjectPropnumDevices.
@@ -11790,7 +11850,8 @@ func MulticastCreate(prop *MulticastObjectProp) (MemGenericAllocationHandle, err
 }
 
 // MulticastAddDevice calls cuMulticastAddDevice (MulticastAddDeviceCtx makes a
-// context current first): Associate a device to a multicast object.
+// context current first and leaves it current): Associate a device to a
+// multicast object.
 //
 // Associates a device to a multicast object. The added device will be a part of
 // the multicast team of size specified by CUmulticastObjectPropnumDevices
@@ -11812,8 +11873,8 @@ func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) error {
 }
 
 // MulticastBindMem calls cuMulticastBindMem (MulticastBindMemCtx makes a
-// context current first): Bind a memory allocation represented by a handle to a
-// multicast object.
+// context current first and leaves it current): Bind a memory allocation
+// represented by a handle to a multicast object.
 //
 // Binds a memory allocation specified by memHandle and created via cuMemCreate
 // to a multicast object represented by mcHandle and created via
@@ -11853,8 +11914,8 @@ func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memH
 }
 
 // MulticastBindAddr calls cuMulticastBindAddr (MulticastBindAddrCtx makes a
-// context current first): Bind a memory allocation represented by a virtual
-// address to a multicast object.
+// context current first and leaves it current): Bind a memory allocation
+// represented by a virtual address to a multicast object.
 //
 // Binds a memory allocation specified by its mapped address memptr to a
 // multicast object represented by mcHandle. The memory must have been allocated
@@ -11892,8 +11953,8 @@ func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, mem
 }
 
 // MulticastUnbind calls cuMulticastUnbind (MulticastUnbindCtx makes a context
-// current first): Unbind any memory allocations bound to a multicast object at
-// a given offset and upto a given size.
+// current first and leaves it current): Unbind any memory allocations bound to
+// a multicast object at a given offset and upto a given size.
 //
 // Unbinds any memory allocations hosted on dev and bound to a multicast object
 // at mcOffset and upto a given size. The intended size of the unbind and the
@@ -11917,8 +11978,9 @@ func MulticastUnbind(mcHandle MemGenericAllocationHandle, dev Device, mcOffset u
 }
 
 // MulticastGetGranularity calls cuMulticastGetGranularity
-// (MulticastGetGranularityCtx makes a context current first): Calculates either
-// the minimal or recommended granularity for multicast object.
+// (MulticastGetGranularityCtx makes a context current first and leaves it
+// current): Calculates either the minimal or recommended granularity for
+// multicast object.
 //
 // Calculates either the minimal or recommended granularity for a given set of
 // multicast object properties and returns it in granularity. This granularity
@@ -11935,7 +11997,8 @@ func MulticastGetGranularity(prop *MulticastObjectProp, option MulticastGranular
 }
 
 // PointerGetAttribute calls cuPointerGetAttribute (PointerGetAttributeCtx makes
-// a context current first): Returns information about a pointer.
+// a context current first and leaves it current): Returns information about a
+// pointer.
 //
 // The supported attributes are:
 //
@@ -12162,8 +12225,8 @@ func PointerGetAttributeOfCtx[T any](ctx Context, attribute PointerAttributeOf[T
 }
 
 // MemPrefetchAsync calls cuMemPrefetchAsync_v2 (MemPrefetchAsyncCtx makes a
-// context current first): Prefetches memory to the specified destination
-// location.
+// context current first and leaves it current): Prefetches memory to the
+// specified destination location.
 //
 // Prefetches memory to the specified destination location. devPtr is the base
 // device pointer of the memory to be prefetched and location specifies the
@@ -12250,8 +12313,8 @@ func MemPrefetchAsyncV2Ctx(ctx Context, devPtr DevicePtr, count uint64, location
 	return MemPrefetchAsyncCtx(ctx, devPtr, count, location, flags, hStream)
 }
 
-// MemAdvise calls cuMemAdvise_v2 (MemAdviseCtx makes a context current first):
-// Advise about the usage of a given memory range.
+// MemAdvise calls cuMemAdvise_v2 (MemAdviseCtx makes a context current first
+// and leaves it current): Advise about the usage of a given memory range.
 //
 // Advise the Unified Memory subsystem about the usage pattern for the memory
 // range starting at devPtr with a size of count bytes. The start address and
@@ -12413,8 +12476,8 @@ func MemAdviseV2Ctx(ctx Context, devPtr DevicePtr, count uint64, advice MemAdvic
 }
 
 // MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync (MemPrefetchBatchAsyncCtx
-// makes a context current first): Performs a batch of memory prefetches
-// asynchronously.
+// makes a context current first and leaves it current): Performs a batch of
+// memory prefetches asynchronously.
 //
 // Performs a batch of memory prefetches. The batch as a whole executes in
 // stream order but operations within a batch are not guaranteed to execute in
@@ -12466,8 +12529,8 @@ func MemPrefetchBatchAsync(dptrs []DevicePtr, sizes []uint64, prefetchLocs []Mem
 }
 
 // MemDiscardBatchAsync calls cuMemDiscardBatchAsync (MemDiscardBatchAsyncCtx
-// makes a context current first): Performs a batch of memory discards
-// asynchronously.
+// makes a context current first and leaves it current): Performs a batch of
+// memory discards asynchronously.
 //
 // Performs a batch of memory discards. The batch as a whole executes in stream
 // order but operations within a batch are not guaranteed to execute in any
@@ -12505,8 +12568,9 @@ func MemDiscardBatchAsync(dptrs []DevicePtr, sizes []uint64, flags uint64, hStre
 }
 
 // MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync
-// (MemDiscardAndPrefetchBatchAsyncCtx makes a context current first): Performs
-// a batch of memory discards and prefetches asynchronously.
+// (MemDiscardAndPrefetchBatchAsyncCtx makes a context current first and leaves
+// it current): Performs a batch of memory discards and prefetches
+// asynchronously.
 //
 // Performs a batch of memory discards followed by prefetches. The batch as a
 // whole executes in stream order but operations within a batch are not
@@ -12565,7 +12629,8 @@ func MemDiscardAndPrefetchBatchAsync(dptrs []DevicePtr, sizes []uint64, prefetch
 }
 
 // MemRangeGetAttribute calls cuMemRangeGetAttribute (MemRangeGetAttributeCtx
-// makes a context current first): Query an attribute of a given memory range.
+// makes a context current first and leaves it current): Query an attribute of a
+// given memory range.
 //
 // Query an attribute about the memory range starting at devPtr with a size of
 // count bytes. The memory range must refer to managed memory allocated via
@@ -12710,8 +12775,8 @@ func MemRangeGetAttributeOfCtx[T any](ctx Context, attribute MemRangeAttributeOf
 }
 
 // PointerSetAttribute calls cuPointerSetAttribute (PointerSetAttributeCtx makes
-// a context current first): Set attributes on a previously allocated memory
-// region.
+// a context current first and leaves it current): Set attributes on a
+// previously allocated memory region.
 //
 // The supported attributes are:
 //
@@ -12802,7 +12867,7 @@ func PointerSetAttributeOfCtx[T any](ctx Context, value T, attribute PointerAttr
 }
 
 // StreamCreate calls cuStreamCreate (StreamCreateCtx makes a context current
-// first): Create a stream.
+// first and leaves it current): Create a stream.
 //
 // Creates a stream and returns a handle in phStream. The Flags argument
 // determines behaviors of the stream.
@@ -12821,8 +12886,8 @@ func PointerSetAttributeOfCtx[T any](ctx Context, value T, attribute PointerAttr
 func StreamCreate(flags StreamFlags) (Stream, error) { return StreamCreateCtx(0, flags) }
 
 // StreamCreateWithPriority calls cuStreamCreateWithPriority
-// (StreamCreateWithPriorityCtx makes a context current first): Create a stream
-// with the given priority.
+// (StreamCreateWithPriorityCtx makes a context current first and leaves it
+// current): Create a stream with the given priority.
 //
 // Creates a stream with the specified priority and returns a handle in
 // phStream. This affects the scheduling priority of work in the stream.
@@ -12857,7 +12922,8 @@ func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 }
 
 // StreamGetPriority calls cuStreamGetPriority (StreamGetPriorityCtx makes a
-// context current first): Query the priority of a given stream.
+// context current first and leaves it current): Query the priority of a given
+// stream.
 //
 // Query the priority of a stream created using cuStreamCreate,
 // cuStreamCreateWithPriority or cuGreenCtxStreamCreate and return the priority
@@ -12874,7 +12940,8 @@ func StreamCreateWithPriority(flags uint32, priority int32) (Stream, error) {
 func StreamGetPriority(hStream Stream) (int32, error) { return StreamGetPriorityCtx(0, hStream) }
 
 // StreamGetDevice calls cuStreamGetDevice (StreamGetDeviceCtx makes a context
-// current first): Returns the device handle of the stream.
+// current first and leaves it current): Returns the device handle of the
+// stream.
 //
 // Returns in *device the device handle of the stream
 //
@@ -12885,7 +12952,7 @@ func StreamGetPriority(hStream Stream) (int32, error) { return StreamGetPriority
 func StreamGetDevice(hStream Stream) (Device, error) { return StreamGetDeviceCtx(0, hStream) }
 
 // StreamGetFlags calls cuStreamGetFlags (StreamGetFlagsCtx makes a context
-// current first): Query the flags of a given stream.
+// current first and leaves it current): Query the flags of a given stream.
 //
 // Query the flags of a stream created using cuStreamCreate,
 // cuStreamCreateWithPriority or cuGreenCtxStreamCreate and return the flags in
@@ -12900,8 +12967,9 @@ func StreamGetDevice(hStream Stream) (Device, error) { return StreamGetDeviceCtx
 //     valid flags
 func StreamGetFlags(hStream Stream) (uint32, error) { return StreamGetFlagsCtx(0, hStream) }
 
-// StreamGetID calls cuStreamGetId (StreamGetIDCtx makes a context current
-// first): Returns the unique Id associated with the stream handle supplied.
+// StreamGetID calls cuStreamGetId (StreamGetIDCtx makes a context current first
+// and leaves it current): Returns the unique Id associated with the stream
+// handle supplied.
 //
 // Returns in streamId the unique Id which is associated with the given stream
 // handle. The Id is unique for the life of the program.
@@ -12925,7 +12993,7 @@ func StreamGetFlags(hStream Stream) (uint32, error) { return StreamGetFlagsCtx(0
 func StreamGetID(hStream Stream) (uint64, error) { return StreamGetIDCtx(0, hStream) }
 
 // StreamGetCtx calls cuStreamGetCtx (StreamGetCtxCtx makes a context current
-// first): Query the context associated with a stream.
+// first and leaves it current): Query the context associated with a stream.
 //
 // Returns the CUDA context that the stream is associated with.
 //
@@ -12955,7 +13023,8 @@ func StreamGetID(hStream Stream) (uint64, error) { return StreamGetIDCtx(0, hStr
 func StreamGetCtx(hStream Stream) (Context, error) { return StreamGetCtxCtx(0, hStream) }
 
 // StreamGetCtxV2 calls cuStreamGetCtx_v2 (StreamGetCtxV2Ctx makes a context
-// current first): Query the contexts associated with a stream.
+// current first and leaves it current): Query the contexts associated with a
+// stream.
 //
 // Returns the contexts that the stream is associated with.
 //
@@ -12996,7 +13065,7 @@ func StreamGetCtx(hStream Stream) (Context, error) { return StreamGetCtxCtx(0, h
 func StreamGetCtxV2(hStream Stream) (Context, GreenCtx, error) { return StreamGetCtxV2Ctx(0, hStream) }
 
 // StreamWaitEvent calls cuStreamWaitEvent (StreamWaitEventCtx makes a context
-// current first): Make a compute stream wait on an event.
+// current first and leaves it current): Make a compute stream wait on an event.
 //
 // Makes all future work submitted to hStream wait for all work captured in
 // hEvent. See cuEventRecord() for details on what is captured by an event. The
@@ -13020,7 +13089,8 @@ func StreamWaitEvent(hStream Stream, hEvent Event, flags EventWaitFlags) error {
 }
 
 // StreamAddCallback calls cuStreamAddCallback (StreamAddCallbackCtx makes a
-// context current first): Add a callback to a compute stream.
+// context current first and leaves it current): Add a callback to a compute
+// stream.
 //
 // Note: This function is slated for eventual deprecation and removal. If you do
 // not require the callback to execute in case of a device error, consider using
@@ -13083,7 +13153,8 @@ func StreamAddCallback(hStream Stream, callback StreamCallback, userData uintptr
 }
 
 // StreamBeginCapture calls cuStreamBeginCapture_v2 (StreamBeginCaptureCtx makes
-// a context current first): Begins graph capture on a stream.
+// a context current first and leaves it current): Begins graph capture on a
+// stream.
 //
 // Begin graph capture on hStream. When a stream is in capture mode, all
 // operations pushed into the stream will not be executed, but will instead be
@@ -13127,8 +13198,8 @@ func StreamBeginCaptureV2Ctx(ctx Context, hStream Stream, mode StreamCaptureMode
 }
 
 // StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph
-// (StreamBeginCaptureToGraphCtx makes a context current first): Begins graph
-// capture on a stream to an existing graph.
+// (StreamBeginCaptureToGraphCtx makes a context current first and leaves it
+// current): Begins graph capture on a stream to an existing graph.
 //
 // Begin graph capture on hStream, placing new nodes into an existing graph.
 // When a stream is in capture mode, all operations pushed into the stream will
@@ -13165,8 +13236,8 @@ func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies []Grap
 }
 
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode
-// (ThreadExchangeStreamCaptureModeCtx makes a context current first): Swaps the
-// stream capture interaction mode for a thread.
+// (ThreadExchangeStreamCaptureModeCtx makes a context current first and leaves
+// it current): Swaps the stream capture interaction mode for a thread.
 //
 // Sets the calling thread's stream capture interaction mode to the value
 // contained in *mode, and overwrites *mode with the previous mode for the
@@ -13214,8 +13285,8 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 }
 
 // StreamEndCapture calls cuStreamEndCapture (StreamEndCaptureCtx makes a
-// context current first): Ends capture on a stream, returning the captured
-// graph.
+// context current first and leaves it current): Ends capture on a stream,
+// returning the captured graph.
 //
 // End capture on hStream, returning the captured graph via phGraph. Capture
 // must have been initiated on hStream via a call to cuStreamBeginCapture. If
@@ -13233,7 +13304,8 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 func StreamEndCapture(hStream Stream) (Graph, error) { return StreamEndCaptureCtx(0, hStream) }
 
 // StreamIsCapturing calls cuStreamIsCapturing (StreamIsCapturingCtx makes a
-// context current first): Returns a stream's capture status.
+// context current first and leaves it current): Returns a stream's capture
+// status.
 //
 // Return the capture status of hStream via captureStatus. After a successful
 // call, *captureStatus will contain one of the following:
@@ -13264,7 +13336,8 @@ func StreamIsCapturing(hStream Stream) (StreamCaptureStatus, error) {
 }
 
 // StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v3 (StreamGetCaptureInfoCtx
-// makes a context current first): Query a stream's capture state.
+// makes a context current first and leaves it current): Query a stream's
+// capture state.
 //
 // Query stream state related to stream capture.
 //
@@ -13332,8 +13405,8 @@ func StreamGetCaptureInfoV3Ctx(ctx Context, hStream Stream) (StreamCaptureStatus
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2
-// (StreamUpdateCaptureDependenciesCtx makes a context current first): Update
-// the set of dependencies in a capturing stream.
+// (StreamUpdateCaptureDependenciesCtx makes a context current first and leaves
+// it current): Update the set of dependencies in a capturing stream.
 //
 // Modifies the dependency set of a capturing stream. The dependency set is the
 // set of nodes that the next captured node in the stream will depend on along
@@ -13377,7 +13450,8 @@ func StreamUpdateCaptureDependenciesV2Ctx(ctx Context, hStream Stream, dependenc
 }
 
 // StreamAttachMemAsync calls cuStreamAttachMemAsync (StreamAttachMemAsyncCtx
-// makes a context current first): Attach memory to a stream asynchronously.
+// makes a context current first and leaves it current): Attach memory to a
+// stream asynchronously.
 //
 // Enqueues an operation in hStream to specify stream association of length
 // bytes of memory starting from dptr. This function is a stream-ordered
@@ -13449,8 +13523,8 @@ func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags M
 	return StreamAttachMemAsyncCtx(0, hStream, dptr, length, flags)
 }
 
-// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current
-// first): Determine status of a compute stream.
+// StreamQuery calls cuStreamQuery (StreamQueryCtx makes a context current first
+// and leaves it current): Determine status of a compute stream.
 //
 // Returns CUDA_SUCCESS if all operations in the stream specified by hStream
 // have completed, or CUDA_ERROR_NOT_READY if not.
@@ -13464,7 +13538,8 @@ func StreamAttachMemAsync(hStream Stream, dptr DevicePtr, length uint64, flags M
 func StreamQuery(hStream Stream) error { return StreamQueryCtx(0, hStream) }
 
 // StreamSynchronize calls cuStreamSynchronize (StreamSynchronizeCtx makes a
-// context current first): Wait until a stream's tasks are completed.
+// context current first and leaves it current): Wait until a stream's tasks are
+// completed.
 //
 // Waits until the device has completed all operations in the stream specified
 // by hStream. If the context was created with the CU_CTX_SCHED_BLOCKING_SYNC
@@ -13477,7 +13552,7 @@ func StreamQuery(hStream Stream) error { return StreamQueryCtx(0, hStream) }
 func StreamSynchronize(hStream Stream) error { return StreamSynchronizeCtx(0, hStream) }
 
 // StreamDestroy calls cuStreamDestroy_v2 (StreamDestroyCtx makes a context
-// current first): Destroys a stream.
+// current first and leaves it current): Destroys a stream.
 //
 // Destroys the stream specified by hStream.
 //
@@ -13501,8 +13576,8 @@ func StreamDestroyV2(hStream Stream) error { return StreamDestroyCtx(0, hStream)
 func StreamDestroyV2Ctx(ctx Context, hStream Stream) error { return StreamDestroyCtx(ctx, hStream) }
 
 // StreamCopyAttributes calls cuStreamCopyAttributes (StreamCopyAttributesCtx
-// makes a context current first): Copies attributes from source stream to
-// destination stream.
+// makes a context current first and leaves it current): Copies attributes from
+// source stream to destination stream.
 //
 // Copies attributes from source stream src to destination stream dst. Both
 // streams must have the same context.
@@ -13514,7 +13589,7 @@ func StreamDestroyV2Ctx(ctx Context, hStream Stream) error { return StreamDestro
 func StreamCopyAttributes(dst Stream, src Stream) error { return StreamCopyAttributesCtx(0, dst, src) }
 
 // StreamGetAttribute calls cuStreamGetAttribute (StreamGetAttributeCtx makes a
-// context current first): Queries stream attribute.
+// context current first and leaves it current): Queries stream attribute.
 //
 // Queries attribute attr from hStream and stores it in corresponding member of
 // value_out.
@@ -13529,7 +13604,7 @@ func StreamGetAttribute(hStream Stream, attr LaunchAttributeID) (LaunchAttribute
 }
 
 // StreamSetAttribute calls cuStreamSetAttribute (StreamSetAttributeCtx makes a
-// context current first): Sets stream attribute.
+// context current first and leaves it current): Sets stream attribute.
 //
 // Sets attribute attr on hStream from corresponding attribute of value. The
 // updated attribute will be applied to subsequent work submitted to the stream.
@@ -13544,8 +13619,8 @@ func StreamSetAttribute(hStream Stream, attr LaunchAttributeID, value *LaunchAtt
 	return StreamSetAttributeCtx(0, hStream, attr, value)
 }
 
-// EventCreate calls cuEventCreate (EventCreateCtx makes a context current
-// first): Creates an event.
+// EventCreate calls cuEventCreate (EventCreateCtx makes a context current first
+// and leaves it current): Creates an event.
 //
 // Creates an event *phEvent for the current context with the flags specified
 // via Flags. Valid flags include:
@@ -13569,8 +13644,8 @@ func StreamSetAttribute(hStream Stream, attr LaunchAttributeID, value *LaunchAtt
 //   - Flags: Event creation flags
 func EventCreate(flags EventFlags) (Event, error) { return EventCreateCtx(0, flags) }
 
-// EventRecord calls cuEventRecord (EventRecordCtx makes a context current
-// first): Records an event.
+// EventRecord calls cuEventRecord (EventRecordCtx makes a context current first
+// and leaves it current): Records an event.
 //
 // Captures in hEvent the contents of hStream at the time of this call. hEvent
 // and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE
@@ -13593,7 +13668,7 @@ func EventCreate(flags EventFlags) (Event, error) { return EventCreateCtx(0, fla
 func EventRecord(hEvent Event, hStream Stream) error { return EventRecordCtx(0, hEvent, hStream) }
 
 // EventRecordWithFlags calls cuEventRecordWithFlags (EventRecordWithFlagsCtx
-// makes a context current first): Records an event.
+// makes a context current first and leaves it current): Records an event.
 //
 // Captures in hEvent the contents of hStream at the time of this call. hEvent
 // and hStream must be from the same context otherwise CUDA_ERROR_INVALID_HANDLE
@@ -13625,8 +13700,8 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) 
 	return EventRecordWithFlagsCtx(0, hEvent, hStream, flags)
 }
 
-// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first):
-// Queries an event's status.
+// EventQuery calls cuEventQuery (EventQueryCtx makes a context current first
+// and leaves it current): Queries an event's status.
 //
 // Queries the status of all work currently captured by hEvent. See
 // cuEventRecord() for details on what is captured by an event.
@@ -13643,7 +13718,7 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags EventRecordFlags) 
 func EventQuery(hEvent Event) error { return EventQueryCtx(0, hEvent) }
 
 // EventSynchronize calls cuEventSynchronize (EventSynchronizeCtx makes a
-// context current first): Waits for an event to complete.
+// context current first and leaves it current): Waits for an event to complete.
 //
 // Waits until the completion of all work currently captured in hEvent. See
 // cuEventRecord() for details on what is captured by an event.
@@ -13659,7 +13734,7 @@ func EventQuery(hEvent Event) error { return EventQueryCtx(0, hEvent) }
 func EventSynchronize(hEvent Event) error { return EventSynchronizeCtx(0, hEvent) }
 
 // EventDestroy calls cuEventDestroy_v2 (EventDestroyCtx makes a context current
-// first): Destroys an event.
+// first and leaves it current): Destroys an event.
 //
 // Destroys the event specified by hEvent.
 //
@@ -13683,7 +13758,8 @@ func EventDestroyV2(hEvent Event) error { return EventDestroyCtx(0, hEvent) }
 func EventDestroyV2Ctx(ctx Context, hEvent Event) error { return EventDestroyCtx(ctx, hEvent) }
 
 // EventElapsedTime calls cuEventElapsedTime_v2 (EventElapsedTimeCtx makes a
-// context current first): Computes the elapsed time between two events.
+// context current first and leaves it current): Computes the elapsed time
+// between two events.
 //
 // Computes the elapsed time between two events (in milliseconds with a
 // resolution of around 0.5 microseconds). Note this API is not guaranteed to
@@ -13730,7 +13806,8 @@ func EventElapsedTimeV2Ctx(ctx Context, hStart Event, hEnd Event) (float32, erro
 }
 
 // ImportExternalMemory calls cuImportExternalMemory (ImportExternalMemoryCtx
-// makes a context current first): Imports an external memory object.
+// makes a context current first and leaves it current): Imports an external
+// memory object.
 //
 // Imports an externally allocated memory object and returns a handle to that in
 // extMem_out.
@@ -13883,8 +13960,8 @@ func ImportExternalMemory(memHandleDesc *ExternalMemoryHandleDesc) (ExternalMemo
 }
 
 // ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer
-// (ExternalMemoryGetMappedBufferCtx makes a context current first): Maps a
-// buffer onto an imported memory object.
+// (ExternalMemoryGetMappedBufferCtx makes a context current first and leaves it
+// current): Maps a buffer onto an imported memory object.
 //
 // Maps a buffer onto an imported memory object and returns a device pointer in
 // devPtr.
@@ -13926,8 +14003,9 @@ func ExternalMemoryGetMappedBuffer(extMem ExternalMemory, bufferDesc *ExternalMe
 
 // ExternalMemoryGetMappedMipmappedArray calls
 // cuExternalMemoryGetMappedMipmappedArray
-// (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first):
-// Maps a CUDA mipmapped array onto an external memory object.
+// (ExternalMemoryGetMappedMipmappedArrayCtx makes a context current first and
+// leaves it current): Maps a CUDA mipmapped array onto an external memory
+// object.
 //
 // Maps a CUDA mipmapped array onto an external object and returns a handle to
 // it in mipmap.
@@ -13973,7 +14051,8 @@ func ExternalMemoryGetMappedMipmappedArray(extMem ExternalMemory, mipmapDesc *Ex
 }
 
 // DestroyExternalMemory calls cuDestroyExternalMemory (DestroyExternalMemoryCtx
-// makes a context current first): Destroys an external memory object.
+// makes a context current first and leaves it current): Destroys an external
+// memory object.
 //
 // Destroys the specified external memory object. Any existing buffers and CUDA
 // mipmapped arrays mapped onto this object must no longer be used and must be
@@ -13985,8 +14064,8 @@ func ExternalMemoryGetMappedMipmappedArray(extMem ExternalMemory, mipmapDesc *Ex
 func DestroyExternalMemory(extMem ExternalMemory) error { return DestroyExternalMemoryCtx(0, extMem) }
 
 // ImportExternalSemaphore calls cuImportExternalSemaphore
-// (ImportExternalSemaphoreCtx makes a context current first): Imports an
-// external semaphore.
+// (ImportExternalSemaphoreCtx makes a context current first and leaves it
+// current): Imports an external semaphore.
 //
 // Imports an externally allocated synchronization object and returns a handle
 // to that in extSem_out.
@@ -14118,8 +14197,8 @@ func ImportExternalSemaphore(semHandleDesc *ExternalSemaphoreHandleDesc) (Extern
 }
 
 // SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync
-// (SignalExternalSemaphoresAsyncCtx makes a context current first): Signals a
-// set of external semaphore objects.
+// (SignalExternalSemaphoresAsyncCtx makes a context current first and leaves it
+// current): Signals a set of external semaphore objects.
 //
 // Enqueues a signal operation on a set of externally allocated semaphore object
 // in the specified stream. The operations will be executed when all prior
@@ -14208,8 +14287,8 @@ func SignalExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray 
 }
 
 // WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync
-// (WaitExternalSemaphoresAsyncCtx makes a context current first): Waits on a
-// set of external semaphore objects.
+// (WaitExternalSemaphoresAsyncCtx makes a context current first and leaves it
+// current): Waits on a set of external semaphore objects.
 //
 // Enqueues a wait operation on a set of externally allocated semaphore object
 // in the specified stream. The operations will be executed when all prior
@@ -14275,8 +14354,8 @@ func WaitExternalSemaphoresAsync(extSemArray []ExternalSemaphore, paramsArray []
 }
 
 // DestroyExternalSemaphore calls cuDestroyExternalSemaphore
-// (DestroyExternalSemaphoreCtx makes a context current first): Destroys an
-// external semaphore.
+// (DestroyExternalSemaphoreCtx makes a context current first and leaves it
+// current): Destroys an external semaphore.
 //
 // Destroys an external semaphore object and releases any references to the
 // underlying resource. Any outstanding signals or waits must have completed
@@ -14290,7 +14369,7 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 }
 
 // StreamWaitValue32 calls cuStreamWaitValue32_v2 (StreamWaitValue32Ctx makes a
-// context current first): Wait on a memory location.
+// context current first and leaves it current): Wait on a memory location.
 //
 // Enqueues a synchronization of the stream on the given memory location. Work
 // ordered after the operation will block until the given condition on the
@@ -14337,7 +14416,7 @@ func StreamWaitValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value ui
 }
 
 // StreamWaitValue64 calls cuStreamWaitValue64_v2 (StreamWaitValue64Ctx makes a
-// context current first): Wait on a memory location.
+// context current first and leaves it current): Wait on a memory location.
 //
 // Enqueues a synchronization of the stream on the given memory location. Work
 // ordered after the operation will block until the given condition on the
@@ -14382,7 +14461,7 @@ func StreamWaitValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value ui
 }
 
 // StreamWriteValue32 calls cuStreamWriteValue32_v2 (StreamWriteValue32Ctx makes
-// a context current first): Write a value to memory.
+// a context current first and leaves it current): Write a value to memory.
 //
 // Write a value to memory.
 //
@@ -14415,7 +14494,7 @@ func StreamWriteValue32V2Ctx(ctx Context, stream Stream, addr DevicePtr, value u
 }
 
 // StreamWriteValue64 calls cuStreamWriteValue64_v2 (StreamWriteValue64Ctx makes
-// a context current first): Write a value to memory.
+// a context current first and leaves it current): Write a value to memory.
 //
 // Write a value to memory.
 //
@@ -14450,8 +14529,8 @@ func StreamWriteValue64V2Ctx(ctx Context, stream Stream, addr DevicePtr, value u
 }
 
 // StreamBatchMemOp calls cuStreamBatchMemOp_v2 (StreamBatchMemOpCtx makes a
-// context current first): Batch operations to synchronize the stream via memory
-// operations.
+// context current first and leaves it current): Batch operations to synchronize
+// the stream via memory operations.
 //
 // This is a batch version of cuStreamWaitValue32() and cuStreamWriteValue32().
 // Batching operations may avoid some performance overhead in both the API call
@@ -14494,7 +14573,8 @@ func StreamBatchMemOpV2Ctx(ctx Context, stream Stream, paramArray []StreamBatchM
 }
 
 // FuncGetAttribute calls cuFuncGetAttribute (FuncGetAttributeCtx makes a
-// context current first): Returns information about a function.
+// context current first and leaves it current): Returns information about a
+// function.
 //
 // Returns in *pi the integer value of the attribute attrib on the kernel given
 // by hfunc. The supported attributes are:
@@ -14575,7 +14655,8 @@ func FuncGetAttribute(attrib FunctionAttribute, hfunc Function) (int32, error) {
 }
 
 // FuncSetAttribute calls cuFuncSetAttribute (FuncSetAttributeCtx makes a
-// context current first): Sets information about a function.
+// context current first and leaves it current): Sets information about a
+// function.
 //
 // This call sets the value of a specified attribute attrib on the kernel given
 // by hfunc to an integer value specified by val This function returns
@@ -14631,8 +14712,8 @@ func FuncSetAttribute(hfunc Function, attrib FunctionAttribute, value int32) err
 }
 
 // FuncSetCacheConfig calls cuFuncSetCacheConfig (FuncSetCacheConfigCtx makes a
-// context current first): Sets the preferred cache configuration for a device
-// function.
+// context current first and leaves it current): Sets the preferred cache
+// configuration for a device function.
 //
 // On devices where the L1 cache and shared memory use the same hardware
 // resources, this sets through config the preferred cache configuration for the
@@ -14667,7 +14748,7 @@ func FuncSetCacheConfig(hfunc Function, config FuncCache) error {
 }
 
 // FuncGetModule calls cuFuncGetModule (FuncGetModuleCtx makes a context current
-// first): Returns a module handle.
+// first and leaves it current): Returns a module handle.
 //
 // Returns in *hmod the handle of the module that function hfunc is located in.
 // The lifetime of the module corresponds to the lifetime of the context it was
@@ -14684,8 +14765,8 @@ func FuncSetCacheConfig(hfunc Function, config FuncCache) error {
 //   - hfunc: Function to retrieve module for
 func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, hfunc) }
 
-// FuncGetName calls cuFuncGetName (FuncGetNameCtx makes a context current
-// first): Returns the function name for a CUfunction handle.
+// FuncGetName calls cuFuncGetName (FuncGetNameCtx makes a context current first
+// and leaves it current): Returns the function name for a CUfunction handle.
 //
 // Returns in **name the function name associated with the function handle hfunc
 // . The function name is returned as a null-terminated string. The returned
@@ -14702,8 +14783,8 @@ func FuncGetModule(hfunc Function) (Module, error) { return FuncGetModuleCtx(0, 
 func FuncGetName(hfunc Function) (string, error) { return FuncGetNameCtx(0, hfunc) }
 
 // FuncGetParamInfo calls cuFuncGetParamInfo (FuncGetParamInfoCtx makes a
-// context current first): Returns the offset and size of a kernel parameter in
-// the device-side parameter layout.
+// context current first and leaves it current): Returns the offset and size of
+// a kernel parameter in the device-side parameter layout.
 //
 // Queries the kernel parameter at paramIndex into func's list of parameters,
 // and returns in paramOffset and paramSize the offset and size, respectively,
@@ -14726,7 +14807,7 @@ func FuncGetParamInfo(funcArg Function, paramIndex uint64) (uint64, uint64, erro
 }
 
 // FuncIsLoaded calls cuFuncIsLoaded (FuncIsLoadedCtx makes a context current
-// first): Returns if the function is loaded.
+// first and leaves it current): Returns if the function is loaded.
 //
 // Returns in state the loading state of function.
 //
@@ -14738,8 +14819,8 @@ func FuncIsLoaded(function Function) (FunctionLoadingState, error) {
 	return FuncIsLoadedCtx(0, function)
 }
 
-// FuncLoad calls cuFuncLoad (FuncLoadCtx makes a context current first): Loads
-// a function.
+// FuncLoad calls cuFuncLoad (FuncLoadCtx makes a context current first and
+// leaves it current): Loads a function.
 //
 // Finalizes function loading for function. Calling this API with a fully loaded
 // function has no effect.
@@ -14750,7 +14831,8 @@ func FuncIsLoaded(function Function) (FunctionLoadingState, error) {
 func FuncLoad(function Function) error { return FuncLoadCtx(0, function) }
 
 // LaunchKernel calls cuLaunchKernel (LaunchKernelCtx makes a context current
-// first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel.
+// first and leaves it current): Launches a CUDA function CUfunction or a CUDA
+// kernel CUkernel.
 //
 // Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x
 // gridDimY x gridDimZ grid of blocks. Each block contains blockDimX x blockDimY
@@ -14843,8 +14925,8 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 }
 
 // LaunchKernelEx calls cuLaunchKernelEx (LaunchKernelExCtx makes a context
-// current first): Launches a CUDA function CUfunction or a CUDA kernel CUkernel
-// with launch-time configuration.
+// current first and leaves it current): Launches a CUDA function CUfunction or
+// a CUDA kernel CUkernel with launch-time configuration.
 //
 // Invokes the function CUfunction or the kernel CUkernel f with the specified
 // launch-time configuration config.
@@ -15094,9 +15176,9 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams []unsafe.Poin
 }
 
 // LaunchCooperativeKernel calls cuLaunchCooperativeKernel
-// (LaunchCooperativeKernelCtx makes a context current first): Launches a CUDA
-// function CUfunction or a CUDA kernel CUkernel where thread blocks can
-// cooperate and synchronize as they execute.
+// (LaunchCooperativeKernelCtx makes a context current first and leaves it
+// current): Launches a CUDA function CUfunction or a CUDA kernel CUkernel where
+// thread blocks can cooperate and synchronize as they execute.
 //
 // Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x
 // gridDimY x gridDimZ grid of blocks. Each block contains blockDimX x blockDimY
@@ -15163,9 +15245,9 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 }
 
 // LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice
-// (LaunchCooperativeKernelMultiDeviceCtx makes a context current first):
-// Launches CUDA functions on multiple devices where thread blocks can cooperate
-// and synchronize as they execute.
+// (LaunchCooperativeKernelMultiDeviceCtx makes a context current first and
+// leaves it current): Launches CUDA functions on multiple devices where thread
+// blocks can cooperate and synchronize as they execute.
 //
 // The header marks it deprecated. This function is deprecated as of CUDA 11.3.
 //
@@ -15295,7 +15377,8 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList []LaunchParams, flags u
 }
 
 // LaunchHostFunc calls cuLaunchHostFunc (LaunchHostFuncCtx makes a context
-// current first): Enqueues a host function call in a stream.
+// current first and leaves it current): Enqueues a host function call in a
+// stream.
 //
 // Enqueues a host function to run in a stream. The function will be called
 // after currently enqueued work and will block work added after it.
@@ -15350,7 +15433,8 @@ func LaunchHostFunc(hStream Stream, fnArg HostFn, userData uintptr) error {
 }
 
 // FuncSetBlockShape calls cuFuncSetBlockShape (FuncSetBlockShapeCtx makes a
-// context current first): Sets the block-dimensions for the function.
+// context current first and leaves it current): Sets the block-dimensions for
+// the function.
 //
 // The header marks it deprecated.
 //
@@ -15368,7 +15452,8 @@ func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) error {
 }
 
 // FuncSetSharedSize calls cuFuncSetSharedSize (FuncSetSharedSizeCtx makes a
-// context current first): Sets the dynamic shared-memory size for the function.
+// context current first and leaves it current): Sets the dynamic shared-memory
+// size for the function.
 //
 // The header marks it deprecated.
 //
@@ -15384,7 +15469,7 @@ func FuncSetSharedSize(hfunc Function, bytes uint32) error {
 }
 
 // ParamSetSize calls cuParamSetSize (ParamSetSizeCtx makes a context current
-// first): Sets the parameter size for the function.
+// first and leaves it current): Sets the parameter size for the function.
 //
 // The header marks it deprecated.
 //
@@ -15397,8 +15482,9 @@ func FuncSetSharedSize(hfunc Function, bytes uint32) error {
 //   - numbytes: Size of parameter list in bytes
 func ParamSetSize(hfunc Function, numbytes uint32) error { return ParamSetSizeCtx(0, hfunc, numbytes) }
 
-// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first):
-// Adds an integer parameter to the function's argument list.
+// ParamSeti calls cuParamSeti (ParamSetiCtx makes a context current first and
+// leaves it current): Adds an integer parameter to the function's argument
+// list.
 //
 // The header marks it deprecated.
 //
@@ -15414,8 +15500,9 @@ func ParamSeti(hfunc Function, offset int32, value uint32) error {
 	return ParamSetiCtx(0, hfunc, offset, value)
 }
 
-// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first):
-// Adds a floating-point parameter to the function's argument list.
+// ParamSetf calls cuParamSetf (ParamSetfCtx makes a context current first and
+// leaves it current): Adds a floating-point parameter to the function's
+// argument list.
 //
 // The header marks it deprecated.
 //
@@ -15431,8 +15518,8 @@ func ParamSetf(hfunc Function, offset int32, value float32) error {
 	return ParamSetfCtx(0, hfunc, offset, value)
 }
 
-// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first):
-// Adds arbitrary data to the function's argument list.
+// ParamSetv calls cuParamSetv (ParamSetvCtx makes a context current first and
+// leaves it current): Adds arbitrary data to the function's argument list.
 //
 // The header marks it deprecated.
 //
@@ -15450,8 +15537,8 @@ func ParamSetv(hfunc Function, offset int32, ptr []byte) error {
 	return ParamSetvCtx(0, hfunc, offset, ptr)
 }
 
-// Launch calls cuLaunch (LaunchCtx makes a context current first): Launches a
-// CUDA function.
+// Launch calls cuLaunch (LaunchCtx makes a context current first and leaves it
+// current): Launches a CUDA function.
 //
 // The header marks it deprecated.
 //
@@ -15473,8 +15560,8 @@ func ParamSetv(hfunc Function, offset int32, ptr []byte) error {
 //   - f: Kernel to launch
 func Launch(f Function) error { return LaunchCtx(0, f) }
 
-// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first):
-// Launches a CUDA function.
+// LaunchGrid calls cuLaunchGrid (LaunchGridCtx makes a context current first
+// and leaves it current): Launches a CUDA function.
 //
 // The header marks it deprecated.
 //
@@ -15502,7 +15589,7 @@ func LaunchGrid(f Function, grid_width int32, grid_height int32) error {
 }
 
 // LaunchGridAsync calls cuLaunchGridAsync (LaunchGridAsyncCtx makes a context
-// current first): Launches a CUDA function.
+// current first and leaves it current): Launches a CUDA function.
 //
 // The header marks it deprecated.
 //
@@ -15536,7 +15623,8 @@ func LaunchGridAsync(f Function, grid_width int32, grid_height int32, hStream St
 }
 
 // ParamSetTexRef calls cuParamSetTexRef (ParamSetTexRefCtx makes a context
-// current first): Adds a texture-reference to the function's argument list.
+// current first and leaves it current): Adds a texture-reference to the
+// function's argument list.
 //
 // The header marks it deprecated.
 //
@@ -15555,8 +15643,8 @@ func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) error {
 }
 
 // FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig
-// (FuncSetSharedMemConfigCtx makes a context current first): Sets the shared
-// memory configuration for a device function.
+// (FuncSetSharedMemConfigCtx makes a context current first and leaves it
+// current): Sets the shared memory configuration for a device function.
 //
 // The header marks it deprecated.
 //
@@ -15597,8 +15685,8 @@ func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 	return FuncSetSharedMemConfigCtx(0, hfunc, config)
 }
 
-// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current
-// first): Creates a graph.
+// GraphCreate calls cuGraphCreate (GraphCreateCtx makes a context current first
+// and leaves it current): Creates a graph.
 //
 // Creates an empty graph, which is returned via phGraph.
 //
@@ -15609,8 +15697,8 @@ func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 func GraphCreate(flags uint32) (Graph, error) { return GraphCreateCtx(0, flags) }
 
 // GraphAddKernelNode calls cuGraphAddKernelNode_v2 (GraphAddKernelNodeCtx makes
-// a context current first): Creates a kernel execution node and adds it to a
-// graph.
+// a context current first and leaves it current): Creates a kernel execution
+// node and adds it to a graph.
 //
 // Creates a new kernel execution node and adds it to hGraph with
 // numDependencies dependencies specified via dependencies and arguments
@@ -15708,8 +15796,8 @@ func GraphAddKernelNodeV2Ctx(ctx Context, hGraph Graph, dependencies []GraphNode
 }
 
 // GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams_v2
-// (GraphKernelNodeGetParamsCtx makes a context current first): Returns a kernel
-// node's parameters.
+// (GraphKernelNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a kernel node's parameters.
 //
 // Returns the parameters of kernel node hNode in nodeParams. The kernelParams
 // or extra array returned in nodeParams, as well as the argument values it
@@ -15744,8 +15832,8 @@ func GraphKernelNodeGetParamsV2Ctx(ctx Context, hNode GraphNode) (KernelNodePara
 }
 
 // GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams_v2
-// (GraphKernelNodeSetParamsCtx makes a context current first): Sets a kernel
-// node's parameters.
+// (GraphKernelNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets a kernel node's parameters.
 //
 // Sets the parameters of kernel node hNode to nodeParams.
 //
@@ -15772,7 +15860,8 @@ func GraphKernelNodeSetParamsV2Ctx(ctx Context, hNode GraphNode, nodeParams *Ker
 }
 
 // GraphAddMemcpyNode calls cuGraphAddMemcpyNode (GraphAddMemcpyNodeCtx makes a
-// context current first): Creates a memcpy node and adds it to a graph.
+// context current first and leaves it current): Creates a memcpy node and adds
+// it to a graph.
 //
 // Creates a new memcpy node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies. It is possible for numDependencies
@@ -15811,8 +15900,8 @@ func GraphAddMemcpyNode(hGraph Graph, dependencies []GraphNode, copyParams *Memc
 }
 
 // GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams
-// (GraphMemcpyNodeGetParamsCtx makes a context current first): Returns a memcpy
-// node's parameters.
+// (GraphMemcpyNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a memcpy node's parameters.
 //
 // Returns the parameters of memcpy node hNode in nodeParams.
 //
@@ -15825,8 +15914,8 @@ func GraphMemcpyNodeGetParams(hNode GraphNode) (Memcpy3DParams, error) {
 }
 
 // GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams
-// (GraphMemcpyNodeSetParamsCtx makes a context current first): Sets a memcpy
-// node's parameters.
+// (GraphMemcpyNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets a memcpy node's parameters.
 //
 // Sets the parameters of memcpy node hNode to nodeParams.
 //
@@ -15845,7 +15934,8 @@ func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *Memcpy3DParams) error
 }
 
 // GraphAddMemsetNode calls cuGraphAddMemsetNode (GraphAddMemsetNodeCtx makes a
-// context current first): Creates a memset node and adds it to a graph.
+// context current first and leaves it current): Creates a memset node and adds
+// it to a graph.
 //
 // Creates a new memset node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies. It is possible for numDependencies
@@ -15869,8 +15959,8 @@ func GraphAddMemsetNode(hGraph Graph, dependencies []GraphNode, memsetParams *Me
 }
 
 // GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams
-// (GraphMemsetNodeGetParamsCtx makes a context current first): Returns a memset
-// node's parameters.
+// (GraphMemsetNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a memset node's parameters.
 //
 // Returns the parameters of memset node hNode in nodeParams.
 //
@@ -15883,8 +15973,8 @@ func GraphMemsetNodeGetParams(hNode GraphNode) (MemsetNodeParams, error) {
 }
 
 // GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams
-// (GraphMemsetNodeSetParamsCtx makes a context current first): Sets a memset
-// node's parameters.
+// (GraphMemsetNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets a memset node's parameters.
 //
 // Sets the parameters of memset node hNode to nodeParams.
 //
@@ -15897,7 +15987,8 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *MemsetNodeParams) err
 }
 
 // GraphAddHostNode calls cuGraphAddHostNode (GraphAddHostNodeCtx makes a
-// context current first): Creates a host execution node and adds it to a graph.
+// context current first and leaves it current): Creates a host execution node
+// and adds it to a graph.
 //
 // Creates a new CPU execution node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in
@@ -15926,8 +16017,8 @@ func GraphAddHostNode(hGraph Graph, dependencies []GraphNode, nodeParams *HostNo
 }
 
 // GraphHostNodeGetParams calls cuGraphHostNodeGetParams
-// (GraphHostNodeGetParamsCtx makes a context current first): Returns a host
-// node's parameters.
+// (GraphHostNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a host node's parameters.
 //
 // Returns the parameters of host node hNode in nodeParams.
 //
@@ -15940,8 +16031,8 @@ func GraphHostNodeGetParams(hNode GraphNode) (HostNodeParams, error) {
 }
 
 // GraphHostNodeSetParams calls cuGraphHostNodeSetParams
-// (GraphHostNodeSetParamsCtx makes a context current first): Sets a host node's
-// parameters.
+// (GraphHostNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets a host node's parameters.
 //
 // Sets the parameters of host node hNode to nodeParams.
 //
@@ -15960,8 +16051,8 @@ func GraphHostNodeSetParams(hNode GraphNode, nodeParams *HostNodeParams) error {
 }
 
 // GraphAddChildGraphNode calls cuGraphAddChildGraphNode
-// (GraphAddChildGraphNodeCtx makes a context current first): Creates a child
-// graph node and adds it to a graph.
+// (GraphAddChildGraphNodeCtx makes a context current first and leaves it
+// current): Creates a child graph node and adds it to a graph.
 //
 // Creates a new node which executes an embedded graph, and adds it to hGraph
 // with numDependencies dependencies specified via dependencies. It is possible
@@ -15987,8 +16078,8 @@ func GraphAddChildGraphNode(hGraph Graph, dependencies []GraphNode, childGraph G
 }
 
 // GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph
-// (GraphChildGraphNodeGetGraphCtx makes a context current first): Gets a handle
-// to the embedded graph of a child graph node.
+// (GraphChildGraphNodeGetGraphCtx makes a context current first and leaves it
+// current): Gets a handle to the embedded graph of a child graph node.
 //
 // Gets a handle to the embedded graph in a child graph node. This call does not
 // clone the graph. Changes to the graph will be reflected in the node, and the
@@ -16006,7 +16097,8 @@ func GraphChildGraphNodeGetGraph(hNode GraphNode) (Graph, error) {
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode (GraphAddEmptyNodeCtx makes a
-// context current first): Creates an empty node and adds it to a graph.
+// context current first and leaves it current): Creates an empty node and adds
+// it to a graph.
 //
 // Creates a new node which performs no operation, and adds it to hGraph with
 // numDependencies dependencies specified via dependencies. It is possible for
@@ -16030,8 +16122,8 @@ func GraphAddEmptyNode(hGraph Graph, dependencies []GraphNode) (GraphNode, error
 }
 
 // GraphAddEventRecordNode calls cuGraphAddEventRecordNode
-// (GraphAddEventRecordNodeCtx makes a context current first): Creates an event
-// record node and adds it to a graph.
+// (GraphAddEventRecordNodeCtx makes a context current first and leaves it
+// current): Creates an event record node and adds it to a graph.
 //
 // Creates a new event record node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and event specified in event. It is
@@ -16054,8 +16146,8 @@ func GraphAddEventRecordNode(hGraph Graph, dependencies []GraphNode, event Event
 }
 
 // GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent
-// (GraphEventRecordNodeGetEventCtx makes a context current first): Returns the
-// event associated with an event record node.
+// (GraphEventRecordNodeGetEventCtx makes a context current first and leaves it
+// current): Returns the event associated with an event record node.
 //
 // Returns the event of event record node hNode in event_out.
 //
@@ -16068,8 +16160,8 @@ func GraphEventRecordNodeGetEvent(hNode GraphNode) (Event, error) {
 }
 
 // GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent
-// (GraphEventRecordNodeSetEventCtx makes a context current first): Sets an
-// event record node's event.
+// (GraphEventRecordNodeSetEventCtx makes a context current first and leaves it
+// current): Sets an event record node's event.
 //
 // Sets the event of event record node hNode to event.
 //
@@ -16082,8 +16174,8 @@ func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 }
 
 // GraphAddEventWaitNode calls cuGraphAddEventWaitNode (GraphAddEventWaitNodeCtx
-// makes a context current first): Creates an event wait node and adds it to a
-// graph.
+// makes a context current first and leaves it current): Creates an event wait
+// node and adds it to a graph.
 //
 // Creates a new event wait node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and event specified in event. It is
@@ -16107,8 +16199,8 @@ func GraphAddEventWaitNode(hGraph Graph, dependencies []GraphNode, event Event) 
 }
 
 // GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent
-// (GraphEventWaitNodeGetEventCtx makes a context current first): Returns the
-// event associated with an event wait node.
+// (GraphEventWaitNodeGetEventCtx makes a context current first and leaves it
+// current): Returns the event associated with an event wait node.
 //
 // Returns the event of event wait node hNode in event_out.
 //
@@ -16121,8 +16213,8 @@ func GraphEventWaitNodeGetEvent(hNode GraphNode) (Event, error) {
 }
 
 // GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent
-// (GraphEventWaitNodeSetEventCtx makes a context current first): Sets an event
-// wait node's event.
+// (GraphEventWaitNodeSetEventCtx makes a context current first and leaves it
+// current): Sets an event wait node's event.
 //
 // Sets the event of event wait node hNode to event.
 //
@@ -16136,8 +16228,9 @@ func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 
 // GraphAddExternalSemaphoresSignalNode calls
 // cuGraphAddExternalSemaphoresSignalNode
-// (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first):
-// Creates an external semaphore signal node and adds it to a graph.
+// (GraphAddExternalSemaphoresSignalNodeCtx makes a context current first and
+// leaves it current): Creates an external semaphore signal node and adds it to
+// a graph.
 //
 // Creates a new external semaphore signal node and adds it to hGraph with
 // numDependencies dependencies specified via dependencies and arguments
@@ -16163,8 +16256,9 @@ func GraphAddExternalSemaphoresSignalNode(hGraph Graph, dependencies []GraphNode
 
 // GraphExternalSemaphoresSignalNodeGetParams calls
 // cuGraphExternalSemaphoresSignalNodeGetParams
-// (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current
-// first): Returns an external semaphore signal node's parameters.
+// (GraphExternalSemaphoresSignalNodeGetParamsCtx makes a context current first
+// and leaves it current): Returns an external semaphore signal node's
+// parameters.
 //
 // Returns the parameters of an external semaphore signal node hNode in
 // params_out. The extSemArray and paramsArray returned in params_out, are owned
@@ -16183,8 +16277,8 @@ func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode) (ExtSemSignalNo
 
 // GraphExternalSemaphoresSignalNodeSetParams calls
 // cuGraphExternalSemaphoresSignalNodeSetParams
-// (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current
-// first): Sets an external semaphore signal node's parameters.
+// (GraphExternalSemaphoresSignalNodeSetParamsCtx makes a context current first
+// and leaves it current): Sets an external semaphore signal node's parameters.
 //
 // Sets the parameters of an external semaphore signal node hNode to nodeParams.
 //
@@ -16197,8 +16291,9 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *Ext
 }
 
 // GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode
-// (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first):
-// Creates an external semaphore wait node and adds it to a graph.
+// (GraphAddExternalSemaphoresWaitNodeCtx makes a context current first and
+// leaves it current): Creates an external semaphore wait node and adds it to a
+// graph.
 //
 // Creates a new external semaphore wait node and adds it to hGraph with
 // numDependencies dependencies specified via dependencies and arguments
@@ -16224,8 +16319,8 @@ func GraphAddExternalSemaphoresWaitNode(hGraph Graph, dependencies []GraphNode, 
 
 // GraphExternalSemaphoresWaitNodeGetParams calls
 // cuGraphExternalSemaphoresWaitNodeGetParams
-// (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first):
-// Returns an external semaphore wait node's parameters.
+// (GraphExternalSemaphoresWaitNodeGetParamsCtx makes a context current first
+// and leaves it current): Returns an external semaphore wait node's parameters.
 //
 // Returns the parameters of an external semaphore wait node hNode in
 // params_out. The extSemArray and paramsArray returned in params_out, are owned
@@ -16244,8 +16339,8 @@ func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode) (ExtSemWaitNodePa
 
 // GraphExternalSemaphoresWaitNodeSetParams calls
 // cuGraphExternalSemaphoresWaitNodeSetParams
-// (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first):
-// Sets an external semaphore wait node's parameters.
+// (GraphExternalSemaphoresWaitNodeSetParamsCtx makes a context current first
+// and leaves it current): Sets an external semaphore wait node's parameters.
 //
 // Sets the parameters of an external semaphore wait node hNode to nodeParams.
 //
@@ -16258,8 +16353,8 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *ExtSe
 }
 
 // GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode
-// (GraphAddBatchMemOpNodeCtx makes a context current first): Creates a batch
-// memory operation node and adds it to a graph.
+// (GraphAddBatchMemOpNodeCtx makes a context current first and leaves it
+// current): Creates a batch memory operation node and adds it to a graph.
 //
 // Creates a new batch memory operation node and adds it to hGraph with
 // numDependencies dependencies specified via dependencies and arguments
@@ -16289,8 +16384,8 @@ func GraphAddBatchMemOpNode(hGraph Graph, dependencies []GraphNode, nodeParams *
 }
 
 // GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams
-// (GraphBatchMemOpNodeGetParamsCtx makes a context current first): Returns a
-// batch mem op node's parameters.
+// (GraphBatchMemOpNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a batch mem op node's parameters.
 //
 // Returns the parameters of batch mem op node hNode in nodeParams_out. The
 // paramArray returned in nodeParams_out is owned by the node. This memory
@@ -16307,8 +16402,8 @@ func GraphBatchMemOpNodeGetParams(hNode GraphNode) (BatchMemOpNodeParams, error)
 }
 
 // GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams
-// (GraphBatchMemOpNodeSetParamsCtx makes a context current first): Sets a batch
-// mem op node's parameters.
+// (GraphBatchMemOpNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets a batch mem op node's parameters.
 //
 // Sets the parameters of batch mem op node hNode to nodeParams.
 //
@@ -16324,8 +16419,9 @@ func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *BatchMemOpNodePar
 }
 
 // GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams
-// (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first): Sets the
-// parameters for a batch mem op node in the given graphExec.
+// (GraphExecBatchMemOpNodeSetParamsCtx makes a context current first and leaves
+// it current): Sets the parameters for a batch mem op node in the given
+// graphExec.
 //
 // Sets the parameters of a batch mem op node in an executable graph hGraphExec.
 // The node is identified by the corresponding node hNode in the non-executable
@@ -16360,8 +16456,8 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nod
 }
 
 // GraphAddMemAllocNode calls cuGraphAddMemAllocNode (GraphAddMemAllocNodeCtx
-// makes a context current first): Creates an allocation node and adds it to a
-// graph.
+// makes a context current first and leaves it current): Creates an allocation
+// node and adds it to a graph.
 //
 // Creates a new allocation node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in
@@ -16418,8 +16514,8 @@ func GraphAddMemAllocNode(hGraph Graph, dependencies []GraphNode, nodeParams *Me
 }
 
 // GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams
-// (GraphMemAllocNodeGetParamsCtx makes a context current first): Returns a
-// memory alloc node's parameters.
+// (GraphMemAllocNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a memory alloc node's parameters.
 //
 // Returns the parameters of a memory alloc node hNode in params_out. The
 // poolProps and accessDescs returned in params_out, are owned by the node. This
@@ -16435,7 +16531,8 @@ func GraphMemAllocNodeGetParams(hNode GraphNode) (MemAllocNodeParams, error) {
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode (GraphAddMemFreeNodeCtx makes
-// a context current first): Creates a memory free node and adds it to a graph.
+// a context current first and leaves it current): Creates a memory free node
+// and adds it to a graph.
 //
 // Creates a new memory free node and adds it to hGraph with numDependencies
 // dependencies specified via dependencies and arguments specified in
@@ -16471,8 +16568,8 @@ func GraphAddMemFreeNode(hGraph Graph, dependencies []GraphNode, dptr DevicePtr)
 }
 
 // GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams
-// (GraphMemFreeNodeGetParamsCtx makes a context current first): Returns a
-// memory free node's parameters.
+// (GraphMemFreeNodeGetParamsCtx makes a context current first and leaves it
+// current): Returns a memory free node's parameters.
 //
 // Returns the address of a memory free node hNode in dptr_out.
 //
@@ -16485,8 +16582,8 @@ func GraphMemFreeNodeGetParams(hNode GraphNode) (DevicePtr, error) {
 }
 
 // DeviceGraphMemTrim calls cuDeviceGraphMemTrim (DeviceGraphMemTrimCtx makes a
-// context current first): Free unused memory that was cached on the specified
-// device for use with graphs back to the OS.
+// context current first and leaves it current): Free unused memory that was
+// cached on the specified device for use with graphs back to the OS.
 //
 // Blocks which are not in use by a graph that is either currently executing or
 // scheduled to execute are freed back to the operating system.
@@ -16497,8 +16594,8 @@ func GraphMemFreeNodeGetParams(hNode GraphNode) (DevicePtr, error) {
 func DeviceGraphMemTrim(device Device) error { return DeviceGraphMemTrimCtx(0, device) }
 
 // DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute
-// (DeviceGetGraphMemAttributeCtx makes a context current first): Query
-// asynchronous allocation attributes related to graphs.
+// (DeviceGetGraphMemAttributeCtx makes a context current first and leaves it
+// current): Query asynchronous allocation attributes related to graphs.
 //
 // Valid attributes are:
 //
@@ -16553,8 +16650,8 @@ func DeviceGetGraphMemAttributeOfCtx[T any](ctx Context, device Device, attr Gra
 }
 
 // DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute
-// (DeviceSetGraphMemAttributeCtx makes a context current first): Set
-// asynchronous allocation attributes related to graphs.
+// (DeviceSetGraphMemAttributeCtx makes a context current first and leaves it
+// current): Set asynchronous allocation attributes related to graphs.
 //
 // Valid attributes are:
 //
@@ -16603,8 +16700,8 @@ func DeviceSetGraphMemAttributeOfCtx[T any](ctx Context, device Device, attr Gra
 	return DeviceSetGraphMemAttributeCtx(ctx, device, attr.v, &value)
 }
 
-// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first):
-// Clones a graph.
+// GraphClone calls cuGraphClone (GraphCloneCtx makes a context current first
+// and leaves it current): Clones a graph.
 //
 // This function creates a copy of originalGraph and returns it in phGraphClone.
 // All parameters are copied into the cloned graph. The original graph may be
@@ -16623,7 +16720,8 @@ func DeviceSetGraphMemAttributeOfCtx[T any](ctx Context, device Device, attr Gra
 func GraphClone(originalGraph Graph) (Graph, error) { return GraphCloneCtx(0, originalGraph) }
 
 // GraphNodeFindInClone calls cuGraphNodeFindInClone (GraphNodeFindInCloneCtx
-// makes a context current first): Finds a cloned version of a node.
+// makes a context current first and leaves it current): Finds a cloned version
+// of a node.
 //
 // This function returns the node in hClonedGraph corresponding to hOriginalNode
 // in the original graph.
@@ -16643,7 +16741,7 @@ func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNod
 }
 
 // GraphNodeGetType calls cuGraphNodeGetType (GraphNodeGetTypeCtx makes a
-// context current first): Returns a node's type.
+// context current first and leaves it current): Returns a node's type.
 //
 // Returns the node type of hNode in type.
 //
@@ -16654,7 +16752,7 @@ func GraphNodeFindInClone(hOriginalNode GraphNode, hClonedGraph Graph) (GraphNod
 func GraphNodeGetType(hNode GraphNode) (GraphNodeType, error) { return GraphNodeGetTypeCtx(0, hNode) }
 
 // GraphGetNodes calls cuGraphGetNodes (GraphGetNodesCtx makes a context current
-// first): Returns a graph's nodes.
+// first and leaves it current): Returns a graph's nodes.
 //
 // Returns a list of hGraph's nodes. nodes may be NULL, in which case this
 // function will return the number of nodes in numNodes. Otherwise, numNodes
@@ -16670,7 +16768,7 @@ func GraphNodeGetType(hNode GraphNode) (GraphNodeType, error) { return GraphNode
 func GraphGetNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetNodesCtx(0, hGraph) }
 
 // GraphGetRootNodes calls cuGraphGetRootNodes (GraphGetRootNodesCtx makes a
-// context current first): Returns a graph's root nodes.
+// context current first and leaves it current): Returns a graph's root nodes.
 //
 // Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case
 // this function will return the number of root nodes in numRootNodes.
@@ -16687,7 +16785,7 @@ func GraphGetNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetNodesCtx(
 func GraphGetRootNodes(hGraph Graph) ([]GraphNode, error) { return GraphGetRootNodesCtx(0, hGraph) }
 
 // GraphGetEdges calls cuGraphGetEdges_v2 (GraphGetEdgesCtx makes a context
-// current first): Returns a graph's dependency edges.
+// current first and leaves it current): Returns a graph's dependency edges.
 //
 // Returns a list of hGraph's dependency edges. Edges are returned via
 // corresponding indices in from, to and edgeData; that is, the node in to[i]
@@ -16726,8 +16824,8 @@ func GraphGetEdgesV2Ctx(ctx Context, hGraph Graph) ([]GraphNode, []GraphNode, []
 }
 
 // GraphNodeGetDependencies calls cuGraphNodeGetDependencies_v2
-// (GraphNodeGetDependenciesCtx makes a context current first): Returns a node's
-// dependencies.
+// (GraphNodeGetDependenciesCtx makes a context current first and leaves it
+// current): Returns a node's dependencies.
 //
 // Returns a list of node's dependencies. dependencies may be NULL, in which
 // case this function will return the number of dependencies in numDependencies.
@@ -16765,8 +16863,8 @@ func GraphNodeGetDependenciesV2Ctx(ctx Context, hNode GraphNode) ([]GraphNode, [
 }
 
 // GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes_v2
-// (GraphNodeGetDependentNodesCtx makes a context current first): Returns a
-// node's dependent nodes.
+// (GraphNodeGetDependentNodesCtx makes a context current first and leaves it
+// current): Returns a node's dependent nodes.
 //
 // Returns a list of node's dependent nodes. dependentNodes may be NULL, in
 // which case this function will return the number of dependent nodes in
@@ -16804,7 +16902,8 @@ func GraphNodeGetDependentNodesV2Ctx(ctx Context, hNode GraphNode) ([]GraphNode,
 }
 
 // GraphAddDependencies calls cuGraphAddDependencies_v2 (GraphAddDependenciesCtx
-// makes a context current first): Adds dependency edges to a graph.
+// makes a context current first and leaves it current): Adds dependency edges
+// to a graph.
 //
 // The number of dependencies to be added is defined by numDependencies Elements
 // in from and to at corresponding indices define a dependency. Each node in
@@ -16840,8 +16939,8 @@ func GraphAddDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, to [
 }
 
 // GraphRemoveDependencies calls cuGraphRemoveDependencies_v2
-// (GraphRemoveDependenciesCtx makes a context current first): Removes
-// dependency edges from a graph.
+// (GraphRemoveDependenciesCtx makes a context current first and leaves it
+// current): Removes dependency edges from a graph.
 //
 // The number of dependencies to be removed is defined by numDependencies.
 // Elements in from and to at corresponding indices define a dependency. Each
@@ -16882,7 +16981,7 @@ func GraphRemoveDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, t
 }
 
 // GraphDestroyNode calls cuGraphDestroyNode (GraphDestroyNodeCtx makes a
-// context current first): Remove a node from the graph.
+// context current first and leaves it current): Remove a node from the graph.
 //
 // Removes hNode from its graph. This operation also severs any dependencies of
 // other nodes on hNode and vice versa.
@@ -16896,8 +16995,8 @@ func GraphRemoveDependenciesV2Ctx(ctx Context, hGraph Graph, from []GraphNode, t
 func GraphDestroyNode(hNode GraphNode) error { return GraphDestroyNodeCtx(0, hNode) }
 
 // GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags
-// (GraphInstantiateWithFlagsCtx makes a context current first): Creates an
-// executable graph from a graph.
+// (GraphInstantiateWithFlagsCtx makes a context current first and leaves it
+// current): Creates an executable graph from a graph.
 //
 // Instantiates hGraph as an executable graph. The graph is validated for any
 // structural constraints or intra-node constraints which were not previously
@@ -16959,8 +17058,8 @@ func GraphInstantiateWithFlags(hGraph Graph, flags GraphInstantiateFlags) (Graph
 }
 
 // GraphInstantiateWithParams calls cuGraphInstantiateWithParams
-// (GraphInstantiateWithParamsCtx makes a context current first): Creates an
-// executable graph from a graph.
+// (GraphInstantiateWithParamsCtx makes a context current first and leaves it
+// current): Creates an executable graph from a graph.
 //
 // Instantiates hGraph as an executable graph according to the instantiateParams
 // structure. The graph is validated for any structural constraints or
@@ -17059,7 +17158,8 @@ func GraphInstantiateWithParams(hGraph Graph, instantiateParams *GraphInstantiat
 }
 
 // GraphExecGetFlags calls cuGraphExecGetFlags (GraphExecGetFlagsCtx makes a
-// context current first): Query the instantiation flags of an executable graph.
+// context current first and leaves it current): Query the instantiation flags
+// of an executable graph.
 //
 // Returns the flags that were passed to instantiation for the given executable
 // graph. CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD will not be returned by this API as
@@ -17074,8 +17174,8 @@ func GraphExecGetFlags(hGraphExec GraphExec) (uint64, error) {
 }
 
 // GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams_v2
-// (GraphExecKernelNodeSetParamsCtx makes a context current first): Sets the
-// parameters for a kernel node in the given graphExec.
+// (GraphExecKernelNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets the parameters for a kernel node in the given graphExec.
 //
 // Sets the parameters of a kernel node in an executable graph hGraphExec. The
 // node is identified by the corresponding node hNode in the non-executable
@@ -17129,8 +17229,8 @@ func GraphExecKernelNodeSetParamsV2Ctx(ctx Context, hGraphExec GraphExec, hNode 
 }
 
 // GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams
-// (GraphExecMemcpyNodeSetParamsCtx makes a context current first): Sets the
-// parameters for a memcpy node in the given graphExec.
+// (GraphExecMemcpyNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets the parameters for a memcpy node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained copyParams at instantiation. hNode must remain in the graph which
@@ -17166,8 +17266,8 @@ func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyPar
 }
 
 // GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams
-// (GraphExecMemsetNodeSetParamsCtx makes a context current first): Sets the
-// parameters for a memset node in the given graphExec.
+// (GraphExecMemsetNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets the parameters for a memset node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained memsetParams at instantiation. hNode must remain in the graph which
@@ -17202,8 +17302,8 @@ func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetP
 }
 
 // GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams
-// (GraphExecHostNodeSetParamsCtx makes a context current first): Sets the
-// parameters for a host node in the given graphExec.
+// (GraphExecHostNodeSetParamsCtx makes a context current first and leaves it
+// current): Sets the parameters for a host node in the given graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though hNode had
 // contained nodeParams at instantiation. hNode must remain in the graph which
@@ -17230,8 +17330,9 @@ func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParam
 }
 
 // GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams
-// (GraphExecChildGraphNodeSetParamsCtx makes a context current first): Updates
-// node parameters in the child graph node in the given graphExec.
+// (GraphExecChildGraphNodeSetParamsCtx makes a context current first and leaves
+// it current): Updates node parameters in the child graph node in the given
+// graphExec.
 //
 // Updates the work represented by hNode in hGraphExec as though the nodes
 // contained in hNode's graph had the parameters contained in childGraph's nodes
@@ -17258,8 +17359,8 @@ func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, chi
 }
 
 // GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent
-// (GraphExecEventRecordNodeSetEventCtx makes a context current first): Sets the
-// event for an event record node in the given graphExec.
+// (GraphExecEventRecordNodeSetEventCtx makes a context current first and leaves
+// it current): Sets the event for an event record node in the given graphExec.
 //
 // Sets the event of an event record node in an executable graph hGraphExec. The
 // node is identified by the corresponding node hNode in the non-executable
@@ -17280,8 +17381,8 @@ func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, eve
 }
 
 // GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent
-// (GraphExecEventWaitNodeSetEventCtx makes a context current first): Sets the
-// event for an event wait node in the given graphExec.
+// (GraphExecEventWaitNodeSetEventCtx makes a context current first and leaves
+// it current): Sets the event for an event wait node in the given graphExec.
 //
 // Sets the event of an event wait node in an executable graph hGraphExec. The
 // node is identified by the corresponding node hNode in the non-executable
@@ -17304,8 +17405,8 @@ func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event
 // GraphExecExternalSemaphoresSignalNodeSetParams calls
 // cuGraphExecExternalSemaphoresSignalNodeSetParams
 // (GraphExecExternalSemaphoresSignalNodeSetParamsCtx makes a context current
-// first): Sets the parameters for an external semaphore signal node in the
-// given graphExec.
+// first and leaves it current): Sets the parameters for an external semaphore
+// signal node in the given graphExec.
 //
 // Sets the parameters of an external semaphore signal node in an executable
 // graph hGraphExec. The node is identified by the corresponding node hNode in
@@ -17332,8 +17433,8 @@ func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode 
 // GraphExecExternalSemaphoresWaitNodeSetParams calls
 // cuGraphExecExternalSemaphoresWaitNodeSetParams
 // (GraphExecExternalSemaphoresWaitNodeSetParamsCtx makes a context current
-// first): Sets the parameters for an external semaphore wait node in the given
-// graphExec.
+// first and leaves it current): Sets the parameters for an external semaphore
+// wait node in the given graphExec.
 //
 // Sets the parameters of an external semaphore wait node in an executable graph
 // hGraphExec. The node is identified by the corresponding node hNode in the
@@ -17358,8 +17459,8 @@ func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode Gr
 }
 
 // GraphNodeSetEnabled calls cuGraphNodeSetEnabled (GraphNodeSetEnabledCtx makes
-// a context current first): Enables or disables the specified node in the given
-// graphExec.
+// a context current first and leaves it current): Enables or disables the
+// specified node in the given graphExec.
 //
 // Sets hNode to be either enabled or disabled. Disabled nodes are functionally
 // equivalent to empty nodes until they are reenabled. Existing node parameters
@@ -17391,8 +17492,8 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 }
 
 // GraphNodeGetEnabled calls cuGraphNodeGetEnabled (GraphNodeGetEnabledCtx makes
-// a context current first): Query whether a node in the given graphExec is
-// enabled.
+// a context current first and leaves it current): Query whether a node in the
+// given graphExec is enabled.
 //
 // Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
 //
@@ -17415,8 +17516,8 @@ func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode) (uint32, error) 
 	return GraphNodeGetEnabledCtx(0, hGraphExec, hNode)
 }
 
-// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current
-// first): Uploads an executable graph in a stream.
+// GraphUpload calls cuGraphUpload (GraphUploadCtx makes a context current first
+// and leaves it current): Uploads an executable graph in a stream.
 //
 // Uploads hGraphExec to the device in hStream without executing it. Uploads of
 // the same hGraphExec will be serialized. Each upload is ordered behind both
@@ -17431,8 +17532,8 @@ func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 	return GraphUploadCtx(0, hGraphExec, hStream)
 }
 
-// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current
-// first): Launches an executable graph in a stream.
+// GraphLaunch calls cuGraphLaunch (GraphLaunchCtx makes a context current first
+// and leaves it current): Launches an executable graph in a stream.
 //
 // Executes hGraphExec in hStream. Only one instance of hGraphExec may be
 // executing at a time. Each launch is ordered behind both any previous work in
@@ -17454,7 +17555,7 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 }
 
 // GraphExecDestroy calls cuGraphExecDestroy (GraphExecDestroyCtx makes a
-// context current first): Destroys an executable graph.
+// context current first and leaves it current): Destroys an executable graph.
 //
 // Destroys the executable graph specified by hGraphExec, as well as all of its
 // executable nodes. If the executable graph is in-flight, it will not be
@@ -17466,7 +17567,7 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 func GraphExecDestroy(hGraphExec GraphExec) error { return GraphExecDestroyCtx(0, hGraphExec) }
 
 // GraphDestroy calls cuGraphDestroy (GraphDestroyCtx makes a context current
-// first): Destroys a graph.
+// first and leaves it current): Destroys a graph.
 //
 // Destroys the graph specified by hGraph, as well as all of its nodes.
 //
@@ -17476,8 +17577,8 @@ func GraphExecDestroy(hGraphExec GraphExec) error { return GraphExecDestroyCtx(0
 func GraphDestroy(hGraph Graph) error { return GraphDestroyCtx(0, hGraph) }
 
 // GraphExecUpdate calls cuGraphExecUpdate_v2 (GraphExecUpdateCtx makes a
-// context current first): Check whether an executable graph can be updated with
-// a graph and perform the update if possible.
+// context current first and leaves it current): Check whether an executable
+// graph can be updated with a graph and perform the update if possible.
 //
 // Updates the node parameters in the instantiated graph specified by hGraphExec
 // with the node parameters in a topologically identical graph specified by
@@ -17597,8 +17698,8 @@ func GraphExecUpdateV2Ctx(ctx Context, hGraphExec GraphExec, hGraph Graph) (Grap
 }
 
 // GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes
-// (GraphKernelNodeCopyAttributesCtx makes a context current first): Copies
-// attributes from source node to destination node.
+// (GraphKernelNodeCopyAttributesCtx makes a context current first and leaves it
+// current): Copies attributes from source node to destination node.
 //
 // Copies attributes from source node src to destination node dst. Both node
 // must have the same context.
@@ -17612,8 +17713,8 @@ func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 }
 
 // GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute
-// (GraphKernelNodeGetAttributeCtx makes a context current first): Queries node
-// attribute.
+// (GraphKernelNodeGetAttributeCtx makes a context current first and leaves it
+// current): Queries node attribute.
 //
 // Queries attribute attr from node hNode and stores it in corresponding member
 // of value_out.
@@ -17628,8 +17729,8 @@ func GraphKernelNodeGetAttribute(hNode GraphNode, attr LaunchAttributeID) (Launc
 }
 
 // GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute
-// (GraphKernelNodeSetAttributeCtx makes a context current first): Sets node
-// attribute.
+// (GraphKernelNodeSetAttributeCtx makes a context current first and leaves it
+// current): Sets node attribute.
 //
 // Sets attribute attr on node hNode from corresponding attribute of value.
 //
@@ -17643,7 +17744,8 @@ func GraphKernelNodeSetAttribute(hNode GraphNode, attr LaunchAttributeID, value 
 }
 
 // GraphDebugDotPrint calls cuGraphDebugDotPrint (GraphDebugDotPrintCtx makes a
-// context current first): Write a DOT file describing graph structure.
+// context current first and leaves it current): Write a DOT file describing
+// graph structure.
 //
 // Using the provided hGraph, write to path a DOT formatted description of the
 // graph. By default this includes the graph topology, node types, node id,
@@ -17662,7 +17764,7 @@ func GraphDebugDotPrint(hGraph Graph, path string, flags uint32) error {
 }
 
 // UserObjectCreate calls cuUserObjectCreate (UserObjectCreateCtx makes a
-// context current first): Create a user object.
+// context current first and leaves it current): Create a user object.
 //
 // Create a user object with the specified destructor callback and initial
 // reference count. The initial references are owned by the caller.
@@ -17700,7 +17802,8 @@ func UserObjectCreate(ptr uintptr, destroy HostFn, initialRefcount uint32, flags
 }
 
 // UserObjectRetain calls cuUserObjectRetain (UserObjectRetainCtx makes a
-// context current first): Retain a reference to a user object.
+// context current first and leaves it current): Retain a reference to a user
+// object.
 //
 // Retains new references to a user object. The new references are owned by the
 // caller.
@@ -17718,7 +17821,8 @@ func UserObjectRetain(object UserObject, count uint32) error {
 }
 
 // UserObjectRelease calls cuUserObjectRelease (UserObjectReleaseCtx makes a
-// context current first): Release a reference to a user object.
+// context current first and leaves it current): Release a reference to a user
+// object.
 //
 // Releases user object references owned by the caller. The object's destructor
 // is invoked if the reference count reaches zero.
@@ -17739,8 +17843,8 @@ func UserObjectRelease(object UserObject, count uint32) error {
 }
 
 // GraphRetainUserObject calls cuGraphRetainUserObject (GraphRetainUserObjectCtx
-// makes a context current first): Retain a reference to a user object from a
-// graph.
+// makes a context current first and leaves it current): Retain a reference to a
+// user object from a graph.
 //
 // Creates or moves user object references that will be owned by a CUDA graph.
 //
@@ -17761,8 +17865,8 @@ func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags U
 }
 
 // GraphReleaseUserObject calls cuGraphReleaseUserObject
-// (GraphReleaseUserObjectCtx makes a context current first): Release a user
-// object reference from a graph.
+// (GraphReleaseUserObjectCtx makes a context current first and leaves it
+// current): Release a user object reference from a graph.
 //
 // Releases user object references owned by a graph.
 //
@@ -17780,7 +17884,7 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 }
 
 // GraphAddNode calls cuGraphAddNode_v2 (GraphAddNodeCtx makes a context current
-// first): Adds a node of arbitrary type to a graph.
+// first and leaves it current): Adds a node of arbitrary type to a graph.
 //
 // Creates a new node in hGraph described by nodeParams with numDependencies
 // dependencies specified via dependencies. numDependencies may be 0.
@@ -17835,7 +17939,8 @@ func GraphAddNodeV2Ctx(ctx Context, hGraph Graph, dependencies []GraphNode, depe
 }
 
 // GraphNodeSetParams calls cuGraphNodeSetParams (GraphNodeSetParamsCtx makes a
-// context current first): Update's a graph node's parameters.
+// context current first and leaves it current): Update's a graph node's
+// parameters.
 //
 // Sets the parameters of graph node hNode to nodeParams. The node type
 // specified by nodeParams->type must match the type of hNode. nodeParams must
@@ -17863,8 +17968,8 @@ func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) error {
 }
 
 // GraphExecNodeSetParams calls cuGraphExecNodeSetParams
-// (GraphExecNodeSetParamsCtx makes a context current first): Update's a graph
-// node's parameters in an instantiated graph.
+// (GraphExecNodeSetParamsCtx makes a context current first and leaves it
+// current): Update's a graph node's parameters in an instantiated graph.
 //
 // Sets the parameters of a node in an executable graph hGraphExec. The node is
 // identified by the corresponding node hNode in the non-executable graph from
@@ -17909,8 +18014,8 @@ func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *G
 }
 
 // GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate
-// (GraphConditionalHandleCreateCtx makes a context current first): Create a
-// conditional handle.
+// (GraphConditionalHandleCreateCtx makes a context current first and leaves it
+// current): Create a conditional handle.
 //
 // Creates a conditional handle associated with hGraph.
 //
@@ -17937,8 +18042,8 @@ func GraphConditionalHandleCreate(hGraph Graph, ctxArg Context, defaultLaunchVal
 
 // OccupancyMaxActiveBlocksPerMultiprocessor calls
 // cuOccupancyMaxActiveBlocksPerMultiprocessor
-// (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first):
-// Returns occupancy of a function.
+// (OccupancyMaxActiveBlocksPerMultiprocessorCtx makes a context current first
+// and leaves it current): Returns occupancy of a function.
 //
 // Returns in *numBlocks the number of the maximum active blocks per streaming
 // multiprocessor.
@@ -17961,7 +18066,7 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(funcArg Function, blockSize int32
 // OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls
 // cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 // (OccupancyMaxActiveBlocksPerMultiprocessorWithFlagsCtx makes a context
-// current first): Returns occupancy of a function.
+// current first and leaves it current): Returns occupancy of a function.
 //
 // Returns in *numBlocks the number of the maximum active blocks per streaming
 // multiprocessor.
@@ -17997,8 +18102,8 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(funcArg Function, blockS
 }
 
 // OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize
-// (OccupancyMaxPotentialBlockSizeCtx makes a context current first): Suggest a
-// launch configuration with reasonable occupancy.
+// (OccupancyMaxPotentialBlockSizeCtx makes a context current first and leaves
+// it current): Suggest a launch configuration with reasonable occupancy.
 //
 // Returns in *blockSize a reasonable block size that can achieve the maximum
 // occupancy (or, the maximum number of active warps with the fewest blocks per
@@ -18047,8 +18152,8 @@ func OccupancyMaxPotentialBlockSize(funcArg Function, blockSizeToDynamicSMemSize
 
 // OccupancyMaxPotentialBlockSizeWithFlags calls
 // cuOccupancyMaxPotentialBlockSizeWithFlags
-// (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first):
-// Suggest a launch configuration with reasonable occupancy.
+// (OccupancyMaxPotentialBlockSizeWithFlagsCtx makes a context current first and
+// leaves it current): Suggest a launch configuration with reasonable occupancy.
 //
 // An extended version of cuOccupancyMaxPotentialBlockSize. In addition to
 // arguments passed to cuOccupancyMaxPotentialBlockSize,
@@ -18091,9 +18196,9 @@ func OccupancyMaxPotentialBlockSizeWithFlags(funcArg Function, blockSizeToDynami
 
 // OccupancyAvailableDynamicSMemPerBlock calls
 // cuOccupancyAvailableDynamicSMemPerBlock
-// (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first):
-// Returns dynamic shared memory available per block when launching numBlocks
-// blocks on SM.
+// (OccupancyAvailableDynamicSMemPerBlockCtx makes a context current first and
+// leaves it current): Returns dynamic shared memory available per block when
+// launching numBlocks blocks on SM.
 //
 // Returns in *dynamicSmemSize the maximum size of dynamic shared memory to
 // allow numBlocks blocks per SM.
@@ -18114,9 +18219,9 @@ func OccupancyAvailableDynamicSMemPerBlock(funcArg Function, numBlocks int32, bl
 }
 
 // OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize
-// (OccupancyMaxPotentialClusterSizeCtx makes a context current first): Given
-// the kernel function (func) and launch configuration (config), return the
-// maximum cluster size in *clusterSize.
+// (OccupancyMaxPotentialClusterSizeCtx makes a context current first and leaves
+// it current): Given the kernel function (func) and launch configuration
+// (config), return the maximum cluster size in *clusterSize.
 //
 // The cluster dimensions in config are ignored. If func has a required cluster
 // size set (see cudaFuncGetAttributes / cuFuncGetAttribute),*clusterSize will
@@ -18145,9 +18250,10 @@ func OccupancyMaxPotentialClusterSize(funcArg Function, config *LaunchConfig) (i
 }
 
 // OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters
-// (OccupancyMaxActiveClustersCtx makes a context current first): Given the
-// kernel function (func) and launch configuration (config), return the maximum
-// number of clusters that could co-exist on the target device in *numClusters.
+// (OccupancyMaxActiveClustersCtx makes a context current first and leaves it
+// current): Given the kernel function (func) and launch configuration (config),
+// return the maximum number of clusters that could co-exist on the target
+// device in *numClusters.
 //
 // If the function has required cluster size already set (see
 // cudaFuncGetAttributes / cuFuncGetAttribute), the cluster size from config
@@ -18176,7 +18282,7 @@ func OccupancyMaxActiveClusters(funcArg Function, config *LaunchConfig) (int32, 
 }
 
 // TexRefSetArray calls cuTexRefSetArray (TexRefSetArrayCtx makes a context
-// current first): Binds an array as a texture reference.
+// current first and leaves it current): Binds an array as a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18195,8 +18301,8 @@ func TexRefSetArray(hTexRef Texref, hArray Array, flags TexRefSetArrayFlags) err
 }
 
 // TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray
-// (TexRefSetMipmappedArrayCtx makes a context current first): Binds a mipmapped
-// array to a texture reference.
+// (TexRefSetMipmappedArrayCtx makes a context current first and leaves it
+// current): Binds a mipmapped array to a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18216,7 +18322,8 @@ func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, fla
 }
 
 // TexRefSetAddress calls cuTexRefSetAddress_v2 (TexRefSetAddressCtx makes a
-// context current first): Binds an address as a texture reference.
+// context current first and leaves it current): Binds an address as a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18264,7 +18371,8 @@ func TexRefSetAddressV2Ctx(ctx Context, hTexRef Texref, dptr DevicePtr, bytes ui
 }
 
 // TexRefSetAddress2D calls cuTexRefSetAddress2D_v3 (TexRefSetAddress2DCtx makes
-// a context current first): Binds an address as a 2D texture reference.
+// a context current first and leaves it current): Binds an address as a 2D
+// texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18321,7 +18429,8 @@ func TexRefSetAddress2DV3Ctx(ctx Context, hTexRef Texref, desc *ArrayDescriptor,
 }
 
 // TexRefSetFormat calls cuTexRefSetFormat (TexRefSetFormatCtx makes a context
-// current first): Sets the format for a texture reference.
+// current first and leaves it current): Sets the format for a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18340,8 +18449,8 @@ func TexRefSetFormat(hTexRef Texref, fmt ArrayFormat, numPackedComponents int32)
 }
 
 // TexRefSetAddressMode calls cuTexRefSetAddressMode (TexRefSetAddressModeCtx
-// makes a context current first): Sets the addressing mode for a texture
-// reference.
+// makes a context current first and leaves it current): Sets the addressing
+// mode for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18371,7 +18480,8 @@ func TexRefSetAddressMode(hTexRef Texref, dim int32, am AddressMode) error {
 }
 
 // TexRefSetFilterMode calls cuTexRefSetFilterMode (TexRefSetFilterModeCtx makes
-// a context current first): Sets the filtering mode for a texture reference.
+// a context current first and leaves it current): Sets the filtering mode for a
+// texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18394,8 +18504,8 @@ func TexRefSetFilterMode(hTexRef Texref, fm FilterMode) error {
 }
 
 // TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode
-// (TexRefSetMipmapFilterModeCtx makes a context current first): Sets the mipmap
-// filtering mode for a texture reference.
+// (TexRefSetMipmapFilterModeCtx makes a context current first and leaves it
+// current): Sets the mipmap filtering mode for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18419,8 +18529,8 @@ func TexRefSetMipmapFilterMode(hTexRef Texref, fm FilterMode) error {
 }
 
 // TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias
-// (TexRefSetMipmapLevelBiasCtx makes a context current first): Sets the mipmap
-// level bias for a texture reference.
+// (TexRefSetMipmapLevelBiasCtx makes a context current first and leaves it
+// current): Sets the mipmap level bias for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18439,8 +18549,9 @@ func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) error {
 }
 
 // TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp
-// (TexRefSetMipmapLevelClampCtx makes a context current first): Sets the mipmap
-// min/max mipmap level clamps for a texture reference.
+// (TexRefSetMipmapLevelClampCtx makes a context current first and leaves it
+// current): Sets the mipmap min/max mipmap level clamps for a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18461,8 +18572,8 @@ func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxM
 }
 
 // TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy
-// (TexRefSetMaxAnisotropyCtx makes a context current first): Sets the maximum
-// anisotropy for a texture reference.
+// (TexRefSetMaxAnisotropyCtx makes a context current first and leaves it
+// current): Sets the maximum anisotropy for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18480,8 +18591,8 @@ func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 }
 
 // TexRefSetBorderColor calls cuTexRefSetBorderColor (TexRefSetBorderColorCtx
-// makes a context current first): Sets the border color for a texture
-// reference.
+// makes a context current first and leaves it current): Sets the border color
+// for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18504,7 +18615,7 @@ func TexRefSetBorderColor(hTexRef Texref, pBorderColor *[4]float32) error {
 }
 
 // TexRefSetFlags calls cuTexRefSetFlags (TexRefSetFlagsCtx makes a context
-// current first): Sets the flags for a texture reference.
+// current first and leaves it current): Sets the flags for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18533,7 +18644,8 @@ func TexRefSetFlags(hTexRef Texref, flags TexRefFlags) error {
 }
 
 // TexRefGetAddress calls cuTexRefGetAddress_v2 (TexRefGetAddressCtx makes a
-// context current first): Gets the address associated with a texture reference.
+// context current first and leaves it current): Gets the address associated
+// with a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18559,7 +18671,8 @@ func TexRefGetAddressV2Ctx(ctx Context, hTexRef Texref) (DevicePtr, error) {
 }
 
 // TexRefGetArray calls cuTexRefGetArray (TexRefGetArrayCtx makes a context
-// current first): Gets the array bound to a texture reference.
+// current first and leaves it current): Gets the array bound to a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18574,8 +18687,8 @@ func TexRefGetAddressV2Ctx(ctx Context, hTexRef Texref) (DevicePtr, error) {
 func TexRefGetArray(hTexRef Texref) (Array, error) { return TexRefGetArrayCtx(0, hTexRef) }
 
 // TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray
-// (TexRefGetMipmappedArrayCtx makes a context current first): Gets the
-// mipmapped array bound to a texture reference.
+// (TexRefGetMipmappedArrayCtx makes a context current first and leaves it
+// current): Gets the mipmapped array bound to a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18592,8 +18705,8 @@ func TexRefGetMipmappedArray(hTexRef Texref) (MipmappedArray, error) {
 }
 
 // TexRefGetAddressMode calls cuTexRefGetAddressMode (TexRefGetAddressModeCtx
-// makes a context current first): Gets the addressing mode used by a texture
-// reference.
+// makes a context current first and leaves it current): Gets the addressing
+// mode used by a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18610,7 +18723,8 @@ func TexRefGetAddressMode(hTexRef Texref, dim int32) (AddressMode, error) {
 }
 
 // TexRefGetFilterMode calls cuTexRefGetFilterMode (TexRefGetFilterModeCtx makes
-// a context current first): Gets the filter-mode used by a texture reference.
+// a context current first and leaves it current): Gets the filter-mode used by
+// a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18625,7 +18739,8 @@ func TexRefGetFilterMode(hTexRef Texref) (FilterMode, error) {
 }
 
 // TexRefGetFormat calls cuTexRefGetFormat (TexRefGetFormatCtx makes a context
-// current first): Gets the format used by a texture reference.
+// current first and leaves it current): Gets the format used by a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18643,8 +18758,8 @@ func TexRefGetFormat(hTexRef Texref) (ArrayFormat, int32, error) {
 }
 
 // TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode
-// (TexRefGetMipmapFilterModeCtx makes a context current first): Gets the mipmap
-// filtering mode for a texture reference.
+// (TexRefGetMipmapFilterModeCtx makes a context current first and leaves it
+// current): Gets the mipmap filtering mode for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18660,8 +18775,8 @@ func TexRefGetMipmapFilterMode(hTexRef Texref) (FilterMode, error) {
 }
 
 // TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias
-// (TexRefGetMipmapLevelBiasCtx makes a context current first): Gets the mipmap
-// level bias for a texture reference.
+// (TexRefGetMipmapLevelBiasCtx makes a context current first and leaves it
+// current): Gets the mipmap level bias for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18677,8 +18792,8 @@ func TexRefGetMipmapLevelBias(hTexRef Texref) (float32, error) {
 }
 
 // TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp
-// (TexRefGetMipmapLevelClampCtx makes a context current first): Gets the
-// min/max mipmap level clamps for a texture reference.
+// (TexRefGetMipmapLevelClampCtx makes a context current first and leaves it
+// current): Gets the min/max mipmap level clamps for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18696,8 +18811,8 @@ func TexRefGetMipmapLevelClamp(hTexRef Texref) (float32, float32, error) {
 }
 
 // TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy
-// (TexRefGetMaxAnisotropyCtx makes a context current first): Gets the maximum
-// anisotropy for a texture reference.
+// (TexRefGetMaxAnisotropyCtx makes a context current first and leaves it
+// current): Gets the maximum anisotropy for a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18713,8 +18828,8 @@ func TexRefGetMaxAnisotropy(hTexRef Texref) (int32, error) {
 }
 
 // TexRefGetBorderColor calls cuTexRefGetBorderColor (TexRefGetBorderColorCtx
-// makes a context current first): Gets the border color used by a texture
-// reference.
+// makes a context current first and leaves it current): Gets the border color
+// used by a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18733,7 +18848,8 @@ func TexRefGetBorderColor(hTexRef Texref) ([4]float32, error) {
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags (TexRefGetFlagsCtx makes a context
-// current first): Gets the flags used by a texture reference.
+// current first and leaves it current): Gets the flags used by a texture
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18746,7 +18862,7 @@ func TexRefGetBorderColor(hTexRef Texref) ([4]float32, error) {
 func TexRefGetFlags(hTexRef Texref) (uint32, error) { return TexRefGetFlagsCtx(0, hTexRef) }
 
 // TexRefCreate calls cuTexRefCreate (TexRefCreateCtx makes a context current
-// first): Creates a texture reference.
+// first and leaves it current): Creates a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18763,7 +18879,7 @@ func TexRefGetFlags(hTexRef Texref) (uint32, error) { return TexRefGetFlagsCtx(0
 func TexRefCreate() (Texref, error) { return TexRefCreateCtx(0) }
 
 // TexRefDestroy calls cuTexRefDestroy (TexRefDestroyCtx makes a context current
-// first): Destroys a texture reference.
+// first and leaves it current): Destroys a texture reference.
 //
 // The header marks it deprecated.
 //
@@ -18775,7 +18891,8 @@ func TexRefCreate() (Texref, error) { return TexRefCreateCtx(0) }
 func TexRefDestroy(hTexRef Texref) error { return TexRefDestroyCtx(0, hTexRef) }
 
 // SurfRefSetArray calls cuSurfRefSetArray (SurfRefSetArrayCtx makes a context
-// current first): Sets the CUDA array for a surface reference.
+// current first and leaves it current): Sets the CUDA array for a surface
+// reference.
 //
 // The header marks it deprecated.
 //
@@ -18795,7 +18912,8 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 }
 
 // SurfRefGetArray calls cuSurfRefGetArray (SurfRefGetArrayCtx makes a context
-// current first): Passes back the CUDA array bound to a surface reference.
+// current first and leaves it current): Passes back the CUDA array bound to a
+// surface reference.
 //
 // The header marks it deprecated.
 //
@@ -18810,7 +18928,7 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, flags uint32) error {
 func SurfRefGetArray(hSurfRef Surfref) (Array, error) { return SurfRefGetArrayCtx(0, hSurfRef) }
 
 // TexObjectCreate calls cuTexObjectCreate (TexObjectCreateCtx makes a context
-// current first): Creates a texture object.
+// current first and leaves it current): Creates a texture object.
 //
 // Creates a texture object and returns it in pTexObject. pResDesc describes the
 // data to texture from. pTexDesc describes how the data should be sampled.
@@ -19038,7 +19156,7 @@ func TexObjectCreate(pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc
 }
 
 // TexObjectDestroy calls cuTexObjectDestroy (TexObjectDestroyCtx makes a
-// context current first): Destroys a texture object.
+// context current first and leaves it current): Destroys a texture object.
 //
 // Destroys the texture object specified by texObject.
 //
@@ -19048,8 +19166,8 @@ func TexObjectCreate(pResDesc *ResourceDesc, pTexDesc *TextureDesc, pResViewDesc
 func TexObjectDestroy(texObject TexObject) error { return TexObjectDestroyCtx(0, texObject) }
 
 // TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc
-// (TexObjectGetResourceDescCtx makes a context current first): Returns a
-// texture object's resource descriptor.
+// (TexObjectGetResourceDescCtx makes a context current first and leaves it
+// current): Returns a texture object's resource descriptor.
 //
 // Returns the resource descriptor for the texture object specified by
 // texObject.
@@ -19063,8 +19181,8 @@ func TexObjectGetResourceDesc(texObject TexObject) (ResourceDesc, error) {
 }
 
 // TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc
-// (TexObjectGetTextureDescCtx makes a context current first): Returns a texture
-// object's texture descriptor.
+// (TexObjectGetTextureDescCtx makes a context current first and leaves it
+// current): Returns a texture object's texture descriptor.
 //
 // Returns the texture descriptor for the texture object specified by texObject.
 //
@@ -19077,8 +19195,8 @@ func TexObjectGetTextureDesc(texObject TexObject) (TextureDesc, error) {
 }
 
 // TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc
-// (TexObjectGetResourceViewDescCtx makes a context current first): Returns a
-// texture object's resource view descriptor.
+// (TexObjectGetResourceViewDescCtx makes a context current first and leaves it
+// current): Returns a texture object's resource view descriptor.
 //
 // Returns the resource view descriptor for the texture object specified by
 // texObject. If no resource view was set for texObject, the
@@ -19093,7 +19211,7 @@ func TexObjectGetResourceViewDesc(texObject TexObject) (ResourceViewDesc, error)
 }
 
 // SurfObjectCreate calls cuSurfObjectCreate (SurfObjectCreateCtx makes a
-// context current first): Creates a surface object.
+// context current first and leaves it current): Creates a surface object.
 //
 // Creates a surface object and returns it in pSurfObject. pResDesc describes
 // the data to perform surface load/stores on. CUDA_RESOURCE_DESCresType must be
@@ -19113,7 +19231,7 @@ func SurfObjectCreate(pResDesc *ResourceDesc) (SurfObject, error) {
 }
 
 // SurfObjectDestroy calls cuSurfObjectDestroy (SurfObjectDestroyCtx makes a
-// context current first): Destroys a surface object.
+// context current first and leaves it current): Destroys a surface object.
 //
 // Destroys the surface object specified by surfObject.
 //
@@ -19123,8 +19241,8 @@ func SurfObjectCreate(pResDesc *ResourceDesc) (SurfObject, error) {
 func SurfObjectDestroy(surfObject SurfObject) error { return SurfObjectDestroyCtx(0, surfObject) }
 
 // SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc
-// (SurfObjectGetResourceDescCtx makes a context current first): Returns a
-// surface object's resource descriptor.
+// (SurfObjectGetResourceDescCtx makes a context current first and leaves it
+// current): Returns a surface object's resource descriptor.
 //
 // Returns the resource descriptor for the surface object specified by
 // surfObject.
@@ -19138,8 +19256,8 @@ func SurfObjectGetResourceDesc(surfObject SurfObject) (ResourceDesc, error) {
 }
 
 // TensorMapEncodeTiled calls cuTensorMapEncodeTiled (TensorMapEncodeTiledCtx
-// makes a context current first): Create a tensor map descriptor object
-// representing tiled memory region.
+// makes a context current first and leaves it current): Create a tensor map
+// descriptor object representing tiled memory region.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified by the
 // parameters describing a tiled region and returns it in tensorMap.
@@ -19366,8 +19484,8 @@ func TensorMapEncodeTiled(tensorDataType TensorMapDataType, tensorRank uint32, g
 }
 
 // TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col (TensorMapEncodeIm2colCtx
-// makes a context current first): Create a tensor map descriptor object
-// representing im2col memory region.
+// makes a context current first and leaves it current): Create a tensor map
+// descriptor object representing im2col memory region.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified by the
 // parameters describing a im2col memory layout and returns it in tensorMap.
@@ -19619,9 +19737,9 @@ func TensorMapEncodeIm2col(tensorDataType TensorMapDataType, tensorRank uint32, 
 }
 
 // TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide
-// (TensorMapEncodeIm2colWideCtx makes a context current first): Create a tensor
-// map descriptor object representing im2col memory region, but where the
-// elements are exclusively loaded along the W dimension.
+// (TensorMapEncodeIm2colWideCtx makes a context current first and leaves it
+// current): Create a tensor map descriptor object representing im2col memory
+// region, but where the elements are exclusively loaded along the W dimension.
 //
 // Creates a descriptor for Tensor Memory Access (TMA) object specified by the
 // parameters describing a im2col memory layout and where the row is always
@@ -19856,8 +19974,9 @@ func TensorMapEncodeIm2colWide(tensorDataType TensorMapDataType, tensorRank uint
 }
 
 // TensorMapReplaceAddress calls cuTensorMapReplaceAddress
-// (TensorMapReplaceAddressCtx makes a context current first): Modify an
-// existing tensor map descriptor with an updated global address.
+// (TensorMapReplaceAddressCtx makes a context current first and leaves it
+// current): Modify an existing tensor map descriptor with an updated global
+// address.
 //
 // Modifies the descriptor for Tensor Memory Access (TMA) object passed in
 // tensorMap with an updated globalAddress.
@@ -19876,8 +19995,8 @@ func TensorMapReplaceAddress(tensorMap *TensorMap, globalAddress DevicePtr) erro
 }
 
 // DeviceCanAccessPeer calls cuDeviceCanAccessPeer (DeviceCanAccessPeerCtx makes
-// a context current first): Queries if a device may directly access a peer
-// device's memory.
+// a context current first and leaves it current): Queries if a device may
+// directly access a peer device's memory.
 //
 // Returns in *canAccessPeer a value of 1 if contexts on dev are capable of
 // directly accessing memory from contexts on peerDev and 0 otherwise. If direct
@@ -19896,8 +20015,8 @@ func DeviceCanAccessPeer(dev Device, peerDev Device) (int32, error) {
 }
 
 // CtxEnablePeerAccess calls cuCtxEnablePeerAccess (CtxEnablePeerAccessCtx makes
-// a context current first): Enables direct access to memory allocations in a
-// peer context.
+// a context current first and leaves it current): Enables direct access to
+// memory allocations in a peer context.
 //
 // If both the current context and peerContext are on devices which support
 // unified addressing (as may be queried using
@@ -19938,8 +20057,9 @@ func CtxEnablePeerAccess(peerContext Context, flags uint32) error {
 }
 
 // CtxDisablePeerAccess calls cuCtxDisablePeerAccess (CtxDisablePeerAccessCtx
-// makes a context current first): Disables direct access to memory allocations
-// in a peer context and unregisters any registered allocations.
+// makes a context current first and leaves it current): Disables direct access
+// to memory allocations in a peer context and unregisters any registered
+// allocations.
 //
 // Returns CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if direct peer access has not yet
 // been enabled from peerContext to the current context.
@@ -19953,8 +20073,8 @@ func CtxEnablePeerAccess(peerContext Context, flags uint32) error {
 func CtxDisablePeerAccess(peerContext Context) error { return CtxDisablePeerAccessCtx(0, peerContext) }
 
 // DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute (DeviceGetP2PAttributeCtx
-// makes a context current first): Queries attributes of the link between two
-// devices.
+// makes a context current first and leaves it current): Queries attributes of
+// the link between two devices.
 //
 // Returns in *value the value of the requested attribute attrib of the link
 // between srcDevice and dstDevice. The supported attributes are:
@@ -19989,8 +20109,9 @@ func DeviceGetP2PAttribute(attrib DeviceP2PAttribute, srcDevice Device, dstDevic
 }
 
 // DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities
-// (DeviceGetP2PAtomicCapabilitiesCtx makes a context current first): Queries
-// details about atomic operations supported between two devices.
+// (DeviceGetP2PAtomicCapabilitiesCtx makes a context current first and leaves
+// it current): Queries details about atomic operations supported between two
+// devices.
 //
 // Returns in *capabilities the details about requested atomic *operations over
 // the the link between srcDevice and dstDevice. The allocated size of *operations
@@ -20018,8 +20139,8 @@ func DeviceGetP2PAtomicCapabilities(capabilities []uint32, operations []AtomicOp
 }
 
 // GraphicsUnregisterResource calls cuGraphicsUnregisterResource
-// (GraphicsUnregisterResourceCtx makes a context current first): Unregisters a
-// graphics resource for access by CUDA.
+// (GraphicsUnregisterResourceCtx makes a context current first and leaves it
+// current): Unregisters a graphics resource for access by CUDA.
 //
 // Unregisters the graphics resource resource so it is not accessible by CUDA
 // unless registered again.
@@ -20034,8 +20155,9 @@ func GraphicsUnregisterResource(resource GraphicsResource) error {
 }
 
 // GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray
-// (GraphicsSubResourceGetMappedArrayCtx makes a context current first): Get an
-// array through which to access a subresource of a mapped graphics resource.
+// (GraphicsSubResourceGetMappedArrayCtx makes a context current first and
+// leaves it current): Get an array through which to access a subresource of a
+// mapped graphics resource.
 //
 // Returns in *pArray an array through which the subresource of the mapped
 // graphics resource resource which corresponds to array index arrayIndex and
@@ -20064,8 +20186,9 @@ func GraphicsSubResourceGetMappedArray(resource GraphicsResource, arrayIndex uin
 
 // GraphicsResourceGetMappedMipmappedArray calls
 // cuGraphicsResourceGetMappedMipmappedArray
-// (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first):
-// Get a mipmapped array through which to access a mapped graphics resource.
+// (GraphicsResourceGetMappedMipmappedArrayCtx makes a context current first and
+// leaves it current): Get a mipmapped array through which to access a mapped
+// graphics resource.
 //
 // Returns in *pMipmappedArray a mipmapped array through which the mapped
 // graphics resource resource. The value set in *pMipmappedArray may change
@@ -20085,8 +20208,9 @@ func GraphicsResourceGetMappedMipmappedArray(resource GraphicsResource) (Mipmapp
 }
 
 // GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2
-// (GraphicsResourceGetMappedPointerCtx makes a context current first): Get a
-// device pointer through which to access a mapped graphics resource.
+// (GraphicsResourceGetMappedPointerCtx makes a context current first and leaves
+// it current): Get a device pointer through which to access a mapped graphics
+// resource.
 //
 // Returns in *pDevPtr a pointer through which the mapped graphics resource
 // resource may be accessed. Returns in pSize the size of the memory in bytes
@@ -20122,8 +20246,8 @@ func GraphicsResourceGetMappedPointerV2Ctx(ctx Context, resource GraphicsResourc
 }
 
 // GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2
-// (GraphicsResourceSetMapFlagsCtx makes a context current first): Set usage
-// flags for mapping a graphics resource.
+// (GraphicsResourceSetMapFlagsCtx makes a context current first and leaves it
+// current): Set usage flags for mapping a graphics resource.
 //
 // Set flags for mapping the graphics resource resource.
 //
@@ -20167,7 +20291,8 @@ func GraphicsResourceSetMapFlagsV2Ctx(ctx Context, resource GraphicsResource, fl
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources (GraphicsMapResourcesCtx
-// makes a context current first): Map graphics resources for access by CUDA.
+// makes a context current first and leaves it current): Map graphics resources
+// for access by CUDA.
 //
 // Maps the count graphics resources in resources for access by CUDA.
 //
@@ -20194,8 +20319,8 @@ func GraphicsMapResources(resources []GraphicsResource, hStream Stream) error {
 }
 
 // GraphicsUnmapResources calls cuGraphicsUnmapResources
-// (GraphicsUnmapResourcesCtx makes a context current first): Unmap graphics
-// resources.
+// (GraphicsUnmapResourcesCtx makes a context current first and leaves it
+// current): Unmap graphics resources.
 //
 // Unmaps the count graphics resources in resources.
 //
@@ -20220,7 +20345,8 @@ func GraphicsUnmapResources(resources []GraphicsResource, hStream Stream) error 
 }
 
 // GetProcAddress calls cuGetProcAddress_v2 (GetProcAddressCtx makes a context
-// current first): Returns the requested driver API function pointer.
+// current first and leaves it current): Returns the requested driver API
+// function pointer.
 //
 // Returns in **pfn the address of the CUDA driver function for the requested
 // CUDA version and flags.
@@ -20297,8 +20423,8 @@ func GetProcAddressV2Ctx(ctx Context, symbol string, cudaVersion int32, flags ui
 }
 
 // CoredumpGetAttribute calls cuCoredumpGetAttribute (CoredumpGetAttributeCtx
-// makes a context current first): Allows caller to fetch a coredump attribute
-// value for the current context.
+// makes a context current first and leaves it current): Allows caller to fetch
+// a coredump attribute value for the current context.
 //
 // Returns in *value the requested value specified by attrib. It is up to the
 // caller to ensure that the data type and size of *value matches the request.
@@ -20402,8 +20528,9 @@ func CoredumpGetAttributeOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T])
 }
 
 // CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal
-// (CoredumpGetAttributeGlobalCtx makes a context current first): Allows caller
-// to fetch a coredump attribute value for the entire application.
+// (CoredumpGetAttributeGlobalCtx makes a context current first and leaves it
+// current): Allows caller to fetch a coredump attribute value for the entire
+// application.
 //
 // Returns in *value the requested value specified by attrib. It is up to the
 // caller to ensure that the data type and size of *value matches the request.
@@ -20503,8 +20630,8 @@ func CoredumpGetAttributeGlobalOfCtx[T any](ctx Context, attrib CoredumpSettings
 }
 
 // CoredumpSetAttribute calls cuCoredumpSetAttribute (CoredumpSetAttributeCtx
-// makes a context current first): Allows caller to set a coredump attribute
-// value for the current context.
+// makes a context current first and leaves it current): Allows caller to set a
+// coredump attribute value for the current context.
 //
 // This function should be considered an alternate interface to the CUDA-GDB
 // environment variables defined in this document:
@@ -20613,8 +20740,8 @@ func CoredumpSetAttributeOfCtx[T any](ctx Context, attrib CoredumpSettingsOf[T],
 }
 
 // CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal
-// (CoredumpSetAttributeGlobalCtx makes a context current first): Allows caller
-// to set a coredump attribute value globally.
+// (CoredumpSetAttributeGlobalCtx makes a context current first and leaves it
+// current): Allows caller to set a coredump attribute value globally.
 //
 // This function should be considered an alternate interface to the CUDA-GDB
 // environment variables defined in this document:
@@ -20725,13 +20852,14 @@ func CoredumpSetAttributeGlobalOfCtx[T any](ctx Context, attrib CoredumpSettings
 }
 
 // GetExportTable calls cuGetExportTable (GetExportTableCtx makes a context
-// current first): END CUDA_COREDUMP.
+// current first and leaves it current): END CUDA_COREDUMP.
 func GetExportTable(pExportTableId *UUID) (unsafe.Pointer, error) {
 	return GetExportTableCtx(0, pExportTableId)
 }
 
 // GreenCtxCreate calls cuGreenCtxCreate (GreenCtxCreateCtx makes a context
-// current first): Creates a green context with a specified set of resources.
+// current first and leaves it current): Creates a green context with a
+// specified set of resources.
 //
 // This API creates a green context with the resources specified in the
 // descriptor desc and returns it in the handle represented by phCtx. This API
@@ -20768,7 +20896,7 @@ func GreenCtxCreate(desc DevResourceDesc, dev Device, flags uint32) (GreenCtx, e
 }
 
 // GreenCtxDestroy calls cuGreenCtxDestroy (GreenCtxDestroyCtx makes a context
-// current first): Destroys a green context.
+// current first and leaves it current): Destroys a green context.
 //
 // Destroys the green context, releasing the primary context of the device that
 // this green context was created for. Any resources provisioned for this green
@@ -20787,7 +20915,8 @@ func GreenCtxCreate(desc DevResourceDesc, dev Device, flags uint32) (GreenCtx, e
 func GreenCtxDestroy(hCtx GreenCtx) error { return GreenCtxDestroyCtx(0, hCtx) }
 
 // CtxFromGreenCtx calls cuCtxFromGreenCtx (CtxFromGreenCtxCtx makes a context
-// current first): Converts a green context into the primary context.
+// current first and leaves it current): Converts a green context into the
+// primary context.
 //
 // The API converts a green context into the primary context returned in
 // pContext. It is important to note that the converted context pContext is a
@@ -20807,7 +20936,7 @@ func GreenCtxDestroy(hCtx GreenCtx) error { return GreenCtxDestroyCtx(0, hCtx) }
 func CtxFromGreenCtx(hCtx GreenCtx) (Context, error) { return CtxFromGreenCtxCtx(0, hCtx) }
 
 // DeviceGetDevResource calls cuDeviceGetDevResource (DeviceGetDevResourceCtx
-// makes a context current first): Get device resources.
+// makes a context current first and leaves it current): Get device resources.
 //
 // Get the type resources available to the device. This may often be the
 // starting point for further partitioning or configuring of resources.
@@ -20824,7 +20953,7 @@ func DeviceGetDevResource(device Device, typeArg DevResourceType) (DevResource, 
 }
 
 // CtxGetDevResource calls cuCtxGetDevResource (CtxGetDevResourceCtx makes a
-// context current first): Get context resources.
+// context current first and leaves it current): Get context resources.
 //
 // # Get the type resources available to the context represented by hCtx
 //
@@ -20840,8 +20969,8 @@ func CtxGetDevResource(hCtx Context, typeArg DevResourceType) (DevResource, erro
 }
 
 // GreenCtxGetDevResource calls cuGreenCtxGetDevResource
-// (GreenCtxGetDevResourceCtx makes a context current first): Get green context
-// resources.
+// (GreenCtxGetDevResourceCtx makes a context current first and leaves it
+// current): Get green context resources.
 //
 // # Get the type resources available to the green context represented by hCtx
 //
@@ -20855,8 +20984,8 @@ func GreenCtxGetDevResource(hCtx GreenCtx, typeArg DevResourceType) (DevResource
 }
 
 // DevSMResourceSplitByCount calls cuDevSmResourceSplitByCount
-// (DevSMResourceSplitByCountCtx makes a context current first): Splits
-// CU_DEV_RESOURCE_TYPE_SM resources.
+// (DevSMResourceSplitByCountCtx makes a context current first and leaves it
+// current): Splits CU_DEV_RESOURCE_TYPE_SM resources.
 //
 // Splits CU_DEV_RESOURCE_TYPE_SM resources into nbGroups, adhering to the
 // minimum SM count specified in minCount and the usage flags in useFlags. If
@@ -20931,8 +21060,8 @@ func DevSMResourceSplitByCount(result []DevResource, input *DevResource, useFlag
 }
 
 // DevResourceGenerateDesc calls cuDevResourceGenerateDesc
-// (DevResourceGenerateDescCtx makes a context current first): Generate a
-// resource descriptor.
+// (DevResourceGenerateDescCtx makes a context current first and leaves it
+// current): Generate a resource descriptor.
 //
 // Generates a single resource descriptor with the set of resources specified in
 // resources. The generated resource descriptor is necessary for the creation of
@@ -20962,7 +21091,7 @@ func DevResourceGenerateDesc(resources []DevResource) (DevResourceDesc, error) {
 }
 
 // GreenCtxRecordEvent calls cuGreenCtxRecordEvent (GreenCtxRecordEventCtx makes
-// a context current first): Records an event.
+// a context current first and leaves it current): Records an event.
 //
 // Captures in hEvent all the activities of the green context of hCtx at the
 // time of this call. hEvent and hCtx must be from the same primary context
@@ -20983,7 +21112,8 @@ func GreenCtxRecordEvent(hCtx GreenCtx, hEvent Event) error {
 }
 
 // GreenCtxWaitEvent calls cuGreenCtxWaitEvent (GreenCtxWaitEventCtx makes a
-// context current first): Make a green context wait on an event.
+// context current first and leaves it current): Make a green context wait on an
+// event.
 //
 // Makes all future work submitted to green context hCtx wait for all work
 // captured in hEvent. The synchronization will be performed on the device and
@@ -21006,7 +21136,8 @@ func GreenCtxWaitEvent(hCtx GreenCtx, hEvent Event) error {
 }
 
 // StreamGetGreenCtx calls cuStreamGetGreenCtx (StreamGetGreenCtxCtx makes a
-// context current first): Query the green context associated with a stream.
+// context current first and leaves it current): Query the green context
+// associated with a stream.
 //
 // Returns the CUDA green context that the stream is associated with, or NULL if
 // the stream is not associated with any green context.
@@ -21033,7 +21164,8 @@ func GreenCtxWaitEvent(hCtx GreenCtx, hEvent Event) error {
 func StreamGetGreenCtx(hStream Stream) (GreenCtx, error) { return StreamGetGreenCtxCtx(0, hStream) }
 
 // GreenCtxStreamCreate calls cuGreenCtxStreamCreate (GreenCtxStreamCreateCtx
-// makes a context current first): Create a stream for use in the green context.
+// makes a context current first and leaves it current): Create a stream for use
+// in the green context.
 //
 // Creates a stream for use in the specified green context greenCtx and returns
 // a handle in phStream. The stream can be destroyed by calling
@@ -21076,7 +21208,8 @@ func GreenCtxStreamCreate(greenCtx GreenCtx, flags uint32, priority int32) (Stre
 }
 
 // GreenCtxGetID calls cuGreenCtxGetId (GreenCtxGetIDCtx makes a context current
-// first): Returns the unique Id associated with the green context supplied.
+// first and leaves it current): Returns the unique Id associated with the green
+// context supplied.
 //
 // Returns in greenCtxId the unique Id which is associated with a given green
 // context. The Id is unique for the life of the program for this instance of
@@ -21090,8 +21223,8 @@ func GreenCtxStreamCreate(greenCtx GreenCtx, flags uint32, priority int32) (Stre
 func GreenCtxGetID(greenCtx GreenCtx) (uint64, error) { return GreenCtxGetIDCtx(0, greenCtx) }
 
 // LogsRegisterCallback calls cuLogsRegisterCallback (LogsRegisterCallbackCtx
-// makes a context current first): Register a callback function to receive error
-// log messages.
+// makes a context current first and leaves it current): Register a callback
+// function to receive error log messages.
 //
 // Parameters:
 //
@@ -21112,8 +21245,8 @@ func LogsRegisterCallback(callbackFunc LogsCallback, userData uintptr) (LogsCall
 }
 
 // LogsUnregisterCallback calls cuLogsUnregisterCallback
-// (LogsUnregisterCallbackCtx makes a context current first): Unregister a log
-// message callback.
+// (LogsUnregisterCallbackCtx makes a context current first and leaves it
+// current): Unregister a log message callback.
 //
 // Parameters:
 //
@@ -21122,9 +21255,9 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) error {
 	return LogsUnregisterCallbackCtx(0, callback)
 }
 
-// LogsCurrent calls cuLogsCurrent (LogsCurrentCtx makes a context current
-// first): Sets log iterator to point to the end of log buffer, where the next
-// message would be written.
+// LogsCurrent calls cuLogsCurrent (LogsCurrentCtx makes a context current first
+// and leaves it current): Sets log iterator to point to the end of log buffer,
+// where the next message would be written.
 //
 // Parameters:
 //
@@ -21134,7 +21267,8 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) error {
 func LogsCurrent(flags uint32) (LogIterator, error) { return LogsCurrentCtx(0, flags) }
 
 // LogsDumpToFile calls cuLogsDumpToFile (LogsDumpToFileCtx makes a context
-// current first): Dump accumulated driver logs into a file.
+// current first and leaves it current): Dump accumulated driver logs into a
+// file.
 //
 // Logs generated by the driver are stored in an internal buffer and can be
 // copied out using this API. This API dumps all driver logs starting from
@@ -21159,7 +21293,8 @@ func LogsDumpToFile(iterator *LogIterator, pathToFile string, flags uint32) erro
 }
 
 // LogsDumpToMemory calls cuLogsDumpToMemory (LogsDumpToMemoryCtx makes a
-// context current first): Dump accumulated driver logs into a buffer.
+// context current first and leaves it current): Dump accumulated driver logs
+// into a buffer.
 //
 // Logs generated by the driver are stored in an internal buffer and can be
 // copied out using this API. This API dumps driver logs from iterator into
@@ -21200,8 +21335,8 @@ func LogsDumpToMemory(iterator *LogIterator, buffer []byte, flags uint32) (uint6
 
 // CheckpointProcessGetRestoreThreadID calls
 // cuCheckpointProcessGetRestoreThreadId (CheckpointProcessGetRestoreThreadIDCtx
-// makes a context current first): Returns the restore thread ID for a CUDA
-// process.
+// makes a context current first and leaves it current): Returns the restore
+// thread ID for a CUDA process.
 //
 // Returns in *tid the thread ID of the CUDA restore thread for the process
 // specified by pid.
@@ -21215,8 +21350,8 @@ func CheckpointProcessGetRestoreThreadID(pid int32) (int32, error) {
 }
 
 // CheckpointProcessGetState calls cuCheckpointProcessGetState
-// (CheckpointProcessGetStateCtx makes a context current first): Returns the
-// process state of a CUDA process.
+// (CheckpointProcessGetStateCtx makes a context current first and leaves it
+// current): Returns the process state of a CUDA process.
 //
 // Returns in *state the current state of the CUDA process specified by pid.
 //
@@ -21229,7 +21364,8 @@ func CheckpointProcessGetState(pid int32) (ProcessState, error) {
 }
 
 // CheckpointProcessLock calls cuCheckpointProcessLock (CheckpointProcessLockCtx
-// makes a context current first): Lock a running CUDA process.
+// makes a context current first and leaves it current): Lock a running CUDA
+// process.
 //
 // Lock the CUDA process specified by pid which will block further CUDA API
 // calls. Process must be in the RUNNING state in order to lock.
@@ -21248,8 +21384,8 @@ func CheckpointProcessLock(pid int32, args *CheckpointLockArgs) error {
 }
 
 // CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint
-// (CheckpointProcessCheckpointCtx makes a context current first): Checkpoint a
-// CUDA process's GPU memory contents.
+// (CheckpointProcessCheckpointCtx makes a context current first and leaves it
+// current): Checkpoint a CUDA process's GPU memory contents.
 //
 // Checkpoints a CUDA process specified by pid that is in the LOCKED state. The
 // GPU memory contents will be brought into host memory and all underlying
@@ -21267,8 +21403,9 @@ func CheckpointProcessCheckpoint(pid int32, args *CheckpointCheckpointArgs) erro
 }
 
 // CheckpointProcessRestore calls cuCheckpointProcessRestore
-// (CheckpointProcessRestoreCtx makes a context current first): Restore a CUDA
-// process's GPU memory contents from its last checkpoint.
+// (CheckpointProcessRestoreCtx makes a context current first and leaves it
+// current): Restore a CUDA process's GPU memory contents from its last
+// checkpoint.
 //
 // Restores a CUDA process specified by pid from its last checkpoint. Process
 // must be in the CHECKPOINTED state to restore.
@@ -21292,8 +21429,8 @@ func CheckpointProcessRestore(pid int32, args *CheckpointRestoreArgs) error {
 }
 
 // CheckpointProcessUnlock calls cuCheckpointProcessUnlock
-// (CheckpointProcessUnlockCtx makes a context current first): Unlock a CUDA
-// process to allow CUDA API calls.
+// (CheckpointProcessUnlockCtx makes a context current first and leaves it
+// current): Unlock a CUDA process to allow CUDA API calls.
 //
 // Unlocks a process specified by pid allowing it to resume making CUDA API
 // calls. Process must be in the LOCKED state.
