@@ -57,14 +57,16 @@ var argBufs = sync.Pool{New: func() any { return new(bigArgs) }}
 // arguments taking at most 256 bytes. An argument of another type is refused before the call
 // with an error naming it.
 //
-// The raw form, LaunchKernel with kernelParams, stays for what this one
-// does not cover.
+// LaunchArgsOf is the form whose arguments Go checks at compile time
+// where it can: a Go pointer or a slice there does not compile. The raw
+// form, LaunchKernel with kernelParams, stays for what neither covers.
 func LaunchArgs(f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
 	return LaunchArgsCtx(0, f, grid, block, sharedMem, stream, args...)
 }
 
 // LaunchArgsCtx is LaunchArgs making ctx current on the calling thread
-// inside the same cgo call (0 leaves the thread's context as it is).
+// inside the same cgo call, where it stays after the call (0 leaves the
+// thread's context as it is).
 func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
 	if len(args) <= stackArgs {
 		var a smallArgs
@@ -77,6 +79,63 @@ func LaunchArgsCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, 
 		}
 	}
 	return launchBig(ctx, f, grid, block, sharedMem, stream, args)
+}
+
+// KernelScalar is the type set of the kernel arguments Go checks at
+// compile time: the numbers, bool, and the types defined on them
+// (DevicePtr, a named integer). A pointer, a slice, a string, a map, a
+// channel, a func or an interface is none of them, so passing one to Arg
+// does not compile.
+type KernelScalar interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
+		~float32 | ~float64 | ~bool
+}
+
+// KernelArg is one kernel argument, by value, for LaunchArgsOf: Arg makes
+// one from a number, ArgStruct from a struct or an array. The zero
+// KernelArg is refused at the launch.
+type KernelArg struct {
+	v any // as LaunchArgs takes it: a KernelArg is laid out as an any
+}
+
+// Arg is the kernel argument v, of a type Go checks at compile time: a
+// number, a bool, DevicePtr or another type defined on a number. Its size
+// and alignment are its type's (an int is 8 bytes, a C long long: use
+// int32 for a C int).
+func Arg[T KernelScalar](v T) KernelArg { return KernelArg{v} }
+
+// ArgStruct is the kernel argument v, a struct or an array laid out as C
+// lays out the kernel's parameter of that type (see LaunchArgs for
+// alignment). Go's type sets cannot say "holds no Go pointers", so that is
+// checked at the launch, as LaunchArgs checks its arguments: a type that
+// holds Go pointers is refused before the call.
+func ArgStruct[T any](v T) KernelArg { return KernelArg{v} }
+
+// LaunchArgsOf is LaunchArgs with each argument's type checked at compile
+// time where Go can: every argument is a KernelArg, which Arg makes from a
+// KernelScalar only, so a Go pointer or a slice does not compile
+// (driver.Arg(&dA): *DevicePtr does not satisfy KernelScalar; &dA itself is
+// no KernelArg). Structs and arrays go through ArgStruct, checked at the
+// launch. The packing is LaunchArgs's, and nothing is allocated for at most
+// 32 numbers taking at most 256 bytes:
+//
+//	err := driver.LaunchArgsOf(fn, grid, block, 0, stream, driver.Arg(buf), driver.Arg(n))
+//
+// LaunchArgs stays for arguments of any type, checked at run time.
+func LaunchArgsOf(f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...KernelArg) error {
+	return LaunchArgsOfCtx(0, f, grid, block, sharedMem, stream, args...)
+}
+
+// LaunchArgsOfCtx is LaunchArgsOf making ctx current on the calling thread
+// inside the same cgo call, where it stays after the call (0 leaves the
+// thread's context as it is).
+func LaunchArgsOfCtx(ctx Context, f Function, grid, block Dim3, sharedMem uint32, stream Stream, args ...KernelArg) error {
+	return LaunchArgsCtx(ctx, f, grid, block, sharedMem, stream, asAnys(args)...)
+}
+
+// asAnys views args as LaunchArgs's arguments: a KernelArg is one any.
+func asAnys(args []KernelArg) []any {
+	return unsafe.Slice((*any)(unsafe.Pointer(unsafe.SliceData(args))), len(args))
 }
 
 // launchBig is LaunchArgsCtx with a buffer from the pool.
@@ -183,7 +242,7 @@ var plainTypes sync.Map // reflect.Type → bool
 func plainValue(i int, a any) (size, align int, p unsafe.Pointer, err error) {
 	t := reflect.TypeOf(a)
 	if t == nil {
-		return 0, 0, nil, fmt.Errorf("cuda: cuLaunchKernel: kernel argument %d is nil: pass a value of the kernel parameter's type", i)
+		return 0, 0, nil, fmt.Errorf("cuda: cuLaunchKernel: kernel argument %d is nil (or the zero KernelArg): pass a value of the kernel parameter's type (made with Arg or ArgStruct for LaunchArgsOf)", i)
 	}
 	ok, seen := plainTypes.Load(t)
 	if !seen {
