@@ -212,3 +212,51 @@ func TestLifetimeBorderColor(t *testing.T) {
 		t.Fatalf("border colour %v (%v), want %v", got, err, want)
 	}
 }
+
+// The asynchronous copies use their host memory when the copy runs on
+// the stream, after the call returns: it is a HostPtr (C memory), which
+// the fake copies from and to on the stream's thread.
+func TestLifetimeAsyncCopyHostMemory(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	const n = 256
+	src, err := MemAllocHostCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeHostCtx(ctx, src)
+	dst, err := MemAllocHostCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeHostCtx(ctx, dst)
+	for i, b := 0, src.Bytes(n); i < n; i++ {
+		b[i] = byte(i)
+	}
+	d, err := MemAllocCtx(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer MemFreeCtx(ctx, d)
+	s, err := StreamCreateCtx(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer StreamDestroyCtx(ctx, s)
+	if err := MemcpyHtoDAsyncCtx(ctx, d, src, n, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := MemcpyDtoHAsyncCtx(ctx, dst, d, n, s); err != nil {
+		t.Fatal(err)
+	}
+	churn()
+	if err := StreamSynchronizeCtx(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dst.Bytes(n), src.Bytes(n)) {
+		t.Fatal("the copies on the stream did not go through their host memory")
+	}
+	noCorruption(t)
+}
