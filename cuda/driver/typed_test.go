@@ -68,14 +68,20 @@ func TestTypedFormsAllocateNoMore(t *testing.T) {
 			func() error { v := uint64(1 << 30); return MemPoolSetAttribute(0, MempoolAttrReleaseThreshold, &v) },
 			func() error { return MemPoolSetAttributeOf(0, MempoolAttrReleaseThresholdOf, 1<<30) }},
 		{"cuMemExportToShareableHandle",
-			func() error { var h int32; return MemExportToShareableHandle(&h, 0, MemHandleTypePosixFileDescriptor, 0) },
+			func() error {
+				var h int32
+				return MemExportToShareableHandle(&h, 0, MemHandleTypePosixFileDescriptor, 0)
+			},
 			func() error {
 				_, err := MemExportToShareableHandleOf(0, MemHandleTypePosixFileDescriptorOf, 0)
 				return err
 			}},
 		{"cuMemImportFromShareableHandle",
 			func() error { _, err := MemImportFromShareableHandle(fd, MemHandleTypePosixFileDescriptor); return err },
-			func() error { _, err := MemImportFromShareableHandleOf(fd, MemHandleTypePosixFileDescriptorOf); return err }},
+			func() error {
+				_, err := MemImportFromShareableHandleOf(fd, MemHandleTypePosixFileDescriptorOf)
+				return err
+			}},
 	} {
 		reached(t, entries, c.name, c.any())
 		reached(t, entries, c.name, c.form())
