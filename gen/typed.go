@@ -228,9 +228,4 @@ func (m *builder) typedKeys() error {
 }
 
 // typedWhat says what a value is in a table, for errors.
-func typedWhat(v TypedVar) string {
-	if v.Go == "" {
-		return v.GoType
-	}
-	return "a " + v.GoType
-}
+func typedWhat(v TypedVar) string { return v.GoType }
