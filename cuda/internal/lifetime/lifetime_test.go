@@ -287,6 +287,32 @@ func TestHelp(t *testing.T) {
 	settled(t, d)
 }
 
+// What waits for a flush is bounded: past HighWater, a create's Throttle
+// flushes a batch first; below it, it flushes nothing. (The Device's Close
+// closes without asking the flusher, as here, so nothing else flushes.)
+func TestThrottleBoundsTheBacklog(t *testing.T) {
+	d, o := domain()
+	for i := range HighWater + 10 {
+		event(d, uintptr(i+1), 0).Close(true)
+	}
+	if n := d.Pending(); n != HighWater+10 || d.asks.Load() != 0 {
+		t.Fatalf("%d wait, %d asks; want %d, none", n, d.asks.Load(), HighWater+10)
+	}
+	d.Throttle()
+	if n := d.Pending(); n != HighWater+10-flushMax {
+		t.Fatalf("past HighWater, a create's Throttle left %d waiting, want %d (a batch flushed)", n, HighWater+10-flushMax)
+	}
+	d.Throttle()
+	if n := d.Pending(); n != HighWater+10-flushMax {
+		t.Fatalf("below HighWater, Throttle flushed: %d wait, want %d", n, HighWater+10-flushMax)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.destroyed) != flushMax { // closed by their device: destroyed, not kept
+		t.Fatalf("%d destroyed, want %d", len(o.destroyed), flushMax)
+	}
+}
+
 // No Close waits for a flush: with the flusher held inside the driver's
 // destroy, closing events (enough to ask for a flush, twice over), streams,
 // adopted wrappers and the Domain's last Device all return, and the
