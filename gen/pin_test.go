@@ -275,9 +275,10 @@ func TestPinMultiVersion(t *testing.T) {
 			t.Errorf("-tags %q selects %v, want %v", tag, got, w)
 		}
 	}
-	for _, tag := range append([]string{""}, tags...) {
-		goCmd(t, f.tree, "build", "-tags", tag, "./...")
-		goCmd(t, f.tree, "vet", "-tags", tag, "./...")
+	goCmd(t, f.tree, "vet", "./...")
+	for _, tag := range tags {
+		// The packages a tag changes, their tests included.
+		goCmd(t, f.tree, "vet", "-tags", tag, "./cuda/...", "./cuda_test/...")
 	}
 	// A tag that is not pinned (12.5, between two pinned ones; 12.4, had
 	// 12.6 and 13.1 not been pinned) fails, naming the pinned tags now.

@@ -33,7 +33,10 @@ trap 'rm -rf "$logdir"' EXIT
 gotest() {
 	local log=$logdir/$1
 	shift
-	if go test -v "$@" > "$log" 2>&1; then
+	# A package's tests may take longer than go test's default 10 minutes
+	# on a busy 2-core machine (the generator's pin tests build and vet the
+	# module under every tag of three synthetic pins).
+	if go test -v -timeout 40m "$@" > "$log" 2>&1; then
 		awk '
 		/^=== / { next }
 		/^ *--- SKIP: / {
