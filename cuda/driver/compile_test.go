@@ -98,6 +98,9 @@ var compileBad = []struct{ name, code, want string }{
 }
 
 func TestCompileTimeChecks(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skipf("skipping: needs the go command to build the programs (%v); a machine that runs only test binaries has none", err)
+	}
 	if testing.Short() {
 		t.Skip("skipping in -short mode: builds a module of small programs with the go command")
 	}
