@@ -26,7 +26,9 @@ var packageGoroutines = map[string]string{
 }
 
 // ourGoroutines lists the goroutines running a function of the cuda
-// package (not of its tests), by that function.
+// package or its internal packages (not of its tests, nor of cuda/driver,
+// whose registered callbacks have goroutines of their own, documented
+// there), by that function.
 func ourGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	for {
@@ -49,7 +51,7 @@ func ourGoroutines() []string {
 			if j := strings.LastIndex(fn, "("); j > 0 && strings.HasSuffix(fn, ")") {
 				fn = fn[:j]
 			}
-			if strings.HasPrefix(fn, "github.com/cudagen/cudagen/cuda.") || strings.HasPrefix(fn, "github.com/cudagen/cudagen/cuda/") {
+			if strings.HasPrefix(fn, "github.com/cudagen/cudagen/cuda.") || strings.HasPrefix(fn, "github.com/cudagen/cudagen/cuda/internal/") {
 				out = append(out, fn)
 			}
 		}
