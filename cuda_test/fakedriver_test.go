@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cudagen/cudagen/cuda"
 )
@@ -126,7 +127,14 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 		{"driver-12.4-wants-current", lib, "FAKECUDA_VERSION=12040 FAKECUDA_WANT_CURRENT=1"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run="+layerTests, "-test.v", "-test.count=1")
+			args := []string{"-test.run=" + layerTests, "-test.v", "-test.count=1"}
+			if deadline, ok := t.Deadline(); ok {
+				// A child that hangs ends itself, printing every
+				// goroutine's stack, before the parent's own timeout kills
+				// both without a word from the child.
+				args = append(args, "-test.timeout="+max(time.Until(deadline)-30*time.Second, time.Minute).String())
+			}
+			cmd := exec.Command(os.Args[0], args...)
 			// Each call holds its handles 5µs, so a Close that does not wait
 			// for calls in flight destroys one under a call, which the fake
 			// reports. Two devices, for the cross-device cases.
