@@ -82,9 +82,9 @@
 //     or context handle, the zero IPCEventHandle), get an error matching
 //     ErrInvalid that names what was nil; never a panic. (A nil handle also
 //     matches the driver's result for it; a driver.Stream of 0 is not nil
-//     but the NULL stream.) Accessors without
-//     an error (Ordinal, Handle, Options, ...) return zero values (Ordinal
-//     -1, DefaultStream and PerThreadStream nil).
+//     but the NULL stream.) Accessors without an error (Ordinal, Handle,
+//     Options, ...) return zero values (Ordinal -1, DefaultStream and
+//     PerThreadStream nil).
 //   - Bad input is refused before the driver is called: options that cannot
 //     go together, unknown record or wait flags, a Spin duration outside
 //     [0, MaxSpin], more than one StreamOptions, an IPC handle's text or
