@@ -35,21 +35,21 @@ func stormErr(err error) bool {
 // (CUDAGEN_STORM_G) on shared Devices, streams, events and pools, which
 // goroutines close and replace while others use them, Devices included
 // (GetDevice, AdoptContext of an open one, Close, on each device), in
-// rounds of 250 ms for CUDAGEN_STORM (default 1s; the long run recorded in
-// docs/cuda-package.md is 30m). At the end of each round everything is
+// rounds of stormCalls calls per goroutine, CUDAGEN_STORM rounds (default
+// 4; docs/cuda-package.md records the long runs). At the end of each round everything is
 // closed, and then every context's Done must close, and on the fake driver
 // no primary context may stay retained, no event or stream alive, no call
 // may have run on a released context or with a destroyed handle, and
 // Leaked must not have grown. Only documented errors are allowed. The seed
 // of a failed round is logged (CUDAGEN_STORM_SEED replays it).
 func TestLayerStorm(t *testing.T) {
-	dur := time.Second
+	rounds := 4
 	if env := os.Getenv("CUDAGEN_STORM"); env != "" {
-		d, err := time.ParseDuration(env)
-		if err != nil {
-			t.Fatalf("CUDAGEN_STORM=%q: %v", env, err)
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 1 {
+			t.Fatalf("CUDAGEN_STORM=%q: want a positive count of rounds", env)
 		}
-		dur = d
+		rounds = n
 	}
 	workers := 16
 	if g := os.Getenv("CUDAGEN_STORM_G"); g != "" {
@@ -76,15 +76,12 @@ func TestLayerStorm(t *testing.T) {
 	before := readCounters()
 	leaked := cuda.Leaked()
 	var ops int64
-	t0 := time.Now()
-	rounds := 0
-	for round := 0; rounds == 0 || time.Since(t0) < dur; round++ {
+	for round := range rounds {
 		rs := seed + uint64(round)
 		n, ok := stormRound(t, rs, workers, ndev)
 		ops += n
-		rounds++
 		if !ok {
-			t.Fatalf("round %d failed: replay it with CUDAGEN_STORM_SEED=%d CUDAGEN_STORM_G=%d CUDAGEN_STORM=1ns", round, rs, workers)
+			t.Fatalf("round %d failed: replay it with CUDAGEN_STORM_SEED=%d CUDAGEN_STORM_G=%d CUDAGEN_STORM=1", round, rs, workers)
 		}
 		if c := readCounters(); c.ok && (c.retains != 0 || c.live != before.live || c.released != before.released || c.stale != before.stale) {
 			t.Fatalf("round %d (CUDAGEN_STORM_SEED=%d): with every Device closed and every Done closed, %d primary context retains, %d events and streams alive (%d before), %d calls on a released context, %d with a destroyed handle",
@@ -94,11 +91,15 @@ func TestLayerStorm(t *testing.T) {
 			t.Fatalf("round %d: Leaked grew by %d with every object closed", round, d)
 		}
 	}
-	t.Logf("storm: %d goroutines, %d rounds, %v: %d operations, every context released and nothing alive after each round (on the fake driver: %v)",
-		workers, rounds, time.Since(t0).Round(time.Second), ops, before.ok)
+	t.Logf("storm: %d goroutines, %d rounds: %d operations, every context released and nothing alive after each round (on the fake driver: %v)",
+		workers, rounds, ops, before.ok)
 }
 
-// stormRound is one round of TestLayerStorm: 250 ms of random calls, then
+// stormCalls is how many random calls each goroutine makes in a round.
+const stormCalls = 1500
+
+// stormRound is one round of TestLayerStorm: stormCalls random calls per
+// goroutine, then
 // everything closed and every context's Done waited for. It returns the
 // calls made, and false if a call met an undocumented error or a Done did
 // not close within a minute.
@@ -157,14 +158,9 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 		openDev(r0, i)
 	}
 	anyDev := func(r *rand.Rand) *cuda.Device { return devs[r.IntN(len(devs))].Load() }
-	run := func(stop <-chan struct{}, g int) {
+	run := func(g int) {
 		r := rand.New(rand.NewPCG(seed, uint64(g)+1))
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		for range stormCalls {
 			i := r.IntN(slots)
 			e, s := events[i].Load(), streams[r.IntN(slots)].Load()
 			switch r.IntN(20) {
@@ -274,13 +270,10 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 			ops.Add(1)
 		}
 	}
-	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range workers {
-		wg.Go(func() { run(stop, g) })
+		wg.Go(func() { run(g) })
 	}
-	time.Sleep(250 * time.Millisecond)
-	close(stop)
 	wg.Wait()
 	// Everything closed, in an order of its own each round: the objects,
 	// then the Devices; a Device closed first leaves its objects closed.

@@ -35,7 +35,7 @@ func (m *builder) addPtrWords(goType string, off int64, set map[int64]bool, dept
 		return
 	}
 	switch {
-	case goType == "unsafe.Pointer" || strings.HasPrefix(goType, "*"):
+	case m.goPointer(goType):
 		set[off] = true
 		return
 	case strings.HasPrefix(goType, "["):

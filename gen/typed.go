@@ -9,11 +9,12 @@ package main
 // than documented writes inside it), a slice's own memory, or the value
 // itself.
 //
-// Each such function also has a typed form (PointerGetAttributeOf) that
-// takes, instead of the picker's value, a generic key carrying the Go type
-// (a PointerAttributeOf[T], one variable per value: PointerAttributeContextOf
-// is a PointerAttributeOf[Context]), so that a value of another Go type does
-// not compile. It calls the any form, which checks as before.
+// Each such function also has a generic form (PointerGetAttributeOf) whose
+// selecting parameter is a key that names the Go type (a
+// PointerAttributeOf[T], one variable per enumerator:
+// PointerAttributeContextOf is a PointerAttributeOf[Context]), so that a
+// value of another Go type does not compile. It calls the function that
+// takes an any, which checks the value at run time.
 
 import (
 	"fmt"
@@ -110,11 +111,12 @@ func typedTable(f *Func, q *Param) string {
 	return "typed" + f.GoName + exported(q.Go)
 }
 
-// TypedKey is the generic type of a picker enum's values that carry their
-// Go type: PointerAttributeOf[T], with one variable per value that has a Go
-// type a typed form can take or return whole (PointerAttributeContextOf is
-// a PointerAttributeOf[Context]). A slice the caller sizes and a refused
-// value have none: they stay with the any form.
+// TypedKey describes the generated key type of a selecting enum,
+// PointerAttributeOf[T]: one variable per enumerator whose Go type the
+// generic form takes or returns whole (PointerAttributeContextOf is a
+// PointerAttributeOf[Context]). An enumerator whose data is a slice the
+// caller sizes, or that is refused, has no key: it is passed to the function
+// that takes an any.
 type TypedKey struct {
 	Go    string // "PointerAttributeOf"
 	Enum  string // the picker's Go type: "PointerAttribute"
@@ -210,7 +212,7 @@ func (m *builder) typedKeys() error {
 			k.Vars = append(k.Vars, v)
 		}
 		if len(k.Vars) == 0 {
-			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: no value of %s has a Go type a typed form can carry (slices and refused values stay with the any form)", f.Pos, f.Base, q.By.GoType)
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: no enumerator of %s has a whole Go type for a generic key (slices and refused values are passed through the function that takes an any)", f.Pos, f.Base, q.By.GoType)
 		}
 		k.Funcs = append(k.Funcs, f.TypedForm())
 		if err := m.claim(f.TypedForm(), f.Symbol+" (typed form)", f.Pos); err != nil {

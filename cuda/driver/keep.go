@@ -22,15 +22,13 @@ import (
 // kept holds the C copies by owning handle.
 var kept struct {
 	sync.Mutex
-	m map[keptKey][]keptCopy
+	m map[keptKey][]unsafe.Pointer
 }
 
 type keptKey struct {
 	kind string // the handle's Go type
 	h    uintptr
 }
-
-type keptCopy struct{ p unsafe.Pointer }
 
 // keepCopy copies n bytes at p into new C memory (nil for none).
 func keepCopy(p unsafe.Pointer, n int) unsafe.Pointer {
@@ -57,10 +55,10 @@ func keepOrFree(err error, kind string, h uintptr, c unsafe.Pointer) {
 	}
 	kept.Lock()
 	if kept.m == nil {
-		kept.m = map[keptKey][]keptCopy{}
+		kept.m = map[keptKey][]unsafe.Pointer{}
 	}
 	k := keptKey{kind, h}
-	kept.m[k] = append(kept.m[k], keptCopy{c})
+	kept.m[k] = append(kept.m[k], c)
 	kept.Unlock()
 }
 
@@ -72,7 +70,7 @@ func releaseKept(kind string, h uintptr) {
 	delete(kept.m, keptKey{kind, h})
 	kept.Unlock()
 	for _, c := range cs {
-		C.free(c.p)
+		C.free(c)
 	}
 }
 

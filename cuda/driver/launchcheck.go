@@ -34,33 +34,39 @@ import "C"
 
 import (
 	"fmt"
+	"maps"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
+// paramCounts are the parameter counts asked so far, by function: a map
+// replaced whole on each addition (rare), so that a launch reads it
+// without a lock.
 var paramCounts struct {
 	once sync.Once
-	info uintptr // cuFuncGetParamInfo, 0 where the driver lacks it
-	mu   sync.RWMutex
-	n    map[Function]int
+	info uintptr    // cuFuncGetParamInfo, 0 where the driver lacks it
+	mu   sync.Mutex // serialises the additions
+	n    atomic.Pointer[map[Function]int]
 }
 
 // paramCount is f's parameter count, or -1 where the driver cannot tell.
 func paramCount(ctx Context, f Function) int {
-	paramCounts.mu.RLock()
-	n, ok := paramCounts.n[f]
-	paramCounts.mu.RUnlock()
-	if ok {
-		return n
+	if m := paramCounts.n.Load(); m != nil {
+		if n, ok := (*m)[f]; ok {
+			return n
+		}
 	}
 	paramCounts.once.Do(func() { paramCounts.info, _ = Lookup("cuFuncGetParamInfo", 12040) })
-	n = int(C.cg_param_count(C.uintptr_t(ctx), C.uintptr_t(paramCounts.info), C.uintptr_t(f)))
+	n := int(C.cg_param_count(C.uintptr_t(ctx), C.uintptr_t(paramCounts.info), C.uintptr_t(f)))
 	if n >= 0 {
 		paramCounts.mu.Lock()
-		if paramCounts.n == nil {
-			paramCounts.n = map[Function]int{}
+		next := map[Function]int{}
+		if m := paramCounts.n.Load(); m != nil {
+			next = maps.Clone(*m)
 		}
-		paramCounts.n[f] = n
+		next[f] = n
+		paramCounts.n.Store(&next)
 		paramCounts.mu.Unlock()
 	}
 	return n
@@ -70,7 +76,7 @@ func paramCount(ctx Context, f Function) int {
 // reused once its module, library or context is gone.
 func forgetParamCounts() {
 	paramCounts.mu.Lock()
-	paramCounts.n = nil
+	paramCounts.n.Store(nil)
 	paramCounts.mu.Unlock()
 }
 
