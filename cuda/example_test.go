@@ -66,7 +66,7 @@ func Example_timing() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(d >= 4*time.Millisecond && d < 50*time.Millisecond)
+	fmt.Println(d >= 4*time.Millisecond)
 	// Output: true
 }
 

@@ -54,7 +54,7 @@ func TestLayerClosedDuringCall(t *testing.T) {
 	dev := onlyDevice(t)
 	defer dev.Close()
 	s := must[*cuda.Stream](t)(dev.NewStream())
-	ok(t, s.Spin(300*time.Millisecond))
+	end := queued(t, s, pending)
 	before := readCounters()
 	done := make(chan error, 1)
 	go func() { done <- s.Sync() }()
@@ -71,7 +71,7 @@ func TestLayerClosedDuringCall(t *testing.T) {
 	} else {
 		time.Sleep(50 * time.Millisecond)
 	}
-	ok(t, prompt(t, "Stream.Close during a Sync", s.Close))
+	ok(t, prompt(t, "Stream.Close during a Sync", end, s.Close))
 	if err := <-done; err != nil {
 		t.Fatalf("a Sync in flight during Close returned %v, want nil", err)
 	}

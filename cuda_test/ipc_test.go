@@ -193,10 +193,10 @@ func TestIPCExporterDeath(t *testing.T) {
 			t.Fatal("a Wait hangs after the exporter's death")
 		}
 	}
-	ok(t, prompt(t, "Close of the imported event", e.Close))
-	ok(t, prompt(t, "Close of the event after the wait", after.Close))
-	ok(t, prompt(t, "Close of the waiting stream", s.Close))
-	ok(t, prompt(t, "Device.Close (its context's release waits for the stream's wait, in the background)", dev.Close))
+	ok(t, prompt(t, "Close of the imported event", time.Time{}, e.Close))
+	ok(t, prompt(t, "Close of the event after the wait", time.Time{}, after.Close))
+	ok(t, prompt(t, "Close of the waiting stream", time.Time{}, s.Close))
+	ok(t, prompt(t, "Device.Close (its context's release waits for the stream's wait, in the background)", time.Time{}, dev.Close))
 }
 
 func ipcExporter(t *testing.T) {

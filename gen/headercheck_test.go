@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cudagen/cudagen/headers"
 	"github.com/dave/jennifer/jen"
@@ -82,11 +81,7 @@ func TestBadHeaders(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := writePair(t, c.cuda, c.typedefs)
-			start := time.Now()
 			_, err := ParseHeaders(miniConfig(), dir)
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("took %v", d)
-			}
 			checkMessage(t, err)
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
@@ -123,10 +118,9 @@ func TestHeaderExpansionBomb(t *testing.T) {
 		b.WriteString("#define M" + strconv.Itoa(i) + " M" + strconv.Itoa(i-1) + " M" + strconv.Itoa(i-1) + "\n")
 	}
 	b.WriteString("int bomb[] = { M39 };\n")
-	start := time.Now()
 	_, err := ParseHeaders(miniConfig(), writePair(t, b.String()+miniCuda, miniTypedefs))
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("took %v", d)
+	if err == nil || !strings.Contains(err.Error(), "macro expansion limit exceeded") {
+		t.Fatalf("a header whose macro expands 2^39 times: %v, want the expansion limit's error", err)
 	}
 	checkMessage(t, err)
 	t.Log(err)
