@@ -24,7 +24,7 @@ import (
 // adopted holds the state of each context adopted with AdoptContext that is
 // not a primary context held by GetDevice, so that Devices adopting one
 // context share it (their objects work together). Guarded by primariesMu.
-var adopted = map[driver.Context]*primary{}
+var adopted = map[driver.Context]*ctxState{}
 
 // AdoptContext returns a Device for a context made elsewhere, such as one
 // from cuCtxCreate, so that its streams and events can be adopted
@@ -72,13 +72,13 @@ func AdoptContext(ctx driver.Context) (*Device, error) {
 		}
 		q.life.Mu.Unlock()
 	}
-	// Share an open primary of this context, GetDevice's or adopted.
-	for _, q := range []*primary{adopted[ctx], primaries[ordinal]} {
+	// Share an open ctxState of this context, GetDevice's or adopted.
+	for _, q := range []*ctxState{adopted[ctx], primaries[ordinal]} {
 		if q != nil && q.ctx == ctx && q.openDevice() {
 			return newDevice(q), nil
 		}
 	}
-	p := newPrimary(ordinal, dev, ctx, true)
+	p := newCtxState(ordinal, dev, ctx, true)
 	adopted[ctx] = p
 	return newDevice(p), nil
 }

@@ -23,7 +23,7 @@ func fakeAdoptedDeviceCtx(ctx driver.Context) *Device {
 		}
 		return ctx, nil
 	}
-	return newDevice(newPrimary(3, 0, ctx, true))
+	return newDevice(newCtxState(3, 0, ctx, true))
 }
 
 func wantErr(t *testing.T, what string, err, target error) {
@@ -120,7 +120,7 @@ func TestAdoptedWrongDevice(t *testing.T) {
 	if want := "(context 0xc0) and the end event to device 3 (context 0xd0)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("message %v lacks %q", err, want)
 	}
-	// Two Devices of one context (two primary states of it) mix: the
+	// Two Devices of one context (two ctxStates of it) mix: the
 	// driver sees one context.
 	c := fakeAdoptedDeviceCtx(0xc0)
 	ce, _ := c.AdoptEvent(driver.Event(0x9000), EventOptions{Timing: true})

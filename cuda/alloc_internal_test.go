@@ -15,7 +15,7 @@ import (
 // driver call, nor does the flush that keeps never-recorded handles; where
 // none is kept yet, newEvent stands for the driver's create.
 func TestNewEventAllocations(t *testing.T) {
-	d := newDevice(newPrimary(0, 0, 0, false))
+	d := newDevice(newCtxState(0, 0, 0, false))
 	f := driver.EventDisableTiming
 	var keep *Event // the current slab stays reachable, as a program's latest event keeps it
 	reused, runs := 0, 0
@@ -57,7 +57,7 @@ func TestNewEventAllocations(t *testing.T) {
 		t.Errorf("after a flush, %d handles kept; %d were created, at most %d are kept", n0, created, lifetime.ReuseMax)
 	}
 	if d.p.life.Open != nil || d.p.life.Live != 1 || keep == nil {
-		t.Errorf("the primary's list was not emptied: live %d", d.p.life.Live)
+		t.Errorf("the context's list was not emptied: live %d", d.p.life.Live)
 	}
 }
 
@@ -66,7 +66,7 @@ func TestNewEventAllocations(t *testing.T) {
 // destroy fails without a driver (the error is not the point here), and
 // the handle is not kept.
 func TestReuseOnlyComplete(t *testing.T) {
-	p := newPrimary(0, 0, 0, false)
+	p := newCtxState(0, 0, 0, false)
 	d := &Device{p: p}
 	open := func(opts EventOptions) *Event {
 		e, err := newEvent(d, driver.Event(7), opts, false, "create event")
@@ -116,13 +116,13 @@ func TestReuseOnlyComplete(t *testing.T) {
 		}
 	}
 	if p.life.Open != nil || p.life.Live != 1 {
-		t.Errorf("the primary's list was not emptied: live %d", p.life.Live)
+		t.Errorf("the context's list was not emptied: live %d", p.life.Live)
 	}
 }
 
 // Wait's spin adapts to how long the context's latest Wait slept.
 func TestWaitSpinAdapts(t *testing.T) {
-	p := newPrimary(0, 0, 0, false)
+	p := newCtxState(0, 0, 0, false)
 	if p.waits.long.Load() {
 		t.Fatal("a new context starts with long waits")
 	}

@@ -11,7 +11,7 @@ import (
 // The two-tier call. Record, Query, Sync, Sub and Wait on an event, and a
 // stream's Wait, Sync and Query, each make their hazard call first (tier
 // one, in the method: one cgo crossing holding the objects' state words,
-// guard.go), and return at once where it answers success. Everything else
+// lifetime.go), and return at once where it answers success. Everything else
 // is call.run, written once: the flush the hazard call asks for, its other
 // answers (not ready, refused because an object is closing), and where it
 // did not answer (no hazard slot, a default stream, a driver error: the
@@ -152,7 +152,7 @@ func (c *call) check() error {
 	return nil
 }
 
-// counted is the driver call of tier two (handlecall.go: without making the
+// counted is the driver call of tier two (hotcalls.go: without making the
 // context current, and with it where the driver refuses).
 func (c *call) counted() (int32, error) {
 	if c.f != 0 {

@@ -43,14 +43,15 @@ func DeviceCount() (int, error) {
 	return int(n), driverErr("count devices", err)
 }
 
-// primary is one retain of a device's primary context, shared by the Device
-// values of that ordinal opened while it is alive, or (foreign) a context
-// adopted with AdoptContext, which this package never releases. Its parts,
-// by concern: the context itself (here); its objects' lifetime (life:
-// guard.go, internal/lifetime), released when its live count drops to zero
-// after the last Device closed; its event slabs (events: recycle.go); its
-// long Waits' waiters and spin (waits: waiter.go, wait.go).
-type primary struct {
+// ctxState is the state of one context: one retain of a device's primary
+// context, shared by the Device values of that ordinal opened while it is
+// alive, or (foreign) a context adopted with AdoptContext, which this
+// package never releases. Its parts, by concern: the context itself (here);
+// its objects' lifetime (life: lifetime.go, internal/lifetime), released
+// when its live count drops to zero after the last Device closed; its event
+// slabs (events: recycle.go); its long Waits' waiters and spin (waits:
+// waiter.go, wait.go).
+type ctxState struct {
 	ordinal int
 	dev     driver.Device
 	ctx     driver.Context
@@ -65,15 +66,15 @@ type primary struct {
 	done    chan struct{} // closed once released (Device.Done)
 }
 
-// newPrimary makes the state of a context with its first Device.
-func newPrimary(ordinal int, dev driver.Device, ctx driver.Context, foreign bool) *primary {
-	p := &primary{ordinal: ordinal, dev: dev, ctx: ctx, foreign: foreign, devices: 1, done: make(chan struct{})}
+// newCtxState makes the state of a context with its first Device.
+func newCtxState(ordinal int, dev driver.Device, ctx driver.Context, foreign bool) *ctxState {
+	p := &ctxState{ordinal: ordinal, dev: dev, ctx: ctx, foreign: foreign, devices: 1, done: make(chan struct{})}
 	p.life.Init(p, 1)
 	return p
 }
 
 // openDevice counts one more Device of p; false once its last one closed.
-func (p *primary) openDevice() bool {
+func (p *ctxState) openDevice() bool {
 	p.life.Mu.Lock()
 	defer p.life.Mu.Unlock()
 	if p.life.Closing {
@@ -87,7 +88,7 @@ func (p *primary) openDevice() bool {
 // add registers a new stream or adopted wrapper; false once the last
 // Device closed. An adopted wrapper (in its Device's list) is refused once
 // that Device is closing.
-func (p *primary) add(h *handle, d *Device) bool {
+func (p *ctxState) add(h *handle, d *Device) bool {
 	p.life.Mu.Lock()
 	defer p.life.Mu.Unlock()
 	if p.life.Closing {
@@ -102,14 +103,14 @@ func (p *primary) add(h *handle, d *Device) bool {
 
 var (
 	primariesMu sync.Mutex
-	primaries   = map[int]*primary{}
+	primaries   = map[int]*ctxState{}
 )
 
 // Device is one CUDA device with its primary context retained. It is safe
 // for concurrent use. Close releases it. The zero value and a nil *Device are
 // not usable: their methods return errors matching ErrInvalid.
 type Device struct {
-	p       *primary
+	p       *ctxState
 	h       handle  // calls in flight on the device and its default streams
 	def     Stream  // the legacy default stream
 	pts     Stream  // the per-thread default stream (perthread.go)
@@ -143,12 +144,12 @@ func GetDevice(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, driverErr(fmt.Sprintf("retain the primary context of device %d", ordinal), err)
 	}
-	p := newPrimary(ordinal, dev, ctx, false)
+	p := newCtxState(ordinal, dev, ctx, false)
 	primaries[ordinal] = p
 	return newDevice(p), nil
 }
 
-func newDevice(p *primary) *Device {
+func newDevice(p *ctxState) *Device {
 	d := &Device{p: p}
 	d.h.D, d.h.Kind, d.h.State = &p.life, lifetime.KindDevice, new(atomic.Int64) // never held by a hazard call
 

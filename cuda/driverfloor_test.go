@@ -17,7 +17,7 @@ const driverFloor = 11030
 
 // olderEntryPoints are the functions this package calls at a newer ABI
 // version than driverFloor where the driver has it, with the older entry
-// point it falls back to otherwise (handlecall.go).
+// point it falls back to otherwise (hotcalls.go).
 var olderEntryPoints = map[string]int{"EventElapsedTime": 2000}
 
 // Every driver function this package calls exists at its bound ABI version
@@ -52,7 +52,7 @@ func TestDriverFloor(t *testing.T) {
 				used[g] = true
 			}
 		}
-		if file == "handlecall.go" {
+		if file == "hotcalls.go" {
 			for _, m := range name.FindAllStringSubmatch(string(b), -1) {
 				if abi[m[1]] != 0 {
 					used[m[1]] = true
@@ -77,7 +77,7 @@ func TestDriverFloor(t *testing.T) {
 			continue
 		}
 		if v > driverFloor {
-			t.Errorf("%s is bound at ABI %d (CUDA %s), newer than the drivers from %s this package runs on, and has no older entry point in handlecall.go",
+			t.Errorf("%s is bound at ABI %d (CUDA %s), newer than the drivers from %s this package runs on, and has no older entry point in hotcalls.go",
 				g, v, driver.VersionString(v), driver.VersionString(driverFloor))
 		}
 	}

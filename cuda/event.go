@@ -59,7 +59,7 @@ type Event struct {
 	// page-aligned by the runtime's size classes.
 	w        *atomic.Int64 // the state word (r.State), in C memory
 	h        driver.Event  // the driver handle
-	p        *primary      // its context
+	p        *ctxState     // its context
 	recorded atomic.Bool
 	pooled   atomic.Bool // idle in an EventPool
 	r        *handle
@@ -108,7 +108,7 @@ func (d *Device) NewEvent(opts EventOptions) (*Event, error) {
 // refuses. Where none is kept and a batch of closed events waits for a
 // flush, it flushes that batch first (lifetime's Help, if no flush is in
 // progress), so that creating and closing in a loop costs no driver call.
-func (p *primary) reuseEvent(d *Device, hold operand, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+func (p *ctxState) reuseEvent(d *Device, hold operand, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
 	for try := 0; ; try++ {
 		// No defer: this is create + close's hot path.
 		p.life.Mu.Lock()
@@ -137,7 +137,7 @@ func (p *primary) reuseEvent(d *Device, hold operand, opts EventOptions, f drive
 
 // createEvent is NewEvent's driver create, with a call in flight (on d or
 // on a stream of p) keeping the context.
-func (p *primary) createEvent(d *Device, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
+func (p *ctxState) createEvent(d *Device, opts EventOptions, f driver.EventFlags, op string) (*Event, error) {
 	p.life.Throttle()
 	h, err := driver.EventCreateCtx(p.ctx, f)
 	if err != nil {
@@ -180,7 +180,7 @@ func (e *Event) enter(op string) error { return e.operand("event").enter(op) }
 
 // Record captures in e the work queued on s so far. See Stream.Record.
 func (e *Event) Record(s *Stream, flags ...RecordFlag) error {
-	// The hot path first: a hazard call (guard.go), which marks the event
+	// The hot path first: a hazard call (lifetime.go), which marks the event
 	// recorded inside it; everything else in record.
 	if len(flags) == 0 && e != nil && s != nil && e.w != nil && s.w != nil && s.p == e.p {
 		// recorded is read before the driver call, which is likely to
@@ -244,7 +244,7 @@ func (e *Event) record(s *Stream, r int32, flags []RecordFlag) error {
 // completed: (false, nil) while it is pending. An event never recorded is
 // complete.
 func (e *Event) Query() (bool, error) {
-	// The hot path first: one hazard call (guard.go); the rest in call.run.
+	// The hot path first: one hazard call (lifetime.go); the rest in call.run.
 	r := noHot
 	if e != nil && e.w != nil {
 		// Pending work answers here too: a query right after a record
@@ -264,7 +264,7 @@ func (e *Event) Query() (bool, error) {
 // spinning or sleeping as the event was created (EventOptions.BlockingSync).
 // It cannot be cancelled; see Wait.
 func (e *Event) Sync() error {
-	// The hot path first: a hazard query (guard.go), which the driver
+	// The hot path first: a hazard query (lifetime.go), which the driver
 	// answers for complete work about 20 ns sooner than its sync (on an
 	// H100, docs/performance.md); the driver's sync, which spins or sleeps as the
 	// event asks, only where the work is pending. The rest in call.run: a
@@ -295,7 +295,7 @@ func (e *Event) Sync() error {
 // the 13.0 bindings on a driver from 12.8 it calls cuEventElapsedTime_v2,
 // otherwise the original cuEventElapsedTime, which may also report an
 // asynchronous error of earlier work where _v2 leaves that to Query and
-// Sync (see handlecall.go).
+// Sync (see hotcalls.go).
 func (e *Event) Sub(start *Event) (time.Duration, error) {
 	r, ms := noHot, float32(0)
 	if e != nil && e.w != nil && start != nil && start.w != nil && start.opts.Timing && e.opts.Timing &&
@@ -339,7 +339,7 @@ func (e *Event) timingErr(op string, start *Event) error {
 // whose says where two objects of different contexts belong: by device, and
 // where both are of one device (a primary context and an adopted one, or
 // two adopted ones), by context too.
-func whose(a string, pa *primary, b string, pb *primary) string {
+func whose(a string, pa *ctxState, b string, pb *ctxState) string {
 	if pa.ordinal != pb.ordinal {
 		return fmt.Sprintf("%s belongs to device %d and %s to device %d", a, pa.ordinal, b, pb.ordinal)
 	}

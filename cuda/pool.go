@@ -55,7 +55,7 @@ func (d *Device) NewEventPool(opts EventOptions, max int) (*EventPool, error) {
 // Get returns an idle event of the pool, or a new one (NewEvent, which
 // reuses a kept driver handle where it can: recycle.go). An idle event
 // recorded since it was made is handed out only if it is complete, by the
-// test the context's reuse of driver handles makes (primary.completion),
+// test the context's reuse of driver handles makes (ctxState.completion),
 // asked outside the pool's lock; one still pending goes to the back of the
 // pool, and one the driver refuses is closed.
 func (p *EventPool) Get() (*Event, error) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Creating and closing an event costs, in steady state, no driver call and
-// no allocation, for three reasons, all kept per context (primary) under its
+// no allocation, for three reasons, all kept per context (ctxState) under its
 // lifetime lock (p.life.Mu), which NewEvent and the destroy take once each
 // anyway:
 //
@@ -50,13 +50,13 @@ type eventSlab struct {
 
 // slabHandles are the handles of one slab's events: what its backstop needs.
 type slabHandles struct {
-	p          *primary
+	p          *ctxState
 	n          int          // slots taken, under p.life.Mu
 	prev, next *slabHandles // in p's list of slabs, under p.life.Mu
 	h          [slabSize]handle
 }
 
-// eventAlloc is a context's event allocator, under primary.life.Mu (with
+// eventAlloc is a context's event allocator, under ctxState.life.Mu (with
 // which it changes: a new event is live, and listed by its slab for the
 // last Device's Close).
 type eventAlloc struct {
@@ -67,16 +67,16 @@ type eventAlloc struct {
 
 // completion asks the driver whether an event's latest record is complete
 // (nil), pending (driver.ErrorNotReady) or unusable (another error): the
-// test of reuse that the flush (guard.go: primary.Complete, where only nil
+// test of reuse that the flush (lifetime.go: ctxState.Complete, where only nil
 // keeps a handle) and EventPool.Get share. Never under a lock.
-func (p *primary) completion(h driver.Event) error {
+func (p *ctxState) completion(h driver.Event) error {
 	return eventQuery(p.ctx, h)
 }
 
 // linkEvent makes the Event for driver handle ev in a slab, and lists its
 // handle as open; nil if there is no host memory for a new slab's state
 // words. Under p.life.Mu, with p not closing.
-func (p *primary) linkEvent(d *Device, ev driver.Event, opts EventOptions, f driver.EventFlags, imported bool) *Event {
+func (p *ctxState) linkEvent(d *Device, ev driver.Event, opts EventOptions, f driver.EventFlags, imported bool) *Event {
 	a := &p.events
 	s := a.cur.Value()
 	if s == nil || a.hs.n == slabSize {
@@ -146,7 +146,7 @@ func releaseSlab(hs *slabHandles) {
 // closeEvents closes, for the last Device's Close, p's events not yet
 // closed, reporting whether it closed any. Under p.life.Mu: each retires
 // without a lock, and needs no driver call.
-func (p *primary) closeEvents() bool {
+func (p *ctxState) closeEvents() bool {
 	closed := false
 	for hs := p.events.slabs; hs != nil; hs = hs.next {
 		for i := range hs.n {

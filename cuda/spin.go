@@ -18,7 +18,7 @@ type spinKernel struct {
 	err  error
 }
 
-var spinKernels sync.Map // *primary → *spinKernel
+var spinKernels sync.Map // *ctxState → *spinKernel
 
 // MaxSpin is the longest work Spin queues: longer asks are refused.
 const MaxSpin = time.Hour

@@ -33,7 +33,7 @@ type Stream struct {
 	// What the hot calls read first, on one cache line.
 	w       *atomic.Int64 // r.State if calls on s may be hazard calls, else nil
 	h       driver.Stream // the driver handle
-	p       *primary      // its context
+	p       *ctxState     // its context
 	owned   bool          // created by NewStream: Close destroys it
 	foreign bool          // adopted (AdoptStream): Close releases only the wrapper
 	r       *handle       // the stream's; the default streams' is their Device's

@@ -12,7 +12,7 @@ import (
 // bounded). No GPU needed: each create here fails at its driver call (or,
 // for the adopted wrappers, needs none), after its Throttle.
 func TestCreatesThrottle(t *testing.T) {
-	d := newDevice(newPrimary(0, 0, 0, false))
+	d := newDevice(newCtxState(0, 0, 0, false))
 	life := &d.p.life
 	for _, c := range []struct {
 		name   string

@@ -93,7 +93,7 @@ func (e *Event) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Work complete already costs one hazard query (guard.go); not
+	// Work complete already costs one hazard query (lifetime.go); not
 	// ready, or an error: the counted wait (call.run, then wait).
 	r := noHot
 	if e != nil && e.w != nil {
@@ -209,7 +209,7 @@ func (e *Event) blocked(j *sleeper.Job, done <-chan struct{}) (res int32, ok, st
 
 // sleptFor adapts the spin of p's next Waits to how long this one slept
 // (or polled) after its spin.
-func (p *primary) sleptFor(d time.Duration) {
+func (p *ctxState) sleptFor(d time.Duration) {
 	if long := d >= waitLongSlept; p.waits.long.Load() != long {
 		p.waits.long.Store(long)
 	}

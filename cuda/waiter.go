@@ -49,7 +49,7 @@ import (
 const waitersMax = 16
 
 type waiter struct {
-	p *primary
+	p *ctxState
 	s driver.Stream // private, non-blocking
 	e driver.Event  // private, CU_EVENT_BLOCKING_SYNC, no timing
 }
@@ -103,7 +103,7 @@ type waitState struct {
 // getWaiter takes an idle waiter of p, or makes one. The caller holds a
 // call in flight on an object of p, which keeps the context, and gives
 // the waiter back with putWaiter.
-func (p *primary) getWaiter() (*waiter, error) {
+func (p *ctxState) getWaiter() (*waiter, error) {
 	ws := &p.waits
 	ws.mu.Lock()
 	if n := len(ws.idle); n > 0 {
@@ -128,9 +128,9 @@ func (p *primary) getWaiter() (*waiter, error) {
 // putWaiter keeps w for the next long Wait, or destroys it if p keeps
 // enough. Its private event is complete (the driver's sleep on it
 // returned) or was not recorded. The caller still holds a call on an
-// object of p: the context's Release (guard.go) destroys the kept waiters
+// object of p: the context's Release (lifetime.go) destroys the kept waiters
 // before the context's release, after the last call.
-func (p *primary) putWaiter(w *waiter) {
+func (p *ctxState) putWaiter(w *waiter) {
 	ws := &p.waits
 	ws.mu.Lock()
 	if len(ws.idle) < waitersMax {
@@ -168,5 +168,5 @@ func (w *waiter) behind(ev driver.Event) error {
 }
 
 // sleepFns are the entry points the sleeper's threads call, resolved with
-// the hot calls' (handlecall.go).
+// the hot calls' (hotcalls.go).
 var sleepFns struct{ sync, query, setCurrent uintptr }

@@ -201,7 +201,7 @@ func TestHandleCallsUnderAnotherContext(t *testing.T) {
 }
 
 // TestLayerWaitLeavesContextCurrent: the package's calls on handles take no
-// context of their own (handlecall.go), so they must leave the thread's
+// context of their own (hotcalls.go), so they must leave the thread's
 // current context as it was: a Wait, short (never recorded) or long
 // (behind 20ms of work), on a thread whose current context is the event's
 // own changes nothing. (A Wait that made "no context" current instead broke

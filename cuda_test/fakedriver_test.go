@@ -113,7 +113,7 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 	// With the fake taking handle calls' context from the handles, as the
 	// driver does; with it refusing them (CUDA_ERROR_INVALID_CONTEXT) unless
 	// their context is current, so that the package's retry with the
-	// context made current (handlecall.go) runs on every path; with the
+	// context made current (hotcalls.go) runs on every path; with the
 	// hazard calls fencing themselves instead of relying on membarrier
 	// (cuda/internal/lifetime); and as drivers of 11.8 and 12.4 (the first
 	// three are a 13.0 driver's), so that every build runs on every driver

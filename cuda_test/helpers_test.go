@@ -1,8 +1,5 @@
 //go:build cgo
 
-// Package gputest (directory cuda_test) holds the tests and benchmarks that need a GPU. Without
-// one (CI) each test skips, saying so. tools/gpu-suite.sh builds the test
-// binaries for every pinned toolkit and runs them on the GPU machine.
 package gputest
 
 import (

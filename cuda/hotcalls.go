@@ -9,7 +9,7 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/sleeper"
 )
 
-// setupHot gives the hazard calls (guard.go) and the waiters' threads
+// setupHot gives the hazard calls (lifetime.go) and the waiters' threads
 // (waiter.go) their entry points, resolved once through the bindings' table
 // (the pinned header's ABI versions), each on its own, when the driver is
 // initialised, before any object exists. A hazard call without one (no

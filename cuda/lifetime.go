@@ -23,7 +23,7 @@ import (
 // it, on the package's flusher goroutine or in a later create, never in a
 // Close. Nothing waits or spins.
 //
-// Each context's lifetime.Domain (primary.life) counts its live objects:
+// Each context's lifetime.Domain (ctxState.life) counts its live objects:
 // every Device and every open event and stream. Closing the last Device
 // marks every event and stream of the context closed, and the drop of the
 // last live object has the flusher release the context (Release, below). So no call ever runs
@@ -48,7 +48,7 @@ const (
 
 // Destroy destroys a retired event's or stream's driver object (an adopted
 // wrapper's is its creator's).
-func (p *primary) Destroy(h *handle) error {
+func (p *ctxState) Destroy(h *handle) error {
 	switch h.Kind {
 	case lifetime.KindEvent:
 		return driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.H)))
@@ -60,7 +60,7 @@ func (p *primary) Destroy(h *handle) error {
 
 // Complete reports whether a retired recorded event is complete, for its
 // driver handle's reuse (recycle.go). A failed query answers no.
-func (p *primary) Complete(h *handle) bool {
+func (p *ctxState) Complete(h *handle) bool {
 	return p.completion(driver.Event(h.H)) == nil
 }
 
@@ -69,7 +69,7 @@ func (p *primary) Complete(h *handle) bool {
 // is released, in the background (an adopted context is left to its
 // creator); then Device.Done's channel is closed. It runs on the package's
 // flusher goroutine (internal/lifetime), never on a Close's.
-func (p *primary) Release(kept []uintptr) {
+func (p *ctxState) Release(kept []uintptr) {
 	// The idle waiters' events are complete and their streams idle: their
 	// destroys do not wait.
 	for _, w := range p.waits.take() {
@@ -100,7 +100,7 @@ func (p *primary) Release(kept []uintptr) {
 	}()
 }
 
-func (p *primary) destroyKept(kept []uintptr) {
+func (p *ctxState) destroyKept(kept []uintptr) {
 	for _, ev := range kept {
 		_ = driver.EventDestroyCtx(p.ctx, driver.Event(ev))
 	}
