@@ -14,7 +14,9 @@
 //	fmt.Println("GPU time:", d)
 //
 // Building needs no CUDA toolkit or driver: the driver library is loaded on
-// first use. Without one, every call returns an error matching ErrNoDriver.
+// first use. Without one, or in a build without cgo, every call that needs
+// the driver returns an error matching ErrNoDriver that says what to install
+// or enable.
 // This package runs on every driver from CUDA 11.3, whichever toolkit's
 // bindings it is built with (the build tags cuda11.8, cuda12.4, or none for
 // 13.0): where the bindings declare a newer entry point than the driver has,
@@ -25,9 +27,14 @@
 //
 // Every call works from any goroutine: where the driver call depends on the
 // current context, the device's context is made current inside the same cgo
-// call; calls on event and stream handles, which the driver resolves through
-// the handles, skip that check and make the context current only if the
-// driver refuses the call (handlecall.go). LockOSThread is never needed.
+// call; calls on events and on streams other than the default ones, which
+// the driver resolves through their handles, skip that check and make the
+// context current only if the driver refuses the call. LockOSThread is
+// never needed.
+//
+// These rules are the package's guarantees, stated here and nowhere else;
+// the repository's docs/cuda-package.md explains the design behind them and
+// lists the tests that check them, in CI on a fake driver and on the GPU.
 //
 // # Semantics kept from the driver
 //
@@ -40,11 +47,13 @@
 //     the work completes.
 //   - NewEvent may get the driver handle of a closed event of the same
 //     options that was complete when it was retired (never recorded, or
-//     the driver's query said so), so that
-//     create and close cost no driver call; the event is then what a new
-//     one is: complete, with the options asked for. A handle whose latest
-//     record may be pending, an IPC or imported event's, and one taken with
-//     Event.Handle (work may be recorded through it) are never reused.
+//     the driver's query said so), so that create and close cost no driver
+//     call; the event is then what a new one is: complete, with the options
+//     asked for. Never reused: a handle whose latest record may be pending,
+//     an IPC or imported event's, one taken with Event.Handle (work may be
+//     recorded through it), one recorded or waited on with RecordExternal or
+//     WaitExternal (a captured graph may record or wait on it at every
+//     launch), and one closed by its Device's Close.
 //   - Sub distinguishes its failures: ErrTimingDisabled, ErrNotRecorded
 //     (both checked before the driver is called) and ErrNotReady.
 //   - IPC events cannot have timing: NewEvent rejects the combination.
@@ -67,24 +76,32 @@
 // destroyed once none of them holds it, never under one, by the package's
 // flusher goroutine or a later NewEvent (an event's, if known complete, is
 // kept for reuse instead: see NewEvent; closed events go in batches, see
-// Event.Close). Closing the last open Device of an ordinal closes every
-// event and stream of it the same way, and its primary context is released
-// only once no call on it is in flight, so no call ever runs on a released
-// context; Device.Done says when that is over.
+// Event.Close). Closing the last open Device of a context closes every
+// event and stream of it the same way; a primary context is released only
+// once no call on it is in flight, so no call ever runs on a released
+// context; Device.Done is closed when the package is done with the context.
 //
 //   - Safe concurrently: every method of Device, Stream, Event and
 //     EventPool, Close included, from any goroutine.
 //   - After Close: every call returns an error matching ErrClosed, naming the
 //     object, or its device when the device's Close closed it (also for an
 //     old event used with a device opened again).
+//   - Pending work after a cancelled Wait: a long Wait (past its first
+//     spin) that is cancelled returns at once, and where it was blocked (see
+//     Event.Wait; never in an adopted context, where a cancellable Wait
+//     polls) its waiter thread stays asleep in the driver until the work
+//     completes, holding its call on the event: a Close meanwhile still
+//     returns at once, and the destroy (and the context's release) comes
+//     when that sleep ends.
 //   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event or
 //     *EventPool, and a nil argument (a pointer, a Context, a driver event
 //     or context handle, the zero IPCEventHandle), get an error matching
-//     ErrInvalid that names what was nil; never a panic. (A nil handle also
-//     matches the driver's result for it; a driver.Stream of 0 is not nil
-//     but the NULL stream.) Accessors without an error (Ordinal, Handle,
-//     Options, ...) return zero values (Ordinal -1, DefaultStream and
-//     PerThreadStream nil).
+//     ErrInvalid that names what was nil; never a panic. A nil handle also
+//     matches the driver's result for it (AdoptEvent(0) ErrInvalidHandle,
+//     AdoptContext(0) driver.ErrorInvalidContext); a driver.Stream of 0 is
+//     not nil but the NULL stream. Accessors without an error (Ordinal,
+//     Handle, Options, ...) return zero values (Ordinal -1, DefaultStream
+//     and PerThreadStream nil).
 //   - Bad input is refused before the driver is called: options that cannot
 //     go together, unknown record or wait flags, a Spin duration outside
 //     [0, MaxSpin], more than one StreamOptions, an IPC handle's text or
@@ -92,23 +109,23 @@
 //     ErrMalformedHandle, which names a version it does not know); a device
 //     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
 //     while idle in it (ErrInvalid). A stream priority outside the device's
-//     range is refused (ErrInvalidOptions) after the driver is asked for the
-//     range and before anything is created.
-//   - No goroutine of this package panics (WaitChan's included), and none
-//     outlives its call but these three kinds, each of which ends once its
-//     work is done: the dispatcher that hands the waiter threads' answers
-//     to long Waits, while any answer is owed (a cancelled Wait's driver
-//     sleep included, until it returns); the flusher, which destroys closed
-//     objects off their Close's path, while any wait for it; and, per
-//     primary context released, the goroutine of the driver's release,
-//     which waits for the context's pending GPU work (forever for work
-//     waiting on an IPC event whose exporter died), then closes
-//     Device.Done's channel.
+//     range is refused (ErrInvalidOptions), never clamped, after the driver
+//     is asked for the range and before anything is created.
+//   - No goroutine of this package panics, and none outlives its call but
+//     these four kinds, each of which ends once its work is done: the
+//     dispatcher that hands the waiter threads' answers to long Waits,
+//     while any answer is owed (a cancelled Wait's driver sleep included,
+//     until it returns); the flusher, which destroys closed objects off
+//     their Close's path, while any wait for it; per primary context
+//     released, the goroutine of the driver's release, which waits for the
+//     context's pending GPU work (forever for work waiting on an IPC event
+//     whose exporter died), then closes Device.Done's channel; and
+//     WaitChan's, until it has delivered its Wait's result.
 //   - Long Waits cost bounded resources, however many run at once: at
-//     most MaxBlockedWaits + 1 (17) waiter threads in the process (each
-//     exits after 10s idle), one eventfd, the dispatcher, and no thread of
-//     the Go runtime while they wait; cancellation returns at once. See
-//     Event.Wait, and ReadWaiterStats for the counts.
+//     most MaxBlockedWaits + 1 (17 on Linux with cgo) waiter threads in the
+//     process (each exits after 10s idle), one eventfd, the dispatcher, and
+//     no thread of the Go runtime while they wait; cancellation returns at
+//     once. See Event.Wait, and ReadWaiterStats for the counts.
 //   - Closed objects waiting for their destroy are bounded: past 1,024 in a
 //     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
 //     AdoptStream, AdoptEvent) first destroys a batch of them itself.
@@ -120,5 +137,15 @@
 //   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent) are
 //     never destroyed or released by this package: Close of a wrapper, or of
 //     its Device, releases only the wrapper.
-//   - Every error says the operation, the cause and the next step.
+//   - No allocation: in steady state, Record, Query, Sub, Sync, Wait and
+//     Stream.Wait allocate nothing, and a long Wait, once its context has a
+//     waiter, allocates nothing of its own.
+//   - Errors say the operation, the cause and the next step: every error
+//     the package returns is an *Error, or wraps the generated layer's error
+//     (ErrNoDriver, ErrNotSupported), with a message "cuda: operation:
+//     cause; fix"; the one exception is ctx.Err(), which Wait and WaitChan
+//     return as it is. Each matches its sentinel with errors.Is, and a
+//     driver's error also its driver.Result. A driver too old for the
+//     bindings' entry point names the build tag of older pinned bindings
+//     that it supports, where there is one (-tags cuda12.4).
 package cuda
