@@ -149,13 +149,9 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 				Fix: "adopt the stream on a Device of its context (cuda.AdoptContext for a context of its own, cuda.GetDevice for a primary context)", Err: ErrWrongDevice}
 		}
 	}
-	d.p.life.Throttle()
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
-	if r == nil {
-		return nil, hostMemErr(op)
-	}
-	if !d.p.add(r, d) {
-		return nil, closedErr(op, "device")
+	r, err := d.adoptHandle(op, uintptr(h))
+	if err != nil {
+		return nil, err
 	}
 	s := newStream(d, h, r, false)
 	s.cleanup = backstop(s, r)
@@ -201,13 +197,9 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 		return nil, err
 	}
 	defer d.h.Exit()
-	d.p.life.Throttle()
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindAdopted, &d.adopted)
-	if r == nil {
-		return nil, hostMemErr(op)
-	}
-	if !d.p.add(r, d) {
-		return nil, closedErr(op, "device")
+	r, err := d.adoptHandle(op, uintptr(h))
+	if err != nil {
+		return nil, err
 	}
 	// imported keeps it out of event pools; the handle's kind keeps its
 	// finish from destroying it.
@@ -215,4 +207,19 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	e.recorded.Store(true)
 	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
 	return e, nil
+}
+
+// adoptHandle makes the lifetime handle of a wrapper of d around the driver
+// handle h, which it never destroys, listed in d's adopted objects (Close of
+// d closes it). With a call in flight on d.
+func (d *Device) adoptHandle(op string, h uintptr) (*handle, error) {
+	d.p.life.Throttle()
+	r := lifetime.NewHandle(&d.p.life, h, lifetime.KindAdopted, &d.adopted)
+	if r == nil {
+		return nil, hostMemErr(op)
+	}
+	if !d.p.add(r, d) {
+		return nil, closedErr(op, "device")
+	}
+	return r, nil
 }

@@ -256,10 +256,19 @@ func (e releasedCall) Error() string {
 		"was called while the driver could still call the func; release it only after the graph exec that holds it is destroyed and its launches have finished"
 }
 
-func callHost(h cgo.Handle) {
+// liveCallback is h's callback, or nil once it was released: then the call
+// (of a what) is reported as a CallbackPanic.
+func liveCallback(h cgo.Handle, what string) *goCallback {
 	c := callbackOf(h)
 	if c == nil {
-		reportPanic(&CallbackPanic{Callback: "a released host function", Value: releasedCall{"host function"}, Stack: debug.Stack()})
+		reportPanic(&CallbackPanic{Callback: "a released " + what, Value: releasedCall{what}, Stack: debug.Stack()})
+	}
+	return c
+}
+
+func callHost(h cgo.Handle) {
+	c := liveCallback(h, "host function")
+	if c == nil {
 		return
 	}
 	defer c.done(h)
@@ -268,9 +277,8 @@ func callHost(h cgo.Handle) {
 }
 
 func callStream(h cgo.Handle, s Stream, status Result) {
-	c := callbackOf(h)
+	c := liveCallback(h, "stream callback")
 	if c == nil {
-		reportPanic(&CallbackPanic{Callback: "a released stream callback", Value: releasedCall{"stream callback"}, Stack: debug.Stack()})
 		return
 	}
 	defer c.done(h)

@@ -7,7 +7,6 @@ package driver
 import (
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // A Go func registered for asynchronous notifications is called with the
@@ -78,26 +77,7 @@ func TestAsyncNotificationUnregister(t *testing.T) {
 		}
 	}))
 	unregisters <- unregister
-	overBudget()
-	select {
-	case err := <-inside:
-		check(t, err)
-	case <-time.After(time.Minute):
-		t.Fatal("unregister, called inside the func, has not returned after a minute: deadlocked")
-	}
-	later := make(chan error, 1)
-	go func() { later <- unregister() }()
-	select {
-	case err := <-later:
-		check(t, err)
-	case <-time.After(time.Minute):
-		t.Fatal("an unregister after the one inside the func has not returned after a minute: deadlocked")
-	}
-	check(t, unregister())
-	overBudget()
-	if n := calls.Load(); n != 1 {
-		t.Errorf("the func was called %d times, want 1: none after it unregistered", n)
-	}
+	checkUnregisterInside(t, unregister, inside, overBudget, &calls)
 
 	// From another goroutine: the notifications before are delivered first.
 	var got atomic.Int64

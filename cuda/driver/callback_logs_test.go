@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // A Go func registered for the driver's log messages gets each message's
@@ -74,26 +73,7 @@ func TestLogsUnregister(t *testing.T) {
 		}
 	}))
 	unregisters <- unregister
-	logFail()
-	select {
-	case err := <-inside:
-		check(t, err)
-	case <-time.After(time.Minute):
-		t.Fatal("unregister, called inside the func, has not returned after a minute: deadlocked")
-	}
-	later := make(chan error, 1)
-	go func() { later <- unregister() }()
-	select {
-	case err := <-later:
-		check(t, err)
-	case <-time.After(time.Minute):
-		t.Fatal("an unregister after the one inside the func has not returned after a minute: deadlocked")
-	}
-	check(t, unregister())
-	logFail()
-	if n := calls.Load(); n != 1 {
-		t.Errorf("the func was called %d times, want 1: none after it unregistered", n)
-	}
+	checkUnregisterInside(t, unregister, inside, logFail, &calls)
 
 	// From another goroutine: the messages before are delivered first.
 	var got atomic.Int64

@@ -344,12 +344,7 @@ func TestCallbackPanicHandled(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
-	ctx := fakeMemContext(t)
-	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
-	defer StreamDestroyCtx(ctx, s)
-	got := make(chan *CallbackPanic, 1)
-	prev := SetCallbackPanicHandler(func(p *CallbackPanic) { got <- p })
-	defer func() { SetCallbackPanicHandler(prev) }()
+	ctx, s, got := panicSetup(t)
 	base := liveCallbacks.Load()
 	for form, trigger := range panicForms {
 		trigger(t, ctx, s, panicky)
@@ -450,12 +445,7 @@ func TestReleasedHostFnReported(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
-	ctx := fakeMemContext(t)
-	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
-	defer StreamDestroyCtx(ctx, s)
-	got := make(chan *CallbackPanic, 1)
-	prev := SetCallbackPanicHandler(func(p *CallbackPanic) { got <- p })
-	defer func() { SetCallbackPanicHandler(prev) }()
+	ctx, s, got := panicSetup(t)
 	var ran atomic.Bool
 	fn, ud, release := NewHostFn(func() { ran.Store(true) })
 	release()
@@ -472,4 +462,45 @@ func TestReleasedHostFnReported(t *testing.T) {
 	if ran.Load() {
 		t.Error("the released func ran")
 	}
+}
+
+// checkUnregisterInside checks a registered func whose first call (made
+// by fire) calls unregister and sends its result to inside: that call
+// returns, so do later unregisters, and fire calls the func no more.
+func checkUnregisterInside(t *testing.T, unregister func() error, inside <-chan error, fire func(), calls *atomic.Int64) {
+	t.Helper()
+	fire()
+	select {
+	case err := <-inside:
+		check(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("unregister, called inside the func, has not returned after a minute: deadlocked")
+	}
+	later := make(chan error, 1)
+	go func() { later <- unregister() }()
+	select {
+	case err := <-later:
+		check(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("an unregister after the one inside the func has not returned after a minute: deadlocked")
+	}
+	check(t, unregister())
+	fire()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the func was called %d times, want 1: none after it unregistered", n)
+	}
+}
+
+// panicSetup is a panic test's context and stream on the memory-rules fake,
+// and a handler of callback panics, set for the test, that sends them to
+// got.
+func panicSetup(t *testing.T) (ctx Context, s Stream, got chan *CallbackPanic) {
+	t.Helper()
+	ctx = fakeMemContext(t)
+	s = must[Stream](t)(StreamCreateCtx(ctx, 0))
+	t.Cleanup(func() { StreamDestroyCtx(ctx, s) })
+	got = make(chan *CallbackPanic, 1)
+	prev := SetCallbackPanicHandler(func(p *CallbackPanic) { got <- p })
+	t.Cleanup(func() { SetCallbackPanicHandler(prev) })
+	return ctx, s, got
 }

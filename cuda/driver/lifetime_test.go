@@ -100,16 +100,7 @@ func TestLifetimeMemcpyNodeHostSides(t *testing.T) {
 	}
 	ctx := fakeMemContext(t)
 	const n = 64
-	src, err := MemAllocHostCtx(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer MemFreeHostCtx(ctx, src)
-	dst, err := MemAllocHostCtx(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer MemFreeHostCtx(ctx, dst)
+	src, dst := hostPair(t, ctx, n)
 	copy(src.Bytes(n), strings.Repeat("kept", n/4))
 	g, err := GraphCreateCtx(ctx, 0)
 	if err != nil {
@@ -222,16 +213,7 @@ func TestLifetimeAsyncCopyHostMemory(t *testing.T) {
 	}
 	ctx := fakeMemContext(t)
 	const n = 256
-	src, err := MemAllocHostCtx(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer MemFreeHostCtx(ctx, src)
-	dst, err := MemAllocHostCtx(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer MemFreeHostCtx(ctx, dst)
+	src, dst := hostPair(t, ctx, n)
 	for i, b := 0, src.Bytes(n); i < n; i++ {
 		b[i] = byte(i)
 	}
@@ -259,4 +241,19 @@ func TestLifetimeAsyncCopyHostMemory(t *testing.T) {
 		t.Fatal("the copies on the stream did not go through their host memory")
 	}
 	noCorruption(t)
+}
+
+// hostPair allocates two page-locked host buffers of n bytes in ctx, freed
+// when the test ends.
+func hostPair(t *testing.T, ctx Context, n uint64) (src, dst HostPtr) {
+	t.Helper()
+	for _, p := range []*HostPtr{&src, &dst} {
+		h, err := MemAllocHostCtx(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { MemFreeHostCtx(ctx, h) })
+		*p = h
+	}
+	return src, dst
 }

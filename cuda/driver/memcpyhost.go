@@ -88,20 +88,31 @@ func Memcpy2DUnalignedHostCtx(ctx Context, pCopy *Memcpy2DParams, src, dst []byt
 	return memcpy2DHost(ctx, "cuMemcpy2DUnaligned", pCopy, src, dst, Memcpy2DUnalignedCtx)
 }
 
-func memcpy2DHost(ctx Context, fn string, pCopy *Memcpy2DParams, src, dst []byte, call func(Context, *Memcpy2DParams) error) error {
+// hostCopy runs call on a copy of *pCopy whose host sides given as Go
+// memory (src, dst: nil for none) are checked, pinned for the call and
+// stored in it (hostSides); sides gives a copy's two sides and its width,
+// rows and depth.
+func hostCopy[P any](ctx Context, fn string, pCopy *P, src, dst []byte, sides func(*P) ([2]copySide, [3]uint64), call func(Context, *P) error) error {
 	if pCopy == nil {
 		return nilCopy(fn)
 	}
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	c := *pCopy
-	if err := hostSides(fn, src, dst, [2]copySide{
-		{"Src", c.SrcXInBytes, c.SrcY, 0, c.SrcPitch, 0, c.SrcMemoryType, &c.SrcHost},
-		{"Dst", c.DstXInBytes, c.DstY, 0, c.DstPitch, 0, c.DstMemoryType, &c.DstHost},
-	}, c.WidthInBytes, c.Height, 1, &pin); err != nil {
+	sd, ext := sides(&c)
+	if err := hostSides(fn, src, dst, sd, ext[0], ext[1], ext[2], &pin); err != nil {
 		return err
 	}
 	return call(ctx, &c)
+}
+
+func memcpy2DHost(ctx Context, fn string, pCopy *Memcpy2DParams, src, dst []byte, call func(Context, *Memcpy2DParams) error) error {
+	return hostCopy(ctx, fn, pCopy, src, dst, func(c *Memcpy2DParams) ([2]copySide, [3]uint64) {
+		return [2]copySide{
+			{"Src", c.SrcXInBytes, c.SrcY, 0, c.SrcPitch, 0, c.SrcMemoryType, &c.SrcHost},
+			{"Dst", c.DstXInBytes, c.DstY, 0, c.DstPitch, 0, c.DstMemoryType, &c.DstHost},
+		}, [3]uint64{c.WidthInBytes, c.Height, 1}
+	}, call)
 }
 
 // Memcpy3DHost is Memcpy3D with host sides in Go memory: src and dst,
@@ -116,20 +127,12 @@ func Memcpy3DHost(pCopy *Memcpy3DParams, src, dst []byte) error {
 
 // Memcpy3DHostCtx is Memcpy3DHost making ctx current first.
 func Memcpy3DHostCtx(ctx Context, pCopy *Memcpy3DParams, src, dst []byte) error {
-	const fn = "cuMemcpy3D"
-	if pCopy == nil {
-		return nilCopy(fn)
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	c := *pCopy
-	if err := hostSides(fn, src, dst, [2]copySide{
-		{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
-		{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
-	}, c.WidthInBytes, c.Height, c.Depth, &pin); err != nil {
-		return err
-	}
-	return Memcpy3DCtx(ctx, &c)
+	return hostCopy(ctx, "cuMemcpy3D", pCopy, src, dst, func(c *Memcpy3DParams) ([2]copySide, [3]uint64) {
+		return [2]copySide{
+			{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
+			{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
+		}, [3]uint64{c.WidthInBytes, c.Height, c.Depth}
+	}, Memcpy3DCtx)
 }
 
 // Memcpy3DPeerHost is Memcpy3DPeer with host sides in Go memory, as
@@ -140,20 +143,12 @@ func Memcpy3DPeerHost(pCopy *Memcpy3DPeerParams, src, dst []byte) error {
 
 // Memcpy3DPeerHostCtx is Memcpy3DPeerHost making ctx current first.
 func Memcpy3DPeerHostCtx(ctx Context, pCopy *Memcpy3DPeerParams, src, dst []byte) error {
-	const fn = "cuMemcpy3DPeer"
-	if pCopy == nil {
-		return nilCopy(fn)
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	c := *pCopy
-	if err := hostSides(fn, src, dst, [2]copySide{
-		{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
-		{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
-	}, c.WidthInBytes, c.Height, c.Depth, &pin); err != nil {
-		return err
-	}
-	return Memcpy3DPeerCtx(ctx, &c)
+	return hostCopy(ctx, "cuMemcpy3DPeer", pCopy, src, dst, func(c *Memcpy3DPeerParams) ([2]copySide, [3]uint64) {
+		return [2]copySide{
+			{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
+			{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
+		}, [3]uint64{c.WidthInBytes, c.Height, c.Depth}
+	}, Memcpy3DPeerCtx)
 }
 
 func nilCopy(fn string) error {
