@@ -93,7 +93,7 @@ const notReady = int32(driver.ErrorNotReady)
 //
 // The driver takes the context of a call on an event, or on a stream that is
 // not a default stream, from the handles, not from the calling thread's
-// current context. bench/ctxprobe shows it (docs/evidence, driver 580): with
+// current context. bench/ctxprobe shows it (docs/runs/ctxprobe-2026-11-22-h100-580.159.04.txt, driver 580): with
 // no context current, another live context current, a released primary
 // context current and a destroyed context current, the record lands on the
 // handle's stream (queried not ready behind pending work), and query, sync,

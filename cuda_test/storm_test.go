@@ -36,7 +36,7 @@ func stormErr(err error) bool {
 // goroutines close and replace while others use them, Devices included
 // (GetDevice, AdoptContext of an open one, Close, on each device), in
 // rounds of stormCalls calls per goroutine, CUDAGEN_STORM rounds (default
-// 4; docs/cuda-package.md records the long runs). At the end of each round everything is
+// 4; docs/runs/fake-driver-runs.md records the long runs). At the end of each round everything is
 // closed, and then every context's Done must close, and on the fake driver
 // no primary context may stay retained, no event or stream alive, no call
 // may have run on a released context or with a destroyed handle, and

@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkWaitStrategy measures ways of waiting for an event without a core
-// spinning, for the design of Wait (docs/performance.md): the CPU used per wait as a
+// spinning, for the design of Wait (docs/cuda-package.md, "Wait: design"): the CPU used per wait as a
 // share of one core, and the wall time of the wait, on GPU work of 10ms and
 // on short work. Strategies, at the generated layer:
 //
