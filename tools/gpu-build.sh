@@ -2,7 +2,7 @@
 # Builds what tools/gpu-suite.sh runs on a GPU machine (which needs no Go)
 # into .gpu/ (git-ignored; copy it there with the checkout): the GPU test
 # binaries of every pinned toolkit's build, a -race build, the cuda
-# package's examples and the generator. bash bench/gpu-build.sh adds the
+# package's examples and the generator. bash bench/gpu-bench-build.sh adds the
 # benchmarks' binaries.
 #   bash tools/gpu-build.sh
 set -euo pipefail

@@ -19,11 +19,14 @@
 #      (tools/perf-guard.sh).
 # The test output is kept in a log; what is printed is each package's result,
 # each skipped test with its reason, and on a failure the failing output.
+# Each step starts with a line; a step that prints nothing for a minute says
+# so, and the parallel stage reports each run as it ends (its result and
+# time) and, once a minute, the runs still going with their times.
+# Unloaded 2-core machine: about 12 minutes with the Go build cache warm.
 # tools/gpu-suite.sh runs the GPU tests on a GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-start=$SECONDS
-step() { printf '== [%dm%02ds] %s\n' $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)) "$*"; }
+. tools/progress.sh
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 # gotest LOG ARGS...: go test -v ARGS, its output in LOG; prints each
@@ -33,10 +36,11 @@ trap 'rm -rf "$logdir"' EXIT
 gotest() {
 	local log=$logdir/$1
 	shift
-	# A package's tests may take longer than go test's default 10 minutes
-	# on a busy 2-core machine (the generator's pin tests build and vet the
-	# module under every tag of three synthetic pins).
-	if go test -v -timeout 40m "$@" > "$log" 2>&1; then
+	# Past go test's default of 10 minutes: the generator's tests
+	# (TestPinMultiVersion builds and vets the module under every tag of
+	# three synthetic pins) take up to 25 minutes on 2 cores under a load
+	# of 9 to 28.
+	if go test -v -timeout 60m "$@" > "$log" 2>&1; then
 		awk '
 		/^=== / { next }
 		/^ *--- SKIP: / {
@@ -61,16 +65,34 @@ gotest() {
 		return 1
 	fi
 }
+# spawn NAME CMD...: runs CMD in the background, its output in NAME.out;
+# on its end NAME.rc holds its status and the time it ended.
+spawn() {
+	local name=$1
+	shift
+	(
+		if "$@" > "$logdir/$name.out" 2>&1; then rc=0; else rc=$?; fi
+		echo "$rc $SECONDS" > "$logdir/$name.rc.tmp"
+		mv "$logdir/$name.rc.tmp" "$logdir/$name.rc"
+	) &
+	began[$name]=$SECONDS
+	runs+=("$name")
+}
+declare -A began
+runs=()
 bash tools/ensure-deps.sh
 export CGO_ENABLED=1
-step "building the generator to list the build tags (go run ./gen -list tags; from an empty Go build cache, up to a minute)"
-tags=$(go run ./gen -list tags)
+step "building the generator to list the build tags (go build ./gen; from an empty Go build cache about 40 s on 2 idle cores, up to 4 minutes on 2 busy ones)"
+watch "building the generator" go build -o "$logdir/gen" ./gen
+tags=$("$logdir/gen" -list tags)
 step "pinned headers into the cache (go run ./tools/fetchheaders); those that cannot be had here are skipped, saying why"
-go run ./tools/fetchheaders
-step "go vet, untagged and with -tags $(echo $tags | tr ' ' ,), with and without cgo"
+watch "fetching the headers" go run ./tools/fetchheaders
 for tag in "" $tags; do
-	go vet -tags "$tag" ./...
-	CGO_ENABLED=0 go vet -tags "$tag" ./...
+	for cgo in 1 0; do
+		what="go vet${tag:+ -tags $tag}, $([ $cgo = 1 ] && echo with || echo without) cgo"
+		step "$what"
+		CGO_ENABLED=$cgo watch "$what" go vet -tags "$tag" ./...
+	done
 done
 # The packages the build tag changes: those whose files differ between
 # tags, and those that build on the generated layer.
@@ -84,31 +106,50 @@ tagged=$(
 tagged=$(echo "$tagged" | sort -u | grep -v '/bench/' || true)
 # Staticcheck and the test runs go in parallel: much of the tests' time is
 # waiting (the fake driver's tests, the generator's tests' go commands).
-runs=(staticcheck untagged $tags nocgo race)
-step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
-pids=()
-(go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
-	CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... && echo "ok (with and without cgo)") > "$logdir/staticcheck.out" 2>&1 &
-pids+=($!)
-gotest untagged.log -count=1 ./... > "$logdir/untagged.out" 2>&1 &
-pids+=($!)
+step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit; the longest run: the generator's pin tests); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
+staticcheck() {
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
+		CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
+		echo "ok (with and without cgo)"
+}
+spawn staticcheck staticcheck
+spawn untagged gotest untagged.log -count=1 ./...
 for tag in $tags; do
-	gotest "$tag.log" -count=1 -tags "$tag" $tagged > "$logdir/$tag.out" 2>&1 &
-	pids+=($!)
+	spawn "$tag" gotest "$tag.log" -count=1 -tags "$tag" $tagged
 done
-(export CGO_ENABLED=0; gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver) > "$logdir/nocgo.out" 2>&1 &
-pids+=($!)
-gotest race.log -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test > "$logdir/race.out" 2>&1 &
-pids+=($!)
-failed=0
-for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-for run in "${runs[@]}"; do
-	echo "-- $run"
-	cat "$logdir/$run.out"
+nocgo() { export CGO_ENABLED=0; gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver; }
+spawn nocgo nocgo
+spawn race gotest race.log -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test
+# Each run's result as it ends; the runs still going, once a minute.
+pending=("${runs[@]}")
+failed=()
+while [ ${#pending[@]} -gt 0 ]; do
+	sleep 1
+	left=()
+	for run in "${pending[@]}"; do
+		if [ -f "$logdir/$run.rc" ]; then
+			read -r rc ended < "$logdir/$run.rc"
+			if [ "$rc" = 0 ]; then
+				step "-- $run: ok ($(dur $((ended - began[$run]))))"
+			else
+				step "-- $run: FAIL (exit status $rc, $(dur $((ended - began[$run]))))"
+				failed+=("$run")
+			fi
+			sed 's/^/   /' "$logdir/$run.out"
+		else
+			left+=("$run")
+		fi
+	done
+	pending=(${left[@]+"${left[@]}"})
+	if [ ${#pending[@]} -gt 0 ] && quiet; then
+		running=""
+		for run in "${pending[@]}"; do running+="${running:+, }$run $(dur $((SECONDS - began[$run])))"; done
+		step "running: $running"
+	fi
 done
-[ $failed = 0 ] || { echo "== FAIL"; exit 1; }
-step "the generator's header parsing, fuzzed for 20 s (bash tools/fuzz.sh 30m for longer)"
-bash tools/fuzz.sh 20s
+[ ${#failed[@]} = 0 ] || { step "FAIL: ${failed[*]}"; exit 1; }
+step "the generator's header parsing, fuzzed for 20 s (bash tools/fuzz.sh 30m for longer; first the fuzzing build of ./gen)"
+watch "fuzzing" bash tools/fuzz.sh 20s
 step "the cuda package's overhead over the generated layer, on the fake driver (tools/perf-guard.sh)"
-bash tools/perf-guard.sh
+watch "measuring the overhead" bash tools/perf-guard.sh
 step "all passed"
