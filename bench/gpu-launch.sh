@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The kernel launch comparison on a machine with a GPU, from the binaries in
-# .gpu/ (tools/gpu-build.sh and bench/gpu-build.sh, run where Go is):
+# .gpu/ (tools/gpu-build.sh and bench/gpu-bench-build.sh, run where Go is):
 #   bash bench/gpu-launch.sh
 # An empty kernel of 4 and of 16 64-bit arguments (bench/peers/launch/
 # empty.ptx), in interleaved blocks inside each process, so that the
@@ -27,7 +27,7 @@ status=0
 	git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit: /'
 	echo
 } > "$md"
-[ -x .gpu/peers/launch ] || { echo "bench/gpu-launch.sh: no .gpu/peers/launch; run bash bench/gpu-build.sh first" | tee -a "$md" >&2; exit 1; }
+[ -x .gpu/peers/launch ] || { echo "bench/gpu-launch.sh: no .gpu/peers/launch; run bash bench/gpu-bench-build.sh first" | tee -a "$md" >&2; exit 1; }
 clock=.gpu/libclock.so
 if [ ! -f "$clock" ]; then
 	clock=/tmp/cudagen-libclock.so

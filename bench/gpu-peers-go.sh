@@ -7,9 +7,7 @@
 # (rounds are consecutive processes, so a clock that drifts slowly affects
 # both sides of a difference alike).
 #   bash bench/gpu-peers-go.sh [K] [N]   # on the GPU machine, with .gpu/peers; K rounds (20), N calls per loop (50000)
-# PEERS names the processes of a round (default "cudagen gorgonia gocu");
-# cudagen-fence is the cuda package with CUDAGEN_HAZARD=fence (fenced hazard
-# slots, no membarrier registration).
+# PEERS names the processes of a round (default "cudagen gorgonia gocu").
 # LAYOUTS=K (the binaries of bench/peers/build.sh with LAYOUTS=K) runs, in
 # round i, binding b of PEERS its layout (i + b) mod (K+1): the default
 # build and the -randlayout=1..K builds in turn, so each binding's figures
@@ -32,10 +30,7 @@ for i in $(seq 1 "$k"); do
 		l=$(((i + b) % (${LAYOUTS:-0} + 1)))
 		suf=""
 		[ "$l" -gt 0 ] && suf=".L$l"
-		case $p in
-		cudagen-fence) CUDAGEN_HAZARD=fence timeout 120 ".gpu/peers/cudagen$suf" "$n" 3 ;;
-		*) timeout 120 ".gpu/peers/$p$suf" "$n" 3 ;;
-		esac 2>&1 | sed "s/^/$i $p L$l /" >> "$log"
+		timeout 120 ".gpu/peers/$p$suf" "$n" 3 2>&1 | sed "s/^/$i $p L$l /" >> "$log"
 	done
 done
 # Lines: ROUND PEER LAYOUT OP NS ns/op ... CYC cyc/op at GHZ GHz

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmarks on a machine with a GPU, from the binaries in .gpu/
-# (tools/gpu-build.sh and bench/gpu-build.sh, run where Go is):
+# (tools/gpu-build.sh and bench/gpu-bench-build.sh, run where Go is):
 #   bash bench/gpu-perf.sh
 # In three parts (docs/performance.md explains them), logs to $OUT (default
 # /tmp/cudagen-out): summary.txt, inproc.md, peers.md, peers-inproc.md and
@@ -25,7 +25,7 @@ finish() {
 	grep -m1 'define CUDA_VERSION' /usr/local/cuda/include/cuda.h | sed 's/^/toolkit: /'
 	git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit: /'
 } | tee "$OUT/summary.txt"
-[ -x .gpu/benchtable ] || { echo "bench/gpu-perf.sh: no .gpu/benchtable; run bash tools/gpu-build.sh and bash bench/gpu-build.sh first" >&2; exit 1; }
+[ -x .gpu/benchtable ] || { echo "bench/gpu-perf.sh: no .gpu/benchtable; run bash tools/gpu-build.sh and bash bench/gpu-bench-build.sh first" >&2; exit 1; }
 
 # Performance, in three parts:
 # 1. The in-process harness (cuda_test's BenchmarkInProcess): short blocks of

@@ -1,4 +1,4 @@
-// What the C benchmarks that call the driver share (cbench.c, streams.c):
+// What the C benchmarks that call the driver share (cbench.c):
 // CHECK, which ends the program on a driver error other than not-ready,
 // cmp, which orders doubles for qsort, and primary.
 #ifndef CUDAGEN_CHECK_H

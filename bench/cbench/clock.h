@@ -1,4 +1,4 @@
-// The clock of cudagen's C benchmarks (cbench.c, streams.c, libclock.c):
+// The clock of cudagen's C benchmarks (cbench.c, libclock.c):
 // now() in ns, and clock_ghz(), the CPU's effective clock. On the GPU
 // machine that clock moves between about 1.4 and 2.9 GHz from one moment to
 // the next, and every per-call figure moves with it (docs/performance.md),

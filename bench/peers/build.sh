@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the side-by-side peers into DIR (bench/gpu-build.sh calls it):
+# Builds the side-by-side peers into DIR (bench/gpu-bench-build.sh calls it):
 #   DIR/gorgonia   gorgonia.org/cu v0.9.6   (its own module, bench/peers/gorgonia)
 #   DIR/gocu       github.com/gocnn/gocu v0.7.5 (its own module, bench/peers/gocu)
 #   DIR/cudagen    this module's cuda package and generated layer (bench/peers/cudagen)

@@ -4,7 +4,7 @@
 // format, with the same loop as the other Go peers. The cuda layer also runs
 // RecordWait (record + Wait(ctx), against C's record + sync) and PoolGetPut.
 //
-//	cudagen [-layer cuda|driver] [-lock] [N [RUNS]]
+//	cudagen [-layer cuda|driver] [N [RUNS]]
 package main
 
 import (
@@ -12,8 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
-	"sync/atomic"
 
 	"github.com/cudagen/cudagen/bench/peers/peerbench"
 	"github.com/cudagen/cudagen/cuda"
@@ -21,13 +19,9 @@ import (
 )
 
 func main() {
-	layer := flag.String("layer", "cuda", "cuda (the package) or driver (the generated layer; experiments: driver-noctx, driver-atomics)")
-	lock := flag.Bool("lock", false, "lock the main goroutine to its OS thread first (an experiment: the package never needs it)")
+	layer := flag.String("layer", "cuda", "cuda (the package) or driver (the generated layer's *Ctx calls)")
 	flag.Parse()
-	if *lock {
-		runtime.LockOSThread()
-	}
-	n, runs := peerbench.Args("cudagen [-layer cuda|driver] [-lock] [N [RUNS]]", flag.Args())
+	n, runs := peerbench.Args("cudagen [-layer cuda|driver] [N [RUNS]]", flag.Args())
 	dev, err := cuda.GetDevice(0)
 	check(err)
 	s, err := dev.NewStream()
@@ -86,24 +80,6 @@ func main() {
 			pool.Put(e)
 			return nil
 		})
-	case "driver-noctx", "driver-atomics":
-		// Experiments (bench/gpu-exp-state.sh): the generated layer's plain
-		// calls (no context check), bare or with four atomic adds per call
-		// on a word of their own (what the package's close guards do).
-		sh, ah := s.Handle(), a.Handle()
-		var word atomic.Int64
-		guard := *layer == "driver-atomics"
-		g := func() {
-			if guard {
-				word.Add(1)
-				word.Add(1)
-				word.Add(-1)
-				word.Add(-1)
-			}
-		}
-		peerbench.Bench("Record", n, runs, drain, func() error { err := driver.EventRecord(ah, sh); g(); return err })
-		peerbench.Bench("Query", n, runs, drain, func() error { err := driver.EventQuery(ah); g(); return err })
-		peerbench.Bench("SyncDone", n, runs, drain, func() error { err := driver.EventSynchronize(ah); g(); return err })
 	case "driver":
 		ctx, sh, ah, tah, tbh := dev.Context(), s.Handle(), a.Handle(), ta.Handle(), tb.Handle()
 		peerbench.Bench("Record", n, runs, drain, func() error { return driver.EventRecordCtx(ctx, ah, sh) })

@@ -9,10 +9,10 @@
 # bench/pybench.
 # LAYOUTS=K builds the Go peers in K more code layouts each (about 6 MB a
 # layout).
-#   [LAYOUTS=K] bash bench/gpu-build.sh
+#   [LAYOUTS=K] bash bench/gpu-bench-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -f .gpu/tags ] || { echo "bench/gpu-build.sh: run bash tools/gpu-build.sh first" >&2; exit 1; }
+[ -f .gpu/tags ] || { echo "bench/gpu-bench-build.sh: run bash tools/gpu-build.sh first" >&2; exit 1; }
 go build -ldflags='-s -w' -o .gpu/benchtable ./bench/benchtable
 "${CC:-gcc}" -O2 -shared -fPIC -o .gpu/libclock.so bench/cbench/libclock.c
 LAYOUTS=${LAYOUTS:-0} bash bench/peers/build.sh .gpu/peers
