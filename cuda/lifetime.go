@@ -46,10 +46,17 @@ const (
 	finished = lifetime.Finished
 )
 
-// Destroy destroys a retired event's or stream's driver object (an adopted
-// wrapper's is its creator's).
+// Destroy destroys a retired event's, stream's, module's or memory's driver
+// object (an adopted wrapper's is its creator's).
 func (p *ctxState) Destroy(h *handle) error {
 	switch h.Kind {
+	case kindModule:
+		return driverErr("unload module", driver.ModuleUnloadCtx(p.ctx, driver.Module(h.H)))
+	case kindMemory:
+		if h.H == 0 { // an empty Buffer's: nothing allocated
+			return nil
+		}
+		return driverErr("free device memory", driver.MemFreeCtx(p.ctx, driver.DevicePtr(h.H)))
 	case lifetime.KindEvent:
 		return driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.H)))
 	case lifetime.KindStream:
@@ -108,8 +115,8 @@ func (p *ctxState) destroyKept(kept []uintptr) {
 
 var leaked atomic.Int64
 
-// Leaked is the number of events and streams destroyed by the garbage
-// collector because they were never closed (nor their device). A growing
+// Leaked is the number of events, streams, modules and buffers destroyed by
+// the garbage collector because they were never closed (nor their device). A growing
 // count is a leak to fix with Close.
 func Leaked() int64 { return leaked.Load() }
 

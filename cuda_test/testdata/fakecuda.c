@@ -72,7 +72,8 @@ typedef int CUresult;
 enum {
 	OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101, INVALID_CONTEXT = 201,
 	INVALID_HANDLE = 400, ILLEGAL_STATE = 401, NOT_FOUND = 500, NOT_READY = 600,
-	CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801,
+	CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801, INVALID_IMAGE = 200, INVALID_PTX = 218,
+	ILLEGAL_ADDRESS = 700,
 };
 #define DISABLE_TIMING 0x2u
 #define INTERPROCESS 0x4u
@@ -260,7 +261,9 @@ static CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 	*ctx = &ctx_tag[dev];
 	return OK;
 }
-// Releasing the last retain destroys the context's events and streams.
+static void unload_context(int dev);
+// Releasing the last retain destroys the context's events and streams, and
+// unloads its modules and frees its memory.
 static CUresult cuDevicePrimaryCtxRelease(int dev) {
 	if (dev < 0 || dev >= ndev) return INVALID_DEVICE;
 	pthread_mutex_lock(&mu);
@@ -277,6 +280,7 @@ static CUresult cuDevicePrimaryCtxRelease(int dev) {
 		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) // not retained again meanwhile
 			for (int i = 1; i < nused; i++)
 				if (slots[i].kind != FREE && slots[i].dev == dev) release_slot(i);
+		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) unload_context(dev);
 	}
 	pthread_mutex_unlock(&mu);
 	return OK;
@@ -559,44 +563,392 @@ static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
 	fn(data);
 	return OK;
 }
-// The spin kernel: a module with one function, whose one parameter is the
-// nanoseconds the launch keeps its stream busy.
-static int module_tag, function_tag;
+// Modules: cuModuleLoadData takes PTX text (the GPU tests' kernels load on
+// the fake unchanged) and finds its entry points and their parameters:
+// each ".entry NAME(.param .TYPE name, .param .align A .b8 name[N], ...)",
+// sized and aligned by TYPE (.u64, .f32, .b8 ...), and its ".maxntid X, Y,
+// Z" (the most threads per block; default 1024). A module or a function is
+// a pointer to the fake's own record, checked against the live modules on
+// every call: a handle of an unloaded module is INVALID_HANDLE, not
+// undefined. Releasing the last retain of a primary context unloads its
+// modules and frees its memory, as the driver does. Two kernels do work:
+// cudagen_spin keeps its stream busy its one parameter's nanoseconds, and
+// add_one(float *p, unsigned n) adds 1 to p[i] for each thread
+// i = blockIdx.x*blockDim.x + threadIdx.x below n, run on the host at the
+// launch; a launch of any other kernel does nothing but count. Every launch
+// is recorded (fakecuda_launches, fakecuda_last_grid, fakecuda_last_block,
+// fakecuda_last_shmem) and checks what the driver checks: no dimension 0,
+// at most maxntid threads per block, one parameter pointer per parameter.
+// cuFuncGetAttribute reports maxntid, 16 registers, PTX_VERSION from
+// ".version", 0 bytes of static shared, constant and local memory, and
+// 48 KiB of dynamic shared memory; cuFuncGetParamInfo (ABI 12040) each
+// parameter's offset and size.
+long long fakecuda_launches;
+unsigned fakecuda_last_grid[3], fakecuda_last_block[3], fakecuda_last_shmem;
+long long fakecuda_live_modules; // modules loaded and not unloaded
+enum { MAXPARAM = 64, MAXFN = 32, FN_OTHER = 0, FN_SPIN = 1, FN_ADD_ONE = 2 };
+typedef struct fmodule fmodule;
+typedef struct {
+	char name[128];
+	int what; // FN_*
+	int nparam;
+	size_t off[MAXPARAM], size[MAXPARAM];
+	int maxntid;
+	fmodule *mod;
+} ffunc;
+struct fmodule {
+	int dev, ptx_version, nfn;
+	ffunc fn[MAXFN];
+	fmodule *next;
+};
+static fmodule *modules; // the live ones, under mu
+
+static int live_module(fmodule *m) { // under mu
+	for (fmodule *x = modules; x != NULL; x = x->next)
+		if (x == m) return 1;
+	return 0;
+}
+static ffunc *live_function(void *f) { // under mu
+	for (fmodule *x = modules; x != NULL; x = x->next)
+		if ((ffunc *)f >= x->fn && (ffunc *)f < x->fn + x->nfn) return (ffunc *)f;
+	return NULL;
+}
+
+static const char *skip_space(const char *p) {
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+	return p;
+}
+static int ident_char(char c) {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '%';
+}
+// type_size is the size of a PTX type (.u64, .f32, .b8, .pred ...), 0 if none.
+static size_t type_size(const char *t, size_t n) {
+	if (n >= 3 && (t[1] == 'u' || t[1] == 's' || t[1] == 'b' || t[1] == 'f')) {
+		int bits = atoi(t + 2);
+		if (bits == 8 || bits == 16 || bits == 32 || bits == 64) return (size_t)bits / 8;
+	}
+	return 0;
+}
+
+// parse_entry reads one entry point at p (just past ".entry") into fn;
+// 0 if it is not one the fake understands.
+static int parse_entry(const char *p, ffunc *fn) {
+	p = skip_space(p);
+	size_t n = 0;
+	while (ident_char(p[n])) n++;
+	if (n == 0 || n >= sizeof fn->name) return 0;
+	memcpy(fn->name, p, n);
+	fn->name[n] = 0;
+	fn->what = strcmp(fn->name, "cudagen_spin") == 0 ? FN_SPIN : strcmp(fn->name, "add_one") == 0 ? FN_ADD_ONE : FN_OTHER;
+	fn->nparam = 0;
+	fn->maxntid = 1024;
+	p = skip_space(p + n);
+	size_t off = 0;
+	if (*p == '(') {
+		const char *end = strchr(p, ')');
+		if (end == NULL) return 0;
+		for (const char *q = p + 1; q < end;) {
+			const char *comma = memchr(q, ',', (size_t)(end - q));
+			const char *stop = comma ? comma : end;
+			const char *param = strstr(q, ".param");
+			if (param != NULL && param < stop) {
+				size_t align = 0, size = 0, count = 1;
+				for (const char *t = param + 6; t < stop;) {
+					t = skip_space(t);
+					size_t k = 0;
+					while (t + k < stop && t[k] != ' ' && t[k] != '\t' && t[k] != '\n' && t[k] != '\r') k++;
+					if (k == 0) break;
+					if (k == 6 && strncmp(t, ".align", 6) == 0) {
+						t = skip_space(t + k);
+						align = (size_t)atoi(t);
+						while (t < stop && *t >= '0' && *t <= '9') t++;
+						continue;
+					}
+					if (t[0] == '.' && size == 0) size = type_size(t, k);
+					else if (memchr(t, '[', k) != NULL) count = (size_t)atoi((const char *)memchr(t, '[', k) + 1);
+					t += k;
+				}
+				if (size == 0 || fn->nparam == MAXPARAM) return 0;
+				if (align == 0) align = size;
+				off = (off + align - 1) / align * align;
+				fn->off[fn->nparam] = off;
+				fn->size[fn->nparam] = size * count;
+				fn->nparam++;
+				off += size * count;
+			}
+			q = stop + 1;
+		}
+		p = end + 1;
+	}
+	// Directives between the parameters and the body.
+	const char *body = strchr(p, '{');
+	const char *m = strstr(p, ".maxntid");
+	if (m != NULL && (body == NULL || m < body)) {
+		m = skip_space(m + 8);
+		int t = atoi(m);
+		for (int d = 0; d < 2; d++) {
+			const char *c = strchr(m, ',');
+			if (c == NULL || (body != NULL && c > body)) break;
+			m = skip_space(c + 1);
+			t *= atoi(m);
+		}
+		if (t > 0) fn->maxntid = t;
+	}
+	return 1;
+}
+
 static CUresult cuModuleLoadData(void **m, const void *img) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
-	if (img == NULL || strstr(img, "cudagen_spin") == NULL) return NOT_SUPPORTED;
-	*m = &module_tag;
+	if (img == NULL) return INVALID_VALUE;
+	const char *text = img;
+	fmodule *mod = calloc(1, sizeof *mod);
+	if (mod == NULL) return OUT_OF_MEMORY;
+	const char *v = strstr(text, ".version");
+	if (v != NULL) {
+		v = skip_space(v + 8);
+		mod->ptx_version = atoi(v) * 10;
+		const char *dot = strchr(v, '.');
+		if (dot != NULL) mod->ptx_version += atoi(dot + 1);
+	}
+	for (const char *p = strstr(text, ".entry"); p != NULL; p = strstr(p + 6, ".entry")) {
+		if (mod->nfn == MAXFN || !parse_entry(p + 6, &mod->fn[mod->nfn])) {
+			free(mod);
+			return INVALID_PTX;
+		}
+		mod->fn[mod->nfn++].mod = mod;
+	}
+	if (mod->nfn == 0) { // no PTX: a cubin or a fatbin, which the fake cannot run
+		free(mod);
+		return INVALID_IMAGE;
+	}
+	mod->dev = ctx_dev(current);
+	pthread_mutex_lock(&mu);
+	mod->next = modules;
+	modules = mod;
+	fakecuda_live_modules++;
+	pthread_mutex_unlock(&mu);
+	*m = mod;
 	return OK;
 }
-static CUresult cuModuleUnload(void *m) { (void)m; return OK; }
+static void unload(fmodule *m) { // under mu
+	for (fmodule **x = &modules; *x != NULL; x = &(*x)->next)
+		if (*x == m) {
+			*x = m->next;
+			fakecuda_live_modules--;
+			free(m);
+			return;
+		}
+}
+static CUresult cuModuleUnload(void *m) {
+	pthread_mutex_lock(&mu);
+	if (!live_module(m)) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_HANDLE;
+	}
+	CUresult r = released(((fmodule *)m)->dev) ? CONTEXT_IS_DESTROYED : OK;
+	if (r == OK) unload(m);
+	pthread_mutex_unlock(&mu);
+	return r;
+}
 static CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
-	if (m != &module_tag || strcmp(name, "cudagen_spin") != 0) return NOT_FOUND;
-	*f = &function_tag;
+	pthread_mutex_lock(&mu);
+	CUresult r = live_module(m) ? NOT_FOUND : INVALID_HANDLE;
+	if (r == NOT_FOUND)
+		for (int i = 0; i < ((fmodule *)m)->nfn; i++)
+			if (strcmp(((fmodule *)m)->fn[i].name, name) == 0) {
+				*f = &((fmodule *)m)->fn[i];
+				r = OK;
+				break;
+			}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+enum {
+	ATTR_MAX_THREADS = 0, ATTR_SHARED = 1, ATTR_CONST = 2, ATTR_LOCAL = 3, ATTR_REGS = 4, ATTR_PTX = 5,
+	ATTR_BINARY = 6, ATTR_MAX_DYNAMIC_SHARED = 8,
+};
+static CUresult cuFuncGetAttribute(int *pi, int attrib, void *f) {
+	pthread_mutex_lock(&mu);
+	ffunc *fn = live_function(f);
+	CUresult r = OK;
+	if (fn == NULL) r = INVALID_HANDLE;
+	else switch (attrib) {
+	case ATTR_MAX_THREADS: *pi = fn->maxntid; break;
+	case ATTR_SHARED: case ATTR_CONST: case ATTR_LOCAL: *pi = 0; break;
+	case ATTR_REGS: *pi = 16; break;
+	case ATTR_PTX: *pi = fn->mod->ptx_version; break;
+	case ATTR_BINARY: *pi = 90; break;
+	case ATTR_MAX_DYNAMIC_SHARED: *pi = 48 << 10; break;
+	default: r = INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) {
+	pthread_mutex_lock(&mu);
+	ffunc *fn = live_function(f);
+	CUresult r = fn == NULL ? INVALID_HANDLE : i >= (size_t)fn->nparam ? INVALID_VALUE : OK;
+	if (r == OK) {
+		if (off) *off = fn->off[i];
+		if (size) *size = fn->size[i];
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+
+// Device memory: host memory from malloc, whose address is the device
+// pointer, in a list of live allocations, so that a free or a copy outside
+// them is refused (INVALID_VALUE), as the driver does.
+typedef struct falloc {
+	uintptr_t base;
+	size_t size;
+	int dev;
+	struct falloc *next;
+} falloc;
+static falloc *allocs; // under mu
+long long fakecuda_live_allocs;  // allocations not freed
+long long fakecuda_alloc_bytes;  // their bytes
+// within reports whether [p, p+n) lies in one live allocation. Under mu.
+static int within(uintptr_t p, size_t n) {
+	for (falloc *a = allocs; a != NULL; a = a->next)
+		if (p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return 1;
+	return 0;
+}
+static CUresult cuMemAlloc(unsigned long long *dptr, size_t n) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (n == 0) return INVALID_VALUE;
+	falloc *a = malloc(sizeof *a);
+	void *p = malloc(n);
+	if (a == NULL || p == NULL) {
+		free(a);
+		free(p);
+		return OUT_OF_MEMORY;
+	}
+	memset(p, 0xa5, n); // not zeroed, as the driver's is not
+	a->base = (uintptr_t)p;
+	a->size = n;
+	a->dev = ctx_dev(current);
+	pthread_mutex_lock(&mu);
+	a->next = allocs;
+	allocs = a;
+	fakecuda_live_allocs++;
+	fakecuda_alloc_bytes += (long long)n;
+	pthread_mutex_unlock(&mu);
+	*dptr = (unsigned long long)a->base;
 	return OK;
 }
+static void free_alloc(falloc **x) { // under mu
+	falloc *a = *x;
+	*x = a->next;
+	fakecuda_live_allocs--;
+	fakecuda_alloc_bytes -= (long long)a->size;
+	free((void *)a->base);
+	free(a);
+}
+static CUresult cuMemFree(unsigned long long dptr) {
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	pthread_mutex_lock(&mu);
+	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
+		if ((*x)->base == (uintptr_t)dptr) {
+			CUresult r = released((*x)->dev) ? CONTEXT_IS_DESTROYED : OK;
+			if (r == OK) free_alloc(x);
+			pthread_mutex_unlock(&mu);
+			return r;
+		}
+	pthread_mutex_unlock(&mu);
+	return INVALID_VALUE;
+}
+// The synchronous copies run on the legacy default stream: idle here.
+static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	pthread_mutex_lock(&mu);
+	int ok = within((uintptr_t)dst, n);
+	if (ok) memcpy((void *)(uintptr_t)dst, src, n);
+	pthread_mutex_unlock(&mu);
+	return ok ? OK : INVALID_VALUE;
+}
+static CUresult cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	pthread_mutex_lock(&mu);
+	int ok = within((uintptr_t)src, n);
+	if (ok) memcpy(dst, (void *)(uintptr_t)src, n);
+	pthread_mutex_unlock(&mu);
+	return ok ? OK : INVALID_VALUE;
+}
+// unload_context unloads the modules and frees the memory of dev's context,
+// destroyed. Under mu.
+static void unload_context(int dev) {
+	for (fmodule **x = &modules; *x != NULL;) {
+		if ((*x)->dev == dev) unload(*x);
+		else x = &(*x)->next;
+	}
+	for (falloc **x = &allocs; *x != NULL;) {
+		if ((*x)->dev == dev) free_alloc(x);
+		else x = &(*x)->next;
+	}
+}
+
 static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *s, void **params, void **extra) {
-	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)extra;
 	CUresult bad;
-	if (f != &function_tag || params == NULL) return INVALID_VALUE;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
-	long long ns = (long long)*(uint64_t *)params[0];
-	if (st) {
-		st->done_at = max(st->done_at, now_ns()) + ns;
-		queued(st->dev, st->done_at);
+	pthread_mutex_lock(&mu);
+	ffunc *fn = live_function(f);
+	if (fn == NULL) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_HANDLE;
 	}
-	return OK;
+	// The function's context must be the stream's (a default stream's is
+	// the current one).
+	if ((st ? st->dev : ctx_dev(current)) != fn->mod->dev) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_HANDLE;
+	}
+	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+			(unsigned long long)bx * by * bz > (unsigned long long)fn->maxntid ||
+			(fn->nparam > 0 && params == NULL && extra == NULL) || shmem > (48u << 10)) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_VALUE;
+	}
+	CUresult r = OK;
+	fakecuda_launches++;
+	fakecuda_last_grid[0] = gx, fakecuda_last_grid[1] = gy, fakecuda_last_grid[2] = gz;
+	fakecuda_last_block[0] = bx, fakecuda_last_block[1] = by, fakecuda_last_block[2] = bz;
+	fakecuda_last_shmem = shmem;
+	if (fn->what == FN_ADD_ONE && fn->nparam == 2 && params != NULL) {
+		float *p = (float *)(uintptr_t)*(uint64_t *)params[0];
+		unsigned n = *(unsigned *)params[1];
+		unsigned long long threads = (unsigned long long)gx * bx;
+		if (threads > n) threads = n;
+		if (threads > 0 && !within((uintptr_t)p, threads * sizeof(float))) r = ILLEGAL_ADDRESS;
+		else
+			for (unsigned long long i = 0; i < threads; i++) p[i] += 1;
+	}
+	pthread_mutex_unlock(&mu);
+	if (r == OK && fn->what == FN_SPIN && fn->nparam == 1 && params != NULL) {
+		long long ns = (long long)*(uint64_t *)params[0];
+		if (st) {
+			st->done_at = max(st->done_at, now_ns()) + ns;
+			queued(st->dev, st->done_at);
+		}
+	}
+	return r;
 }
 
 // Device memory: 1 GiB, of which each live event or stream takes 4 KiB, so
-// that a test of free memory sees handles that are not freed.
+// that a test of free memory sees handles that are not freed, and each
+// allocation its bytes.
 static CUresult cuMemGetInfo(size_t *free, size_t *total) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
 	*total = (size_t)1 << 30;
-	*free = *total - (size_t)__atomic_load_n(&fakecuda_live_handles, __ATOMIC_RELAXED) * 4096;
+	*free = *total - (size_t)__atomic_load_n(&fakecuda_live_handles, __ATOMIC_RELAXED) * 4096 -
+		(size_t)__atomic_load_n(&fakecuda_alloc_bytes, __ATOMIC_RELAXED);
 	return OK;
 }
 
@@ -616,7 +968,8 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuEventSynchronize, 2000), P(cuEventDestroy, 4000),
 	P(cuIpcGetEventHandle, 4010), P(cuIpcOpenEventHandle, 4010), P(cuLaunchHostFunc, 10000),
 	P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000),
-	P(cuMemGetInfo, 3020),
+	P(cuMemGetInfo, 3020), P(cuFuncGetAttribute, 2020), P(cuFuncGetParamInfo, 12040),
+	P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020),
 #undef P
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},

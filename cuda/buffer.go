@@ -1,0 +1,269 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
+)
+
+// ErrInvalidType: a Buffer's element type holds Go pointers, or has no
+// fixed C layout, or has size 0.
+var ErrInvalidType = errors.New("cuda: invalid element type")
+
+// Buffer is device memory holding Len values of type T (cudarc's
+// CudaSlice<T>), allocated by Alloc in a device's context. T must be a type
+// whose values hold no Go pointers and have a C layout: a number, a bool, a
+// type defined on one (DevicePtr), or an array or a struct of such fields,
+// laid out as C lays out the kernel's type (see driver.LaunchArgs for
+// alignment). Go's type sets cannot say so, so Alloc checks it at run time.
+//
+// A Buffer is safe for concurrent use, Close included. Close frees the
+// memory; so does the Close of the last open Device of its context, as for
+// streams and events. Once it is closed, its copies return errors matching
+// ErrClosed. The zero value and a nil *Buffer are not usable: their copies
+// return errors matching ErrInvalid, their accessors zero values.
+type Buffer[T any] struct {
+	ptr     driver.DevicePtr
+	n       int
+	p       *ctxState
+	dev     *Device
+	r       *handle
+	cleanup runtime.Cleanup
+}
+
+// Alloc allocates device memory for n values of type T on d
+// (cuMemAlloc). Its contents are undefined until written: CopyFrom, or a
+// kernel. n may be 0: the Buffer then holds no memory (Ptr is 0). A
+// negative n, or one whose bytes do not fit an int, is refused with
+// ErrInvalidOptions, and an element type with Go pointers or without a
+// size with ErrInvalidType, before the driver is called.
+func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
+	const op = "allocate device memory"
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+		return nil, err
+	}
+	if n < 0 || n > math.MaxInt/size {
+		return nil, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes: a length is from 0 to %d", n, size, math.MaxInt/size),
+			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.h.Exit()
+	d.p.life.Throttle()
+	var ptr driver.DevicePtr
+	if n > 0 {
+		var err error
+		if ptr, err = driver.MemAllocCtx(d.p.ctx, uint64(n*size)); err != nil {
+			e := driverErr(op, err)
+			if x, ok := e.(*Error); ok && errors.Is(err, driver.ErrorOutOfMemory) {
+				x.Detail = fmt.Sprintf("the device has no %d bytes free for %d values of %s", n*size, n, reflect.TypeFor[T]())
+				x.Fix = "close buffers you no longer use, or allocate less"
+			}
+			return nil, e
+		}
+	}
+	r := lifetime.NewHandle(&d.p.life, uintptr(ptr), kindMemory, &d.p.life.Open)
+	if r == nil {
+		if n > 0 {
+			_ = driver.MemFreeCtx(d.p.ctx, ptr)
+		}
+		return nil, hostMemErr(op)
+	}
+	if !d.p.add(r, d) {
+		if n > 0 {
+			_ = driver.MemFreeCtx(d.p.ctx, ptr) // the device is still retained: the call is in flight
+		}
+		return nil, closedErr(op, "device")
+	}
+	b := &Buffer[T]{ptr: ptr, n: n, p: d.p, dev: d, r: r}
+	b.cleanup = backstop(b, r)
+	return b, nil
+}
+
+// AllocFrom allocates a Buffer of len(src) values on d and copies src into
+// it: Alloc, then CopyFrom (the buffer is closed if the copy fails).
+func AllocFrom[T any](d *Device, src []T) (*Buffer[T], error) {
+	b, err := Alloc[T](d, len(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CopyFrom(src); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// plainElems caches checkElem's answer by type.
+var plainElems atomic.Pointer[map[reflect.Type]bool]
+
+// checkElem refuses an element type with Go pointers, no C layout or no
+// size.
+func checkElem(op string, t reflect.Type) error {
+	if m := plainElems.Load(); m != nil && (*m)[t] {
+		return nil
+	}
+	if t.Size() == 0 || !plainType(t) {
+		return &Error{Op: op, Detail: fmt.Sprintf("the element type %s holds Go pointers, has no C layout or has size 0", t),
+			Fix: "use numbers, bool, DevicePtr, or arrays and structs of them (device memory cannot hold Go pointers, slices, strings, maps or interfaces)", Err: ErrInvalidType}
+	}
+	next := map[reflect.Type]bool{t: true}
+	if m := plainElems.Load(); m != nil {
+		for k := range *m {
+			next[k] = true
+		}
+	}
+	plainElems.Store(&next) // a lost race drops an entry, asked again
+	return nil
+}
+
+// plainType reports whether values of t hold no Go pointers and have a C
+// layout.
+func plainType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Array:
+		return plainType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// operand is b as an object of a call.
+func (b *Buffer[T]) operand() operand {
+	if b == nil || b.r == nil {
+		return operand{name: "buffer"}
+	}
+	return operand{r: b.r, name: "buffer"}
+}
+
+// Len is the number of values the buffer holds (0 for a nil Buffer).
+func (b *Buffer[T]) Len() int {
+	if b == nil {
+		return 0
+	}
+	return b.n
+}
+
+// Ptr is the device address of the buffer's first value: 0 for an empty,
+// nil or closed Buffer (once Close has begun), so that a kernel given a
+// closed buffer faults rather than writes memory allocated since.
+func (b *Buffer[T]) Ptr() driver.DevicePtr {
+	if b == nil || b.r == nil || b.r.Closed() {
+		return 0
+	}
+	return b.ptr
+}
+
+// Arg is the buffer as a kernel argument: its device address (Ptr), for a
+// parameter of type T* in the kernel. The kernel may use the memory until
+// the buffer is closed: close it only once the work queued with it has
+// completed.
+func (b *Buffer[T]) Arg() driver.KernelArg { return driver.Arg(b.Ptr()) }
+
+// Device is the Device the buffer was allocated through (nil for a nil
+// Buffer).
+func (b *Buffer[T]) Device() *Device {
+	if b == nil {
+		return nil
+	}
+	return b.dev
+}
+
+// String describes the buffer.
+func (b *Buffer[T]) String() string {
+	if b == nil || b.r == nil {
+		return "cuda buffer <invalid>"
+	}
+	return fmt.Sprintf("buffer of %d %v at %#x on device %d", b.n, reflect.TypeFor[T](), uint64(b.ptr), b.p.ordinal)
+}
+
+// bytesOf views s's values as bytes.
+func bytesOf[T any](s []T) []byte {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
+}
+
+// CopyFrom copies src, which must hold Len values, from host memory into
+// the buffer (cuMemcpyHtoD), and returns once src may be reused; Go memory
+// is not kept. The copy runs on the legacy default stream: it starts after
+// the work queued before on the context's blocking streams (DefaultStream,
+// StreamOptions.Blocking), not after work on non-blocking streams
+// (NewStream's default): synchronise those first. A length other than Len
+// is refused with ErrMismatch before the driver is called.
+func (b *Buffer[T]) CopyFrom(src []T) error {
+	const op = "copy to device"
+	if err := b.operand().enter(op); err != nil {
+		return err
+	}
+	defer b.r.Exit()
+	if len(src) != b.n {
+		return b.lengthErr(op, "src", len(src))
+	}
+	if b.n == 0 {
+		return nil
+	}
+	return driverErr(op, driver.MemcpyHtoDCtx(b.p.ctx, b.ptr, bytesOf(src)))
+}
+
+// CopyTo copies the buffer's values into dst, which must hold Len values
+// (cuMemcpyDtoH), and returns once they are there. Like CopyFrom it runs on
+// the legacy default stream: it waits for the work queued before on the
+// context's blocking streams, not for work on non-blocking streams
+// (NewStream's default): synchronise those first. A length other than Len
+// is refused with ErrMismatch before the driver is called.
+func (b *Buffer[T]) CopyTo(dst []T) error {
+	const op = "copy from device"
+	if err := b.operand().enter(op); err != nil {
+		return err
+	}
+	defer b.r.Exit()
+	if len(dst) != b.n {
+		return b.lengthErr(op, "dst", len(dst))
+	}
+	if b.n == 0 {
+		return nil
+	}
+	return driverErr(op, driver.MemcpyDtoHCtx(b.p.ctx, bytesOf(dst), b.ptr))
+}
+
+func (b *Buffer[T]) lengthErr(op, name string, n int) error {
+	return &Error{Op: op, Detail: fmt.Sprintf("%s holds %d values, and the buffer %d", name, n, b.n),
+		Fix: "pass a slice of Len values (reslice it, or allocate a buffer of its length)", Err: ErrMismatch}
+}
+
+// Close frees the memory. It never blocks, never waits for another
+// goroutine and calls the driver for nothing, and is idempotent: copies in
+// flight on the buffer finish normally, and the package's flusher goroutine
+// frees the memory once none holds it. Work already queued that uses the
+// memory (a kernel given Arg) must complete first: close the buffer after
+// synchronising that work. It returns nil; a nil Buffer returns an error
+// matching ErrInvalid.
+func (b *Buffer[T]) Close() error {
+	if b == nil || b.r == nil {
+		return invalidErr("free device memory", "buffer")
+	}
+	if b.r.Close(false) {
+		b.cleanup.Stop()
+	}
+	return nil
+}

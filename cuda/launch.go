@@ -1,0 +1,150 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// ErrMismatch: sizes that must agree do not: a launch's arguments and the
+// kernel's parameters (their number, sizes or offsets), or a copy's host
+// slice and its Buffer (their lengths).
+var ErrMismatch = errors.New("cuda: sizes do not match")
+
+// Dim3 is a grid's size in blocks or a block's in threads, as LaunchConfig
+// takes it: a dimension left 0 counts as 1 there.
+type Dim3 = driver.Dim3
+
+// LaunchConfig is the shape of a kernel launch (cuda.core's LaunchConfig).
+// The zero value launches one block of one thread. A dimension of Grid or
+// Block left 0 counts as 1, so Dim3{X: n} is n along X (the driver itself
+// refuses a 0 dimension).
+type LaunchConfig struct {
+	Grid  Dim3 // blocks in the grid
+	Block Dim3 // threads per block
+	// SharedMem is the dynamic shared memory per block, in bytes (the
+	// kernel's extern __shared__ array): from 0 to the kernel's
+	// KernelAttributes.MaxDynamicSharedMem.
+	SharedMem int
+}
+
+// Linear is the configuration of a one-dimensional launch over n elements:
+// blocks of block threads (256 where block is 0 or less), and as many
+// blocks as cover n (one where n is 0 or less; at most math.MaxUint32). The
+// kernel checks its index against n: the last block may reach past it.
+func Linear(n, block int) LaunchConfig {
+	if block <= 0 {
+		block = 256
+	}
+	b := uint32(min(block, math.MaxUint32))
+	g := uint64(1)
+	if n > 0 {
+		g = (uint64(n) + uint64(b) - 1) / uint64(b)
+	}
+	return LaunchConfig{Grid: Dim3{X: uint32(min(g, math.MaxUint32))}, Block: Dim3{X: b}}
+}
+
+// dims are c's grid and block with each 0 dimension made 1.
+func (c LaunchConfig) dims() (grid, block Dim3) {
+	one := func(v uint32) uint32 { return max(v, 1) }
+	return Dim3{X: one(c.Grid.X), Y: one(c.Grid.Y), Z: one(c.Grid.Z)},
+		Dim3{X: one(c.Block.X), Y: one(c.Block.Y), Z: one(c.Block.Z)}
+}
+
+// Launch queues the kernel k on s with the configuration cfg and args, one
+// per kernel parameter in order (driver.Arg for a number or a DevicePtr,
+// driver.ArgStruct for a struct or an array, Buffer.Arg for a buffer),
+// through cuLaunchKernel. The values are copied during the call; Go memory
+// is never kept. k must be of s's context (a module loaded on s's device),
+// else the error matches ErrWrongDevice.
+//
+// Before the driver is called, Launch refuses, with an error saying which:
+// a block of more threads than the kernel takes
+// (KernelAttributes.MaxThreadsPerBlock), a negative SharedMem or one over
+// the 32-bit range (ErrInvalidOptions); and, where the driver told the
+// kernel's parameters (Kernel.Params), a number of arguments other than
+// the kernel's parameters, or an argument whose size or offset (Go's
+// alignment) is not its parameter's (ErrMismatch), which the driver would
+// read wrongly rather than refuse. A zero KernelArg, or one of a type with
+// Go pointers (ArgStruct), is refused by the driver package before the
+// call. A launch in steady state allocates nothing.
+func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
+	const op = "launch kernel"
+	if k == nil || k.m == nil {
+		return invalidErr(op, "kernel")
+	}
+	if err := s.enter(op); err != nil {
+		return err
+	}
+	defer s.r.Exit()
+	if err := k.m.operand("kernel's module").enter(op); err != nil {
+		return err
+	}
+	defer k.m.r.Exit()
+	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
+		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
+			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
+	}
+	grid, block := cfg.dims()
+	if err := k.checkConfig(op, block, cfg.SharedMem); err != nil {
+		return err
+	}
+	if k.known {
+		if err := k.checkArgs(op, args); err != nil {
+			return err
+		}
+	}
+	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, uint32(cfg.SharedMem), s.h, args...))
+}
+
+// checkConfig refuses a block too large for k and a SharedMem out of range.
+func (k *Kernel) checkConfig(op string, block Dim3, shared int) error {
+	if n := uint64(block.X) * uint64(block.Y) * uint64(block.Z); k.maxThreads > 0 && n > uint64(k.maxThreads) {
+		return &Error{Op: op, Detail: fmt.Sprintf("a block of %dx%dx%d = %d threads, and kernel %s takes at most %d per block", block.X, block.Y, block.Z, n, k.name, k.maxThreads),
+			Fix: "use smaller blocks and more of them (see Kernel.Attributes' MaxThreadsPerBlock)", Err: ErrInvalidOptions}
+	}
+	if shared < 0 || uint64(shared) > math.MaxUint32 {
+		return &Error{Op: op, Detail: fmt.Sprintf("SharedMem %d is outside 0 to %d bytes", shared, uint32(math.MaxUint32)),
+			Fix: "ask for at most Kernel.Attributes' MaxDynamicSharedMem bytes", Err: ErrInvalidOptions}
+	}
+	return nil
+}
+
+// A KernelArg is laid out as an any (driver.LaunchArgsOf relies on it too):
+// this does not compile where it is not.
+var _ = [1]struct{}{}[unsafe.Sizeof(driver.KernelArg{})-unsafe.Sizeof(any(nil))]
+
+// argType is the type of the value a KernelArg holds (nil for the zero
+// KernelArg).
+func argType(a *driver.KernelArg) reflect.Type {
+	return reflect.TypeOf(*(*any)(unsafe.Pointer(a)))
+}
+
+// checkArgs refuses args that do not match k's parameters as the driver
+// told them: their number, or an argument's size or offset as the driver
+// package packs it (each at its type's alignment).
+func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
+	if len(args) != len(k.params) {
+		return &Error{Op: op, Detail: fmt.Sprintf("kernel %s takes %d parameters, and %d arguments were given", k.name, len(k.params), len(args)),
+			Fix: "pass one argument per kernel parameter, in order", Err: ErrMismatch}
+	}
+	off := 0
+	for i := range args {
+		t := argType(&args[i])
+		if t == nil {
+			continue // the driver package refuses it, naming it
+		}
+		size, align := int(t.Size()), t.Align()
+		off = (off + align - 1) &^ (align - 1)
+		if p := k.params[i]; size != p.Size || off != p.Offset {
+			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s of %d bytes at offset %d, and its parameter takes %d bytes at offset %d", i, k.name, t, size, off, p.Size, p.Offset),
+				Fix: "pass each argument as its parameter's C type (int32 for a C int, float32 for a float, DevicePtr or Buffer.Arg for a pointer); pad a struct whose C alignment is larger than Go's", Err: ErrMismatch}
+		}
+		off += size
+	}
+	return nil
+}
