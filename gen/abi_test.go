@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudagen/cudagen/headers"
 	"github.com/cudagen/cudagen/internal/cparams"
 )
 
@@ -18,86 +19,77 @@ import (
 // each), and where several versions have that list the entry point's own
 // number picks (cuX the first, cuX_v2 the second).
 func TestABIVersionsMatchTypedefs(t *testing.T) {
-	cfg, man, cache := loadAll(t)
-	for i := range man.Versions {
-		e := &man.Versions[i]
-		t.Run(e.Version, func(t *testing.T) {
-			dir := headerDir(t, e, cache)
-			b, err := build(cfg, e, dir)
-			if err != nil {
-				t.Fatal(err)
+	eachBuilder(t, nil, func(t *testing.T, e *headers.Entry, dir string, b *builder) {
+		m := b.model
+		typedefs, err := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes := pfnShapes(typedefs)
+		checked := 0
+		for _, f := range m.Funcs {
+			proto := prototypeAt(t, b.src, f)
+			want := shape(proto)
+			plain := strings.TrimSuffix(strings.TrimSuffix(f.Symbol, "_ptsz"), "_ptds")
+			suffix := strings.TrimPrefix(f.Symbol, plain)
+			got, ok := shapes[f.Base+suffix][f.ABI]
+			if !ok {
+				t.Errorf("%s: resolved at %d, but cudaTypedefs.h has no PFN_%s_v%d%s", f.Symbol, f.ABI, f.Base, f.ABI, suffix)
+				continue
 			}
-			m := b.Model
-			typedefs, err := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
-			if err != nil {
-				t.Fatal(err)
+			if got != want {
+				t.Errorf("%s (%s): declared as (%s), but PFN_%s_v%d%s is (%s)", f.GoName, f.Symbol, want, f.Base, f.ABI, suffix, got)
+				continue
 			}
-			shapes := pfnShapes(typedefs)
-			checked := 0
+			var same []int
+			for v, s := range shapes[f.Base+suffix] {
+				if s == want {
+					same = append(same, v)
+				}
+			}
+			if len(same) > 1 {
+				all := sortedKeys(shapes[f.Base+suffix])
+				ordinal := 1
+				if mm := versionSuffix.FindStringSubmatch(plain); mm != nil {
+					ordinal, _ = strconv.Atoi(mm[1])
+				}
+				if ordinal > len(all) || all[ordinal-1] != f.ABI {
+					t.Errorf("%s: versions %v share its parameter list; as entry point %d of %v it is %d, not %d", f.Symbol, same, ordinal, all, all[min(ordinal, len(all))-1], f.ABI)
+				}
+			}
+			checked++
+		}
+		if checked != len(m.Funcs) || checked < 300 {
+			t.Errorf("%d of %d functions checked", checked, len(m.Funcs))
+		}
+		// The picks that were once wrong.
+		must := func(goName string, abi int) {
+			t.Helper()
 			for _, f := range m.Funcs {
-				proto := prototypeAt(t, b.src, f)
-				want := shape(proto)
-				plain := strings.TrimSuffix(strings.TrimSuffix(f.Symbol, "_ptsz"), "_ptds")
-				suffix := strings.TrimPrefix(f.Symbol, plain)
-				got, ok := shapes[f.Base+suffix][f.ABI]
-				if !ok {
-					t.Errorf("%s: resolved at %d, but cudaTypedefs.h has no PFN_%s_v%d%s", f.Symbol, f.ABI, f.Base, f.ABI, suffix)
-					continue
-				}
-				if got != want {
-					t.Errorf("%s (%s): declared as (%s), but PFN_%s_v%d%s is (%s)", f.GoName, f.Symbol, want, f.Base, f.ABI, suffix, got)
-					continue
-				}
-				var same []int
-				for v, s := range shapes[f.Base+suffix] {
-					if s == want {
-						same = append(same, v)
+				if f.GoName == goName {
+					if f.ABI != abi {
+						t.Errorf("%s (%s) at %d, want %d", goName, f.Symbol, f.ABI, abi)
 					}
+					return
 				}
-				if len(same) > 1 {
-					all := sortedKeys(shapes[f.Base+suffix])
-					ordinal := 1
-					if mm := versionSuffix.FindStringSubmatch(plain); mm != nil {
-						ordinal, _ = strconv.Atoi(mm[1])
-					}
-					if ordinal > len(all) || all[ordinal-1] != f.ABI {
-						t.Errorf("%s: versions %v share its parameter list; as entry point %d of %v it is %d, not %d", f.Symbol, same, ordinal, all, all[min(ordinal, len(all))-1], f.ABI)
-					}
-				}
-				checked++
 			}
-			if checked != len(m.Funcs) || checked < 300 {
-				t.Errorf("%d of %d functions checked", checked, len(m.Funcs))
+			t.Errorf("%s is not bound", goName)
+		}
+		if e.CUDAVersion < 13000 {
+			must("CtxCreate", 3020)
+			must("CtxCreateV3", 11040)
+			must("DeviceGetUUID", 9020)
+			must("DeviceGetUUIDV2", 11040)
+		}
+		if e.CUDAVersion >= 12030 && e.CUDAVersion < 13000 {
+			for _, n := range []string{"GraphGetEdges", "GraphNodeGetDependencies", "GraphNodeGetDependentNodes", "GraphAddDependencies", "GraphRemoveDependencies"} {
+				must(n, 10000)
+				must(n+"V2", 12030)
 			}
-			// The picks that were once wrong.
-			must := func(goName string, abi int) {
-				t.Helper()
-				for _, f := range m.Funcs {
-					if f.GoName == goName {
-						if f.ABI != abi {
-							t.Errorf("%s (%s) at %d, want %d", goName, f.Symbol, f.ABI, abi)
-						}
-						return
-					}
-				}
-				t.Errorf("%s is not bound", goName)
-			}
-			if e.CUDAVersion < 13000 {
-				must("CtxCreate", 3020)
-				must("CtxCreateV3", 11040)
-				must("DeviceGetUUID", 9020)
-				must("DeviceGetUUIDV2", 11040)
-			}
-			if e.CUDAVersion >= 12030 && e.CUDAVersion < 13000 {
-				for _, n := range []string{"GraphGetEdges", "GraphNodeGetDependencies", "GraphNodeGetDependentNodes", "GraphAddDependencies", "GraphRemoveDependencies"} {
-					must(n, 10000)
-					must(n+"V2", 12030)
-				}
-				must("GraphAddNode", 12020)
-				must("GraphAddNodeV2", 12030)
-			}
-		})
-	}
+			must("GraphAddNode", 12020)
+			must("GraphAddNodeV2", 12030)
+		}
+	})
 }
 
 var (
@@ -149,7 +141,7 @@ func shape(params string) string {
 }
 
 // prototypeAt is the parameter list of f's prototype, read from the text.
-func prototypeAt(t *testing.T, src *source, f *Func) string {
+func prototypeAt(t *testing.T, src *source, f *function) string {
 	t.Helper()
 	parts := strings.Split(f.Pos, ":")
 	if len(parts) < 2 {

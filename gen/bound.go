@@ -35,13 +35,13 @@ var (
 
 // rewriteBound adds to changes the hand-written files whose bound
 // constraint is not the one the versions now pinned give.
-func (p *plan) rewriteBound(models []*Model, changes map[string][]byte) error {
+func (g *generation) rewriteBound(models []*model, changes map[string][]byte) error {
 	var paths []string
-	err := filepath.WalkDir(p.o.Root, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(g.o.Root, func(path string, d os.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
-		case d.IsDir() && path != p.o.Root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench"):
+		case d.IsDir() && path != g.o.Root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bench"):
 			return filepath.SkipDir
 		case !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasPrefix(d.Name(), "z"):
 			paths = append(paths, path)
@@ -63,14 +63,14 @@ func (p *plan) rewriteBound(models []*Model, changes map[string][]byte) error {
 		head := src[:pkg[0]]
 		var exprs []string
 		for _, d := range boundRe.FindAllSubmatch(head, -1) {
-			x, err := p.boundExpr(models, string(d[1]), "")
+			x, err := g.boundExpr(models, string(d[1]), "")
 			if err != nil {
 				return fmt.Errorf("gen: %s: %w", path, err)
 			}
 			exprs = append(exprs, x)
 		}
 		for _, d := range sigRe.FindAllSubmatch(head, -1) {
-			x, err := p.boundExpr(models, "", string(d[1]))
+			x, err := g.boundExpr(models, "", string(d[1]))
 			if err != nil {
 				return fmt.Errorf("gen: %s: %w", path, err)
 			}
@@ -120,27 +120,27 @@ func sigOf(src []byte, name string) string {
 // (by its C name) or, with sig, that have a Go function of exactly that
 // signature: from the model of a version generated now, from the
 // committed file of a version kept.
-func (p *plan) boundExpr(models []*Model, fn, sig string) (string, error) {
+func (g *generation) boundExpr(models []*model, fn, sig string) (string, error) {
 	what := "//cudagen:bound " + fn
 	if sig != "" {
 		what = "//cudagen:sig " + sig
 	}
 	name, _, _ := strings.Cut(sig, "(")
-	byVersion := map[string]*Model{}
+	byVersion := map[string]*model{}
 	for _, m := range models {
 		byVersion[m.Version] = m
 	}
 	var terms []string
-	for _, v := range p.man.Versions {
+	for _, v := range g.man.Versions {
 		binds := false
 		if m := byVersion[v.Version]; m != nil {
 			if sig == "" {
-				binds = m.Func(fn) != nil
+				binds = m.funcNamed(fn) != nil
 			} else {
-				binds = slices.Contains(m.Signatures(), sig)
+				binds = slices.Contains(m.signatures(), sig)
 			}
 		} else {
-			b, err := os.ReadFile(filepath.Join(p.out, "zdriver_cuda"+strings.ReplaceAll(v.Version, ".", "_")+".go"))
+			b, err := os.ReadFile(filepath.Join(g.out, "zdriver_cuda"+strings.ReplaceAll(v.Version, ".", "_")+".go"))
 			if err != nil {
 				return "", fmt.Errorf("%s: version %s is neither generated nor committed: %w", what, v.Version, err)
 			}
@@ -153,7 +153,7 @@ func (p *plan) boundExpr(models []*Model, fn, sig string) (string, error) {
 		if !binds {
 			continue
 		}
-		x := versionExpr(p.man.Versions, v.Version)
+		x := versionExpr(g.man.Versions, v.Version)
 		if x == "" {
 			return "", nil // the only version: no constraint
 		}
@@ -172,7 +172,7 @@ func setVersionExpr(src []byte, expr string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := BuildLine(expr, rest...)
+	line := buildLine(expr, rest...)
 	switch {
 	case loc != nil && line == "":
 		return append(src[:loc[0]:loc[0]], bytes.TrimLeft(src[loc[1]:], "\n")...), nil

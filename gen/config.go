@@ -10,10 +10,10 @@ import (
 	"unicode"
 )
 
-// Config is gen/bindings.json. Everything cuda.h declares is bound; the
+// config is gen/bindings.json. Everything cuda.h declares is bound; the
 // config lists only exclusions and overrides, each with the reason it
 // exists ("why").
-type Config struct {
+type config struct {
 	// Package is the Go package name of the generated layer.
 	Package string `json:"package"`
 	// Output is the directory, relative to the module root, written to.
@@ -29,7 +29,7 @@ type Config struct {
 	// Names gives C types, enumerators, #define constants or functions
 	// another Go name; a key ending in "_" (CU_TRSF_) names the flags type
 	// of that #define group (consts.go).
-	Names map[string]Rename `json:"names"`
+	Names map[string]rename `json:"names"`
 	// Opaque binds these structs as byte arrays of their size.
 	Opaque map[string]string `json:"opaque"`
 	// NonGoFields are pointer fields that hold C memory only, typed as
@@ -38,29 +38,29 @@ type Config struct {
 	// union of some pinned version overlays with an integer (so that every
 	// version types them alike): "CTYPE.field" → the Go type (HostPtr,
 	// uintptr) and why. Go memory never goes there.
-	NonGoFields map[string]NonGoField `json:"nonGoFields"`
+	NonGoFields map[string]nonGoField `json:"nonGoFields"`
 	// Exclude leaves these functions (by base name) unbound.
 	Exclude map[string]string `json:"exclude"`
 	// Functions overrides the shape of a function's parameters, by base name.
-	Functions map[string]FuncConf `json:"functions"`
+	Functions map[string]funcConf `json:"functions"`
 
 	initialisms map[string]bool
 }
 
-// NonGoField is a pointer field that holds C memory only: its Go type and why.
-type NonGoField struct {
+// nonGoField is a pointer field that holds C memory only: its Go type and why.
+type nonGoField struct {
 	Go  string `json:"go"`
 	Why string `json:"why"`
 }
 
-// Rename is a Go name and why it is not the derived one.
-type Rename struct {
+// rename is a Go name and why it is not the derived one.
+type rename struct {
 	Go  string `json:"go"`
 	Why string `json:"why"`
 }
 
-// FuncConf overrides how one function's parameters are bound.
-type FuncConf struct {
+// funcConf overrides how one function's parameters are bound.
+type funcConf struct {
 	Why string `json:"why"`
 	// Types gives by-value parameters a Go type (an enum of flags for an
 	// unsigned int, say), by C parameter name.
@@ -71,7 +71,7 @@ type FuncConf struct {
 	// "Returned".
 	In []string `json:"in,omitempty"`
 	// Buffer makes a (char *buf, int len) pair into a string result.
-	Buffer *BufferConf `json:"buffer,omitempty"`
+	Buffer *bufferConf `json:"buffer,omitempty"`
 	// Slices makes (pointer, count) pairs into slices: pointer → count.
 	// Pointers sharing a count must have equal lengths.
 	Slices map[string]string `json:"slices,omitempty"`
@@ -81,7 +81,7 @@ type FuncConf struct {
 	// TwoCall makes output arrays whose capacity and length go through a
 	// count pointer into results: the wrapper asks for the count with NULL
 	// arrays, allocates, and calls again.
-	TwoCall *TwoCallConf `json:"twoCall,omitempty"`
+	TwoCall *twoCallConf `json:"twoCall,omitempty"`
 	// NotSlices names (pointer, count)-looking parameters that are not
 	// such a pair, or cannot be bound as one, and why.
 	NotSlices map[string]string `json:"notSlices,omitempty"`
@@ -108,7 +108,7 @@ type FuncConf struct {
 	// Check names a hand-written check the wrapper runs before the call:
 	// func(fn uintptr, ctx Context, sym string, args...) (uintptr, error),
 	// args the named parameters (nil where this entry point lacks one).
-	Check *CheckConf `json:"check,omitempty"`
+	Check *checkConf `json:"check,omitempty"`
 	// OnSuccess names a hand-written func() the wrapper calls after a
 	// successful call (forgetParamCounts after an unload).
 	OnSuccess string `json:"onSuccess,omitempty"`
@@ -123,21 +123,21 @@ type FuncConf struct {
 	// parameter, or "param.field"), and until when. A kept pointer must
 	// have a type that holds C memory only, or be copied into C memory
 	// that a handle owns (copy).
-	Keeps map[string]KeepConf `json:"keeps,omitempty"`
+	Keeps map[string]keepConf `json:"keeps,omitempty"`
 	// Typed gives a void* whose size depends on another parameter's value
 	// (an attribute, a handle type) a Go type per value: the parameter
 	// becomes an any, checked against the table before the call.
-	Typed map[string]*TypedConf `json:"typed,omitempty"`
+	Typed map[string]*typedConf `json:"typed,omitempty"`
 }
 
-// CheckConf is a hand-written check and the parameters it takes.
-type CheckConf struct {
+// checkConf is a hand-written check and the parameters it takes.
+type checkConf struct {
 	Func string   `json:"func"`
 	Args []string `json:"args"`
 }
 
-// KeepConf says until when the driver keeps a pointer.
-type KeepConf struct {
+// keepConf says until when the driver keeps a pointer.
+type keepConf struct {
 	// Until is what ends it: "the link is destroyed (LinkDestroy)".
 	Until string `json:"until"`
 	// Copy: the argument (a slice, an image) is copied into C memory that
@@ -147,8 +147,8 @@ type KeepConf struct {
 	Free string `json:"free,omitempty"`
 }
 
-// TypedConf is the type table of one void* parameter.
-type TypedConf struct {
+// typedConf is the type table of one void* parameter.
+type typedConf struct {
 	// By is the enum parameter whose value picks the type.
 	By string `json:"by"`
 	// Size is a size_t parameter (by value or a pointer) that the wrapper
@@ -171,26 +171,26 @@ type TypedConf struct {
 	Why string `json:"why"`
 }
 
-// TwoCallConf is a count pointer and the arrays it sizes.
-type TwoCallConf struct {
+// twoCallConf is a count pointer and the arrays it sizes.
+type twoCallConf struct {
 	Count  string   `json:"count"`
 	Arrays []string `json:"arrays"`
 }
 
-// BufferConf describes a caller-provided string buffer.
-type BufferConf struct {
+// bufferConf describes a caller-provided string buffer.
+type bufferConf struct {
 	Buf  string `json:"buf"`
 	Len  string `json:"len"`
 	Size int    `json:"size"`
 }
 
-// LoadConfig reads and checks a config file.
-func LoadConfig(path string) (*Config, error) {
+// loadConfig reads and checks a config file.
+func loadConfig(path string) (*config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var c Config
+	var c config
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
@@ -260,7 +260,7 @@ func words(s string) []string {
 }
 
 // goName joins words in MixedCaps, keeping initialisms upper case.
-func (c *Config) goName(ws []string) string {
+func (c *config) goName(ws []string) string {
 	var b strings.Builder
 	for _, w := range ws {
 		up := strings.ToUpper(w)
@@ -287,7 +287,7 @@ func (c *Config) goName(ws []string) string {
 
 // funcGoName: cuEventCreate → EventCreate, cuIpcGetEventHandle →
 // IPCGetEventHandle, cuCtxCreate_v3 → CtxCreateV3.
-func (c *Config) funcGoName(name string) string {
+func (c *config) funcGoName(name string) string {
 	if r, ok := c.Names[name]; ok {
 		return r.Go
 	}
@@ -296,26 +296,25 @@ func (c *Config) funcGoName(name string) string {
 
 // typeGoName: CUevent → Event, CUDA_MEMCPY2D → Memcpy2D,
 // CUdevice_attribute → DeviceAttribute.
-func (c *Config) typeGoName(name string) string {
-	if r, ok := c.Names[name]; ok {
-		return r.Go
-	}
-	n := strings.TrimPrefix(name, "CUDA_")
-	if n == name {
-		n = strings.TrimPrefix(name, "CU")
-	}
-	return c.goName(words(n))
+func (c *config) typeGoName(name string) string {
+	return c.prefixedGoName(name, "CU")
 }
 
 // constGoName: CU_EVENT_DEFAULT → EventDefault, CUDA_ERROR_NOT_READY →
 // ErrorNotReady.
-func (c *Config) constGoName(name string) string {
+func (c *config) constGoName(name string) string {
+	return c.prefixedGoName(name, "CU_")
+}
+
+// prefixedGoName is the config's name for name, or name without its
+// CUDA_ prefix (or else prefix) in MixedCaps.
+func (c *config) prefixedGoName(name, prefix string) string {
 	if r, ok := c.Names[name]; ok {
 		return r.Go
 	}
 	n := strings.TrimPrefix(name, "CUDA_")
 	if n == name {
-		n = strings.TrimPrefix(name, "CU_")
+		n = strings.TrimPrefix(name, prefix)
 	}
 	return c.goName(words(n))
 }

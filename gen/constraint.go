@@ -43,12 +43,12 @@ func versionExpr(versions []headers.Entry, version string) string {
 	return strings.Join(terms, " && ")
 }
 
-// BuildLine is the //go:build line of a file selected by the version
+// buildLine is the //go:build line of a file selected by the version
 // expression expr (see versionExpr) and the further terms rest (e.g. "cgo"):
 // "//go:build (EXPR) && cgo". It is "" when there is nothing to constrain.
 // Generated files write their constraint with it, and the rewriter too, so
 // that both agree to the byte.
-func BuildLine(expr string, rest ...string) string {
+func buildLine(expr string, rest ...string) string {
 	var terms []string
 	if expr != "" {
 		if len(rest) > 0 && strings.ContainsAny(expr, "&|") {
@@ -97,7 +97,7 @@ func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]
 	if err != nil {
 		return nil, err
 	}
-	line := BuildLine(versionExpr(versions, version), rest...)
+	line := buildLine(versionExpr(versions, version), rest...)
 	// The header is the command, the do-not-edit line, then "//" and the
 	// constraint where there is one (see Emitter.header).
 	lines := strings.SplitAfter(string(head), "\n")
@@ -190,7 +190,7 @@ func generatedFiles(root string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if bytes.HasPrefix(b, []byte(Command+"\n")) {
+		if bytes.HasPrefix(b, []byte(genCommand+"\n")) {
 			files = append(files, path)
 		}
 		return nil
@@ -199,9 +199,9 @@ func generatedFiles(root string) ([]string, error) {
 	return files, err
 }
 
-// TagsFile is the generated file that fails the build under a cudaX.Y tag
+// tagsFile is the generated file that fails the build under a cudaX.Y tag
 // that names no pinned toolkit, relative to the output directory.
-const TagsFile = "ztags.go"
+const tagsFile = "ztags.go"
 
 // Tag range of TagsFile: every cudaX.Y with X from minTagMajor to the larger
 // of maxTagMajor and the newest pinned major + 1, and Y from 0 to 9, that
@@ -248,12 +248,12 @@ func unpinnedTagIdent(versions []headers.Entry) string {
 	return id
 }
 
-// Tags renders TagsFile: built only under a cudaX.Y tag that no pinned
+// tags renders TagsFile: built only under a cudaX.Y tag that no pinned
 // version has (see unpinnedTags), it refers to an undefined identifier that
 // names the pinned tags, so that such a build fails instead of building the
 // newest version's bindings. It depends on the manifest only, and every run
 // writes it.
-func (e *Emitter) Tags() ([]byte, error) {
+func (e *renderer) tags() ([]byte, error) {
 	tags := unpinnedTags(e.Versions)
 	f := jen.NewFile(e.Cfg.Package)
 	e.header(f, "//go:build "+strings.Join(tags, " || "))

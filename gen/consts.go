@@ -22,8 +22,8 @@ import (
 	"modernc.org/cc/v4"
 )
 
-// Define is one bound #define.
-type Define struct {
+// define is one bound #define.
+type define struct {
 	C, Go  string
 	Lit    string // the Go literal, or the enumerator's Go name (Ref)
 	GoType string // "" (untyped), "uintptr", a handle or scalar type, or the group's flags type
@@ -34,11 +34,11 @@ type Define struct {
 	value  int64
 }
 
-// DefineGroup is consecutive #defines sharing a prefix.
-type DefineGroup struct {
-	Prefix string // "CU_MEMHOSTALLOC_"
-	Flags  *Type  // the flags type, where a parameter takes them
-	Defs   []*Define
+// defineGroup is consecutive #defines sharing a prefix.
+type defineGroup struct {
+	Prefix string     // "CU_MEMHOSTALLOC_"
+	Flags  *namedType // the flags type, where a parameter takes them
+	Defs   []*define
 	ties   map[string]bool // "cuMemHostAlloc.Flags"
 	re     *regexp.Regexp  // matches its names
 }
@@ -49,13 +49,13 @@ var notConstant = map[string]string{"CUDA_VERSION": "HeaderVersion"}
 // defines reads the #define constants and infers their flags types.
 func (m *builder) defines() error {
 	s := m.src
-	var defs []*Define
+	var defs []*define
 	for name, mac := range s.ast.Macros {
 		pos := mac.Position()
 		if mac.IsFnLike || filepath.Base(pos.Filename) != "cuda.h" || strings.HasPrefix(name, "__") || strings.HasPrefix(name, "cu") || notConstant[name] != "" {
 			continue
 		}
-		d := &Define{C: name, Go: m.cfg.constGoName(name), Pos: pos.String(), line: pos.Line}
+		d := &define{C: name, Go: m.cfg.constGoName(name), Pos: pos.String(), line: pos.Line}
 		switch v := mac.Value().(type) {
 		case cc.Int64Value:
 			d.value = int64(v)
@@ -109,7 +109,7 @@ func (m *builder) defines() error {
 		if len(w) > 2 {
 			p = strings.Join(w[:len(w)-1], "_") + "_"
 		}
-		m.Defines = append(m.Defines, &DefineGroup{Prefix: p, Defs: []*Define{d}, ties: map[string]bool{}})
+		m.Defines = append(m.Defines, &defineGroup{Prefix: p, Defs: []*define{d}, ties: map[string]bool{}})
 	}
 	for _, g := range m.Defines {
 		var alt []string
@@ -145,7 +145,7 @@ func commonWords(a, b []string) int {
 }
 
 // enumeratorOf finds the enumerator named name.
-func (m *builder) enumeratorOf(name string) (*Type, *EnumValue) {
+func (m *builder) enumeratorOf(name string) (*namedType, *enumerator) {
 	for _, ty := range m.Types {
 		for _, v := range ty.Values {
 			if v.C == name && !v.Sentinel {
@@ -210,8 +210,8 @@ func tiedParam(text string, i int, uints map[string]bool) string {
 // Flags) closest before the first mention, within five lines. A group tied
 // to parameters of one name, each tied to no other group, gets a flags type.
 func (m *builder) tieFlags() {
-	byParam := map[string][]*DefineGroup{}
-	names := map[*DefineGroup]map[string]bool{}
+	byParam := map[string][]*defineGroup{}
+	names := map[*defineGroup]map[string]bool{}
 	for _, fd := range m.src.funcs {
 		ft, ok := fd.Type().(*cc.FunctionType)
 		if !ok {
@@ -290,11 +290,11 @@ func (m *builder) tieFlags() {
 			users = append(users, b+"'s "+p)
 		}
 		sort.Strings(users)
-		ty := &Type{Kind: tEnum, C: g.Prefix + "*", Go: name, Base: "uint32", Flags: true, Size: 4, Align: 4, Group: g.Prefix, Pos: g.Defs[0].Pos,
+		ty := &namedType{Kind: tEnum, C: g.Prefix + "*", Go: name, Base: "uint32", Flags: true, Size: 4, Align: 4, Group: g.Prefix, Pos: g.Defs[0].Pos,
 			Doc: fmt.Sprintf("the #define flags %s takes (its parameter %s is this type).", strings.Join(users, " and "), param)}
 		for _, d := range g.Defs {
 			d.GoType = name
-			ty.Values = append(ty.Values, &EnumValue{C: d.C, Go: d.Go, Value: d.value, Doc: d.Doc, Pos: d.Pos})
+			ty.Values = append(ty.Values, &enumerator{C: d.C, Go: d.Go, Value: d.value, Doc: d.Doc, Pos: d.Pos})
 		}
 		g.Flags = ty
 	}
@@ -307,7 +307,7 @@ func (m *builder) tieFlags() {
 // parameter's doc counts), or documents "Returned array" where the array
 // is a CUDA array handle (CUarray, CUmipmappedArray: the word names the
 // handle, not a plural).
-func (m *builder) inferred(d *cc.Declarator, base string, fc FuncConf) FuncConf {
+func (m *builder) inferred(d *cc.Declarator, base string, fc funcConf) funcConf {
 	pd := m.src.parsedDoc(d)
 	if ft, ok := d.Type().(*cc.FunctionType); ok {
 		for _, p := range ft.Parameters() {

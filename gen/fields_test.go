@@ -16,7 +16,7 @@ import (
 func TestFieldTypesAgreeAcrossVersions(t *testing.T) {
 	type seen struct{ goType, version string }
 	byField := map[string][]seen{}
-	eachModel(t, func(t *testing.T, e *headers.Entry, m *Model) {
+	eachModel(t, func(t *testing.T, e *headers.Entry, m *model) {
 		for _, ty := range m.Types {
 			if ty.Kind != tStruct && ty.Kind != tUnion {
 				continue
@@ -79,7 +79,7 @@ func TestPairDetector(t *testing.T) {
 				fc.Ranked = r
 			}
 			cfg.Functions[c.fn] = fc
-			_, err := Build(cfg, e, dir)
+			_, err := modelHeaders(cfg, e, dir)
 			if err == nil || !strings.Contains(err.Error(), c.param+" (beside ") {
 				t.Fatalf("%s's %s unplaced: got %v, want generation to fail naming it", c.fn, c.param, err)
 			}

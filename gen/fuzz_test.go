@@ -37,7 +37,7 @@ func FuzzParseHeaders(f *testing.F) {
 			t.Fatal(err)
 		}
 		type result struct {
-			m        *Model
+			m        *model
 			err      error
 			rendered bool
 			panicked any
@@ -51,12 +51,12 @@ func FuzzParseHeaders(f *testing.F) {
 				}
 				done <- r
 			}()
-			r.m, r.err = ParseHeaders(cfg, dir)
+			r.m, r.err = headerModel(cfg, dir)
 			if r.err == nil {
 				r.m.Version, r.m.Tag, r.m.Sums = "12.4", "cuda12.4", map[string]string{}
-				em := &Emitter{Cfg: cfg, Command: Command, Templates: tmpl, Versions: []headers.Entry{{Version: "12.4", Tag: "cuda12.4"}}}
-				if _, r.err = em.Pure(r.m); r.err == nil {
-					_, r.err = em.Cgo(r.m)
+				em := &renderer{Cfg: cfg, Command: genCommand, Templates: tmpl, Versions: []headers.Entry{{Version: "12.4", Tag: "cuda12.4"}}}
+				if _, r.err = em.pure(r.m); r.err == nil {
+					_, r.err = em.cgo(r.m)
 				}
 				r.rendered = true
 			}
@@ -71,7 +71,7 @@ func FuzzParseHeaders(f *testing.F) {
 			t.Fatalf("panic: %v", r.panicked)
 		}
 		if r.err == nil {
-			if r.m.CUDAVersion < OldestCUDA {
+			if r.m.CUDAVersion < oldestCUDA {
 				t.Fatalf("accepted CUDA_VERSION %d", r.m.CUDAVersion)
 			}
 			return

@@ -17,17 +17,17 @@ import (
 
 func root(t testing.TB) string {
 	t.Helper()
-	r, err := FindRoot(".")
+	r, err := findRoot(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func loadAll(t testing.TB) (*Config, *headers.Manifest, string) {
+func loadAll(t testing.TB) (*config, *headers.Manifest, string) {
 	t.Helper()
 	r := root(t)
-	cfg, err := LoadConfig(filepath.Join(r, "gen", "bindings.json"))
+	cfg, err := loadConfig(filepath.Join(r, "gen", "bindings.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,213 +68,205 @@ var (
 // against the header's own text, read here independently with regular
 // expressions.
 func TestFacts(t *testing.T) {
-	cfg, man, cache := loadAll(t)
-	for i := range man.Versions {
-		e := &man.Versions[i]
-		t.Run(e.Version, func(t *testing.T) {
-			dir := headerDir(t, e, cache)
-			bm, err := build(cfg, e, dir)
-			if err != nil {
-				t.Fatal(err)
+	cfg, man, _ := loadAll(t)
+	eachBuilder(t, cfg, func(t *testing.T, e *headers.Entry, dir string, bm *builder) {
+		m := bm.model
+		cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
+		typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
+		if want := fmt.Sprintf("#define CUDA_VERSION %d", e.CUDAVersion); !bytes.Contains(cudaH, []byte(want)) || m.CUDAVersion != e.CUDAVersion {
+			t.Errorf("CUDA_VERSION: model %d, manifest %d", m.CUDAVersion, e.CUDAVersion)
+		}
+		// Enum values.
+		text := map[string]int64{}
+		for _, mm := range reEnumerator.FindAllStringSubmatch(string(cudaH), -1) {
+			v, err := strconv.ParseInt(mm[2], 0, 64)
+			if err == nil {
+				text[mm[1]] = v
 			}
-			m := bm.Model
-			cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
-			typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
-			if want := fmt.Sprintf("#define CUDA_VERSION %d", e.CUDAVersion); !bytes.Contains(cudaH, []byte(want)) || m.CUDAVersion != e.CUDAVersion {
-				t.Errorf("CUDA_VERSION: model %d, manifest %d", m.CUDAVersion, e.CUDAVersion)
+		}
+		n := 0
+		var results int
+		for _, ty := range m.Types {
+			if ty.C == "CUresult" {
+				results = len(ty.Values)
 			}
-			// Enum values.
-			text := map[string]int64{}
-			for _, mm := range reEnumerator.FindAllStringSubmatch(string(cudaH), -1) {
-				v, err := strconv.ParseInt(mm[2], 0, 64)
-				if err == nil {
-					text[mm[1]] = v
-				}
-			}
-			n := 0
-			var results int
-			for _, ty := range m.Types {
-				if ty.C == "CUresult" {
-					results = len(ty.Values)
-				}
-				for _, v := range ty.Values {
-					if tv, ok := text[v.C]; ok {
-						n++
-						if tv != v.Value {
-							t.Errorf("%s: generator read %d, header says %d", v.C, v.Value, tv)
-						}
+			for _, v := range ty.Values {
+				if tv, ok := text[v.C]; ok {
+					n++
+					if tv != v.Value {
+						t.Errorf("%s: generator read %d, header says %d", v.C, v.Value, tv)
 					}
 				}
 			}
-			var textResults int
-			for name := range text {
-				if strings.HasPrefix(name, "CUDA_ERROR_") || name == "CUDA_SUCCESS" {
-					textResults++
-				}
+		}
+		var textResults int
+		for name := range text {
+			if strings.HasPrefix(name, "CUDA_ERROR_") || name == "CUDA_SUCCESS" {
+				textResults++
 			}
-			if results != textResults {
-				t.Errorf("CUresult: %d values bound, the header declares %d", results, textResults)
-			}
-			if n < 500 {
-				t.Errorf("only %d enumerators checked", n)
-			}
-			// Every prototype in the text that the preprocessor keeps is
-			// bound or listed as not bound; at least 98 %% are bound.
-			if len(m.Funcs)+len(m.Skipped) != m.Declared || float64(len(m.Funcs)) < 0.98*float64(m.Declared) {
-				t.Errorf("%d declared, %d bound, %d not bound", m.Declared, len(m.Funcs), len(m.Skipped))
-			}
-			// Every name a prototype in the text spells is bound under some
-			// entry point, or listed as not bound.
-			for _, mm := range protoRe.FindAllStringSubmatch(string(cudaH), -1) {
-				base := baseName(mm[1])
-				found := m.Func(base) != nil
-				for _, f := range m.Funcs {
-					found = found || f.Symbol == bm.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
-				}
-				for _, s := range m.Skipped {
-					found = found || baseName(s.Symbol) == base
-				}
-				if !found {
-					t.Errorf("%s (prototype %s) is neither bound nor listed as not bound", base, mm[1])
-				}
-			}
-			// Versioned names: a function bound under its base name has the
-			// symbol the header's #define maps that name to.
-			defines := map[string]string{}
-			for _, mm := range reDefine.FindAllStringSubmatch(string(cudaH), -1) {
-				if strings.HasSuffix(mm[2], "_ptsz") || strings.HasSuffix(mm[2], "_ptds") {
-					continue // the per-thread switch's mappings
-				}
-				if _, seen := defines[mm[1]]; !seen {
-					defines[mm[1]] = mm[2]
-				}
-			}
-			funcs := map[string]*Func{}
+		}
+		if results != textResults {
+			t.Errorf("CUresult: %d values bound, the header declares %d", results, textResults)
+		}
+		if n < 500 {
+			t.Errorf("only %d enumerators checked", n)
+		}
+		// Every prototype in the text that the preprocessor keeps is
+		// bound or listed as not bound; at least 98 %% are bound.
+		if len(m.Funcs)+len(m.Skipped) != m.Declared || float64(len(m.Funcs)) < 0.98*float64(m.Declared) {
+			t.Errorf("%d declared, %d bound, %d not bound", m.Declared, len(m.Funcs), len(m.Skipped))
+		}
+		// Every name a prototype in the text spells is bound under some
+		// entry point, or listed as not bound.
+		for _, mm := range protoRe.FindAllStringSubmatch(string(cudaH), -1) {
+			base := baseName(mm[1])
+			found := m.funcNamed(base) != nil
 			for _, f := range m.Funcs {
-				funcs[f.GoName] = f
-				if d, ok := defines[f.Base]; ok && f.GoName == cfg.funcGoName(f.Base) {
-					want := d
-					if f.Symbol != want {
-						t.Errorf("%s: symbol %s, header maps it to %s", f.Base, f.Symbol, want)
-					}
+				found = found || f.Symbol == bm.src.probes[base] // cuGraphInstantiate → cuGraphInstantiateWithFlags
+			}
+			for _, s := range m.Skipped {
+				found = found || baseName(s.Symbol) == base
+			}
+			if !found {
+				t.Errorf("%s (prototype %s) is neither bound nor listed as not bound", base, mm[1])
+			}
+		}
+		// Versioned names: a function bound under its base name has the
+		// symbol the header's #define maps that name to.
+		defines := map[string]string{}
+		for _, mm := range reDefine.FindAllStringSubmatch(string(cudaH), -1) {
+			if strings.HasSuffix(mm[2], "_ptsz") || strings.HasSuffix(mm[2], "_ptds") {
+				continue // the per-thread switch's mappings
+			}
+			if _, seen := defines[mm[1]]; !seen {
+				defines[mm[1]] = mm[2]
+			}
+		}
+		funcs := map[string]*function{}
+		for _, f := range m.Funcs {
+			funcs[f.GoName] = f
+			if d, ok := defines[f.Base]; ok && f.GoName == cfg.funcGoName(f.Base) {
+				want := d
+				if f.Symbol != want {
+					t.Errorf("%s: symbol %s, header maps it to %s", f.Base, f.Symbol, want)
 				}
-				// Its ABI version is one cudaTypedefs.h declares for it.
-				if !regexp.MustCompile(`PFN_` + f.Base + `_v` + strconv.Itoa(f.ABI) + `\b`).Match(typedefs) {
-					t.Errorf("%s: ABI version %d is not declared as PFN_%s_v%d", f.Symbol, f.ABI, f.Base, f.ABI)
-				}
 			}
-			_ = rePFN
-			must := func(goName, symbol string, abi int) {
-				t.Helper()
-				f, ok := funcs[goName]
-				if !ok {
-					t.Errorf("%s not bound", goName)
-					return
-				}
-				if f.Symbol != symbol || f.ABI != abi {
-					t.Errorf("%s: %s@%d, want %s@%d", goName, f.Symbol, f.ABI, symbol, abi)
-				}
+			// Its ABI version is one cudaTypedefs.h declares for it.
+			if !regexp.MustCompile(`PFN_` + f.Base + `_v` + strconv.Itoa(f.ABI) + `\b`).Match(typedefs) {
+				t.Errorf("%s: ABI version %d is not declared as PFN_%s_v%d", f.Symbol, f.ABI, f.Base, f.ABI)
 			}
-			must("EventCreate", "cuEventCreate", 2000)
-			must("EventDestroy", "cuEventDestroy_v2", 4000)
-			must("EventRecord", "cuEventRecord", 2000)
-			must("EventRecordWithFlags", "cuEventRecordWithFlags", 11010)
-			must("StreamDestroy", "cuStreamDestroy_v2", 4000)
-			must("StreamWaitEvent", "cuStreamWaitEvent", 3020)
-			switch {
-			case e.CUDAVersion >= 13000:
-				must("EventElapsedTime", "cuEventElapsedTime_v2", 12080)
-				must("GetProcAddress", "cuGetProcAddress_v2", 12000)
-			case e.CUDAVersion >= 12000:
-				must("EventElapsedTime", "cuEventElapsedTime", 2000)
-				must("GetProcAddress", "cuGetProcAddress_v2", 12000)
-			default:
-				must("EventElapsedTime", "cuEventElapsedTime", 2000)
-				must("GetProcAddress", "cuGetProcAddress", 11030)
+		}
+		_ = rePFN
+		must := func(goName, symbol string, abi int) {
+			t.Helper()
+			f, ok := funcs[goName]
+			if !ok {
+				t.Errorf("%s not bound", goName)
+				return
 			}
-			// Versioned entry points get their own ABI version, not the
-			// base name's: the header's PFN_cuX_v2 macro where it has one.
-			switch e.Version {
-			case "11.8":
-				must("StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo_v2", 11030)
-				must("StreamWaitValue32V2", "cuStreamWaitValue32_v2", 11070)
-				must("CtxCreateV3", "cuCtxCreate_v3", 11040)
-			case "12.4":
-				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
-				must("StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo_v3", 12030)
-				must("StreamWaitValue32", "cuStreamWaitValue32_v2", 11070)
-				must("MemAdviseV2", "cuMemAdvise_v2", 12020)
-			case "13.0":
-				must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030)
-				must("MemAdvise", "cuMemAdvise_v2", 12020)
-				must("StreamGetCtxV2", "cuStreamGetCtx_v2", 12050)
+			if f.Symbol != symbol || f.ABI != abi {
+				t.Errorf("%s: %s@%d, want %s@%d", goName, f.Symbol, f.ABI, symbol, abi)
 			}
-			if m.GPAV2 != (e.CUDAVersion >= 12000) {
-				t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
+		}
+		must("EventCreate", "cuEventCreate", 2000)
+		must("EventDestroy", "cuEventDestroy_v2", 4000)
+		must("EventRecord", "cuEventRecord", 2000)
+		must("EventRecordWithFlags", "cuEventRecordWithFlags", 11010)
+		must("StreamDestroy", "cuStreamDestroy_v2", 4000)
+		must("StreamWaitEvent", "cuStreamWaitEvent", 3020)
+		switch {
+		case e.CUDAVersion >= 13000:
+			must("EventElapsedTime", "cuEventElapsedTime_v2", 12080)
+			must("GetProcAddress", "cuGetProcAddress_v2", 12000)
+		case e.CUDAVersion >= 12000:
+			must("EventElapsedTime", "cuEventElapsedTime", 2000)
+			must("GetProcAddress", "cuGetProcAddress_v2", 12000)
+		default:
+			must("EventElapsedTime", "cuEventElapsedTime", 2000)
+			must("GetProcAddress", "cuGetProcAddress", 11030)
+		}
+		// Versioned entry points get their own ABI version, not the
+		// base name's: the header's PFN_cuX_v2 macro where it has one.
+		switch e.Version {
+		case "11.8":
+			must("StreamGetCaptureInfoV2", "cuStreamGetCaptureInfo_v2", 11030)
+			must("StreamWaitValue32V2", "cuStreamWaitValue32_v2", 11070)
+			must("CtxCreateV3", "cuCtxCreate_v3", 11040)
+		case "12.4":
+			must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030)
+			must("StreamGetCaptureInfoV3", "cuStreamGetCaptureInfo_v3", 12030)
+			must("StreamWaitValue32", "cuStreamWaitValue32_v2", 11070)
+			must("MemAdviseV2", "cuMemAdvise_v2", 12020)
+		case "13.0":
+			must("StreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030)
+			must("MemAdvise", "cuMemAdvise_v2", 12020)
+			must("StreamGetCtxV2", "cuStreamGetCtx_v2", 12050)
+		}
+		if m.GPAV2 != (e.CUDAVersion >= 12000) {
+			t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
+		}
+		// What the generated files say.
+		em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
+		b, err := em.pure(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := em.cgo(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(string(b), "\n", 3)
+		if lines[0] != genCommand || lines[1] != "// "+doNotEdit {
+			t.Errorf("file starts %q %q", lines[0], lines[1])
+		}
+		for _, f := range headers.Files {
+			if !bytes.Contains(b, []byte(e.Files[f])) {
+				t.Errorf("the file does not record %s's sha256", f)
 			}
-			// What the generated files say.
-			em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
-			b, err := em.Pure(m)
+		}
+		if !bytes.Contains(b, []byte(fmt.Sprintf("HeaderVersion = %d", e.CUDAVersion))) {
+			t.Error("the file does not record the header version")
+		}
+		if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
+			t.Error("the file needs the toolkit")
+		}
+		// The hot event calls go through one shared trampoline each,
+		// noescape and nocallback; a function whose callback the driver
+		// calls during the call shares none with them.
+		for _, base := range []string{"cuEventRecord", "cuEventQuery", "cuEventElapsedTime"} {
+			f := m.funcNamed(base)
+			tr, err := trampolineOf(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := em.Cgo(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.SplitN(string(b), "\n", 3)
-			if lines[0] != Command || lines[1] != "// "+doNotEdit {
-				t.Errorf("file starts %q %q", lines[0], lines[1])
-			}
-			for _, f := range headers.Files {
-				if !bytes.Contains(b, []byte(e.Files[f])) {
-					t.Errorf("the file does not record %s's sha256", f)
+			for _, d := range []string{
+				"static int " + tr.Name + "(", "#cgo noescape " + tr.Name + "\n", "#cgo nocallback " + tr.Name + "\n",
+				fmt.Sprintf("procs[%d].done(C.%s(C.uintptr_t(ctx), procs[%d].fn(), ", f.Index, tr.Name, f.Index),
+			} {
+				if !bytes.Contains(c, []byte(d)) {
+					t.Errorf("%s: missing %q", base, d)
 				}
 			}
-			if !bytes.Contains(b, []byte(fmt.Sprintf("HeaderVersion = %d", e.CUDAVersion))) {
-				t.Error("the file does not record the header version")
-			}
-			if bytes.Contains(c, []byte("#include <cuda.h>")) || bytes.Contains(c, []byte("-lcuda")) {
-				t.Error("the file needs the toolkit")
-			}
-			// The hot event calls go through one shared trampoline each,
-			// noescape and nocallback; a function whose callback the driver
-			// calls during the call shares none with them.
-			for _, base := range []string{"cuEventRecord", "cuEventQuery", "cuEventElapsedTime"} {
-				f := m.Func(base)
-				tr, err := trampolineOf(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, d := range []string{
-					"static int " + tr.Name + "(", "#cgo noescape " + tr.Name + "\n", "#cgo nocallback " + tr.Name + "\n",
-					fmt.Sprintf("procs[%d].done(C.%s(C.uintptr_t(ctx), procs[%d].fn(), ", f.Index, tr.Name, f.Index),
-				} {
-					if !bytes.Contains(c, []byte(d)) {
-						t.Errorf("%s: missing %q", base, d)
-					}
-				}
-			}
-			occ, err := trampolineOf(m.Func("cuOccupancyMaxPotentialBlockSize"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(occ.Name, "_cb") || bytes.Contains(c, []byte("#cgo nocallback "+occ.Name+"\n")) {
-				t.Errorf("cuOccupancyMaxPotentialBlockSize, which calls its callback, goes through %s, which is nocallback", occ.Name)
-			}
-			// Shared trampolines: each defined once, fewer than the functions.
-			if n := bytes.Count(c, []byte("\nstatic int cg_")); n == 0 || n >= len(m.Funcs) || n != len(trampolineNames(t, m)) {
-				t.Errorf("%d trampolines for %d functions (%d distinct signatures)", n, len(m.Funcs), len(trampolineNames(t, m)))
-			}
-			// Slices sharing a count: unequal lengths never reach the driver.
-			if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
-				t.Error("cuModuleLoadDataEx's length check does not stop the call")
-			}
-			if bytes.Contains(b, []byte(`import "C"`)) || !bytes.Contains(c, []byte(`import "C"`)) {
-				t.Error("the pure-Go file imports C, or the cgo file does not")
-			}
-		})
-	}
+		}
+		occ, err := trampolineOf(m.funcNamed("cuOccupancyMaxPotentialBlockSize"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(occ.Name, "_cb") || bytes.Contains(c, []byte("#cgo nocallback "+occ.Name+"\n")) {
+			t.Errorf("cuOccupancyMaxPotentialBlockSize, which calls its callback, goes through %s, which is nocallback", occ.Name)
+		}
+		// Shared trampolines: each defined once, fewer than the functions.
+		if n := bytes.Count(c, []byte("\nstatic int cg_")); n == 0 || n >= len(m.Funcs) || n != len(trampolineNames(t, m)) {
+			t.Errorf("%d trampolines for %d functions (%d distinct signatures)", n, len(m.Funcs), len(trampolineNames(t, m)))
+		}
+		// Slices sharing a count: unequal lengths never reach the driver.
+		if !bytes.Contains(c, []byte(`fn, err = 0, lengthError("cuModuleLoadDataEx"`)) {
+			t.Error("cuModuleLoadDataEx's length check does not stop the call")
+		}
+		if bytes.Contains(b, []byte(`import "C"`)) || !bytes.Contains(c, []byte(`import "C"`)) {
+			t.Error("the pure-Go file imports C, or the cgo file does not")
+		}
+	})
 }
 
 // TestSignatures asserts the Go shapes of the functions that were once
@@ -324,9 +316,9 @@ func TestSignatures(t *testing.T) {
 		"cuModuleLoadData":          "ModuleLoadData(image []byte) (Module, error)",
 		"cuModuleLoadFatBinary":     "ModuleLoadFatBinary(fatCubin []byte) (Module, error)",
 	}
-	eachModel(t, func(t *testing.T, e *headers.Entry, m *Model) {
+	eachModel(t, func(t *testing.T, e *headers.Entry, m *model) {
 		for base, w := range want {
-			f := m.Func(base)
+			f := m.funcNamed(base)
 			if f == nil {
 				if base == "cuLaunchKernelEx" && e.CUDAVersion < 11080 || base == "cuLaunchCooperativeKernelMultiDevice" && e.CUDAVersion >= 13000 {
 					continue
@@ -334,7 +326,7 @@ func TestSignatures(t *testing.T) {
 				t.Errorf("%s is not bound", base)
 				continue
 			}
-			got := f.GoSignature()
+			got := f.goSignature()
 			if base == "cuGraphAddKernelNode" && e.CUDAVersion >= 12000 {
 				// From 12.0 the node parameters are CUDA_KERNEL_NODE_PARAMS_v2.
 				w = strings.Replace(w, "*KernelNodeParams", "*KernelNodeParams", 1)
@@ -350,7 +342,7 @@ func TestSignatures(t *testing.T) {
 // unsafe.Pointer or uintptr parameter, and each such parameter is
 // documented in its wrapper (the config's "raw").
 func TestRawParameters(t *testing.T) {
-	eachModel(t, func(t *testing.T, e *headers.Entry, m *Model) {
+	eachModel(t, func(t *testing.T, e *headers.Entry, m *model) {
 		var raw []string
 		for _, f := range m.Funcs {
 			n := 0
@@ -375,18 +367,38 @@ func TestRawParameters(t *testing.T) {
 }
 
 // eachModel runs f, as a subtest, on the model of every pinned version.
-func eachModel(t *testing.T, f func(t *testing.T, e *headers.Entry, m *Model)) {
-	cfg, man, cache := loadAll(t)
+func eachModel(t *testing.T, f func(t *testing.T, e *headers.Entry, m *model)) {
+	eachBuilder(t, nil, func(t *testing.T, e *headers.Entry, _ string, b *builder) { f(t, e, b.model) })
+}
+
+// eachBuilder runs f, as a subtest, on every pinned version: its headers'
+// directory and what the read and model stages made of them with cfg
+// (nil: gen/bindings.json).
+func eachBuilder(t *testing.T, cfg *config, f func(t *testing.T, e *headers.Entry, dir string, b *builder)) {
+	loaded, man, cache := loadAll(t)
+	if cfg == nil {
+		cfg = loaded
+	}
 	for i := range man.Versions {
 		e := &man.Versions[i]
 		t.Run(e.Version, func(t *testing.T) {
-			m, err := Build(cfg, e, headerDir(t, e, cache))
+			dir := headerDir(t, e, cache)
+			b, err := modelHeaders(cfg, e, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f(t, e, m)
+			f(t, e, dir, b)
 		})
 	}
+}
+
+// headerModel is the model of headers that no manifest pins.
+func headerModel(cfg *config, dir string) (*model, error) {
+	b, err := modelHeaders(cfg, nil, dir)
+	if err != nil {
+		return nil, err
+	}
+	return b.model, nil
 }
 
 // TestLayout compiles, for every version whose header is here, a cgo
@@ -422,53 +434,46 @@ func TestLayout(t *testing.T) {
 // TestPerThreadSwitch: with the switch, the _ptsz entry points are bound
 // and resolved with the per-thread flag, at their per-thread ABI versions.
 func TestPerThreadSwitch(t *testing.T) {
-	cfg, man, cache := loadAll(t)
-	for i := range man.Versions {
-		e := &man.Versions[i]
-		t.Run(e.Version, func(t *testing.T) {
-			c := *cfg
-			c.PerThreadDefaultStream = true
-			m, err := Build(&c, e, headerDir(t, e, cache))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for _, f := range m.Funcs {
-				switch f.Base {
-				case "cuEventRecord", "cuStreamQuery":
-					n++
-					if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
-						t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
-					}
-				case "cuMemcpyHtoDAsync":
-					n++
-					if f.Symbol != "cuMemcpyHtoDAsync_v2_ptsz" || f.ABI != 7000 {
-						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
-					}
-				case "cuEventRecordWithFlags":
-					n++
-					if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
-						t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
-					}
-				case "cuEventQuery":
-					n++
-					if f.Symbol != "cuEventQuery" {
-						t.Errorf("%s: %s", f.Base, f.Symbol)
-					}
+	cfg, _, _ := loadAll(t)
+	c := *cfg
+	c.PerThreadDefaultStream = true
+	eachBuilder(t, &c, func(t *testing.T, _ *headers.Entry, _ string, m *builder) {
+		n := 0
+		for _, f := range m.Funcs {
+			switch f.Base {
+			case "cuEventRecord", "cuStreamQuery":
+				n++
+				if f.Symbol != f.Base+"_ptsz" || f.ABI != 7000 || f.Flags != 2 {
+					t.Errorf("%s: %s@%d flags %d", f.Base, f.Symbol, f.ABI, f.Flags)
+				}
+			case "cuMemcpyHtoDAsync":
+				n++
+				if f.Symbol != "cuMemcpyHtoDAsync_v2_ptsz" || f.ABI != 7000 {
+					t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+				}
+			case "cuEventRecordWithFlags":
+				n++
+				if f.Symbol != "cuEventRecordWithFlags_ptsz" || f.ABI != 11010 {
+					t.Errorf("%s: %s@%d", f.Base, f.Symbol, f.ABI)
+				}
+			case "cuEventQuery":
+				n++
+				if f.Symbol != "cuEventQuery" {
+					t.Errorf("%s: %s", f.Base, f.Symbol)
 				}
 			}
-			if n != 5 {
-				t.Errorf("%d of the 5 checked functions bound", n)
-			}
-		})
-	}
+		}
+		if n != 5 {
+			t.Errorf("%d of the 5 checked functions bound", n)
+		}
+	})
 }
 
 // TestDrift regenerates every version whose headers can be had here and
 // compares with what is committed.
 func TestDrift(t *testing.T) {
 	var log bytes.Buffer
-	drift, err := Generate(Options{Root: root(t), Check: true, Skip: true, Log: &log})
+	drift, err := generate(options{Root: root(t), Check: true, Log: &log})
 	t.Log(log.String())
 	if err != nil {
 		t.Fatal(err)
@@ -523,10 +528,10 @@ typedef CUresult (*PFN_cuCtxSetCurrent_v4000)(CUcontext ctx);
 typedef CUresult (*PFN_cuGetProcAddress_v12000)(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
 `
 
-func miniConfig() *Config {
-	return &Config{Package: "driver", Output: "x", Names: map[string]Rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{},
+func miniConfig() *config {
+	return &config{Package: "driver", Output: "x", Names: map[string]rename{"CUresult": {Go: "Result", Why: "test"}}, initialisms: map[string]bool{},
 		// As gen/bindings.json: the mini header's cuGetProcAddress has no doc.
-		Functions: map[string]FuncConf{"cuGetProcAddress": {Why: "test", Out: []string{"pfn", "symbolStatus"}},
+		Functions: map[string]funcConf{"cuGetProcAddress": {Why: "test", Out: []string{"pfn", "symbolStatus"}},
 			"cuCtxGetCurrent": {Why: "test", Out: []string{"pctx"}}}}
 }
 
@@ -538,16 +543,16 @@ func writeMini(t *testing.T, cuda string) string {
 }
 
 func TestMiniHeader(t *testing.T) {
-	m, err := ParseHeaders(miniConfig(), writeMini(t, miniCuda))
+	m, err := headerModel(miniConfig(), writeMini(t, miniCuda))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := m.Func("cuEventDestroy")
+	f := m.funcNamed("cuEventDestroy")
 	if len(m.Funcs)+len(m.Skipped) != 5 || f == nil || f.Symbol != "cuEventDestroy_v2" || f.ABI != 4000 || !m.GPAV2 || m.CUDAVersion != 12040 {
 		t.Fatalf("%+v", m.Funcs)
 	}
 	// cuCtxGetCurrent's pctx has no doc: the config says it is a result.
-	if s := m.Func("cuCtxGetCurrent").GoSignature(); s != "CtxGetCurrent() (Context, error)" {
+	if s := m.funcNamed("cuCtxGetCurrent").goSignature(); s != "CtxGetCurrent() (Context, error)" {
 		t.Errorf("configured output: %s", s)
 	}
 }
@@ -557,17 +562,17 @@ func TestMiniHeader(t *testing.T) {
 func TestUnclassifiedPointer(t *testing.T) {
 	cfg := miniConfig()
 	delete(cfg.Functions, "cuCtxGetCurrent")
-	_, err := ParseHeaders(cfg, writeMini(t, miniCuda))
+	_, err := headerModel(cfg, writeMini(t, miniCuda))
 	if err == nil || !strings.Contains(err.Error(), "cuCtxGetCurrent: cannot tell how long the driver uses pctx") || !strings.Contains(err.Error(), "gen/bindings.json") {
 		t.Fatalf("an unclassified pointer: got %v", err)
 	}
 	// Classified by the config, it binds.
-	cfg.Functions["cuCtxGetCurrent"] = FuncConf{Why: "test", Life: map[string]string{"pctx": "written"}}
-	m, err := ParseHeaders(cfg, writeMini(t, miniCuda))
+	cfg.Functions["cuCtxGetCurrent"] = funcConf{Why: "test", Life: map[string]string{"pctx": "written"}}
+	m, err := headerModel(cfg, writeMini(t, miniCuda))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := m.Func("cuCtxGetCurrent").Params[0].Life; l == nil || l.Kind != lifeWritten {
+	if l := m.funcNamed("cuCtxGetCurrent").Params[0].Life; l == nil || l.Kind != lifeWritten {
 		t.Fatalf("pctx's life: %+v", l)
 	}
 }
@@ -595,7 +600,7 @@ func TestBadInput(t *testing.T) {
 						t.Fatalf("panic: %v", r)
 					}
 				}()
-				_, err = ParseHeaders(miniConfig(), writeMini(t, c.header))
+				_, err = headerModel(miniConfig(), writeMini(t, c.header))
 			}()
 			if err == nil {
 				t.Fatal("no error")
@@ -609,13 +614,13 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// A header missing altogether.
-	if _, err := ParseHeaders(miniConfig(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "cuda.h") {
+	if _, err := headerModel(miniConfig(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "cuda.h") {
 		t.Errorf("missing header: %v", err)
 	}
 	// A config override without its reason.
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"package": "driver", "output": "x", "functions": {"cuEventQuery": {"out": ["x"]}}}`), 0o644)
-	if _, err := LoadConfig(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "functions.cuEventQuery") {
+	if _, err := loadConfig(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "functions.cuEventQuery") {
 		t.Errorf("override without why: %v", err)
 	}
 }
@@ -639,7 +644,7 @@ func TestTruncatedRealHeader(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"), 0o644)
 	tb, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
 	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), tb, 0o644)
-	_, err := ParseHeaders(cfg, dir)
+	_, err := headerModel(cfg, dir)
 	if err == nil || !regexp.MustCompile(`cuda\.h:[0-9]+:[0-9]+`).MatchString(err.Error()) {
 		t.Fatalf("got %v", err)
 	}
@@ -649,14 +654,14 @@ func TestTruncatedRealHeader(t *testing.T) {
 // A pinned header whose CUDA_VERSION differs from the manifest's is refused.
 func TestVersionMismatch(t *testing.T) {
 	e := &headers.Entry{Version: "12.6", CUDAVersion: 12060, Tag: "cuda12.6"}
-	_, err := Build(miniConfig(), e, writeMini(t, miniCuda))
+	_, err := modelHeaders(miniConfig(), e, writeMini(t, miniCuda))
 	if err == nil || !strings.Contains(err.Error(), "12040") || !strings.Contains(err.Error(), "12060") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestNames(t *testing.T) {
-	c := &Config{initialisms: map[string]bool{"IPC": true}}
+	c := &config{initialisms: map[string]bool{"IPC": true}}
 	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent", "cuCtxCreate_v3": "CtxCreateV3"} {
 		if got := c.funcGoName(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
@@ -679,7 +684,7 @@ func TestNames(t *testing.T) {
 func TestSentinels(t *testing.T) {
 	cfg, man, cache := loadAll(t)
 	e := man.Newest()
-	m, err := Build(cfg, e, headerDir(t, e, cache))
+	m, err := modelHeaders(cfg, e, headerDir(t, e, cache))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,22 +711,22 @@ func BenchmarkGenerate(b *testing.B) {
 	cfg, man, cache := loadAll(b)
 	e := man.Newest()
 	dir := headerDir(b, e, cache)
-	em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(b), "templates"), Versions: man.Versions}
+	em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(b), "templates"), Versions: man.Versions}
 	ccConfig() // the C compiler probe is made once per process
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m, err := Build(cfg, e, dir)
+		m, err := modelHeaders(cfg, e, dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := em.Render([]*Model{m}); err != nil {
+		if _, err := em.renderFiles([]*model{m.model}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 // trampolineNames is the set of trampolines the functions of m call.
-func trampolineNames(t *testing.T, m *Model) map[string]bool {
+func trampolineNames(t *testing.T, m *model) map[string]bool {
 	names := map[string]bool{}
 	for _, f := range m.Funcs {
 		tr, err := trampolineOf(f)

@@ -28,9 +28,9 @@ import (
 	"modernc.org/cc/v4"
 )
 
-// OldestCUDA is the oldest CUDA_VERSION cudagen can bind: cuGetProcAddress
+// oldestCUDA is the oldest CUDA_VERSION cudagen can bind: cuGetProcAddress
 // and cudaTypedefs.h appeared in CUDA 11.3.
-const OldestCUDA = 11030
+const oldestCUDA = 11030
 
 const (
 	// maxHeaderSize bounds each header file (the 13.0 cuda.h is 1.1 MB).
@@ -42,13 +42,13 @@ const (
 	maxExpansion = 50_000_000
 )
 
-// ErrTooOld is wrapped by the refusal of a header older than CUDA 11.3.
-var ErrTooOld = errors.New("older than the oldest version cudagen can bind")
+// errTooOld is wrapped by the refusal of a header older than CUDA 11.3.
+var errTooOld = errors.New("older than the oldest version cudagen can bind")
 
 type tooOldError struct{ msg string }
 
 func (e *tooOldError) Error() string        { return e.msg }
-func (e *tooOldError) Is(target error) bool { return target == ErrTooOld }
+func (e *tooOldError) Is(target error) bool { return target == errTooOld }
 
 // tooOld is the refusal of a header older than OldestCUDA.
 func tooOld(file string, cudaVersion int) error {
@@ -74,8 +74,8 @@ func textCUDAVersion(b []byte) (int, bool) {
 
 // checkModel refuses a parsed header whose CUDA_VERSION, as the
 // preprocessor sees it, is older than OldestCUDA.
-func checkModel(dir string, m *Model, err error) (*Model, error) {
-	if err == nil && m.CUDAVersion < OldestCUDA {
+func checkModel(dir string, m *model, err error) (*model, error) {
+	if err == nil && m.CUDAVersion < oldestCUDA {
 		return nil, tooOld(filepath.Join(dir, "cuda.h"), m.CUDAVersion)
 	}
 	return m, err
@@ -127,10 +127,10 @@ func readHeader(path string) ([]byte, error) {
 	return b, nil
 }
 
-// CheckHeaders checks the header pair in dir (cuda.h and cudaTypedefs.h)
+// checkHeaders checks the header pair in dir (cuda.h and cudaTypedefs.h)
 // before it is parsed; ParseHeaders calls it first. It returns an error
 // wrapping ErrTooOld for a header older than CUDA 11.3.
-func CheckHeaders(cfg *Config, dir string) error {
+func checkHeaders(cfg *config, dir string) error {
 	cudaPath := filepath.Join(dir, "cuda.h")
 	typedefsPath := filepath.Join(dir, "cudaTypedefs.h")
 	cudaH, err := readHeader(cudaPath)
@@ -138,7 +138,7 @@ func CheckHeaders(cfg *Config, dir string) error {
 		return err
 	}
 	v, ok := textCUDAVersion(cudaH)
-	if ok && v < OldestCUDA {
+	if ok && v < oldestCUDA {
 		return tooOld(cudaPath, v)
 	}
 	if ok {
@@ -254,7 +254,7 @@ var preprocessTimeout = 20 * time.Second
 // directive returns), so includes among the pair are checked first, in the
 // text; then the preprocessed length, cc's macro expansion limit and a time
 // limit stop whatever else expands without end.
-func preprocessBounded(cfg *Config, dir string, texts map[string][]byte) error {
+func preprocessBounded(cfg *config, dir string, texts map[string][]byte) error {
 	for _, name := range []string{"cuda.h", "cudaTypedefs.h"} {
 		if err := checkIncludes(filepath.Join(dir, name), texts[name]); err != nil {
 			return err
@@ -297,7 +297,7 @@ func preprocessBounded(cfg *Config, dir string, texts map[string][]byte) error {
 	case errors.Is(err, errTooLong):
 		return fmt.Errorf("gen: %s: the preprocessed headers pass %d MiB, more than any CUDA header: an include or a macro expands without end", typedefs, maxPreprocessed>>20)
 	case err != nil:
-		return fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err))
+		return fmt.Errorf("gen: parse %s: %w", typedefs, ccError(err))
 	}
 	return nil
 }
@@ -376,9 +376,9 @@ func blankComments(b []byte) []byte {
 	return out
 }
 
-// CCError makes a cc error short: at most 8 lines, each at most 300 bytes,
+// ccError makes a cc error short: at most 8 lines, each at most 300 bytes,
 // without the parser library's own source locations ("(check.go:123:f:)").
-func CCError(err error) error {
+func ccError(err error) error {
 	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
 	more := 0
 	if len(lines) > 8 {
@@ -398,15 +398,15 @@ func CCError(err error) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// RenderError is the failure to format generated Go. It keeps the generated
+// formatError is the failure to format generated Go. It keeps the generated
 // source for Explain and never prints it.
-type RenderError struct {
+type formatError struct {
 	Msg  string // the formatter's message, with its position in the generated code
 	Line string // the generated line it points at
 	Src  string
 }
 
-func (e *RenderError) Error() string {
+func (e *formatError) Error() string {
 	return "gen: the generated Go does not compile: " + e.Msg + " (a generator bug, or a header declaration it cannot bind)"
 }
 
@@ -419,7 +419,7 @@ func renderError(err error) error {
 	if m := reJenFormat.FindStringSubmatch(msg); m != nil {
 		msg, src = m[1], m[2]
 	}
-	re := &RenderError{Msg: msg, Src: src}
+	re := &formatError{Msg: msg, Src: src}
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
 		re.Msg = list[0].Error()
@@ -449,8 +449,8 @@ var cName = regexp.MustCompile(`\b(CU_[A-Z0-9_]+|CUDA_[A-Z0-9_]+|cu[A-Z][A-Za-z0
 
 // explainRender names the header declaration behind a RenderError: the
 // header's file:line:column of the C name on the generated line.
-func explainRender(err error, m *Model) error {
-	var re *RenderError
+func explainRender(err error, m *model) error {
+	var re *formatError
 	if !errors.As(err, &re) || m == nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func TestBadHeaders(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := writePair(t, c.cuda, c.typedefs)
-			_, err := ParseHeaders(miniConfig(), dir)
+			_, err := headerModel(miniConfig(), dir)
 			checkMessage(t, err)
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
@@ -93,7 +93,7 @@ func TestBadHeaders(t *testing.T) {
 					t.Errorf("error %q contains %q", err, w)
 				}
 			}
-			if strings.Contains(c.name, "too old") && !errors.Is(err, ErrTooOld) {
+			if strings.Contains(c.name, "too old") && !errors.Is(err, errTooOld) {
 				t.Errorf("%v does not wrap ErrTooOld", err)
 			}
 			t.Log(err)
@@ -105,7 +105,7 @@ func TestBadHeaders(t *testing.T) {
 // comment, pass.
 func TestHeaderIncludesAllowed(t *testing.T) {
 	h := strings.Replace(miniCuda, "#define CUDA_H\n", "#define CUDA_H\n#include <stdlib.h>\n/* #include \"cuda.h\" */\n// #include <cudaTypedefs.h>\n", 1)
-	if _, err := ParseHeaders(miniConfig(), writePair(t, h, miniTypedefs)); err != nil {
+	if _, err := headerModel(miniConfig(), writePair(t, h, miniTypedefs)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,7 +118,7 @@ func TestHeaderExpansionBomb(t *testing.T) {
 		b.WriteString("#define M" + strconv.Itoa(i) + " M" + strconv.Itoa(i-1) + " M" + strconv.Itoa(i-1) + "\n")
 	}
 	b.WriteString("int bomb[] = { M39 };\n")
-	_, err := ParseHeaders(miniConfig(), writePair(t, b.String()+miniCuda, miniTypedefs))
+	_, err := headerModel(miniConfig(), writePair(t, b.String()+miniCuda, miniTypedefs))
 	if err == nil || !strings.Contains(err.Error(), "macro expansion limit exceeded") {
 		t.Fatalf("a header whose macro expands 2^39 times: %v, want the expansion limit's error", err)
 	}
@@ -132,10 +132,10 @@ func TestRenderErrorBrief(t *testing.T) {
 	f := jen.NewFile("driver")
 	f.Comment("EventQuery calls cuEventQuery.")
 	f.Func().Id("EventQuery").Params().Block(jen.Id("x").Op(":=").Op("}"))
-	_, err := (&Emitter{}).gofmt(f)
+	_, err := (&renderer{}).gofmt(f)
 	checkMessage(t, err)
 	dir := writePair(t, miniCuda, miniTypedefs)
-	m, perr := ParseHeaders(miniConfig(), dir)
+	m, perr := headerModel(miniConfig(), dir)
 	if perr != nil {
 		t.Fatal(perr)
 	}
@@ -216,7 +216,7 @@ func TestHeaderPairs(t *testing.T) {
 					t.Fatal(err)
 				}
 				dir := writePair(t, string(cudaH), string(typedefs))
-				err = CheckHeaders(miniConfig(), dir)
+				err = checkHeaders(miniConfig(), dir)
 				if c.v == d.v {
 					if err != nil {
 						t.Fatalf("the real pair is refused: %v", err)
@@ -254,7 +254,7 @@ func TestHeaderPairs(t *testing.T) {
 		cudaH, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
 		typedefs, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
 		cudaH = regexp.MustCompile(`(?m)^#define CUDA_VERSION [0-9]+`).ReplaceAll(cudaH, []byte(fmt.Sprintf("#define CUDA_VERSION %d", c.cudaVersion)))
-		err := CheckHeaders(miniConfig(), writePair(t, string(cudaH), string(typedefs)))
+		err := checkHeaders(miniConfig(), writePair(t, string(cudaH), string(typedefs)))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s's pair as CUDA_VERSION %d: %v", c.from, c.cudaVersion, err)

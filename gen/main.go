@@ -1,36 +1,3 @@
-// Command gen generates cudagen's low-level driver bindings from the pinned
-// CUDA headers.
-//
-// Run from anywhere inside the module:
-//
-//	go run ./gen               regenerate every version in headers/manifest.json
-//	                           whose headers can be had here (fetching them into
-//	                           the cache as needed); the others keep their
-//	                           committed files, and it says which and why
-//	go run ./gen -cuda DIR     pin the toolkit in DIR (DIR/include/cuda.h and
-//	                           cudaTypedefs.h) and generate its bindings; needs
-//	                           no other version's headers. A version pinned
-//	                           already from other headers is refused unless
-//	                           -repin is given; from the same headers it is
-//	                           a no-op
-//	go run ./gen -check        regenerate in memory and report drift from the
-//	                           committed files (exit status 1 on drift)
-//	go run ./gen -list tags    print the pinned build tags (-list newest: the
-//	                           one built when no tag is given)
-//
-// Each pinned version gets its files under build tag cudaX.Y (the newest is
-// built when no tag is given): cuda/driver/zdriver_cudaX_Y.go (pure Go: types,
-// enums, tables, wrappers), _cgo.go (the C trampolines), _nocgo.go (every
-// call returns ErrNoDriver when cgo is off), _test.go (no-driver test of
-// every function), and cuda/driver/internal/layout/zlayout_cudaX_Y*.go (the
-// layout check against the real cuda.h); one loader (cuda/driver/zloader.go)
-// is shared. Several pinned tags at once select the oldest of them.
-// cuda/driver/ztags.go is built only under a cudaX.Y tag that no version
-// pins (X from 10 to 19, or to the newest pinned major + 1, Y from 0 to 9):
-// it does not compile, and go build prints an identifier naming the pinned
-// tags (undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_cuda11_8_...). Every run rewrites the build constraint of
-// every generated per-version file, which needs no header. A run changes the
-// manifest, the cache and the tree only when it succeeds as a whole.
 package main
 
 import (
@@ -41,15 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/cudagen/cudagen/headers"
 )
 
-// Command is recorded on the first line of every generated file. Every
+// genCommand is recorded on the first line of every generated file. Every
 // generated file is reproduced by it from the manifest.
-const Command = "// go run ./gen"
+const genCommand = "// go run ./gen"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -58,8 +24,8 @@ func main() {
 	}
 }
 
-// Options of one run.
-type Options struct {
+// options of one run.
+type options struct {
 	Root      string // module root
 	Manifest  string
 	Config    string
@@ -72,16 +38,14 @@ type Options struct {
 	// Otherwise its committed files are kept (their constraint rewritten)
 	// and the run says so.
 	Strict bool
-	// Skip is the default now; kept so that older callers compile.
-	Skip bool
-	Only string // generate only this version (the others' files are kept)
-	Log  io.Writer
+	Only   string // generate only this version (the others' files are kept)
+	Log    io.Writer
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o Options
+	var o options
 	var list string
 	fs.StringVar(&o.Root, "root", "", "module root (default: found from the working directory)")
 	fs.StringVar(&o.Manifest, "manifest", "", "manifest (default: ROOT/headers/manifest.json)")
@@ -91,7 +55,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.Repin, "repin", false, "with -cuda: replace a version already pinned from other headers (other sha256 sums)")
 	fs.BoolVar(&o.Check, "check", false, "compare with the committed files instead of writing")
 	fs.BoolVar(&o.Strict, "strict", false, "fail where a pinned version's headers cannot be had here (default: keep its committed files, saying so)")
-	fs.BoolVar(&o.Skip, "skip-unavailable", true, "the default (see -strict); accepted for older scripts")
 	fs.StringVar(&o.Only, "only", "", "generate only `VERSION` (e.g. 13.0), keeping the other versions' files")
 	fs.StringVar(&list, "list", "", "print `WHAT` of the manifest and exit: tags (every pinned build tag) or newest (the tag built when none is given)")
 	if err := fs.Parse(args); err != nil {
@@ -101,10 +64,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("gen: unexpected arguments %q (see -help)", fs.Args())
 	}
 	if list != "" {
-		return List(o, list, stdout)
+		return listManifest(o, list, stdout)
 	}
 	o.Log = stderr
-	drift, err := Generate(o)
+	drift, err := generate(o)
 	if err != nil {
 		return err
 	}
@@ -117,9 +80,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// List prints facts of the manifest for scripts: "tags" (every pinned build
+// listManifest prints facts of the manifest for scripts: "tags" (every pinned build
 // tag, oldest first) or "newest" (the tag built when none is given).
-func List(o Options, what string, w io.Writer) error {
+func listManifest(o options, what string, w io.Writer) error {
 	if err := o.defaults(); err != nil {
 		return err
 	}
@@ -144,8 +107,8 @@ func List(o Options, what string, w io.Writer) error {
 	return nil
 }
 
-// FindRoot returns the cudagen module root holding dir.
-func FindRoot(dir string) (string, error) {
+// findRoot returns the cudagen module root holding dir.
+func findRoot(dir string) (string, error) {
 	r, err := headers.ModuleRoot(dir)
 	if err != nil {
 		return "", fmt.Errorf("gen: %w (-root)", err)
@@ -153,12 +116,12 @@ func FindRoot(dir string) (string, error) {
 	return r, nil
 }
 
-func (o *Options) defaults() error {
+func (o *options) defaults() error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
 	if o.Root == "" {
-		r, err := FindRoot(".")
+		r, err := findRoot(".")
 		if err != nil {
 			return err
 		}
@@ -176,43 +139,43 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Generate regenerates the pinned versions whose headers can be had (with
+// generate regenerates the pinned versions whose headers can be had (with
 // Cuda: pins that toolkit and generates it alone), rewrites every generated
 // file's build constraint, and writes it all at once. With Check set it
-// writes nothing and returns the files that differ. Its steps: plan (what
-// to generate, from which headers, into which files), build (the headers
-// of each version parsed into its Model), render (the Models into the
-// files' bytes) and commit (write them, or report drift).
-func Generate(o Options) (drift []string, err error) {
-	p, err := makePlan(o)
+// writes nothing and returns the files that differ. It runs the four
+// stages (doc.go): read and model, one version at a time (g.model), then
+// render (g.render) and write (g.write, or g.drift with Check).
+func generate(o options) (drift []string, err error) {
+	g, err := newGeneration(o)
 	if err != nil {
 		return nil, err
 	}
-	defer p.close()
-	models, err := p.build()
+	defer g.close()
+	models, err := g.model()
 	if err != nil {
 		return nil, err
 	}
-	changes, err := p.render(models)
+	changes, err := g.render(models)
 	if err != nil {
 		return nil, err
 	}
 	if o.Check {
-		return p.drift(changes), nil
+		return g.drift(changes), nil
 	}
-	return nil, p.commit(models, changes)
+	return nil, g.write(models, changes)
 }
 
-// plan is what one run generates, and from what.
-type plan struct {
-	o         Options
-	cfg       *Config
+// generation is what one run generates, and from what: the config, the
+// manifest, and the headers' directory of each version to generate.
+type generation struct {
+	o         options
+	cfg       *config
 	man       *headers.Manifest
 	manBefore []byte // the manifest as the run found it
 	cache     string
 	pin       *stagedPin // -cuda: the toolkit being pinned
 	out       string     // the output directory
-	em        *Emitter
+	em        *renderer
 	gen       []versionDir      // the versions generated
 	kept      map[string]string // version → why its committed files are kept
 }
@@ -223,9 +186,10 @@ type versionDir struct {
 	dir string
 }
 
-// makePlan checks the options, loads the config and the manifest, stages
-// a toolkit to pin, and finds each version's headers.
-func makePlan(o Options) (p *plan, err error) {
+// newGeneration checks the options, loads the config and the manifest,
+// stages a toolkit to pin, and finds each version's headers: the part of
+// the read stage that every version shares.
+func newGeneration(o options) (g *generation, err error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
@@ -235,7 +199,7 @@ func makePlan(o Options) (p *plan, err error) {
 	if o.Repin && o.Cuda == "" {
 		return nil, errors.New("gen: -repin goes with -cuda DIR: it lets DIR's headers replace those a version is pinned from")
 	}
-	pl := &plan{o: o, kept: map[string]string{}}
+	pl := &generation{o: o, kept: map[string]string{}}
 	if err := pl.load(); err != nil {
 		return nil, err
 	}
@@ -252,98 +216,107 @@ func makePlan(o Options) (p *plan, err error) {
 }
 
 // load reads the config and the manifest.
-func (p *plan) load() (err error) {
-	if p.cfg, err = LoadConfig(p.o.Config); err != nil {
+func (g *generation) load() (err error) {
+	if g.cfg, err = loadConfig(g.o.Config); err != nil {
 		return err
 	}
-	if p.man, err = headers.Load(p.o.Manifest); err != nil {
+	if g.man, err = headers.Load(g.o.Manifest); err != nil {
 		return err
 	}
-	if p.cache, err = headers.CacheDir(); err != nil {
+	if g.cache, err = headers.CacheDir(); err != nil {
 		return err
 	}
-	if p.manBefore, err = p.man.Bytes(); err != nil {
+	if g.manBefore, err = g.man.Bytes(); err != nil {
 		return err
 	}
-	p.out = p.o.Out
-	if p.out == "" {
-		p.out = filepath.Join(p.o.Root, p.cfg.Output)
+	g.out = g.o.Out
+	if g.out == "" {
+		g.out = filepath.Join(g.o.Root, g.cfg.Output)
 	}
 	return nil
 }
 
 // stage stages the toolkit -cuda pins; it returns the one version to
 // generate ("" for all).
-func (p *plan) stage() (only string, err error) {
-	only = p.o.Only
-	if p.o.Cuda != "" {
-		if p.pin, err = stagePin(p.cfg, p.man, p.o.Cuda, p.cache, p.o.Repin); err != nil {
+func (g *generation) stage() (only string, err error) {
+	only = g.o.Only
+	if g.o.Cuda != "" {
+		if g.pin, err = stagePin(g.cfg, g.man, g.o.Cuda, g.cache, g.o.Repin); err != nil {
 			return "", err
 		}
-		if only != "" && only != p.pin.Entry.Version {
-			return "", fmt.Errorf("gen: -only %s, but %s holds CUDA %s", only, p.o.Cuda, p.pin.Entry.Version)
+		if only != "" && only != g.pin.Entry.Version {
+			return "", fmt.Errorf("gen: -only %s, but %s holds CUDA %s", only, g.o.Cuda, g.pin.Entry.Version)
 		}
-		only = p.pin.Entry.Version
-		p.man.Put(p.pin.Entry)
+		only = g.pin.Entry.Version
+		g.man.Put(g.pin.Entry)
 	}
-	if only != "" && p.man.Find(only) == nil {
+	if only != "" && g.man.Find(only) == nil {
 		return "", fmt.Errorf("gen: -only %s: no such pinned version", only)
 	}
-	p.em = &Emitter{Cfg: p.cfg, Command: Command, Templates: p.o.Templates, Versions: p.man.Versions}
+	g.em = &renderer{Cfg: g.cfg, Command: genCommand, Templates: g.o.Templates, Versions: g.man.Versions}
 	return only, nil
 }
 
 // versions finds the headers of each version to generate (fetching them
 // into the cache as needed), and says why the others are kept.
-func (p *plan) versions(only string) error {
-	for i := range p.man.Versions {
-		e := &p.man.Versions[i]
+func (g *generation) versions(only string) error {
+	for i := range g.man.Versions {
+		e := &g.man.Versions[i]
 		switch {
-		case only != "" && e.Version != only && p.o.Cuda != "":
-			p.kept[e.Version] = "-cuda generates the pinned toolkit only"
+		case only != "" && e.Version != only && g.o.Cuda != "":
+			g.kept[e.Version] = "-cuda generates the pinned toolkit only"
 		case only != "" && e.Version != only:
-			p.kept[e.Version] = "-only " + only
-		case p.pin != nil && e.Version == p.pin.Entry.Version:
-			p.gen = append(p.gen, versionDir{e, p.pin.Stage})
+			g.kept[e.Version] = "-only " + only
+		case g.pin != nil && e.Version == g.pin.Entry.Version:
+			g.gen = append(g.gen, versionDir{e, g.pin.Stage})
 		default:
-			dir, err := headers.Ensure(e, p.cache, p.o.Log)
-			if !p.o.Strict && errors.Is(err, headers.ErrUnavailable) {
-				p.kept[e.Version] = err.Error()
+			dir, err := headers.Ensure(e, g.cache, g.o.Log)
+			if !g.o.Strict && errors.Is(err, headers.ErrUnavailable) {
+				g.kept[e.Version] = err.Error()
 			} else if err != nil {
 				return err
 			}
 			if err == nil {
-				p.gen = append(p.gen, versionDir{e, dir})
+				g.gen = append(g.gen, versionDir{e, dir})
 			}
 		}
 	}
 	return nil
 }
 
-// close removes what the plan staged.
-func (p *plan) close() {
-	if p.pin != nil {
-		p.pin.remove()
+// close removes what the run staged.
+func (g *generation) close() {
+	if g.pin != nil {
+		g.pin.remove()
 	}
 }
 
 // mapErr names the toolkit being pinned in an error about its staged copy.
-func (p *plan) mapErr(err error) error {
-	if p.pin != nil {
-		return p.pin.mapErr(err)
+func (g *generation) mapErr(err error) error {
+	if g.pin != nil {
+		return g.pin.mapErr(err)
 	}
 	return err
 }
 
-// build parses each version's headers into its Model.
-func (p *plan) build() ([]*Model, error) {
-	var models []*Model
-	for _, v := range p.gen {
-		m, err := Build(p.cfg, v.e, v.dir)
-		if err != nil {
-			return nil, p.mapErr(err)
+// model runs the read and model stages on each version to generate, one
+// at a time (modelHeaders), and keeps the models.
+func (g *generation) model() (models []*model, err error) {
+	dir := ""
+	defer func() {
+		// The parser library can panic on malformed input: an error, never
+		// a crash (FuzzParseHeaders reports such inputs).
+		if r := recover(); r != nil {
+			models, err = nil, g.mapErr(fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r)))))
 		}
-		models = append(models, m)
+	}()
+	for _, v := range g.gen {
+		dir = v.dir
+		b, err := modelHeaders(g.cfg, v.e, v.dir)
+		if err != nil {
+			return nil, g.mapErr(err)
+		}
+		models = append(models, b.model)
 	}
 	return models, nil
 }
@@ -351,34 +324,34 @@ func (p *plan) build() ([]*Model, error) {
 // render makes every file the run writes (nil: removes), by path: the
 // generated versions' files, the kept versions' files with their build
 // constraint rewritten, the reference, and the manifest.
-func (p *plan) render(models []*Model) (map[string][]byte, error) {
-	files, err := p.em.Render(models)
+func (g *generation) render(models []*model) (map[string][]byte, error) {
+	files, err := g.em.renderFiles(models)
 	if err != nil {
-		return nil, p.mapErr(err)
+		return nil, g.mapErr(err)
 	}
 	changes := map[string][]byte{}
 	for name, b := range files {
-		changes[filepath.Join(p.out, name)] = b
+		changes[filepath.Join(g.out, name)] = b
 	}
-	if err := p.rewriteKept(changes); err != nil {
+	if err := g.rewriteKept(changes); err != nil {
 		return nil, err
 	}
-	if err := p.rewriteBound(models, changes); err != nil {
+	if err := g.rewriteBound(models, changes); err != nil {
 		return nil, err
 	}
 	// The reference covers every version and lives in the module: only a
 	// run that generated every version into the module's own output makes it.
-	if len(p.kept) == 0 && p.o.Out == "" {
-		b, err := p.em.Docs(models)
+	if len(g.kept) == 0 && g.o.Out == "" {
+		b, err := g.em.docs(models)
 		if err != nil {
 			return nil, err
 		}
-		changes[filepath.Join(p.o.Root, DocsFile)] = b
+		changes[filepath.Join(g.o.Root, docsFile)] = b
 	}
-	if manAfter, err := p.man.Bytes(); err != nil {
+	if manAfter, err := g.man.Bytes(); err != nil {
 		return nil, err
-	} else if !bytes.Equal(manAfter, p.manBefore) {
-		changes[p.o.Manifest] = manAfter
+	} else if !bytes.Equal(manAfter, g.manBefore) {
+		changes[g.o.Manifest] = manAfter
 	}
 	return changes, nil
 }
@@ -387,8 +360,8 @@ func (p *plan) render(models []*Model) (map[string][]byte, error) {
 // kept versions' files (wherever in the module the generator put them)
 // get the constraint the manifest gives them now; files of versions no
 // longer pinned, or that the generator no longer writes, go.
-func (p *plan) rewriteKept(changes map[string][]byte) error {
-	existing, err := p.existing()
+func (g *generation) rewriteKept(changes map[string][]byte) error {
+	existing, err := g.existing()
 	if err != nil {
 		return err
 	}
@@ -397,8 +370,8 @@ func (p *plan) rewriteKept(changes map[string][]byte) error {
 			continue
 		}
 		v, _ := generatedVersion(filepath.Base(path))
-		_, isKept := p.kept[v]
-		if p.man.Find(v) == nil || !isKept && filepath.Dir(path) == filepath.Clean(p.out) {
+		_, isKept := g.kept[v]
+		if g.man.Find(v) == nil || !isKept && filepath.Dir(path) == filepath.Clean(g.out) {
 			changes[path] = nil
 			continue
 		}
@@ -406,7 +379,7 @@ func (p *plan) rewriteKept(changes map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		if changes[path], err = rewriteConstraint(b, p.man.Versions, v); err != nil {
+		if changes[path], err = rewriteConstraint(b, g.man.Versions, v); err != nil {
 			return fmt.Errorf("gen: %s: %w", path, err)
 		}
 	}
@@ -415,125 +388,18 @@ func (p *plan) rewriteKept(changes map[string][]byte) error {
 
 // existing lists the generated files in the module, and in the output
 // directory where it is outside.
-func (p *plan) existing() ([]string, error) {
-	existing, err := generatedFiles(p.o.Root)
+func (g *generation) existing() ([]string, error) {
+	existing, err := generatedFiles(g.o.Root)
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Clean(p.o.Root) + string(filepath.Separator)
-	if p.o.Out != "" && !strings.HasPrefix(filepath.Clean(p.o.Out)+string(filepath.Separator), root) {
-		more, err := generatedFiles(p.o.Out)
+	root := filepath.Clean(g.o.Root) + string(filepath.Separator)
+	if g.o.Out != "" && !strings.HasPrefix(filepath.Clean(g.o.Out)+string(filepath.Separator), root) {
+		more, err := generatedFiles(g.o.Out)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 		existing = append(existing, more...)
 	}
 	return existing, nil
-}
-
-// sortedPaths lists the changes' paths in order.
-func sortedPaths(changes map[string][]byte) []string {
-	paths := make([]string, 0, len(changes))
-	for p := range changes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	return paths
-}
-
-// drift lists the files (relative to the root) that differ from what the
-// run would write.
-func (p *plan) drift(changes map[string][]byte) []string {
-	var drift []string
-	for _, path := range sortedPaths(changes) {
-		b := changes[path]
-		old, err := os.ReadFile(path)
-		if b == nil && err == nil || b != nil && (err != nil || !bytes.Equal(old, b)) {
-			rel, _ := filepath.Rel(p.o.Root, path)
-			drift = append(drift, rel)
-		}
-	}
-	reportKept(p.o.Log, p.kept, "bindings not checked (build constraint checked)")
-	return drift
-}
-
-// commit writes the changes and the staged toolkit, all or nothing, and
-// says what it did.
-func (p *plan) commit(models []*Model, changes map[string][]byte) error {
-	var cs []change
-	for _, path := range sortedPaths(changes) {
-		cs = append(cs, change{path, changes[path]})
-	}
-	if err := commit(p.pin, p.cache, cs); err != nil {
-		return err
-	}
-	log, root := p.o.Log, p.o.Root
-	if p.pin != nil && p.pin.Same {
-		fmt.Fprintf(log, "gen: CUDA %s is pinned already from the headers in %s (the same sha256 sums): its pin is unchanged\n", p.pin.Entry.Version, p.o.Cuda)
-	} else if p.pin != nil {
-		fmt.Fprintf(log, "gen: pinned CUDA %s from %s (build tag %s) in %s; its headers are in %s\n",
-			p.pin.Entry.Version, p.o.Cuda, p.pin.Entry.Tag, relTo(root, p.o.Manifest), p.pin.Entry.Dir(p.cache))
-	}
-	for _, m := range models {
-		fmt.Fprintf(log, "gen: generated CUDA %s (build tag %s)\n", m.Version, m.Tag)
-	}
-	for _, c := range cs {
-		if v, _ := generatedVersion(filepath.Base(c.path)); c.b == nil {
-			fmt.Fprintf(log, "gen: removed %s: CUDA %s is no longer pinned\n", relTo(root, c.path), v)
-		}
-	}
-	reportKept(log, p.kept, "committed bindings kept, build constraint rewritten")
-	if len(p.kept) > 0 && p.o.Out == "" {
-		fmt.Fprintf(log, "gen: %s not regenerated: it needs every pinned version's headers\n", DocsFile)
-	}
-	return nil
-}
-
-// reportKept says which versions were not generated, and why.
-func reportKept(w io.Writer, kept map[string]string, what string) {
-	vs := make([]string, 0, len(kept))
-	for v := range kept {
-		vs = append(vs, v)
-	}
-	sort.Slice(vs, func(i, j int) bool { return headers.Less(vs[i], vs[j]) })
-	for _, v := range vs {
-		fmt.Fprintf(w, "gen: CUDA %s: %s: %s\n", v, what, kept[v])
-	}
-}
-
-func relTo(root, p string) string {
-	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return p
-}
-
-// Build parses one version's headers in dir and checks them against the pin.
-func Build(cfg *Config, e *headers.Entry, dir string) (*Model, error) {
-	b, err := build(cfg, e, dir)
-	if err != nil {
-		return nil, err
-	}
-	return b.Model, nil
-}
-
-// build is Build, keeping what the model was built from.
-func build(cfg *Config, e *headers.Entry, dir string) (m *builder, err error) {
-	defer func() {
-		// The parser library can panic on malformed input: an error, never
-		// a crash (FuzzParseHeaders reports such inputs).
-		if r := recover(); r != nil {
-			m, err = nil, fmt.Errorf("gen: %s: the C parser failed on this header (%s): the header is malformed", filepath.Join(dir, "cuda.h"), clip([]byte(fmt.Sprint(r))))
-		}
-	}()
-	m, err = parse(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	if e.CUDAVersion != 0 && m.CUDAVersion != e.CUDAVersion {
-		return nil, fmt.Errorf("gen: %s: CUDA_VERSION is %d, the manifest pins %d for CUDA %s",
-			filepath.Join(dir, "cuda.h"), m.CUDAVersion, e.CUDAVersion, e.Version)
-	}
-	m.Version, m.Tag, m.Sums = e.Version, e.Tag, e.Files
-	return m, nil
 }

@@ -18,11 +18,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cudagen/cudagen/headers"
 	"modernc.org/cc/v4"
 )
 
-// Model is what one header version binds, ready to emit.
-type Model struct {
+// model is what one header version binds, ready to emit.
+type model struct {
 	Version     string // "13.0"
 	Tag         string // "cuda13.0"
 	CUDAVersion int    // the header's CUDA_VERSION
@@ -33,40 +34,40 @@ type Model struct {
 	GPASymbol string
 	GPAV2     bool
 	GPAFlags  uint64 // flags every function is resolved with
-	Types     []*Type
-	Funcs     []*Func
-	Skipped   []Skipped // declared functions left unbound, and why
+	Types     []*namedType
+	Funcs     []*function
+	Skipped   []skipped // declared functions left unbound, and why
 	Declared  int       // functions cuda.h declares
 	// HeaderFile is cuda.h's path, to name a declaration in errors.
 	HeaderFile string
 	// Defines are the #define constants (consts.go).
-	Defines []*DefineGroup
+	Defines []*defineGroup
 	// Keys are the generic types of the typed forms (typed.go).
-	Keys []*TypedKey
+	Keys []*typedKey
 }
 
 // builder makes a Model from the parsed headers. What it needs while it
 // works (the config, the syntax tree, its indexes) stays here: the Model
 // it hands on is plain data.
 type builder struct {
-	*Model
-	cfg    *Config
+	*model
+	cfg    *config
 	src    *source
-	byName map[string]*Type // typedef name (and aliases) → type
-	byTag  map[string]*Type // struct/union/enum tag → type
-	byGo   map[string]*Type // Go name → type, once every type is known
+	byName map[string]*namedType // typedef name (and aliases) → type
+	byTag  map[string]*namedType // struct/union/enum tag → type
+	byGo   map[string]*namedType // Go name → type, once every type is known
 	goIDs  map[string]string
-	ct     map[*Type]cc.Type // each type's C type
+	ct     map[*namedType]cc.Type // each type's C type
 }
 
-// Skipped is a declared function that is not bound.
-type Skipped struct{ Symbol, Why string }
+// skipped is a declared function that is not bound.
+type skipped struct{ Symbol, Why string }
 
-// TypeKind says what a named type is.
-type TypeKind int
+// typeKind says what a named type is.
+type typeKind int
 
 const (
-	tScalar   TypeKind = iota // a named arithmetic type: CUdevice, CUdeviceptr
+	tScalar   typeKind = iota // a named arithmetic type: CUdevice, CUdeviceptr
 	tHandle                   // a pointer to an opaque struct: CUcontext
 	tEnum                     // an enum
 	tStruct                   // a struct with the C layout
@@ -75,9 +76,9 @@ const (
 	tCallback                 // a C function pointer
 )
 
-// Type is one named Go type.
-type Type struct {
-	Kind    TypeKind
+// namedType is one named Go type.
+type namedType struct {
+	Kind    typeKind
 	C       string   // the C name: the unversioned typedef, or Parent.field for nested types
 	Aliases []string // other typedef names of the same type
 	Go      string
@@ -86,16 +87,16 @@ type Type struct {
 	Base    string // Go underlying type of a scalar, handle or enum
 	Size    int64
 	Align   int64
-	Fields  []*Field     // struct fields, union members
-	Values  []*EnumValue // enumerators
-	Flags   bool         // a bit set: String joins the names of set bits
-	Sig     string       // callback: the C signature
-	Why     string       // opaque: why
-	Group   string       // a flags type of #define constants: their prefix (consts.go)
-	Nested  bool         // an anonymous struct or union inside another
-	Path    string       // nested: the C path from the outermost named type
-	Outer   *Type        // nested: that type
-	Anon    bool         // nested: an anonymous member (C cannot name it)
+	Fields  []*structField // struct fields, union members
+	Values  []*enumerator  // enumerators
+	Flags   bool           // a bit set: String joins the names of set bits
+	Sig     string         // callback: the C signature
+	Why     string         // opaque: why
+	Group   string         // a flags type of #define constants: their prefix (consts.go)
+	Nested  bool           // an anonymous struct or union inside another
+	Path    string         // nested: the C path from the outermost named type
+	Outer   *namedType     // nested: that type
+	Anon    bool           // nested: an anonymous member (C cannot name it)
 	// PtrWords are the offsets of the Go pointer words in a value (structs,
 	// unions, opaque types): a union's or opaque type's storage keeps them
 	// unsafe.Pointer, and wrappers pin what they point to.
@@ -103,8 +104,8 @@ type Type struct {
 	First    string // anonymous: its first named member
 }
 
-// Field is a struct field or a union member.
-type Field struct {
+// structField is a struct field or a union member.
+type structField struct {
 	C, Go  string // C is "" for an anonymous member
 	First  string // an anonymous member's first named member
 	GoType string
@@ -122,8 +123,8 @@ type Field struct {
 	DataWords []int64
 }
 
-// EnumValue is one enumerator.
-type EnumValue struct {
+// enumerator is one enumerator.
+type enumerator struct {
 	C, Go    string
 	Value    int64
 	Doc      string
@@ -132,11 +133,11 @@ type EnumValue struct {
 	init     bool // written with an initializer (NAME = value)
 }
 
-// Role is what a parameter becomes in Go.
-type Role int
+// role is what a parameter becomes in Go.
+type role int
 
 const (
-	rIn         Role = iota // by value
+	rIn         role = iota // by value
 	rPtr                    // a pointer the caller passes: *T or unsafe.Pointer
 	rString                 // const char * input
 	rStruct                 // a struct by value, passed as *T from Go
@@ -155,11 +156,11 @@ const (
 	rInOutCount             // a count pointer: in, the slice's length; out, how many the driver wrote (a result)
 )
 
-// Param is one C parameter.
-type Param struct {
+// param is one C parameter.
+type param struct {
 	C      string // C name
 	Go     string
-	Role   Role
+	Role   role
 	GoType string // Go type of the argument or result
 	CArg   string // the trampoline's C parameter type
 	CCall  string // the C type in the entry point's signature
@@ -175,14 +176,14 @@ type Param struct {
 	ElemSize int64
 	// Typed: the parameter whose value picks the type, the table, and the
 	// size parameter (rTyped); the typed parameter (rTypedSize).
-	By      *Param
-	Entries []TypedEntry
-	SizeOf  *Param
+	By      *param
+	Entries []typedEntry
+	SizeOf  *param
 	ByValue bool // some entries pass the value itself: the C argument is an integer
 	// Dir is "out" where the driver writes the typed value, "in" where it
 	// reads it; Key is the generic type that carries its Go type (typed.go).
 	Dir string
-	Key *TypedKey
+	Key *typedKey
 	// Ranked: a slice that must hold at least Rank-RankMinus elements,
 	// Rank a by-value parameter (tensorRank).
 	Rank      string
@@ -199,13 +200,13 @@ type Param struct {
 	Hidden    bool
 	constElem bool // a pointer to const
 	// Life is how long the driver uses the memory it names (shapes.go).
-	Life     *Life
+	Life     *life
 	callback bool   // a C function pointer
 	shape    string // the shape that typed it (shapes.go)
 }
 
-// TypedEntry is one row of a typed parameter's table.
-type TypedEntry struct {
+// typedEntry is one row of a typed parameter's table.
+type typedEntry struct {
 	C      string // the enumerator
 	Go     string // its Go constant
 	Value  int64
@@ -213,21 +214,21 @@ type TypedEntry struct {
 	GoType string // the Go type (a slice's type, for "slice")
 }
 
-// Func is one bound driver function.
-type Func struct {
+// function is one bound driver function.
+type function struct {
 	Base     string // the name passed to cuGetProcAddress: "cuEventElapsedTime"
 	Symbol   string // the entry point the header declares: "cuEventElapsedTime_v2"
 	GoName   string
 	ABI      int // the ABI version it is resolved with: 12080
 	Flags    uint64
-	Params   []*Param
+	Params   []*param
 	Pos      string
 	Doc      string
 	NoEscape bool     // no pointer the caller owns outlives the call
 	RawDocs  []string // what each raw pointer parameter takes
 	// Lives are the lifetimes of its pointer parameters and of the pointer
 	// fields of what they point to (shapes.go).
-	Lives []Life
+	Lives []life
 	// Check: a hand-written check before the call, with its arguments'
 	// Go names ("nil" where absent); OnSuccess: a hand-written func()
 	// after a successful call.
@@ -236,7 +237,7 @@ type Func struct {
 	OnSuccess string
 	// Releases are the handle parameters whose kept C memory (Keep) a
 	// successful call frees (cuLinkDestroy's state).
-	Releases []*Param
+	Releases []*param
 	Index    int
 	Macro    bool // the entry point the header's macro for Base names
 	// Alias: the default entry point's stable versioned name (cuCtxCreate_v2
@@ -244,38 +245,41 @@ type Func struct {
 	Alias string
 }
 
-// ParseHeaders reads DIR/cudaTypedefs.h (which includes DIR/cuda.h) and
-// builds the model of everything it declares.
-func ParseHeaders(cfg *Config, dir string) (*Model, error) {
-	b, err := parse(cfg, dir)
+// modelHeaders runs the read and model stages on one version's headers in
+// dir: readHeaders checks and parses them, newModel makes their model, and
+// checkModel refuses what the header's text hid (headercheck.go). e is the
+// version's manifest entry, whose CUDA_VERSION the header must have; nil
+// for headers no manifest pins.
+func modelHeaders(cfg *config, e *headers.Entry, dir string) (*builder, error) {
+	src, err := readHeaders(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
-	return b.Model, nil
-}
-
-// parse is ParseHeaders, keeping what the model was built from.
-func parse(cfg *Config, dir string) (*builder, error) {
-	if err := CheckHeaders(cfg, dir); err != nil { // bad headers fail fast (headercheck.go)
-		return nil, err
-	}
-	b, err := parseModel(cfg, dir)
+	b, err := newModel(cfg, src)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkModel(dir, b.Model, nil); err != nil { // refuse what the header's text hid (headercheck.go)
+	if _, err := checkModel(dir, b.model, nil); err != nil {
 		return nil, err
 	}
+	if e == nil {
+		return b, nil
+	}
+	if e.CUDAVersion != 0 && b.CUDAVersion != e.CUDAVersion {
+		return nil, fmt.Errorf("gen: %s: CUDA_VERSION is %d, the manifest pins %d for CUDA %s",
+			filepath.Join(dir, "cuda.h"), b.CUDAVersion, e.CUDAVersion, e.Version)
+	}
+	b.Version, b.Tag, b.Sums = e.Version, e.Tag, e.Files
 	return b, nil
 }
 
-func parseModel(cfg *Config, dir string) (*builder, error) {
-	s, err := read(cfg, dir)
-	if err != nil {
-		return nil, err
-	}
-	m := &builder{Model: &Model{HeaderFile: filepath.Join(dir, "cuda.h"), PerThread: cfg.PerThreadDefaultStream},
-		cfg: cfg, src: s, byName: map[string]*Type{}, byTag: map[string]*Type{}, goIDs: map[string]string{}, ct: map[*Type]cc.Type{}}
+// newModel is the model stage: it makes the model of everything the
+// parsed headers declare.
+func newModel(cfg *config, s *source) (*builder, error) {
+	dir := s.dir
+	var err error
+	m := &builder{model: &model{HeaderFile: filepath.Join(dir, "cuda.h"), PerThread: cfg.PerThreadDefaultStream},
+		cfg: cfg, src: s, byName: map[string]*namedType{}, byTag: map[string]*namedType{}, goIDs: map[string]string{}, ct: map[*namedType]cc.Type{}}
 	for _, n := range handWritten {
 		m.goIDs[n] = "(hand-written in cuda/driver)"
 	}
@@ -417,7 +421,7 @@ func (m *builder) types() error {
 		}
 		d := g.root
 		t := d.Type()
-		ty := &Type{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), Size: t.Size(), Align: int64(t.Align())}
+		ty := &namedType{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), Size: t.Size(), Align: int64(t.Align())}
 		m.ct[ty] = t
 		ty.Doc = s.trailing(d.Position().Filename, d.Position().Line)
 		for _, n := range g.names {
@@ -541,7 +545,7 @@ func cSpell(t cc.Type, name string) string {
 }
 
 // named returns the registered type t is, if any.
-func (m *builder) named(t cc.Type) *Type {
+func (m *builder) named(t cc.Type) *namedType {
 	for _, d := range chain(t) {
 		if ty := m.byName[d.Name()]; ty != nil {
 			return ty
@@ -555,7 +559,7 @@ func (m *builder) named(t cc.Type) *Type {
 
 // goType is the Go type of a C type inside a struct or as a pointer's
 // element; nested names anonymous structs and unions after where they are.
-func (m *builder) goType(t cc.Type, outer *Type, path, goName string) (string, error) {
+func (m *builder) goType(t cc.Type, outer *namedType, path, goName string) (string, error) {
 	if ty := m.named(t); ty != nil {
 		return ty.Go, nil
 	}
@@ -588,7 +592,7 @@ func (m *builder) goType(t cc.Type, outer *Type, path, goName string) (string, e
 		if outer == nil {
 			return "", fmt.Errorf("an anonymous struct or union")
 		}
-		ty := &Type{Kind: tStruct, C: outer.C + "." + path, Go: goName, Nested: true, Path: path, Outer: outer, Size: t.Size(), Align: int64(t.Align())}
+		ty := &namedType{Kind: tStruct, C: outer.C + "." + path, Go: goName, Nested: true, Path: path, Outer: outer, Size: t.Size(), Align: int64(t.Align())}
 		m.ct[ty] = t
 		if t.Kind() == cc.Union {
 			ty.Kind = tUnion
@@ -613,7 +617,7 @@ func (m *builder) goType(t cc.Type, outer *Type, path, goName string) (string, e
 }
 
 // layout fills a struct's or union's fields from cc/v4's layout.
-func (m *builder) layout(ty, outer *Type, path string) error {
+func (m *builder) layout(ty, outer *namedType, path string) error {
 	var n int
 	var field func(i int) *cc.Field
 	switch x := m.ct[ty].(type) {
@@ -654,7 +658,7 @@ func (m *builder) layout(ty, outer *Type, path string) error {
 		if err != nil {
 			return fmt.Errorf("gen: %s: %s field %s: %w", outer.Pos, ty.C, cname, err)
 		}
-		fd := &Field{C: cname, Go: gname, GoType: gt, Offset: f.Offset(), Size: f.Type().Size()}
+		fd := &structField{C: cname, Go: gname, GoType: gt, Offset: f.Offset(), Size: f.Type().Size()}
 		if anon {
 			fd.First = firstNamed(f.Type())
 			if nt := m.lastNested(); nt != nil && nt.Go == gt {
@@ -677,7 +681,7 @@ func (m *builder) layout(ty, outer *Type, path string) error {
 	return nil
 }
 
-func (m *builder) lastNested() *Type {
+func (m *builder) lastNested() *namedType {
 	if len(m.Types) == 0 || !m.Types[len(m.Types)-1].Nested {
 		return nil
 	}
@@ -718,14 +722,14 @@ func exported(s string) string {
 
 // enum reads an enum's values, checks them against its Go type, and marks
 // sentinels and aliases.
-func (m *builder) enum(ty *Type) error {
+func (m *builder) enum(ty *namedType) error {
 	et, ok := m.ct[ty].(*cc.EnumType)
 	if !ok {
 		return fmt.Errorf("gen: %s: %s is not an enum", ty.Pos, ty.C)
 	}
 	lc := strings.ToLower(ty.C)
 	ty.Flags = strings.HasSuffix(lc, "flags") || strings.HasSuffix(lc, "_flags_enum")
-	var vals []*EnumValue
+	var vals []*enumerator
 	for _, en := range et.Enumerators() {
 		v, err := enumValue(en)
 		if err != nil {
@@ -733,7 +737,7 @@ func (m *builder) enum(ty *Type) error {
 		}
 		cname := en.Token.SrcStr()
 		pos := en.Position()
-		vals = append(vals, &EnumValue{C: cname, Go: m.cfg.constGoName(cname), Value: v, Doc: m.src.trailing(pos.Filename, pos.Line), Pos: pos.String(),
+		vals = append(vals, &enumerator{C: cname, Go: m.cfg.constGoName(cname), Value: v, Doc: m.src.trailing(pos.Filename, pos.Line), Pos: pos.String(),
 			init: en.Case == cc.EnumeratorExpr})
 	}
 	// Sentinels: the force-int marker 0x7fffffff, or a last enumerator with
@@ -815,7 +819,7 @@ func (m *builder) functions() error {
 		m.Declared++
 		base := baseName(sym)
 		if why, ok := m.cfg.Exclude[base]; ok {
-			m.Skipped = append(m.Skipped, Skipped{sym, "excluded by gen/bindings.json: " + why})
+			m.Skipped = append(m.Skipped, skipped{sym, "excluded by gen/bindings.json: " + why})
 			continue
 		}
 		f, why, err := m.function(d, sym, base, abi[base])
@@ -823,7 +827,7 @@ func (m *builder) functions() error {
 			return err
 		}
 		if why != "" {
-			m.Skipped = append(m.Skipped, Skipped{sym, why})
+			m.Skipped = append(m.Skipped, skipped{sym, why})
 			continue
 		}
 		f.Index = len(m.Funcs)
@@ -837,15 +841,15 @@ func (m *builder) functions() error {
 		return err
 	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {
-		if m.Func(n) == nil {
+		if m.funcNamed(n) == nil {
 			return fmt.Errorf("gen: %s: %s is not bound; every Ctx variant needs it", filepath.Join(s.dir, "cuda.h"), n)
 		}
 	}
 	return nil
 }
 
-// Func returns the bound function resolved by base name, if any.
-func (m *Model) Func(base string) *Func {
+// funcNamed returns the bound function resolved by base name, if any.
+func (m *model) funcNamed(base string) *function {
 	for _, f := range m.Funcs {
 		if f.Base == base && f.Macro {
 			return f
@@ -860,8 +864,8 @@ func (m *Model) Func(base string) *Func {
 }
 
 // function builds one function, or says why it is not bound.
-func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*Func, string, error) {
-	f := &Func{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
+func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*function, string, error) {
+	f := &function{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
 	// The Go name: the base's, where the base name denotes this entry
 	// point; otherwise the symbol's (cuCtxCreate_v3 → CtxCreateV3).
 	isDefault := m.src.probes[base] == sym
@@ -930,7 +934,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		if !has[pname] {
 			continue
 		}
-		var sp, cp *Param
+		var sp, cp *param
 		for _, q := range f.Params {
 			if q.C == pname {
 				sp = q
@@ -1096,7 +1100,7 @@ func goParamName(c string) string {
 }
 
 // isRaw reports a parameter the caller passes as unsafe.Pointer or uintptr.
-func isRaw(q *Param) bool {
+func isRaw(q *param) bool {
 	switch q.Role {
 	case rIn, rPtr, rSlice:
 		switch q.GoType {

@@ -28,7 +28,7 @@ var docCountWords = regexp.MustCompile(`(?i)\b(size|number|count|length|rank|eac
 // are and the config does not say why: a count by its name beside a
 // pointer, or a relation the doc states between a pointer and an integer
 // parameter (either names the other next to count words).
-func (m *builder) checkPairs(f *Func, fc FuncConf, pd *parsedDoc) error {
+func (m *builder) checkPairs(f *function, fc funcConf, pd *parsedDoc) error {
 	// Counts: integers by value (or count pointers), and the counts of
 	// slices already placed, which may count another array too.
 	var counts []string
@@ -40,7 +40,7 @@ func (m *builder) checkPairs(f *Func, fc FuncConf, pd *parsedDoc) error {
 	if len(counts) == 0 {
 		return nil
 	}
-	role := map[string]Role{}
+	role := map[string]role{}
 	for _, q := range f.Params {
 		role[q.C] = q.Role
 	}
@@ -86,12 +86,12 @@ func isInt(goType string) bool {
 }
 
 // twoCall makes a count pointer and the output arrays it sizes results.
-func (m *builder) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
+func (m *builder) twoCall(f *function, fc funcConf, has map[string]bool) error {
 	tc := fc.TwoCall
 	if tc == nil || !has[tc.Count] {
 		return nil
 	}
-	var cp *Param
+	var cp *param
 	for _, q := range f.Params {
 		if q.C == tc.Count {
 			cp = q
@@ -125,7 +125,7 @@ func (m *builder) twoCall(f *Func, fc FuncConf, has map[string]bool) error {
 
 // ranked makes arrays sized by a by-value parameter (a tensor's rank)
 // slices whose length the wrapper checks before the call.
-func (m *builder) ranked(f *Func, fc FuncConf, has map[string]bool) error {
+func (m *builder) ranked(f *function, fc funcConf, has map[string]bool) error {
 	for name, expr := range fc.Ranked {
 		if !has[name] {
 			continue
@@ -137,7 +137,7 @@ func (m *builder) ranked(f *Func, fc FuncConf, has map[string]bool) error {
 				return fmt.Errorf("gen: %s: gen/bindings.json: %s: ranked: %s: %q is no NAME or NAME-N", f.Pos, f.Base, name, expr)
 			}
 		}
-		var sp, rp *Param
+		var sp, rp *param
 		for _, q := range f.Params {
 			switch q.C {
 			case name:

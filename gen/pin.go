@@ -1,13 +1,11 @@
 package main
 
-// Pinning a toolkit (-cuda DIR) and writing a run's results atomically: the
-// toolkit's headers are staged in a directory of the cache and parsed from
-// there; the manifest, the generated files and the cache change only when
-// everything has succeeded, each by a rename, and a failure while committing
-// undoes the renames already made.
+// Read stage: pinning a toolkit (-cuda DIR). The toolkit's headers are
+// checked and staged in a directory of the cache, and read from there; the
+// write stage (write.go) moves the staging directory into place with the
+// run's files, or removes it.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -53,7 +51,7 @@ func (s *stagedPin) remove() { os.RemoveAll(s.Stage) }
 // sha256 sums) is refused unless repin is set; from the same headers, the
 // entry is the pinned one. Nothing else changes: the caller puts the entry
 // in the manifest and commits the staging directory.
-func stagePin(cfg *Config, man *headers.Manifest, dir, cache string, repin bool) (*stagedPin, error) {
+func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool) (*stagedPin, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -88,7 +86,7 @@ func stagePin(cfg *Config, man *headers.Manifest, dir, cache string, repin bool)
 			return fail(fmt.Errorf("gen: header cache: %w", err))
 		}
 	}
-	if err := CheckHeaders(cfg, stage); err != nil {
+	if err := checkHeaders(cfg, stage); err != nil {
 		return fail(err)
 	}
 	cudaH, _ := os.ReadFile(filepath.Join(stage, "cuda.h"))
@@ -134,177 +132,4 @@ func stagePin(cfg *Config, man *headers.Manifest, dir, cache string, repin bool)
 			v, from, strings.Join(differ, "; "), dir))
 	}
 	return s, nil
-}
-
-// commitFault, when set (by tests), is called before each change a commit
-// makes; an error it returns fails the commit there.
-var commitFault func(op, path string) error
-
-// txn applies a run's changes one rename at a time and can undo them.
-type txn struct {
-	undo    []func() error // in the order made
-	cleanup []string       // backups removed once committed
-}
-
-func (t *txn) fault(op, path string) error {
-	if commitFault != nil {
-		return commitFault(op, path)
-	}
-	return nil
-}
-
-// writeFile replaces path's content with b (a temporary file renamed over
-// it), remembering the old content.
-func (t *txn) writeFile(path string, b []byte) error {
-	old, err := os.ReadFile(path)
-	existed := err == nil
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if existed && bytes.Equal(old, b) {
-		return nil
-	}
-	if err := t.fault("write", path); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if err := replaceFile(path, b); err != nil {
-		return err
-	}
-	t.undo = append(t.undo, func() error {
-		if existed {
-			return replaceFile(path, old)
-		}
-		return os.Remove(path)
-	})
-	return nil
-}
-
-// removeFile deletes path, remembering its content.
-func (t *txn) removeFile(path string) error {
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := t.fault("remove", path); err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil {
-		return err
-	}
-	t.undo = append(t.undo, func() error { return replaceFile(path, old) })
-	return nil
-}
-
-// replaceDir puts the staged directory at target, moving what was there
-// aside until the commit is done.
-func (t *txn) replaceDir(target, staged string) error {
-	if err := t.fault("rename", target); err != nil {
-		return err
-	}
-	backup := ""
-	if _, err := os.Lstat(target); err == nil {
-		backup = staged + ".old"
-		if err := os.Rename(target, backup); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(staged, target); err != nil {
-		if backup != "" {
-			os.Rename(backup, target)
-		}
-		return err
-	}
-	t.undo = append(t.undo, func() error {
-		if err := os.Rename(target, staged); err != nil {
-			return err
-		}
-		if backup != "" {
-			return os.Rename(backup, target)
-		}
-		return nil
-	})
-	if backup != "" {
-		t.cleanup = append(t.cleanup, backup)
-	}
-	return nil
-}
-
-// rollback undoes every change made, newest first.
-func (t *txn) rollback() error {
-	var errs []error
-	for i := len(t.undo) - 1; i >= 0; i-- {
-		if err := t.undo[i](); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	t.undo = nil
-	return errors.Join(errs...)
-}
-
-// done drops the backups of a committed run.
-func (t *txn) done() {
-	for _, p := range t.cleanup {
-		os.RemoveAll(p)
-	}
-}
-
-func replaceFile(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
-// change is one file a run writes (b != nil) or removes (b == nil).
-type change struct {
-	path string
-	b    []byte
-}
-
-// commit applies the cache directory (when a toolkit was staged) and the
-// file changes, all or nothing.
-func commit(stage *stagedPin, cache string, changes []change) (err error) {
-	var t txn
-	defer func() {
-		if err != nil {
-			if rerr := t.rollback(); rerr != nil {
-				err = fmt.Errorf("%w; undoing the changes made also failed: %v", err, rerr)
-			}
-			return
-		}
-		t.done()
-	}()
-	if stage != nil {
-		if err := t.replaceDir(stage.Entry.Dir(cache), stage.Stage); err != nil {
-			return fmt.Errorf("gen: header cache: %w", err)
-		}
-	}
-	for _, c := range changes {
-		if c.b == nil {
-			err = t.removeFile(c.path)
-		} else {
-			err = t.writeFile(c.path, c.b)
-		}
-		if err != nil {
-			return fmt.Errorf("gen: %w (nothing was changed)", err)
-		}
-	}
-	return nil
 }

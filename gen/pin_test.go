@@ -519,15 +519,15 @@ func TestVersionExpr(t *testing.T) {
 	if got := versionExpr(vs[:1], "12.4"); got != "" {
 		t.Errorf("one version: %q", got)
 	}
-	if got := BuildLine(versionExpr(vs, "12.4"), "cgo"); got != "//go:build cuda12.4 && !cuda11.8 && cgo" {
+	if got := buildLine(versionExpr(vs, "12.4"), "cgo"); got != "//go:build cuda12.4 && !cuda11.8 && cgo" {
 		t.Errorf("with cgo: %q", got)
 	}
-	if got := BuildLine("", "cgo"); got != "//go:build cgo" {
+	if got := buildLine("", "cgo"); got != "//go:build cgo" {
 		t.Errorf("one version, with cgo: %q", got)
 	}
 	// The rewriter keeps the terms that name no version, in both forms, and
 	// writes the canonical form gofmt gives the generated files.
-	const head = Command + "\n// " + doNotEdit + "\n"
+	const head = genCommand + "\n// " + doNotEdit + "\n"
 	for in, want := range map[string]string{
 		head + "//\n//go:build cuda12.4 && !cuda11.8\n\npackage driver\n":            head + "//\n//go:build !cuda11.8 && !cuda12.4\n\npackage driver\n",
 		head + "//\n//go:build (!cuda11.8 && !cuda12.4) && cgo\n\npackage driver\n":  head + "//\n//go:build !cuda11.8 && !cuda12.4 && cgo\n\npackage driver\n",
@@ -580,7 +580,7 @@ func main() {
 	goCmd(t, app, "mod", "edit", "-replace", "github.com/cudagen/cudagen=./third_party/cudagen")
 	// The generator is for the cudagen module: run in the program's own
 	// module, it says so and where to run it.
-	if _, err := FindRoot(app); err == nil || !strings.Contains(err.Error(), "example.com/app") {
+	if _, err := findRoot(app); err == nil || !strings.Contains(err.Error(), "example.com/app") {
 		t.Errorf("in the importer's module: %v", err)
 	}
 	// The one command, in the copy (as cd third_party/cudagen && go run ./gen -cuda DIR).
@@ -603,12 +603,12 @@ func main() {
 // pinned tags, oldest first.
 func TestUnpinnedTags(t *testing.T) {
 	vs := []headers.Entry{{Version: "12.4", Tag: "cuda12.4"}, {Version: "11.8", Tag: "cuda11.8"}, {Version: "13.0", Tag: "cuda13.0"}}
-	em := &Emitter{Cfg: miniConfig(), Command: Command, Versions: vs}
-	b, err := em.Tags()
+	em := &renderer{Cfg: miniConfig(), Command: genCommand, Versions: vs}
+	b, err := em.tags()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(b, []byte(Command+"\n// "+doNotEdit+"\n")) {
+	if !bytes.HasPrefix(b, []byte(genCommand+"\n// "+doNotEdit+"\n")) {
 		t.Errorf("ztags.go does not start with the command and the do-not-edit line:\n%.200s", b)
 	}
 	line := reBuildLine.Find(b)
@@ -660,7 +660,7 @@ func TestUnpinnedTagBuild(t *testing.T) {
 	for _, tag := range []string{"cuda12.6", "cuda11.7"} {
 		out := goFails(t, r, "build", "-tags", tag, "./cuda/driver")
 		t.Logf("go build -tags %s ./cuda/driver:\n%s", tag, out)
-		if !strings.Contains(out, filepath.Join("cuda", "driver", TagsFile)+":") || !strings.Contains(out, want+"\n") {
+		if !strings.Contains(out, filepath.Join("cuda", "driver", tagsFile)+":") || !strings.Contains(out, want+"\n") {
 			t.Errorf("go build -tags %s: %s, want %q", tag, out, want)
 		}
 	}

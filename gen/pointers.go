@@ -107,12 +107,12 @@ func cPtrWords(t cc.Type, off int64, set map[int64]bool, depth int) {
 	}
 }
 
-func (m *builder) typeByGo(goType string) *Type {
+func (m *builder) typeByGo(goType string) *namedType {
 	if t, ok := m.byGo[goType]; ok || len(m.byGo) == len(m.Types) {
 		return t
 	}
 	// Types were added since (the #define flags types): index them all.
-	m.byGo = map[string]*Type{}
+	m.byGo = map[string]*namedType{}
 	for _, t := range m.Types {
 		m.byGo[t.Go] = t
 	}
@@ -209,12 +209,12 @@ func (m *builder) nonGoFields() error {
 }
 
 // isPadding: a member named as padding (reserved, pad).
-func isPadding(f *Field) bool {
+func isPadding(f *structField) bool {
 	n := strings.ToLower(strings.TrimLeft(f.C, "_"))
 	return strings.HasPrefix(n, "reserved") || strings.HasPrefix(n, "pad")
 }
 
-func fieldByC(t *Type, c string) *Field {
+func fieldByC(t *namedType, c string) *structField {
 	for _, f := range t.Fields {
 		if f.C == c {
 			return f
@@ -309,7 +309,7 @@ func hiddenDoc(union string) string {
 
 // dataWords fills each member's words that hold integers, for the test
 // that fills them with values that look like heap addresses.
-func (m *builder) dataWords(u *Type) {
+func (m *builder) dataWords(u *namedType) {
 	for _, f := range u.Fields {
 		if f.Padding {
 			continue

@@ -38,8 +38,18 @@ var aliasRe = regexp.MustCompile(`(?m)^\s*typedef\s+(\w+)\s+(\w+)\s*;`)
 
 var protoRe = regexp.MustCompile(`\bCUresult\s+CUDAAPI\s+(cu\w+)\s*\(`)
 
-// read parses DIR/cudaTypedefs.h and DIR/cuda.h.
-func read(cfg *Config, dir string) (*source, error) {
+// readHeaders is the read stage of one version: it checks
+// DIR/cudaTypedefs.h and DIR/cuda.h (headercheck.go: bad headers fail
+// fast) and parses them.
+func readHeaders(cfg *config, dir string) (*source, error) {
+	if err := checkHeaders(cfg, dir); err != nil {
+		return nil, err
+	}
+	return translate(cfg, dir)
+}
+
+// translate parses DIR/cudaTypedefs.h and DIR/cuda.h with cc.
+func translate(cfg *config, dir string) (*source, error) {
 	ccfg, err := ccConfig()
 	if err != nil {
 		return nil, err
@@ -87,7 +97,7 @@ func read(cfg *Config, dir string) (*source, error) {
 		{Name: "<cudagen-probe>", Value: probe.String()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, CCError(err)) // short, no cc-internal locations (headercheck.go)
+		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, ccError(err)) // short, no cc-internal locations (headercheck.go)
 	}
 	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}, pfns: map[string]*cc.Declarator{}}
 	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {

@@ -76,9 +76,9 @@ var cgoName = map[string]string{
 // shapeCtx is what the shapes read of one parameter.
 type shapeCtx struct {
 	b   *builder
-	fc  FuncConf
+	fc  funcConf
 	t   cc.Type
-	q   *Param
+	q   *param
 	pd  *parsedDoc
 	doc string // its \param text's first line
 }
@@ -110,7 +110,7 @@ func (c *shapeCtx) returned() bool {
 }
 
 // set fills the parameter's role, Go type and C types.
-func (c *shapeCtx) set(role Role, goType, cArg, cCall, cConv string) {
+func (c *shapeCtx) set(role role, goType, cArg, cCall, cConv string) {
 	c.q.Role, c.q.GoType, c.q.CArg, c.q.CCall, c.q.CConv = role, goType, cArg, cCall, cConv
 }
 
@@ -142,8 +142,8 @@ var shapes = []paramShape{
 }
 
 // param types one parameter, or says why it cannot be bound.
-func (m *builder) param(fc FuncConf, prm *cc.Parameter, pd *parsedDoc) (*Param, string) {
-	q := &Param{C: prm.Name(), Go: goParamName(prm.Name())}
+func (m *builder) param(fc funcConf, prm *cc.Parameter, pd *parsedDoc) (*param, string) {
+	q := &param{C: prm.Name(), Go: goParamName(prm.Name())}
 	if q.C == "" {
 		return nil, "it has no name"
 	}
@@ -421,11 +421,11 @@ func shapePointer(c *shapeCtx) (bool, string) {
 	return true, ""
 }
 
-// LifeKind is how long the driver uses the memory a pointer names.
-type LifeKind int
+// lifeKind is how long the driver uses the memory a pointer names.
+type lifeKind int
 
 const (
-	lifeRead        LifeKind = iota // read during the call
+	lifeRead        lifeKind = iota // read during the call
 	lifeWritten                     // written during the call
 	lifeReadWritten                 // read and written during the call
 	lifeKept                        // used after the call returns: never Go memory
@@ -434,17 +434,17 @@ const (
 
 var lifeNames = [...]string{"read during the call", "written during the call", "read and written during the call", "kept after the call", "never Go memory"}
 
-// Life is the lifetime of one pointer: a parameter, or a pointer field
+// life is the lifetime of one pointer: a parameter, or a pointer field
 // of what a parameter points to (Path "pCopy.srcHost").
-type Life struct {
+type life struct {
 	Path  string
-	Kind  LifeKind
+	Kind  lifeKind
 	Until string // kept: what ends it
 	Size  string // what sizes it
 	From  string // where the class comes from: the shape, the doc, the config
 }
 
-func (l Life) String() string {
+func (l life) String() string {
 	s := l.Path + ": " + lifeNames[l.Kind]
 	if l.Until != "" {
 		s += " until " + l.Until
@@ -473,7 +473,7 @@ func (m *builder) isCallback(goType string) bool {
 
 // lifetimes classifies every pointer parameter of f, and every pointer
 // field of what one points to, or fails naming what it cannot classify.
-func (m *builder) lifetimes(f *Func, fc FuncConf, pd *parsedDoc) error {
+func (m *builder) lifetimes(f *function, fc funcConf, pd *parsedDoc) error {
 	for _, q := range f.Params {
 		l, ok, err := m.paramLife(f, fc, pd, q)
 		if err != nil {
@@ -502,7 +502,7 @@ func (m *builder) lifetimes(f *Func, fc FuncConf, pd *parsedDoc) error {
 		m.fieldLives(f, fc, q.C, elem, l, 0)
 	}
 	for path, k := range fc.Keeps {
-		if strings.Contains(path, ".") && !slices.ContainsFunc(f.Lives, func(l Life) bool { return l.Path == path }) {
+		if strings.Contains(path, ".") && !slices.ContainsFunc(f.Lives, func(l life) bool { return l.Path == path }) {
 			if _, ok := m.fieldAt(f, path); ok {
 				return fmt.Errorf("gen: %s: %s: %s is kept until %s, but its type may hold Go memory: list it under nonGoFields", f.Pos, f.Symbol, path, k.Until)
 			}
@@ -512,7 +512,7 @@ func (m *builder) lifetimes(f *Func, fc FuncConf, pd *parsedDoc) error {
 }
 
 // fieldAt finds the field a path names ("nodeParams.userData"), if any.
-func (m *builder) fieldAt(f *Func, path string) (*Field, bool) {
+func (m *builder) fieldAt(f *function, path string) (*structField, bool) {
 	parts := strings.Split(path, ".")
 	var goType string
 	for _, q := range f.Params {
@@ -520,7 +520,7 @@ func (m *builder) fieldAt(f *Func, path string) (*Field, bool) {
 			goType = strings.TrimPrefix(strings.TrimPrefix(q.GoType, "[]"), "*")
 		}
 	}
-	var fd *Field
+	var fd *structField
 	for _, p := range parts[1:] {
 		t := m.typeByGo(goType)
 		if t == nil {
@@ -535,7 +535,7 @@ func (m *builder) fieldAt(f *Func, path string) (*Field, bool) {
 }
 
 // fieldLives adds the lifetimes of the pointer fields of a value of goType.
-func (m *builder) fieldLives(f *Func, fc FuncConf, path, goType string, parent Life, depth int) {
+func (m *builder) fieldLives(f *function, fc funcConf, path, goType string, parent life, depth int) {
 	t := m.typeByGo(strings.TrimLeft(goType, "[]0123456789"))
 	if t == nil || depth > 8 || (t.Kind != tStruct && t.Kind != tUnion) {
 		return
@@ -550,13 +550,13 @@ func (m *builder) fieldLives(f *Func, fc FuncConf, path, goType string, parent L
 		}
 		switch {
 		case m.goPointer(fd.GoType):
-			l := Life{Path: p, Kind: parent.Kind, From: "the field of " + parent.Path}
+			l := life{Path: p, Kind: parent.Kind, From: "the field of " + parent.Path}
 			if k, ok := fc.Keeps[p]; ok {
 				l.Kind, l.Until = lifeKept, k.Until
 			}
 			f.Lives = append(f.Lives, l)
 		case fd.Doc != "" && (fd.GoType == "HostPtr" || fd.GoType == "uintptr") || m.isCallback(fd.GoType):
-			l := Life{Path: p, Kind: lifeNotGo, From: "its type: " + fd.GoType}
+			l := life{Path: p, Kind: lifeNotGo, From: "its type: " + fd.GoType}
 			if k, ok := fc.Keeps[p]; ok {
 				l.Kind, l.Until = lifeKept, k.Until
 			}
@@ -569,8 +569,8 @@ func (m *builder) fieldLives(f *Func, fc FuncConf, path, goType string, parent L
 
 // paramLife is a parameter's lifetime from its shape, the doc and the
 // config; ok is false for a parameter that names no memory.
-func (m *builder) paramLife(f *Func, fc FuncConf, pd *parsedDoc, q *Param) (Life, bool, error) {
-	l := Life{Path: q.C, From: "its shape (" + q.shape + ")"}
+func (m *builder) paramLife(f *function, fc funcConf, pd *parsedDoc, q *param) (life, bool, error) {
+	l := life{Path: q.C, From: "its shape (" + q.shape + ")"}
 	switch q.Role {
 	case rCount, rBufLen, rTypedSize, rOutCount:
 		return l, false, nil
@@ -634,7 +634,7 @@ func (m *builder) paramLife(f *Func, fc FuncConf, pd *parsedDoc, q *Param) (Life
 
 // ptrLife reads a *T parameter's direction: the config, const, the doc's
 // [in]/[out], its words.
-func (m *builder) ptrLife(fc FuncConf, pd *parsedDoc, q *Param) (LifeKind, string, bool) {
+func (m *builder) ptrLife(fc funcConf, pd *parsedDoc, q *param) (lifeKind, string, bool) {
 	if d := fc.Life[q.C]; d != "" {
 		k, err := lifeOf(d)
 		return k, "gen/bindings.json: " + fc.Why, err == nil
@@ -664,7 +664,7 @@ func (m *builder) ptrLife(fc FuncConf, pd *parsedDoc, q *Param) (LifeKind, strin
 }
 
 // lifeOf reads a "life" entry of the config.
-func lifeOf(s string) (LifeKind, error) {
+func lifeOf(s string) (lifeKind, error) {
 	switch s {
 	case "read":
 		return lifeRead, nil

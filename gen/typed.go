@@ -23,8 +23,8 @@ import (
 )
 
 // typedParams resolves the typed parameters' tables against the header.
-func (m *builder) typedParams(f *Func, fc FuncConf) error {
-	byC := map[string]*Param{}
+func (m *builder) typedParams(f *function, fc funcConf) error {
+	byC := map[string]*param{}
 	for _, q := range f.Params {
 		byC[q.C] = q
 	}
@@ -65,7 +65,7 @@ func (m *builder) typedParams(f *Func, fc FuncConf) error {
 				missing = append(missing, v.C)
 				continue
 			}
-			e := TypedEntry{C: v.C, Go: v.Go, Value: v.Value}
+			e := typedEntry{C: v.C, Go: v.Go, Value: v.Value}
 			switch {
 			case spec == "-":
 				e.Kind = "refused"
@@ -107,28 +107,28 @@ func (m *builder) typedParams(f *Func, fc FuncConf) error {
 }
 
 // typedTable names a typed parameter's table in the generated code.
-func typedTable(f *Func, q *Param) string {
+func typedTable(f *function, q *param) string {
 	return "typed" + f.GoName + exported(q.Go)
 }
 
-// TypedKey describes the generated key type of a selecting enum,
+// typedKey describes the generated key type of a selecting enum,
 // PointerAttributeOf[T]: one variable per enumerator whose Go type the
 // generic form takes or returns whole (PointerAttributeContextOf is a
 // PointerAttributeOf[Context]). An enumerator whose data is a slice the
 // caller sizes, or that is refused, has no key: it is passed to the function
 // that takes an any.
-type TypedKey struct {
+type typedKey struct {
 	Go    string // "PointerAttributeOf"
 	Enum  string // the picker's Go type: "PointerAttribute"
-	Vars  []TypedVar
+	Vars  []typedVar
 	Funcs []string // the typed forms that take it
 	// Left are the picker's values without a variable, and why (for the
 	// docs): "MemRangeAttributeAccessedBy" → "[]int32, a slice the caller sizes".
-	Left []TypedVar
+	Left []typedVar
 }
 
-// TypedVar is one variable of a TypedKey, or a value left without one.
-type TypedVar struct {
+// typedVar is one variable of a TypedKey, or a value left without one.
+type typedVar struct {
 	Go     string // "PointerAttributeContextOf"
 	Const  string // the enumerator's Go constant: "PointerAttributeContext"
 	C      string // "CU_POINTER_ATTRIBUTE_CONTEXT"
@@ -138,10 +138,10 @@ type TypedVar struct {
 
 // keyed says whether a table entry gets a variable: a value the typed
 // form takes or returns whole.
-func keyed(e TypedEntry) bool { return e.Kind == "value" || e.Kind == "bool" || e.Kind == "byValue" }
+func keyed(e typedEntry) bool { return e.Kind == "value" || e.Kind == "bool" || e.Kind == "byValue" }
 
-// TypedForm is the name of f's typed form, or "" where it has none.
-func (f *Func) TypedForm() string {
+// typedForm is the name of f's typed form, or "" where it has none.
+func (f *function) typedForm() string {
 	if len(typedParams(f)) == 0 {
 		return ""
 	}
@@ -152,7 +152,7 @@ func (f *Func) TypedForm() string {
 // and makes the keys: one generic type per picker enum, which every table
 // that enum picks must agree with (one Go type per value).
 func (m *builder) typedKeys() error {
-	byEnum := map[string]*TypedKey{}
+	byEnum := map[string]*typedKey{}
 	gave := map[string]string{} // key.C → the function whose table gave it
 	for _, f := range m.Funcs {
 		ts := typedParams(f)
@@ -165,7 +165,7 @@ func (m *builder) typedKeys() error {
 		q := ts[0]
 		k := byEnum[q.By.GoType]
 		if k == nil {
-			k = &TypedKey{Go: q.By.GoType + "Of", Enum: q.By.GoType}
+			k = &typedKey{Go: q.By.GoType + "Of", Enum: q.By.GoType}
 			if err := m.claim(k.Go, q.By.GoType+" (typed key)", f.Pos); err != nil {
 				return err
 			}
@@ -174,7 +174,7 @@ func (m *builder) typedKeys() error {
 		}
 		q.Key = k
 		for _, e := range q.Entries {
-			v := TypedVar{Go: e.Go + "Of", Const: e.Go, C: e.C, Value: e.Value, GoType: e.GoType}
+			v := typedVar{Go: e.Go + "Of", Const: e.Go, C: e.C, Value: e.Value, GoType: e.GoType}
 			if !keyed(e) {
 				v.Go = ""
 				if e.Kind == "slice" {
@@ -183,7 +183,7 @@ func (m *builder) typedKeys() error {
 					v.GoType = "no data: refused"
 				}
 			}
-			var old *TypedVar
+			var old *typedVar
 			for i := range k.Vars {
 				if k.Vars[i].C == e.C {
 					old = &k.Vars[i]
@@ -214,11 +214,11 @@ func (m *builder) typedKeys() error {
 		if len(k.Vars) == 0 {
 			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: no enumerator of %s has a whole Go type for a generic key (slices and refused values are passed through the function that takes an any)", f.Pos, f.Base, q.By.GoType)
 		}
-		k.Funcs = append(k.Funcs, f.TypedForm())
-		if err := m.claim(f.TypedForm(), f.Symbol+" (typed form)", f.Pos); err != nil {
+		k.Funcs = append(k.Funcs, f.typedForm())
+		if err := m.claim(f.typedForm(), f.Symbol+" (typed form)", f.Pos); err != nil {
 			return err
 		}
-		if err := m.claim(f.TypedForm()+"Ctx", f.Symbol+" (typed form, context variant)", f.Pos); err != nil {
+		if err := m.claim(f.typedForm()+"Ctx", f.Symbol+" (typed form, context variant)", f.Pos); err != nil {
 			return err
 		}
 	}
@@ -230,4 +230,4 @@ func (m *builder) typedKeys() error {
 }
 
 // typedWhat says what a value is in a table, for errors.
-func typedWhat(v TypedVar) string { return v.GoType }
+func typedWhat(v typedVar) string { return v.GoType }

@@ -15,13 +15,13 @@ import (
 // the getter, setter and import forms.
 func TestTypedForms(t *testing.T) {
 	cfg, man, _ := loadAll(t)
-	eachModel(t, func(t *testing.T, _ *headers.Entry, m *Model) {
+	eachModel(t, func(t *testing.T, _ *headers.Entry, m *model) {
 		n := 0
 		for _, f := range m.Funcs {
 			for _, q := range typedParams(f) {
 				n++
-				if f.TypedForm() != f.GoName+"Of" || q.Key == nil || (q.Dir != "in" && q.Dir != "out") {
-					t.Errorf("%s: typed form %q, key %v, dir %q", f.GoName, f.TypedForm(), q.Key, q.Dir)
+				if f.typedForm() != f.GoName+"Of" || q.Key == nil || (q.Dir != "in" && q.Dir != "out") {
+					t.Errorf("%s: typed form %q, key %v, dir %q", f.GoName, f.typedForm(), q.Key, q.Dir)
 					continue
 				}
 				vars := map[string]string{}
@@ -40,8 +40,8 @@ func TestTypedForms(t *testing.T) {
 		if n < 12 {
 			t.Errorf("%d typed parameters, want at least 12", n)
 		}
-		em := &Emitter{Cfg: cfg, Command: Command, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
-		src, err := em.Pure(m)
+		em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
+		src, err := em.pure(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,13 +92,13 @@ func TestTypedMini(t *testing.T) {
 	types := func(mt string) map[string]string {
 		return map[string]string{"CU_POINTER_ATTRIBUTE_CONTEXT": "Context", "CU_POINTER_ATTRIBUTE_MEMORY_TYPE": mt}
 	}
-	config := func(getDir, mt string) *Config {
+	config := func(getDir, mt string) *config {
 		cfg := miniConfig()
-		cfg.Functions["cuPointerGetAttribute"] = FuncConf{Why: "test", Typed: map[string]*TypedConf{"data": {By: "attribute", Dir: getDir, Types: types("uint32"), Why: "test"}}}
-		cfg.Functions["cuPointerSetAttribute"] = FuncConf{Why: "test", Typed: map[string]*TypedConf{"value": {By: "attribute", Dir: "in", Types: types(mt), Why: "test"}}}
+		cfg.Functions["cuPointerGetAttribute"] = funcConf{Why: "test", Typed: map[string]*typedConf{"data": {By: "attribute", Dir: getDir, Types: types("uint32"), Why: "test"}}}
+		cfg.Functions["cuPointerSetAttribute"] = funcConf{Why: "test", Typed: map[string]*typedConf{"value": {By: "attribute", Dir: "in", Types: types(mt), Why: "test"}}}
 		return cfg
 	}
-	m, err := ParseHeaders(config("out", "uint32"), dir)
+	m, err := headerModel(config("out", "uint32"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +106,10 @@ func TestTypedMini(t *testing.T) {
 		strings.Join(m.Keys[0].Funcs, ",") != "PointerGetAttributeOf,PointerSetAttributeOf" {
 		t.Errorf("keys: %+v", m.Keys)
 	}
-	if _, err := ParseHeaders(config("", "uint32"), dir); err == nil || !strings.Contains(err.Error(), `dir is ""`) || !strings.Contains(err.Error(), "cuPointerGetAttribute") {
+	if _, err := headerModel(config("", "uint32"), dir); err == nil || !strings.Contains(err.Error(), `dir is ""`) || !strings.Contains(err.Error(), "cuPointerGetAttribute") {
 		t.Errorf("no direction: %v", err)
 	}
-	_, err = ParseHeaders(config("out", "int32"), dir)
+	_, err = headerModel(config("out", "int32"), dir)
 	if err == nil || !strings.Contains(err.Error(), "CU_POINTER_ATTRIBUTE_MEMORY_TYPE is int32 here and uint32 for cuPointerGetAttribute") || !strings.Contains(err.Error(), "PointerAttributeOf carries one Go type per value") {
 		t.Errorf("two tables that disagree: %v", err)
 	}

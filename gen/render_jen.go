@@ -20,7 +20,7 @@ const driverPath = "github.com/cudagen/cudagen/cuda/driver"
 
 // newFile starts a generated Go file: the command, the generated marker
 // and the build constraint.
-func (e *Emitter) newFile(pkg, constraint string) *jen.File {
+func (e *renderer) newFile(pkg, constraint string) *jen.File {
 	f := jen.NewFile(pkg)
 	e.header(f, constraint)
 	return f
@@ -28,10 +28,10 @@ func (e *Emitter) newFile(pkg, constraint string) *jen.File {
 
 // renderFor renders one version's file, naming the header declaration
 // behind a failure (never quoting the generated source).
-func renderFor(m *Model, name string, f *jen.File) ([]byte, error) {
+func renderFor(m *model, name string, f *jen.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
-		re := renderError(err).(*RenderError)
+		re := renderError(err).(*formatError)
 		re.Msg = name + ": " + re.Msg
 		return nil, explainRender(re, m)
 	}

@@ -23,8 +23,8 @@ func oneLine(s string) string {
 	return strings.TrimSpace(spaces.ReplaceAllString(s, " "))
 }
 
-// Pure renders the version's file that needs no cgo.
-func (e *Emitter) Pure(m *Model) ([]byte, error) {
+// pure renders the version's file that needs no cgo.
+func (e *renderer) pure(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
 	f.Var().Id("_").Qual("reflect", "Type")
 	f.Line()
@@ -113,7 +113,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 			callCtx := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, idsOf(inParams(fn))...)...)
 			f.Func().Id(fn.Alias + "Ctx").Params(paramsCode(fn, true)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(callCtx)))
 		}
-		if fn.TypedForm() != "" {
+		if fn.typedForm() != "" {
 			typedForm(f, fn, tables)
 		}
 	}
@@ -131,7 +131,7 @@ func (e *Emitter) Pure(m *Model) ([]byte, error) {
 	f.Line()
 	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
 	f.Line()
-	proc := func(name string) jen.Code { return jen.Op("&").Id("procs").Index(jen.Lit(m.Func(name).Index)) }
+	proc := func(name string) jen.Code { return jen.Op("&").Id("procs").Index(jen.Lit(m.funcNamed(name).Index)) }
 	f.Var().Id("ctxProcs").Op("=").Index(jen.Lit(2)).Op("*").Id("proc").Values(proc("cuCtxGetCurrent"), proc("cuCtxSetCurrent"))
 	return renderFor(m, fileName(m.Version), f)
 }
@@ -147,11 +147,11 @@ type decls struct {
 
 // typeDoc is the doc comment of a named type: its first line, then the
 // header's doc body.
-func typeDoc(t *Type, first string, more ...string) *jen.Statement {
+func typeDoc(t *namedType, first string, more ...string) *jen.Statement {
 	return comment(append(append([]string{"// " + first}, docBody(t.Doc)...), more...)...)
 }
 
-func goTypeDecl(d *decls, t *Type) {
+func goTypeDecl(d *decls, t *namedType) {
 	what := t.C
 	if len(t.Aliases) > 0 {
 		what += " (also " + strings.Join(t.Aliases, ", ") + ")"
@@ -205,7 +205,7 @@ func goTypeDecl(d *decls, t *Type) {
 
 // enumDecls writes an enum's values (a const block), its table of names
 // and its String method.
-func enumDecls(d *decls, t *Type) {
+func enumDecls(d *decls, t *namedType) {
 	// No doc comment on the block: gofmt would set a blank line before it.
 	consts := []jen.Code{comment(line("Values of %s.", t.Go))}
 	for _, v := range t.Values {
@@ -224,7 +224,7 @@ func enumDecls(d *decls, t *Type) {
 	}
 	d.consts = append(d.consts, jen.Const().Defs(consts...))
 	tab := "names" + t.Go
-	vals := append([]*EnumValue(nil), t.Values...)
+	vals := append([]*enumerator(nil), t.Values...)
 	// Sorted by value; among aliases the non-deprecated name comes first.
 	sort.SliceStable(vals, func(i, j int) bool {
 		if vals[i].Value != vals[j].Value {
@@ -286,7 +286,7 @@ func stringMethod(typ string, ret jen.Code) jen.Code {
 
 // unionDecls writes a union or a type bound as bytes, and a union's
 // member accessors.
-func unionDecls(d *decls, t *Type, what, doc string) {
+func unionDecls(d *decls, t *namedType, what, doc string) {
 	why := "a union: its members are read and written through the methods"
 	if t.Kind == tOpaque {
 		why = "bound as bytes: " + t.Why
@@ -343,7 +343,7 @@ func docBody(doc string) []string {
 
 // defineDecls writes the #define constants: one const block per group;
 // a group with a flags type was written as that type's values.
-func defineDecls(d *decls, m *Model) {
+func defineDecls(d *decls, m *model) {
 	for _, dg := range m.Defines {
 		if dg.Flags != nil {
 			continue
@@ -390,8 +390,8 @@ func orDot(doc string) string {
 func deprecated(doc string) bool { return strings.Contains(strings.ToLower(doc), "deprecated") }
 
 // inParams lists the parameters the Go signature takes, in order.
-func inParams(f *Func) []*Param {
-	var r []*Param
+func inParams(f *function) []*param {
+	var r []*param
 	for _, q := range f.Params {
 		switch q.Role {
 		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
@@ -402,8 +402,8 @@ func inParams(f *Func) []*Param {
 }
 
 // outs lists the parameters the Go signature returns, in order.
-func outs(f *Func) []*Param {
-	var r []*Param
+func outs(f *function) []*param {
+	var r []*param
 	for _, q := range f.Params {
 		switch q.Role {
 		case rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount:
@@ -413,7 +413,7 @@ func outs(f *Func) []*Param {
 	return r
 }
 
-func idsOf(ps []*Param) []jen.Code {
+func idsOf(ps []*param) []jen.Code {
 	var r []jen.Code
 	for _, q := range ps {
 		r = append(r, jen.Id(q.Go))
@@ -422,7 +422,7 @@ func idsOf(ps []*Param) []jen.Code {
 }
 
 // paramsCode is the Go parameter list (with ctx: the Ctx variant's).
-func paramsCode(f *Func, ctx bool) []jen.Code {
+func paramsCode(f *function, ctx bool) []jen.Code {
 	var r []jen.Code
 	if ctx {
 		r = append(r, jen.Id("ctx").Id("Context"))
@@ -434,7 +434,7 @@ func paramsCode(f *Func, ctx bool) []jen.Code {
 }
 
 // resultsCode is the Go result list; named gives the names too.
-func resultsCode(f *Func, named bool) *jen.Statement {
+func resultsCode(f *function, named bool) *jen.Statement {
 	var r []jen.Code
 	for _, q := range outs(f) {
 		if named {
@@ -452,22 +452,22 @@ func resultsCode(f *Func, named bool) *jen.Statement {
 	return jen.Params(append(r, jen.Error())...)
 }
 
-// Signatures are the Go signatures of every bound function's plain
+// signatures are the Go signatures of every bound function's plain
 // variant, and of its stable versioned name where it has one.
-func (m *Model) Signatures() []string {
+func (m *model) signatures() []string {
 	var r []string
 	for _, f := range m.Funcs {
-		r = append(r, f.GoSignature())
+		r = append(r, f.goSignature())
 		if f.Alias != "" {
-			r = append(r, f.Alias+strings.TrimPrefix(f.GoSignature(), f.GoName))
+			r = append(r, f.Alias+strings.TrimPrefix(f.goSignature(), f.GoName))
 		}
 	}
 	return r
 }
 
-// GoSignature is the Go signature of a function's plain variant, as a
+// goSignature is the Go signature of a function's plain variant, as a
 // user sees it: "Memcpy2D(pCopy *Memcpy2D) error".
-func (f *Func) GoSignature() string {
+func (f *function) goSignature() string {
 	var ps, rs []string
 	for _, q := range inParams(f) {
 		ps = append(ps, q.Go+" "+q.GoType)
@@ -481,9 +481,9 @@ func (f *Func) GoSignature() string {
 	return f.GoName + "(" + strings.Join(ps, ", ") + ") (" + strings.Join(append(rs, "error"), ", ") + ")"
 }
 
-// Cgo renders the version's cgo file: the shared trampolines and one
+// cgo renders the version's cgo file: the shared trampolines and one
 // wrapper per function.
-func (e *Emitter) Cgo(m *Model) ([]byte, error) {
+func (e *renderer) cgo(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, "cgo"))
 	tramps, err := e.trampolines(m)
 	if err != nil {
@@ -536,7 +536,7 @@ func (e *Emitter) Cgo(m *Model) ([]byte, error) {
 
 // wrapper is the code of one cgo wrapper being made.
 type wrapper struct {
-	f     *Func
+	f     *function
 	proc  *jen.Statement // procs[i]
 	fnArg jen.Code       // the entry point the trampoline calls
 	// status: a check before the call may have refused it, and err holds
@@ -561,7 +561,7 @@ func (w *wrapper) add(c ...jen.Code) { w.body = append(w.body, c...) }
 // procs[i].fn() is the entry point (0 on error, which the trampoline
 // refuses), procs[i].done the error. A function whose slices share a
 // count checks their lengths first, refusing the call.
-func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
+func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 	w := &wrapper{f: f, proc: jen.Id("procs").Index(jen.Lit(f.Index))}
 	w.fnArg = w.proc.Clone().Dot("fn").Call()
 	typed := typedParams(f)
@@ -638,8 +638,8 @@ func wrapperBody(f *Func, tables map[string]string) ([]jen.Code, error) {
 }
 
 // keptCopies are the parameters copied into C memory a handle keeps.
-func keptCopies(f *Func) []*Param {
-	var r []*Param
+func keptCopies(f *function) []*param {
+	var r []*param
 	for _, q := range f.Params {
 		if q.Keep != "" {
 			r = append(r, q)
@@ -650,7 +650,7 @@ func keptCopies(f *Func) []*Param {
 
 // typedIn is the code that checks a typed parameter's argument against
 // its table and converts it.
-func typedIn(f *Func, q *Param, tables map[string]string) []jen.Code {
+func typedIn(f *function, q *param, tables map[string]string) []jen.Code {
 	p, n, u := "p"+q.Go, "n"+q.Go, "u"+q.Go
 	if q.ByValue {
 		p = "_"
@@ -674,7 +674,7 @@ func typedIn(f *Func, q *Param, tables map[string]string) []jen.Code {
 
 // arg is the trampoline's argument for q, with the code it needs before
 // and after the call.
-func (w *wrapper) arg(q *Param) (jen.Code, error) {
+func (w *wrapper) arg(q *param) (jen.Code, error) {
 	c := "c" + q.Go
 	switch q.Role {
 	case rIn:
@@ -743,7 +743,7 @@ func (w *wrapper) arg(q *Param) (jen.Code, error) {
 
 // twoCalls ends the wrapper of a function that returns arrays sized by a
 // count: the count with NULL arrays, then the arrays.
-func (w *wrapper) twoCalls(cnt *Param, tramp string, args []jen.Code, outSlices map[int]string) {
+func (w *wrapper) twoCalls(cnt *param, tramp string, args []jen.Code, outSlices map[int]string) {
 	first := append([]jen.Code(nil), args...)
 	for i := range outSlices {
 		first[i] = jen.Nil()
@@ -778,7 +778,7 @@ func (w *wrapper) twoCalls(cnt *Param, tramp string, args []jen.Code, outSlices 
 }
 
 // outCount is the count pointer of a two-call function, or nil.
-func outCount(f *Func) *Param {
+func outCount(f *function) *param {
 	for _, q := range f.Params {
 		if q.Role == rOutCount {
 			return q
@@ -788,8 +788,8 @@ func outCount(f *Func) *Param {
 }
 
 // typedParams lists a function's typed parameters.
-func typedParams(f *Func) []*Param {
-	var r []*Param
+func typedParams(f *function) []*param {
+	var r []*param
 	for _, q := range f.Params {
 		if q.Role == rTyped {
 			r = append(r, q)
@@ -799,7 +799,7 @@ func typedParams(f *Func) []*Param {
 }
 
 // typedOf is the typed parameter whose size q is.
-func typedOf(f *Func, q *Param) *Param {
+func typedOf(f *function, q *param) *param {
 	for _, t := range typedParams(f) {
 		if t.SizeOf == q {
 			return t
@@ -811,7 +811,7 @@ func typedOf(f *Func, q *Param) *Param {
 // typedTableNames maps each typed parameter's table name to the table it
 // shares: one for each distinct table (cuPointerGetAttribute and
 // cuPointerSetAttribute share one).
-func typedTableNames(m *Model) map[string]string {
+func typedTableNames(m *model) map[string]string {
 	names := map[string]string{}
 	seen := map[string]string{}
 	for _, f := range m.Funcs {
@@ -827,7 +827,7 @@ func typedTableNames(m *Model) map[string]string {
 }
 
 // typedDecls writes the typed parameters' tables.
-func typedDecls(file *jen.File, m *Model) {
+func typedDecls(file *jen.File, m *model) {
 	tables := typedTableNames(m)
 	var defs []jen.Code
 	for _, f := range m.Funcs {
@@ -855,14 +855,14 @@ func typedDecls(file *jen.File, m *Model) {
 }
 
 // pinTable names the table of a pinned parameter's pointer words.
-func pinTable(q *Param) string {
+func pinTable(q *param) string {
 	t := strings.TrimLeft(q.GoType, "*[]")
 	return "pin" + strings.ReplaceAll(t, "unsafe.", "")
 }
 
 // pins is the code that pins, for the call, the Go memory the caller's
 // arguments point to: cgo refuses Go memory holding unpinned Go pointers.
-func pins(f *Func) []jen.Code {
+func pins(f *function) []jen.Code {
 	var r []jen.Code
 	for _, q := range f.Params {
 		if len(q.PinWords) == 0 {
@@ -879,7 +879,7 @@ func pins(f *Func) []jen.Code {
 
 // countSlice is the slice whose length a count takes: the first that is
 // not optional (an optional one may be empty).
-func countSlice(f *Func, count *Param) string {
+func countSlice(f *function, count *param) string {
 	for _, s := range count.Slices {
 		if !sliceParam(f, s).Optional {
 			return s
@@ -888,7 +888,7 @@ func countSlice(f *Func, count *Param) string {
 	return count.Slices[0]
 }
 
-func sliceParam(f *Func, goName string) *Param {
+func sliceParam(f *function, goName string) *param {
 	for _, q := range f.Params {
 		if q.Go == goName {
 			return q
@@ -900,7 +900,7 @@ func sliceParam(f *Func, goName string) *Param {
 // lengthChecks is the code that refuses a call before it is made: a
 // module image the check rejects, slices sharing a count whose lengths
 // differ.
-func lengthChecks(f *Func) []jen.Code {
+func lengthChecks(f *function) []jen.Code {
 	var r []jen.Code
 	errNil := func() *jen.Statement { return jen.Id("err").Op("==").Nil() }
 	if f.Check != "" {
@@ -943,9 +943,9 @@ func lengthChecks(f *Func) []jen.Code {
 	return r
 }
 
-// NoCgo renders the version's !cgo file: every wrapper returns the
+// noCgo renders the version's !cgo file: every wrapper returns the
 // cgo-disabled error.
-func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
+func (e *renderer) noCgo(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, "!cgo"))
 	f.Var().Id("_").Qual("unsafe", "Pointer")
 	f.Line()
@@ -967,7 +967,7 @@ func (e *Emitter) NoCgo(m *Model) ([]byte, error) {
 }
 
 // zero is the zero value of a result type.
-func zero(m *Model, t string) jen.Code {
+func zero(m *model, t string) jen.Code {
 	switch {
 	case t == "string":
 		return jen.Lit("")
@@ -987,9 +987,9 @@ func zero(m *Model, t string) jen.Code {
 	return jen.Lit(0)
 }
 
-// DriverTest renders a version's test that calls every bound function
+// driverTest renders a version's test that calls every bound function
 // without a driver.
-func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
+func (e *renderer) driverTest(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
 	f.Var().Id("_").Qual("unsafe", "Pointer")
 	f.Line()
@@ -1037,7 +1037,7 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 						args = append(args, sampleArg(p))
 					}
 				}
-				call := jen.Id(fn.TypedForm()).Call(args...)
+				call := jen.Id(fn.typedForm()).Call(args...)
 				n := len(outs(fn))
 				if q.Dir == "out" {
 					n++
@@ -1079,7 +1079,7 @@ func (e *Emitter) DriverTest(m *Model) ([]byte, error) {
 }
 
 // sampleArg is a zero argument for q that the wrapper accepts.
-func sampleArg(q *Param) jen.Code {
+func sampleArg(q *param) jen.Code {
 	switch q.Role {
 	case rIn:
 		switch {
@@ -1102,17 +1102,17 @@ func sampleArg(q *Param) jen.Code {
 }
 
 // firstTyped is the first row of a typed parameter's table with data.
-func firstTyped(q *Param) TypedEntry {
+func firstTyped(q *param) typedEntry {
 	for _, e := range q.Entries {
 		if e.Kind != "refused" {
 			return e
 		}
 	}
-	return TypedEntry{}
+	return typedEntry{}
 }
 
 // typedSample is an argument the typed parameter's first row accepts.
-func typedSample(q *Param) jen.Code {
+func typedSample(q *param) jen.Code {
 	e := firstTyped(q)
 	switch e.Kind {
 	case "value", "bool":
@@ -1141,7 +1141,7 @@ type layoutCheck struct {
 // layoutChecks lists, for every struct and union, C expressions and the Go
 // expressions that must equal them. Anonymous members, which C cannot
 // name, are checked through their first named member.
-func layoutChecks(m *Model) []layoutCheck {
+func layoutChecks(m *model) []layoutCheck {
 	var r []layoutCheck
 	add := func(c string, g jen.Code) { r = append(r, layoutCheck{c, g}) }
 	sizeof := func(t jen.Code) jen.Code { return jen.Qual("unsafe", "Sizeof").Call(jen.Op("*").New(t)) }
@@ -1194,9 +1194,9 @@ func layoutChecks(m *Model) []layoutCheck {
 	return r
 }
 
-// Layout renders the layout check: a cgo file that includes the real
+// layout renders the layout check: a cgo file that includes the real
 // cuda.h (only with -tags cudagen_layout) and its test.
-func (e *Emitter) Layout(m *Model) (cgo, test []byte, err error) {
+func (e *renderer) layout(m *model) (cgo, test []byte, err error) {
 	checks := layoutChecks(m)
 	pre, err := e.render("layout.c.tmpl", checks)
 	if err != nil {
@@ -1237,10 +1237,10 @@ var typedKinds = map[string]string{
 
 // typedDocLines list, in the any form's doc, what its typed parameter
 // takes for each value of its picker.
-func typedDocLines(fn *Func) []string {
+func typedDocLines(fn *function) []string {
 	var r []string
 	for _, q := range typedParams(fn) {
-		r = append(r, "//", line("The Go type of %s for each %s (a mismatch is refused before the call; %s checks it at compile time):", q.Go, q.By.Go, fn.TypedForm()), "//")
+		r = append(r, "//", line("The Go type of %s for each %s (a mismatch is refused before the call; %s checks it at compile time):", q.Go, q.By.Go, fn.typedForm()), "//")
 		for _, e := range q.Entries {
 			r = append(r, "//   - "+e.Go+": "+fmt.Sprintf(typedKinds[e.Kind], e.GoType))
 		}
@@ -1251,7 +1251,7 @@ func typedDocLines(fn *Func) []string {
 // typedKeyDecls writes each typed key: the generic type, its methods, and
 // its variables in one var block of that type (go doc lists them under
 // the type).
-func typedKeyDecls(f *jen.File, m *Model) {
+func typedKeyDecls(f *jen.File, m *model) {
 	for _, k := range m.Keys {
 		doc := []string{
 			line("%s is a %s that carries the Go type T of its value, so that a value of another type does not compile: %s take one.", k.Go, k.Enum, strings.Join(k.Funcs, ", ")),
@@ -1289,9 +1289,9 @@ func typedKeyDecls(f *jen.File, m *Model) {
 // typedForm writes a function's typed form and its Ctx variant: the
 // picker's parameter takes the key, the typed parameter is a T (returned
 // where the driver writes it), and the call goes through the any form.
-func typedForm(f *jen.File, fn *Func, tables map[string]string) {
+func typedForm(f *jen.File, fn *function, tables map[string]string) {
 	q := typedParams(fn)[0]
-	k, name := q.Key, fn.TypedForm()
+	k, name := q.Key, fn.typedForm()
 	byValue := false
 	for _, e := range q.Entries {
 		byValue = byValue || e.Kind == "byValue"
@@ -1316,7 +1316,7 @@ func typedForm(f *jen.File, fn *Func, tables map[string]string) {
 			args = append(args, jen.Id(p.Go))
 		}
 	}
-	isOut := map[*Param]bool{}
+	isOut := map[*param]bool{}
 	for _, p := range outs(fn) {
 		isOut[p] = true
 	}

@@ -56,7 +56,7 @@ type cStruct struct {
 }
 
 // structOf is the by-value struct a parameter's C type stands for.
-func structOf(f *Func, q *Param) (cStruct, error) {
+func structOf(f *function, q *param) (cStruct, error) {
 	s := cStruct{Name: q.CCall}
 	if _, err := fmt.Sscanf(q.CCall, "cg_s%d_%d", &s.Size, &s.Align); err != nil {
 		return s, fmt.Errorf("gen: %s: no trampoline for the by-value struct %s", f.Symbol, q.CCall)
@@ -65,7 +65,7 @@ func structOf(f *Func, q *Param) (cStruct, error) {
 }
 
 // trampolineOf returns the shared trampoline that f calls.
-func trampolineOf(f *Func) (trampoline, error) {
+func trampolineOf(f *function) (trampoline, error) {
 	t := trampoline{Safe: f.NoEscape}
 	name := ""
 	for _, q := range f.Params {
@@ -97,7 +97,7 @@ func trampolineOf(f *Func) (trampoline, error) {
 
 // trampolines renders the version's cgo preamble: the by-value struct
 // stand-ins and each distinct trampoline once.
-func (e *Emitter) trampolines(m *Model) (string, error) {
+func (e *renderer) trampolines(m *model) (string, error) {
 	structs := map[string]cStruct{}
 	seen := map[string]trampoline{}
 	var ts []trampoline
