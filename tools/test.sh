@@ -30,8 +30,8 @@ cd "$(dirname "$0")/.."
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 # gotest LOG ARGS...: go test -v ARGS, its output in LOG; prints each
-# package's result with its skipped tests grouped by reason (the message
-# logged just before "--- SKIP"), or, on a failure, everything but the
+# package's result with its skipped tests grouped by reason (the last
+# message the test logged), or, on a failure, everything but the
 # passing tests' chatter.
 gotest() {
 	local log=$logdir/$1
@@ -42,9 +42,10 @@ gotest() {
 	# of 9 to 28.
 	if go test -v -timeout 60m "$@" > "$log" 2>&1; then
 		awk '
+		/^=== (RUN|CONT|NAME) / { cur = $3; next }
 		/^=== / { next }
 		/^ *--- SKIP: / {
-			r = prev
+			r = ($3 in said) ? said[$3] : prev
 			sub(/^ *[^ ]+\.go:[0-9]+: /, "", r)
 			if (!(r in cnt)) order[++k] = r
 			cnt[r]++
@@ -55,9 +56,10 @@ gotest() {
 		/^(ok|FAIL|panic|\?)/ {
 			print
 			for (i = 1; i <= k; i++) printf "    %d skipped (%s): %s\n", cnt[order[i]], names[order[i]], order[i]
-			delete cnt; delete names; delete order; k = 0
+			delete cnt; delete names; delete order; delete said; k = 0
 			next
 		}
+		/^ *[^ ]+\.go:[0-9]+: / && cur != "" { said[cur] = $0 }
 		{ prev = $0 }' "$log"
 	else
 		grep -vE '^ *(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' "$log"
