@@ -576,16 +576,19 @@ static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
 // add_one(float *p, unsigned n) adds 1 to p[i] for each thread
 // i = blockIdx.x*blockDim.x + threadIdx.x below n, run on the host at the
 // launch; a launch of any other kernel does nothing but count. Every launch
-// is recorded (fakecuda_launches, fakecuda_last_grid, fakecuda_last_block,
-// fakecuda_last_shmem) and checks what the driver checks: no dimension 0,
+// is recorded (fakecuda_launches, fakecuda_last_grid_x/y/z,
+// fakecuda_last_block_x/y/z, fakecuda_last_shmem) and checks what the
+// driver checks: no dimension 0,
 // at most maxntid threads per block, one parameter pointer per parameter.
 // cuFuncGetAttribute reports maxntid, 16 registers, PTX_VERSION from
 // ".version", 0 bytes of static shared, constant and local memory, and
 // 48 KiB of dynamic shared memory; cuFuncGetParamInfo (ABI 12040) each
 // parameter's offset and size.
 long long fakecuda_launches;
-unsigned fakecuda_last_grid[3], fakecuda_last_block[3], fakecuda_last_shmem;
-long long fakecuda_live_modules; // modules loaded and not unloaded
+long long fakecuda_last_grid_x, fakecuda_last_grid_y, fakecuda_last_grid_z;
+long long fakecuda_last_block_x, fakecuda_last_block_y, fakecuda_last_block_z, fakecuda_last_shmem;
+long long fakecuda_live_modules;   // modules loaded and not unloaded
+long long fakecuda_module_unloads; // successful cuModuleUnload calls
 enum { MAXPARAM = 64, MAXFN = 32, FN_OTHER = 0, FN_SPIN = 1, FN_ADD_ONE = 2 };
 typedef struct fmodule fmodule;
 typedef struct {
@@ -747,7 +750,10 @@ static CUresult cuModuleUnload(void *m) {
 		return INVALID_HANDLE;
 	}
 	CUresult r = released(((fmodule *)m)->dev) ? CONTEXT_IS_DESTROYED : OK;
-	if (r == OK) unload(m);
+	if (r == OK) {
+		unload(m);
+		fakecuda_module_unloads++;
+	}
 	pthread_mutex_unlock(&mu);
 	return r;
 }
@@ -809,6 +815,7 @@ typedef struct falloc {
 static falloc *allocs; // under mu
 long long fakecuda_live_allocs;  // allocations not freed
 long long fakecuda_alloc_bytes;  // their bytes
+long long fakecuda_mem_frees;    // successful cuMemFree calls
 // within reports whether [p, p+n) lies in one live allocation. Under mu.
 static int within(uintptr_t p, size_t n) {
 	for (falloc *a = allocs; a != NULL; a = a->next)
@@ -853,7 +860,10 @@ static CUresult cuMemFree(unsigned long long dptr) {
 	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
 		if ((*x)->base == (uintptr_t)dptr) {
 			CUresult r = released((*x)->dev) ? CONTEXT_IS_DESTROYED : OK;
-			if (r == OK) free_alloc(x);
+			if (r == OK) {
+				free_alloc(x);
+				fakecuda_mem_frees++;
+			}
 			pthread_mutex_unlock(&mu);
 			return r;
 		}
@@ -917,8 +927,8 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	}
 	CUresult r = OK;
 	fakecuda_launches++;
-	fakecuda_last_grid[0] = gx, fakecuda_last_grid[1] = gy, fakecuda_last_grid[2] = gz;
-	fakecuda_last_block[0] = bx, fakecuda_last_block[1] = by, fakecuda_last_block[2] = bz;
+	fakecuda_last_grid_x = gx, fakecuda_last_grid_y = gy, fakecuda_last_grid_z = gz;
+	fakecuda_last_block_x = bx, fakecuda_last_block_y = by, fakecuda_last_block_z = bz;
 	fakecuda_last_shmem = shmem;
 	if (fn->what == FN_ADD_ONE && fn->nparam == 2 && params != NULL) {
 		float *p = (float *)(uintptr_t)*(uint64_t *)params[0];
