@@ -19,13 +19,16 @@ if ! out=$(CUDAGEN_LIBCUDA="$dir/libfakecuda.so" CUDAGEN_INPROC_ROUNDS=${ROUNDS:
 	echo "perf-guard: the in-process harness failed on the fake driver"
 	exit 1
 fi
-echo "$out" | head -1
+head -1 <<<"$out"
 echo "| op | cuda package minus generated layer (median, p25..p75) | goal | fails above |"
 echo "|---|---|---|---|"
 fail=0
 for spec in "query (done):15" "sync on a done event:15" "record:25" "elapsed:25" "create + close:25"; do
 	op=${spec%:*} goal=${spec##*:}
-	line=$(echo "$out" | awk -v p="$op: cuda minus driver: " 'index($0, p) == 1 { print; exit }')
+	# From a here-string, which the shell writes whole first: awk leaves
+	# after the first match, and a pipe from echo could then end in SIGPIPE
+	# (with pipefail, a failure).
+	line=$(awk -v p="$op: cuda minus driver: " 'index($0, p) == 1 { print; exit }' <<<"$out")
 	if [ -z "$line" ]; then
 		echo "perf-guard: no figure for $op in the harness's output"
 		fail=1
