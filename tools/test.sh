@@ -22,7 +22,7 @@
 # Each step starts with a line; a step that prints nothing for a minute says
 # so, and the parallel stage reports each run as it ends (its result and
 # time) and, once a minute, the runs still going with their times.
-# Unloaded 2-core machine: about 12 minutes with the Go build cache warm.
+# README.md ("Developing cudagen") gives its measured cost.
 # tools/gpu-suite.sh runs the GPU tests on a GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,7 +108,7 @@ tagged=$(
 tagged=$(echo "$tagged" | sort -u | grep -v '/bench/' || true)
 # Staticcheck and the test runs go in parallel: much of the tests' time is
 # waiting (the fake driver's tests, the generator's tests' go commands).
-step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit; the longest run: the generator's pin tests); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
+step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit; the longest run, about 15 minutes on 2 cores and longer under load: the generator's pin tests); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver paths without cgo; the Go layer on the fake driver with -race"
 staticcheck() {
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
 		CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
