@@ -1,15 +1,16 @@
 package main
 
-// The ABI version of each entry point. cuGetProcAddress(name, version)
-// hands out the entry point of name whose ABI version is the newest at or
-// below version; cudaTypedefs.h declares each one's signature as
-// PFN_name_vVERSION (and _ptsz/_ptds for the per-thread ones). A declared
-// function is resolved at the version whose typedef has exactly its
-// parameter list. Where several do (cuDeviceGetUuid and cuDeviceGetUuid_v2
-// share one), the entry point's own number picks: cuX is the first ABI
-// version of cuX, cuX_v2 the second, counting those the preprocessor
-// skipped (the legacy ones). Nothing else is guessed: no match, or a tie
-// the number does not break, fails generation naming the function.
+// Model stage: the ABI version of each entry point. cuGetProcAddress(name,
+// version) hands out the entry point of name whose ABI version is the
+// newest at or below version; cudaTypedefs.h declares each one's signature
+// as PFN_name_vVERSION (and _ptsz/_ptds for the per-thread ones). A
+// declared function is resolved at the version whose typedef has exactly
+// its parameter list. Where several do (cuDeviceGetUuid and
+// cuDeviceGetUuid_v2 share one), the entry point's own number picks: cuX is
+// the first ABI version of cuX, cuX_v2 the second, counting those the
+// preprocessor skipped (the legacy ones). Nothing else is guessed: no
+// match, or a tie the number does not break, fails generation naming the
+// function.
 
 import (
 	"fmt"

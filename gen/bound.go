@@ -1,5 +1,9 @@
 package main
 
+// Render stage: the //go:build lines of hand-written files that use a
+// function not every pinned version binds (the //cudagen:bound directive,
+// below).
+
 import (
 	"bytes"
 	"fmt"
@@ -103,7 +107,7 @@ func andExprs(xs []string) string {
 }
 
 // sigOf is the signature of the Go function name in a committed file's
-// text ("" where it has none), as GoSignature writes it.
+// text ("" where it has none), as goSignature writes it.
 func sigOf(src []byte, name string) string {
 	i := bytes.Index(src, []byte("\nfunc "+name+"("))
 	if i < 0 {

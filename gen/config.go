@@ -1,5 +1,8 @@
 package main
 
+// gen/bindings.json, read: the exclusions and overrides every stage from
+// model on follows, each with the reason it exists.
+
 import (
 	"bytes"
 	"encoding/json"

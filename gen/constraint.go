@@ -1,12 +1,12 @@
 package main
 
-// Build constraints of the per-version generated files. Each pinned version's
-// files build under its own tag; with no pinned tag, the newest version's
-// build; should several pinned tags be given, the oldest wins; a cudaX.Y tag
-// that no pinned version has fails the build (TagsFile). The constraint
-// depends only on the manifest, so every generated file's constraint is
-// rewritten on every run, in the text, also for versions whose headers cannot
-// be had here.
+// Render stage: the build constraints of the per-version generated files.
+// Each pinned version's files build under its own tag; with no pinned tag,
+// the newest version's build; should several pinned tags be given, the
+// oldest wins; a cudaX.Y tag that no pinned version has fails the build
+// (tagsFile). The constraint depends only on the manifest, so every
+// generated file's constraint is rewritten on every run, in the text, also
+// for versions whose headers cannot be had here.
 
 import (
 	"bytes"
@@ -99,7 +99,7 @@ func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]
 	}
 	line := buildLine(versionExpr(versions, version), rest...)
 	// The header is the command, the do-not-edit line, then "//" and the
-	// constraint where there is one (see Emitter.header).
+	// constraint where there is one (see renderer.header).
 	lines := strings.SplitAfter(string(head), "\n")
 	for i := 0; i < len(lines); i++ {
 		if strings.HasPrefix(lines[i], "//go:build ") {
@@ -203,7 +203,7 @@ func generatedFiles(root string) ([]string, error) {
 // that names no pinned toolkit, relative to the output directory.
 const tagsFile = "ztags.go"
 
-// Tag range of TagsFile: every cudaX.Y with X from minTagMajor to the larger
+// Tag range of tagsFile: every cudaX.Y with X from minTagMajor to the larger
 // of maxTagMajor and the newest pinned major + 1, and Y from 0 to 9, that
 // is not pinned. Go's build constraints match tags by name only, so a tag
 // outside the range (cuda9.2, cuda12.10, cuda25.1) is not caught: it
@@ -213,7 +213,7 @@ const (
 	maxTagMajor = 19
 )
 
-// unpinnedTags lists the cudaX.Y tags of TagsFile's range that no pinned
+// unpinnedTags lists the cudaX.Y tags of tagsFile's range that no pinned
 // version has, oldest first.
 func unpinnedTags(versions []headers.Entry) []string {
 	pinned := map[string]bool{}
@@ -235,7 +235,7 @@ func unpinnedTags(versions []headers.Entry) []string {
 	return tags
 }
 
-// unpinnedTagIdent is the undefined identifier TagsFile uses: go build
+// unpinnedTagIdent is the undefined identifier tagsFile uses: go build
 // prints it ("undefined: cuda_build_tag_is_not_pinned__pinned_tags_are_
 // cuda11_8_cuda12_4_cuda13_0"), so it reads as the message.
 func unpinnedTagIdent(versions []headers.Entry) string {
@@ -248,7 +248,7 @@ func unpinnedTagIdent(versions []headers.Entry) string {
 	return id
 }
 
-// tags renders TagsFile: built only under a cudaX.Y tag that no pinned
+// tags renders tagsFile: built only under a cudaX.Y tag that no pinned
 // version has (see unpinnedTags), it refers to an undefined identifier that
 // names the pinned tags, so that such a build fails instead of building the
 // newest version's bindings. It depends on the manifest only, and every run

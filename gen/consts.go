@@ -1,14 +1,14 @@
 package main
 
-// The #define constants: every object-like macro of cuda.h whose value
-// cc/v4 evaluates to an integer constant (Config.EvalAllMacros) is bound,
-// grouped by the prefix of consecutive names (CU_MEMHOSTALLOC_). A cast
-// gives the type: ((CUstream)0x1) a Stream, ((void*)0x01) a uintptr; a
-// macro naming an enumerator has the enumerator's type. A group whose
+// Model stage: the #define constants: every object-like macro of cuda.h
+// whose value cc/v4 evaluates to an integer constant (Config.EvalAllMacros)
+// is bound, grouped by the prefix of consecutive names (CU_MEMHOSTALLOC_).
+// A cast gives the type: ((CUstream)0x1) a Stream, ((void*)0x01) a uintptr;
+// a macro naming an enumerator has the enumerator's type. A group whose
 // constants the function docs tie to one kind of unsigned int parameter
-// ("The \p Flags parameter ... ::CU_MEMHOSTALLOC_PORTABLE") becomes a
-// flags type (MemHostAllocFlags), and that parameter has it; otherwise
-// the constants stay untyped.
+// ("The \p Flags parameter ... ::CU_MEMHOSTALLOC_PORTABLE") becomes a flags
+// type (MemHostAllocFlags), and that parameter has it; otherwise the
+// constants stay untyped.
 
 import (
 	"fmt"
@@ -46,51 +46,59 @@ type defineGroup struct {
 // notConstant are object-like macros bound otherwise.
 var notConstant = map[string]string{"CUDA_VERSION": "HeaderVersion"}
 
+// macroDefine is the constant an object-like macro of cuda.h binds: its
+// value, literal and Go type; nil where it binds none.
+func (m *builder) macroDefine(name string, mac *cc.Macro) *define {
+	pos := mac.Position()
+	if mac.IsFnLike || filepath.Base(pos.Filename) != "cuda.h" || strings.HasPrefix(name, "__") || strings.HasPrefix(name, "cu") || notConstant[name] != "" {
+		return nil
+	}
+	d := &define{C: name, Go: m.cfg.constGoName(name), Pos: pos.String(), line: pos.Line}
+	switch v := mac.Value().(type) {
+	case cc.Int64Value:
+		d.value = int64(v)
+	case cc.UInt64Value:
+		d.value = int64(v)
+		if d.value < 0 {
+			return nil // beyond int64: none in the pinned headers
+		}
+	default:
+		return nil // not a constant (CUDAAPI, include guards, function renames)
+	}
+	d.Lit = strconv.FormatInt(d.value, 10)
+	var src []string
+	for _, t := range mac.ReplacementList() {
+		src = append(src, t.SrcStr())
+	}
+	if strings.Contains(strings.ToLower(strings.Join(src, "")), "0x") && d.value >= 0 {
+		d.Lit = "0x" + strconv.FormatInt(d.value, 16)
+	}
+	if len(src) == 1 {
+		if ty, ev := m.enumeratorOf(src[0]); ev != nil {
+			d.Lit, d.GoType, d.Ref = ev.Go, ty.Go, true
+		}
+	}
+	if t := mac.Type(); !d.Ref && t != nil {
+		if ty := m.named(t); ty != nil && (ty.Kind == tHandle || ty.Kind == tScalar || ty.Kind == tEnum) {
+			d.GoType = ty.Go
+		} else if t.Kind() == cc.Ptr && ty == nil {
+			d.GoType = "uintptr"
+		} else if !cc.IsIntegerType(t) {
+			return nil // a pointer to a named struct, a float: not bound
+		}
+	}
+	d.Doc = m.src.trailing(pos.Filename, pos.Line)
+	return d
+}
+
 // defines reads the #define constants and infers their flags types.
 func (m *builder) defines() error {
 	s := m.src
 	var defs []*define
 	for name, mac := range s.ast.Macros {
-		pos := mac.Position()
-		if mac.IsFnLike || filepath.Base(pos.Filename) != "cuda.h" || strings.HasPrefix(name, "__") || strings.HasPrefix(name, "cu") || notConstant[name] != "" {
-			continue
+		if d := m.macroDefine(name, mac); d != nil {
+			defs = append(defs, d)
 		}
-		d := &define{C: name, Go: m.cfg.constGoName(name), Pos: pos.String(), line: pos.Line}
-		switch v := mac.Value().(type) {
-		case cc.Int64Value:
-			d.value = int64(v)
-		case cc.UInt64Value:
-			d.value = int64(v)
-			if d.value < 0 {
-				continue // beyond int64: none in the pinned headers
-			}
-		default:
-			continue // not a constant (CUDAAPI, include guards, function renames)
-		}
-		d.Lit = strconv.FormatInt(d.value, 10)
-		var src []string
-		for _, t := range mac.ReplacementList() {
-			src = append(src, t.SrcStr())
-		}
-		if strings.Contains(strings.ToLower(strings.Join(src, "")), "0x") && d.value >= 0 {
-			d.Lit = "0x" + strconv.FormatInt(d.value, 16)
-		}
-		if len(src) == 1 {
-			if ty, ev := m.enumeratorOf(src[0]); ev != nil {
-				d.Lit, d.GoType, d.Ref = ev.Go, ty.Go, true
-			}
-		}
-		if t := mac.Type(); !d.Ref && t != nil {
-			if ty := m.named(t); ty != nil && (ty.Kind == tHandle || ty.Kind == tScalar || ty.Kind == tEnum) {
-				d.GoType = ty.Go
-			} else if t.Kind() == cc.Ptr && ty == nil {
-				d.GoType = "uintptr"
-			} else if !cc.IsIntegerType(t) {
-				continue // a pointer to a named struct, a float: not bound
-			}
-		}
-		d.Doc = s.trailing(pos.Filename, pos.Line)
-		defs = append(defs, d)
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].line < defs[j].line })
 	// Groups: runs of names sharing their first two words.
@@ -213,52 +221,14 @@ func (m *builder) tieFlags() {
 	byParam := map[string][]*defineGroup{}
 	names := map[*defineGroup]map[string]bool{}
 	for _, fd := range m.src.funcs {
-		ft, ok := fd.Type().(*cc.FunctionType)
-		if !ok {
-			continue
-		}
-		uints := map[string]bool{}
-		for _, p := range ft.Parameters() {
-			if t := p.Type(); t.Kind() == cc.UInt && t.Typedef() == nil {
-				uints[p.Name()] = true
-			}
-		}
-		if len(uints) == 0 {
-			continue
-		}
-		pos := fd.Position()
-		text := blockAbove(m.src.lines(pos.Filename), pos.Line-1)
-		base := baseName(fd.Name())
-		for _, g := range m.Defines {
-			if g.Defs[0].GoType != "" || len(g.Defs) < 2 && !strings.HasSuffix(g.Prefix, "_") {
-				continue
-			}
-			if !strings.Contains(text, g.Prefix) && !strings.Contains(text, g.Defs[0].C) {
-				continue
-			}
-			loc := g.re.FindStringIndex(text)
-			if loc == nil {
-				continue
-			}
-			param := tiedParam(text, loc[0], uints)
-			if !uints[param] {
-				continue
-			}
-			key := base + "." + param
-			byParam[key] = append(byParam[key], g)
-			if names[g] == nil {
-				names[g] = map[string]bool{}
-			}
-			names[g][param] = true
-			g.ties[key] = true
-		}
+		m.tieFlagsOf(fd, byParam, names)
 	}
 	for _, g := range m.Defines {
-		if len(names[g]) != 1 {
+		if len(names[g]) != 1 || !flagBits(g) {
 			continue
 		}
+		fn := ""
 		single := true
-		var fn string
 		for key := range g.ties {
 			if len(byParam[key]) != 1 {
 				single = false
@@ -267,37 +237,103 @@ func (m *builder) tieFlags() {
 				fn = key
 			}
 		}
-		bits := int64(0)
-		for _, d := range g.Defs { // flags: distinct bits
-			if d.value <= 0 || d.value > 0xffffffff || d.value&(d.value-1) != 0 || bits&d.value != 0 {
-				single = false
-			}
-			bits |= d.value
+		if single {
+			g.Flags = m.flagsType(g, fn)
 		}
-		if !single {
+	}
+}
+
+// tieFlagsOf records the groups fd's doc ties to its unsigned int
+// parameters: by "base.param" in byParam, and each group's parameter names.
+func (m *builder) tieFlagsOf(fd *cc.Declarator, byParam map[string][]*defineGroup, names map[*defineGroup]map[string]bool) {
+	ft, ok := fd.Type().(*cc.FunctionType)
+	if !ok {
+		return
+	}
+	uints := map[string]bool{}
+	for _, p := range ft.Parameters() {
+		if t := p.Type(); t.Kind() == cc.UInt && t.Typedef() == nil {
+			uints[p.Name()] = true
+		}
+	}
+	if len(uints) == 0 {
+		return
+	}
+	pos := fd.Position()
+	text := blockAbove(m.src.lines(pos.Filename), pos.Line-1)
+	base := baseName(fd.Name())
+	for _, g := range m.Defines {
+		if g.Defs[0].GoType != "" || len(g.Defs) < 2 && !strings.HasSuffix(g.Prefix, "_") {
 			continue
 		}
-		fnBase, param, _ := strings.Cut(fn, ".")
-		name := m.cfg.constGoName(strings.TrimSuffix(g.Prefix, "_")) + "Flags"
-		if r, ok := m.cfg.Names[g.Prefix]; ok {
-			name = r.Go
-		} else if strings.EqualFold(strings.TrimPrefix(fnBase, "cu"), strings.Join(strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(g.Prefix, "CUDA_"), "CU_"), "_"), "_"), "")) {
-			name = m.cfg.funcGoName(fnBase) + "Flags"
+		if !strings.Contains(text, g.Prefix) && !strings.Contains(text, g.Defs[0].C) {
+			continue
 		}
-		var users []string
-		for key := range g.ties {
-			b, p, _ := strings.Cut(key, ".")
-			users = append(users, b+"'s "+p)
+		loc := g.re.FindStringIndex(text)
+		if loc == nil {
+			continue
 		}
-		sort.Strings(users)
-		ty := &namedType{Kind: tEnum, C: g.Prefix + "*", Go: name, Base: "uint32", Flags: true, Size: 4, Align: 4, Group: g.Prefix, Pos: g.Defs[0].Pos,
-			Doc: fmt.Sprintf("the #define flags %s takes (its parameter %s is this type).", strings.Join(users, " and "), param)}
-		for _, d := range g.Defs {
-			d.GoType = name
-			ty.Values = append(ty.Values, &enumerator{C: d.C, Go: d.Go, Value: d.value, Doc: d.Doc, Pos: d.Pos})
+		param := tiedParam(text, loc[0], uints)
+		if !uints[param] {
+			continue
 		}
-		g.Flags = ty
+		key := base + "." + param
+		byParam[key] = append(byParam[key], g)
+		if names[g] == nil {
+			names[g] = map[string]bool{}
+		}
+		names[g][param] = true
+		g.ties[key] = true
 	}
+}
+
+// flagBits says whether a group's values are flags: distinct single bits
+// of an unsigned int.
+func flagBits(g *defineGroup) bool {
+	bits := int64(0)
+	for _, d := range g.Defs {
+		if d.value <= 0 || d.value > 0xffffffff || d.value&(d.value-1) != 0 || bits&d.value != 0 {
+			return false
+		}
+		bits |= d.value
+	}
+	return true
+}
+
+// flagsType makes a group's flags type; fn ("base.param") is the first
+// parameter it is tied to.
+func (m *builder) flagsType(g *defineGroup, fn string) *namedType {
+	fnBase, param, _ := strings.Cut(fn, ".")
+	name := m.flagsTypeName(g.Prefix, fnBase)
+	var users []string
+	for key := range g.ties {
+		b, p, _ := strings.Cut(key, ".")
+		users = append(users, b+"'s "+p)
+	}
+	sort.Strings(users)
+	ty := &namedType{Kind: tEnum, C: g.Prefix + "*", Go: name, Base: "uint32", Flags: true, Size: 4, Align: 4, Group: g.Prefix, Pos: g.Defs[0].Pos,
+		Doc: fmt.Sprintf("the #define flags %s takes (its parameter %s is this type).", strings.Join(users, " and "), param)}
+	for _, d := range g.Defs {
+		d.GoType = name
+		ty.Values = append(ty.Values, &enumerator{C: d.C, Go: d.Go, Value: d.value, Doc: d.Doc, Pos: d.Pos})
+	}
+	return ty
+}
+
+// flagsTypeName names the flags type of the group prefix: the config's
+// name, the function's name + Flags where the prefix spells the function
+// (CU_MEMHOSTALLOC_ for cuMemHostAlloc: MemHostAllocFlags), else the
+// prefix's + Flags.
+func (m *builder) flagsTypeName(prefix, fnBase string) string {
+	if r, ok := m.cfg.Names[prefix]; ok {
+		return r.Go
+	}
+	unprefixed := strings.TrimPrefix(strings.TrimPrefix(prefix, "CUDA_"), "CU_")
+	spelled := strings.ReplaceAll(strings.TrimSuffix(unprefixed, "_"), "_", "")
+	if strings.EqualFold(strings.TrimPrefix(fnBase, "cu"), spelled) {
+		return m.cfg.funcGoName(fnBase) + "Flags"
+	}
+	return m.cfg.constGoName(strings.TrimSuffix(prefix, "_")) + "Flags"
 }
 
 // inferred adds to a function's config what its doc makes certain: the

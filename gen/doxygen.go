@@ -1,12 +1,12 @@
 package main
 
-// Doc comments: the header's doxygen made into Go doc text. A doc is
-// kept as paragraphs separated by blank lines: the first is the brief; a
-// paragraph whose lines start with a tab is code; one starting with "- "
-// is a list item. commentLines wraps it into // lines. Doxygen commands
-// are rendered as text (\note → "Note:", \p x → x, ::cuX → cuX) or
-// dropped (\sa lists, \return lists of CUresult values, \notefnerr and
-// the other \note_ macros, group markers); none is left raw.
+// Model stage: doc comments, the header's doxygen made into Go doc text. A
+// doc is kept as paragraphs separated by blank lines: the first is the
+// brief; a paragraph whose lines start with a tab is code; one starting
+// with "- " is a list item. commentLines wraps it into // lines. Doxygen
+// commands are rendered as text (\note → "Note:", \p x → x, ::cuX → cuX) or
+// dropped (\sa lists, \return lists of CUresult values, \notefnerr and the
+// other \note_ macros, group markers); none is left raw.
 
 import (
 	"regexp"
@@ -58,7 +58,11 @@ type parsedDoc struct {
 	order  []string          // parameters in doc order
 }
 
-// parseDoc reads a /** */ block (the text blockAbove returns).
+// parseDoc reads a /** */ block (the text blockAbove returns). Long
+// because it is one state machine over the block's lines: the section
+// being read (brief, body, a parameter, a skipped list, code) and the
+// paragraph being gathered are shared by every case of its switch, which
+// a split would pass back and forth as a struct of the same fields.
 func parseDoc(block string) *parsedDoc {
 	d := &parsedDoc{params: map[string]string{}, first: map[string]string{}, dir: map[string]string{}}
 	if groupRe.MatchString(block) {

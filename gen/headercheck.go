@@ -1,14 +1,15 @@
 package main
 
-// Checks made on a header pair before it is parsed, so that bad input fails
-// at once with a short message naming the header's file, line and column:
-// missing, empty or oversized files, headers older than the oldest CUDA
-// cudagen can bind, a CUDA_VERSION that is no toolkit's, a cudaTypedefs.h
-// of another toolkit than cuda.h's, bytes that are not UTF-8 (or NUL), a cudaTypedefs.h that
-// does not include cuda.h, and headers whose preprocessing does not end (an
-// include without a guard, a macro that expands without end). Also: cc's
-// errors cleaned of the parser library's own source locations, and rendering
-// errors that name the header declaration instead of quoting generated code.
+// Read stage: checks made on a header pair before it is parsed, so that bad
+// input fails at once with a short message naming the header's file, line
+// and column: missing, empty or oversized files, headers older than the
+// oldest CUDA cudagen can bind, a CUDA_VERSION that is no toolkit's, a
+// cudaTypedefs.h of another toolkit than cuda.h's, bytes that are not UTF-8
+// (or NUL), a cudaTypedefs.h that does not include cuda.h, and headers
+// whose preprocessing does not end (an include without a guard, a macro
+// that expands without end). Also: cc's errors cleaned of the parser
+// library's own source locations, and rendering errors that name the header
+// declaration instead of quoting generated code.
 
 import (
 	"bytes"
@@ -128,7 +129,7 @@ func readHeader(path string) ([]byte, error) {
 }
 
 // checkHeaders checks the header pair in dir (cuda.h and cudaTypedefs.h)
-// before it is parsed; ParseHeaders calls it first. It returns an error
+// before it is parsed; readHeaders calls it first. It returns an error
 // wrapping ErrTooOld for a header older than CUDA 11.3.
 func checkHeaders(cfg *config, dir string) error {
 	cudaPath := filepath.Join(dir, "cuda.h")
@@ -447,7 +448,7 @@ func renderError(err error) error {
 
 var cName = regexp.MustCompile(`\b(CU_[A-Z0-9_]+|CUDA_[A-Z0-9_]+|cu[A-Z][A-Za-z0-9_]*)\b`)
 
-// explainRender names the header declaration behind a RenderError: the
+// explainRender names the header declaration behind a formatError: the
 // header's file:line:column of the C name on the generated line.
 func explainRender(err error, m *model) error {
 	var re *formatError

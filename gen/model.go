@@ -1,6 +1,6 @@
 package main
 
-// Stage 2: the model. From what the header declares it builds every named
+// Model stage. From what the header declares it builds every named
 // type (handles, enums, structs, unions, callbacks), every function with
 // its ABI version and the shape of each parameter, and what is left unbound
 // and why. Shapes are typed from what is certain: the C type, the header's
@@ -22,7 +22,7 @@ import (
 	"modernc.org/cc/v4"
 )
 
-// model is what one header version binds, ready to emit.
+// model is what one header version binds, ready to render.
 type model struct {
 	Version     string // "13.0"
 	Tag         string // "cuda13.0"
@@ -46,8 +46,8 @@ type model struct {
 	Keys []*typedKey
 }
 
-// builder makes a Model from the parsed headers. What it needs while it
-// works (the config, the syntax tree, its indexes) stays here: the Model
+// builder makes a model from the parsed headers. What it needs while it
+// works (the config, the syntax tree, its indexes) stays here: the model
 // it hands on is plain data.
 type builder struct {
 	*model
@@ -377,18 +377,31 @@ func tagOf(t cc.Type) string {
 
 var versioned = regexp.MustCompile(`_v[0-9]+$`)
 
-// types registers every typedef cuda.h declares.
-func (m *builder) types() error {
-	s := m.src
-	// Group typedef names by the declaration they resolve to.
-	type group struct {
-		root  *cc.Declarator
-		names []string
+// typedefGroup is the typedef names that resolve to one declaration, the
+// first declared first.
+type typedefGroup struct {
+	root  *cc.Declarator
+	names []string
+}
+
+// name is the group's type name: its first name without a version suffix
+// (CUdevice, not CUdevice_v1), else its first.
+func (g *typedefGroup) name() string {
+	for _, n := range g.names {
+		if !versioned.MatchString(n) {
+			return n
+		}
 	}
-	var order []*group
-	byName := map[string]*group{}
+	return g.names[0]
+}
+
+// typedefGroups groups cuda.h's typedef names by the declaration they
+// resolve to, in the order of their first names.
+func typedefGroups(s *source) []*typedefGroup {
+	var order []*typedefGroup
+	byName := map[string]*typedefGroup{}
 	for _, d := range s.typedefs {
-		var g *group
+		var g *typedefGroup
 		// "typedef CUdevice_v1 CUdevice;" joins CUdevice_v1's group.
 		if a, ok := s.aliasOf[d.Name()]; ok {
 			g = byName[a]
@@ -402,20 +415,21 @@ func (m *builder) types() error {
 			}
 		}
 		if g == nil {
-			g = &group{root: d}
+			g = &typedefGroup{root: d}
 			order = append(order, g)
 		}
 		g.names = append(g.names, d.Name())
 		byName[d.Name()] = g
 	}
+	return order
+}
+
+// types registers every typedef cuda.h declares.
+func (m *builder) types() error {
+	s := m.src
+	order := typedefGroups(s)
 	for _, g := range order {
-		name := g.names[0]
-		for _, n := range g.names {
-			if !versioned.MatchString(n) {
-				name = n
-				break
-			}
-		}
+		name := g.name()
 		if !strings.HasPrefix(name, "CU") {
 			continue // cuuint64_t and such: plain scalars
 		}
@@ -863,7 +877,9 @@ func (m *model) funcNamed(base string) *function {
 	return nil
 }
 
-// function builds one function, or says why it is not bound.
+// function builds one function, or says why it is not bound: its names,
+// its ABI version, its parameters' shapes (shapes.go), their pairs
+// (pairs.go, slices), the raw and kept pointers, and their lifetimes.
 func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions) (*function, string, error) {
 	f := &function{Symbol: sym, Base: base, Pos: d.Position().String(), Flags: m.GPAFlags}
 	// The Go name: the base's, where the base name denotes this entry
@@ -889,26 +905,84 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		return nil, "it does not return CUresult", nil
 	}
 	fc := m.inferred(d, base, m.cfg.Functions[base]) // #define flags types, returned CUDA arrays (consts.go), then the config's
-	if err := m.claim(f.GoName, sym, f.Pos); err != nil {
+	if err := m.claimFunc(f, isDefault); err != nil {
 		return nil, "", err
 	}
-	if err := m.claim(f.GoName+"Ctx", sym+" (context variant)", f.Pos); err != nil {
+	if why := m.params(f, fc, ft, pd); why != "" {
+		return nil, why, nil
+	}
+	if err := m.arrays(f, fc, pd); err != nil {
 		return nil, "", err
 	}
-	if isDefault && versioned.MatchString(sym) {
-		// Also the entry point's own versioned name, which a pin declaring
-		// it binds alike whichever entry point its base name denotes.
-		alias := m.cfg.funcGoName(sym)
-		if _, taken := m.goIDs[alias]; !taken && alias != f.GoName {
-			if err := m.claim(alias, sym+" (versioned name)", f.Pos); err != nil {
-				return nil, "", err
-			}
-			if err := m.claim(alias+"Ctx", sym+" (versioned name, context variant)", f.Pos); err != nil {
-				return nil, "", err
-			}
-			f.Alias = alias
+	if err := m.pointers(f, fc); err != nil {
+		return nil, "", err
+	}
+	if c := fc.Check; c != nil {
+		f.Check = c.Func
+		for _, a := range c.Args {
+			f.CheckArgs = append(f.CheckArgs, goParamOf(f, a))
 		}
 	}
+	f.OnSuccess = fc.OnSuccess
+	if err := m.lifetimes(f, fc, pd); err != nil {
+		return nil, "", err
+	}
+	// noescape and nocallback are certain only where the caller passes no
+	// pointer the driver may keep and no function it may call back during
+	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
+	f.NoEscape = true
+	for _, q := range f.Params {
+		if q.Role == rPtr || q.Role == rSlice || q.Role == rImage || q.GoType == "unsafe.Pointer" || q.callback {
+			f.NoEscape = false
+		}
+	}
+	return f, "", nil
+}
+
+// goParamOf is the Go name of f's parameter named c in C; "nil" where f
+// has none.
+func goParamOf(f *function, c string) string {
+	g := "nil"
+	for _, q := range f.Params {
+		if q.C == c {
+			g = q.Go
+		}
+	}
+	return g
+}
+
+// claimFunc claims f's Go names (and their context variants); a default
+// entry point also gets its own versioned name where that is free.
+func (m *builder) claimFunc(f *function, isDefault bool) error {
+	sym := f.Symbol
+	if err := m.claim(f.GoName, sym, f.Pos); err != nil {
+		return err
+	}
+	if err := m.claim(f.GoName+"Ctx", sym+" (context variant)", f.Pos); err != nil {
+		return err
+	}
+	if !isDefault || !versioned.MatchString(sym) {
+		return nil
+	}
+	// Also the entry point's own versioned name, which a pin declaring
+	// it binds alike whichever entry point its base name denotes.
+	alias := m.cfg.funcGoName(sym)
+	if _, taken := m.goIDs[alias]; taken || alias == f.GoName {
+		return nil
+	}
+	if err := m.claim(alias, sym+" (versioned name)", f.Pos); err != nil {
+		return err
+	}
+	if err := m.claim(alias+"Ctx", sym+" (versioned name, context variant)", f.Pos); err != nil {
+		return err
+	}
+	f.Alias = alias
+	return nil
+}
+
+// params shapes each parameter of f (shapes.go), giving each a Go name of
+// its own; it says why f is not bound where a parameter cannot be.
+func (m *builder) params(f *function, fc funcConf, ft *cc.FunctionType, pd *parsedDoc) string {
 	used := map[string]bool{}
 	for _, prm := range ft.Parameters() {
 		if prm.Type().Kind() == cc.Void {
@@ -916,7 +990,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		}
 		q, why := m.param(fc, prm, pd)
 		if why != "" {
-			return nil, fmt.Sprintf("parameter %s: %s", prm.Name(), why), nil
+			return fmt.Sprintf("parameter %s: %s", prm.Name(), why)
 		}
 		for used[q.Go] {
 			q.Go += "_"
@@ -924,8 +998,15 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		used[q.Go] = true
 		f.Params = append(f.Params, q)
 	}
-	// Slices and their counts; a name this entry point lacks (the config
-	// is by base name: cuGraphGetEdges and cuGraphGetEdges_v2) is skipped.
+	return ""
+}
+
+// arrays makes f's (pointer, count) pairs: the config's slices, ranked
+// arrays, two-call forms and typed parameters, then checks that no
+// pair-looking parameter is left unplaced (pairs.go).
+func (m *builder) arrays(f *function, fc funcConf, pd *parsedDoc) error {
+	// A name this entry point lacks (the config is by base name:
+	// cuGraphGetEdges and cuGraphGetEdges_v2) is skipped.
 	has := map[string]bool{}
 	for _, q := range f.Params {
 		has[q.C] = true
@@ -934,67 +1015,82 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		if !has[pname] {
 			continue
 		}
-		var sp, cp *param
-		for _, q := range f.Params {
-			if q.C == pname {
-				sp = q
-			}
-			if q.C == count {
-				cp = q
-			}
+		if err := m.slice(f, fc, pname, count); err != nil {
+			return err
 		}
-		if sp != nil && sp.typed != "" {
-			sp.GoType = sp.typed
-		}
-		if sp != nil && sp.Role == rPtr && sp.GoType == "unsafe.Pointer" && sp.typed == "" && fc.SliceElem[pname] == "byte" {
-			sp.GoType = "*unsafe.Pointer" // becomes []byte below
-		}
-		if cp != nil && (cp.Role == rPtr || cp.Role == rInOutCount) && (cp.GoType == "*uint32" || cp.GoType == "*uint64" || cp.Role == rInOutCount) {
-			// A count pointer: the slice's length in, how many were written out.
-			cp.Role, cp.GoType = rInOutCount, strings.TrimPrefix(cp.GoType, "*")
-		}
-		if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount && cp.Role != rInOutCount) || !strings.HasPrefix(sp.GoType, "*") {
-			return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
-		}
-		sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
-		if elem, ok := fc.SliceElem[pname]; ok && elem == "byte" {
-			// A void* buffer of count bytes.
-			if sp.GoType != "[]unsafe.Pointer" || sp.typed != "" {
-				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* buffer may become []byte", f.Pos, base, pname, sp.GoType)
-			}
-			sp.GoType = "[]byte"
-		} else if ok {
-			// Only void* elements may be retyped, and only to uintptr: the
-			// same size, an integer or an address the caller keeps alive.
-			if sp.GoType != "[]unsafe.Pointer" || elem != "uintptr" {
-				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* slice may become []uintptr", f.Pos, base, pname, sp.GoType)
-			}
-			sp.GoType = "[]uintptr"
-		}
-		if cp.Role != rInOutCount {
-			cp.Role = rCount
-		}
-		cp.Slices = append(cp.Slices, sp.Go)
-		sort.Strings(cp.Slices)
-		sp.Optional = slices.Contains(fc.Optional, pname)
 	}
 	if err := m.ranked(f, fc, has); err != nil {
-		return nil, "", err
+		return err
 	}
 	if err := m.twoCall(f, fc, has); err != nil {
-		return nil, "", err
+		return err
 	}
 	if err := m.typedParams(f, fc); err != nil {
-		return nil, "", err
+		return err
 	}
-	if err := m.checkPairs(f, fc, pd); err != nil {
-		return nil, "", err
+	return m.checkPairs(f, fc, pd)
+}
+
+// slice makes f's parameter pname a slice whose length is the parameter
+// count (gen/bindings.json "slices", "sliceElem", "optional").
+func (m *builder) slice(f *function, fc funcConf, pname, count string) error {
+	base := f.Base
+	var sp, cp *param
+	for _, q := range f.Params {
+		if q.C == pname {
+			sp = q
+		}
+		if q.C == count {
+			cp = q
+		}
 	}
+	if sp != nil && sp.typed != "" {
+		sp.GoType = sp.typed
+	}
+	if sp != nil && sp.Role == rPtr && sp.GoType == "unsafe.Pointer" && sp.typed == "" && fc.SliceElem[pname] == "byte" {
+		sp.GoType = "*unsafe.Pointer" // becomes []byte below
+	}
+	if cp != nil && (cp.Role == rPtr || cp.Role == rInOutCount) && (cp.GoType == "*uint32" || cp.GoType == "*uint64" || cp.Role == rInOutCount) {
+		// A count pointer: the slice's length in, how many were written out.
+		cp.Role, cp.GoType = rInOutCount, strings.TrimPrefix(cp.GoType, "*")
+	}
+	if sp == nil || cp == nil || sp.Role != rPtr || (cp.Role != rIn && cp.Role != rCount && cp.Role != rInOutCount) || !strings.HasPrefix(sp.GoType, "*") {
+		return fmt.Errorf("gen: %s: gen/bindings.json: %s: slices: %s → %s is not a (typed pointer, count) pair (%+v %+v)", f.Pos, base, pname, count, sp, cp)
+	}
+	sp.Role, sp.GoType, sp.Count = rSlice, "[]"+strings.TrimPrefix(sp.GoType, "*"), count
+	if elem, ok := fc.SliceElem[pname]; ok && elem == "byte" {
+		// A void* buffer of count bytes.
+		if sp.GoType != "[]unsafe.Pointer" || sp.typed != "" {
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* buffer may become []byte", f.Pos, base, pname, sp.GoType)
+		}
+		sp.GoType = "[]byte"
+	} else if ok {
+		// Only void* elements may be retyped, and only to uintptr: the
+		// same size, an integer or an address the caller keeps alive.
+		if sp.GoType != "[]unsafe.Pointer" || elem != "uintptr" {
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: sliceElem: %s is %s; only a void* slice may become []uintptr", f.Pos, base, pname, sp.GoType)
+		}
+		sp.GoType = "[]uintptr"
+	}
+	if cp.Role != rInOutCount {
+		cp.Role = rCount
+	}
+	cp.Slices = append(cp.Slices, sp.Go)
+	sort.Strings(cp.Slices)
+	sp.Optional = slices.Contains(fc.Optional, pname)
+	return nil
+}
+
+// pointers makes f's pointer parameters what they take: each raw pointer
+// documented, an input array of pointers a slice, what the caller's Go
+// memory points to pinned for the call, and what the driver keeps an
+// integer or a copy in C memory (gen/bindings.json "raw", "keeps").
+func (m *builder) pointers(f *function, fc funcConf) error {
 	// Every raw pointer says what memory it takes.
 	for _, q := range f.Params {
 		if isRaw(q) {
 			if fc.Raw[q.C] == "" && m.cfg.DocumentRaw {
-				return nil, "", fmt.Errorf("gen: %s: %s: %s stays %s: say under \"raw\" in gen/bindings.json what memory it takes, or type it", f.Pos, f.Symbol, q.C, q.GoType)
+				return fmt.Errorf("gen: %s: %s: %s stays %s: say under \"raw\" in gen/bindings.json what memory it takes, or type it", f.Pos, f.Symbol, q.C, q.GoType)
 			}
 			if fc.Raw[q.C] != "" {
 				f.RawDocs = append(f.RawDocs, q.Go+": "+fc.Raw[q.C])
@@ -1033,7 +1129,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 			q.Role, q.GoType, q.CArg, q.CConv = rIn, "uintptr", "uintptr_t", "C.uintptr_t"
 		case k.Copy != "":
 			if q.Role != rSlice && q.Role != rImage || q.Hidden || len(q.PinWords) > 0 {
-				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s is copied, but it is no slice of values or image", f.Pos, f.Base, q.C)
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s is copied, but it is no slice of values or image", f.Pos, f.Base, q.C)
 			}
 			for _, o := range f.Params {
 				if o.C == k.Copy {
@@ -1041,36 +1137,11 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 				}
 			}
 			if t := m.typeByGo(q.Keep); t == nil || t.Kind != tHandle || k.Free == "" {
-				return nil, "", fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s's owner %s is no handle parameter, or no \"free\" is named", f.Pos, f.Base, q.C, k.Copy)
+				return fmt.Errorf("gen: %s: gen/bindings.json: %s: keeps: %s's owner %s is no handle parameter, or no \"free\" is named", f.Pos, f.Base, q.C, k.Copy)
 			}
 		}
 	}
-	if c := fc.Check; c != nil {
-		f.Check = c.Func
-		for _, a := range c.Args {
-			g := "nil"
-			for _, q := range f.Params {
-				if q.C == a {
-					g = q.Go
-				}
-			}
-			f.CheckArgs = append(f.CheckArgs, g)
-		}
-	}
-	f.OnSuccess = fc.OnSuccess
-	if err := m.lifetimes(f, fc, pd); err != nil {
-		return nil, "", err
-	}
-	// noescape and nocallback are certain only where the caller passes no
-	// pointer the driver may keep and no function it may call back during
-	// the call (cuOccupancyMaxPotentialBlockSize calls its callback there).
-	f.NoEscape = true
-	for _, q := range f.Params {
-		if q.Role == rPtr || q.Role == rSlice || q.Role == rImage || q.GoType == "unsafe.Pointer" || q.callback {
-			f.NoEscape = false
-		}
-	}
-	return f, "", nil
+	return nil
 }
 
 var goReserved = map[string]bool{

@@ -1,10 +1,10 @@
 package main
 
-// (pointer, count) pairs. A count beside a typed pointer makes the pointer
-// an array the driver reads or writes count elements of: bound as a slice
-// (gen/bindings.json "slices": the count from len), as results of a
-// two-call form ("twoCall": a count pointer that sizes output arrays), or
-// listed under "notSlices" with the reason it is not a pair. Generation
+// Model stage: (pointer, count) pairs. A count beside a typed pointer makes
+// the pointer an array the driver reads or writes count elements of: bound
+// as a slice (gen/bindings.json "slices": the count from len), as results
+// of a two-call form ("twoCall": a count pointer that sizes output arrays),
+// or listed under "notSlices" with the reason it is not a pair. Generation
 // fails on a pair-looking parameter the config does not place, so a new
 // header's arrays are never silently left as single pointers.
 

@@ -45,22 +45,32 @@ func (s *stagedPin) mapErr(err error) error {
 // remove deletes the staging directory.
 func (s *stagedPin) remove() { os.RemoveAll(s.Stage) }
 
+// toolkitInclude returns the toolkit directory dir made absolute and the
+// directory holding its cuda.h: dir/include, or dir itself.
+func toolkitInclude(dir string) (abs, inc string, err error) {
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
+	inc = filepath.Join(dir, "include")
+	if _, err := os.Stat(filepath.Join(inc, "cuda.h")); err != nil {
+		if _, err2 := os.Stat(filepath.Join(dir, "cuda.h")); err2 != nil {
+			return "", "", fmt.Errorf("gen: -cuda %s: no include/cuda.h there (nor cuda.h): not a CUDA toolkit directory", dir)
+		}
+		inc = dir
+	}
+	return dir, inc, nil
+}
+
 // stagePin reads the toolkit in dir (dir/include/cuda.h, or dir/cuda.h),
 // checks its headers, and returns the entry that pins it, with the headers
 // staged in the cache. A version pinned already from other headers (other
 // sha256 sums) is refused unless repin is set; from the same headers, the
 // entry is the pinned one. Nothing else changes: the caller puts the entry
-// in the manifest and commits the staging directory.
+// in the manifest and the write stage moves the staging directory into place.
 func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool) (*stagedPin, error) {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	inc := filepath.Join(dir, "include")
-	if _, err := os.Stat(filepath.Join(inc, "cuda.h")); err != nil {
-		if _, err2 := os.Stat(filepath.Join(dir, "cuda.h")); err2 != nil {
-			return nil, fmt.Errorf("gen: -cuda %s: no include/cuda.h there (nor cuda.h): not a CUDA toolkit directory", dir)
-		}
-		inc = dir
+	dir, inc, err := toolkitInclude(dir)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, fmt.Errorf("gen: header cache: %w", err)
@@ -77,7 +87,7 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 	for _, f := range headers.Files {
 		b, err := os.ReadFile(filepath.Join(inc, f))
 		if errors.Is(err, os.ErrNotExist) {
-			continue // CheckHeaders says what is missing, and why it matters
+			continue // checkHeaders says what is missing, and why it matters
 		}
 		if err != nil {
 			return fail(fmt.Errorf("gen: %w", err))

@@ -1,12 +1,12 @@
 package main
 
-// Go pointers inside C layouts. A struct's pointer fields are typed, so the
-// garbage collector sees them. A union or an opaque type is storage that
-// its members are cast onto: its storage holds an unsafe.Pointer at every
-// word where some member has a pointer, so that a pointer stored through
-// a member stays visible to the collector. Wrappers pin, for the call,
-// what the pointer words of a struct they pass point to: cgo refuses Go
-// memory holding unpinned Go pointers.
+// Model stage: Go pointers inside C layouts. A struct's pointer fields are
+// typed, so the garbage collector sees them. A union or an opaque type is
+// storage that its members are cast onto: its storage holds an
+// unsafe.Pointer at every word where some member has a pointer, so that a
+// pointer stored through a member stays visible to the collector. Wrappers
+// pin, for the call, what the pointer words of a struct they pass point to:
+// cgo refuses Go memory holding unpinned Go pointers.
 
 import (
 	"fmt"

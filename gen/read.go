@@ -1,10 +1,11 @@
 package main
 
-// Stage 1: reading the header. cc/v4 preprocesses and type-checks
-// cudaTypedefs.h (which includes cuda.h); a probe appended to it
-// stringifies every candidate name after macro expansion, so the header's
-// own macros say which versioned entry point a name denotes. The doc
-// comments (\brief, \param) are read from the header's text.
+// Read stage: the header, checked (headercheck.go) and parsed. cc/v4
+// preprocesses and type-checks cudaTypedefs.h (which includes cuda.h); a
+// probe appended to it stringifies every candidate name after macro
+// expansion, so the header's own macros say which versioned entry point a
+// name denotes. The doc comments (\brief, \param) are read from the
+// header's text.
 
 import (
 	"fmt"
@@ -72,29 +73,13 @@ func translate(cfg *config, dir string) (*source, error) {
 	if cfg.PerThreadDefaultStream {
 		predefined += "\n#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1\n"
 	}
-	// Every name a prototype in the text spells, and its unversioned base.
-	seen := map[string]bool{"cuGetProcAddress": true}
-	names := []string{"cuGetProcAddress"}
-	for _, m := range protoRe.FindAllSubmatch(cudaH, -1) {
-		n := string(m[1])
-		for _, x := range []string{n, baseName(n)} {
-			if !seen[x] {
-				seen[x] = true
-				names = append(names, x)
-			}
-		}
-	}
-	var probe strings.Builder
-	probe.WriteString("#define cudagen_str2(x) #x\n#define cudagen_str(x) cudagen_str2(x)\n")
-	for i, n := range names {
-		fmt.Fprintf(&probe, "static const char cudagen_probe_%d[] = cudagen_str(%s);\n", i, n)
-	}
+	names, probe := probes(cudaH)
 	typedefs := filepath.Join(dir, "cudaTypedefs.h")
 	ast, err := cc.Translate(&c, []cc.Source{
 		{Name: "<predefined>", Value: predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
 		{Name: typedefs},
-		{Name: "<cudagen-probe>", Value: probe.String()},
+		{Name: "<cudagen-probe>", Value: probe},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, ccError(err)) // short, no cc-internal locations (headercheck.go)
@@ -138,6 +123,30 @@ func translate(cfg *config, dir string) (*source, error) {
 		}
 	}
 	return s, nil
+}
+
+// probes lists every name a prototype in cuda.h's text spells, and its
+// unversioned base, and returns the probe source that stringifies each
+// after macro expansion (cudagen_probe_N is names[N]).
+func probes(cudaH []byte) (names []string, probe string) {
+	// Every name a prototype in the text spells, and its unversioned base.
+	seen := map[string]bool{"cuGetProcAddress": true}
+	names = []string{"cuGetProcAddress"}
+	for _, m := range protoRe.FindAllSubmatch(cudaH, -1) {
+		n := string(m[1])
+		for _, x := range []string{n, baseName(n)} {
+			if !seen[x] {
+				seen[x] = true
+				names = append(names, x)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("#define cudagen_str2(x) #x\n#define cudagen_str(x) cudagen_str2(x)\n")
+	for i, n := range names {
+		fmt.Fprintf(&b, "static const char cudagen_probe_%d[] = cudagen_str(%s);\n", i, n)
+	}
+	return names, b.String()
 }
 
 // baseName strips the entry point's version and per-thread suffixes:
@@ -227,7 +236,7 @@ var (
 )
 
 // trailing is the /**< */ comment starting on a declaration's line, or
-// the /** */ block above it, as paragraphs (doc.go).
+// the /** */ block above it, as paragraphs (doxygen.go).
 func (s *source) trailing(file string, line int) string {
 	lines := s.lines(file)
 	if line < 1 || line > len(lines) {

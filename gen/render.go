@@ -1,5 +1,9 @@
 package main
 
+// Render stage: the renderer and the files every run renders (the shared
+// loader, the per-version files in order, the tags file, the reference
+// docs/zbindings.md), through text/template for what is not Go.
+
 import (
 	"bytes"
 	"fmt"
@@ -210,6 +214,28 @@ type docRow struct {
 
 // docs renders the per-version table of bound functions.
 func (e *renderer) docs(models []*model) ([]byte, error) {
+	rows := docRows(models)
+	t, err := template.New("bindings.md.tmpl").Funcs(docFuncs(models, rows)).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
+	if err != nil {
+		return nil, fmt.Errorf("gen: template: %w", err)
+	}
+	var b bytes.Buffer
+	err = t.Execute(&b, map[string]any{
+		"Command":   strings.TrimPrefix(e.Command, "// "),
+		"DoNotEdit": doNotEdit,
+		"Models":    models,
+		"Rows":      rows,
+		"Files":     headers.Files,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gen: template bindings.md.tmpl: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// docRows is a row per bound Go function: its entry point and ABI
+// version in each model ("–" where it is not bound).
+func docRows(models []*model) []docRow {
 	var rows []docRow
 	index := map[string]int{}
 	for mi, m := range models {
@@ -230,7 +256,12 @@ func (e *renderer) docs(models []*model) ([]byte, error) {
 			}
 		}
 	}
-	t, err := template.New("bindings.md.tmpl").Funcs(template.FuncMap{
+	return rows
+}
+
+// docFuncs are the functions bindings.md.tmpl calls.
+func docFuncs(models []*model, rows []docRow) template.FuncMap {
+	return template.FuncMap{
 		"resultCount": func(m *model) int {
 			for _, t := range m.Types {
 				if t.C == "CUresult" {
@@ -242,18 +273,7 @@ func (e *renderer) docs(models []*model) ([]byte, error) {
 		"percent": func(m *model) string {
 			return fmt.Sprintf("%.1f %%", 100*float64(len(m.Funcs))/float64(m.Declared))
 		},
-		"count": func(m *model, k string) int {
-			n := 0
-			for _, t := range m.Types {
-				switch {
-				case k == "struct" && t.Kind == tStruct && !t.Nested, k == "union" && t.Kind == tUnion && !t.Nested,
-					k == "enum" && t.Kind == tEnum && t.Group == "", k == "opaque" && t.Kind == tOpaque, k == "callback" && t.Kind == tCallback,
-					k == "handle" && (t.Kind == tHandle || t.Kind == tScalar):
-					n++
-				}
-			}
-			return n
-		},
+		"count": typeCount,
 		"defines": func(m *model) (n int) {
 			for _, g := range m.Defines {
 				n += len(g.Defs)
@@ -272,43 +292,9 @@ func (e *renderer) docs(models []*model) ([]byte, error) {
 			return n
 		},
 		"lifeKinds": func() []string { return lifeNames[:] },
-		"sigDiffs": func() (r []docRow) {
-			for _, row := range rows {
-				sigs := make([]string, len(models))
-				differ := false
-				for i, m := range models {
-					sigs[i] = "–"
-					for _, f := range m.Funcs {
-						if f.GoName == row.Go {
-							sigs[i] = "`" + f.goSignature() + "`"
-						}
-					}
-					if i > 0 && sigs[i] != sigs[0] && sigs[i] != "–" && sigs[0] != "–" {
-						differ = true
-					}
-				}
-				if differ {
-					r = append(r, docRow{Go: row.Go, Name: row.Name, Cells: sigs})
-				}
-			}
-			return r
-		},
-		"newest": func() *model { return models[len(models)-1] },
-		"lifeRows": func(m *model) (r [][3]string) {
-			for _, f := range m.Funcs {
-				for _, l := range f.Lives {
-					what := lifeNames[l.Kind]
-					if l.Until != "" {
-						what += " until " + l.Until
-					}
-					if l.Size != "" {
-						what += "; " + l.Size
-					}
-					r = append(r, [3]string{f.GoName, l.Path, strings.ReplaceAll(what, "|", "\\|")})
-				}
-			}
-			return r
-		},
+		"sigDiffs":  func() []docRow { return sigDiffs(models, rows) },
+		"newest":    func() *model { return models[len(models)-1] },
+		"lifeRows":  lifeRows,
 		"flagTypes": func(m *model) (r []string) {
 			for _, g := range m.Defines {
 				if g.Flags != nil {
@@ -317,20 +303,61 @@ func (e *renderer) docs(models []*model) ([]byte, error) {
 			}
 			return r
 		},
-	}).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
-	if err != nil {
-		return nil, fmt.Errorf("gen: template: %w", err)
 	}
-	var b bytes.Buffer
-	err = t.Execute(&b, map[string]any{
-		"Command":   strings.TrimPrefix(e.Command, "// "),
-		"DoNotEdit": doNotEdit,
-		"Models":    models,
-		"Rows":      rows,
-		"Files":     headers.Files,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gen: template bindings.md.tmpl: %w", err)
+}
+
+// typeCount is how many types of kind k (struct, union, enum, opaque,
+// callback, handle) m binds.
+func typeCount(m *model, k string) int {
+	n := 0
+	for _, t := range m.Types {
+		switch {
+		case k == "struct" && t.Kind == tStruct && !t.Nested, k == "union" && t.Kind == tUnion && !t.Nested,
+			k == "enum" && t.Kind == tEnum && t.Group == "", k == "opaque" && t.Kind == tOpaque, k == "callback" && t.Kind == tCallback,
+			k == "handle" && (t.Kind == tHandle || t.Kind == tScalar):
+			n++
+		}
 	}
-	return b.Bytes(), nil
+	return n
+}
+
+// sigDiffs are the rows whose Go signature differs between models, with
+// each model's signature.
+func sigDiffs(models []*model, rows []docRow) (r []docRow) {
+	for _, row := range rows {
+		sigs := make([]string, len(models))
+		differ := false
+		for i, m := range models {
+			sigs[i] = "–"
+			for _, f := range m.Funcs {
+				if f.GoName == row.Go {
+					sigs[i] = "`" + f.goSignature() + "`"
+				}
+			}
+			if i > 0 && sigs[i] != sigs[0] && sigs[i] != "–" && sigs[0] != "–" {
+				differ = true
+			}
+		}
+		if differ {
+			r = append(r, docRow{Go: row.Go, Name: row.Name, Cells: sigs})
+		}
+	}
+	return r
+}
+
+// lifeRows is a row per pointer lifetime of m: function, path, lifetime.
+func lifeRows(m *model) (r [][3]string) {
+	for _, f := range m.Funcs {
+		for _, l := range f.Lives {
+			what := lifeNames[l.Kind]
+			if l.Until != "" {
+				what += " until " + l.Until
+			}
+			if l.Size != "" {
+				what += "; " + l.Size
+			}
+			r = append(r, [3]string{f.GoName, l.Path, strings.ReplaceAll(what, "|", "\\|")})
+		}
+	}
+	return r
 }

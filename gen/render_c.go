@@ -1,16 +1,16 @@
 package main
 
-// Stage 4: emitting C, through templates/trampolines.c.tmpl. Functions
-// whose C parameter lists are identical share one trampoline, named by
-// that list (cg_hh: two handles): it makes the given context current (0:
-// leaves the thread's as it is) and calls the resolved entry point through
-// its pointer, cast to the header's signature (identical parameter lists,
-// identical ABI). Whether the trampoline is noescape and nocallback is
-// part of its key: one that may be handed a pointer the driver keeps, or a
-// function it calls back during the call, is neither, and is named with
-// the suffix _cb. No CUDA header is included: by-value structs travel as
-// byte arrays of their size and alignment (the model refuses small ones
-// with floating-point members, whose ABI class differs).
+// Render stage, C: the trampolines, through templates/trampolines.c.tmpl.
+// Functions whose C parameter lists are identical share one trampoline,
+// named by that list (cg_hh: two handles): it makes the given context
+// current (0: leaves the thread's as it is) and calls the resolved entry
+// point through its pointer, cast to the header's signature (identical
+// parameter lists, identical ABI). Whether the trampoline is noescape and
+// nocallback is part of its key: one that may be handed a pointer the
+// driver keeps, or a function it calls back during the call, is neither,
+// and is named with the suffix _cb. No CUDA header is included: by-value
+// structs travel as byte arrays of their size and alignment (the model
+// refuses small ones with floating-point members, whose ABI class differs).
 
 import (
 	"fmt"

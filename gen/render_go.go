@@ -1,7 +1,7 @@
 package main
 
-// Stage 3: emitting Go, through jennifer (jen.go). Per version: a pure-Go
-// file (types, enums and their tables, function metadata, the plain
+// Render stage, Go: through jennifer (render_jen.go). Per version: a
+// pure-Go file (types, enums and their tables, function metadata, the plain
 // one-line variants), a cgo file (one wrapper per function, taking the
 // context to make current), a !cgo file (the same wrappers, returning the
 // cgo-disabled error), the no-driver test, and the layout check.
@@ -74,45 +74,8 @@ func (e *renderer) pure(m *model) ([]byte, error) {
 	typedKeyDecls(f, m)
 	tables := typedTableNames(m)
 	for _, fn := range m.Funcs {
-		doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first and leaves it current)", fn.GoName, fn.Symbol, fn.GoName)
-		if b := brief(fn.Doc); b != "" {
-			doc += ": " + orDot(b)
-		} else {
-			doc += "."
-		}
-		lines := append([]string{"// " + doc}, docBody(fn.Doc)...)
-		lines = append(lines, typedDocLines(fn)...)
-		if len(fn.RawDocs) > 0 {
-			lines = append(lines, "//", "// The raw pointers:")
-			for _, r := range fn.RawDocs {
-				lines = append(lines, "//   - "+r)
-			}
-		}
-		var kept []string
-		for _, l := range fn.Lives {
-			if l.Kind == lifeKept {
-				k := "//   - " + l.Path + ": until " + l.Until
-				if strings.Contains(l.Size, "copied") {
-					k += " (" + l.Size[strings.Index(l.Size, "copied"):] + ")"
-				}
-				kept = append(kept, k)
-			}
-		}
-		if len(kept) > 0 {
-			lines = append(append(lines, "//", "// What the driver keeps after the call returns (so never Go memory):"), kept...)
-		}
-		f.Add(comment(lines...))
-		call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
-		f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
-		if fn.Alias != "" {
-			// The stable versioned name: the same function, under the name
-			// of its entry point, which every pin declaring it binds alike.
-			f.Add(comment(line("%s is %s under its entry point's versioned name (%s): code that means this form of %s compiles on every pinned toolkit that declares %s.", fn.Alias, fn.GoName, fn.Symbol, fn.Base, fn.Symbol)))
-			f.Func().Id(fn.Alias).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call.Clone())))
-			f.Add(comment(line("%sCtx is %sCtx under its entry point's versioned name (%s).", fn.Alias, fn.GoName, fn.Symbol)))
-			callCtx := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, idsOf(inParams(fn))...)...)
-			f.Func().Id(fn.Alias + "Ctx").Params(paramsCode(fn, true)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(callCtx)))
-		}
+		f.Add(comment(plainDoc(fn)...))
+		plainFunc(f, fn)
 		if fn.typedForm() != "" {
 			typedForm(f, fn, tables)
 		}
@@ -331,7 +294,7 @@ func unionDecls(d *decls, t *namedType, what, doc string) {
 	}
 }
 
-// docBody is a doc's paragraphs after its first (see doc.go), after an
+// docBody is a doc's paragraphs after its first (see doxygen.go), after an
 // empty comment line.
 func docBody(doc string) []string {
 	lines := commentLines(body(doc), 80)
@@ -1054,6 +1017,15 @@ func (e *renderer) driverTest(m *model) ([]byte, error) {
 	f.Add(comment("// unionMembers lists every union member with an accessor: a new union, the",
 		"// member's address in it, and the offsets of the member's words that hold",
 		"// integers (TestUnionIntegersNeverInPointerWords fills them)."))
+	members := unionMemberRows(m)
+	f.Var().Id("unionMembers").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("new").Func().Params().Params(jen.Any(), jen.Qual("unsafe", "Pointer")),
+		jen.Id("words").Index().Uintptr()).Add(rows(members...))
+	return renderFor(m, testFileName(m.Version), f)
+}
+
+// unionMemberRows are the rows of the no-driver test's unionMembers: each
+// union member with data words, its accessor and those words' offsets.
+func unionMemberRows(m *model) []jen.Code {
 	var members []jen.Code
 	for _, t := range m.Types {
 		if t.Kind != tUnion {
@@ -1073,9 +1045,7 @@ func (e *renderer) driverTest(m *model) ([]byte, error) {
 			members = append(members, row(jen.Lit(t.Go+"."+fd.Go), newFn, jen.Index().Uintptr().Values(ws...)))
 		}
 	}
-	f.Var().Id("unionMembers").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("new").Func().Params().Params(jen.Any(), jen.Qual("unsafe", "Pointer")),
-		jen.Id("words").Index().Uintptr()).Add(rows(members...))
-	return renderFor(m, testFileName(m.Version), f)
+	return members
 }
 
 // sampleArg is a zero argument for q that the wrapper accepts.
@@ -1368,4 +1338,54 @@ func typedForm(f *jen.File, fn *function, tables map[string]string) {
 		jen.List(append(others, jen.Id("err"))...).Op("=").Add(call),
 		jen.Return(),
 	)
+}
+
+// plainDoc is the doc comment of a function's plain variant: what it
+// calls, the header's doc, its typed values, raw pointers and what the
+// driver keeps.
+func plainDoc(fn *function) []string {
+	doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first and leaves it current)", fn.GoName, fn.Symbol, fn.GoName)
+	if b := brief(fn.Doc); b != "" {
+		doc += ": " + orDot(b)
+	} else {
+		doc += "."
+	}
+	lines := append([]string{"// " + doc}, docBody(fn.Doc)...)
+	lines = append(lines, typedDocLines(fn)...)
+	if len(fn.RawDocs) > 0 {
+		lines = append(lines, "//", "// The raw pointers:")
+		for _, r := range fn.RawDocs {
+			lines = append(lines, "//   - "+r)
+		}
+	}
+	var kept []string
+	for _, l := range fn.Lives {
+		if l.Kind == lifeKept {
+			k := "//   - " + l.Path + ": until " + l.Until
+			if strings.Contains(l.Size, "copied") {
+				k += " (" + l.Size[strings.Index(l.Size, "copied"):] + ")"
+			}
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) > 0 {
+		lines = append(append(lines, "//", "// What the driver keeps after the call returns (so never Go memory):"), kept...)
+	}
+	return lines
+}
+
+// plainFunc renders a function's plain variant (the context left as it is)
+// and, for a default entry point, its versioned names.
+func plainFunc(f *jen.File, fn *function) {
+	call := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Lit(0)}, idsOf(inParams(fn))...)...)
+	f.Func().Id(fn.GoName).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call)))
+	if fn.Alias != "" {
+		// The stable versioned name: the same function, under the name
+		// of its entry point, which every pin declaring it binds alike.
+		f.Add(comment(line("%s is %s under its entry point's versioned name (%s): code that means this form of %s compiles on every pinned toolkit that declares %s.", fn.Alias, fn.GoName, fn.Symbol, fn.Base, fn.Symbol)))
+		f.Func().Id(fn.Alias).Params(paramsCode(fn, false)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(call.Clone())))
+		f.Add(comment(line("%sCtx is %sCtx under its entry point's versioned name (%s).", fn.Alias, fn.GoName, fn.Symbol)))
+		callCtx := jen.Id(fn.GoName + "Ctx").Call(append([]jen.Code{jen.Id("ctx")}, idsOf(inParams(fn))...)...)
+		f.Func().Id(fn.Alias + "Ctx").Params(paramsCode(fn, true)...).Add(resultsCode(fn, false)).Add(flat(jen.Return(callCtx)))
+	}
 }

@@ -1,8 +1,8 @@
 package main
 
-// The Go emitter's vocabulary: jennifer statements for what the model
-// holds as text (Go types, comments) and for the layout the generated
-// files keep (one-line bodies, one composite element a line).
+// Render stage, Go: the vocabulary of render_go.go: jennifer statements for
+// what the model holds as text (Go types, comments) and for the layout the
+// generated files keep (one-line bodies, one composite element a line).
 
 import (
 	"bytes"
@@ -79,7 +79,7 @@ func addr(name string) *jen.Statement { return jen.Op("&").Id(name) }
 func typeCode(t string) *jen.Statement { return typeIn(t, "") }
 
 // typeIn is typeCode with the types the model defines qualified by pkg.
-// A type the emitter does not know is written as it is (gofmt then says
+// A type the renderer does not know is written as it is (gofmt then says
 // what is wrong with it, see renderFor).
 func typeIn(t, pkg string) *jen.Statement {
 	if x, err := parser.ParseExpr(t); err == nil {

@@ -1,20 +1,21 @@
 package main
 
-// Parameter shapes and lifetimes: the one place that decides what a C
-// parameter becomes in Go and how long the driver uses the memory it names.
+// Model stage: parameter shapes and lifetimes, the one place that decides
+// what a C parameter becomes in Go and how long the driver uses the memory
+// it names.
 //
 // A parameter is typed by the first shape of the shapes table that takes
-// it: the config's shapes first (a device address, page-locked host
-// memory, a module image, a void* typed by another parameter, a string
-// buffer, a fixed-size array, a by-value type), then what the C type and
-// the header's doc make certain. Each shape is a small function.
+// it: the config's shapes first (a device address, page-locked host memory,
+// a module image, a void* typed by another parameter, a string buffer, a
+// fixed-size array, a by-value type), then what the C type and the header's
+// doc make certain. Each shape is a small function.
 //
-// Every pointer then gets a lifetime (Life): read during the call, written
+// Every pointer then gets a lifetime (life): read during the call, written
 // during the call (with what sizes it), or kept by the driver after the
-// call (with what ends it). Kept memory is never Go memory: a kept
-// pointer must have a type the collector does not scan (a HostPtr, a
-// uintptr, a handle, a callback), or be copied into C memory that its
-// keeper owns (keeps.go). The class comes from the shape, the doc rules
+// call (with what ends it). Kept memory is never Go memory: a kept pointer
+// must have a type the collector does not scan (a HostPtr, a uintptr, a
+// handle, a callback), or be copied into C memory that its keeper owns
+// (cuda/driver/keep.go). The class comes from the shape, the doc rules
 // below, and gen/bindings.json ("life", "keeps"); a pointer none of them
 // classifies fails generation, naming it.
 

@@ -1,13 +1,13 @@
 package main
 
-// Typed void* parameters: where the size of what a void* points to depends
-// on another parameter's value (cuPointerGetAttribute's attribute, a
-// shareable handle's type), gen/bindings.json gives a Go type per value.
-// The parameter becomes an any; the wrapper checks it against the table
-// before the call, refusing a mismatch, and passes a zeroed buffer of the
-// type's size (so a driver writing a narrower or wider integer or boolean
-// than documented writes inside it), a slice's own memory, or the value
-// itself.
+// Model stage: typed void* parameters. Where the size of what a void*
+// points to depends on another parameter's value (cuPointerGetAttribute's
+// attribute, a shareable handle's type), gen/bindings.json gives a Go type
+// per value. The parameter becomes an any; the wrapper checks it against
+// the table before the call, refusing a mismatch, and passes a zeroed
+// buffer of the type's size (so a driver writing a narrower or wider
+// integer or boolean than documented writes inside it), a slice's own
+// memory, or the value itself.
 //
 // Each such function also has a generic form (PointerGetAttributeOf) whose
 // selecting parameter is a key that names the Go type (a
@@ -21,6 +21,22 @@ import (
 	"sort"
 	"strings"
 )
+
+// typedSpec reads a value's entry of a "typed" table: "-" (refused),
+// "bool", a slice type, "T value" (passed by value), or a Go type.
+func typedSpec(spec string) (kind, goType string) {
+	switch {
+	case spec == "-":
+		return "refused", ""
+	case spec == "bool":
+		return "bool", "bool"
+	case strings.HasPrefix(spec, "[]"):
+		return "slice", spec
+	case strings.HasSuffix(spec, " value"):
+		return "byValue", strings.TrimSuffix(spec, " value")
+	}
+	return "value", spec
+}
 
 // typedParams resolves the typed parameters' tables against the header.
 func (m *builder) typedParams(f *function, fc funcConf) error {
@@ -66,18 +82,7 @@ func (m *builder) typedParams(f *function, fc funcConf) error {
 				continue
 			}
 			e := typedEntry{C: v.C, Go: v.Go, Value: v.Value}
-			switch {
-			case spec == "-":
-				e.Kind = "refused"
-			case spec == "bool":
-				e.Kind, e.GoType = "bool", "bool"
-			case strings.HasPrefix(spec, "[]"):
-				e.Kind, e.GoType = "slice", spec
-			case strings.HasSuffix(spec, " value"):
-				e.Kind, e.GoType = "byValue", strings.TrimSuffix(spec, " value")
-			default:
-				e.Kind, e.GoType = "value", spec
-			}
+			e.Kind, e.GoType = typedSpec(spec)
 			if e.GoType != "" {
 				elem := strings.TrimPrefix(e.GoType, "[]")
 				if m.goSize(elem) <= 0 {
@@ -94,7 +99,7 @@ func (m *builder) typedParams(f *function, fc funcConf) error {
 		}
 		if len(missing) > 0 {
 			sort.Strings(missing)
-			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s has no Go type for %s: give each one (see TypedConf), or \"-\" to refuse it",
+			return fmt.Errorf("gen: %s: gen/bindings.json: %s: typed: %s has no Go type for %s: give each one (see typedConf in gen/config.go), or \"-\" to refuse it",
 				f.Pos, f.Base, name, strings.Join(missing, ", "))
 		}
 	}
@@ -127,7 +132,7 @@ type typedKey struct {
 	Left []typedVar
 }
 
-// typedVar is one variable of a TypedKey, or a value left without one.
+// typedVar is one variable of a typedKey, or a value left without one.
 type typedVar struct {
 	Go     string // "PointerAttributeContextOf"
 	Const  string // the enumerator's Go constant: "PointerAttributeContext"

@@ -95,14 +95,14 @@ func relTo(root, p string) string {
 	return p
 }
 
-// commitFault, when set (by tests), is called before each change a commit
-// makes; an error it returns fails the commit there.
+// commitFault, when set (by tests), is called before each change the write
+// stage makes; an error it returns fails the write there.
 var commitFault func(op, path string) error
 
 // txn applies a run's changes one rename at a time and can undo them.
 type txn struct {
 	undo    []func() error // in the order made
-	cleanup []string       // backups removed once committed
+	cleanup []string       // backups removed once all is written
 }
 
 func (t *txn) fault(op, path string) error {
@@ -158,7 +158,7 @@ func (t *txn) removeFile(path string) error {
 }
 
 // replaceDir puts the staged directory at target, moving what was there
-// aside until the commit is done.
+// aside until the write is done.
 func (t *txn) replaceDir(target, staged string) error {
 	if err := t.fault("rename", target); err != nil {
 		return err
@@ -203,7 +203,7 @@ func (t *txn) rollback() error {
 	return errors.Join(errs...)
 }
 
-// done drops the backups of a committed run.
+// done drops the backups of a run written whole.
 func (t *txn) done() {
 	for _, p := range t.cleanup {
 		os.RemoveAll(p)

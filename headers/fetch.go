@@ -122,65 +122,118 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 				e.Version, e.Source.Package, tool, ErrUnavailable, e.Dir(cache))
 		}
 	}
-	mirror, keyring, err := DebianMirror()
+	a, err := newApt(e, cache, log)
 	if err != nil {
 		return err
 	}
-	aptDir := filepath.Join(cache, ".apt", e.Source.Suite)
-	for _, d := range []string{"lists/partial", "archives/partial", "download"} {
-		if err := os.MkdirAll(filepath.Join(aptDir, d), 0o755); err != nil {
+	deb, err := a.download()
+	if err != nil {
+		return err
+	}
+	defer os.Remove(deb) // ~0.9 GB; only the headers are kept
+	if want := e.Source.PackageSha256; want != "" {
+		size := int64(0)
+		if fi, err := os.Stat(deb); err == nil {
+			size = fi.Size()
+		}
+		a.stage("checking the package's sha256 (%s)", mb(size))
+		got, err := SumFile(deb)
+		if err != nil {
 			return err
 		}
+		if got != want {
+			return fmt.Errorf("headers: CUDA %s package %s: %w: pinned %s, downloaded %s", e.Version, filepath.Base(deb), ErrMismatch, want, got)
+		}
 	}
-	comp := e.Source.Component
-	if comp == "" {
-		comp = "non-free"
+	if err := a.extract(deb, e.Dir(cache)); err != nil {
+		return err
+	}
+	a.stage("done: %s", e.Dir(cache))
+	return nil
+}
+
+// apt is apt-get run on a private directory of the cache, for one pinned
+// package, saying what it does on log.
+type apt struct {
+	e     *Entry
+	dir   string   // the private apt directory
+	comp  string   // the archive component
+	opts  []string // apt-get's options
+	log   io.Writer
+	start time.Time
+}
+
+// newApt makes the private apt directory of e's suite and its sources.list
+// (the mirror this machine's apt is configured with).
+func newApt(e *Entry, cache string, log io.Writer) (*apt, error) {
+	mirror, keyring, err := DebianMirror()
+	if err != nil {
+		return nil, err
+	}
+	a := &apt{e: e, dir: filepath.Join(cache, ".apt", e.Source.Suite), comp: e.Source.Component, log: log, start: time.Now()}
+	for _, d := range []string{"lists/partial", "archives/partial", "download"} {
+		if err := os.MkdirAll(filepath.Join(a.dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if a.comp == "" {
+		a.comp = "non-free"
 	}
 	signed := ""
 	if keyring != "" {
 		signed = " [signed-by=" + keyring + "]"
 	}
-	list := fmt.Sprintf("deb%s %s %s %s\n", signed, mirror, e.Source.Suite, comp)
-	if err := os.WriteFile(filepath.Join(aptDir, "sources.list"), []byte(list), 0o644); err != nil {
-		return err
+	list := fmt.Sprintf("deb%s %s %s %s\n", signed, mirror, e.Source.Suite, a.comp)
+	if err := os.WriteFile(filepath.Join(a.dir, "sources.list"), []byte(list), 0o644); err != nil {
+		return nil, err
 	}
-	opts := []string{
+	a.opts = []string{
 		"-qq",
-		"-o", "Dir::Etc::SourceList=" + filepath.Join(aptDir, "sources.list"),
-		"-o", "Dir::Etc::SourceParts=" + filepath.Join(aptDir, "none"),
-		"-o", "Dir::State::Lists=" + filepath.Join(aptDir, "lists"),
-		"-o", "Dir::Cache=" + aptDir,
-		"-o", "Dir::Cache::Archives=" + filepath.Join(aptDir, "archives"),
+		"-o", "Dir::Etc::SourceList=" + filepath.Join(a.dir, "sources.list"),
+		"-o", "Dir::Etc::SourceParts=" + filepath.Join(a.dir, "none"),
+		"-o", "Dir::State::Lists=" + filepath.Join(a.dir, "lists"),
+		"-o", "Dir::Cache=" + a.dir,
+		"-o", "Dir::Cache::Archives=" + filepath.Join(a.dir, "archives"),
 		"-o", "Dir::State::status=/dev/null",
 		"-o", "APT::Architecture=amd64",
 		"-o", "APT::Architectures=amd64",
 		"-o", "Debug::NoLocking=1",
 		"-o", "APT::Sandbox::User=root",
 	}
-	run := func(dir string, args ...string) error {
-		cmd := exec.Command("apt-get", append(opts, args...)...)
-		cmd.Dir = dir
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("headers: apt-get %s for CUDA %s (%s %s): %w", args[0], e.Version, e.Source.Suite, comp, err)
-		}
-		return nil
+	return a, nil
+}
+
+// stage says on the log what the fetch does now, and since when it runs.
+func (a *apt) stage(format string, args ...any) {
+	fmt.Fprintf(a.log, "headers: CUDA %s: %s (%s)\n", a.e.Version, fmt.Sprintf(format, args...), time.Since(a.start).Round(100*time.Millisecond))
+}
+
+// run runs apt-get with args in dir.
+func (a *apt) run(dir string, args ...string) error {
+	cmd := exec.Command("apt-get", append(a.opts, args...)...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = a.log, a.log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("headers: apt-get %s for CUDA %s (%s %s): %w", args[0], a.e.Version, a.e.Source.Suite, a.comp, err)
 	}
+	return nil
+}
+
+// download reads the package index and downloads the pinned package,
+// saying every few seconds how much it has; it returns the .deb's path.
+func (a *apt) download() (string, error) {
+	e := a.e
 	pkg := e.Source.Package + "=" + e.Source.PackageVersion
-	start := time.Now()
-	stage := func(format string, args ...any) {
-		fmt.Fprintf(log, "headers: CUDA %s: %s (%s)\n", e.Version, fmt.Sprintf(format, args...), time.Since(start).Round(100*time.Millisecond))
+	a.stage("fetching %s from Debian %s %s: reading the package index", pkg, e.Source.Suite, a.comp)
+	if err := a.run(a.dir, "update"); err != nil {
+		return "", err
 	}
-	stage("fetching %s from Debian %s %s: reading the package index", pkg, e.Source.Suite, comp)
-	if err := run(aptDir, "update"); err != nil {
-		return err
-	}
-	dl := filepath.Join(aptDir, "download")
-	size := packageSize(opts, dl, pkg)
+	dl := filepath.Join(a.dir, "download")
+	size := packageSize(a.opts, dl, pkg)
 	if size > 0 {
-		stage("downloading %s (%s)", pkg, mb(size))
+		a.stage("downloading %s (%s)", pkg, mb(size))
 	} else {
-		stage("downloading %s", pkg)
+		a.stage("downloading %s", pkg)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -195,43 +248,33 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 			case <-t.C:
 				got := dirSize(dl)
 				if size > 0 {
-					stage("downloaded %s of %s (%d%%)", mb(got), mb(size), got*100/size)
+					a.stage("downloaded %s of %s (%d%%)", mb(got), mb(size), got*100/size)
 				} else {
-					stage("downloaded %s", mb(got))
+					a.stage("downloaded %s", mb(got))
 				}
 			}
 		}
 	}()
-	err = run(dl, "download", pkg)
+	err := a.run(dl, "download", pkg)
 	close(stop)
 	<-done
 	if err != nil {
-		return err
+		return "", err
 	}
 	debs, _ := filepath.Glob(filepath.Join(dl, e.Source.Package+"_*.deb"))
 	if len(debs) != 1 {
-		return fmt.Errorf("headers: apt-get download left %d packages in %s, want 1", len(debs), dl)
+		return "", fmt.Errorf("headers: apt-get download left %d packages in %s, want 1", len(debs), dl)
 	}
-	deb := debs[0]
-	defer os.Remove(deb) // ~0.9 GB; only the headers are kept
-	if fi, err := os.Stat(deb); err == nil {
-		size = fi.Size()
-	}
-	if want := e.Source.PackageSha256; want != "" {
-		stage("checking the package's sha256 (%s)", mb(size))
-		got, err := SumFile(deb)
-		if err != nil {
-			return err
-		}
-		if got != want {
-			return fmt.Errorf("headers: CUDA %s package %s: %w: pinned %s, downloaded %s", e.Version, filepath.Base(deb), ErrMismatch, want, got)
-		}
-	}
-	inc := e.Source.Include
+	return debs[0], nil
+}
+
+// extract copies the pinned headers out of the package deb into dst.
+func (a *apt) extract(deb, dst string) error {
+	inc := a.e.Source.Include
 	if inc == "" {
 		inc = "usr/include"
 	}
-	tmp, err := os.MkdirTemp(dl, "x")
+	tmp, err := os.MkdirTemp(filepath.Dir(deb), "x")
 	if err != nil {
 		return err
 	}
@@ -240,21 +283,17 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 	for i, f := range Files {
 		members[i] = "./" + inc + "/" + f
 	}
-	stage("extracting %s (decompressing the package's files up to them)", strings.Join(Files, " and "))
+	a.stage("extracting %s (decompressing the package's files up to them)", strings.Join(Files, " and "))
 	// --occurrence: tar stops once it has every named member, instead of
 	// decompressing the rest of the package; dpkg-deb then exits on the
 	// closed pipe, which is not an error here (tar's status is the script's).
 	sh := exec.Command("sh", "-c", `deb=$0 dir=$1; shift; dpkg-deb --fsys-tarfile "$deb" 2>/dev/null | tar -x --occurrence -C "$dir" "$@"`, deb, tmp)
 	sh.Args = append(sh.Args, members...)
-	sh.Stdout, sh.Stderr = log, log
+	sh.Stdout, sh.Stderr = a.log, a.log
 	if err := sh.Run(); err != nil {
 		return fmt.Errorf("headers: extracting %s from %s: %w", strings.Join(Files, ", "), filepath.Base(deb), err)
 	}
-	if err := CopyHeaders(filepath.Join(tmp, inc), e.Dir(cache)); err != nil {
-		return err
-	}
-	stage("done: %s", e.Dir(cache))
-	return nil
+	return CopyHeaders(filepath.Join(tmp, inc), dst)
 }
 
 // packageSize asks apt-get for the package's size in bytes (0 if it cannot
@@ -326,7 +365,7 @@ func DebianMirror() (mirror, keyring string, err error) {
 }
 
 // mirrorIn returns the first Debian archive (not security, not updates) named
-// in an apt sources file, one-line or deb822 style.
+// in an apt sources file: one-line style (.list) or deb822 (.sources).
 func mirrorIn(path string) (uri, keyring string) {
 	if !strings.HasSuffix(path, ".list") && !strings.HasSuffix(path, ".sources") {
 		return "", ""
@@ -336,57 +375,87 @@ func mirrorIn(path string) (uri, keyring string) {
 		return "", ""
 	}
 	defer f.Close()
-	isMain := func(suite string) bool {
-		return suite != "" && !strings.Contains(suite, "-") && !strings.Contains(suite, "/")
+	if strings.HasSuffix(path, ".list") {
+		return mirrorInList(bufio.NewScanner(f)), ""
 	}
-	var uris, suites []string
-	var types, signed string
-	flush := func() string {
-		defer func() { uris, suites, types, signed = nil, nil, "", "" }()
-		if !strings.Contains(" "+types+" ", " deb ") {
-			return ""
+	return mirrorInDeb822(bufio.NewScanner(f))
+}
+
+// mainSuite says whether an apt suite is a release's main archive (bookworm,
+// not bookworm-updates or bookworm/updates).
+func mainSuite(suite string) bool {
+	return suite != "" && !strings.Contains(suite, "-") && !strings.Contains(suite, "/")
+}
+
+// debianArchive says whether an archive URI is Debian's, not its security
+// archive.
+func debianArchive(uri string) bool {
+	return strings.Contains(uri, "debian") && !strings.Contains(uri, "security")
+}
+
+// mirrorInList returns the first Debian archive of a one-line-style sources
+// file ("deb [options] URI suite components").
+func mirrorInList(sc *bufio.Scanner) string {
+	for sc.Scan() {
+		fields := strings.Fields(strings.TrimSpace(sc.Text()))
+		if len(fields) < 3 || fields[0] != "deb" {
+			continue
 		}
-		for _, s := range suites {
-			if isMain(s) {
-				for _, u := range uris {
-					if strings.Contains(u, "debian") && !strings.Contains(u, "security") {
-						keyring = signed
-						return u
-					}
-				}
+		rest := fields[1:]
+		if strings.HasPrefix(rest[0], "[") {
+			for len(rest) > 0 && !strings.HasSuffix(rest[0], "]") {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				rest = rest[1:]
 			}
 		}
+		if len(rest) >= 2 && mainSuite(rest[1]) && debianArchive(rest[0]) {
+			return rest[0]
+		}
+	}
+	return ""
+}
+
+// deb822Stanza is one stanza of a deb822 sources file: the fields mirrorIn
+// reads.
+type deb822Stanza struct {
+	types, signed string
+	uris, suites  []string
+}
+
+// archive is the stanza's first Debian archive of a main suite, if any.
+func (st deb822Stanza) archive() string {
+	if !strings.Contains(" "+st.types+" ", " deb ") {
 		return ""
 	}
-	sc := bufio.NewScanner(f)
+	for _, s := range st.suites {
+		if !mainSuite(s) {
+			continue
+		}
+		for _, u := range st.uris {
+			if debianArchive(u) {
+				return u
+			}
+		}
+	}
+	return ""
+}
+
+// mirrorInDeb822 returns the first Debian archive of a deb822 sources file
+// (stanzas of Types, URIs, Suites, Signed-By), and its stanza's keyring.
+func mirrorInDeb822(sc *bufio.Scanner) (uri, keyring string) {
+	var st deb822Stanza
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
-		if strings.HasSuffix(path, ".list") {
-			fields := strings.Fields(line)
-			if len(fields) < 3 || fields[0] != "deb" {
-				continue
-			}
-			rest := fields[1:]
-			if strings.HasPrefix(rest[0], "[") {
-				for len(rest) > 0 && !strings.HasSuffix(rest[0], "]") {
-					rest = rest[1:]
-				}
-				if len(rest) > 0 {
-					rest = rest[1:]
-				}
-			}
-			if len(rest) >= 2 && isMain(rest[1]) && strings.Contains(rest[0], "debian") && !strings.Contains(rest[0], "security") {
-				return rest[0], ""
-			}
-			continue
-		}
 		if line == "" {
-			if u := flush(); u != "" {
-				return u, keyring
+			if u := st.archive(); u != "" {
+				return u, st.signed
 			}
+			st = deb822Stanza{}
 			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
@@ -396,17 +465,17 @@ func mirrorIn(path string) (uri, keyring string) {
 		v = strings.TrimSpace(v)
 		switch strings.ToLower(k) {
 		case "types":
-			types = v
+			st.types = v
 		case "uris":
-			uris = strings.Fields(v)
+			st.uris = strings.Fields(v)
 		case "suites":
-			suites = strings.Fields(v)
+			st.suites = strings.Fields(v)
 		case "signed-by":
-			signed = v
+			st.signed = v
 		}
 	}
-	if u := flush(); u != "" {
-		return u, keyring
+	if u := st.archive(); u != "" {
+		return u, st.signed
 	}
 	return "", ""
 }
