@@ -175,13 +175,18 @@ var reBuildLine = regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
 
 func withoutConstraint(b []byte) []byte { return reBuildLine.ReplaceAll(b, nil) }
 
-// goFails runs the go command, which must fail, and returns its output.
-func goFails(t *testing.T, dir string, args ...string) string {
-	t.Helper()
+// goCommand is the go command in dir, with cgo on and no network.
+func goCommand(dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
+	return cmd
+}
+
+// goFails runs the go command, which must fail, and returns its output.
+func goFails(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := goCommand(dir, args...).CombinedOutput()
 	if err == nil {
 		t.Errorf("go %s in %s: no error\n%s", strings.Join(args, " "), dir, out)
 	}
@@ -190,10 +195,7 @@ func goFails(t *testing.T, dir string, args ...string) string {
 
 func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
+	out, err := goCommand(dir, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
