@@ -4,6 +4,7 @@ package gputest
 
 import (
 	"errors"
+	"sync"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,6 +154,16 @@ func TestLayerModuleKernels(t *testing.T) {
 	_, err = dev.LoadModule([]byte("\x7fELF\x02\x01\x01"))
 	isErr(t, "LoadModule of a cut ELF", err, driver.ErrorInvalidImage, "ELF")
 
+	// The image is the driver's copy once LoadModule returns.
+	img := []byte(computePTX)
+	m3 := must[*cuda.Module](t)(dev.LoadModule(img))
+	clear(img)
+	must[*cuda.Kernel](t)(m3.Kernel("takes_pair"))
+	ok(t, m3.Close())
+	var nild *cuda.Device
+	_, err = nild.LoadModuleFile("compute.ptx")
+	isErr(t, "LoadModuleFile on a nil Device", err, cuda.ErrInvalid, "device")
+
 	path := filepath.Join(t.TempDir(), "compute.ptx")
 	ok(t, os.WriteFile(path, []byte(computePTX), 0o644))
 	m2 := must[*cuda.Module](t)(dev.LoadModuleFile(path))
@@ -189,7 +200,7 @@ func TestLayerModuleKernels(t *testing.T) {
 	isErr(t, "Launch of a closed module's kernel", err, cuda.ErrClosed, "kernel's module is closed")
 	if fake {
 		waitCounter(t, "fakecuda_live_modules", live0)
-		waitCounter(t, "fakecuda_module_unloads", unloads0+2) // m and m2, not the adopted wrapper
+		waitCounter(t, "fakecuda_module_unloads", unloads0+3) // m, m2 and m3, not the adopted wrapper
 	}
 
 	var nilm *cuda.Module
@@ -527,4 +538,60 @@ func TestLayerComputeLeaked(t *testing.T) {
 		waitCounter(t, "fakecuda_mem_frees", frees0+1)
 		waitCounter(t, "fakecuda_module_unloads", unloads0+1)
 	}
+}
+
+// Close racing with launches and copies in other goroutines: each call
+// either runs whole or is refused with ErrClosed, and no driver call runs
+// with an unloaded module or freed memory (the fake refuses those with
+// INVALID_HANDLE and INVALID_VALUE, which would surface here).
+func TestLayerComputeCloseRacesWithUse(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	for round := 0; round < 20; round++ {
+		m := must[*cuda.Module](t)(dev.LoadModule([]byte(computePTX)))
+		k := must[*cuda.Kernel](t)(m.Kernel("add_one"))
+		host := make([]float32, 256)
+		b := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, host))
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		start := make(chan struct{})
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h := make([]float32, 256)
+				<-start
+				var kerr, berr error
+				for i := 0; i < 200 && (kerr == nil || berr == nil); i++ {
+					if kerr == nil {
+						kerr = s.Launch(k, cuda.Linear(256, 256), driver.Arg(driver.DevicePtr(0)), driver.Arg(uint32(0)))
+					}
+					if berr == nil {
+						if g%2 == 0 {
+							berr = b.CopyFrom(h)
+						} else {
+							berr = b.CopyTo(h)
+						}
+					}
+				}
+				for _, err := range []error{kerr, berr} {
+					if err != nil && !errors.Is(err, cuda.ErrClosed) {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		close(start)
+		runtime.Gosched()
+		ok(t, m.Close())
+		ok(t, b.Close())
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: a call racing with Close: %v", round, err)
+		}
+	}
+	ok(t, s.Sync())
 }
