@@ -4,12 +4,12 @@ package gputest
 
 import (
 	"errors"
-	"sync"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
