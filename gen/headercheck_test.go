@@ -148,7 +148,7 @@ func TestRenderErrorBrief(t *testing.T) {
 }
 
 // A panic of the parser library in the bounded preprocessing (cc panics on
-// a file ending in a backslash, which readHeader now refuses first) is an
+// a file ending in a backslash, which readHeader refuses first) is an
 // error, not a crash.
 func TestPreprocessPanicIsAnError(t *testing.T) {
 	// The input FuzzParseHeaders found (cc: "invalid Pos value 534 (should
