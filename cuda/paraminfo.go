@@ -1,4 +1,6 @@
-//go:build !cuda11.8
+//go:build (cuda12.4 && !cuda11.8) || (!cuda11.8 && !cuda12.4)
+
+//cudagen:bound cuFuncGetParamInfo
 
 package cuda
 

@@ -30,11 +30,18 @@ import (
 //
 //	//cudagen:sig GraphGetEdgesV2(hGraph Graph) ([]GraphNode, []GraphNode, []GraphEdgeData, error)
 //
-// and builds where the function has exactly that signature. Several
-// directives must all hold.
+// and builds where the function has exactly that signature. A file that
+// stands in for a function where it is not bound (a fallback beside a
+// //cudagen:bound file) names it so:
+//
+//	//cudagen:unbound cuFuncGetParamInfo
+//
+// and builds exactly where the function is not bound. Several directives
+// must all hold.
 var (
-	boundRe = regexp.MustCompile(`(?m)^//cudagen:bound (cu\w+)$`)
-	sigRe   = regexp.MustCompile(`(?m)^//cudagen:sig (\w+\(.*)$`)
+	boundRe   = regexp.MustCompile(`(?m)^//cudagen:bound (cu\w+)$`)
+	unboundRe = regexp.MustCompile(`(?m)^//cudagen:unbound (cu\w+)$`)
+	sigRe     = regexp.MustCompile(`(?m)^//cudagen:sig (\w+\(.*)$`)
 )
 
 // rewriteBound adds to changes the hand-written files whose bound
@@ -66,19 +73,21 @@ func (g *generation) rewriteBound(models []*model, changes map[string][]byte) er
 		}
 		head := src[:pkg[0]]
 		var exprs []string
-		for _, d := range boundRe.FindAllSubmatch(head, -1) {
-			x, err := g.boundExpr(models, string(d[1]), "")
-			if err != nil {
-				return fmt.Errorf("gen: %s: %w", path, err)
+		for _, dir := range []struct {
+			re       *regexp.Regexp
+			sig, has bool
+		}{{boundRe, false, true}, {unboundRe, false, false}, {sigRe, true, true}} {
+			for _, d := range dir.re.FindAllSubmatch(head, -1) {
+				fn, sig := string(d[1]), ""
+				if dir.sig {
+					fn, sig = "", fn
+				}
+				x, err := g.boundExpr(models, fn, sig, dir.has)
+				if err != nil {
+					return fmt.Errorf("gen: %s: %w", path, err)
+				}
+				exprs = append(exprs, x)
 			}
-			exprs = append(exprs, x)
-		}
-		for _, d := range sigRe.FindAllSubmatch(head, -1) {
-			x, err := g.boundExpr(models, "", string(d[1]))
-			if err != nil {
-				return fmt.Errorf("gen: %s: %w", path, err)
-			}
-			exprs = append(exprs, x)
 		}
 		if len(exprs) == 0 {
 			continue
@@ -123,11 +132,15 @@ func sigOf(src []byte, name string) string {
 // boundExpr is the build expression of the pinned versions that bind fn
 // (by its C name) or, with sig, that have a Go function of exactly that
 // signature: from the model of a version generated now, from the
-// committed file of a version kept.
-func (g *generation) boundExpr(models []*model, fn, sig string) (string, error) {
+// committed file of a version kept. With has false, of the versions that
+// do not.
+func (g *generation) boundExpr(models []*model, fn, sig string, has bool) (string, error) {
 	what := "//cudagen:bound " + fn
-	if sig != "" {
+	switch {
+	case sig != "":
 		what = "//cudagen:sig " + sig
+	case !has:
+		what = "//cudagen:unbound " + fn
 	}
 	name, _, _ := strings.Cut(sig, "(")
 	byVersion := map[string]*model{}
@@ -154,7 +167,7 @@ func (g *generation) boundExpr(models []*model, fn, sig string) (string, error) 
 				binds = sigOf(b, name) == sig
 			}
 		}
-		if !binds {
+		if binds != has {
 			continue
 		}
 		x := versionExpr(g.man.Versions, v.Version)
@@ -163,8 +176,11 @@ func (g *generation) boundExpr(models []*model, fn, sig string) (string, error) 
 		}
 		terms = append(terms, "("+x+")")
 	}
-	if len(terms) == 0 {
+	if len(terms) == 0 && has {
 		return "", fmt.Errorf("%s: no pinned version has it; remove the file or the directive", what)
+	}
+	if len(terms) == 0 {
+		return "", fmt.Errorf("%s: every pinned version has it; remove the file or the directive", what)
 	}
 	return strings.Join(terms, " || "), nil
 }
