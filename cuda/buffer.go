@@ -13,10 +13,6 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
-// ErrInvalidType: a Buffer's element type holds Go pointers, or has no
-// fixed C layout, or has size 0.
-var ErrInvalidType = errors.New("cuda: invalid element type")
-
 // Buffer is device memory holding Len values of type T (cudarc's
 // CudaSlice<T>), allocated by Alloc in a device's context. T must be a type
 // whose values hold no Go pointers and have a C layout: a number, a bool, a

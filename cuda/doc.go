@@ -1,6 +1,8 @@
-// Package cuda is cudagen's idiomatic Go layer over the CUDA driver API's
-// event management: creating events, recording them on streams, querying,
-// waiting (cancellably), timing GPU work and sharing events across processes.
+// Package cuda is cudagen's idiomatic Go layer over the CUDA driver API:
+// devices and streams; events (recording them on streams, querying,
+// waiting cancellably, timing GPU work, sharing them across processes);
+// modules and their kernels, launched with typed arguments checked against
+// the kernel's parameters; and typed device memory (Buffer).
 //
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
 //	s, err := dev.NewStream()       // non-blocking stream; dev.DefaultStream() is the NULL stream
@@ -65,8 +67,8 @@
 //
 // # Guarantees
 //
-// Close, on an Event, Stream, Device or EventPool, never blocks, never
-// spins and never waits for another goroutine (it takes no lock that is
+// Close, on an Event, Stream, Device, EventPool, Module or Buffer, never
+// blocks, never spins and never waits for another goroutine (it takes no lock that is
 // held across a driver call, and calls the driver for nothing), and is
 // idempotent: it marks the object closed and returns; calls already in
 // flight on it in other goroutines (a Sync on pending work, a Wait, a
@@ -77,12 +79,15 @@
 // flusher goroutine or a later NewEvent (an event's, if known complete, is
 // kept for reuse instead: see NewEvent; closed events go in batches, see
 // Event.Close). Closing the last open Device of a context closes every
-// event and stream of it the same way; a primary context is released only
+// event, stream, module and buffer of it the same way; a primary context is released only
 // once no call on it is in flight, so no call ever runs on a released
 // context; Device.Done is closed when the package is done with the context.
 //
-//   - Safe concurrently: every method of Device, Stream, Event and
-//     EventPool, Close included, from any goroutine.
+//   - Safe concurrently: every method of Device, Stream, Event, EventPool,
+//     Module, Kernel and Buffer, Close included, from any goroutine. Work
+//     queued on the GPU is the caller's to order: a module or buffer closed
+//     while queued work still uses it is unloaded or freed under that work
+//     (close it after synchronising the work), as with the driver.
 //   - After Close: every call returns an error matching ErrClosed, naming the
 //     object, or its device when the device's Close closed it (also for an
 //     old event used with a device opened again).
@@ -93,8 +98,8 @@
 //     completes, holding its call on the event: a Close meanwhile still
 //     returns at once, and the destroy (and the context's release) comes
 //     when that sleep ends.
-//   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event or
-//     *EventPool, and a nil argument (a pointer, a Context, a driver event
+//   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event,
+//     *EventPool, *Module, *Kernel or *Buffer, and a nil argument (a pointer, a Context, a driver event
 //     or context handle, the zero IPCEventHandle), get an error matching
 //     ErrInvalid that names what was nil; never a panic. A nil handle also
 //     matches the driver's result for it (AdoptEvent(0) ErrInvalidHandle,
@@ -108,7 +113,13 @@
 //     bytes that are not exactly an encoding (ErrInvalidOptions,
 //     ErrMalformedHandle, which names a version it does not know); a device
 //     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
-//     while idle in it (ErrInvalid). A stream priority outside the device's
+//     while idle in it (ErrInvalid); a launch whose block or shared memory
+//     the kernel cannot take (ErrInvalidOptions), whose kernel is of another
+//     context (ErrWrongDevice), or whose arguments' count, sizes or offsets
+//     differ from the kernel's parameters where the driver tells them
+//     (ErrMismatch); a Buffer copy of another length than the buffer's
+//     (ErrMismatch); a Buffer element type that holds Go pointers or has no
+//     size (ErrInvalidType). A stream priority outside the device's
 //     range is refused (ErrInvalidOptions), never clamped, after the driver
 //     is asked for the range and before anything is created.
 //   - No goroutine of this package panics, and none outlives its call but
@@ -129,16 +140,18 @@
 //   - Closed objects waiting for their destroy are bounded: past 1,024 in a
 //     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
 //     AdoptStream, AdoptEvent) first destroys a batch of them itself.
-//   - Events and streams that are never closed are released by a
-//     garbage-collection backstop (counted by Leaked); nothing is leaked by
+//   - Events, streams, modules and buffers that are never closed are
+//     released by a garbage-collection backstop (counted by Leaked); nothing is leaked by
 //     closing the device first. Events come 64 to an allocation, with one
 //     backstop for the 64: a reachable event delays the release of its
 //     leaked neighbours.
-//   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent) are
+//   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent,
+//     AdoptModule) are
 //     never destroyed or released by this package: Close of a wrapper, or of
 //     its Device, releases only the wrapper.
-//   - No allocation: in steady state, Record, Query, Sub, Sync, Wait and
-//     Stream.Wait allocate nothing, and a long Wait, once its context has a
+//   - No allocation: in steady state, Record, Query, Sub, Sync, Wait,
+//     Stream.Wait, Stream.Launch and Buffer's CopyFrom and CopyTo allocate
+//     nothing, and a long Wait, once its context has a
 //     waiter, allocates nothing of its own.
 //   - Errors say the operation, the cause and the next step: every error
 //     the package returns is an *Error, or wraps the generated layer's error

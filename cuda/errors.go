@@ -10,7 +10,8 @@ import (
 // Sentinels for errors.Is. Errors from the driver match the driver's result
 // sentinels (ErrNotReady, ErrInvalidHandle, ... and every driver.Result);
 // misuse the package detects itself matches ErrNotRecorded, ErrTimingDisabled,
-// ErrClosed, ErrWrongDevice, ErrInvalidOptions or ErrInvalid.
+// ErrClosed, ErrWrongDevice, ErrInvalidOptions, ErrMismatch, ErrInvalidType
+// or ErrInvalid.
 var (
 	// ErrNoDriver: the CUDA driver library could not be loaded.
 	ErrNoDriver = driver.ErrNoDriver
@@ -29,15 +30,25 @@ var (
 	ErrNotRecorded = errors.New("cuda: event never recorded")
 	// ErrTimingDisabled: an event used for timing was created without Timing.
 	ErrTimingDisabled = errors.New("cuda: event timing disabled")
-	// ErrClosed: the event, stream or device was closed.
+	// ErrClosed: the object (event, stream, module, buffer) or its device
+	// was closed.
 	ErrClosed = errors.New("cuda: use after close")
-	// ErrWrongDevice: an event and a stream (or two events timed together)
-	// belong to different devices, or to different contexts of one device.
+	// ErrWrongDevice: an event and a stream (or two events timed together,
+	// or a kernel and the stream launching it) belong to different devices,
+	// or to different contexts of one device.
 	ErrWrongDevice = errors.New("cuda: event and stream on different devices")
 	// ErrInvalidOptions: options that cannot go together, unknown flags, a
 	// duration out of range.
 	ErrInvalidOptions = errors.New("cuda: invalid options")
-	// ErrInvalid: a nil or zero-value Device, Stream, Event or EventPool, a
+	// ErrMismatch: sizes that must agree do not: a launch's arguments and
+	// the kernel's parameters (their number, sizes or offsets), or a copy's
+	// host slice and its Buffer (their lengths).
+	ErrMismatch = errors.New("cuda: sizes do not match")
+	// ErrInvalidType: a Buffer's element type holds Go pointers, or has no
+	// fixed C layout, or has size 0.
+	ErrInvalidType = errors.New("cuda: invalid element type")
+	// ErrInvalid: a nil or zero-value Device, Stream, Event, EventPool,
+	// Module, Kernel or Buffer, a
 	// nil argument or Context, or an event put in a pool twice. The message
 	// names what was nil.
 	ErrInvalid = errors.New("cuda: invalid argument")

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -9,11 +8,6 @@ import (
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
-
-// ErrMismatch: sizes that must agree do not: a launch's arguments and the
-// kernel's parameters (their number, sizes or offsets), or a copy's host
-// slice and its Buffer (their lengths).
-var ErrMismatch = errors.New("cuda: sizes do not match")
 
 // Dim3 is a grid's size in blocks or a block's in threads, as LaunchConfig
 // takes it: a dimension left 0 counts as 1 there.
