@@ -9,25 +9,34 @@ package driver
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"unsafe"
 )
 
 // span is how many bytes from the start of a host buffer a copy side
 // touches: the rows of its box, from (x, y, z) with the given pitch and
-// height (the rows of a slice), width bytes wide.
+// height (the rows of a slice), width bytes wide; false where the figure
+// overflows 64 bits (no slice holds it).
 func span(x, y, z, pitch, height, width, rows, depth uint64) (uint64, bool) {
 	if width == 0 || rows == 0 || depth == 0 {
 		return 0, true
 	}
-	first := (z*height+y)*pitch + x
-	last := ((depth-1)*height + (rows - 1)) * pitch
-	end := first + last + width
-	// Reject overflow: each term is at most end.
-	if end < first || end < last || pitch != 0 && (z*height+y) > (^uint64(0)-x)/pitch {
-		return 0, false
+	// ((z+depth-1)*height + y+rows-1)*pitch + x + width, every step checked.
+	var over uint64
+	add := func(a, b uint64) uint64 {
+		s, c := bits.Add64(a, b, 0)
+		over |= c
+		return s
 	}
-	return end, true
+	mul := func(a, b uint64) uint64 {
+		hi, lo := bits.Mul64(a, b)
+		over |= hi
+		return lo
+	}
+	lastRow := add(mul(add(z, depth-1), height), add(y, rows-1))
+	end := add(add(mul(lastRow, pitch), x), width)
+	return end, over == 0
 }
 
 // copySide is one side of a 2D or 3D copy, as its struct has it.

@@ -56,3 +56,27 @@ func TestMemcpyHostRefusals(t *testing.T) {
 		t.Fatalf("nil parameters: %v", err)
 	}
 }
+
+// span counts the bytes a copy side touches, and refuses a box whose extent
+// overflows 64 bits at any step (which would otherwise wrap to a small
+// figure that a short slice passes).
+func TestSpan(t *testing.T) {
+	for _, c := range []struct {
+		name                                       string
+		x, y, z, pitch, height, width, rows, depth uint64
+		want                                       uint64
+		ok                                         bool
+	}{
+		{"2D", 3, 2, 0, 100, 0, 10, 4, 1, (2+3)*100 + 3 + 10, true},
+		{"3D", 1, 1, 1, 64, 8, 16, 2, 3, ((1+2)*8+1+1)*64 + 1 + 16, true},
+		{"empty", 5, 5, 5, 5, 5, 0, 1, 1, 0, true},
+		{"rows times pitch overflows", 0, 0, 0, 1 << 33, 0, 1, 1<<31 + 1, 1, 0, false},
+		{"depth times height overflows", 0, 0, 0, 1, 1 << 40, 1, 1, 1<<24 + 1, 0, false},
+		{"the sum overflows", ^uint64(0) - 4, 0, 0, 1, 0, 8, 1, 1, 0, false},
+	} {
+		got, ok := span(c.x, c.y, c.z, c.pitch, c.height, c.width, c.rows, c.depth)
+		if ok != c.ok || ok && got != c.want {
+			t.Errorf("%s: span %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
