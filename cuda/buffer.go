@@ -200,9 +200,12 @@ func bytesOf[T any](s []T) []byte {
 }
 
 // CopyFrom copies src, which must hold Len values, from host memory into
-// the buffer (cuMemcpyHtoD), and returns once src may be reused; Go memory
-// is not kept. The copy runs on the legacy default stream: it starts after
-// the work queued before on the context's blocking streams (DefaultStream,
+// the buffer (cuMemcpyHtoD), and returns once the values are in device
+// memory, so that work queued afterwards on any stream reads them; Go
+// memory is not kept. From pageable memory the driver's copy returns once
+// src is staged, before the transfer ends: CopyFrom then waits for the
+// legacy default stream, which the copy runs on. The copy starts after the
+// work queued before on the context's blocking streams (DefaultStream,
 // StreamOptions.Blocking), not after work on non-blocking streams
 // (NewStream's default): synchronise those first. A length other than Len
 // is refused with ErrMismatch before the driver is called.
@@ -218,7 +221,10 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	return driverErr(op, driver.MemcpyHtoDCtx(b.p.ctx, b.ptr, bytesOf(src)))
+	if err := driver.MemcpyHtoDCtx(b.p.ctx, b.ptr, bytesOf(src)); err != nil {
+		return driverErr(op, err)
+	}
+	return driverErr(op+" (wait for the copy)", driver.StreamSynchronizeCtx(b.p.ctx, 0))
 }
 
 // CopyTo copies the buffer's values into dst, which must hold Len values

@@ -59,13 +59,14 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // Before the driver is called, Launch refuses, with an error saying which:
 // a block of more threads than the kernel takes
 // (KernelAttributes.MaxThreadsPerBlock), a negative SharedMem or one over
-// the 32-bit range (ErrInvalidOptions); and, where the driver told the
+// the 32-bit range (ErrInvalidOptions); a zero KernelArg (ErrInvalid) or
+// one holding Go pointers (ErrInvalidType); and, where the driver told the
 // kernel's parameters (Kernel.Params), a number of arguments other than
-// the kernel's parameters, or an argument whose size or offset (Go's
-// alignment) is not its parameter's (ErrMismatch), which the driver would
-// read wrongly rather than refuse. A zero KernelArg, or one of a type with
-// Go pointers (ArgStruct), is refused by the driver package before the
-// call. A launch in steady state allocates nothing.
+// the kernel's parameters, or an argument whose size is not its
+// parameter's (ErrMismatch), which the driver would read wrongly rather
+// than refuse. The driver places each argument at its parameter's offset,
+// whatever Go's alignment of the value. A launch in steady state allocates
+// nothing.
 func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
 	const op = "launch kernel"
 	if k == nil || k.m == nil {
@@ -87,10 +88,8 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if err := k.checkConfig(op, block, cfg.SharedMem); err != nil {
 		return err
 	}
-	if k.known {
-		if err := k.checkArgs(op, args); err != nil {
-			return err
-		}
+	if err := k.checkArgs(op, args); err != nil {
+		return err
 	}
 	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, uint32(cfg.SharedMem), s.h, args...))
 }
@@ -118,27 +117,26 @@ func argType(a *driver.KernelArg) reflect.Type {
 	return reflect.TypeOf(*(*any)(unsafe.Pointer(a)))
 }
 
-// checkArgs refuses args that do not match k's parameters as the driver
-// told them: their number, or an argument's size or offset as the driver
-// package packs it (each at its type's alignment).
+// checkArgs refuses a zero argument and one holding Go pointers, and,
+// where the driver told k's parameters, args of another number or sizes.
 func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
-	if len(args) != len(k.params) {
+	if k.known && len(args) != len(k.params) {
 		return &Error{Op: op, Detail: fmt.Sprintf("kernel %s takes %d parameters, and %d arguments were given", k.name, len(k.params), len(args)),
 			Fix: "pass one argument per kernel parameter, in order", Err: ErrMismatch}
 	}
-	off := 0
 	for i := range args {
 		t := argType(&args[i])
-		if t == nil {
-			continue // the driver package refuses it, naming it
+		switch {
+		case t == nil:
+			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is the zero KernelArg", i, k.name),
+				Fix: "make each argument with driver.Arg, driver.ArgStruct or Buffer.Arg", Err: ErrInvalid}
+		case !plainType(t):
+			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s, which holds Go pointers or has no C layout", i, k.name, t),
+				Fix: "pass numbers, DevicePtr (Buffer.Arg) or structs of them; Go memory cannot be a kernel argument", Err: ErrInvalidType}
+		case k.known && int(t.Size()) != k.params[i].Size:
+			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s of %d bytes, and its parameter takes %d bytes", i, k.name, t, t.Size(), k.params[i].Size),
+				Fix: "pass each argument as its parameter's C type (int32 for a C int, float32 for a float, DevicePtr or Buffer.Arg for a pointer)", Err: ErrMismatch}
 		}
-		size, align := int(t.Size()), t.Align()
-		off = (off + align - 1) &^ (align - 1)
-		if p := k.params[i]; size != p.Size || off != p.Offset {
-			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s of %d bytes at offset %d, and its parameter takes %d bytes at offset %d", i, k.name, t, size, off, p.Size, p.Offset),
-				Fix: "pass each argument as its parameter's C type (int32 for a C int, float32 for a float, DevicePtr or Buffer.Arg for a pointer); pad a struct whose C alignment is larger than Go's", Err: ErrMismatch}
-		}
-		off += size
 	}
 	return nil
 }

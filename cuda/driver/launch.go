@@ -47,13 +47,14 @@ var argBufs = sync.Pool{New: func() any { return new(bigArgs) }}
 // uint8 to uint64, uintptr, float32, float64, bool, DevicePtr, or any other
 // type without Go pointers (a named integer, an array or a struct of such
 // fields, laid out as C lays out the kernel's parameter of that type). An
-// int or uint is 8 bytes (a C long long): pass int32 for a C int. A Go
-// struct is aligned as Go aligns it: a CUDA vector type aligned beyond its
-// fields (float2 and float4 are aligned to 8 and 16 bytes) needs explicit
-// padding before it, or its fields passed one by one. The
-// values are packed, each at its type's alignment, into a buffer the
-// driver copies during the call (kernelParams pointing into it), so the
-// arguments may be reused at once. Nothing is allocated for at most 32
+// int or uint is 8 bytes (a C long long): pass int32 for a C int. A
+// struct's fields must lie where C puts them; where the value itself
+// starts does not matter: kernelParams has one pointer per argument, and
+// the driver places each at its parameter's offset (a [2]float32 passes a
+// float2, though C aligns the latter to 8 bytes). The values are packed,
+// each at its type's alignment, into a buffer the driver copies during the
+// call (kernelParams pointing into it), so the arguments may be reused at
+// once. Nothing is allocated for at most 32
 // arguments taking at most 256 bytes. An argument of another type is refused before the call
 // with an error naming it.
 //
@@ -104,9 +105,8 @@ type KernelArg struct {
 // int32 for a C int).
 func Arg[T KernelScalar](v T) KernelArg { return KernelArg{v} }
 
-// ArgStruct is the kernel argument v, a struct or an array laid out as C
-// lays out the kernel's parameter of that type (see LaunchArgs for
-// alignment). Go's type sets cannot say "holds no Go pointers", so that is
+// ArgStruct is the kernel argument v, a struct or an array whose fields
+// lie where C puts those of the kernel's parameter (see LaunchArgs). Go's type sets cannot say "holds no Go pointers", so that is
 // checked at the launch, as LaunchArgs checks its arguments: a type that
 // holds Go pointers is refused before the call.
 func ArgStruct[T any](v T) KernelArg { return KernelArg{v} }

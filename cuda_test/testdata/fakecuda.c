@@ -85,6 +85,7 @@ long long fakecuda_live_handles;
 long long fakecuda_retains; // primary-context retains not yet released, all devices
 long long fakecuda_stream_syncs_waiting; // cuStreamSynchronize calls waiting for work now
 long long fakecuda_event_syncs; // cuEventSynchronize calls
+long long fakecuda_null_stream_syncs; // cuStreamSynchronize calls on the NULL stream
 long long fakecuda_event_creates; // cuEventCreate calls
 long long fakecuda_hold_ns;      // FAKECUDA_HOLD_NS; the tests may change it
 long long fakecuda_gate_destroy; // set: destroys wait at the gate (the tests set it)
@@ -411,6 +412,7 @@ static CUresult cuStreamDestroy(void *s) {
 }
 static CUresult cuStreamSynchronize(void *s) {
 	CUresult bad;
+	if (s == NULL) __atomic_add_fetch(&fakecuda_null_stream_syncs, 1, __ATOMIC_SEQ_CST);
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
 	if (st && st->done_at > now_ns()) {
