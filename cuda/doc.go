@@ -85,9 +85,9 @@
 //
 //   - Safe concurrently: every method of Device, Stream, Event, EventPool,
 //     Module, Kernel and Buffer, Close included, from any goroutine. Work
-//     queued on the GPU is the caller's to order: a module or buffer closed
-//     while queued work still uses it is unloaded or freed under that work
-//     (close it after synchronising the work), as with the driver.
+//     queued on the GPU is the caller's to order: close a module or buffer
+//     after synchronising the work that uses it (Close itself never waits
+//     for it; the driver's unload or free comes later, off Close's path).
 //   - After Close: every call returns an error matching ErrClosed, naming the
 //     object, or its device when the device's Close closed it (also for an
 //     old event used with a device opened again).
@@ -113,10 +113,12 @@
 //     bytes that are not exactly an encoding (ErrInvalidOptions,
 //     ErrMalformedHandle, which names a version it does not know); a device
 //     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
-//     while idle in it (ErrInvalid); a launch whose block or shared memory
-//     the kernel cannot take (ErrInvalidOptions), whose kernel is of another
-//     context (ErrWrongDevice), or whose arguments' count, sizes or offsets
-//     differ from the kernel's parameters where the driver tells them
+//     while idle in it (ErrInvalid); a launch whose block has more threads
+//     than the kernel takes or whose SharedMem is outside 0 to 2^32-1
+//     (ErrInvalidOptions), whose kernel is of another context
+//     (ErrWrongDevice), with a zero argument (ErrInvalid) or one holding Go
+//     pointers (ErrInvalidType), or whose arguments' count or sizes differ
+//     from the kernel's parameters where the driver tells them
 //     (ErrMismatch); a Buffer copy of another length than the buffer's
 //     (ErrMismatch); a Buffer element type that holds Go pointers or has no
 //     size (ErrInvalidType). A stream priority outside the device's
@@ -139,7 +141,8 @@
 //     once. See Event.Wait, and ReadWaiterStats for the counts.
 //   - Closed objects waiting for their destroy are bounded: past 1,024 in a
 //     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
-//     AdoptStream, AdoptEvent) first destroys a batch of them itself.
+//     AdoptStream, AdoptEvent, LoadModule, AdoptModule, Alloc) first
+//     destroys a batch of them itself.
 //   - Events, streams, modules and buffers that are never closed are
 //     released by a garbage-collection backstop (counted by Leaked); nothing is leaked by
 //     closing the device first. Events come 64 to an allocation, with one
