@@ -536,8 +536,10 @@ var misuseCases = []struct {
 		pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
 		var wg sync.WaitGroup
 		errs := make(chan error, 64)
-		// The earliest end of the work the goroutines queue.
-		end := time.Now().Add(pending)
+		// Work pending before the goroutines start: the Close must not
+		// wait for it.
+		s0 := must[*cuda.Stream](t)(dev.NewStream())
+		end := queued(t, s0, pending)
 		for g := 0; g < 16; g++ {
 			wg.Add(1)
 			go func() {

@@ -91,7 +91,7 @@ func TestLayerWaitCloseRule(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					for work := 300 * time.Millisecond; !closeDuringWait(t, m, closeDev, cancellable, work); work *= 2 {
 						if work >= 5*time.Second {
-							t.Fatalf("with %v of work, the case still proved nothing: the machine stalls for seconds", work)
+							t.Fatalf("with up to %v of work, the Close or the Wait returned after the work's end in every run: it waits for the work (or the machine stalls for seconds)", work)
 						}
 						t.Logf("the machine stalled past the work's end (%v): running the case again with %v", work, 2*work)
 					}
