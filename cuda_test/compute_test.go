@@ -552,7 +552,7 @@ func TestLayerComputeCloseRacesWithUse(t *testing.T) {
 	dev := gpu(t)
 	s := must[*cuda.Stream](t)(dev.NewStream())
 	defer s.Close()
-	for round := 0; round < 20; round++ {
+	for round := 0; round < 200; round++ {
 		m := must[*cuda.Module](t)(dev.LoadModule([]byte(computePTX)))
 		k := must[*cuda.Kernel](t)(m.Kernel("add_one"))
 		host := make([]float32, 256)

@@ -872,10 +872,30 @@ static CUresult cuMemFree(unsigned long long dptr) {
 	pthread_mutex_unlock(&mu);
 	return INVALID_VALUE;
 }
+// held_mem holds device memory [p, p+n) hold_ns, as lookup holds a handle:
+// false (counted as a stale call) if it was freed before or during the
+// call. Not under mu.
+static int held_mem(uintptr_t p, size_t n) {
+	pthread_mutex_lock(&mu);
+	int ok = within(p, n);
+	pthread_mutex_unlock(&mu);
+	long long hold_ns = __atomic_load_n(&fakecuda_hold_ns, __ATOMIC_RELAXED);
+	if (ok && hold_ns > 0) {
+		long long t0 = now_ns();
+		while (now_ns() - t0 < hold_ns) {
+		}
+		pthread_mutex_lock(&mu);
+		ok = within(p, n);
+		pthread_mutex_unlock(&mu);
+		if (!ok) count(&fakecuda_stale_calls);
+	}
+	return ok;
+}
 // The synchronous copies run on the legacy default stream: idle here.
 static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (!held_mem((uintptr_t)dst, n)) return INVALID_VALUE;
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)dst, n);
 	if (ok) memcpy((void *)(uintptr_t)dst, src, n);
@@ -885,6 +905,7 @@ static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) 
 static CUresult cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (!held_mem((uintptr_t)src, n)) return INVALID_VALUE;
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)src, n);
 	if (ok) memcpy(dst, (void *)(uintptr_t)src, n);
