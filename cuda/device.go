@@ -63,6 +63,7 @@ type ctxState struct {
 	devices int           // open Device values
 	events  eventAlloc    // recycle.go
 	waits   waitState     // waiter.go; its own lock
+	slow    slowCalls     // lifetime.go: the calls that may wait for GPU work; its own lock
 	done    chan struct{} // closed once released (Device.Done)
 }
 

@@ -129,10 +129,12 @@
 //     dispatcher that hands the waiter threads' answers to long Waits,
 //     while any answer is owed (a cancelled Wait's driver sleep included,
 //     until it returns); the flusher, which destroys closed objects off
-//     their Close's path, while any wait for it; per primary context
-//     released, the goroutine of the driver's release, which waits for the
-//     context's pending GPU work (forever for work waiting on an IPC event
-//     whose exporter died), then closes Device.Done's channel; and
+//     their Close's path, while any wait for it; per context, the
+//     goroutine of its calls that may wait for its pending GPU work, in
+//     order: the frees of its buffers, the unloads of its modules and, last,
+//     the release of a primary context (forever for work waiting on an IPC
+//     event whose exporter died), after which it closes Device.Done's
+//     channel; and
 //     WaitChan's, until it has delivered its Wait's result.
 //   - Long Waits cost bounded resources, however many run at once: at
 //     most MaxBlockedWaits + 1 (17 on Linux with cgo) waiter threads in the

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -47,16 +48,23 @@ const (
 )
 
 // Destroy destroys a retired event's, stream's, module's or memory's driver
-// object (an adopted wrapper's is its creator's).
+// object (an adopted wrapper's is its creator's). A module's unload and a
+// buffer's free may wait for the context's pending GPU work (the driver's
+// free synchronises): they go to the context's slow calls (later), so that
+// the flusher goes on with other objects and contexts.
 func (p *ctxState) Destroy(h *handle) error {
 	switch h.Kind {
 	case kindModule:
-		return driverErr("unload module", driver.ModuleUnloadCtx(p.ctx, driver.Module(h.H)))
+		m := driver.Module(h.H)
+		p.later(func() { _ = driver.ModuleUnloadCtx(p.ctx, m) })
+		return nil
 	case kindMemory:
 		if h.H == 0 { // an empty Buffer's: nothing allocated
 			return nil
 		}
-		return driverErr("free device memory", driver.MemFreeCtx(p.ctx, driver.DevicePtr(h.H)))
+		ptr := driver.DevicePtr(h.H)
+		p.later(func() { _ = driver.MemFreeCtx(p.ctx, ptr) })
+		return nil
 	case lifetime.KindEvent:
 		return driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.H)))
 	case lifetime.KindStream:
@@ -88,23 +96,69 @@ func (p *ctxState) Release(kept []uintptr) {
 	spinKernels.Delete(p)
 	if p.foreign {
 		// The kept event handles are complete: their destroy does not
-		// wait. The creator may destroy the context once Done is closed.
-		p.destroyKept(kept)
-		close(p.done)
+		// wait. After the slow calls queued before (the frees and unloads
+		// of its buffers and modules), Done is closed: the creator may
+		// then destroy the context.
+		p.later(func() {
+			p.destroyKept(kept)
+			close(p.done)
+		})
 		return
 	}
 	// The driver's release of the last retain destroys the context, which
 	// first waits for the context's pending work, spinning (seen with
 	// driver 580: 2s under a 2s kernel, and forever for a stream waiting on
-	// an IPC event whose exporter died). So it runs on a goroutine of its
-	// own, which ends when the driver returns: the flusher goes on with the
-	// other contexts. Its error has no caller to go to; the context is gone
-	// either way.
-	go func() {
+	// an IPC event whose exporter died). So it is the last of the context's
+	// slow calls, after its frees and unloads, on their goroutine: the
+	// flusher goes on with the other contexts. Its error has no caller to
+	// go to; the context is gone either way.
+	p.later(func() {
 		p.destroyKept(kept)
 		_ = driver.DevicePrimaryCtxRelease(p.dev)
 		close(p.done)
-	}()
+	})
+}
+
+// slowCalls are a context's driver calls that may wait for its pending GPU
+// work (a buffer's free, a module's unload, the context's release), made
+// in the order queued on a goroutine of their own (runSlow) while any is
+// queued. Their errors have no caller to go to.
+type slowCalls struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+// later queues f among p's slow calls, starting their goroutine if none
+// runs. It never blocks on a driver call.
+func (p *ctxState) later(f func()) {
+	w := &p.slow
+	w.mu.Lock()
+	w.queue = append(w.queue, f)
+	start := !w.running
+	w.running = true
+	w.mu.Unlock()
+	if start {
+		go p.runSlow()
+	}
+}
+
+// runSlow makes p's slow calls in order, and ends once none is queued.
+func (p *ctxState) runSlow() {
+	w := &p.slow
+	for {
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		f := w.queue[0]
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		f()
+	}
 }
 
 func (p *ctxState) destroyKept(kept []uintptr) {

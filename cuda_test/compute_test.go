@@ -599,3 +599,31 @@ func TestLayerComputeCloseRacesWithUse(t *testing.T) {
 	}
 	ok(t, s.Sync())
 }
+
+// A buffer's free waits for its context's pending work, as the driver's
+// does (the fake's too): it waits on the context's own goroutine, never
+// on the flusher, so that other objects' destroys go on meanwhile (an
+// order: a stream closed after the buffer is destroyed while the free
+// still waits).
+func TestLayerBufferFreeOffFlusher(t *testing.T) {
+	dev := fakeOnly(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	end := queued(t, s, 2*pending)
+	b := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 16))
+	ok(t, b.Close())
+	if !waitCounter(t, "fakecuda_frees_waiting", 1) {
+		return
+	}
+	live, _ := fakeCounter("fakecuda_live_handles")
+	s2 := must[*cuda.Stream](t)(dev.NewStream())
+	ok(t, s2.Close())
+	if !waitCounter(t, "fakecuda_live_handles", live) {
+		return
+	}
+	if n, _ := fakeCounter("fakecuda_frees_waiting"); n != 1 || !time.Now().Before(end) {
+		t.Fatalf("the stream closed after the buffer was destroyed only once the free had ended (%d frees waiting): the free held the flusher", n)
+	}
+	ok(t, s.Sync())
+	waitCounter(t, "fakecuda_frees_waiting", 0)
+}

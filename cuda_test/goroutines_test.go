@@ -21,7 +21,7 @@ import (
 var packageGoroutines = map[string]string{
 	"github.com/cudagen/cudagen/cuda/internal/sleeper.dispatch": "the dispatcher (while a waiter thread's answer is owed)",
 	"github.com/cudagen/cudagen/cuda/internal/lifetime.flush":   "the flusher (while closed objects wait for their destroy)",
-	"github.com/cudagen/cudagen/cuda.(*ctxState).Release.func1": "a context's release (while the driver waits for its pending work)",
+	"github.com/cudagen/cudagen/cuda.(*ctxState).runSlow":       "a context's slow calls: frees, unloads and its release (while the driver waits for its pending work)",
 	"github.com/cudagen/cudagen/cuda.(*Event).WaitChan.func1":   "a WaitChan's wait (while it waits)",
 }
 

@@ -856,8 +856,19 @@ static void free_alloc(falloc **x) { // under mu
 	free((void *)a->base);
 	free(a);
 }
+long long fakecuda_frees_waiting; // cuMemFree calls waiting for the device's work now
+// cuMemFree waits for the work queued on the context, as the driver's does.
 static CUresult cuMemFree(unsigned long long dptr) {
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	int dev = ctx_dev(current);
+	if (dev >= 0) {
+		long long t = __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED);
+		if (t > now_ns()) {
+			__atomic_add_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
+			sleep_until(t);
+			__atomic_sub_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
+		}
+	}
 	pthread_mutex_lock(&mu);
 	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
 		if ((*x)->base == (uintptr_t)dptr) {
