@@ -856,18 +856,22 @@ static void free_alloc(falloc **x) { // under mu
 	free((void *)a->base);
 	free(a);
 }
-long long fakecuda_frees_waiting; // cuMemFree calls waiting for the device's work now
-// cuMemFree waits for the work queued on the context, as the driver's does.
+long long fakecuda_frees_waiting; // cuMemFree calls waiting now (for the device's work, or the gate)
+long long fakecuda_gate_free;     // set: frees wait at it, as for work that never ends (the tests set it)
+// cuMemFree waits for the work queued on the context, as the driver's does,
+// and while the tests keep fakecuda_gate_free set.
 static CUresult cuMemFree(unsigned long long dptr) {
 	if (current_released()) return CONTEXT_IS_DESTROYED;
 	int dev = ctx_dev(current);
-	if (dev >= 0) {
-		long long t = __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED);
-		if (t > now_ns()) {
-			__atomic_add_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
-			sleep_until(t);
-			__atomic_sub_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
+	long long t = dev >= 0 ? __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED) : 0;
+	if (t > now_ns() || __atomic_load_n(&fakecuda_gate_free, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
+		sleep_until(t);
+		while (__atomic_load_n(&fakecuda_gate_free, __ATOMIC_SEQ_CST)) {
+			struct timespec ts = {0, 100000};
+			nanosleep(&ts, NULL);
 		}
+		__atomic_sub_fetch(&fakecuda_frees_waiting, 1, __ATOMIC_SEQ_CST);
 	}
 	pthread_mutex_lock(&mu);
 	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
