@@ -119,8 +119,10 @@ func TestHeaderExpansionBomb(t *testing.T) {
 	}
 	b.WriteString("int bomb[] = { M39 };\n")
 	_, err := headerModel(miniConfig(), writePair(t, b.String()+miniCuda, miniTypedefs))
-	if err == nil || !strings.Contains(err.Error(), "macro expansion limit exceeded") {
-		t.Fatalf("a header whose macro expands 2^39 times: %v, want the expansion limit's error", err)
+	// The expansion limit stops it (7 s on an idle 2-core machine); on a
+	// busy one the time limit may come first: either says why it stopped.
+	if err == nil || !strings.Contains(err.Error(), "macro expansion limit exceeded") && !strings.Contains(err.Error(), "expands without end") {
+		t.Fatalf("a header whose macro expands 2^39 times: %v, want the expansion limit's or the time limit's error", err)
 	}
 	checkMessage(t, err)
 	t.Log(err)
