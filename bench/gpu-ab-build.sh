@@ -7,6 +7,8 @@
 # BenchmarkHotParts (the cuda package's tests) and bench/peers/inproc (the
 # cuda package against gorgonia/cu, built as bench/peers/build.sh builds it,
 # with Go's default C flags restated: setting CGO_CFLAGS replaces them).
+# Both measure with the working tree's harness (cuda_test/inproc_test.go,
+# copied into the old tree), so that only the code under test differs.
 set -euo pipefail
 old=${1:?usage: bench/gpu-ab-build.sh OLDREV}
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ hdr=$(go run ./tools/fetchheaders 12.4 | sed -n 's/^CUDA 12.4: \(.*\) (verified)
 tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git worktree add --detach "$tmp/old" "$old" >/dev/null
+cp cuda_test/inproc_test.go "$tmp/old/cuda_test/inproc_test.go"
 bash bench/peers/mkstub.sh "$tmp/stub" bench/peers/gocu/include "$hdr"
 rm -rf "$out" && mkdir -p "$out"
 build() { # tree name

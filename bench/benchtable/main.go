@@ -1,5 +1,5 @@
 // Command benchtable turns interleaved benchmark rounds into the table of
-// docs/gpu-runs.md: for each operation, the C baseline (bench/cbench), the
+// docs/performance.md: for each operation, the C baseline (bench/cbench), the
 // generated layer (cuda/driver, BenchmarkDriver<Op>) and the cuda package
 // (Benchmark<Op>). The driver's own cost on the GPU machine jumps between two
 // levels about 2x apart from one process to the next, so the table gives the
