@@ -619,8 +619,16 @@ func TestLayerBufferFreeOffFlusher(t *testing.T) {
 	}()
 	b := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 16))
 	ok(t, b.Close())
-	if !waitCounter(t, "fakecuda_frees_waiting", 1) {
-		return
+	// Its free waits at the gate (an earlier test's buffers, freed after
+	// their work, may wait there too).
+	for i := 0; ; i++ {
+		if n, _ := fakeCounter("fakecuda_frees_waiting"); n >= 1 {
+			break
+		}
+		if i == 6000 {
+			t.Fatal("no free reached the fake's gate in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	live, _ := fakeCounter("fakecuda_live_handles")
 	s := must[*cuda.Stream](t)(dev.NewStream())
@@ -628,8 +636,8 @@ func TestLayerBufferFreeOffFlusher(t *testing.T) {
 	if !waitCounter(t, "fakecuda_live_handles", live) {
 		t.Fatal("a stream closed while a buffer's free waits was not destroyed: the free holds the flusher")
 	}
-	if n, _ := fakeCounter("fakecuda_frees_waiting"); n != 1 {
-		t.Fatalf("%d frees waiting at the gate, want 1", n)
+	if n, _ := fakeCounter("fakecuda_frees_waiting"); n < 1 {
+		t.Fatal("no free waits at the gate any more, with the gate closed")
 	}
 	fakeSet("fakecuda_gate_free", 0)
 	opened = false
