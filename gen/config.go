@@ -46,6 +46,12 @@ type config struct {
 	Exclude map[string]string `json:"exclude"`
 	// Functions overrides the shape of a function's parameters, by base name.
 	Functions map[string]funcConf `json:"functions"`
+	// Libraries are the configs of the other CUDA libraries bound (NVRTC,
+	// nvJitLink), file names relative to this one's directory (library.go).
+	Libraries []string `json:"libraries,omitempty"`
+	// Library makes this the config of a library other than the driver:
+	// its header, names and how it is loaded (library.go).
+	Library *libraryConf `json:"library,omitempty"`
 
 	initialisms map[string]bool
 }
@@ -75,6 +81,11 @@ type funcConf struct {
 	In []string `json:"in,omitempty"`
 	// Buffer makes a (char *buf, int len) pair into a string result.
 	Buffer *bufferConf `json:"buffer,omitempty"`
+	// Sized makes output arrays whose length another function of the API
+	// returns (nvrtcGetPTX's ptx, by nvrtcGetPTXSize) into results: the
+	// wrapper calls that function with the parameters of the same names,
+	// allocates what it says, and calls: parameter → how.
+	Sized map[string]sizedConf `json:"sized,omitempty"`
 	// Slices makes (pointer, count) pairs into slices: pointer → count.
 	// Pointers sharing a count must have equal lengths.
 	Slices map[string]string `json:"slices,omitempty"`
@@ -180,6 +191,16 @@ type twoCallConf struct {
 	Arrays []string `json:"arrays"`
 }
 
+// sizedConf is an output array whose length another function returns.
+type sizedConf struct {
+	// By is the function that returns the length, in elements: its other
+	// parameters are this function's of the same names, and its one result
+	// is the length.
+	By string `json:"by"`
+	// Text makes the result a string: the bytes up to the first NUL.
+	Text bool `json:"text,omitempty"`
+}
+
 // bufferConf describes a caller-provided string buffer.
 type bufferConf struct {
 	Buf  string `json:"buf"`
@@ -223,9 +244,12 @@ func loadConfig(path string) (*config, error) {
 			missing = append(missing, "exclude."+n)
 		}
 	}
+	if err := c.Library.check(path); err != nil {
+		return nil, err
+	}
 	for n, f := range c.Functions {
-		if !strings.HasPrefix(n, "cu") {
-			return nil, fmt.Errorf("%s: function %q is not a driver API name (cu...)", path, n)
+		if !strings.HasPrefix(n, c.funcPrefix()) {
+			return nil, fmt.Errorf("%s: function %q is not a name of this API (%s...)", path, n, c.funcPrefix())
 		}
 		if f.Why == "" {
 			missing = append(missing, "functions."+n)
@@ -294,18 +318,39 @@ func (c *config) funcGoName(name string) string {
 	if r, ok := c.Names[name]; ok {
 		return r.Go
 	}
-	return c.goName(words(strings.TrimPrefix(name, "cu")))
+	return c.goName(words(strings.TrimPrefix(name, c.funcPrefix())))
+}
+
+// funcPrefix is what every function name of the API starts with: "cu",
+// or the library's prefix.
+func (c *config) funcPrefix() string {
+	if c.Library != nil {
+		return c.Library.Prefix
+	}
+	return "cu"
+}
+
+// typePrefix is what the API's type names start with: "CU", or the
+// library's prefix.
+func (c *config) typePrefix() string {
+	if c.Library != nil {
+		return c.Library.Prefix
+	}
+	return "CU"
 }
 
 // typeGoName: CUevent → Event, CUDA_MEMCPY2D → Memcpy2D,
 // CUdevice_attribute → DeviceAttribute.
 func (c *config) typeGoName(name string) string {
-	return c.prefixedGoName(name, "CU")
+	return c.prefixedGoName(name, c.typePrefix())
 }
 
 // constGoName: CU_EVENT_DEFAULT → EventDefault, CUDA_ERROR_NOT_READY →
 // ErrorNotReady.
 func (c *config) constGoName(name string) string {
+	if c.Library != nil {
+		return c.prefixedGoName(name, c.Library.ConstPrefix)
+	}
 	return c.prefixedGoName(name, "CU_")
 }
 

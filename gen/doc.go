@@ -60,6 +60,14 @@
 //  4. write: the files are written all at once, or with -check compared
 //     with those committed (write.go).
 //
+// # Libraries
+//
+// The CUDA libraries other than the driver (NVRTC in cuda/nvrtc) are bound
+// by the same stages from their own configs, which gen/bindings.json lists
+// under "libraries" (gen/nvrtc.json); library.go holds what differs: their
+// header, names, result type and shared library (docs/generator.md, "Add a
+// library").
+//
 // # Templates
 //
 // The text of what is generated as C or Markdown is in templates/, at the

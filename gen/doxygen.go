@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	paramCmdRe = regexp.MustCompile(`^\\param(?:\[(in|out|in,\s*out)\])?\s+(\w+)\s*-?\s*(.*)$`)
+	paramCmdRe = regexp.MustCompile(`^\\param\s*(?:\[(in|out|in,\s*out)\])?\s+(\w+)\s*-?\s*(.*)$`)
 	cmdRe      = regexp.MustCompile(`^\\([a-zA-Z_]+)\b\s*(.*)$`)
 	dropRe     = regexp.MustCompile(`\\(notefnerr|note_[a-z_]+|link_[a-z_]+)\b`)
 	tagRe      = regexp.MustCompile(`</?[a-zA-Z]+[^>]*>`)

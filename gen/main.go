@@ -159,6 +159,9 @@ func generate(o options) (drift []string, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.libraries(changes); err != nil {
+		return nil, err
+	}
 	if o.Check {
 		return g.drift(changes), nil
 	}
@@ -386,12 +389,18 @@ func (g *generation) rewriteKept(changes map[string][]byte) error {
 	return nil
 }
 
-// existing lists the generated files in the module, and in the output
-// directory where it is outside.
+// existing lists the driver's generated files in the module, and in the
+// output directory where it is outside (the libraries' are library.go's).
 func (g *generation) existing() ([]string, error) {
-	existing, err := generatedFiles(g.o.Root)
+	all, err := generatedFiles(g.o.Root)
 	if err != nil {
 		return nil, err
+	}
+	var existing []string
+	for _, p := range all {
+		if b := filepath.Base(p); strings.HasPrefix(b, "zdriver_") || strings.HasPrefix(b, "zlayout_") {
+			existing = append(existing, p)
+		}
 	}
 	root := filepath.Clean(g.o.Root) + string(filepath.Separator)
 	if g.o.Out != "" && !strings.HasPrefix(filepath.Clean(g.o.Out)+string(filepath.Separator), root) {

@@ -44,6 +44,8 @@ type model struct {
 	Defines []*defineGroup
 	// Keys are the generic types of the typed forms (typed.go).
 	Keys []*typedKey
+	// Lib is the library bound, where it is not the driver (library.go).
+	Lib *libraryConf
 }
 
 // builder makes a model from the parsed headers. What it needs while it
@@ -154,6 +156,7 @@ const (
 	rTypedSize              // the size of a typed parameter, set by the wrapper
 	rImage                  // a module image: a []byte checked before the call
 	rInOutCount             // a count pointer: in, the slice's length; out, how many the driver wrote (a result)
+	rSized                  // an output array whose length another function returns: a result
 )
 
 // param is one C parameter.
@@ -199,6 +202,12 @@ type param struct {
 	// passed as an array of integers and kept alive.
 	Hidden    bool
 	constElem bool // a pointer to const
+	// SizedBy is the function whose result is an rSized array's length,
+	// SizedArgs the Go names of the parameters passed to it, and Text
+	// says the result is a string.
+	SizedBy   *function
+	SizedArgs []string
+	Text      bool
 	// Life is how long the driver uses the memory it names (shapes.go).
 	Life     *life
 	callback bool   // a C function pointer
@@ -243,6 +252,8 @@ type function struct {
 	// Alias: the default entry point's stable versioned name (cuCtxCreate_v2
 	// → CtxCreateV2), bound beside GoName.
 	Alias string
+	// NoCtx: a library's function, called with no context to make current.
+	NoCtx bool
 }
 
 // modelHeaders runs the read and model stages on one version's headers in
@@ -430,7 +441,7 @@ func (m *builder) types() error {
 	order := typedefGroups(s)
 	for _, g := range order {
 		name := g.name()
-		if !strings.HasPrefix(name, "CU") {
+		if !strings.HasPrefix(name, m.cfg.typePrefix()) {
 			continue // cuuint64_t and such: plain scalars
 		}
 		d := g.root
@@ -892,17 +903,22 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 	}
 	pd := m.src.parsedDoc(d)
 	f.Doc = pd.text()
-	abiV, why, err := m.pickABI(d, sym, base, abi)
-	if why != "" || err != nil {
-		return nil, why, err
+	result := "CUresult"
+	if m.Lib != nil {
+		result = m.Lib.Result // a library's functions are found by their symbol, not at an ABI version
+	} else {
+		abiV, why, err := m.pickABI(d, sym, base, abi)
+		if why != "" || err != nil {
+			return nil, why, err
+		}
+		f.ABI = abiV
 	}
-	f.ABI = abiV
 	ft := d.Type().(*cc.FunctionType)
 	if ft.IsVariadic() {
 		return nil, "it is variadic", nil
 	}
-	if rt := ft.Result(); rt.Typedef() == nil || rt.Typedef().Name() != "CUresult" {
-		return nil, "it does not return CUresult", nil
+	if rt := ft.Result(); rt.Typedef() == nil || rt.Typedef().Name() != result {
+		return nil, "it does not return " + result, nil
 	}
 	fc := m.inferred(d, base, m.cfg.Functions[base]) // #define flags types, returned CUDA arrays (consts.go), then the config's
 	if err := m.claimFunc(f, isDefault); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cudagen/cudagen/headers"
@@ -84,10 +85,10 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		s.remove()
 		return nil, s.mapErr(err)
 	}
-	for _, f := range headers.Files {
+	for _, f := range append(headers.Files, headers.LibraryFiles...) {
 		b, err := os.ReadFile(filepath.Join(inc, f))
 		if errors.Is(err, os.ErrNotExist) {
-			continue // checkHeaders says what is missing, and why it matters
+			continue // checkHeaders says what is missing, and why it matters; a library's header is pinned where the toolkit ships it
 		}
 		if err != nil {
 			return fail(fmt.Errorf("gen: %w", err))
@@ -112,8 +113,11 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		return fail(fmt.Errorf("gen: CUDA %s is already pinned from Debian's %s %s; remove it from headers/manifest.json first to pin %s instead",
 			v, old.Source.Package, old.Source.PackageVersion, dir))
 	}
-	for _, f := range headers.Files {
+	for _, f := range append(headers.Files, headers.LibraryFiles...) {
 		sum, err := headers.SumFile(filepath.Join(stage, f))
+		if errors.Is(err, os.ErrNotExist) && slices.Contains(headers.LibraryFiles, f) {
+			continue
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -123,7 +127,7 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		return s, nil
 	}
 	var differ []string
-	for _, f := range headers.Files {
+	for _, f := range s.Entry.AllFiles() {
 		if old.Files[f] != s.Entry.Files[f] {
 			differ = append(differ, fmt.Sprintf("%s: pinned sha256 %s, %s has %s", f, old.Files[f], filepath.Join(inc, f), s.Entry.Files[f]))
 		}

@@ -369,7 +369,7 @@ func outs(f *function) []*param {
 	var r []*param
 	for _, q := range f.Params {
 		switch q.Role {
-		case rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount:
+		case rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount, rSized:
 			r = append(r, q)
 		}
 	}
@@ -492,9 +492,12 @@ func (e *renderer) cgo(m *model) ([]byte, error) {
 		if len(outs(fn)) > 0 {
 			res = resultsCode(fn, true)
 		}
-		f.Func().Id(fn.GoName + "Ctx").Params(paramsCode(fn, true)...).Add(res).Block(body...)
+		if m.Lib != nil {
+			f.Add(comment(plainDoc(fn)...)) // a library's wrapper is the function
+		}
+		f.Func().Id(wrapperName(m, fn)).Params(paramsCode(fn, m.Lib == nil)...).Add(res).Block(body...)
 	}
-	return renderFor(m, cgoFileName(m.Version), f)
+	return renderFor(m, e.fileName(m, "_cgo"), f)
 }
 
 // wrapper is the code of one cgo wrapper being made.
@@ -540,7 +543,11 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		w.add(jen.Var().Id("pin").Qual("runtime", "Pinner"), jen.Defer().Id("pin").Dot("Unpin").Call())
 		w.add(pinned...)
 	}
-	args := []jen.Code{jen.Qual("C", "uintptr_t").Call(jen.Id("ctx")), w.fnArg}
+	ctx := jen.Id("ctx")
+	if f.NoCtx {
+		ctx = jen.Lit(0) // a library's trampolines are the driver's, given no context to make current
+	}
+	args := []jen.Code{jen.Qual("C", "uintptr_t").Call(ctx), w.fnArg}
 	outSlices := map[int]string{} // args index → the result slice: nil in the first call of two
 	for _, q := range f.Params {
 		a, err := w.arg(q)
@@ -664,6 +671,11 @@ func (w *wrapper) arg(q *param) (jen.Code, error) {
 		w.post = append(w.post, jen.Id(q.Go).Op("=").Id("cString").Call(jen.Id(c).Index(jen.Empty(), jen.Empty())))
 		return unsafePointer(jen.Op("&").Id(c).Index(jen.Lit(0))), nil
 	case rImage, rSlice:
+		if q.GoType == "[]string" { // C strings in C memory, for the call
+			w.add(jen.List(jen.Id(c), jen.Id("free"+q.Go)).Op(":=").Id("cStrings").Call(jen.Id(q.Go)),
+				jen.Defer().Id("free"+q.Go).Call())
+			return jen.Id(c), nil
+		}
 		if q.Keep != "" { // copied into C memory its owner keeps
 			w.add(jen.Id("k"+q.Go).Op(":=").Id("keepCopy").Call(unsafePointer(sliceData(q.Go)),
 				jen.Len(jen.Id(q.Go)).Op("*").Int().Call(jen.Qual("unsafe", "Sizeof").Call(jen.Id(q.Go).Index(jen.Lit(0))))))
@@ -680,6 +692,8 @@ func (w *wrapper) arg(q *param) (jen.Code, error) {
 		return typeCode(q.CConv).Call(jen.Len(jen.Id(countSlice(w.f, q)))), nil
 	case rOutSlice:
 		return unsafePointer(sliceData(q.Go)), nil
+	case rSized:
+		return w.sized(q), nil
 	case rOutCount:
 		return unsafePointer(addr(c)), nil
 	case rInOutCount:
@@ -912,10 +926,17 @@ func (e *renderer) noCgo(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, "!cgo"))
 	f.Var().Id("_").Qual("unsafe", "Pointer")
 	f.Line()
-	f.Add(comment("// Without cgo every function returns errNoCgo (it matches ErrNoDriver)."))
+	if m.Lib == nil {
+		f.Add(comment("// Without cgo every function returns errNoCgo (it matches ErrNoDriver)."))
+	} else {
+		f.Add(comment("// Without cgo every function returns errNoCgo (it matches ErrNoLibrary)."))
+	}
 	f.Line()
 	for _, fn := range m.Funcs {
-		ps := []jen.Code{jen.Id("Context")}
+		var ps []jen.Code
+		if m.Lib == nil {
+			ps = append(ps, jen.Id("Context"))
+		}
 		for _, q := range inParams(fn) {
 			ps = append(ps, typeCode(q.GoType))
 		}
@@ -924,9 +945,9 @@ func (e *renderer) noCgo(m *model) ([]byte, error) {
 			rv = append(rv, zero(m, q.GoType))
 		}
 		rv = append(rv, jen.Id("errNoCgo"))
-		f.Func().Id(fn.GoName + "Ctx").Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(rv...)))
+		f.Func().Id(wrapperName(m, fn)).Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(rv...)))
 	}
-	return renderFor(m, noCgoFileName(m.Version), f)
+	return renderFor(m, e.fileName(m, "_nocgo"), f)
 }
 
 // zero is the zero value of a result type.
@@ -1345,6 +1366,9 @@ func typedForm(f *jen.File, fn *function, tables map[string]string) {
 // driver keeps.
 func plainDoc(fn *function) []string {
 	doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first and leaves it current)", fn.GoName, fn.Symbol, fn.GoName)
+	if fn.NoCtx {
+		doc = fmt.Sprintf("%s calls %s", fn.GoName, fn.Symbol)
+	}
 	if b := brief(fn.Doc); b != "" {
 		doc += ": " + orDot(b)
 	} else {

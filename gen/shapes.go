@@ -130,10 +130,12 @@ var shapes = []paramShape{
 	{"typed", shapeTyped},
 	{"typedSize", shapeTypedSize},
 	{"buffer", shapeBuffer},
+	{"sized", shapeSized},
 	{"array", shapeArray},
 	{"override", shapeOverride},
 	{"named", shapeNamed},
 	{"scalar", shapeScalar},
+	{"strings", shapeStrings},
 	{"string", shapeString},
 	{"outString", shapeOutString},
 	{"pointerArray", shapePointerArray},
@@ -241,6 +243,35 @@ func shapeTypedSize(c *shapeCtx) (bool, string) {
 		return true, ""
 	}
 	return false, ""
+}
+
+// shapeSized: an output array whose length another function returns
+// (sized.go resolves that function once every function is built).
+func shapeSized(c *shapeCtx) (bool, string) {
+	sc, ok := c.fc.Sized[c.q.C]
+	if !ok {
+		return false, ""
+	}
+	e := c.elem()
+	if e == nil || e.Attributes().IsConst() {
+		return false, "the config sizes it by " + sc.By + ", but it is no pointer the function writes"
+	}
+	_, gt := scalar(e)
+	switch {
+	case gt == "":
+		return false, "the config sizes it by " + sc.By + ", but its elements are no scalar"
+	case sc.Text && gt != "byte" && gt != "int8":
+		return false, "the config makes it text, but it is no char array"
+	case sc.Text:
+		gt = "string"
+	case gt == "int8":
+		gt = "[]byte"
+	default:
+		gt = "[]" + gt
+	}
+	c.set(rSized, gt, "void *", "void *", "")
+	c.q.Text = sc.Text
+	return true, ""
 }
 
 // shapeBuffer: a char buffer whose text is the result, and its length.
@@ -366,6 +397,28 @@ func shapeOutString(c *shapeCtx) (bool, string) {
 		return false, ""
 	}
 	c.set(rOutString, "string", "void *", "void *", "")
+	return true, ""
+}
+
+// shapeStrings: const char * const * (or const char ** that the config
+// pairs with a count), an array of strings the function reads: a
+// []string once paired with its count (the config's slices), passed as C
+// strings in C memory made for the call.
+func shapeStrings(c *shapeCtx) (bool, string) {
+	e := c.elem()
+	if e == nil || e.Kind() != cc.Ptr {
+		return false, ""
+	}
+	if ce := e.(*cc.PointerType).Elem(); !isChar(ce) || !ce.Attributes().IsConst() {
+		return false, ""
+	}
+	if c.fc.Slices[c.q.C] == "" {
+		if e.Attributes().IsConst() {
+			return false, "an array of strings: pair it with its count under \"slices\" in the config"
+		}
+		return false, "" // const char **: a string result (outString)
+	}
+	c.set(rPtr, "*string", "void *", "void *", "")
 	return true, ""
 }
 
@@ -593,6 +646,8 @@ func (m *builder) paramLife(f *function, fc funcConf, pd *parsedDoc, q *param) (
 		l.Kind, l.Size = lifeWritten, fmt.Sprintf("a buffer of %d bytes", q.Size)
 	case rOutSlice:
 		l.Kind, l.Size = lifeWritten, "len: the count "+q.Count+" the driver gives"
+	case rSized:
+		l.Kind, l.Size = lifeWritten, "len: what "+fc.Sized[q.C].By+" returns, called first"
 	case rImage:
 		l.Kind, l.Size = lifeRead, "the image's own size, checked before the call"
 	case rTyped:

@@ -74,7 +74,7 @@ func copyToolkit(e *Entry, toolkit, cache string) error {
 		return fmt.Errorf("headers: CUDA %s comes from a toolkit at %s, which this machine does not have (%w); "+
 			"copy its include/cuda.h and include/cudaTypedefs.h into %s", e.Version, toolkit, ErrUnavailable, e.Dir(cache))
 	}
-	for _, f := range Files {
+	for _, f := range e.AllFiles() {
 		got, err := SumFile(filepath.Join(inc, f))
 		if err != nil {
 			return fmt.Errorf("headers: CUDA %s comes from the toolkit at %s: %v (%w)", e.Version, toolkit, err, ErrUnavailable)
@@ -84,15 +84,19 @@ func copyToolkit(e *Entry, toolkit, cache string) error {
 				"copy the pinned toolkit's headers into %s", e.Version, toolkit, f, got, e.Files[f], ErrUnavailable, e.Dir(cache))
 		}
 	}
-	return CopyHeaders(inc, e.Dir(cache))
+	return CopyHeaders(inc, e.Dir(cache), e.AllFiles()...)
 }
 
-// CopyHeaders copies the pinned header files from src into dst.
-func CopyHeaders(src, dst string) error {
+// CopyHeaders copies the header files named (cuda.h and cudaTypedefs.h if
+// none is) from src into dst.
+func CopyHeaders(src, dst string, files ...string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	for _, f := range Files {
+	if len(files) == 0 {
+		files = Files
+	}
+	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			return fmt.Errorf("headers: %w", err)
@@ -279,11 +283,12 @@ func (a *apt) extract(deb, dst string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	members := make([]string, len(Files))
-	for i, f := range Files {
+	files := a.e.AllFiles()
+	members := make([]string, len(files))
+	for i, f := range files {
 		members[i] = "./" + inc + "/" + f
 	}
-	a.stage("extracting %s (decompressing the package's files up to them)", strings.Join(Files, " and "))
+	a.stage("extracting %s (decompressing the package's files up to them)", strings.Join(files, ", "))
 	// --occurrence: tar stops once it has every named member, instead of
 	// decompressing the rest of the package; dpkg-deb then exits on the
 	// closed pipe, which is not an error here (tar's status is the script's).
@@ -291,9 +296,9 @@ func (a *apt) extract(deb, dst string) error {
 	sh.Args = append(sh.Args, members...)
 	sh.Stdout, sh.Stderr = a.log, a.log
 	if err := sh.Run(); err != nil {
-		return fmt.Errorf("headers: extracting %s from %s: %w", strings.Join(Files, ", "), filepath.Base(deb), err)
+		return fmt.Errorf("headers: extracting %s from %s: %w", strings.Join(files, ", "), filepath.Base(deb), err)
 	}
-	return CopyHeaders(filepath.Join(tmp, inc), dst)
+	return CopyHeaders(filepath.Join(tmp, inc), dst, files...)
 }
 
 // packageSize asks apt-get for the package's size in bytes (0 if it cannot

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,29 @@ import (
 
 // Files are the header files pinned for every version, in a fixed order.
 var Files = []string{"cuda.h", "cudaTypedefs.h"}
+
+// LibraryFiles are the headers of the toolkit's other libraries that a
+// version pins where its toolkit ships them (CUDA 11.8 has no nvJitLink.h),
+// in a fixed order.
+var LibraryFiles = []string{"nvrtc.h", "nvJitLink.h"}
+
+// AllFiles are the header files e pins: Files, then those of LibraryFiles
+// it lists.
+func (e *Entry) AllFiles() []string {
+	all := append([]string(nil), Files...)
+	for _, f := range LibraryFiles {
+		if _, ok := e.Files[f]; ok {
+			all = append(all, f)
+		}
+	}
+	return all
+}
+
+// Has says whether e pins the header file f.
+func (e *Entry) Has(f string) bool {
+	_, ok := e.Files[f]
+	return ok
+}
 
 // Manifest is the list of pinned toolkit versions.
 type Manifest struct {
@@ -39,7 +63,8 @@ type Entry struct {
 	// Tag is the Go build tag that selects this version's bindings.
 	Tag    string `json:"tag"`
 	Source Source `json:"source"`
-	// Files maps each header file name to its sha256 (hex).
+	// Files maps each header file name to its sha256 (hex): cuda.h and
+	// cudaTypedefs.h, and each of LibraryFiles the toolkit ships.
 	Files map[string]string `json:"files"`
 }
 
@@ -99,6 +124,14 @@ func (e *Entry) validate() error {
 	for _, f := range Files {
 		if len(e.Files[f]) != 64 {
 			return fmt.Errorf("version %s: no sha256 for %s", e.Version, f)
+		}
+	}
+	for f, sum := range e.Files {
+		if !slices.Contains(Files, f) && !slices.Contains(LibraryFiles, f) {
+			return fmt.Errorf("version %s: %s is no header cudagen pins (%s, %s)", e.Version, f, strings.Join(Files, ", "), strings.Join(LibraryFiles, ", "))
+		}
+		if len(sum) != 64 {
+			return fmt.Errorf("version %s: the sha256 of %s is not 64 hex digits", e.Version, f)
 		}
 	}
 	switch e.Source.Kind {
@@ -242,7 +275,7 @@ var ErrMismatch = errors.New("sha256 mismatch")
 
 // Verify checks that dir holds this entry's header files with the pinned sums.
 func (e *Entry) Verify(dir string) error {
-	for _, f := range Files {
+	for _, f := range e.AllFiles() {
 		got, err := SumFile(filepath.Join(dir, f))
 		if err != nil {
 			return err

@@ -119,7 +119,11 @@ spawn untagged gotest untagged.log -count=1 ./...
 for tag in $tags; do
 	spawn "$tag" gotest "$tag.log" -count=1 -tags "$tag" $tagged
 done
-nocgo() { export CGO_ENABLED=0; gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver; }
+nocgo() {
+	export CGO_ENABLED=0
+	gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver &&
+		for tag in "" $tags; do gotest "nocgo-libs$tag.log" -count=1 -tags "$tag" ./cuda/nvrtc || return 1; done
+}
 spawn nocgo nocgo
 spawn race gotest race.log -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test
 # Each run's result as it ends; the runs still going, once a minute.

@@ -1,0 +1,44 @@
+//go:build cgo
+
+package dynlib
+
+/*
+#cgo linux LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static uintptr_t dl_open(const char *path, const char **why) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		*why = e != NULL ? e : "dlopen failed";
+	}
+	return (uintptr_t)h;
+}
+static uintptr_t dl_sym(uintptr_t h, const char *name) {
+	return (uintptr_t)dlsym((void *)h, name);
+}
+*/
+import "C"
+
+import "unsafe"
+
+const cgoEnabled = true
+
+func dlopen(path string) (uintptr, string) {
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	var why *C.char
+	h := C.dl_open(cs, &why)
+	if h == 0 {
+		return 0, C.GoString(why)
+	}
+	return uintptr(h), ""
+}
+
+func dlsym(h uintptr, name string) uintptr {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return uintptr(C.dl_sym(C.uintptr_t(h), cs))
+}

@@ -1,0 +1,538 @@
+package main
+
+// Every stage, for the CUDA libraries other than the driver (NVRTC,
+// nvJitLink). A library is described by a config of its own (gen/nvrtc.json:
+// the same overrides as the driver's gen/bindings.json, and a "library"
+// block: its header, the prefix of its names, its result type, the shared
+// library's names by toolkit major version and the environment variable that
+// names the file instead), listed in gen/bindings.json's "libraries". Its
+// header is pinned with the toolkit's (headers/manifest.json lists it among
+// a version's files where the toolkit ships it). The read and model stages
+// are the driver's, less what only the driver has (cudaTypedefs.h's ABI
+// versions, contexts, #define constants); the render stage is the driver's
+// Go and C, with wrappers named as the functions (no context variant) and
+// a pure-Go file of the library's own. Each version whose toolkit ships the
+// header gets its files under the version's build tag, as the driver's; the
+// tags of the others build the library's unbound file, which says so.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cudagen/cudagen/headers"
+	"github.com/dave/jennifer/jen"
+	"modernc.org/cc/v4"
+)
+
+// libraryConf is how a library other than the driver is bound.
+type libraryConf struct {
+	// Name is the library's name in messages: "NVRTC".
+	Name string `json:"name"`
+	// Header is its header, one of headers.LibraryFiles: "nvrtc.h".
+	Header string `json:"header"`
+	// Prefix starts every function and type name: "nvrtc".
+	Prefix string `json:"prefix"`
+	// ConstPrefix starts its enumerators: "NVRTC_".
+	ConstPrefix string `json:"constPrefix"`
+	// Result is the type every function returns: "nvrtcResult".
+	Result string `json:"result"`
+	// Sonames are the shared library's names that a toolkit major version's
+	// bindings load, newest first: "12" → ["libnvrtc.so.12"].
+	Sonames map[string][]string `json:"sonames"`
+	// Env names a variable that gives the shared library's path instead.
+	Env string `json:"env"`
+	// Install says what provides the shared library, for the error that
+	// finds none.
+	Install string `json:"install"`
+}
+
+// check refuses a library block missing what binding needs.
+func (l *libraryConf) check(path string) error {
+	if l == nil {
+		return nil
+	}
+	switch {
+	case !slices.Contains(headers.LibraryFiles, l.Header):
+		return fmt.Errorf("%s: library.header %q is none of the pinned library headers (%s)", path, l.Header, strings.Join(headers.LibraryFiles, ", "))
+	case l.Name == "" || l.Prefix == "" || l.ConstPrefix == "" || l.Result == "" || l.Env == "" || l.Install == "":
+		return fmt.Errorf("%s: library needs name, header, prefix, constPrefix, result, sonames, env and install", path)
+	case len(l.Sonames) == 0:
+		return fmt.Errorf("%s: library.sonames is empty: give the shared library's names for each toolkit major version", path)
+	}
+	return nil
+}
+
+// libraryConfigs loads the configs cfg lists in "libraries", relative to
+// the directory of cfg's file.
+func libraryConfigs(cfgPath string, cfg *config) ([]*config, error) {
+	var libs []*config
+	for _, name := range cfg.Libraries {
+		c, err := loadConfig(filepath.Join(filepath.Dir(cfgPath), name))
+		if err != nil {
+			return nil, fmt.Errorf("gen: %w", err)
+		}
+		if c.Library == nil {
+			return nil, fmt.Errorf("gen: %s: a library's config needs its \"library\" block", name)
+		}
+		libs = append(libs, c)
+	}
+	return libs, nil
+}
+
+// wrapperName is the Go name of fn's cgo wrapper: the driver's take the
+// context to make current (XCtx); a library's are the functions.
+func wrapperName(m *model, fn *function) string {
+	if m.Lib != nil {
+		return fn.GoName
+	}
+	return fn.GoName + "Ctx"
+}
+
+// fileName is the name of one of m's files: suffix "" for the pure-Go
+// file, "_cgo", "_nocgo" or "_test".
+func (e *renderer) fileName(m *model, suffix string) string {
+	if m.Lib == nil {
+		return strings.TrimSuffix(fileName(m.Version), ".go") + suffix + ".go"
+	}
+	return libFileName(e.Cfg.Package, m.Version, suffix)
+}
+
+// libFileName is a library's per-version file: znvrtc_cuda12_4_cgo.go.
+func libFileName(pkg, version, suffix string) string {
+	return "z" + pkg + "_cuda" + strings.ReplaceAll(version, ".", "_") + suffix + ".go"
+}
+
+// libUnboundFile builds under the tags of the versions that do not bind
+// the library.
+func libUnboundFile(pkg string) string { return "z" + pkg + "_unbound.go" }
+
+// libraryModel runs the read and model stages of cfg's library on the
+// headers of version e in dir.
+func libraryModel(cfg *config, e *headers.Entry, dir string) (*model, error) {
+	s, err := translateLibrary(cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	lib := cfg.Library
+	m := &builder{model: &model{HeaderFile: filepath.Join(dir, lib.Header), Lib: lib, Version: e.Version, Tag: e.Tag,
+		CUDAVersion: e.CUDAVersion, Sums: map[string]string{lib.Header: e.Files[lib.Header]}},
+		cfg: cfg, src: s, byName: map[string]*namedType{}, byTag: map[string]*namedType{}, goIDs: map[string]string{}, ct: map[*namedType]cc.Type{}}
+	for _, n := range libHandWritten {
+		m.goIDs[n] = "(hand-written in the library's package)"
+	}
+	if err := m.types(); err != nil {
+		return nil, err
+	}
+	if err := m.nonGoFields(); err != nil {
+		return nil, err
+	}
+	for _, t := range m.Types {
+		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
+			t.PtrWords = m.ptrWords(t.Go)
+		}
+		if t.Kind == tUnion {
+			m.dataWords(t)
+		}
+	}
+	if err := m.libFunctions(); err != nil {
+		return nil, err
+	}
+	return m.model, nil
+}
+
+// libHandWritten are the Go names every library's package defines by hand.
+var libHandWritten = []string{"Load", "Functions", "FunctionInfo", "Toolkit", "BuildTag", "HeaderSHA256", "Error", "ErrNoLibrary", "ErrNotSupported", "LoadError"}
+
+// translateLibrary parses DIR/HEADER alone with cc.
+func translateLibrary(cfg *config, dir string) (*source, error) {
+	lib := cfg.Library
+	path := filepath.Join(dir, lib.Header)
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gen: %w", err)
+	}
+	if err := checkText(path, text); err != nil {
+		return nil, err
+	}
+	ccfg, err := ccConfig()
+	if err != nil {
+		return nil, err
+	}
+	c := *ccfg
+	c.EvalAllMacros = true
+	c.IncludePaths = append([]string{dir}, ccfg.IncludePaths...)
+	c.SysIncludePaths = append([]string{dir}, ccfg.SysIncludePaths...)
+	ast, err := cc.Translate(&c, []cc.Source{
+		{Name: "<predefined>", Value: ccfg.Predefined},
+		{Name: "<builtin>", Value: cc.Builtin},
+		{Name: path},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gen: parse %s: %w", path, ccError(err))
+	}
+	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}, pfns: map[string]*cc.Declarator{}}
+	for _, m := range aliasRe.FindAllSubmatch(text, -1) {
+		s.aliasOf[string(m[2])] = string(m[1])
+	}
+	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+		ed := l.ExternalDeclaration
+		if ed == nil || ed.Declaration == nil {
+			continue
+		}
+		for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
+			d := il.InitDeclarator.Declarator
+			if d == nil || filepath.Base(d.Position().Filename) != lib.Header {
+				continue
+			}
+			switch name := d.Name(); {
+			case d.IsTypename():
+				s.typedefs = append(s.typedefs, d)
+			case d.Type().Kind() == cc.Function && strings.HasPrefix(name, lib.Prefix):
+				s.funcs = append(s.funcs, d)
+				s.probes[name] = name // a library's names are its symbols: no macro renames them
+			}
+		}
+	}
+	return s, nil
+}
+
+// checkText refuses a header that is not text (headercheck.go says why
+// the driver's are checked the same way).
+func checkText(path string, b []byte) error {
+	if i := slices.Index(b, 0); i >= 0 {
+		return fmt.Errorf("gen: %s: byte %d is NUL: not a C header", path, i)
+	}
+	if !utf8.Valid(b) {
+		return fmt.Errorf("gen: %s: not UTF-8 text: not a C header", path)
+	}
+	return nil
+}
+
+// libFunctions builds every function the library's header declares.
+func (m *builder) libFunctions() error {
+	seen := map[string]bool{}
+	for _, d := range m.src.funcs {
+		sym := d.Name()
+		if seen[sym] {
+			continue
+		}
+		seen[sym] = true
+		m.Declared++
+		if why, ok := m.cfg.Exclude[sym]; ok {
+			m.Skipped = append(m.Skipped, skipped{sym, "excluded by the library's config: " + why})
+			continue
+		}
+		f, why, err := m.function(d, sym, sym, nil)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			m.Skipped = append(m.Skipped, skipped{sym, why})
+			continue
+		}
+		f.Index, f.Macro, f.NoCtx = len(m.Funcs), true, true
+		m.Funcs = append(m.Funcs, f)
+	}
+	if err := m.releases(); err != nil {
+		return err
+	}
+	if err := m.sizedFuncs(); err != nil {
+		return err
+	}
+	return m.typedKeys()
+}
+
+// libPure renders a library version's file that needs no cgo: what the
+// bindings are of, how the library is found, its types and enums, and the
+// functions' table.
+func (e *renderer) libPure(m *model) ([]byte, error) {
+	lib := m.Lib
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
+	major := strings.SplitN(m.Version, ".", 2)[0]
+	names := lib.Sonames[major]
+	if len(names) == 0 {
+		return nil, fmt.Errorf("gen: %s: library.sonames names no shared library for CUDA %s's major version %s", m.HeaderFile, m.Version, major)
+	}
+	var nameLits []jen.Code
+	for _, n := range names {
+		nameLits = append(nameLits, jen.Lit(n))
+	}
+	f.Add(comment(line("Bindings for %s from CUDA %s's %s (sha256 %s).", lib.Name, m.Version, lib.Header, m.Sums[lib.Header])))
+	f.Const().Defs(
+		comment("// Toolkit is the toolkit version of the header these bindings were generated from."),
+		jen.Id("Toolkit").Op("=").Lit(m.Version),
+		comment("// BuildTag is the build tag that selects these bindings."),
+		jen.Id("BuildTag").Op("=").Lit(m.Tag),
+		comment("// libraryEnv names the variable that gives the shared library's path."),
+		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
+		comment("// libraryInstall says what provides the shared library."),
+		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
+		comment("// unboundWhy is empty: this build binds the library."),
+		jen.Id("unboundWhy").Op("=").Lit(""),
+	)
+	f.Line()
+	f.Add(comment("// HeaderSHA256 holds the sha256 of the header the bindings were generated from."))
+	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(jen.Dict{jen.Lit(lib.Header): jen.Lit(m.Sums[lib.Header])})
+	f.Line()
+	f.Add(comment("// libraryNames are the shared library's names these bindings load, tried in", "// order (the newest compatible first)."))
+	f.Var().Id("libraryNames").Op("=").Index().String().Values(nameLits...)
+	f.Line()
+	var d decls
+	for _, t := range m.Types {
+		goTypeDecl(&d, t)
+	}
+	if len(d.types) > 0 {
+		f.Type().Defs(d.types...)
+		f.Line()
+	}
+	for _, c := range d.consts {
+		f.Add(c)
+	}
+	if len(d.vars) > 0 {
+		f.Var().Defs(d.vars...)
+		f.Line()
+	}
+	for _, c := range d.funcs {
+		f.Add(c)
+	}
+	f.Add(comment("// Functions lists every bound function: its Go name, the symbol it is found", "// by, and the number of C parameters it takes. The wrappers index procs in", "// the same order."))
+	var infos []jen.Code
+	for _, fn := range m.Funcs {
+		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Symbol), jen.Lit(len(fn.Params))))
+	}
+	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
+	f.Line()
+	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
+	return renderFor(m, e.fileName(m, ""), f)
+}
+
+// libTest renders a library version's test data: a call of every bound
+// function with zero arguments.
+func (e *renderer) libTest(m *model) ([]byte, error) {
+	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
+	f.Var().Id("_").Qual("unsafe", "Pointer")
+	f.Line()
+	f.Add(comment("// noLibraryCalls calls every bound function with zero arguments."))
+	var calls []jen.Code
+	for _, fn := range m.Funcs {
+		var args []jen.Code
+		for _, q := range inParams(fn) {
+			args = append(args, sampleArg(q))
+		}
+		call := jen.Id(fn.GoName).Call(args...)
+		if n := len(outs(fn)); n > 0 {
+			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
+		}
+		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
+	}
+	f.Var().Id("noLibraryCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
+	return renderFor(m, e.fileName(m, "_test"), f)
+}
+
+// libUnbound renders the file built under the tags of the pinned versions
+// whose toolkit has no header of the library pinned: its package says so,
+// and Load returns the error that says why.
+func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry) ([]byte, error) {
+	var exprs, tags []string
+	for _, v := range unbound {
+		x := versionExpr(e.Versions, v.Version)
+		if x == "" {
+			x = "!" + v.Tag // the only version pinned
+		}
+		if len(unbound) > 1 && strings.ContainsAny(x, "&|") {
+			x = "(" + x + ")"
+		}
+		exprs = append(exprs, x)
+		tags = append(tags, v.Tag)
+	}
+	f := jen.NewFile(e.Cfg.Package)
+	e.header(f, buildLine(strings.Join(exprs, " || ")))
+	f.Add(comment(line("The builds of %s bind no %s: their toolkit ships no %s, or it is not pinned (headers/manifest.json lists the headers each version pins; go run ./gen -cuda DIR pins a toolkit's). Load says so.", strings.Join(tags, ", "), lib.Name, lib.Header)))
+	f.Const().Defs(
+		jen.Id("Toolkit").Op("=").Lit(""),
+		jen.Id("BuildTag").Op("=").Lit(""),
+		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
+		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
+	)
+	f.Add(comment(line("%s is %s; these builds declare none of its values.", e.Cfg.typeGoName(lib.Result), lib.Result)))
+	f.Type().Id(e.Cfg.typeGoName(lib.Result)).Int32()
+	f.Var().Defs(
+		jen.Id("names"+e.Cfg.typeGoName(lib.Result)).Index().Id("enumName"),
+		jen.Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(),
+		jen.Id("libraryNames").Index().String(),
+		jen.Id("Functions").Index().Id("FunctionInfo"),
+		jen.Id("procs").Index(jen.Lit(0)).Id("proc"),
+		jen.Id("noLibraryCalls").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()),
+	)
+	f.Add(comment("// unboundWhy is Load's error under these builds."))
+	f.Const().Id("unboundWhy").Op("=").Lit(fmt.Sprintf("this build (%s) has no %s bindings: no %s is pinned for its toolkit; build with a tag whose toolkit pins it (%s)",
+		strings.Join(tags, " or "), lib.Name, lib.Header, strings.Join(boundTags(e.Versions, lib), ", ")))
+	return e.gofmt(f)
+}
+
+// boundTags are the tags of the pinned versions that bind lib.
+func boundTags(vs []headers.Entry, lib *libraryConf) []string {
+	var tags []string
+	for _, v := range vs {
+		if v.Has(lib.Header) {
+			tags = append(tags, v.Tag)
+		}
+	}
+	return tags
+}
+
+// libraries renders every library's files into changes (generate's render
+// stage, after the driver's): for each version the run generates whose
+// toolkit pins the library's header, its files; for those kept, their
+// committed files with the constraint rewritten; the unbound file for the
+// versions without the header; and the removal of files of versions no
+// longer pinned. A run into another output directory (-out) binds the
+// driver only.
+func (g *generation) libraries(changes map[string][]byte) error {
+	if g.o.Out != "" {
+		return nil
+	}
+	libs, err := libraryConfigs(g.o.Config, g.cfg)
+	if err != nil {
+		return err
+	}
+	for _, cfg := range libs {
+		if err := g.library(cfg, changes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// library renders one library's files into changes.
+func (g *generation) library(cfg *config, changes map[string][]byte) error {
+	lib := cfg.Library
+	out := filepath.Join(g.o.Root, cfg.Output)
+	em := &renderer{Cfg: cfg, Command: genCommand, Templates: g.o.Templates, Versions: g.man.Versions}
+	own := map[string]bool{}
+	var unbound []headers.Entry
+	for _, v := range g.man.Versions {
+		if !v.Has(lib.Header) {
+			unbound = append(unbound, v)
+		}
+	}
+	for _, v := range g.gen {
+		if !v.e.Has(lib.Header) {
+			continue
+		}
+		m, err := libraryModel(cfg, v.e, v.dir)
+		if err != nil {
+			return g.mapErr(err)
+		}
+		for suffix, render := range map[string]func(*model) ([]byte, error){"": em.libPure, "_cgo": em.cgo, "_nocgo": em.noCgo, "_test": em.libTest} {
+			b, err := render(m)
+			if err != nil {
+				return g.mapErr(err)
+			}
+			path := filepath.Join(out, libFileName(cfg.Package, m.Version, suffix))
+			changes[path], own[path] = b, true
+		}
+	}
+	unboundPath := filepath.Join(out, libUnboundFile(cfg.Package))
+	if len(unbound) > 0 {
+		b, err := em.libUnbound(lib, unbound)
+		if err != nil {
+			return err
+		}
+		changes[unboundPath] = b
+	} else if _, err := os.Stat(unboundPath); err == nil {
+		changes[unboundPath] = nil
+	}
+	if err := g.libraryBound(cfg, out, changes); err != nil {
+		return err
+	}
+	// The committed files of the versions not generated: kept (their
+	// constraint rewritten) while the version pins the header, else removed.
+	ents, err := os.ReadDir(out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, d := range ents {
+		path := filepath.Join(out, d.Name())
+		v, ok := libVersion(cfg.Package, d.Name())
+		if !ok || own[path] {
+			continue
+		}
+		if e := g.man.Find(v); e == nil || !e.Has(lib.Header) {
+			changes[path] = nil
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if changes[path], err = rewriteConstraint(b, g.man.Versions, v); err != nil {
+			return fmt.Errorf("gen: %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// libVersion is the version of a library's per-version generated file.
+func libVersion(pkg, name string) (string, bool) {
+	m := regexp.MustCompile(`^z` + regexp.QuoteMeta(pkg) + `_cuda([0-9]+)_([0-9]+)(_[a-z]+)?\.go$`).FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	return fmt.Sprintf("%d.%d", a, b), true
+}
+
+// libraryBound rewrites the //go:build line of each hand-written file of
+// the library's package that carries the directive //cudagen:bound (its
+// tests of the bound functions, say): it builds exactly where a pinned
+// version binds the library.
+func (g *generation) libraryBound(cfg *config, out string, changes map[string][]byte) error {
+	var exprs []string
+	for _, v := range g.man.Versions {
+		if v.Has(cfg.Library.Header) {
+			x := versionExpr(g.man.Versions, v.Version)
+			if strings.ContainsAny(x, "&|") {
+				x = "(" + x + ")"
+			}
+			exprs = append(exprs, x)
+		}
+	}
+	want := buildLine(strings.Join(exprs, " || "))
+	if len(exprs) == 0 {
+		want = "//go:build ignore"
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		return nil // no package yet
+	}
+	for _, d := range ents {
+		path := filepath.Join(out, d.Name())
+		if !strings.HasSuffix(d.Name(), ".go") || strings.HasPrefix(d.Name(), "z") {
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !regexp.MustCompile(`(?m)^//cudagen:bound$`).Match(b) {
+			continue
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		if !strings.HasPrefix(lines[0], "//go:build ") {
+			return fmt.Errorf("gen: %s: a file with //cudagen:bound starts with its //go:build line", path)
+		}
+		lines[0] = want + "\n"
+		if nb := strings.Join(lines, ""); nb != string(b) {
+			changes[path] = []byte(nb)
+		}
+	}
+	return nil
+}
