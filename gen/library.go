@@ -180,8 +180,16 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 	for _, m := range aliasRe.FindAllSubmatch(text, -1) {
 		s.aliasOf[string(m[2])] = string(m[1])
 	}
+	defs := map[string]*cc.Declarator{} // static inline definitions, by name
+	versioned := map[string]string{}    // base name → its versioned symbol
 	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
+		if ed != nil && ed.FunctionDefinition != nil {
+			if d := ed.FunctionDefinition.Declarator; d != nil && filepath.Base(d.Position().Filename) == lib.Header && strings.HasPrefix(d.Name(), lib.Prefix) {
+				defs[d.Name()] = d
+			}
+			continue
+		}
 		if ed == nil || ed.Declaration == nil {
 			continue
 		}
@@ -196,11 +204,32 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 			case d.Type().Kind() == cc.Function && strings.HasPrefix(name, lib.Prefix):
 				s.funcs = append(s.funcs, d)
 				s.probes[name] = name // a library's names are its symbols: no macro renames them
+			case d.Type().Kind() == cc.Function && strings.HasPrefix(name, "__"+lib.Prefix):
+				// An entry point versioned by the header (nvJitLink's
+				// __nvJitLinkCreate_12_4), which a static inline function
+				// of the unversioned name calls.
+				if m := libVersioned.FindStringSubmatch(name); m != nil {
+					versioned[m[1]] = name
+				}
 			}
 		}
 	}
+	// A static inline function that calls a versioned entry point is bound
+	// by its name and doc, and resolved by the entry point's symbol.
+	for base, sym := range versioned {
+		d := defs[base]
+		if d == nil {
+			return nil, fmt.Errorf("gen: %s: %s is declared, but no static inline %s calls it", path, sym, base)
+		}
+		s.funcs = append(s.funcs, d)
+		s.probes[base] = sym
+	}
+	slices.SortFunc(s.funcs, func(a, b *cc.Declarator) int { return a.Position().Line - b.Position().Line })
 	return s, nil
 }
+
+// libVersioned matches a versioned entry point: __nvJitLinkCreate_12_4.
+var libVersioned = regexp.MustCompile(`^__(\w+?)_[0-9]+_[0-9]+$`)
 
 // checkText refuses a header that is not text (headercheck.go says why
 // the driver's are checked the same way).
@@ -218,17 +247,18 @@ func checkText(path string, b []byte) error {
 func (m *builder) libFunctions() error {
 	seen := map[string]bool{}
 	for _, d := range m.src.funcs {
-		sym := d.Name()
-		if seen[sym] {
+		base := d.Name()
+		if seen[base] {
 			continue
 		}
-		seen[sym] = true
+		seen[base] = true
 		m.Declared++
-		if why, ok := m.cfg.Exclude[sym]; ok {
+		sym := m.src.probes[base] // the symbol: the name, or the versioned entry point its inline function calls
+		if why, ok := m.cfg.Exclude[base]; ok {
 			m.Skipped = append(m.Skipped, skipped{sym, "excluded by the library's config: " + why})
 			continue
 		}
-		f, why, err := m.function(d, sym, sym, nil)
+		f, why, err := m.function(d, sym, base, nil)
 		if err != nil {
 			return err
 		}
@@ -301,10 +331,10 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	for _, c := range d.funcs {
 		f.Add(c)
 	}
-	f.Add(comment("// Functions lists every bound function: its Go name, the symbol it is found", "// by, and the number of C parameters it takes. The wrappers index procs in", "// the same order."))
+	f.Add(comment("// Functions lists every bound function: its Go name, its C name, the symbol it", "// is found by (the entry point the header's inline function calls, where it", "// has one), and the number of C parameters it takes. The wrappers index", "// procs in the same order."))
 	var infos []jen.Code
 	for _, fn := range m.Funcs {
-		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Symbol), jen.Lit(len(fn.Params))))
+		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Base), jen.Lit(fn.Symbol), jen.Lit(len(fn.Params))))
 	}
 	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
 	f.Line()

@@ -336,6 +336,9 @@ func newModel(cfg *config, s *source) (*builder, error) {
 	return m, nil
 }
 
+// countingName is the name of an enumerator that counts the others.
+var countingName = regexp.MustCompile(`_(MAX|COUNT|NUM_\w+|LAST)$`)
+
 // handWritten are the Go names the package defines by hand.
 var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", "FunctionInfo", "ErrNoDriver", "ErrNotSupported",
 	"LoadError", "NotSupportedError", "NoCgoError", "VersionString", "PollEventCtx", "Functions", "HeaderVersion", "Toolkit", "BuildTag",
@@ -774,8 +777,8 @@ func (m *builder) enum(ty *namedType) error {
 			v.Sentinel = true
 			continue
 		}
-		if last && v.Doc == "" && v.Value == max+1 && !v.init {
-			v.Sentinel = true
+		if last && v.Doc == "" && v.Value == max+1 && !v.init && (m.Lib == nil || countingName.MatchString(v.C)) {
+			v.Sentinel = true // a library's last enumerator counts only by its name (NVJITLINK_ERROR_UNRECOGNIZED_INPUT is a value)
 		}
 		if v.Value > max {
 			max = v.Value

@@ -20,7 +20,7 @@ import (
 )
 
 // copyTree copies what the generator and a build of the cuda packages need
-// into a temporary module: go.mod, go.sum, the config, the templates, the
+// into a temporary module: go.mod, go.sum, the configs, the templates, the
 // manifest, the headers package and cuda/ (with its tests, for go vet).
 func copyTree(t *testing.T, dst string) {
 	t.Helper()
@@ -37,8 +37,14 @@ func copyTree(t *testing.T, dst string) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"go.mod", "go.sum", "gen/bindings.json", "headers/manifest.json"} {
+	for _, f := range []string{"go.mod", "go.sum", "headers/manifest.json"} {
 		copyOne(f)
+	}
+	// gen/*.json: the driver's config and the libraries' it lists.
+	cs, _ := filepath.Glob(filepath.Join(src, "gen", "*.json"))
+	for _, f := range cs {
+		rel, _ := filepath.Rel(src, f)
+		copyOne(rel)
 	}
 	// headers/: the cuda package's tests import it (the tag list).
 	hs, _ := filepath.Glob(filepath.Join(src, "headers", "*.go"))
@@ -81,7 +87,7 @@ func newPinFixture(t *testing.T) *pinFixture {
 			t.Fatalf("CUDA %s is not pinned", v)
 		}
 		f.src[v] = headerDir(t, e, realCache)
-		if err := headers.CopyHeaders(f.src[v], filepath.Join(f.cache, v)); err != nil {
+		if err := headers.CopyHeaders(f.src[v], filepath.Join(f.cache, v), e.AllFiles()...); err != nil {
 			t.Fatal(err)
 		}
 	}

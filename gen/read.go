@@ -161,6 +161,10 @@ func baseName(sym string) string {
 
 var versionSuffix = regexp.MustCompile(`_v([0-9]+)$`)
 
+// condOpen opens the conditional around a header's static inline
+// functions (nvJitLink.h: #ifndef NVJITLINK_NO_INLINE).
+var condOpen = regexp.MustCompile(`^\s*#\s*ifndef\s+\w*NO_INLINE\b`)
+
 var ccCached *cc.Config
 
 func ccConfig() (*cc.Config, error) {
@@ -258,7 +262,9 @@ func (s *source) trailing(file string, line int) string {
 // above line index i.
 func blockAbove(lines []string, i int) string {
 	j := i - 1
-	for j >= 0 && strings.TrimSpace(lines[j]) == "" {
+	// Blank lines, and the #ifndef ..._NO_INLINE between a doc and its
+	// static inline function (nvJitLink.h), are skipped.
+	for j >= 0 && (strings.TrimSpace(lines[j]) == "" || condOpen.MatchString(lines[j])) {
 		j--
 	}
 	if j < 0 || !strings.HasSuffix(strings.TrimSpace(lines[j]), "*/") {

@@ -257,6 +257,9 @@ func shapeSized(c *shapeCtx) (bool, string) {
 		return false, "the config sizes it by " + sc.By + ", but it is no pointer the function writes"
 	}
 	_, gt := scalar(e)
+	if e.Kind() == cc.Void {
+		gt = "int8" // void *: bytes
+	}
 	switch {
 	case gt == "":
 		return false, "the config sizes it by " + sc.By + ", but its elements are no scalar"

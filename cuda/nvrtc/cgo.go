@@ -4,8 +4,6 @@ package nvrtc
 
 /*
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 // The trampolines are the driver's, which can make a context current
 // first; NVRTC's are never given one.
@@ -13,12 +11,7 @@ int cg_make_current(uintptr_t ctx) { return ctx ? -1 : 0; }
 */
 import "C"
 
-import (
-	"bytes"
-	"fmt"
-	"math"
-	"unsafe"
-)
+import "github.com/cudagen/cudagen/cuda/internal/dynlib"
 
 // withCgo says whether this build has cgo (the tests read it).
 const withCgo = true
@@ -26,12 +19,10 @@ const withCgo = true
 // fn is the entry point a wrapper calls: 0 (which the trampolines refuse,
 // returning -1) when the library or the function cannot be had.
 func (p *proc) fn() C.uintptr_t {
-	if p.addr == 0 {
-		if _, err := Load(); err != nil {
-			return 0
-		}
+	if p.Addr() == 0 {
+		Load()
 	}
-	return C.uintptr_t(p.addr)
+	return C.uintptr_t(p.Addr())
 }
 
 // enter is fn for wrappers that check their arguments first: the entry
@@ -40,79 +31,33 @@ func (p *proc) enter() (uintptr, error) {
 	if a := p.fn(); a != 0 {
 		return uintptr(a), nil
 	}
-	return 0, p.missing()
+	return 0, library.Missing(&p.Proc, Toolkit)
 }
-
-// missing is the error of a function that cannot be called.
-func (p *proc) missing() error {
-	if _, err := Load(); err != nil {
-		return err
-	}
-	return fmt.Errorf("cuda: %s: the loaded NVRTC (%s) does not export it: %w; install NVRTC of CUDA %s or newer", p.symbol, loadedPath(), ErrNotSupported, Toolkit)
-}
-
-func loadedPath() string { p, _ := library.Open(); return p }
 
 // done is the error of a call's result r.
 func (p *proc) done(r C.int) error {
-	if r == 0 {
+	switch r {
+	case 0:
 		return nil
+	case -1:
+		return library.Missing(&p.Proc, Toolkit)
 	}
-	if r == -1 {
-		return p.missing()
-	}
-	return &Error{Func: p.symbol, Result: Result(r)}
+	return &Error{Func: p.Name(), Result: Result(r)}
 }
 
 // status is done for wrappers that checked their arguments first: err is
 // the refusal, if any.
 func status(err error, r C.int) error {
-	if err != nil {
+	if err != nil || r == 0 {
 		return err
-	}
-	if r == 0 {
-		return nil
 	}
 	return &Error{Result: Result(r)}
 }
 
-// cString is the text of a NUL-terminated buffer.
-func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
-}
+var (
+	cString     = dynlib.CString
+	cStrings    = dynlib.CStrings
+	lengthError = dynlib.LengthError
+)
 
-// cStrings copies ss into C memory (an array of C strings) for one call;
-// free releases it. An empty ss is NULL.
-func cStrings(ss []string) (unsafe.Pointer, func()) {
-	if len(ss) == 0 {
-		return nil, func() {}
-	}
-	arr := C.calloc(C.size_t(len(ss)), C.size_t(unsafe.Sizeof(uintptr(0))))
-	ptrs := unsafe.Slice((**C.char)(arr), len(ss))
-	for i, s := range ss {
-		ptrs[i] = C.CString(s)
-	}
-	return arr, func() {
-		for _, p := range ptrs {
-			C.free(unsafe.Pointer(p))
-		}
-		C.free(arr)
-	}
-}
-
-// sizedLen checks a length a size function returned before the wrapper
-// allocates it.
-func sizedLen[N int32 | uint64](n N, by string) (int, error) {
-	if n < 0 || uint64(n) > math.MaxInt32*uint64(64) {
-		return 0, fmt.Errorf("cuda: %s returned the size %d, which no buffer can have: %w", by, n, ErrInvalidSize)
-	}
-	return int(n), nil
-}
-
-// lengthError refuses slices that share a count but differ in length.
-func lengthError(fn, a, b string, la, lb int) error {
-	return fmt.Errorf("cuda: %s: %s has %d elements and %s %d, and the function takes one count for both: pass slices of one length: %w", fn, a, la, b, lb, ErrInvalidSize)
-}
+func sizedLen[N int32 | uint32 | uint64](n N, by string) (int, error) { return dynlib.SizedLen(n, by) }

@@ -1,14 +1,6 @@
 package nvrtc
 
-import (
-	"errors"
-	"strconv"
-)
-
-// ErrInvalidSize is matched by a refusal before the call: slices that
-// share a count differ in length, or a size NVRTC returned cannot be a
-// buffer's.
-var ErrInvalidSize = errors.New("cuda: nvrtc: invalid size")
+import "strconv"
 
 // enumName is one row of an enum's table: value, C name, the header's
 // description.
@@ -25,6 +17,16 @@ func (r Result) String() string {
 		}
 	}
 	return "nvrtcResult(" + strconv.Itoa(int(r)) + ")"
+}
+
+// description is the header's description of the result, if it has one.
+func (r Result) description() string {
+	for _, n := range namesResult {
+		if n.v == int64(r) {
+			return n.desc
+		}
+	}
+	return ""
 }
 
 // Error makes a Result an error by itself: "cuda: nvrtc: NAME (N): cause; fix".
@@ -45,6 +47,8 @@ func (e *Error) Error() string {
 	msg := "cuda: " + op + ": " + e.Result.String() + " (" + strconv.Itoa(int(e.Result)) + ")"
 	if h, ok := hints[e.Result.String()]; ok {
 		msg += ": " + h
+	} else if d := e.Result.description(); d != "" {
+		msg += ": " + d
 	}
 	return msg
 }

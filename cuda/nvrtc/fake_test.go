@@ -13,7 +13,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
+
+func e2[A any](_ A, err error) error         { return err }
+func e3[A, B any](_ A, _ B, err error) error { return err }
 
 func TestFake(t *testing.T) {
 	if BuildTag == "" {
@@ -22,11 +27,11 @@ func TestFake(t *testing.T) {
 	if !withCgo {
 		t.Skip("built without cgo: the fake NVRTC is a C library (TestNoLibrary checks the error without cgo)")
 	}
-	child(t, "TestFakeChild", "CUDAGEN_LIBNVRTC="+fakeLibrary(t))
+	libtest.Child(t, "TestFakeChild", "CUDAGEN_LIBNVRTC="+libtest.Build(t, "testdata/fakenvrtc.c"))
 }
 
 func TestFakeChild(t *testing.T) {
-	inChild(t)
+	libtest.InChild(t)
 	if BuildTag == "" {
 		t.Skip("this build binds no NVRTC")
 	}

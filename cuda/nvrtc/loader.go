@@ -1,10 +1,6 @@
 package nvrtc
 
-import (
-	"sync"
-
-	"github.com/cudagen/cudagen/cuda/internal/dynlib"
-)
+import "github.com/cudagen/cudagen/cuda/internal/dynlib"
 
 // ErrNoLibrary is matched by every error that says NVRTC could not be
 // loaded: not installed, not found, no cgo, or no bindings in this build.
@@ -14,13 +10,19 @@ var ErrNoLibrary = dynlib.ErrNoLibrary
 // does not export (a library older than the pinned header).
 var ErrNotSupported = dynlib.ErrNotSupported
 
+// ErrInvalidSize is matched by a refusal before the call: slices that
+// share a count differ in length, or a size NVRTC returned cannot be a
+// buffer's.
+var ErrInvalidSize = dynlib.ErrInvalidSize
+
 // LoadError says why NVRTC could not be loaded; it matches ErrNoLibrary.
 type LoadError = dynlib.LoadError
 
 // FunctionInfo describes one bound function.
 type FunctionInfo struct {
 	Name   string // the Go name
-	Symbol string // the exported symbol it is found by
+	Func   string // the C name
+	Symbol string // the exported symbol it is found by: Func, or the versioned entry point Func calls
 	Params int    // the C parameters it takes
 }
 
@@ -31,25 +33,12 @@ var library = &dynlib.Library{Name: "NVRTC", Files: libraryNames, Env: libraryEn
 func Load() (string, error) {
 	path, err := library.Open()
 	if err == nil {
-		resolveAll()
+		library.Resolve(len(procs), func(i int) (*dynlib.Proc, string, string) {
+			return &procs[i].Proc, Functions[i].Func, Functions[i].Symbol
+		})
 	}
 	return path, err
 }
 
-// proc is one function's entry point, found on first use.
-type proc struct {
-	addr   uintptr
-	symbol string
-}
-
-var resolveOnce sync.Once
-
-// resolveAll finds every function of the open library.
-func resolveAll() {
-	resolveOnce.Do(func() {
-		for i := range procs {
-			procs[i].symbol = Functions[i].Symbol
-			procs[i].addr = library.Sym(Functions[i].Symbol)
-		}
-	})
-}
+// proc is one function's entry point.
+type proc struct{ dynlib.Proc }

@@ -1,62 +1,21 @@
 package nvrtc
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
-func e2[A any](_ A, err error) error         { return err }
-func e3[A, B any](_ A, _ B, err error) error { return err }
-
-// child runs the test named by run in a child process with env added, so
-// that each gets its own first load of the library.
-func child(t *testing.T, run string, env ...string) {
-	t.Helper()
-	if os.Getenv("NVRTC_TEST_CHILD") != "" {
-		t.Skip("in the child: the parent runs it")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.v")
-	cmd.Env = append(append(os.Environ(), "NVRTC_TEST_CHILD=1"), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+run)) {
-		t.Fatalf("%s in a child process: %v\n%s", run, err, out)
-	}
-}
-
-func inChild(t *testing.T) {
-	if os.Getenv("NVRTC_TEST_CHILD") == "" {
-		t.Skip("runs in a child process started by its parent test")
-	}
-}
-
-// fakeLibrary builds testdata/fakenvrtc.c into a shared library.
-func fakeLibrary(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		if cc, err = exec.LookPath("cc"); err != nil {
-			t.Skip("no C compiler to build the fake NVRTC")
-		}
-	}
-	so := filepath.Join(t.TempDir(), "libfakenvrtc.so")
-	if out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", so, "testdata/fakenvrtc.c").CombinedOutput(); err != nil {
-		t.Fatalf("building the fake NVRTC: %v\n%s", err, out)
-	}
-	return so
-}
-
 func TestNoLibrary(t *testing.T) {
-	child(t, "TestNoLibraryChild", "CUDAGEN_LIBNVRTC="+filepath.Join(t.TempDir(), "libnvrtc-missing.so"))
+	libtest.Child(t, "TestNoLibraryChild", "CUDAGEN_LIBNVRTC="+filepath.Join(t.TempDir(), "libnvrtc-missing.so"))
 }
 
 func TestNoLibraryChild(t *testing.T) {
-	inChild(t)
+	libtest.InChild(t)
 	_, err := Load()
 	if !errors.Is(err, ErrNoLibrary) {
 		t.Fatalf("Load without the library: %v, want an error matching ErrNoLibrary", err)

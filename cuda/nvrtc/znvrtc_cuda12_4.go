@@ -69,30 +69,31 @@ var (
 	}
 )
 
-// Functions lists every bound function: its Go name, the symbol it is found
-// by, and the number of C parameters it takes. The wrappers index procs in
-// the same order.
+// Functions lists every bound function: its Go name, its C name, the symbol it
+// is found by (the entry point the header's inline function calls, where it
+// has one), and the number of C parameters it takes. The wrappers index
+// procs in the same order.
 var Functions = []FunctionInfo{
-	{"Version", "nvrtcVersion", 2},
-	{"GetNumSupportedArchs", "nvrtcGetNumSupportedArchs", 1},
-	{"GetSupportedArchs", "nvrtcGetSupportedArchs", 1},
-	{"CreateProgram", "nvrtcCreateProgram", 6},
-	{"DestroyProgram", "nvrtcDestroyProgram", 1},
-	{"CompileProgram", "nvrtcCompileProgram", 3},
-	{"GetPTXSize", "nvrtcGetPTXSize", 2},
-	{"GetPTX", "nvrtcGetPTX", 2},
-	{"GetCUBINSize", "nvrtcGetCUBINSize", 2},
-	{"GetCUBIN", "nvrtcGetCUBIN", 2},
-	{"GetNVVMSize", "nvrtcGetNVVMSize", 2},
-	{"GetNVVM", "nvrtcGetNVVM", 2},
-	{"GetLTOIRSize", "nvrtcGetLTOIRSize", 2},
-	{"GetLTOIR", "nvrtcGetLTOIR", 2},
-	{"GetOptiXIRSize", "nvrtcGetOptiXIRSize", 2},
-	{"GetOptiXir", "nvrtcGetOptiXIR", 2},
-	{"GetProgramLogSize", "nvrtcGetProgramLogSize", 2},
-	{"GetProgramLog", "nvrtcGetProgramLog", 2},
-	{"AddNameExpression", "nvrtcAddNameExpression", 2},
-	{"GetLoweredName", "nvrtcGetLoweredName", 3},
+	{"Version", "nvrtcVersion", "nvrtcVersion", 2},
+	{"GetNumSupportedArchs", "nvrtcGetNumSupportedArchs", "nvrtcGetNumSupportedArchs", 1},
+	{"GetSupportedArchs", "nvrtcGetSupportedArchs", "nvrtcGetSupportedArchs", 1},
+	{"CreateProgram", "nvrtcCreateProgram", "nvrtcCreateProgram", 6},
+	{"DestroyProgram", "nvrtcDestroyProgram", "nvrtcDestroyProgram", 1},
+	{"CompileProgram", "nvrtcCompileProgram", "nvrtcCompileProgram", 3},
+	{"GetPTXSize", "nvrtcGetPTXSize", "nvrtcGetPTXSize", 2},
+	{"GetPTX", "nvrtcGetPTX", "nvrtcGetPTX", 2},
+	{"GetCUBINSize", "nvrtcGetCUBINSize", "nvrtcGetCUBINSize", 2},
+	{"GetCUBIN", "nvrtcGetCUBIN", "nvrtcGetCUBIN", 2},
+	{"GetNVVMSize", "nvrtcGetNVVMSize", "nvrtcGetNVVMSize", 2},
+	{"GetNVVM", "nvrtcGetNVVM", "nvrtcGetNVVM", 2},
+	{"GetLTOIRSize", "nvrtcGetLTOIRSize", "nvrtcGetLTOIRSize", 2},
+	{"GetLTOIR", "nvrtcGetLTOIR", "nvrtcGetLTOIR", 2},
+	{"GetOptiXIRSize", "nvrtcGetOptiXIRSize", "nvrtcGetOptiXIRSize", 2},
+	{"GetOptiXir", "nvrtcGetOptiXIR", "nvrtcGetOptiXIR", 2},
+	{"GetProgramLogSize", "nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", 2},
+	{"GetProgramLog", "nvrtcGetProgramLog", "nvrtcGetProgramLog", 2},
+	{"AddNameExpression", "nvrtcAddNameExpression", "nvrtcAddNameExpression", 2},
+	{"GetLoweredName", "nvrtcGetLoweredName", "nvrtcGetLoweredName", 3},
 }
 
 var procs [20]proc

@@ -6,6 +6,7 @@
 package dynlib
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -29,10 +30,11 @@ type Library struct {
 	Install string   // what provides it, in messages
 	Unbound string   // non-empty: this build binds no function of it, and why
 
-	once   sync.Once
-	handle uintptr
-	path   string
-	err    error
+	once    sync.Once
+	resolve sync.Once
+	handle  uintptr
+	path    string
+	err     error
 }
 
 // LoadError says why a library could not be loaded. It matches ErrNoLibrary.
@@ -98,4 +100,66 @@ func (l *Library) Sym(name string) uintptr {
 		return 0
 	}
 	return dlsym(l.handle, name)
+}
+
+// ErrInvalidSize is matched by a refusal before a call: slices that share
+// a count differ in length, or a size the library returned cannot be a
+// buffer's.
+var ErrInvalidSize = errors.New("cuda: invalid size")
+
+// Proc is one function of a library, found on first use.
+type Proc struct {
+	addr         uintptr
+	name, symbol string
+}
+
+// Resolve finds the n functions of l by symbol, once l is open: each(i)
+// is the i-th function's Proc, its C name and its symbol.
+func (l *Library) Resolve(n int, each func(i int) (p *Proc, name, symbol string)) {
+	l.resolve.Do(func() {
+		for i := range n {
+			p, name, sym := each(i)
+			p.name, p.symbol, p.addr = name, sym, l.Sym(sym)
+		}
+	})
+}
+
+// Addr is the entry point, 0 before Resolve or where the library does not
+// export it.
+func (p *Proc) Addr() uintptr { return p.addr }
+
+// Name is the function's C name ("" before Resolve).
+func (p *Proc) Name() string { return p.name }
+
+// Missing is the error of a function that cannot be called: the library's
+// load error, or ErrNotSupported where the loaded library does not export
+// it (older than toolkit's header).
+func (l *Library) Missing(p *Proc, toolkit string) error {
+	path, err := l.Open()
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s of CUDA %s or newer", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, toolkit)
+}
+
+// CString is the text of a NUL-terminated buffer.
+func CString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// SizedLen checks a length a size function returned before a wrapper
+// allocates it: not negative, and below 1 TiB.
+func SizedLen[N ~int32 | ~uint32 | ~uint64 | ~int64](n N, by string) (int, error) {
+	if n < 0 || uint64(n) >= 1<<40 {
+		return 0, fmt.Errorf("cuda: %s returned the size %d, which no buffer can have: %w", by, n, ErrInvalidSize)
+	}
+	return int(n), nil
+}
+
+// LengthError refuses slices that share a count but differ in length.
+func LengthError(fn, a, b string, la, lb int) error {
+	return fmt.Errorf("cuda: %s: %s has %d elements and %s %d, and the function takes one count for both: pass slices of one length: %w", fn, a, la, b, lb, ErrInvalidSize)
 }

@@ -42,3 +42,22 @@ func dlsym(h uintptr, name string) uintptr {
 	defer C.free(unsafe.Pointer(cs))
 	return uintptr(C.dl_sym(C.uintptr_t(h), cs))
 }
+
+// CStrings copies ss into C memory (an array of C strings) for one call;
+// free releases it. An empty ss is NULL.
+func CStrings(ss []string) (unsafe.Pointer, func()) {
+	if len(ss) == 0 {
+		return nil, func() {}
+	}
+	arr := C.calloc(C.size_t(len(ss)), C.size_t(unsafe.Sizeof(uintptr(0))))
+	ptrs := unsafe.Slice((**C.char)(arr), len(ss))
+	for i, s := range ss {
+		ptrs[i] = C.CString(s)
+	}
+	return arr, func() {
+		for _, p := range ptrs {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(arr)
+	}
+}

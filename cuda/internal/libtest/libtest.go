@@ -1,0 +1,56 @@
+// Package libtest runs the tests of the packages that bind CUDA libraries
+// (cuda/nvrtc, cuda/nvjitlink) on fakes of those libraries: each test that
+// loads a library runs in a child process of its own, since a process loads
+// a library once.
+package libtest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// childVar marks a child process.
+const childVar = "CUDAGEN_LIBTEST_CHILD"
+
+// Child runs the test named run in a child process of the test binary,
+// with env added, and fails unless it passes there. In the child, it skips.
+func Child(t *testing.T, run string, env ...string) {
+	t.Helper()
+	if os.Getenv(childVar) != "" {
+		t.Skip("in the child: the parent runs it")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$", "-test.v")
+	cmd.Env = append(append(os.Environ(), childVar+"=1"), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+run)) {
+		t.Fatalf("%s in a child process: %v\n%s", run, err, out)
+	}
+}
+
+// InChild skips the test unless it runs in a child process Child started.
+func InChild(t *testing.T) {
+	t.Helper()
+	if os.Getenv(childVar) == "" {
+		t.Skip("runs in a child process started by its parent test")
+	}
+}
+
+// Build compiles the C source src into a shared library in a temporary
+// directory and returns its path; it skips the test where no C compiler is.
+func Build(t *testing.T, src string) string {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		if cc, err = exec.LookPath("cc"); err != nil {
+			t.Skip("no C compiler to build " + src)
+		}
+	}
+	so := filepath.Join(t.TempDir(), "lib"+filepath.Base(src)+".so")
+	if out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", so, src).CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", src, err, out)
+	}
+	return so
+}

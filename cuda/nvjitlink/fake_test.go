@@ -1,0 +1,120 @@
+//go:build cuda12.4 && !cuda11.8
+
+// The tests of the bound functions on the fake nvJitLink. The generator
+// keeps the build line above the tags of the versions that bind nvJitLink.
+//
+//cudagen:bound
+
+package nvjitlink
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda/internal/libtest"
+)
+
+func e2[A any](_ A, err error) error         { return err }
+func e3[A, B any](_ A, _ B, err error) error { return err }
+
+func TestFake(t *testing.T) {
+	if BuildTag == "" {
+		t.Skip("this build binds no nvJitLink (" + unboundWhy + ")")
+	}
+	if !withCgo {
+		t.Skip("built without cgo: the fake nvJitLink is a C library (TestNoLibrary checks the error without cgo)")
+	}
+	libtest.Child(t, "TestFakeChild", "CUDAGEN_LIBNVJITLINK="+libtest.Build(t, "testdata/fakenvjitlink.c"))
+}
+
+func TestFakeChild(t *testing.T) {
+	libtest.InChild(t)
+	if _, err := Load(); err != nil {
+		t.Fatal(err)
+	}
+	if major, minor, err := Version(); err != nil || major != 12 || minor != 4 {
+		t.Fatalf("Version: %d.%d, %v; the fake says 12.4", major, minor, err)
+	}
+	if _, err := Create(nil); !errors.Is(err, ErrorMissingArch) || !strings.HasPrefix(err.Error(), "cuda: nvJitLinkCreate: NVJITLINK_ERROR_MISSING_ARCH (2): ") {
+		t.Fatalf("Create without -arch: %v", err)
+	}
+	h, err := Create([]string{"-arch=sm_90", "-lto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []byte("LTO-IR of a")
+	if err := AddData(h, InputLTOIR, a, "a.ltoir"); err != nil {
+		t.Fatal(err)
+	}
+	copy(a, "overwritten") // the library copied it: nothing of Go's is kept
+	runtime.GC()
+	file := filepath.Join(t.TempDir(), "b.ltoir")
+	if err := os.WriteFile(file, []byte("LTO-IR of b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddFile(h, InputLTOIR, file); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddData(h, InputLTOIR, nil, "empty"); !errors.Is(err, ErrorInvalidInput) {
+		t.Fatalf("AddData of no data: %v", err)
+	}
+	if err := Complete(h); err != nil {
+		t.Fatal(err)
+	}
+	cubin, err := GetLinkedCUBIN(h)
+	if want := "FAKECUBIN sm_90 a.ltoir;" + file + ";"; err != nil || string(cubin) != want {
+		t.Fatalf("GetLinkedCUBIN: %q, %v; want %q", cubin, err, want)
+	}
+	if _, err := GetLinkedPTX(h); !errors.Is(err, ErrorInvalidInput) {
+		t.Fatalf("GetLinkedPTX of a CUBIN link: %v", err)
+	}
+	if _, err := GetInfoLog(h); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "nvJitLinkGetInfoLogSize") {
+		t.Fatalf("GetInfoLog from a library without it: %v, want ErrNotSupported naming the function", err)
+	}
+	if err := Destroy(&h); err != nil || h != 0 {
+		t.Fatalf("Destroy: %v, handle %v after", err, h)
+	}
+
+	// A failed link: the result and the error log.
+	h, err = Create([]string{"-arch=sm_80", "-ptx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Destroy(&h)
+	if err := AddData(h, InputPTX, []byte("ptx #bad"), "bad.ptx"); err != nil {
+		t.Fatal(err)
+	}
+	err = Complete(h)
+	var e *Error
+	if !errors.Is(err, ErrorPTXCompile) || !errors.As(err, &e) || e.Func != "nvJitLinkComplete" || !strings.Contains(err.Error(), "GetErrorLog") {
+		t.Fatalf("Complete of bad input: %v", err)
+	}
+	log, err := GetErrorLog(h)
+	if err != nil || !strings.Contains(log, "fake PTX compile failure in bad.ptx;") || strings.ContainsRune(log, 0) {
+		t.Fatalf("GetErrorLog: %q, %v", log, err)
+	}
+
+	// -ptx links to PTX, with its NUL.
+	h2, err := Create([]string{"-arch=sm_80", "-ptx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Destroy(&h2)
+	if err := AddData(h2, InputPTX, []byte("ptx"), "ok.ptx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Complete(h2); err != nil {
+		t.Fatal(err)
+	}
+	if ptx, err := GetLinkedPTX(h2); err != nil || !bytes.Equal(ptx, []byte("FAKEPTX sm_80 ok.ptx;\x00")) {
+		t.Fatalf("GetLinkedPTX: %q, %v", ptx, err)
+	}
+	if log, err := GetErrorLog(h2); err != nil || log != "" {
+		t.Fatalf("GetErrorLog after a clean link: %q, %v", log, err)
+	}
+}

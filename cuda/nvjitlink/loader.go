@@ -1,0 +1,44 @@
+package nvjitlink
+
+import "github.com/cudagen/cudagen/cuda/internal/dynlib"
+
+// ErrNoLibrary is matched by every error that says nvJitLink could not be
+// loaded: not installed, not found, no cgo, or no bindings in this build.
+var ErrNoLibrary = dynlib.ErrNoLibrary
+
+// ErrNotSupported is matched by the error of a function the loaded nvJitLink
+// does not export (a library older than the pinned header).
+var ErrNotSupported = dynlib.ErrNotSupported
+
+// ErrInvalidSize is matched by a refusal before the call: slices that
+// share a count differ in length, or a size nvJitLink returned cannot be a
+// buffer's.
+var ErrInvalidSize = dynlib.ErrInvalidSize
+
+// LoadError says why nvJitLink could not be loaded; it matches ErrNoLibrary.
+type LoadError = dynlib.LoadError
+
+// FunctionInfo describes one bound function.
+type FunctionInfo struct {
+	Name   string // the Go name
+	Func   string // the C name
+	Symbol string // the exported symbol it is found by: Func, or the versioned entry point Func calls
+	Params int    // the C parameters it takes
+}
+
+var library = &dynlib.Library{Name: "nvJitLink", Files: libraryNames, Env: libraryEnv, Install: libraryInstall, Unbound: unboundWhy}
+
+// Load loads nvJitLink now (every call does on first use) and returns the path
+// it opened, or the error every call returns.
+func Load() (string, error) {
+	path, err := library.Open()
+	if err == nil {
+		library.Resolve(len(procs), func(i int) (*dynlib.Proc, string, string) {
+			return &procs[i].Proc, Functions[i].Func, Functions[i].Symbol
+		})
+	}
+	return path, err
+}
+
+// proc is one function's entry point.
+type proc struct{ dynlib.Proc }
