@@ -2,7 +2,9 @@
 // devices and streams; events (recording them on streams, querying,
 // waiting cancellably, timing GPU work, sharing them across processes);
 // modules and their kernels, launched with typed arguments checked against
-// the kernel's parameters; and typed device memory (Buffer).
+// the kernel's parameters, or prepared once for a hot loop (PreparedLaunch);
+// typed device memory (Buffer); and graphs: work captured from a stream,
+// instantiated and launched as one (Graph, GraphExec).
 //
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
 //	s, err := dev.NewStream()       // non-blocking stream; dev.DefaultStream() is the NULL stream
@@ -65,9 +67,42 @@
 //
 // Elapsed times have the driver's resolution of about half a microsecond.
 //
+// # Graphs
+//
+// Stream.Capture (or BeginCapture and EndCapture) records the kernels,
+// copies and memsets queued on a stream into a Graph; Graph.Instantiate
+// makes a GraphExec, which Stream.LaunchGraph launches as one piece of the
+// stream's work, and GraphExec.Update gives new arguments from a capture
+// of the same work. A capture is the driver's stream capture in
+// CU_STREAM_CAPTURE_MODE_RELAXED. The driver's other modes tie a capture to
+// the OS thread that began it: in them the driver refuses potentially
+// unsafe calls (cuMemAlloc, cuMemFree, synchronous copies, module loads)
+// on that thread (THREAD_LOCAL), or on every thread (GLOBAL, the driver's
+// default), and ends the capture only on that thread. Go runs a goroutine
+// on whichever thread is free and runs other goroutines on the thread it
+// leaves, so those modes would refuse unrelated goroutines' calls, break
+// the capture with them, or refuse an EndCapture made from another thread.
+// The relaxed mode refuses nothing on any thread and lets any thread end
+// the capture, so no OS thread is locked: capture, queue the work and end
+// the capture from any goroutines. Only work queued on the captured stream
+// (and on streams made to wait for an event recorded on it during the
+// capture) is captured; other goroutines' calls on other streams, their
+// allocations and copies run as usual. Captures are refused on the default
+// streams (the driver captures neither) and on blocking streams
+// (StreamOptions.Blocking): work other goroutines queue on the legacy
+// default stream, Buffer.CopyFrom's included, synchronises with a blocking
+// stream and would invalidate its capture. A call that waits for the
+// capturing stream's own work (its Sync or Query) is refused by the driver
+// and invalidates the capture, which EndCapture then reports. Code that
+// begins a capture itself through cuda/driver in the GLOBAL mode makes the
+// driver refuse this package's potentially unsafe calls on every thread
+// until it ends; cuThreadExchangeStreamCaptureMode, which sets a thread's
+// own mode, cannot help a goroutine that moves between threads.
+//
 // # Guarantees
 //
-// Close, on an Event, Stream, Device, EventPool, Module or Buffer, never
+// Close, on an Event, Stream, Device, EventPool, Module, Buffer, Graph or
+// GraphExec, never
 // blocks, never spins and never waits for another goroutine (it takes no lock that is
 // held across a driver call, and calls the driver for nothing), and is
 // idempotent: it marks the object closed and returns; calls already in
@@ -79,12 +114,15 @@
 // flusher goroutine or a later NewEvent (an event's, if known complete, is
 // kept for reuse instead: see NewEvent; closed events go in batches, see
 // Event.Close). Closing the last open Device of a context closes every
-// event, stream, module and buffer of it the same way; a primary context is released only
+// event, stream, module, buffer, graph and executable graph of it the same
+// way; a primary context is released only
 // once no call on it is in flight, so no call ever runs on a released
 // context; Device.Done is closed when the package is done with the context.
 //
 //   - Safe concurrently: every method of Device, Stream, Event, EventPool,
-//     Module, Kernel and Buffer, Close included, from any goroutine. Work
+//     Module, Kernel, Buffer, Graph and GraphExec, Close included, from any
+//     goroutine; a PreparedLaunch is set and launched by one goroutine at a
+//     time (one used by two at once refuses the second with ErrInvalid). Work
 //     queued on the GPU is the caller's to order: close a module or buffer
 //     after synchronising the work that uses it (Close itself never waits
 //     for it; the driver's unload or free comes later, off Close's path).
@@ -99,7 +137,8 @@
 //     returns at once, and the destroy (and the context's release) comes
 //     when that sleep ends.
 //   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event,
-//     *EventPool, *Module, *Kernel or *Buffer, and a nil argument (a pointer, a Context, a driver event
+//     *EventPool, *Module, *Kernel, *Buffer, *Graph, *GraphExec or
+//     *PreparedLaunch, and a nil argument (a pointer, a Context, a driver event
 //     or context handle, the zero IPCEventHandle), get an error matching
 //     ErrInvalid that names what was nil; never a panic. A nil handle also
 //     matches the driver's result for it (AdoptEvent(0) ErrInvalidHandle,
@@ -113,15 +152,19 @@
 //     bytes that are not exactly an encoding (ErrInvalidOptions,
 //     ErrMalformedHandle, which names a version it does not know); a device
 //     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
-//     while idle in it (ErrInvalid); a launch whose block has more threads
-//     than the kernel takes or whose SharedMem is outside 0 to 2^32-1
-//     (ErrInvalidOptions), whose kernel is of another context
-//     (ErrWrongDevice), with a zero argument (ErrInvalid) or one holding Go
-//     pointers (ErrInvalidType), or whose arguments' count or sizes differ
-//     from the kernel's parameters where the driver tells them
-//     (ErrMismatch); a Buffer copy of another length than the buffer's
-//     (ErrMismatch); a Buffer element type that holds Go pointers or has no
-//     size (ErrInvalidType). A stream priority outside the device's
+//     while idle in it (ErrInvalid); a launch (or a Kernel.Prepare) whose
+//     block has more threads than the kernel takes or whose SharedMem is
+//     outside 0 to 2^32-1 (ErrInvalidOptions), whose kernel is of another
+//     context (ErrWrongDevice), with a zero argument (ErrInvalid) or one
+//     holding Go pointers (ErrInvalidType), or whose arguments' count or
+//     sizes differ from the kernel's parameters where the driver tells
+//     them (ErrMismatch); a PreparedLaunch.Set of another size than the
+//     argument it replaces (ErrMismatch) or of an index out of range
+//     (ErrInvalidOptions); a graph launched on, or updating an executable
+//     graph of, another context (ErrWrongDevice); a capture of a default
+//     or blocking stream (ErrInvalidOptions); a Buffer copy of another
+//     length than the buffer's (ErrMismatch); a Buffer element type that
+//     holds Go pointers or has no size (ErrInvalidType). A stream priority outside the device's
 //     range is refused (ErrInvalidOptions), never clamped, after the driver
 //     is asked for the range and before anything is created.
 //   - No goroutine of this package panics, and none outlives its call but
@@ -143,21 +186,24 @@
 //     once. See Event.Wait, and ReadWaiterStats for the counts.
 //   - Closed objects waiting for their destroy are bounded: past 1,024 in a
 //     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
-//     AdoptStream, AdoptEvent, LoadModule, AdoptModule, Alloc) first
+//     AdoptStream, AdoptEvent, LoadModule, AdoptModule, Alloc, EndCapture,
+//     Instantiate, AdoptGraph, AdoptGraphExec) first
 //     destroys a batch of them itself.
-//   - Events, streams, modules and buffers that are never closed are
+//   - Events, streams, modules, buffers, graphs and executable graphs that
+//     are never closed are
 //     released by a garbage-collection backstop (counted by Leaked); nothing is leaked by
 //     closing the device first. Events come 64 to an allocation, with one
 //     backstop for the 64: a reachable event delays the release of its
 //     leaked neighbours.
 //   - Handles made elsewhere (AdoptContext, AdoptStream, AdoptEvent,
-//     AdoptModule) are
+//     AdoptModule, AdoptGraph, AdoptGraphExec) are
 //     never destroyed or released by this package: Close of a wrapper, or of
 //     its Device, releases only the wrapper.
 //   - No allocation: in steady state, Record, Query, Sub, Sync, Wait,
-//     Stream.Wait, Stream.Launch and Buffer's CopyFrom and CopyTo allocate
-//     nothing, and a long Wait, once its context has a
-//     waiter, allocates nothing of its own.
+//     Stream.Wait, Stream.Launch, Stream.LaunchGraph, PreparedLaunch.Set,
+//     Stream.LaunchPrepared and Buffer's CopyFrom and CopyTo allocate
+//     nothing, and a long Wait, once its context has a waiter, allocates
+//     nothing of its own.
 //   - Errors say the operation, the cause and the next step: every error
 //     the package returns is an *Error, or wraps the generated layer's error
 //     (ErrNoDriver, ErrNotSupported), with a message "cuda: operation:

@@ -30,11 +30,12 @@ var (
 	ErrNotRecorded = errors.New("cuda: event never recorded")
 	// ErrTimingDisabled: an event used for timing was created without Timing.
 	ErrTimingDisabled = errors.New("cuda: event timing disabled")
-	// ErrClosed: the object (event, stream, module, buffer) or its device
-	// was closed.
+	// ErrClosed: the object (event, stream, module, buffer, graph,
+	// executable graph) or its device was closed.
 	ErrClosed = errors.New("cuda: use after close")
 	// ErrWrongDevice: an event and a stream (or two events timed together,
-	// or a kernel and the stream launching it) belong to different devices,
+	// a kernel or an executable graph and the stream launching it, or an
+	// executable graph and the graph updating it) belong to different devices,
 	// or to different contexts of one device.
 	ErrWrongDevice = errors.New("cuda: event and stream on different devices")
 	// ErrInvalidOptions: options that cannot go together, unknown flags, a
@@ -48,7 +49,7 @@ var (
 	// fixed C layout, or has size 0.
 	ErrInvalidType = errors.New("cuda: invalid element type")
 	// ErrInvalid: a nil or zero-value Device, Stream, Event, EventPool,
-	// Module, Kernel or Buffer, a
+	// Module, Kernel, Buffer, Graph or GraphExec, a
 	// nil argument or Context, or an event put in a pool twice. The message
 	// names what was nil.
 	ErrInvalid = errors.New("cuda: invalid argument")
@@ -181,7 +182,7 @@ var fixes = map[driver.Result]string{
 	driver.ErrorStreamCaptureIsolation:     "the event was recorded in another capture; record and wait within one capture",
 	driver.ErrorStreamCaptureImplicit:      "the legacy default stream cannot be used during capture; use streams from Device.NewStream",
 	driver.ErrorCapturedEvent:              "the event was recorded during capture; query or synchronise it only after the capture ends",
-	driver.ErrorStreamCaptureWrongThread:   "the capture was begun with a thread-local mode on another thread; use the global capture mode",
+	driver.ErrorStreamCaptureWrongThread:   "the capture was begun in the global or thread-local mode on another thread: end it on that thread, or begin it in the relaxed mode (Stream.BeginCapture does)",
 	driver.ErrorTimeout:                    "the driver timed out; retry, and check the GPU with nvidia-smi",
 	driver.ErrorNotFound:                   "the driver lacks the named symbol; upgrade the NVIDIA driver",
 	driver.ErrorUnknown:                    "the driver gave no cause; check the GPU with nvidia-smi and the kernel log (dmesg), and restart the process",

@@ -47,7 +47,8 @@ const (
 	finished = lifetime.Finished
 )
 
-// Destroy destroys a retired event's, stream's, module's or memory's driver
+// Destroy destroys a retired event's, stream's, module's, memory's, graph's
+// or executable graph's driver
 // object (an adopted wrapper's is its creator's). A module's unload and a
 // buffer's free may wait for the context's pending GPU work (the driver's
 // free synchronises): they go to the context's slow calls (later), so that
@@ -65,6 +66,15 @@ func (p *ctxState) Destroy(h *handle) error {
 		ptr := driver.DevicePtr(h.H)
 		p.later(func() { _ = driver.MemFreeCtx(p.ctx, ptr) })
 		return nil
+	case kindPoolMemory: // back to the pool in the legacy default stream's order, without waiting
+		if h.H == 0 {
+			return nil
+		}
+		return driverErr("free device memory to its pool", driver.MemFreeAsyncCtx(p.ctx, driver.DevicePtr(h.H), 0))
+	case kindGraph: // a graph's and an executable graph's destroys never wait for GPU work
+		return driverErr("destroy graph", driver.GraphDestroyCtx(p.ctx, driver.Graph(h.H)))
+	case kindGraphExec:
+		return driverErr("destroy graph exec", driver.GraphExecDestroyCtx(p.ctx, driver.GraphExec(h.H)))
 	case lifetime.KindEvent:
 		return driverErr("destroy event", driver.EventDestroyCtx(p.ctx, driver.Event(h.H)))
 	case lifetime.KindStream:

@@ -15,13 +15,18 @@ import (
 )
 
 // The kinds of handle this package adds to internal/lifetime's: a loaded
-// module and an allocation of device memory. Like a stream's, their handles
+// module, an allocation of device memory (from cuMemAlloc, or from the
+// device's pool: AllocAsync), a graph and an executable graph.
+// Like a stream's, their handles
 // are listed in their context's open objects (the last Device's Close
 // closes them), flushed at once once retired, never kept for reuse, and
 // destroyed by ctxState.Destroy (lifetime.go).
 const (
 	kindModule = lifetime.KindAdopted + 1 + iota
 	kindMemory
+	kindGraph
+	kindGraphExec
+	kindPoolMemory
 )
 
 // Module is a module loaded into a device's context: PTX, a cubin or a

@@ -15,11 +15,12 @@ import (
 
 // TestLayerNilArguments: the nil rule of cuda/doc.go, for every method,
 // found by reflection so that a method added later is checked too. Every
-// method of a nil and of a zero-value *Device, *Stream, *Event and
-// *EventPool, and every method of a usable one given a nil argument (a nil
-// pointer or Context, a nil driver handle, the zero IPCEventHandle), returns
-// an error matching ErrInvalid (for WaitChan, delivers one) naming what was
-// nil, and never panics; the methods without an error return zero values.
+// method of a nil and of a zero-value *Device, *Stream, *Event,
+// *EventPool, *Graph, *GraphExec and *PreparedLaunch, and every method of
+// a usable one given a nil argument (a nil pointer, func or Context, a nil
+// driver handle, the zero IPCEventHandle), returns an error matching
+// ErrInvalid (for WaitChan, delivers one) naming what was nil, and never
+// panics; the methods without an error return zero values.
 // AdoptContext(0) too. A driver.Stream of 0 is not nil: it is the NULL
 // (legacy default) stream, and AdoptStream takes it.
 func TestLayerNilArguments(t *testing.T) {
@@ -30,6 +31,16 @@ func TestLayerNilArguments(t *testing.T) {
 	defer e.Close()
 	pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
 	defer pool.Close()
+	_, k := computeSetup(t, dev)
+	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 1))
+	defer buf.Close()
+	g := must[*cuda.Graph](t)(s.Capture(func(s *cuda.Stream) error {
+		return s.Launch(k, cuda.LaunchConfig{}, buf.Arg(), driver.Arg(uint32(1)))
+	}))
+	defer g.Close()
+	x := must[*cuda.GraphExec](t)(g.Instantiate())
+	defer x.Close()
+	pl := must[*cuda.PreparedLaunch](t)(k.Prepare(cuda.LaunchConfig{}, buf.Arg(), driver.Arg(uint32(1))))
 
 	errType := reflect.TypeFor[error]()
 	// nilable is whether the zero value of a parameter of type p is a nil
@@ -86,10 +97,13 @@ func TestLayerNilArguments(t *testing.T) {
 		return args
 	}
 	usable := map[reflect.Type]reflect.Value{
-		reflect.TypeFor[*cuda.Device]():    reflect.ValueOf(dev),
-		reflect.TypeFor[*cuda.Stream]():    reflect.ValueOf(s),
-		reflect.TypeFor[*cuda.Event]():     reflect.ValueOf(e),
-		reflect.TypeFor[*cuda.EventPool](): reflect.ValueOf(pool),
+		reflect.TypeFor[*cuda.Device]():         reflect.ValueOf(dev),
+		reflect.TypeFor[*cuda.Stream]():         reflect.ValueOf(s),
+		reflect.TypeFor[*cuda.Event]():          reflect.ValueOf(e),
+		reflect.TypeFor[*cuda.EventPool]():      reflect.ValueOf(pool),
+		reflect.TypeFor[*cuda.Graph]():          reflect.ValueOf(g),
+		reflect.TypeFor[*cuda.GraphExec]():      reflect.ValueOf(x),
+		reflect.TypeFor[*cuda.PreparedLaunch](): reflect.ValueOf(pl),
 	}
 	// Valid arguments, for the parameters not under test.
 	valid := map[reflect.Type]reflect.Value{

@@ -54,6 +54,9 @@
 //     while a call is inside the driver is then caught too. The tests and
 //     benchmarks may change it while running (fakecuda_hold_ns), so that
 //     one process measures calls of several lengths.
+//   - Stream capture and graphs, device memory copies and memsets on
+//     streams, stream-ordered allocation and page-locked host memory: see
+//     their sections below.
 //   - The destroy gate: while fakecuda_gate_destroy is set (by a test,
 //     through dlsym), cuEventDestroy and cuStreamDestroy wait at the gate
 //     before doing anything, counted in fakecuda_gated, so that a test holds
@@ -106,6 +109,7 @@ static int want_current; // FAKECUDA_WANT_CURRENT: handle calls want their conte
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 enum { FREE = 0, EVENT = 1, STREAM = 2 };
+enum { CAP_NONE = 0, CAP_ACTIVE = 1, CAP_INVALIDATED = 2 }; // a stream's capture (graphs, below)
 typedef struct {
 	unsigned gen;
 	int kind, dev;
@@ -114,6 +118,12 @@ typedef struct {
 	int prio;     // a stream's priority
 	int imported; // an event opened from an IPC handle
 	long long done_at; // an event: when its record completes; a stream: when its work does
+	// A stream's capture (graphs, below): CAP_NONE, CAP_ACTIVE or
+	// CAP_INVALIDATED; the mode it began in, the thread that began it and
+	// the graph it records into.
+	int cap, cap_mode;
+	pthread_t cap_thread;
+	void *cap_graph;
 } slot;
 #define MAXSLOT (1 << 18)
 static slot slots[MAXSLOT];
@@ -168,6 +178,8 @@ static void *alloc(int kind, int dev, unsigned flags) {
 	s->prio = 0;
 	s->imported = 0;
 	s->done_at = 0;
+	s->cap = 0;
+	s->cap_graph = NULL;
 	void *h = (void *)(((uintptr_t)s->gen << 32) | (uintptr_t)i);
 	fakecuda_live_handles++;
 	pthread_mutex_unlock(&mu);
@@ -399,6 +411,8 @@ static void gate(void) {
 	}
 	__atomic_sub_fetch(&fakecuda_gated, 1, __ATOMIC_SEQ_CST);
 }
+static void drop_capture(slot *st);
+static CUresult capture_sync(void *s, slot *st);
 static CUresult cuStreamDestroy(void *s) {
 	gate();
 	CUresult bad;
@@ -406,7 +420,10 @@ static CUresult cuStreamDestroy(void *s) {
 	if (st == NULL) return bad ? bad : INVALID_HANDLE;
 	if (bad) return bad;
 	pthread_mutex_lock(&mu);
-	if (peek(s, STREAM) == st) release_slot((int)(st - slots));
+	if (peek(s, STREAM) == st) {
+		drop_capture(st);
+		release_slot((int)(st - slots));
+	}
 	pthread_mutex_unlock(&mu);
 	return OK;
 }
@@ -415,6 +432,7 @@ static CUresult cuStreamSynchronize(void *s) {
 	if (s == NULL) __atomic_add_fetch(&fakecuda_null_stream_syncs, 1, __ATOMIC_SEQ_CST);
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
+	if ((bad = capture_sync(s, st)) != OK) return bad;
 	if (st && st->done_at > now_ns()) {
 		__atomic_add_fetch(&fakecuda_stream_syncs_waiting, 1, __ATOMIC_SEQ_CST);
 		sleep_until(st->done_at);
@@ -426,6 +444,7 @@ static CUresult cuStreamQuery(void *s) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
+	if ((bad = capture_sync(s, st)) != OK) return bad;
 	return st && st->done_at > now_ns() ? NOT_READY : OK;
 }
 static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
@@ -436,7 +455,8 @@ static CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
 	// the stream's, and wants only the stream's context current.
 	slot *ev = event_in(e, &bad2, 0);
 	if (bad2) return bad2;
-	if (flags) return ILLEGAL_STATE; // outside capture
+	if (flags && !(st && st->cap != CAP_NONE)) return ILLEGAL_STATE; // outside capture
+	if (st && st->cap != CAP_NONE) return OK; // a dependency of the capture: nothing runs now
 	if (st) {
 		st->done_at = max(st->done_at, ev->done_at);
 		queued(st->dev, st->done_at);
@@ -470,7 +490,10 @@ static CUresult cuEventRecord(void *e, void *s) {
 	return OK;
 }
 static CUresult cuEventRecordWithFlags(void *e, void *s, unsigned flags) {
-	if (flags) return ILLEGAL_STATE; // outside capture
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (flags && !(st && st->cap != CAP_NONE)) return ILLEGAL_STATE; // outside capture
 	return cuEventRecord(e, s);
 }
 static CUresult cuEventQuery(void *e) {
@@ -702,9 +725,13 @@ static int parse_entry(const char *p, ffunc *fn) {
 	return 1;
 }
 
+static CUresult prohibited(void);
+static CUresult implicit(int dev);
 static CUresult cuModuleLoadData(void **m, const void *img) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
 	if (img == NULL) return INVALID_VALUE;
 	const char *text = img;
 	fmodule *mod = calloc(1, sizeof *mod);
@@ -746,6 +773,8 @@ static void unload(fmodule *m) { // under mu
 		}
 }
 static CUresult cuModuleUnload(void *m) {
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
 	pthread_mutex_lock(&mu);
 	if (!live_module(m)) {
 		pthread_mutex_unlock(&mu);
@@ -828,6 +857,8 @@ static CUresult cuMemAlloc(unsigned long long *dptr, size_t n) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
 	if (n == 0) return INVALID_VALUE;
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
 	falloc *a = malloc(sizeof *a);
 	void *p = malloc(n);
 	if (a == NULL || p == NULL) {
@@ -862,6 +893,8 @@ long long fakecuda_gate_free;     // set: frees wait at it, as for work that nev
 // and while the tests keep fakecuda_gate_free set.
 static CUresult cuMemFree(unsigned long long dptr) {
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
 	int dev = ctx_dev(current);
 	long long t = dev >= 0 ? __atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED) : 0;
 	if (t > now_ns() || __atomic_load_n(&fakecuda_gate_free, __ATOMIC_SEQ_CST)) {
@@ -910,6 +943,9 @@ static int held_mem(uintptr_t p, size_t n) {
 static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult pr = prohibited();
+	if (pr == OK) pr = implicit(ctx_dev(current));
+	if (pr != OK) return pr;
 	if (!held_mem((uintptr_t)dst, n)) return INVALID_VALUE;
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)dst, n);
@@ -920,6 +956,9 @@ static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) 
 static CUresult cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult pr = prohibited();
+	if (pr == OK) pr = implicit(ctx_dev(current));
+	if (pr != OK) return pr;
 	if (!held_mem((uintptr_t)src, n)) return INVALID_VALUE;
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)src, n);
@@ -929,6 +968,7 @@ static CUresult cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
 }
 // unload_context unloads the modules and frees the memory of dev's context,
 // destroyed. Under mu.
+static void free_graphs(int dev);
 static void unload_context(int dev) {
 	for (fmodule **x = &modules; *x != NULL;) {
 		if ((*x)->dev == dev) unload(*x);
@@ -938,6 +978,259 @@ static void unload_context(int dev) {
 		if ((*x)->dev == dev) free_alloc(x);
 		else x = &(*x)->next;
 	}
+	free_graphs(dev);
+}
+
+// Stream capture and graphs, as the driver documents them
+// (cuStreamBeginCapture, cuThreadExchangeStreamCaptureMode, cuGraph*):
+//
+//   - cuStreamBeginCapture on a stream other than the default ones starts
+//     recording its work into a new graph instead of running it: kernel
+//     launches, the asynchronous copies and memsets (nodes of the graph,
+//     with the arguments' bytes copied at the call). cuStreamEndCapture
+//     hands the graph over; where the capture began in a mode other than
+//     RELAXED it must be called on the thread that began it
+//     (STREAM_CAPTURE_WRONG_THREAD otherwise). cuStreamIsCapturing
+//     reports the state.
+//   - Potentially unsafe calls (cuMemAlloc, cuMemFree, the synchronous
+//     copies and memsets, module loads and unloads, page-locked host
+//     memory's allocation and free) are prohibited, as the driver
+//     documents for the thread's capture interaction mode: in GLOBAL (the
+//     default) when the calling thread has a capture not begun in RELAXED
+//     mode or another thread has one begun in GLOBAL mode; in
+//     THREAD_LOCAL when the calling thread has one not begun in RELAXED
+//     mode; never in RELAXED. A prohibited call returns
+//     STREAM_CAPTURE_UNSUPPORTED and invalidates the captures that
+//     prohibited it: their cuStreamEndCapture returns
+//     STREAM_CAPTURE_INVALIDATED and no graph.
+//   - Work on the legacy default stream (a launch, a synchronous copy or
+//     memset, its synchronisation) while a blocking stream of its context
+//     is capturing would synchronise with the capture: it returns
+//     STREAM_CAPTURE_IMPLICIT and invalidates that capture. So do a
+//     synchronisation or query of a capturing stream itself
+//     (STREAM_CAPTURE_UNSUPPORTED).
+//   - cuGraphInstantiateWithFlags copies a graph into an executable graph;
+//     cuGraphLaunch runs its nodes in order on a stream, at the launch,
+//     as a launch or copy would (a kernel's arguments are those captured,
+//     a copy's host memory is read or written at the launch);
+//     cuGraphExecUpdate (both forms) takes a graph of the same topology,
+//     the same node types and kernels, and replaces the executable
+//     graph's parameters with its, else reports why not
+//     (GRAPH_EXEC_UPDATE_FAILURE). cuGraphGetNodes counts and lists nodes.
+//   - Graphs and executable graphs are pointers to the fake's records,
+//     checked against the live ones (INVALID_HANDLE once destroyed), and
+//     counted: fakecuda_live_graphs, fakecuda_live_graph_execs,
+//     fakecuda_graph_launches, and fakecuda_graph_kernels (kernel nodes
+//     run).
+enum {
+	STREAM_CAPTURE_UNSUPPORTED = 900, STREAM_CAPTURE_INVALIDATED = 901, STREAM_CAPTURE_IMPLICIT = 906,
+	STREAM_CAPTURE_WRONG_THREAD = 908, GRAPH_EXEC_UPDATE_FAILURE = 910,
+};
+enum { MODE_GLOBAL = 0, MODE_THREAD_LOCAL = 1, MODE_RELAXED = 2 };
+enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2 };
+enum { COPY_HTOD = 0, COPY_DTOH = 1, COPY_DTOD = 2 };
+#define NON_BLOCKING 0x1u
+#define MAXPARAMBYTES 1024
+long long fakecuda_live_graphs, fakecuda_live_graph_execs, fakecuda_graph_launches, fakecuda_graph_kernels;
+long long fakecuda_captures_invalidated; // captures invalidated by a prohibited or implicitly synchronising call
+typedef struct {
+	int type;
+	ffunc *fn;
+	unsigned g[3], b[3], shmem;
+	int nparam;
+	unsigned char params[MAXPARAMBYTES];
+	int kind; // a copy's
+	uintptr_t dst, src;
+	size_t n;
+	unsigned value; // a memset's, of esize bytes, n times
+	int esize;
+} fnode;
+typedef struct fgraph {
+	int dev, exec, nnode, cap;
+	fnode *nodes;
+	struct fgraph *next;
+} fgraph;
+static fgraph *graphs; // the live graphs and executable graphs, under mu
+static int global_captures; // captures begun in GLOBAL mode, under mu
+static __thread int thread_mode;        // the thread's capture interaction mode (MODE_GLOBAL by default)
+static __thread int thread_nonrelaxed;  // captures this thread began in a mode other than RELAXED
+static __thread int thread_global;      // of which in GLOBAL mode
+
+static fgraph *new_graph(int dev, int exec) { // under mu
+	fgraph *g = calloc(1, sizeof *g);
+	if (g == NULL) return NULL;
+	g->dev = dev;
+	g->exec = exec;
+	g->next = graphs;
+	graphs = g;
+	if (exec) fakecuda_live_graph_execs++;
+	else fakecuda_live_graphs++;
+	return g;
+}
+static fgraph *live_graph(void *h, int exec) { // under mu
+	for (fgraph *g = graphs; g != NULL; g = g->next)
+		if (g == h && g->exec == exec) return g;
+	return NULL;
+}
+static void free_graph(fgraph *g) { // under mu
+	for (fgraph **x = &graphs; *x != NULL; x = &(*x)->next)
+		if (*x == g) {
+			*x = g->next;
+			if (g->exec) fakecuda_live_graph_execs--;
+			else fakecuda_live_graphs--;
+			free(g->nodes);
+			free(g);
+			return;
+		}
+}
+static fnode *add_node(fgraph *g) { // under mu
+	if (g->nnode == g->cap) {
+		int c = g->cap ? 2 * g->cap : 8;
+		fnode *n = realloc(g->nodes, (size_t)c * sizeof *n);
+		if (n == NULL) return NULL;
+		g->nodes = n;
+		g->cap = c;
+	}
+	fnode *n = &g->nodes[g->nnode++];
+	memset(n, 0, sizeof *n);
+	return n;
+}
+// end_capture ends st's capture (under mu), undoing its thread's counts
+// where it is on the thread that began it.
+static void end_capture(slot *st) {
+	if (st->cap_mode == MODE_GLOBAL) global_captures--;
+	if (st->cap_mode != MODE_RELAXED && pthread_equal(st->cap_thread, pthread_self())) {
+		thread_nonrelaxed--;
+		if (st->cap_mode == MODE_GLOBAL) thread_global--;
+	}
+	st->cap = CAP_NONE;
+}
+static void invalidate(slot *st) { // under mu
+	if (st->cap == CAP_ACTIVE) {
+		st->cap = CAP_INVALIDATED;
+		fakecuda_captures_invalidated++;
+	}
+}
+// prohibited is the answer to a potentially unsafe call: OK, or
+// STREAM_CAPTURE_UNSUPPORTED, the captures that prohibit it invalidated.
+static CUresult prohibited(void) {
+	int mine = thread_nonrelaxed > 0 && thread_mode != MODE_RELAXED;
+	pthread_mutex_lock(&mu);
+	int others = thread_mode == MODE_GLOBAL && global_captures - thread_global > 0;
+	if (mine || others) {
+		for (int i = 3; i < nused; i++) {
+			slot *st = &slots[i];
+			if (st->kind != STREAM || st->cap != CAP_ACTIVE || st->cap_mode == MODE_RELAXED) continue;
+			int here = pthread_equal(st->cap_thread, pthread_self());
+			if ((mine && here) || (others && !here && st->cap_mode == MODE_GLOBAL)) invalidate(st);
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return mine || others ? STREAM_CAPTURE_UNSUPPORTED : OK;
+}
+// implicit is the answer to work on the legacy default stream of dev's
+// context: OK, or STREAM_CAPTURE_IMPLICIT, the blocking streams capturing
+// there invalidated.
+static CUresult implicit(int dev) {
+	CUresult r = OK;
+	pthread_mutex_lock(&mu);
+	for (int i = 3; i < nused; i++) {
+		slot *st = &slots[i];
+		if (st->kind == STREAM && st->dev == dev && st->cap == CAP_ACTIVE && !(st->flags & NON_BLOCKING)) {
+			invalidate(st);
+			r = STREAM_CAPTURE_IMPLICIT;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static int legacy(void *s) { return (uintptr_t)s <= 1; }
+// capturing reports whether st records its work (under mu); an
+// invalidated capture takes the work and drops it.
+static int capturing(slot *st) { return st != NULL && st->cap != CAP_NONE; }
+
+static CUresult cuStreamBeginCapture(void *s, int mode) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (st == NULL) return STREAM_CAPTURE_UNSUPPORTED; // a default stream
+	if (mode < MODE_GLOBAL || mode > MODE_RELAXED) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	CUresult r = OK;
+	if (st->cap != CAP_NONE) r = ILLEGAL_STATE;
+	else if ((st->cap_graph = new_graph(st->dev, 0)) == NULL) r = OUT_OF_MEMORY;
+	else {
+		st->cap = CAP_ACTIVE;
+		st->cap_mode = mode;
+		st->cap_thread = pthread_self();
+		if (mode == MODE_GLOBAL) global_captures++;
+		if (mode != MODE_RELAXED) {
+			thread_nonrelaxed++;
+			if (mode == MODE_GLOBAL) thread_global++;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuStreamEndCapture(void *s, void **graph) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (st == NULL) return ILLEGAL_STATE;
+	pthread_mutex_lock(&mu);
+	CUresult r = OK;
+	if (st->cap == CAP_NONE) r = ILLEGAL_STATE;
+	else if (st->cap_mode != MODE_RELAXED && !pthread_equal(st->cap_thread, pthread_self())) r = STREAM_CAPTURE_WRONG_THREAD;
+	else {
+		fgraph *g = st->cap_graph;
+		if (st->cap == CAP_INVALIDATED) {
+			free_graph(g);
+			g = NULL;
+			r = STREAM_CAPTURE_INVALIDATED;
+		}
+		end_capture(st);
+		st->cap_graph = NULL;
+		*graph = g;
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuStreamIsCapturing(void *s, int *status) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	*status = st ? __atomic_load_n(&st->cap, __ATOMIC_RELAXED) : CAP_NONE;
+	return OK;
+}
+static CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
+	if (mode == NULL || *mode < MODE_GLOBAL || *mode > MODE_RELAXED) return INVALID_VALUE;
+	int old = thread_mode;
+	thread_mode = *mode;
+	*mode = old;
+	return OK;
+}
+
+// run_kernel runs fn as a launch of it does, on st (NULL: a default
+// stream), its parameters at params[i]. Under mu; a spin's wait is set by
+// the caller from *spin_ns.
+static CUresult run_kernel(ffunc *fn, unsigned gx, unsigned bx, void **params, long long *spin_ns) {
+	*spin_ns = 0;
+	if (fn->what == FN_ADD_ONE && fn->nparam == 2 && params != NULL) {
+		float *p = (float *)(uintptr_t)*(uint64_t *)params[0];
+		unsigned n = *(unsigned *)params[1];
+		unsigned long long threads = (unsigned long long)gx * bx;
+		if (threads > n) threads = n;
+		if (threads > 0 && !within((uintptr_t)p, threads * sizeof(float))) return ILLEGAL_ADDRESS;
+		for (unsigned long long i = 0; i < threads; i++) p[i] += 1;
+	}
+	if (fn->what == FN_SPIN && fn->nparam == 1 && params != NULL) *spin_ns = (long long)*(uint64_t *)params[0];
+	return OK;
+}
+static void spun(slot *st, long long ns) {
+	if (st && ns > 0) {
+		st->done_at = max(st->done_at, now_ns()) + ns;
+		queued(st->dev, st->done_at);
+	}
 }
 
 static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -945,6 +1238,7 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
+	if (legacy(s) && current && implicit(ctx_dev(current)) != OK) return STREAM_CAPTURE_IMPLICIT;
 	pthread_mutex_lock(&mu);
 	ffunc *fn = live_function(f);
 	if (fn == NULL) {
@@ -963,29 +1257,344 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 		pthread_mutex_unlock(&mu);
 		return INVALID_VALUE;
 	}
-	CUresult r = OK;
 	fakecuda_launches++;
 	fakecuda_last_grid_x = gx, fakecuda_last_grid_y = gy, fakecuda_last_grid_z = gz;
 	fakecuda_last_block_x = bx, fakecuda_last_block_y = by, fakecuda_last_block_z = bz;
 	fakecuda_last_shmem = shmem;
-	if (fn->what == FN_ADD_ONE && fn->nparam == 2 && params != NULL) {
-		float *p = (float *)(uintptr_t)*(uint64_t *)params[0];
-		unsigned n = *(unsigned *)params[1];
-		unsigned long long threads = (unsigned long long)gx * bx;
-		if (threads > n) threads = n;
-		if (threads > 0 && !within((uintptr_t)p, threads * sizeof(float))) r = ILLEGAL_ADDRESS;
-		else
-			for (unsigned long long i = 0; i < threads; i++) p[i] += 1;
+	if (capturing(st)) { // a kernel node, its arguments' bytes copied now
+		CUresult r = OK;
+		size_t total = fn->nparam > 0 ? fn->off[fn->nparam - 1] + fn->size[fn->nparam - 1] : 0;
+		fnode *n = total > MAXPARAMBYTES || (params == NULL && fn->nparam > 0) ? NULL : add_node(st->cap_graph);
+		if (n == NULL) r = NOT_SUPPORTED;
+		else {
+			n->type = NODE_KERNEL;
+			n->fn = fn;
+			n->g[0] = gx, n->g[1] = gy, n->g[2] = gz, n->b[0] = bx, n->b[1] = by, n->b[2] = bz;
+			n->shmem = shmem;
+			n->nparam = fn->nparam;
+			for (int i = 0; i < fn->nparam; i++) memcpy(n->params + fn->off[i], params[i], fn->size[i]);
+		}
+		pthread_mutex_unlock(&mu);
+		return r;
 	}
+	long long ns;
+	CUresult r = run_kernel(fn, gx, bx, params, &ns);
 	pthread_mutex_unlock(&mu);
-	if (r == OK && fn->what == FN_SPIN && fn->nparam == 1 && params != NULL) {
-		long long ns = (long long)*(uint64_t *)params[0];
-		if (st) {
-			st->done_at = max(st->done_at, now_ns()) + ns;
-			queued(st->dev, st->done_at);
+	if (r == OK) spun(st, ns);
+	return r;
+}
+
+// The asynchronous copies and memsets: run at the call on a stream (the
+// fake's work is instant), recorded as a node while the stream captures.
+static CUresult copy_now(int kind, uintptr_t dst, uintptr_t src, size_t n) { // under mu
+	if ((kind != COPY_HTOD && !within(src, n)) || (kind != COPY_DTOH && !within(dst, n))) return INVALID_VALUE;
+	memcpy((void *)dst, (const void *)src, n);
+	return OK;
+}
+static CUresult copy_async(int kind, uintptr_t dst, uintptr_t src, size_t n, void *s) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (legacy(s) && implicit(ctx_dev(current)) != OK) return STREAM_CAPTURE_IMPLICIT;
+	pthread_mutex_lock(&mu);
+	CUresult r = OK;
+	if (capturing(st)) {
+		fnode *x = add_node(st->cap_graph);
+		if (x == NULL) r = OUT_OF_MEMORY;
+		else x->type = NODE_MEMCPY, x->kind = kind, x->dst = dst, x->src = src, x->n = n;
+	} else
+		r = copy_now(kind, dst, src, n);
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuMemcpyHtoDAsync(unsigned long long dst, const void *src, size_t n, void *s) {
+	return copy_async(COPY_HTOD, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static CUresult cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t n, void *s) {
+	return copy_async(COPY_DTOH, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+static CUresult cuMemcpyDtoDAsync(unsigned long long dst, unsigned long long src, size_t n, void *s) {
+	return copy_async(COPY_DTOD, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+long long fakecuda_memsets; // memsets run (not captured)
+static CUresult set_now(uintptr_t dst, unsigned v, int esize, size_t n) { // under mu
+	if (!within(dst, n * (size_t)esize)) return INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) memcpy((void *)(dst + i * (size_t)esize), &v, (size_t)esize); // little-endian
+	fakecuda_memsets++;
+	return OK;
+}
+static CUresult memset_async(uintptr_t dst, unsigned v, int esize, size_t n, void *s) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (legacy(s) && implicit(ctx_dev(current)) != OK) return STREAM_CAPTURE_IMPLICIT;
+	if (esize > 1 && dst % (uintptr_t)esize) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	CUresult r = OK;
+	if (capturing(st)) {
+		fnode *x = add_node(st->cap_graph);
+		if (x == NULL) r = OUT_OF_MEMORY;
+		else x->type = NODE_MEMSET, x->dst = dst, x->value = v, x->esize = esize, x->n = n;
+	} else
+		r = set_now(dst, v, esize, n);
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuMemsetD8Async(unsigned long long d, unsigned char v, size_t n, void *s) { return memset_async((uintptr_t)d, v, 1, n, s); }
+static CUresult cuMemsetD16Async(unsigned long long d, unsigned short v, size_t n, void *s) { return memset_async((uintptr_t)d, v, 2, n, s); }
+static CUresult cuMemsetD32Async(unsigned long long d, unsigned v, size_t n, void *s) { return memset_async((uintptr_t)d, v, 4, n, s); }
+// The synchronous memsets run on the legacy default stream, and are
+// potentially unsafe during capture.
+static CUresult memset_sync(uintptr_t dst, unsigned v, int esize, size_t n) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult r = prohibited();
+	if (r != OK) return r;
+	return memset_async(dst, v, esize, n, NULL);
+}
+static CUresult cuMemsetD8(unsigned long long d, unsigned char v, size_t n) { return memset_sync((uintptr_t)d, v, 1, n); }
+static CUresult cuMemsetD16(unsigned long long d, unsigned short v, size_t n) { return memset_sync((uintptr_t)d, v, 2, n); }
+static CUresult cuMemsetD32(unsigned long long d, unsigned v, size_t n) { return memset_sync((uintptr_t)d, v, 4, n); }
+
+static CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+	(void)flags;
+	pthread_mutex_lock(&mu);
+	fgraph *g = live_graph(graph, 0), *x = NULL;
+	CUresult r = g == NULL ? INVALID_HANDLE : released(g->dev) ? CONTEXT_IS_DESTROYED : OK;
+	if (r == OK && (x = new_graph(g->dev, 1)) == NULL) r = OUT_OF_MEMORY;
+	if (r == OK && g->nnode > 0) {
+		x->nodes = malloc((size_t)g->nnode * sizeof *x->nodes);
+		if (x->nodes == NULL) {
+			free_graph(x);
+			r = OUT_OF_MEMORY;
+		} else {
+			memcpy(x->nodes, g->nodes, (size_t)g->nnode * sizeof *x->nodes);
+			x->nnode = x->cap = g->nnode;
 		}
 	}
+	if (r == OK) *exec = x;
+	pthread_mutex_unlock(&mu);
 	return r;
+}
+static CUresult cuGraphLaunch(void *exec, void *s) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (legacy(s) && implicit(ctx_dev(current)) != OK) return STREAM_CAPTURE_IMPLICIT;
+	pthread_mutex_lock(&mu);
+	fgraph *x = live_graph(exec, 1);
+	CUresult r = x == NULL ? INVALID_HANDLE : (st ? st->dev : ctx_dev(current)) != x->dev ? INVALID_VALUE : OK;
+	if (r == OK && capturing(st)) r = NOT_SUPPORTED; // a child graph node: not modelled
+	long long spin = 0;
+	if (r == OK) {
+		fakecuda_graph_launches++;
+		for (int i = 0; i < x->nnode && r == OK; i++) {
+			fnode *n = &x->nodes[i];
+			void *ps[MAXPARAM];
+			long long ns;
+			switch (n->type) {
+			case NODE_KERNEL:
+				for (int j = 0; j < n->nparam; j++) ps[j] = n->params + n->fn->off[j];
+				fakecuda_graph_kernels++;
+				r = run_kernel(n->fn, n->g[0], n->b[0], ps, &ns);
+				spin += ns;
+				break;
+			case NODE_MEMCPY:
+				r = copy_now(n->kind, n->dst, n->src, n->n);
+				break;
+			case NODE_MEMSET:
+				r = set_now(n->dst, n->value, n->esize, n->n);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	if (r == OK) spun(st, spin);
+	return r;
+}
+static CUresult destroy_graph(void *h, int exec) {
+	pthread_mutex_lock(&mu);
+	fgraph *g = live_graph(h, exec);
+	if (g != NULL) free_graph(g);
+	pthread_mutex_unlock(&mu);
+	return g ? OK : INVALID_HANDLE;
+}
+static CUresult cuGraphDestroy(void *g) { return destroy_graph(g, 0); }
+static CUresult cuGraphExecDestroy(void *x) { return destroy_graph(x, 1); }
+static CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n) {
+	if (n == NULL) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	fgraph *g = live_graph(graph, 0);
+	if (g == NULL) {
+		pthread_mutex_unlock(&mu);
+		return INVALID_HANDLE;
+	}
+	if (nodes != NULL) {
+		for (size_t i = 0; i < *n && i < (size_t)g->nnode; i++) nodes[i] = &g->nodes[i];
+		if (*n > (size_t)g->nnode) *n = (size_t)g->nnode;
+	} else
+		*n = (size_t)g->nnode;
+	pthread_mutex_unlock(&mu);
+	return OK;
+}
+// update is cuGraphExecUpdate's check and update: CU_GRAPH_EXEC_UPDATE_*
+// in *result, and the node at fault in *node.
+enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3, UPDATE_FUNCTION_CHANGED = 4 };
+static CUresult update(void *exec, void *graph, void **node, int *result) {
+	pthread_mutex_lock(&mu);
+	fgraph *x = live_graph(exec, 1), *g = live_graph(graph, 0);
+	CUresult r = x == NULL || g == NULL ? INVALID_HANDLE : x->dev != g->dev ? INVALID_VALUE : OK;
+	*node = NULL;
+	*result = UPDATE_SUCCESS;
+	if (r == OK) {
+		if (x->nnode != g->nnode) *result = UPDATE_TOPOLOGY_CHANGED;
+		for (int i = 0; i < g->nnode && *result == UPDATE_SUCCESS; i++) {
+			if (g->nodes[i].type != x->nodes[i].type) *result = UPDATE_NODE_TYPE_CHANGED;
+			else if (g->nodes[i].type == NODE_KERNEL && g->nodes[i].fn != x->nodes[i].fn) *result = UPDATE_FUNCTION_CHANGED;
+			if (*result != UPDATE_SUCCESS) *node = &g->nodes[i];
+		}
+		if (*result == UPDATE_SUCCESS) memcpy(x->nodes, g->nodes, (size_t)g->nnode * sizeof *g->nodes);
+		else r = GRAPH_EXEC_UPDATE_FAILURE;
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+static CUresult cuGraphExecUpdate(void *exec, void *graph, void **node, int *result) { return update(exec, graph, node, result); }
+typedef struct { int result; void *node, *from; } update_info;
+static CUresult cuGraphExecUpdate_v2(void *exec, void *graph, update_info *info) {
+	info->from = NULL;
+	return update(exec, graph, &info->node, &info->result);
+}
+
+// drop_capture ends the capture of a stream being destroyed, its graph
+// freed. Under mu.
+static void drop_capture(slot *st) {
+	if (st->cap == CAP_NONE) return;
+	free_graph(st->cap_graph);
+	st->cap_graph = NULL;
+	end_capture(st);
+}
+// capture_sync is the answer to a synchronisation or query of s: of a
+// capturing stream, STREAM_CAPTURE_UNSUPPORTED (the capture invalidated);
+// of the legacy default stream, implicit's.
+static CUresult capture_sync(void *s, slot *st) {
+	if (legacy(s)) return current ? implicit(ctx_dev(current)) : OK;
+	if (st == NULL) return OK;
+	pthread_mutex_lock(&mu);
+	int cap = st->cap != CAP_NONE;
+	if (cap) invalidate(st);
+	pthread_mutex_unlock(&mu);
+	return cap ? STREAM_CAPTURE_UNSUPPORTED : OK;
+}
+// free_graphs frees the graphs of dev's context, destroyed. Under mu.
+static void free_graphs(int dev) {
+	for (fgraph **x = &graphs; *x != NULL;) {
+		if ((*x)->dev == dev) free_graph(*x);
+		else x = &(*x)->next;
+	}
+}
+
+// Stream-ordered memory (cuMemAllocAsync, cuMemFreeAsync): from the
+// device's pool, allocated and freed at the call (the fake's work is
+// instant), never waiting for the device's work and never prohibited
+// during another stream's capture; a stream capturing one is refused
+// (the driver's allocation nodes are not modelled). Counted in
+// fakecuda_async_allocs and fakecuda_async_frees besides the live
+// allocations.
+long long fakecuda_async_allocs, fakecuda_async_frees;
+static CUresult cuMemAllocAsync(unsigned long long *dptr, size_t n, void *s) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (capturing(st)) return NOT_SUPPORTED;
+	if (n == 0) return INVALID_VALUE;
+	int dev = st ? st->dev : ctx_dev(current);
+	falloc *a = malloc(sizeof *a);
+	void *p = malloc(n);
+	if (a == NULL || p == NULL) {
+		free(a);
+		free(p);
+		return OUT_OF_MEMORY;
+	}
+	memset(p, 0xa5, n);
+	a->base = (uintptr_t)p;
+	a->size = n;
+	a->dev = dev;
+	pthread_mutex_lock(&mu);
+	a->next = allocs;
+	allocs = a;
+	fakecuda_live_allocs++;
+	fakecuda_alloc_bytes += (long long)n;
+	fakecuda_async_allocs++;
+	pthread_mutex_unlock(&mu);
+	*dptr = (unsigned long long)a->base;
+	return OK;
+}
+static CUresult cuMemFreeAsync(unsigned long long dptr, void *s) {
+	CUresult bad;
+	slot *st = stream_of(s, &bad);
+	if (bad) return bad;
+	if (capturing(st)) return NOT_SUPPORTED;
+	pthread_mutex_lock(&mu);
+	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
+		if ((*x)->base == (uintptr_t)dptr) {
+			free_alloc(x);
+			fakecuda_async_frees++;
+			pthread_mutex_unlock(&mu);
+			return OK;
+		}
+	pthread_mutex_unlock(&mu);
+	return INVALID_VALUE;
+}
+
+// Page-locked host memory (cuMemHostAlloc, cuMemAllocHost, cuMemFreeHost):
+// malloc's, in a list of live ones, counted in fakecuda_live_host_allocs;
+// potentially unsafe during capture.
+typedef struct fhost {
+	void *p;
+	struct fhost *next;
+} fhost;
+static fhost *hosts; // under mu
+long long fakecuda_live_host_allocs;
+static CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags) {
+	(void)flags;
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
+	fhost *h = malloc(sizeof *h);
+	void *p = malloc(n ? n : 1);
+	if (h == NULL || p == NULL) {
+		free(h);
+		free(p);
+		return OUT_OF_MEMORY;
+	}
+	h->p = p;
+	pthread_mutex_lock(&mu);
+	h->next = hosts;
+	hosts = h;
+	fakecuda_live_host_allocs++;
+	pthread_mutex_unlock(&mu);
+	*pp = p;
+	return OK;
+}
+static CUresult cuMemAllocHost(void **pp, size_t n) { return cuMemHostAlloc(pp, n, 0); }
+static CUresult cuMemFreeHost(void *p) {
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
+	pthread_mutex_lock(&mu);
+	for (fhost **x = &hosts; *x != NULL; x = &(*x)->next)
+		if ((*x)->p == p) {
+			fhost *h = *x;
+			*x = h->next;
+			fakecuda_live_host_allocs--;
+			pthread_mutex_unlock(&mu);
+			free(h->p);
+			free(h);
+			return OK;
+		}
+	pthread_mutex_unlock(&mu);
+	return INVALID_VALUE;
 }
 
 // Device memory: 1 GiB, of which each live event or stream takes 4 KiB, so
@@ -1018,9 +1627,19 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000),
 	P(cuMemGetInfo, 3020), P(cuFuncGetAttribute, 2020), P(cuFuncGetParamInfo, 12040),
 	P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020),
+	P(cuStreamBeginCapture, 10010), P(cuStreamEndCapture, 10000), P(cuStreamIsCapturing, 10000),
+	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
+	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
+	P(cuGraphExecUpdate, 10020),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020),
+	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
+	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
+	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
+	P(cuMemHostAlloc, 2020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000),
 #undef P
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},
+	{"cuGraphExecUpdate", (void *)cuGraphExecUpdate_v2, 12000},
 };
 
 // driver_version is what cuDriverGetVersion reports: FAKECUDA_VERSION

@@ -1,0 +1,439 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
+)
+
+// Graph is work captured from a stream (Stream.Capture, or BeginCapture and
+// EndCapture): the kernels, copies and memsets queued on the stream during
+// the capture, not run then but recorded with their arguments, to be
+// instantiated (Instantiate) and launched as one. It is safe for concurrent
+// use, Close included. Close destroys it; so does the Close of the last open
+// Device of its context, as for streams and events. Once it is closed, its
+// methods return errors matching ErrClosed. The zero value and a nil *Graph
+// are not usable: their methods return errors matching ErrInvalid.
+type Graph struct {
+	h       driver.Graph
+	p       *ctxState
+	dev     *Device
+	r       *handle
+	foreign bool // adopted (AdoptGraph): Close never destroys it
+	cleanup runtime.Cleanup
+}
+
+// GraphExec is a Graph instantiated (Graph.Instantiate): what
+// Stream.LaunchGraph launches, as often as wanted, each launch running the
+// graph's work in order after the work queued before on the stream. Update
+// replaces its kernels' arguments (and copies' and memsets' parameters)
+// with those of another capture of the same work. It is safe for
+// concurrent use, Close included; Close and the device's Close destroy it
+// as for a Graph. The zero value and a nil *GraphExec are not usable:
+// their methods return errors matching ErrInvalid.
+type GraphExec struct {
+	h       driver.GraphExec
+	p       *ctxState
+	dev     *Device
+	r       *handle
+	foreign bool // adopted (AdoptGraphExec): Close never destroys it
+	cleanup runtime.Cleanup
+}
+
+// BeginCapture starts capturing s: until EndCapture, the kernels, copies
+// and memsets queued on s (from any goroutine) are recorded into a graph
+// instead of run. The capture is the driver's stream capture in
+// CU_STREAM_CAPTURE_MODE_RELAXED (see the package documentation, "Graphs"):
+// no goroutine's calls are refused because a capture is under way, the
+// capture is tied to the stream and not to an OS thread, and EndCapture
+// may come from any goroutine. The stream must be a non-blocking stream
+// of NewStream (the default) or one adopted: the default streams and a
+// stream of StreamOptions.Blocking are refused with ErrInvalidOptions
+// before the driver is called, since work queued by other goroutines on
+// the legacy default stream (Buffer.CopyFrom, say) would synchronise with
+// a blocking stream and break its capture. A stream already capturing is
+// the driver's error (driver.ErrorIllegalState).
+//
+// During the capture, a call that waits for s's work (Sync, Query, an
+// Event.Sync on an event recorded there) is refused by the driver and
+// invalidates the capture: EndCapture then returns an error matching
+// driver.ErrorStreamCaptureInvalidated.
+func (s *Stream) BeginCapture() error {
+	const op = "begin stream capture"
+	if err := s.enter(op); err != nil {
+		return err
+	}
+	defer s.r.Exit()
+	if s.isDefault() {
+		return &Error{Op: op, Detail: fmt.Sprintf("the %v cannot be captured (the driver captures neither default stream)", s),
+			Fix: "capture a stream of Device.NewStream", Err: ErrInvalidOptions}
+	}
+	flags, err := driver.StreamGetFlagsCtx(s.p.ctx, s.h)
+	if err != nil {
+		return driverErr(op+": get the stream's flags", err)
+	}
+	if driver.StreamFlags(flags)&driver.StreamNonBlocking == 0 {
+		return &Error{Op: op, Detail: fmt.Sprintf("the %v is blocking: work other goroutines queue on the legacy default stream would synchronise with it and invalidate the capture", s),
+			Fix: "capture a non-blocking stream (Device.NewStream without StreamOptions.Blocking)", Err: ErrInvalidOptions}
+	}
+	return driverErr(op, driver.StreamBeginCaptureCtx(s.p.ctx, s.h, driver.StreamCaptureModeRelaxed))
+}
+
+// EndCapture ends the capture BeginCapture began on s and returns its
+// graph, of s's Device; s runs its work again from then on. Without a
+// capture under way it returns the driver's error (driver.ErrorIllegalState);
+// for a capture invalidated by a call the driver refused during it, an
+// error matching driver.ErrorStreamCaptureInvalidated (the capture is
+// ended either way).
+func (s *Stream) EndCapture() (*Graph, error) {
+	const op = "end stream capture"
+	if err := s.enter(op); err != nil {
+		return nil, err
+	}
+	defer s.r.Exit()
+	s.p.life.Throttle()
+	h, err := driver.StreamEndCaptureCtx(s.p.ctx, s.h)
+	if err != nil {
+		if h != 0 {
+			_ = driver.GraphDestroyCtx(s.p.ctx, h)
+		}
+		if errors.Is(err, driver.ErrorStreamCaptureInvalidated) {
+			return nil, &Error{Op: op, Detail: "the capture was invalidated: a call during it was refused by the driver (a Sync or Query of the capturing stream, or work that synchronises with it)",
+				Fix: "capture again without synchronising the stream until EndCapture; the refused call's error says which it was", Err: driver.ErrorStreamCaptureInvalidated}
+		}
+		return nil, driverErr(op, err)
+	}
+	return newGraph(op, s.dev, h)
+}
+
+// Capture captures the work f queues on s into a graph: BeginCapture, f(s),
+// EndCapture. The capture ends however f returns: where f returns an error
+// the graph is destroyed and Capture returns f's error as it is; where f
+// panics, the capture is ended and its graph destroyed before the panic
+// goes on. A nil f is an error matching ErrInvalid.
+func (s *Stream) Capture(f func(*Stream) error) (g *Graph, err error) {
+	if f == nil {
+		return nil, invalidErr("capture stream", "capture function")
+	}
+	if err := s.BeginCapture(); err != nil {
+		return nil, err
+	}
+	ended := false
+	defer func() {
+		if !ended { // f panicked
+			if g, err := s.EndCapture(); err == nil {
+				g.Close()
+			}
+		}
+	}()
+	ferr := f(s)
+	ended = true
+	g, err = s.EndCapture()
+	if ferr != nil {
+		if err == nil {
+			g.Close()
+		}
+		return nil, ferr
+	}
+	return g, err
+}
+
+// Capturing reports whether s is being captured (cuStreamIsCapturing):
+// true from BeginCapture to EndCapture, also once the capture is
+// invalidated.
+func (s *Stream) Capturing() (bool, error) {
+	const op = "query stream capture"
+	if err := s.enter(op); err != nil {
+		return false, err
+	}
+	defer s.r.Exit()
+	st, err := driver.StreamIsCapturingCtx(s.p.ctx, s.h)
+	if err != nil {
+		return false, driverErr(op, err)
+	}
+	return st != driver.StreamCaptureStatusNone, nil
+}
+
+// newGraph wraps h, a graph of d's context the package made, with a call in
+// flight on d (or on a stream of it).
+func newGraph(op string, d *Device, h driver.Graph) (*Graph, error) {
+	r := lifetime.NewHandle(&d.p.life, uintptr(h), kindGraph, &d.p.life.Open)
+	if r == nil {
+		_ = driver.GraphDestroyCtx(d.p.ctx, h)
+		return nil, hostMemErr(op)
+	}
+	if !d.p.add(r, d) {
+		_ = driver.GraphDestroyCtx(d.p.ctx, h) // the context is still retained: the call is in flight
+		return nil, closedErr(op, "device")
+	}
+	g := &Graph{h: h, p: d.p, dev: d, r: r}
+	g.cleanup = backstop(g, r)
+	return g, nil
+}
+
+// AdoptGraph wraps a graph made elsewhere in d's context (a CUgraph from C
+// code, or from the driver package), so that it instantiates through this
+// package. The wrapper does not own the graph: Close releases the wrapper
+// and never destroys the graph, which its creator destroys after closing
+// the wrapper. Closing d closes the wrapper. A nil handle is an error
+// matching ErrInvalid and ErrInvalidHandle.
+func (d *Device) AdoptGraph(h driver.Graph) (*Graph, error) {
+	const op = "adopt graph"
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
+	}
+	if h == 0 {
+		return nil, &Error{Op: op, Detail: "the graph handle is nil", Fix: "pass a graph from cuGraphCreate or cuStreamEndCapture", Err: nilHandle{driver.ErrorInvalidHandle}}
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.h.Exit()
+	r, err := d.adoptHandle(op, uintptr(h))
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{h: h, p: d.p, dev: d, r: r, foreign: true}
+	g.cleanup = backstop(g, r)
+	return g, nil
+}
+
+// AdoptGraphExec wraps an instantiated graph made elsewhere in d's context
+// (a CUgraphExec), so that it launches and updates through this package.
+// The wrapper does not own it: Close releases the wrapper only. Closing d
+// closes the wrapper. A nil handle is an error matching ErrInvalid and
+// ErrInvalidHandle.
+func (d *Device) AdoptGraphExec(h driver.GraphExec) (*GraphExec, error) {
+	const op = "adopt graph exec"
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
+	}
+	if h == 0 {
+		return nil, &Error{Op: op, Detail: "the graph exec handle is nil", Fix: "pass an executable graph from cuGraphInstantiate", Err: nilHandle{driver.ErrorInvalidHandle}}
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.h.Exit()
+	r, err := d.adoptHandle(op, uintptr(h))
+	if err != nil {
+		return nil, err
+	}
+	x := &GraphExec{h: h, p: d.p, dev: d, r: r, foreign: true}
+	x.cleanup = backstop(x, r)
+	return x, nil
+}
+
+func (g *Graph) operand() operand {
+	if g == nil || g.r == nil {
+		return operand{name: "graph"}
+	}
+	return operand{r: g.r, name: "graph"}
+}
+
+func (x *GraphExec) operand() operand {
+	if x == nil || x.r == nil {
+		return operand{name: "graph exec"}
+	}
+	return operand{r: x.r, name: "graph exec"}
+}
+
+// Handle is the driver handle (0 for a nil Graph). It stays valid until
+// the graph is closed.
+func (g *Graph) Handle() driver.Graph {
+	if g == nil {
+		return 0
+	}
+	return g.h
+}
+
+// Device is the Device the graph was captured on or adopted through (nil
+// for a nil Graph).
+func (g *Graph) Device() *Device {
+	if g == nil {
+		return nil
+	}
+	return g.dev
+}
+
+// String describes the graph.
+func (g *Graph) String() string {
+	if g == nil || g.r == nil {
+		return "cuda graph <invalid>"
+	}
+	if g.foreign {
+		return fmt.Sprintf("adopted graph %#x of device %d", uintptr(g.h), g.p.ordinal)
+	}
+	return fmt.Sprintf("graph %#x of device %d", uintptr(g.h), g.p.ordinal)
+}
+
+// Nodes is the number of nodes of the graph (cuGraphGetNodes): one per
+// kernel, copy or memset captured, and the driver's own for events
+// recorded or waited on during the capture.
+func (g *Graph) Nodes() (int, error) {
+	const op = "graph nodes"
+	if err := g.operand().enter(op); err != nil {
+		return 0, err
+	}
+	defer g.r.Exit()
+	nodes, err := driver.GraphGetNodesCtx(g.p.ctx, g.h)
+	if err != nil {
+		return 0, driverErr(op, err)
+	}
+	return len(nodes), nil
+}
+
+// Instantiate makes an executable graph of g (cuGraphInstantiateWithFlags,
+// which needs a driver from 11.4: an older one returns an error matching
+// ErrNotSupported). The GraphExec is independent of g: g may be closed,
+// or captured again, without changing it.
+func (g *Graph) Instantiate() (*GraphExec, error) {
+	const op = "instantiate graph"
+	if err := g.operand().enter(op); err != nil {
+		return nil, err
+	}
+	defer g.r.Exit()
+	g.p.life.Throttle()
+	h, err := driver.GraphInstantiateWithFlagsCtx(g.p.ctx, g.h, 0)
+	if err != nil {
+		return nil, driverErr(op, err)
+	}
+	r := lifetime.NewHandle(&g.p.life, uintptr(h), kindGraphExec, &g.p.life.Open)
+	if r == nil {
+		_ = driver.GraphExecDestroyCtx(g.p.ctx, h)
+		return nil, hostMemErr(op)
+	}
+	if !g.p.add(r, g.dev) {
+		_ = driver.GraphExecDestroyCtx(g.p.ctx, h)
+		return nil, closedErr(op, "graph's device")
+	}
+	x := &GraphExec{h: h, p: g.p, dev: g.dev, r: r}
+	x.cleanup = backstop(x, r)
+	return x, nil
+}
+
+// Close destroys the graph (an adopted one's wrapper is released, and the
+// graph left alone). It never blocks, never waits for another goroutine and
+// calls the driver for nothing, and is idempotent: calls in flight on it
+// finish normally, and the package's flusher goroutine destroys it once
+// none holds it. The executable graphs instantiated from it are not
+// affected. It returns nil; a nil Graph returns an error matching
+// ErrInvalid.
+func (g *Graph) Close() error {
+	if g == nil || g.r == nil {
+		return invalidErr("destroy graph", "graph")
+	}
+	if g.r.Close(false) {
+		g.cleanup.Stop()
+	}
+	return nil
+}
+
+// Handle is the driver handle (0 for a nil GraphExec). It stays valid
+// until the GraphExec is closed.
+func (x *GraphExec) Handle() driver.GraphExec {
+	if x == nil {
+		return 0
+	}
+	return x.h
+}
+
+// Device is the GraphExec's Device (nil for a nil GraphExec).
+func (x *GraphExec) Device() *Device {
+	if x == nil {
+		return nil
+	}
+	return x.dev
+}
+
+// String describes the executable graph.
+func (x *GraphExec) String() string {
+	if x == nil || x.r == nil {
+		return "cuda graph exec <invalid>"
+	}
+	if x.foreign {
+		return fmt.Sprintf("adopted graph exec %#x of device %d", uintptr(x.h), x.p.ordinal)
+	}
+	return fmt.Sprintf("graph exec %#x of device %d", uintptr(x.h), x.p.ordinal)
+}
+
+// LaunchGraph queues the executable graph x on s (cuGraphLaunch): its work
+// runs in the graph's order after the work queued before on s, and work
+// queued on s afterwards, events recorded included, waits for it, as for
+// any work of s. x must be of s's context, else the error matches
+// ErrWrongDevice. A launch allocates nothing.
+func (s *Stream) LaunchGraph(x *GraphExec) error {
+	const op = "launch graph"
+	if x == nil || x.r == nil {
+		return invalidErr(op, "graph exec")
+	}
+	if err := s.enter(op); err != nil {
+		return err
+	}
+	defer s.r.Exit()
+	if err := x.operand().enter(op); err != nil {
+		return err
+	}
+	defer x.r.Exit()
+	if x.p != s.p && x.p.ctx != s.p.ctx {
+		return &Error{Op: op, Detail: whose("the graph exec", x.p, "the stream", s.p),
+			Fix: "launch the graph on a stream of the device it was captured on", Err: ErrWrongDevice}
+	}
+	return driverErr(op, driver.GraphLaunchCtx(s.p.ctx, x.h, s.h))
+}
+
+// Update makes x run g's parameters from its next launch on: the kernels'
+// arguments and configurations, and the copies' and memsets' addresses
+// and values, of g, a graph of the same work (the same nodes, in the same
+// order, of the same kinds and kernels) captured again with other
+// arguments (cuGraphExecUpdate). Launches already queued keep the
+// parameters they were queued with. A graph of other work is refused by
+// the driver: the error matches driver.ErrorGraphExecUpdateFailure and
+// says what differed, and x is left as it was. g must be of x's context
+// (ErrWrongDevice). In builds for 12.0 and later this needs a driver from
+// 12.0 (an older one returns an error matching ErrNotSupported).
+func (x *GraphExec) Update(g *Graph) error {
+	const op = "update graph exec"
+	if g == nil || g.r == nil {
+		return invalidErr(op, "graph")
+	}
+	if err := x.operand().enter(op); err != nil {
+		return err
+	}
+	defer x.r.Exit()
+	if err := g.operand().enter(op); err != nil {
+		return err
+	}
+	defer g.r.Exit()
+	if x.p != g.p && x.p.ctx != g.p.ctx {
+		return &Error{Op: op, Detail: whose("the graph", g.p, "the graph exec", x.p), Fix: "update with a graph captured on the graph exec's device", Err: ErrWrongDevice}
+	}
+	result, err := graphExecUpdate(x.p.ctx, x.h, g.h)
+	if err == nil {
+		return nil
+	}
+	e := driverErr(op, err)
+	if ce, ok := e.(*Error); ok && errors.Is(err, driver.ErrorGraphExecUpdateFailure) {
+		ce.Detail = fmt.Sprintf("the graph is not the same work as the graph exec's (%v)", result)
+		ce.Fix = "update with a capture of the same kernels, copies and memsets in the same order, or instantiate the new graph"
+	}
+	return e
+}
+
+// Close destroys the executable graph (an adopted one's wrapper is
+// released, and the graph left alone). Launches already queued still run:
+// the driver frees it once they complete. Like Graph.Close it never
+// blocks, calls the driver for nothing and is idempotent. It returns nil;
+// a nil GraphExec returns an error matching ErrInvalid.
+func (x *GraphExec) Close() error {
+	if x == nil || x.r == nil {
+		return invalidErr("destroy graph exec", "graph exec")
+	}
+	if x.r.Close(false) {
+		x.cleanup.Stop()
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+//go:build cgo
+
+package gputest
+
+import (
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// A prepared launch runs its kernel with the arguments bound at Prepare,
+// and with those Set replaced from the next launch on; what Launch refuses,
+// Prepare refuses, and Set refuses a replacement of another size, index or
+// kind, leaving the arguments as they were; a closed module's prepared
+// launch is refused.
+func TestLayerPreparedLaunch(t *testing.T) {
+	dev := gpu(t)
+	m, k := computeSetup(t, dev)
+	launches0, fake := fakeCounter("fakecuda_launches")
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	const n = 1000
+	a := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, n)))
+	defer a.Close()
+	b := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, n)))
+	defer b.Close()
+	l := must[*cuda.PreparedLaunch](t)(k.Prepare(cuda.Linear(n, 128), a.Arg(), driver.Arg(uint32(n))))
+	if l.Kernel() != k {
+		t.Errorf("Kernel: %v, want %v", l.Kernel(), k)
+	}
+	for range 3 {
+		ok(t, s.LaunchPrepared(l))
+	}
+	ok(t, s.Sync())
+	checkAll(t, "a after 3 prepared launches", a, 3)
+	if fake {
+		if v, _ := fakeCounter("fakecuda_launches"); v != launches0+3 {
+			t.Errorf("the driver launched %d kernels, want 3", v-launches0)
+		}
+		gx, _ := fakeCounter("fakecuda_last_grid_x")
+		bx, _ := fakeCounter("fakecuda_last_block_x")
+		gy, _ := fakeCounter("fakecuda_last_grid_y")
+		if gx != 8 || bx != 128 || gy != 1 {
+			t.Errorf("the driver got grid %d×%d and block %d, want 8×1 and 128", gx, gy, bx)
+		}
+	}
+	ok(t, l.Set(0, b.Arg()))
+	ok(t, s.LaunchPrepared(l))
+	ok(t, l.Set(1, driver.Arg(uint32(10))))
+	ok(t, s.LaunchPrepared(l))
+	ok(t, s.Sync())
+	checkAll(t, "a after its argument was replaced", a, 3)
+	got := make([]float32, n)
+	checkB := func(what string, first10, rest float32) {
+		t.Helper()
+		ok(t, b.CopyTo(got))
+		for i, v := range got {
+			want := rest
+			if i < 10 {
+				want = first10
+			}
+			if v != want {
+				t.Fatalf("%s: b[%d] is %v, want %v", what, i, v, want)
+			}
+		}
+	}
+	checkB("two launches on b, the second over 10 elements", 2, 1)
+
+	// Set's refusals change nothing.
+	isErr(t, "Set of argument 2 of 2", l.Set(2, driver.Arg(uint32(1))), cuda.ErrInvalidOptions, "argument 2")
+	isErr(t, "Set of argument -1", l.Set(-1, driver.Arg(uint32(1))), cuda.ErrInvalidOptions)
+	isErr(t, "Set of a uint64 for a uint32", l.Set(1, driver.Arg(uint64(5))), cuda.ErrMismatch, "8 bytes", "4 bytes")
+	isErr(t, "Set of a zero KernelArg", l.Set(0, driver.KernelArg{}), cuda.ErrInvalid, "zero KernelArg")
+	isErr(t, "Set of a Go pointer", l.Set(0, driver.ArgStruct(struct{ P *int }{})), cuda.ErrInvalidType, "Go pointers")
+	ok(t, l.Set(1, driver.Arg(int32(n)))) // another type of the same size
+	ok(t, s.LaunchPrepared(l))
+	ok(t, s.Sync())
+	checkB("after refused Sets and a launch over every element", 3, 2)
+
+	// Prepare refuses what Launch does.
+	_, err := k.Prepare(cuda.LaunchConfig{Block: cuda.Dim3{X: 512}}, a.Arg(), driver.Arg(uint32(n)))
+	isErr(t, "Prepare of a block of 512", err, cuda.ErrInvalidOptions, "512 threads")
+	_, err = k.Prepare(cuda.LaunchConfig{}, a.Arg(), driver.KernelArg{})
+	isErr(t, "Prepare with a zero KernelArg", err, cuda.ErrInvalid, "zero KernelArg")
+	if paramsKnown(t) {
+		_, err = k.Prepare(cuda.LaunchConfig{}, a.Arg())
+		isErr(t, "Prepare with one argument of two", err, cuda.ErrMismatch, "takes 2 parameters")
+	}
+	var nilk *cuda.Kernel
+	_, err = nilk.Prepare(cuda.LaunchConfig{})
+	isErr(t, "Prepare of a nil Kernel", err, cuda.ErrInvalid, "kernel")
+	var nill *cuda.PreparedLaunch
+	isErr(t, "LaunchPrepared(nil)", s.LaunchPrepared(nill), cuda.ErrInvalid, "prepared launch")
+	isErr(t, "Set of a nil PreparedLaunch", nill.Set(0, a.Arg()), cuda.ErrInvalid, "prepared launch")
+
+	// Across devices.
+	if c, _ := cuda.DeviceCount(); c >= 2 {
+		dev1 := must[*cuda.Device](t)(cuda.GetDevice(1))
+		defer dev1.Close()
+		_, k1 := computeSetup(t, dev1)
+		l1 := must[*cuda.PreparedLaunch](t)(k1.Prepare(cuda.LaunchConfig{}, driver.Arg(driver.DevicePtr(0)), driver.Arg(uint32(0))))
+		isErr(t, "LaunchPrepared of device 1's kernel on device 0", s.LaunchPrepared(l1), cuda.ErrWrongDevice, "device 1", "device 0")
+	}
+
+	// Its module closed.
+	ok(t, m.Close())
+	isErr(t, "LaunchPrepared after its module closed", s.LaunchPrepared(l), cuda.ErrClosed, "kernel's module is closed")
+	_, err = k.Prepare(cuda.LaunchConfig{}, a.Arg(), driver.Arg(uint32(n)))
+	isErr(t, "Prepare after the module closed", err, cuda.ErrClosed, "kernel's module is closed")
+}
+
+// A prepared launch, an argument replaced each time, allocates nothing.
+func TestLayerPreparedLaunchNoAllocations(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	bufs := [2]*cuda.Buffer[float32]{
+		must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, 4096))),
+		must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, 4096))),
+	}
+	defer bufs[0].Close()
+	defer bufs[1].Close()
+	l := must[*cuda.PreparedLaunch](t)(k.Prepare(cuda.Linear(4096, 256), bufs[0].Arg(), driver.Arg(uint32(4096))))
+	var failed error
+	i := 0
+	if allocs := testing.AllocsPerRun(1000, func() {
+		i++
+		err := l.Set(0, bufs[i%2].Arg())
+		if err == nil {
+			err = l.Set(1, driver.Arg(uint32(1000+i%3000))) // numbers past the runtime's preallocated small ones
+		}
+		if err == nil {
+			err = s.LaunchPrepared(l)
+		}
+		if err != nil && failed == nil {
+			failed = err
+		}
+	}); allocs != 0 {
+		t.Errorf("Set, Set and LaunchPrepared allocate %v times per round", allocs)
+	}
+	ok(t, failed)
+	ok(t, s.Sync())
+}
