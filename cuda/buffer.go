@@ -30,8 +30,13 @@ type Buffer[T any] struct {
 	n       int
 	p       *ctxState
 	dev     *Device
-	r       *handle
+	r       *handle // the memory's: a view's is its parent's
 	cleanup runtime.Cleanup
+	// A view (Slice) keeps its parent, the Buffer that owns the memory,
+	// reachable (so that the parent's garbage-collection backstop cannot
+	// free the memory under the view) and is closed on its own.
+	parent     *Buffer[T]
+	viewClosed atomic.Bool
 }
 
 // Alloc allocates device memory for n values of type T on d
@@ -144,12 +149,28 @@ func plainType(t reflect.Type) bool {
 	return false
 }
 
-// operand is b as an object of a call.
+// operand is b's memory as an object of a call: a view's is its parent's.
 func (b *Buffer[T]) operand() operand {
 	if b == nil || b.r == nil {
 		return operand{name: "buffer"}
 	}
+	if b.parent != nil {
+		return operand{r: b.r, name: "viewed buffer"}
+	}
 	return operand{r: b.r, name: "buffer"}
+}
+
+// enter counts a call in on b's memory (b.r.Exit ends it); it fails once
+// b, or a view's parent, is closed.
+func (b *Buffer[T]) enter(op string) error {
+	if err := b.operand().enter(op); err != nil {
+		return err
+	}
+	if b.viewClosed.Load() {
+		b.r.Exit()
+		return closedErr(op, "buffer view")
+	}
+	return nil
 }
 
 // Len is the number of values the buffer holds (0 for a nil Buffer).
@@ -164,7 +185,7 @@ func (b *Buffer[T]) Len() int {
 // nil or closed Buffer (once Close has begun), so that a kernel given a
 // closed buffer faults rather than writes memory allocated since.
 func (b *Buffer[T]) Ptr() driver.DevicePtr {
-	if b == nil || b.r == nil || b.r.Closed() {
+	if b == nil || b.r == nil || b.r.Closed() || b.viewClosed.Load() {
 		return 0
 	}
 	return b.ptr
@@ -190,6 +211,9 @@ func (b *Buffer[T]) String() string {
 	if b == nil || b.r == nil {
 		return "cuda buffer <invalid>"
 	}
+	if b.parent != nil {
+		return fmt.Sprintf("view of %d %v at %#x of a buffer of device %d", b.n, reflect.TypeFor[T](), uint64(b.ptr), b.p.ordinal)
+	}
 	return fmt.Sprintf("buffer of %d %v at %#x on device %d", b.n, reflect.TypeFor[T](), uint64(b.ptr), b.p.ordinal)
 }
 
@@ -211,7 +235,7 @@ func bytesOf[T any](s []T) []byte {
 // is refused with ErrMismatch before the driver is called.
 func (b *Buffer[T]) CopyFrom(src []T) error {
 	const op = "copy to device"
-	if err := b.operand().enter(op); err != nil {
+	if err := b.enter(op); err != nil {
 		return err
 	}
 	defer b.r.Exit()
@@ -235,7 +259,7 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 // is refused with ErrMismatch before the driver is called.
 func (b *Buffer[T]) CopyTo(dst []T) error {
 	const op = "copy from device"
-	if err := b.operand().enter(op); err != nil {
+	if err := b.enter(op); err != nil {
 		return err
 	}
 	defer b.r.Exit()
@@ -258,11 +282,17 @@ func (b *Buffer[T]) lengthErr(op, name string, n int) error {
 // flight on the buffer finish normally, and the package's flusher goroutine
 // frees the memory once none holds it. Work already queued that uses the
 // memory (a kernel given Arg) must complete first: close the buffer after
-// synchronising that work. It returns nil; a nil Buffer returns an error
-// matching ErrInvalid.
+// synchronising that work. The Close of a view (Slice) releases the view
+// only, never the memory; the Close of the buffer that owns the memory
+// closes its views too (their calls return ErrClosed). It returns nil; a
+// nil Buffer returns an error matching ErrInvalid.
 func (b *Buffer[T]) Close() error {
 	if b == nil || b.r == nil {
 		return invalidErr("free device memory", "buffer")
+	}
+	if b.parent != nil { // a view: closes itself only
+		b.viewClosed.Store(true)
+		return nil
 	}
 	if b.r.Close(false) {
 		b.cleanup.Stop()

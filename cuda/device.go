@@ -64,6 +64,7 @@ type ctxState struct {
 	events  eventAlloc    // recycle.go
 	waits   waitState     // waiter.go; its own lock
 	slow    slowCalls     // lifetime.go: the calls that may wait for GPU work; its own lock
+	staging stagingPool   // memory.go: page-locked memory of asynchronous copies; its own lock
 	done    chan struct{} // closed once released (Device.Done)
 }
 

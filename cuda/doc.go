@@ -3,8 +3,11 @@
 // waiting cancellably, timing GPU work, sharing them across processes);
 // modules and their kernels, launched with typed arguments checked against
 // the kernel's parameters, or prepared once for a hot loop (PreparedLaunch);
-// typed device memory (Buffer); and graphs: work captured from a stream,
-// instantiated and launched as one (Graph, GraphExec).
+// typed device memory (Buffer: allocated, or taken from the device's pool
+// on a stream; copied from and to Go slices, synchronously or on a stream
+// through page-locked staging memory of the package's; set; sliced into
+// views); and graphs: work captured from a stream, instantiated and
+// launched as one (Graph, GraphExec).
 //
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
 //	s, err := dev.NewStream()       // non-blocking stream; dev.DefaultStream() is the NULL stream
@@ -119,6 +122,10 @@
 // once no call on it is in flight, so no call ever runs on a released
 // context; Device.Done is closed when the package is done with the context.
 //
+//   - A Buffer view (Buffer.Slice) owns nothing: its Close releases the
+//     view, never the memory, and the Close of the buffer that owns the
+//     memory closes its views (their calls return ErrClosed); a view keeps
+//     that buffer from the garbage collector.
 //   - Safe concurrently: every method of Device, Stream, Event, EventPool,
 //     Module, Kernel, Buffer, Graph and GraphExec, Close included, from any
 //     goroutine; a PreparedLaunch is set and launched by one goroutine at a
@@ -163,7 +170,12 @@
 //     (ErrInvalidOptions); a graph launched on, or updating an executable
 //     graph of, another context (ErrWrongDevice); a capture of a default
 //     or blocking stream (ErrInvalidOptions); a Buffer copy of another
-//     length than the buffer's (ErrMismatch); a Buffer element type that
+//     length than the buffer's (ErrMismatch); a Buffer.Set value whose
+//     bytes do not repeat every 1, 2 or 4 bytes, and a Buffer.Slice range
+//     outside the buffer (ErrInvalidOptions); a Buffer's copy or set on a
+//     stream of another context (ErrWrongDevice); a copy from or to a Go
+//     slice, or an AllocAsync, on a stream being captured
+//     (driver.ErrorStreamCaptureUnsupported); a Buffer element type that
 //     holds Go pointers or has no size (ErrInvalidType). A stream priority outside the device's
 //     range is refused (ErrInvalidOptions), never clamped, after the driver
 //     is asked for the range and before anything is created.
@@ -174,7 +186,8 @@
 //     until it returns); the flusher, which destroys closed objects off
 //     their Close's path, while any wait for it; per context, the
 //     goroutine of its calls that may wait for its pending GPU work, in
-//     order: the frees of its buffers, the unloads of its modules and, last,
+//     order: the frees of its buffers and of its asynchronous copies'
+//     staging memory, the unloads of its modules and, last,
 //     the release of a primary context (forever for work waiting on an IPC
 //     event whose exporter died), after which it closes Device.Done's
 //     channel; and
@@ -186,7 +199,8 @@
 //     once. See Event.Wait, and ReadWaiterStats for the counts.
 //   - Closed objects waiting for their destroy are bounded: past 1,024 in a
 //     context, each create in it (NewEvent, NewStream, OpenIPCEvent,
-//     AdoptStream, AdoptEvent, LoadModule, AdoptModule, Alloc, EndCapture,
+//     AdoptStream, AdoptEvent, LoadModule, AdoptModule, Alloc, AllocAsync,
+//     EndCapture,
 //     Instantiate, AdoptGraph, AdoptGraphExec) first
 //     destroys a batch of them itself.
 //   - Events, streams, modules, buffers, graphs and executable graphs that
@@ -201,8 +215,10 @@
 //     its Device, releases only the wrapper.
 //   - No allocation: in steady state, Record, Query, Sub, Sync, Wait,
 //     Stream.Wait, Stream.Launch, Stream.LaunchGraph, PreparedLaunch.Set,
-//     Stream.LaunchPrepared and Buffer's CopyFrom and CopyTo allocate
-//     nothing, and a long Wait, once its context has a waiter, allocates
+//     Stream.LaunchPrepared, and Buffer's CopyFrom, CopyTo, Set and
+//     SetAsync allocate nothing, nor does Buffer.CopyFromAsync once its
+//     context has idle staging memory (CopyToAsync allocates its host
+//     function), and a long Wait, once its context has a waiter, allocates
 //     nothing of its own.
 //   - Errors say the operation, the cause and the next step: every error
 //     the package returns is an *Error, or wraps the generated layer's error

@@ -60,7 +60,10 @@ type GraphExec struct {
 // During the capture, a call that waits for s's work (Sync, Query, an
 // Event.Sync on an event recorded there) is refused by the driver and
 // invalidates the capture: EndCapture then returns an error matching
-// driver.ErrorStreamCaptureInvalidated.
+// driver.ErrorStreamCaptureInvalidated. Buffer.SetAsync is captured as a
+// memset; Buffer's copies from and to Go slices on a capturing stream, and
+// AllocAsync, are refused (the graph would replay the package's staging
+// memory).
 func (s *Stream) BeginCapture() error {
 	const op = "begin stream capture"
 	if err := s.enter(op); err != nil {

@@ -104,6 +104,8 @@ func (p *ctxState) Release(kept []uintptr) {
 	// stays loaded until the creator destroys the context: unloading could
 	// wait for the context's work, and Close never blocks.
 	spinKernels.Delete(p)
+	// The staging memory of its asynchronous copies, after their transfers.
+	p.later(p.freeAllStaging)
 	if p.foreign {
 		// The kept event handles are complete: their destroy does not
 		// wait. After the slow calls queued before (the frees and unloads

@@ -527,3 +527,72 @@ func TestLayerGraphNoAllocations(t *testing.T) {
 	ok(t, failed)
 	ok(t, s.Sync())
 }
+
+// Close of graphs and executable graphs racing with launches, instantiates
+// and updates in other goroutines: each call either runs whole or is
+// refused with ErrClosed, and none reaches the driver with a destroyed
+// graph (the fake refuses those with INVALID_HANDLE, which would surface
+// here).
+func TestLayerGraphCloseRacesWithUse(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	buf := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, 64)))
+	defer buf.Close()
+	capture := func() *cuda.Graph {
+		return must[*cuda.Graph](t)(s.Capture(func(s *cuda.Stream) error {
+			return s.Launch(k, cuda.Linear(64, 64), buf.Arg(), driver.Arg(uint32(64)))
+		}))
+	}
+	update := updateSupported(t)
+	for round := 0; round < 200; round++ {
+		g, g2 := capture(), capture()
+		x := must[*cuda.GraphExec](t)(g.Instantiate())
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		start := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ls := must[*cuda.Stream](t)(dev.NewStream())
+				defer ls.Close()
+				<-start
+				for i := 0; i < 300; i++ {
+					var err error
+					switch (w + i) % 3 {
+					case 0:
+						err = ls.LaunchGraph(x)
+					case 1:
+						var x2 *cuda.GraphExec
+						if x2, err = g.Instantiate(); err == nil {
+							err = x2.Close()
+						}
+					case 2:
+						if update {
+							err = x.Update(g2)
+						}
+					}
+					if err != nil && !errors.Is(err, cuda.ErrClosed) {
+						errs <- err
+						return
+					}
+				}
+				errs <- ls.Sync()
+			}()
+		}
+		close(start)
+		runtime.Gosched()
+		ok(t, x.Close())
+		ok(t, g.Close())
+		ok(t, g2.Close())
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: a call racing with Close: %v", round, err)
+			}
+		}
+	}
+}

@@ -1018,8 +1018,9 @@ static void unload_context(int dev) {
 //     graph's parameters with its, else reports why not
 //     (GRAPH_EXEC_UPDATE_FAILURE). cuGraphGetNodes counts and lists nodes.
 //   - Graphs and executable graphs are pointers to the fake's records,
-//     checked against the live ones (INVALID_HANDLE once destroyed), and
-//     counted: fakecuda_live_graphs, fakecuda_live_graph_execs,
+//     checked against the live ones (INVALID_HANDLE once destroyed; a call
+//     holds them FAKECUDA_HOLD_NS, as it holds events and streams, and one
+//     destroyed meanwhile counts in fakecuda_stale_calls), and counted: fakecuda_live_graphs, fakecuda_live_graph_execs,
 //     fakecuda_graph_launches, and fakecuda_graph_kernels (kernel nodes
 //     run).
 enum {
@@ -1071,6 +1072,25 @@ static fgraph *live_graph(void *h, int exec) { // under mu
 	for (fgraph *g = graphs; g != NULL; g = g->next)
 		if (g == h && g->exec == exec) return g;
 	return NULL;
+}
+// held_graph holds a live graph (or executable graph) hold_ns, as lookup
+// holds a handle: 0 (counted as a stale call) if it was destroyed before or
+// during the hold. Not under mu.
+static int held_graph(void *h, int exec) {
+	pthread_mutex_lock(&mu);
+	int ok = live_graph(h, exec) != NULL;
+	pthread_mutex_unlock(&mu);
+	long long hold_ns = __atomic_load_n(&fakecuda_hold_ns, __ATOMIC_RELAXED);
+	if (ok && hold_ns > 0) {
+		long long t0 = now_ns();
+		while (now_ns() - t0 < hold_ns) {
+		}
+		pthread_mutex_lock(&mu);
+		ok = live_graph(h, exec) != NULL;
+		pthread_mutex_unlock(&mu);
+	}
+	if (!ok) count(&fakecuda_stale_calls);
+	return ok;
 }
 static void free_graph(fgraph *g) { // under mu
 	for (fgraph **x = &graphs; *x != NULL; x = &(*x)->next)
@@ -1358,6 +1378,7 @@ static CUresult cuMemsetD32(unsigned long long d, unsigned v, size_t n) { return
 
 static CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
 	(void)flags;
+	if (!held_graph(graph, 0)) return INVALID_HANDLE;
 	pthread_mutex_lock(&mu);
 	fgraph *g = live_graph(graph, 0), *x = NULL;
 	CUresult r = g == NULL ? INVALID_HANDLE : released(g->dev) ? CONTEXT_IS_DESTROYED : OK;
@@ -1381,6 +1402,7 @@ static CUresult cuGraphLaunch(void *exec, void *s) {
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
 	if (legacy(s) && implicit(ctx_dev(current)) != OK) return STREAM_CAPTURE_IMPLICIT;
+	if (!held_graph(exec, 1)) return INVALID_HANDLE;
 	pthread_mutex_lock(&mu);
 	fgraph *x = live_graph(exec, 1);
 	CUresult r = x == NULL ? INVALID_HANDLE : (st ? st->dev : ctx_dev(current)) != x->dev ? INVALID_VALUE : OK;
@@ -1423,6 +1445,7 @@ static CUresult cuGraphDestroy(void *g) { return destroy_graph(g, 0); }
 static CUresult cuGraphExecDestroy(void *x) { return destroy_graph(x, 1); }
 static CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n) {
 	if (n == NULL) return INVALID_VALUE;
+	if (!held_graph(graph, 0)) return INVALID_HANDLE;
 	pthread_mutex_lock(&mu);
 	fgraph *g = live_graph(graph, 0);
 	if (g == NULL) {
@@ -1441,6 +1464,7 @@ static CUresult cuGraphGetNodes(void *graph, void **nodes, size_t *n) {
 // in *result, and the node at fault in *node.
 enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3, UPDATE_FUNCTION_CHANGED = 4 };
 static CUresult update(void *exec, void *graph, void **node, int *result) {
+	if (!held_graph(exec, 1) || !held_graph(graph, 0)) return INVALID_HANDLE;
 	pthread_mutex_lock(&mu);
 	fgraph *x = live_graph(exec, 1), *g = live_graph(graph, 0);
 	CUresult r = x == NULL || g == NULL ? INVALID_HANDLE : x->dev != g->dev ? INVALID_VALUE : OK;
