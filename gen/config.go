@@ -321,6 +321,22 @@ func (c *config) funcGoName(name string) string {
 	return c.goName(words(strings.TrimPrefix(name, c.funcPrefix())))
 }
 
+// boundType is the Go name of a C typedef the API binds (ok false: it is a
+// plain scalar, not bound): its own, or the Go type a library's config
+// gives a C type of another API (NCCL's cudaStream_t: Stream), declared by
+// hand in its package (external).
+func (c *config) boundType(cName string) (goName string, external, ok bool) {
+	if c.Library != nil {
+		if g, ok := c.Library.External[cName]; ok {
+			return g, true, true
+		}
+	}
+	if !strings.HasPrefix(cName, c.typePrefix()) {
+		return "", false, false
+	}
+	return c.typeGoName(cName), false, true
+}
+
 // funcPrefix is what every function name of the API starts with: "cu",
 // or the library's prefix.
 func (c *config) funcPrefix() string {
@@ -342,6 +358,9 @@ func (c *config) typePrefix() string {
 // typeGoName: CUevent → Event, CUDA_MEMCPY2D → Memcpy2D,
 // CUdevice_attribute → DeviceAttribute.
 func (c *config) typeGoName(name string) string {
+	if c.Library != nil {
+		name = strings.TrimSuffix(name, "_t") // ncclComm_t → Comm
+	}
 	return c.prefixedGoName(name, c.typePrefix())
 }
 

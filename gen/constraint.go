@@ -33,7 +33,13 @@ func versionExpr(versions []headers.Entry, version string) string {
 	newest := vs[len(vs)-1].Version
 	var terms []string
 	if version != newest {
-		terms = append(terms, headers.TagFor(version))
+		tag := headers.TagFor(version)
+		for _, v := range vs {
+			if v.Version == version {
+				tag = v.Tag // a library's pin: its own tag (nccl2.22)
+			}
+		}
+		terms = append(terms, tag)
 	}
 	for _, v := range vs {
 		if v.Version != version && (version == newest || headers.Less(v.Version, version)) {

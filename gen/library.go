@@ -16,12 +16,12 @@ package main
 // tags of the others build the library's unbound file, which says so.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -50,6 +50,19 @@ type libraryConf struct {
 	// Install says what provides the shared library, for the error that
 	// finds none.
 	Install string `json:"install"`
+	// Pins names the library's own entries in headers/manifest.json
+	// ("libraries"), for a library pinned by its own version (NCCL), whose
+	// tags are its name and version (nccl2.22); empty for one pinned with
+	// its toolkit. Sonames are then keyed by the library's major version.
+	Pins string `json:"pins,omitempty"`
+	// Stubs stand in for the headers of other APIs the header includes
+	// (nccl.h includes cuda_runtime.h): file name → the C text it needs;
+	// StubsWhy says why that text is what the header needs.
+	Stubs    map[string]string `json:"stubs,omitempty"`
+	StubsWhy string            `json:"stubsWhy,omitempty"`
+	// External gives C types of other APIs a Go type the package declares
+	// by hand (cudaStream_t → Stream, an alias of driver.Stream).
+	External map[string]string `json:"external,omitempty"`
 }
 
 // check refuses a library block missing what binding needs.
@@ -58,12 +71,14 @@ func (l *libraryConf) check(path string) error {
 		return nil
 	}
 	switch {
-	case !slices.Contains(headers.LibraryFiles, l.Header):
+	case l.Pins == "" && !slices.Contains(headers.LibraryFiles, l.Header):
 		return fmt.Errorf("%s: library.header %q is none of the pinned library headers (%s)", path, l.Header, strings.Join(headers.LibraryFiles, ", "))
 	case l.Name == "" || l.Prefix == "" || l.ConstPrefix == "" || l.Result == "" || l.Env == "" || l.Install == "":
 		return fmt.Errorf("%s: library needs name, header, prefix, constPrefix, result, sonames, env and install", path)
 	case len(l.Sonames) == 0:
 		return fmt.Errorf("%s: library.sonames is empty: give the shared library's names for each toolkit major version", path)
+	case len(l.Stubs) > 0 && l.StubsWhy == "":
+		return fmt.Errorf("%s: library.stubs needs stubsWhy: why the stand-in text is what the header needs", path)
 	}
 	return nil
 }
@@ -100,12 +115,13 @@ func (e *renderer) fileName(m *model, suffix string) string {
 	if m.Lib == nil {
 		return strings.TrimSuffix(fileName(m.Version), ".go") + suffix + ".go"
 	}
-	return libFileName(e.Cfg.Package, m.Version, suffix)
+	return libFileName(e.Cfg.Package, m.Tag, suffix)
 }
 
-// libFileName is a library's per-version file: znvrtc_cuda12_4_cgo.go.
-func libFileName(pkg, version, suffix string) string {
-	return "z" + pkg + "_cuda" + strings.ReplaceAll(version, ".", "_") + suffix + ".go"
+// libFileName is a library's per-version file, named by its tag:
+// znvrtc_cuda12_4_cgo.go, znccl_nccl2_22.go.
+func libFileName(pkg, tag, suffix string) string {
+	return "z" + pkg + "_" + strings.ReplaceAll(tag, ".", "_") + suffix + ".go"
 }
 
 // libUnboundFile builds under the tags of the versions that do not bind
@@ -126,6 +142,7 @@ func libraryModel(cfg *config, e *headers.Entry, dir string) (*model, error) {
 	for _, n := range libHandWritten {
 		m.goIDs[n] = "(hand-written in the library's package)"
 	}
+	m.PinName = e.Name()
 	if err := m.types(); err != nil {
 		return nil, err
 	}
@@ -166,8 +183,17 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 	}
 	c := *ccfg
 	c.EvalAllMacros = true
-	c.IncludePaths = append([]string{dir}, ccfg.IncludePaths...)
-	c.SysIncludePaths = append([]string{dir}, ccfg.SysIncludePaths...)
+	inc := []string{dir}
+	if len(lib.Stubs) > 0 {
+		stubs, err := writeStubs(lib)
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(stubs)
+		inc = append(inc, stubs)
+	}
+	c.IncludePaths = append(inc, ccfg.IncludePaths...)
+	c.SysIncludePaths = append(inc, ccfg.SysIncludePaths...)
 	ast, err := cc.Translate(&c, []cc.Source{
 		{Name: "<predefined>", Value: ccfg.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
@@ -180,9 +206,23 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 	for _, m := range aliasRe.FindAllSubmatch(text, -1) {
 		s.aliasOf[string(m[2])] = string(m[1])
 	}
+	if err := s.libraryDecls(lib, path); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(s.funcs, func(a, b *cc.Declarator) int { return a.Position().Line - b.Position().Line })
+	return s, nil
+}
+
+// libraryDecls collects the typedefs and functions lib's header declares
+// (and the other APIs' types it uses, from its stubs). A function is bound
+// by its name, or, where the header's static inline function of that name
+// calls a versioned entry point (nvJitLink's nvJitLinkCreate calls
+// __nvJitLinkCreate_12_4), by the inline function's name and doc, resolved
+// by the entry point's symbol.
+func (s *source) libraryDecls(lib *libraryConf, path string) error {
 	defs := map[string]*cc.Declarator{} // static inline definitions, by name
 	versioned := map[string]string{}    // base name → its versioned symbol
-	for l := ast.TranslationUnit; l != nil; l = l.TranslationUnit {
+	for l := s.ast.TranslationUnit; l != nil; l = l.TranslationUnit {
 		ed := l.ExternalDeclaration
 		if ed != nil && ed.FunctionDefinition != nil {
 			if d := ed.FunctionDefinition.Declarator; d != nil && filepath.Base(d.Position().Filename) == lib.Header && strings.HasPrefix(d.Name(), lib.Prefix) {
@@ -195,7 +235,14 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 		}
 		for il := ed.Declaration.InitDeclaratorList; il != nil; il = il.InitDeclaratorList {
 			d := il.InitDeclarator.Declarator
-			if d == nil || filepath.Base(d.Position().Filename) != lib.Header {
+			if d == nil {
+				continue
+			}
+			if _, ext := lib.External[d.Name()]; ext && d.IsTypename() {
+				s.typedefs = append(s.typedefs, d) // another API's type the header uses (a stub's)
+				continue
+			}
+			if filepath.Base(d.Position().Filename) != lib.Header {
 				continue
 			}
 			switch name := d.Name(); {
@@ -219,17 +266,31 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 	for base, sym := range versioned {
 		d := defs[base]
 		if d == nil {
-			return nil, fmt.Errorf("gen: %s: %s is declared, but no static inline %s calls it", path, sym, base)
+			return fmt.Errorf("gen: %s: %s is declared, but no static inline %s calls it", path, sym, base)
 		}
 		s.funcs = append(s.funcs, d)
 		s.probes[base] = sym
 	}
-	slices.SortFunc(s.funcs, func(a, b *cc.Declarator) int { return a.Position().Line - b.Position().Line })
-	return s, nil
+	return nil
 }
 
 // libVersioned matches a versioned entry point: __nvJitLinkCreate_12_4.
 var libVersioned = regexp.MustCompile(`^__(\w+?)_[0-9]+_[0-9]+$`)
+
+// writeStubs writes lib's stand-in headers into a new temporary directory.
+func writeStubs(lib *libraryConf) (string, error) {
+	stubs, err := os.MkdirTemp("", "cudagen-stubs-")
+	if err != nil {
+		return "", fmt.Errorf("gen: %w", err)
+	}
+	for name, text := range lib.Stubs {
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte(text+"\n"), 0o644); err != nil {
+			os.RemoveAll(stubs)
+			return "", fmt.Errorf("gen: %w", err)
+		}
+	}
+	return stubs, nil
+}
 
 // checkText refuses a header that is not text (headercheck.go says why
 // the driver's are checked the same way).
@@ -287,16 +348,20 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	major := strings.SplitN(m.Version, ".", 2)[0]
 	names := lib.Sonames[major]
 	if len(names) == 0 {
-		return nil, fmt.Errorf("gen: %s: library.sonames names no shared library for CUDA %s's major version %s", m.HeaderFile, m.Version, major)
+		return nil, fmt.Errorf("gen: %s: library.sonames names no shared library for %s's major version %s", m.HeaderFile, m.PinName, major)
 	}
 	var nameLits []jen.Code
 	for _, n := range names {
 		nameLits = append(nameLits, jen.Lit(n))
 	}
-	f.Add(comment(line("Bindings for %s from CUDA %s's %s (sha256 %s).", lib.Name, m.Version, lib.Header, m.Sums[lib.Header])))
-	f.Const().Defs(
-		comment("// Toolkit is the toolkit version of the header these bindings were generated from."),
-		jen.Id("Toolkit").Op("=").Lit(m.Version),
+	f.Add(comment(line("Bindings for %s from %s's %s (sha256 %s).", lib.Name, m.PinName, lib.Header, m.Sums[lib.Header])))
+	version := []jen.Code{
+		comment("// HeaderVersion is the version the header these bindings were generated from is pinned as."),
+		jen.Id("HeaderVersion").Op("=").Lit(m.Version),
+		comment("// pinName names that version in messages."),
+		jen.Id("pinName").Op("=").Lit(m.PinName),
+	}
+	f.Const().Defs(append(version,
 		comment("// BuildTag is the build tag that selects these bindings."),
 		jen.Id("BuildTag").Op("=").Lit(m.Tag),
 		comment("// libraryEnv names the variable that gives the shared library's path."),
@@ -305,7 +370,7 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
 		comment("// unboundWhy is empty: this build binds the library."),
 		jen.Id("unboundWhy").Op("=").Lit(""),
-	)
+	)...)
 	f.Line()
 	f.Add(comment("// HeaderSHA256 holds the sha256 of the header the bindings were generated from."))
 	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(jen.Dict{jen.Lit(lib.Header): jen.Lit(m.Sums[lib.Header])})
@@ -315,7 +380,9 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	f.Line()
 	var d decls
 	for _, t := range m.Types {
-		goTypeDecl(&d, t)
+		if !t.External {
+			goTypeDecl(&d, t)
+		}
 	}
 	if len(d.types) > 0 {
 		f.Type().Defs(d.types...)
@@ -385,7 +452,8 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry) ([]byte
 	e.header(f, buildLine(strings.Join(exprs, " || ")))
 	f.Add(comment(line("The builds of %s bind no %s: their toolkit ships no %s, or it is not pinned (headers/manifest.json lists the headers each version pins; go run ./gen -cuda DIR pins a toolkit's). Load says so.", strings.Join(tags, ", "), lib.Name, lib.Header)))
 	f.Const().Defs(
-		jen.Id("Toolkit").Op("=").Lit(""),
+		jen.Id("HeaderVersion").Op("=").Lit(""),
+		jen.Id("pinName").Op("=").Lit(""),
 		jen.Id("BuildTag").Op("=").Lit(""),
 		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
 		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
@@ -444,18 +512,19 @@ func (g *generation) libraries(changes map[string][]byte) error {
 func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	lib := cfg.Library
 	out := filepath.Join(g.o.Root, cfg.Output)
-	em := &renderer{Cfg: cfg, Command: genCommand, Templates: g.o.Templates, Versions: g.man.Versions}
+	pins, gen, err := g.libraryPins(lib)
+	if err != nil {
+		return err
+	}
+	em := &renderer{Cfg: cfg, Command: genCommand, Templates: g.o.Templates, Versions: pins}
 	own := map[string]bool{}
 	var unbound []headers.Entry
-	for _, v := range g.man.Versions {
+	for _, v := range pins {
 		if !v.Has(lib.Header) {
 			unbound = append(unbound, v)
 		}
 	}
-	for _, v := range g.gen {
-		if !v.e.Has(lib.Header) {
-			continue
-		}
+	for _, v := range gen {
 		m, err := libraryModel(cfg, v.e, v.dir)
 		if err != nil {
 			return g.mapErr(err)
@@ -465,7 +534,7 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			if err != nil {
 				return g.mapErr(err)
 			}
-			path := filepath.Join(out, libFileName(cfg.Package, m.Version, suffix))
+			path := filepath.Join(out, libFileName(cfg.Package, m.Tag, suffix))
 			changes[path], own[path] = b, true
 		}
 	}
@@ -479,7 +548,7 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	} else if _, err := os.Stat(unboundPath); err == nil {
 		changes[unboundPath] = nil
 	}
-	if err := g.libraryBound(cfg, out, changes); err != nil {
+	if err := libraryBound(pins, cfg, out, changes); err != nil {
 		return err
 	}
 	// The committed files of the versions not generated: kept (their
@@ -490,11 +559,12 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	}
 	for _, d := range ents {
 		path := filepath.Join(out, d.Name())
-		v, ok := libVersion(cfg.Package, d.Name())
+		tag, ok := libTag(cfg.Package, d.Name())
 		if !ok || own[path] {
 			continue
 		}
-		if e := g.man.Find(v); e == nil || !e.Has(lib.Header) {
+		i := slices.IndexFunc(pins, func(e headers.Entry) bool { return e.Tag == tag })
+		if i < 0 || !pins[i].Has(lib.Header) {
 			changes[path] = nil
 			continue
 		}
@@ -502,33 +572,68 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 		if err != nil {
 			return err
 		}
-		if changes[path], err = rewriteConstraint(b, g.man.Versions, v); err != nil {
+		if changes[path], err = rewriteConstraint(b, pins, pins[i].Version); err != nil {
 			return fmt.Errorf("gen: %s: %w", path, err)
 		}
 	}
 	return nil
 }
 
-// libVersion is the version of a library's per-version generated file.
-func libVersion(pkg, name string) (string, bool) {
-	m := regexp.MustCompile(`^z` + regexp.QuoteMeta(pkg) + `_cuda([0-9]+)_([0-9]+)(_[a-z]+)?\.go$`).FindStringSubmatch(name)
+// libraryPins are the pinned versions whose tags select lib's files (the
+// toolkits', or the library's own), and those of them to generate with
+// their headers' directories: the toolkits this run generates that pin the
+// header, or each of the library's own pins whose header can be had here
+// (fetched into the cache as needed; the others keep their files, saying
+// so, unless -strict).
+func (g *generation) libraryPins(lib *libraryConf) ([]headers.Entry, []versionDir, error) {
+	if lib.Pins == "" {
+		var gen []versionDir
+		for _, v := range g.gen {
+			if v.e.Has(lib.Header) {
+				gen = append(gen, v)
+			}
+		}
+		return g.man.Versions, gen, nil
+	}
+	pins := g.man.LibraryVersions(lib.Pins)
+	if len(pins) == 0 {
+		return nil, nil, fmt.Errorf("gen: %s: headers/manifest.json pins no %s under \"libraries\"", lib.Name, lib.Pins)
+	}
+	var gen []versionDir
+	for i := range pins {
+		e := &pins[i]
+		dir, err := headers.Ensure(e, g.cache, g.o.Log)
+		if !g.o.Strict && errors.Is(err, headers.ErrUnavailable) {
+			fmt.Fprintf(g.o.Log, "gen: %s: committed bindings kept, build constraint rewritten: %v\n", e.Name(), err)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		gen = append(gen, versionDir{e, dir})
+	}
+	return pins, gen, nil
+}
+
+// libTag is the tag of a library's per-version generated file
+// (znccl_nccl2_22_cgo.go → nccl2.22).
+func libTag(pkg, name string) (string, bool) {
+	m := regexp.MustCompile(`^z` + regexp.QuoteMeta(pkg) + `_([a-z]+[0-9]+)_([0-9]+)(_[a-z]+)?\.go$`).FindStringSubmatch(name)
 	if m == nil {
 		return "", false
 	}
-	a, _ := strconv.Atoi(m[1])
-	b, _ := strconv.Atoi(m[2])
-	return fmt.Sprintf("%d.%d", a, b), true
+	return m[1] + "." + m[2], true
 }
 
 // libraryBound rewrites the //go:build line of each hand-written file of
 // the library's package that carries the directive //cudagen:bound (its
 // tests of the bound functions, say): it builds exactly where a pinned
 // version binds the library.
-func (g *generation) libraryBound(cfg *config, out string, changes map[string][]byte) error {
+func libraryBound(pins []headers.Entry, cfg *config, out string, changes map[string][]byte) error {
 	var exprs []string
-	for _, v := range g.man.Versions {
+	for _, v := range pins {
 		if v.Has(cfg.Library.Header) {
-			x := versionExpr(g.man.Versions, v.Version)
+			x := versionExpr(pins, v.Version)
 			if strings.ContainsAny(x, "&|") {
 				x = "(" + x + ")"
 			}

@@ -44,8 +44,10 @@ type model struct {
 	Defines []*defineGroup
 	// Keys are the generic types of the typed forms (typed.go).
 	Keys []*typedKey
-	// Lib is the library bound, where it is not the driver (library.go).
-	Lib *libraryConf
+	// Lib is the library bound, where it is not the driver (library.go),
+	// and PinName its pinned version in messages ("CUDA 12.4", "nccl 2.22").
+	Lib     *libraryConf
+	PinName string
 }
 
 // builder makes a model from the parsed headers. What it needs while it
@@ -104,6 +106,9 @@ type namedType struct {
 	// unsafe.Pointer, and wrappers pin what they point to.
 	PtrWords []int64
 	First    string // anonymous: its first named member
+	// External: a type of another API a library's header uses (NCCL's
+	// cudaStream_t), declared by hand in the package (library.go).
+	External bool
 }
 
 // structField is a struct field or a union member.
@@ -337,7 +342,7 @@ func newModel(cfg *config, s *source) (*builder, error) {
 }
 
 // countingName is the name of an enumerator that counts the others.
-var countingName = regexp.MustCompile(`_(MAX|COUNT|NUM_\w+|LAST)$`)
+var countingName = regexp.MustCompile(`_(MAX|COUNT|NUM_\w+|LAST)$|^[a-z]+Num[A-Z]\w*$`)
 
 // handWritten are the Go names the package defines by hand.
 var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", "FunctionInfo", "ErrNoDriver", "ErrNotSupported",
@@ -444,12 +449,13 @@ func (m *builder) types() error {
 	order := typedefGroups(s)
 	for _, g := range order {
 		name := g.name()
-		if !strings.HasPrefix(name, m.cfg.typePrefix()) {
+		goName, external, ok := m.cfg.boundType(name)
+		if !ok {
 			continue // cuuint64_t and such: plain scalars
 		}
 		d := g.root
 		t := d.Type()
-		ty := &namedType{C: name, Go: m.cfg.typeGoName(name), Pos: d.Position().String(), Size: t.Size(), Align: int64(t.Align())}
+		ty := &namedType{C: name, Go: goName, External: external, Pos: d.Position().String(), Size: t.Size(), Align: int64(t.Align())}
 		m.ct[ty] = t
 		ty.Doc = s.trailing(d.Position().Filename, d.Position().Line)
 		for _, n := range g.names {
@@ -499,7 +505,7 @@ func (m *builder) types() error {
 	// Now that every name is known, fill in enums and layouts.
 	all := m.Types
 	for _, ty := range all {
-		if err := m.claim(ty.Go, ty.C, ty.Pos); err != nil {
+		if err := m.claim(ty.Go, ty.C, ty.Pos); err != nil && !ty.External { // an external type is declared by hand
 			return err
 		}
 		switch ty.Kind {

@@ -130,6 +130,6 @@ func (e *renderer) trampolines(m *model) (string, error) {
 	}
 	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 	return e.render("trampolines.c.tmpl", map[string]any{
-		"Version": m.Version, "CUDAVersion": m.CUDAVersion, "Structs": ss, "Trampolines": ts,
+		"Version": m.Version, "CUDAVersion": m.CUDAVersion, "Structs": ss, "Trampolines": ts, "Pin": m.PinName, "Library": m.Lib != nil,
 	})
 }

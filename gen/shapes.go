@@ -172,8 +172,12 @@ func shapeAddress(c *shapeCtx) (bool, string) {
 	if !slices.Contains(c.fc.Address, c.q.C) {
 		return false, ""
 	}
+	if e := c.elem(); e != nil && isVoidPtr(e) && !e.Attributes().IsConst() {
+		c.set(rOut, "DevicePtr", "void *", "void *", "") // void **: a device address returned
+		return true, ""
+	}
 	if !isVoidPtr(c.t) {
-		return false, "the config makes it a device address, but it is no void*"
+		return false, "the config makes it a device address, but it is no void* or void**"
 	}
 	c.set(rIn, "DevicePtr", "uintptr_t", "void *", "C.uintptr_t")
 	return true, ""

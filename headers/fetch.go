@@ -46,14 +46,14 @@ func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	switch e.Source.Kind {
 	case "debian":
 		if testing.Testing() {
-			return "", fmt.Errorf("headers: CUDA %s is not in the cache %s, and tests do not download it (%w): fetch it first with %s",
-				e.Version, e.Dir(cache), ErrUnavailable, FetchCommand)
+			return "", fmt.Errorf("headers: %s is not in the cache %s, and tests do not download it (%w): fetch it first with %s",
+				e.Name(), e.Dir(cache), ErrUnavailable, FetchCommand)
 		}
 		err = fetchDebian(e, cache, log)
 	case "toolkit":
 		err = copyToolkit(e, e.Source.Path, cache)
 	default:
-		err = fmt.Errorf("headers: CUDA %s: unknown source kind %q", e.Version, e.Source.Kind)
+		err = fmt.Errorf("headers: %s: unknown source kind %q", e.Name(), e.Source.Kind)
 	}
 	if err != nil {
 		return "", err
@@ -122,8 +122,8 @@ func writeAtomic(path string, b []byte) error {
 func fetchDebian(e *Entry, cache string, log io.Writer) error {
 	for _, tool := range []string{"apt-get", "dpkg-deb", "tar"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("headers: CUDA %s comes from Debian's %s, and fetching it needs %s (%w): run on Debian, or copy the headers into %s",
-				e.Version, e.Source.Package, tool, ErrUnavailable, e.Dir(cache))
+			return fmt.Errorf("headers: %s comes from Debian's %s, and fetching it needs %s (%w): run on Debian, or copy the headers into %s",
+				e.Name(), e.Source.Package, tool, ErrUnavailable, e.Dir(cache))
 		}
 	}
 	a, err := newApt(e, cache, log)
@@ -146,7 +146,7 @@ func fetchDebian(e *Entry, cache string, log io.Writer) error {
 			return err
 		}
 		if got != want {
-			return fmt.Errorf("headers: CUDA %s package %s: %w: pinned %s, downloaded %s", e.Version, filepath.Base(deb), ErrMismatch, want, got)
+			return fmt.Errorf("headers: %s package %s: %w: pinned %s, downloaded %s", e.Name(), filepath.Base(deb), ErrMismatch, want, got)
 		}
 	}
 	if err := a.extract(deb, e.Dir(cache)); err != nil {
@@ -175,6 +175,9 @@ func newApt(e *Entry, cache string, log io.Writer) (*apt, error) {
 		return nil, err
 	}
 	a := &apt{e: e, dir: filepath.Join(cache, ".apt", e.Source.Suite), comp: e.Source.Component, log: log, start: time.Now()}
+	if a.comp != "" && a.comp != "non-free" {
+		a.dir += "-" + a.comp // one private apt directory per suite and component
+	}
 	for _, d := range []string{"lists/partial", "archives/partial", "download"} {
 		if err := os.MkdirAll(filepath.Join(a.dir, d), 0o755); err != nil {
 			return nil, err
@@ -209,7 +212,7 @@ func newApt(e *Entry, cache string, log io.Writer) (*apt, error) {
 
 // stage says on the log what the fetch does now, and since when it runs.
 func (a *apt) stage(format string, args ...any) {
-	fmt.Fprintf(a.log, "headers: CUDA %s: %s (%s)\n", a.e.Version, fmt.Sprintf(format, args...), time.Since(a.start).Round(100*time.Millisecond))
+	fmt.Fprintf(a.log, "headers: %s: %s (%s)\n", a.e.Name(), fmt.Sprintf(format, args...), time.Since(a.start).Round(100*time.Millisecond))
 }
 
 // run runs apt-get with args in dir.
@@ -218,7 +221,7 @@ func (a *apt) run(dir string, args ...string) error {
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = a.log, a.log
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("headers: apt-get %s for CUDA %s (%s %s): %w", args[0], a.e.Version, a.e.Source.Suite, a.comp, err)
+		return fmt.Errorf("headers: apt-get %s for %s (%s %s): %w", args[0], a.e.Name(), a.e.Source.Suite, a.comp, err)
 	}
 	return nil
 }

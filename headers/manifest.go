@@ -32,8 +32,16 @@ var Files = []string{"cuda.h", "cudaTypedefs.h"}
 var LibraryFiles = []string{"nvrtc.h", "nvJitLink.h"}
 
 // AllFiles are the header files e pins: Files, then those of LibraryFiles
-// it lists.
+// it lists; a library's entry, its files.
 func (e *Entry) AllFiles() []string {
+	if e.Library != "" {
+		var fs []string
+		for f := range e.Files {
+			fs = append(fs, f)
+		}
+		sort.Strings(fs)
+		return fs
+	}
 	all := append([]string(nil), Files...)
 	for _, f := range LibraryFiles {
 		if _, ok := e.Files[f]; ok {
@@ -49,13 +57,35 @@ func (e *Entry) Has(f string) bool {
 	return ok
 }
 
-// Manifest is the list of pinned toolkit versions.
+// Manifest is the list of pinned toolkit versions, and of the libraries
+// pinned by their own version (NCCL, whose header is not a toolkit's).
 type Manifest struct {
 	Versions []Entry `json:"versions"`
+	// Libraries are pinned by their own version: each entry's Library
+	// names it ("nccl"), its Tag is that name and the version ("nccl2.22"),
+	// and its Files are the library's headers.
+	Libraries []Entry `json:"libraries,omitempty"`
 }
 
-// Entry is one pinned toolkit version.
+// LibraryVersions are the pinned versions of the library named, oldest
+// first.
+func (m *Manifest) LibraryVersions(name string) []Entry {
+	var vs []Entry
+	for _, e := range m.Libraries {
+		if e.Library == name {
+			vs = append(vs, e)
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return Less(vs[i].Version, vs[j].Version) })
+	return vs
+}
+
+// Entry is one pinned toolkit version, or one pinned version of a library
+// pinned by its own (Library set).
 type Entry struct {
+	// Library names a library pinned by its own version ("nccl"); empty
+	// for a toolkit.
+	Library string `json:"library,omitempty"`
 	// Version is the toolkit's major.minor, e.g. "12.4".
 	Version string `json:"version"`
 	// CUDAVersion is the header's CUDA_VERSION, e.g. 12040.
@@ -96,8 +126,16 @@ func Load(path string) (*Manifest, error) {
 		return nil, fmt.Errorf("headers: %s: %w", path, err)
 	}
 	for i, e := range m.Versions {
+		if e.Library != "" {
+			return nil, fmt.Errorf("headers: %s: entry %d: a toolkit's entry names no library (%q goes under \"libraries\")", path, i, e.Library)
+		}
 		if err := e.validate(); err != nil {
 			return nil, fmt.Errorf("headers: %s: entry %d: %w", path, i, err)
+		}
+	}
+	for i, e := range m.Libraries {
+		if err := e.validateLibrary(); err != nil {
+			return nil, fmt.Errorf("headers: %s: library entry %d: %w", path, i, err)
 		}
 	}
 	return &m, nil
@@ -144,6 +182,40 @@ func (e *Entry) validate() error {
 		return fmt.Errorf("version %s: unknown source kind %q", e.Version, e.Source.Kind)
 	}
 	return nil
+}
+
+// validateLibrary checks a library's entry: its name, version, tag
+// (name and version), headers with sums, and source.
+func (e *Entry) validateLibrary() error {
+	if e.Library == "" || strings.ToLower(e.Library) != e.Library {
+		return fmt.Errorf("a library entry needs its library's name, lower case (%q)", e.Library)
+	}
+	if _, _, err := ParseVersion(e.Version); err != nil {
+		return err
+	}
+	if want := e.Library + e.Version; e.Tag != want {
+		return fmt.Errorf("%s %s: tag is %q, want %q", e.Library, e.Version, e.Tag, want)
+	}
+	if len(e.Files) == 0 {
+		return fmt.Errorf("%s %s: no header pinned", e.Library, e.Version)
+	}
+	for f, sum := range e.Files {
+		if len(sum) != 64 {
+			return fmt.Errorf("%s %s: the sha256 of %s is not 64 hex digits", e.Library, e.Version, f)
+		}
+	}
+	if e.Source.Kind != "debian" || e.Source.Suite == "" || e.Source.Package == "" || e.Source.PackageVersion == "" {
+		return fmt.Errorf("%s %s: a library's source is a debian package with suite, package and packageVersion", e.Library, e.Version)
+	}
+	return nil
+}
+
+// Name is what messages call the entry: "CUDA 12.4", "nccl 2.22".
+func (e *Entry) Name() string {
+	if e.Library != "" {
+		return e.Library + " " + e.Version
+	}
+	return "CUDA " + e.Version
 }
 
 // Save writes the manifest, versions sorted oldest first.
@@ -267,8 +339,14 @@ func CacheDir() (string, error) {
 	return filepath.Join(d, "cudagen", "headers"), nil
 }
 
-// Dir is the cache directory of one version's headers.
-func (e *Entry) Dir(cache string) string { return filepath.Join(cache, e.Version) }
+// Dir is the cache directory of one version's headers: the version's for a
+// toolkit, the library's name and version for a library.
+func (e *Entry) Dir(cache string) string {
+	if e.Library != "" {
+		return filepath.Join(cache, e.Library+"-"+e.Version)
+	}
+	return filepath.Join(cache, e.Version)
+}
 
 // ErrMismatch is wrapped by every checksum mismatch.
 var ErrMismatch = errors.New("sha256 mismatch")
@@ -281,8 +359,8 @@ func (e *Entry) Verify(dir string) error {
 			return err
 		}
 		if want := e.Files[f]; got != want {
-			return fmt.Errorf("headers: CUDA %s %s: %w: pinned %s, found %s in %s",
-				e.Version, f, ErrMismatch, want, got, dir)
+			return fmt.Errorf("headers: %s %s: %w: pinned %s, found %s in %s",
+				e.Name(), f, ErrMismatch, want, got, dir)
 		}
 	}
 	return nil

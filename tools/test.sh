@@ -122,7 +122,7 @@ done
 nocgo() {
 	export CGO_ENABLED=0
 	gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver &&
-		for tag in "" $tags; do gotest "nocgo-libs$tag.log" -count=1 -tags "$tag" ./cuda/nvrtc ./cuda/nvjitlink || return 1; done
+		for tag in "" $tags; do gotest "nocgo-libs$tag.log" -count=1 -tags "$tag" ./cuda/nvrtc ./cuda/nvjitlink ./cuda/nccl || return 1; done
 }
 spawn nocgo nocgo
 spawn race gotest race.log -count=1 -race -run '^TestGoLayerOnFakeDriver$' ./cuda_test

@@ -8,9 +8,11 @@ package nvjitlink
 // Bindings for nvJitLink from CUDA 12.4's nvJitLink.h (sha256
 // e8fd8ab530570c33ac6f1222d0dafd3adf3f7e1f57bec48068385a1252702d05).
 const (
-	// Toolkit is the toolkit version of the header these bindings were generated
-	// from.
-	Toolkit = "12.4"
+	// HeaderVersion is the version the header these bindings were generated from is
+	// pinned as.
+	HeaderVersion = "12.4"
+	// pinName names that version in messages.
+	pinName = "CUDA 12.4"
 	// BuildTag is the build tag that selects these bindings.
 	BuildTag = "cuda12.4"
 	// libraryEnv names the variable that gives the shared library's path.

@@ -11,7 +11,7 @@ import (
 )
 
 /*
-// Trampolines for CUDA 12.4 (CUDA_VERSION 12040), shared by the functions
+// Trampolines for CUDA 12.4, shared by the functions
 // with their C parameter list: i int, u unsigned int, l unsigned long,
 // q unsigned long long, t unsigned short, c unsigned char, f float,
 // p void *, h a handle (void *), s const char *, w an array of pointers
@@ -20,10 +20,9 @@ import (
 #include <stdint.h>
 #include <stdlib.h>
 
-extern int cg_make_current(uintptr_t ctx);
 // CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry
-// point, and makes ctx current unless it is 0.
-#define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; if (ctx) { int r_ = cg_make_current(ctx); if (r_) return r_; } } while (0)
+// point; a library's functions take no context (ctx is always 0).
+#define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; } while (0)
 static int cg_pup_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, a2); }
 static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 static int cg_hipls_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *))fn)((void *)a0, a1, a2, a3, a4); }

@@ -9,7 +9,8 @@ package nvjitlink
 // nvJitLink.h, or it is not pinned (headers/manifest.json lists the headers
 // each version pins; go run ./gen -cuda DIR pins a toolkit's). Load says so.
 const (
-	Toolkit        = ""
+	HeaderVersion  = ""
+	pinName        = ""
 	BuildTag       = ""
 	libraryEnv     = "CUDAGEN_LIBNVJITLINK"
 	libraryInstall = "the CUDA toolkit's nvJitLink (libnvJitLink, in the toolkit's lib64 directory or the libnvjitlink package)"

@@ -2,13 +2,7 @@
 
 package nvrtc
 
-/*
-#include <stdint.h>
-
-// The trampolines are the driver's, which can make a context current
-// first; NVRTC's are never given one.
-int cg_make_current(uintptr_t ctx) { return ctx ? -1 : 0; }
-*/
+// #include <stdint.h>
 import "C"
 
 import "github.com/cudagen/cudagen/cuda/internal/dynlib"
@@ -31,7 +25,7 @@ func (p *proc) enter() (uintptr, error) {
 	if a := p.fn(); a != 0 {
 		return uintptr(a), nil
 	}
-	return 0, library.Missing(&p.Proc, Toolkit)
+	return 0, library.Missing(&p.Proc, pinName)
 }
 
 // done is the error of a call's result r.
@@ -40,7 +34,7 @@ func (p *proc) done(r C.int) error {
 	case 0:
 		return nil
 	case -1:
-		return library.Missing(&p.Proc, Toolkit)
+		return library.Missing(&p.Proc, pinName)
 	}
 	return &Error{Func: p.Name(), Result: Result(r)}
 }

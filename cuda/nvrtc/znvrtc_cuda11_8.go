@@ -8,9 +8,11 @@ package nvrtc
 // Bindings for NVRTC from CUDA 11.8's nvrtc.h (sha256
 // db31915b517d8df60bc9ba9dc0ce51c49ec464fe5a67372004672caa56dbbcab).
 const (
-	// Toolkit is the toolkit version of the header these bindings were generated
-	// from.
-	Toolkit = "11.8"
+	// HeaderVersion is the version the header these bindings were generated from is
+	// pinned as.
+	HeaderVersion = "11.8"
+	// pinName names that version in messages.
+	pinName = "CUDA 11.8"
 	// BuildTag is the build tag that selects these bindings.
 	BuildTag = "cuda11.8"
 	// libraryEnv names the variable that gives the shared library's path.

@@ -8,9 +8,11 @@ package nvrtc
 // Bindings for NVRTC from CUDA 12.4's nvrtc.h (sha256
 // 2b75fd8b5e1caf1c5405501d5f2345216d0155851dc53a8ce937ce7df0d72fb5).
 const (
-	// Toolkit is the toolkit version of the header these bindings were generated
-	// from.
-	Toolkit = "12.4"
+	// HeaderVersion is the version the header these bindings were generated from is
+	// pinned as.
+	HeaderVersion = "12.4"
+	// pinName names that version in messages.
+	pinName = "CUDA 12.4"
 	// BuildTag is the build tag that selects these bindings.
 	BuildTag = "cuda12.4"
 	// libraryEnv names the variable that gives the shared library's path.

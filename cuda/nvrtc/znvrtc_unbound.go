@@ -9,7 +9,8 @@ package nvrtc
 // is not pinned (headers/manifest.json lists the headers each version pins; go
 // run ./gen -cuda DIR pins a toolkit's). Load says so.
 const (
-	Toolkit        = ""
+	HeaderVersion  = ""
+	pinName        = ""
 	BuildTag       = ""
 	libraryEnv     = "CUDAGEN_LIBNVRTC"
 	libraryInstall = "the CUDA toolkit's NVRTC (libnvrtc, in the toolkit's lib64 directory or the cuda-nvrtc package)"

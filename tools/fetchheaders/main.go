@@ -3,6 +3,7 @@
 //
 //	go run ./tools/fetchheaders            every pinned version that can be had here
 //	go run ./tools/fetchheaders 12.4 11.8  those versions (an error if one cannot be had)
+//	go run ./tools/fetchheaders nccl2.22   a library pinned by its own version, by tag
 //
 // It prints each version's cache directory. A checksum mismatch is an error
 // that prints both sums.
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cudagen/cudagen/headers"
 )
@@ -44,6 +46,9 @@ func run(versions []string) error {
 		}
 	}
 	for _, v := range versions {
+		if slices.ContainsFunc(m.Libraries, func(l headers.Entry) bool { return l.Tag == v }) {
+			continue // a library's tag: below
+		}
 		e := m.Find(v)
 		if e == nil {
 			return fmt.Errorf("fetchheaders: CUDA %s is not pinned in headers/manifest.json", v)
@@ -57,6 +62,18 @@ func run(versions []string) error {
 			return err
 		}
 		fmt.Printf("CUDA %s: %s (verified)\n", v, dir)
+	}
+	// The libraries pinned by their own version (NCCL), named by tag.
+	for i := range m.Libraries {
+		e := &m.Libraries[i]
+		if explicit && !slices.Contains(versions, e.Tag) {
+			continue
+		}
+		dir, err := headers.Ensure(e, cache, os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s (verified)\n", e.Name(), dir)
 	}
 	return nil
 }

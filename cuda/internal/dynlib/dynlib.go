@@ -133,13 +133,14 @@ func (p *Proc) Name() string { return p.name }
 
 // Missing is the error of a function that cannot be called: the library's
 // load error, or ErrNotSupported where the loaded library does not export
-// it (older than toolkit's header).
-func (l *Library) Missing(p *Proc, toolkit string) error {
+// it (older than the header the bindings come from, which pin names:
+// "CUDA 12.4").
+func (l *Library) Missing(p *Proc, pin string) error {
 	path, err := l.Open()
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s of CUDA %s or newer", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, toolkit)
+	return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s from %s or newer", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, pin)
 }
 
 // CString is the text of a NUL-terminated buffer.
