@@ -173,6 +173,18 @@ func (b *Buffer[T]) enter(op string) error {
 	return nil
 }
 
+// enterAs is enter with b named which ("source buffer") in errors.
+func (b *Buffer[T]) enterAs(op, which string) error {
+	if err := (operand{r: b.r, name: which}).enter(op); err != nil {
+		return err
+	}
+	if b.viewClosed.Load() {
+		b.r.Exit()
+		return closedErr(op, which+" (a view)")
+	}
+	return nil
+}
+
 // Len is the number of values the buffer holds (0 for a nil Buffer).
 func (b *Buffer[T]) Len() int {
 	if b == nil {

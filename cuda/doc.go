@@ -5,8 +5,8 @@
 // the kernel's parameters, or prepared once for a hot loop (PreparedLaunch);
 // typed device memory (Buffer: allocated, or taken from the device's pool
 // on a stream; copied from and to Go slices, synchronously or on a stream
-// through page-locked staging memory of the package's; set; sliced into
-// views); and graphs: work captured from a stream, instantiated and
+// through page-locked staging memory of the package's, and between buffers
+// and devices; set; sliced into views); and graphs: work captured from a stream, instantiated and
 // launched as one (Graph, GraphExec).
 //
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
@@ -172,7 +172,8 @@
 //     or blocking stream (ErrInvalidOptions); a Buffer copy of another
 //     length than the buffer's (ErrMismatch); a Buffer.Set value whose
 //     bytes do not repeat every 1, 2 or 4 bytes, and a Buffer.Slice range
-//     outside the buffer (ErrInvalidOptions); a Buffer's copy or set on a
+//     outside the buffer (ErrInvalidOptions); a copy between overlapping
+//     ranges of one buffer (ErrInvalidOptions); a Buffer's copy or set on a
 //     stream of another context (ErrWrongDevice); a copy from or to a Go
 //     slice, or an AllocAsync, on a stream being captured
 //     (driver.ErrorStreamCaptureUnsupported); a Buffer element type that
@@ -215,8 +216,8 @@
 //     its Device, releases only the wrapper.
 //   - No allocation: in steady state, Record, Query, Sub, Sync, Wait,
 //     Stream.Wait, Stream.Launch, Stream.LaunchGraph, PreparedLaunch.Set,
-//     Stream.LaunchPrepared, and Buffer's CopyFrom, CopyTo, Set and
-//     SetAsync allocate nothing, nor does Buffer.CopyFromAsync once its
+//     Stream.LaunchPrepared, and Buffer's CopyFrom, CopyTo, CopyFromBuffer,
+//     Set and SetAsync allocate nothing, nor does Buffer.CopyFromAsync once its
 //     context has idle staging memory (CopyToAsync allocates its host
 //     function), and a long Wait, once its context has a waiter, allocates
 //     nothing of its own.

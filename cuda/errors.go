@@ -34,8 +34,9 @@ var (
 	// executable graph) or its device was closed.
 	ErrClosed = errors.New("cuda: use after close")
 	// ErrWrongDevice: an event and a stream (or two events timed together,
-	// a kernel or an executable graph and the stream launching it, or an
-	// executable graph and the graph updating it) belong to different devices,
+	// a kernel or an executable graph and the stream launching it, an
+	// executable graph and the graph updating it, or a buffer and the
+	// stream of its copy or set) belong to different devices,
 	// or to different contexts of one device.
 	ErrWrongDevice = errors.New("cuda: event and stream on different devices")
 	// ErrInvalidOptions: options that cannot go together, unknown flags, a

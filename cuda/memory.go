@@ -115,7 +115,7 @@ func (b *Buffer[T]) Set(v T) error {
 // (ErrWrongDevice).
 func (b *Buffer[T]) SetAsync(s *Stream, v T) error {
 	const op = "set device memory on a stream"
-	if err := b.enterWith(op, s); err != nil {
+	if err := b.enterWith(op, s, nil); err != nil {
 		return err
 	}
 	defer b.r.Exit()
@@ -127,8 +127,9 @@ func (b *Buffer[T]) SetAsync(s *Stream, v T) error {
 }
 
 // enterWith enters b and s (s.r.Exit and b.r.Exit end them), and checks
-// that they are of one context.
-func (b *Buffer[T]) enterWith(op string, s *Stream) error {
+// that s is of b's context, or of other's where other is not nil (the
+// other buffer of a copy).
+func (b *Buffer[T]) enterWith(op string, s *Stream, other *ctxState) error {
 	if s == nil || s.r == nil {
 		return invalidErr(op, "stream")
 	}
@@ -139,7 +140,7 @@ func (b *Buffer[T]) enterWith(op string, s *Stream) error {
 		b.r.Exit()
 		return err
 	}
-	if b.p != s.p && b.p.ctx != s.p.ctx {
+	if b.p != s.p && b.p.ctx != s.p.ctx && (other == nil || other != s.p && other.ctx != s.p.ctx) {
 		s.r.Exit()
 		b.r.Exit()
 		return &Error{Op: op, Detail: whose("the buffer", b.p, "the stream", s.p),
@@ -174,7 +175,7 @@ func notCapturing(op string, s *Stream) error {
 // driver.ErrorStreamCaptureUnsupported, before anything is queued.
 func (b *Buffer[T]) CopyFromAsync(s *Stream, src []T) error {
 	const op = "copy to device on a stream"
-	if err := b.enterWith(op, s); err != nil {
+	if err := b.enterWith(op, s, nil); err != nil {
 		return err
 	}
 	defer b.r.Exit()
@@ -213,7 +214,7 @@ func (b *Buffer[T]) CopyFromAsync(s *Stream, src []T) error {
 // The refusals are CopyFromAsync's.
 func (b *Buffer[T]) CopyToAsync(s *Stream, dst []T) error {
 	const op = "copy from device on a stream"
-	if err := b.enterWith(op, s); err != nil {
+	if err := b.enterWith(op, s, nil); err != nil {
 		return err
 	}
 	defer b.r.Exit()
@@ -418,4 +419,45 @@ func AllocAsync[T any](s *Stream, n int) (*Buffer[T], error) {
 	b := &Buffer[T]{ptr: ptr, n: n, p: p, dev: d, r: r}
 	b.cleanup = backstop(b, r)
 	return b, nil
+}
+
+// CopyFromBuffer queues on s the copy of src's values into b, which must
+// hold as many (Len), and returns: work queued on s afterwards sees them.
+// Buffers of one context copy with cuMemcpyDtoDAsync (captured as a copy
+// node during a capture of s); buffers of two devices, or of two contexts,
+// with cuMemcpyPeerAsync, which goes through the host where the devices
+// cannot reach each other's memory. s must be of b's or src's context
+// (ErrWrongDevice). Another length is refused with ErrMismatch, and
+// overlapping ranges of one memory (views) with ErrInvalidOptions, before
+// anything is queued. Both buffers must stay open until the copy has
+// completed, as for a kernel's arguments.
+func (b *Buffer[T]) CopyFromBuffer(s *Stream, src *Buffer[T]) error {
+	const op = "copy between buffers"
+	if src == nil || src.r == nil {
+		return invalidErr(op, "source buffer")
+	}
+	if err := b.enterWith(op, s, src.p); err != nil {
+		return err
+	}
+	defer b.r.Exit()
+	defer s.r.Exit()
+	if err := src.enterAs(op, "source buffer"); err != nil {
+		return err
+	}
+	defer src.r.Exit()
+	if src.n != b.n {
+		return b.lengthErr(op, "src", src.n)
+	}
+	if b.n == 0 {
+		return nil
+	}
+	size := uint64(b.n) * uint64(unsafe.Sizeof(*new(T)))
+	if b.p == src.p || b.p.ctx == src.p.ctx {
+		if b.ptr < src.ptr+driver.DevicePtr(size) && src.ptr < b.ptr+driver.DevicePtr(size) {
+			return &Error{Op: op, Detail: fmt.Sprintf("the ranges at %#x and %#x of %d bytes overlap", uint64(b.ptr), uint64(src.ptr), size),
+				Fix: "copy between ranges that do not overlap (through a third buffer)", Err: ErrInvalidOptions}
+		}
+		return driverErr(op, driver.MemcpyDtoDAsyncCtx(s.p.ctx, b.ptr, src.ptr, size, s.h))
+	}
+	return driverErr(op, driver.MemcpyPeerAsyncCtx(s.p.ctx, b.ptr, b.p.ctx, src.ptr, src.p.ctx, size, s.h))
 }

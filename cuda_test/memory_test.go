@@ -3,7 +3,9 @@
 package gputest
 
 import (
+	"errors"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda"
@@ -278,8 +280,8 @@ func TestLayerAllocAsync(t *testing.T) {
 	ok(t, g.Close())
 }
 
-// Set, SetAsync and, with its staging memory warm, CopyFromAsync allocate
-// nothing.
+// Set, SetAsync, CopyFromBuffer and, with its staging memory warm,
+// CopyFromAsync allocate nothing.
 func TestLayerBufferNoAllocations(t *testing.T) {
 	dev := gpu(t)
 	s := must[*cuda.Stream](t)(dev.NewStream())
@@ -289,10 +291,15 @@ func TestLayerBufferNoAllocations(t *testing.T) {
 	defer b.Close()
 	ok(t, b.CopyFromAsync(s, host)) // the staging memory
 	ok(t, s.Sync())
+	lo := must[*cuda.Buffer[float32]](t)(b.Slice(0, 512))
+	hi := must[*cuda.Buffer[float32]](t)(b.Slice(512, 1024))
 	var failed error
 	for name, f := range map[string]func() error{
 		"Set":      func() error { return b.Set(2) },
 		"SetAsync": func() error { return b.SetAsync(s, 3) },
+		"CopyFromBuffer": func() error {
+			return lo.CopyFromBuffer(s, hi)
+		},
 		"CopyFromAsync and a Sync": func() error {
 			if err := b.CopyFromAsync(s, host); err != nil {
 				return err
@@ -314,4 +321,146 @@ func TestLayerBufferNoAllocations(t *testing.T) {
 		}
 	}
 	ok(t, s.Sync())
+}
+
+// Copies between buffers run on a stream, within a device and between
+// devices (peer), and in a graph; another length, overlapping views, a
+// stream of neither buffer's device and a closed source are refused.
+func TestLayerBufferCopyFromBuffer(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	host := make([]int32, 256)
+	for i := range host {
+		host[i] = int32(i)
+	}
+	a := must[*cuda.Buffer[int32]](t)(cuda.AllocFrom(dev, host))
+	defer a.Close()
+	b := must[*cuda.Buffer[int32]](t)(cuda.Alloc[int32](dev, 256))
+	defer b.Close()
+	ok(t, b.CopyFromBuffer(s, a))
+	got := make([]int32, 256)
+	ok(t, s.Sync())
+	ok(t, b.CopyTo(got))
+	if got[0] != 0 || got[255] != 255 {
+		t.Errorf("a copy between buffers: %d .. %d", got[0], got[255])
+	}
+	// Views: disjoint ranges copy, overlapping ones are refused.
+	lo := must[*cuda.Buffer[int32]](t)(b.Slice(0, 128))
+	hi := must[*cuda.Buffer[int32]](t)(b.Slice(128, 256))
+	mid := must[*cuda.Buffer[int32]](t)(b.Slice(64, 192))
+	ok(t, lo.CopyFromBuffer(s, hi))
+	ok(t, s.Sync())
+	ok(t, b.CopyTo(got))
+	if got[0] != 128 || got[127] != 255 || got[128] != 128 {
+		t.Errorf("a copy between views: %d %d %d, want 128 255 128", got[0], got[127], got[128])
+	}
+	isErr(t, "a copy between overlapping views", mid.CopyFromBuffer(s, lo), cuda.ErrInvalidOptions, "overlap")
+	isErr(t, "a copy of another length", lo.CopyFromBuffer(s, a), cuda.ErrMismatch, "src holds 256 values")
+	isErr(t, "a copy from a nil buffer", a.CopyFromBuffer(s, nil), cuda.ErrInvalid, "source buffer")
+	// In a graph, replayed.
+	g := must[*cuda.Graph](t)(s.Capture(func(s *cuda.Stream) error { return b.CopyFromBuffer(s, a) }))
+	defer g.Close()
+	x := must[*cuda.GraphExec](t)(g.Instantiate())
+	defer x.Close()
+	ok(t, b.Set(0))
+	ok(t, s.LaunchGraph(x))
+	ok(t, s.Sync())
+	ok(t, b.CopyTo(got))
+	if got[3] != 3 || got[255] != 255 {
+		t.Errorf("a captured copy between buffers, replayed: %d %d", got[3], got[255])
+	}
+	ok(t, hi.Close())
+	isErr(t, "a copy from a closed view", a.CopyFromBuffer(s, hi), cuda.ErrClosed, "source buffer (a view) is closed")
+
+	if c, _ := cuda.DeviceCount(); c < 2 {
+		t.Log("one device: the copies between devices are not tried")
+		return
+	}
+	dev1 := must[*cuda.Device](t)(cuda.GetDevice(1))
+	defer dev1.Close()
+	s1 := must[*cuda.Stream](t)(dev1.NewStream())
+	defer s1.Close()
+	p := must[*cuda.Buffer[int32]](t)(cuda.Alloc[int32](dev1, 256))
+	defer p.Close()
+	ok(t, p.CopyFromBuffer(s1, a)) // on the destination's stream
+	ok(t, s1.Sync())
+	clear(got)
+	ok(t, p.CopyTo(got))
+	if got[7] != 7 || got[255] != 255 {
+		t.Errorf("a copy from device 0 to device 1: %d %d", got[7], got[255])
+	}
+	ok(t, b.Set(0))
+	ok(t, b.CopyFromBuffer(s1, p)) // on the source's stream
+	ok(t, s1.Sync())
+	ok(t, b.CopyTo(got))
+	if got[7] != 7 {
+		t.Errorf("a copy from device 1 to device 0 on device 1's stream: %d", got[7])
+	}
+	isErr(t, "a copy within device 0 on device 1's stream", b.CopyFromBuffer(s1, a), cuda.ErrWrongDevice, "device 0", "device 1")
+}
+
+// Close of a buffer and its views racing with their sets, slices and copies
+// on streams in other goroutines: each call either runs whole or is
+// refused with ErrClosed, and none reaches the driver with freed memory
+// (the fake refuses those with INVALID_VALUE, which would surface here).
+func TestLayerBufferCloseRacesWithUse(t *testing.T) {
+	dev := gpu(t)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	other := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 64))
+	defer other.Close()
+	for round := 0; round < 100; round++ {
+		b := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 128))
+		v := must[*cuda.Buffer[float32]](t)(b.Slice(64, 128))
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		start := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h := make([]float32, 64)
+				<-start
+				for i := 0; i < 100; i++ {
+					var err error
+					switch (w + i) % 6 {
+					case 0:
+						err = v.CopyFromAsync(s, h)
+					case 1:
+						err = v.CopyToAsync(s, h)
+					case 2:
+						err = v.Set(1)
+					case 3:
+						err = b.SetAsync(s, 2)
+					case 4:
+						err = other.CopyFromBuffer(s, v)
+					case 5:
+						var w *cuda.Buffer[float32]
+						if w, err = b.Slice(0, 64); err == nil {
+							err = w.CopyFrom(h)
+						}
+					}
+					if err != nil && !errors.Is(err, cuda.ErrClosed) {
+						errs <- err
+						return
+					}
+				}
+				errs <- s.Sync()
+			}()
+		}
+		close(start)
+		runtime.Gosched()
+		if round%2 == 0 {
+			ok(t, v.Close())
+		}
+		ok(t, b.Close())
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: a call racing with Close: %v", round, err)
+			}
+		}
+	}
 }

@@ -16,11 +16,12 @@ import (
 // TestLayerNilArguments: the nil rule of cuda/doc.go, for every method,
 // found by reflection so that a method added later is checked too. Every
 // method of a nil and of a zero-value *Device, *Stream, *Event,
-// *EventPool, *Graph, *GraphExec and *PreparedLaunch, and every method of
-// a usable one given a nil argument (a nil pointer, func or Context, a nil
-// driver handle, the zero IPCEventHandle), returns an error matching
-// ErrInvalid (for WaitChan, delivers one) naming what was nil, and never
-// panics; the methods without an error return zero values.
+// *EventPool, *Graph, *GraphExec, *PreparedLaunch and *Buffer (of
+// float32), and every method of a usable one given a nil argument (a nil
+// pointer, func or Context, a nil driver handle, the zero
+// IPCEventHandle), returns an error matching ErrInvalid (for WaitChan,
+// delivers one) naming what was nil, and never panics; the methods without
+// an error return zero values.
 // AdoptContext(0) too. A driver.Stream of 0 is not nil: it is the NULL
 // (legacy default) stream, and AdoptStream takes it.
 func TestLayerNilArguments(t *testing.T) {
@@ -97,19 +98,21 @@ func TestLayerNilArguments(t *testing.T) {
 		return args
 	}
 	usable := map[reflect.Type]reflect.Value{
-		reflect.TypeFor[*cuda.Device]():         reflect.ValueOf(dev),
-		reflect.TypeFor[*cuda.Stream]():         reflect.ValueOf(s),
-		reflect.TypeFor[*cuda.Event]():          reflect.ValueOf(e),
-		reflect.TypeFor[*cuda.EventPool]():      reflect.ValueOf(pool),
-		reflect.TypeFor[*cuda.Graph]():          reflect.ValueOf(g),
-		reflect.TypeFor[*cuda.GraphExec]():      reflect.ValueOf(x),
-		reflect.TypeFor[*cuda.PreparedLaunch](): reflect.ValueOf(pl),
+		reflect.TypeFor[*cuda.Device]():          reflect.ValueOf(dev),
+		reflect.TypeFor[*cuda.Stream]():          reflect.ValueOf(s),
+		reflect.TypeFor[*cuda.Event]():           reflect.ValueOf(e),
+		reflect.TypeFor[*cuda.EventPool]():       reflect.ValueOf(pool),
+		reflect.TypeFor[*cuda.Graph]():           reflect.ValueOf(g),
+		reflect.TypeFor[*cuda.GraphExec]():       reflect.ValueOf(x),
+		reflect.TypeFor[*cuda.PreparedLaunch]():  reflect.ValueOf(pl),
+		reflect.TypeFor[*cuda.Buffer[float32]](): reflect.ValueOf(buf),
 	}
 	// Valid arguments, for the parameters not under test.
 	valid := map[reflect.Type]reflect.Value{
-		reflect.TypeFor[*cuda.Stream]():    reflect.ValueOf(s),
-		reflect.TypeFor[*cuda.Event]():     reflect.ValueOf(e),
-		reflect.TypeFor[context.Context](): reflect.ValueOf(context.Background()),
+		reflect.TypeFor[*cuda.Stream]():          reflect.ValueOf(s),
+		reflect.TypeFor[*cuda.Event]():           reflect.ValueOf(e),
+		reflect.TypeFor[context.Context]():       reflect.ValueOf(context.Background()),
+		reflect.TypeFor[*cuda.Buffer[float32]](): reflect.ValueOf(buf),
 	}
 	checked := 0
 	for typ, recv := range usable {

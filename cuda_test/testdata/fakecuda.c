@@ -1304,8 +1304,9 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	return r;
 }
 
-// The asynchronous copies and memsets: run at the call on a stream (the
-// fake's work is instant), recorded as a node while the stream captures.
+// The asynchronous copies (between devices too: cuMemcpyPeerAsync) and
+// memsets: run at the call on a stream (the fake's work is instant),
+// recorded as a node while the stream captures.
 static CUresult copy_now(int kind, uintptr_t dst, uintptr_t src, size_t n) { // under mu
 	if ((kind != COPY_HTOD && !within(src, n)) || (kind != COPY_DTOH && !within(dst, n))) return INVALID_VALUE;
 	memcpy((void *)dst, (const void *)src, n);
@@ -1335,6 +1336,22 @@ static CUresult cuMemcpyDtoHAsync(void *dst, unsigned long long src, size_t n, v
 }
 static CUresult cuMemcpyDtoDAsync(unsigned long long dst, unsigned long long src, size_t n, void *s) {
 	return copy_async(COPY_DTOD, (uintptr_t)dst, (uintptr_t)src, n, s);
+}
+// cuMemcpyPeerAsync: both contexts live, each range in an allocation of its
+// context's device.
+static int within_dev(uintptr_t p, size_t n, int dev) { // under mu
+	for (falloc *a = allocs; a != NULL; a = a->next)
+		if (a->dev == dev && p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base)) return 1;
+	return 0;
+}
+static CUresult cuMemcpyPeerAsync(unsigned long long dst, void *dctx, unsigned long long src, void *sctx, size_t n, void *s) {
+	int dd = ctx_dev(dctx), sd = ctx_dev(sctx);
+	if (dd < 0 || sd < 0) return INVALID_CONTEXT;
+	if (released(dd) || released(sd)) return CONTEXT_IS_DESTROYED;
+	pthread_mutex_lock(&mu);
+	int ok = within_dev((uintptr_t)dst, n, dd) && within_dev((uintptr_t)src, n, sd);
+	pthread_mutex_unlock(&mu);
+	return ok ? copy_async(COPY_DTOD, (uintptr_t)dst, (uintptr_t)src, n, s) : INVALID_VALUE;
 }
 long long fakecuda_memsets; // memsets run (not captured)
 static CUresult set_now(uintptr_t dst, unsigned v, int esize, size_t n) { // under mu
@@ -1655,7 +1672,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
