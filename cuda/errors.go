@@ -168,6 +168,7 @@ var fixes = map[driver.Result]string{
 	driver.ErrorAssert:                     "a kernel's assertion failed and the context is unusable: close every object and the device, and restart the process",
 	driver.ErrorLaunchTimeout:              "a kernel ran past the display watchdog; use a GPU without a display, or shorter kernels",
 	driver.ErrorLaunchOutOfResources:       "the launch needs more registers or threads than the GPU has; use a smaller launch",
+	driver.ErrorCooperativeLaunchTooLarge:  "a cooperative launch's blocks must all fit on the device at once: launch fewer blocks (at most the kernel's blocks per multiprocessor times the device's multiprocessors)",
 	driver.ErrorEccUncorrectable:           "the GPU reported an uncorrectable ECC error: check it with nvidia-smi -q -d ECC, and restart the process",
 	driver.ErrorNvlinkUncorrectable:        "the GPU reported an uncorrectable NVLink error: check it with nvidia-smi nvlink -s, and restart the process",
 	driver.ErrorDeviceUnavailable:          "the GPU is busy or unavailable (exclusive compute mode, or in use by another process); check nvidia-smi -q -d COMPUTE",

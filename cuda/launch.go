@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // Dim3 is a grid's size in blocks or a block's in threads, as LaunchConfig
@@ -24,6 +25,13 @@ type LaunchConfig struct {
 	// kernel's extern __shared__ array): from 0 to the kernel's
 	// KernelAttributes.MaxDynamicSharedMem.
 	SharedMem int
+	// Cooperative launches through cuLaunchCooperativeKernel: every block
+	// of the grid runs at once, so that they may synchronise with each
+	// other (cooperative groups' grid.sync()). The device must support it
+	// (CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH), else the driver's error
+	// matches driver.ErrorNotSupported, and the grid must fit on the device
+	// at once, else driver.ErrorCooperativeLaunchTooLarge.
+	Cooperative bool
 }
 
 // Linear is the configuration of a one-dimensional launch over n elements:
@@ -52,7 +60,7 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // Launch queues the kernel k on s with the configuration cfg and args, one
 // per kernel parameter in order (driver.Arg for a number or a DevicePtr,
 // driver.ArgStruct for a struct or an array, Buffer.Arg for a buffer),
-// through cuLaunchKernel. The values are copied during the call; Go memory
+// through cuLaunchKernel (cuLaunchCooperativeKernel for a cfg.Cooperative). The values are copied during the call; Go memory
 // is never kept. k must be of s's context (a module loaded on s's device),
 // else the error matches ErrWrongDevice.
 //
@@ -91,7 +99,23 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if err := k.checkArgs(op, args); err != nil {
 		return err
 	}
+	if cfg.Cooperative {
+		return s.launchCooperative(op, k, grid, block, uint32(cfg.SharedMem), args)
+	}
 	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, uint32(cfg.SharedMem), s.h, args...))
+}
+
+// launchCooperative is Launch's cuLaunchCooperativeKernel, which takes the
+// arguments' pointers as cuLaunchKernel does: they are packed into C memory
+// (pooled: packArgs) for the call.
+func (s *Stream) launchCooperative(op string, k *Kernel, grid, block Dim3, shared uint32, args []driver.KernelArg) error {
+	ws, params := packArgs(args)
+	if ws == nil {
+		return hostMemErr(op)
+	}
+	err := driver.LaunchCooperativeKernelCtx(s.p.ctx, k.f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, shared, s.h, params)
+	lifetime.FreeWords(ws)
+	return driverErr(op, err)
 }
 
 // checkConfig refuses a block too large for k and a SharedMem out of range.

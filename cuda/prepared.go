@@ -31,6 +31,7 @@ type PreparedLaunch struct {
 	k           *Kernel
 	grid, block Dim3
 	shared      uint32
+	cooperative bool
 	params      []unsafe.Pointer // in words: one pointer per argument, to its value
 	types       []reflect.Type   // each argument's type
 	busy        atomic.Bool      // a Set or a launch is under way
@@ -54,35 +55,53 @@ func (k *Kernel) Prepare(cfg LaunchConfig, args ...driver.KernelArg) (*PreparedL
 	if err := k.checkArgs(op, args); err != nil {
 		return nil, err
 	}
-	// The words: the pointers, then each value from an 8-byte boundary.
+	ws, params := packArgs(args)
+	if ws == nil {
+		return nil, hostMemErr(op)
+	}
+	l := &PreparedLaunch{k: k, grid: grid, block: block, shared: uint32(cfg.SharedMem), cooperative: cfg.Cooperative,
+		params: params, types: make([]reflect.Type, len(args))}
+	runtime.AddCleanup(l, lifetime.FreeWords, ws) // C memory, freed once l is unreachable
+	for i := range args {
+		l.types[i] = argType(&args[i])
+	}
+	return l, nil
+}
+
+// packArgs lays args out in C memory (lifetime.Words, which keeps freed
+// sets for reuse): the array of pointers cuLaunchKernel takes, then each
+// value from an 8-byte boundary, params[i] pointing at it. nil if out of
+// memory. The arguments are checked (Kernel.checkArgs).
+func packArgs(args []driver.KernelArg) (ws []lifetime.Word, params []unsafe.Pointer) {
 	n := len(args)
 	words := n
 	for i := range args {
 		words += (int(argType(&args[i]).Size()) + 7) / 8
 	}
-	ws := lifetime.Words(max(words, 1))
-	if ws == nil {
-		return nil, hostMemErr(op)
+	if ws = lifetime.Words(max(words, 1)); ws == nil {
+		return nil, nil
 	}
-	l := &PreparedLaunch{k: k, grid: grid, block: block, shared: uint32(cfg.SharedMem), types: make([]reflect.Type, n)}
-	runtime.AddCleanup(l, lifetime.FreeWords, ws) // C memory, freed once l is unreachable
 	base := unsafe.Pointer(&ws[0])
-	l.params = unsafe.Slice((*unsafe.Pointer)(base), max(n, 1))[:n]
+	params = unsafe.Slice((*unsafe.Pointer)(base), max(n, 1))[:n]
 	off := n * 8
 	for i := range args {
-		t := argType(&args[i])
-		l.params[i] = unsafe.Add(base, off)
-		l.types[i] = t
-		l.store(i, &args[i])
-		off += (int(t.Size()) + 7) / 8 * 8
+		size := argType(&args[i]).Size()
+		params[i] = unsafe.Add(base, off)
+		storeArg(params[i], &args[i], size)
+		off += (int(size) + 7) / 8 * 8
 	}
-	return l, nil
+	return ws, params
+}
+
+// storeArg copies the size bytes of a's value to p.
+func storeArg(p unsafe.Pointer, a *driver.KernelArg, size uintptr) {
+	data := (*[2]unsafe.Pointer)(unsafe.Pointer(a))[1] // a plain value's interface data word points at it
+	copy(unsafe.Slice((*byte)(p), size), unsafe.Slice((*byte)(data), size))
 }
 
 // store copies a's value into argument i's place.
 func (l *PreparedLaunch) store(i int, a *driver.KernelArg) {
-	data := (*[2]unsafe.Pointer)(unsafe.Pointer(a))[1] // a plain value's interface data word points at it
-	copy(unsafe.Slice((*byte)(l.params[i]), l.types[i].Size()), unsafe.Slice((*byte)(data), l.types[i].Size()))
+	storeArg(l.params[i], a, l.types[i].Size())
 }
 
 // Set replaces argument i (from 0, in the kernel's parameter order) with a
@@ -137,7 +156,8 @@ func (l *PreparedLaunch) Kernel() *Kernel {
 }
 
 // LaunchPrepared queues l's kernel on s with its configuration and current
-// arguments (cuLaunchKernel); the driver copies them during the call, so a
+// arguments (cuLaunchKernel, or cuLaunchCooperativeKernel for a
+// LaunchConfig.Cooperative); the driver copies them during the call, so a
 // Set afterwards changes only later launches. Like Launch, the kernel must
 // be of s's context (ErrWrongDevice) and its module open (ErrClosed). It
 // allocates nothing.
@@ -168,6 +188,9 @@ func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
 		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
+	}
+	if l.cooperative {
+		return driverErr(op, driver.LaunchCooperativeKernelCtx(s.p.ctx, k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params))
 	}
 	return driverErr(op, driver.LaunchKernelCtx(s.p.ctx, k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params, nil))
 }

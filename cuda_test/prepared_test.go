@@ -3,6 +3,7 @@
 package gputest
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda"
@@ -141,5 +142,46 @@ func TestLayerPreparedLaunchNoAllocations(t *testing.T) {
 		t.Errorf("Set, Set and LaunchPrepared allocate %v times per round", allocs)
 	}
 	ok(t, failed)
+	ok(t, s.Sync())
+}
+
+// A cooperative launch (LaunchConfig.Cooperative) goes through
+// cuLaunchCooperativeKernel, from Launch and from a prepared launch, with
+// the same arguments as any launch; a grid that does not fit on the device
+// at once is the driver's error.
+func TestLayerLaunchCooperative(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	coop0, fake := fakeCounter("fakecuda_coop_launches")
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	const n = 512
+	buf := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, n)))
+	defer buf.Close()
+	cfg := cuda.Linear(n, 128)
+	cfg.Cooperative = true
+	err := s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(n)))
+	if errors.Is(err, driver.ErrorNotSupported) {
+		t.Skipf("skipping: the device does not support cooperative launches: %v", err)
+	}
+	ok(t, err)
+	l := must[*cuda.PreparedLaunch](t)(k.Prepare(cfg, buf.Arg(), driver.Arg(uint32(n))))
+	ok(t, s.LaunchPrepared(l))
+	ok(t, s.Sync())
+	checkAll(t, "after a cooperative launch and a prepared one", buf, 2)
+	if fake {
+		if v, _ := fakeCounter("fakecuda_coop_launches"); v != coop0+2 {
+			t.Errorf("the driver made %d cooperative launches, want 2", v-coop0)
+		}
+		big := cuda.LaunchConfig{Grid: cuda.Dim3{X: 1 << 20}, Cooperative: true}
+		isErr(t, "a cooperative launch of 2^20 blocks", s.Launch(k, big, buf.Arg(), driver.Arg(uint32(0))), driver.ErrorCooperativeLaunchTooLarge, "fewer blocks")
+	}
+	if allocs := testing.AllocsPerRun(200, func() {
+		if err := s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(n))); err != nil {
+			t.Error(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a cooperative Launch allocates %v times", allocs)
+	}
 	ok(t, s.Sync())
 }

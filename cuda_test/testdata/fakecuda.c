@@ -1304,6 +1304,20 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 	return r;
 }
 
+// cuLaunchCooperativeKernel: a launch whose blocks must all fit on the
+// device at once: the fake's device holds 1,024 blocks
+// (COOPERATIVE_LAUNCH_TOO_LARGE past them). Counted in
+// fakecuda_coop_launches besides fakecuda_launches.
+enum { COOPERATIVE_LAUNCH_TOO_LARGE = 720, COOP_MAX_BLOCKS = 1024 };
+long long fakecuda_coop_launches;
+static CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned shmem, void *s, void **params) {
+	if ((unsigned long long)gx * gy * gz > COOP_MAX_BLOCKS) return COOPERATIVE_LAUNCH_TOO_LARGE;
+	CUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+	if (r == OK) count(&fakecuda_coop_launches);
+	return r;
+}
+
 // The asynchronous copies (between devices too: cuMemcpyPeerAsync) and
 // memsets: run at the call on a stream (the fake's work is instant),
 // recorded as a node while the stream captures.
@@ -1672,7 +1686,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuLaunchCooperativeKernel, 9000),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
