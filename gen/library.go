@@ -124,6 +124,12 @@ func libFileName(pkg, tag, suffix string) string {
 	return "z" + pkg + "_" + strings.ReplaceAll(tag, ".", "_") + suffix + ".go"
 }
 
+// libLayoutFileName is a library version's layout check, relative to its
+// package: internal/layout/znccl_nccl2_22.go.
+func libLayoutFileName(pkg, tag, suffix string) string {
+	return layoutDir + "/" + libFileName(pkg, tag, suffix)
+}
+
 // libUnboundFile builds under the tags of the versions that do not bind
 // the library.
 func libUnboundFile(pkg string) string { return "z" + pkg + "_unbound.go" }
@@ -378,6 +384,21 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	f.Add(comment("// libraryNames are the shared library's names these bindings load, tried in", "// order (the newest compatible first)."))
 	f.Var().Id("libraryNames").Op("=").Index().String().Values(nameLits...)
 	f.Line()
+	typeDecls(f, m)
+	f.Add(comment("// Functions lists every bound function: its Go name, its C name, the symbol it", "// is found by (the entry point the header's inline function calls, where it", "// has one), and the number of C parameters it takes. The wrappers index", "// procs in the same order."))
+	var infos []jen.Code
+	for _, fn := range m.Funcs {
+		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Base), jen.Lit(fn.Symbol), jen.Lit(len(fn.Params))))
+	}
+	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
+	f.Line()
+	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
+	return renderFor(m, e.fileName(m, ""), f)
+}
+
+// typeDecls declares m's types (but the external ones), their enums'
+// values and tables, and their methods.
+func typeDecls(f *jen.File, m *model) {
 	var d decls
 	for _, t := range m.Types {
 		if !t.External {
@@ -398,21 +419,19 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	for _, c := range d.funcs {
 		f.Add(c)
 	}
-	f.Add(comment("// Functions lists every bound function: its Go name, its C name, the symbol it", "// is found by (the entry point the header's inline function calls, where it", "// has one), and the number of C parameters it takes. The wrappers index", "// procs in the same order."))
-	var infos []jen.Code
-	for _, fn := range m.Funcs {
-		infos = append(infos, row(jen.Lit(fn.GoName), jen.Lit(fn.Base), jen.Lit(fn.Symbol), jen.Lit(len(fn.Params))))
-	}
-	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
-	f.Line()
-	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
-	return renderFor(m, e.fileName(m, ""), f)
 }
 
 // libTest renders a library version's test data: a call of every bound
 // function with zero arguments.
 func (e *renderer) libTest(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
+	noLibraryCalls(f, m)
+	return renderFor(m, e.fileName(m, "_test"), f)
+}
+
+// noLibraryCalls declares the test's calls of every function of m with
+// zero arguments.
+func noLibraryCalls(f *jen.File, m *model) {
 	f.Var().Id("_").Qual("unsafe", "Pointer")
 	f.Line()
 	f.Add(comment("// noLibraryCalls calls every bound function with zero arguments."))
@@ -429,13 +448,15 @@ func (e *renderer) libTest(m *model) ([]byte, error) {
 		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
 	}
 	f.Var().Id("noLibraryCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
-	return renderFor(m, e.fileName(m, "_test"), f)
 }
 
-// libUnbound renders the file built under the tags of the pinned versions
-// whose toolkit has no header of the library pinned: its package says so,
-// and Load returns the error that says why.
-func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry) ([]byte, error) {
+// libUnbound renders the files built under the tags of the pinned versions
+// whose toolkit has no header of the library pinned: the API of the newest
+// version that binds it (newest: its types, enums and functions), every
+// function returning the error Load returns, which says why and names the
+// tags that bind it; and its test's calls of every function. Code that
+// uses the package compiles under every tag.
+func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest *model) (code, test []byte, err error) {
 	var exprs, tags []string
 	for _, v := range unbound {
 		x := versionExpr(e.Versions, v.Version)
@@ -448,30 +469,48 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry) ([]byte
 		exprs = append(exprs, x)
 		tags = append(tags, v.Tag)
 	}
+	constraint := buildLine(strings.Join(exprs, " || "))
 	f := jen.NewFile(e.Cfg.Package)
-	e.header(f, buildLine(strings.Join(exprs, " || ")))
-	f.Add(comment(line("The builds of %s bind no %s: their toolkit ships no %s, or it is not pinned (headers/manifest.json lists the headers each version pins; go run ./gen -cuda DIR pins a toolkit's). Load says so.", strings.Join(tags, ", "), lib.Name, lib.Header)))
+	e.header(f, constraint)
+	f.Add(comment(line("The builds of %s bind no %s: their toolkit ships no %s, or it is not pinned (headers/manifest.json lists the headers each version pins; go run ./gen -cuda DIR pins a toolkit's). They declare the API of %s's, every call returning the error Load returns.", strings.Join(tags, ", "), lib.Name, lib.Header, newest.PinName)))
 	f.Const().Defs(
 		jen.Id("HeaderVersion").Op("=").Lit(""),
 		jen.Id("pinName").Op("=").Lit(""),
 		jen.Id("BuildTag").Op("=").Lit(""),
 		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
 		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
+		comment("// unboundWhy is Load's error under these builds."),
+		jen.Id("unboundWhy").Op("=").Lit(fmt.Sprintf("this build (%s) has no %s bindings: no %s is pinned for its toolkit; build with a tag whose toolkit pins it (%s)",
+			strings.Join(tags, " or "), lib.Name, lib.Header, strings.Join(boundTags(e.Versions, lib), ", "))),
 	)
-	f.Add(comment(line("%s is %s; these builds declare none of its values.", e.Cfg.typeGoName(lib.Result), lib.Result)))
-	f.Type().Id(e.Cfg.typeGoName(lib.Result)).Int32()
 	f.Var().Defs(
-		jen.Id("names"+e.Cfg.typeGoName(lib.Result)).Index().Id("enumName"),
 		jen.Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(),
 		jen.Id("libraryNames").Index().String(),
 		jen.Id("Functions").Index().Id("FunctionInfo"),
 		jen.Id("procs").Index(jen.Lit(0)).Id("proc"),
-		jen.Id("noLibraryCalls").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()),
+		comment("// errUnbound is every call's error: Load's."),
+		jen.Id("errUnbound").Op("=").Func().Params().Error().Block(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("Load").Call(), jen.Return(jen.Err())).Call(),
 	)
-	f.Add(comment("// unboundWhy is Load's error under these builds."))
-	f.Const().Id("unboundWhy").Op("=").Lit(fmt.Sprintf("this build (%s) has no %s bindings: no %s is pinned for its toolkit; build with a tag whose toolkit pins it (%s)",
-		strings.Join(tags, " or "), lib.Name, lib.Header, strings.Join(boundTags(e.Versions, lib), ", ")))
-	return e.gofmt(f)
+	typeDecls(f, newest)
+	for _, fn := range newest.Funcs {
+		var ps, rv []jen.Code
+		for _, q := range inParams(fn) {
+			ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
+		}
+		for _, q := range outs(fn) {
+			rv = append(rv, zero(newest, q.GoType))
+		}
+		f.Add(comment(line("%s calls %s: in these builds, it returns the error Load returns.", fn.GoName, fn.Base)))
+		f.Func().Id(fn.GoName).Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(append(rv, jen.Id("errUnbound"))...)))
+	}
+	if code, err = e.gofmt(f); err != nil {
+		return nil, nil, err
+	}
+	t := jen.NewFile(e.Cfg.Package)
+	e.header(t, constraint)
+	noLibraryCalls(t, newest)
+	test, err = e.gofmt(t)
+	return code, test, err
 }
 
 // boundTags are the tags of the pinned versions that bind lib.
@@ -524,10 +563,14 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			unbound = append(unbound, v)
 		}
 	}
+	var newest *model // of the newest version that binds lib
 	for _, v := range gen {
 		m, err := libraryModel(cfg, v.e, v.dir)
 		if err != nil {
 			return g.mapErr(err)
+		}
+		if newest == nil || headers.Less(newest.Version, m.Version) {
+			newest = m
 		}
 		for suffix, render := range map[string]func(*model) ([]byte, error){"": em.libPure, "_cgo": em.cgo, "_nocgo": em.noCgo, "_test": em.libTest} {
 			b, err := render(m)
@@ -537,16 +580,17 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			path := filepath.Join(out, libFileName(cfg.Package, m.Tag, suffix))
 			changes[path], own[path] = b, true
 		}
-	}
-	unboundPath := filepath.Join(out, libUnboundFile(cfg.Package))
-	if len(unbound) > 0 {
-		b, err := em.libUnbound(lib, unbound)
-		if err != nil {
-			return err
+		if len(layoutChecks(m, "")) > 0 { // the layout check of its structs
+			c, t, err := em.layout(m)
+			if err != nil {
+				return g.mapErr(err)
+			}
+			changes[filepath.Join(out, libLayoutFileName(cfg.Package, m.Tag, ""))] = c
+			changes[filepath.Join(out, libLayoutFileName(cfg.Package, m.Tag, "_test"))] = t
 		}
-		changes[unboundPath] = b
-	} else if _, err := os.Stat(unboundPath); err == nil {
-		changes[unboundPath] = nil
+	}
+	if err := g.libraryUnbound(em, cfg, out, pins, unbound, newest, own, changes); err != nil {
+		return err
 	}
 	if err := libraryBound(pins, cfg, out, changes); err != nil {
 		return err
@@ -576,6 +620,49 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			return fmt.Errorf("gen: %s: %w", path, err)
 		}
 	}
+	return nil
+}
+
+// libraryUnbound renders the unbound files (libUnbound) into changes, or
+// removes them where every pinned version binds lib. Their API is the
+// newest binding version's: where this run did not generate it (a -cuda
+// run pinning another toolkit), its headers are read from the cache, and
+// where they cannot be had the committed files stay as they are.
+func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, pins, unbound []headers.Entry, newest *model, own map[string]bool, changes map[string][]byte) error {
+	lib := cfg.Library
+	paths := []string{filepath.Join(out, libUnboundFile(cfg.Package)), filepath.Join(out, strings.TrimSuffix(libUnboundFile(cfg.Package), ".go")+"_test.go")}
+	if len(unbound) == 0 {
+		for _, p := range paths {
+			if _, err := os.Stat(p); err == nil {
+				changes[p] = nil
+			}
+		}
+		return nil
+	}
+	for i := len(pins) - 1; i >= 0 && newest == nil; i-- {
+		if e := &pins[i]; e.Has(lib.Header) {
+			dir, err := headers.Ensure(e, g.cache, g.o.Log)
+			if errors.Is(err, headers.ErrUnavailable) {
+				fmt.Fprintf(g.o.Log, "gen: %s: %s kept as it is: the API it declares is %s's, whose headers cannot be had here\n", lib.Name, libUnboundFile(cfg.Package), e.Name())
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if newest, err = libraryModel(cfg, e, dir); err != nil {
+				return g.mapErr(err)
+			}
+		}
+	}
+	if newest == nil {
+		return fmt.Errorf("gen: %s: no pinned version binds it; pin one whose toolkit ships %s", lib.Name, lib.Header)
+	}
+	code, test, err := em.libUnbound(lib, unbound, newest)
+	if err != nil {
+		return err
+	}
+	changes[paths[0]], changes[paths[1]] = code, test
+	own[paths[0]], own[paths[1]] = true, true
 	return nil
 }
 

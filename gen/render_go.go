@@ -1132,7 +1132,7 @@ type layoutCheck struct {
 // layoutChecks lists, for every struct and union, C expressions and the Go
 // expressions that must equal them. Anonymous members, which C cannot
 // name, are checked through their first named member.
-func layoutChecks(m *model) []layoutCheck {
+func layoutChecks(m *model, pkgPath string) []layoutCheck {
 	var r []layoutCheck
 	add := func(c string, g jen.Code) { r = append(r, layoutCheck{c, g}) }
 	sizeof := func(t jen.Code) jen.Code { return jen.Qual("unsafe", "Sizeof").Call(jen.Op("*").New(t)) }
@@ -1140,7 +1140,7 @@ func layoutChecks(m *model) []layoutCheck {
 		if t.Kind != tStruct && t.Kind != tUnion && t.Kind != tOpaque {
 			continue
 		}
-		goT := func() jen.Code { return jen.Qual(driverPath, t.Go) }
+		goT := func() jen.Code { return jen.Qual(pkgPath, t.Go) }
 		outer, path, base := t.C, "", ""
 		if t.Nested {
 			outer, path = t.Outer.C, t.Path
@@ -1177,7 +1177,7 @@ func layoutChecks(m *model) []layoutCheck {
 				add(off, jen.Qual("unsafe", "Offsetof").Call(jen.New(goT()).Dot(f.Go)))
 			case tUnion:
 				if f.C != "" {
-					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), sizeof(typeIn(f.GoType, driverPath)))
+					add(fmt.Sprintf("sizeof(((%s *)0)->%s)", outer, cpath(path, f.C)), sizeof(typeIn(f.GoType, pkgPath)))
 				}
 			}
 		}
@@ -1188,8 +1188,12 @@ func layoutChecks(m *model) []layoutCheck {
 // layout renders the layout check: a cgo file that includes the real
 // cuda.h (only with -tags cudagen_layout) and its test.
 func (e *renderer) layout(m *model) (cgo, test []byte, err error) {
-	checks := layoutChecks(m)
-	pre, err := e.render("layout.c.tmpl", checks)
+	pkgPath, header, name := driverPath, "cuda.h", layoutFileName(m.Version, "")
+	if m.Lib != nil {
+		pkgPath, header, name = modulePath+"/"+e.Cfg.Output, m.Lib.Header, libLayoutFileName(e.Cfg.Package, m.Tag, "")
+	}
+	checks := layoutChecks(m, pkgPath)
+	pre, err := e.render("layout.c.tmpl", map[string]any{"Header": header, "Checks": checks})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1199,18 +1203,18 @@ func (e *renderer) layout(m *model) (cgo, test []byte, err error) {
 	first := unsafePointer(jen.Op("&").Qual("C", "cg_layout").Index(jen.Lit(0)))
 	f.Func().Id("cLayout").Params().Index().Int64().Add(flat(jen.Return(
 		jen.Qual("unsafe", "Slice").Call(jen.Parens(jen.Op("*").Int64()).Call(first), jen.Lit(len(checks))))))
-	if cgo, err = renderFor(m, layoutFileName(m.Version, ""), f); err != nil {
+	if cgo, err = renderFor(m, name, f); err != nil {
 		return nil, nil, err
 	}
 	f = e.newFile("layout", e.constraint(m.Version, "cudagen_layout && cgo"))
-	f.ImportName(driverPath, "driver")
+	f.ImportName(pkgPath, e.Cfg.Package)
 	f.Add(comment("// goLayout is each C expression's value on the Go side."))
 	var vs []jen.Code
 	for _, c := range checks {
 		vs = append(vs, row(jen.Lit(c.C), c.Go))
 	}
 	f.Var().Id("goLayout").Op("=").Index().Struct(jen.Id("c").String(), jen.Id("v").Uintptr()).Add(rows(vs...))
-	if test, err = renderFor(m, layoutFileName(m.Version, "_test"), f); err != nil {
+	if test, err = renderFor(m, strings.TrimSuffix(name, ".go")+"_test.go", f); err != nil {
 		return nil, nil, err
 	}
 	return cgo, test, nil

@@ -18,6 +18,9 @@ import (
 // driverPath is the package the bindings are generated into.
 const driverPath = "github.com/cudagen/cudagen/cuda/driver"
 
+// modulePath is the module's import path.
+const modulePath = "github.com/cudagen/cudagen"
+
 // newFile starts a generated Go file: the command, the generated marker
 // and the build constraint.
 func (e *renderer) newFile(pkg, constraint string) *jen.File {

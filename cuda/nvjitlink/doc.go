@@ -17,7 +17,8 @@
 // CUDAGEN_LIBNVJITLINK names. Without it, without cgo, or in a build whose
 // toolkit has no pinned nvJitLink.h (CUDA 11.8 ships none), every call
 // returns an error matching ErrNoLibrary that says what to install or
-// which tag to build with; a function the loaded library does not export
+// which tag to build with (a build without a pinned header declares the
+// newest pinned one's API); a function the loaded library does not export
 // returns one matching ErrNotSupported. Every result code is an error
 // (*Error) that says the function, the code, what it means and what to do;
 // errors.Is matches it against its Result.

@@ -19,9 +19,6 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
-func e2[A any](_ A, err error) error         { return err }
-func e3[A, B any](_ A, _ B, err error) error { return err }
-
 func TestFake(t *testing.T) {
 	if BuildTag == "" {
 		t.Skip("this build binds no nvJitLink (" + unboundWhy + ")")

@@ -7,29 +7,139 @@ package nvjitlink
 
 // The builds of cuda11.8, cuda13.0 bind no nvJitLink: their toolkit ships no
 // nvJitLink.h, or it is not pinned (headers/manifest.json lists the headers
-// each version pins; go run ./gen -cuda DIR pins a toolkit's). Load says so.
+// each version pins; go run ./gen -cuda DIR pins a toolkit's). They declare the
+// API of CUDA 12.4's, every call returning the error Load returns.
 const (
 	HeaderVersion  = ""
 	pinName        = ""
 	BuildTag       = ""
 	libraryEnv     = "CUDAGEN_LIBNVJITLINK"
 	libraryInstall = "the CUDA toolkit's nvJitLink (libnvJitLink, in the toolkit's lib64 directory or the libnvjitlink package)"
+	// unboundWhy is Load's error under these builds.
+	unboundWhy = "this build (cuda11.8 or cuda13.0) has no nvJitLink bindings: no nvJitLink.h is pinned for its toolkit; build with a tag whose toolkit pins it (cuda12.4)"
 )
 
-// Result is nvJitLinkResult; these builds declare none of its values.
-type Result int32
+var (
+	HeaderSHA256 = map[string]string{}
+	libraryNames []string
+	Functions    []FunctionInfo
+	procs        [0]proc
+	// errUnbound is every call's error: Load's.
+	errUnbound = func() error {
+		_, err := Load()
+		return err
+	}()
+)
+
+type (
+	// Result is nvJitLinkResult.
+	Result int32
+	// InputType is nvJitLinkInputType.
+	//
+	// Its String method returns the C name of the value, or its number.
+	InputType int32
+	// Handle is nvJitLinkHandle: nvJitLinkHandle is the unit of linking, and an
+	// opaque handle for a program.
+	//
+	// To link inputs, an instance of nvJitLinkHandle must be created first with
+	// nvJitLinkCreate().
+	Handle uintptr
+)
+
+const (
+	// Values of Result.
+	Success                 Result = 0 // NVJITLINK_SUCCESS
+	ErrorUnrecognizedOption Result = 1 // NVJITLINK_ERROR_UNRECOGNIZED_OPTION
+	ErrorMissingArch        Result = 2 // NVJITLINK_ERROR_MISSING_ARCH
+	ErrorInvalidInput       Result = 3 // NVJITLINK_ERROR_INVALID_INPUT
+	ErrorPTXCompile         Result = 4 // NVJITLINK_ERROR_PTX_COMPILE
+	ErrorNvvmCompile        Result = 5 // NVJITLINK_ERROR_NVVM_COMPILE
+	ErrorInternal           Result = 6 // NVJITLINK_ERROR_INTERNAL
+	ErrorThreadpool         Result = 7 // NVJITLINK_ERROR_THREADPOOL
+	ErrorUnrecognizedInput  Result = 8 // NVJITLINK_ERROR_UNRECOGNIZED_INPUT
+)
+const (
+	// Values of InputType.
+	InputNone    InputType = 0  // NVJITLINK_INPUT_NONE
+	InputCubin   InputType = 1  // NVJITLINK_INPUT_CUBIN
+	InputPTX     InputType = 2  // NVJITLINK_INPUT_PTX
+	InputLTOIR   InputType = 3  // NVJITLINK_INPUT_LTOIR
+	InputFatbin  InputType = 4  // NVJITLINK_INPUT_FATBIN
+	InputObject  InputType = 5  // NVJITLINK_INPUT_OBJECT
+	InputLibrary InputType = 6  // NVJITLINK_INPUT_LIBRARY
+	InputAny     InputType = 10 // NVJITLINK_INPUT_ANY
+)
 
 var (
-	namesResult    []enumName
-	HeaderSHA256   = map[string]string{}
-	libraryNames   []string
-	Functions      []FunctionInfo
-	procs          [0]proc
-	noLibraryCalls []struct {
-		name string
-		call func() error
+	namesResult = []enumName{
+		{0, "NVJITLINK_SUCCESS", ""}, {1, "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", ""},
+		{2, "NVJITLINK_ERROR_MISSING_ARCH", ""}, {3, "NVJITLINK_ERROR_INVALID_INPUT", ""},
+		{4, "NVJITLINK_ERROR_PTX_COMPILE", ""}, {5, "NVJITLINK_ERROR_NVVM_COMPILE", ""},
+		{6, "NVJITLINK_ERROR_INTERNAL", ""}, {7, "NVJITLINK_ERROR_THREADPOOL", ""},
+		{8, "NVJITLINK_ERROR_UNRECOGNIZED_INPUT", ""},
+	}
+	namesInputType = []enumName{
+		{0, "NVJITLINK_INPUT_NONE", ""}, {1, "NVJITLINK_INPUT_CUBIN", ""},
+		{2, "NVJITLINK_INPUT_PTX", ""}, {3, "NVJITLINK_INPUT_LTOIR", ""},
+		{4, "NVJITLINK_INPUT_FATBIN", ""}, {5, "NVJITLINK_INPUT_OBJECT", ""},
+		{6, "NVJITLINK_INPUT_LIBRARY", ""}, {10, "NVJITLINK_INPUT_ANY", ""},
 	}
 )
 
-// unboundWhy is Load's error under these builds.
-const unboundWhy = "this build (cuda11.8 or cuda13.0) has no nvJitLink bindings: no nvJitLink.h is pinned for its toolkit; build with a tag whose toolkit pins it (cuda12.4)"
+func (v InputType) String() string { return enumString(int64(v), namesInputType, "InputType") }
+
+// Create calls nvJitLinkCreate: in these builds, it returns the error Load
+// returns.
+func Create(options []string) (Handle, error) { return 0, errUnbound }
+
+// Destroy calls nvJitLinkDestroy: in these builds, it returns the error Load
+// returns.
+func Destroy(handle *Handle) error { return errUnbound }
+
+// AddData calls nvJitLinkAddData: in these builds, it returns the error Load
+// returns.
+func AddData(handle Handle, inputType InputType, data []byte, name string) error { return errUnbound }
+
+// AddFile calls nvJitLinkAddFile: in these builds, it returns the error Load
+// returns.
+func AddFile(handle Handle, inputType InputType, fileName string) error { return errUnbound }
+
+// Complete calls nvJitLinkComplete: in these builds, it returns the error Load
+// returns.
+func Complete(handle Handle) error { return errUnbound }
+
+// GetLinkedCUBINSize calls nvJitLinkGetLinkedCubinSize: in these builds, it
+// returns the error Load returns.
+func GetLinkedCUBINSize(handle Handle) (uint64, error) { return 0, errUnbound }
+
+// GetLinkedCUBIN calls nvJitLinkGetLinkedCubin: in these builds, it returns the
+// error Load returns.
+func GetLinkedCUBIN(handle Handle) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetLinkedPTXSize calls nvJitLinkGetLinkedPtxSize: in these builds, it returns
+// the error Load returns.
+func GetLinkedPTXSize(handle Handle) (uint64, error) { return 0, errUnbound }
+
+// GetLinkedPTX calls nvJitLinkGetLinkedPtx: in these builds, it returns the
+// error Load returns.
+func GetLinkedPTX(handle Handle) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetErrorLogSize calls nvJitLinkGetErrorLogSize: in these builds, it returns
+// the error Load returns.
+func GetErrorLogSize(handle Handle) (uint64, error) { return 0, errUnbound }
+
+// GetErrorLog calls nvJitLinkGetErrorLog: in these builds, it returns the error
+// Load returns.
+func GetErrorLog(handle Handle) (string, error) { return "", errUnbound }
+
+// GetInfoLogSize calls nvJitLinkGetInfoLogSize: in these builds, it returns the
+// error Load returns.
+func GetInfoLogSize(handle Handle) (uint64, error) { return 0, errUnbound }
+
+// GetInfoLog calls nvJitLinkGetInfoLog: in these builds, it returns the error
+// Load returns.
+func GetInfoLog(handle Handle) (string, error) { return "", errUnbound }
+
+// Version calls nvJitLinkVersion: in these builds, it returns the error Load
+// returns.
+func Version() (uint32, uint32, error) { return 0, 0, errUnbound }

@@ -17,7 +17,8 @@
 // (libnvrtc.so.12 for CUDA 12.x), or the file CUDAGEN_LIBNVRTC names.
 // Without it, without cgo, or in a build whose toolkit has no pinned
 // nvrtc.h, every call returns an error matching ErrNoLibrary that says
-// what to install or which tag to build with; a function the loaded
+// what to install or which tag to build with (a build without a pinned
+// header declares the newest pinned one's API); a function the loaded
 // library does not export returns one matching ErrNotSupported. Every
 // NVRTC result code is an error (*Error) that says the function, the
 // code, what it means and what to do; errors.Is matches it against its

@@ -10,6 +10,9 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
+func e2[A any](_ A, err error) error         { return err }
+func e3[A, B any](_ A, _ B, err error) error { return err }
+
 func TestNoLibrary(t *testing.T) {
 	libtest.Child(t, "TestNoLibraryChild", "CUDAGEN_LIBNVRTC="+filepath.Join(t.TempDir(), "libnvrtc-missing.so"))
 }

@@ -7,29 +7,148 @@ package nvrtc
 
 // The builds of cuda13.0 bind no NVRTC: their toolkit ships no nvrtc.h, or it
 // is not pinned (headers/manifest.json lists the headers each version pins; go
-// run ./gen -cuda DIR pins a toolkit's). Load says so.
+// run ./gen -cuda DIR pins a toolkit's). They declare the API of CUDA 12.4's,
+// every call returning the error Load returns.
 const (
 	HeaderVersion  = ""
 	pinName        = ""
 	BuildTag       = ""
 	libraryEnv     = "CUDAGEN_LIBNVRTC"
 	libraryInstall = "the CUDA toolkit's NVRTC (libnvrtc, in the toolkit's lib64 directory or the cuda-nvrtc package)"
+	// unboundWhy is Load's error under these builds.
+	unboundWhy = "this build (cuda13.0) has no NVRTC bindings: no nvrtc.h is pinned for its toolkit; build with a tag whose toolkit pins it (cuda11.8, cuda12.4)"
 )
 
-// Result is nvrtcResult; these builds declare none of its values.
-type Result int32
+var (
+	HeaderSHA256 = map[string]string{}
+	libraryNames []string
+	Functions    []FunctionInfo
+	procs        [0]proc
+	// errUnbound is every call's error: Load's.
+	errUnbound = func() error {
+		_, err := Load()
+		return err
+	}()
+)
+
+type (
+	// Result is nvrtcResult.
+	Result int32
+	// Program is nvrtcProgram: nvrtcProgram is the unit of compilation, and an
+	// opaque handle for a program.
+	//
+	// To compile a CUDA program string, an instance of nvrtcProgram must be created
+	// first with nvrtcCreateProgram, then compiled with nvrtcCompileProgram.
+	Program uintptr
+)
+
+const (
+	// Values of Result.
+	Success                                Result = 0  // NVRTC_SUCCESS
+	ErrorOutOfMemory                       Result = 1  // NVRTC_ERROR_OUT_OF_MEMORY
+	ErrorProgramCreationFailure            Result = 2  // NVRTC_ERROR_PROGRAM_CREATION_FAILURE
+	ErrorInvalidInput                      Result = 3  // NVRTC_ERROR_INVALID_INPUT
+	ErrorInvalidProgram                    Result = 4  // NVRTC_ERROR_INVALID_PROGRAM
+	ErrorInvalidOption                     Result = 5  // NVRTC_ERROR_INVALID_OPTION
+	ErrorCompilation                       Result = 6  // NVRTC_ERROR_COMPILATION
+	ErrorBuiltinOperationFailure           Result = 7  // NVRTC_ERROR_BUILTIN_OPERATION_FAILURE
+	ErrorNoNameExpressionsAfterCompilation Result = 8  // NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION
+	ErrorNoLoweredNamesBeforeCompilation   Result = 9  // NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION
+	ErrorNameExpressionNotValid            Result = 10 // NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID
+	ErrorInternalError                     Result = 11 // NVRTC_ERROR_INTERNAL_ERROR
+	ErrorTimeFileWriteFailed               Result = 12 // NVRTC_ERROR_TIME_FILE_WRITE_FAILED
+)
 
 var (
-	namesResult    []enumName
-	HeaderSHA256   = map[string]string{}
-	libraryNames   []string
-	Functions      []FunctionInfo
-	procs          [0]proc
-	noLibraryCalls []struct {
-		name string
-		call func() error
+	namesResult = []enumName{
+		{0, "NVRTC_SUCCESS", ""}, {1, "NVRTC_ERROR_OUT_OF_MEMORY", ""},
+		{2, "NVRTC_ERROR_PROGRAM_CREATION_FAILURE", ""}, {3, "NVRTC_ERROR_INVALID_INPUT", ""},
+		{4, "NVRTC_ERROR_INVALID_PROGRAM", ""}, {5, "NVRTC_ERROR_INVALID_OPTION", ""},
+		{6, "NVRTC_ERROR_COMPILATION", ""}, {7, "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", ""},
+		{8, "NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION", ""},
+		{9, "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION", ""},
+		{10, "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID", ""}, {11, "NVRTC_ERROR_INTERNAL_ERROR", ""},
+		{12, "NVRTC_ERROR_TIME_FILE_WRITE_FAILED", ""},
 	}
 )
 
-// unboundWhy is Load's error under these builds.
-const unboundWhy = "this build (cuda13.0) has no NVRTC bindings: no nvrtc.h is pinned for its toolkit; build with a tag whose toolkit pins it (cuda11.8, cuda12.4)"
+// Version calls nvrtcVersion: in these builds, it returns the error Load
+// returns.
+func Version() (int32, int32, error) { return 0, 0, errUnbound }
+
+// GetNumSupportedArchs calls nvrtcGetNumSupportedArchs: in these builds, it
+// returns the error Load returns.
+func GetNumSupportedArchs() (int32, error) { return 0, errUnbound }
+
+// GetSupportedArchs calls nvrtcGetSupportedArchs: in these builds, it returns
+// the error Load returns.
+func GetSupportedArchs() ([]int32, error) { return []int32{}, errUnbound }
+
+// CreateProgram calls nvrtcCreateProgram: in these builds, it returns the error
+// Load returns.
+func CreateProgram(src string, name string, headers []string, includeNames []string) (Program, error) {
+	return 0, errUnbound
+}
+
+// DestroyProgram calls nvrtcDestroyProgram: in these builds, it returns the
+// error Load returns.
+func DestroyProgram(prog *Program) error { return errUnbound }
+
+// CompileProgram calls nvrtcCompileProgram: in these builds, it returns the
+// error Load returns.
+func CompileProgram(prog Program, options []string) error { return errUnbound }
+
+// GetPTXSize calls nvrtcGetPTXSize: in these builds, it returns the error Load
+// returns.
+func GetPTXSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetPTX calls nvrtcGetPTX: in these builds, it returns the error Load returns.
+func GetPTX(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetCUBINSize calls nvrtcGetCUBINSize: in these builds, it returns the error
+// Load returns.
+func GetCUBINSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetCUBIN calls nvrtcGetCUBIN: in these builds, it returns the error Load
+// returns.
+func GetCUBIN(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetNVVMSize calls nvrtcGetNVVMSize: in these builds, it returns the error
+// Load returns.
+func GetNVVMSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetNVVM calls nvrtcGetNVVM: in these builds, it returns the error Load
+// returns.
+func GetNVVM(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetLTOIRSize calls nvrtcGetLTOIRSize: in these builds, it returns the error
+// Load returns.
+func GetLTOIRSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetLTOIR calls nvrtcGetLTOIR: in these builds, it returns the error Load
+// returns.
+func GetLTOIR(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetOptiXIRSize calls nvrtcGetOptiXIRSize: in these builds, it returns the
+// error Load returns.
+func GetOptiXIRSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetOptiXir calls nvrtcGetOptiXIR: in these builds, it returns the error Load
+// returns.
+func GetOptiXir(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+
+// GetProgramLogSize calls nvrtcGetProgramLogSize: in these builds, it returns
+// the error Load returns.
+func GetProgramLogSize(prog Program) (uint64, error) { return 0, errUnbound }
+
+// GetProgramLog calls nvrtcGetProgramLog: in these builds, it returns the error
+// Load returns.
+func GetProgramLog(prog Program) (string, error) { return "", errUnbound }
+
+// AddNameExpression calls nvrtcAddNameExpression: in these builds, it returns
+// the error Load returns.
+func AddNameExpression(prog Program, name_expression string) error { return errUnbound }
+
+// GetLoweredName calls nvrtcGetLoweredName: in these builds, it returns the
+// error Load returns.
+func GetLoweredName(prog Program, name_expression string) (string, error) { return "", errUnbound }
