@@ -6,8 +6,8 @@
 // typed device memory (Buffer: allocated, or taken from the device's pool
 // on a stream; copied from and to Go slices, synchronously or on a stream
 // through page-locked staging memory of the package's, and between buffers
-// and devices; set; sliced into views); and graphs: work captured from a stream, instantiated and
-// launched as one (Graph, GraphExec).
+// and devices; set; sliced into views); and graphs: work captured from a
+// stream, instantiated and launched as one (Graph, GraphExec).
 //
 //	dev, err := cuda.GetDevice(0)   // retains the primary context; dev.Close() releases it
 //	s, err := dev.NewStream()       // non-blocking stream; dev.DefaultStream() is the NULL stream

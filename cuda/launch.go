@@ -99,10 +99,18 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if err := k.checkArgs(op, args); err != nil {
 		return err
 	}
-	if cfg.Cooperative {
-		return s.launchCooperative(op, k, grid, block, uint32(cfg.SharedMem), args)
+	// One return more here would make Launch's defers stack-allocated
+	// rather than open-coded (the compiler's limit: returns × defers <=
+	// 15), which costs every launch.
+	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), cfg.Cooperative, args)
+}
+
+// launchChecked is Launch's driver call, its arguments checked.
+func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cooperative bool, args []driver.KernelArg) error {
+	if cooperative {
+		return s.launchCooperative(op, k, grid, block, shared, args)
 	}
-	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, uint32(cfg.SharedMem), s.h, args...))
+	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, shared, s.h, args...))
 }
 
 // launchCooperative is Launch's cuLaunchCooperativeKernel, which takes the
@@ -141,9 +149,46 @@ func argType(a *driver.KernelArg) reflect.Type {
 	return reflect.TypeOf(*(*any)(unsafe.Pointer(a)))
 }
 
+// typeWord is the type word of a KernelArg's value (0 for the zero
+// KernelArg): two arguments of one type word have one type. A uintptr: a
+// type descriptor never moves or goes, and as a pointer it would make the
+// arguments' values escape (the escape analysis cannot tell a type word
+// from a data word), costing every launch an allocation.
+func typeWord(a *driver.KernelArg) uintptr {
+	return uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(a))[0])
+}
+
 // checkArgs refuses a zero argument and one holding Go pointers, and,
 // where the driver told k's parameters, args of another number or sizes.
+// Arguments of the types of the first ones that passed pass at once.
 func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
+	if c := k.checked.Load(); c != nil && len(*c) == len(args) {
+		same := true
+		for i := range args {
+			if typeWord(&args[i]) != (*c)[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return nil
+		}
+	}
+	if err := k.checkArgTypes(op, args); err != nil {
+		return err
+	}
+	if k.checked.Load() == nil {
+		ts := make([]uintptr, len(args))
+		for i := range args {
+			ts[i] = typeWord(&args[i])
+		}
+		k.checked.CompareAndSwap(nil, &ts)
+	}
+	return nil
+}
+
+// checkArgTypes is checkArgs's checks.
+func (k *Kernel) checkArgTypes(op string, args []driver.KernelArg) error {
 	if k.known && len(args) != len(k.params) {
 		return &Error{Op: op, Detail: fmt.Sprintf("kernel %s takes %d parameters, and %d arguments were given", k.name, len(k.params), len(args)),
 			Fix: "pass one argument per kernel parameter, in order", Err: ErrMismatch}

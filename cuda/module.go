@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
@@ -207,6 +208,10 @@ type Kernel struct {
 	params     []KernelParam // nil unless known
 	known      bool          // the driver told the parameters
 	maxThreads int           // the most threads per block; 0 unknown
+	// checked are the type words of the first arguments that passed
+	// checkArgs: launches with arguments of the same types skip the
+	// checks (set once, so that no launch allocates).
+	checked atomic.Pointer[[]uintptr]
 }
 
 // KernelParam is one parameter of a kernel, as the driver reports it

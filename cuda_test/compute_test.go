@@ -307,8 +307,11 @@ func TestLayerLaunchRefused(t *testing.T) {
 	s := must[*cuda.Stream](t)(dev.NewStream())
 	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 16))
 	defer buf.Close()
-	launches, fake := fakeCounter("fakecuda_launches")
 	args := []driver.KernelArg{buf.Arg(), driver.Arg(uint32(16))}
+	// A launch that passes first: arguments of its types pass later
+	// without the checks, and the refusals below must still be made.
+	ok(t, s.Launch(k, cuda.LaunchConfig{}, args...))
+	launches, fake := fakeCounter("fakecuda_launches")
 
 	err := s.Launch(k, cuda.LaunchConfig{Block: cuda.Dim3{X: 16, Y: 32}}, args...)
 	isErr(t, "a block of 512 threads", err, cuda.ErrInvalidOptions, "512 threads", "at most 256")
