@@ -18,6 +18,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -393,6 +394,8 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 	f.Var().Id("Functions").Op("=").Index().Id("FunctionInfo").Add(rows(infos...))
 	f.Line()
 	f.Var().Id("procs").Index(jen.Lit(len(m.Funcs))).Id("proc")
+	f.Line()
+	absentDecls(f, m)
 	return renderFor(m, e.fileName(m, ""), f)
 }
 
@@ -426,6 +429,7 @@ func typeDecls(f *jen.File, m *model) {
 func (e *renderer) libTest(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
 	noLibraryCalls(f, m)
+	absentCalls(f, m)
 	return renderFor(m, e.fileName(m, "_test"), f)
 }
 
@@ -492,13 +496,17 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 		jen.Id("errUnbound").Op("=").Func().Params().Error().Block(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("Load").Call(), jen.Return(jen.Err())).Call(),
 	)
 	typeDecls(f, newest)
-	for _, fn := range newest.Funcs {
+	fns := newest.Funcs
+	for _, a := range newest.Absent {
+		fns = append(fns, a.f)
+	}
+	for _, fn := range fns {
 		var ps, rv []jen.Code
 		for _, q := range inParams(fn) {
 			ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
 		}
 		for _, q := range outs(fn) {
-			rv = append(rv, zero(newest, q.GoType))
+			rv = append(rv, libZero(newest, q.GoType))
 		}
 		f.Add(comment(line("%s calls %s: in these builds, it returns the error Load returns.", fn.GoName, fn.Base)))
 		f.Func().Id(fn.GoName).Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(append(rv, jen.Id("errUnbound"))...)))
@@ -508,7 +516,8 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 	}
 	t := jen.NewFile(e.Cfg.Package)
 	e.header(t, constraint)
-	noLibraryCalls(t, newest)
+	noLibraryCalls(t, &model{Funcs: fns})
+	absentCalls(t, &model{})
 	test, err = e.gofmt(t)
 	return code, test, err
 }
@@ -563,15 +572,28 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			unbound = append(unbound, v)
 		}
 	}
-	var newest *model // of the newest version that binds lib
+	var models []*model
 	for _, v := range gen {
 		m, err := libraryModel(cfg, v.e, v.dir)
 		if err != nil {
 			return g.mapErr(err)
 		}
+		models = append(models, m)
+	}
+	all, err := g.libraryAll(cfg, pins, models)
+	if err != nil {
+		return err
+	}
+	var newest *model // of the newest version that binds lib
+	for _, m := range all {
 		if newest == nil || headers.Less(newest.Version, m.Version) {
 			newest = m
 		}
+	}
+	for _, m := range all {
+		m.Absent = absentFuncs(m, all)
+	}
+	for _, m := range models {
 		for suffix, render := range map[string]func(*model) ([]byte, error){"": em.libPure, "_cgo": em.cgo, "_nocgo": em.noCgo, "_test": em.libTest} {
 			b, err := render(m)
 			if err != nil {
@@ -595,32 +617,7 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	if err := libraryBound(pins, cfg, out, changes); err != nil {
 		return err
 	}
-	// The committed files of the versions not generated: kept (their
-	// constraint rewritten) while the version pins the header, else removed.
-	ents, err := os.ReadDir(out)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	for _, d := range ents {
-		path := filepath.Join(out, d.Name())
-		tag, ok := libTag(cfg.Package, d.Name())
-		if !ok || own[path] {
-			continue
-		}
-		i := slices.IndexFunc(pins, func(e headers.Entry) bool { return e.Tag == tag })
-		if i < 0 || !pins[i].Has(lib.Header) {
-			changes[path] = nil
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if changes[path], err = rewriteConstraint(b, pins, pins[i].Version); err != nil {
-			return fmt.Errorf("gen: %s: %w", path, err)
-		}
-	}
-	return nil
+	return libraryKept(cfg, out, pins, own, changes)
 }
 
 // libraryUnbound renders the unbound files (libUnbound) into changes, or
@@ -664,6 +661,173 @@ func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, pins,
 	changes[paths[0]], changes[paths[1]] = code, test
 	own[paths[0]], own[paths[1]] = true, true
 	return nil
+}
+
+// libraryKept puts in changes the library's committed files of the versions
+// not generated: kept (their constraint rewritten) while the version pins
+// the header, else removed.
+func libraryKept(cfg *config, out string, pins []headers.Entry, own map[string]bool, changes map[string][]byte) error {
+	lib := cfg.Library
+	ents, err := os.ReadDir(out)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, d := range ents {
+		path := filepath.Join(out, d.Name())
+		tag, ok := libTag(cfg.Package, d.Name())
+		if !ok || own[path] {
+			continue
+		}
+		i := slices.IndexFunc(pins, func(e headers.Entry) bool { return e.Tag == tag })
+		if i < 0 || !pins[i].Has(lib.Header) {
+			changes[path] = nil
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if changes[path], err = rewriteConstraint(b, pins, pins[i].Version); err != nil {
+			return fmt.Errorf("gen: %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// libraryAll are the models of every pinned version that binds the
+// library: those generated, and the others' from the cache where their
+// headers are there (a -cuda or -only run generates one version; the
+// functions every version declares come from all of them).
+func (g *generation) libraryAll(cfg *config, pins []headers.Entry, generated []*model) ([]*model, error) {
+	all := append([]*model(nil), generated...)
+	for i := range pins {
+		e := &pins[i]
+		if !e.Has(cfg.Library.Header) || slices.ContainsFunc(generated, func(m *model) bool { return m.Tag == e.Tag }) {
+			continue
+		}
+		dir, err := headers.Ensure(e, g.cache, g.o.Log)
+		if errors.Is(err, headers.ErrUnavailable) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		m, err := libraryModel(cfg, e, dir)
+		if err != nil {
+			return nil, g.mapErr(err)
+		}
+		all = append(all, m)
+	}
+	return all, nil
+}
+
+// absentFuncs are the functions other pinned versions of the library bind
+// that m's header does not declare, each from the newest version that
+// binds it, where m has every type its signature uses: m's files declare
+// them, returning an error that matches ErrNotSupported, so that code
+// using the package compiles under every tag.
+func absentFuncs(m *model, all []*model) []absentFunc {
+	have := map[string]bool{}
+	for _, f := range m.Funcs {
+		have[f.GoName] = true
+	}
+	types := map[string]bool{}
+	for _, t := range m.Types {
+		types[t.Go] = true
+	}
+	from := map[string]*model{}
+	for _, o := range all {
+		for _, f := range o.Funcs {
+			if have[f.GoName] {
+				continue
+			}
+			if p := from[f.GoName]; p == nil || headers.Less(p.Version, o.Version) {
+				from[f.GoName] = o
+			}
+		}
+	}
+	var r []absentFunc
+	for _, name := range slices.Sorted(maps.Keys(from)) {
+		o := from[name]
+		f := o.funcByGo(name)
+		ok := true
+		for _, q := range append(inParams(f), outs(f)...) {
+			if t := strings.TrimLeft(q.GoType, "[]*"); t != "" && t[0] >= 'A' && t[0] <= 'Z' && !types[t] {
+				ok = false // a type m does not declare
+			}
+		}
+		var in []string
+		for _, v := range all {
+			if v.funcByGo(name) != nil {
+				in = append(in, v.PinName)
+			}
+		}
+		if ok {
+			r = append(r, absentFunc{f, in})
+		}
+	}
+	return r
+}
+
+// absentFunc is a function m's header does not declare, and the pins
+// whose headers do.
+type absentFunc struct {
+	f  *function
+	in []string
+}
+
+// funcByGo is m's function of that Go name, or nil.
+func (m *model) funcByGo(goName string) *function {
+	for _, f := range m.Funcs {
+		if f.GoName == goName {
+			return f
+		}
+	}
+	return nil
+}
+
+// absentDecls declares m's absent functions, each returning an error that
+// matches ErrNotSupported and names the pins that declare it; and, for
+// the test, notDeclaredCalls calls each.
+func absentDecls(f *jen.File, m *model) {
+	for _, a := range m.Absent {
+		var ps, rv []jen.Code
+		for _, q := range inParams(a.f) {
+			ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
+		}
+		for _, q := range outs(a.f) {
+			rv = append(rv, libZero(m, q.GoType))
+		}
+		f.Add(comment(line("%s calls %s, which %s's %s does not declare: it returns an error that matches ErrNotSupported (%s declares it).", a.f.GoName, a.f.Base, m.PinName, m.Lib.Header, strings.Join(a.in, ", "))))
+		f.Func().Id(a.f.GoName).Params(ps...).Add(resultsCode(a.f, false)).Add(flat(jen.Return(append(rv,
+			jen.Id("library").Dot("NotDeclared").Call(jen.Lit(a.f.Base), jen.Lit(m.PinName), jen.Lit(strings.Join(a.in, ", "))))...)))
+	}
+}
+
+// libZero is the zero value of a result type: nil for a slice.
+func libZero(m *model, t string) jen.Code {
+	if strings.HasPrefix(t, "[]") {
+		return jen.Nil()
+	}
+	return zero(m, t)
+}
+
+// absentCalls declares the test's calls of m's absent functions.
+func absentCalls(f *jen.File, m *model) {
+	var calls []jen.Code
+	for _, a := range m.Absent {
+		var args []jen.Code
+		for _, q := range inParams(a.f) {
+			args = append(args, sampleArg(q))
+		}
+		call := jen.Id(a.f.GoName).Call(args...)
+		if n := len(outs(a.f)); n > 0 {
+			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
+		}
+		calls = append(calls, row(jen.Lit(a.f.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
+	}
+	f.Add(comment("// notDeclaredCalls calls every function other versions bind and this one's header does not declare."))
+	f.Var().Id("notDeclaredCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
 }
 
 // libraryPins are the pinned versions whose tags select lib's files (the

@@ -48,6 +48,9 @@ type model struct {
 	// and PinName its pinned version in messages ("CUDA 12.4", "nccl 2.22").
 	Lib     *libraryConf
 	PinName string
+	// Absent are the functions other pinned versions of the library bind
+	// and this version's header does not declare (library.go).
+	Absent []absentFunc
 }
 
 // builder makes a model from the parsed headers. What it needs while it

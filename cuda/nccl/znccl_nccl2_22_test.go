@@ -43,3 +43,10 @@ var noLibraryCalls = []struct {
 	{"GroupEnd", func() error { return GroupEnd() }},
 	{"GroupSimulateEnd", func() error { return GroupSimulateEnd(nil) }},
 }
+
+// notDeclaredCalls calls every function other versions bind and this one's
+// header does not declare.
+var notDeclaredCalls = []struct {
+	name string
+	call func() error
+}{}

@@ -48,3 +48,15 @@ func TestNoLibraryChild(t *testing.T) {
 		t.Errorf("%d calls tested, %d functions bound", len(noLibraryCalls), len(Functions))
 	}
 }
+
+// TestNotDeclared: each function another pinned version binds and this
+// build's header does not declare returns an error matching
+// ErrNotSupported that names it, without loading the library.
+func TestNotDeclared(t *testing.T) {
+	for _, c := range notDeclaredCalls {
+		if err := c.call(); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "does not declare it") {
+			t.Errorf("%s in a build whose header lacks it: %v", c.name, err)
+		}
+	}
+	t.Logf("%d functions of other versions not declared in this build (%s)", len(notDeclaredCalls), BuildTag)
+}

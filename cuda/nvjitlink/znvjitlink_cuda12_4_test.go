@@ -29,3 +29,10 @@ var noLibraryCalls = []struct {
 	{"GetInfoLog", func() error { return e2(GetInfoLog(0)) }},
 	{"Version", func() error { return e3(Version()) }},
 }
+
+// notDeclaredCalls calls every function other versions bind and this one's
+// header does not declare.
+var notDeclaredCalls = []struct {
+	name string
+	call func() error
+}{}

@@ -114,7 +114,7 @@ func GetLinkedCUBINSize(handle Handle) (uint64, error) { return 0, errUnbound }
 
 // GetLinkedCUBIN calls nvJitLinkGetLinkedCubin: in these builds, it returns the
 // error Load returns.
-func GetLinkedCUBIN(handle Handle) ([]byte, error) { return []byte{}, errUnbound }
+func GetLinkedCUBIN(handle Handle) ([]byte, error) { return nil, errUnbound }
 
 // GetLinkedPTXSize calls nvJitLinkGetLinkedPtxSize: in these builds, it returns
 // the error Load returns.
@@ -122,7 +122,7 @@ func GetLinkedPTXSize(handle Handle) (uint64, error) { return 0, errUnbound }
 
 // GetLinkedPTX calls nvJitLinkGetLinkedPtx: in these builds, it returns the
 // error Load returns.
-func GetLinkedPTX(handle Handle) ([]byte, error) { return []byte{}, errUnbound }
+func GetLinkedPTX(handle Handle) ([]byte, error) { return nil, errUnbound }
 
 // GetErrorLogSize calls nvJitLinkGetErrorLogSize: in these builds, it returns
 // the error Load returns.

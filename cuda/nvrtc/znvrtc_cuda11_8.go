@@ -93,3 +93,29 @@ var Functions = []FunctionInfo{
 }
 
 var procs [16]proc
+
+// GetLTOIR calls nvrtcGetLTOIR, which CUDA 11.8's nvrtc.h does not declare: it
+// returns an error that matches ErrNotSupported (CUDA 12.4 declares it).
+func GetLTOIR(prog Program) ([]byte, error) {
+	return nil, library.NotDeclared("nvrtcGetLTOIR", "CUDA 11.8", "CUDA 12.4")
+}
+
+// GetLTOIRSize calls nvrtcGetLTOIRSize, which CUDA 11.8's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 12.4 declares
+// it).
+func GetLTOIRSize(prog Program) (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetLTOIRSize", "CUDA 11.8", "CUDA 12.4")
+}
+
+// GetOptiXIRSize calls nvrtcGetOptiXIRSize, which CUDA 11.8's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 12.4 declares
+// it).
+func GetOptiXIRSize(prog Program) (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetOptiXIRSize", "CUDA 11.8", "CUDA 12.4")
+}
+
+// GetOptiXir calls nvrtcGetOptiXIR, which CUDA 11.8's nvrtc.h does not declare:
+// it returns an error that matches ErrNotSupported (CUDA 12.4 declares it).
+func GetOptiXir(prog Program) ([]byte, error) {
+	return nil, library.NotDeclared("nvrtcGetOptiXIR", "CUDA 11.8", "CUDA 12.4")
+}

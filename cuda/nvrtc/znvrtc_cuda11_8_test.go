@@ -31,3 +31,15 @@ var noLibraryCalls = []struct {
 	{"AddNameExpression", func() error { return AddNameExpression(0, "") }},
 	{"GetLoweredName", func() error { return e2(GetLoweredName(0, "")) }},
 }
+
+// notDeclaredCalls calls every function other versions bind and this one's
+// header does not declare.
+var notDeclaredCalls = []struct {
+	name string
+	call func() error
+}{
+	{"GetLTOIR", func() error { return e2(GetLTOIR(0)) }},
+	{"GetLTOIRSize", func() error { return e2(GetLTOIRSize(0)) }},
+	{"GetOptiXIRSize", func() error { return e2(GetOptiXIRSize(0)) }},
+	{"GetOptiXir", func() error { return e2(GetOptiXir(0)) }},
+}

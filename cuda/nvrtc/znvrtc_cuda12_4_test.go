@@ -35,3 +35,10 @@ var noLibraryCalls = []struct {
 	{"AddNameExpression", func() error { return AddNameExpression(0, "") }},
 	{"GetLoweredName", func() error { return e2(GetLoweredName(0, "")) }},
 }
+
+// notDeclaredCalls calls every function other versions bind and this one's
+// header does not declare.
+var notDeclaredCalls = []struct {
+	name string
+	call func() error
+}{}

@@ -82,7 +82,7 @@ func GetNumSupportedArchs() (int32, error) { return 0, errUnbound }
 
 // GetSupportedArchs calls nvrtcGetSupportedArchs: in these builds, it returns
 // the error Load returns.
-func GetSupportedArchs() ([]int32, error) { return []int32{}, errUnbound }
+func GetSupportedArchs() ([]int32, error) { return nil, errUnbound }
 
 // CreateProgram calls nvrtcCreateProgram: in these builds, it returns the error
 // Load returns.
@@ -103,7 +103,7 @@ func CompileProgram(prog Program, options []string) error { return errUnbound }
 func GetPTXSize(prog Program) (uint64, error) { return 0, errUnbound }
 
 // GetPTX calls nvrtcGetPTX: in these builds, it returns the error Load returns.
-func GetPTX(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+func GetPTX(prog Program) ([]byte, error) { return nil, errUnbound }
 
 // GetCUBINSize calls nvrtcGetCUBINSize: in these builds, it returns the error
 // Load returns.
@@ -111,7 +111,7 @@ func GetCUBINSize(prog Program) (uint64, error) { return 0, errUnbound }
 
 // GetCUBIN calls nvrtcGetCUBIN: in these builds, it returns the error Load
 // returns.
-func GetCUBIN(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+func GetCUBIN(prog Program) ([]byte, error) { return nil, errUnbound }
 
 // GetNVVMSize calls nvrtcGetNVVMSize: in these builds, it returns the error
 // Load returns.
@@ -119,7 +119,7 @@ func GetNVVMSize(prog Program) (uint64, error) { return 0, errUnbound }
 
 // GetNVVM calls nvrtcGetNVVM: in these builds, it returns the error Load
 // returns.
-func GetNVVM(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+func GetNVVM(prog Program) ([]byte, error) { return nil, errUnbound }
 
 // GetLTOIRSize calls nvrtcGetLTOIRSize: in these builds, it returns the error
 // Load returns.
@@ -127,7 +127,7 @@ func GetLTOIRSize(prog Program) (uint64, error) { return 0, errUnbound }
 
 // GetLTOIR calls nvrtcGetLTOIR: in these builds, it returns the error Load
 // returns.
-func GetLTOIR(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+func GetLTOIR(prog Program) ([]byte, error) { return nil, errUnbound }
 
 // GetOptiXIRSize calls nvrtcGetOptiXIRSize: in these builds, it returns the
 // error Load returns.
@@ -135,7 +135,7 @@ func GetOptiXIRSize(prog Program) (uint64, error) { return 0, errUnbound }
 
 // GetOptiXir calls nvrtcGetOptiXIR: in these builds, it returns the error Load
 // returns.
-func GetOptiXir(prog Program) ([]byte, error) { return []byte{}, errUnbound }
+func GetOptiXir(prog Program) ([]byte, error) { return nil, errUnbound }
 
 // GetProgramLogSize calls nvrtcGetProgramLogSize: in these builds, it returns
 // the error Load returns.

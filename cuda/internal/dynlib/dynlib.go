@@ -143,6 +143,13 @@ func (l *Library) Missing(p *Proc, pin string) error {
 	return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s from %s or newer", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, pin)
 }
 
+// NotDeclared is the error of a function the bindings' header (pin, "CUDA
+// 11.8") does not declare, though others' (in) do: it matches
+// ErrNotSupported.
+func (l *Library) NotDeclared(fn, pin, in string) error {
+	return fmt.Errorf("cuda: %s: %s's %s header does not declare it: %w; build with the tag of %s", fn, pin, l.Name, ErrNotSupported, in)
+}
+
 // CString is the text of a NUL-terminated buffer.
 func CString(b []byte) string {
 	if i := bytes.IndexByte(b, 0); i >= 0 {

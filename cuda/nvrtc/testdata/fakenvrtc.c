@@ -2,7 +2,9 @@
 // (programs, options, logs, sized outputs, name expressions), compiling
 // nothing. A source containing "#error" fails with NVRTC_ERROR_COMPILATION
 // and a log naming the line; otherwise the PTX is a text naming the
-// program, its options and its headers, with its trailing NUL. Every
+// program and its options, with an entry point (a ".entry" with its
+// ".param"s, as the fake driver reads them) for each __global__ function
+// of the source, and its trailing NUL. Every
 // string the caller passes is copied: nothing is kept after a call.
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,8 @@ int nvrtcCreateProgram(prog **out, const char *src, const char *name, int nh, co
 
 static int valid(prog *p) { return p && p->magic == MAGIC; }
 
+static void entries(const char *src, char *out);
+
 int nvrtcDestroyProgram(prog **pp) {
 	if (!pp || !valid(*pp)) return 4;
 	prog *p = *pp;
@@ -83,17 +87,51 @@ int nvrtcCompileProgram(prog *p, int n, const char *const *opts) {
 		p->ptx = NULL; p->ptxSize = 0; p->compiled = 0;
 		return 6;
 	}
-	size_t sz = strlen(p->src) + 256;
+	size_t sz = 4 * strlen(p->src) + 256;
 	for (int i = 0; i < n; i++) sz += strlen(opts[i]) + 1;
 	p->ptx = malloc(sz);
 	snprintf(p->ptx, sz, "//\n// fake PTX of %s\n// options:", p->name);
 	for (int i = 0; i < n; i++) { strcat(p->ptx, " "); strcat(p->ptx, opts[i]); }
-	strcat(p->ptx, "\n.version 8.4\n.target sm_90\n");
+	strcat(p->ptx, "\n.version 8.4\n.target sm_90\n.address_size 64\n");
+	entries(p->src, p->ptx + strlen(p->ptx));
 	p->ptxSize = strlen(p->ptx) + 1;
 	p->log = strdup("");
 	p->logSize = 1;
 	p->compiled = 1;
 	return 0;
+}
+
+// entries writes a PTX entry point for each "__global__ void NAME(...)" of
+// src at out: a parameter with a '*' is .u64, a double .f64, a float .f32,
+// a long long or size_t .u64, any other .u32.
+static void entries(const char *src, char *out) {
+	for (const char *g = strstr(src, "__global__"); g != NULL; g = strstr(g + 10, "__global__")) {
+		const char *v = strstr(g, "void");
+		const char *open = v ? strchr(v, '(') : NULL;
+		const char *close = open ? strchr(open, ')') : NULL;
+		if (!close) return;
+		const char *name = v + 4;
+		while (*name == ' ') name++;
+		out += sprintf(out, ".visible .entry %.*s(", (int)(open - name), name);
+		int k = 0;
+		for (const char *q = open + 1; q < close;) {
+			const char *comma = memchr(q, ',', (size_t)(close - q));
+			const char *stop = comma ? comma : close;
+			int blank = 1;
+			for (const char *c = q; c < stop; c++) blank = blank && (*c == ' ' || *c == '\n' || *c == '\t');
+			if (!blank) {
+				const char *t = ".u32";
+				if (memchr(q, '*', (size_t)(stop - q))) t = ".u64";
+				else if (strstr(q, "double") && strstr(q, "double") < stop) t = ".f64";
+				else if (strstr(q, "float") && strstr(q, "float") < stop) t = ".f32";
+				else if ((strstr(q, "long long") && strstr(q, "long long") < stop) || (strstr(q, "size_t") && strstr(q, "size_t") < stop)) t = ".u64";
+				out += sprintf(out, "%s\n\t.param %s p%d", k ? "," : "", t, k);
+				k++;
+			}
+			q = stop + 1;
+		}
+		out += sprintf(out, "\n)\n{\n\tret;\n}\n");
+	}
 }
 
 int nvrtcGetPTXSize(prog *p, size_t *n) { if (!valid(p)) return 4; if (!n) return 3; *n = p->ptxSize; return 0; }
