@@ -32,13 +32,16 @@ func stormErr(err error) bool {
 }
 
 // TestLayerStorm: random calls of every kind from 16 goroutines
-// (CUDAGEN_STORM_G) on shared Devices, streams, events and pools, which
+// (CUDAGEN_STORM_G) on shared Devices, streams, events, pools and buffers
+// (allocated or from a pool; copied and set synchronously and on streams,
+// through views at times, and between buffers), which
 // goroutines close and replace while others use them, Devices included
 // (GetDevice, AdoptContext of an open one, Close, on each device), in
 // rounds of stormCalls calls per goroutine, CUDAGEN_STORM rounds (default
-// 4; docs/runs/fake-driver-runs.md records the long runs). At the end of each round everything is
-// closed, and then every context's Done must close, and on the fake driver
-// no primary context may stay retained, no event or stream alive, no call
+// 4; docs/runs/fake-driver-runs.md records the long runs). At the end of
+// each round everything is closed, and then every context's Done must
+// close, and on the fake driver no primary context may stay retained, no
+// event, stream, device memory or page-locked staging memory alive, no call
 // may have run on a released context or with a destroyed handle, and
 // Leaked must not have grown. Only documented errors are allowed. The seed
 // of a failed round is logged (CUDAGEN_STORM_SEED replays it).
@@ -74,6 +77,8 @@ func TestLayerStorm(t *testing.T) {
 	gpu(t).Close()
 	released(t)
 	before := readCounters()
+	allocs0, _ := fakeCounter("fakecuda_live_allocs")
+	hosts0, _ := fakeCounter("fakecuda_live_host_allocs")
 	leaked := cuda.Leaked()
 	var ops int64
 	for round := range rounds {
@@ -90,6 +95,12 @@ func TestLayerStorm(t *testing.T) {
 		if d := cuda.Leaked() - leaked; d != 0 {
 			t.Fatalf("round %d: Leaked grew by %d with every object closed", round, d)
 		}
+		allocs, fake := fakeCounter("fakecuda_live_allocs")
+		hosts, _ := fakeCounter("fakecuda_live_host_allocs")
+		if fake && (allocs != allocs0 || hosts != hosts0) {
+			t.Fatalf("round %d (CUDAGEN_STORM_SEED=%d): with every context released, %d device allocations and %d page-locked staging allocations alive (%d and %d before)",
+				round, rs, allocs, hosts, allocs0, hosts0)
+		}
 	}
 	t.Logf("storm: %d goroutines, %d rounds: %d operations, every context released and nothing alive after each round (on the fake driver: %v)",
 		workers, rounds, ops, before.ok)
@@ -97,6 +108,9 @@ func TestLayerStorm(t *testing.T) {
 
 // stormCalls is how many random calls each goroutine makes in a round.
 const stormCalls = 1500
+
+// stormBufLen is the length of the storm's buffers.
+const stormBufLen = 256
 
 // stormRound is one round of TestLayerStorm: stormCalls random calls per
 // goroutine, then
@@ -110,6 +124,7 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 		events  [slots]atomic.Pointer[cuda.Event]
 		streams [slots]atomic.Pointer[cuda.Stream]
 		pools   [2]atomic.Pointer[cuda.EventPool]
+		buffers [slots]atomic.Pointer[cuda.Buffer[float32]]
 		mu      sync.Mutex
 		opened  []*cuda.Device // every Device of the round, for Done
 		bad     []string
@@ -163,7 +178,7 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 		for range stormCalls {
 			i := r.IntN(slots)
 			e, s := events[i].Load(), streams[r.IntN(slots)].Load()
-			switch r.IntN(20) {
+			switch r.IntN(24) {
 			case 0, 1:
 				x, err := anyDev(r).NewEvent(cuda.EventOptions{Timing: r.IntN(2) == 0, BlockingSync: r.IntN(2) == 0})
 				report("new event", err)
@@ -266,6 +281,61 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 			case 19:
 				_, err := anyDev(r).Name()
 				report("device name", err)
+			case 20: // a buffer, allocated or from the pool on a stream
+				var x *cuda.Buffer[float32]
+				var err error
+				if s != nil && r.IntN(2) == 0 {
+					x, err = cuda.AllocAsync[float32](s, stormBufLen)
+					report("alloc async", err)
+				} else {
+					x, err = cuda.Alloc[float32](anyDev(r), stormBufLen)
+					report("alloc", err)
+				}
+				if err == nil {
+					if old := buffers[i].Swap(x); old != nil {
+						report("close buffer", old.Close())
+					}
+				}
+			case 21: // copies and sets, through a view at times
+				b := buffers[i].Load()
+				if b == nil {
+					break
+				}
+				var view *cuda.Buffer[float32]
+				if r.IntN(3) == 0 {
+					v, err := b.Slice(0, stormBufLen)
+					report("slice", err)
+					if err != nil {
+						break
+					}
+					b, view = v, v
+				}
+				host := make([]float32, stormBufLen) // CopyToAsync writes it after returning
+				switch {
+				case s == nil:
+					report("copy from", b.CopyFrom(host))
+				case r.IntN(4) == 0:
+					report("copy from async", b.CopyFromAsync(s, host))
+				case r.IntN(3) == 0:
+					report("copy to async", b.CopyToAsync(s, host))
+				case r.IntN(2) == 0:
+					report("set async", b.SetAsync(s, 1))
+				default:
+					report("set", b.Set(2))
+				}
+				if view != nil {
+					report("close view", view.Close())
+				}
+			case 22:
+				if o := buffers[(i+1)%slots].Load(); s != nil && o != nil {
+					if b := buffers[i].Load(); b != nil {
+						report("copy between buffers", b.CopyFromBuffer(s, o))
+					}
+				}
+			case 23:
+				if x := buffers[i].Swap(nil); x != nil {
+					report("close buffer", x.Close())
+				}
 			}
 			ops.Add(1)
 		}
@@ -289,6 +359,11 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 		for i := range pools {
 			if x := pools[i].Swap(nil); x != nil {
 				report("close pool", x.Close())
+			}
+		}
+		for i := range buffers {
+			if x := buffers[i].Swap(nil); x != nil {
+				report("close buffer", x.Close())
 			}
 		}
 	}
