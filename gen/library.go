@@ -892,8 +892,11 @@ func libraryBound(pins []headers.Entry, cfg *config, out string, changes map[str
 		}
 	}
 	want := buildLine(strings.Join(exprs, " || "))
-	if len(exprs) == 0 {
-		want = "//go:build ignore"
+	switch {
+	case len(exprs) == 0:
+		want = "//go:build ignore" // no pin binds it
+	case slices.Contains(exprs, ""):
+		want = "//go:build cgo || !cgo" // the one pin: every build (the file keeps a build line to rewrite)
 	}
 	ents, err := os.ReadDir(out)
 	if err != nil {

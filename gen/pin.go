@@ -85,7 +85,7 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		s.remove()
 		return nil, s.mapErr(err)
 	}
-	for _, f := range append(headers.Files, headers.LibraryFiles...) {
+	for _, f := range slices.Concat(headers.Files, headers.LibraryFiles) {
 		b, err := os.ReadFile(filepath.Join(inc, f))
 		if errors.Is(err, os.ErrNotExist) {
 			continue // checkHeaders says what is missing, and why it matters; a library's header is pinned where the toolkit ships it
@@ -113,7 +113,7 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		return fail(fmt.Errorf("gen: CUDA %s is already pinned from Debian's %s %s; remove it from headers/manifest.json first to pin %s instead",
 			v, old.Source.Package, old.Source.PackageVersion, dir))
 	}
-	for _, f := range append(headers.Files, headers.LibraryFiles...) {
+	for _, f := range slices.Concat(headers.Files, headers.LibraryFiles) {
 		sum, err := headers.SumFile(filepath.Join(stage, f))
 		if errors.Is(err, os.ErrNotExist) && slices.Contains(headers.LibraryFiles, f) {
 			continue

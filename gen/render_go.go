@@ -515,6 +515,9 @@ type wrapper struct {
 // done is the wrapper's error from the trampoline's result r; err is the
 // refusal of the checks before the call.
 func (w *wrapper) done(err, r jen.Code) *jen.Statement {
+	if w.status && w.f.NoCtx {
+		return w.proc.Clone().Dot("status").Call(err, r) // a library's: its error names the function
+	}
 	if w.status {
 		return jen.Id("status").Call(err, r)
 	}

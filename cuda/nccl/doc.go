@@ -8,8 +8,8 @@
 // nccl prefix. Buffers are device addresses (DevicePtr, the driver's: a
 // driver.MemAlloc allocation, the cuda package's Buffer.Ptr, or MemAlloc's)
 // and streams the driver's (Stream is driver.Stream), so NCCL runs on the
-// same streams and memory as the rest of the program; no Go memory is
-// passed to NCCL. UniqueID has text and binary forms (MarshalText,
+// same streams and memory as the rest of the program; NCCL keeps no Go
+// memory after a call. UniqueID has text and binary forms (MarshalText,
 // UnmarshalText, MarshalBinary) so that ranks of several processes can
 // exchange it through a file, a pipe or an environment variable.
 //
@@ -17,6 +17,15 @@
 // threads: make grouped calls inside Group, which keeps the goroutine on
 // one thread from GroupStart to GroupEnd, never with GroupStart and
 // GroupEnd called apart.
+//
+// Communicators are created outside groups and blocking: inside a group,
+// or non-blocking, NCCL writes the new communicator when the creation
+// ends, after the call has returned, so CommInitRank, CommInitRankConfig,
+// CommInitAll and CommSplit (written by hand, not generated) refuse a call
+// inside a group (ErrInGroup, checked in C on the calling thread) and a
+// non-blocking config (ErrNonBlocking), and pass NCCL C memory for the
+// communicator. CommInitRank creates the rank on the device whose context
+// it is given (Device.Context()), made current in the same C call.
 //
 // The library is loaded on first use: libnccl.so.2, or the file
 // CUDAGEN_LIBNCCL names. Without it or without cgo, every call returns an

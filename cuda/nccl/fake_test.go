@@ -158,7 +158,7 @@ func TestFakeChild(t *testing.T) {
 			defer wg.Done()
 			var mine UniqueID
 			if errs[r] = mine.UnmarshalText(text); errs[r] == nil {
-				ranks[r], errs[r] = CommInitRank(2, &mine, int32(r))
+				ranks[r], errs[r] = CommInitRank(0, 2, mine, int32(r))
 			}
 		}()
 	}
@@ -166,6 +166,40 @@ func TestFakeChild(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
+	// Creation inside a group is refused before NCCL is called: NCCL would
+	// write the communicator when the group ends, after the call.
+	err = Group(func() error {
+		_, err := CommInitRank(0, 2, id, 0)
+		if err == nil {
+			return errors.New("CommInitRank inside Group succeeded")
+		}
+		return errors.Join(err, CommInitAll(make([]Comm, 1), nil))
+	})
+	if !errors.Is(err, ErrInGroup) || !strings.Contains(err.Error(), "cuda: ncclCommInitRank: called inside a group") || !strings.Contains(err.Error(), "cuda: ncclCommInitAll: called inside a group") {
+		t.Fatalf("creation inside Group: %v; want both refused with ErrInGroup", err)
+	}
+	cfg := DefaultConfig()
+	cfg.Blocking = 0
+	if _, err := CommInitRankConfig(0, 1, id, 0, &cfg); !errors.Is(err, ErrNonBlocking) {
+		t.Fatalf("CommInitRankConfig with a non-blocking config: %v", err)
+	}
+	if _, err := CommInitRankConfig(0, 1, id, 0, &Config{}); !errors.Is(err, ErrInvalidSize) || !strings.Contains(err.Error(), "DefaultConfig") {
+		t.Fatalf("CommInitRankConfig with a zero config: %v", err)
+	}
+	if err := CommInitAll(nil, nil); !errors.Is(err, ErrInvalidSize) {
+		t.Fatalf("CommInitAll of no communicator: %v", err)
+	}
+	id2, err := GetUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = DefaultConfig()
+	one, err := CommInitRankConfig(0, 1, id2, 0, &cfg)
+	if err != nil || one == 0 {
+		t.Fatalf("CommInitRankConfig with DefaultConfig: %v, %v", one, err)
+	}
+	ranks = append(ranks, one)
+
 	for r, c := range append(ranks, comms...) {
 		if err := CommDestroy(c); err != nil {
 			t.Fatalf("CommDestroy %d: %v", r, err)

@@ -173,13 +173,9 @@ var Functions = []FunctionInfo{
 	{"MemFree", "ncclMemFree", "ncclMemFree", 1},
 	{"GetVersion", "ncclGetVersion", "ncclGetVersion", 1},
 	{"GetUniqueID", "ncclGetUniqueId", "ncclGetUniqueId", 1},
-	{"CommInitRankConfig", "ncclCommInitRankConfig", "ncclCommInitRankConfig", 5},
-	{"CommInitRank", "ncclCommInitRank", "ncclCommInitRank", 4},
-	{"CommInitAll", "ncclCommInitAll", "ncclCommInitAll", 3},
 	{"CommFinalize", "ncclCommFinalize", "ncclCommFinalize", 1},
 	{"CommDestroy", "ncclCommDestroy", "ncclCommDestroy", 1},
 	{"CommAbort", "ncclCommAbort", "ncclCommAbort", 1},
-	{"CommSplit", "ncclCommSplit", "ncclCommSplit", 5},
 	{"CommGetAsyncError", "ncclCommGetAsyncError", "ncclCommGetAsyncError", 2},
 	{"CommCount", "ncclCommCount", "ncclCommCount", 2},
 	{"CommCuDevice", "ncclCommCuDevice", "ncclCommCuDevice", 2},
@@ -196,9 +192,7 @@ var Functions = []FunctionInfo{
 	{"AllGather", "ncclAllGather", "ncclAllGather", 6},
 	{"Send", "ncclSend", "ncclSend", 6},
 	{"Recv", "ncclRecv", "ncclRecv", 6},
-	{"GroupStart", "ncclGroupStart", "ncclGroupStart", 0},
-	{"GroupEnd", "ncclGroupEnd", "ncclGroupEnd", 0},
 	{"GroupSimulateEnd", "ncclGroupSimulateEnd", "ncclGroupSimulateEnd", 1},
 }
 
-var procs [30]proc
+var procs [24]proc

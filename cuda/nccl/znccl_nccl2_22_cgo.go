@@ -23,7 +23,6 @@ import (
 // CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry
 // point; a library's functions take no context (ctx is always 0).
 #define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; } while (0)
-typedef struct { _Alignas(1) unsigned char b[128]; } cg_s128_1;
 static int cg_pl(uintptr_t ctx, uintptr_t fn, void * a0, unsigned long a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned long))fn)(a0, a1); }
 #cgo noescape cg_pl
 #cgo nocallback cg_pl
@@ -33,12 +32,6 @@ static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); 
 static int cg_p(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 #cgo noescape cg_p
 #cgo nocallback cg_p
-static int cg_pib128a1ip_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, const void * a2, int a3, void * a4) { CG_ENTER(fn, ctx); if (!a2) return 1; return ((int (*)(void *, int, cg_s128_1, int, void *))fn)(a0, a1, *(const cg_s128_1 *)a2, a3, a4); }
-static int cg_pib128a1i(uintptr_t ctx, uintptr_t fn, void * a0, int a1, const void * a2, int a3) { CG_ENTER(fn, ctx); if (!a2) return 1; return ((int (*)(void *, int, cg_s128_1, int))fn)(a0, a1, *(const cg_s128_1 *)a2, a3); }
-#cgo noescape cg_pib128a1i
-#cgo nocallback cg_pib128a1i
-static int cg_pip_cb(uintptr_t ctx, uintptr_t fn, void * a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)(a0, a1, a2); }
-static int cg_hiipp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, int, void *, void *))fn)((void *)a0, a1, a2, a3, a4); }
 static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 #cgo noescape cg_hp
 #cgo nocallback cg_hp
@@ -62,9 +55,6 @@ static int cg_hhliihh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, u
 static int cg_hhlihh(uintptr_t ctx, uintptr_t fn, uintptr_t a0, uintptr_t a1, unsigned long a2, int a3, uintptr_t a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned long, int, void *, void *))fn)((void *)a0, (void *)a1, a2, a3, (void *)a4, (void *)a5); }
 #cgo noescape cg_hhlihh
 #cgo nocallback cg_hhlihh
-static int cg_v(uintptr_t ctx, uintptr_t fn) { CG_ENTER(fn, ctx); return ((int (*)(void))fn)(); }
-#cgo noescape cg_v
-#cgo nocallback cg_v
 static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
 */
 import "C"
@@ -101,39 +91,6 @@ func GetUniqueID() (uniqueId UniqueID, err error) {
 	return
 }
 
-// CommInitRankConfig calls ncclCommInitRankConfig: Create a new communicator
-// (multi thread/process version) with a configuration set by users.
-func CommInitRankConfig(nranks int32, commId *UniqueID, rank int32, config *Config) (comm Comm, err error) {
-	err = procs[4].done(C.cg_pib128a1ip_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(&comm), C.int(nranks), unsafe.Pointer(commId), C.int(rank), unsafe.Pointer(config)))
-	return
-}
-
-// CommInitRank calls ncclCommInitRank: Creates a new communicator (multi
-// thread/process version). rank must be between 0 and nranks-1 and unique
-// within a communicator clique. Each rank is associated to a CUDA device, which
-// has to be set before calling ncclCommInitRank. ncclCommInitRank implicitly
-// syncronizes with other ranks, so it must be called by different
-// threads/processes or use ncclGroupStart/ncclGroupEnd.
-func CommInitRank(nranks int32, commId *UniqueID, rank int32) (comm Comm, err error) {
-	err = procs[5].done(C.cg_pib128a1i(C.uintptr_t(0), procs[5].fn(), unsafe.Pointer(&comm), C.int(nranks), unsafe.Pointer(commId), C.int(rank)))
-	return
-}
-
-// CommInitAll calls ncclCommInitAll: Creates a clique of communicators (single
-// process version). This is a convenience function to create a single-process
-// communicator clique. Returns an array of ndev newly initialized communicators
-// in comm. comm should be pre-allocated with size at least
-// ndev*sizeof(ncclComm_t). If devlist is NULL, the first ndev CUDA devices are
-// used. Order of devlist defines user-order of processors within the
-// communicator.
-func CommInitAll(comm []Comm, devlist []int32) error {
-	fn, err := procs[6].enter()
-	if err == nil && len(devlist) != 0 && len(comm) != len(devlist) {
-		fn, err = 0, lengthError("ncclCommInitAll", "comm", "devlist", len(comm), len(devlist))
-	}
-	return status(err, C.cg_pip_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(comm)), C.int(len(comm)), unsafe.Pointer(unsafe.SliceData(devlist))))
-}
-
 // CommFinalize calls ncclCommFinalize: Finalize a communicator.
 // ncclCommFinalize flushes all issued communications, and marks communicator
 // state as ncclInProgress. The state will change to ncclSuccess when the
@@ -141,64 +98,53 @@ func CommInitAll(comm []Comm, devlist []int32) error {
 // calling ncclCommDestroy can locally free the rest of the resources (e.g.
 // communicator itself) without blocking.
 func CommFinalize(comm Comm) error {
-	return procs[7].done(C.cg_h(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(comm)))
+	return procs[4].done(C.cg_h(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(comm)))
 }
 
 // CommDestroy calls ncclCommDestroy: Frees local resources associated with
 // communicator object.
 func CommDestroy(comm Comm) error {
-	return procs[8].done(C.cg_h(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(comm)))
+	return procs[5].done(C.cg_h(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(comm)))
 }
 
 // CommAbort calls ncclCommAbort: Frees resources associated with communicator
 // object and aborts any operations that might still be running on the device.
 func CommAbort(comm Comm) error {
-	return procs[9].done(C.cg_h(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(comm)))
-}
-
-// CommSplit calls ncclCommSplit: Creates one or more communicators from an
-// existing one. Ranks with the same color will end up in the same communicator.
-// Within the new communicator, key will be used to order ranks.
-// NCCL_SPLIT_NOCOLOR as color will indicate the rank will not be part of any
-// group and will therefore return a NULL communicator. If config is NULL, the
-// new communicator will inherit the original communicator's configuration.
-func CommSplit(comm Comm, color int32, key int32, config *Config) (newcomm Comm, err error) {
-	err = procs[10].done(C.cg_hiipp_cb(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(comm), C.int(color), C.int(key), unsafe.Pointer(&newcomm), unsafe.Pointer(config)))
-	return
+	return procs[6].done(C.cg_h(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(comm)))
 }
 
 // CommGetAsyncError calls ncclCommGetAsyncError: Checks whether the comm has
 // encountered any asynchronous errors.
 func CommGetAsyncError(comm Comm) (asyncError Result, err error) {
-	err = procs[11].done(C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(comm), unsafe.Pointer(&asyncError)))
+	err = procs[7].done(C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(comm), unsafe.Pointer(&asyncError)))
 	return
 }
 
 // CommCount calls ncclCommCount: Gets the number of ranks in the communicator
 // clique.
 func CommCount(comm Comm) (count int32, err error) {
-	err = procs[12].done(C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(comm), unsafe.Pointer(&count)))
+	err = procs[8].done(C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(comm), unsafe.Pointer(&count)))
 	return
 }
 
 // CommCuDevice calls ncclCommCuDevice: Returns the cuda device number
 // associated with the communicator.
 func CommCuDevice(comm Comm) (device int32, err error) {
-	err = procs[13].done(C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(comm), unsafe.Pointer(&device)))
+	err = procs[9].done(C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(comm), unsafe.Pointer(&device)))
 	return
 }
 
 // CommUserRank calls ncclCommUserRank: Returns the user-ordered "rank"
 // associated with the communicator.
 func CommUserRank(comm Comm) (rank int32, err error) {
-	err = procs[14].done(C.cg_hp(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(comm), unsafe.Pointer(&rank)))
+	err = procs[10].done(C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(comm), unsafe.Pointer(&rank)))
 	return
 }
 
 // CommRegister calls ncclCommRegister: Register CUDA buffer for zero-copy
 // operation.
 func CommRegister(comm Comm, buff DevicePtr, size uint64) (handle unsafe.Pointer, err error) {
-	err = procs[15].done(C.cg_hhlp_cb(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(comm), C.uintptr_t(buff), C.ulong(size), unsafe.Pointer(&handle)))
+	err = procs[11].done(C.cg_hhlp_cb(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(comm), C.uintptr_t(buff), C.ulong(size), unsafe.Pointer(&handle)))
 	return
 }
 
@@ -208,7 +154,7 @@ func CommRegister(comm Comm, buff DevicePtr, size uint64) (handle unsafe.Pointer
 //   - handle: the registration handle ncclCommRegister returned (NCCL's memory,
 //     never Go memory)
 func CommDeregister(comm Comm, handle unsafe.Pointer) error {
-	return procs[16].done(C.cg_hp_cb(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(comm), handle))
+	return procs[12].done(C.cg_hp_cb(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(comm), handle))
 }
 
 // RedOpCreatePreMulSum calls ncclRedOpCreatePreMulSum:
@@ -220,7 +166,7 @@ func CommDeregister(comm Comm, handle unsafe.Pointer) error {
 // argument indicates how/when the memory pointed to by *scalar* will be
 // dereferenced. Upon return, the newly created operator's handle is stored in *op*.
 func RedOpCreatePreMulSum(scalar DevicePtr, datatype DataType, residence ScalarResidence, comm Comm) (op RedOp, err error) {
-	err = procs[17].done(C.cg_phiih(C.uintptr_t(0), procs[17].fn(), unsafe.Pointer(&op), C.uintptr_t(scalar), C.int(datatype), C.int(residence), C.uintptr_t(comm)))
+	err = procs[13].done(C.cg_phiih(C.uintptr_t(0), procs[13].fn(), unsafe.Pointer(&op), C.uintptr_t(scalar), C.int(datatype), C.int(residence), C.uintptr_t(comm)))
 	return
 }
 
@@ -231,7 +177,7 @@ func RedOpCreatePreMulSum(scalar DevicePtr, datatype DataType, residence ScalarR
 // be destroyed as soon as the last NCCL function which is given that operator
 // returns.
 func RedOpDestroy(op RedOp, comm Comm) error {
-	return procs[18].done(C.cg_ih(C.uintptr_t(0), procs[18].fn(), C.int(op), C.uintptr_t(comm)))
+	return procs[14].done(C.cg_ih(C.uintptr_t(0), procs[14].fn(), C.int(op), C.uintptr_t(comm)))
 }
 
 // Reduce calls ncclReduce: Reduce.
@@ -243,7 +189,7 @@ func RedOpDestroy(op RedOp, comm Comm) error {
 //
 // In-place operation will happen if sendbuff == recvbuff.
 func Reduce(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype DataType, op RedOp, root int32, comm Comm, stream Stream) error {
-	return procs[19].done(C.cg_hhliiihh(C.uintptr_t(0), procs[19].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(op), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[15].done(C.cg_hhliiihh(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(op), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // Bcast calls ncclBcast: (deprecated) Broadcast (in-place).
@@ -253,7 +199,7 @@ func Reduce(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype DataT
 //
 // This operation is implicitely in place.
 func Bcast(buff DevicePtr, count uint64, datatype DataType, root int32, comm Comm, stream Stream) error {
-	return procs[20].done(C.cg_hliihh(C.uintptr_t(0), procs[20].fn(), C.uintptr_t(buff), C.ulong(count), C.int(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[16].done(C.cg_hliihh(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(buff), C.ulong(count), C.int(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // Broadcast calls ncclBroadcast: Broadcast.
@@ -263,7 +209,7 @@ func Bcast(buff DevicePtr, count uint64, datatype DataType, root int32, comm Com
 //
 // In-place operation will happen if sendbuff == recvbuff.
 func Broadcast(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype DataType, root int32, comm Comm, stream Stream) error {
-	return procs[21].done(C.cg_hhliihh(C.uintptr_t(0), procs[21].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[17].done(C.cg_hhliihh(C.uintptr_t(0), procs[17].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(root), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // AllReduce calls ncclAllReduce: All-Reduce.
@@ -273,7 +219,7 @@ func Broadcast(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype Da
 //
 // In-place operation will happen if sendbuff == recvbuff.
 func AllReduce(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype DataType, op RedOp, comm Comm, stream Stream) error {
-	return procs[22].done(C.cg_hhliihh(C.uintptr_t(0), procs[22].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[18].done(C.cg_hhliihh(C.uintptr_t(0), procs[18].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // ReduceScatter calls ncclReduceScatter: Reduce-Scatter.
@@ -285,7 +231,7 @@ func AllReduce(sendbuff DevicePtr, recvbuff DevicePtr, count uint64, datatype Da
 //
 // In-place operations will happen if recvbuff == sendbuff + rank * recvcount.
 func ReduceScatter(sendbuff DevicePtr, recvbuff DevicePtr, recvcount uint64, datatype DataType, op RedOp, comm Comm, stream Stream) error {
-	return procs[23].done(C.cg_hhliihh(C.uintptr_t(0), procs[23].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(recvcount), C.int(datatype), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[19].done(C.cg_hhliihh(C.uintptr_t(0), procs[19].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(recvcount), C.int(datatype), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // AllGather calls ncclAllGather: All-Gather.
@@ -297,7 +243,7 @@ func ReduceScatter(sendbuff DevicePtr, recvbuff DevicePtr, recvcount uint64, dat
 //
 // In-place operations will happen if sendbuff == recvbuff + rank * sendcount.
 func AllGather(sendbuff DevicePtr, recvbuff DevicePtr, sendcount uint64, datatype DataType, comm Comm, stream Stream) error {
-	return procs[24].done(C.cg_hhlihh(C.uintptr_t(0), procs[24].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(sendcount), C.int(datatype), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[20].done(C.cg_hhlihh(C.uintptr_t(0), procs[20].fn(), C.uintptr_t(sendbuff), C.uintptr_t(recvbuff), C.ulong(sendcount), C.int(datatype), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // Send calls ncclSend: Send.
@@ -311,35 +257,17 @@ func AllGather(sendbuff DevicePtr, recvbuff DevicePtr, sendcount uint64, datatyp
 // operations need to progress concurrently to complete, they must be fused
 // within a ncclGroupStart/ ncclGroupEnd section.
 func Send(sendbuff DevicePtr, count uint64, datatype DataType, peer int32, comm Comm, stream Stream) error {
-	return procs[25].done(C.cg_hliihh(C.uintptr_t(0), procs[25].fn(), C.uintptr_t(sendbuff), C.ulong(count), C.int(datatype), C.int(peer), C.uintptr_t(comm), C.uintptr_t(stream)))
+	return procs[21].done(C.cg_hliihh(C.uintptr_t(0), procs[21].fn(), C.uintptr_t(sendbuff), C.ulong(count), C.int(datatype), C.int(peer), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // Recv calls ncclRecv.
 func Recv(recvbuff DevicePtr, count uint64, datatype DataType, peer int32, comm Comm, stream Stream) error {
-	return procs[26].done(C.cg_hliihh(C.uintptr_t(0), procs[26].fn(), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(peer), C.uintptr_t(comm), C.uintptr_t(stream)))
-}
-
-// GroupStart calls ncclGroupStart: Group Start.
-//
-// Start a group call. All calls to NCCL until ncclGroupEnd will be fused into a
-// single NCCL operation. Nothing will be started on the CUDA stream until
-// ncclGroupEnd.
-func GroupStart() error {
-	return procs[27].done(C.cg_v(C.uintptr_t(0), procs[27].fn()))
-}
-
-// GroupEnd calls ncclGroupEnd: Group End.
-//
-// End a group call. Start a fused NCCL operation consisting of all calls since
-// ncclGroupStart. Operations on the CUDA stream depending on the NCCL
-// operations need to be called after ncclGroupEnd.
-func GroupEnd() error {
-	return procs[28].done(C.cg_v(C.uintptr_t(0), procs[28].fn()))
+	return procs[22].done(C.cg_hliihh(C.uintptr_t(0), procs[22].fn(), C.uintptr_t(recvbuff), C.ulong(count), C.int(datatype), C.int(peer), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // GroupSimulateEnd calls ncclGroupSimulateEnd: Group Simulate End.
 //
 // Simulate a ncclGroupEnd() call and return NCCL's simulation info in a struct.
 func GroupSimulateEnd(simInfo *SimInfo) error {
-	return procs[29].done(C.cg_p_cb(C.uintptr_t(0), procs[29].fn(), unsafe.Pointer(simInfo)))
+	return procs[23].done(C.cg_p_cb(C.uintptr_t(0), procs[23].fn(), unsafe.Pointer(simInfo)))
 }

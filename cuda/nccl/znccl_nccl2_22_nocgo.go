@@ -11,23 +11,19 @@ var _ unsafe.Pointer
 
 // Without cgo every function returns errNoCgo (it matches ErrNoLibrary).
 
-func MemAlloc(uint64) (DevicePtr, error)                                { return 0, errNoCgo }
-func MemFree(DevicePtr) error                                           { return errNoCgo }
-func GetVersion() (int32, error)                                        { return 0, errNoCgo }
-func GetUniqueID() (UniqueID, error)                                    { return UniqueID{}, errNoCgo }
-func CommInitRankConfig(int32, *UniqueID, int32, *Config) (Comm, error) { return 0, errNoCgo }
-func CommInitRank(int32, *UniqueID, int32) (Comm, error)                { return 0, errNoCgo }
-func CommInitAll([]Comm, []int32) error                                 { return errNoCgo }
-func CommFinalize(Comm) error                                           { return errNoCgo }
-func CommDestroy(Comm) error                                            { return errNoCgo }
-func CommAbort(Comm) error                                              { return errNoCgo }
-func CommSplit(Comm, int32, int32, *Config) (Comm, error)               { return 0, errNoCgo }
-func CommGetAsyncError(Comm) (Result, error)                            { return 0, errNoCgo }
-func CommCount(Comm) (int32, error)                                     { return 0, errNoCgo }
-func CommCuDevice(Comm) (int32, error)                                  { return 0, errNoCgo }
-func CommUserRank(Comm) (int32, error)                                  { return 0, errNoCgo }
-func CommRegister(Comm, DevicePtr, uint64) (unsafe.Pointer, error)      { return nil, errNoCgo }
-func CommDeregister(Comm, unsafe.Pointer) error                         { return errNoCgo }
+func MemAlloc(uint64) (DevicePtr, error)                           { return 0, errNoCgo }
+func MemFree(DevicePtr) error                                      { return errNoCgo }
+func GetVersion() (int32, error)                                   { return 0, errNoCgo }
+func GetUniqueID() (UniqueID, error)                               { return UniqueID{}, errNoCgo }
+func CommFinalize(Comm) error                                      { return errNoCgo }
+func CommDestroy(Comm) error                                       { return errNoCgo }
+func CommAbort(Comm) error                                         { return errNoCgo }
+func CommGetAsyncError(Comm) (Result, error)                       { return 0, errNoCgo }
+func CommCount(Comm) (int32, error)                                { return 0, errNoCgo }
+func CommCuDevice(Comm) (int32, error)                             { return 0, errNoCgo }
+func CommUserRank(Comm) (int32, error)                             { return 0, errNoCgo }
+func CommRegister(Comm, DevicePtr, uint64) (unsafe.Pointer, error) { return nil, errNoCgo }
+func CommDeregister(Comm, unsafe.Pointer) error                    { return errNoCgo }
 func RedOpCreatePreMulSum(DevicePtr, DataType, ScalarResidence, Comm) (RedOp, error) {
 	return 0, errNoCgo
 }
@@ -44,6 +40,4 @@ func ReduceScatter(DevicePtr, DevicePtr, uint64, DataType, RedOp, Comm, Stream) 
 func AllGather(DevicePtr, DevicePtr, uint64, DataType, Comm, Stream) error { return errNoCgo }
 func Send(DevicePtr, uint64, DataType, int32, Comm, Stream) error          { return errNoCgo }
 func Recv(DevicePtr, uint64, DataType, int32, Comm, Stream) error          { return errNoCgo }
-func GroupStart() error                                                    { return errNoCgo }
-func GroupEnd() error                                                      { return errNoCgo }
 func GroupSimulateEnd(*SimInfo) error                                      { return errNoCgo }

@@ -41,11 +41,11 @@ func (p *proc) done(r C.int) error {
 
 // status is done for wrappers that checked their arguments first: err is
 // the refusal, if any.
-func status(err error, r C.int) error {
+func (p *proc) status(err error, r C.int) error {
 	if err != nil || r == 0 {
 		return err
 	}
-	return &Error{Result: Result(r)}
+	return p.done(r)
 }
 
 var (

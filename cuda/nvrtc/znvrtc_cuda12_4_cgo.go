@@ -128,7 +128,7 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 	defer freeheaders()
 	cincludeNames, freeincludeNames := cStrings(includeNames)
 	defer freeincludeNames()
-	err = status(err, C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames))
+	err = procs[3].status(err, C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames))
 	return
 }
 

@@ -9,9 +9,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrNoLibrary is matched by every error that says a library could not be
@@ -107,9 +109,11 @@ func (l *Library) Sym(name string) uintptr {
 // buffer's.
 var ErrInvalidSize = errors.New("cuda: invalid size")
 
-// Proc is one function of a library, found on first use.
+// Proc is one function of a library, found on first use. Its entry point
+// is published atomically after its names, so that calls racing with the
+// first one read either 0 (and resolve) or the whole.
 type Proc struct {
-	addr         uintptr
+	addr         atomic.Uintptr
 	name, symbol string
 }
 
@@ -119,14 +123,41 @@ func (l *Library) Resolve(n int, each func(i int) (p *Proc, name, symbol string)
 	l.resolve.Do(func() {
 		for i := range n {
 			p, name, sym := each(i)
-			p.name, p.symbol, p.addr = name, sym, l.Sym(sym)
+			p.name, p.symbol = name, sym
+			p.addr.Store(l.Sym(sym))
 		}
 	})
 }
 
 // Addr is the entry point, 0 before Resolve or where the library does not
 // export it.
-func (p *Proc) Addr() uintptr { return p.addr }
+func (p *Proc) Addr() uintptr { return p.addr.Load() }
+
+var entryMu sync.Mutex
+
+// Entry is the entry point of the function named, which a package finds
+// by hand (not in its generated table): the library is opened first, and
+// the error says why there is none (pin names the bindings' header).
+func (l *Library) Entry(p *Proc, name, pin string) (uintptr, error) {
+	if a := p.addr.Load(); a != 0 {
+		return a, nil
+	}
+	if _, err := l.Open(); err != nil {
+		return 0, err
+	}
+	entryMu.Lock()
+	defer entryMu.Unlock()
+	if a := p.addr.Load(); a != 0 {
+		return a, nil
+	}
+	p.name, p.symbol = name, name
+	a := l.Sym(name)
+	if a == 0 {
+		return 0, l.Missing(p, pin)
+	}
+	p.addr.Store(a)
+	return a, nil
+}
 
 // Name is the function's C name ("" before Resolve).
 func (p *Proc) Name() string { return p.name }
@@ -147,7 +178,7 @@ func (l *Library) Missing(p *Proc, pin string) error {
 // 11.8") does not declare, though others' (in) do: it matches
 // ErrNotSupported.
 func (l *Library) NotDeclared(fn, pin, in string) error {
-	return fmt.Errorf("cuda: %s: %s's %s header does not declare it: %w; build with the tag of %s", fn, pin, l.Name, ErrNotSupported, in)
+	return fmt.Errorf("cuda: %s: %s's %s header does not declare it, so this build has no binding of it (%w); build with the tag of a version that declares it: %s", fn, pin, l.Name, ErrNotSupported, in)
 }
 
 // CString is the text of a NUL-terminated buffer.
@@ -159,9 +190,9 @@ func CString(b []byte) string {
 }
 
 // SizedLen checks a length a size function returned before a wrapper
-// allocates it: not negative, and below 1 TiB.
+// allocates it: not negative, below 1 TiB, and an int.
 func SizedLen[N ~int32 | ~uint32 | ~uint64 | ~int64](n N, by string) (int, error) {
-	if n < 0 || uint64(n) >= 1<<40 {
+	if n < 0 || uint64(n) >= 1<<40 || uint64(n) > math.MaxInt {
 		return 0, fmt.Errorf("cuda: %s returned the size %d, which no buffer can have: %w", by, n, ErrInvalidSize)
 	}
 	return int(n), nil
