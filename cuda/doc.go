@@ -1,7 +1,9 @@
 // Package cuda is cudagen's idiomatic Go layer over the CUDA driver API:
 // devices and streams; events (recording them on streams, querying,
 // waiting cancellably, timing GPU work, sharing them across processes);
-// modules and their kernels, launched with typed arguments checked against
+// modules and their kernels (loaded from PTX, CUBIN or fatbin, or compiled
+// from CUDA C++ at run time with NVRTC: Device.Compile, CompileModule),
+// launched with typed arguments checked against
 // the kernel's parameters, or prepared once for a hot loop (PreparedLaunch);
 // typed device memory (Buffer: allocated, or taken from the device's pool
 // on a stream; copied from and to Go slices, synchronously or on a stream
@@ -69,6 +71,18 @@
 //     contexts where the device is the same).
 //
 // Elapsed times have the driver's resolution of about half a microsecond.
+//
+// # Compiling
+//
+// Device.Compile compiles CUDA C++ with NVRTC (package cuda/nvrtc) for the
+// device's compute capability (compute_XY for PTX and LTO-IR, sm_XY for a
+// CUBIN), with CompileOptions' defines, include paths, in-memory headers,
+// standard, debug and line information and further options, and returns
+// the image with NVRTC's log; a source that does not compile returns an
+// error holding the log and matching nvrtc.ErrorCompilation. Without NVRTC,
+// or in a build whose toolkit has no pinned nvrtc.h, the error matches
+// nvrtc.ErrNoLibrary and says what to do. A closed device is refused
+// before NVRTC is called.
 //
 // # Graphs
 //

@@ -110,6 +110,12 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 			t.Fatalf("building the fake driver: %v\n%s", err, out)
 		}
 	}
+	// The fake NVRTC (cuda/nvrtc's), for Device.Compile: its PTX has an
+	// entry point per __global__ function, which the fake driver loads.
+	nvrtcLib := filepath.Join(dir, "libfakenvrtc.so")
+	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", nvrtcLib, filepath.Join("..", "cuda", "nvrtc", "testdata", "fakenvrtc.c")).CombinedOutput(); err != nil {
+		t.Fatalf("building the fake NVRTC: %v\n%s", err, out)
+	}
 	// With the fake taking handle calls' context from the handles, as the
 	// driver does; with it refusing them (CUDA_ERROR_INVALID_CONTEXT) unless
 	// their context is current, so that the package's retry with the
@@ -138,7 +144,7 @@ func TestGoLayerOnFakeDriver(t *testing.T) {
 			// Each call holds its handles 5µs, so a Close that does not wait
 			// for calls in flight destroys one under a call, which the fake
 			// reports. Two devices, for the cross-device cases.
-			cmd.Env = append(os.Environ(), fakeChildEnv+"=1", "CUDAGEN_LIBCUDA="+mode.lib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
+			cmd.Env = append(os.Environ(), fakeChildEnv+"=1", "CUDAGEN_LIBCUDA="+mode.lib, "CUDAGEN_LIBNVRTC="+nvrtcLib, "FAKECUDA_HOLD_NS=5000", "FAKECUDA_DEVICES=2", "CUDAGEN_SOAK=3s")
 			cmd.Env = append(cmd.Env, strings.Fields(mode.env)...)
 			out, err := cmd.CombinedOutput()
 			if err != nil {

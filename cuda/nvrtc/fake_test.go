@@ -111,3 +111,31 @@ func TestFakeChild(t *testing.T) {
 		t.Fatalf("CompileProgram with an option NVRTC does not know: %v", err)
 	}
 }
+
+// TestFirstCalls: calls racing to be the first (each resolving the
+// library) all succeed, and -race finds no unsynchronized access.
+func TestFirstCalls(t *testing.T) {
+	if !withCgo {
+		t.Skip("built without cgo: the fake NVRTC is a C library")
+	}
+	libtest.Child(t, "TestFirstCallsChild", "CUDAGEN_LIBNVRTC="+libtest.Build(t, "testdata/fakenvrtc.c"))
+}
+
+func TestFirstCallsChild(t *testing.T) {
+	libtest.InChild(t)
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			_, _, err := Version()
+			if err == nil {
+				_, err = GetNumSupportedArchs()
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -267,6 +267,16 @@ static CUresult cuDeviceGetName(char *buf, int len, int dev) {
 	strncpy(buf, "fakecuda", len);
 	return OK;
 }
+// cuDeviceGetAttribute knows the compute capability (9.0, an H100's, what
+// Device.Compile compiles for); any other attribute is INVALID_VALUE.
+static CUresult cuDeviceGetAttribute(int *v, int attrib, int dev) {
+	if (dev < 0 || dev >= ndev) return INVALID_DEVICE;
+	switch (attrib) {
+	case 75: *v = 9; return OK; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	case 76: *v = 0; return OK; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	}
+	return INVALID_VALUE;
+}
 static CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 	if (dev < 0 || dev >= ndev) return INVALID_DEVICE;
 	__atomic_add_fetch(&retained[dev], 1, __ATOMIC_ACQ_REL);
@@ -1669,7 +1679,7 @@ static CUresult cuMemGetInfo(size_t *free, size_t *total) {
 static const struct { const char *name; void *fn; int version; } procs[] = {
 #define P(f, v) {#f, (void *)f, v}
 	P(cuInit, 2000), P(cuDriverGetVersion, 2020), P(cuGetErrorName, 6000), P(cuGetErrorString, 6000),
-	P(cuDeviceGetCount, 2000), P(cuDeviceGet, 2000), P(cuDeviceGetName, 2000),
+	P(cuDeviceGetCount, 2000), P(cuDeviceGet, 2000), P(cuDeviceGetName, 2000), P(cuDeviceGetAttribute, 2000),
 	P(cuDevicePrimaryCtxRetain, 7000), P(cuDevicePrimaryCtxRelease, 11000),
 	P(cuCtxSetCurrent, 4000), P(cuCtxGetCurrent, 4000), P(cuCtxGetDevice, 2000), P(cuCtxSynchronize, 2000),
 	P(cuCtxGetStreamPriorityRange, 5050),

@@ -1,0 +1,123 @@
+package gputest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/nccl"
+)
+
+// TestNCCLCollectives runs NCCL over every visible GPU in one process
+// (CommInitAll, one rank per device) on cuda package buffers and streams:
+// all-reduce, broadcast and all-gather in groups, each stream's completion
+// observed through a cuda event, the results checked. One GPU is a clique
+// of one. It needs a GPU and libnccl.so.2 (or CUDAGEN_LIBNCCL).
+func TestNCCLCollectives(t *testing.T) {
+	gpu(t)
+	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
+		t.Skipf("skipping: no NCCL on this machine: %v", err)
+	}
+	n := must[int](t)(cuda.DeviceCount())
+	devs := make([]*cuda.Device, n)
+	streams := make([]*cuda.Stream, n)
+	for i := range devs {
+		devs[i] = must[*cuda.Device](t)(cuda.GetDevice(i))
+		defer devs[i].Close()
+		streams[i] = must[*cuda.Stream](t)(devs[i].NewStream())
+		defer streams[i].Close()
+	}
+	comms := make([]nccl.Comm, n)
+	ok(t, nccl.CommInitAll(comms, nil))
+	defer func() {
+		for _, c := range comms {
+			ok(t, nccl.CommDestroy(c))
+		}
+	}()
+	for r, c := range comms {
+		rank := must[int32](t)(nccl.CommUserRank(c))
+		dev := must[int32](t)(nccl.CommCuDevice(c))
+		if int(rank) != r || int(dev) != devs[r].Ordinal() {
+			t.Fatalf("communicator %d: rank %d on device %d", r, rank, dev)
+		}
+	}
+
+	const count = 1 << 20
+	send := make([]*cuda.Buffer[float32], n)
+	recv := make([]*cuda.Buffer[float32], n)
+	for r := range devs {
+		host := make([]float32, count)
+		for i := range host {
+			host[i] = float32(r+1) * float32(i%1000)
+		}
+		send[r] = must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(devs[r], host))
+		defer send[r].Close()
+		recv[r] = must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](devs[r], count*n))
+		defer recv[r].Close()
+	}
+	// done records an event on each stream and waits for it: NCCL's work
+	// is ordinary stream work to the cuda package.
+	done := func(what string) {
+		t.Helper()
+		for r, s := range streams {
+			ev := must[*cuda.Event](t)(devs[r].NewEvent(cuda.EventOptions{}))
+			ok(t, ev.Record(s))
+			ok(t, ev.Sync())
+			ok(t, ev.Close())
+		}
+		for _, c := range comms {
+			if ae := must[nccl.Result](t)(nccl.CommGetAsyncError(c)); ae != nccl.Success {
+				t.Fatalf("%s: asynchronous error %v", what, ae)
+			}
+		}
+	}
+	group := func(what string, call func(r int) error) {
+		t.Helper()
+		ok(t, nccl.Group(func() error {
+			for r := range comms {
+				if err := call(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		done(what)
+	}
+	got := make([]float32, count*n)
+	sumOfRanks := float32(n * (n + 1) / 2)
+
+	group("all-reduce", func(r int) error {
+		return nccl.AllReduce(send[r].Ptr(), recv[r].Ptr(), count, nccl.Float32, nccl.Sum, comms[r], streams[r].Handle())
+	})
+	for r := range devs {
+		ok(t, recv[r].CopyTo(got))
+		for _, i := range []int{0, 1, 999, count - 1} {
+			if want := sumOfRanks * float32(i%1000); got[i] != want {
+				t.Fatalf("all-reduce on rank %d: element %d is %v, want %v", r, i, got[i], want)
+			}
+		}
+	}
+
+	group("broadcast", func(r int) error {
+		return nccl.Broadcast(send[r].Ptr(), recv[r].Ptr(), count, nccl.Float32, int32(n-1), comms[r], streams[r].Handle())
+	})
+	for r := range devs {
+		ok(t, recv[r].CopyTo(got))
+		if want := float32(n) * 999; got[999] != want {
+			t.Fatalf("broadcast from rank %d on rank %d: element 999 is %v, want %v", n-1, r, got[999], want)
+		}
+	}
+
+	group("all-gather", func(r int) error {
+		return nccl.AllGather(send[r].Ptr(), recv[r].Ptr(), count, nccl.Float32, comms[r], streams[r].Handle())
+	})
+	for r := range devs {
+		ok(t, recv[r].CopyTo(got))
+		for from := range devs {
+			if want := float32(from+1) * 7; got[from*count+7] != want {
+				t.Fatalf("all-gather on rank %d: rank %d's element 7 is %v, want %v", r, from, got[from*count+7], want)
+			}
+		}
+	}
+	t.Logf("NCCL on %d GPU(s): all-reduce, broadcast and all-gather of %d floats checked", n, count)
+}
