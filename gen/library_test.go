@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/headers"
 )
 
 // TestLibraryLayout runs the layout check of each library whose bindings
@@ -56,5 +58,39 @@ func TestLibraryLayout(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Skip("no library layout checked: no header in the cache")
+	}
+}
+
+// TestPinAddsLibraryHeader: pinning a toolkit pinned already, from a
+// directory that now also has a library's header, adds the header to the
+// pin (no -repin: the toolkit's own headers are the same) and generates
+// the library's bindings for it.
+func TestPinAddsLibraryHeader(t *testing.T) {
+	f := newPinFixture(t)
+	first := f.toolkit("12.4", 12060)
+	if log, err := f.gen("-cuda", first); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	again := f.toolkit("12.4", 12060)
+	nvrtcH, err := os.ReadFile(filepath.Join(f.src["12.4"], "nvrtc.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(again, "include", "nvrtc.h"), nvrtcH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := f.gen("-cuda", again); err != nil {
+		t.Fatalf("pinning the same toolkit with its nvrtc.h: %v\n%s", err, log)
+	}
+	man, err := headers.Load(filepath.Join(f.tree, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := man.Find("12.6")
+	if e == nil || !e.Has("nvrtc.h") || e.Source.Path != first {
+		t.Fatalf("the 12.6 pin after adding nvrtc.h: %+v; want nvrtc.h pinned, its source still %s", e, first)
+	}
+	if _, err := os.Stat(filepath.Join(f.tree, "cuda", "nvrtc", "znvrtc_cuda12_6.go")); err != nil {
+		t.Errorf("no NVRTC bindings for the pin: %v", err)
 	}
 }

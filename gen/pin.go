@@ -126,13 +126,20 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 	if old == nil {
 		return s, nil
 	}
-	var differ []string
+	var differ, added []string
 	for _, f := range s.Entry.AllFiles() {
-		if old.Files[f] != s.Entry.Files[f] {
+		switch {
+		case !old.Has(f):
+			added = append(added, f) // a library header the pin did not have: an addition, not another toolkit
+		case old.Files[f] != s.Entry.Files[f]:
 			differ = append(differ, fmt.Sprintf("%s: pinned sha256 %s, %s has %s", f, old.Files[f], filepath.Join(inc, f), s.Entry.Files[f]))
 		}
 	}
 	switch {
+	case len(differ) == 0 && len(added) > 0:
+		// The same toolkit, with headers of its libraries pinned now: the
+		// pin takes them, and keeps where it came from.
+		s.Entry.Source = old.Source
 	case len(differ) == 0:
 		// The same headers: the pin stays as it is, wherever they were
 		// found this time.
