@@ -22,9 +22,19 @@ type snippet struct {
 	code string
 }
 
-// readmeSnippets returns the ```go blocks of the README.
+// readmeSnippets returns the ```go blocks of the README and docs/driver.md.
 func readmeSnippets(t *testing.T, root string) []snippet {
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	var out []snippet
+	for _, name := range []string{"README.md", "docs/driver.md"} {
+		out = append(out, markdownSnippets(t, root, name)...)
+	}
+	return out
+}
+
+// markdownSnippets returns the Go code blocks of a Markdown file of the
+// module.
+func markdownSnippets(t *testing.T, root, name string) []snippet {
+	b, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +47,7 @@ func readmeSnippets(t *testing.T, root string) []snippet {
 		start := i + 1
 		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
 		}
-		out = append(out, snippet{"README.md", start + 1, strings.Join(lines[start:i], "\n")})
+		out = append(out, snippet{name, start + 1, strings.Join(lines[start:i], "\n")})
 	}
 	return out
 }
