@@ -126,6 +126,17 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 	if old == nil {
 		return s, nil
 	}
+	if err := s.against(old, inc, dir, repin); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// against compares the staged pin with the version pinned already (old):
+// the same headers leave the pin as it is (Same); the same toolkit headers
+// with a library's header added take it; other headers need repin.
+func (s *stagedPin) against(old *headers.Entry, inc, dir string, repin bool) error {
+	v := s.Entry.Version
 	var differ, added []string
 	for _, f := range s.Entry.AllFiles() {
 		switch {
@@ -149,8 +160,8 @@ func stagePin(cfg *config, man *headers.Manifest, dir, cache string, repin bool)
 		if old.Source.Path != "" {
 			from = " (" + old.Source.Path + ")"
 		}
-		return fail(fmt.Errorf("gen: CUDA %s is already pinned from other headers%s: %s; add -repin to replace its pin and bindings with those of %s",
-			v, from, strings.Join(differ, "; "), dir))
+		return fmt.Errorf("gen: CUDA %s is already pinned from other headers%s: %s; add -repin to replace its pin and bindings with those of %s",
+			v, from, strings.Join(differ, "; "), dir)
 	}
-	return s, nil
+	return nil
 }
