@@ -594,6 +594,7 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 		m.Absent = absentFuncs(m, all)
 	}
 	for _, m := range models {
+		g.libsDone = append(g.libsDone, fmt.Sprintf("%s from %s (build tag %s)", lib.Name, m.PinName, m.Tag))
 		for suffix, render := range map[string]func(*model) ([]byte, error){"": em.libPure, "_cgo": em.cgo, "_nocgo": em.noCgo, "_test": em.libTest} {
 			b, err := render(m)
 			if err != nil {

@@ -181,6 +181,7 @@ type generation struct {
 	em        *renderer
 	gen       []versionDir      // the versions generated
 	kept      map[string]string // version → why its committed files are kept
+	libsDone  []string          // the libraries' versions generated, for the log
 }
 
 // versionDir is a version to generate and its headers' directory.

@@ -64,6 +64,9 @@ func (g *generation) write(models []*model, changes map[string][]byte) error {
 	for _, m := range models {
 		fmt.Fprintf(log, "gen: generated CUDA %s (build tag %s)\n", m.Version, m.Tag)
 	}
+	for _, l := range g.libsDone {
+		fmt.Fprintf(log, "gen: generated %s\n", l)
+	}
 	for _, c := range cs {
 		if v, _ := generatedVersion(filepath.Base(c.path)); c.b == nil {
 			fmt.Fprintf(log, "gen: removed %s: CUDA %s is no longer pinned\n", relTo(root, c.path), v)
