@@ -150,19 +150,8 @@ func libraryModel(cfg *config, e *headers.Entry, dir string) (*model, error) {
 		m.goIDs[n] = "(hand-written in the library's package)"
 	}
 	m.PinName = e.Name()
-	if err := m.types(); err != nil {
+	if err := m.typesAndWords(); err != nil {
 		return nil, err
-	}
-	if err := m.nonGoFields(); err != nil {
-		return nil, err
-	}
-	for _, t := range m.Types {
-		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
-			t.PtrWords = m.ptrWords(t.Go)
-		}
-		if t.Kind == tUnion {
-			m.dataWords(t)
-		}
 	}
 	if err := m.libFunctions(); err != nil {
 		return nil, err
@@ -400,7 +389,7 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 }
 
 // typeDecls declares m's types (but the external ones), their enums'
-// values and tables, and their methods.
+// values and tables, the #define groups, and their methods.
 func typeDecls(f *jen.File, m *model) {
 	var d decls
 	for _, t := range m.Types {
@@ -408,11 +397,12 @@ func typeDecls(f *jen.File, m *model) {
 			goTypeDecl(&d, t)
 		}
 	}
+	defineDecls(&d, m)
 	if len(d.types) > 0 {
 		f.Type().Defs(d.types...)
 		f.Line()
 	}
-	for _, c := range d.consts {
+	for _, c := range d.consts { // one const block per enum and per #define group
 		f.Add(c)
 	}
 	if len(d.vars) > 0 {
@@ -501,15 +491,7 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 		fns = append(fns, a.f)
 	}
 	for _, fn := range fns {
-		var ps, rv []jen.Code
-		for _, q := range inParams(fn) {
-			ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
-		}
-		for _, q := range outs(fn) {
-			rv = append(rv, libZero(newest, q.GoType))
-		}
-		f.Add(comment(line("%s calls %s: in these builds, it returns the error Load returns.", fn.GoName, fn.Base)))
-		f.Func().Id(fn.GoName).Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(append(rv, jen.Id("errUnbound"))...)))
+		stubFunc(f, newest, fn, jen.Id("errUnbound"), line("%s calls %s: in these builds, it returns the error Load returns.", fn.GoName, fn.Base))
 	}
 	if code, err = e.gofmt(f); err != nil {
 		return nil, nil, err
@@ -792,17 +774,23 @@ func (m *model) funcByGo(goName string) *function {
 // the test, notDeclaredCalls calls each.
 func absentDecls(f *jen.File, m *model) {
 	for _, a := range m.Absent {
-		var ps, rv []jen.Code
-		for _, q := range inParams(a.f) {
-			ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
-		}
-		for _, q := range outs(a.f) {
-			rv = append(rv, libZero(m, q.GoType))
-		}
-		f.Add(comment(line("%s calls %s, which %s's %s does not declare: it returns an error that matches ErrNotSupported (%s declares it).", a.f.GoName, a.f.Base, m.PinName, m.Lib.Header, strings.Join(a.in, ", "))))
-		f.Func().Id(a.f.GoName).Params(ps...).Add(resultsCode(a.f, false)).Add(flat(jen.Return(append(rv,
-			jen.Id("library").Dot("NotDeclared").Call(jen.Lit(a.f.Base), jen.Lit(m.PinName), jen.Lit(strings.Join(a.in, ", "))))...)))
+		stubFunc(f, m, a.f, jen.Id("library").Dot("NotDeclared").Call(jen.Lit(a.f.Base), jen.Lit(m.PinName), jen.Lit(strings.Join(a.in, ", "))),
+			line("%s calls %s, which %s's %s does not declare: it returns an error that matches ErrNotSupported (%s declares it).", a.f.GoName, a.f.Base, m.PinName, m.Lib.Header, strings.Join(a.in, ", ")))
 	}
+}
+
+// stubFunc declares fn with its Go signature, returning zero results and
+// err, under the doc line doc.
+func stubFunc(f *jen.File, m *model, fn *function, err jen.Code, doc string) {
+	var ps, rv []jen.Code
+	for _, q := range inParams(fn) {
+		ps = append(ps, jen.Id(q.Go).Add(typeCode(q.GoType)))
+	}
+	for _, q := range outs(fn) {
+		rv = append(rv, libZero(m, q.GoType))
+	}
+	f.Add(comment(doc))
+	f.Func().Id(fn.GoName).Params(ps...).Add(resultsCode(fn, false)).Add(flat(jen.Return(append(rv, err)...)))
 }
 
 // libZero is the zero value of a result type: nil for a slice.

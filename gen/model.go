@@ -321,19 +321,8 @@ func newModel(cfg *config, s *source) (*builder, error) {
 		return nil, err
 	}
 	m.GPAFlags = uint64(fv)
-	if err := m.types(); err != nil {
+	if err := m.typesAndWords(); err != nil {
 		return nil, err
-	}
-	if err := m.nonGoFields(); err != nil {
-		return nil, err
-	}
-	for _, t := range m.Types {
-		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
-			t.PtrWords = m.ptrWords(t.Go)
-		}
-		if t.Kind == tUnion {
-			m.dataWords(t)
-		}
 	}
 	if err := m.defines(); err != nil {
 		return nil, err
@@ -346,6 +335,27 @@ func newModel(cfg *config, s *source) (*builder, error) {
 
 // countingName is the name of an enumerator that counts the others.
 var countingName = regexp.MustCompile(`_(MAX|COUNT|NUM_\w+|LAST)$|^[a-z]+Num[A-Z]\w*$`)
+
+// typesAndWords builds the named types, types the fields that hold C memory
+// only, and finds each value type's pointer words and each union's data
+// words.
+func (m *builder) typesAndWords() error {
+	if err := m.types(); err != nil {
+		return err
+	}
+	if err := m.nonGoFields(); err != nil {
+		return err
+	}
+	for _, t := range m.Types {
+		if t.Kind == tStruct || t.Kind == tUnion || t.Kind == tOpaque {
+			t.PtrWords = m.ptrWords(t.Go)
+		}
+		if t.Kind == tUnion {
+			m.dataWords(t)
+		}
+	}
+	return nil
+}
 
 // handWritten are the Go names the package defines by hand.
 var handWritten = []string{"DefaultLibrary", "Load", "DriverVersion", "Lookup", "FunctionInfo", "ErrNoDriver", "ErrNotSupported",

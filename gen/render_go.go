@@ -52,25 +52,7 @@ func (e *renderer) pure(m *model) ([]byte, error) {
 	}
 	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Add(rows(shas...))
 	f.Line()
-	var d decls
-	for _, t := range m.Types {
-		goTypeDecl(&d, t)
-	}
-	defineDecls(&d, m)
-	if len(d.types) > 0 {
-		f.Type().Defs(d.types...)
-		f.Line()
-	}
-	for _, c := range d.consts { // one const block per enum and per #define group
-		f.Add(c)
-	}
-	if len(d.vars) > 0 {
-		f.Var().Defs(d.vars...)
-		f.Line()
-	}
-	for _, c := range d.funcs {
-		f.Add(c)
-	}
+	typeDecls(f, m)
 	typedKeyDecls(f, m)
 	tables := typedTableNames(m)
 	for _, fn := range m.Funcs {
