@@ -55,7 +55,8 @@ type GraphExec struct {
 // before the driver is called, since work queued by other goroutines on
 // the legacy default stream (Buffer.CopyFrom, say) would synchronise with
 // a blocking stream and break its capture. A stream already capturing is
-// the driver's error (driver.ErrorIllegalState).
+// refused with an error matching driver.ErrorIllegalState, its capture
+// left as it was.
 //
 // During the capture, a call that waits for s's work (Sync, Query, an
 // Event.Sync on an event recorded there) is refused by the driver and
@@ -73,6 +74,16 @@ func (s *Stream) BeginCapture() error {
 	if s.isDefault() {
 		return &Error{Op: op, Detail: fmt.Sprintf("the %v cannot be captured (the driver captures neither default stream)", s),
 			Fix: "capture a stream of Device.NewStream", Err: ErrInvalidOptions}
+	}
+	// The capture status first: the driver refuses cuStreamGetFlags on a
+	// capturing stream and invalidates the capture.
+	st, err := driver.StreamIsCapturingCtx(s.p.ctx, s.h)
+	if err != nil {
+		return driverErr(op+": query the stream's capture", err)
+	}
+	if st != driver.StreamCaptureStatusNone {
+		return &Error{Op: op, Detail: fmt.Sprintf("the %v is capturing already (or its capture was invalidated and not ended)", s),
+			Fix: "end the capture under way first", Err: driver.ErrorIllegalState}
 	}
 	flags, err := driver.StreamGetFlagsCtx(s.p.ctx, s.h)
 	if err != nil {

@@ -301,7 +301,7 @@ type KernelAttributes struct {
 	ConstMem            int // constant memory, in bytes
 	LocalMem            int // local memory per thread, in bytes
 	MaxDynamicSharedMem int // the most dynamic shared memory a launch may ask for (LaunchConfig.SharedMem), in bytes
-	PTXVersion          int // the PTX ISA version it was compiled from, major*10+minor (60 for 6.0)
+	PTXVersion          int // the virtual architecture its PTX targeted, major*10+minor (50 for .target sm_50)
 	BinaryVersion       int // the architecture of its binary, major*10+minor (90 for sm_90)
 }
 

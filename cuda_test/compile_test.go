@@ -78,7 +78,9 @@ func TestLayerCompile(t *testing.T) {
 	}
 
 	// A CUBIN for the device's own architecture (the fake NVRTC has none).
-	cub, err := dev.Compile(compileSrc, cuda.CompileOptions{Output: cuda.OutputCUBIN})
+	oc := o
+	oc.Output = cuda.OutputCUBIN
+	cub, err := dev.Compile(compileSrc, oc)
 	switch {
 	case onFake() && !errors.Is(err, nvrtc.ErrNotSupported):
 		t.Errorf("Compile to a CUBIN with the fake NVRTC, which lacks nvrtcGetCUBIN: %v; want nvrtc.ErrNotSupported", err)

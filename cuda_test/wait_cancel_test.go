@@ -60,6 +60,11 @@ func TestLayerSpinCancelThenClose(t *testing.T) {
 		dev := onlyDevice(t)
 		s := must[*cuda.Stream](t)(dev.NewStream())
 		e := must[*cuda.Event](t)(dev.NewEvent(opts))
+		// A short spin synchronised first: the context's setup and the
+		// previous case's work (its device closed, not waited for) are
+		// behind, so that the long spin starts when queued says.
+		ok(t, s.Spin(time.Millisecond))
+		ok(t, s.Sync())
 		end := queued(t, s, 2*time.Second)
 		ok(t, s.Record(e))
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

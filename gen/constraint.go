@@ -94,6 +94,12 @@ func generatedVersion(name string) (string, bool) {
 // //go:build line made the one the versions pinned now give it. Terms that
 // name no CUDA version (cgo, !cgo) are kept, after the version expression.
 func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]byte, error) {
+	return setConstraint(src, versionExpr(versions, version))
+}
+
+// setConstraint gives src the build constraint expr, with the terms of its
+// own that name no version.
+func setConstraint(src []byte, expr string) ([]byte, error) {
 	pkg := regexp.MustCompile(`(?m)^package `).FindIndex(src)
 	if pkg == nil {
 		return nil, fmt.Errorf("no package clause")
@@ -103,7 +109,7 @@ func rewriteConstraint(src []byte, versions []headers.Entry, version string) ([]
 	if err != nil {
 		return nil, err
 	}
-	line := buildLine(versionExpr(versions, version), rest...)
+	line := buildLine(expr, rest...)
 	// The header is the command, the do-not-edit line, then "//" and the
 	// constraint where there is one (see renderer.header).
 	lines := strings.SplitAfter(string(head), "\n")

@@ -18,6 +18,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -451,19 +452,8 @@ func noLibraryCalls(f *jen.File, m *model) {
 // tags that bind it; and its test's calls of every function. Code that
 // uses the package compiles under every tag.
 func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest *model) (code, test []byte, err error) {
-	var exprs, tags []string
-	for _, v := range unbound {
-		x := versionExpr(e.Versions, v.Version)
-		if x == "" {
-			x = "!" + v.Tag // the only version pinned
-		}
-		if len(unbound) > 1 && strings.ContainsAny(x, "&|") {
-			x = "(" + x + ")"
-		}
-		exprs = append(exprs, x)
-		tags = append(tags, v.Tag)
-	}
-	constraint := buildLine(strings.Join(exprs, " || "))
+	expr, tags := unboundExpr(e.Versions, unbound)
+	constraint := buildLine(expr)
 	f := jen.NewFile(e.Cfg.Package)
 	e.header(f, constraint)
 	f.Add(comment(line("The builds of %s bind no %s: their toolkit ships no %s, or it is not pinned (headers/manifest.json lists the headers each version pins; go run ./gen -cuda DIR pins a toolkit's). They declare the API of %s's, every call returning the error Load returns.", strings.Join(tags, ", "), lib.Name, lib.Header, newest.PinName)))
@@ -502,6 +492,24 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 	absentCalls(t, &model{})
 	test, err = e.gofmt(t)
 	return code, test, err
+}
+
+// unboundExpr is the build constraint of the builds of the versions in
+// unbound, and their tags.
+func unboundExpr(versions, unbound []headers.Entry) (expr string, tags []string) {
+	var exprs []string
+	for _, v := range unbound {
+		x := versionExpr(versions, v.Version)
+		if x == "" {
+			x = "!" + v.Tag // the only version pinned
+		}
+		if len(unbound) > 1 && strings.ContainsAny(x, "&|") {
+			x = "(" + x + ")"
+		}
+		exprs = append(exprs, x)
+		tags = append(tags, v.Tag)
+	}
+	return strings.Join(exprs, " || "), tags
 }
 
 // boundTags are the tags of the pinned versions that bind lib.
@@ -562,16 +570,21 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 		}
 		models = append(models, m)
 	}
-	all, err := g.libraryAll(cfg, pins, models)
+	all, missing, err := g.libraryAll(cfg, pins, models)
 	if err != nil {
 		return err
 	}
-	var newest *model // of the newest version that binds lib
+	if len(missing) > 0 && len(models) > 0 {
+		models = onlyNew(g.o.Log, cfg, out, missing, models)
+	}
+	var newest *model // of the newest version that binds lib, of those here
 	for _, m := range all {
 		if newest == nil || headers.Less(newest.Version, m.Version) {
 			newest = m
 		}
 	}
+	// stale: a newer version binds lib, whose headers cannot be had here.
+	stale := slices.ContainsFunc(missing, func(e headers.Entry) bool { return newest == nil || headers.Less(newest.Version, e.Version) })
 	for _, m := range all {
 		m.Absent = absentFuncs(m, all)
 	}
@@ -594,7 +607,7 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 			changes[filepath.Join(out, libLayoutFileName(cfg.Package, m.Tag, "_test"))] = t
 		}
 	}
-	if err := g.libraryUnbound(em, cfg, out, pins, unbound, newest, own, changes); err != nil {
+	if err := g.libraryUnbound(em, cfg, out, unbound, newest, stale, own, changes); err != nil {
 		return err
 	}
 	if err := libraryBound(pins, cfg, out, changes); err != nil {
@@ -603,12 +616,26 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	return libraryKept(cfg, out, pins, own, changes)
 }
 
+// onlyNew are the models of versions with no committed files yet, where
+// missing's headers cannot be had: every version's files declare the
+// functions the others bind, so the committed ones stay as they are
+// (libraryKept), and a new version's declare those of the versions whose
+// headers are here.
+func onlyNew(log io.Writer, cfg *config, out string, missing []headers.Entry, models []*model) []*model {
+	lib := cfg.Library
+	fmt.Fprintf(log, "gen: %s: %s's %s cannot be had here: the committed bindings stay as they are; a newly pinned version declares only the functions of the versions whose headers are here\n", lib.Name, missing[0].Name(), lib.Header)
+	return slices.DeleteFunc(models, func(m *model) bool {
+		_, err := os.Stat(filepath.Join(out, libFileName(cfg.Package, m.Tag, "")))
+		return err == nil
+	})
+}
+
 // libraryUnbound renders the unbound files (libUnbound) into changes, or
 // removes them where every pinned version binds lib. Their API is the
-// newest binding version's: where this run did not generate it (a -cuda
-// run pinning another toolkit), its headers are read from the cache, and
-// where they cannot be had the committed files stay as they are.
-func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, pins, unbound []headers.Entry, newest *model, own map[string]bool, changes map[string][]byte) error {
+// newest binding version's; where that version's headers cannot be had
+// here (stale), the committed files stay, their constraint rewritten, or,
+// where there are none, the newest version here gives the API.
+func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, unbound []headers.Entry, newest *model, stale bool, own map[string]bool, changes map[string][]byte) error {
 	lib := cfg.Library
 	paths := []string{filepath.Join(out, libUnboundFile(cfg.Package)), filepath.Join(out, strings.TrimSuffix(libUnboundFile(cfg.Package), ".go")+"_test.go")}
 	if len(unbound) == 0 {
@@ -619,23 +646,15 @@ func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, pins,
 		}
 		return nil
 	}
-	for i := len(pins) - 1; i >= 0 && newest == nil; i-- {
-		if e := &pins[i]; e.Has(lib.Header) {
-			dir, err := headers.Ensure(e, g.cache, g.o.Log)
-			if errors.Is(err, headers.ErrUnavailable) {
-				fmt.Fprintf(g.o.Log, "gen: %s: %s kept as it is: the API it declares is %s's, whose headers cannot be had here\n", lib.Name, libUnboundFile(cfg.Package), e.Name())
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if newest, err = libraryModel(cfg, e, dir); err != nil {
-				return g.mapErr(err)
-			}
-		}
+	if _, err := os.Stat(paths[0]); stale && err == nil {
+		fmt.Fprintf(g.o.Log, "gen: %s: %s kept, its build constraint rewritten: the API it declares is that of a version whose headers cannot be had here\n", lib.Name, libUnboundFile(cfg.Package))
+		return keepUnbound(paths, em.Versions, unbound, own, changes)
 	}
 	if newest == nil {
-		return fmt.Errorf("gen: %s: no pinned version binds it; pin one whose toolkit ships %s", lib.Name, lib.Header)
+		return fmt.Errorf("gen: %s: no pinned version whose headers are here binds it; pin one whose toolkit ships %s, or fetch the pinned headers", lib.Name, lib.Header)
+	}
+	if stale {
+		fmt.Fprintf(g.o.Log, "gen: %s: %s declares %s's API: a newer version's headers cannot be had here\n", lib.Name, libUnboundFile(cfg.Package), newest.PinName)
 	}
 	code, test, err := em.libUnbound(lib, unbound, newest)
 	if err != nil {
@@ -643,6 +662,26 @@ func (g *generation) libraryUnbound(em *renderer, cfg *config, out string, pins,
 	}
 	changes[paths[0]], changes[paths[1]] = code, test
 	own[paths[0]], own[paths[1]] = true, true
+	return nil
+}
+
+// keepUnbound puts in changes the committed unbound files at paths with
+// the constraint of the builds of the versions in unbound.
+func keepUnbound(paths []string, versions, unbound []headers.Entry, own map[string]bool, changes map[string][]byte) error {
+	expr, _ := unboundExpr(versions, unbound)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if changes[p], err = setConstraint(b, expr); err != nil {
+			return fmt.Errorf("gen: %s: %w", p, err)
+		}
+		own[p] = true
+	}
 	return nil
 }
 
@@ -680,9 +719,10 @@ func libraryKept(cfg *config, out string, pins []headers.Entry, own map[string]b
 // libraryAll are the models of every pinned version that binds the
 // library: those generated, and the others' from the cache where their
 // headers are there (a -cuda or -only run generates one version; the
-// functions every version declares come from all of them).
-func (g *generation) libraryAll(cfg *config, pins []headers.Entry, generated []*model) ([]*model, error) {
-	all := append([]*model(nil), generated...)
+// functions every version declares come from all of them). missing are the
+// versions whose headers cannot be had here.
+func (g *generation) libraryAll(cfg *config, pins []headers.Entry, generated []*model) (all []*model, missing []headers.Entry, err error) {
+	all = append([]*model(nil), generated...)
 	for i := range pins {
 		e := &pins[i]
 		if !e.Has(cfg.Library.Header) || slices.ContainsFunc(generated, func(m *model) bool { return m.Tag == e.Tag }) {
@@ -690,18 +730,19 @@ func (g *generation) libraryAll(cfg *config, pins []headers.Entry, generated []*
 		}
 		dir, err := headers.Ensure(e, g.cache, g.o.Log)
 		if errors.Is(err, headers.ErrUnavailable) {
+			missing = append(missing, *e)
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m, err := libraryModel(cfg, e, dir)
 		if err != nil {
-			return nil, g.mapErr(err)
+			return nil, nil, g.mapErr(err)
 		}
 		all = append(all, m)
 	}
-	return all, nil
+	return all, missing, nil
 }
 
 // absentFuncs are the functions other pinned versions of the library bind

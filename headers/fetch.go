@@ -64,7 +64,7 @@ func Ensure(e *Entry, cache string, log io.Writer) (string, error) {
 	return dir, nil
 }
 
-// copyToolkit copies DIR/include/{cuda.h,cudaTypedefs.h} into the cache, if
+// copyToolkit copies the headers e pins from DIR/include into the cache, if
 // they are the pinned ones: a toolkit directory that is missing here, or holds
 // other headers (another version installed at the same path), cannot supply
 // this version, and the cache is left alone.
@@ -72,7 +72,7 @@ func copyToolkit(e *Entry, toolkit, cache string) error {
 	inc := filepath.Join(toolkit, "include")
 	if _, err := os.Stat(filepath.Join(inc, "cuda.h")); err != nil {
 		return fmt.Errorf("headers: CUDA %s comes from a toolkit at %s, which this machine does not have (%w); "+
-			"copy its include/cuda.h and include/cudaTypedefs.h into %s", e.Version, toolkit, ErrUnavailable, e.Dir(cache))
+			"copy its %s from include/ into %s", e.Version, toolkit, ErrUnavailable, strings.Join(e.AllFiles(), ", "), e.Dir(cache))
 	}
 	for _, f := range e.AllFiles() {
 		got, err := SumFile(filepath.Join(inc, f))

@@ -22,6 +22,14 @@ echo "gpu-build: GPU tests with -race, examples, generator"
 go test -c "${ld[@]}" -race -o .gpu/cuda_test.race.test ./cuda_test
 go test -c "${ld[@]}" -o .gpu/examples.test ./cuda
 go build "${ld[@]}" -o .gpu/gen ./gen
+# The cached headers of the pins fetched here (NVIDIA's files, never
+# committed): with them the generator on the GPU machine regenerates every
+# version, the toolkit's own (13.0) from /usr/local/cuda.
+cache=${CUDAGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cudagen/headers}
+mkdir -p .gpu/headers
+for d in "$cache"/*/; do
+	[ -d "$d" ] && cp -r "$d" .gpu/headers/
+done
 echo "$tags" > .gpu/tags
 echo "$newest" > .gpu/newest
 du -sh .gpu

@@ -57,20 +57,25 @@ grep -E '^(--- |ok|FAIL|PASS)' "$logs/examples.log" >> "$OUT/summary.txt"
 log "examples: $r"
 
 log "generator against this machine's toolkit (/usr/local/cuda)"
+# With the other pins' headers (.gpu/headers, from gpu-build.sh) it
+# regenerates every version and library; without them, the toolkit's own.
 export CUDAGEN_CACHE=/tmp/cudagen-cache
-rm -rf /tmp/gen-out && mkdir -p /tmp/gen-out/cuda/driver
-cp -r gen templates headers go.mod go.sum /tmp/gen-out/ 2>/dev/null
-if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda -only 13.0 > "$logs/gen.log" 2>&1); then
-	# Every file the generator writes for 13.0 must equal the committed one.
+rm -rf /tmp/gen-out "$CUDAGEN_CACHE" && mkdir -p /tmp/gen-out "$CUDAGEN_CACHE"
+cp -r gen templates headers cuda docs go.mod go.sum /tmp/gen-out/ 2>/dev/null
+only=(-only 13.0)
+if [ -d .gpu/headers ] && [ -n "$(ls .gpu/headers)" ]; then cp -r .gpu/headers/. "$CUDAGEN_CACHE/"; only=(); fi
+if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda "${only[@]}" > "$logs/gen.log" 2>&1); then
+	# Every generated file must equal the committed one, and none be new or gone.
 	diffs=0
-	for f in $(cd /tmp/gen-out && find cuda -type f -name 'z*_cuda13_0*.go'); do
+	pattern='z*.go'; [ ${#only[@]} -gt 0 ] && pattern='z*_cuda13_0*.go'
+	for f in $( (cd /tmp/gen-out && find cuda -type f -name "$pattern"; find cuda -type f -name "$pattern") | sort -u); do
 		if cmp -s "/tmp/gen-out/$f" "$f"; then echo "same: $f" >> "$logs/gen.log"; else echo "DIFFERS: $f" | tee -a "$logs/gen.log" >> "$OUT/summary.txt"; diffs=1; fi
 	done
-	n=$(cd /tmp/gen-out && find cuda -type f -name 'z*_cuda13_0*.go' | wc -l)
+	n=$(cd /tmp/gen-out && find cuda -type f -name "$pattern" | wc -l)
 	if [ "$diffs" = 0 ] && [ "$n" -gt 0 ]; then
-		log "generator: the $n 13.0 files made here from /usr/local/cuda equal the committed ones"
+		log "generator: the $n files ($pattern) made here, 13.0 from /usr/local/cuda, equal the committed ones"
 	else
-		log "generator: 13.0 bindings made here DIFFER from the committed ones ($n files)"; status=1
+		log "generator: the bindings made here DIFFER from the committed ones ($n files)"; status=1
 	fi
 else
 	log "generator: FAIL"; cat "$logs/gen.log" >> "$OUT/summary.txt"; status=1

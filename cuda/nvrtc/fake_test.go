@@ -1,4 +1,4 @@
-//go:build cuda11.8 || (cuda12.4 && !cuda11.8)
+//go:build cuda11.8 || (cuda12.4 && !cuda11.8) || (!cuda11.8 && !cuda12.4)
 
 // The tests of the bound functions on the fake NVRTC. The generator keeps
 // the build line above the tags of the versions that bind NVRTC.

@@ -5,6 +5,8 @@
 
 package nvrtc
 
+import "unsafe"
+
 // Bindings for NVRTC from CUDA 11.8's nvrtc.h (sha256
 // db31915b517d8df60bc9ba9dc0ce51c49ec464fe5a67372004672caa56dbbcab).
 const (
@@ -95,27 +97,64 @@ var Functions = []FunctionInfo{
 var procs [16]proc
 
 // GetLTOIR calls nvrtcGetLTOIR, which CUDA 11.8's nvrtc.h does not declare: it
-// returns an error that matches ErrNotSupported (CUDA 12.4 declares it).
+// returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0 declares
+// it).
 func GetLTOIR(prog Program) ([]byte, error) {
-	return nil, library.NotDeclared("nvrtcGetLTOIR", "CUDA 11.8", "CUDA 12.4")
+	return nil, library.NotDeclared("nvrtcGetLTOIR", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
 }
 
 // GetLTOIRSize calls nvrtcGetLTOIRSize, which CUDA 11.8's nvrtc.h does not
-// declare: it returns an error that matches ErrNotSupported (CUDA 12.4 declares
-// it).
+// declare: it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
+// declares it).
 func GetLTOIRSize(prog Program) (uint64, error) {
-	return 0, library.NotDeclared("nvrtcGetLTOIRSize", "CUDA 11.8", "CUDA 12.4")
+	return 0, library.NotDeclared("nvrtcGetLTOIRSize", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
 }
 
 // GetOptiXIRSize calls nvrtcGetOptiXIRSize, which CUDA 11.8's nvrtc.h does not
-// declare: it returns an error that matches ErrNotSupported (CUDA 12.4 declares
-// it).
+// declare: it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
+// declares it).
 func GetOptiXIRSize(prog Program) (uint64, error) {
-	return 0, library.NotDeclared("nvrtcGetOptiXIRSize", "CUDA 11.8", "CUDA 12.4")
+	return 0, library.NotDeclared("nvrtcGetOptiXIRSize", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
 }
 
 // GetOptiXir calls nvrtcGetOptiXIR, which CUDA 11.8's nvrtc.h does not declare:
-// it returns an error that matches ErrNotSupported (CUDA 12.4 declares it).
+// it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
+// declares it).
 func GetOptiXir(prog Program) ([]byte, error) {
-	return nil, library.NotDeclared("nvrtcGetOptiXIR", "CUDA 11.8", "CUDA 12.4")
+	return nil, library.NotDeclared("nvrtcGetOptiXIR", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
+}
+
+// GetPCHCreateStatus calls nvrtcGetPCHCreateStatus, which CUDA 11.8's nvrtc.h
+// does not declare: it returns an error that matches ErrNotSupported (CUDA 13.0
+// declares it).
+func GetPCHCreateStatus(prog Program) error {
+	return library.NotDeclared("nvrtcGetPCHCreateStatus", "CUDA 11.8", "CUDA 13.0")
+}
+
+// GetPCHHeapSize calls nvrtcGetPCHHeapSize, which CUDA 11.8's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 13.0 declares
+// it).
+func GetPCHHeapSize() (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetPCHHeapSize", "CUDA 11.8", "CUDA 13.0")
+}
+
+// GetPCHHeapSizeRequired calls nvrtcGetPCHHeapSizeRequired, which CUDA 11.8's
+// nvrtc.h does not declare: it returns an error that matches ErrNotSupported
+// (CUDA 13.0 declares it).
+func GetPCHHeapSizeRequired(prog Program) (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetPCHHeapSizeRequired", "CUDA 11.8", "CUDA 13.0")
+}
+
+// SetFlowCallback calls nvrtcSetFlowCallback, which CUDA 11.8's nvrtc.h does
+// not declare: it returns an error that matches ErrNotSupported (CUDA 13.0
+// declares it).
+func SetFlowCallback(prog Program, callback unsafe.Pointer, payload uintptr) error {
+	return library.NotDeclared("nvrtcSetFlowCallback", "CUDA 11.8", "CUDA 13.0")
+}
+
+// SetPCHHeapSize calls nvrtcSetPCHHeapSize, which CUDA 11.8's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 13.0 declares
+// it).
+func SetPCHHeapSize(size uint64) error {
+	return library.NotDeclared("nvrtcSetPCHHeapSize", "CUDA 11.8", "CUDA 13.0")
 }

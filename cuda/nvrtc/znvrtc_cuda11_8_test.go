@@ -42,4 +42,9 @@ var notDeclaredCalls = []struct {
 	{"GetLTOIRSize", func() error { return e2(GetLTOIRSize(0)) }},
 	{"GetOptiXIRSize", func() error { return e2(GetOptiXIRSize(0)) }},
 	{"GetOptiXir", func() error { return e2(GetOptiXir(0)) }},
+	{"GetPCHCreateStatus", func() error { return GetPCHCreateStatus(0) }},
+	{"GetPCHHeapSize", func() error { return e2(GetPCHHeapSize()) }},
+	{"GetPCHHeapSizeRequired", func() error { return e2(GetPCHHeapSizeRequired(0)) }},
+	{"SetFlowCallback", func() error { return SetFlowCallback(0, nil, 0) }},
+	{"SetPCHHeapSize", func() error { return SetPCHHeapSize(0) }},
 }

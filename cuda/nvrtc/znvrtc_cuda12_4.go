@@ -5,6 +5,8 @@
 
 package nvrtc
 
+import "unsafe"
+
 // Bindings for NVRTC from CUDA 12.4's nvrtc.h (sha256
 // 2b75fd8b5e1caf1c5405501d5f2345216d0155851dc53a8ce937ce7df0d72fb5).
 const (
@@ -99,3 +101,38 @@ var Functions = []FunctionInfo{
 }
 
 var procs [20]proc
+
+// GetPCHCreateStatus calls nvrtcGetPCHCreateStatus, which CUDA 12.4's nvrtc.h
+// does not declare: it returns an error that matches ErrNotSupported (CUDA 13.0
+// declares it).
+func GetPCHCreateStatus(prog Program) error {
+	return library.NotDeclared("nvrtcGetPCHCreateStatus", "CUDA 12.4", "CUDA 13.0")
+}
+
+// GetPCHHeapSize calls nvrtcGetPCHHeapSize, which CUDA 12.4's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 13.0 declares
+// it).
+func GetPCHHeapSize() (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetPCHHeapSize", "CUDA 12.4", "CUDA 13.0")
+}
+
+// GetPCHHeapSizeRequired calls nvrtcGetPCHHeapSizeRequired, which CUDA 12.4's
+// nvrtc.h does not declare: it returns an error that matches ErrNotSupported
+// (CUDA 13.0 declares it).
+func GetPCHHeapSizeRequired(prog Program) (uint64, error) {
+	return 0, library.NotDeclared("nvrtcGetPCHHeapSizeRequired", "CUDA 12.4", "CUDA 13.0")
+}
+
+// SetFlowCallback calls nvrtcSetFlowCallback, which CUDA 12.4's nvrtc.h does
+// not declare: it returns an error that matches ErrNotSupported (CUDA 13.0
+// declares it).
+func SetFlowCallback(prog Program, callback unsafe.Pointer, payload uintptr) error {
+	return library.NotDeclared("nvrtcSetFlowCallback", "CUDA 12.4", "CUDA 13.0")
+}
+
+// SetPCHHeapSize calls nvrtcSetPCHHeapSize, which CUDA 12.4's nvrtc.h does not
+// declare: it returns an error that matches ErrNotSupported (CUDA 13.0 declares
+// it).
+func SetPCHHeapSize(size uint64) error {
+	return library.NotDeclared("nvrtcSetPCHHeapSize", "CUDA 12.4", "CUDA 13.0")
+}

@@ -41,4 +41,10 @@ var noLibraryCalls = []struct {
 var notDeclaredCalls = []struct {
 	name string
 	call func() error
-}{}
+}{
+	{"GetPCHCreateStatus", func() error { return GetPCHCreateStatus(0) }},
+	{"GetPCHHeapSize", func() error { return e2(GetPCHHeapSize()) }},
+	{"GetPCHHeapSizeRequired", func() error { return e2(GetPCHHeapSizeRequired(0)) }},
+	{"SetFlowCallback", func() error { return SetFlowCallback(0, nil, 0) }},
+	{"SetPCHHeapSize", func() error { return SetPCHHeapSize(0) }},
+}

@@ -389,10 +389,15 @@ static CUresult cuStreamGetPriority(void *s, int *prio) {
 	*prio = st ? st->prio : 0;
 	return OK;
 }
+static CUresult capture_sync(void *s, slot *st);
 static CUresult cuStreamGetFlags(void *s, unsigned *flags) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
+	if (st != NULL) { // the driver refuses it on a capturing stream, invalidating the capture
+		CUresult cr = capture_sync(s, st);
+		if (cr != OK) return cr;
+	}
 	*flags = st ? st->flags : 0;
 	return OK;
 }
@@ -616,7 +621,7 @@ static CUresult cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
 // driver checks: no dimension 0,
 // at most maxntid threads per block, one parameter pointer per parameter.
 // cuFuncGetAttribute reports maxntid, 16 registers, PTX_VERSION from
-// ".version", 0 bytes of static shared, constant and local memory, and
+// ".target", 0 bytes of static shared, constant and local memory, and
 // 48 KiB of dynamic shared memory; cuFuncGetParamInfo (ABI 12040) each
 // parameter's offset and size.
 long long fakecuda_launches;
@@ -746,12 +751,12 @@ static CUresult cuModuleLoadData(void **m, const void *img) {
 	const char *text = img;
 	fmodule *mod = calloc(1, sizeof *mod);
 	if (mod == NULL) return OUT_OF_MEMORY;
-	const char *v = strstr(text, ".version");
+	// PTX_VERSION is the virtual architecture the PTX targets, as the
+	// driver reports it: 50 for ".target sm_50" (not the ISA's .version).
+	const char *v = strstr(text, ".target");
 	if (v != NULL) {
-		v = skip_space(v + 8);
-		mod->ptx_version = atoi(v) * 10;
-		const char *dot = strchr(v, '.');
-		if (dot != NULL) mod->ptx_version += atoi(dot + 1);
+		v = skip_space(v + 7);
+		if (strncmp(v, "sm_", 3) == 0 || strncmp(v, "compute_", 8) == 0) mod->ptx_version = atoi(strchr(v, '_') + 1);
 	}
 	for (const char *p = strstr(text, ".entry"); p != NULL; p = strstr(p + 6, ".entry")) {
 		if (mod->nfn == MAXFN || !parse_entry(p + 6, &mod->fn[mod->nfn])) {

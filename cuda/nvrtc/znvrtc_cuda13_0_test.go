@@ -24,8 +24,6 @@ var noLibraryCalls = []struct {
 	{"GetPTX", func() error { return e2(GetPTX(0)) }},
 	{"GetCUBINSize", func() error { return e2(GetCUBINSize(0)) }},
 	{"GetCUBIN", func() error { return e2(GetCUBIN(0)) }},
-	{"GetNVVMSize", func() error { return e2(GetNVVMSize(0)) }},
-	{"GetNVVM", func() error { return e2(GetNVVM(0)) }},
 	{"GetLTOIRSize", func() error { return e2(GetLTOIRSize(0)) }},
 	{"GetLTOIR", func() error { return e2(GetLTOIR(0)) }},
 	{"GetOptiXIRSize", func() error { return e2(GetOptiXIRSize(0)) }},
@@ -34,6 +32,11 @@ var noLibraryCalls = []struct {
 	{"GetProgramLog", func() error { return e2(GetProgramLog(0)) }},
 	{"AddNameExpression", func() error { return AddNameExpression(0, "") }},
 	{"GetLoweredName", func() error { return e2(GetLoweredName(0, "")) }},
+	{"GetPCHHeapSize", func() error { return e2(GetPCHHeapSize()) }},
+	{"SetPCHHeapSize", func() error { return SetPCHHeapSize(0) }},
+	{"GetPCHCreateStatus", func() error { return GetPCHCreateStatus(0) }},
+	{"GetPCHHeapSizeRequired", func() error { return e2(GetPCHHeapSizeRequired(0)) }},
+	{"SetFlowCallback", func() error { return SetFlowCallback(0, nil, 0) }},
 }
 
 // notDeclaredCalls calls every function other versions bind and this one's
@@ -41,4 +44,7 @@ var noLibraryCalls = []struct {
 var notDeclaredCalls = []struct {
 	name string
 	call func() error
-}{}
+}{
+	{"GetNVVM", func() error { return e2(GetNVVM(0)) }},
+	{"GetNVVMSize", func() error { return e2(GetNVVMSize(0)) }},
+}
