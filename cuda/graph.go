@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
@@ -13,7 +14,9 @@ import (
 // EndCapture): the kernels, copies and memsets queued on the stream during
 // the capture, not run then but recorded with their arguments, to be
 // instantiated (Instantiate) and launched as one. It is safe for concurrent
-// use, Close included. Close destroys it; so does the Close of the last open
+// use, Close included: the package serializes the driver calls on one graph
+// (Instantiate, Nodes, an Update from it), as the driver requires, so they
+// run one after another. Close destroys it; so does the Close of the last open
 // Device of its context, as for streams and events. Once it is closed, its
 // methods return errors matching ErrClosed. The zero value and a nil *Graph
 // are not usable: their methods return errors matching ErrInvalid.
@@ -24,6 +27,9 @@ type Graph struct {
 	r       *handle
 	foreign bool // adopted (AdoptGraph): Close never destroys it
 	cleanup runtime.Cleanup
+	// mu serializes the driver calls on the graph: the driver requires
+	// it, instantiation included ("Graph object thread safety").
+	mu sync.Mutex
 }
 
 // GraphExec is a Graph instantiated (Graph.Instantiate): what
@@ -31,7 +37,10 @@ type Graph struct {
 // graph's work in order after the work queued before on the stream. Update
 // replaces its kernels' arguments (and copies' and memsets' parameters)
 // with those of another capture of the same work. It is safe for
-// concurrent use, Close included; Close and the device's Close destroy it
+// concurrent use, Close included: launches and updates of one GraphExec
+// reach the driver one at a time, as it requires (each launch is queued
+// in a few microseconds; a graph runs once at a time anyway). Close and
+// the device's Close destroy it
 // as for a Graph. The zero value and a nil *GraphExec are not usable:
 // their methods return errors matching ErrInvalid.
 type GraphExec struct {
@@ -41,6 +50,10 @@ type GraphExec struct {
 	r       *handle
 	foreign bool // adopted (AdoptGraphExec): Close never destroys it
 	cleanup runtime.Cleanup
+	// mu serializes the driver calls on the executable graph (launches
+	// and updates), as Graph's mu does; Update takes it before the
+	// graph's.
+	mu sync.Mutex
 }
 
 // BeginCapture starts capturing s: until EndCapture, the kernels, copies
@@ -293,7 +306,9 @@ func (g *Graph) Nodes() (int, error) {
 		return 0, err
 	}
 	defer g.r.Exit()
+	g.mu.Lock()
 	nodes, err := driver.GraphGetNodesCtx(g.p.ctx, g.h)
+	g.mu.Unlock()
 	if err != nil {
 		return 0, driverErr(op, err)
 	}
@@ -311,7 +326,9 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	}
 	defer g.r.Exit()
 	g.p.life.Throttle()
+	g.mu.Lock()
 	h, err := driver.GraphInstantiateWithFlagsCtx(g.p.ctx, g.h, 0)
+	g.mu.Unlock()
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
@@ -396,7 +413,10 @@ func (s *Stream) LaunchGraph(x *GraphExec) error {
 		return &Error{Op: op, Detail: whose("the graph exec", x.p, "the stream", s.p),
 			Fix: "launch the graph on a stream of the device it was captured on", Err: ErrWrongDevice}
 	}
-	return driverErr(op, driver.GraphLaunchCtx(s.p.ctx, x.h, s.h))
+	x.mu.Lock()
+	err := driver.GraphLaunchCtx(s.p.ctx, x.h, s.h)
+	x.mu.Unlock()
+	return driverErr(op, err)
 }
 
 // Update makes x run g's parameters from its next launch on: the kernels'
@@ -425,7 +445,11 @@ func (x *GraphExec) Update(g *Graph) error {
 	if x.p != g.p && x.p.ctx != g.p.ctx {
 		return &Error{Op: op, Detail: whose("the graph", g.p, "the graph exec", x.p), Fix: "update with a graph captured on the graph exec's device", Err: ErrWrongDevice}
 	}
+	x.mu.Lock()
+	g.mu.Lock()
 	result, err := graphExecUpdate(x.p.ctx, x.h, g.h)
+	g.mu.Unlock()
+	x.mu.Unlock()
 	if err == nil {
 		return nil
 	}

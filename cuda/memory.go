@@ -425,8 +425,10 @@ func AllocAsync[T any](s *Stream, n int) (*Buffer[T], error) {
 // hold as many (Len), and returns: work queued on s afterwards sees them.
 // Buffers of one context copy with cuMemcpyDtoDAsync (captured as a copy
 // node during a capture of s); buffers of two devices, or of two contexts,
-// with cuMemcpyPeerAsync, which goes through the host where the devices
-// cannot reach each other's memory. s must be of b's or src's context
+// with cuMemcpyPeerAsync, which goes over the devices' link once
+// Device.EnablePeerAccess has turned access on between them (it returns
+// whether it did), and is staged through host memory by the driver
+// otherwise. s must be of b's or src's context
 // (ErrWrongDevice). Another length is refused with ErrMismatch, and
 // overlapping ranges of one memory (views) with ErrInvalidOptions, before
 // anything is queued. Both buffers must stay open until the copy has

@@ -553,6 +553,12 @@ func TestLayerGraphCloseRacesWithUse(t *testing.T) {
 		}))
 	}
 	update := updateSupported(t)
+	shared, fake := fakeCounter("fakecuda_graph_shared")
+	defer func() {
+		if now, _ := fakeCounter("fakecuda_graph_shared"); fake && now != shared {
+			t.Errorf("%d driver calls on a graph or graph exec overlapped another on it: the driver requires them serialized", now-shared)
+		}
+	}()
 	for round := 0; round < 200; round++ {
 		g, g2 := capture(), capture()
 		x := must[*cuda.GraphExec](t)(g.Instantiate())

@@ -1063,6 +1063,7 @@ typedef struct {
 } fnode;
 typedef struct fgraph {
 	int dev, exec, nnode, cap;
+	int users; // calls on it under way (held_graph), under mu
 	fnode *nodes;
 	struct fgraph *next;
 } fgraph;
@@ -1091,17 +1092,27 @@ static fgraph *live_graph(void *h, int exec) { // under mu
 // held_graph holds a live graph (or executable graph) hold_ns, as lookup
 // holds a handle: 0 (counted as a stale call) if it was destroyed before or
 // during the hold. Not under mu.
+// A call on a graph while another is under way on it counts in
+// fakecuda_graph_shared: the driver requires the calls on one graph (or
+// executable graph) serialized, instantiation and launches included.
+long long fakecuda_graph_shared;
 static int held_graph(void *h, int exec) {
 	pthread_mutex_lock(&mu);
-	int ok = live_graph(h, exec) != NULL;
+	fgraph *g = live_graph(h, exec);
+	int ok = g != NULL;
+	if (ok && g->users++ > 0) fakecuda_graph_shared++;
 	pthread_mutex_unlock(&mu);
 	long long hold_ns = __atomic_load_n(&fakecuda_hold_ns, __ATOMIC_RELAXED);
 	if (ok && hold_ns > 0) {
 		long long t0 = now_ns();
 		while (now_ns() - t0 < hold_ns) {
 		}
+	}
+	if (ok) {
 		pthread_mutex_lock(&mu);
-		ok = live_graph(h, exec) != NULL;
+		g = live_graph(h, exec);
+		ok = g != NULL;
+		if (ok) g->users--;
 		pthread_mutex_unlock(&mu);
 	}
 	if (!ok) count(&fakecuda_stale_calls);
@@ -1381,6 +1392,31 @@ static CUresult cuMemcpyPeerAsync(unsigned long long dst, void *dctx, unsigned l
 	int ok = within_dev((uintptr_t)dst, n, dd) && within_dev((uintptr_t)src, n, sd);
 	pthread_mutex_unlock(&mu);
 	return ok ? copy_async(COPY_DTOD, (uintptr_t)dst, (uintptr_t)src, n, s) : INVALID_VALUE;
+}
+// Peer access: cuDeviceCanAccessPeer says yes for two different devices
+// unless FAKECUDA_NO_PEER is set; cuCtxEnablePeerAccess (flags 0, another
+// device's live context) turns it on from the current context's device,
+// once: again is PEER_ACCESS_ALREADY_ENABLED (704), as the driver answers.
+long long fakecuda_peer_enables; // cuCtxEnablePeerAccess calls, turning access on or not
+static unsigned char peer_on[64][64];
+static CUresult cuDeviceCanAccessPeer(int *can, int dev, int peer) {
+	if (dev < 0 || dev >= ndev || peer < 0 || peer >= ndev) return INVALID_DEVICE;
+	*can = dev != peer && getenv("FAKECUDA_NO_PEER") == NULL;
+	return OK;
+}
+static CUresult cuCtxEnablePeerAccess(void *peer_ctx, unsigned flags) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	int dev = ctx_dev(current), peer = ctx_dev(peer_ctx);
+	if (peer < 0 || released(peer)) return INVALID_CONTEXT;
+	if (flags != 0) return INVALID_VALUE;
+	if (dev == peer || getenv("FAKECUDA_NO_PEER") != NULL) return 217; // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	pthread_mutex_lock(&mu);
+	int was = peer_on[dev][peer];
+	peer_on[dev][peer] = 1;
+	fakecuda_peer_enables++;
+	pthread_mutex_unlock(&mu);
+	return was ? 704 : OK;
 }
 long long fakecuda_memsets; // memsets run (not captured)
 static CUresult set_now(uintptr_t dst, unsigned v, int esize, size_t n) { // under mu
@@ -1701,7 +1737,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuLaunchCooperativeKernel, 9000),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
