@@ -37,6 +37,7 @@ type Buffer[T any] struct {
 	// free the memory under the view) and is closed on its own.
 	parent     *Buffer[T]
 	viewClosed atomic.Bool
+	ipc        *IPCMemHandle // the handle it was opened with (OpenIPCBuffer), nil for memory of this process
 }
 
 // Alloc allocates device memory for n values of type T on d

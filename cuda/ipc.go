@@ -125,22 +125,22 @@ func (h IPCEventHandle) String() string {
 	return string(b)
 }
 
-// ipcPrefixVersion reads the version of a form that starts with ipcMagic
+// ipcPrefixVersion reads the version of a form that starts with magic
 // and a decimal version number (then sep, for the text form). ok is false
 // if it does not start so.
-func ipcPrefixVersion(b []byte, sep byte) (version, n int, ok bool) {
-	if !strings.HasPrefix(string(b), ipcMagic) {
+func ipcPrefixVersion(b []byte, magic string, sep byte) (version, n int, ok bool) {
+	if !strings.HasPrefix(string(b), magic) {
 		return 0, 0, false
 	}
-	i := len(ipcMagic)
+	i := len(magic)
 	if i < len(b) && b[i] == '0' { // one text per version: no leading zero
 		return 0, 0, false
 	}
-	for i < len(b) && i < len(ipcMagic)+4 && b[i] >= '0' && b[i] <= '9' {
+	for i < len(b) && i < len(magic)+4 && b[i] >= '0' && b[i] <= '9' {
 		version = version*10 + int(b[i]-'0')
 		i++
 	}
-	if i == len(ipcMagic) || sep != 0 && (i == len(b) || b[i] != sep) {
+	if i == len(magic) || sep != 0 && (i == len(b) || b[i] != sep) {
 		return 0, 0, false
 	}
 	if sep != 0 {
@@ -174,7 +174,7 @@ func (h *IPCEventHandle) UnmarshalText(text []byte) error {
 	if h == nil {
 		return nilHandlePtrErr(op)
 	}
-	v, n, ok := ipcPrefixVersion(text, ':')
+	v, n, ok := ipcPrefixVersion(text, ipcMagic, ':')
 	if !ok {
 		return &Error{Op: op, Detail: fmt.Sprintf("the text %s does not start with %q and a version", quoteShort(text), ipcMagic+"2:"),
 			Fix: "pass the text IPCEventHandle.MarshalText made", Err: ErrMalformedHandle}
@@ -236,7 +236,7 @@ func (h *IPCEventHandle) UnmarshalBinary(data []byte) error {
 		copy(h.h[:], data)
 		return nil
 	}
-	v, n, ok := ipcPrefixVersion(data, 0)
+	v, n, ok := ipcPrefixVersion(data, ipcMagic, 0)
 	if !ok {
 		return &Error{Op: op, Detail: fmt.Sprintf("got %d bytes that do not start with %q: neither a handle's binary form (%d bytes) nor the driver's handle (%d)", len(data), ipcMagic+"2", ipcBinLen, ipcDriverLen),
 			Fix: "pass the bytes IPCEventHandle.MarshalBinary made, whole", Err: ErrMalformedHandle}

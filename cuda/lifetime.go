@@ -66,6 +66,10 @@ func (p *ctxState) Destroy(h *handle) error {
 		ptr := driver.DevicePtr(h.H)
 		p.later(func() { _ = driver.MemFreeCtx(p.ctx, ptr) })
 		return nil
+	case kindIPCMemory: // unmapped in this process; the exporter frees it
+		ptr := driver.DevicePtr(h.H)
+		p.later(func() { _ = driver.IPCCloseMemHandleCtx(p.ctx, ptr) })
+		return nil
 	case kindPoolMemory: // back to the pool in the legacy default stream's order, without waiting
 		if h.H == 0 {
 			return nil

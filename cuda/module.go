@@ -28,6 +28,7 @@ const (
 	kindGraph
 	kindGraphExec
 	kindPoolMemory
+	kindIPCMemory // another process's memory opened here (OpenIPCBuffer): unmapped, not freed
 )
 
 // Module is a module loaded into a device's context: PTX, a cubin or a

@@ -27,6 +27,15 @@
 // communicator. CommInitRank creates the rank on the device whose context
 // it is given (Device.Context()), made current in the same C call.
 //
+// A collective waits for every rank: when one fails or hangs, the others'
+// streams never complete. Check CommGetAsyncError while waiting (an
+// Event.Wait with a context, in the cuda package), and end the
+// communicator with CommAbort when giving up, which returns the ranks'
+// pending work; context.AfterFunc ties that to a context (see the
+// example). A communicator aborted is gone: neither use nor destroy it
+// afterwards. One process per GPU: the launcher kills the other ranks when
+// one dies, as NCCL cannot finish a collective without them.
+//
 // The library is loaded on first use: libnccl.so.2, or the file
 // CUDAGEN_LIBNCCL names. Without it or without cgo, every call returns an
 // error matching ErrNoLibrary that says what to install; a function the

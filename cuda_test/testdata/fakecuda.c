@@ -856,6 +856,8 @@ typedef struct falloc {
 	uintptr_t base;
 	size_t size;
 	int dev;
+	int pool;   // from cuMemAllocAsync: no IPC handle (the driver exports pools' memory otherwise)
+	int opened; // cuIpcOpenMemHandle mappings of it not closed
 	struct falloc *next;
 } falloc;
 static falloc *allocs; // under mu
@@ -885,6 +887,8 @@ static CUresult cuMemAlloc(unsigned long long *dptr, size_t n) {
 	a->base = (uintptr_t)p;
 	a->size = n;
 	a->dev = ctx_dev(current);
+	a->pool = 0;
+	a->opened = 0;
 	pthread_mutex_lock(&mu);
 	a->next = allocs;
 	allocs = a;
@@ -901,6 +905,60 @@ static void free_alloc(falloc **x) { // under mu
 	fakecuda_alloc_bytes -= (long long)a->size;
 	free((void *)a->base);
 	free(a);
+}
+// IPC memory handles: cuIpcGetMemHandle exports the base of a cuMemAlloc
+// allocation (another address, or pool memory, is INVALID_VALUE); the
+// handle holds the address. cuIpcOpenMemHandle refuses a handle of the same
+// process (INVALID_CONTEXT) unless FAKECUDA_IPC_OPEN=1, which stands for
+// a second process: the mapping is then the exported memory itself (one
+// address space), counted until cuIpcCloseMemHandle, which refuses an
+// address not opened so (INVALID_VALUE).
+long long fakecuda_ipc_mem_open; // mappings opened and not closed
+static CUresult cuIpcGetMemHandle(void *h, unsigned long long dptr) {
+	if (!current) return INVALID_CONTEXT;
+	pthread_mutex_lock(&mu);
+	falloc *a = allocs;
+	while (a != NULL && a->base != (uintptr_t)dptr) a = a->next;
+	int ok = a != NULL && !a->pool;
+	pthread_mutex_unlock(&mu);
+	if (!ok) return INVALID_VALUE;
+	memset(h, 0, 64);
+	memcpy(h, &dptr, sizeof dptr);
+	return OK;
+}
+typedef struct { char b[64]; } ipc_mem_handle;
+static CUresult cuIpcOpenMemHandle_v2(unsigned long long *dptr, ipc_mem_handle h, unsigned flags) {
+	const char *e = getenv("FAKECUDA_IPC_OPEN");
+	if (!(e && *e && *e != '0')) return INVALID_CONTEXT;
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (flags & ~1u) return INVALID_VALUE;
+	unsigned long long p;
+	memcpy(&p, h.b, sizeof p);
+	pthread_mutex_lock(&mu);
+	falloc *a = allocs;
+	while (a != NULL && a->base != (uintptr_t)p) a = a->next;
+	if (a != NULL && !a->pool) {
+		a->opened++;
+		fakecuda_ipc_mem_open++;
+	}
+	pthread_mutex_unlock(&mu);
+	if (a == NULL || a->pool) return INVALID_VALUE;
+	*dptr = p;
+	return OK;
+}
+static CUresult cuIpcCloseMemHandle(unsigned long long dptr) {
+	if (!current) return INVALID_CONTEXT;
+	pthread_mutex_lock(&mu);
+	falloc *a = allocs;
+	while (a != NULL && a->base != (uintptr_t)dptr) a = a->next;
+	int ok = a != NULL && a->opened > 0;
+	if (ok) {
+		a->opened--;
+		fakecuda_ipc_mem_open--;
+	}
+	pthread_mutex_unlock(&mu);
+	return ok ? OK : INVALID_VALUE;
 }
 long long fakecuda_frees_waiting; // cuMemFree calls waiting now (for the device's work, or the gate)
 long long fakecuda_gate_free;     // set: frees wait at it, as for work that never ends (the tests set it)
@@ -1626,6 +1684,8 @@ static CUresult cuMemAllocAsync(unsigned long long *dptr, size_t n, void *s) {
 	a->base = (uintptr_t)p;
 	a->size = n;
 	a->dev = dev;
+	a->pool = 1;
+	a->opened = 0;
 	pthread_mutex_lock(&mu);
 	a->next = allocs;
 	allocs = a;
@@ -1732,7 +1792,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuIpcGetEventHandle, 4010), P(cuIpcOpenEventHandle, 4010), P(cuLaunchHostFunc, 10000),
 	P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000), P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000),
 	P(cuMemGetInfo, 3020), P(cuFuncGetAttribute, 2020), P(cuFuncGetParamInfo, 12040),
-	P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020),
+	P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuIpcGetMemHandle, 4010), P(cuIpcCloseMemHandle, 4010), P(cuMemcpyHtoD, 3020), P(cuMemcpyDtoH, 3020),
 	P(cuStreamBeginCapture, 10010), P(cuStreamEndCapture, 10000), P(cuStreamIsCapturing, 10000),
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
@@ -1745,6 +1805,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 #undef P
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},
+	{"cuIpcOpenMemHandle", (void *)cuIpcOpenMemHandle_v2, 11000},
 	{"cuGraphExecUpdate", (void *)cuGraphExecUpdate_v2, 12000},
 };
 
