@@ -66,7 +66,8 @@
 // by the same stages from their own configs, which gen/bindings.json lists
 // under "libraries" (gen/nvrtc.json); library.go holds what differs: their
 // header, names, result type and shared library (docs/generator.md, "Add a
-// library").
+// library"); libruntime.go writes each package's runtime (loader, errors,
+// the wrappers' helpers), which depends on the config alone.
 //
 // # Templates
 //

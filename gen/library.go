@@ -556,6 +556,13 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	}
 	em := &renderer{Cfg: cfg, Command: genCommand, Templates: g.o.Templates, Versions: pins}
 	own := map[string]bool{}
+	for path, render := range em.libRuntimeFiles(lib, out) {
+		b, err := render()
+		if err != nil {
+			return err
+		}
+		changes[path], own[path] = b, true
+	}
 	var unbound []headers.Entry
 	for _, v := range pins {
 		if !v.Has(lib.Header) {

@@ -11,7 +11,6 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
-func e2[A any](_ A, err error) error { return err }
 
 // view is the fake's "device" memory (host memory, as the fake's
 // ncclMemAlloc makes it) as a Go slice.

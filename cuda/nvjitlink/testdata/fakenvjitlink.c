@@ -1,5 +1,5 @@
 // A fake libnvJitLink for the package's tests: it behaves as nvJitLink.h
-// documents, exporting the versioned entry points of CUDA 12.4
+// documents, exporting the versioned entry points of CUDA 12.4 and 13.0
 // (__nvJitLinkCreate_12_4, ...) and linking nothing. Create needs
 // -arch=sm_NN; inputs are copied (nothing of the caller's is kept after a
 // call); Complete fails with NVJITLINK_ERROR_PTX_COMPILE and an error log
@@ -121,3 +121,17 @@ int nvJitLinkVersion(unsigned *major, unsigned *minor) {
 	*major = 12; *minor = 4;
 	return 0;
 }
+// CUDA 13.0's entry points are the same functions (the 13.0 library exports
+// __nvJitLinkCreate_13_0, ...): one fake stands for either version.
+#define SAME(name, sig) int name##_13_0 sig __attribute__((alias(#name "_12_4")));
+SAME(__nvJitLinkCreate, (link **h, unsigned n, const char **opts))
+SAME(__nvJitLinkDestroy, (link **h))
+SAME(__nvJitLinkAddData, (link *l, int type, const void *data, size_t size, const char *name))
+SAME(__nvJitLinkAddFile, (link *l, int type, const char *file))
+SAME(__nvJitLinkComplete, (link *l))
+SAME(__nvJitLinkGetLinkedCubinSize, (link *l, size_t *size))
+SAME(__nvJitLinkGetLinkedPtxSize, (link *l, size_t *size))
+SAME(__nvJitLinkGetLinkedCubin, (link *l, void *out))
+SAME(__nvJitLinkGetLinkedPtx, (link *l, char *out))
+SAME(__nvJitLinkGetErrorLogSize, (link *l, size_t *size))
+SAME(__nvJitLinkGetErrorLog, (link *l, char *out))
