@@ -11,6 +11,12 @@ cycles per call. Run with the GPU machine's own python3:
 LIB is cuda.core, cupy, cuda.bindings or torch. torch creates its events
 lazily, at the first record, so it has no create + destroy figure.
 
+    python3 bench/pybench/pybench.py compile [N]
+
+times cuda.core's Program compiling a small kernel to PTX N times (default
+50), beside cuda_test's BenchmarkCompile (the same source through
+Device.Compile).
+
     python3 bench/pybench/pybench.py launch [ROUNDS [B]]
 
 compares, in this process, cuda.bindings' cuLaunchKernel of an empty kernel
@@ -392,6 +398,35 @@ def _q(v, p):
     return w[int(p * (len(w) - 1))]
 
 
+# COMPILE_SRC is cuda_test's benchCompileSrc: the same program, compiled to
+# PTX for the device's architecture by both sides.
+COMPILE_SRC = r"""
+#define STEP 1
+#define ONE 1.0f
+extern "C" __global__ void add_one(float *p, unsigned n) {
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) p[i] += STEP * ONE;
+}
+"""
+
+
+def run_compile(n):
+    """cuda.core's Program compiling COMPILE_SRC to PTX N times: the median
+    and each compile's microseconds (BenchmarkCompile's figure beside it)."""
+    from cuda.core.experimental import Device, Program, ProgramOptions
+    dev = Device()
+    dev.set_current()
+    arch = "sm_" + "".join(str(x) for x in dev.compute_capability)
+    times = []
+    for i in range(n + 2):
+        t0 = time.perf_counter_ns()
+        Program(COMPILE_SRC, code_type="c++", options=ProgramOptions(arch=arch)).compile("ptx")
+        if i >= 2:  # the first load NVRTC
+            times.append((time.perf_counter_ns() - t0) / 1e3)
+    print(f"compile cuda.core n={n} median_us={_q(times, 0.5):.1f} p10_us={_q(times, 0.1):.1f} p90_us={_q(times, 0.9):.1f}")
+    return 0
+
+
 LIBS = {"cuda.core": run_cuda_core, "cupy": run_cupy, "cuda.bindings": run_cuda_bindings, "torch": run_torch}
 
 
@@ -404,8 +439,14 @@ def main():
         except Exception as e:  # not installed, or no GPU: say so, and no figures
             print(f"pybench: launch: {type(e).__name__}: {e}", file=sys.stderr)
             return 3
+    if len(sys.argv) >= 2 and sys.argv[1] == "compile":
+        try:
+            return run_compile(int(sys.argv[2]) if len(sys.argv) > 2 else 50)
+        except Exception as e:  # not installed, or no GPU: say so, and no figures
+            print(f"pybench: compile: {type(e).__name__}: {e}", file=sys.stderr)
+            return 3
     if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
-        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch}} [N [RUNS]]", file=sys.stderr)
+        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile}} [N [RUNS]]", file=sys.stderr)
         return 2
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5

@@ -1,0 +1,98 @@
+//go:build cgo
+
+package gputest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/nvjitlink"
+	"github.com/cudagen/cudagen/cuda/nvrtc"
+)
+
+// TestCompileLTO compiles add_one to LTO-IR with NVRTC, links it with
+// nvJitLink (-lto) into a CUBIN for the device's architecture, loads and
+// launches it; nvJitLink's error log comes back for an input it cannot
+// link. It needs a GPU, NVRTC and nvJitLink of the build's toolkit.
+func TestCompileLTO(t *testing.T) {
+	dev := gpu(t)
+	if _, err := nvjitlink.Load(); errors.Is(err, nvjitlink.ErrNoLibrary) {
+		t.Skipf("skipping: no nvJitLink of this build's toolkit: %v", err)
+	}
+	o := cuda.CompileOptions{Name: "add_one.cu", Headers: map[string]string{"step.h": "#define STEP 1\n"}, Defines: map[string]string{"ONE": "1.0f"}, Output: cuda.OutputLTOIR}
+	p, err := dev.Compile(compileSrc, o)
+	if errors.Is(err, nvrtc.ErrNoLibrary) {
+		t.Skipf("skipping: no NVRTC of this build's toolkit: %v", err)
+	}
+	ok(t, err)
+	d := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
+	major := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, d))
+	minor := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, d))
+	h := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
+	defer func() { ok(t, nvjitlink.Destroy(&h)) }()
+	ok(t, nvjitlink.AddData(h, nvjitlink.InputLTOIR, p.Image, "add_one.ltoir"))
+	ok(t, nvjitlink.Complete(h))
+	cubin := must[[]byte](t)(nvjitlink.GetLinkedCUBIN(h))
+	m := must[*cuda.Module](t)(dev.LoadModule(cubin))
+	defer m.Close()
+	k := must[*cuda.Kernel](t)(m.Kernel("add_one"))
+	host := []float32{1, 2, 3, 4}
+	buf := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, host))
+	defer buf.Close()
+	ok(t, dev.DefaultStream().Launch(k, cuda.Linear(len(host), 32), buf.Arg(), driver.Arg(uint32(len(host)))))
+	got := make([]float32, len(host))
+	ok(t, buf.CopyTo(got))
+	if got[0] != 2 || got[3] != 5 {
+		t.Fatalf("add_one linked from LTO-IR: %v, want [2 3 4 5]", got)
+	}
+
+	// An input that is not LTO-IR: the link fails, saying why in its log.
+	bad := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
+	defer func() { ok(t, nvjitlink.Destroy(&bad)) }()
+	err = nvjitlink.AddData(bad, nvjitlink.InputLTOIR, []byte("not LTO-IR at all"), "bad.ltoir")
+	if err == nil {
+		err = nvjitlink.Complete(bad)
+	}
+	var le *nvjitlink.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("linking garbage as LTO-IR: %v, want a *nvjitlink.Error", err)
+	}
+	log, _ := nvjitlink.GetErrorLog(bad)
+	t.Logf("linked %d bytes of LTO-IR into a %d-byte CUBIN; garbage refused: %v (log %q)", len(p.Image), len(cubin), err, log)
+}
+
+// benchCompileSrc is add_one with its definitions inline, as
+// bench/pybench's COMPILE_SRC.
+const benchCompileSrc = `
+#define STEP 1
+#define ONE 1.0f
+extern "C" __global__ void add_one(float *p, unsigned n) {
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) p[i] += STEP * ONE;
+}
+`
+
+// BenchmarkCompile times NVRTC compiling benchCompileSrc to PTX for the
+// device (Device.Compile: program creation, compilation, the log and the
+// PTX), per compile; bench/pybench's compile mode times cuda.core's
+// Program on the same source.
+func BenchmarkCompile(b *testing.B) {
+	dev := gpu(b)
+	o := cuda.CompileOptions{Name: "add_one.cu"}
+	if _, err := dev.Compile(benchCompileSrc, o); errors.Is(err, nvrtc.ErrNoLibrary) {
+		b.Skipf("skipping: no NVRTC of this build's toolkit: %v", err)
+	}
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		_ = must[*cuda.Program](b)(dev.Compile(benchCompileSrc, o))
+		total += time.Since(t0)
+		n++
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(n), "us/compile")
+}
