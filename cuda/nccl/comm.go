@@ -282,3 +282,24 @@ func checkConfig(name string, c *Config) error {
 	}
 	return nil
 }
+
+// RedOpCreatePreMulSumHost creates the operator that multiplies each
+// rank's values by scalar before summing them (ncclRedOpCreatePreMulSum),
+// the scalar given by value: it is copied to C memory for the call, which
+// NCCL reads before returning (ncclScalarHostImmediate). T's size must be
+// datatype's, else the error matches ErrInvalidSize. For a scalar in device
+// memory, read by each collective, call RedOpCreatePreMulSum with its
+// address and ScalarDevice. Destroy the operator with RedOpDestroy.
+func RedOpCreatePreMulSumHost[T Scalar](scalar T, datatype DataType, comm Comm) (RedOp, error) {
+	if err := checkScalar[T](datatype); err != nil {
+		return 0, err
+	}
+	p := C.malloc(C.size_t(unsafe.Sizeof(scalar)))
+	if p == nil {
+		return 0, fmt.Errorf("cuda: ncclRedOpCreatePreMulSum: no host memory for the scalar: %w", SystemError)
+	}
+	defer C.free(p)
+	*(*T)(p) = scalar
+	return RedOpCreatePreMulSum(DevicePtr(uintptr(p)), datatype, ScalarHostImmediate, comm)
+}
+

@@ -17,3 +17,10 @@ func CommInitRankConfig(driver.Context, int32, UniqueID, int32, *Config) (Comm, 
 }
 func CommInitAll([]Comm, []int32) error                   { return errNoCgo }
 func CommSplit(Comm, int32, int32, *Config) (Comm, error) { return 0, errNoCgo }
+func RedOpCreatePreMulSumHost[T Scalar](_ T, datatype DataType, _ Comm) (RedOp, error) {
+	if err := checkScalar[T](datatype); err != nil {
+		return 0, err
+	}
+	return 0, errNoCgo
+}
+

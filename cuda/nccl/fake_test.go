@@ -11,7 +11,6 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
-
 // view is the fake's "device" memory (host memory, as the fake's
 // ncclMemAlloc makes it) as a Go slice.
 func view[T any](p DevicePtr, n int) []T {
@@ -131,6 +130,24 @@ func TestFakeChild(t *testing.T) {
 	}
 	if _, err := CommRegister(comms[0], send[0], 12); !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "ncclCommRegister") {
 		t.Fatalf("CommRegister from a library without it: %v", err)
+	}
+
+	// A pre-multiplying sum with a host scalar: copied for the call and
+	// read during it (the fake keeps what it read); a scalar of another
+	// size than the data type's is refused before NCCL is called.
+	op, err := RedOpCreatePreMulSumHost(float64(2.5), Float64, comms[0])
+	if err != nil || op == 0 {
+		t.Fatalf("RedOpCreatePreMulSumHost: %v, %v", op, err)
+	}
+	sym := library.Sym("fakenccl_last_scalar") // C memory of the fake's
+	if read := **(**float64)(unsafe.Pointer(&sym)); read != 2.5 {
+		t.Errorf("the scalar NCCL read: %v, want 2.5", read)
+	}
+	if err := RedOpDestroy(op, comms[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RedOpCreatePreMulSumHost(float32(2), Float64, comms[0]); !errors.Is(err, ErrInvalidSize) || !strings.Contains(err.Error(), "float32") {
+		t.Errorf("a float32 scalar for Float64 data: %v, want an error matching ErrInvalidSize", err)
 	}
 
 	// Ranks that call different collectives: an asynchronous error.

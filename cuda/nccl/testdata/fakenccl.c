@@ -235,8 +235,17 @@ static __thread int groupDepth;
 int ncclGroupStart(void) { groupDepth++; return ok; }
 int ncclGroupEnd(void) { if (groupDepth == 0) return invalidUsage; groupDepth--; return ok; }
 
+// A host scalar (ncclScalarHostImmediate) is read during the call, as
+// NCCL documents: its 8 first bytes' worth (by dt's size) land in
+// fakenccl_last_scalar; a device scalar is not read.
+unsigned long long fakenccl_last_scalar;
+static size_t dtSize(int dt) { return dt <= 1 ? 1 : dt <= 3 ? 4 : dt <= 5 ? 8 : dt == 6 || dt == 9 ? 2 : dt == 7 ? 4 : 8; }
 int ncclRedOpCreatePreMulSum(int *op, void *scalar, int dt, int residence, comm *m) {
-	if (!op || !scalar || !valid(m) || (residence != 0 && residence != 1)) return invalidArgument;
+	if (!op || !scalar || !valid(m) || (residence != 0 && residence != 1) || dt < 0 || dt > 9) return invalidArgument;
+	if (residence == 1) {
+		fakenccl_last_scalar = 0;
+		memcpy(&fakenccl_last_scalar, scalar, dtSize(dt));
+	}
 	*op = 5;
 	return ok;
 }
