@@ -82,6 +82,7 @@
 //	templates/trampolines.c.tmpl  render_c.go (renderer.trampolines): each version's trampolines
 //	templates/layout.c.tmpl       render_go.go (renderer.layout): the layout check's C side
 //	templates/bindings.md.tmpl    render.go (renderer.docs): docs/zbindings.md
+//	templates/libraries.md.tmpl   libruntime.go (generation.libraryDocs): docs/zlibraries.md
 //
 // # Function length
 //

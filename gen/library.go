@@ -543,7 +543,7 @@ func (g *generation) libraries(changes map[string][]byte) error {
 			return err
 		}
 	}
-	return nil
+	return g.libraryDocs(changes)
 }
 
 // library renders one library's files into changes.
@@ -583,6 +583,11 @@ func (g *generation) library(cfg *config, changes map[string][]byte) error {
 	}
 	if len(missing) > 0 && len(models) > 0 {
 		models = onlyNew(g.o.Log, cfg, out, missing, models)
+	}
+	if len(missing) > 0 {
+		g.libStale = append(g.libStale, lib.Name)
+	} else {
+		g.libDocs = append(g.libDocs, newLibDoc(cfg, all))
 	}
 	var newest *model // of the newest version that binds lib, of those here
 	for _, m := range all {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 
+	"github.com/cudagen/cudagen/headers"
 	"github.com/dave/jennifer/jen"
 )
 
@@ -270,4 +274,62 @@ func libMissingFile(lib *libraryConf) string {
 		stem, _, _ = strings.Cut(lib.Sonames[majors[0]][0], ".so")
 	}
 	return stem + "-missing.so"
+}
+
+// libDocsFile is the generated reference of the libraries' functions.
+const libDocsFile = "docs/zlibraries.md"
+
+// libDoc is a library's table in libDocsFile: a row per function, a cell
+// per pinned version binding the library.
+type libDoc struct {
+	Name, Package, Header string
+	Versions              []string
+	Rows                  []docRow
+}
+
+// newLibDoc tabulates the functions of all, the models of every version
+// that binds the library, oldest first.
+func newLibDoc(cfg *config, all []*model) libDoc {
+	ms := slices.Clone(all)
+	slices.SortFunc(ms, func(a, b *model) int {
+		if headers.Less(a.Version, b.Version) {
+			return -1
+		}
+		return 1
+	})
+	d := libDoc{Name: cfg.Library.Name, Package: cfg.Package, Header: cfg.Library.Header}
+	index := map[string]int{}
+	for mi, m := range ms {
+		d.Versions = append(d.Versions, m.PinName)
+		for _, f := range m.Funcs {
+			i, ok := index[f.GoName]
+			if !ok {
+				i = len(d.Rows)
+				index[f.GoName] = i
+				d.Rows = append(d.Rows, docRow{Go: f.GoName, Name: f.Base, Cells: slices.Repeat([]string{"–"}, len(ms))})
+			}
+			d.Rows[i].Cells[mi] = "`" + f.Symbol + "`"
+		}
+	}
+	slices.SortFunc(d.Rows, func(a, b docRow) int { return strings.Compare(a.Go, b.Go) })
+	return d
+}
+
+// libraryDocs renders libDocsFile into changes, where every library's
+// headers of every version were here.
+func (g *generation) libraryDocs(changes map[string][]byte) error {
+	if len(g.libStale) > 0 {
+		fmt.Fprintf(g.o.Log, "gen: %s not regenerated: the headers of a pinned version of %s cannot be had here\n", libDocsFile, strings.Join(g.libStale, ", "))
+		return nil
+	}
+	t, err := template.New("libraries.md.tmpl").ParseFiles(filepath.Join(g.o.Templates, "libraries.md.tmpl"))
+	if err != nil {
+		return fmt.Errorf("gen: template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, map[string]any{"Command": strings.TrimPrefix(genCommand, "// "), "DoNotEdit": doNotEdit, "Libs": g.libDocs}); err != nil {
+		return fmt.Errorf("gen: template libraries.md.tmpl: %w", err)
+	}
+	changes[filepath.Join(g.o.Root, libDocsFile)] = b.Bytes()
+	return nil
 }

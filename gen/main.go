@@ -182,6 +182,8 @@ type generation struct {
 	gen       []versionDir      // the versions generated
 	kept      map[string]string // version → why its committed files are kept
 	libsDone  []string          // the libraries' versions generated, for the log
+	libDocs   []libDoc          // the libraries' tables, for docs/zlibraries.md
+	libStale  []string          // the libraries whose headers of a version cannot be had here
 }
 
 // versionDir is a version to generate and its headers' directory.

@@ -68,12 +68,13 @@ if (cd /tmp/gen-out && "$OLDPWD/.gpu/gen" -cuda /usr/local/cuda "${only[@]}" > "
 	# Every generated file must equal the committed one, and none be new or gone.
 	diffs=0
 	pattern='z*.go'; [ ${#only[@]} -gt 0 ] && pattern='z*_cuda13_0*.go'
-	for f in $( (cd /tmp/gen-out && find cuda -type f -name "$pattern"; find cuda -type f -name "$pattern") | sort -u); do
+	docs=""; [ ${#only[@]} -eq 0 ] && docs="docs/zbindings.md docs/zlibraries.md"
+	for f in $( (cd /tmp/gen-out && find cuda -type f -name "$pattern"; find cuda -type f -name "$pattern"; echo $docs) | sort -u); do
 		if cmp -s "/tmp/gen-out/$f" "$f"; then echo "same: $f" >> "$logs/gen.log"; else echo "DIFFERS: $f" | tee -a "$logs/gen.log" >> "$OUT/summary.txt"; diffs=1; fi
 	done
 	n=$(cd /tmp/gen-out && find cuda -type f -name "$pattern" | wc -l)
 	if [ "$diffs" = 0 ] && [ "$n" -gt 0 ]; then
-		log "generator: the $n files ($pattern) made here, 13.0 from /usr/local/cuda, equal the committed ones"
+		log "generator: the $n files ($pattern${docs:+, $docs}) made here, 13.0 from /usr/local/cuda, equal the committed ones"
 	else
 		log "generator: the bindings made here DIFFER from the committed ones ($n files)"; status=1
 	fi
