@@ -110,18 +110,18 @@ func GetLTOIRSize(prog Program) (uint64, error) {
 	return 0, library.NotDeclared("nvrtcGetLTOIRSize", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
 }
 
+// GetOptiXIR calls nvrtcGetOptiXIR, which CUDA 11.8's nvrtc.h does not declare:
+// it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
+// declares it).
+func GetOptiXIR(prog Program) ([]byte, error) {
+	return nil, library.NotDeclared("nvrtcGetOptiXIR", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
+}
+
 // GetOptiXIRSize calls nvrtcGetOptiXIRSize, which CUDA 11.8's nvrtc.h does not
 // declare: it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
 // declares it).
 func GetOptiXIRSize(prog Program) (uint64, error) {
 	return 0, library.NotDeclared("nvrtcGetOptiXIRSize", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
-}
-
-// GetOptiXir calls nvrtcGetOptiXIR, which CUDA 11.8's nvrtc.h does not declare:
-// it returns an error that matches ErrNotSupported (CUDA 12.4, CUDA 13.0
-// declares it).
-func GetOptiXir(prog Program) ([]byte, error) {
-	return nil, library.NotDeclared("nvrtcGetOptiXIR", "CUDA 11.8", "CUDA 12.4, CUDA 13.0")
 }
 
 // GetPCHCreateStatus calls nvrtcGetPCHCreateStatus, which CUDA 11.8's nvrtc.h

@@ -40,8 +40,8 @@ var notDeclaredCalls = []struct {
 }{
 	{"GetLTOIR", func() error { return e2(GetLTOIR(0)) }},
 	{"GetLTOIRSize", func() error { return e2(GetLTOIRSize(0)) }},
+	{"GetOptiXIR", func() error { return e2(GetOptiXIR(0)) }},
 	{"GetOptiXIRSize", func() error { return e2(GetOptiXIRSize(0)) }},
-	{"GetOptiXir", func() error { return e2(GetOptiXir(0)) }},
 	{"GetPCHCreateStatus", func() error { return GetPCHCreateStatus(0) }},
 	{"GetPCHHeapSize", func() error { return e2(GetPCHHeapSize()) }},
 	{"GetPCHHeapSizeRequired", func() error { return e2(GetPCHHeapSizeRequired(0)) }},

@@ -93,7 +93,7 @@ var Functions = []FunctionInfo{
 	{"GetLTOIRSize", "nvrtcGetLTOIRSize", "nvrtcGetLTOIRSize", 2},
 	{"GetLTOIR", "nvrtcGetLTOIR", "nvrtcGetLTOIR", 2},
 	{"GetOptiXIRSize", "nvrtcGetOptiXIRSize", "nvrtcGetOptiXIRSize", 2},
-	{"GetOptiXir", "nvrtcGetOptiXIR", "nvrtcGetOptiXIR", 2},
+	{"GetOptiXIR", "nvrtcGetOptiXIR", "nvrtcGetOptiXIR", 2},
 	{"GetProgramLogSize", "nvrtcGetProgramLogSize", "nvrtcGetProgramLogSize", 2},
 	{"GetProgramLog", "nvrtcGetProgramLog", "nvrtcGetProgramLog", 2},
 	{"AddNameExpression", "nvrtcAddNameExpression", "nvrtcAddNameExpression", 2},

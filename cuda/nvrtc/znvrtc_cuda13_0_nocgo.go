@@ -24,7 +24,7 @@ func GetCUBIN(Program) ([]byte, error)                                  { return
 func GetLTOIRSize(Program) (uint64, error)                              { return 0, errNoCgo }
 func GetLTOIR(Program) ([]byte, error)                                  { return []byte{}, errNoCgo }
 func GetOptiXIRSize(Program) (uint64, error)                            { return 0, errNoCgo }
-func GetOptiXir(Program) ([]byte, error)                                { return []byte{}, errNoCgo }
+func GetOptiXIR(Program) ([]byte, error)                                { return []byte{}, errNoCgo }
 func GetProgramLogSize(Program) (uint64, error)                         { return 0, errNoCgo }
 func GetProgramLog(Program) (string, error)                             { return "", errNoCgo }
 func AddNameExpression(Program, string) error                           { return errNoCgo }

@@ -27,7 +27,7 @@ var noLibraryCalls = []struct {
 	{"GetLTOIRSize", func() error { return e2(GetLTOIRSize(0)) }},
 	{"GetLTOIR", func() error { return e2(GetLTOIR(0)) }},
 	{"GetOptiXIRSize", func() error { return e2(GetOptiXIRSize(0)) }},
-	{"GetOptiXir", func() error { return e2(GetOptiXir(0)) }},
+	{"GetOptiXIR", func() error { return e2(GetOptiXIR(0)) }},
 	{"GetProgramLogSize", func() error { return e2(GetProgramLogSize(0)) }},
 	{"GetProgramLog", func() error { return e2(GetProgramLog(0)) }},
 	{"AddNameExpression", func() error { return AddNameExpression(0, "") }},
