@@ -303,6 +303,40 @@ func preprocessBounded(cfg *config, dir string, texts map[string][]byte) error {
 	return nil
 }
 
+// parseTimeout bounds cc.Translate of a header (the 13.0 pair takes
+// seconds; minutes on a loaded machine): cc's parser can loop without end
+// on some malformed input (FuzzLibraryHeader found one).
+var parseTimeout = 3 * time.Minute
+
+// translateBounded is cc.Translate of sources, stopped by parseTimeout and
+// by a panic of cc's, each an error naming file. A parse stopped by the
+// time limit leaves its goroutine running until the process ends.
+func translateBounded(file string, c *cc.Config, sources []cc.Source) (*cc.AST, error) {
+	type result struct {
+		ast *cc.AST
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("gen: parse %s: the C parser failed on this header (%s): the header is malformed", file, clip([]byte(fmt.Sprint(r))))}
+			}
+		}()
+		ast, err := cc.Translate(c, sources)
+		if err != nil {
+			err = fmt.Errorf("gen: parse %s: %w", file, ccError(err)) // short, no cc-internal locations
+		}
+		done <- result{ast, err}
+	}()
+	select {
+	case r := <-done:
+		return r.ast, r.err
+	case <-time.After(parseTimeout):
+		return nil, fmt.Errorf("gen: parse %s: parsing did not end within %v: the header is malformed (the C parser loops on it)", file, parseTimeout)
+	}
+}
+
 // checkIncludes refuses the #include directives a CUDA header never has and
 // that could nest without end: cuda.h including cuda.h or cudaTypedefs.h,
 // cudaTypedefs.h including itself, a computed #include, or a path (the pair

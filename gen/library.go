@@ -191,13 +191,13 @@ func translateLibrary(cfg *config, dir string) (*source, error) {
 	}
 	c.IncludePaths = append(inc, ccfg.IncludePaths...)
 	c.SysIncludePaths = append(inc, ccfg.SysIncludePaths...)
-	ast, err := cc.Translate(&c, []cc.Source{
+	ast, err := translateBounded(path, &c, []cc.Source{
 		{Name: "<predefined>", Value: ccfg.Predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
 		{Name: path},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gen: parse %s: %w", path, ccError(err))
+		return nil, err
 	}
 	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}, pfns: map[string]*cc.Declarator{}}
 	for _, m := range aliasRe.FindAllSubmatch(text, -1) {

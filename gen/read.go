@@ -75,14 +75,14 @@ func translate(cfg *config, dir string) (*source, error) {
 	}
 	names, probe := probes(cudaH)
 	typedefs := filepath.Join(dir, "cudaTypedefs.h")
-	ast, err := cc.Translate(&c, []cc.Source{
+	ast, err := translateBounded(typedefs, &c, []cc.Source{
 		{Name: "<predefined>", Value: predefined},
 		{Name: "<builtin>", Value: cc.Builtin},
 		{Name: typedefs},
 		{Name: "<cudagen-probe>", Value: probe},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gen: parse %s: %w", typedefs, ccError(err)) // short, no cc-internal locations (headercheck.go)
+		return nil, err
 	}
 	s := &source{dir: dir, ast: ast, probes: map[string]string{}, files: map[string][]string{}, aliasOf: map[string]string{}, pfns: map[string]*cc.Declarator{}}
 	for _, m := range aliasRe.FindAllSubmatch(cudaH, -1) {

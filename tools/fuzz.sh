@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes the generator's parse and model stage (gen's FuzzParseHeaders) for
+# Fuzzes the generator's parse and model stage (gen's FuzzParseHeaders, or
+# the target TARGET names: FuzzLibraryHeader, the libraries' path) for
 # DURATION (a Go duration: 20s, 10m, 30m) and prints a summary: executions,
 # new interesting inputs, crashes. PARALLEL sets the number of fuzzing
 # workers (default: Go's, one per CPU); MINIMIZE the time spent minimizing
 # each new input (default 5s: Go's 60 s default starves the search here,
 # where one execution parses a header, ~20 ms). A crash's input is written under
-# gen/testdata/fuzz/FuzzParseHeaders/ (commit it: it then runs in go test).
+# gen/testdata/fuzz/TARGET/ (commit it: it then runs in go test).
 #   bash tools/fuzz.sh 30m
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,8 @@ par=()
 log=${FUZZLOG:-$(mktemp)}
 [ -z "${FUZZLOG:-}" ] && trap 'rm -f "$log"' EXIT
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-go test ./gen -run '^$' -fuzz '^FuzzParseHeaders$' -fuzztime "$dur" -fuzzminimizetime "${MINIMIZE:-5s}" "${par[@]}" 2>&1 | tee "$log" | grep -E '^fuzz: elapsed: [0-9]+m?[0-9]*s?, execs' | awk 'NR % 10 == 1'
+target=${TARGET:-FuzzParseHeaders}
+go test ./gen -run '^$' -fuzz "^$target\$" -fuzztime "$dur" -fuzzminimizetime "${MINIMIZE:-5s}" "${par[@]}" 2>&1 | tee "$log" | grep -E '^fuzz: elapsed: [0-9]+m?[0-9]*s?, execs' | awk 'NR % 10 == 1'
 rc=${PIPESTATUS[0]}
 last=$(grep -E '^fuzz: elapsed:.*execs:' "$log" | tail -1)
 execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
