@@ -12,7 +12,8 @@ import (
 
 // TestNCCLCollectives runs NCCL over every visible GPU in one process
 // (CommInitAll, one rank per device) on cuda package buffers and streams:
-// all-reduce, broadcast and all-gather in groups, each stream's completion
+// all-reduce, broadcast, all-gather, reduce-scatter and send/recv around
+// the ring in groups, each stream's completion
 // observed through a cuda event, the results checked. One GPU is a clique
 // of one. It needs a GPU and libnccl.so.2 (or CUDAGEN_LIBNCCL).
 func TestNCCLCollectives(t *testing.T) {
@@ -121,5 +122,42 @@ func TestNCCLCollectives(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("NCCL on %d GPU(s): all-reduce, broadcast and all-gather of %d floats checked", n, count)
+	// Reduce-scatter: rank r gets the sum over ranks of block r of the
+	// ranks' count*n values (recv as the source, send's count as the block).
+	for r := range devs {
+		host := make([]float32, count*n)
+		for i := range host {
+			host[i] = float32(r+1) * float32(i%1000)
+		}
+		ok(t, recv[r].CopyFrom(host))
+	}
+	group("reduce-scatter", func(r int) error {
+		return nccl.ReduceScatter(recv[r].Ptr(), send[r].Ptr(), count, nccl.Float32, nccl.Sum, comms[r], streams[r].Handle())
+	})
+	part := make([]float32, count)
+	for r := range devs {
+		ok(t, send[r].CopyTo(part))
+		for _, i := range []int{0, 7, count - 1} {
+			if want := sumOfRanks * float32((r*count+i)%1000); part[i] != want {
+				t.Fatalf("reduce-scatter on rank %d: element %d is %v, want %v", r, i, part[i], want)
+			}
+		}
+	}
+
+	// Send and receive around the ring: rank r sends its block to r+1.
+	for r := range devs {
+		ok(t, send[r].Set(float32(100+r)))
+	}
+	group("send/recv", func(r int) error {
+		return errors.Join(
+			nccl.Send(send[r].Ptr(), count, nccl.Float32, int32((r+1)%n), comms[r], streams[r].Handle()),
+			nccl.Recv(recv[r].Ptr(), count, nccl.Float32, int32((r+n-1)%n), comms[r], streams[r].Handle()))
+	})
+	for r := range devs {
+		ok(t, recv[r].CopyTo(got))
+		if want := float32(100 + (r+n-1)%n); got[0] != want || got[count-1] != want {
+			t.Fatalf("recv on rank %d: %v … %v, want %v from rank %d", r, got[0], got[count-1], want, (r+n-1)%n)
+		}
+	}
+	t.Logf("NCCL on %d GPU(s): all-reduce, broadcast, all-gather, reduce-scatter and send/recv of %d floats checked", n, count)
 }
