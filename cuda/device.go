@@ -65,7 +65,7 @@ type ctxState struct {
 	waits   waitState     // waiter.go; its own lock
 	slow    slowCalls     // lifetime.go: the calls that may wait for GPU work; its own lock
 	staging stagingPool   // memory.go: page-locked memory of asynchronous copies; its own lock
-	peers   sync.Map      // peer.go: the contexts (driver.Context) this one has peer access to
+	peers   sync.Map      // peer.go: the contexts (weak.Pointer[ctxState]) this one has peer access to
 	done    chan struct{} // closed once released (Device.Done)
 }
 

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"weak"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 )
@@ -36,7 +37,9 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // direction. It is idempotent: once on for the pair (of contexts), later
 // calls return true without calling the driver, and a pair enabled by other
 // code (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) counts as on. It stays on
-// while both contexts live.
+// while both contexts live; once either has been released (its last Device
+// closed), a new Device of it needs EnablePeerAccess again, which then
+// calls the driver.
 func (d *Device) EnablePeerAccess(peer *Device) (direct bool, err error) {
 	const op = "enable peer access"
 	if err := enterPeers(op, d, peer); err != nil {
@@ -44,7 +47,10 @@ func (d *Device) EnablePeerAccess(peer *Device) (direct bool, err error) {
 	}
 	defer d.h.Exit()
 	defer peer.h.Exit()
-	if _, on := d.p.peers.Load(peer.p.ctx); on {
+	// Keyed by the peer's context state, weakly: a peer context released
+	// and made again (the same handle, access gone) is another key.
+	key := weak.Make(peer.p)
+	if _, on := d.p.peers.Load(key); on {
 		return true, nil
 	}
 	can, err := driver.DeviceCanAccessPeerCtx(d.p.ctx, d.p.dev, peer.p.dev)
@@ -58,7 +64,7 @@ func (d *Device) EnablePeerAccess(peer *Device) (direct bool, err error) {
 	if err != nil && !errors.Is(err, driver.ErrorPeerAccessAlreadyEnabled) {
 		return false, driverErr(op, err)
 	}
-	d.p.peers.Store(peer.p.ctx, struct{}{})
+	d.p.peers.Store(key, struct{}{})
 	return true, nil
 }
 

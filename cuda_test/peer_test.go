@@ -10,9 +10,10 @@ import (
 
 // TestLayerPeerAccess: between two GPUs, EnablePeerAccess turns access on
 // as CanAccessPeer allows, once per direction (a second call makes no
-// driver call), and buffers then copy both ways on either device's
-// stream, the values checked; one GPU as its own peer, a nil peer and a
-// closed one are refused before the driver is called.
+// driver call; a peer context released and made again needs one), and
+// buffers then copy both ways on either device's stream, the values
+// checked; one GPU as its own peer, a nil peer and a closed one are
+// refused before the driver is called.
 func TestLayerPeerAccess(t *testing.T) {
 	d0 := gpu(t)
 	if n := must[int](t)(cuda.DeviceCount()); n < 2 {
@@ -60,6 +61,22 @@ func TestLayerPeerAccess(t *testing.T) {
 				t.Fatalf("%v after the peer copies: element %d is %d, want %d", b, i, got[i], host[i])
 			}
 		}
+	}
+
+	// Device 1's context released (its last Device closed) and made again:
+	// access from device 0 went with it, and is enabled again.
+	ok(t, b1.Close())
+	ok(t, s1.Close())
+	ok(t, d1.Close())
+	<-d1.Done()
+	d1 = must[*cuda.Device](t)(cuda.GetDevice(1))
+	defer d1.Close()
+	before, _ := fakeCounter("fakecuda_peer_enables")
+	if direct := must[bool](t)(d0.EnablePeerAccess(d1)); direct != can {
+		t.Fatalf("EnablePeerAccess to device 1's new context: direct %v, CanAccessPeer %v", direct, can)
+	}
+	if now, _ := fakeCounter("fakecuda_peer_enables"); fake && can && now != before+1 {
+		t.Errorf("EnablePeerAccess to a peer context made again called cuCtxEnablePeerAccess %d times, want once", now-before)
 	}
 
 	_, err := d0.EnablePeerAccess(d0)

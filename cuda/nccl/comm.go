@@ -302,4 +302,3 @@ func RedOpCreatePreMulSumHost[T Scalar](scalar T, datatype DataType, comm Comm) 
 	*(*T)(p) = scalar
 	return RedOpCreatePreMulSum(DevicePtr(uintptr(p)), datatype, ScalarHostImmediate, comm)
 }
-

@@ -23,4 +23,3 @@ func RedOpCreatePreMulSumHost[T Scalar](_ T, datatype DataType, _ Comm) (RedOp, 
 	}
 	return 0, errNoCgo
 }
-

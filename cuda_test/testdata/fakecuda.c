@@ -96,6 +96,7 @@ long long fakecuda_gated;        // destroys waiting at the gate now
 
 #define MAXDEV 8
 static int ndev = 1;
+static unsigned char peer_on[64][64]; // peer access on, [from][to] device, under mu (cuCtxEnablePeerAccess)
 static int ctx_tag[MAXDEV];  // a context is the address of its device's tag
 static int retained[MAXDEV]; // the primary context's retain count
 static long long dev_busy[MAXDEV]; // when the work queued on the device's context completes
@@ -300,9 +301,12 @@ static CUresult cuDevicePrimaryCtxRelease(int dev) {
 		pthread_mutex_unlock(&mu);
 		sleep_until(__atomic_load_n(&dev_busy[dev], __ATOMIC_RELAXED));
 		pthread_mutex_lock(&mu);
-		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) // not retained again meanwhile
+		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) { // not retained again meanwhile
 			for (int i = 1; i < nused; i++)
 				if (slots[i].kind != FREE && slots[i].dev == dev) release_slot(i);
+			for (int i = 0; i < 64; i++) // its peer access, both ways, goes with it
+				peer_on[dev][i] = peer_on[i][dev] = 0;
+		}
 		if (__atomic_load_n(&retained[dev], __ATOMIC_ACQUIRE) == 0) unload_context(dev);
 	}
 	pthread_mutex_unlock(&mu);
@@ -1456,7 +1460,6 @@ static CUresult cuMemcpyPeerAsync(unsigned long long dst, void *dctx, unsigned l
 // device's live context) turns it on from the current context's device,
 // once: again is PEER_ACCESS_ALREADY_ENABLED (704), as the driver answers.
 long long fakecuda_peer_enables; // cuCtxEnablePeerAccess calls, turning access on or not
-static unsigned char peer_on[64][64];
 static CUresult cuDeviceCanAccessPeer(int *can, int dev, int peer) {
 	if (dev < 0 || dev >= ndev || peer < 0 || peer >= ndev) return INVALID_DEVICE;
 	*can = dev != peer && getenv("FAKECUDA_NO_PEER") == NULL;
