@@ -3,7 +3,6 @@
 package gputest
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda"
@@ -23,26 +22,8 @@ const multiRounds = 20
 // bench/multigpu/torch_allreduce.py report it). The first collective's
 // result is checked.
 func BenchmarkNCCLAllReduce(b *testing.B) {
-	gpu(b)
-	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
-		b.Skipf("skipping: no NCCL on this machine: %v", err)
-	}
-	n := must[int](b)(cuda.DeviceCount())
-	devs := make([]*cuda.Device, n)
-	streams := make([]*cuda.Stream, n)
-	for i := range devs {
-		devs[i] = must[*cuda.Device](b)(cuda.GetDevice(i))
-		defer devs[i].Close()
-		streams[i] = must[*cuda.Stream](b)(devs[i].NewStream())
-		defer streams[i].Close()
-	}
-	comms := make([]nccl.Comm, n)
-	ok(b, nccl.CommInitAll(comms, nil))
-	defer func() {
-		for _, c := range comms {
-			ok(b, nccl.CommDestroy(c))
-		}
-	}()
+	devs, streams, comms := ncclClique(b)
+	n := len(devs)
 	start := must[*cuda.Event](b)(devs[0].NewEvent(cuda.EventOptions{Timing: true}))
 	defer start.Close()
 	end := must[*cuda.Event](b)(devs[0].NewEvent(cuda.EventOptions{Timing: true}))

@@ -17,26 +17,8 @@ import (
 // observed through a cuda event, the results checked. One GPU is a clique
 // of one. It needs a GPU and libnccl.so.2 (or CUDAGEN_LIBNCCL).
 func TestNCCLCollectives(t *testing.T) {
-	gpu(t)
-	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
-		t.Skipf("skipping: no NCCL on this machine: %v", err)
-	}
-	n := must[int](t)(cuda.DeviceCount())
-	devs := make([]*cuda.Device, n)
-	streams := make([]*cuda.Stream, n)
-	for i := range devs {
-		devs[i] = must[*cuda.Device](t)(cuda.GetDevice(i))
-		defer devs[i].Close()
-		streams[i] = must[*cuda.Stream](t)(devs[i].NewStream())
-		defer streams[i].Close()
-	}
-	comms := make([]nccl.Comm, n)
-	ok(t, nccl.CommInitAll(comms, nil))
-	defer func() {
-		for _, c := range comms {
-			ok(t, nccl.CommDestroy(c))
-		}
-	}()
+	devs, streams, comms := ncclClique(t)
+	n := len(devs)
 	for r, c := range comms {
 		rank := must[int32](t)(nccl.CommUserRank(c))
 		dev := must[int32](t)(nccl.CommCuDevice(c))
@@ -161,3 +143,31 @@ func TestNCCLCollectives(t *testing.T) {
 	}
 	t.Logf("NCCL on %d GPU(s): all-reduce, broadcast, all-gather, reduce-scatter and send/recv of %d floats checked", n, count)
 }
+
+// ncclClique opens every visible GPU, a stream on each and a communicator
+// over them all (CommInitAll), closed at the end of tb; it skips without
+// NCCL or a GPU.
+func ncclClique(tb testing.TB) (devs []*cuda.Device, streams []*cuda.Stream, comms []nccl.Comm) {
+	gpu(tb)
+	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
+		tb.Skipf("skipping: no NCCL on this machine: %v", err)
+	}
+	n := must[int](tb)(cuda.DeviceCount())
+	devs = make([]*cuda.Device, n)
+	streams = make([]*cuda.Stream, n)
+	for i := range devs {
+		devs[i] = must[*cuda.Device](tb)(cuda.GetDevice(i))
+		tb.Cleanup(func() { devs[i].Close() })
+		streams[i] = must[*cuda.Stream](tb)(devs[i].NewStream())
+		tb.Cleanup(func() { streams[i].Close() })
+	}
+	comms = make([]nccl.Comm, n)
+	ok(tb, nccl.CommInitAll(comms, nil))
+	tb.Cleanup(func() {
+		for _, c := range comms {
+			ok(tb, nccl.CommDestroy(c))
+		}
+	})
+	return devs, streams, comms
+}
+
