@@ -170,4 +170,3 @@ func ncclClique(tb testing.TB) (devs []*cuda.Device, streams []*cuda.Stream, com
 	})
 	return devs, streams, comms
 }
-
