@@ -240,6 +240,25 @@ func TestLayerWaitScale(t *testing.T) {
 			cancelled[i] = c
 		}
 		waves[w].Wait()
+		if w > 0 && time.Since(t0) > work && slices.ContainsFunc(errs[w*wave:(w+1)*wave], func(err error) bool { return err == nil }) {
+			// The work ended before this wave was cancelled (the machine
+			// stalled for seconds): its Waits may rightly return nil, and
+			// the later waves prove nothing more. The waves before it did.
+			if done, _ := events[0].Query(); done {
+				t.Logf("the work (%v) ended before wave %d of %d was cancelled, %v after it was queued: waves 0 to %d checked",
+					work, w, len(waves), time.Since(t0).Round(time.Millisecond), w-1)
+				for v := w + 1; v < len(waves); v++ { // their Waits end too: let them, before the test does
+					waveCancel[v]()
+					for i := v * wave; i < (v+1)*wave; i++ {
+						if cancels[i] != nil {
+							cancels[i]()
+						}
+					}
+					waves[v].Wait()
+				}
+				return
+			}
+		}
 		wl := make([]time.Duration, 0, wave)
 		for i := w * wave; i < (w+1)*wave; i++ {
 			if !errors.Is(errs[i], context.Canceled) {
