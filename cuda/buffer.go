@@ -237,15 +237,17 @@ func bytesOf[T any](s []T) []byte {
 }
 
 // CopyFrom copies src, which must hold Len values, from host memory into
-// the buffer (cuMemcpyHtoD), and returns once the values are in device
-// memory, so that work queued afterwards on any stream reads them; Go
-// memory is not kept. From pageable memory the driver's copy returns once
-// src is staged, before the transfer ends: CopyFrom then waits for the
-// legacy default stream, which the copy runs on. The copy starts after the
-// work queued before on the context's blocking streams (DefaultStream,
-// StreamOptions.Blocking), not after work on non-blocking streams
-// (NewStream's default): synchronise those first. A length other than Len
-// is refused with ErrMismatch before the driver is called.
+// the buffer, and returns once the values are in device memory, so that
+// work queued afterwards on any stream reads them; Go memory is not kept.
+// The values travel through page-locked staging memory of the context's
+// (see CopyFromAsync), in chunks of 8 MiB: while the copy engine transfers
+// one (cuMemcpyHtoDAsync), up to 8 goroutines (GOMAXPROCS at most) copy
+// the next one in, each of at least 1 MiB; they end before CopyFrom
+// returns. The transfers run on the legacy default stream: the copy starts
+// after the work queued before on the context's blocking streams
+// (DefaultStream, StreamOptions.Blocking), not after work on non-blocking
+// streams (NewStream's default): synchronise those first. A length other
+// than Len is refused with ErrMismatch before the driver is called.
 func (b *Buffer[T]) CopyFrom(src []T) error {
 	const op = "copy to device"
 	if err := b.enter(op); err != nil {
@@ -258,18 +260,18 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	if err := driver.MemcpyHtoDCtx(b.p.ctx, b.ptr, bytesOf(src)); err != nil {
-		return driverErr(op, err)
-	}
-	return driverErr(op+" (wait for the copy)", driver.StreamSynchronizeCtx(b.p.ctx, 0))
+	return b.p.copyHtoD(op, b.ptr, bytesOf(src))
 }
 
-// CopyTo copies the buffer's values into dst, which must hold Len values
-// (cuMemcpyDtoH), and returns once they are there. Like CopyFrom it runs on
-// the legacy default stream: it waits for the work queued before on the
-// context's blocking streams, not for work on non-blocking streams
-// (NewStream's default): synchronise those first. A length other than Len
-// is refused with ErrMismatch before the driver is called.
+// CopyTo copies the buffer's values into dst, which must hold Len values,
+// and returns once they are there. The values travel as CopyFrom's do,
+// the other way: up to 3 transfers of 8 MiB (cuMemcpyDtoHAsync) are queued
+// ahead of the chunk that goroutines copy out of staging memory. Like
+// CopyFrom it runs on the legacy default stream: it waits for the work
+// queued before on the context's blocking streams, not for work on
+// non-blocking streams (NewStream's default): synchronise those first. A
+// length other than Len is refused with ErrMismatch before the driver is
+// called.
 func (b *Buffer[T]) CopyTo(dst []T) error {
 	const op = "copy from device"
 	if err := b.enter(op); err != nil {
@@ -282,7 +284,7 @@ func (b *Buffer[T]) CopyTo(dst []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	return driverErr(op, driver.MemcpyDtoHCtx(b.p.ctx, bytesOf(dst), b.ptr))
+	return b.p.copyDtoH(op, bytesOf(dst), b.ptr)
 }
 
 func (b *Buffer[T]) lengthErr(op, name string, n int) error {

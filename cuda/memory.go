@@ -194,7 +194,7 @@ func (b *Buffer[T]) CopyFromAsync(s *Stream, src []T) error {
 	if err != nil {
 		return err
 	}
-	copy(st.p.Bytes(len(data)), data)
+	parallelCopy(st.p.Bytes(len(data)), data)
 	if err := driver.MemcpyHtoDAsyncCtx(b.p.ctx, b.ptr, st.p, uint64(len(data)), s.h); err != nil {
 		b.p.unstage(st)
 		return driverErr(op, err)
@@ -239,7 +239,7 @@ func (b *Buffer[T]) CopyToAsync(s *Stream, dst []T) error {
 	}
 	p := b.p
 	if err := driver.LaunchHostFuncGoCtx(p.ctx, s.h, func() {
-		copy(data, st.p.Bytes(len(data)))
+		parallelCopy(data, st.p.Bytes(len(data)))
 		p.unstage(st) // no driver call: a host function must make none
 	}); err != nil {
 		p.unstageAfter(st, s.h)

@@ -161,6 +161,60 @@ func TestLayerBufferSet(t *testing.T) {
 	isErr(t, "Set of a closed view", v.Set(1), cuda.ErrClosed)
 }
 
+// CopyFrom and CopyTo of more than their staging memory holds (chunks of
+// 8 MiB, three in flight) carry every value both ways, the last, partial
+// chunk included: checked against the asynchronous copies, which stage the
+// whole slice at once. CopyTo waits for each chunk's transfer before it
+// copies the chunk out.
+func TestLayerBufferStagedCopy(t *testing.T) {
+	dev := gpu(t)
+	const chunk = 8 << 20 / 8       // uint64s in a chunk
+	const n = 7*chunk + chunk/3 + 5 // 8 chunks, the last partial
+	host := make([]uint64, n)
+	for i := range host {
+		host[i] = uint64(i)*0x9E3779B97F4A7C15 + 1
+	}
+	b := must[*cuda.Buffer[uint64]](t)(cuda.Alloc[uint64](dev, n))
+	defer b.Close()
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	check := func(what string, got []uint64) {
+		t.Helper()
+		for i := range got {
+			if got[i] != host[i] {
+				t.Fatalf("%s: value %d of %d (chunk %d) is %#x, want %#x", what, i, n, i/chunk, got[i], host[i])
+			}
+		}
+	}
+	syncs0, fake := fakeCounter("fakecuda_event_syncs")
+	ok(t, b.CopyFrom(host))
+	got := make([]uint64, n)
+	ok(t, b.CopyToAsync(s, got))
+	ok(t, s.Sync())
+	check("CopyFrom, then CopyToAsync", got)
+
+	clear(got)
+	ok(t, b.Set(0))
+	ok(t, b.CopyFromAsync(s, host))
+	ok(t, s.Sync())
+	syncs1, _ := fakeCounter("fakecuda_event_syncs")
+	ok(t, b.CopyTo(got))
+	check("CopyFromAsync, then CopyTo", got)
+	if syncs2, _ := fakeCounter("fakecuda_event_syncs"); fake && (syncs2-syncs1 < 8 || syncs1-syncs0 < 1) {
+		t.Errorf("CopyTo of 8 chunks waited for %d events, want one per chunk; CopyFrom for %d, want at least one", syncs2-syncs1, syncs1-syncs0)
+	}
+
+	// A view at an odd offset: its chunks start there.
+	v := must[*cuda.Buffer[uint64]](t)(b.Slice(3, n-2))
+	clear(got)
+	ok(t, v.CopyTo(got[3:n-2]))
+	for i := 3; i < n-2; i++ {
+		if got[i] != host[i] {
+			t.Fatalf("a view's CopyTo: value %d is %#x, want %#x", i, got[i], host[i])
+		}
+	}
+}
+
 // The asynchronous copies go through the package's page-locked staging
 // memory: the caller's source slice may change as soon as CopyFromAsync
 // returns, the destination holds the values once the stream's work is

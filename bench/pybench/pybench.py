@@ -413,7 +413,10 @@ extern "C" __global__ void add_one(float *p, unsigned n) {
 def run_compile(n):
     """cuda.core's Program compiling COMPILE_SRC to PTX N times: the median
     and each compile's microseconds (BenchmarkCompile's figure beside it)."""
-    from cuda.core.experimental import Device, Program, ProgramOptions
+    try:
+        from cuda.core import Device, Program, ProgramOptions
+    except ImportError:  # cuda.core before 0.4
+        from cuda.core.experimental import Device, Program, ProgramOptions
     dev = Device()
     dev.set_current()
     arch = "sm_" + "".join(str(x) for x in dev.compute_capability)
