@@ -32,7 +32,13 @@ func TestCompileLTO(t *testing.T) {
 	d := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
 	major := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, d))
 	minor := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, d))
-	h := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
+	h, err := nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"})
+	if errors.Is(err, nvjitlink.ErrNotSupported) {
+		// nvJitLink exports each toolkit's entry points under its
+		// version (__nvJitLinkCreate_12_4): a newer library lacks them.
+		t.Skipf("skipping: the loaded nvJitLink lacks this build's entry points: %v", err)
+	}
+	ok(t, err)
 	defer func() { ok(t, nvjitlink.Destroy(&h)) }()
 	ok(t, nvjitlink.AddData(h, nvjitlink.InputLTOIR, p.Image, "add_one.ltoir"))
 	ok(t, nvjitlink.Complete(h))
