@@ -171,6 +171,11 @@ func (l *Library) Missing(p *Proc, pin string) error {
 	if err != nil {
 		return err
 	}
+	if p.symbol != p.name {
+		// A versioned symbol (nvJitLink's __nvJitLinkCreate_12_4): a
+		// library of another major version lacks it.
+		return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s from %s or a newer release of its major version (a library exports the versioned entry points of its own major version only), or build with the tag of the loaded library's toolkit", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, pin)
+	}
 	return fmt.Errorf("cuda: %s: the loaded %s (%s) does not export %s: %w; install %s from %s or newer", p.name, l.Name, path, p.symbol, ErrNotSupported, l.Name, pin)
 }
 
