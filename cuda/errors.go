@@ -116,6 +116,12 @@ func driverErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	return wrapDriverErr(op, err)
+}
+
+// wrapDriverErr is driverErr of an error, apart so that driverErr inlines
+// (every call's success path).
+func wrapDriverErr(op string, err error) error {
 	var r driver.Result
 	if errors.As(err, &r) {
 		return &Error{Op: op, Detail: r.Description(), Fix: fixFor(r), Err: r}

@@ -52,9 +52,8 @@ func Linear(n, block int) LaunchConfig {
 
 // dims are c's grid and block with each 0 dimension made 1.
 func (c LaunchConfig) dims() (grid, block Dim3) {
-	one := func(v uint32) uint32 { return max(v, 1) }
-	return Dim3{X: one(c.Grid.X), Y: one(c.Grid.Y), Z: one(c.Grid.Z)},
-		Dim3{X: one(c.Block.X), Y: one(c.Block.Y), Z: one(c.Block.Z)}
+	return Dim3{X: max(c.Grid.X, 1), Y: max(c.Grid.Y, 1), Z: max(c.Grid.Z, 1)},
+		Dim3{X: max(c.Block.X, 1), Y: max(c.Block.Y, 1), Z: max(c.Block.Z, 1)}
 }
 
 // Launch queues the kernel k on s with the configuration cfg and args, one
@@ -80,12 +79,15 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if k == nil || k.m == nil {
 		return invalidErr(op, "kernel")
 	}
-	if err := s.enter(op); err != nil {
-		return err
+	// Counted in on the stream and the kernel's module (operand.enter,
+	// inlined).
+	so, mo := s.operand("stream"), k.m.operand("kernel's module")
+	if !so.in() {
+		return so.enterErr(op)
 	}
 	defer s.r.Exit()
-	if err := k.m.operand("kernel's module").enter(op); err != nil {
-		return err
+	if !mo.in() {
+		return mo.enterErr(op)
 	}
 	defer k.m.r.Exit()
 	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {

@@ -13,8 +13,9 @@ import (
 
 // BenchmarkComputeSideBySide compares, in one process over interleaved
 // blocks, launches of an empty kernel of 4 64-bit arguments: from C through
-// cuLaunchKernel's entry point (the floor), driver.LaunchArgs, the
-// package's Stream.Launch, a PreparedLaunch with one argument Set before
+// cuLaunchKernel's entry point (the floor), driver.LaunchArgs,
+// driver.LaunchArgsOfCtx (the context made current in the call, as the
+// package does), the package's Stream.Launch, a PreparedLaunch with one argument Set before
 // each launch, and a graph of 100 of those launches replayed (per kernel).
 // It reports the medians per launch, Launch's excess over LaunchArgs, the
 // prepared launch's over C, and the graph's cost per kernel over C's per
@@ -30,7 +31,8 @@ func BenchmarkComputeSideBySide(b *testing.B) {
 	entry := must[uintptr](b)(driver.Lookup("cuLaunchKernel", 4000))
 	runtime.LockOSThread() // the C loop and the Go loops on one thread, the context current
 	defer runtime.UnlockOSThread()
-	ok(b, driver.CtxSetCurrent(dev.Context()))
+	ctx := dev.Context()
+	ok(b, driver.CtxSetCurrent(ctx))
 	const block, rounds, graphKernels = 400, 25, 100
 	one := driver.Dim3{X: 1, Y: 1, Z: 1}
 	var v [4]uint64
@@ -52,6 +54,11 @@ func BenchmarkComputeSideBySide(b *testing.B) {
 				_ = driver.LaunchArgs(k.Handle(), one, one, 0, s.Handle(), v[0], v[1], v[2], v[3])
 			}
 		},
+		"LaunchArgsCtx": func() {
+			for i := 0; i < block; i++ {
+				_ = driver.LaunchArgsOfCtx(ctx, k.Handle(), one, one, 0, s.Handle(), driver.Arg(v[0]), driver.Arg(v[1]), driver.Arg(v[2]), driver.Arg(v[3]))
+			}
+		},
 		"Launch": func() {
 			for i := 0; i < block; i++ {
 				_ = s.Launch(k, cuda.LaunchConfig{}, driver.Arg(v[0]), driver.Arg(v[1]), driver.Arg(v[2]), driver.Arg(v[3]))
@@ -69,7 +76,7 @@ func BenchmarkComputeSideBySide(b *testing.B) {
 			}
 		},
 	}
-	order := []string{"LaunchArgs", "Launch", "Prepared", "Graph"}
+	order := []string{"LaunchArgs", "LaunchArgsCtx", "Launch", "Prepared", "Graph"}
 	var cNs []float64
 	ns := map[string][]float64{}
 	allocs := map[string]float64{}
@@ -111,9 +118,11 @@ func BenchmarkComputeSideBySide(b *testing.B) {
 		b.ReportMetric(allocs[name], name+"-allocs/launch")
 	}
 	b.ReportMetric(diff(ns["Launch"], ns["LaunchArgs"]), "Launch-over-LaunchArgs-ns")
+	b.ReportMetric(diff(ns["LaunchArgsCtx"], ns["LaunchArgs"]), "Ctx-over-LaunchArgs-ns")
+	b.ReportMetric(diff(ns["Launch"], ns["LaunchArgsCtx"]), "Launch-over-LaunchArgsCtx-ns")
 	b.ReportMetric(diff(ns["Prepared"], cNs), "Prepared-over-C-ns")
 	b.ReportMetric(median(ns["Graph"])/c, "Graph-per-kernel/C-launch")
-	b.Logf("%d rounds of %d launches (the graph: %d kernels per launch): C %.0f ns, LaunchArgs %.0f, Launch %.0f (+%.0f over LaunchArgs), Prepared %.0f (+%.0f over C), graph %.0f per kernel (%.2f of C's); allocs per launch %v",
-		rounds, block, graphKernels, c, median(ns["LaunchArgs"]), median(ns["Launch"]), diff(ns["Launch"], ns["LaunchArgs"]),
+	b.Logf("%d rounds of %d launches (the graph: %d kernels per launch): C %.0f ns, LaunchArgs %.0f, LaunchArgsOfCtx %.0f (+%.0f), Launch %.0f (+%.0f over LaunchArgs), Prepared %.0f (+%.0f over C), graph %.0f per kernel (%.2f of C's); allocs per launch %v",
+		rounds, block, graphKernels, c, median(ns["LaunchArgs"]), median(ns["LaunchArgsCtx"]), diff(ns["LaunchArgsCtx"], ns["LaunchArgs"]), median(ns["Launch"]), diff(ns["Launch"], ns["LaunchArgs"]),
 		median(ns["Prepared"]), diff(ns["Prepared"], cNs), median(ns["Graph"]), median(ns["Graph"])/c, allocs)
 }
