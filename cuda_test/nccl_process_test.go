@@ -29,9 +29,13 @@ const (
 // launched by a scheduler do: the parent makes the unique ID and hands it
 // to each rank as text in its environment; each rank creates its
 // communicator on its device (CommInitRank with the Device's context),
-// all-reduces and broadcasts on a cuda package buffer and stream, checks
-// the values and destroys the communicator. A rank that fails ends the
-// others (they are killed, not left waiting in NCCL for it).
+// all-reduces 1 KiB to 1 GiB and broadcasts on cuda package buffers and a
+// stream, checks every value and destroys the communicator. Rank 0 times
+// each size's all-reduce by events (multiRounds rounds after 2 warm-ups),
+// logged as `allreduce goproc bytes=N ranks=R round=I us=T algbw=A busbw=B`
+// for bench/multigpu/run.sh, beside BenchmarkNCCLAllReduce's one process.
+// A rank that fails ends the others (they are killed, not left waiting in
+// NCCL for it).
 func TestNCCLRankPerProcess(t *testing.T) {
 	if os.Getenv(ncclRankEnv) != "" {
 		ncclRank(t)
@@ -67,7 +71,12 @@ func TestNCCLRankPerProcess(t *testing.T) {
 			t.Errorf("rank %d: %v\n%s", r, errs[r], outs[r].String())
 		}
 	}
-	t.Logf("%d rank processes: all-reduce and broadcast checked on each", n)
+	for line := range strings.Lines(outs[0].String()) {
+		if _, timing, found := strings.Cut(line, ": allreduce goproc "); found {
+			t.Log("allreduce goproc " + strings.TrimSpace(timing))
+		}
+	}
+	t.Logf("%d rank processes: all-reduce of 1 KiB to 1 GiB and broadcast checked on each", n)
 }
 
 // ncclRank is one rank's process of TestNCCLRankPerProcess.
@@ -82,17 +91,50 @@ func ncclRank(t *testing.T) {
 	defer s.Close()
 	comm := must[nccl.Comm](t)(nccl.CommInitRank(dev.Context(), int32(n), id, int32(rank)))
 	defer func() { ok(t, nccl.CommDestroy(comm)) }()
+	start := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
+	defer start.Close()
+	end := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
+	defer end.Close()
+	for _, bytes := range []int{1 << 10, 1 << 20, 64 << 20, 1 << 30} {
+		count := bytes / 4
+		buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, count))
+		allReduce := func() {
+			ok(t, nccl.AllReduce(buf.Ptr(), buf.Ptr(), uint64(count), nccl.Float32, nccl.Sum, comm, s.Handle()))
+		}
+		// Every value of the first sum is checked; the timed rounds
+		// sum sums.
+		host := make([]float32, count)
+		for i := range host {
+			host[i] = float32(rank + 1 + i%7)
+		}
+		ok(t, buf.CopyFrom(host))
+		allReduce()
+		ok(t, s.Sync())
+		ok(t, buf.CopyTo(host))
+		for i, v := range host {
+			if want := float32(n*(n+1)/2 + n*(i%7)); v != want {
+				t.Fatalf("rank %d: all-reduce of %d bytes: value %d is %v, want %v", rank, bytes, i, v, want)
+			}
+		}
+		allReduce()
+		ok(t, s.Sync())
+		for round := range multiRounds {
+			ok(t, start.Record(s))
+			allReduce()
+			ok(t, end.Record(s))
+			ok(t, s.Sync())
+			if rank == 0 {
+				d := must[float64](t)(elapsedSeconds(end, start))
+				alg := float64(bytes) / d / 1e9
+				t.Logf("allreduce goproc bytes=%d ranks=%d round=%d us=%.2f algbw=%.3f busbw=%.3f", bytes, n, round, d*1e6, alg, alg*2*float64(n-1)/float64(n))
+			}
+		}
+		ok(t, buf.Close())
+	}
 	const count = 1 << 20
 	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, count))
 	defer buf.Close()
-	ok(t, buf.Set(float32(rank+1)))
-	ok(t, nccl.AllReduce(buf.Ptr(), buf.Ptr(), count, nccl.Float32, nccl.Sum, comm, s.Handle()))
-	ok(t, s.Sync())
 	got := make([]float32, count)
-	ok(t, buf.CopyTo(got))
-	if want := float32(n * (n + 1) / 2); got[0] != want || got[count-1] != want {
-		t.Fatalf("rank %d: all-reduce gave %v … %v, want %v", rank, got[0], got[count-1], want)
-	}
 	ok(t, buf.Set(float32(rank+10)))
 	ok(t, nccl.Broadcast(buf.Ptr(), buf.Ptr(), count, nccl.Float32, int32(n-1), comm, s.Handle()))
 	ok(t, s.Sync())

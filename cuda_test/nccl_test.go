@@ -3,8 +3,10 @@
 package gputest
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/nccl"
@@ -169,4 +171,68 @@ func ncclClique(tb testing.TB) (devs []*cuda.Device, streams []*cuda.Stream, com
 		}
 	})
 	return devs, streams, comms
+}
+
+// A collective that can never complete (rank 1 never joins rank 0's
+// all-reduce) keeps rank 0's stream busy until the communicator is
+// aborted when a context ends, as ExampleCommAbort_context does: then the
+// stream's work ends, its Sync returns, and the device goes on working.
+// Rank 1's communicator is aborted too (a destroy could wait for rank 0).
+func TestNCCLAbortHungCollective(t *testing.T) {
+	gpu(t)
+	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
+		t.Skipf("skipping: no NCCL on this machine: %v", err)
+	}
+	if n := must[int](t)(cuda.DeviceCount()); n < 2 {
+		t.Skipf("skipping: needs 2 GPUs, and this machine has %d", n)
+	}
+	devs := make([]*cuda.Device, 2)
+	for i := range devs {
+		devs[i] = must[*cuda.Device](t)(cuda.GetDevice(i))
+		defer devs[i].Close()
+	}
+	s := must[*cuda.Stream](t)(devs[0].NewStream())
+	defer s.Close()
+	comms := make([]nccl.Comm, 2)
+	ok(t, nccl.CommInitAll(comms, []int32{0, 1}))
+	defer func() { ok(t, nccl.CommAbort(comms[1])) }()
+	const count = 1 << 20
+	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](devs[0], count))
+	defer buf.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	aborted := make(chan error, 1)
+	stop := context.AfterFunc(ctx, func() { aborted <- nccl.CommAbort(comms[0]) })
+	ok(t, nccl.AllReduce(buf.Ptr(), buf.Ptr(), count, nccl.Float32, nccl.Sum, comms[0], s.Handle()))
+	if done := must[bool](t)(s.Query()); done {
+		t.Fatal("an all-reduce that rank 1 never joined completed")
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- s.Sync() }()
+	cancel() // giving up on the collective
+	select {
+	case err := <-aborted:
+		ok(t, err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("CommAbort of a communicator in a hung collective did not return in 2 minutes")
+	}
+	if stop() {
+		t.Fatal("context.AfterFunc's stop reported the abort not run")
+	}
+	select {
+	case err := <-synced:
+		t.Logf("the stream's Sync after the abort: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the stream of the aborted collective did not complete in 2 minutes")
+	}
+	// The device works on: a new stream sets and reads a buffer.
+	s2 := must[*cuda.Stream](t)(devs[0].NewStream())
+	defer s2.Close()
+	ok(t, buf.SetAsync(s2, 3))
+	ok(t, s2.Sync())
+	got := make([]float32, count)
+	ok(t, buf.CopyTo(got))
+	if got[0] != 3 || got[count-1] != 3 {
+		t.Fatalf("after the abort, the buffer holds %v … %v, want 3", got[0], got[count-1])
+	}
 }

@@ -6,7 +6,8 @@
 #   bash bench/multigpu/run.sh
 # The Go side is .gpu/cuda_test.multigpu.test, built where Go is:
 #   go test -c -o .gpu/cuda_test.multigpu.test ./cuda_test
-# ROUNDS (3) rounds of Go, C and torch, each its own process, the order
+# ROUNDS (3) rounds of Go (all ranks in one process, and a process per GPU:
+# TestNCCLRankPerProcess), C and torch, each its own run, the order
 # rotated every round. Output in OUT (/tmp/multigpu-out): raw-<what>-<round>.log,
 # lines.txt (the result lines of every run) and summary.txt (the medians
 # over all rounds and the ratios of Go to torch and to C). PY is the Python
@@ -85,16 +86,17 @@ run_one() {
 	case $1 in
 	go) [ $havego = 1 ] && step go "$2" "$gobin" -test.run '^$' \
 		-test.bench '^(BenchmarkNCCLAllReduce|BenchmarkPeerCopy)$' -test.benchtime 1x -test.v ;;
+	goproc) [ $havego = 1 ] && step goproc "$2" "$gobin" -test.run '^TestNCCLRankPerProcess$' -test.v ;;
 	c) [ $havec = 1 ] && step c "$2" /tmp/peercopy ;;
 	torch) [ $havepy = 1 ] && step torch "$2" "$PY" bench/multigpu/torch_allreduce.py ;;
 	esac
 	return 0
 }
 
-impls=(go c torch)
+impls=(go goproc c torch)
 for r in $(seq 1 "$ROUNDS"); do
-	for j in 0 1 2; do
-		run_one "${impls[$(((r - 1 + j) % 3))]}" "$r"
+	for j in 0 1 2 3; do
+		run_one "${impls[$(((r - 1 + j) % 4))]}" "$r"
 	done
 done
 
@@ -136,8 +138,9 @@ done
 				rk = ((b, "go") in ranks) ? ranks[b, "go"] : ranks[b, "torch"]
 				if (((b, "go") in ranks) && ((b, "torch") in ranks) && ranks[b, "go"] != ranks[b, "torch"])
 					rk = "go " ranks[b, "go"] ", torch " ranks[b, "torch"]
-				printf "allreduce bytes=%s ranks=%s: go busbw %s GB/s, torch %s GB/s, go/torch %s (lines: go %d, torch %d)\n",
-					b, rk, med(g), med(t), ratio(g, t), cnt[g], cnt[t]
+				gp = "allreduce" SUBSEP "goproc" SUBSEP b
+				printf "allreduce bytes=%s ranks=%s: go busbw %s GB/s (one process), %s (a process per GPU), torch %s GB/s, go/torch %s and %s (lines: go %d and %d, torch %d)\n",
+					b, rk, med(g), med(gp), med(t), ratio(g, t), ratio(gp, t), cnt[g], cnt[gp], cnt[t]
 			}
 			sortsizes("peercopy")
 			for (i = 1; i <= nb["peercopy"]; i++) {
