@@ -32,6 +32,17 @@ type LaunchConfig struct {
 	// matches driver.ErrorNotSupported, and the grid must fit on the device
 	// at once, else driver.ErrorCooperativeLaunchTooLarge.
 	Cooperative bool
+	// Cluster groups the grid's blocks into clusters of this many blocks
+	// (thread block clusters: devices of compute capability 9.0 and later),
+	// whose blocks run at once on one GPU processing cluster and share
+	// their shared memory; the zero value launches without clusters, and a
+	// dimension left 0 otherwise counts as 1. The grid must be a multiple of
+	// it in each dimension (else ErrInvalidOptions, before the driver is
+	// called). The launch goes through cuLaunchKernelEx with the
+	// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute; a device or kernel
+	// without clusters, or a cluster larger than it takes (8 blocks are
+	// portable), gets the driver's error.
+	Cluster Dim3
 }
 
 // Linear is the configuration of a one-dimensional launch over n elements:
@@ -50,6 +61,15 @@ func Linear(n, block int) LaunchConfig {
 	return LaunchConfig{Grid: Dim3{X: uint32(min(g, math.MaxUint32))}, Block: Dim3{X: b}}
 }
 
+// cluster is c's cluster shape with each 0 dimension made 1, or the zero
+// Dim3 for a launch without clusters.
+func (c LaunchConfig) cluster() Dim3 {
+	if c.Cluster == (Dim3{}) {
+		return Dim3{}
+	}
+	return Dim3{X: max(c.Cluster.X, 1), Y: max(c.Cluster.Y, 1), Z: max(c.Cluster.Z, 1)}
+}
+
 // dims are c's grid and block with each 0 dimension made 1.
 func (c LaunchConfig) dims() (grid, block Dim3) {
 	return Dim3{X: max(c.Grid.X, 1), Y: max(c.Grid.Y, 1), Z: max(c.Grid.Z, 1)},
@@ -59,14 +79,16 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // Launch queues the kernel k on s with the configuration cfg and args, one
 // per kernel parameter in order (driver.Arg for a number or a DevicePtr,
 // driver.ArgStruct for a struct or an array, Buffer.Arg for a buffer),
-// through cuLaunchKernel (cuLaunchCooperativeKernel for a cfg.Cooperative). The values are copied during the call; Go memory
-// is never kept. k must be of s's context (a module loaded on s's device),
+// through cuLaunchKernel (cuLaunchCooperativeKernel for a
+// cfg.Cooperative, cuLaunchKernelEx for a cfg.Cluster). The values are
+// copied during the call; Go memory is never kept. k must be of s's context (a module loaded on s's device),
 // else the error matches ErrWrongDevice.
 //
 // Before the driver is called, Launch refuses, with an error saying which:
 // a block of more threads than the kernel takes
 // (KernelAttributes.MaxThreadsPerBlock), a negative SharedMem or one over
-// the 32-bit range (ErrInvalidOptions); a zero KernelArg (ErrInvalid) or
+// the 32-bit range, a grid that is not a whole number of clusters
+// (ErrInvalidOptions); a zero KernelArg (ErrInvalid) or
 // one holding Go pointers (ErrInvalidType); and, where the driver told the
 // kernel's parameters (Kernel.Params), a number of arguments other than
 // the kernel's parameters, or an argument whose size is not its
@@ -95,7 +117,7 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
 	grid, block := cfg.dims()
-	if err := k.checkConfig(op, block, cfg.SharedMem); err != nil {
+	if err := k.checkConfig(op, grid, block, cfg.cluster(), cfg.SharedMem); err != nil {
 		return err
 	}
 	if err := k.checkArgs(op, args); err != nil {
@@ -104,32 +126,64 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	// One return more here would make Launch's defers stack-allocated
 	// rather than open-coded (the compiler's limit: returns × defers <=
 	// 15), which costs every launch.
-	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), cfg.Cooperative, args)
+	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args)
 }
 
 // launchChecked is Launch's driver call, its arguments checked.
-func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cooperative bool, args []driver.KernelArg) error {
-	if cooperative {
-		return s.launchCooperative(op, k, grid, block, shared, args)
+func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cfg *LaunchConfig, args []driver.KernelArg) error {
+	if cfg.Cooperative || cfg.Cluster != (Dim3{}) {
+		ws, params := packArgs(args)
+		if ws == nil {
+			return hostMemErr(op)
+		}
+		err := launchPacked(s.p.ctx, k.f, grid, block, cfg.cluster(), shared, cfg.Cooperative, s.h, params)
+		lifetime.FreeWords(ws)
+		return driverErr(op, err)
 	}
 	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, shared, s.h, args...))
 }
 
-// launchCooperative is Launch's cuLaunchCooperativeKernel, which takes the
-// arguments' pointers as cuLaunchKernel does: they are packed into C memory
-// (pooled: packArgs) for the call.
-func (s *Stream) launchCooperative(op string, k *Kernel, grid, block Dim3, shared uint32, args []driver.KernelArg) error {
-	ws, params := packArgs(args)
-	if ws == nil {
-		return hostMemErr(op)
+// launchPacked launches f with its arguments' pointers in params (C
+// memory: packArgs): through cuLaunchKernelEx for a cluster shape (the
+// configuration and its attributes in C memory of their own for the call),
+// else cuLaunchCooperativeKernel for a cooperative launch, else
+// cuLaunchKernel.
+func launchPacked(ctx driver.Context, f driver.Function, grid, block, cluster Dim3, shared uint32, cooperative bool, h driver.Stream, params []unsafe.Pointer) error {
+	if cluster == (Dim3{}) {
+		if cooperative {
+			return driver.LaunchCooperativeKernelCtx(ctx, f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, shared, h, params)
+		}
+		return driver.LaunchKernelCtx(ctx, f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, shared, h, params, nil)
 	}
-	err := driver.LaunchCooperativeKernelCtx(s.p.ctx, k.f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, shared, s.h, params)
-	lifetime.FreeWords(ws)
-	return driverErr(op, err)
+	const cfgSize, attrSize = unsafe.Sizeof(driver.LaunchConfig{}), unsafe.Sizeof(driver.LaunchAttribute{})
+	ws := lifetime.Words(int(cfgSize+2*attrSize+7) / 8)
+	if ws == nil {
+		return driver.ErrorOutOfMemory
+	}
+	defer lifetime.FreeWords(ws)
+	base := unsafe.Pointer(&ws[0])
+	attrs := unsafe.Slice((*driver.LaunchAttribute)(unsafe.Add(base, cfgSize)), 2)
+	attrs[0] = driver.LaunchAttribute{Id: driver.LaunchAttributeClusterDimension}
+	*attrs[0].Value.ClusterDim() = driver.LaunchAttributeValueClusterDim{X: cluster.X, Y: cluster.Y, Z: cluster.Z}
+	n := uint32(1)
+	if cooperative {
+		attrs[1] = driver.LaunchAttribute{Id: driver.LaunchAttributeCooperative}
+		*attrs[1].Value.Cooperative() = 1
+		n++
+	}
+	cfg := (*driver.LaunchConfig)(base)
+	*cfg = driver.LaunchConfig{GridDimX: grid.X, GridDimY: grid.Y, GridDimZ: grid.Z, BlockDimX: block.X, BlockDimY: block.Y, BlockDimZ: block.Z,
+		SharedMemBytes: shared, HStream: h, Attrs: &attrs[0], NumAttrs: n}
+	return driver.LaunchKernelExCtx(ctx, cfg, f, params, nil)
 }
 
-// checkConfig refuses a block too large for k and a SharedMem out of range.
-func (k *Kernel) checkConfig(op string, block Dim3, shared int) error {
+// checkConfig refuses a block too large for k, a SharedMem out of range
+// and a grid that is not a multiple of the cluster shape.
+func (k *Kernel) checkConfig(op string, grid, block, cluster Dim3, shared int) error {
+	if cluster != (Dim3{}) && (grid.X%cluster.X != 0 || grid.Y%cluster.Y != 0 || grid.Z%cluster.Z != 0) {
+		return &Error{Op: op, Detail: fmt.Sprintf("a grid of %dx%dx%d blocks is not a whole number of clusters of %dx%dx%d", grid.X, grid.Y, grid.Z, cluster.X, cluster.Y, cluster.Z),
+			Fix: "make each grid dimension a multiple of the cluster's", Err: ErrInvalidOptions}
+	}
 	if n := uint64(block.X) * uint64(block.Y) * uint64(block.Z); k.maxThreads > 0 && n > uint64(k.maxThreads) {
 		return &Error{Op: op, Detail: fmt.Sprintf("a block of %dx%dx%d = %d threads, and kernel %s takes at most %d per block", block.X, block.Y, block.Z, n, k.name, k.maxThreads),
 			Fix: "use smaller blocks and more of them (see Kernel.Attributes' MaxThreadsPerBlock)", Err: ErrInvalidOptions}

@@ -30,6 +30,7 @@ import (
 type PreparedLaunch struct {
 	k           *Kernel
 	grid, block Dim3
+	cluster     Dim3 // the zero Dim3: no clusters
 	shared      uint32
 	cooperative bool
 	params      []unsafe.Pointer // in words: one pointer per argument, to its value
@@ -49,7 +50,7 @@ func (k *Kernel) Prepare(cfg LaunchConfig, args ...driver.KernelArg) (*PreparedL
 	}
 	defer k.m.r.Exit()
 	grid, block := cfg.dims()
-	if err := k.checkConfig(op, block, cfg.SharedMem); err != nil {
+	if err := k.checkConfig(op, grid, block, cfg.cluster(), cfg.SharedMem); err != nil {
 		return nil, err
 	}
 	if err := k.checkArgs(op, args); err != nil {
@@ -59,7 +60,7 @@ func (k *Kernel) Prepare(cfg LaunchConfig, args ...driver.KernelArg) (*PreparedL
 	if ws == nil {
 		return nil, hostMemErr(op)
 	}
-	l := &PreparedLaunch{k: k, grid: grid, block: block, shared: uint32(cfg.SharedMem), cooperative: cfg.Cooperative,
+	l := &PreparedLaunch{k: k, grid: grid, block: block, cluster: cfg.cluster(), shared: uint32(cfg.SharedMem), cooperative: cfg.Cooperative,
 		params: params, types: make([]reflect.Type, len(args))}
 	runtime.AddCleanup(l, lifetime.FreeWords, ws) // C memory, freed once l is unreachable
 	for i := range args {
@@ -156,8 +157,9 @@ func (l *PreparedLaunch) Kernel() *Kernel {
 }
 
 // LaunchPrepared queues l's kernel on s with its configuration and current
-// arguments (cuLaunchKernel, or cuLaunchCooperativeKernel for a
-// LaunchConfig.Cooperative); the driver copies them during the call, so a
+// arguments (cuLaunchKernel, cuLaunchCooperativeKernel for a
+// LaunchConfig.Cooperative, cuLaunchKernelEx for a LaunchConfig.Cluster);
+// the driver copies them during the call, so a
 // Set afterwards changes only later launches. Like Launch, the kernel must
 // be of s's context (ErrWrongDevice) and its module open (ErrClosed). It
 // allocates nothing.
@@ -189,8 +191,5 @@ func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
-	if l.cooperative {
-		return driverErr(op, driver.LaunchCooperativeKernelCtx(s.p.ctx, k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params))
-	}
-	return driverErr(op, driver.LaunchKernelCtx(s.p.ctx, k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params, nil))
+	return driverErr(op, launchPacked(s.p.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
 }

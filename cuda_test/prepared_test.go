@@ -8,6 +8,7 @@ import (
 
 	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/nvrtc"
 )
 
 // A prepared launch runs its kernel with the arguments bound at Prepare,
@@ -184,4 +185,93 @@ func TestLayerLaunchCooperative(t *testing.T) {
 		t.Errorf("a cooperative Launch allocates %v times", allocs)
 	}
 	ok(t, s.Sync())
+}
+
+// A launch with a cluster shape (LaunchConfig.Cluster) goes through
+// cuLaunchKernelEx with the cluster attribute, from Launch and from a
+// prepared launch, its 0 dimensions counting as 1; a grid that is not a
+// whole number of clusters is refused before the driver is called. On a
+// GPU of compute capability 9.0 or later, a kernel compiled there reads
+// its cluster's size (%cluster_nctarank): the shape reached the blocks.
+func TestLayerLaunchCluster(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	clusters0, fake := fakeCounter("fakecuda_cluster_launches")
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	const n = 512
+	buf := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, n)))
+	defer buf.Close()
+	d := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
+	major := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, d))
+	if !fake && major < 9 {
+		t.Skipf("skipping: thread block clusters need compute capability 9.0, and device %d is %d.x", dev.Ordinal(), major)
+	}
+	cfg := cuda.Linear(n, 128) // 4 blocks
+	cfg.Cluster = cuda.Dim3{X: 2}
+	ok(t, s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(n))))
+	l := must[*cuda.PreparedLaunch](t)(k.Prepare(cfg, buf.Arg(), driver.Arg(uint32(n))))
+	ok(t, s.LaunchPrepared(l))
+	ok(t, s.Sync())
+	checkAll(t, "after a cluster launch and a prepared one", buf, 2)
+	if fake {
+		if v, _ := fakeCounter("fakecuda_cluster_launches"); v != clusters0+2 {
+			t.Errorf("the driver made %d launches with a cluster shape, want 2", v-clusters0)
+		}
+		x, _ := fakeCounter("fakecuda_last_cluster_x")
+		y, _ := fakeCounter("fakecuda_last_cluster_y")
+		z, _ := fakeCounter("fakecuda_last_cluster_z")
+		if x != 2 || y != 1 || z != 1 {
+			t.Errorf("the driver got a cluster of %dx%dx%d, want 2x1x1", x, y, z)
+		}
+	}
+	odd := cfg
+	odd.Cluster = cuda.Dim3{X: 3}
+	isErr(t, "a grid of 4 blocks in clusters of 3", s.Launch(k, odd, buf.Arg(), driver.Arg(uint32(n))), cuda.ErrInvalidOptions, "whole number of clusters")
+	_, err := k.Prepare(odd, buf.Arg(), driver.Arg(uint32(n)))
+	isErr(t, "preparing a grid of 4 blocks in clusters of 3", err, cuda.ErrInvalidOptions, "whole number of clusters")
+	if fake {
+		if v, _ := fakeCounter("fakecuda_cluster_launches"); v != clusters0+2 {
+			t.Errorf("a refused cluster launch reached the driver")
+		}
+		huge := cuda.LaunchConfig{Grid: cuda.Dim3{X: 16}, Cluster: cuda.Dim3{X: 16}}
+		isErr(t, "a cluster of 16 blocks", s.Launch(k, huge, buf.Arg(), driver.Arg(uint32(0))), driver.ErrorInvalidClusterSize)
+	}
+	if allocs := testing.AllocsPerRun(200, func() {
+		if err := s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(n))); err != nil {
+			t.Error(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a cluster Launch allocates %v times", allocs)
+	}
+	ok(t, s.Sync())
+	if fake {
+		return
+	}
+	const src = `extern "C" __global__ void cluster_size(unsigned *out) {
+	unsigned n;
+	asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+	out[blockIdx.x] = n;
+}`
+	m, _, err := dev.CompileModule(src, cuda.CompileOptions{Name: "cluster_size.cu"})
+	if errors.Is(err, nvrtc.ErrNoLibrary) {
+		t.Skipf("skipping the cluster size check: no NVRTC: %v", err)
+	}
+	ok(t, err)
+	defer m.Close()
+	ck := must[*cuda.Kernel](t)(m.Kernel("cluster_size"))
+	out := must[*cuda.Buffer[uint32]](t)(cuda.Alloc[uint32](dev, 8))
+	defer out.Close()
+	for _, c := range []uint32{1, 2, 4} {
+		ok(t, s.Launch(ck, cuda.LaunchConfig{Grid: cuda.Dim3{X: 8}, Block: cuda.Dim3{X: 32}, Cluster: cuda.Dim3{X: c}}, out.Arg()))
+		ok(t, s.Sync())
+		got := make([]uint32, 8)
+		ok(t, out.CopyTo(got))
+		for i, v := range got {
+			if v != c {
+				t.Fatalf("clusters of %d: block %d saw a cluster of %d", c, i, v)
+			}
+		}
+	}
+	t.Log("clusters of 1, 2 and 4 blocks: each block saw its cluster's size")
 }

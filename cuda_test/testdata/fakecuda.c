@@ -1406,6 +1406,58 @@ static CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, uns
 	return r;
 }
 
+// cuLaunchKernelEx: CUlaunchConfig and its CUlaunchAttributes as the
+// driver reads them. A cluster shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+// must divide the grid (else CUDA_ERROR_INVALID_VALUE) and hold at most 8
+// blocks, the portable size (else CUDA_ERROR_INVALID_CLUSTER_SIZE); a
+// cooperative attribute launches as cuLaunchCooperativeKernel. The last
+// cluster shape launched is kept in fakecuda_last_cluster_x, _y and _z, and the launches
+// with one counted in fakecuda_cluster_launches.
+typedef struct {
+	unsigned gx, gy, gz, bx, by, bz, shmem;
+	void *stream;
+	const struct fattr *attrs;
+	unsigned nattrs;
+} fcfg;
+typedef struct fattr {
+	int id;
+	char pad[4];
+	union {
+		char raw[64];
+		struct { unsigned x, y, z; } cluster;
+		int coop;
+	} v;
+} fattr;
+_Static_assert(sizeof(fcfg) == 56 && sizeof(fattr) == 72, "CUlaunchConfig and CUlaunchAttribute layouts");
+enum { ATTR_COOPERATIVE = 2, ATTR_CLUSTER_DIMENSION = 4, INVALID_CLUSTER_SIZE = 912 };
+long long fakecuda_cluster_launches;
+long long fakecuda_last_cluster_x, fakecuda_last_cluster_y, fakecuda_last_cluster_z;
+static CUresult cuLaunchKernelEx(const fcfg *c, void *f, void **params, void **extra) {
+	if (c == NULL || (c->nattrs > 0 && c->attrs == NULL)) return INVALID_VALUE;
+	int coop = 0, cluster = 0;
+	unsigned cx = 1, cy = 1, cz = 1;
+	for (unsigned i = 0; i < c->nattrs; i++) {
+		const fattr *a = &c->attrs[i];
+		if (a->id == ATTR_CLUSTER_DIMENSION) {
+			cx = a->v.cluster.x, cy = a->v.cluster.y, cz = a->v.cluster.z, cluster = 1;
+			if (!cx || !cy || !cz || c->gx % cx || c->gy % cy || c->gz % cz) return INVALID_VALUE;
+			if ((unsigned long long)cx * cy * cz > 8) return INVALID_CLUSTER_SIZE;
+		} else if (a->id == ATTR_COOPERATIVE)
+			coop = a->v.coop;
+		else
+			return NOT_SUPPORTED;
+	}
+	CUresult r = coop ? cuLaunchCooperativeKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params)
+	                  : cuLaunchKernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params, extra);
+	if (r == OK && cluster) {
+		pthread_mutex_lock(&mu);
+		fakecuda_last_cluster_x = cx, fakecuda_last_cluster_y = cy, fakecuda_last_cluster_z = cz;
+		pthread_mutex_unlock(&mu);
+		count(&fakecuda_cluster_launches);
+	}
+	return r;
+}
+
 // The asynchronous copies (between devices too: cuMemcpyPeerAsync) and
 // memsets: run at the call on a stream (the fake's work is instant),
 // recorded as a node while the stream captures.
@@ -1800,7 +1852,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000), P(cuLaunchKernelEx, 11060),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
