@@ -178,6 +178,7 @@ func ncclClique(tb testing.TB) (devs []*cuda.Device, streams []*cuda.Stream, com
 // aborted when a context ends, as ExampleCommAbort_context does: then the
 // stream's work ends, its Sync returns, and the device goes on working.
 // Rank 1's communicator is aborted too (a destroy could wait for rank 0).
+// Both ranks all-reduce once first, so that the ranks are connected.
 func TestNCCLAbortHungCollective(t *testing.T) {
 	gpu(t)
 	if _, err := nccl.Load(); errors.Is(err, nccl.ErrNoLibrary) {
@@ -199,6 +200,22 @@ func TestNCCLAbortHungCollective(t *testing.T) {
 	const count = 1 << 20
 	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](devs[0], count))
 	defer buf.Close()
+
+	// One all-reduce of both ranks first: NCCL connects the ranks on
+	// their first collective, and a rank's host call waits there for the
+	// other's.
+	s1 := must[*cuda.Stream](t)(devs[1].NewStream())
+	defer s1.Close()
+	buf1 := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](devs[1], count))
+	defer buf1.Close()
+	ok(t, nccl.Group(func() error {
+		if err := nccl.AllReduce(buf.Ptr(), buf.Ptr(), count, nccl.Float32, nccl.Sum, comms[0], s.Handle()); err != nil {
+			return err
+		}
+		return nccl.AllReduce(buf1.Ptr(), buf1.Ptr(), count, nccl.Float32, nccl.Sum, comms[1], s1.Handle())
+	}))
+	ok(t, s.Sync())
+	ok(t, s1.Sync())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	aborted := make(chan error, 1)
