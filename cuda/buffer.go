@@ -240,10 +240,10 @@ func bytesOf[T any](s []T) []byte {
 // the buffer, and returns once the values are in device memory, so that
 // work queued afterwards on any stream reads them; Go memory is not kept.
 // The values travel through page-locked staging memory of the context's
-// (see CopyFromAsync), in chunks of 8 MiB: while the copy engine transfers
-// one (cuMemcpyHtoDAsync), up to 8 goroutines (GOMAXPROCS at most) copy
-// the next one in, each of at least 1 MiB; they end before CopyFrom
-// returns. The transfers run on the legacy default stream: the copy starts
+// (see CopyFromAsync), in chunks of 32 MiB: while the copy engine
+// transfers one (cuMemcpyHtoDAsync), up to 16 goroutines (GOMAXPROCS at
+// most) copy the next one in, each at least 1 MiB; they end before
+// CopyFrom returns. The transfers run on the legacy default stream: the copy starts
 // after the work queued before on the context's blocking streams
 // (DefaultStream, StreamOptions.Blocking), not after work on non-blocking
 // streams (NewStream's default): synchronise those first. A length other
@@ -265,7 +265,7 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 
 // CopyTo copies the buffer's values into dst, which must hold Len values,
 // and returns once they are there. The values travel as CopyFrom's do,
-// the other way: up to 3 transfers of 8 MiB (cuMemcpyDtoHAsync) are queued
+// the other way: up to 3 transfers of 32 MiB (cuMemcpyDtoHAsync) are queued
 // ahead of the chunk that goroutines copy out of staging memory. Like
 // CopyFrom it runs on the legacy default stream: it waits for the work
 // queued before on the context's blocking streams, not for work on

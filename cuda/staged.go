@@ -15,10 +15,14 @@ import (
 // of the bandwidth it reaches from page-locked memory (docs/performance.md).
 
 const (
-	stageChunk = 8 << 20 // bytes of one staged transfer
 	stageSlots = 3       // staging buffers of one copy: transfers in flight
 	copyPart   = 1 << 20 // the least one copying goroutine takes
-	maxCopiers = 8       // goroutines copying one chunk, the caller's included
+)
+
+// Variables only for the internal benchmarks that compare shapes.
+var (
+	stageChunk = 32 << 20 // bytes of one staged transfer
+	maxCopiers = 16       // goroutines copying one chunk, the caller's included
 )
 
 // stagedSlots are the staging buffers of one synchronous copy, chunk i in

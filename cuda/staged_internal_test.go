@@ -3,7 +3,12 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/driver"
 )
 
 // parallelCopy copies every byte of any length, split among goroutines
@@ -45,5 +50,97 @@ func TestParallelCopySplit(t *testing.T) {
 				t.Errorf("%d bytes with GOMAXPROCS %d: %d goroutines, want %d", c.n, c.procs, got, c.want)
 			}
 		})
+	}
+}
+
+// BenchmarkStagedShapes compares, in one process, the shapes of the
+// staged synchronous copies on a GPU: memory copies of 256 MiB between Go
+// slices with 1 to 16 goroutines (the copy alone), then CopyFrom and
+// CopyTo of 256 MiB from and to a Go slice with chunks of 2 to 32 MiB and
+// 4 to 16 goroutines, and the driver's copies from page-locked memory
+// beside them. It logs the medians of 5 rounds in GB/s; it asserts
+// nothing and skips without a GPU.
+//
+//	examples.test -test.run '^$' -test.bench '^BenchmarkStagedShapes$' -test.benchtime 1x
+func BenchmarkStagedShapes(b *testing.B) {
+	d, err := GetDevice(0)
+	if err != nil {
+		b.Skipf("skipping: no GPU: %v", err)
+	}
+	defer d.Close()
+	const n = 256 << 20
+	src, dst := make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	buf, err := Alloc[byte](d, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	gbps := func(f func()) float64 {
+		var v []float64
+		for range 5 {
+			t0 := time.Now()
+			f()
+			v = append(v, n/float64(time.Since(t0).Nanoseconds()))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	chunk0, copiers0 := stageChunk, maxCopiers
+	defer func() { stageChunk, maxCopiers = chunk0, copiers0 }()
+	for b.Loop() {
+		for _, w := range []int{1, 2, 4, 8, 16} {
+			maxCopiers = w
+			b.Logf("memory copy, %2d goroutines: %.1f GB/s", w, gbps(func() { parallelCopy(dst, src) }))
+		}
+		pinned, err := driver.MemAllocHostCtx(d.p.ctx, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pb := pinned.Bytes(n)
+		copy(pb, src)
+		htod := gbps(func() {
+			_ = driver.MemcpyHtoDAsyncCtx(d.p.ctx, buf.ptr, pinned, n, 0)
+			_ = driver.StreamSynchronizeCtx(d.p.ctx, 0)
+		})
+		dtoh := gbps(func() {
+			_ = driver.MemcpyDtoHAsyncCtx(d.p.ctx, pinned, buf.ptr, n, 0)
+			_ = driver.StreamSynchronizeCtx(d.p.ctx, 0)
+		})
+		b.Logf("driver from page-locked memory: to device %.1f GB/s, from device %.1f", htod, dtoh)
+		for _, w := range []int{1, 4, 8, 16} {
+			maxCopiers = w
+			b.Logf("memory copy into page-locked memory, %2d goroutines: %.1f GB/s", w, gbps(func() { parallelCopy(pb, src) }))
+		}
+		_ = driver.MemFreeHostCtx(d.p.ctx, pinned)
+		// The Go slice page-locked for the one copy (registered and
+		// unregistered around it), and the registration alone.
+		hp := driver.HostPtr(unsafe.Pointer(&src[0]))
+		var regErr error
+		reg := gbps(func() {
+			if regErr = driver.MemHostRegisterCtx(d.p.ctx, hp, n, 0); regErr == nil {
+				regErr = driver.MemHostUnregisterCtx(d.p.ctx, hp)
+			}
+		})
+		regIn := gbps(func() {
+			if regErr = driver.MemHostRegisterCtx(d.p.ctx, hp, n, 0); regErr == nil {
+				_ = driver.MemcpyHtoDAsyncCtx(d.p.ctx, buf.ptr, hp, n, 0)
+				_ = driver.StreamSynchronizeCtx(d.p.ctx, 0)
+				regErr = driver.MemHostUnregisterCtx(d.p.ctx, hp)
+			}
+		})
+		b.Logf("a Go slice registered and unregistered: %.1f GB/s (the pair alone), copied to the device in between %.1f GB/s (err %v)", reg, regIn, regErr)
+		for _, chunk := range []int{2 << 20, 8 << 20, 32 << 20} {
+			for _, w := range []int{4, 8, 16} {
+				stageChunk, maxCopiers = chunk, w
+				d.p.freeAllStaging()
+				in := gbps(func() { _ = buf.CopyFrom(src) })
+				out := gbps(func() { _ = buf.CopyTo(dst) })
+				b.Logf("chunks of %2d MiB, %2d goroutines: CopyFrom %.1f GB/s, CopyTo %.1f", chunk>>20, w, in, out)
+			}
+		}
 	}
 }
