@@ -32,8 +32,9 @@ var optionalEntryPoints = map[string]bool{"FuncGetParamInfo": true}
 // executable graphs' (TestLayerGraph checks the error on the fake driver of
 // 11.8, where the 12.0 form of cuGraphExecUpdate is missing).
 var newerDriverEntryPoints = map[string]string{
-	"GraphInstantiateWithFlags": "Graph.Instantiate", // 11.4
-	"GraphExecUpdate":           "GraphExec.Update",  // 12.0 in builds for 12.0 and later
+	"GraphInstantiateWithFlags": "Graph.Instantiate",    // 11.4
+	"GraphExecUpdate":           "GraphExec.Update",     // 12.0 in builds for 12.0 and later
+	"LaunchKernelEx":            "LaunchConfig.Cluster", // 11.6
 }
 
 // Every driver function this package calls exists at its bound ABI version

@@ -39,7 +39,9 @@ type LaunchConfig struct {
 	// dimension left 0 otherwise counts as 1. The grid must be a multiple of
 	// it in each dimension (else ErrInvalidOptions, before the driver is
 	// called). The launch goes through cuLaunchKernelEx with the
-	// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute; a device or kernel
+	// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute, which needs a driver
+	// from 11.6 (an older one returns an error matching ErrNotSupported;
+	// clusters need a newer one still); a device or kernel
 	// without clusters, or a cluster larger than it takes (8 blocks are
 	// portable), gets the driver's error.
 	Cluster Dim3
