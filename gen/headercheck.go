@@ -274,25 +274,18 @@ func preprocessBounded(cfg *config, dir string, texts map[string][]byte) error {
 		predefined += "\n#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1\n"
 	}
 	typedefs := filepath.Join(dir, "cudaTypedefs.h")
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			// cc can panic on malformed input; a panic on this goroutine
-			// would end the process.
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("the C preprocessor failed on this header (%s): the header is malformed", clip([]byte(fmt.Sprint(r))))
-			}
-		}()
-		done <- cc.Preprocess(&c, []cc.Source{
+	late := fmt.Errorf("gen: %s: preprocessing did not end within %v: an include or a macro expands without end", typedefs, preprocessTimeout)
+	_, err = bounded(preprocessTimeout, late, func() (struct{}, error) {
+		return struct{}{}, cc.Preprocess(&c, []cc.Source{
 			{Name: "<predefined>", Value: predefined},
 			{Name: "<builtin>", Value: cc.Builtin},
 			{Name: typedefs},
 		}, &cappedWriter{})
-	}()
-	select {
-	case err = <-done:
-	case <-time.After(preprocessTimeout):
-		return fmt.Errorf("gen: %s: preprocessing did not end within %v: an include or a macro expands without end", typedefs, preprocessTimeout)
+	}, func(r any) error {
+		return fmt.Errorf("the C preprocessor failed on this header (%s): the header is malformed", clip([]byte(fmt.Sprint(r))))
+	})
+	if err == late {
+		return err
 	}
 	switch {
 	case errors.Is(err, errTooLong):
@@ -312,28 +305,44 @@ var parseTimeout = 3 * time.Minute
 // by a panic of cc's, each an error naming file. A parse stopped by the
 // time limit leaves its goroutine running until the process ends.
 func translateBounded(file string, c *cc.Config, sources []cc.Source) (*cc.AST, error) {
+	late := fmt.Errorf("gen: parse %s: parsing did not end within %v: the header is malformed (the C parser loops on it)", file, parseTimeout)
+	return bounded(parseTimeout, late, func() (*cc.AST, error) {
+		ast, err := cc.Translate(c, sources)
+		if err != nil {
+			err = fmt.Errorf("gen: parse %s: %w", file, ccError(err)) // short, no cc-internal locations
+		}
+		return ast, err
+	}, func(r any) error {
+		return fmt.Errorf("gen: parse %s: the C parser failed on this header (%s): the header is malformed", file, clip([]byte(fmt.Sprint(r))))
+	})
+}
+
+// bounded runs f on a goroutine of its own and returns its result, or
+// panicked's error where f panics (cc can panic on malformed input, and a
+// panic there would end the process), or late once limit has passed: f's
+// goroutine is then left running until the process ends (cc cannot be
+// stopped).
+func bounded[T any](limit time.Duration, late error, f func() (T, error), panicked func(r any) error) (T, error) {
 	type result struct {
-		ast *cc.AST
+		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- result{err: fmt.Errorf("gen: parse %s: the C parser failed on this header (%s): the header is malformed", file, clip([]byte(fmt.Sprint(r))))}
+				done <- result{err: panicked(r)}
 			}
 		}()
-		ast, err := cc.Translate(c, sources)
-		if err != nil {
-			err = fmt.Errorf("gen: parse %s: %w", file, ccError(err)) // short, no cc-internal locations
-		}
-		done <- result{ast, err}
+		v, err := f()
+		done <- result{v, err}
 	}()
 	select {
 	case r := <-done:
-		return r.ast, r.err
-	case <-time.After(parseTimeout):
-		return nil, fmt.Errorf("gen: parse %s: parsing did not end within %v: the header is malformed (the C parser loops on it)", file, parseTimeout)
+		return r.v, r.err
+	case <-time.After(limit):
+		var zero T
+		return zero, late
 	}
 }
 
