@@ -313,12 +313,27 @@ func (c *config) goName(ws []string) string {
 }
 
 // funcGoName: cuEventCreate → EventCreate, cuIpcGetEventHandle →
-// IPCGetEventHandle, cuCtxCreate_v3 → CtxCreateV3.
+// IPCGetEventHandle, cuCtxCreate_v3 → CtxCreateV3, nvrtcGetOptiXIR →
+// GetOptiXIR. A run of capitals that ends a MixedCaps part of the name is an
+// initialism, kept as the header spells it (OptiX IR, as the XIR of
+// nvrtcGetOptiXIRSize stays), where goName would lower an all-caps word
+// (a SNAKE_CASE word of a constant).
 func (c *config) funcGoName(name string) string {
 	if r, ok := c.Names[name]; ok {
 		return r.Go
 	}
-	return c.goName(words(strings.TrimPrefix(name, c.funcPrefix())))
+	var b strings.Builder
+	for _, part := range strings.Split(strings.TrimPrefix(name, c.funcPrefix()), "_") {
+		mixed := part != strings.ToUpper(part)
+		for _, w := range words(part) {
+			if mixed && len(w) > 1 && w == strings.ToUpper(w) && strings.IndexFunc(w, unicode.IsDigit) < 0 {
+				b.WriteString(w)
+				continue
+			}
+			b.WriteString(c.goName([]string{w}))
+		}
+	}
+	return b.String()
 }
 
 // boundType is the Go name of a C typedef the API binds (ok false: it is a

@@ -662,7 +662,11 @@ func TestVersionMismatch(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	c := &config{initialisms: map[string]bool{"IPC": true}}
-	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent", "cuCtxCreate_v3": "CtxCreateV3"} {
+	for in, want := range map[string]string{"cuEventCreate": "EventCreate", "cuIpcGetEventHandle": "IPCGetEventHandle", "cuCtxGetCurrent": "CtxGetCurrent", "cuCtxCreate_v3": "CtxCreateV3",
+		// A run of capitals ending a MixedCaps part stays (nvrtcGetOptiXIR's);
+		// single capitals and SNAKE parts follow the other rules.
+		"cuGetOptiXIR": "GetOptiXIR", "cuGetOptiXIRSize": "GetOptiXIRSize", "cuMemcpyHtoD_v2": "MemcpyHtoDV2",
+		"cuMemcpy3DPeer": "Memcpy3DPeer", "cuGLGetDevices": "GLGetDevices", "cuGraphicsEGLRegisterImage": "GraphicsEGLRegisterImage"} {
 		if got := c.funcGoName(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
