@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/cudagen/cudagen/headers"
 	"github.com/dave/jennifer/jen"
@@ -297,19 +295,10 @@ func newLibDoc(cfg *config, all []*model) libDoc {
 		}
 		return 1
 	})
-	d := libDoc{Name: cfg.Library.Name, Package: cfg.Package, Header: cfg.Library.Header}
-	index := map[string]int{}
-	for mi, m := range ms {
+	d := libDoc{Name: cfg.Library.Name, Package: cfg.Package, Header: cfg.Library.Header,
+		Rows: docRows(ms, func(f *function) string { return "`" + f.Symbol + "`" })}
+	for _, m := range ms {
 		d.Versions = append(d.Versions, m.PinName)
-		for _, f := range m.Funcs {
-			i, ok := index[f.GoName]
-			if !ok {
-				i = len(d.Rows)
-				index[f.GoName] = i
-				d.Rows = append(d.Rows, docRow{Go: f.GoName, Name: f.Base, Cells: slices.Repeat([]string{"–"}, len(ms))})
-			}
-			d.Rows[i].Cells[mi] = "`" + f.Symbol + "`"
-		}
 	}
 	slices.SortFunc(d.Rows, func(a, b docRow) int { return strings.Compare(a.Go, b.Go) })
 	return d
@@ -322,14 +311,10 @@ func (g *generation) libraryDocs(changes map[string][]byte) error {
 		fmt.Fprintf(g.o.Log, "gen: %s not regenerated: the headers of a pinned version of %s cannot be had here\n", libDocsFile, strings.Join(g.libStale, ", "))
 		return nil
 	}
-	t, err := template.New("libraries.md.tmpl").ParseFiles(filepath.Join(g.o.Templates, "libraries.md.tmpl"))
+	doc, err := renderTemplate(g.o.Templates, "libraries.md.tmpl", map[string]any{"Command": strings.TrimPrefix(genCommand, "// "), "DoNotEdit": doNotEdit, "Libs": g.libDocs})
 	if err != nil {
-		return fmt.Errorf("gen: template: %w", err)
+		return err
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, map[string]any{"Command": strings.TrimPrefix(genCommand, "// "), "DoNotEdit": doNotEdit, "Libs": g.libDocs}); err != nil {
-		return fmt.Errorf("gen: template libraries.md.tmpl: %w", err)
-	}
-	changes[filepath.Join(g.o.Root, libDocsFile)] = b.Bytes()
+	changes[filepath.Join(g.o.Root, libDocsFile)] = []byte(doc)
 	return nil
 }

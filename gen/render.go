@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -57,7 +58,12 @@ func (e *renderer) header(f *jen.File, constraint string) {
 }
 
 func (e *renderer) render(name string, data any) (string, error) {
-	t, err := template.New(name).ParseFiles(filepath.Join(e.Templates, name))
+	return renderTemplate(e.Templates, name, data)
+}
+
+// renderTemplate executes the template file name of dir with data.
+func renderTemplate(dir, name string, data any) (string, error) {
+	t, err := template.New(name).ParseFiles(filepath.Join(dir, name))
 	if err != nil {
 		return "", fmt.Errorf("gen: template: %w", err)
 	}
@@ -214,7 +220,7 @@ type docRow struct {
 
 // docs renders the per-version table of bound functions.
 func (e *renderer) docs(models []*model) ([]byte, error) {
-	rows := docRows(models)
+	rows := docRows(models, entryCell)
 	t, err := template.New("bindings.md.tmpl").Funcs(docFuncs(models, rows)).ParseFiles(filepath.Join(e.Templates, "bindings.md.tmpl"))
 	if err != nil {
 		return nil, fmt.Errorf("gen: template: %w", err)
@@ -233,9 +239,9 @@ func (e *renderer) docs(models []*model) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// docRows is a row per bound Go function: its entry point and ABI
-// version in each model ("–" where it is not bound).
-func docRows(models []*model) []docRow {
+// docRows is a row per bound Go function, in the order of first
+// appearance: cell(f) in each model's column ("–" where it is not bound).
+func docRows(models []*model, cell func(f *function) string) []docRow {
 	var rows []docRow
 	index := map[string]int{}
 	for mi, m := range models {
@@ -244,20 +250,17 @@ func docRows(models []*model) []docRow {
 			if !ok {
 				i = len(rows)
 				index[f.GoName] = i
-				rows = append(rows, docRow{Go: f.GoName, Name: f.Base, Cells: make([]string, len(models))})
+				rows = append(rows, docRow{Go: f.GoName, Name: f.Base, Cells: slices.Repeat([]string{"–"}, len(models))})
 			}
-			rows[i].Cells[mi] = fmt.Sprintf("`%s` @ %d", f.Symbol, f.ABI)
-		}
-	}
-	for i := range rows {
-		for j, c := range rows[i].Cells {
-			if c == "" {
-				rows[i].Cells[j] = "–"
-			}
+			rows[i].Cells[mi] = cell(f)
 		}
 	}
 	return rows
 }
+
+// entryCell is a driver function's cell in docs/zbindings.md: its entry
+// point and ABI version.
+func entryCell(f *function) string { return fmt.Sprintf("`%s` @ %d", f.Symbol, f.ABI) }
 
 // docFuncs are the functions bindings.md.tmpl calls.
 func docFuncs(models []*model, rows []docRow) template.FuncMap {
