@@ -383,7 +383,13 @@ func (c *config) typeGoName(name string) string {
 // ErrorNotReady.
 func (c *config) constGoName(name string) string {
 	if c.Library != nil {
-		return c.prefixedGoName(name, c.Library.ConstPrefix)
+		// A library's #defines may take its prefix in capitals (NCCL_ for
+		// ncclSum's nccl).
+		p := c.Library.ConstPrefix
+		if up := strings.ToUpper(strings.TrimSuffix(p, "_")) + "_"; strings.HasPrefix(name, up) {
+			p = up
+		}
+		return c.prefixedGoName(name, p)
 	}
 	return c.prefixedGoName(name, "CU_")
 }

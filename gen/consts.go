@@ -1,8 +1,8 @@
 package main
 
 // Model stage: the #define constants: every object-like macro of cuda.h
-// whose value cc/v4 evaluates to an integer constant (Config.EvalAllMacros)
-// is bound, grouped by the prefix of consecutive names (CU_MEMHOSTALLOC_).
+// (or of a library's header: NCCL_UNIQUE_ID_BYTES) whose value cc/v4
+// evaluates to an integer constant (Config.EvalAllMacros) is bound, grouped by the prefix of consecutive names (CU_MEMHOSTALLOC_).
 // A cast gives the type: ((CUstream)0x1) a Stream, ((void*)0x01) a uintptr;
 // a macro naming an enumerator has the enumerator's type. A group whose
 // constants the function docs tie to one kind of unsigned int parameter
@@ -50,7 +50,11 @@ var notConstant = map[string]string{"CUDA_VERSION": "HeaderVersion"}
 // value, literal and Go type; nil where it binds none.
 func (m *builder) macroDefine(name string, mac *cc.Macro) *define {
 	pos := mac.Position()
-	if mac.IsFnLike || filepath.Base(pos.Filename) != "cuda.h" || strings.HasPrefix(name, "__") || strings.HasPrefix(name, "cu") || notConstant[name] != "" {
+	header, funcs := "cuda.h", "cu"
+	if lib := m.cfg.Library; lib != nil {
+		header, funcs = lib.Header, lib.Prefix
+	}
+	if mac.IsFnLike || filepath.Base(pos.Filename) != header || strings.HasPrefix(name, "__") || strings.HasPrefix(name, funcs) || notConstant[name] != "" {
 		return nil
 	}
 	d := &define{C: name, Go: m.cfg.constGoName(name), Pos: pos.String(), line: pos.Line}
@@ -86,6 +90,11 @@ func (m *builder) macroDefine(name string, mac *cc.Macro) *define {
 		} else if !cc.IsIntegerType(t) {
 			return nil // a pointer to a named struct, a float: not bound
 		}
+	}
+	if m.cfg.Library != nil && d.GoType == "uintptr" {
+		// A library's pointer constants are NULL (NCCL_COMM_NULL): the
+		// zero value of the Go type stands for them.
+		return nil
 	}
 	d.Doc = m.src.trailing(pos.Filename, pos.Line)
 	return d

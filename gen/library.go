@@ -9,7 +9,7 @@ package main
 // header is pinned with the toolkit's (headers/manifest.json lists it among
 // a version's files where the toolkit ships it). The read and model stages
 // are the driver's, less what only the driver has (cudaTypedefs.h's ABI
-// versions, contexts, #define constants); the render stage is the driver's
+// versions, contexts); the render stage is the driver's
 // Go and C, with wrappers named as the functions (no context variant) and
 // a pure-Go file of the library's own. Each version whose toolkit ships the
 // header gets its files under the version's build tag, as the driver's; the
@@ -155,6 +155,9 @@ func libraryModel(cfg *config, e *headers.Entry, dir string) (*model, error) {
 		return nil, err
 	}
 	if err := m.libFunctions(); err != nil {
+		return nil, err
+	}
+	if err := m.defines(); err != nil {
 		return nil, err
 	}
 	return m.model, nil

@@ -289,14 +289,18 @@ func docBody(doc string) []string {
 // defineDecls writes the #define constants: one const block per group;
 // a group with a flags type was written as that type's values.
 func defineDecls(d *decls, m *model) {
+	header := "cuda.h"
+	if m.Lib != nil {
+		header = m.Lib.Header
+	}
 	for _, dg := range m.Defines {
 		if dg.Flags != nil {
 			continue
 		}
 		if len(dg.Defs) > 1 {
-			d.consts = append(d.consts, comment(line("The #define constants %s* of cuda.h.", dg.Prefix)))
+			d.consts = append(d.consts, comment(line("The #define constants %s* of %s.", dg.Prefix, header)))
 		} else {
-			d.consts = append(d.consts, comment(line("The #define constant %s of cuda.h.", dg.Defs[0].C)))
+			d.consts = append(d.consts, comment(line("The #define constant %s of %s.", dg.Defs[0].C, header)))
 		}
 		var defs []jen.Code
 		for _, c := range dg.Defs {

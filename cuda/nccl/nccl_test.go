@@ -2,6 +2,8 @@ package nccl
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -32,5 +34,24 @@ func TestUniqueIDText(t *testing.T) {
 	}
 	if err := back.UnmarshalBinary(bin[:127]); !errors.Is(err, ErrInvalidSize) || back != id {
 		t.Errorf("UnmarshalBinary of 127 bytes: %v", err)
+	}
+}
+
+// The #define constants of nccl.h are bound as the header says: the
+// unique ID's size is UniqueID's, the version code is NCCL_VERSION's of
+// the three parts (2.9 and later), the parts make HeaderVersion, and the
+// config's undefined int is C's INT_MIN.
+func TestDefines(t *testing.T) {
+	if UniqueIDBytes != len(UniqueID{}.Internal) {
+		t.Errorf("UniqueIDBytes %d, and a UniqueID holds %d bytes", UniqueIDBytes, len(UniqueID{}.Internal))
+	}
+	if VersionCode != Major*10000+Minor*100+Patch {
+		t.Errorf("VersionCode %d is not NCCL_VERSION(%d, %d, %d)", VersionCode, Major, Minor, Patch)
+	}
+	if v := fmt.Sprintf("%d.%d", Major, Minor); v != HeaderVersion {
+		t.Errorf("NCCL_MAJOR.NCCL_MINOR is %s, and HeaderVersion %s", v, HeaderVersion)
+	}
+	if ConfigUndefInt != math.MinInt32 || SplitNoColor != -1 {
+		t.Errorf("ConfigUndefInt %d, SplitNoColor %d; want INT_MIN and -1", ConfigUndefInt, SplitNoColor)
 	}
 }

@@ -128,6 +128,48 @@ const (
 	ScalarHostImmediate ScalarResidence = 1 // ncclScalarHostImmediate
 )
 
+// The #define constant NCCL_MAJOR of nccl.h.
+const (
+	// Major is NCCL_MAJOR.
+	Major = 2
+)
+
+// The #define constant NCCL_MINOR of nccl.h.
+const (
+	// Minor is NCCL_MINOR.
+	Minor = 22
+)
+
+// The #define constant NCCL_PATCH of nccl.h.
+const (
+	// Patch is NCCL_PATCH.
+	Patch = 3
+)
+
+// The #define constant NCCL_VERSION_CODE of nccl.h.
+const (
+	// VersionCode is NCCL_VERSION_CODE.
+	VersionCode = 22203
+)
+
+// The #define constant NCCL_UNIQUE_ID_BYTES of nccl.h.
+const (
+	// UniqueIDBytes is NCCL_UNIQUE_ID_BYTES.
+	UniqueIDBytes = 128
+)
+
+// The #define constant NCCL_CONFIG_UNDEF_INT of nccl.h.
+const (
+	// ConfigUndefInt is NCCL_CONFIG_UNDEF_INT.
+	ConfigUndefInt = -2147483648
+)
+
+// The #define constant NCCL_SPLIT_NOCOLOR of nccl.h.
+const (
+	// SplitNoColor is NCCL_SPLIT_NOCOLOR.
+	SplitNoColor = -1
+)
+
 var (
 	namesResult = []enumName{
 		{0, "ncclSuccess", "error type"},

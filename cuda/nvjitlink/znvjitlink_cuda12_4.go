@@ -69,6 +69,22 @@ const (
 	InputAny     InputType = 10 // NVJITLINK_INPUT_ANY
 )
 
+// The #define constants NVJITLINK_ERROR_* of nvJitLink.h.
+const (
+	// ErrorNullInput is NVJITLINK_ERROR_NULL_INPUT.
+	ErrorNullInput = ErrorInvalidInput
+	// ErrorIncompatibleOptions is NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS.
+	ErrorIncompatibleOptions = ErrorInvalidInput
+	// ErrorIncorrectInputType is NVJITLINK_ERROR_INCORRECT_INPUT_TYPE.
+	ErrorIncorrectInputType = ErrorInvalidInput
+	// ErrorArchMismatch is NVJITLINK_ERROR_ARCH_MISMATCH.
+	ErrorArchMismatch = ErrorInternal
+	// ErrorOutdatedLibrary is NVJITLINK_ERROR_OUTDATED_LIBRARY.
+	ErrorOutdatedLibrary = ErrorInternal
+	// ErrorMissingFatbin is NVJITLINK_ERROR_MISSING_FATBIN.
+	ErrorMissingFatbin = ErrorInvalidInput
+)
+
 var (
 	namesResult = []enumName{
 		{0, "NVJITLINK_SUCCESS", ""}, {1, "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", ""},
