@@ -16,8 +16,10 @@ import (
 
 // TestCompileLTO compiles add_one to LTO-IR with NVRTC, links it with
 // nvJitLink (-lto) into a CUBIN for the device's architecture, loads and
-// launches it; nvJitLink's error log comes back for an input it cannot
-// link. It needs a GPU, NVRTC and nvJitLink of the build's toolkit.
+// launches it; then links two LTO-IR objects, a saxpy kernel and the
+// device function it calls, compiled apart (-rdc=true), into one CUBIN
+// whose saxpy is checked; nvJitLink's error log comes back for an input
+// it cannot link. It needs a GPU, NVRTC and nvJitLink of the build's toolkit.
 func TestCompileLTO(t *testing.T) {
 	dev := gpu(t)
 	if _, err := nvjitlink.Load(); errors.Is(err, nvjitlink.ErrNoLibrary) {
@@ -56,6 +58,43 @@ func TestCompileLTO(t *testing.T) {
 		t.Fatalf("add_one linked from LTO-IR: %v, want [2 3 4 5]", got)
 	}
 
+	// Two objects: a kernel calling a device function that the other
+	// defines (relocatable device code, -rdc=true), linked into one CUBIN.
+	lib := `extern "C" __device__ float scaled(float x, float a) { return a * x; }`
+	kern := `extern "C" __device__ float scaled(float x, float a);
+extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) {
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) y[i] = scaled(x[i], a) + y[i];
+}`
+	rdc := []string{"-rdc=true"}
+	pl := must[*cuda.Program](t)(dev.Compile(lib, cuda.CompileOptions{Name: "scaled.cu", Output: cuda.OutputLTOIR, Options: rdc}))
+	pm := must[*cuda.Program](t)(dev.Compile(kern, cuda.CompileOptions{Name: "saxpy.cu", Output: cuda.OutputLTOIR, Options: rdc}))
+	two := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
+	defer func() { ok(t, nvjitlink.Destroy(&two)) }()
+	ok(t, nvjitlink.AddData(two, nvjitlink.InputLTOIR, pm.Image, "saxpy.ltoir"))
+	ok(t, nvjitlink.AddData(two, nvjitlink.InputLTOIR, pl.Image, "scaled.ltoir"))
+	ok(t, nvjitlink.Complete(two))
+	cubin2 := must[[]byte](t)(nvjitlink.GetLinkedCUBIN(two))
+	m2 := must[*cuda.Module](t)(dev.LoadModule(cubin2))
+	defer m2.Close()
+	saxpy := must[*cuda.Kernel](t)(m2.Kernel("saxpy"))
+	const n = 1000
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i], ys[i] = float32(i), float32(2*i)
+	}
+	x := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, xs))
+	defer x.Close()
+	y := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, ys))
+	defer y.Close()
+	ok(t, dev.DefaultStream().Launch(saxpy, cuda.Linear(n, 128), driver.Arg(float32(3)), x.Arg(), y.Arg(), driver.Arg(uint32(n))))
+	ok(t, y.CopyTo(ys))
+	for i, v := range ys {
+		if want := float32(3*i + 2*i); v != want {
+			t.Fatalf("saxpy linked from two LTO-IR objects: y[%d] = %v, want %v", i, v, want)
+		}
+	}
+
 	// An input that is not LTO-IR: the link fails, saying why in its log.
 	bad := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
 	defer func() { ok(t, nvjitlink.Destroy(&bad)) }()
@@ -68,19 +107,16 @@ func TestCompileLTO(t *testing.T) {
 		t.Fatalf("linking garbage as LTO-IR: %v, want a *nvjitlink.Error", err)
 	}
 	log, _ := nvjitlink.GetErrorLog(bad)
-	t.Logf("linked %d bytes of LTO-IR into a %d-byte CUBIN; garbage refused: %v (log %q)", len(p.Image), len(cubin), err, log)
+	t.Logf("linked %d bytes of LTO-IR into a %d-byte CUBIN, and two objects (%d and %d bytes) into a %d-byte one whose saxpy ran; garbage refused: %v (log %q)",
+		len(p.Image), len(cubin), len(pm.Image), len(pl.Image), len(cubin2), err, log)
 }
 
-// benchCompileSrc is add_one with its definitions inline, as
-// bench/pybench's COMPILE_SRC.
-const benchCompileSrc = `
-#define STEP 1
-#define ONE 1.0f
-extern "C" __global__ void add_one(float *p, unsigned n) {
+// benchCompileSrc is the README's SAXPY kernel, as bench/pybench's
+// COMPILE_SRC.
+const benchCompileSrc = `extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) p[i] += STEP * ONE;
-}
-`
+	if (i < n) y[i] = a * x[i] + y[i];
+}`
 
 // BenchmarkCompile times NVRTC compiling benchCompileSrc to PTX for the
 // device (Device.Compile: program creation, compilation, the log and the
@@ -88,7 +124,7 @@ extern "C" __global__ void add_one(float *p, unsigned n) {
 // Program on the same source.
 func BenchmarkCompile(b *testing.B) {
 	dev := gpu(b)
-	o := cuda.CompileOptions{Name: "add_one.cu"}
+	o := cuda.CompileOptions{Name: "saxpy.cu"}
 	if _, err := dev.Compile(benchCompileSrc, o); errors.Is(err, nvrtc.ErrNoLibrary) {
 		b.Skipf("skipping: no NVRTC of this build's toolkit: %v", err)
 	}

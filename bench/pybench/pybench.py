@@ -398,16 +398,12 @@ def _q(v, p):
     return w[int(p * (len(w) - 1))]
 
 
-# COMPILE_SRC is cuda_test's benchCompileSrc: the same program, compiled to
-# PTX for the device's architecture by both sides.
-COMPILE_SRC = r"""
-#define STEP 1
-#define ONE 1.0f
-extern "C" __global__ void add_one(float *p, unsigned n) {
+# COMPILE_SRC is cuda_test's benchCompileSrc (the README's SAXPY kernel): the
+# same program, compiled to PTX for the device's architecture by both sides.
+COMPILE_SRC = r"""extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) {
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) p[i] += STEP * ONE;
-}
-"""
+	if (i < n) y[i] = a * x[i] + y[i];
+}"""
 
 
 def run_compile(n):
