@@ -242,8 +242,8 @@ func bytesOf[T any](s []T) []byte {
 // The values travel through page-locked staging memory of the context's
 // (see CopyFromAsync), in chunks of 32 MiB: while the copy engine
 // transfers one (cuMemcpyHtoDAsync), up to 16 goroutines (GOMAXPROCS at
-// most) copy the next one in, each at least 1 MiB; they end before
-// CopyFrom returns. The transfers run on the legacy default stream: the copy starts
+// most) copy the next one in, each at least 1 MiB; they have done their
+// parts when CopyFrom returns, and end. The transfers run on the legacy default stream: the copy starts
 // after the work queued before on the context's blocking streams
 // (DefaultStream, StreamOptions.Blocking), not after work on non-blocking
 // streams (NewStream's default): synchronise those first. A length other

@@ -33,7 +33,16 @@ func TestParallelCopy(t *testing.T) {
 		}
 	}
 	src, dst := make([]byte, 16*copyPart), make([]byte, 16*copyPart)
+	g0 := runtime.NumGoroutine()
 	parallelCopy(dst, src)
+	// The helpers end once done: the count comes back (they may still be
+	// returning when parallelCopy does).
+	for i := 0; runtime.NumGoroutine() > g0; i++ {
+		if i == 1000 {
+			t.Fatalf("%d goroutines after a parallel copy, %d before", runtime.NumGoroutine(), g0)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if n := testing.AllocsPerRun(50, func() { parallelCopy(dst, src) }); n != 0 {
 		t.Errorf("a parallel copy of %d bytes allocates %v times", len(src), n)
 	}
