@@ -37,7 +37,9 @@ type Buffer[T any] struct {
 	// free the memory under the view) and is closed on its own.
 	parent     *Buffer[T]
 	viewClosed atomic.Bool
-	ipc        *IPCMemHandle // the handle it was opened with (OpenIPCBuffer), nil for memory of this process
+	ipc        *IPCMemHandle  // the handle it was opened with (OpenIPCBuffer), nil for memory of this process
+	pool       *SharedPool    // the shared pool it is an allocation of (AllocFromPool, OpenPoolBuffer), or nil
+	poolPtr    *PoolPtrHandle // the handle it was opened with (OpenPoolBuffer)
 }
 
 // Alloc allocates device memory for n values of type T on d

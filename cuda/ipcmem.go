@@ -25,13 +25,8 @@ type IPCMemHandle struct {
 	size uint64
 }
 
-const (
-	ipcMemMagic   = "cuipcmem"
-	ipcMemPayload = 8 + len(driver.IPCMemHandle{}.Reserved)
-	ipcMemBinLen  = len(ipcMemMagic) + 1 + ipcMemPayload
-)
-
-var ipcMemTextLen = len(ipcMemMagic) + 2 + ipcEncoding.EncodedLen(ipcMemPayload)
+// ipcMemForm is IPCMemHandle's text and binary form.
+var ipcMemForm = memHandleForm{magic: "cuipcmem", name: "IPCMemHandle", op: "decode IPC memory handle"}
 
 // NewIPCMemHandle makes a handle of the driver's handle h (from C's
 // cuIpcGetMemHandle) and the exported memory's length in bytes.
@@ -45,23 +40,13 @@ func (h IPCMemHandle) Driver() driver.IPCMemHandle { return h.h }
 // Size is the exported memory's length in bytes.
 func (h IPCMemHandle) Size() uint64 { return h.size }
 
-func (h IPCMemHandle) payload() [ipcMemPayload]byte {
-	var b [ipcMemPayload]byte
-	binary.LittleEndian.PutUint64(b[:8], h.size)
-	copy(b[8:], h.h.Reserved[:])
-	return b
-}
-
 // AppendText appends the text form of h to b (encoding.TextAppender).
 func (h IPCMemHandle) AppendText(b []byte) ([]byte, error) {
-	p := h.payload()
-	return ipcEncoding.AppendEncode(append(b, ipcMemMagic+"1:"...), p[:]), nil
+	return ipcMemForm.appendText(b, h.size, &h.h.Reserved), nil
 }
 
 // MarshalText returns the text form of h (encoding.TextMarshaler).
-func (h IPCMemHandle) MarshalText() ([]byte, error) {
-	return h.AppendText(make([]byte, 0, ipcMemTextLen))
-}
+func (h IPCMemHandle) MarshalText() ([]byte, error) { return h.AppendText(nil) }
 
 // String returns the text form of h.
 func (h IPCMemHandle) String() string {
@@ -71,59 +56,104 @@ func (h IPCMemHandle) String() string {
 
 // UnmarshalText sets h from its text form (encoding.TextUnmarshaler).
 func (h *IPCMemHandle) UnmarshalText(text []byte) error {
-	const op = "decode IPC memory handle"
 	if h == nil {
-		return nilHandlePtrErr(op)
+		return nilHandlePtrErr(ipcMemForm.op)
 	}
-	v, n, ok := ipcPrefixVersion(text, ipcMemMagic, ':')
-	switch {
-	case !ok:
-		return &Error{Op: op, Detail: fmt.Sprintf("the text %s does not start with %q", quoteShort(text), ipcMemMagic+"1:"),
-			Fix: "pass the text IPCMemHandle.MarshalText made", Err: ErrMalformedHandle}
-	case v != 1:
-		return &Error{Op: op, Detail: fmt.Sprintf("the handle is of encoding version %d, and this package knows version 1", v),
-			Fix: "upgrade this program's cudagen module to the exporter's", Err: ErrMalformedHandle}
-	case len(text) != ipcMemTextLen:
-		return &Error{Op: op, Detail: fmt.Sprintf("the text is %d characters long, not %d (truncated or extended)", len(text), ipcMemTextLen),
-			Fix: "pass the whole text IPCMemHandle.MarshalText made", Err: ErrMalformedHandle}
-	}
-	var buf [ipcMemPayload]byte
-	if m, err := ipcEncoding.Decode(buf[:], text[n:]); err != nil || m != len(buf) {
-		return &Error{Op: op, Detail: fmt.Sprintf("the text after the prefix is not unpadded base64url: %v", err),
-			Fix: "pass the text IPCMemHandle.MarshalText made, unchanged", Err: ErrMalformedHandle}
-	}
-	h.set(buf[:])
-	return nil
-}
-
-func (h *IPCMemHandle) set(p []byte) {
-	h.size = binary.LittleEndian.Uint64(p[:8])
-	copy(h.h.Reserved[:], p[8:])
+	return ipcMemForm.unmarshalText(text, &h.size, &h.h.Reserved)
 }
 
 // AppendBinary appends the binary form of h to b (encoding.BinaryAppender).
 func (h IPCMemHandle) AppendBinary(b []byte) ([]byte, error) {
-	p := h.payload()
-	return append(append(b, ipcMemMagic+"1"...), p[:]...), nil
+	return ipcMemForm.appendBinary(b, h.size, &h.h.Reserved), nil
 }
 
 // MarshalBinary returns the binary form of h (encoding.BinaryMarshaler).
-func (h IPCMemHandle) MarshalBinary() ([]byte, error) {
-	return h.AppendBinary(make([]byte, 0, ipcMemBinLen))
-}
+func (h IPCMemHandle) MarshalBinary() ([]byte, error) { return h.AppendBinary(nil) }
 
 // UnmarshalBinary sets h from its binary form (encoding.BinaryUnmarshaler).
 func (h *IPCMemHandle) UnmarshalBinary(data []byte) error {
-	const op = "decode IPC memory handle"
 	if h == nil {
-		return nilHandlePtrErr(op)
+		return nilHandlePtrErr(ipcMemForm.op)
 	}
-	if v, n, ok := ipcPrefixVersion(data, ipcMemMagic, 0); !ok || v != 1 || len(data) != ipcMemBinLen {
-		return &Error{Op: op, Detail: fmt.Sprintf("got %d bytes that are not a version 1 handle's binary form (%d bytes starting with %q)", len(data), ipcMemBinLen, ipcMemMagic+"1"),
-			Fix: "pass the bytes IPCMemHandle.MarshalBinary made, whole", Err: ErrMalformedHandle}
-	} else {
-		h.set(data[n:])
+	return ipcMemForm.unmarshalBinary(data, &h.size, &h.h.Reserved)
+}
+
+// memHandleForm is the text and binary form of a handle of device memory
+// for another process: a length in bytes and the driver's 64 bytes
+// (IPCMemHandle, PoolPtrHandle). Text: magic, "1:", and the length (8
+// bytes little-endian) and the 64 bytes in unpadded base64url; binary:
+// magic, "1", the length and the 64 bytes.
+type memHandleForm struct {
+	magic string // "cuipcmem"
+	name  string // the Go type, in messages
+	op    string // the decode's operation, in errors
+}
+
+const memHandlePayload = 8 + 64
+
+func (f memHandleForm) textLen() int { return len(f.magic) + 2 + ipcEncoding.EncodedLen(memHandlePayload) }
+func (f memHandleForm) binLen() int  { return len(f.magic) + 1 + memHandlePayload }
+
+func payload(size uint64, data *[64]byte) [memHandlePayload]byte {
+	var b [memHandlePayload]byte
+	binary.LittleEndian.PutUint64(b[:8], size)
+	copy(b[8:], data[:])
+	return b
+}
+
+func setPayload(p []byte, size *uint64, data *[64]byte) {
+	*size = binary.LittleEndian.Uint64(p[:8])
+	copy(data[:], p[8:])
+}
+
+func (f memHandleForm) appendText(b []byte, size uint64, data *[64]byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, f.textLen())
 	}
+	p := payload(size, data)
+	return ipcEncoding.AppendEncode(append(b, f.magic+"1:"...), p[:])
+}
+
+func (f memHandleForm) appendBinary(b []byte, size uint64, data *[64]byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, f.binLen())
+	}
+	p := payload(size, data)
+	return append(append(b, f.magic+"1"...), p[:]...)
+}
+
+// unmarshalText sets size and data from text, or leaves them and returns
+// an error matching ErrMalformedHandle.
+func (f memHandleForm) unmarshalText(text []byte, size *uint64, data *[64]byte) error {
+	v, n, ok := ipcPrefixVersion(text, f.magic, ':')
+	switch {
+	case !ok:
+		return &Error{Op: f.op, Detail: fmt.Sprintf("the text %s does not start with %q", quoteShort(text), f.magic+"1:"),
+			Fix: "pass the text " + f.name + ".MarshalText made", Err: ErrMalformedHandle}
+	case v != 1:
+		return &Error{Op: f.op, Detail: fmt.Sprintf("the handle is of encoding version %d, and this package knows version 1", v),
+			Fix: "upgrade this program's cudagen module to the exporter's", Err: ErrMalformedHandle}
+	case len(text) != f.textLen():
+		return &Error{Op: f.op, Detail: fmt.Sprintf("the text is %d characters long, not %d (truncated or extended)", len(text), f.textLen()),
+			Fix: "pass the whole text " + f.name + ".MarshalText made", Err: ErrMalformedHandle}
+	}
+	var buf [memHandlePayload]byte
+	if m, err := ipcEncoding.Decode(buf[:], text[n:]); err != nil || m != len(buf) {
+		return &Error{Op: f.op, Detail: fmt.Sprintf("the text after the prefix is not unpadded base64url: %v", err),
+			Fix: "pass the text " + f.name + ".MarshalText made, unchanged", Err: ErrMalformedHandle}
+	}
+	setPayload(buf[:], size, data)
+	return nil
+}
+
+// unmarshalBinary is unmarshalText for the binary form.
+func (f memHandleForm) unmarshalBinary(b []byte, size *uint64, data *[64]byte) error {
+	v, n, ok := ipcPrefixVersion(b, f.magic, 0)
+	if !ok || v != 1 || len(b) != f.binLen() {
+		return &Error{Op: f.op, Detail: fmt.Sprintf("got %d bytes that are not a version 1 handle's binary form (%d bytes starting with %q)", len(b), f.binLen(), f.magic+"1"),
+			Fix: "pass the bytes " + f.name + ".MarshalBinary made, whole", Err: ErrMalformedHandle}
+	}
+	setPayload(b[n:], size, data)
 	return nil
 }
 

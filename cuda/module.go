@@ -28,7 +28,8 @@ const (
 	kindGraph
 	kindGraphExec
 	kindPoolMemory
-	kindIPCMemory // another process's memory opened here (OpenIPCBuffer): unmapped, not freed
+	kindIPCMemory  // another process's memory opened here (OpenIPCBuffer): unmapped, not freed
+	kindSharedPool // a memory pool other processes may import (mempool.go): destroyed without waiting
 )
 
 // Module is a module loaded into a device's context: PTX, a cubin or a

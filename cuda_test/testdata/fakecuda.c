@@ -67,9 +67,12 @@
 //   CUDAGEN_LIBCUDA=$PWD/libfakecuda.so go test -bench . ./cuda_test
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
 enum {
@@ -861,7 +864,8 @@ typedef struct falloc {
 	size_t size;
 	int dev;
 	int pool;   // from cuMemAllocAsync: no IPC handle (the driver exports pools' memory otherwise)
-	int opened; // cuIpcOpenMemHandle mappings of it not closed
+	int opened; // cuIpcOpenMemHandle (or cuMemPoolImportPointer) mappings of it not closed
+	void *mpool; // the explicit pool it came from (cuMemAllocFromPoolAsync), or NULL
 	struct falloc *next;
 } falloc;
 static falloc *allocs; // under mu
@@ -893,6 +897,7 @@ static CUresult cuMemAlloc(unsigned long long *dptr, size_t n) {
 	a->dev = ctx_dev(current);
 	a->pool = 0;
 	a->opened = 0;
+	a->mpool = NULL;
 	pthread_mutex_lock(&mu);
 	a->next = allocs;
 	allocs = a;
@@ -1721,7 +1726,11 @@ static void free_graphs(int dev) {
 // fakecuda_async_allocs and fakecuda_async_frees besides the live
 // allocations.
 long long fakecuda_async_allocs, fakecuda_async_frees;
+static CUresult pool_alloc(unsigned long long *dptr, size_t n, void *s, void *pool_of_alloc);
 static CUresult cuMemAllocAsync(unsigned long long *dptr, size_t n, void *s) {
+	return pool_alloc(dptr, n, s, NULL);
+}
+static CUresult pool_alloc(unsigned long long *dptr, size_t n, void *s, void *pool_of_alloc) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
 	if (bad) return bad;
@@ -1741,6 +1750,7 @@ static CUresult cuMemAllocAsync(unsigned long long *dptr, size_t n, void *s) {
 	a->dev = dev;
 	a->pool = 1;
 	a->opened = 0;
+	a->mpool = pool_of_alloc;
 	pthread_mutex_lock(&mu);
 	a->next = allocs;
 	allocs = a;
@@ -1751,6 +1761,7 @@ static CUresult cuMemAllocAsync(unsigned long long *dptr, size_t n, void *s) {
 	*dptr = (unsigned long long)a->base;
 	return OK;
 }
+long long fakecuda_pool_ptrs_imported; // cuMemPoolImportPointer mappings not freed
 static CUresult cuMemFreeAsync(unsigned long long dptr, void *s) {
 	CUresult bad;
 	slot *st = stream_of(s, &bad);
@@ -1759,6 +1770,12 @@ static CUresult cuMemFreeAsync(unsigned long long dptr, void *s) {
 	pthread_mutex_lock(&mu);
 	for (falloc **x = &allocs; *x != NULL; x = &(*x)->next)
 		if ((*x)->base == (uintptr_t)dptr) {
+			if ((*x)->mpool && (*x)->opened > 0) { // an importer's free: the mapping goes
+				(*x)->opened--;
+				fakecuda_pool_ptrs_imported--;
+				pthread_mutex_unlock(&mu);
+				return OK;
+			}
 			free_alloc(x);
 			fakecuda_async_frees++;
 			pthread_mutex_unlock(&mu);
@@ -1766,6 +1783,143 @@ static CUresult cuMemFreeAsync(unsigned long long dptr, void *s) {
 		}
 	pthread_mutex_unlock(&mu);
 	return INVALID_VALUE;
+}
+
+
+// Memory pools shared with other processes (cuMemPoolCreate with a handle
+// type): a pool of a device whose allocations (cuMemAllocFromPoolAsync)
+// are device memory as cuMemAllocAsync's. cuMemPoolExportToShareableHandle
+// of a pool made with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR writes a
+// file descriptor of its own (a memfd), which
+// cuMemPoolImportFromShareableHandle finds again by its inode (one address
+// space stands for two processes), making an imported pool;
+// cuMemPoolExportPointer writes an allocation's address and pool into the
+// 64 bytes, and cuMemPoolImportPointer, into an imported pool of the same
+// pool, maps it (the same address), counted until a free, which unmaps
+// the first mappings before the allocation itself is freed. Live pools are
+// counted in fakecuda_live_pools.
+typedef struct fpool {
+	int used, dev, types, imported;
+	struct fpool *src; // an imported pool's exporter's
+	ino_t ino;         // its exported descriptor's inode (0: not exported)
+} fpool;
+static fpool pools[64]; // under mu
+long long fakecuda_live_pools;
+static fpool *pool_of(void *p) { // under mu
+	fpool *x = p;
+	return x >= pools && x < pools + 64 && x->used ? x : NULL;
+}
+static CUresult cuMemPoolCreate(void **pool, const int *props) {
+	if (!current) return INVALID_CONTEXT;
+	if (pool == NULL || props == NULL) return INVALID_VALUE;
+	// CUmemPoolProps: allocType, handleTypes, location {type, id}.
+	if (props[0] != 1 || props[2] != 1 || props[3] < 0 || props[3] >= ndev) return INVALID_VALUE;
+	if (props[1] & ~1) return NOT_SUPPORTED; // only POSIX file descriptors here
+	pthread_mutex_lock(&mu);
+	fpool *x = NULL;
+	for (int i = 0; i < 64 && x == NULL; i++)
+		if (!pools[i].used) x = &pools[i];
+	if (x != NULL) {
+		*x = (fpool){.used = 1, .dev = props[3], .types = props[1]};
+		fakecuda_live_pools++;
+	}
+	pthread_mutex_unlock(&mu);
+	if (x == NULL) return OUT_OF_MEMORY;
+	*pool = x;
+	return OK;
+}
+static CUresult cuMemPoolDestroy(void *pool) {
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	if (x != NULL) {
+		x->used = 0;
+		fakecuda_live_pools--;
+	}
+	pthread_mutex_unlock(&mu);
+	return x ? OK : INVALID_VALUE;
+}
+static CUresult cuMemAllocFromPoolAsync(unsigned long long *dptr, size_t n, void *pool, void *s) {
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	int ok = x != NULL && !x->imported; // an imported pool only maps its exporter's allocations
+	pthread_mutex_unlock(&mu);
+	if (!ok) return INVALID_VALUE;
+	return pool_alloc(dptr, n, s, pool);
+}
+static CUresult cuMemPoolExportToShareableHandle(void *out, void *pool, int type, unsigned long long flags) {
+	if (out == NULL || flags != 0) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	int ok = x != NULL && !x->imported && (x->types & type) && type == 1;
+	pthread_mutex_unlock(&mu);
+	if (!ok) return INVALID_VALUE;
+	char name[64];
+	snprintf(name, sizeof name, "/tmp/fakecuda-pool-%d-XXXXXX", (int)getpid());
+	int fd = mkstemp(name);
+	if (fd < 0) return OUT_OF_MEMORY;
+	unlink(name);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return OUT_OF_MEMORY;
+	}
+	pthread_mutex_lock(&mu);
+	x->ino = st.st_ino;
+	pthread_mutex_unlock(&mu);
+	*(int *)out = fd;
+	return OK;
+}
+static CUresult cuMemPoolImportFromShareableHandle(void **pool, void *handle, int type, unsigned long long flags) {
+	if (!current) return INVALID_CONTEXT;
+	if (pool == NULL || type != 1 || flags != 0) return INVALID_VALUE;
+	struct stat st;
+	if (fstat((int)(intptr_t)handle, &st) != 0) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	fpool *src = NULL, *x = NULL;
+	for (int i = 0; i < 64; i++) {
+		if (pools[i].used && !pools[i].imported && pools[i].ino == st.st_ino && src == NULL) src = &pools[i];
+		if (!pools[i].used && x == NULL) x = &pools[i];
+	}
+	if (src != NULL && x != NULL) {
+		*x = (fpool){.used = 1, .dev = src->dev, .types = src->types, .imported = 1, .src = src};
+		fakecuda_live_pools++;
+	}
+	pthread_mutex_unlock(&mu);
+	if (src == NULL) return INVALID_VALUE;
+	if (x == NULL) return OUT_OF_MEMORY;
+	*pool = x;
+	return OK;
+}
+typedef struct { uint64_t magic, ptr; void *pool; char pad[40]; } fptrdata;
+_Static_assert(sizeof(fptrdata) == 64, "CUmemPoolPtrExportData");
+static CUresult cuMemPoolExportPointer(fptrdata *out, unsigned long long dptr) {
+	if (out == NULL) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	falloc *a = allocs;
+	while (a != NULL && a->base != (uintptr_t)dptr) a = a->next;
+	fpool *x = a ? pool_of(a->mpool) : NULL;
+	int ok = x != NULL && x->types != 0;
+	pthread_mutex_unlock(&mu);
+	if (!ok) return INVALID_VALUE;
+	memset(out, 0, sizeof *out);
+	*out = (fptrdata){.magic = 0xfa4ec0da, .ptr = dptr, .pool = x};
+	return OK;
+}
+static CUresult cuMemPoolImportPointer(unsigned long long *dptr, void *pool, const fptrdata *in) {
+	if (dptr == NULL || in == NULL || in->magic != 0xfa4ec0da) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	falloc *a = allocs;
+	while (a != NULL && a->base != (uintptr_t)in->ptr) a = a->next;
+	int ok = x != NULL && x->imported && x->src == in->pool && a != NULL && a->mpool == in->pool;
+	if (ok) {
+		a->opened++;
+		fakecuda_pool_ptrs_imported++;
+	}
+	pthread_mutex_unlock(&mu);
+	if (!ok) return INVALID_VALUE;
+	*dptr = in->ptr;
+	return OK;
 }
 
 // Page-locked host memory (cuMemHostAlloc, cuMemAllocHost, cuMemFreeHost):
@@ -1852,7 +2006,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000), P(cuLaunchKernelEx, 11060),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000), P(cuLaunchKernelEx, 11060), P(cuMemPoolCreate, 11020), P(cuMemPoolDestroy, 11020), P(cuMemAllocFromPoolAsync, 11020), P(cuMemPoolExportToShareableHandle, 11020), P(cuMemPoolImportFromShareableHandle, 11020), P(cuMemPoolExportPointer, 11020), P(cuMemPoolImportPointer, 11020),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
