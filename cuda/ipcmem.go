@@ -91,8 +91,10 @@ type memHandleForm struct {
 
 const memHandlePayload = 8 + 64
 
-func (f memHandleForm) textLen() int { return len(f.magic) + 2 + ipcEncoding.EncodedLen(memHandlePayload) }
-func (f memHandleForm) binLen() int  { return len(f.magic) + 1 + memHandlePayload }
+func (f memHandleForm) textLen() int {
+	return len(f.magic) + 2 + ipcEncoding.EncodedLen(memHandlePayload)
+}
+func (f memHandleForm) binLen() int { return len(f.magic) + 1 + memHandlePayload }
 
 func payload(size uint64, data *[64]byte) [memHandlePayload]byte {
 	var b [memHandlePayload]byte
