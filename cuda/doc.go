@@ -131,8 +131,8 @@
 // flusher goroutine or a later NewEvent (an event's, if known complete, is
 // kept for reuse instead: see NewEvent; closed events go in batches, see
 // Event.Close). Closing the last open Device of a context closes every
-// event, stream, module, buffer, graph and executable graph of it the same
-// way; a primary context is released only
+// event, stream, module, buffer, shared pool, graph and executable graph
+// of it the same way; a primary context is released only
 // once no call on it is in flight, so no call ever runs on a released
 // context; Device.Done is closed when the package is done with the context.
 //
