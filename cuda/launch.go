@@ -166,7 +166,7 @@ func launchPacked(ctx driver.Context, f driver.Function, grid, block, cluster Di
 	base := unsafe.Pointer(&ws[0])
 	attrs := unsafe.Slice((*driver.LaunchAttribute)(unsafe.Add(base, cfgSize)), 2)
 	attrs[0] = driver.LaunchAttribute{Id: driver.LaunchAttributeClusterDimension}
-	*attrs[0].Value.ClusterDim() = driver.LaunchAttributeValueClusterDim{X: cluster.X, Y: cluster.Y, Z: cluster.Z}
+	*attrs[0].Value.ClusterDim() = driver.LaunchAttributeValueClusterDim(cluster)
 	n := uint32(1)
 	if cooperative {
 		attrs[1] = driver.LaunchAttribute{Id: driver.LaunchAttributeCooperative}
