@@ -128,8 +128,10 @@ func (m *SharedPool) ExportFile() (*os.File, error) {
 
 // ImportSharedPool imports on d the pool another process exported
 // (ExportFile) as the file f (cuMemPoolImportFromShareableHandle); f stays
-// the caller's to close. d may be another GPU than the exporter's where
-// the driver allows.
+// the caller's to close. d may be another GPU than the exporter's: it is
+// given read and write access to the pool's memory (cuMemPoolSetAccess)
+// where it has none, and the driver's refusal (GPUs that cannot reach each
+// other) is the error.
 func (d *Device) ImportSharedPool(f *os.File) (*SharedPool, error) {
 	const op = "import shared pool"
 	if f == nil {
@@ -147,6 +149,17 @@ func (d *Device) ImportSharedPool(f *os.File) (*SharedPool, error) {
 	runtime.KeepAlive(f)
 	if err != nil {
 		return nil, driverErr(op, err)
+	}
+	// The pool's allocations are accessible from its own device; d, if
+	// another, is given access (cuMemPoolSetAccess).
+	loc := driver.MemLocation{Type: driver.MemLocationTypeDevice, Id: int32(d.p.ordinal)}
+	flags, err := driver.MemPoolGetAccessCtx(d.p.ctx, h, &loc)
+	if err == nil && flags != driver.MemAccessFlagsProtReadwrite {
+		err = driver.MemPoolSetAccessCtx(d.p.ctx, h, []driver.MemAccessDesc{{Location: loc, Flags: driver.MemAccessFlagsProtReadwrite}})
+	}
+	if err != nil {
+		_ = driver.MemPoolDestroyCtx(d.p.ctx, h)
+		return nil, driverErr(op+": give the device access to the pool", err)
 	}
 	return d.adoptPool(op, h, true)
 }

@@ -18,9 +18,10 @@ import (
 // pool's allocation filled, the pool exported as a file and imported, the
 // allocation's handle through text and binary, opened as a Buffer that
 // reads and writes the same memory; what cannot be exported, allocated or
-// opened is refused before the driver is called; closing unmaps, frees and
+// opened is refused before the driver is called; imported on another
+// device, the pool is given access there; closing unmaps, frees and
 // destroys (the fake counts the pools and mappings live), and the last
-// Device's Close destroys a pool left open. TestSharedPoolProcesses does
+// Device's Close destroys the pools left open. TestSharedPoolProcesses does
 // it across processes on a GPU.
 func TestLayerSharedPool(t *testing.T) {
 	dev := fakeOnly(t)
@@ -96,6 +97,35 @@ func TestLayerSharedPool(t *testing.T) {
 		t.Errorf("a refused text changed the handle: %v", bad)
 	}
 
+	// On another device (which nothing else here holds): the imported pool
+	// is given access there, and the pools left open go with the last
+	// Device's Close.
+	if n := must[int](t)(cuda.DeviceCount()); n > 1 {
+		sets0, _ := fakeCounter("fakecuda_pool_access_sets")
+		d2 := must[*cuda.Device](t)(cuda.GetDevice(n - 1))
+		f2 := must[*os.File](t)(pool.ExportFile())
+		imp2 := must[*cuda.SharedPool](t)(d2.ImportSharedPool(f2))
+		ok(t, f2.Close())
+		if sets, _ := fakeCounter("fakecuda_pool_access_sets"); sets != sets0+1 {
+			t.Errorf("device %d was given access %d times, want once", n-1, sets-sets0)
+		}
+		o2 := must[*cuda.Buffer[int32]](t)(cuda.OpenPoolBuffer[int32](imp2, h))
+		ok(t, o2.CopyTo(got))
+		if got[0] != -9 || o2.Device() != d2 {
+			t.Errorf("the allocation opened on device %d reads %v", n-1, got)
+		}
+		ok(t, o2.Close())
+		left := must[*cuda.SharedPool](t)(d2.NewSharedPool())
+		if n, _ := fakeCounter("fakecuda_live_pools"); n != pools0+4 {
+			t.Errorf("%d pools live, want 4", n-pools0)
+		}
+		ok(t, d2.Close())
+		waitCounter(t, "fakecuda_live_pools", pools0+2)
+		waitCounter(t, "fakecuda_pool_ptrs_imported", mapped0+1)
+		_, err = left.ExportFile()
+		isErr(t, "exporting a pool of a closed device", err, cuda.ErrClosed, "device")
+	}
+
 	// Closing: the mapping first, then the allocation and the pools.
 	ok(t, o.Close())
 	ok(t, b.Close())
@@ -105,20 +135,6 @@ func TestLayerSharedPool(t *testing.T) {
 	isErr(t, "exporting a closed pool", err, cuda.ErrClosed, "closed")
 	waitCounter(t, "fakecuda_pool_ptrs_imported", mapped0)
 	waitCounter(t, "fakecuda_live_pools", pools0)
-
-	// A pool left open goes with the last Device's Close (of the other
-	// device, which nothing else here holds).
-	if n := must[int](t)(cuda.DeviceCount()); n > 1 {
-		d2 := must[*cuda.Device](t)(cuda.GetDevice(n - 1))
-		left := must[*cuda.SharedPool](t)(d2.NewSharedPool())
-		if n, _ := fakeCounter("fakecuda_live_pools"); n != pools0+1 {
-			t.Errorf("%d pools live, want 1", n-pools0)
-		}
-		ok(t, d2.Close())
-		waitCounter(t, "fakecuda_live_pools", pools0)
-		_, err = left.ExportFile()
-		isErr(t, "exporting a pool of a closed device", err, cuda.ErrClosed, "device")
-	}
 }
 
 // sharedPoolEnv carries the allocation's handle to TestSharedPoolProcesses'

@@ -1800,6 +1800,7 @@ static CUresult cuMemFreeAsync(unsigned long long dptr, void *s) {
 // counted in fakecuda_live_pools.
 typedef struct fpool {
 	int used, dev, types, imported;
+	int access[MAXDEV]; // cuMemPoolSetAccess's flags per device; the pool's own device has 3 (read and write)
 	struct fpool *src; // an imported pool's exporter's
 	ino_t ino;         // its exported descriptor's inode (0: not exported)
 } fpool;
@@ -1837,6 +1838,29 @@ static CUresult cuMemPoolDestroy(void *pool) {
 	}
 	pthread_mutex_unlock(&mu);
 	return x ? OK : INVALID_VALUE;
+}
+// cuMemPoolGetAccess and cuMemPoolSetAccess: CUmemAccessDesc is a
+// location {type, id} and the flags; only devices' locations.
+long long fakecuda_pool_access_sets; // devices given access to a pool
+static CUresult cuMemPoolGetAccess(int *flags, void *pool, const int *loc) {
+	if (flags == NULL || loc == NULL || loc[0] != 1 || loc[1] < 0 || loc[1] >= ndev) return INVALID_VALUE;
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	if (x != NULL) *flags = loc[1] == x->dev ? 3 : x->access[loc[1]];
+	pthread_mutex_unlock(&mu);
+	return x ? OK : INVALID_VALUE;
+}
+static CUresult cuMemPoolSetAccess(void *pool, const int *desc, size_t n) {
+	pthread_mutex_lock(&mu);
+	fpool *x = pool_of(pool);
+	CUresult r = x ? OK : INVALID_VALUE;
+	for (size_t i = 0; i < n && r == OK; i++) {
+		const int *d = desc + 3 * i;
+		if (d[0] != 1 || d[1] < 0 || d[1] >= ndev || (d[1] == x->dev && d[2] != 3)) r = INVALID_VALUE;
+		else if (d[1] != x->dev) x->access[d[1]] = d[2], fakecuda_pool_access_sets++;
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
 }
 static CUresult cuMemAllocFromPoolAsync(unsigned long long *dptr, size_t n, void *pool, void *s) {
 	pthread_mutex_lock(&mu);
@@ -2006,7 +2030,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuThreadExchangeStreamCaptureMode, 10010), P(cuGraphInstantiateWithFlags, 11040), P(cuGraphLaunch, 10000),
 	P(cuGraphDestroy, 10000), P(cuGraphExecDestroy, 10000), P(cuGraphGetNodes, 10000),
 	P(cuGraphExecUpdate, 10020),
-	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000), P(cuLaunchKernelEx, 11060), P(cuMemPoolCreate, 11020), P(cuMemPoolDestroy, 11020), P(cuMemAllocFromPoolAsync, 11020), P(cuMemPoolExportToShareableHandle, 11020), P(cuMemPoolImportFromShareableHandle, 11020), P(cuMemPoolExportPointer, 11020), P(cuMemPoolImportPointer, 11020),
+	P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020), P(cuMemcpyPeerAsync, 4000), P(cuDeviceCanAccessPeer, 4000), P(cuCtxEnablePeerAccess, 4000), P(cuLaunchCooperativeKernel, 9000), P(cuLaunchKernelEx, 11060), P(cuMemPoolCreate, 11020), P(cuMemPoolDestroy, 11020), P(cuMemAllocFromPoolAsync, 11020), P(cuMemPoolExportToShareableHandle, 11020), P(cuMemPoolImportFromShareableHandle, 11020), P(cuMemPoolExportPointer, 11020), P(cuMemPoolImportPointer, 11020), P(cuMemPoolGetAccess, 11020), P(cuMemPoolSetAccess, 11020),
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
