@@ -1,9 +1,12 @@
 package cuda
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -151,5 +154,100 @@ func BenchmarkStagedShapes(b *testing.B) {
 				b.Logf("chunks of %2d MiB, %2d goroutines: CopyFrom %.1f GB/s, CopyTo %.1f", chunk>>20, w, in, out)
 			}
 		}
+		// Another shape: each goroutine moves whole chunks of its own
+		// through two staging buffers of its own, with no barrier
+		// between chunks.
+		for _, chunk := range []int{2 << 20, 4 << 20, 8 << 20} {
+			for _, w := range []int{8, 16, 32} {
+				d.p.freeAllStaging()
+				var failed error
+				in := gbps(func() { failed = errors.Join(failed, workerCopy(d.p, buf.ptr, src, w, chunk, true)) })
+				out := gbps(func() { failed = errors.Join(failed, workerCopy(d.p, buf.ptr, dst, w, chunk, false)) })
+				if failed != nil {
+					b.Fatal(failed)
+				}
+				b.Logf("per goroutine: chunks of %d MiB, %2d goroutines: to the device %.1f GB/s, from it %.1f", chunk>>20, w, in, out)
+			}
+		}
+		if !bytes.Equal(src, dst) {
+			b.Fatal("the round trips changed the bytes")
+		}
 	}
+}
+
+// workerCopy copies data to (in) or from device memory at ptr on the
+// legacy default stream with w goroutines, goroutine i moving chunks i,
+// i+w, ... through two staging buffers of its own: a shape to compare with
+// copyHtoD's and copyDtoH's.
+func workerCopy(p *ctxState, ptr driver.DevicePtr, data []byte, w, chunk int, in bool) error {
+	const op = "staged copy"
+	chunks := (len(data) + chunk - 1) / chunk
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for g := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var s [2]*staging
+			defer func() {
+				for _, st := range s {
+					if st != nil {
+						_ = driver.EventSynchronizeCtx(p.ctx, st.ev)
+						st.pending = false
+						p.unstage(st)
+					}
+				}
+			}()
+			k := 0
+			move := func(c int) (*staging, []byte, error) {
+				st := s[k%2]
+				k++
+				if st == nil {
+					var err error
+					if st, err = p.stage(op, chunk); err != nil {
+						return nil, nil, err
+					}
+					s[(k-1)%2] = st
+				} else if err := driver.EventSynchronizeCtx(p.ctx, st.ev); err != nil {
+					return nil, nil, err
+				}
+				part := data[c*chunk : min(len(data), (c+1)*chunk)]
+				off := driver.DevicePtr(c * chunk)
+				var err error
+				if in {
+					copy(st.p.Bytes(len(part)), part)
+					err = driver.MemcpyHtoDAsyncCtx(p.ctx, ptr+off, st.p, uint64(len(part)), 0)
+				} else {
+					err = driver.MemcpyDtoHAsyncCtx(p.ctx, st.p, ptr+off, uint64(len(part)), 0)
+				}
+				if err == nil {
+					err = driver.EventRecordCtx(p.ctx, st.ev, 0)
+				}
+				return st, part, err
+			}
+			var prev *staging
+			var prevPart []byte
+			for c := g; c < chunks; c += w {
+				st, part, err := move(c)
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				if !in && prev != nil { // copy the last chunk out while this one transfers
+					if errs[g] = driver.EventSynchronizeCtx(p.ctx, prev.ev); errs[g] != nil {
+						return
+					}
+					copy(prevPart, prev.p.Bytes(len(prevPart)))
+				}
+				prev, prevPart = st, part
+			}
+			if !in && prev != nil {
+				if errs[g] = driver.EventSynchronizeCtx(p.ctx, prev.ev); errs[g] == nil {
+					copy(prevPart, prev.p.Bytes(len(prevPart)))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
