@@ -33,7 +33,11 @@ func TestNoDriverPublicAPI(t *testing.T) {
 			return
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, "libcuda.so.1") || !strings.Contains(msg, "install the NVIDIA driver") {
+		cause, fix := "libcuda.so.1", "install the NVIDIA driver"
+		if strings.Contains(msg, "cgo disabled") { // a build without cgo
+			cause, fix = "CGO_ENABLED=0", "rebuild with CGO_ENABLED=1"
+		}
+		if !strings.HasPrefix(msg, "cuda: ") || !strings.Contains(msg, cause) || !strings.Contains(msg, fix) {
 			t.Errorf("%s: message %q lacks the operation, cause or fix", what, msg)
 		}
 		if strings.ToLower(msg) != msg && !strings.Contains(msg, "NVIDIA") && !strings.Contains(msg, "CUDA") {

@@ -13,7 +13,7 @@
 #      copy of the module; the no-driver paths; the Go layer on a fake
 #      driver; the GPU tests, which skip without a GPU saying so); the tests
 #      of the packages a build tag changes, under each tag; the no-driver
-#      paths without cgo; the Go layer on the fake driver (the tests named
+#      paths and the cuda package's tests without cgo; the Go layer on the fake driver (the tests named
 #      TestLayer…, cuda_test/fakedriver_test.go) with -race;
 #   4. 20 s of fuzzing the header parsing, and the overhead guard
 #      (tools/perf-guard.sh).
@@ -108,7 +108,7 @@ tagged=$(
 tagged=$(echo "$tagged" | sort -u | grep -v '/bench/' || true)
 # Staticcheck and the test runs go in parallel: much of the tests' time is
 # waiting (the fake driver's tests, the generator's tests' go commands).
-step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit; the longest run, about 15 minutes on 2 cores and longer under load: the generator's pin tests); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver and no-library paths without cgo; the Go layer on the fake driver with -race"
+step "in parallel: staticcheck (honnef.co/go/tools v0.8.2, with and without cgo); the tests of every package, untagged (the newest pinned toolkit; the longest run, about 15 minutes on 2 cores and longer under load: the generator's pin tests); with -tags $(echo $tags | tr ' ' ,), the $(echo $tagged | wc -w) packages a tag changes; the no-driver and no-library paths and the cuda package's tests without cgo; the Go layer on the fake driver with -race"
 staticcheck() {
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
 		CGO_ENABLED=0 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... &&
@@ -122,6 +122,7 @@ done
 nocgo() {
 	export CGO_ENABLED=0
 	gotest nocgo.log -count=1 -run '^TestNoDriverEveryCall$' ./cuda/driver &&
+		gotest nocgo-cuda.log -count=1 ./cuda &&
 		for tag in "" $tags; do gotest "nocgo-libs$tag.log" -count=1 -tags "$tag" ./cuda/nvrtc ./cuda/nvjitlink ./cuda/nccl || return 1; done
 }
 spawn nocgo nocgo
