@@ -163,9 +163,9 @@ func (f memHandleForm) unmarshalBinary(b []byte, size *uint64, data *[64]byte) e
 // which opens it with OpenIPCBuffer and sees and writes the same memory
 // (order the two processes' work with an IPC event: Event.IPCHandle). b
 // must stay open while the other process uses it: its Close frees the
-// memory. A view (Slice), a Buffer of AllocAsync (pool memory, which the
-// driver exports otherwise) and an empty Buffer are refused with
-// ErrInvalidOptions; a Buffer opened from a handle returns that handle, to
+// memory. A view (Slice), a Buffer of AllocAsync or AllocFromPool (pool
+// memory, which the driver exports otherwise: PoolPtrHandle for a shared
+// pool's) and an empty Buffer are refused with ErrInvalidOptions; a Buffer opened from a handle returns that handle, to
 // pass on.
 func (b *Buffer[T]) IPCHandle() (IPCMemHandle, error) {
 	const op = "export buffer memory"
@@ -179,6 +179,9 @@ func (b *Buffer[T]) IPCHandle() (IPCMemHandle, error) {
 	case b.parent != nil:
 		return IPCMemHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is a view: the driver exports whole allocations", b),
 			Fix: "export the buffer the view is of, and take the view in the other process", Err: ErrInvalidOptions}
+	case b.pool != nil:
+		return IPCMemHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is memory of a shared pool, which cuIpcGetMemHandle does not export", b),
+			Fix: "share it with Buffer.PoolPtrHandle, through the pool (SharedPool.ExportFile)", Err: ErrInvalidOptions}
 	case b.r.Kind == kindPoolMemory:
 		return IPCMemHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is pool memory (AllocAsync), which cuIpcGetMemHandle does not export", b),
 			Fix: "allocate the buffer to share with Alloc", Err: ErrInvalidOptions}

@@ -74,6 +74,8 @@ func TestLayerSharedPool(t *testing.T) {
 	defer plain.Close()
 	_, err := plain.PoolPtrHandle()
 	isErr(t, "PoolPtrHandle of cuMemAlloc memory", err, cuda.ErrInvalidOptions, "not memory of a shared pool")
+	_, err = b.IPCHandle()
+	isErr(t, "IPCHandle of shared pool memory", err, cuda.ErrInvalidOptions, "PoolPtrHandle")
 	v := must[*cuda.Buffer[int32]](t)(b.Slice(1, 3))
 	_, err = v.PoolPtrHandle()
 	isErr(t, "PoolPtrHandle of a view", err, cuda.ErrInvalidOptions, "view")
