@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
@@ -222,4 +224,39 @@ func median(x []float64) float64 {
 	y := slices.Clone(x)
 	slices.Sort(y)
 	return y[len(y)/2]
+}
+
+// A launch in steady state is one crossing into C (the runtime's count of
+// cgo calls), whatever the driver: where the driver cannot tell a kernel's
+// parameters (before 12.4: TestDriverMatrix runs this on the fake driver
+// of 11.8), finding that out costs no crossing.
+func TestLayerLaunchOneCrossing(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 64))
+	defer buf.Close()
+	cfg := cuda.Linear(64, 64)
+	launch := func() {
+		if err := s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(64))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	launch() // the kernel's parameters, asked once
+	sample := []metrics.Sample{{Name: "/cgo/go-to-c-calls:calls"}}
+	metrics.Read(sample)
+	c0 := sample[0].Value.Uint64()
+	const n = 2000
+	for range n {
+		launch()
+	}
+	metrics.Read(sample)
+	per := float64(sample[0].Value.Uint64()-c0) / n
+	ok(t, s.Sync())
+	// Other goroutines' calls (none is expected) may add a few.
+	if per < 1 || per > 1.05 {
+		t.Errorf("%.3f crossings into C per launch, want 1", per)
+	}
+	t.Logf("%.3f crossings into C per launch", per)
 }

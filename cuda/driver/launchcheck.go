@@ -58,6 +58,9 @@ func paramCount(ctx Context, f Function) int {
 		}
 	}
 	paramCounts.once.Do(func() { paramCounts.info, _ = Lookup("cuFuncGetParamInfo", 12040) })
+	if paramCounts.info == 0 {
+		return -1 // a driver before 12.4 cannot tell; no crossing to learn that
+	}
 	n := int(C.cg_param_count(C.uintptr_t(ctx), C.uintptr_t(paramCounts.info), C.uintptr_t(f)))
 	if n >= 0 {
 		paramCounts.mu.Lock()
