@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // Slice is a view of the values [from, to) of b: a Buffer of to-from
@@ -403,22 +402,7 @@ func AllocAsync[T any](s *Stream, n int) (*Buffer[T], error) {
 			return nil, e
 		}
 	}
-	r := lifetime.NewHandle(&p.life, uintptr(ptr), kindPoolMemory, &p.life.Open)
-	if r == nil {
-		if n > 0 {
-			_ = driver.MemFreeAsyncCtx(p.ctx, ptr, s.h)
-		}
-		return nil, hostMemErr(op)
-	}
-	if !p.add(r, d) {
-		if n > 0 {
-			_ = driver.MemFreeAsyncCtx(p.ctx, ptr, s.h)
-		}
-		return nil, closedErr(op, "stream's device")
-	}
-	b := &Buffer[T]{ptr: ptr, n: n, p: p, dev: d, r: r}
-	b.cleanup = backstop(b, r)
-	return b, nil
+	return poolBuffer[T](op, d, s.h, ptr, n, nil, nil)
 }
 
 // CopyFromBuffer queues on s the copy of src's values into b, which must

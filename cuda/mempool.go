@@ -203,20 +203,27 @@ func AllocFromPool[T any](s *Stream, m *SharedPool, n int) (*Buffer[T], error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return poolBuffer[T](op, s.dev, ptr, n, m, nil)
+	return poolBuffer[T](op, s.dev, s.h, ptr, n, m, nil)
 }
 
-// poolBuffer wraps pool memory at ptr (freed with cuMemFreeAsync: an
-// allocation of m, or an import of one).
-func poolBuffer[T any](op string, d *Device, ptr driver.DevicePtr, n int, m *SharedPool, h *PoolPtrHandle) (*Buffer[T], error) {
+// poolBuffer wraps pool memory at ptr (0 for none) of d, allocated or
+// imported on stream sh (AllocAsync's, an allocation of m, or an import of
+// one: h), which Close frees with cuMemFreeAsync; where it cannot be
+// wrapped, it is freed on sh.
+func poolBuffer[T any](op string, d *Device, sh driver.Stream, ptr driver.DevicePtr, n int, m *SharedPool, h *PoolPtrHandle) (*Buffer[T], error) {
 	p := d.p
+	undo := func() {
+		if ptr != 0 {
+			_ = driver.MemFreeAsyncCtx(p.ctx, ptr, sh)
+		}
+	}
 	r := lifetime.NewHandle(&p.life, uintptr(ptr), kindPoolMemory, &p.life.Open)
 	if r == nil {
-		_ = driver.MemFreeAsyncCtx(p.ctx, ptr, 0)
+		undo()
 		return nil, hostMemErr(op)
 	}
 	if !p.add(r, d) {
-		_ = driver.MemFreeAsyncCtx(p.ctx, ptr, 0)
+		undo()
 		return nil, closedErr(op, "device")
 	}
 	b := &Buffer[T]{ptr: ptr, n: n, p: p, dev: d, r: r, pool: m, poolPtr: h}
@@ -348,5 +355,5 @@ func OpenPoolBuffer[T any](m *SharedPool, h PoolPtrHandle) (*Buffer[T], error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return poolBuffer[T](op, d, ptr, int(h.size/size), m, &h)
+	return poolBuffer[T](op, d, 0, ptr, int(h.size/size), m, &h)
 }

@@ -34,17 +34,27 @@ func TestCompileLTO(t *testing.T) {
 	d := must[driver.Device](t)(driver.DeviceGet(int32(dev.Ordinal())))
 	major := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, d))
 	minor := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, d))
-	h, err := nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"})
-	if errors.Is(err, nvjitlink.ErrNotSupported) {
+	opts := []string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}
+	if h, err := nvjitlink.Create(opts); errors.Is(err, nvjitlink.ErrNotSupported) {
 		// nvJitLink exports each toolkit's entry points under its
 		// version (__nvJitLinkCreate_12_4): a newer library lacks them.
 		t.Skipf("skipping: the loaded nvJitLink lacks this build's entry points: %v", err)
+	} else {
+		ok(t, err)
+		ok(t, nvjitlink.Destroy(&h))
 	}
-	ok(t, err)
-	defer func() { ok(t, nvjitlink.Destroy(&h)) }()
-	ok(t, nvjitlink.AddData(h, nvjitlink.InputLTOIR, p.Image, "add_one.ltoir"))
-	ok(t, nvjitlink.Complete(h))
-	cubin := must[[]byte](t)(nvjitlink.GetLinkedCUBIN(h))
+	// link links LTO-IR objects into a CUBIN.
+	link := func(objs map[string][]byte) []byte {
+		t.Helper()
+		h := must[nvjitlink.Handle](t)(nvjitlink.Create(opts))
+		defer func() { ok(t, nvjitlink.Destroy(&h)) }()
+		for name, image := range objs {
+			ok(t, nvjitlink.AddData(h, nvjitlink.InputLTOIR, image, name))
+		}
+		ok(t, nvjitlink.Complete(h))
+		return must[[]byte](t)(nvjitlink.GetLinkedCUBIN(h))
+	}
+	cubin := link(map[string][]byte{"add_one.ltoir": p.Image})
 	m := must[*cuda.Module](t)(dev.LoadModule(cubin))
 	defer m.Close()
 	k := must[*cuda.Kernel](t)(m.Kernel("add_one"))
@@ -69,12 +79,7 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) 
 	rdc := []string{"-rdc=true"}
 	pl := must[*cuda.Program](t)(dev.Compile(lib, cuda.CompileOptions{Name: "scaled.cu", Output: cuda.OutputLTOIR, Options: rdc}))
 	pm := must[*cuda.Program](t)(dev.Compile(kern, cuda.CompileOptions{Name: "saxpy.cu", Output: cuda.OutputLTOIR, Options: rdc}))
-	two := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
-	defer func() { ok(t, nvjitlink.Destroy(&two)) }()
-	ok(t, nvjitlink.AddData(two, nvjitlink.InputLTOIR, pm.Image, "saxpy.ltoir"))
-	ok(t, nvjitlink.AddData(two, nvjitlink.InputLTOIR, pl.Image, "scaled.ltoir"))
-	ok(t, nvjitlink.Complete(two))
-	cubin2 := must[[]byte](t)(nvjitlink.GetLinkedCUBIN(two))
+	cubin2 := link(map[string][]byte{"saxpy.ltoir": pm.Image, "scaled.ltoir": pl.Image})
 	m2 := must[*cuda.Module](t)(dev.LoadModule(cubin2))
 	defer m2.Close()
 	saxpy := must[*cuda.Kernel](t)(m2.Kernel("saxpy"))
@@ -96,7 +101,7 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, unsigned n) 
 	}
 
 	// An input that is not LTO-IR: the link fails, saying why in its log.
-	bad := must[nvjitlink.Handle](t)(nvjitlink.Create([]string{fmt.Sprintf("-arch=sm_%d%d", major, minor), "-lto"}))
+	bad := must[nvjitlink.Handle](t)(nvjitlink.Create(opts))
 	defer func() { ok(t, nvjitlink.Destroy(&bad)) }()
 	err = nvjitlink.AddData(bad, nvjitlink.InputLTOIR, []byte("not LTO-IR at all"), "bad.ltoir")
 	if err == nil {

@@ -116,20 +116,37 @@ func TestIPCBufferProcesses(t *testing.T) {
 	b := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, src))
 	defer b.Close()
 	h := must[cuda.IPCMemHandle](t)(b.IPCHandle())
+	out := runChild(t, "TestIPCBufferProcesses", ipcBufferEnv+"="+h.String(), nil)
+	checkChildSet(t, b, out)
+}
+
+// runChild runs test in a child process of this binary with env added
+// and files as its fds 3 on, for at most 2 minutes, and returns its output
+// once it has said "child: checked and wrote" (else the test fails).
+func runChild(t *testing.T, test, env string, files []*os.File) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestIPCBufferProcesses$", "-test.v")
-	cmd.Env = append(os.Environ(), ipcBufferEnv+"="+h.String())
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	cmd.ExtraFiles = files
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "child: checked and wrote") {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	got := make([]float32, n)
+	return strings.TrimSpace(string(out))
+}
+
+// checkChildSet checks that b holds the child's Set(-1) and logs the
+// child's output.
+func checkChildSet(t *testing.T, b *cuda.Buffer[float32], out string) {
+	t.Helper()
+	got := make([]float32, b.Len())
 	ok(t, b.CopyTo(got))
-	if got[0] != -1 || got[n-1] != -1 {
-		t.Fatalf("after the child's Set(-1): %v … %v", got[0], got[n-1])
+	if got[0] != -1 || got[len(got)-1] != -1 {
+		t.Fatalf("after the child's Set(-1): %v … %v", got[0], got[len(got)-1])
 	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
+	t.Logf("%s", out)
 }
 
 func ipcBufferChild(t *testing.T, text string) {

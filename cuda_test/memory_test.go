@@ -162,9 +162,9 @@ func TestLayerBufferSet(t *testing.T) {
 }
 
 // CopyFrom and CopyTo of more than their staging memory holds (chunks of
-// 32 MiB, three in flight) carry every value both ways, the last, partial
-// chunk included: checked against the asynchronous copies, which stage the
-// whole slice at once. CopyTo waits for each chunk's transfer before it
+// 32 MiB, three transfers queued at a time) carry every value both ways,
+// the last, partial chunk included: checked against the asynchronous
+// copies, which stage the whole slice at once. CopyTo waits for each chunk's transfer before it
 // copies the chunk out.
 func TestLayerBufferStagedCopy(t *testing.T) {
 	dev := gpu(t)

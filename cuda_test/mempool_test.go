@@ -3,12 +3,9 @@
 package gputest
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cudagen/cudagen/cuda"
 )
@@ -175,21 +172,8 @@ func TestSharedPoolProcesses(t *testing.T) {
 	f := must[*os.File](t)(pool.ExportFile())
 	defer f.Close()
 	h := must[cuda.PoolPtrHandle](t)(b.PoolPtrHandle())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSharedPoolProcesses$", "-test.v")
-	cmd.Env = append(os.Environ(), sharedPoolEnv+"="+h.String())
-	cmd.ExtraFiles = []*os.File{f}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "child: checked and wrote") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	got := make([]float32, n)
-	ok(t, b.CopyTo(got))
-	if got[0] != -1 || got[n-1] != -1 {
-		t.Fatalf("after the child's Set(-1): %v … %v", got[0], got[n-1])
-	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
+	out := runChild(t, "TestSharedPoolProcesses", sharedPoolEnv+"="+h.String(), []*os.File{f})
+	checkChildSet(t, b, out)
 }
 
 func sharedPoolChild(t *testing.T, text string) {
