@@ -75,6 +75,21 @@ func paramsKnown(t *testing.T) bool {
 	return driver.HeaderVersion >= 12040 && v >= 12040
 }
 
+// waitAtLeast waits, on the fake driver, for counter name to reach at
+// least want: where other tests' closed objects may still be freed on
+// their contexts' goroutines, adding to it.
+func waitAtLeast(t *testing.T, name string, want int64) {
+	t.Helper()
+	var v int64
+	for i := 0; i < 6000; i++ { // a minute, as waitCounter
+		if v, _ = fakeCounter(name); v >= want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%s is %d a minute on, want at least %d", name, v, want)
+}
+
 // waitCounter waits, on the fake driver, for counter name to reach want
 // (the flusher unloads and frees after Close returns), and says whether it
 // did.

@@ -78,7 +78,9 @@ func TestLayerBufferSlice(t *testing.T) {
 	}
 	ok(t, v.Close())
 	if fake {
-		waitCounter(t, "fakecuda_mem_frees", frees0+1)
+		// A second free of the memory would fail in the fake, uncounted;
+		// other tests' frees may land meanwhile.
+		waitAtLeast(t, "fakecuda_mem_frees", frees0+1)
 	}
 	// A view keeps its buffer from the garbage collector.
 	leaked := cuda.Leaked()
