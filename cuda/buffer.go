@@ -241,7 +241,9 @@ func bytesOf[T any](s []T) []byte {
 // CopyFrom copies src, which must hold Len values, from host memory into
 // the buffer, and returns once the values are in device memory, so that
 // work queued afterwards on any stream reads them; Go memory is not kept.
-// The values travel through page-locked staging memory of the context's
+// From a HostBuffer's memory (its Slice, or part of it) the copy engine
+// reads the values directly (cuMemcpyHtoD), at its full speed; from other
+// memory they travel through page-locked staging memory of the context's
 // (see CopyFromAsync), in chunks of 32 MiB: while the copy engine
 // transfers one (cuMemcpyHtoDAsync), up to 16 goroutines (GOMAXPROCS at
 // most) copy the next one in, each at least 1 MiB; they have done their
@@ -266,8 +268,9 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 }
 
 // CopyTo copies the buffer's values into dst, which must hold Len values,
-// and returns once they are there. The values travel as CopyFrom's do,
-// the other way: up to 3 transfers of 32 MiB (cuMemcpyDtoHAsync) are queued
+// and returns once they are there. Into a HostBuffer's memory the copy
+// engine writes them directly (cuMemcpyDtoH); into other memory they
+// travel as CopyFrom's do, the other way: up to 3 transfers of 32 MiB (cuMemcpyDtoHAsync) are queued
 // ahead of the chunk that goroutines copy out of staging memory. Like
 // CopyFrom it runs on the legacy default stream: it waits for the work
 // queued before on the context's blocking streams, not for work on

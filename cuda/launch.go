@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -100,22 +101,22 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // nothing.
 func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
 	const op = "launch kernel"
-	if k == nil || k.m == nil {
+	if k == nil || k.mw == nil {
 		return invalidErr(op, "kernel")
 	}
-	// Counted in on the stream and the kernel's module (operand.enter,
-	// inlined).
-	so, mo := s.operand("stream"), k.m.operand("kernel's module")
-	if !so.in() {
-		return so.enterErr(op)
+	// Counted in on the stream and the kernel's module through the state
+	// words the Stream and the Kernel hold (operand.enter without reaching
+	// the Handles).
+	if !s.in() {
+		return s.operand("stream").enterErr(op)
 	}
-	defer s.r.Exit()
-	if !mo.in() {
-		return mo.enterErr(op)
+	defer exitWord(s.st, s.r)
+	if k.mw.Add(1)&closing != 0 {
+		return k.m.operand("kernel's module").enterErr(op)
 	}
-	defer k.m.r.Exit()
-	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
-		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
+	defer exitWord(k.mw, k.m.r)
+	if k.mp != s.p && k.mp.ctx != s.ctx {
+		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
 	grid, block := cfg.dims()
@@ -131,6 +132,21 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args)
 }
 
+// in counts a launch in on s (operand.enter's count, through s.st); false
+// for a nil, zero or closed Stream, where operand.enterErr says why and
+// takes back the count.
+func (s *Stream) in() bool {
+	return s != nil && s.st != nil && s.st.Add(1)&closing == 0
+}
+
+// exitWord counts a call out of r through its state word w (r.State):
+// Handle.Exit, reaching r only for the last call out of a closing object.
+func exitWord(w *atomic.Int64, r *handle) {
+	if w.Add(-1)&closing != 0 {
+		r.Finish()
+	}
+}
+
 // launchChecked is Launch's driver call, its arguments checked.
 func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cfg *LaunchConfig, args []driver.KernelArg) error {
 	if cfg.Cooperative || cfg.Cluster != (Dim3{}) {
@@ -138,11 +154,11 @@ func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared ui
 		if ws == nil {
 			return hostMemErr(op)
 		}
-		err := launchPacked(s.p.ctx, k.f, grid, block, cfg.cluster(), shared, cfg.Cooperative, s.h, params)
+		err := launchPacked(s.ctx, k.f, grid, block, cfg.cluster(), shared, cfg.Cooperative, s.h, params)
 		lifetime.FreeWords(ws)
 		return driverErr(op, err)
 	}
-	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, shared, s.h, args...))
+	return driverErr(op, driver.LaunchArgsOfCtx(s.ctx, k.f, grid, block, shared, s.h, args...))
 }
 
 // launchPacked launches f with its arguments' pointers in params (C
@@ -220,10 +236,10 @@ func typeWord(a *driver.KernelArg) uintptr {
 // where the driver told k's parameters, args of another number or sizes.
 // Arguments of the types of the first ones that passed pass at once.
 func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
-	if c := k.checked.Load(); c != nil && len(*c) == len(args) {
+	if int(k.nchecked.Load()) == len(args)+1 {
 		same := true
 		for i := range args {
-			if typeWord(&args[i]) != (*c)[i] {
+			if typeWord(&args[i]) != k.checked[i] {
 				same = false
 				break
 			}
@@ -235,12 +251,11 @@ func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
 	if err := k.checkArgTypes(op, args); err != nil {
 		return err
 	}
-	if k.checked.Load() == nil {
-		ts := make([]uintptr, len(args))
+	if len(args) <= maxCheckedArgs && k.nchecked.CompareAndSwap(0, -1) {
 		for i := range args {
-			ts[i] = typeWord(&args[i])
+			k.checked[i] = typeWord(&args[i])
 		}
-		k.checked.CompareAndSwap(nil, &ts)
+		k.nchecked.Store(int32(len(args) + 1))
 	}
 	return nil
 }

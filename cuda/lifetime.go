@@ -75,6 +75,9 @@ func (p *ctxState) Destroy(h *handle) error {
 			return nil
 		}
 		return driverErr("free device memory to its pool", driver.MemFreeAsyncCtx(p.ctx, driver.DevicePtr(h.H), 0))
+	case kindHostMemory: // unregistered and unmapped
+		p.destroyHost(h)
+		return nil
 	case kindSharedPool: // never waits: the driver releases it once its allocations are freed
 		return driverErr("destroy shared pool", driver.MemPoolDestroyCtx(p.ctx, driver.MemoryPool(h.H)))
 	case kindGraph: // a graph's and an executable graph's destroys never wait for GPU work

@@ -42,7 +42,7 @@ type PreparedLaunch struct {
 // before anything is kept) and packs them for LaunchPrepared.
 func (k *Kernel) Prepare(cfg LaunchConfig, args ...driver.KernelArg) (*PreparedLaunch, error) {
 	const op = "prepare launch"
-	if k == nil || k.m == nil {
+	if k == nil || k.mw == nil {
 		return nil, invalidErr(op, "kernel")
 	}
 	if err := k.m.operand("kernel's module").enter(op); err != nil {
@@ -179,17 +179,17 @@ func (s *Stream) LaunchPrepared(l *PreparedLaunch) error {
 // launchPrepared is LaunchPrepared with l held.
 func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 	k := l.k
-	if err := s.enter(op); err != nil {
-		return err
+	if !s.in() {
+		return s.operand("stream").enterErr(op)
 	}
-	defer s.r.Exit()
-	if err := k.m.operand("kernel's module").enter(op); err != nil {
-		return err
+	defer exitWord(s.st, s.r)
+	if k.mw.Add(1)&closing != 0 {
+		return k.m.operand("kernel's module").enterErr(op)
 	}
-	defer k.m.r.Exit()
-	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
-		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
+	defer exitWord(k.mw, k.m.r)
+	if k.mp != s.p && k.mp.ctx != s.ctx {
+		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
-	return driverErr(op, launchPacked(s.p.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
+	return driverErr(op, launchPacked(s.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
 }

@@ -72,9 +72,14 @@ func (p *ctxState) release(s *stagedSlots) {
 	}
 }
 
-// copyHtoD copies data to device memory at ptr through staging memory, on
-// the legacy default stream, and returns once it is there.
+// copyHtoD copies data to device memory at ptr, on the legacy default
+// stream, and returns once it is there: directly from a HostBuffer's
+// memory, else through staging memory.
 func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error {
+	if h := pinned.enter(data); h != nil { // a HostBuffer's memory: the copy engine reads it
+		defer h.Exit()
+		return driverErr(op, driver.MemcpyHtoDCtx(p.ctx, ptr, data))
+	}
 	var s stagedSlots
 	defer p.release(&s)
 	size := min(len(data), stageChunk)
@@ -111,6 +116,10 @@ func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error 
 // on the legacy default stream: stageSlots transfers are queued ahead of
 // the chunk being copied out.
 func (p *ctxState) copyDtoH(op string, data []byte, ptr driver.DevicePtr) error {
+	if h := pinned.enter(data); h != nil {
+		defer h.Exit()
+		return driverErr(op, driver.MemcpyDtoHCtx(p.ctx, data, ptr))
+	}
 	var s stagedSlots
 	defer p.release(&s)
 	size := min(len(data), stageChunk)

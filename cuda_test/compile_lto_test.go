@@ -5,6 +5,7 @@ package gputest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -125,21 +126,24 @@ const benchCompileSrc = `extern "C" __global__ void saxpy(float a, const float *
 
 // BenchmarkCompile times NVRTC compiling benchCompileSrc to PTX for the
 // device (Device.Compile: program creation, compilation, the log and the
-// PTX), per compile; bench/pybench's compile mode times cuda.core's
-// Program on the same source.
+// PTX), each compile apart: it reports their median, 10th and 90th
+// percentiles in microseconds, as bench/pybench's compile mode does for
+// cuda.core's Program on the same source.
 func BenchmarkCompile(b *testing.B) {
 	dev := gpu(b)
 	o := cuda.CompileOptions{Name: "saxpy.cu"}
 	if _, err := dev.Compile(benchCompileSrc, o); errors.Is(err, nvrtc.ErrNoLibrary) {
 		b.Skipf("skipping: no NVRTC of this build's toolkit: %v", err)
 	}
-	var total time.Duration
-	n := 0
+	var us []float64
 	for b.Loop() {
 		t0 := time.Now()
 		_ = must[*cuda.Program](b)(dev.Compile(benchCompileSrc, o))
-		total += time.Since(t0)
-		n++
+		us = append(us, float64(time.Since(t0).Nanoseconds())/1e3)
 	}
-	b.ReportMetric(float64(total.Microseconds())/float64(n), "us/compile")
+	slices.Sort(us)
+	at := func(q float64) float64 { return us[int(q*float64(len(us)-1))] } // pybench's _q
+	b.ReportMetric(at(0.5), "median-us/compile")
+	b.ReportMetric(at(0.1), "p10-us/compile")
+	b.ReportMetric(at(0.9), "p90-us/compile")
 }

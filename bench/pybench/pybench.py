@@ -26,7 +26,19 @@ CUDAGEN_CLOCK_LIB names): ROUNDS rounds of a block of B launches of each,
 the order rotated every round, the stream drained after each block; the
 median ns per launch and the median of the per-round differences to C.
 cuda.bindings takes the arguments as values with their ctypes types (its
-typed form) or as the address of a kernelParams array built once (raw).
+typed form) or as the address of a kernelParams array built once (raw);
+cuda.core's launch takes numpy.uint64 values (its kernel from the same PTX,
+its own stream), beside cuda_test's BenchmarkComputeSideBySide
+(Stream.Launch).
+
+    python3 bench/pybench/pybench.py copy [ROUNDS]
+
+copies 256 MiB between page-locked host memory and device memory ROUNDS
+times each way (default 9): cuda.core's Buffer.copy_from (a
+LegacyPinnedMemoryResource buffer and a device buffer) and
+cuda.bindings' cuMemcpyHtoDAsync/cuMemcpyDtoHAsync on the same memory, each
+followed by a stream synchronization, interleaved; the medians in GB/s (1e9
+bytes), beside cuda_test's BenchmarkCopySideBySide.
 """
 import ctypes
 import os
@@ -331,6 +343,7 @@ def run_launch(rounds, b):
         ptx = ctypes.create_string_buffer(f.read())  # NUL-terminated
     mod = ck(cu.cuModuleLoadData(ctypes.addressof(ptx)))
     launch, sync, ok = cu.cuLaunchKernel, cu.cuStreamSynchronize, cu.CUresult.CUDA_SUCCESS
+    core = _core_launcher(ptx.value)
 
     print(f"kernel launch in one process (empty kernel, 1×1 grid and block, 64-bit arguments): {rounds} rounds of {b} launches per block, the order rotated every round")
     print()
@@ -365,11 +378,15 @@ def run_launch(rounds, b):
         vs = [("C (cuLaunchKernel, kernelParams built once)", c_block),
               ("cuda.bindings cuLaunchKernel (values and ctypes types)", typed_block),
               ("cuda.bindings cuLaunchKernel (kernelParams address)", raw_block)]
+        if core is not None:
+            vs.append(("cuda.core launch (numpy.uint64 values)", core(nargs, b)))
         if k == 0:
             names = [n for n, _ in vs]
         for _, blk in vs:  # warm up
             blk()
             ck(sync(s))
+            if core is not None:
+                core.sync()
         ns = [[] for _ in vs]
         for r in range(rounds):
             for i in range(len(vs)):
@@ -378,6 +395,8 @@ def run_launch(rounds, b):
                 vs[j][1]()
                 ns[j].append((time.perf_counter_ns() - t0) / b)
                 ck(sync(s))
+                if core is not None:
+                    core.sync()
         for j, (name, _) in enumerate(vs):
             d = [x - c for x, c in zip(ns[j], ns[0])]
             res.setdefault(name, []).append((_q(ns[j], 0.5), _q(d, 0.5), _q(d, 0.25), _q(d, 0.75)))
@@ -389,6 +408,89 @@ def run_launch(rounds, b):
             print(f"| {name} | {a[0]:.1f} | {a[1]:+.1f} ({a[2]:+.1f}..{a[3]:+.1f}) | {c[0]:.1f} | {c[1]:+.1f} ({c[2]:+.1f}..{c[3]:+.1f}) |")
     ck(cu.cuModuleUnload(mod))
     ck(cu.cuStreamDestroy(s))
+    return 0
+
+
+def _core_launcher(ptx):
+    """cuda.core's launch of the empty kernels in ptx on a stream of its own:
+    a callable (nargs, b) -> a block of b launches, with .sync() draining
+    the stream; None, saying why, where cuda.core is missing."""
+    try:
+        try:
+            from cuda.core import Device, LaunchConfig, ObjectCode, launch
+        except ImportError:  # cuda.core before 0.4
+            from cuda.core.experimental import Device, LaunchConfig, ObjectCode, launch
+        import numpy
+    except ImportError as e:
+        print(f"pybench: launch: no cuda.core ({e}): its row is left out", file=sys.stderr)
+        return None
+    dev = Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    obj = ObjectCode.from_ptx(ptx)
+    cfg = LaunchConfig(grid=1, block=1)
+
+    class Launcher:
+        def __call__(self, nargs, b):
+            kernel = obj.get_kernel(f"cudagen_empty{nargs}")
+            args = tuple(numpy.uint64(i) for i in range(nargs))
+
+            def block():
+                for _ in range(b):
+                    launch(stream, cfg, kernel, *args)
+            return block
+
+        def sync(self):
+            stream.sync()
+    return Launcher()
+
+
+def run_copy(rounds):
+    """The copy comparison (see the module's text)."""
+    try:
+        from cuda.core import Device, LegacyPinnedMemoryResource
+    except ImportError:  # cuda.core before 0.4
+        from cuda.core.experimental import Device, LegacyPinnedMemoryResource
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        from cuda import cuda as cu
+    size = 256 << 20
+    dev = Device(0)
+    dev.set_current()
+    s = dev.create_stream()
+    dbuf = dev.allocate(size, stream=s)
+    hbuf = LegacyPinnedMemoryResource().allocate(size, stream=s)
+    s.sync()
+    hs = int(s.handle)
+
+    def ck(ret):
+        if ret[0] != cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuda.bindings: {ret[0]}")
+
+    def timed(f):
+        t0 = time.perf_counter_ns()
+        f()
+        s.sync()
+        return size / (time.perf_counter_ns() - t0)  # bytes per ns: GB/s
+
+    cases = [
+        ("cuda.bindings cuMemcpyHtoDAsync", lambda: ck(cu.cuMemcpyHtoDAsync(int(dbuf.handle), int(hbuf.handle), size, hs))),
+        ("cuda.core Buffer.copy_from, to the device", lambda: dbuf.copy_from(hbuf, stream=s)),
+        ("cuda.bindings cuMemcpyDtoHAsync", lambda: ck(cu.cuMemcpyDtoHAsync(int(hbuf.handle), int(dbuf.handle), size, hs))),
+        ("cuda.core Buffer.copy_from, to the host", lambda: hbuf.copy_from(dbuf, stream=s)),
+    ]
+    for _, f in cases:  # warm up
+        timed(f)
+    res = {name: [] for name, _ in cases}
+    for _ in range(rounds):
+        for name, f in cases:
+            res[name].append(timed(f))
+    print(f"copy 256 MiB, page-locked host memory and device memory, {rounds} rounds (GB/s, medians)")
+    for name, _ in cases:
+        print(f"copy {name}: {_q(res[name], 0.5):.1f} GB/s")
+    dbuf.close()
+    hbuf.close()
     return 0
 
 
@@ -438,6 +540,12 @@ def main():
         except Exception as e:  # not installed, or no GPU: say so, and no figures
             print(f"pybench: launch: {type(e).__name__}: {e}", file=sys.stderr)
             return 3
+    if len(sys.argv) >= 2 and sys.argv[1] == "copy":
+        try:
+            return run_copy(int(sys.argv[2]) if len(sys.argv) > 2 else 9)
+        except Exception as e:  # not installed, or no GPU: say so, and no figures
+            print(f"pybench: copy: {type(e).__name__}: {e}", file=sys.stderr)
+            return 3
     if len(sys.argv) >= 2 and sys.argv[1] == "compile":
         try:
             return run_compile(int(sys.argv[2]) if len(sys.argv) > 2 else 50)
@@ -445,7 +553,7 @@ def main():
             print(f"pybench: compile: {type(e).__name__}: {e}", file=sys.stderr)
             return 3
     if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
-        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile}} [N [RUNS]]", file=sys.stderr)
+        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile|copy}} [N [RUNS]]", file=sys.stderr)
         return 2
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5

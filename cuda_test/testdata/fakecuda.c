@@ -79,7 +79,7 @@ enum {
 	OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101, INVALID_CONTEXT = 201,
 	INVALID_HANDLE = 400, ILLEGAL_STATE = 401, NOT_FOUND = 500, NOT_READY = 600,
 	CONTEXT_IS_DESTROYED = 709, NOT_SUPPORTED = 801, INVALID_IMAGE = 200, INVALID_PTX = 218,
-	ILLEGAL_ADDRESS = 700,
+	ILLEGAL_ADDRESS = 700, HOST_MEMORY_ALREADY_REGISTERED = 712, HOST_MEMORY_NOT_REGISTERED = 713,
 };
 #define DISABLE_TIMING 0x2u
 #define INTERPROCESS 0x4u
@@ -1021,6 +1021,68 @@ static int held_mem(uintptr_t p, size_t n) {
 	}
 	return ok;
 }
+// Registered host memory (cuMemHostRegister, cuMemHostUnregister): ranges
+// in a list, counted in fakecuda_live_host_registers. As the driver does,
+// a range overlapping a registered one is refused
+// (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), and an unregister must name
+// a registered range's start (else CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED).
+// The synchronous copies whose host side lies in a registered range are
+// counted in fakecuda_registered_copies.
+typedef struct freg {
+	uintptr_t p;
+	size_t n;
+	struct freg *next;
+} freg;
+static freg *regs; // under mu
+long long fakecuda_live_host_registers;
+long long fakecuda_registered_copies;
+static CUresult cuMemHostRegister(void *p, size_t n, unsigned flags) {
+	(void)flags;
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	if (p == NULL || n == 0) return INVALID_VALUE;
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
+	freg *r = malloc(sizeof *r);
+	if (r == NULL) return OUT_OF_MEMORY;
+	r->p = (uintptr_t)p;
+	r->n = n;
+	pthread_mutex_lock(&mu);
+	for (freg *x = regs; x != NULL; x = x->next)
+		if (r->p < x->p + x->n && x->p < r->p + n) {
+			pthread_mutex_unlock(&mu);
+			free(r);
+			return HOST_MEMORY_ALREADY_REGISTERED;
+		}
+	r->next = regs;
+	regs = r;
+	fakecuda_live_host_registers++;
+	pthread_mutex_unlock(&mu);
+	return OK;
+}
+static CUresult cuMemHostUnregister(void *p) {
+	CUresult pr = prohibited();
+	if (pr != OK) return pr;
+	pthread_mutex_lock(&mu);
+	for (freg **x = &regs; *x != NULL; x = &(*x)->next)
+		if ((*x)->p == (uintptr_t)p) {
+			freg *r = *x;
+			*x = r->next;
+			fakecuda_live_host_registers--;
+			pthread_mutex_unlock(&mu);
+			free(r);
+			return OK;
+		}
+	pthread_mutex_unlock(&mu);
+	return HOST_MEMORY_NOT_REGISTERED;
+}
+// registered reports whether [p, p+n) lies in registered memory. Under mu.
+static int registered(const void *p, size_t n) {
+	for (freg *x = regs; x != NULL; x = x->next)
+		if ((uintptr_t)p >= x->p && (uintptr_t)p + n <= x->p + x->n) return 1;
+	return 0;
+}
+
 // The synchronous copies run on the legacy default stream: idle here.
 static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
@@ -1032,6 +1094,7 @@ static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) 
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)dst, n);
 	if (ok) memcpy((void *)(uintptr_t)dst, src, n);
+	if (ok && registered(src, n)) fakecuda_registered_copies++;
 	pthread_mutex_unlock(&mu);
 	return ok ? OK : INVALID_VALUE;
 }
@@ -1045,6 +1108,7 @@ static CUresult cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
 	pthread_mutex_lock(&mu);
 	int ok = within((uintptr_t)src, n);
 	if (ok) memcpy(dst, (void *)(uintptr_t)src, n);
+	if (ok && registered(dst, n)) fakecuda_registered_copies++;
 	pthread_mutex_unlock(&mu);
 	return ok ? OK : INVALID_VALUE;
 }
@@ -2034,7 +2098,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
-	P(cuMemHostAlloc, 2020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000),
+	P(cuMemHostAlloc, 2020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000), P(cuMemHostRegister, 4000), P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000),
 #undef P
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},

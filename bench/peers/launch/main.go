@@ -1,7 +1,8 @@
 // Command launch compares a kernel launch through the Go bindings in one
 // process: an empty kernel of 4 and of 16 64-bit arguments (empty.ptx)
 // launched from C through cuLaunchKernel's entry point (the floor), by
-// cudagen's typed LaunchArgs and raw LaunchKernel, by gorgonia.org/cu
+// cudagen's typed LaunchArgs and raw LaunchKernel, by the cuda package's
+// Stream.Launch (arguments checked) and LaunchPrepared, by gorgonia.org/cu
 // v0.9.6's Function.Launch and by github.com/gocnn/gocu v0.7.5's
 // Function.Launch; beside them two cgo calls of an empty C function (the
 // crossing every Go launch pays, plain and with noescape and nocallback, as
@@ -56,6 +57,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cudagen/cudagen/cuda"
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/gocnn/gocu"
 	cu "gorgonia.org/cu"
@@ -106,8 +108,17 @@ func main() {
 	entry, err := driver.Lookup("cuLaunchKernel", 4000)
 	check("cudagen: cuLaunchKernel's entry point", err)
 
+	// The cuda package: its Device of the same primary context.
+	cdev, err := cuda.GetDevice(0)
+	check("cuda: device", err)
+	cmod, err := cdev.LoadModule(img)
+	check("cuda: load", err)
+	cs, err := cdev.NewStream()
+	check("cuda: stream", err)
+
 	drain := func() {
 		check("drain", driver.StreamSynchronize(s))
+		check("drain", cs.Sync())
 		check("drain", gs.Synchronize())
 		check("drain", ostr.Synchronize())
 	}
@@ -143,6 +154,31 @@ func main() {
 		of, err := omod.GetFunction(name)
 		check("gocu: function", err)
 		params := vp[:nargs]
+		ck, err := cmod.Kernel(name)
+		check("cuda: kernel", err)
+		cargs := make([]driver.KernelArg, nargs)
+		for i := range cargs {
+			cargs[i] = driver.Arg(v[i])
+		}
+		prep, err := ck.Prepare(cuda.LaunchConfig{}, cargs...)
+		check("cuda: prepare", err)
+		checked := func() error {
+			if nargs == 4 {
+				for range b {
+					if err := cs.Launch(ck, cuda.LaunchConfig{}, driver.Arg(v[0]), driver.Arg(v[1]), driver.Arg(v[2]), driver.Arg(v[3])); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for range b {
+				if err := cs.Launch(ck, cuda.LaunchConfig{}, driver.Arg(v[0]), driver.Arg(v[1]), driver.Arg(v[2]), driver.Arg(v[3]), driver.Arg(v[4]), driver.Arg(v[5]), driver.Arg(v[6]), driver.Arg(v[7]),
+					driver.Arg(v[8]), driver.Arg(v[9]), driver.Arg(v[10]), driver.Arg(v[11]), driver.Arg(v[12]), driver.Arg(v[13]), driver.Arg(v[14]), driver.Arg(v[15])); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		typed := func() error {
 			if nargs == 4 {
 				for range b {
@@ -170,6 +206,15 @@ func main() {
 			{"cudagen LaunchKernel (raw kernelParams)", true, func() error {
 				for range b {
 					if err := driver.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, nil); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			{"cudagen cuda Stream.Launch (arguments checked)", true, checked},
+			{"cudagen cuda LaunchPrepared", true, func() error {
+				for range b {
+					if err := cs.LaunchPrepared(prep); err != nil {
 						return err
 					}
 				}
