@@ -641,3 +641,38 @@ func graph() error {
 	fmt.Println(ha[0], ha[n-1], hb[0], hb[n-1]) // 3000 3000 3 3
 	return nil
 }
+
+// Copies at the copy engine's speed: values written into page-locked host
+// memory (cuda.core's pinned memory resource, torch's pin_memory) go to
+// the device and back without staging.
+func Example_hostBuffer() {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	h, err := cuda.AllocHost[float32](dev, 1<<20)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer h.Close()
+	x := h.Slice() // valid until h.Close
+	for i := range x {
+		x[i] = float32(i)
+	}
+	b, err := cuda.AllocFrom(dev, x) // the copy engine reads x directly
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	clear(x)
+	if err := b.CopyTo(x); err != nil { // and writes it directly
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(x[1<<20-1])
+	// Output: 1.048575e+06
+}

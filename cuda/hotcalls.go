@@ -98,7 +98,11 @@ const notReady = int32(driver.ErrorNotReady)
 // context current and a destroyed context current, the record lands on the
 // handle's stream (queried not ready behind pending work), and query, sync,
 // elapsed time, stream wait, stream query and stream sync all answer as with
-// the handles' own context current. So the hot calls skip the context check,
+// the handles' own context current; so do a kernel launch on the stream
+// (its kernel of the stream's context, the values it stores landing) and
+// the kernel's parameter query that the bindings' launch makes
+// (docs/runs/ctxprobe-2026-11-28-h200-580.159.04.txt). So the hot calls
+// (Stream.Launch and LaunchPrepared among them) skip the context check,
 // itself a driver call (cuCtxGetCurrent, 23–37 ns on an H100 host: see
 // docs/performance.md).
 //

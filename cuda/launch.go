@@ -158,6 +158,15 @@ func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared ui
 		lifetime.FreeWords(ws)
 		return driverErr(op, err)
 	}
+	if s.w != nil {
+		// A stream of its own: the driver takes the launch's context from
+		// the stream, so the context is made current only where the driver
+		// refuses (hotcalls.go; bench/ctxprobe launches this way in every
+		// state of the thread's current context).
+		if err := driver.LaunchArgsOf(k.f, grid, block, shared, s.h, args...); !retry(err) {
+			return driverErr(op, err)
+		}
+	}
 	return driverErr(op, driver.LaunchArgsOfCtx(s.ctx, k.f, grid, block, shared, s.h, args...))
 }
 

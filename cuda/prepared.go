@@ -191,5 +191,11 @@ func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
+	if s.w != nil && l.cluster == (Dim3{}) && !l.cooperative {
+		// As Launch: the driver takes the context from the stream.
+		if err := driver.LaunchKernel(k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params, nil); !retry(err) {
+			return driverErr(op, err)
+		}
+	}
 	return driverErr(op, launchPacked(s.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
 }

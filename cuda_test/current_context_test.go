@@ -4,6 +4,7 @@ package gputest
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -231,6 +232,51 @@ func TestLayerWaitLeavesContextCurrent(t *testing.T) {
 				t.Errorf("%s Wait (long %v): current context %#x (%v) afterwards, want the device's %#x",
 					c.name, long, uintptr(cur), err, uintptr(dev.Context()))
 			}
+		}
+	}
+}
+
+// TestLayerLaunchLeavesContextCurrent: a launch on a stream of its own, and
+// a prepared one, take the context from the stream (hotcalls.go): from a
+// thread with no context current they run (their results checked) and
+// leave none current, where making the context current would have left the
+// device's. Where the driver refuses such a launch (the fake driver with
+// FAKECUDA_WANT_CURRENT), the launch is made again with the context
+// current and runs all the same.
+func TestLayerLaunchLeavesContextCurrent(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	s := must[*cuda.Stream](t)(dev.NewStream())
+	defer s.Close()
+	const n = 256
+	buf := must[*cuda.Buffer[float32]](t)(cuda.AllocFrom(dev, make([]float32, n)))
+	defer buf.Close()
+	l := must[*cuda.PreparedLaunch](t)(k.Prepare(cuda.Linear(n, 64), buf.Arg(), driver.Arg(uint32(n))))
+	wants := os.Getenv("FAKECUDA_WANT_CURRENT") == "1"
+	runtime.LockOSThread() // the experiment needs one thread; the package never locks
+	defer runtime.UnlockOSThread()
+	for _, prepared := range []bool{false, true} {
+		ok(t, driver.CtxSetCurrent(0))
+		if prepared {
+			ok(t, s.LaunchPrepared(l))
+		} else {
+			ok(t, s.Launch(k, cuda.Linear(n, 64), buf.Arg(), driver.Arg(uint32(n))))
+		}
+		cur, err := driver.CtxGetCurrent()
+		ok(t, err)
+		switch {
+		case wants && cur != dev.Context():
+			t.Errorf("launch (prepared %v) refused without the context: the retry left %#x current, want the device's", prepared, uintptr(cur))
+		case !wants && cur != 0:
+			t.Errorf("launch (prepared %v) on a stream of its own made %#x current, want none (the context comes from the stream)", prepared, uintptr(cur))
+		}
+	}
+	ok(t, s.Sync())
+	got := make([]float32, n)
+	ok(t, buf.CopyTo(got))
+	for i, v := range got {
+		if v != 2 {
+			t.Fatalf("value %d is %v after two launches of add_one, want 2", i, v)
 		}
 	}
 }

@@ -9,7 +9,10 @@
 // behind pending work (a chain of large memsets), queries it (want not
 // ready), synchronizes, queries again (want success), times two events,
 // makes another stream wait on the event, and prints each CUresult and
-// what is current afterwards. States: U itself; none; another live context
+// what is current afterwards; then it launches a kernel of U's module on U's
+// stream (cuLaunchKernel), which writes a value of its own to U's memory,
+// and checks that the value landed, after asking for the kernel's first
+// parameter (cuFuncGetParamInfo). States: U itself; none; another live context
 // B; a context D destroyed by another thread while current here (the driver
 // documents CUDA_ERROR_CONTEXT_IS_DESTROYED for it); the device's primary
 // context P retained, made current and released to zero (inactive).
@@ -25,7 +28,17 @@
 static CUcontext U, D;
 static CUstream s, s2, ds;
 static CUevent e, ta, tb;
-static CUdeviceptr buf;
+static CUdeviceptr buf, mark;
+static CUfunction markFn;
+static int launchFailures; // states where the launch did not run as with U current
+
+// markPTX: mark(p, v) stores v at p.
+static const char markPTX[] =
+	".version 6.0\n.target sm_50\n.address_size 64\n"
+	".visible .entry mark(.param .u64 p, .param .u32 v)\n{\n"
+	"\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<2>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tld.param.u32 %r1, [v];\n"
+	"\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n";
 static int failures; // handle calls that did not answer as with the handles' context current
 static const size_t bufWords = (size_t)1 << 28; // 1 GiB of 32-bit words
 
@@ -132,12 +145,33 @@ static void probe(const char *state, CUcontext B, CUcontext P) {
 		cuEventDestroy(ne);
 	}
 	printf("\n");
-	CUcontext before = cur;
-	(void)before;
+	// A launch of U's kernel on U's stream, in this state: the value it
+	// stores must land, and what is current must not change.
+	static unsigned value = 100;
+	unsigned v = ++value;
+	void *params[] = {&mark, &v};
+	CUcontext curBefore = 0, curAfter = 0;
+	cuCtxGetCurrent(&curBefore);
+	// The kernel's parameters as the driver tells them (cuFuncGetParamInfo,
+	// which the bindings' launch asks once per function): p at 0, 8 bytes.
+	size_t poff = 99, psize = 99;
+	CUresult pi = cuFuncGetParamInfo(markFn, 0, &poff, &psize);
+	printf("  parameter info %s (offset %zu, size %zu; want 0, 8)\n", name(pi), poff, psize);
+	if (pi != CUDA_SUCCESS || poff != 0 || psize != 8) launchFailures++;
+	CUresult lr = cuLaunchKernel(markFn, 1, 1, 1, 1, 1, 1, 0, s, params, 0);
+	cuCtxGetCurrent(&curAfter);
 	CUcontext prev;
 	CHECK(cuCtxPushCurrent(U));
 	CHECK(cuCtxSynchronize());
+	unsigned got = 0;
+	CHECK(cuMemcpyDtoH(&got, mark, 4));
 	CHECK(cuCtxPopCurrent(&prev));
+	printf("  launch on U's stream %s, value %s (%u, want %u), current afterwards %s\n", name(lr),
+		got == v ? "landed" : "MISSING", got, v, curAfter == curBefore ? "unchanged" : "CHANGED");
+	if (lr != CUDA_SUCCESS || got != v || curAfter != curBefore) {
+		printf("  UNEXPECTED: the launch did not run as with the handles' context current\n");
+		launchFailures++;
+	}
 }
 
 int main(void) {
@@ -155,6 +189,10 @@ int main(void) {
 	CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
 	CHECK(cuEventCreate(&ta, CU_EVENT_DEFAULT));
 	CHECK(cuEventCreate(&tb, CU_EVENT_DEFAULT));
+	CUmodule markMod;
+	CHECK(cuModuleLoadData(&markMod, markPTX));
+	CHECK(cuModuleGetFunction(&markFn, markMod, "mark"));
+	CHECK(cuMemAlloc(&mark, 4));
 	CUcontext B, P;
 	CHECK(cuCtxCreate(&B, NULL, 0, dev));
 	emptyStack();
@@ -197,6 +235,9 @@ int main(void) {
 	double t0 = now();
 	for (int i = 0; i < 200000; i++) cuCtxGetCurrent(&cur);
 	printf("cuCtxGetCurrent: %.1f ns each\n", (now() - t0) / 200000);
+	// Launches are not on the package's context-free path: this line
+	// reports what the driver does, without failing the probe.
+	printf("launches: %d state(s) where a launch on U's stream, or its parameter info, did not answer as with U current\n", launchFailures);
 	printf("%s: %d state(s) where a handle call answered otherwise\n", failures ? "FAIL" : "PASS", failures);
 	return failures != 0;
 }
