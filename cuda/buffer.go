@@ -50,14 +50,9 @@ type Buffer[T any] struct {
 // size with ErrInvalidType, before the driver is called.
 func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	const op = "allocate device memory"
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+	size, err := allocSize[T](op, n)
+	if err != nil {
 		return nil, err
-	}
-	if n < 0 || n > math.MaxInt/size {
-		return nil, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes: a length is from 0 to %d", n, size, math.MaxInt/size),
-			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
 	}
 	if err := d.enter(op); err != nil {
 		return nil, err
@@ -106,6 +101,22 @@ func AllocFrom[T any](d *Device, src []T) (*Buffer[T], error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// allocSize checks an allocation of n values of T before anything is
+// allocated (the element type, then n against the int range of its bytes)
+// and returns the size of a T.
+func allocSize[T any](op string, n int) (int, error) {
+	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+		return 0, err
+	}
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if n < 0 || n > math.MaxInt/size {
+		return 0, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes: a length is from 0 to %d", n, size, math.MaxInt/size),
+			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
+	}
+	return size, nil
 }
 
 // plainElems caches checkElem's answer by type.
@@ -242,7 +253,8 @@ func bytesOf[T any](s []T) []byte {
 // the buffer, and returns once the values are in device memory, so that
 // work queued afterwards on any stream reads them; Go memory is not kept.
 // From a HostBuffer's memory (its Slice, or part of it) the copy engine
-// reads the values directly (cuMemcpyHtoD), at its full speed; from other
+// reads the values directly (cuMemcpyHtoD), at its full speed (a closed
+// HostBuffer's is refused with ErrClosed); from other
 // memory they travel through page-locked staging memory of the context's
 // (see CopyFromAsync), in chunks of 32 MiB: while the copy engine
 // transfers one (cuMemcpyHtoDAsync), up to 16 goroutines (GOMAXPROCS at

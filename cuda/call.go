@@ -38,13 +38,6 @@ func (o operand) enter(op string) error {
 	return o.enterErr(op)
 }
 
-// in is enter's count without the error: false where enter would fail
-// (then enterErr says why, and takes back the count). It inlines, for the
-// launches' path.
-func (o *operand) in() bool {
-	return o.r != nil && o.r.State.Add(1)&closing == 0
-}
-
 // enterErr is the error of a failed enter: a nil or zero object, or a
 // closed one (then it takes back the count enter took, Handle.Exit).
 func (o operand) enterErr(op string) error {

@@ -2,11 +2,11 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -23,10 +23,10 @@ import (
 // The memory is mapped apart from Go's heap and registered with the
 // driver for every context (cuMemHostRegister, CU_MEMHOSTREGISTER_PORTABLE).
 // Close, or the Close of the last open Device of its context, unregisters
-// it and takes its pages away once no copy uses it; its addresses then
+// it and gives its pages back once no copy uses it; its addresses then
 // stay reserved and unreadable, so that a slice kept past Close faults on
 // its next use (like syscall.Mmap's after Munmap) rather than reach other
-// memory. The slice does not keep the HostBuffer reachable, so the garbage
+// memory, and a copy from or to it returns an error matching ErrClosed. The slice does not keep the HostBuffer reachable, so the garbage
 // collector never frees it: Close it. A HostBuffer is safe for concurrent
 // use, Close included; the values in its memory are the caller's to
 // synchronize, as any slice's. The zero value and a nil *HostBuffer are
@@ -38,28 +38,25 @@ type HostBuffer[T any] struct {
 	r    *handle
 }
 
-// kindHostMemory is a HostBuffer's handle (lifetime.go's Destroy
-// unregisters and unmaps it).
-const kindHostMemory = kindSharedPool + 1
-
 // AllocHost allocates page-locked host memory for n values of type T,
-// registered in d's context for every context. Its contents are zero. n
-// may be 0: the HostBuffer then holds no memory. A negative n, or one
-// whose bytes do not fit an int, is refused with ErrInvalidOptions, and an
-// element type with Go pointers or without a size with ErrInvalidType,
-// before anything is allocated; a system other than Linux returns an
-// error matching ErrNotSupported. Page-locked memory is taken from the
-// system's: allocate what the copies need, once, rather than per copy.
+// registered through d's context, for every context. Its contents are
+// zero. n may be 0: the HostBuffer then holds no memory. A negative n, or
+// one whose bytes do not fit an int, is refused with ErrInvalidOptions,
+// and an element type with Go pointers or without a size with
+// ErrInvalidType, before anything is allocated; a system other than 64-bit
+// Linux returns an error matching ErrNotSupported. Page-locked memory is
+// taken from the system's: allocate what the copies need, once, rather
+// than per copy (each HostBuffer also keeps its range of address space
+// after Close).
 func AllocHost[T any](d *Device, n int) (*HostBuffer[T], error) {
 	const op = "allocate page-locked host memory"
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+	size, err := allocSize[T](op, n)
+	if err != nil {
 		return nil, err
 	}
-	if n < 0 || n > math.MaxInt/size {
-		return nil, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes: a length is from 0 to %d", n, size, math.MaxInt/size),
-			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
+	if !hostMemSupported {
+		return nil, &Error{Op: op, Detail: "page-locked host memory is mapped on 64-bit Linux only",
+			Fix: "copy from and to Go slices (Buffer.CopyFrom stages them)", Err: ErrNotSupported}
 	}
 	if err := d.enter(op); err != nil {
 		return nil, err
@@ -69,15 +66,18 @@ func AllocHost[T any](d *Device, n int) (*HostBuffer[T], error) {
 	if n > 0 {
 		var err error
 		if mem, err = mapHost(n * size); err != nil {
+			if err == syscall.ENOMEM {
+				err = driver.ErrorOutOfMemory
+			}
 			return nil, &Error{Op: op, Detail: fmt.Sprintf("mapping %d bytes: %v", n*size, err),
 				Fix: "free host memory, or allocate less", Err: err}
 		}
-		if err := driver.MemHostRegisterCtx(d.p.ctx, hostAddr(mem), uint64(len(mem)), driver.MemhostregisterPortable); err != nil {
+		if err := driver.MemHostRegisterCtx(d.p.ctx, hostAddr(mem), uint64(cap(mem)), driver.MemhostregisterPortable); err != nil {
 			unmapHost(mem)
 			return nil, driverErr(op, err)
 		}
 	}
-	undo := func() {
+	undo := func() { // the memory was never handed out
 		if mem != nil {
 			_ = driver.MemHostUnregisterCtx(d.p.ctx, hostAddr(mem))
 			unmapHost(mem)
@@ -89,10 +89,10 @@ func AllocHost[T any](d *Device, n int) (*HostBuffer[T], error) {
 		return nil, hostMemErr(op)
 	}
 	if mem != nil {
-		pinned.add(mem, r)
+		pinned.add(mem, r) // before the device may close it: destroyHost finds it there
 	}
 	if !d.p.add(r, d) {
-		pinned.remove(r.H)
+		pinned.remove(r.H, false)
 		undo()
 		return nil, closedErr(op, "device")
 	}
@@ -136,8 +136,8 @@ func (h *HostBuffer[T]) String() string {
 	return fmt.Sprintf("page-locked host buffer of %d %v at %#x, registered on device %d", len(h.data), reflect.TypeFor[T](), h.r.H, h.p.ordinal)
 }
 
-// Close unregisters and unmaps the memory. Like Buffer.Close it never
-// blocks: copies in flight from or to it finish normally, and the memory
+// Close unregisters the memory and gives its pages back. Like Buffer.Close
+// it never blocks: copies in flight from or to it finish normally, and the memory
 // goes once none holds it. The slice must not be used after Close (its
 // next use faults). It is idempotent and returns nil; a nil HostBuffer
 // returns an error matching ErrInvalid.
@@ -154,15 +154,18 @@ func hostAddr(mem []byte) driver.HostPtr {
 	return driver.HostPtr(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
 }
 
-// pinnedRange is the memory of an open HostBuffer.
+// pinnedRange is the memory of a HostBuffer: open, or closed (r nil) and
+// kept, as its addresses are never mapped again.
 type pinnedRange struct {
-	mem []byte
-	r   *handle
+	start uintptr
+	mem   []byte
+	r     *handle
 }
 
-// pinnedRanges are the open HostBuffers' memory, sorted by address: the
-// copies look a slice up in it (lock-free: a copy of the list is stored on
-// each change), to copy directly from or to page-locked memory.
+// pinnedRanges are the HostBuffers' memory, sorted by address: the copies
+// look a slice up in it (lock-free: a copy of the list is stored on each
+// change), to copy directly from or to page-locked memory, and to refuse a
+// slice of a closed HostBuffer.
 type pinnedRanges struct {
 	mu   sync.Mutex
 	list atomic.Pointer[[]pinnedRange]
@@ -177,72 +180,79 @@ func (x *pinnedRanges) add(mem []byte, r *handle) {
 	if p := x.list.Load(); p != nil {
 		l = slices.Clone(*p)
 	}
-	i, _ := slices.BinarySearchFunc(l, r.H, func(e pinnedRange, a uintptr) int { return cmpAddr(e.r.H, a) })
-	l = slices.Insert(l, i, pinnedRange{mem: mem, r: r})
+	i, _ := slices.BinarySearchFunc(l, r.H, cmpStart)
+	l = slices.Insert(l, i, pinnedRange{start: r.H, mem: mem, r: r})
 	x.list.Store(&l)
 }
 
-// remove takes the range at addr out of the list and returns its memory
-// (nil if there was none).
-func (x *pinnedRanges) remove(addr uintptr) []byte {
+// remove takes the range at addr out of the list, or with keep marks it
+// closed, and returns its memory (nil if there was none).
+func (x *pinnedRanges) remove(addr uintptr, keep bool) []byte {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	p := x.list.Load()
 	if p == nil {
 		return nil
 	}
-	i, ok := slices.BinarySearchFunc(*p, addr, func(e pinnedRange, a uintptr) int { return cmpAddr(e.r.H, a) })
-	if !ok {
+	i, ok := slices.BinarySearchFunc(*p, addr, cmpStart)
+	if !ok || (*p)[i].r == nil {
 		return nil
 	}
 	mem := (*p)[i].mem
-	l := slices.Delete(slices.Clone(*p), i, i+1)
+	l := slices.Clone(*p)
+	if keep {
+		l[i].r = nil
+	} else {
+		l = slices.Delete(l, i, i+1)
+	}
 	x.list.Store(&l)
 	return mem
 }
 
-func cmpAddr(a, b uintptr) int {
+func cmpStart(e pinnedRange, a uintptr) int {
 	switch {
-	case a < b:
+	case e.start < a:
 		return -1
-	case a > b:
+	case e.start > a:
 		return 1
 	}
 	return 0
 }
 
-// enter finds the open HostBuffer whose memory holds all of data and
-// counts a call in on it (its r.Exit ends it); nil where none does.
-func (x *pinnedRanges) enter(data []byte) *handle {
+// enter finds the HostBuffer whose memory holds all of data and counts a
+// call in on it (its Exit ends it). nil where none does; nil and closed
+// where that HostBuffer is closed or closing.
+func (x *pinnedRanges) enter(data []byte) (h *handle, closed bool) {
 	p := x.list.Load()
 	if p == nil || len(data) == 0 {
-		return nil
+		return nil, false
 	}
 	a := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
 	l := *p
 	// The last range starting at or before a.
-	i, ok := slices.BinarySearchFunc(l, a, func(e pinnedRange, a uintptr) int { return cmpAddr(e.r.H, a) })
+	i, ok := slices.BinarySearchFunc(l, a, cmpStart)
 	if !ok {
 		i--
 	}
-	if i < 0 || a-l[i].r.H > uintptr(len(l[i].mem)) || uintptr(len(data)) > uintptr(len(l[i].mem))-(a-l[i].r.H) {
-		return nil
+	if i < 0 || a-l[i].start > uintptr(len(l[i].mem)) || uintptr(len(data)) > uintptr(len(l[i].mem))-(a-l[i].start) {
+		return nil, false
 	}
-	if !l[i].r.Enter() {
-		return nil
+	if l[i].r == nil || !l[i].r.Enter() {
+		return nil, true
 	}
-	return l[i].r
+	return l[i].r, false
 }
 
-// destroyHost unregisters and unmaps the memory of a HostBuffer's retired
-// handle h, in order after p's other slow calls.
+// destroyHost unregisters the memory of a HostBuffer's retired handle h
+// and gives its pages back, in order after p's other slow calls; its range
+// stays in the table, closed.
 func (p *ctxState) destroyHost(h *handle) {
-	mem := pinned.remove(h.H)
+	mem := pinned.remove(h.H, true)
 	if mem == nil {
 		return
 	}
 	p.later(func() {
 		_ = driver.MemHostUnregisterCtx(p.ctx, hostAddr(mem))
-		unmapHost(mem)
+		reserveHost(mem)
 	})
 }

@@ -1,11 +1,13 @@
-//go:build !linux
+//go:build !(linux && (amd64 || arm64))
 
 package cuda
 
-import "fmt"
+// hostMemSupported: page-locked host memory (AllocHost) is mapped on
+// 64-bit Linux only, where the CUDA driver runs.
+const hostMemSupported = false
 
-func mapHost(size int) ([]byte, error) {
-	return nil, fmt.Errorf("page-locked host memory is mapped with mmap, here on Linux only: %w", ErrNotSupported)
-}
+func mapHost(size int) ([]byte, error) { return nil, ErrNotSupported }
+
+func reserveHost(mem []byte) {}
 
 func unmapHost(mem []byte) {}

@@ -104,21 +104,10 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if k == nil || k.mw == nil {
 		return invalidErr(op, "kernel")
 	}
-	// Counted in on the stream and the kernel's module through the state
-	// words the Stream and the Kernel hold (operand.enter without reaching
-	// the Handles).
-	if !s.in() {
-		return s.operand("stream").enterErr(op)
+	if err := s.enterLaunch(op, k); err != nil {
+		return err
 	}
-	defer exitWord(s.st, s.r)
-	if k.mw.Add(1)&closing != 0 {
-		return k.m.operand("kernel's module").enterErr(op)
-	}
-	defer exitWord(k.mw, k.m.r)
-	if k.mp != s.p && k.mp.ctx != s.ctx {
-		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
-			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
-	}
+	defer s.exitLaunch(k)
 	grid, block := cfg.dims()
 	if err := k.checkConfig(op, grid, block, cfg.cluster(), cfg.SharedMem); err != nil {
 		return err
@@ -126,17 +115,33 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if err := k.checkArgs(op, args); err != nil {
 		return err
 	}
-	// One return more here would make Launch's defers stack-allocated
-	// rather than open-coded (the compiler's limit: returns × defers <=
-	// 15), which costs every launch.
 	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args)
 }
 
-// in counts a launch in on s (operand.enter's count, through s.st); false
-// for a nil, zero or closed Stream, where operand.enterErr says why and
-// takes back the count.
-func (s *Stream) in() bool {
-	return s != nil && s.st != nil && s.st.Add(1)&closing == 0
+// enterLaunch counts a launch of k in on s and on k's module, through the
+// state words the Stream and the Kernel hold (operand.enter without
+// reaching the Handles), and checks that k is of s's context; exitLaunch
+// counts it out. On an error nothing stays counted in.
+func (s *Stream) enterLaunch(op string, k *Kernel) error {
+	if s == nil || s.st == nil || s.st.Add(1)&closing != 0 {
+		return s.operand("stream").enterErr(op)
+	}
+	if k.mw.Add(1)&closing != 0 {
+		exitWord(s.st, s.r)
+		return k.m.operand("kernel's module").enterErr(op)
+	}
+	if k.mp != s.p && k.mp.ctx != s.ctx {
+		s.exitLaunch(k)
+		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
+			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
+	}
+	return nil
+}
+
+// exitLaunch counts out a launch that enterLaunch counted in.
+func (s *Stream) exitLaunch(k *Kernel) {
+	exitWord(k.mw, k.mr)
+	exitWord(s.st, s.r)
 }
 
 // exitWord counts a call out of r through its state word w (r.State):

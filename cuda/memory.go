@@ -372,14 +372,9 @@ func (p *ctxState) freeAllStaging() {
 // (a captured allocation belongs to the graph).
 func AllocAsync[T any](s *Stream, n int) (*Buffer[T], error) {
 	const op = "allocate device memory on a stream"
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+	size, err := allocSize[T](op, n)
+	if err != nil {
 		return nil, err
-	}
-	if n < 0 || n > math.MaxInt/size {
-		return nil, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes: a length is from 0 to %d", n, size, math.MaxInt/size),
-			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
 	}
 	if err := s.enter(op); err != nil {
 		return nil, err

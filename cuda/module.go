@@ -30,6 +30,7 @@ const (
 	kindPoolMemory
 	kindIPCMemory  // another process's memory opened here (OpenIPCBuffer): unmapped, not freed
 	kindSharedPool // a memory pool other processes may import (mempool.go): destroyed without waiting
+	kindHostMemory // a HostBuffer's page-locked host memory (hostbuffer.go): unregistered, its pages given back
 )
 
 // Module is a module loaded into a device's context: PTX, a cubin or a
@@ -206,9 +207,10 @@ func (m *Module) Close() error {
 type Kernel struct {
 	// What a launch reads, first and apart from the Module (each object a
 	// launch reaches is a cache line the driver's own work between
-	// launches may have evicted): the function, the module's state word
-	// (m.r.State, kept by m), its context.
+	// launches may have evicted): the function, the module's handle and
+	// its state word (mr.State, kept by mr), its context.
 	f          driver.Function
+	mr         *handle
 	mw         *atomic.Int64
 	mp         *ctxState
 	maxThreads int // the most threads per block; 0 unknown
@@ -254,7 +256,7 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 		}
 		return nil, driverErr(op, err)
 	}
-	k := &Kernel{m: m, f: f, mw: m.r.State, mp: m.p, name: name}
+	k := &Kernel{m: m, f: f, mr: m.r, mw: m.r.State, mp: m.p, name: name}
 	k.params, k.known = kernelParams(m.p.ctx, f)
 	if n, err := driver.FuncGetAttributeCtx(m.p.ctx, driver.FuncAttributeMaxThreadsPerBlock, f); err == nil && n > 0 {
 		k.maxThreads = int(n)

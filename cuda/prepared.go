@@ -179,18 +179,10 @@ func (s *Stream) LaunchPrepared(l *PreparedLaunch) error {
 // launchPrepared is LaunchPrepared with l held.
 func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 	k := l.k
-	if !s.in() {
-		return s.operand("stream").enterErr(op)
+	if err := s.enterLaunch(op, k); err != nil {
+		return err
 	}
-	defer exitWord(s.st, s.r)
-	if k.mw.Add(1)&closing != 0 {
-		return k.m.operand("kernel's module").enterErr(op)
-	}
-	defer exitWord(k.mw, k.m.r)
-	if k.mp != s.p && k.mp.ctx != s.ctx {
-		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
-			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
-	}
+	defer s.exitLaunch(k)
 	if s.w != nil && l.cluster == (Dim3{}) && !l.cooperative {
 		// As Launch: the driver takes the context from the stream.
 		if err := driver.LaunchKernel(k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params, nil); !retry(err) {

@@ -76,9 +76,11 @@ func (p *ctxState) release(s *stagedSlots) {
 // stream, and returns once it is there: directly from a HostBuffer's
 // memory, else through staging memory.
 func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error {
-	if h := pinned.enter(data); h != nil { // a HostBuffer's memory: the copy engine reads it
+	if h, closed := pinned.enter(data); h != nil { // a HostBuffer's memory: the copy engine reads it
 		defer h.Exit()
 		return driverErr(op, driver.MemcpyHtoDCtx(p.ctx, ptr, data))
+	} else if closed {
+		return closedErr(op, "host buffer holding the slice")
 	}
 	var s stagedSlots
 	defer p.release(&s)
@@ -112,13 +114,15 @@ func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error 
 	return nil
 }
 
-// copyDtoH copies device memory at ptr into data through staging memory,
-// on the legacy default stream: stageSlots transfers are queued ahead of
-// the chunk being copied out.
+// copyDtoH copies device memory at ptr into data, on the legacy default
+// stream: directly into a HostBuffer's memory, else through staging
+// memory, stageSlots transfers queued ahead of the chunk being copied out.
 func (p *ctxState) copyDtoH(op string, data []byte, ptr driver.DevicePtr) error {
-	if h := pinned.enter(data); h != nil {
+	if h, closed := pinned.enter(data); h != nil {
 		defer h.Exit()
 		return driverErr(op, driver.MemcpyDtoHCtx(p.ctx, data, ptr))
+	} else if closed {
+		return closedErr(op, "host buffer holding the slice")
 	}
 	var s stagedSlots
 	defer p.release(&s)

@@ -16,8 +16,9 @@ var hostSink float32
 // A HostBuffer's memory is page-locked and zeroed; copies from and to it
 // (or part of it) go directly by the copy engine, while a Go heap slice's
 // are staged; misuse is refused before anything is allocated; Close
-// unregisters it once no copy uses it, and a slice kept past Close then
-// faults instead of reaching other memory.
+// unregisters it once no copy uses it, a slice kept past Close then faults
+// instead of reaching other memory, and copies from or to it are refused
+// with ErrClosed.
 func TestLayerHostBuffer(t *testing.T) {
 	dev := gpu(t)
 	const n = 1 << 16
@@ -42,8 +43,10 @@ func TestLayerHostBuffer(t *testing.T) {
 	ok(t, b.CopyFrom(s))
 	v := must[*cuda.Buffer[float32]](t)(b.Slice(0, n/2))
 	ok(t, v.CopyTo(s[n/2:])) // part of the memory: values 0 .. n/2-1 into the second half
-	if c, _ := fakeCounter("fakecuda_registered_copies"); fake && c != copies0+2 {
-		t.Errorf("direct copies from and to registered memory: %d, want 2", c-copies0)
+	w := must[*cuda.Buffer[float32]](t)(b.Slice(n/2, n))
+	ok(t, w.CopyFrom(s[n/2:])) // and back from it: the buffer's second half holds 0 .. n/2-1
+	if c, _ := fakeCounter("fakecuda_registered_copies"); fake && c != copies0+3 {
+		t.Errorf("direct copies from and to registered memory: %d, want 3", c-copies0)
 	}
 	for i := range n / 2 {
 		if s[i] != float32(i) || s[n/2+i] != float32(i) {
@@ -52,11 +55,11 @@ func TestLayerHostBuffer(t *testing.T) {
 	}
 	heap := make([]float32, n)
 	ok(t, b.CopyTo(heap))
-	if heap[1] != 1 || heap[n-1] != n-1 {
-		t.Errorf("a heap slice's copy: values %v, %v; want 1, %d", heap[1], heap[n-1], n-1)
+	if heap[1] != 1 || heap[n/2+1] != 1 || heap[n-1] != n/2-1 {
+		t.Errorf("a heap slice's copy: values %v, %v, %v; want 1, 1, %d", heap[1], heap[n/2+1], heap[n-1], n/2-1)
 	}
-	if c, _ := fakeCounter("fakecuda_registered_copies"); fake && c != copies0+2 {
-		t.Errorf("a Go heap slice was copied as registered memory (%d direct copies, want 2)", c-copies0)
+	if c, _ := fakeCounter("fakecuda_registered_copies"); fake && c != copies0+3 {
+		t.Errorf("a Go heap slice was copied as registered memory (%d direct copies, want 3)", c-copies0)
 	}
 
 	_, err := cuda.AllocHost[*int](dev, 1)
@@ -77,6 +80,9 @@ func TestLayerHostBuffer(t *testing.T) {
 	if h.Slice() != nil {
 		t.Error("Slice after Close is not nil")
 	}
+	// A copy from or to the closed memory is refused, never staged through
+	// it: at once, and once the memory has gone (below).
+	isErr(t, "CopyFrom a closed HostBuffer's slice", b.CopyFrom(s), cuda.ErrClosed, "host buffer")
 	if fake {
 		waitCounter(t, "fakecuda_live_host_registers", regs0)
 	}
@@ -98,4 +104,6 @@ func TestLayerHostBuffer(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	isErr(t, "CopyTo a closed HostBuffer's slice, its memory gone", b.CopyTo(s), cuda.ErrClosed, "host buffer")
+	isErr(t, "CopyFrom part of it", v.CopyFrom(s[:n/2]), cuda.ErrClosed, "host buffer")
 }
