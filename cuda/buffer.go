@@ -89,6 +89,48 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	return b, nil
 }
 
+// AdoptBuffer wraps n values of T in device memory allocated elsewhere
+// (another library's cuMemAlloc or cuMemAllocAsync) in d's context, at
+// ptr, as a Buffer: copies, Set, Slice, Arg and the rest work on it as on
+// Alloc's. Close releases the wrapper and never frees the memory, which its
+// owner frees after closing the wrapper; closing d closes the wrapper.
+// Before wrapping, the driver is asked for the allocation holding ptr
+// (cuMemGetAddressRange): a ptr in none returns the driver's error, and n
+// values reaching past the allocation's end are refused with
+// ErrInvalidOptions, as Alloc's refusals are; a 0 ptr is refused with
+// ErrInvalid. n may be 0 (the Buffer then holds no memory).
+func AdoptBuffer[T any](d *Device, ptr driver.DevicePtr, n int) (*Buffer[T], error) {
+	const op = "adopt device memory"
+	size, err := allocSize[T](op, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.h.Exit()
+	if ptr == 0 {
+		return nil, &Error{Op: op, Detail: "the device pointer is 0", Fix: "pass memory from cuMemAlloc or cuMemAllocAsync", Err: ErrInvalid}
+	}
+	if n > 0 {
+		base, bytes, err := driver.MemGetAddressRangeCtx(d.p.ctx, ptr)
+		if err != nil {
+			return nil, driverErr(op, err)
+		}
+		if end := uint64(ptr-base) + uint64(n)*uint64(size); end > bytes {
+			return nil, &Error{Op: op, Detail: fmt.Sprintf("%d values of %d bytes at %#x reach %d bytes past the end of its allocation (%d bytes at %#x)", n, size, uint64(ptr), end-bytes, bytes, uint64(base)),
+				Fix: "pass the number of values the memory holds", Err: ErrInvalidOptions}
+		}
+	}
+	r, err := d.adoptHandle(op, uintptr(ptr))
+	if err != nil {
+		return nil, err
+	}
+	b := &Buffer[T]{ptr: ptr, n: n, p: d.p, dev: d, r: r}
+	b.cleanup = backstop(b, r)
+	return b, nil
+}
+
 // AllocFrom allocates a Buffer of len(src) values on d and copies src into
 // it: Alloc, then CopyFrom (the buffer is closed if the copy fails).
 func AllocFrom[T any](d *Device, src []T) (*Buffer[T], error) {

@@ -112,6 +112,16 @@ func (h *HostBuffer[T]) Slice() []T {
 	return h.data
 }
 
+// Ptr is the memory's address (0 for a nil HostBuffer and one of 0
+// values), for the driver's calls that take page-locked memory (the
+// asynchronous copies of cuda/driver). It is valid until Close.
+func (h *HostBuffer[T]) Ptr() driver.HostPtr {
+	if h == nil || len(h.data) == 0 {
+		return 0
+	}
+	return driver.HostPtr(h.r.H)
+}
+
 // Len is the number of values (0 for a nil HostBuffer).
 func (h *HostBuffer[T]) Len() int {
 	if h == nil {

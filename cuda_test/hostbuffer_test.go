@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cudagen/cudagen/cuda"
+	"github.com/cudagen/cudagen/cuda/driver"
 )
 
 // hostSink keeps the read of a stale slice from being left out.
@@ -106,4 +107,60 @@ func TestLayerHostBuffer(t *testing.T) {
 	}
 	isErr(t, "CopyTo a closed HostBuffer's slice, its memory gone", b.CopyTo(s), cuda.ErrClosed, "host buffer")
 	isErr(t, "CopyFrom part of it", v.CopyFrom(s[:n/2]), cuda.ErrClosed, "host buffer")
+}
+
+// AdoptBuffer wraps device memory allocated elsewhere: copies, a view and
+// a kernel work on it; Close releases the wrapper and never frees the
+// memory, which its owner still uses and frees; a length past the
+// allocation's end, a pointer in no allocation and a 0 pointer are refused
+// before anything is wrapped; closing the adopting Device closes the
+// wrapper.
+func TestLayerAdoptBuffer(t *testing.T) {
+	dev := gpu(t)
+	_, k := computeSetup(t, dev)
+	const n = 1024
+	raw := must[driver.DevicePtr](t)(driver.MemAllocCtx(dev.Context(), 4*n))
+	frees0, fake := fakeCounter("fakecuda_mem_frees")
+	b := must[*cuda.Buffer[float32]](t)(cuda.AdoptBuffer[float32](dev, raw, n))
+	if b.Ptr() != raw || b.Len() != n || b.Device() != dev {
+		t.Fatalf("adopted buffer: Ptr %#x (want %#x), Len %d, device %v", b.Ptr(), raw, b.Len(), b.Device())
+	}
+	src := make([]float32, n)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	ok(t, b.CopyFrom(src))
+	v := must[*cuda.Buffer[float32]](t)(b.Slice(n/2, n))
+	ok(t, dev.DefaultStream().Launch(k, cuda.Linear(n/2, 64), v.Arg(), driver.Arg(uint32(n/2))))
+	got := make([]float32, n)
+	ok(t, b.CopyTo(got))
+	if got[0] != 0 || got[n/2-1] != n/2-1 || got[n/2] != n/2+1 || got[n-1] != n {
+		t.Fatalf("adopted memory after a copy and a kernel on its second half: %v %v %v %v", got[0], got[n/2-1], got[n/2], got[n-1])
+	}
+	// Part of the allocation, to its end: accepted; one value more: refused.
+	tail := must[*cuda.Buffer[float32]](t)(cuda.AdoptBuffer[float32](dev, raw+4*(n-2), 2))
+	ok(t, tail.Close())
+	_, err := cuda.AdoptBuffer[float32](dev, raw+4*(n-2), 3)
+	isErr(t, "AdoptBuffer past the allocation's end", err, cuda.ErrInvalidOptions, "past the end")
+	_, err = cuda.AdoptBuffer[float32](dev, 0, 1)
+	isErr(t, "AdoptBuffer of a 0 pointer", err, cuda.ErrInvalid)
+	_, err = cuda.AdoptBuffer[*int](dev, raw, 1)
+	isErr(t, "AdoptBuffer of pointers", err, cuda.ErrInvalidType)
+	if _, err := cuda.AdoptBuffer[float32](dev, 8, 1); err == nil {
+		t.Error("AdoptBuffer of a pointer in no allocation was accepted")
+	}
+
+	ok(t, b.Close())
+	isErr(t, "CopyTo after Close", b.CopyTo(got), cuda.ErrClosed)
+	out := make([]byte, 4)
+	ok(t, driver.MemcpyDtoHCtx(dev.Context(), out, raw+4)) // the owner's memory is still there
+	if f, _ := fakeCounter("fakecuda_mem_frees"); fake && f != frees0 {
+		t.Errorf("closing adopted buffers freed %d allocations, want none", f-frees0)
+	}
+
+	same := must[*cuda.Device](t)(cuda.AdoptContext(dev.Context()))
+	c := must[*cuda.Buffer[float32]](t)(cuda.AdoptBuffer[float32](same, raw, n))
+	ok(t, same.Close())
+	isErr(t, "adopted buffer of a closed Device", c.CopyTo(got), cuda.ErrClosed)
+	ok(t, driver.MemFreeCtx(dev.Context(), raw))
 }

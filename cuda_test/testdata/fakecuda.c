@@ -1083,6 +1083,22 @@ static int registered(const void *p, size_t n) {
 	return 0;
 }
 
+// cuMemGetAddressRange: the live allocation holding p (its base and size),
+// else CUDA_ERROR_NOT_FOUND.
+static CUresult cuMemGetAddressRange(unsigned long long *base, size_t *size, unsigned long long p) {
+	if (!current) return INVALID_CONTEXT;
+	if (current_released()) return CONTEXT_IS_DESTROYED;
+	pthread_mutex_lock(&mu);
+	for (falloc *a = allocs; a != NULL; a = a->next)
+		if ((uintptr_t)p >= a->base && (uintptr_t)p - a->base < a->size) {
+			if (base) *base = a->base;
+			if (size) *size = a->size;
+			pthread_mutex_unlock(&mu);
+			return OK;
+		}
+	pthread_mutex_unlock(&mu);
+	return NOT_FOUND;
+}
 // The synchronous copies run on the legacy default stream: idle here.
 static CUresult cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
 	if (!current) return INVALID_CONTEXT;
@@ -2098,7 +2114,7 @@ static const struct { const char *name; void *fn; int version; } procs[] = {
 	P(cuMemsetD8, 3020), P(cuMemsetD16, 3020), P(cuMemsetD32, 3020),
 	P(cuMemsetD8Async, 3020), P(cuMemsetD16Async, 3020), P(cuMemsetD32Async, 3020),
 	P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
-	P(cuMemHostAlloc, 2020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000), P(cuMemHostRegister, 4000), P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000),
+	P(cuMemHostAlloc, 2020), P(cuMemAllocHost, 3020), P(cuMemFreeHost, 2000), P(cuMemHostRegister, 4000), P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000), P(cuMemGetAddressRange, 3020),
 #undef P
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime, 2000},
 	{"cuEventElapsedTime", (void *)cuEventElapsedTime_v2, 12080},
