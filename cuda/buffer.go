@@ -50,11 +50,8 @@ type Buffer[T any] struct {
 // size with ErrInvalidType, before the driver is called.
 func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 	const op = "allocate device memory"
-	size, err := allocSize[T](op, n)
+	size, err := enterAlloc[T](d, op, n)
 	if err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.h.Exit()
@@ -101,11 +98,8 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 // ErrInvalid. n may be 0 (the Buffer then holds no memory).
 func AdoptBuffer[T any](d *Device, ptr driver.DevicePtr, n int) (*Buffer[T], error) {
 	const op = "adopt device memory"
-	size, err := allocSize[T](op, n)
+	size, err := enterAlloc[T](d, op, n)
 	if err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.h.Exit()
@@ -159,6 +153,16 @@ func allocSize[T any](op string, n int) (int, error) {
 			Fix: "pass the number of values the buffer holds", Err: ErrInvalidOptions}
 	}
 	return size, nil
+}
+
+// enterAlloc is allocSize, then a call counted in on d (d.h.Exit ends it):
+// an allocation's checks before the driver is called.
+func enterAlloc[T any](d *Device, op string, n int) (int, error) {
+	size, err := allocSize[T](op, n)
+	if err != nil {
+		return 0, err
+	}
+	return size, d.enter(op)
 }
 
 // plainElems caches checkElem's answer by type.
