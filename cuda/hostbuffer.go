@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -50,18 +51,15 @@ type HostBuffer[T any] struct {
 // after Close).
 func AllocHost[T any](d *Device, n int) (*HostBuffer[T], error) {
 	const op = "allocate page-locked host memory"
-	size, err := allocSize[T](op, n)
+	size, err := enterAlloc[T](d, op, n)
 	if err != nil {
 		return nil, err
 	}
+	defer d.h.Exit()
 	if !hostMemSupported {
 		return nil, &Error{Op: op, Detail: "page-locked host memory is mapped on 64-bit Linux only",
 			Fix: "copy from and to Go slices (Buffer.CopyFrom stages them)", Err: ErrNotSupported}
 	}
-	if err := d.enter(op); err != nil {
-		return nil, err
-	}
-	defer d.h.Exit()
 	var mem []byte
 	if n > 0 {
 		var err error
@@ -219,15 +217,7 @@ func (x *pinnedRanges) remove(addr uintptr, keep bool) []byte {
 	return mem
 }
 
-func cmpStart(e pinnedRange, a uintptr) int {
-	switch {
-	case e.start < a:
-		return -1
-	case e.start > a:
-		return 1
-	}
-	return 0
-}
+func cmpStart(e pinnedRange, a uintptr) int { return cmp.Compare(e.start, a) }
 
 // enter finds the HostBuffer whose memory holds all of data and counts a
 // call in on it (its Exit ends it). nil where none does; nil and closed

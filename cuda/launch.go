@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -101,7 +100,7 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // nothing.
 func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
 	const op = "launch kernel"
-	if k == nil || k.mw == nil {
+	if k == nil || k.m == nil {
 		return invalidErr(op, "kernel")
 	}
 	if err := s.enterLaunch(op, k); err != nil {
@@ -118,21 +117,20 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args)
 }
 
-// enterLaunch counts a launch of k in on s and on k's module, through the
-// state words the Stream and the Kernel hold (operand.enter without
-// reaching the Handles), and checks that k is of s's context; exitLaunch
-// counts it out. On an error nothing stays counted in.
+// enterLaunch counts a launch of k in on s and on k's module and checks
+// that k is of s's context; exitLaunch counts it out. On an error nothing
+// stays counted in.
 func (s *Stream) enterLaunch(op string, k *Kernel) error {
-	if s == nil || s.st == nil || s.st.Add(1)&closing != 0 {
-		return s.operand("stream").enterErr(op)
+	if err := s.enter(op); err != nil {
+		return err
 	}
-	if k.mw.Add(1)&closing != 0 {
-		exitWord(s.st, s.r)
-		return k.m.operand("kernel's module").enterErr(op)
+	if err := k.m.operand("kernel's module").enter(op); err != nil {
+		s.r.Exit()
+		return err
 	}
-	if k.mp != s.p && k.mp.ctx != s.ctx {
+	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
 		s.exitLaunch(k)
-		return &Error{Op: op, Detail: whose("the kernel", k.mp, "the stream", s.p),
+		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
 	return nil
@@ -140,16 +138,8 @@ func (s *Stream) enterLaunch(op string, k *Kernel) error {
 
 // exitLaunch counts out a launch that enterLaunch counted in.
 func (s *Stream) exitLaunch(k *Kernel) {
-	exitWord(k.mw, k.mr)
-	exitWord(s.st, s.r)
-}
-
-// exitWord counts a call out of r through its state word w (r.State):
-// Handle.Exit, reaching r only for the last call out of a closing object.
-func exitWord(w *atomic.Int64, r *handle) {
-	if w.Add(-1)&closing != 0 {
-		r.Finish()
-	}
+	k.m.r.Exit()
+	s.r.Exit()
 }
 
 // launchChecked is Launch's driver call, its arguments checked.
@@ -159,7 +149,7 @@ func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared ui
 		if ws == nil {
 			return hostMemErr(op)
 		}
-		err := launchPacked(s.ctx, k.f, grid, block, cfg.cluster(), shared, cfg.Cooperative, s.h, params)
+		err := launchPacked(s.p.ctx, k.f, grid, block, cfg.cluster(), shared, cfg.Cooperative, s.h, params)
 		lifetime.FreeWords(ws)
 		return driverErr(op, err)
 	}
@@ -172,7 +162,7 @@ func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared ui
 			return driverErr(op, err)
 		}
 	}
-	return driverErr(op, driver.LaunchArgsOfCtx(s.ctx, k.f, grid, block, shared, s.h, args...))
+	return driverErr(op, driver.LaunchArgsOfCtx(s.p.ctx, k.f, grid, block, shared, s.h, args...))
 }
 
 // launchPacked launches f with its arguments' pointers in params (C
@@ -250,10 +240,10 @@ func typeWord(a *driver.KernelArg) uintptr {
 // where the driver told k's parameters, args of another number or sizes.
 // Arguments of the types of the first ones that passed pass at once.
 func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
-	if int(k.nchecked.Load()) == len(args)+1 {
+	if c := k.checked.Load(); c != nil && len(*c) == len(args) {
 		same := true
 		for i := range args {
-			if typeWord(&args[i]) != k.checked[i] {
+			if typeWord(&args[i]) != (*c)[i] {
 				same = false
 				break
 			}
@@ -265,11 +255,12 @@ func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
 	if err := k.checkArgTypes(op, args); err != nil {
 		return err
 	}
-	if len(args) <= maxCheckedArgs && k.nchecked.CompareAndSwap(0, -1) {
+	if k.checked.Load() == nil {
+		ts := make([]uintptr, len(args))
 		for i := range args {
-			k.checked[i] = typeWord(&args[i])
+			ts[i] = typeWord(&args[i])
 		}
-		k.nchecked.Store(int32(len(args) + 1))
+		k.checked.CompareAndSwap(nil, &ts)
 	}
 	return nil
 }

@@ -205,30 +205,17 @@ func (m *Module) Close() error {
 // usable while its module is open, and once the module is closed its
 // methods and launches return errors matching ErrClosed.
 type Kernel struct {
-	// What a launch reads, first and apart from the Module (each object a
-	// launch reaches is a cache line the driver's own work between
-	// launches may have evicted): the function, the module's handle and
-	// its state word (mr.State, kept by mr), its context.
+	m          *Module
 	f          driver.Function
-	mr         *handle
-	mw         *atomic.Int64
-	mp         *ctxState
-	maxThreads int // the most threads per block; 0 unknown
-	// checked[:nchecked-1] are the type words of the first arguments that
-	// passed checkArgs (nchecked 0: none yet; -1: being written): launches
-	// with arguments of the same types skip the checks. Set once, in
-	// place, so that no launch allocates or follows a pointer for it; a
-	// kernel of more than maxCheckedArgs parameters is checked every time.
-	nchecked atomic.Int32
-	checked  [maxCheckedArgs]uintptr
-	m        *Module
-	name     string
-	params   []KernelParam // nil unless known
-	known    bool          // the driver told the parameters
+	name       string
+	params     []KernelParam // nil unless known
+	known      bool          // the driver told the parameters
+	maxThreads int           // the most threads per block; 0 unknown
+	// checked are the type words of the first arguments that passed
+	// checkArgs: launches with arguments of the same types skip the
+	// checks (set once, so that no launch allocates).
+	checked atomic.Pointer[[]uintptr]
 }
-
-// maxCheckedArgs is the most arguments whose types a Kernel remembers.
-const maxCheckedArgs = 16
 
 // KernelParam is one parameter of a kernel, as the driver reports it
 // (cuFuncGetParamInfo): its offset in the parameter buffer and its size, in
@@ -256,7 +243,7 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 		}
 		return nil, driverErr(op, err)
 	}
-	k := &Kernel{m: m, f: f, mr: m.r, mw: m.r.State, mp: m.p, name: name}
+	k := &Kernel{m: m, f: f, name: name}
 	k.params, k.known = kernelParams(m.p.ctx, f)
 	if n, err := driver.FuncGetAttributeCtx(m.p.ctx, driver.FuncAttributeMaxThreadsPerBlock, f); err == nil && n > 0 {
 		k.maxThreads = int(n)

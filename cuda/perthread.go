@@ -20,8 +20,8 @@ func (d *Device) initStreams() {
 	if driver.PerThreadDefaultStream {
 		legacy = streamLegacy
 	}
-	d.def = Stream{dev: d, h: legacy, p: d.p, ctx: d.p.ctx, st: d.h.State, r: &d.h}
-	d.pts = Stream{dev: d, h: streamPerThread, p: d.p, ctx: d.p.ctx, st: d.h.State, r: &d.h}
+	d.def = Stream{dev: d, h: legacy, p: d.p, r: &d.h}
+	d.pts = Stream{dev: d, h: streamPerThread, p: d.p, r: &d.h}
 }
 
 // PerThreadStream is the per-thread default stream of the device's context

@@ -42,7 +42,7 @@ type PreparedLaunch struct {
 // before anything is kept) and packs them for LaunchPrepared.
 func (k *Kernel) Prepare(cfg LaunchConfig, args ...driver.KernelArg) (*PreparedLaunch, error) {
 	const op = "prepare launch"
-	if k == nil || k.mw == nil {
+	if k == nil || k.m == nil {
 		return nil, invalidErr(op, "kernel")
 	}
 	if err := k.m.operand("kernel's module").enter(op); err != nil {
@@ -189,5 +189,5 @@ func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
 			return driverErr(op, err)
 		}
 	}
-	return driverErr(op, launchPacked(s.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
+	return driverErr(op, launchPacked(s.p.ctx, k.f, l.grid, l.block, l.cluster, l.shared, l.cooperative, s.h, l.params))
 }

@@ -31,21 +31,19 @@ const WaitExternal = WaitFlag(driver.EventWaitExternal)
 // accessors return zero values.
 type Stream struct {
 	// What the hot calls read first, on one cache line.
-	w       *atomic.Int64  // r.State if calls on s may be hazard calls, else nil
-	h       driver.Stream  // the driver handle
-	p       *ctxState      // its context
-	ctx     driver.Context // p.ctx
-	st      *atomic.Int64  // r.State (kept by r): a launch counts in there
-	owned   bool           // created by NewStream: Close destroys it
-	foreign bool           // adopted (AdoptStream): Close releases only the wrapper
-	r       *handle        // the stream's; the default streams' is their Device's
+	w       *atomic.Int64 // r.State if calls on s may be hazard calls, else nil
+	h       driver.Stream // the driver handle
+	p       *ctxState     // its context
+	owned   bool          // created by NewStream: Close destroys it
+	foreign bool          // adopted (AdoptStream): Close releases only the wrapper
+	r       *handle       // the stream's; the default streams' is their Device's
 	dev     *Device
 	cleanup runtime.Cleanup
 }
 
 // newStream makes a Stream of NewStream (owned) or AdoptStream.
 func newStream(d *Device, h driver.Stream, r *handle, owned bool) *Stream {
-	s := &Stream{dev: d, h: h, p: d.p, ctx: d.p.ctx, st: r.State, r: r, owned: owned, foreign: !owned}
+	s := &Stream{dev: d, h: h, p: d.p, r: r, owned: owned, foreign: !owned}
 	if !defaultStream(h) {
 		// Not a default stream, which the driver resolves through the
 		// current context: hazard calls.
