@@ -23,6 +23,7 @@ func setupHot() {
 		"EventQuery": lifetime.OpQuery, "EventSynchronize": lifetime.OpSync,
 		"EventElapsedTime": lifetime.OpElapsed, "StreamWaitEvent": lifetime.OpStreamWait,
 		"StreamQuery": lifetime.OpStreamQuery, "StreamSynchronize": lifetime.OpStreamSync,
+		"LaunchKernel": lifetime.OpLaunch,
 	}
 	for _, f := range driver.Functions {
 		if f.Go == "EventElapsedTime" {

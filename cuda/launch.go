@@ -97,11 +97,40 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // parameter's (ErrMismatch), which the driver would read wrongly rather
 // than refuse. The driver places each argument at its parameter's offset,
 // whatever Go's alignment of the value. A launch in steady state allocates
-// nothing.
+// nothing, and where the driver told the kernel's parameters, on a stream
+// of its own, with arguments of the types an earlier launch of k passed,
+// it is one crossing into C that holds the stream and the module open
+// while the driver launches, as the events' hot calls do.
 func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
+	r := noHot
+	if s != nil && s.w != nil && k != nil && k.hot && len(args) == len(k.offs) && k.p == s.p && cfg.Cluster == (Dim3{}) && !cfg.Cooperative {
+		// The hazard launch (lifetime.go): arguments of the types that
+		// passed the checks before, packed at their parameters' offsets on
+		// the stack, launched in one crossing that holds the stream and the
+		// module open without counting in.
+		grid, block := cfg.dims()
+		if k.fits(block, cfg.SharedMem) && k.seen(args) {
+			var buf hotArgs
+			k.pack(&buf, args)
+			if r = lifetime.LaunchPacked(lifetime.Addr(s.w), k.mw, uintptr(k.f), dims3(grid), dims3(block), uint32(cfg.SharedMem), uintptr(s.h), &buf.b[0], k.offs); r == 0 {
+				return nil
+			}
+		}
+	}
+	return s.launch(k, cfg, args, r)
+}
+
+// launch is Launch past its hazard launch's result r (noHot where none was
+// made): the launch counted in on s and on k's module, its configuration
+// and arguments checked.
+func (s *Stream) launch(k *Kernel, cfg LaunchConfig, args []driver.KernelArg, r int32) error {
 	const op = "launch kernel"
 	if k == nil || k.m == nil {
 		return invalidErr(op, "kernel")
+	}
+	withCtx, done, err := s.settleLaunch(k, r)
+	if done {
+		return err
 	}
 	if err := s.enterLaunch(op, k); err != nil {
 		return err
@@ -114,7 +143,104 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if err := k.checkArgs(op, args); err != nil {
 		return err
 	}
-	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args)
+	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args, withCtx)
+}
+
+// settleLaunch takes a hazard launch's result r: done where the launch
+// ran; withCtx where the driver refused it, so that the counted launch
+// makes the context current. A launch refused for a closing stream or
+// module, or not made (noHot, no slot), goes the counted way, which says
+// why or launches.
+func (s *Stream) settleLaunch(k *Kernel, r int32) (withCtx, done bool, err error) {
+	if r == noHot {
+		return false, false, nil
+	}
+	switch res := lifetime.Settle(r, s.r, k.m.r); {
+	case res == 0:
+		return false, true, nil
+	case res > 0: // a CUresult
+		return true, false, nil
+	}
+	return false, false, nil
+}
+
+// hotArgBytes are the most argument bytes a hazard launch packs on its
+// stack; a kernel taking more launches through driver.LaunchArgsOf.
+const hotArgBytes = 256
+
+// hotArgs is a hazard launch's arguments, 8-byte aligned.
+type hotArgs struct {
+	_ [0]uint64
+	b [hotArgBytes]byte
+}
+
+// dims3 is d as the hazard launches take it.
+func dims3(d Dim3) [3]uint32 { return [3]uint32{d.X, d.Y, d.Z} }
+
+// fits reports whether a block and SharedMem pass checkConfig: no more
+// threads than k takes, SharedMem within 32 bits.
+func (k *Kernel) fits(block Dim3, shared int) bool {
+	n := uint64(block.X) * uint64(block.Y) * uint64(block.Z)
+	return (k.maxThreads <= 0 || n <= uint64(k.maxThreads)) && shared >= 0 && uint64(shared) <= math.MaxUint32
+}
+
+// seen reports whether args are of the types of the first arguments that
+// passed checkArgs, one by one.
+func (k *Kernel) seen(args []driver.KernelArg) bool {
+	c := k.checked.Load()
+	if c == nil || len(*c) != len(args) {
+		return false
+	}
+	for i := range args {
+		if typeWord(&args[i]) != (*c)[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pack copies each argument's value into buf at its parameter's offset:
+// args have passed checkArgs (seen), so each one is of its parameter's
+// size, and a hot kernel's parameters fit buf (hotKernel).
+func (k *Kernel) pack(buf *hotArgs, args []driver.KernelArg) {
+	for i := range args {
+		off, size := int(k.offs[i]), k.params[i].Size
+		src := (*[2]unsafe.Pointer)(unsafe.Pointer(&args[i]))[1] // a plain value's data word points at it
+		dst := unsafe.Pointer(&buf.b[off])
+		switch {
+		case size == 8 && off%8 == 0 && uintptr(src)%8 == 0:
+			*(*uint64)(dst) = *(*uint64)(src)
+		case size == 4 && off%4 == 0 && uintptr(src)%4 == 0:
+			*(*uint32)(dst) = *(*uint32)(src)
+		default:
+			copy(buf.b[off:off+size], unsafe.Slice((*byte)(src), size))
+		}
+	}
+}
+
+// hotKernel sets what k's hazard launches read: its context, its module's
+// state word and, where the driver told the parameters (so that the
+// package checks their count and sizes) and they fit hotArgs, their
+// offsets.
+func (k *Kernel) hotKernel() {
+	k.p, k.mw = k.m.p, lifetime.Addr(k.m.r.State)
+	if k.known {
+		k.offs = hotOffsets(k.params)
+		k.hot = k.offs != nil
+	}
+}
+
+// hotOffsets are the offsets of params, where each one lies within
+// hotArgBytes; else nil.
+func hotOffsets(params []KernelParam) []uint16 {
+	offs := make([]uint16, len(params))
+	for i, p := range params {
+		if p.Offset < 0 || p.Size <= 0 || p.Offset+p.Size > hotArgBytes {
+			return nil
+		}
+		offs[i] = uint16(p.Offset)
+	}
+	return offs
 }
 
 // enterLaunch counts a launch of k in on s and on k's module and checks
@@ -143,7 +269,7 @@ func (s *Stream) exitLaunch(k *Kernel) {
 }
 
 // launchChecked is Launch's driver call, its arguments checked.
-func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cfg *LaunchConfig, args []driver.KernelArg) error {
+func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared uint32, cfg *LaunchConfig, args []driver.KernelArg, withCtx bool) error {
 	if cfg.Cooperative || cfg.Cluster != (Dim3{}) {
 		ws, params := packArgs(args)
 		if ws == nil {
@@ -153,12 +279,12 @@ func (s *Stream) launchChecked(op string, k *Kernel, grid, block Dim3, shared ui
 		lifetime.FreeWords(ws)
 		return driverErr(op, err)
 	}
-	if s.w != nil {
+	if s.w != nil && !withCtx {
 		// A stream of its own: the driver takes the launch's context from
 		// the stream, so the context is made current only where the driver
 		// refuses (hotcalls.go; bench/ctxprobe launches this way in every
 		// state of the thread's current context).
-		if err := driver.LaunchArgsOf(k.f, grid, block, shared, s.h, args...); !retry(err) {
+		if err := driver.LaunchArgsOfCtx(0, k.f, grid, block, shared, s.h, args...); !retry(err) {
 			return driverErr(op, err)
 		}
 	}
@@ -202,6 +328,9 @@ func launchPacked(ctx driver.Context, f driver.Function, grid, block, cluster Di
 // checkConfig refuses a block too large for k, a SharedMem out of range
 // and a grid that is not a multiple of the cluster shape.
 func (k *Kernel) checkConfig(op string, grid, block, cluster Dim3, shared int) error {
+	if cluster == (Dim3{}) && k.fits(block, shared) {
+		return nil
+	}
 	if cluster != (Dim3{}) && (grid.X%cluster.X != 0 || grid.Y%cluster.Y != 0 || grid.Z%cluster.Z != 0) {
 		return &Error{Op: op, Detail: fmt.Sprintf("a grid of %dx%dx%d blocks is not a whole number of clusters of %dx%dx%d", grid.X, grid.Y, grid.Z, cluster.X, cluster.Y, cluster.Z),
 			Fix: "make each grid dimension a multiple of the cluster's", Err: ErrInvalidOptions}
@@ -240,17 +369,8 @@ func typeWord(a *driver.KernelArg) uintptr {
 // where the driver told k's parameters, args of another number or sizes.
 // Arguments of the types of the first ones that passed pass at once.
 func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
-	if c := k.checked.Load(); c != nil && len(*c) == len(args) {
-		same := true
-		for i := range args {
-			if typeWord(&args[i]) != (*c)[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return nil
-		}
+	if k.seen(args) {
+		return nil
 	}
 	if err := k.checkArgTypes(op, args); err != nil {
 		return err

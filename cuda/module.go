@@ -207,14 +207,21 @@ func (m *Module) Close() error {
 type Kernel struct {
 	m          *Module
 	f          driver.Function
-	name       string
-	params     []KernelParam // nil unless known
-	known      bool          // the driver told the parameters
-	maxThreads int           // the most threads per block; 0 unknown
+	maxThreads int // the most threads per block; 0 unknown
 	// checked are the type words of the first arguments that passed
 	// checkArgs: launches with arguments of the same types skip the
 	// checks (set once, so that no launch allocates).
 	checked atomic.Pointer[[]uintptr]
+	// What a hazard launch reads (hotKernel): the module's context and
+	// state word, and, where hot, each parameter's offset.
+	p    *ctxState
+	mw   uintptr
+	offs []uint16
+	hot  bool
+	// The rest.
+	params []KernelParam // nil unless known
+	known  bool          // the driver told the parameters
+	name   string
 }
 
 // KernelParam is one parameter of a kernel, as the driver reports it
@@ -248,6 +255,7 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	if n, err := driver.FuncGetAttributeCtx(m.p.ctx, driver.FuncAttributeMaxThreadsPerBlock, f); err == nil && n > 0 {
 		k.maxThreads = int(n)
 	}
+	k.hotKernel()
 	return k, nil
 }
 

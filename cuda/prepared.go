@@ -171,19 +171,32 @@ func (s *Stream) LaunchPrepared(l *PreparedLaunch) error {
 	if !l.busy.CompareAndSwap(false, true) {
 		return l.overlapErr(op)
 	}
-	err := s.launchPrepared(op, l)
+	r, k := noHot, l.k
+	if s != nil && s.w != nil && k.hot && k.p == s.p && l.cluster == (Dim3{}) && !l.cooperative {
+		// The hazard launch, as Launch's.
+		r = lifetime.Launch(lifetime.Addr(s.w), k.mw, uintptr(k.f), dims3(l.grid), dims3(l.block), l.shared, uintptr(s.h), unsafe.Pointer(unsafe.SliceData(l.params)))
+	}
+	var err error
+	if r != 0 {
+		err = s.launchPrepared(op, l, r)
+	}
 	l.busy.Store(false)
 	return err
 }
 
-// launchPrepared is LaunchPrepared with l held.
-func (s *Stream) launchPrepared(op string, l *PreparedLaunch) error {
+// launchPrepared is LaunchPrepared with l held, past its hazard launch's
+// result r (noHot where none was made).
+func (s *Stream) launchPrepared(op string, l *PreparedLaunch, r int32) error {
 	k := l.k
+	withCtx, done, err := s.settleLaunch(k, r)
+	if done {
+		return err
+	}
 	if err := s.enterLaunch(op, k); err != nil {
 		return err
 	}
 	defer s.exitLaunch(k)
-	if s.w != nil && l.cluster == (Dim3{}) && !l.cooperative {
+	if s.w != nil && l.cluster == (Dim3{}) && !l.cooperative && !withCtx {
 		// As Launch: the driver takes the context from the stream.
 		if err := driver.LaunchKernel(k.f, l.grid.X, l.grid.Y, l.grid.Z, l.block.X, l.block.Y, l.block.Z, l.shared, s.h, l.params, nil); !retry(err) {
 			return driverErr(op, err)

@@ -573,9 +573,9 @@ func TestLayerComputeLeaked(t *testing.T) {
 	}
 }
 
-// Close racing with launches and copies in other goroutines: each call
-// either runs whole or is refused with ErrClosed, and no driver call runs
-// with an unloaded module or freed memory (the fake refuses those with
+// Close racing with launches (prepared or not) and copies in other
+// goroutines: each call either runs whole or is refused with ErrClosed, and
+// no driver call runs with an unloaded module or freed memory (the fake refuses those with
 // INVALID_HANDLE and INVALID_VALUE, which would surface here).
 func TestLayerComputeCloseRacesWithUse(t *testing.T) {
 	dev := gpu(t)
@@ -590,6 +590,8 @@ func TestLayerComputeCloseRacesWithUse(t *testing.T) {
 		errs := make(chan error, 4)
 		start := make(chan struct{})
 		for g := 0; g < 4; g++ {
+			// Goroutines 2 and 3 launch prepared launches, one each.
+			l := must[*cuda.PreparedLaunch](t)(k.Prepare(cuda.Linear(256, 256), driver.Arg(driver.DevicePtr(0)), driver.Arg(uint32(0))))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -597,8 +599,11 @@ func TestLayerComputeCloseRacesWithUse(t *testing.T) {
 				<-start
 				var kerr, berr error
 				for i := 0; i < 200 && (kerr == nil || berr == nil); i++ {
-					if kerr == nil {
+					switch {
+					case kerr == nil && g < 2:
 						kerr = s.Launch(k, cuda.Linear(256, 256), driver.Arg(driver.DevicePtr(0)), driver.Arg(uint32(0)))
+					case kerr == nil:
+						kerr = s.LaunchPrepared(l)
 					}
 					if berr == nil {
 						if g%2 == 0 {

@@ -1,8 +1,10 @@
 // Command launch compares a kernel launch through the Go bindings in one
 // process: an empty kernel of 4 and of 16 64-bit arguments (empty.ptx)
 // launched from C through cuLaunchKernel's entry point (the floor), by
-// cudagen's typed LaunchArgs and raw LaunchKernel, by the cuda package's
-// Stream.Launch (arguments checked) and LaunchPrepared, by gorgonia.org/cu
+// cudagen's typed LaunchArgs (on a stream of its own, and on the cuda
+// package's stream and kernel) and raw LaunchKernel, by the cuda package's
+// Stream.Launch (arguments checked) and LaunchPrepared (and paired, round
+// by round, over LaunchArgs on the same stream and over LaunchKernel), by gorgonia.org/cu
 // v0.9.6's Function.Launch and by github.com/gocnn/gocu v0.7.5's
 // Function.Launch; beside them two cgo calls of an empty C function (the
 // crossing every Go launch pays, plain and with noescape and nocallback, as
@@ -144,6 +146,8 @@ func main() {
 	}
 	results := map[string][2][4]float64{} // name → per arg count: median, diff median, p25, p75
 	allocs := map[string][2]float64{}
+	paired := map[string][2][3]float64{} // per arg count: median, p25, p75
+	var pairNames []string
 	var names []string
 	for k, nargs := range []int{4, 16} {
 		name := fmt.Sprintf("cudagen_empty%d", nargs)
@@ -179,21 +183,26 @@ func main() {
 			}
 			return nil
 		}
-		typed := func() error {
-			if nargs == 4 {
+		// typed launches through LaunchArgs on the stream st of the
+		// function fn (the driver's stream and function, or the cuda
+		// package's: Stream.Launch's excess is over the latter).
+		typed := func(fn driver.Function, st driver.Stream) func() error {
+			return func() error {
+				if nargs == 4 {
+					for range b {
+						if err := driver.LaunchArgs(fn, one, one, 0, st, v[0], v[1], v[2], v[3]); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
 				for range b {
-					if err := driver.LaunchArgs(f, one, one, 0, s, v[0], v[1], v[2], v[3]); err != nil {
+					if err := driver.LaunchArgs(fn, one, one, 0, st, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
-			for range b {
-				if err := driver.LaunchArgs(f, one, one, 0, s, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]); err != nil {
-					return err
-				}
-			}
-			return nil
 		}
 		vs := []variant{
 			{"C (cuLaunchKernel's entry point, kernelParams built once)", true, func() error {
@@ -202,7 +211,8 @@ func main() {
 				}
 				return nil
 			}},
-			{"cudagen LaunchArgs (typed)", true, typed},
+			{"cudagen LaunchArgs (typed)", true, typed(f, s)},
+			{"cudagen LaunchArgs on the cuda package's stream and kernel", true, typed(ck.Handle(), cs.Handle())},
 			{"cudagen LaunchKernel (raw kernelParams)", true, func() error {
 				for range b {
 					if err := driver.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, nil); err != nil {
@@ -273,6 +283,26 @@ func main() {
 				}
 			}
 		}
+		// The cuda package's launches over the calls they make, paired
+		// round by round: Stream.Launch over LaunchArgs on the same stream
+		// and kernel, LaunchPrepared over the raw LaunchKernel.
+		idx := func(name string) int {
+			return slices.IndexFunc(vs, func(x variant) bool { return x.name == name })
+		}
+		for _, p := range [][2]string{{"cudagen cuda Stream.Launch (arguments checked)", "cudagen LaunchArgs on the cuda package's stream and kernel"},
+			{"cudagen cuda LaunchPrepared", "cudagen LaunchKernel (raw kernelParams)"}} {
+			a, c := idx(p[0]), idx(p[1])
+			d := make([]float64, rounds)
+			for r := range d {
+				d[r] = ns[a][r] - ns[c][r]
+			}
+			pr := paired[p[0]+" − "+p[1]]
+			pr[k] = [3]float64{q(d, 0.5), q(d, 0.25), q(d, 0.75)}
+			paired[p[0]+" − "+p[1]] = pr
+			if k == 0 {
+				pairNames = append(pairNames, p[0]+" − "+p[1])
+			}
+		}
 		for j, x := range vs {
 			d := make([]float64, rounds)
 			for r := range d {
@@ -300,6 +330,11 @@ func main() {
 		}
 		fmt.Printf("| %s | %.1f | %+.1f (%+.1f..%+.1f) | %.1f | %+.1f (%+.1f..%+.1f) | %s |\n", name,
 			r[0][0], r[0][1], r[0][2], r[0][3], r[1][0], r[1][1], r[1][2], r[1][3], al)
+	}
+	fmt.Println("\n| paired, per round | 4 args: median (p25..p75) | 16 args |\n|---|---|---|")
+	for _, n := range pairNames {
+		p := paired[n]
+		fmt.Printf("| %s | %+.1f (%+.1f..%+.1f) | %+.1f (%+.1f..%+.1f) |\n", n, p[0][0], p[0][1], p[0][2], p[1][0], p[1][1], p[1][2])
 	}
 	t := results[names[1]]
 	a := allocs[names[1]]

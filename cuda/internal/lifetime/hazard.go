@@ -54,7 +54,8 @@ const (
 	OpStreamWait
 	OpStreamQuery
 	OpStreamSync
-	OpTest = 15 // for tests (SpinFn), apart from the package's
+	OpLaunch      // cuLaunchKernel
+	OpTest   = 15 // for tests (SpinFn), apart from the package's
 )
 
 // Results of a call besides the driver's CUresult.

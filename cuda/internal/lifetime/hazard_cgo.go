@@ -249,6 +249,48 @@ static int hz_record(uintptr_t we, uintptr_t ws, uintptr_t e, uintptr_t s) {
 static int hz_query(uintptr_t w, uintptr_t e) { return hz_call1(HZ_OP_QUERY, w, e); }
 static int hz_sync(uintptr_t w, uintptr_t e) { return hz_call1(HZ_OP_SYNC, w, e); }
 
+// A kernel launch (cuLaunchKernel's signature).
+#define HZ_OP_LAUNCH 8
+typedef int (*hz_launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+
+// hz_launch_with: fn(f, grid, block, shmem, s, params, NULL), holding the
+// stream's word ws and the kernel's module's wm.
+static HZ_INLINE int hz_launch_with(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, void **params) {
+	hz_rec *z = hz_get();
+	uintptr_t fn = HZ_LIKELY(z != NULL) ? hz_fn(z, HZ_OP_LAUNCH) : 0;
+	if (HZ_UNLIKELY(fn == 0)) {
+		return HZ_NOSLOT;
+	}
+	if (HZ_UNLIKELY(hz_hold(z, ws, wm, 0) != 0)) {
+		return HZ_REFUSED;
+	}
+	int r = ((hz_launch_fn)fn)((void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)s, params, NULL);
+	return hz_drop(z, wm, r);
+}
+
+// hz_launch: the launch with params, an array of pointers in C memory.
+static int hz_launch(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, uintptr_t params) {
+	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params);
+}
+
+// hz_launch_packed: the launch of the n values packed in buf at offs (Go
+// memory, read during the call only), their pointers built here, on the C
+// stack; the driver copies the values during the call.
+static int hz_launch_packed(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, const uint8_t *buf, const uint16_t *offs, int n) {
+	void *params[n > 0 ? n : 1];
+	for (int i = 0; i < n; i++) {
+		params[i] = (void *)(buf + offs[i]);
+	}
+	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+}
+// noescape (nothing is kept) keeps buf on the caller's stack; cgo honours
+// it only with nocallback (the driver never calls back into Go).
+#cgo noescape hz_launch_packed
+#cgo nocallback hz_launch_packed
+
 typedef struct { int r; float ms; } hz_ms;
 
 // hz_elapsed: fn(&ms, a, b), holding w1 and w2.
@@ -392,6 +434,22 @@ static int hz_test_fn(void *p) {
 }
 static uintptr_t hz_test_fn_addr(void) { return (uintptr_t)hz_test_fn; }
 
+// hz_test_launch is a launch for the package's tests, given three Words as
+// its function: it counts itself in the first, stores its first
+// parameter's 8 bytes in the second and gx + by + shmem in the third.
+static int hz_test_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		unsigned shmem, void *s, void **params, void **extra) {
+	(void)gy, (void)gz, (void)bx, (void)bz, (void)s, (void)extra;
+	_Atomic(int64_t) *a = f;
+	atomic_fetch_add(&a[0], 1);
+	int64_t v;
+	memcpy(&v, params[0], sizeof v);
+	atomic_store(&a[1], v);
+	atomic_store(&a[2], (int64_t)gx + by + shmem);
+	return 0;
+}
+static uintptr_t hz_test_launch_addr(void) { return (uintptr_t)hz_test_launch; }
+
 // hz_direct1: op's fn(a), no slot (the benchmarks' baseline).
 static int hz_direct1(int op, uintptr_t a) {
 	uintptr_t fn = atomic_load_explicit(&hz_fns.fn[op & (HZ_NFN - 1)], memory_order_relaxed);
@@ -494,6 +552,27 @@ func Elapsed(op int, w1, w2, a, b uintptr) (float32, int32) {
 	return float32(r.ms), int32(r.r)
 }
 
+// The C side's op number of the launches is OpLaunch.
+var _ = [1]int{}[OpLaunch-C.HZ_OP_LAUNCH]
+
+// Launch calls cuLaunchKernel (OpLaunch's entry point) with the kernel f,
+// the grid's and block's dimensions, shared bytes of dynamic shared memory,
+// the stream s and params (C memory: an array of pointers to the values),
+// holding the stream's word ws and the kernel's module's wm.
+func Launch(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, params unsafe.Pointer) int32 {
+	return int32(C.hz_launch(C.uintptr_t(ws), C.uintptr_t(wm), C.uintptr_t(f), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(s), C.uintptr_t(uintptr(params))))
+}
+
+// LaunchPacked is Launch of the len(offs) values packed in buf, value i at
+// offs[i] (Go memory without pointers, read during the call only: the
+// driver copies the values).
+func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, offs []uint16) int32 {
+	return int32(C.hz_launch_packed(C.uintptr_t(ws), C.uintptr_t(wm), C.uintptr_t(f), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(s),
+		(*C.uint8_t)(unsafe.Pointer(buf)), (*C.uint16_t)(unsafe.Pointer(unsafe.SliceData(offs))), C.int(len(offs))))
+}
+
 // Barrier orders this thread's earlier stores (closing bits, late marks)
 // before every other thread's later loads, and their earlier slot stores
 // before this thread's later scan. It issues no membarrier while no other
@@ -581,6 +660,11 @@ func FreeWords(ws []Word) {
 // in the first and spins while the second is set, the third saying it
 // spins.
 func SpinFn() uintptr { return uintptr(C.hz_test_fn_addr()) }
+
+// LaunchFn is a launch for tests, given three Words as its function: it
+// counts itself in the first, stores its first parameter's 8 bytes in the
+// second and grid x + block y + shared in the third.
+func LaunchFn() uintptr { return uintptr(C.hz_test_launch_addr()) }
 
 // Direct1 calls op's fn(a) without a slot, and NoopFn is a driver call
 // that does nothing: the benchmarks' baselines.

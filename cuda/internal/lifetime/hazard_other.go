@@ -29,8 +29,19 @@ func Words(n int) []Word                                    { return make([]Word
 func FreeWords(ws []Word)                                   {}
 func Addr(w *atomic.Int64) uintptr                          { return uintptr(unsafe.Pointer(w)) }
 
+func Launch(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, params unsafe.Pointer) int32 {
+	return NoSlot
+}
+
+func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, offs []uint16) int32 {
+	return NoSlot
+}
+
 func Direct1(op int, a uintptr) int32 { return NoSlot }
 func NoopFn() uintptr                 { return 0 }
 
 // SpinFn is 0 without cgo.
 func SpinFn() uintptr { return 0 }
+
+// LaunchFn is 0 without cgo.
+func LaunchFn() uintptr { return 0 }

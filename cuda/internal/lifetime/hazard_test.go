@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestModes runs the tests in both modes: asymmetric (if the kernel has
@@ -313,4 +314,52 @@ func BenchmarkCall1(b *testing.B) {
 			Call1(OpTest, wa, 0)
 		}
 	})
+}
+
+// The launches hold the stream's and the module's words, pass the grid,
+// block, shared size and the parameters' pointers through (packed in Go
+// memory or given in C memory), and are refused uncalled while either word
+// is closing, or without an entry point.
+func TestHazardLaunch(t *testing.T) {
+	if !Setup() {
+		t.Fatal("hazard calls are off")
+	}
+	w := Words(2) // the stream's and the module's words
+	a := Words(3) // the test launch's counter, first parameter, gx + by + shmem
+	c := Words(2) // params in C memory: a pointer, then the value
+	defer FreeWords(w)
+	defer FreeWords(a)
+	defer FreeWords(c)
+	ws, wm, f := Addr(&w[0].Int64), Addr(&w[1].Int64), Addr(&a[0].Int64)
+	grid, block := [3]uint32{7, 1, 1}, [3]uint32{1, 5, 1}
+	var buf [16]byte
+	buf[8] = 42 // the value at offset 8
+	offs := []uint16{8}
+	SetFn(OpLaunch, 0)
+	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs); r != NoSlot || a[0].Load() != 0 {
+		t.Fatalf("launch without an entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load())
+	}
+	SetFn(OpLaunch, LaunchFn())
+	defer SetFn(OpLaunch, 0)
+	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs); r != 0 || a[0].Load() != 1 || a[1].Load() != 42 || a[2].Load() != 7+5+3 {
+		t.Fatalf("packed launch: %d, called %d times, parameter %d, dims %d; want 0, once, 42, 15", r, a[0].Load(), a[1].Load(), a[2].Load())
+	}
+	c[1].Store(-9)
+	c[0].Store(int64(Addr(&c[1].Int64)))
+	if r := Launch(ws, wm, f, grid, block, 4, 0, unsafe.Pointer(&c[0])); r != 0 || a[0].Load() != 2 || a[1].Load() != -9 || a[2].Load() != 7+5+4 {
+		t.Fatalf("launch of params in C memory: %d, called %d times, parameter %d, dims %d; want 0, twice, -9, 16", r, a[0].Load(), a[1].Load(), a[2].Load())
+	}
+	if held := Held(nil); slices.Contains(held, ws) || slices.Contains(held, wm) {
+		t.Fatalf("a word held after the launches: %#x", held)
+	}
+	for i := range w {
+		w[i].Store(Closing)
+		if r, flush := Split(LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs)); r != Refused || !flush || a[0].Load() != 2 {
+			t.Fatalf("launch with word %d closing: %d, flush %v, called %d times; want %d, flush, twice", i, r, flush, a[0].Load(), Refused)
+		}
+		if r := Launch(ws, wm, f, grid, block, 3, 0, unsafe.Pointer(&c[0])); r != Refused || a[0].Load() != 2 {
+			t.Fatalf("launch of C params with word %d closing: %d, called %d times", i, r, a[0].Load())
+		}
+		w[i].Store(0)
+	}
 }

@@ -1,0 +1,44 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/cudagen/cudagen/cuda/driver"
+)
+
+// A hazard launch packs each argument at its parameter's offset, whatever
+// its size and alignment, and only a kernel whose parameters all lie within
+// its stack buffer launches that way.
+func TestHotLaunchPacking(t *testing.T) {
+	type pair struct{ A, B int32 } // 8 bytes, 4-aligned
+	params := []KernelParam{{0, 8}, {8, 4}, {12, 8}, {20, 1}, {24, 12}}
+	offs := hotOffsets(params)
+	if len(offs) != len(params) {
+		t.Fatalf("hotOffsets of params within %d bytes: %v", hotArgBytes, offs)
+	}
+	k := &Kernel{params: params, offs: offs}
+	var buf hotArgs
+	for i := range buf.b {
+		buf.b[i] = 0xee
+	}
+	k.pack(&buf, []driver.KernelArg{driver.Arg(uint64(0x0102030405060708)), driver.Arg(float32(1.5)),
+		driver.ArgStruct(pair{-2, 3}), driver.Arg(uint8(9)), driver.ArgStruct([3]uint32{10, 11, 12})})
+	le := binary.NativeEndian
+	got := []uint64{le.Uint64(buf.b[0:]), uint64(le.Uint32(buf.b[8:])), uint64(le.Uint32(buf.b[12:])), uint64(le.Uint32(buf.b[16:])),
+		uint64(buf.b[20]), uint64(le.Uint32(buf.b[24:])), uint64(le.Uint32(buf.b[28:])), uint64(le.Uint32(buf.b[32:]))}
+	want := []uint64{0x0102030405060708, 0x3fc00000, 0xfffffffe, 3, 9, 10, 11, 12}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("packed value %d: %#x, want %#x", i, got[i], want[i])
+		}
+	}
+	if buf.b[21] != 0xee || buf.b[36] != 0xee {
+		t.Errorf("bytes between and after the parameters were written: %#x, %#x", buf.b[21], buf.b[36])
+	}
+	for _, ps := range [][]KernelParam{{{0, 8}, {hotArgBytes - 4, 8}}, {{-1, 4}}, {{0, 0}}} {
+		if offs := hotOffsets(ps); offs != nil {
+			t.Errorf("hotOffsets(%v) = %v, want nil: not packed on the stack", ps, offs)
+		}
+	}
+}
