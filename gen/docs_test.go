@@ -18,10 +18,9 @@ import (
 // left, one const block per enum, the #define constants and their types,
 // and the results the header's \param[out] docs make certain.
 func TestGoDoc(t *testing.T) {
-	cfg, man, _ := loadAll(t)
-	eachBuilder(t, cfg, func(t *testing.T, e *headers.Entry, _ string, bm *builder) {
+	em := realRenderer(t)
+	eachBuilder(t, em.Cfg, func(t *testing.T, e *headers.Entry, _ string, bm *builder) {
 		m := bm.model
-		em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
 		src, err := em.pure(m)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +154,7 @@ func TestGoDoc(t *testing.T) {
 			if strings.HasPrefix(name, "cu") {
 				continue
 			}
-			if _, ok := consts[cfg.constGoName(name)]; !ok {
+			if _, ok := consts[em.Cfg.constGoName(name)]; !ok {
 				t.Errorf("#define %s is not bound", name)
 			}
 		}

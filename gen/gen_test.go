@@ -24,6 +24,14 @@ func root(t testing.TB) string {
 	return r
 }
 
+// realRenderer is the renderer go run ./gen makes: the config
+// gen/bindings.json, the templates and the versions the manifest pins.
+func realRenderer(t testing.TB) *renderer {
+	t.Helper()
+	cfg, man, _ := loadAll(t)
+	return &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
+}
+
 func loadAll(t testing.TB) (*config, *headers.Manifest, string) {
 	t.Helper()
 	r := root(t)
@@ -68,8 +76,8 @@ var (
 // against the header's own text, read here independently with regular
 // expressions.
 func TestFacts(t *testing.T) {
-	cfg, man, _ := loadAll(t)
-	eachBuilder(t, cfg, func(t *testing.T, e *headers.Entry, dir string, bm *builder) {
+	em := realRenderer(t)
+	eachBuilder(t, em.Cfg, func(t *testing.T, e *headers.Entry, dir string, bm *builder) {
 		m := bm.model
 		cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
 		typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
@@ -145,7 +153,7 @@ func TestFacts(t *testing.T) {
 		funcs := map[string]*function{}
 		for _, f := range m.Funcs {
 			funcs[f.GoName] = f
-			if d, ok := defines[f.Base]; ok && f.GoName == cfg.funcGoName(f.Base) {
+			if d, ok := defines[f.Base]; ok && f.GoName == em.Cfg.funcGoName(f.Base) {
 				want := d
 				if f.Symbol != want {
 					t.Errorf("%s: symbol %s, header maps it to %s", f.Base, f.Symbol, want)
@@ -206,7 +214,6 @@ func TestFacts(t *testing.T) {
 			t.Errorf("cuGetProcAddress form: v2=%v", m.GPAV2)
 		}
 		// What the generated files say.
-		em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
 		b, err := em.pure(m)
 		if err != nil {
 			t.Fatal(err)
@@ -712,14 +719,14 @@ func TestSentinels(t *testing.T) {
 // BenchmarkGenerate generates one version of the whole API from its cached
 // header: parse, model and emit every file. Goal: at most 1 s per version.
 func BenchmarkGenerate(b *testing.B) {
-	cfg, man, cache := loadAll(b)
+	_, man, cache := loadAll(b)
 	e := man.Newest()
 	dir := headerDir(b, e, cache)
-	em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(b), "templates"), Versions: man.Versions}
+	em := realRenderer(b)
 	ccConfig() // the C compiler probe is made once per process
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m, err := modelHeaders(cfg, e, dir)
+		m, err := modelHeaders(em.Cfg, e, dir)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -151,13 +151,7 @@ func libraryModel(cfg *config, e *headers.Entry, dir string) (*model, error) {
 		m.goIDs[n] = "(hand-written in the library's package)"
 	}
 	m.PinName = e.Name()
-	if err := m.typesAndWords(); err != nil {
-		return nil, err
-	}
-	if err := m.libFunctions(); err != nil {
-		return nil, err
-	}
-	if err := m.defines(); err != nil {
+	if err := inOrder(m.typesAndWords, m.libFunctions, m.defines); err != nil {
 		return nil, err
 	}
 	return m.model, nil
@@ -330,13 +324,7 @@ func (m *builder) libFunctions() error {
 		f.Index, f.Macro, f.NoCtx = len(m.Funcs), true, true
 		m.Funcs = append(m.Funcs, f)
 	}
-	if err := m.releases(); err != nil {
-		return err
-	}
-	if err := m.sizedFuncs(); err != nil {
-		return err
-	}
-	return m.typedKeys()
+	return inOrder(m.releases, m.sizedFuncs, m.typedKeys)
 }
 
 // libPure renders a library version's file that needs no cgo: what the
@@ -422,30 +410,9 @@ func typeDecls(f *jen.File, m *model) {
 // function with zero arguments.
 func (e *renderer) libTest(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
-	noLibraryCalls(f, m)
+	zeroArgCalls(f, m, "noLibraryCalls", false)
 	absentCalls(f, m)
 	return renderFor(m, e.fileName(m, "_test"), f)
-}
-
-// noLibraryCalls declares the test's calls of every function of m with
-// zero arguments.
-func noLibraryCalls(f *jen.File, m *model) {
-	f.Var().Id("_").Qual("unsafe", "Pointer")
-	f.Line()
-	f.Add(comment("// noLibraryCalls calls every bound function with zero arguments."))
-	var calls []jen.Code
-	for _, fn := range m.Funcs {
-		var args []jen.Code
-		for _, q := range inParams(fn) {
-			args = append(args, sampleArg(q))
-		}
-		call := jen.Id(fn.GoName).Call(args...)
-		if n := len(outs(fn)); n > 0 {
-			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
-		}
-		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
-	}
-	f.Var().Id("noLibraryCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
 }
 
 // libUnbound renders the files built under the tags of the pinned versions
@@ -491,7 +458,7 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 	}
 	t := jen.NewFile(e.Cfg.Package)
 	e.header(t, constraint)
-	noLibraryCalls(t, &model{Funcs: fns})
+	zeroArgCalls(t, &model{Funcs: fns}, "noLibraryCalls", false)
 	absentCalls(t, &model{})
 	test, err = e.gofmt(t)
 	return code, test, err

@@ -321,16 +321,20 @@ func newModel(cfg *config, s *source) (*builder, error) {
 		return nil, err
 	}
 	m.GPAFlags = uint64(fv)
-	if err := m.typesAndWords(); err != nil {
-		return nil, err
-	}
-	if err := m.defines(); err != nil {
-		return nil, err
-	}
-	if err := m.functions(); err != nil {
+	if err := inOrder(m.typesAndWords, m.defines, m.functions); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// inOrder runs the stages in order and returns the first one's error.
+func inOrder(stages ...func() error) error {
+	for _, s := range stages {
+		if err := s(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // countingName is the name of an enumerator that counts the others.
@@ -340,10 +344,7 @@ var countingName = regexp.MustCompile(`_(MAX|COUNT|NUM_\w+|LAST)$|^[a-z]+Num[A-Z
 // only, and finds each value type's pointer words and each union's data
 // words.
 func (m *builder) typesAndWords() error {
-	if err := m.types(); err != nil {
-		return err
-	}
-	if err := m.nonGoFields(); err != nil {
+	if err := inOrder(m.types, m.nonGoFields); err != nil {
 		return err
 	}
 	for _, t := range m.Types {
@@ -881,10 +882,7 @@ func (m *builder) functions() error {
 		f.Macro = f.Symbol == m.src.probes[f.Base]
 		m.Funcs = append(m.Funcs, f)
 	}
-	if err := m.releases(); err != nil {
-		return err
-	}
-	if err := m.typedKeys(); err != nil {
+	if err := inOrder(m.releases, m.typedKeys); err != nil {
 		return err
 	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {

@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -340,22 +341,19 @@ func deprecated(doc string) bool { return strings.Contains(strings.ToLower(doc),
 
 // inParams lists the parameters the Go signature takes, in order.
 func inParams(f *function) []*param {
-	var r []*param
-	for _, q := range f.Params {
-		switch q.Role {
-		case rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage:
-			r = append(r, q)
-		}
-	}
-	return r
+	return withRole(f, rIn, rPtr, rString, rStruct, rSlice, rTyped, rImage)
 }
 
 // outs lists the parameters the Go signature returns, in order.
 func outs(f *function) []*param {
+	return withRole(f, rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount, rSized)
+}
+
+// withRole lists f's parameters whose role is one of roles, in order.
+func withRole(f *function, roles ...role) []*param {
 	var r []*param
 	for _, q := range f.Params {
-		switch q.Role {
-		case rOut, rOutString, rOutArray, rBuf, rOutSlice, rInOutCount, rSized:
+		if slices.Contains(roles, q.Role) {
 			r = append(r, q)
 		}
 	}
@@ -754,15 +752,7 @@ func outCount(f *function) *param {
 }
 
 // typedParams lists a function's typed parameters.
-func typedParams(f *function) []*param {
-	var r []*param
-	for _, q := range f.Params {
-		if q.Role == rTyped {
-			r = append(r, q)
-		}
-	}
-	return r
-}
+func typedParams(f *function) []*param { return withRole(f, rTyped) }
 
 // typedOf is the typed parameter whose size q is.
 func typedOf(f *function, q *param) *param {
@@ -964,30 +954,7 @@ func zero(m *model, t string) jen.Code {
 // without a driver.
 func (e *renderer) driverTest(m *model) ([]byte, error) {
 	f := e.newFile(e.Cfg.Package, e.constraint(m.Version, ""))
-	f.Var().Id("_").Qual("unsafe", "Pointer")
-	f.Line()
-	f.Add(comment("// noDriverCalls calls every bound function with zero arguments."))
-	var calls []jen.Code
-	for _, fn := range m.Funcs {
-		var args []jen.Code
-		for _, q := range inParams(fn) {
-			args = append(args, sampleArg(q))
-		}
-		// A typed parameter's picker gets the value its sample is for.
-		for _, q := range typedParams(fn) {
-			for i, a := range inParams(fn) {
-				if a.Go == q.By.Go {
-					args[i] = typeCode(q.By.GoType).Call(lit(firstTyped(q).Value))
-				}
-			}
-		}
-		call := jen.Id(fn.GoName).Call(args...)
-		if n := len(outs(fn)); n > 0 {
-			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
-		}
-		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
-	}
-	f.Var().Id("noDriverCalls").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
+	zeroArgCalls(f, m, "noDriverCalls", true)
 	f.Line()
 	f.Add(comment("// typedFormCalls calls every typed form with each variable of its key: the",
 		"// function's name, the key's variable, and the call."))
@@ -1031,6 +998,36 @@ func (e *renderer) driverTest(m *model) ([]byte, error) {
 	f.Var().Id("unionMembers").Op("=").Index().Struct(jen.Id("name").String(), jen.Id("new").Func().Params().Params(jen.Any(), jen.Qual("unsafe", "Pointer")),
 		jen.Id("words").Index().Uintptr()).Add(rows(members...))
 	return renderFor(m, testFileName(m.Version), f)
+}
+
+// zeroArgCalls declares a test's table name: every function of m called
+// with zero arguments, with the name of each. Where picked is set (the
+// driver's test), a typed parameter's picker gets the value its sample is
+// for; the libraries' tests leave it zero.
+func zeroArgCalls(f *jen.File, m *model, name string, picked bool) {
+	f.Var().Id("_").Qual("unsafe", "Pointer")
+	f.Line()
+	f.Add(comment("// " + name + " calls every bound function with zero arguments."))
+	var calls []jen.Code
+	for _, fn := range m.Funcs {
+		var args []jen.Code
+		for _, q := range inParams(fn) {
+			args = append(args, sampleArg(q))
+		}
+		for _, q := range typedParams(fn) {
+			for i, a := range inParams(fn) {
+				if picked && a.Go == q.By.Go {
+					args[i] = typeCode(q.By.GoType).Call(lit(firstTyped(q).Value)) // the picker of the sample's value
+				}
+			}
+		}
+		call := jen.Id(fn.GoName).Call(args...)
+		if n := len(outs(fn)); n > 0 {
+			call = jen.Id(fmt.Sprintf("e%d", n+1)).Call(call)
+		}
+		calls = append(calls, row(jen.Lit(fn.GoName), jen.Func().Params().Error().Add(flat(jen.Return(call)))))
+	}
+	f.Var().Id(name).Op("=").Index().Struct(jen.Id("name").String(), jen.Id("call").Func().Params().Error()).Add(rows(calls...))
 }
 
 // unionMemberRows are the rows of the no-driver test's unionMembers: each

@@ -14,7 +14,7 @@ import (
 // type, the any form's doc listing every value's type, and the shapes of
 // the getter, setter and import forms.
 func TestTypedForms(t *testing.T) {
-	cfg, man, _ := loadAll(t)
+	em := realRenderer(t)
 	eachModel(t, func(t *testing.T, _ *headers.Entry, m *model) {
 		n := 0
 		for _, f := range m.Funcs {
@@ -40,7 +40,6 @@ func TestTypedForms(t *testing.T) {
 		if n < 12 {
 			t.Errorf("%d typed parameters, want at least 12", n)
 		}
-		em := &renderer{Cfg: cfg, Command: genCommand, Templates: filepath.Join(root(t), "templates"), Versions: man.Versions}
 		src, err := em.pure(m)
 		if err != nil {
 			t.Fatal(err)

@@ -4,10 +4,7 @@
 
 package driver
 
-import (
-	"sync/atomic"
-	"testing"
-)
+import "testing"
 
 // A Go func registered for asynchronous notifications is called with the
 // driver's notification and handle; unregistering reaches the driver once.
@@ -30,63 +27,24 @@ func TestGoCallbackAsyncNotification(t *testing.T) {
 	}
 }
 
+// The form on the memory-rules fake, which notifies an allocation over its
+// budget (1 GiB) inside the call.
 func init() {
-	registeredNilCalls["DeviceRegisterAsyncNotificationGo"] = func() error {
-		unregister, err := DeviceRegisterAsyncNotificationGo(0, nil)
-		if unregister() != nil {
-			panic("the unregister of a refused registration failed")
-		}
-		return err
-	}
-	// The fake notifies an allocation over its budget (1 GiB) inside the call.
-	panicForms["DeviceRegisterAsyncNotificationGo"] = func(t *testing.T, ctx Context, _ Stream, f func()) {
-		unregister := must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(*AsyncNotificationInfo, AsyncCallbackHandle) { f() }))
-		if _, err := MemAllocCtx(ctx, 2<<30); err != ErrorOutOfMemory {
-			t.Fatalf("MemAlloc(2 GiB) on the fake: %v", err)
-		}
-		check(t, unregister())
-	}
-}
-
-// Unregistering from inside the func returns, and takes effect once the
-// func has returned; later unregisters return; the func is not called
-// after. Unregistering from another goroutine returns once the
-// notifications made before have been delivered.
-func TestAsyncNotificationUnregister(t *testing.T) {
-	if !onFakeMem(t) {
-		return
-	}
-	ctx := fakeMemContext(t)
-	overBudget := func() {
-		t.Helper()
-		if _, err := MemAllocCtx(ctx, 2<<30); err != ErrorOutOfMemory {
-			t.Fatalf("MemAlloc(2 GiB) on the fake: %v", err)
-		}
-	}
-
-	// From inside.
-	var calls atomic.Int64
-	unregisters := make(chan func() error, 1)
-	inside := make(chan error, 1)
-	unregister := must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(info *AsyncNotificationInfo, _ AsyncCallbackHandle) {
-		if calls.Add(1) == 1 {
-			if info.Type != AsyncNotificationTypeOverBudget || info.Info.OverBudget().BytesOverBudget != 1<<30 {
-				t.Errorf("the func got %+v; want 1 GiB over budget", *info)
+	addRegisteredForm("DeviceRegisterAsyncNotificationGo", registeredForm{
+		registerNil: func() (func() error, error) { return DeviceRegisterAsyncNotificationGo(0, nil) },
+		register: func(t *testing.T, ctx Context, f func()) (func() error, error) {
+			return DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(info *AsyncNotificationInfo, _ AsyncCallbackHandle) {
+				if info.Type != AsyncNotificationTypeOverBudget || info.Info.OverBudget().BytesOverBudget != 1<<30 {
+					t.Errorf("the func got %+v; want 1 GiB over budget", *info)
+				}
+				f()
+			})
+		},
+		fire: func(t *testing.T, ctx Context) {
+			if _, err := MemAllocCtx(ctx, 2<<30); err != ErrorOutOfMemory {
+				t.Fatalf("MemAlloc(2 GiB) on the fake: %v", err)
 			}
-			inside <- (<-unregisters)()
-		}
-	}))
-	unregisters <- unregister
-	checkUnregisterInside(t, unregister, inside, overBudget, &calls)
-
-	// From another goroutine: the notifications before are delivered first.
-	var got atomic.Int64
-	unregister = must[func() error](t)(DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(*AsyncNotificationInfo, AsyncCallbackHandle) { got.Add(1) }))
-	for range 3 {
-		overBudget()
-	}
-	check(t, unregister())
-	if n := got.Load(); n != 3 {
-		t.Errorf("unregister returned with %d of the 3 notifications made before delivered", n)
-	}
+		},
+		calls: "notifications made",
+	})
 }

@@ -49,12 +49,10 @@ func TestHostFnCaptureReplay(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
-	ctx := fakeMemContext(t)
+	ctx, s := fakeMemStream(t)
 	// A global capture ends on the thread that began it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
-	defer StreamDestroyCtx(ctx, s)
 	for _, graphFirst := range []bool{true, false} {
 		base, dtors, nodes := liveCallbacks.Load(), fakeMemCounter(t, "fakemem_destructors_run"), fakeMemCounter(t, "fakemem_host_nodes_run")
 		var runs atomic.Int64
@@ -110,9 +108,7 @@ func TestHostFnOutsideCapture(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
-	ctx := fakeMemContext(t)
-	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
-	defer StreamDestroyCtx(ctx, s)
+	ctx, s := fakeMemStream(t)
 	base, fns := liveCallbacks.Load(), fakeMemCounter(t, "fakemem_host_fns_run")
 	var runs atomic.Int64
 	for range 3 {
@@ -139,9 +135,7 @@ func TestGraphHostNodeGo(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
-	ctx := fakeMemContext(t)
-	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
-	defer StreamDestroyCtx(ctx, s)
+	ctx, s := fakeMemStream(t)
 	base, dtors := liveCallbacks.Load(), fakeMemCounter(t, "fakemem_destructors_run")
 	var a, b, c, d atomic.Int64
 	counts := func() [4]int64 { return [4]int64{a.Load(), b.Load(), c.Load(), d.Load()} }
@@ -248,8 +242,14 @@ func TestGoFormsRefuseNilFuncs(t *testing.T) {
 			return err
 		},
 	}
-	for name, call := range registeredNilCalls {
-		calls[name] = call
+	for name, r := range registeredForms {
+		calls[name] = func() error {
+			unregister, err := r.registerNil()
+			if uerr := unregister(); uerr != nil {
+				t.Errorf("%s: the unregister of a refused registration: %v", name, uerr)
+			}
+			return err
+		}
 	}
 	for name, call := range calls {
 		err := call()
@@ -270,10 +270,6 @@ func TestGoFormsRefuseNilFuncs(t *testing.T) {
 		NewHostFn(nil)
 	}()
 }
-
-// registeredNilCalls are the registered callbacks' forms that this build
-// has (callback_async_test.go, callback_logs_test.go).
-var registeredNilCalls = map[string]func() error{}
 
 // panicky panics: the stack of a CallbackPanic names it.
 func panicky() { panic("boom") }
@@ -377,8 +373,7 @@ const panicFormEnv = "CUDAGEN_PANIC_FORM"
 // the process, saying which form's func panicked, with what, and where.
 func TestCallbackPanicCrashes(t *testing.T) {
 	if inFakeMem(t) {
-		ctx := fakeMemContext(t)
-		s := must[Stream](t)(StreamCreateCtx(ctx, 0))
+		ctx, s := fakeMemStream(t)
 		form := os.Getenv(panicFormEnv)
 		base := liveCallbacks.Load()
 		panicForms[form](t, ctx, s, panicky)
@@ -464,12 +459,70 @@ func TestReleasedHostFnReported(t *testing.T) {
 	}
 }
 
-// checkUnregisterInside checks a registered func whose first call (made
-// by fire) calls unregister and sends its result to inside: that call
-// returns, so do later unregisters, and fire calls the func no more.
-func checkUnregisterInside(t *testing.T, unregister func() error, inside <-chan error, fire func(), calls *atomic.Int64) {
+// registeredForm is a Go form whose func the driver calls until it is
+// unregistered. The forms this build has join registeredForms through
+// addRegisteredForm in their files (callback_async_test.go,
+// callback_logs_test.go).
+type registeredForm struct {
+	// registerNil registers a nil func, which the form refuses.
+	registerNil func() (unregister func() error, err error)
+	// register registers a func on ctx that checks what the driver passes
+	// it and calls f.
+	register func(t *testing.T, ctx Context, f func()) (unregister func() error, err error)
+	// fire makes the memory-rules fake call the registered func once,
+	// inside the call.
+	fire func(t *testing.T, ctx Context)
+	// calls names what fire makes, for the messages.
+	calls string
+}
+
+// registeredForms are this build's registered forms, by name.
+var registeredForms = map[string]registeredForm{}
+
+// addRegisteredForm adds the registered form name to the tests of nil
+// funcs, of unregistering and of panics (its func registered, fired once
+// and unregistered).
+func addRegisteredForm(name string, r registeredForm) {
+	registeredForms[name] = r
+	panicForms[name] = func(t *testing.T, ctx Context, _ Stream, f func()) {
+		unregister := must[func() error](t)(r.register(t, ctx, f))
+		r.fire(t, ctx)
+		check(t, unregister())
+	}
+}
+
+// Unregistering from inside the func returns, and takes effect once the
+// func has returned; later unregisters return; the func is not called
+// after. Unregistering from another goroutine returns once the calls made
+// before have been delivered.
+func TestRegisteredFormsUnregister(t *testing.T) {
+	if len(registeredForms) == 0 {
+		t.Skip("this build has no registered forms")
+	}
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	for name, r := range registeredForms {
+		t.Run(name, func(t *testing.T) { checkUnregister(t, ctx, r) })
+	}
+}
+
+// checkUnregister checks the unregisters of r's func on ctx (see
+// TestRegisteredFormsUnregister).
+func checkUnregister(t *testing.T, ctx Context, r registeredForm) {
 	t.Helper()
-	fire()
+	// From inside: the func's first call unregisters it.
+	var calls atomic.Int64
+	unregisters := make(chan func() error, 1)
+	inside := make(chan error, 1)
+	unregister := must[func() error](t)(r.register(t, ctx, func() {
+		if calls.Add(1) == 1 {
+			inside <- (<-unregisters)()
+		}
+	}))
+	unregisters <- unregister
+	r.fire(t, ctx)
 	select {
 	case err := <-inside:
 		check(t, err)
@@ -485,20 +538,39 @@ func checkUnregisterInside(t *testing.T, unregister func() error, inside <-chan 
 		t.Fatal("an unregister after the one inside the func has not returned after a minute: deadlocked")
 	}
 	check(t, unregister())
-	fire()
+	r.fire(t, ctx)
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the func was called %d times, want 1: none after it unregistered", n)
 	}
+
+	// From another goroutine: the calls made before are delivered first.
+	var got atomic.Int64
+	unregister = must[func() error](t)(r.register(t, ctx, func() { got.Add(1) }))
+	for range 3 {
+		r.fire(t, ctx)
+	}
+	check(t, unregister())
+	if n := got.Load(); n != 3 {
+		t.Errorf("unregister returned with %d of the 3 %s before delivered", n, r.calls)
+	}
 }
 
-// panicSetup is a panic test's context and stream on the memory-rules fake,
-// and a handler of callback panics, set for the test, that sends them to
-// got.
+// fakeMemStream is fakeMemContext's context and a stream of it, destroyed
+// at cleanup.
+func fakeMemStream(t *testing.T) (Context, Stream) {
+	t.Helper()
+	ctx := fakeMemContext(t)
+	s := must[Stream](t)(StreamCreateCtx(ctx, 0))
+	t.Cleanup(func() { StreamDestroyCtx(ctx, s) })
+	return ctx, s
+}
+
+// panicSetup is a panic test's context and stream on the memory-rules fake
+// (fakeMemStream), and a handler of callback panics, set for the test, that
+// sends them to got.
 func panicSetup(t *testing.T) (ctx Context, s Stream, got chan *CallbackPanic) {
 	t.Helper()
-	ctx = fakeMemContext(t)
-	s = must[Stream](t)(StreamCreateCtx(ctx, 0))
-	t.Cleanup(func() { StreamDestroyCtx(ctx, s) })
+	ctx, s = fakeMemStream(t)
 	got = make(chan *CallbackPanic, 1)
 	prev := SetCallbackPanicHandler(func(p *CallbackPanic) { got <- p })
 	t.Cleanup(func() { SetCallbackPanicHandler(prev) })

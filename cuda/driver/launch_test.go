@@ -92,7 +92,7 @@ func TestLaunchArgsAllocatesNothing(t *testing.T) {
 
 // The packing alone, for 4 and 16 arguments (8-byte integers, as the launch
 // benchmarks pass): what LaunchArgs adds to the raw form's crossing, beside
-// building kernelParams in C.
+// building kernelParams in C; under typed/, of LaunchArgsOf's KernelArgs.
 func BenchmarkPackArgs(b *testing.B) {
 	var buf [stackArgBytes]byte
 	var offs [stackArgs]uint16
@@ -107,6 +107,21 @@ func BenchmarkPackArgs(b *testing.B) {
 	b.Run("args=16", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := packArgs(buf[:], offs[:], []any{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("typed/args=4", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := packArgs(buf[:], offs[:], asAnys([]KernelArg{Arg(v[0]), Arg(v[1]), Arg(v[2]), Arg(v[3])})); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("typed/args=16", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := packArgs(buf[:], offs[:], asAnys([]KernelArg{Arg(v[0]), Arg(v[1]), Arg(v[2]), Arg(v[3]), Arg(v[4]), Arg(v[5]), Arg(v[6]), Arg(v[7]),
+				Arg(v[8]), Arg(v[9]), Arg(v[10]), Arg(v[11]), Arg(v[12]), Arg(v[13]), Arg(v[14]), Arg(v[15])})); err != nil {
 				b.Fatal(err)
 			}
 		}

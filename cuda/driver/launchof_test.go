@@ -91,25 +91,3 @@ func TestLaunchArgsOfAllocatesNothing(t *testing.T) {
 		t.Errorf("a typed launch with a struct allocates %v times", allocs)
 	}
 }
-
-// The packing of typed arguments, beside BenchmarkPackArgs's.
-func BenchmarkPackKernelArgs(b *testing.B) {
-	var buf [stackArgBytes]byte
-	var offs [stackArgs]uint16
-	v := [16]uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
-	b.Run("args=4", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := packArgs(buf[:], offs[:], asAnys([]KernelArg{Arg(v[0]), Arg(v[1]), Arg(v[2]), Arg(v[3])})); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("args=16", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := packArgs(buf[:], offs[:], asAnys([]KernelArg{Arg(v[0]), Arg(v[1]), Arg(v[2]), Arg(v[3]), Arg(v[4]), Arg(v[5]), Arg(v[6]), Arg(v[7]),
-				Arg(v[8]), Arg(v[9]), Arg(v[10]), Arg(v[11]), Arg(v[12]), Arg(v[13]), Arg(v[14]), Arg(v[15])})); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}

@@ -18,10 +18,7 @@ func view[T any](p DevicePtr, n int) []T {
 }
 
 func TestFake(t *testing.T) {
-	if !withCgo {
-		t.Skip("built without cgo: the fake NCCL is a C library (TestNoLibrary checks the error without cgo)")
-	}
-	libtest.Child(t, "TestFakeChild", "CUDAGEN_LIBNCCL="+libtest.Build(t, "testdata/fakenccl.c"))
+	libtest.OnFake(t, withCgo, "TestFakeChild", "CUDAGEN_LIBNCCL", "testdata/fakenccl.c")
 }
 
 func alloc[T any](t *testing.T, vals ...T) DevicePtr {
@@ -229,10 +226,7 @@ func TestFakeChild(t *testing.T) {
 // TestGroupEndsOnError: a failing f still ends the group, and Group
 // returns f's error; a group ended twice is NCCL's error.
 func TestGroupEndsOnError(t *testing.T) {
-	if !withCgo {
-		t.Skip("built without cgo: the fake NCCL is a C library")
-	}
-	libtest.Child(t, "TestGroupEndsOnErrorChild", "CUDAGEN_LIBNCCL="+libtest.Build(t, "testdata/fakenccl.c"))
+	libtest.OnFake(t, withCgo, "TestGroupEndsOnErrorChild", "CUDAGEN_LIBNCCL", "testdata/fakenccl.c")
 }
 
 func TestGroupEndsOnErrorChild(t *testing.T) {

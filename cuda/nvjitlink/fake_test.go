@@ -20,13 +20,8 @@ import (
 )
 
 func TestFake(t *testing.T) {
-	if BuildTag == "" {
-		t.Skip("this build binds no nvJitLink (" + unboundWhy + ")")
-	}
-	if !withCgo {
-		t.Skip("built without cgo: the fake nvJitLink is a C library (TestNoLibrary checks the error without cgo)")
-	}
-	libtest.Child(t, "TestFakeChild", "CUDAGEN_LIBNVJITLINK="+libtest.Build(t, "testdata/fakenvjitlink.c"))
+	libtest.Bound(t, BuildTag, "nvJitLink", unboundWhy)
+	libtest.OnFake(t, withCgo, "TestFakeChild", "CUDAGEN_LIBNVJITLINK", "testdata/fakenvjitlink.c")
 }
 
 func TestFakeChild(t *testing.T) {

@@ -18,20 +18,13 @@ import (
 )
 
 func TestFake(t *testing.T) {
-	if BuildTag == "" {
-		t.Skip("this build binds no NVRTC (" + unboundWhy + ")")
-	}
-	if !withCgo {
-		t.Skip("built without cgo: the fake NVRTC is a C library (TestNoLibrary checks the error without cgo)")
-	}
-	libtest.Child(t, "TestFakeChild", "CUDAGEN_LIBNVRTC="+libtest.Build(t, "testdata/fakenvrtc.c"))
+	libtest.Bound(t, BuildTag, "NVRTC", unboundWhy)
+	libtest.OnFake(t, withCgo, "TestFakeChild", "CUDAGEN_LIBNVRTC", "testdata/fakenvrtc.c")
 }
 
 func TestFakeChild(t *testing.T) {
 	libtest.InChild(t)
-	if BuildTag == "" {
-		t.Skip("this build binds no NVRTC")
-	}
+	libtest.Bound(t, BuildTag, "NVRTC", unboundWhy)
 	if _, err := Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +108,7 @@ func TestFakeChild(t *testing.T) {
 // TestFirstCalls: calls racing to be the first (each resolving the
 // library) all succeed, and -race finds no unsynchronized access.
 func TestFirstCalls(t *testing.T) {
-	if !withCgo {
-		t.Skip("built without cgo: the fake NVRTC is a C library")
-	}
-	libtest.Child(t, "TestFirstCallsChild", "CUDAGEN_LIBNVRTC="+libtest.Build(t, "testdata/fakenvrtc.c"))
+	libtest.OnFake(t, withCgo, "TestFirstCallsChild", "CUDAGEN_LIBNVRTC", "testdata/fakenvrtc.c")
 }
 
 func TestFirstCallsChild(t *testing.T) {

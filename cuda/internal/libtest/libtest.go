@@ -54,3 +54,24 @@ func Build(t *testing.T, src string) string {
 	}
 	return so
 }
+
+// OnFake runs the test named run in a child process with the library the
+// environment variable env names built from the C source src (a fake of
+// it); built without cgo (cgo false) it skips: the fake is a C library,
+// and TestNoLibrary checks the error without cgo.
+func OnFake(t *testing.T, cgo bool, run, env, src string) {
+	t.Helper()
+	if !cgo {
+		t.Skip("built without cgo: the fake " + filepath.Base(src) + " is a C library (TestNoLibrary checks the error without cgo)")
+	}
+	Child(t, run, env+"="+Build(t, src))
+}
+
+// Bound skips the test where the build binds no lib: tag is the package's
+// BuildTag ("" for none) and why its reason.
+func Bound(t *testing.T, tag, lib, why string) {
+	t.Helper()
+	if tag == "" {
+		t.Skip("this build binds no " + lib + " (" + why + ")")
+	}
+}
