@@ -62,7 +62,7 @@ func Build(t *testing.T, src string) string {
 func OnFake(t *testing.T, cgo bool, run, env, src string) {
 	t.Helper()
 	if !cgo {
-		t.Skip("built without cgo: the fake " + filepath.Base(src) + " is a C library (TestNoLibrary checks the error without cgo)")
+		t.Skip("built without cgo: the fake library (" + src + ") is C (TestNoLibrary checks the error without cgo)")
 	}
 	Child(t, run, env+"="+Build(t, src))
 }
