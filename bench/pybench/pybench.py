@@ -532,25 +532,17 @@ LIBS = {"cuda.core": run_cuda_core, "cupy": run_cupy, "cuda.bindings": run_cuda_
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "launch":
-        rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 101
-        b = int(sys.argv[3]) if len(sys.argv) > 3 else 400
+    # The side-by-side modes, each given the arguments after its name.
+    modes = {
+        "launch": lambda a: run_launch(int(a[0]) if a else 101, int(a[1]) if len(a) > 1 else 400),
+        "copy": lambda a: run_copy(int(a[0]) if a else 9),
+        "compile": lambda a: run_compile(int(a[0]) if a else 50),
+    }
+    if len(sys.argv) >= 2 and sys.argv[1] in modes:
         try:
-            return run_launch(rounds, b)
+            return modes[sys.argv[1]](sys.argv[2:])
         except Exception as e:  # not installed, or no GPU: say so, and no figures
-            print(f"pybench: launch: {type(e).__name__}: {e}", file=sys.stderr)
-            return 3
-    if len(sys.argv) >= 2 and sys.argv[1] == "copy":
-        try:
-            return run_copy(int(sys.argv[2]) if len(sys.argv) > 2 else 9)
-        except Exception as e:  # not installed, or no GPU: say so, and no figures
-            print(f"pybench: copy: {type(e).__name__}: {e}", file=sys.stderr)
-            return 3
-    if len(sys.argv) >= 2 and sys.argv[1] == "compile":
-        try:
-            return run_compile(int(sys.argv[2]) if len(sys.argv) > 2 else 50)
-        except Exception as e:  # not installed, or no GPU: say so, and no figures
-            print(f"pybench: compile: {type(e).__name__}: {e}", file=sys.stderr)
+            print(f"pybench: {sys.argv[1]}: {type(e).__name__}: {e}", file=sys.stderr)
             return 3
     if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
         print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile|copy}} [N [RUNS]]", file=sys.stderr)
