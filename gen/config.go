@@ -44,6 +44,12 @@ type config struct {
 	NonGoFields map[string]nonGoField `json:"nonGoFields"`
 	// Exclude leaves these functions (by base name) unbound.
 	Exclude map[string]string `json:"exclude"`
+	// Compilers are the functions (by base name) that may run a compiler
+	// in the calling thread (the driver's PTX JIT compiler, its linker,
+	// NVRTC, nvJitLink), and why: their trampolines block the thread's
+	// asynchronous signals for the call (Go's preemption and profiling
+	// signals among them), which the compiler does not survive.
+	Compilers map[string]string `json:"compilers,omitempty"`
 	// Functions overrides the shape of a function's parameters, by base name.
 	Functions map[string]funcConf `json:"functions"`
 	// Libraries are the configs of the other CUDA libraries bound (NVRTC,
@@ -242,6 +248,14 @@ func loadConfig(path string) (*config, error) {
 	for n, w := range c.Exclude {
 		if w == "" {
 			missing = append(missing, "exclude."+n)
+		}
+	}
+	for n, w := range c.Compilers {
+		if !strings.HasPrefix(n, c.funcPrefix()) {
+			return nil, fmt.Errorf("%s: compiler %q is not a name of this API (%s...)", path, n, c.funcPrefix())
+		}
+		if w == "" {
+			missing = append(missing, "compilers."+n)
 		}
 	}
 	if err := c.Library.check(path); err != nil {

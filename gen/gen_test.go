@@ -262,6 +262,37 @@ func TestFacts(t *testing.T) {
 		if !strings.HasSuffix(occ.Name, "_cb") || bytes.Contains(c, []byte("#cgo nocallback "+occ.Name+"\n")) {
 			t.Errorf("cuOccupancyMaxPotentialBlockSize, which calls its callback, goes through %s, which is nocallback", occ.Name)
 		}
+		// The functions that may run a compiler (the config's compilers:
+		// cuModuleLoadData and the other loads and links) block the
+		// thread's asynchronous signals for the call and restore the mask
+		// after it; no other function does.
+		quiet := 0
+		for _, f := range m.Funcs {
+			tr, err := trampolineOf(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, compiles := em.Cfg.Compilers[f.Base]
+			if compiles != strings.HasSuffix(tr.Name, "_nosig") {
+				t.Errorf("%s goes through %s (compiles: %v)", f.Base, tr.Name, compiles)
+			}
+			def := []byte("static int " + tr.Name + "(")
+			i := bytes.Index(c, def)
+			if i < 0 {
+				t.Fatalf("%s: no trampoline %s", f.Base, tr.Name)
+			}
+			line := c[i : i+bytes.IndexByte(c[i:], '\n')]
+			blocks := bytes.Contains(line, []byte("sigset_t o_; cg_quiet(&o_); int r_ = ")) && bytes.HasSuffix(line, []byte(" pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }"))
+			if compiles != blocks {
+				t.Errorf("%s: its trampoline blocks signals: %v, want %v: %s", f.Base, blocks, compiles, line)
+			}
+			if compiles {
+				quiet++
+			}
+		}
+		if f := m.funcNamed("cuModuleLoadData"); f == nil || !f.Quiet || quiet < 4 {
+			t.Errorf("cuModuleLoadData is not among the %d functions whose calls block signals", quiet)
+		}
 		// Shared trampolines: each defined once, fewer than the functions.
 		if n := bytes.Count(c, []byte("\nstatic int cg_")); n == 0 || n >= len(m.Funcs) || n != len(trampolineNames(t, m)) {
 			t.Errorf("%d trampolines for %d functions (%d distinct signatures)", n, len(m.Funcs), len(trampolineNames(t, m)))

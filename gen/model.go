@@ -242,6 +242,7 @@ type function struct {
 	Pos      string
 	Doc      string
 	NoEscape bool     // no pointer the caller owns outlives the call
+	Quiet    bool     // may run a compiler: asynchronous signals blocked during the call (config.Compilers)
 	RawDocs  []string // what each raw pointer parameter takes
 	// Lives are the lifetimes of its pointer parameters and of the pointer
 	// fields of what they point to (shapes.go).
@@ -960,6 +961,7 @@ func (m *builder) function(d *cc.Declarator, sym, base string, abi *abiVersions)
 		}
 	}
 	f.OnSuccess = fc.OnSuccess
+	_, f.Quiet = m.cfg.Compilers[base]
 	if err := m.lifetimes(f, fc, pd); err != nil {
 		return nil, "", err
 	}

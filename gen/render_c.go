@@ -8,7 +8,10 @@ package main
 // parameter lists, identical ABI). Whether the trampoline is noescape and
 // nocallback is part of its key: one that may be handed a pointer the
 // driver keeps, or a function it calls back during the call, is neither,
-// and is named with the suffix _cb. No CUDA header is included: by-value
+// and is named with the suffix _cb. One of a function that may run a
+// compiler (config.Compilers) blocks the thread's asynchronous signals for
+// the call and is named with the suffix _nosig. No CUDA header is
+// included: by-value
 // structs travel as byte arrays of their size and alignment (the model
 // refuses small ones with floating-point members, whose ABI class differs).
 
@@ -39,6 +42,7 @@ type trampoline struct {
 	Name   string
 	Params []cParam
 	Safe   bool // noescape and nocallback
+	Quiet  bool // asynchronous signals blocked during the call
 }
 
 // cParam is one parameter of a trampoline.
@@ -66,7 +70,7 @@ func structOf(f *function, q *param) (cStruct, error) {
 
 // trampolineOf returns the shared trampoline that f calls.
 func trampolineOf(f *function) (trampoline, error) {
-	t := trampoline{Safe: f.NoEscape}
+	t := trampoline{Safe: f.NoEscape, Quiet: f.Quiet}
 	name := ""
 	for _, q := range f.Params {
 		p := cParam{CArg: q.CArg, CCall: q.CCall, Struct: q.Role == rStruct, Cast: q.CArg == "uintptr_t" || q.CArg == "uintptr_t *"}
@@ -91,6 +95,9 @@ func trampolineOf(f *function) (trampoline, error) {
 	t.Name = "cg_" + name
 	if !f.NoEscape {
 		t.Name += "_cb"
+	}
+	if f.Quiet {
+		t.Name += "_nosig"
 	}
 	return t, nil
 }
@@ -124,12 +131,16 @@ func (e *renderer) trampolines(m *model) (string, error) {
 		seen[t.Name] = t
 		ts = append(ts, t)
 	}
+	quiet := false
+	for _, t := range ts {
+		quiet = quiet || t.Quiet
+	}
 	var ss []cStruct
 	for _, s := range structs {
 		ss = append(ss, s)
 	}
 	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 	return e.render("trampolines.c.tmpl", map[string]any{
-		"Version": m.Version, "CUDAVersion": m.CUDAVersion, "Structs": ss, "Trampolines": ts, "Pin": m.PinName, "Library": m.Lib != nil,
+		"Version": m.Version, "CUDAVersion": m.CUDAVersion, "Structs": ss, "Trampolines": ts, "Quiet": quiet, "Pin": m.PinName, "Library": m.Lib != nil,
 	})
 }

@@ -16,14 +16,30 @@ import (
 // q unsigned long long, t unsigned short, c unsigned char, f float,
 // p void *, h a handle (void *), s const char *, w an array of pointers
 // passed as integers (void **), bNaM a by-value struct of N bytes aligned
-// to M; v none. _cb: neither noescape nor nocallback.
+// to M; v none. _cb: neither noescape nor nocallback. _nosig: asynchronous
+// signals blocked during the call (cg_quiet).
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <signal.h>
 
 extern int cg_make_current(uintptr_t ctx);
 // CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry
 // point, and makes ctx current unless it is 0.
 #define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; if (ctx) { int r_ = cg_make_current(ctx); if (r_) return r_; } } while (0)
+// cg_quiet blocks the calling thread's asynchronous signals (all but the
+// synchronous faults and SIGABRT) and keeps the mask it had in old, around
+// a call that may run a compiler in this thread: the driver's PTX JIT
+// compiler was measured to crash when Go's preemption signal (SIGURG)
+// interrupts it. Signals sent to this thread meanwhile wait until the
+// mask is restored; the process's go to its other threads.
+static void cg_quiet(sigset_t *old) {
+	sigset_t s;
+	sigfillset(&s);
+	sigdelset(&s, SIGSEGV); sigdelset(&s, SIGBUS); sigdelset(&s, SIGFPE); sigdelset(&s, SIGILL);
+	sigdelset(&s, SIGTRAP); sigdelset(&s, SIGSYS); sigdelset(&s, SIGABRT);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
 typedef struct { _Alignas(1) unsigned char b[64]; } cg_s64_1;
 typedef struct { _Alignas(4) unsigned char b[8]; } cg_s8_4;
 static int cg_ip(uintptr_t ctx, uintptr_t fn, int a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(int, void *))fn)(a0, a1); }
@@ -85,11 +101,11 @@ static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(f
 static int cg_pu(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int))fn)(a0, a1); }
 #cgo noescape cg_pu
 #cgo nocallback cg_pu
-static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
-#cgo noescape cg_ps
-#cgo nocallback cg_ps
-static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
-static int cg_ppupp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); }
+static int cg_ps_nosig(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, const char *))fn)(a0, a1); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+#cgo noescape cg_ps_nosig
+#cgo nocallback cg_ps_nosig
+static int cg_pp_cb_nosig(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, void *))fn)(a0, a1); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_ppupp_cb_nosig(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, unsigned int a2, void * a3, void * a4) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, void *, unsigned int, void *, void *))fn)(a0, a1, a2, a3, a4); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
 static int cg_phs(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phs
 #cgo nocallback cg_phs
@@ -101,11 +117,11 @@ static int cg_pphs(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, uintptr_t 
 #cgo noescape cg_pphs
 #cgo nocallback cg_pphs
 static int cg_uppp_cb(uintptr_t ctx, uintptr_t fn, unsigned int a0, void * a1, void * a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(unsigned int, void *, void *, void *))fn)(a0, a1, a2, a3); }
-static int cg_hiplsupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4, unsigned int a5, void * a6, void * a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7); }
-static int cg_hisupp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2, unsigned int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); }
-static int cg_hpp_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); }
-static int cg_ppppuppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
-static int cg_psppuppu_cb(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); }
+static int cg_hiplsupp_cb_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4, unsigned int a5, void * a6, void * a7) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, int, void *, unsigned long, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5, a6, a7); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_hisupp_cb_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2, unsigned int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, int, const char *, unsigned int, void *, void *))fn)((void *)a0, a1, a2, a3, a4, a5); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_hpp_cb_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1, void * a2) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, void *, void *))fn)((void *)a0, a1, a2); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_ppppuppu_cb_nosig(uintptr_t ctx, uintptr_t fn, void * a0, void * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, void *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_psppuppu_cb_nosig(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, void * a2, void * a3, unsigned int a4, void * a5, void * a6, unsigned int a7) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, const char *, void *, void *, unsigned int, void *, void *, unsigned int))fn)(a0, a1, a2, a3, a4, a5, a6, a7); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
 static int cg_phs_cb(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, const char *))fn)(a0, (void *)a1, a2); }
 static int cg_pihi(uintptr_t ctx, uintptr_t fn, void * a0, int a1, uintptr_t a2, int a3) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, int))fn)(a0, a1, (void *)a2, a3); }
 #cgo noescape cg_pihi
@@ -138,6 +154,9 @@ static int cg_phu(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, unsigned
 #cgo noescape cg_phu
 #cgo nocallback cg_phu
 static int cg_ihhp_cb(uintptr_t ctx, uintptr_t fn, int a0, uintptr_t a1, uintptr_t a2, void * a3) { CG_ENTER(fn, ctx); return ((int (*)(int, void *, void *, void *))fn)(a0, (void *)a1, (void *)a2, a3); }
+static int cg_ps(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *))fn)(a0, a1); }
+#cgo noescape cg_ps
+#cgo nocallback cg_ps
 static int cg_pb64a1(uintptr_t ctx, uintptr_t fn, void * a0, const void * a1) { CG_ENTER(fn, ctx); if (!a1) return 1; return ((int (*)(void *, cg_s64_1))fn)(a0, *(const cg_s64_1 *)a1); }
 #cgo noescape cg_pb64a1
 #cgo nocallback cg_pb64a1
@@ -225,6 +244,7 @@ static int cg_qltllh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigne
 static int cg_qlullh(uintptr_t ctx, uintptr_t fn, unsigned long long a0, unsigned long a1, unsigned int a2, unsigned long a3, unsigned long a4, uintptr_t a5) { CG_ENTER(fn, ctx); return ((int (*)(unsigned long long, unsigned long, unsigned int, unsigned long, unsigned long, void *))fn)(a0, a1, a2, a3, a4, (void *)a5); }
 #cgo noescape cg_qlullh
 #cgo nocallback cg_qlullh
+static int cg_pp_cb(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 static int cg_phi(uintptr_t ctx, uintptr_t fn, void * a0, uintptr_t a1, int a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *, int))fn)(a0, (void *)a1, a2); }
 #cgo noescape cg_phi
 #cgo nocallback cg_phi
@@ -668,7 +688,7 @@ func CtxSetSharedMemConfigCtx(ctx Context, config Sharedconfig) error {
 func ModuleLoadCtx(ctx Context, fname string) (module Module, err error) {
 	cfname := C.CString(fname)
 	defer C.free(unsafe.Pointer(cfname))
-	err = procs[50].done(C.cg_ps(C.uintptr_t(ctx), procs[50].fn(), unsafe.Pointer(&module), cfname))
+	err = procs[50].done(C.cg_ps_nosig(C.uintptr_t(ctx), procs[50].fn(), unsafe.Pointer(&module), cfname))
 	return
 }
 func ModuleLoadDataCtx(ctx Context, image []byte) (module Module, err error) {
@@ -676,7 +696,7 @@ func ModuleLoadDataCtx(ctx Context, image []byte) (module Module, err error) {
 	if err == nil {
 		fn, err = checkImage(fn, "cuModuleLoadData", "image", image)
 	}
-	err = status(err, C.cg_pp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image))))
+	err = status(err, C.cg_pp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image))))
 	return
 }
 func ModuleLoadDataExCtx(ctx Context, image []byte, options []JITOption, optionValues []uintptr) (module Module, err error) {
@@ -687,7 +707,7 @@ func ModuleLoadDataExCtx(ctx Context, image []byte, options []JITOption, optionV
 	if err == nil && len(optionValues) != len(options) {
 		fn, err = 0, lengthError("cuModuleLoadDataEx", "optionValues", "options", len(optionValues), len(options))
 	}
-	err = status(err, C.cg_ppupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image)), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	err = status(err, C.cg_ppupp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(image)), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 	return
 }
 func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err error) {
@@ -695,7 +715,7 @@ func ModuleLoadFatBinaryCtx(ctx Context, fatCubin []byte) (module Module, err er
 	if err == nil {
 		fn, err = checkImage(fn, "cuModuleLoadFatBinary", "fatCubin", fatCubin)
 	}
-	err = status(err, C.cg_pp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(fatCubin))))
+	err = status(err, C.cg_pp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&module), unsafe.Pointer(unsafe.SliceData(fatCubin))))
 	return
 }
 func ModuleUnloadCtx(ctx Context, hmod Module) error {
@@ -746,7 +766,7 @@ func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []b
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return status(err, C.cg_hiplsupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	return status(err, C.cg_hiplsupp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[62].enter()
@@ -755,10 +775,10 @@ func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path str
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return status(err, C.cg_hisupp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	return status(err, C.cg_hisupp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
 }
 func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
-	err = procs[63].done(C.cg_hpp_cb(C.uintptr_t(ctx), procs[63].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut)))
+	err = procs[63].done(C.cg_hpp_cb_nosig(C.uintptr_t(ctx), procs[63].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut)))
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
@@ -792,7 +812,7 @@ func LibraryLoadDataCtx(ctx Context, code []byte, jitOptions []JITOption, jitOpt
 		fn, err = 0, lengthError("cuLibraryLoadData", "libraryOptionValues", "libraryOptions", len(libraryOptionValues), len(libraryOptions))
 	}
 	kcode := keepCopy(unsafe.Pointer(unsafe.SliceData(code)), len(code)*int(unsafe.Sizeof(code[0])))
-	ek := status(err, C.cg_ppppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), kcode, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	ek := status(err, C.cg_ppppuppu_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), kcode, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
 	keepOrFree(ek, "Library", uintptr(library), kcode)
 	err = ek
 	return
@@ -807,7 +827,7 @@ func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption
 	}
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
-	err = status(err, C.cg_psppuppu_cb(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), cfileName, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
+	err = status(err, C.cg_psppuppu_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), unsafe.Pointer(&library), cfileName, unsafe.Pointer(unsafe.SliceData(jitOptions)), unsafe.Pointer(unsafe.SliceData(jitOptionsValues)), C.uint(len(jitOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptions)), unsafe.Pointer(unsafe.SliceData(libraryOptionValues)), C.uint(len(libraryOptionValues))))
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {

@@ -16,7 +16,8 @@ import (
 // q unsigned long long, t unsigned short, c unsigned char, f float,
 // p void *, h a handle (void *), s const char *, w an array of pointers
 // passed as integers (void **), bNaM a by-value struct of N bytes aligned
-// to M; v none. _cb: neither noescape nor nocallback.
+// to M; v none. _cb: neither noescape nor nocallback. _nosig: asynchronous
+// signals blocked during the call (cg_quiet).
 #include <stdint.h>
 #include <stdlib.h>
 

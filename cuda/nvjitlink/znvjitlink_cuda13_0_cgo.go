@@ -16,22 +16,38 @@ import (
 // q unsigned long long, t unsigned short, c unsigned char, f float,
 // p void *, h a handle (void *), s const char *, w an array of pointers
 // passed as integers (void **), bNaM a by-value struct of N bytes aligned
-// to M; v none. _cb: neither noescape nor nocallback.
+// to M; v none. _cb: neither noescape nor nocallback. _nosig: asynchronous
+// signals blocked during the call (cg_quiet).
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <signal.h>
 
 // CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry
 // point; a library's functions take no context (ctx is always 0).
 #define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; } while (0)
+// cg_quiet blocks the calling thread's asynchronous signals (all but the
+// synchronous faults and SIGABRT) and keeps the mask it had in old, around
+// a call that may run a compiler in this thread: the driver's PTX JIT
+// compiler was measured to crash when Go's preemption signal (SIGURG)
+// interrupts it. Signals sent to this thread meanwhile wait until the
+// mask is restored; the process's go to its other threads.
+static void cg_quiet(sigset_t *old) {
+	sigset_t s;
+	sigfillset(&s);
+	sigdelset(&s, SIGSEGV); sigdelset(&s, SIGBUS); sigdelset(&s, SIGFPE); sigdelset(&s, SIGILL);
+	sigdelset(&s, SIGTRAP); sigdelset(&s, SIGSYS); sigdelset(&s, SIGABRT);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
 static int cg_pup_cb(uintptr_t ctx, uintptr_t fn, void * a0, unsigned int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, unsigned int, void *))fn)(a0, a1, a2); }
 static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_hipls_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *, unsigned long, const char *))fn)((void *)a0, a1, a2, a3, a4); }
-static int cg_his(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, const char *))fn)((void *)a0, a1, a2); }
-#cgo noescape cg_his
-#cgo nocallback cg_his
-static int cg_h(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)((void *)a0); }
-#cgo noescape cg_h
-#cgo nocallback cg_h
+static int cg_hipls_cb_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2, unsigned long a3, const char * a4) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, int, void *, unsigned long, const char *))fn)((void *)a0, a1, a2, a3, a4); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+static int cg_his_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, const char * a2) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, int, const char *))fn)((void *)a0, a1, a2); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+#cgo noescape cg_his_nosig
+#cgo nocallback cg_his_nosig
+static int cg_h_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *))fn)((void *)a0); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
+#cgo noescape cg_h_nosig
+#cgo nocallback cg_h_nosig
 static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 #cgo noescape cg_hp
 #cgo nocallback cg_hp
@@ -85,7 +101,7 @@ func Destroy(handle *Handle) error {
 func AddData(handle Handle, inputType InputType, data []byte, name string) error {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return procs[2].done(C.cg_hipls_cb(C.uintptr_t(0), procs[2].fn(), C.uintptr_t(handle), C.int(inputType), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname))
+	return procs[2].done(C.cg_hipls_cb_nosig(C.uintptr_t(0), procs[2].fn(), C.uintptr_t(handle), C.int(inputType), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname))
 }
 
 // AddFile calls __nvJitLinkAddFile_13_0: nvJitLinkAddFile reads data from file
@@ -99,7 +115,7 @@ func AddData(handle Handle, inputType InputType, data []byte, name string) error
 func AddFile(handle Handle, inputType InputType, fileName string) error {
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
-	return procs[3].done(C.cg_his(C.uintptr_t(0), procs[3].fn(), C.uintptr_t(handle), C.int(inputType), cfileName))
+	return procs[3].done(C.cg_his_nosig(C.uintptr_t(0), procs[3].fn(), C.uintptr_t(handle), C.int(inputType), cfileName))
 }
 
 // Complete calls __nvJitLinkComplete_13_0: nvJitLinkComplete does the actual
@@ -109,7 +125,7 @@ func AddFile(handle Handle, inputType InputType, fileName string) error {
 //
 //   - handle: nvJitLink handle.
 func Complete(handle Handle) error {
-	return procs[4].done(C.cg_h(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(handle)))
+	return procs[4].done(C.cg_h_nosig(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(handle)))
 }
 
 // GetLinkedCUBINSize calls __nvJitLinkGetLinkedCubinSize_13_0:

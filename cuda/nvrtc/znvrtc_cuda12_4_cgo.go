@@ -16,13 +16,29 @@ import (
 // q unsigned long long, t unsigned short, c unsigned char, f float,
 // p void *, h a handle (void *), s const char *, w an array of pointers
 // passed as integers (void **), bNaM a by-value struct of N bytes aligned
-// to M; v none. _cb: neither noescape nor nocallback.
+// to M; v none. _cb: neither noescape nor nocallback. _nosig: asynchronous
+// signals blocked during the call (cg_quiet).
 #include <stdint.h>
 #include <stdlib.h>
+#include <pthread.h>
+#include <signal.h>
 
 // CG_ENTER returns -1 (no call: Go has the error) for an unresolved entry
 // point; a library's functions take no context (ctx is always 0).
 #define CG_ENTER(fn, ctx) do { if (!(fn)) return -1; } while (0)
+// cg_quiet blocks the calling thread's asynchronous signals (all but the
+// synchronous faults and SIGABRT) and keeps the mask it had in old, around
+// a call that may run a compiler in this thread: the driver's PTX JIT
+// compiler was measured to crash when Go's preemption signal (SIGURG)
+// interrupts it. Signals sent to this thread meanwhile wait until the
+// mask is restored; the process's go to its other threads.
+static void cg_quiet(sigset_t *old) {
+	sigset_t s;
+	sigfillset(&s);
+	sigdelset(&s, SIGSEGV); sigdelset(&s, SIGBUS); sigdelset(&s, SIGFPE); sigdelset(&s, SIGILL);
+	sigdelset(&s, SIGTRAP); sigdelset(&s, SIGSYS); sigdelset(&s, SIGABRT);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
 static int cg_pp(uintptr_t ctx, uintptr_t fn, void * a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)(a0, a1); }
 #cgo noescape cg_pp
 #cgo nocallback cg_pp
@@ -31,7 +47,7 @@ static int cg_p(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); ret
 #cgo nocallback cg_p
 static int cg_pssipp_cb(uintptr_t ctx, uintptr_t fn, void * a0, const char * a1, const char * a2, int a3, void * a4, void * a5) { CG_ENTER(fn, ctx); return ((int (*)(void *, const char *, const char *, int, void *, void *))fn)(a0, a1, a2, a3, a4, a5); }
 static int cg_p_cb(uintptr_t ctx, uintptr_t fn, void * a0) { CG_ENTER(fn, ctx); return ((int (*)(void *))fn)(a0); }
-static int cg_hip_cb(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); return ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); }
+static int cg_hip_cb_nosig(uintptr_t ctx, uintptr_t fn, uintptr_t a0, int a1, void * a2) { CG_ENTER(fn, ctx); sigset_t o_; cg_quiet(&o_); int r_ = ((int (*)(void *, int, void *))fn)((void *)a0, a1, a2); pthread_sigmask(SIG_SETMASK, &o_, NULL); return r_; }
 static int cg_hp(uintptr_t ctx, uintptr_t fn, uintptr_t a0, void * a1) { CG_ENTER(fn, ctx); return ((int (*)(void *, void *))fn)((void *)a0, a1); }
 #cgo noescape cg_hp
 #cgo nocallback cg_hp
@@ -156,7 +172,7 @@ func DestroyProgram(prog *Program) error {
 func CompileProgram(prog Program, options []string) error {
 	coptions, freeoptions := cStrings(options)
 	defer freeoptions()
-	return procs[5].done(C.cg_hip_cb(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions))
+	return procs[5].done(C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions))
 }
 
 // GetPTXSize calls nvrtcGetPTXSize: nvrtcGetPTXSize sets the value of

@@ -66,6 +66,7 @@
 //   gcc -O2 -shared -fPIC -o libfakecuda.so cuda_test/testdata/fakecuda.c
 //   CUDAGEN_LIBCUDA=$PWD/libfakecuda.so go test -bench . ./cuda_test
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,7 +750,16 @@ static int parse_entry(const char *p, ffunc *fn) {
 
 static CUresult prohibited(void);
 static CUresult implicit(int dev);
+// fakecuda_loads counts the module loads; fakecuda_loads_signals_open
+// those made with Go's preemption or profiling signal (SIGURG, SIGPROF)
+// unblocked on the calling thread, which the driver's JIT compiler does not
+// survive.
+long long fakecuda_loads, fakecuda_loads_signals_open;
 static CUresult cuModuleLoadData(void **m, const void *img) {
+	sigset_t mask;
+	pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	if (!sigismember(&mask, SIGURG) || !sigismember(&mask, SIGPROF)) count(&fakecuda_loads_signals_open);
+	count(&fakecuda_loads);
 	if (!current) return INVALID_CONTEXT;
 	if (current_released()) return CONTEXT_IS_DESTROYED;
 	CUresult pr = prohibited();
