@@ -48,7 +48,7 @@ grep -E 'goal|^in-process' "$OUT/inproc.md" >> "$OUT/summary.txt" 2>/dev/null
 
 log "per-operation Go benchmarks in one process (order as in cuda_test/event_cost_test.go), allocations, long waits"
 $pin ./.gpu/cuda_test.$newest.test -test.run '^$' \
-	-test.bench '^Benchmark(Record|Query|SyncDone|RecordQuery|Elapsed|CreateDestroy|RecordSync|RecordWait|PoolGetPut|Driver.*|CgoFloor)$' \
+	-test.bench '^Benchmark(Record|Query|SyncDone|RecordQuery|Elapsed|CreateDestroy|RecordSync|RecordWait|Driver.*|CgoFloor)$' \
 	-test.benchtime 200000x -test.count 1 -test.benchmem > "$logs/bench-go.txt" 2>&1 || status=1
 $pin ./.gpu/cuda_test.$newest.test -test.run '^$' -test.bench 'Long|WaitStrategy' -test.benchtime 60x -test.count 1 >> "$logs/bench-go.txt" 2>&1 || status=1
 grep -E '^Benchmark' "$logs/bench-go.txt" | sed 's/^/  /' >> "$OUT/summary.txt"

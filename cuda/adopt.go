@@ -16,7 +16,7 @@ import (
 //     creator does that, after closing the wrappers (a context, once the
 //     Device's Done channel is closed).
 //   - Streams and events made through an adopted Device (NewStream, NewEvent,
-//     RecordEvent, an EventPool) are this package's, as on any Device: their
+//     RecordEvent) are this package's, as on any Device: their
 //     Close destroys them.
 //   - The handle must stay valid while its wrapper is in use; using a
 //     wrapper of a destroyed handle is what using the handle would be in C.
@@ -164,8 +164,7 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 // destroys the event; it never blocks, and calls in flight on the wrapper
 // finish normally. Closing d closes the wrapper (later calls return
 // ErrClosed). A wrapper never closed is released by the garbage collector,
-// without counting in Leaked. Event pools do not take adopted events (Put
-// releases the wrapper).
+// without counting in Leaked.
 //
 // opts says how the event was created: Timing for an event created without
 // CU_EVENT_DISABLE_TIMING, BlockingSync for CU_EVENT_BLOCKING_SYNC, IPC for
@@ -201,7 +200,7 @@ func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	// imported keeps it out of event pools; the handle's kind keeps its
+	// imported keeps its handle from reuse; the handle's kind keeps its
 	// finish from destroying it.
 	e := &Event{w: r.State, h: h, p: d.p, dev: d, opts: opts, imported: true, r: r}
 	e.recorded.Store(true)

@@ -181,23 +181,6 @@ func TestAdoptBadInput(t *testing.T) {
 	wantErr(t, "adopt a nil context", err, ErrInvalid)
 }
 
-// An event pool does not take an adopted event: Put releases the wrapper,
-// and the pool never hands the foreign event out.
-func TestPoolRefusesAdoptedEvent(t *testing.T) {
-	d := fakeAdoptedDevice()
-	pool, err := d.NewEventPool(EventOptions{}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _ := d.AdoptEvent(driver.Event(0x6000), EventOptions{})
-	pool.Put(e)
-	if pool.Len() != 0 {
-		t.Fatalf("pool took an adopted event")
-	}
-	_, err = e.Query()
-	wantErr(t, "adopted event after Put", err, ErrClosed)
-}
-
 // The two default streams: the NULL (legacy) stream and CU_STREAM_PER_THREAD.
 func TestDefaultStreams(t *testing.T) {
 	d := fakeAdoptedDevice()

@@ -118,9 +118,8 @@
 //
 // # Guarantees
 //
-// Close, on an Event, Stream, Device, EventPool, Module, Buffer, Graph or
-// GraphExec, never
-// blocks, never spins and never waits for another goroutine (it takes no lock that is
+// Close, on an Event, Stream, Device, Module, Buffer, Graph or GraphExec,
+// never blocks, never spins and never waits for another goroutine (it takes no lock that is
 // held across a driver call, and calls the driver for nothing), and is
 // idempotent: it marks the object closed and returns; calls already in
 // flight on it in other goroutines (a Sync on pending work, a Wait, a
@@ -140,8 +139,8 @@
 //     view, never the memory, and the Close of the buffer that owns the
 //     memory closes its views (their calls return ErrClosed); a view keeps
 //     that buffer from the garbage collector.
-//   - Safe concurrently: every method of Device, Stream, Event, EventPool,
-//     Module, Kernel, Buffer, Graph and GraphExec, Close included, from any
+//   - Safe concurrently: every method of Device, Stream, Event, Module,
+//     Kernel, Buffer, Graph and GraphExec, Close included, from any
 //     goroutine; a PreparedLaunch is set and launched by one goroutine at a
 //     time (one used by two at once refuses the second with ErrInvalid). Work
 //     queued on the GPU is the caller's to order: close a module or buffer
@@ -158,7 +157,7 @@
 //     returns at once, and the destroy (and the context's release) comes
 //     when that sleep ends.
 //   - Nil and zero values: a nil or zero-value *Device, *Stream, *Event,
-//     *EventPool, *Module, *Kernel, *Buffer, *Graph, *GraphExec or
+//     *Module, *Kernel, *Buffer, *Graph, *GraphExec or
 //     *PreparedLaunch, and a nil argument (a pointer, a Context, a driver event
 //     or context handle, the zero IPCEventHandle), get an error matching
 //     ErrInvalid that names what was nil; never a panic. A nil handle also
@@ -172,8 +171,7 @@
 //     [0, MaxSpin], more than one StreamOptions, an IPC handle's text or
 //     bytes that are not exactly an encoding (ErrInvalidOptions,
 //     ErrMalformedHandle, which names a version it does not know); a device
-//     ordinal outside int32 (ErrInvalidDevice); an event put in a pool
-//     while idle in it (ErrInvalid); a launch (or a Kernel.Prepare) whose
+//     ordinal outside int32 (ErrInvalidDevice); a launch (or a Kernel.Prepare) whose
 //     block has more threads than the kernel takes or whose SharedMem is
 //     outside 0 to 2^32-1 (ErrInvalidOptions), whose kernel is of another
 //     context (ErrWrongDevice), with a zero argument (ErrInvalid) or one

@@ -49,10 +49,9 @@ var (
 	// ErrInvalidType: a Buffer's element type holds Go pointers, or has no
 	// fixed C layout, or has size 0.
 	ErrInvalidType = errors.New("cuda: invalid element type")
-	// ErrInvalid: a nil or zero-value Device, Stream, Event, EventPool,
-	// Module, Kernel, Buffer, Graph or GraphExec, a
-	// nil argument or Context, or an event put in a pool twice. The message
-	// names what was nil.
+	// ErrInvalid: a nil or zero-value Device, Stream, Event, Module,
+	// Kernel, Buffer, Graph or GraphExec, or a nil argument or Context. The
+	// message names what was nil.
 	ErrInvalid = errors.New("cuda: invalid argument")
 )
 
@@ -108,7 +107,7 @@ func hostMemErr(op string) error {
 
 func invalidErr(op, what string) error {
 	return &Error{Op: op, Detail: "the " + what + " is nil or a zero value",
-		Fix: "use one made by this package (cuda.GetDevice, Device.NewStream, Device.NewEvent, Device.NewEventPool)", Err: ErrInvalid}
+		Fix: "use one made by this package (cuda.GetDevice, Device.NewStream, Device.NewEvent)", Err: ErrInvalid}
 }
 
 // driverErr wraps an error from the driver layer with the operation.

@@ -67,8 +67,8 @@ type eventAlloc struct {
 
 // completion asks the driver whether an event's latest record is complete
 // (nil), pending (driver.ErrorNotReady) or unusable (another error): the
-// test of reuse that the flush (lifetime.go: ctxState.Complete, where only nil
-// keeps a handle) and EventPool.Get share. Never under a lock.
+// test of reuse that the flush makes (lifetime.go: ctxState.Complete, where
+// only nil keeps a handle). Never under a lock.
 func (p *ctxState) completion(h driver.Event) error {
 	return eventQuery(p.ctx, h)
 }

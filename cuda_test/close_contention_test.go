@@ -92,9 +92,9 @@ func setHold(d time.Duration) (restore func(), ok bool) {
 
 // BenchmarkCloseContention: 8 and 32 goroutines, each with a stream of its
 // own, create an event, record it, query it every other time and close it;
-// every 16th round one also creates and closes a stream, every 64th an
-// EventPool (four events got, recorded and put back, then the pool closed),
-// every 128th a Device of its own (an event on it, then the Device closed
+// every 16th round one also creates and closes a stream, every 64th four
+// more events (created, recorded, then closed one after another), every
+// 128th a Device of its own (an event on it, then the Device closed
 // while the shared one stays open). Every Close is timed. The driver's calls
 // on events and streams take 0 or 200 µs (the fake driver's hold, spinning:
 // run it with CUDAGEN_LIBCUDA pointing at the fake; on a real driver only
@@ -182,13 +182,10 @@ func closeWorker(dev *cuda.Device, n, w int, c *closeTimes) error {
 			}
 		}
 		if i%64 == 63 {
-			pool, err := dev.NewEventPool(cuda.EventOptions{}, 8)
-			if err != nil {
-				return err
-			}
 			var got [4]*cuda.Event
 			for j := range got {
-				if got[j], err = pool.Get(); err != nil {
+				var err error
+				if got[j], err = dev.NewEvent(cuda.EventOptions{}); err != nil {
 					return err
 				}
 				if err := s.Record(got[j]); err != nil {
@@ -196,12 +193,9 @@ func closeWorker(dev *cuda.Device, n, w int, c *closeTimes) error {
 				}
 			}
 			for _, e := range got {
-				if err := pool.Put(e); err != nil {
+				if err := c.time(e.Close); err != nil {
 					return err
 				}
-			}
-			if err := c.time(pool.Close); err != nil {
-				return err
 			}
 		}
 		if i%128 == 127 {

@@ -349,20 +349,3 @@ func BenchmarkDiagRecordLoopInC(b *testing.B) {
 	b.StopTimer()
 	env.s.Sync()
 }
-
-// Create and destroy through a pool: the counterpart of C's create+destroy
-// for code that makes an event per step.
-func BenchmarkPoolGetPut(b *testing.B) {
-	env := setup(b, cuda.EventOptions{})
-	pool, err := env.dev.NewEventPool(cuda.EventOptions{}, 0)
-	ok(b, err)
-	defer pool.Close()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		e, err := pool.Get()
-		if err != nil {
-			b.Fatal(err)
-		}
-		pool.Put(e)
-	}
-}

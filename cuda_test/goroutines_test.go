@@ -61,7 +61,7 @@ func ourGoroutines() []string {
 }
 
 // TestLayerGoroutinesEnd: the goroutine rule of cuda/doc.go. After a mix of
-// calls (long Waits blocked, polled and cancelled, WaitChan, pools, streams,
+// calls (long Waits blocked, polled and cancelled, WaitChan, events recorded and closed, streams,
 // RecordEvent, Devices closed with work pending), every goroutine of the
 // package still running is one of the documented ones; once the work is
 // done and Done is closed, none is left. States, not times: what runs is
@@ -90,17 +90,15 @@ func TestLayerGoroutinesEnd(t *testing.T) {
 	if err := e.Wait(ctx2(t, 10*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a Wait cancelled before the work completed: %v", err)
 	}
-	pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 4))
-	p := must[*cuda.Event](t)(pool.Get())
+	p := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{}))
 	ok(t, s.Record(p))
-	ok(t, pool.Put(p))
+	ok(t, p.Close())
 	x := must[*cuda.Event](t)(s.RecordEvent(cuda.EventOptions{Timing: true}))
 	for range 300 {
 		ok(t, must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{})).Close())
 	}
 	// Everything closed with the work still pending.
 	ok(t, x.Close())
-	ok(t, pool.Close())
 	ok(t, e.Close())
 	ok(t, s.Close())
 	ok(t, dev.Close())

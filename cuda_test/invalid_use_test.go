@@ -313,29 +313,6 @@ var misuseCases = []struct {
 		is(t, "old device's AdoptEvent", func() error { _, err := dev.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err }(), cuda.ErrClosed, "device is closed")
 		ok(t, e.Close())
 	}},
-	{"PoolDoublePut", func(t *testing.T) {
-		dev := gpu(t)
-		pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
-		defer pool.Close()
-		e := must[*cuda.Event](t)(pool.Get())
-		ok(t, pool.Put(e))
-		is(t, "second Put", pool.Put(e), cuda.ErrInvalid, "already in a pool")
-		a := must[*cuda.Event](t)(pool.Get())
-		b := must[*cuda.Event](t)(pool.Get())
-		if a == b {
-			t.Error("two Gets returned the same event")
-		}
-		// An event closed while idle in the pool is never handed out.
-		ok(t, pool.Put(a))
-		ok(t, a.Close())
-		c := must[*cuda.Event](t)(pool.Get())
-		if c == a {
-			t.Error("Get returned an event closed in the pool")
-		}
-		for _, x := range []*cuda.Event{b, c} {
-			ok(t, pool.Put(x))
-		}
-	}},
 	{"UnknownFlags", func(t *testing.T) {
 		dev := gpu(t)
 		s := must[*cuda.Stream](t)(dev.NewStream())
@@ -400,11 +377,9 @@ var misuseCases = []struct {
 			ne *cuda.Event
 			ns *cuda.Stream
 			nd *cuda.Device
-			np *cuda.EventPool
 			ze = new(cuda.Event)
 			zs = new(cuda.Stream)
 			zd = new(cuda.Device)
-			zp = new(cuda.EventPool)
 		)
 		calls := map[string]func() error{
 			"nil Event.Record":                func() error { return ne.Record(s) },
@@ -443,23 +418,16 @@ var misuseCases = []struct {
 			"nil Device.NewStream":            func() error { _, err := nd.NewStream(); return err },
 			"nil Device.NewBlocking":          func() error { _, err := nd.NewStream(cuda.StreamOptions{Blocking: true}); return err },
 			"nil Device.OpenIPCEvent":         func() error { _, err := nd.OpenIPCEvent(cuda.IPCEventHandle{}); return err },
-			"nil Device.NewEventPool":         func() error { _, err := nd.NewEventPool(cuda.EventOptions{}, 0); return err },
 			"zero Device.NewEvent":            func() error { _, err := zd.NewEvent(cuda.EventOptions{}); return err },
 			"zero Device.Close":               func() error { return zd.Close() },
 			"nil Device.AdoptStream":          func() error { _, err := nd.AdoptStream(s.Handle()); return err },
 			"nil Device.AdoptEvent":           func() error { _, err := nd.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err },
 			"zero Device.AdoptStream":         func() error { _, err := zd.AdoptStream(s.Handle()); return err },
 			"zero Device.AdoptEvent":          func() error { _, err := zd.AdoptEvent(e.Handle(), cuda.EventOptions{}); return err },
-			"nil EventPool.Get":               func() error { _, err := np.Get(); return err },
-			"nil EventPool.Put":               func() error { return np.Put(e) },
-			"nil EventPool.Close":             func() error { return np.Close() },
-			"zero EventPool.Get":              func() error { _, err := zp.Get(); return err },
 		}
 		for name, f := range calls {
 			noPanic(t, name, func() { is(t, name, f(), cuda.ErrInvalid, "nil or a zero value") })
 		}
-		pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
-		is(t, "EventPool.Put(nil)", pool.Put(nil), cuda.ErrInvalid, "the event is nil")
 		noPanic(t, "AdoptContext(0)", func() {
 			_, err := cuda.AdoptContext(0)
 			is(t, "AdoptContext(0)", err, cuda.ErrInvalid, "the context handle is nil")
@@ -469,12 +437,11 @@ var misuseCases = []struct {
 			is(t, "nil IPCEventHandle.UnmarshalText", nh.UnmarshalText([]byte("cuipcev1:")), cuda.ErrInvalid, "the handle pointer is nil")
 			is(t, "nil IPCEventHandle.UnmarshalBinary", nh.UnmarshalBinary(make([]byte, 64)), cuda.ErrInvalid, "the handle pointer is nil")
 		})
-		ok(t, pool.Close())
 		// The accessors return zero values.
 		noPanic(t, "accessors of nil and zero values", func() {
 			_ = []any{ne.TimingEnabled(), ne.BlockingSync(), ne.IPCEnabled(), ne.Options(), ne.Device(), ne.Handle(), ne.Recorded(), ne.String(),
 				ze.String(), ns.Device(), ns.Handle(), ns.String(), zs.String(), nd.Ordinal(), nd.Context(), nd.String(), nd.DefaultStream(),
-				zd.Ordinal(), zd.String(), zd.DefaultStream(), nd.PerThreadStream(), zd.PerThreadStream(), np.Len(), zp.Len()}
+				zd.Ordinal(), zd.String(), zd.DefaultStream(), nd.PerThreadStream(), zd.PerThreadStream()}
 			if nd.Ordinal() != -1 || nd.DefaultStream() != nil || nd.PerThreadStream() != nil || zd.PerThreadStream() != nil || ne.Device() != nil {
 				t.Error("nil accessors: not the documented zero values")
 			}
@@ -540,7 +507,6 @@ var misuseCases = []struct {
 	}},
 	{"DeviceCloseUnderLoad", func(t *testing.T) {
 		dev := onlyDevice(t)
-		pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
 		var wg sync.WaitGroup
 		errs := make(chan error, 64)
 		// Work pending before the goroutines start: the Close must not
@@ -590,8 +556,8 @@ var misuseCases = []struct {
 						err = s.Wait(e)
 					case 4:
 						var p *cuda.Event
-						if p, err = pool.Get(); err == nil {
-							err = pool.Put(p)
+						if p, err = dev.NewEvent(cuda.EventOptions{}); err == nil {
+							err = p.Close()
 						}
 					case 5:
 						_, err = dev.DefaultStream().Query()
@@ -612,7 +578,6 @@ var misuseCases = []struct {
 		for err := range errs {
 			t.Errorf("under Device.Close: %v", err)
 		}
-		pool.Close()
 	}},
 }
 

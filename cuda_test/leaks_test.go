@@ -131,7 +131,7 @@ func soakErr(err error) bool {
 // TestLayerSoak runs CUDAGEN_SOAK (a duration, e.g. 10m) of 64 goroutines
 // (CUDAGEN_SOAK_G) mixing every call on shared and own objects: Record,
 // Query, Sync, Wait with and without cancellation, WaitChan, Sub,
-// Stream.Wait, Close of objects other goroutines use, pool Get/Put, and
+// Stream.Wait, Close of objects other goroutines use, short-lived events, and
 // Devices opened and closed. Only documented errors; at the end Leaked is
 // unchanged, the process's RSS, the Go heap and the device's free memory are
 // back within rssTolerance (without -race: see above), heapTolerance and
@@ -184,7 +184,6 @@ func TestLayerSoak(t *testing.T) {
 	for i := range nShared {
 		ok(t, newShared(i))
 	}
-	pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 64))
 
 	var ops, bad atomic.Int64
 	var errMu sync.Mutex
@@ -250,16 +249,16 @@ func TestLayerSoak(t *testing.T) {
 			case 8:
 				report("spin", s.Spin(time.Duration(r.IntN(100))*time.Microsecond))
 			case 9:
-				p, err := pool.Get()
+				p, err := dev.NewEvent(cuda.EventOptions{})
 				if err != nil {
-					report("pool get", err)
+					report("short-lived event", err)
 					break
 				}
-				report("pool record", own.Record(p))
+				report("short-lived record", own.Record(p))
 				if r.IntN(2) == 0 {
-					report("pool wait", p.Wait(context.Background()))
+					report("short-lived wait", p.Wait(context.Background()))
 				}
-				report("pool put", pool.Put(p))
+				report("short-lived close", p.Close())
 			case 10:
 				if r.IntN(64) == 0 {
 					report("replace shared", newShared(i))
@@ -330,7 +329,6 @@ func TestLayerSoak(t *testing.T) {
 		ok(t, events[i].Load().Close())
 		ok(t, streams[i].Load().Close())
 	}
-	ok(t, pool.Close())
 	for range 3 {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)

@@ -15,8 +15,7 @@ import (
 
 // TestLayerNilArguments: the nil rule of cuda/doc.go, for every method,
 // found by reflection so that a method added later is checked too. Every
-// method of a nil and of a zero-value *Device, *Stream, *Event,
-// *EventPool, *Graph, *GraphExec, *PreparedLaunch and *Buffer (of
+// method of a nil and of a zero-value *Device, *Stream, *Event, *Graph, *GraphExec, *PreparedLaunch and *Buffer (of
 // float32), and every method of a usable one given a nil argument (a nil
 // pointer, func or Context, a nil driver handle, the zero
 // IPCEventHandle), returns an error matching ErrInvalid (for WaitChan,
@@ -30,8 +29,6 @@ func TestLayerNilArguments(t *testing.T) {
 	defer s.Close()
 	e := must[*cuda.Event](t)(dev.NewEvent(cuda.EventOptions{Timing: true}))
 	defer e.Close()
-	pool := must[*cuda.EventPool](t)(dev.NewEventPool(cuda.EventOptions{}, 0))
-	defer pool.Close()
 	_, k := computeSetup(t, dev)
 	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 1))
 	defer buf.Close()
@@ -101,7 +98,6 @@ func TestLayerNilArguments(t *testing.T) {
 		reflect.TypeFor[*cuda.Device]():          reflect.ValueOf(dev),
 		reflect.TypeFor[*cuda.Stream]():          reflect.ValueOf(s),
 		reflect.TypeFor[*cuda.Event]():           reflect.ValueOf(e),
-		reflect.TypeFor[*cuda.EventPool]():       reflect.ValueOf(pool),
 		reflect.TypeFor[*cuda.Graph]():           reflect.ValueOf(g),
 		reflect.TypeFor[*cuda.GraphExec]():       reflect.ValueOf(x),
 		reflect.TypeFor[*cuda.PreparedLaunch]():  reflect.ValueOf(pl),

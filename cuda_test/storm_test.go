@@ -32,7 +32,7 @@ func stormErr(err error) bool {
 }
 
 // TestLayerStorm: random calls of every kind from 16 goroutines
-// (CUDAGEN_STORM_G) on shared Devices, streams, events, pools and buffers
+// (CUDAGEN_STORM_G) on shared Devices, streams, events and buffers
 // (allocated or from a pool; copied and set synchronously and on streams,
 // through views at times, and between buffers), which
 // goroutines close and replace while others use them, Devices included
@@ -123,7 +123,6 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 		devs    [4]atomic.Pointer[cuda.Device] // two per device ordinal
 		events  [slots]atomic.Pointer[cuda.Event]
 		streams [slots]atomic.Pointer[cuda.Stream]
-		pools   [2]atomic.Pointer[cuda.EventPool]
 		buffers [slots]atomic.Pointer[cuda.Buffer[float32]]
 		mu      sync.Mutex
 		opened  []*cuda.Device // every Device of the round, for Done
@@ -243,28 +242,20 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 				if o := streams[(i+1)%slots].Load(); s != nil && o != nil {
 					report("wait stream", s.WaitStream(o))
 				}
-			case 14:
-				p := pools[r.IntN(len(pools))].Load()
-				if p == nil {
-					break
-				}
-				x, err := p.Get()
-				report("pool get", err)
-				if err == nil {
-					if s != nil {
-						report("pool record", s.Record(x))
-					}
-					report("pool put", p.Put(x))
-				}
-			case 15:
-				if r.IntN(8) == 0 {
-					p, err := anyDev(r).NewEventPool(cuda.EventOptions{}, 4)
-					report("new pool", err)
+			case 14: // an event of the stream's Device, recorded and closed at once
+				if s != nil {
+					x, err := s.Device().NewEvent(cuda.EventOptions{})
+					report("short-lived event", err)
 					if err == nil {
-						if old := pools[r.IntN(len(pools))].Swap(p); old != nil {
-							report("close pool", old.Close())
-						}
+						report("short-lived record", s.Record(x))
+						report("short-lived close", x.Close())
 					}
+				}
+			case 15: // one of any Device, closed at once
+				x, err := anyDev(r).NewEvent(cuda.EventOptions{})
+				report("short-lived event", err)
+				if err == nil {
+					report("short-lived close", x.Close())
 				}
 			case 16:
 				if r.IntN(16) == 0 {
@@ -354,11 +345,6 @@ func stormRound(t *testing.T, seed uint64, workers, ndev int) (int64, bool) {
 			}
 			if x := streams[i].Swap(nil); x != nil {
 				report("close stream", x.Close())
-			}
-		}
-		for i := range pools {
-			if x := pools[i].Swap(nil); x != nil {
-				report("close pool", x.Close())
 			}
 		}
 		for i := range buffers {

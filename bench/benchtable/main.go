@@ -44,7 +44,6 @@ var rows = []struct{ label, c, driver, cuda string }{
 	{"elapsed time", "Elapsed", "DriverElapsed", "Elapsed"},
 	{"sync on a done event", "SyncDone", "DriverSyncDone", "SyncDone"},
 	{"create + destroy", "CreateDestroy", "DriverCreateDestroy", "CreateDestroy"},
-	{"`EventPool` Get + Put (vs C create + destroy)", "CreateDestroy", "", "PoolGetPut"},
 	{"record + sync round trip", "RecordSync", "DriverRecordSync", "RecordSync"},
 	{"record + `Wait(ctx)` (vs C record + sync)", "RecordSync", "", "RecordWait"},
 }
@@ -185,7 +184,6 @@ var peerRows = []struct{ label, name, cudagen string }{
 	{"create + destroy (cudagen: NewEvent + Close)", "CreateDestroy", ""},
 	{"record + sync", "RecordSync", ""},
 	{"record + wait (cudagen: Wait(ctx); others: sync)", "RecordSync", "RecordWait"},
-	{"cudagen EventPool Get + Put (others: create + destroy)", "CreateDestroy", "PoolGetPut"},
 }
 
 func cLineParse(line string) (string, float64, int, bool) {

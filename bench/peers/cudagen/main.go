@@ -2,7 +2,7 @@
 // flags of bench/cbench through the cuda package (-layer cuda, the default)
 // or the generated layer's *Ctx calls (-layer driver), printed in cbench's
 // format, with the same loop as the other Go peers. The cuda layer also runs
-// RecordWait (record + Wait(ctx), against C's record + sync) and PoolGetPut.
+// RecordWait (record + Wait(ctx), against C's record + sync).
 //
 //	cudagen [-layer cuda|driver] [N [RUNS]]
 package main
@@ -69,16 +69,6 @@ func main() {
 				return err
 			}
 			return a.Wait(bg)
-		})
-		pool, err := dev.NewEventPool(cuda.EventOptions{}, 0)
-		check(err)
-		peerbench.Bench("PoolGetPut", n, runs, drain, func() error {
-			e, err := pool.Get()
-			if err != nil {
-				return err
-			}
-			pool.Put(e)
-			return nil
 		})
 	case "driver":
 		ctx, sh, ah, tah, tbh := dev.Context(), s.Handle(), a.Handle(), ta.Handle(), tb.Handle()
