@@ -182,30 +182,51 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 // nil or zero d, ErrInvalid; a closed one, ErrClosed.
 func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	const op = "adopt event"
-	if d == nil || d.p == nil {
-		return nil, invalidErr(op, "device")
-	}
 	if err := opts.Validate(); err != nil {
 		return nil, &Error{Op: op, Detail: "no driver event has both IPC and Timing (the driver requires CU_EVENT_DISABLE_TIMING with CU_EVENT_INTERPROCESS)",
 			Fix: "pass the options the event was created with", Err: ErrInvalidOptions}
 	}
+	return adopt(d, op, "event", "an event from cuEventCreate", uintptr(h), func(r *handle) *Event {
+		// imported keeps its handle from reuse; the handle's kind keeps its
+		// finish from destroying it.
+		e := &Event{w: r.State, h: h, p: d.p, dev: d, opts: opts, imported: true, r: r}
+		e.recorded.Store(true)
+		backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
+		return e
+	})
+}
+
+// adopt wraps h, a what made elsewhere (from says where such handles come
+// from, for the error of a nil one), in d's context: wrap makes the
+// wrapper around its lifetime handle (adoptHandle), with a call in flight
+// on d. A nil or zero d is an error matching ErrInvalid; a closed one,
+// ErrClosed; a nil h, ErrInvalid and ErrInvalidHandle.
+func adopt[T any](d *Device, op, what, from string, h uintptr, wrap func(*handle) T) (T, error) {
+	var none T
+	if d == nil || d.p == nil {
+		return none, invalidErr(op, "device")
+	}
 	if h == 0 {
-		return nil, &Error{Op: op, Detail: "the event handle is nil", Fix: "pass an event from cuEventCreate", Err: nilHandle{driver.ErrorInvalidHandle}}
+		return none, &Error{Op: op, Detail: "the " + what + " handle is nil", Fix: "pass " + from, Err: nilHandle{driver.ErrorInvalidHandle}}
 	}
 	if err := d.enter(op); err != nil {
-		return nil, err
+		return none, err
 	}
 	defer d.h.Exit()
-	r, err := d.adoptHandle(op, uintptr(h))
+	r, err := d.adoptHandle(op, h)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	// imported keeps its handle from reuse; the handle's kind keeps its
-	// finish from destroying it.
-	e := &Event{w: r.State, h: h, p: d.p, dev: d, opts: opts, imported: true, r: r}
-	e.recorded.Store(true)
-	backstop(e, r) // Close leaves it: run after a Close, it finds the handle closed
-	return e, nil
+	return wrap(r), nil
+}
+
+// describe is the String of an object of p's context (what, of handle h),
+// adopted or not.
+func describe(what string, h uintptr, p *ctxState, adopted bool) string {
+	if adopted {
+		what = "adopted " + what
+	}
+	return fmt.Sprintf("%s %#x of device %d", what, h, p.ordinal)
 }
 
 // adoptHandle makes the lifetime handle of a wrapper of d around the driver

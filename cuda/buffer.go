@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/ctype"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -174,7 +175,7 @@ func checkElem(op string, t reflect.Type) error {
 	if m := plainElems.Load(); m != nil && (*m)[t] {
 		return nil
 	}
-	if t.Size() == 0 || !plainType(t) {
+	if t.Size() == 0 || !ctype.Plain(t) {
 		return &Error{Op: op, Detail: fmt.Sprintf("the element type %s holds Go pointers, has no C layout or has size 0", t),
 			Fix: "use numbers, bool, DevicePtr, or arrays and structs of them (device memory cannot hold Go pointers, slices, strings, maps or interfaces)", Err: ErrInvalidType}
 	}
@@ -186,27 +187,6 @@ func checkElem(op string, t reflect.Type) error {
 	}
 	plainElems.Store(&next) // a lost race drops an entry, asked again
 	return nil
-}
-
-// plainType reports whether values of t hold no Go pointers and have a C
-// layout.
-func plainType(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64:
-		return true
-	case reflect.Array:
-		return plainType(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if !plainType(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // operand is b's memory as an object of a call: a view's is its parent's.

@@ -208,24 +208,11 @@ func newGraph(op string, d *Device, h driver.Graph) (*Graph, error) {
 // the wrapper. Closing d closes the wrapper. A nil handle is an error
 // matching ErrInvalid and ErrInvalidHandle.
 func (d *Device) AdoptGraph(h driver.Graph) (*Graph, error) {
-	const op = "adopt graph"
-	if d == nil || d.p == nil {
-		return nil, invalidErr(op, "device")
-	}
-	if h == 0 {
-		return nil, &Error{Op: op, Detail: "the graph handle is nil", Fix: "pass a graph from cuGraphCreate or cuStreamEndCapture", Err: nilHandle{driver.ErrorInvalidHandle}}
-	}
-	if err := d.enter(op); err != nil {
-		return nil, err
-	}
-	defer d.h.Exit()
-	r, err := d.adoptHandle(op, uintptr(h))
-	if err != nil {
-		return nil, err
-	}
-	g := &Graph{h: h, p: d.p, dev: d, r: r, foreign: true}
-	g.cleanup = backstop(g, r)
-	return g, nil
+	return adopt(d, "adopt graph", "graph", "a graph from cuGraphCreate or cuStreamEndCapture", uintptr(h), func(r *handle) *Graph {
+		g := &Graph{h: h, p: d.p, dev: d, r: r, foreign: true}
+		g.cleanup = backstop(g, r)
+		return g
+	})
 }
 
 // AdoptGraphExec wraps an instantiated graph made elsewhere in d's context
@@ -234,24 +221,11 @@ func (d *Device) AdoptGraph(h driver.Graph) (*Graph, error) {
 // closes the wrapper. A nil handle is an error matching ErrInvalid and
 // ErrInvalidHandle.
 func (d *Device) AdoptGraphExec(h driver.GraphExec) (*GraphExec, error) {
-	const op = "adopt graph exec"
-	if d == nil || d.p == nil {
-		return nil, invalidErr(op, "device")
-	}
-	if h == 0 {
-		return nil, &Error{Op: op, Detail: "the graph exec handle is nil", Fix: "pass an executable graph from cuGraphInstantiate", Err: nilHandle{driver.ErrorInvalidHandle}}
-	}
-	if err := d.enter(op); err != nil {
-		return nil, err
-	}
-	defer d.h.Exit()
-	r, err := d.adoptHandle(op, uintptr(h))
-	if err != nil {
-		return nil, err
-	}
-	x := &GraphExec{h: h, p: d.p, dev: d, r: r, foreign: true}
-	x.cleanup = backstop(x, r)
-	return x, nil
+	return adopt(d, "adopt graph exec", "graph exec", "an executable graph from cuGraphInstantiate", uintptr(h), func(r *handle) *GraphExec {
+		x := &GraphExec{h: h, p: d.p, dev: d, r: r, foreign: true}
+		x.cleanup = backstop(x, r)
+		return x
+	})
 }
 
 func (g *Graph) operand() operand {
@@ -291,10 +265,7 @@ func (g *Graph) String() string {
 	if g == nil || g.r == nil {
 		return "cuda graph <invalid>"
 	}
-	if g.foreign {
-		return fmt.Sprintf("adopted graph %#x of device %d", uintptr(g.h), g.p.ordinal)
-	}
-	return fmt.Sprintf("graph %#x of device %d", uintptr(g.h), g.p.ordinal)
+	return describe("graph", uintptr(g.h), g.p, g.foreign)
 }
 
 // Nodes is the number of nodes of the graph (cuGraphGetNodes): one per
@@ -385,10 +356,7 @@ func (x *GraphExec) String() string {
 	if x == nil || x.r == nil {
 		return "cuda graph exec <invalid>"
 	}
-	if x.foreign {
-		return fmt.Sprintf("adopted graph exec %#x of device %d", uintptr(x.h), x.p.ordinal)
-	}
-	return fmt.Sprintf("graph exec %#x of device %d", uintptr(x.h), x.p.ordinal)
+	return describe("graph exec", uintptr(x.h), x.p, x.foreign)
 }
 
 // LaunchGraph queues the executable graph x on s (cuGraphLaunch): its work

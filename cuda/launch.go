@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/ctype"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -128,11 +129,8 @@ func (s *Stream) launch(k *Kernel, cfg LaunchConfig, args []driver.KernelArg, r 
 	if k == nil || k.m == nil {
 		return invalidErr(op, "kernel")
 	}
-	withCtx, done, err := s.settleLaunch(k, r)
-	if done {
-		return err
-	}
-	if err := s.enterLaunch(op, k); err != nil {
+	withCtx, done, err := s.enterLaunch(op, k, r)
+	if done || err != nil {
 		return err
 	}
 	defer s.exitLaunch(k)
@@ -144,24 +142,6 @@ func (s *Stream) launch(k *Kernel, cfg LaunchConfig, args []driver.KernelArg, r 
 		return err
 	}
 	return s.launchChecked(op, k, grid, block, uint32(cfg.SharedMem), &cfg, args, withCtx)
-}
-
-// settleLaunch takes a hazard launch's result r: done where the launch
-// ran; withCtx where the driver refused it, so that the counted launch
-// makes the context current. A launch refused for a closing stream or
-// module, or not made (noHot, no slot), goes the counted way, which says
-// why or launches.
-func (s *Stream) settleLaunch(k *Kernel, r int32) (withCtx, done bool, err error) {
-	if r == noHot {
-		return false, false, nil
-	}
-	switch res := lifetime.Settle(r, s.r, k.m.r); {
-	case res == 0:
-		return false, true, nil
-	case res > 0: // a CUresult
-		return true, false, nil
-	}
-	return false, false, nil
 }
 
 // hotArgBytes are the most argument bytes a hazard launch packs on its
@@ -243,23 +223,36 @@ func hotOffsets(params []KernelParam) []uint16 {
 	return offs
 }
 
-// enterLaunch counts a launch of k in on s and on k's module and checks
-// that k is of s's context; exitLaunch counts it out. On an error nothing
-// stays counted in.
-func (s *Stream) enterLaunch(op string, k *Kernel) error {
+// enterLaunch takes a hazard launch's result r (noHot where none was
+// made): done where that launch ran. Otherwise it counts the launch of k in
+// on s and on k's module and checks that k is of s's context (exitLaunch
+// counts it out; on an error nothing stays counted in), with withCtx where
+// the driver refused the hazard launch, so that the counted one makes the
+// context current. A hazard launch refused for a closing stream or module,
+// or not made (noHot, no slot), is made the counted way, which says why or
+// launches.
+func (s *Stream) enterLaunch(op string, k *Kernel, r int32) (withCtx, done bool, err error) {
+	if r != noHot {
+		switch res := lifetime.Settle(r, s.r, k.m.r); {
+		case res == 0:
+			return false, true, nil
+		case res > 0: // a CUresult
+			withCtx = true
+		}
+	}
 	if err := s.enter(op); err != nil {
-		return err
+		return false, false, err
 	}
 	if err := k.m.operand("kernel's module").enter(op); err != nil {
 		s.r.Exit()
-		return err
+		return false, false, err
 	}
 	if k.m.p != s.p && k.m.p.ctx != s.p.ctx {
 		s.exitLaunch(k)
-		return &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
+		return false, false, &Error{Op: op, Detail: whose("the kernel", k.m.p, "the stream", s.p),
 			Fix: "load the module on the stream's device (Device.LoadModule) and launch its kernel there", Err: ErrWrongDevice}
 	}
-	return nil
+	return withCtx, false, nil
 }
 
 // exitLaunch counts out a launch that enterLaunch counted in.
@@ -397,7 +390,7 @@ func (k *Kernel) checkArgTypes(op string, args []driver.KernelArg) error {
 		case t == nil:
 			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is the zero KernelArg", i, k.name),
 				Fix: "make each argument with driver.Arg, driver.ArgStruct or Buffer.Arg", Err: ErrInvalid}
-		case !plainType(t):
+		case !ctype.Plain(t):
 			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s, which holds Go pointers or has no C layout", i, k.name, t),
 				Fix: "pass numbers, DevicePtr (Buffer.Arg) or structs of them; Go memory cannot be a kernel argument", Err: ErrInvalidType}
 		case k.known && int(t.Size()) != k.params[i].Size:

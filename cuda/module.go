@@ -117,24 +117,11 @@ func (d *Device) LoadModuleFile(path string) (*Module, error) {
 // wrapper. A nil handle is an error matching ErrInvalid and
 // ErrInvalidHandle.
 func (d *Device) AdoptModule(h driver.Module) (*Module, error) {
-	const op = "adopt module"
-	if d == nil || d.p == nil {
-		return nil, invalidErr(op, "device")
-	}
-	if h == 0 {
-		return nil, &Error{Op: op, Detail: "the module handle is nil", Fix: "pass a module from cuModuleLoad or cuModuleLoadData", Err: nilHandle{driver.ErrorInvalidHandle}}
-	}
-	if err := d.enter(op); err != nil {
-		return nil, err
-	}
-	defer d.h.Exit()
-	r, err := d.adoptHandle(op, uintptr(h))
-	if err != nil {
-		return nil, err
-	}
-	m := &Module{h: h, p: d.p, dev: d, r: r, foreign: true}
-	m.cleanup = backstop(m, r)
-	return m, nil
+	return adopt(d, "adopt module", "module", "a module from cuModuleLoad or cuModuleLoadData", uintptr(h), func(r *handle) *Module {
+		m := &Module{h: h, p: d.p, dev: d, r: r, foreign: true}
+		m.cleanup = backstop(m, r)
+		return m
+	})
 }
 
 // fatbinMagic begins a fatbin (fatbinary_section.h).
@@ -176,10 +163,7 @@ func (m *Module) String() string {
 	if m == nil || m.r == nil {
 		return "cuda module <invalid>"
 	}
-	if m.foreign {
-		return fmt.Sprintf("adopted module %#x of device %d", uintptr(m.h), m.p.ordinal)
-	}
-	return fmt.Sprintf("module %#x of device %d", uintptr(m.h), m.p.ordinal)
+	return describe("module", uintptr(m.h), m.p, m.foreign)
 }
 
 // Close unloads the module (an adopted one's wrapper is released, and the

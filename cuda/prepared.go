@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/internal/ctype"
 	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
@@ -127,7 +128,7 @@ func (l *PreparedLaunch) Set(i int, a driver.KernelArg) error {
 		case t == nil:
 			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is the zero KernelArg", i, l.k.name),
 				Fix: "make each argument with driver.Arg, driver.ArgStruct or Buffer.Arg", Err: ErrInvalid}
-		case !plainType(t):
+		case !ctype.Plain(t):
 			return &Error{Op: op, Detail: fmt.Sprintf("argument %d of kernel %s is a %s, which holds Go pointers or has no C layout", i, l.k.name, t),
 				Fix: "pass numbers, DevicePtr (Buffer.Arg) or structs of them; Go memory cannot be a kernel argument", Err: ErrInvalidType}
 		case t.Size() != l.types[i].Size():
@@ -188,11 +189,8 @@ func (s *Stream) LaunchPrepared(l *PreparedLaunch) error {
 // result r (noHot where none was made).
 func (s *Stream) launchPrepared(op string, l *PreparedLaunch, r int32) error {
 	k := l.k
-	withCtx, done, err := s.settleLaunch(k, r)
-	if done {
-		return err
-	}
-	if err := s.enterLaunch(op, k); err != nil {
+	withCtx, done, err := s.enterLaunch(op, k, r)
+	if done || err != nil {
 		return err
 	}
 	defer s.exitLaunch(k)

@@ -72,15 +72,28 @@ func (p *ctxState) release(s *stagedSlots) {
 	}
 }
 
+// direct makes the copy of data directly where data is a HostBuffer's
+// memory, which the copy engine reads and writes, holding the buffer open
+// meanwhile: done then, with the copy's error; the memory of a closed
+// HostBuffer is refused. Elsewhere the copy is staged (not done).
+func direct(op string, data []byte, copy func() error) (done bool, err error) {
+	h, closed := pinned.enter(data)
+	switch {
+	case h != nil:
+		defer h.Exit()
+		return true, driverErr(op, copy())
+	case closed:
+		return true, closedErr(op, "host buffer holding the slice")
+	}
+	return false, nil
+}
+
 // copyHtoD copies data to device memory at ptr, on the legacy default
 // stream, and returns once it is there: directly from a HostBuffer's
 // memory, else through staging memory.
 func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error {
-	if h, closed := pinned.enter(data); h != nil { // a HostBuffer's memory: the copy engine reads it
-		defer h.Exit()
-		return driverErr(op, driver.MemcpyHtoDCtx(p.ctx, ptr, data))
-	} else if closed {
-		return closedErr(op, "host buffer holding the slice")
+	if done, err := direct(op, data, func() error { return driver.MemcpyHtoDCtx(p.ctx, ptr, data) }); done {
+		return err
 	}
 	var s stagedSlots
 	defer p.release(&s)
@@ -118,11 +131,8 @@ func (p *ctxState) copyHtoD(op string, ptr driver.DevicePtr, data []byte) error 
 // stream: directly into a HostBuffer's memory, else through staging
 // memory, stageSlots transfers queued ahead of the chunk being copied out.
 func (p *ctxState) copyDtoH(op string, data []byte, ptr driver.DevicePtr) error {
-	if h, closed := pinned.enter(data); h != nil {
-		defer h.Exit()
-		return driverErr(op, driver.MemcpyDtoHCtx(p.ctx, data, ptr))
-	} else if closed {
-		return closedErr(op, "host buffer holding the slice")
+	if done, err := direct(op, data, func() error { return driver.MemcpyDtoHCtx(p.ctx, data, ptr) }); done {
+		return err
 	}
 	var s stagedSlots
 	defer p.release(&s)

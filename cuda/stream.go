@@ -78,10 +78,8 @@ func (s *Stream) String() string {
 		return fmt.Sprintf("per-thread default stream of device %d", s.dev.p.ordinal)
 	case s.isDefault():
 		return fmt.Sprintf("default stream of device %d", s.dev.p.ordinal)
-	case s.foreign:
-		return fmt.Sprintf("adopted stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
 	}
-	return fmt.Sprintf("stream %#x of device %d", uintptr(s.h), s.dev.p.ordinal)
+	return describe("stream", uintptr(s.h), s.dev.p, s.foreign)
 }
 
 // isDefault reports whether s is one of its Device's default streams

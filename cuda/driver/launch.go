@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/internal/ctype"
 )
 
 // Dim3 is a grid or block size.
@@ -246,7 +248,7 @@ func plainValue(i int, a any) (size, align int, p unsafe.Pointer, err error) {
 	}
 	ok, seen := plainTypes.Load(t)
 	if !seen {
-		ok = plain(t)
+		ok = ctype.Plain(t)
 		plainTypes.Store(t, ok)
 	}
 	if !ok.(bool) || t.Size() > math.MaxInt32 {
@@ -255,25 +257,4 @@ func plainValue(i int, a any) (size, align int, p unsafe.Pointer, err error) {
 	// The interface's data word points at the value (a type without
 	// pointers is never stored in the word itself).
 	return int(t.Size()), t.Align(), (*eface)(unsafe.Pointer(&a)).data, nil
-}
-
-// plain reports whether values of t hold no Go pointers and have a C
-// layout.
-func plain(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64:
-		return true
-	case reflect.Array:
-		return plain(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !plain(t.Field(i).Type) {
-				return false
-			}
-		}
-		return t.Size() > 0
-	}
-	return false
 }

@@ -128,13 +128,19 @@ func initRank(name string, p *dynlib.Proc, ctx driver.Context, nranks int32, id 
 	cell := newCells(1)
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	var cfg unsafe.Pointer
-	if config != nil {
-		pin.Pin(config)
-		cfg = unsafe.Pointer(config)
-	}
+	cfg := pinConfig(&pin, config)
 	r := C.cg_init_rank(C.uintptr_t(fn), C.uintptr_t(set), C.uintptr_t(ctx), cell.ptr(), C.int(nranks), unsafe.Pointer(&id.Internal[0]), C.int(rank), cfg, C.int(boolInt(config != nil)))
 	return cell.take(name, r, ctx)
+}
+
+// pinConfig is config as C takes it (nil for none), pinned by pin for the
+// call: C reads the pointers it holds.
+func pinConfig(pin *runtime.Pinner, config *Config) unsafe.Pointer {
+	if config == nil {
+		return nil
+	}
+	pin.Pin(config)
+	return unsafe.Pointer(config)
 }
 
 // CommInitAll calls ncclCommInitAll: one communicator per device of
@@ -181,11 +187,7 @@ func CommSplit(comm Comm, color, key int32, config *Config) (Comm, error) {
 	cell := newCells(1)
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	var cfg unsafe.Pointer
-	if config != nil {
-		pin.Pin(config)
-		cfg = unsafe.Pointer(config)
-	}
+	cfg := pinConfig(&pin, config)
 	r := C.cg_split(C.uintptr_t(fn), C.uintptr_t(comm), C.int(color), C.int(key), cell.ptr(), cfg)
 	return cell.take(name, r, 0)
 }
