@@ -192,6 +192,14 @@
 //     holds Go pointers or has no size (ErrInvalidType). A stream priority outside the device's
 //     range is refused (ErrInvalidOptions), never clamped, after the driver
 //     is asked for the range and before anything is created.
+//   - A call that may run a compiler in the calling thread (LoadModule,
+//     LoadModuleFile, CompileModule's load, and in the driver, nvrtc and
+//     nvjitlink packages every load, link and compile listed as a compiler
+//     in the generator's config) blocks the thread's asynchronous signals
+//     for the call and restores its mask after: the driver's PTX JIT
+//     compiler does not survive a signal handler (Go's preemption signal
+//     among them) running on its thread. Signals sent to that thread wait
+//     until the call returns; the process's go to its other threads.
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

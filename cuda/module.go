@@ -58,7 +58,10 @@ type Module struct {
 // the driver would answer, were it not to read past the end); an image
 // the driver cannot load (PTX for a newer driver, a cubin for another GPU)
 // returns the driver's error (driver.ErrorInvalidPTX,
-// driver.ErrorNoBinaryForGPU ...). Close unloads the module.
+// driver.ErrorNoBinaryForGPU ...). The driver may compile PTX during the
+// call; the calling thread's asynchronous signals (Go's preemption signal
+// among them, which that compiler does not survive) wait until the call
+// returns. Close unloads the module.
 func (d *Device) LoadModule(image []byte) (*Module, error) {
 	const op = "load module"
 	if err := d.enter(op); err != nil {
