@@ -197,9 +197,10 @@
 //     nvjitlink packages every load, link and compile listed as a compiler
 //     in the generator's config) blocks the thread's asynchronous signals
 //     for the call and restores its mask after: the driver's PTX JIT
-//     compiler does not survive a signal handler (Go's preemption signal
-//     among them) running on its thread. Signals sent to that thread wait
-//     until the call returns; the process's go to its other threads.
+//     compiler crashed in Go processes with asynchronous preemption
+//     (SIGURG) on, and did not with the compiling thread's signals
+//     blocked. Signals sent to that thread wait until the call returns;
+//     the process's go to its other threads.
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

@@ -60,7 +60,7 @@ type Module struct {
 // returns the driver's error (driver.ErrorInvalidPTX,
 // driver.ErrorNoBinaryForGPU ...). The driver may compile PTX during the
 // call; the calling thread's asynchronous signals (Go's preemption signal
-// among them, which that compiler does not survive) wait until the call
+// among them, with which that compiler crashed) wait until the call
 // returns. Close unloads the module.
 func (d *Device) LoadModule(image []byte) (*Module, error) {
 	const op = "load module"

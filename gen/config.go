@@ -48,7 +48,9 @@ type config struct {
 	// in the calling thread (the driver's PTX JIT compiler, its linker,
 	// NVRTC, nvJitLink), and why: their trampolines block the thread's
 	// asynchronous signals for the call (Go's preemption and profiling
-	// signals among them), which the compiler does not survive.
+	// signals among them): the driver's JIT compiler crashed in Go
+	// processes with asynchronous preemption on, and did not with them
+	// blocked.
 	Compilers map[string]string `json:"compilers,omitempty"`
 	// Functions overrides the shape of a function's parameters, by base name.
 	Functions map[string]funcConf `json:"functions"`

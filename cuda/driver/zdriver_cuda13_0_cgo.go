@@ -30,9 +30,10 @@ extern int cg_make_current(uintptr_t ctx);
 // cg_quiet blocks the calling thread's asynchronous signals (all but the
 // synchronous faults and SIGABRT) and keeps the mask it had in old, around
 // a call that may run a compiler in this thread: the driver's PTX JIT
-// compiler was measured to crash when Go's preemption signal (SIGURG)
-// interrupts it. Signals sent to this thread meanwhile wait until the
-// mask is restored; the process's go to its other threads.
+// compiler crashed in Go processes with asynchronous preemption (SIGURG)
+// on, and did not with this thread's signals blocked. Signals sent to
+// this thread meanwhile wait until the mask is restored; the process's go
+// to its other threads.
 static void cg_quiet(sigset_t *old) {
 	sigset_t s;
 	sigfillset(&s);

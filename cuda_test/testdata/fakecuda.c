@@ -752,8 +752,8 @@ static CUresult prohibited(void);
 static CUresult implicit(int dev);
 // fakecuda_loads counts the module loads; fakecuda_loads_signals_open
 // those made with Go's preemption or profiling signal (SIGURG, SIGPROF)
-// unblocked on the calling thread, which the driver's JIT compiler does not
-// survive.
+// unblocked on the calling thread (the driver's JIT compiler crashed in Go
+// processes with preemption on).
 long long fakecuda_loads, fakecuda_loads_signals_open;
 static CUresult cuModuleLoadData(void **m, const void *img) {
 	sigset_t mask;
