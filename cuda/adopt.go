@@ -182,6 +182,9 @@ func (d *Device) AdoptStream(h driver.Stream) (*Stream, error) {
 // nil or zero d, ErrInvalid; a closed one, ErrClosed.
 func (d *Device) AdoptEvent(h driver.Event, opts EventOptions) (*Event, error) {
 	const op = "adopt event"
+	if d == nil || d.p == nil {
+		return nil, invalidErr(op, "device")
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, &Error{Op: op, Detail: "no driver event has both IPC and Timing (the driver requires CU_EVENT_DISABLE_TIMING with CU_EVENT_INTERPROCESS)",
 			Fix: "pass the options the event was created with", Err: ErrInvalidOptions}

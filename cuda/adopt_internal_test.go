@@ -162,6 +162,8 @@ func TestAdoptBadInput(t *testing.T) {
 		wantErr(t, "adopt a stream on a nil or zero device", err, ErrInvalid)
 		_, err = d.AdoptEvent(driver.Event(1), EventOptions{})
 		wantErr(t, "adopt an event on a nil or zero device", err, ErrInvalid)
+		_, err = d.AdoptEvent(driver.Event(1), EventOptions{IPC: true, Timing: true})
+		wantErr(t, "adopt an event with IPC and timing on a nil or zero device", err, ErrInvalid)
 		if d.PerThreadStream() != nil {
 			t.Error("nil or zero device has a per-thread stream")
 		}

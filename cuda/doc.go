@@ -189,7 +189,8 @@
 //     stream of another context (ErrWrongDevice); a copy from or to a Go
 //     slice, or an AllocAsync, on a stream being captured
 //     (driver.ErrorStreamCaptureUnsupported); a Buffer element type that
-//     holds Go pointers or has no size (ErrInvalidType). A stream priority outside the device's
+//     holds Go pointers, has no size or has a part of size 0 (an empty
+//     struct or array, which C lacks; ErrInvalidType). A stream priority outside the device's
 //     range is refused (ErrInvalidOptions), never clamped, after the driver
 //     is asked for the range and before anything is created.
 //   - A call that may run a compiler in the calling thread (LoadModule,
@@ -200,7 +201,9 @@
 //     compiler crashed in Go processes with asynchronous preemption
 //     (SIGURG) on, and did not with the compiling thread's signals
 //     blocked. Signals sent to that thread wait until the call returns;
-//     the process's go to its other threads.
+//     the process's go to its other threads. So a CPU profile (SIGPROF)
+//     samples such a call at most once, and a thread the compiler starts
+//     during the call keeps the blocked mask.
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

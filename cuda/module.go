@@ -60,8 +60,8 @@ type Module struct {
 // returns the driver's error (driver.ErrorInvalidPTX,
 // driver.ErrorNoBinaryForGPU ...). The driver may compile PTX during the
 // call; the calling thread's asynchronous signals (Go's preemption signal
-// among them, with which that compiler crashed) wait until the call
-// returns. Close unloads the module.
+// among them: that compiler crashed in Go processes with asynchronous
+// preemption on) wait until the call returns. Close unloads the module.
 func (d *Device) LoadModule(image []byte) (*Module, error) {
 	const op = "load module"
 	if err := d.enter(op); err != nil {

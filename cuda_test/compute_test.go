@@ -462,6 +462,11 @@ func TestLayerBuffer(t *testing.T) {
 	isErr(t, "Alloc[[]float32]", err, cuda.ErrInvalidType)
 	_, err = cuda.Alloc[struct{}](dev, 1)
 	isErr(t, "Alloc[struct{}]", err, cuda.ErrInvalidType, "size 0")
+	_, err = cuda.Alloc[struct {
+		A int32
+		_ [0]int32 // Go pads the struct to 8 bytes, C would not
+	}](dev, 1)
+	isErr(t, "Alloc of a struct ending in a zero-length array", err, cuda.ErrInvalidType)
 	_, err = cuda.Alloc[float32](dev, -1)
 	isErr(t, "Alloc of -1 values", err, cuda.ErrInvalidOptions, "-1 values")
 	_, err = cuda.Alloc[float64](dev, 1<<61)

@@ -14,8 +14,9 @@ import (
 )
 
 // A module load may run the driver's PTX JIT compiler in the calling
-// thread, which crashed in the GPU tests when Go's preemption signal
-// (SIGURG) reached that thread during the compilation (docs/runs/gpu-runs.md,
+// thread, which crashed in GPU test processes with Go's asynchronous
+// preemption (SIGURG) on and a cold JIT cache, and not with preemption off
+// or with the loading thread's signals blocked (docs/runs/gpu-runs.md,
 // 2026-11-28): the loads block the thread's asynchronous signals for the
 // call and restore its mask after. On the fake driver, every load finds
 // SIGURG and SIGPROF blocked; everywhere, the loading thread's mask is the

@@ -779,3 +779,84 @@ func trampolineNames(t *testing.T, m *model) map[string]bool {
 	}
 	return names
 }
+
+// TestCompilersBound: every function a config lists as a compiler (the
+// driver's and each library's) is bound from some pinned header in the
+// cache, so that a misspelt name cannot leave a function unprotected, and
+// each of its bindings goes through a trampoline that blocks signals.
+func TestCompilersBound(t *testing.T) {
+	cfg, man, cache := loadAll(t)
+	cached := func(e *headers.Entry) (string, bool) {
+		var log bytes.Buffer
+		dir, err := headers.Ensure(e, cache, &log)
+		if errors.Is(err, headers.ErrUnavailable) {
+			return "", false
+		}
+		if err != nil {
+			t.Fatalf("CUDA %s: %v\n%s", e.Version, err, log.String())
+		}
+		return dir, true
+	}
+	check := func(c *config, what string, models []*model) {
+		if len(models) == 0 {
+			t.Logf("%s: no pinned header in the cache: its compilers not checked", what)
+			return
+		}
+		for name := range c.Compilers {
+			bound := 0
+			for _, m := range models {
+				f := m.funcNamed(name)
+				if f == nil {
+					continue
+				}
+				bound++
+				tr, err := trampolineOf(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !f.Quiet || !strings.HasSuffix(tr.Name, "_nosig") {
+					t.Errorf("%s %s: compiler %s goes through %s, which does not block signals", what, m.Version, name, tr.Name)
+				}
+			}
+			if bound == 0 {
+				t.Errorf("%s: compilers.%s names no function bound from the %d pinned headers in the cache", what, name, len(models))
+			}
+		}
+	}
+	var driver []*model
+	for i := range man.Versions {
+		if dir, ok := cached(&man.Versions[i]); ok {
+			b, err := modelHeaders(cfg, &man.Versions[i], dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			driver = append(driver, b.model)
+		}
+	}
+	check(cfg, "the driver", driver)
+	libs, err := libraryConfigs(filepath.Join(root(t), "gen", "bindings.json"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lc := range libs {
+		pins := man.Versions
+		if lc.Library.Pins != "" {
+			pins = man.LibraryVersions(lc.Library.Pins)
+		}
+		var models []*model
+		for i := range pins {
+			e := &pins[i]
+			if !e.Has(lc.Library.Header) {
+				continue
+			}
+			if dir, ok := cached(e); ok {
+				m, err := libraryModel(lc, e, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				models = append(models, m)
+			}
+		}
+		check(lc, lc.Package, models)
+	}
+}

@@ -11,9 +11,9 @@ package main
 // and is named with the suffix _cb. One of a function that may run a
 // compiler (config.Compilers) blocks the thread's asynchronous signals for
 // the call and is named with the suffix _nosig. No CUDA header is
-// included: by-value
-// structs travel as byte arrays of their size and alignment (the model
-// refuses small ones with floating-point members, whose ABI class differs).
+// included: by-value structs travel as byte arrays of their size and
+// alignment (the model refuses small ones with floating-point members,
+// whose ABI class differs).
 
 import (
 	"fmt"

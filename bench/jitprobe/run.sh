@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-nvcc -ptx -arch=sm_90 k.cu -o "$d/k.ptx" || exit 1
+nvcc -ptx -arch=compute_70 k.cu -o "$d/k.ptx" || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/imgprobe" imgprobe.c -lcuda || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitstress" jitstress.c -lcuda -lpthread || exit 1
 status=0

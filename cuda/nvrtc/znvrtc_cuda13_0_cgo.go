@@ -31,8 +31,9 @@ import (
 // a call that may run a compiler in this thread: the driver's PTX JIT
 // compiler crashed in Go processes with asynchronous preemption (SIGURG)
 // on, and did not with this thread's signals blocked. Signals sent to
-// this thread meanwhile wait until the mask is restored; the process's go
-// to its other threads.
+// this thread meanwhile wait until the mask is restored (a CPU profile
+// samples the call at most once); the process's go to its other threads;
+// a thread the compiler starts meanwhile keeps the blocked mask.
 static void cg_quiet(sigset_t *old) {
 	sigset_t s;
 	sigfillset(&s);

@@ -23,7 +23,14 @@ func TestPlain(t *testing.T) {
 		P *int
 	}
 	for _, v := range []any{new(int), []int{}, "", map[int]int{}, make(chan int), func() {}, unsafe.Pointer(nil),
-		withPtr{}, [1]withPtr{}, struct{}{}, complex64(0), struct{ E any }{}} {
+		withPtr{}, [1]withPtr{}, struct{}{}, complex64(0), struct{ E any }{},
+		[0]int32{}, struct {
+			A int32
+			_ [0]int32
+		}{}, struct {
+			A int32
+			_ struct{}
+		}{}} {
 		if Plain(reflect.TypeOf(v)) {
 			t.Errorf("Plain(%T) = true, want false", v)
 		}
