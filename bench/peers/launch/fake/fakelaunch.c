@@ -9,7 +9,10 @@
 // gocnn/gocu call (they link -lcuda), and hands out through cuGetProcAddress
 // (what cudagen calls) the same functions, with a module of any PTX text
 // whose kernels cudagen_empty4 and cudagen_empty16 take 4 and 16 8-byte
-// arguments: a launch reads each argument through kernelParams, and checks
+// arguments, which cuFuncGetParamInfo tells (so that the cuda package's
+// Stream.Launch takes its hot path, as on a GPU): a launch reads each
+// argument through kernelParams, or from the one buffer extra passes
+// (CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE), and checks
 // the stream with the fake's cuStreamQuery. Every other entry point the
 // peers link (bench/peers/launch/fake/fake.sh generates them) returns
 // CUDA_ERROR_UNKNOWN.
@@ -92,11 +95,28 @@ static volatile uint64_t sink;
 static CUresult fl_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *s, void **params, void **extra) {
 	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem;
-	if ((f != &kernel_args[0] && f != &kernel_args[1]) || !params || extra) return INVALID_VALUE;
+	if ((f != &kernel_args[0] && f != &kernel_args[1]) || (!params) == (!extra)) return INVALID_VALUE;
+	int n = *(int *)f;
 	uint64_t x = 0;
-	for (int i = 0; i < *(int *)f; i++) {
-		if (!params[i]) return INVALID_VALUE;
-		x += *(const uint64_t *)params[i];
+	if (extra) {
+		const unsigned char *buf = NULL;
+		size_t size = 0;
+		for (int i = 0; extra[i]; i += 2) {
+			if (extra[i] == (void *)1) buf = extra[i + 1];
+			else if (extra[i] == (void *)2 && extra[i + 1]) size = *(const size_t *)extra[i + 1];
+			else return INVALID_VALUE;
+		}
+		if (!buf || size < (size_t)n * 8) return INVALID_VALUE;
+		for (int i = 0; i < n; i++) {
+			uint64_t v;
+			memcpy(&v, buf + 8 * i, 8);
+			x += v;
+		}
+	} else {
+		for (int i = 0; i < n; i++) {
+			if (!params[i]) return INVALID_VALUE;
+			x += *(const uint64_t *)params[i];
+		}
 	}
 	sink = x;
 	CUresult r = cuStreamQuery(s);
@@ -110,12 +130,22 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	return fl_launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
+// fl_func_get_param_info tells a kernel's parameters: 8 bytes each, in a
+// row.
+static CUresult fl_func_get_param_info(void *f, size_t i, size_t *off, size_t *size) {
+	if ((f != &kernel_args[0] && f != &kernel_args[1]) || !off || !size || i >= (size_t)*(int *)f) return INVALID_VALUE;
+	*off = 8 * i;
+	*size = 8;
+	return OK;
+}
+
 // mine is this library's own entry point of that name, or NULL.
 static void *mine(const char *name) {
 	if (strcmp(name, "cuModuleLoadData") == 0) return (void *)fl_module_load_data;
 	if (strcmp(name, "cuModuleUnload") == 0) return (void *)fl_module_unload;
 	if (strcmp(name, "cuModuleGetFunction") == 0) return (void *)fl_module_get_function;
 	if (strcmp(name, "cuLaunchKernel") == 0) return (void *)fl_launch_kernel;
+	if (strcmp(name, "cuFuncGetParamInfo") == 0) return (void *)fl_func_get_param_info;
 	return NULL;
 }
 
