@@ -30,7 +30,7 @@ func TestGoCallbackAsyncNotification(t *testing.T) {
 // The form on the memory-rules fake, which notifies an allocation over its
 // budget (1 GiB) inside the call.
 func init() {
-	addRegisteredForm("DeviceRegisterAsyncNotificationGo", registeredForm{
+	registeredForms["DeviceRegisterAsyncNotificationGo"] = registeredForm{
 		registerNil: func() (func() error, error) { return DeviceRegisterAsyncNotificationGo(0, nil) },
 		register: func(t *testing.T, ctx Context, f func()) (func() error, error) {
 			return DeviceRegisterAsyncNotificationGoCtx(ctx, 0, func(info *AsyncNotificationInfo, _ AsyncCallbackHandle) {
@@ -46,5 +46,5 @@ func init() {
 			}
 		},
 		calls: "notifications made",
-	})
+	}
 }

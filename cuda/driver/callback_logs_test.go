@@ -28,7 +28,7 @@ func TestGoCallbackLogs(t *testing.T) {
 // The form on the memory-rules fake, which logs an error inside a failing
 // call (cuMemAlloc of 0 bytes).
 func init() {
-	addRegisteredForm("LogsRegisterCallbackGo", registeredForm{
+	registeredForms["LogsRegisterCallbackGo"] = registeredForm{
 		registerNil: func() (func() error, error) { return LogsRegisterCallbackGo(nil) },
 		register: func(t *testing.T, ctx Context, f func()) (func() error, error) {
 			return LogsRegisterCallbackGoCtx(ctx, func(level LogLevel, msg string) {
@@ -44,5 +44,5 @@ func init() {
 			}
 		},
 		calls: "messages logged",
-	})
+	}
 }

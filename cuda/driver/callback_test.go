@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
@@ -342,7 +343,7 @@ func TestCallbackPanicHandled(t *testing.T) {
 	}
 	ctx, s, got := panicSetup(t)
 	base := liveCallbacks.Load()
-	for form, trigger := range panicForms {
+	for form, trigger := range panicTriggers() {
 		trigger(t, ctx, s, panicky)
 		var p *CallbackPanic
 		select {
@@ -376,7 +377,7 @@ func TestCallbackPanicCrashes(t *testing.T) {
 		ctx, s := fakeMemStream(t)
 		form := os.Getenv(panicFormEnv)
 		base := liveCallbacks.Load()
-		panicForms[form](t, ctx, s, panicky)
+		panicTriggers()[form](t, ctx, s, panicky)
 		// A destructor may still be on its way: wait for its crash.
 		waitFor(t, "the crash", func() bool { return liveCallbacks.Load() == base && fakeMemCounter(t, "fakemem_destructors_run") > 0 })
 		// The crash comes from the goroutine or thread that ran the func,
@@ -384,7 +385,7 @@ func TestCallbackPanicCrashes(t *testing.T) {
 		time.Sleep(time.Minute)
 		t.Fatalf("%s: the func panicked and the process goes on", form)
 	}
-	for form := range panicForms {
+	for form := range panicTriggers() {
 		t.Run(form, func(t *testing.T) {
 			out, err := runOnFakeMem(t, "TestCallbackPanicCrashes", panicFormEnv+"="+form)
 			var exit *exec.ExitError
@@ -460,9 +461,8 @@ func TestReleasedHostFnReported(t *testing.T) {
 }
 
 // registeredForm is a Go form whose func the driver calls until it is
-// unregistered. The forms this build has join registeredForms through
-// addRegisteredForm in their files (callback_async_test.go,
-// callback_logs_test.go).
+// unregistered. The forms this build has join registeredForms in their
+// files' init (callback_async_test.go, callback_logs_test.go).
 type registeredForm struct {
 	// registerNil registers a nil func, which the form refuses.
 	registerNil func() (unregister func() error, err error)
@@ -479,16 +479,18 @@ type registeredForm struct {
 // registeredForms are this build's registered forms, by name.
 var registeredForms = map[string]registeredForm{}
 
-// addRegisteredForm adds the registered form name to the tests of nil
-// funcs, of unregistering and of panics (its func registered, fired once
-// and unregistered).
-func addRegisteredForm(name string, r registeredForm) {
-	registeredForms[name] = r
-	panicForms[name] = func(t *testing.T, ctx Context, _ Stream, f func()) {
-		unregister := must[func() error](t)(r.register(t, ctx, f))
-		r.fire(t, ctx)
-		check(t, unregister())
+// panicTriggers are panicForms and, for each of this build's registered
+// forms, a trigger that registers f, fires it once and unregisters it.
+func panicTriggers() map[string]func(t *testing.T, ctx Context, s Stream, f func()) {
+	all := maps.Clone(panicForms)
+	for name, r := range registeredForms {
+		all[name] = func(t *testing.T, ctx Context, _ Stream, f func()) {
+			unregister := must[func() error](t)(r.register(t, ctx, f))
+			r.fire(t, ctx)
+			check(t, unregister())
+		}
 	}
+	return all
 }
 
 // Unregistering from inside the func returns, and takes effect once the
