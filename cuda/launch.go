@@ -107,13 +107,14 @@ func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) e
 	if s != nil && s.w != nil && k != nil && k.hot && len(args) == len(k.offs) && k.p == s.p && cfg.Cluster == (Dim3{}) && !cfg.Cooperative {
 		// The hazard launch (lifetime.go): arguments of the types that
 		// passed the checks before, packed at their parameters' offsets on
-		// the stack, launched in one crossing that holds the stream and the
-		// module open without counting in.
+		// the stack and passed to the driver as one parameter buffer,
+		// launched in one crossing that holds the stream and the module open
+		// without counting in.
 		grid, block := cfg.dims()
 		if k.fits(block, cfg.SharedMem) && k.seen(args) {
 			var buf hotArgs
 			k.pack(&buf, args)
-			if r = lifetime.LaunchPacked(lifetime.Addr(s.w), k.mw, uintptr(k.f), dims3(grid), dims3(block), uint32(cfg.SharedMem), uintptr(s.h), &buf.b[0], k.offs); r == 0 {
+			if r = lifetime.LaunchPacked(lifetime.Addr(s.w), k.mw, uintptr(k.f), dims3(grid), dims3(block), uint32(cfg.SharedMem), uintptr(s.h), &buf.b[0], k.argBytes); r == 0 {
 				return nil
 			}
 		}
@@ -207,6 +208,9 @@ func (k *Kernel) hotKernel() {
 	if k.known {
 		k.offs = hotOffsets(k.params)
 		k.hot = k.offs != nil
+		for _, p := range k.params {
+			k.argBytes = max(k.argBytes, p.Offset+p.Size)
+		}
 	}
 }
 

@@ -200,11 +200,13 @@ type Kernel struct {
 	// checks (set once, so that no launch allocates).
 	checked atomic.Pointer[[]uintptr]
 	// What a hazard launch reads (hotKernel): the module's context and
-	// state word, and, where hot, each parameter's offset.
-	p    *ctxState
-	mw   uintptr
-	offs []uint16
-	hot  bool
+	// state word, and, where hot, each parameter's offset and the bytes
+	// of the parameter buffer (the end of the last parameter).
+	p        *ctxState
+	mw       uintptr
+	offs     []uint16
+	argBytes int
+	hot      bool
 	// The rest.
 	params []KernelParam // nil unless known
 	known  bool          // the driver told the parameters

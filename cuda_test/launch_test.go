@@ -237,6 +237,7 @@ func TestLayerLaunchOneCrossing(t *testing.T) {
 	defer s.Close()
 	buf := must[*cuda.Buffer[float32]](t)(cuda.Alloc[float32](dev, 64))
 	defer buf.Close()
+	ok(t, buf.CopyFrom(make([]float32, 64)))
 	cfg := cuda.Linear(64, 64)
 	launch := func() {
 		if err := s.Launch(k, cfg, buf.Arg(), driver.Arg(uint32(64))); err != nil {
@@ -244,6 +245,7 @@ func TestLayerLaunchOneCrossing(t *testing.T) {
 		}
 	}
 	launch() // the kernel's parameters, asked once
+	byBuffer0, fake := fakeCounter("fakecuda_buffer_launches")
 	sample := []metrics.Sample{{Name: "/cgo/go-to-c-calls:calls"}}
 	metrics.Read(sample)
 	c0 := sample[0].Value.Uint64()
@@ -259,4 +261,16 @@ func TestLayerLaunchOneCrossing(t *testing.T) {
 		t.Errorf("%.3f crossings into C per launch, want 1", per)
 	}
 	t.Logf("%.3f crossings into C per launch", per)
+	// Each launch added 1 to every element: the arguments reached the
+	// kernel, passed as one parameter buffer on the fake driver.
+	got := make([]float32, 64)
+	ok(t, buf.CopyTo(got))
+	for i, v := range got {
+		if v != n+1 {
+			t.Fatalf("element %d is %v after %d launches of add_one, want %d", i, v, n+1, n+1)
+		}
+	}
+	if byBuffer, _ := fakeCounter("fakecuda_buffer_launches"); fake && byBuffer-byBuffer0 != n {
+		t.Errorf("%d of the %d launches passed their arguments as one buffer, want all", byBuffer-byBuffer0, n)
+	}
 }

@@ -1436,6 +1436,14 @@ static void spun(slot *st, long long ns) {
 	}
 }
 
+// cuLaunchKernel takes the parameters through kernelParams (a pointer per
+// parameter) or through extra: CU_LAUNCH_PARAM_BUFFER_POINTER (1) and
+// CU_LAUNCH_PARAM_BUFFER_SIZE (2), each followed by its value, then
+// CU_LAUNCH_PARAM_END (0); the buffer laid out as the kernel's parameters
+// and at least as long as they are. Both at once, another key, or a buffer
+// without its size or too short are INVALID_VALUE. Launches through a
+// buffer are counted in fakecuda_buffer_launches besides fakecuda_launches.
+long long fakecuda_buffer_launches;
 static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *s, void **params, void **extra) {
 	CUresult bad;
@@ -1454,6 +1462,24 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 		pthread_mutex_unlock(&mu);
 		return INVALID_HANDLE;
 	}
+	void *from_buf[MAXPARAM];
+	int via_buf = extra != NULL;
+	if (via_buf) {
+		const unsigned char *buf = NULL;
+		size_t size = 0, total = fn->nparam > 0 ? fn->off[fn->nparam - 1] + fn->size[fn->nparam - 1] : 0;
+		int sized = 0, ok = params == NULL;
+		for (int i = 0; ok && extra[i] != NULL; i += 2) {
+			if (extra[i] == (void *)1) buf = extra[i + 1];
+			else if (extra[i] == (void *)2 && extra[i + 1] != NULL) size = *(const size_t *)extra[i + 1], sized = 1;
+			else ok = 0;
+		}
+		if (!ok || buf == NULL || !sized || size < total) {
+			pthread_mutex_unlock(&mu);
+			return INVALID_VALUE;
+		}
+		for (int i = 0; i < fn->nparam; i++) from_buf[i] = (void *)(buf + fn->off[i]);
+		params = from_buf;
+	}
 	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
 			(unsigned long long)bx * by * bz > (unsigned long long)fn->maxntid ||
 			(fn->nparam > 0 && params == NULL && extra == NULL) || shmem > (48u << 10)) {
@@ -1461,6 +1487,7 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 		return INVALID_VALUE;
 	}
 	fakecuda_launches++;
+	fakecuda_buffer_launches += via_buf;
 	fakecuda_last_grid_x = gx, fakecuda_last_grid_y = gy, fakecuda_last_grid_z = gz;
 	fakecuda_last_block_x = bx, fakecuda_last_block_y = by, fakecuda_last_block_z = bz;
 	fakecuda_last_shmem = shmem;

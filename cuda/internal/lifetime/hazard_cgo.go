@@ -253,10 +253,10 @@ static int hz_sync(uintptr_t w, uintptr_t e) { return hz_call1(HZ_OP_SYNC, w, e)
 #define HZ_OP_LAUNCH 8
 typedef int (*hz_launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
 
-// hz_launch_with: fn(f, grid, block, shmem, s, params, NULL), holding the
+// hz_launch_with: fn(f, grid, block, shmem, s, params, extra), holding the
 // stream's word ws and the kernel's module's wm.
 static HZ_INLINE int hz_launch_with(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, void **params) {
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, void **params, void **extra) {
 	hz_rec *z = hz_get();
 	uintptr_t fn = HZ_LIKELY(z != NULL) ? hz_fn(z, HZ_OP_LAUNCH) : 0;
 	if (HZ_UNLIKELY(fn == 0)) {
@@ -265,26 +265,25 @@ static HZ_INLINE int hz_launch_with(uintptr_t ws, uintptr_t wm, uintptr_t f, uns
 	if (HZ_UNLIKELY(hz_hold(z, ws, wm, 0) != 0)) {
 		return HZ_REFUSED;
 	}
-	int r = ((hz_launch_fn)fn)((void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)s, params, NULL);
+	int r = ((hz_launch_fn)fn)((void *)f, gx, gy, gz, bx, by, bz, shmem, (void *)s, params, extra);
 	return hz_drop(z, wm, r);
 }
 
 // hz_launch: the launch with params, an array of pointers in C memory.
 static int hz_launch(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, uintptr_t params) {
-	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params);
+	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
 }
 
-// hz_launch_packed: the launch of the n values packed in buf at offs (Go
-// memory, read during the call only), their pointers built here, on the C
-// stack; the driver copies the values during the call.
+// hz_launch_packed: the launch of the kernel's parameter buffer buf, size
+// bytes laid out as the kernel's parameters (Go memory, read during the
+// call only), passed whole through extra (CU_LAUNCH_PARAM_BUFFER_POINTER,
+// CU_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_END): the driver copies it
+// during the call, with no pointer per parameter to build or follow.
 static int hz_launch_packed(uintptr_t ws, uintptr_t wm, uintptr_t f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, const uint8_t *buf, const uint16_t *offs, int n) {
-	void *params[n > 0 ? n : 1];
-	for (int i = 0; i < n; i++) {
-		params[i] = (void *)(buf + offs[i]);
-	}
-	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, uintptr_t s, const uint8_t *buf, size_t size) {
+	void *extra[] = {(void *)1, (void *)buf, (void *)2, &size, (void *)0};
+	return hz_launch_with(ws, wm, f, gx, gy, gz, bx, by, bz, shmem, s, NULL, extra);
 }
 // noescape (nothing is kept) keeps buf on the caller's stack; cgo honours
 // it only with nocallback (the driver never calls back into Go).
@@ -436,14 +435,22 @@ static uintptr_t hz_test_fn_addr(void) { return (uintptr_t)hz_test_fn; }
 
 // hz_test_launch is a launch for the package's tests, given three Words as
 // its function: it counts itself in the first, stores its first
-// parameter's 8 bytes in the second and gx + by + shmem in the third.
+// parameter's 8 bytes in the second and gx + by + shmem in the third. Its
+// first parameter is params[0], or where params is NULL the 8 bytes at
+// offset 8 of extra's buffer, whose size must be 16 (else it answers
+// 1, CUDA_ERROR_INVALID_VALUE, uncounted).
 static int hz_test_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		unsigned shmem, void *s, void **params, void **extra) {
-	(void)gy, (void)gz, (void)bx, (void)bz, (void)s, (void)extra;
+	(void)gy, (void)gz, (void)bx, (void)bz, (void)s;
 	_Atomic(int64_t) *a = f;
+	const void *first = params != NULL ? params[0] : NULL;
+	if (params == NULL) {
+		if (extra == NULL || extra[0] != (void *)1 || extra[2] != (void *)2 || extra[4] != (void *)0 || *(size_t *)extra[3] != 16) return 1;
+		first = (const uint8_t *)extra[1] + 8;
+	}
 	atomic_fetch_add(&a[0], 1);
 	int64_t v;
-	memcpy(&v, params[0], sizeof v);
+	memcpy(&v, first, sizeof v);
 	atomic_store(&a[1], v);
 	atomic_store(&a[2], (int64_t)gx + by + shmem);
 	return 0;
@@ -564,13 +571,14 @@ func Launch(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, 
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(s), C.uintptr_t(uintptr(params))))
 }
 
-// LaunchPacked is Launch of the len(offs) values packed in buf, value i at
-// offs[i] (Go memory without pointers, read during the call only: the
-// driver copies the values).
-func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, offs []uint16) int32 {
+// LaunchPacked is Launch of the kernel's parameter buffer: size bytes at
+// buf, laid out as the kernel's parameters (Go memory without pointers,
+// read during the call only: the driver copies them), passed whole through
+// the launch's extra array.
+func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, size int) int32 {
 	return int32(C.hz_launch_packed(C.uintptr_t(ws), C.uintptr_t(wm), C.uintptr_t(f), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(shared), C.uintptr_t(s),
-		(*C.uint8_t)(unsafe.Pointer(buf)), (*C.uint16_t)(unsafe.Pointer(unsafe.SliceData(offs))), C.int(len(offs))))
+		(*C.uint8_t)(unsafe.Pointer(buf)), C.size_t(size)))
 }
 
 // Barrier orders this thread's earlier stores (closing bits, late marks)

@@ -33,7 +33,7 @@ func Launch(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, 
 	return NoSlot
 }
 
-func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, offs []uint16) int32 {
+func LaunchPacked(ws, wm, f uintptr, grid, block [3]uint32, shared uint32, s uintptr, buf *byte, size int) int32 {
 	return NoSlot
 }
 

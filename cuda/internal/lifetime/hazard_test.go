@@ -334,15 +334,17 @@ func TestHazardLaunch(t *testing.T) {
 	grid, block := [3]uint32{7, 1, 1}, [3]uint32{1, 5, 1}
 	var buf [16]byte
 	buf[8] = 42 // the value at offset 8
-	offs := []uint16{8}
 	SetFn(OpLaunch, 0)
-	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs); r != NoSlot || a[0].Load() != 0 {
+	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], len(buf)); r != NoSlot || a[0].Load() != 0 {
 		t.Fatalf("launch without an entry point: %d (want %d), called %d times", r, NoSlot, a[0].Load())
 	}
 	SetFn(OpLaunch, LaunchFn())
 	defer SetFn(OpLaunch, 0)
-	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs); r != 0 || a[0].Load() != 1 || a[1].Load() != 42 || a[2].Load() != 7+5+3 {
+	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], len(buf)); r != 0 || a[0].Load() != 1 || a[1].Load() != 42 || a[2].Load() != 7+5+3 {
 		t.Fatalf("packed launch: %d, called %d times, parameter %d, dims %d; want 0, once, 42, 15", r, a[0].Load(), a[1].Load(), a[2].Load())
+	}
+	if r := LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], 12); r != 1 || a[0].Load() != 1 {
+		t.Fatalf("packed launch of 12 bytes where the kernel takes 16: %d, called %d times; want the launch's 1 (its size reached it), once", r, a[0].Load())
 	}
 	c[1].Store(-9)
 	c[0].Store(int64(Addr(&c[1].Int64)))
@@ -354,7 +356,7 @@ func TestHazardLaunch(t *testing.T) {
 	}
 	for i := range w {
 		w[i].Store(Closing)
-		if r, flush := Split(LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], offs)); r != Refused || !flush || a[0].Load() != 2 {
+		if r, flush := Split(LaunchPacked(ws, wm, f, grid, block, 3, 0, &buf[0], len(buf))); r != Refused || !flush || a[0].Load() != 2 {
 			t.Fatalf("launch with word %d closing: %d, flush %v, called %d times; want %d, flush, twice", i, r, flush, a[0].Load(), Refused)
 		}
 		if r := Launch(ws, wm, f, grid, block, 3, 0, unsafe.Pointer(&c[0])); r != Refused || a[0].Load() != 2 {
