@@ -104,16 +104,15 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // while the driver launches, as the events' hot calls do.
 func (s *Stream) Launch(k *Kernel, cfg LaunchConfig, args ...driver.KernelArg) error {
 	r := noHot
-	if s != nil && s.w != nil && k != nil && k.hot && len(args) == len(k.offs) && k.p == s.p && cfg.Cluster == (Dim3{}) && !cfg.Cooperative {
+	if s != nil && s.w != nil && k != nil && k.p == s.p && cfg.Cluster == (Dim3{}) && !cfg.Cooperative {
 		// The hazard launch (lifetime.go): arguments of the types that
 		// passed the checks before, packed at their parameters' offsets on
 		// the stack and passed to the driver as one parameter buffer,
 		// launched in one crossing that holds the stream and the module open
 		// without counting in.
 		grid, block := cfg.dims()
-		if k.fits(block, cfg.SharedMem) && k.seen(args) {
-			var buf hotArgs
-			k.pack(&buf, args)
+		var buf hotArgs
+		if plan := k.plan.Load(); plan != nil && k.fits(block, cfg.SharedMem) && packSeen(&buf, *plan, args) {
 			if r = lifetime.LaunchPacked(lifetime.Addr(s.w), k.mw, uintptr(k.f), dims3(grid), dims3(block), uint32(cfg.SharedMem), uintptr(s.h), &buf.b[0], k.argBytes); r == 0 {
 				return nil
 			}
@@ -180,23 +179,41 @@ func (k *Kernel) seen(args []driver.KernelArg) bool {
 	return true
 }
 
-// pack copies each argument's value into buf at its parameter's offset:
-// args have passed checkArgs (seen), so each one is of its parameter's
-// size, and a hot kernel's parameters fit buf (hotKernel).
-func (k *Kernel) pack(buf *hotArgs, args []driver.KernelArg) {
+// hotEntry is one argument of a hot kernel's launches: the type word of
+// the argument that passed checkArgs first, and its parameter's offset and
+// size (within hotArgBytes).
+type hotEntry struct {
+	typ       uintptr
+	off, size uint16
+}
+
+// packSeen copies each argument's value into buf at its parameter's
+// offset, in one pass that also checks each is of the type in plan (so
+// that it passed checkArgs, and is of its parameter's size): false at the
+// first that is not, or where args are not one per entry (buf then holds
+// nothing the caller uses).
+func packSeen(buf *hotArgs, plan []hotEntry, args []driver.KernelArg) bool {
+	if len(args) != len(plan) {
+		return false
+	}
 	for i := range args {
-		off, size := int(k.offs[i]), k.params[i].Size
-		src := (*[2]unsafe.Pointer)(unsafe.Pointer(&args[i]))[1] // a plain value's data word points at it
+		e := &plan[i]
+		w := (*[2]unsafe.Pointer)(unsafe.Pointer(&args[i]))
+		if uintptr(w[0]) != e.typ {
+			return false
+		}
+		src, off, size := w[1], uintptr(e.off), uintptr(e.size) // a plain value's data word points at it
 		dst := unsafe.Pointer(&buf.b[off])
 		switch {
-		case size == 8 && off%8 == 0 && uintptr(src)%8 == 0:
+		case size == 8 && (off|uintptr(src))%8 == 0:
 			*(*uint64)(dst) = *(*uint64)(src)
-		case size == 4 && off%4 == 0 && uintptr(src)%4 == 0:
+		case size == 4 && (off|uintptr(src))%4 == 0:
 			*(*uint32)(dst) = *(*uint32)(src)
 		default:
 			copy(buf.b[off:off+size], unsafe.Slice((*byte)(src), size))
 		}
 	}
+	return true
 }
 
 // hotKernel sets what k's hazard launches read: its context, its module's
@@ -377,7 +394,13 @@ func (k *Kernel) checkArgs(op string, args []driver.KernelArg) error {
 		for i := range args {
 			ts[i] = typeWord(&args[i])
 		}
-		k.checked.CompareAndSwap(nil, &ts)
+		if k.checked.CompareAndSwap(nil, &ts) && k.hot && len(ts) == len(k.offs) {
+			plan := make([]hotEntry, len(ts))
+			for i, t := range ts {
+				plan[i] = hotEntry{typ: t, off: k.offs[i], size: uint16(k.params[i].Size)}
+			}
+			k.plan.Store(&plan)
+		}
 	}
 	return nil
 }

@@ -201,12 +201,15 @@ type Kernel struct {
 	checked atomic.Pointer[[]uintptr]
 	// What a hazard launch reads (hotKernel): the module's context and
 	// state word, and, where hot, each parameter's offset and the bytes
-	// of the parameter buffer (the end of the last parameter).
+	// of the parameter buffer (the end of the last parameter); plan, once
+	// the checked types are known, each argument's type word, offset and
+	// size in one array (Stream.Launch's one pass over its arguments).
 	p        *ctxState
 	mw       uintptr
 	offs     []uint16
 	argBytes int
 	hot      bool
+	plan     atomic.Pointer[[]hotEntry]
 	// The rest.
 	params []KernelParam // nil unless known
 	known  bool          // the driver told the parameters
