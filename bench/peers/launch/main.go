@@ -285,12 +285,14 @@ func main() {
 		}
 		// The cuda package's launches over the calls they make, paired
 		// round by round: Stream.Launch over LaunchArgs on the same stream
-		// and kernel, LaunchPrepared over the raw LaunchKernel.
+		// and kernel, LaunchPrepared over the raw LaunchKernel, and
+		// Stream.Launch (typed arguments) over the raw LaunchKernel.
 		idx := func(name string) int {
 			return slices.IndexFunc(vs, func(x variant) bool { return x.name == name })
 		}
 		for _, p := range [][2]string{{"cudagen cuda Stream.Launch (arguments checked)", "cudagen LaunchArgs on the cuda package's stream and kernel"},
-			{"cudagen cuda LaunchPrepared", "cudagen LaunchKernel (raw kernelParams)"}} {
+			{"cudagen cuda LaunchPrepared", "cudagen LaunchKernel (raw kernelParams)"},
+			{"cudagen cuda Stream.Launch (arguments checked)", "cudagen LaunchKernel (raw kernelParams)"}} {
 			a, c := idx(p[0]), idx(p[1])
 			d := make([]float64, rounds)
 			for r := range d {
