@@ -84,8 +84,9 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // driver.ArgStruct for a struct or an array, Buffer.Arg for a buffer),
 // through cuLaunchKernel (cuLaunchCooperativeKernel for a
 // cfg.Cooperative, cuLaunchKernelEx for a cfg.Cluster). The values are
-// copied during the call; Go memory is never kept. k must be of s's context (a module loaded on s's device),
-// else the error matches ErrWrongDevice.
+// copied during the call; Go memory is never kept. k must be of s's
+// context (a module loaded on s's device), else the error matches
+// ErrWrongDevice.
 //
 // Before the driver is called, Launch refuses, with an error saying which:
 // a block of more threads than the kernel takes
@@ -96,8 +97,8 @@ func (c LaunchConfig) dims() (grid, block Dim3) {
 // kernel's parameters (Kernel.Params), a number of arguments other than
 // the kernel's parameters, or an argument whose size is not its
 // parameter's (ErrMismatch), which the driver would read wrongly rather
-// than refuse. The driver places each argument at its parameter's offset,
-// whatever Go's alignment of the value. A launch in steady state allocates
+// than refuse. Each argument lands at its parameter's offset, whatever
+// Go's alignment of the value. A launch in steady state allocates
 // nothing, and where the driver told the kernel's parameters, on a stream
 // of its own, with arguments of the types an earlier launch of k passed,
 // it is one crossing into C that holds the stream and the module open

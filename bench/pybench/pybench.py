@@ -39,6 +39,17 @@ LegacyPinnedMemoryResource buffer and a device buffer) and
 cuda.bindings' cuMemcpyHtoDAsync/cuMemcpyDtoHAsync on the same memory, each
 followed by a stream synchronization, interleaved; the medians in GB/s (1e9
 bytes), beside cuda_test's BenchmarkCopySideBySide.
+
+    python3 bench/pybench/pybench.py copy-pageable [ROUNDS]
+
+copies 256 MiB between ordinary (pageable) host memory, a numpy array, and
+device memory ROUNDS times each way (default 9), the routes the Python
+libraries offer from such memory: CuPy's ndarray.set and get, torch's
+Tensor.copy_ (a CPU tensor over the same array), cuda.bindings'
+cuMemcpyHtoDAsync/cuMemcpyDtoHAsync from the array's address; beside them,
+the same copies from page-locked memory (cuMemHostAlloc) through
+cuda.bindings: the reference the Go slice's copy is measured against.
+Interleaved, each copy followed by a synchronization; medians in GB/s.
 """
 import ctypes
 import os
@@ -494,6 +505,72 @@ def run_copy(rounds):
     return 0
 
 
+def run_copy_pageable(rounds):
+    """The pageable copy comparison (see the module's text)."""
+    import numpy as np
+    import cupy as cp
+    import torch
+    try:
+        from cuda.bindings import driver as cu
+    except ImportError:
+        from cuda import cuda as cu
+    size = 256 << 20
+    n = size // 4
+    torch.cuda.init()
+    dev_c = cp.empty(n, dtype=cp.float32)
+    dev_t = torch.empty(n, dtype=torch.float32, device="cuda")
+    host = np.arange(n, dtype=np.float32)
+    host_t = torch.from_numpy(host)
+    # cuda.bindings on the context torch and CuPy share (the primary one).
+    err, ctx = cu.cuCtxGetCurrent()
+    if err != cu.CUresult.CUDA_SUCCESS or int(ctx) == 0:
+        raise RuntimeError(f"cuda.bindings: no current context ({err})")
+
+    def ck(ret):
+        if ret[0] != cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuda.bindings: {ret[0]}")
+        return ret[1:] if len(ret) > 1 else None
+
+    (pinned,) = ck(cu.cuMemHostAlloc(size, 0))
+    (dptr,) = ck(cu.cuMemAlloc(size))
+    (st,) = ck(cu.cuStreamCreate(1))
+    hs = int(st)
+    addr = host.ctypes.data
+
+    def sync_all():
+        ck(cu.cuCtxSynchronize())
+
+    def timed(f):
+        t0 = time.perf_counter_ns()
+        f()
+        sync_all()
+        return size / (time.perf_counter_ns() - t0)
+
+    cases = [
+        ("cuda.bindings cuMemcpyHtoDAsync, page-locked", lambda: ck(cu.cuMemcpyHtoDAsync(dptr, pinned, size, hs))),
+        ("cuda.bindings cuMemcpyHtoDAsync, pageable", lambda: ck(cu.cuMemcpyHtoDAsync(dptr, addr, size, hs))),
+        ("CuPy ndarray.set, pageable", lambda: dev_c.set(host)),
+        ("torch Tensor.copy_, pageable, to the device", lambda: dev_t.copy_(host_t)),
+        ("cuda.bindings cuMemcpyDtoHAsync, page-locked", lambda: ck(cu.cuMemcpyDtoHAsync(pinned, dptr, size, hs))),
+        ("cuda.bindings cuMemcpyDtoHAsync, pageable", lambda: ck(cu.cuMemcpyDtoHAsync(addr, dptr, size, hs))),
+        ("CuPy ndarray.get, pageable", lambda: dev_c.get(out=host)),
+        ("torch Tensor.copy_, pageable, to the host", lambda: host_t.copy_(dev_t)),
+    ]
+    for _, f in cases:  # warm up
+        timed(f)
+    res = {name: [] for name, _ in cases}
+    for _ in range(rounds):
+        for name, f in cases:
+            res[name].append(timed(f))
+    print(f"copy 256 MiB, pageable (a numpy array) and page-locked host memory and device memory, {rounds} rounds (GB/s, medians)")
+    for name, _ in cases:
+        print(f"copy {name}: {_q(res[name], 0.5):.1f} GB/s (p10 {_q(res[name], 0.1):.1f}, p90 {_q(res[name], 0.9):.1f})")
+    ck(cu.cuMemFreeHost(pinned))
+    ck(cu.cuMemFree(dptr))
+    ck(cu.cuStreamDestroy(st))
+    return 0
+
+
 def _q(v, p):
     """The p-quantile of v: the element at p of the sorted copy (as bench/peers/launch takes it)."""
     w = sorted(v)
@@ -536,6 +613,7 @@ def main():
     modes = {
         "launch": lambda a: run_launch(int(a[0]) if a else 101, int(a[1]) if len(a) > 1 else 400),
         "copy": lambda a: run_copy(int(a[0]) if a else 9),
+        "copy-pageable": lambda a: run_copy_pageable(int(a[0]) if a else 9),
         "compile": lambda a: run_compile(int(a[0]) if a else 50),
     }
     if len(sys.argv) >= 2 and sys.argv[1] in modes:
@@ -545,7 +623,7 @@ def main():
             print(f"pybench: {sys.argv[1]}: {type(e).__name__}: {e}", file=sys.stderr)
             return 3
     if len(sys.argv) < 2 or sys.argv[1] not in LIBS:
-        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile|copy}} [N [RUNS]]", file=sys.stderr)
+        print(f"usage: pybench.py {{{'|'.join(LIBS)}|launch|compile|copy|copy-pageable}} [N [RUNS]]", file=sys.stderr)
         return 2
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
