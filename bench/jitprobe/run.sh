@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # The driver's PTX JIT compiler without Go, on a GPU machine with the
 # toolkit (docs/runs/gpu-runs.md, 2026-11-28): whether the driver reads a
-# module image after the load (imgprobe) and whether cold-JIT loads crash
-# from C alone (jitstress). About a minute.
+# module image after the load (imgprobe), whether cold-JIT loads crash
+# from C alone (jitstress), and in which call the driver compiles PTX
+# (jitwhere: each step timed, module and context-independent library
+# loading). About a minute.
 #   bash bench/jitprobe/run.sh
 set -uo pipefail
 cd "$(dirname "$0")"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-nvcc -ptx -arch=compute_70 k.cu -o "$d/k.ptx" || exit 1
+nvcc -ptx -arch=compute_75 k.cu -o "$d/k.ptx" || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/imgprobe" imgprobe.c -lcuda || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitstress" jitstress.c -lcuda -lpthread || exit 1
+gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitwhere" jitwhere.c -lcuda || exit 1
 status=0
 for lm in LAZY EAGER; do for cd in 0 1; do for mode in 0 1 2; do
 	echo -n "imgprobe CUDA_MODULE_LOADING=$lm CUDA_CACHE_DISABLE=$cd: "
 	CUDA_MODULE_LOADING=$lm CUDA_CACHE_DISABLE=$cd "$d/imgprobe" "$d/k.ptx" $mode || status=1
 done; done; done
 export CUDA_CACHE_DISABLE=1
+for lm in LAZY EAGER; do for mode in module library library-fn; do
+	echo "jitwhere $mode, CUDA_MODULE_LOADING=$lm:"
+	CUDA_MODULE_LOADING=$lm timeout 60 "$d/jitwhere" "$d/k.ptx" $mode || status=1
+done; done
 for v in "1 150 0 0 0" "1 150 1 0 0" "1 100 0 0 4" "4 60 0 0 0" "4 60 1 0 4" "8 40 1 1024 4"; do
 	echo -n "jitstress $v: "
 	# shellcheck disable=SC2086
