@@ -4,21 +4,16 @@
 // module's two kernels, and checks what they wrote.
 //   imgprobe k.ptx MODE
 #include <cuda.h>
+#include "image.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #define CK(x) do { CUresult r_ = (x); if (r_) { const char *s; cuGetErrorName(r_, &s); printf("%s -> %s\n", #x, s); return 1; } } while (0)
 int main(int argc, char **argv) {
 	if (argc != 3) return 2;
-	FILE *f = fopen(argv[1], "rb");
-	if (f == NULL) return 2;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *img = malloc(n + 1);
-	if (fread(img, 1, n, f) != (size_t)n) return 2;
-	img[n] = 0;
-	fclose(f);
+	long n;
+	char *img = read_image(argv[1], &n);
+	if (img == NULL) return 2;
 	int mode = atoi(argv[2]);
 	CUdevice d; CUcontext c; CUmodule m; CUfunction f1, f2; CUdeviceptr p;
 	CK(cuInit(0)); CK(cuDeviceGet(&d, 0)); CK(cuDevicePrimaryCtxRetain(&c, d)); CK(cuCtxSetCurrent(c));

@@ -6,6 +6,7 @@
 // sync and destroy events on 1 MiB stacks with every signal blocked.
 //   jitstress k.ptx T ITERS NEWTHREAD STACKKB S
 #include <cuda.h>
+#include "image.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -69,15 +70,8 @@ static void *syncer(void *v) {
 }
 int main(int argc, char **argv) {
 	if (argc != 7) return 2;
-	FILE *f = fopen(argv[1], "rb");
-	if (f == NULL) return 2;
-	fseek(f, 0, SEEK_END);
-	ptxn = ftell(f);
-	rewind(f);
-	ptx = malloc(ptxn + 1);
-	if (fread(ptx, 1, ptxn, f) != (size_t)ptxn) return 2;
-	ptx[ptxn] = 0;
-	fclose(f);
+	ptx = read_image(argv[1], &ptxn);
+	if (ptx == NULL) return 2;
 	int T = atoi(argv[2]), S = atoi(argv[6]);
 	iters = atoi(argv[3]); newthread = atoi(argv[4]); stackkb = atoi(argv[5]);
 	if (T < 1 || T > 16 || S < 0 || S > 8) return 2;

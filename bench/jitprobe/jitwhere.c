@@ -12,6 +12,7 @@
 //   jitwhere k.ptx library-fn  the same with cuKernelGetFunction before the
 //                           launch
 #include <cuda.h>
+#include "image.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +23,9 @@ static double now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts
 #define STEP(name, x) do { t0 = now(); CK(x); printf("  %-34s %8.3f ms\n", name, now() - t0); } while (0)
 int main(int argc, char **argv) {
 	if (argc != 3) return 2;
-	FILE *f = fopen(argv[1], "rb");
-	if (f == NULL) return 2;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *img = malloc(n + 1);
-	if (fread(img, 1, n, f) != (size_t)n) return 2;
-	img[n] = 0;
-	fclose(f);
+	long n;
+	char *img = read_image(argv[1], &n);
+	if (img == NULL) return 2;
 	CUdevice d; CUcontext c; CUdeviceptr p;
 	CK(cuInit(0)); CK(cuDeviceGet(&d, 0));
 	void *a[] = {&p};

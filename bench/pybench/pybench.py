@@ -456,6 +456,18 @@ def _core_launcher(ptx):
     return Launcher()
 
 
+def _rounds(cases, rounds, timed):
+    """Each case's figures: one warm-up each, then rounds rounds of every
+    case in order (interleaved), timed(f) a figure per run of f."""
+    for _, f in cases:
+        timed(f)
+    res = {name: [] for name, _ in cases}
+    for _ in range(rounds):
+        for name, f in cases:
+            res[name].append(timed(f))
+    return res
+
+
 def run_copy(rounds):
     """The copy comparison (see the module's text)."""
     try:
@@ -491,12 +503,7 @@ def run_copy(rounds):
         ("cuda.bindings cuMemcpyDtoHAsync", lambda: ck(cu.cuMemcpyDtoHAsync(int(hbuf.handle), int(dbuf.handle), size, hs))),
         ("cuda.core Buffer.copy_from, to the host", lambda: hbuf.copy_from(dbuf, stream=s)),
     ]
-    for _, f in cases:  # warm up
-        timed(f)
-    res = {name: [] for name, _ in cases}
-    for _ in range(rounds):
-        for name, f in cases:
-            res[name].append(timed(f))
+    res = _rounds(cases, rounds, timed)
     print(f"copy 256 MiB, page-locked host memory and device memory, {rounds} rounds (GB/s, medians)")
     for name, _ in cases:
         print(f"copy {name}: {_q(res[name], 0.5):.1f} GB/s")
@@ -556,12 +563,7 @@ def run_copy_pageable(rounds):
         ("CuPy ndarray.get, pageable", lambda: dev_c.get(out=host)),
         ("torch Tensor.copy_, pageable, to the host", lambda: host_t.copy_(dev_t)),
     ]
-    for _, f in cases:  # warm up
-        timed(f)
-    res = {name: [] for name, _ in cases}
-    for _ in range(rounds):
-        for name, f in cases:
-            res[name].append(timed(f))
+    res = _rounds(cases, rounds, timed)
     print(f"copy 256 MiB, pageable (a numpy array) and page-locked host memory and device memory, {rounds} rounds (GB/s, medians)")
     for name, _ in cases:
         print(f"copy {name}: {_q(res[name], 0.5):.1f} GB/s (p10 {_q(res[name], 0.1):.1f}, p90 {_q(res[name], 0.9):.1f})")
