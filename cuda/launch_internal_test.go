@@ -53,7 +53,9 @@ func TestHotLaunchPacking(t *testing.T) {
 	// int32 where a float32 passed) or another count: not packed.
 	other := append([]driver.KernelArg(nil), args...)
 	other[1] = driver.Arg(int32(1))
-	if packSeen(&buf, *plan, other) || packSeen(&buf, *plan, args[:4]) {
+	wider := append([]driver.KernelArg(nil), args...)
+	wider[0] = driver.Arg(float32(1))
+	if packSeen(&buf, *plan, other) || packSeen(&buf, *plan, wider) || packSeen(&buf, *plan, args[:4]) {
 		t.Error("arguments of other types, or fewer, pack as the checked ones")
 	}
 	for _, ps := range [][]KernelParam{{{0, 8}, {hotArgBytes - 4, 8}}, {{-1, 4}}, {{0, 0}}} {

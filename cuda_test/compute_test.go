@@ -669,22 +669,16 @@ func TestLayerBufferFreeOffFlusher(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Earlier tests' objects may still be destroyed meanwhile, lowering
-	// the count of live handles; nothing else creates any. So the stream
-	// is destroyed once the count is back to at most what it was before
-	// it, and the free's wait held no destroy up.
-	live, _ := fakeCounter("fakecuda_live_handles")
+	// The fake watches this stream's handle: it reports the handle's
+	// destroy itself (earlier tests' late destroys move the count of live
+	// handles too).
 	s := must[*cuda.Stream](t)(dev.NewStream())
+	if !fakeSet("fakecuda_watch_handle", int64(s.Handle())) || !fakeSet("fakecuda_watched_destroyed", 0) {
+		t.Fatal("the fake driver cannot watch a handle")
+	}
 	ok(t, s.Close())
-	for i := 0; ; i++ {
-		n, _ := fakeCounter("fakecuda_live_handles")
-		if n <= live {
-			break
-		}
-		if i == 6000 { // a minute: the flusher's work, on a busy machine
-			t.Fatalf("fakecuda_live_handles is %d a minute on, want at most %d: a stream closed while a buffer's free waits was not destroyed (the free holds the flusher)", n, live)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitCounter(t, "fakecuda_watched_destroyed", 1) {
+		t.Fatal("a stream closed while a buffer's free waits was not destroyed: the free holds the flusher")
 	}
 	if n, _ := fakeCounter("fakecuda_frees_waiting"); n < 1 {
 		t.Fatal("no free waits at the gate any more, with the gate closed")

@@ -35,7 +35,8 @@
 //     it), events and streams alive (fakecuda_live_handles), and primary
 //     context retains not yet released (fakecuda_retains), stream
 //     synchronizations waiting for work now (fakecuda_stream_syncs_waiting),
-//     and events created (fakecuda_event_creates).
+//     events created (fakecuda_event_creates), and whether a watched
+//     handle was destroyed (fakecuda_watch_handle, fakecuda_watched_destroyed).
 //   - Driver versions: cuDriverGetVersion reports FAKECUDA_VERSION (default
 //     13000), and cuGetProcAddress hands out, for a name and an ABI
 //     version, the newest entry point of that name whose ABI version is at
@@ -89,6 +90,10 @@ enum {
 long long fakecuda_released_calls;
 long long fakecuda_stale_calls;
 long long fakecuda_live_handles;
+// A handle a test watches (fakecuda_watch_handle, set through dlsym), and
+// whether it was destroyed since (fakecuda_watched_destroyed: 1).
+long long fakecuda_watch_handle;
+long long fakecuda_watched_destroyed;
 long long fakecuda_retains; // primary-context retains not yet released, all devices
 long long fakecuda_stream_syncs_waiting; // cuStreamSynchronize calls waiting for work now
 long long fakecuda_event_syncs; // cuEventSynchronize calls
@@ -192,6 +197,10 @@ static void *alloc(int kind, int dev, unsigned flags) {
 }
 
 static void release_slot(int i) { // under mu
+	uintptr_t h = ((uintptr_t)slots[i].gen << 32) | (uintptr_t)i;
+	if (__atomic_load_n(&fakecuda_watch_handle, __ATOMIC_SEQ_CST) == (long long)h) {
+		__atomic_store_n(&fakecuda_watched_destroyed, 1, __ATOMIC_SEQ_CST);
+	}
 	slots[i].kind = FREE;
 	slots[i].gen++;
 	freelist[nfree++] = i;
@@ -1473,7 +1482,9 @@ static CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 			else if (extra[i] == (void *)2 && extra[i + 1] != NULL) size = *(const size_t *)extra[i + 1], sized = 1;
 			else ok = 0;
 		}
-		if (!ok || buf == NULL || !sized || size < total) {
+		// The size must be the parameters' end, as the package computes it:
+		// drivers have been reported to refuse a padded one.
+		if (!ok || buf == NULL || !sized || size != total) {
 			pthread_mutex_unlock(&mu);
 			return INVALID_VALUE;
 		}
