@@ -172,12 +172,16 @@ var (
 	fakeLib  string
 	fakeErr  error
 	fakeSkip string
+
+	// fakeEntries are the fake's entry points: those this build's
+	// cudaTypedefs.h types, as onFake read them.
+	fakeEntries []abiEntry
 )
 
-// onFake runs the test named name in a child process whose loader opens a
+// onFake runs the calling test in a child process whose loader opens a
 // fake driver built from this build's cudaTypedefs.h (the loader opens
 // the driver once per process), and reports whether this is that child.
-func onFake(t *testing.T, name string) (entries []abiEntry, child bool) {
+func onFake(t *testing.T) (child bool) {
 	t.Helper()
 	if !cgoEnabled {
 		t.Skip("built without cgo: no call reaches a driver")
@@ -190,8 +194,9 @@ func onFake(t *testing.T, name string) (entries []abiEntry, child bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fakeEntries = entries
 	if os.Getenv(abiChildEnv) != "" {
-		return entries, true
+		return true
 	}
 	fakeOnce.Do(func() {
 		cc := os.Getenv("CC")
@@ -224,6 +229,7 @@ func onFake(t *testing.T, name string) (entries []abiEntry, child bool) {
 		t.Fatal(fakeErr)
 	}
 	t.Cleanup(func() {}) // the library stays for the other tests; the OS temp dir holds it
+	name := t.Name()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), abiChildEnv+"=1", "CUDAGEN_LIBCUDA="+fakeLib)
 	out, err := cmd.CombinedOutput()
@@ -231,7 +237,7 @@ func onFake(t *testing.T, name string) (entries []abiEntry, child bool) {
 		t.Fatalf("%s against the fake driver failed (%v):\n%s", name, err, out)
 	}
 	t.Logf("against the fake driver:\n%s", lastLines(out, 4))
-	return entries, false
+	return false
 }
 
 func lastLines(b []byte, n int) string {
@@ -240,35 +246,42 @@ func lastLines(b []byte, n int) string {
 }
 
 func TestABIEntryPoints(t *testing.T) {
-	entries, child := onFake(t, "TestABIEntryPoints")
-	if !child {
+	if !onFake(t) {
 		return
 	}
-	checkABI(t, entries)
-	t.Logf("%d functions of CUDA %s reached their declared entry points (%d typedef'd in cudaTypedefs.h)", len(Functions), Toolkit, len(entries))
+	checkABI(t)
+	t.Logf("%d functions of CUDA %s reached their declared entry points (%d typedef'd in cudaTypedefs.h)", len(Functions), Toolkit, len(fakeEntries))
 }
 
 // reached says whether a call's error is the fake's answer (the call got
 // through cgo to the entry point of name).
-func reached(t *testing.T, entries []abiEntry, name string, err error) {
+func reached(t *testing.T, name string, err error) {
 	t.Helper()
-	var r Result
-	if !errors.As(err, &r) || int(r) < abiEntryBase || int(r) >= abiEntryBase+len(entries) || entries[int(r)-abiEntryBase].name != name {
+	if e, ok := answeredBy(err); !ok || e.name != name {
 		t.Errorf("%s: the call did not reach the driver: %v", name, err)
 	}
+}
+
+// answeredBy is the fake's entry point whose answer a call's error is, if
+// it is one.
+func answeredBy(err error) (abiEntry, bool) {
+	var r Result
+	if !errors.As(err, &r) || int(r) < abiEntryBase || int(r) >= abiEntryBase+len(fakeEntries) {
+		return abiEntry{}, false
+	}
+	return fakeEntries[int(r)-abiEntryBase], true
 }
 
 // Go memory holding Go pointers, passed the obvious way, never makes cgo
 // panic: the wrappers pin what it points to for the call.
 func TestGoMemoryNeverPanics(t *testing.T) {
-	entries, child := onFake(t, "TestGoMemoryNeverPanics")
-	if !child {
+	if !onFake(t) {
 		return
 	}
 	// cuLaunchKernel: kernelParams point at Go variables.
 	x, y := uint64(7), float32(2)
 	params := []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}
-	reached(t, entries, "cuLaunchKernel", LaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, 0, params, nil))
+	reached(t, "cuLaunchKernel", LaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, 0, params, nil))
 	// cuLaunchKernelEx: the config's attributes are Go memory; the access
 	// policy window's base is an address (an integer to Go: the union's
 	// other members hold integers in its word).
@@ -277,18 +290,18 @@ func TestGoMemoryNeverPanics(t *testing.T) {
 	attrs[1].Id = LaunchAttributeAccessPolicyWindow
 	attrs[1].Value.AccessPolicyWindow().Base_ptr = 0x1000
 	cfg := LaunchConfig{GridDimX: 1, GridDimY: 1, GridDimZ: 1, BlockDimX: 1, BlockDimY: 1, BlockDimZ: 1, Attrs: &attrs[0], NumAttrs: 2}
-	reached(t, entries, "cuLaunchKernelEx", LaunchKernelEx(&cfg, 0, params, nil))
+	reached(t, "cuLaunchKernelEx", LaunchKernelEx(&cfg, 0, params, nil))
 	// cuMemcpy2D from a Go slice.
 	src := make([]byte, 256)
 	cp := Memcpy2DParams{SrcMemoryType: MemorytypeHost, SrcPitch: 16, DstMemoryType: MemorytypeDevice, DstDevice: 0x1000, DstPitch: 16, WidthInBytes: 16, Height: 16}
-	reached(t, entries, "cuMemcpy2D", Memcpy2DHost(&cp, src, nil))
+	reached(t, "cuMemcpy2D", Memcpy2DHost(&cp, src, nil))
 	runtime.KeepAlive(src)
 }
 
 // checkABI runs in the child, against the fake: every call must reach the
 // entry point of its name and ABI version, which must take as many
 // parameters as the wrapper passes.
-func checkABI(t *testing.T, entries []abiEntry) {
+func checkABI(t *testing.T) {
 	byGo := map[string]FunctionInfo{}
 	for _, f := range Functions {
 		byGo[f.Go] = f
@@ -296,12 +309,11 @@ func checkABI(t *testing.T, entries []abiEntry) {
 	for _, c := range noDriverCalls {
 		f := byGo[c.name]
 		err := c.call()
-		var r Result
-		if !errors.As(err, &r) || int(r) < abiEntryBase || int(r) >= abiEntryBase+len(entries) {
+		e, ok := answeredBy(err)
+		if !ok {
 			t.Errorf("%s (%s@%d): the call reached no entry point of the fake: %v", f.Go, f.Name, f.ABIVersion, err)
 			continue
 		}
-		e := entries[int(r)-abiEntryBase]
 		if e.name != f.Name || e.version != f.ABIVersion {
 			t.Errorf("%s: resolved as %s@%d, reached the entry point %s@%d", f.Go, f.Name, f.ABIVersion, e.name, e.version)
 		}
@@ -315,8 +327,7 @@ func checkABI(t *testing.T, entries []abiEntry) {
 // A typed parameter is checked against its table before the call: a
 // mismatch never reaches the driver, and says what to pass.
 func TestTypedParametersRefuseMismatches(t *testing.T) {
-	entries, child := onFake(t, "TestTypedParametersRefuseMismatches")
-	if !child {
+	if !onFake(t) {
 		return
 	}
 	refused := func(what string, err error, want ...string) {
@@ -337,21 +348,21 @@ func TestTypedParametersRefuseMismatches(t *testing.T) {
 		}
 	}
 	var ctx Context
-	reached(t, entries, "cuPointerGetAttribute", PointerGetAttribute(&ctx, PointerAttributeContext, 0))
+	reached(t, "cuPointerGetAttribute", PointerGetAttribute(&ctx, PointerAttributeContext, 0))
 	var small int32
 	refused("a *int32 for the context", PointerGetAttribute(&small, PointerAttributeContext, 0), "cuPointerGetAttribute", "CU_POINTER_ATTRIBUTE_CONTEXT", "*driver.Context", "*int32")
 	refused("a nil *Context", PointerGetAttribute((*Context)(nil), PointerAttributeContext, 0), "nil")
 	refused("a value, not a pointer", PointerGetAttribute(ctx, PointerAttributeContext, 0), "got driver.Context")
 	refused("an undeclared attribute", PointerGetAttribute(&ctx, PointerAttribute(9999), 0), "no Go type", "9999")
 	var managed bool
-	reached(t, entries, "cuPointerGetAttribute", PointerGetAttribute(&managed, PointerAttributeIsManaged, 0))
-	reached(t, entries, "cuMemRangeGetAttribute", MemRangeGetAttribute(make([]int32, 4), MemRangeAttributeAccessedBy, 0, 0))
+	reached(t, "cuPointerGetAttribute", PointerGetAttribute(&managed, PointerAttributeIsManaged, 0))
+	reached(t, "cuMemRangeGetAttribute", MemRangeGetAttribute(make([]int32, 4), MemRangeAttributeAccessedBy, 0, 0))
 	refused("an empty slice", MemRangeGetAttribute([]int32{}, MemRangeAttributeAccessedBy, 0, 0), "empty")
 	var fd int32
-	reached(t, entries, "cuMemExportToShareableHandle", MemExportToShareableHandle(&fd, 0, MemHandleTypePosixFileDescriptor, 0))
+	reached(t, "cuMemExportToShareableHandle", MemExportToShareableHandle(&fd, 0, MemHandleTypePosixFileDescriptor, 0))
 	refused("no handle type", MemExportToShareableHandle(&fd, 0, MemHandleTypeNone, 0), "has no")
 	_, err := MemImportFromShareableHandle(int32(5), MemHandleTypePosixFileDescriptor)
-	reached(t, entries, "cuMemImportFromShareableHandle", err)
+	reached(t, "cuMemImportFromShareableHandle", err)
 	_, err = MemImportFromShareableHandle(&fd, MemHandleTypePosixFileDescriptor)
 	refused("a pointer where the descriptor goes by value", err, "must be a int32")
 }
@@ -359,35 +370,34 @@ func TestTypedParametersRefuseMismatches(t *testing.T) {
 // A Go func given for a C callback is called with what the driver passes,
 // and its handle released after a one-shot call.
 func TestGoCallbacks(t *testing.T) {
-	entries, child := onFake(t, "TestGoCallbacks")
-	if !child {
+	if !onFake(t) {
 		return
 	}
 	ran := 0
-	reached(t, entries, "cuLaunchHostFunc", LaunchHostFuncGo(0, func() { ran++ }))
+	reached(t, "cuLaunchHostFunc", LaunchHostFuncGo(0, func() { ran++ }))
 	if ran != 1 {
 		t.Errorf("LaunchHostFuncGo: the func ran %d times, want 1", ran)
 	}
 	var got Stream
 	var status Result = -1
-	reached(t, entries, "cuStreamAddCallback", StreamAddCallbackGo(0x1234, func(s Stream, r Result) { got, status = s, r }, 0))
+	reached(t, "cuStreamAddCallback", StreamAddCallbackGo(0x1234, func(s Stream, r Result) { got, status = s, r }, 0))
 	if got != 0x1234 || status != Success {
 		t.Errorf("StreamAddCallbackGo: called with %#x, %v; want 0x1234, CUDA_SUCCESS", got, status)
 	}
 	// The destructor runs from a goroutine of the package (the driver may
 	// call it inside any call); the memory-rules fake's tests run it.
 	_, err := UserObjectCreateGo(func() {}, 1, 1)
-	reached(t, entries, "cuUserObjectCreate", err)
+	reached(t, "cuUserObjectCreate", err)
 	minGrid, block, err := OccupancyMaxPotentialBlockSizeGo(0, func(bs int32) uint64 { return uint64(bs) * 4 }, 0, 0)
-	reached(t, entries, "cuOccupancyMaxPotentialBlockSizeWithFlags", err)
+	reached(t, "cuOccupancyMaxPotentialBlockSizeWithFlags", err)
 	if minGrid != 512 || block != 128 {
 		t.Errorf("OccupancyMaxPotentialBlockSizeGo: %d, %d; want 512 (the Go func's answer for 128), 128", minGrid, block)
 	}
 	// A handle given out by NewHostFn calls f every time, until released.
 	calls := 0
 	fn, ud, release := NewHostFn(func() { calls++ })
-	reached(t, entries, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
-	reached(t, entries, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
+	reached(t, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
+	reached(t, "cuLaunchHostFunc", LaunchHostFunc(0, fn, ud))
 	release()
 	if calls != 2 {
 		t.Errorf("NewHostFn: called %d times, want 2", calls)

@@ -9,8 +9,7 @@ import "testing"
 // A Go func registered for asynchronous notifications is called with the
 // driver's notification and handle; unregistering reaches the driver once.
 func TestGoCallbackAsyncNotification(t *testing.T) {
-	entries, child := onFake(t, "TestGoCallbackAsyncNotification")
-	if !child {
+	if !onFake(t) {
 		return
 	}
 	var got AsyncNotificationInfo
@@ -18,7 +17,7 @@ func TestGoCallbackAsyncNotification(t *testing.T) {
 	unregister, err := DeviceRegisterAsyncNotificationGo(3, func(info *AsyncNotificationInfo, cb AsyncCallbackHandle) { got, handle = *info, cb })
 	// The fake answers each entry point with its own number: an error
 	// naming the entry point reached, so the handle was released.
-	reached(t, entries, "cuDeviceRegisterAsyncNotification", err)
+	reached(t, "cuDeviceRegisterAsyncNotification", err)
 	if got.Type != AsyncNotificationTypeOverBudget || got.Info.OverBudget().BytesOverBudget != 4096 || handle != 0x77 {
 		t.Errorf("the func got %+v, over budget %d, handle %#x; want OVER_BUDGET, 4096, 0x77", got, got.Info.OverBudget().BytesOverBudget, handle)
 	}

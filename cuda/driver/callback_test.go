@@ -42,6 +42,15 @@ func released(t *testing.T, base, dtors int64) {
 	})
 }
 
+// noUserObjects fails the test if the fake holds user objects, after what
+// the test did (after).
+func noUserObjects(t *testing.T, after string) {
+	t.Helper()
+	if n := fakeMemCounter(t, "fakemem_live_user_objects"); n != 0 {
+		t.Errorf("%d user objects live after %s", n, after)
+	}
+}
+
 // A Go host function launched into a stream capture runs at every launch
 // of the captured graph, and its handle is released once, when the graph
 // and the exec made from it are both destroyed, in either order: the
@@ -176,9 +185,7 @@ func TestGraphHostNodeGo(t *testing.T) {
 	launch(x2, [4]int64{4, 3, 2, 1})
 	check(t, GraphExecDestroyCtx(ctx, x2))
 	released(t, base, dtors+3)
-	if n := fakeMemCounter(t, "fakemem_live_user_objects"); n != 0 {
-		t.Errorf("%d user objects live after everything was destroyed", n)
-	}
+	noUserObjects(t, "everything was destroyed")
 }
 
 // A form whose driver call fails releases its handle at once.
@@ -209,9 +216,7 @@ func TestGoFormsReleaseOnError(t *testing.T) {
 		t.Errorf("UserObjectCreateGo without its required flag: %v", err)
 	}
 	waitFor(t, "the failed forms' release", func() bool { return liveCallbacks.Load() == base })
-	if n := fakeMemCounter(t, "fakemem_live_user_objects"); n != 0 {
-		t.Errorf("%d user objects live after the failed calls", n)
-	}
+	noUserObjects(t, "the failed calls")
 }
 
 // Every Go form refuses a nil func before the driver is called (here

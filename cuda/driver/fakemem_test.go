@@ -10,9 +10,7 @@ package driver
 //		}
 //		ctx := fakeMemContext(t) // cuInit; the primary context, retained and current
 //		... driver calls here reach the fake ...
-//		if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
-//			t.Errorf("the fake found %d kept buffers changed", n)
-//		}
+//		noCorruption(t) // nothing the fake kept has changed
 //	}
 //
 // onFakeMem builds the fake (gcc, or $CC; without cgo or a C compiler the
@@ -24,8 +22,9 @@ package driver
 // default). runOnFakeMem runs a named test so and returns its output and
 // error instead, for a test that expects the child to crash; inFakeMem
 // says whether this is such a child. fakeMemCounter reads one of the
-// fake's counters (the exported long longs of fakemem.c), waitFor waits
-// for a state the fake or a callback reaches asynchronously.
+// fake's counters (the exported long longs of fakemem.c), noCorruption
+// and launchedOnFake check some, waitFor waits for a state the fake or a
+// callback reaches asynchronously.
 // TestFakeMemLayout checks the fake's structs against this build's cuda.h.
 
 import (
@@ -165,6 +164,28 @@ func fakeMemCounter(t *testing.T, name string) int64 {
 	return atomic.LoadInt64((*int64)(unsafe.Pointer(&HostPtr(p).Bytes(8)[0])))
 }
 
+// noCorruption fails the test if the fake found memory it kept changed
+// after the call that passed it (fakemem_corruption).
+func noCorruption(t *testing.T) {
+	t.Helper()
+	if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
+		t.Fatalf("the fake found %d kept buffers changed after the call that passed them", n)
+	}
+}
+
+// launchedOnFake fails the test unless n kernel launches reached the fake
+// since it counted base, the last of them reading size bytes of
+// parameters.
+func launchedOnFake(t *testing.T, base, n, size int64) {
+	t.Helper()
+	if got := fakeMemCounter(t, "fakemem_kernel_launches"); got != base+n {
+		t.Fatalf("launches reaching the fake: %d, want %d", got-base, n)
+	}
+	if got := fakeMemCounter(t, "fakemem_last_params_size"); got != size {
+		t.Fatalf("the fake read %d bytes of parameters, want %d", got, size)
+	}
+}
+
 // waitFor waits until cond holds, for what the driver does on a thread of
 // its own (a destructor, a callback); it fails after a minute, which only
 // a state that never comes takes.
@@ -232,8 +253,8 @@ func TestFakeMemServes(t *testing.T) {
 }
 
 // The fake does what its header comment says for the JIT linker's logs,
-// texture border colours and kernel parameters, so that a lifetime test
-// on it means what it says.
+// texture border colours (four floats, both ways) and kernel parameters,
+// so that a lifetime test on it means what it says.
 func TestFakeMemKeeps(t *testing.T) {
 	if !onFakeMem(t) {
 		return
@@ -275,16 +296,12 @@ func TestFakeMemKeeps(t *testing.T) {
 	x, y := uint64(0x1122334455667788), float32(2)
 	launches := fakeMemCounter(t, "fakemem_kernel_launches")
 	check(t, LaunchKernelCtx(ctx, fn, 1, 1, 1, 1, 1, 1, 0, 0, []unsafe.Pointer{unsafe.Pointer(&x), unsafe.Pointer(&y)}, nil))
-	if fakeMemCounter(t, "fakemem_kernel_launches") != launches+1 || fakeMemCounter(t, "fakemem_last_params_size") != 12 {
-		t.Fatalf("the launch read %d bytes", fakeMemCounter(t, "fakemem_last_params_size"))
-	}
+	launchedOnFake(t, launches, 1, 12)
 	p := HostPtr(cSym("fakemem_last_params")).Bytes(12)
 	if *(*uint64)(unsafe.Pointer(&p[0])) != x || *(*float32)(unsafe.Pointer(&p[8])) != y {
 		t.Errorf("the launch read % x", p)
 	}
-	if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
-		t.Errorf("the fake found %d kept buffers changed", n)
-	}
+	noCorruption(t)
 }
 
 func cStringOf(b []byte) string {

@@ -36,13 +36,6 @@ func churn() {
 // parameters' sizes.
 var fakeImage = []byte("fakemem-image\nadd_one 8 4\n\x00")
 
-func noCorruption(t *testing.T) {
-	t.Helper()
-	if n := fakeMemCounter(t, "fakemem_corruption"); n != 0 {
-		t.Fatalf("the fake found %d kept buffers changed after the call that passed them", n)
-	}
-}
-
 // cuLinkCreate keeps optionValues for the link's life: the wrapper copies
 // them into C memory the link owns, freed by LinkDestroy.
 func TestLifetimeLinkOptionValues(t *testing.T) {
@@ -99,41 +92,36 @@ func TestLifetimeMemcpyNodeHostSides(t *testing.T) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	const n = 64
-	src, dst := hostPair(t, ctx, n)
-	copy(src.Bytes(n), strings.Repeat("kept", n/4))
-	g, err := GraphCreateCtx(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer GraphDestroyCtx(ctx, g)
-	p := Memcpy3DParams{SrcMemoryType: MemorytypeHost, SrcHost: src, SrcPitch: n, SrcHeight: 1,
-		DstMemoryType: MemorytypeHost, DstHost: dst, DstPitch: n, DstHeight: 1, WidthInBytes: n, Height: 1, Depth: 1}
-	if _, err := GraphAddMemcpyNodeCtx(ctx, g, nil, &p, ctx); err != nil {
-		t.Fatal(err)
-	}
-	churn()
-	x, err := GraphInstantiateWithFlagsCtx(ctx, g, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer GraphExecDestroyCtx(ctx, x)
-	for i := 0; i < 3; i++ {
-		if err := GraphLaunchCtx(ctx, x, 0); err != nil {
+	copiesThroughHost(t, ctx, 64, "the node did not copy through its kept host pointers", func(src, dst HostPtr, n uint64) {
+		g, err := GraphCreateCtx(ctx, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := StreamSynchronizeCtx(ctx, 0); err != nil {
+		defer GraphDestroyCtx(ctx, g)
+		p := Memcpy3DParams{SrcMemoryType: MemorytypeHost, SrcHost: src, SrcPitch: n, SrcHeight: 1,
+			DstMemoryType: MemorytypeHost, DstHost: dst, DstPitch: n, DstHeight: 1, WidthInBytes: n, Height: 1, Depth: 1}
+		if _, err := GraphAddMemcpyNodeCtx(ctx, g, nil, &p, ctx); err != nil {
 			t.Fatal(err)
 		}
 		churn()
-	}
-	if got := fakeMemCounter(t, "fakemem_memcpy_nodes_run"); got != 3 {
-		t.Fatalf("memcpy nodes run: %d, want 3", got)
-	}
-	if !bytes.Equal(dst.Bytes(n), src.Bytes(n)) {
-		t.Fatal("the node did not copy through its kept host pointers")
-	}
-	noCorruption(t)
+		x, err := GraphInstantiateWithFlagsCtx(ctx, g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer GraphExecDestroyCtx(ctx, x)
+		for i := 0; i < 3; i++ {
+			if err := GraphLaunchCtx(ctx, x, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := StreamSynchronizeCtx(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			churn()
+		}
+		if got := fakeMemCounter(t, "fakemem_memcpy_nodes_run"); got != 3 {
+			t.Fatalf("memcpy nodes run: %d, want 3", got)
+		}
+	})
 }
 
 // Launches: kernelParams must hold one pointer per kernel parameter (the
@@ -175,33 +163,7 @@ func TestLifetimeLaunchParams(t *testing.T) {
 	if err := LaunchArgsCtx(ctx, f, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, 0, p, v); err != nil {
 		t.Fatal(err)
 	}
-	if got := fakeMemCounter(t, "fakemem_kernel_launches"); got != launches+2 {
-		t.Fatalf("launches reaching the fake: %d, want 2", got-launches)
-	}
-	if got := fakeMemCounter(t, "fakemem_last_params_size"); got != 12 {
-		t.Fatalf("the fake read %d bytes of parameters, want 12", got)
-	}
-}
-
-// A border colour is four floats both ways.
-func TestLifetimeBorderColor(t *testing.T) {
-	if !onFakeMem(t) {
-		return
-	}
-	ctx := fakeMemContext(t)
-	ref, err := TexRefCreateCtx(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer TexRefDestroyCtx(ctx, ref)
-	want := [4]float32{1, 2, 3, 4}
-	if err := TexRefSetBorderColorCtx(ctx, ref, &want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := TexRefGetBorderColorCtx(ctx, ref)
-	if err != nil || got != want {
-		t.Fatalf("border colour %v (%v), want %v", got, err, want)
-	}
+	launchedOnFake(t, launches, 2, 12)
 }
 
 // The asynchronous copies use their host memory when the copy runs on
@@ -212,41 +174,38 @@ func TestLifetimeAsyncCopyHostMemory(t *testing.T) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	const n = 256
-	src, dst := hostPair(t, ctx, n)
-	for i, b := 0, src.Bytes(n); i < n; i++ {
-		b[i] = byte(i)
-	}
-	d, err := MemAllocCtx(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer MemFreeCtx(ctx, d)
-	s, err := StreamCreateCtx(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer StreamDestroyCtx(ctx, s)
-	if err := MemcpyHtoDAsyncCtx(ctx, d, src, n, s); err != nil {
-		t.Fatal(err)
-	}
-	if err := MemcpyDtoHAsyncCtx(ctx, dst, d, n, s); err != nil {
-		t.Fatal(err)
-	}
-	churn()
-	if err := StreamSynchronizeCtx(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(dst.Bytes(n), src.Bytes(n)) {
-		t.Fatal("the copies on the stream did not go through their host memory")
-	}
-	noCorruption(t)
+	copiesThroughHost(t, ctx, 256, "the copies on the stream did not go through their host memory", func(src, dst HostPtr, n uint64) {
+		d, err := MemAllocCtx(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer MemFreeCtx(ctx, d)
+		s, err := StreamCreateCtx(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer StreamDestroyCtx(ctx, s)
+		if err := MemcpyHtoDAsyncCtx(ctx, d, src, n, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := MemcpyDtoHAsyncCtx(ctx, dst, d, n, s); err != nil {
+			t.Fatal(err)
+		}
+		churn()
+		if err := StreamSynchronizeCtx(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
-// hostPair allocates two page-locked host buffers of n bytes in ctx, freed
-// when the test ends.
-func hostPair(t *testing.T, ctx Context, n uint64) (src, dst HostPtr) {
+// copiesThroughHost allocates two page-locked host buffers of n bytes in
+// ctx (freed when the test ends), fills the source, and has copyAll copy
+// it to the destination through calls that keep their host sides; then
+// the destination must hold the source's bytes (else the test fails
+// saying notCopied), and nothing the fake kept may have changed.
+func copiesThroughHost(t *testing.T, ctx Context, n uint64, notCopied string, copyAll func(src, dst HostPtr, n uint64)) {
 	t.Helper()
+	var src, dst HostPtr
 	for _, p := range []*HostPtr{&src, &dst} {
 		h, err := MemAllocHostCtx(ctx, n)
 		if err != nil {
@@ -255,5 +214,12 @@ func hostPair(t *testing.T, ctx Context, n uint64) (src, dst HostPtr) {
 		t.Cleanup(func() { MemFreeHostCtx(ctx, h) })
 		*p = h
 	}
-	return src, dst
+	for i, b := 0, src.Bytes(int(n)); i < len(b); i++ {
+		b[i] = byte(i)
+	}
+	copyAll(src, dst, n)
+	if !bytes.Equal(dst.Bytes(int(n)), src.Bytes(int(n))) {
+		t.Fatal(notCopied)
+	}
+	noCorruption(t)
 }

@@ -136,12 +136,7 @@ func Memcpy3DHost(pCopy *Memcpy3DParams, src, dst []byte) error {
 
 // Memcpy3DHostCtx is Memcpy3DHost making ctx current first.
 func Memcpy3DHostCtx(ctx Context, pCopy *Memcpy3DParams, src, dst []byte) error {
-	return hostCopy(ctx, "cuMemcpy3D", pCopy, src, dst, func(c *Memcpy3DParams) ([2]copySide, [3]uint64) {
-		return [2]copySide{
-			{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
-			{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
-		}, [3]uint64{c.WidthInBytes, c.Height, c.Depth}
-	}, Memcpy3DCtx)
+	return hostCopy(ctx, "cuMemcpy3D", pCopy, src, dst, sides3D, Memcpy3DCtx)
 }
 
 // Memcpy3DPeerHost is Memcpy3DPeer with host sides in Go memory, as
@@ -153,11 +148,21 @@ func Memcpy3DPeerHost(pCopy *Memcpy3DPeerParams, src, dst []byte) error {
 // Memcpy3DPeerHostCtx is Memcpy3DPeerHost making ctx current first.
 func Memcpy3DPeerHostCtx(ctx Context, pCopy *Memcpy3DPeerParams, src, dst []byte) error {
 	return hostCopy(ctx, "cuMemcpy3DPeer", pCopy, src, dst, func(c *Memcpy3DPeerParams) ([2]copySide, [3]uint64) {
-		return [2]copySide{
-			{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
-			{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
-		}, [3]uint64{c.WidthInBytes, c.Height, c.Depth}
+		return sides3D((*Memcpy3DParams)(unsafe.Pointer(c)))
 	}, Memcpy3DPeerCtx)
+}
+
+// sides3D gives a 3D copy's two sides and its width, rows and depth. It
+// reads a Memcpy3DPeerParams too: CUDA_MEMCPY3D_PEER is CUDA_MEMCPY3D with
+// its contexts where CUDA_MEMCPY3D has reserved words, so the two Go
+// structs differ only in those two fields' names and types, of one size
+// (TestMemcpy3DPeerLayout), and a *Memcpy3DPeerParams may be read as a
+// *Memcpy3DParams.
+func sides3D(c *Memcpy3DParams) ([2]copySide, [3]uint64) {
+	return [2]copySide{
+		{"Src", c.SrcXInBytes, c.SrcY, c.SrcZ, c.SrcPitch, c.SrcHeight, c.SrcMemoryType, &c.SrcHost},
+		{"Dst", c.DstXInBytes, c.DstY, c.DstZ, c.DstPitch, c.DstHeight, c.DstMemoryType, &c.DstHost},
+	}, [3]uint64{c.WidthInBytes, c.Height, c.Depth}
 }
 
 func nilCopy(fn string) error {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,29 @@ func TestSpan(t *testing.T) {
 		if ok != c.ok || ok && got != c.want {
 			t.Errorf("%s: span %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// Memcpy3DPeerHost reads its struct as a Memcpy3DParams (sides3D): the two
+// have the same fields, of the same types at the same offsets, but for the
+// two a peer copy has its contexts in, where a Memcpy3DParams has its
+// reserved words, of the same size.
+func TestMemcpy3DPeerLayout(t *testing.T) {
+	a, p := reflect.TypeFor[Memcpy3DParams](), reflect.TypeFor[Memcpy3DPeerParams]()
+	if a.Size() != p.Size() || a.NumField() != p.NumField() {
+		t.Fatalf("Memcpy3DParams has %d bytes in %d fields, Memcpy3DPeerParams %d in %d", a.Size(), a.NumField(), p.Size(), p.NumField())
+	}
+	renamed := 0
+	for i := range a.NumField() {
+		fa, fp := a.Field(i), p.Field(i)
+		if fa.Name != fp.Name {
+			renamed++
+		}
+		if fa.Offset != fp.Offset || fa.Type.Size() != fp.Type.Size() || fa.Name == fp.Name && fa.Type != fp.Type {
+			t.Errorf("field %d: %s %v at %d, but %s %v at %d", i, fa.Name, fa.Type, fa.Offset, fp.Name, fp.Type, fp.Offset)
+		}
+	}
+	if renamed != 2 {
+		t.Errorf("%d fields named differently, want 2 (the reserved words and the contexts)", renamed)
 	}
 }

@@ -24,8 +24,7 @@ func TestTypedFormsNoDriver(t *testing.T) {
 // check and reaches its entry point: each variable's Go type is its
 // table's.
 func TestTypedFormsReachTheDriver(t *testing.T) {
-	entries, child := onFake(t, "TestTypedFormsReachTheDriver")
-	if !child {
+	if !onFake(t) {
 		return
 	}
 	byGo := map[string]string{}
@@ -34,7 +33,7 @@ func TestTypedFormsReachTheDriver(t *testing.T) {
 	}
 	for _, c := range typedFormCalls {
 		if err := c.call(); err != nil {
-			reached(t, entries, byGo[c.name], err)
+			reached(t, byGo[c.name], err)
 		} else {
 			t.Errorf("%sOf(%s): no error from the fake driver", c.name, c.key)
 		}
@@ -46,11 +45,10 @@ func TestTypedFormsReachTheDriver(t *testing.T) {
 // with the variable it passes declared at the call (both through the
 // whole check, against the fake driver).
 func TestTypedFormsAllocateNoMore(t *testing.T) {
-	entries, child := onFake(t, "TestTypedFormsAllocateNoMore")
-	if !child {
+	if !onFake(t) {
 		return
 	}
-	fd := int32(1000 + len(entries)) // no constant, and boxed without the runtime's cache of small values
+	fd := int32(1000 + len(fakeEntries)) // no constant, and boxed without the runtime's cache of small values
 	for _, c := range []struct {
 		name      string
 		any, form func() error
@@ -83,8 +81,8 @@ func TestTypedFormsAllocateNoMore(t *testing.T) {
 				return err
 			}},
 	} {
-		reached(t, entries, c.name, c.any())
-		reached(t, entries, c.name, c.form())
+		reached(t, c.name, c.any())
+		reached(t, c.name, c.form())
 		a, f := testing.AllocsPerRun(100, func() { _ = c.any() }), testing.AllocsPerRun(100, func() { _ = c.form() })
 		t.Logf("%s: the any form allocates %v times, the typed form %v", c.name, a, f)
 		if f > a {

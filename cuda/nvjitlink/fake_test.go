@@ -25,13 +25,7 @@ func TestFake(t *testing.T) {
 }
 
 func TestFakeChild(t *testing.T) {
-	libtest.InChild(t)
-	if _, err := Load(); err != nil {
-		t.Fatal(err)
-	}
-	if major, minor, err := Version(); err != nil || major != 12 || minor != 4 {
-		t.Fatalf("Version: %d.%d, %v; the fake says 12.4", major, minor, err)
-	}
+	libtest.InFake(t, Load, Version)
 	if _, err := Create(nil); !errors.Is(err, ErrorMissingArch) || !strings.HasPrefix(err.Error(), "cuda: nvJitLinkCreate: NVJITLINK_ERROR_MISSING_ARCH (2): ") {
 		t.Fatalf("Create without -arch: %v", err)
 	}

@@ -17,21 +17,20 @@ import (
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
 )
 
-func TestFake(t *testing.T) {
+// onFake runs the test named run in a child process on the fake NVRTC,
+// in a build that binds it.
+func onFake(t *testing.T, run string) {
+	t.Helper()
 	libtest.Bound(t, BuildTag, "NVRTC", unboundWhy)
-	libtest.OnFake(t, withCgo, "TestFakeChild", "CUDAGEN_LIBNVRTC", "testdata/fakenvrtc.c")
+	libtest.OnFake(t, withCgo, run, "CUDAGEN_LIBNVRTC", "testdata/fakenvrtc.c")
+}
+
+func TestFake(t *testing.T) {
+	onFake(t, "TestFakeChild")
 }
 
 func TestFakeChild(t *testing.T) {
-	libtest.InChild(t)
-	libtest.Bound(t, BuildTag, "NVRTC", unboundWhy)
-	if _, err := Load(); err != nil {
-		t.Fatal(err)
-	}
-	major, minor, err := Version()
-	if err != nil || major != 12 || minor != 4 {
-		t.Fatalf("Version: %d.%d, %v; the fake says 12.4", major, minor, err)
-	}
+	libtest.InFake(t, Load, Version)
 	archs, err := GetSupportedArchs()
 	if err != nil || len(archs) != 3 || archs[0] != 75 || archs[2] != 90 {
 		t.Fatalf("GetSupportedArchs: %v, %v; the fake has [75 80 90]", archs, err)
@@ -108,7 +107,7 @@ func TestFakeChild(t *testing.T) {
 // TestFirstCalls: calls racing to be the first (each resolving the
 // library) all succeed, and -race finds no unsynchronized access.
 func TestFirstCalls(t *testing.T) {
-	libtest.OnFake(t, withCgo, "TestFirstCallsChild", "CUDAGEN_LIBNVRTC", "testdata/fakenvrtc.c")
+	onFake(t, "TestFirstCallsChild")
 }
 
 func TestFirstCallsChild(t *testing.T) {

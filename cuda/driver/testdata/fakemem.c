@@ -243,6 +243,21 @@ static void *find2(uintptr_t h, int kind1, int kind2, int *kind) {
 	COUNT(fakemem_bad_handles);
 	return NULL;
 }
+// add registers the new object o as kind, under the lock.
+static void add(obj *o, int kind) {
+	LOCK();
+	reg(o, kind);
+	UNLOCK();
+}
+// take unregisters the live object h of kind, under the lock, and returns
+// it for the caller to free, or NULL (counted).
+static void *take(uintptr_t h, int kind) {
+	LOCK();
+	obj *o = find(h, kind);
+	if (o) unreg(o);
+	UNLOCK();
+	return o;
+}
 
 // ---- Work queues: each stream's thread, and the destructors' thread.
 
@@ -414,9 +429,7 @@ static int ctx_create(uintptr_t *pctx, int dev) {
 	if (!pctx) return INVALID_VALUE;
 	if (dev != 0) return INVALID_DEVICE;
 	ctx *c = calloc(1, sizeof *c);
-	LOCK();
-	reg(&c->o, K_CTX);
-	UNLOCK();
+	add(&c->o, K_CTX);
 	current = c;
 	*pctx = (uintptr_t)c;
 	return OK;
@@ -505,9 +518,7 @@ static int fm_cuStreamCreate(uintptr_t *ph, unsigned flags) {
 	if (!ph) return INVALID_VALUE;
 	stream *s = calloc(1, sizeof *s);
 	worker_init(&s->w);
-	LOCK();
-	reg(&s->o, K_STREAM);
-	UNLOCK();
+	add(&s->o, K_STREAM);
 	*ph = (uintptr_t)s;
 	return OK;
 }
@@ -539,29 +550,33 @@ static int fm_cuStreamDestroy(uintptr_t h) {
 static void invalidate(stream *s) {
 	if (s->capture == 1) s->capture = 2;
 }
-static int fm_cuStreamSynchronize(uintptr_t h) {
+// uncaptured finds a stream handle (stream_of) for a call a capture does
+// not take: on a capturing stream the call fails and ends the capture in
+// error (the lock held).
+static int uncaptured(uintptr_t h, stream **s) {
+	int r = stream_of(h, s);
+	if (r == OK && (*s)->capture) {
+		invalidate(*s);
+		r = CAPTURE_UNSUPPORTED;
+	}
+	return r;
+}
+// stream_wait is cuStreamSynchronize (wait: it waits for the stream's
+// work, a call a capture does not take) and cuStreamQuery (whether the
+// work is done).
+static int stream_wait(uintptr_t h, int wait) {
 	NEED_INIT();
 	LOCK();
 	stream *s = NULL;
-	int r = stream_of(h, &s);
-	if (r == OK && s->capture) {
-		invalidate(s);
-		r = CAPTURE_UNSUPPORTED;
-	}
+	int r = wait ? uncaptured(h, &s) : stream_of(h, &s);
 	UNLOCK();
 	if (r != OK) return r;
+	if (!wait) return worker_idle(&s->w) ? OK : 600; // CUDA_ERROR_NOT_READY
 	worker_drain(&s->w);
 	return OK;
 }
-static int fm_cuStreamQuery(uintptr_t h) {
-	NEED_INIT();
-	LOCK();
-	stream *s = NULL;
-	int r = stream_of(h, &s);
-	UNLOCK();
-	if (r != OK) return r;
-	return worker_idle(&s->w) ? OK : 600; // CUDA_ERROR_NOT_READY
-}
+static int fm_cuStreamSynchronize(uintptr_t h) { return stream_wait(h, 1); }
+static int fm_cuStreamQuery(uintptr_t h) { return stream_wait(h, 0); }
 static int fm_cuCtxSynchronize(void) {
 	NEED_CTX();
 	LOCK();
@@ -756,9 +771,7 @@ static int fm_cuGraphCreate(uintptr_t *ph, unsigned flags) {
 	NEED_INIT();
 	if (!ph || flags) return INVALID_VALUE;
 	graph *g = calloc(1, sizeof *g);
-	LOCK();
-	reg(&g->o, K_GRAPH);
-	UNLOCK();
+	add(&g->o, K_GRAPH);
 	*ph = (uintptr_t)g;
 	return OK;
 }
@@ -793,26 +806,20 @@ static int fm_cuGraphAddHostNode(uintptr_t *ph, uintptr_t hg, const uintptr_t *d
 	UNLOCK();
 	return r;
 }
-static int fm_cuGraphHostNodeGetParams(uintptr_t h, fm_host_params *p) {
+// host_node_params copies a host node's parameters to get, or from set.
+static int host_node_params(uintptr_t h, fm_host_params *get, const fm_host_params *set) {
 	NEED_INIT();
-	if (!p) return INVALID_VALUE;
+	if (!get && (!set || !set->fn)) return INVALID_VALUE;
 	LOCK();
 	node *nd = find(h, K_NODE);
 	int r = !nd ? INVALID_HANDLE : nd->type != 3 ? INVALID_VALUE : OK;
-	if (r == OK) *p = nd->host;
+	if (r == OK && get) *get = nd->host;
+	if (r == OK && set) nd->host = *set;
 	UNLOCK();
 	return r;
 }
-static int fm_cuGraphHostNodeSetParams(uintptr_t h, const fm_host_params *p) {
-	NEED_INIT();
-	if (!p || !p->fn) return INVALID_VALUE;
-	LOCK();
-	node *nd = find(h, K_NODE);
-	int r = !nd ? INVALID_HANDLE : nd->type != 3 ? INVALID_VALUE : OK;
-	if (r == OK) nd->host = *p;
-	UNLOCK();
-	return r;
-}
+static int fm_cuGraphHostNodeGetParams(uintptr_t h, fm_host_params *p) { return host_node_params(h, p, NULL); }
+static int fm_cuGraphHostNodeSetParams(uintptr_t h, const fm_host_params *p) { return host_node_params(h, NULL, p); }
 // copy_ok says whether the fake can do a copy: host, device or unified
 // memory on both sides (no arrays), nothing NULL.
 static int copy_ok(const fm_memcpy3d *c) {
@@ -915,39 +922,24 @@ static int fm_cuModuleLoadData(uintptr_t *pm, const void *image) {
 	if (image_find(image, "", &k) < 0) return INVALID_IMAGE;
 	module *m = calloc(1, sizeof *m);
 	m->text = strdup(image); // read during the call only
-	LOCK();
-	reg(&m->o, K_MOD);
-	UNLOCK();
+	add(&m->o, K_MOD);
 	*pm = (uintptr_t)m;
 	return OK;
 }
 static int fm_cuModuleUnload(uintptr_t h) {
 	NEED_INIT();
-	LOCK();
-	module *m = find(h, K_MOD);
-	if (m) unreg(&m->o);
-	UNLOCK();
+	module *m = take(h, K_MOD);
 	if (!m) return INVALID_HANDLE;
 	free(m->text);
 	free(m);
 	return OK;
 }
-static int fm_cuModuleGetFunction(uintptr_t *pf, uintptr_t hm, const char *name) {
-	NEED_INIT();
-	if (!pf || !name) return INVALID_VALUE;
-	LOCK();
-	module *m = find(hm, K_MOD);
-	int r = m ? OK : INVALID_HANDLE;
-	kdef k;
-	if (r == OK && image_find(m->text, name, &k) != 1) r = NOT_FOUND;
-	if (r == OK) {
-		func *f = calloc(1, sizeof *f);
-		f->k = k;
-		reg(&f->o, K_FUNC);
-		*pf = (uintptr_t)f;
-	}
-	UNLOCK();
-	return r;
+// func_new makes a function of the kernel k (the lock held).
+static uintptr_t func_new(const kdef *k) {
+	func *f = calloc(1, sizeof *f);
+	f->k = *k;
+	reg(&f->o, K_FUNC);
+	return (uintptr_t)f;
 }
 // lib_code reads a library's code again (the lock held): a preserved one
 // from the caller's memory, which must be as it was.
@@ -977,31 +969,34 @@ static int fm_cuLibraryLoadData(uintptr_t *pl, const void *code, int *jitOptions
 	} else {
 		l->copy = strdup(code);
 	}
-	LOCK();
-	reg(&l->o, K_LIB);
-	UNLOCK();
+	add(&l->o, K_LIB);
 	*pl = (uintptr_t)l;
 	return OK;
 }
-static int fm_cuLibraryGetKernel(uintptr_t *pk, uintptr_t hl, const char *name) {
+// image_kernel is cuModuleGetFunction (h a module: *out a function) and
+// cuLibraryGetKernel (h a library: *out a kernel), for the kernel name of
+// h's image.
+static int image_kernel(uintptr_t *out, uintptr_t h, int kind, const char *name) {
 	NEED_INIT();
-	if (!pk || !name) return INVALID_VALUE;
+	if (!out || !name) return INVALID_VALUE;
 	LOCK();
-	lib *l = find(hl, K_LIB);
-	int r = l ? OK : INVALID_HANDLE;
-	const char *text = l ? lib_code(l) : NULL;
+	obj *o = find(h, kind);
+	const char *text = !o ? NULL : kind == K_MOD ? ((module *)o)->text : lib_code((lib *)o);
 	kdef k;
-	if (r == OK && !text) r = INVALID_IMAGE;
-	if (r == OK && image_find(text, name, &k) != 1) r = NOT_FOUND;
-	if (r == OK) {
+	int r = !o ? INVALID_HANDLE : !text ? INVALID_IMAGE : image_find(text, name, &k) != 1 ? NOT_FOUND : OK;
+	if (r == OK && kind == K_MOD) {
+		*out = func_new(&k);
+	} else if (r == OK) {
 		kernel *kn = calloc(1, sizeof *kn);
-		kn->k = k, kn->l = l;
+		kn->k = k, kn->l = (lib *)o;
 		reg(&kn->o, K_KERNEL);
-		*pk = (uintptr_t)kn;
+		*out = (uintptr_t)kn;
 	}
 	UNLOCK();
 	return r;
 }
+static int fm_cuModuleGetFunction(uintptr_t *pf, uintptr_t hm, const char *name) { return image_kernel(pf, hm, K_MOD, name); }
+static int fm_cuLibraryGetKernel(uintptr_t *pk, uintptr_t hl, const char *name) { return image_kernel(pk, hl, K_LIB, name); }
 static int fm_cuLibraryUnload(uintptr_t hl) {
 	NEED_INIT();
 	LOCK();
@@ -1028,12 +1023,7 @@ static int fm_cuKernelGetFunction(uintptr_t *pf, uintptr_t hk) {
 	if (!pf) return INVALID_VALUE;
 	LOCK();
 	kernel *kn = find(hk, K_KERNEL);
-	if (kn) {
-		func *f = calloc(1, sizeof *f);
-		f->k = kn->k;
-		reg(&f->o, K_FUNC);
-		*pf = (uintptr_t)f;
-	}
+	if (kn) *pf = func_new(&kn->k);
 	UNLOCK();
 	return kn ? OK : INVALID_HANDLE;
 }
@@ -1293,11 +1283,7 @@ static int fm_cuGraphLaunch(uintptr_t hx, uintptr_t hs) {
 	LOCK();
 	exec *x = find(hx, K_EXEC);
 	stream *s = NULL;
-	int r = x ? stream_of(hs, &s) : INVALID_HANDLE;
-	if (r == OK && s->capture) {
-		invalidate(s);
-		r = CAPTURE_UNSUPPORTED;
-	}
+	int r = x ? uncaptured(hs, &s) : INVALID_HANDLE;
 	if (r == OK) {
 		x->inflight++;
 		worker_put(&s->w, run_exec, x);
@@ -1311,10 +1297,8 @@ static int fm_cuUserObjectCreate(uintptr_t *pu, void *ptr, void (*destroy)(void 
 	if (!pu || !destroy || !refs || refs > 0x7fffffff || flags != 1) return INVALID_VALUE; // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC required
 	uo *u = calloc(1, sizeof *u);
 	u->refs = (int)refs, u->ptr = ptr, u->destroy = destroy;
-	LOCK();
-	reg(&u->o, K_UO);
+	add(&u->o, K_UO);
 	COUNT(fakemem_live_user_objects);
-	UNLOCK();
 	*pu = (uintptr_t)u;
 	return OK;
 }
@@ -1374,6 +1358,18 @@ static int fm_cuGraphReleaseUserObject(uintptr_t hg, uintptr_t h, unsigned count
 
 // ---- Host functions and stream callbacks.
 
+// captured finds a stream handle (stream_of) for work a capture takes as a
+// node (the lock held): in an active capture *nd is a new node of type,
+// the capture's last; in one ended in error the call fails.
+static int captured(uintptr_t h, stream **s, int type, node **nd) {
+	int r = stream_of(h, s);
+	if (r == OK && (*s)->capture == 2) r = CAPTURE_INVALIDATED;
+	if (r == OK && (*s)->capture == 1) {
+		*nd = node_new((*s)->cg, type);
+		(*s)->last = *nd;
+	}
+	return r;
+}
 typedef struct { void (*fn)(void *); void *ud; } hostcall;
 static void run_host_fn(void *a) {
 	hostcall *c = a;
@@ -1386,12 +1382,10 @@ static int fm_cuLaunchHostFunc(uintptr_t hs, void (*fn)(void *), void *ud) {
 	if (!fn) return INVALID_VALUE;
 	LOCK();
 	stream *s = NULL;
-	int r = stream_of(hs, &s);
-	if (r == OK && s->capture == 2) r = CAPTURE_INVALIDATED;
-	if (r == OK && s->capture == 1) {
-		node *nd = node_new(s->cg, 3);
+	node *nd = NULL;
+	int r = captured(hs, &s, 3, &nd);
+	if (nd) {
 		nd->host.fn = fn, nd->host.userData = ud;
-		s->last = nd;
 	} else if (r == OK) {
 		hostcall *c = calloc(1, sizeof *c);
 		c->fn = fn, c->ud = ud;
@@ -1412,11 +1406,7 @@ static int fm_cuStreamAddCallback(uintptr_t hs, void (*cb)(uintptr_t, int, void 
 	if (!cb || flags) return INVALID_VALUE;
 	LOCK();
 	stream *s = NULL;
-	int r = stream_of(hs, &s);
-	if (r == OK && s->capture) {
-		invalidate(s);
-		r = CAPTURE_UNSUPPORTED;
-	}
+	int r = uncaptured(hs, &s);
 	if (r == OK) {
 		streamcall *c = calloc(1, sizeof *c);
 		c->cb = cb, c->s = hs, c->ud = ud;
@@ -1495,16 +1485,14 @@ static int copy_async(void *dst, const void *src, size_t n, uintptr_t hs, int to
 	if (n && (!dst || !src)) return INVALID_VALUE;
 	LOCK();
 	stream *s = NULL;
-	int r = stream_of(hs, &s);
-	if (r == OK && s->capture == 2) r = CAPTURE_INVALIDATED;
-	if (r == OK && s->capture == 1) {
-		node *nd = node_new(s->cg, 1);
+	node *nd = NULL;
+	int r = captured(hs, &s, 1, &nd);
+	if (nd) {
 		fm_memcpy3d *c = &nd->copy;
 		c->srcMemoryType = toDevice ? 1 : 2, c->dstMemoryType = toDevice ? 2 : 1;
 		if (toDevice) c->srcHost = src, c->dstDevice = (uintptr_t)dst;
 		else c->srcDevice = (uintptr_t)src, c->dstHost = dst;
 		c->srcPitch = c->dstPitch = c->WidthInBytes = n, c->Height = c->Depth = 1;
-		s->last = nd;
 	} else if (r == OK) {
 		copycall *c = calloc(1, sizeof *c);
 		c->dst = dst, c->src = src, c->n = n;
@@ -1581,9 +1569,7 @@ static int link_create(unsigned n, int *options, void **values, uintptr_t *out) 
 		if (options[i] == JIT_ERROR_LOG_SIZE) l->cap[1] = (unsigned)(uintptr_t)values[i];
 	}
 	l->values = values; // kept until cuLinkDestroy
-	LOCK();
-	reg(&l->o, K_LINK);
-	UNLOCK();
+	add(&l->o, K_LINK);
 	for (int w = 0; w < 2; w++) {
 		for (unsigned i = 0; i < n; i++) {
 			if (options[i] == (w ? JIT_ERROR_LOG : JIT_INFO_LOG) && l->cap[w] && values[i]) ((char *)values[i])[0] = 0;
@@ -1644,10 +1630,7 @@ static int fm_cuLinkComplete(uintptr_t h, void **cubin, size_t *size) {
 }
 static int fm_cuLinkDestroy(uintptr_t h) {
 	NEED_INIT();
-	LOCK();
-	linkst *l = find(h, K_LINK);
-	if (l) unreg(&l->o);
-	UNLOCK();
+	linkst *l = take(h, K_LINK);
 	if (!l) return INVALID_HANDLE;
 	free(l->options);
 	free(l->expect);
@@ -1663,18 +1646,13 @@ static int fm_cuTexRefCreate(uintptr_t *pt) {
 	NEED_CTX();
 	if (!pt) return INVALID_VALUE;
 	texref *t = calloc(1, sizeof *t);
-	LOCK();
-	reg(&t->o, K_TEX);
-	UNLOCK();
+	add(&t->o, K_TEX);
 	*pt = (uintptr_t)t;
 	return OK;
 }
 static int fm_cuTexRefDestroy(uintptr_t h) {
 	NEED_INIT();
-	LOCK();
-	texref *t = find(h, K_TEX);
-	if (t) unreg(&t->o);
-	UNLOCK();
+	texref *t = take(h, K_TEX);
 	free(t);
 	return t ? OK : INVALID_HANDLE;
 }
@@ -1727,17 +1705,12 @@ static int fm_cuLogsRegisterCallback(void (*fn)(void *, int, char *, size_t), vo
 	if (!fn || !out) return INVALID_VALUE;
 	logcb *c = calloc(1, sizeof *c);
 	c->fn = fn, c->ud = ud;
-	LOCK();
-	reg(&c->o, K_LOGCB);
-	UNLOCK();
+	add(&c->o, K_LOGCB);
 	*out = (uintptr_t)c;
 	return OK;
 }
 static int fm_cuLogsUnregisterCallback(uintptr_t h) {
-	LOCK();
-	logcb *c = find(h, K_LOGCB);
-	if (c) unreg(&c->o);
-	UNLOCK();
+	logcb *c = take(h, K_LOGCB);
 	free(c);
 	return c ? OK : INVALID_VALUE;
 }
@@ -1747,19 +1720,14 @@ static int fm_cuDeviceRegisterAsyncNotification(int dev, void (*fn)(fm_async_inf
 	if (dev != 0) return INVALID_DEVICE;
 	asynccb *c = calloc(1, sizeof *c);
 	c->dev = dev, c->fn = fn, c->ud = ud;
-	LOCK();
-	reg(&c->o, K_ASYNCCB);
-	UNLOCK();
+	add(&c->o, K_ASYNCCB);
 	*out = (uintptr_t)c;
 	return OK;
 }
 static int fm_cuDeviceUnregisterAsyncNotification(int dev, uintptr_t h) {
 	NEED_INIT();
 	if (dev != 0) return INVALID_DEVICE;
-	LOCK();
-	asynccb *c = find(h, K_ASYNCCB);
-	if (c) unreg(&c->o);
-	UNLOCK();
+	asynccb *c = take(h, K_ASYNCCB);
 	free(c);
 	return c ? OK : INVALID_VALUE;
 }

@@ -38,6 +38,21 @@ func InChild(t *testing.T) {
 	}
 }
 
+// InFake starts a test in the child process that OnFake started: it skips
+// elsewhere (InChild), loads the library (load: the package's Load) and
+// checks the version the fake reports, 12.4 (version: the package's
+// Version).
+func InFake[V int32 | uint32](t *testing.T, load func() (string, error), version func() (V, V, error)) {
+	t.Helper()
+	InChild(t)
+	if _, err := load(); err != nil {
+		t.Fatal(err)
+	}
+	if major, minor, err := version(); err != nil || major != 12 || minor != 4 {
+		t.Fatalf("Version: %d.%d, %v; the fake says 12.4", major, minor, err)
+	}
+}
+
 // Build compiles the C source src into a shared library in a temporary
 // directory and returns its path; it skips the test where no C compiler is.
 func Build(t *testing.T, src string) string {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,16 +17,19 @@ import (
 // TestModes runs the tests in both modes: asymmetric (if the kernel has
 // membarrier) in this process, fences in a child.
 func TestModes(t *testing.T) {
-	if os.Getenv("CUDAGEN_HAZARD") == "fence" {
+	if onChild(t, "^TestHazard", "CUDAGEN_HAZARD=fence") {
 		t.Skip("skipping: the child runs the other tests")
 	}
-	runChild(t, "^TestHazard", "CUDAGEN_HAZARD=fence")
 }
 
-// runChild runs this test binary's tests matching run in a child process
-// with env added, and fails if they fail.
-func runChild(t *testing.T, run, env string) {
+// onChild runs this test binary's tests matching run in a child process
+// with env ("NAME=value") added, and fails if they fail; it reports
+// whether this process is that child (env set), where it runs nothing.
+func onChild(t *testing.T, run, env string) (child bool) {
 	t.Helper()
+	if name, value, _ := strings.Cut(env, "="); os.Getenv(name) == value {
+		return true
+	}
 	cmd := exec.Command(os.Args[0], "-test.run", run, "-test.v")
 	cmd.Env = append(os.Environ(), env)
 	out, err := cmd.CombinedOutput()
@@ -33,6 +37,7 @@ func runChild(t *testing.T, run, env string) {
 	if err != nil {
 		t.Fatalf("the child's tests (%s) failed: %v", env, err)
 	}
+	return false
 }
 
 func TestHazardCalls(t *testing.T) {
@@ -172,8 +177,7 @@ func TestHazardBarrierSkip(t *testing.T) {
 	if !Setup() || !Asymmetric() {
 		t.Skip("skipping: membarrier is not in use (fences or no kernel support)")
 	}
-	if os.Getenv("HAZARD_BARRIER_CHILD") == "" {
-		runChild(t, "^TestHazardBarrierSkip$", "HAZARD_BARRIER_CHILD=1")
+	if !onChild(t, "^TestHazardBarrierSkip$", "HAZARD_BARRIER_CHILD=1") {
 		return
 	}
 	w, a := Words(1), Words(3)
