@@ -13,9 +13,54 @@ import (
 	"github.com/cudagen/cudagen/cuda/driver"
 )
 
-// The examples check every error as real code would: without a driver or a
-// GPU each prints its first error (one matching cuda.ErrNoDriver or
-// cuda.ErrNoDevice) and returns.
+// The examples check every error as real code would and print the one
+// that stops them: without a driver or a GPU, GetDevice's (one matching
+// cuda.ErrNoDriver or cuda.ErrNoDevice). Example_timing opens its device,
+// stream and events and checks each itself, as a program would. The others
+// are the body of a call of onDevice, onStream or onStreamAndEvent, which
+// open device 0 (and a stream, and an event, on it) for the body, close
+// them when it returns and print the error it returns. Calls that only
+// queue work on streams are checked together, with errors.Join.
+
+// onDevice opens device 0, runs body with it and closes it. It prints
+// GetDevice's error, or the one body returns.
+func onDevice(body func(dev *cuda.Device) error) {
+	dev, err := cuda.GetDevice(0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	if err := body(dev); err != nil {
+		fmt.Println(err)
+	}
+}
+
+// onStream is onDevice with, for body, a new stream of opts on device 0
+// (s.Device() is the device), closed when body returns.
+func onStream(opts cuda.StreamOptions, body func(s *cuda.Stream) error) {
+	onDevice(func(dev *cuda.Device) error {
+		s, err := dev.NewStream(opts)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return body(s)
+	})
+}
+
+// onStreamAndEvent is onStream with a stream of the default options and,
+// besides, a new event of opts on its device, closed when body returns.
+func onStreamAndEvent(opts cuda.EventOptions, body func(s *cuda.Stream, ev *cuda.Event) error) {
+	onStream(cuda.StreamOptions{}, func(s *cuda.Stream) error {
+		ev, err := s.Device().NewEvent(opts)
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
+		return body(s, ev)
+	})
+}
 
 // Timing GPU work with two events (cuda.core's timing example; torch's
 // Event(enable_timing=True) and elapsed_time).
@@ -45,15 +90,12 @@ func Example_timing() {
 	}
 	defer end.Close()
 
-	if err := s.Record(start); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Spin(5 * time.Millisecond); err != nil { // GPU work of known duration
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(end); err != nil {
+	err = errors.Join(
+		s.Record(start),
+		s.Spin(5*time.Millisecond), // GPU work of known duration
+		s.Record(end),
+	)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -72,45 +114,23 @@ func Example_timing() {
 
 // Record, query, synchronize (torch.cuda.Event.record / query / synchronize).
 func Example_query() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	s, err := dev.NewStream()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ev, err := dev.NewEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ev.Close()
+	onStreamAndEvent(cuda.EventOptions{}, func(s *cuda.Stream, ev *cuda.Event) error {
+		done, err := ev.Query() // never recorded: complete
+		fmt.Println(done, err)
 
-	done, err := ev.Query() // never recorded: complete
-	fmt.Println(done, err)
+		if err := errors.Join(s.Spin(50*time.Millisecond), s.Record(ev)); err != nil {
+			return err
+		}
+		done, err = ev.Query() // the work is pending
+		fmt.Println(done, err)
 
-	if err := s.Spin(50 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(ev); err != nil {
-		fmt.Println(err)
-		return
-	}
-	done, err = ev.Query() // the work is pending
-	fmt.Println(done, err)
-
-	if err := ev.Sync(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	done, err = ev.Query()
-	fmt.Println(done, err)
+		if err := ev.Sync(); err != nil {
+			return err
+		}
+		done, err = ev.Query()
+		fmt.Println(done, err)
+		return nil
+	})
 	// Output:
 	// true <nil>
 	// false <nil>
@@ -120,52 +140,31 @@ func Example_query() {
 // One stream waits for another without blocking the host
 // (torch.cuda.Event.wait / Stream.wait_event; cuStreamWaitEvent).
 func Example_streamWait() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	producer, err := dev.NewStream()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer producer.Close()
-	consumer, err := dev.NewStream()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer consumer.Close()
-	ready, err := dev.NewEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ready.Close()
+	onStreamAndEvent(cuda.EventOptions{}, func(producer *cuda.Stream, ready *cuda.Event) error {
+		consumer, err := producer.Device().NewStream()
+		if err != nil {
+			return err
+		}
+		defer consumer.Close()
 
-	if err := producer.Spin(20 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := producer.Record(ready); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := consumer.Wait(ready); err != nil { // work queued on consumer from now on waits
-		fmt.Println(err)
-		return
-	}
-	done, err := consumer.RecordEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer done.Close()
+		err = errors.Join(
+			producer.Spin(20*time.Millisecond),
+			producer.Record(ready),
+			consumer.Wait(ready), // work queued on consumer from now on waits
+		)
+		if err != nil {
+			return err
+		}
+		done, err := consumer.RecordEvent(cuda.EventOptions{})
+		if err != nil {
+			return err
+		}
+		defer done.Close()
 
-	fmt.Println(done.Query())
-	fmt.Println(done.Sync(), ready.Recorded())
+		fmt.Println(done.Query())
+		fmt.Println(done.Sync(), ready.Recorded())
+		return nil
+	})
 	// Output:
 	// false <nil>
 	// <nil> true
@@ -173,44 +172,23 @@ func Example_streamWait() {
 
 // Waiting with a deadline, and in a select.
 func Example_wait() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	s, err := dev.NewStream()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ev, err := dev.NewEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ev.Close()
+	onStreamAndEvent(cuda.EventOptions{}, func(s *cuda.Stream, ev *cuda.Event) error {
+		if err := errors.Join(s.Spin(200*time.Millisecond), s.Record(ev)); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		err := ev.Wait(ctx)
+		fmt.Println(errors.Is(err, context.DeadlineExceeded))
 
-	if err := s.Spin(200 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(ev); err != nil {
-		fmt.Println(err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	err = ev.Wait(ctx)
-	fmt.Println(errors.Is(err, context.DeadlineExceeded))
-
-	select {
-	case err := <-ev.WaitChan(context.Background()):
-		fmt.Println("done:", err)
-	case <-time.After(10 * time.Second):
-		fmt.Println("timed out")
-	}
+		select {
+		case err := <-ev.WaitChan(context.Background()):
+			fmt.Println("done:", err)
+		case <-time.After(10 * time.Second):
+			fmt.Println("timed out")
+		}
+		return nil
+	})
 	// Output:
 	// true
 	// done: <nil>
@@ -219,79 +197,57 @@ func Example_wait() {
 // The legacy default stream (MAX's DeviceEvent on the device's default
 // stream), with an event that sleeps rather than spins while waited for.
 func Example_defaultStream() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	s := dev.DefaultStream()
-	ev, err := dev.NewEvent(cuda.EventOptions{BlockingSync: true})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ev.Close()
+	onDevice(func(dev *cuda.Device) error {
+		s := dev.DefaultStream()
+		ev, err := dev.NewEvent(cuda.EventOptions{BlockingSync: true})
+		if err != nil {
+			return err
+		}
+		defer ev.Close()
 
-	if err := s.Spin(time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(ev); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(ev.Sync(), ev.BlockingSync())
+		if err := errors.Join(s.Spin(time.Millisecond), s.Record(ev)); err != nil {
+			return err
+		}
+		fmt.Println(ev.Sync(), ev.BlockingSync())
+		return nil
+	})
 	// Output: <nil> true
 }
 
 // The per-thread default stream does not wait for blocking streams; the
 // legacy default stream does.
 func Example_perThreadStream() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	blocking, err := dev.NewStream(cuda.StreamOptions{Blocking: true})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer blocking.Close()
-	if err := blocking.Spin(300 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
+	onStream(cuda.StreamOptions{Blocking: true}, func(blocking *cuda.Stream) error {
+		if err := blocking.Spin(300 * time.Millisecond); err != nil {
+			return err
+		}
+		dev := blocking.Device()
 
-	// A mark on the per-thread stream completes while blocking still runs.
-	mark, err := dev.PerThreadStream().RecordEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer mark.Close()
-	if err := mark.Sync(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	idle, err := blocking.Query()
-	fmt.Println("per-thread mark done; blocking stream idle:", idle, err)
+		// markAndSync records a mark on s and waits for it.
+		markAndSync := func(s *cuda.Stream) error {
+			mark, err := s.RecordEvent(cuda.EventOptions{})
+			if err != nil {
+				return err
+			}
+			defer mark.Close()
+			return mark.Sync()
+		}
 
-	// A mark on the legacy stream completes only after blocking's work.
-	legacy, err := dev.DefaultStream().RecordEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer legacy.Close()
-	if err := legacy.Sync(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	idle, err = blocking.Query()
-	fmt.Println("legacy mark done; blocking stream idle:", idle, err)
+		// A mark on the per-thread stream completes while blocking still runs.
+		if err := markAndSync(dev.PerThreadStream()); err != nil {
+			return err
+		}
+		idle, err := blocking.Query()
+		fmt.Println("per-thread mark done; blocking stream idle:", idle, err)
+
+		// A mark on the legacy stream completes only after blocking's work.
+		if err := markAndSync(dev.DefaultStream()); err != nil {
+			return err
+		}
+		idle, err = blocking.Query()
+		fmt.Println("legacy mark done; blocking stream idle:", idle, err)
+		return nil
+	})
 	// Output:
 	// per-thread mark done; blocking stream idle: false <nil>
 	// legacy mark done; blocking stream idle: true <nil>
@@ -299,32 +255,27 @@ func Example_perThreadStream() {
 
 // Elapsed-time errors say what was wrong.
 func Example_errors() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	a, err := dev.NewEvent(cuda.EventOptions{Timing: true})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer a.Close()
-	b, err := dev.NewEvent(cuda.EventOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer b.Close()
+	onDevice(func(dev *cuda.Device) error {
+		a, err := dev.NewEvent(cuda.EventOptions{Timing: true})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		b, err := dev.NewEvent(cuda.EventOptions{})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
 
-	_, err = b.Sub(a)
-	fmt.Println(errors.Is(err, cuda.ErrTimingDisabled))
-	_, err = a.Sub(a)
-	fmt.Println(errors.Is(err, cuda.ErrNotRecorded))
-	fmt.Println(err)
-	_, err = dev.NewEvent(cuda.EventOptions{IPC: true, Timing: true})
-	fmt.Println(errors.Is(err, cuda.ErrInvalidOptions))
+		_, err = b.Sub(a)
+		fmt.Println(errors.Is(err, cuda.ErrTimingDisabled))
+		_, err = a.Sub(a)
+		fmt.Println(errors.Is(err, cuda.ErrNotRecorded))
+		fmt.Println(err)
+		_, err = dev.NewEvent(cuda.EventOptions{IPC: true, Timing: true})
+		fmt.Println(errors.Is(err, cuda.ErrInvalidOptions))
+		return nil
+	})
 	// Output:
 	// true
 	// true
@@ -338,57 +289,43 @@ func Example_errors() {
 // work like the package's own; closing them leaves the handles to their
 // creator.
 func Example_adopt() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
+	onDevice(func(dev *cuda.Device) error {
+		// The other library's side: it creates, and later destroys, the handles.
+		rawStream, err := driver.StreamCreateCtx(dev.Context(), driver.StreamNonBlocking)
+		if err != nil {
+			return err
+		}
+		defer driver.StreamDestroyCtx(dev.Context(), rawStream)
+		rawEvent, err := driver.EventCreateCtx(dev.Context(), driver.EventDisableTiming)
+		if err != nil {
+			return err
+		}
+		defer driver.EventDestroyCtx(dev.Context(), rawEvent)
+		cStream, cEvent := uintptr(rawStream), uintptr(rawEvent)
 
-	// The other library's side: it creates, and later destroys, the handles.
-	rawStream, err := driver.StreamCreateCtx(dev.Context(), driver.StreamNonBlocking)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer driver.StreamDestroyCtx(dev.Context(), rawStream)
-	rawEvent, err := driver.EventCreateCtx(dev.Context(), driver.EventDisableTiming)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer driver.EventDestroyCtx(dev.Context(), rawEvent)
-	cStream, cEvent := uintptr(rawStream), uintptr(rawEvent)
+		// Ours: adopt, use, close.
+		s, err := dev.AdoptStream(driver.Stream(cStream))
+		if err != nil {
+			return err
+		}
+		ev, err := dev.AdoptEvent(driver.Event(cEvent), cuda.EventOptions{}) // created without timing
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(s.Spin(10*time.Millisecond), s.Record(ev)); err != nil {
+			return err
+		}
+		if err := ev.Wait(context.Background()); err != nil {
+			return err
+		}
+		fmt.Println(s.Close(), ev.Close())
+		_, err = ev.Query()
+		fmt.Println(errors.Is(err, cuda.ErrClosed))
 
-	// Ours: adopt, use, close.
-	s, err := dev.AdoptStream(driver.Stream(cStream))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	ev, err := dev.AdoptEvent(driver.Event(cEvent), cuda.EventOptions{}) // created without timing
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Spin(10 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(ev); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := ev.Wait(context.Background()); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(s.Close(), ev.Close())
-	_, err = ev.Query()
-	fmt.Println(errors.Is(err, cuda.ErrClosed))
-
-	// The handles are still the other library's, and valid.
-	fmt.Println(driver.EventQueryCtx(dev.Context(), rawEvent), driver.StreamQueryCtx(dev.Context(), rawStream))
+		// The handles are still the other library's, and valid.
+		fmt.Println(driver.EventQueryCtx(dev.Context(), rawEvent), driver.StreamQueryCtx(dev.Context(), rawStream))
+		return nil
+	})
 	// Output:
 	// <nil> <nil>
 	// true
@@ -405,52 +342,29 @@ const ipcChildArg = "cudagen-example-ipc-child"
 // other process, which is this program run again (ipcChild); the driver
 // refuses to open a handle in the process that made it.
 func Example_ipc() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	s, err := dev.NewStream()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ev, err := dev.NewEvent(cuda.EventOptions{IPC: true})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer ev.Close()
-	h, err := ev.IPCHandle()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	text, err := h.MarshalText()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	onStreamAndEvent(cuda.EventOptions{IPC: true}, func(s *cuda.Stream, ev *cuda.Event) error {
+		h, err := ev.IPCHandle()
+		if err != nil {
+			return err
+		}
+		text, err := h.MarshalText()
+		if err != nil {
+			return err
+		}
 
-	// Work the other process waits for.
-	if err := s.Spin(time.Second); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := s.Record(ev); err != nil {
-		fmt.Println(err)
-		return
-	}
-	out, err := exec.Command(os.Args[0], ipcChildArg, string(text)).CombinedOutput()
-	fmt.Print(string(out))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	done, err := ev.Query() // the other process waited for it
-	fmt.Println("parent: complete:", done, err)
+		// Work the other process waits for.
+		if err := errors.Join(s.Spin(time.Second), s.Record(ev)); err != nil {
+			return err
+		}
+		out, err := exec.Command(os.Args[0], ipcChildArg, string(text)).CombinedOutput()
+		fmt.Print(string(out))
+		if err != nil {
+			return err
+		}
+		done, err := ev.Query() // the other process waited for it
+		fmt.Println("parent: complete:", done, err)
+		return nil
+	})
 	// Output:
 	// child: opened the event and waited for it
 	// parent: complete: true <nil>
@@ -553,126 +467,111 @@ DONE:
 // updating its arguments to another buffer (cuda.core's GraphBuilder,
 // torch.cuda.CUDAGraph).
 func Example_graph() {
-	if err := graph(); err != nil {
-		fmt.Println(err)
-	}
-}
-
-func graph() error {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	mod, err := dev.LoadModule([]byte(addOnePTX))
-	if err != nil {
-		return err
-	}
-	defer mod.Close()
-	addOne, err := mod.Kernel("add_one")
-	if err != nil {
-		return err
-	}
-	const n = 1 << 20
-	a, err := cuda.AllocFrom(dev, make([]float32, n))
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	b, err := cuda.AllocFrom(dev, make([]float32, n))
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	s, err := dev.NewStream() // captures need a non-blocking stream: NewStream's default
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	// Three launches on x, recorded, not run. The capture may be begun,
-	// fed and ended from any goroutines: no thread is locked.
-	three := func(x *cuda.Buffer[float32]) func(*cuda.Stream) error {
-		return func(s *cuda.Stream) error {
-			for range 3 {
-				if err := s.Launch(addOne, cuda.Linear(n, 256), x.Arg(), driver.Arg(uint32(n))); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	g, err := s.Capture(three(a))
-	if err != nil {
-		return err
-	}
-	defer g.Close()
-	exec, err := g.Instantiate()
-	if err != nil {
-		return err
-	}
-	defer exec.Close()
-	for range 1000 {
-		if err := s.LaunchGraph(exec); err != nil { // one driver call for the three kernels
+	onDevice(func(dev *cuda.Device) error {
+		mod, err := dev.LoadModule([]byte(addOnePTX))
+		if err != nil {
 			return err
 		}
-	}
-	// The same work on b: the next launches use the new arguments.
-	g2, err := s.Capture(three(b))
-	if err != nil {
-		return err
-	}
-	defer g2.Close()
-	if err := exec.Update(g2); err != nil {
-		return err
-	}
-	if err := s.LaunchGraph(exec); err != nil {
-		return err
-	}
-	if err := s.Sync(); err != nil {
-		return err
-	}
-	ha, hb := make([]float32, n), make([]float32, n)
-	if err := a.CopyTo(ha); err != nil {
-		return err
-	}
-	if err := b.CopyTo(hb); err != nil {
-		return err
-	}
-	fmt.Println(ha[0], ha[n-1], hb[0], hb[n-1]) // 3000 3000 3 3
-	return nil
+		defer mod.Close()
+		addOne, err := mod.Kernel("add_one")
+		if err != nil {
+			return err
+		}
+		const n = 1 << 20
+		a, err := cuda.AllocFrom(dev, make([]float32, n))
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		b, err := cuda.AllocFrom(dev, make([]float32, n))
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		s, err := dev.NewStream() // captures need a non-blocking stream: NewStream's default
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		// Three launches on x, recorded, not run. The capture may be begun,
+		// fed and ended from any goroutines: no thread is locked.
+		three := func(x *cuda.Buffer[float32]) func(*cuda.Stream) error {
+			return func(s *cuda.Stream) error {
+				for range 3 {
+					if err := s.Launch(addOne, cuda.Linear(n, 256), x.Arg(), driver.Arg(uint32(n))); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		g, err := s.Capture(three(a))
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		exec, err := g.Instantiate()
+		if err != nil {
+			return err
+		}
+		defer exec.Close()
+		for range 1000 {
+			if err := s.LaunchGraph(exec); err != nil { // one driver call for the three kernels
+				return err
+			}
+		}
+		// The same work on b: the next launches use the new arguments.
+		g2, err := s.Capture(three(b))
+		if err != nil {
+			return err
+		}
+		defer g2.Close()
+		if err := exec.Update(g2); err != nil {
+			return err
+		}
+		if err := s.LaunchGraph(exec); err != nil {
+			return err
+		}
+		if err := s.Sync(); err != nil {
+			return err
+		}
+		ha, hb := make([]float32, n), make([]float32, n)
+		if err := a.CopyTo(ha); err != nil {
+			return err
+		}
+		if err := b.CopyTo(hb); err != nil {
+			return err
+		}
+		fmt.Println(ha[0], ha[n-1], hb[0], hb[n-1]) // 3000 3000 3 3
+		return nil
+	})
 }
 
 // Copies at the copy engine's speed: values written into page-locked host
 // memory (cuda.core's pinned memory resource, torch's pin_memory) go to
 // the device and back without staging.
 func Example_hostBuffer() {
-	dev, err := cuda.GetDevice(0)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer dev.Close()
-	h, err := cuda.AllocHost[float32](dev, 1<<20)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer h.Close()
-	x := h.Slice() // valid until h.Close
-	for i := range x {
-		x[i] = float32(i)
-	}
-	b, err := cuda.AllocFrom(dev, x) // the copy engine reads x directly
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer b.Close()
-	clear(x)
-	if err := b.CopyTo(x); err != nil { // and writes it directly
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(x[1<<20-1])
+	onDevice(func(dev *cuda.Device) error {
+		h, err := cuda.AllocHost[float32](dev, 1<<20)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		x := h.Slice() // valid until h.Close
+		for i := range x {
+			x[i] = float32(i)
+		}
+		b, err := cuda.AllocFrom(dev, x) // the copy engine reads x directly
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		clear(x)
+		if err := b.CopyTo(x); err != nil { // and writes it directly
+			return err
+		}
+		fmt.Println(x[1<<20-1])
+		return nil
+	})
 	// Output: 1.048575e+06
 }
