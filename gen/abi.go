@@ -13,10 +13,10 @@ package main
 // function.
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -54,12 +54,13 @@ func abiTable(typedefText []byte) map[string]*abiVersions {
 	return t
 }
 
-func addSorted(s []int, n int) []int {
-	i := sort.SearchInts(s, n)
-	if i < len(s) && s[i] == n {
+// addSorted inserts v into the sorted s, where s does not have it.
+func addSorted[T cmp.Ordered](s []T, v T) []T {
+	i, found := slices.BinarySearch(s, v)
+	if found {
 		return s
 	}
-	return slices.Insert(s, i, n)
+	return slices.Insert(s, i, v)
 }
 
 // pickABI returns the ABI version a declared entry point is resolved at,

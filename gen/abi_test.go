@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,11 +19,7 @@ import (
 func TestABIVersionsMatchTypedefs(t *testing.T) {
 	eachBuilder(t, nil, func(t *testing.T, e *headers.Entry, dir string, b *builder) {
 		m := b.model
-		typedefs, err := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		shapes := pfnShapes(typedefs)
+		shapes := pfnShapes(readFile(t, dir, "cudaTypedefs.h"))
 		checked := 0
 		for _, f := range m.Funcs {
 			proto := prototypeAt(t, b.src, f)

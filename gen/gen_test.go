@@ -66,6 +66,17 @@ func headerDir(t testing.TB, e *headers.Entry, cache string) string {
 	return dir
 }
 
+// readFile returns the file at the joined path, failing the test where it
+// cannot be read.
+func readFile(t testing.TB, elem ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(elem...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 var (
 	reEnumerator = regexp.MustCompile(`(?m)^\s*(CU[A-Z_]*_[A-Z0-9_]+)\s*=\s*(0x[0-9a-fA-F]+|-?[0-9]+)\s*(?:,|/\*|$)`)
 	reDefine     = regexp.MustCompile(`(?m)^\s*#define\s+(cu\w+)\s+(cu\w+)\s*$`)
@@ -79,8 +90,8 @@ func TestFacts(t *testing.T) {
 	em := realRenderer(t)
 	eachBuilder(t, em.Cfg, func(t *testing.T, e *headers.Entry, dir string, bm *builder) {
 		m := bm.model
-		cudaH, _ := os.ReadFile(filepath.Join(dir, "cuda.h"))
-		typedefs, _ := os.ReadFile(filepath.Join(dir, "cudaTypedefs.h"))
+		cudaH := readFile(t, dir, "cuda.h")
+		typedefs := readFile(t, dir, "cudaTypedefs.h")
 		if want := fmt.Sprintf("#define CUDA_VERSION %d", e.CUDAVersion); !bytes.Contains(cudaH, []byte(want)) || m.CUDAVersion != e.CUDAVersion {
 			t.Errorf("CUDA_VERSION: model %d, manifest %d", m.CUDAVersion, e.CUDAVersion)
 		}
@@ -455,17 +466,67 @@ func TestLayout(t *testing.T) {
 			if e.Version != man.Newest().Version {
 				tags += "," + e.Tag
 			}
-			cmd := exec.Command("go", "test", "-count=1", "-tags", tags, "./cuda/driver/internal/layout")
-			cmd.Dir = root(t)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+dir)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("layout check for CUDA %s: %v\n%s", e.Version, err, out)
-			}
-			if !strings.Contains(string(out), "ok") {
-				t.Fatalf("layout check for CUDA %s did not run:\n%s", e.Version, out)
-			}
+			runLayoutCheck(t, "CUDA "+e.Version, "cuda/driver/internal/layout", tags, dir)
 		})
+	}
+}
+
+// TestLibraryLayout runs the layout check of each library whose bindings
+// have structs (NCCL's) against its real header, for every pinned version
+// whose header is in the cache, with the library's stand-in headers.
+func TestLibraryLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the layout check in -short mode: it compiles the bindings once per version")
+	}
+	cfg, man, cache := loadAll(t)
+	libs, err := libraryConfigs(filepath.Join(root(t), "gen", "bindings.json"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, lc := range libs {
+		dir := filepath.Join(root(t), lc.Output, layoutDir)
+		if _, err := os.Stat(dir); err != nil {
+			continue // no structs: no layout check
+		}
+		pins := man.Versions
+		if lc.Library.Pins != "" {
+			pins = man.LibraryVersions(lc.Library.Pins)
+		}
+		for i := range pins {
+			e := &pins[i]
+			if !e.Has(lc.Library.Header) {
+				continue
+			}
+			t.Run(lc.Package+"/"+e.Tag, func(t *testing.T) {
+				hdr := headerDir(t, e, cache)
+				stubs, err := writeStubs(lc.Library)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer os.RemoveAll(stubs)
+				runLayoutCheck(t, lc.Package+" "+e.Name(), filepath.Join(lc.Output, layoutDir), "cudagen_layout,"+e.Tag, hdr, stubs)
+				checked++
+			})
+		}
+	}
+	if checked == 0 {
+		t.Skip("no library layout checked: no header in the cache")
+	}
+}
+
+// runLayoutCheck runs the layout check package pkg (a directory of the
+// module) under tags, its C side compiled against the headers of the
+// include directories: its TestLayout must pass and find no size,
+// alignment or offset that differs.
+func runLayoutCheck(t *testing.T, what, pkg, tags string, include ...string) {
+	t.Helper()
+	cmd := exec.Command("go", "test", "-count=1", "-v", "-tags", tags, "./"+filepath.ToSlash(pkg))
+	cmd.Dir = root(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+strings.Join(include, " -I"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestLayout") || !strings.Contains(string(out), ", 0 differ") {
+		t.Fatalf("layout check of %s: %v\n%s", what, err, out)
 	}
 }
 
@@ -676,11 +737,11 @@ func TestTruncatedRealHeader(t *testing.T) {
 	if src == "" {
 		t.Skipf("skipping: no pinned headers in the cache %s; fetch them with %s", cache, headers.FetchCommand)
 	}
-	b, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
+	b := readFile(t, src, "cuda.h")
 	lines := strings.Split(string(b), "\n")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"), 0o644)
-	tb, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
+	tb := readFile(t, src, "cudaTypedefs.h")
 	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), tb, 0o644)
 	_, err := headerModel(cfg, dir)
 	if err == nil || !regexp.MustCompile(`cuda\.h:[0-9]+:[0-9]+`).MatchString(err.Error()) {

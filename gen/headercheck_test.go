@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -115,7 +114,7 @@ func TestHeaderExpansionBomb(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("#define M0 x\n")
 	for i := 1; i < 40; i++ {
-		b.WriteString("#define M" + strconv.Itoa(i) + " M" + strconv.Itoa(i-1) + " M" + strconv.Itoa(i-1) + "\n")
+		fmt.Fprintf(&b, "#define M%d M%d M%d\n", i, i-1, i-1)
 	}
 	b.WriteString("int bomb[] = { M39 };\n")
 	_, err := headerModel(miniConfig(), writePair(t, b.String()+miniCuda, miniTypedefs))
@@ -209,16 +208,10 @@ func TestHeaderPairs(t *testing.T) {
 	for _, c := range versions {
 		for _, d := range versions {
 			t.Run("cuda.h "+c.v+", cudaTypedefs.h "+d.v, func(t *testing.T) {
-				cudaH, err := os.ReadFile(filepath.Join(cachedPair(t, c.v), "cuda.h"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				typedefs, err := os.ReadFile(filepath.Join(cachedPair(t, d.v), "cudaTypedefs.h"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				cudaH := readFile(t, cachedPair(t, c.v), "cuda.h")
+				typedefs := readFile(t, cachedPair(t, d.v), "cudaTypedefs.h")
 				dir := writePair(t, string(cudaH), string(typedefs))
-				err = checkHeaders(miniConfig(), dir)
+				err := checkHeaders(miniConfig(), dir)
 				if c.v == d.v {
 					if err != nil {
 						t.Fatalf("the real pair is refused: %v", err)
@@ -253,8 +246,8 @@ func TestHeaderPairs(t *testing.T) {
 		want        string
 	}{{"12.4", 13010, ""}, {"12.4", 12060, ""}, {"11.8", 11070, ""}, {"11.8", 11040, "ABI version 11070 (CUDA 11.7), but "}} {
 		src := cachedPair(t, c.from)
-		cudaH, _ := os.ReadFile(filepath.Join(src, "cuda.h"))
-		typedefs, _ := os.ReadFile(filepath.Join(src, "cudaTypedefs.h"))
+		cudaH := readFile(t, src, "cuda.h")
+		typedefs := readFile(t, src, "cudaTypedefs.h")
 		cudaH = regexp.MustCompile(`(?m)^#define CUDA_VERSION [0-9]+`).ReplaceAll(cudaH, []byte(fmt.Sprintf("#define CUDA_VERSION %d", c.cudaVersion)))
 		err := checkHeaders(miniConfig(), writePair(t, string(cudaH), string(typedefs)))
 		switch {

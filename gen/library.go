@@ -343,22 +343,14 @@ func (e *renderer) libPure(m *model) ([]byte, error) {
 		nameLits = append(nameLits, jen.Lit(n))
 	}
 	f.Add(comment(line("Bindings for %s from %s's %s (sha256 %s).", lib.Name, m.PinName, lib.Header, m.Sums[lib.Header])))
-	version := []jen.Code{
-		comment("// HeaderVersion is the version the header these bindings were generated from is pinned as."),
-		jen.Id("HeaderVersion").Op("=").Lit(m.Version),
-		comment("// pinName names that version in messages."),
-		jen.Id("pinName").Op("=").Lit(m.PinName),
-	}
-	f.Const().Defs(append(version,
-		comment("// BuildTag is the build tag that selects these bindings."),
-		jen.Id("BuildTag").Op("=").Lit(m.Tag),
-		comment("// libraryEnv names the variable that gives the shared library's path."),
-		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
-		comment("// libraryInstall says what provides the shared library."),
-		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
-		comment("// unboundWhy is empty: this build binds the library."),
-		jen.Id("unboundWhy").Op("=").Lit(""),
-	)...)
+	f.Const().Defs(
+		docConst("HeaderVersion", m.Version, "is the version the header these bindings were generated from is pinned as."),
+		docConst("pinName", m.PinName, "names that version in messages."),
+		docConst("BuildTag", m.Tag, "is the build tag that selects these bindings."),
+		docConst("libraryEnv", lib.Env, "names the variable that gives the shared library's path."),
+		docConst("libraryInstall", lib.Install, "says what provides the shared library."),
+		docConst("unboundWhy", "", "is empty: this build binds the library."),
+	)
 	f.Line()
 	f.Add(comment("// HeaderSHA256 holds the sha256 of the header the bindings were generated from."))
 	f.Var().Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(jen.Dict{jen.Lit(lib.Header): jen.Lit(m.Sums[lib.Header])})
@@ -433,9 +425,8 @@ func (e *renderer) libUnbound(lib *libraryConf, unbound []headers.Entry, newest 
 		jen.Id("BuildTag").Op("=").Lit(""),
 		jen.Id("libraryEnv").Op("=").Lit(lib.Env),
 		jen.Id("libraryInstall").Op("=").Lit(lib.Install),
-		comment("// unboundWhy is Load's error under these builds."),
-		jen.Id("unboundWhy").Op("=").Lit(fmt.Sprintf("this build (%s) has no %s bindings: no %s is pinned for its toolkit; build with a tag whose toolkit pins it (%s)",
-			strings.Join(tags, " or "), lib.Name, lib.Header, strings.Join(boundTags(e.Versions, lib), ", "))),
+		docConst("unboundWhy", fmt.Sprintf("this build (%s) has no %s bindings: no %s is pinned for its toolkit; build with a tag whose toolkit pins it (%s)",
+			strings.Join(tags, " or "), lib.Name, lib.Header, strings.Join(boundTags(e.Versions, lib), ", ")), "is Load's error under these builds."),
 	)
 	f.Var().Defs(
 		jen.Id("HeaderSHA256").Op("=").Map(jen.String()).String().Values(),

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -1113,8 +1112,7 @@ func (m *builder) slice(f *function, fc funcConf, pname, count string) error {
 	if cp.Role != rInOutCount {
 		cp.Role = rCount
 	}
-	cp.Slices = append(cp.Slices, sp.Go)
-	sort.Strings(cp.Slices)
+	cp.Slices = addSorted(cp.Slices, sp.Go)
 	sp.Optional = slices.Contains(fc.Optional, pname)
 	return nil
 }

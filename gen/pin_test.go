@@ -26,10 +26,7 @@ func copyTree(t *testing.T, dst string) {
 	t.Helper()
 	src := root(t)
 	copyOne := func(rel string) {
-		b, err := os.ReadFile(filepath.Join(src, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readFile(t, src, rel)
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -114,10 +111,7 @@ func newPinFixture(t *testing.T) *pinFixture {
 func (f *pinFixture) toolkit(from string, cudaVersion int) string {
 	f.t.Helper()
 	dir := filepath.Join(f.t.TempDir(), fmt.Sprintf("cuda-%d", cudaVersion))
-	b, err := os.ReadFile(filepath.Join(f.src[from], "cuda.h"))
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	b := readFile(f.t, f.src[from], "cuda.h")
 	re := regexp.MustCompile(`(?m)^#define CUDA_VERSION [0-9]+`)
 	if !re.Match(b) {
 		f.t.Fatal("no CUDA_VERSION in the cached header")
@@ -125,7 +119,7 @@ func (f *pinFixture) toolkit(from string, cudaVersion int) string {
 	b = re.ReplaceAll(b, []byte(fmt.Sprintf("#define CUDA_VERSION %d", cudaVersion)))
 	os.MkdirAll(filepath.Join(dir, "include"), 0o755)
 	os.WriteFile(filepath.Join(dir, "include", "cuda.h"), b, 0o644)
-	td, _ := os.ReadFile(filepath.Join(f.src[from], "cudaTypedefs.h"))
+	td := readFile(f.t, f.src[from], "cudaTypedefs.h")
 	os.WriteFile(filepath.Join(dir, "include", "cudaTypedefs.h"), td, 0o644)
 	return dir
 }
@@ -224,11 +218,7 @@ func TestPinMultiVersion(t *testing.T) {
 	before := map[string][]byte{}
 	for _, v := range []string{"11.8", "12.4", "13.0"} {
 		for _, name := range []string{fileName(v), testFileName(v)} {
-			b, err := os.ReadFile(filepath.Join(driverDir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[name] = b
+			before[name] = readFile(t, driverDir, name)
 		}
 	}
 	for _, p := range []struct {
@@ -262,10 +252,7 @@ func TestPinMultiVersion(t *testing.T) {
 	}
 	// The other versions' bindings are as committed but for the constraint.
 	for name, b := range before {
-		after, err := os.ReadFile(filepath.Join(driverDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		after := readFile(t, driverDir, name)
 		if !bytes.Equal(withoutConstraint(b), withoutConstraint(after)) {
 			t.Errorf("%s changed beyond its build constraint", name)
 		}
@@ -351,17 +338,17 @@ func TestPinAtomic(t *testing.T) {
 	f := newPinFixture(t)
 	snap := snapshot(t, f.tree, f.cache)
 	selfInclude := f.toolkit("12.4", 12060)
-	h, _ := os.ReadFile(filepath.Join(selfInclude, "include", "cuda.h"))
+	h := readFile(t, selfInclude, "include", "cuda.h")
 	os.WriteFile(filepath.Join(selfInclude, "include", "cuda.h"), append([]byte("#include \"cuda.h\"\n"), h...), 0o644)
 	old := f.toolkit("11.8", 11020)
 	os.Remove(filepath.Join(old, "include", "cudaTypedefs.h"))
 	emptyTypedefs := f.toolkit("12.4", 12060)
 	os.WriteFile(filepath.Join(emptyTypedefs, "include", "cudaTypedefs.h"), nil, 0o644)
 	mixed := f.toolkit("12.4", 12060)
-	td, _ := os.ReadFile(filepath.Join(f.src["11.8"], "cudaTypedefs.h"))
+	td := readFile(t, f.src["11.8"], "cudaTypedefs.h")
 	os.WriteFile(filepath.Join(mixed, "include", "cudaTypedefs.h"), td, 0o644)
 	broken := f.toolkit("12.4", 12060)
-	h, _ = os.ReadFile(filepath.Join(broken, "include", "cuda.h"))
+	h = readFile(t, broken, "include", "cuda.h")
 	os.WriteFile(filepath.Join(broken, "include", "cuda.h"), append(h[:len(h)/2], "\nCUresult CUDAAPI cuBroken(CUevent"...), 0o644)
 	for _, c := range []struct {
 		name, dir string
@@ -680,5 +667,36 @@ func TestUnpinnedTagBuild(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("CGO_ENABLED=0 go build -tags %q: %v\n%s", tag, err, out)
 		}
+	}
+}
+
+// TestPinAddsLibraryHeader: pinning a toolkit pinned already, from a
+// directory that now also has a library's header, adds the header to the
+// pin (no -repin: the toolkit's own headers are the same) and generates
+// the library's bindings for it.
+func TestPinAddsLibraryHeader(t *testing.T) {
+	f := newPinFixture(t)
+	first := f.toolkit("12.4", 12060)
+	if log, err := f.gen("-cuda", first); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	again := f.toolkit("12.4", 12060)
+	nvrtcH := readFile(t, f.src["12.4"], "nvrtc.h")
+	if err := os.WriteFile(filepath.Join(again, "include", "nvrtc.h"), nvrtcH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := f.gen("-cuda", again); err != nil {
+		t.Fatalf("pinning the same toolkit with its nvrtc.h: %v\n%s", err, log)
+	}
+	man, err := headers.Load(filepath.Join(f.tree, "headers", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := man.Find("12.6")
+	if e == nil || !e.Has("nvrtc.h") || e.Source.Path != first {
+		t.Fatalf("the 12.6 pin after adding nvrtc.h: %+v; want nvrtc.h pinned, its source still %s", e, first)
+	}
+	if _, err := os.Stat(filepath.Join(f.tree, "cuda", "nvrtc", "znvrtc_cuda12_6.go")); err != nil {
+		t.Errorf("no NVRTC bindings for the pin: %v", err)
 	}
 }

@@ -33,14 +33,10 @@ func (e *renderer) pure(m *model) ([]byte, error) {
 	sums := sumLines(m)
 	f.Add(comment(line("Bindings for CUDA %s: CUDA_VERSION %d,", m.Version, m.CUDAVersion), "// "+strings.Join(sums, ",\n// ")+"."))
 	f.Const().Defs(
-		comment("// HeaderVersion is the CUDA_VERSION of the header these bindings were generated from."),
-		jen.Id("HeaderVersion").Op("=").Lit(m.CUDAVersion),
-		comment("// Toolkit is the toolkit version of that header."),
-		jen.Id("Toolkit").Op("=").Lit(m.Version),
-		comment("// BuildTag is the build tag that selects these bindings."),
-		jen.Id("BuildTag").Op("=").Lit(m.Tag),
-		comment("// PerThreadDefaultStream says whether the _ptsz entry points are bound."),
-		jen.Id("PerThreadDefaultStream").Op("=").Lit(m.PerThread),
+		docConst("HeaderVersion", m.CUDAVersion, "is the CUDA_VERSION of the header these bindings were generated from."),
+		docConst("Toolkit", m.Version, "is the toolkit version of that header."),
+		docConst("BuildTag", m.Tag, "is the build tag that selects these bindings."),
+		docConst("PerThreadDefaultStream", m.PerThread, "says whether the _ptsz entry points are bound."),
 		jen.Id("gpaSymbol").Op("=").Lit(m.GPASymbol),
 		jen.Id("gpaV2").Op("=").Lit(m.GPAV2),
 		jen.Id("gpaFlags").Op("=").Add(lit(m.GPAFlags)),

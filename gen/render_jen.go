@@ -48,6 +48,13 @@ func comment(lines ...string) *jen.Statement {
 	return jen.Comment(strings.TrimSuffix(s, "\n"))
 }
 
+// docConst is a constant of a const block after its doc line, which
+// starts with its name: docConst("BuildTag", tag, "is the build tag ...")
+// declares "// BuildTag is the build tag ...", then BuildTag = tag.
+func docConst(name string, value any, doc string) *jen.Statement {
+	return comment("// " + name + " " + doc).Line().Id(name).Op("=").Lit(value)
+}
+
 // line is one comment line.
 func line(format string, a ...any) string { return "// " + fmt.Sprintf(format, a...) }
 
