@@ -8,11 +8,12 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
 // snippet is a block of Go from the documentation, with where it starts.
@@ -178,48 +179,21 @@ func moduleRoot(t *testing.T) string {
 	return root
 }
 
-func goCommand(t *testing.T) string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	t.Skip("skipping: compiling the documentation's snippets needs the go command, which this machine lacks (the GPU machine has none; CI does)")
-	return ""
-}
-
 // TestDocSnippets compiles every Go block of the README and of the package
 // documentation, each as a package of its own placed in the module through
 // the go command's -overlay (nothing is written into the checkout), in one
-// go build. Messages point into the document (README.md:LINE).
+// go build (modtest.Build). Messages point into the document (README.md:LINE).
 func TestDocSnippets(t *testing.T) {
 	root := moduleRoot(t)
-	gocmd := goCommand(t)
 	snippets := append(readmeSnippets(t, root), docSnippets(t, root)...)
 	if len(snippets) < 4 {
 		t.Fatalf("found %d snippets; the README has at least 3 and the package doc 1", len(snippets))
 	}
-	dir := t.TempDir()
-	overlay := map[string]string{}
-	var pkgs []string
+	files := map[string]string{}
 	for i, s := range snippets {
-		src := filepath.Join(dir, fmt.Sprintf("snippet%d.go", i))
-		if err := os.WriteFile(src, []byte(s.source()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		pkg := fmt.Sprintf("./internal/docsnippets/s%d", i)
-		overlay[filepath.Join(root, pkg, "snippet.go")] = src
-		pkgs = append(pkgs, pkg)
+		files[fmt.Sprintf("internal/docsnippets/s%d/snippet.go", i)] = s.source()
 	}
-	ov, _ := json.Marshal(map[string]any{"Replace": overlay})
-	ovPath := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// With several packages, go build compiles each (main ones too) and
-	// writes nothing. (With -o DIR it would skip the non-main ones.)
-	args := append([]string{"build", "-overlay", ovPath}, pkgs...)
-	cmd := exec.Command(gocmd, args...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := modtest.Build(t, root, files, ""); err != nil {
 		t.Fatalf("the documentation's Go does not compile: %v\n%s", err, out)
 	}
 	for _, s := range snippets {

@@ -4,13 +4,12 @@ package main
 // model on follows, each with the reason it exists.
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/cudagen/cudagen/headers"
 )
 
 // config is gen/bindings.json. Everything cuda.h declares is bound; the
@@ -218,15 +217,9 @@ type bufferConf struct {
 
 // loadConfig reads and checks a config file.
 func loadConfig(path string) (*config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var c config
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := headers.ReadJSON(path, &c); err != nil {
+		return nil, err
 	}
 	if c.Package == "" || c.Output == "" {
 		return nil, fmt.Errorf("%s: package and output are required", path)

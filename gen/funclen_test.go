@@ -5,11 +5,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
 // maxFuncLines is the most lines a function of gen/ or headers/ may have
@@ -28,28 +30,15 @@ var longBecause = regexp.MustCompile(`(^|[.:;]\s+|\n\s*)Long\s+because\b`)
 func TestFunctionLength(t *testing.T) {
 	var long []string
 	for _, dir := range []string{".", filepath.Join("..", "headers")} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(files) == 0 {
-			t.Fatalf("no .go files in %s", dir)
-		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found, err := longFuncs(f, src)
+		for name, src := range modtest.Sources(t, dir) {
+			found, err := longFuncs(name, src)
 			if err != nil {
 				t.Fatal(err)
 			}
 			long = append(long, found...)
 		}
 	}
+	slices.Sort(long)
 	if len(long) > 0 {
 		t.Errorf("%d functions over %d lines whose doc comment does not say why (a sentence starting \"Long because\"); split them by concern or say why:\n\t%s",
 			len(long), maxFuncLines, strings.Join(long, "\n\t"))

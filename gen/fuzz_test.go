@@ -30,12 +30,8 @@ func FuzzParseHeaders(f *testing.F) {
 	tmpl := filepath.Join(root(f), "templates")
 	f.Fuzz(func(t *testing.T, cuda []byte) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "cuda.h"), cuda, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, "cuda.h"), cuda)
+		writeFile(t, filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs))
 		type result struct {
 			m        *model
 			err      error
@@ -160,9 +156,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, path, []byte(want))
 			continue
 		}
 		if b, err := os.ReadFile(path); err != nil || string(b) != want {

@@ -90,9 +90,7 @@ func FuzzLibraryHeader(f *testing.F) {
 	e := &headers.Entry{Version: "12.4", Tag: "cuda12.4", CUDAVersion: 12040, Files: map[string]string{"nvrtc.h": "0"}}
 	f.Fuzz(func(t *testing.T, h []byte) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "nvrtc.h"), h, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, "nvrtc.h"), h)
 		done := make(chan error, 1)
 		go func() {
 			defer func() {
@@ -145,9 +143,7 @@ const parserLoop = "#ifndef _\n#\n#include<stddef.h>\ntypedef enum {\n  TC_SUCCE
 func TestParseTimeout(t *testing.T) {
 	if os.Getenv("CUDAGEN_TEST_PARSE_CHILD") != "" {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "nvrtc.h"), []byte(parserLoop), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, "nvrtc.h"), []byte(parserLoop))
 		cfg, err := loadConfig(filepath.Join(root(t), "gen", "bindings.json"))
 		if err != nil {
 			t.Fatal(err)

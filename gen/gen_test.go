@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cudagen/cudagen/headers"
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
 func root(t testing.TB) string {
@@ -75,6 +75,15 @@ func readFile(t testing.TB, elem ...string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// writeFile writes b to the file at path, failing the test where it
+// cannot.
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var (
@@ -521,10 +530,8 @@ func TestLibraryLayout(t *testing.T) {
 // alignment or offset that differs.
 func runLayoutCheck(t *testing.T, what, pkg, tags string, include ...string) {
 	t.Helper()
-	cmd := exec.Command("go", "test", "-count=1", "-v", "-tags", tags, "./"+filepath.ToSlash(pkg))
-	cmd.Dir = root(t)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-I"+strings.Join(include, " -I"))
-	out, err := cmd.CombinedOutput()
+	out, err := modtest.Run(t, root(t), []string{"CGO_ENABLED=1", "CGO_CFLAGS=-I" + strings.Join(include, " -I")},
+		"test", "-count=1", "-v", "-tags", tags, "./"+filepath.ToSlash(pkg))
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestLayout") || !strings.Contains(string(out), ", 0 differ") {
 		t.Fatalf("layout check of %s: %v\n%s", what, err, out)
 	}
@@ -636,8 +643,8 @@ func miniConfig() *config {
 
 func writeMini(t *testing.T, cuda string) string {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(cuda), 0o644)
-	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs), 0o644)
+	writeFile(t, filepath.Join(dir, "cuda.h"), []byte(cuda))
+	writeFile(t, filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs))
 	return dir
 }
 
@@ -718,7 +725,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A config override without its reason.
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"package": "driver", "output": "x", "functions": {"cuEventQuery": {"out": ["x"]}}}`), 0o644)
+	writeFile(t, filepath.Join(dir, "b.json"), []byte(`{"package": "driver", "output": "x", "functions": {"cuEventQuery": {"out": ["x"]}}}`))
 	if _, err := loadConfig(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "functions.cuEventQuery") {
 		t.Errorf("override without why: %v", err)
 	}
@@ -740,9 +747,9 @@ func TestTruncatedRealHeader(t *testing.T) {
 	b := readFile(t, src, "cuda.h")
 	lines := strings.Split(string(b), "\n")
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"), 0o644)
+	writeFile(t, filepath.Join(dir, "cuda.h"), []byte(strings.Join(lines[:len(lines)/2], "\n")+"\nCUresult CUDAAPI cuBroken(CUevent"))
 	tb := readFile(t, src, "cudaTypedefs.h")
-	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), tb, 0o644)
+	writeFile(t, filepath.Join(dir, "cudaTypedefs.h"), tb)
 	_, err := headerModel(cfg, dir)
 	if err == nil || !regexp.MustCompile(`cuda\.h:[0-9]+:[0-9]+`).MatchString(err.Error()) {
 		t.Fatalf("got %v", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,13 +34,9 @@ func checkMessage(t *testing.T, err error) {
 func writePair(t *testing.T, cuda, typedefs string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(cuda), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "cuda.h"), []byte(cuda))
 	if typedefs != "-" {
-		if err := os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte(typedefs), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, "cudaTypedefs.h"), []byte(typedefs))
 	}
 	return dir
 }

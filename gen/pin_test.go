@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/cudagen/cudagen/headers"
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
 // copyTree copies what the generator and a build of the cuda packages need
@@ -30,9 +31,7 @@ func copyTree(t *testing.T, dst string) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dst, rel), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dst, rel), b)
 	}
 	for _, f := range []string{"go.mod", "go.sum", "headers/manifest.json"} {
 		copyOne(f)
@@ -118,9 +117,9 @@ func (f *pinFixture) toolkit(from string, cudaVersion int) string {
 	}
 	b = re.ReplaceAll(b, []byte(fmt.Sprintf("#define CUDA_VERSION %d", cudaVersion)))
 	os.MkdirAll(filepath.Join(dir, "include"), 0o755)
-	os.WriteFile(filepath.Join(dir, "include", "cuda.h"), b, 0o644)
+	writeFile(f.t, filepath.Join(dir, "include", "cuda.h"), b)
 	td := readFile(f.t, f.src[from], "cudaTypedefs.h")
-	os.WriteFile(filepath.Join(dir, "include", "cudaTypedefs.h"), td, 0o644)
+	writeFile(f.t, filepath.Join(dir, "include", "cudaTypedefs.h"), td)
 	return dir
 }
 
@@ -175,18 +174,17 @@ var reBuildLine = regexp.MustCompile(`(?m)^//go:build [^\n]*\n`)
 
 func withoutConstraint(b []byte) []byte { return reBuildLine.ReplaceAll(b, nil) }
 
-// goCommand is the go command in dir, with cgo on and no network.
-func goCommand(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	return cmd
+// goRun runs the go command in dir with cgo on and no network, env added
+// (a later setting wins), and returns its output and its error.
+func goRun(t *testing.T, dir string, env []string, args ...string) ([]byte, error) {
+	t.Helper()
+	return modtest.Run(t, dir, append([]string{"CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off"}, env...), args...)
 }
 
 // goFails runs the go command, which must fail, and returns its output.
 func goFails(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := goCommand(dir, args...).CombinedOutput()
+	out, err := goRun(t, dir, nil, args...)
 	if err == nil {
 		t.Errorf("go %s in %s: no error\n%s", strings.Join(args, " "), dir, out)
 	}
@@ -195,7 +193,7 @@ func goFails(t *testing.T, dir string, args ...string) string {
 
 func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := goCommand(dir, args...).CombinedOutput()
+	out, err := goRun(t, dir, nil, args...)
 	if err != nil {
 		t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
@@ -339,17 +337,17 @@ func TestPinAtomic(t *testing.T) {
 	snap := snapshot(t, f.tree, f.cache)
 	selfInclude := f.toolkit("12.4", 12060)
 	h := readFile(t, selfInclude, "include", "cuda.h")
-	os.WriteFile(filepath.Join(selfInclude, "include", "cuda.h"), append([]byte("#include \"cuda.h\"\n"), h...), 0o644)
+	writeFile(t, filepath.Join(selfInclude, "include", "cuda.h"), append([]byte("#include \"cuda.h\"\n"), h...))
 	old := f.toolkit("11.8", 11020)
 	os.Remove(filepath.Join(old, "include", "cudaTypedefs.h"))
 	emptyTypedefs := f.toolkit("12.4", 12060)
-	os.WriteFile(filepath.Join(emptyTypedefs, "include", "cudaTypedefs.h"), nil, 0o644)
+	writeFile(t, filepath.Join(emptyTypedefs, "include", "cudaTypedefs.h"), nil)
 	mixed := f.toolkit("12.4", 12060)
 	td := readFile(t, f.src["11.8"], "cudaTypedefs.h")
-	os.WriteFile(filepath.Join(mixed, "include", "cudaTypedefs.h"), td, 0o644)
+	writeFile(t, filepath.Join(mixed, "include", "cudaTypedefs.h"), td)
 	broken := f.toolkit("12.4", 12060)
 	h = readFile(t, broken, "include", "cuda.h")
-	os.WriteFile(filepath.Join(broken, "include", "cuda.h"), append(h[:len(h)/2], "\nCUresult CUDAAPI cuBroken(CUevent"...), 0o644)
+	writeFile(t, filepath.Join(broken, "include", "cuda.h"), append(h[:len(h)/2], "\nCUresult CUDAAPI cuBroken(CUevent"...))
 	for _, c := range []struct {
 		name, dir string
 		want      []string
@@ -436,7 +434,7 @@ func TestRepin(t *testing.T) {
 	other := f.toolkit("12.4", 12060)
 	newH := filepath.Join(other, "include", "cuda.h")
 	b, _ := os.ReadFile(newH)
-	os.WriteFile(newH, append(b, "\n/* another build of the toolkit */\n"...), 0o644)
+	writeFile(t, newH, append(b, "\n/* another build of the toolkit */\n"...))
 	newSum, _ := headers.SumFile(newH)
 	_, err = f.gen("-cuda", other)
 	checkMessage(t, err)
@@ -458,7 +456,7 @@ func TestRepin(t *testing.T) {
 	for _, name := range headers.Files {
 		p := filepath.Join(both, "include", name)
 		b, _ := os.ReadFile(p)
-		os.WriteFile(p, append(b, "\n/* another build */\n"...), 0o644)
+		writeFile(t, p, append(b, "\n/* another build */\n"...))
 	}
 	if _, err := f.gen("-cuda", both); err == nil || !strings.Contains(err.Error(), "cuda.h: pinned sha256 "+old.Files["cuda.h"]) || !strings.Contains(err.Error(), "; cudaTypedefs.h: pinned sha256 "+old.Files["cudaTypedefs.h"]) {
 		t.Errorf("both headers other: %v", err)
@@ -557,8 +555,8 @@ func TestImporterToolkit(t *testing.T) {
 	app := t.TempDir()
 	copyTree(t, filepath.Join(app, "third_party", "cudagen"))
 	f.tree = filepath.Join(app, "third_party", "cudagen")
-	os.WriteFile(filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n\nrequire github.com/cudagen/cudagen v0.0.0\n"), 0o644)
-	os.WriteFile(filepath.Join(app, "main.go"), []byte(`package main
+	writeFile(t, filepath.Join(app, "go.mod"), []byte("module example.com/app\n\ngo 1.25\n\nrequire github.com/cudagen/cudagen v0.0.0\n"))
+	writeFile(t, filepath.Join(app, "main.go"), []byte(`package main
 
 import (
 	"errors"
@@ -571,7 +569,7 @@ import (
 func main() {
 	fmt.Println(driver.Toolkit, driver.BuildTag, driver.HeaderVersion, errors.Is(cuda.ErrNoDriver, cuda.ErrNoDriver))
 }
-`), 0o644)
+`))
 	goCmd(t, app, "mod", "edit", "-replace", "github.com/cudagen/cudagen=./third_party/cudagen")
 	// The generator is for the cudagen module: run in the program's own
 	// module, it says so and where to run it.
@@ -661,10 +659,7 @@ func TestUnpinnedTagBuild(t *testing.T) {
 	}
 	for _, tag := range append([]string{""}, tags...) {
 		goCmd(t, r, "build", "-tags", tag, "./cuda/...")
-		cmd := exec.Command("go", "build", "-tags", tag, "./cuda/...")
-		cmd.Dir = r
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := goRun(t, r, []string{"CGO_ENABLED=0"}, "build", "-tags", tag, "./cuda/..."); err != nil {
 			t.Errorf("CGO_ENABLED=0 go build -tags %q: %v\n%s", tag, err, out)
 		}
 	}
@@ -682,9 +677,7 @@ func TestPinAddsLibraryHeader(t *testing.T) {
 	}
 	again := f.toolkit("12.4", 12060)
 	nvrtcH := readFile(t, f.src["12.4"], "nvrtc.h")
-	if err := os.WriteFile(filepath.Join(again, "include", "nvrtc.h"), nvrtcH, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(again, "include", "nvrtc.h"), nvrtcH)
 	if log, err := f.gen("-cuda", again); err != nil {
 		t.Fatalf("pinning the same toolkit with its nvrtc.h: %v\n%s", err, log)
 	}

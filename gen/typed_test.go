@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,8 +85,8 @@ typedef CUresult (*PFN_cuPointerSetAttribute_v6000)(const void *value, CUpointer
 
 func TestTypedMini(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "cuda.h"), []byte(strings.Replace(miniCuda, "#endif\n", miniTyped, 1)), 0o644)
-	os.WriteFile(filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs+miniTypedTypedefs), 0o644)
+	writeFile(t, filepath.Join(dir, "cuda.h"), []byte(strings.Replace(miniCuda, "#endif\n", miniTyped, 1)))
+	writeFile(t, filepath.Join(dir, "cudaTypedefs.h"), []byte(miniTypedefs+miniTypedTypedefs))
 	types := func(mt string) map[string]string {
 		return map[string]string{"CU_POINTER_ATTRIBUTE_CONTEXT": "Context", "CU_POINTER_ATTRIBUTE_MEMORY_TYPE": mt}
 	}

@@ -113,17 +113,28 @@ type Source struct {
 	Note           string `json:"note,omitempty"`
 }
 
-// Load reads a manifest file.
-func Load(path string) (*Manifest, error) {
+// ReadJSON decodes the JSON file at path into v, refusing a field v does
+// not have: the manifest and the generator's configs are read so. A file
+// that cannot be read returns os.ReadFile's error, which names it; one
+// that does not decode, the decoder's, after its path.
+func ReadJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("headers: read manifest: %w", err)
+		return err
 	}
-	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("headers: %s: %w", path, err)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads a manifest file.
+func Load(path string) (*Manifest, error) {
+	var m Manifest
+	if err := ReadJSON(path, &m); err != nil {
+		return nil, fmt.Errorf("headers: read manifest: %w", err)
 	}
 	for i, e := range m.Versions {
 		if e.Library != "" {

@@ -1,18 +1,20 @@
 package driver
 
 import (
-	"os"
-	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
-// The types Go checks: each program below is a package of a module that
-// uses this checkout; the wrong uses must fail to compile, each with its
-// message, and the right ones must compile. One go build builds them all,
-// with these bindings' build tag.
+// The types Go checks: each program below is a package placed in this
+// module through the go command's -overlay (modtest.Build: nothing is
+// written into the checkout); the wrong uses must fail to compile, each
+// with its message, and the right ones must compile. One go build builds
+// them all, with these bindings' build tag.
 
 // compileOK uses every typed form the right way, beside the forms that
 // check at run time, which keep compiling.
@@ -98,49 +100,29 @@ var compileBad = []struct{ name, code, want string }{
 }
 
 func TestCompileTimeChecks(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skipf("skipping: needs the go command to build the programs (%v); a machine that runs only test binaries has none", err)
-	}
 	if testing.Short() {
-		t.Skip("skipping in -short mode: builds a module of small programs with the go command")
+		t.Skip("skipping in -short mode: builds small programs with the go command")
+	}
+	const dir = "internal/typecheck/"
+	files := map[string]string{dir + "ok/ok.go": compileOK}
+	for _, c := range compileBad {
+		files[dir+"bad/"+c.name+"/x.go"] = "package p\n\nimport \"github.com/cudagen/cudagen/cuda/driver\"\n\n" + c.code + "\n"
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	write := func(name, text string) {
-		t.Helper()
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module example.com/typecheck\n\ngo 1.25\n\nrequire github.com/cudagen/cudagen v0.0.0\n\nreplace github.com/cudagen/cudagen => "+root+"\n")
-	write("go.sum", string(sum))
-	write("ok/ok.go", compileOK)
-	for _, c := range compileBad {
-		write("bad/"+c.name+"/x.go", "package p\n\nimport \"github.com/cudagen/cudagen/cuda/driver\"\n\n"+c.code+"\n")
-	}
-	cmd := exec.Command("go", "build", "-tags", BuildTag, "./...")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	out, err := cmd.CombinedOutput()
+	out, err := modtest.Build(t, root, files, BuildTag, "CGO_ENABLED=0")
 	if err == nil {
 		t.Fatalf("every program compiled:\n%s", out)
 	}
-	// Each error line starts with its file: ok/ok.go:…, bad/NAME/x.go:….
+	// Each error line starts with its file: internal/typecheck/ok/ok.go:…,
+	// internal/typecheck/bad/NAME/x.go:….
 	said := map[string][]string{}
-	for _, l := range strings.Split(string(out), "\n") {
-		if i := strings.Index(l, ".go:"); i > 0 && !strings.HasPrefix(l, "#") {
-			said[filepath.ToSlash(filepath.Dir(l[:i]))] = append(said[filepath.ToSlash(filepath.Dir(l[:i]))], l)
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, ".go:"); i > 0 && strings.HasPrefix(l, dir) {
+			pkg := path.Dir(strings.TrimPrefix(l[:i], dir))
+			said[pkg] = append(said[pkg], l)
 		}
 	}
 	if len(said["ok"]) > 0 {
@@ -156,6 +138,6 @@ func TestCompileTimeChecks(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Logf("go build -tags %s ./... said:\n%s", BuildTag, out)
+		t.Logf("go build -tags %s said:\n%s", BuildTag, out)
 	}
 }
