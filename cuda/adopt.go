@@ -237,12 +237,5 @@ func describe(what string, h uintptr, p *ctxState, adopted bool) string {
 // d closes it). With a call in flight on d.
 func (d *Device) adoptHandle(op string, h uintptr) (*handle, error) {
 	d.p.life.Throttle()
-	r := lifetime.NewHandle(&d.p.life, h, lifetime.KindAdopted, &d.adopted)
-	if r == nil {
-		return nil, hostMemErr(op)
-	}
-	if !d.p.add(r, d) {
-		return nil, closedErr(op, "device")
-	}
-	return r, nil
+	return d.register(op, "device", h, lifetime.KindAdopted, func() {}) // the handle is its creator's
 }

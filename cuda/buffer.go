@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
 	"github.com/cudagen/cudagen/cuda/internal/ctype"
-	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // Buffer is device memory holding Len values of type T (cudarc's
@@ -27,12 +25,9 @@ import (
 // ErrClosed. The zero value and a nil *Buffer are not usable: their copies
 // return errors matching ErrInvalid, their accessors zero values.
 type Buffer[T any] struct {
-	ptr     driver.DevicePtr
-	n       int
-	p       *ctxState
-	dev     *Device
-	r       *handle // the memory's: a view's is its parent's
-	cleanup runtime.Cleanup
+	ptr    driver.DevicePtr
+	n      int
+	object // its r is the memory's: a view's is its parent's
 	// A view (Slice) keeps its parent, the Buffer that owns the memory,
 	// reachable (so that the parent's garbage-collection backstop cannot
 	// free the memory under the view) and is closed on its own.
@@ -69,22 +64,15 @@ func Alloc[T any](d *Device, n int) (*Buffer[T], error) {
 			return nil, e
 		}
 	}
-	r := lifetime.NewHandle(&d.p.life, uintptr(ptr), kindMemory, &d.p.life.Open)
-	if r == nil {
+	r, err := d.register(op, "device", uintptr(ptr), kindMemory, func() {
 		if n > 0 {
 			_ = driver.MemFreeCtx(d.p.ctx, ptr)
 		}
-		return nil, hostMemErr(op)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if !d.p.add(r, d) {
-		if n > 0 {
-			_ = driver.MemFreeCtx(d.p.ctx, ptr) // the device is still retained: the call is in flight
-		}
-		return nil, closedErr(op, "device")
-	}
-	b := &Buffer[T]{ptr: ptr, n: n, p: d.p, dev: d, r: r}
-	b.cleanup = backstop(b, r)
-	return b, nil
+	return wrap(&Buffer[T]{ptr: ptr, n: n}, d, r, false), nil
 }
 
 // AdoptBuffer wraps n values of T in device memory allocated elsewhere
@@ -121,23 +109,14 @@ func AdoptBuffer[T any](d *Device, ptr driver.DevicePtr, n int) (*Buffer[T], err
 	if err != nil {
 		return nil, err
 	}
-	b := &Buffer[T]{ptr: ptr, n: n, p: d.p, dev: d, r: r}
-	b.cleanup = backstop(b, r)
-	return b, nil
+	return wrap(&Buffer[T]{ptr: ptr, n: n}, d, r, true), nil
 }
 
 // AllocFrom allocates a Buffer of len(src) values on d and copies src into
 // it: Alloc, then CopyFrom (the buffer is closed if the copy fails).
 func AllocFrom[T any](d *Device, src []T) (*Buffer[T], error) {
 	b, err := Alloc[T](d, len(src))
-	if err != nil {
-		return nil, err
-	}
-	if err := b.CopyFrom(src); err != nil {
-		b.Close()
-		return nil, err
-	}
-	return b, nil
+	return orClose(b, err, func(b *Buffer[T]) error { return b.CopyFrom(src) })
 }
 
 // allocSize checks an allocation of n values of T before anything is
@@ -189,6 +168,8 @@ func checkElem(op string, t reflect.Type) error {
 	return nil
 }
 
+func (b *Buffer[T]) base() *object { return &b.object }
+
 // operand is b's memory as an object of a call: a view's is its parent's.
 func (b *Buffer[T]) operand() operand {
 	if b == nil || b.r == nil {
@@ -226,12 +207,7 @@ func (b *Buffer[T]) enterAs(op, which string) error {
 }
 
 // Len is the number of values the buffer holds (0 for a nil Buffer).
-func (b *Buffer[T]) Len() int {
-	if b == nil {
-		return 0
-	}
-	return b.n
-}
+func (b *Buffer[T]) Len() int { return nilOr(b, func(b *Buffer[T]) int { return b.n }) }
 
 // Ptr is the device address of the buffer's first value: 0 for an empty,
 // nil or closed Buffer (once Close has begun), so that a kernel given a
@@ -251,12 +227,7 @@ func (b *Buffer[T]) Arg() driver.KernelArg { return driver.Arg(b.Ptr()) }
 
 // Device is the Device the buffer was allocated through (nil for a nil
 // Buffer).
-func (b *Buffer[T]) Device() *Device {
-	if b == nil {
-		return nil
-	}
-	return b.dev
-}
+func (b *Buffer[T]) Device() *Device { return objectOf(b).dev }
 
 // String describes the buffer.
 func (b *Buffer[T]) String() string {
@@ -292,17 +263,7 @@ func bytesOf[T any](s []T) []byte {
 // than Len is refused with ErrMismatch before the driver is called.
 func (b *Buffer[T]) CopyFrom(src []T) error {
 	const op = "copy to device"
-	if err := b.enter(op); err != nil {
-		return err
-	}
-	defer b.r.Exit()
-	if len(src) != b.n {
-		return b.lengthErr(op, "src", len(src))
-	}
-	if b.n == 0 {
-		return nil
-	}
-	return b.p.copyHtoD(op, b.ptr, bytesOf(src))
+	return b.copyHost(op, "src", src, func(data []byte) error { return b.p.copyHtoD(op, b.ptr, data) })
 }
 
 // CopyTo copies the buffer's values into dst, which must hold Len values,
@@ -317,17 +278,24 @@ func (b *Buffer[T]) CopyFrom(src []T) error {
 // called.
 func (b *Buffer[T]) CopyTo(dst []T) error {
 	const op = "copy from device"
+	return b.copyHost(op, "dst", dst, func(data []byte) error { return b.p.copyDtoH(op, data, b.ptr) })
+}
+
+// copyHost makes op, a copy between b and vals (a Go slice, named name in
+// errors), with b entered: a length other than b's is refused, an empty b
+// copies nothing, else transfer copies vals' bytes.
+func (b *Buffer[T]) copyHost(op, name string, vals []T, transfer func(data []byte) error) error {
 	if err := b.enter(op); err != nil {
 		return err
 	}
 	defer b.r.Exit()
-	if len(dst) != b.n {
-		return b.lengthErr(op, "dst", len(dst))
+	if len(vals) != b.n {
+		return b.lengthErr(op, name, len(vals))
 	}
 	if b.n == 0 {
 		return nil
 	}
-	return b.p.copyDtoH(op, bytesOf(dst), b.ptr)
+	return transfer(bytesOf(vals))
 }
 
 func (b *Buffer[T]) lengthErr(op, name string, n int) error {
@@ -345,15 +313,9 @@ func (b *Buffer[T]) lengthErr(op, name string, n int) error {
 // closes its views too (their calls return ErrClosed). It returns nil; a
 // nil Buffer returns an error matching ErrInvalid.
 func (b *Buffer[T]) Close() error {
-	if b == nil || b.r == nil {
-		return invalidErr("free device memory", "buffer")
-	}
-	if b.parent != nil { // a view: closes itself only
+	if b != nil && b.r != nil && b.parent != nil { // a view: closes itself only
 		b.viewClosed.Store(true)
 		return nil
 	}
-	if b.r.Close(false) {
-		b.cleanup.Stop()
-	}
-	return nil
+	return objectOf(b).close("free device memory", "buffer")
 }

@@ -390,14 +390,9 @@ func (d *Device) newStream(flags driver.StreamFlags, priority int) (*Stream, err
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), lifetime.KindStream, &d.p.life.Open)
-	if r == nil {
-		_ = driver.StreamDestroyCtx(d.p.ctx, h)
-		return nil, hostMemErr(op)
-	}
-	if !d.p.add(r, d) {
-		_ = driver.StreamDestroyCtx(d.p.ctx, h) // the device is still retained: the call is in flight
-		return nil, closedErr(op, "device")
+	r, err := d.register(op, "device", uintptr(h), lifetime.KindStream, func() { _ = driver.StreamDestroyCtx(d.p.ctx, h) })
+	if err != nil {
+		return nil, err
 	}
 	s := newStream(d, h, r, true)
 	s.cleanup = backstop(s, r)

@@ -1,8 +1,8 @@
 package cuda
 
 import (
+	"go/build"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -47,17 +47,17 @@ func TestDriverFloor(t *testing.T) {
 	for _, f := range driver.Functions {
 		abi[f.Go] = f.ABIVersion
 	}
-	files, err := filepath.Glob("*.go")
+	// The package's files of every build, as the go command lists them.
+	all := build.Default
+	all.UseAllFiles = true
+	pkg, err := all.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	call := regexp.MustCompile(`driver\.([A-Z][A-Za-z0-9]*)\b`)
 	name := regexp.MustCompile(`"([A-Z][A-Za-z0-9]*)"`)
 	used := map[string]bool{}
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
+	for _, file := range append(pkg.GoFiles, pkg.CgoFiles...) {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -470,12 +470,7 @@ func (e *Event) Options() EventOptions {
 
 // Device is the event's device (the Device it was created from; nil for a
 // nil Event).
-func (e *Event) Device() *Device {
-	if e == nil {
-		return nil
-	}
-	return e.dev
-}
+func (e *Event) Device() *Device { return nilOr(e, func(e *Event) *Device { return e.dev }) }
 
 // Handle is the driver handle (0 for a nil Event). It is valid until the
 // event is closed. Work recorded through it is unknown to this package, so

@@ -3,11 +3,9 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // Graph is work captured from a stream (Stream.Capture, or BeginCapture and
@@ -21,12 +19,8 @@ import (
 // methods return errors matching ErrClosed. The zero value and a nil *Graph
 // are not usable: their methods return errors matching ErrInvalid.
 type Graph struct {
-	h       driver.Graph
-	p       *ctxState
-	dev     *Device
-	r       *handle
-	foreign bool // adopted (AdoptGraph): Close never destroys it
-	cleanup runtime.Cleanup
+	h driver.Graph
+	object
 	// mu serializes the driver calls on the graph: the driver requires
 	// it, instantiation included ("Graph object thread safety").
 	mu sync.Mutex
@@ -44,12 +38,8 @@ type Graph struct {
 // as for a Graph. The zero value and a nil *GraphExec are not usable:
 // their methods return errors matching ErrInvalid.
 type GraphExec struct {
-	h       driver.GraphExec
-	p       *ctxState
-	dev     *Device
-	r       *handle
-	foreign bool // adopted (AdoptGraphExec): Close never destroys it
-	cleanup runtime.Cleanup
+	h driver.GraphExec
+	object
 	// mu serializes the driver calls on the executable graph (launches
 	// and updates), as Graph's mu does; Update takes it before the
 	// graph's.
@@ -90,13 +80,9 @@ func (s *Stream) BeginCapture() error {
 	}
 	// The capture status first: the driver refuses cuStreamGetFlags on a
 	// capturing stream and invalidates the capture.
-	st, err := driver.StreamIsCapturingCtx(s.p.ctx, s.h)
-	if err != nil {
-		return driverErr(op+": query the stream's capture", err)
-	}
-	if st != driver.StreamCaptureStatusNone {
-		return &Error{Op: op, Detail: fmt.Sprintf("the %v is capturing already (or its capture was invalidated and not ended)", s),
-			Fix: "end the capture under way first", Err: driver.ErrorIllegalState}
+	if err := s.refuseCapture(op, "is capturing already (or its capture was invalidated and not ended)",
+		"end the capture under way first", driver.ErrorIllegalState); err != nil {
+		return err
 	}
 	flags, err := driver.StreamGetFlagsCtx(s.p.ctx, s.h)
 	if err != nil {
@@ -184,21 +170,28 @@ func (s *Stream) Capturing() (bool, error) {
 	return st != driver.StreamCaptureStatusNone, nil
 }
 
+// refuseCapture returns op's error where s is capturing
+// (cuStreamIsCapturing): the stream, then state (what it is, and why op is
+// refused), fix and err. Not capturing, it returns nil.
+func (s *Stream) refuseCapture(op, state, fix string, err error) error {
+	st, qerr := driver.StreamIsCapturingCtx(s.p.ctx, s.h)
+	if qerr != nil {
+		return driverErr(op+": query the stream's capture", qerr)
+	}
+	if st != driver.StreamCaptureStatusNone {
+		return &Error{Op: op, Detail: fmt.Sprintf("the %v %s", s, state), Fix: fix, Err: err}
+	}
+	return nil
+}
+
 // newGraph wraps h, a graph of d's context the package made, with a call in
 // flight on d (or on a stream of it).
 func newGraph(op string, d *Device, h driver.Graph) (*Graph, error) {
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), kindGraph, &d.p.life.Open)
-	if r == nil {
-		_ = driver.GraphDestroyCtx(d.p.ctx, h)
-		return nil, hostMemErr(op)
+	r, err := d.register(op, "device", uintptr(h), kindGraph, func() { _ = driver.GraphDestroyCtx(d.p.ctx, h) })
+	if err != nil {
+		return nil, err
 	}
-	if !d.p.add(r, d) {
-		_ = driver.GraphDestroyCtx(d.p.ctx, h) // the context is still retained: the call is in flight
-		return nil, closedErr(op, "device")
-	}
-	g := &Graph{h: h, p: d.p, dev: d, r: r}
-	g.cleanup = backstop(g, r)
-	return g, nil
+	return wrap(&Graph{h: h}, d, r, false), nil
 }
 
 // AdoptGraph wraps a graph made elsewhere in d's context (a CUgraph from C
@@ -209,9 +202,7 @@ func newGraph(op string, d *Device, h driver.Graph) (*Graph, error) {
 // matching ErrInvalid and ErrInvalidHandle.
 func (d *Device) AdoptGraph(h driver.Graph) (*Graph, error) {
 	return adopt(d, "adopt graph", "graph", "a graph from cuGraphCreate or cuStreamEndCapture", uintptr(h), func(r *handle) *Graph {
-		g := &Graph{h: h, p: d.p, dev: d, r: r, foreign: true}
-		g.cleanup = backstop(g, r)
-		return g
+		return wrap(&Graph{h: h}, d, r, true)
 	})
 }
 
@@ -222,51 +213,26 @@ func (d *Device) AdoptGraph(h driver.Graph) (*Graph, error) {
 // ErrInvalidHandle.
 func (d *Device) AdoptGraphExec(h driver.GraphExec) (*GraphExec, error) {
 	return adopt(d, "adopt graph exec", "graph exec", "an executable graph from cuGraphInstantiate", uintptr(h), func(r *handle) *GraphExec {
-		x := &GraphExec{h: h, p: d.p, dev: d, r: r, foreign: true}
-		x.cleanup = backstop(x, r)
-		return x
+		return wrap(&GraphExec{h: h}, d, r, true)
 	})
 }
 
-func (g *Graph) operand() operand {
-	if g == nil || g.r == nil {
-		return operand{name: "graph"}
-	}
-	return operand{r: g.r, name: "graph"}
-}
+func (g *Graph) base() *object     { return &g.object }
+func (x *GraphExec) base() *object { return &x.object }
 
-func (x *GraphExec) operand() operand {
-	if x == nil || x.r == nil {
-		return operand{name: "graph exec"}
-	}
-	return operand{r: x.r, name: "graph exec"}
-}
+func (g *Graph) operand() operand     { return operand{r: objectOf(g).r, name: "graph"} }
+func (x *GraphExec) operand() operand { return operand{r: objectOf(x).r, name: "graph exec"} }
 
 // Handle is the driver handle (0 for a nil Graph). It stays valid until
 // the graph is closed.
-func (g *Graph) Handle() driver.Graph {
-	if g == nil {
-		return 0
-	}
-	return g.h
-}
+func (g *Graph) Handle() driver.Graph { return nilOr(g, func(g *Graph) driver.Graph { return g.h }) }
 
 // Device is the Device the graph was captured on or adopted through (nil
 // for a nil Graph).
-func (g *Graph) Device() *Device {
-	if g == nil {
-		return nil
-	}
-	return g.dev
-}
+func (g *Graph) Device() *Device { return objectOf(g).dev }
 
 // String describes the graph.
-func (g *Graph) String() string {
-	if g == nil || g.r == nil {
-		return "cuda graph <invalid>"
-	}
-	return describe("graph", uintptr(g.h), g.p, g.foreign)
-}
+func (g *Graph) String() string { return objectOf(g).describe("graph", uintptr(g.Handle())) }
 
 // Nodes is the number of nodes of the graph (cuGraphGetNodes): one per
 // kernel, copy or memset captured, and the driver's own for events
@@ -303,18 +269,11 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	r := lifetime.NewHandle(&g.p.life, uintptr(h), kindGraphExec, &g.p.life.Open)
-	if r == nil {
-		_ = driver.GraphExecDestroyCtx(g.p.ctx, h)
-		return nil, hostMemErr(op)
+	r, err := g.dev.register(op, "graph's device", uintptr(h), kindGraphExec, func() { _ = driver.GraphExecDestroyCtx(g.p.ctx, h) })
+	if err != nil {
+		return nil, err
 	}
-	if !g.p.add(r, g.dev) {
-		_ = driver.GraphExecDestroyCtx(g.p.ctx, h)
-		return nil, closedErr(op, "graph's device")
-	}
-	x := &GraphExec{h: h, p: g.p, dev: g.dev, r: r}
-	x.cleanup = backstop(x, r)
-	return x, nil
+	return wrap(&GraphExec{h: h}, g.dev, r, false), nil
 }
 
 // Close destroys the graph (an adopted one's wrapper is released, and the
@@ -324,40 +283,19 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 // none holds it. The executable graphs instantiated from it are not
 // affected. It returns nil; a nil Graph returns an error matching
 // ErrInvalid.
-func (g *Graph) Close() error {
-	if g == nil || g.r == nil {
-		return invalidErr("destroy graph", "graph")
-	}
-	if g.r.Close(false) {
-		g.cleanup.Stop()
-	}
-	return nil
-}
+func (g *Graph) Close() error { return objectOf(g).close("destroy graph", "graph") }
 
 // Handle is the driver handle (0 for a nil GraphExec). It stays valid
 // until the GraphExec is closed.
 func (x *GraphExec) Handle() driver.GraphExec {
-	if x == nil {
-		return 0
-	}
-	return x.h
+	return nilOr(x, func(x *GraphExec) driver.GraphExec { return x.h })
 }
 
 // Device is the GraphExec's Device (nil for a nil GraphExec).
-func (x *GraphExec) Device() *Device {
-	if x == nil {
-		return nil
-	}
-	return x.dev
-}
+func (x *GraphExec) Device() *Device { return objectOf(x).dev }
 
 // String describes the executable graph.
-func (x *GraphExec) String() string {
-	if x == nil || x.r == nil {
-		return "cuda graph exec <invalid>"
-	}
-	return describe("graph exec", uintptr(x.h), x.p, x.foreign)
-}
+func (x *GraphExec) String() string { return objectOf(x).describe("graph exec", uintptr(x.Handle())) }
 
 // LaunchGraph queues the executable graph x on s (cuGraphLaunch): its work
 // runs in the graph's order after the work queued before on s, and work
@@ -434,12 +372,4 @@ func (x *GraphExec) Update(g *Graph) error {
 // the driver frees it once they complete. Like Graph.Close it never
 // blocks, calls the driver for nothing and is idempotent. It returns nil;
 // a nil GraphExec returns an error matching ErrInvalid.
-func (x *GraphExec) Close() error {
-	if x == nil || x.r == nil {
-		return invalidErr("destroy graph exec", "graph exec")
-	}
-	if x.r.Close(false) {
-		x.cleanup.Stop()
-	}
-	return nil
-}
+func (x *GraphExec) Close() error { return objectOf(x).close("destroy graph exec", "graph exec") }

@@ -121,19 +121,11 @@ func (h *HostBuffer[T]) Ptr() driver.HostPtr {
 }
 
 // Len is the number of values (0 for a nil HostBuffer).
-func (h *HostBuffer[T]) Len() int {
-	if h == nil {
-		return 0
-	}
-	return len(h.data)
-}
+func (h *HostBuffer[T]) Len() int { return nilOr(h, func(h *HostBuffer[T]) int { return len(h.data) }) }
 
 // Device is the device it was allocated with (nil for a nil HostBuffer).
 func (h *HostBuffer[T]) Device() *Device {
-	if h == nil {
-		return nil
-	}
-	return h.dev
+	return nilOr(h, func(h *HostBuffer[T]) *Device { return h.dev })
 }
 
 // String describes the memory.

@@ -133,98 +133,73 @@ func defaultStream(h driver.Stream) bool { return uintptr(h) <= 2 }
 // be made again with it current: any error but not-ready.
 func retry(err error) bool { return err != nil && err != driver.ErrorNotReady }
 
-func eventRecord(ctx driver.Context, e driver.Event, s driver.Stream) error {
-	if defaultStream(s) {
-		return driver.EventRecordCtx(ctx, e, s)
-	}
-	err := driver.EventRecord(e, s)
-	if retry(err) {
-		err = driver.EventRecordCtx(ctx, e, s)
+// onHandles makes call with the context c current: first (0, none made
+// current; ctx, for a call on a default stream: firstCtx), then, where the
+// driver refused it made without (retry), ctx; that answer stands.
+func onHandles(ctx, first driver.Context, call func(c driver.Context) error) error {
+	err := call(first)
+	if first == 0 && retry(err) {
+		err = call(ctx)
 	}
 	return err
+}
+
+// firstCtx is the context current for the first making of a call on stream
+// s: none, or ctx for a default stream, which the driver resolves through
+// the current context.
+func firstCtx(ctx driver.Context, s driver.Stream) driver.Context {
+	if defaultStream(s) {
+		return ctx
+	}
+	return 0
+}
+
+func eventRecord(ctx driver.Context, e driver.Event, s driver.Stream) error {
+	return onHandles(ctx, firstCtx(ctx, s), func(c driver.Context) error { return driver.EventRecordCtx(c, e, s) })
 }
 
 func eventRecordWithFlags(ctx driver.Context, e driver.Event, s driver.Stream, f driver.EventRecordFlags) error {
-	if defaultStream(s) {
-		return driver.EventRecordWithFlagsCtx(ctx, e, s, f)
-	}
-	err := driver.EventRecordWithFlags(e, s, f)
-	if retry(err) {
-		err = driver.EventRecordWithFlagsCtx(ctx, e, s, f)
-	}
-	return err
+	return onHandles(ctx, firstCtx(ctx, s), func(c driver.Context) error { return driver.EventRecordWithFlagsCtx(c, e, s, f) })
 }
 
 func eventQuery(ctx driver.Context, e driver.Event) error {
-	err := driver.EventQuery(e)
-	if retry(err) {
-		err = driver.EventQueryCtx(ctx, e)
-	}
-	return err
+	return onHandles(ctx, 0, func(c driver.Context) error { return driver.EventQueryCtx(c, e) })
 }
 
 func eventSynchronize(ctx driver.Context, e driver.Event) error {
-	err := driver.EventSynchronize(e)
-	if retry(err) {
-		err = driver.EventSynchronizeCtx(ctx, e)
-	}
-	return err
+	return onHandles(ctx, 0, func(c driver.Context) error { return driver.EventSynchronizeCtx(c, e) })
 }
 
-func eventElapsedTime(ctx driver.Context, start, end driver.Event) (float32, error) {
-	if elapsed != 0 { // an older driver's entry point (above)
-		ms, err := driver.EventElapsedTimeAtCtx(elapsed, 0, start, end)
-		if retry(err) {
-			ms, err = driver.EventElapsedTimeAtCtx(elapsed, ctx, start, end)
+func eventElapsedTime(ctx driver.Context, start, end driver.Event) (ms float32, err error) {
+	err = onHandles(ctx, 0, func(c driver.Context) (err error) {
+		if elapsed != 0 { // an older driver's entry point (above)
+			ms, err = driver.EventElapsedTimeAtCtx(elapsed, c, start, end)
+		} else {
+			ms, err = driver.EventElapsedTimeCtx(c, start, end)
 		}
-		return ms, err
-	}
-	ms, err := driver.EventElapsedTime(start, end)
-	if retry(err) {
-		ms, err = driver.EventElapsedTimeCtx(ctx, start, end)
-	}
+		return err
+	})
 	return ms, err
 }
 
 func streamWaitEvent(ctx driver.Context, s driver.Stream, e driver.Event, f driver.EventWaitFlags) error {
-	if defaultStream(s) {
-		return driver.StreamWaitEventCtx(ctx, s, e, f)
-	}
-	err := driver.StreamWaitEvent(s, e, f)
-	if retry(err) {
-		err = driver.StreamWaitEventCtx(ctx, s, e, f)
-	}
-	return err
+	return onHandles(ctx, firstCtx(ctx, s), func(c driver.Context) error { return driver.StreamWaitEventCtx(c, s, e, f) })
 }
 
 func streamQuery(ctx driver.Context, s driver.Stream) error {
-	if defaultStream(s) {
-		return driver.StreamQueryCtx(ctx, s)
-	}
-	err := driver.StreamQuery(s)
-	if retry(err) {
-		err = driver.StreamQueryCtx(ctx, s)
-	}
-	return err
+	return onHandles(ctx, firstCtx(ctx, s), func(c driver.Context) error { return driver.StreamQueryCtx(c, s) })
 }
 
 func streamSynchronize(ctx driver.Context, s driver.Stream) error {
-	if defaultStream(s) {
-		return driver.StreamSynchronizeCtx(ctx, s)
-	}
-	err := driver.StreamSynchronize(s)
-	if retry(err) {
-		err = driver.StreamSynchronizeCtx(ctx, s)
-	}
-	return err
+	return onHandles(ctx, firstCtx(ctx, s), func(c driver.Context) error { return driver.StreamSynchronizeCtx(c, s) })
 }
 
 // pollEvent is driver.PollEventCtx without making the context current, and
 // with it current if the driver refuses.
-func pollEvent(ctx driver.Context, e driver.Event, spin, budget, sleep, maxSleep time.Duration) (time.Duration, error) {
-	next, err := driver.PollEventCtx(0, e, spin, budget, sleep, maxSleep)
-	if retry(err) {
-		next, err = driver.PollEventCtx(ctx, e, spin, budget, sleep, maxSleep)
-	}
+func pollEvent(ctx driver.Context, e driver.Event, spin, budget, sleep, maxSleep time.Duration) (next time.Duration, err error) {
+	err = onHandles(ctx, 0, func(c driver.Context) (err error) {
+		next, err = driver.PollEventCtx(c, e, spin, budget, sleep, maxSleep)
+		return err
+	})
 	return next, err
 }

@@ -34,7 +34,7 @@ func (b *Buffer[T]) Slice(from, to int) (*Buffer[T], error) {
 		owner = b.parent
 	}
 	var zero T
-	return &Buffer[T]{ptr: b.ptr + driver.DevicePtr(from*int(unsafe.Sizeof(zero))), n: to - from, p: b.p, dev: b.dev, r: b.r, parent: owner}, nil
+	return &Buffer[T]{ptr: b.ptr + driver.DevicePtr(from*int(unsafe.Sizeof(zero))), n: to - from, object: object{p: b.p, dev: b.dev, r: b.r}, parent: owner}, nil
 }
 
 // memsetPattern is how the driver's memset sets v: as count values of
@@ -152,15 +152,8 @@ func (b *Buffer[T]) enterWith(op string, s *Stream, other *ctxState) error {
 // captured: the graph would copy the package's staging memory at each
 // launch, long after the call.
 func notCapturing(op string, s *Stream) error {
-	st, err := driver.StreamIsCapturingCtx(s.p.ctx, s.h)
-	if err != nil {
-		return driverErr(op+": query the stream's capture", err)
-	}
-	if st != driver.StreamCaptureStatusNone {
-		return &Error{Op: op, Detail: fmt.Sprintf("the %v is being captured, and a copy from or to a Go slice cannot be replayed (its page-locked staging memory is the package's, reused once the copy is done)", s),
-			Fix: "copy before the capture, or capture copies between buffers and kernels only", Err: driver.ErrorStreamCaptureUnsupported}
-	}
-	return nil
+	return s.refuseCapture(op, "is being captured, and a copy from or to a Go slice cannot be replayed (its page-locked staging memory is the package's, reused once the copy is done)",
+		"copy before the capture, or capture copies between buffers and kernels only", driver.ErrorStreamCaptureUnsupported)
 }
 
 // CopyFromAsync copies src, which must hold Len values, into b on s: it
@@ -174,32 +167,15 @@ func notCapturing(op string, s *Stream) error {
 // driver.ErrorStreamCaptureUnsupported, before anything is queued.
 func (b *Buffer[T]) CopyFromAsync(s *Stream, src []T) error {
 	const op = "copy to device on a stream"
-	if err := b.enterWith(op, s, nil); err != nil {
-		return err
-	}
-	defer b.r.Exit()
-	defer s.r.Exit()
-	if len(src) != b.n {
-		return b.lengthErr(op, "src", len(src))
-	}
-	if b.n == 0 {
+	return b.copyStaged(op, s, "src", src, func(st *staging, data []byte) error {
+		parallelCopy(st.p.Bytes(len(data)), data)
+		if err := driver.MemcpyHtoDAsyncCtx(b.p.ctx, b.ptr, st.p, uint64(len(data)), s.h); err != nil {
+			b.p.unstage(st)
+			return driverErr(op, err)
+		}
+		b.p.unstageAfter(st, s.h)
 		return nil
-	}
-	if err := notCapturing(op, s); err != nil {
-		return err
-	}
-	data := bytesOf(src)
-	st, err := b.p.stage(op, len(data))
-	if err != nil {
-		return err
-	}
-	parallelCopy(st.p.Bytes(len(data)), data)
-	if err := driver.MemcpyHtoDAsyncCtx(b.p.ctx, b.ptr, st.p, uint64(len(data)), s.h); err != nil {
-		b.p.unstage(st)
-		return driverErr(op, err)
-	}
-	b.p.unstageAfter(st, s.h)
-	return nil
+	})
 }
 
 // CopyToAsync queues on s the copy of b's values into dst, which must hold
@@ -213,13 +189,36 @@ func (b *Buffer[T]) CopyFromAsync(s *Stream, src []T) error {
 // The refusals are CopyFromAsync's.
 func (b *Buffer[T]) CopyToAsync(s *Stream, dst []T) error {
 	const op = "copy from device on a stream"
+	return b.copyStaged(op, s, "dst", dst, func(st *staging, data []byte) error {
+		if err := driver.MemcpyDtoHAsyncCtx(b.p.ctx, st.p, b.ptr, uint64(len(data)), s.h); err != nil {
+			b.p.unstage(st)
+			return driverErr(op, err)
+		}
+		p := b.p
+		if err := driver.LaunchHostFuncGoCtx(p.ctx, s.h, func() {
+			parallelCopy(data, st.p.Bytes(len(data)))
+			p.unstage(st) // no driver call: a host function must make none
+		}); err != nil {
+			p.unstageAfter(st, s.h)
+			return driverErr(op, err)
+		}
+		return nil
+	})
+}
+
+// copyStaged makes op, a copy between b and vals (a Go slice, named name in
+// errors) on s through staging memory, with b and s entered: a stream of
+// another context, a length other than b's and a capturing stream are
+// refused, an empty b copies nothing, else queue queues the transfer of
+// vals' bytes through st, staging memory of at least as many.
+func (b *Buffer[T]) copyStaged(op string, s *Stream, name string, vals []T, queue func(st *staging, data []byte) error) error {
 	if err := b.enterWith(op, s, nil); err != nil {
 		return err
 	}
 	defer b.r.Exit()
 	defer s.r.Exit()
-	if len(dst) != b.n {
-		return b.lengthErr(op, "dst", len(dst))
+	if len(vals) != b.n {
+		return b.lengthErr(op, name, len(vals))
 	}
 	if b.n == 0 {
 		return nil
@@ -227,24 +226,12 @@ func (b *Buffer[T]) CopyToAsync(s *Stream, dst []T) error {
 	if err := notCapturing(op, s); err != nil {
 		return err
 	}
-	data := bytesOf(dst)
+	data := bytesOf(vals)
 	st, err := b.p.stage(op, len(data))
 	if err != nil {
 		return err
 	}
-	if err := driver.MemcpyDtoHAsyncCtx(b.p.ctx, st.p, b.ptr, uint64(len(data)), s.h); err != nil {
-		b.p.unstage(st)
-		return driverErr(op, err)
-	}
-	p := b.p
-	if err := driver.LaunchHostFuncGoCtx(p.ctx, s.h, func() {
-		parallelCopy(data, st.p.Bytes(len(data)))
-		p.unstage(st) // no driver call: a host function must make none
-	}); err != nil {
-		p.unstageAfter(st, s.h)
-		return driverErr(op, err)
-	}
-	return nil
+	return queue(st, data)
 }
 
 // staging is page-locked host memory of a context, for the asynchronous

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
-	"github.com/cudagen/cudagen/cuda/internal/lifetime"
 )
 
 // SharedPool is a memory pool of a device's whose allocations other
@@ -31,12 +30,9 @@ import (
 // zero value and a nil *SharedPool are not usable: their methods return
 // errors matching ErrInvalid.
 type SharedPool struct {
-	h        driver.MemoryPool
-	p        *ctxState
-	dev      *Device
-	r        *handle
+	h driver.MemoryPool
+	object
 	imported bool
-	cleanup  runtime.Cleanup
 }
 
 // NewSharedPool creates on d a memory pool whose allocations other
@@ -61,34 +57,21 @@ func (d *Device) NewSharedPool() (*SharedPool, error) {
 
 // adoptPool wraps a pool this package created or imported.
 func (d *Device) adoptPool(op string, h driver.MemoryPool, imported bool) (*SharedPool, error) {
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), kindSharedPool, &d.p.life.Open)
-	if r == nil {
-		_ = driver.MemPoolDestroyCtx(d.p.ctx, h)
-		return nil, hostMemErr(op)
+	r, err := d.register(op, "device", uintptr(h), kindSharedPool, func() { _ = driver.MemPoolDestroyCtx(d.p.ctx, h) })
+	if err != nil {
+		return nil, err
 	}
-	if !d.p.add(r, d) {
-		_ = driver.MemPoolDestroyCtx(d.p.ctx, h)
-		return nil, closedErr(op, "device")
-	}
-	m := &SharedPool{h: h, p: d.p, dev: d, r: r, imported: imported}
-	m.cleanup = backstop(m, r)
-	return m, nil
+	return wrap(&SharedPool{h: h, imported: imported}, d, r, false), nil
 }
 
-func (m *SharedPool) operand() operand {
-	if m == nil || m.r == nil {
-		return operand{name: "shared pool"}
-	}
-	return operand{r: m.r, name: "shared pool"}
-}
+func (m *SharedPool) base() *object { return &m.object }
+
+func (m *SharedPool) operand() operand { return operand{r: objectOf(m).r, name: "shared pool"} }
 
 // Handle is the driver's pool (0 for a nil SharedPool). It stays valid
 // until the pool is closed.
 func (m *SharedPool) Handle() driver.MemoryPool {
-	if m == nil {
-		return 0
-	}
-	return m.h
+	return nilOr(m, func(m *SharedPool) driver.MemoryPool { return m.h })
 }
 
 // Imported reports whether the pool is another process's, imported here.
@@ -96,15 +79,7 @@ func (m *SharedPool) Imported() bool { return m != nil && m.imported }
 
 // Close destroys the pool; the driver keeps it until its allocations are
 // freed. It never blocks, and is idempotent.
-func (m *SharedPool) Close() error {
-	if m == nil || m.r == nil {
-		return invalidErr("close shared pool", "shared pool")
-	}
-	if m.r.Close(false) {
-		m.cleanup.Stop()
-	}
-	return nil
-}
+func (m *SharedPool) Close() error { return objectOf(m).close("close shared pool", "shared pool") }
 
 // ExportFile exports the pool as a file descriptor of this process
 // (cuMemPoolExportToShareableHandle), for another process to import with
@@ -211,24 +186,15 @@ func AllocFromPool[T any](s *Stream, m *SharedPool, n int) (*Buffer[T], error) {
 // one: h), which Close frees with cuMemFreeAsync; where it cannot be
 // wrapped, it is freed on sh.
 func poolBuffer[T any](op string, d *Device, sh driver.Stream, ptr driver.DevicePtr, n int, m *SharedPool, h *PoolPtrHandle) (*Buffer[T], error) {
-	p := d.p
-	undo := func() {
+	r, err := d.register(op, "device", uintptr(ptr), kindPoolMemory, func() {
 		if ptr != 0 {
-			_ = driver.MemFreeAsyncCtx(p.ctx, ptr, sh)
+			_ = driver.MemFreeAsyncCtx(d.p.ctx, ptr, sh)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	r := lifetime.NewHandle(&p.life, uintptr(ptr), kindPoolMemory, &p.life.Open)
-	if r == nil {
-		undo()
-		return nil, hostMemErr(op)
-	}
-	if !p.add(r, d) {
-		undo()
-		return nil, closedErr(op, "device")
-	}
-	b := &Buffer[T]{ptr: ptr, n: n, p: p, dev: d, r: r, pool: m, poolPtr: h}
-	b.cleanup = backstop(b, r)
-	return b, nil
+	return wrap(&Buffer[T]{ptr: ptr, n: n, pool: m, poolPtr: h}, d, r, false), nil
 }
 
 // PoolPtrHandle names an allocation of a SharedPool for the processes that
@@ -239,54 +205,23 @@ func poolBuffer[T any](op string, d *Device, sh driver.Stream, ptr driver.Device
 // length and the 64 bytes), as IPCMemHandle does, with the same errors.
 // Handles are comparable.
 type PoolPtrHandle struct {
-	h    driver.MemPoolPtrExportData
-	size uint64
+	memHandle[driver.MemPoolPtrExportData]
 }
 
-var poolPtrForm = memHandleForm{magic: "cupoolptr", name: "PoolPtrHandle", op: "decode pool pointer handle"}
-
-// Size is the allocation's length in bytes.
-func (h PoolPtrHandle) Size() uint64 { return h.size }
+var poolPtrForm = memHandleForm{magic: "cupoolptr", name: "PoolPtrHandle", op: "decode pool pointer handle", export: "Buffer.PoolPtrHandle", what: "allocation"}
 
 // Driver returns the driver's export data, for C peers (cuMemPoolImportPointer).
 func (h PoolPtrHandle) Driver() driver.MemPoolPtrExportData { return h.h }
 
-// AppendText appends the text form of h to b (encoding.TextAppender).
-func (h PoolPtrHandle) AppendText(b []byte) ([]byte, error) {
-	return poolPtrForm.appendText(b, h.size, &h.h.Reserved), nil
-}
-
-// MarshalText returns the text form of h (encoding.TextMarshaler).
-func (h PoolPtrHandle) MarshalText() ([]byte, error) { return h.AppendText(nil) }
-
-// String returns the text form of h.
-func (h PoolPtrHandle) String() string {
-	b, _ := h.MarshalText()
-	return string(b)
-}
-
 // UnmarshalText sets h from its text form (encoding.TextUnmarshaler).
-func (h *PoolPtrHandle) UnmarshalText(text []byte) error {
-	if h == nil {
-		return nilHandlePtrErr(poolPtrForm.op)
-	}
-	return poolPtrForm.unmarshalText(text, &h.size, &h.h.Reserved)
-}
-
-// AppendBinary appends the binary form of h to b (encoding.BinaryAppender).
-func (h PoolPtrHandle) AppendBinary(b []byte) ([]byte, error) {
-	return poolPtrForm.appendBinary(b, h.size, &h.h.Reserved), nil
-}
-
-// MarshalBinary returns the binary form of h (encoding.BinaryMarshaler).
-func (h PoolPtrHandle) MarshalBinary() ([]byte, error) { return h.AppendBinary(nil) }
+func (h *PoolPtrHandle) UnmarshalText(text []byte) error { return h.mem().unmarshalText(text) }
 
 // UnmarshalBinary sets h from its binary form (encoding.BinaryUnmarshaler).
-func (h *PoolPtrHandle) UnmarshalBinary(data []byte) error {
-	if h == nil {
-		return nilHandlePtrErr(poolPtrForm.op)
-	}
-	return poolPtrForm.unmarshalBinary(data, &h.size, &h.h.Reserved)
+func (h *PoolPtrHandle) UnmarshalBinary(data []byte) error { return h.mem().unmarshalBinary(data) }
+
+// mem is h's memHandle (nil for a nil h).
+func (h *PoolPtrHandle) mem() *memHandle[driver.MemPoolPtrExportData] {
+	return nilOr(h, func(h *PoolPtrHandle) *memHandle[driver.MemPoolPtrExportData] { return &h.memHandle })
 }
 
 // PoolPtrHandle exports b, an allocation of a SharedPool (AllocFromPool),
@@ -295,25 +230,17 @@ func (h *PoolPtrHandle) UnmarshalBinary(data []byte) error {
 // and an empty Buffer are refused with ErrInvalidOptions.
 func (b *Buffer[T]) PoolPtrHandle() (PoolPtrHandle, error) {
 	const op = "export pool allocation"
-	if err := b.enter(op); err != nil {
-		return PoolPtrHandle{}, err
-	}
-	defer b.r.Exit()
-	switch {
-	case b.poolPtr != nil:
-		return *b.poolPtr, nil
-	case b.parent != nil:
-		return PoolPtrHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is a view: the driver exports whole allocations", b),
-			Fix: "export the buffer the view is of, and take the view in the other process", Err: ErrInvalidOptions}
-	case b.pool == nil:
-		return PoolPtrHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is not memory of a shared pool", b),
-			Fix: "allocate the buffer to share with AllocFromPool (or share it with IPCHandle)", Err: ErrInvalidOptions}
-	}
-	data, err := driver.MemPoolExportPointerCtx(b.p.ctx, b.ptr)
-	if err != nil {
-		return PoolPtrHandle{}, driverErr(op, err)
-	}
-	return PoolPtrHandle{h: data, size: uint64(b.n) * uint64(unsafe.Sizeof(*new(T)))}, nil
+	return export(b, op, func() *PoolPtrHandle { return b.poolPtr }, func() (PoolPtrHandle, error) {
+		if b.pool == nil {
+			return PoolPtrHandle{}, &Error{Op: op, Detail: fmt.Sprintf("%v is not memory of a shared pool", b),
+				Fix: "allocate the buffer to share with AllocFromPool (or share it with IPCHandle)", Err: ErrInvalidOptions}
+		}
+		data, err := driver.MemPoolExportPointerCtx(b.p.ctx, b.ptr)
+		if err != nil {
+			return PoolPtrHandle{}, driverErr(op, err)
+		}
+		return PoolPtrHandle{memHandle[driver.MemPoolPtrExportData]{h: data, size: uint64(b.n) * uint64(unsafe.Sizeof(*new(T)))}}, nil
+	})
 }
 
 // OpenPoolBuffer maps in m's process the allocation h names, of the pool m
@@ -326,16 +253,9 @@ func (b *Buffer[T]) PoolPtrHandle() (PoolPtrHandle, error) {
 // through an IPC event (Event.IPCHandle).
 func OpenPoolBuffer[T any](m *SharedPool, h PoolPtrHandle) (*Buffer[T], error) {
 	const op = "open pool allocation"
-	size := uint64(unsafe.Sizeof(*new(T)))
-	if err := checkElem(op, reflect.TypeFor[T]()); err != nil {
+	n, err := openLen[T](op, h.memHandle)
+	if err != nil {
 		return nil, err
-	}
-	if h == (PoolPtrHandle{}) {
-		return nil, &Error{Op: op, Detail: "the handle is the zero PoolPtrHandle", Fix: "pass a handle Buffer.PoolPtrHandle made", Err: ErrInvalid}
-	}
-	if h.size%size != 0 || h.size/size > uint64(maxLen(size)) {
-		return nil, &Error{Op: op, Detail: fmt.Sprintf("the allocation's %d bytes are no whole number of %d-byte %s values", h.size, size, reflect.TypeFor[T]()),
-			Fix: "open it with the element type it was exported with", Err: ErrMismatch}
 	}
 	if err := m.operand().enter(op); err != nil {
 		return nil, err
@@ -355,5 +275,5 @@ func OpenPoolBuffer[T any](m *SharedPool, h PoolPtrHandle) (*Buffer[T], error) {
 	if err != nil {
 		return nil, driverErr(op, err)
 	}
-	return poolBuffer[T](op, d, 0, ptr, int(h.size/size), m, &h)
+	return poolBuffer[T](op, d, 0, ptr, n, m, &h)
 }

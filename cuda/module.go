@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync/atomic"
 
@@ -41,12 +40,8 @@ const (
 // The zero value and a nil *Module are not usable: their methods return
 // errors matching ErrInvalid.
 type Module struct {
-	h       driver.Module
-	p       *ctxState
-	dev     *Device
-	r       *handle
-	foreign bool // adopted (AdoptModule): Close never unloads it
-	cleanup runtime.Cleanup
+	h driver.Module
+	object
 }
 
 // LoadModule loads a module image into the device's context: PTX text (a
@@ -82,18 +77,11 @@ func (d *Device) LoadModule(image []byte) (*Module, error) {
 		}
 		return nil, driverErr(op, err)
 	}
-	r := lifetime.NewHandle(&d.p.life, uintptr(h), kindModule, &d.p.life.Open)
-	if r == nil {
-		_ = driver.ModuleUnloadCtx(d.p.ctx, h)
-		return nil, hostMemErr(op)
+	r, err := d.register(op, "device", uintptr(h), kindModule, func() { _ = driver.ModuleUnloadCtx(d.p.ctx, h) })
+	if err != nil {
+		return nil, err
 	}
-	if !d.p.add(r, d) {
-		_ = driver.ModuleUnloadCtx(d.p.ctx, h) // the device is still retained: the call is in flight
-		return nil, closedErr(op, "device")
-	}
-	m := &Module{h: h, p: d.p, dev: d, r: r}
-	m.cleanup = backstop(m, r)
-	return m, nil
+	return wrap(&Module{h: h}, d, r, false), nil
 }
 
 // LoadModuleFile reads a module file (PTX, cubin or fatbin) and loads it as
@@ -121,9 +109,7 @@ func (d *Device) LoadModuleFile(path string) (*Module, error) {
 // ErrInvalidHandle.
 func (d *Device) AdoptModule(h driver.Module) (*Module, error) {
 	return adopt(d, "adopt module", "module", "a module from cuModuleLoad or cuModuleLoadData", uintptr(h), func(r *handle) *Module {
-		m := &Module{h: h, p: d.p, dev: d, r: r, foreign: true}
-		m.cleanup = backstop(m, r)
-		return m
+		return wrap(&Module{h: h}, d, r, true)
 	})
 }
 
@@ -135,39 +121,23 @@ func ptxText(image []byte) bool {
 	return !bytes.HasPrefix(image, []byte(elf.ELFMAG)) && !(len(image) >= 4 && binary.LittleEndian.Uint32(image) == fatbinMagic)
 }
 
+func (m *Module) base() *object { return &m.object }
+
 // operand is m as an object of a call, named which in errors.
-func (m *Module) operand(which string) operand {
-	if m == nil || m.r == nil {
-		return operand{name: which}
-	}
-	return operand{r: m.r, name: which}
-}
+func (m *Module) operand(which string) operand { return operand{r: objectOf(m).r, name: which} }
 
 // Handle is the driver handle (0 for a nil Module). It stays valid until
 // the module is closed.
 func (m *Module) Handle() driver.Module {
-	if m == nil {
-		return 0
-	}
-	return m.h
+	return nilOr(m, func(m *Module) driver.Module { return m.h })
 }
 
 // Device is the Device the module was loaded or adopted through (nil for a
 // nil Module).
-func (m *Module) Device() *Device {
-	if m == nil {
-		return nil
-	}
-	return m.dev
-}
+func (m *Module) Device() *Device { return objectOf(m).dev }
 
 // String describes the module.
-func (m *Module) String() string {
-	if m == nil || m.r == nil {
-		return "cuda module <invalid>"
-	}
-	return describe("module", uintptr(m.h), m.p, m.foreign)
-}
+func (m *Module) String() string { return objectOf(m).describe("module", uintptr(m.Handle())) }
 
 // Close unloads the module (an adopted one's wrapper is released, and the
 // module left loaded). It never blocks, never waits for another goroutine
@@ -177,15 +147,7 @@ func (m *Module) String() string {
 // that runs its kernels must complete first: Close it after synchronising
 // that work. It returns nil; a nil Module returns an error matching
 // ErrInvalid.
-func (m *Module) Close() error {
-	if m == nil || m.r == nil {
-		return invalidErr("unload module", "module")
-	}
-	if m.r.Close(false) {
-		m.cleanup.Stop()
-	}
-	return nil
-}
+func (m *Module) Close() error { return objectOf(m).close("unload module", "module") }
 
 // Kernel is a kernel (a __global__ function) of a module, found by name,
 // to launch with Stream.Launch. It holds no driver object of its own: it is
@@ -252,29 +214,16 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 }
 
 // Name is the name the kernel was found by ("" for a nil Kernel).
-func (k *Kernel) Name() string {
-	if k == nil {
-		return ""
-	}
-	return k.name
-}
+func (k *Kernel) Name() string { return nilOr(k, func(k *Kernel) string { return k.name }) }
 
 // Handle is the driver handle (0 for a nil Kernel). It stays valid until
 // its module is closed.
 func (k *Kernel) Handle() driver.Function {
-	if k == nil {
-		return 0
-	}
-	return k.f
+	return nilOr(k, func(k *Kernel) driver.Function { return k.f })
 }
 
 // Module is the kernel's module (nil for a nil Kernel).
-func (k *Kernel) Module() *Module {
-	if k == nil {
-		return nil
-	}
-	return k.m
-}
+func (k *Kernel) Module() *Module { return nilOr(k, func(k *Kernel) *Module { return k.m }) }
 
 // String describes the kernel.
 func (k *Kernel) String() string {

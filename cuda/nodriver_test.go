@@ -13,13 +13,18 @@ import (
 	"github.com/cudagen/cudagen/headers"
 )
 
+// noLibcuda is a path where there is no library: a loader pointed at it
+// (CUDAGEN_LIBCUDA) finds no driver.
+const noLibcuda = "/nonexistent/cudagen/libcuda.so.1"
+
 // TestNoDriverPublicAPI runs the public API in a child process whose loader
 // is pointed at a library that does not exist (CI has no libcuda anyway), so
-// it checks the real no-driver path on any machine.
+// it checks the real no-driver path on any machine; a process whose loader
+// is pointed there already runs it itself.
 func TestNoDriverPublicAPI(t *testing.T) {
-	if os.Getenv("CUDAGEN_NODRIVER_CHILD") == "" {
+	if os.Getenv("CUDAGEN_LIBCUDA") != noLibcuda {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestNoDriverPublicAPI$", "-test.v")
-		cmd.Env = append(os.Environ(), "CUDAGEN_NODRIVER_CHILD=1", "CUDAGEN_LIBCUDA=/nonexistent/cudagen/libcuda.so.1")
+		cmd.Env = append(os.Environ(), "CUDAGEN_LIBCUDA="+noLibcuda)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "--- PASS: TestNoDriverPublicAPI") {
 			t.Fatalf("child: %v\n%s", err, out)

@@ -53,19 +53,11 @@ func newStream(d *Device, h driver.Stream, r *handle, owned bool) *Stream {
 }
 
 // Device is the stream's device (nil for a nil Stream).
-func (s *Stream) Device() *Device {
-	if s == nil {
-		return nil
-	}
-	return s.dev
-}
+func (s *Stream) Device() *Device { return nilOr(s, func(s *Stream) *Device { return s.dev }) }
 
 // Handle is the driver handle (0 for the default stream and a nil Stream).
 func (s *Stream) Handle() driver.Stream {
-	if s == nil {
-		return 0
-	}
-	return s.h
+	return nilOr(s, func(s *Stream) driver.Stream { return s.h })
 }
 
 // String describes the stream.
@@ -148,14 +140,7 @@ func (s *Stream) RecordEvent(opts EventOptions) (*Event, error) {
 		e, err = s.p.createEvent(s.dev, opts, f, op)
 	}
 	s.r.Exit()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Record(e); err != nil {
-		e.Close()
-		return nil, err
-	}
-	return e, nil
+	return orClose(e, err, func(e *Event) error { return s.Record(e) })
 }
 
 // WaitStream makes all work queued on s from now on wait for the work queued

@@ -562,27 +562,15 @@ func Unreserve() { C.sl_unreserve() }
 // made current should the driver refuse without): Wait takes the answer.
 // False if it could not (then the reservation is given back and no job
 // runs).
-func (j *Job) Block(ctx, ev uintptr) bool {
-	j.submit(true, ctx, ev)
-	if C.sl_block(j.c) != 0 {
-		unowe()
-		return false
-	}
-	return true
-}
+func (j *Job) Block(ctx, ev uintptr) bool { return j.submit(true, ctx, ev) }
 
 // Poll has the poller query ev until it is complete or the driver fails:
 // Wait takes the answer. False if it could not (no thread or no memory).
-func (j *Job) Poll(ctx, ev uintptr) bool {
-	j.submit(false, ctx, ev)
-	if C.sl_poll(j.c) != 0 {
-		unowe()
-		return false
-	}
-	return true
-}
+func (j *Job) Poll(ctx, ev uintptr) bool { return j.submit(false, ctx, ev) }
 
-func (j *Job) submit(block bool, ctx, ev uintptr) {
+// submit hands j, on ev and ctx, to the reserved thread (block) or the
+// poller; false if it could not (the answer is then not owed).
+func (j *Job) submit(block bool, ctx, ev uintptr) bool {
 	j.seq = (j.seq + 1) & seqMask
 	j.block = block
 	j.gave.Store(jobWaiting)
@@ -596,6 +584,17 @@ func (j *Job) submit(block bool, ctx, ev uintptr) {
 	if start {
 		go dispatch()
 	}
+	var rc C.int
+	if block {
+		rc = C.sl_block(j.c)
+	} else {
+		rc = C.sl_poll(j.c)
+	}
+	if rc != 0 {
+		unowe()
+		return false
+	}
+	return true
 }
 
 func (j *Job) state() *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(&j.c.state)) }
