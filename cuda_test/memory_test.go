@@ -484,7 +484,9 @@ func TestLayerBufferCloseRacesWithUse(t *testing.T) {
 					case 0:
 						err = v.CopyFromAsync(s, h)
 					case 1:
-						err = v.CopyToAsync(s, h)
+						// A slice of its own: it is written when s
+						// reaches the copy, while h is read meanwhile.
+						err = v.CopyToAsync(s, make([]float32, 64))
 					case 2:
 						err = v.Set(1)
 					case 3:
