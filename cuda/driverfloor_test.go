@@ -1,14 +1,13 @@
 package cuda
 
 import (
-	"go/build"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/internal/modtest"
 )
 
 // driverFloor is the oldest driver this package runs on: the loader's
@@ -47,21 +46,10 @@ func TestDriverFloor(t *testing.T) {
 	for _, f := range driver.Functions {
 		abi[f.Go] = f.ABIVersion
 	}
-	// The package's files of every build, as the go command lists them.
-	all := build.Default
-	all.UseAllFiles = true
-	pkg, err := all.ImportDir(".", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := regexp.MustCompile(`driver\.([A-Z][A-Za-z0-9]*)\b`)
 	name := regexp.MustCompile(`"([A-Z][A-Za-z0-9]*)"`)
 	used := map[string]bool{}
-	for _, file := range append(pkg.GoFiles, pkg.CgoFiles...) {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for file, b := range modtest.Sources(t, ".") { // every build's files
 		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
 			if _, ok := abi[m[1]]; ok {
 				used[m[1]] = true
