@@ -5,6 +5,7 @@ package gputest
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ func TestHostFnCaptureReplay(t *testing.T) {
 			var g driver.Graph
 			for try := 1; ; try++ {
 				released = make(chan struct{})
+				if mode == driver.StreamCaptureModeGlobal {
+					slowCallsDone(t)
+				}
 				ok(t, driver.StreamBeginCaptureCtx(ctx, s, mode))
 				err := launchCounted(ctx, s, &runs, released)
 				var end error
@@ -149,4 +153,19 @@ func addCounted(ctx driver.Context, g driver.Graph, runs *atomic.Int64, released
 		runs.Add(1)
 		runtime.KeepAlive(token)
 	})
+}
+
+// slowCallsDone waits, a minute at most, until no goroutine of the cuda
+// package makes its slow calls (the earlier tests' module unloads and
+// frees): the driver (580.159.04) can crash when a module is loaded or
+// unloaded on one thread while another begins and ends GLOBAL captures,
+// from C alone (bench/jitprobe/unloadcapture.c, docs/runs/gpu-runs.md).
+func slowCallsDone(t *testing.T) {
+	t.Helper()
+	const slow = "github.com/cudagen/cudagen/cuda.(*ctxState).runSlow"
+	for deadline := time.Now().Add(time.Minute); slices.Contains(ourGoroutines(), slow); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cuda package's slow calls still run after a minute")
+		}
+	}
 }

@@ -4,7 +4,9 @@
 # module image after the load (imgprobe), whether cold-JIT loads crash
 # from C alone (jitstress), and in which call the driver compiles PTX
 # (jitwhere: each step timed, module and context-independent library
-# loading). About a minute.
+# loading), and whether loads and unloads of modules survive GLOBAL or
+# RELAXED captures on another thread (unloadcapture: the runs that crashed are
+# counted, not failed: the crash is the driver's). About two minutes.
 #   bash bench/jitprobe/run.sh
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -14,6 +16,7 @@ nvcc -ptx -arch=compute_75 k.cu -o "$d/k.ptx" || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/imgprobe" imgprobe.c -lcuda || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitstress" jitstress.c -lcuda -lpthread || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitwhere" jitwhere.c -lcuda || exit 1
+gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/unloadcapture" unloadcapture.c -lcuda -lpthread || exit 1
 status=0
 for lm in LAZY EAGER; do for cd in 0 1; do for mode in 0 1 2; do
 	echo -n "imgprobe CUDA_MODULE_LOADING=$lm CUDA_CACHE_DISABLE=$cd: "
@@ -28,5 +31,14 @@ for v in "1 150 0 0 0" "1 150 1 0 0" "1 100 0 0 4" "4 60 0 0 0" "4 60 1 0 4" "8 
 	echo -n "jitstress $v: "
 	# shellcheck disable=SC2086
 	timeout 60 "$d/jitstress" "$d/k.ptx" $v || { echo "FAIL (exit $?)"; status=1; }
+done
+unset CUDA_CACHE_DISABLE
+for v in "0 0" "1 0" "0 1" "1 1" "0 2" "1 2"; do
+	crashed=0
+	for _ in $(seq 10); do
+		# shellcheck disable=SC2086
+		timeout 60 "$d/unloadcapture" "$d/k.ptx" 3000 $v > /dev/null 2>&1 || crashed=$((crashed + 1))
+	done
+	echo "unloadcapture 3000 $v (signals; capture: 0 none, 1 GLOBAL, 2 RELAXED): $crashed of 10 runs crashed"
 done
 exit $status
