@@ -114,7 +114,11 @@
 // begins a capture itself through cuda/driver in the GLOBAL mode makes the
 // driver refuse this package's potentially unsafe calls on every thread
 // until it ends; cuThreadExchangeStreamCaptureMode, which sets a thread's
-// own mode, cannot help a goroutine that moves between threads.
+// own mode, cannot help a goroutine that moves between threads. Such code
+// also risks the driver's crash: a driver has crashed when modules were
+// loaded or unloaded on one thread while another began and ended GLOBAL
+// captures, never with RELAXED ones (docs/cuda-package.md); this package
+// unloads a closed Module on a goroutine of its own.
 //
 // # Guarantees
 //
