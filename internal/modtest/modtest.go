@@ -73,7 +73,19 @@ func Build(tb testing.TB, root string, files map[string]string, tags string, env
 	// writes nothing. (With -o DIR it would skip the non-main ones.)
 	args := append([]string{"build", "-tags", tags, "-overlay", ov}, slices.Compact(pkgs)...)
 	out, err := Run(tb, root, env, args...)
-	return strings.ReplaceAll(string(out), dir+string(filepath.Separator), ""), err
+	return inModule(string(out), root, dir), err
+}
+
+// inModule names the files of dir in out, the output of the go command run
+// in root, by their paths in the module: the go command names a file by
+// its absolute path, or by its path relative to root where that is shorter
+// (a dir beside the checkout).
+func inModule(out, root, dir string) string {
+	sep := string(filepath.Separator)
+	if rel, err := filepath.Rel(root, dir); err == nil {
+		out = strings.ReplaceAll(out, rel+sep, "")
+	}
+	return strings.ReplaceAll(out, dir+sep, "")
 }
 
 // Sources reads the Go files of the directory dir that are not tests,

@@ -33,3 +33,16 @@ func TestBuildAndSources(t *testing.T) {
 		t.Errorf("Sources(.) read %d files, want modtest.go alone", len(src))
 	}
 }
+
+// inModule names a file in the go command's output by its path in the
+// module, whether the command named it absolutely or relative to the root.
+func TestInModule(t *testing.T) {
+	for _, c := range []struct{ root, dir, out string }{
+		{"/work/m", "/tmp/T1/001", "/tmp/T1/001/internal/x/a.go:3:1: no"},
+		{"/tmp/m", "/tmp/T1/001", "../T1/001/internal/x/a.go:3:1: no"},
+	} {
+		if got := inModule(c.out, c.root, c.dir); got != "internal/x/a.go:3:1: no" {
+			t.Errorf("inModule(%q, %q, %q) = %q, want internal/x/a.go:3:1: no", c.out, c.root, c.dir, got)
+		}
+	}
+}
