@@ -19,10 +19,12 @@ import (
 // call: the objects counted in, the checks, the driver call, the objects
 // counted out.
 
-// operand is an object a call holds: its handle, and how errors name it.
+// operand is an object a call holds: its handle, its context, and how
+// errors name it.
 type operand struct {
-	r    *handle // nil for a nil or zero object
-	name string  // "event", "start event", "stream", "device"
+	r    *handle   // nil for a nil or zero object
+	p    *ctxState // its context (set where enterPair needs it)
+	name string    // "event", "start event", "stream", "device"
 	// viaDevice: the object is closed only by its device's Close (a
 	// default stream, which shares its Device's handle).
 	viaDevice bool
@@ -46,6 +48,26 @@ func (o operand) enterErr(op string) error {
 	}
 	o.r.Exit()
 	return o.unusable(op)
+}
+
+// enterPair enters a, then b, for op (a.r.Exit and b.r.Exit end them):
+// two objects that must be of one context. Where either cannot be entered,
+// or they are of two contexts (ErrWrongDevice, with fix saying how to
+// mend it), it returns the error with neither entered.
+func enterPair(op string, a, b operand, fix string) error {
+	if err := a.enter(op); err != nil {
+		return err
+	}
+	if err := b.enter(op); err != nil {
+		a.r.Exit()
+		return err
+	}
+	if a.p != b.p && a.p.ctx != b.p.ctx {
+		b.r.Exit()
+		a.r.Exit()
+		return &Error{Op: op, Detail: whose("the "+a.name, a.p, "the "+b.name, b.p), Fix: fix, Err: ErrWrongDevice}
+	}
+	return nil
 }
 
 // unusable is the error of a call on o once it is closed.

@@ -220,8 +220,15 @@ func (d *Device) AdoptGraphExec(h driver.GraphExec) (*GraphExec, error) {
 func (g *Graph) base() *object     { return &g.object }
 func (x *GraphExec) base() *object { return &x.object }
 
-func (g *Graph) operand() operand     { return operand{r: objectOf(g).r, name: "graph"} }
-func (x *GraphExec) operand() operand { return operand{r: objectOf(x).r, name: "graph exec"} }
+func (g *Graph) operand() operand {
+	o := objectOf(g)
+	return operand{r: o.r, p: o.p, name: "graph"}
+}
+
+func (x *GraphExec) operand() operand {
+	o := objectOf(x)
+	return operand{r: o.r, p: o.p, name: "graph exec"}
+}
 
 // Handle is the driver handle (0 for a nil Graph). It stays valid until
 // the graph is closed.
@@ -304,21 +311,11 @@ func (x *GraphExec) String() string { return objectOf(x).describe("graph exec", 
 // ErrWrongDevice. A launch allocates nothing.
 func (s *Stream) LaunchGraph(x *GraphExec) error {
 	const op = "launch graph"
-	if x == nil || x.r == nil {
-		return invalidErr(op, "graph exec")
-	}
-	if err := s.enter(op); err != nil {
+	if err := enterPair(op, x.operand(), s.operand("stream"), "launch the graph on a stream of the device it was captured on"); err != nil {
 		return err
 	}
 	defer s.r.Exit()
-	if err := x.operand().enter(op); err != nil {
-		return err
-	}
 	defer x.r.Exit()
-	if x.p != s.p && x.p.ctx != s.p.ctx {
-		return &Error{Op: op, Detail: whose("the graph exec", x.p, "the stream", s.p),
-			Fix: "launch the graph on a stream of the device it was captured on", Err: ErrWrongDevice}
-	}
 	x.mu.Lock()
 	err := driver.GraphLaunchCtx(s.p.ctx, x.h, s.h)
 	x.mu.Unlock()
@@ -337,20 +334,11 @@ func (s *Stream) LaunchGraph(x *GraphExec) error {
 // 12.0 (an older one returns an error matching ErrNotSupported).
 func (x *GraphExec) Update(g *Graph) error {
 	const op = "update graph exec"
-	if g == nil || g.r == nil {
-		return invalidErr(op, "graph")
-	}
-	if err := x.operand().enter(op); err != nil {
-		return err
-	}
-	defer x.r.Exit()
-	if err := g.operand().enter(op); err != nil {
+	if err := enterPair(op, g.operand(), x.operand(), "update with a graph captured on the graph exec's device"); err != nil {
 		return err
 	}
 	defer g.r.Exit()
-	if x.p != g.p && x.p.ctx != g.p.ctx {
-		return &Error{Op: op, Detail: whose("the graph", g.p, "the graph exec", x.p), Fix: "update with a graph captured on the graph exec's device", Err: ErrWrongDevice}
-	}
+	defer x.r.Exit()
 	x.mu.Lock()
 	g.mu.Lock()
 	result, err := graphExecUpdate(x.p.ctx, x.h, g.h)

@@ -83,7 +83,7 @@ func (s *Stream) operand(which string) operand {
 	if s == nil || s.r == nil {
 		return operand{name: which}
 	}
-	return operand{r: s.r, name: which, viaDevice: s.isDefault()}
+	return operand{r: s.r, p: s.p, name: which, viaDevice: s.isDefault()}
 }
 
 // enter counts a call in flight on the stream; s.r.Exit ends it. It fails

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -107,8 +106,8 @@ func TestFacts(t *testing.T) {
 		// Enum values.
 		text := map[string]int64{}
 		for _, mm := range reEnumerator.FindAllStringSubmatch(string(cudaH), -1) {
-			v, err := strconv.ParseInt(mm[2], 0, 64)
-			if err == nil {
+			var v int64 // C's literal: Sscan reads 0x as hexadecimal, as ParseInt with base 0 does
+			if _, err := fmt.Sscan(mm[2], &v); err == nil {
 				text[mm[1]] = v
 			}
 		}
@@ -180,7 +179,7 @@ func TestFacts(t *testing.T) {
 				}
 			}
 			// Its ABI version is one cudaTypedefs.h declares for it.
-			if !regexp.MustCompile(`PFN_` + f.Base + `_v` + strconv.Itoa(f.ABI) + `\b`).Match(typedefs) {
+			if !regexp.MustCompile(fmt.Sprintf(`PFN_%s_v%d\b`, f.Base, f.ABI)).Match(typedefs) {
 				t.Errorf("%s: ABI version %d is not declared as PFN_%s_v%d", f.Symbol, f.ABI, f.Base, f.ABI)
 			}
 		}

@@ -536,39 +536,29 @@ func (m *builder) types() error {
 	return nil
 }
 
-// scalar maps an arithmetic C type to its C spelling and Go type.
+// scalars is each arithmetic C kind's C spelling and Go type.
+var scalars = map[cc.Kind]struct{ c, goType string }{
+	cc.Int:       {"int", "int32"},
+	cc.UInt:      {"unsigned int", "uint32"},
+	cc.Long:      {"long", "int64"},
+	cc.ULong:     {"unsigned long", "uint64"},
+	cc.LongLong:  {"long long", "int64"},
+	cc.ULongLong: {"unsigned long long", "uint64"},
+	cc.Float:     {"float", "float32"},
+	cc.Double:    {"double", "float64"},
+	cc.Short:     {"short", "int16"},
+	cc.UShort:    {"unsigned short", "uint16"},
+	cc.Char:      {"char", "byte"},
+	cc.SChar:     {"signed char", "int8"},
+	cc.UChar:     {"unsigned char", "uint8"},
+	cc.Bool:      {"_Bool", "bool"},
+}
+
+// scalar maps an arithmetic C type to its C spelling and Go type ("" and
+// "" for another type).
 func scalar(t cc.Type) (cType, goType string) {
-	switch t.Kind() {
-	case cc.Int:
-		return "int", "int32"
-	case cc.UInt:
-		return "unsigned int", "uint32"
-	case cc.Long:
-		return "long", "int64"
-	case cc.ULong:
-		return "unsigned long", "uint64"
-	case cc.LongLong:
-		return "long long", "int64"
-	case cc.ULongLong:
-		return "unsigned long long", "uint64"
-	case cc.Float:
-		return "float", "float32"
-	case cc.Double:
-		return "double", "float64"
-	case cc.Short:
-		return "short", "int16"
-	case cc.UShort:
-		return "unsigned short", "uint16"
-	case cc.Char:
-		return "char", "byte"
-	case cc.SChar:
-		return "signed char", "int8"
-	case cc.UChar:
-		return "unsigned char", "uint8"
-	case cc.Bool:
-		return "_Bool", "bool"
-	}
-	return "", ""
+	s := scalars[t.Kind()]
+	return s.c, s.goType
 }
 
 // cSpell spells a C type for documentation.

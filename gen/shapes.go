@@ -302,11 +302,11 @@ func shapeBuffer(c *shapeCtx) (bool, string) {
 // an input (*[N]T) where the config lists the pointer under "in".
 func shapeArray(c *shapeCtx) (bool, string) {
 	n, ok := c.fc.Arrays[c.q.C]
-	if !ok {
-		return false, ""
-	}
 	e := c.elem()
-	if e == nil {
+	switch {
+	case !ok:
+		return false, ""
+	case e == nil:
 		return false, "the config's array is not a pointer"
 	}
 	g, err := c.b.goType(e, nil, "", "")

@@ -322,9 +322,9 @@ static int worker_idle(worker *w) {
 }
 static void worker_stop(worker *w) {
 	pthread_mutex_lock(&w->mu);
+	int started = w->started;
 	w->quit = 1;
 	pthread_cond_broadcast(&w->cv);
-	int started = w->started;
 	pthread_mutex_unlock(&w->mu);
 	if (started) pthread_join(w->t, NULL);
 	pthread_mutex_destroy(&w->mu);
