@@ -334,11 +334,11 @@ func (s *Stream) LaunchGraph(x *GraphExec) error {
 // 12.0 (an older one returns an error matching ErrNotSupported).
 func (x *GraphExec) Update(g *Graph) error {
 	const op = "update graph exec"
-	if err := enterPair(op, g.operand(), x.operand(), "update with a graph captured on the graph exec's device"); err != nil {
+	if err := enterPair(op, x.operand(), g.operand(), "update with a graph captured on the graph exec's device"); err != nil {
 		return err
 	}
-	defer g.r.Exit()
 	defer x.r.Exit()
+	defer g.r.Exit()
 	x.mu.Lock()
 	g.mu.Lock()
 	result, err := graphExecUpdate(x.p.ctx, x.h, g.h)
