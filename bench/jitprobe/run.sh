@@ -6,7 +6,9 @@
 # (jitwhere: each step timed, module and context-independent library
 # loading), and whether loads and unloads of modules survive GLOBAL or
 # RELAXED captures on another thread (unloadcapture: the runs that crashed are
-# counted, not failed: the crash is the driver's). About two minutes.
+# counted, not failed: the crash is the driver's), and whether a JIT link
+# whose calls are spread over threads, as a goroutine's are, and cold loads
+# after it survive (linkthreads: counted likewise). About three minutes.
 #   bash bench/jitprobe/run.sh
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -17,6 +19,7 @@ gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/imgprobe" imgprobe.c -lcuda || ex
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitstress" jitstress.c -lcuda -lpthread || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitwhere" jitwhere.c -lcuda || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/unloadcapture" unloadcapture.c -lcuda -lpthread || exit 1
+gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/linkthreads" linkthreads.c -lcuda -lpthread || exit 1
 status=0
 for lm in LAZY EAGER; do for cd in 0 1; do for mode in 0 1 2; do
 	echo -n "imgprobe CUDA_MODULE_LOADING=$lm CUDA_CACHE_DISABLE=$cd: "
@@ -40,5 +43,13 @@ for v in "0 0" "1 0" "0 1" "1 1" "0 2" "1 2"; do
 		timeout 60 "$d/unloadcapture" "$d/k.ptx" 3000 $v > /dev/null 2>&1 || crashed=$((crashed + 1))
 	done
 	echo "unloadcapture 3000 $v (signals; capture: 0 none, 1 GLOBAL, 2 RELAXED): $crashed of 10 runs crashed"
+done
+export CUDA_CACHE_DISABLE=1
+for v in 0 1; do
+	crashed=0
+	for _ in $(seq 10); do
+		timeout 60 "$d/linkthreads" "$d/k.ptx" 20 5 $v > /dev/null 2>&1 || crashed=$((crashed + 1))
+	done
+	echo "linkthreads 20 5 $v (the link's calls: 0 on one thread, 1 spread over four): $crashed of 10 runs crashed"
 done
 exit $status
