@@ -139,10 +139,11 @@ const parserLoop = "#ifndef _\n#\n#include<stddef.h>\ntypedef enum {\n  TC_SUCCE
 
 // TestParseTimeout: a header cc's parser loops on returns an error saying
 // so once parseTimeout has passed, in a child process (the loop goes on
-// in its goroutine until the process ends).
+// in its goroutine until the process ends). The child ends with os.Exit,
+// which runs no cleanup: it writes into the parent's temporary directory,
+// which the parent removes.
 func TestParseTimeout(t *testing.T) {
-	if os.Getenv("CUDAGEN_TEST_PARSE_CHILD") != "" {
-		dir := t.TempDir()
+	if dir := os.Getenv("CUDAGEN_TEST_PARSE_CHILD"); dir != "" {
 		writeFile(t, filepath.Join(dir, "nvrtc.h"), []byte(parserLoop))
 		cfg, err := loadConfig(filepath.Join(root(t), "gen", "bindings.json"))
 		if err != nil {
@@ -169,7 +170,7 @@ func TestParseTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // without the limit, the child would never end
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestParseTimeout$", "-test.v")
-	cmd.Env = append(os.Environ(), "CUDAGEN_TEST_PARSE_CHILD=1")
+	cmd.Env = append(os.Environ(), "CUDAGEN_TEST_PARSE_CHILD="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "parsing did not end") {
 		t.Fatalf("child: %v\n%s", err, out)
