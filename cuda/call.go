@@ -51,7 +51,8 @@ func (o operand) enterErr(op string) error {
 }
 
 // enterPair enters a, then b, for op (a.r.Exit and b.r.Exit end them):
-// two objects that must be of one context. Where either cannot be entered,
+// two objects that must be of one context, operands that carry it (p: a
+// stream's, a graph's, a graph exec's). Where either cannot be entered,
 // or they are of two contexts (ErrWrongDevice, with fix saying how to
 // mend it), it returns the error with neither entered.
 func enterPair(op string, a, b operand, fix string) error {
