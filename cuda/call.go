@@ -50,23 +50,28 @@ func (o operand) enterErr(op string) error {
 	return o.unusable(op)
 }
 
-// enterPair enters a, then b, for op (a.r.Exit and b.r.Exit end them):
-// two objects that must be of one context, operands that carry it (p: a
-// stream's, a graph's, a graph exec's). Where either cannot be entered,
-// or they are of two contexts (ErrWrongDevice, with fix saying how to
-// mend it), it returns the error with neither entered.
-func enterPair(op string, a, b operand, fix string) error {
-	if err := a.enter(op); err != nil {
+// enterPair enters a call's receiver recv, then its argument arg, for op
+// (recv.r.Exit and arg.r.Exit end them): two objects that must be of one
+// context, operands that carry it (p: a stream's, a graph's, a graph
+// exec's). A nil or zero arg is refused first; where either cannot be
+// entered, or they are of two contexts (ErrWrongDevice, naming arg first,
+// with fix saying how to mend it), it returns the error with neither
+// entered.
+func enterPair(op string, recv, arg operand, fix string) error {
+	if arg.r == nil {
+		return invalidErr(op, arg.name)
+	}
+	if err := recv.enter(op); err != nil {
 		return err
 	}
-	if err := b.enter(op); err != nil {
-		a.r.Exit()
+	if err := arg.enter(op); err != nil {
+		recv.r.Exit()
 		return err
 	}
-	if a.p != b.p && a.p.ctx != b.p.ctx {
-		b.r.Exit()
-		a.r.Exit()
-		return &Error{Op: op, Detail: whose("the "+a.name, a.p, "the "+b.name, b.p), Fix: fix, Err: ErrWrongDevice}
+	if recv.p != arg.p && recv.p.ctx != arg.p.ctx {
+		arg.r.Exit()
+		recv.r.Exit()
+		return &Error{Op: op, Detail: whose("the "+arg.name, arg.p, "the "+recv.name, recv.p), Fix: fix, Err: ErrWrongDevice}
 	}
 	return nil
 }

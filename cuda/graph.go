@@ -311,7 +311,7 @@ func (x *GraphExec) String() string { return objectOf(x).describe("graph exec", 
 // ErrWrongDevice. A launch allocates nothing.
 func (s *Stream) LaunchGraph(x *GraphExec) error {
 	const op = "launch graph"
-	if err := enterPair(op, x.operand(), s.operand("stream"), "launch the graph on a stream of the device it was captured on"); err != nil {
+	if err := enterPair(op, s.operand("stream"), x.operand(), "launch the graph on a stream of the device it was captured on"); err != nil {
 		return err
 	}
 	defer s.r.Exit()

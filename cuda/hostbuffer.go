@@ -44,20 +44,21 @@ type HostBuffer[T any] struct {
 // zero. n may be 0: the HostBuffer then holds no memory. A negative n, or
 // one whose bytes do not fit an int, is refused with ErrInvalidOptions,
 // and an element type with Go pointers or without a size with
-// ErrInvalidType, before anything is allocated; on a system other than
-// 64-bit Linux every call returns an error matching ErrNotSupported. Page-locked memory is
+// ErrInvalidType, before anything is allocated; a system other than 64-bit
+// Linux returns an error matching ErrNotSupported. Page-locked memory is
 // taken from the system's: allocate what the copies need, once, rather
 // than per copy (each HostBuffer also keeps its range of address space
 // after Close).
 func AllocHost[T any](d *Device, n int) (*HostBuffer[T], error) {
 	const op = "allocate page-locked host memory"
-	if !hostMemSupported {
+	size, err := enterAlloc[T](d, op, n)
+	switch {
+	case err != nil:
+		return nil, err
+	case !hostMemSupported:
+		d.h.Exit()
 		return nil, &Error{Op: op, Detail: "page-locked host memory is mapped on 64-bit Linux only",
 			Fix: "copy from and to Go slices (Buffer.CopyFrom stages them)", Err: ErrNotSupported}
-	}
-	size, err := enterAlloc[T](d, op, n)
-	if err != nil {
-		return nil, err
 	}
 	defer d.h.Exit()
 	var mem []byte

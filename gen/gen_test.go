@@ -106,7 +106,7 @@ func TestFacts(t *testing.T) {
 		// Enum values.
 		text := map[string]int64{}
 		for _, mm := range reEnumerator.FindAllStringSubmatch(string(cudaH), -1) {
-			var v int64 // C's literal: Sscan reads 0x as hexadecimal, as ParseInt with base 0 does
+			var v int64 // C's literal: Sscan reads its forms (0x hexadecimal, 0 octal, decimal) as ParseInt with base 0 does
 			if _, err := fmt.Sscan(mm[2], &v); err == nil {
 				text[mm[1]] = v
 			}

@@ -1,17 +1,20 @@
 // linkthreads: whether a JIT link survives its calls being made on
 // different threads, as a goroutine's are when Go moves it between OS
 // threads, and whether cold loads survive it afterwards. Four threads live
-// for the whole run, as a Go program's do. Each round makes one link with
-// cuda_test's options (info and error logs in page-locked memory, verbose
-// logging): cuLinkCreate, cuLinkAddData of the PTX, cuLinkComplete, a
-// cuLinkAddData of text that is not PTX (it fills the error log) and
-// cuLinkDestroy. With SPREAD 0 thread 0 makes all five calls; with 1 they
-// go to threads 0, 1, 2, 3 and 1. Then each thread in turn loads and
-// unloads LOADS modules of distinct PTX text, so that each is compiled
-// (run with CUDA_CACHE_DISABLE=1). A crash ends the process by its signal.
+// for the whole run, as a Go program's do. Each round makes one link as
+// cuda_test's TestMemRulesLinkLogs does: info and error logs in page-locked
+// memory allocated for it, verbose logging; cuLinkCreate, cuLinkAddData of
+// the PTX, cuLinkComplete (the image copied), a cuLinkAddData of text that
+// is not PTX (it fills the error log), then cuLinkDestroy, the logs freed
+// and the copied image loaded and unloaded. With SPREAD 0 thread 0 makes
+// all five steps; with 1 they go to threads 0, 1, 2, 3 and 1. Then each
+// thread in turn loads and unloads LOADS modules of distinct PTX text, so
+// that each is compiled (run with CUDA_CACHE_DISABLE=1). A crash ends the
+// process by its signal; a refused call exits 1.
 //   linkthreads K.PTX ROUNDS LOADS SPREAD
 #include <cuda.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include "image.h"
 #define CK(x) do { CUresult r_ = (x); if (r_) { const char *s; cuGetErrorName(r_, &s); printf("%s -> %s\n", #x, s); exit(1); } } while (0)
@@ -23,7 +26,7 @@ static long ptxn;
 static int rounds, loads, spread;
 static pthread_barrier_t step;
 static CUlinkState lstate;
-static char *info, *elog;
+static char *info, *elog, *image;
 static CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
 static void *vals[5];
 
@@ -33,24 +36,40 @@ static void call(int k) {
 	size_t size;
 	switch (k) {
 	case 0:
+		CK(cuMemAllocHost((void **)&info, LOG));
+		CK(cuMemAllocHost((void **)&elog, LOG));
 		vals[0] = info, vals[1] = (void *)(uintptr_t)LOG, vals[2] = elog, vals[3] = (void *)(uintptr_t)LOG, vals[4] = (void *)1;
 		CK(cuLinkCreate(5, opts, vals, &lstate));
 		break;
 	case 1: CK(cuLinkAddData(lstate, CU_JIT_INPUT_PTX, ptx, ptxn + 1, "store.ptx", 0, NULL, NULL)); break;
-	case 2: CK(cuLinkComplete(lstate, &cubin, &size)); break;
+	case 2:
+		CK(cuLinkComplete(lstate, &cubin, &size));
+		if ((image = malloc(size)) == NULL) exit(1);
+		memcpy(image, cubin, size);
+		break;
 	case 3:
 		if (cuLinkAddData(lstate, CU_JIT_INPUT_PTX, "not ptx", 8, "bad.ptx", 0, NULL, NULL) == CUDA_SUCCESS) {
 			printf("the link took text that is not PTX\n");
 			exit(1);
 		}
 		break;
-	case 4: CK(cuLinkDestroy(lstate)); break;
+	case 4: {
+		CUmodule m;
+		CK(cuLinkDestroy(lstate));
+		CK(cuMemFreeHost(info));
+		CK(cuMemFreeHost(elog));
+		CK(cuModuleLoadData(&m, image));
+		CK(cuModuleUnload(m));
+		free(image);
+		break;
+	}
 	}
 }
 
 // loadSome loads and unloads loads modules, each of new text.
 static void loadSome(int t, int round) {
 	char *img = malloc(ptxn + 64);
+	if (img == NULL) exit(1);
 	for (int i = 0; i < loads; i++) {
 		int n = sprintf(img, "// %d %d %d\n", t, round, i);
 		memcpy(img + n, ptx, ptxn + 1);
@@ -89,12 +108,15 @@ int main(int argc, char **argv) {
 	CK(cuDeviceGet(&d, 0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, d));
 	CK(cuCtxSetCurrent(ctx));
-	CK(cuMemAllocHost((void **)&info, LOG));
-	CK(cuMemAllocHost((void **)&elog, LOG));
 	pthread_barrier_init(&step, NULL, THREADS);
 	pthread_t th[THREADS];
-	for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+	for (int t = 0; t < THREADS; t++) {
+		if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t) != 0) {
+			printf("pthread_create failed\n");
+			return 1;
+		}
+	}
 	for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
-	printf("%d rounds of a link (calls %s) and %d cold loads a thread: no crash\n", rounds, spread ? "spread over 4 threads" : "on one thread", loads);
+	printf("%d rounds of a link (calls %s) and %d cold loads a thread a round: no crash\n", rounds, spread ? "spread over 4 threads" : "on one thread", loads);
 	return 0;
 }
