@@ -8,7 +8,9 @@
 # RELAXED captures on another thread (unloadcapture: the runs that crashed are
 # counted, not failed: the crash is the driver's), and whether a JIT link
 # whose calls are spread over threads, as a goroutine's are, and cold loads
-# after it survive (linkthreads: counted likewise). About three minutes.
+# after it survive (linkthreads: counted likewise; golink, the same link
+# from Go, with its goroutine on one thread or free to move, where
+# bench/gpu-bench-build.sh built it). About four minutes.
 #   bash bench/jitprobe/run.sh
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -60,4 +62,28 @@ for v in 0 1; do
 	echo "linkthreads 20 5 $v (the link's calls: 0 on one thread, 1 spread over four): $crashed of 10 runs crashed, $failed failed otherwise (a refused call, or cut at 60 s)"
 	[ $failed -eq 0 ] || status=1
 done
+# The same link from Go (bench/gpu-bench-build.sh builds it), its goroutine
+# on one OS thread or free to move.
+if [ -x ../../.gpu/golink ]; then
+	for lock in -lock ""; do
+		crashed=0 failed=0 threads=""
+		for _ in $(seq 10); do
+			# shellcheck disable=SC2086
+			timeout 60 ../../.gpu/golink $lock -rounds 20 -loads 5 "$d/k.ptx" > "$d/out" 2>&1
+			rc=$?
+			if [ $rc -gt 128 ] && [ $rc -ne 137 ]; then
+				crashed=$((crashed + 1))
+			elif [ $rc -ne 0 ]; then
+				failed=$((failed + 1))
+				tail -n 2 "$d/out"
+			else
+				threads="$threads $(grep -o 'on [0-9]* OS threads' "$d/out" | cut -d' ' -f2)"
+			fi
+		done
+		echo "golink ${lock:-(goroutine free to move)}: $crashed of 10 runs crashed, $failed failed otherwise; OS threads of the link's calls in the runs that ended:$threads"
+		[ $failed -eq 0 ] || status=1
+	done
+else
+	echo "golink: not built (bash bench/gpu-bench-build.sh)"
+fi
 exit $status
