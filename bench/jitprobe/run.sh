@@ -71,8 +71,10 @@ if [ -x ../../.gpu/golink ]; then
 			# shellcheck disable=SC2086
 			timeout 60 ../../.gpu/golink $lock -rounds 20 -loads 5 "$d/k.ptx" > "$d/out" 2>&1
 			rc=$?
-			if [ $rc -gt 128 ] && [ $rc -ne 137 ]; then
+			if [ $rc -gt 128 ] && [ $rc -ne 137 ] || grep -q '^SIGSEGV' "$d/out"; then
 				crashed=$((crashed + 1))
+				# the first crash: where (Go's PC line and the libraries' mappings)
+				[ $crashed -gt 1 ] || grep -E '^(PC=|mapped:)|^SIG' "$d/out"
 			elif [ $rc -ne 0 ]; then
 				failed=$((failed + 1))
 				tail -n 2 "$d/out"

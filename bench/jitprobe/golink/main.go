@@ -10,7 +10,9 @@
 // keeps one OS thread for the whole run; without it, each call may run on
 // another thread, as in any Go program, and a runtime.GC between the calls
 // makes that likely. It prints how many OS threads the link's calls ran
-// on. A crash ends the process by its signal; a refused call exits 1.
+// on. A crash ends the process by its signal (Go prints the faulting PC);
+// a refused call exits 1. After the first link it prints the driver's
+// executable mappings, to place such a PC in a library.
 //
 //	golink [-lock] [-rounds N] [-loads N] K.PTX
 package main
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -74,11 +77,26 @@ func main() {
 		check("cuMemFreeHost", driver.MemFreeHostCtx(ctx, info))
 		check("cuMemFreeHost", driver.MemFreeHostCtx(ctx, elog))
 		load(ctx, image)
+		if r == 0 {
+			printMaps()
+		}
 		for i := range *loads {
 			load(ctx, append([]byte(fmt.Sprintf("// %d %d\n", r, i)), ptx...))
 		}
 	}
 	fmt.Printf("%d rounds of a link (its calls on %d OS threads, -lock %v) and %d cold loads a round: no crash\n", *rounds, len(threads), *lock, *loads)
+}
+
+// printMaps prints the executable mappings of the NVIDIA libraries loaded
+// (libcuda and the JIT compiler it loads).
+func printMaps() {
+	maps, err := os.ReadFile("/proc/self/maps")
+	check("read /proc/self/maps", err)
+	for _, l := range strings.Split(string(maps), "\n") {
+		if f := strings.Fields(l); len(f) == 6 && strings.Contains(f[1], "x") && (strings.Contains(f[5], "nvidia") || strings.Contains(f[5], "libcuda")) {
+			fmt.Printf("mapped: %s %s (file offset %s)\n", f[0], f[5], f[2])
+		}
+	}
 }
 
 // unsafeBytes is the n bytes at p, C memory the driver owns.
