@@ -52,8 +52,8 @@ func (o operand) enterErr(op string) error {
 
 // enterPair enters a call's receiver recv, then its argument arg, for op
 // (recv.r.Exit and arg.r.Exit end them): two objects that must be of one
-// context, operands that carry it (p: a stream's, a graph's, a graph
-// exec's). A nil or zero arg is refused first; where either cannot be
+// context, whose operands hold it in p (a stream's, a graph's and a graph
+// exec's do). A nil or zero arg is refused first; where either cannot be
 // entered, or they are of two contexts (ErrWrongDevice, naming arg first,
 // with fix saying how to mend it), it returns the error with neither
 // entered.

@@ -208,7 +208,7 @@
 //     the process's go to its other threads. So a CPU profile (SIGPROF)
 //     samples such a call at most once, and a thread the compiler starts
 //     during the call keeps the blocked mask. Blocking is not the whole
-//     story: compiles made after a cuLink session of cuda/driver crashed
+//     story: compiles made after a JIT link through cuda/driver crashed
 //     with signals blocked (docs/cuda-package.md, "Compiles after a JIT
 //     link can crash").
 //   - No goroutine of this package panics, and none outlives its call but
