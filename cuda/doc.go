@@ -207,10 +207,10 @@
 //     blocked. Signals sent to that thread wait until the call returns;
 //     the process's go to its other threads. So a CPU profile (SIGPROF)
 //     samples such a call at most once, and a thread the compiler starts
-//     during the call keeps the blocked mask. Blocking is not the whole
-//     story: compiles made after a JIT link through cuda/driver crashed
-//     with signals blocked (docs/cuda-package.md, "Compiles after a JIT
-//     link can crash").
+//     during the call keeps the blocked mask. The driver's JIT linker
+//     also needs a link's calls on one OS thread: cuda/driver runs them on
+//     a thread the link owns (docs/cuda-package.md, "JIT links and OS
+//     threads").
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

@@ -6,15 +6,21 @@ package gputest
 // launch whose kernelParams do not match the kernel's parameter count is
 // refused before the driver reads them; a linker with info and error log
 // buffers (C memory the link keeps) writes its logs there through a forced
-// collection; a texture reference's border colour is four floats both
-// ways. Without a GPU each skips, saying so.
+// collection, and its calls stay on one OS thread whichever threads make
+// them; a texture reference's border colour is four floats both ways.
+// Without a GPU each skips, saying so.
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
@@ -98,6 +104,99 @@ func TestMemRulesLinkLogs(t *testing.T) {
 	mod := must[driver.Module](t)(driver.ModuleLoadDataCtx(ctx, image))
 	ok(t, driver.ModuleUnloadCtx(ctx, mod))
 	t.Logf("linked a %d-byte image; info log %q; error log %q", size, firstLine(text), firstLine(elog))
+}
+
+// linkThreadsEnv makes TestMemRulesLinkThreads the child that links.
+const linkThreadsEnv = "CUDAGEN_TEST_LINK_THREADS"
+
+// A JIT link's calls spread over four OS threads (0, 1, 2, 3, 1), as a
+// goroutine's may be, each followed by cold loads on every thread: the
+// driver's JIT compiler crashed the process so (every one of 10 processes
+// from C and from Go), and cuda/driver runs a link's calls on one thread
+// the link owns. The links run in a child process with the driver's JIT
+// cache off, so that every load compiles; a crash ends only the child.
+func TestMemRulesLinkThreads(t *testing.T) {
+	_, ctx, _ := shapeDevice(t)
+	if os.Getenv(linkThreadsEnv) == "" {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, os.Args[0], "-test.run=^TestMemRulesLinkThreads$", "-test.v")
+		cmd.Env = append(os.Environ(), linkThreadsEnv+"=1", "CUDA_CACHE_DISABLE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "child: linked") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		t.Logf("%s", bytes.TrimSpace(out))
+		return
+	}
+	const rounds, loads, logSize = 20, 5, 4096
+	calls := make([]chan func(), 4)
+	done := make(chan struct{})
+	for i := range calls {
+		calls[i] = make(chan func())
+		go func(c chan func()) {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			for f := range c {
+				f()
+				done <- struct{}{}
+			}
+		}(calls[i])
+		defer close(calls[i])
+	}
+	on := func(i int, f func()) { calls[i] <- f; <-done }
+	for r := range rounds {
+		info := must[driver.HostPtr](t)(driver.MemAllocHostCtx(ctx, logSize))
+		errLog := must[driver.HostPtr](t)(driver.MemAllocHostCtx(ctx, logSize))
+		var state driver.LinkState
+		var image []byte
+		var err error
+		on(0, func() {
+			opts := []driver.JITOption{driver.JITInfoLogBuffer, driver.JITInfoLogBufferSizeBytes, driver.JITErrorLogBuffer, driver.JITErrorLogBufferSizeBytes, driver.JITLogVerbose}
+			state, err = driver.LinkCreateCtx(ctx, opts, []uintptr{uintptr(info), logSize, uintptr(errLog), logSize, 1})
+		})
+		ok(t, err)
+		on(1, func() {
+			err = driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte(storePTX), "store.ptx", nil, nil)
+		})
+		ok(t, err)
+		on(2, func() {
+			cubin, size, e := driver.LinkCompleteCtx(ctx, state)
+			if err = e; e == nil {
+				image = bytes.Clone(unsafe.Slice((*byte)(cubin), size))
+			}
+		})
+		ok(t, err)
+		on(3, func() {
+			err = driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte("not ptx\x00"), "bad.ptx", nil, nil)
+		})
+		if err == nil {
+			t.Fatal("LinkAddData accepted text that is not PTX")
+		}
+		on(1, func() { err = driver.LinkDestroyCtx(ctx, state) })
+		ok(t, err)
+		ok(t, driver.MemFreeHostCtx(ctx, info))
+		ok(t, driver.MemFreeHostCtx(ctx, errLog))
+		for i := range calls {
+			on(i, func() {
+				load(t, ctx, image)
+				for l := range loads {
+					load(t, ctx, []byte(fmt.Sprintf("// %d %d %d\n%s", r, i, l, storePTX)))
+				}
+			})
+		}
+	}
+	fmt.Printf("child: linked %d times, each link's calls made from 4 OS threads, and made %d cold loads\n", rounds, rounds*len(calls)*(loads+1))
+}
+
+// load loads image and unloads it.
+func load(t *testing.T, ctx driver.Context, image []byte) {
+	mod, err := driver.ModuleLoadDataCtx(ctx, image)
+	if err == nil {
+		err = driver.ModuleUnloadCtx(ctx, mod)
+	}
+	if err != nil {
+		t.Error(err)
+	}
 }
 
 func firstLine(s string) string {

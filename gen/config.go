@@ -51,6 +51,11 @@ type config struct {
 	// processes with asynchronous preemption on, and did not with them
 	// blocked.
 	Compilers map[string]string `json:"compilers,omitempty"`
+	// Threads are the handle types (C names) whose calls must all run on
+	// one OS thread, from the call that makes a handle to the one that
+	// ends it, and why: each such call runs on an OS thread the handle
+	// owns (threads.go).
+	Threads map[string]threadConf `json:"threads,omitempty"`
 	// Functions overrides the shape of a function's parameters, by base name.
 	Functions map[string]funcConf `json:"functions"`
 	// Libraries are the configs of the other CUDA libraries bound (NVRTC,
@@ -67,6 +72,13 @@ type config struct {
 type nonGoField struct {
 	Go  string `json:"go"`
 	Why string `json:"why"`
+}
+
+// threadConf is a handle type whose calls stay on one OS thread: End is
+// the function (by base name) whose success ends the handle.
+type threadConf struct {
+	Why string `json:"why"`
+	End string `json:"end"`
 }
 
 // rename is a Go name and why it is not the derived one.
@@ -251,6 +263,11 @@ func loadConfig(path string) (*config, error) {
 		}
 		if w == "" {
 			missing = append(missing, "compilers."+n)
+		}
+	}
+	for n, t := range c.Threads {
+		if t.Why == "" || !strings.HasPrefix(t.End, c.funcPrefix()) {
+			return nil, fmt.Errorf("%s: threads.%s: give \"why\" and \"end\" (the function that ends the handle)", path, n)
 		}
 	}
 	if err := c.Library.check(path); err != nil {

@@ -255,8 +255,11 @@ type function struct {
 	// Releases are the handle parameters whose kept C memory (Keep) a
 	// successful call frees (cuLinkDestroy's state).
 	Releases []*param
-	Index    int
-	Macro    bool // the entry point the header's macro for Base names
+	// Thread: the call runs on the OS thread that a handle of a kind in
+	// gen/bindings.json "threads" owns (threads.go).
+	Thread *threadUse
+	Index  int
+	Macro  bool // the entry point the header's macro for Base names
 	// Alias: the default entry point's stable versioned name (cuCtxCreate_v2
 	// → CtxCreateV2), bound beside GoName.
 	Alias string
@@ -872,7 +875,7 @@ func (m *builder) functions() error {
 		f.Macro = f.Symbol == m.src.probes[f.Base]
 		m.Funcs = append(m.Funcs, f)
 	}
-	if err := inOrder(m.releases, m.typedKeys); err != nil {
+	if err := inOrder(m.releases, m.typedKeys, m.threads); err != nil {
 		return err
 	}
 	for _, n := range []string{"cuCtxGetCurrent", "cuCtxSetCurrent"} {

@@ -547,29 +547,30 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		return nil, err
 	}
 	if cnt := outCount(f); cnt != nil {
+		if f.Thread != nil {
+			return nil, fmt.Errorf("gen: %s: %s makes two calls, which cannot run on its handle's OS thread (gen/bindings.json \"threads\")", f.Pos, f.Symbol)
+		}
 		w.twoCalls(cnt, t.Name, args, outSlices)
 		return w.body, nil
 	}
-	call := w.done(jen.Id("err"), jen.Qual("C", t.Name).Call(args...))
+	cCall := jen.Qual("C", t.Name).Call(args...)
+	if f.Thread != nil {
+		// The call runs on the OS thread its handle owns (threads.go).
+		w.add(threadCall(f.Thread, t.Name, args[1:])...)
+		cCall = jen.Id("rt")
+	}
+	call := w.done(jen.Id("err"), cCall)
 	hidden := false
 	for _, q := range f.Params {
 		hidden = hidden || q.Hidden
 	}
-	if keeps := keptCopies(f); len(keeps) > 0 || len(f.Releases) > 0 || f.OnSuccess != "" {
+	if afterCall := w.afterSuccess(); len(afterCall) > 0 {
 		// What the driver keeps stays in C memory until its owner is freed.
 		w.add(jen.Id("ek").Op(":=").Add(call))
-		for _, q := range keeps {
-			w.add(jen.Id("keepOrFree").Call(jen.Id("ek"), jen.Lit(q.Keep), jen.Uintptr().Call(jen.Id(q.Owner)), jen.Id("k"+q.Go)))
-		}
-		for _, q := range f.Releases {
-			w.add(jen.If(jen.Id("ek").Op("==").Nil()).Block(jen.Id("releaseKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go)))))
-		}
-		if f.OnSuccess != "" {
-			w.add(jen.If(jen.Id("ek").Op("==").Nil()).Block(jen.Id(f.OnSuccess).Call()))
-		}
+		w.add(afterCall...)
 		call = jen.Id("ek")
 	} else if hidden && len(typed) == 0 || len(typed) > 0 {
-		w.add(jen.Id("r").Op(":=").Qual("C", t.Name).Call(args...))
+		w.add(jen.Id("r").Op(":=").Add(cCall))
 		for _, q := range f.Params {
 			if q.Hidden && len(typed) == 0 {
 				w.add(jen.Qual("runtime", "KeepAlive").Call(jen.Id(q.Go)))
@@ -588,6 +589,43 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		w.add(jen.Return())
 	}
 	return w.body, nil
+}
+
+// afterSuccess is the code that follows the call on its error ek: what
+// the driver keeps given to its owner or freed, a handle's kept memory or
+// thread let go, the config's onSuccess.
+func (w *wrapper) afterSuccess() []jen.Code {
+	f, ok := w.f, jen.Id("ek").Op("==").Nil()
+	var r []jen.Code
+	for _, q := range keptCopies(f) {
+		r = append(r, jen.Id("keepOrFree").Call(jen.Id("ek"), jen.Lit(q.Keep), jen.Uintptr().Call(jen.Id(q.Owner)), jen.Id("k"+q.Go)))
+	}
+	for _, q := range f.Releases {
+		r = append(r, jen.If(ok.Clone()).Block(jen.Id("releaseKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go)))))
+	}
+	if f.OnSuccess != "" {
+		r = append(r, jen.If(ok.Clone()).Block(jen.Id(f.OnSuccess).Call()))
+	}
+	if u := f.Thread; u != nil && u.Make {
+		r = append(r, jen.Id("ownThread").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
+	} else if u != nil && u.End {
+		r = append(r, jen.Id("endThread").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go))))
+	}
+	return r
+}
+
+// threadCall is the code that runs a call to the trampoline tname, with
+// the arguments after the context, on the OS thread of u's handle: a new
+// thread (th) for the call that makes it. The call's result is rt; the
+// closure is given the context to make current (cuda/driver/thread.go).
+func threadCall(u *threadUse, tname string, args []jen.Code) []jen.Code {
+	call := jen.Func().Params(jen.Id("ctx").Qual("C", "uintptr_t")).Block(
+		jen.Id("rt").Op("=").Qual("C", tname).Call(append([]jen.Code{jen.Id("ctx")}, args...)...))
+	run := jen.Id("onThreadOf").Call(jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("ctx"), call)
+	if u.Make {
+		run = jen.Id("th").Op(":=").Id("onNewThread").Call(jen.Id("ctx"), call)
+	}
+	return []jen.Code{jen.Var().Id("rt").Qual("C", "int"), run}
 }
 
 // keptCopies are the parameters copied into C memory a handle keeps.
@@ -1354,6 +1392,8 @@ func plainDoc(fn *function) []string {
 	doc := fmt.Sprintf("%s calls %s (%sCtx makes a context current first and leaves it current)", fn.GoName, fn.Symbol, fn.GoName)
 	if fn.NoCtx {
 		doc = fmt.Sprintf("%s calls %s", fn.GoName, fn.Symbol)
+	} else if fn.Thread != nil {
+		doc = fmt.Sprintf("%s calls %s on the OS thread its %s owns (%sCtx makes a context current there first)", fn.GoName, fn.Symbol, fn.Thread.Kind, fn.GoName)
 	}
 	if b := brief(fn.Doc); b != "" {
 		doc += ": " + orDot(b)
@@ -1380,6 +1420,10 @@ func plainDoc(fn *function) []string {
 	}
 	if len(kept) > 0 {
 		lines = append(append(lines, "//", "// What the driver keeps after the call returns (so never Go memory):"), kept...)
+	}
+	if u := fn.Thread; u != nil {
+		lines = append(lines, "//")
+		lines = append(lines, line("The OS thread: every call on a %s runs on one OS thread that it owns, from the call that makes it (on a new thread) to the one that ends it, whichever goroutine calls; with no context given, the caller's current context is made current there. Why: %s.", u.Kind, u.Why))
 	}
 	return lines
 }

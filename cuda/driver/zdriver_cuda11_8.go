@@ -5224,8 +5224,9 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 	return ModuleGetSurfRefCtx(0, hmod, name)
 }
 
-// LinkCreate calls cuLinkCreate_v2 (LinkCreateCtx makes a context current first
-// and leaves it current): Creates a pending JIT linker invocation.
+// LinkCreate calls cuLinkCreate_v2 on the OS thread its LinkState owns
+// (LinkCreateCtx makes a context current there first): Creates a pending JIT
+// linker invocation.
 //
 // If the call is successful, the caller owns the returned CUlinkState, which
 // should eventually be destroyed with cuLinkDestroy. The device code machine
@@ -5258,6 +5259,14 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 //   - optionValues: until the link is destroyed (LinkDestroy): the doc says
 //     optionValues must remain valid for the life of the CUlinkState (copied
 //     into C memory that stateOut owns, freed by LinkDestroy)
+//
+// The OS thread: every call on a LinkState runs on one OS thread that it owns,
+// from the call that makes it (on a new thread) to the one that ends it,
+// whichever goroutine calls; with no context given, the caller's current
+// context is made current there. Why: the driver's JIT linker keeps per-thread
+// state for a link: links whose calls ran on different threads crashed the
+// process in the JIT compiler, from C and from Go, and links whose calls ran on
+// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
 func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
 	return LinkCreateCtx(0, options, optionValues)
 }
@@ -5275,8 +5284,9 @@ func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (
 	return LinkCreateCtx(ctx, options, optionValues)
 }
 
-// LinkAddData calls cuLinkAddData_v2 (LinkAddDataCtx makes a context current
-// first and leaves it current): Add an input to a pending linker invocation.
+// LinkAddData calls cuLinkAddData_v2 on the OS thread its LinkState owns
+// (LinkAddDataCtx makes a context current there first): Add an input to a
+// pending linker invocation.
 //
 // Ownership of data is retained by the caller. No reference is retained to any
 // inputs after this call returns.
@@ -5302,6 +5312,14 @@ func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (
 //   - optionValues: one value per option: an integer, or the address of C
 //     memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
+//
+// The OS thread: every call on a LinkState runs on one OS thread that it owns,
+// from the call that makes it (on a new thread) to the one that ends it,
+// whichever goroutine calls; with no context given, the caller's current
+// context is made current there. Why: the driver's JIT linker keeps per-thread
+// state for a link: links whose calls ran on different threads crashed the
+// process in the JIT compiler, from C and from Go, and links whose calls ran on
+// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
 func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
@@ -5319,9 +5337,9 @@ func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data [
 	return LinkAddDataCtx(ctx, state, typeArg, data, name, options, optionValues)
 }
 
-// LinkAddFile calls cuLinkAddFile_v2 (LinkAddFileCtx makes a context current
-// first and leaves it current): Add a file input to a pending linker
-// invocation.
+// LinkAddFile calls cuLinkAddFile_v2 on the OS thread its LinkState owns
+// (LinkAddFileCtx makes a context current there first): Add a file input to a
+// pending linker invocation.
 //
 // No reference is retained to any inputs after this call returns.
 //
@@ -5347,6 +5365,14 @@ func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data [
 //   - optionValues: one value per option: an integer, or the address of C
 //     memory the driver writes (a log buffer) that outlives the link or load;
 //     never a Go pointer
+//
+// The OS thread: every call on a LinkState runs on one OS thread that it owns,
+// from the call that makes it (on a new thread) to the one that ends it,
+// whichever goroutine calls; with no context given, the caller's current
+// context is made current there. Why: the driver's JIT linker keeps per-thread
+// state for a link: links whose calls ran on different threads crashed the
+// process in the JIT compiler, from C and from Go, and links whose calls ran on
+// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
 }
@@ -5364,8 +5390,9 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 	return LinkAddFileCtx(ctx, state, typeArg, path, options, optionValues)
 }
 
-// LinkComplete calls cuLinkComplete (LinkCompleteCtx makes a context current
-// first and leaves it current): Complete a pending linker invocation.
+// LinkComplete calls cuLinkComplete on the OS thread its LinkState owns
+// (LinkCompleteCtx makes a context current there first): Complete a pending
+// linker invocation.
 //
 // Completes the pending linker action and returns the cubin image for the
 // linked device code, which can be used with cuModuleLoadData. The cubin is
@@ -5377,14 +5404,31 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 //   - state: A pending linker invocation
 //   - cubinOut: On success, this will point to the output image
 //   - sizeOut: Optional parameter to receive the size of the generated image
+//
+// The OS thread: every call on a LinkState runs on one OS thread that it owns,
+// from the call that makes it (on a new thread) to the one that ends it,
+// whichever goroutine calls; with no context given, the caller's current
+// context is made current there. Why: the driver's JIT linker keeps per-thread
+// state for a link: links whose calls ran on different threads crashed the
+// process in the JIT compiler, from C and from Go, and links whose calls ran on
+// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
 func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
-// LinkDestroy calls cuLinkDestroy (LinkDestroyCtx makes a context current first
-// and leaves it current): Destroys state for a JIT linker invocation.
+// LinkDestroy calls cuLinkDestroy on the OS thread its LinkState owns
+// (LinkDestroyCtx makes a context current there first): Destroys state for a
+// JIT linker invocation.
 //
 // Parameters:
 //
 //   - state: State object for the linker invocation
+//
+// The OS thread: every call on a LinkState runs on one OS thread that it owns,
+// from the call that makes it (on a new thread) to the one that ends it,
+// whichever goroutine calls; with no context given, the caller's current
+// context is made current there. Why: the driver's JIT linker keeps per-thread
+// state for a link: links whose calls ran on different threads crashed the
+// process in the JIT compiler, from C and from Go, and links whose calls ran on
+// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
 // MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first

@@ -756,8 +756,13 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 		fn, err = 0, lengthError("cuLinkCreate_v2", "optionValues", "options", len(optionValues), len(options))
 	}
 	koptionValues := keepCopy(unsafe.Pointer(unsafe.SliceData(optionValues)), len(optionValues)*int(unsafe.Sizeof(optionValues[0])))
-	ek := status(err, C.cg_uppp_cb(C.uintptr_t(ctx), C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut)))
+	var rt C.int
+	th := onNewThread(ctx, func(ctx C.uintptr_t) {
+		rt = C.cg_uppp_cb(ctx, C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut))
+	})
+	ek := status(err, rt)
 	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
+	ownThread(ek, "LinkState", uintptr(stateOut), th)
 	err = ek
 	return
 }
@@ -768,7 +773,11 @@ func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []b
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return status(err, C.cg_hiplsupp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	var rt C.int
+	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+		rt = C.cg_hiplsupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
+	})
+	return status(err, rt)
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	fn, err := procs[62].enter()
@@ -777,17 +786,30 @@ func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path str
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return status(err, C.cg_hisupp_cb_nosig(C.uintptr_t(ctx), C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues))))
+	var rt C.int
+	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+		rt = C.cg_hisupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
+	})
+	return status(err, rt)
 }
 func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
-	err = procs[63].done(C.cg_hpp_cb_nosig(C.uintptr_t(ctx), procs[63].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut)))
+	var rt C.int
+	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+		rt = C.cg_hpp_cb_nosig(ctx, procs[63].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut))
+	})
+	err = procs[63].done(rt)
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
-	ek := procs[64].done(C.cg_h(C.uintptr_t(ctx), procs[64].fn(), C.uintptr_t(state)))
+	var rt C.int
+	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+		rt = C.cg_h(ctx, procs[64].fn(), C.uintptr_t(state))
+	})
+	ek := procs[64].done(rt)
 	if ek == nil {
 		releaseKept("LinkState", uintptr(state))
 	}
+	endThread(ek, "LinkState", uintptr(state))
 	return ek
 }
 func ModuleGetTexRefCtx(ctx Context, hmod Module, name string) (pTexRef Texref, err error) {

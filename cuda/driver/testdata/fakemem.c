@@ -47,7 +47,9 @@
 //     it names; writes the logs and their sizes (and CU_JIT_WALL_TIME) at
 //     AddData and Complete, reading optionValues again each time (a value
 //     changed since cuLinkCreate counts as corruption, and is not written
-//     through).
+//     through); a call on a link from a thread other than the one that
+//     created it is counted (fakemem_link_thread_moves): the real JIT linker
+//     crashed then.
 //   - cuModuleLoadData/GetFunction/Unload; cuLibraryLoadData (with
 //     CU_LIBRARY_BINARY_IS_PRESERVED given, it keeps `code` and reads it
 //     again at cuLibraryGetKernel and cuLibraryUnload: changed bytes count
@@ -184,6 +186,7 @@ long long fakemem_live_handles;        // live objects of every kind (contexts c
 long long fakemem_live_user_objects;
 long long fakemem_graph_launches;      // graph launches finished
 long long fakemem_logs_written;        // link log writes
+long long fakemem_link_thread_moves;   // calls on a link from a thread other than its cuLinkCreate's
 long long fakemem_last_params_size;    // bytes of the last cuLaunchKernel's parameters
 unsigned char fakemem_last_params[4096];
 
@@ -1520,7 +1523,13 @@ typedef struct {
 	size_t cap[2], len[2]; // the info and error logs
 	int inputs;
 	char *cubin;
+	pthread_t thread; // cuLinkCreate's: every later call on the link must come from it
 } linkst;
+// link_thread counts a call on l made from a thread other than the one
+// that created it: the real driver's JIT linker crashed then.
+static void link_thread(linkst *l) {
+	if (!pthread_equal(l->thread, pthread_self())) COUNT(fakemem_link_thread_moves);
+}
 
 // link_values reads optionValues again: each must be as given or as last
 // written by the fake; a change is corruption, and nothing is written
@@ -1569,6 +1578,7 @@ static int link_create(unsigned n, int *options, void **values, uintptr_t *out) 
 		if (options[i] == JIT_ERROR_LOG_SIZE) l->cap[1] = (unsigned)(uintptr_t)values[i];
 	}
 	l->values = values; // kept until cuLinkDestroy
+	l->thread = pthread_self();
 	add(&l->o, K_LINK);
 	for (int w = 0; w < 2; w++) {
 		for (unsigned i = 0; i < n; i++) {
@@ -1586,6 +1596,7 @@ static int fm_cuLinkAddData(uintptr_t h, int type, void *data, size_t size, cons
 	linkst *l = find(h, K_LINK);
 	int r = l ? OK : INVALID_HANDLE;
 	if (r == OK) {
+		link_thread(l);
 		sink = checksum(data, size); // read during the call only
 		if (type == 1 && strnlen(data, size) == size) r = INVALID_VALUE; // PTX must end in a NUL
 	}
@@ -1612,6 +1623,7 @@ static int fm_cuLinkComplete(uintptr_t h, void **cubin, size_t *size) {
 	LOCK();
 	linkst *l = find(h, K_LINK);
 	if (l) {
+		link_thread(l);
 		if (link_values_ok(l)) {
 			char msg[64];
 			snprintf(msg, sizeof msg, "fakemem: linked %d inputs\n", l->inputs);
@@ -1632,6 +1644,7 @@ static int fm_cuLinkDestroy(uintptr_t h) {
 	NEED_INIT();
 	linkst *l = take(h, K_LINK);
 	if (!l) return INVALID_HANDLE;
+	link_thread(l);
 	free(l->options);
 	free(l->expect);
 	free(l->cubin);
