@@ -207,10 +207,10 @@
 //     blocked. Signals sent to that thread wait until the call returns;
 //     the process's go to its other threads. So a CPU profile (SIGPROF)
 //     samples such a call at most once, and a thread the compiler starts
-//     during the call keeps the blocked mask. The driver's JIT linker
-//     also needs a link's calls on one OS thread: cuda/driver runs them on
-//     a thread the link owns (docs/cuda-package.md, "JIT links and OS
-//     threads").
+//     during the call keeps the blocked mask. A JIT link also needs its
+//     calls on one OS thread: cuda/driver's links, nvjitlink's and nvrtc's
+//     programs (those of CompileModule among them) run theirs on a thread
+//     the handle owns (docs/cuda-package.md, "JIT links and OS threads").
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/cudagen/cudagen/cuda/driver"
+	"github.com/cudagen/cudagen/cuda/nvjitlink"
 )
 
 // storeFunction loads storePTX and returns its kernel (two parameters).
@@ -110,11 +111,12 @@ func TestMemRulesLinkLogs(t *testing.T) {
 const linkThreadsEnv = "CUDAGEN_TEST_LINK_THREADS"
 
 // A JIT link's calls spread over four OS threads (0, 1, 2, 3, 1), as a
-// goroutine's may be, each followed by cold loads on every thread: the
-// driver's JIT compiler crashed the process so (every one of 10 processes
-// from C and from Go), and cuda/driver runs a link's calls on one thread
-// the link owns. The links run in a child process with the driver's JIT
-// cache off, so that every load compiles; a crash ends only the child.
+// goroutine's may be, each followed by cold loads on every thread: such
+// links crashed the process (every one of 10 processes, the driver's link
+// from C and from Go, nvJitLink's from C), and cuda/driver and
+// cuda/nvjitlink run a link's calls on one thread the link owns. The links
+// run in a child process with the driver's JIT cache off, so that every
+// load compiles; a crash ends only the child.
 func TestMemRulesLinkThreads(t *testing.T) {
 	_, ctx, _ := shapeDevice(t)
 	if os.Getenv(linkThreadsEnv) == "" {
@@ -144,48 +146,88 @@ func TestMemRulesLinkThreads(t *testing.T) {
 		defer close(calls[i])
 	}
 	on := func(i int, f func()) { calls[i] <- f; <-done }
-	for r := range rounds {
-		info := must[driver.HostPtr](t)(driver.MemAllocHostCtx(ctx, logSize))
-		errLog := must[driver.HostPtr](t)(driver.MemAllocHostCtx(ctx, logSize))
-		var state driver.LinkState
-		var image []byte
-		var err error
-		on(0, func() {
-			opts := []driver.JITOption{driver.JITInfoLogBuffer, driver.JITInfoLogBufferSizeBytes, driver.JITErrorLogBuffer, driver.JITErrorLogBufferSizeBytes, driver.JITLogVerbose}
-			state, err = driver.LinkCreateCtx(ctx, opts, []uintptr{uintptr(info), logSize, uintptr(errLog), logSize, 1})
-		})
-		ok(t, err)
-		on(1, func() {
-			err = driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte(storePTX), "store.ptx", nil, nil)
-		})
-		ok(t, err)
-		on(2, func() {
-			cubin, size, e := driver.LinkCompleteCtx(ctx, state)
-			if err = e; e == nil {
-				image = bytes.Clone(unsafe.Slice((*byte)(cubin), size))
+	// spread runs a link's five steps on threads 0, 1, 2, 3 and 1; the
+	// fourth must fail (text that is not PTX), the others succeed. Then
+	// each thread loads the image and makes cold loads.
+	spread := func(r int, steps [5]func() error, image *[]byte) {
+		for k, step := range steps {
+			var err error
+			on([]int{0, 1, 2, 3, 1}[k], func() { err = step() })
+			if (err == nil) != (k != 3) {
+				t.Fatalf("round %d, step %d: %v", r, k, err)
 			}
-		})
-		ok(t, err)
-		on(3, func() {
-			err = driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte("not ptx\x00"), "bad.ptx", nil, nil)
-		})
-		if err == nil {
-			t.Fatal("LinkAddData accepted text that is not PTX")
 		}
-		on(1, func() { err = driver.LinkDestroyCtx(ctx, state) })
-		ok(t, err)
-		ok(t, driver.MemFreeHostCtx(ctx, info))
-		ok(t, driver.MemFreeHostCtx(ctx, errLog))
 		for i := range calls {
 			on(i, func() {
-				load(t, ctx, image)
+				load(t, ctx, *image)
 				for l := range loads {
 					load(t, ctx, []byte(fmt.Sprintf("// %d %d %d\n%s", r, i, l, storePTX)))
 				}
 			})
 		}
 	}
-	fmt.Printf("child: linked %d times, each link's calls made from 4 OS threads, and made %d cold loads\n", rounds, rounds*len(calls)*(loads+1))
+	for r := range rounds {
+		var info, errLog driver.HostPtr
+		var state driver.LinkState
+		var image []byte
+		spread(r, [5]func() error{
+			func() (err error) {
+				if info, err = driver.MemAllocHostCtx(ctx, logSize); err != nil {
+					return
+				}
+				if errLog, err = driver.MemAllocHostCtx(ctx, logSize); err != nil {
+					return
+				}
+				opts := []driver.JITOption{driver.JITInfoLogBuffer, driver.JITInfoLogBufferSizeBytes, driver.JITErrorLogBuffer, driver.JITErrorLogBufferSizeBytes, driver.JITLogVerbose}
+				state, err = driver.LinkCreateCtx(ctx, opts, []uintptr{uintptr(info), logSize, uintptr(errLog), logSize, 1})
+				return
+			},
+			func() error {
+				return driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte(storePTX), "store.ptx", nil, nil)
+			},
+			func() error {
+				cubin, size, err := driver.LinkCompleteCtx(ctx, state)
+				image = bytes.Clone(unsafe.Slice((*byte)(cubin), size))
+				return err
+			},
+			func() error {
+				return driver.LinkAddDataCtx(ctx, state, driver.JITInputPTX, []byte("not ptx\x00"), "bad.ptx", nil, nil)
+			},
+			func() error {
+				return errors.Join(driver.LinkDestroyCtx(ctx, state), driver.MemFreeHostCtx(ctx, info), driver.MemFreeHostCtx(ctx, errLog))
+			},
+		}, &image)
+	}
+	fmt.Printf("child: linked %d times through the driver, each link's calls made from 4 OS threads, and made %d cold loads\n", rounds, rounds*len(calls)*(loads+1))
+	// nvJitLink's links likewise, where this build binds it.
+	d := must[driver.Device](t)(driver.DeviceGet(0))
+	major := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMajor, d))
+	minor := must[int32](t)(driver.DeviceGetAttribute(driver.DeviceAttributeComputeCapabilityMinor, d))
+	opts := []string{fmt.Sprintf("-arch=sm_%d%d", major, minor)}
+	h, err := nvjitlink.Create(opts)
+	if errors.Is(err, nvjitlink.ErrNoLibrary) || errors.Is(err, nvjitlink.ErrNotSupported) {
+		fmt.Printf("child: no nvJitLink links: %v\n", err)
+		return
+	}
+	ok(t, err)
+	ok(t, nvjitlink.Destroy(&h))
+	for r := range rounds {
+		var h nvjitlink.Handle
+		var image []byte
+		spread(r, [5]func() error{
+			func() (err error) { h, err = nvjitlink.Create(opts); return },
+			func() error { return nvjitlink.AddData(h, nvjitlink.InputPTX, []byte(storePTX), "store.ptx") },
+			func() (err error) {
+				if err = nvjitlink.Complete(h); err == nil {
+					image, err = nvjitlink.GetLinkedCUBIN(h)
+				}
+				return
+			},
+			func() error { return nvjitlink.AddData(h, nvjitlink.InputPTX, []byte("not ptx\x00"), "bad.ptx") },
+			func() error { return nvjitlink.Destroy(&h) },
+		}, &image)
+	}
+	fmt.Printf("child: linked %d times through nvJitLink likewise\n", rounds)
 }
 
 // load loads image and unloads it.

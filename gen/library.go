@@ -324,7 +324,7 @@ func (m *builder) libFunctions() error {
 		f.Index, f.Macro, f.NoCtx = len(m.Funcs), true, true
 		m.Funcs = append(m.Funcs, f)
 	}
-	return inOrder(m.releases, m.sizedFuncs, m.typedKeys)
+	return inOrder(m.releases, m.sizedFuncs, m.typedKeys, m.threads)
 }
 
 // libPure renders a library version's file that needs no cgo: what the

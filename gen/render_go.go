@@ -556,7 +556,7 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 	cCall := jen.Qual("C", t.Name).Call(args...)
 	if f.Thread != nil {
 		// The call runs on the OS thread its handle owns (threads.go).
-		w.add(threadCall(f.Thread, t.Name, args[1:])...)
+		w.add(threadCall(f, t.Name, args[1:])...)
 		cCall = jen.Id("rt")
 	}
 	call := w.done(jen.Id("err"), cCall)
@@ -564,7 +564,7 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 	for _, q := range f.Params {
 		hidden = hidden || q.Hidden
 	}
-	if afterCall := w.afterSuccess(); len(afterCall) > 0 {
+	if afterCall := w.afterCall(); len(afterCall) > 0 {
 		// What the driver keeps stays in C memory until its owner is freed.
 		w.add(jen.Id("ek").Op(":=").Add(call))
 		w.add(afterCall...)
@@ -591,10 +591,10 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 	return w.body, nil
 }
 
-// afterSuccess is the code that follows the call on its error ek: what
-// the driver keeps given to its owner or freed, a handle's kept memory or
-// thread let go, the config's onSuccess.
-func (w *wrapper) afterSuccess() []jen.Code {
+// afterCall is the code that follows the call, given its error ek: what
+// the driver keeps given to its owner (or freed after a failure), a
+// handle's kept memory or thread let go, the config's onSuccess.
+func (w *wrapper) afterCall() []jen.Code {
 	f, ok := w.f, jen.Id("ek").Op("==").Nil()
 	var r []jen.Code
 	for _, q := range keptCopies(f) {
@@ -606,26 +606,43 @@ func (w *wrapper) afterSuccess() []jen.Code {
 	if f.OnSuccess != "" {
 		r = append(r, jen.If(ok.Clone()).Block(jen.Id(f.OnSuccess).Call()))
 	}
+	ost := "github.com/cudagen/cudagen/cuda/internal/osthread"
 	if u := f.Thread; u != nil && u.Make {
-		r = append(r, jen.Id("ownThread").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
+		r = append(r, jen.Qual(ost, "Own").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
 	} else if u != nil && u.End {
-		r = append(r, jen.Id("endThread").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go))))
+		r = append(r, jen.Qual(ost, "End").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Id("hk"), jen.Id("th")))
 	}
 	return r
 }
 
 // threadCall is the code that runs a call to the trampoline tname, with
-// the arguments after the context, on the OS thread of u's handle: a new
-// thread (th) for the call that makes it. The call's result is rt; the
-// closure is given the context to make current (cuda/driver/thread.go).
-func threadCall(u *threadUse, tname string, args []jen.Code) []jen.Code {
-	call := jen.Func().Params(jen.Id("ctx").Qual("C", "uintptr_t")).Block(
-		jen.Id("rt").Op("=").Qual("C", tname).Call(append([]jen.Code{jen.Id("ctx")}, args...)...))
-	run := jen.Id("onThreadOf").Call(jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("ctx"), call)
-	if u.Make {
-		run = jen.Id("th").Op(":=").Id("onNewThread").Call(jen.Id("ctx"), call)
+// the arguments after the context, on the OS thread of f's handle
+// (cuda/internal/osthread): a new thread (th) for the call that makes it.
+// The call's result is rt. A driver call's closure is given the context
+// to make current there (inCtx, cuda/driver/thread.go).
+func threadCall(f *function, tname string, args []jen.Code) []jen.Code {
+	u, ost := f.Thread, "github.com/cudagen/cudagen/cuda/internal/osthread"
+	var call jen.Code
+	if f.NoCtx {
+		call = jen.Func().Params().Block(jen.Id("rt").Op("=").Qual("C", tname).Call(append([]jen.Code{jen.Qual("C", "uintptr_t").Call(jen.Lit(0))}, args...)...))
+	} else {
+		call = jen.Id("inCtx").Call(jen.Id("ctx"), jen.Func().Params(jen.Id("ctx").Qual("C", "uintptr_t")).Block(
+			jen.Id("rt").Op("=").Qual("C", tname).Call(append([]jen.Code{jen.Id("ctx")}, args...)...)))
 	}
-	return []jen.Code{jen.Var().Id("rt").Qual("C", "int"), run}
+	r := []jen.Code{jen.Var().Id("rt").Qual("C", "int")}
+	switch {
+	case u.Make:
+		return append(r, jen.Id("th").Op(":=").Qual(ost, "Start").Call(), jen.Id("th").Dot("Do").Call(call))
+	case u.Ptr:
+		r = append(r, jen.Id("hk").Op(":=").Qual(ost, "At").Call(jen.Id(u.Param.Go)))
+	default:
+		r = append(r, jen.Id("hk").Op(":=").Uintptr().Call(jen.Id(u.Param.Go)))
+	}
+	on := jen.Qual(ost, "On").Call(jen.Lit(u.GoType), jen.Id("hk"), call)
+	if u.End {
+		on = jen.Id("th").Op(":=").Add(on) // the thread End lets go
+	}
+	return append(r, on)
 }
 
 // keptCopies are the parameters copied into C memory a handle keeps.
@@ -1393,7 +1410,7 @@ func plainDoc(fn *function) []string {
 	if fn.NoCtx {
 		doc = fmt.Sprintf("%s calls %s", fn.GoName, fn.Symbol)
 	} else if fn.Thread != nil {
-		doc = fmt.Sprintf("%s calls %s on the OS thread its %s owns (%sCtx makes a context current there first)", fn.GoName, fn.Symbol, fn.Thread.Kind, fn.GoName)
+		doc = fmt.Sprintf("%s calls %s on the OS thread its %s owns (%sCtx makes a context current there first, not on the caller's thread)", fn.GoName, fn.Symbol, fn.Thread.GoType, fn.GoName)
 	}
 	if b := brief(fn.Doc); b != "" {
 		doc += ": " + orDot(b)
@@ -1423,7 +1440,11 @@ func plainDoc(fn *function) []string {
 	}
 	if u := fn.Thread; u != nil {
 		lines = append(lines, "//")
-		lines = append(lines, line("The OS thread: every call on a %s runs on one OS thread that it owns, from the call that makes it (on a new thread) to the one that ends it, whichever goroutine calls; with no context given, the caller's current context is made current there. Why: %s.", u.Kind, u.Why))
+		ctx := "; with no context given, the caller's current context is made current there"
+		if fn.NoCtx {
+			ctx = ""
+		}
+		lines = append(lines, line("The OS thread: every call on a %s runs on one OS thread that it owns, from the call that makes it (on a thread of its own) to the one that ends it, whichever goroutine calls%s. Why: %s.", u.GoType, ctx, u.Why))
 	}
 	return lines
 }

@@ -1,22 +1,24 @@
 package main
 
-// The handles whose calls stay on one OS thread (gen/bindings.json
-// "threads"). A goroutine moves between OS threads, and the driver's JIT
-// linker keeps per-thread state for a link: a link whose calls ran on
-// different threads crashed the process. Every function that makes, takes
-// or ends a handle of such a kind runs its call on an OS thread the handle
-// owns (cuda/driver/thread.go); the model marks them here, the cgo
+// The handles whose calls stay on one OS thread ("threads" in a config:
+// gen/bindings.json, a library's). A goroutine moves between OS threads,
+// and CUDA's JIT linkers need a link's calls on one thread: links whose
+// calls ran on different threads crashed the process, and links whose
+// calls ran on one thread did not. Every function that makes, takes or
+// ends a handle of such a kind runs its call on an OS thread the handle
+// owns (cuda/internal/osthread); the model marks them here, the cgo
 // wrapper's renderer (threadCall) wraps their calls.
 
 import "fmt"
 
 // threadUse is how a function uses a handle that owns an OS thread.
 type threadUse struct {
-	Kind  string // the handle's Go type: "LinkState"
-	Param *param // the handle: a result (Make) or a parameter
-	Make  bool   // the call makes the handle: it runs on a new thread
-	End   bool   // a successful call ends the handle and its thread
-	Why   string // gen/bindings.json's reason
+	GoType string // the handle's Go type: "LinkState"
+	Param  *param // the handle: a result (Make) or a parameter
+	Make   bool   // the call makes the handle: it runs on a thread of its own
+	End    bool   // a successful call ends the handle and its thread
+	Ptr    bool   // the handle is passed by pointer (a Destroy that clears it)
+	Why    string // the config's reason
 }
 
 // threads marks the functions that make, take or end a handle of a kind
@@ -33,22 +35,25 @@ func (m *builder) threads() error {
 			}
 		}
 		if t == nil {
-			return fmt.Errorf("gen: gen/bindings.json: threads: %s is no handle type of this header", cname)
+			return fmt.Errorf("gen: %s: threads: %s is no handle type of this header", m.cfgName(), cname)
 		}
 		made, ended := false, false
 		for _, f := range m.Funcs {
 			u, err := threadUseOf(f, t.Go, tc)
-			if err != nil || u == nil {
-				if err != nil {
-					return err
-				}
+			if err != nil {
+				return err
+			}
+			if u == nil {
 				continue
+			}
+			if f.Thread != nil {
+				return fmt.Errorf("gen: %s: %s takes a %s and a %s, which own different OS threads (\"threads\" in the config)", f.Pos, f.Symbol, f.Thread.GoType, u.GoType)
 			}
 			f.Thread = u
 			made, ended = made || u.Make, ended || u.End
 		}
 		if !made || !ended {
-			return fmt.Errorf("gen: gen/bindings.json: threads: %s: no bound function makes it, or %s (its \"end\") takes none", cname, tc.End)
+			return fmt.Errorf("gen: %s: threads: %s: no bound function makes it, or %s (its \"end\") takes none", m.cfgName(), cname, tc.End)
 		}
 	}
 	return nil
@@ -61,10 +66,14 @@ func threadUseOf(f *function, kind string, tc threadConf) (*threadUse, error) {
 		if q.GoType != kind && q.GoType != "[]"+kind && q.GoType != "*"+kind {
 			continue
 		}
-		if u != nil || q.Role != rIn && q.Role != rOut {
-			return nil, fmt.Errorf("gen: %s: %s passes %s %s, not one by value or as its result: its OS thread cannot be found (gen/bindings.json \"threads\")", f.Pos, f.Symbol, kind, q.C)
+		byPtr := q.Role == rPtr && q.GoType == "*"+kind
+		if u != nil || q.Role != rIn && q.Role != rOut && !byPtr {
+			return nil, fmt.Errorf("gen: %s: %s passes %s %s, not one by value, by pointer or as its result: its OS thread cannot be found (\"threads\" in the config)", f.Pos, f.Symbol, kind, q.C)
 		}
-		u = &threadUse{Kind: kind, Param: q, Make: q.Role == rOut, End: f.Base == tc.End && q.Role == rIn, Why: tc.Why}
+		u = &threadUse{GoType: kind, Param: q, Make: q.Role == rOut, End: f.Base == tc.End && q.Role != rOut, Ptr: byPtr, Why: tc.Why}
 	}
 	return u, nil
 }
+
+// cfgName names the config in an error: "the driver package's config".
+func (m *builder) cfgName() string { return fmt.Sprintf("the %s package's config", m.cfg.Package) }

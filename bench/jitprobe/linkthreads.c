@@ -9,10 +9,14 @@
 // and the copied image loaded and unloaded. With SPREAD 0 thread 0 makes
 // all five steps; with 1 they go to threads 0, 1, 2, 3 and 1. Then each
 // thread in turn loads and unloads LOADS modules of distinct PTX text, so
-// that each is compiled (run with CUDA_CACHE_DISABLE=1). A crash ends the
-// process by its signal; a refused call exits 1.
-//   linkthreads K.PTX ROUNDS LOADS SPREAD
+// that each is compiled (run with CUDA_CACHE_DISABLE=1). With LINKER
+// nvjitlink the link is nvJitLink's instead (nvJitLinkCreate for the
+// device's architecture, AddData, Complete and the linked cubin copied, a
+// bad AddData, Destroy), with no logs given. A crash ends the process by
+// its signal; a refused call exits 1.
+//   linkthreads K.PTX ROUNDS LOADS SPREAD [cu|nvjitlink]
 #include <cuda.h>
+#include <nvJitLink.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -23,15 +27,50 @@ enum { THREADS = 4, LOG = 4096 };
 static CUcontext ctx;
 static char *ptx;
 static long ptxn;
-static int rounds, loads, spread;
+static int rounds, loads, spread, nvj;
+static char *info, *elog, *image;
+static nvJitLinkHandle jl;
+static char arch[32];
+#define NK(x) do { nvJitLinkResult r_ = (x); if (r_) { printf("%s -> nvJitLink %d\n", #x, (int)r_); exit(1); } } while (0)
+
+// nvjcall makes nvJitLink's link call k (as call's).
+static void nvjcall(int k) {
+	size_t size;
+	switch (k) {
+	case 0: {
+		const char *opts[1] = {arch};
+		NK(nvJitLinkCreate(&jl, 1, opts));
+		break;
+	}
+	case 1: NK(nvJitLinkAddData(jl, NVJITLINK_INPUT_PTX, ptx, ptxn + 1, "store.ptx")); break;
+	case 2:
+		NK(nvJitLinkComplete(jl));
+		NK(nvJitLinkGetLinkedCubinSize(jl, &size));
+		if ((image = malloc(size)) == NULL) exit(1);
+		NK(nvJitLinkGetLinkedCubin(jl, image));
+		break;
+	case 3: nvJitLinkAddData(jl, NVJITLINK_INPUT_PTX, "not ptx", 8, "bad.ptx"); break; // refused
+	case 4: {
+		CUmodule m;
+		NK(nvJitLinkDestroy(&jl));
+		CK(cuModuleLoadData(&m, image));
+		CK(cuModuleUnload(m));
+		free(image);
+		break;
+	}
+	}
+}
 static pthread_barrier_t step;
 static CUlinkState lstate;
-static char *info, *elog, *image;
 static CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
 static void *vals[5];
 
 // call makes link call k (0 create, 1 add, 2 complete, 3 bad add, 4 destroy).
 static void call(int k) {
+	if (nvj) {
+		nvjcall(k);
+		return;
+	}
 	void *cubin;
 	size_t size;
 	switch (k) {
@@ -93,14 +132,19 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 5 || (ptx = read_image(argv[1], &ptxn)) == NULL) {
-		fprintf(stderr, "usage: linkthreads K.PTX ROUNDS LOADS SPREAD\n");
+	if (argc < 5 || argc > 6 || (ptx = read_image(argv[1], &ptxn)) == NULL) {
+		fprintf(stderr, "usage: linkthreads K.PTX ROUNDS LOADS SPREAD [cu|nvjitlink]\n");
 		return 2;
 	}
 	rounds = atoi(argv[2]), loads = atoi(argv[3]), spread = atoi(argv[4]);
+	nvj = argc == 6 && strcmp(argv[5], "nvjitlink") == 0;
 	CUdevice d;
+	int major, minor;
 	CK(cuInit(0));
 	CK(cuDeviceGet(&d, 0));
+	CK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d));
+	CK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d));
+	snprintf(arch, sizeof arch, "-arch=sm_%d%d", major, minor);
 	CK(cuDevicePrimaryCtxRetain(&ctx, d));
 	CK(cuCtxSetCurrent(ctx));
 	pthread_barrier_init(&step, NULL, THREADS);
@@ -112,6 +156,6 @@ int main(int argc, char **argv) {
 		}
 	}
 	for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
-	printf("%d rounds of a link (calls %s) and %d cold loads a thread a round: no crash\n", rounds, spread ? "spread over 4 threads" : "on one thread", loads);
+	printf("%d rounds of a %s link (calls %s) and %d cold loads a thread a round: no crash\n", rounds, nvj ? "nvJitLink" : "driver", spread ? "spread over 4 threads" : "on one thread", loads);
 	return 0;
 }

@@ -8,9 +8,10 @@
 # RELAXED captures on another thread (unloadcapture: the runs that crashed are
 # counted, not failed: the crash is the driver's), and whether a JIT link
 # whose calls are spread over threads, as a goroutine's are, and cold loads
-# after it survive (linkthreads: counted likewise; golink, the same link
-# from Go, with its goroutine on one thread or free to move, where
-# bench/gpu-bench-build.sh built it). About four minutes.
+# after it survive (linkthreads, the driver's link or nvJitLink's: counted
+# likewise; golink, the driver's link from Go, with its goroutine on one
+# thread or free to move, where bench/gpu-bench-build.sh built it). About
+# five minutes.
 #   bash bench/jitprobe/run.sh
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -21,7 +22,7 @@ gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/imgprobe" imgprobe.c -lcuda || ex
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitstress" jitstress.c -lcuda -lpthread || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/jitwhere" jitwhere.c -lcuda || exit 1
 gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/unloadcapture" unloadcapture.c -lcuda -lpthread || exit 1
-gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/linkthreads" linkthreads.c -lcuda -lpthread || exit 1
+gcc -O1 -Wall -I/usr/local/cuda/include -o "$d/linkthreads" linkthreads.c -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lnvJitLink -lcuda -lpthread || exit 1
 status=0
 for lm in LAZY EAGER; do for cd in 0 1; do for mode in 0 1 2; do
 	echo -n "imgprobe CUDA_MODULE_LOADING=$lm CUDA_CACHE_DISABLE=$cd: "
@@ -47,10 +48,10 @@ for v in "0 0" "1 0" "0 1" "1 1" "0 2" "1 2"; do
 	echo "unloadcapture 3000 $v (signals; capture: 0 none, 1 GLOBAL, 2 RELAXED): $crashed of 10 runs crashed"
 done
 export CUDA_CACHE_DISABLE=1
-for v in 0 1; do
+for linker in cu nvjitlink; do for v in 0 1; do
 	crashed=0 failed=0
 	for _ in $(seq 10); do
-		timeout 60 "$d/linkthreads" "$d/k.ptx" 20 5 $v > "$d/out" 2>&1
+		timeout 60 "$d/linkthreads" "$d/k.ptx" 20 5 $v $linker > "$d/out" 2>&1
 		rc=$?
 		if [ $rc -gt 128 ] && [ $rc -ne 137 ]; then
 			crashed=$((crashed + 1))
@@ -59,9 +60,9 @@ for v in 0 1; do
 			tail -n 2 "$d/out"
 		fi
 	done
-	echo "linkthreads 20 5 $v (the link's calls: 0 on one thread, 1 spread over four): $crashed of 10 runs crashed, $failed failed otherwise (a refused call, or cut at 60 s)"
+	echo "linkthreads 20 5 $v $linker (the link's calls: 0 on one thread, 1 spread over four): $crashed of 10 runs crashed, $failed failed otherwise (a refused call, or cut at 60 s)"
 	[ $failed -eq 0 ] || status=1
-done
+done; done
 # The same link from Go (bench/gpu-bench-build.sh builds it), its goroutine
 # on one OS thread or free to move.
 if [ -x ../../.gpu/golink ]; then

@@ -14,7 +14,12 @@
 // Every function X has one wrapper, XCtx(ctx, ...), which makes ctx current
 // on the calling OS thread inside the same cgo call (safe from any
 // goroutine; 0 leaves the thread's context as it is), and X(...) is
-// XCtx(0, ...).
+// XCtx(0, ...). The JIT link's functions (LinkCreate, LinkAddData,
+// LinkAddFile, LinkComplete, LinkDestroy) are the exception: their calls
+// run on an OS thread the link owns, where ctx (for 0, the calling
+// thread's current context, or none) is made current; the calling
+// thread's context is left as it was (docs/cuda-package.md, "JIT links
+// and OS threads").
 //
 // XCtx does not restore the thread's previous context. Before calling the
 // entry point it calls cuCtxSetCurrent(ctx) on the OS thread that runs the

@@ -4,13 +4,17 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/cudagen/cudagen/cuda/internal/osthread"
 )
 
 // lockedThreads starts n goroutines, each locked to its own OS thread for
-// the test's life: do(i, f) runs f on the i-th.
-func lockedThreads(t *testing.T, n int) (do func(i int, f func())) {
+// the test's life: do(i, f) runs f on the i-th and returns its error.
+func lockedThreads(t *testing.T, n int) (do func(i int, f func() error) error) {
 	calls := make([]chan func(), n)
 	done := make(chan struct{})
 	for i := range calls {
@@ -28,9 +32,22 @@ func lockedThreads(t *testing.T, n int) (do func(i int, f func())) {
 			close(c)
 		}
 	})
-	return func(i int, f func()) {
-		calls[i] <- f
+	return func(i int, f func() error) (err error) {
+		calls[i] <- func() { err = f() }
 		<-done
+		return
+	}
+}
+
+// threadsBack waits until the threads serving handles number live again:
+// every thread let go has ended its goroutine.
+func threadsBack(t *testing.T, live int64) {
+	t.Helper()
+	for i := 0; osthread.Live() != live; i++ {
+		if i == 1000 {
+			t.Fatalf("%d threads serve handles, want %d: a thread let go did not end", osthread.Live(), live)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -38,8 +55,7 @@ func lockedThreads(t *testing.T, n int) (do func(i int, f func())) {
 // thread makes it: the fake counts a call from another thread, as the real
 // driver crashed then. Each round spreads the link's calls over four
 // threads (0, 1, 2, 3, 1), as goroutines moving between threads would. A
-// link whose thread this package does not know (taken out of the table
-// here) shows that the fake counts such a call.
+// link given another thread shows that the fake counts such a call.
 func TestLinkCallsOnOneThread(t *testing.T) {
 	if !onFakeMem(t) {
 		return
@@ -47,7 +63,7 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 	ctx := fakeMemContext(t)
 	do := lockedThreads(t, 4)
 	moves := func() int64 { return fakeMemCounter(t, "fakemem_link_thread_moves") }
-	owned0, kept0 := ownedCount(), keptCount()
+	owned0, live0, kept0 := osthread.Owned(), osthread.Live(), keptCount()
 	for round := range 20 {
 		var state LinkState
 		var image []byte
@@ -63,16 +79,14 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 			},
 			func() error {
 				if err := LinkAddDataCtx(ctx, state, JITInputPTX, []byte("not ptx"), "bad.ptx", nil, nil); !errors.Is(err, ErrorInvalidValue) {
-					t.Errorf("round %d: PTX without its NUL: %v, want CUDA_ERROR_INVALID_VALUE", round, err)
+					return fmt.Errorf("PTX without its NUL: %v, want CUDA_ERROR_INVALID_VALUE", err)
 				}
 				return nil
 			},
 			func() error { return LinkDestroyCtx(ctx, state) },
 		}
 		for i, step := range steps {
-			var err error
-			do([]int{0, 1, 2, 3, 1}[i], func() { err = step() })
-			if err != nil {
+			if err := do([]int{0, 1, 2, 3, 1}[i], step); err != nil {
 				t.Fatalf("round %d, step %d: %v", round, i, err)
 			}
 		}
@@ -83,56 +97,82 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 	if n := moves(); n != 0 {
 		t.Fatalf("%d calls on a link came from a thread other than its LinkCreate's", n)
 	}
-	if ownedCount() != owned0 || keptCount() != kept0 {
-		t.Fatalf("destroyed links left %d threads and %d C copies", ownedCount()-owned0, keptCount()-kept0)
+	if osthread.Owned() != owned0 || keptCount() != kept0 {
+		t.Fatalf("destroyed links left %d threads and %d C copies", osthread.Owned()-owned0, keptCount()-kept0)
 	}
+	threadsBack(t, live0)
 
-	// The control: a link whose thread is forgotten gets its calls on the
-	// caller's thread, and the fake counts the move.
+	// The control: a link whose calls go to another thread than its
+	// LinkCreate's (the table given a new one) is counted.
 	var state LinkState
-	do(0, func() { state = must[LinkState](t)(LinkCreateCtx(ctx, nil, nil)) })
-	owned.Lock()
-	th := owned.m[keptKey{"LinkState", uintptr(state)}]
-	delete(owned.m, keptKey{"LinkState", uintptr(state)})
-	owned.Unlock()
-	if th == nil {
-		t.Fatal("LinkCreate gave its link no thread")
+	if err := do(0, func() (err error) { state, err = LinkCreateCtx(ctx, nil, nil); return }); err != nil {
+		t.Fatal(err)
 	}
-	th.end()
-	do(1, func() { check(t, LinkDestroyCtx(ctx, state)) })
+	other := osthread.Start()
+	other.Do(func() {}) // locked to its thread while the link's still holds its own: another thread
+	osthread.Own(nil, "LinkState", uintptr(state), other)
+	if err := do(1, func() error { return LinkDestroyCtx(ctx, state) }); err != nil {
+		t.Fatal(err)
+	}
 	if n := moves(); n != 1 {
 		t.Fatalf("the fake counted %d calls from another thread, want 1: its count is no proof", n)
 	}
+	threadsBack(t, live0)
 }
 
-// A link made without a context uses the caller's current one, made
-// current on the link's thread; a caller with none gets the driver's
-// error, though the link's thread may have had one current before. A
-// refused LinkCreate keeps no thread.
+// A link call without a context uses the caller's current one, made
+// current on the link's thread; a caller with none meets the driver's
+// error there, though the link's thread had a context current (its
+// LinkCreate's). A refused LinkCreate keeps no thread.
 func TestLinkCallerContext(t *testing.T) {
 	if !onFakeMem(t) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	do := lockedThreads(t, 1)
-	owned0 := ownedCount()
-	do(0, func() {
-		check(t, CtxSetCurrent(ctx))
-		state := must[LinkState](t)(LinkCreate(nil, nil))
-		check(t, LinkAddData(state, JITInputPTX, fakeImage, "a.ptx", nil, nil))
-		if _, _, err := LinkComplete(state); err != nil {
-			t.Error(err)
+	do := lockedThreads(t, 2)
+	owned0, live0 := osthread.Owned(), osthread.Live()
+	var state LinkState
+	err := do(0, func() (err error) {
+		if err = CtxSetCurrent(ctx); err == nil {
+			state, err = LinkCreate(nil, nil)
 		}
-		check(t, LinkDestroy(state))
-		check(t, CtxSetCurrent(0))
+		return
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = do(1, func() error {
+		if err := CtxSetCurrent(0); err != nil {
+			return err
+		}
+		if err := LinkAddData(state, JITInputPTX, fakeImage, "a.ptx", nil, nil); !errors.Is(err, ErrorInvalidContext) {
+			return fmt.Errorf("LinkAddData from a thread with no current context: %v, want CUDA_ERROR_INVALID_CONTEXT", err)
+		}
 		if _, err := LinkCreate(nil, nil); !errors.Is(err, ErrorInvalidContext) {
-			t.Errorf("LinkCreate with no current context: %v, want CUDA_ERROR_INVALID_CONTEXT", err)
+			return fmt.Errorf("LinkCreate from a thread with no current context: %v, want CUDA_ERROR_INVALID_CONTEXT", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = do(0, func() error {
+		if err := LinkAddData(state, JITInputPTX, fakeImage, "a.ptx", nil, nil); err != nil {
+			return err
+		}
+		if _, _, err := LinkComplete(state); err != nil {
+			return err
 		}
 		if _, err := LinkCreateCtx(ctx, []JITOption{JITLogVerbose}, nil); err == nil {
-			t.Error("LinkCreate with more options than values succeeded")
+			return errors.New("LinkCreate with more options than values succeeded")
 		}
+		return LinkDestroy(state)
 	})
-	if n := ownedCount() - owned0; n != 0 {
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := osthread.Owned() - owned0; n != 0 {
 		t.Fatalf("%d threads kept after every link was destroyed or refused", n)
 	}
+	threadsBack(t, live0)
 }

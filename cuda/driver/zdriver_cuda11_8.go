@@ -5225,8 +5225,8 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 }
 
 // LinkCreate calls cuLinkCreate_v2 on the OS thread its LinkState owns
-// (LinkCreateCtx makes a context current there first): Creates a pending JIT
-// linker invocation.
+// (LinkCreateCtx makes a context current there first, not on the caller's
+// thread): Creates a pending JIT linker invocation.
 //
 // If the call is successful, the caller owns the returned CUlinkState, which
 // should eventually be destroyed with cuLinkDestroy. The device code machine
@@ -5261,12 +5261,12 @@ func ModuleGetSurfRef(hmod Module, name string) (Surfref, error) {
 //     into C memory that stateOut owns, freed by LinkDestroy)
 //
 // The OS thread: every call on a LinkState runs on one OS thread that it owns,
-// from the call that makes it (on a new thread) to the one that ends it,
+// from the call that makes it (on a thread of its own) to the one that ends it,
 // whichever goroutine calls; with no context given, the caller's current
-// context is made current there. Why: the driver's JIT linker keeps per-thread
-// state for a link: links whose calls ran on different threads crashed the
-// process in the JIT compiler, from C and from Go, and links whose calls ran on
-// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
+// context is made current there. Why: links whose calls ran on different OS
+// threads crashed the process in the driver's JIT compiler, from C and from Go,
+// and links whose calls ran on one thread did not (docs/cuda-package.md, "JIT
+// links and OS threads").
 func LinkCreate(options []JITOption, optionValues []uintptr) (LinkState, error) {
 	return LinkCreateCtx(0, options, optionValues)
 }
@@ -5285,8 +5285,8 @@ func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (
 }
 
 // LinkAddData calls cuLinkAddData_v2 on the OS thread its LinkState owns
-// (LinkAddDataCtx makes a context current there first): Add an input to a
-// pending linker invocation.
+// (LinkAddDataCtx makes a context current there first, not on the caller's
+// thread): Add an input to a pending linker invocation.
 //
 // Ownership of data is retained by the caller. No reference is retained to any
 // inputs after this call returns.
@@ -5314,12 +5314,12 @@ func LinkCreateV2Ctx(ctx Context, options []JITOption, optionValues []uintptr) (
 //     never a Go pointer
 //
 // The OS thread: every call on a LinkState runs on one OS thread that it owns,
-// from the call that makes it (on a new thread) to the one that ends it,
+// from the call that makes it (on a thread of its own) to the one that ends it,
 // whichever goroutine calls; with no context given, the caller's current
-// context is made current there. Why: the driver's JIT linker keeps per-thread
-// state for a link: links whose calls ran on different threads crashed the
-// process in the JIT compiler, from C and from Go, and links whose calls ran on
-// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
+// context is made current there. Why: links whose calls ran on different OS
+// threads crashed the process in the driver's JIT compiler, from C and from Go,
+// and links whose calls ran on one thread did not (docs/cuda-package.md, "JIT
+// links and OS threads").
 func LinkAddData(state LinkState, typeArg JITInputType, data []byte, name string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddDataCtx(0, state, typeArg, data, name, options, optionValues)
 }
@@ -5338,8 +5338,8 @@ func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data [
 }
 
 // LinkAddFile calls cuLinkAddFile_v2 on the OS thread its LinkState owns
-// (LinkAddFileCtx makes a context current there first): Add a file input to a
-// pending linker invocation.
+// (LinkAddFileCtx makes a context current there first, not on the caller's
+// thread): Add a file input to a pending linker invocation.
 //
 // No reference is retained to any inputs after this call returns.
 //
@@ -5367,12 +5367,12 @@ func LinkAddDataV2Ctx(ctx Context, state LinkState, typeArg JITInputType, data [
 //     never a Go pointer
 //
 // The OS thread: every call on a LinkState runs on one OS thread that it owns,
-// from the call that makes it (on a new thread) to the one that ends it,
+// from the call that makes it (on a thread of its own) to the one that ends it,
 // whichever goroutine calls; with no context given, the caller's current
-// context is made current there. Why: the driver's JIT linker keeps per-thread
-// state for a link: links whose calls ran on different threads crashed the
-// process in the JIT compiler, from C and from Go, and links whose calls ran on
-// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
+// context is made current there. Why: links whose calls ran on different OS
+// threads crashed the process in the driver's JIT compiler, from C and from Go,
+// and links whose calls ran on one thread did not (docs/cuda-package.md, "JIT
+// links and OS threads").
 func LinkAddFile(state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
 	return LinkAddFileCtx(0, state, typeArg, path, options, optionValues)
 }
@@ -5391,8 +5391,8 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 }
 
 // LinkComplete calls cuLinkComplete on the OS thread its LinkState owns
-// (LinkCompleteCtx makes a context current there first): Complete a pending
-// linker invocation.
+// (LinkCompleteCtx makes a context current there first, not on the caller's
+// thread): Complete a pending linker invocation.
 //
 // Completes the pending linker action and returns the cubin image for the
 // linked device code, which can be used with cuModuleLoadData. The cubin is
@@ -5406,29 +5406,29 @@ func LinkAddFileV2Ctx(ctx Context, state LinkState, typeArg JITInputType, path s
 //   - sizeOut: Optional parameter to receive the size of the generated image
 //
 // The OS thread: every call on a LinkState runs on one OS thread that it owns,
-// from the call that makes it (on a new thread) to the one that ends it,
+// from the call that makes it (on a thread of its own) to the one that ends it,
 // whichever goroutine calls; with no context given, the caller's current
-// context is made current there. Why: the driver's JIT linker keeps per-thread
-// state for a link: links whose calls ran on different threads crashed the
-// process in the JIT compiler, from C and from Go, and links whose calls ran on
-// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
+// context is made current there. Why: links whose calls ran on different OS
+// threads crashed the process in the driver's JIT compiler, from C and from Go,
+// and links whose calls ran on one thread did not (docs/cuda-package.md, "JIT
+// links and OS threads").
 func LinkComplete(state LinkState) (unsafe.Pointer, uint64, error) { return LinkCompleteCtx(0, state) }
 
 // LinkDestroy calls cuLinkDestroy on the OS thread its LinkState owns
-// (LinkDestroyCtx makes a context current there first): Destroys state for a
-// JIT linker invocation.
+// (LinkDestroyCtx makes a context current there first, not on the caller's
+// thread): Destroys state for a JIT linker invocation.
 //
 // Parameters:
 //
 //   - state: State object for the linker invocation
 //
 // The OS thread: every call on a LinkState runs on one OS thread that it owns,
-// from the call that makes it (on a new thread) to the one that ends it,
+// from the call that makes it (on a thread of its own) to the one that ends it,
 // whichever goroutine calls; with no context given, the caller's current
-// context is made current there. Why: the driver's JIT linker keeps per-thread
-// state for a link: links whose calls ran on different threads crashed the
-// process in the JIT compiler, from C and from Go, and links whose calls ran on
-// one thread did not (docs/cuda-package.md, "JIT links and OS threads").
+// context is made current there. Why: links whose calls ran on different OS
+// threads crashed the process in the driver's JIT compiler, from C and from Go,
+// and links whose calls ran on one thread did not (docs/cuda-package.md, "JIT
+// links and OS threads").
 func LinkDestroy(state LinkState) error { return LinkDestroyCtx(0, state) }
 
 // MemGetInfo calls cuMemGetInfo_v2 (MemGetInfoCtx makes a context current first

@@ -6,6 +6,7 @@
 package driver
 
 import (
+	osthread "github.com/cudagen/cudagen/cuda/internal/osthread"
 	"runtime"
 	"unsafe"
 )
@@ -702,12 +703,13 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	}
 	koptionValues := keepCopy(unsafe.Pointer(unsafe.SliceData(optionValues)), len(optionValues)*int(unsafe.Sizeof(optionValues[0])))
 	var rt C.int
-	th := onNewThread(ctx, func(ctx C.uintptr_t) {
+	th := osthread.Start()
+	th.Do(inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_uppp_cb(ctx, C.uintptr_t(fn), C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), koptionValues, unsafe.Pointer(&stateOut))
-	})
+	}))
 	ek := status(err, rt)
 	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
-	ownThread(ek, "LinkState", uintptr(stateOut), th)
+	osthread.Own(ek, "LinkState", uintptr(stateOut), th)
 	err = ek
 	return
 }
@@ -719,9 +721,10 @@ func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []b
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var rt C.int
-	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+	hk := uintptr(state)
+	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hiplsupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
-	})
+	}))
 	return status(err, rt)
 }
 func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path string, options []JITOption, optionValues []uintptr) error {
@@ -732,29 +735,32 @@ func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path str
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var rt C.int
-	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+	hk := uintptr(state)
+	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hisupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
-	})
+	}))
 	return status(err, rt)
 }
 func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
 	var rt C.int
-	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+	hk := uintptr(state)
+	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hpp_cb_nosig(ctx, procs[61].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut))
-	})
+	}))
 	err = procs[61].done(rt)
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
 	var rt C.int
-	onThreadOf("LinkState", uintptr(state), ctx, func(ctx C.uintptr_t) {
+	hk := uintptr(state)
+	th := osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_h(ctx, procs[62].fn(), C.uintptr_t(state))
-	})
+	}))
 	ek := procs[62].done(rt)
 	if ek == nil {
 		releaseKept("LinkState", uintptr(state))
 	}
-	endThread(ek, "LinkState", uintptr(state))
+	osthread.End(ek, "LinkState", hk, th)
 	return ek
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {

@@ -66,6 +66,38 @@ func TestFakeChild(t *testing.T) {
 		t.Fatalf("Destroy: %v, handle %v after", err, h)
 	}
 
+	// A link's calls made from four OS threads: they all run on its
+	// Create's, as the fake requires (the real library crashed otherwise).
+	do := make([]chan func(), 4)
+	for i := range do {
+		do[i] = make(chan func())
+		defer close(do[i])
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			for f := range do[i] {
+				f()
+			}
+		}()
+	}
+	on := func(i int, f func() error) error {
+		r := make(chan error)
+		do[i] <- func() { r <- f() }
+		return <-r
+	}
+	var moved Handle
+	steps := []func() error{
+		func() (err error) { moved, err = Create([]string{"-arch=sm_90"}); return },
+		func() error { return AddData(moved, InputPTX, []byte("ptx"), "a.ptx") },
+		func() error { return Complete(moved) },
+		func() (err error) { _, err = GetLinkedCUBIN(moved); return },
+		func() error { return Destroy(&moved) },
+	}
+	for k, step := range steps {
+		if err := on([]int{0, 1, 2, 3, 1}[k], step); err != nil {
+			t.Fatalf("a link's step %d from thread %d: %v", k, []int{0, 1, 2, 3, 1}[k], err)
+		}
+	}
+
 	// A failed link: the result and the error log.
 	h, err = Create([]string{"-arch=sm_80", "-ptx"})
 	if err != nil {

@@ -6,6 +6,7 @@
 package nvjitlink
 
 import (
+	osthread "github.com/cudagen/cudagen/cuda/internal/osthread"
 	"runtime"
 	"unsafe"
 )
@@ -73,10 +74,23 @@ var _ runtime.Pinner
 //   - handle: Address of nvJitLink handle.
 //   - numOptions: Number of options passed.
 //   - options: Array of size numOptions of option strings.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func Create(options []string) (handle Handle, err error) {
 	coptions, freeoptions := cStrings(options)
 	defer freeoptions()
-	err = procs[0].done(C.cg_pup_cb(C.uintptr_t(0), procs[0].fn(), unsafe.Pointer(&handle), C.uint(len(options)), coptions))
+	var rt C.int
+	th := osthread.Start()
+	th.Do(func() {
+		rt = C.cg_pup_cb(C.uintptr_t(0), procs[0].fn(), unsafe.Pointer(&handle), C.uint(len(options)), coptions)
+	})
+	ek := procs[0].done(rt)
+	osthread.Own(ek, "Handle", uintptr(handle), th)
+	err = ek
 	return
 }
 
@@ -86,8 +100,21 @@ func Create(options []string) (handle Handle, err error) {
 // Parameters:
 //
 //   - handle: Address of nvJitLink handle.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func Destroy(handle *Handle) error {
-	return procs[1].done(C.cg_p_cb(C.uintptr_t(0), procs[1].fn(), unsafe.Pointer(handle)))
+	var rt C.int
+	hk := osthread.At(handle)
+	th := osthread.On("Handle", hk, func() {
+		rt = C.cg_p_cb(C.uintptr_t(0), procs[1].fn(), unsafe.Pointer(handle))
+	})
+	ek := procs[1].done(rt)
+	osthread.End(ek, "Handle", hk, th)
+	return ek
 }
 
 // AddData calls __nvJitLinkAddData_12_4: nvJitLinkAddData adds data image to
@@ -100,10 +127,21 @@ func Destroy(handle *Handle) error {
 //   - data: pointer to data image in memory.
 //   - size: size of the data.
 //   - name: name of input object.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func AddData(handle Handle, inputType InputType, data []byte, name string) error {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	return procs[2].done(C.cg_hipls_cb_nosig(C.uintptr_t(0), procs[2].fn(), C.uintptr_t(handle), C.int(inputType), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hipls_cb_nosig(C.uintptr_t(0), procs[2].fn(), C.uintptr_t(handle), C.int(inputType), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname)
+	})
+	return procs[2].done(rt)
 }
 
 // AddFile calls __nvJitLinkAddFile_12_4: nvJitLinkAddFile reads data from file
@@ -114,10 +152,21 @@ func AddData(handle Handle, inputType InputType, data []byte, name string) error
 //   - handle: nvJitLink handle.
 //   - inputType: kind of input.
 //   - fileName: name of file.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func AddFile(handle Handle, inputType InputType, fileName string) error {
 	cfileName := C.CString(fileName)
 	defer C.free(unsafe.Pointer(cfileName))
-	return procs[3].done(C.cg_his_nosig(C.uintptr_t(0), procs[3].fn(), C.uintptr_t(handle), C.int(inputType), cfileName))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_his_nosig(C.uintptr_t(0), procs[3].fn(), C.uintptr_t(handle), C.int(inputType), cfileName)
+	})
+	return procs[3].done(rt)
 }
 
 // Complete calls __nvJitLinkComplete_12_4: nvJitLinkComplete does the actual
@@ -126,8 +175,19 @@ func AddFile(handle Handle, inputType InputType, fileName string) error {
 // Parameters:
 //
 //   - handle: nvJitLink handle.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func Complete(handle Handle) error {
-	return procs[4].done(C.cg_h_nosig(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(handle)))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_h_nosig(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(handle))
+	})
+	return procs[4].done(rt)
 }
 
 // GetLinkedCUBINSize calls __nvJitLinkGetLinkedCubinSize_12_4:
@@ -137,8 +197,19 @@ func Complete(handle Handle) error {
 //
 //   - handle: nvJitLink handle.
 //   - size: Size of the linked cubin.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLinkedCUBINSize(handle Handle) (size uint64, err error) {
-	err = procs[5].done(C.cg_hp(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(handle), unsafe.Pointer(&size)))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
+	})
+	err = procs[5].done(rt)
 	return
 }
 
@@ -151,6 +222,12 @@ func GetLinkedCUBINSize(handle Handle) (size uint64, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - cubin: The linked cubin.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLinkedCUBIN(handle Handle) (cubin []byte, err error) {
 	ncubin, err := GetLinkedCUBINSize(handle)
 	if err != nil {
@@ -161,7 +238,12 @@ func GetLinkedCUBIN(handle Handle) (cubin []byte, err error) {
 		return
 	}
 	cubin = make([]byte, lcubin)
-	err = procs[6].done(C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(cubin))))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(cubin)))
+	})
+	err = procs[6].done(rt)
 	return
 }
 
@@ -174,8 +256,19 @@ func GetLinkedCUBIN(handle Handle) (cubin []byte, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - size: Size of the linked PTX.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLinkedPTXSize(handle Handle) (size uint64, err error) {
-	err = procs[7].done(C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(handle), unsafe.Pointer(&size)))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
+	})
+	err = procs[7].done(rt)
 	return
 }
 
@@ -189,6 +282,12 @@ func GetLinkedPTXSize(handle Handle) (size uint64, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - ptx: The linked PTX.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLinkedPTX(handle Handle) (ptx []byte, err error) {
 	nptx, err := GetLinkedPTXSize(handle)
 	if err != nil {
@@ -199,7 +298,12 @@ func GetLinkedPTX(handle Handle) (ptx []byte, err error) {
 		return
 	}
 	ptx = make([]byte, lptx)
-	err = procs[8].done(C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(ptx))))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(ptx)))
+	})
+	err = procs[8].done(rt)
 	return
 }
 
@@ -210,8 +314,19 @@ func GetLinkedPTX(handle Handle) (ptx []byte, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - size: Size of the error log.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetErrorLogSize(handle Handle) (size uint64, err error) {
-	err = procs[9].done(C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(handle), unsafe.Pointer(&size)))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
+	})
+	err = procs[9].done(rt)
 	return
 }
 
@@ -224,6 +339,12 @@ func GetErrorLogSize(handle Handle) (size uint64, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - log: The error log.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetErrorLog(handle Handle) (log string, err error) {
 	nlog, err := GetErrorLogSize(handle)
 	if err != nil {
@@ -234,7 +355,12 @@ func GetErrorLog(handle Handle) (log string, err error) {
 		return
 	}
 	clog := make([]byte, llog)
-	err = procs[10].done(C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog))))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog)))
+	})
+	err = procs[10].done(rt)
 	log = cString(clog)
 	return
 }
@@ -246,8 +372,19 @@ func GetErrorLog(handle Handle) (log string, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - size: Size of the info log.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetInfoLogSize(handle Handle) (size uint64, err error) {
-	err = procs[11].done(C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(handle), unsafe.Pointer(&size)))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
+	})
+	err = procs[11].done(rt)
 	return
 }
 
@@ -260,6 +397,12 @@ func GetInfoLogSize(handle Handle) (size uint64, err error) {
 //
 //   - handle: nvJitLink handle.
 //   - log: The info log.
+//
+// The OS thread: every call on a Handle runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: links whose calls ran on different OS threads
+// crashed the process, from C, and links whose calls ran on one thread did not
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetInfoLog(handle Handle) (log string, err error) {
 	nlog, err := GetInfoLogSize(handle)
 	if err != nil {
@@ -270,7 +413,12 @@ func GetInfoLog(handle Handle) (log string, err error) {
 		return
 	}
 	clog := make([]byte, llog)
-	err = procs[12].done(C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog))))
+	var rt C.int
+	hk := uintptr(handle)
+	osthread.On("Handle", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog)))
+	})
+	err = procs[12].done(rt)
 	log = cString(clog)
 	return
 }

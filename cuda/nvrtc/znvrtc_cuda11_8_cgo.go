@@ -6,6 +6,7 @@
 package nvrtc
 
 import (
+	osthread "github.com/cudagen/cudagen/cuda/internal/osthread"
 	"runtime"
 	"unsafe"
 )
@@ -132,6 +133,13 @@ func GetSupportedArchs() (supportedArchs []int32, err error) {
 //   - headers: Sources of the headers. headers can be NULL when numHeaders is 0.
 //   - includeNames: Name of each header by which they can be included in the
 //     CUDA program source. includeNames can be NULL when numHeaders is 0.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func CreateProgram(src string, name string, headers []string, includeNames []string) (prog Program, err error) {
 	fn, err := procs[3].enter()
 	if err == nil && len(headers) != len(includeNames) {
@@ -145,7 +153,14 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 	defer freeheaders()
 	cincludeNames, freeincludeNames := cStrings(includeNames)
 	defer freeincludeNames()
-	err = procs[3].status(err, C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames))
+	var rt C.int
+	th := osthread.Start()
+	th.Do(func() {
+		rt = C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames)
+	})
+	ek := procs[3].status(err, rt)
+	osthread.Own(ek, "Program", uintptr(prog), th)
+	err = ek
 	return
 }
 
@@ -155,8 +170,22 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 // Parameters:
 //
 //   - prog: CUDA Runtime Compilation program.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func DestroyProgram(prog *Program) error {
-	return procs[4].done(C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog)))
+	var rt C.int
+	hk := osthread.At(prog)
+	th := osthread.On("Program", hk, func() {
+		rt = C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog))
+	})
+	ek := procs[4].done(rt)
+	osthread.End(ek, "Program", hk, th)
+	return ek
 }
 
 // CompileProgram calls nvrtcCompileProgram: nvrtcCompileProgram compiles the
@@ -170,10 +199,22 @@ func DestroyProgram(prog *Program) error {
 //   - numOptions: Number of compiler options passed.
 //   - options: Compiler options in the form of C string array. options can be
 //     NULL when numOptions is 0.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func CompileProgram(prog Program, options []string) error {
 	coptions, freeoptions := cStrings(options)
 	defer freeoptions()
-	return procs[5].done(C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions)
+	})
+	return procs[5].done(rt)
 }
 
 // GetPTXSize calls nvrtcGetPTXSize: nvrtcGetPTXSize sets ptxSizeRet with the
@@ -184,8 +225,20 @@ func CompileProgram(prog Program, options []string) error {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - ptxSizeRet: Size of the generated PTX (including the trailing NULL).
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
-	err = procs[6].done(C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet))
+	})
+	err = procs[6].done(rt)
 	return
 }
 
@@ -196,6 +249,13 @@ func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - ptx: Compiled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPTX(prog Program) (ptx []byte, err error) {
 	nptx, err := GetPTXSize(prog)
 	if err != nil {
@@ -206,7 +266,12 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 		return
 	}
 	ptx = make([]byte, lptx)
-	err = procs[7].done(C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx)))
+	})
+	err = procs[7].done(rt)
 	return
 }
 
@@ -219,8 +284,20 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - cubinSizeRet: Size of the generated cubin.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
-	err = procs[8].done(C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet))
+	})
+	err = procs[8].done(rt)
 	return
 }
 
@@ -233,6 +310,13 @@ func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - cubin: Compiled and assembled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetCUBIN(prog Program) (cubin []byte, err error) {
 	ncubin, err := GetCUBINSize(prog)
 	if err != nil {
@@ -243,7 +327,12 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 		return
 	}
 	cubin = make([]byte, lcubin)
-	err = procs[9].done(C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin)))
+	})
+	err = procs[9].done(rt)
 	return
 }
 
@@ -255,8 +344,20 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - nvvmSizeRet: Size of the generated NVVM.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetNVVMSize(prog Program) (nvvmSizeRet uint64, err error) {
-	err = procs[10].done(C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&nvvmSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&nvvmSizeRet))
+	})
+	err = procs[10].done(rt)
 	return
 }
 
@@ -270,6 +371,13 @@ func GetNVVMSize(prog Program) (nvvmSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - nvvm: Compiled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetNVVM(prog Program) (nvvm []byte, err error) {
 	nnvvm, err := GetNVVMSize(prog)
 	if err != nil {
@@ -280,7 +388,12 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 		return
 	}
 	nvvm = make([]byte, lnvvm)
-	err = procs[11].done(C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(nvvm))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(nvvm)))
+	})
+	err = procs[11].done(rt)
 	return
 }
 
@@ -295,8 +408,20 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - logSizeRet: Size of the compilation log (including the trailing NULL).
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
-	err = procs[12].done(C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet))
+	})
+	err = procs[12].done(rt)
 	return
 }
 
@@ -307,6 +432,13 @@ func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - log: Compilation log.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetProgramLog(prog Program) (log string, err error) {
 	nlog, err := GetProgramLogSize(prog)
 	if err != nil {
@@ -317,7 +449,12 @@ func GetProgramLog(prog Program) (log string, err error) {
 		return
 	}
 	clog := make([]byte, llog)
-	err = procs[13].done(C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog)))
+	})
+	err = procs[13].done(rt)
 	log = cString(clog)
 	return
 }
@@ -334,10 +471,22 @@ func GetProgramLog(prog Program) (log string, err error) {
 //   - prog: CUDA Runtime Compilation program.
 //   - name_expression: constant expression denoting the address of a __global__
 //     function or __device__/__constant__ variable.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func AddNameExpression(prog Program, name_expression string) error {
 	cname_expression := C.CString(name_expression)
 	defer C.free(unsafe.Pointer(cname_expression))
-	return procs[14].done(C.cg_hs(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), cname_expression))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hs(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), cname_expression)
+	})
+	return procs[14].done(rt)
 }
 
 // GetLoweredName calls nvrtcGetLoweredName: nvrtcGetLoweredName extracts the
@@ -356,11 +505,23 @@ func AddNameExpression(prog Program, name_expression string) error {
 //   - lowered_name: initialized by the function to point to a C string
 //     containing the lowered (mangled) name corresponding to the provided name
 //     expression.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLoweredName(prog Program, name_expression string) (lowered_name string, err error) {
 	cname_expression := C.CString(name_expression)
 	defer C.free(unsafe.Pointer(cname_expression))
 	var clowered_name *C.char
-	err = procs[15].done(C.cg_hsp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hsp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name))
+	})
+	err = procs[15].done(rt)
 	lowered_name = C.GoString(clowered_name)
 	return
 }

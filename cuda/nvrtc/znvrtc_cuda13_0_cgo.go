@@ -6,6 +6,7 @@
 package nvrtc
 
 import (
+	osthread "github.com/cudagen/cudagen/cuda/internal/osthread"
 	"runtime"
 	"unsafe"
 )
@@ -140,6 +141,13 @@ func GetSupportedArchs() (supportedArchs []int32, err error) {
 //   - includeNames: Name of each header by which they can be included in the
 //     CUDA program source. includeNames can be NULL when numHeaders is 0. These
 //     headers must be included with the exact names specified here.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func CreateProgram(src string, name string, headers []string, includeNames []string) (prog Program, err error) {
 	fn, err := procs[3].enter()
 	if err == nil && len(headers) != len(includeNames) {
@@ -153,7 +161,14 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 	defer freeheaders()
 	cincludeNames, freeincludeNames := cStrings(includeNames)
 	defer freeincludeNames()
-	err = procs[3].status(err, C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames))
+	var rt C.int
+	th := osthread.Start()
+	th.Do(func() {
+		rt = C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames)
+	})
+	ek := procs[3].status(err, rt)
+	osthread.Own(ek, "Program", uintptr(prog), th)
+	err = ek
 	return
 }
 
@@ -163,8 +178,22 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 // Parameters:
 //
 //   - prog: CUDA Runtime Compilation program.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func DestroyProgram(prog *Program) error {
-	return procs[4].done(C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog)))
+	var rt C.int
+	hk := osthread.At(prog)
+	th := osthread.On("Program", hk, func() {
+		rt = C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog))
+	})
+	ek := procs[4].done(rt)
+	osthread.End(ek, "Program", hk, th)
+	return ek
 }
 
 // CompileProgram calls nvrtcCompileProgram: nvrtcCompileProgram compiles the
@@ -178,10 +207,22 @@ func DestroyProgram(prog *Program) error {
 //   - numOptions: Number of compiler options passed.
 //   - options: Compiler options in the form of C string array. options can be
 //     NULL when numOptions is 0.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func CompileProgram(prog Program, options []string) error {
 	coptions, freeoptions := cStrings(options)
 	defer freeoptions()
-	return procs[5].done(C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions)
+	})
+	return procs[5].done(rt)
 }
 
 // GetPTXSize calls nvrtcGetPTXSize: nvrtcGetPTXSize sets the value of
@@ -192,8 +233,20 @@ func CompileProgram(prog Program, options []string) error {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - ptxSizeRet: Size of the generated PTX (including the trailing NULL).
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
-	err = procs[6].done(C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet))
+	})
+	err = procs[6].done(rt)
 	return
 }
 
@@ -204,6 +257,13 @@ func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - ptx: Compiled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPTX(prog Program) (ptx []byte, err error) {
 	nptx, err := GetPTXSize(prog)
 	if err != nil {
@@ -214,7 +274,12 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 		return
 	}
 	ptx = make([]byte, lptx)
-	err = procs[7].done(C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx)))
+	})
+	err = procs[7].done(rt)
 	return
 }
 
@@ -227,8 +292,20 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - cubinSizeRet: Size of the generated cubin.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
-	err = procs[8].done(C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet))
+	})
+	err = procs[8].done(rt)
 	return
 }
 
@@ -241,6 +318,13 @@ func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - cubin: Compiled and assembled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetCUBIN(prog Program) (cubin []byte, err error) {
 	ncubin, err := GetCUBINSize(prog)
 	if err != nil {
@@ -251,7 +335,12 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 		return
 	}
 	cubin = make([]byte, lcubin)
-	err = procs[9].done(C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin)))
+	})
+	err = procs[9].done(rt)
 	return
 }
 
@@ -265,8 +354,20 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - LTOIRSizeRet: Size of the generated LTO IR.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLTOIRSize(prog Program) (ltoirSizeRet uint64, err error) {
-	err = procs[10].done(C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&ltoirSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&ltoirSizeRet))
+	})
+	err = procs[10].done(rt)
 	return
 }
 
@@ -278,6 +379,13 @@ func GetLTOIRSize(prog Program) (ltoirSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - LTOIR: Compiled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 	nltoiR, err := GetLTOIRSize(prog)
 	if err != nil {
@@ -288,7 +396,12 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 		return
 	}
 	ltoiR = make([]byte, lltoiR)
-	err = procs[11].done(C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ltoiR))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ltoiR)))
+	})
+	err = procs[11].done(rt)
 	return
 }
 
@@ -301,8 +414,20 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - optixirSizeRet: Size of the generated LTO IR.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetOptiXIRSize(prog Program) (optixirSizeRet uint64, err error) {
-	err = procs[12].done(C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&optixirSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&optixirSizeRet))
+	})
+	err = procs[12].done(rt)
 	return
 }
 
@@ -315,6 +440,13 @@ func GetOptiXIRSize(prog Program) (optixirSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - optixir: Optix IR Compiled result.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetOptiXIR(prog Program) (optixir []byte, err error) {
 	noptixir, err := GetOptiXIRSize(prog)
 	if err != nil {
@@ -325,7 +457,12 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 		return
 	}
 	optixir = make([]byte, loptixir)
-	err = procs[13].done(C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(optixir))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(optixir)))
+	})
+	err = procs[13].done(rt)
 	return
 }
 
@@ -340,8 +477,20 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - logSizeRet: Size of the compilation log (including the trailing NULL).
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
-	err = procs[14].done(C.cg_hp(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet))
+	})
+	err = procs[14].done(rt)
 	return
 }
 
@@ -352,6 +501,13 @@ func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
 //
 //   - prog: CUDA Runtime Compilation program.
 //   - log: Compilation log.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetProgramLog(prog Program) (log string, err error) {
 	nlog, err := GetProgramLogSize(prog)
 	if err != nil {
@@ -362,7 +518,12 @@ func GetProgramLog(prog Program) (log string, err error) {
 		return
 	}
 	clog := make([]byte, llog)
-	err = procs[15].done(C.cg_hp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog))))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog)))
+	})
+	err = procs[15].done(rt)
 	log = cString(clog)
 	return
 }
@@ -379,10 +540,22 @@ func GetProgramLog(prog Program) (log string, err error) {
 //   - prog: CUDA Runtime Compilation program.
 //   - name_expression: constant expression denoting the address of a __global__
 //     function or __device__/__constant__ variable.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func AddNameExpression(prog Program, name_expression string) error {
 	cname_expression := C.CString(name_expression)
 	defer C.free(unsafe.Pointer(cname_expression))
-	return procs[16].done(C.cg_hs(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(prog), cname_expression))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hs(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(prog), cname_expression)
+	})
+	return procs[16].done(rt)
 }
 
 // GetLoweredName calls nvrtcGetLoweredName: nvrtcGetLoweredName extracts the
@@ -401,11 +574,23 @@ func AddNameExpression(prog Program, name_expression string) error {
 //   - lowered_name: initialized by the function to point to a C string
 //     containing the lowered (mangled) name corresponding to the provided name
 //     expression.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetLoweredName(prog Program, name_expression string) (lowered_name string, err error) {
 	cname_expression := C.CString(name_expression)
 	defer C.free(unsafe.Pointer(cname_expression))
 	var clowered_name *C.char
-	err = procs[17].done(C.cg_hsp(C.uintptr_t(0), procs[17].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hsp(C.uintptr_t(0), procs[17].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name))
+	})
+	err = procs[17].done(rt)
 	lowered_name = C.GoString(clowered_name)
 	return
 }
@@ -454,8 +639,20 @@ func SetPCHHeapSize(size uint64) error {
 // Parameters:
 //
 //   - prog: CUDA Runtime Compilation program.
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPCHCreateStatus(prog Program) error {
-	return procs[20].done(C.cg_h(C.uintptr_t(0), procs[20].fn(), C.uintptr_t(prog)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_h(C.uintptr_t(0), procs[20].fn(), C.uintptr_t(prog))
+	})
+	return procs[20].done(rt)
 }
 
 // GetPCHHeapSizeRequired calls nvrtcGetPCHHeapSizeRequired: retrieve the
@@ -466,8 +663,20 @@ func GetPCHCreateStatus(prog Program) error {
 //   - prog: CUDA Runtime Compilation program.
 //   - size: pointer to location where the required size of the PCH Heap will be
 //     stored
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func GetPCHHeapSizeRequired(prog Program) (size uint64, err error) {
-	err = procs[21].done(C.cg_hp(C.uintptr_t(0), procs[21].fn(), C.uintptr_t(prog), unsafe.Pointer(&size)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hp(C.uintptr_t(0), procs[21].fn(), C.uintptr_t(prog), unsafe.Pointer(&size))
+	})
+	err = procs[21].done(rt)
 	return
 }
 
@@ -509,6 +718,18 @@ func GetPCHHeapSizeRequired(prog Program) (size uint64, err error) {
 // What the driver keeps after the call returns (so never Go memory):
 //   - payload: until the program is destroyed (nvrtcDestroyProgram) or another
 //     callback is set
+//
+// The OS thread: every call on a Program runs on one OS thread that it owns,
+// from the call that makes it (on a thread of its own) to the one that ends it,
+// whichever goroutine calls. Why: NVRTC compiles with the toolkit's compilers,
+// as nvJitLink links, whose links crashed the process when their calls ran on
+// different threads: a program's calls stay on one thread likewise
+// (docs/cuda-package.md, "JIT links and OS threads").
 func SetFlowCallback(prog Program, callback unsafe.Pointer, payload uintptr) error {
-	return procs[22].done(C.cg_hph_cb(C.uintptr_t(0), procs[22].fn(), C.uintptr_t(prog), callback, C.uintptr_t(payload)))
+	var rt C.int
+	hk := uintptr(prog)
+	osthread.On("Program", hk, func() {
+		rt = C.cg_hph_cb(C.uintptr_t(0), procs[22].fn(), C.uintptr_t(prog), callback, C.uintptr_t(payload))
+	})
+	return procs[22].done(rt)
 }

@@ -47,9 +47,9 @@
 //     it names; writes the logs and their sizes (and CU_JIT_WALL_TIME) at
 //     AddData and Complete, reading optionValues again each time (a value
 //     changed since cuLinkCreate counts as corruption, and is not written
-//     through); a call on a link from a thread other than the one that
-//     created it is counted (fakemem_link_thread_moves): the real JIT linker
-//     crashed then.
+//     through); AddData and Complete need a current context; a call on a
+//     link from a thread other than the one that created it is counted
+//     (fakemem_link_thread_moves): the real JIT linker crashed then.
 //   - cuModuleLoadData/GetFunction/Unload; cuLibraryLoadData (with
 //     CU_LIBRARY_BINARY_IS_PRESERVED given, it keeps `code` and reads it
 //     again at cuLibraryGetKernel and cuLibraryUnload: changed bytes count
@@ -1590,7 +1590,7 @@ static int link_create(unsigned n, int *options, void **values, uintptr_t *out) 
 }
 static int fm_cuLinkCreate(unsigned n, int *options, void **values, uintptr_t *out) { return link_create(n, options, values, out); }
 static int fm_cuLinkAddData(uintptr_t h, int type, void *data, size_t size, const char *name, unsigned n, int *options, void **values) {
-	NEED_INIT();
+	NEED_CTX();
 	if (!data || !size || (n && (!options || !values))) return INVALID_VALUE;
 	LOCK();
 	linkst *l = find(h, K_LINK);
@@ -1618,7 +1618,7 @@ static int fm_cuLinkAddData(uintptr_t h, int type, void *data, size_t size, cons
 	return r;
 }
 static int fm_cuLinkComplete(uintptr_t h, void **cubin, size_t *size) {
-	NEED_INIT();
+	NEED_CTX();
 	if (!cubin) return INVALID_VALUE;
 	LOCK();
 	linkst *l = find(h, K_LINK);

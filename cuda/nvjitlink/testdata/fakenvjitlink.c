@@ -5,7 +5,10 @@
 // call); Complete fails with NVJITLINK_ERROR_PTX_COMPILE and an error log
 // when an input contains "#bad", else the CUBIN names the inputs in order
 // (and -ptx makes PTX instead). The info log functions are not exported:
-// the package must say the loaded library does not support them.
+// the package must say the loaded library does not support them. A call on
+// a link from a thread other than the one that created it fails with
+// NVJITLINK_ERROR_INTERNAL: the real library crashed then.
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -18,7 +21,11 @@ typedef struct link {
 	char *out;
 	size_t outSize;
 	int bad;
+	pthread_t thread; // Create's
 } link;
+
+// MOVED is true of a call on l from another thread than its Create's.
+#define MOVED(l) ((l) && !pthread_equal((l)->thread, pthread_self()))
 
 int __nvJitLinkCreate_12_4(link **h, unsigned n, const char **opts) {
 	if (!h || (n > 0 && !opts)) return 3;
@@ -30,12 +37,14 @@ int __nvJitLinkCreate_12_4(link **h, unsigned n, const char **opts) {
 	}
 	if (!l->arch[0]) { free(l); return 2; }
 	l->inputs = strdup("");
+	l->thread = pthread_self();
 	*h = l;
 	return 0;
 }
 
 int __nvJitLinkDestroy_12_4(link **h) {
 	if (!h || !*h) return 3;
+	if (MOVED(*h)) return 6;
 	link *l = *h;
 	free(l->inputs); free(l->errlog); free(l->out); free(l);
 	*h = NULL;
@@ -55,11 +64,13 @@ static int add(link *l, const char *data, size_t size, const char *name) {
 }
 
 int __nvJitLinkAddData_12_4(link *l, int type, const void *data, size_t size, const char *name) {
+	if (MOVED(l)) return 6;
 	if (!l || !data || size == 0 || type < 1 || (type > 6 && type != 10)) return 3;
 	return add(l, data, size, name);
 }
 
 int __nvJitLinkAddFile_12_4(link *l, int type, const char *file) {
+	if (MOVED(l)) return 6;
 	if (!l || !file) return 3;
 	FILE *f = fopen(file, "rb");
 	if (!f) return 3;
@@ -70,6 +81,7 @@ int __nvJitLinkAddFile_12_4(link *l, int type, const char *file) {
 }
 
 int __nvJitLinkComplete_12_4(link *l) {
+	if (MOVED(l)) return 6;
 	if (!l || l->ninputs == 0) return 3;
 	free(l->errlog); free(l->out);
 	l->errlog = NULL; l->out = NULL; l->outSize = 0;
@@ -88,6 +100,7 @@ int __nvJitLinkComplete_12_4(link *l) {
 }
 
 static int outOf(link *l, int ptx, size_t *size) {
+	if (MOVED(l)) return 6;
 	if (!l || !size || !l->done || l->ptx != ptx) return 3;
 	*size = l->outSize;
 	return 0;
@@ -107,11 +120,13 @@ int __nvJitLinkGetLinkedPtx_12_4(link *l, char *out) {
 	return 0;
 }
 int __nvJitLinkGetErrorLogSize_12_4(link *l, size_t *size) {
+	if (MOVED(l)) return 6;
 	if (!l || !size) return 3;
 	*size = l->errlog ? strlen(l->errlog) + 1 : 0;
 	return 0;
 }
 int __nvJitLinkGetErrorLog_12_4(link *l, char *out) {
+	if (MOVED(l)) return 6;
 	if (!l || !out) return 3;
 	if (l->errlog) strcpy(out, l->errlog);
 	return 0;
