@@ -56,6 +56,11 @@ nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *ptxSizeRet);
  * \param [out] ptx the PTX.
  */
 nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx);
+/**
+ * \brief destroys a program.
+ * \param [in] prog the program.
+ */
+nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog);
 #endif
 `
 
