@@ -5,39 +5,12 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/cudagen/cudagen/cuda/internal/osthread"
+	"github.com/cudagen/cudagen/internal/threadtest"
 )
-
-// lockedThreads starts n goroutines, each locked to its own OS thread for
-// the test's life: do(i, f) runs f on the i-th and returns its error.
-func lockedThreads(t *testing.T, n int) (do func(i int, f func() error) error) {
-	calls := make([]chan func(), n)
-	done := make(chan struct{})
-	for i := range calls {
-		calls[i] = make(chan func())
-		go func(c chan func()) {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			for f := range c {
-				f()
-				done <- struct{}{}
-			}
-		}(calls[i])
-	}
-	t.Cleanup(func() {
-		for _, c := range calls {
-			close(c)
-		}
-	})
-	return func(i int, f func() error) (err error) {
-		calls[i] <- func() { err = f() }
-		<-done
-		return
-	}
-}
 
 // threadsBack waits until the threads serving handles number live again:
 // every thread let go has ended its goroutine.
@@ -61,7 +34,7 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	do := lockedThreads(t, 4)
+	do := threadtest.Locked(t, 4)
 	moves := func() int64 { return fakeMemCounter(t, "fakemem_link_thread_moves") }
 	owned0, live0, kept0 := osthread.Owned(), osthread.Live(), keptCount()
 	for round := range 20 {
@@ -129,7 +102,7 @@ func TestLinkCallerContext(t *testing.T) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	do := lockedThreads(t, 2)
+	do := threadtest.Locked(t, 2)
 	owned0, live0 := osthread.Owned(), osthread.Live()
 	var state LinkState
 	err := do(0, func() (err error) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
+	"github.com/cudagen/cudagen/internal/threadtest"
 )
 
 func TestFake(t *testing.T) {
@@ -68,22 +69,7 @@ func TestFakeChild(t *testing.T) {
 
 	// A link's calls made from four OS threads: they all run on its
 	// Create's, as the fake requires (the real library crashed otherwise).
-	do := make([]chan func(), 4)
-	for i := range do {
-		do[i] = make(chan func())
-		defer close(do[i])
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			for f := range do[i] {
-				f()
-			}
-		}()
-	}
-	on := func(i int, f func() error) error {
-		r := make(chan error)
-		do[i] <- func() { r <- f() }
-		return <-r
-	}
+	on := threadtest.Locked(t, 4)
 	var moved Handle
 	steps := []func() error{
 		func() (err error) { moved, err = Create([]string{"-arch=sm_90"}); return },
