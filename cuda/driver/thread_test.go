@@ -96,7 +96,8 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 // A link call without a context uses the caller's current one, made
 // current on the link's thread; a caller with none meets the driver's
 // error there, though the link's thread had a context current (its
-// LinkCreate's). A refused LinkCreate keeps no thread.
+// LinkCreate's). A call given a context leaves the caller's thread's
+// context as it was. A refused LinkCreate keeps no thread.
 func TestLinkCallerContext(t *testing.T) {
 	if !onFakeMem(t) {
 		return
@@ -123,6 +124,14 @@ func TestLinkCallerContext(t *testing.T) {
 		}
 		if _, err := LinkCreate(nil, nil); !errors.Is(err, ErrorInvalidContext) {
 			return fmt.Errorf("LinkCreate from a thread with no current context: %v, want CUDA_ERROR_INVALID_CONTEXT", err)
+		}
+		// Given a context, the call makes it current on the link's thread
+		// and leaves the caller's thread as it was.
+		if err := LinkAddDataCtx(ctx, state, JITInputPTX, fakeImage, "a.ptx", nil, nil); err != nil {
+			return err
+		}
+		if cur, err := CtxGetCurrent(); err != nil || cur != 0 {
+			return fmt.Errorf("after LinkAddDataCtx the caller's thread has context %#x (%v), want none", cur, err)
 		}
 		return nil
 	})
