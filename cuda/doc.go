@@ -208,9 +208,11 @@
 //     the process's go to its other threads. So a CPU profile (SIGPROF)
 //     samples such a call at most once, and a thread the compiler starts
 //     during the call keeps the blocked mask. A JIT link also needs its
-//     calls on one OS thread: cuda/driver's links, nvjitlink's and nvrtc's
-//     programs (those of CompileModule among them) run theirs on a thread
-//     the handle owns (docs/cuda-package.md, "JIT links and OS threads").
+//     calls on one OS thread: cuda/driver's and nvjitlink's links run
+//     theirs on a thread the link owns, and so, as a precaution, do
+//     nvrtc's programs (those of CompileModule among them), whose
+//     thread's goroutine ends when the program is destroyed
+//     (docs/cuda-package.md, "JIT links and OS threads").
 //   - No goroutine of this package panics, and none outlives its call but
 //     these four kinds, each of which ends once its work is done: the
 //     dispatcher that hands the waiter threads' answers to long Waits,

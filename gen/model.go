@@ -255,8 +255,8 @@ type function struct {
 	// Releases are the handle parameters whose kept C memory (Keep) a
 	// successful call frees (cuLinkDestroy's state).
 	Releases []*param
-	// Thread: the call runs on the OS thread that a handle of a kind in
-	// gen/bindings.json "threads" owns (threads.go).
+	// Thread: the call runs on the OS thread that a handle of a kind in a
+	// config's "threads" owns (threads.go).
 	Thread *threadUse
 	Index  int
 	Macro  bool // the entry point the header's macro for Base names

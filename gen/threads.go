@@ -22,10 +22,10 @@ type threadUse struct {
 }
 
 // threads marks the functions that make, take or end a handle of a kind
-// in "threads". A kind no function makes, or whose "end" takes no such
-// handle, is refused, and so is a function that passes such a handle
-// other than one by value or as its single result: its thread could not
-// be found.
+// in "threads". A kind that is no handle, that no function makes, or
+// whose "end" takes none, is refused; so is a function that passes such a
+// handle other than by value, by pointer or as its single result (its
+// thread could not be found), or that takes handles of two such kinds.
 func (m *builder) threads() error {
 	for cname, tc := range m.cfg.Threads {
 		var t *namedType

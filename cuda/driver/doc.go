@@ -19,7 +19,8 @@
 // run on an OS thread the link owns, where ctx (for 0, the calling
 // thread's current context, or none) is made current; the calling
 // thread's context is left as it was (docs/cuda-package.md, "JIT links
-// and OS threads").
+// and OS threads"). A LinkState made elsewhere than by LinkCreate has no
+// such thread: its calls run as any XCtx's do.
 //
 // XCtx does not restore the thread's previous context. Before calling the
 // entry point it calls cuCtxSetCurrent(ctx) on the OS thread that runs the

@@ -15,8 +15,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cudagen/cudagen/cuda/internal/libtest"
+	"github.com/cudagen/cudagen/cuda/internal/osthread"
 	"github.com/cudagen/cudagen/internal/threadtest"
 )
 
@@ -70,6 +72,7 @@ func TestFakeChild(t *testing.T) {
 	// A link's calls made from four OS threads: they all run on its
 	// Create's, as the fake requires (the real library crashed otherwise).
 	on := threadtest.Locked(t, 4)
+	owned, live := osthread.Owned(), osthread.Live()
 	var moved Handle
 	steps := []func() error{
 		func() (err error) { moved, err = Create([]string{"-arch=sm_90"}); return },
@@ -82,6 +85,13 @@ func TestFakeChild(t *testing.T) {
 		if err := on([]int{0, 1, 2, 3, 1}[k], step); err != nil {
 			t.Fatalf("a link's step %d from thread %d: %v", k, []int{0, 1, 2, 3, 1}[k], err)
 		}
+	}
+	// Destroyed, the link has let its thread go.
+	for i := 0; osthread.Owned() != owned || osthread.Live() != live; i++ {
+		if i == 1000 {
+			t.Fatalf("after Destroy %d handles own threads and %d threads serve, want %d and %d", osthread.Owned(), osthread.Live(), owned, live)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	// A failed link: the result and the error log.

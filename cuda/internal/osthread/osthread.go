@@ -24,7 +24,11 @@ var live atomic.Int64
 func Live() int64 { return live.Load() }
 
 // A Thread is a goroutine locked to its OS thread that runs one handle's
-// calls, one at a time, for the goroutines that make them.
+// calls, one at a time, for the goroutines that make them. A call on a
+// handle made from inside a call on the same handle (a callback that
+// re-enters the library) would wait for ever; the bound libraries' callbacks
+// make no such call (NVRTC's may call no NVRTC function; the driver's log
+// callback is queued).
 type Thread struct {
 	mu    sync.Mutex // held for a call
 	calls chan func()
