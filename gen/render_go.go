@@ -548,7 +548,7 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 	}
 	if cnt := outCount(f); cnt != nil {
 		if f.Thread != nil {
-			return nil, fmt.Errorf("gen: %s: %s makes two calls, which cannot run on its handle's OS thread (gen/bindings.json \"threads\")", f.Pos, f.Symbol)
+			return nil, fmt.Errorf("gen: %s: %s makes two calls, which cannot run on its handle's OS thread (\"threads\" in the config)", f.Pos, f.Symbol)
 		}
 		w.twoCalls(cnt, t.Name, args, outSlices)
 		return w.body, nil
@@ -565,7 +565,7 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		hidden = hidden || q.Hidden
 	}
 	if afterCall := w.afterCall(); len(afterCall) > 0 {
-		// What the driver keeps stays in C memory until its owner is freed.
+		// Kept copies and a handle's thread last until the handle ends.
 		w.add(jen.Id("ek").Op(":=").Add(call))
 		w.add(afterCall...)
 		call = jen.Id("ek")
@@ -606,22 +606,26 @@ func (w *wrapper) afterCall() []jen.Code {
 	if f.OnSuccess != "" {
 		r = append(r, jen.If(ok.Clone()).Block(jen.Id(f.OnSuccess).Call()))
 	}
-	ost := "github.com/cudagen/cudagen/cuda/internal/osthread"
 	if u := f.Thread; u != nil && u.Make {
-		r = append(r, jen.Qual(ost, "Own").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
+		r = append(r, jen.Qual(osthreadPkg, "Own").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
 	} else if u != nil && u.End {
-		r = append(r, jen.Qual(ost, "End").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Id("hk"), jen.Id("th")))
+		r = append(r, jen.Qual(osthreadPkg, "End").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Id("hk"), jen.Id("th")))
 	}
 	return r
 }
 
+// osthreadPkg is the package whose threads run the calls on a handle of a
+// kind in "threads".
+const osthreadPkg = "github.com/cudagen/cudagen/cuda/internal/osthread"
+
 // threadCall is the code that runs a call to the trampoline tname, with
 // the arguments after the context, on the OS thread of f's handle
-// (cuda/internal/osthread): a new thread (th) for the call that makes it.
+// (cuda/internal/osthread): a thread of its own (th) for the call that
+// makes it.
 // The call's result is rt. A driver call's closure is given the context
 // to make current there (inCtx, cuda/driver/thread.go).
 func threadCall(f *function, tname string, args []jen.Code) []jen.Code {
-	u, ost := f.Thread, "github.com/cudagen/cudagen/cuda/internal/osthread"
+	u, ost := f.Thread, osthreadPkg
 	var call jen.Code
 	if f.NoCtx {
 		call = jen.Func().Params().Block(jen.Id("rt").Op("=").Qual("C", tname).Call(append([]jen.Code{jen.Qual("C", "uintptr_t").Call(jen.Lit(0))}, args...)...))
