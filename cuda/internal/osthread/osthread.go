@@ -19,8 +19,9 @@ import (
 // live counts the threads serving calls.
 var live atomic.Int64
 
-// Live is how many threads serve calls (those of live handles, and those
-// ended but not yet back in Go's pool).
+// Live is how many threads serve calls: those started and not yet ended.
+// A thread is counted from its Start and, once an Own or End has let it go,
+// no more: the let-go returns after its goroutine has unlocked the thread.
 func Live() int64 { return live.Load() }
 
 // A Thread is a goroutine locked to its OS thread that runs one handle's
@@ -30,15 +31,17 @@ func Live() int64 { return live.Load() }
 // make no such call (NVRTC's may call no NVRTC function; the driver's log
 // callback is queued).
 type Thread struct {
-	mu    sync.Mutex // held for a call
-	calls chan func()
-	done  chan struct{}
-	ended bool
+	mu     sync.Mutex // held for a call
+	calls  chan func()
+	done   chan struct{}
+	exited chan struct{} // closed once serve has unlocked the thread
+	ended  bool
 }
 
 // Start starts a thread.
 func Start() *Thread {
-	t := &Thread{calls: make(chan func()), done: make(chan struct{})}
+	t := &Thread{calls: make(chan func()), done: make(chan struct{}), exited: make(chan struct{})}
+	live.Add(1)
 	go t.serve()
 	return t
 }
@@ -47,7 +50,7 @@ func Start() *Thread {
 // unlocks it: the thread goes back to Go's pool, as a C program's thread
 // goes on after a link.
 func (t *Thread) serve() {
-	live.Add(1)
+	defer close(t.exited)
 	defer live.Add(-1)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -70,13 +73,15 @@ func (t *Thread) Do(f func()) bool {
 	return true
 }
 
-// end lets t's thread go, after its current call.
+// end lets t's thread go, after its current call, and returns once the
+// thread is back in Go's pool.
 func (t *Thread) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.ended {
 		t.ended = true
 		close(t.calls)
+		<-t.exited
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // The calls on a handle run on one OS thread, whichever goroutines make
@@ -19,8 +18,8 @@ func TestOneThreadPerHandle(t *testing.T) {
 	var made int
 	th.Do(func() { made = syscall.Gettid() })
 	Own(nil, "K", 7, th)
-	if Owned() != 1 {
-		t.Fatalf("Owned() = %d after Own, want 1", Owned())
+	if Owned() != 1 || Live() != 1 {
+		t.Fatalf("Owned() = %d and Live() = %d after Own, want 1 and 1", Owned(), Live())
 	}
 	var mu sync.Mutex
 	tids := map[int]int{}
@@ -51,8 +50,8 @@ func TestOneThreadPerHandle(t *testing.T) {
 		t.Fatalf("800 calls ran on threads %v (the handle's: %d), at most %d at once; want all on the handle's, one at a time", tids, made, most)
 	}
 	End(nil, "K", 7, th)
-	if Owned() != 0 || th.Do(func() {}) {
-		t.Fatalf("after End: Owned() = %d, and the thread still ran a call", Owned())
+	if Owned() != 0 || Live() != 0 || th.Do(func() {}) {
+		t.Fatalf("after End: Owned() = %d, Live() = %d, or the thread still ran a call", Owned(), Live())
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -70,7 +69,7 @@ func TestOwnAndEndOnError(t *testing.T) {
 	a, b := Start(), Start()
 	Own(failed, "K", 1, a)
 	Own(nil, "K", 0, b)
-	if Owned() != 0 || a.Do(func() {}) || b.Do(func() {}) {
+	if Owned() != 0 || Live() != 0 || a.Do(func() {}) || b.Do(func() {}) {
 		t.Fatal("a refused or empty make kept its thread")
 	}
 	c := Start()
@@ -91,11 +90,8 @@ func TestOwnAndEndOnError(t *testing.T) {
 		t.Fatal("the old handle's End let the new handle's thread go")
 	}
 	End(nil, "K", 2, d)
-	for i := 0; Live() != 0; i++ {
-		if i == 1000 {
-			t.Fatalf("%d threads still serve after every handle ended", Live())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if Live() != 0 {
+		t.Fatalf("%d threads still serve after every handle ended", Live())
 	}
 	type handle uintptr
 	h := handle(9)
