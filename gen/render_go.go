@@ -554,6 +554,11 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		return w.body, nil
 	}
 	cCall := jen.Qual("C", t.Name).Call(args...)
+	for _, q := range f.Releases {
+		// Taken before the call: once the handle ends, its value may be
+		// a new handle's, whose copies stay (cuda/driver/keep.go).
+		w.add(jen.Id("kr"+q.Go).Op(":=").Id("takeKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go))))
+	}
 	if f.Thread != nil {
 		// The call runs on the OS thread its handle owns (threads.go).
 		w.add(threadCall(f, t.Name, args[1:])...)
@@ -593,7 +598,8 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 
 // afterCall is the code that follows the call, given its error ek: what
 // the driver keeps given to its owner (or freed after a failure), a
-// handle's kept memory or thread let go, the config's onSuccess.
+// handle's kept memory freed (or given back after a failure) or thread let
+// go, the config's onSuccess.
 func (w *wrapper) afterCall() []jen.Code {
 	f, ok := w.f, jen.Id("ek").Op("==").Nil()
 	var r []jen.Code
@@ -601,7 +607,7 @@ func (w *wrapper) afterCall() []jen.Code {
 		r = append(r, jen.Id("keepOrFree").Call(jen.Id("ek"), jen.Lit(q.Keep), jen.Uintptr().Call(jen.Id(q.Owner)), jen.Id("k"+q.Go)))
 	}
 	for _, q := range f.Releases {
-		r = append(r, jen.If(ok.Clone()).Block(jen.Id("releaseKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go)))))
+		r = append(r, jen.Id("kr"+q.Go).Dot("done").Call(jen.Id("ek")))
 	}
 	if f.OnSuccess != "" {
 		r = append(r, jen.If(ok.Clone()).Block(jen.Id(f.OnSuccess).Call()))

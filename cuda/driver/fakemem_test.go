@@ -164,6 +164,13 @@ func fakeMemCounter(t *testing.T, name string) int64 {
 	return atomic.LoadInt64((*int64)(unsafe.Pointer(&HostPtr(p).Bytes(8)[0])))
 }
 
+// fakeMemSet sets the fake's setting name (an exported long long).
+func fakeMemSet(t *testing.T, name string, v int64) {
+	t.Helper()
+	fakeMemCounter(t, name) // loads the fake and checks the name
+	atomic.StoreInt64((*int64)(unsafe.Pointer(&HostPtr(cSym(name)).Bytes(8)[0])), v)
+}
+
 // noCorruption fails the test if the fake found memory it kept changed
 // after the call that passed it (fakemem_corruption).
 func noCorruption(t *testing.T) {

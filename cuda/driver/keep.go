@@ -6,8 +6,9 @@ package driver
 // image that gen/bindings.json says the driver keeps ("keeps" with
 // "copy": cuLinkCreate's option values, for the link's life) is copied
 // into C memory before the call; the copy belongs to the handle the call
-// makes or names, and the function that destroys the handle frees it on
-// success. Go memory is never kept by the driver.
+// makes or names, and the function that destroys the handle takes it
+// before its call and frees it on success. Go memory is never kept by the
+// driver.
 
 // #include <stdlib.h>
 // #include <string.h>
@@ -62,16 +63,46 @@ func keepOrFree(err error, kind string, h uintptr, c unsafe.Pointer) {
 	kept.Unlock()
 }
 
-// releaseKept frees what the handle h of kind kept, after the call that
-// destroyed it succeeded.
-func releaseKept(kind string, h uintptr) {
+// A handle's kept copies, taken from the table before the call that
+// destroys the handle: once that call succeeds, the driver may hand the
+// handle's value to a handle made on another goroutine, whose copies must
+// stay. Taken before, the copies are the destroyed handle's alone.
+type keptCopies struct {
+	kind string
+	h    uintptr
+	cs   []unsafe.Pointer
+}
+
+// takeKept takes the copies the handle h of kind keeps, before the call
+// that destroys it.
+func takeKept(kind string, h uintptr) keptCopies {
 	kept.Lock()
-	cs := kept.m[keptKey{kind, h}]
-	delete(kept.m, keptKey{kind, h})
-	kept.Unlock()
-	for _, c := range cs {
-		C.free(c)
+	defer kept.Unlock()
+	k := keptKey{kind, h}
+	cs := kept.m[k]
+	delete(kept.m, k)
+	return keptCopies{kind, h, cs}
+}
+
+// done frees the copies after the destroying call succeeded (err nil), or
+// gives them back to the handle, which lives on, after it failed.
+func (k keptCopies) done(err error) {
+	if len(k.cs) == 0 {
+		return
 	}
+	if err == nil {
+		for _, c := range k.cs {
+			C.free(c)
+		}
+		return
+	}
+	kept.Lock()
+	defer kept.Unlock()
+	if kept.m == nil {
+		kept.m = map[keptKey][]unsafe.Pointer{}
+	}
+	key := keptKey{k.kind, k.h}
+	kept.m[key] = append(kept.m[key], k.cs...)
 }
 
 // keptCount is how many C copies are kept (for tests).

@@ -85,6 +85,49 @@ func TestLifetimeLinkOptionValues(t *testing.T) {
 	}
 }
 
+// A link's copies are taken before the call that destroys it: once the
+// driver has ended the link, it may hand the same value to a link made on
+// another goroutine, whose copies stay. The fake reuses a destroyed link's
+// memory, and holds LinkDestroy, the link ended, while the test makes a new
+// link.
+func TestLifetimeLinkValueReused(t *testing.T) {
+	if !onFakeMem(t) {
+		return
+	}
+	ctx := fakeMemContext(t)
+	before := keptCount()
+	old, err := LinkCreateCtx(ctx, []JITOption{JITLogVerbose}, []uintptr{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeMemSet(t, "fakemem_link_destroy_hold", 1)
+	destroyed := make(chan error, 1)
+	go func() { destroyed <- LinkDestroyCtx(ctx, old) }()
+	waitFor(t, "LinkDestroy to end the link and wait", func() bool { return fakeMemCounter(t, "fakemem_link_destroy_waiting") == 1 })
+	reused, err := LinkCreateCtx(ctx, []JITOption{JITLogVerbose}, []uintptr{1})
+	fakeMemSet(t, "fakemem_link_destroy_hold", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-destroyed; err != nil {
+		t.Fatal(err)
+	}
+	if reused != old {
+		t.Fatalf("the fake made link %#x, not the destroyed link's value %#x", reused, old)
+	}
+	if keptCount() != before+1 {
+		t.Fatalf("after the old link's destroy the new link with its value keeps %d C copies, want 1", keptCount()-before)
+	}
+	if err := LinkAddDataCtx(ctx, reused, JITInputPTX, fakeImage, "a", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	noCorruption(t)
+	if err := LinkDestroyCtx(ctx, reused); err != nil || keptCount() != before {
+		t.Fatalf("LinkDestroy: %v, %d C copies left", err, keptCount()-before)
+	}
+
+}
+
 // A memcpy node keeps its copy's host sides (HostPtr: C memory) and copies
 // through them at every launch of the graph.
 func TestLifetimeMemcpyNodeHostSides(t *testing.T) {

@@ -751,15 +751,14 @@ func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, siz
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
+	krstate := takeKept("LinkState", uintptr(state))
 	var rt C.int
 	hk := uintptr(state)
 	th := osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_h(ctx, procs[62].fn(), C.uintptr_t(state))
 	}))
 	ek := procs[62].done(rt)
-	if ek == nil {
-		releaseKept("LinkState", uintptr(state))
-	}
+	krstate.done(ek)
 	osthread.End(ek, "LinkState", hk, th)
 	return ek
 }

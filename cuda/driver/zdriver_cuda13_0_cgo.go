@@ -827,15 +827,14 @@ func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, siz
 	return
 }
 func LinkDestroyCtx(ctx Context, state LinkState) error {
+	krstate := takeKept("LinkState", uintptr(state))
 	var rt C.int
 	hk := uintptr(state)
 	th := osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_h(ctx, procs[67].fn(), C.uintptr_t(state))
 	}))
 	ek := procs[67].done(rt)
-	if ek == nil {
-		releaseKept("LinkState", uintptr(state))
-	}
+	krstate.done(ek)
 	osthread.End(ek, "LinkState", hk, th)
 	return ek
 }
@@ -882,10 +881,9 @@ func LibraryLoadFromFileCtx(ctx Context, fileName string, jitOptions []JITOption
 	return
 }
 func LibraryUnloadCtx(ctx Context, library Library) error {
+	krlibrary := takeKept("Library", uintptr(library))
 	ek := procs[72].done(C.cg_h(C.uintptr_t(ctx), procs[72].fn(), C.uintptr_t(library)))
-	if ek == nil {
-		releaseKept("Library", uintptr(library))
-	}
+	krlibrary.done(ek)
 	if ek == nil {
 		forgetParamCounts()
 	}

@@ -49,7 +49,12 @@
 //     changed since cuLinkCreate counts as corruption, and is not written
 //     through); AddData and Complete need a current context; a call on a
 //     link from a thread other than the one that created it is counted
-//     (fakemem_link_thread_moves): the real JIT linker crashed then.
+//     (fakemem_link_thread_moves): the real JIT linker crashed then. A
+//     new link reuses the memory, and so the handle value, of the link last
+//     destroyed, as a malloc would; while fakemem_link_destroy_hold is set,
+//     cuLinkDestroy, the link ended, waits until it is cleared
+//     (fakemem_link_destroy_waiting is 1 meanwhile), so that a test can make
+//     a link in that window.
 //   - cuModuleLoadData/GetFunction/Unload; cuLibraryLoadData (with
 //     CU_LIBRARY_BINARY_IS_PRESERVED given, it keeps `code` and reads it
 //     again at cuLibraryGetKernel and cuLibraryUnload: changed bytes count
@@ -80,6 +85,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The C layouts of the structs the fake reads, as cuda.h declares them.
 typedef struct { void (*fn)(void *); void *userData; } fm_host_params; // CUDA_HOST_NODE_PARAMS(_v2)
@@ -188,6 +194,8 @@ long long fakemem_graph_launches;      // graph launches finished
 long long fakemem_logs_written;        // link log writes
 long long fakemem_link_thread_moves;   // calls on a link from a thread other than its cuLinkCreate's
 long long fakemem_last_params_size;    // bytes of the last cuLaunchKernel's parameters
+long long fakemem_link_destroy_hold;   // set: cuLinkDestroy waits, the link ended, until it is cleared
+long long fakemem_link_destroy_waiting; // 1 while cuLinkDestroy waits
 unsigned char fakemem_last_params[4096];
 
 #define COUNT(c) __atomic_add_fetch(&(c), 1, __ATOMIC_SEQ_CST)
@@ -1525,6 +1533,10 @@ typedef struct {
 	char *cubin;
 	pthread_t thread; // cuLinkCreate's: every later call on the link must come from it
 } linkst;
+// link_spare is the memory of the link last destroyed, which the next
+// link reuses.
+static linkst *link_spare;
+
 // link_thread counts a call on l made from a thread other than the one
 // that created it: the real driver's JIT linker crashed then.
 static void link_thread(linkst *l) {
@@ -1567,7 +1579,15 @@ static void link_log(linkst *l, int which, const char *text) {
 static int link_create(unsigned n, int *options, void **values, uintptr_t *out) {
 	NEED_CTX();
 	if (!out || (n && (!options || !values))) return INVALID_VALUE;
-	linkst *l = calloc(1, sizeof *l);
+	LOCK();
+	linkst *l = link_spare;
+	link_spare = NULL;
+	UNLOCK();
+	if (l) {
+		memset(l, 0, sizeof *l);
+	} else {
+		l = calloc(1, sizeof *l);
+	}
 	l->n = n;
 	l->options = calloc(n + 1, sizeof *l->options);
 	l->expect = calloc(n + 1, sizeof *l->expect);
@@ -1648,7 +1668,18 @@ static int fm_cuLinkDestroy(uintptr_t h) {
 	free(l->options);
 	free(l->expect);
 	free(l->cubin);
+	LOCK();
+	if (!link_spare) {
+		link_spare = l;
+		l = NULL;
+	}
+	UNLOCK();
 	free(l);
+	if (__atomic_load_n(&fakemem_link_destroy_hold, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&fakemem_link_destroy_waiting, 1, __ATOMIC_SEQ_CST);
+		for (int i = 0; i < 60000 && __atomic_load_n(&fakemem_link_destroy_hold, __ATOMIC_SEQ_CST); i++) usleep(1000);
+		__atomic_store_n(&fakemem_link_destroy_waiting, 0, __ATOMIC_SEQ_CST);
+	}
 	return OK;
 }
 

@@ -78,11 +78,26 @@ func (t *Thread) Do(f func()) bool {
 func (t *Thread) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.endLocked()
+}
+
+func (t *Thread) endLocked() {
 	if !t.ended {
 		t.ended = true
 		close(t.calls)
 		<-t.exited
 	}
+}
+
+// endSoon lets t's thread go now if it runs no call, else once its call
+// returns, without waiting for that.
+func (t *Thread) endSoon() {
+	if t.mu.TryLock() {
+		defer t.mu.Unlock()
+		t.endLocked()
+		return
+	}
+	go t.end()
 }
 
 type key struct {
@@ -98,7 +113,9 @@ var owned struct {
 
 // Own gives t to the handle h of kind after the call that made it
 // succeeded (err nil, h not 0), or lets t go. A thread the table still
-// held for h (its handle ended, its End not yet made) is let go.
+// held for h (its handle ended, its End not yet made) is let go without
+// waiting: its call in flight may be the one that ended the handle, whose
+// End then finds the thread let go.
 func Own(err error, kind string, h uintptr, t *Thread) {
 	if err != nil || h == 0 {
 		t.end()
@@ -112,7 +129,7 @@ func Own(err error, kind string, h uintptr, t *Thread) {
 	owned.m[key{kind, h}] = t
 	owned.Unlock()
 	if old != nil {
-		old.end()
+		old.endSoon()
 	}
 }
 

@@ -90,6 +90,26 @@ func TestOwnAndEndOnError(t *testing.T) {
 		t.Fatal("the old handle's End let the new handle's thread go")
 	}
 	End(nil, "K", 2, d)
+
+	// The handle's value is a new handle's while the call that ended the
+	// old one still runs: the new handle's Own does not wait for that call,
+	// and the old one's End lets the thread go.
+	e, f := Start(), Start()
+	Own(nil, "K", 3, e)
+	running, finish, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		th := On("K", 3, func() { close(running); <-finish })
+		End(nil, "K", 3, th)
+		close(ended)
+	}()
+	<-running
+	Own(nil, "K", 3, f) // returns while e's call runs
+	close(finish)
+	<-ended
+	if Owned() != 1 || Live() != 1 || e.Do(func() {}) || !f.Do(func() {}) {
+		t.Fatalf("after the old handle's End: Owned() = %d, Live() = %d, want 1 and 1, the new handle's thread alone serving", Owned(), Live())
+	}
+	End(nil, "K", 3, f)
 	if Live() != 0 {
 		t.Fatalf("%d threads still serve after every handle ended", Live())
 	}
