@@ -613,9 +613,9 @@ func (w *wrapper) afterCall() []jen.Code {
 		r = append(r, jen.If(ok.Clone()).Block(jen.Id(f.OnSuccess).Call()))
 	}
 	if u := f.Thread; u != nil && u.Make {
-		r = append(r, jen.Qual(osthreadPkg, "Own").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
+		r = append(r, jen.Qual(osthreadPkg, "Own").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Uintptr().Call(jen.Id(u.Param.Go)), jen.Id("th")))
 	} else if u != nil && u.End {
-		r = append(r, jen.Qual(osthreadPkg, "End").Call(jen.Id("ek"), jen.Lit(u.GoType), jen.Id("hk"), jen.Id("th")))
+		r = append(r, jen.Qual(osthreadPkg, "End").Call(jen.Id("ek"), jen.Lit(u.Kind), jen.Id("hk"), jen.Id("th")))
 	}
 	return r
 }
@@ -648,7 +648,7 @@ func threadCall(f *function, tname string, args []jen.Code) []jen.Code {
 	default:
 		r = append(r, jen.Id("hk").Op(":=").Uintptr().Call(jen.Id(u.Param.Go)))
 	}
-	on := jen.Qual(ost, "On").Call(jen.Lit(u.GoType), jen.Id("hk"), call)
+	on := jen.Qual(ost, "On").Call(jen.Lit(u.Kind), jen.Id("hk"), call)
 	if u.End {
 		on = jen.Id("th").Op(":=").Add(on) // the thread End lets go
 	}

@@ -14,6 +14,7 @@ import "fmt"
 // threadUse is how a function uses a handle that owns an OS thread.
 type threadUse struct {
 	GoType string // the handle's Go type: "LinkState"
+	Kind   string // what osthread's table files it under: "driver.LinkState"
 	Param  *param // the handle: a result (Make) or a parameter
 	Make   bool   // the call makes the handle: it runs on a thread of its own
 	End    bool   // a successful call ends the handle and its thread
@@ -49,6 +50,7 @@ func (m *builder) threads() error {
 			if f.Thread != nil {
 				return fmt.Errorf("gen: %s: %s takes a %s and a %s, which own different OS threads (\"threads\" in the config)", f.Pos, f.Symbol, f.Thread.GoType, u.GoType)
 			}
+			u.Kind = m.cfg.Package + "." + t.Go
 			f.Thread = u
 			made, ended = made || u.Make, ended || u.End
 		}

@@ -30,9 +30,9 @@ func TestThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"cuEventCreate":  {"th := osthread.Start()", "th.Do(inCtx(ctx, func(ctx C.uintptr_t)", "rt = C.", "osthread.Own(ek, \"Event\", uintptr(phEvent), th)"},
-		"cuEventQuery":   {"hk := uintptr(hEvent)", "osthread.On(\"Event\", hk, inCtx(ctx, func(ctx C.uintptr_t)", "done(rt)"},
-		"cuEventDestroy": {"th := osthread.On(\"Event\", hk, inCtx(ctx,", "osthread.End(ek, \"Event\", hk, th)"},
+		"cuEventCreate":  {"th := osthread.Start()", "th.Do(inCtx(ctx, func(ctx C.uintptr_t)", "rt = C.", "osthread.Own(ek, \"driver.Event\", uintptr(phEvent), th)"},
+		"cuEventQuery":   {"hk := uintptr(hEvent)", "osthread.On(\"driver.Event\", hk, inCtx(ctx, func(ctx C.uintptr_t)", "done(rt)"},
+		"cuEventDestroy": {"th := osthread.On(\"driver.Event\", hk, inCtx(ctx,", "osthread.End(ek, \"driver.Event\", hk, th)"},
 	}
 	for name, parts := range want {
 		f := m.funcNamed(name)

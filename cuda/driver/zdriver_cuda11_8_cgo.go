@@ -709,7 +709,7 @@ func LinkCreateCtx(ctx Context, options []JITOption, optionValues []uintptr) (st
 	}))
 	ek := status(err, rt)
 	keepOrFree(ek, "LinkState", uintptr(stateOut), koptionValues)
-	osthread.Own(ek, "LinkState", uintptr(stateOut), th)
+	osthread.Own(ek, "driver.LinkState", uintptr(stateOut), th)
 	err = ek
 	return
 }
@@ -722,7 +722,7 @@ func LinkAddDataCtx(ctx Context, state LinkState, typeArg JITInputType, data []b
 	defer C.free(unsafe.Pointer(cname))
 	var rt C.int
 	hk := uintptr(state)
-	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
+	osthread.On("driver.LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hiplsupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
 	}))
 	return status(err, rt)
@@ -736,7 +736,7 @@ func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path str
 	defer C.free(unsafe.Pointer(cpath))
 	var rt C.int
 	hk := uintptr(state)
-	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
+	osthread.On("driver.LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hisupp_cb_nosig(ctx, C.uintptr_t(fn), C.uintptr_t(state), C.int(typeArg), cpath, C.uint(len(optionValues)), unsafe.Pointer(unsafe.SliceData(options)), unsafe.Pointer(unsafe.SliceData(optionValues)))
 	}))
 	return status(err, rt)
@@ -744,7 +744,7 @@ func LinkAddFileCtx(ctx Context, state LinkState, typeArg JITInputType, path str
 func LinkCompleteCtx(ctx Context, state LinkState) (cubinOut unsafe.Pointer, sizeOut uint64, err error) {
 	var rt C.int
 	hk := uintptr(state)
-	osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
+	osthread.On("driver.LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_hpp_cb_nosig(ctx, procs[61].fn(), C.uintptr_t(state), unsafe.Pointer(&cubinOut), unsafe.Pointer(&sizeOut))
 	}))
 	err = procs[61].done(rt)
@@ -754,12 +754,12 @@ func LinkDestroyCtx(ctx Context, state LinkState) error {
 	krstate := takeKept("LinkState", uintptr(state))
 	var rt C.int
 	hk := uintptr(state)
-	th := osthread.On("LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
+	th := osthread.On("driver.LinkState", hk, inCtx(ctx, func(ctx C.uintptr_t) {
 		rt = C.cg_h(ctx, procs[62].fn(), C.uintptr_t(state))
 	}))
 	ek := procs[62].done(rt)
 	krstate.done(ek)
-	osthread.End(ek, "LinkState", hk, th)
+	osthread.End(ek, "driver.LinkState", hk, th)
 	return ek
 }
 func MemGetInfoCtx(ctx Context) (free uint64, total uint64, err error) {

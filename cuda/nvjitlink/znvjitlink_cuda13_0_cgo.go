@@ -89,7 +89,7 @@ func Create(options []string) (handle Handle, err error) {
 		rt = C.cg_pup_cb(C.uintptr_t(0), procs[0].fn(), unsafe.Pointer(&handle), C.uint(len(options)), coptions)
 	})
 	ek := procs[0].done(rt)
-	osthread.Own(ek, "Handle", uintptr(handle), th)
+	osthread.Own(ek, "nvjitlink.Handle", uintptr(handle), th)
 	err = ek
 	return
 }
@@ -109,11 +109,11 @@ func Create(options []string) (handle Handle, err error) {
 func Destroy(handle *Handle) error {
 	var rt C.int
 	hk := osthread.At(handle)
-	th := osthread.On("Handle", hk, func() {
+	th := osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_p_cb(C.uintptr_t(0), procs[1].fn(), unsafe.Pointer(handle))
 	})
 	ek := procs[1].done(rt)
-	osthread.End(ek, "Handle", hk, th)
+	osthread.End(ek, "nvjitlink.Handle", hk, th)
 	return ek
 }
 
@@ -138,7 +138,7 @@ func AddData(handle Handle, inputType InputType, data []byte, name string) error
 	defer C.free(unsafe.Pointer(cname))
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hipls_cb_nosig(C.uintptr_t(0), procs[2].fn(), C.uintptr_t(handle), C.int(inputType), unsafe.Pointer(unsafe.SliceData(data)), C.ulong(len(data)), cname)
 	})
 	return procs[2].done(rt)
@@ -163,7 +163,7 @@ func AddFile(handle Handle, inputType InputType, fileName string) error {
 	defer C.free(unsafe.Pointer(cfileName))
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_his_nosig(C.uintptr_t(0), procs[3].fn(), C.uintptr_t(handle), C.int(inputType), cfileName)
 	})
 	return procs[3].done(rt)
@@ -184,7 +184,7 @@ func AddFile(handle Handle, inputType InputType, fileName string) error {
 func Complete(handle Handle) error {
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_h_nosig(C.uintptr_t(0), procs[4].fn(), C.uintptr_t(handle))
 	})
 	return procs[4].done(rt)
@@ -206,7 +206,7 @@ func Complete(handle Handle) error {
 func GetLinkedCUBINSize(handle Handle) (size uint64, err error) {
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
 	})
 	err = procs[5].done(rt)
@@ -240,7 +240,7 @@ func GetLinkedCUBIN(handle Handle) (cubin []byte, err error) {
 	cubin = make([]byte, lcubin)
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(cubin)))
 	})
 	err = procs[6].done(rt)
@@ -265,7 +265,7 @@ func GetLinkedCUBIN(handle Handle) (cubin []byte, err error) {
 func GetLinkedPTXSize(handle Handle) (size uint64, err error) {
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
 	})
 	err = procs[7].done(rt)
@@ -300,7 +300,7 @@ func GetLinkedPTX(handle Handle) (ptx []byte, err error) {
 	ptx = make([]byte, lptx)
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(ptx)))
 	})
 	err = procs[8].done(rt)
@@ -323,7 +323,7 @@ func GetLinkedPTX(handle Handle) (ptx []byte, err error) {
 func GetErrorLogSize(handle Handle) (size uint64, err error) {
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
 	})
 	err = procs[9].done(rt)
@@ -357,7 +357,7 @@ func GetErrorLog(handle Handle) (log string, err error) {
 	clog := make([]byte, llog)
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog)))
 	})
 	err = procs[10].done(rt)
@@ -381,7 +381,7 @@ func GetErrorLog(handle Handle) (log string, err error) {
 func GetInfoLogSize(handle Handle) (size uint64, err error) {
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(handle), unsafe.Pointer(&size))
 	})
 	err = procs[11].done(rt)
@@ -415,7 +415,7 @@ func GetInfoLog(handle Handle) (log string, err error) {
 	clog := make([]byte, llog)
 	var rt C.int
 	hk := uintptr(handle)
-	osthread.On("Handle", hk, func() {
+	osthread.On("nvjitlink.Handle", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(handle), unsafe.Pointer(unsafe.SliceData(clog)))
 	})
 	err = procs[12].done(rt)

@@ -159,7 +159,7 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 		rt = C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames)
 	})
 	ek := procs[3].status(err, rt)
-	osthread.Own(ek, "Program", uintptr(prog), th)
+	osthread.Own(ek, "nvrtc.Program", uintptr(prog), th)
 	err = ek
 	return
 }
@@ -180,11 +180,11 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 func DestroyProgram(prog *Program) error {
 	var rt C.int
 	hk := osthread.At(prog)
-	th := osthread.On("Program", hk, func() {
+	th := osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog))
 	})
 	ek := procs[4].done(rt)
-	osthread.End(ek, "Program", hk, th)
+	osthread.End(ek, "nvrtc.Program", hk, th)
 	return ek
 }
 
@@ -211,7 +211,7 @@ func CompileProgram(prog Program, options []string) error {
 	defer freeoptions()
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions)
 	})
 	return procs[5].done(rt)
@@ -235,7 +235,7 @@ func CompileProgram(prog Program, options []string) error {
 func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet))
 	})
 	err = procs[6].done(rt)
@@ -268,7 +268,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 	ptx = make([]byte, lptx)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx)))
 	})
 	err = procs[7].done(rt)
@@ -294,7 +294,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet))
 	})
 	err = procs[8].done(rt)
@@ -329,7 +329,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 	cubin = make([]byte, lcubin)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin)))
 	})
 	err = procs[9].done(rt)
@@ -354,7 +354,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 func GetNVVMSize(prog Program) (nvvmSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&nvvmSizeRet))
 	})
 	err = procs[10].done(rt)
@@ -390,7 +390,7 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 	nvvm = make([]byte, lnvvm)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(nvvm)))
 	})
 	err = procs[11].done(rt)
@@ -418,7 +418,7 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet))
 	})
 	err = procs[12].done(rt)
@@ -451,7 +451,7 @@ func GetProgramLog(prog Program) (log string, err error) {
 	clog := make([]byte, llog)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog)))
 	})
 	err = procs[13].done(rt)
@@ -483,7 +483,7 @@ func AddNameExpression(prog Program, name_expression string) error {
 	defer C.free(unsafe.Pointer(cname_expression))
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hs(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), cname_expression)
 	})
 	return procs[14].done(rt)
@@ -518,7 +518,7 @@ func GetLoweredName(prog Program, name_expression string) (lowered_name string, 
 	var clowered_name *C.char
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hsp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name))
 	})
 	err = procs[15].done(rt)

@@ -160,7 +160,7 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 		rt = C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames)
 	})
 	ek := procs[3].status(err, rt)
-	osthread.Own(ek, "Program", uintptr(prog), th)
+	osthread.Own(ek, "nvrtc.Program", uintptr(prog), th)
 	err = ek
 	return
 }
@@ -181,11 +181,11 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 func DestroyProgram(prog *Program) error {
 	var rt C.int
 	hk := osthread.At(prog)
-	th := osthread.On("Program", hk, func() {
+	th := osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog))
 	})
 	ek := procs[4].done(rt)
-	osthread.End(ek, "Program", hk, th)
+	osthread.End(ek, "nvrtc.Program", hk, th)
 	return ek
 }
 
@@ -212,7 +212,7 @@ func CompileProgram(prog Program, options []string) error {
 	defer freeoptions()
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions)
 	})
 	return procs[5].done(rt)
@@ -236,7 +236,7 @@ func CompileProgram(prog Program, options []string) error {
 func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet))
 	})
 	err = procs[6].done(rt)
@@ -269,7 +269,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 	ptx = make([]byte, lptx)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx)))
 	})
 	err = procs[7].done(rt)
@@ -295,7 +295,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet))
 	})
 	err = procs[8].done(rt)
@@ -330,7 +330,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 	cubin = make([]byte, lcubin)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin)))
 	})
 	err = procs[9].done(rt)
@@ -348,7 +348,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 func GetNVVMSize(prog Program) (nvvmSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&nvvmSizeRet))
 	})
 	err = procs[10].done(rt)
@@ -375,7 +375,7 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 	nvvm = make([]byte, lnvvm)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(nvvm)))
 	})
 	err = procs[11].done(rt)
@@ -402,7 +402,7 @@ func GetNVVM(prog Program) (nvvm []byte, err error) {
 func GetLTOIRSize(prog Program) (ltoirSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&ltoirSizeRet))
 	})
 	err = procs[12].done(rt)
@@ -436,7 +436,7 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 	ltoiR = make([]byte, lltoiR)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ltoiR)))
 	})
 	err = procs[13].done(rt)
@@ -462,7 +462,7 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 func GetOptiXIRSize(prog Program) (optixirSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), unsafe.Pointer(&optixirSizeRet))
 	})
 	err = procs[14].done(rt)
@@ -497,7 +497,7 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 	optixir = make([]byte, loptixir)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(optixir)))
 	})
 	err = procs[15].done(rt)
@@ -525,7 +525,7 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet))
 	})
 	err = procs[16].done(rt)
@@ -558,7 +558,7 @@ func GetProgramLog(prog Program) (log string, err error) {
 	clog := make([]byte, llog)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[17].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog)))
 	})
 	err = procs[17].done(rt)
@@ -590,7 +590,7 @@ func AddNameExpression(prog Program, name_expression string) error {
 	defer C.free(unsafe.Pointer(cname_expression))
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hs(C.uintptr_t(0), procs[18].fn(), C.uintptr_t(prog), cname_expression)
 	})
 	return procs[18].done(rt)
@@ -625,7 +625,7 @@ func GetLoweredName(prog Program, name_expression string) (lowered_name string, 
 	var clowered_name *C.char
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hsp(C.uintptr_t(0), procs[19].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name))
 	})
 	err = procs[19].done(rt)

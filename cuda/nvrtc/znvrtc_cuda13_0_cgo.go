@@ -167,7 +167,7 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 		rt = C.cg_pssipp_cb(C.uintptr_t(0), C.uintptr_t(fn), unsafe.Pointer(&prog), csrc, cname, C.int(len(headers)), cheaders, cincludeNames)
 	})
 	ek := procs[3].status(err, rt)
-	osthread.Own(ek, "Program", uintptr(prog), th)
+	osthread.Own(ek, "nvrtc.Program", uintptr(prog), th)
 	err = ek
 	return
 }
@@ -188,11 +188,11 @@ func CreateProgram(src string, name string, headers []string, includeNames []str
 func DestroyProgram(prog *Program) error {
 	var rt C.int
 	hk := osthread.At(prog)
-	th := osthread.On("Program", hk, func() {
+	th := osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_p_cb(C.uintptr_t(0), procs[4].fn(), unsafe.Pointer(prog))
 	})
 	ek := procs[4].done(rt)
-	osthread.End(ek, "Program", hk, th)
+	osthread.End(ek, "nvrtc.Program", hk, th)
 	return ek
 }
 
@@ -219,7 +219,7 @@ func CompileProgram(prog Program, options []string) error {
 	defer freeoptions()
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hip_cb_nosig(C.uintptr_t(0), procs[5].fn(), C.uintptr_t(prog), C.int(len(options)), coptions)
 	})
 	return procs[5].done(rt)
@@ -243,7 +243,7 @@ func CompileProgram(prog Program, options []string) error {
 func GetPTXSize(prog Program) (ptxSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[6].fn(), C.uintptr_t(prog), unsafe.Pointer(&ptxSizeRet))
 	})
 	err = procs[6].done(rt)
@@ -276,7 +276,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 	ptx = make([]byte, lptx)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[7].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ptx)))
 	})
 	err = procs[7].done(rt)
@@ -302,7 +302,7 @@ func GetPTX(prog Program) (ptx []byte, err error) {
 func GetCUBINSize(prog Program) (cubinSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[8].fn(), C.uintptr_t(prog), unsafe.Pointer(&cubinSizeRet))
 	})
 	err = procs[8].done(rt)
@@ -337,7 +337,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 	cubin = make([]byte, lcubin)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[9].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(cubin)))
 	})
 	err = procs[9].done(rt)
@@ -364,7 +364,7 @@ func GetCUBIN(prog Program) (cubin []byte, err error) {
 func GetLTOIRSize(prog Program) (ltoirSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[10].fn(), C.uintptr_t(prog), unsafe.Pointer(&ltoirSizeRet))
 	})
 	err = procs[10].done(rt)
@@ -398,7 +398,7 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 	ltoiR = make([]byte, lltoiR)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[11].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(ltoiR)))
 	})
 	err = procs[11].done(rt)
@@ -424,7 +424,7 @@ func GetLTOIR(prog Program) (ltoiR []byte, err error) {
 func GetOptiXIRSize(prog Program) (optixirSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[12].fn(), C.uintptr_t(prog), unsafe.Pointer(&optixirSizeRet))
 	})
 	err = procs[12].done(rt)
@@ -459,7 +459,7 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 	optixir = make([]byte, loptixir)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[13].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(optixir)))
 	})
 	err = procs[13].done(rt)
@@ -487,7 +487,7 @@ func GetOptiXIR(prog Program) (optixir []byte, err error) {
 func GetProgramLogSize(prog Program) (logSizeRet uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[14].fn(), C.uintptr_t(prog), unsafe.Pointer(&logSizeRet))
 	})
 	err = procs[14].done(rt)
@@ -520,7 +520,7 @@ func GetProgramLog(prog Program) (log string, err error) {
 	clog := make([]byte, llog)
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[15].fn(), C.uintptr_t(prog), unsafe.Pointer(unsafe.SliceData(clog)))
 	})
 	err = procs[15].done(rt)
@@ -552,7 +552,7 @@ func AddNameExpression(prog Program, name_expression string) error {
 	defer C.free(unsafe.Pointer(cname_expression))
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hs(C.uintptr_t(0), procs[16].fn(), C.uintptr_t(prog), cname_expression)
 	})
 	return procs[16].done(rt)
@@ -587,7 +587,7 @@ func GetLoweredName(prog Program, name_expression string) (lowered_name string, 
 	var clowered_name *C.char
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hsp(C.uintptr_t(0), procs[17].fn(), C.uintptr_t(prog), cname_expression, unsafe.Pointer(&clowered_name))
 	})
 	err = procs[17].done(rt)
@@ -649,7 +649,7 @@ func SetPCHHeapSize(size uint64) error {
 func GetPCHCreateStatus(prog Program) error {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_h(C.uintptr_t(0), procs[20].fn(), C.uintptr_t(prog))
 	})
 	return procs[20].done(rt)
@@ -673,7 +673,7 @@ func GetPCHCreateStatus(prog Program) error {
 func GetPCHHeapSizeRequired(prog Program) (size uint64, err error) {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hp(C.uintptr_t(0), procs[21].fn(), C.uintptr_t(prog), unsafe.Pointer(&size))
 	})
 	err = procs[21].done(rt)
@@ -728,7 +728,7 @@ func GetPCHHeapSizeRequired(prog Program) (size uint64, err error) {
 func SetFlowCallback(prog Program, callback unsafe.Pointer, payload uintptr) error {
 	var rt C.int
 	hk := uintptr(prog)
-	osthread.On("Program", hk, func() {
+	osthread.On("nvrtc.Program", hk, func() {
 		rt = C.cg_hph_cb(C.uintptr_t(0), procs[22].fn(), C.uintptr_t(prog), callback, C.uintptr_t(payload))
 	})
 	return procs[22].done(rt)

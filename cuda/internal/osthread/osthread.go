@@ -101,7 +101,7 @@ func (t *Thread) endSoon() {
 }
 
 type key struct {
-	kind string // the handle's Go type
+	kind string // the handle's package and Go type: "driver.LinkState"
 	h    uintptr
 }
 
