@@ -7,8 +7,8 @@ package driver
 // "copy": cuLinkCreate's option values, for the link's life) is copied
 // into C memory before the call; the copy belongs to the handle the call
 // makes or names, and the function that destroys the handle takes it
-// before its call and frees it on success. Go memory is never kept by the
-// driver.
+// before its call and frees it on success (gives it back on failure). Go
+// memory is never kept by the driver.
 
 // #include <stdlib.h>
 // #include <string.h>

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/cudagen/cudagen/cuda/internal/osthread"
 )
 
 // churn runs the collector and allocates over what it freed.
@@ -95,7 +97,7 @@ func TestLifetimeLinkValueReused(t *testing.T) {
 		return
 	}
 	ctx := fakeMemContext(t)
-	before := keptCount()
+	before, owned := keptCount(), osthread.Owned()
 	old, err := LinkCreateCtx(ctx, []JITOption{JITLogVerbose}, []uintptr{1})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +107,9 @@ func TestLifetimeLinkValueReused(t *testing.T) {
 	go func() { destroyed <- LinkDestroyCtx(ctx, old) }()
 	waitFor(t, "LinkDestroy to end the link and wait", func() bool { return fakeMemCounter(t, "fakemem_link_destroy_waiting") == 1 })
 	reused, err := LinkCreateCtx(ctx, []JITOption{JITLogVerbose}, []uintptr{1})
+	// LinkCreate returned while the old link's destroy still runs: the
+	// new link's thread does not wait for the old one's call.
+	held := fakeMemCounter(t, "fakemem_link_destroy_waiting")
 	fakeMemSet(t, "fakemem_link_destroy_hold", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -115,17 +120,23 @@ func TestLifetimeLinkValueReused(t *testing.T) {
 	if reused != old {
 		t.Fatalf("the fake made link %#x, not the destroyed link's value %#x", reused, old)
 	}
-	if keptCount() != before+1 {
-		t.Fatalf("after the old link's destroy the new link with its value keeps %d C copies, want 1", keptCount()-before)
+	if held != 1 {
+		t.Fatal("LinkCreate waited for the destroy of the link whose value it was given")
 	}
+	if keptCount() != before+1 || osthread.Owned() != owned+1 {
+		t.Fatalf("after the old link's destroy the new link with its value keeps %d C copies and %d threads, want 1 and 1", keptCount()-before, osthread.Owned()-owned)
+	}
+	moves := fakeMemCounter(t, "fakemem_link_thread_moves")
 	if err := LinkAddDataCtx(ctx, reused, JITInputPTX, fakeImage, "a", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	noCorruption(t)
-	if err := LinkDestroyCtx(ctx, reused); err != nil || keptCount() != before {
-		t.Fatalf("LinkDestroy: %v, %d C copies left", err, keptCount()-before)
+	if n := fakeMemCounter(t, "fakemem_link_thread_moves") - moves; n != 0 {
+		t.Fatalf("a call on the new link ran on %d threads other than its LinkCreate's", n)
 	}
-
+	noCorruption(t)
+	if err := LinkDestroyCtx(ctx, reused); err != nil || keptCount() != before || osthread.Owned() != owned {
+		t.Fatalf("LinkDestroy: %v, %d C copies and %d threads left", err, keptCount()-before, osthread.Owned()-owned)
+	}
 }
 
 // A memcpy node keeps its copy's host sides (HostPtr: C memory) and copies

@@ -79,7 +79,7 @@ func TestLinkCallsOnOneThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := osthread.Start()
-	other.Do(func() {}) // locked to its thread while the link's still holds its own: another thread
+	other.Do(func() {})                                          // locked to its thread while the link's still holds its own: another thread
 	osthread.Own(nil, "driver.LinkState", uintptr(state), other) // the kind the generated wrappers use
 	if err := do(1, func() error { return LinkDestroyCtx(ctx, state) }); err != nil {
 		t.Fatal(err)

@@ -20,8 +20,10 @@ import (
 var live atomic.Int64
 
 // Live is how many threads serve calls: those started and not yet ended.
-// A thread is counted from its Start and, once an Own or End has let it go,
-// no more: the let-go returns after its goroutine has unlocked the thread.
+// A thread is counted from its Start until it is let go: End, and Own
+// after a failed make, return once its goroutine has unlocked the thread;
+// a thread that Own replaces while it runs a call is let go when that call
+// returns (and its handle's End returns after that).
 func Live() int64 { return live.Load() }
 
 // A Thread is a goroutine locked to its OS thread that runs one handle's
@@ -89,8 +91,8 @@ func (t *Thread) endLocked() {
 	}
 }
 
-// endSoon lets t's thread go now if it runs no call, else once its call
-// returns, without waiting for that.
+// endSoon lets t's thread go: at once if no call holds it, else once the
+// call returns, without waiting for that.
 func (t *Thread) endSoon() {
 	if t.mu.TryLock() {
 		defer t.mu.Unlock()
