@@ -554,14 +554,9 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		return w.body, nil
 	}
 	cCall := jen.Qual("C", t.Name).Call(args...)
-	for _, q := range f.Releases {
-		// Taken before the call: once the handle ends, its value may be
-		// a new handle's, whose copies stay (cuda/driver/keep.go).
-		w.add(jen.Id("kr"+q.Go).Op(":=").Id("takeKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go))))
-	}
+	w.add(takeKept(f)...)
 	if f.Thread != nil {
-		// The call runs on the OS thread its handle owns (threads.go).
-		w.add(threadCall(f, t.Name, args[1:])...)
+		w.add(threadCall(f, t.Name, args[1:])...) // on the OS thread its handle owns (threads.go)
 		cCall = jen.Id("rt")
 	}
 	call := w.done(jen.Id("err"), cCall)
@@ -594,6 +589,17 @@ func wrapperBody(f *function, tables map[string]string) ([]jen.Code, error) {
 		w.add(jen.Return())
 	}
 	return w.body, nil
+}
+
+// takeKept is the code that takes, before the call that ends a handle,
+// the copies it keeps: once the handle has ended, its value may be a new
+// handle's, whose copies stay (cuda/driver/keep.go). afterCall frees them.
+func takeKept(f *function) []jen.Code {
+	var r []jen.Code
+	for _, q := range f.Releases {
+		r = append(r, jen.Id("kr"+q.Go).Op(":=").Id("takeKept").Call(jen.Lit(q.GoType), jen.Uintptr().Call(jen.Id(q.Go))))
+	}
+	return r
 }
 
 // afterCall is the code that follows the call, given its error ek: what
